@@ -1,0 +1,1 @@
+"""linear_layouts.passes"""
