@@ -1,0 +1,39 @@
+# lit configuration for linear-layouts.
+#
+# Tests are .mlir / .ttgir / .test files whose RUN lines call our tools (`ll-opt`, `ll-viz`,
+# `ll-demo`, all console scripts of this package) and pipe the output into FileCheck.
+import os
+import shutil
+import sys
+
+import lit.formats
+
+config.name = "linear-layouts"
+# lit 23 from PyPI needs its internal shell (no external bash dependency).
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".mlir", ".ttgir", ".test"]
+config.excludes = ["Inputs", "corpus"]
+config.test_source_root = os.path.dirname(__file__)
+
+# The interpreter running lit lives in the venv that has our console scripts: put its bin
+# directory first on PATH so RUN lines find `ll-opt` & co. without activating the venv.
+bin_dir = os.path.dirname(sys.executable)
+config.environment["PATH"] = bin_dir + os.pathsep + os.environ.get("PATH", "")
+for var in ("HOME", "TMPDIR", "TRITON_HOME", "TRITON_CACHE_DIR"):
+    if var in os.environ:
+        config.environment[var] = os.environ[var]
+
+# FileCheck: LLVM's own binary, shipped inside the triton wheel, when present; otherwise the
+# Python port from PyPI (`filecheck`).
+def _find_filecheck():
+    try:
+        import triton
+        candidate = os.path.join(os.path.dirname(triton.__file__), "FileCheck")
+        if os.access(candidate, os.X_OK):
+            return candidate
+    except Exception:
+        pass
+    return shutil.which("filecheck", path=config.environment["PATH"]) or "filecheck"
+
+config.substitutions.append(("FileCheck", _find_filecheck()))
+config.substitutions.append(("%python", sys.executable))

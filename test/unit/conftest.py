@@ -1,0 +1,38 @@
+"""Shared pytest configuration.
+
+Tests marked ``@pytest.mark.gpu`` need a GPU; where there is none (CI, the dev machines) they
+are skipped with a visible reason.  Tests marked ``@pytest.mark.oracle`` use Triton's C++ through
+its Python bindings, always in a subprocess (invalid input aborts Triton's process).
+"""
+
+import shutil
+import subprocess
+
+import pytest
+
+
+def _gpu_reason() -> str | None:
+    """None when a GPU is usable, else why not."""
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return "no GPU: torch is not installed"
+    import torch
+
+    if torch.cuda.is_available():
+        return None
+    if shutil.which("nvidia-smi") and subprocess.run(["nvidia-smi"], capture_output=True).returncode == 0:
+        return "an NVIDIA GPU is present but torch cannot use it"
+    return "no GPU on this machine"
+
+
+def pytest_collection_modifyitems(config, items):
+    gpu_items = [item for item in items if "gpu" in item.keywords]
+    if not gpu_items:
+        return
+    reason = _gpu_reason()
+    if reason is None:
+        return
+    skip = pytest.mark.skip(reason=f"GPU test skipped: {reason}")
+    for item in gpu_items:
+        item.add_marker(skip)
