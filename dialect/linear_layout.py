@@ -296,6 +296,15 @@ class LinearLayout:
             self._flat = tuple(self._pack(b) for _, bs in self._in for b in bs)
         return self._flat
 
+    def _touched_bits(self, in_dims: Sequence[str]) -> int:
+        """OR of the flattened bases of ``in_dims``: the output bits they can change."""
+        mask = 0
+        for n, bs in self._in:
+            if n in in_dims:
+                for b in bs:
+                    mask |= self._pack(b)
+        return mask
+
     def rank(self) -> int:
         """Rank over F2 of the basis matrix."""
         if self._rank is None:
@@ -624,11 +633,18 @@ class LinearLayout:
         Typical use: ``dst.invert_and_compose(src)`` says, for each destination hardware
         coordinate, which source hardware coordinate holds the same tensor element.
 
-        When ``outer`` is not injective there are many solutions; like Triton we (1) map every
-        in dim that has identical bases in both layouts to itself (so a broadcast over, say,
-        ``block`` stays local), and (2) solve the rest with ``lstsq``, which sets free variables
-        to zero (the smallest preimage).  Raises ``LayoutError`` if ``outer`` does not cover
-        this layout's image.
+        When ``outer`` is not injective there are many solutions; like Triton 3.9 we (1) map to
+        itself every in dim that has identical bases in both layouts *and* whose bases touch no
+        output bit that another in dim of ``outer`` touches (so a broadcast over, say, ``block``
+        stays local), and (2) solve the rest with ``lstsq``, which sets free variables to zero
+        (the smallest preimage).  Raises ``LayoutError`` if ``outer`` does not cover this
+        layout's image (after step 1).
+
+        Example of the bit test in (1): with out dim ``o`` and identical ``warp`` bases
+        ``[[2]]`` in both layouts, ``warp`` maps to itself when outer's other bases are
+        ``lane: [[1]]`` (bits 0b10 vs 0b01 are disjoint) but not when they are ``lane: [[3]]``
+        (0b10 & 0b11 != 0); then ``lstsq`` decides where warp 1 goes.  (Triton 3.6 had no bit
+        test: every in dim with identical bases mapped to itself.)
         """
         if sorted(self.out_dim_names) != sorted(outer.out_dim_names):
             raise LayoutError(f"invert_and_compose: out dims differ: {self.out_dim_names} vs {outer.out_dim_names}")
@@ -638,8 +654,10 @@ class LinearLayout:
                 raise LayoutError(f"invert_and_compose: out-dim '{d}' has size {size} here but only "
                                   f"{outer.out_dim_size(d)} in the outer layout")
         outs = self.out_dim_names
-        identity_dims = [d for d in self.in_dim_names
-                         if outer.has_in_dim(d) and outer._in_bases(d) == self._in_bases(d)]
+        identity_dims = [d for d in outer.in_dim_names
+                         if self.has_in_dim(d) and outer._in_bases(d) == self._in_bases(d)
+                         and not outer._touched_bits([d]) & outer._touched_bits(
+                             [n for n in outer.in_dim_names if n != d])]
         a = outer.sublayout([d for d in outer.in_dim_names if d not in identity_dims], outs)
         b = self.sublayout([d for d in self.in_dim_names if d not in identity_dims], outs)
         x = lstsq(a, b)
