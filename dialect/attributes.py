@@ -1,0 +1,1230 @@
+"""TritonGPU layout attributes (``#ttg.blocked<...>``, ``#ttg.nvmma_shared<...>``, ...) as Python values.
+
+Every attribute kind Triton prints in TTGIR is a frozen dataclass here, with the attribute's
+parameters as fields.  ``parse_attribute`` reads the text Triton prints and ``str(attr)`` prints
+it back exactly, so a layout can travel from IR text to a ``LinearLayout`` (``encodings.py``)
+and back into IR text without Triton.
+
+    >>> attr = parse_attribute("#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], "
+    ...                        "warpsPerCTA = [4, 1], order = [1, 0]}>")
+    >>> attr.size_per_thread
+    (1, 4)
+    >>> str(attr) == "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>"
+    True
+
+Three things make the syntax less regular than it looks:
+
+* Parents (``#ttg.slice<{dim = 1, parent = #blocked}>``) may be written inline or through an
+  *alias* defined at the top of a module (``#blocked = #ttg.blocked<{...}>``).  The parent is
+  resolved through ``parse_aliases(module_text)``; the alias name is remembered (it does not
+  take part in equality) so that printing gives back the text that was read.
+* The multi-CTA part (the *CGA layout*, which CTA of a cluster holds which tile) has two
+  spellings: ``CGALayout = [[0, 1], [1, 0]]`` (block bases; Triton 3.6 and later) and the older
+  ``CTAsPerCGA = [..], CTASplitNum = [..], CTAOrder = [..]``.  Both are read, and printed back
+  in the spelling that was read.  A one-CTA layout prints no CGA part at all.
+* Parameters that hold their default value are not printed (``kWidth = 0``, ``tilesPerWarp =
+  [1, 1]``, ``elementBitWidth = 32``, ``instrShape = [16, 16, 16]`` of WMMA, ``fp4Padded =
+  false``, ...).  The dataclasses normalise defaults to ``None`` so that equal layouts compare
+  equal however they were written.
+
+Bad input raises ``AttributeSyntaxError`` (a ``LayoutError``) quoting the text and saying what
+is wrong; nothing here ever aborts the process.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Optional, Sequence
+
+from .linear_layout import LayoutError
+
+Ints = tuple  # tuple[int, ...]
+Bases = tuple  # tuple[tuple[int, ...], ...]
+
+
+class AttributeSyntaxError(LayoutError):
+    """A layout attribute's text could not be read, or its parameters are invalid."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Validation helpers.  Every check raises with the attribute kind and the offending parameter.
+
+def _is_pow2(n: Any) -> bool:
+    return isinstance(n, int) and not isinstance(n, bool) and n > 0 and (n & (n - 1)) == 0
+
+
+def _fail(kind: str, message: str) -> None:
+    raise AttributeSyntaxError(f"#ttg.{kind}: {message}")
+
+
+def _ints(kind: str, name: str, value: Any, *, pow2: bool = False, length: Optional[int] = None) -> Ints:
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+        _fail(kind, f"{name} must be a list of integers, got {value!r}")
+    value = tuple(value)
+    if pow2:
+        for v in value:
+            if not _is_pow2(v):
+                _fail(kind, f"{name} = {list(value)} has {v}, which is not a power of two")
+    if length is not None and len(value) != length:
+        _fail(kind, f"{name} = {list(value)} has {len(value)} entries, expected {length} (the rank)")
+    return value
+
+
+def _int(kind: str, name: str, value: Any, *, choices: Optional[Sequence[int]] = None) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        _fail(kind, f"{name} must be an integer, got {value!r}")
+    if choices is not None and value not in choices:
+        _fail(kind, f"{name} = {value} is not one of {list(choices)}")
+    return value
+
+
+def _bool(kind: str, name: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        _fail(kind, f"{name} must be true or false, got {value!r}")
+    return value
+
+
+def _order(kind: str, name: str, value: Any, rank: int) -> Ints:
+    value = _ints(kind, name, value, length=rank)
+    if sorted(value) != list(range(rank)):
+        _fail(kind, f"{name} = {list(value)} is not a permutation of 0..{rank - 1}")
+    return value
+
+
+def _bases(kind: str, name: str, value: Any, rank: Optional[int] = None) -> Bases:
+    if not isinstance(value, (list, tuple)):
+        _fail(kind, f"{name} must be a list of bases (lists of integers), got {value!r}")
+    out = []
+    for basis in value:
+        basis = _ints(kind, name, basis)
+        if rank is not None and len(basis) != rank:
+            _fail(kind, f"{name} has basis {list(basis)} with {len(basis)} components, expected {rank} (the rank)")
+        if any(c < 0 for c in basis):
+            _fail(kind, f"{name} has basis {list(basis)} with a negative component")
+        out.append(basis)
+    return tuple(out)
+
+
+def _set(obj: Any, name: str, value: Any) -> None:
+    """Assign to a frozen dataclass field during ``__post_init__`` normalisation."""
+    object.__setattr__(obj, name, value)
+
+
+def _fmt_ints(values: Sequence[int]) -> str:
+    return "[" + ", ".join(str(v) for v in values) + "]"
+
+
+def _fmt_bases(bases: Sequence[Sequence[int]]) -> str:
+    return "[" + ", ".join(_fmt_ints(b) for b in bases) + "]"
+
+
+def _fmt_bool(value: bool) -> str:
+    return "true" if value else "false"
+
+
+# ---------------------------------------------------------------------------------------------
+# The CGA layout: which CTA (``block``) of a cluster holds which tile of the tensor.
+
+@dataclass(frozen=True)
+class CGALayout:
+    """The multi-CTA part of an attribute, as block bases in units of one CTA's tile.
+
+    ``bases[i]`` is the tile offset (one component per tensor dim) of block ``2**i``; a zero
+    basis means that block holds a copy.  Example: ``CGALayout = [[0, 1], [1, 0]]`` splits a
+    2-D tensor over 4 CTAs, block 1 taking the next tile along dim1 and block 2 along dim0.
+
+    The older spelling gives ``ctas_per_cga``, ``cta_split_num`` and ``cta_order`` instead;
+    the bases are then derived (Triton's ``CGAEncodingAttr::fromSplitParams``): going through
+    the dims in ``cta_order``, the first ``log2(split)`` bases step along the dim and the
+    remaining ``log2(ctas / split)`` are zero (CTAs that hold copies).
+    """
+
+    bases: Bases = ()
+    ctas_per_cga: Optional[Ints] = None
+    cta_split_num: Optional[Ints] = None
+    cta_order: Optional[Ints] = None
+
+    def __post_init__(self):
+        kind = "CGALayout"
+        split = (self.ctas_per_cga, self.cta_split_num, self.cta_order)
+        if all(p is None for p in split):
+            _set(self, "bases", _bases(kind, "CGALayout", self.bases))
+            return
+        if any(p is None for p in split):
+            _fail(kind, "CTAsPerCGA, CTASplitNum and CTAOrder must be given together")
+        rank = len(self.cta_order)
+        ctas = _ints(kind, "CTAsPerCGA", self.ctas_per_cga, pow2=True, length=rank)
+        splits = _ints(kind, "CTASplitNum", self.cta_split_num, pow2=True, length=rank)
+        order = _order(kind, "CTAOrder", self.cta_order, rank)
+        for d in range(rank):
+            if ctas[d] % splits[d]:
+                _fail(kind, f"CTASplitNum[{d}] = {splits[d]} does not divide CTAsPerCGA[{d}] = {ctas[d]}")
+        bases = []
+        for d in order:
+            for i in range(splits[d].bit_length() - 1):
+                bases.append(tuple((1 << i) if e == d else 0 for e in range(rank)))
+            bases += [(0,) * rank] * ((ctas[d] // splits[d]).bit_length() - 1)
+        _set(self, "ctas_per_cga", ctas)
+        _set(self, "cta_split_num", splits)
+        _set(self, "cta_order", order)
+        _set(self, "bases", tuple(bases))
+
+    @property
+    def uses_split_spelling(self) -> bool:
+        return self.cta_order is not None
+
+    @property
+    def is_single_cta(self) -> bool:
+        return not self.bases and not self.uses_split_spelling
+
+    def rank(self) -> Optional[int]:
+        if self.uses_split_spelling:
+            return len(self.cta_order)
+        return len(self.bases[0]) if self.bases else None
+
+    def split_num(self, rank: int) -> Ints:
+        """Per tensor dim, how many distinct tiles the CTAs hold (2 ** non-zero bases along it)."""
+        counts = [1] * rank
+        for b in self.bases:
+            for d, c in enumerate(b):
+                if c:
+                    counts[d] *= 2
+        return tuple(counts)
+
+    def text_fields(self) -> list[str]:
+        """The ``key = value`` items this CGA layout adds to its attribute (none for one CTA)."""
+        if self.uses_split_spelling:
+            return [f"CTAsPerCGA = {_fmt_ints(self.ctas_per_cga)}", f"CTASplitNum = {_fmt_ints(self.cta_split_num)}",
+                    f"CTAOrder = {_fmt_ints(self.cta_order)}"]
+        return [f"CGALayout = {_fmt_bases(self.bases)}"] if self.bases else []
+
+
+def _check_cga(kind: str, cga: Optional[CGALayout], rank: int) -> Optional[CGALayout]:
+    """Validate the CGA part against the attribute's rank; a one-CTA layout becomes ``None``."""
+    if cga is None:
+        return None
+    if not isinstance(cga, CGALayout):
+        _fail(kind, f"the CGA layout must be a CGALayout, got {cga!r}")
+    if cga.is_single_cta:
+        return None
+    if cga.rank() != rank:
+        _fail(kind, f"the CGA layout has rank {cga.rank()} but the layout has rank {rank}")
+    for b in cga.bases:
+        if len(b) != rank:
+            _fail(kind, f"CGALayout basis {list(b)} must have {rank} components")
+        if sum(1 for c in b if c) > 1 or any(c and not _is_pow2(c) for c in b):
+            _fail(kind, f"CGALayout basis {list(b)} must be zero or a power of two along a single dim")
+    return cga
+
+
+def _cga_fields(cga: Optional[CGALayout]) -> list[str]:
+    return cga.text_fields() if cga is not None else []
+
+
+# ---------------------------------------------------------------------------------------------
+# The attribute kinds.  Each prints itself exactly as Triton does (``__str__``).
+
+class LayoutAttribute:
+    """Base class of every layout attribute dataclass."""
+
+    kind: str = ""  # the name after "#ttg."
+
+    @property
+    def rank(self) -> int:  # pragma: no cover - every subclass defines it
+        raise NotImplementedError
+
+    def _body(self) -> str:  # pragma: no cover
+        raise NotImplementedError
+
+    def __str__(self) -> str:
+        return f"#ttg.{self.kind}<{self._body()}>"
+
+
+class DistributedAttribute(LayoutAttribute):
+    """Layouts of tensors in registers: in dims register, lane, warp, block."""
+
+
+class SharedAttribute(LayoutAttribute):
+    """Layouts of shared-memory buffers: in dims offset, block."""
+
+
+def _parent_text(parent: LayoutAttribute, alias: Optional[str]) -> str:
+    return f"#{alias}" if alias else str(parent)
+
+
+@dataclass(frozen=True)
+class BlockedEncoding(DistributedAttribute):
+    """``#ttg.blocked``: each thread holds a ``sizePerThread`` block, lanes and warps tile the
+    tensor in ``order`` (fastest dim first), the pattern repeats to cover the tensor."""
+
+    size_per_thread: Ints
+    threads_per_warp: Ints
+    warps_per_cta: Ints
+    order: Ints
+    cga: Optional[CGALayout] = None
+    kind = "blocked"
+
+    def __post_init__(self):
+        k = self.kind
+        rank = len(self.order) if isinstance(self.order, (list, tuple)) else 0
+        if rank < 1:
+            _fail(k, f"order must be a non-empty list, got {self.order!r}")
+        _set(self, "size_per_thread", _ints(k, "sizePerThread", self.size_per_thread, pow2=True, length=rank))
+        _set(self, "threads_per_warp", _ints(k, "threadsPerWarp", self.threads_per_warp, pow2=True, length=rank))
+        _set(self, "warps_per_cta", _ints(k, "warpsPerCTA", self.warps_per_cta, pow2=True, length=rank))
+        _set(self, "order", _order(k, "order", self.order, rank))
+        _set(self, "cga", _check_cga(k, self.cga, rank))
+
+    @property
+    def rank(self) -> int:
+        return len(self.order)
+
+    def _body(self) -> str:
+        items = [f"sizePerThread = {_fmt_ints(self.size_per_thread)}", f"threadsPerWarp = {_fmt_ints(self.threads_per_warp)}",
+                 f"warpsPerCTA = {_fmt_ints(self.warps_per_cta)}", f"order = {_fmt_ints(self.order)}"]
+        return "{" + ", ".join(items + _cga_fields(self.cga)) + "}"
+
+
+@dataclass(frozen=True)
+class SliceEncoding(DistributedAttribute):
+    """``#ttg.slice``: the parent layout with tensor dim ``dim`` removed (a reduction result)."""
+
+    dim: int
+    parent: DistributedAttribute
+    parent_alias: Optional[str] = field(default=None, compare=False)
+    kind = "slice"
+
+    def __post_init__(self):
+        if not isinstance(self.parent, DistributedAttribute):
+            _fail(self.kind, f"parent must be a distributed layout, got {self.parent}")
+        _int(self.kind, "dim", self.dim)
+        if self.parent.rank < 2:
+            _fail(self.kind, f"cannot slice the rank-{self.parent.rank} parent {self.parent}: the result would have rank 0")
+        if not 0 <= self.dim < self.parent.rank:
+            _fail(self.kind, f"dim = {self.dim} is out of range for the rank-{self.parent.rank} parent {self.parent}")
+
+    @property
+    def rank(self) -> int:
+        return self.parent.rank - 1
+
+    def _body(self) -> str:
+        return f"{{dim = {self.dim}, parent = {_parent_text(self.parent, self.parent_alias)}}}"
+
+
+@dataclass(frozen=True)
+class NvidiaMmaEncoding(DistributedAttribute):
+    """``#ttg.nvidia_mma``: accumulator of mma.sync (version 2, Ampere) or wgmma (3, Hopper)."""
+
+    version_major: int
+    version_minor: int
+    warps_per_cta: Ints
+    instr_shape: Ints
+    cga: Optional[CGALayout] = None
+    kind = "nvidia_mma"
+
+    def __post_init__(self):
+        k = self.kind
+        _int(k, "versionMajor", self.version_major, choices=(2, 3))
+        _int(k, "versionMinor", self.version_minor)
+        warps = _ints(k, "warpsPerCTA", self.warps_per_cta, pow2=True)
+        rank = len(warps)
+        if rank < 2:
+            _fail(k, f"warpsPerCTA = {list(warps)}: an MMA layout has rank 2 or more")
+        if self.version_major == 3 and rank != 2:
+            _fail(k, f"warpsPerCTA = {list(warps)}: a version 3 (Hopper) MMA layout has rank 2")
+        n_instr = rank if self.version_major == 2 else 3
+        instr = _ints(k, "instrShape", self.instr_shape, length=n_instr)
+        if any(v < 1 for v in instr):
+            _fail(k, f"instrShape = {list(instr)} must be positive")
+        if self.version_major == 2 and (instr[-2], instr[-1]) not in ((16, 8), (8, 8)):
+            _fail(k, f"instrShape = {list(instr)}: version 2 supports M x N = 16 x 8 (or 8 x 8 for fp64)")
+        if self.version_major == 3 and (instr[0] != 16 or instr[1] % 8 or not 8 <= instr[1] <= 256):
+            _fail(k, f"instrShape = {list(instr)}: version 3 needs M = 16 and N a multiple of 8 up to 256")
+        if self.version_major == 3 and not _is_pow2(instr[1]):
+            _fail(k, f"instrShape = {list(instr)}: N = {instr[1]} is not a power of two")
+        _set(self, "warps_per_cta", warps)
+        _set(self, "instr_shape", instr)
+        _set(self, "cga", _check_cga(k, self.cga, rank))
+
+    @property
+    def rank(self) -> int:
+        return len(self.warps_per_cta)
+
+    @property
+    def is_hopper(self) -> bool:
+        return self.version_major == 3
+
+    def _body(self) -> str:
+        items = [f"versionMajor = {self.version_major}", f"versionMinor = {self.version_minor}",
+                 f"warpsPerCTA = {_fmt_ints(self.warps_per_cta)}"]
+        items += _cga_fields(self.cga)
+        items.append(f"instrShape = {_fmt_ints(self.instr_shape)}")
+        return "{" + ", ".join(items) + "}"
+
+
+@dataclass(frozen=True)
+class AmdMfmaEncoding(DistributedAttribute):
+    """``#ttg.amd_mfma``: accumulator of AMD CDNA matrix cores (version 1 = gfx908 ... 4 = gfx950)."""
+
+    version: int
+    warps_per_cta: Ints
+    instr_shape: Ints
+    is_transposed: bool
+    cga: Optional[CGALayout] = None
+    tiles_per_warp: Optional[Ints] = None      # None = all 1 (not printed)
+    element_bit_width: Optional[int] = None    # None = 32 (not printed)
+    kind = "amd_mfma"
+
+    def __post_init__(self):
+        k = self.kind
+        _int(k, "version", self.version, choices=(1, 2, 3, 4))
+        warps = _ints(k, "warpsPerCTA", self.warps_per_cta, pow2=True)
+        rank = len(warps)
+        if rank not in (2, 3):
+            _fail(k, f"warpsPerCTA = {list(warps)}: an MFMA layout has rank 2 or 3")
+        instr = _ints(k, "instrShape", self.instr_shape, length=3)
+        if (instr[0], instr[1]) not in ((32, 32), (16, 16), (64, 4), (4, 64)):
+            _fail(k, f"instrShape = {list(instr)}: M x N must be 32x32, 16x16, 64x4 or 4x64")
+        _bool(k, "isTransposed", self.is_transposed)
+        tiles = self.tiles_per_warp
+        if tiles is not None:
+            tiles = _ints(k, "tilesPerWarp", tiles, pow2=True, length=rank)
+            if all(t == 1 for t in tiles):
+                tiles = None
+        width = self.element_bit_width
+        if width is not None:
+            _int(k, "elementBitWidth", width, choices=(32, 64))
+            if width == 32:
+                width = None
+        _set(self, "warps_per_cta", warps)
+        _set(self, "instr_shape", instr)
+        _set(self, "tiles_per_warp", tiles)
+        _set(self, "element_bit_width", width)
+        _set(self, "cga", _check_cga(k, self.cga, rank))
+
+    @property
+    def rank(self) -> int:
+        return len(self.warps_per_cta)
+
+    @property
+    def tiles(self) -> Ints:
+        return self.tiles_per_warp or (1,) * self.rank
+
+    @property
+    def bit_width(self) -> int:
+        return self.element_bit_width or 32
+
+    def _body(self) -> str:
+        items = [f"version = {self.version}", f"warpsPerCTA = {_fmt_ints(self.warps_per_cta)}",
+                 f"instrShape = {_fmt_ints(self.instr_shape)}", f"isTransposed = {_fmt_bool(self.is_transposed)}"]
+        items += _cga_fields(self.cga)
+        if self.tiles_per_warp is not None:
+            items.append(f"tilesPerWarp = {_fmt_ints(self.tiles_per_warp)}")
+        if self.element_bit_width is not None:
+            items.append(f"elementBitWidth = {self.element_bit_width}")
+        return "{" + ", ".join(items) + "}"
+
+
+WMMA_DEFAULT_INSTR_SHAPE = (16, 16, 16)
+_WMMA_INSTR_SHAPES = {
+    1: {(16, 16, 16)},
+    2: {(16, 16, 16), (16, 16, 32)},
+    3: {(16, 16, 4), (16, 16, 32), (16, 16, 64), (16, 16, 128), (32, 16, 64), (32, 16, 128)},
+}
+
+
+@dataclass(frozen=True)
+class AmdWmmaEncoding(DistributedAttribute):
+    """``#ttg.amd_wmma``: accumulator of AMD RDNA / gfx1250 WMMA (versions 1 to 3).
+
+    Two spellings of the warp arrangement exist:
+
+    * up to Triton 3.6: ``warpsPerCTA = [..]`` and optionally ``tilesPerWarp = [..]``;
+    * from 3.7: ``ctaLayout = {register = [..], warp = [..]}``, bases in units of one WMMA
+      tile (``register`` omitted when empty; ``rank = N`` may be given when the bases do not
+      tell the rank).
+
+    Exactly one of ``warps_per_cta`` and ``warp_bases`` is set (``register_bases`` only with the
+    latter); each prints back in its own spelling.
+    """
+
+    version: int
+    is_transposed: bool
+    warps_per_cta: Optional[Ints] = None
+    tiles_per_warp: Optional[Ints] = None
+    register_bases: Optional[Bases] = None
+    warp_bases: Optional[Bases] = None
+    cga: Optional[CGALayout] = None
+    instr_shape: Optional[Ints] = None   # None = [16, 16, 16] (not printed)
+    rank_hint: Optional[int] = None      # the text's explicit ``rank = N`` (new spelling only)
+    kind = "amd_wmma"
+
+    def __post_init__(self):
+        k = self.kind
+        _int(k, "version", self.version, choices=(1, 2, 3))
+        _bool(k, "isTranspose", self.is_transposed)
+        if (self.warps_per_cta is None) == (self.warp_bases is None and self.register_bases is None):
+            _fail(k, "give either warpsPerCTA (Triton <= 3.6) or ctaLayout = {register = ..., warp = ...} (3.7+)")
+        if self.warps_per_cta is not None:
+            warps = _ints(k, "warpsPerCTA", self.warps_per_cta, pow2=True)
+            rank = len(warps)
+            _set(self, "warps_per_cta", warps)
+            tiles = self.tiles_per_warp
+            if tiles is not None:
+                tiles = _ints(k, "tilesPerWarp", tiles, pow2=True, length=rank)
+                if all(t == 1 for t in tiles):
+                    tiles = None
+            _set(self, "tiles_per_warp", tiles)
+            if self.rank_hint is not None:
+                _fail(k, "rank is only part of the ctaLayout spelling")
+        else:
+            if self.tiles_per_warp is not None:
+                _fail(k, "tilesPerWarp is only part of the warpsPerCTA spelling")
+            regs = _bases(k, "ctaLayout register", self.register_bases or ())
+            warps = _bases(k, "ctaLayout warp", self.warp_bases or ())
+            ranks = {len(b) for b in regs + warps}
+            if self.rank_hint is not None:
+                ranks.add(_int(k, "rank", self.rank_hint))
+            if self.cga is not None and self.cga.rank() is not None:
+                ranks.add(self.cga.rank())
+            if len(ranks) > 1:
+                _fail(k, f"ctaLayout bases, CGALayout and rank disagree on the rank ({sorted(ranks)})")
+            rank = ranks.pop() if ranks else 2
+            _set(self, "register_bases", regs)
+            _set(self, "warp_bases", warps)
+            for name, bs in (("register", regs), ("warp", warps)):
+                for b in bs:
+                    if sum(1 for c in b if c) > 1 or any(c and not _is_pow2(c) for c in b):
+                        _fail(k, f"ctaLayout {name} basis {list(b)} must be zero or a power of two along one dim")
+        if rank not in (2, 3):
+            _fail(k, f"a WMMA layout has rank 2 or 3, got {rank}")
+        instr = self.instr_shape
+        if instr is not None:
+            instr = _ints(k, "instrShape", instr, length=3)
+            if instr not in _WMMA_INSTR_SHAPES[self.version]:
+                _fail(k, f"instrShape = {list(instr)} is not a version {self.version} WMMA instruction "
+                         f"(valid: {sorted(list(s) for s in _WMMA_INSTR_SHAPES[self.version])})")
+            if instr == WMMA_DEFAULT_INSTR_SHAPE:
+                instr = None
+        elif WMMA_DEFAULT_INSTR_SHAPE not in _WMMA_INSTR_SHAPES[self.version]:
+            _fail(k, f"version {self.version} needs an explicit instrShape")
+        _set(self, "instr_shape", instr)
+        _set(self, "cga", _check_cga(k, self.cga, rank))
+        object.__setattr__(self, "_rank", rank)
+
+    @property
+    def rank(self) -> int:
+        return self._rank
+
+    @property
+    def uses_warps_per_cta_spelling(self) -> bool:
+        return self.warps_per_cta is not None
+
+    @property
+    def instr(self) -> Ints:
+        return self.instr_shape or WMMA_DEFAULT_INSTR_SHAPE
+
+    def _body(self) -> str:
+        items = [f"version = {self.version}", f"isTranspose = {_fmt_bool(self.is_transposed)}"]
+        if self.warps_per_cta is not None:
+            items.append(f"warpsPerCTA = {_fmt_ints(self.warps_per_cta)}")
+            items += _cga_fields(self.cga)
+            if self.tiles_per_warp is not None:
+                items.append(f"tilesPerWarp = {_fmt_ints(self.tiles_per_warp)}")
+        else:
+            inner = []
+            if self.register_bases:
+                inner.append(f"register = {_fmt_bases(self.register_bases)}")
+            if self.warp_bases:
+                inner.append(f"warp = {_fmt_bases(self.warp_bases)}")
+            items.append("ctaLayout = {" + ", ".join(inner) + "}")
+            if self.rank_hint is not None:
+                items.append(f"rank = {self.rank_hint}")
+            items += _cga_fields(self.cga)
+        if self.instr_shape is not None:
+            items.append(f"instrShape = {_fmt_ints(self.instr_shape)}")
+        return "{" + ", ".join(items) + "}"
+
+
+@dataclass(frozen=True)
+class DotOperandEncoding(DistributedAttribute):
+    """``#ttg.dot_op``: operand A (``opIdx = 0``) or B (1) of a dot whose result has layout
+    ``parent``; ``kWidth`` = consecutive K elements per thread (0 = unset, only for a blocked
+    parent, and not printed)."""
+
+    op_idx: int
+    parent: DistributedAttribute
+    k_width: int = 0
+    parent_alias: Optional[str] = field(default=None, compare=False)
+    kind = "dot_op"
+
+    def __post_init__(self):
+        k = self.kind
+        _int(k, "opIdx", self.op_idx, choices=(0, 1))
+        _int(k, "kWidth", self.k_width)
+        parent = self.parent
+        if not isinstance(parent, (NvidiaMmaEncoding, AmdMfmaEncoding, AmdWmmaEncoding, BlockedEncoding)):
+            _fail(k, f"parent must be nvidia_mma, amd_mfma, amd_wmma or blocked, got {parent}")
+        if isinstance(parent, BlockedEncoding):
+            if self.k_width != 0:
+                _fail(k, f"kWidth = {self.k_width}: a dot operand of a blocked parent has no kWidth")
+        elif not _is_pow2(self.k_width):
+            _fail(k, f"kWidth = {self.k_width}: a dot operand of an MMA parent needs a power-of-two kWidth")
+        if isinstance(parent, NvidiaMmaEncoding) and parent.is_hopper and self.op_idx != 0:
+            _fail(k, "opIdx = 1 with a Hopper (version 3) MMA parent: wgmma takes only operand A from registers")
+
+    @property
+    def rank(self) -> int:
+        return self.parent.rank
+
+    def _body(self) -> str:
+        items = [f"opIdx = {self.op_idx}", f"parent = {_parent_text(self.parent, self.parent_alias)}"]
+        if self.k_width:
+            items.append(f"kWidth = {self.k_width}")
+        return "{" + ", ".join(items) + "}"
+
+
+def _linear_dict(named: Sequence[tuple[str, Bases]]) -> str:
+    return "{" + ", ".join(f"{name} = {_fmt_bases(bs)}" for name, bs in named) + "}"
+
+
+def _linear_rank(kind: str, named: Sequence[tuple[str, Bases]]) -> int:
+    ranks = {len(b) for _, bs in named for b in bs}
+    if not ranks:
+        _fail(kind, "every basis list is empty, so the rank is unknown")
+    if len(ranks) > 1:
+        _fail(kind, f"bases have different lengths {sorted(ranks)}; each needs one component per tensor dim")
+    return ranks.pop()
+
+
+@dataclass(frozen=True)
+class LinearEncoding(DistributedAttribute):
+    """``#ttg.linear``: a distributed layout given directly by its bases.  Every basis moves
+    along at most one tensor dim (else Triton calls it ``generic_linear``)."""
+
+    register: Bases
+    lane: Bases
+    warp: Bases
+    block: Bases
+    kind = "linear"
+
+    def __post_init__(self):
+        for name in ("register", "lane", "warp", "block"):
+            _set(self, name, _bases(self.kind, name, getattr(self, name)))
+        object.__setattr__(self, "_rank", _linear_rank(self.kind, self.named_bases()))
+        self._check_moves()
+
+    def _check_moves(self):
+        for name, bs in self.named_bases():
+            for b in bs:
+                if sum(1 for c in b if c) > 1:
+                    _fail(self.kind, f"{name} basis {list(b)} moves in more than one dim "
+                                     "(a layout like that is a #ttg.generic_linear)")
+
+    def named_bases(self) -> list[tuple[str, Bases]]:
+        return [("register", self.register), ("lane", self.lane), ("warp", self.warp), ("block", self.block)]
+
+    @property
+    def rank(self) -> int:
+        return self._rank
+
+    def _body(self) -> str:
+        return _linear_dict(self.named_bases())
+
+
+@dataclass(frozen=True)
+class GenericLinearEncoding(LinearEncoding):
+    """``#ttg.generic_linear`` (Triton 3.8+): like ``linear`` but warp bases may be swizzled
+    (move along several dims); register, lane and block bases still move along one dim."""
+
+    kind = "generic_linear"
+
+    def _check_moves(self):
+        for name, bs in self.named_bases():
+            if name == "warp":
+                continue
+            for b in bs:
+                if sum(1 for c in b if c) > 1:
+                    _fail(self.kind, f"{name} basis {list(b)} moves in more than one dim; only warp bases may")
+
+
+@dataclass(frozen=True)
+class SwizzledSharedEncoding(SharedAttribute):
+    """``#ttg.swizzled_shared``: rows of the two fastest dims (``order[0]`` = columns) are
+    XOR-swizzled in groups of ``vec`` elements, the phase changing every ``perPhase`` rows and
+    repeating after ``maxPhase`` phases."""
+
+    vec: int
+    per_phase: int
+    max_phase: int
+    order: Ints
+    cga: Optional[CGALayout] = None
+    kind = "swizzled_shared"
+
+    def __post_init__(self):
+        k = self.kind
+        for name, attr in (("vec", "vec"), ("perPhase", "per_phase"), ("maxPhase", "max_phase")):
+            v = _int(k, name, getattr(self, attr))
+            if not _is_pow2(v):
+                _fail(k, f"{name} = {v} is not a power of two")
+        rank = len(self.order) if isinstance(self.order, (list, tuple)) else 0
+        if rank < 1:
+            _fail(k, f"order must be a non-empty list, got {self.order!r}")
+        _set(self, "order", _order(k, "order", self.order, rank))
+        _set(self, "cga", _check_cga(k, self.cga, rank))
+
+    @property
+    def rank(self) -> int:
+        return len(self.order)
+
+    def _body(self) -> str:
+        items = [f"vec = {self.vec}", f"perPhase = {self.per_phase}", f"maxPhase = {self.max_phase}",
+                 f"order = {_fmt_ints(self.order)}"]
+        return "{" + ", ".join(items + _cga_fields(self.cga)) + "}"
+
+
+@dataclass(frozen=True)
+class AmdRotatingSharedEncoding(SwizzledSharedEncoding):
+    """``#ttg.amd_rotating_shared``: swizzled, with the phase also rotated every ``maxPhase``
+    phases (AMD LDS bank-conflict avoidance)."""
+
+    kind = "amd_rotating_shared"
+
+
+@dataclass(frozen=True)
+class NvmmaSharedEncoding(SharedAttribute):
+    """``#ttg.nvmma_shared``: the TMA / wgmma shared layout with a 0, 32, 64 or 128-byte swizzle."""
+
+    swizzling_byte_width: int
+    transposed: bool
+    element_bit_width: int
+    fp4_padded: bool = False
+    cga: Optional[CGALayout] = None
+    rank_hint: Optional[int] = None   # the text's ``rank = N``; None = 2 (or the CGA's rank)
+    kind = "nvmma_shared"
+
+    def __post_init__(self):
+        k = self.kind
+        _int(k, "swizzlingByteWidth", self.swizzling_byte_width, choices=(0, 32, 64, 128))
+        _bool(k, "transposed", self.transposed)
+        _int(k, "elementBitWidth", self.element_bit_width, choices=(4, 8, 16, 32, 64))
+        _bool(k, "fp4Padded", self.fp4_padded)
+        if self.fp4_padded and self.element_bit_width != 8:
+            _fail(k, f"fp4Padded = true needs elementBitWidth = 8, got {self.element_bit_width}")
+        rank = self.rank_hint
+        if rank is not None:
+            _int(k, "rank", rank)
+            if rank < 1:
+                _fail(k, f"rank = {rank} must be at least 1")
+        if self.cga is not None and not self.cga.is_single_cta:
+            if rank is not None and rank != self.cga.rank():
+                _fail(k, f"rank = {rank} but the CGA layout has rank {self.cga.rank()}")
+            rank = self.cga.rank()
+            _set(self, "rank_hint", None)
+        elif rank == 2:
+            _set(self, "rank_hint", None)
+        _set(self, "cga", _check_cga(k, self.cga, rank or 2))
+
+    @property
+    def rank(self) -> int:
+        if self.cga is not None:
+            return self.cga.rank()
+        return self.rank_hint or 2
+
+    def _body(self) -> str:
+        items = [f"swizzlingByteWidth = {self.swizzling_byte_width}", f"transposed = {_fmt_bool(self.transposed)}",
+                 f"elementBitWidth = {self.element_bit_width}"]
+        if self.fp4_padded:
+            items.append("fp4Padded = true")
+        if self.cga is not None:
+            items += _cga_fields(self.cga)
+        elif self.rank_hint is not None:
+            items.append(f"rank = {self.rank_hint}")
+        return "{" + ", ".join(items) + "}"
+
+
+@dataclass(frozen=True)
+class PaddedSharedEncoding(SharedAttribute):
+    """``#ttg.padded_shared<[interval:+pad, ...] {...}>``: a linear layout (the *linear
+    component*, ``offset`` and ``block`` bases) whose physical addresses get ``pad`` extra
+    elements after every ``interval`` elements:
+
+        physical(offset) = offset + sum_k (offset >> log2(interval_k)) << log2(pad_k)
+
+    Example: ``[32:+4]`` leaves a 4-element gap after every 32 elements, so logical offset 70
+    lands at 70 + (70 >> 5) * 4 = 78.
+
+    The component is written either as bases (``{offset = [...], block = [...]}``) or, when
+    it is the plain row-major-like identity, as ``{order = [...], shape = [...]}``.  Exactly
+    one of the two spellings is set.
+    """
+
+    intervals: Ints
+    paddings: Ints
+    offset: Optional[Bases] = None
+    block: Optional[Bases] = None
+    order: Optional[Ints] = None
+    shape: Optional[Ints] = None
+    kind = "padded_shared"
+
+    def __post_init__(self):
+        k = self.kind
+        intervals = _ints(k, "intervals", self.intervals, pow2=True)
+        paddings = _ints(k, "paddings", self.paddings, pow2=True)
+        if not intervals or len(intervals) != len(paddings):
+            _fail(k, f"needs one or more interval:+padding pairs, got intervals {list(intervals)} and "
+                     f"paddings {list(paddings)}")
+        if len(set(intervals)) != len(intervals):
+            _fail(k, f"intervals {list(intervals)} must be distinct")
+        _set(self, "intervals", intervals)
+        _set(self, "paddings", paddings)
+        if (self.offset is None) == (self.order is None and self.shape is None):
+            _fail(k, "give either {offset = ..., block = ...} or {order = ..., shape = ...}")
+        if self.offset is not None:
+            _set(self, "offset", _bases(k, "offset", self.offset))
+            _set(self, "block", _bases(k, "block", self.block or ()))
+            rank = _linear_rank(k, [("offset", self.offset), ("block", self.block)])
+        else:
+            if self.order is None or self.shape is None:
+                _fail(k, "the short form needs both order and shape")
+            shape = _ints(k, "shape", self.shape, pow2=True)
+            rank = len(shape)
+            _set(self, "shape", shape)
+            _set(self, "order", _order(k, "order", self.order, rank))
+        object.__setattr__(self, "_rank", rank)
+
+    @property
+    def rank(self) -> int:
+        return self._rank
+
+    def padded_offset(self, offset: int) -> int:
+        """The physical offset (in elements) of logical ``offset``, padding included."""
+        return offset + sum((offset >> (i.bit_length() - 1)) << (p.bit_length() - 1)
+                            for i, p in zip(self.intervals, self.paddings))
+
+    def _body(self) -> str:
+        pads = "[" + ", ".join(f"{i}:+{p}" for i, p in zip(self.intervals, self.paddings)) + "]"
+        if self.offset is not None:
+            return f"{pads} {_linear_dict([('offset', self.offset), ('block', self.block)])}"
+        return f"{pads} {{order = {_fmt_ints(self.order)}, shape = {_fmt_ints(self.shape)}}}"
+
+
+@dataclass(frozen=True)
+class SharedLinearEncoding(SharedAttribute):
+    """``#ttg.shared_linear``: a shared layout given directly by its ``offset`` and ``block``
+    bases; ``alignment`` is the buffer's byte alignment."""
+
+    offset: Bases
+    block: Bases = ()
+    alignment: int = 16
+    kind = "shared_linear"
+
+    def __post_init__(self):
+        k = self.kind
+        _set(self, "offset", _bases(k, "offset", self.offset))
+        _set(self, "block", _bases(k, "block", self.block))
+        a = _int(k, "alignment", self.alignment)
+        if not _is_pow2(a):
+            _fail(k, f"alignment = {a} is not a power of two")
+        object.__setattr__(self, "_rank", _linear_rank(k, [("offset", self.offset), ("block", self.block)]))
+
+    @property
+    def rank(self) -> int:
+        return self._rank
+
+    def _body(self) -> str:
+        named = [("offset", self.offset)] + ([("block", self.block)] if self.block else [])
+        return f"{_linear_dict(named)}, alignment = {self.alignment}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Parsing.  A small tokenizer and recursive-descent reader for the subset of MLIR attribute
+# syntax these layouts use: integers, true/false, [lists], {key = value} dictionaries, nested
+# #ttg.kind<...> attributes and #alias references.
+
+_TOKEN = re.compile(r"\s*(?:(#[A-Za-z_][\w$.-]*)|(-?\d+)|([A-Za-z_][\w]*)|(\S))")
+
+
+class _Reader:
+    def __init__(self, text: str, aliases: Optional[Mapping[str, Any]]):
+        self.text = text
+        self.aliases = aliases or {}
+        self.tokens: list[tuple[str, str, int]] = []
+        pos = 0
+        while True:
+            m = _TOKEN.match(text, pos)
+            if not m or m.end() == pos and not m.group(0).strip():
+                break
+            kind = ("hash", "int", "ident", "punct")[m.lastindex - 1]
+            self.tokens.append((kind, m.group(m.lastindex), m.start(m.lastindex)))
+            pos = m.end()
+            if pos >= len(text):
+                break
+        self.i = 0
+
+    def error(self, message: str) -> AttributeSyntaxError:
+        if self.i < len(self.tokens):
+            where = f" at column {self.tokens[self.i][2] + 1} ({self.tokens[self.i][1]!r})"
+        else:
+            where = " at the end of the text"
+        return AttributeSyntaxError(f"cannot read layout attribute {self.text!r}: {message}{where}")
+
+    def peek(self) -> Optional[tuple[str, str, int]]:
+        return self.tokens[self.i] if self.i < len(self.tokens) else None
+
+    def take(self) -> tuple[str, str, int]:
+        tok = self.peek()
+        if tok is None:
+            raise self.error("unexpected end")
+        self.i += 1
+        return tok
+
+    def expect(self, punct: str) -> None:
+        tok = self.peek()
+        if tok is None or tok[1] != punct:
+            raise self.error(f"expected {punct!r}")
+        self.i += 1
+
+    def at(self, punct: str) -> bool:
+        tok = self.peek()
+        return tok is not None and tok[0] == "punct" and tok[1] == punct
+
+    # value := int | true | false | [value, ...] | {key = value, ...} | attribute
+    def value(self) -> Any:
+        tok = self.peek()
+        if tok is None:
+            raise self.error("expected a value")
+        if tok[0] == "int":
+            self.i += 1
+            return int(tok[1])
+        if tok[0] == "ident" and tok[1] in ("true", "false"):
+            self.i += 1
+            return tok[1] == "true"
+        if tok[0] == "hash":
+            return self.attribute()
+        if self.at("["):
+            return self.list()
+        if self.at("{"):
+            return self.dict()
+        raise self.error("expected an integer, true/false, a list, a dictionary or an attribute")
+
+    def list(self) -> list:
+        self.expect("[")
+        items = []
+        if not self.at("]"):
+            items.append(self.value())
+            while self.at(","):
+                self.i += 1
+                items.append(self.value())
+        self.expect("]")
+        return items
+
+    def dict(self) -> dict:
+        self.expect("{")
+        items: dict = {}
+        if not self.at("}"):
+            self.entry(items)
+            while self.at(","):
+                self.i += 1
+                self.entry(items)
+        self.expect("}")
+        return items
+
+    def entry(self, items: dict) -> None:
+        tok = self.take()
+        if tok[0] != "ident":
+            self.i -= 1
+            raise self.error("expected a parameter name")
+        self.expect("=")
+        if tok[1] in items:
+            self.i -= 2
+            raise self.error(f"parameter {tok[1]} is given twice")
+        items[tok[1]] = self.value()
+
+    def padding_list(self) -> list[tuple[int, int]]:
+        # [interval:+pad, ...] of padded_shared
+        self.expect("[")
+        pairs = []
+        while True:
+            a = self.take()
+            if a[0] != "int":
+                self.i -= 1
+                raise self.error("expected an interval")
+            self.expect(":")
+            self.expect("+")
+            b = self.take()
+            if b[0] != "int":
+                self.i -= 1
+                raise self.error("expected a padding")
+            pairs.append((int(a[1]), int(b[1])))
+            if not self.at(","):
+                break
+            self.i += 1
+        self.expect("]")
+        return pairs
+
+    def attribute(self) -> LayoutAttribute:
+        tok = self.take()
+        if tok[0] != "hash":
+            self.i -= 1
+            raise self.error("expected an attribute starting with '#'")
+        name = tok[1][1:]
+        if not name.startswith("ttg."):
+            # An alias such as #blocked1.
+            if name not in self.aliases:
+                self.i -= 1
+                known = ", ".join("#" + a for a in self.aliases) or "none"
+                raise self.error(f"unknown alias #{name} (known aliases: {known})")
+            target = self.aliases[name]
+            if isinstance(target, str):
+                target = parse_attribute(target, self.aliases)
+            return _Aliased(target, name)
+        kind = name[4:]
+        if kind not in _BUILDERS:
+            self.i -= 1
+            raise self.error(f"unknown layout attribute kind #ttg.{kind} (known: "
+                             f"{', '.join(sorted(_BUILDERS))})")
+        self.expect("<")
+        positional: list = []
+        named: dict = {}
+        while True:
+            if self.at("{"):
+                positional.append(("dict", self.dict()))
+            elif self.at("["):
+                positional.append(("pads", self.padding_list()))
+            else:
+                self.entry(named)
+            if self.at(","):
+                self.i += 1
+                continue
+            if self.at(">"):
+                break
+            if self.at("{") or self.at("["):
+                continue
+            raise self.error("expected ',' or '>'")
+        start = self.i
+        self.expect(">")
+        try:
+            return _BUILDERS[kind](positional, named)
+        except AttributeSyntaxError as e:
+            self.i = start
+            raise AttributeSyntaxError(f"invalid layout attribute {self.text!r}: {e}") from None
+        except (TypeError, ValueError) as e:
+            self.i = start
+            raise AttributeSyntaxError(f"invalid layout attribute {self.text!r}: #ttg.{kind}: {e}") from None
+
+
+class _Aliased:
+    """A parsed alias reference: the attribute it names, and the alias (for printing)."""
+
+    def __init__(self, attr: LayoutAttribute, alias: str):
+        self.attr, self.alias = attr, alias
+
+
+def _unalias(value: Any) -> tuple[Any, Optional[str]]:
+    if isinstance(value, _Aliased):
+        return value.attr, value.alias
+    return value, None
+
+
+def _take_params(kind: str, positional: list, named: dict, *, required: Sequence[str],
+                 optional: Sequence[str] = (), body: str = "dict") -> dict:
+    """Collect the parameters of ``#ttg.kind<{...}>``: exactly the ``required`` names, some of
+    the ``optional`` ones, nothing else."""
+    if body == "dict":
+        if len(positional) != 1 or positional[0][0] != "dict" or named:
+            _fail(kind, "expected exactly one {key = value, ...} dictionary between < and >")
+        params = dict(positional[0][1])
+    else:
+        params = dict(named)
+    missing = [n for n in required if n not in params]
+    if missing:
+        _fail(kind, f"missing parameter{'s' if len(missing) > 1 else ''} {', '.join(missing)}")
+    extra = [n for n in params if n not in required and n not in optional]
+    if extra:
+        _fail(kind, f"unknown parameter{'s' if len(extra) > 1 else ''} {', '.join(extra)} "
+                    f"(expected {', '.join(list(required) + list(optional))})")
+    return params
+
+
+def _cga_from(kind: str, params: dict) -> Optional[CGALayout]:
+    split = [params.pop(n, None) for n in ("CTAsPerCGA", "CTASplitNum", "CTAOrder")]
+    bases = params.pop("CGALayout", None)
+    if bases is not None and any(s is not None for s in split):
+        _fail(kind, "give either CGALayout or CTAsPerCGA/CTASplitNum/CTAOrder, not both")
+    if any(s is not None for s in split):
+        if any(s is None for s in split):
+            _fail(kind, "CTAsPerCGA, CTASplitNum and CTAOrder must be given together")
+        return CGALayout(ctas_per_cga=split[0], cta_split_num=split[1], cta_order=split[2])
+    if bases is not None:
+        return CGALayout(bases=_bases("CGALayout", "CGALayout", bases))
+    return None
+
+
+_CGA_KEYS = ("CGALayout", "CTAsPerCGA", "CTASplitNum", "CTAOrder")
+
+
+def _build_blocked(pos, named):
+    p = _take_params("blocked", pos, named, required=("sizePerThread", "threadsPerWarp", "warpsPerCTA", "order"),
+                     optional=_CGA_KEYS)
+    cga = _cga_from("blocked", p)
+    return BlockedEncoding(p["sizePerThread"], p["threadsPerWarp"], p["warpsPerCTA"], p["order"], cga)
+
+
+def _build_slice(pos, named):
+    p = _take_params("slice", pos, named, required=("dim", "parent"))
+    parent, alias = _unalias(p["parent"])
+    return SliceEncoding(p["dim"], parent, alias)
+
+
+def _build_nvidia_mma(pos, named):
+    p = _take_params("nvidia_mma", pos, named, required=("versionMajor", "versionMinor", "warpsPerCTA", "instrShape"),
+                     optional=_CGA_KEYS)
+    cga = _cga_from("nvidia_mma", p)
+    return NvidiaMmaEncoding(p["versionMajor"], p["versionMinor"], p["warpsPerCTA"], p["instrShape"], cga)
+
+
+def _build_dot_op(pos, named):
+    p = _take_params("dot_op", pos, named, required=("opIdx", "parent"), optional=("kWidth",))
+    parent, alias = _unalias(p["parent"])
+    return DotOperandEncoding(p["opIdx"], parent, p.get("kWidth", 0), alias)
+
+
+def _build_amd_mfma(pos, named):
+    p = _take_params("amd_mfma", pos, named, required=("version", "warpsPerCTA", "instrShape", "isTransposed"),
+                     optional=_CGA_KEYS + ("tilesPerWarp", "elementBitWidth"))
+    cga = _cga_from("amd_mfma", p)
+    return AmdMfmaEncoding(p["version"], p["warpsPerCTA"], p["instrShape"], p["isTransposed"], cga,
+                           p.get("tilesPerWarp"), p.get("elementBitWidth"))
+
+
+def _build_amd_wmma(pos, named):
+    p = _take_params("amd_wmma", pos, named, required=("version", "isTranspose"),
+                     optional=_CGA_KEYS + ("warpsPerCTA", "tilesPerWarp", "ctaLayout", "instrShape", "rank"))
+    cga = _cga_from("amd_wmma", p)
+    cta = p.get("ctaLayout")
+    regs = warps = None
+    if cta is not None:
+        if not isinstance(cta, dict):
+            _fail("amd_wmma", f"ctaLayout must be a dictionary {{register = ..., warp = ...}}, got {cta!r}")
+        extra = [k for k in cta if k not in ("register", "warp")]
+        if extra:
+            _fail("amd_wmma", f"ctaLayout has unknown in dims {', '.join(extra)} (expected register, warp)")
+        regs, warps = cta.get("register", []), cta.get("warp", [])
+        if "warpsPerCTA" in p:
+            _fail("amd_wmma", "give either warpsPerCTA or ctaLayout, not both")
+    elif "warpsPerCTA" not in p:
+        _fail("amd_wmma", "missing parameter warpsPerCTA (Triton <= 3.6) or ctaLayout (3.7+)")
+    return AmdWmmaEncoding(p["version"], p["isTranspose"], p.get("warpsPerCTA"), p.get("tilesPerWarp"), regs, warps,
+                           cga, p.get("instrShape"), p.get("rank"))
+
+
+def _build_linear(cls):
+    def build(pos, named):
+        p = _take_params(cls.kind, pos, named, required=("register", "lane", "warp", "block"))
+        return cls(p["register"], p["lane"], p["warp"], p["block"])
+    return build
+
+
+def _build_swizzled(cls):
+    def build(pos, named):
+        p = _take_params(cls.kind, pos, named, required=("vec", "perPhase", "maxPhase", "order"), optional=_CGA_KEYS)
+        cga = _cga_from(cls.kind, p)
+        return cls(p["vec"], p["perPhase"], p["maxPhase"], p["order"], cga)
+    return build
+
+
+def _build_nvmma_shared(pos, named):
+    p = _take_params("nvmma_shared", pos, named, required=("swizzlingByteWidth", "transposed", "elementBitWidth"),
+                     optional=_CGA_KEYS + ("fp4Padded", "rank"))
+    cga = _cga_from("nvmma_shared", p)
+    return NvmmaSharedEncoding(p["swizzlingByteWidth"], p["transposed"], p["elementBitWidth"],
+                               p.get("fp4Padded", False), cga, p.get("rank"))
+
+
+def _build_padded_shared(pos, named):
+    kind = "padded_shared"
+    if len(pos) != 2 or pos[0][0] != "pads" or pos[1][0] != "dict" or named:
+        _fail(kind, "expected [interval:+padding, ...] followed by a {...} dictionary")
+    pairs, params = pos[0][1], pos[1][1]
+    if "offset" in params or "block" in params:
+        extra = [k for k in params if k not in ("offset", "block")]
+        if extra or "offset" not in params:
+            _fail(kind, "the long form has exactly the parameters offset and block")
+        return PaddedSharedEncoding([a for a, _ in pairs], [b for _, b in pairs], offset=params["offset"],
+                                    block=params.get("block", []))
+    p = _take_params(kind, [("dict", params)], {}, required=("order", "shape"))
+    return PaddedSharedEncoding([a for a, _ in pairs], [b for _, b in pairs], order=p["order"], shape=p["shape"])
+
+
+def _build_shared_linear(pos, named):
+    kind = "shared_linear"
+    if len(pos) != 1 or pos[0][0] != "dict":
+        _fail(kind, "expected {offset = ..., block = ...} followed by , alignment = N")
+    bases = pos[0][1]
+    extra = [k for k in bases if k not in ("offset", "block")]
+    if extra or "offset" not in bases:
+        _fail(kind, "the dictionary has the parameters offset and (optionally) block")
+    p = _take_params(kind, [], named, required=("alignment",), body="named")
+    return SharedLinearEncoding(bases["offset"], bases.get("block", []), p["alignment"])
+
+
+_BUILDERS = {
+    "blocked": _build_blocked,
+    "slice": _build_slice,
+    "nvidia_mma": _build_nvidia_mma,
+    "dot_op": _build_dot_op,
+    "amd_mfma": _build_amd_mfma,
+    "amd_wmma": _build_amd_wmma,
+    "linear": _build_linear(LinearEncoding),
+    "generic_linear": _build_linear(GenericLinearEncoding),
+    "swizzled_shared": _build_swizzled(SwizzledSharedEncoding),
+    "amd_rotating_shared": _build_swizzled(AmdRotatingSharedEncoding),
+    "nvmma_shared": _build_nvmma_shared,
+    "padded_shared": _build_padded_shared,
+    "shared_linear": _build_shared_linear,
+}
+
+ATTRIBUTE_KINDS = tuple(sorted(_BUILDERS))
+
+
+def parse_attribute(text: str, aliases: Optional[Mapping[str, Any]] = None) -> LayoutAttribute:
+    """Read one layout attribute as Triton prints it, e.g. ``#ttg.slice<{dim = 1, parent = #blocked}>``.
+
+    ``aliases`` maps alias names (with or without the leading ``#``) to attributes or to their
+    text, as returned by ``parse_aliases``.  A bare alias (``#blocked1``) is resolved too.
+    """
+    if not isinstance(text, str):
+        raise AttributeSyntaxError(f"a layout attribute must be text, got {text!r}")
+    table = {}
+    for name, target in (aliases or {}).items():
+        table[name[1:] if name.startswith("#") else name] = target
+    reader = _Reader(text, table)
+    if not reader.tokens:
+        raise AttributeSyntaxError(f"cannot read layout attribute {text!r}: the text is empty")
+    result = reader.attribute()
+    if reader.peek() is not None:
+        raise reader.error("unexpected text after the attribute")
+    if isinstance(result, _Aliased):
+        return result.attr
+    return result
+
+
+_ALIAS_LINE = re.compile(r"^\s*#([A-Za-z_][\w$.-]*)\s*=\s*(#ttg\.([A-Za-z_]\w*).*?)\s*$")
+
+
+def parse_aliases(module_text: str) -> dict[str, LayoutAttribute]:
+    """Read the ``#name = #ttg.kind<...>`` lines at the top of a module.
+
+    Returns alias name (without ``#``) -> attribute, in order.  Aliases of kinds that are not
+    layouts (``#smem = #ttg.shared_memory``, ``#loc = loc(...)``) are skipped.  An alias may use
+    the aliases defined above it (``#dot0 = #ttg.dot_op<{opIdx = 0, parent = #mma, ...}>``).
+    """
+    aliases: dict[str, LayoutAttribute] = {}
+    for line in module_text.splitlines():
+        m = _ALIAS_LINE.match(line)
+        if not m or m.group(3) not in _BUILDERS:
+            continue
+        aliases[m.group(1)] = parse_attribute(m.group(2), aliases)
+    return aliases
