@@ -1,0 +1,65 @@
+"""Reading layouts off IR values: a value's type -> its LinearLayout, through ``dialect``.
+
+The translation of encodings (``#ttg.blocked``, ``#ttg.nvidia_mma``, ...) into linear layouts
+lives in :mod:`linear_layouts.dialect`; this module only connects it to IR values, caches it
+(a module uses few distinct types) and turns its errors into pass failures naming the op.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Optional
+
+from ..dialect import LinearLayout
+from .framework import PassFailure
+from .ir import Operation, TensorType, Value, adapt_attribute_text
+
+try:  # the dialect's public names (re-exported by linear_layouts.dialect once it lands there)
+    from ..dialect import linear_attribute, to_linear_layout
+except ImportError:  # pragma: no cover - older checkouts export them only from encodings
+    from ..dialect.encodings import linear_attribute, to_linear_layout
+
+
+class LayoutUnavailable(Exception):
+    """The type has no encoding, or the encoding cannot be translated."""
+
+
+@lru_cache(maxsize=4096)
+def _layout_for(encoding: str, shape: tuple[int, ...]) -> LinearLayout:
+    return to_linear_layout(encoding, list(shape))
+
+
+@lru_cache(maxsize=4096)
+def _attribute_for(encoding: str, shape: tuple[int, ...]) -> str:
+    return adapt_attribute_text(linear_attribute(_layout_for(encoding, shape)))
+
+
+def tensor_layout(tensor_type: TensorType) -> LinearLayout:
+    """The linear layout of a tensor or memdesc type (raises :class:`LayoutUnavailable`)."""
+    if tensor_type.encoding is None:
+        raise LayoutUnavailable(f"type {tensor_type.text} has no layout encoding (is this TTGIR?)")
+    try:
+        return _layout_for(tensor_type.encoding, tensor_type.shape)
+    except Exception as error:  # the dialect raises LayoutError/ValueError; report any as ours
+        raise LayoutUnavailable(f"cannot translate the layout of {tensor_type.text}: {error}") from None
+
+
+def value_layout(value: Value, op: Optional[Operation] = None) -> LinearLayout:
+    """The linear layout of a tensor or memdesc value; a :class:`PassFailure` on ``op`` otherwise."""
+    tensor_type = value.tensor_type
+    if tensor_type is None:
+        raise PassFailure(op, f"value of type {value.type} is not a tensor or shared-memory descriptor")
+    try:
+        return tensor_layout(tensor_type)
+    except LayoutUnavailable as error:
+        raise PassFailure(op, str(error)) from None
+
+
+def layout_attribute(value: Value, op: Optional[Operation] = None) -> str:
+    """``#ttg.linear<...>`` (or ``#ttg.shared_linear<...>``) text for a value's layout."""
+    value_layout(value, op)
+    tensor_type = value.tensor_type
+    try:
+        return _attribute_for(tensor_type.encoding, tensor_type.shape)
+    except Exception as error:
+        raise PassFailure(op, f"cannot print the layout of {tensor_type.text} as an attribute: {error}") from None

@@ -1,0 +1,196 @@
+"""ll-opt: run linear-layout passes over TTGIR files, shaped like triton-opt / mlir-opt.
+
+    ll-opt kernel.ttgir -p ll-attach-layouts,ll-classify-conversions{report=true}
+    ll-opt - --split-input-file -p ll-merge-equivalent-layouts < cases.mlir
+    ll-opt kernel.ttgir -p ll-classify-conversions --emit ptx -o kernel.ptx
+    ll-opt --list-passes
+
+Errors (unreadable or malformed input, unknown pass or option, a failing pass) print
+``ll-opt: error: <location>: <message>`` on stderr and exit with status 1; no output file is
+written unless every module succeeded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+from dataclasses import dataclass
+
+SPLIT_MARKER = re.compile(r"^// -----\s*$", re.M)
+TARGET_CHOICES = ("cuda:80", "cuda:90", "hip:gfx942", "hip:gfx90a")
+
+
+class UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # argparse would exit 2 with a usage dump; we say why and exit 1
+        raise UsageError(message)
+
+
+def _argument_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="ll-opt", description="Run linear-layout passes over TritonGPU IR (like triton-opt).")
+    p.add_argument("input", nargs="?", default="-", help="input .ttgir/.mlir file, or - for stdin (default)")
+    p.add_argument("-p", "--pass-pipeline", dest="pipeline", default="",
+                   help="comma-separated passes with options, e.g. 'll-attach-layouts,ll-classify-conversions{report=true}'")
+    p.add_argument("-o", "--output", default="-", help="output file (default: stdout)")
+    p.add_argument("--split-input-file", action="store_true",
+                   help="treat '// -----' lines as separators between independent modules")
+    p.add_argument("--print-ir-after-all", action="store_true", help="print the IR to stderr after every pass")
+    p.add_argument("--list-passes", action="store_true", help="list the passes and their options, then exit")
+    p.add_argument("--target", choices=TARGETS_HELP, metavar="TARGET",
+                   help="target for --emit when the module has no ttg.target: " + ", ".join(TARGET_CHOICES))
+    p.add_argument("--emit", choices=("ttgir", "llir", "ptx", "amdgcn"), default="ttgir",
+                   help="ttgir (default), or hand the result to Triton's back end: llir, ptx, amdgcn")
+    p.add_argument("--mlir-print-debuginfo", action="store_true", help="print locations in the output IR")
+    return p
+
+
+TARGETS_HELP = TARGET_CHOICES
+
+
+@dataclass
+class Chunk:
+    text: str
+    first_line: int
+
+
+def split_input(text: str, split: bool) -> list[Chunk]:
+    """The modules of the input; with ``split``, separated by ``// -----`` lines (as in MLIR)."""
+    if not split:
+        return [Chunk(text, 1)]
+    chunks, current, first_line = [], [], 1
+    for number, line in enumerate(text.splitlines(keepends=True), start=1):
+        if SPLIT_MARKER.match(line):
+            chunks.append(Chunk("".join(current), first_line))
+            current, first_line = [], number + 1
+        else:
+            current.append(line)
+    chunks.append(Chunk("".join(current), first_line))
+    return chunks
+
+
+def _error_lines(message: str) -> str:
+    """``file:3:4: error: msg`` -> ``ll-opt: error: file:3:4: msg``; other lines (notes) kept."""
+    out = []
+    for line in message.strip().splitlines():
+        m = re.match(r"^(.*?): error: (.*)$", line)
+        if m:
+            out.append(f"ll-opt: error: {m.group(1)}: {m.group(2)}")
+        elif line.startswith("error: "):
+            out.append("ll-opt: " + line)
+        elif not out:
+            out.append("ll-opt: error: " + line)
+        else:
+            out.append("  " + line)
+    return "\n".join(out)
+
+
+def _list_passes() -> str:
+    from ..passes.framework import registered_passes
+    lines = ["Available passes:"]
+    for name, cls in registered_passes().items():
+        lines.append(f"  {name:32} {cls.description}")
+        for option in cls.options():
+            type_name = option.type if isinstance(option.type, str) else option.type.__name__
+            default = option.default
+            default = ("true" if default else "false") if isinstance(default, bool) else default
+            lines.append(f"      {option.name}={type_name} (default {default})")
+    return "\n".join(lines) + "\n"
+
+
+def run(argv: list[str]) -> int:
+    try:
+        args = _argument_parser().parse_args(argv)
+    except UsageError as error:
+        print(f"ll-opt: error: {error}", file=sys.stderr)
+        return 1
+    if args.list_passes:
+        sys.stdout.write(_list_passes())
+        return 0
+
+    from ..passes.framework import PassContext, PipelineError, parse_pipeline, run_pipeline
+    from ..passes.ir import IRError, compile_module, parse_module
+
+    try:
+        pipeline = parse_pipeline(args.pipeline)
+    except PipelineError as error:
+        print(f"ll-opt: error: invalid pipeline: {error}", file=sys.stderr)
+        return 1
+
+    name = "<stdin>" if args.input == "-" else args.input
+    try:
+        text = sys.stdin.read() if args.input == "-" else open(args.input, encoding="utf-8").read()
+    except (OSError, UnicodeDecodeError) as error:
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+        print(f"ll-opt: error: cannot read '{name}': {reason}", file=sys.stderr)
+        return 1
+
+    def dump_after(p, module):
+        print(f"// -----// IR Dump After {p.name} //----- //", file=sys.stderr)
+        sys.stderr.write(module.print(debuginfo=args.mlir_print_debuginfo))
+        sys.stderr.flush()
+
+    context = PassContext(report_stream=sys.stderr, after_pass=dump_after if args.print_ir_after_all else None)
+    outputs, failed = [], False
+    for chunk in split_input(text, args.split_input_file):
+        if args.split_input_file and not chunk.text.strip():
+            outputs.append("")
+            continue
+        try:
+            module = parse_module(chunk.text, name, chunk.first_line)
+            run_pipeline(module, pipeline, context)
+            if args.emit == "ttgir":
+                outputs.append(module.print(debuginfo=args.mlir_print_debuginfo))
+            else:
+                target = args.target or module.target
+                if target is None:
+                    raise IRError(f"{name}: error: --emit {args.emit} needs a target: the module has no "
+                                  "ttg.target attribute; pass --target")
+                outputs.append(compile_module(module, target, args.emit))
+        except IRError as error:
+            print(_error_lines(str(error)), file=sys.stderr)
+            failed = True
+        sys.stderr.flush()
+    if failed:
+        return 1
+
+    result = "// -----\n".join(o if o.endswith("\n") or not o else o + "\n" for o in outputs)
+    if args.output == "-":
+        sys.stdout.write(result)
+        sys.stdout.flush()
+        return 0
+    # Write to a temporary file next to the output, then rename: never a partial output file.
+    directory = os.path.dirname(os.path.abspath(args.output))
+    temp = os.path.join(directory, f".{os.path.basename(args.output)}.ll-opt-{os.getpid()}")
+    try:
+        with open(temp, "w", encoding="utf-8") as f:
+            f.write(result)
+        os.replace(temp, args.output)
+    except OSError as error:
+        print(f"ll-opt: error: cannot write '{args.output}': {error.strerror or error}", file=sys.stderr)
+        if os.path.exists(temp):
+            os.unlink(temp)
+        return 1
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")  # silence 3.9's FP-fusion notice
+    try:
+        return run(sys.argv[1:] if argv is None else argv)
+    except KeyboardInterrupt:
+        print("ll-opt: error: interrupted", file=sys.stderr)
+        return 1
+    except Exception as error:  # a bug of ours: say so in one line (LL_OPT_TRACEBACK=1 for details)
+        if os.environ.get("LL_OPT_TRACEBACK"):
+            raise
+        print(f"ll-opt: error: internal error: {type(error).__name__}: {error}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
