@@ -63,25 +63,29 @@ def supremum(x: Sequence[str], y: Sequence[str]) -> list[str]:
 
     Example: ``supremum(["register", "lane"], ["lane", "warp"]) == ["register", "lane", "warp"]``.
     """
+    x, y = list(x), list(y)
+    if x == y or not y:
+        return x
+    if not x:
+        return y
+    xs, ys = set(x), set(y)
     result: list[str] = []
-    seen: set[str] = set()
     i = j = 0
-    while i < len(x) or j < len(y):
-        if i < len(x) and x[i] in seen:
+    while i < len(x) and j < len(y):
+        a, b = x[i], y[j]
+        if a == b:
+            result.append(a)
             i += 1
-            continue
-        if j < len(y) and y[j] in seen:
             j += 1
-            continue
-        if i < len(x) and (j >= len(y) or x[i] == y[j] or x[i] not in y[j + 1:]):
-            pick = x[i]
-        elif j < len(y) and (i >= len(x) or y[j] not in x[i + 1:]):
-            pick = y[j]
-        else:
-            raise LayoutError(f"dimension orders {list(x)} and {list(y)} contradict each other: no supremum exists")
-        result.append(pick)
-        seen.add(pick)
-    return result
+        elif a not in ys:  # only in x: free to go now, and x wins ties
+            result.append(a)
+            i += 1
+        elif b not in xs:
+            result.append(b)
+            j += 1
+        else:  # a comes later in y and b later in x
+            raise LayoutError(f"dimension orders {x} and {y} contradict each other: no supremum exists")
+    return result + x[i:] + y[j:]
 
 
 class LinearLayout:
@@ -112,6 +116,25 @@ class LinearLayout:
             raise LayoutError(
                 "Layout is expected to be surjective, i.e. every `out` coordinate can be reached by "
                 "some `in` coordinate, but was not:" + str(self))
+
+    @classmethod
+    def _raw(cls, ins: tuple, outs: tuple, flat: tuple | None = None) -> "LinearLayout":
+        """Internal constructor for already valid data, skipping every check and copy:
+        ``ins`` a tuple of (name, tuple of basis tuples), ``outs`` a tuple of (name, size),
+        ``flat`` the packed columns if the caller has them (else computed on demand)."""
+        self = object.__new__(cls)
+        self._in = ins
+        self._out = outs
+        shifts = []
+        total = 0
+        for _, size in outs:
+            shifts.append(total)
+            total += size.bit_length() - 1
+        self._shifts = tuple(shifts)
+        self._flat = flat
+        self._rank = None
+        self._hash = None
+        return self
 
     def _check(self, require_surjective: bool) -> None:
         in_names = [n for n, _ in self._in]
@@ -296,15 +319,6 @@ class LinearLayout:
             self._flat = tuple(self._pack(b) for _, bs in self._in for b in bs)
         return self._flat
 
-    def _touched_bits(self, in_dims: Sequence[str]) -> int:
-        """OR of the flattened bases of ``in_dims``: the output bits they can change."""
-        mask = 0
-        for n, bs in self._in:
-            if n in in_dims:
-                for b in bs:
-                    mask |= self._pack(b)
-        return mask
-
     def rank(self) -> int:
         """Rank over F2 of the basis matrix."""
         if self._rank is None:
@@ -395,20 +409,26 @@ class LinearLayout:
         """The same map with the in dims in ``order`` (a permutation of the in-dim names)."""
         if sorted(order) != sorted(self.in_dim_names):
             raise LayoutError(f"transpose_ins: {list(order)} is not a permutation of the in dims {self.in_dim_names}")
+        if list(order) == self.in_dim_names:
+            return self
         table = dict(self._in)
-        return LinearLayout([(n, table[n]) for n in order], self._out, _checked=True)
+        return LinearLayout._raw(tuple((n, table[n]) for n in order), self._out)
 
     def transpose_outs(self, order: Sequence[str]) -> "LinearLayout":
         """The same map with the out dims (and every basis' components) in ``order``."""
         if sorted(order) != sorted(self.out_dim_names):
             raise LayoutError(f"transpose_outs: {list(order)} is not a permutation of the out dims {self.out_dim_names}")
+        if list(order) == self.out_dim_names:
+            return self
         perm = [self._out_index(n) for n in order]
-        bases = [(n, [tuple(b[i] for i in perm) for b in bs]) for n, bs in self._in]
-        return LinearLayout(bases, [self._out[i] for i in perm], _checked=True)
+        bases = tuple((n, tuple(tuple([b[i] for i in perm]) for b in bs)) for n, bs in self._in)
+        return LinearLayout._raw(bases, tuple(self._out[i] for i in perm))
 
     def rename_in_dim(self, old: str, new: str) -> "LinearLayout":
         self._in_bases(old)
-        return LinearLayout([(new if n == old else n, bs) for n, bs in self._in], self._out)
+        if new != old and self.has_in_dim(new):
+            raise LayoutError(f"rename_in_dim: in-dim '{new}' already exists")
+        return LinearLayout._raw(tuple((new if n == old else n, bs) for n, bs in self._in), self._out, self._flat)
 
     def rename_out_dim(self, old: str, new: str) -> "LinearLayout":
         self._out_index(old)
@@ -472,8 +492,11 @@ class LinearLayout:
         for d in outs:
             self._out_index(d)
         keep = [i for i, (n, _) in enumerate(self._out) if n in outs]
-        bases = [(n, [tuple(b[i] for i in keep) for b in bs]) for n, bs in self._in if n in ins]
-        return LinearLayout(bases, [self._out[i] for i in keep], _checked=True)
+        if len(keep) == len(self._out):
+            bases = tuple((n, bs) for n, bs in self._in if n in ins)
+        else:
+            bases = tuple((n, tuple(tuple([b[i] for i in keep]) for b in bs)) for n, bs in self._in if n in ins)
+        return LinearLayout._raw(bases, tuple(self._out[i] for i in keep))
 
     def sublayout_is_zero(self, in_dims: Iterable[str], out_dims: Iterable[str]) -> bool:
         sub = self.sublayout(in_dims, out_dims)
@@ -578,20 +601,33 @@ class LinearLayout:
         if not isinstance(outer, LinearLayout):
             return NotImplemented
         inner = self
-        in_names = supremum(inner.in_dim_names, outer.in_dim_names)
-        out_names = supremum(inner.out_dim_names, outer.out_dim_names)
         inner_in, outer_in = dict(inner._in), dict(outer._in)
         inner_out, outer_out = dict(inner._out), dict(outer._out)
-        outs = [(d, inner_out.get(d, 1) * outer_out.get(d, 1)) for d in out_names]
-        inner_pos = [inner.out_dim_names.index(d) if d in inner_out else -1 for d in out_names]
-        outer_pos = [outer.out_dim_names.index(d) if d in outer_out else -1 for d in out_names]
-        shift = [_log2(inner_out.get(d, 1)) for d in out_names]
+        in_names = supremum(list(inner_in), list(outer_in))
+        out_names = supremum(list(inner_out), list(outer_out))
+        outs = tuple((d, inner_out.get(d, 1) * outer_out.get(d, 1)) for d in out_names)
+        # Where each result component comes from (-1: that layout lacks the out dim, so 0).
+        inner_index = {d: i for i, d in enumerate(inner_out)}
+        outer_index = {d: i for i, d in enumerate(outer_out)}
+        inner_pos = [inner_index.get(d, -1) for d in out_names]
+        outer_pos = [outer_index.get(d, -1) for d in out_names]
+        shift = [inner_out.get(d, 1).bit_length() - 1 for d in out_names]
+        inner_as_is = inner_pos == list(range(len(out_names)))
+        outer_as_is = outer_pos == list(range(len(out_names)))
+        zero = (0,) * len(out_names)
         bases = []
         for d in in_names:
-            bs = [tuple(b[p] if p >= 0 else 0 for p in inner_pos) for b in inner_in.get(d, ())]
-            bs += [tuple((b[p] << s) if p >= 0 else 0 for p, s in zip(outer_pos, shift)) for b in outer_in.get(d, ())]
+            bs = inner_in.get(d, ())
+            if not inner_as_is:
+                bs = tuple(tuple([b[p] if p >= 0 else 0 for p in inner_pos]) for b in bs)
+            obs = outer_in.get(d, ())
+            if obs and outer_as_is:
+                bs += tuple(tuple([c << s for c, s in zip(b, shift)]) if any(b) else zero for b in obs)
+            elif obs:
+                bs += tuple(tuple([(b[p] << s) if p >= 0 else 0 for p, s in zip(outer_pos, shift)]) if any(b) else zero
+                            for b in obs)
             bases.append((d, bs))
-        return LinearLayout(bases, outs, _checked=True)
+        return LinearLayout._raw(tuple(bases), outs)
 
     # ------------------------------------------------------------------ composition, inversion
 
@@ -604,28 +640,39 @@ class LinearLayout:
             if size > outer.in_dim_size(d):
                 raise LayoutError(f"compose: out-dim '{d}' has size {size}, larger than the outer layout's "
                                   f"in-dim size {outer.in_dim_size(d)}")
-        # Feed each basis through `outer`, using outer's flattened columns directly.
+        # Bit j of this's packed output is bit k of some out dim d, i.e. input bit k of outer's
+        # in dim d: outer's column `image[j]`.  Feed each packed basis through that table.
+        cols = outer.flat_columns
         offsets, pos = {}, 0
         for n, bs in outer._in:
             offsets[n] = pos
             pos += len(bs)
-        order = [offsets[d] for d in self.out_dim_names]
-        cols = outer.flat_columns
-        bases = []
+        image = [cols[offsets[d] + k] for d, size in self._out for k in range(_log2(size))]
+        flat = []
+        for c in self.flat_columns:
+            v = 0
+            while c:  # one step per set bit (typical layouts have one per column)
+                low = c & -c
+                v ^= image[low.bit_length() - 1]
+                c ^= low
+            flat.append(v)
+        return LinearLayout._raw(self._regroup(flat, outer._out), outer._out, tuple(flat))
+
+    def _regroup(self, flat: Sequence[int], outs: Sequence[tuple[str, int]]) -> tuple:
+        """Packed columns, one per input bit of this layout, as bases per in dim of ``outs``."""
+        if len(outs) == 1:
+            columns = [(v,) for v in flat]
+        else:
+            fields, total = [], 0
+            for _, size in outs:
+                fields.append((total, size - 1))
+                total += size.bit_length() - 1
+            columns = [tuple([(v >> s) & m for s, m in fields]) for v in flat]
+        bases, i = [], 0
         for n, bs in self._in:
-            new = []
-            for b in bs:
-                v = 0
-                for c, off in zip(b, order):
-                    k = off
-                    while c:
-                        if c & 1:
-                            v ^= cols[k]
-                        c >>= 1
-                        k += 1
-                new.append(outer._unpack(v))
-            bases.append((n, new))
-        return LinearLayout(bases, outer._out, _checked=True)
+            bases.append((n, tuple(columns[i:i + len(bs)])))
+            i += len(bs)
+        return tuple(bases)
 
     def invert_and_compose(self, outer: "LinearLayout") -> "LinearLayout":
         """C with outer(C(x)) == this(x): maps this's in dims to outer's in dims.
@@ -648,31 +695,70 @@ class LinearLayout:
         """
         if sorted(self.out_dim_names) != sorted(outer.out_dim_names):
             raise LayoutError(f"invert_and_compose: out dims differ: {self.out_dim_names} vs {outer.out_dim_names}")
-        outer = outer.transpose_outs(self.out_dim_names)
-        for d, size in self._out:
-            if outer.out_dim_size(d) < size:
+        a = outer.transpose_outs(self.out_dim_names)
+        for (d, size), (_, a_size) in zip(self._out, a._out):
+            if a_size < size:
                 raise LayoutError(f"invert_and_compose: out-dim '{d}' has size {size} here but only "
-                                  f"{outer.out_dim_size(d)} in the outer layout")
-        outs = self.out_dim_names
-        identity_dims = [d for d in outer.in_dim_names
-                         if self.has_in_dim(d) and outer._in_bases(d) == self._in_bases(d)
-                         and not outer._touched_bits([d]) & outer._touched_bits(
-                             [n for n in outer.in_dim_names if n != d])]
-        a = outer.sublayout([d for d in outer.in_dim_names if d not in identity_dims], outs)
-        b = self.sublayout([d for d in self.in_dim_names if d not in identity_dims], outs)
-        x = lstsq(a, b)
-        if x is None:
-            raise LayoutError("invert_and_compose: the outer layout does not cover this layout's image:"
-                              f"{outer}\nthis layout:{self}")
-        for d in identity_dims:
-            x = x * LinearLayout.identity_1d(outer.in_dim_size(d), d, d)
-        return x.transpose_ins(self.in_dim_names).transpose_outs(outer.in_dim_names)
+                                  f"{a_size} in the outer layout")
+        # Work on packed columns, both packed with a's out sizes (a's are at least as large).
+        a_cols = a.flat_columns
+        b_cols = self.flat_columns if a._out == self._out else tuple(a._pack(b) for _, bs in self._in for b in bs)
+        a_start, b_start, pos = {}, {}, 0
+        masks = {}
+        for n, bs in a._in:
+            a_start[n] = pos
+            m = 0
+            for c in a_cols[pos:pos + len(bs)]:
+                m |= c
+            masks[n] = m
+            pos += len(bs)
+        pos = 0
+        for n, bs in self._in:
+            b_start[n] = pos
+            pos += len(bs)
+        identity_dims = set()
+        for n, bs in a._in:
+            if n in b_start and bs == self._in_bases(n):
+                rest = 0
+                for other, m in masks.items():
+                    if other != n:
+                        rest |= m
+                if not masks[n] & rest:
+                    identity_dims.add(n)
+        # lstsq on the other dims: express b's columns through a's pivot columns.
+        basis = f2.EchelonBasis()
+        where = []  # input bit of a (packed position) of every inserted column
+        for n, bs in a._in:
+            if n not in identity_dims:
+                for i in range(len(bs)):
+                    basis.insert(a_cols[a_start[n] + i])
+                    where.append(1 << (a_start[n] + i))
+        flat = []
+        for n, bs in self._in:
+            if n in identity_dims:
+                flat.extend(1 << (a_start[n] + i) for i in range(len(bs)))
+                continue
+            for col in b_cols[b_start[n]:b_start[n] + len(bs)]:
+                combination = basis.express(col)
+                if combination is None:
+                    raise LayoutError("invert_and_compose: the outer layout does not cover this layout's image:"
+                                      f"{outer}\nthis layout:{self}")
+                v = 0
+                while combination:
+                    low = combination & -combination
+                    v |= where[low.bit_length() - 1]
+                    combination ^= low
+                flat.append(v)
+        outs = tuple((n, 1 << len(bs)) for n, bs in outer._in)
+        return LinearLayout._raw(self._regroup(flat, outs), outs, tuple(flat))
 
     def pseudoinvert(self) -> "LinearLayout":
-        """A map from the out dims back to the in dims, a right inverse on the image."""
-        identity = LinearLayout.empty()
-        for d, size in self._out:
-            identity = identity * LinearLayout.identity_1d(size, d, d)
+        """A map from the out dims back to the in dims, a right inverse on the image
+        (Triton: the identity on the out dims, ``invert_and_compose``'d with this layout)."""
+        n = len(self._out)
+        bases = tuple((d, tuple(tuple([1 << k if j == i else 0 for j in range(n)]) for k in range(_log2(size))))
+                      for i, (d, size) in enumerate(self._out))
+        identity = LinearLayout._raw(bases, self._out, tuple(1 << j for j in range(self.total_out_dim_size_log2)))
         return identity.invert_and_compose(self)
 
     def invert(self) -> "LinearLayout":
