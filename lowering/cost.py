@@ -1,0 +1,166 @@
+"""Cost model: instruction counts, exact bank conflicts, scratch bytes and barriers of a plan.
+
+Everything is counted *per warp* (the instructions one warp issues), which is also per thread.
+
+Bank conflicts are exact, not estimated: for every shared-memory instruction we evaluate the
+address of every lane (warp 0, block 0: other warps add an XOR constant to the offset, which
+permutes banks and keeps the conflict count), split the warp into the target's phases
+(``Target.phase_lane_bits``), and in each phase count, per bank, the *distinct* 4-byte words the
+lanes touch.  The phase takes ``max`` over banks of that count wavefronts (at least 1); lanes
+reading the same word share one broadcast and cost nothing extra.
+
+Example (paper Appendix C, 16x32 fp32, loads of a row-major buffer): the 32 lanes of a load
+read column pairs: lanes 0-15 hit words 32m + 2r for m = 0..15, all in bank 2r: 16 wavefronts
+where 1 would do, ``conflicts`` = 15 for that instruction.  With the swizzle n ^ 2m the 16 lanes
+hit 16 different banks and the phase takes 1 wavefront.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .plan import Barrier, ConversionPlan, SharedAccess, SharedMemoryPlan
+from .target import Target
+
+
+@dataclass(frozen=True)
+class PlanCost:
+    """Per-warp counts.  ``*_wavefronts``: shared-memory wavefronts issued; ``*_conflicts``:
+    wavefronts beyond one per phase (0 = conflict-free)."""
+
+    shuffles: int = 0
+    selects: int = 0
+    packs: int = 0
+    shared_stores: int = 0
+    shared_loads: int = 0
+    barriers: int = 0
+    scratch_bytes: int = 0
+    store_wavefronts: int = 0
+    load_wavefronts: int = 0
+    store_conflicts: int = 0
+    load_conflicts: int = 0
+    max_store_bits: int = 0
+    max_load_bits: int = 0
+    instructions: dict = field(default_factory=dict, compare=False)
+
+    @property
+    def bank_conflicts(self) -> int:
+        return self.store_conflicts + self.load_conflicts
+
+    @property
+    def weight(self) -> float:
+        """A rough issue-cost estimate used to choose between shuffles and shared memory: a
+        shuffle ~2, an ALU op ~1, a shared access ~2 plus 2 per extra wavefront, a barrier ~4."""
+        return (2.0 * self.shuffles + self.selects + self.packs
+                + 2.0 * (self.shared_stores + self.shared_loads) + 2.0 * self.bank_conflicts
+                + 4.0 * self.barriers)
+
+    def __str__(self) -> str:
+        parts = [f"{k}={v}" for k, v in self.instructions.items()]
+        parts += [f"scratch={self.scratch_bytes}B"]
+        if self.shared_stores or self.shared_loads:
+            parts += [f"conflicts(st={self.store_conflicts}, ld={self.load_conflicts})",
+                      f"vector(st={self.max_store_bits}b, ld={self.max_load_bits}b)"]
+        return ", ".join(parts)
+
+
+def _lane_ids(target: Target) -> np.ndarray:
+    return np.arange(target.warp_size, dtype=np.int64)
+
+
+def access_words(access: SharedAccess, element_bits: int, target: Target, lanes: np.ndarray) -> list[np.ndarray]:
+    """For each lane, the 4-byte word addresses it touches, as a list of arrays (one per word
+    slot of the access), plus the access width in bits via len()."""
+    ebytes = max(element_bits, 8) // 8
+    base = np.asarray(access.address.evaluate(lanes, 0, 0), dtype=np.int64) * ebytes
+    nbytes = len(access.registers) * ebytes
+    if access.instruction.startswith(("ldmatrix", "stmatrix")):
+        nbytes = 16  # one 16-byte row per address-supplying lane
+    words = [(base + off) // 4 for off in range(0, max(nbytes, 4), 4)]
+    return words
+
+
+def access_wavefronts(access: SharedAccess, element_bits: int, target: Target) -> tuple[int, int]:
+    """(wavefronts, phases) of one warp-wide access."""
+    lanes = _lane_ids(target)
+    ebytes = max(element_bits, 8) // 8
+    if access.instruction.startswith(("ldmatrix", "stmatrix")):
+        width_bits = 128
+        phase_bits = (0, 1, 2)  # one matrix = 8 row addresses per phase
+        count = len(access.registers) * ebytes // 4  # number of matrices = words per lane
+        active = lanes[: 8 * count]
+    else:
+        width_bits = len(access.registers) * ebytes * 8
+        phase_bits = target.phase_lane_bits(width_bits, not access.is_store)
+        active = lanes
+    words = access_words(access, element_bits, target, active)
+    in_phase_mask = sum(1 << b for b in phase_bits)
+    phase_id = active & ~in_phase_mask
+    total = 0
+    phases = 0
+    for pid in np.unique(phase_id):
+        sel = phase_id == pid
+        all_words = np.unique(np.concatenate([w[sel] for w in words]))
+        banks = Counter((all_words % target.num_banks).tolist())
+        total += max(banks.values())
+        phases += 1
+    return total, phases
+
+
+def shared_cost(plan: SharedMemoryPlan, target: Target) -> dict:
+    counts: Counter = Counter()
+    st_w = ld_w = st_c = ld_c = 0
+    max_st = max_ld = 0
+    barriers = 0
+    for op in plan.ops:
+        if isinstance(op, Barrier):
+            barriers += 1
+            counts[op.kind] += 1
+            continue
+        bits = len(op.registers) * max(plan.element_bits, 8)
+        name = op.instruction
+        if not name.startswith(("ldmatrix", "stmatrix")):
+            name = f"{op.instruction}.b{bits}"
+        counts[name] += 1
+        wavefronts, phases = access_wavefronts(op, plan.element_bits, target)
+        if op.is_store:
+            st_w += wavefronts
+            st_c += wavefronts - phases
+            max_st = max(max_st, bits)
+        else:
+            ld_w += wavefronts
+            ld_c += wavefronts - phases
+            max_ld = max(max_ld, bits)
+    stores = sum(1 for op in plan.ops if isinstance(op, SharedAccess) and op.is_store)
+    loads = sum(1 for op in plan.ops if isinstance(op, SharedAccess) and not op.is_store)
+    return dict(shared_stores=stores, shared_loads=loads, barriers=barriers, scratch_bytes=plan.scratch_bytes,
+                store_wavefronts=st_w, load_wavefronts=ld_w, store_conflicts=st_c, load_conflicts=ld_c,
+                max_store_bits=max_st, max_load_bits=max_ld, instructions=dict(counts))
+
+
+def plan_cost(plan: ConversionPlan) -> PlanCost:
+    """The cost of any plan (see ``PlanCost``)."""
+    if plan.shuffle is not None:
+        s = plan.shuffle
+        counts: Counter = Counter()
+        shuffles = selects = 0
+        for r in s.rounds:
+            send_selects = (1 << r.send_word.lane_rank()) - 1
+            selects += send_selects * s.words_per_element
+            if r.instruction != "local":
+                shuffles += s.words_per_element
+                counts[r.instruction] += s.words_per_element
+        recv_selects = ((1 << s.receive_round.lane_rank()) - 1) * len(s.dst_words) * s.words_per_element
+        selects += recv_selects
+        packs = (len(s.src_words) + len(s.dst_words)) * (s.elements_per_word - 1)
+        if selects:
+            counts["select"] = selects
+        if packs:
+            counts["prmt"] = packs
+        return PlanCost(shuffles=shuffles, selects=selects, packs=packs, instructions=dict(counts))
+    if plan.shared is not None:
+        return PlanCost(**shared_cost(plan.shared, plan.target))
+    return PlanCost()

@@ -1,0 +1,101 @@
+"""Distributed layouts seen as integer columns over (register, lane, warp, block).
+
+The planner works on the flattened form of a layout: for each hardware dimension, the list of
+basis images, each the *flat element index* (out dims packed, first out dim lowest, as
+``LinearLayout.flat_columns``).  Register i of lane l holds the element
+``XOR(register[k] for bits k of i) ^ XOR(lane[k] for bits k of l) ^ ...``.
+
+Broadcast registers.  A zero register basis means two registers hold the same element.  Like
+Triton (``removeZeroBasesAlongDim(register)``) the planner works on the *unique* registers and
+maps back at the end: with register bases ``[1, 0, 2]`` the unique layout has bases ``[1, 2]``
+and unique register u = 0b11 is the full register 0b101 (bits deposited at the non-zero
+positions 0 and 2); full register 0b111 reads unique register 0b11 (bits extracted).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..dialect.linear_layout import LinearLayout
+
+HARDWARE_DIMS = ("register", "lane", "warp", "block")
+
+
+def deposit(value: int, positions: tuple[int, ...]) -> int:
+    """Scatter the low bits of ``value`` to bit ``positions`` (pdep)."""
+    out = 0
+    for i, p in enumerate(positions):
+        if value >> i & 1:
+            out |= 1 << p
+    return out
+
+
+def extract(value: int, positions: tuple[int, ...]) -> int:
+    """Gather the bits of ``value`` at ``positions`` into the low bits (pext)."""
+    return sum(((value >> p) & 1) << i for i, p in enumerate(positions))
+
+
+def xor_table(columns: tuple[int, ...]) -> np.ndarray:
+    """All 2^len(columns) XOR combinations: entry x = XOR(columns[k] for set bits k of x)."""
+    table = np.zeros(1, dtype=np.int64)
+    for c in columns:
+        table = np.concatenate([table, table ^ c])
+    return table
+
+
+@dataclass(frozen=True)
+class HardwareLayout:
+    """A distributed layout as basis images per hardware dim (see the module docstring)."""
+
+    register: tuple[int, ...]
+    lane: tuple[int, ...]
+    warp: tuple[int, ...]
+    block: tuple[int, ...]
+    element_bits: int  # log2 of the number of tensor elements
+
+    @classmethod
+    def of(cls, layout: LinearLayout, out_order: list[str] | None = None) -> "HardwareLayout":
+        if out_order is not None and layout.out_dim_names != out_order:
+            layout = layout.transpose_outs(out_order)
+        missing = [d for d in layout.in_dim_names if d not in HARDWARE_DIMS]
+        if missing:
+            raise ValueError(f"not a distributed layout: in dims {missing} are not hardware dims")
+        cols = {}
+        for d in HARDWARE_DIMS:
+            cols[d] = tuple(layout._pack(b) for b in layout.bases.get(d, ())) if layout.has_in_dim(d) else ()
+        return cls(cols["register"], cols["lane"], cols["warp"], cols["block"], layout.total_out_dim_size_log2)
+
+    def columns(self, dim: str) -> tuple[int, ...]:
+        return getattr(self, dim)
+
+    @property
+    def nonzero_register_positions(self) -> tuple[int, ...]:
+        return tuple(i for i, c in enumerate(self.register) if c)
+
+    def unique_registers(self) -> "HardwareLayout":
+        """The layout without its zero (broadcast) register bases."""
+        return HardwareLayout(tuple(c for c in self.register if c), self.lane, self.warp, self.block,
+                              self.element_bits)
+
+    def canonical_register(self, full_index: int) -> int:
+        """Unique-register index that the full register ``full_index`` reads."""
+        return extract(full_index, self.nonzero_register_positions)
+
+    def full_register(self, unique_index: int) -> int:
+        """A full register holding unique register ``unique_index`` (the one with zero broadcast bits)."""
+        return deposit(unique_index, self.nonzero_register_positions)
+
+    def element_table(self) -> np.ndarray:
+        """Element held by every (block, warp, lane, register): shape (B, W, L, R)."""
+        reg, lane = xor_table(self.register), xor_table(self.lane)
+        warp, block = xor_table(self.warp), xor_table(self.block)
+        return (block[:, None, None, None] ^ warp[None, :, None, None] ^ lane[None, None, :, None]
+                ^ reg[None, None, None, :])
+
+
+def to_linear_layout(columns: dict[str, tuple[int, ...]], element_bits: int) -> LinearLayout:
+    """Integer columns -> a LinearLayout with one out dim ``dim0`` of 2^element_bits elements."""
+    bases = [(d, [(c,) for c in cols]) for d, cols in columns.items()]
+    return LinearLayout(bases, [("dim0", 1 << element_bits)], require_surjective=False)

@@ -1,0 +1,204 @@
+"""The conversion planner: ``plan_conversion(src, dst, bits, target)``.
+
+1. Both layouts lose their broadcast registers (each element is planned once; the final rename
+   copies it into every register that names it).
+2. The minimal conversion C = dst.invert_and_compose(src), with block, warp, lane and register
+   stripped from the slowest while C is the identity on them (Triton's ``minimalCvtLayout``,
+   reference/triton.md §3.1), gives the *scope*: the fastest dim left in C.
+3. By scope:
+   * none / register: a register rename, no instructions;
+   * lane: warp shuffles (``lowering.shuffle``) or shared memory, whichever the cost model
+     (``lowering.cost``) says is cheaper;
+   * warp: shared memory with the optimal swizzle (``lowering.shared``, ``lowering.swizzle``);
+   * block: unsupported (the data crosses CTAs; left to Triton).
+4. Every candidate plan goes through the exhaustive verifier (``lowering.verify``) before it is
+   returned; a plan that fails is dropped (and the next candidate tried).  If none passes, the
+   result is ``Unsupported`` with the verifier's message.
+"""
+
+from __future__ import annotations
+
+from ..dialect import f2
+from ..dialect.linear_layout import LayoutError, LinearLayout
+from .cost import plan_cost
+from .hardware import HardwareLayout, to_linear_layout
+from .plan import ConversionPlan, RegisterRename, Unsupported
+from .shared import cta_local, cta_space, plan_shared_memory, storage_bits
+from .shuffle import LaneConversion, packing_pairs, plan_shuffles, word_level, word_registers
+from .target import Target, target_named
+from .verify import verify_plan
+
+SUPPORTED_BITS = (1, 8, 16, 32, 64)
+
+
+def element_bits_of(bits) -> int:
+    """1, 8, 16, 32, 64, or a type name: "i1", "f16", "ptr" (pointers are 64-bit)."""
+    if isinstance(bits, str):
+        name = bits.strip().lower()
+        if name in ("ptr", "pointer") or name.startswith("!tt.ptr"):
+            return 64
+        digits = "".join(ch for ch in name if ch.isdigit())
+        if not digits:
+            raise ValueError(f"cannot tell the bit width of element type '{bits}'")
+        bits = int(digits)
+    if bits not in SUPPORTED_BITS:
+        raise ValueError(f"element width {bits} bits is not supported (supported: {SUPPORTED_BITS})")
+    return bits
+
+
+def minimal_conversion(src: HardwareLayout, dst: HardwareLayout) -> LinearLayout:
+    """dst.invert_and_compose(src) with the dims it is the identity on removed, slowest first.
+
+    (A private copy of Triton's ``minimalCvtLayout``; ``lowering.conversion`` will own it.)
+    """
+    dims = ("register", "lane", "warp", "block")
+    s = to_linear_layout({d: src.columns(d) for d in dims}, src.element_bits)
+    d = to_linear_layout({d: dst.columns(d) for d in dims}, dst.element_bits)
+    c = d.invert_and_compose(s)
+    for dim in reversed(dims):
+        q = c.quotient([dim])
+        if q is None:
+            break
+        c = q
+    return c
+
+
+def scope_of(conversion: LinearLayout) -> str:
+    dims = set(conversion.in_dim_names)
+    for name in ("block", "warp", "lane", "register"):
+        if name in dims:
+            return name
+    return "none"
+
+
+def _rename(src: HardwareLayout, dst: HardwareLayout, full_conversion: LinearLayout) -> RegisterRename:
+    """dst[j] = src[i] where i holds the element that dst register j names (same lane)."""
+    sources = []
+    zero = {d: 0 for d in full_conversion.in_dim_names}
+    for j in range(1 << len(dst.register)):
+        u = dst.canonical_register(j)
+        image = full_conversion.apply({**zero, "register": u})
+        sources.append(src.full_register(image["register"]))
+    return RegisterRename("src", tuple(sources))
+
+
+def _staging_rename(dst: HardwareLayout) -> RegisterRename:
+    return RegisterRename("staging", tuple(dst.canonical_register(j) for j in range(1 << len(dst.register))))
+
+
+def _columns(conversion: LinearLayout, dim: str):
+    outs = conversion.out_dim_names
+    ri = outs.index("register") if "register" in outs else None
+    li = outs.index("lane") if "lane" in outs else None
+    regs, lanes = [], []
+    for b in conversion.bases.get(dim, ()):
+        regs.append(b[ri] if ri is not None else 0)
+        lanes.append(b[li] if li is not None else 0)
+    return tuple(regs), tuple(lanes)
+
+
+def _shuffle_candidates(src_full, src_u, dst_full, dst_u, conversion: LinearLayout, bits: int, target: Target,
+                        base_kwargs: dict) -> list[ConversionPlan]:
+    if conversion.in_dim_size("lane") != target.warp_size:
+        return []
+    crr, crl = _columns(conversion, "register")
+    clr, cll = _columns(conversion, "lane")
+    conv = LaneConversion(len(src_u.register), len(dst_u.register), target.lane_bits, crr, crl, clr, cll)
+    ebits = storage_bits(bits)
+    words_per_element = 2 if ebits == 64 else 1
+    max_pairs = (32 // ebits).bit_length() - 1 if ebits <= 16 else 0
+    pairs_all = packing_pairs(conv, max_pairs)
+    plans = []
+    for n_pairs in sorted({len(pairs_all), 0}, reverse=True):
+        pairs = pairs_all[:n_pairs]
+        wconv = word_level(conv, pairs)
+        src_words = [tuple(src_full.full_register(u) for u in word)
+                     for word in word_registers(conv.src_registers, [a for _, a in pairs])]
+        dst_words = word_registers(conv.dst_registers, [b for b, _ in pairs])
+        found = plan_shuffles(wconv, src_words, dst_words, 1 << n_pairs, words_per_element, target.warp_size,
+                              target.vendor == "amd")
+        if found is None:
+            continue
+        shuffle_plan, _ = found
+        plans.append(ConversionPlan(**base_kwargs, method="shuffle", output=_staging_rename(dst_full),
+                                    shuffle=shuffle_plan))
+    return plans
+
+
+def _shared_candidate(src_full, src_u, dst_full, dst_u, bits, target, base_kwargs, warp_local) -> ConversionPlan | None:
+    rows = cta_space(src_u)
+    rows_dst = cta_space(dst_u)
+    basis = f2.EchelonBasis(rows)
+    if any(not basis.contains(r) for r in rows_dst):
+        return None  # the destination needs elements this CTA's source does not hold
+    src_local = cta_local(src_u, rows)
+    dst_local = cta_local(dst_u, rows)
+    shared = plan_shared_memory(src_local, dst_local, bits, target, src_full.full_register, warp_local)
+    return ConversionPlan(**base_kwargs, method="shared", output=_staging_rename(dst_full), shared=shared)
+
+
+def plan_candidates(src: LinearLayout, dst: LinearLayout, bits, target) -> tuple[list[ConversionPlan], str]:
+    """Every plan the planner can build for this conversion, cheapest first (unverified), and the
+    scope.  ``plan_conversion`` is the public entry point; this is for tests and benchmarks."""
+    target = target_named(target) if isinstance(target, str) else target
+    bits = element_bits_of(bits)
+    if sorted(src.out_dim_names) != sorted(dst.out_dim_names):
+        raise LayoutError(f"source and destination tensors differ: out dims {src.out_dim_names} vs "
+                          f"{dst.out_dim_names}")
+    dst = dst.transpose_outs(src.out_dim_names)
+    for name in src.out_dim_names:
+        if src.out_dim_size(name) != dst.out_dim_size(name):
+            raise LayoutError(f"source and destination shapes differ along '{name}': "
+                              f"{src.out_dim_size(name)} vs {dst.out_dim_size(name)}")
+    order = src.out_dim_names
+    src_full = HardwareLayout.of(src, order)
+    dst_full = HardwareLayout.of(dst, order)
+    src_u, dst_u = src_full.unique_registers(), dst_full.unique_registers()
+    conversion = minimal_conversion(src_u, dst_u)
+    scope = scope_of(conversion)
+    base = dict(src=src, dst=dst, element_bits=bits, target=target, scope=scope)
+    if scope in ("none", "register"):
+        dims = ("register", "lane", "warp", "block")
+        s = to_linear_layout({d: src_u.columns(d) for d in dims}, src_u.element_bits)
+        d = to_linear_layout({d: dst_u.columns(d) for d in dims}, dst_u.element_bits)
+        full = d.invert_and_compose(s)
+        method = "noop" if scope == "none" else "rename"
+        # Register renames use the unique-register numbering of src: map through src_full.
+        rename = _rename(src_u, dst_full, full)
+        rename = RegisterRename("src", tuple(src_full.full_register(i) for i in rename.sources))
+        return [ConversionPlan(**base, method=method, output=rename)], scope
+    if scope == "block":
+        return [], scope
+    plans = []
+    if scope == "lane":
+        plans += _shuffle_candidates(src_full, src_u, dst_full, dst_u, conversion, bits, target, base)
+    # A warp barrier is enough when data stays in its warp and no two warps share (broadcast) data:
+    # two warps holding copies would store to the same words (Triton's isCvtDimSync(warp)).
+    warp_local = scope == "lane" and all(src_u.warp) and all(dst_u.warp)
+    shared = _shared_candidate(src_full, src_u, dst_full, dst_u, bits, target, base, warp_local=warp_local)
+    if shared is not None:
+        plans.append(shared)
+    plans.sort(key=lambda p: plan_cost(p).weight)
+    return plans, scope
+
+
+def plan_conversion(src: LinearLayout, dst: LinearLayout, bits, target) -> ConversionPlan | Unsupported:
+    """A verified plan converting ``src`` to ``dst`` (distributed layouts of one tensor) for
+    elements of ``bits`` bits (1, 8, 16, 32, 64 or "ptr") on ``target`` (a Target or a name such
+    as "sm_90", "gfx942"); or ``Unsupported`` with the reason."""
+    try:
+        plans, scope = plan_candidates(src, dst, bits, target)
+    except (LayoutError, ValueError) as e:
+        return Unsupported(f"invalid conversion: {e}")
+    if scope == "block":
+        return Unsupported("cross-CTA conversion: data moves between CTAs of a cluster (needs distributed "
+                           "shared memory); left to Triton", scope)
+    failures = []
+    for plan in plans:
+        result = verify_plan(plan)
+        if result.ok:
+            return plan
+        failures.append(f"{plan.method}: {result.errors[0]}")
+    if not plans:
+        return Unsupported(f"no plan found for a {scope}-scope conversion", scope)
+    return Unsupported("no plan passed the verifier: " + "; ".join(failures), scope)

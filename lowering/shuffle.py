@@ -1,0 +1,237 @@
+"""Warp-shuffle plans for conversions that move data between lanes of one warp.
+
+The conversion as a linear map.  Let C = dst.invert_and_compose(src) restricted to (register,
+lane) (the minimal conversion: warps and blocks map to themselves).  C says, for every
+destination slot (register r, lane l), which source slot holds that element:
+
+    C(r, l) = (Crr r ^ Clr l,  Crl r ^ Cll l)        (source register, source lane)
+
+(Crr: dst register bits -> src register, Crl: dst register bits -> src lane, Clr: dst lane bits ->
+src register, Cll: dst lane bits -> src lane.)
+
+Rounds.  A shuffle moves one 32-bit word per lane: each lane *sends* one word and *receives*
+one.  We run one round per destination word index rho, and let the round fill, in lane l, the
+destination word ``rho ^ N l`` for a linear map N (lane bits -> destination word bits) that we
+choose.  Substituting r = rho ^ N l into C, in round rho lane l reads
+
+    source lane  = Crl rho ^ A l,      A = Crl N ^ Cll
+    source word  = Crr rho ^ B l,      B = Crr N ^ Clr
+
+A shuffle lets every source lane send a single word, so the word must be a function of the
+source lane: B = M A for some linear M (equivalently ker A is inside ker B).  The sender then
+sends word ``Crr rho ^ M Crl rho ^ M s`` (s = its own lane id): a select chain over 2^rank(M)
+words.  The receiver puts round rho into word rho ^ N l: a select over 2^rank(N) rounds.
+
+Choosing N.  N = 0 is the textbook receiver-driven plan (R rounds, R = number of destination
+words).  But if A is the identity (every lane reads lane ``l ^ Crl rho``, an xor shuffle), the
+rounds with Crl rho = 0 need no shuffle at all: 2^(R - rank Crl) of the R rounds are local.
+Worked example, the register<->lane transposition (r0 l0) on 2 registers: C sends dst (r0) to
+src lane bit 0 and dst lane bit 0 to src r0.  With N = (l0 -> r0): A = I, B = (l0 -> r0); round 0
+is local (lane l keeps its word l0), round 1 is ``shfl.xor 1`` sending word (l0 ^ 1): one
+shuffle for two registers, the "Ship" trick of Triton PR #7558.  When a destination lane bit has
+no source-lane component but a source-register one (Cll e_j = 0, Clr e_j != 0, a "missing lane
+row" in Triton's words), N = 0 is infeasible (lanes l and l ^ e_j read the same source lane but
+want different words): N must map e_j to a register bit r with Crl r != 0, which makes them read
+different lanes.  We enumerate a small set of candidate N per lane bit (0, the solution that
+makes A e_j = e_j, and the unit register bits for missing rows) and keep the cheapest feasible.
+
+Packing.  Elements of 8 or 16 bits travel packed: a register bit b of the destination whose
+C-image is exactly a source register bit a, with no other destination bit touching a, moves in
+lockstep (element pairs (x, x ^ e_a) stay pairs); up to 32/bits elements share a word.  64-bit
+elements move as two 32-bit halves through the same rounds.
+
+Broadcast.  Source broadcast is resolved by C (minimal-norm preimages: every copy reads the
+canonical source).  A destination lane broadcast is a zero column of C (A e_j = B e_j = 0: the
+lanes read the same word from the same lane).  Register broadcast is removed before and
+restored by the final rename.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+from ..dialect import f2
+from .hardware import deposit
+from .plan import ShuffleRound, ThreadAffine, WarpShufflePlan
+
+
+def _apply(columns, x: int) -> int:
+    out = 0
+    for i, c in enumerate(columns):
+        if x >> i & 1:
+            out ^= c
+    return out
+
+
+def _drop_bit(v: int, bit: int) -> int:
+    """Remove bit ``bit`` from v, shifting the higher bits down."""
+    return (v & ((1 << bit) - 1)) | ((v >> (bit + 1)) << bit)
+
+
+@dataclass(frozen=True)
+class LaneConversion:
+    """C restricted to (register, lane), as integer columns (see the module docstring)."""
+
+    src_registers: int           # number of source register bits (unique registers)
+    dst_registers: int
+    lane_bits: int
+    reg_to_reg: tuple[int, ...]  # Crr, one per dst register bit
+    reg_to_lane: tuple[int, ...]  # Crl
+    lane_to_reg: tuple[int, ...]  # Clr, one per dst lane bit
+    lane_to_lane: tuple[int, ...]  # Cll
+
+
+@dataclass(frozen=True)
+class ShuffleCost:
+    shuffles: int
+    selects: int
+    packs: int
+
+    @property
+    def weight(self) -> float:
+        # A shuffle costs about as much as two ALU ops on the same values (issue + latency of
+        # the crossbar); selects and byte permutes are single ALU ops.
+        return 2.0 * self.shuffles + self.selects + self.packs
+
+
+def _solve_linear(a_columns, b_columns, src_bits: int):
+    """M (one image per source lane bit) with M a_j = b_j for every j, zero off span(a); None if
+    inconsistent (some XOR of a's vanishes while the same XOR of b's does not).
+
+    ``EchelonBasis`` numbers every insertion, dependent or not, so a combination mask indexes
+    the list of images ``images`` directly.
+    """
+    basis = f2.EchelonBasis()
+    images = []
+    for a, b in zip(a_columns, b_columns):
+        residue, combo = basis.reduce(a)
+        if residue == 0 and _apply(images, combo) != b:
+            return None
+        basis.insert(a)
+        images.append(b)
+    for i in range(src_bits):  # complete to the whole lane space, mapping the rest to 0
+        basis.insert(1 << i)
+        images.append(0)
+    return tuple(_apply(images, basis.express(1 << i)) for i in range(src_bits))
+
+
+def plan_shuffles(conv: LaneConversion, src_words_regs, dst_words_regs, elements_per_word: int,
+                  words_per_element: int, warp_size: int, amd: bool,
+                  max_candidates: int = 4096) -> tuple[WarpShufflePlan, ShuffleCost] | None:
+    """The cheapest receiver-driven shuffle plan for ``conv`` (word-level), or None."""
+    nrd, nl = conv.dst_registers, conv.lane_bits
+    crr, crl, clr, cll = conv.reg_to_reg, conv.reg_to_lane, conv.lane_to_reg, conv.lane_to_lane
+    crl_basis = f2.EchelonBasis(crl)
+
+    options = []
+    for j in range(nl):
+        opts = [0]
+        want = cll[j] ^ (1 << j)  # makes A e_j = e_j
+        combo = crl_basis.express(want) if want else 0
+        if combo is not None and want:
+            opts.append(combo)
+        if cll[j] == 0 and clr[j] != 0:
+            opts.extend(1 << k for k in range(nrd) if crl[k] != 0 and (1 << k) not in opts)
+        options.append(opts)
+    total = 1
+    for o in options:
+        total *= len(o)
+    if total > max_candidates:
+        options = [o[:2] for o in options]
+
+    best = None
+    rank_crl = f2.rank(crl)
+    for n in itertools.product(*options):
+        a = tuple(_apply(crl, n[j]) ^ cll[j] for j in range(nl))
+        b = tuple(_apply(crr, n[j]) ^ clr[j] for j in range(nl))
+        m = _solve_linear(a, b, nl)
+        if m is None:
+            continue
+        a_is_identity = all(a[j] == 1 << j for j in range(nl))
+        rounds = 1 << nrd
+        local = (1 << (nrd - rank_crl)) if a_is_identity else 0
+        shuffles = (rounds - local) * words_per_element
+        send_choices = (1 << f2.rank(m)) - 1
+        recv_choices = (1 << f2.rank(n)) - 1
+        selects = (rounds * send_choices + rounds * recv_choices) * words_per_element
+        packs = 0
+        if elements_per_word > 1:
+            packs = (len(src_words_regs) + len(dst_words_regs)) * (elements_per_word - 1)
+        cost = ShuffleCost(shuffles, selects, packs)
+        key = (cost.weight, shuffles)
+        if best is None or key < best[0]:
+            best = (key, n, a, m, a_is_identity, cost)
+    if best is None:
+        return None
+    _, n, a, m, a_is_identity, cost = best
+
+    rounds = []
+    for rho in range(1 << nrd):
+        lane_const = _apply(crl, rho)
+        word_const = _apply(crr, rho) ^ _apply(m, lane_const)
+        send = ThreadAffine(word_const, m)
+        source = ThreadAffine(lane_const, a)
+        if a_is_identity:
+            instruction = "local" if lane_const == 0 else "shfl.xor"
+        else:
+            instruction = "shfl.idx"
+        if amd and instruction != "local":
+            instruction = "ds_bpermute"
+        rounds.append(ShuffleRound(send, source, instruction))
+    plan = WarpShufflePlan(elements_per_word, words_per_element, tuple(src_words_regs), tuple(rounds),
+                           ThreadAffine(0, tuple(n)), tuple(dst_words_regs))
+    return plan, cost
+
+
+def packing_pairs(conv: LaneConversion, max_pairs: int) -> list[tuple[int, int]]:
+    """(dst register bit b, src register bit a) pairs that can travel packed in one word.
+
+    b qualifies when C(e_b) is exactly (e_a, no lane) and no other column of C has bit a in its
+    source-register part (so the element at sub-position 1 of every word is the e_a-neighbour of
+    the element at sub-position 0, on both sides).
+    """
+    pairs = []
+    used_a = set()
+    for b in range(conv.dst_registers):
+        if len(pairs) >= max_pairs:
+            break
+        img = conv.reg_to_reg[b]
+        if conv.reg_to_lane[b] or img == 0 or img & (img - 1):
+            continue
+        a = img.bit_length() - 1
+        if a in used_a:
+            continue
+        others = [c for k, c in enumerate(conv.reg_to_reg) if k != b] + list(conv.lane_to_reg)
+        if any(c >> a & 1 for c in others):
+            continue
+        pairs.append((b, a))
+        used_a.add(a)
+    return pairs
+
+
+def word_level(conv: LaneConversion, pairs: list[tuple[int, int]]) -> LaneConversion:
+    """Remove the packed bits: dst register bits b and src register bits a of ``pairs``."""
+    drop_b = sorted((b for b, _ in pairs), reverse=True)
+    drop_a = sorted((a for _, a in pairs), reverse=True)
+
+    def squeeze_src(v):
+        for a in drop_a:
+            v = _drop_bit(v, a)
+        return v
+
+    keep = [k for k in range(conv.dst_registers) if k not in {b for b, _ in pairs}]
+    return LaneConversion(
+        conv.src_registers - len(pairs), conv.dst_registers - len(pairs), conv.lane_bits,
+        tuple(squeeze_src(conv.reg_to_reg[k]) for k in keep), tuple(conv.reg_to_lane[k] for k in keep),
+        tuple(squeeze_src(c) for c in conv.lane_to_reg), conv.lane_to_lane)
+
+
+def word_registers(num_register_bits: int, packed_positions: list[int]) -> list[tuple[int, ...]]:
+    """Word w -> the unique registers it packs, sub-element i at the packed bits of i."""
+    rest = tuple(p for p in range(num_register_bits) if p not in packed_positions)
+    words = []
+    for w in range(1 << len(rest)):
+        base = deposit(w, rest)
+        words.append(tuple(base | deposit(i, tuple(packed_positions)) for i in range(1 << len(packed_positions))))
+    return words

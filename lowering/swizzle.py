@@ -1,0 +1,137 @@
+"""The optimal swizzle: a shared-memory layout for a conversion through shared memory.
+
+Paper §4.3 / App. 9.2 and Triton's ``GenericSwizzling.cpp`` (reference/triton.md §3.5).  Work in
+the flattened element space of one CTA (k bits: element coordinate x in F2^k).  A shared-memory
+layout is an invertible linear map from the scratch offset (k bits, least significant first) to
+the element stored there; we build it from three groups of columns:
+
+* ``vector`` - the lowest offset bits: elements that every thread stores *and* loads as one
+  vector (both sides hold them in registers along the same directions, up to 128 bits);
+* ``bank``   - the next bits: they spread one phase of a warp-wide access over the 32 banks;
+* ``segment`` - the rest: which 128-byte window.  A bank conflict is two lanes of one phase that
+  differ only in segment bits; so the segment should be spanned by directions that do *not*
+  change inside a phase of either access.
+
+Segment choice (Triton's ``computeSegment``): first take unit vectors that neither access varies
+within a phase (free for both).  If there are not enough, pair a store-only direction a_i with a
+load-only direction b_i and take a_i ^ b_i: it lies in the span of neither access set, so two
+lanes of one phase (of either access) never differ by it and never land on the same bank in
+different windows.  Only when even that runs out do we take a_i (write conflicts) and b_i (read
+conflicts).
+
+Worked example (paper Appendix C): 16x32 fp32, one warp, element x = m + 16 n (m 4 bits, n 5).
+Stores: registers = m bits {1,2,4,8}, lanes = n bits {16..256}; loads: lanes = {1,2,4,8,16},
+registers = {32,..,256}.  V = {} (no common register direction), bank = 5 bits, segment = 4 bits.
+No unit vector is free; A = store-only lane directions {32,64,128,256}, B = load-only
+{1,2,4,8}; segment = {33, 66, 132, 264} (m0^n1, m1^n2, ...), bank = the complement
+{16,32,64,128,256} = the n bits.  Inverting gives offset(m, n) = 32 m + (n ^ 2m): row m of 32
+words, columns xor-ed with 2m; both accesses are conflict-free.
+
+Rounds (``reps``): segment directions that are register directions of *both* sides can be done
+one after the other (store, barrier, load, barrier, store ...) through a smaller buffer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..dialect import f2
+
+
+@dataclass(frozen=True)
+class Swizzle:
+    """Offset bit i -> element direction ``columns[i]`` (vector, then bank, then segment bits);
+    ``reps`` are the round-index directions.  Together they form a basis of F2^k."""
+
+    vector: tuple[int, ...]
+    bank: tuple[int, ...]
+    segment: tuple[int, ...]
+    reps: tuple[int, ...]
+
+    @property
+    def columns(self) -> tuple[int, ...]:
+        return self.vector + self.bank + self.segment
+
+    @property
+    def offset_bits(self) -> int:
+        return len(self.columns)
+
+    def inverse(self):
+        """A function element -> (offset, round)."""
+        basis = f2.EchelonBasis(self.columns + self.reps)
+        n = self.offset_bits
+        mask = (1 << n) - 1
+
+        def split(x: int) -> tuple[int, int]:
+            combo = basis.express(x)
+            if combo is None:
+                raise ValueError(f"element {x:#x} is outside the swizzled space")
+            return combo & mask, combo >> n
+        return split
+
+
+def swizzle_for(vector: list[int], store_set: list[int], load_set: list[int], store_registers: list[int],
+                load_registers: list[int], k: int, element_bits: int, num_banks: int = 32,
+                bank_bytes: int = 4) -> Swizzle:
+    """Triton's optimal swizzle for given vector directions and per-phase access sets.
+
+    ``store_set`` / ``load_set``: the element directions a warp-wide store / load varies inside
+    one phase (its lanes' directions; the vector is added here).  ``*_registers``: each side's
+    register directions (for the rounds and for widening one side's vectors).
+    """
+    vector = list(vector)
+    wavefront_bits = num_banks * bank_bytes * 8
+    vec_bits = (1 << len(vector)) * element_bits
+    len_bank = min(max(0, (wavefront_bits // vec_bits).bit_length() - 1), k - len(vector))
+    len_segment = k - len(vector) - len_bank
+
+    set_src = {v for v in vector + store_set if v}
+    set_dst = {v for v in vector + load_set if v}
+    segment: list[int] = []
+    taken = f2.EchelonBasis(vector)
+
+    def take(v: int) -> bool:
+        if len(segment) < len_segment and v and taken.insert(v):
+            segment.append(v)
+            return True
+        return False
+
+    for i in range(k):  # directions no access varies within a phase: free
+        u = 1 << i
+        if u not in set_src and u not in set_dst and not f2.in_span(u, list(set_src | set_dst)):
+            take(u)
+    if len(segment) < len_segment:
+        a = sorted(set_src - set_dst)
+        b = sorted(set_dst - set_src)
+        if len(a) > len(b):
+            a, b = b, a
+        c = min(max(0, len_segment - len(a) - len(segment)), len(a))
+        for i in range(c, len(a)):
+            take(a[i] ^ b[i])
+        for v in a[:c] + b[:c]:
+            take(v)
+        for i in range(k):  # whatever is left (only for layouts that are not permutation-like)
+            take(1 << i)
+    bank = f2.complement(vector + segment, k)
+
+    # Rounds: segment directions that both sides hold in registers (outside the vector).
+    both = set(store_registers) & set(load_registers)
+    reps = [v for v in segment if v in both and v not in vector]
+    segment = [v for v in segment if v not in reps]
+
+    # Widen one side's vectors: put that side's register directions first among the bank bits
+    # (Triton does this when the common vector does not fill a bank).
+    def prefix_gain(regs):
+        return sum(1 for v in bank if v in set(regs))
+    side = store_registers if prefix_gain(store_registers) >= prefix_gain(load_registers) else load_registers
+    bank = [v for v in side if v in bank] + [v for v in bank if v not in side]
+    return Swizzle(tuple(vector), tuple(bank), tuple(segment), tuple(reps))
+
+
+def common_vector(src_registers: list[int], dst_registers: list[int], element_bits: int) -> list[int]:
+    """Directions held in registers by both sides, in source-register order, capped at 128 bits
+    (Triton's ``getVecBasisLdSt``).  For 16x32 transposes this is empty; for blocked[1,4] ->
+    blocked[1,4] with other lane orders it is the 4 consecutive columns."""
+    max_vec = max(0, (128 // element_bits).bit_length() - 1)
+    dst = set(dst_registers)
+    return [v for v in src_registers if v and v in dst][:max_vec]

@@ -1,0 +1,99 @@
+"""Hardware targets for conversion planning: warp size, shared-memory banks, which instructions exist.
+
+A plan is built for one target.  What the planner needs to know about a GPU is small:
+
+* ``warp_size`` - 32 lanes on NVIDIA, 64 on AMD CDNA (a "wave64");
+* the shared-memory (NVIDIA) / LDS (AMD) bank model: ``num_banks`` banks of ``bank_bytes`` bytes,
+  bank = (byte address / 4) mod 32, and how one access of the whole warp is split into *phases*
+  (groups of lanes served together; only lanes of the same phase can conflict);
+* which special instructions exist: ``ldmatrix`` (sm >= 75), ``stmatrix`` (sm >= 90), AMD's
+  ``ds_bpermute`` (a lane permute through the LDS crossbar without storing anything).
+
+Phases, worked out for NVIDIA (32 banks x 4 bytes = 128 bytes per wavefront): a warp-wide access
+of 128 bits per lane moves 512 bytes, so it takes at least 4 wavefronts; the hardware serves it as
+4 quarter-warps, lanes 0-7, 8-15, 16-23, 24-31 (a 64-bit access: 2 half-warps).  A bank conflict is
+two lanes of the same phase touching *different* 4-byte words of the same bank; lanes reading the
+same word are served by one broadcast.
+
+AMD CDNA (gfx90a = MI200, gfx942 = MI300), facts from AMD's documentation:
+
+* "LDS is organized into 32 banks, each 4 bytes wide; bank index = (byte_address / 4) % 32"
+  (ROCm blog "Avoiding LDS Bank Conflicts on AMD GPUs Using CK-Tile", and the CK-Tile docs page
+  "Understanding AMD GPU LDS and Bank Conflicts", rocm.docs.amd.com/projects/composable_kernel).
+* "Bank conflicts are determined by what addresses are accessed on each half wavefront boundary.
+  Threads 0 through 31 are checked for conflicts as are threads 32 through 63" (AMD APP OpenCL
+  programming guide, LDS optimizations) - so a 32-bit access of a wave64 has 2 phases of 32 lanes.
+* Wider accesses are split further so that one phase moves at most 128 bytes: "ds_write_b128 ...
+  will be divided into 8 phases for 64 lane wavefront: lane0~lane7, lane8~lane15, ..." (CK-Tile
+  docs above); ds_read/write_b64 therefore has 4 phases of 16 lanes.
+* Triton's AMD backend (``TargetInfo::getSharedLdStTiles``, see reference/triton.md §3.3) models
+  CDNA3's 128-bit *reads* (ds_read_b128) with the lanes of one phase being lane bits {0, 1, 4}
+  (lanes 0-3 together with 16-19); we follow that for gfx942 loads.
+
+The model of a phase used everywhere here: ``phase_lane_bits(width_bits, is_load)`` returns the
+lane bits that vary *inside* one phase; the remaining lane bits enumerate the phases.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str                 # "sm_80", "sm_90", "gfx90a", "gfx942"
+    vendor: str               # "nvidia" or "amd"
+    warp_size: int            # 32 or 64
+    num_banks: int = 32
+    bank_bytes: int = 4
+    has_ldmatrix: bool = False
+    has_stmatrix: bool = False
+    has_ds_bpermute: bool = False
+    # AMD CDNA3 reads of 128 bits group lanes {0-3, 16-19}, ... (see the module docstring).
+    wide_read_lane_bits: tuple[int, ...] | None = None
+
+    @property
+    def lane_bits(self) -> int:
+        return self.warp_size.bit_length() - 1
+
+    @property
+    def wavefront_bytes(self) -> int:
+        """Bytes one conflict-free phase moves: all banks once (128 bytes on every target here)."""
+        return self.num_banks * self.bank_bytes
+
+    def phase_lane_bits(self, width_bits: int, is_load: bool) -> tuple[int, ...]:
+        """Lane bits that vary inside one phase of a warp-wide access of ``width_bits`` per lane.
+
+        A phase moves at most ``wavefront_bytes``: with w-bit accesses that is 1024 / w lanes
+        (capped by the warp).  NVIDIA 128-bit: 8 lanes -> bits (0, 1, 2).  AMD wave64 32-bit:
+        32 lanes -> bits (0..4) (a half wave).
+        """
+        lanes_per_phase = min(self.warp_size, max(1, self.wavefront_bytes * 8 // max(width_bits, 32)))
+        k = lanes_per_phase.bit_length() - 1
+        if is_load and width_bits == 128 and self.wide_read_lane_bits is not None:
+            return self.wide_read_lane_bits
+        return tuple(range(k))
+
+    def bank_of_word(self, word_address):
+        """Bank of a 4-byte word address (works on numpy arrays too)."""
+        return word_address % self.num_banks
+
+
+SM80 = Target("sm_80", "nvidia", 32, has_ldmatrix=True)
+SM90 = Target("sm_90", "nvidia", 32, has_ldmatrix=True, has_stmatrix=True)
+GFX90A = Target("gfx90a", "amd", 64, has_ds_bpermute=True)
+GFX942 = Target("gfx942", "amd", 64, has_ds_bpermute=True, wide_read_lane_bits=(0, 1, 4))
+
+TARGETS = {t.name: t for t in (SM80, SM90, GFX90A, GFX942)}
+
+
+def target_named(name: str) -> Target:
+    """``"sm_90"``, ``"cuda:90"``, ``"gfx942"``, ``"hip:gfx942"`` -> Target."""
+    key = name.strip().lower()
+    if key.startswith("cuda:"):
+        key = "sm_" + key[5:]
+    if key.startswith("hip:"):
+        key = key[4:]
+    if key not in TARGETS:
+        raise ValueError(f"unknown target '{name}': known targets are {sorted(TARGETS)}")
+    return TARGETS[key]

@@ -1,0 +1,175 @@
+"""The exhaustive verifier: simulate a plan on a whole CTA grid and check every register.
+
+Every source element is tagged with its logical coordinate (the flattened tensor index).  We
+run the plan on every (block, warp, lane, register) at once with numpy arrays of tags and check:
+
+* every destination register ends up holding exactly the element its layout names (broadcast
+  copies included: two destination registers, lanes or warps naming one element must both hold
+  it);
+* ``local`` / ``shfl.xor`` rounds really read the lanes they claim (lane itself, lane ^ c);
+  source lanes and round indices stay in range;
+* shared memory: no access leaves the scratch buffer, vector accesses are aligned; every load
+  reads a word written *before the last barrier* (read-after-write needs a barrier in between),
+  by the same warp if the barrier is only a warp barrier; no store overwrites, without a barrier
+  in between, a word that a load already read in the current phase (write-after-read), or a
+  word another thread wrote with a different value in the same phase (a race).
+
+Arrays: ``regs[b, w, l, r]`` is the tag in register r of lane l of warp w of block b; the scratch
+buffer is ``smem[b, offset]`` (one per CTA), with ``written_epoch`` (barrier count at the time of
+the last write, -1 = never), ``writer_warp`` and ``read_epoch``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .hardware import HardwareLayout
+from .plan import Barrier, ConversionPlan, SharedAccess
+
+
+@dataclass(frozen=True)
+class VerificationResult:
+    ok: bool
+    errors: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+
+class _Failure(Exception):
+    pass
+
+
+def _ids(n_bits: int) -> np.ndarray:
+    return np.arange(1 << n_bits, dtype=np.int64)
+
+
+def _simulate_shuffle(plan: ConversionPlan, src: np.ndarray, staging_size: int) -> np.ndarray:
+    s = plan.shuffle
+    B, W, L, _ = src.shape
+    lanes = np.arange(L, dtype=np.int64)
+    words = src[..., np.array(s.src_words, dtype=np.int64)]  # (B, W, L, nwords, epw)
+    nwords = words.shape[3]
+    received = []
+    for i, rnd in enumerate(s.rounds):
+        send = np.asarray(rnd.send_word.evaluate(lanes)) * np.ones(L, dtype=np.int64)
+        if send.min() < 0 or send.max() >= nwords:
+            raise _Failure(f"round {i}: a lane sends word {int(send.max())}, but there are {nwords} words")
+        source = np.asarray(rnd.source_lane.evaluate(lanes)) * np.ones(L, dtype=np.int64)
+        if source.min() < 0 or source.max() >= L:
+            raise _Failure(f"round {i}: source lane {int(source.max())} is outside the warp")
+        if rnd.instruction == "local" and not np.array_equal(source, lanes):
+            raise _Failure(f"round {i}: marked local but lanes read other lanes")
+        if rnd.instruction == "shfl.xor" and not np.array_equal(source, lanes ^ rnd.source_lane.const):
+            raise _Failure(f"round {i}: marked shfl.xor but the source lane is not lane ^ {rnd.source_lane.const}")
+        sent = words[:, :, lanes, send]  # (B, W, L, epw)
+        received.append(sent[:, :, source])
+    received = np.stack(received, axis=2)  # (B, W, rounds, L, epw)
+    staging = np.full(src.shape[:3] + (staging_size,), -1, dtype=np.int64)
+    pick = np.asarray(s.receive_round.evaluate(lanes)) * np.ones(L, dtype=np.int64)
+    for d, regs in enumerate(s.dst_words):
+        rnd = d ^ pick
+        if rnd.max() >= len(s.rounds):
+            raise _Failure(f"destination word {d} selects round {int(rnd.max())} of {len(s.rounds)}")
+        word = received[:, :, rnd, lanes]  # (B, W, L, epw)
+        for i, r in enumerate(regs):
+            staging[..., r] = word[..., i]
+    return staging
+
+
+def _simulate_shared(plan: ConversionPlan, src: np.ndarray, staging_size: int) -> np.ndarray:
+    sh = plan.shared
+    B, W, L, _ = src.shape
+    size = sh.scratch_elements
+    smem = np.full((B, size), -1, dtype=np.int64)
+    written_epoch = np.full((B, size), -1, dtype=np.int64)
+    writer_warp = np.full((B, size), -1, dtype=np.int64)
+    read_epoch = np.full((B, size), -1, dtype=np.int64)
+    staging = np.full((B, W, L, staging_size), -1, dtype=np.int64)
+    epoch = 0
+    warp_only = False
+    bidx = np.arange(B)[:, None, None]
+    widx = np.broadcast_to(np.arange(W)[None, :, None], (B, W, L))
+    lanes = np.arange(L, dtype=np.int64)
+    warps = np.arange(W, dtype=np.int64)
+    blocks = np.arange(B, dtype=np.int64)
+    for n, op in enumerate(plan.shared.ops):
+        if isinstance(op, Barrier):
+            epoch += 1
+            warp_only = op.kind == "bar.warp.sync"
+            continue
+        if op.instruction.startswith(("ldmatrix", "stmatrix")):
+            raise _Failure(f"op {n}: the simulator has no model of {op.instruction}")
+        base = op.address.evaluate(lanes[None, None, :], warps[None, :, None], blocks[:, None, None])
+        base = np.broadcast_to(np.asarray(base, dtype=np.int64), (B, W, L))
+        vec = len(op.registers)
+        if (base % vec).any():
+            raise _Failure(f"op {n} ({op.instruction}): a {vec}-element vector address is not aligned")
+        if base.min() < 0 or base.max() + vec > size:
+            raise _Failure(f"op {n} ({op.instruction}): address {int(base.max()) + vec - 1} outside the "
+                           f"{size}-element scratch buffer")
+        for i, reg in enumerate(op.registers):
+            addr = base + i
+            if op.is_store:
+                values = src[..., reg]
+                if (read_epoch[bidx, addr] == epoch).any():
+                    raise _Failure(f"op {n}: store over a word already read since the last barrier "
+                                   "(write-after-read without a barrier)")
+                same_phase = written_epoch[bidx, addr] == epoch
+                if (same_phase & (smem[bidx, addr] != values)).any():
+                    raise _Failure(f"op {n}: two threads store different elements to one word in one phase")
+                smem[bidx, addr] = values
+                written_epoch[bidx, addr] = epoch
+                writer_warp[bidx, addr] = widx
+                if (smem[bidx, addr] != values).any():
+                    raise _Failure(f"op {n}: lanes of one store write different elements to one word")
+            else:
+                we = written_epoch[bidx, addr]
+                if (we < 0).any():
+                    raise _Failure(f"op {n}: load of a word never stored")
+                if (we >= epoch).any():
+                    raise _Failure(f"op {n}: load of a word stored after the last barrier (missing barrier)")
+                if warp_only and (we == epoch - 1).any() and (writer_warp[bidx, addr][we == epoch - 1]
+                                                              != widx[we == epoch - 1]).any():
+                    raise _Failure(f"op {n}: a warp barrier does not order another warp's store")
+                staging[..., reg] = smem[bidx, addr]
+                read_epoch[bidx, addr] = epoch
+    return staging
+
+
+def verify_plan(plan: ConversionPlan) -> VerificationResult:
+    """Simulate ``plan`` on every block, warp, lane and register; see the module docstring."""
+    order = plan.src.out_dim_names
+    src_hw = HardwareLayout.of(plan.src, order)
+    dst_hw = HardwareLayout.of(plan.dst, order)
+    src = src_hw.element_table()
+    expected = dst_hw.element_table()
+    if src.shape[:3] != expected.shape[:3]:
+        return VerificationResult(False, (f"source grid {src.shape[:3]} and destination grid "
+                                          f"{expected.shape[:3]} (blocks, warps, lanes) differ",))
+    try:
+        if plan.output.file == "src":
+            staging = src
+        elif plan.shuffle is not None:
+            staging = _simulate_shuffle(plan, src, 1 << len(dst_hw.nonzero_register_positions))
+        elif plan.shared is not None:
+            staging = _simulate_shared(plan, src, 1 << len(dst_hw.nonzero_register_positions))
+        else:
+            raise _Failure(f"output reads file '{plan.output.file}' that no step writes")
+        sources = np.asarray(plan.output.sources, dtype=np.int64)
+        if len(sources) != expected.shape[3]:
+            raise _Failure(f"output names {len(sources)} registers, the destination has {expected.shape[3]}")
+        if len(sources) and (sources.min() < 0 or sources.max() >= staging.shape[3]):
+            raise _Failure("output reads a register outside its file")
+        got = staging[..., sources]
+    except _Failure as e:
+        return VerificationResult(False, (str(e),))
+    bad = np.argwhere(got != expected)
+    if len(bad):
+        b, w, l, r = (int(x) for x in bad[0])
+        return VerificationResult(False, (f"{len(bad)} destination registers hold the wrong element; first: "
+                                          f"block {b} warp {w} lane {l} register {r} holds element "
+                                          f"{int(got[b, w, l, r])}, the layout names {int(expected[b, w, l, r])}",))
+    return VerificationResult(True)
