@@ -22,6 +22,7 @@ order in which they add bases decides the register numbering:
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Mapping, Optional, Sequence, Union
 
 from .attributes import (AmdMfmaEncoding, AmdRotatingSharedEncoding, AmdWmmaEncoding, BlockedEncoding, CGALayout,
@@ -124,20 +125,22 @@ def cga_linear_layout(cga: Optional[CGALayout], rank: int) -> LinearLayout:
     return _layout([(BLOCK, bases)], list(zip(names, sizes)))
 
 
-def combine_cta_cga_with_shape(cta: LinearLayout, cga: LinearLayout, shape: Sequence[int]) -> LinearLayout:
+def combine_cta_cga_with_shape(cta: LinearLayout, cga: LinearLayout, shape: Sequence[int],
+                               broadcast_registers: bool = True) -> LinearLayout:
     """Fit a one-CTA layout and a CGA layout to the tensor's ``shape``.
 
     The CGA layout (clipped to the tensor) says how many tiles the CTAs split each dim into; the
     CTA layout is fitted to ``shape / that`` and the block bases, in units of a CTA's part, go on
     top.  Example: blocked 1-D with 16 elements per CTA, CGA bases [[1], [0]], shape 32 ->
-    block bases [[16], [0]] (block 2 holds a copy of block 0's half).
+    block bases [[16], [0]] (block 2 holds a copy of block 0's half).  ``broadcast_registers``
+    is passed to ``ensure_layout_not_larger_than`` (blocked layouts drop such registers).
     """
     names = dim_names(len(shape))
     labeled = dict(zip(names, shape))
     cga = ensure_layout_not_larger_than(cga, labeled).transpose_outs(cta.out_dim_names)
     cta_shape = {d: max(1, labeled[d] // cga.out_dim_size(d)) for d in cta.out_dim_names}
     cta = ensure_layout_not_smaller_than(cta, cta_shape)
-    cta = ensure_layout_not_larger_than(cta, cta_shape)
+    cta = ensure_layout_not_larger_than(cta, cta_shape, broadcast_registers)
     result = (cta * cga).transpose_outs(names)
     for d in names:
         if result.out_dim_size(d) != labeled[d]:
@@ -176,7 +179,9 @@ def _blocked(attr: BlockedEncoding, shape: Sequence[int]) -> LinearLayout:
     cta = (identity_standard_nd(REGISTER, attr.size_per_thread, attr.order)
            * identity_standard_nd(LANE, attr.threads_per_warp, attr.order)
            * identity_standard_nd(WARP, attr.warps_per_cta, attr.order))
-    return combine_cta_cga_with_shape(cta, cga_linear_layout(attr.cga, attr.rank), shape)
+    # A blocked tile larger than the tensor keeps no duplicate registers (unlike MMA layouts,
+    # whose register numbering is fixed by the instruction).
+    return combine_cta_cga_with_shape(cta, cga_linear_layout(attr.cga, attr.rank), shape, broadcast_registers=False)
 
 
 def _slice(attr: SliceEncoding, shape: Sequence[int]) -> LinearLayout:
@@ -313,8 +318,10 @@ def _dot_of_amd_mfma(attr: DotOperandEncoding, mfma: AmdMfmaEncoding, shape: Seq
     tile = tile.transpose_outs([dim_k, dim_non_k])
     if rank == 3:
         tile = tile * _identity(1, REGISTER, names[0]) * _identity(1, LANE, names[0])
+    # Warps are not zeroed along K here: the K-direction warp bases become copies later, when
+    # the layout is clipped to the tensor (ensure_layout_not_larger_than).
     warps = identity_standard_nd(WARP, mfma.warps_per_cta, list(range(rank - 1, -1, -1)))
-    cta = tile * warps
+    cta = tile * warps.transpose_outs(tile.out_dim_names)
     return combine_cta_cga_with_shape(cta, cga_linear_layout(mfma.cga, rank), shape).transpose_outs(names)
 
 
@@ -371,9 +378,11 @@ def _dot_of_amd_wmma(attr: DotOperandEncoding, wmma: AmdWmmaEncoding, shape: Seq
     tile = tile * _identity(k_size // (2 * k_width), REGISTER, dim_k)
     if non_k // 16 > 1:
         tile = tile * _identity(non_k // 16, REGISTER, dim_non_k)
+    if rank == 3:
+        tile = tile * _identity(1, REGISTER, names[0]) * _identity(1, LANE, names[0])
     k_dim = order[0]
     cta = wmma_cta_layout(wmma).resize_out_dim(names[k_dim], 1).remove_zero_bases_along_dim(REGISTER)
-    layout = (tile * cta).transpose_outs([names[d] for d in order])
+    layout = (tile.transpose_outs(names) * cta).transpose_outs([names[d] for d in matrix_order(rank, True)])
     return combine_cta_cga_with_shape(layout, _dot_cga(wmma.cga, rank, k_dim), shape)
 
 
@@ -583,6 +592,8 @@ def to_linear_layout(attr_or_text: Union[LayoutAttribute, str], shape: Sequence[
     Raises ``LayoutError`` when the shape does not fit the layout.
     """
     attr = parse_attribute(attr_or_text, aliases) if isinstance(attr_or_text, str) else attr_or_text
+    if isinstance(shape, (list, tuple)):
+        attr = _with_wmma_rank(attr, len(shape))
     if not isinstance(attr, LayoutAttribute):
         raise LayoutError(f"to_linear_layout needs a layout attribute or its text, got {attr_or_text!r}")
     shape = list(shape) if isinstance(shape, (list, tuple)) else shape
@@ -602,6 +613,21 @@ def to_linear_layout(attr_or_text: Union[LayoutAttribute, str], shape: Sequence[
                     raise
                 raise LayoutError(f"{attr} with shape {shape}: {e}") from None
     raise LayoutError(f"no linear layout conversion for {attr}")  # pragma: no cover
+
+
+def _with_wmma_rank(attr, rank: int):
+    """Triton prints a rank-3 WMMA layout with no warp bases as ``ctaLayout = {}``, dropping
+    its rank; such a layout takes its rank from the shape it is used with."""
+    if isinstance(attr, AmdWmmaEncoding):
+        if (not attr.uses_warps_per_cta_spelling and not attr.register_bases and not attr.warp_bases
+                and attr.rank_hint is None and attr.cga is None and attr.rank != rank and rank in (2, 3)):
+            return replace(attr, rank_hint=rank)
+        return attr
+    if isinstance(attr, (DotOperandEncoding, SliceEncoding)):
+        parent_rank = rank if isinstance(attr, DotOperandEncoding) else rank + 1
+        parent = _with_wmma_rank(attr.parent, parent_rank)
+        return attr if parent is attr.parent else replace(attr, parent=parent)
+    return attr
 
 
 def _fmt_bases(bases) -> str:
