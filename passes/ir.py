@@ -238,16 +238,27 @@ class Operation:
 
 # --------------------------------------------------------------------------- parsing
 
-_LOC_DIAG = re.compile(r'loc\("(?P<file>[^"]*)":(?P<line>\d+):(?P<col>\d+)\):\s*')
+_LOC_DIAG = re.compile(r'^loc\((?P<loc>.*?)\):\s*(?P<rest>(error|warning|note|remark):.*)$')
+_FILE_LINE_COL = re.compile(r'"(?P<file>[^"]*)":(?P<line>\d+):(?P<col>\d+)')
 
 
 def _rewrite_diagnostics(text: str, temp_path: str, display_name: str) -> str:
-    """Triton prints ``loc("/tmp/x.mlir":4:25): error: ...``; users want ``in.mlir:4:25: error: ...``."""
-    def fix(m):
-        f = display_name if m.group("file") == temp_path else m.group("file")
-        return f"{f}:{m.group('line')}:{m.group('col')}: "
-    lines = [_LOC_DIAG.sub(fix, line) for line in text.splitlines()]
-    return "\n".join(line for line in lines if line.strip())
+    """Triton prints ``loc("/tmp/x.mlir":4:25): error: ...`` (or a named location such as
+    ``loc("x"("k.py":3:9))``); users want ``in.mlir:4:25: error: ...``."""
+    lines = []
+    for line in text.splitlines():
+        m = _LOC_DIAG.match(line.strip())
+        if m:
+            positions = list(_FILE_LINE_COL.finditer(m.group("loc")))
+            if positions:
+                p = positions[-1]
+                f = display_name if p.group("file") == temp_path else p.group("file")
+                line = f"{f}:{p.group('line')}:{p.group('col')}: {m.group('rest')}"
+            else:
+                line = f"{display_name}: {m.group('rest')}"
+        if line.strip():
+            lines.append(line)
+    return "\n".join(lines)
 
 
 class _CapturedStderr:
