@@ -22,6 +22,7 @@ order in which they add bases decides the register numbering:
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from dataclasses import replace
 from typing import Mapping, Optional, Sequence, Union
 
@@ -32,6 +33,9 @@ from .attributes import (AmdMfmaEncoding, AmdRotatingSharedEncoding, AmdWmmaEnco
 from .linear_layout import LayoutError, LinearLayout
 
 REGISTER, LANE, WARP, BLOCK, OFFSET = "register", "lane", "warp", "block", "offset"
+
+# The Triton release whose conversions to reproduce, where they differ (see to_linear_layout).
+_TRITON_VERSION: ContextVar = ContextVar("triton_version", default=(3, 9))
 
 
 def _log2(n: int) -> int:
@@ -181,7 +185,9 @@ def _blocked(attr: BlockedEncoding, shape: Sequence[int]) -> LinearLayout:
            * identity_standard_nd(WARP, attr.warps_per_cta, attr.order))
     # A blocked tile larger than the tensor keeps no duplicate registers (unlike MMA layouts,
     # whose register numbering is fixed by the instruction).
-    return combine_cta_cga_with_shape(cta, cga_linear_layout(attr.cga, attr.rank), shape, broadcast_registers=False)
+    # (Triton 3.6 still kept them as zero bases: `triton_version` selects that behaviour.)
+    drop = _TRITON_VERSION.get() >= (3, 7)
+    return combine_cta_cga_with_shape(cta, cga_linear_layout(attr.cga, attr.rank), shape, broadcast_registers=not drop)
 
 
 def _slice(attr: SliceEncoding, shape: Sequence[int]) -> LinearLayout:
@@ -584,13 +590,21 @@ _CONVERSIONS = [
 
 
 def to_linear_layout(attr_or_text: Union[LayoutAttribute, str], shape: Sequence[int],
-                     aliases: Optional[Mapping] = None) -> LinearLayout:
+                     aliases: Optional[Mapping] = None, triton_version: Optional[tuple] = None) -> LinearLayout:
     """The linear layout of a tensor (or shared buffer) of ``shape`` in the given layout.
 
     ``attr_or_text`` is a layout attribute or its text (``aliases`` resolves ``#name``
     references, see ``parse_aliases``).  For shared layouts ``shape`` is the allocation shape.
-    Raises ``LayoutError`` when the shape does not fit the layout.
+    Raises ``LayoutError`` when the shape does not fit the layout.  ``triton_version`` (default
+    3.9) selects release-specific behaviour: before 3.7 a blocked layout larger than the tensor
+    keeps its duplicate registers as zero bases.
     """
+    if triton_version is not None:
+        token = _TRITON_VERSION.set(tuple(triton_version))
+        try:
+            return to_linear_layout(attr_or_text, shape, aliases)
+        finally:
+            _TRITON_VERSION.reset(token)
     attr = parse_attribute(attr_or_text, aliases) if isinstance(attr_or_text, str) else attr_or_text
     if isinstance(shape, (list, tuple)):
         attr = _with_wmma_rank(attr, len(shape))
