@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .plan import Barrier, ConversionPlan, SharedAccess, SharedMemoryPlan
+from .shuffle import select_count
 from .target import Target
 
 
@@ -52,10 +53,12 @@ class PlanCost:
 
     @property
     def weight(self) -> float:
-        """A rough issue-cost estimate used to choose between shuffles and shared memory: a
-        shuffle ~2, an ALU op ~1, a shared access ~2 plus 2 per extra wavefront, a barrier ~4."""
+        """A rough cost estimate used to choose between shuffles and shared memory: a shuffle ~2,
+        an ALU op (select, byte permute) ~1, a shared access ~4 plus 4 per extra wavefront (it
+        goes through the same crossbar as a shuffle, plus address math and a round trip to the
+        banks), a barrier ~4."""
         return (2.0 * self.shuffles + self.selects + self.packs
-                + 2.0 * (self.shared_stores + self.shared_loads) + 2.0 * self.bank_conflicts
+                + 4.0 * (self.shared_stores + self.shared_loads) + 4.0 * self.bank_conflicts
                 + 4.0 * self.barriers)
 
     def __str__(self) -> str:
@@ -146,15 +149,14 @@ def plan_cost(plan: ConversionPlan) -> PlanCost:
     if plan.shuffle is not None:
         s = plan.shuffle
         counts: Counter = Counter()
-        shuffles = selects = 0
+        shuffles = 0
         for r in s.rounds:
-            send_selects = (1 << r.send_word.lane_rank()) - 1
-            selects += send_selects * s.words_per_element
             if r.instruction != "local":
                 shuffles += s.words_per_element
                 counts[r.instruction] += s.words_per_element
-        recv_selects = ((1 << s.receive_round.lane_rank()) - 1) * len(s.dst_words) * s.words_per_element
-        selects += recv_selects
+        send_rank = max((r.send_word.lane_rank() for r in s.rounds), default=0)
+        selects = select_count(send_rank, len(s.rounds), len(s.src_words), s.receive_round.lane_rank(),
+                               len(s.dst_words)) * s.words_per_element
         packs = (len(s.src_words) + len(s.dst_words)) * (s.elements_per_word - 1)
         if selects:
             counts["select"] = selects

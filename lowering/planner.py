@@ -4,7 +4,7 @@
    copies it into every register that names it).
 2. The minimal conversion C = dst.invert_and_compose(src), with block, warp, lane and register
    stripped from the slowest while C is the identity on them (Triton's ``minimalCvtLayout``,
-   reference/triton.md §3.1), gives the *scope*: the fastest dim left in C.
+   reference/triton.md §3.1; ``lowering.conversion``), gives the *scope*: the slowest dim left.
 3. By scope:
    * none / register: a register rename, no instructions;
    * lane: warp shuffles (``lowering.shuffle``) or shared memory, whichever the cost model
@@ -20,10 +20,11 @@ from __future__ import annotations
 
 from ..dialect import f2
 from ..dialect.linear_layout import LayoutError, LinearLayout
+from .conversion import minimal_conversion, scope_of
 from .cost import plan_cost
 from .hardware import HardwareLayout, to_linear_layout
 from .plan import ConversionPlan, RegisterRename, Unsupported
-from .shared import cta_local, cta_space, plan_shared_memory, storage_bits
+from .shared import cta_local, cta_space, instruction_pairs, plan_shared_memory, storage_bits
 from .shuffle import LaneConversion, packing_pairs, plan_shuffles, word_level, word_registers
 from .target import Target, target_named
 from .verify import verify_plan
@@ -44,31 +45,6 @@ def element_bits_of(bits) -> int:
     if bits not in SUPPORTED_BITS:
         raise ValueError(f"element width {bits} bits is not supported (supported: {SUPPORTED_BITS})")
     return bits
-
-
-def minimal_conversion(src: HardwareLayout, dst: HardwareLayout) -> LinearLayout:
-    """dst.invert_and_compose(src) with the dims it is the identity on removed, slowest first.
-
-    (A private copy of Triton's ``minimalCvtLayout``; ``lowering.conversion`` will own it.)
-    """
-    dims = ("register", "lane", "warp", "block")
-    s = to_linear_layout({d: src.columns(d) for d in dims}, src.element_bits)
-    d = to_linear_layout({d: dst.columns(d) for d in dims}, dst.element_bits)
-    c = d.invert_and_compose(s)
-    for dim in reversed(dims):
-        q = c.quotient([dim])
-        if q is None:
-            break
-        c = q
-    return c
-
-
-def scope_of(conversion: LinearLayout) -> str:
-    dims = set(conversion.in_dim_names)
-    for name in ("block", "warp", "lane", "register"):
-        if name in dims:
-            return name
-    return "none"
 
 
 def _rename(src: HardwareLayout, dst: HardwareLayout, full_conversion: LinearLayout) -> RegisterRename:
@@ -125,16 +101,22 @@ def _shuffle_candidates(src_full, src_u, dst_full, dst_u, conversion: LinearLayo
     return plans
 
 
-def _shared_candidate(src_full, src_u, dst_full, dst_u, bits, target, base_kwargs, warp_local) -> ConversionPlan | None:
+def _shared_candidates(src_full, src_u, dst_full, dst_u, bits, target, base_kwargs, warp_local) -> list[ConversionPlan]:
     rows = cta_space(src_u)
     rows_dst = cta_space(dst_u)
     basis = f2.EchelonBasis(rows)
     if any(not basis.contains(r) for r in rows_dst):
-        return None  # the destination needs elements this CTA's source does not hold
+        return []  # the destination needs elements this CTA's source does not hold
     src_local = cta_local(src_u, rows)
     dst_local = cta_local(dst_u, rows)
-    shared = plan_shared_memory(src_local, dst_local, bits, target, src_full.full_register, warp_local)
-    return ConversionPlan(**base_kwargs, method="shared", output=_staging_rename(dst_full), shared=shared)
+    plans = []
+    for store_kind, load_kind in instruction_pairs(target, bits):
+        shared = plan_shared_memory(src_local, dst_local, bits, target, src_full.full_register, warp_local,
+                                    store_kind, load_kind)
+        if shared is not None:
+            plans.append(ConversionPlan(**base_kwargs, method="shared", output=_staging_rename(dst_full),
+                                        shared=shared))
+    return plans
 
 
 def plan_candidates(src: LinearLayout, dst: LinearLayout, bits, target) -> tuple[list[ConversionPlan], str]:
@@ -154,7 +136,7 @@ def plan_candidates(src: LinearLayout, dst: LinearLayout, bits, target) -> tuple
     src_full = HardwareLayout.of(src, order)
     dst_full = HardwareLayout.of(dst, order)
     src_u, dst_u = src_full.unique_registers(), dst_full.unique_registers()
-    conversion = minimal_conversion(src_u, dst_u)
+    conversion = minimal_conversion(src, dst)
     scope = scope_of(conversion)
     base = dict(src=src, dst=dst, element_bits=bits, target=target, scope=scope)
     if scope in ("none", "register"):
@@ -175,9 +157,7 @@ def plan_candidates(src: LinearLayout, dst: LinearLayout, bits, target) -> tuple
     # A warp barrier is enough when data stays in its warp and no two warps share (broadcast) data:
     # two warps holding copies would store to the same words (Triton's isCvtDimSync(warp)).
     warp_local = scope == "lane" and all(src_u.warp) and all(dst_u.warp)
-    shared = _shared_candidate(src_full, src_u, dst_full, dst_u, bits, target, base, warp_local=warp_local)
-    if shared is not None:
-        plans.append(shared)
+    plans += _shared_candidates(src_full, src_u, dst_full, dst_u, bits, target, base, warp_local=warp_local)
     plans.sort(key=lambda p: plan_cost(p).weight)
     return plans, scope
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 from ..dialect import f2
 from ..dialect.linear_layout import LinearLayout
 from .hardware import HardwareLayout, deposit
+from .matrix import MatrixTile, matrix_tile
 from .plan import Barrier, SharedAccess, SharedMemoryPlan, ThreadAffine
 from .swizzle import Swizzle, common_vector, swizzle_for
 from .target import Target
@@ -77,23 +78,92 @@ def _accesses(layout: HardwareLayout, inverse, log2_vec: int, positions: tuple[i
     return per_round
 
 
+def _matrix_accesses(layout: HardwareLayout, tile: MatrixTile, inverse, register_name,
+                     num_rounds: int) -> list[list[SharedAccess]] | None:
+    """Per round, the ldmatrix/stmatrix instructions of one side; None if the swizzle does not
+    realise the tile (its 16-byte rows must be offset bits 0.. and everything else aligned)."""
+    n_vec = len(tile.vector)
+    if [inverse(c)[0] for c in tile.vector] != [1 << i for i in range(n_vec)]:
+        return None
+    low = (1 << n_vec) - 1
+    used = set(tile.word_registers) | set(tile.matrix_registers)
+    others = [inverse(c)[0] for p, c in enumerate(layout.register) if p not in tile.word_registers]
+    others += [inverse(c)[0] for c in layout.warp]
+    others += [inverse(c)[0] for c in tile.rows if c not in tile.vector]
+    if any(o & low for o in others):
+        return None
+    # Address lane l = 8 j + i: row i (lane bits 0-2 of l), matrix j (lane bits 3-4 of l).
+    lane_map = [inverse(c)[0] for c in tile.rows]
+    lane_map += [inverse(layout.register[p])[0] for p in tile.matrix_registers]
+    lane_map += [0] * (5 - len(lane_map))
+    warp_map = tuple(inverse(c)[0] for c in layout.warp)
+    if any(inverse(c)[1] for c in tile.rows) or any(inverse(layout.register[p])[1] for p in used):
+        return None
+    rest = tuple(p for p in range(len(layout.register)) if p not in used)
+    per_round: list[list[SharedAccess]] = [[] for _ in range(num_rounds)]
+    words = 1 << len(tile.word_registers)
+    for chunk in range(1 << len(rest)):
+        base = deposit(chunk, rest)
+        x = 0
+        for p, c in enumerate(layout.register):
+            if base >> p & 1:
+                x ^= c
+        offset, rnd = inverse(x)
+        regs = tuple(register_name(base | deposit(j, tile.matrix_registers) | deposit(i, tile.word_registers))
+                     for j in range(tile.matrices) for i in range(words))
+        name = tile.instruction
+        per_round[rnd].append(SharedAccess(name, regs, ThreadAffine(offset, tuple(lane_map), warp_map)))
+    return per_round
+
+
 def plan_shared_memory(src: HardwareLayout, dst: HardwareLayout, element_bits: int, target: Target,
-                       src_register_name, warp_local: bool) -> SharedMemoryPlan:
-    """A verified-to-be shared-memory plan (the caller runs the verifier).
+                       src_register_name, warp_local: bool, store_kind: str = "plain",
+                       load_kind: str = "plain") -> SharedMemoryPlan | None:
+    """A shared-memory plan (the caller runs the verifier), or None if the instruction pair does
+    not fit these layouts.
 
     ``src`` / ``dst``: CTA-local layouts with unique registers; ``src_register_name(u)`` gives
     the full source register that holds unique register u.  ``warp_local``: data never leaves
-    its warp (a warp barrier is enough).
+    its warp (a warp barrier is enough).  ``store_kind`` / ``load_kind``: ``"plain"``
+    (vectorized st/ld.shared), ``"matrix"`` (stmatrix/ldmatrix) or ``"matrix.trans"``.
     """
     ebits = storage_bits(element_bits)
     k = src.element_bits
     max_log2 = max(0, (128 // ebits).bit_length() - 1)
-    vector = common_vector(list(src.register), list(dst.register), ebits)
-    width = (1 << len(vector)) * ebits
-    store_set = [src.lane[j] for j in target.phase_lane_bits(width, False) if j < len(src.lane)]
-    load_set = [dst.lane[j] for j in target.phase_lane_bits(width, True) if j < len(dst.lane)]
-    swizzle = swizzle_for(vector, store_set, load_set, list(src.register), list(dst.register), k, ebits,
-                          target.num_banks, target.bank_bytes)
+    store_tile = load_tile = None
+    if store_kind != "plain":
+        store_tile = matrix_tile(src, "stmatrix" + store_kind[6:], ebits, dst.register)
+        if store_tile is None:
+            return None
+    if load_kind != "plain":
+        load_tile = matrix_tile(dst, "ldmatrix" + load_kind[6:], ebits, src.register)
+        if load_tile is None:
+            return None
+    if store_tile and load_tile:
+        if store_tile.vector != load_tile.vector:
+            return None
+        vector = list(store_tile.vector)
+    elif store_tile or load_tile:
+        vector = list((store_tile or load_tile).vector)
+    else:
+        vector = common_vector(list(src.register), list(dst.register), ebits)
+
+    def access_set(layout: HardwareLayout, tile, is_load: bool) -> list[int]:
+        if tile is not None:
+            return list(tile.rows)  # one phase = the 8 rows of one matrix
+        n = 0
+        while n < len(vector) and vector[n] in layout.register:
+            n += 1
+        width = (1 << n) * ebits
+        return [layout.lane[j] for j in target.phase_lane_bits(width, is_load) if j < len(layout.lane)]
+
+    keep = set()
+    for tile, layout in ((store_tile, src), (load_tile, dst)):
+        if tile is not None:
+            keep |= {layout.register[p] for p in tile.matrix_registers} | set(tile.rows)
+    swizzle = swizzle_for(vector, access_set(src, store_tile, False), access_set(dst, load_tile, True),
+                          [c for c in src.register if c not in keep], [c for c in dst.register if c not in keep],
+                          k, ebits, target.num_banks, target.bank_bytes)
     inverse = swizzle.inverse()
     # Rounds must depend on registers only; otherwise give them up (one round, bigger buffer).
     if any(inverse(c)[1] for c in src.lane + src.warp + dst.lane + dst.warp):
@@ -101,12 +171,24 @@ def plan_shared_memory(src: HardwareLayout, dst: HardwareLayout, element_bits: i
         inverse = swizzle.inverse()
     num_rounds = 1 << len(swizzle.reps)
 
-    st_log2, st_pos = _side_vector(src, swizzle, inverse, max_log2)
-    ld_log2, ld_pos = _side_vector(dst, swizzle, inverse, max_log2)
     amd = target.vendor == "amd"
-    stores = _accesses(src, inverse, st_log2, st_pos, "ds_write" if amd else "st.shared", src_register_name,
-                       num_rounds)
-    loads = _accesses(dst, inverse, ld_log2, ld_pos, "ds_read" if amd else "ld.shared", lambda u: u, num_rounds)
+    if store_tile is not None:
+        stores = _matrix_accesses(src, store_tile, inverse, src_register_name, num_rounds)
+        st_vec = 128 // ebits
+    else:
+        st_log2, st_pos = _side_vector(src, swizzle, inverse, max_log2)
+        stores = _accesses(src, inverse, st_log2, st_pos, "ds_write" if amd else "st.shared", src_register_name,
+                           num_rounds)
+        st_vec = 1 << st_log2
+    if load_tile is not None:
+        loads = _matrix_accesses(dst, load_tile, inverse, lambda u: u, num_rounds)
+        ld_vec = 128 // ebits
+    else:
+        ld_log2, ld_pos = _side_vector(dst, swizzle, inverse, max_log2)
+        loads = _accesses(dst, inverse, ld_log2, ld_pos, "ds_read" if amd else "ld.shared", lambda u: u, num_rounds)
+        ld_vec = 1 << ld_log2
+    if stores is None or loads is None:
+        return None
     barrier = Barrier("s_barrier" if amd else ("bar.warp.sync" if warp_local else "bar.sync"))
     ops: list = []
     for rnd in range(num_rounds):
@@ -118,8 +200,22 @@ def plan_shared_memory(src: HardwareLayout, dst: HardwareLayout, element_bits: i
     smem = LinearLayout([("vector", [(c,) for c in swizzle.vector]), ("bank", [(c,) for c in swizzle.bank]),
                          ("segment", [(c,) for c in swizzle.segment]), ("reps", [(c,) for c in swizzle.reps])],
                         [("dim0", 1 << k)], require_surjective=False)
-    return SharedMemoryPlan(element_bits, 1 << swizzle.offset_bits, smem, num_rounds, tuple(ops),
-                            1 << st_log2, 1 << ld_log2)
+    return SharedMemoryPlan(element_bits, 1 << swizzle.offset_bits, smem, num_rounds, tuple(ops), st_vec, ld_vec)
+
+
+def instruction_pairs(target: Target, element_bits: int) -> list[tuple[str, str]]:
+    """(store kind, load kind) pairs the target supports for this element width."""
+    ebits = storage_bits(element_bits)
+    stores, loads = ["plain"], ["plain"]
+    if target.has_stmatrix and ebits in (8, 16, 32):
+        stores.append("matrix")
+        if ebits == 16:
+            stores.append("matrix.trans")
+    if target.has_ldmatrix and ebits in (8, 16, 32):
+        loads.append("matrix")
+        if ebits == 16:
+            loads.append("matrix.trans")
+    return [(s, l) for s in stores for l in loads]
 
 
 def cta_local(layout: HardwareLayout, rows: list[int]) -> HardwareLayout:

@@ -95,6 +95,20 @@ class ShuffleCost:
         return 2.0 * self.shuffles + self.selects + self.packs
 
 
+def select_count(send_rank: int, rounds: int, src_words: int, receive_rank: int, dst_words: int) -> int:
+    """Selects to pick the sent word in every round and the received round for every word.
+
+    A lane-dependent choice among 2^k words can be made two ways: a select chain per use
+    (2^k - 1 selects for each of the ``rounds``) or k butterfly stages that permute the whole
+    word array in place (stage i swaps words w and w ^ m_i in lanes whose bit is set: one
+    select per word per stage).  Example: k = 3 over 8 words: 7 * 8 = 56 chained, 3 * 8 = 24
+    butterfly.  The emitter takes the cheaper; so does the cost.
+    """
+    send = min(((1 << send_rank) - 1) * rounds, send_rank * src_words)
+    receive = min(((1 << receive_rank) - 1) * dst_words, receive_rank * rounds)
+    return send + receive
+
+
 def _solve_linear(a_columns, b_columns, src_bits: int):
     """M (one image per source lane bit) with M a_j = b_j for every j, zero off span(a); None if
     inconsistent (some XOR of a's vanishes while the same XOR of b's does not).
@@ -152,9 +166,8 @@ def plan_shuffles(conv: LaneConversion, src_words_regs, dst_words_regs, elements
         rounds = 1 << nrd
         local = (1 << (nrd - rank_crl)) if a_is_identity else 0
         shuffles = (rounds - local) * words_per_element
-        send_choices = (1 << f2.rank(m)) - 1
-        recv_choices = (1 << f2.rank(n)) - 1
-        selects = (rounds * send_choices + rounds * recv_choices) * words_per_element
+        selects = select_count(f2.rank(m), rounds, len(src_words_regs), f2.rank(n), len(dst_words_regs))
+        selects *= words_per_element
         packs = 0
         if elements_per_word > 1:
             packs = (len(src_words_regs) + len(dst_words_regs)) * (elements_per_word - 1)

@@ -79,6 +79,44 @@ def _simulate_shuffle(plan: ConversionPlan, src: np.ndarray, staging_size: int) 
     return staging
 
 
+def access_positions(op: SharedAccess, element_bits: int, lanes, warps, blocks) -> np.ndarray:
+    """Element offset of every (block, warp, lane, register of the access): shape (B, W, L, n).
+
+    Raises ``_Failure`` for misaligned addresses.  ldmatrix/stmatrix: lane 8j + i supplies the
+    address of row i of matrix j (see ``SharedAccess``); lane t's word j is word t % 4 of row
+    t // 4 (.trans: elements of rows 2(t % 4), 2(t % 4) + 1 at column t // 4).
+    """
+    B, W, L = len(blocks), len(warps), len(lanes)
+    base = op.address.evaluate(lanes[None, None, :], warps[None, :, None], blocks[:, None, None])
+    base = np.broadcast_to(np.asarray(base, dtype=np.int64), (B, W, L))
+    n = len(op.registers)
+    if not op.instruction.startswith(("ldmatrix", "stmatrix")):
+        if (base % n).any():
+            raise _Failure(f"{op.instruction}: a {n}-element vector address is not aligned")
+        return base[..., None] + np.arange(n, dtype=np.int64)
+    row_elements = 128 // max(element_bits, 8)
+    if L != 32:
+        raise _Failure(f"{op.instruction} needs 32 lanes")
+    if (base % row_elements).any():
+        raise _Failure(f"{op.instruction}: a row address is not 16-byte aligned")
+    out = np.empty((B, W, L, n), dtype=np.int64)
+    t = lanes
+    if op.instruction.endswith(".trans"):
+        if element_bits != 16 or n % 2:
+            raise _Failure(f"{op.instruction} needs 16-bit elements in pairs")
+        for q in range(n):
+            j, h = divmod(q, 2)
+            out[..., q] = base[:, :, 8 * j + 2 * (t & 3) + h] + (t >> 2)
+        return out
+    e = 32 // max(element_bits, 8)
+    if n % e or n // e > 4:
+        raise _Failure(f"{op.instruction}: {n} registers do not make 1, 2 or 4 matrices")
+    for q in range(n):
+        j, i = divmod(q, e)
+        out[..., q] = base[:, :, 8 * j + (t >> 2)] + (t & 3) * e + i
+    return out
+
+
 def _simulate_shared(plan: ConversionPlan, src: np.ndarray, staging_size: int) -> np.ndarray:
     sh = plan.shared
     B, W, L, _ = src.shape
@@ -100,18 +138,12 @@ def _simulate_shared(plan: ConversionPlan, src: np.ndarray, staging_size: int) -
             epoch += 1
             warp_only = op.kind == "bar.warp.sync"
             continue
-        if op.instruction.startswith(("ldmatrix", "stmatrix")):
-            raise _Failure(f"op {n}: the simulator has no model of {op.instruction}")
-        base = op.address.evaluate(lanes[None, None, :], warps[None, :, None], blocks[:, None, None])
-        base = np.broadcast_to(np.asarray(base, dtype=np.int64), (B, W, L))
-        vec = len(op.registers)
-        if (base % vec).any():
-            raise _Failure(f"op {n} ({op.instruction}): a {vec}-element vector address is not aligned")
-        if base.min() < 0 or base.max() + vec > size:
-            raise _Failure(f"op {n} ({op.instruction}): address {int(base.max()) + vec - 1} outside the "
+        positions = access_positions(op, sh.element_bits, lanes, warps, blocks)
+        if positions.min() < 0 or positions.max() >= size:
+            raise _Failure(f"op {n} ({op.instruction}): address {int(positions.max())} outside the "
                            f"{size}-element scratch buffer")
         for i, reg in enumerate(op.registers):
-            addr = base + i
+            addr = positions[..., i]
             if op.is_store:
                 values = src[..., reg]
                 if (read_epoch[bidx, addr] == epoch).any():
