@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .plan import Barrier, ConversionPlan, SharedAccess, SharedMemoryPlan
-from .shuffle import select_count
+from .shuffle import exact_select_count
 from .target import Target
 
 
@@ -154,9 +154,7 @@ def plan_cost(plan: ConversionPlan) -> PlanCost:
             if r.instruction != "local":
                 shuffles += s.words_per_element
                 counts[r.instruction] += s.words_per_element
-        send_rank = max((r.send_word.lane_rank() for r in s.rounds), default=0)
-        selects = select_count(send_rank, len(s.rounds), len(s.src_words), s.receive_round.lane_rank(),
-                               len(s.dst_words)) * s.words_per_element
+        selects = exact_select_count(s, plan.target.warp_size) * s.words_per_element
         packs = (len(s.src_words) + len(s.dst_words)) * (s.elements_per_word - 1)
         if selects:
             counts["select"] = selects

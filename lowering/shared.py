@@ -27,7 +27,7 @@ from ..dialect.linear_layout import LinearLayout
 from .hardware import HardwareLayout, deposit
 from .matrix import MatrixTile, matrix_tile
 from .plan import Barrier, SharedAccess, SharedMemoryPlan, ThreadAffine
-from .swizzle import Swizzle, common_vector, swizzle_for
+from .swizzle import Swizzle, common_vector, swizzle_for, widened
 from .target import Target
 
 
@@ -168,6 +168,18 @@ def plan_shared_memory(src: HardwareLayout, dst: HardwareLayout, element_bits: i
     # Rounds must depend on registers only; otherwise give them up (one round, bigger buffer).
     if any(inverse(c)[1] for c in src.lane + src.warp + dst.lane + dst.warp):
         swizzle = Swizzle(swizzle.vector, swizzle.bank, swizzle.segment + swizzle.reps, ())
+        inverse = swizzle.inverse()
+    # Try putting one side's register directions first among the bank bits: keep it only if
+    # it widens that side's vectors (without a matrix tile, whose rows are fixed).
+    if store_tile is None and load_tile is None:
+        def widths(sw):
+            inv = sw.inverse()
+            return _side_vector(src, sw, inv, max_log2)[0] + _side_vector(dst, sw, inv, max_log2)[0]
+        best = widths(swizzle)
+        for regs in (list(src.register), list(dst.register)):
+            candidate = widened(swizzle, regs)
+            if widths(candidate) > best:
+                swizzle, best = candidate, widths(candidate)
         inverse = swizzle.inverse()
     num_rounds = 1 << len(swizzle.reps)
 

@@ -109,6 +109,35 @@ def select_count(send_rank: int, rounds: int, src_words: int, receive_rank: int,
     return send + receive
 
 
+def exact_select_count(plan: WarpShufflePlan, warp_size: int) -> int:
+    """Selects of ``plan`` (per 32-bit word), the cheaper of two emissions (``select_count``):
+
+    * chains, counted exactly by enumerating the lanes: each shuffled round needs (number of
+      distinct words its lanes send - 1) selects; each destination word needs (number of
+      distinct sources over the lanes - 1), where a source is a shuffled round's result or,
+      for a local round, the source word the lane keeps.  Worked example, the transposition
+      (r0 l0) on two registers: round 1 sends x1 or x0 (1 select); destination word d keeps
+      x_d (local) or takes the shuffled word (1 select each): 3 selects, Triton's "Ship" count.
+    * butterflies (``select_count``).
+    """
+    lanes = range(warp_size)
+    chain = 0
+    for rnd in plan.rounds:
+        if rnd.instruction != "local":
+            chain += len({rnd.send_word.evaluate(l) for l in lanes}) - 1
+    for d in range(len(plan.dst_words)):
+        sources = set()
+        for l in lanes:
+            rho = d ^ plan.receive_round.evaluate(l)
+            rnd = plan.rounds[rho]
+            sources.add(("word", rnd.send_word.evaluate(l)) if rnd.instruction == "local" else ("round", rho))
+        chain += len(sources) - 1
+    send_rank = max((f2.rank(r.send_word.lane) for r in plan.rounds), default=0)
+    butterfly = select_count(send_rank, len(plan.rounds), len(plan.src_words), f2.rank(plan.receive_round.lane),
+                             len(plan.dst_words))
+    return min(chain, butterfly)
+
+
 def _solve_linear(a_columns, b_columns, src_bits: int):
     """M (one image per source lane bit) with M a_j = b_j for every j, zero off span(a); None if
     inconsistent (some XOR of a's vanishes while the same XOR of b's does not).

@@ -119,13 +119,17 @@ def swizzle_for(vector: list[int], store_set: list[int], load_set: list[int], st
     reps = [v for v in segment if v in both and v not in vector]
     segment = [v for v in segment if v not in reps]
 
-    # Widen one side's vectors: put that side's register directions first among the bank bits
-    # (Triton does this when the common vector does not fill a bank).
-    def prefix_gain(regs):
-        return sum(1 for v in bank if v in set(regs))
-    side = store_registers if prefix_gain(store_registers) >= prefix_gain(load_registers) else load_registers
-    bank = [v for v in side if v in bank] + [v for v in bank if v not in side]
     return Swizzle(tuple(vector), tuple(bank), tuple(segment), tuple(reps))
+
+
+def widened(swizzle: Swizzle, registers: list[int]) -> Swizzle:
+    """The same swizzle with ``registers``' directions first among the bank bits, so that this
+    side's vectors may extend past the common vector (Triton reorders bank bases the same way
+    when the common vector does not fill a bank).  Same banks, same conflicts for the other
+    side's phases only if that side does not vary those bits: callers compare costs."""
+    regs = [v for v in registers if v in swizzle.bank]
+    bank = regs + [v for v in swizzle.bank if v not in regs]
+    return Swizzle(swizzle.vector, tuple(bank), swizzle.segment, swizzle.reps)
 
 
 def common_vector(src_registers: list[int], dst_registers: list[int], element_bits: int) -> list[int]:
