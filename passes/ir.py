@@ -651,13 +651,8 @@ def _add_function_attributes(text: str, symbol: str, attrs: dict[str, str]) -> s
     line = m.group(1)
     if " attributes {" in line:
         line = line.replace(" attributes {", f" attributes {{{body}, ", 1)
-    else:
-        # the signature ends before a trailing location or the body's '{'
-        loc = re.search(r" loc\([^\n]*\)$", line)
-        if loc:
-            line = line[:loc.start()] + f" attributes {{{body}}}" + line[loc.start():]
-        else:
-            line = line + f" attributes {{{body}}}"
+    else:  # the header ends with the signature (the function's own loc follows its body)
+        line = line + f" attributes {{{body}}}"
     return text[:m.start()] + line + (m.group(2) or "") + text[m.end():]
 
 

@@ -15,8 +15,9 @@ from .framework import PassFailure
 from .ir import Operation, TensorType, Value, adapt_attribute_text
 
 try:  # the dialect's public names (re-exported by linear_layouts.dialect once it lands there)
-    from ..dialect import linear_attribute, to_linear_layout
+    from ..dialect import linear_attribute, parse_attribute, to_linear_layout
 except ImportError:  # pragma: no cover - older checkouts export them only from encodings
+    from ..dialect.attributes import parse_attribute
     from ..dialect.encodings import linear_attribute, to_linear_layout
 
 
@@ -26,7 +27,28 @@ class LayoutUnavailable(Exception):
 
 @lru_cache(maxsize=4096)
 def _layout_for(encoding: str, shape: tuple[int, ...]) -> LinearLayout:
-    return to_linear_layout(encoding, list(shape))
+    rank = _encoding_rank(encoding)
+    if rank is None or len(shape) <= rank:
+        return to_linear_layout(encoding, list(shape))
+    # A multi-buffered shared allocation (software pipelining): !ttg.memdesc<2x32x16xf16, #s>
+    # with a rank-2 #s holds 2 buffers of 32x16, one after the other.  Lay out one buffer with
+    # the encoding, then let the higher offset bits select the buffer (leading dims).
+    leading = len(shape) - rank
+    one_buffer = to_linear_layout(encoding, list(shape[leading:]))
+    for i in reversed(range(rank)):  # dim i of the buffer is dim i + leading of the whole
+        one_buffer = one_buffer.rename_out_dim(f"dim{i}", f"dim{i + leading}")
+    layout = one_buffer
+    for i in reversed(range(leading)):  # innermost buffer dim first: it takes the lower bits
+        layout = layout * LinearLayout.identity_1d(shape[i], "offset", f"dim{i}")
+    return layout.transpose_outs([f"dim{i}" for i in range(len(shape))])
+
+
+@lru_cache(maxsize=1024)
+def _encoding_rank(encoding: str):
+    try:
+        return parse_attribute(encoding).rank
+    except Exception:
+        return None
 
 
 @lru_cache(maxsize=4096)

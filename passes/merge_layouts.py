@@ -57,10 +57,15 @@ def merge_plan(module: Module) -> dict[str, str]:
     aliases = {n: v for n, v in module.aliases().items() if v.startswith(DISTRIBUTED)}
     names = list(aliases)
     required = [n for n in names if not aliases[n].startswith(REPLACEABLE)]
+    # Aliases that ll.* attributes (from ll-attach-layouts) refer to stay: rewriting them would
+    # turn an ll.layout's #ttg.linear into some other attribute.
+    printed = module.print()
+    in_ll_attributes = set(re.findall(r"#[\w$.-]+", " ".join(
+        re.findall(r"\bll\.\w+ = (\[[^\]]*\]|#[\w$.-]+)", printed))))
     types = _tensor_types(module)
     plan: dict[str, str] = {}
     for position, old in enumerate(names):
-        if old in required:
+        if old in required or old in in_ll_attributes:
             continue
         # Representatives in order of preference: attributes that ops require, then the
         # earlier plain layouts that survive.
