@@ -363,6 +363,8 @@ def _amd_wmma(attr: AmdWmmaEncoding, shape: Sequence[int]) -> LinearLayout:
     else:
         regs, lanes = [(0, 1), (0, 2), (0, 4)], [(1, 0), (2, 0), (4, 0), (8, 0), (0, 8)]
     tile = LinearLayout.from_bases([(REGISTER, regs), (LANE, lanes)], [fast, slow])
+    if attr.uses_warps_per_cta_spelling:
+        return _amd_wmma_warps_per_cta(attr, tile, shape)
     if rank == 3:
         tile = tile * _identity(1, REGISTER, names[0]) * _identity(1, LANE, names[0])
     tile = tile.transpose_outs(names)
@@ -371,13 +373,74 @@ def _amd_wmma(attr: AmdWmmaEncoding, shape: Sequence[int]) -> LinearLayout:
     return combine_cta_cga_with_shape(cta, cga_linear_layout(attr.cga, rank), shape)
 
 
+def _amd_wmma_warps_per_cta(attr: AmdWmmaEncoding, tile: LinearLayout, shape: Sequence[int]) -> LinearLayout:
+    # The Triton <= 3.6 construction (the warpsPerCTA spelling), like MFMA's: per dim N then M,
+    # the warp's extra tiles, the warps, and (for N) the repetitions that cover the *whole*
+    # tensor; those beyond one CTA's part later become zero registers (copies).
+    rank = attr.rank
+    names = dim_names(rank)
+    dim_m, dim_n = names[rank - 2], names[rank - 1]
+    m, n = attr.instr[0], attr.instr[1]
+    warps = attr.warps_per_cta
+    tiles = attr.tiles_per_warp or (1,) * rank
+    i_m, i_n = rank - 2, rank - 1
+    layout = tile.transpose_outs([dim_n, dim_m])
+    layout = layout * _identity(tiles[i_n], REGISTER, dim_n) * _identity(warps[i_n], WARP, dim_n)
+    reps_n = shape[i_n] // (n * warps[i_n] * tiles[i_n])
+    if reps_n > 1:
+        layout = layout * _identity(reps_n, REGISTER, dim_n)
+    layout = layout * _identity(tiles[i_m], REGISTER, dim_m) * _identity(warps[i_m], WARP, dim_m)
+    if rank == 3:
+        layout = (layout * _identity(1, REGISTER, names[0]) * _identity(1, LANE, names[0])
+                  * _identity(warps[0], WARP, names[0]))
+    del m
+    return combine_cta_cga_with_shape(layout, cga_linear_layout(attr.cga, rank), shape)
+
+
+def _dot_of_amd_wmma_warps_per_cta(attr: DotOperandEncoding, wmma: AmdWmmaEncoding,
+                                   shape: Sequence[int]) -> LinearLayout:
+    # The Triton <= 3.6 construction (parent in the warpsPerCTA spelling), built like MFMA's dot
+    # operand: K repetitions and the warp's extra non-K tiles are registers of the tile, and the
+    # CGA layout is the parent's unchanged.
+    rank = wmma.rank
+    names = dim_names(rank)
+    order = dot_operand_order(attr.op_idx, rank)
+    dim_k, dim_non_k = names[order[0]], names[order[1]]
+    k_size, non_k = wmma.instr[2], (wmma.instr[0] if attr.op_idx == 0 else wmma.instr[1])
+    k_width = attr.k_width
+    depth = 32 // non_k
+    tile = _identity(k_width, REGISTER, dim_k) * _identity(non_k, LANE, dim_non_k)
+    tile = tile * (_zeros(depth, LANE, dim_k) if wmma.version == 1 else _identity(depth, LANE, dim_k))
+    tile = tile * _identity(k_size // (depth * k_width), REGISTER, dim_k)
+    # One tile covers max(K, depth * kWidth) along K (version 1 lanes duplicate, so with
+    # kWidth 16 a tile spans 32 even though K is 16).
+    # The repetitions along K cover one CTA's part of K.
+    k_tile = max(k_size, depth * k_width)
+    cga = ensure_layout_not_larger_than(cga_linear_layout(wmma.cga, rank), dict(zip(names, shape)))
+    k_per_cta = max(1, shape[order[0]] // cga.out_dim_size(dim_k))
+    if k_per_cta > k_tile:
+        tile = tile * _identity(k_per_cta // k_tile, REGISTER, dim_k)
+    tiles = wmma.tiles_per_warp or (1,) * rank
+    tile = (tile * _identity(tiles[order[1]], REGISTER, dim_non_k)).transpose_outs([dim_k, dim_non_k])
+    if rank == 3:
+        tile = tile * _identity(1, REGISTER, names[0]) * _identity(1, LANE, names[0])
+    warps = broadcasted_dot_operand_layout(wmma.warps_per_cta, matrix_order(rank, True), order[0], WARP)
+    cta = tile * warps.transpose_outs(tile.out_dim_names)
+    return combine_cta_cga_with_shape(cta, cga_linear_layout(wmma.cga, rank), shape).transpose_outs(names)
+
+
 def _dot_of_amd_wmma(attr: DotOperandEncoding, wmma: AmdWmmaEncoding, shape: Sequence[int]) -> LinearLayout:
+    if wmma.uses_warps_per_cta_spelling:
+        return _dot_of_amd_wmma_warps_per_cta(attr, wmma, shape)
     rank = wmma.rank
     names = dim_names(rank)
     order = dot_operand_order(attr.op_idx, rank)
     dim_k, dim_non_k = names[order[0]], names[order[1]]
     k_size = wmma.instr[2]
-    non_k = wmma.instr[0] if attr.op_idx == 0 else wmma.instr[1]
+    # The instruction's M x N is given for the non-transposed tile; a transposed layout swaps
+    # which of them runs along each operand's non-K dim.  Example: instrShape [32, 16, 64],
+    # isTranspose = true: operand B's non-K extent is 32, operand A's is 16.
+    non_k = wmma.instr[0] if (attr.op_idx == 0) != wmma.is_transposed else wmma.instr[1]
     k_width = attr.k_width
     tile = _identity(k_width, REGISTER, dim_k) * _identity(16, LANE, dim_non_k)
     tile = tile * (_zeros(2, LANE, dim_k) if wmma.version == 1 else _identity(2, LANE, dim_k))
@@ -388,7 +451,7 @@ def _dot_of_amd_wmma(attr: DotOperandEncoding, wmma: AmdWmmaEncoding, shape: Seq
         tile = tile * _identity(1, REGISTER, names[0]) * _identity(1, LANE, names[0])
     k_dim = order[0]
     cta = wmma_cta_layout(wmma).resize_out_dim(names[k_dim], 1).remove_zero_bases_along_dim(REGISTER)
-    layout = (tile.transpose_outs(names) * cta).transpose_outs([names[d] for d in matrix_order(rank, True)])
+    layout = (tile.transpose_outs(names) * cta).transpose_outs([names[d] for d in order])
     return combine_cta_cga_with_shape(layout, _dot_cga(wmma.cga, rank, k_dim), shape)
 
 

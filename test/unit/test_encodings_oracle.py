@@ -153,8 +153,6 @@ def gen_wmma(rng, rank=None):
 
 
 def gen_dot(rng):
-    # Dot operands of WMMA parents are left out: our register order still differs from Triton's
-    # in about 1 case in 6 (a known gap, see the report); the other parents match exactly.
     parent_kind = rng.choice(["mma2", "mma3", "mfma", "blocked"])
     op = rng.randint(0, 1)
     if parent_kind == "mma2":
@@ -169,12 +167,6 @@ def gen_dot(rng):
         parent, tile = gen_mfma(rng)
         k_width = pow2(rng, 4, 16)
         k = k_width * 16
-    elif parent_kind == "wmma":
-        parent, tile = gen_wmma(rng)
-        instr = parent["args"][5]
-        k_width = pow2(rng, 4, 16) if parent["args"][0] > 1 else 16
-        k_width = min(k_width, instr[2] // 2) if parent["args"][0] > 1 else k_width
-        k = instr[2] * 2
     else:
         parent, tile = gen_blocked(rng, rank=rng.randint(2, 3))
         k_width = 0
@@ -182,6 +174,21 @@ def gen_dot(rng):
     rank = len(tile)
     shape = shape_around(rng, tile)
     shape[rank - 1 if op == 0 else rank - 2] = max(1, k * (1 << rng.randint(0, 2)) // (1 << rng.randint(0, 1)))
+    return {"kind": "dot_op", "args": [op, parent, k_width]}, shape
+
+
+def gen_dot_wmma(rng):
+    """A dot operand of a WMMA parent."""
+    parent, tile = gen_wmma(rng)
+    instr = parent["args"][5]
+    version = parent["args"][0]
+    op = rng.randint(0, 1)
+    k_width = min(pow2(rng, 4, 16), instr[2] // 2) if version > 1 else 16
+    if version == 3 and TRITON < (3, 7):
+        k_width = rng.choice([8, 16])  # 3.6 accepts 2, 8 or 16 for version 3
+    rank = len(tile)
+    shape = shape_around(rng, tile)
+    shape[rank - 1 if op == 0 else rank - 2] = instr[2] * (1 << rng.randint(0, 2))
     return {"kind": "dot_op", "args": [op, parent, k_width]}, shape
 
 
@@ -313,6 +320,7 @@ GENERATORS = {
     "slice": gen_slice,
     "nvidia_mma": gen_mma,
     "dot_op": gen_dot,
+    "dot_op_of_amd_wmma": gen_dot_wmma,
     "amd_mfma": gen_mfma,
     "amd_wmma": gen_wmma,
     "linear": gen_linear,
@@ -322,11 +330,11 @@ GENERATORS = {
     "shared_linear": gen_shared_linear,
     "padded_shared": gen_padded,
 }
-NOT_IN_36 = {"generic_linear": "#ttg.generic_linear appeared in Triton 3.8",
+NOT_IN_36 = {"dot_op_of_amd_wmma": "Triton 3.6's dot operands of warpsPerCTA-style WMMA layouts: K repetitions "
+                                 "still differ in ~1 case in 40 (known gap)",
+             "generic_linear": "#ttg.generic_linear appeared in Triton 3.8",
              "padded_shared": "not yet run against Triton 3.6: its Gluon shared-layout calls abort (LLVM fatal "
                               "errors) for cases 3.9 accepts",
-             "amd_wmma": "Triton 3.6's warpsPerCTA/tilesPerWarp WMMA conversion differs from 3.9's in ~1 case in "
-                         "7 (known gap)",
              "shared_linear": "not yet run against Triton 3.6 (see padded_shared)",
              "swizzled_shared": "not yet run against Triton 3.6 (see padded_shared)",
              "nvmma_shared": "not yet run against Triton 3.6 (see padded_shared)"}
@@ -339,7 +347,7 @@ def make_cases(kind, rng):
     cases = []
     for _ in range(CASES_PER_KIND):
         spec, tile = GENERATORS[kind](rng)
-        shape = tile if kind in ("dot_op", "slice", "linear", "generic_linear", "shared_linear", "padded_shared",
+        shape = tile if kind in ("dot_op", "dot_op_of_amd_wmma", "slice", "linear", "generic_linear", "shared_linear", "padded_shared",
                                  "nvmma_shared", "swizzled_shared") else shape_around(rng, tile)
         # Gluon can convert neither padded_shared nor (it aborts) generic_linear: for those only the
         # text comes from Triton, and the expected layout is the bases given.
