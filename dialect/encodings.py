@@ -712,11 +712,13 @@ def _fmt_bases(bases) -> str:
 
 
 def is_permutation_layout(layout: LinearLayout) -> bool:
-    """Every basis moves along at most one dim and, zero bases removed, the map is a bijection
-    (Triton prints such a distributed layout as ``#ttg.linear``, others as ``generic_linear``)."""
+    """Every basis is zero or a single power of two along one dim and, zero bases removed, the map
+    is a bijection (Triton's ``isPermutationMatrixLayout``: such a distributed layout is a
+    ``#ttg.linear``, any other a ``#ttg.generic_linear``)."""
     for bs in layout.bases.values():
         for b in bs:
-            if sum(1 for c in b if c) > 1:
+            nonzero = [c for c in b if c]
+            if len(nonzero) > 1 or (nonzero and not _is_pow2(nonzero[0])):
                 return False
     nonzero = [b for bs in layout.bases.values() for b in bs if any(b)]
     stripped = LinearLayout([("all", nonzero)], list(layout.out_dims.items()), require_surjective=False)
