@@ -30,6 +30,7 @@ dim).  The F2 algebra in ``dialect.f2`` works on those integers.
 
 from __future__ import annotations
 
+import itertools
 from typing import Iterable, Mapping, Sequence, Union
 
 from . import f2
@@ -682,16 +683,17 @@ class LinearLayout:
 
         When ``outer`` is not injective there are many solutions; like Triton 3.9 we (1) map to
         itself every in dim that has identical bases in both layouts *and* whose bases touch no
-        output bit that another in dim of ``outer`` touches (so a broadcast over, say, ``block``
+        output bit that another in dim of either layout touches (so a broadcast over, say, ``block``
         stays local), and (2) solve the rest with ``lstsq``, which sets free variables to zero
         (the smallest preimage).  Raises ``LayoutError`` if ``outer`` does not cover this
-        layout's image (after step 1).
+        layout's image.  (Because the identity dims share no output bit with the other dims,
+        step 2 succeeds exactly when the whole equation has a solution.)
 
         Example of the bit test in (1): with out dim ``o`` and identical ``warp`` bases
-        ``[[2]]`` in both layouts, ``warp`` maps to itself when outer's other bases are
-        ``lane: [[1]]`` (bits 0b10 vs 0b01 are disjoint) but not when they are ``lane: [[3]]``
-        (0b10 & 0b11 != 0); then ``lstsq`` decides where warp 1 goes.  (Triton 3.6 had no bit
-        test: every in dim with identical bases mapped to itself.)
+        ``[[2]]`` in both layouts, ``warp`` maps to itself when the other bases are
+        ``lane: [[1]]`` (bits 0b10 vs 0b01 are disjoint) but not when one of them is
+        ``lane: [[3]]`` (0b10 & 0b11 != 0); then ``lstsq`` decides where warp 1 goes.  (Triton
+        3.6 had no bit test, and aborted when the identity dims left lstsq unsolvable.)
         """
         if sorted(self.out_dim_names) != sorted(outer.out_dim_names):
             raise LayoutError(f"invert_and_compose: out dims differ: {self.out_dim_names} vs {outer.out_dim_names}")
@@ -704,7 +706,7 @@ class LinearLayout:
         a_cols = a.flat_columns
         b_cols = self.flat_columns if a._out == self._out else tuple(a._pack(b) for _, bs in self._in for b in bs)
         a_start, b_start, pos = {}, {}, 0
-        masks = {}
+        masks = {}  # per in dim of a: OR of its packed bases (the output bits it touches)
         for n, bs in a._in:
             a_start[n] = pos
             m = 0
@@ -713,19 +715,34 @@ class LinearLayout:
             masks[n] = m
             pos += len(bs)
         pos = 0
+        b_masks = {}  # the same for this layout's in dims (packed with a's sizes)
         for n, bs in self._in:
             b_start[n] = pos
+            m = 0
+            for c in b_cols[pos:pos + len(bs)]:
+                m |= c
+            b_masks[n] = m
             pos += len(bs)
         identity_dims = set()
         for n, bs in a._in:
             if n in b_start and bs == self._in_bases(n):
                 rest = 0
-                for other, m in masks.items():
+                for other, m in itertools.chain(masks.items(), b_masks.items()):
                     if other != n:
                         rest |= m
                 if not masks[n] & rest:
                     identity_dims.add(n)
-        # lstsq on the other dims: express b's columns through a's pivot columns.
+        flat = self._solve(a, a_cols, a_start, b_cols, identity_dims)
+        if flat is None:
+            raise LayoutError("invert_and_compose: the outer layout does not cover this layout's image:"
+                              f"{outer}\nthis layout:{self}")
+        outs = tuple((n, 1 << len(bs)) for n, bs in outer._in)
+        return LinearLayout._raw(self._regroup(flat, outs), outs, tuple(flat))
+
+    def _solve(self, a: "LinearLayout", a_cols, a_start, b_cols, identity_dims) -> list[int] | None:
+        """invert_and_compose's packed result columns (bit ``a_start[d] + i`` = bit i of a's in
+        dim d), or None if lstsq fails: identity dims map to themselves, every other column
+        of this layout (``b_cols``) is expressed through a's pivot columns outside them."""
         basis = f2.EchelonBasis()
         where = []  # input bit of a (packed position) of every inserted column
         for n, bs in a._in:
@@ -733,24 +750,24 @@ class LinearLayout:
                 for i in range(len(bs)):
                     basis.insert(a_cols[a_start[n] + i])
                     where.append(1 << (a_start[n] + i))
-        flat = []
+        flat, pos = [], 0
         for n, bs in self._in:
             if n in identity_dims:
                 flat.extend(1 << (a_start[n] + i) for i in range(len(bs)))
+                pos += len(bs)
                 continue
-            for col in b_cols[b_start[n]:b_start[n] + len(bs)]:
+            for col in b_cols[pos:pos + len(bs)]:
                 combination = basis.express(col)
                 if combination is None:
-                    raise LayoutError("invert_and_compose: the outer layout does not cover this layout's image:"
-                                      f"{outer}\nthis layout:{self}")
+                    return None
                 v = 0
                 while combination:
                     low = combination & -combination
                     v |= where[low.bit_length() - 1]
                     combination ^= low
                 flat.append(v)
-        outs = tuple((n, 1 << len(bs)) for n, bs in outer._in)
-        return LinearLayout._raw(self._regroup(flat, outs), outs, tuple(flat))
+            pos += len(bs)
+        return flat
 
     def pseudoinvert(self) -> "LinearLayout":
         """A map from the out dims back to the in dims, a right inverse on the image

@@ -120,12 +120,19 @@ def test_figure1_of_the_paper():
 
 
 def test_invert_and_compose_identity_dims_need_disjoint_bits():
-    """Triton 3.9's broadcasting heuristic (found against the binding; see the oracle tests)."""
+    """Triton 3.9's broadcasting heuristic: an in dim with identical bases maps to itself only
+    if no other in dim of either layout touches its output bits (see the oracle tests)."""
     this = L.from_bases({"warp": [[2]]}, {"o": 4}, require_surjective=False)
     disjoint = L.from_bases({"lane": [[1]], "warp": [[2]]}, ["o"])
     overlapping = L.from_bases({"lane": [[1], [2]], "warp": [[2]]}, ["o"])
     assert this.invert_and_compose(disjoint).bases == {"warp": ((0, 1),)}  # warp -> warp
     assert this.invert_and_compose(overlapping).bases == {"warp": ((2, 0),)}  # warp 1 -> lane 2
+    # this layout's other dims count too (values checked against triton 3.9's binding)
+    outer = L.from_bases({"lane": [[1]], "warp": [[2], [2]]}, ["o"])
+    same = L.from_bases({"lane": [[1]], "warp": [[2], [2]]}, ["o"])
+    mixing = L.from_bases({"lane": [[3]], "warp": [[2], [2]]}, ["o"])
+    assert same.invert_and_compose(outer).bases == {"lane": ((1, 0),), "warp": ((0, 1), (0, 2))}
+    assert mixing.invert_and_compose(outer).bases == {"lane": ((1, 1),), "warp": ((0, 1), (0, 1))}
     # both layouts broadcast over block: block maps to itself, not all to block 0
     src = L.from_bases({"lane": [[1], [2]], "block": [[0]]}, ["o"])
     dst = L.from_bases({"lane": [[2], [1]], "block": [[0]]}, ["o"])
