@@ -1,0 +1,135 @@
+"""ll-viz: text grids checked exactly, pictures written, errors reported without tracebacks."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from linear_layouts.tools import viz
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BLOCKED_4x8 = "#ttg.blocked<{sizePerThread = [1, 2], threadsPerWarp = [4, 8], warpsPerCTA = [1, 1], order = [1, 0]}>"
+ROW_SHARED = "#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>"
+COLUMN_READER = "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [32, 1], warpsPerCTA = [1, 1], order = [0, 1]}>"
+
+
+def run(args, capsys):
+    code = viz.main(args)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_distributed_grid_is_exact(capsys):
+    code, out, _ = run([BLOCKED_4x8, "--shape", "4,4"], capsys)
+    assert code == 0
+    # A 4x4 tensor in a layout whose tile is 4x16: lanes 2..7 of each row wrap onto the same
+    # columns, so every element has 4 copies (lane bits 2 and 4 are redundant).
+    lines = out.splitlines()
+    assert lines[0] == BLOCKED_4x8
+    assert lines[1] == "broadcast: each element is held 4 times (redundant input bits: lane 2, 4)"
+    assert lines[2].split() == ["0", "1", "2", "3"]
+    assert [line.split() for line in lines[3:]] == [
+        ["0:", "w0:t0:r0/w0:t2:r0/w0:t4:r0/w0:t6:r0", "w0:t0:r1/w0:t2:r1/w0:t4:r1/w0:t6:r1",
+         "w0:t1:r0/w0:t3:r0/w0:t5:r0/w0:t7:r0", "w0:t1:r1/w0:t3:r1/w0:t5:r1/w0:t7:r1"],
+        ["1:", "w0:t8:r0/w0:t10:r0/w0:t12:r0/w0:t14:r0", "w0:t8:r1/w0:t10:r1/w0:t12:r1/w0:t14:r1",
+         "w0:t9:r0/w0:t11:r0/w0:t13:r0/w0:t15:r0", "w0:t9:r1/w0:t11:r1/w0:t13:r1/w0:t15:r1"],
+        ["2:", "w0:t16:r0/w0:t18:r0/w0:t20:r0/w0:t22:r0", "w0:t16:r1/w0:t18:r1/w0:t20:r1/w0:t22:r1",
+         "w0:t17:r0/w0:t19:r0/w0:t21:r0/w0:t23:r0", "w0:t17:r1/w0:t19:r1/w0:t21:r1/w0:t23:r1"],
+        ["3:", "w0:t24:r0/w0:t26:r0/w0:t28:r0/w0:t30:r0", "w0:t24:r1/w0:t26:r1/w0:t28:r1/w0:t30:r1",
+         "w0:t25:r0/w0:t27:r0/w0:t29:r0/w0:t31:r0", "w0:t25:r1/w0:t27:r1/w0:t29:r1/w0:t31:r1"],
+    ]
+    # Columns are right-aligned under the header.
+    assert len({len(line) for line in lines[2:]}) == 1
+
+
+def test_max_copies_abbreviates_broadcast(capsys):
+    code, out, _ = run([BLOCKED_4x8, "--shape", "4,4", "--max-copies", "1"], capsys)
+    assert code == 0
+    assert "   0:  w0:t0:r0+3  w0:t0:r1+3  w0:t1:r0+3  w0:t1:r1+3" in out.splitlines()
+    assert "   2: w0:t16:r0+3 w0:t16:r1+3 w0:t17:r0+3 w0:t17:r1+3" in out.splitlines()
+
+
+def test_shared_grid_shows_offset_and_bank(capsys):
+    swizzled = "#ttg.swizzled_shared<{vec = 2, perPhase = 1, maxPhase = 2, order = [1, 0]}>"
+    code, out, _ = run([swizzled, "--shape", "2,4", "--bits", "32"], capsys)
+    assert code == 0
+    # Row 1 is XOR-swizzled by vec=2 columns: element (1, 0) lives at offset 6.
+    assert out.splitlines()[1:] == [
+        "          0     1     2     3",
+        "   0: o0 b0 o1 b1 o2 b2 o3 b3",
+        "   1: o6 b6 o7 b7 o4 b4 o5 b5",
+    ]
+
+
+def test_bank_conflicts_of_column_reads_are_counted_and_marked(capsys):
+    code, out, _ = run([ROW_SHARED, "--shape", "32,32", "--access", COLUMN_READER], capsys)
+    assert code == 0
+    # Each of the 32 column reads hits bank c with 32 different words: 31 extra wavefronts each.
+    assert "32 scalar accesses, 992 extra wavefronts from bank conflicts; 1024 elements involved (marked *)" in out
+    assert "   0:     *o0 b0" in out
+
+
+def test_swizzle_removes_the_conflicts(capsys):
+    swizzled = "#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 32, order = [1, 0]}>"
+    code, out, _ = run([swizzled, "--shape", "32,32", "--access", COLUMN_READER], capsys)
+    assert code == 0
+    assert "32 scalar accesses, 0 extra wavefronts from bank conflicts; 0 elements involved" in out
+
+
+def test_compare_marks_elements_that_change_thread(capsys):
+    a = "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], warpsPerCTA = [1, 1], order = [1, 0]}>"
+    b = "#ttg.blocked<{sizePerThread = [4, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 1], order = [0, 1]}>"
+    code, out, _ = run(["--compare", a, b, "--shape", "8,8"], capsys)
+    assert code == 0
+    assert "56 of 64 elements change thread (marked *); cells show A -> B" in out
+    # The diagonal stays with its thread, the rest moves.
+    row0 = out.splitlines()[4]
+    assert row0.split()[1:4] == ["w0:t0:r0/w0:t2:r0", "->", "w0:t0:r0/w0:t2:r0"]
+    assert "*w0:t0:r1/w0:t2:r1" in row0
+
+
+@pytest.mark.parametrize("suffix", ["png", "svg"])
+def test_pictures_are_written(tmp_path, capsys, suffix):
+    mma = "#ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [2, 2], instrShape = [16, 8]}>"
+    for args in ([mma, "--shape", "32,16"],
+                 [ROW_SHARED, "--shape", "16,16", "--access", COLUMN_READER.replace("[32, 1]", "[16, 2]")],
+                 ["--compare", BLOCKED_4x8, COLUMN_READER, "--shape", "8,8"]):
+        path = tmp_path / f"picture.{suffix}"
+        code, out, _ = run(args + ["-o", str(path)], capsys)
+        assert code == 0 and f"wrote {path}" in out
+        assert path.stat().st_size > 5000
+        path.unlink()
+
+
+def test_value_from_a_module_file(capsys):
+    module = os.path.join(ROOT, "test", "lit", "viz", "Inputs", "two-values.ttgir")
+    code, out, _ = run(["--file", module, "--value", "%1"], capsys)
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == "%1: #blocked1"
+    assert lines[2].split()[:3] == ["0:", "w0:t0:r0", "w0:t1:r0"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["#ttg.blocked<{sizePerThread = [1]}>", "--shape", "4"], "ll-viz: error: "),
+    ([BLOCKED_4x8, "--shape", "3,4"], "every size must be a power of two"),
+    ([BLOCKED_4x8], "needs --shape"),
+    ([], "give a layout attribute"),
+    ([BLOCKED_4x8, "--shape", "4,4", "-o", "x.jpg"], "must be .png, .svg or .pdf"),
+    ([BLOCKED_4x8, "--shape", "4,4", "--access", COLUMN_READER], "--access applies to shared layouts only"),
+    (["--file", "/nonexistent.ttgir", "--value", "%0"], "cannot read /nonexistent.ttgir"),
+    ([BLOCKED_4x8, "--shape", "4,4", "--bits", "12"], "--bits 12"),
+])
+def test_errors_exit_1_without_traceback(args, message, capsys):
+    code, out, err = run(args, capsys)
+    assert code == 1
+    assert message in err
+    assert "Traceback" not in err and out == ""
+
+
+def test_console_script_exit_code():
+    result = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ll-viz"), "--shape", "4"],
+                            capture_output=True, text=True)
+    assert result.returncode == 1
+    assert result.stderr.startswith("ll-viz: error:")

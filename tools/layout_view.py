@@ -1,0 +1,120 @@
+"""Who holds which element: the data behind `ll-viz`'s text grids and pictures.
+
+A distributed layout maps (register, lane, warp, block) to a tensor element; a shared layout
+maps (offset, block) to one.  Viewing a layout means running that map backwards: for every
+element, list the hardware coordinates that hold it.  Because the map is linear, that is cheap:
+evaluate every input once (``apply_flat`` on each flattened input index) and bucket the results.
+
+Broadcast copies appear naturally: when the layout is not injective, several inputs land on
+the same element; ``LinearLayout.free_variable_masks`` names the input bits responsible.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from linear_layouts.dialect import LinearLayout
+
+DISTRIBUTED_DIMS = ("register", "lane", "warp", "block")
+SHARED_DIMS = ("offset", "block")
+
+# Shared memory banks: 32 banks of 4 bytes on NVIDIA GPUs and on AMD CDNA's LDS.
+NUM_BANKS = 32
+BANK_BYTES = 4
+
+
+@dataclass(frozen=True)
+class Holder:
+    """One hardware coordinate holding an element: {in dim name: index}."""
+
+    coords: tuple[tuple[str, int], ...]
+
+    def get(self, dim: str) -> int:
+        return dict(self.coords).get(dim, 0)
+
+    def label(self, shared: bool, bits: int = 32) -> str:
+        c = dict(self.coords)
+        if shared:
+            text = f"o{c['offset']} b{bank_of(c['offset'], bits)}"
+        else:
+            text = f"w{c.get('warp', 0)}:t{c.get('lane', 0)}:r{c.get('register', 0)}"
+        if c.get("block", 0):
+            text = f"B{c['block']}:" + text
+        return text
+
+
+def bank_of(offset: int, bits: int) -> int:
+    """Bank of the element at ``offset`` (in elements) for elements of ``bits`` bits."""
+    return (offset * bits // 8 // BANK_BYTES) % NUM_BANKS
+
+
+def is_shared(layout: LinearLayout) -> bool:
+    return "offset" in layout.in_dim_names
+
+
+def unflatten(layout: LinearLayout, flat: int) -> Holder:
+    coords = []
+    for name, size in layout.in_dims.items():
+        bits = size.bit_length() - 1
+        coords.append((name, flat & (size - 1)))
+        flat >>= bits
+    return Holder(tuple(coords))
+
+
+def element_index(layout: LinearLayout, flat_out: int) -> tuple[int, ...]:
+    """Flattened output (dim0 least significant) -> tensor index (dim0, dim1, ...)."""
+    index = []
+    for size in layout.out_dims.values():
+        index.append(flat_out & (size - 1))
+        flat_out >>= size.bit_length() - 1
+    return tuple(index)
+
+
+def holders_by_element(layout: LinearLayout) -> dict[tuple[int, ...], list[Holder]]:
+    """Every tensor element -> the hardware coordinates that hold it, in increasing order of
+    (flattened) hardware index, so the first holder is the "primary" copy."""
+    result: dict[tuple[int, ...], list[Holder]] = {}
+    for flat in range(layout.total_in_dim_size):
+        element = element_index(layout, layout.apply_flat(flat))
+        result.setdefault(element, []).append(unflatten(layout, flat))
+    return result
+
+
+def broadcast_summary(layout: LinearLayout) -> str:
+    """One line naming the input bits that only make copies (empty if none)."""
+    parts = []
+    for dim, mask in layout.free_variable_masks().items():
+        bits = [1 << i for i in range(mask.bit_length()) if mask >> i & 1]
+        if bits:
+            parts.append(f"{dim} {', '.join(str(b) for b in bits)}")
+    if not parts:
+        return ""
+    copies = 1 << sum(bin(m).count("1") for m in layout.free_variable_masks().values())
+    return f"broadcast: each element is held {copies} times (redundant input bits: {'; '.join(parts)})"
+
+
+def tensor_slices(layout: LinearLayout) -> list[tuple[tuple[int, ...], int, int]]:
+    """The 2D slices to draw: (leading index, rows, cols).  Rank 1 is one row; rank >= 3 gives
+    one slice per index of the leading dims."""
+    shape = list(layout.out_dims.values())
+    if len(shape) == 1:
+        return [((), 1, shape[0])]
+    rows, cols = shape[-2], shape[-1]
+    leading = shape[:-2]
+    slices = []
+    total = 1
+    for s in leading:
+        total *= s
+    for flat in range(total):
+        index, rest = [], flat
+        for s in reversed(leading):
+            index.append(rest % s)
+            rest //= s
+        slices.append((tuple(reversed(index)), rows, cols))
+    return slices
+
+
+def element_at(prefix: tuple[int, ...], row: int, col: int, rank: int) -> tuple[int, ...]:
+    if rank == 1:
+        return (col,)
+    return prefix + (row, col)

@@ -1,0 +1,369 @@
+"""`ll-viz`: see a layout.
+
+    ll-viz ATTRIBUTE --shape 16,16                  element grid: which warp/lane/register holds each element
+    ll-viz ATTRIBUTE --shape 64,64 -o layout.png    the same as a picture (cells coloured by warp)
+    ll-viz SHARED_ATTR --shape 32,32 --bits 16      shared layouts: offset and bank of each element
+    ll-viz SHARED_ATTR --shape 32,32 --access DIST  ... with the bank conflicts of DIST's accesses marked
+    ll-viz --compare A B --shape 32,32              two layouts side by side, moved elements marked
+    ll-viz --file k.ttgir --value %5                the layout of a value in a module
+
+ATTRIBUTE is a layout attribute as Triton prints it (``#ttg.blocked<{...}>``, ``#ttg.nvidia_mma<...>``,
+``#ttg.linear<...>``, ``#ttg.swizzled_shared<...>``, ...; quote it for the shell).  Errors print
+``ll-viz: error: ...`` and exit 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+
+from linear_layouts.dialect import LayoutError, LinearLayout
+from linear_layouts.tools import layout_view as view
+
+
+class VizError(Exception):
+    """A user error: printed as ``ll-viz: error: ...``, exit code 1."""
+
+
+# ---------------------------------------------------------------------------- reading input
+
+def parse_shape(text: str) -> list[int]:
+    try:
+        shape = [int(s) for s in text.replace("x", ",").split(",") if s.strip()]
+    except ValueError:
+        raise VizError(f"--shape {text!r}: expected sizes separated by commas, e.g. 64,64")
+    if not shape or any(s <= 0 or s & (s - 1) for s in shape):
+        raise VizError(f"--shape {text!r}: every size must be a power of two")
+    return shape
+
+
+def layout_from_attribute(text: str, shape: list[int] | None, aliases: dict | None = None) -> LinearLayout:
+    from linear_layouts.dialect import to_linear_layout  # the encodings module
+
+    if shape is None:
+        raise VizError("a layout attribute needs --shape (e.g. --shape 64,64)")
+    try:
+        if aliases is not None:
+            from linear_layouts.dialect import parse_attribute
+
+            return to_linear_layout(parse_attribute(text, aliases), shape)
+        return to_linear_layout(text, shape)
+    except LayoutError as e:
+        raise VizError(str(e))
+
+
+def layout_from_module(path: str, value: str) -> tuple[LinearLayout, str]:
+    """Find ``value``'s type in a TTGIR module and return its layout and type text."""
+    from linear_layouts.dialect import parse_aliases
+
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError as e:
+        raise VizError(f"cannot read {path}: {e.strerror}")
+    found = find_value_type(text, value)
+    if found is None:
+        raise VizError(f"{path}: no value {value} with a tensor or memdesc type")
+    shape, encoding = found
+    aliases = parse_aliases(text)
+    return layout_from_attribute(encoding, shape, aliases), encoding
+
+
+_TYPE_START = re.compile(r"(tensor<|!ttg\.memdesc<)")
+
+
+def _balanced(text: str, start: int) -> str:
+    """The text from ``start`` up to the '>' closing the '<' that starts there."""
+    depth = 0
+    for i in range(start, len(text)):
+        if text[i] in "<[{(":
+            depth += 1
+        elif text[i] in ">]})":
+            depth -= 1
+            if depth == 0:
+                return text[start:i + 1]
+    return text[start:]
+
+
+def find_value_type(module_text: str, value: str):
+    """(shape, encoding text) of ``value`` in a TTGIR module, read from its definition: the
+    result type of the op defining it (the last type after '->' or ':'), or its type in a
+    function/block argument list.  None if not found or not a tensor/memdesc with a layout."""
+    name = value if value.startswith("%") else "%" + value
+    candidates = []
+    for line in module_text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith(name + " =") or stripped.startswith(name + ":") and "=" in stripped.split(":")[1][:3]:
+            types = stripped.rsplit("->", 1)[1] if "->" in stripped else stripped.rsplit(" : ", 1)[-1]
+            candidates.append(types)
+        else:
+            m = re.search(re.escape(name) + r": ", stripped)
+            if m:
+                candidates.append(stripped[m.end():])
+    for types in candidates:
+        m = _TYPE_START.search(types)
+        if not m:
+            continue
+        inner = _balanced(types, m.start() + len(m.group(1)) - 1)[1:-1]
+        dims, _, rest = inner.partition(",")
+        parts = dims.strip().split("x")[:-1]
+        try:
+            shape = [int(p) for p in parts]
+        except ValueError:
+            return None
+        encoding = rest.strip()
+        if encoding.startswith("#"):
+            if encoding.startswith("#ttg.") and "<" in encoding:
+                encoding = _balanced(encoding, encoding.index("<"))
+                encoding = rest.strip()[:rest.strip().index("<")] + encoding
+            else:
+                encoding = re.match(r"#[\w.$-]+", encoding).group(0)
+            return shape, encoding
+    return None
+
+
+# ---------------------------------------------------------------------------- text output
+
+def grid_text(layout: LinearLayout, bits: int, max_copies: int, marked: set | None = None,
+              other: LinearLayout | None = None) -> str:
+    """The element grid as text; ``marked`` elements get a leading '*'; with ``other``, each
+    cell shows both layouts' holders (A -> B)."""
+    shared = view.is_shared(layout)
+    holders = view.holders_by_element(layout)
+    other_holders = view.holders_by_element(other) if other is not None else None
+    rank = len(layout.out_dims)
+
+    def cell(table, element, is_shared):
+        hs = table.get(element, [])
+        if not hs:
+            return "-"
+        labels = [h.label(is_shared, bits) for h in hs[:max_copies]]
+        extra = f"+{len(hs) - max_copies}" if len(hs) > max_copies else ""
+        return "/".join(labels) + extra
+
+    lines = []
+    for prefix, rows, cols in view.tensor_slices(layout):
+        cells = []
+        for r in range(rows):
+            row = []
+            for c in range(cols):
+                element = view.element_at(prefix, r, c, rank)
+                text = cell(holders, element, shared)
+                if other_holders is not None:
+                    text += " -> " + cell(other_holders, element, view.is_shared(other))
+                if marked and element in marked:
+                    text = "*" + text
+                row.append(text)
+            cells.append(row)
+        width = max(len(t) for row in cells for t in row)
+        if prefix:
+            lines.append(f"[{', '.join(str(i) for i in prefix)}, :, :]")
+        header = " " * 6 + " ".join(f"{c:>{width}}" for c in range(cols))
+        lines.append(header)
+        for r, row in enumerate(cells):
+            lines.append(f"{r:>4}: " + " ".join(f"{t:>{width}}" for t in row))
+    return "\n".join(lines)
+
+
+def moved_elements(a: LinearLayout, b: LinearLayout) -> set:
+    """Elements whose set of holding threads (warp, lane, block) differs between a and b."""
+    def threads(layout):
+        return {e: {(h.get("block"), h.get("warp"), h.get("lane")) for h in hs}
+                for e, hs in view.holders_by_element(layout).items()}
+    ta, tb = threads(a), threads(b)
+    return {e for e in ta if ta[e] != tb.get(e)}
+
+
+def access_conflicts(shared: LinearLayout, access: LinearLayout, bits: int):
+    """Bank conflicts when ``access`` (a distributed layout) reads ``shared`` with scalar
+    accesses: one instruction per (block, warp, register), its lanes served together.
+
+    Returns (per-element conflict flag, total extra wavefronts, number of accesses).  A bank
+    serving k distinct 4-byte words in one instruction costs k - 1 extra wavefronts; lanes
+    reading the same word are a broadcast and cost nothing.
+    """
+    to_offset = access.invert_and_compose(shared)   # (register, lane, warp, block) -> (offset, block)
+    dims = access.in_dims
+    conflicted = set()
+    extra = 0
+    accesses = 0
+    for block in range(dims.get("block", 1)):
+        for warp in range(dims.get("warp", 1)):
+            for reg in range(dims.get("register", 1)):
+                words_by_bank: dict[int, dict[int, list]] = {}
+                for lane in range(dims.get("lane", 1)):
+                    hw = {"register": reg, "lane": lane, "warp": warp, "block": block}
+                    hw = {k: v for k, v in hw.items() if k in dims}
+                    offset = to_offset.apply(hw)["offset"]
+                    word = offset * bits // 8 // view.BANK_BYTES
+                    element = tuple(access.apply(hw).values())
+                    words_by_bank.setdefault(word % view.NUM_BANKS, {}).setdefault(word, []).append(element)
+                accesses += 1
+                worst = max(len(words) for words in words_by_bank.values())
+                extra += worst - 1
+                for words in words_by_bank.values():
+                    if len(words) > 1:
+                        for elements in words.values():
+                            conflicted.update(elements)
+    return conflicted, extra, accesses
+
+
+# ---------------------------------------------------------------------------- pictures
+
+def draw(path: str, panels: list[tuple[str, LinearLayout]], bits: int,
+         marked: set | None = None, mark_label: str = "") -> None:
+    """Write a PNG/SVG: one panel per layout, cells coloured by warp (distributed) or bank
+    (shared), labelled with lane/register or offset; ``marked`` cells get a red border."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        from matplotlib.patches import Rectangle
+    except ImportError:
+        raise VizError("pictures need matplotlib: pip install matplotlib")
+    if not path.endswith((".png", ".svg", ".pdf")):
+        raise VizError(f"-o {path}: the picture must be .png, .svg or .pdf")
+
+    first = panels[0][1]
+    slices = view.tensor_slices(first)
+    prefix, rows, cols = slices[0]
+    rank = len(first.out_dims)
+    cell_inches = 0.55 if cols <= 32 else max(0.12, 18.0 / cols)
+    fig, axes = plt.subplots(1, len(panels), squeeze=False,
+                             figsize=(max(4.0, cols * cell_inches) * len(panels) + 0.5,
+                                      max(2.5, rows * cell_inches) + 1.0))
+    cmap = plt.get_cmap("tab20")
+    font = 6 if cols <= 16 else 4.5 if cols <= 32 else 0
+    for ax, (title, layout) in zip(axes[0], panels):
+        shared = view.is_shared(layout)
+        holders = view.holders_by_element(layout)
+        for r in range(rows):
+            for c in range(cols):
+                element = view.element_at(prefix, r, c, rank)
+                hs = holders.get(element, [])
+                h = hs[0] if hs else None
+                if h is None:
+                    color, label = (1, 1, 1, 1), ""
+                elif shared:
+                    bank = view.bank_of(h.get("offset"), bits)
+                    color = cmap(bank % 20)
+                    label = f"{h.get('offset')}\nb{bank}"
+                else:
+                    color = cmap((h.get("warp") * 2 + (h.get("block") % 2)) % 20)
+                    label = f"t{h.get('lane')}\nr{h.get('register')}"
+                    if len(hs) > 1:
+                        label += f"\n×{len(hs)}"
+                ax.add_patch(Rectangle((c, r), 1, 1, facecolor=color, edgecolor="white", linewidth=0.5))
+                if marked and element in marked:
+                    ax.add_patch(Rectangle((c + 0.05, r + 0.05), 0.9, 0.9, fill=False,
+                                           edgecolor="red", linewidth=1.2))
+                if font and label:
+                    ax.text(c + 0.5, r + 0.5, label, ha="center", va="center", fontsize=font)
+        ax.set_xlim(0, cols)
+        ax.set_ylim(rows, 0)
+        ax.set_aspect("equal")
+        ax.set_xlabel("dim1 (column)" if rank > 1 else "dim0")
+        ax.set_ylabel("dim0 (row)" if rank > 1 else "")
+        step = max(1, cols // 16)
+        ax.set_xticks([c + 0.5 for c in range(0, cols, step)], [str(c) for c in range(0, cols, step)], fontsize=6)
+        rstep = max(1, rows // 16)
+        ax.set_yticks([r + 0.5 for r in range(0, rows, rstep)], [str(r) for r in range(0, rows, rstep)], fontsize=6)
+        kind = "colour = bank, label = offset" if shared else "colour = warp, label = lane / register"
+        ax.set_title(f"{title}\n({kind})", fontsize=8)
+    if marked:
+        fig.suptitle(f"red border: {mark_label}", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=150)
+    plt.close(fig)
+
+
+# ---------------------------------------------------------------------------- command line
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="ll-viz", description="Show which hardware coordinates hold each element of a layout.")
+    p.add_argument("attribute", nargs="?", help="a layout attribute as Triton prints it")
+    p.add_argument("--shape", help="tensor shape, e.g. 64,64")
+    p.add_argument("--file", help="a TTGIR module to read a value's layout from (with --value)")
+    p.add_argument("--value", help="the SSA value, e.g. %%5 (with --file)")
+    p.add_argument("--compare", nargs=2, metavar=("A", "B"), help="show layouts A and B side by side")
+    p.add_argument("--access", metavar="DIST", help="shared layouts: mark the bank conflicts of this distributed layout's accesses")
+    p.add_argument("--bits", type=int, default=32, help="element bit width, for banks (default 32)")
+    p.add_argument("--max-copies", type=int, default=4, help="broadcast copies listed per cell (default 4)")
+    p.add_argument("-o", "--output", help="write a picture (.png, .svg or .pdf) instead of text")
+    return p
+
+
+def run(args) -> str:
+    if args.bits not in (1, 8, 16, 32, 64):
+        raise VizError(f"--bits {args.bits}: expected 1, 8, 16, 32 or 64")
+    shape = parse_shape(args.shape) if args.shape else None
+    out: list[str] = []
+    if args.compare:
+        if args.attribute or args.file:
+            raise VizError("--compare takes its two layouts itself; give no other layout")
+        a = layout_from_attribute(args.compare[0], shape)
+        b = layout_from_attribute(args.compare[1], shape)
+        if list(a.out_dims.values()) != list(b.out_dims.values()):
+            raise VizError("--compare: the two layouts cover different shapes")
+        changed = moved_elements(a, b)
+        out.append(f"A: {args.compare[0]}\nB: {args.compare[1]}")
+        out.append(f"{len(changed)} of {a.total_out_dim_size} elements change thread (marked *); cells show A -> B")
+        if args.output:
+            draw(args.output, [("A", a), ("B", b)], args.bits, changed, "element changes thread")
+            out.append(f"wrote {args.output}")
+        else:
+            out.append(grid_text(a, args.bits, args.max_copies, changed, b))
+        return "\n".join(out)
+
+    if args.file:
+        if not args.value:
+            raise VizError("--file needs --value (e.g. --value %5)")
+        layout, encoding = layout_from_module(args.file, args.value)
+        title = f"{args.value}: {encoding}"
+    elif args.attribute:
+        layout = layout_from_attribute(args.attribute, shape)
+        title = args.attribute
+    else:
+        raise VizError("give a layout attribute, --file with --value, or --compare A B")
+
+    marked, note = None, ""
+    if args.access:
+        if not view.is_shared(layout):
+            raise VizError("--access applies to shared layouts only")
+        access = layout_from_attribute(args.access, list(layout.out_dims.values()))
+        marked, extra, accesses = access_conflicts(layout, access, args.bits)
+        note = (f"access pattern {args.access}: {accesses} scalar accesses, {extra} extra wavefronts "
+                f"from bank conflicts; {len(marked)} elements involved" + (" (marked *)" if marked else ""))
+    out.append(title)
+    summary = view.broadcast_summary(layout)
+    if summary:
+        out.append(summary)
+    if note:
+        out.append(note)
+    if args.output:
+        draw(args.output, [(title if len(title) < 80 else title[:77] + "...", layout)], args.bits, marked,
+             "bank conflict")
+        out.append(f"wrote {args.output}")
+    else:
+        out.append(grid_text(layout, args.bits, args.max_copies, marked))
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        text = run(args)
+    except VizError as e:
+        print(f"ll-viz: error: {e}", file=sys.stderr)
+        return 1
+    except LayoutError as e:
+        print(f"ll-viz: error: {e}", file=sys.stderr)
+        return 1
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
