@@ -18,7 +18,7 @@ hit 16 different banks and the phase takes 1 wavefront.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -99,18 +99,18 @@ def access_wavefronts(access: SharedAccess, element_bits: int, target: Target) -
         width_bits = len(access.registers) * ebytes * 8
         phase_bits = target.phase_lane_bits(width_bits, not access.is_store)
         active = lanes
-    words = access_words(access, element_bits, target, active)
+    words = np.stack(access_words(access, element_bits, target, active), axis=1)  # (lanes, words)
     in_phase_mask = sum(1 << b for b in phase_bits)
-    phase_id = active & ~in_phase_mask
-    total = 0
-    phases = 0
-    for pid in np.unique(phase_id):
-        sel = phase_id == pid
-        all_words = np.unique(np.concatenate([w[sel] for w in words]))
-        banks = Counter((all_words % target.num_banks).tolist())
-        total += max(banks.values())
-        phases += 1
-    return total, phases
+    phase_id = np.broadcast_to((active & ~in_phase_mask)[:, None], words.shape).ravel()
+    words = words.ravel()
+    # distinct (phase, word) pairs; per (phase, bank) how many distinct words; max per phase
+    pairs = np.unique((phase_id << 40) | words)
+    phase_bank = ((pairs >> 40) << 8) | ((pairs & ((1 << 40) - 1)) % target.num_banks)
+    keys, counts = np.unique(phase_bank, return_counts=True)
+    phases, index = np.unique(keys >> 8, return_inverse=True)
+    per_phase = np.zeros(len(phases), dtype=np.int64)
+    np.maximum.at(per_phase, index, counts)
+    return int(per_phase.sum()), len(phases)
 
 
 def shared_cost(plan: SharedMemoryPlan, target: Target) -> dict:
@@ -118,6 +118,7 @@ def shared_cost(plan: SharedMemoryPlan, target: Target) -> dict:
     st_w = ld_w = st_c = ld_c = 0
     max_st = max_ld = 0
     barriers = 0
+    seen: dict = {}
     for op in plan.ops:
         if isinstance(op, Barrier):
             barriers += 1
@@ -128,7 +129,12 @@ def shared_cost(plan: SharedMemoryPlan, target: Target) -> dict:
         if not name.startswith(("ldmatrix", "stmatrix")):
             name = f"{op.instruction}.b{bits}"
         counts[name] += 1
-        wavefronts, phases = access_wavefronts(op, plan.element_bits, target)
+        # XOR-ing a constant into every lane's offset permutes the banks and keeps the count,
+        # so accesses that differ only in their constant (the per-register part) share one count.
+        key = (op.instruction, op.address.lane, len(op.registers))
+        if key not in seen:
+            seen[key] = access_wavefronts(replace(op, address=op.address.with_const(0)), plan.element_bits, target)
+        wavefronts, phases = seen[key]
         if op.is_store:
             st_w += wavefronts
             st_c += wavefronts - phases

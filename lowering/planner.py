@@ -132,6 +132,11 @@ def plan_candidates(src: LinearLayout, dst: LinearLayout, bits, target) -> tuple
         if src.out_dim_size(name) != dst.out_dim_size(name):
             raise LayoutError(f"source and destination shapes differ along '{name}': "
                               f"{src.out_dim_size(name)} vs {dst.out_dim_size(name)}")
+    for name in ("lane", "warp", "block"):
+        a = src.in_dim_size(name) if src.has_in_dim(name) else 1
+        b = dst.in_dim_size(name) if dst.has_in_dim(name) else 1
+        if a != b:
+            raise LayoutError(f"source and destination use different numbers of {name}s: {a} vs {b}")
     order = src.out_dim_names
     src_full = HardwareLayout.of(src, order)
     dst_full = HardwareLayout.of(dst, order)
@@ -158,7 +163,8 @@ def plan_candidates(src: LinearLayout, dst: LinearLayout, bits, target) -> tuple
     # two warps holding copies would store to the same words (Triton's isCvtDimSync(warp)).
     warp_local = scope == "lane" and all(src_u.warp) and all(dst_u.warp)
     plans += _shared_candidates(src_full, src_u, dst_full, dst_u, bits, target, base, warp_local=warp_local)
-    plans.sort(key=lambda p: plan_cost(p).weight)
+    weights = [plan_cost(p).weight for p in plans]
+    plans = [p for _, _, p in sorted(zip(weights, range(len(plans)), plans), key=lambda t: t[:2])]
     return plans, scope
 
 

@@ -120,18 +120,22 @@ def exact_select_count(plan: WarpShufflePlan, warp_size: int) -> int:
       x_d (local) or takes the shuffled word (1 select each): 3 selects, Triton's "Ship" count.
     * butterflies (``select_count``).
     """
-    lanes = range(warp_size)
+    import numpy as np
+
+    lanes = np.arange(warp_size, dtype=np.int64)
     chain = 0
-    for rnd in plan.rounds:
+    sends = [np.broadcast_to(np.asarray(r.send_word.evaluate(lanes)), lanes.shape) for r in plan.rounds]
+    local = np.array([r.instruction == "local" for r in plan.rounds])
+    for rnd, send in zip(plan.rounds, sends):
         if rnd.instruction != "local":
-            chain += len({rnd.send_word.evaluate(l) for l in lanes}) - 1
+            chain += len(np.unique(send)) - 1
+    picks = np.broadcast_to(np.asarray(plan.receive_round.evaluate(lanes)), lanes.shape)
+    send_table = np.stack(sends) if sends else np.zeros((0, warp_size), dtype=np.int64)
     for d in range(len(plan.dst_words)):
-        sources = set()
-        for l in lanes:
-            rho = d ^ plan.receive_round.evaluate(l)
-            rnd = plan.rounds[rho]
-            sources.add(("word", rnd.send_word.evaluate(l)) if rnd.instruction == "local" else ("round", rho))
-        chain += len(sources) - 1
+        rho = d ^ picks
+        # a source is (round, -1) for a shuffled round, or (-1, word) for a local round's kept word
+        keys = np.where(local[rho], -1 - send_table[rho, lanes], rho)
+        chain += len(np.unique(keys)) - 1
     send_rank = max((f2.rank(r.send_word.lane) for r in plan.rounds), default=0)
     butterfly = select_count(send_rank, len(plan.rounds), len(plan.src_words), f2.rank(plan.receive_round.lane),
                              len(plan.dst_words))

@@ -128,8 +128,8 @@ def _simulate_shared(plan: ConversionPlan, src: np.ndarray, staging_size: int) -
     staging = np.full((B, W, L, staging_size), -1, dtype=np.int64)
     epoch = 0
     warp_only = False
-    bidx = np.arange(B)[:, None, None]
-    widx = np.broadcast_to(np.arange(W)[None, :, None], (B, W, L))
+    bidx = np.arange(B)[:, None, None, None]
+    widx = np.broadcast_to(np.arange(W)[None, :, None, None], (B, W, L, 1))
     lanes = np.arange(L, dtype=np.int64)
     warps = np.arange(W, dtype=np.int64)
     blocks = np.arange(B, dtype=np.int64)
@@ -142,32 +142,33 @@ def _simulate_shared(plan: ConversionPlan, src: np.ndarray, staging_size: int) -
         if positions.min() < 0 or positions.max() >= size:
             raise _Failure(f"op {n} ({op.instruction}): address {int(positions.max())} outside the "
                            f"{size}-element scratch buffer")
-        for i, reg in enumerate(op.registers):
-            addr = positions[..., i]
-            if op.is_store:
-                values = src[..., reg]
-                if (read_epoch[bidx, addr] == epoch).any():
-                    raise _Failure(f"op {n}: store over a word already read since the last barrier "
-                                   "(write-after-read without a barrier)")
-                same_phase = written_epoch[bidx, addr] == epoch
-                if (same_phase & (smem[bidx, addr] != values)).any():
-                    raise _Failure(f"op {n}: two threads store different elements to one word in one phase")
-                smem[bidx, addr] = values
-                written_epoch[bidx, addr] = epoch
-                writer_warp[bidx, addr] = widx
-                if (smem[bidx, addr] != values).any():
-                    raise _Failure(f"op {n}: lanes of one store write different elements to one word")
-            else:
-                we = written_epoch[bidx, addr]
-                if (we < 0).any():
-                    raise _Failure(f"op {n}: load of a word never stored")
-                if (we >= epoch).any():
-                    raise _Failure(f"op {n}: load of a word stored after the last barrier (missing barrier)")
-                if warp_only and (we == epoch - 1).any() and (writer_warp[bidx, addr][we == epoch - 1]
-                                                              != widx[we == epoch - 1]).any():
+        addr = positions  # (B, W, L, n): every register of the access at once
+        regs = np.asarray(op.registers, dtype=np.int64)
+        if op.is_store:
+            values = src[..., regs]
+            if (read_epoch[bidx, addr] == epoch).any():
+                raise _Failure(f"op {n}: store over a word already read since the last barrier "
+                               "(write-after-read without a barrier)")
+            same_phase = written_epoch[bidx, addr] == epoch
+            if (same_phase & (smem[bidx, addr] != values)).any():
+                raise _Failure(f"op {n}: two threads store different elements to one word in one phase")
+            smem[bidx, addr] = values
+            written_epoch[bidx, addr] = epoch
+            writer_warp[bidx, addr] = widx
+            if (smem[bidx, addr] != values).any():
+                raise _Failure(f"op {n}: lanes of one store write different elements to one word")
+        else:
+            we = written_epoch[bidx, addr]
+            if (we < 0).any():
+                raise _Failure(f"op {n}: load of a word never stored")
+            if (we >= epoch).any():
+                raise _Failure(f"op {n}: load of a word stored after the last barrier (missing barrier)")
+            if warp_only:
+                recent = we == epoch - 1
+                if (recent & (writer_warp[bidx, addr] != widx)).any():
                     raise _Failure(f"op {n}: a warp barrier does not order another warp's store")
-                staging[..., reg] = smem[bidx, addr]
-                read_epoch[bidx, addr] = epoch
+            staging[..., regs] = smem[bidx, addr]
+            read_epoch[bidx, addr] = epoch
     return staging
 
 
