@@ -574,34 +574,40 @@ def _nvmma_shared(attr: NvmmaSharedEncoding, shape: Sequence[int]) -> LinearLayo
         layout = _identity(box[0], OFFSET, "dim0")
         layout = ensure_layout_not_smaller_than(layout, {"dim0": per_cta[0]})
         return combine_cta_cga_with_shape(layout, cga, shape)
-    # Work in the "rotated" frame where the contiguous dim is last.
-    rotated = list(range(rank)) if not attr.transposed else list(range(1, rank)) + [0]
-    rbox = [box[d] for d in rotated]
-    rnames = [names[d] for d in rotated]
     if not swizzle:
+        # An identity over the box, the fastest dim last in `frame` (slowest first).  A
+        # transposed box puts the last dim slowest: rank 3 -> frame [dim2, dim0, dim1].
+        # Transposed, Triton sizes the frame's dims with the box rotated left (dim0 last), so
+        # dims get one another's extents: shape [16, 16, 8] -> frame [dim2, dim0, dim1] sized
+        # [16, 8, 16]; the excess is clipped (copies) or repeated later like any other.
+        frame = list(range(rank)) if not attr.transposed else [rank - 1] + list(range(rank - 1))
+        sizes = box if not attr.transposed else box[1:] + box[:1]
+        extent = {d: sizes[i] for i, d in enumerate(frame)}
         layout = LinearLayout.empty()
-        for i in range(rank - 1, -1, -1):
-            layout = layout * _identity(rbox[i], OFFSET, rnames[i])
-        layout = layout.transpose_outs(rnames)
+        for d in reversed(frame):
+            layout = layout * _identity(extent[d], OFFSET, names[d])
+
     else:
-        rows = 1
-        for s in rbox[:-1]:
-            rows *= s
-        cols = rbox[-1] * (2 if attr.fp4_padded else 1)
+        # The swizzle atom works on a 2-D [rows, cols] view of the box: non-transposed, the
+        # last dim is the columns and all others the rows; transposed, the last dim is the rows
+        # and all others (dim0 fastest) the columns.  E.g. transposed box [16, 2, 8] ->
+        # 8 rows x 32 columns, columns = dim0 + 16 * dim1.
+        outer = 1
+        for size in box[:-1]:
+            outer *= size
+        rows, cols = (outer, box[-1]) if not attr.transposed else (box[-1], outer)
         core = nvmma_core_matrix(attr)
-        if rows < 8:
-            raise LayoutError(f"{attr}: the shape {list(shape)} has {rows} rows, fewer than the 8 of a swizzle atom")
-        core = ensure_layout_not_smaller_than(core, {"dim0": rows, "dim1": core.out_dim_size("dim1")})
-        # Row-major reshape of the 2-D [rows, cols] layout onto the rotated N-D box.
-        flat_cols = core.out_dim_size("dim1")
-        two_d = core.transpose_outs(["dim1", "dim0"])
-        new_outs = [(f"r{i}", rbox[i] if i < rank - 1 else flat_cols) for i in range(rank - 1, -1, -1)]
-        reshaped = two_d.reshape_outs(new_outs)
-        bases = [(n, bs) for n, bs in reshaped.bases.items()]
-        layout = _layout(bases, [(rnames[int(n[1:])], s) for n, s in new_outs]).transpose_outs(rnames)
-        del cols
-    # Back from the rotated frame to dim0, dim1, ... order.
-    layout = layout.transpose_outs(names) if attr.transposed else layout
+        if rows < 8 or cols < core.out_dim_size("dim1"):
+            raise LayoutError(f"{attr}: the shape {list(shape)} gives a {rows} x {cols} box, smaller than the "
+                              f"8 x {core.out_dim_size('dim1')} swizzle atom")
+        core = ensure_layout_not_smaller_than(core, {"dim0": rows, "dim1": cols})
+        # Row-major reshape of [rows, cols] onto the box, slowest dim first in `frame`.
+        frame = list(range(rank)) if not attr.transposed else list(range(1, rank)) + [0]
+        flat = core.transpose_outs(["dim1", "dim0"]).reshape_outs(
+            [(names[d], box[d]) for d in reversed(frame)])
+        layout = flat
+    # Repeat the box over one CTA's part, the last dim first.
+    layout = layout.transpose_outs(list(reversed(names)))
     layout = ensure_layout_not_smaller_than(layout, dict(zip(names, per_cta)))
     return combine_cta_cga_with_shape(layout, cga, shape)
 
