@@ -502,6 +502,9 @@ def _swizzled_shared(attr: SwizzledSharedEncoding, shape: Sequence[int]) -> Line
     cga = cga_linear_layout(attr.cga, rank)
     if rank == 1:
         return combine_cta_cga_with_shape(_identity(per_cta[0], OFFSET, "dim0"), cga, shape)
+    if isinstance(attr, AmdRotatingSharedEncoding):
+        # Triton's rotating layout (rank >= 2) is built over the whole shape, not one CTA's part.
+        per_cta = list(shape)
     col, row = attr.order[0], attr.order[1]
     n_cols, n_rows = per_cta[col], per_cta[row]
     # Offsets first walk one row's columns, then the rows; row r's columns are XORed with

@@ -118,3 +118,26 @@ def test_linear_attribute_round_trip():
 def test_bad_shapes(text, shape, message):
     with pytest.raises(LayoutError, match=message):
         to_linear_layout(parse_attribute(text), shape)
+
+
+def test_amd_rotating_shared_follows_its_rule():
+    # Not checkable against Gluon (no constructor): row r is XORed by vec * (phase ^ block),
+    # phase = (r / perPhase) % maxPhase, block = (r / maxPhase / perPhase) % maxPhase.
+    b = bases("#ttg.amd_rotating_shared<{vec = 4, perPhase = 1, maxPhase = 4, order = [1, 0]}>", [16, 16])
+    assert b["offset"] == [[0, 1], [0, 2], [0, 4], [0, 8], [1, 4], [2, 8], [4, 4], [8, 8]]
+    plain = bases("#ttg.swizzled_shared<{vec = 4, perPhase = 1, maxPhase = 4, order = [1, 0]}>", [16, 16])
+    assert plain["offset"][4:] == [[1, 4], [2, 8], [4, 0], [8, 0]]
+
+
+def test_linear_layout_reused_for_other_shapes():
+    text = "#ttg.linear<{register = [[0, 1], [4, 0]], lane = [[0, 2], [1, 0], [2, 0]], warp = [], block = []}>"
+    # Larger: registers repeat along dim1 first (the order the registers already walk).
+    assert bases(text, [8, 8])["register"] == [[0, 1], [4, 0], [0, 4]]
+    # Smaller: registers that would only hold copies are dropped, lanes keep zero bases.
+    small = bases(text, [2, 2])
+    assert small["register"] == [[0, 1]] and small["lane"] == [[0, 0], [1, 0], [0, 0]]
+
+
+def test_padded_shared_linear_component():
+    b = bases("#ttg.padded_shared<[32:+4] {order = [1, 0], shape = [4, 8]}>", [4, 8])
+    assert b == {"offset": [[0, 1], [0, 2], [0, 4], [1, 0], [2, 0]], "block": []}
