@@ -6,9 +6,41 @@ Subpackages, with dependencies pointing one way (tools -> passes -> lowering -> 
 * ``linear_layouts.passes``   - Python passes over TritonGPU IR (the only users of Triton's bindings)
 * ``linear_layouts.lowering`` - conversion plans, swizzling, cost model, verifier, code emission
 * ``linear_layouts.tools``    - command-line tools (``ll-opt``, ``ll-viz``, the demo)
+
+The drop-in for Triton: ``linear_layouts.enable()`` makes every kernel compiled afterwards
+(``triton.compile`` and ``@triton.jit``) use our layout engine; ``disable()`` and the context
+manager ``enabled()`` undo it.  Setting ``LINEAR_LAYOUTS=1`` (or ``=legacy``) in the environment
+turns it on when this package is imported; ``python -m linear_layouts run prog.py`` does so for
+a program that does not import it.
 """
+
+import os as _os
 
 from .dialect import LayoutError, LinearLayout
 
 __version__ = "0.1.0"
-__all__ = ["LayoutError", "LinearLayout", "__version__"]
+__all__ = ["LayoutError", "LinearLayout", "__version__", "enable", "disable", "enabled"]
+
+
+def enable(mode: str = "linear", **options):
+    """Run our passes in every Triton kernel compiled from now on (see ``passes.hook.enable``)."""
+    from .passes import hook
+    return hook.enable(mode, **options)
+
+
+def disable() -> None:
+    """Back to stock Triton for kernels compiled from now on."""
+    from .passes import hook
+    hook.disable()
+
+
+def enabled(mode: str = "linear", **options):
+    """Context manager: the plugin is on inside the ``with`` block."""
+    from .passes import hook
+    return hook.enabled(mode, **options)
+
+
+if _os.environ.get("LINEAR_LAYOUTS", "").strip() not in ("", "0"):
+    from .passes import hook as _hook
+
+    _hook.enable_from_environment()

@@ -730,3 +730,25 @@ def compile_module(module: Module, target: str, stage: str) -> str:
         return kernel.asm[stage] if isinstance(kernel.asm[stage], str) else kernel.asm[stage].decode()
 
     return run_forked(compile_in_child)
+
+
+def triton_module_from_text(text: str, context):
+    """Parse module text into a Triton module living in ``context`` (an existing Triton MLIR
+    context, e.g. the one a compilation runs in), for handing back to Triton's pipeline."""
+    ir = _bindings()
+    fd, path = tempfile.mkstemp(suffix=".ttgir", prefix="ll_hook_")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        with _CapturedStderr() as captured:
+            try:
+                handle = ir.parse_mlir_module(path, context)
+            except RuntimeError:
+                handle = None
+        if handle is None:
+            raise IRError(_rewrite_diagnostics(captured.text, path, "<plugin output>")
+                          or "error: Triton could not parse the module our passes produced")
+        handle.context = context
+        return handle
+    finally:
+        os.unlink(path)

@@ -1,0 +1,242 @@
+"""Our passes inside ``triton.compile`` and ``@triton.jit``: ``linear_layouts.enable()``.
+
+Triton calls ``knobs.runtime.add_stages_inspection_hook(backend, stages, options, language,
+capability)`` while it assembles a compilation (3.6+).  We wrap the ``llir`` stage: the TTGIR
+module goes through our pipeline (by default ``ll-lower-conversions``, which replaces the
+``ttg.convert_layout`` ops we own by verified LLVM-dialect islands), then through Triton's own
+``make_llir`` and everything after it.  Wrapping ``llir`` rather than ``ttgir`` means kernels
+compiled from ``.ttgir`` files go through us too (they skip the ``ttgir`` stage).
+
+Caching.  A kernel compiled with the plugin must never be served to a run without it, nor the
+other way round:
+
+* Triton 3.7+ also calls the hook with *no* arguments when it computes cache keys (for the
+  on-disk cache and for ``@triton.jit``'s in-memory cache); we return ``(key, hash)`` naming
+  our version, mode and pipeline.
+* Triton 3.6 does not.  There, while the plugin is on, Triton's cache directory is a
+  sub-directory of its own named after that same key, and every ``@triton.jit`` function's
+  in-memory kernel cache is cleared whenever the plugin is switched on or off.
+
+Usage::
+
+    import linear_layouts
+    linear_layouts.enable()                 # or enable(mode="legacy"), enable(only="shuffle")
+    with linear_layouts.enabled(remarks=True): ...
+    linear_layouts.disable()
+
+For a program that does not import us: ``LINEAR_LAYOUTS=1 python -m linear_layouts run prog.py``
+(``LINEAR_LAYOUTS=legacy`` for the legacy baseline).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import hashlib
+import os
+import sys
+from dataclasses import dataclass
+from typing import Optional
+
+from .framework import PassContext, PipelineError, parse_pipeline, registered_passes, run_pipeline
+from .ir import IRError, parse_module, triton_module_from_text, triton_version
+
+MODES = ("linear", "legacy")
+
+
+class PluginError(ValueError):
+    """enable() was called with an unknown mode, option or pipeline."""
+
+
+@dataclass(frozen=True)
+class PluginConfig:
+    """What the plugin runs on every kernel, and the cache key that goes with it."""
+
+    mode: str
+    pipeline: str
+    remarks: bool = False
+
+    @property
+    def cache_key(self) -> str:
+        from .. import __version__
+        return f"linear_layouts-{__version__}-{self.mode}-{self.pipeline}"
+
+    @property
+    def cache_hash(self) -> str:
+        return hashlib.sha256(self.cache_key.encode()).hexdigest()
+
+
+def default_pipeline(mode: str, only: Optional[str] = None, report: bool = False) -> str:
+    """The pipeline of a mode.  ``linear``: our lowering of every conversion we own (``only``
+    narrows it, e.g. ``"shuffle,shared"``).  ``legacy``: Triton as it was before linear layouts
+    (padded, unswizzled shared memory for every conversion that is not a register renaming)."""
+    passes = []
+    if report:
+        passes.append("ll-classify-conversions{report=true}")
+    lower = "ll-lower-conversions"
+    options = []
+    if mode == "legacy":
+        options.append("mode=legacy")
+    if only:
+        options.append("only=" + only)
+    passes.append(lower + ("{" + " ".join(options) + "}" if options else ""))
+    return ",".join(passes)
+
+
+# --------------------------------------------------------------------------- state
+
+_config: Optional[PluginConfig] = None
+_saved_cache_dir: Optional[str] = None
+
+
+def active_config() -> Optional[PluginConfig]:
+    """The configuration in force, or None when the plugin is off."""
+    return _config
+
+
+def hook_consulted_for_cache_key() -> bool:
+    """Triton 3.7 and later ask the stages hook for a cache key; 3.6 does not."""
+    major, minor = (int(x) for x in triton_version().split(".")[:2])
+    return (major, minor) >= (3, 7)
+
+
+def enable(mode: str = "linear", *, only: Optional[str] = None, report: bool = False,
+           remarks: bool = False, pipeline: Optional[str] = None) -> PluginConfig:
+    """Run our passes in every kernel compiled from now on.
+
+    ``mode`` is ``"linear"`` (our layout engine) or ``"legacy"`` (the pre-linear-layouts
+    baseline, for comparisons).  ``only`` picks which lowerings we own (as in
+    ``ll-lower-conversions{only=...}``), ``report`` prints one line per conversion,
+    ``remarks`` says why a conversion was left to Triton; ``pipeline`` replaces the whole
+    pipeline (an ``ll-opt -p`` string).
+    """
+    global _config
+    if mode not in MODES:
+        raise PluginError(f"unknown mode '{mode}' (expected one of: {', '.join(MODES)})")
+    text = pipeline if pipeline is not None else default_pipeline(mode, only, report)
+    try:
+        registered_passes()
+        parse_pipeline(text)
+    except PipelineError as e:
+        raise PluginError(f"pipeline '{text}': {e}") from None
+    config = PluginConfig(mode, text, remarks)
+    if _config is not None:
+        disable()
+    import triton
+
+    _config = config
+    triton.knobs.runtime.add_stages_inspection_hook = _stages_hook
+    if not hook_consulted_for_cache_key():
+        _use_private_cache_dir(config)
+    _clear_jit_memory_caches()
+    return config
+
+
+def disable() -> None:
+    """Back to stock Triton for kernels compiled from now on."""
+    global _config, _saved_cache_dir
+    if _config is None:
+        return
+    import triton
+
+    if triton.knobs.runtime.add_stages_inspection_hook is _stages_hook:
+        triton.knobs.runtime.add_stages_inspection_hook = None
+    if _saved_cache_dir is not None:
+        triton.knobs.cache.dir = _saved_cache_dir
+        _saved_cache_dir = None
+    _config = None
+    _clear_jit_memory_caches()
+
+
+@contextlib.contextmanager
+def enabled(mode: str = "linear", **options):
+    """``with linear_layouts.enabled(): ...`` - the plugin on inside the block only."""
+    previous = _config
+    enable(mode, **options)
+    try:
+        yield _config
+    finally:
+        disable()
+        if previous is not None:
+            enable(previous.mode, pipeline=previous.pipeline, remarks=previous.remarks)
+
+
+def enable_from_environment() -> Optional[PluginConfig]:
+    """Honour ``LINEAR_LAYOUTS``: ``1``/``linear`` or ``legacy`` turns the plugin on; unset,
+    empty or ``0`` leaves it off."""
+    value = os.environ.get("LINEAR_LAYOUTS", "").strip().lower()
+    if value in ("", "0", "off", "false"):
+        return None
+    mode = {"1": "linear", "on": "linear", "true": "linear"}.get(value, value)
+    if mode not in MODES:
+        raise PluginError(f"LINEAR_LAYOUTS={value!r}: expected 1, linear or legacy")
+    return enable(mode)
+
+
+# --------------------------------------------------------------------------- caches (3.6)
+
+def _use_private_cache_dir(config: PluginConfig) -> None:
+    global _saved_cache_dir
+    import triton
+
+    if _saved_cache_dir is None:
+        _saved_cache_dir = triton.knobs.cache.dir
+    triton.knobs.cache.dir = os.path.join(_saved_cache_dir, "linear_layouts", config.cache_hash[:16])
+
+
+def _clear_jit_memory_caches() -> None:
+    """Forget the kernels ``@triton.jit`` functions keep in memory, so none compiled under the
+    other setting is launched.  (On 3.7+ their keys already differ; clearing is harmless.)"""
+    try:
+        from triton.runtime.jit import JITFunction
+    except ImportError:
+        return
+    for obj in gc.get_objects():
+        if isinstance(obj, JITFunction):
+            caches = getattr(obj, "device_caches", None)
+            if caches is not None:
+                caches.clear()
+
+
+# --------------------------------------------------------------------------- the hook
+
+def _stages_hook(*args):
+    config = _config
+    if not args:  # 3.7+: asked for the cache key
+        if config is None:
+            return "", ""
+        return config.cache_key, config.cache_hash
+    backend, stages, options, language, capability = (list(args) + [None] * 5)[:5]
+    if config is None or stages is None or "llir" not in stages:
+        return None
+    make_llir = stages["llir"]
+
+    def llir_with_linear_layouts(src, metadata):
+        return make_llir(run_plugin_pipeline(src, config, metadata), metadata)
+
+    stages["llir"] = llir_with_linear_layouts
+    return None
+
+
+def run_plugin_pipeline(triton_module, config: PluginConfig, metadata=None):
+    """Run ``config``'s pipeline on a Triton TTGIR module; return a Triton module (in the same
+    context) for the next stage.  Errors name the kernel and say what failed."""
+    name = (metadata or {}).get("name", "kernel") if isinstance(metadata, dict) else "kernel"
+    text = triton_module.str()
+    try:
+        module = parse_module(text, filename=f"<{name}>", safe=False)
+        chatty = config.remarks or "report=true" in config.pipeline
+        context = PassContext(report_stream=sys.stderr if chatty else _NullStream())
+        run_pipeline(module, parse_pipeline(config.pipeline), context)
+        new_text = module.print(debuginfo=True)
+    except IRError as e:
+        raise RuntimeError(f"linear-layouts: kernel {name}: {e}") from None
+    return triton_module_from_text(new_text, triton_module.context)
+
+
+class _NullStream:
+    def write(self, text: str) -> int:
+        return len(text)
+
+    def flush(self) -> None:
+        pass

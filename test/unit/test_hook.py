@@ -1,0 +1,122 @@
+"""linear_layouts.enable(): our passes run inside triton.compile, and never share a cache entry
+with stock Triton (3.7+: the hook's cache key; 3.6: a private cache directory)."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+triton = pytest.importorskip("triton")
+import triton.language as tl  # noqa: E402
+from triton.backends.compiler import GPUTarget  # noqa: E402
+from triton.compiler import ASTSource  # noqa: E402
+
+import linear_layouts  # noqa: E402
+from linear_layouts.passes import hook  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+REPORTING = "ll-classify-conversions{report=true}"
+
+
+@triton.jit
+def transpose_kernel(X, Y, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(X + offs[:, None] * BLOCK + offs[None, :])
+    tl.store(Y + offs[None, :] * BLOCK + offs[:, None], x)
+
+
+SOURCE = ASTSource(fn=transpose_kernel, signature={"X": "*fp32", "Y": "*fp32"}, constexprs={"BLOCK": 32})
+TARGET = GPUTarget("cuda", 90, 32)
+
+
+@pytest.fixture(autouse=True)
+def private_triton_cache(tmp_path, monkeypatch):
+    monkeypatch.setattr(triton.knobs.cache, "dir", str(tmp_path / "cache"))
+    monkeypatch.setenv("TRITON_DEFAULT_FP_FUSION", "1")
+    yield
+    hook.disable()
+
+
+def compile_and_capture(capfd):
+    kernel = triton.compile(SOURCE, target=TARGET)
+    return kernel, capfd.readouterr().err
+
+
+def test_enabled_pipeline_runs_inside_triton_compile(capfd):
+    stock, err = compile_and_capture(capfd)
+    assert "scope=" not in err
+    config = linear_layouts.enable(pipeline=REPORTING)
+    assert hook.active_config() == config
+    ours, err = compile_and_capture(capfd)
+    # The transpose's convert_layout crosses warps: our pass saw it inside Triton's pipeline.
+    assert "tensor<32x32xf32, #blocked> -> tensor<32x32xf32, #blocked1>: scope=warp bits=32" in err
+    assert "ptx" in ours.asm
+
+
+def test_plugin_and_stock_never_share_a_cache_entry(capfd):
+    compile_and_capture(capfd)                       # stock, now cached
+    linear_layouts.enable(pipeline=REPORTING)
+    _, err = compile_and_capture(capfd)
+    assert "scope=warp" in err, "a stock cache entry was served to the plugin"
+    _, err = compile_and_capture(capfd)              # the plugin's own entry may be reused
+    linear_layouts.disable()
+    _, err = compile_and_capture(capfd)
+    assert "scope=" not in err, "the plugin's cache entry was served to stock Triton"
+    assert hook.active_config() is None
+
+
+def test_cache_key_hook_protocol():
+    assert hook._stages_hook() == ("", "")
+    config = linear_layouts.enable(pipeline=REPORTING)
+    key, digest = hook._stages_hook()
+    assert key == config.cache_key and key.startswith("linear_layouts-")
+    assert digest == config.cache_hash
+    other = linear_layouts.enable(mode="legacy", pipeline="ll-attach-layouts")
+    assert other.cache_key != key
+
+
+def test_private_cache_dir_on_triton_3_6(tmp_path):
+    before = triton.knobs.cache.dir
+    linear_layouts.enable(pipeline=REPORTING)
+    if hook.hook_consulted_for_cache_key():
+        assert triton.knobs.cache.dir == before
+    else:
+        assert triton.knobs.cache.dir.startswith(os.path.join(before, "linear_layouts"))
+    linear_layouts.disable()
+    assert triton.knobs.cache.dir == before
+
+
+def test_context_manager_restores_stock():
+    with linear_layouts.enabled(pipeline=REPORTING) as config:
+        assert hook.active_config() == config
+        assert triton.knobs.runtime.add_stages_inspection_hook is hook._stages_hook
+    assert hook.active_config() is None
+    assert triton.knobs.runtime.add_stages_inspection_hook is None
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(mode="fast"), "unknown mode 'fast'"),
+    (dict(pipeline="ll-no-such-pass"), "ll-no-such-pass"),
+    (dict(pipeline="ll-classify-conversions{bogus=1}"), "bogus"),
+])
+def test_bad_configuration_is_refused(kwargs, message):
+    with pytest.raises(hook.PluginError, match=message):
+        linear_layouts.enable(**kwargs)
+    assert hook.active_config() is None
+
+
+def test_environment_variable_values(monkeypatch):
+    monkeypatch.setenv("LINEAR_LAYOUTS", "0")
+    assert hook.enable_from_environment() is None
+    monkeypatch.setenv("LINEAR_LAYOUTS", "sometimes")
+    with pytest.raises(hook.PluginError, match="expected 1, linear or legacy"):
+        hook.enable_from_environment()
+
+
+def test_module_runner_usage_errors():
+    result = subprocess.run([sys.executable, "-m", "linear_layouts"], capture_output=True, text=True)
+    assert result.returncode == 1 and "usage: python -m linear_layouts run" in result.stderr
+    result = subprocess.run([sys.executable, "-m", "linear_layouts", "run", "/no/such/prog.py"],
+                            capture_output=True, text=True)
+    assert result.returncode == 1 and "no such program: /no/such/prog.py" in result.stderr
