@@ -412,15 +412,19 @@ def _dot_of_amd_wmma_warps_per_cta(attr: DotOperandEncoding, wmma: AmdWmmaEncodi
     tile = _identity(k_width, REGISTER, dim_k) * _identity(non_k, LANE, dim_non_k)
     tile = tile * (_zeros(depth, LANE, dim_k) if wmma.version == 1 else _identity(depth, LANE, dim_k))
     tile = tile * _identity(k_size // (depth * k_width), REGISTER, dim_k)
-    # One tile covers max(K, depth * kWidth) along K (version 1 lanes duplicate, so with
-    # kWidth 16 a tile spans 32 even though K is 16).
-    # The repetitions along K cover one CTA's part of K.
+    # Repetitions along K, in units of one tile's K extent, max(K, depth * kWidth) (version 1
+    # lanes hold copies, so with kWidth 16 a tile spans 32 although K is 16).  They cover one
+    # CTA's part of K, except when a warp holds several tiles along the non-K dim: then, as
+    # for MFMA, the layout is defined over the whole tensor (the extra repetitions become
+    # copies once the CGA layout is applied).
     k_tile = max(k_size, depth * k_width)
-    cga = ensure_layout_not_larger_than(cga_linear_layout(wmma.cga, rank), dict(zip(names, shape)))
-    k_per_cta = max(1, shape[order[0]] // cga.out_dim_size(dim_k))
-    if k_per_cta > k_tile:
-        tile = tile * _identity(k_per_cta // k_tile, REGISTER, dim_k)
     tiles = wmma.tiles_per_warp or (1,) * rank
+    k_extent = shape[order[0]]
+    if tiles[order[1]] == 1:
+        cga = ensure_layout_not_larger_than(cga_linear_layout(wmma.cga, rank), dict(zip(names, shape)))
+        k_extent = max(1, k_extent // cga.out_dim_size(dim_k))
+    if k_extent > k_tile:
+        tile = tile * _identity(k_extent // k_tile, REGISTER, dim_k)
     tile = (tile * _identity(tiles[order[1]], REGISTER, dim_non_k)).transpose_outs([dim_k, dim_non_k])
     if rank == 3:
         tile = tile * _identity(1, REGISTER, names[0]) * _identity(1, LANE, names[0])

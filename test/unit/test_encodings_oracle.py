@@ -329,9 +329,7 @@ GENERATORS = {
     "shared_linear": gen_shared_linear,
     "padded_shared": gen_padded,
 }
-NOT_IN_36 = {"dot_op_of_amd_wmma": "Triton 3.6's dot operands of warpsPerCTA-style WMMA layouts: K repetitions "
-                                 "still differ in ~1 case in 40 (known gap)",
-             "generic_linear": "#ttg.generic_linear appeared in Triton 3.8",
+NOT_IN_36 = {"generic_linear": "#ttg.generic_linear appeared in Triton 3.8",
              "shared_linear": "Triton 3.6's GluonOpBuilder.get_shared_linear_layout aborts (LLVM fatal error) on "
                               "valid bases"}
 
