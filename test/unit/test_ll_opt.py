@@ -1,0 +1,129 @@
+"""Unit tests of the ll-opt command line (tools/ll_opt.py), run in-process through main()."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from linear_layouts.tools.ll_opt import _error_lines, main, split_input
+
+TRANSPOSE = """#blocked = #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [4, 1], order = [1, 0]}>
+#blocked1 = #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [32, 1], warpsPerCTA = [1, 4], order = [0, 1]}>
+module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.target = "cuda:90", "ttg.threads-per-warp" = 32 : i32} {
+  tt.func public @transpose(%x: tensor<32x32xf32, #blocked>) -> tensor<32x32xf32, #blocked1> {
+    %0 = ttg.convert_layout %x : tensor<32x32xf32, #blocked> -> tensor<32x32xf32, #blocked1>
+    tt.return %0 : tensor<32x32xf32, #blocked1>
+  }
+}
+"""
+
+
+@pytest.fixture
+def transpose_file(tmp_path):
+    path = tmp_path / "transpose.mlir"
+    path.write_text(TRANSPOSE)
+    return path
+
+
+def test_split_input_keeps_line_numbers_of_the_file():
+    text = "a\nb\n// -----\nc\n// -----  \nd\ne\n"
+    chunks = split_input(text, True)
+    assert [(c.text, c.first_line) for c in chunks] == [("a\nb\n", 1), ("c\n", 4), ("d\ne\n", 6)]
+    assert [(c.text, c.first_line) for c in split_input(text, False)] == [(text, 1)]
+
+
+def test_error_lines_put_the_tool_name_first():
+    assert _error_lines("f.mlir:3:4: error: bad thing\nnote: see op") == "ll-opt: error: f.mlir:3:4: bad thing\n  note: see op"
+    assert _error_lines("something broke") == "ll-opt: error: something broke"
+
+
+def test_pipeline_to_stdout(transpose_file, capsys):
+    assert main([str(transpose_file), "-p", "ll-classify-conversions"]) == 0
+    out = capsys.readouterr().out
+    assert 'ttg.convert_layout %arg0 {ll.scope = "warp"}' in out
+
+
+def test_output_file_and_report_on_stderr(transpose_file, tmp_path, capsys):
+    out_path = tmp_path / "out.mlir"
+    assert main([str(transpose_file), "-p", "ll-classify-conversions{report=true}", "-o", str(out_path)]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "scope=warp bits=32" in captured.err
+    assert "ll.scope" in out_path.read_text()
+
+
+def test_list_passes(capsys):
+    assert main(["--list-passes"]) == 0
+    out = capsys.readouterr().out
+    assert "ll-attach-layouts" in out and "ll-merge-equivalent-layouts" in out and "report=bool" in out
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["-p", "ll-nope"], "ll-opt: error: invalid pipeline: unknown pass 'll-nope'"),
+    (["-p", "ll-classify-conversions{x=1}"], "has no option 'x'"),
+    (["--bogus"], "ll-opt: error: unrecognized arguments: --bogus"),
+    (["--emit", "sass"], "ll-opt: error: argument --emit: invalid choice"),
+])
+def test_usage_errors_exit_1_with_one_line(transpose_file, capsys, argv, message):
+    assert main([str(transpose_file)] + argv) == 1
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_missing_input(tmp_path, capsys):
+    assert main([str(tmp_path / "nope.mlir")]) == 1
+    assert "cannot read" in capsys.readouterr().err
+
+
+def test_malformed_input_reports_location_and_writes_nothing(tmp_path, capsys):
+    bad = tmp_path / "bad.mlir"
+    bad.write_text("module {\n  tt.func @f() {\n    %0 = arith.addf %x, %x : f32\n  }\n}\n")
+    out = tmp_path / "out.mlir"
+    assert main([str(bad), "-o", str(out)]) == 1
+    assert f"ll-opt: error: {bad}:3:21: use of undeclared SSA value name" in capsys.readouterr().err
+    assert not out.exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["bad.mlir"]  # no temporary left behind
+
+
+def test_existing_output_is_kept_on_failure(tmp_path):
+    bad = tmp_path / "bad.mlir"
+    bad.write_text("not mlir")
+    out = tmp_path / "out.mlir"
+    out.write_text("keep me")
+    assert main([str(bad), "-o", str(out)]) == 1
+    assert out.read_text() == "keep me"
+
+
+def test_split_input_file_outputs_are_separated(tmp_path, capsys):
+    path = tmp_path / "two.mlir"
+    path.write_text(TRANSPOSE + "\n// -----\n" + TRANSPOSE)
+    assert main([str(path), "--split-input-file", "-p", "ll-classify-conversions"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("// -----") == 1 and out.count('ll.scope = "warp"') == 2
+
+
+def test_print_ir_after_all(transpose_file, capsys):
+    assert main([str(transpose_file), "-p", "ll-attach-layouts,ll-classify-conversions", "--print-ir-after-all"]) == 0
+    err = capsys.readouterr().err
+    assert err.index("IR Dump After ll-attach-layouts") < err.index("IR Dump After ll-classify-conversions")
+
+
+def test_emit_without_target_is_an_error(tmp_path, capsys):
+    path = tmp_path / "t.mlir"
+    path.write_text(TRANSPOSE.replace('ttg.target = "cuda:90", ', ""))
+    assert main([str(path), "--emit", "llir"]) == 1
+    assert "needs a target" in capsys.readouterr().err
+
+
+def test_console_script_runs_as_a_process(transpose_file):
+    """The installed entry point: exit status 1 and a one-line error, no traceback."""
+    ll_opt = os.path.join(os.path.dirname(sys.executable), "ll-opt")
+    if not os.path.exists(ll_opt):
+        pytest.skip("ll-opt console script not installed in this environment")
+    ok = subprocess.run([ll_opt, str(transpose_file), "-p", "ll-classify-conversions"], capture_output=True, text=True)
+    assert ok.returncode == 0 and "ll.scope" in ok.stdout
+    bad = subprocess.run([ll_opt, str(transpose_file), "-p", "nope"], capture_output=True, text=True)
+    assert bad.returncode == 1 and bad.stdout == "" and bad.stderr.startswith("ll-opt: error:")
