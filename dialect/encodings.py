@@ -27,7 +27,7 @@ from dataclasses import replace
 from typing import Mapping, Optional, Sequence, Union
 
 from .attributes import (AmdMfmaEncoding, AmdRotatingSharedEncoding, AmdWmmaEncoding, BlockedEncoding, CGALayout,
-                         DotOperandEncoding, GenericLinearEncoding, LayoutAttribute, LinearEncoding,
+                         DotOperandEncoding, LayoutAttribute, LinearEncoding,
                          NvidiaMmaEncoding, NvmmaSharedEncoding, PaddedSharedEncoding, SharedLinearEncoding,
                          SliceEncoding, SwizzledSharedEncoding, parse_attribute)
 from .linear_layout import LayoutError, LinearLayout
@@ -47,7 +47,7 @@ def _is_pow2(n) -> bool:
 
 
 def dim_names(rank: int) -> list[str]:
-    """The standard out dims of a rank-``rank`` tensor: ``dim0`` (the first, slowest) ... ."""
+    """The standard out dims of a rank-``rank`` tensor, ``dim0`` being the tensor's first dim."""
     return [f"dim{d}" for d in range(rank)]
 
 
@@ -183,9 +183,10 @@ def _blocked(attr: BlockedEncoding, shape: Sequence[int]) -> LinearLayout:
     cta = (identity_standard_nd(REGISTER, attr.size_per_thread, attr.order)
            * identity_standard_nd(LANE, attr.threads_per_warp, attr.order)
            * identity_standard_nd(WARP, attr.warps_per_cta, attr.order))
-    # A blocked tile larger than the tensor keeps no duplicate registers (unlike MMA layouts,
-    # whose register numbering is fixed by the instruction).
-    # (Triton 3.6 still kept them as zero bases: `triton_version` selects that behaviour.)
+    # A blocked tile larger than the tensor keeps no duplicate registers in Triton 3.9 (unlike
+    # MMA layouts, whose register numbering is fixed by the instruction); Triton 3.6 still kept
+    # them as zero bases.  `to_linear_layout(..., triton_version=...)` selects the behaviour
+    # (3.7 and 3.8 are assumed to behave like 3.9: not checked).
     drop = _TRITON_VERSION.get() >= (3, 7)
     return combine_cta_cga_with_shape(cta, cga_linear_layout(attr.cga, attr.rank), shape, broadcast_registers=not drop)
 
@@ -380,7 +381,7 @@ def _amd_wmma_warps_per_cta(attr: AmdWmmaEncoding, tile: LinearLayout, shape: Se
     rank = attr.rank
     names = dim_names(rank)
     dim_m, dim_n = names[rank - 2], names[rank - 1]
-    m, n = attr.instr[0], attr.instr[1]
+    n = attr.instr[1]
     warps = attr.warps_per_cta
     tiles = attr.tiles_per_warp or (1,) * rank
     i_m, i_n = rank - 2, rank - 1
@@ -393,7 +394,6 @@ def _amd_wmma_warps_per_cta(attr: AmdWmmaEncoding, tile: LinearLayout, shape: Se
     if rank == 3:
         layout = (layout * _identity(1, REGISTER, names[0]) * _identity(1, LANE, names[0])
                   * _identity(warps[0], WARP, names[0]))
-    del m
     return combine_cta_cga_with_shape(layout, cga_linear_layout(attr.cga, rank), shape)
 
 
