@@ -46,6 +46,8 @@ def _argument_parser() -> argparse.ArgumentParser:
     p.add_argument("--emit", choices=("ttgir", "llir", "ptx", "amdgcn"), default="ttgir",
                    help="ttgir (default), or hand the result to Triton's back end: llir, ptx, amdgcn")
     p.add_argument("--mlir-print-debuginfo", action="store_true", help="print locations in the output IR")
+    p.add_argument("--remarks", action="store_true",
+                   help="passes print remarks on stderr (e.g. why a convert is left to Triton)")
     return p
 
 
@@ -135,6 +137,7 @@ def run(argv: list[str]) -> int:
         sys.stderr.flush()
 
     context = PassContext(report_stream=sys.stderr, after_pass=dump_after if args.print_ir_after_all else None)
+    context.remarks = args.remarks  # read by passes that explain their decisions (ll-lower-conversions)
     outputs, failed = [], False
     for chunk in split_input(text, args.split_input_file):
         if args.split_input_file and not chunk.text.strip():

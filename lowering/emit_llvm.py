@@ -1,0 +1,474 @@
+"""Emit a verified conversion plan as an LLVM-dialect *island* inside a TTGIR module.
+
+An island replaces one ``ttg.convert_layout`` by plain LLVM-dialect ops, bridged to Triton's own
+lowering by two casts (DESIGN.md, "LLVM-dialect islands work")::
+
+    %s = builtin.unrealized_conversion_cast %v : tensor<64xf32, #A> to !llvm.struct<(f32, f32)>
+    ... llvm.extractvalue / llvm.inline_asm "shfl.sync..." / llvm.select / llvm.insertvalue ...
+    %c = builtin.unrealized_conversion_cast %o : !llvm.struct<(f32, f32)> to tensor<64xf32, #B>
+
+Element i of the struct is register i of the layout, so the plan's register numbers are struct
+indices.  Triton's conversion to LLVM cancels the two casts against its own.
+
+This module is pure text generation (no Triton import): ``IslandWriter`` hands out SSA names and
+prints ops; ``emit_island`` walks a plan (``lowering.plan``) and asks a *vendor* object
+(``emit_nvidia.NvidiaInstructions`` or ``emit_amd.AmdInstructions``) for the few things that
+differ between GPUs: the lane and warp ids, cross-lane moves, shared-memory accesses, barriers
+and byte packing.
+
+Values inside the island are kept as *storage integers*: i8 for i1 / 8-bit types, i16 for f16 /
+bf16, i32 for f32, i64 for f64 / pointers.  Cross-lane moves and shared memory work on 32-bit
+*words*; a word holds 32 / bits elements of 8 or 16 bits (low element first), one 32-bit element,
+or one half of a 64-bit element.
+
+The semantics of every plan field are those of the exhaustive verifier (``lowering.verify``):
+that is what was checked, so that is what we print.  Example, a shuffle round: lane l sends word
+``send_word(l)`` and receives the word that lane ``source_lane(l)`` sent; a ThreadAffine such as
+``source_lane = 16 ^ l`` becomes ``shfl.sync.bfly.b32 ..., 16`` on NVIDIA and
+``ds_bpermute((l ^ 16) * 4, word)`` on AMD.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .plan import Barrier, ConversionPlan, SharedAccess, ThreadAffine
+
+
+class EmitError(Exception):
+    """The plan cannot be printed for this site (the convert is then left to Triton)."""
+
+
+# ------------------------------------------------------------------------------- element types
+
+_FP8 = re.compile(r"^f8E\w+$")
+_PTR = re.compile(r"^!tt\.ptr<(.*)>$")
+
+
+@dataclass(frozen=True)
+class ElementType:
+    """How a TTGIR element type lives in Triton's LLVM struct and in our storage integers.
+
+    ``llvm``: the struct's element type as Triton's type converter makes it (fp8 types become
+    i8, ``!tt.ptr<f32>`` becomes ``!llvm.ptr<1>``); ``bits``: the storage width (8, 16, 32, 64).
+    """
+
+    ttgir: str
+    llvm: str
+    bits: int
+
+    @property
+    def int_type(self) -> str:
+        return f"i{self.bits}"
+
+    @classmethod
+    def of(cls, ttgir: str) -> "ElementType":
+        t = ttgir.strip()
+        if t == "i1":
+            return cls(t, "i1", 8)
+        m = re.fullmatch(r"i(8|16|32|64)", t)
+        if m:
+            return cls(t, t, int(m.group(1)))
+        if t in ("f16", "bf16"):
+            return cls(t, t, 16)
+        if t in ("f32",):
+            return cls(t, t, 32)
+        if t in ("f64",):
+            return cls(t, t, 64)
+        if _FP8.match(t):
+            return cls(t, "i8", 8)
+        m = _PTR.match(t)
+        if m:
+            parts = [p.strip() for p in m.group(1).rsplit(",", 1)]
+            space = parts[1] if len(parts) == 2 and parts[1].isdigit() else "1"
+            return cls(t, f"!llvm.ptr<{space}>", 64)
+        raise EmitError(f"element type {t} is not supported by the island emitter")
+
+
+# ------------------------------------------------------------------------------- SSA writer
+
+
+class IslandWriter:
+    """Collects LLVM-dialect lines with fresh SSA names ``%<prefix>_<n>``.
+
+    Constants are created once per (value, type) and shared.  ``counts`` tallies what we emit
+    (shuffles, selects, shared accesses by kind and width, barriers) so tests can compare the
+    island with the plan's cost model before any compiler has touched it.
+    """
+
+    def __init__(self, prefix: str, indent: str = "    "):
+        self.prefix = prefix
+        self.indent = indent
+        self.lines: list[str] = []
+        self._next = 0
+        self._constants: dict[tuple, str] = {}
+        self.counts: Counter = Counter()
+
+    def fresh(self) -> str:
+        self._next += 1
+        return f"%{self.prefix}_{self._next}"
+
+    def line(self, text: str) -> None:
+        self.lines.append(self.indent + text)
+
+    def op(self, text: str) -> str:
+        name = self.fresh()
+        self.line(f"{name} = {text}")
+        return name
+
+    def const(self, value: int, type_: str = "i32") -> str:
+        key = (int(value), type_)
+        if key not in self._constants:
+            self._constants[key] = self.op(f"llvm.mlir.constant({int(value)} : {type_}) : {type_}")
+        return self._constants[key]
+
+    # -- integer arithmetic ------------------------------------------------------------------
+    def binary(self, opname: str, a: str, b: str, type_: str = "i32") -> str:
+        return self.op(f"llvm.{opname} {a}, {b} : {type_}")
+
+    def cast(self, opname: str, value: str, from_type: str, to_type: str) -> str:
+        if from_type == to_type:
+            return value
+        return self.op(f"llvm.{opname} {value} : {from_type} to {to_type}")
+
+    def icmp(self, predicate: str, a: str, b: str, type_: str = "i32") -> str:
+        return self.op(f'llvm.icmp "{predicate}" {a}, {b} : {type_}')
+
+    def select(self, condition: str, if_true: str, if_false: str, type_: str = "i32") -> str:
+        self.counts["select"] += 1
+        return self.op(f"llvm.select {condition}, {if_true}, {if_false} : i1, {type_}")
+
+    def inline_asm(self, asm: str, constraints: str, operands: list[str], operand_types: list[str],
+                   result_type: str | None, side_effects: bool = True) -> str | None:
+        """``llvm.inline_asm`` with PTX/AMDGCN text; the one op spelling stable on triton 3.6-3.9."""
+        flags = "has_side_effects " if side_effects else ""
+        args = ", ".join(operands)
+        types = ", ".join(operand_types)
+        text = f'llvm.inline_asm {flags}asm_dialect = att "{asm}", "{constraints}" {args} : ({types}) -> '
+        if result_type is None:
+            self.line(text + "()")
+            return None
+        return self.op(text + result_type)
+
+    # -- struct access -------------------------------------------------------------------------
+    def extract(self, struct: str, index: int, struct_type: str) -> str:
+        return self.op(f"llvm.extractvalue {struct}[{index}] : {struct_type}")
+
+    def build_struct(self, values: list[str], struct_type: str) -> str:
+        out = self.op(f"llvm.mlir.undef : {struct_type}")
+        for i, v in enumerate(values):
+            out = self.op(f"llvm.insertvalue {v}, {out}[{i}] : {struct_type}")
+        return out
+
+    # -- F2-affine functions of the thread ids -------------------------------------------------
+    def xor_of_bits(self, images: tuple[int, ...], ids: str, const: int = 0) -> str:
+        """``const ^ XOR(images[i] for set bits i of ids)`` (a ThreadAffine's part), i32."""
+        acc = self.const(const)
+        first = True
+        for i, image in enumerate(images):
+            if not image:
+                continue
+            bit = self.binary("and", self.binary("lshr", ids, self.const(i)) if i else ids, self.const(1))
+            term = self.binary("mul", bit, self.const(image))
+            acc = term if (first and const == 0) else self.binary("xor", acc, term)
+            first = False
+        return acc
+
+
+def struct_type(element: ElementType, n: int) -> str:
+    return "!llvm.struct<(" + ", ".join([element.llvm] * n) + ")>"
+
+
+# ------------------------------------------------------------------------- the site of a convert
+
+
+@dataclass
+class ConvertSite:
+    """What the emitter needs to know about one ``ttg.convert_layout`` in the module text.
+
+    ``result``/``source``: SSA names (``%5``, ``%arg0``); ``src_type``/``dst_type``: the tensor
+    types as printed; ``guard_before``/``guard_after``: emit a CTA barrier before the first store
+    / after the last load of the scratch buffer, because other shared-memory users of the kernel
+    (Triton's own, or another island) may touch the same bytes and Triton's barrier analysis
+    does not see our accesses (see ``passes.lower_conversions``).
+    """
+
+    result: str
+    source: str
+    src_type: str
+    dst_type: str
+    element_type: str
+    guard_before: bool = True
+    guard_after: bool = True
+    prefix: str = "ll"
+
+
+@dataclass
+class Island:
+    text: str                       # the lines replacing the convert (indented, no trailing newline)
+    counts: Counter = field(default_factory=Counter)   # what the island contains, by instruction
+    scratch_bytes: int = 0
+
+
+# --------------------------------------------------------------------- lane masks and selections
+
+
+def lane_mask_condition(w: IslandWriter, vendor, lanes: np.ndarray) -> str:
+    """An i1 that is true exactly in the lanes listed (a boolean array over the warp's lanes).
+
+    ``(MASK >> lane) & 1`` with a constant mask: one form for any lane set (32 or 64 lanes).
+    Example: lanes 1, 3, 5, ... (odd lanes) give MASK = 0xAAAAAAAA; LLVM simplifies this to a
+    test of bit 0 of the lane id.
+    """
+    size = len(lanes)
+    mask = 0
+    for l in np.nonzero(lanes)[0]:
+        mask |= 1 << int(l)
+    itype = "i64" if size > 32 else "i32"
+    lane = vendor.lane_id(w)
+    if itype == "i64":
+        lane = w.cast("zext", lane, "i32", "i64")
+    # MLIR prints integer constants signed: keep the mask in range of the signed type.
+    signed = mask - (1 << size) if mask >= 1 << (size - 1) else mask
+    bit = w.binary("and", w.binary("lshr", w.const(signed, itype), lane, itype), w.const(1, itype), itype)
+    return w.icmp("ne", bit, w.const(0, itype), itype)
+
+
+def select_by_lane(w: IslandWriter, vendor, choice: np.ndarray, value_of) -> str:
+    """A value that differs by lane: lane l gets ``value_of(choice[l])``.
+
+    A chain of selects over the distinct choices, in order of first appearance (k choices, k - 1
+    selects): the plan's cost model counts the same chains (``shuffle.exact_select_count``).
+    """
+    keys = []
+    for c in choice.tolist():
+        if c not in keys:
+            keys.append(c)
+    out = value_of(keys[0])
+    for key in keys[1:]:
+        out = w.select(lane_mask_condition(w, vendor, choice == key), value_of(key), out)
+    return out
+
+
+def _lanes_of(affine: ThreadAffine, warp_size: int) -> np.ndarray:
+    lanes = np.arange(warp_size, dtype=np.int64)
+    return np.broadcast_to(np.asarray(affine.evaluate(lanes)), lanes.shape).astype(np.int64)
+
+
+# ------------------------------------------------------------------------------ the walk
+
+
+def _to_storage(w: IslandWriter, element: ElementType, value: str) -> str:
+    if element.llvm == "i1":
+        return w.cast("zext", value, "i1", "i8")
+    if element.llvm.startswith("!llvm.ptr"):
+        return w.cast("ptrtoint", value, element.llvm, "i64")
+    if element.llvm.startswith(("f", "bf")):
+        return w.cast("bitcast", value, element.llvm, element.int_type)
+    return value
+
+
+def _from_storage(w: IslandWriter, element: ElementType, value: str) -> str:
+    if element.llvm == "i1":
+        return w.cast("trunc", value, "i8", "i1")
+    if element.llvm.startswith("!llvm.ptr"):
+        return w.cast("inttoptr", value, "i64", element.llvm)
+    if element.llvm.startswith(("f", "bf")):
+        return w.cast("bitcast", value, element.int_type, element.llvm)
+    return value
+
+
+def element_words(w: IslandWriter, vendor, element: ElementType, values: list[str]) -> list[str]:
+    """Storage integers -> 32-bit words: packed (8/16-bit), as is (32), split in halves (64)."""
+    bits = element.bits
+    if bits == 32:
+        return list(values)
+    if bits == 64:
+        words = []
+        for v in values:
+            words.append(w.cast("trunc", v, "i64", "i32"))
+            words.append(w.cast("trunc", w.binary("lshr", v, w.const(32, "i64"), "i64"), "i64", "i32"))
+        return words
+    per_word = 32 // bits
+    return [vendor.pack(w, values[i:i + per_word], bits) for i in range(0, len(values), per_word)]
+
+
+def word_elements(w: IslandWriter, vendor, element: ElementType, words: list[str], count: int) -> list[str]:
+    """The inverse of ``element_words``: ``count`` storage integers out of the words."""
+    bits = element.bits
+    if bits == 32:
+        return list(words[:count])
+    if bits == 64:
+        out = []
+        for i in range(count):
+            lo = w.cast("zext", words[2 * i], "i32", "i64")
+            hi = w.cast("zext", words[2 * i + 1], "i32", "i64")
+            out.append(w.binary("or", lo, w.binary("shl", hi, w.const(32, "i64"), "i64"), "i64"))
+        return out
+    per_word = 32 // bits
+    out = []
+    for word in words:
+        out.extend(vendor.unpack(w, word, min(per_word, count - len(out)), bits))
+        if len(out) >= count:
+            break
+    return out
+
+
+def _emit_shuffle(w: IslandWriter, vendor, plan: ConversionPlan, element: ElementType,
+                  src: list[str], staging_size: int) -> list[str]:
+    """Pack, rounds of cross-lane moves, selects, unpack (``WarpShufflePlan``)."""
+    s = plan.shuffle
+    warp_size = plan.target.warp_size
+    halves = s.words_per_element
+    # word[w][h]: half h of source word w (h = 0 only, unless 64-bit elements)
+    words = []
+    for regs in s.src_words:
+        ints = [_to_storage(w, element, src[r]) for r in regs]
+        if element.bits == 64:
+            words.append(element_words(w, vendor, element, ints))
+        else:
+            words.append([vendor.pack(w, ints, element.bits) if element.bits < 32 else ints[0]])
+    sends = [_lanes_of(r.send_word, warp_size) for r in s.rounds]
+    received: list[list[str] | None] = []
+    for rnd, send in zip(s.rounds, sends):
+        if rnd.instruction == "local":
+            received.append(None)
+            continue
+        per_half = []
+        for h in range(halves):
+            value = select_by_lane(w, vendor, send, lambda word, h=h: words[word][h])
+            per_half.append(vendor.shuffle(w, value, rnd, warp_size))
+        received.append(per_half)
+    pick = _lanes_of(s.receive_round, warp_size)
+    lanes = np.arange(warp_size)
+    staging: list[str | None] = [None] * staging_size
+    for d, regs in enumerate(s.dst_words):
+        rho = d ^ pick
+        # what lane l keeps: a shuffled round's result, or (local round) its own source word
+        keys = np.array([int(r) if received[int(r)] is not None else -1 - int(sends[int(r)][l])
+                         for l, r in zip(lanes, rho)])
+        halves_out = []
+        for h in range(halves):
+            def value_of(key, h=h):
+                return received[key][h] if key >= 0 else words[-1 - key][h]
+            halves_out.append(select_by_lane(w, vendor, keys, value_of))
+        if element.bits == 64:
+            ints = word_elements(w, vendor, element, halves_out, 1)
+        elif element.bits == 32:
+            ints = halves_out
+        else:
+            ints = vendor.unpack(w, halves_out[0], len(regs), element.bits)
+        for r, v in zip(regs, ints):
+            staging[r] = _from_storage(w, element, v)
+    return staging
+
+
+def _emit_shared(w: IslandWriter, vendor, plan: ConversionPlan, element: ElementType, src: list[str],
+                 staging_size: int, site: ConvertSite, scratch: str) -> list[str]:
+    """Stores, barriers and loads through the scratch buffer (``SharedMemoryPlan``)."""
+    sh = plan.shared
+    ebytes = element.bits // 8
+    lane, warp = vendor.lane_id(w), vendor.warp_id(w)
+    thread_parts: dict[tuple, str] = {}
+
+    def address(affine: ThreadAffine) -> str:
+        if any(affine.block):
+            raise EmitError("the plan's addresses depend on the CTA id (multi-CTA); not emitted")
+        key = (affine.lane, affine.warp)
+        if key not in thread_parts:
+            part = w.xor_of_bits(affine.lane, lane)
+            if any(affine.warp):
+                part = w.binary("xor", part, w.xor_of_bits(affine.warp, warp))
+            thread_parts[key] = part
+        offset = thread_parts[key]
+        if affine.const:
+            offset = w.binary("xor", offset, w.const(affine.const))
+        byte_offset = w.binary("mul", offset, w.const(ebytes)) if ebytes > 1 else offset
+        return vendor.shared_address(w, scratch, byte_offset)
+
+    staging: list[str | None] = [None] * staging_size
+    if site.guard_before:
+        vendor.barrier(w, "bar.sync", guard=True)
+    for op in sh.ops:
+        if isinstance(op, Barrier):
+            vendor.barrier(w, op.kind)
+            continue
+        addr = address(op.address)
+        n = len(op.registers)
+        if op.is_store:
+            ints = [_to_storage(w, element, src[r]) for r in op.registers]
+            vendor.store(w, op, addr, ints, element.bits)
+        else:
+            ints = vendor.load(w, op, addr, n, element.bits)
+            for r, v in zip(op.registers, ints):
+                staging[r] = _from_storage(w, element, v)
+    if site.guard_after:
+        vendor.barrier(w, "bar.sync", guard=True)
+    return staging
+
+
+def scratch_type(scratch_bytes: int) -> str:
+    """A rank-1 i8 shared buffer; 16-byte multiples (128-bit accesses stay in bounds)."""
+    size = max(16, -(-scratch_bytes // 16) * 16)
+    layout = "#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [0]}>"
+    return f"!ttg.memdesc<{size}xi8, {layout}, #ttg.shared_memory, mutable>"
+
+
+def emit_island(plan: ConversionPlan, site: ConvertSite, vendor=None) -> Island:
+    """The LLVM-dialect text replacing the convert at ``site``, per the verified ``plan``."""
+    if vendor is None:
+        vendor = vendor_for(plan.target)
+    element = ElementType.of(site.element_type)
+    w = IslandWriter(site.prefix)
+    n_src = plan.src.in_dim_size("register") if plan.src.has_in_dim("register") else 1
+    n_dst = plan.dst.in_dim_size("register") if plan.dst.has_in_dim("register") else 1
+    src_struct, dst_struct = struct_type(element, n_src), struct_type(element, n_dst)
+    sources = list(plan.output.sources)
+    identity = plan.output.file == "src" and n_src == n_dst and sources == list(range(n_src))
+    struct_in = w.op(f"builtin.unrealized_conversion_cast {site.source} : {site.src_type} to {src_struct}")
+    if identity:  # a no-op: the two casts and nothing in between
+        w.line(f"{site.result} = builtin.unrealized_conversion_cast {struct_in} : {src_struct} to {site.dst_type}")
+        return Island("\n".join(w.lines), w.counts)
+    src = [w.extract(struct_in, i, src_struct) for i in range(n_src)]
+    scratch_bytes = 0
+    after: list[str] = []
+    if plan.output.file == "src":
+        file = src
+    elif plan.shuffle is not None:
+        staging_size = max(sources) + 1
+        file = _emit_shuffle(w, vendor, plan, element, src, staging_size)
+    elif plan.shared is not None:
+        scratch_bytes = plan.shared.scratch_bytes
+        mtype = scratch_type(scratch_bytes)
+        buffer = w.op(f"ttg.local_alloc : () -> {mtype}")
+        memdesc = w.op(f"builtin.unrealized_conversion_cast {buffer} : {mtype} to !llvm.struct<(ptr<3>, i32)>")
+        base = w.extract(memdesc, 0, "!llvm.struct<(ptr<3>, i32)>")
+        staging_size = max(sources) + 1
+        file = _emit_shared(w, vendor, plan, element, src, staging_size, site, base)
+        after.append(f"ttg.local_dealloc {buffer} : {mtype}")
+    else:
+        raise EmitError(f"plan method '{plan.method}' has no steps to emit")
+    out_values = []
+    for i in sources:
+        if file[i] is None:
+            raise EmitError(f"output register reads staging register {i}, which no step wrote")
+        out_values.append(file[i])
+    struct_out = w.build_struct(out_values, dst_struct)
+    w.line(f"{site.result} = builtin.unrealized_conversion_cast {struct_out} : {dst_struct} to {site.dst_type}")
+    for line in after:
+        w.line(line)
+    return Island("\n".join(w.lines), w.counts, scratch_bytes)
+
+
+def vendor_for(target):
+    if target.vendor == "nvidia":
+        from .emit_nvidia import NvidiaInstructions
+        return NvidiaInstructions(target)
+    if target.vendor == "amd":
+        from .emit_amd import AmdInstructions
+        return AmdInstructions(target)
+    raise EmitError(f"no emitter for vendor '{target.vendor}'")

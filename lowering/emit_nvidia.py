@@ -1,0 +1,202 @@
+"""NVIDIA (sm_80, sm_90) instructions for islands: inline PTX through ``llvm.inline_asm``.
+
+Why inline PTX and not NVVM ops: the NVVM dialect's spellings drift between Triton releases
+(``nvvm.barrier0`` on 3.6, ``nvvm.barrier`` on 3.9, shuffle and ldmatrix op syntax too), while
+``llvm.inline_asm`` with PTX text parses the same on 3.6 through 3.9.  Every memory access and
+barrier is ``has_side_effects``, so LLVM keeps them in program order: a load is never hoisted
+above the barrier that makes its data visible.
+
+Shared-memory addresses are 32-bit (``ptrtoint`` of the ``ptr<3>`` scratch base), as Triton's own
+PTX uses them.  Accesses narrower than 32 bits use a 32-bit register (PTX lets ``ld``/``st``
+operands be wider than the access: ``st.shared.b16 [a], %r`` stores the low 16 bits).
+
+Instruction forms (PTX ISA 7.8+, all supported by the ptxas bundled with triton 3.6-3.9):
+
+* ``shfl.sync.bfly.b32 d, a, c, 0x1f, 0xffffffff`` (lane ^ c) and ``shfl.sync.idx.b32`` (any lane);
+* ``prmt.b32 d, a, b, sel``: byte permutes to pack two 16-bit or four 8-bit elements in a word;
+* ``st.shared{.v2,.v4}.b32``, ``st.shared.b8/.b16`` and the same ``ld.shared`` forms;
+* ``ldmatrix.sync.aligned.m8n8.x{1,2,4}{.trans}.shared.b16`` (sm >= 75) and ``stmatrix...``
+  (sm >= 90);
+* ``bar.sync 0`` (whole CTA) and ``bar.warp.sync 0xffffffff`` (one warp).
+"""
+
+from __future__ import annotations
+
+from .emit_llvm import EmitError, IslandWriter
+from .plan import ShuffleRound, SharedAccess
+from .target import Target
+
+FULL_MASK = "0xffffffff"
+
+
+class NvidiaInstructions:
+    def __init__(self, target: Target):
+        self.target = target
+
+    # -- thread ids -----------------------------------------------------------------------------
+    def _thread_id(self, w: IslandWriter) -> str:
+        if not hasattr(w, "_nv_tid"):
+            w._nv_tid = w.inline_asm("mov.u32 $0, %tid.x;", "=r", [], [], "i32", side_effects=False)
+        return w._nv_tid
+
+    def lane_id(self, w: IslandWriter) -> str:
+        if not hasattr(w, "_nv_lane"):
+            w._nv_lane = w.binary("and", self._thread_id(w), w.const(31))
+        return w._nv_lane
+
+    def warp_id(self, w: IslandWriter) -> str:
+        if not hasattr(w, "_nv_warp"):
+            w._nv_warp = w.binary("lshr", self._thread_id(w), w.const(5))
+        return w._nv_warp
+
+    # -- packing: prmt byte permutes --------------------------------------------------------------
+    def pack(self, w: IslandWriter, values: list[str], bits: int) -> str:
+        """Elements (i8 or i16, low first) -> one i32 word; len(values) - 1 ``prmt``.
+
+        ``prmt.b32 d, a, b, sel``: byte k of d is byte (sel >> 4k) & 7 of the 8-byte pair (b:a).
+        Example, two 16-bit elements x (in a) and y (in b): sel 0x5410 gives d = y.hi y.lo x.hi x.lo.
+        Four bytes a, b, c, d: (a, b) -> 0x0040 gives ..b a; then (ab, cd) -> 0x5410.
+        """
+        ints = [w.cast("zext", v, f"i{bits}", "i32") for v in values]
+        if len(ints) == 1:
+            return ints[0]
+        if bits == 16:
+            return self._prmt(w, ints[0], ints[1], 0x5410)
+        pairs = [self._prmt(w, ints[i], ints[i + 1], 0x0040) if i + 1 < len(ints) else ints[i]
+                 for i in range(0, len(ints), 2)]
+        return pairs[0] if len(pairs) == 1 else self._prmt(w, pairs[0], pairs[1], 0x5410)
+
+    def unpack(self, w: IslandWriter, word: str, count: int, bits: int) -> list[str]:
+        """One i32 word -> ``count`` elements; element 0 is a truncation, the others one ``prmt``
+        each (selector 0x444k moves byte k down and zero-fills; 16-bit: 0x4432 for the high half)."""
+        itype = f"i{bits}"
+        out = [w.cast("trunc", word, "i32", itype)]
+        for k in range(1, count):
+            if bits == 16:
+                moved = self._prmt(w, word, w.const(0), 0x4432)
+            else:
+                moved = self._prmt(w, word, w.const(0), 0x4440 | k)
+            out.append(w.cast("trunc", moved, "i32", itype))
+        return out
+
+    def _prmt(self, w: IslandWriter, a: str, b: str, selector: int) -> str:
+        w.counts["prmt"] += 1
+        return w.inline_asm(f"prmt.b32 $0, $1, $2, {selector:#06x};", "=r,r,r", [a, b], ["i32", "i32"], "i32",
+                            side_effects=False)
+
+    # -- cross-lane moves ------------------------------------------------------------------------
+    def shuffle(self, w: IslandWriter, value: str, rnd: ShuffleRound, warp_size: int) -> str:
+        if rnd.instruction == "shfl.xor":
+            w.counts["shfl.sync.bfly"] += 1
+            return w.inline_asm(f"shfl.sync.bfly.b32 $0, $1, {rnd.source_lane.const}, 0x1f, {FULL_MASK};",
+                                "=r,r", [value], ["i32"], "i32")
+        if rnd.instruction not in ("shfl.idx", "ds_bpermute"):
+            raise EmitError(f"shuffle instruction '{rnd.instruction}' is not an NVIDIA instruction")
+        source = w.xor_of_bits(rnd.source_lane.lane, self.lane_id(w), rnd.source_lane.const)
+        w.counts["shfl.sync.idx"] += 1
+        return w.inline_asm(f"shfl.sync.idx.b32 $0, $1, $2, 0x1f, {FULL_MASK};", "=r,r,r", [value, source],
+                            ["i32", "i32"], "i32")
+
+    # -- shared memory -----------------------------------------------------------------------------
+    def shared_address(self, w: IslandWriter, base: str, byte_offset: str) -> str:
+        if not hasattr(w, "_nv_base32"):
+            w._nv_base32 = w.op(f"llvm.ptrtoint {base} : !llvm.ptr<3> to i32")
+        return w.binary("add", w._nv_base32, byte_offset)
+
+    @staticmethod
+    def _words_of(w: IslandWriter, values: list[str], bits: int) -> tuple[list[str], int]:
+        """Storage integers -> the i32 operands of one access, and its width in bits."""
+        from .emit_llvm import ElementType, element_words
+        total = len(values) * bits
+        if total >= 32:
+            element = ElementType(f"i{bits}", f"i{bits}", bits)
+            return element_words(w, _SHIFT_PACKER, element, values), total
+        word = _SHIFT_PACKER.pack(w, values, bits)
+        return [word], total
+
+    def store(self, w: IslandWriter, op: SharedAccess, address: str, values: list[str], bits: int) -> None:
+        if op.instruction.startswith("stmatrix"):
+            words, total = self._words_of(w, values, bits)
+            trans = ".trans" if op.instruction.endswith(".trans") else ""
+            n = len(words)
+            regs = ", ".join(f"${i + 1}" for i in range(n))
+            asm = f"stmatrix.sync.aligned.m8n8.x{n}{trans}.shared.b16 [$0], {{{regs}}};"
+            w.counts[op.instruction] += 1
+            w.inline_asm(asm, ",".join(["r"] * (n + 1)), [address] + words, ["i32"] * (n + 1), None)
+            return
+        words, total = self._words_of(w, values, bits)
+        w.counts[f"st.shared.b{total}"] += 1
+        if total <= 32:
+            asm = f"st.shared.b{total} [$0], $1;"
+        else:
+            regs = ", ".join(f"${i + 1}" for i in range(len(words)))
+            asm = f"st.shared.v{len(words)}.b32 [$0], {{{regs}}};"
+        w.inline_asm(asm, ",".join(["r"] * (len(words) + 1)), [address] + words, ["i32"] * (len(words) + 1), None)
+
+    def load(self, w: IslandWriter, op: SharedAccess, address: str, count: int, bits: int) -> list[str]:
+        total = count * bits
+        n_words = max(1, total // 32)
+        if op.instruction.startswith("ldmatrix"):
+            trans = ".trans" if op.instruction.endswith(".trans") else ""
+            regs = ", ".join(f"${i}" for i in range(n_words))
+            asm = f"ldmatrix.sync.aligned.m8n8.x{n_words}{trans}.shared.b16 {{{regs}}}, [${n_words}];"
+            w.counts[op.instruction] += 1
+        elif total <= 32:
+            asm = f"ld.shared.b{total} $0, [$1];"
+            w.counts[f"ld.shared.b{total}"] += 1
+        else:
+            regs = ", ".join(f"${i}" for i in range(n_words))
+            asm = f"ld.shared.v{n_words}.b32 {{{regs}}}, [${n_words}];"
+            w.counts[f"ld.shared.b{total}"] += 1
+        constraints = ",".join(["=r"] * n_words + ["r"])
+        if n_words == 1:
+            words = [w.inline_asm(asm, constraints, [address], ["i32"], "i32")]
+        else:
+            stype = "!llvm.struct<(" + ", ".join(["i32"] * n_words) + ")>"
+            result = w.inline_asm(asm, constraints, [address], ["i32"], stype)
+            words = [w.extract(result, i, stype) for i in range(n_words)]
+        return _unpack_words(w, words, count, bits)
+
+    # -- barriers ----------------------------------------------------------------------------------
+    def barrier(self, w: IslandWriter, kind: str, guard: bool = False) -> None:
+        if kind == "bar.warp.sync":
+            asm = f"bar.warp.sync {FULL_MASK};"
+        elif kind in ("bar.sync", "s_barrier"):
+            asm = "bar.sync 0;"
+            kind = "bar.sync"
+        else:
+            raise EmitError(f"barrier kind '{kind}' is not an NVIDIA barrier")
+        w.counts["guard " + kind if guard else kind] += 1
+        w.inline_asm(asm, "", [], [], None)
+
+
+class _ShiftPacker:
+    """Packing for shared-memory words with shifts and ors (LLVM picks prmt/mov itself): the cost
+    model counts ``prmt`` only for shuffle plans."""
+
+    def pack(self, w: IslandWriter, values: list[str], bits: int) -> str:
+        out = None
+        for i, v in enumerate(values):
+            x = w.cast("zext", v, f"i{bits}", "i32")
+            if i:
+                x = w.binary("shl", x, w.const(i * bits))
+            out = x if out is None else w.binary("or", out, x)
+        return out
+
+    def unpack(self, w: IslandWriter, word: str, count: int, bits: int) -> list[str]:
+        out = []
+        for i in range(count):
+            x = w.binary("lshr", word, w.const(i * bits)) if i else word
+            out.append(w.cast("trunc", x, "i32", f"i{bits}"))
+        return out
+
+
+_SHIFT_PACKER = _ShiftPacker()
+
+
+def _unpack_words(w: IslandWriter, words: list[str], count: int, bits: int) -> list[str]:
+    from .emit_llvm import ElementType, word_elements
+    if count * bits < 32:
+        return _SHIFT_PACKER.unpack(w, words[0], count, bits)
+    element = ElementType(f"i{bits}", f"i{bits}", bits)
+    return word_elements(w, _SHIFT_PACKER, element, words, count)

@@ -1,0 +1,142 @@
+"""Single-convert test kernels as TTGIR text, and instruction counting in PTX / AMDGCN.
+
+Used by the compile tests (``test/unit/test_lower_conversions*.py``) and the GPU check
+(``benchmarks/gpu_conversions.py``); pure text, no Triton import.
+
+``single_convert_ttgir`` writes the smallest kernel that exercises one conversion::
+
+    kernel(X, Y):  v = load X[i] in layout #src;  c = convert_layout v to #dst;  store Y[i] = c
+
+where i is the row-major index of each element, so Y must equal X bit for bit whatever the
+layouts are.  Offsets are built with ``tt.make_range`` in slices of the layout (rank 2:
+``row * N + col``), the way Triton's own frontend builds them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+TARGET_ATTR = {"sm_80": ("cuda:80", 32), "sm_90": ("cuda:90", 32), "gfx90a": ("hip:gfx90a", 64),
+               "gfx942": ("hip:gfx942", 64)}
+
+
+def _offsets(lines: list[str], shape: tuple[int, ...], enc: str, tag: str) -> str:
+    """Append ops computing the row-major index tensor of ``shape`` in layout ``enc``."""
+    if len(shape) == 1:
+        lines.append(f"    %{tag}_off = tt.make_range {{end = {shape[0]} : i32, start = 0 : i32}} : tensor<{shape[0]}xi32, {enc}>")
+        return f"%{tag}_off"
+    m, n = shape
+    row_enc = f"#ttg.slice<{{dim = 1, parent = {enc}}}>"
+    col_enc = f"#ttg.slice<{{dim = 0, parent = {enc}}}>"
+    full = f"tensor<{m}x{n}xi32, {enc}>"
+    lines += [
+        f"    %{tag}_r = tt.make_range {{end = {m} : i32, start = 0 : i32}} : tensor<{m}xi32, {row_enc}>",
+        f"    %{tag}_r2 = tt.expand_dims %{tag}_r {{axis = 1 : i32}} : tensor<{m}xi32, {row_enc}> -> tensor<{m}x1xi32, {enc}>",
+        f"    %{tag}_n = arith.constant dense<{n}> : tensor<{m}x1xi32, {enc}>",
+        f"    %{tag}_rs = arith.muli %{tag}_r2, %{tag}_n : tensor<{m}x1xi32, {enc}>",
+        f"    %{tag}_rb = tt.broadcast %{tag}_rs : tensor<{m}x1xi32, {enc}> -> {full}",
+        f"    %{tag}_c = tt.make_range {{end = {n} : i32, start = 0 : i32}} : tensor<{n}xi32, {col_enc}>",
+        f"    %{tag}_c2 = tt.expand_dims %{tag}_c {{axis = 0 : i32}} : tensor<{n}xi32, {col_enc}> -> tensor<1x{n}xi32, {enc}>",
+        f"    %{tag}_cb = tt.broadcast %{tag}_c2 : tensor<1x{n}xi32, {enc}> -> {full}",
+        f"    %{tag}_off = arith.addi %{tag}_rb, %{tag}_cb : {full}",
+    ]
+    return f"%{tag}_off"
+
+
+def single_convert_ttgir(shape, element_type: str, src_encoding: str, dst_encoding: str, num_warps: int,
+                         target: str = "sm_90", name: str = "convert_kernel") -> str:
+    """A kernel ``name(X, Y)``: load X in ``src_encoding``, convert, store Y in ``dst_encoding``.
+
+    ``src_encoding`` / ``dst_encoding`` are attribute texts (``#ttg.blocked<{...}>``,
+    ``#ttg.linear<{...}>``); ``element_type`` a TTGIR type (``f32``, ``f8E4M3FN``, ...).
+    """
+    shape = tuple(shape)
+    target_attr, threads = TARGET_ATTR[target]
+    dims = "x".join(str(s) for s in shape)
+    lines = [f"#src = {src_encoding}", f"#dst = {dst_encoding}",
+             f'module attributes {{"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = {num_warps} : i32, '
+             f'ttg.target = "{target_attr}", "ttg.threads-per-warp" = {threads} : i32}} {{',
+             f"  tt.func public @{name}(%X: !tt.ptr<{element_type}>, %Y: !tt.ptr<{element_type}>) {{"]
+    ptr = f"!tt.ptr<{element_type}>"
+    for tag, enc, base in (("s", "#src", "%X"), ("d", "#dst", "%Y")):
+        off = _offsets(lines, shape, enc, tag)
+        lines.append(f"    %{tag}_p0 = tt.splat {base} : {ptr} -> tensor<{dims}x{ptr}, {enc}>")
+        lines.append(f"    %{tag}_p = tt.addptr %{tag}_p0, {off} : tensor<{dims}x{ptr}, {enc}>, tensor<{dims}xi32, {enc}>")
+        if tag == "s":
+            lines.append(f"    %v = tt.load %s_p : tensor<{dims}x{ptr}, #src>")
+            lines.append(f"    %c = ttg.convert_layout %v : tensor<{dims}x{element_type}, #src> -> "
+                         f"tensor<{dims}x{element_type}, #dst>")
+    lines.append(f"    tt.store %d_p, %c : tensor<{dims}x{ptr}, #dst>")
+    lines += ["    tt.return", "  }", "}", ""]
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------- instruction counting
+
+_PTX_KINDS = (
+    ("shfl", re.compile(r"^\s*shfl\.sync\.(\w+)")),
+    ("ldmatrix", re.compile(r"^\s*ldmatrix\.sync\.aligned\.m8n8\.(x\d)(\.trans)?")),
+    ("stmatrix", re.compile(r"^\s*stmatrix\.sync\.aligned\.m8n8\.(x\d)(\.trans)?")),
+    ("st.shared", re.compile(r"^\s*st\.shared(?:::cta)?((?:\.v\d)?)\.(\w+)")),
+    ("ld.shared", re.compile(r"^\s*ld\.shared(?:::cta)?((?:\.v\d)?)\.(\w+)")),
+    ("bar.sync", re.compile(r"^\s*(bar\.sync|barrier\.sync)\b")),
+    ("bar.warp.sync", re.compile(r"^\s*bar\.warp\.sync\b")),
+    ("selp", re.compile(r"^\s*selp\.")),
+    ("prmt", re.compile(r"^\s*prmt\.")),
+)
+
+_TYPE_BITS = {"b8": 8, "u8": 8, "s8": 8, "b16": 16, "u16": 16, "s16": 16, "f16": 16, "b32": 32, "u32": 32,
+              "s32": 32, "f32": 32, "b64": 64, "u64": 64, "s64": 64, "f64": 64}
+
+
+def ptx_mix(ptx: str) -> Counter:
+    """Counts of the instructions a conversion is made of, in a PTX listing.
+
+    Keys: ``shfl.sync.idx``/``shfl.sync.bfly``, ``ldmatrix.x4(.trans)``, ``st.shared.b128`` (by total
+    access width), ``ld.shared.b64``, ``bar.sync``, ``bar.warp.sync``, ``selp``, ``prmt``.
+    """
+    out: Counter = Counter()
+    for line in ptx.splitlines():
+        for kind, pattern in _PTX_KINDS:
+            m = pattern.match(line)
+            if not m:
+                continue
+            if kind == "shfl":
+                out[f"shfl.sync.{m.group(1)}"] += 1
+            elif kind in ("ldmatrix", "stmatrix"):
+                out[f"{kind}.{m.group(1)}{m.group(2) or ''}"] += 1
+            elif kind in ("st.shared", "ld.shared"):
+                vec = int(m.group(1)[2:]) if m.group(1) else 1
+                out[f"{kind}.b{vec * _TYPE_BITS.get(m.group(2), 32)}"] += 1
+            else:
+                out[kind] += 1
+            break
+    return out
+
+
+_AMD_KINDS = (
+    ("ds_bpermute", re.compile(r"^\s*ds_bpermute_b32\b")),
+    ("ds_write", re.compile(r"^\s*ds_write(2?)(?:st64)?_b(\d+)(?:_d16_hi)?\b")),
+    ("ds_read", re.compile(r"^\s*ds_read(2?)(?:st64)?_(?:b|u|i)(\d+)(?:_d16(?:_hi)?)?\b")),
+    ("s_barrier", re.compile(r"^\s*s_barrier\b")),
+    ("v_cndmask", re.compile(r"^\s*v_cndmask_b32")),
+    ("v_perm", re.compile(r"^\s*v_perm_b32")),
+)
+
+
+def amdgcn_mix(asm: str) -> Counter:
+    """Counts in an AMDGCN listing: ``ds_bpermute``, ``ds_write.b32``... (``ds_write2.b32`` for
+    the paired forms), ``s_barrier``, ``v_cndmask`` (selects), ``v_perm``."""
+    out: Counter = Counter()
+    for line in asm.splitlines():
+        for kind, pattern in _AMD_KINDS:
+            m = pattern.match(line)
+            if not m:
+                continue
+            if kind in ("ds_write", "ds_read"):
+                out[f"{kind}{m.group(1)}.b{m.group(2)}"] += 1
+            else:
+                out[kind] += 1
+            break
+    return out

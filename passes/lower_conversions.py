@@ -1,0 +1,244 @@
+"""``ll-lower-conversions``: replace each ``ttg.convert_layout`` by an LLVM-dialect island.
+
+For every convert, in order:
+
+1. read the two layouts (``passes.layouts``) and the element type;
+2. ask the planner for a *verified* plan (``lowering.planner.plan_conversion``: every plan it
+   returns has passed the exhaustive verifier);
+3. if we own that kind of lowering (option ``only``), print the plan as LLVM-dialect text
+   (``lowering.emit_llvm``) and put it in place of the convert.
+
+Anything else - no plan, a plan kind we were told not to own, a layout we cannot read, an
+element type the emitter does not know - leaves the convert to Triton, with a remark that says
+why (``ll-opt --remarks``, or the option ``remarks=true``).  Remarks look like::
+
+    k.ttgir:12:10: remark: [ll-lower-conversions] lowered: shuffle, shfl.idx=2, select=2
+    k.ttgir:20:10: remark: [ll-lower-conversions] left to Triton: cross-CTA conversion ...
+
+Options: ``only=noop,rename,shuffle,shared`` (comma-separated plan methods we own; default
+all), ``remarks=true``.
+
+Scratch memory and barriers.  A shared-memory plan's buffer is a ``ttg.local_alloc`` of the
+plan's size, freed by ``ttg.local_dealloc`` after the island, so Triton's allocator reserves the
+bytes and keeps them ours in between.  Triton's barrier analysis cannot see the island's
+accesses, so the plan's own barriers are emitted by us, and when the kernel has any other
+possible user of shared memory (another convert, a reduction, a loop that runs the island
+again, ...) we add a *guard* barrier before the first store and after the last load: without
+them a fast warp could overwrite bytes that a slow warp is still reading for another purpose.
+A kernel whose only shared-memory user is one island (e.g. load, convert, store) gets none, so
+its instruction mix is exactly the plan's.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Optional
+
+from ..lowering.cost import plan_cost
+from ..lowering.emit_llvm import ConvertSite, ElementType, EmitError, Island, emit_island
+from ..lowering.plan import ConversionPlan
+from ..lowering.planner import plan_conversion
+from ..lowering.target import target_named
+from .framework import ModulePass, PassContext, PassFailure, register_pass
+from .ir import Module, Operation
+from .layouts import value_layout
+
+METHODS = ("noop", "rename", "shuffle", "shared")
+ISLAND_ATTRIBUTE = "ll.island"
+
+# Ops whose Triton lowering never touches shared memory.  A kernel made only of these plus one
+# shared-memory island needs no guard barriers (see the module docstring).
+_SMEM_FREE_PREFIXES = ("arith.", "math.")
+_SMEM_FREE = {
+    "builtin.module", "tt.func", "tt.return", "tt.load", "tt.store", "tt.splat", "tt.make_range",
+    "tt.addptr", "tt.broadcast", "tt.expand_dims", "tt.get_program_id", "tt.get_num_programs",
+    "tt.bitcast", "tt.int_to_ptr", "tt.ptr_to_int", "tt.fp_to_fp", "tt.clampf", "tt.precise_sqrt",
+    "tt.precise_divf", "tt.mulhiui",
+}
+
+
+@dataclass
+class ConvertOutcome:
+    """What happened to one convert: ``island`` set if we lowered it, else ``reason``."""
+
+    location: str
+    method: str = ""
+    plan: Optional[ConversionPlan] = None
+    island: Optional[Island] = None
+    reason: str = ""
+
+    @property
+    def lowered(self) -> bool:
+        return self.island is not None
+
+    def remark(self) -> str:
+        if self.lowered:
+            counts = ", ".join(f"{k}={v}" for k, v in sorted(self.island.counts.items()) if k != "select")
+            selects = self.island.counts.get("select", 0)
+            detail = ", ".join(x for x in (counts, f"select={selects}" if selects else "",
+                                           f"scratch={self.island.scratch_bytes}B" if self.island.scratch_bytes
+                                           else "") if x)
+            return f"{self.location}: remark: [ll-lower-conversions] lowered: {self.method}" + \
+                (f", {detail}" if detail else "")
+        return f"{self.location}: remark: [ll-lower-conversions] left to Triton: {self.reason}"
+
+
+def _owned_methods(only: str) -> tuple[str, ...]:
+    if not only.strip():
+        return METHODS
+    names = tuple(n.strip() for n in only.split(",") if n.strip())
+    unknown = [n for n in names if n not in METHODS]
+    if unknown:
+        raise PassFailure(None, f"option only={only}: unknown lowering {unknown[0]!r} "
+                                f"(known: {', '.join(METHODS)})")
+    return names
+
+
+def _needs_guards(module: Module, shared_converts: list[Operation]) -> bool:
+    """Guard barriers unless one island is the kernel's only possible shared-memory user and
+    runs once (it sits directly in a function body, not in a loop or branch)."""
+    if len(shared_converts) != 1:
+        return True
+    island = shared_converts[0]
+    parent = island.parent_op
+    if parent is None or parent.name != "tt.func":
+        return True
+    for op in module.walk():
+        if op is island:
+            continue
+        if op.name in _SMEM_FREE or op.name.startswith(_SMEM_FREE_PREFIXES):
+            continue
+        return True
+    return False
+
+
+def _target_of(module: Module, target: Optional[str]):
+    name = target or module.target
+    if name is None:
+        return None, "the module has no ttg.target attribute (pass target=...)"
+    try:
+        return target_named(name), ""
+    except ValueError as error:
+        return None, str(error)
+
+
+def plan_module(module: Module, only: str = "", target: Optional[str] = None) -> list[tuple[Operation, ConvertOutcome]]:
+    """Plan every convert of ``module``; outcomes with a plan we own have ``plan`` set."""
+    owned = _owned_methods(only)
+    hw_target, target_problem = _target_of(module, target)
+    results = []
+    for op in module.ops_named("ttg.convert_layout"):
+        outcome = ConvertOutcome(op.location)
+        results.append((op, outcome))
+        if hw_target is None:
+            outcome.reason = target_problem
+            continue
+        source, result = op.operands[0], op.results[0]
+        try:
+            src, dst = value_layout(source, op), value_layout(result, op)
+            element = ElementType.of(result.tensor_type.element_type)
+        except (PassFailure, EmitError) as error:
+            outcome.reason = getattr(error, "message", str(error))
+            continue
+        if result.tensor_type.shape != source.tensor_type.shape:
+            outcome.reason = "source and result shapes differ"
+            continue
+        if (module.threads_per_warp or hw_target.warp_size) != hw_target.warp_size:
+            outcome.reason = f"the module has {module.threads_per_warp} threads per warp, {hw_target.name} has " \
+                             f"{hw_target.warp_size}"
+            continue
+        bits = 1 if element.ttgir == "i1" else element.bits
+        plan = plan_conversion(src, dst, bits, hw_target)
+        if not plan:
+            outcome.reason = plan.reason
+            continue
+        outcome.method = plan.method
+        if plan.method not in owned:
+            outcome.reason = f"a {plan.method} plan, and this run owns only {','.join(owned)}"
+            continue
+        outcome.plan = plan
+    return results
+
+
+def lower_module(module: Module, only: str = "", target: Optional[str] = None) -> list[ConvertOutcome]:
+    """Replace every convert we can lower by its island (in place); return every outcome."""
+    planned = plan_module(module, only, target)
+    shared_ops = [op for op, o in planned if o.plan is not None and o.plan.method == "shared"]
+    guards = _needs_guards(module, shared_ops)
+    islands: dict[int, tuple[ConvertOutcome, Island]] = {}
+    for number, (op, outcome) in enumerate(planned):
+        if outcome.plan is None:
+            continue
+        source, result = op.operands[0], op.results[0]
+        site = ConvertSite(result="%RESULT", source="%SOURCE", src_type="@SRC_TYPE@",
+                           dst_type="@DST_TYPE@", element_type=result.tensor_type.element_type,
+                           guard_before=guards, guard_after=guards, prefix=f"ll{number}")
+        try:
+            island = emit_island(outcome.plan, site)
+        except EmitError as error:
+            outcome.plan, outcome.reason = None, str(error)
+            continue
+        outcome.island = island
+        islands[number] = (outcome, island)
+        module.set_attribute(op, ISLAND_ATTRIBUTE, f"{number} : i32")
+    if islands:
+        module.rewrite_text(lambda text: _splice_islands(text, islands))
+    return [o for _, o in planned]
+
+
+# %5 = ttg.convert_layout %4 {ll.island = 0 : i32, ...} : tensor<...> -> tensor<...> loc(#loc3)
+_CONVERT_LINE = re.compile(
+    r"^(?P<indent>[ \t]*)(?P<result>%[^\s=]+) = ttg\.convert_layout (?P<source>%[^\s{]+) "
+    r"\{(?P<attrs>[^\n]*?ll\.island = (?P<number>\d+) : i32[^\n]*?)\} : (?P<src_type>.+?) -> "
+    r"(?P<dst_type>.+?)(?P<loc> loc\(.*\))?$", re.M)
+
+
+def _splice_islands(text: str, islands: dict[int, tuple[ConvertOutcome, Island]]) -> str:
+    done = set()
+
+    def replace(m: re.Match) -> str:
+        number = int(m.group("number"))
+        _, island = islands[number]
+        done.add(number)
+        body = (island.text.replace("%RESULT", m.group("result")).replace("%SOURCE", m.group("source"))
+                .replace("@SRC_TYPE@", m.group("src_type")).replace("@DST_TYPE@", m.group("dst_type")))
+        indent = m.group("indent")
+        return "\n".join(indent + line.lstrip() for line in body.splitlines())
+
+    out = _CONVERT_LINE.sub(replace, text)
+    missing = set(islands) - done
+    if missing:
+        raise PassFailure(None, f"internal error: could not find the printed convert of island(s) {sorted(missing)}")
+    return out
+
+
+@register_pass
+@dataclass(frozen=True)
+class LowerConversions(ModulePass):
+    name = "ll-lower-conversions"
+    description = "Replace each verified ttg.convert_layout plan by an LLVM-dialect island (NVIDIA PTX / AMD)"
+    only: str = ""
+    remarks: bool = False
+    target: str = ""
+
+    def apply(self, module: Module, context: PassContext) -> None:
+        outcomes = lower_module(module, self.only, self.target or None)
+        if self.remarks or getattr(context, "remarks", False):
+            for outcome in outcomes:
+                context.report(outcome.remark())
+
+
+def plan_summary(plan: ConversionPlan) -> str:
+    """One line: method and the cost model's instruction counts (for remarks and reports)."""
+    return f"{plan.method}: {plan_cost(plan)}"
+
+
+def lower_text(text: str, only: str = "", target: Optional[str] = None,
+               filename: str = "<module>") -> tuple[str, list[ConvertOutcome]]:
+    """The Python API: TTGIR text in, TTGIR text with islands out (plus every outcome).
+    Hand the result to ``triton.compile`` (as a ``.ttgir`` file) for PTX/cubin or AMDGCN/hsaco."""
+    from .ir import parse_module
+    module = parse_module(text, filename)
+    outcomes = lower_module(module, only, target)
+    return module.print(debuginfo=True), outcomes
