@@ -51,7 +51,7 @@ def _bindings():
     """Import Triton's bindings lazily (importing triton costs time; ``--help`` should not)."""
     global _triton_ir
     if _triton_ir is None:
-        from triton._C.libtriton import ir, passes  # noqa: F401  (passes used by canonicalize)
+        from triton._C.libtriton import ir
         _triton_ir = ir
     return _triton_ir
 
