@@ -1,6 +1,7 @@
 """Agreement of ``ll-classify-conversions`` with what stock Triton's lowering does.
 
-Every ``ttg.convert_layout`` of the corpus (test/lit/corpus) becomes a module of its own that
+Every ``ttg.convert_layout`` of the corpus (test/lit/corpus), plus a few hand-written pairs for
+scopes the corpus lacks, becomes a module of its own that
 loads a tensor in the source layout, converts it, and stores it in the destination layout.
 We classify it with our pass (``ll.scope``) and compile it with stock Triton (CPU only, to PTX
 or AMDGCN), then check that the two agree:
@@ -222,9 +223,37 @@ def agrees(scope: str, oracle: dict) -> bool:
     return False
 
 
+def _linear(register, lane, warp):
+    return f"#ttg.linear<{{register = {register}, lane = {lane}, warp = {warp}, block = []}}>"
+
+
+LANES = "[[1], [2], [4], [8], [16]]"
+# Hand-written pairs for scopes the corpus lacks (Triton's pipeline removes most cheap
+# conversions before they reach TTGIR): (name, target, warps, src type, dst type).
+EXTRA_PAIRS = [
+    ("register-permutation", "cuda:90", 1,
+     f"tensor<128xf32, {_linear('[[1], [2]]', '[[4], [8], [16], [32], [64]]', '[]')}>",
+     f"tensor<128xf32, {_linear('[[2], [1]]', '[[4], [8], [16], [32], [64]]', '[]')}>"),
+    ("lane-shuffle", "cuda:90", 1,
+     "tensor<64xf32, #ttg.blocked<{sizePerThread = [2], threadsPerWarp = [32], warpsPerCTA = [1], order = [0]}>>",
+     f"tensor<64xf32, {_linear('[[32]]', LANES, '[]')}>"),
+    ("register-broadcast-dropped", "cuda:80", 1,
+     f"tensor<32xf32, {_linear('[[0]]', LANES, '[]')}>", f"tensor<32xf32, {_linear('[]', LANES, '[]')}>"),
+    ("lane-shuffle-amd", "hip:gfx942", 1,
+     "tensor<128xf32, #ttg.blocked<{sizePerThread = [2], threadsPerWarp = [64], warpsPerCTA = [1], order = [0]}>>",
+     f"tensor<128xf32, {_linear('[[64]]', '[[1], [2], [4], [8], [16], [32]]', '[]')}>"),
+]
+
+
+def extra_conversions() -> list[dict]:
+    return [{"id": f"extra:{name}", "target": target, "warps": warps, "threads": 64 if target.startswith("hip") else 32,
+             "src": src, "dst": dst} for name, target, warps, src, dst in EXTRA_PAIRS]
+
+
 def test_scope_agrees_with_triton_on_every_corpus_conversion():
     cases = corpus_conversions()
     assert len(cases) >= 40, "the corpus should have many conversions"
+    cases += extra_conversions()
     with tempfile.TemporaryDirectory(prefix="ll_scope_") as directory:
         ours, problems = {}, []
         for i, case in enumerate(cases):
@@ -250,7 +279,8 @@ def test_scope_agrees_with_triton_on_every_corpus_conversion():
             agreed += 1
         else:
             problems.append(f"{case['id']}: ours={scope} triton={record} ({case['src']} -> {case['dst']})")
-    print(f"scope agreement: {agreed}/{len(cases)} conversions; by scope: {by_scope}")
+    print(f"scope agreement: {agreed}/{len(cases)} conversions ({len(extra_conversions())} hand-written); "
+          f"by scope: {by_scope}")
     assert not problems, "\n".join(problems)
 
 
