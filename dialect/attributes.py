@@ -378,7 +378,7 @@ class AmdMfmaEncoding(DistributedAttribute):
 
     def __post_init__(self):
         k = self.kind
-        _int(k, "version", self.version, choices=(1, 2, 3, 4))
+        _int(k, "version", self.version, choices=(0, 1, 2, 3, 4))  # 0 = unset, then gfx908..gfx950
         warps = _ints(k, "warpsPerCTA", self.warps_per_cta, pow2=True)
         rank = len(warps)
         if rank not in (2, 3):

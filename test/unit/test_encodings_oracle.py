@@ -97,7 +97,7 @@ def gen_mma(rng, version=None, rank=None):
 
 def gen_mfma(rng, rank=None):
     rank = rank or rng.randint(2, 3)
-    version = rng.randint(1, 4)
+    version = rng.randint(0, 4)
     m, n, k = rng.choice([(32, 32, 8), (16, 16, 16), (64, 4, 4), (4, 64, 4), (16, 16, 4), (32, 32, 16)])
     width = 64 if (m, n, k) == (16, 16, 4) and rng.random() < 0.5 else 32
     transposed = {64: True, 4: False}.get(m, rng.random() < 0.5)  # 64x4 must be transposed, 4x64 not
