@@ -1,5 +1,9 @@
 """Round trips of the attribute syntax (Triton 3.6 and 3.9 spellings), aliases, and errors."""
 
+import glob
+import os
+import re
+
 import pytest
 
 from linear_layouts.dialect import AttributeSyntaxError, LayoutError, parse_aliases, parse_attribute
@@ -75,3 +79,27 @@ def test_errors(text, message):
     assert isinstance(info.value, LayoutError)
     if text:
         assert repr(text)[:30] in str(info.value) or text[:20] in str(info.value)
+
+
+# Every layout alias of the TTGIR corpus (real kernels compiled by Triton 3.9) prints back exactly,
+# and every tensor / shared-memory type in it converts to a linear layout.
+CORPUS = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "..", "lit", "corpus", "*", "*.ttgir")))
+ALIAS_LINE = re.compile(r"^#(\w+) = (#ttg\.\w+<.*>)$")
+TYPE = re.compile(r"(?:tensor|!ttg\.memdesc)<((?:\d+x)+)\w+, (#\w+)")
+
+
+@pytest.mark.skipif(not CORPUS, reason="no TTGIR corpus under test/lit/corpus")
+@pytest.mark.parametrize("path", CORPUS, ids=lambda p: "/".join(p.split(os.sep)[-2:]))
+def test_corpus_aliases_round_trip(path):
+    from linear_layouts.dialect import to_linear_layout
+
+    text = open(path).read()
+    aliases = parse_aliases(text)
+    for line in text.splitlines():
+        m = ALIAS_LINE.match(line)
+        if m and m.group(1) in aliases:
+            assert str(aliases[m.group(1)]) == m.group(2)
+    for dims, alias in set(TYPE.findall(text)):
+        if alias[1:] in aliases:
+            shape = [int(d) for d in dims.rstrip("x").split("x")]
+            to_linear_layout(aliases[alias[1:]], shape[-aliases[alias[1:]].rank:])
