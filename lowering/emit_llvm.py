@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .hardware import HardwareLayout
 from .plan import Barrier, ConversionPlan, SharedAccess, ThreadAffine
 
 
@@ -179,6 +180,20 @@ class IslandWriter:
         return acc
 
 
+def struct_registers(layout: HardwareLayout, unique: bool) -> list[int]:
+    """The layout's registers that Triton's LLVM struct holds, in struct order.
+
+    Triton 3.6 keeps every register of the layout, broadcast copies included (field i =
+    register i); 3.9 drops the copies: a layout whose register bases are (0, 8) - register 1
+    repeats register 0 - is a struct of 2 fields holding registers 0 and 2.  (Found by
+    compiling islands of both sizes against each release; see the lower-conversions tests.)
+    """
+    count = 1 << len(layout.register)
+    if not unique:
+        return list(range(count))
+    return [layout.full_register(j) for j in range(1 << len(layout.nonzero_register_positions))]
+
+
 def struct_type(element: ElementType, n: int) -> str:
     return "!llvm.struct<(" + ", ".join([element.llvm] * n) + ")>"
 
@@ -205,6 +220,7 @@ class ConvertSite:
     guard_before: bool = True
     guard_after: bool = True
     prefix: str = "ll"
+    unique_struct: bool = False     # Triton >= 3.9: the struct has no broadcast register copies
 
 
 @dataclass
@@ -424,16 +440,24 @@ def emit_island(plan: ConversionPlan, site: ConvertSite, vendor=None) -> Island:
         vendor = vendor_for(plan.target)
     element = ElementType.of(site.element_type)
     w = IslandWriter(site.prefix)
-    n_src = plan.src.in_dim_size("register") if plan.src.has_in_dim("register") else 1
-    n_dst = plan.dst.in_dim_size("register") if plan.dst.has_in_dim("register") else 1
-    src_struct, dst_struct = struct_type(element, n_src), struct_type(element, n_dst)
+    src_hw, dst_hw = HardwareLayout.of(plan.src), HardwareLayout.of(plan.dst, plan.src.out_dim_names)
+    src_map, dst_map = struct_registers(src_hw, site.unique_struct), struct_registers(dst_hw, site.unique_struct)
+    src_struct, dst_struct = struct_type(element, len(src_map)), struct_type(element, len(dst_map))
     sources = list(plan.output.sources)
-    identity = plan.output.file == "src" and n_src == n_dst and sources == list(range(n_src))
+    identity = (plan.output.file == "src" and len(src_map) == len(dst_map)
+                and [sources[r] for r in dst_map] == src_map)
     struct_in = w.op(f"builtin.unrealized_conversion_cast {site.source} : {site.src_type} to {src_struct}")
     if identity:  # a no-op: the two casts and nothing in between
         w.line(f"{site.result} = builtin.unrealized_conversion_cast {struct_in} : {src_struct} to {site.dst_type}")
         return Island("\n".join(w.lines), w.counts)
-    src = [w.extract(struct_in, i, src_struct) for i in range(n_src)]
+    # src[r] for every full source register r (broadcast copies read the one struct field)
+    fields = {}
+    src = []
+    for r in range(1 << len(src_hw.register)):
+        index = src_map.index(r) if r in src_map else src_map.index(src_hw.full_register(src_hw.canonical_register(r)))
+        if index not in fields:
+            fields[index] = w.extract(struct_in, index, src_struct)
+        src.append(fields[index])
     scratch_bytes = 0
     after: list[str] = []
     if plan.output.file == "src":
@@ -453,7 +477,7 @@ def emit_island(plan: ConversionPlan, site: ConvertSite, vendor=None) -> Island:
     else:
         raise EmitError(f"plan method '{plan.method}' has no steps to emit")
     out_values = []
-    for i in sources:
+    for i in (sources[r] for r in dst_map):
         if file[i] is None:
             raise EmitError(f"output register reads staging register {i}, which no step wrote")
         out_values.append(file[i])

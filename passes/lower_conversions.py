@@ -41,7 +41,7 @@ from ..lowering.plan import ConversionPlan
 from ..lowering.planner import plan_conversion
 from ..lowering.target import target_named
 from .framework import ModulePass, PassContext, PassFailure, register_pass
-from .ir import Module, Operation
+from .ir import Module, Operation, _triton_before
 from .layouts import value_layout
 
 METHODS = ("noop", "rename", "shuffle", "shared")
@@ -173,7 +173,8 @@ def lower_module(module: Module, only: str = "", target: Optional[str] = None) -
         source, result = op.operands[0], op.results[0]
         site = ConvertSite(result="%RESULT", source="%SOURCE", src_type="@SRC_TYPE@",
                            dst_type="@DST_TYPE@", element_type=result.tensor_type.element_type,
-                           guard_before=guards, guard_after=guards, prefix=f"ll{number}")
+                           guard_before=guards, guard_after=guards, prefix=f"ll{number}",
+                           unique_struct=not _triton_before((3, 9)))
         try:
             island = emit_island(outcome.plan, site)
         except EmitError as error:
