@@ -20,7 +20,7 @@ pytest.importorskip("triton")
 from importlib.metadata import version as _pkg_version  # noqa: E402
 
 from linear_layouts.dialect.attributes import parse_attribute  # noqa: E402
-from linear_layouts.dialect.encodings import to_linear_layout  # noqa: E402
+from linear_layouts.dialect.encodings import linear_attribute, to_linear_layout  # noqa: E402
 
 pytestmark = pytest.mark.oracle
 
@@ -415,4 +415,9 @@ def test_matches_triton(kind):
             continue
         if ours != expected:
             mismatches.append(f"{text} shape {shape}:\n   triton {expected}\n   ours   {ours}")
+        elif kind in ("linear", "generic_linear") and shape == case["layout"]["args"][4]:
+            # Triton chose #ttg.linear or #ttg.generic_linear for these bases: so must we.
+            printed = linear_attribute(to_linear_layout(text, shape))
+            if printed != text:
+                mismatches.append(f"linear_attribute: {text}\n   ours {printed}")
     assert not mismatches, f"{len(mismatches)} of {len(results)} differ:\n" + "\n".join(mismatches[:8])
