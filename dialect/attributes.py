@@ -37,7 +37,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Sequence
 
-from .linear_layout import LayoutError
+from .linear_layout import LayoutError, LinearLayout
 
 Ints = tuple  # tuple[int, ...]
 Bases = tuple  # tuple[tuple[int, ...], ...]
@@ -590,12 +590,26 @@ def _linear_dict(named: Sequence[tuple[str, Bases]]) -> str:
 
 
 def _linear_rank(kind: str, named: Sequence[tuple[str, Bases]]) -> int:
+    """The rank of a layout written as bases; also checks that the bases cover the tensor they
+    imply (every element reached, as Triton's parser requires): e.g. ``offset = [[2]]`` alone
+    never reaches element 1."""
     ranks = {len(b) for _, bs in named for b in bs}
     if not ranks:
         _fail(kind, "every basis list is empty, so the rank is unknown")
     if len(ranks) > 1:
         _fail(kind, f"bases have different lengths {sorted(ranks)}; each needs one component per tensor dim")
-    return ranks.pop()
+    rank = ranks.pop()
+    try:
+        LinearLayout.from_bases([(n, [list(b) for b in bs]) for n, bs in named], [f"dim{d}" for d in range(rank)])
+    except LayoutError:
+        sizes = [1] * rank
+        for _, bs in named:
+            for b in bs:
+                for d, c in enumerate(b):
+                    sizes[d] = max(sizes[d], 1 << c.bit_length())
+        _fail(kind, f"the bases do not reach every element of the {'x'.join(map(str, sizes))} tensor they span "
+                    "(the layout must be surjective)")
+    return rank
 
 
 @dataclass(frozen=True)
@@ -612,8 +626,8 @@ class LinearEncoding(DistributedAttribute):
     def __post_init__(self):
         for name in ("register", "lane", "warp", "block"):
             _set(self, name, _bases(self.kind, name, getattr(self, name)))
-        object.__setattr__(self, "_rank", _linear_rank(self.kind, self.named_bases()))
         self._check_moves()
+        object.__setattr__(self, "_rank", _linear_rank(self.kind, self.named_bases()))
 
     def _check_moves(self):
         for name, bs in self.named_bases():

@@ -103,3 +103,10 @@ def test_corpus_aliases_round_trip(path):
         if alias[1:] in aliases:
             shape = [int(d) for d in dims.rstrip("x").split("x")]
             to_linear_layout(aliases[alias[1:]], shape[-aliases[alias[1:]].rank:])
+
+
+def test_non_surjective_bases_are_rejected():
+    with pytest.raises(AttributeSyntaxError, match="surjective"):
+        parse_attribute("#ttg.shared_linear<{offset = [[2], [2]]}, alignment = 16>")
+    with pytest.raises(AttributeSyntaxError, match="surjective"):
+        parse_attribute("#ttg.linear<{register = [[2]], lane = [], warp = [], block = []}>")
