@@ -1,1 +1,24 @@
-"""linear_layouts.lowering"""
+"""linear_layouts.lowering: conversion plans for ``ttg.convert_layout``.
+
+Public entry points (see each module's docstring for the algebra):
+
+* ``plan_conversion(src, dst, bits, target) -> ConversionPlan | Unsupported`` (``planner``): a plan
+  that has passed the exhaustive verifier, or the reason there is none;
+* ``verify_plan(plan)`` (``verify``), ``plan_cost(plan)`` (``cost``);
+* ``target_named("sm_90")`` and the targets ``SM80``, ``SM90``, ``GFX90A``, ``GFX942`` (``target``).
+
+Modules, one idea each: ``plan`` (plans as data), ``target``, ``hardware`` (layouts as integer
+columns), ``conversion`` (minimal conversion and scope), ``shuffle`` (warp shuffles), ``swizzle``
+(the optimal swizzle), ``matrix`` (ldmatrix/stmatrix tiles), ``shared`` (shared-memory plans),
+``cost``, ``verify``, ``planner``.
+"""
+
+from .cost import PlanCost, plan_cost
+from .plan import ConversionPlan, Unsupported
+from .planner import plan_candidates, plan_conversion
+from .target import GFX90A, GFX942, SM80, SM90, TARGETS, Target, target_named
+from .verify import VerificationResult, verify_plan
+
+__all__ = ["ConversionPlan", "Unsupported", "PlanCost", "plan_cost", "plan_candidates", "plan_conversion",
+           "Target", "TARGETS", "SM80", "SM90", "GFX90A", "GFX942", "target_named", "VerificationResult",
+           "verify_plan"]

@@ -66,7 +66,7 @@ def test_appendix_c_best_plan_is_vector_stores_and_ldmatrix():
     assert instructions(plan) == {"st.shared", "ldmatrix"}
     cost = plan_cost(plan)
     assert cost.bank_conflicts == 0
-    assert cost.instructions["st.shared.b128"] == 4 and cost.instructions["ldmatrix"] == 4
+    assert cost.instructions["st.shared.b128"] == 4 and cost.instructions["ldmatrix.x4"] == 4
     assert cost.instructions["bar.warp.sync"] == 1
     assert cost.scratch_bytes == 16 * 32 * 4
 
