@@ -92,7 +92,8 @@ def _shuffle_candidates(src_full, src_u, dst_full, dst_u, conversion: LinearLayo
                      for word in word_registers(conv.src_registers, [a for _, a in pairs])]
         dst_words = word_registers(conv.dst_registers, [b for b, _ in pairs])
         found = plan_shuffles(wconv, src_words, dst_words, 1 << n_pairs, words_per_element, target.warp_size,
-                              target.vendor == "amd")
+                              target.vendor == "amd",
+                              src_broadcast_lanes=tuple(j for j, c in enumerate(src_u.lane) if c == 0))
         if found is None:
             continue
         shuffle_plan, _ = found

@@ -163,33 +163,47 @@ def _solve_linear(a_columns, b_columns, src_bits: int):
 
 
 def plan_shuffles(conv: LaneConversion, src_words_regs, dst_words_regs, elements_per_word: int,
-                  words_per_element: int, warp_size: int, amd: bool,
+                  words_per_element: int, warp_size: int, amd: bool, src_broadcast_lanes: tuple[int, ...] = (),
                   max_candidates: int = 4096) -> tuple[WarpShufflePlan, ShuffleCost] | None:
-    """The cheapest receiver-driven shuffle plan for ``conv`` (word-level), or None."""
+    """The cheapest receiver-driven shuffle plan for ``conv`` (word-level), or None.
+
+    ``src_broadcast_lanes``: source lane bits with a zero basis (copies), usable as alternative
+    sources (see the options below)."""
     nrd, nl = conv.dst_registers, conv.lane_bits
     crr, crl, clr, cll = conv.reg_to_reg, conv.reg_to_lane, conv.lane_to_reg, conv.lane_to_lane
     crl_basis = f2.EchelonBasis(crl)
 
+    # Options per destination lane bit j: (N e_j, K e_j).  K adds a *source broadcast* lane
+    # direction (a source lane bit whose basis is zero: lanes l and l ^ e_k hold the same data),
+    # so that destination lanes wanting different registers of one source lane can read
+    # different copies of it instead.  C + K is still a correct conversion: src(K x) = 0.
     options = []
     for j in range(nl):
-        opts = [0]
+        opts = [(0, 0)]
         want = cll[j] ^ (1 << j)  # makes A e_j = e_j
         combo = crl_basis.express(want) if want else 0
         if combo is not None and want:
-            opts.append(combo)
-        if cll[j] == 0 and clr[j] != 0:
-            opts.extend(1 << k for k in range(nrd) if crl[k] != 0 and (1 << k) not in opts)
+            opts.append((combo, 0))
+        if cll[j] == 0 and clr[j] != 0:  # a "missing lane row"
+            opts.extend((1 << k, 0) for k in range(nrd) if crl[k] != 0 and (1 << k, 0) not in opts)
+            opts.extend((0, 1 << k) for k in src_broadcast_lanes)
         options.append(opts)
     total = 1
     for o in options:
         total *= len(o)
     if total > max_candidates:
-        options = [o[:2] for o in options]
+        options = [o[:3] if len(o) > 3 else o for o in options]
+        total = 1
+        for o in options:
+            total *= len(o)
+        if total > max_candidates:
+            options = [o[:2] for o in options]
 
     best = None
     rank_crl = f2.rank(crl)
-    for n in itertools.product(*options):
-        a = tuple(_apply(crl, n[j]) ^ cll[j] for j in range(nl))
+    for choice in itertools.product(*options):
+        n = tuple(c[0] for c in choice)
+        a = tuple(_apply(crl, n[j]) ^ cll[j] ^ choice[j][1] for j in range(nl))
         b = tuple(_apply(crr, n[j]) ^ clr[j] for j in range(nl))
         m = _solve_linear(a, b, nl)
         if m is None:
