@@ -35,6 +35,7 @@ import gc
 import hashlib
 import os
 import sys
+import warnings
 from dataclasses import dataclass
 from typing import Optional
 
@@ -191,11 +192,13 @@ def _clear_jit_memory_caches() -> None:
         from triton.runtime.jit import JITFunction
     except ImportError:
         return
-    for obj in gc.get_objects():
-        if isinstance(obj, JITFunction):
-            caches = getattr(obj, "device_caches", None)
-            if caches is not None:
-                caches.clear()
+    with warnings.catch_warnings():  # isinstance() on some torch objects warns about deprecations
+        warnings.simplefilter("ignore")
+        for obj in gc.get_objects():
+            if isinstance(obj, JITFunction):
+                caches = getattr(obj, "device_caches", None)
+                if caches is not None:
+                    caches.clear()
 
 
 # --------------------------------------------------------------------------- the hook

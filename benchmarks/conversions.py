@@ -1,0 +1,490 @@
+"""Conversion microbenchmarks, in the paper's style: one `ttg.convert_layout` run 1024 times in
+a loop inside one kernel, under stock Triton, our lowering ("linear") and the legacy baseline.
+
+    python benchmarks/conversions.py --out benchmarks/results          # on a GPU machine
+    python benchmarks/conversions.py --dry-run                          # CPU: build and compile only
+
+Cases come from real kernels: every `ttg.convert_layout` of the sm_90 and sm_80 TTGIR corpus
+(test/lit/corpus, compiled from matmul, softmax, attention, reductions, transposes, gather,
+int4 unpacking, ...), plus element-width variants of each (8, 16, 32, 64 bits), so that every
+case is a (source layout, destination layout, shape, element width, warps) seen in practice.
+
+The kernel (generated TTGIR; the layouts are the case's, verbatim):
+
+    x  = load(X) in a plain blocked layout L, converted once to the source layout A
+    acc = 0 (destination layout B)
+    for i in range(1024):
+        acc += convert_layout(x + i, A -> B)       # the timed conversion
+    store(Y + pid * size, convert_layout(acc, B -> L))
+
+Data movement does not depend on the element's type, only on its width, so each case moves
+integers of the element's width (i8 for fp8, i16 for fp16/bf16, i32 for fp32, i64 for f64/i64)
+and the result is exact: acc = 1024 * x + 523776 (mod 2^bits), checked bit for bit against
+torch for every mode (outputs are poisoned first).  Each program writes its own slice of Y;
+the grid fills the GPU (4 programs per SM).  Times are medians of triton.testing.do_bench.
+
+Writes conversions.json, conversions.md and conversions.png into --out, with the GPU name and
+the Triton and torch versions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import sys
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CORPUS = os.path.join(REPO, "test", "lit", "corpus")
+ITERATIONS = 1024
+WIDTHS = (8, 16, 32, 64)
+INT_TYPE = {8: "i8", 16: "i16", 32: "i32", 64: "i64"}
+ELEMENT_WIDTH = {"i1": 8, "i8": 8, "f8E4M3FN": 8, "f8E5M2": 8, "i16": 16, "f16": 16, "bf16": 16,
+                 "i32": 32, "f32": 32, "i64": 64, "f64": 64}
+
+
+def import_linear_layouts():
+    """Import our package from this checkout even where it is not installed (the GPU machine):
+    a temporary directory holding a `linear_layouts` symlink to the repository root."""
+    try:
+        import linear_layouts  # noqa: F401
+        return
+    except ImportError:
+        pass
+    shim = tempfile.mkdtemp(prefix="ll_import_")
+    os.symlink(REPO, os.path.join(shim, "linear_layouts"))
+    sys.path.insert(0, shim)
+
+
+# --------------------------------------------------------------------------- cases
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    aliases: str          # the `#name = ...` lines the layouts need
+    src: str              # source encoding (an alias or inline attribute)
+    dst: str
+    shape: tuple
+    bits: int
+    num_warps: int
+    origin: str           # corpus file it came from
+
+    @property
+    def key(self):
+        return (self.src_resolved, self.dst_resolved, self.shape, self.bits, self.num_warps)
+
+    @property
+    def src_resolved(self):
+        return _resolve(self.src, self.aliases)
+
+    @property
+    def dst_resolved(self):
+        return _resolve(self.dst, self.aliases)
+
+
+def _resolve(encoding: str, aliases: str) -> str:
+    """Inline every alias in ``encoding`` (for de-duplication across files)."""
+    table = dict(re.findall(r"^(#[\w.$-]+) = (.*)$", aliases, re.M))
+    previous = None
+    while previous != encoding:
+        previous = encoding
+        encoding = re.sub(r"#[\w$-]+\b(?![.<])", lambda m: table.get(m.group(0), m.group(0)), encoding)
+    return encoding
+
+
+_CONVERT = re.compile(r"ttg\.convert_layout %\S+ : tensor<([^,]+), (.+)> -> tensor<[^,]+, (.+)>( loc\(.*\))?$")
+
+
+def _split_type(dims_and_type: str):
+    parts = dims_and_type.split("x")
+    return tuple(int(p) for p in parts[:-1]), parts[-1]
+
+
+def corpus_cases() -> list[Case]:
+    cases: dict = {}
+    for target in ("cuda90", "cuda80"):
+        folder = os.path.join(CORPUS, target)
+        if not os.path.isdir(folder):
+            continue
+        for file in sorted(os.listdir(folder)):
+            text = open(os.path.join(folder, file)).read()
+            aliases = "\n".join(line for line in text.splitlines()
+                                if re.match(r"^#[\w$-]+ = #ttg\.", line))
+            warps = int(re.search(r'"ttg.num-warps" = (\d+)', text).group(1))
+            for line_number, line in enumerate(text.splitlines(), 1):
+                m = _CONVERT.search(line.strip())
+                if not m:
+                    continue
+                shape, element = _split_type(m.group(1))
+                src, dst = m.group(2), m.group(3).rstrip(">") if m.group(3).count("<") < m.group(3).count(">") else m.group(3)
+                base_bits = ELEMENT_WIDTH.get(element, 32)
+                for bits in WIDTHS:
+                    if bits == base_bits or (bits in (16, 8) and base_bits == 32):
+                        name = (f"{target}/{file.removesuffix('.ttgir')}#{line_number}:"
+                                f"{'x'.join(map(str, shape))}:i{bits}")
+                        case = Case(name, aliases, src, dst, shape, bits, warps, f"{target}/{file}")
+                        cases.setdefault(case.key, case)
+    return list(cases.values()) + synthetic_cases()
+
+
+# Conversions that stay inside a warp (the corpus's sm_90 kernels have few): the 1-D
+# register<->lane exchanges Triton lowers with shuffles (DESIGN.md: blocked[2] -> blocked[1] of 64
+# elements takes 2 shfl.sync), and a 2-D one of an 8-warp softmax-like tile.
+SYNTHETIC = [
+    ("blocked2_to_blocked1", "#ttg.blocked<{sizePerThread = [2], threadsPerWarp = [32], warpsPerCTA = [1], order = [0]}>",
+     "#ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [1], order = [0]}>", (64,), 1),
+    ("blocked4_to_blocked1_4w", "#ttg.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>",
+     "#ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>", (512,), 4),
+    ("rows_to_cols_in_warp", "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [8, 1], order = [1, 0]}>",
+     "#ttg.blocked<{sizePerThread = [4, 1], threadsPerWarp = [8, 4], warpsPerCTA = [8, 1], order = [0, 1]}>", (64, 32), 8),
+]
+
+
+def synthetic_cases() -> list[Case]:
+    cases = []
+    for name, src, dst, shape, warps in SYNTHETIC:
+        for bits in WIDTHS:
+            cases.append(Case(f"synthetic/{name}:{'x'.join(map(str, shape))}:i{bits}", "", src, dst, shape, bits,
+                              warps, "synthetic"))
+    return cases
+
+
+# --------------------------------------------------------------------------- the kernel
+
+def plain_blocked(shape, num_warps) -> str:
+    rank = len(shape)
+    threads = [1] * rank
+    threads[-1] = 32
+    warps = [1] * rank
+    warps[0] = num_warps
+    order = list(range(rank - 1, -1, -1))
+    return (f"#ttg.blocked<{{sizePerThread = {[1] * rank}, threadsPerWarp = {threads}, "
+            f"warpsPerCTA = {warps}, order = {order}}}>")
+
+
+def kernel_ttgir(case: Case) -> str:
+    """A self-contained TTGIR module timing ``case``'s conversion in a loop."""
+    shape, rank = case.shape, len(case.shape)
+    ty = INT_TYPE[case.bits]
+    dims = "x".join(map(str, shape))
+    size = 1
+    for s in shape:
+        size *= s
+    L = "#ll_plain"
+    lines = [case.aliases, f"{L} = {plain_blocked(shape, case.num_warps)}",
+             f'module attributes {{"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = {case.num_warps} : i32, '
+             f'ttg.target = "cuda:90", "ttg.threads-per-warp" = 32 : i32}} {{',
+             f"  tt.func public @convert_loop(%X: !tt.ptr<{ty}>, %Y: !tt.ptr<{ty}>) {{"]
+    body = []
+
+    def slice_layout(keep: int) -> str:
+        """L with every dim but ``keep`` removed (innermost slices first)."""
+        layout = L
+        for d in range(rank - 1, -1, -1):
+            if d != keep:
+                layout = f"#ttg.slice<{{dim = {d}, parent = {layout}}}>"
+        return layout
+
+    # offsets = sum_d index_d * stride_d, built per dim: make_range, expand back to rank, scale, broadcast.
+    strides = [1] * rank
+    for d in range(rank - 2, -1, -1):
+        strides[d] = strides[d + 1] * shape[d + 1]
+    total = None
+    for d in range(rank):
+        value, layout, cur_shape = f"%range{d}", slice_layout(d), [shape[d]]
+        body.append(f"    {value} = tt.make_range {{end = {shape[d]} : i32, start = 0 : i32}} : tensor<{shape[d]}xi32, {layout}>")
+        kept = [d]
+        for e in range(rank):
+            if e == d:
+                continue
+            # insert dim e at its position among the kept dims
+            pos = sorted(kept + [e]).index(e)
+            new_shape = cur_shape[:pos] + [1] + cur_shape[pos:]
+            kept = sorted(kept + [e])
+            new_layout = L if len(kept) == rank else _partial_slice(L, rank, kept)
+            new_value = f"%range{d}_{e}"
+            body.append(f"    {new_value} = tt.expand_dims {value} {{axis = {pos} : i32}} : "
+                        f"tensor<{'x'.join(map(str, cur_shape))}xi32, {layout}> -> "
+                        f"tensor<{'x'.join(map(str, new_shape))}xi32, {new_layout}>")
+            value, layout, cur_shape = new_value, new_layout, new_shape
+        one_shape = "x".join(map(str, cur_shape))
+        if strides[d] != 1:
+            body.append(f"    %stride{d} = arith.constant dense<{strides[d]}> : tensor<{one_shape}xi32, {L}>")
+            body.append(f"    %scaled{d} = arith.muli {value}, %stride{d} : tensor<{one_shape}xi32, {L}>")
+            value = f"%scaled{d}"
+        if rank > 1:
+            body.append(f"    %full{d} = tt.broadcast {value} : tensor<{one_shape}xi32, {L}> -> tensor<{dims}xi32, {L}>")
+            value = f"%full{d}"
+        if total is None:
+            total = value
+        else:
+            body.append(f"    %sum{d} = arith.addi {total}, {value} : tensor<{dims}xi32, {L}>")
+            total = f"%sum{d}"
+    body += [
+        f"    %xptrs = tt.splat %X : !tt.ptr<{ty}> -> tensor<{dims}x!tt.ptr<{ty}>, {L}>",
+        f"    %xp = tt.addptr %xptrs, {total} : tensor<{dims}x!tt.ptr<{ty}>, {L}>, tensor<{dims}xi32, {L}>",
+        f"    %xl = tt.load %xp : tensor<{dims}x!tt.ptr<{ty}>, {L}>",
+        f"    %x = ttg.convert_layout %xl : tensor<{dims}x{ty}, {L}> -> tensor<{dims}x{ty}, {case.src}>",
+        f"    %c0 = arith.constant 0 : i32",
+        f"    %c1 = arith.constant 1 : i32",
+        f"    %cn = arith.constant {ITERATIONS} : i32",
+        f"    %zero = arith.constant dense<0> : tensor<{dims}x{ty}, {case.dst}>",
+        f"    %acc = scf.for %i = %c0 to %cn step %c1 iter_args(%a = %zero) -> (tensor<{dims}x{ty}, {case.dst}>)  : i32 {{",
+    ]
+    if ty == "i32":
+        body.append("      %ik = arith.addi %i, %c0 : i32")
+    elif case.bits < 32:
+        body.append(f"      %ik = arith.trunci %i : i32 to {ty}")
+    else:
+        body.append(f"      %ik = arith.extsi %i : i32 to {ty}")
+    body += [
+        f"      %is = tt.splat %ik : {ty} -> tensor<{dims}x{ty}, {case.src}>",
+        f"      %xi = arith.addi %x, %is : tensor<{dims}x{ty}, {case.src}>",
+        f"      %y = ttg.convert_layout %xi : tensor<{dims}x{ty}, {case.src}> -> tensor<{dims}x{ty}, {case.dst}>",
+        f"      %a2 = arith.addi %a, %y : tensor<{dims}x{ty}, {case.dst}>",
+        f"      scf.yield %a2 : tensor<{dims}x{ty}, {case.dst}>",
+        "    }",
+        f"    %out = ttg.convert_layout %acc : tensor<{dims}x{ty}, {case.dst}> -> tensor<{dims}x{ty}, {L}>",
+        "    %pid = tt.get_program_id x : i32",
+        f"    %csize = arith.constant {size} : i32",
+        "    %base = arith.muli %pid, %csize : i32",
+        f"    %ybase = tt.addptr %Y, %base : !tt.ptr<{ty}>, i32",
+        f"    %yptrs = tt.splat %ybase : !tt.ptr<{ty}> -> tensor<{dims}x!tt.ptr<{ty}>, {L}>",
+        f"    %yp = tt.addptr %yptrs, {total} : tensor<{dims}x!tt.ptr<{ty}>, {L}>, tensor<{dims}xi32, {L}>",
+        f"    tt.store %yp, %out : tensor<{dims}x!tt.ptr<{ty}>, {L}>",
+        "    tt.return",
+        "  }",
+        "}",
+    ]
+    return "\n".join(lines + body) + "\n"
+
+
+def _partial_slice(L: str, rank: int, kept: list) -> str:
+    layout = L
+    for d in range(rank - 1, -1, -1):
+        if d not in kept:
+            layout = f"#ttg.slice<{{dim = {d}, parent = {layout}}}>"
+    return layout
+
+
+# --------------------------------------------------------------------------- compiling
+
+MODES = ("stock", "linear", "legacy")
+
+
+def compile_case(args):
+    """Compile one case under one mode (in a worker process); returns (key, mode, result)."""
+    index, case, mode, directory = args
+    import_linear_layouts()
+    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+    import triton
+    from triton.backends.compiler import GPUTarget
+
+    path = os.path.join(directory, f"case{index}_{mode}.ttgir")
+    with open(path, "w") as f:
+        f.write(kernel_ttgir(case))
+    result = {"ok": False}
+    start = time.perf_counter()
+    try:
+        import linear_layouts
+        from linear_layouts.passes import hook
+
+        if mode != "stock":
+            linear_layouts.enable(mode)
+        try:
+            kernel = triton.compile(path, target=GPUTarget("cuda", 90, 32))
+        finally:
+            hook.disable()
+        ptx = kernel.asm["ptx"]
+        result = {
+            "ok": True,
+            "compile_s": time.perf_counter() - start,
+            "shared_bytes": kernel.metadata.shared,
+            "shfl": len(re.findall(r"\bshfl\.sync", ptx)),
+            "ld_shared": len(re.findall(r"\bld\.shared", ptx)),
+            "st_shared": len(re.findall(r"\bst\.shared", ptx)),
+            "ldmatrix": len(re.findall(r"\bldmatrix", ptx)),
+            "stmatrix": len(re.findall(r"\bstmatrix", ptx)),
+        }
+    except Exception as e:  # reported per case, never fatal
+        result = {"ok": False, "error": f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300]}
+    return index, mode, result
+
+
+# --------------------------------------------------------------------------- running
+
+def run_on_gpu(cases, compiled, directory):
+    import torch
+    from triton.testing import do_bench
+
+    device = torch.cuda.current_device()
+    sms = torch.cuda.get_device_properties(device).multi_processor_count
+    grid = sms * 4
+    torch_type = {8: torch.int8, 16: torch.int16, 32: torch.int32, 64: torch.int64}
+    results = []
+    for index, case in enumerate(cases):
+        size = 1
+        for s in case.shape:
+            size *= s
+        dtype = torch_type[case.bits]
+        info = torch.iinfo(dtype)
+        x = torch.randint(max(info.min, -(2 ** 30)), min(info.max, 2 ** 30), (size,), dtype=dtype, device="cuda")
+        expected = (x.to(torch.int64) * ITERATIONS + sum(range(ITERATIONS)))
+        expected = _wrap(expected, case.bits).to(dtype)
+        row = {"case": case.name, "src": case.src_resolved, "dst": case.dst_resolved,
+               "shape": list(case.shape), "bits": case.bits, "num_warps": case.num_warps}
+        for mode in MODES:
+            result = dict(compiled.get((index, mode), {"ok": False, "error": "not compiled"}))
+            if result.get("ok"):
+                try:
+                    kernel = load_kernel(index, mode, directory)
+                    y = torch.full((grid * size,), -7, dtype=dtype, device="cuda")  # poison
+                    kernel[(grid, 1, 1)](x, y)
+                    torch.cuda.synchronize()
+                    result["exact"] = bool(torch.equal(y.view(grid, size), expected.expand(grid, size)))
+                    result["ms"] = do_bench(lambda: kernel[(grid, 1, 1)](x, y), warmup=25, rep=100,
+                                            return_mode="median")
+                except Exception as e:
+                    result.update(ok=False, error=f"{type(e).__name__}: {e}"[:300])
+            row[mode] = result
+        results.append(row)
+        print(f"[{index + 1}/{len(cases)}] {case.name}: " + ", ".join(
+            f"{m}={row[m].get('ms', float('nan')):.4f}ms{'' if row[m].get('exact', False) else '(!)'}"
+            for m in MODES if row[m].get("ok")), flush=True)
+    return results, grid
+
+
+def _wrap(values, bits):
+    import torch
+    mask = (1 << bits) - 1
+    v = values & mask if bits < 64 else values
+    if bits < 64:
+        v = torch.where(v >= (1 << (bits - 1)), v - (1 << bits), v)
+    return v
+
+
+def load_kernel(case_index, mode, directory):
+    """The compiled kernel of one case and mode.  The worker processes compiled it already, so
+    this is a hit in Triton's on-disk cache (the plugin's own cache entry for plugin modes)."""
+    import linear_layouts
+    import triton
+    from linear_layouts.passes import hook
+    from triton.backends.compiler import GPUTarget
+
+    path = os.path.join(directory, f"case{case_index}_{mode}.ttgir")
+    if mode != "stock":
+        linear_layouts.enable(mode)
+    try:
+        return triton.compile(path, target=GPUTarget("cuda", 90, 32))
+    finally:
+        hook.disable()
+
+
+# --------------------------------------------------------------------------- reporting
+
+def geomean(values):
+    values = [v for v in values if v and v > 0]
+    if not values:
+        return float("nan")
+    from math import exp, log
+    return exp(sum(log(v) for v in values) / len(values))
+
+
+def write_report(results, out, environment):
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "conversions.json"), "w") as f:
+        json.dump({"environment": environment, "iterations": ITERATIONS, "cases": results}, f, indent=1)
+    ratios_stock = [r["linear"]["ms"] / r["stock"]["ms"] for r in results
+                    if r["linear"].get("ms") and r["stock"].get("ms")]
+    ratios_legacy = [r["legacy"]["ms"] / r["linear"]["ms"] for r in results
+                     if r["linear"].get("ms") and r["legacy"].get("ms")]
+    lines = ["# Conversion microbenchmarks: stock Triton vs linear-layouts vs legacy", "",
+             f"GPU: {environment.get('gpu')}; triton {environment.get('triton')}; torch {environment.get('torch')}; "
+             f"{ITERATIONS} conversions per kernel, medians of `triton.testing.do_bench`.", "",
+             "Produced by `python benchmarks/conversions.py --out benchmarks/results` (all modes side by side in one run).", "",
+             f"* cases: {len(results)}; bit-exact in every mode run: "
+             f"{all(r[m].get('exact', True) for r in results for m in MODES if r[m].get('ok'))}",
+             f"* geometric mean time ours / stock: {geomean(ratios_stock):.3f} "
+             f"(max {max(ratios_stock, default=float('nan')):.3f})",
+             f"* geometric mean speedup ours vs legacy: {geomean(ratios_legacy):.3f}x", "",
+             "| case | shape | bits | warps | stock ms | linear ms | legacy ms | linear/stock | exact | stock shfl/ld/st | linear shfl/ld/st |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---|---|---|"]
+    for r in results:
+        def ms(m):
+            return f"{r[m]['ms']:.4f}" if r[m].get("ms") else ("fail" if not r[m].get("ok") else "-")
+
+        def mix(m):
+            return f"{r[m].get('shfl', '-')}/{r[m].get('ld_shared', '-')}/{r[m].get('st_shared', '-')}"
+        ratio = (f"{r['linear']['ms'] / r['stock']['ms']:.3f}" if r["linear"].get("ms") and r["stock"].get("ms") else "-")
+        exact = all(r[m].get("exact", True) for m in MODES if r[m].get("ok"))
+        lines.append(f"| {r['case']} | {'x'.join(map(str, r['shape']))} | {r['bits']} | {r['num_warps']} | "
+                     f"{ms('stock')} | {ms('linear')} | {ms('legacy')} | {ratio} | {'yes' if exact else 'NO'} | "
+                     f"{mix('stock')} | {mix('linear')} |")
+    failures = [(r["case"], m, r[m].get("error")) for r in results for m in MODES if not r[m].get("ok")]
+    if failures:
+        lines += ["", "Failures (compile or run):", ""]
+        lines += [f"* {c} [{m}]: {e}" for c, m, e in failures]
+    with open(os.path.join(out, "conversions.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        names = [r["case"].split("/")[-1] for r in results if r["linear"].get("ms") and r["stock"].get("ms")]
+        fig, ax = plt.subplots(figsize=(max(8, len(names) * 0.3), 4))
+        ax.bar(range(len(ratios_stock)), ratios_stock)
+        ax.axhline(1.0, color="black", linewidth=0.8)
+        ax.set_xticks(range(len(names)), names, rotation=90, fontsize=6)
+        ax.set_ylabel("time ours / stock")
+        ax.set_title(f"convert_layout x{ITERATIONS}: ours / stock Triton ({environment.get('gpu')})")
+        fig.tight_layout()
+        fig.savefig(os.path.join(out, "conversions.png"), dpi=120)
+    except Exception as e:  # pictures are a bonus
+        print(f"(no plot: {e})")
+    print("\n".join(lines[:9]))
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", default=os.path.join(REPO, "benchmarks", "results"))
+    parser.add_argument("--dry-run", action="store_true", help="build and compile only (no GPU needed)")
+    parser.add_argument("--limit", type=int, default=0, help="only the first N cases")
+    parser.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) - 1))
+    args = parser.parse_args(argv)
+    import_linear_layouts()
+    cases = corpus_cases()
+    if args.limit:
+        cases = cases[:args.limit]
+    print(f"{len(cases)} cases", flush=True)
+    directory = tempfile.mkdtemp(prefix="ll_bench_")
+    jobs = [(i, c, m, directory) for i, c in enumerate(cases) for m in MODES]
+    compiled = {}
+    start = time.perf_counter()
+    with ProcessPoolExecutor(args.jobs) as pool:
+        for index, mode, result in pool.map(compile_case, jobs):
+            compiled[(index, mode)] = result
+    print(f"compiled {len(jobs)} kernels in {time.perf_counter() - start:.1f}s", flush=True)
+    for mode in MODES:
+        bad = [(cases[i].name, r.get("error")) for (i, m), r in compiled.items() if m == mode and not r["ok"]]
+        print(f"  {mode}: {len(cases) - len(bad)} compiled, {len(bad)} failed" + (f" (first: {bad[0]})" if bad else ""))
+    if args.dry_run:
+        return 0 if all(r["ok"] for (i, m), r in compiled.items() if m == "stock") else 1
+    import torch
+    import triton
+
+    environment = {"gpu": torch.cuda.get_device_name(), "triton": triton.__version__, "torch": torch.__version__,
+                   "python": sys.version.split()[0]}
+    results, grid = run_on_gpu(cases, compiled, directory)
+    environment["grid"] = grid
+    write_report(results, args.out, environment)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
