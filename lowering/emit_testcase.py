@@ -140,3 +140,60 @@ def amdgcn_mix(asm: str) -> Counter:
                 out[kind] += 1
             break
     return out
+
+
+# ------------------------------------------------------------------------------- random layouts
+
+
+def _basis_text(vectors) -> str:
+    return "[" + ", ".join("[" + ", ".join(str(x) for x in v) + "]" for v in vectors) + "]"
+
+
+def random_linear_encoding(rng, shape, num_warps: int, warp_size: int, broadcast: bool = True) -> str:
+    """A random ``#ttg.linear`` layout of ``shape`` (a permutation of the element bits over
+    register, lane and warp bits, plus, with ``broadcast``, occasional zero bases: copies).
+
+    Example (shape 4x8, 1 warp of 4 lanes): bits dim1:1,2,4 and dim0:1,2 shuffled, say
+    (d0:2, d1:1 | d1:4, d0:1 | -) gives register [[2, 0], [0, 1]], lane [[0, 4], [1, 0]].
+    """
+    bits = [(d, 1 << b) for d, size in enumerate(shape) for b in range(size.bit_length() - 1)]
+    rng.shuffle(bits)
+    lane_bits, warp_bits = warp_size.bit_length() - 1, num_warps.bit_length() - 1
+
+    def vec(bit):
+        v = [0] * len(shape)
+        if bit is not None:
+            v[bit[0]] = bit[1]
+        return v
+    slots = {"lane": [], "warp": [], "register": []}
+    # hardware dims take element bits first; a dim short of bits broadcasts (zero basis)
+    order = ["lane", "warp"]
+    rng.shuffle(order)
+    pool = list(bits)
+    for dim in order:
+        count = lane_bits if dim == "lane" else warp_bits
+        for _ in range(count):
+            take = pool and not (broadcast and rng.random() < 0.08)
+            slots[dim].append(vec(pool.pop(0)) if take else vec(None))
+        rng.shuffle(slots[dim])
+    slots["register"] = [vec(b) for b in pool]
+    if broadcast and rng.random() < 0.2 and len(slots["register"]) < 5:
+        slots["register"].insert(rng.randrange(len(slots["register"]) + 1), vec(None))
+    return ("#ttg.linear<{register = " + _basis_text(slots["register"]) + ", lane = " + _basis_text(slots["lane"])
+            + ", warp = " + _basis_text(slots["warp"]) + ", block = []}>")
+
+
+def random_blocked_encoding(rng, shape, num_warps: int, warp_size: int) -> str:
+    """A random ``#ttg.blocked`` layout for a 2-D ``shape``."""
+    def split(total_log2, caps):
+        parts = [0] * len(caps)
+        for _ in range(total_log2):
+            i = rng.randrange(len(caps))
+            parts[i] += 1
+        return [1 << p for p in parts]
+    lanes = split(warp_size.bit_length() - 1, shape)
+    warps = split(num_warps.bit_length() - 1, shape)
+    spt = [1 << rng.randrange(0, 3) for _ in shape]
+    order = list(range(len(shape)))[::-1] if rng.random() < 0.6 else list(range(len(shape)))
+    return (f"#ttg.blocked<{{sizePerThread = {spt}, threadsPerWarp = {lanes}, warpsPerCTA = {warps}, "
+            f"order = {order}}}>")

@@ -1,0 +1,102 @@
+"""The island emitters as pure text generation (no compiler): element types, the struct
+models of Triton 3.6 / 3.9, no-op islands, and that every emitted island contains exactly the
+plan's shuffles, shared-memory accesses and barriers (the compile tests then check that the
+same counts survive LLVM, in ``test_lower_conversions_compile.py``)."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+import pytest
+
+from linear_layouts.lowering.emit_llvm import (ConvertSite, ElementType, EmitError, emit_island,
+                                               struct_registers)
+from linear_layouts.lowering.emit_testcase import random_linear_encoding
+from linear_layouts.lowering.hardware import HardwareLayout
+from linear_layouts.lowering.plan import Barrier
+from linear_layouts.lowering.planner import plan_conversion
+from linear_layouts.lowering.target import target_named
+from linear_layouts.dialect import to_linear_layout
+
+
+@pytest.mark.parametrize("ttgir, llvm, bits", [
+    ("f32", "f32", 32), ("f16", "f16", 16), ("bf16", "bf16", 16), ("f64", "f64", 64), ("i1", "i1", 8),
+    ("i8", "i8", 8), ("i64", "i64", 64), ("f8E4M3FN", "i8", 8), ("f8E5M2", "i8", 8),
+    ("!tt.ptr<f32>", "!llvm.ptr<1>", 64), ("!tt.ptr<f16, 3>", "!llvm.ptr<3>", 64),
+])
+def test_element_types_follow_tritons_type_converter(ttgir, llvm, bits):
+    element = ElementType.of(ttgir)
+    assert (element.llvm, element.bits) == (llvm, bits)
+
+
+def test_unknown_element_type_is_an_emit_error():
+    with pytest.raises(EmitError, match="tf32|not supported"):
+        ElementType.of("complex<f32>")
+
+
+def test_struct_models_of_triton_36_and_39():
+    # register bases (0, 8): register 1 repeats register 0 -> 3.6 keeps 4 fields, 3.9 keeps 2
+    layout = to_linear_layout("#ttg.linear<{register = [[0], [8]], lane = [[1], [2], [4], [16], [32]], "
+                              "warp = [], block = []}>", [64])
+    hw = HardwareLayout.of(layout)
+    assert struct_registers(hw, unique=False) == [0, 1, 2, 3]
+    assert struct_registers(hw, unique=True) == [0, 2]
+
+
+def _site(element="f32"):
+    return ConvertSite(result="%out", source="%in", src_type="tensor<T1>", dst_type="tensor<T2>",
+                       element_type=element, guard_before=False, guard_after=False)
+
+
+def test_noop_is_two_casts():
+    a = to_linear_layout("#ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [1], order = [0]}>", [32])
+    plan = plan_conversion(a, a, 32, "sm_90")
+    island = emit_island(plan, _site())
+    lines = island.text.splitlines()
+    assert len(lines) == 2 and all("unrealized_conversion_cast" in l for l in lines)
+    assert lines[1].strip().startswith("%out = ")
+
+
+def _expected(plan) -> Counter:
+    out = Counter()
+    nvidia = plan.target.vendor == "nvidia"
+    if plan.shuffle is not None:
+        for rnd in plan.shuffle.rounds:
+            if rnd.instruction != "local":
+                key = ("shfl.sync.bfly" if rnd.instruction == "shfl.xor" else "shfl.sync.idx") if nvidia else "ds_bpermute"
+                out[key] += plan.shuffle.words_per_element
+    if plan.shared is not None:
+        bits = max(plan.element_bits, 8)
+        for op in plan.shared.ops:
+            if isinstance(op, Barrier):
+                out[op.kind if nvidia else ("fence" if op.kind == "bar.warp.sync" else "s_barrier")] += 1
+            elif op.instruction.startswith(("ldmatrix", "stmatrix")):
+                out[op.instruction] += 1
+            elif nvidia:
+                out[f"{op.instruction}.b{len(op.registers) * bits}"] += 1
+            else:
+                out[("ds_write" if op.is_store else "ds_read") + f".b{len(op.registers) * bits}"] += 1
+    return out
+
+
+@pytest.mark.parametrize("target", ["sm_80", "sm_90", "gfx90a", "gfx942"])
+def test_islands_contain_exactly_the_plans_instructions(target):
+    rng = random.Random(target)
+    warp_size = target_named(target).warp_size
+    checked = Counter()
+    for i in range(40):
+        shape = rng.choice([(32, 32), (64, 16), (16, 128)])
+        warps = rng.choice([1, 2, 4])
+        src = to_linear_layout(random_linear_encoding(rng, shape, warps, warp_size), list(shape))
+        dst = to_linear_layout(random_linear_encoding(rng, shape, warps, warp_size), list(shape))
+        element = rng.choice(["f32", "f16", "i8", "i64", "i1"])
+        bits = 1 if element == "i1" else ElementType.of(element).bits
+        plan = plan_conversion(src, dst, bits, target)
+        if not plan:
+            continue
+        island = emit_island(plan, _site(element))
+        got = Counter({k: v for k, v in island.counts.items() if k not in ("select", "prmt", "pack")})
+        assert got == _expected(plan), plan.describe()
+        checked[plan.method] += 1
+    assert sum(checked.values()) >= 20, checked
