@@ -6,6 +6,9 @@
     ll-viz SHARED_ATTR --shape 32,32 --access DIST  ... with the bank conflicts of DIST's accesses marked
     ll-viz --compare A B --shape 32,32              two layouts side by side, moved elements marked
     ll-viz --file k.ttgir --value %5                the layout of a value in a module
+    ll-viz --plan SRC DST --shape 64,64 --bits 16 --target sm_90 [-o plan.png]
+                                                    how a conversion SRC -> DST is lowered: shuffle
+                                                    rounds or shared-memory accesses, and its cost
 
 ATTRIBUTE is a layout attribute as Triton prints it (``#ttg.blocked<{...}>``, ``#ttg.nvidia_mma<...>``,
 ``#ttg.linear<...>``, ``#ttg.swizzled_shared<...>``, ...; quote it for the shell).  Errors print
@@ -287,6 +290,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--file", help="a TTGIR module to read a value's layout from (with --value)")
     p.add_argument("--value", help="the SSA value, e.g. %%5 (with --file)")
     p.add_argument("--compare", nargs=2, metavar=("A", "B"), help="show layouts A and B side by side")
+    p.add_argument("--plan", nargs=2, metavar=("SRC", "DST"),
+                   help="show the verified plan converting distributed layout SRC to DST, and its cost")
+    p.add_argument("--target", default="sm_90", help="with --plan: sm_80, sm_90, gfx90a or gfx942 (default sm_90)")
     p.add_argument("--access", metavar="DIST", help="shared layouts: mark the bank conflicts of this distributed layout's accesses")
     p.add_argument("--bits", type=int, default=32, help="element bit width, for banks (default 32)")
     p.add_argument("--max-copies", type=int, default=4, help="broadcast copies listed per cell (default 4)")
@@ -299,6 +305,10 @@ def run(args) -> str:
         raise VizError(f"--bits {args.bits}: expected 1, 8, 16, 32 or 64")
     shape = parse_shape(args.shape) if args.shape else None
     out: list[str] = []
+    if args.plan:
+        if args.attribute or args.file or args.compare:
+            raise VizError("--plan takes its two layouts itself; give no other layout")
+        return run_plan(args.plan[0], args.plan[1], shape, args.bits, args.target, args.output)
     if args.compare:
         if args.attribute or args.file:
             raise VizError("--compare takes its two layouts itself; give no other layout")
@@ -348,6 +358,40 @@ def run(args) -> str:
     else:
         out.append(grid_text(layout, args.bits, args.max_copies, marked))
     return "\n".join(out)
+
+
+def run_plan(src_text: str, dst_text: str, shape: list[int] | None, bits: int, target_name: str,
+             output: str | None) -> str:
+    """``--plan``: the planner's answer for SRC -> DST, in words (and as a picture with -o).
+    No plan is an answer too (the reason is printed, exit 0): Triton keeps that conversion."""
+    from linear_layouts.lowering import plan_conversion, target_named
+    from linear_layouts.tools import plan_view
+
+    try:
+        target = target_named(target_name)
+    except ValueError as e:
+        raise VizError(f"--target: {e}")
+    src = layout_from_attribute(src_text, shape)
+    dst = layout_from_attribute(dst_text, shape)
+    for name, layout in (("SRC", src), ("DST", dst)):
+        if view.is_shared(layout):
+            raise VizError(f"--plan: {name} is a shared-memory layout; a conversion is between distributed layouts")
+    if list(src.out_dims.values()) != list(dst.out_dims.values()):
+        raise VizError("--plan: the two layouts cover different shapes")
+    if output and not output.endswith((".png", ".svg", ".pdf")):
+        raise VizError(f"-o {output}: the picture must be .png, .svg or .pdf")
+    shape_text = "x".join(str(s) for s in src.out_dims.values())
+    what = f"{shape_text} x {bits}-bit elements on {target.name}\nSRC: {src_text}\nDST: {dst_text}"
+    plan = plan_conversion(src, dst, bits, target)
+    lines = [plan_view.plan_text(plan, what)]
+    if output:
+        if plan and plan.method in ("shuffle", "shared"):
+            plan_view.draw_plan(plan, output, f"{shape_text} x {bits}-bit: SRC -> DST")
+        else:
+            # Nothing moves between threads: the useful picture is the two layouts side by side.
+            draw(output, [("SRC", src), ("DST", dst)], bits, moved_elements(src, dst), "element changes thread")
+        lines.append(f"wrote {output}")
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:

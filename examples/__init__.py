@@ -1,0 +1,1 @@
+"""Bundled example kernels (``make demo`` compiles them)."""

@@ -1,0 +1,152 @@
+"""Kernels for `make demo`: what Triton users write, with the parameters they compile with.
+
+Each entry of ``KERNELS`` is a ``BundledKernel``: a ``@triton.jit`` function, its argument
+types (``signature``), its compile-time constants (``constexprs``) and its launch options
+(``num_warps``).  ``ll-demo`` compiles each one for sm_90 and gfx942 without a GPU and reports
+every ``ttg.convert_layout`` Triton's layout passes left in it.
+
+The kernels are plain Triton, written the way they appear in tutorials and libraries; nothing
+here knows about linear layouts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import triton
+import triton.language as tl
+
+
+@dataclass(frozen=True)
+class BundledKernel:
+    name: str                 # short name shown in the demo's table
+    function: object          # the @triton.jit function
+    signature: dict           # argument name -> Triton type ("*fp16", "i32", ...)
+    constexprs: dict          # tl.constexpr argument name -> value
+    num_warps: int = 4
+    description: str = ""
+    options: dict = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------- row-wise kernels
+
+@triton.jit
+def softmax(X, Y, N: tl.constexpr, ROWS: tl.constexpr):
+    """Softmax over each row of a (rows x N) fp32 matrix, ROWS rows per program."""
+    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
+    cols = tl.arange(0, N)
+    x = tl.load(X + rows[:, None] * N + cols[None, :])
+    z = x - tl.max(x, axis=1)[:, None]
+    e = tl.exp(z)
+    tl.store(Y + rows[:, None] * N + cols[None, :], e / tl.sum(e, axis=1)[:, None])
+
+
+@triton.jit
+def layer_norm(X, Y, W, B, N: tl.constexpr, eps: tl.constexpr):
+    """Layer norm of one fp16 row per program, statistics in fp32."""
+    row = tl.program_id(0)
+    cols = tl.arange(0, N)
+    x = tl.load(X + row * N + cols).to(tl.float32)
+    mean = tl.sum(x, axis=0) / N
+    xc = x - mean
+    var = tl.sum(xc * xc, axis=0) / N
+    y = xc / tl.sqrt(var + eps) * tl.load(W + cols) + tl.load(B + cols)
+    tl.store(Y + row * N + cols, y.to(Y.dtype.element_ty))
+
+
+@triton.jit
+def column_sum(X, Y, M: tl.constexpr, N: tl.constexpr):
+    """Sum over the rows of an (M x N) fp32 tile: one result per column."""
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    x = tl.load(X + rm[:, None] * N + rn[None, :])
+    tl.store(Y + rn, tl.sum(x, axis=0))
+
+
+# --------------------------------------------------------------------------- matrix kernels
+
+@triton.jit
+def matmul(A, B, C, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr,
+           BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """C = A @ B in fp16 with an fp32 accumulator; the epilogue stores the mma tile as fp16."""
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(A + rm[:, None] * K + (k + rk)[None, :])
+        b = tl.load(B + (k + rk)[:, None] * N + rn[None, :])
+        acc += tl.dot(a, b)
+    tl.store(C + rm[:, None] * N + rn[None, :], acc.to(tl.float16))
+
+
+@triton.jit
+def attention_forward(Q, K, V, O, SEQ: tl.constexpr, D: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
+    """Flash-attention forward for one head: online softmax over BN-key blocks."""
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rd = tl.arange(0, D)
+    q = tl.load(Q + rm[:, None] * D + rd[None, :])
+    m_i = tl.full((BM,), float("-inf"), tl.float32)
+    l_i = tl.zeros((BM,), tl.float32)
+    acc = tl.zeros((BM, D), tl.float32)
+    for start in range(0, SEQ, BN):
+        rn = start + tl.arange(0, BN)
+        k = tl.load(K + rn[None, :] * D + rd[:, None])
+        v = tl.load(V + rn[:, None] * D + rd[None, :])
+        s = tl.dot(q, k)
+        m_new = tl.maximum(m_i, tl.max(s, 1))
+        p = tl.exp(s - m_new[:, None])
+        alpha = tl.exp(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)
+        m_i = m_new
+    tl.store(O + rm[:, None] * D + rd[None, :], (acc / l_i[:, None]).to(O.dtype.element_ty))
+
+
+@triton.jit
+def transpose(X, Y, M: tl.constexpr, N: tl.constexpr):
+    """Y = X^T for an (M x N) tile: coalesced loads of rows, coalesced stores of columns."""
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    x = tl.load(X + rm[:, None] * N + rn[None, :])
+    tl.store(Y + rn[:, None] * M + rm[None, :], tl.trans(x))
+
+
+@triton.jit
+def int4_weight_matmul(A, Wq, C, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    """A @ W where W is int4, two weights per byte along K (a weight-only quantized matmul)."""
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    rk = tl.arange(0, K)
+    rk_packed = tl.arange(0, K // 2)
+    a = tl.load(A + rm[:, None] * K + rk[None, :])
+    packed = tl.load(Wq + rk_packed[:, None] * N + rn[None, :])
+    low = (packed << 4) >> 4                 # sign-extended low nibble
+    high = packed >> 4                       # sign-extended high nibble
+    w = tl.join(low, high)                   # (K/2, N, 2)
+    w = tl.permute(w, (0, 2, 1))             # (K/2, 2, N)
+    w = tl.reshape(w, (K, N)).to(tl.float16)  # rows 2k and 2k+1 come from byte k
+    tl.store(C + rm[:, None] * N + rn[None, :], tl.dot(a, w))
+
+
+# --------------------------------------------------------------------------- the bundle
+
+KERNELS: list[BundledKernel] = [
+    BundledKernel("softmax", softmax, {"X": "*fp32", "Y": "*fp32"}, {"N": 1024, "ROWS": 4},
+                  description="row softmax, 4 rows x 1024 columns per program"),
+    BundledKernel("layer_norm", layer_norm, {"X": "*fp16", "Y": "*fp16", "W": "*fp32", "B": "*fp32"},
+                  {"N": 512, "eps": 1e-5}, description="layer norm of a 512-wide fp16 row"),
+    BundledKernel("matmul", matmul, {"A": "*fp16", "B": "*fp16", "C": "*fp16"},
+                  {"M": 256, "N": 256, "K": 256, "BM": 64, "BN": 64, "BK": 32},
+                  description="fp16 matmul, 64x64x32 tiles, mma accumulator stored as fp16"),
+    BundledKernel("attention", attention_forward, {"Q": "*fp16", "K": "*fp16", "V": "*fp16", "O": "*fp16"},
+                  {"SEQ": 256, "D": 64, "BM": 64, "BN": 64}, description="flash-attention forward, head dim 64"),
+    BundledKernel("transpose", transpose, {"X": "*fp32", "Y": "*fp32"}, {"M": 64, "N": 64},
+                  description="64x64 fp32 transpose"),
+    BundledKernel("int4_matmul", int4_weight_matmul, {"A": "*fp16", "Wq": "*i8", "C": "*fp32"},
+                  {"M": 64, "N": 64, "K": 64}, description="int4 weights unpacked with join/permute/reshape"),
+    BundledKernel("column_sum", column_sum, {"X": "*fp32", "Y": "*fp32"}, {"M": 64, "N": 128},
+                  description="sum over rows of a 64x128 fp32 tile"),
+]
