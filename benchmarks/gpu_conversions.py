@@ -1,0 +1,335 @@
+"""GPU check of ll-lower-conversions: our islands vs stock Triton, bit for bit, on a real GPU.
+
+    python benchmarks/gpu_conversions.py --out benchmarks/results          # on an H100/H200
+    python benchmarks/gpu_conversions.py --out /tmp/dry --dry-run          # CPU: compile only
+
+What it does (one process, about 3-6 minutes on a 16-core GPU machine):
+
+1. builds >= 300 single-convert kernels (load X in layout A, ``ttg.convert_layout`` to B, store
+   Y in B; X and Y row-major): layout pairs from a zoo (blocked layouts, NVIDIA mma v2/v3
+   accumulators, random ``#ttg.linear`` permutations with broadcast), element types fp32, fp16,
+   bf16, fp8 (e4m3), int8, int64, and 1, 4, 8 warps;
+2. compiles every kernel twice - with our lowering (``ll-lower-conversions``) and with stock
+   Triton - in a pool of worker processes, to cubin for the GPU's architecture;
+3. launches both on random bits (Y poisoned with 0xFF bytes first) and checks that Y equals X
+   bit for bit (the element at row-major index i must land at index i, whatever the layouts);
+4. writes ``gpu_conversions.json`` (every case: layouts, plan, instruction mix of both PTX
+   listings, scratch bytes, result) and ``gpu_conversions.md`` (summary) to ``--out``, with the
+   GPU name and the Triton / torch versions.
+
+The exit status is 0 when every kernel with our lowering is bit-exact, 1 otherwise.
+
+It needs triton (3.6 - 3.9), torch and numpy, and *not* an installed ``linear_layouts``: the
+repository this file lives in is made importable through a symlink in a temporary directory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import sys
+import tempfile
+import time
+from collections import Counter, defaultdict
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def make_package_importable() -> None:
+    """``import linear_layouts`` from this checkout, without installing anything."""
+    try:
+        import linear_layouts  # noqa: F401
+        if os.path.realpath(os.path.dirname(linear_layouts.__file__)) == os.path.realpath(REPO_ROOT):
+            return
+    except ImportError:
+        pass
+    link_dir = tempfile.mkdtemp(prefix="ll_pkg_")
+    os.symlink(REPO_ROOT, os.path.join(link_dir, "linear_layouts"))
+    sys.path.insert(0, link_dir)
+    for name in [m for m in sys.modules if m == "linear_layouts" or m.startswith("linear_layouts.")]:
+        del sys.modules[name]
+
+
+make_package_importable()
+os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+
+DTYPES = {  # name -> (TTGIR element type, torch dtype name, integer view for bit comparison)
+    "fp32": ("f32", "float32", "int32"),
+    "fp16": ("f16", "float16", "int16"),
+    "bf16": ("bf16", "bfloat16", "int16"),
+    "fp8e4m3": ("f8E4M3FN", "float8_e4m3fn", "int8"),
+    "int8": ("i8", "int8", "int8"),
+    "int64": ("i64", "int64", "int64"),
+}
+WARPS = (1, 4, 8)
+
+
+# ------------------------------------------------------------------------------------ the zoo
+
+def blocked(spt, tpw, wpc, order):
+    return f"#ttg.blocked<{{sizePerThread = {spt}, threadsPerWarp = {tpw}, warpsPerCTA = {wpc}, order = {order}}}>"
+
+
+def _warp_split(num_warps):
+    return {1: ([1, 1], [1, 1]), 4: ([4, 1], [2, 2]), 8: ([8, 1], [4, 2])}[num_warps]
+
+
+def layout_zoo(num_warps: int, arch: int, rng: random.Random, shape=(64, 64)) -> list[tuple[str, str]]:
+    """(name, attribute) of layouts for a ``shape`` tensor on ``num_warps`` warps of 32 lanes."""
+    from linear_layouts.lowering.emit_testcase import random_linear_encoding
+    tall, square = _warp_split(num_warps)
+    wide = tall[::-1]
+    zoo = [
+        ("blocked-row-v4", blocked([1, 4], [4, 8], tall, [1, 0])),
+        ("blocked-row-v8", blocked([1, 8], [8, 4], wide, [1, 0])),
+        ("blocked-col-v4", blocked([4, 1], [8, 4], wide, [0, 1])),
+        ("blocked-row-1", blocked([1, 1], [1, 32], square, [1, 0])),
+        ("blocked-col-2", blocked([2, 1], [32, 1], square, [0, 1])),
+        ("blocked-2x2", blocked([2, 2], [4, 8], tall, [1, 0])),
+        ("mma-v2", f"#ttg.nvidia_mma<{{versionMajor = 2, versionMinor = 0, warpsPerCTA = {square}, instrShape = [16, 8]}}>"),
+        ("mma-v2-tall", f"#ttg.nvidia_mma<{{versionMajor = 2, versionMinor = 0, warpsPerCTA = {tall}, instrShape = [16, 8]}}>"),
+    ]
+    if arch >= 90 and num_warps in (4, 8):
+        zoo.append(("mma-v3", "#ttg.nvidia_mma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = "
+                               f"{[num_warps, 1]}, instrShape = [16, 64, 16]}}>"))
+    for i in range(3):
+        zoo.append((f"linear-random-{i}", random_linear_encoding(rng, shape, num_warps, 32)))
+    return zoo
+
+
+def build_cases(arch: int, seed: int, pairs_per_group: int):
+    """Every (dtype, warps) group gets ``pairs_per_group`` distinct ordered layout pairs."""
+    from linear_layouts.lowering.emit_testcase import single_convert_ttgir
+    rng = random.Random(seed)
+    cases = []
+    target = "sm_90" if arch >= 90 else "sm_80"
+    for num_warps in WARPS:
+        zoo = layout_zoo(num_warps, arch, rng)
+        all_pairs = [(a, b) for a in zoo for b in zoo if a[0] != b[0]]
+        for dtype, (element, _, _) in DTYPES.items():
+            for (src_name, src), (dst_name, dst) in rng.sample(all_pairs, min(pairs_per_group, len(all_pairs))):
+                shape = (64, 64)
+                name = f"w{num_warps}-{dtype}-{src_name}-to-{dst_name}"
+                text = single_convert_ttgir(shape, element, src, dst, num_warps, target, name="k")
+                cases.append(dict(name=name, dtype=dtype, num_warps=num_warps, shape=list(shape), src_name=src_name,
+                                  dst_name=dst_name, src=src, dst=dst, text=text))
+    return cases
+
+
+# ------------------------------------------------------------------------------ compile workers
+
+def _worker_init(repo_link_dir: str, cache_dir: str) -> None:
+    sys.path.insert(0, repo_link_dir)
+    os.environ["TRITON_CACHE_DIR"] = cache_dir
+    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+
+
+def _compile_path(text: str, arch: int, directory: str, name: str):
+    import triton
+    from triton.backends.compiler import GPUTarget
+    path = os.path.join(directory, name + ".ttgir")
+    with open(path, "w") as f:
+        f.write(text)
+    return path, triton.compile(path, target=GPUTarget("cuda", arch, 32))
+
+
+def compile_case(job):
+    """Worker: lower with our pass and compile both variants; returns what the report needs."""
+    index, case, arch, directory = job
+    from linear_layouts.lowering.emit_testcase import ptx_mix
+    from linear_layouts.passes.lower_conversions import lower_text
+    out = {"index": index}
+    for variant in ("stock", "ours"):
+        text = case["text"]
+        try:
+            if variant == "ours":
+                text, outcomes = lower_text(case["text"], filename=case["name"])
+                o = outcomes[0]
+                out["lowered"] = o.lowered
+                out["method"] = o.method or "-"
+                out["reason"] = o.reason
+                out["plan"] = o.plan.describe() if o.plan is not None else ""
+            path, kernel = _compile_path(text, arch, directory, f"{index}-{variant}")
+            out[variant] = {"path": path, "ok": True, "mix": dict(ptx_mix(kernel.asm["ptx"])),
+                            "shared": int(kernel.metadata.shared)}
+        except Exception as error:
+            out[variant] = {"ok": False, "error": f"{type(error).__name__}: {str(error)[-800:]}"}
+    return out
+
+
+def compile_all(cases, arch: int, jobs: int):
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    directory = tempfile.mkdtemp(prefix="ll_gpu_conversions_")
+    cache = os.environ.setdefault("TRITON_CACHE_DIR", os.path.join(directory, "triton-cache"))
+    link_dir = os.path.dirname(os.path.dirname(sys.modules["linear_layouts"].__file__))
+    # spawn, not fork: the parent may already hold a CUDA context
+    context = multiprocessing.get_context("spawn")
+    work = [(i, c, arch, directory) for i, c in enumerate(cases)]
+    results = [None] * len(cases)
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_worker_init,
+                             initargs=(link_dir, cache)) as pool:
+        for done, r in enumerate(pool.map(compile_case, work, chunksize=4), 1):
+            results[r["index"]] = r
+            if done % 50 == 0 or done == len(work):
+                print(f"  compiled {done}/{len(work)}", flush=True)
+    return results
+
+
+# ------------------------------------------------------------------------------------ running
+
+def run_on_gpu(cases, compiled, arch: int) -> None:
+    """Launch both variants of every case; fills ``result["stock"/"ours"]["bit_exact"]``."""
+    import torch
+    import triton
+    from triton.backends.compiler import GPUTarget
+    torch.manual_seed(0)
+    for case, result in zip(cases, compiled):
+        _, torch_name, int_name = DTYPES[case["dtype"]]
+        dtype, int_dtype = getattr(torch, torch_name), getattr(torch, int_name)
+        numel = case["shape"][0] * case["shape"][1]
+        info = torch.iinfo(int_dtype)
+        bits = torch.randint(info.min, info.max, (numel,), dtype=torch.int64, device="cuda").to(int_dtype)
+        x = bits.view(dtype)
+        for variant in ("stock", "ours"):
+            entry = result.get(variant, {})
+            if not entry.get("ok"):
+                continue
+            try:
+                # the cache written by the workers makes this a load, not a compile
+                kernel = triton.compile(entry["path"], target=GPUTarget("cuda", arch, 32))
+                y = torch.full((numel,), -1, dtype=int_dtype, device="cuda").view(dtype)  # poison: all ones
+                kernel[(1, 1, 1)](x, y)
+                torch.cuda.synchronize()
+                same = torch.equal(y.view(int_dtype), x.view(int_dtype))
+                entry["bit_exact"] = bool(same)
+                if not same:
+                    wrong = (y.view(int_dtype) != x.view(int_dtype)).nonzero().flatten()
+                    entry["wrong_elements"] = int(wrong.numel())
+                    entry["first_wrong_index"] = int(wrong[0])
+            except Exception as error:
+                entry["bit_exact"] = False
+                entry["launch_error"] = f"{type(error).__name__}: {str(error)[-500:]}"
+
+
+# ------------------------------------------------------------------------------------ reports
+
+def _mix_text(mix: dict) -> str:
+    keys = ("shfl", "ldmatrix", "stmatrix", "st.shared", "ld.shared", "bar.")
+    items = sorted((k, v) for k, v in mix.items() if k.startswith(keys))
+    return ", ".join(f"{k}={v}" for k, v in items) or "(no data movement)"
+
+
+def write_reports(out_dir: str, cases, compiled, header: dict, dry_run: bool) -> tuple[int, int]:
+    os.makedirs(out_dir, exist_ok=True)
+    rows = []
+    for case, r in zip(cases, compiled):
+        rows.append({k: v for k, v in case.items() if k != "text"} | {
+            "method": r.get("method", "-"), "lowered": r.get("lowered", False), "left_reason": r.get("reason", ""),
+            "plan": r.get("plan", ""), "stock": {k: v for k, v in r.get("stock", {}).items() if k != "path"},
+            "ours": {k: v for k, v in r.get("ours", {}).items() if k != "path"}})
+    ours_bad = [x for x in rows if not x["ours"].get("ok") or (not dry_run and not x["ours"].get("bit_exact"))]
+    stock_bad = [x for x in rows if not x["stock"].get("ok") or (not dry_run and not x["stock"].get("bit_exact"))]
+    summary = {
+        "cases": len(rows), "lowered_by_us": sum(x["lowered"] for x in rows),
+        "left_to_triton": sum(not x["lowered"] for x in rows),
+        "ours_failures": len(ours_bad), "stock_failures": len(stock_bad), "dry_run": dry_run,
+        "methods": dict(Counter(x["method"] for x in rows)),
+    }
+    with open(os.path.join(out_dir, "gpu_conversions.json"), "w") as f:
+        json.dump({"header": header, "summary": summary, "cases": rows}, f, indent=1)
+
+    lines = ["# ll-lower-conversions on the GPU: bit-exact check against stock Triton", ""]
+    lines += [f"- {k}: {v}" for k, v in header.items()]
+    lines += ["", "Each case: a 64x64 kernel `load X (layout A) -> ttg.convert_layout -> store Y (layout B)`, "
+              "compiled with our lowering and with stock Triton, launched on random bits with Y "
+              "poisoned (all ones); pass = Y equals X bit for bit." + (" **Dry run: compiled only, nothing "
+                                                                         "launched.**" if dry_run else ""), ""]
+    verdict = "PASS" if not ours_bad else "FAIL"
+    lines += [f"## Verdict: {verdict} - {len(rows) - len(ours_bad)}/{len(rows)} cases correct with our lowering "
+              f"({summary['lowered_by_us']} lowered by us, {summary['left_to_triton']} left to Triton); "
+              f"stock Triton: {len(rows) - len(stock_bad)}/{len(rows)}", ""]
+    groups = defaultdict(lambda: [0, 0, 0, 0])
+    for x in rows:
+        g = groups[(x["dtype"], x["num_warps"])]
+        g[0] += 1
+        g[1] += x["lowered"]
+        g[2] += x in ours_bad
+        g[3] += x in stock_bad
+    lines += ["| dtype | warps | cases | lowered by us | ours failing | stock failing |", "|---|---|---|---|---|---|"]
+    for (dtype, warps), (n, low, bad, sbad) in sorted(groups.items()):
+        lines.append(f"| {dtype} | {warps} | {n} | {low} | {bad} | {sbad} |")
+    by_method = Counter(x["method"] for x in rows)
+    lines += ["", "Plans: " + ", ".join(f"{m}={n}" for m, n in sorted(by_method.items())), ""]
+    lines += ["## Instruction mix, ours vs stock (first case of each plan method and dtype)", "",
+              "| case | plan | ours (PTX) | stock (PTX) | scratch ours / stock |", "|---|---|---|---|---|"]
+    seen = set()
+    for x in rows:
+        key = (x["method"], x["dtype"])
+        if key in seen or not x["ours"].get("ok") or not x["stock"].get("ok"):
+            continue
+        seen.add(key)
+        lines.append(f"| {x['name']} | {x['method']} | {_mix_text(x['ours']['mix'])} | "
+                     f"{_mix_text(x['stock']['mix'])} | {x['ours']['shared']} / {x['stock']['shared']} |")
+    if ours_bad or stock_bad:
+        lines += ["", "## Failures (details in gpu_conversions.json)", ""]
+        for label, bad in (("ours", ours_bad), ("stock", stock_bad)):
+            for x in bad[:40]:
+                e = x[label]
+                why = e.get("error") or e.get("launch_error") or \
+                    f"{e.get('wrong_elements')} wrong elements, first at index {e.get('first_wrong_index')}"
+                lines.append(f"- {label}: {x['name']} (plan {x['method']}): {why}")
+    left = Counter(x["left_reason"] for x in rows if not x["lowered"])
+    if left:
+        lines += ["", "## Left to Triton", ""] + [f"- {n} x {reason}" for reason, n in left.most_common()]
+    with open(os.path.join(out_dir, "gpu_conversions.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return len(ours_bad), len(stock_bad)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", default=os.path.join(REPO_ROOT, "benchmarks", "results"),
+                        help="directory for gpu_conversions.json / .md")
+    parser.add_argument("--dry-run", action="store_true", help="compile only (no GPU needed); --arch picks the target")
+    parser.add_argument("--arch", type=int, default=None, help="80 or 90 (default: the GPU's; 90 for --dry-run)")
+    parser.add_argument("--pairs", type=int, default=18, help="layout pairs per (dtype, warps) group (default 18: 324 cases)")
+    parser.add_argument("--jobs", type=int, default=min(16, os.cpu_count() or 2), help="compile processes")
+    parser.add_argument("--seed", type=int, default=2026)
+    args = parser.parse_args(argv)
+
+    import triton
+    started = time.time()
+    header = {"triton": triton.__version__, "python": platform.python_version()}
+    if args.dry_run:
+        arch = args.arch or 90
+        header["gpu"] = f"none (dry run, compiled for sm_{arch})"
+    else:
+        import torch
+        if not torch.cuda.is_available():
+            print("gpu_conversions: no CUDA GPU visible; use --dry-run to only compile", file=sys.stderr)
+            return 2
+        major, minor = torch.cuda.get_device_capability()
+        arch = args.arch or (90 if major >= 9 else 80)
+        header["gpu"] = torch.cuda.get_device_name()
+        header["torch"] = torch.__version__
+        header["capability"] = f"{major}.{minor} (compiled for sm_{arch})"
+    cases = build_cases(arch, args.seed, args.pairs)
+    print(f"gpu_conversions: {len(cases)} cases, compiling with {args.jobs} processes ...", flush=True)
+    compiled = compile_all(cases, arch, args.jobs)
+    header["compile_seconds"] = round(time.time() - started, 1)
+    if not args.dry_run:
+        print("gpu_conversions: launching ...", flush=True)
+        run_on_gpu(cases, compiled, arch)
+    header["total_seconds"] = round(time.time() - started, 1)
+    ours_bad, stock_bad = write_reports(args.out, cases, compiled, header, args.dry_run)
+    print(f"gpu_conversions: {len(cases)} cases, ours failing {ours_bad}, stock failing {stock_bad} "
+          f"({header['total_seconds']} s); reports in {os.path.abspath(args.out)}/gpu_conversions.md and .json")
+    return 0 if ours_bad == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
