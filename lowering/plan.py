@@ -138,12 +138,14 @@ class SharedAccess:
       * ``"ldmatrix.trans"`` / ``"stmatrix.trans"`` (16-bit elements): lane t holds, in word j,
         the elements of rows 2*(t % 4) and 2*(t % 4) + 1 at column t // 4 of matrix j.
     ``registers``: the thread's register indices, in element order (``src`` for stores,
-    ``staging`` for loads).
+    ``staging`` for loads).  ``cta``: for ``"ld.shared::cluster"`` (sm_90 distributed shared
+    memory), the block id of the CTA whose scratch buffer the lane reads.
     """
 
     instruction: str
     registers: tuple[int, ...]
     address: ThreadAffine
+    cta: ThreadAffine | None = None  # ld.shared::cluster: the CTA (block id) whose buffer is read
 
     @property
     def is_store(self) -> bool:
@@ -152,7 +154,8 @@ class SharedAccess:
 
 @dataclass(frozen=True)
 class Barrier:
-    """``bar.sync`` (CTA), ``bar.warp.sync`` (data stays in a warp) or AMD ``s_barrier``."""
+    """``bar.sync`` (CTA), ``bar.warp.sync`` (data stays in a warp), ``barrier.cluster``
+    (arrive + wait of every CTA of the cluster: distributed shared memory) or AMD ``s_barrier``."""
 
     kind: str
 

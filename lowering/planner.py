@@ -24,7 +24,7 @@ from .conversion import minimal_conversion, scope_of
 from .cost import plan_cost
 from .hardware import HardwareLayout, to_linear_layout
 from .plan import ConversionPlan, RegisterRename, Unsupported
-from .shared import cta_local, cta_space, instruction_pairs, plan_shared_memory, storage_bits
+from .shared import cluster_coordinates, cta_local, cta_space, instruction_pairs, plan_shared_memory, storage_bits
 from .shuffle import LaneConversion, packing_pairs, plan_shuffles, word_level, word_registers
 from .target import Target, target_named
 from .verify import verify_plan
@@ -120,6 +120,21 @@ def _shared_candidates(src_full, src_u, dst_full, dst_u, bits, target, base_kwar
     return plans
 
 
+def _cluster_candidates(src_full, src_u, dst_full, dst_u, bits, target, base_kwargs) -> list[ConversionPlan]:
+    """Cross-CTA conversions through distributed shared memory (sm_90): every CTA stores its
+    elements into its own buffer, cluster barrier, every thread loads from the CTA holding the
+    element it wants (``ld.shared::cluster``), cluster barrier."""
+    found = cluster_coordinates(src_u, dst_u)
+    if found is None:
+        return []
+    src_c, dst_c, view = found
+    shared = plan_shared_memory(src_c, dst_c, bits, target, src_full.full_register, False, cluster=view)
+    if shared is None:
+        return []
+    return [ConversionPlan(**base_kwargs, method="shared", output=_staging_rename(dst_full), shared=shared,
+                           notes=("distributed shared memory: loads read other CTAs' buffers",))]
+
+
 def plan_candidates(src: LinearLayout, dst: LinearLayout, bits, target) -> tuple[list[ConversionPlan], str]:
     """Every plan the planner can build for this conversion, cheapest first (unverified), and the
     scope.  ``plan_conversion`` is the public entry point; this is for tests and benchmarks."""
@@ -156,7 +171,9 @@ def plan_candidates(src: LinearLayout, dst: LinearLayout, bits, target) -> tuple
         rename = RegisterRename("src", tuple(src_full.full_register(i) for i in rename.sources))
         return [ConversionPlan(**base, method=method, output=rename)], scope
     if scope == "block":
-        return [], scope
+        if not target.has_distributed_shared_memory:
+            return [], scope
+        return _cluster_candidates(src_full, src_u, dst_full, dst_u, bits, target, base), scope
     plans = []
     if scope == "lane":
         plans += _shuffle_candidates(src_full, src_u, dst_full, dst_u, conversion, bits, target, base)
@@ -169,6 +186,10 @@ def plan_candidates(src: LinearLayout, dst: LinearLayout, bits, target) -> tuple
     return plans, scope
 
 
+def plan_candidates_target(target) -> Target:
+    return target_named(target) if isinstance(target, str) else target
+
+
 def plan_conversion(src: LinearLayout, dst: LinearLayout, bits, target) -> ConversionPlan | Unsupported:
     """A verified plan converting ``src`` to ``dst`` (distributed layouts of one tensor) for
     elements of ``bits`` bits (1, 8, 16, 32, 64 or "ptr") on ``target`` (a Target or a name such
@@ -177,9 +198,11 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, bits, target) -> Conve
         plans, scope = plan_candidates(src, dst, bits, target)
     except (LayoutError, ValueError) as e:
         return Unsupported(f"invalid conversion: {e}")
-    if scope == "block":
-        return Unsupported("cross-CTA conversion: data moves between CTAs of a cluster (needs distributed "
-                           "shared memory); left to Triton", scope)
+    if scope == "block" and not plans:
+        why = ("needs distributed shared memory (sm_90 clusters)" if not plan_candidates_target(target).has_distributed_shared_memory
+               else "the source's block directions overlap its in-CTA directions")
+        return Unsupported(f"cross-CTA conversion: data moves between CTAs of a cluster; {why}; left to Triton",
+                           scope)
     failures = []
     for plan in plans:
         result = verify_plan(plan)

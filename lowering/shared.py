@@ -22,6 +22,8 @@ inverse composed with the layout; T(r) is a per-instruction constant.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..dialect import f2
 from ..dialect.linear_layout import LinearLayout
 from .hardware import HardwareLayout, deposit
@@ -44,8 +46,10 @@ def _side_vector(layout: HardwareLayout, swizzle: Swizzle, inverse, max_log2: in
     """
     positions = []
     images = [inverse(c)[0] for c in layout.register]
+    space = swizzle.offset_bits + len(swizzle.reps)
     for i in range(min(max_log2, swizzle.offset_bits)):
-        pos = [p for p, off in enumerate(images) if off == 1 << i]
+        # (a direction that also changes the CTA, in cross-CTA plans, cannot be in a vector)
+        pos = [p for p, off in enumerate(images) if off == 1 << i and layout.register[p] >> space == 0]
         if not pos:
             break
         positions.append(pos[0])
@@ -60,10 +64,11 @@ def _side_vector(layout: HardwareLayout, swizzle: Swizzle, inverse, max_log2: in
 
 
 def _accesses(layout: HardwareLayout, inverse, log2_vec: int, positions: tuple[int, ...], instruction: str,
-              register_name, num_rounds: int) -> list[list[SharedAccess]]:
-    """Per round, the vector accesses of one side."""
+              register_name, num_rounds: int, cluster: "ClusterView | None" = None) -> list[list[SharedAccess]]:
+    """Per round, the vector accesses of one side (``cluster``: loads of a cross-CTA plan)."""
     lane_map = tuple(inverse(c)[0] for c in layout.lane)
     warp_map = tuple(inverse(c)[0] for c in layout.warp)
+    block_map = tuple(inverse(c)[0] for c in layout.block)
     rest = tuple(p for p in range(len(layout.register)) if p not in positions)
     per_round: list[list[SharedAccess]] = [[] for _ in range(num_rounds)]
     for chunk in range(1 << len(rest)):
@@ -74,8 +79,39 @@ def _accesses(layout: HardwareLayout, inverse, log2_vec: int, positions: tuple[i
                 x ^= c
         offset, rnd = inverse(x)
         regs = tuple(register_name(base | deposit(i, positions)) for i in range(1 << log2_vec))
-        per_round[rnd].append(SharedAccess(instruction, regs, ThreadAffine(offset, lane_map, warp_map)))
+        if cluster is None:
+            per_round[rnd].append(SharedAccess(instruction, regs, ThreadAffine(offset, lane_map, warp_map)))
+        else:
+            cta = cluster.cta_map(layout, x)
+            per_round[rnd].append(SharedAccess(instruction + "::cluster", regs,
+                                               ThreadAffine(offset, lane_map, warp_map, block_map), cta))
     return per_round
+
+
+@dataclass(frozen=True)
+class ClusterView:
+    """Coordinates for a conversion across the CTAs of a cluster (sm_90 distributed shared memory).
+
+    Element coordinates: bits 0 .. k-1 say where the element is *inside* the CTA that holds it
+    in the source (the source's register/lane/warp directions), bits k.. say *which* CTA: one bit
+    per non-zero source block basis (positions ``block_positions`` of the block id).  Every CTA
+    stores its own elements into its own buffer; a destination thread wanting element x reads
+    offset(x low bits) in the CTA whose id has x's high bits at ``block_positions`` (and, for
+    block bits the source broadcasts over, its own bits: any copy will do).
+    """
+
+    k: int
+    block_positions: tuple[int, ...]
+    broadcast_block_bits: tuple[int, ...]
+
+    def block_id(self, x: int) -> int:
+        return deposit(x >> self.k, self.block_positions)
+
+    def cta_map(self, layout: HardwareLayout, x_const: int) -> ThreadAffine:
+        own = {i: 1 << i for i in self.broadcast_block_bits}
+        return ThreadAffine(self.block_id(x_const), tuple(self.block_id(c) for c in layout.lane),
+                            tuple(self.block_id(c) for c in layout.warp),
+                            tuple(self.block_id(c) ^ own.get(i, 0) for i, c in enumerate(layout.block)))
 
 
 def _matrix_accesses(layout: HardwareLayout, tile: MatrixTile, inverse, register_name,
@@ -118,7 +154,7 @@ def _matrix_accesses(layout: HardwareLayout, tile: MatrixTile, inverse, register
 
 def plan_shared_memory(src: HardwareLayout, dst: HardwareLayout, element_bits: int, target: Target,
                        src_register_name, warp_local: bool, store_kind: str = "plain",
-                       load_kind: str = "plain") -> SharedMemoryPlan | None:
+                       load_kind: str = "plain", cluster: ClusterView | None = None) -> SharedMemoryPlan | None:
     """A shared-memory plan (the caller runs the verifier), or None if the instruction pair does
     not fit these layouts.
 
@@ -126,7 +162,11 @@ def plan_shared_memory(src: HardwareLayout, dst: HardwareLayout, element_bits: i
     the full source register that holds unique register u.  ``warp_local``: data never leaves
     its warp (a warp barrier is enough).  ``store_kind`` / ``load_kind``: ``"plain"``
     (vectorized st/ld.shared), ``"matrix"`` (stmatrix/ldmatrix) or ``"matrix.trans"``.
+    ``cluster``: a cross-CTA conversion (``ClusterView``); ``dst`` then has coordinates above
+    k (the CTA part) and block directions, and the loads read other CTAs' buffers.
     """
+    if cluster is not None and (store_kind != "plain" or load_kind != "plain"):
+        return None  # ldmatrix cannot read another CTA's buffer; keep cross-CTA plans plain
     ebits = storage_bits(element_bits)
     k = src.element_bits
     max_log2 = max(0, (128 // ebits).bit_length() - 1)
@@ -148,6 +188,8 @@ def plan_shared_memory(src: HardwareLayout, dst: HardwareLayout, element_bits: i
     else:
         vector = common_vector(list(src.register), list(dst.register), ebits)
 
+    low = (1 << k) - 1  # the in-CTA part of a direction (all of it unless cross-CTA)
+
     def access_set(layout: HardwareLayout, tile, is_load: bool) -> list[int]:
         if tile is not None:
             return list(tile.rows)  # one phase = the 8 rows of one matrix
@@ -155,7 +197,7 @@ def plan_shared_memory(src: HardwareLayout, dst: HardwareLayout, element_bits: i
         while n < len(vector) and vector[n] in layout.register:
             n += 1
         width = (1 << n) * ebits
-        return [layout.lane[j] for j in target.phase_lane_bits(width, is_load) if j < len(layout.lane)]
+        return [layout.lane[j] & low for j in target.phase_lane_bits(width, is_load) if j < len(layout.lane)]
 
     keep = set()
     for tile, layout in ((store_tile, src), (load_tile, dst)):
@@ -166,7 +208,7 @@ def plan_shared_memory(src: HardwareLayout, dst: HardwareLayout, element_bits: i
                           k, ebits, target.num_banks, target.bank_bytes)
     inverse = swizzle.inverse()
     # Rounds must depend on registers only; otherwise give them up (one round, bigger buffer).
-    if any(inverse(c)[1] for c in src.lane + src.warp + dst.lane + dst.warp):
+    if any(inverse(c)[1] for c in src.lane + src.warp + dst.lane + dst.warp + dst.block):
         swizzle = Swizzle(swizzle.vector, swizzle.bank, swizzle.segment + swizzle.reps, ())
         inverse = swizzle.inverse()
     # Try putting one side's register directions first among the bank bits: keep it only if
@@ -197,11 +239,14 @@ def plan_shared_memory(src: HardwareLayout, dst: HardwareLayout, element_bits: i
         ld_vec = 128 // ebits
     else:
         ld_log2, ld_pos = _side_vector(dst, swizzle, inverse, max_log2)
-        loads = _accesses(dst, inverse, ld_log2, ld_pos, "ds_read" if amd else "ld.shared", lambda u: u, num_rounds)
+        loads = _accesses(dst, inverse, ld_log2, ld_pos, "ds_read" if amd else "ld.shared", lambda u: u, num_rounds,
+                          cluster)
         ld_vec = 1 << ld_log2
     if stores is None or loads is None:
         return None
     barrier = Barrier("s_barrier" if amd else ("bar.warp.sync" if warp_local else "bar.sync"))
+    if cluster is not None:
+        barrier = Barrier("barrier.cluster")
     ops: list = []
     for rnd in range(num_rounds):
         if rnd:
@@ -209,6 +254,8 @@ def plan_shared_memory(src: HardwareLayout, dst: HardwareLayout, element_bits: i
         ops.extend(stores[rnd])
         ops.append(barrier)
         ops.extend(loads[rnd])
+    if cluster is not None:
+        ops.append(barrier)  # no CTA may exit or reuse its buffer while others still read it
     smem = LinearLayout([("vector", [(c,) for c in swizzle.vector]), ("bank", [(c,) for c in swizzle.bank]),
                          ("segment", [(c,) for c in swizzle.segment]), ("reps", [(c,) for c in swizzle.reps])],
                         [("dim0", 1 << k)], require_surjective=False)
@@ -228,6 +275,30 @@ def instruction_pairs(target: Target, element_bits: int) -> list[tuple[str, str]
         if ebits == 16:
             loads.append("matrix.trans")
     return [(s, l) for s in stores for l in loads]
+
+
+def cluster_coordinates(src: HardwareLayout, dst: HardwareLayout) -> tuple[HardwareLayout, HardwareLayout,
+                                                                            ClusterView] | None:
+    """Source and destination in the coordinates of ``ClusterView``, or None when the source's
+    block directions are not independent of its in-CTA directions (then CTAs would share
+    elements in a way this plan does not model)."""
+    rows = cta_space(src)
+    k = len(rows)
+    blocks = [(i, c) for i, c in enumerate(src.block) if c]
+    basis = f2.EchelonBasis(rows + [c for _, c in blocks])
+    if len(basis) != k + len(blocks) or k + len(blocks) != src.element_bits:
+        return None
+    # Coordinates: the combination of (rows..., block images...) that makes x.  The rows are an
+    # RREF, so the low part equals ``cta_local``'s pivot coordinates for elements inside a CTA.
+
+    def coord(x: int) -> int:
+        return basis.express(x)
+    view = ClusterView(k, tuple(i for i, _ in blocks), tuple(i for i, c in enumerate(src.block) if not c))
+    src_c = HardwareLayout(tuple(coord(c) for c in src.register), tuple(coord(c) for c in src.lane),
+                           tuple(coord(c) for c in src.warp), (), k)
+    dst_c = HardwareLayout(tuple(coord(c) for c in dst.register), tuple(coord(c) for c in dst.lane),
+                           tuple(coord(c) for c in dst.warp), tuple(coord(c) for c in dst.block), k)
+    return src_c, dst_c, view
 
 
 def cta_local(layout: HardwareLayout, rows: list[int]) -> HardwareLayout:

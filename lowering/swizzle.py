@@ -57,13 +57,15 @@ class Swizzle:
         return len(self.columns)
 
     def inverse(self):
-        """A function element -> (offset, round)."""
+        """A function element -> (offset, round).  Bits above the swizzled space (the CTA part
+        of an element in cross-CTA conversions, see ``lowering.shared``) are ignored."""
         basis = f2.EchelonBasis(self.columns + self.reps)
         n = self.offset_bits
         mask = (1 << n) - 1
+        space = (1 << (n + len(self.reps))) - 1
 
         def split(x: int) -> tuple[int, int]:
-            combo = basis.express(x)
+            combo = basis.express(x & space)
             if combo is None:
                 raise ValueError(f"element {x:#x} is outside the swizzled space")
             return combo & mask, combo >> n

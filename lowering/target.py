@@ -49,6 +49,7 @@ class Target:
     has_ldmatrix: bool = False
     has_stmatrix: bool = False
     has_ds_bpermute: bool = False
+    has_distributed_shared_memory: bool = False  # sm_90 clusters: ld.shared::cluster
     # AMD CDNA3 reads of 128 bits group lanes {0-3, 16-19}, ... (see the module docstring).
     wide_read_lane_bits: tuple[int, ...] | None = None
 
@@ -80,7 +81,7 @@ class Target:
 
 
 SM80 = Target("sm_80", "nvidia", 32, has_ldmatrix=True)
-SM90 = Target("sm_90", "nvidia", 32, has_ldmatrix=True, has_stmatrix=True)
+SM90 = Target("sm_90", "nvidia", 32, has_ldmatrix=True, has_stmatrix=True, has_distributed_shared_memory=True)
 GFX90A = Target("gfx90a", "amd", 64, has_ds_bpermute=True)
 GFX942 = Target("gfx942", "amd", 64, has_ds_bpermute=True, wide_read_lane_bits=(0, 1, 4))
 

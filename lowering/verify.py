@@ -12,7 +12,9 @@ run the plan on every (block, warp, lane, register) at once with numpy arrays of
   reads a word written *before the last barrier* (read-after-write needs a barrier in between),
   by the same warp if the barrier is only a warp barrier; no store overwrites, without a barrier
   in between, a word that a load already read in the current phase (write-after-read), or a
-  word another thread wrote with a different value in the same phase (a race).
+  word another thread wrote with a different value in the same phase (a race);
+* cross-CTA reads (``ld.shared::cluster``) come after a cluster-wide barrier and are followed by
+  one before the plan ends.
 
 Arrays: ``regs[b, w, l, r]`` is the tag in register r of lane l of warp w of block b; the scratch
 buffer is ``smem[b, offset]`` (one per CTA), with ``written_epoch`` (barrier count at the time of
@@ -128,6 +130,8 @@ def _simulate_shared(plan: ConversionPlan, src: np.ndarray, staging_size: int) -
     staging = np.full((B, W, L, staging_size), -1, dtype=np.int64)
     epoch = 0
     warp_only = False
+    cluster_wide = False
+    remote_since_cluster_barrier = False
     bidx = np.arange(B)[:, None, None, None]
     widx = np.broadcast_to(np.arange(W)[None, :, None, None], (B, W, L, 1))
     lanes = np.arange(L, dtype=np.int64)
@@ -137,6 +141,8 @@ def _simulate_shared(plan: ConversionPlan, src: np.ndarray, staging_size: int) -
         if isinstance(op, Barrier):
             epoch += 1
             warp_only = op.kind == "bar.warp.sync"
+            cluster_wide = op.kind == "barrier.cluster"
+            remote_since_cluster_barrier = remote_since_cluster_barrier and not cluster_wide
             continue
         positions = access_positions(op, sh.element_bits, lanes, warps, blocks)
         if positions.min() < 0 or positions.max() >= size:
@@ -144,6 +150,19 @@ def _simulate_shared(plan: ConversionPlan, src: np.ndarray, staging_size: int) -
                            f"{size}-element scratch buffer")
         addr = positions  # (B, W, L, n): every register of the access at once
         regs = np.asarray(op.registers, dtype=np.int64)
+        cta = bidx
+        if op.cta is not None:
+            if op.is_store:
+                raise _Failure(f"op {n}: stores go to the thread's own CTA")
+            cta = np.broadcast_to(np.asarray(op.cta.evaluate(lanes[None, None, :], warps[None, :, None],
+                                                             blocks[:, None, None]), dtype=np.int64), (B, W, L))
+            if cta.min() < 0 or cta.max() >= B:
+                raise _Failure(f"op {n}: reads CTA {int(cta.max())} of a {B}-CTA cluster")
+            cta = cta[..., None]
+            if (cta != bidx).any():
+                if not cluster_wide:
+                    raise _Failure(f"op {n}: reads another CTA's buffer after a barrier that is not cluster-wide")
+                remote_since_cluster_barrier = True
         if op.is_store:
             values = src[..., regs]
             if (read_epoch[bidx, addr] == epoch).any():
@@ -158,17 +177,20 @@ def _simulate_shared(plan: ConversionPlan, src: np.ndarray, staging_size: int) -
             if (smem[bidx, addr] != values).any():
                 raise _Failure(f"op {n}: lanes of one store write different elements to one word")
         else:
-            we = written_epoch[bidx, addr]
+            we = written_epoch[cta, addr]
             if (we < 0).any():
                 raise _Failure(f"op {n}: load of a word never stored")
             if (we >= epoch).any():
                 raise _Failure(f"op {n}: load of a word stored after the last barrier (missing barrier)")
             if warp_only:
                 recent = we == epoch - 1
-                if (recent & (writer_warp[bidx, addr] != widx)).any():
+                if (recent & (writer_warp[cta, addr] != widx)).any():
                     raise _Failure(f"op {n}: a warp barrier does not order another warp's store")
-            staging[..., regs] = smem[bidx, addr]
-            read_epoch[bidx, addr] = epoch
+            staging[..., regs] = smem[cta, addr]
+            read_epoch[cta, addr] = epoch
+    if remote_since_cluster_barrier:
+        raise _Failure("reads of other CTAs' buffers are not followed by a cluster barrier (a CTA could exit "
+                       "or reuse its buffer while others still read it)")
     return staging
 
 

@@ -84,7 +84,7 @@ def random_case(rng: random.Random):
         block = [zero]  # blocks broadcast
     bits = rng.choice([1, 8, 16, 16, 32, 32, 64])
     src = random_distributed_layout(rng, shape, lane_bits, warp_bits, rng.randint(0, 3), block)
-    if rng.random() < 0.05 and block and block != [zero]:
+    if rng.random() < 0.3 and block and block != [zero]:
         dst_block = [zero]  # a cross-CTA case now and then
     else:
         dst_block = block

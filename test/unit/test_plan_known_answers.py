@@ -139,12 +139,24 @@ def test_identical_layouts_are_a_noop():
     assert plan and plan.scope == "none" and plan.method == "noop"
 
 
-def test_cross_cta_conversion_is_unsupported_with_a_reason():
-    src = layout([[1]], [[2], [4], [8], [16], [32]], block=[[64]], out={"dim0": 128})
-    dst = layout([[64]], [[2], [4], [8], [16], [32]], block=[[1]], out={"dim0": 128})
-    plan = plan_conversion(src, dst, 32, "sm_90")
+CROSS_CTA_SRC = layout([[1]], [[2], [4], [8], [16], [32]], block=[[64]], out={"dim0": 128})
+CROSS_CTA_DST = layout([[64]], [[2], [4], [8], [16], [32]], block=[[1]], out={"dim0": 128})
+
+
+@pytest.mark.parametrize("target", ["sm_80", "gfx942"])
+def test_cross_cta_conversion_is_unsupported_with_a_reason(target):
+    plan = plan_conversion(CROSS_CTA_SRC, CROSS_CTA_DST, 32, target)
     assert isinstance(plan, Unsupported) and not plan
-    assert plan.scope == "block" and "CTA" in plan.reason
+    assert plan.scope == "block" and "CTA" in plan.reason and "distributed shared memory" in plan.reason
+
+
+def test_cross_cta_conversion_uses_distributed_shared_memory_on_sm90():
+    plan = plan_conversion(CROSS_CTA_SRC, CROSS_CTA_DST, 32, "sm_90")
+    assert plan and plan.scope == "block" and verify_plan(plan).ok
+    cost = plan_cost(plan)
+    assert cost.instructions == {"st.shared.b32": 2, "barrier.cluster": 2, "ld.shared::cluster.b32": 2}
+    remote = [op for op in plan.shared.ops if isinstance(op, SharedAccess) and op.cta is not None]
+    assert {op.cta.const for op in remote} == {0, 1}  # register 1 (element + 64) lives in CTA 1
 
 
 def test_amd_wave64_uses_ds_bpermute_or_lds():

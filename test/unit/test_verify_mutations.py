@@ -161,3 +161,23 @@ def test_every_candidate_of_the_fixtures_verifies():
         for bits in (8, 16, 32, 64):
             plans, _ = plan_candidates(src, dst, bits, "sm_90")
             assert plans and all(verify_plan(p).ok for p in plans)
+
+
+def test_cross_cta_plans_need_cluster_barriers():
+    src = LinearLayout.from_bases({"register": [[1]], "lane": [[2], [4], [8], [16], [32]], "warp": [],
+                                   "block": [[64]]}, {"dim0": 128})
+    dst = LinearLayout.from_bases({"register": [[64]], "lane": [[2], [4], [8], [16], [32]], "warp": [],
+                                   "block": [[1]]}, {"dim0": 128})
+    plan = plan_conversion(src, dst, 32, "sm_90")
+    assert plan and verify_plan(plan).ok
+    ops = list(plan.shared.ops)
+    assert isinstance(ops[-1], Barrier) and ops[-1].kind == "barrier.cluster"
+    result = verify_plan(with_ops(plan, ops[:-1]))
+    assert not result.ok and "cluster barrier" in result.errors[0]
+    cta_only = [Barrier("bar.sync") if isinstance(op, Barrier) else op for op in ops]
+    result = verify_plan(with_ops(plan, cta_only))
+    assert not result.ok and "not cluster-wide" in result.errors[0]
+    # reading the wrong CTA
+    i = next(i for i, op in enumerate(ops) if isinstance(op, SharedAccess) and op.cta is not None)
+    ops[i] = replace(ops[i], cta=ops[i].cta.with_const(ops[i].cta.const ^ 1))
+    assert not verify_plan(with_ops(plan, ops)).ok
