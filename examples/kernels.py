@@ -63,6 +63,19 @@ def column_sum(X, Y, M: tl.constexpr, N: tl.constexpr):
     tl.store(Y + rn, tl.sum(x, axis=0))
 
 
+@triton.jit
+def rotary_embedding(X, COS, SIN, Y, D: tl.constexpr):
+    """Rotary position embedding (GPT-J style, interleaved pairs) of one row of D features:
+    (x[2i], x[2i+1]) is rotated by the angle whose cos/sin are COS[i], SIN[i]."""
+    row = tl.program_id(0)
+    x = tl.load(X + row * D + tl.arange(0, D))
+    x_even, x_odd = tl.split(tl.reshape(x, (D // 2, 2)))
+    cos = tl.load(COS + row * (D // 2) + tl.arange(0, D // 2))
+    sin = tl.load(SIN + row * (D // 2) + tl.arange(0, D // 2))
+    y = tl.join(x_even * cos - x_odd * sin, x_even * sin + x_odd * cos)
+    tl.store(Y + row * D + tl.arange(0, D), tl.reshape(y, (D,)))
+
+
 # --------------------------------------------------------------------------- matrix kernels
 
 @triton.jit
@@ -138,6 +151,8 @@ KERNELS: list[BundledKernel] = [
                   description="row softmax, 4 rows x 1024 columns per program"),
     BundledKernel("layer_norm", layer_norm, {"X": "*fp16", "Y": "*fp16", "W": "*fp32", "B": "*fp32"},
                   {"N": 512, "eps": 1e-5}, description="layer norm of a 512-wide fp16 row"),
+    BundledKernel("rotary", rotary_embedding, {"X": "*fp32", "COS": "*fp32", "SIN": "*fp32", "Y": "*fp32"},
+                  {"D": 256}, num_warps=1, description="rotary embedding of 256 features, interleaved pairs"),
     BundledKernel("matmul", matmul, {"A": "*fp16", "B": "*fp16", "C": "*fp16"},
                   {"M": 256, "N": 256, "K": 256, "BM": 64, "BN": 64, "BK": 32},
                   description="fp16 matmul, 64x64x32 tiles, mma accumulator stored as fp16"),

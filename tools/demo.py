@@ -1,20 +1,262 @@
-"""`make demo`: a short tour of linear layouts, printed to the terminal.
+"""`make demo` (``ll-demo``): what linear layouts do to real Triton kernels, on the CPU.
 
-1. The paper's Figure 1 layout (a 16x16 tensor, 2x2 registers, 4x8 lanes, 2 warps), built
-   from its bases and printed, with a few evaluations.
-2. Its matrix over F2 (one row per tensor-coordinate bit, one column per hardware bit).
-3. One conversion: from Figure 1's layout to its transpose-friendly cousin, computed with
-   ``invert_and_compose``, and what the result says about the data movement it needs.
+The main job:
+
+1. compile every bundled kernel (``examples/kernels.py``: softmax, layer norm, matmul,
+   attention, ...) for sm_90 and gfx942 with ``triton.compile`` - no GPU needed;
+2. for every ``ttg.convert_layout`` Triton's layout passes left in the TTGIR, print one row
+   (``tools.conversion_report``): where it is, its types, how far the data moves (scope), the
+   lowering our planner chose, its cost per warp, and whether the plan is verified;
+3. when ``ll-lower-conversions`` is available, compile each kernel again with
+   ``linear_layouts.enable()`` and count the data-movement instructions of the final PTX /
+   AMDGCN next to stock Triton's;
+4. draw the most interesting plans (``ll-viz --plan`` pictures) into ``--out`` (``demo-out/``);
+5. sum up.
+
+``ll-demo --tour`` is the algebra tour: the paper's Figure 1 layout, its matrix over F2 and one
+conversion computed with ``invert_and_compose``.
 
 Run it with ``ll-demo`` or ``python -m linear_layouts.tools.demo``.
 """
 
 from __future__ import annotations
 
+import argparse
+import os
 import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Optional
 
 from linear_layouts.dialect import LinearLayout
 
+# The demo's two targets: triton.compile's GPUTarget arguments and the planner's target name.
+DEMO_TARGETS = {"sm_90": ("cuda", 90, 32), "gfx942": ("hip", "gfx942", 64)}
+FINAL_CODE = {"sm_90": ("ptx", "nvidia"), "gfx942": ("amdgcn", "amd")}
+
+
+@dataclass
+class KernelResult:
+    """One bundled kernel compiled for one target: its conversions, and the final code's
+    data-movement counts with stock Triton and with our lowering."""
+
+    kernel: str
+    target: str
+    rows: list = field(default_factory=list)          # conversion_report.ConversionRow
+    stock_counts: dict = field(default_factory=dict)
+    ours_counts: Optional[dict] = None                 # None: not compiled with the plugin
+    ours_problem: str = ""                             # why compiling with the plugin failed
+    error: str = ""                                    # why the stock compile failed
+
+
+# ----------------------------------------------------------------------------- compiling
+
+def bundled_kernels(names: Optional[list[str]] = None):
+    """The kernels of ``examples/kernels.py`` (all, or those named)."""
+    try:
+        from linear_layouts.examples.kernels import KERNELS
+    except ImportError as error:
+        raise SystemExit(f"ll-demo: error: the bundled kernels (examples/kernels.py) are not installed: {error}")
+    if not names:
+        return KERNELS
+    known = {k.name: k for k in KERNELS}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise SystemExit(f"ll-demo: error: unknown kernel {unknown[0]!r} (bundled: {', '.join(known)})")
+    return [known[n] for n in names]
+
+
+def gpu_target(target: str):
+    from triton.backends.compiler import GPUTarget
+    return GPUTarget(*DEMO_TARGETS[target])
+
+
+def compile_stock(kernel, target: str):
+    """Stock Triton, from the Python source: the compiled kernel (its ``asm`` has every stage)."""
+    import triton
+    from triton.compiler import ASTSource
+
+    signature = dict(kernel.signature)
+    signature.update({name: "constexpr" for name in kernel.constexprs})
+    source = ASTSource(kernel.function, signature, constexprs=kernel.constexprs)
+    options = {"num_warps": kernel.num_warps, **kernel.options}
+    return triton.compile(source, target=gpu_target(target), options=options)
+
+
+def compile_ours(ttgir: str, target: str, workdir: str, name: str) -> str:
+    """Our lowering: Triton's own TTGIR recompiled from a file with ``linear_layouts.enable()``
+    (our pass runs before Triton's ``make_llir``).  Returns the final PTX / AMDGCN."""
+    import triton
+
+    import linear_layouts
+
+    path = os.path.join(workdir, f"{name}-{target}.ttgir")
+    with open(path, "w") as f:
+        f.write(ttgir)
+    linear_layouts.enable()
+    try:
+        compiled = triton.compile(path, target=gpu_target(target))
+    finally:
+        linear_layouts.disable()
+    return compiled.asm[FINAL_CODE[target][0]]
+
+
+def lowering_pass_available() -> bool:
+    from linear_layouts.passes.framework import registered_passes
+    return "ll-lower-conversions" in registered_passes()
+
+
+def _one_line(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return (text[0] if text else type(error).__name__)[:160]
+
+
+def run_kernel(kernel, target: str, with_ours: bool, workdir: str) -> KernelResult:
+    """Compile ``kernel`` for ``target``, report its conversions, and (``with_ours``) count the
+    final code's instructions with and without our lowering.  Never raises: problems are
+    recorded in the result (the demo's table says what went wrong, per kernel)."""
+    from linear_layouts.tools.conversion_report import count_instructions, report_conversions
+
+    result = KernelResult(kernel.name, target)
+    code_stage, vendor = FINAL_CODE[target]
+    try:
+        compiled = compile_stock(kernel, target)
+    except Exception as error:  # a Triton version that cannot compile it: say so, go on
+        result.error = f"stock compile failed: {_one_line(error)}"
+        return result
+    ttgir = compiled.asm["ttgir"]
+    result.rows = report_conversions(ttgir, target, kernel=kernel.name, filename=f"{kernel.name}.ttgir")
+    result.stock_counts = count_instructions(compiled.asm[code_stage], vendor)
+    if with_ours:
+        try:
+            result.ours_counts = count_instructions(compile_ours(ttgir, target, workdir, kernel.name), vendor)
+        except Exception as error:
+            result.ours_problem = f"compile with linear_layouts.enable() failed: {_one_line(error)}"
+    return result
+
+
+# ----------------------------------------------------------------------------- printing
+
+CONVERSION_HEADER = ["kernel", "location", "types", "scope", "lowering", "instructions per warp", "conflicts",
+                     "scratch", "verified"]
+TARGET_TITLES = {"sm_90": "sm_90 (NVIDIA Hopper, 32 lanes per warp)", "gfx942": "gfx942 (AMD MI300, 64 lanes per wave)"}
+
+
+def conversion_table(results: list[KernelResult]) -> list[str]:
+    """One row per convert of the kernels of one target (``results`` are all for one target)."""
+    from linear_layouts.tools.conversion_report import format_table
+
+    rows = []
+    for result in results:
+        if result.error:
+            rows.append([result.kernel, "-", "-", "-", "-", "-", "-", "-", result.error])
+        elif not result.rows:
+            rows.append([result.kernel, "-", "(no ttg.convert_layout)", "-", "-", "-", "-", "-", "-"])
+        for row in result.rows:
+            conflicts = "-" if row.plan is None or row.plan.shared is None else str(row.bank_conflicts)
+            scratch = f"{row.scratch_bytes} B" if row.scratch_bytes else "-"
+            rows.append([row.kernel, row.location, row.types, row.scope, row.lowering, row.instructions,
+                         conflicts, scratch, row.verified])
+    return format_table(CONVERSION_HEADER, rows)
+
+
+def final_code_table(results: list[KernelResult]) -> list[str]:
+    from linear_layouts.tools.conversion_report import counts_text, format_table
+
+    rows = []
+    for result in results:
+        if result.error:
+            continue
+        ours = result.ours_problem or (counts_text(result.ours_counts) if result.ours_counts is not None else "-")
+        rows.append([result.kernel, result.target, counts_text(result.stock_counts), ours])
+    return format_table(["kernel", "target", "stock Triton", "with linear_layouts.enable()"], rows)
+
+
+def interesting_rows(results: list[KernelResult]) -> list:
+    """The plans worth a picture: per target, the shared-memory plan with the most scratch
+    bytes, and the shuffle plan with the most shuffle instructions."""
+    chosen = []
+    for target in DEMO_TARGETS:
+        rows = [r for res in results if res.target == target for r in res.rows if r.plan is not None]
+        shared = [r for r in rows if r.plan.method == "shared"]
+        shuffles = [r for r in rows if r.plan.method == "shuffle"]
+        if shared:
+            chosen.append(max(shared, key=lambda r: r.scratch_bytes))
+        if shuffles:
+            chosen.append(max(shuffles, key=lambda r: len(r.plan.shuffle.rounds)))
+    return chosen
+
+
+def draw_pictures(results: list[KernelResult], out_dir: str) -> list[str]:
+    from linear_layouts.tools.plan_view import draw_plan
+
+    os.makedirs(out_dir, exist_ok=True)
+    written = []
+    for row in interesting_rows(results):
+        path = os.path.join(out_dir, f"{row.kernel}-{row.plan.target.name}-{row.plan.method}.png")
+        draw_plan(row.plan, path, row.what)
+        written.append(f"{path}: {row.what}")
+    return written
+
+
+def summary(results: list[KernelResult]) -> list[str]:
+    rows = [r for res in results for r in res.rows]
+    lowered = Counter(r.lowering for r in rows if r.plan is not None)
+    left = sum(1 for r in rows if r.plan is None)
+    noops = sum(1 for r in rows if r.is_noop)
+    by_lowering = ", ".join(f"{name} {count}" for name, count in sorted(lowered.items(), key=lambda kv: -kv[1]))
+    lines = [f"{len(rows)} conversions in {len({r.kernel for r in results})} kernels x {len(DEMO_TARGETS)} targets; "
+             f"{noops} are no-ops (the same linear map: nothing to do)",
+             f"by lowering: {by_lowering or 'none'}; left to Triton: {left}"]
+    failed = [r for r in results if r.error or r.ours_problem]
+    for r in failed:
+        lines.append(f"note: {r.kernel} on {r.target}: {r.error or r.ours_problem}")
+    return lines
+
+
+def main_job(args) -> int:
+    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")  # quiet Triton 3.9's warning, keep its default
+    started = time.time()
+    kernels = bundled_kernels(args.kernel)
+    targets = args.target or list(DEMO_TARGETS)
+    with_ours = not args.no_compare and lowering_pass_available()
+    print(f"ll-demo: {len(kernels)} bundled kernels (examples/kernels.py) compiled for {', '.join(targets)} "
+          f"on the CPU; one row per ttg.convert_layout in Triton's TTGIR")
+    results = []
+    with tempfile.TemporaryDirectory(prefix="ll-demo-") as workdir:
+        for target in targets:
+            for kernel in kernels:
+                results.append(run_kernel(kernel, target, with_ours, workdir))
+    for target in targets:
+        print()
+        print(f"Conversions on {TARGET_TITLES[target]}:")
+        for line in conversion_table([r for r in results if r.target == target]):
+            print(line)
+    print()
+    if with_ours:
+        print("Data movement in the final code (whole kernel: conversions, reductions, loads and stores):")
+        for line in final_code_table(results):
+            print(line)
+    else:
+        print("(ll-lower-conversions is not registered: the final code of stock Triton only)")
+        for line in final_code_table(results):
+            print(line)
+    if not args.no_pictures:
+        print()
+        print(f"Pictures of the most interesting plans (ll-viz --plan), in {args.out}/:")
+        for line in draw_pictures(results, args.out):
+            print(f"  {line}")
+    print()
+    for line in summary(results):
+        print(line)
+    if args.timing:
+        print(f"done in {time.time() - started:.1f} s")
+    return 0
+
+
+# ----------------------------------------------------------------------------- the algebra tour
 OUT_DIMS = ["dim0", "dim1"]  # dim0 = row, dim1 = column
 
 
@@ -87,8 +329,9 @@ def describe_conversion(conversion: LinearLayout) -> list[str]:
     return lines
 
 
-def main(argv: list[str] | None = None) -> int:
-    out = sys.stdout
+def tour(out=None) -> int:
+    """The algebra tour (``ll-demo --tour``)."""
+    out = out or sys.stdout
     src = figure1_layout()
     print("== 1. The paper's Figure 1 layout: 16x16 tensor, 2x2 registers, 4x8 lanes, 2 warps ==", file=out)
     print(src, file=out)
@@ -126,6 +369,29 @@ def main(argv: list[str] | None = None) -> int:
     print("Warps map to themselves, so this conversion stays inside each warp: registers and lanes", file=out)
     print("mix, which a warp shuffle (or warp-local shared memory) can do without a CTA barrier.", file=out)
     return 0
+
+
+
+# ----------------------------------------------------------------------------- command line
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="ll-demo", description="Linear layouts on the bundled Triton kernels (no GPU).")
+    p.add_argument("--tour", action="store_true", help="the algebra tour instead: Figure 1, its matrix, a conversion")
+    p.add_argument("--out", default="demo-out", help="directory for the pictures (default demo-out)")
+    p.add_argument("--kernel", action="append", help="only this bundled kernel (repeatable)")
+    p.add_argument("--target", action="append", choices=list(DEMO_TARGETS), help="only this target (repeatable)")
+    p.add_argument("--no-pictures", action="store_true", help="draw nothing")
+    p.add_argument("--no-compare", action="store_true",
+                   help="skip compiling with linear_layouts.enable() (no final-code comparison)")
+    p.add_argument("--timing", action="store_true", help="print the total time at the end")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.tour:
+        return tour()
+    return main_job(args)
 
 
 if __name__ == "__main__":

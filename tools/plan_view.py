@@ -149,7 +149,7 @@ def plan_text(plan: ConversionPlan | Unsupported, what: str = "") -> str:
         lines.append("this conversion is left to Triton's own lowering")
         return "\n".join(lines)
     lines.append(f"scope: {plan.scope}   lowering: {lowering_name(plan)}   target: {plan.target.name}   "
-                 f"element: {plan.element_bits} bit   verified: yes (every lane, register and warp simulated)")
+                 f"element: {plan.element_bits} bit   verified: yes (exhaustive simulation)")
     lines.append(f"cost per warp: {cost_line(plan)}")
     if plan.shuffle is not None:
         lines += _shuffle_text(plan)

@@ -1,4 +1,4 @@
-"""The demo prints the tour the README promises."""
+"""ll-demo: the algebra tour (--tour) and the main job (a table of the bundled kernels' conversions)."""
 
 import io
 import contextlib
@@ -6,10 +6,10 @@ import contextlib
 from linear_layouts.tools import demo
 
 
-def test_demo_runs_and_shows_the_three_parts():
+def test_tour_runs_and_shows_the_three_parts():
     buffer = io.StringIO()
     with contextlib.redirect_stdout(buffer):
-        assert demo.main([]) == 0
+        assert demo.main(["--tour"]) == 0
     text = buffer.getvalue()
     assert "== 1. The paper's Figure 1 layout" in text
     assert "register=3 lane= 5 warp=0 -> (row  9, col  3)" in text
