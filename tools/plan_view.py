@@ -157,7 +157,7 @@ def plan_text(plan: ConversionPlan | Unsupported, what: str = "") -> str:
         lines += _shared_text(plan)
     if plan.method in ("noop", "rename"):
         moves = "no data moves" if plan.method == "noop" else "registers are renamed inside each thread"
-        lines.append(f"{moves}: dst[i] = src[{list(plan.output.sources)}[i]]")
+        lines.append(f"{moves}: destination registers 0, 1, ... are source registers {list(plan.output.sources)}")
     return "\n".join(lines)
 
 

@@ -1,0 +1,131 @@
+"""ll-viz --plan: a conversion plan in words (checked exactly on small cases) and in pictures."""
+
+import pytest
+
+from linear_layouts.dialect import LinearLayout, to_linear_layout
+from linear_layouts.lowering import plan_conversion
+from linear_layouts.lowering.plan import SharedAccess, ThreadAffine
+from linear_layouts.tools import plan_view, viz
+
+PAIRS = "#ttg.blocked<{sizePerThread = [2], threadsPerWarp = [32], warpsPerCTA = [1], order = [0]}>"
+SINGLES = "#ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [1], order = [0]}>"
+ROWS = "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], warpsPerCTA = [1, 1], order = [1, 0]}>"
+COLUMNS = "#ttg.blocked<{sizePerThread = [4, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 1], order = [0, 1]}>"
+# 128 elements over 64 lanes and 2 CTAs; the destination swaps which CTA holds which half.
+CTA_HALVES = "#ttg.linear<{register = [], lane = [[1], [2], [4], [8], [16], [32]], warp = [], block = [[64]]}>"
+CTA_INTERLEAVED = "#ttg.linear<{register = [], lane = [[2], [4], [8], [16], [32], [64]], warp = [], block = [[1]]}>"
+
+
+def run(args, capsys):
+    code = viz.main(args)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_shuffle_plan_text_is_exact(capsys):
+    # 64 fp32 elements, 2 per lane -> 1 per lane: lane l needs elements l and l + 32, held by
+    # lanes l // 2 and 16 + l // 2: two shfl.idx rounds, each lane picking its word by parity.
+    code, out, _ = run(["--plan", PAIRS, SINGLES, "--shape", "64"], capsys)
+    assert code == 0
+    lanes = "    lane " + " ".join(f"{i:>2}" for i in range(32))
+    even_odd = " ".join(f"{i % 2:>2}" for i in range(32))
+    assert out.splitlines() == [
+        "64 x 32-bit elements on sm_90",
+        f"SRC: {PAIRS}",
+        f"DST: {SINGLES}",
+        "scope: lane   lowering: shuffle   target: sm_90   element: 32 bit   verified: yes (exhaustive simulation)",
+        "cost per warp: shfl.idx=2, select=4; bank conflicts 0; scratch 0 B",
+        "shuffle: 2 source words -> 2 destination words (1 element per 32-bit word), 2 rounds",
+        "  round 0 (shfl.idx): lane l receives word 'word' of lane 'from'",
+        lanes,
+        "    from " + " ".join(f"{(l // 2) + 16 * (l % 2):>2}" for l in range(32)),
+        "    word " + even_odd,
+        "  round 1 (shfl.idx): lane l receives word 'word' of lane 'from'",
+        lanes,
+        "    from " + " ".join(f"{(l // 2) + 16 * (1 - l % 2):>2}" for l in range(32)),
+        "    word " + even_odd,
+        "  select: destination word d of lane l is the word received in round d ^ r(l)",
+        "    r    " + even_odd,
+    ]
+
+
+def test_shared_memory_plan_text_lists_accesses_and_conflicts(capsys):
+    code, out, _ = run(["--plan", ROWS, COLUMNS, "--shape", "16,16", "--bits", "32", "--target", "gfx942"], capsys)
+    assert code == 0
+    assert out.splitlines()[3:] == [
+        "scope: lane   lowering: shared   target: gfx942   element: 32 bit   verified: yes (exhaustive simulation)",
+        "cost per warp: ds_write.b32=8, s_barrier=1, ds_read.b32=8; bank conflicts 0 (store 0, load 0); scratch 1024 B",
+        "shared memory: 1024 B scratch, 1 round, vectors of 1 (store) and 1 (load) x 32 bit",
+        "  instruction            count wavefronts conflicts",
+        "  ds_write.b32               8         16         0",
+        "  s_barrier                  1",
+        "  ds_read.b32                8         16         0",
+    ]
+
+
+def test_noop_plan_says_nothing_moves(capsys):
+    code, out, _ = run(["--plan", PAIRS, PAIRS, "--shape", "64"], capsys)
+    assert code == 0
+    assert out.splitlines()[3:] == [
+        "scope: none   lowering: none   target: sm_90   element: 32 bit   verified: yes (exhaustive simulation)",
+        "cost per warp: no instructions; bank conflicts 0; scratch 0 B",
+        "no data moves: destination registers 0, 1, ... are source registers [0, 1]",
+    ]
+
+
+def test_unsupported_conversion_is_an_answer_not_an_error(capsys):
+    code, out, err = run(["--plan", CTA_HALVES, CTA_INTERLEAVED, "--shape", "128", "--target", "gfx942"], capsys)
+    assert code == 0 and err == ""
+    lines = out.splitlines()
+    assert lines[3].startswith("no plan (scope block): cross-CTA conversion")
+    assert lines[4] == "this conversion is left to Triton's own lowering"
+
+
+@pytest.mark.parametrize("src, dst, shape, bits", [(PAIRS, SINGLES, "64", "32"), (ROWS, COLUMNS, "16,16", "16"),
+                                                   (PAIRS, PAIRS, "64", "32")])
+def test_picture_is_written(tmp_path, capsys, src, dst, shape, bits):
+    pytest.importorskip("matplotlib")
+    path = tmp_path / "plan.png"
+    code, out, _ = run(["--plan", src, dst, "--shape", shape, "--bits", bits, "-o", str(path)], capsys)
+    assert code == 0
+    assert out.splitlines()[-1] == f"wrote {path}"
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 10_000
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--plan", PAIRS, SINGLES, "--shape", "64", "--target", "sm_99"], "--target: unknown target 'sm_99'"),
+    (["--plan", PAIRS, "#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [0]}>", "--shape", "64"],
+     "--plan: DST is a shared-memory layout"),
+    (["--plan", PAIRS, SINGLES], "a layout attribute needs --shape"),
+    (["--plan", PAIRS, SINGLES, "--shape", "64", "-o", "plan.txt"], "-o plan.txt: the picture must be"),
+    ([PAIRS, "--plan", PAIRS, SINGLES, "--shape", "64"], "--plan takes its two layouts itself"),
+])
+def test_bad_input_exits_1_with_a_message(capsys, args, message):
+    code, out, err = run(args, capsys)
+    assert code == 1 and out == ""
+    assert err.startswith("ll-viz: error: ") and message in err
+
+
+def test_access_touches_marks_conflicting_words():
+    # A real gfx942 plan with its first store replaced by hand-made ones: 32-bit stores, two
+    # phases of 32 lanes each.  A stride of 32 words puts every lane of a phase in bank 0.
+    plan = plan_conversion(to_linear_layout(ROWS, [16, 16]), to_linear_layout(COLUMNS, [16, 16]), 32, "gfx942")
+    column = SharedAccess("ds_write", (0,), ThreadAffine(0, lane=(32, 64, 128, 256, 512, 1024)))
+    touches = plan_view.access_touches(column, plan)
+    assert [t.word for t in touches] == [32 * lane for lane in range(64)]
+    assert all(t.conflict and len(t.lanes) == 1 for t in touches)
+    # Every lane writing the same word: one broadcast, no conflict.
+    same_word = SharedAccess("ds_write", (0,), ThreadAffine(5, lane=(0, 0, 0, 0, 0, 0)))
+    assert plan_view.access_touches(same_word, plan) == [plan_view.WordTouch(5, tuple(range(64)), False)]
+    # The planner's own accesses are conflict-free and cover every lane.
+    access = next(op for op in plan.shared.ops if isinstance(op, SharedAccess))
+    touches = plan_view.access_touches(access, plan)
+    assert not any(t.conflict for t in touches)
+    assert sorted(lane for t in touches for lane in t.lanes) == list(range(64))
+
+
+def test_lowering_names():
+    plan = plan_conversion(to_linear_layout(ROWS, [16, 16]), to_linear_layout(COLUMNS, [16, 16]), 16, "sm_90")
+    assert plan_view.lowering_name(plan).startswith("shared")
+    identity = LinearLayout.identity_1d(32, "lane", "dim0")
+    assert plan_view.lowering_name(plan_conversion(identity, identity, 32, "sm_90")) == "none"
