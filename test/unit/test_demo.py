@@ -22,3 +22,70 @@ def test_demo_conversion_is_a_correct_inverse():
     for flat in range(dst.total_in_dim_size):
         hw = {"register": flat & 3, "lane": (flat >> 2) & 31, "warp": flat >> 7}
         assert src.apply(conversion.apply(hw)) == dst.apply(hw)
+
+
+# ----------------------------------------------------------------------------- the main job
+
+TRANSPOSE_SM90 = ["transpose", "kernels.py:127", "64x64xf32 #blocked1 -> #blocked", "warp", "shared",
+                  "st.shared.b32=32 bar.sync=1 ld.shared.b32=32", "0", "16384 B", "yes"]
+
+
+def _table_rows(text, title):
+    """The rows (split on runs of 2+ spaces) of the table under ``title``."""
+    import re
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(title))
+    rows = []
+    for line in lines[start + 3:]:
+        if not line.strip():
+            break
+        rows.append(re.split(r"\s{2,}", line.strip()))
+    return lines[start + 1], rows
+
+
+def test_main_job_reports_every_conversion_of_a_kernel(tmp_path):
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        assert demo.main(["--kernel", "transpose", "--kernel", "column_sum", "--target", "sm_90",
+                          "--no-compare", "--out", str(tmp_path)]) == 0
+    text = buffer.getvalue()
+    header, rows = _table_rows(text, "Conversions on sm_90")
+    assert header.split() == ["kernel", "location", "types", "scope", "lowering", "instructions", "per", "warp",
+                              "conflicts", "scratch", "verified"]
+    assert rows == [TRANSPOSE_SM90,
+                    ["column_sum", "kernels.py:63", "128xf32 #slice0(#blocked) -> #blocked1", "none", "none",
+                     "-", "-", "-", "yes"]]
+    assert "2 conversions in 2 kernels" in text and "1 are no-ops" in text
+    assert (tmp_path / "transpose-sm_90-shared.png").stat().st_size > 10_000
+
+
+def test_report_conversions_reads_a_ttgir_file():
+    # The committed corpus: no compile needed.  Location and types come from the module.
+    import os
+    from linear_layouts.tools.conversion_report import report_conversions
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    with open(os.path.join(root, "test", "lit", "corpus", "gfx942", "transpose_32bit.ttgir")) as f:
+        rows = report_conversions(f.read(), "gfx942", kernel="t")
+    assert [(r.location, r.types, r.scope, r.lowering, r.verified) for r in rows] == [
+        ("gen_corpus.py:126", "64x64xf32 #blocked1 -> #blocked", "warp", "shared", "yes")]
+    assert rows[0].scratch_bytes == rows[0].plan.shared.scratch_bytes and rows[0].bank_conflicts == 0
+
+
+def test_final_code_counts():
+    from linear_layouts.tools.conversion_report import count_instructions, counts_text
+    ptx = "  shfl.sync.idx.b32 %r1, %r2, 1, 31, -1;\n  st.shared.v4.b32 [%r3], {%r4};\n  ldmatrix.sync.x4 {..}\n"
+    counts = count_instructions(ptx, "nvidia")
+    assert counts == {"shfl": 1, "st.shared": 1, "ld.shared": 0, "stmatrix": 0, "ldmatrix": 1}
+    assert counts_text(counts) == "shfl=1 st.shared=1 ldmatrix=1"
+    assert count_instructions("  ds_bpermute_b32 v1, v2, v3\n  ds_write_b128 v0, v[4:7]\n", "amd") == \
+        {"ds_bpermute": 1, "ds_write": 1, "ds_read": 0}
+
+
+def test_a_failing_plugin_compile_is_reported_not_raised(monkeypatch):
+    def broken(*args, **kwargs):
+        raise RuntimeError("linear-layouts: kernel transpose: boom\nmore detail")
+    monkeypatch.setattr(demo, "compile_ours", broken)
+    kernel = demo.bundled_kernels(["transpose"])[0]
+    result = demo.run_kernel(kernel, "sm_90", with_ours=True, workdir="/nonexistent")
+    assert result.ours_problem == "compile with linear_layouts.enable() failed: linear-layouts: kernel transpose: boom"
+    assert "failed: linear-layouts: kernel transpose: boom" in demo.final_code_table([result])[2]
