@@ -721,13 +721,21 @@ def compile_module(module: Module, target: str, stage: str) -> str:
     def compile_in_child() -> str:
         import triton
         from triton.backends.compiler import GPUTarget
+        import shutil
         directory = tempfile.mkdtemp(prefix="ll_opt_emit_")
-        path = os.path.join(directory, "module.ttgir")
-        with open(path, "w") as f:
-            f.write(text)
-        os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")  # silence 3.9's notice
-        kernel = triton.compile(path, target=GPUTarget(backend, arch, threads))
-        return kernel.asm[stage] if isinstance(kernel.asm[stage], str) else kernel.asm[stage].decode()
+        try:
+            path = os.path.join(directory, "module.ttgir")
+            with open(path, "w") as f:
+                f.write(text)
+            os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")  # silence 3.9's notice
+            # A private cache: concurrent ll-opt runs never race on Triton's shared cache, and
+            # an output always comes from this compilation.
+            os.environ["TRITON_CACHE_DIR"] = os.path.join(directory, "cache")
+            kernel = triton.compile(path, target=GPUTarget(backend, arch, threads))
+            asm = kernel.asm[stage]
+            return asm if isinstance(asm, str) else asm.decode()
+        finally:
+            shutil.rmtree(directory, ignore_errors=True)
 
     return run_forked(compile_in_child)
 
