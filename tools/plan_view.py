@@ -18,7 +18,7 @@ words to other banks as a block and keeps every conflict count (see ``lowering.c
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
