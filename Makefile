@@ -1,6 +1,7 @@
 # linear-layouts: two commands on a fresh machine.
 #
-#   make demo         the main job (a tour of the layout algebra for now)
+#   make demo         the main job: compile the bundled kernels (examples/) for sm_90 and gfx942
+#                     with our layout engine and report every conversion (ll-demo --tour: the algebra)
 #   make test         pytest + lit in .venv with the newest triton (3.9)
 #   make test-compat  the same in .venv-compat with triton 3.6.0 (what torch 2.11 pins)
 #
