@@ -309,7 +309,9 @@ def _parse_file_in_child(path: str) -> tuple[bool, str]:
     _, status = os.waitpid(pid, 0)
     diagnostics = b"".join(chunks).decode(errors="replace")
     if os.WIFSIGNALED(status):
-        diagnostics += f"\nTriton's parser crashed (signal {os.WTERMSIG(status)})"
+        # An abort has no MLIR location: say so first, then what Triton printed.
+        diagnostics = (f"loc(\"{path}\":1:1): error: Triton aborted while parsing the module "
+                       f"(signal {os.WTERMSIG(status)}); what it printed follows\n{diagnostics}")
     return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, diagnostics
 
 

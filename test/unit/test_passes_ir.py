@@ -165,3 +165,14 @@ def test_rewrite_text_reparses_and_rebuilds():
     module = parse_module(LOOP, "loop.mlir")
     module.rewrite_text(lambda text: text.replace("arith.addf", "arith.mulf"))
     assert [op.name for op in module.walk()].count("arith.mulf") == 1
+
+
+def test_an_abort_inside_tritons_parser_does_not_kill_us():
+    # A #ttg.linear that misses half the elements: Triton's parser hits an LLVM fatal error.
+    text = ('module attributes {"ttg.num-warps" = 1 : i32, "ttg.threads-per-warp" = 32 : i32} {\n'
+            '  tt.func public @f(%x: tensor<64xf32, #ttg.linear<{register = [[64]], lane = [[1], [2], [4], [8], '
+            '[16]], warp = [], block = []}>>) {\n    tt.return\n  }\n}\n')
+    with pytest.raises(IRError) as error:
+        parse_module(text, "abort.mlir")
+    assert str(error.value).startswith("abort.mlir:1:1: error: Triton aborted while parsing the module")
+    assert "surjective" in str(error.value)
