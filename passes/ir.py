@@ -146,6 +146,14 @@ class TensorType:
     def is_shared(self) -> bool:
         return self.kind == "memdesc"
 
+    def encoding_attribute(self):
+        """The encoding as a :mod:`linear_layouts.dialect` attribute object (None if absent);
+        raises the dialect's ``LayoutError`` for text it cannot read."""
+        if self.encoding is None:
+            return None
+        from ..dialect.attributes import parse_attribute
+        return parse_attribute(self.encoding)
+
 
 def parse_tensor_type(text: str) -> Optional[TensorType]:
     """A :class:`TensorType` for tensor and memdesc types, None for any other type."""

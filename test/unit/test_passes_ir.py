@@ -176,3 +176,11 @@ def test_an_abort_inside_tritons_parser_does_not_kill_us():
         parse_module(text, "abort.mlir")
     assert str(error.value).startswith("abort.mlir:1:1: error: Triton aborted while parsing the module")
     assert "surjective" in str(error.value)
+
+
+def test_layouts_are_read_through_the_dialect():
+    module = parse_module(LOOP, "loop.mlir")
+    value = module.ops_named("arith.addf")[0].results[0]
+    attribute = value.tensor_type.encoding_attribute()
+    assert type(attribute).__name__ == "BlockedEncoding" and attribute.rank == 1
+    assert parse_tensor_type("tensor<4xi32>").encoding_attribute() is None
