@@ -47,14 +47,27 @@ def element_bits_of(bits) -> int:
     return bits
 
 
-def _rename(src: HardwareLayout, dst: HardwareLayout, full_conversion: LinearLayout) -> RegisterRename:
-    """dst[j] = src[i] where i holds the element that dst register j names (same lane)."""
+def _register_rename(src_full: HardwareLayout, src_u: HardwareLayout, dst_full: HardwareLayout,
+                     dst_u: HardwareLayout) -> RegisterRename:
+    """dst[j] = src[i]: the source register of the same thread holding the element that
+    destination register j names (none/register scope: C moves registers only).
+
+    C = dst.invert_and_compose(src) on the unique registers, evaluated at (register u, lane 0,
+    warp 0, block 0); its register output is the source's unique register, which we rename to a
+    full source register.  Worked example: src registers [1, 2], dst registers [2, 0, 1]: dst
+    register 0b100 names element 1 = src register 0b01; dst register 0b010 is a copy of dst
+    register 0 (element 0).
+    """
+    dims = ("register", "lane", "warp", "block")
+    s = to_linear_layout({d: src_u.columns(d) for d in dims}, src_u.element_bits)
+    d = to_linear_layout({d: dst_u.columns(d) for d in dims}, dst_u.element_bits)
+    conversion = d.invert_and_compose(s)
+    zero = {name: 0 for name in conversion.in_dim_names}
     sources = []
-    zero = {d: 0 for d in full_conversion.in_dim_names}
-    for j in range(1 << len(dst.register)):
-        u = dst.canonical_register(j)
-        image = full_conversion.apply({**zero, "register": u})
-        sources.append(src.full_register(image["register"]))
+    for j in range(1 << len(dst_full.register)):
+        u = dst_full.canonical_register(j)
+        image = conversion.apply({**zero, "register": u})
+        sources.append(src_full.full_register(image["register"]))
     return RegisterRename("src", tuple(sources))
 
 
@@ -153,6 +166,9 @@ def plan_candidates(src: LinearLayout, dst: LinearLayout, bits, target) -> tuple
         b = dst.in_dim_size(name) if dst.has_in_dim(name) else 1
         if a != b:
             raise LayoutError(f"source and destination use different numbers of {name}s: {a} vs {b}")
+    lanes = src.in_dim_size("lane") if src.has_in_dim("lane") else 1
+    if lanes != target.warp_size:
+        raise LayoutError(f"the layouts have {lanes} lanes but a {target.name} warp has {target.warp_size}")
     order = src.out_dim_names
     src_full = HardwareLayout.of(src, order)
     dst_full = HardwareLayout.of(dst, order)
@@ -161,15 +177,8 @@ def plan_candidates(src: LinearLayout, dst: LinearLayout, bits, target) -> tuple
     scope = scope_of(conversion)
     base = dict(src=src, dst=dst, element_bits=bits, target=target, scope=scope)
     if scope in ("none", "register"):
-        dims = ("register", "lane", "warp", "block")
-        s = to_linear_layout({d: src_u.columns(d) for d in dims}, src_u.element_bits)
-        d = to_linear_layout({d: dst_u.columns(d) for d in dims}, dst_u.element_bits)
-        full = d.invert_and_compose(s)
         method = "noop" if scope == "none" else "rename"
-        # Register renames use the unique-register numbering of src: map through src_full.
-        rename = _rename(src_u, dst_full, full)
-        rename = RegisterRename("src", tuple(src_full.full_register(i) for i in rename.sources))
-        return [ConversionPlan(**base, method=method, output=rename)], scope
+        return [ConversionPlan(**base, method=method, output=_register_rename(src_full, src_u, dst_full, dst_u))], scope
     if scope == "block":
         if not target.has_distributed_shared_memory:
             return [], scope
@@ -186,20 +195,17 @@ def plan_candidates(src: LinearLayout, dst: LinearLayout, bits, target) -> tuple
     return plans, scope
 
 
-def plan_candidates_target(target) -> Target:
-    return target_named(target) if isinstance(target, str) else target
-
-
 def plan_conversion(src: LinearLayout, dst: LinearLayout, bits, target) -> ConversionPlan | Unsupported:
     """A verified plan converting ``src`` to ``dst`` (distributed layouts of one tensor) for
     elements of ``bits`` bits (1, 8, 16, 32, 64 or "ptr") on ``target`` (a Target or a name such
     as "sm_90", "gfx942"); or ``Unsupported`` with the reason."""
     try:
+        target = target_named(target) if isinstance(target, str) else target
         plans, scope = plan_candidates(src, dst, bits, target)
     except (LayoutError, ValueError) as e:
         return Unsupported(f"invalid conversion: {e}")
     if scope == "block" and not plans:
-        why = ("needs distributed shared memory (sm_90 clusters)" if not plan_candidates_target(target).has_distributed_shared_memory
+        why = ("needs distributed shared memory (sm_90 clusters)" if not target.has_distributed_shared_memory
                else "the source's block directions overlap its in-CTA directions")
         return Unsupported(f"cross-CTA conversion: data moves between CTAs of a cluster; {why}; left to Triton",
                            scope)

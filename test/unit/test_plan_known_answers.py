@@ -145,7 +145,11 @@ CROSS_CTA_DST = layout([[64]], [[2], [4], [8], [16], [32]], block=[[1]], out={"d
 
 @pytest.mark.parametrize("target", ["sm_80", "gfx942"])
 def test_cross_cta_conversion_is_unsupported_with_a_reason(target):
-    plan = plan_conversion(CROSS_CTA_SRC, CROSS_CTA_DST, 32, target)
+    src, dst = CROSS_CTA_SRC, CROSS_CTA_DST
+    if target == "gfx942":  # wave64
+        src = layout([[1]], [[2], [4], [8], [16], [32], [64]], block=[[128]], out={"dim0": 256})
+        dst = layout([[128]], [[2], [4], [8], [16], [32], [64]], block=[[1]], out={"dim0": 256})
+    plan = plan_conversion(src, dst, 32, target)
     assert isinstance(plan, Unsupported) and not plan
     assert plan.scope == "block" and "CTA" in plan.reason and "distributed shared memory" in plan.reason
 
@@ -175,3 +179,8 @@ def test_amd_wave64_uses_ds_bpermute_or_lds():
 def test_every_element_width_plans_and_verifies(bits):
     plan = plan_conversion(ROWS, COLUMN_PAIRS, bits, "sm_90")
     assert plan and verify_plan(plan).ok
+
+
+def test_layouts_must_match_the_targets_warp_size():
+    plan = plan_conversion(ROWS, COLUMN_PAIRS, 32, "gfx942")
+    assert isinstance(plan, Unsupported) and "32 lanes" in plan.reason and "64" in plan.reason
