@@ -1,4 +1,6 @@
-"""Fuzzing the planner on the encoding zoo: blocked, slice, nvidia_mma v2/v3, dot_op, amd_mfma.
+"""Fuzzing the planner on the encoding zoo: blocked, slice, nvidia_mma v2/v3, dot_op, amd_mfma,
+and blocked layouts spread over clusters of 2 or 4 CTAs (cross-CTA conversions: distributed
+shared memory on sm_90, ``Unsupported`` on sm_80).
 
 Random pairs of layouts of one tensor shape and warp count, converted with
 ``dialect.encodings.to_linear_layout``; every plan must pass the exhaustive verifier (the public
@@ -34,15 +36,22 @@ def _split(rng, total: int, parts: int = 2) -> list[int]:
     return out
 
 
-def blocked(rng, rank: int, warps: int, lanes: int) -> str:
+def blocked(rng, rank: int, warps: int, lanes: int, ctas: int = 1) -> str:
     spt = _split(rng, rng.choice([1, 1, 2, 4, 8]), rank)
     tpw = _split(rng, lanes, rank)
     wpc = _split(rng, warps, rank)
     order = list(range(rank))
     rng.shuffle(order)
     f = lambda xs: "[" + ", ".join(map(str, xs)) + "]"  # noqa: E731
+    cga = ""
+    if ctas > 1:
+        per = _split(rng, ctas, rank)
+        split = [p if rng.random() < 0.8 else 1 for p in per]  # CTASplitNum 1: the CTAs hold copies
+        cta_order = list(range(rank))
+        rng.shuffle(cta_order)
+        cga = f", CTAsPerCGA = {f(per)}, CTASplitNum = {f(split)}, CTAOrder = {f(cta_order)}"
     return (f"#ttg.blocked<{{sizePerThread = {f(spt)}, threadsPerWarp = {f(tpw)}, warpsPerCTA = {f(wpc)}, "
-            f"order = {f(order)}}}>")
+            f"order = {f(order)}{cga}}}>")
 
 
 def nvidia_layouts(rng, warps: int, bits: int) -> list[str]:
@@ -92,7 +101,11 @@ def random_encoding_case(rng: random.Random):
     target = rng.choice(list(TARGETS.values()))
     bits = rng.choice([1, 8, 16, 16, 32, 32, 64])
     warps = rng.choice([1, 2, 4, 4, 8])
-    if target.vendor == "nvidia":
+    if target.vendor == "nvidia" and rng.random() < 0.15:
+        # a cluster of 2 or 4 CTAs (blocked layouts with CGA splits): cross-CTA conversions
+        ctas = rng.choice([2, 4])
+        pool = [blocked(rng, 2, warps, 32, ctas) for _ in range(4)]
+    elif target.vendor == "nvidia":
         pool = nvidia_layouts(rng, warps, bits)
     else:
         pool = amd_layouts(rng, warps, target.name)
@@ -101,6 +114,7 @@ def random_encoding_case(rng: random.Random):
         shape = (1 << rng.randint(4, 9),)
         pool = [slice_of(rng, p, shape[0]) for p in pool if not p.startswith("#ttg.dot_op")]
         pool.append(blocked(rng, 1, warps, target.warp_size))
+        pool = [p for p in pool if "CTAsPerCGA" not in p]
     else:
         shape = (1 << rng.randint(4, 7), 1 << rng.randint(4, 7))
     a, b = rng.choice(pool), rng.choice(pool)
@@ -119,6 +133,9 @@ def run_encoding_fuzz(n: int, seed: int = 0) -> Counter:
             continue
         done += 1
         plan = plan_conversion(src, dst, bits, target)
+        if isinstance(plan, Unsupported) and plan.scope == "block" and not target.has_distributed_shared_memory:
+            stats["unsupported-block"] += 1
+            continue
         if isinstance(plan, Unsupported):
             raise AssertionError(f"{a} -> {b} shape {shape} bits {bits} on {target.name}: {plan.reason}")
         assert verify_plan(plan).ok
