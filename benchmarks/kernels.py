@@ -1,0 +1,461 @@
+"""Kernel suite: real Triton kernels under stock Triton, our layout engine ("linear") and the
+legacy baseline, side by side in one run; plus compile time with and without the plugin.
+
+    python benchmarks/kernels.py --out benchmarks/results      # on a GPU machine (H100/H200)
+
+For every kernel and mode: the output is checked against torch (outputs poisoned first), the
+runtime is the median of ``triton.testing.do_bench``, and the compile time is the first launch
+with an empty Triton cache (compile + one run).  Writes kernels.json, kernels.md and kernels.png
+into --out with the GPU name and the Triton and torch versions.
+
+The kernels are written the way tutorials and libraries write them; nothing in them knows about
+linear layouts.  Their convert_layout ops are whatever Triton's layout passes leave in them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+import triton
+import triton.language as tl
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MODES = ("stock", "linear", "legacy")
+
+
+def import_linear_layouts():
+    """Import our package from this checkout even where it is not installed (the GPU machine)."""
+    try:
+        import linear_layouts  # noqa: F401
+        return
+    except ImportError:
+        pass
+    shim = tempfile.mkdtemp(prefix="ll_import_")
+    os.symlink(REPO, os.path.join(shim, "linear_layouts"))
+    sys.path.insert(0, shim)
+
+
+# =========================================================================== kernels
+
+@triton.jit
+def softmax_kernel(X, Y, N: tl.constexpr, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < N
+    x = tl.load(X + row * N + cols, mask=mask, other=-float("inf"))
+    z = x - tl.max(x, axis=0)
+    e = tl.exp(z)
+    tl.store(Y + row * N + cols, e / tl.sum(e, axis=0), mask=mask)
+
+
+@triton.jit
+def layer_norm_fwd_kernel(X, Y, W, B, N: tl.constexpr, eps: tl.constexpr, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(X + row * N + cols).to(tl.float32)
+    mean = tl.sum(x, axis=0) / N
+    xc = x - mean
+    rstd = 1 / tl.sqrt(tl.sum(xc * xc, axis=0) / N + eps)
+    y = xc * rstd * tl.load(W + cols).to(tl.float32) + tl.load(B + cols).to(tl.float32)
+    tl.store(Y + row * N + cols, y.to(Y.dtype.element_ty))
+
+
+@triton.jit
+def layer_norm_bwd_kernel(X, DY, W, MEAN, RSTD, DX, N: tl.constexpr, BLOCK: tl.constexpr):
+    """dx of layer norm, given the forward's mean and rstd per row."""
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(X + row * N + cols).to(tl.float32)
+    dy = tl.load(DY + row * N + cols).to(tl.float32)
+    w = tl.load(W + cols).to(tl.float32)
+    mean = tl.load(MEAN + row)
+    rstd = tl.load(RSTD + row)
+    xhat = (x - mean) * rstd
+    wdy = w * dy
+    c1 = tl.sum(xhat * wdy, axis=0) / N
+    c2 = tl.sum(wdy, axis=0) / N
+    dx = (wdy - (xhat * c1 + c2)) * rstd
+    tl.store(DX + row * N + cols, dx.to(DX.dtype.element_ty))
+
+
+@triton.jit
+def rms_norm_kernel(X, Y, W, N: tl.constexpr, eps: tl.constexpr, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(X + row * N + cols).to(tl.float32)
+    rstd = 1 / tl.sqrt(tl.sum(x * x, axis=0) / N + eps)
+    tl.store(Y + row * N + cols, (x * rstd * tl.load(W + cols).to(tl.float32)).to(Y.dtype.element_ty))
+
+
+@triton.jit
+def matmul_kernel(A, B, C, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(A + rm[:, None] * K + (k + rk)[None, :])
+        b = tl.load(B + (k + rk)[:, None] * N + rn[None, :])
+        acc += tl.dot(a, b)
+    tl.store(C + rm[:, None] * N + rn[None, :], acc.to(C.dtype.element_ty))
+
+
+@triton.jit
+def int4_matmul_kernel(A, Wq, S, C, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """C = A @ dequant(W): W is int4 packed two per byte along K (low nibble = even k), values
+    offset by 8, one fp16 scale per output column."""
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    rkh = tl.arange(0, BK // 2)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(A + rm[:, None] * K + (k + rk)[None, :])
+        packed = tl.load(Wq + (k // 2 + rkh)[:, None] * N + rn[None, :])
+        low = (packed & 0xF).to(tl.int8) - 8
+        high = ((packed >> 4) & 0xF).to(tl.int8) - 8
+        w = tl.join(low, high)                      # (BK/2, BN, 2)
+        w = tl.permute(w, (0, 2, 1))                # (BK/2, 2, BN): k = 2*i + j
+        w = tl.reshape(w, (BK, BN)).to(tl.float16)
+        acc += tl.dot(a, w)
+    scale = tl.load(S + rn).to(tl.float32)
+    tl.store(C + rm[:, None] * N + rn[None, :], (acc * scale[None, :]).to(C.dtype.element_ty))
+
+
+@triton.jit
+def attention_fwd_kernel(Q, K, V, O, SEQ, sm_scale, D: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
+    """One head, no mask: O = softmax(Q K^T * scale) V, online softmax over key blocks."""
+    head = tl.program_id(1)
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rd = tl.arange(0, D)
+    base = head * SEQ * D
+    q = tl.load(Q + base + rm[:, None] * D + rd[None, :])
+    m_i = tl.full((BM,), -float("inf"), tl.float32)
+    l_i = tl.zeros((BM,), tl.float32)
+    acc = tl.zeros((BM, D), tl.float32)
+    for start in range(0, SEQ, BN):
+        rn = start + tl.arange(0, BN)
+        k = tl.load(K + base + rn[None, :] * D + rd[:, None])
+        s = tl.dot(q, k) * sm_scale
+        m_new = tl.maximum(m_i, tl.max(s, axis=1))
+        p = tl.exp(s - m_new[:, None])
+        alpha = tl.exp(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, axis=1)
+        v = tl.load(V + base + rn[:, None] * D + rd[None, :])
+        acc = acc * alpha[:, None] + tl.dot(p.to(tl.float16), v)
+        m_i = m_new
+    tl.store(O + base + rm[:, None] * D + rd[None, :], (acc / l_i[:, None]).to(O.dtype.element_ty))
+
+
+@triton.jit
+def cross_entropy_kernel(LOGITS, TARGET, LOSS, N: tl.constexpr, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < N
+    x = tl.load(LOGITS + row * N + cols, mask=mask, other=-float("inf")).to(tl.float32)
+    m = tl.max(x, axis=0)
+    lse = m + tl.log(tl.sum(tl.exp(x - m), axis=0))
+    t = tl.load(TARGET + row)
+    xt = tl.load(LOGITS + row * N + t).to(tl.float32)
+    tl.store(LOSS + row, lse - xt)
+
+
+@triton.jit
+def transpose_kernel(X, Y, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    x = tl.load(X + rm[:, None] * N + rn[None, :])
+    tl.store(Y + rn[None, :] * M + rm[:, None], x)
+
+
+@triton.jit
+def embedding_kernel(IDS, TABLE, OUT, D: tl.constexpr, ROWS: tl.constexpr):
+    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
+    ids = tl.load(IDS + rows)
+    cols = tl.arange(0, D)
+    vals = tl.load(TABLE + ids[:, None] * D + cols[None, :])
+    tl.store(OUT + rows[:, None] * D + cols[None, :], vals)
+
+
+@triton.jit
+def column_sum_kernel(X, Y, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    rn = tl.program_id(0) * BN + tl.arange(0, BN)
+    acc = tl.zeros((BN,), tl.float32)
+    for start in range(0, M, BM):
+        rm = start + tl.arange(0, BM)
+        acc += tl.sum(tl.load(X + rm[:, None] * N + rn[None, :]), axis=0)
+    tl.store(Y + rn, acc)
+
+
+@triton.jit
+def row_max_kernel(X, Y, N: tl.constexpr, ROWS: tl.constexpr):
+    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
+    cols = tl.arange(0, N)
+    tl.store(Y + rows, tl.max(tl.load(X + rows[:, None] * N + cols[None, :]), axis=1))
+
+
+# =========================================================================== cases
+
+@dataclass
+class Bench:
+    """One kernel run: ``setup()`` makes inputs and returns (launch, check) closures."""
+
+    name: str
+    setup: Callable
+
+
+def _cases():
+    import torch
+
+    dev = "cuda"
+    torch.manual_seed(0)
+
+    def softmax():
+        x = torch.randn(4096, 1024, device=dev)
+        y = torch.empty_like(x)
+        return (lambda: softmax_kernel[(4096,)](x, y, 1024, 1024, num_warps=4),
+                lambda: torch.allclose(y, torch.softmax(x, 1), atol=1e-5), y)
+
+    def layer_norm_fwd():
+        x = torch.randn(4096, 2048, device=dev, dtype=torch.float16)
+        w, b = torch.randn(2048, device=dev, dtype=torch.float16), torch.randn(2048, device=dev, dtype=torch.float16)
+        y = torch.empty_like(x)
+        ref = torch.nn.functional.layer_norm(x.float(), (2048,), w.float(), b.float(), 1e-5).half()
+        return (lambda: layer_norm_fwd_kernel[(4096,)](x, y, w, b, 2048, 1e-5, 2048, num_warps=8),
+                lambda: torch.allclose(y.float(), ref.float(), atol=2e-2, rtol=1e-2), y)
+
+    def layer_norm_bwd():
+        x = torch.randn(4096, 2048, device=dev, dtype=torch.float16)
+        dy = torch.randn_like(x)
+        w = torch.randn(2048, device=dev, dtype=torch.float16)
+        xf = x.float().requires_grad_()
+        out = torch.nn.functional.layer_norm(xf, (2048,), w.float(), None, 1e-5)
+        out.backward(dy.float())
+        mean = x.float().mean(1)
+        rstd = 1 / torch.sqrt(x.float().var(1, unbiased=False) + 1e-5)
+        dx = torch.empty_like(x)
+        return (lambda: layer_norm_bwd_kernel[(4096,)](x, dy, w, mean, rstd, dx, 2048, 2048, num_warps=8),
+                lambda: torch.allclose(dx.float(), xf.grad, atol=5e-2, rtol=2e-2), dx)
+
+    def rms_norm():
+        x = torch.randn(4096, 4096, device=dev, dtype=torch.float16)
+        w = torch.randn(4096, device=dev, dtype=torch.float16)
+        y = torch.empty_like(x)
+        ref = (x.float() * torch.rsqrt(x.float().pow(2).mean(1, keepdim=True) + 1e-6) * w.float()).half()
+        return (lambda: rms_norm_kernel[(4096,)](x, y, w, 4096, 1e-6, 4096, num_warps=8),
+                lambda: torch.allclose(y.float(), ref.float(), atol=2e-2, rtol=1e-2), y)
+
+    def matmul_fp16():
+        M = N = K = 4096
+        a = torch.randn(M, K, device=dev, dtype=torch.float16)
+        b = torch.randn(K, N, device=dev, dtype=torch.float16)
+        c = torch.empty(M, N, device=dev, dtype=torch.float16)
+        return (lambda: matmul_kernel[(M // 128, N // 128)](a, b, c, M, N, K, 128, 128, 64, num_warps=8, num_stages=3),
+                lambda: torch.allclose(c.float(), (a.float() @ b.float()), atol=1.0, rtol=2e-2), c)
+
+    def matmul_fp8():
+        M = N = K = 4096
+        a = (torch.randn(M, K, device=dev) * 0.5).to(torch.float8_e4m3fn)
+        b = (torch.randn(K, N, device=dev) * 0.5).to(torch.float8_e4m3fn)
+        c = torch.empty(M, N, device=dev, dtype=torch.float16)
+        ref = a.float() @ b.float()
+        return (lambda: matmul_kernel[(M // 128, N // 128)](a, b, c, M, N, K, 128, 128, 128, num_warps=8, num_stages=3),
+                lambda: torch.allclose(c.float(), ref, atol=1.0, rtol=2e-2), c)
+
+    def int4_matmul():
+        M, N, K = 2048, 4096, 4096
+        a = torch.randn(M, K, device=dev, dtype=torch.float16)
+        q = torch.randint(0, 16, (K, N), device=dev, dtype=torch.int32)
+        packed = (q[0::2] | (q[1::2] << 4)).to(torch.uint8).view(torch.int8)
+        scale = (torch.rand(N, device=dev) * 0.02 + 0.01).half()
+        c = torch.empty(M, N, device=dev, dtype=torch.float16)
+        ref = (a.float() @ (q - 8).float()) * scale.float()
+        return (lambda: int4_matmul_kernel[(M // 128, N // 128)](a, packed, scale, c, M, N, K, 128, 128, 64,
+                                                                 num_warps=8, num_stages=3),
+                lambda: torch.allclose(c.float(), ref, atol=0.5, rtol=2e-2), c)
+
+    def attention():
+        H, SEQ, D = 32, 2048, 64
+        q = torch.randn(H, SEQ, D, device=dev, dtype=torch.float16)
+        k, v = torch.randn_like(q), torch.randn_like(q)
+        o = torch.empty_like(q)
+        ref = torch.softmax((q.float() @ k.float().transpose(1, 2)) * D ** -0.5, -1) @ v.float()
+        return (lambda: attention_fwd_kernel[(SEQ // 128, H)](q, k, v, o, SEQ, D ** -0.5, D, 128, 64, num_warps=8),
+                lambda: torch.allclose(o.float(), ref, atol=2e-2, rtol=2e-2), o)
+
+    def cross_entropy():
+        logits = torch.randn(8192, 8192, device=dev, dtype=torch.float16)
+        target = torch.randint(0, 8192, (8192,), device=dev)
+        loss = torch.empty(8192, device=dev)
+        ref = torch.nn.functional.cross_entropy(logits.float(), target, reduction="none")
+        return (lambda: cross_entropy_kernel[(8192,)](logits, target, loss, 8192, 8192, num_warps=16),
+                lambda: torch.allclose(loss, ref, atol=1e-3, rtol=1e-3), loss)
+
+    def transpose():
+        x = torch.randn(8192, 8192, device=dev)
+        y = torch.empty_like(x)
+        return (lambda: transpose_kernel[(8192 // 64, 8192 // 64)](x, y, 8192, 8192, 64, 64, num_warps=4),
+                lambda: torch.equal(y, x.t()), y)
+
+    def embedding():
+        table = torch.randn(50000, 1024, device=dev, dtype=torch.float16)
+        ids = torch.randint(0, 50000, (16384,), device=dev, dtype=torch.int32)
+        out = torch.empty(16384, 1024, device=dev, dtype=torch.float16)
+        return (lambda: embedding_kernel[(16384 // 16,)](ids, table, out, 1024, 16, num_warps=4),
+                lambda: torch.equal(out, table[ids.long()]), out)
+
+    def column_sum():
+        x = torch.randn(8192, 8192, device=dev)
+        y = torch.empty(8192, device=dev)
+        return (lambda: column_sum_kernel[(8192 // 128,)](x, y, 8192, 8192, 64, 128, num_warps=4),
+                lambda: torch.allclose(y, x.sum(0), atol=1e-2, rtol=1e-4), y)
+
+    def row_max():
+        x = torch.randn(16384, 1024, device=dev)
+        y = torch.empty(16384, device=dev)
+        return (lambda: row_max_kernel[(16384 // 16,)](x, y, 1024, 16, num_warps=4),
+                lambda: torch.equal(y, x.max(1).values), y)
+
+    return [Bench(f.__name__, f) for f in (softmax, layer_norm_fwd, layer_norm_bwd, rms_norm, matmul_fp16,
+                                           matmul_fp8, int4_matmul, attention, cross_entropy, transpose,
+                                           embedding, column_sum, row_max)]
+
+
+# =========================================================================== running
+
+def run_mode(bench: Bench, mode: str, cache_root: str) -> dict:
+    import torch
+    import triton.testing
+
+    import linear_layouts
+    from linear_layouts.passes import hook
+
+    result = {"ok": False}
+    saved_dir = triton.knobs.cache.dir
+    triton.knobs.cache.dir = os.path.join(cache_root, bench.name, mode)  # empty cache: measure compilation
+    try:
+        if mode != "stock":
+            linear_layouts.enable(mode)
+        launch, check, output = bench.setup()
+        output.fill_(float("nan") if output.is_floating_point() else -7)  # poison
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        launch()
+        torch.cuda.synchronize()
+        result["first_launch_s"] = time.perf_counter() - start
+        result["correct"] = bool(check())
+        result["ms"] = triton.testing.do_bench(launch, warmup=25, rep=200, return_mode="median")
+        result["ok"] = True
+    except Exception as e:
+        result["error"] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300]
+    finally:
+        hook.disable()
+        triton.knobs.cache.dir = saved_dir
+    return result
+
+
+def geomean(values):
+    from math import exp, log
+    values = [v for v in values if v and v > 0]
+    return exp(sum(log(v) for v in values) / len(values)) if values else float("nan")
+
+
+def write_report(rows, environment, out):
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "kernels.json"), "w") as f:
+        json.dump({"environment": environment, "kernels": rows}, f, indent=1)
+
+    def ratio(r, a, b, key="ms"):
+        if r[a].get(key) and r[b].get(key):
+            return r[a][key] / r[b][key]
+        return None
+    vs_stock = [ratio(r, "linear", "stock") for r in rows]
+    vs_legacy = [ratio(r, "legacy", "linear") for r in rows]
+    compile_overhead = [ratio(r, "linear", "stock", "first_launch_s") for r in rows]
+    lines = ["# Kernel suite: stock Triton vs linear-layouts vs legacy", "",
+             f"GPU: {environment['gpu']}; triton {environment['triton']}; torch {environment['torch']}. "
+             "Runtimes are medians of `triton.testing.do_bench`; compile time is the first launch with an "
+             "empty Triton cache (compile + one run).", "",
+             "Produced by `python benchmarks/kernels.py --out benchmarks/results` (all modes in one run).", "",
+             f"* geometric mean time ours / stock: {geomean(vs_stock):.3f} "
+             f"(worst {max([v for v in vs_stock if v] or [float('nan')]):.3f})",
+             f"* geometric mean speedup ours vs legacy: {geomean(vs_legacy):.3f}x",
+             f"* median compile-time ratio ours / stock: "
+             f"{sorted(v for v in compile_overhead if v)[len([v for v in compile_overhead if v]) // 2] if any(compile_overhead) else float('nan'):.3f}",
+             "", "| kernel | stock ms | linear ms | legacy ms | linear/stock | correct (s/l/g) | compile s stock | compile s linear |",
+             "|---|---:|---:|---:|---:|---|---:|---:|"]
+    for r, v in zip(rows, vs_stock):
+        def ms(m):
+            return f"{r[m]['ms']:.4f}" if r[m].get("ms") else "fail"
+
+        def ok(m):
+            return "yes" if r[m].get("correct") else ("no" if r[m].get("ok") else "-")
+        lines.append(f"| {r['kernel']} | {ms('stock')} | {ms('linear')} | {ms('legacy')} | "
+                     f"{(f'{v:.3f}' if v else '-')} | {ok('stock')}/{ok('linear')}/{ok('legacy')} | "
+                     f"{r['stock'].get('first_launch_s', float('nan')):.2f} | {r['linear'].get('first_launch_s', float('nan')):.2f} |")
+    failures = [(r["kernel"], m, r[m]["error"]) for r in rows for m in MODES if not r[m].get("ok")]
+    if failures:
+        lines += ["", "Failures:", ""] + [f"* {k} [{m}]: {e}" for k, m, e in failures]
+    with open(os.path.join(out, "kernels.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        fig, ax = plt.subplots(figsize=(8, 4))
+        names = [r["kernel"] for r in rows]
+        ax.bar(range(len(rows)), [v or 0 for v in vs_stock])
+        ax.axhline(1.0, color="black", linewidth=0.8)
+        ax.set_xticks(range(len(rows)), names, rotation=60, fontsize=7)
+        ax.set_ylabel("time ours / stock")
+        ax.set_title(f"kernel suite ({environment['gpu']}, triton {environment['triton']})")
+        fig.tight_layout()
+        fig.savefig(os.path.join(out, "kernels.png"), dpi=120)
+    except Exception as e:
+        print(f"(no plot: {e})")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", default=os.path.join(REPO, "benchmarks", "results"))
+    parser.add_argument("--only", help="comma-separated kernel names")
+    args = parser.parse_args(argv)
+    import_linear_layouts()
+    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+    import torch
+
+    benches = _cases()
+    if args.only:
+        wanted = set(args.only.split(","))
+        benches = [b for b in benches if b.name in wanted]
+    cache_root = tempfile.mkdtemp(prefix="ll_kernels_cache_")
+    rows = []
+    for i, bench in enumerate(benches):
+        row = {"kernel": bench.name}
+        for mode in MODES:
+            row[mode] = run_mode(bench, mode, cache_root)
+            torch.cuda.empty_cache()
+        rows.append(row)
+        print(f"[{i + 1}/{len(benches)}] {bench.name}: " + ", ".join(
+            f"{m}={row[m].get('ms', float('nan')):.4f}ms{'' if row[m].get('correct') else '(!)'}" for m in MODES),
+            flush=True)
+    environment = {"gpu": torch.cuda.get_device_name(), "triton": triton.__version__, "torch": torch.__version__,
+                   "python": sys.version.split()[0]}
+    write_report(rows, environment, args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
