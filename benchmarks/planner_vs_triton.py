@@ -44,9 +44,9 @@ for line in ptx.splitlines():
         continue
     op = m.group(1)
     for key in ("shfl.sync", "st.shared", "ld.shared", "stmatrix", "ldmatrix", "bar.sync", "bar.warp.sync",
-                "selp", "prmt"):
+                "barrier.cluster.wait", "selp", "prmt"):
         if op.startswith(key):
-            name = key
+            name = "barrier.cluster" if key == "barrier.cluster.wait" else key
             if key in ("st.shared", "ld.shared"):
                 w = re.search(r"\.v(\d)", op)
                 b = re.search(r"\.[bfu](\d+)", op)
@@ -109,6 +109,10 @@ CASES = [
      [32, 32], "i8", 4, M90),
     ("64x64 i64 warps [4,1]->[1,4]", blocked([1, 2], [8, 4], [4, 1], [1, 0]), blocked([1, 2], [8, 4], [1, 4], [1, 0]),
      [64, 64], "i64", 4, M90),
+    ("cross-CTA 2 CTAs, split rows -> split cols", blocked([1, 4], [8, 4], [4, 1], [1, 0]) [:-2]
+     + ", CGALayout = [[1, 0]]}>",
+     blocked([1, 4], [8, 4], [4, 1], [1, 0])[:-2] + ", CGALayout = [[0, 1]]}>",
+     [64, 64], "f32", 4, M90),
     ("blocked rows -> cols 1-D i1", blocked([4], [32], [1], [0]), blocked([1], [32], [1], [0]), [128], "i1", 1, M90),
 ]
 
@@ -116,6 +120,10 @@ POINTER = {"f32": "f32", "f16": "f16", "i8": "i8", "i64": "i64", "i1": "i8"}
 
 
 def ttgir(src: str, dst: str, shape: list[int], dtype: str, warps: int, sm: int) -> str:
+    ctas = 1
+    m = re.search(r"CGALayout = \[(.*?)\]\}>", src)
+    if m:
+        ctas = 2 ** m.group(1).count("[")
     """A kernel: load a tensor in #src, convert to #dst, store (i1 loads i8 and compares)."""
     ptr_t = POINTER[dtype]
     tshape = "x".join(map(str, shape))
@@ -161,7 +169,7 @@ def ttgir(src: str, dst: str, shape: list[int], dtype: str, warps: int, sm: int)
     body = "\n    ".join(lines)
     return f"""#src = {src}
 #dst = {dst}
-module attributes {{"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = {warps} : i32, ttg.target = "cuda:{sm}", "ttg.threads-per-warp" = 32 : i32}} {{
+module attributes {{"ttg.num-ctas" = {ctas} : i32, "ttg.num-warps" = {warps} : i32, ttg.target = "cuda:{sm}", "ttg.threads-per-warp" = 32 : i32}} {{
   tt.func public @kernel(%in: !tt.ptr<{ptr_t}> {{tt.divisibility = 16 : i32}}, %out: !tt.ptr<{ptr_t}> {{tt.divisibility = 16 : i32}}) attributes {{noinline = false}} {{
     {body}
     tt.return
@@ -207,6 +215,9 @@ NOTES = """## Notes on the differences
   model choice that only a GPU measurement can settle; the shuffle plan is one weight away.
 * **blocked[4]->blocked[1] 128 f16, 32x32 i8 [1,4]->[4,1]** (better): `ldmatrix(.trans)` on the load
   side replaces 4 scalar loads (stock only considers ldmatrix when both sides fit its tiles).
+* **cross-CTA** (2 CTAs of a cluster, sm_90): the same program as stock: every CTA stores its rows
+  with `st.shared.v4`, `barrier.cluster`, loads with `ld.shared::cluster.v4` from the CTA holding
+  each element, in two rounds, 4 cluster barriers, 4096 B.
 * Byte permutes (`prmt`) are not compared: stock packs sub-32-bit values for its own vector
   accesses; our plans count packing only in shuffle plans (shared-memory vectors of 8/16-bit
   elements are `st.shared.v2/v4.b8/b16`, no permutes).
