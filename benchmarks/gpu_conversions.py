@@ -5,9 +5,10 @@
 
 What it does (one process, about 3-6 minutes on a 16-core GPU machine):
 
-1. builds >= 300 single-convert kernels (load X in layout A, ``ttg.convert_layout`` to B, store
+1. builds >= 300 single-convert kernels (18 x 22 = 396 by default) (load X in layout A, ``ttg.convert_layout`` to B, store
    Y in B; X and Y row-major): layout pairs from a zoo (blocked layouts, NVIDIA mma v2/v3
-   accumulators, random ``#ttg.linear`` permutations with broadcast), element types fp32, fp16,
+   accumulators, random ``#ttg.linear`` permutations with broadcast) plus pairs that stay in a
+   thread or a warp (register permutations, lane permutations, register/lane swaps), element types fp32, fp16,
    bf16, fp8 (e4m3), int8, int64, and 1, 4, 8 warps;
 2. compiles every kernel twice - with our lowering (``ll-lower-conversions``) and with stock
    Triton - in a pool of worker processes, to cubin for the GPU's architecture;
@@ -102,7 +103,7 @@ def layout_zoo(num_warps: int, arch: int, rng: random.Random, shape=(64, 64)) ->
 
 def build_cases(arch: int, seed: int, pairs_per_group: int):
     """Every (dtype, warps) group gets ``pairs_per_group`` distinct ordered layout pairs."""
-    from linear_layouts.lowering.emit_testcase import single_convert_ttgir
+    from linear_layouts.lowering.emit_testcase import related_linear_pairs, single_convert_ttgir
     rng = random.Random(seed)
     cases = []
     target = "sm_90" if arch >= 90 else "sm_80"
@@ -110,7 +111,11 @@ def build_cases(arch: int, seed: int, pairs_per_group: int):
         zoo = layout_zoo(num_warps, arch, rng)
         all_pairs = [(a, b) for a in zoo for b in zoo if a[0] != b[0]]
         for dtype, (element, _, _) in DTYPES.items():
-            for (src_name, src), (dst_name, dst) in rng.sample(all_pairs, min(pairs_per_group, len(all_pairs))):
+            chosen = rng.sample(all_pairs, min(pairs_per_group, len(all_pairs)))
+            # zoo pairs mostly cross warps (shared memory); add pairs inside threads and warps
+            for i, (kind, src, dst) in enumerate(related_linear_pairs(rng, (64, 64), num_warps, 32)):
+                chosen.append(((f"{kind}-{i}-a", src), (f"{kind}-{i}-b", dst)))
+            for (src_name, src), (dst_name, dst) in chosen:
                 shape = (64, 64)
                 name = f"w{num_warps}-{dtype}-{src_name}-to-{dst_name}"
                 text = single_convert_ttgir(shape, element, src, dst, num_warps, target, name="k")
@@ -296,7 +301,7 @@ def main(argv=None) -> int:
                         help="directory for gpu_conversions.json / .md")
     parser.add_argument("--dry-run", action="store_true", help="compile only (no GPU needed); --arch picks the target")
     parser.add_argument("--arch", type=int, default=None, help="80 or 90 (default: the GPU's; 90 for --dry-run)")
-    parser.add_argument("--pairs", type=int, default=18, help="layout pairs per (dtype, warps) group (default 18: 324 cases)")
+    parser.add_argument("--pairs", type=int, default=18, help="zoo layout pairs per (dtype, warps) group, plus 4 intra-warp pairs (default 18: 396 cases)")
     parser.add_argument("--jobs", type=int, default=min(16, os.cpu_count() or 2), help="compile processes")
     parser.add_argument("--seed", type=int, default=2026)
     args = parser.parse_args(argv)

@@ -149,9 +149,10 @@ def _basis_text(vectors) -> str:
     return "[" + ", ".join("[" + ", ".join(str(x) for x in v) + "]" for v in vectors) + "]"
 
 
-def random_linear_encoding(rng, shape, num_warps: int, warp_size: int, broadcast: bool = True) -> str:
-    """A random ``#ttg.linear`` layout of ``shape`` (a permutation of the element bits over
-    register, lane and warp bits, plus, with ``broadcast``, occasional zero bases: copies).
+def random_linear_bases(rng, shape, num_warps: int, warp_size: int, broadcast: bool = True) -> dict:
+    """Random bases {"register": [...], "lane": [...], "warp": [...]} (vectors of len(shape)):
+    a permutation of the element bits over register, lane and warp bits, plus, with
+    ``broadcast``, occasional zero bases (copies).
 
     Example (shape 4x8, 1 warp of 4 lanes): bits dim1:1,2,4 and dim0:1,2 shuffled, say
     (d0:2, d1:1 | d1:4, d0:1 | -) gives register [[2, 0], [0, 1]], lane [[0, 4], [1, 0]].
@@ -165,7 +166,7 @@ def random_linear_encoding(rng, shape, num_warps: int, warp_size: int, broadcast
         if bit is not None:
             v[bit[0]] = bit[1]
         return v
-    slots = {"lane": [], "warp": [], "register": []}
+    slots = {"register": [], "lane": [], "warp": []}
     # hardware dims take element bits first; a dim short of bits broadcasts (zero basis)
     order = ["lane", "warp"]
     rng.shuffle(order)
@@ -179,8 +180,42 @@ def random_linear_encoding(rng, shape, num_warps: int, warp_size: int, broadcast
     slots["register"] = [vec(b) for b in pool]
     if broadcast and rng.random() < 0.2 and len(slots["register"]) < 5:
         slots["register"].insert(rng.randrange(len(slots["register"]) + 1), vec(None))
-    return ("#ttg.linear<{register = " + _basis_text(slots["register"]) + ", lane = " + _basis_text(slots["lane"])
-            + ", warp = " + _basis_text(slots["warp"]) + ", block = []}>")
+    return slots
+
+
+def linear_encoding_text(bases: dict) -> str:
+    return ("#ttg.linear<{register = " + _basis_text(bases["register"]) + ", lane = " + _basis_text(bases["lane"])
+            + ", warp = " + _basis_text(bases["warp"]) + ", block = []}>")
+
+
+def random_linear_encoding(rng, shape, num_warps: int, warp_size: int, broadcast: bool = True) -> str:
+    """A random ``#ttg.linear`` layout of ``shape`` (see ``random_linear_bases``)."""
+    return linear_encoding_text(random_linear_bases(rng, shape, num_warps, warp_size, broadcast))
+
+
+def related_linear_pairs(rng, shape, num_warps: int, warp_size: int) -> list[tuple[str, str, str]]:
+    """(kind, src, dst) pairs that stay inside a thread or a warp, which random pairs rarely do:
+
+    * ``register-permutation``: the register bases reordered (a rename, no instruction);
+    * ``lane-permutation``: the lane bases reordered (a shuffle with a permuted source lane);
+    * ``register-lane-swap``: one or two register bases trade places with lane bases (the
+      transpositions of Triton's warp-shuffle decomposition).
+    """
+    out = []
+    for kind in ("register-permutation", "lane-permutation", "register-lane-swap", "register-lane-swap"):
+        base = random_linear_bases(rng, shape, num_warps, warp_size, broadcast=False)
+        other = {k: [list(v) for v in vs] for k, vs in base.items()}
+        if kind == "register-permutation":
+            rng.shuffle(other["register"])
+        elif kind == "lane-permutation":
+            rng.shuffle(other["lane"])
+        else:
+            for _ in range(rng.choice((1, 2))):
+                if other["register"]:
+                    i, j = rng.randrange(len(other["register"])), rng.randrange(len(other["lane"]))
+                    other["register"][i], other["lane"][j] = other["lane"][j], other["register"][i]
+        out.append((kind, linear_encoding_text(base), linear_encoding_text(other)))
+    return out
 
 
 def random_blocked_encoding(rng, shape, num_warps: int, warp_size: int) -> str:

@@ -1,0 +1,40 @@
+"""A small subset of ``benchmarks/gpu_conversions.py`` as a test: our islands and stock
+Triton must both copy X to Y bit for bit on a real GPU.  Skipped (with the reason shown by
+``pytest -rs``) where there is no CUDA GPU or no torch."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import tempfile
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _gpu_reason():
+    try:
+        import torch
+    except ImportError:
+        return "needs torch and a CUDA GPU (torch is not installed)"
+    if not torch.cuda.is_available():
+        return "needs a CUDA GPU (none visible to torch)"
+    return None
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(_gpu_reason() is not None, reason=str(_gpu_reason()))
+def test_islands_are_bit_exact_on_the_gpu():
+    import torch
+    spec = importlib.util.spec_from_file_location("gpu_conversions", os.path.join(REPO, "benchmarks", "gpu_conversions.py"))
+    gpu = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gpu)
+    major, _ = torch.cuda.get_device_capability()
+    arch = 90 if major >= 9 else 80
+    cases = gpu.build_cases(arch, seed=7, pairs_per_group=1)  # 18 cases: every dtype x warps once
+    directory = tempfile.mkdtemp(prefix="ll_gpu_test_")
+    compiled = [gpu.compile_case((i, c, arch, directory)) for i, c in enumerate(cases)]
+    gpu.run_on_gpu(cases, compiled, arch)
+    bad = [(c["name"], r["ours"]) for c, r in zip(cases, compiled) if not r["ours"].get("bit_exact")]
+    assert not bad, bad[:3]
