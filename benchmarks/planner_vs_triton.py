@@ -214,7 +214,8 @@ NOTES = """## Notes on the differences
   wavefronts each, 512 B of scratch), which it rates cheaper (6.5 vs 10 units).  Not a bug: a cost
   model choice that only a GPU measurement can settle; the shuffle plan is one weight away.
 * **blocked[4]->blocked[1] 128 f16, 32x32 i8 [1,4]->[4,1]** (better): `ldmatrix(.trans)` on the load
-  side replaces 4 scalar loads (stock only considers ldmatrix when both sides fit its tiles).
+  side replaces 4 scalar loads (stock's tile search did not pick it for these layouts; why was not
+  investigated).
 * **cross-CTA** (2 CTAs of a cluster, sm_90): the same program as stock: every CTA stores its rows
   with `st.shared.v4`, `barrier.cluster`, loads with `ld.shared::cluster.v4` from the CTA holding
   each element, in two rounds, 4 cluster barriers, 4096 B.
