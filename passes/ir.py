@@ -411,9 +411,9 @@ class Module:
                 block.parent = region
             return block_by_id[key]
 
-        # Post-order: children before parents, and ops of a block in order.  Blocks are created
-        # before their ops are visited, so operands defined earlier are already known, except
-        # for values defined in a later block (graph regions); those are resolved afterwards.
+        # Post-order: children before parents, and ops of a block in order.  A block (with its
+        # arguments) is created when its first op is visited, so operands defined earlier are
+        # already known, except values defined later (graph regions): resolved afterwards.
         unresolved = []
         for index, h in enumerate(handles):
             name = h.get_name()
@@ -429,6 +429,9 @@ class Module:
                 op.location = _location_text(str(op.results[0]._handle.get_loc()), self._temp_path, self.filename)
             if name in ("tt.func", "func.func"):
                 op.symbol = h.get_str_attr("sym_name")
+            if name != "builtin.module":  # (creating the block registers its arguments)
+                op.parent = block_for(h.get_block())
+                op.parent.operations.append(op)
             for i in range(h.get_num_operands()):
                 operand = h.get_operand(i)
                 v = value_by_id.get(operand.id())
@@ -438,9 +441,6 @@ class Module:
             for i in range(h.get_num_regions()):
                 op.regions.append(region_by_id.setdefault(h.get_region(i).id(), Region()))
                 op.regions[-1].parent = op
-            if name != "builtin.module":
-                op.parent = block_for(h.get_block())
-                op.parent.operations.append(op)
             ops.append(op)
         for op, i, operand in unresolved:
             op.operands[i] = value_by_id.get(operand.id()) or Value(str(operand.get_type()), op, -1, operand)
