@@ -67,7 +67,7 @@ class PluginConfig:
         return hashlib.sha256(self.cache_key.encode()).hexdigest()
 
 
-def default_pipeline(mode: str, only: Optional[str] = None, report: bool = False) -> str:
+def default_pipeline(mode: str, only: Optional[str] = None, report: bool = False, remarks: bool = False) -> str:
     """The pipeline of a mode.  ``linear``: our lowering of every conversion we own (``only``
     narrows it, e.g. ``"shuffle,shared"``).  ``legacy``: Triton as it was before linear layouts
     (padded, unswizzled shared memory for every conversion that is not a register renaming)."""
@@ -80,6 +80,8 @@ def default_pipeline(mode: str, only: Optional[str] = None, report: bool = False
         options.append("mode=legacy")
     if only:
         options.append("only=" + only)
+    if remarks:
+        options.append("remarks=true")
     passes.append(lower + ("{" + " ".join(options) + "}" if options else ""))
     return ",".join(passes)
 
@@ -114,7 +116,7 @@ def enable(mode: str = "linear", *, only: Optional[str] = None, report: bool = F
     global _config
     if mode not in MODES:
         raise PluginError(f"unknown mode '{mode}' (expected one of: {', '.join(MODES)})")
-    text = pipeline if pipeline is not None else default_pipeline(mode, only, report)
+    text = pipeline if pipeline is not None else default_pipeline(mode, only, report, remarks)
     try:
         registered_passes()
         parse_pipeline(text)

@@ -120,3 +120,22 @@ def test_module_runner_usage_errors():
     result = subprocess.run([sys.executable, "-m", "linear_layouts", "run", "/no/such/prog.py"],
                             capture_output=True, text=True)
     assert result.returncode == 1 and "no such program: /no/such/prog.py" in result.stderr
+
+
+@pytest.mark.parametrize("target", [GPUTarget("cuda", 90, 32), GPUTarget("hip", "gfx942", 64)],
+                         ids=["sm_90", "gfx942"])
+def test_default_pipeline_lowers_the_conversion(target, capfd):
+    """enable() with no pipeline: ll-lower-conversions replaces the transpose's convert by a
+    verified island; remarks say so; the kernel still compiles to the final ISA."""
+    stock = triton.compile(SOURCE, target=target)
+    with linear_layouts.enabled(remarks=True) as config:
+        assert config.pipeline == "ll-lower-conversions{remarks=true}"
+        ours = triton.compile(SOURCE, target=target)
+    err = capfd.readouterr().err
+    assert "remark: [ll-lower-conversions] lowered: shared" in err
+    if target.backend == "cuda":
+        # Our islands speak inline PTX: more `asm sideeffect` blocks than stock's own lowering.
+        assert ours.asm["llir"].count("asm sideeffect") > stock.asm["llir"].count("asm sideeffect")
+        assert "ld.shared" in ours.asm["ptx"] or "ldmatrix" in ours.asm["ptx"]
+    else:
+        assert "ds_write" in ours.asm["amdgcn"] and "ds_read" in ours.asm["amdgcn"]
