@@ -41,7 +41,7 @@ def _argument_parser() -> argparse.ArgumentParser:
                    help="treat '// -----' lines as separators between independent modules")
     p.add_argument("--print-ir-after-all", action="store_true", help="print the IR to stderr after every pass")
     p.add_argument("--list-passes", action="store_true", help="list the passes and their options, then exit")
-    p.add_argument("--target", choices=TARGETS_HELP, metavar="TARGET",
+    p.add_argument("--target", choices=TARGET_CHOICES, metavar="TARGET",
                    help="target for --emit when the module has no ttg.target: " + ", ".join(TARGET_CHOICES))
     p.add_argument("--emit", choices=("ttgir", "llir", "ptx", "amdgcn"), default="ttgir",
                    help="ttgir (default), or hand the result to Triton's back end: llir, ptx, amdgcn")
@@ -49,9 +49,6 @@ def _argument_parser() -> argparse.ArgumentParser:
     p.add_argument("--remarks", action="store_true",
                    help="passes print remarks on stderr (e.g. why a convert is left to Triton)")
     return p
-
-
-TARGETS_HELP = TARGET_CHOICES
 
 
 @dataclass
