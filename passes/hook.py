@@ -60,7 +60,7 @@ class PluginConfig:
     @property
     def cache_key(self) -> str:
         from .. import __version__
-        return f"linear_layouts-{__version__}-{self.mode}-{self.pipeline}"
+        return f"linear_layouts-{__version__}-{source_fingerprint()}-{self.mode}-{self.pipeline}"
 
     @property
     def cache_hash(self) -> str:
@@ -84,6 +84,27 @@ def default_pipeline(mode: str, only: Optional[str] = None, report: bool = False
         options.append("remarks=true")
     passes.append(lower + ("{" + " ".join(options) + "}" if options else ""))
     return ",".join(passes)
+
+
+_fingerprint: Optional[str] = None
+
+
+def source_fingerprint() -> str:
+    """A hash of our own code that shapes compiled kernels (dialect/, lowering/, passes/), so a
+    changed lowering never reuses a kernel cached by an older one, even at the same version."""
+    global _fingerprint
+    if _fingerprint is None:
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        digest = hashlib.sha256()
+        for folder in ("dialect", "lowering", "passes"):
+            directory = os.path.join(root, folder)
+            for name in sorted(os.listdir(directory)):
+                if name.endswith(".py"):
+                    digest.update(name.encode())
+                    with open(os.path.join(directory, name), "rb") as f:
+                        digest.update(f.read())
+        _fingerprint = digest.hexdigest()[:16]
+    return _fingerprint
 
 
 # --------------------------------------------------------------------------- state

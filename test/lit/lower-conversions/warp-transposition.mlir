@@ -4,6 +4,7 @@
 // An intra-warp transposition: 64 elements, 2 per lane -> 1 per lane in two halves (register
 // bit 0 and lane bits trade places).  The plan: 2 rounds of shfl.sync.idx and selects, no
 // shared memory; exactly the planned 2 shuffles reach the PTX (stock Triton also uses 2).
+// Shuffles use the NVVM op (LLVM treats it as convergent), not inline PTX.
 // (AMD: amd-bpermute.mlir.)
 
 #A = #ttg.blocked<{sizePerThread = [2], threadsPerWarp = [32], warpsPerCTA = [1], order = [0]}>
@@ -16,8 +17,8 @@ module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 1 : i32, ttg.targ
     %xp = tt.addptr %xs, %r : tensor<64x!tt.ptr<f32>, #A>, tensor<64xi32, #A>
     %v = tt.load %xp : tensor<64x!tt.ptr<f32>, #A>
     // IR-NOT: ttg.convert_layout
-    // IR-COUNT-2: shfl.sync.idx.b32
-    // IR-NOT: shfl.sync
+    // IR-COUNT-2: nvvm.shfl.sync idx
+    // IR-NOT: nvvm.shfl.sync
     // IR-NOT: ttg.local_alloc
     %c = ttg.convert_layout %v : tensor<64xf32, #A> -> tensor<64xf32, #B>
     %r2 = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #B>
