@@ -1,8 +1,11 @@
-"""NVIDIA (sm_80, sm_90) instructions for islands: inline PTX through ``llvm.inline_asm``.
+"""NVIDIA (sm_80, sm_90) instructions for islands: inline PTX through ``llvm.inline_asm``, and
+``nvvm.shfl.sync`` for shuffles.
 
-Why inline PTX and not NVVM ops: the NVVM dialect's spellings drift between Triton releases
-(``nvvm.barrier0`` on 3.6, ``nvvm.barrier`` on 3.9, shuffle and ldmatrix op syntax too), while
-``llvm.inline_asm`` with PTX text parses the same on 3.6 through 3.9.  Every memory access and
+Why inline PTX: the NVVM dialect's spellings drift between Triton releases (``nvvm.barrier0`` on
+3.6, ``nvvm.barrier`` on 3.9, ldmatrix op syntax too), while ``llvm.inline_asm`` with PTX text
+parses the same on 3.6 through 3.9.  The exception is the shuffle: ``nvvm.shfl.sync`` parses
+the same on both, and LLVM knows its intrinsic is *convergent*; an inline-asm shuffle is not,
+and LLVM then unswitches loops on lane-dependent conditions around it (see ``shuffle``).  Every memory access and
 barrier is ``has_side_effects``, so LLVM keeps them in program order: a load is never hoisted
 above the barrier that makes its data visible.
 
@@ -12,7 +15,7 @@ operands be wider than the access: ``st.shared.b16 [a], %r`` stores the low 16 b
 
 Instruction forms (PTX ISA 7.8+, all supported by the ptxas bundled with triton 3.6-3.9):
 
-* ``shfl.sync.bfly.b32 d, a, c, 0x1f, 0xffffffff`` (lane ^ c) and ``shfl.sync.idx.b32`` (any lane);
+* ``shfl.sync.bfly.b32`` (lane ^ c) and ``shfl.sync.idx.b32`` (any lane), from ``nvvm.shfl.sync``;
 * ``prmt.b32 d, a, b, sel``: byte permutes to pack two 16-bit or four 8-bit elements in a word;
 * ``st.shared{.v2,.v4}.b32``, ``st.shared.b8/.b16`` and the same ``ld.shared`` forms;
 * ``ldmatrix.sync.aligned.m8n8.x{1,2,4}{.trans}.shared.b16`` (sm >= 75) and ``stmatrix...``
