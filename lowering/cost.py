@@ -145,9 +145,12 @@ def shared_cost(plan: SharedMemoryPlan, target: Target) -> dict:
         counts[name] += 1
         # XOR-ing a constant into every lane's offset permutes the banks and keeps the count,
         # so accesses that differ only in their constant (the per-register part) share one count.
-        key = (op.instruction, op.address.lane, len(op.registers))
+        # Row-padded addresses (legacy) are not XOR-affine: there the constant matters.
+        padded = op.address.pad_elements != 0
+        key = (op.instruction, op.address.lane, len(op.registers), op.address.const if padded else None)
         if key not in seen:
-            seen[key] = access_wavefronts(replace(op, address=op.address.with_const(0)), plan.element_bits, target)
+            address = op.address if padded else op.address.with_const(0)
+            seen[key] = access_wavefronts(replace(op, address=address), plan.element_bits, target)
         wavefronts, phases = seen[key]
         if op.is_store:
             st_w += wavefronts

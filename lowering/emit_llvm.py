@@ -403,6 +403,9 @@ def _emit_shared(w: IslandWriter, vendor, plan: ConversionPlan, element: Element
         offset = thread_parts[key]
         if affine.const:
             offset = w.binary("xor", offset, w.const(affine.const))
+        if affine.pad_elements:  # legacy row padding: offset + (offset >> row_log2) * pad
+            row = w.binary("lshr", offset, w.const(affine.pad_row_log2))
+            offset = w.binary("add", offset, w.binary("mul", row, w.const(affine.pad_elements)))
         byte_offset = w.binary("mul", offset, w.const(ebytes)) if ebytes > 1 else offset
         return vendor.shared_address(w, scratch, byte_offset)
 
@@ -428,8 +431,12 @@ def _emit_shared(w: IslandWriter, vendor, plan: ConversionPlan, element: Element
 
 
 def scratch_type(scratch_bytes: int) -> str:
-    """A rank-1 i8 shared buffer; 16-byte multiples (128-bit accesses stay in bounds)."""
+    """A rank-1 i8 shared buffer; 16-byte multiples (128-bit accesses stay in bounds).
+
+    Triton's memdesc shapes must be powers of two: a row-padded (legacy) buffer, e.g. 4608
+    bytes, is rounded up to the next one (8192); swizzled buffers already are powers of two."""
     size = max(16, -(-scratch_bytes // 16) * 16)
+    size = 1 << (size - 1).bit_length()
     layout = "#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [0]}>"
     return f"!ttg.memdesc<{size}xi8, {layout}, #ttg.shared_memory, mutable>"
 

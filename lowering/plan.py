@@ -46,15 +46,31 @@ def _xor_bits(images: tuple[int, ...], ids) -> np.ndarray | int:
 
 @dataclass(frozen=True)
 class ThreadAffine:
-    """const ^ L(lane) ^ L(warp) ^ L(block), L linear (one image per input bit)."""
+    """const ^ L(lane) ^ L(warp) ^ L(block), L linear (one image per input bit).
+
+    Optional row padding (legacy, pre-linear-layouts Triton pads its scratch rows; see
+    ``lowering.legacy``): with ``pad_elements`` > 0 the value x above becomes
+    ``x + (x >> pad_row_log2) * pad_elements``, i.e. every row of ``2**pad_row_log2`` elements
+    is followed by ``pad_elements`` unused ones.  Not F2-linear, so only shared-memory
+    addresses use it; with the default ``pad_elements=0`` nothing changes.
+    """
 
     const: int = 0
     lane: tuple[int, ...] = ()
     warp: tuple[int, ...] = ()
     block: tuple[int, ...] = ()
+    pad_row_log2: int = 0
+    pad_elements: int = 0
 
     def evaluate(self, lane, warp=0, block=0):
-        return self.const ^ _xor_bits(self.lane, lane) ^ _xor_bits(self.warp, warp) ^ _xor_bits(self.block, block)
+        x = self.const ^ _xor_bits(self.lane, lane) ^ _xor_bits(self.warp, warp) ^ _xor_bits(self.block, block)
+        return self.padded(x)
+
+    def padded(self, x):
+        """The row-padded offset of the unpadded offset ``x`` (``x`` itself without padding)."""
+        if not self.pad_elements:
+            return x
+        return x + (x >> self.pad_row_log2) * self.pad_elements
 
     def is_identity_on_lanes(self) -> bool:
         return all(image == 1 << i for i, image in enumerate(self.lane)) and not any(self.warp) and not any(self.block)
@@ -64,7 +80,7 @@ class ThreadAffine:
         return f2.rank(self.lane)
 
     def with_const(self, const: int) -> "ThreadAffine":
-        return ThreadAffine(const, self.lane, self.warp, self.block)
+        return ThreadAffine(const, self.lane, self.warp, self.block, self.pad_row_log2, self.pad_elements)
 
 
 @dataclass(frozen=True)

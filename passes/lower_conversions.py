@@ -16,7 +16,9 @@ why (``ll-opt --remarks``, or the option ``remarks=true``).  Remarks look like::
     k.ttgir:20:10: remark: [ll-lower-conversions] left to Triton: cross-CTA conversion ...
 
 Options: ``only=noop,rename,shuffle,shared`` (comma-separated plan methods we own; default
-all), ``remarks=true``.
+all), ``remarks=true``, ``mode=linear|legacy`` (``legacy``: plan like Triton before linear
+layouts, ``lowering.legacy``: padded unswizzled shared memory for every convert that is not a
+register renaming, no shuffles or ldmatrix/stmatrix, no-ops only for identical attributes).
 
 Scratch memory and barriers.  A shared-memory plan's buffer is a ``ttg.local_alloc`` of the
 plan's size, freed by ``ttg.local_dealloc`` after the island, so Triton's allocator reserves the
@@ -36,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ..lowering.cost import plan_cost
+from ..lowering.legacy import attribute_kind, plan_legacy_conversion
 from ..lowering.emit_llvm import ConvertSite, ElementType, EmitError, Island, emit_island
 from ..lowering.plan import ConversionPlan
 from ..lowering.planner import plan_conversion
@@ -45,6 +48,7 @@ from .ir import Module, Operation, _triton_before
 from .layouts import value_layout
 
 METHODS = ("noop", "rename", "shuffle", "shared")
+MODES = ("linear", "legacy")
 ISLAND_ATTRIBUTE = "ll.island"
 
 # Ops whose Triton lowering never touches shared memory.  A kernel made only of these plus one
@@ -123,9 +127,13 @@ def _target_of(module: Module, target: Optional[str]):
         return None, str(error)
 
 
-def plan_module(module: Module, only: str = "", target: Optional[str] = None) -> list[tuple[Operation, ConvertOutcome]]:
-    """Plan every convert of ``module``; outcomes with a plan we own have ``plan`` set."""
+def plan_module(module: Module, only: str = "", target: Optional[str] = None,
+                mode: str = "linear") -> list[tuple[Operation, ConvertOutcome]]:
+    """Plan every convert of ``module``; outcomes with a plan we own have ``plan`` set.
+    ``mode="legacy"``: plans of ``lowering.legacy`` instead of the planner's."""
     owned = _owned_methods(only)
+    if mode not in MODES:
+        raise PassFailure(None, f"option mode={mode}: unknown mode (known: {', '.join(MODES)})")
     hw_target, target_problem = _target_of(module, target)
     results = []
     for op in module.ops_named("ttg.convert_layout"):
@@ -149,7 +157,12 @@ def plan_module(module: Module, only: str = "", target: Optional[str] = None) ->
                              f"{hw_target.warp_size}"
             continue
         bits = 1 if element.ttgir == "i1" else element.bits
-        plan = plan_conversion(src, dst, bits, hw_target)
+        if mode == "legacy":
+            src_encoding, dst_encoding = source.tensor_type.encoding, result.tensor_type.encoding
+            plan = plan_legacy_conversion(src, dst, bits, hw_target, same_attribute=src_encoding == dst_encoding,
+                                          src_kind=attribute_kind(src_encoding), dst_kind=attribute_kind(dst_encoding))
+        else:
+            plan = plan_conversion(src, dst, bits, hw_target)
         if not plan:
             outcome.reason = plan.reason
             continue
@@ -161,9 +174,10 @@ def plan_module(module: Module, only: str = "", target: Optional[str] = None) ->
     return results
 
 
-def lower_module(module: Module, only: str = "", target: Optional[str] = None) -> list[ConvertOutcome]:
+def lower_module(module: Module, only: str = "", target: Optional[str] = None,
+                 mode: str = "linear") -> list[ConvertOutcome]:
     """Replace every convert we can lower by its island (in place); return every outcome."""
-    planned = plan_module(module, only, target)
+    planned = plan_module(module, only, target, mode)
     shared_ops = [op for op, o in planned if o.plan is not None and o.plan.method == "shared"]
     guards = _needs_guards(module, shared_ops)
     islands: dict[int, tuple[ConvertOutcome, Island]] = {}
@@ -222,9 +236,10 @@ class LowerConversions(ModulePass):
     only: str = ""
     remarks: bool = False
     target: str = ""
+    mode: str = "linear"  # "linear" (our planner) or "legacy" (Triton before linear layouts: lowering.legacy)
 
     def apply(self, module: Module, context: PassContext) -> None:
-        outcomes = lower_module(module, self.only, self.target or None)
+        outcomes = lower_module(module, self.only, self.target or None, self.mode)
         if self.remarks or getattr(context, "remarks", False):
             for outcome in outcomes:
                 context.report(outcome.remark())
@@ -236,10 +251,10 @@ def plan_summary(plan: ConversionPlan) -> str:
 
 
 def lower_text(text: str, only: str = "", target: Optional[str] = None,
-               filename: str = "<module>") -> tuple[str, list[ConvertOutcome]]:
+               filename: str = "<module>", mode: str = "linear") -> tuple[str, list[ConvertOutcome]]:
     """The Python API: TTGIR text in, TTGIR text with islands out (plus every outcome).
     Hand the result to ``triton.compile`` (as a ``.ttgir`` file) for PTX/cubin or AMDGCN/hsaco."""
     from .ir import parse_module
     module = parse_module(text, filename)
-    outcomes = lower_module(module, only, target)
+    outcomes = lower_module(module, only, target, mode)
     return module.print(debuginfo=True), outcomes

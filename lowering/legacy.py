@@ -1,0 +1,288 @@
+"""The legacy planner: Triton as it was *before* linear layouts, as a baseline for benchmarks.
+
+``plan_legacy_conversion(src, dst, bits, target, same_attribute)`` returns ordinary plans
+(``lowering.plan``) that the exhaustive verifier checks and the emitters print, but it plans the
+way Triton did up to 3.0 (``getScratchConfigForCvt`` in lib/Analysis/Allocation.cpp and
+``ConvertLayoutOpToLLVM``'s ``processReplica``; the paper's §5 baseline):
+
+* two *identical* attributes (same text): no-op (legacy folded the convert away);
+* a register-only conversion: a register rename (no instructions);
+* everything else, including two *different* attributes that describe the same layout: through
+  shared memory.  No warp shuffles, no ldmatrix/stmatrix, no swizzling, CTA barriers
+  (``bar.sync`` / ``s_barrier``) even when the data stays inside a warp;
+* cross-CTA conversions: unsupported (left to Triton).
+
+The scratch buffer (legacy ``getScratchConfigForCvt``):
+
+* row-major over the CTA's tile in the destination's ``order`` (fastest dim first), the same
+  linearisation for stores and loads;
+* ``inVec`` = the source's contiguous elements per thread along its fastest dim, ``outVec`` =
+  the destination's; legacy could only vectorise along the tensor's *last* dim (its "TODO: fix
+  the legacy issue"): ``inVec = 1`` unless both orders start with the last dim, ``outVec = 1``
+  unless the destination's does (except from an NVIDIA mma to a blocked layout, where
+  ``outVec`` stays the destination's contiguity);
+* padding: the padded dim is the destination's fastest dim if the destination is ``blocked``,
+  otherwise the last dim; it grows by ``pad = max(inVec, outVec)`` elements (always, for rank
+  >= 2; at least one element).
+
+Worked example of the padding: a 32x64 f16 tensor, destination blocked with order [1, 0]
+(dim1 fastest), inVec = 8, outVec = 4.  Each row of 64 elements is followed by 8 unused ones,
+so element (m, n) lives at ``m * (64 + 8) + n``.  Writing x = 64 m + n (the unpadded row-major
+offset, F2-linear in the element's bits) that is ``x + (x >> 6) * 8``: row length 2^6, pad 8.
+A padded dim that is *not* the fastest one generalises the same way: with dims (d0 fastest, d1,
+d2) of sizes (S0, S1, S2) and d1 padded by p, the offset is ``x + (x >> log2(S0 S1)) * p S0``.
+``ThreadAffine`` carries exactly this (``pad_row_log2``, ``pad_elements``) on top of its
+F2-affine part; the verifier, the cost model and the emitters apply it.
+
+Differences from legacy Triton (so benchmarks can say what the baseline is):
+
+* one round: the whole CTA tile goes through the buffer at once.  Legacy Triton split the
+  conversion into *repetitions* of ``max(srcShapePerCTATile, dstShapePerCTATile)`` (per dim),
+  with a barrier between them, and so used less scratch when a layout repeats over registers;
+  the instruction mix per element is the same;
+* the orders and contiguities are read off the linear layouts (the dims in which register, then
+  lane, then warp bases first appear; the run of register bases 1, 2, 4, ... along a dim),
+  which is what the attributes say for blocked, mma, slice and dot operand layouts;
+* vectors are capped at 128 bits (legacy did too, via ``ld/st.shared.v4.b32``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..dialect.linear_layout import LayoutError, LinearLayout
+from .conversion import minimal_conversion, scope_of
+from .hardware import HardwareLayout, deposit
+from .plan import Barrier, ConversionPlan, SharedAccess, SharedMemoryPlan, ThreadAffine, Unsupported
+from .planner import _register_rename, _staging_rename, element_bits_of
+from .shared import cta_space, storage_bits
+from .target import Target, target_named
+from .verify import verify_plan
+
+_KIND = re.compile(r"#(?:ttg|triton_gpu)\.(\w+)")
+
+
+def attribute_kind(encoding: str | None) -> str:
+    """``"blocked"``, ``"nvidia_mma"``, ``"slice"``, ... from an encoding's text ("" if unknown)."""
+    m = _KIND.search(encoding or "")
+    return m.group(1) if m else ""
+
+
+def _dim_index(name: str) -> int:
+    digits = "".join(ch for ch in name if ch.isdigit())
+    return int(digits) if digits else 0
+
+
+class _Dims:
+    """Where each tensor dim lives in the flat element index of ``HardwareLayout.of(l, names)``:
+    dim ``names[i]`` occupies the bits ``[offset[i], offset[i] + log2 size[i])``."""
+
+    def __init__(self, layout: LinearLayout):
+        self.names = list(layout.out_dim_names)
+        self.rank = len(self.names)
+        self.log2 = [layout.out_dim_size_log2(n) for n in self.names]
+        self.offset = [sum(self.log2[:i]) for i in range(self.rank)]
+
+    def dims_of(self, flat: int) -> list[int]:
+        """Tensor dim indices (``dimK`` -> K) that the flat element ``flat`` has non-zero
+        coordinates in, lowest bit first."""
+        out = []
+        for bit in range(flat.bit_length()):
+            if flat >> bit & 1:
+                d = self.dim_at_bit(bit)
+                if d not in out:
+                    out.append(d)
+        return out
+
+    def dim_at_bit(self, bit: int) -> int:
+        for i in range(self.rank):
+            if self.offset[i] <= bit < self.offset[i] + self.log2[i]:
+                return _dim_index(self.names[i])
+        raise ValueError(f"bit {bit} is outside the tensor")
+
+    def bit_of(self, dim: int, k: int) -> int:
+        """Flat bit of coordinate bit k of tensor dim ``dim``."""
+        i = [_dim_index(n) for n in self.names].index(dim)
+        return self.offset[i] + k
+
+
+def layout_order(layout: HardwareLayout, dims: _Dims) -> list[int]:
+    """Tensor dims, fastest first: the order in which register, then lane, then warp bases first
+    touch each dim, then the remaining dims last-to-first (Triton's default order)."""
+    order: list[int] = []
+    for column in layout.register + layout.lane + layout.warp:
+        for d in dims.dims_of(column):
+            if d not in order:
+                order.append(d)
+    order += [d for d in reversed(range(dims.rank)) if d not in order]
+    return order
+
+
+def contiguity(layout: HardwareLayout, dims: _Dims, dim: int) -> int:
+    """Consecutive elements along ``dim`` that one thread holds: 2^m for the longest run of
+    register bases 1, 2, 4, ..., 2^(m-1) along ``dim`` (Triton's ``getUniqueContigPerThread``)."""
+    registers = set(layout.register)
+    m = 0
+    while m < dims.log2[[_dim_index(n) for n in dims.names].index(dim)] and \
+            (1 << dims.bit_of(dim, m)) in registers:
+        m += 1
+    return 1 << m
+
+
+def legacy_vectors(src_order: list[int], dst_order: list[int], src_contig: int, dst_contig: int,
+                   rank: int, src_kind: str = "", dst_kind: str = "") -> tuple[int, int]:
+    """(inVec, outVec) as legacy ``getScratchConfigForCvt`` chose them: vectorise only along the
+    last dim (the "legacy issue" its TODO mentions), except mma -> blocked loads."""
+    inner = rank - 1
+    in_vec = src_contig if dst_order[0] == inner and src_order[0] == inner else 1
+    out_vec = dst_contig if dst_order[0] == inner else 1
+    if src_kind == "nvidia_mma" and dst_kind == "blocked":
+        out_vec = dst_contig
+    return in_vec, out_vec
+
+
+def _side_vector(layout: HardwareLayout, to_scratch, want: int) -> tuple[int, tuple[int, ...]]:
+    """(log2 width, register positions) of the vector accesses of one side, at most ``want``
+    elements: register positions whose scratch images are 1, 2, 4, ..., with every other
+    direction leaving the vector's low bits alone (aligned, whole vectors)."""
+    images = [to_scratch(c) for c in layout.register]
+    positions: list[int] = []
+    while (1 << (len(positions) + 1)) <= want:
+        bit = 1 << len(positions)
+        found = [p for p, image in enumerate(images) if image == bit]
+        if not found:
+            break
+        positions.append(found[0])
+    while positions:
+        low = (1 << len(positions)) - 1
+        others = [image for p, image in enumerate(images) if p not in positions]
+        others += [to_scratch(c) for c in layout.lane + layout.warp]
+        if all(o & low == 0 for o in others):
+            break
+        positions.pop()
+    return len(positions), tuple(positions)
+
+
+def _accesses(layout: HardwareLayout, to_scratch, log2_vec: int, positions: tuple[int, ...], instruction: str,
+              register_name, pad_row_log2: int, pad_elements: int) -> list[SharedAccess]:
+    """One access per group of ``2^log2_vec`` registers: lane l of warp w touches the padded
+    offset of (its register group's element ^ its lane's and warp's elements)."""
+    lane_map = tuple(to_scratch(c) for c in layout.lane)
+    warp_map = tuple(to_scratch(c) for c in layout.warp)
+    rest = tuple(p for p in range(len(layout.register)) if p not in positions)
+    out = []
+    for chunk in range(1 << len(rest)):
+        base = deposit(chunk, rest)
+        element = 0
+        for p, column in enumerate(layout.register):
+            if base >> p & 1:
+                element ^= column
+        registers = tuple(register_name(base | deposit(i, positions)) for i in range(1 << log2_vec))
+        address = ThreadAffine(to_scratch(element), lane_map, warp_map, (), pad_row_log2, pad_elements)
+        out.append(SharedAccess(instruction, registers, address))
+    return out
+
+
+def _legacy_shared_plan(src_full: HardwareLayout, src_u: HardwareLayout, dst_u: HardwareLayout, dims: _Dims,
+                        bits: int, target: Target, src_kind: str, dst_kind: str) -> tuple[SharedMemoryPlan, str]:
+    """The padded, unswizzled, one-round shared-memory plan and a one-line description."""
+    rows = cta_space(src_u)
+    pivots = [r & -r for r in rows]  # element bit that stands for each direction of the CTA tile
+    src_order = layout_order(src_u, dims)
+    dst_order = layout_order(dst_u, dims)
+    # Scratch bit i <- pivot bit, sorted by (dim's place in the destination order, bit): the
+    # row-major linearisation of the CTA's tile with the destination's fastest dim lowest.
+    place = {d: i for i, d in enumerate(dst_order)}
+    scratch_pivots = sorted(pivots, key=lambda p: (place[dims.dim_at_bit(p.bit_length() - 1)], p))
+
+    def to_scratch(element: int) -> int:
+        # Elements of the tile are combinations of ``rows``; in RREF form the bit at each pivot
+        # says whether that row is in the combination, so these bits are its coordinates.
+        return sum(1 << i for i, p in enumerate(scratch_pivots) if element & p)
+
+    k = len(scratch_pivots)
+    ebits = storage_bits(bits)
+    max_vector = max(1, 128 // ebits)
+    in_vec, out_vec = legacy_vectors(src_order, dst_order, contiguity(src_u, dims, src_order[0]),
+                                     contiguity(dst_u, dims, dst_order[0]), dims.rank, src_kind, dst_kind)
+    in_vec, out_vec = min(in_vec, max_vector), min(out_vec, max_vector)
+
+    # Padding: the padded dim gets ``pad`` more elements per row; see the module docstring.
+    pad_row_log2 = pad_elements = 0
+    if dims.rank >= 2:
+        padded_dim = dst_order[0] if dst_kind in ("blocked", "") else dims.rank - 1
+        pad = max(in_vec, out_vec)
+        bits_in = [sum(1 for p in scratch_pivots if dims.dim_at_bit(p.bit_length() - 1) == d) for d in dst_order]
+        j = dst_order.index(padded_dim)
+        pad_row_log2 = sum(bits_in[:j + 1])
+        pad_elements = pad << sum(bits_in[:j])
+    elements = (1 << k) + ((1 << k) >> pad_row_log2) * pad_elements if pad_elements else 1 << k
+
+    amd = target.vendor == "amd"
+    st_log2, st_pos = _side_vector(src_u, to_scratch, in_vec)
+    ld_log2, ld_pos = _side_vector(dst_u, to_scratch, out_vec)
+    stores = _accesses(src_u, to_scratch, st_log2, st_pos, "ds_write" if amd else "st.shared",
+                       src_full.full_register, pad_row_log2, pad_elements)
+    loads = _accesses(dst_u, to_scratch, ld_log2, ld_pos, "ds_read" if amd else "ld.shared", lambda u: u,
+                      pad_row_log2, pad_elements)
+    barrier = Barrier("s_barrier" if amd else "bar.sync")
+    # The unpadded (linear) part of the scratch layout: scratch bit i -> CTA-local element
+    # coordinate (the row index of its pivot), as the swizzled plans' ``smem_layout``.
+    local = [1 << pivots.index(p) for p in scratch_pivots]
+    smem = LinearLayout([("offset", [(c,) for c in local])], [("dim0", 1 << max(k, 0))], require_surjective=False)
+    plan = SharedMemoryPlan(bits, elements, smem, 1, tuple(stores) + (barrier,) + tuple(loads),
+                            1 << st_log2, 1 << ld_log2)
+    note = (f"legacy: row-major scratch in order {dst_order}, rows of {1 << pad_row_log2} elements padded by "
+            f"{pad_elements}, inVec={in_vec} outVec={out_vec}, one round") if pad_elements else \
+        f"legacy: row-major scratch in order {dst_order}, unpadded (rank 1), inVec={in_vec} outVec={out_vec}"
+    return plan, note
+
+
+def plan_legacy_conversion(src: LinearLayout, dst: LinearLayout, bits, target, same_attribute: bool = False,
+                           src_kind: str = "", dst_kind: str = "") -> ConversionPlan | Unsupported:
+    """A verified legacy plan (see the module docstring), or ``Unsupported`` with the reason.
+
+    ``same_attribute``: the two encodings are the same text (the convert is a no-op).
+    ``src_kind`` / ``dst_kind``: the attributes' names (``attribute_kind``: "blocked",
+    "nvidia_mma", ...) where known; they pick the padded dim and the mma -> blocked vector rule
+    as legacy Triton did ("" = unknown: treated like blocked).
+    """
+    try:
+        target = target_named(target) if isinstance(target, str) else target
+        bits = element_bits_of(bits)
+        if sorted(src.out_dim_names) != sorted(dst.out_dim_names):
+            raise LayoutError(f"source and destination tensors differ: out dims {src.out_dim_names} vs "
+                              f"{dst.out_dim_names}")
+        dst = dst.transpose_outs(src.out_dim_names)
+        for name in src.out_dim_names:
+            if src.out_dim_size(name) != dst.out_dim_size(name):
+                raise LayoutError(f"source and destination shapes differ along '{name}'")
+        lanes = src.in_dim_size("lane") if src.has_in_dim("lane") else 1
+        if lanes != target.warp_size:
+            raise LayoutError(f"the layouts have {lanes} lanes but a {target.name} warp has {target.warp_size}")
+        order = src.out_dim_names
+        src_full, dst_full = HardwareLayout.of(src, order), HardwareLayout.of(dst, order)
+        if src_full.warp.__len__() != dst_full.warp.__len__() or len(src_full.block) != len(dst_full.block):
+            raise LayoutError("source and destination use different numbers of warps or blocks")
+        src_u, dst_u = src_full.unique_registers(), dst_full.unique_registers()
+        scope = scope_of(minimal_conversion(src, dst))
+    except (LayoutError, ValueError) as e:
+        return Unsupported(f"invalid conversion: {e}")
+    base = dict(src=src, dst=dst, element_bits=bits, target=target, scope=scope)
+    if scope == "block":
+        return Unsupported("cross-CTA conversion: legacy mode has no distributed shared memory; left to Triton",
+                           scope)
+    if same_attribute or scope == "register":
+        if scope not in ("none", "register"):
+            return Unsupported(f"the attributes are the same text but the layouts differ ({scope} scope)", scope)
+        plan = ConversionPlan(**base, method="noop" if same_attribute else "rename",
+                              output=_register_rename(src_full, src_u, dst_full, dst_u),
+                              notes=("legacy: same attribute, no-op",) if same_attribute else ())
+    else:
+        shared, note = _legacy_shared_plan(src_full, src_u, dst_u, _Dims(src), bits, target, src_kind, dst_kind)
+        plan = ConversionPlan(**base, method="shared", output=_staging_rename(dst_full), shared=shared,
+                              notes=(note,))
+    result = verify_plan(plan)
+    if not result.ok:
+        return Unsupported(f"legacy plan failed the verifier: {result.errors[0]}", scope)
+    return plan
