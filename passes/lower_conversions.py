@@ -117,6 +117,28 @@ def _needs_guards(module: Module, shared_converts: list[Operation]) -> bool:
     return False
 
 
+# Control flow moves no data through shared memory itself.
+_CONTROL_FLOW = {"scf.for", "scf.yield", "scf.if", "scf.while", "scf.condition"}
+
+
+def _triton_uses_shared_memory(module: Module, lowered: set[int]) -> bool:
+    """True if some op that Triton lowers (not one of our islands) may use shared memory.
+
+    Only then does an island need a guard barrier *after* its last load: Triton may later put
+    one of its own buffers on the same bytes, and its barrier analysis cannot see our reads.
+    When every shared-memory user is one of our islands, the guard *before* each island's first
+    store already orders it after every earlier island's loads (including the same island's in
+    the previous loop iteration): one barrier per island saved, as stock Triton's membar does.
+    """
+    for op in module.walk():
+        if id(op) in lowered or op.name in _CONTROL_FLOW:
+            continue
+        if op.name in _SMEM_FREE or op.name.startswith(_SMEM_FREE_PREFIXES):
+            continue
+        return True
+    return False
+
+
 def _target_of(module: Module, target: Optional[str]):
     name = target or module.target
     if name is None:
@@ -180,6 +202,8 @@ def lower_module(module: Module, only: str = "", target: Optional[str] = None,
     planned = plan_module(module, only, target, mode)
     shared_ops = [op for op, o in planned if o.plan is not None and o.plan.method == "shared"]
     guards = _needs_guards(module, shared_ops)
+    guard_after = guards and _triton_uses_shared_memory(
+        module, {id(op) for op, o in planned if o.plan is not None})
     islands: dict[int, tuple[ConvertOutcome, Island]] = {}
     for number, (op, outcome) in enumerate(planned):
         if outcome.plan is None:
@@ -187,7 +211,7 @@ def lower_module(module: Module, only: str = "", target: Optional[str] = None,
         source, result = op.operands[0], op.results[0]
         site = ConvertSite(result="%RESULT", source="%SOURCE", src_type="@SRC_TYPE@",
                            dst_type="@DST_TYPE@", element_type=result.tensor_type.element_type,
-                           guard_before=guards, guard_after=guards, prefix=f"ll{number}",
+                           guard_before=guards, guard_after=guard_after, prefix=f"ll{number}",
                            unique_struct=not _triton_before((3, 9)))
         try:
             island = emit_island(outcome.plan, site)
