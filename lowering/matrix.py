@@ -50,11 +50,16 @@ class MatrixTile:
 
 
 def matrix_tile(layout: HardwareLayout, instruction: str, element_bits: int,
-                other_registers: tuple[int, ...]) -> MatrixTile | None:
+                other_registers: tuple[int, ...], prefer: tuple[int, ...] = ()) -> MatrixTile | None:
     """The tile of ``instruction`` for this side's layout, or None if the layout cannot use it.
 
     ``other_registers``: the other side's register directions; the word's elements are picked
-    among registers the other side also holds, so that its vectors stay wide.
+    among registers the other side also holds, so that its vectors stay wide.  ``prefer``: when
+    the other side also uses a matrix instruction, its 16-byte row (vector); word registers
+    equal to its leading directions come first, so that both rows can coincide.  Example: a
+    stmatrix.trans store has the row [lane 2, lane 3, lane 4] of the source; an ldmatrix load
+    fits it if its word register is the source's lane-2 direction and its lanes 0, 1 are the
+    source's lanes 3, 4 (Triton's ``optimalSwizzlingTile`` pairs tiles the same way).
     """
     if len(layout.lane) != 5:
         return None
@@ -66,7 +71,9 @@ def matrix_tile(layout: HardwareLayout, instruction: str, element_bits: int,
     log2_e = (32 // element_bits).bit_length() - 1 if not transposed else 1
     regs = list(range(len(layout.register)))
     other = set(other_registers)
-    regs.sort(key=lambda p: (layout.register[p] not in other, p))
+    lead = list(prefer[:log2_e])
+    regs.sort(key=lambda p: (lead.index(layout.register[p]) if layout.register[p] in lead else len(lead),
+                             layout.register[p] not in other, p))
     if len(regs) < log2_e:
         return None
     word = tuple(regs[:log2_e])

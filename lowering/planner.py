@@ -18,6 +18,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..dialect import f2
 from ..dialect.linear_layout import LayoutError, LinearLayout
 from .conversion import minimal_conversion, scope_of
@@ -25,7 +27,7 @@ from .cost import plan_cost
 from .hardware import HardwareLayout, to_linear_layout
 from .plan import ConversionPlan, RegisterRename, Unsupported
 from .shared import cluster_coordinates, cta_local, cta_space, instruction_pairs, plan_shared_memory, storage_bits
-from .shuffle import LaneConversion, packing_pairs, plan_shuffles, word_level, word_registers
+from .shuffle import LaneConversion, packing_pairs, plan_shuffles, with_phantom_registers, word_level, word_registers
 from .target import Target, target_named
 from .verify import verify_plan
 
@@ -86,13 +88,42 @@ def _columns(conversion: LinearLayout, dim: str):
     return tuple(regs), tuple(lanes)
 
 
+def _warp_local_columns(conversion: LinearLayout, src_u: HardwareLayout) -> tuple[tuple, tuple] | None:
+    """(Cwr, Cwl) when a warp-scope conversion is in fact local to every warp, else None.
+
+    C may send a destination warp bit into source registers or lanes when the source is
+    broadcast over warps: every warp holds all the data, and any copy will do.  Adding to C a
+    map K into the source's broadcast warp bits (src(K x) = 0, so C + K is still correct) makes
+    every thread read its own warp, provided C's warp part is the identity up to broadcast bits.
+    Example (blocked, 4 warps): the source broadcasts over both warp bits, the destination's
+    warp bit 1 is column 4: C(warp 2) = (lane 1, warp 0); K adds warp 2: warp 2 reads lane 1 of
+    its own copy, an intra-warp conversion with the warp-dependent source lane ``... ^ w1``.
+    """
+    if not conversion.has_in_dim("warp") or "block" in conversion.in_dim_names:
+        return None
+    outs = conversion.out_dim_names
+    if "warp" not in outs:
+        return None
+    wi = outs.index("warp")
+    broadcast = sum(1 << i for i, c in enumerate(src_u.warp) if c == 0)
+    for dim in ("register", "lane"):
+        for b in conversion.bases.get(dim, ()):
+            if b[wi] & ~broadcast:
+                return None
+    for i, b in enumerate(conversion.bases["warp"]):
+        if (b[wi] ^ (1 << i)) & ~broadcast:
+            return None
+    return _columns(conversion, "warp")
+
+
 def _shuffle_candidates(src_full, src_u, dst_full, dst_u, conversion: LinearLayout, bits: int, target: Target,
-                        base_kwargs: dict) -> list[ConversionPlan]:
+                        base_kwargs: dict, warp_columns: tuple[tuple, tuple] = ((), ())) -> list[ConversionPlan]:
     if conversion.in_dim_size("lane") != target.warp_size:
         return []
     crr, crl = _columns(conversion, "register")
     clr, cll = _columns(conversion, "lane")
-    conv = LaneConversion(len(src_u.register), len(dst_u.register), target.lane_bits, crr, crl, clr, cll)
+    conv = LaneConversion(len(src_u.register), len(dst_u.register), target.lane_bits, crr, crl, clr, cll,
+                          *warp_columns)
     ebits = storage_bits(bits)
     words_per_element = 2 if ebits == 64 else 1
     max_pairs = (32 // ebits).bit_length() - 1 if ebits <= 16 else 0
@@ -104,9 +135,18 @@ def _shuffle_candidates(src_full, src_u, dst_full, dst_u, conversion: LinearLayo
         src_words = [tuple(src_full.full_register(u) for u in word)
                      for word in word_registers(conv.src_registers, [a for _, a in pairs])]
         dst_words = word_registers(conv.dst_registers, [b for b, _ in pairs])
+        broadcast_lanes = tuple(j for j, c in enumerate(src_u.lane) if c == 0)
         found = plan_shuffles(wconv, src_words, dst_words, 1 << n_pairs, words_per_element, target.warp_size,
-                              target.vendor == "amd",
-                              src_broadcast_lanes=tuple(j for j, c in enumerate(src_u.lane) if c == 0))
+                              target.vendor == "amd", src_broadcast_lanes=broadcast_lanes)
+        # Too few destination words for the rounds needed: add phantom registers (thrown away).
+        extra = 1
+        while found is None and extra <= min(2, wconv.src_registers - wconv.dst_registers):
+            padded = with_phantom_registers(wconv, extra)
+            if padded is not None:
+                phantom_words = dst_words + [()] * ((1 << padded.dst_registers) - len(dst_words))
+                found = plan_shuffles(padded, src_words, phantom_words, 1 << n_pairs, words_per_element,
+                                      target.warp_size, target.vendor == "amd", src_broadcast_lanes=broadcast_lanes)
+            extra += 1
         if found is None:
             continue
         shuffle_plan, _ = found
@@ -186,12 +226,20 @@ def plan_candidates(src: LinearLayout, dst: LinearLayout, bits, target) -> tuple
     plans = []
     if scope == "lane":
         plans += _shuffle_candidates(src_full, src_u, dst_full, dst_u, conversion, bits, target, base)
+    elif scope == "warp":
+        warp_columns = _warp_local_columns(conversion, src_u)
+        if warp_columns is not None:
+            notes = ("warp-local: the source is broadcast over warps, every warp reads its own copy",)
+            plans += [replace(p, notes=notes) for p in _shuffle_candidates(
+                src_full, src_u, dst_full, dst_u, conversion, bits, target, base, warp_columns)]
     # A warp barrier is enough when data stays in its warp and no two warps share (broadcast) data:
     # two warps holding copies would store to the same words (Triton's isCvtDimSync(warp)).
     warp_local = scope == "lane" and all(src_u.warp) and all(dst_u.warp)
     plans += _shared_candidates(src_full, src_u, dst_full, dst_u, bits, target, base, warp_local=warp_local)
-    weights = [plan_cost(p).weight for p in plans]
-    plans = [p for _, _, p in sorted(zip(weights, range(len(plans)), plans), key=lambda t: t[:2])]
+    # Cheapest first; on a tie the smaller scratch buffer (more rounds), like Triton's tie-break.
+    costs = [plan_cost(p) for p in plans]
+    keys = [(c.weight, c.scratch_bytes, i) for i, c in enumerate(costs)]
+    plans = [plans[k[2]] for k in sorted(keys)]
     return plans, scope
 
 

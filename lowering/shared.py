@@ -179,9 +179,18 @@ def plan_shared_memory(src: HardwareLayout, dst: HardwareLayout, element_bits: i
         load_tile = matrix_tile(dst, "ldmatrix" + load_kind[6:], ebits, src.register)
         if load_tile is None:
             return None
+    if store_tile and load_tile and store_tile.vector != load_tile.vector:
+        # Both sides use matrix instructions: their 16-byte rows must be the same directions.
+        # Re-pick each side's word registers to match the other's row.
+        again = matrix_tile(dst, "ldmatrix" + load_kind[6:], ebits, src.register, prefer=store_tile.vector)
+        if again is not None and again.vector == store_tile.vector:
+            load_tile = again
+        else:
+            again = matrix_tile(src, "stmatrix" + store_kind[6:], ebits, dst.register, prefer=load_tile.vector)
+            if again is None or again.vector != load_tile.vector:
+                return None
+            store_tile = again
     if store_tile and load_tile:
-        if store_tile.vector != load_tile.vector:
-            return None
         vector = list(store_tile.vector)
     elif store_tile or load_tile:
         vector = list((store_tile or load_tile).vector)

@@ -80,6 +80,11 @@ class LaneConversion:
     reg_to_lane: tuple[int, ...]  # Crl
     lane_to_reg: tuple[int, ...]  # Clr, one per dst lane bit
     lane_to_lane: tuple[int, ...]  # Cll
+    # Warp-dependent offsets (Cwr, Cwl), one per warp bit: nonzero only when a source that is
+    # broadcast over warps lets every warp convert on its own although C moves warp bits into
+    # registers or lanes (see ``planner._warp_local_columns``).
+    warp_to_reg: tuple[int, ...] = ()
+    warp_to_lane: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -108,7 +113,7 @@ def select_count(send_rank: int, rounds: int, src_words: int, receive_rank: int,
     return send + receive
 
 
-def exact_select_count(plan: WarpShufflePlan, warp_size: int) -> int:
+def exact_select_count(plan: WarpShufflePlan, warp_size: int, num_warps: int = 1) -> int:
     """Selects of ``plan`` (per 32-bit word), the cheaper of two emissions (``select_count``):
 
     * chains, counted exactly by enumerating the lanes: each shuffled round needs (number of
@@ -121,9 +126,11 @@ def exact_select_count(plan: WarpShufflePlan, warp_size: int) -> int:
     """
     import numpy as np
 
-    lanes = np.arange(warp_size, dtype=np.int64)
+    # every (warp, lane) pair, flattened: warp-dependent choices are selects too
+    lanes = np.tile(np.arange(warp_size, dtype=np.int64), num_warps)
+    warps = np.repeat(np.arange(num_warps, dtype=np.int64), warp_size)
     chain = 0
-    sends = [np.broadcast_to(np.asarray(r.send_word.evaluate(lanes)), lanes.shape) for r in plan.rounds]
+    sends = [np.broadcast_to(np.asarray(r.send_word.evaluate(lanes, warps)), lanes.shape) for r in plan.rounds]
     local = np.array([r.instruction == "local" for r in plan.rounds])
     for rnd, send in zip(plan.rounds, sends):
         if rnd.instruction != "local":
@@ -131,9 +138,11 @@ def exact_select_count(plan: WarpShufflePlan, warp_size: int) -> int:
     picks = np.broadcast_to(np.asarray(plan.receive_round.evaluate(lanes)), lanes.shape)
     send_table = np.stack(sends) if sends else np.zeros((0, warp_size), dtype=np.int64)
     for d in range(len(plan.dst_words)):
+        if not plan.dst_words[d]:
+            continue  # a phantom word (see ``with_phantom_registers``): received, never used
         rho = d ^ picks
         # a source is (round, -1) for a shuffled round, or (-1, word) for a local round's kept word
-        keys = np.where(local[rho], -1 - send_table[rho, lanes], rho)
+        keys = np.where(local[rho], -1 - send_table[rho, np.arange(len(lanes))], rho)
         chain += len(np.unique(keys)) - 1
     send_rank = max((f2.rank(r.send_word.lane) for r in plan.rounds), default=0)
     butterfly = select_count(send_rank, len(plan.rounds), len(plan.src_words), f2.rank(plan.receive_round.lane),
@@ -172,6 +181,7 @@ def plan_shuffles(conv: LaneConversion, src_words_regs, dst_words_regs, elements
     nrd, nl = conv.dst_registers, conv.lane_bits
     crr, crl, clr, cll = conv.reg_to_reg, conv.reg_to_lane, conv.lane_to_reg, conv.lane_to_lane
     crl_basis = f2.EchelonBasis(crl)
+    crr_basis = f2.EchelonBasis(crr)
 
     # Options per destination lane bit j: (N e_j, K e_j).  K adds a *source broadcast* lane
     # direction (a source lane bit whose basis is zero: lanes l and l ^ e_k hold the same data),
@@ -186,6 +196,12 @@ def plan_shuffles(conv: LaneConversion, src_words_regs, dst_words_regs, elements
             opts.append((combo, 0))
         if cll[j] == 0 and clr[j] != 0:  # a "missing lane row"
             opts.extend((1 << k, 0) for k in range(nrd) if crl[k] != 0 and (1 << k, 0) not in opts)
+            # or: fill, in lane l ^ e_j, the word whose source register cancels Clr e_j (lanes l
+            # and l ^ e_j then read the same word of the same lane in every round, each keeping
+            # a different destination word); needs destination words enough, see phantoms
+            cancel = crr_basis.express(clr[j])
+            if cancel and (cancel, 0) not in opts:
+                opts.append((cancel, 0))
             opts.extend((0, 1 << k) for k in src_broadcast_lanes)
         options.append(opts)
     total = 1
@@ -208,7 +224,7 @@ def plan_shuffles(conv: LaneConversion, src_words_regs, dst_words_regs, elements
         m = _solve_linear(a, b, nl)
         if m is None:
             continue
-        a_is_identity = all(a[j] == 1 << j for j in range(nl))
+        a_is_identity = all(a[j] == 1 << j for j in range(nl)) and not any(conv.warp_to_lane)
         rounds = 1 << nrd
         local = (1 << (nrd - rank_crl)) if a_is_identity else 0
         shuffles = (rounds - local) * words_per_element
@@ -229,8 +245,11 @@ def plan_shuffles(conv: LaneConversion, src_words_regs, dst_words_regs, elements
     for rho in range(1 << nrd):
         lane_const = _apply(crl, rho)
         word_const = _apply(crr, rho) ^ _apply(m, lane_const)
-        send = ThreadAffine(word_const, m)
-        source = ThreadAffine(lane_const, a)
+        # warp w shifts the source lane by Cwl w and the source word by Cwr w; the sender (same
+        # warp) sends word base ^ M s ^ (Cwr ^ M Cwl) w
+        send_warp = tuple(cwr ^ _apply(m, cwl) for cwr, cwl in zip(conv.warp_to_reg, conv.warp_to_lane))
+        send = ThreadAffine(word_const, m, send_warp if any(send_warp) else ())
+        source = ThreadAffine(lane_const, a, conv.warp_to_lane if any(conv.warp_to_lane) else ())
         if a_is_identity:
             instruction = "local" if lane_const == 0 else "shfl.xor"
         else:
@@ -241,6 +260,34 @@ def plan_shuffles(conv: LaneConversion, src_words_regs, dst_words_regs, elements
     plan = WarpShufflePlan(elements_per_word, words_per_element, tuple(src_words_regs), tuple(rounds),
                            ThreadAffine(0, tuple(n)), tuple(dst_words_regs))
     return plan, cost
+
+
+def with_phantom_registers(conv: LaneConversion, count: int) -> LaneConversion | None:
+    """``conv`` with ``count`` extra destination register bits whose words are thrown away.
+
+    Rounds are indexed by destination words, so a destination with fewer registers than the
+    source gets fewer rounds than some conversions need.  Example: 64 elements, source 2 per
+    lane (registers = element bit 0), destination 1 per lane in 2 warps... within a warp, lanes 0
+    and 1 both want a register of source lane 0: two rounds are needed but the destination has
+    one word.  A phantom register bit p, with C(p) = the source register bit those lanes
+    disagree on, doubles the rounds: N sends lane bit 0 to p, so lane 1 fills its real word in
+    round p (reading register 1) while lane 0 fills the phantom word.  Triton pads the register
+    dims of both layouts to the same size for the same reason.
+    """
+    used = f2.EchelonBasis(conv.reg_to_reg)
+    wanted = [c for c in conv.lane_to_reg if c and not used.contains(c)]
+    units = [1 << a for a in range(conv.src_registers)]
+    images = []
+    for c in wanted + [u for u in units if u not in wanted]:
+        if len(images) == count:
+            break
+        if used.insert(c):
+            images.append(c)
+    if len(images) < count:
+        return None
+    return LaneConversion(conv.src_registers, conv.dst_registers + count, conv.lane_bits,
+                          conv.reg_to_reg + tuple(images), conv.reg_to_lane + (0,) * count,
+                          conv.lane_to_reg, conv.lane_to_lane, conv.warp_to_reg, conv.warp_to_lane)
 
 
 def packing_pairs(conv: LaneConversion, max_pairs: int) -> list[tuple[int, int]]:
@@ -261,7 +308,7 @@ def packing_pairs(conv: LaneConversion, max_pairs: int) -> list[tuple[int, int]]
         a = img.bit_length() - 1
         if a in used_a:
             continue
-        others = [c for k, c in enumerate(conv.reg_to_reg) if k != b] + list(conv.lane_to_reg)
+        others = [c for k, c in enumerate(conv.reg_to_reg) if k != b] + list(conv.lane_to_reg) + list(conv.warp_to_reg)
         if any(c >> a & 1 for c in others):
             continue
         pairs.append((b, a))
@@ -283,7 +330,8 @@ def word_level(conv: LaneConversion, pairs: list[tuple[int, int]]) -> LaneConver
     return LaneConversion(
         conv.src_registers - len(pairs), conv.dst_registers - len(pairs), conv.lane_bits,
         tuple(squeeze_src(conv.reg_to_reg[k]) for k in keep), tuple(conv.reg_to_lane[k] for k in keep),
-        tuple(squeeze_src(c) for c in conv.lane_to_reg), conv.lane_to_lane)
+        tuple(squeeze_src(c) for c in conv.lane_to_reg), conv.lane_to_lane,
+        tuple(squeeze_src(c) for c in conv.warp_to_reg), conv.warp_to_lane)
 
 
 def word_registers(num_register_bits: int, packed_positions: list[int]) -> list[tuple[int, ...]]:

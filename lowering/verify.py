@@ -55,19 +55,23 @@ def _simulate_shuffle(plan: ConversionPlan, src: np.ndarray, staging_size: int) 
     words = src[..., np.array(s.src_words, dtype=np.int64)]  # (B, W, L, nwords, epw)
     nwords = words.shape[3]
     received = []
+    warps = np.arange(W, dtype=np.int64)[:, None]
+    wl = (W, L)
+    bi, wi = np.arange(B)[:, None, None], np.arange(W)[None, :, None]
     for i, rnd in enumerate(s.rounds):
-        send = np.asarray(rnd.send_word.evaluate(lanes)) * np.ones(L, dtype=np.int64)
+        # per (warp, lane): the word it sends and the lane it reads (warp terms: see shuffle.py)
+        send = np.broadcast_to(np.asarray(rnd.send_word.evaluate(lanes[None, :], warps), dtype=np.int64), wl)
         if send.min() < 0 or send.max() >= nwords:
             raise _Failure(f"round {i}: a lane sends word {int(send.max())}, but there are {nwords} words")
-        source = np.asarray(rnd.source_lane.evaluate(lanes)) * np.ones(L, dtype=np.int64)
+        source = np.broadcast_to(np.asarray(rnd.source_lane.evaluate(lanes[None, :], warps), dtype=np.int64), wl)
         if source.min() < 0 or source.max() >= L:
             raise _Failure(f"round {i}: source lane {int(source.max())} is outside the warp")
-        if rnd.instruction == "local" and not np.array_equal(source, lanes):
+        if rnd.instruction == "local" and not (source == lanes[None, :]).all():
             raise _Failure(f"round {i}: marked local but lanes read other lanes")
-        if rnd.instruction == "shfl.xor" and not np.array_equal(source, lanes ^ rnd.source_lane.const):
+        if rnd.instruction == "shfl.xor" and not (source == (lanes ^ rnd.source_lane.const)[None, :]).all():
             raise _Failure(f"round {i}: marked shfl.xor but the source lane is not lane ^ {rnd.source_lane.const}")
-        sent = words[:, :, lanes, send]  # (B, W, L, epw)
-        received.append(sent[:, :, source])
+        sent = words[bi, wi, lanes[None, None, :], send[None, :, :]]  # (B, W, L, epw)
+        received.append(sent[bi, wi, source[None, :, :]])
     received = np.stack(received, axis=2)  # (B, W, rounds, L, epw)
     staging = np.full(src.shape[:3] + (staging_size,), -1, dtype=np.int64)
     pick = np.asarray(s.receive_round.evaluate(lanes)) * np.ones(L, dtype=np.int64)

@@ -77,3 +77,20 @@ def test_select_count_takes_the_cheaper_emission():
     assert select_count(3, 8, 8, 0, 8) == 24      # butterflies beat 7 * 8 chained selects
     assert select_count(1, 2, 2, 1, 2) == 4
     assert select_count(0, 4, 4, 0, 4) == 0
+
+
+def test_source_broadcast_over_warps_shuffles_inside_each_warp():
+    # The source: every one of 2 warps holds all 64 elements.  The destination splits the
+    # elements over warps: warp 1 wants elements 32..63.  C sends dst warp 0 to src lane 4,
+    # a warp-scope conversion; but each warp has its own copy, so it is warp-local.
+    src = layout([[1]], [[2], [4], [8], [16], [32]], warp=[[0]], out={"dim0": 64})
+    dst = layout([], [[1], [2], [4], [8], [16]], warp=[[32]], out={"dim0": 64})
+    plans, scope = plan_candidates(src, dst, 32, "sm_90")
+    assert scope == "warp"
+    shuffles = [p for p in plans if p.method == "shuffle"]
+    assert shuffles and all(verify_plan(p).ok for p in shuffles)
+    best = plan_conversion(src, dst, 32, "sm_90")
+    # lanes 0 and 1 both read source lane 0 (registers 0 and 1): two rounds, one of them into a
+    # phantom word (``with_phantom_registers``)
+    assert best.method == "shuffle" and plan_cost(best).shuffles == 2
+    assert all(r.source_lane.warp == (16,) for r in best.shuffle.rounds)  # warp 1 reads lanes 16..31
