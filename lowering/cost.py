@@ -177,7 +177,8 @@ def plan_cost(plan: ConversionPlan) -> PlanCost:
             if r.instruction != "local":
                 shuffles += s.words_per_element
                 counts[r.instruction] += s.words_per_element
-        selects = exact_select_count(s, plan.target.warp_size) * s.words_per_element
+        num_warps = plan.src.in_dim_size("warp") if plan.src.has_in_dim("warp") else 1
+        selects = exact_select_count(s, plan.target.warp_size, num_warps) * s.words_per_element
         packs = (len(s.src_words) + len(s.dst_words)) * (s.elements_per_word - 1)
         if selects:
             counts["select"] = selects
