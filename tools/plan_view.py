@@ -64,14 +64,16 @@ def cost_line(plan: ConversionPlan) -> str:
 # ----------------------------------------------------------------------------- text
 
 
-def _lane_rows(label: str, values, width: int = 32) -> list[str]:
-    """``values`` (one per lane) as rows of ``width`` lanes under a lane-number header."""
+def _lane_rows(rows: list[tuple[str, list[int]]], width: int = 32) -> list[str]:
+    """Per-lane values as a table: a lane-number header, then one row per (label, values), in
+    blocks of ``width`` lanes (a 64-lane wavefront takes two blocks)."""
     lines = []
-    for start in range(0, len(values), width):
-        chunk = values[start:start + width]
-        lanes = range(start, start + len(chunk))
+    count = len(rows[0][1])
+    for start in range(0, count, width):
+        lanes = range(start, min(count, start + width))
         lines.append("    lane " + " ".join(f"{lane:>2}" for lane in lanes))
-        lines.append(f"    {label:<4} " + " ".join(f"{v:>2}" for v in chunk))
+        for label, values in rows:
+            lines.append(f"    {label:<4} " + " ".join(f"{values[lane]:>2}" for lane in lanes))
     return lines
 
 
@@ -85,12 +87,12 @@ def _shuffle_text(plan: ConversionPlan) -> list[str]:
         senders = np.broadcast_to(np.asarray(rnd.source_lane.evaluate(lanes)), lanes.shape)
         words = np.broadcast_to(np.asarray(rnd.send_word.evaluate(senders)), lanes.shape)
         lines.append(f"  round {number} ({rnd.instruction}): lane l receives word 'word' of lane 'from'")
-        lines += _lane_rows("from", [int(s) for s in senders])
-        lines += _lane_rows("word", [int(w) for w in words])[1::2]
+        lines += _lane_rows([("from", [int(s) for s in senders]), ("word", [int(w) for w in words])])
     picks = np.broadcast_to(np.asarray(shuffle.receive_round.evaluate(lanes)), lanes.shape)
     if picks.any():
         lines.append("  select: destination word d of lane l is the word received in round d ^ r(l)")
-        lines += _lane_rows("r", [int(p) for p in picks])[1::2]
+        rows = _lane_rows([("r", [int(p) for p in picks])])
+        lines += rows if len(lanes) > 32 else rows[1:]  # one block of 32 lanes: the rounds' header serves
     else:
         lines.append("  select: destination word d is the word received in round d")
     return lines

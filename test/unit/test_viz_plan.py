@@ -11,6 +11,9 @@ PAIRS = "#ttg.blocked<{sizePerThread = [2], threadsPerWarp = [32], warpsPerCTA =
 SINGLES = "#ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [1], order = [0]}>"
 ROWS = "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], warpsPerCTA = [1, 1], order = [1, 0]}>"
 COLUMNS = "#ttg.blocked<{sizePerThread = [4, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 1], order = [0, 1]}>"
+# A transposition across two 64-lane wavefronts (gfx942): shared memory.
+ROWS_64 = "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [16, 4], warpsPerCTA = [2, 1], order = [1, 0]}>"
+COLUMNS_64 = "#ttg.blocked<{sizePerThread = [4, 1], threadsPerWarp = [4, 16], warpsPerCTA = [1, 2], order = [0, 1]}>"
 # 128 elements over 64 lanes and 2 CTAs; the destination swaps which CTA holds which half.
 CTA_HALVES = "#ttg.linear<{register = [], lane = [[1], [2], [4], [8], [16], [32]], warp = [], block = [[64]]}>"
 CTA_INTERLEAVED = "#ttg.linear<{register = [], lane = [[2], [4], [8], [16], [32], [64]], warp = [], block = [[1]]}>"
@@ -50,12 +53,12 @@ def test_shuffle_plan_text_is_exact(capsys):
 
 
 def test_shared_memory_plan_text_lists_accesses_and_conflicts(capsys):
-    code, out, _ = run(["--plan", ROWS, COLUMNS, "--shape", "16,16", "--bits", "32", "--target", "gfx942"], capsys)
+    code, out, _ = run(["--plan", ROWS_64, COLUMNS_64, "--shape", "32,32", "--bits", "32", "--target", "gfx942"], capsys)
     assert code == 0
     assert out.splitlines()[3:] == [
-        "scope: lane   lowering: shared   target: gfx942   element: 32 bit   verified: yes (exhaustive simulation)",
-        "cost per warp: ds_write.b32=8, s_barrier=1, ds_read.b32=8; bank conflicts 0 (store 0, load 0); scratch 1024 B",
-        "shared memory: 1024 B scratch, 1 round, vectors of 1 (store) and 1 (load) x 32 bit",
+        "scope: warp   lowering: shared   target: gfx942   element: 32 bit   verified: yes (exhaustive simulation)",
+        "cost per warp: ds_write.b32=8, s_barrier=1, ds_read.b32=8; bank conflicts 0 (store 0, load 0); scratch 4096 B",
+        "shared memory: 4096 B scratch, 1 round, vectors of 1 (store) and 1 (load) x 32 bit",
         "  instruction            count wavefronts conflicts",
         "  ds_write.b32               8         16         0",
         "  s_barrier                  1",
@@ -109,7 +112,7 @@ def test_bad_input_exits_1_with_a_message(capsys, args, message):
 def test_access_touches_marks_conflicting_words():
     # A real gfx942 plan with its first store replaced by hand-made ones: 32-bit stores, two
     # phases of 32 lanes each.  A stride of 32 words puts every lane of a phase in bank 0.
-    plan = plan_conversion(to_linear_layout(ROWS, [16, 16]), to_linear_layout(COLUMNS, [16, 16]), 32, "gfx942")
+    plan = plan_conversion(to_linear_layout(ROWS_64, [32, 32]), to_linear_layout(COLUMNS_64, [32, 32]), 32, "gfx942")
     column = SharedAccess("ds_write", (0,), ThreadAffine(0, lane=(32, 64, 128, 256, 512, 1024)))
     touches = plan_view.access_touches(column, plan)
     assert [t.word for t in touches] == [32 * lane for lane in range(64)]
@@ -129,3 +132,15 @@ def test_lowering_names():
     assert plan_view.lowering_name(plan).startswith("shared")
     identity = LinearLayout.identity_1d(32, "lane", "dim0")
     assert plan_view.lowering_name(plan_conversion(identity, identity, 32, "sm_90")) == "none"
+
+
+def test_64_lane_shuffle_rounds_print_in_blocks_of_32_lanes(capsys):
+    one_warp_rows = ROWS_64.replace("warpsPerCTA = [2, 1]", "warpsPerCTA = [1, 1]")
+    one_warp_columns = COLUMNS_64.replace("warpsPerCTA = [1, 2]", "warpsPerCTA = [1, 1]")
+    code, out, _ = run(["--plan", one_warp_rows, one_warp_columns, "--shape", "16,16", "--target", "gfx942"], capsys)
+    assert code == 0
+    lines = out.splitlines()
+    first_round = lines.index("  round 0 (ds_bpermute): lane l receives word 'word' of lane 'from'")
+    labels = [line.split()[0] for line in lines[first_round + 1:first_round + 7]]
+    assert labels == ["lane", "from", "word", "lane", "from", "word"]
+    assert lines[first_round + 4].split()[1:3] == ["32", "33"]
