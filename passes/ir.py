@@ -32,6 +32,7 @@ import re
 import sys
 import tempfile
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Callable, Iterator, Optional
 
 MARKER = "ll.op_id"
@@ -155,6 +156,7 @@ class TensorType:
         return parse_attribute(self.encoding)
 
 
+@lru_cache(maxsize=8192)
 def parse_tensor_type(text: str) -> Optional[TensorType]:
     """A :class:`TensorType` for tensor and memdesc types, None for any other type."""
     text = text.strip()
@@ -222,11 +224,19 @@ class Operation:
     operands: list[Value] = field(default_factory=list)
     results: list[Value] = field(default_factory=list)
     regions: list[Region] = field(default_factory=list)
-    location: str = "unknown"            # "file:line:col" (or "unknown")
     symbol: Optional[str] = None          # sym_name of functions
     parent: Optional[Block] = None
     _marker: Optional[int] = field(default=None, repr=False)
     _handle: object = field(default=None, repr=False)
+    _location: Optional[str] = field(default=None, repr=False)
+    _locate: Optional[Callable[["Operation"], str]] = field(default=None, repr=False)
+
+    @property
+    def location(self) -> str:
+        """``file:line:col`` of the op in the user's file (or ``unknown``)."""
+        if self._location is None:
+            self._location = self._locate(self) if self._locate is not None else "unknown"
+        return self._location
 
     @property
     def parent_op(self) -> "Optional[Operation]":
@@ -426,9 +436,10 @@ class Module:
             if op.results:
                 op._marker = index
                 op.results[0]._handle.set_attr(MARKER, builder.get_int32_attr(index))
-                op.location = _location_text(str(op.results[0]._handle.get_loc()), self._temp_path, self.filename)
+                op._location = _location_text(str(op.results[0]._handle.get_loc()), self._temp_path, self.filename)
             if name in ("tt.func", "func.func"):
                 op.symbol = h.get_str_attr("sym_name")
+                op._locate = self._function_location
             if name != "builtin.module":  # (creating the block registers its arguments)
                 op.parent = block_for(h.get_block())
                 op.parent.operations.append(op)
@@ -444,36 +455,32 @@ class Module:
             ops.append(op)
         for op, i, operand in unresolved:
             op.operands[i] = value_by_id.get(operand.id()) or Value(str(operand.get_type()), op, -1, operand)
-        # Ops without results (stores, functions, ...) take their location from the text.
         self._ops_postorder = ops
-        self._fill_locations_from_text()
+        self._printed_with_locations = None
 
-    def _fill_locations_from_text(self) -> None:
-        """Functions have no results to ask for a location: find the ``loc(...)`` printed after
-        the closing brace of their body."""
-        text = None
-        for op in self._ops_postorder:
-            if op.location != "unknown" or op.symbol is None:
-                continue
-            if text is None:
-                text = str(self._handle)
-                aliases = dict(re.findall(r"^(#loc\d*) = (loc\(.*\))$", text, flags=re.M))
-            m = re.search(r"^\s*tt\.func[^\n]*@" + re.escape(op.symbol) + r"\(", text, flags=re.M)
-            if not m:
-                continue
-            # the body's '{' is the last one on the header line (after any attribute dict)
-            depth, i = 0, text.rindex("{", m.start(), text.index("\n", m.end()))
-            while i < len(text):
-                ch = text[i]
-                depth += ch == "{"
-                depth -= ch == "}"
-                i += 1
-                if depth == 0:
-                    break
-            loc = re.match(r" loc\((#loc\d*|\"[^\"]*\":\d+:\d+)\)", text[i:])
-            if loc:
-                ref = loc.group(1)
-                op.location = _location_text(aliases.get(ref, f"loc({ref})"), self._temp_path, self.filename)
+    def _function_location(self, op: Operation) -> str:
+        """Functions have no result to ask for a location: find the ``loc(...)`` printed after
+        the closing brace of their body (computed on demand: printing costs time)."""
+        if self._printed_with_locations is None:
+            self._printed_with_locations = str(self._handle)
+        text = self._printed_with_locations
+        aliases = dict(re.findall(r"^(#loc\d*) = (loc\(.*\))$", text, flags=re.M))
+        m = re.search(r"^\s*tt\.func[^\n]*@" + re.escape(op.symbol) + r"\(", text, flags=re.M)
+        if not m:
+            return "unknown"
+        # the body's '{' is the last one on the header line (after any attribute dict)
+        depth, i = 0, text.rindex("{", m.start(), text.index("\n", m.end()))
+        while i < len(text):
+            depth += text[i] == "{"
+            depth -= text[i] == "}"
+            i += 1
+            if depth == 0:
+                break
+        loc = re.match(r" loc\((#loc\d*|\"[^\"]*\":\d+:\d+)\)", text[i:])
+        if not loc:
+            return "unknown"
+        ref = loc.group(1)
+        return _location_text(aliases.get(ref, f"loc({ref})"), self._temp_path, self.filename)
 
     @property
     def body(self) -> Operation:
