@@ -38,8 +38,11 @@ class NvidiaInstructions:
 
     # -- thread ids -----------------------------------------------------------------------------
     def _thread_id(self, w: IslandWriter) -> str:
+        # The NVVM op, not inline PTX: LLVM knows it is pure, so the address arithmetic built on
+        # it is hoisted out of loops (an inline-asm read of %tid.x kept ~30 instructions of
+        # address computation inside a convert loop).  Same spelling on triton 3.6 and 3.9.
         if not hasattr(w, "_nv_tid"):
-            w._nv_tid = w.inline_asm("mov.u32 $0, %tid.x;", "=r", [], [], "i32", side_effects=False)
+            w._nv_tid = w.op("nvvm.read.ptx.sreg.tid.x : i32")
         return w._nv_tid
 
     def lane_id(self, w: IslandWriter) -> str:
@@ -183,10 +186,21 @@ class NvidiaInstructions:
 
 
 class _ShiftPacker:
-    """Packing for shared-memory words with shifts and ors (LLVM picks prmt/mov itself): the cost
-    model counts ``prmt`` only for shuffle plans."""
+    """Packing of narrow elements into the 32-bit words of shared-memory accesses.
+
+    A full word of 8- or 16-bit elements goes through a vector bitcast
+    (``<2 x i16>`` -> ``i32``), which LLVM turns into a single ``mov.b32 %r, {%rs0, %rs1}``, as
+    in stock Triton; shifts and ors (zext, shl, or: 3 instructions per element) are left for
+    partial words.  The cost model counts ``prmt`` only for shuffle plans.
+    """
 
     def pack(self, w: IslandWriter, values: list[str], bits: int) -> str:
+        if bits in (8, 16) and len(values) * bits == 32:
+            vector = f"vector<{len(values)}xi{bits}>"
+            v = w.op(f"llvm.mlir.undef : {vector}")
+            for i, x in enumerate(values):
+                v = w.op(f"llvm.insertelement {x}, {v}[{w.const(i)} : i32] : {vector}")
+            return w.op(f"llvm.bitcast {v} : {vector} to i32")
         out = None
         for i, v in enumerate(values):
             x = w.cast("zext", v, f"i{bits}", "i32")
@@ -196,6 +210,10 @@ class _ShiftPacker:
         return out
 
     def unpack(self, w: IslandWriter, word: str, count: int, bits: int) -> list[str]:
+        if bits in (8, 16) and count * bits == 32:
+            vector = f"vector<{count}xi{bits}>"
+            v = w.op(f"llvm.bitcast {word} : i32 to {vector}")
+            return [w.op(f"llvm.extractelement {v}[{w.const(i)} : i32] : {vector}") for i in range(count)]
         out = []
         for i in range(count):
             x = w.binary("lshr", word, w.const(i * bits)) if i else word
