@@ -188,14 +188,15 @@ class NvidiaInstructions:
 class _ShiftPacker:
     """Packing of narrow elements into the 32-bit words of shared-memory accesses.
 
-    A full word of 8- or 16-bit elements goes through a vector bitcast
-    (``<2 x i16>`` -> ``i32``), which LLVM turns into a single ``mov.b32 %r, {%rs0, %rs1}``, as
-    in stock Triton; shifts and ors (zext, shl, or: 3 instructions per element) are left for
-    partial words.  The cost model counts ``prmt`` only for shuffle plans.
+    Two 16-bit elements go through a vector bitcast (``<2 x i16>`` -> ``i32``), which LLVM turns
+    into a single ``mov.b32 %r, {%rs0, %rs1}``, as in stock Triton.  Bytes keep shifts and ors:
+    measured on an H200, ``<4 x i8>`` vectors made LLVM emit a ``prmt`` per byte and ran the
+    8-bit conversion benchmarks up to 2.7x slower.  The cost model counts ``prmt`` only for
+    shuffle plans.
     """
 
     def pack(self, w: IslandWriter, values: list[str], bits: int) -> str:
-        if bits in (8, 16) and len(values) * bits == 32:
+        if bits == 16 and len(values) == 2:
             vector = f"vector<{len(values)}xi{bits}>"
             v = w.op(f"llvm.mlir.undef : {vector}")
             for i, x in enumerate(values):
@@ -210,7 +211,7 @@ class _ShiftPacker:
         return out
 
     def unpack(self, w: IslandWriter, word: str, count: int, bits: int) -> list[str]:
-        if bits in (8, 16) and count * bits == 32:
+        if bits == 16 and count == 2:
             vector = f"vector<{count}xi{bits}>"
             v = w.op(f"llvm.bitcast {word} : i32 to {vector}")
             return [w.op(f"llvm.extractelement {v}[{w.const(i)} : i32] : {vector}") for i in range(count)]
