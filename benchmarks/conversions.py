@@ -33,12 +33,13 @@ import argparse
 import json
 import os
 import re
-import statistics
 import sys
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
+
+from checkout import geomean, make_package_importable  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS = os.path.join(REPO, "test", "lit", "corpus")
@@ -47,19 +48,6 @@ WIDTHS = (8, 16, 32, 64)
 INT_TYPE = {8: "i8", 16: "i16", 32: "i32", 64: "i64"}
 ELEMENT_WIDTH = {"i1": 8, "i8": 8, "f8E4M3FN": 8, "f8E5M2": 8, "i16": 16, "f16": 16, "bf16": 16,
                  "i32": 32, "f32": 32, "i64": 64, "f64": 64}
-
-
-def import_linear_layouts():
-    """Import our package from this checkout even where it is not installed (the GPU machine):
-    a temporary directory holding a `linear_layouts` symlink to the repository root."""
-    try:
-        import linear_layouts  # noqa: F401
-        return
-    except ImportError:
-        pass
-    shim = tempfile.mkdtemp(prefix="ll_import_")
-    os.symlink(REPO, os.path.join(shim, "linear_layouts"))
-    sys.path.insert(0, shim)
 
 
 # --------------------------------------------------------------------------- cases
@@ -231,8 +219,8 @@ def kernel_ttgir(case: Case) -> str:
         f"    %xp = tt.addptr %xptrs, {total} : tensor<{dims}x!tt.ptr<{ty}>, {L}>, tensor<{dims}xi32, {L}>",
         f"    %xl = tt.load %xp : tensor<{dims}x!tt.ptr<{ty}>, {L}>",
         f"    %x = ttg.convert_layout %xl : tensor<{dims}x{ty}, {L}> -> tensor<{dims}x{ty}, {case.src}>",
-        f"    %c0 = arith.constant 0 : i32",
-        f"    %c1 = arith.constant 1 : i32",
+        "    %c0 = arith.constant 0 : i32",
+        "    %c1 = arith.constant 1 : i32",
         f"    %cn = arith.constant {ITERATIONS} : i32",
         f"    %zero = arith.constant dense<0> : tensor<{dims}x{ty}, {case.dst}>",
         f"    %acc = scf.for %i = %c0 to %cn step %c1 iter_args(%a = %zero) -> (tensor<{dims}x{ty}, {case.dst}>)  : i32 {{",
@@ -281,7 +269,7 @@ MODES = ("stock", "linear", "legacy")
 def compile_case(args):
     """Compile one case under one mode (in a worker process); returns (key, mode, result)."""
     index, case, mode, directory = args
-    import_linear_layouts()
+    make_package_importable()
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
     import triton
     from triton.backends.compiler import GPUTarget
@@ -388,14 +376,6 @@ def load_kernel(case_index, mode, directory):
 
 # --------------------------------------------------------------------------- reporting
 
-def geomean(values):
-    values = [v for v in values if v and v > 0]
-    if not values:
-        return float("nan")
-    from math import exp, log
-    return exp(sum(log(v) for v in values) / len(values))
-
-
 def write_report(results, out, environment):
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "conversions.json"), "w") as f:
@@ -457,7 +437,7 @@ def main(argv=None) -> int:
     parser.add_argument("--limit", type=int, default=0, help="only the first N cases")
     parser.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) - 1))
     args = parser.parse_args(argv)
-    import_linear_layouts()
+    make_package_importable()
     cases = corpus_cases()
     if args.limit:
         cases = cases[:args.limit]

@@ -39,20 +39,7 @@ from collections import Counter, defaultdict
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def make_package_importable() -> None:
-    """``import linear_layouts`` from this checkout, without installing anything."""
-    try:
-        import linear_layouts  # noqa: F401
-        if os.path.realpath(os.path.dirname(linear_layouts.__file__)) == os.path.realpath(REPO_ROOT):
-            return
-    except ImportError:
-        pass
-    link_dir = tempfile.mkdtemp(prefix="ll_pkg_")
-    os.symlink(REPO_ROOT, os.path.join(link_dir, "linear_layouts"))
-    sys.path.insert(0, link_dir)
-    for name in [m for m in sys.modules if m == "linear_layouts" or m.startswith("linear_layouts.")]:
-        del sys.modules[name]
-
+from checkout import make_package_importable  # noqa: E402
 
 make_package_importable()
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")

@@ -26,20 +26,10 @@ from typing import Callable
 import triton
 import triton.language as tl
 
+from checkout import geomean, make_package_importable  # noqa: E402
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODES = ("stock", "linear", "legacy")
-
-
-def import_linear_layouts():
-    """Import our package from this checkout even where it is not installed (the GPU machine)."""
-    try:
-        import linear_layouts  # noqa: F401
-        return
-    except ImportError:
-        pass
-    shim = tempfile.mkdtemp(prefix="ll_import_")
-    os.symlink(REPO, os.path.join(shim, "linear_layouts"))
-    sys.path.insert(0, shim)
 
 
 # =========================================================================== kernels
@@ -365,12 +355,6 @@ def run_mode(bench: Bench, mode: str, cache_root: str) -> dict:
     return result
 
 
-def geomean(values):
-    from math import exp, log
-    values = [v for v in values if v and v > 0]
-    return exp(sum(log(v) for v in values) / len(values)) if values else float("nan")
-
-
 def write_report(rows, environment, out):
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "kernels.json"), "w") as f:
@@ -432,7 +416,7 @@ def main(argv=None) -> int:
     parser.add_argument("--out", default=os.path.join(REPO, "benchmarks", "results"))
     parser.add_argument("--only", help="comma-separated kernel names")
     args = parser.parse_args(argv)
-    import_linear_layouts()
+    make_package_importable()
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
     import torch
 
