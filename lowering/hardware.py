@@ -99,3 +99,29 @@ def to_linear_layout(columns: dict[str, tuple[int, ...]], element_bits: int) -> 
     """Integer columns -> a LinearLayout with one out dim ``dim0`` of 2^element_bits elements."""
     bases = [(d, [(c,) for c in cols]) for d, cols in columns.items()]
     return LinearLayout(bases, [("dim0", 1 << element_bits)], require_surjective=False)
+
+
+def aligned_pair(src: LinearLayout, dst: LinearLayout, warp_size: int, target_name: str) -> LinearLayout:
+    """Check that ``src`` and ``dst`` are two distributed layouts of one tensor on the same
+    hardware (same shape, same numbers of lanes, warps and blocks, a warp of ``warp_size``
+    lanes), and return ``dst`` with its out dims in ``src``'s order.  Raises ``LayoutError``
+    naming what differs."""
+    from ..dialect.linear_layout import LayoutError
+
+    if sorted(src.out_dim_names) != sorted(dst.out_dim_names):
+        raise LayoutError(f"source and destination tensors differ: out dims {src.out_dim_names} vs "
+                          f"{dst.out_dim_names}")
+    dst = dst.transpose_outs(src.out_dim_names)
+    for name in src.out_dim_names:
+        if src.out_dim_size(name) != dst.out_dim_size(name):
+            raise LayoutError(f"source and destination shapes differ along '{name}': "
+                              f"{src.out_dim_size(name)} vs {dst.out_dim_size(name)}")
+    for name in ("lane", "warp", "block"):
+        a = src.in_dim_size(name) if src.has_in_dim(name) else 1
+        b = dst.in_dim_size(name) if dst.has_in_dim(name) else 1
+        if a != b:
+            raise LayoutError(f"source and destination use different numbers of {name}s: {a} vs {b}")
+    lanes = src.in_dim_size("lane") if src.has_in_dim("lane") else 1
+    if lanes != warp_size:
+        raise LayoutError(f"the layouts have {lanes} lanes but a {target_name} warp has {warp_size}")
+    return dst

@@ -52,7 +52,7 @@ import re
 
 from ..dialect.linear_layout import LayoutError, LinearLayout
 from .conversion import minimal_conversion, scope_of
-from .hardware import HardwareLayout, deposit
+from .hardware import HardwareLayout, aligned_pair, deposit
 from .plan import Barrier, ConversionPlan, SharedAccess, SharedMemoryPlan, ThreadAffine, Unsupported
 from .planner import _register_rename, _staging_rename, element_bits_of
 from .shared import cta_space, storage_bits
@@ -250,20 +250,9 @@ def plan_legacy_conversion(src: LinearLayout, dst: LinearLayout, bits, target, s
     try:
         target = target_named(target) if isinstance(target, str) else target
         bits = element_bits_of(bits)
-        if sorted(src.out_dim_names) != sorted(dst.out_dim_names):
-            raise LayoutError(f"source and destination tensors differ: out dims {src.out_dim_names} vs "
-                              f"{dst.out_dim_names}")
-        dst = dst.transpose_outs(src.out_dim_names)
-        for name in src.out_dim_names:
-            if src.out_dim_size(name) != dst.out_dim_size(name):
-                raise LayoutError(f"source and destination shapes differ along '{name}'")
-        lanes = src.in_dim_size("lane") if src.has_in_dim("lane") else 1
-        if lanes != target.warp_size:
-            raise LayoutError(f"the layouts have {lanes} lanes but a {target.name} warp has {target.warp_size}")
+        dst = aligned_pair(src, dst, target.warp_size, target.name)
         order = src.out_dim_names
         src_full, dst_full = HardwareLayout.of(src, order), HardwareLayout.of(dst, order)
-        if src_full.warp.__len__() != dst_full.warp.__len__() or len(src_full.block) != len(dst_full.block):
-            raise LayoutError("source and destination use different numbers of warps or blocks")
         src_u, dst_u = src_full.unique_registers(), dst_full.unique_registers()
         scope = scope_of(minimal_conversion(src, dst))
     except (LayoutError, ValueError) as e:

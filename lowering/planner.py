@@ -24,7 +24,7 @@ from ..dialect import f2
 from ..dialect.linear_layout import LayoutError, LinearLayout
 from .conversion import minimal_conversion, scope_of
 from .cost import plan_cost
-from .hardware import HardwareLayout, to_linear_layout
+from .hardware import HardwareLayout, aligned_pair, to_linear_layout
 from .plan import ConversionPlan, RegisterRename, Unsupported
 from .shared import cluster_coordinates, cta_local, cta_space, instruction_pairs, plan_shared_memory, storage_bits
 from .shuffle import LaneConversion, packing_pairs, plan_shuffles, with_phantom_registers, word_level, word_registers
@@ -193,22 +193,7 @@ def plan_candidates(src: LinearLayout, dst: LinearLayout, bits, target) -> tuple
     scope.  ``plan_conversion`` is the public entry point; this is for tests and benchmarks."""
     target = target_named(target) if isinstance(target, str) else target
     bits = element_bits_of(bits)
-    if sorted(src.out_dim_names) != sorted(dst.out_dim_names):
-        raise LayoutError(f"source and destination tensors differ: out dims {src.out_dim_names} vs "
-                          f"{dst.out_dim_names}")
-    dst = dst.transpose_outs(src.out_dim_names)
-    for name in src.out_dim_names:
-        if src.out_dim_size(name) != dst.out_dim_size(name):
-            raise LayoutError(f"source and destination shapes differ along '{name}': "
-                              f"{src.out_dim_size(name)} vs {dst.out_dim_size(name)}")
-    for name in ("lane", "warp", "block"):
-        a = src.in_dim_size(name) if src.has_in_dim(name) else 1
-        b = dst.in_dim_size(name) if dst.has_in_dim(name) else 1
-        if a != b:
-            raise LayoutError(f"source and destination use different numbers of {name}s: {a} vs {b}")
-    lanes = src.in_dim_size("lane") if src.has_in_dim("lane") else 1
-    if lanes != target.warp_size:
-        raise LayoutError(f"the layouts have {lanes} lanes but a {target.name} warp has {target.warp_size}")
+    dst = aligned_pair(src, dst, target.warp_size, target.name)
     order = src.out_dim_names
     src_full = HardwareLayout.of(src, order)
     dst_full = HardwareLayout.of(dst, order)
