@@ -34,7 +34,7 @@ its instruction mix is exactly the plan's.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Optional
 
 from ..lowering.cost import plan_cost
@@ -121,22 +121,41 @@ def _needs_guards(module: Module, shared_converts: list[Operation]) -> bool:
 _CONTROL_FLOW = {"scf.for", "scf.yield", "scf.if", "scf.while", "scf.condition"}
 
 
-def _triton_uses_shared_memory(module: Module, lowered: set[int]) -> bool:
-    """True if some op that Triton lowers (not one of our islands) may use shared memory.
-
-    Only then does an island need a guard barrier *after* its last load: Triton may later put
-    one of its own buffers on the same bytes, and its barrier analysis cannot see our reads.
-    When every shared-memory user is one of our islands, the guard *before* each island's first
-    store already orders it after every earlier island's loads (including the same island's in
-    the previous loop iteration): one barrier per island saved, as stock Triton's membar does.
-    """
-    for op in module.walk():
+def _triton_shared_memory_users(module: Module, lowered: set[int]) -> list[int]:
+    """Positions (in text order) of the ops that Triton lowers, not our islands, and that may
+    use shared memory."""
+    users = []
+    for position, op in enumerate(module.walk()):
         if id(op) in lowered or op.name in _CONTROL_FLOW:
             continue
         if op.name in _SMEM_FREE or op.name.startswith(_SMEM_FREE_PREFIXES):
             continue
-        return True
+        users.append(position)
+    return users
+
+
+def _in_loop(op: Operation) -> bool:
+    parent = op.parent_op
+    while parent is not None:
+        if parent.name in ("scf.for", "scf.while"):
+            return True
+        parent = parent.parent_op
     return False
+
+
+def _needs_guard_after(op: Operation, position: int, triton_users: list[int]) -> bool:
+    """A guard barrier after an island's last load is needed only if one of Triton's own
+    shared-memory users can run after the island: Triton may put its buffer on the same bytes,
+    and its barrier analysis cannot see our reads.
+
+    When every later shared-memory user is one of our islands, the guard *before* each island's
+    first store already orders it after every earlier island's loads (including the same
+    island's in the previous loop iteration).  So a matmul epilogue, the kernel's last
+    shared-memory user, ends without a barrier, as with stock Triton's membar.
+    """
+    if not triton_users:
+        return False
+    return _in_loop(op) or any(user > position for user in triton_users)
 
 
 def _target_of(module: Module, target: Optional[str]):
@@ -202,16 +221,18 @@ def lower_module(module: Module, only: str = "", target: Optional[str] = None,
     planned = plan_module(module, only, target, mode)
     shared_ops = [op for op, o in planned if o.plan is not None and o.plan.method == "shared"]
     guards = _needs_guards(module, shared_ops)
-    guard_after = guards and _triton_uses_shared_memory(
-        module, {id(op) for op, o in planned if o.plan is not None})
+    triton_users = _triton_shared_memory_users(module, {id(op) for op, o in planned if o.plan is not None})
+    position_of = {id(op): position for position, op in enumerate(module.walk())}
     islands: dict[int, tuple[ConvertOutcome, Island]] = {}
     for number, (op, outcome) in enumerate(planned):
         if outcome.plan is None:
             continue
-        source, result = op.operands[0], op.results[0]
+        result = op.results[0]
         site = ConvertSite(result="%RESULT", source="%SOURCE", src_type="@SRC_TYPE@",
                            dst_type="@DST_TYPE@", element_type=result.tensor_type.element_type,
-                           guard_before=guards, guard_after=guard_after, prefix=f"ll{number}",
+                           guard_before=guards,
+                           guard_after=guards and _needs_guard_after(op, position_of[id(op)], triton_users),
+                           prefix=f"ll{number}",
                            unique_struct=not _triton_before((3, 9)))
         try:
             island = emit_island(outcome.plan, site)
