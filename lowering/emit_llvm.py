@@ -221,6 +221,7 @@ class ConvertSite:
     guard_after: bool = True
     prefix: str = "ll"
     unique_struct: bool = False     # Triton >= 3.9: the struct has no broadcast register copies
+    in_loop: bool = False           # the convert runs in a loop (see NvidiaInstructions._thread_id)
 
 
 @dataclass
@@ -406,7 +407,15 @@ def _emit_shared(w: IslandWriter, vendor, plan: ConversionPlan, element: Element
             thread_parts[key] = part
         offset = thread_parts[key]
         if affine.const:
-            offset = w.binary("xor", offset, w.const(affine.const))
+            # The thread part can only set the bits of its images.  A constant with none of
+            # those bits XORs like it adds, and an add lets ptxas fold it into the access's
+            # immediate offset ([%r+512]), as Triton's own lowering does (actionAdditiveStrides):
+            # one address register per thread part instead of one per access.
+            thread_bits = 0
+            for image in affine.lane + affine.warp:
+                thread_bits |= image
+            additive = not affine.pad_elements and not affine.const & thread_bits
+            offset = w.binary("add" if additive else "xor", offset, w.const(affine.const))
         if affine.pad_elements:  # legacy row padding: offset + (offset >> row_log2) * pad
             row = w.binary("lshr", offset, w.const(affine.pad_row_log2))
             offset = w.binary("add", offset, w.binary("mul", row, w.const(affine.pad_elements)))
@@ -451,6 +460,7 @@ def emit_island(plan: ConversionPlan, site: ConvertSite, vendor=None) -> Island:
         vendor = vendor_for(plan.target)
     element = ElementType.of(site.element_type)
     w = IslandWriter(site.prefix)
+    w.in_loop = site.in_loop
     src_hw, dst_hw = HardwareLayout.of(plan.src), HardwareLayout.of(plan.dst, plan.src.out_dim_names)
     src_map, dst_map = struct_registers(src_hw, site.unique_struct), struct_registers(dst_hw, site.unique_struct)
     src_struct, dst_struct = struct_type(element, len(src_map)), struct_type(element, len(dst_map))

@@ -38,11 +38,20 @@ class NvidiaInstructions:
 
     # -- thread ids -----------------------------------------------------------------------------
     def _thread_id(self, w: IslandWriter) -> str:
-        # The NVVM op, not inline PTX: LLVM knows it is pure, so the address arithmetic built on
-        # it is hoisted out of loops (an inline-asm read of %tid.x kept ~30 instructions of
-        # address computation inside a convert loop).  Same spelling on triton 3.6 and 3.9.
+        """%tid.x, read two ways on purpose.
+
+        In a loop: the NVVM op, which LLVM knows is pure, so the address arithmetic built on it
+        is hoisted out of the loop (with an inline-asm read, ~30 instructions of address
+        computation stayed inside a 1024-iteration convert loop).  Outside loops: inline PTX,
+        which LLVM leaves in place.  There the pure op let LLVM merge our address arithmetic
+        with Triton's and keep it alive across the preceding wgmma loop, and ptxas then
+        serialized every wgmma of a matmul (its C7515 "Potential Performance Loss" remark):
+        matmul fp16 and attention ran 8-10% slower than stock on an H200."""
         if not hasattr(w, "_nv_tid"):
-            w._nv_tid = w.op("nvvm.read.ptx.sreg.tid.x : i32")
+            if getattr(w, "in_loop", False):
+                w._nv_tid = w.op("nvvm.read.ptx.sreg.tid.x : i32")
+            else:
+                w._nv_tid = w.inline_asm("mov.u32 $0, %tid.x;", "=r", [], [], "i32", side_effects=False)
         return w._nv_tid
 
     def lane_id(self, w: IslandWriter) -> str:

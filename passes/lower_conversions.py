@@ -233,7 +233,7 @@ def lower_module(module: Module, only: str = "", target: Optional[str] = None,
                            guard_before=guards,
                            guard_after=guards and _needs_guard_after(op, position_of[id(op)], triton_users),
                            prefix=f"ll{number}",
-                           unique_struct=not _triton_before((3, 9)))
+                           unique_struct=not _triton_before((3, 9)), in_loop=_in_loop(op))
         try:
             island = emit_island(outcome.plan, site)
         except EmitError as error:

@@ -100,3 +100,21 @@ def test_islands_contain_exactly_the_plans_instructions(target):
         assert got == _expected(plan), plan.describe()
         checked[plan.method] += 1
     assert sum(checked.values()) >= 20, checked
+
+
+@pytest.mark.parametrize("in_loop, expected, absent", [
+    (True, "nvvm.read.ptx.sreg.tid.x", "mov.u32 $0, %tid.x;"),
+    (False, "mov.u32 $0, %tid.x;", "nvvm.read.ptx.sreg.tid.x"),
+])
+def test_thread_id_is_pure_only_inside_loops(in_loop, expected, absent):
+    """Inside a loop the pure NVVM read lets LLVM hoist the address arithmetic; outside, inline
+    PTX keeps it from being merged with Triton's and kept alive across a wgmma pipeline (ptxas
+    then serialized a matmul's wgmmas: C7515)."""
+    rows = "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>"
+    cols = "#ttg.blocked<{sizePerThread = [4, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 4], order = [0, 1]}>"
+    plan = plan_conversion(to_linear_layout(rows, [64, 64]), to_linear_layout(cols, [64, 64]), 32, "sm_90")
+    assert plan.method == "shared"
+    site = ConvertSite(result="%r", source="%s", src_type="tensor<64x64xf32, #a>", dst_type="tensor<64x64xf32, #b>",
+                       element_type="f32", in_loop=in_loop)
+    text = emit_island(plan, site).text
+    assert expected in text and absent not in text
