@@ -87,6 +87,15 @@ class HardwareLayout:
         """A full register holding unique register ``unique_index`` (the one with zero broadcast bits)."""
         return deposit(unique_index, self.nonzero_register_positions)
 
+    def register_element(self, register: int) -> int:
+        """Element held by ``register`` of lane 0, warp 0, block 0: XOR of the register bases
+        of its set bits."""
+        element = 0
+        for p, c in enumerate(self.register):
+            if register >> p & 1:
+                element ^= c
+        return element
+
     def element_table(self) -> np.ndarray:
         """Element held by every (block, warp, lane, register): shape (B, W, L, R)."""
         reg, lane = xor_table(self.register), xor_table(self.lane)

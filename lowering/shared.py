@@ -73,16 +73,13 @@ def _accesses(layout: HardwareLayout, inverse, log2_vec: int, positions: tuple[i
     per_round: list[list[SharedAccess]] = [[] for _ in range(num_rounds)]
     for chunk in range(1 << len(rest)):
         base = deposit(chunk, rest)
-        x = 0
-        for p, c in enumerate(layout.register):
-            if base >> p & 1:
-                x ^= c
-        offset, rnd = inverse(x)
+        element = layout.register_element(base)
+        offset, rnd = inverse(element)
         regs = tuple(register_name(base | deposit(i, positions)) for i in range(1 << log2_vec))
         if cluster is None:
             per_round[rnd].append(SharedAccess(instruction, regs, ThreadAffine(offset, lane_map, warp_map)))
         else:
-            cta = cluster.cta_map(layout, x)
+            cta = cluster.cta_map(layout, element)
             per_round[rnd].append(SharedAccess(instruction + "::cluster", regs,
                                                ThreadAffine(offset, lane_map, warp_map, block_map), cta))
     return per_round
@@ -140,11 +137,7 @@ def _matrix_accesses(layout: HardwareLayout, tile: MatrixTile, inverse, register
     words = 1 << len(tile.word_registers)
     for chunk in range(1 << len(rest)):
         base = deposit(chunk, rest)
-        x = 0
-        for p, c in enumerate(layout.register):
-            if base >> p & 1:
-                x ^= c
-        offset, rnd = inverse(x)
+        offset, rnd = inverse(layout.register_element(base))
         regs = tuple(register_name(base | deposit(j, tile.matrix_registers) | deposit(i, tile.word_registers))
                      for j in range(tile.matrices) for i in range(words))
         name = tile.instruction

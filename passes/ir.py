@@ -355,18 +355,24 @@ def _parse_handle(text: str, filename: str, first_line: int, safe: bool):
                 raise IRError(_rewrite_diagnostics(diagnostics, temp_path, filename)
                               or f"{filename}: error: Triton could not parse the module")
         ctx = _new_context()
-        with _CapturedStderr() as captured:
-            try:
-                handle = _bindings().parse_mlir_module(temp_path, ctx)
-            except RuntimeError:
-                handle = None
-        if handle is None:
-            raise IRError(_rewrite_diagnostics(captured.text, temp_path, filename)
-                          or f"{filename}: error: Triton could not parse the module")
-        handle.context = ctx  # keep the context alive as long as the module (as triton.compile does)
-        return handle, ctx, temp_path
+        return _parse_file_into(temp_path, ctx, filename), ctx, temp_path
     finally:
         os.unlink(temp_path)
+
+
+def _parse_file_into(path: str, ctx, filename: str):
+    """Parse the module in ``path`` into the Triton context ``ctx``; Triton's diagnostics become
+    an :class:`IRError` whose locations name ``filename``."""
+    with _CapturedStderr() as captured:
+        try:
+            handle = _bindings().parse_mlir_module(path, ctx)
+        except RuntimeError:
+            handle = None
+    if handle is None:
+        raise IRError(_rewrite_diagnostics(captured.text, path, filename)
+                      or f"{filename}: error: Triton could not parse the module")
+    handle.context = ctx  # keep the context alive as long as the module (as triton.compile does)
+    return handle
 
 
 def _location_text(loc: str, temp_path: str, filename: str) -> str:
@@ -760,20 +766,11 @@ def compile_module(module: Module, target: str, stage: str) -> str:
 def triton_module_from_text(text: str, context):
     """Parse module text into a Triton module living in ``context`` (an existing Triton MLIR
     context, e.g. the one a compilation runs in), for handing back to Triton's pipeline."""
-    ir = _bindings()
+    _bindings()
     fd, path = tempfile.mkstemp(suffix=".ttgir", prefix="ll_hook_")
     try:
         with os.fdopen(fd, "w") as f:
             f.write(text)
-        with _CapturedStderr() as captured:
-            try:
-                handle = ir.parse_mlir_module(path, context)
-            except RuntimeError:
-                handle = None
-        if handle is None:
-            raise IRError(_rewrite_diagnostics(captured.text, path, "<plugin output>")
-                          or "error: Triton could not parse the module our passes produced")
-        handle.context = context
-        return handle
+        return _parse_file_into(path, context, "<plugin output>")
     finally:
         os.unlink(path)
