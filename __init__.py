@@ -19,7 +19,7 @@ import os as _os
 from .dialect import LayoutError, LinearLayout
 
 __version__ = "0.1.0"
-__all__ = ["LayoutError", "LinearLayout", "__version__", "enable", "disable", "enabled"]
+__all__ = ["LayoutError", "LinearLayout", "__version__", "enable", "disable", "enabled", "stats"]
 
 
 def enable(mode: str = "linear", **options):
@@ -32,6 +32,13 @@ def disable() -> None:
     """Back to stock Triton for kernels compiled from now on."""
     from .passes import hook
     hook.disable()
+
+
+def stats():
+    """What the drop-in did: kernels seen, kernels with islands, and every kernel compiled
+    without our islands after a failure (``stats().fallbacks``, ``stats().summary()``)."""
+    from .passes import hook
+    return hook.stats()
 
 
 def enabled(mode: str = "linear", **options):

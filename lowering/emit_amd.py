@@ -68,6 +68,8 @@ class AmdInstructions:
         if rnd.instruction not in ("shfl.xor", "shfl.idx", "ds_bpermute"):
             raise EmitError(f"shuffle instruction '{rnd.instruction}' is not an AMD instruction")
         source = w.xor_of_bits(rnd.source_lane.lane, self.lane_id(w), rnd.source_lane.const)
+        if any(rnd.source_lane.warp):  # each warp reads its own source lane (warp-local plans)
+            source = w.binary("xor", source, w.xor_of_bits(rnd.source_lane.warp, self.warp_id(w)))
         byte_index = w.binary("shl", source, w.const(2))
         w.counts["ds_bpermute"] += 1
         return w.op(f"rocdl.ds_bpermute {byte_index}, {value} : (i32, i32) -> i32")

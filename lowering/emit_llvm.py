@@ -255,25 +255,77 @@ def lane_mask_condition(w: IslandWriter, vendor, lanes: np.ndarray) -> str:
     return w.icmp("ne", bit, w.const(0, itype), itype)
 
 
-def select_by_lane(w: IslandWriter, vendor, choice: np.ndarray, value_of) -> str:
-    """A value that differs by lane: lane l gets ``value_of(choice[l])``.
+def warp_mask_condition(w: IslandWriter, vendor, warps: np.ndarray) -> str:
+    """An i1 that is true exactly in the warps listed (a boolean array over the CTA's warps)."""
+    mask = 0
+    for k in np.nonzero(warps)[0]:
+        mask |= 1 << int(k)
+    size = max(len(warps), 2)
+    itype = "i64" if size > 32 else "i32"
+    warp = vendor.warp_id(w)
+    if itype == "i64":
+        warp = w.cast("zext", warp, "i32", "i64")
+    signed = mask - (1 << 64) if itype == "i64" and mask >= 1 << 63 else \
+        (mask - (1 << 32) if itype == "i32" and mask >= 1 << 31 else mask)
+    bit = w.binary("and", w.binary("lshr", w.const(signed, itype), warp, itype), w.const(1, itype), itype)
+    return w.icmp("ne", bit, w.const(0, itype), itype)
+
+
+def thread_set_condition(w: IslandWriter, vendor, threads: np.ndarray) -> str:
+    """An i1 true exactly in the (warp, lane) pairs set in ``threads`` (shape (warps, lanes)).
+
+    Most sets do not depend on the warp (every row equal): one lane mask.  When they do (a
+    source broadcast over warps lets each warp pick its own word, see ``shuffle.py``), the
+    warps are grouped by their row and the condition is the OR over groups of
+    ``lane in row and warp in group``.  Example, 2 warps of 4 lanes, rows 1010 and 0101: lanes
+    {1, 3} of warp 0 or lanes {0, 2} of warp 1.
+    """
+    rows: dict[bytes, list[int]] = {}
+    for k, row in enumerate(threads):
+        rows.setdefault(np.asarray(row, dtype=bool).tobytes(), []).append(k)
+    if len(rows) == 1:
+        return lane_mask_condition(w, vendor, np.asarray(threads[0], dtype=bool))
+    out = None
+    for key, warps in rows.items():
+        row = np.frombuffer(key, dtype=bool)
+        if not row.any():
+            continue
+        in_warps = np.zeros(len(threads), dtype=bool)
+        in_warps[warps] = True
+        term = warp_mask_condition(w, vendor, in_warps)
+        if not row.all():
+            term = w.binary("and", lane_mask_condition(w, vendor, row), term, "i1")
+        out = term if out is None else w.binary("or", out, term, "i1")
+    if out is None:  # an empty set: false everywhere
+        return w.icmp("ne", w.const(0), w.const(0))
+    return out
+
+
+def select_by_thread(w: IslandWriter, vendor, choice: np.ndarray, value_of) -> str:
+    """A value that differs by thread: thread (warp k, lane l) gets ``value_of(choice[k, l])``.
 
     A chain of selects over the distinct choices, in order of first appearance (k choices, k - 1
     selects): the plan's cost model counts the same chains (``shuffle.exact_select_count``).
+    ``choice`` has shape (warps, lanes); a 1-D array is one row shared by every warp.
     """
+    choice = np.atleast_2d(np.asarray(choice))
     keys = []
-    for c in choice.tolist():
+    for c in choice.ravel().tolist():
         if c not in keys:
             keys.append(c)
     out = value_of(keys[0])
     for key in keys[1:]:
-        out = w.select(lane_mask_condition(w, vendor, choice == key), value_of(key), out)
+        out = w.select(thread_set_condition(w, vendor, choice == key), value_of(key), out)
     return out
 
 
-def _lanes_of(affine: ThreadAffine, warp_size: int) -> np.ndarray:
-    lanes = np.arange(warp_size, dtype=np.int64)
-    return np.broadcast_to(np.asarray(affine.evaluate(lanes)), lanes.shape).astype(np.int64)
+def _threads_of(affine: ThreadAffine, warp_size: int, num_warps: int) -> np.ndarray:
+    """``affine`` evaluated on every (warp, lane) of the CTA: shape (warps, lanes).  Warp terms
+    count: a shuffle's send word may depend on the warp (warp 0's choice is not every warp's)."""
+    lanes = np.arange(warp_size, dtype=np.int64)[None, :]
+    warps = np.arange(num_warps, dtype=np.int64)[:, None]
+    values = np.asarray(affine.evaluate(lanes, warps), dtype=np.int64)
+    return np.broadcast_to(values, (num_warps, warp_size)).astype(np.int64)
 
 
 # ------------------------------------------------------------------------------ the walk
@@ -344,6 +396,7 @@ def _emit_shuffle(w: IslandWriter, vendor, plan: ConversionPlan, element: Elemen
     """Pack, rounds of cross-lane moves, selects, unpack (``WarpShufflePlan``)."""
     s = plan.shuffle
     warp_size = plan.target.warp_size
+    num_warps = 1 << len(HardwareLayout.of(plan.src).warp)
     halves = s.words_per_element
     # word[w][h]: half h of source word w (h = 0 only, unless 64-bit elements)
     words = []
@@ -353,7 +406,7 @@ def _emit_shuffle(w: IslandWriter, vendor, plan: ConversionPlan, element: Elemen
             words.append(element_words(w, vendor, element, ints))
         else:
             words.append([vendor.pack(w, ints, element.bits) if element.bits < 32 else ints[0]])
-    sends = [_lanes_of(r.send_word, warp_size) for r in s.rounds]
+    sends = [_threads_of(r.send_word, warp_size, num_warps) for r in s.rounds]
     received: list[list[str] | None] = []
     for rnd, send in zip(s.rounds, sends):
         if rnd.instruction == "local":
@@ -361,22 +414,22 @@ def _emit_shuffle(w: IslandWriter, vendor, plan: ConversionPlan, element: Elemen
             continue
         per_half = []
         for h in range(halves):
-            value = select_by_lane(w, vendor, send, lambda word, h=h: words[word][h])
+            value = select_by_thread(w, vendor, send, lambda word, h=h: words[word][h])
             per_half.append(vendor.shuffle(w, value, rnd, warp_size))
         received.append(per_half)
-    pick = _lanes_of(s.receive_round, warp_size)
-    lanes = np.arange(warp_size)
+    pick = _threads_of(s.receive_round, warp_size, num_warps)
     staging: list[str | None] = [None] * staging_size
     for d, regs in enumerate(s.dst_words):
         rho = d ^ pick
-        # what lane l keeps: a shuffled round's result, or (local round) its own source word
-        keys = np.array([int(r) if received[int(r)] is not None else -1 - int(sends[int(r)][l])
-                         for l, r in zip(lanes, rho)])
+        # what thread (k, l) keeps: a shuffled round's result, or (local round) its own source word
+        keys = np.empty_like(rho)
+        for (k, l), r in np.ndenumerate(rho):
+            keys[k, l] = int(r) if received[int(r)] is not None else -1 - int(sends[int(r)][k, l])
         halves_out = []
         for h in range(halves):
             def value_of(key, h=h):
                 return received[key][h] if key >= 0 else words[-1 - key][h]
-            halves_out.append(select_by_lane(w, vendor, keys, value_of))
+            halves_out.append(select_by_thread(w, vendor, keys, value_of))
         if element.bits == 64:
             ints = word_elements(w, vendor, element, halves_out, 1)
         elif element.bits == 32:

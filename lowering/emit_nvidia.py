@@ -111,6 +111,8 @@ class NvidiaInstructions:
         if rnd.instruction not in ("shfl.idx", "ds_bpermute"):
             raise EmitError(f"shuffle instruction '{rnd.instruction}' is not an NVIDIA instruction")
         source = w.xor_of_bits(rnd.source_lane.lane, self.lane_id(w), rnd.source_lane.const)
+        if any(rnd.source_lane.warp):  # each warp reads its own source lane (warp-local plans)
+            source = w.binary("xor", source, w.xor_of_bits(rnd.source_lane.warp, self.warp_id(w)))
         w.counts["shfl.sync.idx"] += 1
         return self._nvvm_shuffle(w, "idx", value, source)
 

@@ -12,7 +12,7 @@ from typing import Optional
 
 from ..dialect import LinearLayout
 from .framework import PassFailure
-from .ir import Operation, TensorType, Value, adapt_attribute_text
+from .ir import Operation, TensorType, Value, adapt_attribute_text, installed_triton_version
 
 try:  # the dialect's public names (re-exported by linear_layouts.dialect once it lands there)
     from ..dialect import linear_attribute, parse_attribute, to_linear_layout
@@ -25,16 +25,25 @@ class LayoutUnavailable(Exception):
     """The type has no encoding, or the encoding cannot be translated."""
 
 
-@lru_cache(maxsize=4096)
 def _layout_for(encoding: str, shape: tuple[int, ...]) -> LinearLayout:
+    """The layout as the *installed* Triton lays it out: releases differ (Triton 3.6 keeps the
+    duplicate registers of a blocked tile larger than the tensor as zero bases, 3.7+ drops
+    them), and an island's LLVM struct must have exactly the registers Triton's own lowering
+    gives the tensor (a mismatch leaves an unresolved cast: "LLVM Translation failed for
+    operation: builtin.unrealized_conversion_cast")."""
+    return _layout_for_version(encoding, shape, installed_triton_version())
+
+
+@lru_cache(maxsize=4096)
+def _layout_for_version(encoding: str, shape: tuple[int, ...], version: tuple[int, int]) -> LinearLayout:
     rank = _encoding_rank(encoding)
     if rank is None or len(shape) <= rank:
-        return to_linear_layout(encoding, list(shape))
+        return to_linear_layout(encoding, list(shape), triton_version=version)
     # A multi-buffered shared allocation (software pipelining): !ttg.memdesc<2x32x16xf16, #s>
     # with a rank-2 #s holds 2 buffers of 32x16, one after the other.  Lay out one buffer with
     # the encoding, then let the higher offset bits select the buffer (leading dims).
     leading = len(shape) - rank
-    one_buffer = to_linear_layout(encoding, list(shape[leading:]))
+    one_buffer = to_linear_layout(encoding, list(shape[leading:]), triton_version=version)
     for i in reversed(range(rank)):  # dim i of the buffer is dim i + leading of the whole
         one_buffer = one_buffer.rename_out_dim(f"dim{i}", f"dim{i + leading}")
     layout = one_buffer
