@@ -24,6 +24,12 @@ Usage::
     with linear_layouts.enabled(remarks=True): ...
     linear_layouts.disable()
 
+Never a failure where stock Triton compiles: if our passes, ``make_llir`` or any later stage
+(translation to LLVM IR, ptxas) fails on a module with our islands, the kernel is compiled
+again from Triton's own TTGIR without them, with one warning per kernel and a record in
+``linear_layouts.stats()`` (``stats().fallbacks``).  No ``fork()`` on this path: the process may
+hold CUDA state and threads.
+
 For a program that does not import us: ``LINEAR_LAYOUTS=1 python -m linear_layouts run prog.py``
 (``LINEAR_LAYOUTS=legacy`` for the legacy baseline).
 """
@@ -34,6 +40,7 @@ import contextlib
 import gc
 import hashlib
 import os
+import re
 import sys
 import warnings
 from dataclasses import dataclass
@@ -226,6 +233,66 @@ def _clear_jit_memory_caches() -> None:
 
 # --------------------------------------------------------------------------- the hook
 
+@dataclass(frozen=True)
+class Fallback:
+    """One kernel that Triton compiled *without* our islands because something after our
+    passes failed on them (``stage``: ``our passes``, ``llir``, ``ptx``, ``cubin``, ``amdgcn``,
+    ``hsaco``); ``reason`` is the first line of the error.  After a ``cubin``/``hsaco`` failure
+    the binary is stock's, but the kernel's ``asm["ptx"]``/``asm["amdgcn"]`` still show the text
+    with our islands that the assembler rejected (Triton records every stage as it runs)."""
+
+    kernel: str
+    stage: str
+    reason: str
+
+
+@dataclass
+class PluginStats:
+    """What the drop-in did since the process started (or since ``reset_stats()``)."""
+
+    kernels: int = 0                 # kernels that went through our pipeline
+    kernels_with_islands: int = 0    # ... and came back with at least one island
+    fallbacks: list = None           # Fallback records: compiled without our islands
+
+    def __post_init__(self):
+        if self.fallbacks is None:
+            self.fallbacks = []
+
+    def summary(self) -> str:
+        lines = [f"linear-layouts: {self.kernels} kernels, {self.kernels_with_islands} with islands, "
+                 f"{len(self.fallbacks)} compiled without them after a failure"]
+        lines += [f"  {f.kernel}: {f.stage}: {f.reason}" for f in self.fallbacks]
+        return "\n".join(lines)
+
+
+_stats = PluginStats()
+_warned_kernels: set = set()
+
+
+def stats() -> PluginStats:
+    """Counts of the drop-in's work, fallbacks included (``linear_layouts.stats()``)."""
+    return _stats
+
+
+def reset_stats() -> None:
+    global _stats
+    _stats = PluginStats()
+    _warned_kernels.clear()
+
+
+def _record_fallback(kernel: str, stage: str, error: BaseException, remarks: bool) -> None:
+    text = str(error).strip() or type(error).__name__
+    reason = text.splitlines()[0][:300]
+    _stats.fallbacks.append(Fallback(kernel, stage, reason))
+    message = (f"linear-layouts: kernel {kernel}: {stage} failed with our islands ({reason}); "
+               f"compiled it with stock Triton's lowering instead")
+    if kernel not in _warned_kernels:
+        _warned_kernels.add(kernel)
+        warnings.warn(message, RuntimeWarning, stacklevel=2)
+    if remarks:
+        print(f"remark: [linear-layouts] {message}", file=sys.stderr)
+
+
 def _stages_hook(*args):
     config = _config
     if not args:  # 3.7+: asked for the cache key
@@ -235,20 +302,79 @@ def _stages_hook(*args):
     backend, stages, options, language, capability = (list(args) + [None] * 5)[:5]
     if config is None or stages is None or "llir" not in stages:
         return None
-    make_llir = stages["llir"]
-
-    def llir_with_linear_layouts(src, metadata):
-        return make_llir(run_plugin_pipeline(src, config, metadata), metadata)
-
-    stages["llir"] = llir_with_linear_layouts
+    _wrap_stages(stages, config)
     return None
 
 
-def run_plugin_pipeline(triton_module, config: PluginConfig, metadata=None):
-    """Run ``config``'s pipeline on a Triton TTGIR module; return a Triton module (in the same
-    context) for the next stage.  Errors name the kernel and say what failed."""
+def _wrap_stages(stages: dict, config: PluginConfig) -> None:
+    """Run our pipeline before ``llir``; if ``llir`` or any later stage fails on a module with
+    our islands, compile the kernel again from Triton's own TTGIR without them.
+
+    Why this is safe: our pipeline parses Triton's module into a new one and never touches the
+    original, so the original is still Triton's exact TTGIR when a later stage fails.  The
+    stages after ``llir`` (``ptx``/``cubin`` or ``amdgcn``/``hsaco``) are pure functions of
+    their input and the metadata, which ``make_llir`` fills again on the stock rerun."""
+    original = dict(stages)
+    names = list(stages)
+    after_llir = names[names.index("llir") + 1:]
+    state = {"stock_src": None, "islands": False, "kernel": "kernel"}
+
+    def llir_with_linear_layouts(src, metadata):
+        text = src.str()
+        kernel = _kernel_name(text)
+        state.update(stock_src=src, islands=False, kernel=kernel)
+        _stats.kernels += 1
+        try:
+            ours, islands = run_plugin_pipeline(src, config, {"name": kernel}, text)
+        except Exception as error:  # never make a kernel fail that stock Triton compiles
+            _record_fallback(kernel, "our passes", error, config.remarks)
+            return original["llir"](src, metadata)
+        if islands == 0:
+            return original["llir"](src, metadata)
+        state["islands"] = True
+        try:
+            result = original["llir"](ours, metadata)
+        except Exception as error:
+            state["islands"] = False
+            _record_fallback(kernel, "llir", error, config.remarks)
+            return original["llir"](src, metadata)
+        _stats.kernels_with_islands += 1
+        return result
+
+    def later_stage(name):
+        def run(src, metadata):
+            try:
+                return original[name](src, metadata)
+            except Exception as error:
+                if not state["islands"] or state["stock_src"] is None:
+                    raise
+                state["islands"] = False
+                _stats.kernels_with_islands -= 1
+                _record_fallback(state["kernel"], name, error, config.remarks)
+                value = original["llir"](state["stock_src"], metadata)
+                for stage in after_llir[:after_llir.index(name) + 1]:
+                    value = original[stage](value, metadata)
+                return value
+        return run
+
+    stages["llir"] = llir_with_linear_layouts
+    for name in after_llir:
+        stages[name] = later_stage(name)
+
+
+def _kernel_name(text: str) -> str:
+    """The first public function of a TTGIR module (Triton's kernel), for messages."""
+    m = re.search(r"tt\.func (?:public )?@([\w$.]+)", text)
+    return m.group(1) if m else "kernel"
+
+
+def run_plugin_pipeline(triton_module, config: PluginConfig, metadata=None, text: Optional[str] = None):
+    """Run ``config``'s pipeline on a Triton TTGIR module; return ``(module, islands)``: a new
+    Triton module (in the same context) for the next stage, and how many islands it holds.
+    The module given is not modified.  Errors name the kernel and say what failed."""
     name = (metadata or {}).get("name", "kernel") if isinstance(metadata, dict) else "kernel"
-    text = triton_module.str()
+    if text is None:
+        text = triton_module.str()
     try:
         module = parse_module(text, filename=f"<{name}>", safe=False)
         chatty = config.remarks or "report=true" in config.pipeline
@@ -257,7 +383,9 @@ def run_plugin_pipeline(triton_module, config: PluginConfig, metadata=None):
         new_text = module.print(debuginfo=True)
     except IRError as e:
         raise RuntimeError(f"linear-layouts: kernel {name}: {e}") from None
-    return triton_module_from_text(new_text, triton_module.context)
+    cast = "builtin.unrealized_conversion_cast"
+    islands = (new_text.count(cast) - text.count(cast)) // 2
+    return triton_module_from_text(new_text, triton_module.context), islands
 
 
 class _NullStream:

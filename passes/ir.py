@@ -85,9 +85,15 @@ def adapt_attribute_text(text: str) -> str:
     return text
 
 
-def _triton_before(version: tuple[int, int]) -> bool:
+@lru_cache(maxsize=1)
+def installed_triton_version() -> tuple[int, int]:
+    """(major, minor) of the installed Triton, e.g. (3, 6)."""
     m = re.match(r"(\d+)\.(\d+)", triton_version())
-    return (int(m.group(1)), int(m.group(2))) < version if m else False
+    return (int(m.group(1)), int(m.group(2))) if m else (3, 9)
+
+
+def _triton_before(version: tuple[int, int]) -> bool:
+    return installed_triton_version() < tuple(version)
 
 
 # --------------------------------------------------------------------------- types
@@ -339,7 +345,7 @@ def parse_module(text: str, filename: str = "<stdin>", first_line: int = 1, safe
     user's file.  Raises :class:`IRError` with Triton's diagnostics on failure."""
     _bindings()
     handle, ctx, temp_path = _parse_handle(text, filename, first_line, safe)
-    return Module(handle, ctx, filename, temp_path)
+    return Module(handle, ctx, filename, temp_path, safe=safe)
 
 
 def _parse_handle(text: str, filename: str, first_line: int, safe: bool):
@@ -389,8 +395,12 @@ def _location_text(loc: str, temp_path: str, filename: str) -> str:
 class Module:
     """A TTGIR module: a Python snapshot of its ops over a Triton module handle."""
 
-    def __init__(self, handle, ctx, filename: str, temp_path: str):
+    def __init__(self, handle, ctx, filename: str, temp_path: str, safe: bool = True):
         self._handle = handle
+        # safe: every re-parse of our own edits runs first in a forked child (ll-opt).  The
+        # drop-in (``passes.hook``) parses with safe=False: it runs inside a process that may
+        # hold CUDA state and threads, where fork() is unsafe.
+        self.safe = safe
         self._ctx = ctx
         self.filename = filename
         self._temp_path = temp_path
@@ -599,7 +609,7 @@ class Module:
 
     def _reparse(self, text: str) -> None:
         # Our own edits are checked by a safe parse too: a bad attribute must not crash ll-opt.
-        handle, ctx, temp_path = _parse_handle(text, self.filename, 1, safe=True)
+        handle, ctx, temp_path = _parse_handle(text, self.filename, 1, safe=self.safe)
         self._handle, self._ctx, self._temp_path = handle, ctx, temp_path
         self._pending, self._pending_func = {}, {}
         self._build()
@@ -621,7 +631,7 @@ class Module:
     def _run_triton_passes(self, *adders) -> None:
         from triton._C.libtriton import ir
         # Markers would keep CSE from merging ops (their values differ): strip them first.
-        handle, ctx, temp_path = _parse_handle(self._text_with_edits(), self.filename, 1, safe=True)
+        handle, ctx, temp_path = _parse_handle(self._text_with_edits(), self.filename, 1, safe=self.safe)
         self._handle, self._ctx, self._temp_path = handle, ctx, temp_path
         self._pending, self._pending_func = {}, {}
         pm = ir.pass_manager(self._ctx)

@@ -1,0 +1,140 @@
+"""Never a failure where stock Triton compiles: when a stage after our passes fails on a module
+with our islands, ``enable()`` compiles the kernel again from Triton's own TTGIR, warns once and
+records the fallback (``linear_layouts.stats()``).
+
+The failures are injected by wrapping ``hook.run_plugin_pipeline``: its real output is edited so
+that one later stage rejects it (a bad PTX instruction for ptxas, a struct of the wrong arity
+for the translation to LLVM IR, an exception in our passes)."""
+
+import warnings
+
+import pytest
+
+triton = pytest.importorskip("triton")
+import triton.language as tl  # noqa: E402
+from triton.backends.compiler import GPUTarget  # noqa: E402
+from triton.compiler import ASTSource  # noqa: E402
+
+import linear_layouts  # noqa: E402
+from linear_layouts.passes import hook  # noqa: E402
+from linear_layouts.passes.ir import triton_module_from_text  # noqa: E402
+
+
+@triton.jit
+def transpose_kernel(X, Y, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(X + offs[:, None] * BLOCK + offs[None, :])
+    tl.store(Y + offs[None, :] * BLOCK + offs[:, None], x)
+
+
+SOURCE = ASTSource(fn=transpose_kernel, signature={"X": "*fp32", "Y": "*fp32"}, constexprs={"BLOCK": 32})
+TARGET = GPUTarget("cuda", 90, 32)
+
+
+@pytest.fixture(autouse=True)
+def private_triton_cache(tmp_path, monkeypatch):
+    monkeypatch.setattr(triton.knobs.cache, "dir", str(tmp_path / "cache"))
+    monkeypatch.setenv("TRITON_DEFAULT_FP_FUSION", "1")
+    monkeypatch.setenv("TRITON_ALWAYS_COMPILE", "1")
+    hook.reset_stats()
+    yield
+    hook.disable()
+    hook.reset_stats()
+
+
+def _edit_plugin_output(monkeypatch, edit):
+    real = hook.run_plugin_pipeline
+
+    def broken(module, config, metadata=None, text=None):
+        ours, islands = real(module, config, metadata, text)
+        text = ours.str()
+        return triton_module_from_text(edit(text), module.context), islands
+    monkeypatch.setattr(hook, "run_plugin_pipeline", broken)
+
+
+def _stock_ptx():
+    return triton.compile(SOURCE, target=TARGET).asm["ptx"]
+
+
+def _stock_cubin():
+    return triton.compile(SOURCE, target=TARGET).asm["cubin"]
+
+
+def _compile_with_plugin():
+    linear_layouts.enable()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        kernel = triton.compile(SOURCE, target=TARGET)
+    linear_layouts.disable()
+    return kernel, [w for w in caught if issubclass(w.category, RuntimeWarning)]
+
+
+def test_islands_are_used_when_nothing_fails():
+    kernel, caught = _compile_with_plugin()
+    assert not caught
+    stats = linear_layouts.stats()
+    assert stats.kernels == 1 and stats.kernels_with_islands == 1 and stats.fallbacks == []
+    assert kernel.asm["ptx"] != _stock_ptx()   # our island, not stock's lowering
+
+
+def test_ptxas_failure_falls_back_to_stock(monkeypatch):
+    def bad_instruction(text):
+        assert "bar.sync 0;" in text, "the island of this kernel has a barrier"
+        return text.replace("bar.sync 0;", "bar.nonsense 0;", 1)
+    _edit_plugin_output(monkeypatch, bad_instruction)
+    stock = _stock_cubin()
+    kernel, caught = _compile_with_plugin()
+    # The binary is stock's.  (asm["ptx"] keeps the PTX that ptxas rejected: Triton records
+    # each stage's output as it goes.)
+    assert kernel.asm["cubin"] == stock
+    assert len(caught) == 1 and "transpose_kernel" in str(caught[0].message)
+    [fallback] = linear_layouts.stats().fallbacks
+    assert fallback.kernel == "transpose_kernel" and fallback.stage == "cubin"
+    assert linear_layouts.stats().kernels_with_islands == 0
+
+
+def test_translation_failure_falls_back_to_stock(monkeypatch):
+    def wrong_arity(text):
+        # The island's struct gets one field more than Triton's type converter gives the
+        # tensor (what happened on triton 3.6 with blocked tiles larger than the tensor): the
+        # module parses, and the translation to LLVM IR fails on the unresolved cast.
+        import re
+        struct = re.search(r"to (!llvm\.struct<\(f32(?:, f32)*\)>)", text).group(1)
+        return text.replace(struct, struct.replace("(f32", "(f32, f32", 1))
+    _edit_plugin_output(monkeypatch, wrong_arity)
+    stock = _stock_ptx()
+    kernel, caught = _compile_with_plugin()
+    assert kernel.asm["ptx"] == stock
+    [fallback] = linear_layouts.stats().fallbacks
+    assert fallback.stage == "llir" and fallback.reason
+    assert len(caught) == 1
+
+
+def test_failure_in_our_passes_falls_back_to_stock(monkeypatch):
+    def explode(module, config, metadata=None, text=None):
+        raise ValueError("injected failure")
+    monkeypatch.setattr(hook, "run_plugin_pipeline", explode)
+    stock = _stock_ptx()
+    kernel, caught = _compile_with_plugin()
+    assert kernel.asm["ptx"] == stock
+    [fallback] = linear_layouts.stats().fallbacks
+    assert fallback.stage == "our passes" and fallback.reason == "injected failure"
+    assert "compiled without them" in linear_layouts.stats().summary()
+
+
+def test_one_warning_per_kernel(monkeypatch):
+    _edit_plugin_output(monkeypatch, lambda text: text.replace("bar.sync 0;", "bar.nonsense 0;", 1))
+    _, first = _compile_with_plugin()
+    _, second = _compile_with_plugin()
+    assert len(first) == 1 and not second
+    assert len(linear_layouts.stats().fallbacks) == 2   # counted every time
+
+
+def test_the_drop_in_path_never_forks(monkeypatch):
+    import os
+
+    def no_fork():
+        raise AssertionError("os.fork() called on the drop-in path")
+    monkeypatch.setattr(os, "fork", no_fork)
+    kernel, caught = _compile_with_plugin()
+    assert not caught and linear_layouts.stats().kernels_with_islands == 1
