@@ -41,7 +41,7 @@ def to_linear_layout(attr_or_text: Union[LayoutAttribute, str], shape: Sequence[
     ``attr_or_text`` is a layout attribute or its text (``aliases`` resolves ``#name``
     references, see ``parse_aliases``).  For shared layouts ``shape`` is the allocation shape.
     Raises ``LayoutError`` when the shape does not fit the layout.  ``triton_version`` (default
-    3.9) selects release-specific behaviour: before 3.7 a blocked layout larger than the tensor
+    3.9) selects release-specific behaviour: before 3.9 a blocked layout larger than the tensor
     keeps its duplicate registers as zero bases.
     """
     if triton_version is not None:

@@ -20,10 +20,10 @@ def _blocked(attr: BlockedEncoding, shape: Sequence[int]) -> LinearLayout:
            * identity_standard_nd(LANE, attr.threads_per_warp, attr.order)
            * identity_standard_nd(WARP, attr.warps_per_cta, attr.order))
     # A blocked tile larger than the tensor keeps no duplicate registers in Triton 3.9 (unlike
-    # MMA layouts, whose register numbering is fixed by the instruction); Triton 3.6 still kept
-    # them as zero bases.  `to_linear_layout(..., triton_version=...)` selects the behaviour
-    # (3.7 and 3.8 are assumed to behave like 3.9: not checked).
-    drop = _TRITON_VERSION.get() >= (3, 7)
+    # MMA layouts, whose register numbering is fixed by the instruction); Triton 3.6, 3.7 and
+    # 3.8 still keep them as zero bases (checked against each release's own translation and
+    # LLVM struct).  `to_linear_layout(..., triton_version=...)` selects the behaviour.
+    drop = _TRITON_VERSION.get() >= (3, 9)
     return combine_cta_cga_with_shape(cta, cga_linear_layout(attr.cga, attr.rank), shape, broadcast_registers=not drop)
 
 

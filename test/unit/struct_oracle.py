@@ -51,7 +51,10 @@ def leftover_casts(text: str) -> list:
         pm = ir.pass_manager(ctx)
         passes.convert.add_scf_to_cf(pm)
         nvidia.passes.ttgpuir.add_allocate_shared_memory_nv(pm, 90, 86)
-        nvidia.passes.ttgpuir.add_to_llvmir(pm, 90, 86)
+        try:
+            nvidia.passes.ttgpuir.add_to_llvmir(pm, 90, 86)
+        except TypeError:  # 3.8+: a fourth argument (a debug flag)
+            nvidia.passes.ttgpuir.add_to_llvmir(pm, 90, 86, False)
         try:
             pm.run(module, "struct_oracle")
         except TypeError:
