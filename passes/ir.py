@@ -343,9 +343,26 @@ def parse_module(text: str, filename: str = "<stdin>", first_line: int = 1, safe
     """Parse TTGIR module text.  ``filename`` and ``first_line`` (where the text starts in that
     file, for ``--split-input-file`` chunks) make locations and diagnostics point at the
     user's file.  Raises :class:`IRError` with Triton's diagnostics on failure."""
+    _reject_reserved_attributes(text, filename, first_line)
     _bindings()
     handle, ctx, temp_path = _parse_handle(text, filename, first_line, safe)
     return Module(handle, ctx, filename, temp_path, safe=safe)
+
+
+# Attributes our passes use for their own bookkeeping while they rewrite a module: never read
+# from input.  (An input convert carrying ``ll.island = 0`` would otherwise be replaced by
+# island 0's code although the pass left it to Triton.)
+RESERVED_ATTRIBUTES = (MARKER, "ll.island")
+_RESERVED = re.compile(r"(?<![\w.])(" + "|".join(re.escape(a) for a in RESERVED_ATTRIBUTES) + r")\s*=")
+
+
+def _reject_reserved_attributes(text: str, filename: str, first_line: int) -> None:
+    for number, line in enumerate(text.splitlines(), start=first_line):
+        code = line.split("//", 1)[0]
+        m = _RESERVED.search(code)
+        if m:
+            raise IRError(f"{filename}:{number}:{m.start() + 1}: error: attribute '{m.group(1)}' is reserved for "
+                          f"linear-layouts' own bookkeeping and may not appear in the input")
 
 
 def _parse_handle(text: str, filename: str, first_line: int, safe: bool):

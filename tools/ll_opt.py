@@ -15,6 +15,8 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shutil
+import stat
 import sys
 from dataclasses import dataclass
 
@@ -163,15 +165,36 @@ def run(argv: list[str]) -> int:
         sys.stdout.write(result)
         sys.stdout.flush()
         return 0
-    # Write to a temporary file next to the output, then rename: never a partial output file.
-    directory = os.path.dirname(os.path.abspath(args.output))
-    temp = os.path.join(directory, f".{os.path.basename(args.output)}.ll-opt-{os.getpid()}")
+    return write_output(args.output, result)
+
+
+def write_output(path: str, text: str) -> int:
+    """Write ``text`` where a shell redirection ``> path`` would put it; 0, or 1 with a message.
+
+    A regular file (new, existing, or the target of a symlink) is written to a temporary file
+    next to it and renamed over it, so an error never leaves a partial file; the symlink stays
+    a symlink.  Anything else that exists (``/dev/null``, a FIFO, a terminal) is written in
+    place: replacing it would destroy it.
+    """
+    target = os.path.realpath(path)
+    try:
+        if os.path.exists(target) and not stat.S_ISREG(os.stat(target).st_mode):
+            with open(target, "w", encoding="utf-8") as f:
+                f.write(text)
+            return 0
+    except OSError as error:
+        print(f"ll-opt: error: cannot write '{path}': {error.strerror or error}", file=sys.stderr)
+        return 1
+    directory = os.path.dirname(target)
+    temp = os.path.join(directory, f".{os.path.basename(target)}.ll-opt-{os.getpid()}")
     try:
         with open(temp, "w", encoding="utf-8") as f:
-            f.write(result)
-        os.replace(temp, args.output)
+            f.write(text)
+        if os.path.exists(target):
+            shutil.copymode(target, temp)
+        os.replace(temp, target)
     except OSError as error:
-        print(f"ll-opt: error: cannot write '{args.output}': {error.strerror or error}", file=sys.stderr)
+        print(f"ll-opt: error: cannot write '{path}': {error.strerror or error}", file=sys.stderr)
         if os.path.exists(temp):
             os.unlink(temp)
         return 1

@@ -127,3 +127,51 @@ def test_console_script_runs_as_a_process(transpose_file):
     assert ok.returncode == 0 and "ll.scope" in ok.stdout
     bad = subprocess.run([ll_opt, str(transpose_file), "-p", "nope"], capture_output=True, text=True)
     assert bad.returncode == 1 and bad.stdout == "" and bad.stderr.startswith("ll-opt: error:")
+
+
+# -- where the output goes: as a shell redirection would put it ---------------------------------
+
+def test_output_through_a_symlink_writes_its_target(transpose_file, tmp_path):
+    target = tmp_path / "real.mlir"
+    target.write_text("old\n")
+    link = tmp_path / "link.mlir"
+    link.symlink_to(target)
+    assert main([str(transpose_file), "-p", "ll-classify-conversions", "-o", str(link)]) == 0
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert "ll.scope" in target.read_text()
+
+
+def test_output_to_a_fifo_is_written_not_replaced(transpose_file, tmp_path):
+    import stat
+    import threading
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(open(fifo).read()))
+    reader.start()
+    assert main([str(transpose_file), "-p", "ll-classify-conversions", "-o", str(fifo)]) == 0
+    reader.join(timeout=30)
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)   # still a FIFO, not a regular file
+    assert "ll.scope" in received[0]
+
+
+def test_output_keeps_the_existing_files_permissions(transpose_file, tmp_path):
+    out = tmp_path / "out.mlir"
+    out.write_text("old\n")
+    os.chmod(out, 0o640)
+    assert main([str(transpose_file), "-p", "ll-classify-conversions", "-o", str(out)]) == 0
+    assert os.stat(out).st_mode & 0o777 == 0o640
+
+
+@pytest.mark.parametrize("attribute", ["ll.island = 0 : i32", "ll.op_id = 0 : i32"])
+def test_reserved_attributes_in_the_input_are_refused(tmp_path, capsys, attribute):
+    # An input convert carrying ll.island = 0 was once replaced by island 0's code although the
+    # pass had left it to Triton.  Our bookkeeping attributes are never read from input.
+    bad = tmp_path / "bad.mlir"
+    bad.write_text(TRANSPOSE.replace("ttg.convert_layout %x :", f"ttg.convert_layout %x {{{attribute}}} :"))
+    out = tmp_path / "out.mlir"
+    assert main([str(bad), "-p", "ll-lower-conversions", "-o", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert f"bad.mlir:5:" in err and attribute.split(" ")[0] in err and "reserved" in err
+    assert "Traceback" not in err and not out.exists()
