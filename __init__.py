@@ -50,4 +50,9 @@ def enabled(mode: str = "linear", **options):
 if _os.environ.get("LINEAR_LAYOUTS", "").strip() not in ("", "0"):
     from .passes import hook as _hook
 
-    _hook.enable_from_environment()
+    try:
+        _hook.enable_from_environment()
+    except _hook.PluginError as _error:  # a bad value must not break `import linear_layouts`
+        import warnings as _warnings
+
+        _warnings.warn(f"linear-layouts stays off: {_error}", RuntimeWarning, stacklevel=2)

@@ -319,6 +319,44 @@ def select_by_thread(w: IslandWriter, vendor, choice: np.ndarray, value_of) -> s
     return out
 
 
+def select_by_affine(w: IslandWriter, vendor, affine: ThreadAffine, warp_size: int, num_warps: int,
+                     value_of) -> str:
+    """``value_of(affine(thread))`` in every thread, for an F2-affine choice (a shuffle's send word).
+
+    Lane-only choices take the select chain of ``select_by_thread`` (lane masks, which LLVM
+    turns into bit tests).  A choice that depends on the warp too is computed as an integer
+    ``i = const ^ L(lane) ^ M(warp)`` and resolved by a binary mux tree on the bits of ``i``:
+    k candidates still cost k - 1 selects, each under a one-bit test of ``i`` shared by its
+    level.  Example: 8 candidate words chosen by lane bits 2..4 and warp bits 0..2 of an 8-warp
+    CTA (a bias row broadcast over warps): 7 selects, 3 bit tests.
+    """
+    table = _threads_of(affine, warp_size, num_warps)
+    if (table == table[:1]).all():
+        return select_by_thread(w, vendor, table, value_of)
+    index = w.xor_of_bits(affine.lane, vendor.lane_id(w), affine.const)
+    index = w.binary("xor", index, w.xor_of_bits(affine.warp, vendor.warp_id(w)))
+    tests: dict[int, str] = {}
+
+    def bit_test(b: int) -> str:
+        if b not in tests:
+            bit = w.binary("and", w.binary("lshr", index, w.const(b)) if b else index, w.const(1))
+            tests[b] = w.icmp("ne", bit, w.const(0))
+        return tests[b]
+
+    def tree(candidates: list[int]) -> str:
+        if len(candidates) == 1:
+            return value_of(candidates[0])
+        differing = 0
+        for c in candidates:
+            differing |= c ^ candidates[0]
+        b = differing.bit_length() - 1
+        ones = [c for c in candidates if c >> b & 1]
+        zeros = [c for c in candidates if not c >> b & 1]
+        return w.select(bit_test(b), tree(ones), tree(zeros))
+
+    return tree(sorted(set(int(x) for x in table.ravel())))
+
+
 def _threads_of(affine: ThreadAffine, warp_size: int, num_warps: int) -> np.ndarray:
     """``affine`` evaluated on every (warp, lane) of the CTA: shape (warps, lanes).  Warp terms
     count: a shuffle's send word may depend on the warp (warp 0's choice is not every warp's)."""
@@ -414,7 +452,8 @@ def _emit_shuffle(w: IslandWriter, vendor, plan: ConversionPlan, element: Elemen
             continue
         per_half = []
         for h in range(halves):
-            value = select_by_thread(w, vendor, send, lambda word, h=h: words[word][h])
+            value = select_by_affine(w, vendor, rnd.send_word, warp_size, num_warps,
+                                     lambda word, h=h: words[word][h])
             per_half.append(vendor.shuffle(w, value, rnd, warp_size))
         received.append(per_half)
     pick = _threads_of(s.receive_round, warp_size, num_warps)

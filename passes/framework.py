@@ -56,6 +56,11 @@ class ModulePass:
     def apply(self, module: Module, context: "PassContext") -> None:
         raise NotImplementedError
 
+    def check_options(self) -> Optional[str]:
+        """Why the option values are invalid (naming the option), or None.  Called when the
+        pipeline is parsed, so a bad value is an error at once, not at the first module."""
+        return None
+
     @classmethod
     def options(cls) -> list[dataclasses.Field]:
         return list(dataclasses.fields(cls))
@@ -180,7 +185,11 @@ def parse_pipeline(text: str) -> list[ModulePass]:
                         raise PipelineError(f"option '{key}' of pass '{name}' needs a value")
                     value = "true"
                 kwargs[key] = _convert_option(cls, fields[key], value)
-        pipeline.append(cls(**kwargs))
+        instance = cls(**kwargs)
+        problem = instance.check_options()
+        if problem:
+            raise PipelineError(f"pass '{name}': {problem}")
+        pipeline.append(instance)
     return pipeline
 
 

@@ -74,7 +74,8 @@ class PluginConfig:
         return hashlib.sha256(self.cache_key.encode()).hexdigest()
 
 
-def default_pipeline(mode: str, only: Optional[str] = None, report: bool = False, remarks: bool = False) -> str:
+def default_pipeline(mode: str, only: Optional[str] = None, report: bool = False, remarks: bool = False,
+                     verify: str = "emitted") -> str:
     """The pipeline of a mode.  ``linear``: our lowering of every conversion we own (``only``
     narrows it, e.g. ``"shuffle,shared"``).  ``legacy``: Triton as it was before linear layouts
     (padded, unswizzled shared memory for every conversion that is not a register renaming)."""
@@ -87,6 +88,8 @@ def default_pipeline(mode: str, only: Optional[str] = None, report: bool = False
         options.append("mode=legacy")
     if only:
         options.append("only=" + only)
+    if verify != "emitted":
+        options.append("verify=" + verify)
     if remarks:
         options.append("remarks=true")
     passes.append(lower + ("{" + " ".join(options) + "}" if options else ""))
@@ -132,19 +135,31 @@ def hook_consulted_for_cache_key() -> bool:
 
 
 def enable(mode: str = "linear", *, only: Optional[str] = None, report: bool = False,
-           remarks: bool = False, pipeline: Optional[str] = None) -> PluginConfig:
+           remarks: bool = False, pipeline: Optional[str] = None, verify: str = "emitted") -> PluginConfig:
     """Run our passes in every kernel compiled from now on.
 
     ``mode`` is ``"linear"`` (our layout engine) or ``"legacy"`` (the pre-linear-layouts
     baseline, for comparisons).  ``only`` picks which lowerings we own (as in
     ``ll-lower-conversions{only=...}``), ``report`` prints one line per conversion,
     ``remarks`` says why a conversion was left to Triton; ``pipeline`` replaces the whole
-    pipeline (an ``ll-opt -p`` string).
+    pipeline (an ``ll-opt -p`` string).  ``verify`` is ``"emitted"`` (default: every island is
+    executed by the emitted-code simulator before it is used, and one that fails is left to
+    Triton) or ``"plan"`` (only the plan verifier; cheaper compiles, see the README).
     """
     global _config
     if mode not in MODES:
         raise PluginError(f"unknown mode '{mode}' (expected one of: {', '.join(MODES)})")
-    text = pipeline if pipeline is not None else default_pipeline(mode, only, report, remarks)
+    if verify not in ("emitted", "plan"):
+        raise PluginError(f"unknown verify level {verify!r} (expected 'emitted' or 'plan')")
+    if pipeline is not None and not isinstance(pipeline, str):
+        raise PluginError(f"pipeline must be a pipeline string such as 'll-lower-conversions', "
+                          f"got {type(pipeline).__name__}")
+    if only is not None:
+        from .lower_conversions import METHODS
+        names = [n.strip() for n in only.split(",")] if isinstance(only, str) else None
+        if not names or any(n not in METHODS for n in names):
+            raise PluginError(f"only={only!r}: expected a comma-separated list of {', '.join(METHODS)}")
+    text = pipeline if pipeline is not None else default_pipeline(mode, only, report, remarks, verify)
     try:
         registered_passes()
         parse_pipeline(text)

@@ -15,8 +15,17 @@ why (``ll-opt --remarks``, or the option ``remarks=true``).  Remarks look like::
     k.ttgir:12:10: remark: [ll-lower-conversions] lowered: shuffle, shfl.idx=2, select=2
     k.ttgir:20:10: remark: [ll-lower-conversions] left to Triton: cross-CTA conversion ...
 
+Translation validation.  Every island is executed by the emitted-code simulator
+(``lowering.island_sim``) for every thread of the CTA before it replaces the convert: the
+text we print, not the plan, must put the right element in every destination register
+(broadcast copies included), with no race, undefined value or out-of-bounds access.  An island
+that fails is not used: the convert is left to Triton with a remark naming the first wrong
+register.  With ``LINEAR_LAYOUTS_STRICT_CHECK=1`` in the environment (the test suites set it)
+such a failure is an error instead.  ``verify=plan`` skips the simulation (only the plan
+verifier runs; measured cost of ``verify=emitted``: see the README).
+
 Options: ``only=noop,rename,shuffle,shared`` (comma-separated plan methods we own; default
-all), ``remarks=true``, ``mode=linear|legacy`` (``legacy``: plan like Triton before linear
+all), ``verify=emitted|plan``, ``remarks=true``, ``mode=linear|legacy`` (``legacy``: plan like Triton before linear
 layouts, ``lowering.legacy``: padded unswizzled shared memory for every convert that is not a
 register renaming, no shuffles or ldmatrix/stmatrix, no-ops only for identical attributes).
 
@@ -33,6 +42,7 @@ its instruction mix is exactly the plan's.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from typing import Optional
@@ -49,6 +59,8 @@ from .layouts import value_layout
 
 METHODS = ("noop", "rename", "shuffle", "shared")
 MODES = ("linear", "legacy")
+VERIFY_LEVELS = ("emitted", "plan")
+STRICT_CHECK_VARIABLE = "LINEAR_LAYOUTS_STRICT_CHECK"
 ISLAND_ATTRIBUTE = "ll.island"
 
 # Ops whose Triton lowering never touches shared memory.  A kernel made only of these plus one
@@ -71,6 +83,7 @@ class ConvertOutcome:
     plan: Optional[ConversionPlan] = None
     island: Optional[Island] = None
     reason: str = ""
+    emitted_check: Optional[object] = None   # the simulator's VerificationResult (None: not run)
 
     @property
     def lowered(self) -> bool:
@@ -215,9 +228,15 @@ def plan_module(module: Module, only: str = "", target: Optional[str] = None,
     return results
 
 
+def _strict_check() -> bool:
+    return os.environ.get(STRICT_CHECK_VARIABLE, "").strip() not in ("", "0")
+
+
 def lower_module(module: Module, only: str = "", target: Optional[str] = None,
-                 mode: str = "linear") -> list[ConvertOutcome]:
+                 mode: str = "linear", verify: str = "emitted") -> list[ConvertOutcome]:
     """Replace every convert we can lower by its island (in place); return every outcome."""
+    if verify not in VERIFY_LEVELS:
+        raise PassFailure(None, f"option verify={verify}: unknown level (known: {', '.join(VERIFY_LEVELS)})")
     planned = plan_module(module, only, target, mode)
     shared_ops = [op for op, o in planned if o.plan is not None and o.plan.method == "shared"]
     guards = _needs_guards(module, shared_ops)
@@ -239,6 +258,16 @@ def lower_module(module: Module, only: str = "", target: Optional[str] = None,
         except EmitError as error:
             outcome.plan, outcome.reason = None, str(error)
             continue
+        if verify == "emitted":
+            from ..lowering.island_sim import check_emitted
+            check = check_emitted(island.text, outcome.plan, site)
+            outcome.emitted_check = check
+            if not check:
+                message = f"the emitted island failed the simulator: {check.errors[0]}"
+                if _strict_check():
+                    raise PassFailure(op, f"internal error: {message}")
+                outcome.plan, outcome.reason = None, message
+                continue
         outcome.island = island
         islands[number] = (outcome, island)
         module.set_attribute(op, ISLAND_ATTRIBUTE, f"{number} : i32")
@@ -282,9 +311,27 @@ class LowerConversions(ModulePass):
     remarks: bool = False
     target: str = ""
     mode: str = "linear"  # "linear" (our planner) or "legacy" (Triton before linear layouts: lowering.legacy)
+    verify: str = "emitted"  # "emitted" (simulate every island) or "plan" (the plan verifier only)
+
+    def check_options(self) -> Optional[str]:
+        names = [n.strip() for n in self.only.split(",") if n.strip()]
+        unknown = [n for n in names if n not in METHODS]
+        if unknown or (self.only.strip() and not names):
+            return f"option only={self.only!r}: unknown lowering {(unknown or [self.only])[0]!r} " \
+                   f"(known: {', '.join(METHODS)})"
+        if self.mode not in MODES:
+            return f"option mode={self.mode!r}: unknown mode (known: {', '.join(MODES)})"
+        if self.verify not in VERIFY_LEVELS:
+            return f"option verify={self.verify!r}: unknown level (known: {', '.join(VERIFY_LEVELS)})"
+        if self.target:
+            try:
+                target_named(self.target)
+            except ValueError as error:
+                return f"option target={self.target!r}: {error}"
+        return None
 
     def apply(self, module: Module, context: PassContext) -> None:
-        outcomes = lower_module(module, self.only, self.target or None, self.mode)
+        outcomes = lower_module(module, self.only, self.target or None, self.mode, self.verify)
         if self.remarks or getattr(context, "remarks", False):
             for outcome in outcomes:
                 context.report(outcome.remark())
@@ -296,10 +343,11 @@ def plan_summary(plan: ConversionPlan) -> str:
 
 
 def lower_text(text: str, only: str = "", target: Optional[str] = None,
-               filename: str = "<module>", mode: str = "linear") -> tuple[str, list[ConvertOutcome]]:
+               filename: str = "<module>", mode: str = "linear",
+               verify: str = "emitted") -> tuple[str, list[ConvertOutcome]]:
     """The Python API: TTGIR text in, TTGIR text with islands out (plus every outcome).
     Hand the result to ``triton.compile`` (as a ``.ttgir`` file) for PTX/cubin or AMDGCN/hsaco."""
     from .ir import parse_module
     module = parse_module(text, filename)
-    outcomes = lower_module(module, only, target, mode)
+    outcomes = lower_module(module, only, target, mode, verify)
     return module.print(debuginfo=True), outcomes

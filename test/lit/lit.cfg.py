@@ -19,6 +19,9 @@ config.test_source_root = os.path.dirname(__file__)
 # directory first on PATH so RUN lines find `ll-opt` & co. without activating the venv.
 bin_dir = os.path.dirname(sys.executable)
 config.environment["PATH"] = bin_dir + os.pathsep + os.environ.get("PATH", "")
+# Every island any lit test lowers is run by the emitted-code simulator; here a failure is an
+# error (ll-opt exits 1), not a silent hand-back to Triton.
+config.environment["LINEAR_LAYOUTS_STRICT_CHECK"] = "1"
 for var in ("HOME", "TMPDIR", "TRITON_HOME", "TRITON_CACHE_DIR"):
     if var in os.environ:
         config.environment[var] = os.environ[var]

@@ -1,14 +1,20 @@
 """Shared pytest configuration.
 
-Tests marked ``@pytest.mark.gpu`` need a GPU; where there is none (CI, the dev machines) they
+``LINEAR_LAYOUTS_STRICT_CHECK=1``: see below.  Tests marked ``@pytest.mark.gpu`` need a GPU; where there is none (CI, the dev machines) they
 are skipped with a visible reason.  Tests marked ``@pytest.mark.oracle`` use Triton's C++ through
 its Python bindings, always in a subprocess (invalid input aborts Triton's process).
 """
 
+import os
 import shutil
 import subprocess
 
 import pytest
+
+# Every island a test lowers is executed by the emitted-code simulator (ll-lower-conversions
+# does that by default); in the tests a failing island is an error, not a silent hand-back to
+# Triton.  Subprocesses (ll-opt, compile workers) inherit it.
+os.environ.setdefault("LINEAR_LAYOUTS_STRICT_CHECK", "1")
 
 
 def _gpu_reason() -> str | None:

@@ -2,6 +2,7 @@
 with stock Triton (3.7+: the hook's cache key; 3.6: a private cache directory)."""
 
 import os
+import re
 import subprocess
 import sys
 
@@ -139,3 +140,34 @@ def test_default_pipeline_lowers_the_conversion(target, capfd):
         assert "ld.shared" in ours.asm["ptx"] or "ldmatrix" in ours.asm["ptx"]
     else:
         assert "ds_write" in ours.asm["amdgcn"] and "ds_read" in ours.asm["amdgcn"]
+
+
+# -- bad configuration: a clear ValueError naming the option, at once -------------------------
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"only": "nonsense"}, "only='nonsense'"),
+    ({"only": "shuffle},ll-attach-layouts{"}, "only="),
+    ({"only": ""}, "only=''"),
+    ({"pipeline": 123}, "pipeline must be a pipeline string"),
+    ({"pipeline": "ll-lower-conversions{target=bogus}"}, "target='bogus'"),
+    ({"pipeline": "ll-lower-conversions{verify=maybe}"}, "verify='maybe'"),
+    ({"verify": "nothing"}, "verify level 'nothing'"),
+])
+def test_enable_checks_every_option_when_given(kwargs, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        linear_layouts.enable(**kwargs)
+    assert hook.active_config() is None
+
+
+def test_bad_environment_value_warns_at_import_and_fails_the_runner(tmp_path):
+    env = dict(os.environ, LINEAR_LAYOUTS="garbage")
+    imported = subprocess.run([sys.executable, "-c", "import linear_layouts; print(linear_layouts.passes.hook.active_config())"],
+                              capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert imported.returncode == 0 and "Traceback" not in imported.stderr
+    assert "linear-layouts stays off" in imported.stderr and "None" in imported.stdout
+    program = tmp_path / "prog.py"
+    program.write_text("print('ran')\n")
+    run = subprocess.run([sys.executable, "-m", "linear_layouts", "run", str(program)], capture_output=True,
+                         text=True, env=env, cwd=tmp_path)
+    assert run.returncode == 1 and "Traceback" not in run.stderr and "'garbage'" in run.stderr
+    assert "ran" not in run.stdout

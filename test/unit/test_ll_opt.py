@@ -66,6 +66,10 @@ def test_list_passes(capsys):
     (["-p", "ll-classify-conversions{x=1}"], "has no option 'x'"),
     (["--bogus"], "ll-opt: error: unrecognized arguments: --bogus"),
     (["--emit", "sass"], "ll-opt: error: argument --emit: invalid choice"),
+    (["-p", "ll-lower-conversions{target=cuda:70}"], "option target='cuda:70': unknown target"),
+    (["-p", "ll-lower-conversions{only=nonsense}"], "unknown lowering 'nonsense'"),
+    (["-p", "ll-lower-conversions{mode=fast}"], "option mode='fast'"),
+    (["-p", "ll-lower-conversions{verify=never}"], "option verify='never'"),
 ])
 def test_usage_errors_exit_1_with_one_line(transpose_file, capsys, argv, message):
     assert main([str(transpose_file)] + argv) == 1

@@ -1,0 +1,898 @@
+"""Translation validation: execute the island we actually emitted, for every thread of the CTA.
+
+The plan verifier (``lowering.verify``) proves a *plan*; this module proves the *text* that
+``emit_island`` printed from it.  It reads the island's LLVM-dialect lines back (never the
+plan's steps), runs them for every (block, warp, lane) at once with numpy, and checks that every
+field of the output struct, broadcast copies included, holds the element the destination layout
+assigns to that register of that thread.  The plan is used only for the two layouts, the target
+and the element width.
+
+How an element's identity survives packing.  Values are real bit patterns: an f16 is 16 bits,
+an i8 8 bits, packed into 32-bit words by ``prmt`` or shifts exactly as the GPU would.  So the
+tag of an element must fit its width.  The island runs in several *passes*; in pass p element e
+holds ``mix(bits p*b .. p*b+b-1 of e)`` (b = the element's width, ``mix`` a bijection on b-bit
+integers that sets high bits too, so a dropped upper half of an i64 shows).  Reassembling the
+passes gives back the element id that reached each output field: a wrong element anywhere is
+caught exactly.  Example: a 64x64 i8 tensor (4096 elements, 12 bits) takes 2 passes; an f32
+tensor always 1.
+
+What else is checked, with the line of the island that broke it:
+* struct arity and field type of both casts (the struct Triton's type converter makes for the
+  installed release: ``emit_llvm.struct_registers``);
+* undefined values (``llvm.mlir.undef`` fields, shared bytes never stored) reaching an output,
+  a store or a shuffle;
+* every shared-memory access inside the scratch buffer and naturally aligned; ``ldmatrix`` /
+  ``stmatrix`` row addresses 16-byte aligned;
+* races: a load of a byte another thread stored, or a store over a byte another thread read or
+  wrote, with no barrier that orders the two (``bar.sync`` / AMD ``s_barrier`` orders the
+  whole CTA, ``bar.warp.sync`` / a lone AMD fence only the warp); the guard barriers the site
+  asks for around the island's shared-memory use;
+* shuffle sources inside the warp (``shfl.sync.idx`` lane < 32, ``ds_bpermute`` index a
+  multiple of 4 below 4 * 64).
+
+Any op or inline-asm text it does not know is a failure: the simulator fails closed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from .emit_llvm import ConvertSite, ElementType, struct_registers
+from .hardware import HardwareLayout
+from .plan import ConversionPlan
+from .verify import VerificationResult
+
+MAX_LINES = 200_000
+MAX_THREAD_REGISTERS = 1 << 22
+SCRATCH_BASE = 0x400        # a nonzero base address: offsets that forget the base show up
+_ODD = {1: 1, 8: 0x9D, 16: 0x9E37, 32: 0x9E3779B1, 64: 0x9E3779B97F4A7C15}
+_XOR = {1: 0, 8: 0x5A, 16: 0xA55A, 32: 0xA5A55A5A, 64: 0xA5A55A5AC3C33C3C}
+
+
+class SimulationError(Exception):
+    """The island does something wrong or something the simulator does not know."""
+
+
+@dataclass
+class Scalar:
+    """One SSA scalar over all threads: ``bits`` wide, ``value`` (uint64 per thread) and
+    ``defined`` (bool per thread)."""
+
+    bits: int
+    value: np.ndarray
+    defined: np.ndarray
+
+
+def _mask(bits: int) -> np.uint64:
+    return np.uint64((1 << bits) - 1) if bits < 64 else np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+def _mix(x: np.ndarray, bits: int) -> np.ndarray:
+    with np.errstate(over="ignore"):
+        return ((x * np.uint64(_ODD[bits])) ^ np.uint64(_XOR[bits])) & _mask(bits)
+
+
+def _unmix(y: np.ndarray, bits: int) -> np.ndarray:
+    inverse = pow(_ODD[bits], -1, 1 << bits) if bits > 1 else 1
+    with np.errstate(over="ignore"):
+        return ((y ^ np.uint64(_XOR[bits])) * np.uint64(inverse)) & _mask(bits)
+
+
+# ------------------------------------------------------------------------------------ parsing
+
+_ASSIGN = re.compile(r"^(%[\w.$#-]+) = (.*)$")
+_INT_TYPE = re.compile(r"^i(\d+)$")
+
+
+def _type_bits(t: str) -> int:
+    t = t.strip()
+    m = _INT_TYPE.match(t)
+    if m:
+        return int(m.group(1))
+    if t in ("f32",):
+        return 32
+    if t in ("f16", "bf16"):
+        return 16
+    if t == "f64" or t.startswith("!llvm.ptr"):
+        return 64
+    raise SimulationError(f"unknown scalar type '{t}'")
+
+
+def _vector_type(t: str):
+    m = re.fullmatch(r"vector<(\d+)xi(\d+)>", t.strip())
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def _struct_fields(t: str) -> list[str]:
+    m = re.fullmatch(r"!llvm\.struct<\((.*)\)>", t.strip())
+    if not m:
+        raise SimulationError(f"not a struct type: '{t}'")
+    return [f.strip() for f in m.group(1).split(",")] if m.group(1).strip() else []
+
+
+# ------------------------------------------------------------------------------------ the machine
+
+
+class _Machine:
+    def __init__(self, blocks: int, warps: int, warp_size: int, vendor: str):
+        self.B, self.W, self.L = blocks, warps, warp_size
+        self.T = blocks * warps * warp_size
+        t = np.arange(self.T, dtype=np.int64)
+        self.block = t // (warps * warp_size)
+        self.warp = (t // warp_size) % warps
+        self.lane = t % warp_size
+        self.tid = (self.warp * warp_size + self.lane).astype(np.uint64)
+        self.vendor = vendor
+        self.env: dict[str, object] = {}
+        self.smem = None  # (B, nbytes) uint8 values, plus bookkeeping
+        self.cta_epoch = 0
+        self.warp_epoch = np.zeros(warps, dtype=np.int64)
+        self.shared_ops_seen = 0
+        self.barrier_before_first_shared = False
+        self.barrier_since_last_shared = False
+        self.pending_fence = None   # AMD: "release" seen, waiting for s.barrier
+
+    # -- values ----------------------------------------------------------------------------
+    def get(self, name: str):
+        if name not in self.env:
+            raise SimulationError(f"use of undefined SSA value {name}")
+        return self.env[name]
+
+    def scalar(self, name: str) -> Scalar:
+        v = self.get(name)
+        if not isinstance(v, Scalar):
+            raise SimulationError(f"{name} is not a scalar")
+        return v
+
+    def full(self, bits: int, value: int) -> Scalar:
+        return Scalar(bits, np.full(self.T, np.uint64(value & ((1 << bits) - 1)), dtype=np.uint64),
+                      np.ones(self.T, dtype=bool))
+
+    # -- shared memory -----------------------------------------------------------------------
+    def alloc(self, nbytes: int) -> None:
+        if self.smem is not None:
+            raise SimulationError("a second scratch buffer in one island")
+        self.nbytes = nbytes
+        self.smem = np.zeros((self.B, nbytes), dtype=np.uint64)
+        self.written = np.zeros((self.B, nbytes), dtype=bool)
+        self.writer = np.full((self.B, nbytes), -1, dtype=np.int64)         # thread id
+        self.write_cta = np.full((self.B, nbytes), -1, dtype=np.int64)
+        self.write_warp_epoch = np.full((self.B, nbytes), -1, dtype=np.int64)
+        self.reader = np.full((self.B, nbytes), -1, dtype=np.int64)        # -2: several threads
+        self.read_cta = np.full((self.B, nbytes), -1, dtype=np.int64)
+        self.read_warp_epoch = np.full((self.B, nbytes), -1, dtype=np.int64)
+        self.read_warp = np.full((self.B, nbytes), -1, dtype=np.int64)          # -2: several warps
+
+    def barrier(self, cta: bool) -> None:
+        if cta:
+            self.cta_epoch += 1
+            if self.shared_ops_seen == 0:
+                self.barrier_before_first_shared = True
+            self.barrier_since_last_shared = True
+        self.warp_epoch += 1
+
+    def _byte_addresses(self, address: Scalar, nbytes: int, align: int, what: str):
+        if not address.defined.all():
+            raise SimulationError(f"{what}: the address is undefined in some thread")
+        a = address.value.astype(np.int64) - SCRATCH_BASE
+        if (a % align).any():
+            t = int(np.nonzero(a % align)[0][0])
+            raise SimulationError(f"{what}: address offset {int(a[t])} of {self._who(t)} is not {align}-byte aligned")
+        if self.smem is None:
+            raise SimulationError(f"{what}: no scratch buffer was allocated")
+        bad = (a < 0) | (a + nbytes > self.nbytes)
+        if bad.any():
+            t = int(np.nonzero(bad)[0][0])
+            raise SimulationError(f"{what}: {self._who(t)} accesses bytes {int(a[t])}..{int(a[t]) + nbytes - 1} "
+                                  f"outside the {self.nbytes}-byte scratch buffer")
+        return a
+
+    def _who(self, t: int) -> str:
+        return f"block {int(self.block[t])} warp {int(self.warp[t])} lane {int(self.lane[t])}"
+
+    def _note_shared(self):
+        self.shared_ops_seen += 1
+        self.barrier_since_last_shared = False
+
+    def _groups(self, b: np.ndarray, addr: np.ndarray, threads: np.ndarray):
+        """Per accessed (block, byte) of one instruction: its index into the flat arrays, the
+        reading/writing thread if only one, else -2, and its warp if only one, else -2."""
+        keys = b * self.nbytes + addr
+        unique, inverse = np.unique(keys, return_inverse=True)
+        tmin = np.full(len(unique), np.iinfo(np.int64).max)
+        tmax = np.full(len(unique), -1)
+        np.minimum.at(tmin, inverse, threads)
+        np.maximum.at(tmax, inverse, threads)
+        warps = self.warp[threads]
+        wmin = np.full(len(unique), np.iinfo(np.int64).max)
+        wmax = np.full(len(unique), -1)
+        np.minimum.at(wmin, inverse, warps)
+        np.maximum.at(wmax, inverse, warps)
+        thread = np.where(tmin == tmax, tmin, -2)
+        warp = np.where(wmin == wmax, wmin, -2)
+        return unique // self.nbytes, unique % self.nbytes, thread, warp
+
+    def _ordered_since(self, cta_epoch, warp, warp_epoch, my_warp):
+        """An earlier access at (cta_epoch; warp, warp_epoch) is ordered before now for a
+        thread of ``my_warp``: a CTA barrier since, or a warp barrier of the same warp."""
+        return (cta_epoch < self.cta_epoch) | ((warp == my_warp) & (warp_epoch < self.warp_epoch[my_warp]))
+
+    def store_bytes(self, offsets: np.ndarray, value: np.ndarray, defined: np.ndarray, nbytes: int,
+                    threads: np.ndarray, what: str) -> None:
+        """Store the low ``nbytes`` bytes of ``value[k]`` (little-endian) at ``offsets[k]`` for
+        thread ``threads[k]``."""
+        if not defined.all():
+            k = int(np.nonzero(~defined)[0][0])
+            raise SimulationError(f"{what}: {self._who(int(threads[k]))} stores an undefined value")
+        self._note_shared()
+        b = self.block[threads]
+        my_warp = self.warp[threads]
+        for i in range(nbytes):
+            addr = offsets + i
+            byte = (value >> np.uint64(8 * i)) & np.uint64(0xFF)
+            # write-after-read: another thread read this byte, no barrier since
+            reader = self.reader[b, addr]
+            read_ordered = self._ordered_since(self.read_cta[b, addr], self.read_warp[b, addr],
+                                               self.read_warp_epoch[b, addr], my_warp)
+            war = (reader != -1) & (reader != threads) & ~read_ordered
+            if war.any():
+                k = int(np.nonzero(war)[0][0])
+                raise SimulationError(f"{what}: {self._who(int(threads[k]))} overwrites byte {int(addr[k])}, which "
+                                      f"another thread read with no barrier in between (missing barrier)")
+            # write-after-write of a different value by another thread, no barrier since
+            writer = self.writer[b, addr]
+            write_ordered = self._ordered_since(self.write_cta[b, addr], np.where(writer >= 0, self.warp[np.maximum(writer, 0)], -1),
+                                                self.write_warp_epoch[b, addr], my_warp)
+            waw = (writer >= 0) & (writer != threads) & ~write_ordered & (self.smem[b, addr] != byte)
+            if waw.any():
+                k = int(np.nonzero(waw)[0][0])
+                raise SimulationError(f"{what}: {self._who(int(threads[k]))} and another thread store different "
+                                      f"values to byte {int(addr[k])} with no barrier in between (a race)")
+            gb, ga, _, _ = self._groups(b, addr, threads)
+            self.smem[b, addr] = byte
+            if len(gb) < len(addr):  # several lanes of this instruction store one byte: they must agree
+                if (self.smem[b, addr] != byte).any():
+                    raise SimulationError(f"{what}: lanes of one store write different values to one byte")
+            self.written[b, addr] = True
+            self.writer[b, addr] = threads
+            self.write_cta[b, addr] = self.cta_epoch
+            self.write_warp_epoch[b, addr] = self.warp_epoch[my_warp]
+            self.reader[gb, ga] = -1
+            self.read_warp[gb, ga] = -1
+
+    def load_bytes(self, offsets: np.ndarray, nbytes: int, threads: np.ndarray, what: str):
+        self._note_shared()
+        b = self.block[threads]
+        my_warp = self.warp[threads]
+        value = np.zeros(len(offsets), dtype=np.uint64)
+        for i in range(nbytes):
+            addr = offsets + i
+            written = self.written[b, addr]
+            if not written.all():
+                k = int(np.nonzero(~written)[0][0])
+                raise SimulationError(f"{what}: {self._who(int(threads[k]))} loads byte {int(addr[k])}, which no "
+                                      f"thread stored")
+            writer = self.writer[b, addr]
+            ordered = self._ordered_since(self.write_cta[b, addr], self.warp[writer], self.write_warp_epoch[b, addr],
+                                          my_warp)
+            race = (writer != threads) & ~ordered
+            if race.any():
+                k = int(np.nonzero(race)[0][0])
+                raise SimulationError(f"{what}: {self._who(int(threads[k]))} reads byte {int(addr[k])}, which another "
+                                      f"thread stored with no barrier in between (missing barrier)")
+            value |= self.smem[b, addr] << np.uint64(8 * i)
+            # remember who read it (one thread, or -2 for several) since the last ordering barrier
+            gb, ga, thread, warp = self._groups(b, addr, threads)
+            prev_thread, prev_warp = self.reader[gb, ga], self.read_warp[gb, ga]
+            prev_cta_ordered = self.read_cta[gb, ga] < self.cta_epoch
+            same_warp_ordered = (prev_warp == warp) & (warp >= 0) & \
+                (self.read_warp_epoch[gb, ga] < self.warp_epoch[np.maximum(warp, 0)])
+            fresh = (prev_thread == -1) | prev_cta_ordered | same_warp_ordered
+            self.reader[gb, ga] = np.where(fresh | (prev_thread == thread), thread, -2)
+            self.read_warp[gb, ga] = np.where(fresh | (prev_warp == warp), warp, -2)
+            self.read_cta[gb, ga] = self.cta_epoch
+            self.read_warp_epoch[gb, ga] = np.where(warp >= 0, self.warp_epoch[np.maximum(warp, 0)], -1)
+        return value
+
+
+# ---------------------------------------------------------------------------------- execution
+
+_BINARY = {
+    "and": lambda a, b, m: a & b, "or": lambda a, b, m: a | b, "xor": lambda a, b, m: a ^ b,
+    "add": lambda a, b, m: (a + b) & m, "sub": lambda a, b, m: (a - b) & m, "mul": lambda a, b, m: (a * b) & m,
+}
+
+
+def _shift(op: str, a: Scalar, b: Scalar) -> np.ndarray:
+    amount = b.value.astype(np.int64)
+    out = np.zeros_like(a.value)
+    ok = amount < a.bits
+    sh = np.where(ok, amount, 0).astype(np.uint64)
+    if op == "shl":
+        out = np.where(ok, (a.value << sh) & _mask(a.bits), 0)
+    else:
+        out = np.where(ok, a.value >> sh, 0)
+    return out.astype(np.uint64)
+
+
+def _prmt(a: np.ndarray, b: np.ndarray, selector: int) -> np.ndarray:
+    """PTX ``prmt.b32`` default mode: byte k of d = byte (sel >> 4k) & 7 of {b, a}, sign
+    replicated when bit 3 of the nibble is set."""
+    pair = (b.astype(np.uint64) << np.uint64(32)) | a.astype(np.uint64)
+    out = np.zeros_like(a, dtype=np.uint64)
+    for k in range(4):
+        nibble = (selector >> (4 * k)) & 0xF
+        byte = (pair >> np.uint64(8 * (nibble & 7))) & np.uint64(0xFF)
+        if nibble & 8:
+            byte = np.where(byte & np.uint64(0x80), np.uint64(0xFF), np.uint64(0))
+        out |= byte << np.uint64(8 * k)
+    return out
+
+
+class _Island:
+    """Runs the island text once (one pass) on a machine."""
+
+    def __init__(self, lines: list[str], machine: _Machine, source_struct: list[Scalar], site: ConvertSite):
+        self.lines = lines
+        self.m = machine
+        self.source_struct = source_struct
+        self.site = site
+        self.output = None
+        self.output_type = None
+        self.input_type = None
+
+    def run(self):
+        for number, line in enumerate(self.lines, start=1):
+            text = line.strip()
+            if not text or text.startswith("//"):
+                continue
+            try:
+                self.step(text)
+            except SimulationError as error:
+                raise SimulationError(f"line {number} ({text[:120]}): {error}") from None
+        if self.output is None:
+            raise SimulationError("the island never casts its result back to a tensor (%RESULT)")
+
+    def step(self, text: str) -> None:
+        m = _ASSIGN.match(text)
+        name, body = (m.group(1), m.group(2)) if m else (None, text)
+        op = body.split(" ", 1)[0].split("(", 1)[0]
+        handler = getattr(self, "op_" + op.replace(".", "_"), None)
+        if handler is None:
+            raise SimulationError(f"unsupported op '{op}'")
+        result = handler(body)
+        if name is not None:
+            if result is None:
+                raise SimulationError(f"op '{op}' has no result")
+            self.m.env[name] = result
+
+    # -- casts between the tensor and the struct ------------------------------------------
+    def op_builtin_unrealized_conversion_cast(self, body):
+        m = re.fullmatch(r"builtin\.unrealized_conversion_cast (\S+) : (.+?) to (.+)", body)
+        if not m:
+            raise SimulationError("cannot read the cast")
+        operand, from_type, to_type = m.groups()
+        if operand == "%SOURCE":
+            self.input_type = to_type
+            return list(self.source_struct)
+        if from_type.startswith("!ttg.memdesc"):
+            buffer = self.m.get(operand)
+            if buffer != "scratch":
+                raise SimulationError("cast of a memdesc that is not our scratch buffer")
+            return [self.m.full(64, SCRATCH_BASE), self.m.full(32, 0)]
+        if to_type == "@DST_TYPE@" or to_type.startswith("tensor<"):
+            self.output = self.m.get(operand)
+            self.output_type = from_type
+            return "tensor"
+        raise SimulationError(f"unexpected cast from {from_type} to {to_type}")
+
+    # -- constants, arithmetic -------------------------------------------------------------
+    def op_llvm_mlir_constant(self, body):
+        m = re.fullmatch(r"llvm\.mlir\.constant\((-?\d+) : (\w+)\) : (\w+)", body)
+        if not m:
+            raise SimulationError("cannot read the constant")
+        bits = _type_bits(m.group(2))
+        return self.m.full(bits, int(m.group(1)) & ((1 << bits) - 1))
+
+    def op_llvm_mlir_undef(self, body):
+        t = body.split(":", 1)[1].strip()
+        vec = _vector_type(t)
+        if vec:
+            return [None] * vec[0]
+        return [None] * len(_struct_fields(t))
+
+    def _binary(self, body, opname):
+        m = re.fullmatch(r"llvm\.\w+ (\S+), (\S+) : (\w+)", body)
+        if not m:
+            raise SimulationError(f"cannot read llvm.{opname}")
+        a, b = self.m.scalar(m.group(1)), self.m.scalar(m.group(2))
+        bits = _type_bits(m.group(3))
+        if a.bits != bits or b.bits != bits:
+            raise SimulationError(f"llvm.{opname}: operand widths {a.bits}, {b.bits} differ from i{bits}")
+        if opname in ("shl", "lshr"):
+            value = _shift(opname, a, b)
+        else:
+            with np.errstate(over="ignore"):
+                value = _BINARY[opname](a.value, b.value, _mask(bits)).astype(np.uint64)
+        return Scalar(bits, value, a.defined & b.defined)
+
+    def op_llvm_and(self, body): return self._binary(body, "and")      # noqa: E704
+    def op_llvm_or(self, body): return self._binary(body, "or")        # noqa: E704
+    def op_llvm_xor(self, body): return self._binary(body, "xor")      # noqa: E704
+    def op_llvm_add(self, body): return self._binary(body, "add")      # noqa: E704
+    def op_llvm_sub(self, body): return self._binary(body, "sub")      # noqa: E704
+    def op_llvm_mul(self, body): return self._binary(body, "mul")      # noqa: E704
+    def op_llvm_shl(self, body): return self._binary(body, "shl")      # noqa: E704
+    def op_llvm_lshr(self, body): return self._binary(body, "lshr")    # noqa: E704
+
+    def op_llvm_icmp(self, body):
+        m = re.fullmatch(r'llvm\.icmp "(\w+)" (\S+), (\S+) : (\w+)', body)
+        if not m:
+            raise SimulationError("cannot read llvm.icmp")
+        pred, a, b = m.group(1), self.m.scalar(m.group(2)), self.m.scalar(m.group(3))
+        ops = {"eq": np.equal, "ne": np.not_equal, "ult": np.less, "ule": np.less_equal, "ugt": np.greater,
+               "uge": np.greater_equal}
+        if pred not in ops:
+            raise SimulationError(f"icmp predicate '{pred}' not supported")
+        return Scalar(1, ops[pred](a.value, b.value).astype(np.uint64), a.defined & b.defined)
+
+    def op_llvm_select(self, body):
+        m = re.fullmatch(r"llvm\.select (\S+), (\S+), (\S+) : i1, (\S+)", body)
+        if not m:
+            raise SimulationError("cannot read llvm.select")
+        c, a, b = self.m.scalar(m.group(1)), self.m.scalar(m.group(2)), self.m.scalar(m.group(3))
+        if c.bits != 1 or a.bits != b.bits:
+            raise SimulationError("llvm.select: operand types differ")
+        if not c.defined.all():
+            raise SimulationError("llvm.select on an undefined condition")
+        pick = c.value.astype(bool)
+        return Scalar(a.bits, np.where(pick, a.value, b.value), np.where(pick, a.defined, b.defined))
+
+    def _cast(self, body, kind):
+        m = re.fullmatch(r"llvm\.\w+ (\S+) : (.+?) to (.+)", body)
+        if not m:
+            raise SimulationError(f"cannot read llvm.{kind}")
+        value, from_type, to_type = self.m.get(m.group(1)), m.group(2).strip(), m.group(3).strip()
+        from_vec, to_vec = _vector_type(from_type), _vector_type(to_type)
+        if kind == "bitcast" and (from_vec or to_vec):
+            return self._vector_bitcast(value, from_type, to_type, from_vec, to_vec)
+        if not isinstance(value, Scalar):
+            raise SimulationError(f"llvm.{kind} of a non-scalar")
+        from_bits, to_bits = _type_bits(from_type), _type_bits(to_type)
+        if value.bits != from_bits:
+            raise SimulationError(f"llvm.{kind}: operand is i{value.bits}, the op says {from_type}")
+        if kind == "zext":
+            if to_bits <= from_bits:
+                raise SimulationError("zext to a narrower type")
+            return Scalar(to_bits, value.value.copy(), value.defined)
+        if kind == "trunc":
+            if to_bits >= from_bits:
+                raise SimulationError("trunc to a wider type")
+            return Scalar(to_bits, value.value & _mask(to_bits), value.defined)
+        if from_bits != to_bits:
+            if kind not in ("ptrtoint", "inttoptr"):
+                raise SimulationError(f"llvm.{kind} between widths {from_bits} and {to_bits}")
+            return Scalar(to_bits, value.value & _mask(to_bits), value.defined)
+        return Scalar(to_bits, value.value.copy(), value.defined)
+
+    def _vector_bitcast(self, value, from_type, to_type, from_vec, to_vec):
+        if from_vec:  # vector -> scalar
+            n, bits = from_vec
+            if not isinstance(value, list) or len(value) != n:
+                raise SimulationError(f"bitcast: operand is not a {from_type}")
+            if any(v is None for v in value):
+                raise SimulationError("bitcast of a vector with undefined elements")
+            total = _type_bits(to_type)
+            if total != n * bits:
+                raise SimulationError(f"bitcast {from_type} to {to_type}: sizes differ")
+            out = np.zeros(self.m.T, dtype=np.uint64)
+            defined = np.ones(self.m.T, dtype=bool)
+            for i, v in enumerate(value):
+                out |= (v.value & _mask(bits)) << np.uint64(i * bits)
+                defined &= v.defined
+            return Scalar(total, out, defined)
+        n, bits = to_vec
+        if not isinstance(value, Scalar) or value.bits != n * bits:
+            raise SimulationError(f"bitcast {from_type} to {to_type}: sizes differ")
+        return [Scalar(bits, (value.value >> np.uint64(i * bits)) & _mask(bits), value.defined) for i in range(n)]
+
+    def op_llvm_zext(self, body): return self._cast(body, "zext")            # noqa: E704
+    def op_llvm_trunc(self, body): return self._cast(body, "trunc")          # noqa: E704
+    def op_llvm_bitcast(self, body): return self._cast(body, "bitcast")      # noqa: E704
+    def op_llvm_ptrtoint(self, body): return self._cast(body, "ptrtoint")    # noqa: E704
+    def op_llvm_inttoptr(self, body): return self._cast(body, "inttoptr")    # noqa: E704
+
+    # -- aggregates --------------------------------------------------------------------------
+    def op_llvm_extractvalue(self, body):
+        m = re.fullmatch(r"llvm\.extractvalue (\S+)\[(\d+)\] : (.+)", body)
+        if not m:
+            raise SimulationError("cannot read llvm.extractvalue")
+        struct, index = self.m.get(m.group(1)), int(m.group(2))
+        fields = _struct_fields(m.group(3))
+        if not isinstance(struct, list) or len(struct) != len(fields):
+            raise SimulationError(f"extractvalue: the struct has {len(struct) if isinstance(struct, list) else '?'} "
+                                  f"fields, the type {len(fields)}")
+        if not 0 <= index < len(struct):
+            raise SimulationError(f"extractvalue index {index} out of range")
+        if struct[index] is None:
+            raise SimulationError(f"extractvalue of undefined field {index}")
+        return struct[index]
+
+    def op_llvm_insertvalue(self, body):
+        m = re.fullmatch(r"llvm\.insertvalue (\S+), (\S+)\[(\d+)\] : (.+)", body)
+        if not m:
+            raise SimulationError("cannot read llvm.insertvalue")
+        value, struct, index = self.m.scalar(m.group(1)), self.m.get(m.group(2)), int(m.group(3))
+        fields = _struct_fields(m.group(4))
+        if not isinstance(struct, list) or len(struct) != len(fields) or not 0 <= index < len(fields):
+            raise SimulationError("insertvalue: struct and type disagree")
+        if value.bits != _type_bits(fields[index]):
+            raise SimulationError(f"insertvalue: a {value.bits}-bit value into a {fields[index]} field")
+        out = list(struct)
+        out[index] = value
+        return out
+
+    def _vector_index(self, text):
+        index = self.m.scalar(text)
+        if not index.defined.all() or (index.value != index.value[0]).any():
+            raise SimulationError("vector index is not a uniform constant")
+        return int(index.value[0])
+
+    def op_llvm_extractelement(self, body):
+        m = re.fullmatch(r"llvm\.extractelement (\S+)\[(\S+) : i32\] : (.+)", body)
+        if not m:
+            raise SimulationError("cannot read llvm.extractelement")
+        vec, i = self.m.get(m.group(1)), self._vector_index(m.group(2))
+        if not isinstance(vec, list) or not 0 <= i < len(vec) or vec[i] is None:
+            raise SimulationError(f"extractelement {i}: out of range or undefined")
+        return vec[i]
+
+    def op_llvm_insertelement(self, body):
+        m = re.fullmatch(r"llvm\.insertelement (\S+), (\S+)\[(\S+) : i32\] : (.+)", body)
+        if not m:
+            raise SimulationError("cannot read llvm.insertelement")
+        value, vec, i = self.m.scalar(m.group(1)), self.m.get(m.group(2)), self._vector_index(m.group(3))
+        n, bits = _vector_type(m.group(4))
+        if not isinstance(vec, list) or len(vec) != n or not 0 <= i < n or value.bits != bits:
+            raise SimulationError("insertelement: vector and type disagree")
+        out = list(vec)
+        out[i] = value
+        return out
+
+    # -- thread ids -------------------------------------------------------------------------
+    def op_nvvm_read_ptx_sreg_tid_x(self, body):
+        return Scalar(32, self.m.tid.copy(), np.ones(self.m.T, dtype=bool))
+
+    def op_rocdl_workitem_id_x(self, body):
+        return Scalar(32, self.m.tid.copy(), np.ones(self.m.T, dtype=bool))
+
+    # -- cross-lane moves ----------------------------------------------------------------------
+    def _from_lane(self, value: Scalar, source_lane: np.ndarray, what: str) -> Scalar:
+        m = self.m
+        if (source_lane < 0).any() or (source_lane >= m.L).any():
+            raise SimulationError(f"{what}: a source lane is outside the warp")
+        source = (np.arange(m.T) - m.lane + source_lane).astype(np.int64)
+        defined = value.defined[source]
+        return Scalar(32, value.value[source], defined)
+
+    def op_nvvm_shfl_sync(self, body):
+        m = re.fullmatch(r"nvvm\.shfl\.sync (bfly|idx) (\S+), (\S+), (\S+), (\S+) : i32 -> i32", body)
+        if not m:
+            raise SimulationError("cannot read nvvm.shfl.sync")
+        kind, mask, value, b, clamp = m.group(1), *(self.m.scalar(x) for x in m.groups()[1:])
+        if self.m.L != 32:
+            raise SimulationError("shfl.sync on a warp that is not 32 lanes")
+        if not mask.defined.all() or (mask.value != 0xFFFFFFFF).any():
+            raise SimulationError("shfl.sync member mask is not the full warp")
+        if not clamp.defined.all() or (clamp.value != 0x1F).any():
+            raise SimulationError("shfl.sync clamp value is not 0x1f")
+        if not b.defined.all():
+            raise SimulationError("shfl.sync lane operand is undefined")
+        lane_arg = b.value.astype(np.int64)
+        if kind == "idx":
+            if (lane_arg >= 32).any():
+                raise SimulationError("shfl.sync.idx source lane >= 32")
+            source = lane_arg
+        else:
+            if (lane_arg >= 32).any():
+                raise SimulationError("shfl.sync.bfly xor mask >= 32")
+            source = self.m.lane ^ lane_arg
+        if value.bits != 32:
+            raise SimulationError("shfl.sync of a value that is not 32 bits")
+        return self._from_lane(value, source, "shfl.sync")
+
+    def op_rocdl_ds_bpermute(self, body):
+        m = re.fullmatch(r"rocdl\.ds_bpermute (\S+), (\S+) : \(i32, i32\) -> i32", body)
+        if not m:
+            raise SimulationError("cannot read rocdl.ds_bpermute")
+        index, value = self.m.scalar(m.group(1)), self.m.scalar(m.group(2))
+        if not index.defined.all():
+            raise SimulationError("ds_bpermute index is undefined")
+        byte = index.value.astype(np.int64)
+        if (byte % 4).any():
+            raise SimulationError("ds_bpermute byte index is not a multiple of 4")
+        if (byte >= 4 * self.m.L).any():
+            raise SimulationError(f"ds_bpermute byte index beyond lane {self.m.L - 1}")
+        return self._from_lane(value, byte // 4, "ds_bpermute")
+
+    # -- shared memory ---------------------------------------------------------------------
+    def op_ttg_local_alloc(self, body):
+        m = re.fullmatch(r"ttg\.local_alloc : \(\) -> !ttg\.memdesc<(\d+)xi8,.*", body)
+        if not m:
+            raise SimulationError("cannot read the scratch buffer's ttg.local_alloc")
+        self.m.alloc(int(m.group(1)))
+        return "scratch"
+
+    def op_ttg_local_dealloc(self, body):
+        return None
+
+    def op_llvm_getelementptr(self, body):
+        m = re.fullmatch(r"llvm\.getelementptr (\S+)\[(\S+)\] : \(!llvm\.ptr<3>, i32\) -> !llvm\.ptr<3>, i8", body)
+        if not m:
+            raise SimulationError("cannot read llvm.getelementptr")
+        base, offset = self.m.scalar(m.group(1)), self.m.scalar(m.group(2))
+        return Scalar(64, (base.value + offset.value) & _mask(64), base.defined & offset.defined)
+
+    def op_llvm_store(self, body):
+        m = re.fullmatch(r"llvm\.store (\S+), (\S+) \{alignment = (\d+) : i64\} : (.+?), !llvm\.ptr<3>", body)
+        if not m:
+            raise SimulationError("cannot read llvm.store")
+        value, address, t = self.m.get(m.group(1)), self.m.scalar(m.group(2)), m.group(4).strip()
+        vec = _vector_type(t)
+        threads = np.arange(self.m.T)
+        if vec:  # element by element: the same bytes, the same race rules
+            n, bits = vec
+            if not isinstance(value, list) or len(value) != n or any(v is None for v in value):
+                raise SimulationError("store of a vector with undefined elements")
+            offsets = self.m._byte_addresses(address, n * bits // 8, n * bits // 8, "llvm.store")
+            for i, v in enumerate(value):
+                self.m.store_bytes(offsets + i * bits // 8, v.value, v.defined, bits // 8, threads, "llvm.store")
+            return None
+        if not isinstance(value, Scalar) or value.bits != _type_bits(t):
+            raise SimulationError("llvm.store: value and type disagree")
+        nbytes = max(1, value.bits // 8)
+        offsets = self.m._byte_addresses(address, nbytes, nbytes, "llvm.store")
+        self.m.store_bytes(offsets, value.value, value.defined, nbytes, threads, "llvm.store")
+        return None
+
+    def op_llvm_load(self, body):
+        m = re.fullmatch(r"llvm\.load (\S+) \{alignment = (\d+) : i64\} : !llvm\.ptr<3> -> (.+)", body)
+        if not m:
+            raise SimulationError("cannot read llvm.load")
+        address, t = self.m.scalar(m.group(1)), m.group(3).strip()
+        vec = _vector_type(t)
+        n, bits = vec if vec else (1, _type_bits(t))
+        nbytes = n * bits // 8
+        offsets = self.m._byte_addresses(address, nbytes, nbytes, "llvm.load")
+        threads = np.arange(self.m.T)
+        out = [Scalar(bits, self.m.load_bytes(offsets + i * bits // 8, bits // 8, threads, "llvm.load"),
+                      np.ones(self.m.T, dtype=bool)) for i in range(n)]
+        return out if vec else out[0]
+
+    # -- inline assembly (NVIDIA) ------------------------------------------------------------
+    def op_llvm_inline_asm(self, body):
+        m = re.fullmatch(r'llvm\.inline_asm (?:has_side_effects )?asm_dialect = att "(.*?)", "(.*?)" ?(.*?) : '
+                         r'\((.*?)\) -> (.+)', body)
+        if not m:
+            raise SimulationError("cannot read llvm.inline_asm")
+        asm, constraints, args, _, result_type = m.groups()
+        operands = [self.m.get(a.strip()) for a in args.split(",") if a.strip()]
+        asm = asm.strip()
+        if asm == "mov.u32 $0, %tid.x;":
+            return Scalar(32, self.m.tid.copy(), np.ones(self.m.T, dtype=bool))
+        pm = re.fullmatch(r"prmt\.b32 \$0, \$1, \$2, (0x[0-9a-fA-F]+);", asm)
+        if pm:
+            a, b = operands
+            return Scalar(32, _prmt(a.value, b.value, int(pm.group(1), 16)), a.defined & b.defined)
+        if asm == "bar.sync 0;":
+            self.m.barrier(cta=True)
+            return None
+        if asm == "bar.warp.sync 0xffffffff;":
+            self.m.barrier(cta=False)
+            return None
+        st = re.fullmatch(r"st\.shared(?:\.v(\d))?\.b(\d+) \[\$0\], \{?([$\d, ]+)\}?;", asm)
+        if st:
+            return self._st_shared(int(st.group(1) or 1), int(st.group(2)), operands)
+        ld = re.fullmatch(r"ld\.shared(?:\.v(\d))?\.b(\d+) \{?([$\d, ]+)\}?, \[\$(\d+)\];", asm)
+        if ld:
+            return self._ld_shared(int(ld.group(1) or 1), int(ld.group(2)), operands, result_type)
+        mx = re.fullmatch(r"(ldmatrix|stmatrix)\.sync\.aligned\.m8n8\.x(\d)(\.trans)?\.shared\.b16 (.*);", asm)
+        if mx:
+            return self._matrix(mx.group(1), int(mx.group(2)), bool(mx.group(3)), operands, result_type)
+        raise SimulationError(f"unsupported inline assembly '{asm}'")
+
+    def _st_shared(self, vec, bits, operands):
+        address, values = operands[0], operands[1:]
+        if len(values) != vec or any(not isinstance(v, Scalar) for v in values):
+            raise SimulationError("st.shared operand count differs from the vector width")
+        nbytes = vec * bits // 8
+        offsets = self.m._byte_addresses(address, nbytes, nbytes, "st.shared")
+        threads = np.arange(self.m.T)
+        for i, v in enumerate(values):
+            if v.bits < bits:
+                raise SimulationError("st.shared of a register narrower than the access")
+            self.m.store_bytes(offsets + i * bits // 8, v.value & _mask(bits), v.defined, bits // 8, threads, "st.shared")
+
+    def _ld_shared(self, vec, bits, operands, result_type):
+        address = operands[0]
+        nbytes = vec * bits // 8
+        offsets = self.m._byte_addresses(address, nbytes, nbytes, "ld.shared")
+        threads = np.arange(self.m.T)
+        words = [Scalar(32, self.m.load_bytes(offsets + i * bits // 8, bits // 8, threads, "ld.shared"),
+                        np.ones(self.m.T, dtype=bool)) for i in range(vec)]
+        if result_type.strip() == "i32":
+            if vec != 1:
+                raise SimulationError("ld.shared vector into one register")
+            return words[0]
+        if len(_struct_fields(result_type)) != vec:
+            raise SimulationError("ld.shared result struct differs from the vector width")
+        return words
+
+    def _matrix(self, kind, count, trans, operands, result_type):
+        """ldmatrix / stmatrix m8n8 .b16: lane 8j+i gives the address of row i of matrix j;
+        thread t's word j is word t%4 of row t//4 (.trans: the 16-bit elements of rows 2(t%4)
+        and 2(t%4)+1 at column t//4)."""
+        m = self.m
+        if m.L != 32:
+            raise SimulationError(f"{kind} needs 32-lane warps")
+        if kind == "ldmatrix":
+            address = operands[0]
+        else:
+            address, words = operands[0], operands[1:]
+            if len(words) != count:
+                raise SimulationError("stmatrix register count differs from .x")
+        if not address.defined.all():
+            raise SimulationError(f"{kind}: undefined row address")
+        rel = address.value.astype(np.int64) - SCRATCH_BASE
+        warp_base = np.arange(m.T) - m.lane          # thread index of lane 0 of my warp
+        t = m.lane
+        threads = np.arange(m.T)
+        out = []
+        for j in range(count):
+            if trans:
+                rows = [warp_base + 8 * j + 2 * (t & 3) + h for h in (0, 1)]
+                pieces = [(rel[r] + 2 * (t >> 2), 2, 16 * h) for h, r in enumerate(rows)]
+            else:
+                row = warp_base + 8 * j + (t >> 2)
+                pieces = [(rel[row] + 4 * (t & 3), 4, 0)]
+            row_starts = rel[warp_base + 8 * j + np.arange(m.T) % 8]
+            if (row_starts % 16).any():
+                raise SimulationError(f"{kind}: a row address is not 16-byte aligned")
+            if (row_starts < 0).any() or (row_starts + 16 > m.nbytes).any():
+                raise SimulationError(f"{kind}: a row lies outside the scratch buffer")
+            if kind == "ldmatrix":
+                value = np.zeros(m.T, dtype=np.uint64)
+                for offsets, nbytes, shift in pieces:
+                    value |= m.load_bytes(offsets, nbytes, threads, kind) << np.uint64(shift)
+                out.append(Scalar(32, value, np.ones(m.T, dtype=bool)))
+            else:
+                word = words[j]
+                for offsets, nbytes, shift in pieces:
+                    m.store_bytes(offsets, (word.value >> np.uint64(shift)) & _mask(8 * nbytes), word.defined,
+                                  nbytes, threads, kind)
+        if kind == "stmatrix":
+            return None
+        if count == 1:
+            return out[0]
+        if len(_struct_fields(result_type)) != count:
+            raise SimulationError("ldmatrix result struct differs from .x")
+        return out
+
+    # -- AMD barriers ----------------------------------------------------------------------
+    def op_llvm_fence(self, body):
+        m = re.fullmatch(r'llvm\.fence syncscope\("workgroup"\) (\w+)', body)
+        if not m:
+            raise SimulationError("cannot read llvm.fence")
+        order = m.group(1)
+        if order == "release":
+            self.m.pending_fence = "release"
+        elif order == "acquire":
+            if self.m.pending_fence != "s_barrier":
+                raise SimulationError("an acquire fence without release; s_barrier before it")
+            self.m.pending_fence = None
+        elif order == "acq_rel":
+            if self.m.pending_fence is not None:
+                raise SimulationError("a warp fence inside a barrier sequence")
+            self.m.barrier(cta=False)
+        else:
+            raise SimulationError(f"fence ordering '{order}' not supported")
+        return None
+
+    def op_rocdl_s_barrier(self, body):
+        if self.m.pending_fence != "release":
+            raise SimulationError("s_barrier without a release fence before it (LDS traffic is not waited for)")
+        self.m.pending_fence = "s_barrier"
+        self.m.barrier(cta=True)
+        return None
+
+
+# ---------------------------------------------------------------------------------- the check
+
+
+def _element_ids(hw: HardwareLayout, struct_regs: list[int]) -> np.ndarray:
+    """Element id of every (thread, struct field): shape (T, fields), threads ordered as the
+    machine's (block, warp, lane)."""
+    table = hw.element_table()                   # (B, W, L, R)
+    B, W, L, R = table.shape
+    return table.reshape(B * W * L, R)[:, struct_regs]
+
+
+def check_emitted(island_text: str, plan: ConversionPlan, site: ConvertSite) -> VerificationResult:
+    """Execute ``island_text`` (``Island.text`` as emitted, placeholders included) for every
+    thread and check it converts ``plan.src`` into ``plan.dst``; see the module docstring."""
+    try:
+        _check(island_text, plan, site)
+    except SimulationError as error:
+        return VerificationResult(False, (str(error),))
+    return VerificationResult(True)
+
+
+def _check(island_text: str, plan: ConversionPlan, site: ConvertSite) -> None:
+    lines = island_text.splitlines()
+    if len(lines) > MAX_LINES:
+        raise SimulationError(f"the island has {len(lines)} lines; the simulator stops at {MAX_LINES}")
+    element = ElementType.of(site.element_type)
+    src_hw = HardwareLayout.of(plan.src)
+    dst_hw = HardwareLayout.of(plan.dst, plan.src.out_dim_names)
+    src_regs = struct_registers(src_hw, site.unique_struct)
+    dst_regs = struct_registers(dst_hw, site.unique_struct)
+    B, W, L = 1 << len(src_hw.block), 1 << len(src_hw.warp), 1 << len(src_hw.lane)
+    if L != plan.target.warp_size:
+        raise SimulationError(f"the layouts have {L} lanes, a {plan.target.name} warp {plan.target.warp_size}")
+    if B * W * L * max(len(src_regs), len(dst_regs)) > MAX_THREAD_REGISTERS:
+        raise SimulationError("the conversion is too large to simulate")
+    src_ids = _element_ids(src_hw, src_regs)
+    expected = _element_ids(dst_hw, dst_regs)
+    value_bits = 1 if element.llvm == "i1" else element.bits
+    id_bits = max(1, src_hw.element_bits)
+    passes = max(1, -(-id_bits // value_bits))
+    got = np.zeros_like(expected, dtype=np.uint64)
+    for p in range(passes):
+        machine = _Machine(B, W, L, plan.target.vendor)
+        slice_ = (src_ids.astype(np.uint64) >> np.uint64(p * value_bits)) & _mask(value_bits)
+        tagged = _mix(slice_, value_bits)
+        field_bits = 1 if element.llvm == "i1" else element.bits
+        source = [Scalar(field_bits, tagged[:, i].copy(), np.ones(machine.T, dtype=bool))
+                  for i in range(len(src_regs))]
+        island = _Island(lines, machine, source, site)
+        island.run()
+        if p == 0:
+            _check_struct("source", island.input_type, element, len(src_regs))
+            _check_struct("destination", island.output_type, element, len(dst_regs))
+            _check_guards(machine, site)
+        out = island.output
+        for i, field in enumerate(out):
+            if field is None or not field.defined.all():
+                t = 0 if field is None else int(np.nonzero(~field.defined)[0][0])
+                raise SimulationError(f"output field {i} is undefined in {machine._who(t)}")
+            got[:, i] |= _unmix(field.value & _mask(value_bits), value_bits) << np.uint64(p * value_bits)
+    wrong = got != expected.astype(np.uint64)
+    if wrong.any():
+        t, i = (int(x) for x in np.argwhere(wrong)[0])
+        who = _Machine(B, W, L, plan.target.vendor)._who(t)
+        raise SimulationError(f"{int(wrong.sum())} output fields hold the wrong element; first: output field {i} "
+                              f"of {who} holds element {int(got[t, i])}, the destination layout names element "
+                              f"{int(expected[t, i])}")
+
+
+def _check_struct(which: str, struct_type, element: ElementType, count: int) -> None:
+    if struct_type is None:
+        raise SimulationError(f"the {which} cast was not found")
+    fields = _struct_fields(struct_type)
+    if len(fields) != count:
+        raise SimulationError(f"the {which} struct has {len(fields)} fields; Triton's type converter gives this "
+                              f"layout {count}")
+    if any(f != element.llvm for f in fields):
+        raise SimulationError(f"the {which} struct's fields are not {element.llvm}: {struct_type}")
+
+
+def _check_guards(machine: _Machine, site: ConvertSite) -> None:
+    if machine.shared_ops_seen == 0:
+        return
+    if site.guard_before and not machine.barrier_before_first_shared:
+        raise SimulationError("no CTA barrier before the island's first shared-memory access (guard_before)")
+    if site.guard_after and not machine.barrier_since_last_shared:
+        raise SimulationError("no CTA barrier after the island's last shared-memory access (guard_after)")

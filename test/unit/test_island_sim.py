@@ -1,0 +1,362 @@
+"""The emitted-code simulator (``lowering.island_sim``): it passes every island the emitters
+print for verified plans, and it catches the emitter broken in 18 distinct ways.
+
+Each mutation breaks the *emitter* (a vendor method or helper monkeypatched), emits the island
+again, and requires (1) the island text to change - a mutation that changes nothing would test
+nothing - and (2) ``check_emitted`` to reject it with the expected kind of message.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+
+import numpy as np
+import pytest
+
+from linear_layouts.dialect import to_linear_layout
+from linear_layouts.lowering import emit_amd, emit_llvm, emit_nvidia
+from linear_layouts.lowering.emit_llvm import ConvertSite, emit_island
+from linear_layouts.lowering.emit_testcase import random_linear_encoding
+from linear_layouts.lowering.island_sim import _prmt, check_emitted
+from linear_layouts.lowering.plan import Barrier
+from linear_layouts.lowering.planner import plan_conversion
+from linear_layouts.lowering.target import target_named
+
+ELEMENTS = {"f32": 32, "f16": 16, "bf16": 16, "i8": 8, "f8E4M3FN": 8, "i1": 1, "i16": 16, "i32": 32, "i64": 64,
+            "!tt.ptr<f32>": 64}
+
+
+def site_for(element="f32", unique=False, guards=True):
+    return ConvertSite(result="%RESULT", source="%SOURCE", src_type="@SRC_TYPE@", dst_type="@DST_TYPE@",
+                       element_type=element, guard_before=guards, guard_after=guards, unique_struct=unique)
+
+
+def random_plans(seed, count, targets=("sm_90", "sm_80", "gfx942")):
+    """(plan, element type) pairs of random #ttg.linear layouts with broadcast bases."""
+    rng = random.Random(seed)
+    out = []
+    while len(out) < count:
+        target = rng.choice(targets)
+        warp_size = 64 if target.startswith("gfx") else 32
+        warps = rng.choice([1, 2, 4, 8])
+        shape = rng.choice([(16, 16), (64, 32), (8, 4), (2, 2), (128,), (32, 64), (4, 128)])
+        element = rng.choice(sorted(ELEMENTS))
+        a = random_linear_encoding(rng, shape, warps, warp_size)
+        b = random_linear_encoding(rng, shape, warps, warp_size)
+        plan = plan_conversion(to_linear_layout(a, list(shape)), to_linear_layout(b, list(shape)),
+                               ELEMENTS[element], target_named(target))
+        if plan:
+            out.append((plan, element))
+    return out
+
+
+@pytest.mark.parametrize("unique", [False, True], ids=["struct-3.6", "struct-3.9"])
+def test_every_emitted_island_passes(unique):
+    methods = set()
+    for plan, element in random_plans(11 + unique, 150):
+        site = site_for(element, unique)
+        result = check_emitted(emit_island(plan, site).text, plan, site)
+        assert result, (plan.describe(), result.errors)
+        methods.add(plan.method)
+    assert {"shuffle", "shared"} <= methods
+
+
+def test_bias_row_broadcast_over_warps():
+    # A Hopper matmul's bias row: the slice -> blocked shuffle picks a source word that depends
+    # on the warp.  Emitting it per lane only (warp 0's choice everywhere) was wrong in 7/8 of
+    # the elements on an H100; the simulator sees it.
+    blocked = "#ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [8], order = [0]}>"
+    row = ("#ttg.slice<{dim = 0, parent = #ttg.nvidia_mma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = [8, 1], "
+           "instrShape = [16, 256, 16]}>}>")
+    plan = plan_conversion(to_linear_layout(row, [256]), to_linear_layout(blocked, [256]), 32, target_named("sm_90"))
+    assert plan.method == "shuffle" and any(any(r.send_word.warp) for r in plan.shuffle.rounds)
+    site = site_for()
+    assert check_emitted(emit_island(plan, site).text, plan, site)
+
+
+def test_prmt_matches_the_ptx_definition():
+    a, b = np.array([0x33221100], dtype=np.uint64), np.array([0x77665544], dtype=np.uint64)
+    assert int(_prmt(a, b, 0x5410)[0]) == 0x55441100
+    assert int(_prmt(a, b, 0x4432)[0]) == 0x44443322
+    assert int(_prmt(a, b, 0x0040)[0]) == 0x00004400   # bytes: a0, b0, a0, a0
+    # a nibble with bit 3 set replicates the sign bit of the byte it names
+    assert int(_prmt(np.array([0x80], dtype=np.uint64), b, 0x0008)[0]) == 0x808080FF
+
+
+def test_unknown_ops_fail_closed():
+    plan, element = random_plans(3, 1, targets=("sm_90",))[0]
+    site = site_for(element)
+    text = emit_island(plan, site).text
+    lines = text.splitlines()
+    lines.insert(1, "    %bogus = llvm.frobnicate %x : i32")
+    result = check_emitted("\n".join(lines), plan, site)
+    assert not result and "unsupported op 'llvm.frobnicate'" in result.errors[0]
+
+
+# ------------------------------------------------------------------------------ mutations
+
+
+def find_plan(predicate, targets=("sm_90",), elements=("f32",), seed=0, tries=3000):
+    rng = random.Random(seed)
+    for _ in range(tries):
+        target = rng.choice(targets)
+        warp_size = 64 if target.startswith("gfx") else 32
+        warps = rng.choice([2, 4, 8])
+        shape = rng.choice([(32, 32), (16, 64), (64, 64), (16, 16)])
+        element = rng.choice(elements)
+        a = random_linear_encoding(rng, shape, warps, warp_size, broadcast=False)
+        b = random_linear_encoding(rng, shape, warps, warp_size, broadcast=False)
+        plan = plan_conversion(to_linear_layout(a, list(shape)), to_linear_layout(b, list(shape)),
+                               ELEMENTS[element], target_named(target))
+        if plan and predicate(plan):
+            return plan, element
+    raise AssertionError("no plan of the wanted kind found")
+
+
+def shared_ops(plan):
+    return [op for op in plan.shared.ops if not isinstance(op, Barrier)] if plan.shared else []
+
+
+def is_shared(plan):
+    return plan.method == "shared"
+
+
+def has_instruction(name):
+    return lambda plan: any(op.instruction == name for op in shared_ops(plan))
+
+
+def shuffle_with(instruction):
+    return lambda plan: plan.method == "shuffle" and any(r.instruction == instruction for r in plan.shuffle.rounds)
+
+
+def shared_with_warp_addresses(plan):
+    return any(any(op.address.warp) for op in shared_ops(plan))
+
+
+def wrong_barrier(self, w, kind, guard=False):
+    if kind == "bar.sync" and not guard:
+        return None
+    return ORIGINAL_NV_BARRIER(self, w, kind, guard)
+
+
+ORIGINAL_NV_BARRIER = emit_nvidia.NvidiaInstructions.barrier
+ORIGINAL_AMD_BARRIER = emit_amd.AmdInstructions.barrier
+
+
+def _swap_select(self, condition, if_true, if_false, type_="i32"):
+    self.counts["select"] += 1
+    return self.op(f"llvm.select {condition}, {if_false}, {if_true} : i1, {type_}")
+
+
+def _nv_shuffle_off_by_one(self, w, value, rnd, warp_size):
+    from dataclasses import replace
+    wrong = replace(rnd, source_lane=rnd.source_lane.with_const(rnd.source_lane.const ^ 1))
+    return ORIGINAL_NV_SHUFFLE(self, w, value, wrong, warp_size)
+
+
+ORIGINAL_NV_SHUFFLE = emit_nvidia.NvidiaInstructions.shuffle
+
+
+def _address_plus_one_element(self, w, base, byte_offset):
+    return ORIGINAL_NV_ADDRESS(self, w, base, w.binary("add", byte_offset, w.const(4)))
+
+
+ORIGINAL_NV_ADDRESS = emit_nvidia.NvidiaInstructions.shared_address
+
+
+def _one_more_field(layout, unique):
+    regs = ORIGINAL_STRUCT_REGISTERS(layout, unique)
+    return regs + [regs[0]]
+
+
+ORIGINAL_STRUCT_REGISTERS = emit_llvm.struct_registers
+
+
+def _half_store(self, w, op, address, values, bits):
+    if len(values) >= 2 and not op.instruction.startswith("stmatrix"):
+        values = values[:len(values) // 2] + values[:len(values) // 2]
+    return ORIGINAL_NV_STORE(self, w, op, address, values, bits)
+
+
+ORIGINAL_NV_STORE = emit_nvidia.NvidiaInstructions.store
+
+
+def _load_without_trans(self, w, op, address, count, bits):
+    from dataclasses import replace
+    if op.instruction == "ldmatrix.trans":
+        op = replace(op, instruction="ldmatrix")
+    return ORIGINAL_NV_LOAD(self, w, op, address, count, bits)
+
+
+ORIGINAL_NV_LOAD = emit_nvidia.NvidiaInstructions.load
+
+
+def _unpack_reversed(self, w, word, count, bits):
+    return list(reversed(ORIGINAL_SHIFT_UNPACK(self, w, word, count, bits)))
+
+
+ORIGINAL_SHIFT_UNPACK = emit_nvidia._ShiftPacker.unpack
+
+
+def _words_swapped(w, vendor, element, values):
+    words = ORIGINAL_ELEMENT_WORDS(w, vendor, element, values)
+    if element.bits == 64:
+        words = [words[i ^ 1] for i in range(len(words))]
+    return words
+
+
+ORIGINAL_ELEMENT_WORDS = emit_llvm.element_words
+
+
+def _bpermute_unscaled(self, w, value, rnd, warp_size):
+    source = w.xor_of_bits(rnd.source_lane.lane, self.lane_id(w), rnd.source_lane.const)
+    w.counts["ds_bpermute"] += 1
+    return w.op(f"rocdl.ds_bpermute {source}, {value} : (i32, i32) -> i32")
+
+
+def _no_guard(self, w, kind, guard=False):
+    if guard:
+        return None
+    return ORIGINAL_NV_BARRIER(self, w, kind, guard)
+
+
+def _reversed_struct(self, values, struct_type):
+    return ORIGINAL_BUILD_STRUCT(self, list(reversed(values)), struct_type)
+
+
+ORIGINAL_BUILD_STRUCT = emit_llvm.IslandWriter.build_struct
+
+
+def _amd_barrier_without_fences(self, w, kind, guard=False):
+    if kind in ("bar.sync", "s_barrier"):
+        w.line("rocdl.s.barrier")
+        return None
+    return ORIGINAL_AMD_BARRIER(self, w, kind, guard)
+
+
+def _lanes_only(affine, warp_size, num_warps):
+    # the original bug: a send word evaluated over lanes only, warp 0's choice in every warp
+    lanes = np.arange(warp_size, dtype=np.int64)
+    row = np.broadcast_to(np.asarray(affine.evaluate(lanes), dtype=np.int64), (warp_size,))
+    return np.broadcast_to(row, (num_warps, warp_size)).astype(np.int64)
+
+
+def _skip_a_field(self, values, struct_type):
+    out = self.op(f"llvm.mlir.undef : {struct_type}")
+    for i, v in enumerate(values):
+        if i != len(values) - 1:
+            out = self.op(f"llvm.insertvalue {v}, {out}[{i}] : {struct_type}")
+    return out
+
+
+def _lane_id_drops_bit_zero(self, w):
+    return w.binary("and", ORIGINAL_NV_LANE(self, w), w.const(30))
+
+
+ORIGINAL_NV_LANE = emit_nvidia.NvidiaInstructions.lane_id
+
+
+def _warp_id_zero(self, w):
+    return w.const(0)
+
+
+def _pack_wrong_selector(self, w, values, bits):
+    ints = [w.cast("zext", v, f"i{bits}", "i32") for v in values]
+    if len(ints) == 2 and bits == 16:
+        return self._prmt(w, ints[0], ints[1], 0x1054)
+    return ORIGINAL_NV_PACK(self, w, values, bits)
+
+
+ORIGINAL_NV_PACK = emit_nvidia.NvidiaInstructions.pack
+
+
+BIAS_ROW = (("#ttg.slice<{dim = 0, parent = #ttg.nvidia_mma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = [8, 1], "
+             "instrShape = [16, 256, 16]}>}>"),
+            "#ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [8], order = [0]}>")
+
+
+def bias_row_plan():
+    src, dst = (to_linear_layout(x, [256]) for x in BIAS_ROW)
+    return plan_conversion(src, dst, 32, target_named("sm_90")), "f32"
+
+
+MUTATIONS = [
+    # name, (module, attribute, replacement), how to find a plan, what the message says
+    ("missing barrier between stores and loads", (emit_nvidia.NvidiaInstructions, "barrier", wrong_barrier),
+     lambda: find_plan(lambda p: is_shared(p) and any(isinstance(o, Barrier) and o.kind == "bar.sync"
+                                                      for o in p.shared.ops)), "missing barrier"),
+    ("swapped select arms", (emit_llvm.IslandWriter, "select", _swap_select),
+     lambda: find_plan(shuffle_with("shfl.idx")), "wrong element"),
+    ("wrong shuffle source lane", (emit_nvidia.NvidiaInstructions, "shuffle", _nv_shuffle_off_by_one),
+     lambda: find_plan(lambda p: p.method == "shuffle"), "wrong element"),
+    ("address one element off", (emit_nvidia.NvidiaInstructions, "shared_address", _address_plus_one_element),
+     lambda: find_plan(is_shared), ""),
+    ("struct arity", (emit_llvm, "struct_registers", _one_more_field),
+     lambda: find_plan(lambda p: p.method in ("shuffle", "shared")), "fields"),
+    ("store writes half the vector twice", (emit_nvidia.NvidiaInstructions, "store", _half_store),
+     lambda: find_plan(lambda p: any(len(o.registers) >= 2 and o.is_store for o in shared_ops(p))), ""),
+    ("ldmatrix .trans dropped", (emit_nvidia.NvidiaInstructions, "load", _load_without_trans),
+     lambda: find_plan(has_instruction("ldmatrix.trans"), elements=("f16",)), "wrong element"),
+    ("unpack order swapped", (emit_nvidia._ShiftPacker, "unpack", _unpack_reversed),
+     lambda: find_plan(lambda p: any(not o.is_store and len(o.registers) >= 2 for o in shared_ops(p)),
+                       elements=("i8", "f16")), "wrong element"),
+    ("64-bit halves swapped", (emit_llvm, "element_words", _words_swapped),
+     lambda: find_plan(lambda p: p.method in ("shuffle", "shared"), elements=("i64",)), "wrong element"),
+    ("ds_bpermute index not scaled by 4", (emit_amd.AmdInstructions, "shuffle", _bpermute_unscaled),
+     lambda: find_plan(lambda p: p.method == "shuffle", targets=("gfx942",)), ""),
+    ("guard barrier dropped", (emit_nvidia.NvidiaInstructions, "barrier", _no_guard),
+     lambda: find_plan(is_shared), "guard"),
+    ("output registers permuted", (emit_llvm.IslandWriter, "build_struct", _reversed_struct),
+     lambda: find_plan(lambda p: p.method in ("shuffle", "shared")), "wrong element"),
+    ("AMD barrier without its fences", (emit_amd.AmdInstructions, "barrier", _amd_barrier_without_fences),
+     lambda: find_plan(is_shared, targets=("gfx942",)), "fence"),
+    ("warp term dropped from a send word", (emit_llvm, "_threads_of", _lanes_only), bias_row_plan,
+     "wrong element"),
+    ("an output field never inserted", (emit_llvm.IslandWriter, "build_struct", _skip_a_field),
+     lambda: find_plan(lambda p: p.method in ("shuffle", "shared")), "undefined"),
+    ("lane id drops bit 0", (emit_nvidia.NvidiaInstructions, "lane_id", _lane_id_drops_bit_zero),
+     lambda: find_plan(lambda p: p.method in ("shuffle", "shared")), ""),
+    ("warp term dropped from addresses", (emit_nvidia.NvidiaInstructions, "warp_id", _warp_id_zero),
+     lambda: find_plan(shared_with_warp_addresses), ""),
+    ("prmt selector of a 16-bit pair wrong", (emit_nvidia.NvidiaInstructions, "pack", _pack_wrong_selector),
+     lambda: find_plan(lambda p: p.method == "shuffle" and p.shuffle.elements_per_word == 2, elements=("f16",)),
+     "wrong element"),
+]
+
+
+@pytest.mark.parametrize("name, patch, finder, message", MUTATIONS, ids=[m[0] for m in MUTATIONS])
+def test_a_broken_emitter_is_caught(monkeypatch, name, patch, finder, message):
+    plan, element = finder()
+    site = site_for(element)
+    good = emit_island(plan, site).text
+    assert check_emitted(good, plan, site), "the unbroken island must pass"
+    owner, attribute, replacement = patch
+    monkeypatch.setattr(owner, attribute, replacement)
+    bad = emit_island(plan, site).text
+    assert bad != good, f"mutation '{name}' did not change the island"
+    result = check_emitted(bad, plan, site)
+    assert not result, f"mutation '{name}' was not caught"
+    assert message in result.errors[0], result.errors[0]
+
+
+def test_at_least_fifteen_distinct_mutations():
+    assert len({m[0] for m in MUTATIONS}) >= 15
+    assert len({(m[1][0], m[1][1], m[1][2]) for m in MUTATIONS}) == len(MUTATIONS)
+
+
+def test_text_level_mutations_are_caught():
+    plan, element = find_plan(is_shared)
+    site = site_for(element)
+    text = emit_island(plan, site).text
+    # a store moved after the loads (program order)
+    lines = text.splitlines()
+    stores = [i for i, l in enumerate(lines) if "st.shared" in l]
+    loads = [i for i, l in enumerate(lines) if "ld.shared" in l]
+    moved = lines[:stores[0]] + lines[stores[0] + 1:loads[-1] + 1] + [lines[stores[0]]] + lines[loads[-1] + 1:]
+    assert not check_emitted("\n".join(moved), plan, site)
+    # the scratch buffer halved
+    halved = re.sub(r"memdesc<(\d+)xi8", lambda m: f"memdesc<{int(m.group(1)) // 2}xi8", text)
+    assert halved != text
+    result = check_emitted(halved, plan, site)
+    assert not result and "outside" in result.errors[0]
