@@ -44,30 +44,59 @@ def _offsets(lines: list[str], shape: tuple[int, ...], enc: str, tag: str) -> st
     return f"%{tag}_off"
 
 
+def _memory_type(element_type: str) -> str:
+    """What X and Y hold in memory for a converted element type: booleans live in bytes (as in
+    Triton's frontend), pointers as their 64-bit integer values."""
+    if element_type == "i1":
+        return "i8"
+    if element_type.startswith("!tt.ptr"):
+        return "i64"
+    return element_type
+
+
 def single_convert_ttgir(shape, element_type: str, src_encoding: str, dst_encoding: str, num_warps: int,
                          target: str = "sm_90", name: str = "convert_kernel") -> str:
     """A kernel ``name(X, Y)``: load X in ``src_encoding``, convert, store Y in ``dst_encoding``.
 
     ``src_encoding`` / ``dst_encoding`` are attribute texts (``#ttg.blocked<{...}>``,
-    ``#ttg.linear<{...}>``); ``element_type`` a TTGIR type (``f32``, ``f8E4M3FN``, ...).
+    ``#ttg.linear<{...}>``); ``element_type`` a TTGIR type (``f32``, ``f8E4M3FN``, ``i1``,
+    ``!tt.ptr<f32>``, ...).  An ``i1`` tensor is loaded as bytes and compared with 0 (Y holds
+    1 where X was nonzero); a pointer tensor is loaded as i64 and cast with ``tt.int_to_ptr`` /
+    ``tt.ptr_to_int`` around the convert (Y holds X's bits).
     """
     shape = tuple(shape)
     target_attr, threads = TARGET_ATTR[target]
     dims = "x".join(str(s) for s in shape)
+    memory = _memory_type(element_type)
     lines = [f"#src = {src_encoding}", f"#dst = {dst_encoding}",
              f'module attributes {{"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = {num_warps} : i32, '
              f'ttg.target = "{target_attr}", "ttg.threads-per-warp" = {threads} : i32}} {{',
-             f"  tt.func public @{name}(%X: !tt.ptr<{element_type}>, %Y: !tt.ptr<{element_type}>) {{"]
-    ptr = f"!tt.ptr<{element_type}>"
+             f"  tt.func public @{name}(%X: !tt.ptr<{memory}>, %Y: !tt.ptr<{memory}>) {{"]
+    ptr = f"!tt.ptr<{memory}>"
     for tag, enc, base in (("s", "#src", "%X"), ("d", "#dst", "%Y")):
         off = _offsets(lines, shape, enc, tag)
         lines.append(f"    %{tag}_p0 = tt.splat {base} : {ptr} -> tensor<{dims}x{ptr}, {enc}>")
         lines.append(f"    %{tag}_p = tt.addptr %{tag}_p0, {off} : tensor<{dims}x{ptr}, {enc}>, tensor<{dims}xi32, {enc}>")
         if tag == "s":
+            value = "%v"
             lines.append(f"    %v = tt.load %s_p : tensor<{dims}x{ptr}, #src>")
-            lines.append(f"    %c = ttg.convert_layout %v : tensor<{dims}x{element_type}, #src> -> "
+            if element_type == "i1":
+                lines.append(f"    %zero = arith.constant dense<0> : tensor<{dims}xi8, #src>")
+                lines.append(f"    %vb = arith.cmpi ne, %v, %zero : tensor<{dims}xi8, #src>")
+                value = "%vb"
+            elif element_type != memory:
+                lines.append(f"    %vp = tt.int_to_ptr %v : tensor<{dims}xi64, #src> -> tensor<{dims}x{element_type}, #src>")
+                value = "%vp"
+            lines.append(f"    %c = ttg.convert_layout {value} : tensor<{dims}x{element_type}, #src> -> "
                          f"tensor<{dims}x{element_type}, #dst>")
-    lines.append(f"    tt.store %d_p, %c : tensor<{dims}x{ptr}, #dst>")
+    stored = "%c"
+    if element_type == "i1":
+        lines.append(f"    %cb = arith.extui %c : tensor<{dims}xi1, #dst> to tensor<{dims}xi8, #dst>")
+        stored = "%cb"
+    elif element_type != memory:
+        lines.append(f"    %ci = tt.ptr_to_int %c : tensor<{dims}x{element_type}, #dst> -> tensor<{dims}xi64, #dst>")
+        stored = "%ci"
+    lines.append(f"    tt.store %d_p, {stored} : tensor<{dims}x{ptr}, #dst>")
     lines += ["    tt.return", "  }", "}", ""]
     return "\n".join(lines)
 

@@ -65,6 +65,12 @@ def _attribute_for(encoding: str, shape: tuple[int, ...]) -> str:
     return adapt_attribute_text(linear_attribute(_layout_for(encoding, shape)))
 
 
+def tensor_layout_of(encoding: str, shape) -> LinearLayout:
+    """The linear layout of a tensor of ``shape`` in the layout attribute text ``encoding``, as
+    the installed Triton lays it out (raises the dialect's ``LayoutError`` when it does not fit)."""
+    return _layout_for(encoding.strip(), tuple(shape))
+
+
 def tensor_layout(tensor_type: TensorType) -> LinearLayout:
     """The linear layout of a tensor or memdesc type (raises :class:`LayoutUnavailable`)."""
     if tensor_type.encoding is None:

@@ -1,0 +1,93 @@
+"""The CPU fuzz through emission (``ll-fuzz``, ``tools/conversion_fuzz.py``), run in CI under
+both Triton releases of the suite (3.9 and 3.6).
+
+* ``LL_FUZZ_EMIT_CASES`` (default 5000) random conversions are planned, emitted and executed by
+  the emitted-code simulator, with the layouts and LLVM structs of the installed Triton;
+* ``LL_FUZZ_EMIT_COMPILE`` (default 200) of them are compiled to cubin / hsaco with stock Triton
+  and with our islands: stock compiling a case that we fail on is a failure;
+* the seed is fixed (``LL_FUZZ_SEED`` overrides it) so a failure is reproducible from the
+  printed (seed, index): ``conversion_fuzz.case_at(seed, index)``.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from collections import Counter
+
+import pytest
+
+from linear_layouts.tools import conversion_fuzz as fuzz
+
+SEED = int(os.environ.get("LL_FUZZ_SEED", "20261122"))
+CASES = int(os.environ.get("LL_FUZZ_EMIT_CASES", "5000"))
+COMPILE = int(os.environ.get("LL_FUZZ_EMIT_COMPILE", "200"))
+
+
+def test_random_conversions_lower_and_simulate_and_compile():
+    report = fuzz.run_fuzz(CASES, SEED, compile_count=COMPILE, jobs=2)
+    print(report.summary())
+    assert not report.failures, report.summary()
+    outcomes = Counter(r.outcome for r in report.results)
+    assert outcomes["lowered"] > 0.9 * CASES, report.summary()
+    compiled = Counter(r.compiled for r in report.results if r.compiled)
+    assert compiled["both"] > 0.8 * COMPILE, report.summary()
+
+
+def test_generator_covers_every_kind_type_warp_count_and_lane_count():
+    cases = [fuzz.case_at(7, i) for i in range(600)]
+    assert {c.kind for c in cases} == set(fuzz.KINDS)
+    assert {c.element_type for c in cases} == set(fuzz.ELEMENT_TYPES)
+    assert {c.num_warps for c in cases} == set(fuzz.WARPS)
+    assert {c.target for c in cases} == set(fuzz.TARGETS)
+    replicating = [c for c in cases if "[0, 0]" in c.src + c.dst or "[[0]" in c.src + c.dst
+                   or ", [0]" in c.src + c.dst]
+    assert len(replicating) > 100, "layouts with zero (broadcast) bases must be common"
+    assert any(max(c.shape) <= 2 for c in cases), "tiny tensors"
+
+
+def test_real_kernel_pairs_are_drawn():
+    cases = [fuzz.case_at(3, i, ("sm_90",)) for i in range(1500)]
+    bias = [c for c in cases if c.kind == "real-kernel" and "#ttg.slice<{dim = 0, parent = #ttg.nvidia_mma" in c.src + c.dst]
+    assert bias and all(c.shape == (256,) and c.num_warps == 8 for c in bias)
+    rows = [c for c in cases if c.kind == "real-kernel" and "#ttg.slice<{dim = 1" in c.src and "#ttg.slice<{dim = 1" in c.dst]
+    assert rows
+
+
+def test_cases_are_reproducible():
+    assert fuzz.case_at(5, 17) == fuzz.case_at(5, 17)
+    assert fuzz.random_case(random.Random("5:17"), fuzz.TARGETS[17 % len(fuzz.TARGETS)]) == fuzz.case_at(5, 17)
+
+
+def test_a_broken_simulator_verdict_is_reported(monkeypatch):
+    # The runner must report what the simulator rejects (a test that cannot fail is worse than none).
+    from linear_layouts.lowering import island_sim
+    from linear_layouts.lowering.verify import VerificationResult
+    monkeypatch.setattr(island_sim, "check_emitted", lambda *a: VerificationResult(False, ("injected",)))
+    report = fuzz.run_fuzz(20, 1, jobs=1)
+    assert report.failures and "injected" in report.failures[0].reason
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--targets", "sm_70"], "unknown target 'sm_70'"),
+    (["--cases", "0"], "must be positive"),
+    (["--bogus"], "unrecognized arguments"),
+])
+def test_cli_errors_exit_1(capsys, argv, message):
+    with pytest.raises(SystemExit) if argv == ["--bogus"] else _nothing():
+        code = fuzz.main(argv)
+        assert code == 1
+    assert message in capsys.readouterr().err
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def test_cli_runs(capsys):
+    assert fuzz.main(["--cases", "30", "--seed", "4", "--jobs", "1"]) == 0
+    assert "30 cases" in capsys.readouterr().out
