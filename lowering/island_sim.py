@@ -375,7 +375,7 @@ class _Island:
         if not m:
             raise SimulationError("cannot read the cast")
         operand, from_type, to_type = m.groups()
-        if operand == "%SOURCE":
+        if operand == self.site.source:
             self.input_type = to_type
             return list(self.source_struct)
         if from_type.startswith("!ttg.memdesc"):
@@ -821,8 +821,9 @@ def _element_ids(hw: HardwareLayout, struct_regs: list[int]) -> np.ndarray:
 
 
 def check_emitted(island_text: str, plan: ConversionPlan, site: ConvertSite) -> VerificationResult:
-    """Execute ``island_text`` (``Island.text`` as emitted, placeholders included) for every
-    thread and check it converts ``plan.src`` into ``plan.dst``; see the module docstring."""
+    """Execute ``island_text`` (``Island.text`` as emitted for ``site``: its source operand is
+    ``site.source``) for every thread and check it converts ``plan.src`` into ``plan.dst``; see
+    the module docstring."""
     try:
         _check(island_text, plan, site)
     except SimulationError as error:

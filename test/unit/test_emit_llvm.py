@@ -14,6 +14,7 @@ from linear_layouts.lowering.emit_llvm import (ConvertSite, ElementType, EmitErr
                                                struct_registers)
 from linear_layouts.lowering.emit_testcase import random_linear_encoding
 from linear_layouts.lowering.hardware import HardwareLayout
+from linear_layouts.lowering.island_sim import check_emitted
 from linear_layouts.lowering.plan import Barrier
 from linear_layouts.lowering.planner import plan_conversion
 from linear_layouts.lowering.target import target_named
@@ -53,6 +54,7 @@ def test_noop_is_two_casts():
     a = to_linear_layout("#ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [1], order = [0]}>", [32])
     plan = plan_conversion(a, a, 32, "sm_90")
     island = emit_island(plan, _site())
+    assert check_emitted(island.text, plan, _site())
     lines = island.text.splitlines()
     assert len(lines) == 2 and all("unrealized_conversion_cast" in l for l in lines)
     assert lines[1].strip().startswith("%out = ")
@@ -96,6 +98,8 @@ def test_islands_contain_exactly_the_plans_instructions(target):
         if not plan:
             continue
         island = emit_island(plan, _site(element))
+        simulated = check_emitted(island.text, plan, _site(element))
+        assert simulated, simulated.errors
         got = Counter({k: v for k, v in island.counts.items() if k not in ("select", "prmt", "pack")})
         assert got == _expected(plan), plan.describe()
         checked[plan.method] += 1
@@ -118,3 +122,4 @@ def test_thread_id_is_pure_only_inside_loops(in_loop, expected, absent):
                        element_type="f32", in_loop=in_loop)
     text = emit_island(plan, site).text
     assert expected in text and absent not in text
+    assert check_emitted(text, plan, site)
