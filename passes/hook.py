@@ -121,6 +121,7 @@ def source_fingerprint() -> str:
 
 _config: Optional[PluginConfig] = None
 _saved_cache_dir: Optional[str] = None
+_previous_hook = None   # the stages hook installed before ours (we chain to it)
 
 
 def active_config() -> Optional[PluginConfig]:
@@ -171,6 +172,9 @@ def enable(mode: str = "linear", *, only: Optional[str] = None, report: bool = F
     import triton
 
     _config = config
+    global _previous_hook
+    current = triton.knobs.runtime.add_stages_inspection_hook
+    _previous_hook = current if current is not _stages_hook else None
     triton.knobs.runtime.add_stages_inspection_hook = _stages_hook
     if not hook_consulted_for_cache_key():
         _use_private_cache_dir(config)
@@ -185,8 +189,11 @@ def disable() -> None:
         return
     import triton
 
+    global _previous_hook
     if triton.knobs.runtime.add_stages_inspection_hook is _stages_hook:
-        triton.knobs.runtime.add_stages_inspection_hook = None
+        # put back exactly what was there (a profiler's or another plugin's hook, or None)
+        triton.knobs.runtime.add_stages_inspection_hook = _previous_hook
+    _previous_hook = None
     if _saved_cache_dir is not None:
         triton.knobs.cache.dir = _saved_cache_dir
         _saved_cache_dir = None
@@ -309,16 +316,25 @@ def _record_fallback(kernel: str, stage: str, error: BaseException, remarks: boo
 
 
 def _stages_hook(*args):
-    config = _config
+    """Triton's stages hook.  Another hook installed before ours (a profiler's, another
+    plugin's) keeps working: it runs first and may change the stages, then we wrap the ``llir``
+    stage it leaves; for the 3.7+ cache-key call, our key extends its key."""
+    config, previous = _config, _previous_hook
     if not args:  # 3.7+: asked for the cache key
-        if config is None:
-            return "", ""
-        return config.cache_key, config.cache_hash
+        key, digest = ("", "") if config is None else (config.cache_key, config.cache_hash)
+        if previous is not None:
+            previous_key, previous_hash = previous()
+            if not key:
+                return previous_key, previous_hash
+            key = f"{previous_key}|{key}"
+            digest = hashlib.sha256(f"{previous_hash}|{digest}".encode()).hexdigest()
+        return key, digest
+    result = previous(*args) if previous is not None else None
     backend, stages, options, language, capability = (list(args) + [None] * 5)[:5]
     if config is None or stages is None or "llir" not in stages:
-        return None
+        return result
     _wrap_stages(stages, config)
-    return None
+    return result
 
 
 def _wrap_stages(stages: dict, config: PluginConfig) -> None:

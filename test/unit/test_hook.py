@@ -171,3 +171,38 @@ def test_bad_environment_value_warns_at_import_and_fails_the_runner(tmp_path):
                          text=True, env=env, cwd=tmp_path)
     assert run.returncode == 1 and "Traceback" not in run.stderr and "'garbage'" in run.stderr
     assert "ran" not in run.stdout
+
+
+# -- beside other tools: another stages hook keeps working --------------------------------------
+
+def test_chains_to_an_existing_hook_and_restores_it(capfd):
+    seen = {"stages": 0, "key": 0}
+
+    def profiler_hook(*args):
+        if not args:
+            seen["key"] += 1
+            return "profiler", "p" * 64
+        seen["stages"] += 1
+        args[1]["llir"] = _tagged(args[1]["llir"])
+        return None
+
+    def _tagged(stage):
+        def run(src, metadata):
+            seen["llir_by_profiler"] = True
+            return stage(src, metadata)
+        return run
+
+    triton.knobs.runtime.add_stages_inspection_hook = profiler_hook
+    try:
+        linear_layouts.enable(pipeline=REPORTING)
+        kernel, err = compile_and_capture(capfd)
+        assert "scope=warp" in err                       # ours ran
+        assert seen["stages"] == 1 and seen.get("llir_by_profiler")  # and theirs
+        if hook.hook_consulted_for_cache_key():
+            key, digest = triton.knobs.runtime.add_stages_inspection_hook()
+            assert key.startswith("profiler|linear_layouts-") and digest != "p" * 64
+            assert seen["key"] >= 1
+        linear_layouts.disable()
+        assert triton.knobs.runtime.add_stages_inspection_hook is profiler_hook
+    finally:
+        triton.knobs.runtime.add_stages_inspection_hook = None
