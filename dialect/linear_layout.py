@@ -44,7 +44,43 @@ class LayoutError(ValueError):
 
 
 def _is_pow2(n: int) -> bool:
-    return isinstance(n, int) and n > 0 and (n & (n - 1)) == 0
+    return isinstance(n, int) and not isinstance(n, bool) and n > 0 and (n & (n - 1)) == 0
+
+
+def _check_name(name, what: str) -> None:
+    """Dim names are non-empty strings (``None``, ``""``, numbers are refused)."""
+    if not isinstance(name, str) or not name:
+        raise LayoutError(f"{what} names must be non-empty strings, got {name!r}")
+
+
+def _check_names(names, what: str) -> list:
+    """A sequence of dim names (not a bare string, not None), each valid, none repeated."""
+    if isinstance(names, (str, bytes)) or not isinstance(names, (list, tuple)):
+        raise LayoutError(f"{what} must be a list of names, got {names!r}")
+    for n in names:
+        _check_name(n, what.rstrip("s") if what.endswith("s") else what)
+    if len(set(names)) != len(names):
+        raise LayoutError(f"duplicate names in {what} {list(names)}")
+    return list(names)
+
+
+def _named_sizes(dims, operation: str, what: str) -> list:
+    """``dims`` (a mapping or a list of (name, size) pairs) checked: names valid and distinct,
+    sizes powers of two."""
+    try:
+        new = list(dims.items()) if isinstance(dims, Mapping) else [tuple(p) for p in dims]
+    except TypeError:
+        raise LayoutError(f"{operation}: expected (name, size) pairs, got {dims!r}") from None
+    for p in new:
+        if len(p) != 2:
+            raise LayoutError(f"{operation}: expected (name, size) pairs, got {p!r}")
+        _check_name(p[0], what)
+        if not _is_pow2(p[1]):
+            raise LayoutError(f"{operation}: size {p[1]!r} of {what} '{p[0]}' is not a power of 2")
+    names = [n for n, _ in new]
+    if len(set(names)) != len(names):
+        raise LayoutError(f"{operation}: duplicate {what} names in {names}")
+    return new
 
 
 def _log2(n: int) -> int:
@@ -100,8 +136,12 @@ class LinearLayout:
                  *, require_surjective: bool = True, _checked: bool = False):
         """Low-level constructor: ``bases`` is a sequence of (in-dim, list of bases) pairs and
         ``out_dims`` a sequence of (name, size) pairs.  Users normally call ``from_bases``."""
-        self._in = tuple((name, tuple(tuple(b) for b in bs)) for name, bs in bases)
-        self._out = tuple((name, size) for name, size in out_dims)
+        try:
+            self._in = tuple((name, tuple(tuple(b) for b in bs)) for name, bs in bases)
+            self._out = tuple((name, size) for name, size in out_dims)
+        except (TypeError, ValueError):
+            raise LayoutError(f"bases must be (in-dim, list of bases) pairs and out dims (name, size) pairs; "
+                              f"got {bases!r} and {out_dims!r}") from None
         if not _checked:
             self._check(require_surjective)
         shifts = []
@@ -140,6 +180,10 @@ class LinearLayout:
     def _check(self, require_surjective: bool) -> None:
         in_names = [n for n, _ in self._in]
         out_names = [n for n, _ in self._out]
+        for n in in_names:
+            _check_name(n, "in-dim")
+        for n in out_names:
+            _check_name(n, "out-dim")
         for names, what in ((in_names, "in"), (out_names, "out")):
             if len(set(names)) != len(names):
                 raise LayoutError(f"duplicate {what}-dim names in {names}")
@@ -153,7 +197,7 @@ class LinearLayout:
                         f"basis {i} of in-dim '{in_dim}' is {list(basis)}: it must have one component per "
                         f"out dim ({len(self._out)}: {out_names})")
                 for (out_dim, size), c in zip(self._out, basis):
-                    if not isinstance(c, int) or c < 0:
+                    if not isinstance(c, int) or isinstance(c, bool) or c < 0:
                         raise LayoutError(
                             f"basis {i} of in-dim '{in_dim}' is {list(basis)}: component for out-dim "
                             f"'{out_dim}' must be a non-negative integer")
@@ -173,10 +217,18 @@ class LinearLayout:
         strictly greater than every component, at least 1; the result must be surjective), or a
         dict name -> size.
         """
-        pairs = list(bases.items()) if isinstance(bases, Mapping) else [tuple(p) for p in bases]
+        try:
+            pairs = list(bases.items()) if isinstance(bases, Mapping) else [tuple(p) for p in bases]
+        except TypeError:
+            raise LayoutError(f"bases must map in-dim names to lists of bases, got {bases!r}") from None
         for p in pairs:
             if len(p) != 2 or not isinstance(p[0], str):
                 raise LayoutError(f"bases must map in-dim names to lists of bases, got {p!r}")
+            if isinstance(p[1], (str, bytes)) or not isinstance(p[1], (list, tuple)) or \
+                    not all(isinstance(b, (list, tuple)) for b in p[1]):
+                raise LayoutError(f"the bases of in-dim {p[0]!r} must be a list of lists of ints, got {p[1]!r}")
+        if not isinstance(out_dims, Mapping):
+            _check_names(out_dims, "out dims")
         if isinstance(out_dims, Mapping):
             outs = list(out_dims.items())
         else:
@@ -203,6 +255,8 @@ class LinearLayout:
     @classmethod
     def strided_1d(cls, size: int, stride: int, in_dim: str, out_dim: str) -> "LinearLayout":
         """x -> stride * x for x in [0, size); the out dim has size stride * size."""
+        if isinstance(size, bool) or isinstance(stride, bool):
+            raise LayoutError(f"strided_1d: size and stride must be integers, got {size!r} and {stride!r}")
         if size == 0:
             return cls.empty()
         if not _is_pow2(size) or not _is_pow2(stride):
@@ -218,6 +272,8 @@ class LinearLayout:
     @classmethod
     def zeros_1d(cls, size: int, in_dim: str, out_dim: str, out_size: int = 1) -> "LinearLayout":
         """x -> 0 for x in [0, size): every input bit broadcasts."""
+        if isinstance(size, bool):
+            raise LayoutError(f"zeros_1d: size must be an integer, got {size!r}")
         if size == 0:
             return cls.empty()
         if not _is_pow2(size) or not _is_pow2(out_size):
@@ -296,7 +352,10 @@ class LinearLayout:
         return 1 << self.total_out_dim_size_log2
 
     def get_basis(self, in_dim: str, pos: int, out_dim: str | None = None):
-        basis = self._in_bases(in_dim)[pos]
+        bases = self._in_bases(in_dim)
+        if not isinstance(pos, int) or isinstance(pos, bool) or not 0 <= pos < len(bases):
+            raise LayoutError(f"get_basis: in-dim '{in_dim}' has {len(bases)} bases; {pos!r} is not one of them")
+        basis = bases[pos]
         return basis if out_dim is None else basis[self._out_index(out_dim)]
 
     # ------------------------------------------------------------------ flattened view
@@ -352,6 +411,8 @@ class LinearLayout:
         v = 0
         for name, bs in self._in:
             x = mapping[name]
+            if not isinstance(x, int) or isinstance(x, bool) or x < 0:
+                raise LayoutError(f"apply: the value of in-dim '{name}' must be a non-negative integer, got {x!r}")
             i = 0
             while x and i < len(bs):
                 if x & 1:
@@ -408,6 +469,7 @@ class LinearLayout:
 
     def transpose_ins(self, order: Sequence[str]) -> "LinearLayout":
         """The same map with the in dims in ``order`` (a permutation of the in-dim names)."""
+        order = _check_names(order, "in dims")
         if sorted(order) != sorted(self.in_dim_names):
             raise LayoutError(f"transpose_ins: {list(order)} is not a permutation of the in dims {self.in_dim_names}")
         if list(order) == self.in_dim_names:
@@ -417,6 +479,7 @@ class LinearLayout:
 
     def transpose_outs(self, order: Sequence[str]) -> "LinearLayout":
         """The same map with the out dims (and every basis' components) in ``order``."""
+        order = _check_names(order, "out dims")
         if sorted(order) != sorted(self.out_dim_names):
             raise LayoutError(f"transpose_outs: {list(order)} is not a permutation of the out dims {self.out_dim_names}")
         if list(order) == self.out_dim_names:
@@ -440,10 +503,7 @@ class LinearLayout:
     def reshape_ins(self, new_in_dims: Union[Sequence[tuple[str, int]], Mapping[str, int]]) -> "LinearLayout":
         """Concatenate all bases in in-dim order, then deal them out to ``new_in_dims``
         (name -> size, in order).  Total size must be unchanged."""
-        new = list(new_in_dims.items()) if isinstance(new_in_dims, Mapping) else list(new_in_dims)
-        for n, s in new:
-            if not _is_pow2(s):
-                raise LayoutError(f"reshape_ins: size {s} of in-dim '{n}' is not a power of 2")
+        new = _named_sizes(new_in_dims, "reshape_ins", "in-dim")
         if sum(_log2(s) for _, s in new) != self.total_in_dim_size_log2:
             raise LayoutError(f"reshape_ins: total size of {new} differs from {self.total_in_dim_size}")
         flat = [b for _, bs in self._in for b in bs]
@@ -457,10 +517,7 @@ class LinearLayout:
     def reshape_outs(self, new_out_dims: Union[Sequence[tuple[str, int]], Mapping[str, int]]) -> "LinearLayout":
         """Flatten the out dims (first out dim least significant) and split the result into
         ``new_out_dims`` (name -> size, in order, first least significant)."""
-        new = list(new_out_dims.items()) if isinstance(new_out_dims, Mapping) else list(new_out_dims)
-        for n, s in new:
-            if not _is_pow2(s):
-                raise LayoutError(f"reshape_outs: size {s} of out-dim '{n}' is not a power of 2")
+        new = _named_sizes(new_out_dims, "reshape_outs", "out-dim")
         if sum(_log2(s) for _, s in new) != self.total_out_dim_size_log2:
             raise LayoutError(f"reshape_outs: total size of {new} differs from {self.total_out_dim_size}")
         shifts, total = [], 0

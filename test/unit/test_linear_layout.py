@@ -440,3 +440,35 @@ def test_layouts_larger_than_64_bits():
     assert len(big.matrix()) == 80 and len(big.matrix()[0]) == 80
     assert (big * big).total_in_dim_size_log2 == 160
     assert big.free_variable_masks() == {"register": 0, "lane": 0}
+
+
+# -- every invalid input raises LayoutError (a ValueError), naming what is wrong ---------------
+
+_L = LinearLayout.from_bases({"register": [[1], [2]], "lane": [[4]]}, ["dim0"])
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: LinearLayout.from_bases({"r": 5}, ["dim0"]), "list of lists"),
+    (lambda: LinearLayout.from_bases({"r": "ab"}, ["dim0"]), "list of lists"),
+    (lambda: LinearLayout.from_bases(7, ["dim0"]), "bases must map"),
+    (lambda: LinearLayout.from_bases({None: [[1]]}, ["dim0"]), "bases must map"),
+    (lambda: LinearLayout.from_bases({"": [[1]]}, ["dim0"]), "non-empty strings"),
+    (lambda: LinearLayout.from_bases({"register": [[1]]}, [None]), "non-empty strings"),
+    (lambda: LinearLayout.from_bases({"register": [[1]]}, "dim0"), "list of names"),
+    (lambda: LinearLayout.from_bases({"register": [[True]]}, ["dim0"]), "non-negative integer"),
+    (lambda: LinearLayout.from_bases({"register": [[1]]}, {"dim0": True}), "power"),
+    (lambda: _L.get_basis("register", 10), "has 2 bases"),
+    (lambda: _L.get_basis("register", "0"), "has 2 bases"),
+    (lambda: _L.transpose_outs(None), "list of names"),
+    (lambda: _L.transpose_ins("register"), "list of names"),
+    (lambda: _L.reshape_outs([("a", 2), ("a", 4)]), "duplicate"),
+    (lambda: _L.reshape_ins([("a", True), ("b", 4)]), "power of 2"),
+    (lambda: _L.reshape_ins(None), "pairs"),
+    (lambda: _L.apply({"register": -1, "lane": 0}), "non-negative integer"),
+    (lambda: _L.apply({"register": 1.5, "lane": 0}), "non-negative integer"),
+    (lambda: LinearLayout.identity_1d(True, "a", "b"), "integers"),
+    (lambda: LinearLayout.zeros_1d(False, "a", "b"), "integer"),
+])
+def test_invalid_input_raises_layout_error(call, message):
+    with pytest.raises(LayoutError, match=message):
+        call()
