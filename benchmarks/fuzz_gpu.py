@@ -29,7 +29,6 @@ import json
 import os
 import platform
 import sys
-import tempfile
 import time
 from collections import Counter, defaultdict
 from dataclasses import asdict
@@ -45,13 +44,6 @@ TORCH_TYPES = {"i1": ("int8", "int8"), "i8": ("int8", "int8"), "i16": ("int16", 
                "i64": ("int64", "int64"), "f8E4M3FN": ("int8", "int8"), "f8E5M2": ("int8", "int8"),
                "f16": ("int16", "int16"), "bf16": ("int16", "int16"), "f32": ("int32", "int32"),
                "!tt.ptr<f32>": ("int64", "int64")}
-
-
-def _worker_init(repo_link_dir: str, cache_dir: str) -> None:
-    sys.path.insert(0, repo_link_dir)
-    os.environ["TRITON_CACHE_DIR"] = cache_dir
-    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
-    os.environ.setdefault("LINEAR_LAYOUTS_STRICT_CHECK", "1")
 
 
 def compile_case(job):
@@ -97,21 +89,10 @@ def compile_case(job):
 
 
 def compile_all(cases, arch: int, jobs: int):
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-    directory = tempfile.mkdtemp(prefix="ll_fuzz_gpu_")
-    cache = os.environ.setdefault("TRITON_CACHE_DIR", os.path.join(directory, "triton-cache"))
-    link_dir = os.path.dirname(os.path.dirname(sys.modules["linear_layouts"].__file__))
-    context = multiprocessing.get_context("spawn")  # the parent may hold a CUDA context
-    results = [None] * len(cases)
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_worker_init,
-                             initargs=(link_dir, cache)) as pool:
-        work = [(i, c, arch, directory) for i, c in enumerate(cases)]
-        for done, r in enumerate(pool.map(compile_case, work, chunksize=8), 1):
-            results[r["index"]] = r
-            if done % 250 == 0 or done == len(work):
-                print(f"  compiled {done}/{len(work)}", flush=True)
-    return results
+    """Every case compiled both ways in spawned workers (``gpu_conversions.compile_all``; the
+    workers inherit ``LINEAR_LAYOUTS_STRICT_CHECK`` from this process's environment)."""
+    from gpu_conversions import compile_all as compile_in_pool
+    return compile_in_pool(cases, arch, jobs, worker=compile_case, progress_every=250)
 
 
 def run_on_gpu(cases, compiled, arch: int) -> None:

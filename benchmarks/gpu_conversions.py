@@ -152,9 +152,12 @@ def compile_case(job):
     return out
 
 
-def compile_all(cases, arch: int, jobs: int):
+def compile_all(cases, arch: int, jobs: int, worker=None, progress_every: int = 50):
+    """Run ``worker`` (default ``compile_case``) on every case in spawned processes; the worker
+    gets ``(index, case, arch, directory)`` and returns a dict with ``"index"``."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
+    worker = worker or compile_case
     directory = tempfile.mkdtemp(prefix="ll_gpu_conversions_")
     cache = os.environ.setdefault("TRITON_CACHE_DIR", os.path.join(directory, "triton-cache"))
     link_dir = os.path.dirname(os.path.dirname(sys.modules["linear_layouts"].__file__))
@@ -164,9 +167,9 @@ def compile_all(cases, arch: int, jobs: int):
     results = [None] * len(cases)
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_worker_init,
                              initargs=(link_dir, cache)) as pool:
-        for done, r in enumerate(pool.map(compile_case, work, chunksize=4), 1):
+        for done, r in enumerate(pool.map(worker, work, chunksize=4), 1):
             results[r["index"]] = r
-            if done % 50 == 0 or done == len(work):
+            if done % progress_every == 0 or done == len(work):
                 print(f"  compiled {done}/{len(work)}", flush=True)
     return results
 

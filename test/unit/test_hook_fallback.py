@@ -11,24 +11,13 @@ import warnings
 import pytest
 
 triton = pytest.importorskip("triton")
-import triton.language as tl  # noqa: E402
-from triton.backends.compiler import GPUTarget  # noqa: E402
-from triton.compiler import ASTSource  # noqa: E402
-
 import linear_layouts  # noqa: E402
 from linear_layouts.passes import hook  # noqa: E402
 from linear_layouts.passes.ir import triton_module_from_text  # noqa: E402
 
 
-@triton.jit
-def transpose_kernel(X, Y, BLOCK: tl.constexpr):
-    offs = tl.arange(0, BLOCK)
-    x = tl.load(X + offs[:, None] * BLOCK + offs[None, :])
-    tl.store(Y + offs[None, :] * BLOCK + offs[:, None], x)
-
-
-SOURCE = ASTSource(fn=transpose_kernel, signature={"X": "*fp32", "Y": "*fp32"}, constexprs={"BLOCK": 32})
-TARGET = GPUTarget("cuda", 90, 32)
+# the kernel of the drop-in tests: a 32x32 transpose, whose convert crosses warps (shared memory)
+from test_hook import SOURCE, TARGET  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
