@@ -82,6 +82,7 @@ class PassContext:
     report_stream: TextIO = field(default_factory=lambda: sys.stderr)
     after_pass: Optional[Callable[[ModulePass, Module], None]] = None
     remarks: bool = False  # passes may explain their decisions (ll-opt --remarks)
+    target: Optional[str] = None  # the driver's target (ll-opt --target): passes that plan for a target use it
 
     def report(self, line: str) -> None:
         print(line, file=self.report_stream)

@@ -331,7 +331,8 @@ class LowerConversions(ModulePass):
         return None
 
     def apply(self, module: Module, context: PassContext) -> None:
-        outcomes = lower_module(module, self.only, self.target or None, self.mode, self.verify)
+        target = self.target or getattr(context, "target", None) or None
+        outcomes = lower_module(module, self.only, target, self.mode, self.verify)
         if self.remarks or getattr(context, "remarks", False):
             for outcome in outcomes:
                 context.report(outcome.remark())

@@ -44,7 +44,8 @@ def _argument_parser() -> argparse.ArgumentParser:
     p.add_argument("--print-ir-after-all", action="store_true", help="print the IR to stderr after every pass")
     p.add_argument("--list-passes", action="store_true", help="list the passes and their options, then exit")
     p.add_argument("--target", choices=TARGET_CHOICES, metavar="TARGET",
-                   help="target for --emit when the module has no ttg.target: " + ", ".join(TARGET_CHOICES))
+                   help="the target to plan and emit for (ll-lower-conversions plans for it; default: the "
+                        "module's ttg.target): " + ", ".join(TARGET_CHOICES))
     p.add_argument("--emit", choices=("ttgir", "llir", "ptx", "amdgcn"), default="ttgir",
                    help="ttgir (default), or hand the result to Triton's back end: llir, ptx, amdgcn")
     p.add_argument("--mlir-print-debuginfo", action="store_true", help="print locations in the output IR")
@@ -135,7 +136,8 @@ def run(argv: list[str]) -> int:
         sys.stderr.write(module.print(debuginfo=args.mlir_print_debuginfo))
         sys.stderr.flush()
 
-    context = PassContext(report_stream=sys.stderr, after_pass=dump_after if args.print_ir_after_all else None)
+    context = PassContext(report_stream=sys.stderr, after_pass=dump_after if args.print_ir_after_all else None,
+                          target=args.target)
     context.remarks = args.remarks  # read by passes that explain their decisions (ll-lower-conversions)
     outputs, failed = [], False
     for chunk in split_input(text, args.split_input_file):

@@ -179,3 +179,11 @@ def test_reserved_attributes_in_the_input_are_refused(tmp_path, capsys, attribut
     err = capsys.readouterr().err
     assert f"bad.mlir:5:" in err and attribute.split(" ")[0] in err and "reserved" in err
     assert "Traceback" not in err and not out.exists()
+
+
+def test_target_option_reaches_the_lowering(transpose_file, capsys):
+    # The module says cuda:90; --target gfx942 makes ll-lower-conversions plan for AMD (64-lane
+    # warps), which this 32-lane module cannot use: the convert is left to Triton, with the reason.
+    assert main([str(transpose_file), "-p", "ll-lower-conversions", "--remarks", "--target", "hip:gfx942"]) == 0
+    err = capsys.readouterr().err
+    assert "left to Triton" in err and "gfx942" in err
