@@ -16,13 +16,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .framework import ModulePass, PassContext, register_pass
+from .framework import ModulePass, PassContext, PassFailure, register_pass
 from .ir import Module, Value
 from .layouts import layout_attribute
 
 
-def _entry(value: Value, op) -> str:
-    return layout_attribute(value, op) if value.tensor_type is not None else "unit"
+def _entry(value: Value, op, context: PassContext, what: str) -> str:
+    """The value's layout attribute; ``unit`` for a non-tensor, and for a tensor whose layout we
+    cannot translate (with a remark naming it: one such value never fails the whole file)."""
+    if value.tensor_type is None:
+        return "unit"
+    try:
+        return layout_attribute(value, op)
+    except PassFailure as failure:
+        context.report(f"{op.location}: remark: [ll-attach-layouts] no layout for {what}: {failure.message}")
+        return "unit"
 
 
 @register_pass
@@ -35,10 +43,13 @@ class AttachLayouts(ModulePass):
         for op in module.walk():
             results = op.results
             if any(r.tensor_type is not None for r in results):
+                entries = [_entry(r, op, context, f"result {i}") for i, r in enumerate(results)]
                 if len(results) == 1:
-                    module.set_attribute(op, "ll.layout", _entry(results[0], op))
+                    if entries[0] != "unit":
+                        module.set_attribute(op, "ll.layout", entries[0])
                 else:
-                    module.set_attribute(op, "ll.layout", "[" + ", ".join(_entry(r, op) for r in results) + "]")
+                    module.set_attribute(op, "ll.layout", "[" + ", ".join(entries) + "]")
             arguments = op.block_arguments
             if any(a.tensor_type is not None for a in arguments):
-                module.set_attribute(op, "ll.arg_layouts", "[" + ", ".join(_entry(a, op) for a in arguments) + "]")
+                entries = [_entry(a, op, context, f"block argument {i}") for i, a in enumerate(arguments)]
+                module.set_attribute(op, "ll.arg_layouts", "[" + ", ".join(entries) + "]")

@@ -159,3 +159,25 @@ def test_report_lines_go_to_the_context_stream(capsys):
     run_pipeline(module, parse_pipeline("ll-classify-conversions{report=true}"), PassContext(report_stream=stream))
     assert stream.getvalue() == ("t.mlir:6:10: tensor<32x32xf32, #blocked> -> tensor<32x32xf32, #blocked1>: "
                                  "scope=warp bits=32\n")
+
+
+def test_attach_layouts_remarks_on_a_value_it_cannot_translate(monkeypatch):
+    # One tensor whose layout cannot be translated gets a remark and `unit`, never a failed file.
+    import io
+
+    from linear_layouts.passes import attach_layouts
+    from linear_layouts.passes.framework import PassFailure
+    real = attach_layouts.layout_attribute
+
+    def fail_on_results_of_convert(value, op):
+        if op.name == "ttg.convert_layout":
+            raise PassFailure(op, "cannot translate this layout (injected)")
+        return real(value, op)
+    monkeypatch.setattr(attach_layouts, "layout_attribute", fail_on_results_of_convert)
+    module = parse_module(TRANSPOSE, "t.mlir")
+    stream = io.StringIO()
+    run_pipeline(module, parse_pipeline("ll-attach-layouts"), PassContext(report_stream=stream))
+    text = module.print()
+    assert "remark: [ll-attach-layouts] no layout for result 0: cannot translate" in stream.getvalue()
+    assert "ll.arg_layouts" in text            # the function argument still got its layout
+    assert "ttg.convert_layout %arg0 :" in text  # the convert got none
