@@ -23,9 +23,12 @@ from .layouts import layout_attribute
 
 def _entry(value: Value, op, context: PassContext, what: str) -> str:
     """The value's layout attribute; ``unit`` for a non-tensor, and for a tensor whose layout we
-    cannot translate (with a remark naming it: one such value never fails the whole file)."""
+    cannot translate (with a remark naming it: one such value never fails the whole file).  A
+    tensor with no encoding at all means the module is not TTGIR: that stays an error."""
     if value.tensor_type is None:
         return "unit"
+    if value.tensor_type.encoding is None:
+        return layout_attribute(value, op)
     try:
         return layout_attribute(value, op)
     except PassFailure as failure:
