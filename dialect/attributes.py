@@ -1217,7 +1217,13 @@ def parse_attribute(text: str, aliases: Optional[Mapping[str, Any]] = None) -> L
     reader = _Reader(text, table)
     if not reader.tokens:
         raise AttributeSyntaxError(f"cannot read layout attribute {text!r}: the text is empty")
-    result = reader.attribute()
+    try:
+        result = reader.attribute()
+    except RecursionError:
+        # an alias that refers to itself (#a = #a, or through others), or parents nested
+        # hundreds deep: both would recurse without end
+        raise AttributeSyntaxError(f"cannot read layout attribute {text[:80]!r}: an alias refers to itself, or "
+                                   f"the attribute is nested too deeply") from None
     if reader.peek() is not None:
         raise reader.error("unexpected text after the attribute")
     if isinstance(result, _Aliased):

@@ -110,3 +110,14 @@ def test_non_surjective_bases_are_rejected():
         parse_attribute("#ttg.shared_linear<{offset = [[2], [2]]}, alignment = 16>")
     with pytest.raises(AttributeSyntaxError, match="surjective"):
         parse_attribute("#ttg.linear<{register = [[2]], lane = [], warp = [], block = []}>")
+
+
+@pytest.mark.parametrize("text, aliases", [
+    ("#a", {"a": "#a"}),
+    ("#a", {"a": "#b", "b": "#a"}),
+    ("#ttg.slice<{dim = 0, parent = " * 400
+     + "#ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>" + "}>" * 400, None),
+])
+def test_alias_cycles_and_deep_nesting_are_syntax_errors_not_recursion(text, aliases):
+    with pytest.raises(AttributeSyntaxError, match="refers to itself|nested too deeply"):
+        parse_attribute(text, aliases)
