@@ -391,7 +391,12 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.tour:
         return tour()
-    return main_job(args)
+    try:
+        return main_job(args)
+    except OSError as e:  # --out under a regular file, a read-only directory, ...
+        where = f" '{e.filename}'" if getattr(e, "filename", None) else ""
+        print(f"ll-demo: error: cannot write{where}: {e.strerror or e}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -405,6 +405,13 @@ def main(argv: list[str] | None = None) -> int:
     except LayoutError as e:
         print(f"ll-viz: error: {e}", file=sys.stderr)
         return 1
+    except OSError as e:  # an output directory that does not exist, an unreadable --file, ...
+        where = f" '{e.filename}'" if getattr(e, "filename", None) else ""
+        print(f"ll-viz: error: cannot use{where}: {e.strerror or e}", file=sys.stderr)
+        return 1
+    except UnicodeDecodeError:
+        print("ll-viz: error: --file is not a text file (it does not decode as UTF-8)", file=sys.stderr)
+        return 1
     print(text)
     return 0
 

@@ -133,3 +133,27 @@ def test_console_script_exit_code():
                             capture_output=True, text=True)
     assert result.returncode == 1
     assert result.stderr.startswith("ll-viz: error:")
+
+
+# -- bad input: one clear line, exit 1, no traceback --------------------------------------------
+
+_BLOCKED = "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>"
+
+
+@pytest.mark.parametrize("argv, message", [
+    ([_BLOCKED, "--shape", "32,32", "-o", "/nonexistent/dir/x.png"], "cannot use '/nonexistent/dir/x.png'"),
+    (["--file", "/bin/ls", "--value", "%5"], "not a text file"),
+])
+def test_bad_files_are_one_line_errors(capsys, argv, message):
+    assert viz.main(argv) == 1
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_demo_output_under_a_regular_file_is_an_error(tmp_path, capsys):
+    from linear_layouts.tools import demo
+    blocker = tmp_path / "afile"
+    blocker.write_text("x")
+    code = demo.main(["--kernel", "transpose", "--target", "sm_90", "--out", str(blocker / "pictures")])
+    err = capsys.readouterr().err
+    assert code == 1 and "ll-demo: error: cannot write" in err and "Traceback" not in err
