@@ -28,13 +28,24 @@ What else is checked, with the line of the island that broke it:
   whole CTA, ``bar.warp.sync`` / a lone AMD fence only the warp); the guard barriers the site
   asks for around the island's shared-memory use;
 * shuffle sources inside the warp (``shfl.sync.idx`` lane < 32, ``ds_bpermute`` index a
-  multiple of 4 below 4 * 64).
+  multiple of 4 below 4 * 64);
+* inline PTX read as LLVM does: ``$k`` is output k below the number of ``=r`` constraints, else
+  operand k - outputs (a store whose ``{$1, $2}`` were swapped stores them swapped); memory
+  accesses and barriers must be ``has_side_effects``; LDS accesses claim their natural alignment;
+* the AMD barrier sequence ``fence release; s_barrier; fence acquire`` complete before the next
+  LDS access; vendor ops (``nvvm.*``, ``rocdl.*``, inline PTX) only on their vendor's target;
+* the text itself: the island starts with the source cast, defines every SSA name once, and
+  casts back exactly once, to the convert's result name and type.
+
+Shared bytes that no thread stored load as *undefined* values (loading them is no error; using
+them in an output, a store or an address is).
 
 Any op or inline-asm text it does not know is a failure: the simulator fails closed.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -83,6 +94,9 @@ def _unmix(y: np.ndarray, bits: int) -> np.ndarray:
 
 # ------------------------------------------------------------------------------------ parsing
 
+# ops that exist on one vendor only: an NVVM op in an AMD island (or the reverse) is a wrong emitter
+_VENDOR_FAMILIES = {"nvvm": "nvidia", "rocdl": "amd"}
+
 _ASSIGN = re.compile(r"^(%[\w.$#-]+) = (.*)$")
 _INT_TYPE = re.compile(r"^i(\d+)$")
 
@@ -106,11 +120,18 @@ def _vector_type(t: str):
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
-def _struct_fields(t: str) -> list[str]:
-    m = re.fullmatch(r"!llvm\.struct<\((.*)\)>", t.strip())
+def _struct_fields(t: str) -> tuple[str, ...]:
+    return _struct_fields_cached(t.strip())
+
+
+@functools.lru_cache(maxsize=64)
+def _struct_fields_cached(t: str) -> tuple[str, ...]:
+    # An island's struct type (up to thousands of fields) appears on every extract and insert:
+    # split it once.
+    m = re.fullmatch(r"!llvm\.struct<\((.*)\)>", t)
     if not m:
         raise SimulationError(f"not a struct type: '{t}'")
-    return [f.strip() for f in m.group(1).split(",")] if m.group(1).strip() else []
+    return tuple(f.strip() for f in m.group(1).split(",")) if m.group(1).strip() else ()
 
 
 # ------------------------------------------------------------------------------------ the machine
@@ -133,7 +154,9 @@ class _Machine:
         self.shared_ops_seen = 0
         self.barrier_before_first_shared = False
         self.barrier_since_last_shared = False
-        self.pending_fence = None   # AMD: "release" seen, waiting for s.barrier
+        self.pending_fence = None   # AMD: "release" seen, waiting for s.barrier; "s_barrier": for acquire
+        self.undefined_load = None  # where shared bytes that no thread stored were first loaded
+        self.line = None            # the island line being executed (for notes)
 
     # -- values ----------------------------------------------------------------------------
     def get(self, name: str):
@@ -194,6 +217,9 @@ class _Machine:
         return f"block {int(self.block[t])} warp {int(self.warp[t])} lane {int(self.lane[t])}"
 
     def _note_shared(self):
+        if self.pending_fence is not None:
+            raise SimulationError("shared-memory access inside an unfinished AMD barrier sequence (fence release; "
+                                  "s_barrier; fence acquire): the barrier does not order it")
         self.shared_ops_seen += 1
         self.barrier_since_last_shared = False
 
@@ -264,21 +290,26 @@ class _Machine:
             self.read_warp[gb, ga] = -1
 
     def load_bytes(self, offsets: np.ndarray, nbytes: int, threads: np.ndarray, what: str):
+        """The little-endian value of ``nbytes`` bytes at ``offsets[k]`` for thread ``threads[k]``,
+        and whether it is defined there (bytes that no thread stored are undefined: loading them
+        is allowed, using them is not)."""
         self._note_shared()
         b = self.block[threads]
         my_warp = self.warp[threads]
         value = np.zeros(len(offsets), dtype=np.uint64)
+        defined = np.ones(len(offsets), dtype=bool)
         for i in range(nbytes):
             addr = offsets + i
             written = self.written[b, addr]
-            if not written.all():
+            if not written.all() and self.undefined_load is None:
                 k = int(np.nonzero(~written)[0][0])
-                raise SimulationError(f"{what}: {self._who(int(threads[k]))} loads byte {int(addr[k])}, which no "
-                                      f"thread stored")
+                self.undefined_load = (f"line {self.line}: {what} of {self._who(int(threads[k]))} loads byte "
+                                       f"{int(addr[k])}, which no thread stored")
+            defined &= written
             writer = self.writer[b, addr]
-            ordered = self._ordered_since(self.write_cta[b, addr], self.warp[writer], self.write_warp_epoch[b, addr],
-                                          my_warp)
-            race = (writer != threads) & ~ordered
+            ordered = self._ordered_since(self.write_cta[b, addr], self.warp[np.maximum(writer, 0)],
+                                          self.write_warp_epoch[b, addr], my_warp)
+            race = written & (writer != threads) & ~ordered
             if race.any():
                 k = int(np.nonzero(race)[0][0])
                 raise SimulationError(f"{what}: {self._who(int(threads[k]))} reads byte {int(addr[k])}, which another "
@@ -295,7 +326,7 @@ class _Machine:
             self.read_warp[gb, ga] = np.where(fresh | (prev_warp == warp), warp, -2)
             self.read_cta[gb, ga] = self.cta_epoch
             self.read_warp_epoch[gb, ga] = np.where(warp >= 0, self.warp_epoch[np.maximum(warp, 0)], -1)
-        return value
+        return value, defined
 
 
 # ---------------------------------------------------------------------------------- execution
@@ -345,29 +376,44 @@ class _Island:
         self.input_type = None
 
     def run(self):
+        self.first_op = True
         for number, line in enumerate(self.lines, start=1):
             text = line.strip()
             if not text or text.startswith("//"):
                 continue
+            self.m.line = number
             try:
                 self.step(text)
             except SimulationError as error:
                 raise SimulationError(f"line {number} ({text[:120]}): {error}") from None
+            self.first_op = False
         if self.output is None:
-            raise SimulationError("the island never casts its result back to a tensor (%RESULT)")
+            raise SimulationError(f"the island never casts its result back to a tensor ({self.site.result})")
+        if self.m.pending_fence is not None:
+            raise SimulationError("the island ends inside an AMD barrier sequence (no acquire fence after s_barrier)")
 
     def step(self, text: str) -> None:
         m = _ASSIGN.match(text)
         name, body = (m.group(1), m.group(2)) if m else (None, text)
         op = body.split(" ", 1)[0].split("(", 1)[0]
+        self.result_name = name
+        if self.first_op and op != "builtin.unrealized_conversion_cast":
+            raise SimulationError(f"the island must start with the cast of {self.site.source} to a struct, not '{op}'")
+        family = op.split(".", 1)[0]
+        if family in _VENDOR_FAMILIES and _VENDOR_FAMILIES[family] != self.m.vendor:
+            raise SimulationError(f"'{op}' is a {_VENDOR_FAMILIES[family]} op; the target is {self.m.vendor}")
         handler = getattr(self, "op_" + op.replace(".", "_"), None)
         if handler is None:
             raise SimulationError(f"unsupported op '{op}'")
+        if name is not None and name in self.m.env:
+            raise SimulationError(f"SSA value {name} is defined twice")
         result = handler(body)
         if name is not None:
             if result is None:
                 raise SimulationError(f"op '{op}' has no result")
             self.m.env[name] = result
+        elif result is not None:
+            raise SimulationError(f"op '{op}' has a result but no SSA name")
 
     # -- casts between the tensor and the struct ------------------------------------------
     def op_builtin_unrealized_conversion_cast(self, body):
@@ -376,15 +422,33 @@ class _Island:
             raise SimulationError("cannot read the cast")
         operand, from_type, to_type = m.groups()
         if operand == self.site.source:
+            if self.input_type is not None:
+                raise SimulationError(f"a second cast of {self.site.source}")
+            if from_type.strip() != self.site.src_type:
+                raise SimulationError(f"the source cast is from {from_type}, the convert's source type is "
+                                      f"{self.site.src_type}")
             self.input_type = to_type
             return list(self.source_struct)
+        if self.first_op:
+            raise SimulationError(f"the first cast must read {self.site.source}, not {operand}")
         if from_type.startswith("!ttg.memdesc"):
             buffer = self.m.get(operand)
-            if buffer != "scratch":
-                raise SimulationError("cast of a memdesc that is not our scratch buffer")
+            if buffer != "scratch" or to_type.strip() != "!llvm.struct<(ptr<3>, i32)>":
+                raise SimulationError("cast of a memdesc that is not our scratch buffer to its (ptr<3>, i32) struct")
             return [self.m.full(64, SCRATCH_BASE), self.m.full(32, 0)]
-        if to_type == "@DST_TYPE@" or to_type.startswith("tensor<"):
-            self.output = self.m.get(operand)
+        if to_type.strip() == self.site.dst_type or to_type.startswith(("tensor<", "@")):
+            if to_type.strip() != self.site.dst_type:
+                raise SimulationError(f"the result cast is to {to_type}, the convert's result type is "
+                                      f"{self.site.dst_type}")
+            if self.output is not None:
+                raise SimulationError("a second result cast")
+            if self.result_name != self.site.result:
+                raise SimulationError(f"the result cast defines {self.result_name}, the convert's result is "
+                                      f"{self.site.result}")
+            value = self.m.get(operand)
+            if not isinstance(value, list):
+                raise SimulationError(f"{operand} is not a struct")
+            self.output = value
             self.output_type = from_type
             return "tensor"
         raise SimulationError(f"unexpected cast from {from_type} to {to_type}")
@@ -636,26 +700,33 @@ class _Island:
         base, offset = self.m.scalar(m.group(1)), self.m.scalar(m.group(2))
         return Scalar(64, (base.value + offset.value) & _mask(64), base.defined & offset.defined)
 
+    @staticmethod
+    def _lds_access(t: str, alignment: int, what: str) -> tuple[int, int]:
+        """(count, bits) of an LDS access type the AMD emitter makes: i8, i16, i32, vector<2|4xi32>;
+        the alignment it claims must be its natural one (LLVM trusts it)."""
+        vec = _vector_type(t)
+        n, bits = vec if vec else (1, _type_bits(t))
+        if vec and (bits != 32 or n not in (2, 4)) or not vec and bits not in (8, 16, 32):
+            raise SimulationError(f"{what} of {t} is not an LDS access the AMD emitter makes")
+        if alignment != n * bits // 8:
+            raise SimulationError(f"{what} of {t} claims alignment {alignment}, its natural alignment is {n * bits // 8}")
+        return n, bits
+
     def op_llvm_store(self, body):
         m = re.fullmatch(r"llvm\.store (\S+), (\S+) \{alignment = (\d+) : i64\} : (.+?), !llvm\.ptr<3>", body)
         if not m:
             raise SimulationError("cannot read llvm.store")
         value, address, t = self.m.get(m.group(1)), self.m.scalar(m.group(2)), m.group(4).strip()
-        vec = _vector_type(t)
+        n, bits = self._lds_access(t, int(m.group(3)), "llvm.store")
+        values = value if _vector_type(t) else [value]
+        if not isinstance(values, list) or len(values) != n or any(v is None for v in values):
+            raise SimulationError(f"llvm.store: the value is not a fully defined {t}")
+        if any(not isinstance(v, Scalar) or v.bits != bits for v in values):
+            raise SimulationError(f"llvm.store: value and type {t} disagree")
         threads = np.arange(self.m.T)
-        if vec:  # element by element: the same bytes, the same race rules
-            n, bits = vec
-            if not isinstance(value, list) or len(value) != n or any(v is None for v in value):
-                raise SimulationError("store of a vector with undefined elements")
-            offsets = self.m._byte_addresses(address, n * bits // 8, n * bits // 8, "llvm.store")
-            for i, v in enumerate(value):
-                self.m.store_bytes(offsets + i * bits // 8, v.value, v.defined, bits // 8, threads, "llvm.store")
-            return None
-        if not isinstance(value, Scalar) or value.bits != _type_bits(t):
-            raise SimulationError("llvm.store: value and type disagree")
-        nbytes = max(1, value.bits // 8)
-        offsets = self.m._byte_addresses(address, nbytes, nbytes, "llvm.store")
-        self.m.store_bytes(offsets, value.value, value.defined, nbytes, threads, "llvm.store")
+        offsets = self.m._byte_addresses(address, n * bits // 8, n * bits // 8, "llvm.store")
+        for i, v in enumerate(values):  # element by element: the same bytes, the same race rules
+            self.m.store_bytes(offsets + i * bits // 8, v.value, v.defined, bits // 8, threads, "llvm.store")
         return None
 
     def op_llvm_load(self, body):
@@ -663,87 +734,178 @@ class _Island:
         if not m:
             raise SimulationError("cannot read llvm.load")
         address, t = self.m.scalar(m.group(1)), m.group(3).strip()
-        vec = _vector_type(t)
-        n, bits = vec if vec else (1, _type_bits(t))
-        nbytes = n * bits // 8
-        offsets = self.m._byte_addresses(address, nbytes, nbytes, "llvm.load")
+        n, bits = self._lds_access(t, int(m.group(2)), "llvm.load")
+        offsets = self.m._byte_addresses(address, n * bits // 8, n * bits // 8, "llvm.load")
         threads = np.arange(self.m.T)
-        out = [Scalar(bits, self.m.load_bytes(offsets + i * bits // 8, bits // 8, threads, "llvm.load"),
-                      np.ones(self.m.T, dtype=bool)) for i in range(n)]
-        return out if vec else out[0]
+        out = [Scalar(bits, *self.m.load_bytes(offsets + i * bits // 8, bits // 8, threads, "llvm.load"))
+               for i in range(n)]
+        return out if _vector_type(t) else out[0]
 
     # -- inline assembly (NVIDIA) ------------------------------------------------------------
     def op_llvm_inline_asm(self, body):
-        m = re.fullmatch(r'llvm\.inline_asm (?:has_side_effects )?asm_dialect = att "(.*?)", "(.*?)" ?(.*?) : '
+        """PTX through ``llvm.inline_asm``: ``$k`` names output k for k below the number of
+        ``=r`` constraints, else operand k - outputs (LLVM's numbering); every operand and
+        result is an i32 register (``r``).  Memory accesses and barriers must be
+        ``has_side_effects`` (LLVM would otherwise move loads across barriers, or drop stores)."""
+        m = re.fullmatch(r'llvm\.inline_asm (has_side_effects )?asm_dialect = att "(.*?)", "(.*?)" ?(.*?) : '
                          r'\((.*?)\) -> (.+)', body)
         if not m:
             raise SimulationError("cannot read llvm.inline_asm")
-        asm, constraints, args, _, result_type = m.groups()
+        side_effects, asm, constraints, args, arg_types, result_type = m.groups()
+        if self.m.vendor != "nvidia":
+            raise SimulationError(f"PTX inline assembly in an island for a {self.m.vendor} target")
         operands = [self.m.get(a.strip()) for a in args.split(",") if a.strip()]
+        types = [t.strip() for t in arg_types.split(",") if t.strip()]
+        cons = [c.strip() for c in constraints.split(",")] if constraints.strip() else []
+        n_out = sum(c.startswith("=") for c in cons)
+        if any(c != "=r" for c in cons[:n_out]) or any(c != "r" for c in cons[n_out:]):
+            raise SimulationError(f"inline asm constraints '{constraints}': outputs (=r) first, then inputs (r)")
+        if len(cons) - n_out != len(operands) or len(types) != len(operands):
+            raise SimulationError(f"inline asm constraints '{constraints}' name {len(cons) - n_out} inputs; "
+                                  f"there are {len(operands)} operands of {len(types)} types")
+        if any(t != "i32" for t in types) or any(not isinstance(v, Scalar) or v.bits != 32 for v in operands):
+            raise SimulationError("inline asm operands must be i32 values")
+        rt = result_type.strip()
+        if rt == "()":
+            n_results = 0
+        elif rt == "i32":
+            n_results = 1
+        elif rt.startswith("!llvm.struct") and set(_struct_fields(rt)) == {"i32"}:
+            n_results = len(_struct_fields(rt))
+        else:
+            raise SimulationError(f"inline asm result type {rt} is not i32 or a struct of i32")
+        if n_results != n_out:
+            raise SimulationError(f"inline asm has {n_out} output constraints and {n_results} results")
+        results: list = [None] * n_out
         asm = asm.strip()
-        if asm == "mov.u32 $0, %tid.x;":
-            return Scalar(32, self.m.tid.copy(), np.ones(self.m.T, dtype=bool))
-        pm = re.fullmatch(r"prmt\.b32 \$0, \$1, \$2, (0x[0-9a-fA-F]+);", asm)
-        if pm:
-            a, b = operands
-            return Scalar(32, _prmt(a.value, b.value, int(pm.group(1), 16)), a.defined & b.defined)
-        if asm == "bar.sync 0;":
-            self.m.barrier(cta=True)
-            return None
-        if asm == "bar.warp.sync 0xffffffff;":
-            self.m.barrier(cta=False)
-            return None
-        st = re.fullmatch(r"st\.shared(?:\.v(\d))?\.b(\d+) \[\$0\], \{?([$\d, ]+)\}?;", asm)
-        if st:
-            return self._st_shared(int(st.group(1) or 1), int(st.group(2)), operands)
-        ld = re.fullmatch(r"ld\.shared(?:\.v(\d))?\.b(\d+) \{?([$\d, ]+)\}?, \[\$(\d+)\];", asm)
-        if ld:
-            return self._ld_shared(int(ld.group(1) or 1), int(ld.group(2)), operands, result_type)
-        mx = re.fullmatch(r"(ldmatrix|stmatrix)\.sync\.aligned\.m8n8\.x(\d)(\.trans)?\.shared\.b16 (.*);", asm)
-        if mx:
-            return self._matrix(mx.group(1), int(mx.group(2)), bool(mx.group(3)), operands, result_type)
-        raise SimulationError(f"unsupported inline assembly '{asm}'")
 
-    def _st_shared(self, vec, bits, operands):
-        address, values = operands[0], operands[1:]
-        if len(values) != vec or any(not isinstance(v, Scalar) for v in values):
+        def reg(token: str) -> int:
+            if not re.fullmatch(r"\$\d+", token.strip()):
+                raise SimulationError(f"'{token}' is not an operand reference")
+            k = int(token.strip()[1:])
+            if k >= n_out + len(operands):
+                raise SimulationError(f"'{token}': there are only {n_out + len(operands)} operands")
+            return k
+
+        def inp(token: str) -> Scalar:
+            k = reg(token)
+            if k < n_out:
+                raise SimulationError(f"'{token}' is an output, read as an input")
+            return operands[k - n_out]
+
+        def out(token: str, value: Scalar) -> None:
+            k = reg(token)
+            if k >= n_out:
+                raise SimulationError(f"'{token}' is an input, written as an output")
+            if results[k] is not None:
+                raise SimulationError(f"'{token}' is written twice")
+            results[k] = value
+
+        def reg_list(text: str) -> list[str]:
+            text = text.strip()
+            if text.startswith("{") and text.endswith("}"):
+                text = text[1:-1]
+            return [t.strip() for t in text.split(",")]
+
+        def needs_side_effects(what: str):
+            if not side_effects:
+                raise SimulationError(f"{what} without has_side_effects: LLVM may move or drop it")
+
+        pm = re.fullmatch(r"mov\.u32 (\$\d+), %tid\.x;", asm)
+        if pm:
+            out(pm.group(1), Scalar(32, self.m.tid.copy(), np.ones(self.m.T, dtype=bool)))
+        elif re.fullmatch(r"prmt\.b32 .*", asm):
+            pm = re.fullmatch(r"prmt\.b32 (\$\d+), (\$\d+), (\$\d+), (0x[0-9a-fA-F]+|\d+);", asm)
+            if not pm:
+                raise SimulationError(f"cannot read '{asm}'")
+            a, b = inp(pm.group(2)), inp(pm.group(3))
+            out(pm.group(1), Scalar(32, _prmt(a.value, b.value, int(pm.group(4), 0)), a.defined & b.defined))
+        elif asm == "bar.sync 0;":
+            needs_side_effects("bar.sync")
+            self.m.barrier(cta=True)
+        elif asm == "bar.warp.sync 0xffffffff;":
+            needs_side_effects("bar.warp.sync")
+            self.m.barrier(cta=False)
+        elif asm.startswith("st.shared"):
+            st = re.fullmatch(r"st\.shared(?:\.v(\d))?\.b(\d+) \[(\$\d+)\], (\{[^}]*\}|\$\d+);", asm)
+            if not st:
+                raise SimulationError(f"unsupported inline assembly '{asm}'")
+            needs_side_effects("st.shared")
+            values = [inp(t) for t in reg_list(st.group(4))]
+            self._st_shared(int(st.group(1) or 0), int(st.group(2)), inp(st.group(3)), values)
+        elif asm.startswith("ld.shared"):
+            ld = re.fullmatch(r"ld\.shared(?:\.v(\d))?\.b(\d+) (\{[^}]*\}|\$\d+), \[(\$\d+)\];", asm)
+            if not ld:
+                raise SimulationError(f"unsupported inline assembly '{asm}'")
+            needs_side_effects("ld.shared")
+            dests = reg_list(ld.group(3))
+            words = self._ld_shared(int(ld.group(1) or 0), int(ld.group(2)), inp(ld.group(4)), len(dests))
+            for token, word in zip(dests, words):
+                out(token, word)
+        elif asm.startswith(("ldmatrix", "stmatrix")):
+            mx = re.fullmatch(r"(ldmatrix|stmatrix)\.sync\.aligned\.m8n8\.x(\d)(\.trans)?\.shared\.b16 (.*);", asm)
+            if not mx or mx.group(2) not in ("1", "2", "4"):
+                raise SimulationError(f"unsupported inline assembly '{asm}'")
+            kind, count, trans = mx.group(1), int(mx.group(2)), bool(mx.group(3))
+            needs_side_effects(kind)
+            if kind == "ldmatrix":
+                ops = re.fullmatch(r"(\{[^}]*\}), \[(\$\d+)\]", mx.group(4))
+                if not ops:
+                    raise SimulationError(f"cannot read the operands of '{asm}'")
+                dests = reg_list(ops.group(1))
+                if len(dests) != count:
+                    raise SimulationError(f"ldmatrix .x{count} with {len(dests)} destination registers")
+                for token, word in zip(dests, self._matrix(kind, count, trans, inp(ops.group(2)), None)):
+                    out(token, word)
+            else:
+                ops = re.fullmatch(r"\[(\$\d+)\], (\{[^}]*\})", mx.group(4))
+                if not ops:
+                    raise SimulationError(f"cannot read the operands of '{asm}'")
+                words = [inp(t) for t in reg_list(ops.group(2))]
+                if len(words) != count:
+                    raise SimulationError(f"stmatrix .x{count} with {len(words)} source registers")
+                self._matrix(kind, count, trans, inp(ops.group(1)), words)
+        else:
+            raise SimulationError(f"unsupported inline assembly '{asm}'")
+        if any(r is None for r in results):
+            raise SimulationError(f"'{asm}' does not write every output of its constraints")
+        if n_out == 0:
+            return None
+        return results[0] if rt == "i32" else results
+
+    @staticmethod
+    def _access_shape(vec: int, bits: int, what: str) -> int:
+        """Bytes of ``{ld,st}.shared[.v<vec>].b<bits>`` (vec 0: scalar), if the emitter makes it."""
+        if vec == 0 and bits in (8, 16, 32) or vec in (2, 4) and bits == 32:
+            return max(vec, 1) * bits // 8
+        raise SimulationError(f"{what}{f'.v{vec}' if vec else ''}.b{bits} is not an access the emitter makes")
+
+    def _st_shared(self, vec, bits, address, values):
+        nbytes = self._access_shape(vec, bits, "st.shared")
+        if len(values) != max(vec, 1):
             raise SimulationError("st.shared operand count differs from the vector width")
-        nbytes = vec * bits // 8
         offsets = self.m._byte_addresses(address, nbytes, nbytes, "st.shared")
         threads = np.arange(self.m.T)
-        for i, v in enumerate(values):
-            if v.bits < bits:
-                raise SimulationError("st.shared of a register narrower than the access")
+        for i, v in enumerate(values):   # a wider register stores its low bits
             self.m.store_bytes(offsets + i * bits // 8, v.value & _mask(bits), v.defined, bits // 8, threads, "st.shared")
 
-    def _ld_shared(self, vec, bits, operands, result_type):
-        address = operands[0]
-        nbytes = vec * bits // 8
+    def _ld_shared(self, vec, bits, address, n_dests):
+        nbytes = self._access_shape(vec, bits, "ld.shared")
+        if n_dests != max(vec, 1):
+            raise SimulationError("ld.shared destination count differs from the vector width")
         offsets = self.m._byte_addresses(address, nbytes, nbytes, "ld.shared")
         threads = np.arange(self.m.T)
-        words = [Scalar(32, self.m.load_bytes(offsets + i * bits // 8, bits // 8, threads, "ld.shared"),
-                        np.ones(self.m.T, dtype=bool)) for i in range(vec)]
-        if result_type.strip() == "i32":
-            if vec != 1:
-                raise SimulationError("ld.shared vector into one register")
-            return words[0]
-        if len(_struct_fields(result_type)) != vec:
-            raise SimulationError("ld.shared result struct differs from the vector width")
-        return words
+        # a narrower access zero-extends into the 32-bit register (.b types)
+        return [Scalar(32, *self.m.load_bytes(offsets + i * bits // 8, bits // 8, threads, "ld.shared"))
+                for i in range(max(vec, 1))]
 
-    def _matrix(self, kind, count, trans, operands, result_type):
+    def _matrix(self, kind, count, trans, address, words):
         """ldmatrix / stmatrix m8n8 .b16: lane 8j+i gives the address of row i of matrix j;
         thread t's word j is word t%4 of row t//4 (.trans: the 16-bit elements of rows 2(t%4)
         and 2(t%4)+1 at column t//4)."""
         m = self.m
         if m.L != 32:
             raise SimulationError(f"{kind} needs 32-lane warps")
-        if kind == "ldmatrix":
-            address = operands[0]
-        else:
-            address, words = operands[0], operands[1:]
-            if len(words) != count:
-                raise SimulationError("stmatrix register count differs from .x")
         if not address.defined.all():
             raise SimulationError(f"{kind}: undefined row address")
         rel = address.value.astype(np.int64) - SCRATCH_BASE
@@ -761,24 +923,23 @@ class _Island:
             row_starts = rel[warp_base + 8 * j + np.arange(m.T) % 8]
             if (row_starts % 16).any():
                 raise SimulationError(f"{kind}: a row address is not 16-byte aligned")
+            if m.smem is None:
+                raise SimulationError(f"{kind}: no scratch buffer was allocated")
             if (row_starts < 0).any() or (row_starts + 16 > m.nbytes).any():
                 raise SimulationError(f"{kind}: a row lies outside the scratch buffer")
             if kind == "ldmatrix":
                 value = np.zeros(m.T, dtype=np.uint64)
+                defined = np.ones(m.T, dtype=bool)
                 for offsets, nbytes, shift in pieces:
-                    value |= m.load_bytes(offsets, nbytes, threads, kind) << np.uint64(shift)
-                out.append(Scalar(32, value, np.ones(m.T, dtype=bool)))
+                    v, d = m.load_bytes(offsets, nbytes, threads, kind)
+                    value |= v << np.uint64(shift)
+                    defined &= d
+                out.append(Scalar(32, value, defined))
             else:
                 word = words[j]
                 for offsets, nbytes, shift in pieces:
                     m.store_bytes(offsets, (word.value >> np.uint64(shift)) & _mask(8 * nbytes), word.defined,
                                   nbytes, threads, kind)
-        if kind == "stmatrix":
-            return None
-        if count == 1:
-            return out[0]
-        if len(_struct_fields(result_type)) != count:
-            raise SimulationError("ldmatrix result struct differs from .x")
         return out
 
     # -- AMD barriers ----------------------------------------------------------------------
@@ -788,6 +949,8 @@ class _Island:
             raise SimulationError("cannot read llvm.fence")
         order = m.group(1)
         if order == "release":
+            if self.m.pending_fence is not None:
+                raise SimulationError("a release fence inside an unfinished barrier sequence")
             self.m.pending_fence = "release"
         elif order == "acquire":
             if self.m.pending_fence != "s_barrier":
@@ -868,7 +1031,9 @@ def _check(island_text: str, plan: ConversionPlan, site: ConvertSite) -> None:
         for i, field in enumerate(out):
             if field is None or not field.defined.all():
                 t = 0 if field is None else int(np.nonzero(~field.defined)[0][0])
-                raise SimulationError(f"output field {i} is undefined in {machine._who(t)}")
+                cause = f" (first use of undefined shared memory: {machine.undefined_load})" \
+                    if machine.undefined_load else ""
+                raise SimulationError(f"output field {i} is undefined in {machine._who(t)}{cause}")
             got[:, i] |= _unmix(field.value & _mask(value_bits), value_bits) << np.uint64(p * value_bits)
     wrong = got != expected.astype(np.uint64)
     if wrong.any():
