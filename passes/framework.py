@@ -180,6 +180,8 @@ def parse_pipeline(text: str) -> list[ModulePass]:
                 if key not in fields:
                     valid = ", ".join(fields) or "none"
                     raise PipelineError(f"pass '{name}' has no option '{key}' (its options: {valid})")
+                if key in kwargs:
+                    raise PipelineError(f"option '{key}' of pass '{name}' is given twice: '{item}'")
                 if not eq:
                     # a bare flag, as in MLIR: `{report}` means report=true
                     if _convert_option(cls, fields[key], "true") is not True:

@@ -27,6 +27,7 @@ Markers never appear in printed output.
 
 from __future__ import annotations
 
+import faulthandler
 import os
 import re
 import sys
@@ -315,6 +316,9 @@ def _parse_file_in_child(path: str) -> tuple[bool, str]:
         try:
             os.close(read_fd)
             os.dup2(write_fd, 2)
+            # An abort is an answer here, not a crash to report: keep Python's fault handler
+            # (on under pytest) from printing the child's stack into the diagnostics.
+            faulthandler.disable()
             ctx = _new_context()
             _bindings().parse_mlir_module(path, ctx)
             ok = True
@@ -498,7 +502,7 @@ class Module:
             self._printed_with_locations = str(self._handle)
         text = self._printed_with_locations
         aliases = dict(re.findall(r"^(#loc\d*) = (loc\(.*\))$", text, flags=re.M))
-        m = re.search(r"^\s*tt\.func[^\n]*@" + re.escape(op.symbol) + r"\(", text, flags=re.M)
+        m = re.search(r"^\s*tt\.func[^\n]*" + re.escape(printed_symbol(op.symbol)) + r"\(", text, flags=re.M)
         if not m:
             return "unknown"
         # the body's '{' is the last one on the header line (after any attribute dict)
@@ -598,23 +602,8 @@ class Module:
         """The printed module with pending attributes in place of the markers (and no markers)."""
         text = str(self._handle) if debuginfo else self._handle.str_nodebug()
         # Locations that Triton took from our temporary file name point at the user's file.
-        text = text.replace(f'"{self._temp_path}"', '"' + self.filename.replace('"', '\\"') + '"')
-        marker = re.compile(r"( attributes)? \{" + re.escape(MARKER) + r" = (\d+) : i32\}"
-                            r"|" + re.escape(MARKER) + r" = (\d+) : i32(, )?"
-                            r"|, " + re.escape(MARKER) + r" = (\d+) : i32")
-
-        def substitute(m):
-            key = int(next(g for g in (m.group(2), m.group(3), m.group(5)) if g is not None))
-            attrs = self._pending.get(key)
-            if not attrs:
-                return ""
-            body = ", ".join(f"{k} = {v}" for k, v in sorted(attrs.items()))
-            if m.group(2) is not None:
-                return f"{m.group(1) or ''} {{{body}}}"
-            if m.group(3) is not None:
-                return body + (m.group(4) or "")
-            return ", " + body
-        text = marker.sub(substitute, text)
+        text = text.replace(f'"{self._temp_path}"', mlir_string_literal(self.filename))
+        text = _replace_markers(text, self._pending)
         for symbol, attrs in self._pending_func.items():
             text = _add_function_attributes(text, symbol, attrs)
         return text
@@ -691,10 +680,73 @@ class Module:
         return self.print()
 
 
+_MARKER_USE = re.compile(re.escape(MARKER) + r" = (\d+) : i32")
+
+
+def _replace_markers(text: str, pending: dict[int, dict[str, str]]) -> str:
+    """Put each op's pending attributes where its marker is, and drop markers without any.
+
+    A marker sits in an op's attribute dictionary in one of four places, e.g. for marker 7
+    and pending ``{ll.layout = X}``:
+
+        ... attributes {ll.op_id = 7 : i32}      ->  ... attributes {ll.layout = X}   (or nothing)
+        ... {ll.op_id = 7 : i32} : ...           ->  ... {ll.layout = X} : ...        (or nothing)
+        {ll.op_id = 7 : i32, axis = 0 : i32}     ->  {ll.layout = X, axis = 0 : i32}
+        {axis = 0 : i32, ll.op_id = 7 : i32}     ->  {axis = 0 : i32, ll.layout = X}
+
+    The scan starts at the marker's literal text, so megabytes of lowered LLVM-dialect code
+    (structs of thousands of fields on one line) cost one pass.
+    """
+    pieces, done = [], 0
+    for m in _MARKER_USE.finditer(text):
+        start, end = m.span()
+        attrs = pending.get(int(m.group(1)))
+        body = ", ".join(f"{k} = {v}" for k, v in sorted(attrs.items())) if attrs else ""
+        if text.startswith("}", end) and text.endswith(" attributes {", 0, start):
+            start, end, new = start - len(" attributes {"), end + 1, f" attributes {{{body}}}" if body else ""
+        elif text.startswith("}", end) and text.endswith(" {", 0, start):
+            start, end, new = start - 2, end + 1, f" {{{body}}}" if body else ""
+        elif text.startswith(", ", end):
+            end, new = end + 2, f"{body}, " if body else ""
+        elif text.endswith(", ", 0, start):
+            start, new = start - 2, f", {body}" if body else ""
+        else:
+            new = body
+        pieces.append(text[done:start])
+        pieces.append(new)
+        done = end
+    pieces.append(text[done:])
+    return "".join(pieces)
+
+
+def mlir_string_literal(text: str) -> str:
+    """``text`` as MLIR prints a string literal: UTF-8 bytes, with ``\\`` for a backslash and
+    ``\\XX`` (two upper-case hex digits) for '"' and every byte that is not printable ASCII.
+    For example ``back\\slash "ü".mlir`` prints as ``"back\\\\slash \\22\\C3\\BC\\22.mlir"``."""
+    out = []
+    for byte in text.encode("utf-8", errors="surrogateescape"):
+        if byte == 0x5C:
+            out.append("\\\\")
+        elif 0x20 <= byte < 0x7F and byte != 0x22:
+            out.append(chr(byte))
+        else:
+            out.append(f"\\{byte:02X}")
+    return '"' + "".join(out) + '"'
+
+
+_BARE_SYMBOL = re.compile(r"[A-Za-z_][\w$.]*\Z", re.ASCII)
+
+
+def printed_symbol(symbol: str) -> str:
+    """A symbol reference as MLIR prints it: ``@name``, or ``@"..."`` for any other name
+    (``@"tr\\C3\\A4nspose"`` for ``tränspose``)."""
+    return "@" + symbol if _BARE_SYMBOL.match(symbol) else "@" + mlir_string_literal(symbol)
+
+
 def _add_function_attributes(text: str, symbol: str, attrs: dict[str, str]) -> str:
     """Add discardable attributes to ``tt.func @symbol`` in printed text."""
     body = ", ".join(f"{k} = {v}" for k, v in sorted(attrs.items()))
-    pattern = re.compile(r"^(\s*tt\.func[^\n]*@" + re.escape(symbol) + r"\([^\n]*?)( \{)?$", re.M)
+    pattern = re.compile(r"^(\s*tt\.func[^\n]*" + re.escape(printed_symbol(symbol)) + r"\([^\n]*?)( \{)?$", re.M)
     m = pattern.search(text)
     if not m:
         raise IRError(f"error: function @{symbol} not found in the printed module")

@@ -63,6 +63,14 @@ VERIFY_LEVELS = ("emitted", "plan")
 STRICT_CHECK_VARIABLE = "LINEAR_LAYOUTS_STRICT_CHECK"
 ISLAND_ATTRIBUTE = "ll.island"
 
+# The most elements a thread may hold, in the source or the destination layout, for a convert
+# we lower.  Every island is printed, re-parsed and simulated register by register; at 1024
+# (e.g. 256x512 f32 over 4 warps) that takes about 3 s and 11 MB of text, and the time grows
+# with the square of the count (each struct op carries the whole struct type).  A thread with
+# more than 255 32-bit values spills on every GPU we target, so larger tensors are left to
+# Triton, with a remark naming this limit.
+MAX_ELEMENTS_PER_THREAD = 1024
+
 # Ops whose Triton lowering never touches shared memory.  A kernel made only of these plus one
 # shared-memory island needs no guard barriers (see the module docstring).
 _SMEM_FREE_PREFIXES = ("arith.", "math.")
@@ -205,6 +213,11 @@ def plan_module(module: Module, only: str = "", target: Optional[str] = None,
             continue
         if result.tensor_type.shape != source.tensor_type.shape:
             outcome.reason = "source and result shapes differ"
+            continue
+        per_thread = max(src.in_dims.get("register", 1), dst.in_dims.get("register", 1))
+        if per_thread > MAX_ELEMENTS_PER_THREAD:
+            outcome.reason = (f"{per_thread} elements per thread; islands are limited to {MAX_ELEMENTS_PER_THREAD} "
+                              f"per thread (MAX_ELEMENTS_PER_THREAD)")
             continue
         if (module.threads_per_warp or hw_target.warp_size) != hw_target.warp_size:
             outcome.reason = f"the module has {module.threads_per_warp} threads per warp, {hw_target.name} has " \

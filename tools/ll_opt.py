@@ -125,10 +125,19 @@ def run(argv: list[str]) -> int:
 
     name = "<stdin>" if args.input == "-" else args.input
     try:
-        text = sys.stdin.read() if args.input == "-" else open(args.input, encoding="utf-8").read()
-    except (OSError, UnicodeDecodeError) as error:
-        reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
-        print(f"ll-opt: error: cannot read '{name}': {reason}", file=sys.stderr)
+        if args.input == "-":
+            data = sys.stdin.buffer.read()
+        else:
+            with open(args.input, "rb") as f:
+                data = f.read()
+        text = data.decode("utf-8")
+    except OSError as error:
+        print(f"ll-opt: error: cannot read '{name}': {error.strerror or error}", file=sys.stderr)
+        return 1
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        print(f"ll-opt: error: {name}:{line}: not UTF-8 text (byte 0x{data[error.start]:02x} at offset "
+              f"{error.start}); ll-opt reads TTGIR as UTF-8 text", file=sys.stderr)
         return 1
 
     def dump_after(p, module):

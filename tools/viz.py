@@ -29,6 +29,16 @@ class VizError(Exception):
     """A user error: printed as ``ll-viz: error: ...``, exit code 1."""
 
 
+# Sizes ll-viz accepts, checked before any work, so that every run ends in seconds:
+# MAX_ELEMENTS is Triton's own largest tensor (TRITON_MAX_TENSOR_NUMEL); a view lists every
+# hardware position of a layout (register x lane x warp x block, or offset x block), at most
+# MAX_POSITIONS of them (about 2 s); a grid or picture shows at most MAX_GRID_CELLS elements
+# (a 256 x 256 tile).
+MAX_ELEMENTS = 1 << 20
+MAX_POSITIONS = 1 << 18
+MAX_GRID_CELLS = 1 << 16
+
+
 # ---------------------------------------------------------------------------- reading input
 
 def parse_shape(text: str) -> list[int]:
@@ -38,7 +48,27 @@ def parse_shape(text: str) -> list[int]:
         raise VizError(f"--shape {text!r}: expected sizes separated by commas, e.g. 64,64")
     if not shape or any(s <= 0 or s & (s - 1) for s in shape):
         raise VizError(f"--shape {text!r}: every size must be a power of two")
+    total = 1
+    for s in shape:
+        total *= s
+    if total > MAX_ELEMENTS:
+        raise VizError(f"--shape {text!r}: {total} elements; a tensor has at most {MAX_ELEMENTS} (Triton's limit)")
     return shape
+
+
+def check_viewable(layout: LinearLayout, what: str, grid: bool = True) -> LinearLayout:
+    """Refuse a layout too large to view (``grid``: also to draw as a grid), naming the sizes."""
+    positions = layout.total_in_dim_size
+    if positions > MAX_POSITIONS:
+        dims = " x ".join(f"{name} {size}" for name, size in layout.in_dims.items())
+        raise VizError(f"{what}: {positions} hardware positions ({dims}); ll-viz shows layouts with at most "
+                       f"{MAX_POSITIONS}")
+    cells = layout.total_out_dim_size
+    if grid and cells > MAX_GRID_CELLS:
+        shape = "x".join(str(s) for s in layout.out_dims.values())
+        raise VizError(f"{what}: a {shape} grid has {cells} cells; ll-viz draws at most {MAX_GRID_CELLS} "
+                       f"(e.g. 256x256): give a smaller --shape")
+    return layout
 
 
 def layout_from_attribute(text: str, shape: list[int] | None, aliases: dict | None = None) -> LinearLayout:
@@ -46,6 +76,12 @@ def layout_from_attribute(text: str, shape: list[int] | None, aliases: dict | No
 
     if shape is None:
         raise VizError("a layout attribute needs --shape (e.g. --shape 64,64)")
+    total = 1
+    for size in shape:
+        total *= size
+    if total > MAX_ELEMENTS:
+        raise VizError(f"a {'x'.join(map(str, shape))} tensor has {total} elements; a tensor has at most "
+                       f"{MAX_ELEMENTS} (Triton's limit)")
     try:
         if aliases is not None:
             from linear_layouts.dialect import parse_attribute
@@ -170,8 +206,12 @@ def grid_text(layout: LinearLayout, bits: int, max_copies: int, marked: set | No
 
 
 def moved_elements(a: LinearLayout, b: LinearLayout) -> set:
-    """Elements whose set of holding threads (warp, lane, block) differs between a and b."""
+    """Elements whose set of holding threads (block, warp, lane) differs between a and b; for
+    two shared layouts, elements whose set of (block, offset) places differs."""
     def threads(layout):
+        if view.is_shared(layout):
+            return {e: {(h.get("block"), h.get("offset")) for h in hs}
+                    for e, hs in view.holders_by_element(layout).items()}
         return {e: {(h.get("block"), h.get("warp"), h.get("lane")) for h in hs}
                 for e, hs in view.holders_by_element(layout).items()}
     ta, tb = threads(a), threads(b)
@@ -222,7 +262,9 @@ def draw(path: str, panels: list[tuple[str, LinearLayout]], bits: int,
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        from matplotlib.collections import PatchCollection
         from matplotlib.patches import Rectangle
+        import numpy as np
     except ImportError:
         raise VizError("pictures need matplotlib: pip install matplotlib")
     if not path.endswith((".png", ".svg", ".pdf")):
@@ -238,31 +280,41 @@ def draw(path: str, panels: list[tuple[str, LinearLayout]], bits: int,
                                       max(2.5, rows * cell_inches) + 1.0))
     cmap = plt.get_cmap("tab20")
     font = 6 if cols <= 16 else 4.5 if cols <= 32 else 0
+    # Labels are drawn only where they fit and stay few (matplotlib draws text one by one);
+    # colours are one image and marks one collection, so a 256 x 256 picture takes seconds.
+    if rows * cols > 4096:
+        font = 0
     for ax, (title, layout) in zip(axes[0], panels):
         shared = view.is_shared(layout)
         holders = view.holders_by_element(layout)
+        image = np.ones((rows, cols, 4))
+        marks = []
         for r in range(rows):
             for c in range(cols):
                 element = view.element_at(prefix, r, c, rank)
                 hs = holders.get(element, [])
                 h = hs[0] if hs else None
                 if h is None:
-                    color, label = (1, 1, 1, 1), ""
+                    label = ""
                 elif shared:
                     bank = view.bank_of(h.get("offset"), bits)
-                    color = cmap(bank % 20)
+                    image[r, c] = cmap(bank % 20)
                     label = f"{h.get('offset')}\nb{bank}"
                 else:
-                    color = cmap((h.get("warp") * 2 + (h.get("block") % 2)) % 20)
+                    image[r, c] = cmap((h.get("warp") * 2 + (h.get("block") % 2)) % 20)
                     label = f"t{h.get('lane')}\nr{h.get('register')}"
                     if len(hs) > 1:
                         label += f"\n×{len(hs)}"
-                ax.add_patch(Rectangle((c, r), 1, 1, facecolor=color, edgecolor="white", linewidth=0.5))
                 if marked and element in marked:
-                    ax.add_patch(Rectangle((c + 0.05, r + 0.05), 0.9, 0.9, fill=False,
-                                           edgecolor="red", linewidth=1.2))
+                    marks.append(Rectangle((c + 0.05, r + 0.05), 0.9, 0.9))
                 if font and label:
                     ax.text(c + 0.5, r + 0.5, label, ha="center", va="center", fontsize=font)
+        ax.imshow(image, extent=(0, cols, rows, 0), interpolation="nearest")
+        if cols <= 64 and rows <= 64:   # white cell borders, where cells are large enough to see them
+            ax.vlines(range(cols + 1), 0, rows, colors="white", linewidth=0.5)
+            ax.hlines(range(rows + 1), 0, cols, colors="white", linewidth=0.5)
+        if marks:
+            ax.add_collection(PatchCollection(marks, facecolor="none", edgecolor="red", linewidth=1.2))
         ax.set_xlim(0, cols)
         ax.set_ylim(rows, 0)
         ax.set_aspect("equal")
@@ -303,6 +355,8 @@ def build_parser() -> argparse.ArgumentParser:
 def run(args) -> str:
     if args.bits not in (1, 8, 16, 32, 64):
         raise VizError(f"--bits {args.bits}: expected 1, 8, 16, 32 or 64")
+    if args.max_copies < 1:
+        raise VizError(f"--max-copies {args.max_copies}: expected a count of at least 1")
     shape = parse_shape(args.shape) if args.shape else None
     out: list[str] = []
     if args.plan:
@@ -312,15 +366,20 @@ def run(args) -> str:
     if args.compare:
         if args.attribute or args.file:
             raise VizError("--compare takes its two layouts itself; give no other layout")
-        a = layout_from_attribute(args.compare[0], shape)
-        b = layout_from_attribute(args.compare[1], shape)
+        a = check_viewable(layout_from_attribute(args.compare[0], shape), "--compare A")
+        b = check_viewable(layout_from_attribute(args.compare[1], shape), "--compare B")
         if list(a.out_dims.values()) != list(b.out_dims.values()):
             raise VizError("--compare: the two layouts cover different shapes")
+        if view.is_shared(a) != view.is_shared(b):
+            kinds = ["shared-memory" if view.is_shared(x) else "distributed" for x in (a, b)]
+            raise VizError(f"--compare: A is a {kinds[0]} layout and B a {kinds[1]} one; compare two layouts of "
+                           f"one kind (--access shows how a distributed layout reads a shared one)")
         changed = moved_elements(a, b)
+        change = "change offset" if view.is_shared(a) else "change thread"
         out.append(f"A: {args.compare[0]}\nB: {args.compare[1]}")
-        out.append(f"{len(changed)} of {a.total_out_dim_size} elements change thread (marked *); cells show A -> B")
+        out.append(f"{len(changed)} of {a.total_out_dim_size} elements {change} (marked *); cells show A -> B")
         if args.output:
-            draw(args.output, [("A", a), ("B", b)], args.bits, changed, "element changes thread")
+            draw(args.output, [("A", a), ("B", b)], args.bits, changed, f"element {change.replace('change', 'changes')}")
             out.append(f"wrote {args.output}")
         else:
             out.append(grid_text(a, args.bits, args.max_copies, changed, b))
@@ -330,9 +389,10 @@ def run(args) -> str:
         if not args.value:
             raise VizError("--file needs --value (e.g. --value %5)")
         layout, encoding = layout_from_module(args.file, args.value)
+        layout = check_viewable(layout, args.value)
         title = f"{args.value}: {encoding}"
     elif args.attribute:
-        layout = layout_from_attribute(args.attribute, shape)
+        layout = check_viewable(layout_from_attribute(args.attribute, shape), "the layout")
         title = args.attribute
     else:
         raise VizError("give a layout attribute, --file with --value, or --compare A B")
@@ -341,7 +401,10 @@ def run(args) -> str:
     if args.access:
         if not view.is_shared(layout):
             raise VizError("--access applies to shared layouts only")
-        access = layout_from_attribute(args.access, list(layout.out_dims.values()))
+        access = check_viewable(layout_from_attribute(args.access, list(layout.out_dims.values())), "--access",
+                                grid=False)
+        if view.is_shared(access):
+            raise VizError("--access: give the distributed layout that reads or writes the shared one")
         marked, extra, accesses = access_conflicts(layout, access, args.bits)
         note = (f"access pattern {args.access}: {accesses} scalar accesses, {extra} extra wavefronts "
                 f"from bank conflicts; {len(marked)} elements involved" + (" (marked *)" if marked else ""))
@@ -371,8 +434,8 @@ def run_plan(src_text: str, dst_text: str, shape: list[int] | None, bits: int, t
         target = target_named(target_name)
     except ValueError as e:
         raise VizError(f"--target: {e}")
-    src = layout_from_attribute(src_text, shape)
-    dst = layout_from_attribute(dst_text, shape)
+    src = check_viewable(layout_from_attribute(src_text, shape), "SRC", grid=False)
+    dst = check_viewable(layout_from_attribute(dst_text, shape), "DST", grid=False)
     for name, layout in (("SRC", src), ("DST", dst)):
         if view.is_shared(layout):
             raise VizError(f"--plan: {name} is a shared-memory layout; a conversion is between distributed layouts")
