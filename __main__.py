@@ -15,7 +15,9 @@ import sys
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if len(argv) < 2 or argv[0] != "run":
-        print("usage: python -m linear_layouts run PROGRAM.py [ARGS...]\n"
+        what = f"unknown command '{argv[0]}'" if argv and argv[0] != "run" else "no program given"
+        print(f"linear_layouts: error: {what}\n"
+              "usage: python -m linear_layouts run PROGRAM.py [ARGS...]\n"
               "       (LINEAR_LAYOUTS=legacy selects the legacy baseline)", file=sys.stderr)
         return 1
     program = argv[1]

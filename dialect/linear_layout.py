@@ -53,6 +53,12 @@ def _check_name(name, what: str) -> None:
         raise LayoutError(f"{what} names must be non-empty strings, got {name!r}")
 
 
+def _check_layout(other, operation: str) -> None:
+    """The other operand of a binary operation must be a LinearLayout."""
+    if not isinstance(other, LinearLayout):
+        raise LayoutError(f"{operation} needs a LinearLayout, got {type(other).__name__} {other!r:.60}")
+
+
 def _check_names(names, what: str) -> list:
     """A sequence of dim names (not a bare string, not None), each valid, none repeated."""
     if isinstance(names, (str, bytes)) or not isinstance(names, (list, tuple)):
@@ -404,7 +410,7 @@ class LinearLayout:
 
     def apply(self, mapping: Mapping[str, int]) -> dict[str, int]:
         """Evaluate the layout.  ``mapping`` must name every in dim (any order); bits beyond an
-        in dim's size are ignored.  Returns out-dim -> value, in out-dim order."""
+        in dim's size are ignored (as in Triton's ``LinearLayout::apply``).  Returns out-dim -> value, in out-dim order."""
         names = set(self.in_dim_names)
         if set(mapping) != names:
             raise LayoutError(f"apply needs exactly the in dims {self.in_dim_names}, got {sorted(mapping)}")
@@ -424,6 +430,8 @@ class LinearLayout:
     def apply_flat(self, x: int) -> int:
         """Evaluate on a flattened input (in dims concatenated, first in dim lowest) and return
         the flattened output."""
+        if not isinstance(x, int) or isinstance(x, bool) or x < 0:
+            raise LayoutError(f"apply_flat takes a non-negative integer, got {x!r}")
         v = 0
         for c in self.flat_columns:
             if x & 1:
@@ -447,6 +455,7 @@ class LinearLayout:
         return self._hash
 
     def equal_ignoring_out_dim_sizes(self, other: "LinearLayout") -> bool:
+        _check_layout(other, "equal_ignoring_out_dim_sizes")
         return self._in == other._in and self.out_dim_names == other.out_dim_names
 
     def __str__(self) -> str:
@@ -630,6 +639,7 @@ class LinearLayout:
 
     def concat_ins(self, other: "LinearLayout") -> "LinearLayout":
         """Same out dims (names, order, sizes), disjoint in dims: this's in dims then other's."""
+        _check_layout(other, "concat_ins")
         if self._out != other._out:
             raise LayoutError(f"concat_ins: out dims differ: {dict(self._out)} vs {dict(other._out)}")
         common = set(self.in_dim_names) & set(other.in_dim_names)
@@ -640,6 +650,7 @@ class LinearLayout:
     def concat_outs(self, other: "LinearLayout") -> "LinearLayout":
         """Same in dims (names, order, sizes), disjoint out dims: each basis is this's components
         followed by other's."""
+        _check_layout(other, "concat_outs")
         if [(n, len(b)) for n, b in self._in] != [(n, len(b)) for n, b in other._in]:
             raise LayoutError(f"concat_outs: in dims differ: {self.in_dims} vs {other.in_dims}")
         common = set(self.out_dim_names) & set(other.out_dim_names)
@@ -656,8 +667,7 @@ class LinearLayout:
         out dim.  Example: ``identity_1d(4, "i", "o") * zeros_1d(2, "i", "o")`` is x -> x mod 4
         on [0, 8).  Not commutative; associative; ``empty()`` is the unit.
         """
-        if not isinstance(outer, LinearLayout):
-            return NotImplemented
+        _check_layout(outer, "*")
         inner = self
         inner_in, outer_in = dict(inner._in), dict(outer._in)
         inner_out, outer_out = dict(inner._out), dict(outer._out)
@@ -691,6 +701,7 @@ class LinearLayout:
 
     def compose(self, outer: "LinearLayout") -> "LinearLayout":
         """outer ∘ this.  This's out dims must be outer's in dims (as sets), each no larger."""
+        _check_layout(outer, "compose")
         if sorted(self.out_dim_names) != sorted(outer.in_dim_names):
             raise LayoutError(f"compose: out dims {self.out_dim_names} of the inner layout must equal the in dims "
                               f"{outer.in_dim_names} of the outer layout")
@@ -752,6 +763,7 @@ class LinearLayout:
         ``lane: [[3]]`` (0b10 & 0b11 != 0); then ``lstsq`` decides where warp 1 goes.  (Triton
         3.6 had no bit test, and aborted when the identity dims left lstsq unsolvable.)
         """
+        _check_layout(outer, "invert_and_compose")
         if sorted(self.out_dim_names) != sorted(outer.out_dim_names):
             raise LayoutError(f"invert_and_compose: out dims differ: {self.out_dim_names} vs {outer.out_dim_names}")
         a = outer.transpose_outs(self.out_dim_names)
@@ -845,6 +857,7 @@ class LinearLayout:
     def divide_left(self, b: "LinearLayout") -> "LinearLayout | None":
         """C with ``b * C == self``, or None.  Read: self is ``b`` repeated (``b`` is its
         innermost, least significant block)."""
+        _check_layout(b, "divide_left")
         a = self
         if not set(b.in_dim_names) <= set(a.in_dim_names) or not set(b.out_dim_names) <= set(a.out_dim_names):
             return None
@@ -881,6 +894,7 @@ class LinearLayout:
     def divide_right(self, b: "LinearLayout") -> "LinearLayout | None":
         """C with ``C * b == self``, or None.  Read: ``b`` is the outermost (most significant)
         block of self."""
+        _check_layout(b, "divide_right")
         a = self
         if not set(b.in_dim_names) <= set(a.in_dim_names) or not set(b.out_dim_names) <= set(a.out_dim_names):
             return None

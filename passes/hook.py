@@ -150,6 +150,9 @@ def enable(mode: str = "linear", *, only: Optional[str] = None, report: bool = F
     global _config
     if mode not in MODES:
         raise PluginError(f"unknown mode '{mode}' (expected one of: {', '.join(MODES)})")
+    for name, value in (("report", report), ("remarks", remarks)):
+        if not isinstance(value, bool):
+            raise PluginError(f"{name}={value!r}: expected True or False")
     if verify not in ("emitted", "plan"):
         raise PluginError(f"unknown verify level {verify!r} (expected 'emitted' or 'plan')")
     if pipeline is not None and not isinstance(pipeline, str):

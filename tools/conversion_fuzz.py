@@ -19,7 +19,6 @@ the kernels against stock Triton bit for bit, is ``benchmarks/fuzz_gpu.py``.
 
 from __future__ import annotations
 
-import argparse
 import os
 import random
 import shutil
@@ -28,6 +27,8 @@ import tempfile
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
+
+from .cli import ArgumentParser, UsageError
 
 ELEMENT_TYPES = ("i1", "i8", "i16", "i32", "i64", "f8E4M3FN", "f8E5M2", "f16", "bf16", "f32", "!tt.ptr<f32>")
 TARGETS = ("sm_80", "sm_90", "gfx90a", "gfx942")
@@ -360,20 +361,18 @@ def run_fuzz(cases: int, seed: int, *, compile_count: int = 0, jobs: int = 2, ta
 
 # ------------------------------------------------------------------------------ the command
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):
-        print(f"ll-fuzz: error: {message}", file=sys.stderr)
-        raise SystemExit(1)
-
-
 def main(argv=None) -> int:
-    p = _Parser(prog="ll-fuzz", description="Random layout conversions: lowered, simulated, optionally compiled.")
+    p = ArgumentParser(prog="ll-fuzz", description="Random layout conversions: lowered, simulated, optionally compiled.")
     p.add_argument("--cases", type=int, default=1000)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--compile", type=int, default=0, help="also compile this many cases (stock and ours)")
     p.add_argument("--targets", default=",".join(TARGETS))
     p.add_argument("--jobs", type=int, default=2)
-    args = p.parse_args(argv)
+    try:
+        args = p.parse_args(argv)
+    except UsageError as error:
+        print(f"ll-fuzz: error: {error}", file=sys.stderr)
+        return 1
     targets = tuple(t.strip() for t in args.targets.split(",") if t.strip())
     unknown = [t for t in targets if t not in TARGETS]
     if unknown or not targets:

@@ -21,7 +21,6 @@ Run it with ``ll-demo`` or ``python -m linear_layouts.tools.demo``.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import tempfile
@@ -31,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from linear_layouts.dialect import LinearLayout
+from linear_layouts.tools.cli import ArgumentParser, UsageError
 
 # The demo's two targets: triton.compile's GPUTarget arguments and the planner's target name.
 DEMO_TARGETS = {"sm_90": ("cuda", 90, 32), "gfx942": ("hip", "gfx942", 64)}
@@ -374,8 +374,8 @@ def tour(out=None) -> int:
 
 # ----------------------------------------------------------------------------- command line
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="ll-demo", description="Linear layouts on the bundled Triton kernels (no GPU).")
+def build_parser() -> ArgumentParser:
+    p = ArgumentParser(prog="ll-demo", description="Linear layouts on the bundled Triton kernels (no GPU).")
     p.add_argument("--tour", action="store_true", help="the algebra tour instead: Figure 1, its matrix, a conversion")
     p.add_argument("--out", default="demo-out", help="directory for the pictures (default demo-out)")
     p.add_argument("--kernel", action="append", help="only this bundled kernel (repeatable)")
@@ -388,7 +388,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except UsageError as error:
+        print(f"ll-demo: error: {error}", file=sys.stderr)
+        return 1
     if args.tour:
         return tour()
     try:

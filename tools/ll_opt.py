@@ -12,7 +12,6 @@ written unless every module succeeded.
 
 from __future__ import annotations
 
-import argparse
 import os
 import re
 import shutil
@@ -20,21 +19,14 @@ import stat
 import sys
 from dataclasses import dataclass
 
+from .cli import ArgumentParser, UsageError
+
 SPLIT_MARKER = re.compile(r"^// -----\s*$", re.M)
 TARGET_CHOICES = ("cuda:80", "cuda:90", "hip:gfx942", "hip:gfx90a")
 
 
-class UsageError(Exception):
-    pass
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):  # argparse would exit 2 with a usage dump; we say why and exit 1
-        raise UsageError(message)
-
-
-def _argument_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="ll-opt", description="Run linear-layout passes over TritonGPU IR (like triton-opt).")
+def _argument_parser() -> ArgumentParser:
+    p = ArgumentParser(prog="ll-opt", description="Run linear-layout passes over TritonGPU IR (like triton-opt).")
     p.add_argument("input", nargs="?", default="-", help="input .ttgir/.mlir file, or - for stdin (default)")
     p.add_argument("-p", "--pass-pipeline", dest="pipeline", default="",
                    help="comma-separated passes with options, e.g. 'll-attach-layouts,ll-classify-conversions{report=true}'")

@@ -17,12 +17,12 @@ ATTRIBUTE is a layout attribute as Triton prints it (``#ttg.blocked<{...}>``, ``
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 
 from linear_layouts.dialect import LayoutError, LinearLayout
 from linear_layouts.tools import layout_view as view
+from linear_layouts.tools.cli import ArgumentParser, UsageError
 
 
 class VizError(Exception):
@@ -335,8 +335,8 @@ def draw(path: str, panels: list[tuple[str, LinearLayout]], bits: int,
 
 # ---------------------------------------------------------------------------- command line
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="ll-viz", description="Show which hardware coordinates hold each element of a layout.")
+def build_parser() -> ArgumentParser:
+    p = ArgumentParser(prog="ll-viz", description="Show which hardware coordinates hold each element of a layout.")
     p.add_argument("attribute", nargs="?", help="a layout attribute as Triton prints it")
     p.add_argument("--shape", help="tensor shape, e.g. 64,64")
     p.add_argument("--file", help="a TTGIR module to read a value's layout from (with --value)")
@@ -458,10 +458,12 @@ def run_plan(src_text: str, dst_text: str, shape: list[int] | None, bits: int, t
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
     try:
+        args = build_parser().parse_args(argv)
         text = run(args)
+    except UsageError as e:
+        print(f"ll-viz: error: {e}", file=sys.stderr)
+        return 1
     except VizError as e:
         print(f"ll-viz: error: {e}", file=sys.stderr)
         return 1

@@ -1,0 +1,26 @@
+"""What every command-line tool here shares: usage errors are one line and exit status 1.
+
+argparse's own ``error`` prints the whole usage block and exits with status 2; our tools
+promise status 1 and one ``PROG: error: ...`` line for every bad input, usage errors included
+(``--max-copies all``, an unknown flag, a choice that does not exist).  Each tool builds its
+parser from :class:`ArgumentParser` and turns :class:`UsageError` into that line::
+
+    try:
+        args = build_parser().parse_args(argv)
+    except UsageError as error:
+        print(f"ll-viz: error: {error}", file=sys.stderr)
+        return 1
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+class UsageError(Exception):
+    """A command line argparse rejected; the message says which argument and why."""
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    def error(self, message):  # argparse would print the usage block and exit 2
+        raise UsageError(f"{message} (see {self.prog} --help)")
