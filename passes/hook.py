@@ -48,6 +48,7 @@ from typing import Optional
 
 from .framework import PassContext, PipelineError, parse_pipeline, registered_passes, run_pipeline
 from .ir import IRError, parse_module, triton_module_from_text, triton_version
+from .verified_islands import source_fingerprint
 
 MODES = ("linear", "legacy")
 
@@ -94,27 +95,6 @@ def default_pipeline(mode: str, only: Optional[str] = None, report: bool = False
         options.append("remarks=true")
     passes.append(lower + ("{" + " ".join(options) + "}" if options else ""))
     return ",".join(passes)
-
-
-_fingerprint: Optional[str] = None
-
-
-def source_fingerprint() -> str:
-    """A hash of our own code that shapes compiled kernels (dialect/, lowering/, passes/), so a
-    changed lowering never reuses a kernel cached by an older one, even at the same version."""
-    global _fingerprint
-    if _fingerprint is None:
-        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        digest = hashlib.sha256()
-        for folder in ("dialect", "lowering", "passes"):
-            directory = os.path.join(root, folder)
-            for name in sorted(os.listdir(directory)):
-                if name.endswith(".py"):
-                    digest.update(name.encode())
-                    with open(os.path.join(directory, name), "rb") as f:
-                        digest.update(f.read())
-        _fingerprint = digest.hexdigest()[:16]
-    return _fingerprint
 
 
 # --------------------------------------------------------------------------- state
@@ -358,6 +338,10 @@ def _wrap_stages(stages: dict, config: PluginConfig) -> None:
         kernel = _kernel_name(text)
         state.update(stock_src=src, islands=False, kernel=kernel)
         _stats.kernels += 1
+        if "ttg.convert_layout" not in text:
+            # Nothing for us: our passes would only add attributes, and a module without
+            # islands is compiled from Triton's own TTGIR anyway.  No parse, no print.
+            return original["llir"](src, metadata)
         try:
             ours, islands = run_plugin_pipeline(src, config, {"name": kernel}, text)
         except Exception as error:  # never make a kernel fail that stock Triton compiles
@@ -414,7 +398,7 @@ def run_plugin_pipeline(triton_module, config: PluginConfig, metadata=None, text
         chatty = config.remarks or "report=true" in config.pipeline
         context = PassContext(report_stream=sys.stderr if chatty else _NullStream())
         run_pipeline(module, parse_pipeline(config.pipeline), context)
-        new_text = module.print(debuginfo=True)
+        new_text = module.text_for_triton()
     except IRError as e:
         raise RuntimeError(f"linear-layouts: kernel {name}: {e}") from None
     cast = "builtin.unrealized_conversion_cast"

@@ -427,6 +427,9 @@ class Module:
         self._temp_path = temp_path
         self._pending: dict[int, dict[str, str]] = {}   # op marker -> {attr name: attr text}
         self._pending_func: dict[str, dict[str, str]] = {}  # function symbol -> attrs
+        # Text from rewrite_text that has not been parsed yet: parsed on the first use of the
+        # module, or handed to Triton as it is (text_for_triton), which parses it anyway.
+        self._unparsed: Optional[str] = None
         self._build()
 
     # -- snapshot ---------------------------------------------------------------------
@@ -494,10 +497,12 @@ class Module:
             op.operands[i] = value_by_id.get(operand.id()) or Value(str(operand.get_type()), op, -1, operand)
         self._ops_postorder = ops
         self._printed_with_locations = None
+        self._header = None
 
     def _function_location(self, op: Operation) -> str:
         """Functions have no result to ask for a location: find the ``loc(...)`` printed after
         the closing brace of their body (computed on demand: printing costs time)."""
+        self._parsed()
         if self._printed_with_locations is None:
             self._printed_with_locations = str(self._handle)
         text = self._printed_with_locations
@@ -522,6 +527,7 @@ class Module:
     @property
     def body(self) -> Operation:
         """The ``builtin.module`` op (last in post-order)."""
+        self._parsed()
         return self._ops_postorder[-1]
 
     def walk(self) -> Iterator[Operation]:
@@ -540,8 +546,12 @@ class Module:
     # -- module attributes ----------------------------------------------------------------
 
     def _module_header(self) -> str:
-        m = re.search(r"^module attributes \{(.*)\} \{$", self.print(), flags=re.M)
-        return m.group(1) if m else ""
+        """The module's attribute dictionary as printed (read once per snapshot)."""
+        self._parsed()
+        if self._header is None:
+            m = re.search(r"^module attributes \{(.*)\} \{$", self.print(), flags=re.M)
+            self._header = m.group(1) if m else ""
+        return self._header
 
     @property
     def num_warps(self) -> Optional[int]:
@@ -564,6 +574,7 @@ class Module:
     def aliases(self) -> dict[str, str]:
         """Attribute aliases of the printed module, name -> fully expanded text, in print
         order: ``{"#blocked": "#ttg.blocked<{...}>", "#mma": "#ttg.nvidia_mma<{...}>"}``."""
+        self._parsed()
         text = self._handle.str_nodebug()
         raw = dict(re.findall(r"^(#[\w$.-]+) = (.*)$", text, flags=re.M))
         expanded = {}
@@ -586,6 +597,7 @@ class Module:
         """Set discardable attribute ``name`` of ``op`` to ``attribute_text`` (as MLIR prints
         it: ``"warp"``, ``#ttg.linear<...>``, ``[#a, #b]``).  Takes effect at :meth:`commit`;
         an invalid attribute is reported there, with Triton's diagnostic."""
+        self._parsed()
         if op._marker is not None:
             self._pending.setdefault(op._marker, {})[name] = attribute_text
         elif op.symbol is not None:
@@ -600,6 +612,7 @@ class Module:
 
     def _text_with_edits(self, debuginfo: bool = True) -> str:
         """The printed module with pending attributes in place of the markers (and no markers)."""
+        self._parsed()
         text = str(self._handle) if debuginfo else self._handle.str_nodebug()
         # Locations that Triton took from our temporary file name point at the user's file.
         text = text.replace(f'"{self._temp_path}"', mlir_string_literal(self.filename))
@@ -622,11 +635,29 @@ class Module:
 
     def rewrite_text(self, transform: Callable[[str], str]) -> None:
         """The general edit: ``transform`` gets the printed module (with locations, without
-        markers) and returns new module text, which is parsed and becomes this module."""
-        new_text = transform(self._text_with_edits())
-        self._reparse(new_text)
+        markers) and returns new module text, which becomes this module.  The text is parsed
+        (and so checked) when the module is next used: by the next pass, or when it is
+        printed; :meth:`text_for_triton` hands it to Triton's own parser instead."""
+        self._unparsed = transform(self._text_with_edits())
+        self._pending, self._pending_func = {}, {}   # they are in the text now
+
+    def _parsed(self) -> None:
+        """Parse text left by :meth:`rewrite_text`, if any, into this module."""
+        if self._unparsed is not None:
+            text, self._unparsed = self._unparsed, None
+            self._reparse(text)
+
+    def text_for_triton(self) -> str:
+        """The module as text with locations, for Triton to parse into its own context (the
+        drop-in's path).  Text a pass just wrote is returned as it is: parsing it here and
+        printing it again would cost a round trip (about 20 ms a kernel), and Triton's parser
+        checks it all the same."""
+        if self._unparsed is not None and not self.has_pending_edits:
+            return self._unparsed
+        return self.print(debuginfo=True)
 
     def replace_all_uses_with(self, old: Value, new: Value) -> None:
+        self._parsed()
         old._handle.replace_all_uses_with(new._handle)
         self.commit_structure()
 
@@ -671,6 +702,7 @@ class Module:
     def print(self, debuginfo: bool = False) -> str:
         """The module as MLIR text (with pending edits applied); locations only if asked for,
         and then pointing at the user's file."""
+        self._parsed()
         if self.has_pending_edits:
             self.commit()
         text = self._text_with_edits(debuginfo)

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Optional
 
@@ -229,7 +230,7 @@ def plan_module(module: Module, only: str = "", target: Optional[str] = None,
             plan = plan_legacy_conversion(src, dst, bits, hw_target, same_attribute=src_encoding == dst_encoding,
                                           src_kind=attribute_kind(src_encoding), dst_kind=attribute_kind(dst_encoding))
         else:
-            plan = plan_conversion(src, dst, bits, hw_target)
+            plan = _plan_remembered(src, dst, bits, hw_target)
         if not plan:
             outcome.reason = plan.reason
             continue
@@ -239,6 +240,55 @@ def plan_module(module: Module, only: str = "", target: Optional[str] = None,
             continue
         outcome.plan = plan
     return results
+
+
+# Plans made in this process, by (source, destination, element bits, target).  The planner is
+# a pure function of these (and verifies every plan it returns), and real programs ask for the
+# same conversion again and again: every autotuning config, every recompile of a kernel.
+_PLANS: "OrderedDict[tuple, object]" = OrderedDict()
+_PLANS_KEPT = 4096
+
+
+def _plan_remembered(src, dst, bits: int, target):
+    from . import verified_islands
+
+    if not verified_islands.caching_enabled():
+        return plan_conversion(src, dst, bits, target)
+    key = (src, dst, bits, target)
+    plan = _PLANS.get(key)
+    if plan is None:
+        plan = plan_conversion(src, dst, bits, target)
+        _PLANS[key] = plan
+        if len(_PLANS) > _PLANS_KEPT:
+            _PLANS.popitem(last=False)
+    else:
+        _PLANS.move_to_end(key)
+    return plan
+
+
+# The SSA prefix islands are emitted with (``%llX_7``); renamed to ``%ll<number>_`` on splicing.
+_CACHEABLE_PREFIX = "llX"
+
+
+def _simulate_unless_accepted(island_text: str, plan: ConversionPlan, site: ConvertSite):
+    """The emitted-code simulator's verdict on ``island_text``: remembered if it accepted this
+    very text for this plan and site before (``passes.verified_islands``), else a fresh run."""
+    from ..lowering.island_sim import check_emitted
+    from ..lowering.verify import VerificationResult
+    from . import verified_islands
+
+    key = verified_islands.verdict_key(island_text, plan, site, _installed_release())
+    if verified_islands.is_accepted(key):
+        return VerificationResult(True)
+    check = check_emitted(island_text, plan, site)
+    if check:
+        verified_islands.remember_accepted(key)
+    return check
+
+
+def _installed_release() -> str:
+    from .ir import triton_version
+    return triton_version()
 
 
 def _strict_check() -> bool:
@@ -264,7 +314,7 @@ def lower_module(module: Module, only: str = "", target: Optional[str] = None,
                            dst_type="@DST_TYPE@", element_type=result.tensor_type.element_type,
                            guard_before=guards,
                            guard_after=guards and _needs_guard_after(op, position_of[id(op)], triton_users),
-                           prefix=f"ll{number}",
+                           prefix=_CACHEABLE_PREFIX,
                            unique_struct=not _triton_before((3, 9)), in_loop=_in_loop(op))
         try:
             island = emit_island(outcome.plan, site)
@@ -272,8 +322,7 @@ def lower_module(module: Module, only: str = "", target: Optional[str] = None,
             outcome.plan, outcome.reason = None, str(error)
             continue
         if verify == "emitted":
-            from ..lowering.island_sim import check_emitted
-            check = check_emitted(island.text, outcome.plan, site)
+            check = _simulate_unless_accepted(island.text, outcome.plan, site)
             outcome.emitted_check = check
             if not check:
                 message = f"the emitted island failed the simulator: {check.errors[0]}"
@@ -281,6 +330,9 @@ def lower_module(module: Module, only: str = "", target: Optional[str] = None,
                     raise PassFailure(op, f"internal error: {message}")
                 outcome.plan, outcome.reason = None, message
                 continue
+        # Islands are emitted (and their verdicts remembered) with one SSA prefix, so the same
+        # conversion anywhere hashes alike; each gets its own prefix in the module.
+        island.text = island.text.replace(f"%{_CACHEABLE_PREFIX}_", f"%ll{number}_")
         outcome.island = island
         islands[number] = (outcome, island)
         module.set_attribute(op, ISLAND_ATTRIBUTE, f"{number} : i32")

@@ -15,6 +15,9 @@ import pytest
 # does that by default); in the tests a failing island is an error, not a silent hand-back to
 # Triton.  Subprocesses (ll-opt, compile workers) inherit it.
 os.environ.setdefault("LINEAR_LAYOUTS_STRICT_CHECK", "1")
+# ... and simulated every time: no verdict is taken from an earlier compile (passes.verified_islands;
+# test_verified_islands.py turns the memory on where it tests it).
+os.environ.setdefault("LINEAR_LAYOUTS_CACHE", "off")
 
 
 def _gpu_reason() -> str | None:

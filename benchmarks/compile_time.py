@@ -1,0 +1,133 @@
+"""What the plugin adds to Triton's compile time (CPU only, no GPU needed).
+
+    python benchmarks/compile_time.py --out benchmarks/results      # under the triton to measure
+
+Every bundled kernel (``examples/kernels.py``) plus one without any ``ttg.convert_layout``
+(``vector_add``) is compiled from its TTIR to an sm_90 cubin, side by side in one process,
+three ways:
+
+* ``stock``: Triton alone;
+* ``ours, cold``: ``linear_layouts.enable()`` with nothing remembered
+  (``LINEAR_LAYOUTS_CACHE=off``): every conversion planned, emitted and simulated;
+* ``ours, warm``: the same after one compile of the kernel, as for every autotuning config
+  after the first and every recompile: plans and the simulator's verdicts come from
+  ``passes.verified_islands`` (its disk directory is a fresh temporary one here).
+
+Each compile starts from an empty Triton cache (``TRITON_ALWAYS_COMPILE=1``), modes are
+interleaved so that drift hits every mode alike, and each figure is the median of
+``--repeats`` compiles.  Writes ``compile_time.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+
+from checkout import geomean, make_package_importable  # noqa: E402
+
+make_package_importable()
+os.environ["TRITON_ALWAYS_COMPILE"] = "1"
+os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+
+import triton  # noqa: E402
+import triton.language as tl  # noqa: E402
+
+
+@triton.jit
+def vector_add(X, Y, Z, N: tl.constexpr):
+    """A kernel with no layout conversion: what the plugin must cost nothing on."""
+    offsets = tl.program_id(0) * N + tl.arange(0, N)
+    tl.store(Z + offsets, tl.load(X + offsets) + tl.load(Y + offsets))
+
+
+def kernels():
+    from linear_layouts.examples.kernels import KERNELS, BundledKernel
+
+    no_convert = BundledKernel("vector_add (no convert)", vector_add, {"X": "*fp32", "Y": "*fp32", "Z": "*fp32"},
+                               {"N": 1024}, description="z = x + y")
+    return list(KERNELS) + [no_convert]
+
+
+def ttir_file(kernel, target, directory: str) -> str:
+    """The kernel's TTIR (from a stock compile of its source), as a file Triton compiles."""
+    from triton.compiler import ASTSource
+
+    source = ASTSource(fn=kernel.function, signature=kernel.signature, constexprs=kernel.constexprs)
+    compiled = triton.compile(source, target=target, options={"num_warps": kernel.num_warps, **kernel.options})
+    path = os.path.join(directory, kernel.name.split()[0] + ".ttir")
+    with open(path, "w") as f:
+        f.write(compiled.asm["ttir"])
+    return path
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
+    parser.add_argument("--repeats", type=int, default=7)
+    args = parser.parse_args(argv)
+
+    from triton.backends.compiler import GPUTarget
+
+    import linear_layouts
+    from linear_layouts.passes import verified_islands
+
+    target = GPUTarget("cuda", 90, 32)
+    workdir = tempfile.mkdtemp(prefix="ll_compile_time_")
+    os.environ[verified_islands.CACHE_DIR_VARIABLE] = os.path.join(workdir, "verified")
+    rows = []
+    for kernel in kernels():
+        path = ttir_file(kernel, target, workdir)
+        options = {"num_warps": kernel.num_warps, **kernel.options}
+
+        def compile_once():
+            start = time.perf_counter()
+            triton.compile(path, target=target, options=options)
+            return time.perf_counter() - start
+
+        times = {"stock": [], "cold": [], "warm": []}
+        linear_layouts.enable()
+        compile_once()                              # the warm mode's first compile
+        linear_layouts.disable()
+        for _ in range(args.repeats):
+            times["stock"].append(compile_once())
+            os.environ[verified_islands.CACHE_SWITCH] = "off"
+            linear_layouts.enable()
+            times["cold"].append(compile_once())
+            os.environ[verified_islands.CACHE_SWITCH] = "on"
+            times["warm"].append(compile_once())
+            linear_layouts.disable()
+        medians = {m: statistics.median(t) for m, t in times.items()}
+        rows.append((kernel.name, medians))
+        print(f"{kernel.name}: " + ", ".join(f"{m} {v * 1000:.1f} ms" for m, v in medians.items()), flush=True)
+
+    lines = ["# Compile time: stock Triton and the plugin", "",
+             f"- triton {triton.__version__}, python {platform.python_version()}, {os.cpu_count()} CPUs; "
+             f"TTIR to sm_90 cubin; median of {args.repeats} compiles per mode, modes interleaved, Triton's "
+             "cache off (`TRITON_ALWAYS_COMPILE=1`)",
+             "- `cold`: nothing remembered (`LINEAR_LAYOUTS_CACHE=off`); `warm`: plans and simulator verdicts "
+             "remembered from an earlier compile (`passes/verified_islands.py`)",
+             "- command: `python benchmarks/compile_time.py --out benchmarks/results`", "",
+             "| kernel | stock | ours, cold | ours, warm | cold / stock | warm / stock |",
+             "|---|---|---|---|---|---|"]
+    for name, m in rows:
+        lines.append(f"| {name} | {m['stock'] * 1000:.1f} ms | {m['cold'] * 1000:.1f} ms | {m['warm'] * 1000:.1f} ms "
+                     f"| {m['cold'] / m['stock']:.3f} | {m['warm'] / m['stock']:.3f} |")
+    cold = [m["cold"] / m["stock"] for _, m in rows]
+    warm = [m["warm"] / m["stock"] for _, m in rows]
+    lines += ["", f"Overhead, median over kernels: cold **{(statistics.median(cold) - 1) * 100:+.1f}%**, warm "
+                  f"**{(statistics.median(warm) - 1) * 100:+.1f}%**; geometric means: cold {geomean(cold):.3f}, "
+                  f"warm {geomean(warm):.3f}."]
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "compile_time.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print(lines[-1])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
