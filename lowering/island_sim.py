@@ -224,19 +224,22 @@ class _Machine:
         self.barrier_since_last_shared = False
 
     def _groups(self, b: np.ndarray, addr: np.ndarray, threads: np.ndarray):
-        """Per accessed (block, byte) of one instruction: its index into the flat arrays, the
-        reading/writing thread if only one, else -2, and its warp if only one, else -2."""
-        keys = b * self.nbytes + addr
-        unique, inverse = np.unique(keys, return_inverse=True)
-        tmin = np.full(len(unique), np.iinfo(np.int64).max)
-        tmax = np.full(len(unique), -1)
-        np.minimum.at(tmin, inverse, threads)
-        np.maximum.at(tmax, inverse, threads)
+        """Per accessed (block, byte) of one instruction: its block and byte, the reading or
+        writing thread if only one, else -2, and its warp if only one, else -2.  (Most
+        instructions touch every byte once: then these are the inputs themselves.)"""
         warps = self.warp[threads]
-        wmin = np.full(len(unique), np.iinfo(np.int64).max)
-        wmax = np.full(len(unique), -1)
-        np.minimum.at(wmin, inverse, warps)
-        np.maximum.at(wmax, inverse, warps)
+        keys = b * self.nbytes + addr
+        order = np.argsort(keys, kind="stable")
+        sorted_keys = keys[order]
+        starts = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]])
+        if len(starts) == len(keys):
+            return b, addr, threads, warps
+        by_key_threads, by_key_warps = threads[order], warps[order]
+        tmin = np.minimum.reduceat(by_key_threads, starts)
+        tmax = np.maximum.reduceat(by_key_threads, starts)
+        wmin = np.minimum.reduceat(by_key_warps, starts)
+        wmax = np.maximum.reduceat(by_key_warps, starts)
+        unique = sorted_keys[starts]
         thread = np.where(tmin == tmax, tmin, -2)
         warp = np.where(wmin == wmax, wmin, -2)
         return unique // self.nbytes, unique % self.nbytes, thread, warp
