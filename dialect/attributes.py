@@ -37,7 +37,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Sequence
 
-from .linear_layout import LayoutError, LinearLayout
+from .linear_layout import LayoutError, LinearLayout, is_power_of_two
 
 Ints = tuple  # tuple[int, ...]
 Bases = tuple  # tuple[tuple[int, ...], ...]
@@ -50,10 +50,6 @@ class AttributeSyntaxError(LayoutError):
 # ---------------------------------------------------------------------------------------------
 # Validation helpers.  Every check raises with the attribute kind and the offending parameter.
 
-def _is_pow2(n: Any) -> bool:
-    return isinstance(n, int) and not isinstance(n, bool) and n > 0 and (n & (n - 1)) == 0
-
-
 def _fail(kind: str, message: str) -> None:
     raise AttributeSyntaxError(f"#ttg.{kind}: {message}")
 
@@ -64,7 +60,7 @@ def _ints(kind: str, name: str, value: Any, *, pow2: bool = False, length: Optio
     value = tuple(value)
     if pow2:
         for v in value:
-            if not _is_pow2(v):
+            if not is_power_of_two(v):
                 _fail(kind, f"{name} = {list(value)} has {v}, which is not a power of two")
     if length is not None and len(value) != length:
         _fail(kind, f"{name} = {list(value)} has {len(value)} entries, expected {length} (the rank)")
@@ -213,7 +209,7 @@ def _check_cga(kind: str, cga: Optional[CGALayout], rank: int) -> Optional[CGALa
     for b in cga.bases:
         if len(b) != rank:
             _fail(kind, f"CGALayout basis {list(b)} must have {rank} components")
-        if sum(1 for c in b if c) > 1 or any(c and not _is_pow2(c) for c in b):
+        if sum(1 for c in b if c) > 1 or any(c and not is_power_of_two(c) for c in b):
             _fail(kind, f"CGALayout basis {list(b)} must be zero or a power of two along a single dim")
     return cga
 
@@ -341,7 +337,7 @@ class NvidiaMmaEncoding(DistributedAttribute):
             _fail(k, f"instrShape = {list(instr)}: version 2 supports M x N = 16 x 8 (or 8 x 8 for fp64)")
         if self.version_major == 3 and (instr[0] != 16 or instr[1] % 8 or not 8 <= instr[1] <= 256):
             _fail(k, f"instrShape = {list(instr)}: version 3 needs M = 16 and N a multiple of 8 up to 256")
-        if self.version_major == 3 and not _is_pow2(instr[1]):
+        if self.version_major == 3 and not is_power_of_two(instr[1]):
             _fail(k, f"instrShape = {list(instr)}: N = {instr[1]} is not a power of two")
         _set(self, "warps_per_cta", warps)
         _set(self, "instr_shape", instr)
@@ -495,7 +491,7 @@ class AmdWmmaEncoding(DistributedAttribute):
             _set(self, "warp_bases", warps)
             for name, bs in (("register", regs), ("warp", warps)):
                 for b in bs:
-                    if sum(1 for c in b if c) > 1 or any(c and not _is_pow2(c) for c in b):
+                    if sum(1 for c in b if c) > 1 or any(c and not is_power_of_two(c) for c in b):
                         _fail(k, f"ctaLayout {name} basis {list(b)} must be zero or a power of two along one dim")
         if rank not in (2, 3):
             _fail(k, f"a WMMA layout has rank 2 or 3, got {rank}")
@@ -569,7 +565,7 @@ class DotOperandEncoding(DistributedAttribute):
         if isinstance(parent, BlockedEncoding):
             if self.k_width != 0:
                 _fail(k, f"kWidth = {self.k_width}: a dot operand of a blocked parent has no kWidth")
-        elif not _is_pow2(self.k_width):
+        elif not is_power_of_two(self.k_width):
             _fail(k, f"kWidth = {self.k_width}: a dot operand of an MMA parent needs a power-of-two kWidth")
         if isinstance(parent, NvidiaMmaEncoding) and parent.is_hopper and self.op_idx != 0:
             _fail(k, "opIdx = 1 with a Hopper (version 3) MMA parent: wgmma takes only operand A from registers")
@@ -680,7 +676,7 @@ class SwizzledSharedEncoding(SharedAttribute):
         k = self.kind
         for name, attr in (("vec", "vec"), ("perPhase", "per_phase"), ("maxPhase", "max_phase")):
             v = _int(k, name, getattr(self, attr))
-            if not _is_pow2(v):
+            if not is_power_of_two(v):
                 _fail(k, f"{name} = {v} is not a power of two")
         rank = len(self.order) if isinstance(self.order, (list, tuple)) else 0
         if rank < 1:
@@ -839,7 +835,7 @@ class SharedLinearEncoding(SharedAttribute):
         _set(self, "offset", _bases(k, "offset", self.offset))
         _set(self, "block", _bases(k, "block", self.block))
         a = _int(k, "alignment", self.alignment)
-        if not _is_pow2(a):
+        if not is_power_of_two(a):
             _fail(k, f"alignment = {a} is not a power of two")
         object.__setattr__(self, "_rank", _linear_rank(k, [("offset", self.offset), ("block", self.block)]))
 

@@ -18,13 +18,13 @@ from dataclasses import replace
 from typing import Mapping, Optional, Sequence, Union
 
 from .attributes import AmdWmmaEncoding, DotOperandEncoding, LayoutAttribute, SliceEncoding, parse_attribute
-from .encodings_common import (BLOCK, LANE, OFFSET, REGISTER, WARP, _TRITON_VERSION, _is_pow2,
+from .encodings_common import (BLOCK, LANE, OFFSET, REGISTER, WARP, _TRITON_VERSION,
                                broadcasted_dot_operand_layout, combine_cta_cga_with_shape, dim_names,
                                ensure_layout_not_larger_than, ensure_layout_not_smaller_than, identity_standard_nd,
                                matrix_order)
 from .encodings_distributed import DISTRIBUTED_CONVERSIONS
 from .encodings_shared import SHARED_CONVERSIONS
-from .linear_layout import LayoutError, LinearLayout
+from .linear_layout import LayoutError, LinearLayout, is_power_of_two
 
 __all__ = ["to_linear_layout", "linear_attribute", "is_permutation_layout",
            # the building blocks, for callers that assemble layouts themselves
@@ -61,7 +61,7 @@ def to_linear_layout(attr_or_text: Union[LayoutAttribute, str], shape: Sequence[
     if len(shape) != attr.rank:
         raise LayoutError(f"{attr} has rank {attr.rank} but the shape {shape} has rank {len(shape)}")
     for s in shape:
-        if not _is_pow2(s):
+        if not is_power_of_two(s):
             raise LayoutError(f"{attr}: the shape {shape} has {s}, which is not a power of two")
     for cls, convert in _CONVERSIONS:
         if isinstance(attr, cls):
@@ -100,7 +100,7 @@ def is_permutation_layout(layout: LinearLayout) -> bool:
     for bs in layout.bases.values():
         for b in bs:
             nonzero = [c for c in b if c]
-            if len(nonzero) > 1 or (nonzero and not _is_pow2(nonzero[0])):
+            if len(nonzero) > 1 or (nonzero and not is_power_of_two(nonzero[0])):
                 return False
     nonzero = [b for bs in layout.bases.values() for b in bs if any(b)]
     stripped = LinearLayout([("all", nonzero)], list(layout.out_dims.items()), require_surjective=False)

@@ -21,7 +21,7 @@ from contextvars import ContextVar
 from typing import Mapping, Optional, Sequence
 
 from .attributes import CGALayout
-from .linear_layout import LayoutError, LinearLayout
+from .linear_layout import LayoutError, LinearLayout, is_power_of_two
 
 REGISTER, LANE, WARP, BLOCK, OFFSET = "register", "lane", "warp", "block", "offset"
 
@@ -31,10 +31,6 @@ _TRITON_VERSION: ContextVar = ContextVar("triton_version", default=(3, 9))
 
 def _log2(n: int) -> int:
     return n.bit_length() - 1
-
-
-def _is_pow2(n) -> bool:
-    return isinstance(n, int) and n > 0 and n & (n - 1) == 0
 
 
 def dim_names(rank: int) -> list[str]:

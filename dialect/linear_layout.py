@@ -43,7 +43,9 @@ class LayoutError(ValueError):
     """Raised for invalid layouts or invalid operations on layouts; the message names the culprit."""
 
 
-def _is_pow2(n: int) -> bool:
+def is_power_of_two(n) -> bool:
+    """True for the ints 1, 2, 4, ...; False for anything else, ``True`` and ``0`` included
+    (every size check in the dialect uses this one definition)."""
     return isinstance(n, int) and not isinstance(n, bool) and n > 0 and (n & (n - 1)) == 0
 
 
@@ -81,7 +83,7 @@ def _named_sizes(dims, operation: str, what: str) -> list:
         if len(p) != 2:
             raise LayoutError(f"{operation}: expected (name, size) pairs, got {p!r}")
         _check_name(p[0], what)
-        if not _is_pow2(p[1]):
+        if not is_power_of_two(p[1]):
             raise LayoutError(f"{operation}: size {p[1]!r} of {what} '{p[0]}' is not a power of 2")
     names = [n for n, _ in new]
     if len(set(names)) != len(names):
@@ -194,7 +196,7 @@ class LinearLayout:
             if len(set(names)) != len(names):
                 raise LayoutError(f"duplicate {what}-dim names in {names}")
         for name, size in self._out:
-            if not _is_pow2(size):
+            if not is_power_of_two(size):
                 raise LayoutError(f"out-dim '{name}' has size {size}; out-dim sizes must be powers of 2")
         for in_dim, bs in self._in:
             for i, basis in enumerate(bs):
@@ -265,7 +267,7 @@ class LinearLayout:
             raise LayoutError(f"strided_1d: size and stride must be integers, got {size!r} and {stride!r}")
         if size == 0:
             return cls.empty()
-        if not _is_pow2(size) or not _is_pow2(stride):
+        if not is_power_of_two(size) or not is_power_of_two(stride):
             raise LayoutError(f"strided_1d({size}, {stride}, {in_dim!r}, {out_dim!r}): size and stride must be powers of 2")
         bases = [(stride << i,) for i in range(_log2(size))]
         return cls([(in_dim, bases)], [(out_dim, stride * size)], require_surjective=False)
@@ -282,7 +284,7 @@ class LinearLayout:
             raise LayoutError(f"zeros_1d: size must be an integer, got {size!r}")
         if size == 0:
             return cls.empty()
-        if not _is_pow2(size) or not _is_pow2(out_size):
+        if not is_power_of_two(size) or not is_power_of_two(out_size):
             raise LayoutError(f"zeros_1d({size}, {in_dim!r}, {out_dim!r}, {out_size}): sizes must be powers of 2")
         return cls([(in_dim, [(0,)] * _log2(size))], [(out_dim, out_size)], require_surjective=False)
 
@@ -606,7 +608,7 @@ class LinearLayout:
 
     def resize_in_dim(self, dim: str, new_size: int) -> "LinearLayout":
         """Shrinking drops the most significant bases of ``dim``; growing appends zero bases."""
-        if not _is_pow2(new_size):
+        if not is_power_of_two(new_size):
             raise LayoutError(f"resize_in_dim: new size {new_size} of in-dim '{dim}' is not a power of 2")
         k = _log2(new_size)
         zero = (0,) * len(self._out)
@@ -621,7 +623,7 @@ class LinearLayout:
     def resize_out_dim(self, dim: str, new_size: int) -> "LinearLayout":
         """Shrink out dim ``dim`` to ``new_size``: components >= new_size become 0."""
         i = self._out_index(dim)
-        if not _is_pow2(new_size) or new_size > self._out[i][1]:
+        if not is_power_of_two(new_size) or new_size > self._out[i][1]:
             raise LayoutError(f"resize_out_dim: new size {new_size} of out-dim '{dim}' must be a power of 2 "
                               f"no larger than {self._out[i][1]}")
         bases = [(n, [b[:i] + ((b[i] if b[i] < new_size else 0),) + b[i + 1:] for b in bs]) for n, bs in self._in]

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from . import cost_weights as weights
 from .plan import Barrier, ConversionPlan, SharedAccess, SharedMemoryPlan
 from .shuffle import exact_select_count
 from .target import Target
@@ -54,7 +55,8 @@ class PlanCost:
     @property
     def weight(self) -> float:
         """An estimate used to choose between shuffles and shared memory, in units of one
-        shared-memory/shuffle pipe issue.  Shuffles and shared accesses share the MIO pipe: an
+        shared-memory/shuffle pipe issue (the constants are ``lowering.cost_weights``).
+        Shuffles and shared accesses share the MIO pipe: an
         access costs its issue (1) plus half a unit per wavefront it occupies the banks (a
         128-bit access of 32 lanes moves 512 bytes: 4 wavefronts); a shuffle 1.5 (issue plus
         its 128-byte crossbar pass); selects and byte permutes run on the ALUs at 4x the MIO
@@ -66,11 +68,12 @@ class PlanCost:
         barrier_units = 0.0
         for name, count in self.instructions.items():
             if name.startswith("bar.warp"):
-                barrier_units += 0.5 * count
+                barrier_units += weights.WARP_BARRIER * count
             elif name.startswith(("bar.", "s_barrier")):
-                barrier_units += 2.0 * count
-        return (1.5 * self.shuffles + 0.25 * (self.selects + self.packs)
-                + (self.shared_stores + self.shared_loads) + 0.5 * (self.store_wavefronts + self.load_wavefronts)
+                barrier_units += weights.CTA_BARRIER * count
+        return (weights.SHUFFLE * self.shuffles + weights.ALU_OP * (self.selects + self.packs)
+                + weights.SHARED_ACCESS * (self.shared_stores + self.shared_loads)
+                + weights.SHARED_WAVEFRONT * (self.store_wavefronts + self.load_wavefronts)
                 + barrier_units)
 
     def __str__(self) -> str:

@@ -52,6 +52,7 @@ import itertools
 from dataclasses import dataclass
 
 from ..dialect import f2
+from . import cost_weights as weights
 from .hardware import deposit
 from .plan import ShuffleRound, ThreadAffine, WarpShufflePlan
 
@@ -95,8 +96,8 @@ class ShuffleCost:
 
     @property
     def weight(self) -> float:
-        # the units of ``PlanCost.weight``: a shuffle 1.5, an ALU op 0.25
-        return 1.5 * self.shuffles + 0.25 * (self.selects + self.packs)
+        # the units of ``PlanCost.weight`` (``lowering.cost_weights``)
+        return weights.SHUFFLE * self.shuffles + weights.ALU_OP * (self.selects + self.packs)
 
 
 def select_count(send_rank: int, rounds: int, src_words: int, receive_rank: int, dst_words: int) -> int:
