@@ -23,7 +23,7 @@ config.environment["PATH"] = bin_dir + os.pathsep + os.environ.get("PATH", "")
 # error (ll-opt exits 1), not a silent hand-back to Triton.
 config.environment["LINEAR_LAYOUTS_STRICT_CHECK"] = "1"
 config.environment["LINEAR_LAYOUTS_CACHE"] = "off"   # every island simulated, none remembered
-for var in ("HOME", "TMPDIR", "TRITON_HOME", "TRITON_CACHE_DIR"):
+for var in ("HOME", "TMPDIR", "TRITON_HOME", "TRITON_CACHE_DIR", "PYTHONPATH"):
     if var in os.environ:
         config.environment[var] = os.environ[var]
 
