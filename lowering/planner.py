@@ -228,10 +228,16 @@ def plan_candidates(src: LinearLayout, dst: LinearLayout, bits, target) -> tuple
     return plans, scope
 
 
-def plan_conversion(src: LinearLayout, dst: LinearLayout, bits, target) -> ConversionPlan | Unsupported:
+def plan_conversion(src: LinearLayout, dst: LinearLayout, bits, target, rank: int = 0) -> ConversionPlan | Unsupported:
     """A verified plan converting ``src`` to ``dst`` (distributed layouts of one tensor) for
     elements of ``bits`` bits (1, 8, 16, 32, 64 or "ptr") on ``target`` (a Target or a name such
-    as "sm_90", "gfx942"); or ``Unsupported`` with the reason."""
+    as "sm_90", "gfx942"); or ``Unsupported`` with the reason.
+
+    ``rank`` picks a candidate other than the cheapest: the ``rank``-th verified plan in the cost
+    model's order (0 = the cheapest).  ``benchmarks/plan_choice.py`` times every rank against each
+    other and against stock Triton, to measure how good the cost model's choice is."""
+    if rank < 0:
+        raise ValueError(f"rank {rank}: expected 0 or more")
     try:
         target = target_named(target) if isinstance(target, str) else target
         plans, scope = plan_candidates(src, dst, bits, target)
@@ -243,11 +249,17 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, bits, target) -> Conve
         return Unsupported(f"cross-CTA conversion: data moves between CTAs of a cluster; {why}; left to Triton",
                            scope)
     failures = []
+    verified = 0
     for plan in plans:
         result = verify_plan(plan)
         if result.ok:
-            return plan
+            if verified == rank:
+                return plan
+            verified += 1
+            continue
         failures.append(f"{plan.method}: {result.errors[0]}")
     if not plans:
         return Unsupported(f"no plan found for a {scope}-scope conversion", scope)
+    if verified:
+        return Unsupported(f"candidate {rank} asked for, and only {verified} plans passed the verifier", scope)
     return Unsupported("no plan passed the verifier: " + "; ".join(failures), scope)

@@ -191,9 +191,10 @@ def _target_of(module: Module, target: Optional[str]):
 
 
 def plan_module(module: Module, only: str = "", target: Optional[str] = None,
-                mode: str = "linear") -> list[tuple[Operation, ConvertOutcome]]:
+                mode: str = "linear", candidate: int = 0) -> list[tuple[Operation, ConvertOutcome]]:
     """Plan every convert of ``module``; outcomes with a plan we own have ``plan`` set.
-    ``mode="legacy"``: plans of ``lowering.legacy`` instead of the planner's."""
+    ``mode="legacy"``: plans of ``lowering.legacy`` instead of the planner's.  ``candidate``:
+    the planner's ``rank`` (0, the cheapest by the cost model; others for benchmarks)."""
     owned = _owned_methods(only)
     if mode not in MODES:
         raise PassFailure(None, f"option mode={mode}: unknown mode (known: {', '.join(MODES)})")
@@ -230,7 +231,7 @@ def plan_module(module: Module, only: str = "", target: Optional[str] = None,
             plan = plan_legacy_conversion(src, dst, bits, hw_target, same_attribute=src_encoding == dst_encoding,
                                           src_kind=attribute_kind(src_encoding), dst_kind=attribute_kind(dst_encoding))
         else:
-            plan = _plan_remembered(src, dst, bits, hw_target)
+            plan = _plan_remembered(src, dst, bits, hw_target, candidate)
         if not plan:
             outcome.reason = plan.reason
             continue
@@ -249,15 +250,15 @@ _PLANS: "OrderedDict[tuple, object]" = OrderedDict()
 _PLANS_KEPT = 4096
 
 
-def _plan_remembered(src, dst, bits: int, target):
+def _plan_remembered(src, dst, bits: int, target, rank: int = 0):
     from . import verified_islands
 
     if not verified_islands.caching_enabled():
-        return plan_conversion(src, dst, bits, target)
-    key = (src, dst, bits, target)
+        return plan_conversion(src, dst, bits, target, rank)
+    key = (src, dst, bits, target, rank)
     plan = _PLANS.get(key)
     if plan is None:
-        plan = plan_conversion(src, dst, bits, target)
+        plan = plan_conversion(src, dst, bits, target, rank)
         _PLANS[key] = plan
         if len(_PLANS) > _PLANS_KEPT:
             _PLANS.popitem(last=False)
@@ -296,11 +297,11 @@ def _strict_check() -> bool:
 
 
 def lower_module(module: Module, only: str = "", target: Optional[str] = None,
-                 mode: str = "linear", verify: str = "emitted") -> list[ConvertOutcome]:
+                 mode: str = "linear", verify: str = "emitted", candidate: int = 0) -> list[ConvertOutcome]:
     """Replace every convert we can lower by its island (in place); return every outcome."""
     if verify not in VERIFY_LEVELS:
         raise PassFailure(None, f"option verify={verify}: unknown level (known: {', '.join(VERIFY_LEVELS)})")
-    planned = plan_module(module, only, target, mode)
+    planned = plan_module(module, only, target, mode, candidate)
     shared_ops = [op for op, o in planned if o.plan is not None and o.plan.method == "shared"]
     guards = _needs_guards(module, shared_ops)
     triton_users = _triton_shared_memory_users(module, {id(op) for op, o in planned if o.plan is not None})
@@ -377,6 +378,9 @@ class LowerConversions(ModulePass):
     target: str = ""
     mode: str = "linear"  # "linear" (our planner) or "legacy" (Triton before linear layouts: lowering.legacy)
     verify: str = "emitted"  # "emitted" (simulate every island) or "plan" (the plan verifier only)
+    # Which verified candidate to emit: 0 = the cheapest by the cost model.  Others exist so that
+    # benchmarks/plan_choice.py can time every candidate the planner considered.
+    candidate: int = 0
 
     def check_options(self) -> Optional[str]:
         names = [n.strip() for n in self.only.split(",") if n.strip()]
@@ -386,6 +390,8 @@ class LowerConversions(ModulePass):
                    f"(known: {', '.join(METHODS)})"
         if self.mode not in MODES:
             return f"option mode={self.mode!r}: unknown mode (known: {', '.join(MODES)})"
+        if self.candidate < 0:
+            return f"option candidate={self.candidate}: expected 0 or more"
         if self.verify not in VERIFY_LEVELS:
             return f"option verify={self.verify!r}: unknown level (known: {', '.join(VERIFY_LEVELS)})"
         if self.target:
@@ -397,7 +403,7 @@ class LowerConversions(ModulePass):
 
     def apply(self, module: Module, context: PassContext) -> None:
         target = self.target or getattr(context, "target", None) or None
-        outcomes = lower_module(module, self.only, target, self.mode, self.verify)
+        outcomes = lower_module(module, self.only, target, self.mode, self.verify, self.candidate)
         if self.remarks or getattr(context, "remarks", False):
             for outcome in outcomes:
                 context.report(outcome.remark())
