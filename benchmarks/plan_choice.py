@@ -40,6 +40,7 @@ from conversions import (ITERATIONS, Case, _wrap, corpus_cases,  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STOCK = -1               # the "rank" of stock Triton's own lowering
+CHOSEN = -2              # what the plugin emits by default (the cost model, overruled by measurements)
 WITHIN = 1.03            # "close to the fastest": the issue's 3%
 NOT_SLOWER_THAN_STOCK = 1.05
 
@@ -119,8 +120,8 @@ def verified_candidates(case: Case) -> list[dict]:
     from linear_layouts.lowering.verify import verify_plan
 
     aliases = parse_aliases(case.aliases) if case.aliases else None
-    src = to_linear_layout(case.src, case.shape, aliases)
-    dst = to_linear_layout(case.dst, case.shape, aliases)
+    src = to_linear_layout(case.src, case.shape, aliases, triton_version=installed_release())
+    dst = to_linear_layout(case.dst, case.shape, aliases, triton_version=installed_release())
     plans, scope = plan_candidates(src, dst, case.bits, "sm_90")
     out = []
     for plan in plans:
@@ -130,6 +131,16 @@ def verified_candidates(case: Case) -> list[dict]:
 
 
 # --------------------------------------------------------------------------- compiling
+
+def pipeline_of(rank: int) -> str | None:
+    """The plugin pipeline that emits ``rank`` (None: stock Triton, plugin off)."""
+    if rank == STOCK:
+        return None
+    if rank == CHOSEN:
+        return "ll-lower-conversions"
+    # measured=false: rank 0 is the cost model's own pick, whatever the measurements say.
+    return f"ll-lower-conversions{{candidate={rank} measured=false}}"
+
 
 def compile_candidate(args):
     """Compile one case with one candidate (or stock) in a worker process."""
@@ -146,8 +157,8 @@ def compile_candidate(args):
         import linear_layouts
         from linear_layouts.passes import hook
 
-        if rank != STOCK:
-            linear_layouts.enable(pipeline=f"ll-lower-conversions{{candidate={rank}}}")
+        if pipeline_of(rank):
+            linear_layouts.enable(pipeline=pipeline_of(rank))
         try:
             kernel = triton.compile(path, target=GPUTarget("cuda", 90, 32))
         finally:
@@ -170,8 +181,8 @@ def load_candidate(index, rank, directory):
     from linear_layouts.passes import hook
     from triton.backends.compiler import GPUTarget
 
-    if rank != STOCK:
-        linear_layouts.enable(pipeline=f"ll-lower-conversions{{candidate={rank}}}")
+    if pipeline_of(rank):
+        linear_layouts.enable(pipeline=pipeline_of(rank))
     try:
         return triton.compile(os.path.join(directory, f"case{index}_rank{rank}.ttgir"),
                               target=GPUTarget("cuda", 90, 32))
@@ -181,7 +192,13 @@ def load_candidate(index, rank, directory):
 
 # --------------------------------------------------------------------------- timing
 
-def time_on_gpu(cases, candidates, compiled, directory):
+def ranks_of(index: int, candidates, overruled) -> list[int]:
+    """What to compile and time for case ``index``: stock, every verified candidate, and the
+    plugin's default when a recorded measurement overrules the model there."""
+    return [STOCK] + ([CHOSEN] if overruled[index] else []) + list(range(len(candidates[index])))
+
+
+def time_on_gpu(cases, candidates, overruled, compiled, directory):
     import torch
     from triton.testing import do_bench
 
@@ -198,8 +215,9 @@ def time_on_gpu(cases, candidates, compiled, directory):
         x = torch.randint(max(info.min, -(2 ** 30)), min(info.max, 2 ** 30), (size,), dtype=dtype, device="cuda")
         expected = _wrap(x.to(torch.int64) * ITERATIONS + sum(range(ITERATIONS)), case.bits).to(dtype)
         row = {"case": case.name, "src": case.src_resolved, "dst": case.dst_resolved, "shape": list(case.shape),
-               "bits": case.bits, "num_warps": case.num_warps, "candidates": candidates[index], "stock": None}
-        for rank in [STOCK] + list(range(len(candidates[index]))):
+               "bits": case.bits, "num_warps": case.num_warps, "candidates": candidates[index], "stock": None,
+               "chosen": None}
+        for rank in ranks_of(index, candidates, overruled):
             result = dict(compiled.get((index, rank), {"ok": False, "error": "not compiled"}))
             if result.get("ok"):
                 try:
@@ -214,6 +232,8 @@ def time_on_gpu(cases, candidates, compiled, directory):
                     result.update(ok=False, error=f"{type(e).__name__}: {e}"[:300])
             if rank == STOCK:
                 row["stock"] = result
+            elif rank == CHOSEN:
+                row["chosen"] = {"overruled_by": overruled[index], **result}
             else:
                 row["candidates"][rank] = {**row["candidates"][rank], **result}
         rows.append(row)
@@ -224,21 +244,27 @@ def time_on_gpu(cases, candidates, compiled, directory):
 # --------------------------------------------------------------------------- judging
 
 def judge(row) -> dict | None:
-    """Where the chosen plan (rank 0) stands, or None when it was not measured."""
+    """Where the plugin's choice stands, or None when it was not measured.  The choice is the
+    cost model's pick (rank 0) unless a recorded measurement overruled it (``row["chosen"]``:
+    the default pipeline, timed on its own)."""
     stock = row["stock"].get("ms") if row["stock"] else None
     ours = [c.get("ms") for c in row["candidates"]]
-    if not ours or not ours[0] or not stock:
+    chosen = row["chosen"].get("ms") if row.get("chosen") else (ours[0] if ours else None)
+    if not ours or not ours[0] or not stock or not chosen:
         return None
-    measured = [t for t in ours if t] + [stock]
-    fastest = min(measured)
+    fastest = min([t for t in ours if t] + [stock])
     best_ours = min(t for t in ours if t)
-    return {"chosen_over_fastest": ours[0] / fastest, "chosen_over_stock": ours[0] / stock,
+    return {"chosen_over_fastest": chosen / fastest, "chosen_over_stock": chosen / stock,
+            "model_over_fastest": ours[0] / fastest, "model_over_stock": ours[0] / stock,
             "best_ours_over_stock": best_ours / stock, "candidates": len(ours),
+            "overruled": row["chosen"]["overruled_by"] if row.get("chosen") else "",
             "fastest": "stock" if fastest == stock else f"rank {ours.index(fastest)}"}
 
 
 def summary_line(row) -> str:
     parts = [f"stock={row['stock'].get('ms', float('nan')):.4f}" if row["stock"] else "stock=-"]
+    if row.get("chosen"):
+        parts.append(f"chosen={row['chosen'].get('ms', float('nan')):.4f}")
     for rank, c in enumerate(row["candidates"]):
         ok = "" if c.get("exact", False) else "(!)"
         parts.append(f"{rank}:{c['method']}={c.get('ms', float('nan')):.4f}{ok}")
@@ -261,6 +287,11 @@ def write_report(rows, out, environment, argv):
     if row_stock_inexact := [row["case"] for row in rows if row["stock"] and row["stock"].get("ok")
                              and not row["stock"].get("exact", True)]:
         inexact += [(c, "stock") for c in row_stock_inexact]
+    inexact += [(row["case"], "chosen") for row in rows if row.get("chosen") and row["chosen"].get("ok")
+                and not row["chosen"].get("exact", True)]
+    model_close = sum(1 for _, j in judged if j["model_over_fastest"] <= WITHIN)
+    model_slower = sum(1 for _, j in judged if j["model_over_stock"] > NOT_SLOWER_THAN_STOCK)
+    overruled = [j for _, j in judged if j["overruled"]]
     lines = ["# Plan choice: every candidate the planner considered, and stock Triton, timed side by side", "",
              f"GPU: {environment.get('gpu')}; triton {environment.get('triton')}; torch {environment.get('torch')}; "
              f"{ITERATIONS} conversions per kernel, medians of `triton.testing.do_bench`.", "",
@@ -273,13 +304,19 @@ def write_report(rows, out, environment, argv):
              f"{len(slower_than_stock)}",
              f"* geometric mean chosen / stock: {geomean([j['chosen_over_stock'] for _, j in judged]):.3f}; "
              f"best candidate / stock: {geomean([j['best_ours_over_stock'] for _, j in judged]):.3f}",
+             f"* the cost model's own pick (rank 0): within {100 * (WITHIN - 1):.0f}% of the fastest in {model_close}/{n}, "
+             f"more than {100 * (NOT_SLOWER_THAN_STOCK - 1):.0f}% slower than stock in {model_slower}, geometric mean "
+             f"pick / stock {geomean([j['model_over_stock'] for _, j in judged]):.3f}",
+             f"* overruled by a recorded measurement (lowering/measured_choices.json): {len(overruled)} "
+             f"(to stock: {sum(1 for j in overruled if j['overruled'] == 'stock')})",
              f"* every measured kernel bit-exact: {not inexact}" + (f" (not: {inexact[:5]})" if inexact else ""),
-             "", "| case | warps | candidates (method: ms) | stock ms | chosen/fastest | chosen/stock | fastest |",
-             "|---|---:|---|---:|---:|---:|---|"]
+             "", "| case | warps | candidates (method: ms) | stock ms | chosen | chosen/fastest | chosen/stock | fastest |",
+             "|---|---:|---|---:|---|---:|---:|---|"]
     for row, j in judged:
         cands = ", ".join(f"{c['method']}: {c['ms']:.4f}" if c.get("ms") else f"{c['method']}: -"
                           for c in row["candidates"])
-        lines.append(f"| {row['case']} | {row['num_warps']} | {cands} | {row['stock']['ms']:.4f} | "
+        chosen = f"measured: {j['overruled']}" if j["overruled"] else "rank 0"
+        lines.append(f"| {row['case']} | {row['num_warps']} | {cands} | {row['stock']['ms']:.4f} | {chosen} | "
                      f"{j['chosen_over_fastest']:.3f} | {j['chosen_over_stock']:.3f} | {j['fastest']} |")
     failures = [(row["case"], rank, c.get("error")) for row in rows for rank, c in enumerate(row["candidates"])
                 if not c.get("ok")]
@@ -290,7 +327,73 @@ def write_report(rows, out, environment, argv):
         lines += [f"* {c} [{r}]: {e}" for c, r, e in failures]
     with open(os.path.join(out, "plan_choice.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
-    print("\n".join(lines[:12]))
+    print("\n".join(lines[:14]))
+
+
+# --------------------------------------------------------------------------- the measured-choice table
+
+def release(version_text: str) -> tuple[int, int]:
+    """(major, minor) of a Triton version string: layouts follow that release's conventions."""
+    return tuple(int(x) for x in version_text.split(".")[:2])
+
+
+def installed_release() -> tuple[int, int]:
+    import triton
+    return release(triton.__version__)
+
+
+def layouts_of(row, version: tuple[int, int]):
+    """Both layouts of a result row as the plugin sees them under Triton ``version``."""
+    from linear_layouts.dialect.encodings import to_linear_layout
+    shape = tuple(row["shape"])
+    return (to_linear_layout(row["src"], shape, triton_version=version),
+            to_linear_layout(row["dst"], shape, triton_version=version))
+
+
+def overruling_choice(case: Case):
+    """"stock" or the rank a recorded measurement picks for this case, "" when none applies
+    (as ``passes.lower_conversions`` decides it: the entry must match the planner's plans)."""
+    from linear_layouts.lowering import measured_choices
+
+    src, dst = layouts_of({"src": case.src_resolved, "dst": case.dst_resolved, "shape": case.shape},
+                          installed_release())
+    choice = measured_choices.lookup(src, dst, case.bits, "sm_90")
+    return "" if choice is None else str(choice.fastest)
+
+
+def write_choices(results_path: str, table_path: str) -> int:
+    """The conversions of a plan_choice.json where the cost model's pick was more than 3% slower
+    than the fastest measured option, as the table ``lowering.measured_choices`` reads."""
+    from linear_layouts.lowering.measured_choices import conversion_key
+
+    data = json.load(open(results_path))
+    choices = {}
+    for row in data["cases"]:
+        ours = [c.get("ms") for c in row["candidates"]]
+        stock = row["stock"].get("ms") if row["stock"] else None
+        if not ours or not all(ours) or not stock or "instructions" not in row["candidates"][0]:
+            continue
+        fastest_ours = min(range(len(ours)), key=lambda k: ours[k])
+        fastest_ms = min(stock, ours[fastest_ours])
+        if ours[0] <= WITHIN * fastest_ms:
+            continue
+        fastest = "stock" if stock < ours[fastest_ours] else fastest_ours
+        src, dst = layouts_of(row, release(data["environment"]["triton"]))
+        choices[conversion_key(src, dst, row["bits"], "sm_90")] = {
+            "case": row["case"], "fastest": fastest, "model_pick_ms": round(ours[0], 5),
+            "fastest_ms": round(fastest_ms, 5), "model_pick_mix": row["candidates"][0]["instructions"],
+            "fastest_mix": None if fastest == "stock" else row["candidates"][fastest]["instructions"]}
+    environment = data["environment"]
+    table = {"measured_on": environment["gpu"], "triton": environment["triton"],
+             "made_by": f"python benchmarks/plan_choice.py --write-choices {os.path.relpath(table_path, REPO)} "
+                        f"--from {os.path.relpath(results_path, REPO)}",
+             "choices": dict(sorted(choices.items(), key=lambda kv: kv[1]["case"]))}
+    with open(table_path, "w") as f:
+        json.dump(table, f, indent=1)
+        f.write("\n")
+    stock = sum(1 for c in choices.values() if c["fastest"] == "stock")
+    print(f"{len(choices)} measured choices ({stock} to stock) -> {table_path}")
+    return 0
 
 
 def main(argv=None) -> int:
@@ -303,8 +406,13 @@ def main(argv=None) -> int:
     parser.add_argument("--limit", type=int, default=0, help="only the first N cases")
     parser.add_argument("--match", default="", help="only the cases whose name contains this text")
     parser.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) - 1))
+    parser.add_argument("--write-choices", default="", metavar="TABLE",
+                        help="write the measured-choice table from the results given by --from, and stop")
+    parser.add_argument("--from", dest="results", default="", metavar="JSON", help="a plan_choice.json")
     args = parser.parse_args(argv)
     make_package_importable()
+    if args.write_choices:
+        return write_choices(args.results, args.write_choices)
     cases = corpus_cases() + random_cases(args.random, args.seed)
     if args.match:
         cases = [c for c in cases if args.match in c.name]
@@ -317,10 +425,11 @@ def main(argv=None) -> int:
         except Exception as e:  # a case the planner cannot take is reported, not fatal
             print(f"{case.name}: no candidates ({type(e).__name__}: {e})")
             candidates.append([])
-    print(f"{len(cases)} cases, {sum(map(len, candidates))} candidates", flush=True)
+    overruled = [overruling_choice(case) for case in cases]
+    print(f"{len(cases)} cases, {sum(map(len, candidates))} candidates, "
+          f"{sum(1 for o in overruled if o)} overruled by recorded measurements", flush=True)
     directory = tempfile.mkdtemp(prefix="ll_choice_")
-    jobs = [(i, c, rank, directory) for i, c in enumerate(cases)
-            for rank in [STOCK] + list(range(len(candidates[i])))]
+    jobs = [(i, c, rank, directory) for i, c in enumerate(cases) for rank in ranks_of(i, candidates, overruled)]
     compiled = {}
     start = time.perf_counter()
     with ProcessPoolExecutor(args.jobs) as pool:
@@ -336,7 +445,7 @@ def main(argv=None) -> int:
 
     environment = {"gpu": torch.cuda.get_device_name(), "triton": triton.__version__, "torch": torch.__version__,
                    "python": sys.version.split()[0], "seed": args.seed}
-    rows, grid = time_on_gpu(cases, candidates, compiled, directory)
+    rows, grid = time_on_gpu(cases, candidates, overruled, compiled, directory)
     environment["grid"] = grid
     write_report(rows, args.out, environment, argv)
     return 0

@@ -48,6 +48,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Optional
 
+from ..lowering import measured_choices
 from ..lowering.cost import plan_cost
 from ..lowering.legacy import attribute_kind, plan_legacy_conversion
 from ..lowering.emit_llvm import ConvertSite, ElementType, EmitError, Island, emit_island
@@ -93,6 +94,7 @@ class ConvertOutcome:
     island: Optional[Island] = None
     reason: str = ""
     emitted_check: Optional[object] = None   # the simulator's VerificationResult (None: not run)
+    measured: str = ""    # why a measured choice replaced the cost model's pick (lowering.measured_choices)
 
     @property
     def lowered(self) -> bool:
@@ -106,7 +108,7 @@ class ConvertOutcome:
                                            f"scratch={self.island.scratch_bytes}B" if self.island.scratch_bytes
                                            else "") if x)
             return f"{self.location}: remark: [ll-lower-conversions] lowered: {self.method}" + \
-                (f", {detail}" if detail else "")
+                (f", {detail}" if detail else "") + (f"; {self.measured}" if self.measured else "")
         return f"{self.location}: remark: [ll-lower-conversions] left to Triton: {self.reason}"
 
 
@@ -191,10 +193,13 @@ def _target_of(module: Module, target: Optional[str]):
 
 
 def plan_module(module: Module, only: str = "", target: Optional[str] = None,
-                mode: str = "linear", candidate: int = 0) -> list[tuple[Operation, ConvertOutcome]]:
+                mode: str = "linear", candidate: int = 0,
+                measured: bool = True) -> list[tuple[Operation, ConvertOutcome]]:
     """Plan every convert of ``module``; outcomes with a plan we own have ``plan`` set.
     ``mode="legacy"``: plans of ``lowering.legacy`` instead of the planner's.  ``candidate``:
-    the planner's ``rank`` (0, the cheapest by the cost model; others for benchmarks)."""
+    the planner's ``rank`` (0, the cheapest by the cost model; others for benchmarks).
+    ``measured``: where a GPU measurement showed the model's pick to be slower than another
+    candidate or than stock Triton (``lowering.measured_choices``), follow the measurement."""
     owned = _owned_methods(only)
     if mode not in MODES:
         raise PassFailure(None, f"option mode={mode}: unknown mode (known: {', '.join(MODES)})")
@@ -232,6 +237,10 @@ def plan_module(module: Module, only: str = "", target: Optional[str] = None,
                                           src_kind=attribute_kind(src_encoding), dst_kind=attribute_kind(dst_encoding))
         else:
             plan = _plan_remembered(src, dst, bits, hw_target, candidate)
+            if plan and measured and candidate == 0:
+                plan, stock_is_faster = _follow_measurement(plan, src, dst, bits, hw_target, outcome)
+                if stock_is_faster:
+                    continue
         if not plan:
             outcome.reason = plan.reason
             continue
@@ -241,6 +250,29 @@ def plan_module(module: Module, only: str = "", target: Optional[str] = None,
             continue
         outcome.plan = plan
     return results
+
+
+def _instruction_mix(plan) -> dict:
+    return {str(name): count for name, count in plan_cost(plan).instructions.items()}
+
+
+def _follow_measurement(plan, src, dst, bits, target, outcome: ConvertOutcome):
+    """(the plan to emit, whether stock Triton's lowering was measured faster).  A recorded
+    measurement is followed only while the planner still builds the plans it measured."""
+    choice = measured_choices.lookup(src, dst, bits, target.name)
+    if choice is None or _instruction_mix(plan) != choice.model_pick_mix:
+        return plan, False
+    if choice.fastest == "stock":
+        if not measured_choices.same_release(choice.triton, _installed_release()):
+            return plan, False
+        outcome.method = plan.method
+        outcome.reason = choice.explain()
+        return plan, True
+    alternative = _plan_remembered(src, dst, bits, target, choice.fastest)
+    if not alternative or _instruction_mix(alternative) != choice.fastest_mix:
+        return plan, False
+    outcome.measured = choice.explain()
+    return alternative, False
 
 
 # Plans made in this process, by (source, destination, element bits, target).  The planner is
@@ -297,11 +329,12 @@ def _strict_check() -> bool:
 
 
 def lower_module(module: Module, only: str = "", target: Optional[str] = None,
-                 mode: str = "linear", verify: str = "emitted", candidate: int = 0) -> list[ConvertOutcome]:
+                 mode: str = "linear", verify: str = "emitted", candidate: int = 0,
+                 measured: bool = True) -> list[ConvertOutcome]:
     """Replace every convert we can lower by its island (in place); return every outcome."""
     if verify not in VERIFY_LEVELS:
         raise PassFailure(None, f"option verify={verify}: unknown level (known: {', '.join(VERIFY_LEVELS)})")
-    planned = plan_module(module, only, target, mode, candidate)
+    planned = plan_module(module, only, target, mode, candidate, measured)
     shared_ops = [op for op, o in planned if o.plan is not None and o.plan.method == "shared"]
     guards = _needs_guards(module, shared_ops)
     triton_users = _triton_shared_memory_users(module, {id(op) for op, o in planned if o.plan is not None})
@@ -381,6 +414,9 @@ class LowerConversions(ModulePass):
     # Which verified candidate to emit: 0 = the cheapest by the cost model.  Others exist so that
     # benchmarks/plan_choice.py can time every candidate the planner considered.
     candidate: int = 0
+    # Follow recorded GPU measurements where they overrule the cost model (including "stock
+    # Triton is faster here": left to Triton with a remark); see lowering/measured_choices.py.
+    measured: bool = True
 
     def check_options(self) -> Optional[str]:
         names = [n.strip() for n in self.only.split(",") if n.strip()]
@@ -403,7 +439,7 @@ class LowerConversions(ModulePass):
 
     def apply(self, module: Module, context: PassContext) -> None:
         target = self.target or getattr(context, "target", None) or None
-        outcomes = lower_module(module, self.only, target, self.mode, self.verify, self.candidate)
+        outcomes = lower_module(module, self.only, target, self.mode, self.verify, self.candidate, self.measured)
         if self.remarks or getattr(context, "remarks", False):
             for outcome in outcomes:
                 context.report(outcome.remark())
@@ -416,10 +452,10 @@ def plan_summary(plan: ConversionPlan) -> str:
 
 def lower_text(text: str, only: str = "", target: Optional[str] = None,
                filename: str = "<module>", mode: str = "linear",
-               verify: str = "emitted") -> tuple[str, list[ConvertOutcome]]:
+               verify: str = "emitted", measured: bool = True) -> tuple[str, list[ConvertOutcome]]:
     """The Python API: TTGIR text in, TTGIR text with islands out (plus every outcome).
     Hand the result to ``triton.compile`` (as a ``.ttgir`` file) for PTX/cubin or AMDGCN/hsaco."""
     from .ir import parse_module
     module = parse_module(text, filename)
-    outcomes = lower_module(module, only, target, mode, verify)
+    outcomes = lower_module(module, only, target, mode, verify, measured=measured)
     return module.print(debuginfo=True), outcomes

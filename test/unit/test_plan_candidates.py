@@ -58,7 +58,9 @@ def _ll_opt(pipeline, tmp_path):
 
 
 def test_candidate_option_emits_that_candidate(tmp_path):
-    first = _ll_opt("ll-lower-conversions", tmp_path)
+    # measured=false: the cost model's own pick (a recorded measurement sends this conversion
+    # to stock Triton under triton 3.6, see test_measured_choices below).
+    first = _ll_opt("ll-lower-conversions{measured=false}", tmp_path)
     second = _ll_opt("ll-lower-conversions{candidate=1}", tmp_path)
     assert first.returncode == 0 and second.returncode == 0, first.stderr + second.stderr
     assert "shfl.sync" in first.stdout and "st.shared" not in first.stdout
@@ -77,3 +79,60 @@ def test_negative_candidate_option_is_a_usage_error(tmp_path):
     assert result.returncode == 1
     assert "candidate=-1: expected 0 or more" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+# --------------------------------------------------------------------------- measured choices
+
+TRANSPOSE_1WARP = """#blocked = #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [1, 1], order = [1, 0]}>
+#blocked1 = #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [32, 1], warpsPerCTA = [1, 1], order = [0, 1]}>
+module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 1 : i32, ttg.target = "cuda:90", "ttg.threads-per-warp" = 32 : i32} {
+  tt.func @f(%x: tensor<32x32xi16, #blocked1>) -> tensor<32x32xi16, #blocked> {
+    %y = ttg.convert_layout %x : tensor<32x32xi16, #blocked1> -> tensor<32x32xi16, #blocked>
+    tt.return %y : tensor<32x32xi16, #blocked>
+  }
+}
+"""
+
+
+def _lower(text, **options):
+    from linear_layouts.passes.lower_conversions import lower_text
+    return lower_text(text, **options)
+
+
+def test_a_measured_candidate_replaces_the_cost_models_pick():
+    # Measured on an H100 (benchmarks/results/plan_choice_before.md): for this 1-warp transpose
+    # of 16-bit elements the model's pick (st.shared.v4 + ldmatrix.trans, the same code as stock
+    # Triton's) took 0.201 ms, candidate 1 (stmatrix.trans + ld.shared.v4) 0.129 ms.
+    text, outcomes = _lower(TRANSPOSE_1WARP, target="sm_90")
+    assert outcomes[0].lowered
+    assert "stmatrix.sync.aligned.m8n8.x4.trans" in text and "ldmatrix" not in text
+    assert "measured on NVIDIA H100 80GB HBM3 with triton 3.6.0: candidate 1 took 0.1290 ms" in outcomes[0].remark()
+    model, outcomes = _lower(TRANSPOSE_1WARP, target="sm_90", measured=False)
+    assert "ldmatrix.sync.aligned.m8n8.x4.trans" in model and "stmatrix" not in model
+    assert "measured" not in outcomes[0].remark()
+
+
+def test_stock_is_chosen_where_it_was_measured_faster_with_the_same_release():
+    from linear_layouts.passes.ir import triton_version
+    text, outcomes = _lower(MODULE, target="sm_90")
+    if triton_version().startswith("3.6."):
+        assert not outcomes[0].lowered and "ttg.convert_layout" in text
+        assert "stock Triton's lowering took 0.0118 ms where the cost model's pick took 0.0130 ms" in outcomes[0].remark()
+    else:  # stock's lowering was measured with 3.6 only: elsewhere the model decides
+        assert outcomes[0].lowered and "shfl.sync" in text
+
+
+def test_a_stale_measurement_is_ignored(tmp_path, monkeypatch):
+    """An entry whose recorded instruction mix is not what the planner builds now describes an
+    older planner: it is not followed."""
+    import json
+    from linear_layouts.lowering import measured_choices
+
+    table = json.load(open(measured_choices.TABLE))
+    for entry in table["choices"].values():
+        entry["model_pick_mix"] = {"st.shared.b8": 1}
+    path = tmp_path / "choices.json"
+    path.write_text(json.dumps(table))
+    monkeypatch.setattr(measured_choices, "TABLE", str(path))
+    text, outcomes = _lower(TRANSPOSE_1WARP, target="sm_90")
+    assert "ldmatrix.sync.aligned.m8n8.x4.trans" in text and "measured" not in outcomes[0].remark()
