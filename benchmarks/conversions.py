@@ -134,6 +134,16 @@ SYNTHETIC = [
     # The epilogue of benchmarks/kernels.py's matmul_fp16 as triton 3.6 compiles it for sm_90
     # (wgmma accumulator -> one element per thread, 8 warps), where the whole kernel runs ~8%
     # slower with our lowering (benchmarks/epilogue_probe.py).
+    # Two conversions of the 13-kernel suite where stock's shuffles once ran 1.9x faster than
+    # our shared-memory plan (both directions).
+    ("spt4_to_spt2_tpw2x16", "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]}>",
+     "#ttg.blocked<{sizePerThread = [1, 2], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]}>", (128, 64), 4),
+    ("spt2_to_spt4_tpw2x16", "#ttg.blocked<{sizePerThread = [1, 2], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]}>",
+     "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]}>", (128, 64), 4),
+    ("spt8_to_spt4_tpw4x8", "#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>",
+     "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>", (64, 128), 4),
+    ("spt4_to_spt8_tpw4x8", "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>",
+     "#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>", (64, 128), 4),
     ("matmul_epilogue_128x128", "#ttg.nvidia_mma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = [8, 1], instrShape = [16, 128, 16]}>",
      "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [2, 4], order = [1, 0]}>", (128, 128), 8),
 ]

@@ -361,14 +361,19 @@ def overruling_choice(case: Case):
     return "" if choice is None else str(choice.fastest)
 
 
-def write_choices(results_path: str, table_path: str) -> int:
-    """The conversions of a plan_choice.json where the cost model's pick was more than 3% slower
-    than the fastest measured option, as the table ``lowering.measured_choices`` reads."""
+def write_choices(results_paths: str, table_path: str) -> int:
+    """The conversions of plan_choice.json files (comma-separated, all measured on one GPU with
+    one Triton release) where the cost model's pick was more than 3% slower than the fastest
+    measured option, as the table ``lowering.measured_choices`` reads."""
     from linear_layouts.lowering.measured_choices import conversion_key
 
-    data = json.load(open(results_path))
+    runs = [json.load(open(path)) for path in results_paths.split(",")]
+    environments = {(run["environment"]["gpu"], run["environment"]["triton"]) for run in runs}
+    if len(environments) != 1:
+        raise SystemExit(f"--from: the runs were made on different GPUs or Triton releases: {sorted(environments)}")
+    data = runs[0]
     choices = {}
-    for row in data["cases"]:
+    for row in (row for run in runs for row in run["cases"]):
         ours = [c.get("ms") for c in row["candidates"]]
         stock = row["stock"].get("ms") if row["stock"] else None
         if not ours or not all(ours) or not stock or "instructions" not in row["candidates"][0]:
@@ -386,7 +391,7 @@ def write_choices(results_path: str, table_path: str) -> int:
     environment = data["environment"]
     table = {"measured_on": environment["gpu"], "triton": environment["triton"],
              "made_by": f"python benchmarks/plan_choice.py --write-choices {os.path.relpath(table_path, REPO)} "
-                        f"--from {os.path.relpath(results_path, REPO)}",
+                        f"--from {','.join(os.path.relpath(p, REPO) for p in results_paths.split(','))}",
              "choices": dict(sorted(choices.items(), key=lambda kv: kv[1]["case"]))}
     with open(table_path, "w") as f:
         json.dump(table, f, indent=1)
