@@ -173,10 +173,7 @@ def _accesses(layout: HardwareLayout, to_scratch, log2_vec: int, positions: tupl
     out = []
     for chunk in range(1 << len(rest)):
         base = deposit(chunk, rest)
-        element = 0
-        for p, column in enumerate(layout.register):
-            if base >> p & 1:
-                element ^= column
+        element = layout.register_element(base)
         registers = tuple(register_name(base | deposit(i, positions)) for i in range(1 << log2_vec))
         address = ThreadAffine(to_scratch(element), lane_map, warp_map, (), pad_row_log2, pad_elements)
         out.append(SharedAccess(instruction, registers, address))

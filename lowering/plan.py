@@ -29,19 +29,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
-
+from ..dialect import f2
 from ..dialect.linear_layout import LinearLayout
 from .target import Target
-
-
-def _xor_bits(images: tuple[int, ...], ids) -> np.ndarray | int:
-    """XOR of images[i] over the set bits i of ``ids`` (an int or a numpy array)."""
-    out = np.zeros_like(ids) if isinstance(ids, np.ndarray) else 0
-    for i, image in enumerate(images):
-        if image:
-            out = out ^ (((ids >> i) & 1) * image)
-    return out
 
 
 @dataclass(frozen=True)
@@ -63,7 +53,8 @@ class ThreadAffine:
     pad_elements: int = 0
 
     def evaluate(self, lane, warp=0, block=0):
-        x = self.const ^ _xor_bits(self.lane, lane) ^ _xor_bits(self.warp, warp) ^ _xor_bits(self.block, block)
+        x = (self.const ^ f2.apply_columns(self.lane, lane) ^ f2.apply_columns(self.warp, warp)
+             ^ f2.apply_columns(self.block, block))
         return self.padded(x)
 
     def padded(self, x):
@@ -76,7 +67,6 @@ class ThreadAffine:
         return all(image == 1 << i for i, image in enumerate(self.lane)) and not any(self.warp) and not any(self.block)
 
     def lane_rank(self) -> int:
-        from ..dialect import f2
         return f2.rank(self.lane)
 
     def with_const(self, const: int) -> "ThreadAffine":

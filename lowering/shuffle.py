@@ -57,14 +57,6 @@ from .hardware import deposit
 from .plan import ShuffleRound, ThreadAffine, WarpShufflePlan
 
 
-def _apply(columns, x: int) -> int:
-    out = 0
-    for i, c in enumerate(columns):
-        if x >> i & 1:
-            out ^= c
-    return out
-
-
 def _drop_bit(v: int, bit: int) -> int:
     """Remove bit ``bit`` from v, shifting the higher bits down."""
     return (v & ((1 << bit) - 1)) | ((v >> (bit + 1)) << bit)
@@ -162,14 +154,14 @@ def _solve_linear(a_columns, b_columns, src_bits: int):
     images = []
     for a, b in zip(a_columns, b_columns):
         residue, combo = basis.reduce(a)
-        if residue == 0 and _apply(images, combo) != b:
+        if residue == 0 and f2.apply_columns(images, combo) != b:
             return None
         basis.insert(a)
         images.append(b)
     for i in range(src_bits):  # complete to the whole lane space, mapping the rest to 0
         basis.insert(1 << i)
         images.append(0)
-    return tuple(_apply(images, basis.express(1 << i)) for i in range(src_bits))
+    return tuple(f2.apply_columns(images, basis.express(1 << i)) for i in range(src_bits))
 
 
 def plan_shuffles(conv: LaneConversion, src_words_regs, dst_words_regs, elements_per_word: int,
@@ -220,8 +212,8 @@ def plan_shuffles(conv: LaneConversion, src_words_regs, dst_words_regs, elements
     rank_crl = f2.rank(crl)
     for choice in itertools.product(*options):
         n = tuple(c[0] for c in choice)
-        a = tuple(_apply(crl, n[j]) ^ cll[j] ^ choice[j][1] for j in range(nl))
-        b = tuple(_apply(crr, n[j]) ^ clr[j] for j in range(nl))
+        a = tuple(f2.apply_columns(crl, n[j]) ^ cll[j] ^ choice[j][1] for j in range(nl))
+        b = tuple(f2.apply_columns(crr, n[j]) ^ clr[j] for j in range(nl))
         m = _solve_linear(a, b, nl)
         if m is None:
             continue
@@ -244,11 +236,11 @@ def plan_shuffles(conv: LaneConversion, src_words_regs, dst_words_regs, elements
 
     rounds = []
     for rho in range(1 << nrd):
-        lane_const = _apply(crl, rho)
-        word_const = _apply(crr, rho) ^ _apply(m, lane_const)
+        lane_const = f2.apply_columns(crl, rho)
+        word_const = f2.apply_columns(crr, rho) ^ f2.apply_columns(m, lane_const)
         # warp w shifts the source lane by Cwl w and the source word by Cwr w; the sender (same
         # warp) sends word base ^ M s ^ (Cwr ^ M Cwl) w
-        send_warp = tuple(cwr ^ _apply(m, cwl) for cwr, cwl in zip(conv.warp_to_reg, conv.warp_to_lane))
+        send_warp = tuple(cwr ^ f2.apply_columns(m, cwl) for cwr, cwl in zip(conv.warp_to_reg, conv.warp_to_lane))
         send = ThreadAffine(word_const, m, send_warp if any(send_warp) else ())
         source = ThreadAffine(lane_const, a, conv.warp_to_lane if any(conv.warp_to_lane) else ())
         if a_is_identity:
