@@ -27,7 +27,7 @@ words).  But if A is the identity (every lane reads lane ``l ^ Crl rho``, an xor
 rounds with Crl rho = 0 need no shuffle at all: 2^(R - rank Crl) of the R rounds are local.
 Worked example, the register<->lane transposition (r0 l0) on 2 registers: C sends dst (r0) to
 src lane bit 0 and dst lane bit 0 to src r0.  With N = (l0 -> r0): A = I, B = (l0 -> r0); round 0
-is local (lane l keeps its word l0), round 1 is ``shfl.xor 1`` sending word (l0 ^ 1): one
+is local (lane l keeps its word l0), round 1 is an xor shuffle with lane ^ 1 sending word (l0 ^ 1): one
 shuffle for two registers, the "Ship" trick of Triton PR #7558.  When a destination lane bit has
 no source-lane component but a source-register one (Cll e_j = 0, Clr e_j != 0, a "missing lane
 row" in Triton's words), N = 0 is infeasible (lanes l and l ^ e_j read the same source lane but
@@ -54,6 +54,7 @@ from dataclasses import dataclass
 from ..dialect import f2
 from . import cost_weights as weights
 from .hardware import deposit
+from .instructions import ShuffleMode
 from .plan import ShuffleRound, ThreadAffine, WarpShufflePlan
 
 
@@ -124,9 +125,9 @@ def exact_select_count(plan: WarpShufflePlan, warp_size: int, num_warps: int = 1
     warps = np.repeat(np.arange(num_warps, dtype=np.int64), warp_size)
     chain = 0
     sends = [np.broadcast_to(np.asarray(r.send_word.evaluate(lanes, warps)), lanes.shape) for r in plan.rounds]
-    local = np.array([r.instruction == "local" for r in plan.rounds])
+    local = np.array([r.mode is ShuffleMode.LOCAL for r in plan.rounds])
     for rnd, send in zip(plan.rounds, sends):
-        if rnd.instruction != "local":
+        if rnd.mode is not ShuffleMode.LOCAL:
             chain += len(np.unique(send)) - 1
     picks = np.broadcast_to(np.asarray(plan.receive_round.evaluate(lanes)), lanes.shape)
     send_table = np.stack(sends) if sends else np.zeros((0, warp_size), dtype=np.int64)
@@ -165,7 +166,7 @@ def _solve_linear(a_columns, b_columns, src_bits: int):
 
 
 def plan_shuffles(conv: LaneConversion, src_words_regs, dst_words_regs, elements_per_word: int,
-                  words_per_element: int, warp_size: int, amd: bool, src_broadcast_lanes: tuple[int, ...] = (),
+                  words_per_element: int, warp_size: int, src_broadcast_lanes: tuple[int, ...] = (),
                   max_candidates: int = 4096) -> tuple[WarpShufflePlan, ShuffleCost] | None:
     """The cheapest receiver-driven shuffle plan for ``conv`` (word-level), or None.
 
@@ -244,12 +245,10 @@ def plan_shuffles(conv: LaneConversion, src_words_regs, dst_words_regs, elements
         send = ThreadAffine(word_const, m, send_warp if any(send_warp) else ())
         source = ThreadAffine(lane_const, a, conv.warp_to_lane if any(conv.warp_to_lane) else ())
         if a_is_identity:
-            instruction = "local" if lane_const == 0 else "shfl.xor"
+            mode = ShuffleMode.LOCAL if lane_const == 0 else ShuffleMode.XOR
         else:
-            instruction = "shfl.idx"
-        if amd and instruction != "local":
-            instruction = "ds_bpermute"
-        rounds.append(ShuffleRound(send, source, instruction))
+            mode = ShuffleMode.INDEX
+        rounds.append(ShuffleRound(send, source, mode))
     plan = WarpShufflePlan(elements_per_word, words_per_element, tuple(src_words_regs), tuple(rounds),
                            ThreadAffine(0, tuple(n)), tuple(dst_words_regs))
     return plan, cost

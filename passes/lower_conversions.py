@@ -48,7 +48,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Optional
 
-from ..lowering.cost import plan_cost
+from ..lowering.describe import plan_cost_text
 from ..lowering.legacy import attribute_kind, plan_legacy_conversion
 from ..lowering.emit_llvm import ConvertSite, ElementType, EmitError, Island, emit_island
 from ..lowering.plan import ConversionPlan
@@ -405,7 +405,7 @@ class LowerConversions(ModulePass):
 
 def plan_summary(plan: ConversionPlan) -> str:
     """One line: method and the cost model's instruction counts (for remarks and reports)."""
-    return f"{plan.method}: {plan_cost(plan)}"
+    return f"{plan.method}: {plan_cost_text(plan)}"
 
 
 def lower_text(text: str, only: str = "", target: Optional[str] = None,
