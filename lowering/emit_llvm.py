@@ -351,8 +351,8 @@ def _emit_shuffle(w: IslandWriter, vendor: VendorInstructions, plan: ConversionP
     return staging
 
 
-def _emit_shared(w: IslandWriter, vendor: VendorInstructions, plan: ConversionPlan, element: ElementType, src: list[str],
-                 staging_size: int, site: ConvertSite, scratch: str) -> list[str]:
+def _emit_shared(w: IslandWriter, vendor: VendorInstructions, plan: ConversionPlan, element: ElementType,
+                 src: list[str], staging_size: int, site: ConvertSite, scratch: str) -> list[str]:
     """Stores, barriers and loads through the scratch buffer (``SharedMemoryPlan``)."""
     sh = plan.shared
     ebytes = element.bits // 8

@@ -91,7 +91,8 @@ def _shuffle_text(plan: ConversionPlan) -> list[str]:
     for number, rnd in enumerate(shuffle.rounds):
         senders = np.broadcast_to(np.asarray(rnd.source_lane.evaluate(lanes)), lanes.shape)
         words = np.broadcast_to(np.asarray(rnd.send_word.evaluate(senders)), lanes.shape)
-        lines.append(f"  round {number} ({mnemonic(plan.target, rnd.mode)}): lane l receives word 'word' of lane 'from'")
+        name = mnemonic(plan.target, rnd.mode)
+        lines.append(f"  round {number} ({name}): lane l receives word 'word' of lane 'from'")
         lines += _lane_rows([("from", [int(s) for s in senders]), ("word", [int(w) for w in words])])
     picks = np.broadcast_to(np.asarray(shuffle.receive_round.evaluate(lanes)), lanes.shape)
     if picks.any():
@@ -258,7 +259,8 @@ def _draw_round(ax, rnd, number: int, plan: ConversionPlan, cmap) -> None:
     step = 4 if len(lanes) <= 32 else 8
     ax.set_xticks(range(0, len(lanes), step), [str(i) for i in range(0, len(lanes), step)], fontsize=6)
     ax.set_xlabel("lane", fontsize=7)
-    ax.set_title(f"round {number}: {mnemonic(plan.target, rnd.mode)} (colour and label: the word the sender sends)", fontsize=8)
+    ax.set_title(f"round {number}: {mnemonic(plan.target, rnd.mode)} (colour and label: the word the sender sends)",
+                 fontsize=8)
 
 
 def draw_plan(plan: ConversionPlan, path: str, what: str = "") -> None:

@@ -355,7 +355,8 @@ def build_parser() -> ArgumentParser:
     p.add_argument("--compare", nargs=2, metavar=("A", "B"), help="show layouts A and B side by side")
     p.add_argument("--plan", nargs=2, metavar=("SRC", "DST"),
                    help="show the verified plan converting distributed layout SRC to DST, and its cost")
-    p.add_argument("--target", default="sm_90", help="with --plan or --access: sm_80, sm_90, gfx90a or gfx942 (default sm_90)")
+    p.add_argument("--target", default="sm_90",
+                   help="with --plan or --access: sm_80, sm_90, gfx90a or gfx942 (default sm_90)")
     p.add_argument("--access", metavar="DIST", help="shared layouts: mark the bank conflicts of this distributed layout's accesses")
     p.add_argument("--bits", type=int, default=32, help="element bit width, for banks (default 32)")
     p.add_argument("--max-copies", type=int, default=4, help="broadcast copies listed per cell (default 4)")

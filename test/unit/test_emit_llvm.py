@@ -68,7 +68,8 @@ def _expected(plan) -> Counter:
     if plan.shuffle is not None:
         for rnd in plan.shuffle.rounds:
             if rnd.mode is not ShuffleMode.LOCAL:
-                key = ("shfl.sync.bfly" if rnd.mode is ShuffleMode.XOR else "shfl.sync.idx") if nvidia else "ds_bpermute"
+                xor = rnd.mode is ShuffleMode.XOR
+                key = ("shfl.sync.bfly" if xor else "shfl.sync.idx") if nvidia else "ds_bpermute"
                 out[key] += plan.shuffle.words_per_element
     if plan.shared is not None:
         bits = max(plan.element_bits, 8)
