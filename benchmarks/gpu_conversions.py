@@ -131,6 +131,7 @@ def _compile_path(text: str, arch: int, directory: str, name: str):
 def compile_case(job):
     """Worker: lower with our pass and compile both variants; returns what the report needs."""
     index, case, arch, directory = job
+    from linear_layouts.lowering.describe import describe_plan
     from linear_layouts.lowering.emit_testcase import ptx_mix
     from linear_layouts.passes.lower_conversions import lower_text
     out = {"index": index}
@@ -143,7 +144,7 @@ def compile_case(job):
                 out["lowered"] = o.lowered
                 out["method"] = o.method or "-"
                 out["reason"] = o.reason
-                out["plan"] = o.plan.describe() if o.plan is not None else ""
+                out["plan"] = describe_plan(o.plan) if o.plan is not None else ""
             path, kernel = _compile_path(text, arch, directory, f"{index}-{variant}")
             out[variant] = {"path": path, "ok": True, "mix": dict(ptx_mix(kernel.asm["ptx"])),
                             "shared": int(kernel.metadata.shared)}

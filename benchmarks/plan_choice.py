@@ -94,10 +94,16 @@ def random_cases(count: int, seed: int) -> list[Case]:
 
 # --------------------------------------------------------------------------- candidates
 
-def cost_features(cost) -> dict:
-    """The cost model's per-warp counts of a plan (what the model's constants multiply)."""
+def cost_features(plan) -> dict:
+    """The cost model's per-warp counts of a plan (what the model's constants multiply), and its
+    instructions by name."""
+    from linear_layouts.lowering.cost import plan_cost
+    from linear_layouts.lowering.describe import instruction_counts
+
+    cost = plan_cost(plan)
+    named = instruction_counts(cost, plan.target)
     warp_barriers = cta_barriers = 0
-    for name, count in cost.instructions.items():
+    for name, count in named.items():
         if name.startswith("bar.warp"):
             warp_barriers += count
         elif name.startswith(("bar.", "s_barrier", "barrier.cluster")):
@@ -107,7 +113,7 @@ def cost_features(cost) -> dict:
             "wavefronts": cost.store_wavefronts + cost.load_wavefronts,
             "warp_barriers": warp_barriers, "cta_barriers": cta_barriers,
             "scratch_bytes": cost.scratch_bytes, "weight": cost.weight,
-            "instructions": dict(cost.instructions)}
+            "instructions": named}
 
 
 def verified_candidates(case: Case) -> list[dict]:
@@ -126,7 +132,7 @@ def verified_candidates(case: Case) -> list[dict]:
     out = []
     for plan in plans:
         if verify_plan(plan).ok:
-            out.append({"method": plan.method, "scope": scope, **cost_features(plan_cost(plan))})
+            out.append({"method": plan.method, "scope": scope, **cost_features(plan)})
     return out
 
 

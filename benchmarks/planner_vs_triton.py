@@ -26,6 +26,7 @@ import tempfile
 
 from linear_layouts.dialect.encodings import to_linear_layout
 from linear_layouts.lowering.cost import plan_cost
+from linear_layouts.lowering.describe import instruction_counts
 from linear_layouts.lowering.plan import Unsupported
 from linear_layouts.lowering.planner import plan_conversion
 
@@ -198,7 +199,8 @@ def ours(src: str, dst: str, shape, dtype: str, sm: int) -> dict:
         return {"error": plan.reason}
     cost = plan_cost(plan)
     return {"method": plan.method, "scope": plan.scope, "shared": cost.scratch_bytes, "shuffles": cost.shuffles,
-            "selects": cost.selects, "conflicts": cost.bank_conflicts, "ops": cost.instructions}
+            "selects": cost.selects, "conflicts": cost.bank_conflicts,
+            "ops": instruction_counts(cost, plan.target)}
 
 
 def fmt_ops(ops: dict) -> str:

@@ -6,6 +6,8 @@ nothing here caps the size of a layout (Triton's C++ stops at 64 bits).
 
 Everything the layout algebra, the planner and the swizzle search need lives here:
 
+* ``apply_columns`` - a matrix (given by its columns) times a vector: the XOR of the columns
+  over the set bits of the vector.
 * ``EchelonBasis`` - an incrementally built basis that remembers, for every reduced vector,
   which of the inserted vectors it is made of.  It answers "is v in the span?" and "which
   inserted vectors add up to v?" in O(rank) XORs.  Most other functions are thin wrappers.
@@ -26,6 +28,20 @@ from typing import Iterable, Sequence
 def low_bit(x: int) -> int:
     """Index of the lowest set bit of ``x`` (``x`` must be non-zero)."""
     return (x & -x).bit_length() - 1
+
+
+def apply_columns(columns: Sequence[int], x):
+    """XOR of ``columns[i]`` over the set bits i of ``x``: the matrix with these columns times x.
+
+    ``x`` is an int, or a numpy integer array (then element by element, with no numpy import
+    here: the arithmetic is the same).  Example: columns (1, 2, 4) is the identity on 3 bits;
+    columns (3, 5) send x = 0b11 to 3 ^ 5 = 6.  Bits of ``x`` beyond ``len(columns)`` are ignored.
+    """
+    out = x & 0  # 0, or an array of zeros shaped like x
+    for i, column in enumerate(columns):
+        if column:
+            out = out ^ (((x >> i) & 1) * column)
+    return out
 
 
 class EchelonBasis:
@@ -165,10 +181,7 @@ def span_intersection(a: Sequence[int], b: Sequence[int]) -> list[int]:
     out = EchelonBasis()
     result = []
     for mask in nullspace(a + list(b)):
-        v = 0
-        for i, x in enumerate(a):
-            if mask >> i & 1:
-                v ^= x
+        v = apply_columns(a, mask)
         if v and out.insert(v):
             result.append(v)
     return result

@@ -4,21 +4,27 @@ Public entry points (see each module's docstring for the algebra):
 
 * ``plan_conversion(src, dst, bits, target) -> ConversionPlan | Unsupported`` (``planner``): a plan
   that has passed the exhaustive verifier, or the reason there is none;
-* ``verify_plan(plan)`` (``verify``), ``plan_cost(plan)`` (``cost``);
+* ``verify_plan(plan)`` (``verify``), ``plan_cost(plan)`` (``cost``), ``describe_plan(plan)``
+  (``describe``: the plan and its cost in the target's instruction names);
 * ``target_named("sm_90")`` and the targets ``SM80``, ``SM90``, ``GFX90A``, ``GFX942`` (``target``).
 
-Modules, one idea each: ``plan`` (plans as data), ``target``, ``hardware`` (layouts as integer
-columns), ``conversion`` (minimal conversion and scope), ``shuffle`` (warp shuffles), ``swizzle``
-(the optimal swizzle), ``matrix`` (ldmatrix/stmatrix tiles), ``shared`` (shared-memory plans),
-``cost``, ``verify``, ``planner``.
+Modules, one idea each: ``instructions`` (the typed, vendor-neutral steps of a plan), ``plan``
+(plans as data), ``target``, ``hardware`` (layouts as integer columns), ``conversion`` (minimal
+conversion and scope), ``shuffle`` (warp shuffles), ``swizzle`` (the optimal swizzle), ``matrix``
+(ldmatrix/stmatrix tiles), ``shared`` (shared-memory plans), ``cost`` (with the bank model),
+``verify``, ``planner``; then the emitters: ``island_writer`` (what they share), ``emit_nvidia``,
+``emit_amd`` (the only modules that spell instruction names), ``emit_llvm`` (islands), and
+``describe`` (plans in words).  Imports between them form no cycle (``test_lowering_imports``).
 """
 
 from .cost import PlanCost, plan_cost
+from .describe import describe_plan
 from .plan import ConversionPlan, Unsupported
 from .planner import plan_candidates, plan_conversion
 from .target import GFX90A, GFX942, SM80, SM90, TARGETS, Target, target_named
 from .verify import VerificationResult, verify_plan
 
-__all__ = ["ConversionPlan", "Unsupported", "PlanCost", "plan_cost", "plan_candidates", "plan_conversion",
+__all__ = ["ConversionPlan", "Unsupported", "PlanCost", "plan_cost", "describe_plan", "plan_candidates",
+           "plan_conversion",
            "Target", "TARGETS", "SM80", "SM90", "GFX90A", "GFX942", "target_named", "VerificationResult",
            "verify_plan"]

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from . import cost_weights as weights
+from .instructions import AccessShape, AluOp, BarrierScope, ShuffleMode
 from .plan import Barrier, ConversionPlan, SharedAccess, SharedMemoryPlan
 from .shuffle import exact_select_count
 from .target import Target
@@ -46,7 +47,9 @@ class PlanCost:
     load_conflicts: int = 0
     max_store_bits: int = 0
     max_load_bits: int = 0
-    instructions: dict = field(default_factory=dict, compare=False)
+    # How many of each instruction, by ``instructions.InstructionKey`` (vendor-neutral; the
+    # emitters name them: ``describe.instruction_counts``).
+    counts: dict = field(default_factory=dict, compare=False)
 
     @property
     def bank_conflicts(self) -> int:
@@ -66,23 +69,15 @@ class PlanCost:
         4 byte stores + 1 word load + warp barrier = 8 -> shared memory (stock Triton agrees).
         """
         barrier_units = 0.0
-        for name, count in self.instructions.items():
-            if name.startswith("bar.warp"):
+        for key, count in self.counts.items():
+            if key is BarrierScope.WARP:
                 barrier_units += weights.WARP_BARRIER * count
-            elif name.startswith(("bar.", "s_barrier")):
+            elif key in (BarrierScope.CTA, BarrierScope.CLUSTER):  # a cluster waits at least as long
                 barrier_units += weights.CTA_BARRIER * count
         return (weights.SHUFFLE * self.shuffles + weights.ALU_OP * (self.selects + self.packs)
                 + weights.SHARED_ACCESS * (self.shared_stores + self.shared_loads)
                 + weights.SHARED_WAVEFRONT * (self.store_wavefronts + self.load_wavefronts)
                 + barrier_units)
-
-    def __str__(self) -> str:
-        parts = [f"{k}={v}" for k, v in self.instructions.items()]
-        parts += [f"scratch={self.scratch_bytes}B"]
-        if self.shared_stores or self.shared_loads:
-            parts += [f"conflicts(st={self.store_conflicts}, ld={self.load_conflicts})",
-                      f"vector(st={self.max_store_bits}b, ld={self.max_load_bits}b)"]
-        return ", ".join(parts)
 
 
 def _lane_ids(target: Target) -> np.ndarray:
@@ -95,37 +90,76 @@ def access_words(access: SharedAccess, element_bits: int, target: Target, lanes:
     ebytes = max(element_bits, 8) // 8
     base = np.asarray(access.address.evaluate(lanes, 0, 0), dtype=np.int64) * ebytes
     nbytes = len(access.registers) * ebytes
-    if access.instruction.startswith(("ldmatrix", "stmatrix")):
+    if access.form.is_matrix:
         nbytes = 16  # one 16-byte row per address-supplying lane
     words = [(base + off) // 4 for off in range(0, max(nbytes, 4), 4)]
     return words
 
 
-def access_wavefronts(access: SharedAccess, element_bits: int, target: Target) -> tuple[int, int]:
-    """(wavefronts, phases) of one warp-wide access."""
-    lanes = _lane_ids(target)
-    ebytes = max(element_bits, 8) // 8
-    if access.instruction.startswith(("ldmatrix", "stmatrix")):
-        width_bits = 128
-        phase_bits = (0, 1, 2)  # one matrix = 8 row addresses per phase
-        count = len(access.registers) * ebytes // 4  # number of matrices = words per lane
-        active = lanes[: 8 * count]
-    else:
-        width_bits = len(access.registers) * ebytes * 8
-        phase_bits = target.phase_lane_bits(width_bits, not access.is_store)
-        active = lanes
-    words = np.stack(access_words(access, element_bits, target, active), axis=1)  # (lanes, words)
+@dataclass(frozen=True)
+class BankUse:
+    """How one warp-wide access uses the banks (``bank_use``).  ``conflicted[i, j]``: word j of
+    address lane i shares its bank with another word in its phase."""
+
+    wavefronts: int
+    phases: int
+    conflicted: np.ndarray
+
+    @property
+    def conflicts(self) -> int:
+        """Wavefronts beyond one per phase."""
+        return self.wavefronts - self.phases
+
+
+def bank_use(lanes: np.ndarray, words: np.ndarray, phase_bits: tuple[int, ...], num_banks: int) -> BankUse:
+    """The bank model, the one every count of conflicts uses (the planner's costs, ``ll-viz``).
+
+    ``words[i, j]``: the j-th 4-byte word that lane ``lanes[i]`` touches.  The lanes that differ
+    only in ``phase_bits`` are served together (one phase); in a phase each bank serves one
+    distinct word per wavefront (lanes touching the same word share it: a broadcast), so the
+    phase takes the most distinct words any bank has, at least 1.  Example: 32 lanes reading
+    words 32 l (one column of a row-major 32x32 f32 buffer) in one phase: bank 0 serves 32
+    words, 32 wavefronts, 31 conflicts.
+    """
     in_phase_mask = sum(1 << b for b in phase_bits)
-    phase_id = np.broadcast_to((active & ~in_phase_mask)[:, None], words.shape).ravel()
-    words = words.ravel()
+    phase_id = np.broadcast_to((lanes & ~in_phase_mask)[:, None], words.shape).ravel()
+    flat = words.ravel()
     # distinct (phase, word) pairs; per (phase, bank) how many distinct words; max per phase
-    pairs = np.unique((phase_id << 40) | words)
-    phase_bank = ((pairs >> 40) << 8) | ((pairs & ((1 << 40) - 1)) % target.num_banks)
-    keys, counts = np.unique(phase_bank, return_counts=True)
+    pairs, pair_of = np.unique((phase_id << 40) | flat, return_inverse=True)
+    phase_bank = ((pairs >> 40) << 8) | ((pairs & ((1 << 40) - 1)) % num_banks)
+    keys, key_of, counts = np.unique(phase_bank, return_inverse=True, return_counts=True)
     phases, index = np.unique(keys >> 8, return_inverse=True)
     per_phase = np.zeros(len(phases), dtype=np.int64)
     np.maximum.at(per_phase, index, counts)
-    return int(per_phase.sum()), len(phases)
+    conflicted = (counts[key_of.ravel()][pair_of.ravel()] > 1).reshape(words.shape)
+    return BankUse(int(per_phase.sum()), len(phases), conflicted)
+
+
+def access_lanes_and_phases(access: SharedAccess, element_bits: int,
+                            target: Target) -> tuple[np.ndarray, tuple[int, ...]]:
+    """The lanes that supply addresses to ``access`` and the lane bits of one phase: matrix forms
+    serve one 8-row matrix at a time (lanes 8 j .. 8 j + 7 give matrix j's rows); vector
+    accesses split the warp by ``Target.phase_lane_bits``."""
+    lanes = _lane_ids(target)
+    ebytes = max(element_bits, 8) // 8
+    if access.form.is_matrix:
+        matrices = len(access.registers) * ebytes // 4  # one 32-bit word per matrix per lane
+        return lanes[: 8 * matrices], (0, 1, 2)
+    width_bits = len(access.registers) * ebytes * 8
+    return lanes, target.phase_lane_bits(width_bits, not access.is_store)
+
+
+def access_bank_use(access: SharedAccess, element_bits: int, target: Target) -> tuple[np.ndarray, np.ndarray, BankUse]:
+    """(address lanes, their words (lanes, words per lane), ``bank_use``) of one access of warp 0."""
+    lanes, phase_bits = access_lanes_and_phases(access, element_bits, target)
+    words = np.stack(access_words(access, element_bits, target, lanes), axis=1)
+    return lanes, words, bank_use(lanes, words, phase_bits, target.num_banks)
+
+
+def access_wavefronts(access: SharedAccess, element_bits: int, target: Target) -> tuple[int, int]:
+    """(wavefronts, phases) of one warp-wide access."""
+    use = access_bank_use(access, element_bits, target)[2]
+    return use.wavefronts, use.phases
 
 
 def shared_cost(plan: SharedMemoryPlan, target: Target) -> dict:
@@ -137,20 +171,15 @@ def shared_cost(plan: SharedMemoryPlan, target: Target) -> dict:
     for op in plan.ops:
         if isinstance(op, Barrier):
             barriers += 1
-            counts[op.kind] += 1
+            counts[op.scope] += 1
             continue
         bits = len(op.registers) * max(plan.element_bits, 8)
-        name = op.instruction
-        if name.startswith(("ldmatrix", "stmatrix")):
-            name = f"{name}.x{bits // 32}"  # .x1/.x2/.x4: one 32-bit word per matrix per lane
-        else:
-            name = f"{name}.b{bits}"
-        counts[name] += 1
+        counts[AccessShape(op.kind, op.form, op.space, bits)] += 1
         # XOR-ing a constant into every lane's offset permutes the banks and keeps the count,
         # so accesses that differ only in their constant (the per-register part) share one count.
         # Row-padded addresses (legacy) are not XOR-affine: there the constant matters.
         padded = op.address.pad_elements != 0
-        key = (op.instruction, op.address.lane, len(op.registers), op.address.const if padded else None)
+        key = (op.kind, op.form, op.space, op.address.lane, len(op.registers), op.address.const if padded else None)
         if key not in seen:
             address = op.address if padded else op.address.with_const(0)
             seen[key] = access_wavefronts(replace(op, address=address), plan.element_bits, target)
@@ -167,7 +196,7 @@ def shared_cost(plan: SharedMemoryPlan, target: Target) -> dict:
     loads = sum(1 for op in plan.ops if isinstance(op, SharedAccess) and not op.is_store)
     return dict(shared_stores=stores, shared_loads=loads, barriers=barriers, scratch_bytes=plan.scratch_bytes,
                 store_wavefronts=st_w, load_wavefronts=ld_w, store_conflicts=st_c, load_conflicts=ld_c,
-                max_store_bits=max_st, max_load_bits=max_ld, instructions=dict(counts))
+                max_store_bits=max_st, max_load_bits=max_ld, counts=dict(counts))
 
 
 def plan_cost(plan: ConversionPlan) -> PlanCost:
@@ -177,17 +206,17 @@ def plan_cost(plan: ConversionPlan) -> PlanCost:
         counts: Counter = Counter()
         shuffles = 0
         for r in s.rounds:
-            if r.instruction != "local":
+            if r.mode is not ShuffleMode.LOCAL:
                 shuffles += s.words_per_element
-                counts[r.instruction] += s.words_per_element
+                counts[r.mode] += s.words_per_element
         num_warps = plan.src.in_dim_size("warp") if plan.src.has_in_dim("warp") else 1
         selects = exact_select_count(s, plan.target.warp_size, num_warps) * s.words_per_element
         packs = (len(s.src_words) + len(s.dst_words)) * (s.elements_per_word - 1)
         if selects:
-            counts["select"] = selects
+            counts[AluOp.SELECT] = selects
         if packs:
-            counts["prmt"] = packs
-        return PlanCost(shuffles=shuffles, selects=selects, packs=packs, instructions=dict(counts))
+            counts[AluOp.PACK] = packs
+        return PlanCost(shuffles=shuffles, selects=selects, packs=packs, counts=dict(counts))
     if plan.shared is not None:
         return PlanCost(**shared_cost(plan.shared, plan.target))
     return PlanCost()

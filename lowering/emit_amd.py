@@ -18,30 +18,50 @@
 
 from __future__ import annotations
 
-from .emit_llvm import EmitError, IslandWriter
+from . import island_writer
+from .instructions import AccessKind, AccessShape, AluOp, BarrierScope, InstructionKey, MemorySpace, ShuffleMode
+from .island_writer import EmitError, IslandState, IslandWriter
 from .plan import ShuffleRound, SharedAccess
 from .target import Target
 
 
+def mnemonic(key: InstructionKey) -> str:
+    """The AMDGCN name of one of the cost model's instructions, as tools show them:
+    ``ds_bpermute``, ``ds_write.b64``, ``ds_read.b32``, ``s_barrier``, ``fence``, ``pack``."""
+    if isinstance(key, AccessShape):
+        if key.form.is_matrix or key.space is not MemorySpace.SHARED:
+            raise EmitError(f"a {key.form.value} {key.kind.value} of {key.space.value} memory has no AMD instruction")
+        return f"{'ds_write' if key.kind is AccessKind.STORE else 'ds_read'}.b{key.bits}"
+    if key is BarrierScope.CLUSTER:
+        raise EmitError("AMD has no cluster barrier")
+    # an xor round and an indexed round are both one ds_bpermute; a warp barrier is one fence
+    names = {ShuffleMode.LOCAL: "local", ShuffleMode.XOR: "ds_bpermute", ShuffleMode.INDEX: "ds_bpermute",
+             AluOp.SELECT: "select", AluOp.PACK: "pack", BarrierScope.WARP: "fence", BarrierScope.CTA: "s_barrier"}
+    return names[key]
+
+
 class AmdInstructions:
-    def __init__(self, target: Target):
+    """``island_writer.VendorInstructions`` for AMD CDNA, for one island (``state``)."""
+
+    def __init__(self, target: Target, state: IslandState):
         self.target = target
+        self.state = state
 
     def _thread_id(self, w: IslandWriter) -> str:
-        if not hasattr(w, "_amd_tid"):
-            w._amd_tid = w.op("rocdl.workitem.id.x : i32")
-        return w._amd_tid
+        if self.state.thread_id is None:
+            self.state.thread_id = w.op("rocdl.workitem.id.x : i32")
+        return self.state.thread_id
 
     def lane_id(self, w: IslandWriter) -> str:
-        if not hasattr(w, "_amd_lane"):
-            w._amd_lane = w.binary("and", self._thread_id(w), w.const(self.target.warp_size - 1))
-        return w._amd_lane
+        if self.state.lane_id is None:
+            self.state.lane_id = w.binary("and", self._thread_id(w), w.const(self.target.warp_size - 1))
+        return self.state.lane_id
 
     def warp_id(self, w: IslandWriter) -> str:
-        if not hasattr(w, "_amd_warp"):
+        if self.state.warp_id is None:
             shift = self.target.warp_size.bit_length() - 1
-            w._amd_warp = w.binary("lshr", self._thread_id(w), w.const(shift))
-        return w._amd_warp
+            self.state.warp_id = w.binary("lshr", self._thread_id(w), w.const(shift))
+        return self.state.warp_id
 
     # -- packing with shifts and ors (the back end forms v_perm / v_lshl_or itself) ----------------
     def pack(self, w: IslandWriter, values: list[str], bits: int) -> str:
@@ -65,13 +85,13 @@ class AmdInstructions:
 
     # -- cross-lane moves ------------------------------------------------------------------------
     def shuffle(self, w: IslandWriter, value: str, rnd: ShuffleRound, warp_size: int) -> str:
-        if rnd.instruction not in ("shfl.xor", "shfl.idx", "ds_bpermute"):
-            raise EmitError(f"shuffle instruction '{rnd.instruction}' is not an AMD instruction")
+        if rnd.mode is ShuffleMode.LOCAL:
+            raise EmitError("a local shuffle round moves nothing: no instruction to print")
         source = w.xor_of_bits(rnd.source_lane.lane, self.lane_id(w), rnd.source_lane.const)
         if any(rnd.source_lane.warp):  # each warp reads its own source lane (warp-local plans)
             source = w.binary("xor", source, w.xor_of_bits(rnd.source_lane.warp, self.warp_id(w)))
         byte_index = w.binary("shl", source, w.const(2))
-        w.counts["ds_bpermute"] += 1
+        w.counts[mnemonic(rnd.mode)] += 1
         return w.op(f"rocdl.ds_bpermute {byte_index}, {value} : (i32, i32) -> i32")
 
     # -- LDS ---------------------------------------------------------------------------------------
@@ -88,54 +108,49 @@ class AmdInstructions:
         return f"vector<{total // 32}xi32>", total
 
     def store(self, w: IslandWriter, op: SharedAccess, address: str, values: list[str], bits: int) -> None:
-        if op.instruction not in ("st.shared", "ds_write"):
-            raise EmitError(f"{op.instruction} has no AMD form")
         type_, total = self._access_type(len(values), bits)
+        name = mnemonic(AccessShape(op.kind, op.form, op.space, total))  # an EmitError for matrix forms
         value = self._combine(w, values, bits, type_, total)
-        w.counts[f"ds_write.b{total}"] += 1
+        w.counts[name] += 1
         w.line(f"llvm.store {value}, {address} {{alignment = {total // 8} : i64}} : {type_}, !llvm.ptr<3>")
 
     def load(self, w: IslandWriter, op: SharedAccess, address: str, count: int, bits: int) -> list[str]:
-        if op.instruction not in ("ld.shared", "ds_read"):
-            raise EmitError(f"{op.instruction} has no AMD form")
         type_, total = self._access_type(count, bits)
-        w.counts[f"ds_read.b{total}"] += 1
+        w.counts[mnemonic(AccessShape(op.kind, op.form, op.space, total))] += 1  # an EmitError for matrix forms
         value = w.op(f"llvm.load {address} {{alignment = {total // 8} : i64}} : !llvm.ptr<3> -> {type_}")
         return self._split(w, value, count, bits, type_, total)
 
     def _combine(self, w: IslandWriter, values: list[str], bits: int, type_: str, total: int) -> str:
         """Elements (storage ints) -> the stored value: an integer of ``total`` bits, or a vector
         of 32-bit words."""
-        from .emit_llvm import ElementType, element_words
         if total <= 32:
             if len(values) == 1:
                 return values[0]
             word = self.pack(w, values, bits)
             return w.cast("trunc", word, "i32", type_)
-        words = element_words(w, self, ElementType(f"i{bits}", f"i{bits}", bits), values)
+        words = island_writer.element_words(w, self, bits, values)
         vec = w.op(f"llvm.mlir.undef : {type_}")
         for i, word in enumerate(words):
             vec = w.op(f"llvm.insertelement {word}, {vec}[{w.const(i)} : i32] : {type_}")
         return vec
 
     def _split(self, w: IslandWriter, value: str, count: int, bits: int, type_: str, total: int) -> list[str]:
-        from .emit_llvm import ElementType, word_elements
         if total <= 32:
             if count == 1:
                 return [value]
             word = w.cast("zext", value, type_, "i32")
             return self.unpack(w, word, count, bits)
         words = [w.op(f"llvm.extractelement {value}[{w.const(i)} : i32] : {type_}") for i in range(total // 32)]
-        return word_elements(w, self, ElementType(f"i{bits}", f"i{bits}", bits), words, count)
+        return island_writer.word_elements(w, self, bits, words, count)
 
     # -- barriers ----------------------------------------------------------------------------------
-    def barrier(self, w: IslandWriter, kind: str, guard: bool = False) -> None:
-        if kind == "bar.warp.sync":
+    def barrier(self, w: IslandWriter, scope: BarrierScope, guard: bool = False) -> None:
+        if scope is BarrierScope.WARP:
             w.counts["fence"] += 1
             w.line('llvm.fence syncscope("workgroup") acq_rel')
             return
-        if kind not in ("bar.sync", "s_barrier"):
-            raise EmitError(f"barrier kind '{kind}' is not an AMD barrier")
+        if scope is not BarrierScope.CTA:
+            raise EmitError(f"{scope.value} barriers are not emitted")
         w.counts["guard s_barrier" if guard else "s_barrier"] += 1
         w.line('llvm.fence syncscope("workgroup") release')
         w.line("rocdl.s.barrier")

@@ -10,11 +10,12 @@ lowering by two casts (DESIGN.md, "LLVM-dialect islands work")::
 Element i of the struct is register i of the layout, so the plan's register numbers are struct
 indices.  Triton's conversion to LLVM cancels the two casts against its own.
 
-This module is pure text generation (no Triton import): ``IslandWriter`` hands out SSA names and
-prints ops; ``emit_island`` walks a plan (``lowering.plan``) and asks a *vendor* object
-(``emit_nvidia.NvidiaInstructions`` or ``emit_amd.AmdInstructions``) for the few things that
-differ between GPUs: the lane and warp ids, cross-lane moves, shared-memory accesses, barriers
-and byte packing.
+This module is pure text generation (no Triton import): ``island_writer.IslandWriter`` hands
+out SSA names and prints ops; ``emit_island`` walks a plan (``lowering.plan``) and asks a
+*vendor* object (``island_writer.VendorInstructions``: ``emit_nvidia.NvidiaInstructions`` or
+``emit_amd.AmdInstructions``, one per island, with that island's ``IslandState``) for the few
+things that differ between GPUs: the lane and warp ids, cross-lane moves, shared-memory
+accesses, barriers and byte packing.
 
 Values inside the island are kept as *storage integers*: i8 for i1 / 8-bit types, i16 for f16 /
 bf16, i32 for f32, i64 for f64 / pointers.  Cross-lane moves and shared memory work on 32-bit
@@ -36,12 +37,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import emit_amd, emit_nvidia, island_writer
 from .hardware import HardwareLayout
-from .plan import Barrier, ConversionPlan, SharedAccess, ThreadAffine
-
-
-class EmitError(Exception):
-    """The plan cannot be printed for this site (the convert is then left to Triton)."""
+from .instructions import BarrierScope, InstructionKey, ShuffleMode
+from .island_writer import EmitError, IslandState, IslandWriter, VendorInstructions
+from .plan import Barrier, ConversionPlan, ThreadAffine
+from .target import Target
 
 
 # ------------------------------------------------------------------------------- element types
@@ -88,96 +89,6 @@ class ElementType:
             space = parts[1] if len(parts) == 2 and parts[1].isdigit() else "1"
             return cls(t, f"!llvm.ptr<{space}>", 64)
         raise EmitError(f"element type {t} is not supported by the island emitter")
-
-
-# ------------------------------------------------------------------------------- SSA writer
-
-
-class IslandWriter:
-    """Collects LLVM-dialect lines with fresh SSA names ``%<prefix>_<n>``.
-
-    Constants are created once per (value, type) and shared.  ``counts`` tallies what we emit
-    (shuffles, selects, shared accesses by kind and width, barriers) so tests can compare the
-    island with the plan's cost model before any compiler has touched it.
-    """
-
-    def __init__(self, prefix: str, indent: str = "    "):
-        self.prefix = prefix
-        self.indent = indent
-        self.lines: list[str] = []
-        self._next = 0
-        self._constants: dict[tuple, str] = {}
-        self.counts: Counter = Counter()
-
-    def fresh(self) -> str:
-        self._next += 1
-        return f"%{self.prefix}_{self._next}"
-
-    def line(self, text: str) -> None:
-        self.lines.append(self.indent + text)
-
-    def op(self, text: str) -> str:
-        name = self.fresh()
-        self.line(f"{name} = {text}")
-        return name
-
-    def const(self, value: int, type_: str = "i32") -> str:
-        key = (int(value), type_)
-        if key not in self._constants:
-            self._constants[key] = self.op(f"llvm.mlir.constant({int(value)} : {type_}) : {type_}")
-        return self._constants[key]
-
-    # -- integer arithmetic ------------------------------------------------------------------
-    def binary(self, opname: str, a: str, b: str, type_: str = "i32") -> str:
-        return self.op(f"llvm.{opname} {a}, {b} : {type_}")
-
-    def cast(self, opname: str, value: str, from_type: str, to_type: str) -> str:
-        if from_type == to_type:
-            return value
-        return self.op(f"llvm.{opname} {value} : {from_type} to {to_type}")
-
-    def icmp(self, predicate: str, a: str, b: str, type_: str = "i32") -> str:
-        return self.op(f'llvm.icmp "{predicate}" {a}, {b} : {type_}')
-
-    def select(self, condition: str, if_true: str, if_false: str, type_: str = "i32") -> str:
-        self.counts["select"] += 1
-        return self.op(f"llvm.select {condition}, {if_true}, {if_false} : i1, {type_}")
-
-    def inline_asm(self, asm: str, constraints: str, operands: list[str], operand_types: list[str],
-                   result_type: str | None, side_effects: bool = True) -> str | None:
-        """``llvm.inline_asm`` with PTX/AMDGCN text; the one op spelling stable on triton 3.6-3.9."""
-        flags = "has_side_effects " if side_effects else ""
-        args = ", ".join(operands)
-        types = ", ".join(operand_types)
-        text = f'llvm.inline_asm {flags}asm_dialect = att "{asm}", "{constraints}" {args} : ({types}) -> '
-        if result_type is None:
-            self.line(text + "()")
-            return None
-        return self.op(text + result_type)
-
-    # -- struct access -------------------------------------------------------------------------
-    def extract(self, struct: str, index: int, struct_type: str) -> str:
-        return self.op(f"llvm.extractvalue {struct}[{index}] : {struct_type}")
-
-    def build_struct(self, values: list[str], struct_type: str) -> str:
-        out = self.op(f"llvm.mlir.undef : {struct_type}")
-        for i, v in enumerate(values):
-            out = self.op(f"llvm.insertvalue {v}, {out}[{i}] : {struct_type}")
-        return out
-
-    # -- F2-affine functions of the thread ids -------------------------------------------------
-    def xor_of_bits(self, images: tuple[int, ...], ids: str, const: int = 0) -> str:
-        """``const ^ XOR(images[i] for set bits i of ids)`` (a ThreadAffine's part), i32."""
-        acc = self.const(const)
-        first = True
-        for i, image in enumerate(images):
-            if not image:
-                continue
-            bit = self.binary("and", self.binary("lshr", ids, self.const(i)) if i else ids, self.const(1))
-            term = self.binary("mul", bit, self.const(image))
-            acc = term if (first and const == 0) else self.binary("xor", acc, term)
-            first = False
-        return acc
 
 
 def struct_registers(layout: HardwareLayout, unique: bool) -> list[int]:
@@ -234,7 +145,7 @@ class Island:
 # --------------------------------------------------------------------- lane masks and selections
 
 
-def lane_mask_condition(w: IslandWriter, vendor, lanes: np.ndarray) -> str:
+def lane_mask_condition(w: IslandWriter, vendor: VendorInstructions, lanes: np.ndarray) -> str:
     """An i1 that is true exactly in the lanes listed (a boolean array over the warp's lanes).
 
     ``(MASK >> lane) & 1`` with a constant mask: one form for any lane set (32 or 64 lanes).
@@ -255,7 +166,7 @@ def lane_mask_condition(w: IslandWriter, vendor, lanes: np.ndarray) -> str:
     return w.icmp("ne", bit, w.const(0, itype), itype)
 
 
-def warp_mask_condition(w: IslandWriter, vendor, warps: np.ndarray) -> str:
+def warp_mask_condition(w: IslandWriter, vendor: VendorInstructions, warps: np.ndarray) -> str:
     """An i1 that is true exactly in the warps listed (a boolean array over the CTA's warps)."""
     mask = 0
     for k in np.nonzero(warps)[0]:
@@ -271,7 +182,7 @@ def warp_mask_condition(w: IslandWriter, vendor, warps: np.ndarray) -> str:
     return w.icmp("ne", bit, w.const(0, itype), itype)
 
 
-def thread_set_condition(w: IslandWriter, vendor, threads: np.ndarray) -> str:
+def thread_set_condition(w: IslandWriter, vendor: VendorInstructions, threads: np.ndarray) -> str:
     """An i1 true exactly in the (warp, lane) pairs set in ``threads`` (shape (warps, lanes)).
 
     Most sets do not depend on the warp (every row equal): one lane mask.  When they do (a
@@ -301,7 +212,7 @@ def thread_set_condition(w: IslandWriter, vendor, threads: np.ndarray) -> str:
     return out
 
 
-def select_by_thread(w: IslandWriter, vendor, choice: np.ndarray, value_of) -> str:
+def select_by_thread(w: IslandWriter, vendor: VendorInstructions, choice: np.ndarray, value_of) -> str:
     """A value that differs by thread: thread (warp k, lane l) gets ``value_of(choice[k, l])``.
 
     A chain of selects over the distinct choices, in order of first appearance (k choices, k - 1
@@ -319,7 +230,7 @@ def select_by_thread(w: IslandWriter, vendor, choice: np.ndarray, value_of) -> s
     return out
 
 
-def select_by_affine(w: IslandWriter, vendor, affine: ThreadAffine, warp_size: int, num_warps: int,
+def select_by_affine(w: IslandWriter, vendor: VendorInstructions, affine: ThreadAffine, warp_size: int, num_warps: int,
                      value_of) -> str:
     """``value_of(affine(thread))`` in every thread, for an F2-affine choice (a shuffle's send word).
 
@@ -389,47 +300,7 @@ def _from_storage(w: IslandWriter, element: ElementType, value: str) -> str:
     return value
 
 
-def element_words(w: IslandWriter, vendor, element: ElementType, values: list[str]) -> list[str]:
-    """Storage integers -> 32-bit words: packed (8/16-bit), as is (32), split in halves (64)."""
-    bits = element.bits
-    if bits == 32:
-        return list(values)
-    if bits == 64:
-        # A bitcast to <2 x i32> (free: the two halves are already two 32-bit registers), not
-        # shifts and truncations, which left ptxas juggling 64-bit temporaries: a 128x128 i64
-        # epilogue then spilled 4.5 KB per thread and ran 17x slower than stock on an H200.
-        words = []
-        for v in values:
-            halves = w.op(f"llvm.bitcast {v} : i64 to vector<2xi32>")
-            words += [w.op(f"llvm.extractelement {halves}[{w.const(h)} : i32] : vector<2xi32>") for h in (0, 1)]
-        return words
-    per_word = 32 // bits
-    return [vendor.pack(w, values[i:i + per_word], bits) for i in range(0, len(values), per_word)]
-
-
-def word_elements(w: IslandWriter, vendor, element: ElementType, words: list[str], count: int) -> list[str]:
-    """The inverse of ``element_words``: ``count`` storage integers out of the words."""
-    bits = element.bits
-    if bits == 32:
-        return list(words[:count])
-    if bits == 64:
-        out = []
-        for i in range(count):
-            v = w.op("llvm.mlir.undef : vector<2xi32>")
-            for h in (0, 1):
-                v = w.op(f"llvm.insertelement {words[2 * i + h]}, {v}[{w.const(h)} : i32] : vector<2xi32>")
-            out.append(w.op(f"llvm.bitcast {v} : vector<2xi32> to i64"))
-        return out
-    per_word = 32 // bits
-    out = []
-    for word in words:
-        out.extend(vendor.unpack(w, word, min(per_word, count - len(out)), bits))
-        if len(out) >= count:
-            break
-    return out
-
-
-def _emit_shuffle(w: IslandWriter, vendor, plan: ConversionPlan, element: ElementType,
+def _emit_shuffle(w: IslandWriter, vendor: VendorInstructions, plan: ConversionPlan, element: ElementType,
                   src: list[str], staging_size: int) -> list[str]:
     """Pack, rounds of cross-lane moves, selects, unpack (``WarpShufflePlan``)."""
     s = plan.shuffle
@@ -441,13 +312,13 @@ def _emit_shuffle(w: IslandWriter, vendor, plan: ConversionPlan, element: Elemen
     for regs in s.src_words:
         ints = [_to_storage(w, element, src[r]) for r in regs]
         if element.bits == 64:
-            words.append(element_words(w, vendor, element, ints))
+            words.append(island_writer.element_words(w, vendor, element.bits, ints))
         else:
             words.append([vendor.pack(w, ints, element.bits) if element.bits < 32 else ints[0]])
     sends = [_threads_of(r.send_word, warp_size, num_warps) for r in s.rounds]
     received: list[list[str] | None] = []
     for rnd, send in zip(s.rounds, sends):
-        if rnd.instruction == "local":
+        if rnd.mode is ShuffleMode.LOCAL:
             received.append(None)
             continue
         per_half = []
@@ -470,7 +341,7 @@ def _emit_shuffle(w: IslandWriter, vendor, plan: ConversionPlan, element: Elemen
                 return received[key][h] if key >= 0 else words[-1 - key][h]
             halves_out.append(select_by_thread(w, vendor, keys, value_of))
         if element.bits == 64:
-            ints = word_elements(w, vendor, element, halves_out, 1)
+            ints = island_writer.word_elements(w, vendor, element.bits, halves_out, 1)
         elif element.bits == 32:
             ints = halves_out
         else:
@@ -480,8 +351,8 @@ def _emit_shuffle(w: IslandWriter, vendor, plan: ConversionPlan, element: Elemen
     return staging
 
 
-def _emit_shared(w: IslandWriter, vendor, plan: ConversionPlan, element: ElementType, src: list[str],
-                 staging_size: int, site: ConvertSite, scratch: str) -> list[str]:
+def _emit_shared(w: IslandWriter, vendor: VendorInstructions, plan: ConversionPlan, element: ElementType,
+                 src: list[str], staging_size: int, site: ConvertSite, scratch: str) -> list[str]:
     """Stores, barriers and loads through the scratch buffer (``SharedMemoryPlan``)."""
     sh = plan.shared
     ebytes = element.bits // 8
@@ -516,10 +387,10 @@ def _emit_shared(w: IslandWriter, vendor, plan: ConversionPlan, element: Element
 
     staging: list[str | None] = [None] * staging_size
     if site.guard_before:
-        vendor.barrier(w, "bar.sync", guard=True)
+        vendor.barrier(w, BarrierScope.CTA, guard=True)
     for op in sh.ops:
         if isinstance(op, Barrier):
-            vendor.barrier(w, op.kind)
+            vendor.barrier(w, op.scope)
             continue
         addr = address(op.address)
         n = len(op.registers)
@@ -531,7 +402,7 @@ def _emit_shared(w: IslandWriter, vendor, plan: ConversionPlan, element: Element
             for r, v in zip(op.registers, ints):
                 staging[r] = _from_storage(w, element, v)
     if site.guard_after:
-        vendor.barrier(w, "bar.sync", guard=True)
+        vendor.barrier(w, BarrierScope.CTA, guard=True)
     return staging
 
 
@@ -546,13 +417,11 @@ def scratch_type(scratch_bytes: int) -> str:
     return f"!ttg.memdesc<{size}xi8, {layout}, #ttg.shared_memory, mutable>"
 
 
-def emit_island(plan: ConversionPlan, site: ConvertSite, vendor=None) -> Island:
+def emit_island(plan: ConversionPlan, site: ConvertSite) -> Island:
     """The LLVM-dialect text replacing the convert at ``site``, per the verified ``plan``."""
-    if vendor is None:
-        vendor = vendor_for(plan.target)
+    vendor = vendor_for(plan.target, IslandState(in_loop=site.in_loop))
     element = ElementType.of(site.element_type)
     w = IslandWriter(site.prefix)
-    w.in_loop = site.in_loop
     src_hw, dst_hw = HardwareLayout.of(plan.src), HardwareLayout.of(plan.dst, plan.src.out_dim_names)
     src_map, dst_map = struct_registers(src_hw, site.unique_struct), struct_registers(dst_hw, site.unique_struct)
     src_struct, dst_struct = struct_type(element, len(src_map)), struct_type(element, len(dst_map))
@@ -601,11 +470,20 @@ def emit_island(plan: ConversionPlan, site: ConvertSite, vendor=None) -> Island:
     return Island("\n".join(w.lines), w.counts, scratch_bytes)
 
 
-def vendor_for(target):
+def vendor_for(target: Target, state: IslandState) -> VendorInstructions:
+    """The instructions of ``target``'s vendor, for one island (``state`` is that island's)."""
     if target.vendor == "nvidia":
-        from .emit_nvidia import NvidiaInstructions
-        return NvidiaInstructions(target)
+        return emit_nvidia.NvidiaInstructions(target, state)
     if target.vendor == "amd":
-        from .emit_amd import AmdInstructions
-        return AmdInstructions(target)
+        return emit_amd.AmdInstructions(target, state)
+    raise EmitError(f"no emitter for vendor '{target.vendor}'")
+
+
+def mnemonic(target: Target, key: InstructionKey) -> str:
+    """How ``target``'s vendor names one of the cost model's instructions (for users:
+    ``st.shared.b64`` on NVIDIA, ``ds_write.b64`` on AMD)."""
+    if target.vendor == "nvidia":
+        return emit_nvidia.mnemonic(key)
+    if target.vendor == "amd":
+        return emit_amd.mnemonic(key)
     raise EmitError(f"no emitter for vendor '{target.vendor}'")

@@ -25,16 +25,40 @@ Instruction forms (PTX ISA 7.8+, all supported by the ptxas bundled with triton 
 
 from __future__ import annotations
 
-from .emit_llvm import EmitError, IslandWriter
+from . import island_writer
+from .instructions import (AccessForm, AccessKind, AccessShape, AluOp, BarrierScope, InstructionKey, MemorySpace,
+                           ShuffleMode)
+from .island_writer import EmitError, IslandState, IslandWriter
 from .plan import ShuffleRound, SharedAccess
 from .target import Target
 
 FULL_MASK = "0xffffffff"
 
 
+def mnemonic(key: InstructionKey) -> str:
+    """The PTX name of one of the cost model's instructions, as tools show them:
+    ``shfl.idx``, ``st.shared.b64``, ``ld.shared::cluster.b32``, ``ldmatrix.trans.x4``,
+    ``bar.warp.sync``, ``prmt``."""
+    if isinstance(key, AccessShape):
+        if key.form.is_matrix:
+            base = "stmatrix" if key.kind is AccessKind.STORE else "ldmatrix"
+            trans = ".trans" if key.form is AccessForm.MATRIX_TRANS else ""
+            return f"{base}{trans}.x{key.bits // 32}"  # .x1/.x2/.x4: one 32-bit word per matrix per lane
+        op = "st" if key.kind is AccessKind.STORE else "ld"
+        space = "::cluster" if key.space is MemorySpace.DISTRIBUTED_SHARED else ""
+        return f"{op}.shared{space}.b{key.bits}"
+    names = {ShuffleMode.LOCAL: "local", ShuffleMode.XOR: "shfl.xor", ShuffleMode.INDEX: "shfl.idx",
+             AluOp.SELECT: "select", AluOp.PACK: "prmt", BarrierScope.WARP: "bar.warp.sync",
+             BarrierScope.CTA: "bar.sync", BarrierScope.CLUSTER: "barrier.cluster"}
+    return names[key]
+
+
 class NvidiaInstructions:
-    def __init__(self, target: Target):
+    """``island_writer.VendorInstructions`` for NVIDIA, for one island (``state``)."""
+
+    def __init__(self, target: Target, state: IslandState):
         self.target = target
+        self.state = state
 
     # -- thread ids -----------------------------------------------------------------------------
     def _thread_id(self, w: IslandWriter) -> str:
@@ -47,22 +71,23 @@ class NvidiaInstructions:
         with Triton's and keep it alive across the preceding wgmma loop, and ptxas then
         serialized every wgmma of a matmul (its C7515 "Potential Performance Loss" remark):
         matmul fp16 and attention ran 8-10% slower than stock on an H200."""
-        if not hasattr(w, "_nv_tid"):
-            if getattr(w, "in_loop", False):
-                w._nv_tid = w.op("nvvm.read.ptx.sreg.tid.x : i32")
+        state = self.state
+        if state.thread_id is None:
+            if state.in_loop:
+                state.thread_id = w.op("nvvm.read.ptx.sreg.tid.x : i32")
             else:
-                w._nv_tid = w.inline_asm("mov.u32 $0, %tid.x;", "=r", [], [], "i32", side_effects=False)
-        return w._nv_tid
+                state.thread_id = w.inline_asm("mov.u32 $0, %tid.x;", "=r", [], [], "i32", side_effects=False)
+        return state.thread_id
 
     def lane_id(self, w: IslandWriter) -> str:
-        if not hasattr(w, "_nv_lane"):
-            w._nv_lane = w.binary("and", self._thread_id(w), w.const(31))
-        return w._nv_lane
+        if self.state.lane_id is None:
+            self.state.lane_id = w.binary("and", self._thread_id(w), w.const(31))
+        return self.state.lane_id
 
     def warp_id(self, w: IslandWriter) -> str:
-        if not hasattr(w, "_nv_warp"):
-            w._nv_warp = w.binary("lshr", self._thread_id(w), w.const(5))
-        return w._nv_warp
+        if self.state.warp_id is None:
+            self.state.warp_id = w.binary("lshr", self._thread_id(w), w.const(5))
+        return self.state.warp_id
 
     # -- packing: prmt byte permutes --------------------------------------------------------------
     def pack(self, w: IslandWriter, values: list[str], bits: int) -> str:
@@ -105,11 +130,11 @@ class NvidiaInstructions:
         *convergent*, so it never moves a shuffle under a lane-dependent branch.  (With inline
         asm, LLVM unswitched a loop on a lane-dependent select and the warp diverged around the
         shuffles: 40x slower on an H200.)"""
-        if rnd.instruction == "shfl.xor":
+        if rnd.mode is ShuffleMode.XOR:
             w.counts["shfl.sync.bfly"] += 1
             return self._nvvm_shuffle(w, "bfly", value, w.const(rnd.source_lane.const))
-        if rnd.instruction not in ("shfl.idx", "ds_bpermute"):
-            raise EmitError(f"shuffle instruction '{rnd.instruction}' is not an NVIDIA instruction")
+        if rnd.mode is not ShuffleMode.INDEX:
+            raise EmitError(f"a {rnd.mode.value} shuffle round moves nothing: no instruction to print")
         source = w.xor_of_bits(rnd.source_lane.lane, self.lane_id(w), rnd.source_lane.const)
         if any(rnd.source_lane.warp):  # each warp reads its own source lane (warp-local plans)
             source = w.binary("xor", source, w.xor_of_bits(rnd.source_lane.warp, self.warp_id(w)))
@@ -125,29 +150,27 @@ class NvidiaInstructions:
 
     # -- shared memory -----------------------------------------------------------------------------
     def shared_address(self, w: IslandWriter, base: str, byte_offset: str) -> str:
-        if not hasattr(w, "_nv_base32"):
-            w._nv_base32 = w.op(f"llvm.ptrtoint {base} : !llvm.ptr<3> to i32")
-        return w.binary("add", w._nv_base32, byte_offset)
+        if self.state.shared_base is None:  # 32-bit shared addresses, as Triton's own PTX
+            self.state.shared_base = w.op(f"llvm.ptrtoint {base} : !llvm.ptr<3> to i32")
+        return w.binary("add", self.state.shared_base, byte_offset)
 
     @staticmethod
     def _words_of(w: IslandWriter, values: list[str], bits: int) -> tuple[list[str], int]:
         """Storage integers -> the i32 operands of one access, and its width in bits."""
-        from .emit_llvm import ElementType, element_words
         total = len(values) * bits
         if total >= 32:
-            element = ElementType(f"i{bits}", f"i{bits}", bits)
-            return element_words(w, _SHIFT_PACKER, element, values), total
+            return island_writer.element_words(w, _SHIFT_PACKER, bits, values), total
         word = _SHIFT_PACKER.pack(w, values, bits)
         return [word], total
 
     def store(self, w: IslandWriter, op: SharedAccess, address: str, values: list[str], bits: int) -> None:
-        if op.instruction.startswith("stmatrix"):
+        if op.form.is_matrix:
             words, total = self._words_of(w, values, bits)
-            trans = ".trans" if op.instruction.endswith(".trans") else ""
+            trans = ".trans" if op.form is AccessForm.MATRIX_TRANS else ""
             n = len(words)
             regs = ", ".join(f"${i + 1}" for i in range(n))
             asm = f"stmatrix.sync.aligned.m8n8.x{n}{trans}.shared.b16 [$0], {{{regs}}};"
-            w.counts[op.instruction] += 1
+            w.counts["stmatrix" + trans] += 1
             w.inline_asm(asm, ",".join(["r"] * (n + 1)), [address] + words, ["i32"] * (n + 1), None)
             return
         words, total = self._words_of(w, values, bits)
@@ -160,13 +183,15 @@ class NvidiaInstructions:
         w.inline_asm(asm, ",".join(["r"] * (len(words) + 1)), [address] + words, ["i32"] * (len(words) + 1), None)
 
     def load(self, w: IslandWriter, op: SharedAccess, address: str, count: int, bits: int) -> list[str]:
+        if op.space is not MemorySpace.SHARED:
+            raise EmitError("loads from another CTA's shared memory are not emitted")
         total = count * bits
         n_words = max(1, total // 32)
-        if op.instruction.startswith("ldmatrix"):
-            trans = ".trans" if op.instruction.endswith(".trans") else ""
+        if op.form.is_matrix:
+            trans = ".trans" if op.form is AccessForm.MATRIX_TRANS else ""
             regs = ", ".join(f"${i}" for i in range(n_words))
             asm = f"ldmatrix.sync.aligned.m8n8.x{n_words}{trans}.shared.b16 {{{regs}}}, [${n_words}];"
-            w.counts[op.instruction] += 1
+            w.counts["ldmatrix" + trans] += 1
         elif total <= 32:
             asm = f"ld.shared.b{total} $0, [$1];"
             w.counts[f"ld.shared.b{total}"] += 1
@@ -184,15 +209,15 @@ class NvidiaInstructions:
         return _unpack_words(w, words, count, bits)
 
     # -- barriers ----------------------------------------------------------------------------------
-    def barrier(self, w: IslandWriter, kind: str, guard: bool = False) -> None:
-        if kind == "bar.warp.sync":
+    def barrier(self, w: IslandWriter, scope: BarrierScope, guard: bool = False) -> None:
+        if scope is BarrierScope.WARP:
             asm = f"bar.warp.sync {FULL_MASK};"
-        elif kind in ("bar.sync", "s_barrier"):
+        elif scope is BarrierScope.CTA:
             asm = "bar.sync 0;"
-            kind = "bar.sync"
         else:
-            raise EmitError(f"barrier kind '{kind}' is not an NVIDIA barrier")
-        w.counts["guard " + kind if guard else kind] += 1
+            raise EmitError(f"{scope.value} barriers are not emitted")
+        name = mnemonic(scope)
+        w.counts["guard " + name if guard else name] += 1
         w.inline_asm(asm, "", [], [], None)
 
 
@@ -237,8 +262,6 @@ _SHIFT_PACKER = _ShiftPacker()
 
 
 def _unpack_words(w: IslandWriter, words: list[str], count: int, bits: int) -> list[str]:
-    from .emit_llvm import ElementType, word_elements
     if count * bits < 32:
         return _SHIFT_PACKER.unpack(w, words[0], count, bits)
-    element = ElementType(f"i{bits}", f"i{bits}", bits)
-    return word_elements(w, _SHIFT_PACKER, element, words, count)
+    return island_writer.word_elements(w, _SHIFT_PACKER, bits, words, count)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..dialect import f2
 from ..dialect.linear_layout import LinearLayout
 
 HARDWARE_DIMS = ("register", "lane", "warp", "block")
@@ -90,11 +91,7 @@ class HardwareLayout:
     def register_element(self, register: int) -> int:
         """Element held by ``register`` of lane 0, warp 0, block 0: XOR of the register bases
         of its set bits."""
-        element = 0
-        for p, c in enumerate(self.register):
-            if register >> p & 1:
-                element ^= c
-        return element
+        return f2.apply_columns(self.register, register)
 
     def element_table(self) -> np.ndarray:
         """Element held by every (block, warp, lane, register): shape (B, W, L, R)."""

@@ -8,8 +8,8 @@ way Triton did up to 3.0 (``getScratchConfigForCvt`` in lib/Analysis/Allocation.
 * two *identical* attributes (same text): no-op (legacy folded the convert away);
 * a register-only conversion: a register rename (no instructions);
 * everything else, including two *different* attributes that describe the same layout: through
-  shared memory.  No warp shuffles, no ldmatrix/stmatrix, no swizzling, CTA barriers
-  (``bar.sync`` / ``s_barrier``) even when the data stays inside a warp;
+  shared memory.  No warp shuffles, no matrix accesses (ldmatrix/stmatrix), no swizzling, CTA
+  barriers even when the data stays inside a warp;
 * cross-CTA conversions: unsupported (left to Triton).
 
 The scratch buffer (legacy ``getScratchConfigForCvt``):
@@ -52,10 +52,11 @@ import re
 
 from ..dialect.linear_layout import LayoutError, LinearLayout
 from .conversion import minimal_conversion, scope_of
-from .hardware import HardwareLayout, aligned_pair, deposit
-from .plan import Barrier, ConversionPlan, SharedAccess, SharedMemoryPlan, ThreadAffine, Unsupported
+from .hardware import HardwareLayout, aligned_pair
+from .instructions import AccessKind, BarrierScope
+from .plan import Barrier, ConversionPlan, SharedMemoryPlan, Unsupported
 from .planner import _register_rename, _staging_rename, element_bits_of
-from .shared import cta_space, storage_bits
+from .shared import cta_space, storage_bits, vector_accesses, widest_vector
 from .target import Target, target_named
 from .verify import verify_plan
 
@@ -141,48 +142,6 @@ def legacy_vectors(src_order: list[int], dst_order: list[int], src_contig: int, 
     return in_vec, out_vec
 
 
-def _side_vector(layout: HardwareLayout, to_scratch, want: int) -> tuple[int, tuple[int, ...]]:
-    """(log2 width, register positions) of the vector accesses of one side, at most ``want``
-    elements: register positions whose scratch images are 1, 2, 4, ..., with every other
-    direction leaving the vector's low bits alone (aligned, whole vectors)."""
-    images = [to_scratch(c) for c in layout.register]
-    positions: list[int] = []
-    while (1 << (len(positions) + 1)) <= want:
-        bit = 1 << len(positions)
-        found = [p for p, image in enumerate(images) if image == bit]
-        if not found:
-            break
-        positions.append(found[0])
-    while positions:
-        low = (1 << len(positions)) - 1
-        others = [image for p, image in enumerate(images) if p not in positions]
-        others += [to_scratch(c) for c in layout.lane + layout.warp]
-        if all(o & low == 0 for o in others):
-            break
-        positions.pop()
-    return len(positions), tuple(positions)
-
-
-def _accesses(layout: HardwareLayout, to_scratch, log2_vec: int, positions: tuple[int, ...], instruction: str,
-              register_name, pad_row_log2: int, pad_elements: int) -> list[SharedAccess]:
-    """One access per group of ``2^log2_vec`` registers: lane l of warp w touches the padded
-    offset of (its register group's element ^ its lane's and warp's elements)."""
-    lane_map = tuple(to_scratch(c) for c in layout.lane)
-    warp_map = tuple(to_scratch(c) for c in layout.warp)
-    rest = tuple(p for p in range(len(layout.register)) if p not in positions)
-    out = []
-    for chunk in range(1 << len(rest)):
-        base = deposit(chunk, rest)
-        element = 0
-        for p, column in enumerate(layout.register):
-            if base >> p & 1:
-                element ^= column
-        registers = tuple(register_name(base | deposit(i, positions)) for i in range(1 << log2_vec))
-        address = ThreadAffine(to_scratch(element), lane_map, warp_map, (), pad_row_log2, pad_elements)
-        out.append(SharedAccess(instruction, registers, address))
-    return out
-
-
 def _legacy_shared_plan(src_full: HardwareLayout, src_u: HardwareLayout, dst_u: HardwareLayout, dims: _Dims,
                         bits: int, target: Target, src_kind: str, dst_kind: str) -> tuple[SharedMemoryPlan, str]:
     """The padded, unswizzled, one-round shared-memory plan and a one-line description."""
@@ -218,14 +177,20 @@ def _legacy_shared_plan(src_full: HardwareLayout, src_u: HardwareLayout, dst_u: 
         pad_elements = pad << sum(bits_in[:j])
     elements = (1 << k) + ((1 << k) >> pad_row_log2) * pad_elements if pad_elements else 1 << k
 
-    amd = target.vendor == "amd"
-    st_log2, st_pos = _side_vector(src_u, to_scratch, in_vec)
-    ld_log2, ld_pos = _side_vector(dst_u, to_scratch, out_vec)
-    stores = _accesses(src_u, to_scratch, st_log2, st_pos, "ds_write" if amd else "st.shared",
-                       src_full.full_register, pad_row_log2, pad_elements)
-    loads = _accesses(dst_u, to_scratch, ld_log2, ld_pos, "ds_read" if amd else "ld.shared", lambda u: u,
-                      pad_row_log2, pad_elements)
-    barrier = Barrier("s_barrier" if amd else "bar.sync")
+    def side_vector(layout: HardwareLayout, max_elements: int) -> tuple[int, tuple[int, ...]]:
+        return widest_vector([to_scratch(c) for c in layout.register],
+                             [to_scratch(c) for c in layout.lane + layout.warp], max_elements.bit_length() - 1)
+
+    def one_round(element: int) -> tuple[int, int]:
+        return to_scratch(element), 0
+
+    st_log2, st_pos = side_vector(src_u, in_vec)
+    ld_log2, ld_pos = side_vector(dst_u, out_vec)
+    [stores] = vector_accesses(src_u, one_round, st_log2, st_pos, AccessKind.STORE, src_full.full_register, 1,
+                               pad_row_log2=pad_row_log2, pad_elements=pad_elements)
+    [loads] = vector_accesses(dst_u, one_round, ld_log2, ld_pos, AccessKind.LOAD, lambda u: u, 1,
+                              pad_row_log2=pad_row_log2, pad_elements=pad_elements)
+    barrier = Barrier(BarrierScope.CTA)
     # The unpadded (linear) part of the scratch layout: scratch bit i -> CTA-local element
     # coordinate (the row index of its pivot), as the swizzled plans' ``smem_layout``.
     local = [1 << pivots.index(p) for p in scratch_pivots]

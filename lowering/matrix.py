@@ -29,11 +29,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .hardware import HardwareLayout
+from .instructions import AccessForm, AccessKind
 
 
 @dataclass(frozen=True)
 class MatrixTile:
-    instruction: str                   # "ldmatrix", "stmatrix", "ldmatrix.trans", "stmatrix.trans"
+    kind: AccessKind                   # STORE (stmatrix) or LOAD (ldmatrix)
+    form: AccessForm                   # MATRIX or MATRIX_TRANS
     vector: tuple[int, ...]            # element directions of offset bits 0.. (one 16-byte row)
     rows: tuple[int, ...]              # directions of row bits 0, 1, 2 (address lanes bits 0-2)
     word_registers: tuple[int, ...]    # register positions of the elements inside one 32-bit word
@@ -42,16 +44,17 @@ class MatrixTile:
 
     @property
     def transposed(self) -> bool:
-        return self.instruction.endswith(".trans")
+        return self.form is AccessForm.MATRIX_TRANS
 
     @property
     def matrices(self) -> int:
         return 1 << len(self.matrix_registers)
 
 
-def matrix_tile(layout: HardwareLayout, instruction: str, element_bits: int,
+def matrix_tile(layout: HardwareLayout, kind: AccessKind, form: AccessForm, element_bits: int,
                 other_registers: tuple[int, ...], prefer: tuple[int, ...] = ()) -> MatrixTile | None:
-    """The tile of ``instruction`` for this side's layout, or None if the layout cannot use it.
+    """The tile of the matrix access (``kind``, ``form``) for this side's layout, or None if the
+    layout cannot use it.
 
     ``other_registers``: the other side's register directions; the word's elements are picked
     among registers the other side also holds, so that its vectors stay wide.  ``prefer``: when
@@ -63,7 +66,9 @@ def matrix_tile(layout: HardwareLayout, instruction: str, element_bits: int,
     """
     if len(layout.lane) != 5:
         return None
-    transposed = instruction.endswith(".trans")
+    if not form.is_matrix:
+        raise ValueError(f"matrix_tile needs a matrix form, not {form}")
+    transposed = form is AccessForm.MATRIX_TRANS
     if transposed and element_bits != 16:
         return None
     if element_bits not in (8, 16, 32):
@@ -90,4 +95,4 @@ def matrix_tile(layout: HardwareLayout, instruction: str, element_bits: int,
         vector = (lanes[2], lanes[3], lanes[4])
         rows = (layout.register[word[0]], lanes[0], lanes[1])
         row_sources = (("register", word[0]), ("lane", 0), ("lane", 1))
-    return MatrixTile(instruction, vector, rows, word, matrix, row_sources)
+    return MatrixTile(kind, form, vector, rows, word, matrix, row_sources)

@@ -20,8 +20,8 @@ is a ThreadAffine in the lane bits plus, per register, a constant.
 Plan kinds, cheapest first:
 
 * no-op / register rename: ``ConversionPlan.output`` only (``dst[i] = src[sources[i]]``);
-* ``WarpShufflePlan``: pack registers into 32-bit words, rounds of ``shfl.sync`` (or
-  ``ds_bpermute`` on AMD), selects, unpack;
+* ``WarpShufflePlan``: pack registers into 32-bit words, rounds of warp shuffles, selects,
+  unpack;
 * ``SharedMemoryPlan``: stores, barriers and loads through a swizzled scratch buffer, in rounds.
 """
 
@@ -29,19 +29,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
-
+from ..dialect import f2
 from ..dialect.linear_layout import LinearLayout
+from .instructions import AccessForm, AccessKind, BarrierScope, MemorySpace, ShuffleMode
 from .target import Target
-
-
-def _xor_bits(images: tuple[int, ...], ids) -> np.ndarray | int:
-    """XOR of images[i] over the set bits i of ``ids`` (an int or a numpy array)."""
-    out = np.zeros_like(ids) if isinstance(ids, np.ndarray) else 0
-    for i, image in enumerate(images):
-        if image:
-            out = out ^ (((ids >> i) & 1) * image)
-    return out
 
 
 @dataclass(frozen=True)
@@ -63,7 +54,8 @@ class ThreadAffine:
     pad_elements: int = 0
 
     def evaluate(self, lane, warp=0, block=0):
-        x = self.const ^ _xor_bits(self.lane, lane) ^ _xor_bits(self.warp, warp) ^ _xor_bits(self.block, block)
+        x = (self.const ^ f2.apply_columns(self.lane, lane) ^ f2.apply_columns(self.warp, warp)
+             ^ f2.apply_columns(self.block, block))
         return self.padded(x)
 
     def padded(self, x):
@@ -76,7 +68,6 @@ class ThreadAffine:
         return all(image == 1 << i for i, image in enumerate(self.lane)) and not any(self.warp) and not any(self.block)
 
     def lane_rank(self) -> int:
-        from ..dialect import f2
         return f2.rank(self.lane)
 
     def with_const(self, const: int) -> "ThreadAffine":
@@ -105,14 +96,14 @@ class ShuffleRound:
     * the sender sends its word ``send_word.evaluate(its own lane)`` (a select chain over the few
       words that expression can take);
     * the receiver reads from lane ``source_lane.evaluate(its own lane)``;
-    * ``instruction``: ``"local"`` (source lane is the lane itself: no shuffle at all, only the
-      select), ``"shfl.xor"`` (source lane = lane ^ const), ``"shfl.idx"`` (any other source
-      lane), or ``"ds_bpermute"`` (AMD).
+    * ``mode``: ``ShuffleMode.LOCAL`` (source lane is the lane itself: no shuffle at all, only
+      the select), ``XOR`` (source lane = lane ^ const: NVIDIA's butterfly shuffle) or ``INDEX``
+      (any other source lane).  AMD moves both with one instruction (``ds_bpermute``).
     """
 
     send_word: ThreadAffine
     source_lane: ThreadAffine
-    instruction: str
+    mode: ShuffleMode
 
 
 @dataclass(frozen=True)
@@ -142,38 +133,47 @@ class WarpShufflePlan:
 
 @dataclass(frozen=True)
 class SharedAccess:
-    """One warp-wide shared-memory instruction.
+    """One warp-wide shared-memory instruction: a store (``src`` registers into the buffer) or a
+    load (buffer into ``staging`` registers), by ``kind``.
 
-    ``instruction``:
-      * ``"st.shared"`` / ``"ld.shared"`` (AMD: ds_write / ds_read): lane l accesses the
-        ``len(registers)`` consecutive elements at element offset ``address.evaluate(l, w, b)``
-        (``len(registers) * element_bits`` is the vector width: 8 ... 128 bits);
-      * ``"ldmatrix"`` / ``"stmatrix"`` (``.x1/.x2/.x4`` = len(registers) // elements_per_word
-        matrices of 8 rows x 16 bytes): lane ``8*j + i`` supplies the address of row i of matrix j;
-        lane t holds, in its word j, the 32-bit word (t % 4) of row (t // 4) of matrix j;
-      * ``"ldmatrix.trans"`` / ``"stmatrix.trans"`` (16-bit elements): lane t holds, in word j,
-        the elements of rows 2*(t % 4) and 2*(t % 4) + 1 at column t // 4 of matrix j.
-    ``registers``: the thread's register indices, in element order (``src`` for stores,
-    ``staging`` for loads).  ``cta``: for ``"ld.shared::cluster"`` (sm_90 distributed shared
-    memory), the block id of the CTA whose scratch buffer the lane reads.
+    ``form``:
+      * ``AccessForm.VECTOR``: lane l accesses the ``len(registers)`` consecutive elements at
+        element offset ``address.evaluate(l, w, b)`` (``len(registers) * element_bits`` is the
+        vector width: 8 ... 128 bits);
+      * ``MATRIX`` (NVIDIA ``ldmatrix`` / ``stmatrix``; ``len(registers) // elements_per_word``
+        = 1, 2 or 4 matrices of 8 rows x 16 bytes): lane ``8*j + i`` supplies the address of row
+        i of matrix j; lane t holds, in its word j, the 32-bit word (t % 4) of row (t // 4) of
+        matrix j;
+      * ``MATRIX_TRANS`` (16-bit elements): lane t holds, in word j, the elements of rows
+        2*(t % 4) and 2*(t % 4) + 1 at column t // 4 of matrix j.
+    ``registers``: the thread's register indices, in element order.  ``space``:
+    ``MemorySpace.DISTRIBUTED_SHARED`` for loads from another CTA's buffer (sm_90 clusters);
+    ``cta`` then gives the block id of the CTA whose buffer the lane reads.
     """
 
-    instruction: str
+    kind: AccessKind
     registers: tuple[int, ...]
     address: ThreadAffine
-    cta: ThreadAffine | None = None  # ld.shared::cluster: the CTA (block id) whose buffer is read
+    form: AccessForm = AccessForm.VECTOR
+    space: MemorySpace = MemorySpace.SHARED
+    cta: ThreadAffine | None = None  # DISTRIBUTED_SHARED: the CTA (block id) whose buffer is read
+
+    def __post_init__(self):
+        if (self.space is MemorySpace.DISTRIBUTED_SHARED) != (self.cta is not None):
+            raise ValueError("a SharedAccess names a CTA (cta=...) exactly when it reads distributed shared memory")
 
     @property
     def is_store(self) -> bool:
-        return self.instruction.startswith(("st.", "stmatrix", "ds_write"))
+        return self.kind is AccessKind.STORE
 
 
 @dataclass(frozen=True)
 class Barrier:
-    """``bar.sync`` (CTA), ``bar.warp.sync`` (data stays in a warp), ``barrier.cluster``
-    (arrive + wait of every CTA of the cluster: distributed shared memory) or AMD ``s_barrier``."""
+    """Every thread of ``scope`` waits for the others: ``BarrierScope.CTA``, ``WARP`` (data
+    stays in a warp) or ``CLUSTER`` (arrive + wait of every CTA of the cluster: distributed
+    shared memory)."""
 
-    kind: str
+    scope: BarrierScope
 
 
 @dataclass(frozen=True)
@@ -221,29 +221,6 @@ class ConversionPlan:
     shuffle: WarpShufflePlan | None = None
     shared: SharedMemoryPlan | None = None
     notes: tuple[str, ...] = field(default=())
-
-    def describe(self) -> str:
-        from .cost import plan_cost
-        cost = plan_cost(self)
-        lines = [f"ConversionPlan(scope={self.scope}, method={self.method}, bits={self.element_bits}, "
-                 f"target={self.target.name})", f"  cost: {cost}"]
-        if self.shuffle is not None:
-            s = self.shuffle
-            lines.append(f"  pack {s.elements_per_word} elements/word, {len(s.src_words)} source words, "
-                         f"{len(s.dst_words)} destination words")
-            for i, r in enumerate(s.rounds):
-                lines.append(f"  round {i}: {r.instruction} send word {r.send_word} from lane {r.source_lane}")
-            lines.append(f"  destination word d <- round d ^ {s.receive_round}")
-        if self.shared is not None:
-            sh = self.shared
-            lines.append(f"  scratch {sh.scratch_bytes} bytes, {sh.num_rounds} rounds, "
-                         f"vectors st={sh.store_vector} ld={sh.load_vector}")
-            lines.append(f"  swizzle: {sh.smem_layout}")
-            for op in sh.ops:
-                lines.append(f"    {op}")
-        lines.append(f"  output: dst[i] = {self.output.file}[{list(self.output.sources)}]")
-        lines.extend(f"  note: {n}" for n in self.notes)
-        return "\n".join(lines)
 
 
 @dataclass(frozen=True)

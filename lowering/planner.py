@@ -137,7 +137,7 @@ def _shuffle_candidates(src_full, src_u, dst_full, dst_u, conversion: LinearLayo
         dst_words = word_registers(conv.dst_registers, [b for b, _ in pairs])
         broadcast_lanes = tuple(j for j, c in enumerate(src_u.lane) if c == 0)
         found = plan_shuffles(wconv, src_words, dst_words, 1 << n_pairs, words_per_element, target.warp_size,
-                              target.vendor == "amd", src_broadcast_lanes=broadcast_lanes)
+                              src_broadcast_lanes=broadcast_lanes)
         # Too few destination words for the rounds needed: add phantom registers (thrown away).
         extra = 1
         while found is None and extra <= min(2, wconv.src_registers - wconv.dst_registers):
@@ -145,7 +145,7 @@ def _shuffle_candidates(src_full, src_u, dst_full, dst_u, conversion: LinearLayo
             if padded is not None:
                 phantom_words = dst_words + [()] * ((1 << padded.dst_registers) - len(dst_words))
                 found = plan_shuffles(padded, src_words, phantom_words, 1 << n_pairs, words_per_element,
-                                      target.warp_size, target.vendor == "amd", src_broadcast_lanes=broadcast_lanes)
+                                      target.warp_size, src_broadcast_lanes=broadcast_lanes)
             extra += 1
         if found is None:
             continue
@@ -164,9 +164,9 @@ def _shared_candidates(src_full, src_u, dst_full, dst_u, bits, target, base_kwar
     src_local = cta_local(src_u, rows)
     dst_local = cta_local(dst_u, rows)
     plans = []
-    for store_kind, load_kind in instruction_pairs(target, bits):
+    for store_form, load_form in instruction_pairs(target, bits):
         shared = plan_shared_memory(src_local, dst_local, bits, target, src_full.full_register, warp_local,
-                                    store_kind, load_kind)
+                                    store_form, load_form)
         if shared is not None:
             plans.append(ConversionPlan(**base_kwargs, method="shared", output=_staging_rename(dst_full),
                                         shared=shared))
@@ -176,7 +176,7 @@ def _shared_candidates(src_full, src_u, dst_full, dst_u, bits, target, base_kwar
 def _cluster_candidates(src_full, src_u, dst_full, dst_u, bits, target, base_kwargs) -> list[ConversionPlan]:
     """Cross-CTA conversions through distributed shared memory (sm_90): every CTA stores its
     elements into its own buffer, cluster barrier, every thread loads from the CTA holding the
-    element it wants (``ld.shared::cluster``), cluster barrier."""
+    element it wants (a load from distributed shared memory), cluster barrier."""
     found = cluster_coordinates(src_u, dst_u)
     if found is None:
         return []

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from ..dialect import f2
 from ..dialect.linear_layout import LinearLayout
 from .hardware import HardwareLayout, deposit
+from .instructions import AccessForm, AccessKind, BarrierScope, MemorySpace
 from .matrix import MatrixTile, matrix_tile
 from .plan import Barrier, SharedAccess, SharedMemoryPlan, ThreadAffine
 from .swizzle import Swizzle, common_vector, swizzle_for, widened
@@ -38,34 +39,47 @@ def storage_bits(element_bits: int) -> int:
     return 8 if element_bits < 8 else element_bits
 
 
-def _side_vector(layout: HardwareLayout, swizzle: Swizzle, inverse, max_log2: int) -> tuple[int, tuple[int, ...]]:
-    """(log2 width, register bit positions) of the widest vector access of one side.
+def widest_vector(register_offsets: list[int], thread_offsets: list[int], max_log2: int,
+                  usable: list[bool] | None = None) -> tuple[int, tuple[int, ...]]:
+    """(log2 width, register positions) of the widest vector access of one side.
 
-    Offset bit i (i < width) must be the offset image of register bit positions[i], and every
-    other register/lane/warp direction must have zero low offset bits (aligned vectors).
+    ``register_offsets[p]``: the scratch offset of register direction p; ``thread_offsets``: the
+    offsets of the lane and warp directions.  Offset bit i (i < width <= ``max_log2``) must be
+    the offset of register ``positions[i]``, and every other direction must leave the low
+    ``width`` offset bits alone (aligned, whole vectors).  ``usable[p]`` False keeps register p
+    out of vectors.  Example: register offsets (1, 2, 8), lane offsets (4, 16): positions
+    (0, 1), a 4-element vector.
     """
-    positions = []
-    images = [inverse(c)[0] for c in layout.register]
-    space = swizzle.offset_bits + len(swizzle.reps)
-    for i in range(min(max_log2, swizzle.offset_bits)):
-        # (a direction that also changes the CTA, in cross-CTA plans, cannot be in a vector)
-        pos = [p for p, off in enumerate(images) if off == 1 << i and layout.register[p] >> space == 0]
-        if not pos:
+    positions: list[int] = []
+    for i in range(max_log2):
+        found = [p for p, off in enumerate(register_offsets) if off == 1 << i and (usable is None or usable[p])]
+        if not found:
             break
-        positions.append(pos[0])
+        positions.append(found[0])
     while positions:
         low = (1 << len(positions)) - 1
-        others = [off for p, off in enumerate(images) if p not in positions]
-        others += [inverse(c)[0] for c in layout.lane + layout.warp]
+        others = [off for p, off in enumerate(register_offsets) if p not in positions] + list(thread_offsets)
         if all(o & low == 0 for o in others):
             break
         positions.pop()
     return len(positions), tuple(positions)
 
 
-def _accesses(layout: HardwareLayout, inverse, log2_vec: int, positions: tuple[int, ...], instruction: str,
-              register_name, num_rounds: int, cluster: "ClusterView | None" = None) -> list[list[SharedAccess]]:
-    """Per round, the vector accesses of one side (``cluster``: loads of a cross-CTA plan)."""
+def _side_vector(layout: HardwareLayout, swizzle: Swizzle, inverse, max_log2: int) -> tuple[int, tuple[int, ...]]:
+    """``widest_vector`` of one side through the swizzle; a register direction that also changes
+    the CTA (cross-CTA plans) cannot be in a vector."""
+    space = swizzle.offset_bits + len(swizzle.reps)
+    return widest_vector([inverse(c)[0] for c in layout.register], [inverse(c)[0] for c in layout.lane + layout.warp],
+                         min(max_log2, swizzle.offset_bits), [c >> space == 0 for c in layout.register])
+
+
+def vector_accesses(layout: HardwareLayout, inverse, log2_vec: int, positions: tuple[int, ...], kind: AccessKind,
+                    register_name, num_rounds: int, cluster: "ClusterView | None" = None, pad_row_log2: int = 0,
+                    pad_elements: int = 0) -> list[list[SharedAccess]]:
+    """Per round, the vector accesses of one side: one per group of ``2^log2_vec`` registers
+    (``positions``), lane l of warp w touching the offset of (the group's element ^ its lane's
+    and warp's elements).  ``inverse(element)`` is (offset, round); ``cluster``: loads of a
+    cross-CTA plan; ``pad_*``: legacy row padding of the addresses (``ThreadAffine``)."""
     lane_map = tuple(inverse(c)[0] for c in layout.lane)
     warp_map = tuple(inverse(c)[0] for c in layout.warp)
     block_map = tuple(inverse(c)[0] for c in layout.block)
@@ -77,11 +91,12 @@ def _accesses(layout: HardwareLayout, inverse, log2_vec: int, positions: tuple[i
         offset, rnd = inverse(element)
         regs = tuple(register_name(base | deposit(i, positions)) for i in range(1 << log2_vec))
         if cluster is None:
-            per_round[rnd].append(SharedAccess(instruction, regs, ThreadAffine(offset, lane_map, warp_map)))
+            address = ThreadAffine(offset, lane_map, warp_map, (), pad_row_log2, pad_elements)
+            per_round[rnd].append(SharedAccess(kind, regs, address))
         else:
             cta = cluster.cta_map(layout, element)
-            per_round[rnd].append(SharedAccess(instruction + "::cluster", regs,
-                                               ThreadAffine(offset, lane_map, warp_map, block_map), cta))
+            per_round[rnd].append(SharedAccess(kind, regs, ThreadAffine(offset, lane_map, warp_map, block_map),
+                                               space=MemorySpace.DISTRIBUTED_SHARED, cta=cta))
     return per_round
 
 
@@ -113,7 +128,7 @@ class ClusterView:
 
 def _matrix_accesses(layout: HardwareLayout, tile: MatrixTile, inverse, register_name,
                      num_rounds: int) -> list[list[SharedAccess]] | None:
-    """Per round, the ldmatrix/stmatrix instructions of one side; None if the swizzle does not
+    """Per round, the matrix accesses (ldmatrix/stmatrix) of one side; None if the swizzle does not
     realise the tile (its 16-byte rows must be offset bits 0.. and everything else aligned)."""
     n_vec = len(tile.vector)
     if [inverse(c)[0] for c in tile.vector] != [1 << i for i in range(n_vec)]:
@@ -140,46 +155,47 @@ def _matrix_accesses(layout: HardwareLayout, tile: MatrixTile, inverse, register
         offset, rnd = inverse(layout.register_element(base))
         regs = tuple(register_name(base | deposit(j, tile.matrix_registers) | deposit(i, tile.word_registers))
                      for j in range(tile.matrices) for i in range(words))
-        name = tile.instruction
-        per_round[rnd].append(SharedAccess(name, regs, ThreadAffine(offset, tuple(lane_map), warp_map)))
+        per_round[rnd].append(SharedAccess(tile.kind, regs, ThreadAffine(offset, tuple(lane_map), warp_map),
+                                           form=tile.form))
     return per_round
 
 
 def plan_shared_memory(src: HardwareLayout, dst: HardwareLayout, element_bits: int, target: Target,
-                       src_register_name, warp_local: bool, store_kind: str = "plain",
-                       load_kind: str = "plain", cluster: ClusterView | None = None) -> SharedMemoryPlan | None:
+                       src_register_name, warp_local: bool, store_form: AccessForm = AccessForm.VECTOR,
+                       load_form: AccessForm = AccessForm.VECTOR,
+                       cluster: ClusterView | None = None) -> SharedMemoryPlan | None:
     """A shared-memory plan (the caller runs the verifier), or None if the instruction pair does
     not fit these layouts.
 
     ``src`` / ``dst``: CTA-local layouts with unique registers; ``src_register_name(u)`` gives
     the full source register that holds unique register u.  ``warp_local``: data never leaves
-    its warp (a warp barrier is enough).  ``store_kind`` / ``load_kind``: ``"plain"``
-    (vectorized st/ld.shared), ``"matrix"`` (stmatrix/ldmatrix) or ``"matrix.trans"``.
+    its warp (a warp barrier is enough).  ``store_form`` / ``load_form``: ``AccessForm.VECTOR``
+    (vectorized accesses), ``MATRIX`` (8x8 matrices: stmatrix/ldmatrix) or ``MATRIX_TRANS``.
     ``cluster``: a cross-CTA conversion (``ClusterView``); ``dst`` then has coordinates above
     k (the CTA part) and block directions, and the loads read other CTAs' buffers.
     """
-    if cluster is not None and (store_kind != "plain" or load_kind != "plain"):
-        return None  # ldmatrix cannot read another CTA's buffer; keep cross-CTA plans plain
+    if cluster is not None and (store_form.is_matrix or load_form.is_matrix):
+        return None  # matrix loads cannot read another CTA's buffer; keep cross-CTA plans plain
     ebits = storage_bits(element_bits)
     k = src.element_bits
     max_log2 = max(0, (128 // ebits).bit_length() - 1)
     store_tile = load_tile = None
-    if store_kind != "plain":
-        store_tile = matrix_tile(src, "stmatrix" + store_kind[6:], ebits, dst.register)
+    if store_form.is_matrix:
+        store_tile = matrix_tile(src, AccessKind.STORE, store_form, ebits, dst.register)
         if store_tile is None:
             return None
-    if load_kind != "plain":
-        load_tile = matrix_tile(dst, "ldmatrix" + load_kind[6:], ebits, src.register)
+    if load_form.is_matrix:
+        load_tile = matrix_tile(dst, AccessKind.LOAD, load_form, ebits, src.register)
         if load_tile is None:
             return None
     if store_tile and load_tile and store_tile.vector != load_tile.vector:
         # Both sides use matrix instructions: their 16-byte rows must be the same directions.
         # Re-pick each side's word registers to match the other's row.
-        again = matrix_tile(dst, "ldmatrix" + load_kind[6:], ebits, src.register, prefer=store_tile.vector)
+        again = matrix_tile(dst, AccessKind.LOAD, load_form, ebits, src.register, prefer=store_tile.vector)
         if again is not None and again.vector == store_tile.vector:
             load_tile = again
         else:
-            again = matrix_tile(src, "stmatrix" + store_kind[6:], ebits, dst.register, prefer=load_tile.vector)
+            again = matrix_tile(src, AccessKind.STORE, store_form, ebits, dst.register, prefer=load_tile.vector)
             if again is None or again.vector != load_tile.vector:
                 return None
             store_tile = again
@@ -227,28 +243,30 @@ def plan_shared_memory(src: HardwareLayout, dst: HardwareLayout, element_bits: i
         inverse = swizzle.inverse()
     num_rounds = 1 << len(swizzle.reps)
 
-    amd = target.vendor == "amd"
     if store_tile is not None:
         stores = _matrix_accesses(src, store_tile, inverse, src_register_name, num_rounds)
         st_vec = 128 // ebits
     else:
         st_log2, st_pos = _side_vector(src, swizzle, inverse, max_log2)
-        stores = _accesses(src, inverse, st_log2, st_pos, "ds_write" if amd else "st.shared", src_register_name,
-                           num_rounds)
+        stores = vector_accesses(src, inverse, st_log2, st_pos, AccessKind.STORE, src_register_name, num_rounds)
         st_vec = 1 << st_log2
     if load_tile is not None:
         loads = _matrix_accesses(dst, load_tile, inverse, lambda u: u, num_rounds)
         ld_vec = 128 // ebits
     else:
         ld_log2, ld_pos = _side_vector(dst, swizzle, inverse, max_log2)
-        loads = _accesses(dst, inverse, ld_log2, ld_pos, "ds_read" if amd else "ld.shared", lambda u: u, num_rounds,
-                          cluster)
+        loads = vector_accesses(dst, inverse, ld_log2, ld_pos, AccessKind.LOAD, lambda u: u, num_rounds, cluster)
         ld_vec = 1 << ld_log2
     if stores is None or loads is None:
         return None
-    barrier = Barrier("s_barrier" if amd else ("bar.warp.sync" if warp_local else "bar.sync"))
+    # AMD plans wait for the whole workgroup even when the data stays in a wave (the planner
+    # has always planned them so; the AMD emitter could print a warp barrier as a lone fence).
     if cluster is not None:
-        barrier = Barrier("barrier.cluster")
+        barrier = Barrier(BarrierScope.CLUSTER)
+    elif warp_local and target.vendor != "amd":
+        barrier = Barrier(BarrierScope.WARP)
+    else:
+        barrier = Barrier(BarrierScope.CTA)
     ops: list = []
     for rnd in range(num_rounds):
         if rnd:
@@ -264,18 +282,18 @@ def plan_shared_memory(src: HardwareLayout, dst: HardwareLayout, element_bits: i
     return SharedMemoryPlan(element_bits, 1 << swizzle.offset_bits, smem, num_rounds, tuple(ops), st_vec, ld_vec)
 
 
-def instruction_pairs(target: Target, element_bits: int) -> list[tuple[str, str]]:
-    """(store kind, load kind) pairs the target supports for this element width."""
+def instruction_pairs(target: Target, element_bits: int) -> list[tuple[AccessForm, AccessForm]]:
+    """(store form, load form) pairs the target supports for this element width."""
     ebits = storage_bits(element_bits)
-    stores, loads = ["plain"], ["plain"]
+    stores, loads = [AccessForm.VECTOR], [AccessForm.VECTOR]
     if target.has_stmatrix and ebits in (8, 16, 32):
-        stores.append("matrix")
+        stores.append(AccessForm.MATRIX)
         if ebits == 16:
-            stores.append("matrix.trans")
+            stores.append(AccessForm.MATRIX_TRANS)
     if target.has_ldmatrix and ebits in (8, 16, 32):
-        loads.append("matrix")
+        loads.append(AccessForm.MATRIX)
         if ebits == 16:
-            loads.append("matrix.trans")
+            loads.append(AccessForm.MATRIX_TRANS)
     return [(s, l) for s in stores for l in loads]
 
 

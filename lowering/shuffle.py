@@ -27,7 +27,7 @@ words).  But if A is the identity (every lane reads lane ``l ^ Crl rho``, an xor
 rounds with Crl rho = 0 need no shuffle at all: 2^(R - rank Crl) of the R rounds are local.
 Worked example, the register<->lane transposition (r0 l0) on 2 registers: C sends dst (r0) to
 src lane bit 0 and dst lane bit 0 to src r0.  With N = (l0 -> r0): A = I, B = (l0 -> r0); round 0
-is local (lane l keeps its word l0), round 1 is ``shfl.xor 1`` sending word (l0 ^ 1): one
+is local (lane l keeps its word l0), round 1 is an xor shuffle with lane ^ 1 sending word (l0 ^ 1): one
 shuffle for two registers, the "Ship" trick of Triton PR #7558.  When a destination lane bit has
 no source-lane component but a source-register one (Cll e_j = 0, Clr e_j != 0, a "missing lane
 row" in Triton's words), N = 0 is infeasible (lanes l and l ^ e_j read the same source lane but
@@ -54,15 +54,8 @@ from dataclasses import dataclass
 from ..dialect import f2
 from . import cost_weights as weights
 from .hardware import deposit
+from .instructions import ShuffleMode
 from .plan import ShuffleRound, ThreadAffine, WarpShufflePlan
-
-
-def _apply(columns, x: int) -> int:
-    out = 0
-    for i, c in enumerate(columns):
-        if x >> i & 1:
-            out ^= c
-    return out
 
 
 def _drop_bit(v: int, bit: int) -> int:
@@ -132,9 +125,9 @@ def exact_select_count(plan: WarpShufflePlan, warp_size: int, num_warps: int = 1
     warps = np.repeat(np.arange(num_warps, dtype=np.int64), warp_size)
     chain = 0
     sends = [np.broadcast_to(np.asarray(r.send_word.evaluate(lanes, warps)), lanes.shape) for r in plan.rounds]
-    local = np.array([r.instruction == "local" for r in plan.rounds])
+    local = np.array([r.mode is ShuffleMode.LOCAL for r in plan.rounds])
     for rnd, send in zip(plan.rounds, sends):
-        if rnd.instruction != "local":
+        if rnd.mode is not ShuffleMode.LOCAL:
             chain += len(np.unique(send)) - 1
     picks = np.broadcast_to(np.asarray(plan.receive_round.evaluate(lanes)), lanes.shape)
     send_table = np.stack(sends) if sends else np.zeros((0, warp_size), dtype=np.int64)
@@ -162,18 +155,18 @@ def _solve_linear(a_columns, b_columns, src_bits: int):
     images = []
     for a, b in zip(a_columns, b_columns):
         residue, combo = basis.reduce(a)
-        if residue == 0 and _apply(images, combo) != b:
+        if residue == 0 and f2.apply_columns(images, combo) != b:
             return None
         basis.insert(a)
         images.append(b)
     for i in range(src_bits):  # complete to the whole lane space, mapping the rest to 0
         basis.insert(1 << i)
         images.append(0)
-    return tuple(_apply(images, basis.express(1 << i)) for i in range(src_bits))
+    return tuple(f2.apply_columns(images, basis.express(1 << i)) for i in range(src_bits))
 
 
 def plan_shuffles(conv: LaneConversion, src_words_regs, dst_words_regs, elements_per_word: int,
-                  words_per_element: int, warp_size: int, amd: bool, src_broadcast_lanes: tuple[int, ...] = (),
+                  words_per_element: int, warp_size: int, src_broadcast_lanes: tuple[int, ...] = (),
                   max_candidates: int = 4096) -> tuple[WarpShufflePlan, ShuffleCost] | None:
     """The cheapest receiver-driven shuffle plan for ``conv`` (word-level), or None.
 
@@ -220,8 +213,8 @@ def plan_shuffles(conv: LaneConversion, src_words_regs, dst_words_regs, elements
     rank_crl = f2.rank(crl)
     for choice in itertools.product(*options):
         n = tuple(c[0] for c in choice)
-        a = tuple(_apply(crl, n[j]) ^ cll[j] ^ choice[j][1] for j in range(nl))
-        b = tuple(_apply(crr, n[j]) ^ clr[j] for j in range(nl))
+        a = tuple(f2.apply_columns(crl, n[j]) ^ cll[j] ^ choice[j][1] for j in range(nl))
+        b = tuple(f2.apply_columns(crr, n[j]) ^ clr[j] for j in range(nl))
         m = _solve_linear(a, b, nl)
         if m is None:
             continue
@@ -244,20 +237,18 @@ def plan_shuffles(conv: LaneConversion, src_words_regs, dst_words_regs, elements
 
     rounds = []
     for rho in range(1 << nrd):
-        lane_const = _apply(crl, rho)
-        word_const = _apply(crr, rho) ^ _apply(m, lane_const)
+        lane_const = f2.apply_columns(crl, rho)
+        word_const = f2.apply_columns(crr, rho) ^ f2.apply_columns(m, lane_const)
         # warp w shifts the source lane by Cwl w and the source word by Cwr w; the sender (same
         # warp) sends word base ^ M s ^ (Cwr ^ M Cwl) w
-        send_warp = tuple(cwr ^ _apply(m, cwl) for cwr, cwl in zip(conv.warp_to_reg, conv.warp_to_lane))
+        send_warp = tuple(cwr ^ f2.apply_columns(m, cwl) for cwr, cwl in zip(conv.warp_to_reg, conv.warp_to_lane))
         send = ThreadAffine(word_const, m, send_warp if any(send_warp) else ())
         source = ThreadAffine(lane_const, a, conv.warp_to_lane if any(conv.warp_to_lane) else ())
         if a_is_identity:
-            instruction = "local" if lane_const == 0 else "shfl.xor"
+            mode = ShuffleMode.LOCAL if lane_const == 0 else ShuffleMode.XOR
         else:
-            instruction = "shfl.idx"
-        if amd and instruction != "local":
-            instruction = "ds_bpermute"
-        rounds.append(ShuffleRound(send, source, instruction))
+            mode = ShuffleMode.INDEX
+        rounds.append(ShuffleRound(send, source, mode))
     plan = WarpShufflePlan(elements_per_word, words_per_element, tuple(src_words_regs), tuple(rounds),
                            ThreadAffine(0, tuple(n)), tuple(dst_words_regs))
     return plan, cost

@@ -6,14 +6,14 @@ run the plan on every (block, warp, lane, register) at once with numpy arrays of
 * every destination register ends up holding exactly the element its layout names (broadcast
   copies included: two destination registers, lanes or warps naming one element must both hold
   it);
-* ``local`` / ``shfl.xor`` rounds really read the lanes they claim (lane itself, lane ^ c);
+* ``LOCAL`` / ``XOR`` shuffle rounds really read the lanes they claim (lane itself, lane ^ c);
   source lanes and round indices stay in range;
 * shared memory: no access leaves the scratch buffer, vector accesses are aligned; every load
   reads a word written *before the last barrier* (read-after-write needs a barrier in between),
   by the same warp if the barrier is only a warp barrier; no store overwrites, without a barrier
   in between, a word that a load already read in the current phase (write-after-read), or a
   word another thread wrote with a different value in the same phase (a race);
-* cross-CTA reads (``ld.shared::cluster``) come after a cluster-wide barrier and are followed by
+* cross-CTA reads (distributed shared memory) come after a cluster-wide barrier and are followed by
   one before the plan ends.
 
 Arrays: ``regs[b, w, l, r]`` is the tag in register r of lane l of warp w of block b; the scratch
@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .hardware import HardwareLayout
+from .instructions import AccessForm, BarrierScope, MemorySpace, ShuffleMode
 from .plan import Barrier, ConversionPlan, SharedAccess
 
 
@@ -66,10 +67,10 @@ def _simulate_shuffle(plan: ConversionPlan, src: np.ndarray, staging_size: int) 
         source = np.broadcast_to(np.asarray(rnd.source_lane.evaluate(lanes[None, :], warps), dtype=np.int64), wl)
         if source.min() < 0 or source.max() >= L:
             raise _Failure(f"round {i}: source lane {int(source.max())} is outside the warp")
-        if rnd.instruction == "local" and not (source == lanes[None, :]).all():
+        if rnd.mode is ShuffleMode.LOCAL and not (source == lanes[None, :]).all():
             raise _Failure(f"round {i}: marked local but lanes read other lanes")
-        if rnd.instruction == "shfl.xor" and not (source == (lanes ^ rnd.source_lane.const)[None, :]).all():
-            raise _Failure(f"round {i}: marked shfl.xor but the source lane is not lane ^ {rnd.source_lane.const}")
+        if rnd.mode is ShuffleMode.XOR and not (source == (lanes ^ rnd.source_lane.const)[None, :]).all():
+            raise _Failure(f"round {i}: marked xor but the source lane is not lane ^ {rnd.source_lane.const}")
         sent = words[bi, wi, lanes[None, None, :], send[None, :, :]]  # (B, W, L, epw)
         received.append(sent[bi, wi, source[None, :, :]])
     received = np.stack(received, axis=2)  # (B, W, rounds, L, epw)
@@ -85,10 +86,17 @@ def _simulate_shuffle(plan: ConversionPlan, src: np.ndarray, staging_size: int) 
     return staging
 
 
+def access_name(op: SharedAccess) -> str:
+    """An access in words, for messages: ``vector store``, ``matrix.trans load``, ``vector load
+    (distributed shared)``."""
+    where = f" ({op.space.value.replace('_', ' ')})" if op.space is not MemorySpace.SHARED else ""
+    return f"{op.form.value} {op.kind.value}{where}"
+
+
 def access_positions(op: SharedAccess, element_bits: int, lanes, warps, blocks) -> np.ndarray:
     """Element offset of every (block, warp, lane, register of the access): shape (B, W, L, n).
 
-    Raises ``_Failure`` for misaligned addresses.  ldmatrix/stmatrix: lane 8j + i supplies the
+    Raises ``_Failure`` for misaligned addresses.  Matrix forms: lane 8j + i supplies the
     address of row i of matrix j (see ``SharedAccess``); lane t's word j is word t % 4 of row
     t // 4 (.trans: elements of rows 2(t % 4), 2(t % 4) + 1 at column t // 4).
     """
@@ -96,27 +104,28 @@ def access_positions(op: SharedAccess, element_bits: int, lanes, warps, blocks) 
     base = op.address.evaluate(lanes[None, None, :], warps[None, :, None], blocks[:, None, None])
     base = np.broadcast_to(np.asarray(base, dtype=np.int64), (B, W, L))
     n = len(op.registers)
-    if not op.instruction.startswith(("ldmatrix", "stmatrix")):
+    name = access_name(op)
+    if not op.form.is_matrix:
         if (base % n).any():
-            raise _Failure(f"{op.instruction}: a {n}-element vector address is not aligned")
+            raise _Failure(f"{name}: a {n}-element vector address is not aligned")
         return base[..., None] + np.arange(n, dtype=np.int64)
     row_elements = 128 // max(element_bits, 8)
     if L != 32:
-        raise _Failure(f"{op.instruction} needs 32 lanes")
+        raise _Failure(f"{name} needs 32 lanes")
     if (base % row_elements).any():
-        raise _Failure(f"{op.instruction}: a row address is not 16-byte aligned")
+        raise _Failure(f"{name}: a row address is not 16-byte aligned")
     out = np.empty((B, W, L, n), dtype=np.int64)
     t = lanes
-    if op.instruction.endswith(".trans"):
+    if op.form is AccessForm.MATRIX_TRANS:
         if element_bits != 16 or n % 2:
-            raise _Failure(f"{op.instruction} needs 16-bit elements in pairs")
+            raise _Failure(f"{name} needs 16-bit elements in pairs")
         for q in range(n):
             j, h = divmod(q, 2)
             out[..., q] = base[:, :, 8 * j + 2 * (t & 3) + h] + (t >> 2)
         return out
     e = 32 // max(element_bits, 8)
     if n % e or n // e > 4:
-        raise _Failure(f"{op.instruction}: {n} registers do not make 1, 2 or 4 matrices")
+        raise _Failure(f"{name}: {n} registers do not make 1, 2 or 4 matrices")
     for q in range(n):
         j, i = divmod(q, e)
         out[..., q] = base[:, :, 8 * j + (t >> 2)] + (t & 3) * e + i
@@ -144,13 +153,13 @@ def _simulate_shared(plan: ConversionPlan, src: np.ndarray, staging_size: int) -
     for n, op in enumerate(plan.shared.ops):
         if isinstance(op, Barrier):
             epoch += 1
-            warp_only = op.kind == "bar.warp.sync"
-            cluster_wide = op.kind == "barrier.cluster"
+            warp_only = op.scope is BarrierScope.WARP
+            cluster_wide = op.scope is BarrierScope.CLUSTER
             remote_since_cluster_barrier = remote_since_cluster_barrier and not cluster_wide
             continue
         positions = access_positions(op, sh.element_bits, lanes, warps, blocks)
         if positions.min() < 0 or positions.max() >= size:
-            raise _Failure(f"op {n} ({op.instruction}): address {int(positions.max())} outside the "
+            raise _Failure(f"op {n} ({access_name(op)}): address {int(positions.max())} outside the "
                            f"{size}-element scratch buffer")
         addr = positions  # (B, W, L, n): every register of the access at once
         regs = np.asarray(op.registers, dtype=np.int64)

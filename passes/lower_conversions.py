@@ -50,6 +50,7 @@ from typing import Optional
 
 from ..lowering import measured_choices
 from ..lowering.cost import plan_cost
+from ..lowering.describe import instruction_counts, plan_cost_text
 from ..lowering.legacy import attribute_kind, plan_legacy_conversion
 from ..lowering.emit_llvm import ConvertSite, ElementType, EmitError, Island, emit_island
 from ..lowering.plan import ConversionPlan
@@ -253,7 +254,8 @@ def plan_module(module: Module, only: str = "", target: Optional[str] = None,
 
 
 def _instruction_mix(plan) -> dict:
-    return {str(name): count for name, count in plan_cost(plan).instructions.items()}
+    """The plan's instructions by name (``st.shared.b128=4, ...``), as the measurements record them."""
+    return instruction_counts(plan_cost(plan), plan.target)
 
 
 def _follow_measurement(plan, src, dst, bits, target, outcome: ConvertOutcome):
@@ -447,7 +449,7 @@ class LowerConversions(ModulePass):
 
 def plan_summary(plan: ConversionPlan) -> str:
     """One line: method and the cost model's instruction counts (for remarks and reports)."""
-    return f"{plan.method}: {plan_cost(plan)}"
+    return f"{plan.method}: {plan_cost_text(plan)}"
 
 
 def lower_text(text: str, only: str = "", target: Optional[str] = None,

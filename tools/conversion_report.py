@@ -25,6 +25,7 @@ from typing import Optional
 
 from linear_layouts.lowering import ConversionPlan, Unsupported, plan_conversion, plan_cost, target_named
 from linear_layouts.lowering.conversion import conversion_scope
+from linear_layouts.lowering.describe import instruction_counts
 from linear_layouts.tools.plan_view import lowering_name
 
 
@@ -81,7 +82,7 @@ def short_location(location: str) -> str:
 
 
 def _instruction_text(plan: ConversionPlan) -> str:
-    counts = plan_cost(plan).instructions
+    counts = instruction_counts(plan_cost(plan), plan.target)
     return " ".join(f"{name}={count}" for name, count in counts.items()) or "-"
 
 

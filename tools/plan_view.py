@@ -22,8 +22,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from linear_layouts.lowering.cost import access_wavefronts, access_words, plan_cost
+from linear_layouts.lowering.cost import access_bank_use, access_wavefronts, plan_cost
+from linear_layouts.lowering.describe import instruction_counts
+from linear_layouts.lowering.emit_llvm import mnemonic
+from linear_layouts.lowering.instructions import AccessKind, AccessShape
 from linear_layouts.lowering.plan import Barrier, ConversionPlan, SharedAccess, Unsupported
+from linear_layouts.lowering.target import Target
 
 # ----------------------------------------------------------------------------- naming
 
@@ -38,24 +42,25 @@ def lowering_name(plan: ConversionPlan) -> str:
     if plan.method == "shuffle":
         return "shuffle"
     matrix = []
-    for prefix in ("stmatrix", "ldmatrix"):
-        if any(isinstance(op, SharedAccess) and op.instruction.startswith(prefix) for op in plan.shared.ops):
-            matrix.append(prefix)
+    for kind in (AccessKind.STORE, AccessKind.LOAD):
+        ops = [op for op in plan.shared.ops if isinstance(op, SharedAccess) and op.kind is kind and op.form.is_matrix]
+        if ops:  # the instruction's name without its suffixes: "stmatrix", "ldmatrix"
+            matrix.append(instruction_name(ops[0], plan.element_bits, plan.target).split(".")[0])
     return "+".join(["shared"] + matrix)
 
 
-def instruction_name(access: SharedAccess, element_bits: int) -> str:
-    """The name the cost model counts an access under: ``st.shared.b64``, ``ldmatrix.x4``."""
+def instruction_name(access: SharedAccess, element_bits: int, target: Target) -> str:
+    """The name the cost model counts an access under, in the target's words: ``st.shared.b64``,
+    ``ldmatrix.x4``, ``ds_read.b32``."""
     bits = len(access.registers) * max(element_bits, 8)
-    if access.instruction.startswith(("ldmatrix", "stmatrix")):
-        return f"{access.instruction}.x{bits // 32}"
-    return f"{access.instruction}.b{bits}"
+    return mnemonic(target, AccessShape(access.kind, access.form, access.space, bits))
 
 
 def cost_line(plan: ConversionPlan) -> str:
     """``shfl.idx=2, select=4; bank conflicts 0; scratch 0 B``."""
     cost = plan_cost(plan)
-    counts = ", ".join(f"{name}={count}" for name, count in cost.instructions.items()) or "no instructions"
+    named = instruction_counts(cost, plan.target)
+    counts = ", ".join(f"{name}={count}" for name, count in named.items()) or "no instructions"
     conflicts = f"{cost.bank_conflicts} (store {cost.store_conflicts}, load {cost.load_conflicts})" \
         if plan.shared is not None else "0"
     return f"{counts}; bank conflicts {conflicts}; scratch {cost.scratch_bytes} B"
@@ -86,7 +91,8 @@ def _shuffle_text(plan: ConversionPlan) -> list[str]:
     for number, rnd in enumerate(shuffle.rounds):
         senders = np.broadcast_to(np.asarray(rnd.source_lane.evaluate(lanes)), lanes.shape)
         words = np.broadcast_to(np.asarray(rnd.send_word.evaluate(senders)), lanes.shape)
-        lines.append(f"  round {number} ({rnd.instruction}): lane l receives word 'word' of lane 'from'")
+        name = mnemonic(plan.target, rnd.mode)
+        lines.append(f"  round {number} ({name}): lane l receives word 'word' of lane 'from'")
         lines += _lane_rows([("from", [int(s) for s in senders]), ("word", [int(w) for w in words])])
     picks = np.broadcast_to(np.asarray(shuffle.receive_round.evaluate(lanes)), lanes.shape)
     if picks.any():
@@ -106,17 +112,23 @@ class AccessSummary:
     count: int
     wavefronts: int
     conflicts: int
+    is_barrier: bool = False
 
 
 def access_summaries(plan: ConversionPlan) -> list[AccessSummary]:
     """Per instruction name, in program order: how many, wavefronts, conflicts (barriers have
     no wavefronts)."""
     order: list[str] = []
+    barriers: set[str] = set()
     counts: Counter = Counter()
     wavefronts: Counter = Counter()
     conflicts: Counter = Counter()
     for op in plan.shared.ops:
-        name = op.kind if isinstance(op, Barrier) else instruction_name(op, plan.element_bits)
+        if isinstance(op, Barrier):
+            name = mnemonic(plan.target, op.scope)
+            barriers.add(name)
+        else:
+            name = instruction_name(op, plan.element_bits, plan.target)
         if name not in counts:
             order.append(name)
         counts[name] += 1
@@ -124,7 +136,7 @@ def access_summaries(plan: ConversionPlan) -> list[AccessSummary]:
             waves, phases = access_wavefronts(op, plan.element_bits, plan.target)
             wavefronts[name] += waves
             conflicts[name] += waves - phases
-    return [AccessSummary(n, counts[n], wavefronts[n], conflicts[n]) for n in order]
+    return [AccessSummary(n, counts[n], wavefronts[n], conflicts[n], n in barriers) for n in order]
 
 
 def _shared_text(plan: ConversionPlan) -> list[str]:
@@ -135,7 +147,7 @@ def _shared_text(plan: ConversionPlan) -> list[str]:
              f"{shared.load_vector} (load) x {bits} bit"]
     lines.append(f"  {'instruction':<22} {'count':>5} {'wavefronts':>10} {'conflicts':>9}")
     for s in access_summaries(plan):
-        if s.name.startswith(("bar", "s_barrier")):
+        if s.is_barrier:
             lines.append(f"  {s.name:<22} {s.count:>5}")
         else:
             lines.append(f"  {s.name:<22} {s.count:>5} {s.wavefronts:>10} {s.conflicts:>9}")
@@ -175,27 +187,17 @@ class WordTouch:
 
 
 def access_touches(access: SharedAccess, plan: ConversionPlan) -> list[WordTouch]:
-    """The words one access of warp 0 touches, with bank conflicts marked.  The phases are the
-    cost model's (``lowering.cost.access_wavefronts``): ldmatrix/stmatrix serve one 8-row matrix
-    at a time; other accesses split the warp by ``Target.phase_lane_bits``."""
-    target, bits = plan.target, plan.element_bits
-    lanes = np.arange(target.warp_size, dtype=np.int64)
-    if access.instruction.startswith(("ldmatrix", "stmatrix")):
-        matrices = len(access.registers) * max(bits, 8) // 32
-        lanes = lanes[: 8 * matrices]
-        phase_bits = (0, 1, 2)
-    else:
-        phase_bits = target.phase_lane_bits(len(access.registers) * max(bits, 8), not access.is_store)
-    in_phase = sum(1 << b for b in phase_bits)
-    words_per_lane = np.stack(access_words(access, bits, target, lanes), axis=1)
+    """The words one access of warp 0 touches, with bank conflicts marked by the cost model's
+    bank model (``lowering.cost.bank_use``: matrix forms serve one 8-row matrix at a time; other
+    accesses split the warp by ``Target.phase_lane_bits``)."""
+    lanes, words_per_lane, use = access_bank_use(access, plan.element_bits, plan.target)
     lanes_of: dict[int, list[int]] = {}
-    words_in_phase_bank: dict[tuple[int, int], set] = {}
-    for lane, words in zip(lanes, words_per_lane):
-        phase = int(lane) & ~in_phase
-        for word in words:
+    conflicted: set[int] = set()
+    for lane, words, flags in zip(lanes, words_per_lane, use.conflicted):
+        for word, flag in zip(words, flags):
             lanes_of.setdefault(int(word), []).append(int(lane))
-            words_in_phase_bank.setdefault((phase, int(word) % target.num_banks), set()).add(int(word))
-    conflicted = {w for words in words_in_phase_bank.values() if len(words) > 1 for w in words}
+            if flag:
+                conflicted.add(int(word))
     return [WordTouch(w, tuple(sorted(set(ls))), w in conflicted) for w, ls in sorted(lanes_of.items())]
 
 
@@ -257,7 +259,8 @@ def _draw_round(ax, rnd, number: int, plan: ConversionPlan, cmap) -> None:
     step = 4 if len(lanes) <= 32 else 8
     ax.set_xticks(range(0, len(lanes), step), [str(i) for i in range(0, len(lanes), step)], fontsize=6)
     ax.set_xlabel("lane", fontsize=7)
-    ax.set_title(f"round {number}: {rnd.instruction} (colour and label: the word the sender sends)", fontsize=8)
+    ax.set_title(f"round {number}: {mnemonic(plan.target, rnd.mode)} (colour and label: the word the sender sends)",
+                 fontsize=8)
 
 
 def draw_plan(plan: ConversionPlan, path: str, what: str = "") -> None:
@@ -278,7 +281,7 @@ def draw_plan(plan: ConversionPlan, path: str, what: str = "") -> None:
             _draw_round(ax, rnd, number, plan, cmap)
     elif plan.shared is not None:
         store, load = _first(plan, True), _first(plan, False)
-        counts = Counter(instruction_name(op, plan.element_bits) for op in plan.shared.ops
+        counts = Counter(instruction_name(op, plan.element_bits, plan.target) for op in plan.shared.ops
                          if isinstance(op, SharedAccess))
         # Store above load, each as tall as the scratch lines it touches.
         heights = [max(1, min(64, len({t.word // plan.target.num_banks for t in access_touches(a, plan)})))
@@ -287,7 +290,7 @@ def draw_plan(plan: ConversionPlan, path: str, what: str = "") -> None:
                                  gridspec_kw={"height_ratios": heights})
         cmap = plt.get_cmap("tab20")
         for ax, access, kind in ((axes[0, 0], store, "store"), (axes[1, 0], load, "load")):
-            name = instruction_name(access, plan.element_bits)
+            name = instruction_name(access, plan.element_bits, plan.target)
             _draw_access(ax, access, plan, f"first {kind}: {name} (1 of {counts[name]}), warp 0", cmap)
     else:
         raise ValueError(f"a {plan.method} plan moves no data between threads: nothing to draw")

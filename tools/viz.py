@@ -218,37 +218,48 @@ def moved_elements(a: LinearLayout, b: LinearLayout) -> set:
     return {e for e in ta if ta[e] != tb.get(e)}
 
 
-def access_conflicts(shared: LinearLayout, access: LinearLayout, bits: int):
+def access_conflicts(shared: LinearLayout, access: LinearLayout, bits: int, target_name: str = "sm_90"):
     """Bank conflicts when ``access`` (a distributed layout) reads ``shared`` with scalar
-    accesses: one instruction per (block, warp, register), its lanes served together.
+    accesses: one instruction per (block, warp, register), each lane reading its element.
 
-    Returns (per-element conflict flag, total extra wavefronts, number of accesses).  A bank
-    serving k distinct 4-byte words in one instruction costs k - 1 extra wavefronts; lanes
-    reading the same word are a broadcast and cost nothing.
+    Returns (per-element conflict flag, total extra wavefronts, number of accesses).  The banks
+    are counted by the planner's own model (``lowering.cost.bank_use``) on ``target_name``: the
+    lanes are served in phases (``Target.phase_lane_bits``: 16 lanes for 64-bit elements on
+    NVIDIA), a bank serving k distinct 4-byte words in one phase costs k - 1 extra wavefronts,
+    and lanes reading the same word are a broadcast and cost nothing.
     """
+    import numpy as np
+
+    from linear_layouts.lowering.cost import bank_use
+    from linear_layouts.lowering.target import target_named
+
+    try:
+        target = target_named(target_name)
+    except ValueError as e:
+        raise VizError(f"--target: {e}")
     to_offset = access.invert_and_compose(shared)   # (register, lane, warp, block) -> (offset, block)
     dims = access.in_dims
+    element_bytes = max(bits, 8) // 8
+    words_per_lane = max(1, element_bytes // target.bank_bytes)
+    phase_bits = target.phase_lane_bits(element_bytes * 8, True)  # one element per lane
+    lanes = np.arange(dims.get("lane", 1), dtype=np.int64)
     conflicted = set()
     extra = 0
     accesses = 0
     for block in range(dims.get("block", 1)):
         for warp in range(dims.get("warp", 1)):
             for reg in range(dims.get("register", 1)):
-                words_by_bank: dict[int, dict[int, list]] = {}
-                for lane in range(dims.get("lane", 1)):
-                    hw = {"register": reg, "lane": lane, "warp": warp, "block": block}
+                elements, first_words = [], []
+                for lane in lanes:
+                    hw = {"register": reg, "lane": int(lane), "warp": warp, "block": block}
                     hw = {k: v for k, v in hw.items() if k in dims}
-                    offset = to_offset.apply(hw)["offset"]
-                    word = offset * bits // 8 // view.BANK_BYTES
-                    element = tuple(access.apply(hw).values())
-                    words_by_bank.setdefault(word % view.NUM_BANKS, {}).setdefault(word, []).append(element)
+                    first_words.append(to_offset.apply(hw)["offset"] * element_bytes // target.bank_bytes)
+                    elements.append(tuple(access.apply(hw).values()))
+                words = np.asarray(first_words, dtype=np.int64)[:, None] + np.arange(words_per_lane)
+                use = bank_use(lanes, words, phase_bits, target.num_banks)
                 accesses += 1
-                worst = max(len(words) for words in words_by_bank.values())
-                extra += worst - 1
-                for words in words_by_bank.values():
-                    if len(words) > 1:
-                        for elements in words.values():
-                            conflicted.update(elements)
+                extra += use.conflicts
+                conflicted.update(e for e, flags in zip(elements, use.conflicted) if flags.any())
     return conflicted, extra, accesses
 
 
@@ -344,7 +355,8 @@ def build_parser() -> ArgumentParser:
     p.add_argument("--compare", nargs=2, metavar=("A", "B"), help="show layouts A and B side by side")
     p.add_argument("--plan", nargs=2, metavar=("SRC", "DST"),
                    help="show the verified plan converting distributed layout SRC to DST, and its cost")
-    p.add_argument("--target", default="sm_90", help="with --plan: sm_80, sm_90, gfx90a or gfx942 (default sm_90)")
+    p.add_argument("--target", default="sm_90",
+                   help="with --plan or --access: sm_80, sm_90, gfx90a or gfx942 (default sm_90)")
     p.add_argument("--access", metavar="DIST", help="shared layouts: mark the bank conflicts of this distributed layout's accesses")
     p.add_argument("--bits", type=int, default=32, help="element bit width, for banks (default 32)")
     p.add_argument("--max-copies", type=int, default=4, help="broadcast copies listed per cell (default 4)")
@@ -405,7 +417,7 @@ def run(args) -> str:
                                 grid=False)
         if view.is_shared(access):
             raise VizError("--access: give the distributed layout that reads or writes the shared one")
-        marked, extra, accesses = access_conflicts(layout, access, args.bits)
+        marked, extra, accesses = access_conflicts(layout, access, args.bits, args.target)
         note = (f"access pattern {args.access}: {accesses} scalar accesses, {extra} extra wavefronts "
                 f"from bank conflicts; {len(marked)} elements involved" + (" (marked *)" if marked else ""))
     out.append(title)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from linear_layouts.lowering.cost import access_wavefronts, plan_cost
+from linear_layouts.lowering.describe import cost_text
+from linear_layouts.lowering.instructions import AccessForm, AccessKind
 from linear_layouts.lowering.plan import SharedAccess, ThreadAffine
 from linear_layouts.lowering.planner import plan_conversion
 from linear_layouts.lowering.target import GFX942, SM80, SM90
@@ -12,8 +14,8 @@ from test_plan_known_answers import COLUMN_PAIRS, ROWS
 LANES = tuple(1 << i for i in range(5))
 
 
-def load(lane_map, n=1, instruction="ld.shared", const=0):
-    return SharedAccess(instruction, tuple(range(n)), ThreadAffine(const, tuple(lane_map)))
+def load(lane_map, n=1, form=AccessForm.VECTOR, const=0):
+    return SharedAccess(AccessKind.LOAD, tuple(range(n)), ThreadAffine(const, tuple(lane_map)), form=form)
 
 
 def test_consecutive_words_are_one_wavefront():
@@ -54,10 +56,10 @@ def test_amd_wave64_half_wave_phases():
 
 def test_ldmatrix_phase_is_one_matrix():
     # ldmatrix.x4 with 8 rows of 16 bytes at row stride 16 bytes: conflict-free, 4 phases
-    access = load((4, 8, 16, 32, 64), n=4, instruction="ldmatrix")
+    access = load((4, 8, 16, 32, 64), n=4, form=AccessForm.MATRIX)
     assert access_wavefronts(access, 32, SM90) == (4, 4)
     # rows 128 bytes apart: all 8 rows in the same 4 banks -> 8 wavefronts per matrix
-    access = load((32, 64, 128, 256, 512), n=4, instruction="ldmatrix")
+    access = load((32, 64, 128, 256, 512), n=4, form=AccessForm.MATRIX)
     assert access_wavefronts(access, 32, SM90) == (32, 4)
 
 
@@ -67,4 +69,4 @@ def test_plan_cost_fields():
     assert cost.scratch_bytes == 2048 and cost.barriers == 1
     assert cost.shared_stores == 4 and cost.shared_loads == 4
     assert cost.bank_conflicts == 0 and cost.store_wavefronts == 16 and cost.load_wavefronts == 16
-    assert "scratch=2048B" in str(cost)
+    assert "scratch=2048B" in cost_text(cost, plan.target)

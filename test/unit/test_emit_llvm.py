@@ -15,6 +15,8 @@ from linear_layouts.lowering.emit_llvm import (ConvertSite, ElementType, EmitErr
 from linear_layouts.lowering.emit_testcase import random_linear_encoding
 from linear_layouts.lowering.hardware import HardwareLayout
 from linear_layouts.lowering.island_sim import check_emitted
+from linear_layouts.lowering.describe import describe_plan
+from linear_layouts.lowering.instructions import AccessForm, BarrierScope, ShuffleMode
 from linear_layouts.lowering.plan import Barrier
 from linear_layouts.lowering.planner import plan_conversion
 from linear_layouts.lowering.target import target_named
@@ -65,18 +67,22 @@ def _expected(plan) -> Counter:
     nvidia = plan.target.vendor == "nvidia"
     if plan.shuffle is not None:
         for rnd in plan.shuffle.rounds:
-            if rnd.instruction != "local":
-                key = ("shfl.sync.bfly" if rnd.instruction == "shfl.xor" else "shfl.sync.idx") if nvidia else "ds_bpermute"
+            if rnd.mode is not ShuffleMode.LOCAL:
+                xor = rnd.mode is ShuffleMode.XOR
+                key = ("shfl.sync.bfly" if xor else "shfl.sync.idx") if nvidia else "ds_bpermute"
                 out[key] += plan.shuffle.words_per_element
     if plan.shared is not None:
         bits = max(plan.element_bits, 8)
         for op in plan.shared.ops:
             if isinstance(op, Barrier):
-                out[op.kind if nvidia else ("fence" if op.kind == "bar.warp.sync" else "s_barrier")] += 1
-            elif op.instruction.startswith(("ldmatrix", "stmatrix")):
-                out[op.instruction] += 1
+                names = {BarrierScope.WARP: "bar.warp.sync" if nvidia else "fence",
+                         BarrierScope.CTA: "bar.sync" if nvidia else "s_barrier"}
+                out[names[op.scope]] += 1
+            elif op.form.is_matrix:
+                base = "stmatrix" if op.is_store else "ldmatrix"
+                out[base + (".trans" if op.form is AccessForm.MATRIX_TRANS else "")] += 1
             elif nvidia:
-                out[f"{op.instruction}.b{len(op.registers) * bits}"] += 1
+                out[f"{'st' if op.is_store else 'ld'}.shared.b{len(op.registers) * bits}"] += 1
             else:
                 out[("ds_write" if op.is_store else "ds_read") + f".b{len(op.registers) * bits}"] += 1
     return out
@@ -101,7 +107,7 @@ def test_islands_contain_exactly_the_plans_instructions(target):
         simulated = check_emitted(island.text, plan, _site(element))
         assert simulated, simulated.errors
         got = Counter({k: v for k, v in island.counts.items() if k not in ("select", "prmt", "pack")})
-        assert got == _expected(plan), plan.describe()
+        assert got == _expected(plan), describe_plan(plan)
         checked[plan.method] += 1
     assert sum(checked.values()) >= 20, checked
 

@@ -112,3 +112,13 @@ def test_wide_vectors_have_no_cap():
     vs = [1 << 100, (1 << 100) | 1, 1 << 70]
     assert f2.rank(vs) == 3 and f2.rank(vs + [(1 << 70) | 1 | (1 << 100)]) == 3
     assert f2.in_span(1, vs)
+
+
+def test_apply_columns_on_ints_and_arrays():
+    import numpy as np
+    assert f2.apply_columns((3, 5), 0b11) == 6
+    assert f2.apply_columns((3, 5), 0b10) == 5
+    assert f2.apply_columns((1, 2, 4), 0b1101) == 0b101  # bit 3 has no column: ignored
+    assert f2.apply_columns((), 7) == 0
+    lanes = np.arange(4, dtype=np.int64)
+    assert f2.apply_columns((3, 0), lanes).tolist() == [0, 3, 0, 3]

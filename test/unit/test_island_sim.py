@@ -15,9 +15,11 @@ import numpy as np
 import pytest
 
 from linear_layouts.dialect import to_linear_layout
-from linear_layouts.lowering import emit_amd, emit_llvm, emit_nvidia
+from linear_layouts.lowering import emit_amd, emit_llvm, emit_nvidia, island_writer
+from linear_layouts.lowering.describe import describe_plan
 from linear_layouts.lowering.emit_llvm import ConvertSite, emit_island
 from linear_layouts.lowering.emit_testcase import random_linear_encoding
+from linear_layouts.lowering.instructions import AccessForm, BarrierScope, ShuffleMode
 from linear_layouts.lowering.island_sim import _prmt, check_emitted
 from linear_layouts.lowering.plan import Barrier
 from linear_layouts.lowering.planner import plan_conversion
@@ -57,7 +59,7 @@ def test_every_emitted_island_passes(unique):
     for plan, element in random_plans(11 + unique, 150):
         site = site_for(element, unique)
         result = check_emitted(emit_island(plan, site).text, plan, site)
-        assert result, (plan.describe(), result.errors)
+        assert result, (describe_plan(plan), result.errors)
         methods.add(plan.method)
     assert {"shuffle", "shared"} <= methods
 
@@ -122,22 +124,22 @@ def is_shared(plan):
     return plan.method == "shared"
 
 
-def has_instruction(name):
-    return lambda plan: any(op.instruction == name for op in shared_ops(plan))
+def has_form(form):
+    return lambda plan: any(op.form is form for op in shared_ops(plan))
 
 
-def shuffle_with(instruction):
-    return lambda plan: plan.method == "shuffle" and any(r.instruction == instruction for r in plan.shuffle.rounds)
+def shuffle_with(mode):
+    return lambda plan: plan.method == "shuffle" and any(r.mode is mode for r in plan.shuffle.rounds)
 
 
 def shared_with_warp_addresses(plan):
     return any(any(op.address.warp) for op in shared_ops(plan))
 
 
-def wrong_barrier(self, w, kind, guard=False):
-    if kind == "bar.sync" and not guard:
+def wrong_barrier(self, w, scope, guard=False):
+    if scope is BarrierScope.CTA and not guard:
         return None
-    return ORIGINAL_NV_BARRIER(self, w, kind, guard)
+    return ORIGINAL_NV_BARRIER(self, w, scope, guard)
 
 
 ORIGINAL_NV_BARRIER = emit_nvidia.NvidiaInstructions.barrier
@@ -174,7 +176,7 @@ ORIGINAL_STRUCT_REGISTERS = emit_llvm.struct_registers
 
 
 def _half_store(self, w, op, address, values, bits):
-    if len(values) >= 2 and not op.instruction.startswith("stmatrix"):
+    if len(values) >= 2 and not op.form.is_matrix:
         values = values[:len(values) // 2] + values[:len(values) // 2]
     return ORIGINAL_NV_STORE(self, w, op, address, values, bits)
 
@@ -184,8 +186,8 @@ ORIGINAL_NV_STORE = emit_nvidia.NvidiaInstructions.store
 
 def _load_without_trans(self, w, op, address, count, bits):
     from dataclasses import replace
-    if op.instruction == "ldmatrix.trans":
-        op = replace(op, instruction="ldmatrix")
+    if op.form is AccessForm.MATRIX_TRANS:
+        op = replace(op, form=AccessForm.MATRIX)
     return ORIGINAL_NV_LOAD(self, w, op, address, count, bits)
 
 
@@ -199,14 +201,14 @@ def _unpack_reversed(self, w, word, count, bits):
 ORIGINAL_SHIFT_UNPACK = emit_nvidia._ShiftPacker.unpack
 
 
-def _words_swapped(w, vendor, element, values):
-    words = ORIGINAL_ELEMENT_WORDS(w, vendor, element, values)
-    if element.bits == 64:
+def _words_swapped(w, packer, bits, values):
+    words = ORIGINAL_ELEMENT_WORDS(w, packer, bits, values)
+    if bits == 64:
         words = [words[i ^ 1] for i in range(len(words))]
     return words
 
 
-ORIGINAL_ELEMENT_WORDS = emit_llvm.element_words
+ORIGINAL_ELEMENT_WORDS = island_writer.element_words
 
 
 def _bpermute_unscaled(self, w, value, rnd, warp_size):
@@ -215,10 +217,10 @@ def _bpermute_unscaled(self, w, value, rnd, warp_size):
     return w.op(f"rocdl.ds_bpermute {source}, {value} : (i32, i32) -> i32")
 
 
-def _no_guard(self, w, kind, guard=False):
+def _no_guard(self, w, scope, guard=False):
     if guard:
         return None
-    return ORIGINAL_NV_BARRIER(self, w, kind, guard)
+    return ORIGINAL_NV_BARRIER(self, w, scope, guard)
 
 
 def _reversed_struct(self, values, struct_type):
@@ -228,11 +230,11 @@ def _reversed_struct(self, values, struct_type):
 ORIGINAL_BUILD_STRUCT = emit_llvm.IslandWriter.build_struct
 
 
-def _amd_barrier_without_fences(self, w, kind, guard=False):
-    if kind in ("bar.sync", "s_barrier"):
+def _amd_barrier_without_fences(self, w, scope, guard=False):
+    if scope is BarrierScope.CTA:
         w.line("rocdl.s.barrier")
         return None
-    return ORIGINAL_AMD_BARRIER(self, w, kind, guard)
+    return ORIGINAL_AMD_BARRIER(self, w, scope, guard)
 
 
 def _lanes_only(affine, warp_size, num_warps):
@@ -284,10 +286,10 @@ def bias_row_plan():
 MUTATIONS = [
     # name, (module, attribute, replacement), how to find a plan, what the message says
     ("missing barrier between stores and loads", (emit_nvidia.NvidiaInstructions, "barrier", wrong_barrier),
-     lambda: find_plan(lambda p: is_shared(p) and any(isinstance(o, Barrier) and o.kind == "bar.sync"
+     lambda: find_plan(lambda p: is_shared(p) and any(isinstance(o, Barrier) and o.scope is BarrierScope.CTA
                                                       for o in p.shared.ops)), "missing barrier"),
     ("swapped select arms", (emit_llvm.IslandWriter, "select", _swap_select),
-     lambda: find_plan(shuffle_with("shfl.idx")), "wrong element"),
+     lambda: find_plan(shuffle_with(ShuffleMode.INDEX)), "wrong element"),
     ("wrong shuffle source lane", (emit_nvidia.NvidiaInstructions, "shuffle", _nv_shuffle_off_by_one),
      lambda: find_plan(lambda p: p.method == "shuffle"), "wrong element"),
     ("address one element off", (emit_nvidia.NvidiaInstructions, "shared_address", _address_plus_one_element),
@@ -297,11 +299,11 @@ MUTATIONS = [
     ("store writes half the vector twice", (emit_nvidia.NvidiaInstructions, "store", _half_store),
      lambda: find_plan(lambda p: any(len(o.registers) >= 2 and o.is_store for o in shared_ops(p))), ""),
     ("ldmatrix .trans dropped", (emit_nvidia.NvidiaInstructions, "load", _load_without_trans),
-     lambda: find_plan(has_instruction("ldmatrix.trans"), elements=("f16",)), "wrong element"),
+     lambda: find_plan(has_form(AccessForm.MATRIX_TRANS), elements=("f16",)), "wrong element"),
     ("unpack order swapped", (emit_nvidia._ShiftPacker, "unpack", _unpack_reversed),
      lambda: find_plan(lambda p: any(not o.is_store and len(o.registers) >= 2 for o in shared_ops(p)),
                        elements=("i8", "f16")), "wrong element"),
-    ("64-bit halves swapped", (emit_llvm, "element_words", _words_swapped),
+    ("64-bit halves swapped", (island_writer, "element_words", _words_swapped),
      lambda: find_plan(lambda p: p.method in ("shuffle", "shared"), elements=("i64",)), "wrong element"),
     ("ds_bpermute index not scaled by 4", (emit_amd.AmdInstructions, "shuffle", _bpermute_unscaled),
      lambda: find_plan(lambda p: p.method == "shuffle", targets=("gfx942",)), ""),

@@ -21,6 +21,7 @@ import pytest
 from linear_layouts.dialect.encodings import to_linear_layout
 from linear_layouts.lowering.cost import plan_cost
 from linear_layouts.lowering.legacy import attribute_kind, plan_legacy_conversion
+from linear_layouts.lowering.instructions import AccessForm, AccessKind, BarrierScope
 from linear_layouts.lowering.plan import Barrier, Unsupported
 from linear_layouts.lowering.verify import verify_plan
 from test_plan_encodings import layout_of, random_encoding_case
@@ -60,8 +61,9 @@ def test_zoo_of_conversions_passes_the_verifier():
         methods[plan.method] += 1
         assert plan.shuffle is None
         if plan.shared is not None:
-            kinds = {op.kind if isinstance(op, Barrier) else op.instruction for op in plan.shared.ops}
-            assert kinds <= {"st.shared", "ld.shared", "bar.sync", "ds_write", "ds_read", "s_barrier"}, kinds
+            kinds = {op.scope if isinstance(op, Barrier) else (op.kind, op.form) for op in plan.shared.ops}
+            assert kinds <= {(AccessKind.STORE, AccessForm.VECTOR), (AccessKind.LOAD, AccessForm.VECTOR),
+                             BarrierScope.CTA}, kinds
             assert plan.shared.num_rounds == 1
             plan_cost(plan)  # the cost model understands padded addresses
     assert methods["shared"] > ZOO_CASES // 2 and methods["noop"] > 0
@@ -80,7 +82,7 @@ def test_padding_worked_example_same_fastest_dim():
     assert {(op.address.pad_row_log2, op.address.pad_elements) for op in stores} == {(6, 8)}
     # lane 8 of warp 0 holds row 1 (threadsPerWarp [4, 8]): address 72, not 64
     assert stores[0].address.evaluate(8) == 72 + stores[0].address.const
-    assert [op.kind for op in sh.ops if isinstance(op, Barrier)] == ["bar.sync"]
+    assert [op.scope for op in sh.ops if isinstance(op, Barrier)] == [BarrierScope.CTA]
 
 
 def test_padding_when_fastest_dims_differ():
@@ -148,9 +150,10 @@ def test_register_only_conversion_stays_a_rename():
 def test_lane_scope_conversion_uses_shared_memory_and_a_cta_barrier():
     plan = legacy(blocked([4], [32], [1], [0]), blocked([1], [32], [1], [0]), (128,), bits=8)
     assert plan.scope == "lane" and plan.method == "shared"
-    assert [op.kind for op in plan.shared.ops if isinstance(op, Barrier)] == ["bar.sync"]
+    assert [op.scope for op in plan.shared.ops if isinstance(op, Barrier)] == [BarrierScope.CTA]
     amd = legacy(blocked([4], [64], [1], [0]), blocked([1], [64], [1], [0]), (256,), bits=8, target="gfx942")
-    assert {op.instruction for op in amd.shared.ops if not isinstance(op, Barrier)} == {"ds_write", "ds_read"}
+    assert {(op.kind, op.form) for op in amd.shared.ops if not isinstance(op, Barrier)} == \
+        {(AccessKind.STORE, AccessForm.VECTOR), (AccessKind.LOAD, AccessForm.VECTOR)}
 
 
 def test_pass_option_mode_legacy():

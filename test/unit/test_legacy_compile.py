@@ -18,6 +18,7 @@ triton = pytest.importorskip("triton")
 from triton.backends.compiler import GPUTarget  # noqa: E402
 
 import linear_layouts  # noqa: E402
+from linear_layouts.lowering.describe import describe_plan  # noqa: E402
 from linear_layouts.lowering.emit_testcase import amdgcn_mix, ptx_mix, single_convert_ttgir  # noqa: E402
 from linear_layouts.passes import hook  # noqa: E402
 from linear_layouts.passes.lower_conversions import lower_text  # noqa: E402
@@ -91,4 +92,4 @@ def test_legacy_instruction_mix_is_the_plans(tmp_path, target, case):
     nvidia = target == "sm_90"
     mix = ptx_mix(kernel.asm["ptx"]) if nvidia else amdgcn_mix(kernel.asm["amdgcn"])
     want = expected_mix(outcome.plan)
-    assert +want == +_measured(mix, nvidia, warps), outcome.plan.describe()
+    assert +want == +_measured(mix, nvidia, warps), describe_plan(outcome.plan)

@@ -28,6 +28,8 @@ import pytest
 
 from linear_layouts.lowering.emit_testcase import (amdgcn_mix, ptx_mix, random_blocked_encoding,
                                                    random_linear_encoding, single_convert_ttgir)
+from linear_layouts.lowering.describe import describe_plan
+from linear_layouts.lowering.instructions import AccessForm, BarrierScope, ShuffleMode
 from linear_layouts.lowering.plan import Barrier
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -49,26 +51,26 @@ def expected_mix(plan) -> Counter:
     nvidia = plan.target.vendor == "nvidia"
     if plan.shuffle is not None:
         for rnd in plan.shuffle.rounds:
-            if rnd.instruction == "local":
+            if rnd.mode is ShuffleMode.LOCAL:
                 continue
-            key = ("shfl.sync.bfly" if rnd.instruction == "shfl.xor" else "shfl.sync.idx") if nvidia else "ds_bpermute"
+            key = ("shfl.sync.bfly" if rnd.mode is ShuffleMode.XOR else "shfl.sync.idx") if nvidia else "ds_bpermute"
             out[key] += plan.shuffle.words_per_element
     if plan.shared is not None:
         bits = max(plan.element_bits, 8)
         for op in plan.shared.ops:
             if isinstance(op, Barrier):
                 if nvidia:
-                    out[op.kind] += 1
-                elif op.kind != "bar.warp.sync":
+                    out["bar.warp.sync" if op.scope is BarrierScope.WARP else "bar.sync"] += 1
+                elif op.scope is not BarrierScope.WARP:
                     out["s_barrier"] += 1
                 continue
             total = len(op.registers) * bits
-            if op.instruction.startswith(("ldmatrix", "stmatrix")):
-                kind = op.instruction.split(".")[0]
-                trans = ".trans" if ".trans" in op.instruction else ""
+            if op.form.is_matrix:
+                kind = "stmatrix" if op.is_store else "ldmatrix"
+                trans = ".trans" if op.form is AccessForm.MATRIX_TRANS else ""
                 out[f"{kind}.x{total // 32}{trans}"] += 1
             elif nvidia:
-                out[f"{op.instruction}.b{total}"] += 1
+                out[f"{'st' if op.is_store else 'ld'}.shared.b{total}"] += 1
             else:
                 out[("ds_write" if op.is_store else "ds_read") + f".b{total}"] += 1
     return out
@@ -124,7 +126,7 @@ def compile_case(job):
                 want.pop("s_barrier", None)  # the back end drops s_barrier in one-wave workgroups
             got = _measured(mix, nvidia, plan.src.in_dim_size("warp"))
             if +want != +got:
-                result["mismatch"] = f"plan {dict(want)} vs assembly {dict(got)}\n{plan.describe()}"
+                result["mismatch"] = f"plan {dict(want)} vs assembly {dict(got)}\n{describe_plan(plan)}"
     except Exception as error:  # reported by the test
         result["error"] = f"{type(error).__name__}: {str(error)[:1500]}"
     return result

@@ -141,7 +141,7 @@ def run_encoding_fuzz(n: int, seed: int = 0) -> Counter:
         assert verify_plan(plan).ok
         stats[f"{plan.scope}/{plan.method}"] += 1
         if plan.shared is not None:
-            kinds = {op.instruction for op in plan.shared.ops if hasattr(op, "instruction")}
+            kinds = {f"{op.form.value} {op.kind.value}" for op in plan.shared.ops if hasattr(op, "form")}
             for k in kinds:
                 stats[k] += 1
     return stats

@@ -8,6 +8,8 @@ import pytest
 from linear_layouts.dialect.encodings import to_linear_layout
 from linear_layouts.dialect.linear_layout import LinearLayout
 from linear_layouts.lowering.cost import plan_cost
+from linear_layouts.lowering.describe import instruction_counts
+from linear_layouts.lowering.instructions import AccessForm, AccessKind, ShuffleMode
 from linear_layouts.lowering.plan import SharedAccess, Unsupported
 from linear_layouts.lowering.planner import plan_candidates, plan_conversion
 from linear_layouts.lowering.verify import verify_plan
@@ -25,8 +27,12 @@ COLUMN_PAIRS = layout([[0, 2], [0, 4], [0, 8], [0, 16]], [[1, 0], [2, 0], [4, 0]
                       out={"dim0": 16, "dim1": 32})
 
 
-def instructions(plan) -> set[str]:
-    return {op.instruction for op in plan.shared.ops if isinstance(op, SharedAccess)}
+STORE, LOAD = (AccessKind.STORE, AccessForm.VECTOR), (AccessKind.LOAD, AccessForm.VECTOR)
+MATRIX_LOAD = (AccessKind.LOAD, AccessForm.MATRIX)
+
+
+def instructions(plan) -> set[tuple[AccessKind, AccessForm]]:
+    return {(op.kind, op.form) for op in plan.shared.ops if isinstance(op, SharedAccess)}
 
 
 def offsets_of(plan) -> dict[int, int]:
@@ -47,7 +53,7 @@ def offsets_of(plan) -> dict[int, int]:
 def test_appendix_c_plain_swizzle_is_32m_plus_n_xor_2m(target):
     plans, scope = plan_candidates(ROWS, COLUMN_PAIRS, 32, target)
     assert scope == "lane"
-    plain = [p for p in plans if p.shared is not None and instructions(p) == {"st.shared", "ld.shared"}]
+    plain = [p for p in plans if p.shared is not None and instructions(p) == {STORE, LOAD}]
     assert len(plain) == 1
     plan = plain[0]
     assert verify_plan(plan).ok
@@ -63,11 +69,12 @@ def test_appendix_c_best_plan_is_vector_stores_and_ldmatrix():
     # Stock Triton turns a fp32 transpose in one warp into st.shared.v4 + ldmatrix.x4.
     plan = plan_conversion(ROWS, COLUMN_PAIRS, 32, "sm_90")
     assert plan and plan.method == "shared"
-    assert instructions(plan) == {"st.shared", "ldmatrix"}
+    assert instructions(plan) == {STORE, MATRIX_LOAD}
     cost = plan_cost(plan)
     assert cost.bank_conflicts == 0
-    assert cost.instructions["st.shared.b128"] == 4 and cost.instructions["ldmatrix.x4"] == 4
-    assert cost.instructions["bar.warp.sync"] == 1
+    named = instruction_counts(cost, plan.target)
+    assert named["st.shared.b128"] == 4 and named["ldmatrix.x4"] == 4
+    assert named["bar.warp.sync"] == 1
     assert cost.scratch_bytes == 16 * 32 * 4
 
 
@@ -109,8 +116,8 @@ def test_register_lane_transposition_ships_with_one_xor_shuffle():
     plan = plan_conversion(src, dst, 32, "sm_80")
     assert plan and plan.method == "shuffle"
     cost = plan_cost(plan)
-    assert cost.shuffles == 1 and cost.instructions == {"shfl.xor": 1, "select": 3}
-    assert [r.instruction for r in plan.shuffle.rounds] == ["local", "shfl.xor"]
+    assert cost.shuffles == 1 and instruction_counts(cost, plan.target) == {"shfl.xor": 1, "select": 3}
+    assert [r.mode for r in plan.shuffle.rounds] == [ShuffleMode.LOCAL, ShuffleMode.XOR]
 
 
 def test_sixteen_bit_elements_travel_packed():
@@ -131,7 +138,7 @@ def test_register_permutation_is_a_rename_with_broadcast_copies():
     assert plan and plan.scope == "register" and plan.method == "rename"
     # dst register j: bit 0 -> element 2, bit 1 -> copy, bit 2 -> element 1
     assert plan.output.sources == (0, 2, 0, 2, 1, 3, 1, 3)
-    assert plan_cost(plan).instructions == {}
+    assert plan_cost(plan).counts == {}
 
 
 def test_identical_layouts_are_a_noop():
@@ -158,7 +165,8 @@ def test_cross_cta_conversion_uses_distributed_shared_memory_on_sm90():
     plan = plan_conversion(CROSS_CTA_SRC, CROSS_CTA_DST, 32, "sm_90")
     assert plan and plan.scope == "block" and verify_plan(plan).ok
     cost = plan_cost(plan)
-    assert cost.instructions == {"st.shared.b32": 2, "barrier.cluster": 2, "ld.shared::cluster.b32": 2}
+    assert instruction_counts(cost, plan.target) == {"st.shared.b32": 2, "barrier.cluster": 2,
+                                                     "ld.shared::cluster.b32": 2}
     remote = [op for op in plan.shared.ops if isinstance(op, SharedAccess) and op.cta is not None]
     assert {op.cta.const for op in remote} == {0, 1}  # register 1 (element + 64) lives in CTA 1
 
@@ -168,11 +176,14 @@ def test_amd_wave64_uses_ds_bpermute_or_lds():
     dst = layout([[64]], [[1], [2], [4], [8], [16], [32]], out={"dim0": 128})
     plan = plan_conversion(src, dst, 32, "gfx942")
     assert plan and plan.method == "shuffle"
-    assert {r.instruction for r in plan.shuffle.rounds} == {"ds_bpermute"}
+    assert set(instruction_counts(plan_cost(plan), plan.target)) <= {"ds_bpermute", "select"}
+    assert {r.mode for r in plan.shuffle.rounds} <= {ShuffleMode.XOR, ShuffleMode.INDEX}
     plans, _ = plan_candidates(src, dst, 32, "gfx90a")
     shared = [p for p in plans if p.shared is not None]
     assert shared and all(verify_plan(p).ok for p in shared)
-    assert instructions(shared[0]) <= {"ds_write", "ds_read"}
+    assert instructions(shared[0]) <= {STORE, LOAD}
+    named = instruction_counts(plan_cost(shared[0]), shared[0].target)
+    assert set(named) <= {"ds_write.b32", "s_barrier", "ds_read.b32"}
 
 
 @pytest.mark.parametrize("bits", [1, 8, 16, 32, 64, "ptr"])

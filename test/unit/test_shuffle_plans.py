@@ -7,6 +7,7 @@ import pytest
 from linear_layouts.dialect.linear_layout import LinearLayout
 from linear_layouts.lowering.cost import plan_cost
 from linear_layouts.lowering.planner import plan_candidates, plan_conversion
+from linear_layouts.lowering.instructions import ShuffleMode
 from linear_layouts.lowering.shuffle import LaneConversion, packing_pairs, plan_shuffles, select_count
 from linear_layouts.lowering.verify import verify_plan
 
@@ -20,13 +21,13 @@ def test_receiver_driven_rounds_for_blocked2_to_blocked1():
     # C: dst reg0 -> src lane 16; dst lane0 -> src reg0; dst lanes 1-4 -> src lanes 0-3.
     conv = LaneConversion(1, 1, 5, reg_to_reg=(0,), reg_to_lane=(16,), lane_to_reg=(1, 0, 0, 0, 0),
                           lane_to_lane=(0, 1, 2, 4, 8))
-    found = plan_shuffles(conv, [(0,), (1,)], [(0,), (1,)], 1, 1, 32, False)
+    found = plan_shuffles(conv, [(0,), (1,)], [(0,), (1,)], 1, 1, 32)
     assert found is not None
     plan, cost = found
     assert cost.shuffles == 2
     # lane bit 0 is a "missing lane row": N must send it to the register bit
     assert plan.receive_round.lane == (1, 0, 0, 0, 0)
-    assert [r.instruction for r in plan.rounds] == ["shfl.idx", "shfl.idx"]
+    assert [r.mode for r in plan.rounds] == [ShuffleMode.INDEX, ShuffleMode.INDEX]
 
 
 def test_lane_permutation_only_is_one_xor_or_idx_shuffle_per_register():

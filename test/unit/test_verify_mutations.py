@@ -7,6 +7,7 @@ from dataclasses import replace
 import pytest
 
 from linear_layouts.dialect.linear_layout import LinearLayout
+from linear_layouts.lowering.instructions import AccessForm, BarrierScope, ShuffleMode
 from linear_layouts.lowering.plan import Barrier, RegisterRename, SharedAccess, ThreadAffine
 from linear_layouts.lowering.planner import plan_candidates, plan_conversion
 from linear_layouts.lowering.verify import verify_plan
@@ -68,9 +69,9 @@ def test_source_lane_outside_the_warp_fails(shuffle_plan):
 
 
 def test_false_xor_claim_fails(shuffle_plan):
-    rounds = [replace(r, instruction="shfl.xor") for r in shuffle_plan.shuffle.rounds]
+    rounds = [replace(r, mode=ShuffleMode.XOR) for r in shuffle_plan.shuffle.rounds]
     result = verify_plan(with_rounds(shuffle_plan, rounds))
-    assert not result.ok and "shfl.xor" in result.errors[0]
+    assert not result.ok and "marked xor" in result.errors[0]
 
 
 def test_wrong_output_register_fails(shuffle_plan):
@@ -97,7 +98,7 @@ def test_missing_barrier_fails(shared_plan):
 
 
 def test_warp_barrier_across_warps_fails(shared_plan):
-    ops = [Barrier("bar.warp.sync") if isinstance(op, Barrier) else op for op in shared_plan.shared.ops]
+    ops = [Barrier(BarrierScope.WARP) if isinstance(op, Barrier) else op for op in shared_plan.shared.ops]
     result = verify_plan(with_ops(shared_plan, ops))
     assert not result.ok and "warp barrier" in result.errors[0]
 
@@ -148,7 +149,7 @@ def test_matrix_instruction_with_wrong_row_address_fails():
     pairs = layout([[0, 2], [0, 4], [0, 8], [0, 16]], [[1, 0], [2, 0], [4, 0], [8, 0], [0, 1]], out={"dim0": 16, "dim1": 32})
     plan = plan_conversion(rows, pairs, 32, "sm_90")
     ops = list(plan.shared.ops)
-    i = next(i for i, op in enumerate(ops) if isinstance(op, SharedAccess) and op.instruction == "ldmatrix")
+    i = next(i for i, op in enumerate(ops) if isinstance(op, SharedAccess) and op.form is AccessForm.MATRIX)
     op = ops[i]
     lane = list(op.address.lane)
     lane[0], lane[1] = lane[1], lane[0]  # rows 1 and 2 swapped
@@ -171,10 +172,10 @@ def test_cross_cta_plans_need_cluster_barriers():
     plan = plan_conversion(src, dst, 32, "sm_90")
     assert plan and verify_plan(plan).ok
     ops = list(plan.shared.ops)
-    assert isinstance(ops[-1], Barrier) and ops[-1].kind == "barrier.cluster"
+    assert isinstance(ops[-1], Barrier) and ops[-1].scope is BarrierScope.CLUSTER
     result = verify_plan(with_ops(plan, ops[:-1]))
     assert not result.ok and "cluster barrier" in result.errors[0]
-    cta_only = [Barrier("bar.sync") if isinstance(op, Barrier) else op for op in ops]
+    cta_only = [Barrier(BarrierScope.CTA) if isinstance(op, Barrier) else op for op in ops]
     result = verify_plan(with_ops(plan, cta_only))
     assert not result.ok and "not cluster-wide" in result.errors[0]
     # reading the wrong CTA

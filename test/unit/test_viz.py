@@ -157,3 +157,43 @@ def test_demo_output_under_a_regular_file_is_an_error(tmp_path, capsys):
     code = demo.main(["--kernel", "transpose", "--target", "sm_90", "--out", str(blocker / "pictures")])
     err = capsys.readouterr().err
     assert code == 1 and "ll-demo: error: cannot write" in err and "Traceback" not in err
+
+
+# ``--access`` counts banks with the planner's model (``lowering.cost.bank_use``): 64-bit
+# elements are served in two phases of 16 lanes, each lane touching two 4-byte words.  The old
+# model of ll-viz (all 32 lanes at once, only an element's first word) disagreed on both cases.
+ROW_READER = "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [1, 1], order = [1, 0]}>"
+
+
+def test_64_bit_row_reads_are_conflict_free_in_phases_of_16_lanes(capsys):
+    # lane l reads element (r, l): words 64 r + 2 l and + 1; a phase of 16 lanes covers the 32
+    # banks once.  (The old model: lanes l and l + 16 share bank 2 l, 1 extra per access = 32.)
+    code, out, _ = run([ROW_SHARED, "--shape", "32,32", "--bits", "64", "--access", ROW_READER], capsys)
+    assert code == 0
+    assert "32 scalar accesses, 0 extra wavefronts from bank conflicts; 0 elements involved" in out
+
+
+def test_64_bit_column_reads_conflict_per_phase(capsys):
+    # lane l reads element (l, c): words 64 l + 2 c and + 1, banks 2c and 2c + 1 for every lane;
+    # each phase of 16 lanes takes 16 wavefronts: 2 * 15 = 30 extra per access, 960 in all
+    # (the old model, 32 lanes in one phase: 31 per access, 992).
+    code, out, _ = run([ROW_SHARED, "--shape", "32,32", "--bits", "64", "--access", COLUMN_READER], capsys)
+    assert code == 0
+    assert "32 scalar accesses, 960 extra wavefronts from bank conflicts; 1024 elements involved" in out
+
+
+def test_access_conflicts_on_amd_use_its_wave64_phases():
+    from linear_layouts.dialect import to_linear_layout
+    from linear_layouts.tools.viz import access_conflicts
+    shared = to_linear_layout(ROW_SHARED, [64, 64])
+    reader = to_linear_layout("#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [64, 1], warpsPerCTA = [1, 1], "
+                              "order = [0, 1]}>", [64, 64])
+    # 32-bit column reads on gfx942: two phases of 32 lanes, 32 words in one bank each: 2 * 31
+    # extra wavefronts per access, 64 accesses.
+    marked, extra, accesses = access_conflicts(shared, reader, 32, "gfx942")
+    assert (accesses, extra, len(marked)) == (64, 64 * 62, 64 * 64)
+
+
+def test_access_with_an_unknown_target_is_an_error(capsys):
+    code, out, err = run([ROW_SHARED, "--shape", "32,32", "--access", COLUMN_READER, "--target", "sm_1"], capsys)
+    assert code == 1 and "unknown target 'sm_1'" in err

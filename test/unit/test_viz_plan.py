@@ -4,6 +4,7 @@ import pytest
 
 from linear_layouts.dialect import LinearLayout, to_linear_layout
 from linear_layouts.lowering import plan_conversion
+from linear_layouts.lowering.instructions import AccessKind
 from linear_layouts.lowering.plan import SharedAccess, ThreadAffine
 from linear_layouts.tools import plan_view, viz
 
@@ -113,12 +114,12 @@ def test_access_touches_marks_conflicting_words():
     # A real gfx942 plan with its first store replaced by hand-made ones: 32-bit stores, two
     # phases of 32 lanes each.  A stride of 32 words puts every lane of a phase in bank 0.
     plan = plan_conversion(to_linear_layout(ROWS_64, [32, 32]), to_linear_layout(COLUMNS_64, [32, 32]), 32, "gfx942")
-    column = SharedAccess("ds_write", (0,), ThreadAffine(0, lane=(32, 64, 128, 256, 512, 1024)))
+    column = SharedAccess(AccessKind.STORE, (0,), ThreadAffine(0, lane=(32, 64, 128, 256, 512, 1024)))
     touches = plan_view.access_touches(column, plan)
     assert [t.word for t in touches] == [32 * lane for lane in range(64)]
     assert all(t.conflict and len(t.lanes) == 1 for t in touches)
     # Every lane writing the same word: one broadcast, no conflict.
-    same_word = SharedAccess("ds_write", (0,), ThreadAffine(5, lane=(0, 0, 0, 0, 0, 0)))
+    same_word = SharedAccess(AccessKind.STORE, (0,), ThreadAffine(5, lane=(0, 0, 0, 0, 0, 0)))
     assert plan_view.access_touches(same_word, plan) == [plan_view.WordTouch(5, tuple(range(64)), False)]
     # The planner's own accesses are conflict-free and cover every lane.
     access = next(op for op in plan.shared.ops if isinstance(op, SharedAccess))

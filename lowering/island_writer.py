@@ -1,0 +1,201 @@
+"""What every island emitter shares: the SSA writer, the per-island state, the vendor interface.
+
+* ``IslandWriter`` hands out SSA names and prints LLVM-dialect ops (pure text, no Triton import);
+* ``IslandState``: what one island remembers between vendor calls (the thread, lane and warp ids
+  already computed, whether the convert runs in a loop), created by ``emit_llvm.emit_island``
+  for each island and given to the vendor object it makes;
+* ``VendorInstructions``: the interface ``emit_llvm`` calls on ``emit_nvidia.NvidiaInstructions``
+  and ``emit_amd.AmdInstructions``: thread ids, packing, cross-lane moves, shared memory,
+  barriers.  Each also has a module function ``mnemonic(key)`` naming the instructions of the
+  cost model (``lowering.instructions``) the way that vendor spells them;
+* ``element_words`` / ``word_elements``: storage integers <-> the 32-bit words that cross-lane
+  moves and shared-memory accesses carry.
+
+The emitters import this module; ``emit_llvm`` imports the emitters: no cycle.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Protocol
+
+from .instructions import BarrierScope
+from .plan import SharedAccess, ShuffleRound
+from .target import Target
+
+
+class EmitError(Exception):
+    """The plan cannot be printed for this site (the convert is then left to Triton)."""
+
+
+class IslandWriter:
+    """Collects LLVM-dialect lines with fresh SSA names ``%<prefix>_<n>``.
+
+    Constants are created once per (value, type) and shared.  ``counts`` tallies what we emit
+    (shuffles, selects, shared accesses by kind and width, barriers) so tests can compare the
+    island with the plan's cost model before any compiler has touched it.
+    """
+
+    def __init__(self, prefix: str, indent: str = "    "):
+        self.prefix = prefix
+        self.indent = indent
+        self.lines: list[str] = []
+        self._next = 0
+        self._constants: dict[tuple, str] = {}
+        self.counts: Counter = Counter()
+
+    def fresh(self) -> str:
+        self._next += 1
+        return f"%{self.prefix}_{self._next}"
+
+    def line(self, text: str) -> None:
+        self.lines.append(self.indent + text)
+
+    def op(self, text: str) -> str:
+        name = self.fresh()
+        self.line(f"{name} = {text}")
+        return name
+
+    def const(self, value: int, type_: str = "i32") -> str:
+        key = (int(value), type_)
+        if key not in self._constants:
+            self._constants[key] = self.op(f"llvm.mlir.constant({int(value)} : {type_}) : {type_}")
+        return self._constants[key]
+
+    # -- integer arithmetic ------------------------------------------------------------------
+    def binary(self, opname: str, a: str, b: str, type_: str = "i32") -> str:
+        return self.op(f"llvm.{opname} {a}, {b} : {type_}")
+
+    def cast(self, opname: str, value: str, from_type: str, to_type: str) -> str:
+        if from_type == to_type:
+            return value
+        return self.op(f"llvm.{opname} {value} : {from_type} to {to_type}")
+
+    def icmp(self, predicate: str, a: str, b: str, type_: str = "i32") -> str:
+        return self.op(f'llvm.icmp "{predicate}" {a}, {b} : {type_}')
+
+    def select(self, condition: str, if_true: str, if_false: str, type_: str = "i32") -> str:
+        self.counts["select"] += 1
+        return self.op(f"llvm.select {condition}, {if_true}, {if_false} : i1, {type_}")
+
+    def inline_asm(self, asm: str, constraints: str, operands: list[str], operand_types: list[str],
+                   result_type: str | None, side_effects: bool = True) -> str | None:
+        """``llvm.inline_asm`` with PTX/AMDGCN text; the one op spelling stable on triton 3.6-3.9."""
+        flags = "has_side_effects " if side_effects else ""
+        args = ", ".join(operands)
+        types = ", ".join(operand_types)
+        text = f'llvm.inline_asm {flags}asm_dialect = att "{asm}", "{constraints}" {args} : ({types}) -> '
+        if result_type is None:
+            self.line(text + "()")
+            return None
+        return self.op(text + result_type)
+
+    # -- struct access -------------------------------------------------------------------------
+    def extract(self, struct: str, index: int, struct_type: str) -> str:
+        return self.op(f"llvm.extractvalue {struct}[{index}] : {struct_type}")
+
+    def build_struct(self, values: list[str], struct_type: str) -> str:
+        out = self.op(f"llvm.mlir.undef : {struct_type}")
+        for i, v in enumerate(values):
+            out = self.op(f"llvm.insertvalue {v}, {out}[{i}] : {struct_type}")
+        return out
+
+    # -- F2-affine functions of the thread ids -------------------------------------------------
+    def xor_of_bits(self, images: tuple[int, ...], ids: str, const: int = 0) -> str:
+        """``const ^ XOR(images[i] for set bits i of ids)`` (a ThreadAffine's part), i32."""
+        acc = self.const(const)
+        first = True
+        for i, image in enumerate(images):
+            if not image:
+                continue
+            bit = self.binary("and", self.binary("lshr", ids, self.const(i)) if i else ids, self.const(1))
+            term = self.binary("mul", bit, self.const(image))
+            acc = term if (first and const == 0) else self.binary("xor", acc, term)
+            first = False
+        return acc
+
+@dataclass
+class IslandState:
+    """What one island's vendor calls remember, so that each id is computed once per island.
+
+    ``in_loop``: the convert runs inside a loop (NVIDIA reads the thread id differently there,
+    see ``NvidiaInstructions._thread_id``).  The other fields are SSA names, None until the
+    first call that needs them.
+    """
+
+    in_loop: bool = False
+    thread_id: str | None = None
+    lane_id: str | None = None
+    warp_id: str | None = None
+    shared_base: str | None = None   # the scratch base as the vendor's addresses need it
+
+
+class Packer(Protocol):
+    """Narrow elements (8 or 16 bits, low first) <-> one 32-bit word."""
+
+    def pack(self, w: IslandWriter, values: list[str], bits: int) -> str: ...
+
+    def unpack(self, w: IslandWriter, word: str, count: int, bits: int) -> list[str]: ...
+
+
+class VendorInstructions(Packer, Protocol):
+    """The instructions ``emit_llvm`` asks a GPU vendor for.  One object per island: it is made
+    with that island's ``IslandState``.  ``w`` is the island's writer; values are SSA names."""
+
+    target: Target
+
+    def lane_id(self, w: IslandWriter) -> str: ...
+
+    def warp_id(self, w: IslandWriter) -> str: ...
+
+    def shuffle(self, w: IslandWriter, value: str, rnd: ShuffleRound, warp_size: int) -> str:
+        """The word ``value`` of the lane that ``rnd.source_lane`` names (an i32)."""
+
+    def shared_address(self, w: IslandWriter, base: str, byte_offset: str) -> str: ...
+
+    def store(self, w: IslandWriter, op: SharedAccess, address: str, values: list[str], bits: int) -> None: ...
+
+    def load(self, w: IslandWriter, op: SharedAccess, address: str, count: int, bits: int) -> list[str]: ...
+
+    def barrier(self, w: IslandWriter, scope: BarrierScope, guard: bool = False) -> None:
+        """A barrier over ``scope``; ``guard``: one of the site's guard barriers (counted apart)."""
+
+
+def element_words(w: IslandWriter, packer: Packer, bits: int, values: list[str]) -> list[str]:
+    """Storage integers of ``bits`` bits -> 32-bit words: packed (8/16-bit, by ``packer``), as
+    is (32), split in halves (64)."""
+    if bits == 32:
+        return list(values)
+    if bits == 64:
+        # A bitcast to <2 x i32> (free: the two halves are already two 32-bit registers), not
+        # shifts and truncations, which left ptxas juggling 64-bit temporaries: a 128x128 i64
+        # epilogue then spilled 4.5 KB per thread and ran 17x slower than stock on an H200.
+        words = []
+        for v in values:
+            halves = w.op(f"llvm.bitcast {v} : i64 to vector<2xi32>")
+            words += [w.op(f"llvm.extractelement {halves}[{w.const(h)} : i32] : vector<2xi32>") for h in (0, 1)]
+        return words
+    per_word = 32 // bits
+    return [packer.pack(w, values[i:i + per_word], bits) for i in range(0, len(values), per_word)]
+
+
+def word_elements(w: IslandWriter, packer: Packer, bits: int, words: list[str], count: int) -> list[str]:
+    """The inverse of ``element_words``: ``count`` storage integers out of the words."""
+    if bits == 32:
+        return list(words[:count])
+    if bits == 64:
+        out = []
+        for i in range(count):
+            v = w.op("llvm.mlir.undef : vector<2xi32>")
+            for h in (0, 1):
+                v = w.op(f"llvm.insertelement {words[2 * i + h]}, {v}[{w.const(h)} : i32] : vector<2xi32>")
+            out.append(w.op(f"llvm.bitcast {v} : vector<2xi32> to i64"))
+        return out
+    per_word = 32 // bits
+    out = []
+    for word in words:
+        out.extend(packer.unpack(w, word, min(per_word, count - len(out)), bits))
+        if len(out) >= count:
+            break
+    return out
