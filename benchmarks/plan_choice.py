@@ -121,7 +121,6 @@ def verified_candidates(case: Case) -> list[dict]:
     what it emits), each with its method and cost-model features."""
     from linear_layouts.dialect.encodings import to_linear_layout
     from linear_layouts.dialect.attributes import parse_aliases
-    from linear_layouts.lowering.cost import plan_cost
     from linear_layouts.lowering.planner import plan_candidates
     from linear_layouts.lowering.verify import verify_plan
 
@@ -391,7 +390,8 @@ def write_choices(results_paths: str, table_path: str) -> int:
         fastest = "stock" if stock < ours[fastest_ours] else fastest_ours
         src, dst = layouts_of(row, release(data["environment"]["triton"]))
         choices[conversion_key(src, dst, row["bits"], "sm_90")] = {
-            "case": row["case"], "fastest": fastest, "model_pick_ms": round(ours[0], 5),
+            "case": row["case"], "src": row["src"], "dst": row["dst"], "shape": row["shape"], "bits": row["bits"],
+            "fastest": fastest, "model_pick_ms": round(ours[0], 5),
             "fastest_ms": round(fastest_ms, 5), "model_pick_mix": row["candidates"][0]["instructions"],
             "fastest_mix": None if fastest == "stock" else row["candidates"][fastest]["instructions"]}
     environment = data["environment"]

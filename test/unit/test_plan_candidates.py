@@ -136,3 +136,29 @@ def test_a_stale_measurement_is_ignored(tmp_path, monkeypatch):
     monkeypatch.setattr(measured_choices, "TABLE", str(path))
     text, outcomes = _lower(TRANSPOSE_1WARP, target="sm_90")
     assert "ldmatrix.sync.aligned.m8n8.x4.trans" in text and "measured" not in outcomes[0].remark()
+
+
+def test_every_recorded_measurement_still_describes_the_planners_plans():
+    """Each entry of lowering/measured_choices.json names the plans it measured by their
+    instruction mix; if the planner now builds other plans the entry is silently ignored, so a
+    planner change must come with a re-measurement (benchmarks/plan_choice.py --write-choices)."""
+    import json
+    from linear_layouts.lowering import measured_choices
+    from linear_layouts.passes.lower_conversions import _instruction_mix
+
+    table = json.load(open(measured_choices.TABLE))
+    release = tuple(int(x) for x in table["triton"].split(".")[:2])
+    stale = []
+    for key, entry in table["choices"].items():
+        src = to_linear_layout(entry["src"], tuple(entry["shape"]), triton_version=release)
+        dst = to_linear_layout(entry["dst"], tuple(entry["shape"]), triton_version=release)
+        assert measured_choices.conversion_key(src, dst, entry["bits"], "sm_90") == key, entry["case"]
+        pick = plan_conversion(src, dst, entry["bits"], "sm_90")
+        if _instruction_mix(pick) != entry["model_pick_mix"]:
+            stale.append((entry["case"], "model pick"))
+        if entry["fastest"] != "stock":
+            fastest = plan_conversion(src, dst, entry["bits"], "sm_90", rank=entry["fastest"])
+            if _instruction_mix(fastest) != entry["fastest_mix"]:
+                stale.append((entry["case"], f"candidate {entry['fastest']}"))
+    assert len(table["choices"]) == 62
+    assert not stale, f"measurements that no longer match the planner's plans: {stale}"
