@@ -111,7 +111,7 @@ def main(argv=None) -> int:
              "cache off (`TRITON_ALWAYS_COMPILE=1`)",
              "- `cold`: nothing remembered (`LINEAR_LAYOUTS_CACHE=off`); `warm`: plans and simulator verdicts "
              "remembered from an earlier compile (`passes/verified_islands.py`)",
-             "- command: `python benchmarks/compile_time.py --out benchmarks/results`", "",
+             f"- command: `python benchmarks/compile_time.py --out benchmarks/results --repeats {args.repeats}`", "",
              "| kernel | stock | ours, cold | ours, warm | cold / stock | warm / stock |",
              "|---|---|---|---|---|---|"]
     for name, m in rows:
