@@ -11,7 +11,9 @@ The drop-in for Triton: ``linear_layouts.enable()`` makes every kernel compiled 
 (``triton.compile`` and ``@triton.jit``) use our layout engine; ``disable()`` and the context
 manager ``enabled()`` undo it.  Setting ``LINEAR_LAYOUTS=1`` (or ``=legacy``) in the environment
 turns it on when this package is imported; ``python -m linear_layouts run prog.py`` does so for
-a program that does not import it.
+a program that does not import it.  ``LINEAR_LAYOUTS=report`` records every kernel compiled and
+writes a report of their layout conversions when the process ends (``python -m linear_layouts
+report prog.py`` does the same for one program).
 """
 
 import os as _os
@@ -47,7 +49,17 @@ def enabled(mode: str = "linear", **options):
     return hook.enabled(mode, **options)
 
 
-if _os.environ.get("LINEAR_LAYOUTS", "").strip() not in ("", "0"):
+if _os.environ.get("LINEAR_LAYOUTS", "").strip().lower() == "report":
+    # Record every kernel and write a report at exit (tools.report; LINEAR_LAYOUTS_REPORT_* options).
+    from .tools import report as _report
+
+    try:
+        _report.start_from_environment()
+    except (_report.ReportSetupError, OSError) as _error:  # must not break `import linear_layouts`
+        import warnings as _warnings
+
+        _warnings.warn(f"linear-layouts report stays off: {_error}", RuntimeWarning, stacklevel=2)
+elif _os.environ.get("LINEAR_LAYOUTS", "").strip() not in ("", "0"):
     from .passes import hook as _hook
 
     try:

@@ -1,29 +1,44 @@
-"""``python -m linear_layouts run PROGRAM.py [ARGS...]``: run a Triton program with the plugin on.
+"""``python -m linear_layouts run|report PROGRAM.py [ARGS...]``: a Triton program with the plugin.
 
-The mode comes from ``LINEAR_LAYOUTS`` (``1``/``linear``, the default here, or ``legacy``), so an
-unmodified program gets our layout engine in every kernel it compiles::
+``run``: the mode comes from ``LINEAR_LAYOUTS`` (``1``/``linear``, the default here, or
+``legacy``), so an unmodified program gets our layout engine in every kernel it compiles::
 
     python -m linear_layouts run train.py --steps 10
     LINEAR_LAYOUTS=legacy python -m linear_layouts run bench.py
+
+``report``: the program runs unchanged (stock Triton unless ``--mode linear``) while every
+kernel it compiles is recorded; then ``ll-report/index.html`` (or ``-o DIR``) explains each
+kernel's layout conversions (``tools.report``)::
+
+    python -m linear_layouts report -o report/ examples/report_example.py
+    python -m linear_layouts report --format md examples/report_example.py
 """
 
 import os
 import runpy
 import sys
 
+USAGE = ("usage: python -m linear_layouts run PROGRAM.py [ARGS...]\n"
+         "       (LINEAR_LAYOUTS=legacy selects the legacy baseline)\n"
+         "       python -m linear_layouts report [-o DIR] [--format html|md] [--mode stock|linear]\n"
+         "              [--pictures N] [--no-compare] PROGRAM.py [ARGS...]")
 
-def main(argv=None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if len(argv) < 2 or argv[0] != "run":
-        what = f"unknown command '{argv[0]}'" if argv and argv[0] != "run" else "no program given"
-        print(f"linear_layouts: error: {what}\n"
-              "usage: python -m linear_layouts run PROGRAM.py [ARGS...]\n"
-              "       (LINEAR_LAYOUTS=legacy selects the legacy baseline)", file=sys.stderr)
-        return 1
-    program = argv[1]
+
+def _error(message: str) -> int:
+    print(f"linear_layouts: error: {message}", file=sys.stderr)
+    return 1
+
+
+def _run_program(program: str, args: list) -> None:
+    sys.argv = [program] + args
+    sys.path.insert(0, os.path.dirname(os.path.abspath(program)))
+    runpy.run_path(program, run_name="__main__")
+
+
+def run_command(argv: list) -> int:
+    program = argv[0]
     if not os.path.isfile(program):
-        print(f"linear_layouts: error: no such program: {program}", file=sys.stderr)
-        return 1
+        return _error(f"no such program: {program}")
     from .passes import hook
 
     os.environ.setdefault("LINEAR_LAYOUTS", "linear")
@@ -31,12 +46,80 @@ def main(argv=None) -> int:
         if hook.active_config() is None:
             hook.enable_from_environment()
     except hook.PluginError as e:
-        print(f"linear_layouts: error: {e}", file=sys.stderr)
-        return 1
-    sys.argv = [program] + argv[2:]
-    sys.path.insert(0, os.path.dirname(os.path.abspath(program)))
-    runpy.run_path(program, run_name="__main__")
+        return _error(str(e))
+    _run_program(program, argv[1:])
     return 0
+
+
+def report_parser():
+    import argparse
+
+    from .tools.cli import ArgumentParser
+    from .tools.report import DEFAULT_DIRECTORY, DEFAULT_PICTURES
+
+    p = ArgumentParser(prog="python -m linear_layouts report",
+                       description="Run a Triton program, record every kernel it compiles, and explain "
+                                   "their layout conversions.")
+    p.add_argument("-o", "--out", default=DEFAULT_DIRECTORY, help=f"report directory (default {DEFAULT_DIRECTORY})")
+    p.add_argument("--format", choices=["html", "md"], default="html",
+                   help="html: index.html, a page per kernel, pictures; md: report.md, also printed")
+    p.add_argument("--mode", choices=["stock", "linear"], default="stock",
+                   help="what the program runs with: stock Triton (default) or linear_layouts.enable()")
+    p.add_argument("--pictures", type=int, default=DEFAULT_PICTURES, metavar="N",
+                   help=f"pictures for the first N conversions of each kernel (default {DEFAULT_PICTURES})")
+    p.add_argument("--no-compare", action="store_true",
+                   help="do not recompile each kernel stock and with our lowering to count final-code instructions")
+    p.add_argument("program", help="the Triton program (a .py file)")
+    p.add_argument("args", nargs=argparse.REMAINDER, help="the program's own arguments")
+    return p
+
+
+def report_command(argv: list) -> int:
+    from .passes import recorder
+    from .tools.cli import UsageError
+    from .tools.report import ReportOptions, ReportSetupError, start, write_report
+
+    try:
+        args = report_parser().parse_args(argv)
+    except UsageError as e:
+        return _error(str(e))
+    if not os.path.isfile(args.program):
+        return _error(f"no such program: {args.program}")
+    if args.pictures < 0:
+        return _error(f"--pictures {args.pictures}: expected 0 or more")
+    options = ReportOptions(args.out, args.format, not args.no_compare, args.pictures)
+    try:
+        start(options, args.mode, write_at_exit=False)
+    except (ReportSetupError, OSError) as e:
+        return _error(f"cannot record into {args.out}: {e}" if isinstance(e, OSError) else str(e))
+    status = 0
+    try:
+        _run_program(args.program, args.args)
+    except SystemExit as e:   # the program's own exit: still write the report of what it compiled
+        status = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    finally:
+        recorder.stop()
+    try:
+        path = write_report(options)
+    except OSError as e:
+        return _error(f"cannot write the report: {e}")
+    if args.format == "md":
+        with open(path, encoding="utf-8") as f:
+            sys.stdout.write(f.read())
+    print(f"linear-layouts report: wrote {path}", file=sys.stderr)
+    return status
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] not in ("run", "report"):
+        what = f"unknown command '{argv[0]}'" if argv else "no command given"
+        return _error(f"{what}\n{USAGE}")
+    if len(argv) < 2:
+        return _error(f"no program given\n{USAGE}")
+    if argv[0] == "run":
+        return run_command(argv[1:])
+    return report_command(argv[1:])
 
 
 if __name__ == "__main__":

@@ -205,7 +205,9 @@ def enable_from_environment() -> Optional[PluginConfig]:
         return None
     mode = {"1": "linear", "on": "linear", "true": "linear"}.get(value, value)
     if mode not in MODES:
-        raise PluginError(f"LINEAR_LAYOUTS={value!r}: expected 1, linear or legacy")
+        hint = " (report is for programs that import linear_layouts, or: python -m linear_layouts report)" \
+            if mode == "report" else ""
+        raise PluginError(f"LINEAR_LAYOUTS={value!r}: expected 1, linear or legacy{hint}")
     return enable(mode)
 
 

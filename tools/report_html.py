@@ -1,0 +1,199 @@
+"""The HTML form of ``python -m linear_layouts report``: static pages, readable offline.
+
+``DIR/index.html``      the summary, the kernels worth a look first, one row per kernel
+``DIR/kernels/K.html``  per kernel: its conversions, each with its source line, both layouts
+                        (as text and as element grids), the plan (text and picture), the remark
+``DIR/img/*.svg``       the pictures (``ll-viz`` element grids, ``ll-viz --plan`` plans)
+
+No JavaScript; one small style sheet inline in each page.  Pictures are drawn for the first
+``max_pictures`` conversions of each kernel, and only for tensors of at most
+``MAX_PICTURE_ELEMENTS`` elements (a grid picture of a larger one is unreadable anyway).
+"""
+
+from __future__ import annotations
+
+import html
+import os
+from typing import Optional
+
+from linear_layouts.tools.report import (CONVERSION_HEADER, KERNEL_HEADER, ConversionEntry, KernelEntry,
+                                         ReportOptions, _write_atomically, conversion_table_rows, kernel_table_rows,
+                                         summary_lines, worth_a_look)
+
+MAX_PICTURE_ELEMENTS = 4096     # 64 x 64
+MAX_TEXT_GRID_ELEMENTS = 1024   # 32 x 32: the text grid of both layouts, cell by cell
+
+STYLE = """
+body { font-family: system-ui, sans-serif; margin: 1.5em auto; max-width: 1400px; color: #222; }
+table { border-collapse: collapse; font-size: 0.85em; margin: 0.6em 0; }
+th, td { border: 1px solid #ccc; padding: 0.25em 0.5em; text-align: left; vertical-align: top; }
+th { background: #f0f0f0; }
+tr.left td { background: #fff6e6; }
+pre { background: #f7f7f7; padding: 0.5em; overflow-x: auto; font-size: 0.8em; }
+code { background: #f3f3f3; }
+section.conversion { border-top: 2px solid #ddd; margin-top: 1.5em; }
+img { max-width: 100%; border: 1px solid #eee; }
+.note { color: #666; font-size: 0.85em; }
+"""
+
+
+def _e(text) -> str:
+    return html.escape(str(text))
+
+
+def _page(title: str, body: list[str]) -> str:
+    return "\n".join(["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+                      f"<title>{_e(title)}</title>", f"<style>{STYLE}</style></head><body>"] + body +
+                     ["</body></html>", ""])
+
+
+def _table(header: list[str], rows: list[list[str]], links: Optional[dict] = None,
+           left_rows: Optional[set] = None) -> list[str]:
+    """An HTML table; ``links`` maps a row number to the href of its first cell; rows in
+    ``left_rows`` are highlighted (conversions left to Triton)."""
+    out = ["<table>", "<tr>" + "".join(f"<th>{_e(h)}</th>" for h in header) + "</tr>"]
+    for i, row in enumerate(rows):
+        cells = [f"<td>{_e(c)}</td>" for c in row]
+        if links and i in links:
+            cells[0] = f'<td><a href="{_e(links[i])}">{_e(row[0])}</a></td>'
+        css = ' class="left"' if left_rows and i in left_rows else ""
+        out.append(f"<tr{css}>" + "".join(cells) + "</tr>")
+    out.append("</table>")
+    return out
+
+
+# ----------------------------------------------------------------------------- pictures
+
+def draw_pictures(kernel: KernelEntry, directory: str, max_pictures: int) -> None:
+    """Element grids and plan pictures for the first ``max_pictures`` conversions of ``kernel``
+    (SVG under ``directory/img``); a conversion without a picture gets a note saying why."""
+    import matplotlib
+    matplotlib.use("Agg")
+    matplotlib.rcParams["svg.fonttype"] = "none"   # text stays text: small files, crisp labels
+
+    from linear_layouts.tools.plan_view import draw_plan
+    from linear_layouts.tools.viz import draw, moved_elements
+
+    os.makedirs(os.path.join(directory, "img"), exist_ok=True)
+    for c in kernel.conversions:
+        if c.number > max_pictures:
+            c.picture_notes.append(f"no pictures: only the first {max_pictures} conversions of a kernel get "
+                                   f"pictures (--pictures N)")
+            continue
+        if c.src_layout is None or c.dst_layout is None:
+            c.picture_notes.append("no pictures: the layouts could not be read")
+            continue
+        elements = 1
+        for size in c.src_layout.out_dims.values():
+            elements *= size
+        if elements > MAX_PICTURE_ELEMENTS:
+            c.picture_notes.append(f"no element grid: {elements} elements (pictures show at most "
+                                   f"{MAX_PICTURE_ELEMENTS})")
+        else:
+            name = f"img/{kernel.slug}-c{c.number}-layouts.svg"
+            draw(os.path.join(directory, name),
+                 [(f"source {c.src_attribute[:60]}", c.src_layout), (f"destination {c.dst_attribute[:60]}",
+                                                                    c.dst_layout)],
+                 c.bits, moved_elements(c.src_layout, c.dst_layout), "elements that change thread")
+            c.pictures["layouts"] = name
+        plan = c.row.plan
+        if plan is not None and (plan.shuffle is not None or plan.shared is not None):
+            name = f"img/{kernel.slug}-c{c.number}-plan.svg"
+            draw_plan(plan, os.path.join(directory, name), c.row.what)
+            c.pictures["plan"] = name
+
+
+# ----------------------------------------------------------------------------- pages
+
+def index_page(kernels: list[KernelEntry], options: ReportOptions) -> str:
+    body = ["<h1>linear-layouts report</h1>", "<h2>Summary</h2>", "<ul>"]
+    body += [f"<li>{_e(line)}</li>" for line in summary_lines(kernels)]
+    body.append("</ul>")
+    look = worth_a_look(kernels)
+    if look:
+        body.append("<h2>Worth a look first</h2><p class=\"note\">by the cost model's weight of the kernel's "
+                    "conversions per warp (MIO issue units)</p><ol>")
+        for k in look:
+            left = sum(1 for c in k.conversions if not c.owned)
+            body.append(f'<li><a href="kernels/{_e(k.slug)}.html">{_e(k.name)}</a> on {_e(k.target)}: '
+                        f"cost {k.cost:.1f}, {len(k.conversions)} conversions"
+                        + (f", {left} left to Triton" if left else "") + "</li>")
+        body.append("</ol>")
+    body.append("<h2>Kernels</h2>")
+    links = {i: f"kernels/{k.slug}.html" for i, k in enumerate(kernels)}
+    body += _table(KERNEL_HEADER, kernel_table_rows(kernels), links)
+    compare = "final code: data-movement instructions of the whole kernel, stock Triton vs " \
+              "linear_layouts.enable()" if options.compare else "final code not compared (--no-compare)"
+    body.append(f'<p class="note">{_e(compare)}; cost/warp: the cost model\'s weight summed over the '
+                f"kernel's planned conversions; scratch: the largest conversion's shared memory.</p>")
+    return _page("linear-layouts report", body)
+
+
+def _conversion_section(c: ConversionEntry) -> list[str]:
+    from linear_layouts.tools.plan_view import plan_text
+    from linear_layouts.tools.viz import grid_text
+
+    out = [f'<section class="conversion" id="c{c.number}">',
+           f"<h3>#{c.number} {_e(c.row.types)}</h3>",
+           f"<p><b>where:</b> <code>{_e(c.location)}</code></p>"]
+    if c.source_line:
+        out.append(f"<pre>{_e(c.source_line)}</pre>")
+    out.append(f"<p><b>scope:</b> {_e(c.row.scope)} &nbsp; <b>lowering:</b> {_e(c.row.lowering)} &nbsp; "
+               f"<b>outcome:</b> {_e(c.outcome)}</p>")
+    out.append(f"<p><b>remark:</b> <code>{_e(c.remark)}</code></p>")
+    out.append("<h4>Layouts</h4>")
+    out.append(f"<p>source <code>{_e(c.src_attribute)}</code><br>destination <code>{_e(c.dst_attribute)}</code></p>")
+    if c.src_layout is not None:
+        out.append(f"<details><summary>as linear layouts (bases over F2)</summary><pre>source:\n{_e(c.src_layout)}"
+                   f"\n\ndestination:\n{_e(c.dst_layout)}</pre></details>")
+        elements = 1
+        for size in c.src_layout.out_dims.values():
+            elements *= size
+        if elements <= MAX_TEXT_GRID_ELEMENTS:
+            grid = grid_text(c.src_layout, c.bits, 1, other=c.dst_layout)
+            out.append(f"<details><summary>element grid as text (source holder -&gt; destination holder)</summary>"
+                       f"<pre>{_e(grid)}</pre></details>")
+    if "layouts" in c.pictures:
+        out.append(f'<p><img src="../{_e(c.pictures["layouts"])}" alt="element grids of both layouts"></p>')
+    out.append("<h4>Plan</h4>")
+    if c.row.plan is not None:
+        out.append(f"<pre>{_e(plan_text(c.row.plan, c.row.what))}</pre>")
+    else:
+        out.append(f"<p>no plan: {_e(c.row.verified)}</p>")
+    if "plan" in c.pictures:
+        out.append(f'<p><img src="../{_e(c.pictures["plan"])}" alt="the plan: shuffle rounds or scratch banks"></p>')
+    out += [f'<p class="note">{_e(note)}</p>' for note in c.picture_notes]
+    out.append("</section>")
+    return out
+
+
+def kernel_page(kernel: KernelEntry) -> str:
+    body = ['<p><a href="../index.html">&larr; all kernels</a></p>',
+            f"<h1>{_e(kernel.name)} on {_e(kernel.target)}</h1>",
+            f"<p>specialization: <code>{_e(kernel.specialization or '-')}</code>; num_warps={_e(kernel.num_warps)}; "
+            f"compiled {kernel.compiles} time(s)</p>"]
+    if kernel.problem:
+        body.append(f"<p>{_e(kernel.problem)}</p>")
+    body.append(f"<p>final code, stock Triton: <code>{_e(kernel.final_code_text('stock'))}</code>; "
+                f"with linear_layouts.enable(): <code>{_e(kernel.final_code_text('ours'))}</code></p>")
+    if not kernel.conversions:
+        body.append("<p>No <code>ttg.convert_layout</code> in this kernel's TTGIR: nothing to convert.</p>")
+    else:
+        links = {i: f"#c{c.number}" for i, c in enumerate(kernel.conversions)}
+        left = {i for i, c in enumerate(kernel.conversions) if not c.owned}
+        body += _table(CONVERSION_HEADER, conversion_table_rows(kernel), links, left)
+        for c in kernel.conversions:
+            body += _conversion_section(c)
+    body.append(f"<details><summary>Triton's TTGIR</summary><pre>{_e(kernel.ttgir)}</pre></details>")
+    return _page(f"{kernel.name} on {kernel.target}", body)
+
+
+def write_html(kernels: list[KernelEntry], options: ReportOptions) -> str:
+    """Write every page and picture; returns the path of ``index.html``."""
+    os.makedirs(os.path.join(options.directory, "kernels"), exist_ok=True)
+    for kernel in kernels:
+        draw_pictures(kernel, options.directory, options.max_pictures)
+        _write_atomically(os.path.join(options.directory, "kernels", f"{kernel.slug}.html"), kernel_page(kernel))
+    index = os.path.join(options.directory, "index.html")
+    _write_atomically(index, index_page(kernels, options))
+    return index
