@@ -257,78 +257,81 @@ class _Machine:
             k = int(np.nonzero(~defined)[0][0])
             raise SimulationError(f"{what}: {self._who(int(threads[k]))} stores an undefined value")
         self._note_shared()
+        # Every byte of every thread at once: row k of the (threads x bytes) grid is thread
+        # threads[k]'s bytes offsets[k] .. offsets[k] + nbytes - 1, little-endian.
+        shifts = np.arange(nbytes, dtype=np.uint64) * np.uint64(8)
+        addr = (offsets[:, None] + np.arange(nbytes)).ravel()
+        byte = ((value[:, None] >> shifts) & np.uint64(0xFF)).ravel()
+        threads = np.repeat(threads, nbytes)
         b = self.block[threads]
         my_warp = self.warp[threads]
-        for i in range(nbytes):
-            addr = offsets + i
-            byte = (value >> np.uint64(8 * i)) & np.uint64(0xFF)
-            # write-after-read: another thread read this byte, no barrier since
-            reader = self.reader[b, addr]
-            read_ordered = self._ordered_since(self.read_cta[b, addr], self.read_warp[b, addr],
-                                               self.read_warp_epoch[b, addr], my_warp)
-            war = (reader != -1) & (reader != threads) & ~read_ordered
-            if war.any():
-                k = int(np.nonzero(war)[0][0])
-                raise SimulationError(f"{what}: {self._who(int(threads[k]))} overwrites byte {int(addr[k])}, which "
-                                      f"another thread read with no barrier in between (missing barrier)")
-            # write-after-write of a different value by another thread, no barrier since
-            writer = self.writer[b, addr]
-            write_ordered = self._ordered_since(self.write_cta[b, addr], np.where(writer >= 0, self.warp[np.maximum(writer, 0)], -1),
-                                                self.write_warp_epoch[b, addr], my_warp)
-            waw = (writer >= 0) & (writer != threads) & ~write_ordered & (self.smem[b, addr] != byte)
-            if waw.any():
-                k = int(np.nonzero(waw)[0][0])
-                raise SimulationError(f"{what}: {self._who(int(threads[k]))} and another thread store different "
-                                      f"values to byte {int(addr[k])} with no barrier in between (a race)")
-            gb, ga, _, _ = self._groups(b, addr, threads)
-            self.smem[b, addr] = byte
-            if len(gb) < len(addr):  # several lanes of this instruction store one byte: they must agree
-                if (self.smem[b, addr] != byte).any():
-                    raise SimulationError(f"{what}: lanes of one store write different values to one byte")
-            self.written[b, addr] = True
-            self.writer[b, addr] = threads
-            self.write_cta[b, addr] = self.cta_epoch
-            self.write_warp_epoch[b, addr] = self.warp_epoch[my_warp]
-            self.reader[gb, ga] = -1
-            self.read_warp[gb, ga] = -1
+        # write-after-read: another thread read this byte, no barrier since
+        reader = self.reader[b, addr]
+        read_ordered = self._ordered_since(self.read_cta[b, addr], self.read_warp[b, addr],
+                                           self.read_warp_epoch[b, addr], my_warp)
+        war = (reader != -1) & (reader != threads) & ~read_ordered
+        if war.any():
+            k = int(np.nonzero(war)[0][0])
+            raise SimulationError(f"{what}: {self._who(int(threads[k]))} overwrites byte {int(addr[k])}, which "
+                                  f"another thread read with no barrier in between (missing barrier)")
+        # write-after-write of a different value by another thread, no barrier since
+        writer = self.writer[b, addr]
+        write_ordered = self._ordered_since(self.write_cta[b, addr], np.where(writer >= 0, self.warp[np.maximum(writer, 0)], -1),
+                                            self.write_warp_epoch[b, addr], my_warp)
+        waw = (writer >= 0) & (writer != threads) & ~write_ordered & (self.smem[b, addr] != byte)
+        if waw.any():
+            k = int(np.nonzero(waw)[0][0])
+            raise SimulationError(f"{what}: {self._who(int(threads[k]))} and another thread store different "
+                                  f"values to byte {int(addr[k])} with no barrier in between (a race)")
+        gb, ga, _, _ = self._groups(b, addr, threads)
+        self.smem[b, addr] = byte
+        if len(gb) < len(addr):  # several lanes of this instruction store one byte: they must agree
+            if (self.smem[b, addr] != byte).any():
+                raise SimulationError(f"{what}: lanes of one store write different values to one byte")
+        self.written[b, addr] = True
+        self.writer[b, addr] = threads
+        self.write_cta[b, addr] = self.cta_epoch
+        self.write_warp_epoch[b, addr] = self.warp_epoch[my_warp]
+        self.reader[gb, ga] = -1
+        self.read_warp[gb, ga] = -1
 
     def load_bytes(self, offsets: np.ndarray, nbytes: int, threads: np.ndarray, what: str):
         """The little-endian value of ``nbytes`` bytes at ``offsets[k]`` for thread ``threads[k]``,
         and whether it is defined there (bytes that no thread stored are undefined: loading them
         is allowed, using them is not)."""
         self._note_shared()
-        b = self.block[threads]
-        my_warp = self.warp[threads]
-        value = np.zeros(len(offsets), dtype=np.uint64)
-        defined = np.ones(len(offsets), dtype=bool)
-        for i in range(nbytes):
-            addr = offsets + i
-            written = self.written[b, addr]
-            if not written.all() and self.undefined_load is None:
-                k = int(np.nonzero(~written)[0][0])
-                self.undefined_load = (f"line {self.line}: {what} of {self._who(int(threads[k]))} loads byte "
-                                       f"{int(addr[k])}, which no thread stored")
-            defined &= written
-            writer = self.writer[b, addr]
-            ordered = self._ordered_since(self.write_cta[b, addr], self.warp[np.maximum(writer, 0)],
-                                          self.write_warp_epoch[b, addr], my_warp)
-            race = written & (writer != threads) & ~ordered
-            if race.any():
-                k = int(np.nonzero(race)[0][0])
-                raise SimulationError(f"{what}: {self._who(int(threads[k]))} reads byte {int(addr[k])}, which another "
-                                      f"thread stored with no barrier in between (missing barrier)")
-            value |= self.smem[b, addr] << np.uint64(8 * i)
-            # remember who read it (one thread, or -2 for several) since the last ordering barrier
-            gb, ga, thread, warp = self._groups(b, addr, threads)
-            prev_thread, prev_warp = self.reader[gb, ga], self.read_warp[gb, ga]
-            prev_cta_ordered = self.read_cta[gb, ga] < self.cta_epoch
-            same_warp_ordered = (prev_warp == warp) & (warp >= 0) & \
-                (self.read_warp_epoch[gb, ga] < self.warp_epoch[np.maximum(warp, 0)])
-            fresh = (prev_thread == -1) | prev_cta_ordered | same_warp_ordered
-            self.reader[gb, ga] = np.where(fresh | (prev_thread == thread), thread, -2)
-            self.read_warp[gb, ga] = np.where(fresh | (prev_warp == warp), warp, -2)
-            self.read_cta[gb, ga] = self.cta_epoch
-            self.read_warp_epoch[gb, ga] = np.where(warp >= 0, self.warp_epoch[np.maximum(warp, 0)], -1)
+        count = len(offsets)
+        addr = (offsets[:, None] + np.arange(nbytes)).ravel()    # as in store_bytes: threads x bytes
+        reading = np.repeat(threads, nbytes)
+        b = self.block[reading]
+        my_warp = self.warp[reading]
+        written = self.written[b, addr]
+        if not written.all() and self.undefined_load is None:
+            k = int(np.nonzero(~written)[0][0])
+            self.undefined_load = (f"line {self.line}: {what} of {self._who(int(reading[k]))} loads byte "
+                                   f"{int(addr[k])}, which no thread stored")
+        defined = written.reshape(count, nbytes).all(axis=1)
+        writer = self.writer[b, addr]
+        ordered = self._ordered_since(self.write_cta[b, addr], self.warp[np.maximum(writer, 0)],
+                                      self.write_warp_epoch[b, addr], my_warp)
+        race = written & (writer != reading) & ~ordered
+        if race.any():
+            k = int(np.nonzero(race)[0][0])
+            raise SimulationError(f"{what}: {self._who(int(reading[k]))} reads byte {int(addr[k])}, which another "
+                                  f"thread stored with no barrier in between (missing barrier)")
+        shifts = np.arange(nbytes, dtype=np.uint64) * np.uint64(8)
+        value = np.bitwise_or.reduce(self.smem[b, addr].reshape(count, nbytes).astype(np.uint64) << shifts, axis=1)
+        # remember who read it (one thread, or -2 for several) since the last ordering barrier
+        gb, ga, thread, warp = self._groups(b, addr, reading)
+        prev_thread, prev_warp = self.reader[gb, ga], self.read_warp[gb, ga]
+        prev_cta_ordered = self.read_cta[gb, ga] < self.cta_epoch
+        same_warp_ordered = (prev_warp == warp) & (warp >= 0) & \
+            (self.read_warp_epoch[gb, ga] < self.warp_epoch[np.maximum(warp, 0)])
+        fresh = (prev_thread == -1) | prev_cta_ordered | same_warp_ordered
+        self.reader[gb, ga] = np.where(fresh | (prev_thread == thread), thread, -2)
+        self.read_warp[gb, ga] = np.where(fresh | (prev_warp == warp), warp, -2)
+        self.read_cta[gb, ga] = self.cta_epoch
+        self.read_warp_epoch[gb, ga] = np.where(warp >= 0, self.warp_epoch[np.maximum(warp, 0)], -1)
         return value, defined
 
 
