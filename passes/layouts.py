@@ -94,8 +94,13 @@ def value_layout(value: Value, op: Optional[Operation] = None) -> LinearLayout:
 
 def layout_attribute(value: Value, op: Optional[Operation] = None) -> str:
     """``#ttg.linear<...>`` (or ``#ttg.shared_linear<...>``) text for a value's layout."""
-    value_layout(value, op)
+    layout = value_layout(value, op)
     tensor_type = value.tensor_type
+    if all(not layout.bases[dim] for dim in layout.in_dim_names):
+        # One element (a 1x1 scratch buffer, a scalar-like tensor): no basis vector at all.
+        # Triton's linear attributes need at least one ("Empty Layout not supported").
+        raise PassFailure(op, f"{tensor_type.text} holds a single element: its layout has no basis vectors, and "
+                              f"Triton's linear layout attributes cannot express an empty layout")
     try:
         return _attribute_for(tensor_type.encoding, tensor_type.shape)
     except Exception as error:
