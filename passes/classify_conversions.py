@@ -12,12 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..lowering.conversion import conversion_scope
-from .framework import ModulePass, PassContext, PassFailure, register_pass
-from .ir import Module
+from .framework import ModulePass, PassContext, PassFailure
+from .snapshot import Module
 from .layouts import value_layout
 
 
-@register_pass
 @dataclass(frozen=True)
 class ClassifyConversions(ModulePass):
     name = "ll-classify-conversions"

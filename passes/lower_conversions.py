@@ -54,8 +54,9 @@ from ..lowering.emit_llvm import ConvertSite, ElementType, EmitError, Island, em
 from ..lowering.plan import ConversionPlan
 from ..lowering.planner import plan_conversion
 from ..lowering.target import target_named
-from .framework import ModulePass, PassContext, PassFailure, register_pass
-from .ir import Module, Operation, _triton_before
+from .framework import ModulePass, PassContext, PassFailure
+from .bindings import installed_conventions, triton_version
+from .snapshot import Module, Operation
 from .layouts import value_layout
 
 METHODS = ("noop", "rename", "shuffle", "shared")
@@ -277,18 +278,13 @@ def _simulate_unless_accepted(island_text: str, plan: ConversionPlan, site: Conv
     from ..lowering.verify import VerificationResult
     from . import verified_islands
 
-    key = verified_islands.verdict_key(island_text, plan, site, _installed_release())
+    key = verified_islands.verdict_key(island_text, plan, site, triton_version())
     if verified_islands.is_accepted(key):
         return VerificationResult(True)
     check = check_emitted(island_text, plan, site)
     if check:
         verified_islands.remember_accepted(key)
     return check
-
-
-def _installed_release() -> str:
-    from .ir import triton_version
-    return triton_version()
 
 
 def _strict_check() -> bool:
@@ -315,7 +311,7 @@ def lower_module(module: Module, only: str = "", target: Optional[str] = None,
                            guard_before=guards,
                            guard_after=guards and _needs_guard_after(op, position_of[id(op)], triton_users),
                            prefix=_CACHEABLE_PREFIX,
-                           unique_struct=not _triton_before((3, 9)), in_loop=_in_loop(op))
+                           unique_struct=installed_conventions().struct_holds_unique_registers, in_loop=_in_loop(op))
         try:
             island = emit_island(outcome.plan, site)
         except EmitError as error:
@@ -367,7 +363,6 @@ def _splice_islands(text: str, islands: dict[int, tuple[ConvertOutcome, Island]]
     return out
 
 
-@register_pass
 @dataclass(frozen=True)
 class LowerConversions(ModulePass):
     name = "ll-lower-conversions"
@@ -413,7 +408,7 @@ def lower_text(text: str, only: str = "", target: Optional[str] = None,
                verify: str = "emitted") -> tuple[str, list[ConvertOutcome]]:
     """The Python API: TTGIR text in, TTGIR text with islands out (plus every outcome).
     Hand the result to ``triton.compile`` (as a ``.ttgir`` file) for PTX/cubin or AMDGCN/hsaco."""
-    from .ir import parse_module
+    from .snapshot import parse_module
     module = parse_module(text, filename)
     outcomes = lower_module(module, only, target, mode, verify)
     return module.print(debuginfo=True), outcomes

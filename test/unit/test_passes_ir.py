@@ -1,12 +1,12 @@
-"""Unit tests of the IR adapter (passes/ir.py) on Triton's bindings."""
+"""Unit tests of the IR layer (passes/types.py, parsing.py, snapshot.py) on Triton's bindings."""
 
 from __future__ import annotations
 
 import pytest
 
-from linear_layouts.passes.ir import (
-    IRError, TensorType, element_bits, parse_module, parse_tensor_type, split_top_level,
-)
+from linear_layouts.passes.diagnostics import IRError
+from linear_layouts.passes.snapshot import parse_module
+from linear_layouts.passes.types import TensorType, element_bits, parse_tensor_type, split_top_level
 
 LOOP = """
 #blocked = #ttg.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [1], order = [0]}>

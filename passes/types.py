@@ -1,0 +1,98 @@
+"""MLIR types as printed: tensor and shared-memory descriptor types, and splitting type text."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Optional
+
+from .diagnostics import IRError
+
+_ELEMENT_BITS = {"f64": 64, "f32": 32, "tf32": 32, "f16": 16, "bf16": 16, "index": 64}
+
+
+def element_bits(element_type: str) -> int:
+    """Bit width of an element type as printed: i1 -> 1, f16 -> 16, f8E4M3FN -> 8, pointers -> 64."""
+    if element_type.startswith("!tt.ptr"):
+        return 64
+    if element_type in _ELEMENT_BITS:
+        return _ELEMENT_BITS[element_type]
+    m = re.fullmatch(r"[iuf](\d+)", element_type) or re.fullmatch(r"f(\d+)E\w+", element_type)
+    if m:
+        return int(m.group(1))
+    raise IRError(f"unknown element type '{element_type}'")
+
+
+def split_top_level(text: str, sep: str = ",") -> list[str]:
+    """Split on ``sep`` outside any <>, (), [], {} or string; e.g. the parts of a tensor type."""
+    parts, depth, start, in_string = [], 0, 0, False
+    for i, ch in enumerate(text):
+        if in_string:
+            if ch == '"' and text[i - 1] != "\\":
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "<([{":
+            depth += 1
+        elif ch in ">)]}":
+            if not (ch == ">" and i > 0 and text[i - 1] == "-"):  # '->' is not a bracket
+                depth -= 1
+        elif ch == sep and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+    parts.append(text[start:].strip())
+    return parts
+
+
+@dataclass(frozen=True)
+class TensorType:
+    """A ranked tensor (``tensor<64x64xf32, #enc>``) or shared-memory descriptor
+    (``!ttg.memdesc<64x64xf16, #shared, #smem, mutable>``) with its encoding as text."""
+
+    kind: str                  # "tensor" or "memdesc"
+    shape: tuple[int, ...]
+    element_type: str
+    encoding: Optional[str]    # the attribute text (aliases expanded), None if absent
+    text: str                  # the whole type as printed
+
+    @property
+    def element_bits(self) -> int:
+        return element_bits(self.element_type)
+
+    @property
+    def is_shared(self) -> bool:
+        return self.kind == "memdesc"
+
+    def encoding_attribute(self):
+        """The encoding as a :mod:`linear_layouts.dialect` attribute object (None if absent);
+        raises the dialect's ``LayoutError`` for text it cannot read."""
+        if self.encoding is None:
+            return None
+        from ..dialect.attributes import parse_attribute
+        return parse_attribute(self.encoding)
+
+
+@lru_cache(maxsize=8192)
+def parse_tensor_type(text: str) -> Optional[TensorType]:
+    """A :class:`TensorType` for tensor and memdesc types, None for any other type."""
+    text = text.strip()
+    for prefix, kind in (("tensor<", "tensor"), ("!ttg.memdesc<", "memdesc")):
+        if text.startswith(prefix) and text.endswith(">"):
+            parts = split_top_level(text[len(prefix):-1])
+            dims = parts[0].split("x")
+            # shape is the leading integers; the element type is the rest (may contain 'x',
+            # as in !tt.ptr<f32>, so rejoin it)
+            shape = []
+            while dims and dims[0].isdigit():
+                shape.append(int(dims.pop(0)))
+            element = "x".join(dims)
+            encoding = parts[1] if len(parts) > 1 and parts[1].startswith("#") else None
+            return TensorType(kind, tuple(shape), element, encoding, text)
+    return None
+
+
+def alias_pattern(alias: str) -> "re.Pattern":
+    """Matches uses of an attribute alias (``#blocked1`` but not ``#blocked12``)."""
+    return re.compile(re.escape(alias) + r"(?![\w$.-])")
+
