@@ -106,7 +106,8 @@ class AmdInstructions:
     def _combine(self, w: IslandWriter, values: list[str], bits: int, type_: str, total: int) -> str:
         """Elements (storage ints) -> the stored value: an integer of ``total`` bits, or a vector
         of 32-bit words."""
-        from .emit_llvm import ElementType, element_words
+        from .element_type import ElementType
+        from .emit_llvm import element_words
         if total <= 32:
             if len(values) == 1:
                 return values[0]
@@ -119,7 +120,8 @@ class AmdInstructions:
         return vec
 
     def _split(self, w: IslandWriter, value: str, count: int, bits: int, type_: str, total: int) -> list[str]:
-        from .emit_llvm import ElementType, word_elements
+        from .element_type import ElementType
+        from .emit_llvm import word_elements
         if total <= 32:
             if count == 1:
                 return [value]

@@ -132,7 +132,8 @@ class NvidiaInstructions:
     @staticmethod
     def _words_of(w: IslandWriter, values: list[str], bits: int) -> tuple[list[str], int]:
         """Storage integers -> the i32 operands of one access, and its width in bits."""
-        from .emit_llvm import ElementType, element_words
+        from .element_type import ElementType
+        from .emit_llvm import element_words
         total = len(values) * bits
         if total >= 32:
             element = ElementType(f"i{bits}", f"i{bits}", bits)
@@ -237,7 +238,8 @@ _SHIFT_PACKER = _ShiftPacker()
 
 
 def _unpack_words(w: IslandWriter, words: list[str], count: int, bits: int) -> list[str]:
-    from .emit_llvm import ElementType, word_elements
+    from .element_type import ElementType
+    from .emit_llvm import word_elements
     if count * bits < 32:
         return _SHIFT_PACKER.unpack(w, words[0], count, bits)
     element = ElementType(f"i{bits}", f"i{bits}", bits)

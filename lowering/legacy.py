@@ -55,7 +55,8 @@ from .conversion import minimal_conversion, scope_of
 from .hardware import HardwareLayout, aligned_pair, deposit
 from .plan import Barrier, ConversionPlan, SharedAccess, SharedMemoryPlan, ThreadAffine, Unsupported
 from .planner import _register_rename, _staging_rename, element_bits_of
-from .shared import cta_space, storage_bits
+from .element_type import storage_bits_of
+from .shared import cta_space
 from .target import Target, target_named
 from .verify import verify_plan
 
@@ -201,7 +202,7 @@ def _legacy_shared_plan(src_full: HardwareLayout, src_u: HardwareLayout, dst_u: 
         return sum(1 << i for i, p in enumerate(scratch_pivots) if element & p)
 
     k = len(scratch_pivots)
-    ebits = storage_bits(bits)
+    ebits = storage_bits_of(bits)
     max_vector = max(1, 128 // ebits)
     in_vec, out_vec = legacy_vectors(src_order, dst_order, contiguity(src_u, dims, src_order[0]),
                                      contiguity(dst_u, dims, dst_order[0]), dims.rank, src_kind, dst_kind)

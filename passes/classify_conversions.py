@@ -33,6 +33,6 @@ class ClassifyConversions(ModulePass):
                 raise PassFailure(op, f"cannot compute the conversion: {error}") from None
             module.set_attribute(op, "ll.scope", f'"{scope}"')
             if self.report:
-                bits = result.tensor_type.element_bits
+                bits = result.tensor_type.element.logical_bits
                 context.report(f"{op.location}: {module.short_type(source.type)} -> "
                                f"{module.short_type(result.type)}: scope={scope} bits={bits}")

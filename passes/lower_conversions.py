@@ -50,7 +50,7 @@ from typing import Optional
 
 from ..lowering.cost import plan_cost
 from ..lowering.legacy import attribute_kind, plan_legacy_conversion
-from ..lowering.emit_llvm import ConvertSite, ElementType, EmitError, Island, emit_island
+from ..lowering.emit_llvm import ConvertSite, EmitError, Island, emit_island, island_element_type
 from ..lowering.plan import ConversionPlan
 from ..lowering.planner import plan_conversion
 from ..lowering.target import target_named
@@ -209,7 +209,7 @@ def plan_module(module: Module, only: str = "", target: Optional[str] = None,
         source, result = op.operands[0], op.results[0]
         try:
             src, dst = value_layout(source, op), value_layout(result, op)
-            element = ElementType.of(result.tensor_type.element_type)
+            element = island_element_type(result.tensor_type.element_type)
         except (PassFailure, EmitError) as error:
             outcome.reason = getattr(error, "message", str(error))
             continue
@@ -225,7 +225,7 @@ def plan_module(module: Module, only: str = "", target: Optional[str] = None,
             outcome.reason = f"the module has {module.threads_per_warp} threads per warp, {hw_target.name} has " \
                              f"{hw_target.warp_size}"
             continue
-        bits = 1 if element.ttgir == "i1" else element.bits
+        bits = element.logical_bits
         if mode == "legacy":
             src_encoding, dst_encoding = source.tensor_type.encoding, result.tensor_type.encoding
             plan = plan_legacy_conversion(src, dst, bits, hw_target, same_attribute=src_encoding == dst_encoding,

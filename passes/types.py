@@ -7,21 +7,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Optional
 
+from ..lowering.element_type import ElementType, UnknownElementType
 from .diagnostics import IRError
-
-_ELEMENT_BITS = {"f64": 64, "f32": 32, "tf32": 32, "f16": 16, "bf16": 16, "index": 64}
-
-
-def element_bits(element_type: str) -> int:
-    """Bit width of an element type as printed: i1 -> 1, f16 -> 16, f8E4M3FN -> 8, pointers -> 64."""
-    if element_type.startswith("!tt.ptr"):
-        return 64
-    if element_type in _ELEMENT_BITS:
-        return _ELEMENT_BITS[element_type]
-    m = re.fullmatch(r"[iuf](\d+)", element_type) or re.fullmatch(r"f(\d+)E\w+", element_type)
-    if m:
-        return int(m.group(1))
-    raise IRError(f"unknown element type '{element_type}'")
 
 
 def split_top_level(text: str, sep: str = ",") -> list[str]:
@@ -57,8 +44,13 @@ class TensorType:
     text: str                  # the whole type as printed
 
     @property
-    def element_bits(self) -> int:
-        return element_bits(self.element_type)
+    def element(self) -> ElementType:
+        """The element type with its logical and storage widths (an :class:`IRError` for a type
+        we do not know)."""
+        try:
+            return ElementType.of(self.element_type)
+        except UnknownElementType as error:
+            raise IRError(f"{error} in {self.text}") from None
 
     @property
     def is_shared(self) -> bool:

@@ -217,7 +217,7 @@ class CaseResult:
 
 def check_case(index: int, case: FuzzCase) -> CaseResult:
     """Plan, emit and simulate the conversion, with the layouts the installed Triton gives."""
-    from ..lowering.emit_llvm import ConvertSite, ElementType, EmitError, emit_island
+    from ..lowering.emit_llvm import ConvertSite, EmitError, emit_island, island_element_type
     from ..lowering.island_sim import check_emitted
     from ..lowering.planner import plan_conversion
     from ..lowering.target import target_named
@@ -227,8 +227,7 @@ def check_case(index: int, case: FuzzCase) -> CaseResult:
     result = CaseResult(index, case)
     try:
         src, dst = tensor_layout_of(case.src, case.shape), tensor_layout_of(case.dst, case.shape)
-        element = ElementType.of(case.element_type)
-        bits = 1 if element.ttgir == "i1" else element.bits
+        bits = island_element_type(case.element_type).logical_bits
         plan = plan_conversion(src, dst, bits, target_named(case.target))
         if not plan:
             result.outcome, result.reason = "left", plan.reason

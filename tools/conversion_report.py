@@ -110,8 +110,7 @@ def report_conversions(ttgir_text: str, target, kernel: str = "", filename: str 
         except PassFailure as error:
             row.verified = f"left to Triton: {error.message}"
             continue
-        element_type = result.tensor_type.element_type
-        bits = 1 if element_type == "i1" else result.tensor_type.element_bits
+        bits = result.tensor_type.element.logical_bits
         row.what = f"{row.kernel} {row.location} on {target.name}: {row.types} ({bits}-bit)".strip()
         try:
             row.scope = conversion_scope(src, dst)
