@@ -17,7 +17,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Mapping, Optional, Sequence, Union
 
-from .attributes import AmdWmmaEncoding, DotOperandEncoding, LayoutAttribute, SliceEncoding, parse_attribute
+from .attribute_parser import parse_attribute
+from .attributes import AmdWmmaEncoding, DotOperandEncoding, LayoutAttribute, SliceEncoding
 from .encodings_common import (BLOCK, LANE, OFFSET, REGISTER, WARP,
                                broadcasted_dot_operand_layout, combine_cta_cga_with_shape, dim_names,
                                ensure_layout_not_larger_than, ensure_layout_not_smaller_than, identity_standard_nd,

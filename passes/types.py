@@ -61,7 +61,7 @@ class TensorType:
         raises the dialect's ``LayoutError`` for text it cannot read."""
         if self.encoding is None:
             return None
-        from ..dialect.attributes import parse_attribute
+        from ..dialect.attribute_parser import parse_attribute
         return parse_attribute(self.encoding)
 
 

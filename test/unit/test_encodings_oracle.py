@@ -19,7 +19,7 @@ import pytest
 pytest.importorskip("triton")
 from importlib.metadata import version as _pkg_version  # noqa: E402
 
-from linear_layouts.dialect.attributes import parse_attribute  # noqa: E402
+from linear_layouts.dialect.attribute_parser import parse_attribute  # noqa: E402
 from linear_layouts.dialect.conventions import TritonConventions  # noqa: E402
 from linear_layouts.dialect.encodings import linear_attribute, to_linear_layout  # noqa: E402
 
