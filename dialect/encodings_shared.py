@@ -15,7 +15,8 @@ from .encodings_common import (BLOCK, OFFSET, _identity, _layout, _log2, cga_lin
 from .linear_layout import LayoutError, LinearLayout
 
 
-def _swizzled_shared(attr: SwizzledSharedEncoding, shape: Sequence[int], conventions: TritonConventions) -> LinearLayout:
+def _swizzled_shared(attr: SwizzledSharedEncoding, shape: Sequence[int],
+                     conventions: TritonConventions) -> LinearLayout:
     rank = attr.rank
     names = dim_names(rank)
     split = attr.cga.split_num(rank) if attr.cga is not None else (1,) * rank
