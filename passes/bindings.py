@@ -52,7 +52,6 @@ def installed_triton_version() -> tuple[int, int]:
     return (int(m.group(1)), int(m.group(2))) if m else (3, 9)
 
 
-
 @lru_cache(maxsize=1)
 def installed_conventions() -> TritonConventions:
     """The installed release's conventions, the one value every pass hands to the dialect and

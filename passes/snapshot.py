@@ -97,7 +97,6 @@ class Operation:
         return f"'{self.name}' at {self.location}"
 
 
-
 def parse_module(text: str, filename: str = "<stdin>", first_line: int = 1, safe: bool = True) -> "Module":
     """Parse TTGIR module text.  ``filename`` and ``first_line`` (where the text starts in that
     file, for ``--split-input-file`` chunks) make locations and diagnostics point at the
@@ -105,7 +104,6 @@ def parse_module(text: str, filename: str = "<stdin>", first_line: int = 1, safe
     reject_reserved_attributes(text, filename, first_line)
     handle, ctx, temp_path = parse_handle(text, filename, first_line, safe)
     return Module(handle, ctx, filename, temp_path, safe=safe)
-
 
 
 # --------------------------------------------------------------------------- the module
