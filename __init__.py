@@ -19,8 +19,7 @@ report prog.py`` does the same for one program).
 import os as _os
 
 from .dialect import LayoutError, LinearLayout
-
-__version__ = "0.1.0"
+from .passes.version import __version__
 __all__ = ["LayoutError", "LinearLayout", "__version__", "enable", "disable", "enabled", "stats"]
 
 

@@ -125,8 +125,8 @@ def verified_candidates(case: Case) -> list[dict]:
     from linear_layouts.lowering.verify import verify_plan
 
     aliases = parse_aliases(case.aliases) if case.aliases else None
-    src = to_linear_layout(case.src, case.shape, aliases, triton_version=installed_release())
-    dst = to_linear_layout(case.dst, case.shape, aliases, triton_version=installed_release())
+    src = to_linear_layout(case.src, case.shape, aliases, conventions=installed_release())
+    dst = to_linear_layout(case.dst, case.shape, aliases, conventions=installed_release())
     plans, scope = plan_candidates(src, dst, case.bits, "sm_90")
     out = []
     for plan in plans:
@@ -337,22 +337,23 @@ def write_report(rows, out, environment, argv):
 
 # --------------------------------------------------------------------------- the measured-choice table
 
-def release(version_text: str) -> tuple[int, int]:
-    """(major, minor) of a Triton version string: layouts follow that release's conventions."""
-    return tuple(int(x) for x in version_text.split(".")[:2])
+def release(version_text: str):
+    """The layout conventions of a Triton release, from its version string."""
+    from linear_layouts.dialect.conventions import TritonConventions
+    return TritonConventions(tuple(int(x) for x in version_text.split(".")[:2]))
 
 
-def installed_release() -> tuple[int, int]:
+def installed_release():
     import triton
     return release(triton.__version__)
 
 
-def layouts_of(row, version: tuple[int, int]):
+def layouts_of(row, version):
     """Both layouts of a result row as the plugin sees them under Triton ``version``."""
     from linear_layouts.dialect.encodings import to_linear_layout
     shape = tuple(row["shape"])
-    return (to_linear_layout(row["src"], shape, triton_version=version),
-            to_linear_layout(row["dst"], shape, triton_version=version))
+    return (to_linear_layout(row["src"], shape, conventions=version),
+            to_linear_layout(row["dst"], shape, conventions=version))
 
 
 def overruling_choice(case: Case):

@@ -8,7 +8,8 @@ __all__ = ["f2", "LayoutError", "LinearLayout", "lstsq", "supremum"]
 from .attributes import (AmdMfmaEncoding, AmdRotatingSharedEncoding, AmdWmmaEncoding, AttributeSyntaxError,
                          BlockedEncoding, CGALayout, DotOperandEncoding, GenericLinearEncoding, LayoutAttribute,
                          LinearEncoding, NvidiaMmaEncoding, NvmmaSharedEncoding, PaddedSharedEncoding,
-                         SharedLinearEncoding, SliceEncoding, SwizzledSharedEncoding, parse_aliases, parse_attribute)
+                         SharedLinearEncoding, SliceEncoding, SwizzledSharedEncoding)
+from .attribute_parser import parse_aliases, parse_attribute
 from .encodings import linear_attribute, to_linear_layout
 
 __all__ += ["AmdMfmaEncoding", "AmdRotatingSharedEncoding", "AmdWmmaEncoding", "AttributeSyntaxError",

@@ -1,14 +1,11 @@
 """TritonGPU layout attributes (``#ttg.blocked<...>``, ``#ttg.nvmma_shared<...>``, ...) as Python values.
 
 Every attribute kind Triton prints in TTGIR is a frozen dataclass here, with the attribute's
-parameters as fields.  ``parse_attribute`` reads the text Triton prints and ``str(attr)`` prints
-it back exactly, so a layout can travel from IR text to a ``LinearLayout`` (``encodings.py``)
-and back into IR text without Triton.
+parameters as fields, checked when it is made.  ``parse_attribute`` (in ``attribute_parser.py``)
+reads the text Triton prints and ``str(attr)`` prints it back exactly, so a layout can travel
+from IR text to a ``LinearLayout`` (``encodings.py``) and back into IR text without Triton.
 
-    >>> attr = parse_attribute("#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], "
-    ...                        "warpsPerCTA = [4, 1], order = [1, 0]}>")
-    >>> attr.size_per_thread
-    (1, 4)
+    >>> attr = BlockedEncoding((1, 4), (8, 4), (4, 1), (1, 0))
     >>> str(attr) == "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>"
     True
 
@@ -16,7 +13,7 @@ Three things make the syntax less regular than it looks:
 
 * Parents (``#ttg.slice<{dim = 1, parent = #blocked}>``) may be written inline or through an
   *alias* defined at the top of a module (``#blocked = #ttg.blocked<{...}>``).  The parent is
-  resolved through ``parse_aliases(module_text)``; the alias name is remembered (it does not
+  resolved through ``attribute_parser.parse_aliases(module_text)``; the alias name is remembered (it does not
   take part in equality) so that printing gives back the text that was read.
 * The multi-CTA part (the *CGA layout*, which CTA of a cluster holds which tile) has two
   spellings: ``CGALayout = [[0, 1], [1, 0]]`` (block bases; Triton 3.6 and later) and the older
@@ -33,9 +30,8 @@ is wrong; nothing here ever aborts the process.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Optional, Sequence
 
 from .linear_layout import LayoutError, LinearLayout, is_power_of_two
 
@@ -50,54 +46,54 @@ class AttributeSyntaxError(LayoutError):
 # ---------------------------------------------------------------------------------------------
 # Validation helpers.  Every check raises with the attribute kind and the offending parameter.
 
-def _fail(kind: str, message: str) -> None:
+def reject(kind: str, message: str) -> None:
     raise AttributeSyntaxError(f"#ttg.{kind}: {message}")
 
 
 def _ints(kind: str, name: str, value: Any, *, pow2: bool = False, length: Optional[int] = None) -> Ints:
     if not isinstance(value, (list, tuple)) or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
-        _fail(kind, f"{name} must be a list of integers, got {value!r}")
+        reject(kind, f"{name} must be a list of integers, got {value!r}")
     value = tuple(value)
     if pow2:
         for v in value:
             if not is_power_of_two(v):
-                _fail(kind, f"{name} = {list(value)} has {v}, which is not a power of two")
+                reject(kind, f"{name} = {list(value)} has {v}, which is not a power of two")
     if length is not None and len(value) != length:
-        _fail(kind, f"{name} = {list(value)} has {len(value)} entries, expected {length} (the rank)")
+        reject(kind, f"{name} = {list(value)} has {len(value)} entries, expected {length} (the rank)")
     return value
 
 
 def _int(kind: str, name: str, value: Any, *, choices: Optional[Sequence[int]] = None) -> int:
     if not isinstance(value, int) or isinstance(value, bool):
-        _fail(kind, f"{name} must be an integer, got {value!r}")
+        reject(kind, f"{name} must be an integer, got {value!r}")
     if choices is not None and value not in choices:
-        _fail(kind, f"{name} = {value} is not one of {list(choices)}")
+        reject(kind, f"{name} = {value} is not one of {list(choices)}")
     return value
 
 
 def _bool(kind: str, name: str, value: Any) -> bool:
     if not isinstance(value, bool):
-        _fail(kind, f"{name} must be true or false, got {value!r}")
+        reject(kind, f"{name} must be true or false, got {value!r}")
     return value
 
 
 def _order(kind: str, name: str, value: Any, rank: int) -> Ints:
     value = _ints(kind, name, value, length=rank)
     if sorted(value) != list(range(rank)):
-        _fail(kind, f"{name} = {list(value)} is not a permutation of 0..{rank - 1}")
+        reject(kind, f"{name} = {list(value)} is not a permutation of 0..{rank - 1}")
     return value
 
 
-def _bases(kind: str, name: str, value: Any, rank: Optional[int] = None) -> Bases:
+def checked_bases(kind: str, name: str, value: Any, rank: Optional[int] = None) -> Bases:
     if not isinstance(value, (list, tuple)):
-        _fail(kind, f"{name} must be a list of bases (lists of integers), got {value!r}")
+        reject(kind, f"{name} must be a list of bases (lists of integers), got {value!r}")
     out = []
     for basis in value:
         basis = _ints(kind, name, basis)
         if rank is not None and len(basis) != rank:
-            _fail(kind, f"{name} has basis {list(basis)} with {len(basis)} components, expected {rank} (the rank)")
+            reject(kind, f"{name} has basis {list(basis)} with {len(basis)} components, expected {rank} (the rank)")
         if any(c < 0 for c in basis):
-            _fail(kind, f"{name} has basis {list(basis)} with a negative component")
+            reject(kind, f"{name} has basis {list(basis)} with a negative component")
         out.append(basis)
     return tuple(out)
 
@@ -145,17 +141,17 @@ class CGALayout:
         kind = "CGALayout"
         split = (self.ctas_per_cga, self.cta_split_num, self.cta_order)
         if all(p is None for p in split):
-            _set(self, "bases", _bases(kind, "CGALayout", self.bases))
+            _set(self, "bases", checked_bases(kind, "CGALayout", self.bases))
             return
         if any(p is None for p in split):
-            _fail(kind, "CTAsPerCGA, CTASplitNum and CTAOrder must be given together")
+            reject(kind, "CTAsPerCGA, CTASplitNum and CTAOrder must be given together")
         rank = len(self.cta_order)
         ctas = _ints(kind, "CTAsPerCGA", self.ctas_per_cga, pow2=True, length=rank)
         splits = _ints(kind, "CTASplitNum", self.cta_split_num, pow2=True, length=rank)
         order = _order(kind, "CTAOrder", self.cta_order, rank)
         for d in range(rank):
             if ctas[d] % splits[d]:
-                _fail(kind, f"CTASplitNum[{d}] = {splits[d]} does not divide CTAsPerCGA[{d}] = {ctas[d]}")
+                reject(kind, f"CTASplitNum[{d}] = {splits[d]} does not divide CTAsPerCGA[{d}] = {ctas[d]}")
         bases = []
         for d in order:
             for i in range(splits[d].bit_length() - 1):
@@ -201,16 +197,16 @@ def _check_cga(kind: str, cga: Optional[CGALayout], rank: int) -> Optional[CGALa
     if cga is None:
         return None
     if not isinstance(cga, CGALayout):
-        _fail(kind, f"the CGA layout must be a CGALayout, got {cga!r}")
+        reject(kind, f"the CGA layout must be a CGALayout, got {cga!r}")
     if cga.is_single_cta:
         return None
     if cga.rank() != rank:
-        _fail(kind, f"the CGA layout has rank {cga.rank()} but the layout has rank {rank}")
+        reject(kind, f"the CGA layout has rank {cga.rank()} but the layout has rank {rank}")
     for b in cga.bases:
         if len(b) != rank:
-            _fail(kind, f"CGALayout basis {list(b)} must have {rank} components")
+            reject(kind, f"CGALayout basis {list(b)} must have {rank} components")
         if sum(1 for c in b if c) > 1 or any(c and not is_power_of_two(c) for c in b):
-            _fail(kind, f"CGALayout basis {list(b)} must be zero or a power of two along a single dim")
+            reject(kind, f"CGALayout basis {list(b)} must be zero or a power of two along a single dim")
     return cga
 
 
@@ -265,7 +261,7 @@ class BlockedEncoding(DistributedAttribute):
         k = self.kind
         rank = len(self.order) if isinstance(self.order, (list, tuple)) else 0
         if rank < 1:
-            _fail(k, f"order must be a non-empty list, got {self.order!r}")
+            reject(k, f"order must be a non-empty list, got {self.order!r}")
         _set(self, "size_per_thread", _ints(k, "sizePerThread", self.size_per_thread, pow2=True, length=rank))
         _set(self, "threads_per_warp", _ints(k, "threadsPerWarp", self.threads_per_warp, pow2=True, length=rank))
         _set(self, "warps_per_cta", _ints(k, "warpsPerCTA", self.warps_per_cta, pow2=True, length=rank))
@@ -293,12 +289,12 @@ class SliceEncoding(DistributedAttribute):
 
     def __post_init__(self):
         if not isinstance(self.parent, DistributedAttribute):
-            _fail(self.kind, f"parent must be a distributed layout, got {self.parent}")
+            reject(self.kind, f"parent must be a distributed layout, got {self.parent}")
         _int(self.kind, "dim", self.dim)
         if self.parent.rank < 2:
-            _fail(self.kind, f"cannot slice the rank-{self.parent.rank} parent {self.parent}: the result would have rank 0")
+            reject(self.kind, f"cannot slice the rank-{self.parent.rank} parent {self.parent}: the result would have rank 0")
         if not 0 <= self.dim < self.parent.rank:
-            _fail(self.kind, f"dim = {self.dim} is out of range for the rank-{self.parent.rank} parent {self.parent}")
+            reject(self.kind, f"dim = {self.dim} is out of range for the rank-{self.parent.rank} parent {self.parent}")
 
     @property
     def rank(self) -> int:
@@ -306,6 +302,15 @@ class SliceEncoding(DistributedAttribute):
 
     def _body(self) -> str:
         return f"{{dim = {self.dim}, parent = {_parent_text(self.parent, self.parent_alias)}}}"
+
+
+def _amd_mma_tiles_per_warp(kind: str, tiles: Optional[Ints], rank: int) -> Optional[Ints]:
+    """``tilesPerWarp`` of an AMD MMA layout (MFMA, WMMA's warpsPerCTA spelling): a power of two
+    per dim; all ones is the default, which Triton does not print (None)."""
+    if tiles is None:
+        return None
+    tiles = _ints(kind, "tilesPerWarp", tiles, pow2=True, length=rank)
+    return None if all(t == 1 for t in tiles) else tiles
 
 
 @dataclass(frozen=True)
@@ -326,19 +331,19 @@ class NvidiaMmaEncoding(DistributedAttribute):
         warps = _ints(k, "warpsPerCTA", self.warps_per_cta, pow2=True)
         rank = len(warps)
         if rank < 2:
-            _fail(k, f"warpsPerCTA = {list(warps)}: an MMA layout has rank 2 or more")
+            reject(k, f"warpsPerCTA = {list(warps)}: an MMA layout has rank 2 or more")
         if self.version_major == 3 and rank != 2:
-            _fail(k, f"warpsPerCTA = {list(warps)}: a version 3 (Hopper) MMA layout has rank 2")
+            reject(k, f"warpsPerCTA = {list(warps)}: a version 3 (Hopper) MMA layout has rank 2")
         n_instr = rank if self.version_major == 2 else 3
         instr = _ints(k, "instrShape", self.instr_shape, length=n_instr)
         if any(v < 1 for v in instr):
-            _fail(k, f"instrShape = {list(instr)} must be positive")
+            reject(k, f"instrShape = {list(instr)} must be positive")
         if self.version_major == 2 and (instr[-2], instr[-1]) not in ((16, 8), (8, 8)):
-            _fail(k, f"instrShape = {list(instr)}: version 2 supports M x N = 16 x 8 (or 8 x 8 for fp64)")
+            reject(k, f"instrShape = {list(instr)}: version 2 supports M x N = 16 x 8 (or 8 x 8 for fp64)")
         if self.version_major == 3 and (instr[0] != 16 or instr[1] % 8 or not 8 <= instr[1] <= 256):
-            _fail(k, f"instrShape = {list(instr)}: version 3 needs M = 16 and N a multiple of 8 up to 256")
+            reject(k, f"instrShape = {list(instr)}: version 3 needs M = 16 and N a multiple of 8 up to 256")
         if self.version_major == 3 and not is_power_of_two(instr[1]):
-            _fail(k, f"instrShape = {list(instr)}: N = {instr[1]} is not a power of two")
+            reject(k, f"instrShape = {list(instr)}: N = {instr[1]} is not a power of two")
         _set(self, "warps_per_cta", warps)
         _set(self, "instr_shape", instr)
         _set(self, "cga", _check_cga(k, self.cga, rank))
@@ -378,16 +383,12 @@ class AmdMfmaEncoding(DistributedAttribute):
         warps = _ints(k, "warpsPerCTA", self.warps_per_cta, pow2=True)
         rank = len(warps)
         if rank not in (2, 3):
-            _fail(k, f"warpsPerCTA = {list(warps)}: an MFMA layout has rank 2 or 3")
+            reject(k, f"warpsPerCTA = {list(warps)}: an MFMA layout has rank 2 or 3")
         instr = _ints(k, "instrShape", self.instr_shape, length=3)
         if (instr[0], instr[1]) not in ((32, 32), (16, 16), (64, 4), (4, 64)):
-            _fail(k, f"instrShape = {list(instr)}: M x N must be 32x32, 16x16, 64x4 or 4x64")
+            reject(k, f"instrShape = {list(instr)}: M x N must be 32x32, 16x16, 64x4 or 4x64")
         _bool(k, "isTransposed", self.is_transposed)
-        tiles = self.tiles_per_warp
-        if tiles is not None:
-            tiles = _ints(k, "tilesPerWarp", tiles, pow2=True, length=rank)
-            if all(t == 1 for t in tiles):
-                tiles = None
+        tiles = _amd_mma_tiles_per_warp(k, self.tiles_per_warp, rank)
         width = self.element_bit_width
         if width is not None:
             _int(k, "elementBitWidth", width, choices=(32, 64))
@@ -461,50 +462,45 @@ class AmdWmmaEncoding(DistributedAttribute):
         _int(k, "version", self.version, choices=(1, 2, 3))
         _bool(k, "isTranspose", self.is_transposed)
         if (self.warps_per_cta is None) == (self.warp_bases is None and self.register_bases is None):
-            _fail(k, "give either warpsPerCTA (Triton <= 3.6) or ctaLayout = {register = ..., warp = ...} (3.7+)")
+            reject(k, "give either warpsPerCTA (Triton <= 3.6) or ctaLayout = {register = ..., warp = ...} (3.7+)")
         if self.warps_per_cta is not None:
             warps = _ints(k, "warpsPerCTA", self.warps_per_cta, pow2=True)
             rank = len(warps)
             _set(self, "warps_per_cta", warps)
-            tiles = self.tiles_per_warp
-            if tiles is not None:
-                tiles = _ints(k, "tilesPerWarp", tiles, pow2=True, length=rank)
-                if all(t == 1 for t in tiles):
-                    tiles = None
-            _set(self, "tiles_per_warp", tiles)
+            _set(self, "tiles_per_warp", _amd_mma_tiles_per_warp(k, self.tiles_per_warp, rank))
             if self.rank_hint is not None:
-                _fail(k, "rank is only part of the ctaLayout spelling")
+                reject(k, "rank is only part of the ctaLayout spelling")
         else:
             if self.tiles_per_warp is not None:
-                _fail(k, "tilesPerWarp is only part of the warpsPerCTA spelling")
-            regs = _bases(k, "ctaLayout register", self.register_bases or ())
-            warps = _bases(k, "ctaLayout warp", self.warp_bases or ())
+                reject(k, "tilesPerWarp is only part of the warpsPerCTA spelling")
+            regs = checked_bases(k, "ctaLayout register", self.register_bases or ())
+            warps = checked_bases(k, "ctaLayout warp", self.warp_bases or ())
             ranks = {len(b) for b in regs + warps}
             if self.rank_hint is not None:
                 ranks.add(_int(k, "rank", self.rank_hint))
             if self.cga is not None and self.cga.rank() is not None:
                 ranks.add(self.cga.rank())
             if len(ranks) > 1:
-                _fail(k, f"ctaLayout bases, CGALayout and rank disagree on the rank ({sorted(ranks)})")
+                reject(k, f"ctaLayout bases, CGALayout and rank disagree on the rank ({sorted(ranks)})")
             rank = ranks.pop() if ranks else 2
             _set(self, "register_bases", regs)
             _set(self, "warp_bases", warps)
             for name, bs in (("register", regs), ("warp", warps)):
                 for b in bs:
                     if sum(1 for c in b if c) > 1 or any(c and not is_power_of_two(c) for c in b):
-                        _fail(k, f"ctaLayout {name} basis {list(b)} must be zero or a power of two along one dim")
+                        reject(k, f"ctaLayout {name} basis {list(b)} must be zero or a power of two along one dim")
         if rank not in (2, 3):
-            _fail(k, f"a WMMA layout has rank 2 or 3, got {rank}")
+            reject(k, f"a WMMA layout has rank 2 or 3, got {rank}")
         instr = self.instr_shape
         if instr is not None:
             instr = _ints(k, "instrShape", instr, length=3)
             if instr not in _WMMA_INSTR_SHAPES[self.version]:
-                _fail(k, f"instrShape = {list(instr)} is not a version {self.version} WMMA instruction "
+                reject(k, f"instrShape = {list(instr)} is not a version {self.version} WMMA instruction "
                          f"(valid: {sorted(list(s) for s in _WMMA_INSTR_SHAPES[self.version])})")
             if instr == WMMA_DEFAULT_INSTR_SHAPE:
                 instr = None
         elif WMMA_DEFAULT_INSTR_SHAPE not in _WMMA_INSTR_SHAPES[self.version]:
-            _fail(k, f"version {self.version} needs an explicit instrShape")
+            reject(k, f"version {self.version} needs an explicit instrShape")
         _set(self, "instr_shape", instr)
         _set(self, "cga", _check_cga(k, self.cga, rank))
         object.__setattr__(self, "_rank", rank)
@@ -561,14 +557,14 @@ class DotOperandEncoding(DistributedAttribute):
         _int(k, "kWidth", self.k_width)
         parent = self.parent
         if not isinstance(parent, (NvidiaMmaEncoding, AmdMfmaEncoding, AmdWmmaEncoding, BlockedEncoding)):
-            _fail(k, f"parent must be nvidia_mma, amd_mfma, amd_wmma or blocked, got {parent}")
+            reject(k, f"parent must be nvidia_mma, amd_mfma, amd_wmma or blocked, got {parent}")
         if isinstance(parent, BlockedEncoding):
             if self.k_width != 0:
-                _fail(k, f"kWidth = {self.k_width}: a dot operand of a blocked parent has no kWidth")
+                reject(k, f"kWidth = {self.k_width}: a dot operand of a blocked parent has no kWidth")
         elif not is_power_of_two(self.k_width):
-            _fail(k, f"kWidth = {self.k_width}: a dot operand of an MMA parent needs a power-of-two kWidth")
+            reject(k, f"kWidth = {self.k_width}: a dot operand of an MMA parent needs a power-of-two kWidth")
         if isinstance(parent, NvidiaMmaEncoding) and parent.is_hopper and self.op_idx != 0:
-            _fail(k, "opIdx = 1 with a Hopper (version 3) MMA parent: wgmma takes only operand A from registers")
+            reject(k, "opIdx = 1 with a Hopper (version 3) MMA parent: wgmma takes only operand A from registers")
 
     @property
     def rank(self) -> int:
@@ -591,9 +587,9 @@ def _linear_rank(kind: str, named: Sequence[tuple[str, Bases]]) -> int:
     never reaches element 1."""
     ranks = {len(b) for _, bs in named for b in bs}
     if not ranks:
-        _fail(kind, "every basis list is empty, so the rank is unknown")
+        reject(kind, "every basis list is empty, so the rank is unknown")
     if len(ranks) > 1:
-        _fail(kind, f"bases have different lengths {sorted(ranks)}; each needs one component per tensor dim")
+        reject(kind, f"bases have different lengths {sorted(ranks)}; each needs one component per tensor dim")
     rank = ranks.pop()
     try:
         LinearLayout.from_bases([(n, [list(b) for b in bs]) for n, bs in named], [f"dim{d}" for d in range(rank)])
@@ -603,7 +599,7 @@ def _linear_rank(kind: str, named: Sequence[tuple[str, Bases]]) -> int:
             for b in bs:
                 for d, c in enumerate(b):
                     sizes[d] = max(sizes[d], 1 << c.bit_length())
-        _fail(kind, f"the bases do not reach every element of the {'x'.join(map(str, sizes))} tensor they span "
+        reject(kind, f"the bases do not reach every element of the {'x'.join(map(str, sizes))} tensor they span "
                     "(the layout must be surjective)")
     return rank
 
@@ -621,7 +617,7 @@ class LinearEncoding(DistributedAttribute):
 
     def __post_init__(self):
         for name in ("register", "lane", "warp", "block"):
-            _set(self, name, _bases(self.kind, name, getattr(self, name)))
+            _set(self, name, checked_bases(self.kind, name, getattr(self, name)))
         self._check_moves()
         object.__setattr__(self, "_rank", _linear_rank(self.kind, self.named_bases()))
 
@@ -629,7 +625,7 @@ class LinearEncoding(DistributedAttribute):
         for name, bs in self.named_bases():
             for b in bs:
                 if sum(1 for c in b if c) > 1:
-                    _fail(self.kind, f"{name} basis {list(b)} moves in more than one dim "
+                    reject(self.kind, f"{name} basis {list(b)} moves in more than one dim "
                                      "(a layout like that is a #ttg.generic_linear)")
 
     def named_bases(self) -> list[tuple[str, Bases]]:
@@ -656,7 +652,7 @@ class GenericLinearEncoding(LinearEncoding):
                 continue
             for b in bs:
                 if sum(1 for c in b if c) > 1:
-                    _fail(self.kind, f"{name} basis {list(b)} moves in more than one dim; only warp bases may")
+                    reject(self.kind, f"{name} basis {list(b)} moves in more than one dim; only warp bases may")
 
 
 @dataclass(frozen=True)
@@ -677,10 +673,10 @@ class SwizzledSharedEncoding(SharedAttribute):
         for name, attr in (("vec", "vec"), ("perPhase", "per_phase"), ("maxPhase", "max_phase")):
             v = _int(k, name, getattr(self, attr))
             if not is_power_of_two(v):
-                _fail(k, f"{name} = {v} is not a power of two")
+                reject(k, f"{name} = {v} is not a power of two")
         rank = len(self.order) if isinstance(self.order, (list, tuple)) else 0
         if rank < 1:
-            _fail(k, f"order must be a non-empty list, got {self.order!r}")
+            reject(k, f"order must be a non-empty list, got {self.order!r}")
         _set(self, "order", _order(k, "order", self.order, rank))
         _set(self, "cga", _check_cga(k, self.cga, rank))
 
@@ -721,15 +717,15 @@ class NvmmaSharedEncoding(SharedAttribute):
         _int(k, "elementBitWidth", self.element_bit_width, choices=(4, 8, 16, 32, 64))
         _bool(k, "fp4Padded", self.fp4_padded)
         if self.fp4_padded and self.element_bit_width != 8:
-            _fail(k, f"fp4Padded = true needs elementBitWidth = 8, got {self.element_bit_width}")
+            reject(k, f"fp4Padded = true needs elementBitWidth = 8, got {self.element_bit_width}")
         rank = self.rank_hint
         if rank is not None:
             _int(k, "rank", rank)
             if rank < 1:
-                _fail(k, f"rank = {rank} must be at least 1")
+                reject(k, f"rank = {rank} must be at least 1")
         if self.cga is not None and not self.cga.is_single_cta:
             if rank is not None and rank != self.cga.rank():
-                _fail(k, f"rank = {rank} but the CGA layout has rank {self.cga.rank()}")
+                reject(k, f"rank = {rank} but the CGA layout has rank {self.cga.rank()}")
             rank = self.cga.rank()
             _set(self, "rank_hint", None)
         elif rank == 2:
@@ -783,21 +779,21 @@ class PaddedSharedEncoding(SharedAttribute):
         intervals = _ints(k, "intervals", self.intervals, pow2=True)
         paddings = _ints(k, "paddings", self.paddings, pow2=True)
         if not intervals or len(intervals) != len(paddings):
-            _fail(k, f"needs one or more interval:+padding pairs, got intervals {list(intervals)} and "
+            reject(k, f"needs one or more interval:+padding pairs, got intervals {list(intervals)} and "
                      f"paddings {list(paddings)}")
         if len(set(intervals)) != len(intervals):
-            _fail(k, f"intervals {list(intervals)} must be distinct")
+            reject(k, f"intervals {list(intervals)} must be distinct")
         _set(self, "intervals", intervals)
         _set(self, "paddings", paddings)
         if (self.offset is None) == (self.order is None and self.shape is None):
-            _fail(k, "give either {offset = ..., block = ...} or {order = ..., shape = ...}")
+            reject(k, "give either {offset = ..., block = ...} or {order = ..., shape = ...}")
         if self.offset is not None:
-            _set(self, "offset", _bases(k, "offset", self.offset))
-            _set(self, "block", _bases(k, "block", self.block or ()))
+            _set(self, "offset", checked_bases(k, "offset", self.offset))
+            _set(self, "block", checked_bases(k, "block", self.block or ()))
             rank = _linear_rank(k, [("offset", self.offset), ("block", self.block)])
         else:
             if self.order is None or self.shape is None:
-                _fail(k, "the short form needs both order and shape")
+                reject(k, "the short form needs both order and shape")
             shape = _ints(k, "shape", self.shape, pow2=True)
             rank = len(shape)
             _set(self, "shape", shape)
@@ -832,11 +828,11 @@ class SharedLinearEncoding(SharedAttribute):
 
     def __post_init__(self):
         k = self.kind
-        _set(self, "offset", _bases(k, "offset", self.offset))
-        _set(self, "block", _bases(k, "block", self.block))
+        _set(self, "offset", checked_bases(k, "offset", self.offset))
+        _set(self, "block", checked_bases(k, "block", self.block))
         a = _int(k, "alignment", self.alignment)
         if not is_power_of_two(a):
-            _fail(k, f"alignment = {a} is not a power of two")
+            reject(k, f"alignment = {a} is not a power of two")
         object.__setattr__(self, "_rank", _linear_rank(k, [("offset", self.offset), ("block", self.block)]))
 
     @property
@@ -846,401 +842,3 @@ class SharedLinearEncoding(SharedAttribute):
     def _body(self) -> str:
         named = [("offset", self.offset)] + ([("block", self.block)] if self.block else [])
         return f"{_linear_dict(named)}, alignment = {self.alignment}"
-
-
-# ---------------------------------------------------------------------------------------------
-# Parsing.  A small tokenizer and recursive-descent reader for the subset of MLIR attribute
-# syntax these layouts use: integers, true/false, [lists], {key = value} dictionaries, nested
-# #ttg.kind<...> attributes and #alias references.
-
-_TOKEN = re.compile(r"\s*(?:(#[A-Za-z_][\w$.-]*)|(-?\d+)|([A-Za-z_][\w]*)|(\S))")
-
-
-class _Reader:
-    def __init__(self, text: str, aliases: Optional[Mapping[str, Any]]):
-        self.text = text
-        self.aliases = aliases or {}
-        self.tokens: list[tuple[str, str, int]] = []
-        pos = 0
-        while True:
-            m = _TOKEN.match(text, pos)
-            if not m or m.end() == pos and not m.group(0).strip():
-                break
-            kind = ("hash", "int", "ident", "punct")[m.lastindex - 1]
-            self.tokens.append((kind, m.group(m.lastindex), m.start(m.lastindex)))
-            pos = m.end()
-            if pos >= len(text):
-                break
-        self.i = 0
-
-    def error(self, message: str) -> AttributeSyntaxError:
-        if self.i < len(self.tokens):
-            where = f" at column {self.tokens[self.i][2] + 1} ({self.tokens[self.i][1]!r})"
-        else:
-            where = " at the end of the text"
-        return AttributeSyntaxError(f"cannot read layout attribute {self.text!r}: {message}{where}")
-
-    def peek(self) -> Optional[tuple[str, str, int]]:
-        return self.tokens[self.i] if self.i < len(self.tokens) else None
-
-    def take(self) -> tuple[str, str, int]:
-        tok = self.peek()
-        if tok is None:
-            raise self.error("unexpected end")
-        self.i += 1
-        return tok
-
-    def expect(self, punct: str) -> None:
-        tok = self.peek()
-        if tok is None or tok[1] != punct:
-            raise self.error(f"expected {punct!r}")
-        self.i += 1
-
-    def at(self, punct: str) -> bool:
-        tok = self.peek()
-        return tok is not None and tok[0] == "punct" and tok[1] == punct
-
-    # value := int | true | false | [value, ...] | {key = value, ...} | attribute
-    def value(self) -> Any:
-        tok = self.peek()
-        if tok is None:
-            raise self.error("expected a value")
-        if tok[0] == "int":
-            self.i += 1
-            return int(tok[1])
-        if tok[0] == "ident" and tok[1] in ("true", "false"):
-            self.i += 1
-            return tok[1] == "true"
-        if tok[0] == "hash":
-            return self.attribute()
-        if self.at("["):
-            return self.list()
-        if self.at("{"):
-            return self.dict()
-        raise self.error("expected an integer, true/false, a list, a dictionary or an attribute")
-
-    def list(self) -> list:
-        self.expect("[")
-        items = []
-        if not self.at("]"):
-            items.append(self.value())
-            while self.at(","):
-                self.i += 1
-                items.append(self.value())
-        self.expect("]")
-        return items
-
-    def dict(self) -> dict:
-        self.expect("{")
-        items: dict = {}
-        if not self.at("}"):
-            self.entry(items)
-            while self.at(","):
-                self.i += 1
-                self.entry(items)
-        self.expect("}")
-        return items
-
-    def entry(self, items: dict) -> None:
-        tok = self.take()
-        if tok[0] != "ident":
-            self.i -= 1
-            raise self.error("expected a parameter name")
-        self.expect("=")
-        if tok[1] in items:
-            self.i -= 2
-            raise self.error(f"parameter {tok[1]} is given twice")
-        items[tok[1]] = self.value()
-
-    def padding_list(self) -> list[tuple[int, int]]:
-        # [interval:+pad, ...] of padded_shared
-        self.expect("[")
-        pairs = []
-        while True:
-            a = self.take()
-            if a[0] != "int":
-                self.i -= 1
-                raise self.error("expected an interval")
-            self.expect(":")
-            self.expect("+")
-            b = self.take()
-            if b[0] != "int":
-                self.i -= 1
-                raise self.error("expected a padding")
-            pairs.append((int(a[1]), int(b[1])))
-            if not self.at(","):
-                break
-            self.i += 1
-        self.expect("]")
-        return pairs
-
-    def attribute(self) -> LayoutAttribute:
-        tok = self.take()
-        if tok[0] != "hash":
-            self.i -= 1
-            raise self.error("expected an attribute starting with '#'")
-        name = tok[1][1:]
-        if not name.startswith("ttg."):
-            # An alias such as #blocked1.
-            if name not in self.aliases:
-                self.i -= 1
-                known = ", ".join("#" + a for a in self.aliases) or "none"
-                raise self.error(f"unknown alias #{name} (known aliases: {known})")
-            target = self.aliases[name]
-            if isinstance(target, str):
-                target = parse_attribute(target, self.aliases)
-            return _Aliased(target, name)
-        kind = name[4:]
-        if kind not in _BUILDERS:
-            self.i -= 1
-            raise self.error(f"unknown layout attribute kind #ttg.{kind} (known: "
-                             f"{', '.join(sorted(_BUILDERS))})")
-        self.expect("<")
-        positional: list = []
-        named: dict = {}
-        while True:
-            if self.at("{"):
-                positional.append(("dict", self.dict()))
-            elif self.at("["):
-                positional.append(("pads", self.padding_list()))
-            else:
-                self.entry(named)
-            if self.at(","):
-                self.i += 1
-                continue
-            if self.at(">"):
-                break
-            if self.at("{") or self.at("["):
-                continue
-            raise self.error("expected ',' or '>'")
-        start = self.i
-        self.expect(">")
-        try:
-            return _BUILDERS[kind](positional, named)
-        except AttributeSyntaxError as e:
-            self.i = start
-            raise AttributeSyntaxError(f"invalid layout attribute {self.text!r}: {e}") from None
-        except (TypeError, ValueError) as e:
-            self.i = start
-            raise AttributeSyntaxError(f"invalid layout attribute {self.text!r}: #ttg.{kind}: {e}") from None
-
-
-class _Aliased:
-    """A parsed alias reference: the attribute it names, and the alias (for printing)."""
-
-    def __init__(self, attr: LayoutAttribute, alias: str):
-        self.attr, self.alias = attr, alias
-
-
-def _unalias(value: Any) -> tuple[Any, Optional[str]]:
-    if isinstance(value, _Aliased):
-        return value.attr, value.alias
-    return value, None
-
-
-def _take_params(kind: str, positional: list, named: dict, *, required: Sequence[str],
-                 optional: Sequence[str] = (), body: str = "dict") -> dict:
-    """Collect the parameters of ``#ttg.kind<{...}>``: exactly the ``required`` names, some of
-    the ``optional`` ones, nothing else."""
-    if body == "dict":
-        if len(positional) != 1 or positional[0][0] != "dict" or named:
-            _fail(kind, "expected exactly one {key = value, ...} dictionary between < and >")
-        params = dict(positional[0][1])
-    else:
-        params = dict(named)
-    missing = [n for n in required if n not in params]
-    if missing:
-        _fail(kind, f"missing parameter{'s' if len(missing) > 1 else ''} {', '.join(missing)}")
-    extra = [n for n in params if n not in required and n not in optional]
-    if extra:
-        _fail(kind, f"unknown parameter{'s' if len(extra) > 1 else ''} {', '.join(extra)} "
-                    f"(expected {', '.join(list(required) + list(optional))})")
-    return params
-
-
-def _cga_from(kind: str, params: dict) -> Optional[CGALayout]:
-    split = [params.pop(n, None) for n in ("CTAsPerCGA", "CTASplitNum", "CTAOrder")]
-    bases = params.pop("CGALayout", None)
-    if bases is not None and any(s is not None for s in split):
-        _fail(kind, "give either CGALayout or CTAsPerCGA/CTASplitNum/CTAOrder, not both")
-    if any(s is not None for s in split):
-        if any(s is None for s in split):
-            _fail(kind, "CTAsPerCGA, CTASplitNum and CTAOrder must be given together")
-        return CGALayout(ctas_per_cga=split[0], cta_split_num=split[1], cta_order=split[2])
-    if bases is not None:
-        return CGALayout(bases=_bases("CGALayout", "CGALayout", bases))
-    return None
-
-
-_CGA_KEYS = ("CGALayout", "CTAsPerCGA", "CTASplitNum", "CTAOrder")
-
-
-def _build_blocked(pos, named):
-    p = _take_params("blocked", pos, named, required=("sizePerThread", "threadsPerWarp", "warpsPerCTA", "order"),
-                     optional=_CGA_KEYS)
-    cga = _cga_from("blocked", p)
-    return BlockedEncoding(p["sizePerThread"], p["threadsPerWarp"], p["warpsPerCTA"], p["order"], cga)
-
-
-def _build_slice(pos, named):
-    p = _take_params("slice", pos, named, required=("dim", "parent"))
-    parent, alias = _unalias(p["parent"])
-    return SliceEncoding(p["dim"], parent, alias)
-
-
-def _build_nvidia_mma(pos, named):
-    p = _take_params("nvidia_mma", pos, named, required=("versionMajor", "versionMinor", "warpsPerCTA", "instrShape"),
-                     optional=_CGA_KEYS)
-    cga = _cga_from("nvidia_mma", p)
-    return NvidiaMmaEncoding(p["versionMajor"], p["versionMinor"], p["warpsPerCTA"], p["instrShape"], cga)
-
-
-def _build_dot_op(pos, named):
-    p = _take_params("dot_op", pos, named, required=("opIdx", "parent"), optional=("kWidth",))
-    parent, alias = _unalias(p["parent"])
-    return DotOperandEncoding(p["opIdx"], parent, p.get("kWidth", 0), alias)
-
-
-def _build_amd_mfma(pos, named):
-    p = _take_params("amd_mfma", pos, named, required=("version", "warpsPerCTA", "instrShape", "isTransposed"),
-                     optional=_CGA_KEYS + ("tilesPerWarp", "elementBitWidth"))
-    cga = _cga_from("amd_mfma", p)
-    return AmdMfmaEncoding(p["version"], p["warpsPerCTA"], p["instrShape"], p["isTransposed"], cga,
-                           p.get("tilesPerWarp"), p.get("elementBitWidth"))
-
-
-def _build_amd_wmma(pos, named):
-    p = _take_params("amd_wmma", pos, named, required=("version", "isTranspose"),
-                     optional=_CGA_KEYS + ("warpsPerCTA", "tilesPerWarp", "ctaLayout", "instrShape", "rank"))
-    cga = _cga_from("amd_wmma", p)
-    cta = p.get("ctaLayout")
-    regs = warps = None
-    if cta is not None:
-        if not isinstance(cta, dict):
-            _fail("amd_wmma", f"ctaLayout must be a dictionary {{register = ..., warp = ...}}, got {cta!r}")
-        extra = [k for k in cta if k not in ("register", "warp")]
-        if extra:
-            _fail("amd_wmma", f"ctaLayout has unknown in dims {', '.join(extra)} (expected register, warp)")
-        regs, warps = cta.get("register", []), cta.get("warp", [])
-        if "warpsPerCTA" in p:
-            _fail("amd_wmma", "give either warpsPerCTA or ctaLayout, not both")
-    elif "warpsPerCTA" not in p:
-        _fail("amd_wmma", "missing parameter warpsPerCTA (Triton <= 3.6) or ctaLayout (3.7+)")
-    return AmdWmmaEncoding(p["version"], p["isTranspose"], p.get("warpsPerCTA"), p.get("tilesPerWarp"), regs, warps,
-                           cga, p.get("instrShape"), p.get("rank"))
-
-
-def _build_linear(cls):
-    def build(pos, named):
-        p = _take_params(cls.kind, pos, named, required=("register", "lane", "warp", "block"))
-        return cls(p["register"], p["lane"], p["warp"], p["block"])
-    return build
-
-
-def _build_swizzled(cls):
-    def build(pos, named):
-        p = _take_params(cls.kind, pos, named, required=("vec", "perPhase", "maxPhase", "order"), optional=_CGA_KEYS)
-        cga = _cga_from(cls.kind, p)
-        return cls(p["vec"], p["perPhase"], p["maxPhase"], p["order"], cga)
-    return build
-
-
-def _build_nvmma_shared(pos, named):
-    p = _take_params("nvmma_shared", pos, named, required=("swizzlingByteWidth", "transposed", "elementBitWidth"),
-                     optional=_CGA_KEYS + ("fp4Padded", "rank"))
-    cga = _cga_from("nvmma_shared", p)
-    return NvmmaSharedEncoding(p["swizzlingByteWidth"], p["transposed"], p["elementBitWidth"],
-                               p.get("fp4Padded", False), cga, p.get("rank"))
-
-
-def _build_padded_shared(pos, named):
-    kind = "padded_shared"
-    if len(pos) != 2 or pos[0][0] != "pads" or pos[1][0] != "dict" or named:
-        _fail(kind, "expected [interval:+padding, ...] followed by a {...} dictionary")
-    pairs, params = pos[0][1], pos[1][1]
-    if "offset" in params or "block" in params:
-        extra = [k for k in params if k not in ("offset", "block")]
-        if extra or "offset" not in params:
-            _fail(kind, "the long form has exactly the parameters offset and block")
-        return PaddedSharedEncoding([a for a, _ in pairs], [b for _, b in pairs], offset=params["offset"],
-                                    block=params.get("block", []))
-    p = _take_params(kind, [("dict", params)], {}, required=("order", "shape"))
-    return PaddedSharedEncoding([a for a, _ in pairs], [b for _, b in pairs], order=p["order"], shape=p["shape"])
-
-
-def _build_shared_linear(pos, named):
-    kind = "shared_linear"
-    if len(pos) != 1 or pos[0][0] != "dict":
-        _fail(kind, "expected {offset = ..., block = ...} followed by , alignment = N")
-    bases = pos[0][1]
-    extra = [k for k in bases if k not in ("offset", "block")]
-    if extra or "offset" not in bases:
-        _fail(kind, "the dictionary has the parameters offset and (optionally) block")
-    p = _take_params(kind, [], named, required=("alignment",), body="named")
-    return SharedLinearEncoding(bases["offset"], bases.get("block", []), p["alignment"])
-
-
-_BUILDERS = {
-    "blocked": _build_blocked,
-    "slice": _build_slice,
-    "nvidia_mma": _build_nvidia_mma,
-    "dot_op": _build_dot_op,
-    "amd_mfma": _build_amd_mfma,
-    "amd_wmma": _build_amd_wmma,
-    "linear": _build_linear(LinearEncoding),
-    "generic_linear": _build_linear(GenericLinearEncoding),
-    "swizzled_shared": _build_swizzled(SwizzledSharedEncoding),
-    "amd_rotating_shared": _build_swizzled(AmdRotatingSharedEncoding),
-    "nvmma_shared": _build_nvmma_shared,
-    "padded_shared": _build_padded_shared,
-    "shared_linear": _build_shared_linear,
-}
-
-ATTRIBUTE_KINDS = tuple(sorted(_BUILDERS))
-
-
-def parse_attribute(text: str, aliases: Optional[Mapping[str, Any]] = None) -> LayoutAttribute:
-    """Read one layout attribute as Triton prints it, e.g. ``#ttg.slice<{dim = 1, parent = #blocked}>``.
-
-    ``aliases`` maps alias names (with or without the leading ``#``) to attributes or to their
-    text, as returned by ``parse_aliases``.  A bare alias (``#blocked1``) is resolved too.
-    """
-    if not isinstance(text, str):
-        raise AttributeSyntaxError(f"a layout attribute must be text, got {text!r}")
-    table = {}
-    for name, target in (aliases or {}).items():
-        table[name[1:] if name.startswith("#") else name] = target
-    reader = _Reader(text, table)
-    if not reader.tokens:
-        raise AttributeSyntaxError(f"cannot read layout attribute {text!r}: the text is empty")
-    try:
-        result = reader.attribute()
-    except RecursionError:
-        # an alias that refers to itself (#a = #a, or through others), or parents nested
-        # hundreds deep: both would recurse without end
-        raise AttributeSyntaxError(f"cannot read layout attribute {text[:80]!r}: an alias refers to itself, or "
-                                   f"the attribute is nested too deeply") from None
-    if reader.peek() is not None:
-        raise reader.error("unexpected text after the attribute")
-    if isinstance(result, _Aliased):
-        return result.attr
-    return result
-
-
-_ALIAS_LINE = re.compile(r"^\s*#([A-Za-z_][\w$.-]*)\s*=\s*(#ttg\.([A-Za-z_]\w*).*?)\s*$")
-
-
-def parse_aliases(module_text: str) -> dict[str, LayoutAttribute]:
-    """Read the ``#name = #ttg.kind<...>`` lines at the top of a module.
-
-    Returns alias name (without ``#``) -> attribute, in order.  Aliases of kinds that are not
-    layouts (``#smem = #ttg.shared_memory``, ``#loc = loc(...)``) are skipped.  An alias may use
-    the aliases defined above it (``#dot0 = #ttg.dot_op<{opIdx = 0, parent = #mma, ...}>``).
-    """
-    aliases: dict[str, LayoutAttribute] = {}
-    for line in module_text.splitlines():
-        m = _ALIAS_LINE.match(line)
-        if not m or m.group(3) not in _BUILDERS:
-            continue
-        aliases[m.group(1)] = parse_attribute(m.group(2), aliases)
-    return aliases

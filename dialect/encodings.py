@@ -17,11 +17,13 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Mapping, Optional, Sequence, Union
 
-from .attributes import AmdWmmaEncoding, DotOperandEncoding, LayoutAttribute, SliceEncoding, parse_attribute
-from .encodings_common import (BLOCK, LANE, OFFSET, REGISTER, WARP, _TRITON_VERSION,
+from .attribute_parser import parse_attribute
+from .attributes import AmdWmmaEncoding, DotOperandEncoding, LayoutAttribute, SliceEncoding
+from .encodings_common import (BLOCK, LANE, OFFSET, REGISTER, WARP,
                                broadcasted_dot_operand_layout, combine_cta_cga_with_shape, dim_names,
                                ensure_layout_not_larger_than, ensure_layout_not_smaller_than, identity_standard_nd,
                                matrix_order)
+from .conventions import NEWEST, TritonConventions
 from .encodings_distributed import DISTRIBUTED_CONVERSIONS
 from .encodings_shared import SHARED_CONVERSIONS
 from .linear_layout import LayoutError, LinearLayout, is_power_of_two
@@ -35,21 +37,17 @@ _CONVERSIONS = DISTRIBUTED_CONVERSIONS + SHARED_CONVERSIONS
 
 
 def to_linear_layout(attr_or_text: Union[LayoutAttribute, str], shape: Sequence[int],
-                     aliases: Optional[Mapping] = None, triton_version: Optional[tuple] = None) -> LinearLayout:
+                     aliases: Optional[Mapping] = None, conventions: TritonConventions = NEWEST) -> LinearLayout:
     """The linear layout of a tensor (or shared buffer) of ``shape`` in the given layout.
 
     ``attr_or_text`` is a layout attribute or its text (``aliases`` resolves ``#name``
     references, see ``parse_aliases``).  For shared layouts ``shape`` is the allocation shape.
-    Raises ``LayoutError`` when the shape does not fit the layout.  ``triton_version`` (default
-    3.9) selects release-specific behaviour: before 3.9 a blocked layout larger than the tensor
-    keeps its duplicate registers as zero bases.
+    Raises ``LayoutError`` when the shape does not fit the layout.  ``conventions`` names the
+    Triton release to reproduce where releases differ (see :mod:`.conventions`; the passes
+    pass the installed release's, tools without Triton at hand use the newest).
     """
-    if triton_version is not None:
-        token = _TRITON_VERSION.set(tuple(triton_version))
-        try:
-            return to_linear_layout(attr_or_text, shape, aliases)
-        finally:
-            _TRITON_VERSION.reset(token)
+    if not isinstance(conventions, TritonConventions):
+        raise LayoutError(f"to_linear_layout: conventions must be a TritonConventions, got {conventions!r}")
     attr = parse_attribute(attr_or_text, aliases) if isinstance(attr_or_text, str) else attr_or_text
     if isinstance(shape, (list, tuple)):
         attr = _with_wmma_rank(attr, len(shape))
@@ -66,7 +64,7 @@ def to_linear_layout(attr_or_text: Union[LayoutAttribute, str], shape: Sequence[
     for cls, convert in _CONVERSIONS:
         if isinstance(attr, cls):
             try:
-                return convert(attr, shape)
+                return convert(attr, shape, conventions)
             except LayoutError as e:
                 if str(attr) in str(e):
                     raise

@@ -17,16 +17,12 @@ in which they add bases decides the register numbering:
 
 from __future__ import annotations
 
-from contextvars import ContextVar
 from typing import Mapping, Optional, Sequence
 
 from .attributes import CGALayout
 from .linear_layout import LayoutError, LinearLayout, is_power_of_two
 
 REGISTER, LANE, WARP, BLOCK, OFFSET = "register", "lane", "warp", "block", "offset"
-
-# The Triton release whose conversions to reproduce, where they differ (see to_linear_layout).
-_TRITON_VERSION: ContextVar = ContextVar("triton_version", default=(3, 9))
 
 
 def _log2(n: int) -> int:

@@ -7,33 +7,33 @@ from __future__ import annotations
 from typing import Optional, Sequence
 
 from .attributes import (AmdMfmaEncoding, AmdWmmaEncoding, BlockedEncoding, CGALayout, DotOperandEncoding,
-                         LinearEncoding, NvidiaMmaEncoding, SliceEncoding)
-from .encodings_common import (LANE, REGISTER, WARP, _TRITON_VERSION, _identity, _layout, _zeros,
+                         LayoutAttribute, LinearEncoding, NvidiaMmaEncoding, SliceEncoding)
+from .conventions import TritonConventions
+from .encodings_common import (LANE, REGISTER, WARP, _identity, _layout, _zeros,
                                broadcasted_dot_operand_layout, cga_linear_layout, combine_cta_cga_with_shape,
                                dim_names, dot_operand_order, ensure_layout_not_larger_than,
                                ensure_layout_not_smaller_than, identity_standard_nd, matrix_order)
-from .linear_layout import LinearLayout
+from .linear_layout import LayoutError, LinearLayout
 
 
-def _blocked(attr: BlockedEncoding, shape: Sequence[int]) -> LinearLayout:
+def _blocked(attr: BlockedEncoding, shape: Sequence[int], conventions: TritonConventions) -> LinearLayout:
     cta = (identity_standard_nd(REGISTER, attr.size_per_thread, attr.order)
            * identity_standard_nd(LANE, attr.threads_per_warp, attr.order)
            * identity_standard_nd(WARP, attr.warps_per_cta, attr.order))
     # A blocked tile larger than the tensor keeps no duplicate registers in Triton 3.9 (unlike
     # MMA layouts, whose register numbering is fixed by the instruction); Triton 3.6, 3.7 and
     # 3.8 still keep them as zero bases (checked against each release's own translation and
-    # LLVM struct).  `to_linear_layout(..., triton_version=...)` selects the behaviour.
-    drop = _TRITON_VERSION.get() >= (3, 9)
-    return combine_cta_cga_with_shape(cta, cga_linear_layout(attr.cga, attr.rank), shape, broadcast_registers=not drop)
+    # LLVM struct).
+    return combine_cta_cga_with_shape(cta, cga_linear_layout(attr.cga, attr.rank), shape,
+                                      broadcast_registers=conventions.blocked_keeps_duplicate_registers)
 
 
-def _slice(attr: SliceEncoding, shape: Sequence[int]) -> LinearLayout:
+def _slice(attr: SliceEncoding, shape: Sequence[int], conventions: TritonConventions) -> LinearLayout:
     # Lay out the parent with a size-1 dim inserted, drop that dim, renumber the rest; the
     # registers that only stepped along the dropped dim now hold nothing new and are removed
     # (lanes and warps keep their zero bases: they express broadcasting).
     parent_shape = list(shape[:attr.dim]) + [1] + list(shape[attr.dim:])
-    from .encodings import to_linear_layout  # the parent may be any distributed layout
-    parent = to_linear_layout(attr.parent, parent_shape)
+    parent = distributed_linear_layout(attr.parent, parent_shape, conventions)  # any distributed layout
     names = dim_names(len(parent_shape))
     kept = [n for n in names if n != names[attr.dim]]
     sub = parent.sublayout(parent.in_dim_names, kept)
@@ -64,7 +64,7 @@ def nvidia_mma_tile(tile_shape: Sequence[int], k_width: int, order: Sequence[int
             * _identity(n // (k_width * 4), REGISTER, names[inner]))
 
 
-def _nvidia_mma(attr: NvidiaMmaEncoding, shape: Sequence[int]) -> LinearLayout:
+def _nvidia_mma(attr: NvidiaMmaEncoding, shape: Sequence[int], conventions: TritonConventions) -> LinearLayout:
     rank = attr.rank
     tile_shape = list(attr.instr_shape) if not attr.is_hopper else list(attr.instr_shape[:2])
     order = matrix_order(rank, True)
@@ -112,7 +112,7 @@ def _dot_of_blocked(attr: DotOperandEncoding, blocked: BlockedEncoding, shape: S
     return combine_cta_cga_with_shape(regs * lanes * warps, _dot_cga(blocked.cga, rank, k_dim), shape)
 
 
-def _amd_mfma(attr: AmdMfmaEncoding, shape: Sequence[int]) -> LinearLayout:
+def _amd_mfma(attr: AmdMfmaEncoding, shape: Sequence[int], conventions: TritonConventions) -> LinearLayout:
     # A tile of M x N is held by one wave of 64 lanes.  Non-transposed: each lane holds
     # `height` consecutive rows (M) of one column, lanes sweep N first, then the next rows;
     # further register groups stack more rows.  Transposed swaps the roles of M and N.
@@ -188,7 +188,7 @@ def wmma_cta_layout(attr: AmdWmmaEncoding) -> LinearLayout:
     return _layout([(REGISTER, attr.register_bases), (WARP, attr.warp_bases)], list(zip(names, sizes)))
 
 
-def _amd_wmma(attr: AmdWmmaEncoding, shape: Sequence[int]) -> LinearLayout:
+def _amd_wmma(attr: AmdWmmaEncoding, shape: Sequence[int], conventions: TritonConventions) -> LinearLayout:
     rank = attr.rank
     names = dim_names(rank)
     thread_order = matrix_order(rank, not attr.is_transposed)
@@ -296,7 +296,7 @@ def _dot_of_amd_wmma(attr: DotOperandEncoding, wmma: AmdWmmaEncoding, shape: Seq
     return combine_cta_cga_with_shape(layout, _dot_cga(wmma.cga, rank, k_dim), shape)
 
 
-def _dot_operand(attr: DotOperandEncoding, shape: Sequence[int]) -> LinearLayout:
+def _dot_operand(attr: DotOperandEncoding, shape: Sequence[int], conventions: TritonConventions) -> LinearLayout:
     parent = attr.parent
     if isinstance(parent, NvidiaMmaEncoding):
         return _dot_of_nvidia_mma(attr, parent, shape)
@@ -312,7 +312,7 @@ def linear_attribute_layout(attr: LinearEncoding) -> LinearLayout:
     return LinearLayout.from_bases([(n, [list(b) for b in bs]) for n, bs in attr.named_bases()], dim_names(attr.rank))
 
 
-def _linear(attr: LinearEncoding, shape: Sequence[int]) -> LinearLayout:
+def _linear(attr: LinearEncoding, shape: Sequence[int], conventions: TritonConventions) -> LinearLayout:
     # The attribute may be used for another shape: repeat it (more registers, in the order the
     # registers already walk the dims) or clip it (dropping registers that would hold copies).
     layout = linear_attribute_layout(attr)
@@ -342,3 +342,19 @@ DISTRIBUTED_CONVERSIONS = [
     (AmdWmmaEncoding, _amd_wmma),
     (LinearEncoding, _linear),           # also GenericLinearEncoding (a subclass)
 ]
+
+
+def distributed_linear_layout(attr: LayoutAttribute, shape: Sequence[int],
+                              conventions: TritonConventions) -> LinearLayout:
+    """The linear layout of a distributed attribute for a shape already checked against it
+    (``to_linear_layout`` checks; a slice converts its parent through here).  A failure names
+    the attribute and the shape."""
+    for cls, convert in DISTRIBUTED_CONVERSIONS:
+        if isinstance(attr, cls):
+            try:
+                return convert(attr, shape, conventions)
+            except LayoutError as e:
+                if str(attr) in str(e):
+                    raise
+                raise LayoutError(f"{attr} with shape {list(shape)}: {e}") from None
+    raise LayoutError(f"{attr} is not a distributed layout")

@@ -8,13 +8,15 @@ from typing import Sequence
 
 from .attributes import (AmdRotatingSharedEncoding, LayoutAttribute, NvmmaSharedEncoding, PaddedSharedEncoding,
                          SharedLinearEncoding, SwizzledSharedEncoding)
+from .conventions import TritonConventions
 from .encodings_common import (BLOCK, OFFSET, _identity, _layout, _log2, cga_linear_layout,
                                combine_cta_cga_with_shape, dim_names, ensure_layout_not_smaller_than,
                                identity_standard_nd)
 from .linear_layout import LayoutError, LinearLayout
 
 
-def _swizzled_shared(attr: SwizzledSharedEncoding, shape: Sequence[int]) -> LinearLayout:
+def _swizzled_shared(attr: SwizzledSharedEncoding, shape: Sequence[int],
+                     conventions: TritonConventions) -> LinearLayout:
     rank = attr.rank
     names = dim_names(rank)
     split = attr.cga.split_num(rank) if attr.cga is not None else (1,) * rank
@@ -72,7 +74,7 @@ def nvmma_core_matrix(attr: NvmmaSharedEncoding, disable_swizzle: bool = False) 
     return LinearLayout.from_bases([(OFFSET, bases)], ["dim0", "dim1"])
 
 
-def _nvmma_shared(attr: NvmmaSharedEncoding, shape: Sequence[int]) -> LinearLayout:
+def _nvmma_shared(attr: NvmmaSharedEncoding, shape: Sequence[int], conventions: TritonConventions) -> LinearLayout:
     rank = len(shape)
     names = dim_names(rank)
     split = attr.cga.split_num(rank) if attr.cga is not None else (1,) * rank
@@ -135,7 +137,7 @@ def _nvmma_shared(attr: NvmmaSharedEncoding, shape: Sequence[int]) -> LinearLayo
     return combine_cta_cga_with_shape(layout, cga, shape)
 
 
-def _padded_shared(attr: PaddedSharedEncoding, shape: Sequence[int]) -> LinearLayout:
+def _padded_shared(attr: PaddedSharedEncoding, shape: Sequence[int], conventions: TritonConventions) -> LinearLayout:
     """The linear component only; ``attr.padded_offset`` applies the padding to an offset."""
     rank = attr.rank
     names = dim_names(rank)
@@ -149,7 +151,7 @@ def _padded_shared(attr: PaddedSharedEncoding, shape: Sequence[int]) -> LinearLa
     return layout
 
 
-def _shared_linear(attr: SharedLinearEncoding, shape: Sequence[int]) -> LinearLayout:
+def _shared_linear(attr: SharedLinearEncoding, shape: Sequence[int], conventions: TritonConventions) -> LinearLayout:
     names = dim_names(attr.rank)
     layout = LinearLayout.from_bases([(OFFSET, [list(b) for b in attr.offset]),
                                       (BLOCK, [list(b) for b in attr.block])], names)

@@ -55,6 +55,14 @@ def _check_name(name, what: str) -> None:
         raise LayoutError(f"{what} names must be non-empty strings, got {name!r}")
 
 
+def _quotient_if_product(product, candidate: "LinearLayout", whole: "LinearLayout") -> "LinearLayout | None":
+    """``candidate`` if ``product(candidate)`` (b * C or C * b) rebuilds ``whole``, else None."""
+    try:
+        return candidate if product(candidate) == whole else None
+    except LayoutError:
+        return None
+
+
 def _check_layout(other, operation: str) -> None:
     """The other operand of a binary operation must be a LinearLayout."""
     if not isinstance(other, LinearLayout):
@@ -856,20 +864,30 @@ class LinearLayout:
 
     # ------------------------------------------------------------------ division
 
-    def divide_left(self, b: "LinearLayout") -> "LinearLayout | None":
-        """C with ``b * C == self``, or None.  Read: self is ``b`` repeated (``b`` is its
-        innermost, least significant block)."""
-        _check_layout(b, "divide_left")
-        a = self
-        if not set(b.in_dim_names) <= set(a.in_dim_names) or not set(b.out_dim_names) <= set(a.out_dim_names):
+    def _quotient_out_dims(self, b: "LinearLayout", method: str) -> "list[tuple[str, int]] | None":
+        """What ``divide_left`` and ``divide_right`` check first: ``b`` is a layout whose dims
+        are all dims of self and no out dim of ``b`` is larger than self's.  Returns the out
+        dims of the quotient (self's sizes divided by ``b``'s), or None when there is none."""
+        _check_layout(b, method)
+        if not set(b.in_dim_names) <= set(self.in_dim_names) or not set(b.out_dim_names) <= set(self.out_dim_names):
             return None
         b_out = dict(b._out)
         out_c = []
-        for d, size in a._out:
+        for d, size in self._out:
             k = _log2(size) - _log2(b_out.get(d, 1))
             if k < 0:
                 return None
             out_c.append((d, 1 << k))
+        return out_c
+
+    def divide_left(self, b: "LinearLayout") -> "LinearLayout | None":
+        """C with ``b * C == self``, or None.  Read: self is ``b`` repeated (``b`` is its
+        innermost, least significant block)."""
+        a = self
+        out_c = a._quotient_out_dims(b, "divide_left")
+        if out_c is None:
+            return None
+        b_out = dict(b._out)
         b_in = dict(b._in)
         b_pos = [b.out_dim_names.index(d) if d in b_out else -1 for d in a.out_dim_names]
         b_shift = [_log2(b_out.get(d, 1)) for d in a.out_dim_names]
@@ -887,26 +905,15 @@ class LinearLayout:
                     return None
                 rest.append(tuple(c >> s for c, s in zip(basis, b_shift)))
             bases.append((d, rest))
-        c = LinearLayout(bases, out_c, _checked=True)
-        try:
-            return c if b * c == a else None
-        except LayoutError:
-            return None
+        return _quotient_if_product(lambda c: b * c, LinearLayout(bases, out_c, _checked=True), a)
 
     def divide_right(self, b: "LinearLayout") -> "LinearLayout | None":
         """C with ``C * b == self``, or None.  Read: ``b`` is the outermost (most significant)
         block of self."""
-        _check_layout(b, "divide_right")
         a = self
-        if not set(b.in_dim_names) <= set(a.in_dim_names) or not set(b.out_dim_names) <= set(a.out_dim_names):
+        out_c = a._quotient_out_dims(b, "divide_right")
+        if out_c is None:
             return None
-        b_out = dict(b._out)
-        out_c = []
-        for d, size in a._out:
-            k = _log2(size) - _log2(b_out.get(d, 1))
-            if k < 0:
-                return None
-            out_c.append((d, 1 << k))
         b_in = dict(b._in)
         bases = []
         for d, bs in a._in:
@@ -918,11 +925,7 @@ class LinearLayout:
                 if any(c >= s for c, (_, s) in zip(basis, out_c)):
                     return None
             bases.append((d, kept))
-        c = LinearLayout(bases, out_c, _checked=True)
-        try:
-            return c if c * b == a else None
-        except LayoutError:
-            return None
+        return _quotient_if_product(lambda c: c * b, LinearLayout(bases, out_c, _checked=True), a)
 
     # ------------------------------------------------------------------ structure
 

@@ -31,13 +31,13 @@ that is what was checked, so that is what we print.  Example, a shuffle round: l
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from . import emit_amd, emit_nvidia, island_writer
+from .element_type import ElementType
 from .hardware import HardwareLayout
 from .instructions import BarrierScope, InstructionKey, ShuffleMode
 from .island_writer import EmitError, IslandState, IslandWriter, VendorInstructions
@@ -47,48 +47,16 @@ from .target import Target
 
 # ------------------------------------------------------------------------------- element types
 
-_FP8 = re.compile(r"^f8E\w+$")
-_PTR = re.compile(r"^!tt\.ptr<(.*)>$")
-
-
-@dataclass(frozen=True)
-class ElementType:
-    """How a TTGIR element type lives in Triton's LLVM struct and in our storage integers.
-
-    ``llvm``: the struct's element type as Triton's type converter makes it (fp8 types become
-    i8, ``!tt.ptr<f32>`` becomes ``!llvm.ptr<1>``); ``bits``: the storage width (8, 16, 32, 64).
-    """
-
-    ttgir: str
-    llvm: str
-    bits: int
-
-    @property
-    def int_type(self) -> str:
-        return f"i{self.bits}"
-
-    @classmethod
-    def of(cls, ttgir: str) -> "ElementType":
-        t = ttgir.strip()
-        if t == "i1":
-            return cls(t, "i1", 8)
-        m = re.fullmatch(r"i(8|16|32|64)", t)
-        if m:
-            return cls(t, t, int(m.group(1)))
-        if t in ("f16", "bf16"):
-            return cls(t, t, 16)
-        if t in ("f32",):
-            return cls(t, t, 32)
-        if t in ("f64",):
-            return cls(t, t, 64)
-        if _FP8.match(t):
-            return cls(t, "i8", 8)
-        m = _PTR.match(t)
-        if m:
-            parts = [p.strip() for p in m.group(1).rsplit(",", 1)]
-            space = parts[1] if len(parts) == 2 and parts[1].isdigit() else "1"
-            return cls(t, f"!llvm.ptr<{space}>", 64)
-        raise EmitError(f"element type {t} is not supported by the island emitter")
+def island_element_type(ttgir: str) -> ElementType:
+    """The element type of a convert we emit an island for; an :class:`EmitError` for types
+    whose LLVM struct we do not model (the convert is then left to Triton)."""
+    try:
+        element = ElementType.of(ttgir)
+    except ValueError as error:
+        raise EmitError(f"{error}: not supported by the island emitter") from None
+    if element.llvm is None:
+        raise EmitError(f"element type {element.ttgir} is not supported by the island emitter")
+    return element
 
 
 def struct_registers(layout: HardwareLayout, unique: bool) -> list[int]:
@@ -420,7 +388,7 @@ def scratch_type(scratch_bytes: int) -> str:
 def emit_island(plan: ConversionPlan, site: ConvertSite) -> Island:
     """The LLVM-dialect text replacing the convert at ``site``, per the verified ``plan``."""
     vendor = vendor_for(plan.target, IslandState(in_loop=site.in_loop))
-    element = ElementType.of(site.element_type)
+    element = island_element_type(site.element_type)
     w = IslandWriter(site.prefix)
     src_hw, dst_hw = HardwareLayout.of(plan.src), HardwareLayout.of(plan.dst, plan.src.out_dim_names)
     src_map, dst_map = struct_registers(src_hw, site.unique_struct), struct_registers(dst_hw, site.unique_struct)

@@ -17,8 +17,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-TARGET_ATTR = {"sm_80": ("cuda:80", 32), "sm_90": ("cuda:90", 32), "gfx90a": ("hip:gfx90a", 64),
-               "gfx942": ("hip:gfx942", 64)}
+from linear_layouts.lowering.target import target_named
 
 
 def _offsets(lines: list[str], shape: tuple[int, ...], enc: str, tag: str) -> str:
@@ -65,7 +64,7 @@ def single_convert_ttgir(shape, element_type: str, src_encoding: str, dst_encodi
     ``tt.ptr_to_int`` around the convert (Y holds X's bits).
     """
     shape = tuple(shape)
-    target_attr, threads = TARGET_ATTR[target]
+    target_attr, threads = target_named(target).triton_name, target_named(target).warp_size
     dims = "x".join(str(s) for s in shape)
     memory = _memory_type(element_type)
     lines = [f"#src = {src_encoding}", f"#dst = {dst_encoding}",

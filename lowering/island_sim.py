@@ -51,7 +51,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .emit_llvm import ConvertSite, ElementType, struct_registers
+from .element_type import ElementType
+from .emit_llvm import ConvertSite, struct_registers
 from .hardware import HardwareLayout
 from .plan import ConversionPlan
 from .verify import VerificationResult
@@ -1016,7 +1017,7 @@ def _check(island_text: str, plan: ConversionPlan, site: ConvertSite) -> None:
         raise SimulationError("the conversion is too large to simulate")
     src_ids = _element_ids(src_hw, src_regs)
     expected = _element_ids(dst_hw, dst_regs)
-    value_bits = 1 if element.llvm == "i1" else element.bits
+    value_bits = element.logical_bits
     id_bits = max(1, src_hw.element_bits)
     passes = max(1, -(-id_bits // value_bits))
     got = np.zeros_like(expected, dtype=np.uint64)
@@ -1024,7 +1025,7 @@ def _check(island_text: str, plan: ConversionPlan, site: ConvertSite) -> None:
         machine = _Machine(B, W, L, plan.target.vendor)
         slice_ = (src_ids.astype(np.uint64) >> np.uint64(p * value_bits)) & _mask(value_bits)
         tagged = _mix(slice_, value_bits)
-        field_bits = 1 if element.llvm == "i1" else element.bits
+        field_bits = element.logical_bits  # a struct field holds the value: an i1 is 1 bit
         source = [Scalar(field_bits, tagged[:, i].copy(), np.ones(machine.T, dtype=bool))
                   for i in range(len(src_regs))]
         island = _Island(lines, machine, source, site)

@@ -56,7 +56,8 @@ from .hardware import HardwareLayout, aligned_pair
 from .instructions import AccessKind, BarrierScope
 from .plan import Barrier, ConversionPlan, SharedMemoryPlan, Unsupported
 from .planner import _register_rename, _staging_rename, element_bits_of
-from .shared import cta_space, storage_bits, vector_accesses, widest_vector
+from .element_type import storage_bits_of
+from .shared import cta_space, vector_accesses, widest_vector
 from .target import Target, target_named
 from .verify import verify_plan
 
@@ -160,7 +161,7 @@ def _legacy_shared_plan(src_full: HardwareLayout, src_u: HardwareLayout, dst_u: 
         return sum(1 << i for i, p in enumerate(scratch_pivots) if element & p)
 
     k = len(scratch_pivots)
-    ebits = storage_bits(bits)
+    ebits = storage_bits_of(bits)
     max_vector = max(1, 128 // ebits)
     in_vec, out_vec = legacy_vectors(src_order, dst_order, contiguity(src_u, dims, src_order[0]),
                                      contiguity(dst_u, dims, dst_order[0]), dims.rank, src_kind, dst_kind)

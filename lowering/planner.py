@@ -26,7 +26,8 @@ from .conversion import minimal_conversion, scope_of
 from .cost import plan_cost
 from .hardware import HardwareLayout, aligned_pair, to_linear_layout
 from .plan import ConversionPlan, RegisterRename, Unsupported
-from .shared import cluster_coordinates, cta_local, cta_space, instruction_pairs, plan_shared_memory, storage_bits
+from .element_type import ElementType, storage_bits_of
+from .shared import cluster_coordinates, cta_local, cta_space, instruction_pairs, plan_shared_memory
 from .shuffle import LaneConversion, packing_pairs, plan_shuffles, with_phantom_registers, word_level, word_registers
 from .target import Target, target_named
 from .verify import verify_plan
@@ -35,15 +36,11 @@ SUPPORTED_BITS = (1, 8, 16, 32, 64)
 
 
 def element_bits_of(bits) -> int:
-    """1, 8, 16, 32, 64, or a type name: "i1", "f16", "ptr" (pointers are 64-bit)."""
+    """1, 8, 16, 32, 64, or a type name: "i1", "f16", "ptr" (pointers are 64-bit): the
+    element's logical bits (see :mod:`.element_type`)."""
     if isinstance(bits, str):
-        name = bits.strip().lower()
-        if name in ("ptr", "pointer") or name.startswith("!tt.ptr"):
-            return 64
-        digits = "".join(ch for ch in name if ch.isdigit())
-        if not digits:
-            raise ValueError(f"cannot tell the bit width of element type '{bits}'")
-        bits = int(digits)
+        name = bits.strip()
+        bits = 64 if name.lower() in ("ptr", "pointer") else ElementType.of(name).logical_bits
     if bits not in SUPPORTED_BITS:
         raise ValueError(f"element width {bits} bits is not supported (supported: {SUPPORTED_BITS})")
     return bits
@@ -124,7 +121,7 @@ def _shuffle_candidates(src_full, src_u, dst_full, dst_u, conversion: LinearLayo
     clr, cll = _columns(conversion, "lane")
     conv = LaneConversion(len(src_u.register), len(dst_u.register), target.lane_bits, crr, crl, clr, cll,
                           *warp_columns)
-    ebits = storage_bits(bits)
+    ebits = storage_bits_of(bits)
     words_per_element = 2 if ebits == 64 else 1
     max_pairs = (32 // ebits).bit_length() - 1 if ebits <= 16 else 0
     pairs_all = packing_pairs(conv, max_pairs)

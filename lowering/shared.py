@@ -26,17 +26,13 @@ from dataclasses import dataclass
 
 from ..dialect import f2
 from ..dialect.linear_layout import LinearLayout
+from .element_type import storage_bits_of
 from .hardware import HardwareLayout, deposit
 from .instructions import AccessForm, AccessKind, BarrierScope, MemorySpace
 from .matrix import MatrixTile, matrix_tile
 from .plan import Barrier, SharedAccess, SharedMemoryPlan, ThreadAffine
 from .swizzle import Swizzle, common_vector, swizzle_for, widened
 from .target import Target
-
-
-def storage_bits(element_bits: int) -> int:
-    """Bits an element occupies in shared memory: i1 is stored as i8 (like Triton)."""
-    return 8 if element_bits < 8 else element_bits
 
 
 def widest_vector(register_offsets: list[int], thread_offsets: list[int], max_log2: int,
@@ -176,7 +172,7 @@ def plan_shared_memory(src: HardwareLayout, dst: HardwareLayout, element_bits: i
     """
     if cluster is not None and (store_form.is_matrix or load_form.is_matrix):
         return None  # matrix loads cannot read another CTA's buffer; keep cross-CTA plans plain
-    ebits = storage_bits(element_bits)
+    ebits = storage_bits_of(element_bits)
     k = src.element_bits
     max_log2 = max(0, (128 // ebits).bit_length() - 1)
     store_tile = load_tile = None
@@ -284,7 +280,7 @@ def plan_shared_memory(src: HardwareLayout, dst: HardwareLayout, element_bits: i
 
 def instruction_pairs(target: Target, element_bits: int) -> list[tuple[AccessForm, AccessForm]]:
     """(store form, load form) pairs the target supports for this element width."""
-    ebits = storage_bits(element_bits)
+    ebits = storage_bits_of(element_bits)
     stores, loads = [AccessForm.VECTOR], [AccessForm.VECTOR]
     if target.has_stmatrix and ebits in (8, 16, 32):
         stores.append(AccessForm.MATRIX)

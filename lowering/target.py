@@ -30,6 +30,11 @@ AMD CDNA (gfx90a = MI200, gfx942 = MI300), facts from AMD's documentation:
   CDNA3's 128-bit *reads* (ds_read_b128) with the lanes of one phase being lane bits {0, 1, 4}
   (lanes 0-3 together with 16-19); we follow that for gfx942 loads.
 
+How Triton spells a target: ``ttg.target = "cuda:90"`` / ``"hip:gfx942"`` in TTGIR, and
+``GPUTarget("cuda", 90, 32)`` / ``GPUTarget("hip", "gfx942", 64)`` for ``triton.compile``
+(:attr:`Target.triton_name`, :meth:`Target.gpu_target`); :func:`target_named` reads both our
+names and Triton's.  Every module of the project that names a target uses this one table.
+
 The model of a phase used everywhere here: ``phase_lane_bits(width_bits, is_load)`` returns the
 lane bits that vary *inside* one phase; the remaining lane bits enumerate the phases.
 """
@@ -44,6 +49,8 @@ class Target:
     name: str                 # "sm_80", "sm_90", "gfx90a", "gfx942"
     vendor: str               # "nvidia" or "amd"
     warp_size: int            # 32 or 64
+    triton_arch: "int | str"  # GPUTarget's arch: the compute capability (90) or the gfx name
+    product: str              # for people: "NVIDIA Hopper", "AMD MI300"
     num_banks: int = 32
     bank_bytes: int = 4
     has_ldmatrix: bool = False
@@ -52,6 +59,32 @@ class Target:
     has_distributed_shared_memory: bool = False  # sm_90 clusters: ld.shared::cluster
     # AMD CDNA3 reads of 128 bits group lanes {0-3, 16-19}, ... (see the module docstring).
     wide_read_lane_bits: tuple[int, ...] | None = None
+
+    @property
+    def triton_backend(self) -> str:
+        """Triton's back-end name: ``cuda`` or ``hip``."""
+        return {"nvidia": "cuda", "amd": "hip"}[self.vendor]
+
+    @property
+    def triton_name(self) -> str:
+        """The ``ttg.target`` module attribute: ``cuda:90``, ``hip:gfx942``."""
+        return f"{self.triton_backend}:{self.triton_arch}"
+
+    @property
+    def assembly_stage(self) -> str:
+        """The compiled kernel's stage (``kernel.asm[...]``) with the final assembly text."""
+        return {"nvidia": "ptx", "amd": "amdgcn"}[self.vendor]
+
+    @property
+    def title(self) -> str:
+        """``sm_90 (NVIDIA Hopper, 32 lanes per warp)``."""
+        unit = "warp" if self.vendor == "nvidia" else "wave"
+        return f"{self.name} ({self.product}, {self.warp_size} lanes per {unit})"
+
+    def gpu_target(self, warp_size: "int | None" = None):
+        """Triton's ``GPUTarget`` for ``triton.compile`` (imports triton)."""
+        from triton.backends.compiler import GPUTarget
+        return GPUTarget(self.triton_backend, self.triton_arch, warp_size or self.warp_size)
 
     @property
     def lane_bits(self) -> int:
@@ -80,21 +113,20 @@ class Target:
         return word_address % self.num_banks
 
 
-SM80 = Target("sm_80", "nvidia", 32, has_ldmatrix=True)
-SM90 = Target("sm_90", "nvidia", 32, has_ldmatrix=True, has_stmatrix=True, has_distributed_shared_memory=True)
-GFX90A = Target("gfx90a", "amd", 64, has_ds_bpermute=True)
-GFX942 = Target("gfx942", "amd", 64, has_ds_bpermute=True, wide_read_lane_bits=(0, 1, 4))
+SM80 = Target("sm_80", "nvidia", 32, 80, "NVIDIA Ampere", has_ldmatrix=True)
+SM90 = Target("sm_90", "nvidia", 32, 90, "NVIDIA Hopper", has_ldmatrix=True, has_stmatrix=True,
+              has_distributed_shared_memory=True)
+GFX90A = Target("gfx90a", "amd", 64, "gfx90a", "AMD MI200", has_ds_bpermute=True)
+GFX942 = Target("gfx942", "amd", 64, "gfx942", "AMD MI300", has_ds_bpermute=True, wide_read_lane_bits=(0, 1, 4))
 
 TARGETS = {t.name: t for t in (SM80, SM90, GFX90A, GFX942)}
+TRITON_NAMES = tuple(t.triton_name for t in TARGETS.values())   # cuda:80, cuda:90, hip:gfx90a, hip:gfx942
 
 
 def target_named(name: str) -> Target:
     """``"sm_90"``, ``"cuda:90"``, ``"gfx942"``, ``"hip:gfx942"`` -> Target."""
     key = name.strip().lower()
-    if key.startswith("cuda:"):
-        key = "sm_" + key[5:]
-    if key.startswith("hip:"):
-        key = key[4:]
-    if key not in TARGETS:
-        raise ValueError(f"unknown target '{name}': known targets are {sorted(TARGETS)}")
-    return TARGETS[key]
+    for target in TARGETS.values():
+        if key in (target.name, target.triton_name):
+            return target
+    raise ValueError(f"unknown target '{name}': known targets are {sorted(TARGETS)}")

@@ -1,17 +1,22 @@
-"""linear_layouts.passes: the IR adapter over Triton's bindings, the pass framework and the passes.
+"""linear_layouts.passes: the IR layer over Triton's bindings, the pass framework and the passes.
 
-    from linear_layouts.passes import parse_module, parse_pipeline, run_pipeline
+    from linear_layouts.passes.pipeline import parse_pipeline
+    from linear_layouts.passes.framework import run_pipeline
+    from linear_layouts.passes.snapshot import parse_module
     module = parse_module(open("kernel.ttgir").read(), "kernel.ttgir")
     run_pipeline(module, parse_pipeline("ll-attach-layouts,ll-classify-conversions"))
     print(module.print())
 
-Only :mod:`.ir` touches ``triton._C``; Triton is imported lazily, when a module is parsed.
+One module per job:
+
+* IR layer: :mod:`.bindings` (Triton's bindings, imported lazily; the installed release),
+  :mod:`.diagnostics` (``IRError``, Triton's messages pointing at the user's file),
+  :mod:`.types` (tensor and memdesc types as printed), :mod:`.sandbox` (a call in a forked
+  child), :mod:`.parsing` (text into a Triton module), :mod:`.text_edits` (attribute edits on
+  printed text), :mod:`.snapshot` (``Module``, ``Operation``, ``Value``), :mod:`.backend`
+  (Triton's back end for ``ll-opt --emit``);
+* passes: :mod:`.framework` (``ModulePass``, ``run_pipeline``), :mod:`.registry` (the passes by
+  name), :mod:`.pipeline` (pipeline strings), the passes themselves, :mod:`.hook` (the drop-in).
+
+Nothing is imported here, so ``import linear_layouts.passes.x`` costs only what ``x`` needs.
 """
-
-from .framework import (ModulePass, PassContext, PassFailure, PipelineError, parse_pipeline, register_pass,
-                        registered_passes, run_pipeline)
-from .ir import IRError, Module, Operation, TensorType, Value, parse_module
-
-__all__ = ["IRError", "Module", "ModulePass", "Operation", "PassContext", "PassFailure", "PipelineError",
-           "TensorType", "Value", "parse_module", "parse_pipeline", "register_pass", "registered_passes",
-           "run_pipeline"]

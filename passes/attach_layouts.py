@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .framework import ModulePass, PassContext, PassFailure, register_pass
-from .ir import Module, Value
+from .framework import ModulePass, PassContext, PassFailure
+from .snapshot import Module, Value
 from .layouts import layout_attribute
 
 
@@ -36,7 +36,6 @@ def _entry(value: Value, op, context: PassContext, what: str) -> str:
         return "unit"
 
 
-@register_pass
 @dataclass(frozen=True)
 class AttachLayouts(ModulePass):
     name = "ll-attach-layouts"

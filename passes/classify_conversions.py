@@ -12,12 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..lowering.conversion import conversion_scope
-from .framework import ModulePass, PassContext, PassFailure, register_pass
-from .ir import Module
+from .framework import ModulePass, PassContext, PassFailure
+from .snapshot import Module
 from .layouts import value_layout
 
 
-@register_pass
 @dataclass(frozen=True)
 class ClassifyConversions(ModulePass):
     name = "ll-classify-conversions"
@@ -34,6 +33,6 @@ class ClassifyConversions(ModulePass):
                 raise PassFailure(op, f"cannot compute the conversion: {error}") from None
             module.set_attribute(op, "ll.scope", f'"{scope}"')
             if self.report:
-                bits = result.tensor_type.element_bits
+                bits = result.tensor_type.element.logical_bits
                 context.report(f"{op.location}: {module.short_type(source.type)} -> "
                                f"{module.short_type(result.type)}: scope={scope} bits={bits}")

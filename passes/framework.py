@@ -1,10 +1,9 @@
-"""A small pass framework over :mod:`linear_layouts.passes.ir` modules, in the style of xDSL.
+"""A small pass framework over :mod:`linear_layouts.passes.snapshot` modules, in the style of xDSL.
 
 A pass is a frozen dataclass: its class attributes ``name`` (kebab-case, as used in pipeline
 strings) and ``description`` (one line, for ``ll-opt --list-passes``), its dataclass fields are
 its options, with types (bool, int, float, str) and defaults::
 
-    @register_pass
     @dataclass(frozen=True)
     class ClassifyConversions(ModulePass):
         name = "ll-classify-conversions"
@@ -13,11 +12,7 @@ its options, with types (bool, int, float, str) and defaults::
 
         def apply(self, module, context): ...
 
-Pipelines are MLIR-style strings: passes separated by commas, options in braces separated by
-spaces, optionally wrapped in ``builtin.module(...)``::
-
-    ll-attach-layouts,ll-classify-conversions{report=true}
-
+The project's passes are listed in :mod:`.registry`; :mod:`.pipeline` reads pipeline strings.
 A pass that cannot do its job raises :class:`PassFailure` naming the op; :func:`run_pipeline`
 turns that into a diagnostic ``file:line:col: error: [pass] message`` and stops the pipeline.
 """
@@ -29,11 +24,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Callable, ClassVar, Optional, TextIO
 
-from .ir import IRError, Module, Operation
-
-
-class PipelineError(ValueError):
-    """A pipeline string names an unknown pass or option, or is malformed."""
+from .diagnostics import IRError
+from .snapshot import Module, Operation
 
 
 class PassFailure(Exception):
@@ -43,6 +35,13 @@ class PassFailure(Exception):
         super().__init__(message)
         self.op = op
         self.message = message
+
+
+def _format_option(value) -> str:
+    """An option value as a pipeline string writes it."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
 
 
 @dataclass(frozen=True)
@@ -86,118 +85,6 @@ class PassContext:
 
     def report(self, line: str) -> None:
         print(line, file=self.report_stream)
-
-
-PASS_REGISTRY: dict[str, type[ModulePass]] = {}
-
-
-def register_pass(cls: type[ModulePass]) -> type[ModulePass]:
-    """Class decorator: make ``cls`` available in pipeline strings under ``cls.name``."""
-    if not cls.name or cls.name != cls.name.lower() or " " in cls.name:
-        raise ValueError(f"pass class {cls.__name__} needs a kebab-case name, got '{cls.name}'")
-    if cls.name in PASS_REGISTRY and PASS_REGISTRY[cls.name] is not cls:
-        raise ValueError(f"two passes are named '{cls.name}'")
-    PASS_REGISTRY[cls.name] = cls
-    return cls
-
-
-def registered_passes() -> dict[str, type[ModulePass]]:
-    from . import library  # noqa: F401  (registers the project's passes on import)
-    return dict(sorted(PASS_REGISTRY.items()))
-
-
-# --------------------------------------------------------------------------- pipeline strings
-
-def _format_option(value) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
-
-
-def _convert_option(pass_cls: type[ModulePass], option: dataclasses.Field, text: str):
-    kind = option.type if isinstance(option.type, type) else {"bool": bool, "int": int, "float": float,
-                                                              "str": str}.get(str(option.type), str)
-    if kind is bool:
-        if text.lower() in ("true", "1", "on"):
-            return True
-        if text.lower() in ("false", "0", "off"):
-            return False
-        raise PipelineError(f"option '{option.name}' of pass '{pass_cls.name}' expects true or false, got '{text}'")
-    if kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            raise PipelineError(f"option '{option.name}' of pass '{pass_cls.name}' expects "
-                                f"{'an integer' if kind is int else 'a number'}, got '{text}'") from None
-    return text
-
-
-def _split_passes(text: str) -> list[str]:
-    """Split on commas outside braces and parentheses; check that brackets balance."""
-    items, depth, start = [], 0, 0
-    for i, ch in enumerate(text):
-        if ch in "{(":
-            depth += 1
-        elif ch in "})":
-            depth -= 1
-            if depth < 0:
-                raise PipelineError(f"unbalanced '{ch}' at column {i + 1} of pipeline '{text}'")
-        elif ch == "," and depth == 0:
-            items.append(text[start:i])
-            start = i + 1
-    if depth != 0:
-        raise PipelineError(f"unclosed brace or parenthesis in pipeline '{text}'")
-    items.append(text[start:])
-    return [item.strip() for item in items]
-
-
-def parse_pipeline(text: str) -> list[ModulePass]:
-    """``"a,b{opt=1 flag=true}"`` -> [A(), B(opt=1, flag=True)]; raises :class:`PipelineError`."""
-    passes_by_name = registered_passes()
-    text = text.strip()
-    for wrapper in ("builtin.module(", "any("):
-        if text.startswith(wrapper) and text.endswith(")"):
-            text = text[len(wrapper):-1].strip()
-    if not text:
-        return []
-    pipeline = []
-    for item in _split_passes(text):
-        if not item:
-            raise PipelineError(f"empty pass name in pipeline '{text}'")
-        name, _, rest = item.partition("{")
-        name = name.strip()
-        if name not in passes_by_name:
-            known = ", ".join(passes_by_name)
-            raise PipelineError(f"unknown pass '{name}' (known passes: {known})")
-        cls = passes_by_name[name]
-        kwargs = {}
-        if rest:
-            if not rest.rstrip().endswith("}"):
-                raise PipelineError(f"options of pass '{name}' must end with '}}': '{item}'")
-            fields = {f.name: f for f in cls.options()}
-            for assignment in rest.rstrip()[:-1].split():
-                key, eq, value = assignment.partition("=")
-                if key not in fields:
-                    valid = ", ".join(fields) or "none"
-                    raise PipelineError(f"pass '{name}' has no option '{key}' (its options: {valid})")
-                if key in kwargs:
-                    raise PipelineError(f"option '{key}' of pass '{name}' is given twice: '{item}'")
-                if not eq:
-                    # a bare flag, as in MLIR: `{report}` means report=true
-                    if _convert_option(cls, fields[key], "true") is not True:
-                        raise PipelineError(f"option '{key}' of pass '{name}' needs a value")
-                    value = "true"
-                kwargs[key] = _convert_option(cls, fields[key], value)
-        instance = cls(**kwargs)
-        problem = instance.check_options()
-        if problem:
-            raise PipelineError(f"pass '{name}': {problem}")
-        pipeline.append(instance)
-    return pipeline
-
-
-def pipeline_text(pipeline: list[ModulePass]) -> str:
-    return ",".join(p.pipeline_text() for p in pipeline)
 
 
 # --------------------------------------------------------------------------- running

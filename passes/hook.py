@@ -46,9 +46,14 @@ import warnings
 from dataclasses import dataclass
 from typing import Optional
 
-from .framework import PassContext, PipelineError, parse_pipeline, registered_passes, run_pipeline
-from .ir import IRError, parse_module, triton_module_from_text, triton_version
+from .bindings import installed_conventions
+from .diagnostics import IRError
+from .framework import PassContext, run_pipeline
+from .parsing import triton_module_from_text
+from .pipeline import PipelineError, parse_pipeline
+from .snapshot import parse_module
 from .verified_islands import source_fingerprint
+from .version import __version__
 
 MODES = ("linear", "legacy")
 
@@ -67,7 +72,6 @@ class PluginConfig:
 
     @property
     def cache_key(self) -> str:
-        from .. import __version__
         return f"linear_layouts-{__version__}-{source_fingerprint()}-{self.mode}-{self.pipeline}"
 
     @property
@@ -111,8 +115,7 @@ def active_config() -> Optional[PluginConfig]:
 
 def hook_consulted_for_cache_key() -> bool:
     """Triton 3.7 and later ask the stages hook for a cache key; 3.6 does not."""
-    major, minor = (int(x) for x in triton_version().split(".")[:2])
-    return (major, minor) >= (3, 7)
+    return installed_conventions().stages_hook_gives_cache_key
 
 
 def enable(mode: str = "linear", *, only: Optional[str] = None, report: bool = False,
@@ -145,7 +148,6 @@ def enable(mode: str = "linear", *, only: Optional[str] = None, report: bool = F
             raise PluginError(f"only={only!r}: expected a comma-separated list of {', '.join(METHODS)}")
     text = pipeline if pipeline is not None else default_pipeline(mode, only, report, remarks, verify)
     try:
-        registered_passes()
         parse_pipeline(text)
     except PipelineError as e:
         raise PluginError(f"pipeline '{text}': {e}") from None

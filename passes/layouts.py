@@ -10,15 +10,12 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Optional
 
-from ..dialect import LinearLayout
+from ..dialect import LinearLayout, linear_attribute, parse_attribute, to_linear_layout
+from ..dialect.conventions import TritonConventions
+from .bindings import installed_conventions
 from .framework import PassFailure
-from .ir import Operation, TensorType, Value, adapt_attribute_text, installed_triton_version
-
-try:  # the dialect's public names (re-exported by linear_layouts.dialect once it lands there)
-    from ..dialect import linear_attribute, parse_attribute, to_linear_layout
-except ImportError:  # pragma: no cover - older checkouts export them only from encodings
-    from ..dialect.attributes import parse_attribute
-    from ..dialect.encodings import linear_attribute, to_linear_layout
+from .snapshot import Operation, Value
+from .types import TensorType
 
 
 class LayoutUnavailable(Exception):
@@ -31,19 +28,19 @@ def _layout_for(encoding: str, shape: tuple[int, ...]) -> LinearLayout:
     them), and an island's LLVM struct must have exactly the registers Triton's own lowering
     gives the tensor (a mismatch leaves an unresolved cast: "LLVM Translation failed for
     operation: builtin.unrealized_conversion_cast")."""
-    return _layout_for_version(encoding, shape, installed_triton_version())
+    return _layout_for_release(encoding, shape, installed_conventions())
 
 
 @lru_cache(maxsize=4096)
-def _layout_for_version(encoding: str, shape: tuple[int, ...], version: tuple[int, int]) -> LinearLayout:
+def _layout_for_release(encoding: str, shape: tuple[int, ...], conventions: TritonConventions) -> LinearLayout:
     rank = _encoding_rank(encoding)
     if rank is None or len(shape) <= rank:
-        return to_linear_layout(encoding, list(shape), triton_version=version)
+        return to_linear_layout(encoding, list(shape), conventions=conventions)
     # A multi-buffered shared allocation (software pipelining): !ttg.memdesc<2x32x16xf16, #s>
     # with a rank-2 #s holds 2 buffers of 32x16, one after the other.  Lay out one buffer with
     # the encoding, then let the higher offset bits select the buffer (leading dims).
     leading = len(shape) - rank
-    one_buffer = to_linear_layout(encoding, list(shape[leading:]), triton_version=version)
+    one_buffer = to_linear_layout(encoding, list(shape[leading:]), conventions=conventions)
     for i in reversed(range(rank)):  # dim i of the buffer is dim i + leading of the whole
         one_buffer = one_buffer.rename_out_dim(f"dim{i}", f"dim{i + leading}")
     layout = one_buffer
@@ -62,7 +59,7 @@ def _encoding_rank(encoding: str):
 
 @lru_cache(maxsize=4096)
 def _attribute_for(encoding: str, shape: tuple[int, ...]) -> str:
-    return adapt_attribute_text(linear_attribute(_layout_for(encoding, shape)))
+    return installed_conventions().attribute_text(linear_attribute(_layout_for(encoding, shape)))
 
 
 def tensor_layout_of(encoding: str, shape) -> LinearLayout:

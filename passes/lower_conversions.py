@@ -52,12 +52,13 @@ from ..lowering import measured_choices
 from ..lowering.cost import plan_cost
 from ..lowering.describe import instruction_counts, plan_cost_text
 from ..lowering.legacy import attribute_kind, plan_legacy_conversion
-from ..lowering.emit_llvm import ConvertSite, ElementType, EmitError, Island, emit_island
+from ..lowering.emit_llvm import ConvertSite, EmitError, Island, emit_island, island_element_type
 from ..lowering.plan import ConversionPlan
 from ..lowering.planner import plan_conversion
 from ..lowering.target import target_named
-from .framework import ModulePass, PassContext, PassFailure, register_pass
-from .ir import Module, Operation, _triton_before
+from .framework import ModulePass, PassContext, PassFailure
+from .bindings import installed_conventions, triton_version
+from .snapshot import Module, Operation
 from .layouts import value_layout
 
 METHODS = ("noop", "rename", "shuffle", "shared")
@@ -215,7 +216,7 @@ def plan_module(module: Module, only: str = "", target: Optional[str] = None,
         source, result = op.operands[0], op.results[0]
         try:
             src, dst = value_layout(source, op), value_layout(result, op)
-            element = ElementType.of(result.tensor_type.element_type)
+            element = island_element_type(result.tensor_type.element_type)
         except (PassFailure, EmitError) as error:
             outcome.reason = getattr(error, "message", str(error))
             continue
@@ -231,7 +232,7 @@ def plan_module(module: Module, only: str = "", target: Optional[str] = None,
             outcome.reason = f"the module has {module.threads_per_warp} threads per warp, {hw_target.name} has " \
                              f"{hw_target.warp_size}"
             continue
-        bits = 1 if element.ttgir == "i1" else element.bits
+        bits = element.logical_bits
         if mode == "legacy":
             src_encoding, dst_encoding = source.tensor_type.encoding, result.tensor_type.encoding
             plan = plan_legacy_conversion(src, dst, bits, hw_target, same_attribute=src_encoding == dst_encoding,
@@ -265,7 +266,7 @@ def _follow_measurement(plan, src, dst, bits, target, outcome: ConvertOutcome):
     if choice is None or _instruction_mix(plan) != choice.model_pick_mix:
         return plan, False
     if choice.fastest == "stock":
-        if not measured_choices.same_release(choice.triton, _installed_release()):
+        if not measured_choices.same_release(choice.triton, triton_version()):
             return plan, False
         outcome.method = plan.method
         outcome.reason = choice.explain()
@@ -312,18 +313,13 @@ def _simulate_unless_accepted(island_text: str, plan: ConversionPlan, site: Conv
     from ..lowering.verify import VerificationResult
     from . import verified_islands
 
-    key = verified_islands.verdict_key(island_text, plan, site, _installed_release())
+    key = verified_islands.verdict_key(island_text, plan, site, triton_version())
     if verified_islands.is_accepted(key):
         return VerificationResult(True)
     check = check_emitted(island_text, plan, site)
     if check:
         verified_islands.remember_accepted(key)
     return check
-
-
-def _installed_release() -> str:
-    from .ir import triton_version
-    return triton_version()
 
 
 def _strict_check() -> bool:
@@ -351,7 +347,7 @@ def lower_module(module: Module, only: str = "", target: Optional[str] = None,
                            guard_before=guards,
                            guard_after=guards and _needs_guard_after(op, position_of[id(op)], triton_users),
                            prefix=_CACHEABLE_PREFIX,
-                           unique_struct=not _triton_before((3, 9)), in_loop=_in_loop(op))
+                           unique_struct=installed_conventions().struct_holds_unique_registers, in_loop=_in_loop(op))
         try:
             island = emit_island(outcome.plan, site)
         except EmitError as error:
@@ -403,7 +399,6 @@ def _splice_islands(text: str, islands: dict[int, tuple[ConvertOutcome, Island]]
     return out
 
 
-@register_pass
 @dataclass(frozen=True)
 class LowerConversions(ModulePass):
     name = "ll-lower-conversions"
@@ -457,7 +452,7 @@ def lower_text(text: str, only: str = "", target: Optional[str] = None,
                verify: str = "emitted", measured: bool = True) -> tuple[str, list[ConvertOutcome]]:
     """The Python API: TTGIR text in, TTGIR text with islands out (plus every outcome).
     Hand the result to ``triton.compile`` (as a ``.ttgir`` file) for PTX/cubin or AMDGCN/hsaco."""
-    from .ir import parse_module
+    from .snapshot import parse_module
     module = parse_module(text, filename)
     outcomes = lower_module(module, only, target, mode, verify, measured=measured)
     return module.print(debuginfo=True), outcomes

@@ -19,8 +19,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .framework import ModulePass, PassContext, register_pass
-from .ir import Module, alias_pattern, parse_tensor_type
+from .framework import ModulePass, PassContext
+from .snapshot import Module
+from .types import alias_pattern, parse_tensor_type
 from .layouts import LayoutUnavailable, tensor_layout
 
 REPLACEABLE = ("#ttg.blocked<", "#ttg.linear<")
@@ -87,7 +88,6 @@ def apply_merge_plan(text: str, plan: dict[str, str]) -> str:
     return text
 
 
-@register_pass
 @dataclass(frozen=True)
 class MergeEquivalentLayouts(ModulePass):
     name = "ll-merge-equivalent-layouts"

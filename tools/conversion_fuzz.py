@@ -28,10 +28,11 @@ import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 
+from ..lowering.target import TARGETS as KNOWN_TARGETS
 from .cli import ArgumentParser, UsageError
 
 ELEMENT_TYPES = ("i1", "i8", "i16", "i32", "i64", "f8E4M3FN", "f8E5M2", "f16", "bf16", "f32", "!tt.ptr<f32>")
-TARGETS = ("sm_80", "sm_90", "gfx90a", "gfx942")
+TARGETS = tuple(KNOWN_TARGETS)  # sm_80, sm_90, gfx90a, gfx942
 WARPS = (1, 2, 4, 8)
 KINDS = ("linear-broadcast", "tiny", "blocked-large-tile", "slice", "mma", "dot-operand", "real-kernel")
 
@@ -216,18 +217,17 @@ class CaseResult:
 
 def check_case(index: int, case: FuzzCase) -> CaseResult:
     """Plan, emit and simulate the conversion, with the layouts the installed Triton gives."""
-    from ..lowering.emit_llvm import ConvertSite, ElementType, EmitError, emit_island
+    from ..lowering.emit_llvm import ConvertSite, EmitError, emit_island, island_element_type
     from ..lowering.island_sim import check_emitted
     from ..lowering.planner import plan_conversion
     from ..lowering.target import target_named
-    from ..passes.ir import _triton_before
+    from ..passes.bindings import installed_conventions
     from ..passes.layouts import tensor_layout_of
 
     result = CaseResult(index, case)
     try:
         src, dst = tensor_layout_of(case.src, case.shape), tensor_layout_of(case.dst, case.shape)
-        element = ElementType.of(case.element_type)
-        bits = 1 if element.ttgir == "i1" else element.bits
+        bits = island_element_type(case.element_type).logical_bits
         plan = plan_conversion(src, dst, bits, target_named(case.target))
         if not plan:
             result.outcome, result.reason = "left", plan.reason
@@ -235,7 +235,7 @@ def check_case(index: int, case: FuzzCase) -> CaseResult:
         result.method = plan.method
         site = ConvertSite(result="%RESULT", source="%SOURCE", src_type="@SRC_TYPE@", dst_type="@DST_TYPE@",
                            element_type=case.element_type, guard_before=True, guard_after=index % 2 == 0,
-                           unique_struct=not _triton_before((3, 9)), in_loop=index % 3 == 0)
+                           unique_struct=installed_conventions().struct_holds_unique_registers, in_loop=index % 3 == 0)
         try:
             island = emit_island(plan, site)
         except EmitError as error:
@@ -257,13 +257,12 @@ def compile_case(job) -> tuple[int, str, str]:
     index, case = job
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
     import triton
-    from triton.backends.compiler import GPUTarget
 
     from ..lowering.emit_testcase import single_convert_ttgir
-    from ..passes.ir import run_forked
+    from ..lowering.target import target_named
     from ..passes.lower_conversions import lower_text
-    target = GPUTarget("cuda", int(case.target[3:]), 32) if case.target.startswith("sm_") else \
-        GPUTarget("hip", case.target, 64)
+    from ..passes.sandbox import run_forked
+    target = target_named(case.target).gpu_target()
     text = single_convert_ttgir(case.shape, case.element_type, case.src, case.dst, case.num_warps, case.target)
     directory = tempfile.mkdtemp(prefix="ll_fuzz_")
     path = os.path.join(directory, "kernel.ttgir")

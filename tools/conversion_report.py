@@ -91,9 +91,9 @@ def _instruction_text(plan: ConversionPlan) -> str:
 def report_conversions(ttgir_text: str, target, kernel: str = "", filename: str = "<module>") -> list[ConversionRow]:
     """Every ``ttg.convert_layout`` of the module, in order, with the planner's answer for
     ``target`` (a name such as "sm_90" / "gfx942", or a ``lowering.Target``).  Raises
-    ``passes.ir.IRError`` if the text does not parse."""
+    ``passes.diagnostics.IRError`` if the text does not parse."""
     from linear_layouts.passes.framework import PassFailure
-    from linear_layouts.passes.ir import parse_module
+    from linear_layouts.passes.snapshot import parse_module
     from linear_layouts.passes.layouts import value_layout
 
     target = target_named(target) if isinstance(target, str) else target
@@ -111,8 +111,7 @@ def report_conversions(ttgir_text: str, target, kernel: str = "", filename: str 
         except PassFailure as error:
             row.verified = f"left to Triton: {error.message}"
             continue
-        element_type = result.tensor_type.element_type
-        bits = 1 if element_type == "i1" else result.tensor_type.element_bits
+        bits = result.tensor_type.element.logical_bits
         row.what = f"{row.kernel} {row.location} on {target.name}: {row.types} ({bits}-bit)".strip()
         try:
             row.scope = conversion_scope(src, dst)

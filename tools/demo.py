@@ -30,11 +30,11 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from linear_layouts.dialect import LinearLayout
+from linear_layouts.lowering.target import GFX942, SM90, Target, target_named
 from linear_layouts.tools.cli import ArgumentParser, UsageError
 
 # The demo's two targets: triton.compile's GPUTarget arguments and the planner's target name.
-DEMO_TARGETS = {"sm_90": ("cuda", 90, 32), "gfx942": ("hip", "gfx942", 64)}
-FINAL_CODE = {"sm_90": ("ptx", "nvidia"), "gfx942": ("amdgcn", "amd")}
+DEMO_TARGETS: dict[str, Target] = {t.name: t for t in (SM90, GFX942)}
 
 
 @dataclass
@@ -69,8 +69,7 @@ def bundled_kernels(names: Optional[list[str]] = None):
 
 
 def gpu_target(target: str):
-    from triton.backends.compiler import GPUTarget
-    return GPUTarget(*DEMO_TARGETS[target])
+    return target_named(target).gpu_target()
 
 
 def compile_stock(kernel, target: str):
@@ -90,21 +89,21 @@ def compile_ours(ttgir: str, target: str, workdir: str, name: str) -> str:
     (our pass runs before Triton's ``make_llir``).  Returns the final PTX / AMDGCN."""
     import triton
 
-    import linear_layouts
+    from linear_layouts.passes import hook
 
     path = os.path.join(workdir, f"{name}-{target}.ttgir")
     with open(path, "w") as f:
         f.write(ttgir)
-    linear_layouts.enable()
+    hook.enable()
     try:
         compiled = triton.compile(path, target=gpu_target(target))
     finally:
-        linear_layouts.disable()
-    return compiled.asm[FINAL_CODE[target][0]]
+        hook.disable()
+    return compiled.asm[target_named(target).assembly_stage]
 
 
 def lowering_pass_available() -> bool:
-    from linear_layouts.passes.framework import registered_passes
+    from linear_layouts.passes.registry import registered_passes
     return "ll-lower-conversions" in registered_passes()
 
 
@@ -120,7 +119,7 @@ def run_kernel(kernel, target: str, with_ours: bool, workdir: str) -> KernelResu
     from linear_layouts.tools.conversion_report import count_instructions, report_conversions
 
     result = KernelResult(kernel.name, target)
-    code_stage, vendor = FINAL_CODE[target]
+    code_stage, vendor = target_named(target).assembly_stage, target_named(target).vendor
     try:
         compiled = compile_stock(kernel, target)
     except Exception as error:  # a Triton version that cannot compile it: say so, go on
@@ -141,7 +140,6 @@ def run_kernel(kernel, target: str, with_ours: bool, workdir: str) -> KernelResu
 
 CONVERSION_HEADER = ["kernel", "location", "types", "scope", "lowering", "instructions per warp", "conflicts",
                      "scratch", "verified"]
-TARGET_TITLES = {"sm_90": "sm_90 (NVIDIA Hopper, 32 lanes per warp)", "gfx942": "gfx942 (AMD MI300, 64 lanes per wave)"}
 
 
 def conversion_table(results: list[KernelResult]) -> list[str]:
@@ -231,7 +229,7 @@ def main_job(args) -> int:
                 results.append(run_kernel(kernel, target, with_ours, workdir))
     for target in targets:
         print()
-        print(f"Conversions on {TARGET_TITLES[target]}:")
+        print(f"Conversions on {target_named(target).title}:")
         for line in conversion_table([r for r in results if r.target == target]):
             print(line)
     print()

@@ -22,13 +22,13 @@ import sys
 
 import triton
 import triton.language as tl
-from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
+
+from ..lowering.target import GFX942, SM80, SM90
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS = os.path.join(REPO, "test", "lit", "corpus")
-TARGETS = {"cuda80": GPUTarget("cuda", 80, 32), "cuda90": GPUTarget("cuda", 90, 32),
-           "gfx942": GPUTarget("hip", "gfx942", 64)}
+TARGETS = {"cuda80": SM80, "cuda90": SM90, "gfx942": GFX942}  # corpus folder -> target
 
 
 # --------------------------------------------------------------------------- kernels
@@ -214,7 +214,7 @@ def compile_ttgir(kernel, signature, constexprs, options, target) -> str:
     for name in constexprs:
         signature[name] = "constexpr"
     source = ASTSource(kernel, signature, constexprs=constexprs)
-    return triton.compile(source, target=target, options=options).asm["ttgir"]
+    return triton.compile(source, target=target.gpu_target(), options=options).asm["ttgir"]
 
 
 def main(argv=None) -> int:

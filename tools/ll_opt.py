@@ -19,10 +19,11 @@ import stat
 import sys
 from dataclasses import dataclass
 
+from ..lowering.target import TRITON_NAMES
+from ..passes.backend import EMIT_STAGES
 from .cli import ArgumentParser, UsageError
 
 SPLIT_MARKER = re.compile(r"^// -----\s*$", re.M)
-TARGET_CHOICES = ("cuda:80", "cuda:90", "hip:gfx942", "hip:gfx90a")
 
 
 def _argument_parser() -> ArgumentParser:
@@ -35,10 +36,10 @@ def _argument_parser() -> ArgumentParser:
                    help="treat '// -----' lines as separators between independent modules")
     p.add_argument("--print-ir-after-all", action="store_true", help="print the IR to stderr after every pass")
     p.add_argument("--list-passes", action="store_true", help="list the passes and their options, then exit")
-    p.add_argument("--target", choices=TARGET_CHOICES, metavar="TARGET",
+    p.add_argument("--target", choices=TRITON_NAMES, metavar="TARGET",
                    help="the target to plan and emit for (ll-lower-conversions plans for it; default: the "
-                        "module's ttg.target): " + ", ".join(TARGET_CHOICES))
-    p.add_argument("--emit", choices=("ttgir", "llir", "ptx", "amdgcn"), default="ttgir",
+                        "module's ttg.target): " + ", ".join(TRITON_NAMES))
+    p.add_argument("--emit", choices=("ttgir",) + EMIT_STAGES, default="ttgir",
                    help="ttgir (default), or hand the result to Triton's back end: llir, ptx, amdgcn")
     p.add_argument("--mlir-print-debuginfo", action="store_true", help="print locations in the output IR")
     p.add_argument("--remarks", action="store_true",
@@ -84,7 +85,7 @@ def _error_lines(message: str) -> str:
 
 
 def _list_passes() -> str:
-    from ..passes.framework import registered_passes
+    from ..passes.registry import registered_passes
     lines = ["Available passes:"]
     for name, cls in registered_passes().items():
         lines.append(f"  {name:32} {cls.description}")
@@ -106,8 +107,11 @@ def run(argv: list[str]) -> int:
         sys.stdout.write(_list_passes())
         return 0
 
-    from ..passes.framework import PassContext, PipelineError, parse_pipeline, run_pipeline
-    from ..passes.ir import IRError, compile_module, parse_module
+    from ..passes.backend import compile_module
+    from ..passes.diagnostics import IRError
+    from ..passes.framework import PassContext, run_pipeline
+    from ..passes.pipeline import PipelineError, parse_pipeline
+    from ..passes.snapshot import parse_module
 
     try:
         pipeline = parse_pipeline(args.pipeline)

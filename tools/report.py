@@ -169,7 +169,8 @@ def analyse_kernel(record: dict, compiles: int, slug: str) -> KernelEntry:
     """Explain every convert of one recorded kernel (no compiling, no pictures)."""
     from linear_layouts.lowering import plan_cost
     from linear_layouts.passes.framework import PassFailure
-    from linear_layouts.passes.ir import IRError, parse_module
+    from linear_layouts.passes.diagnostics import IRError
+    from linear_layouts.passes.snapshot import parse_module
     from linear_layouts.passes.layouts import value_layout
     from linear_layouts.passes.lower_conversions import lower_module
 

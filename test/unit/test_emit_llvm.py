@@ -10,8 +10,8 @@ from collections import Counter
 
 import pytest
 
-from linear_layouts.lowering.emit_llvm import (ConvertSite, ElementType, EmitError, emit_island,
-                                               struct_registers)
+from linear_layouts.lowering.element_type import ElementType
+from linear_layouts.lowering.emit_llvm import ConvertSite, EmitError, emit_island, island_element_type, struct_registers
 from linear_layouts.lowering.emit_testcase import random_linear_encoding
 from linear_layouts.lowering.hardware import HardwareLayout
 from linear_layouts.lowering.island_sim import check_emitted
@@ -33,9 +33,10 @@ def test_element_types_follow_tritons_type_converter(ttgir, llvm, bits):
     assert (element.llvm, element.bits) == (llvm, bits)
 
 
-def test_unknown_element_type_is_an_emit_error():
-    with pytest.raises(EmitError, match="tf32|not supported"):
-        ElementType.of("complex<f32>")
+@pytest.mark.parametrize("ttgir", ["complex<f32>", "tf32", "index", "i4", "f4E2M1FN"])
+def test_element_types_without_a_modelled_struct_are_an_emit_error(ttgir):
+    with pytest.raises(EmitError, match=f"{ttgir}.*not supported by the island emitter"):
+        island_element_type(ttgir)
 
 
 def test_struct_models_of_triton_36_and_39():
@@ -99,7 +100,7 @@ def test_islands_contain_exactly_the_plans_instructions(target):
         src = to_linear_layout(random_linear_encoding(rng, shape, warps, warp_size), list(shape))
         dst = to_linear_layout(random_linear_encoding(rng, shape, warps, warp_size), list(shape))
         element = rng.choice(["f32", "f16", "i8", "i64", "i1"])
-        bits = 1 if element == "i1" else ElementType.of(element).bits
+        bits = ElementType.of(element).logical_bits
         plan = plan_conversion(src, dst, bits, target)
         if not plan:
             continue

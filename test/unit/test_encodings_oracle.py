@@ -19,7 +19,8 @@ import pytest
 pytest.importorskip("triton")
 from importlib.metadata import version as _pkg_version  # noqa: E402
 
-from linear_layouts.dialect.attributes import parse_attribute  # noqa: E402
+from linear_layouts.dialect.attribute_parser import parse_attribute  # noqa: E402
+from linear_layouts.dialect.conventions import TritonConventions  # noqa: E402
 from linear_layouts.dialect.encodings import linear_attribute, to_linear_layout  # noqa: E402
 
 pytestmark = pytest.mark.oracle
@@ -381,7 +382,7 @@ def oracle_results():
 
 
 def _ours(text, shape):
-    layout = to_linear_layout(parse_attribute(text), shape, triton_version=TRITON)
+    layout = to_linear_layout(parse_attribute(text), shape, conventions=TritonConventions(TRITON))
     return {name: [list(b) for b in bases] for name, bases in layout.bases.items()}
 
 

@@ -7,11 +7,11 @@ from dataclasses import dataclass
 
 import pytest
 
-from linear_layouts.passes.framework import (
-    ModulePass, PassContext, PassFailure, PipelineError, parse_pipeline, pipeline_text, register_pass,
-    registered_passes, run_pipeline,
-)
-from linear_layouts.passes.ir import IRError, parse_module
+from linear_layouts.passes.diagnostics import IRError
+from linear_layouts.passes.framework import ModulePass, PassContext, PassFailure, run_pipeline
+from linear_layouts.passes.pipeline import PipelineError, parse_pipeline, pipeline_text
+from linear_layouts.passes.registry import register_pass, registered_passes
+from linear_layouts.passes.snapshot import parse_module
 
 TRANSPOSE = """
 #blocked = #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [4, 1], order = [1, 0]}>

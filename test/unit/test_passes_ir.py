@@ -1,12 +1,12 @@
-"""Unit tests of the IR adapter (passes/ir.py) on Triton's bindings."""
+"""Unit tests of the IR layer (passes/types.py, parsing.py, snapshot.py) on Triton's bindings."""
 
 from __future__ import annotations
 
 import pytest
 
-from linear_layouts.passes.ir import (
-    IRError, TensorType, element_bits, parse_module, parse_tensor_type, split_top_level,
-)
+from linear_layouts.passes.diagnostics import IRError
+from linear_layouts.passes.snapshot import parse_module
+from linear_layouts.passes.types import TensorType, parse_tensor_type, split_top_level
 
 LOOP = """
 #blocked = #ttg.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [1], order = [0]}>
@@ -32,7 +32,7 @@ BLOCKED = "#ttg.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA
 def test_parse_tensor_type():
     t = parse_tensor_type(f"tensor<64x32x!tt.ptr<f16>, {BLOCKED}>")
     assert t == TensorType("tensor", (64, 32), "!tt.ptr<f16>", BLOCKED, f"tensor<64x32x!tt.ptr<f16>, {BLOCKED}>")
-    assert t.element_bits == 64 and not t.is_shared
+    assert t.element.logical_bits == 64 and not t.is_shared
 
 
 def test_parse_memdesc_type():
@@ -54,7 +54,12 @@ def test_tensor_without_encoding():
                                           ("f64", 64), ("i64", 64), ("f8E4M3FN", 8), ("f8E5M2", 8),
                                           ("!tt.ptr<f32>", 64)])
 def test_element_bits(element, bits):
-    assert element_bits(element) == bits
+    assert parse_tensor_type(f"tensor<4x{element}>").element.logical_bits == bits
+
+
+def test_unknown_element_type_is_an_ir_error():
+    with pytest.raises(IRError, match="unknown element type 'complex<f32>' in tensor<4xcomplex<f32>>"):
+        parse_tensor_type("tensor<4xcomplex<f32>>").element
 
 
 def test_split_top_level_ignores_nested_commas_and_arrows():

@@ -113,7 +113,7 @@ def test_a_measured_candidate_replaces_the_cost_models_pick():
 
 
 def test_stock_is_chosen_where_it_was_measured_faster_with_the_same_release():
-    from linear_layouts.passes.ir import triton_version
+    from linear_layouts.passes.bindings import triton_version
     text, outcomes = _lower(MODULE, target="sm_90")
     if triton_version().startswith("3.6."):
         assert not outcomes[0].lowered and "ttg.convert_layout" in text
@@ -147,11 +147,12 @@ def test_every_recorded_measurement_still_describes_the_planners_plans():
     from linear_layouts.passes.lower_conversions import _instruction_mix
 
     table = json.load(open(measured_choices.TABLE))
-    release = tuple(int(x) for x in table["triton"].split(".")[:2])
+    from linear_layouts.dialect.conventions import TritonConventions
+    release = TritonConventions(tuple(int(x) for x in table["triton"].split(".")[:2]))
     stale = []
     for key, entry in table["choices"].items():
-        src = to_linear_layout(entry["src"], tuple(entry["shape"]), triton_version=release)
-        dst = to_linear_layout(entry["dst"], tuple(entry["shape"]), triton_version=release)
+        src = to_linear_layout(entry["src"], tuple(entry["shape"]), conventions=release)
+        dst = to_linear_layout(entry["dst"], tuple(entry["shape"]), conventions=release)
         assert measured_choices.conversion_key(src, dst, entry["bits"], "sm_90") == key, entry["case"]
         pick = plan_conversion(src, dst, entry["bits"], "sm_90")
         if _instruction_mix(pick) != entry["model_pick_mix"]:

@@ -205,8 +205,9 @@ def run_oracle(cases: list[dict], directory: str) -> dict[str, dict]:
 # --------------------------------------------------------------------------- the test
 
 def our_scope(module_text: str) -> str:
-    from linear_layouts.passes.framework import parse_pipeline, run_pipeline
-    from linear_layouts.passes.ir import parse_module
+    from linear_layouts.passes.framework import run_pipeline
+    from linear_layouts.passes.pipeline import parse_pipeline
+    from linear_layouts.passes.snapshot import parse_module
     module = parse_module(module_text, "single_convert.mlir")
     run_pipeline(module, parse_pipeline("ll-classify-conversions"))
     return re.search(r'll\.scope = "(\w+)"', module.print()).group(1)

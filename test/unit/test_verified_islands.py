@@ -12,7 +12,7 @@ from linear_layouts.lowering import island_sim
 from linear_layouts.lowering.emit_testcase import single_convert_ttgir
 from linear_layouts.lowering.verify import VerificationResult
 from linear_layouts.passes import lower_conversions, verified_islands
-from linear_layouts.passes.ir import parse_module
+from linear_layouts.passes.snapshot import parse_module
 from linear_layouts.passes.lower_conversions import lower_module, lower_text
 
 BLOCKED_A = "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>"
@@ -132,7 +132,7 @@ def test_two_islands_of_one_module_get_their_own_names():
 
 
 def test_rewritten_text_is_checked_when_the_module_is_next_used():
-    from linear_layouts.passes.ir import IRError
+    from linear_layouts.passes.diagnostics import IRError
 
     module = parse_module(KERNEL)
     module.rewrite_text(lambda text: text.replace("tt.return", "tt.return %nothing : f32"))

@@ -1,0 +1,52 @@
+"""Which Triton release's conventions to reproduce, where releases differ.
+
+The dialect imports no Triton: whoever knows the installed release (``passes.bindings``
+reads it once) builds a :class:`TritonConventions` and passes it down explicitly.  Code with
+no Triton at hand (``ll-viz``, the planner's own tests) uses :data:`NEWEST`.
+
+What differs, each fact checked against every release's own translation and LLVM structs:
+
+* a ``#ttg.blocked`` tile larger than the tensor keeps its duplicate registers as zero bases
+  up to 3.8 and drops them from 3.9 (:attr:`~TritonConventions.blocked_keeps_duplicate_registers`);
+* from 3.9 an LLVM struct holds each distinct register once, also for other layouts
+  (:attr:`~TritonConventions.struct_holds_unique_registers`);
+* ``#ttg.generic_linear`` exists from 3.8; older releases take the same bases under
+  ``#ttg.linear`` (:meth:`~TritonConventions.attribute_text`);
+* from 3.7 Triton asks the stages hook for a cache key
+  (:attr:`~TritonConventions.stages_hook_gives_cache_key`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class TritonConventions:
+    release: tuple[int, int]   # (major, minor), e.g. (3, 6)
+
+    @property
+    def blocked_keeps_duplicate_registers(self) -> bool:
+        return self.release < (3, 9)
+
+    @property
+    def struct_holds_unique_registers(self) -> bool:
+        return self.release >= (3, 9)
+
+    @property
+    def has_generic_linear_attribute(self) -> bool:
+        return self.release >= (3, 8)
+
+    @property
+    def stages_hook_gives_cache_key(self) -> bool:
+        return self.release >= (3, 7)
+
+    def attribute_text(self, text: str) -> str:
+        """Layout attribute text as this release parses it: ``#ttg.generic_linear<...>`` is
+        written ``#ttg.linear<...>`` before 3.8."""
+        if text.startswith("#ttg.generic_linear<") and not self.has_generic_linear_attribute:
+            return "#ttg.linear<" + text[len("#ttg.generic_linear<"):]
+        return text
+
+
+NEWEST = TritonConventions((3, 9))

@@ -1,0 +1,93 @@
+"""Module text into a Triton module handle: through a temporary file (the bindings parse
+files only), first in a forked child when asked (an abort inside Triton's C++ then kills only
+the child), with Triton's diagnostics rewritten to point at the user's file."""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+
+from .bindings import bindings, new_context
+from .diagnostics import CapturedStderr, IRError, rewrite_diagnostics
+from .sandbox import run_in_child
+from .text_edits import MARKER
+
+# Attributes our passes use for their own bookkeeping while they rewrite a module: never read
+# from input.  (An input convert carrying ``ll.island = 0`` would otherwise be replaced by
+# island 0's code although the pass left it to Triton.)
+RESERVED_ATTRIBUTES = (MARKER, "ll.island")
+_RESERVED = re.compile(r"(?<![\w.])(" + "|".join(re.escape(a) for a in RESERVED_ATTRIBUTES) + r")\s*=")
+
+
+def reject_reserved_attributes(text: str, filename: str, first_line: int) -> None:
+    for number, line in enumerate(text.splitlines(), start=first_line):
+        code = line.split("//", 1)[0]
+        m = _RESERVED.search(code)
+        if m:
+            raise IRError(f"{filename}:{number}:{m.start() + 1}: error: attribute '{m.group(1)}' is reserved for "
+                          f"linear-layouts' own bookkeeping and may not appear in the input")
+
+
+def parse_handle(text: str, filename: str, first_line: int, safe: bool):
+    """(module handle, its context, the temporary file's path) for module text; ``safe``
+    parses in a forked child first.  Raises :class:`IRError` with Triton's diagnostics."""
+    # Blank lines in front keep Triton's line numbers equal to the lines of the user's file.
+    padded = "\n" * (first_line - 1) + text
+    fd, temp_path = tempfile.mkstemp(suffix=".mlir", prefix="ll_opt_")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(padded)
+        if safe and hasattr(os, "fork"):
+            ok, diagnostics = _parse_file_in_child(temp_path)
+            if not ok:
+                raise IRError(rewrite_diagnostics(diagnostics, temp_path, filename)
+                              or f"{filename}: error: Triton could not parse the module")
+        ctx = new_context()
+        return parse_file_into(temp_path, ctx, filename), ctx, temp_path
+    finally:
+        os.unlink(temp_path)
+
+
+def _parse_file_in_child(path: str) -> tuple[bool, str]:
+    """Parse ``path`` in a forked child: (ok, diagnostics).  If Triton aborts on the input,
+    only the child dies."""
+    def parse() -> str:
+        bindings().parse_mlir_module(path, new_context())
+        return ""
+
+    # Triton's diagnostics say what is wrong; the exception the bindings raise adds nothing.
+    outcome = run_in_child(parse, report_exception=False)
+    diagnostics = outcome.output
+    if outcome.signal is not None:
+        # An abort has no MLIR location: say so first, then what Triton printed.
+        diagnostics = (f"loc(\"{path}\":1:1): error: Triton aborted while parsing the module "
+                       f"(signal {outcome.signal}); what it printed follows\n{diagnostics}")
+    return outcome.ok, diagnostics
+
+
+def parse_file_into(path: str, ctx, filename: str):
+    """Parse the module in ``path`` into the Triton context ``ctx``; Triton's diagnostics become
+    an :class:`IRError` whose locations name ``filename``."""
+    with CapturedStderr() as captured:
+        try:
+            handle = bindings().parse_mlir_module(path, ctx)
+        except RuntimeError:
+            handle = None
+    if handle is None:
+        raise IRError(rewrite_diagnostics(captured.text, path, filename)
+                      or f"{filename}: error: Triton could not parse the module")
+    handle.context = ctx  # keep the context alive as long as the module (as triton.compile does)
+    return handle
+
+
+def triton_module_from_text(text: str, context):
+    """Parse module text into a Triton module living in ``context`` (an existing Triton MLIR
+    context, e.g. the one a compilation runs in), for handing back to Triton's pipeline."""
+    fd, path = tempfile.mkstemp(suffix=".ttgir", prefix="ll_hook_")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        return parse_file_into(path, context, "<plugin output>")
+    finally:
+        os.unlink(path)

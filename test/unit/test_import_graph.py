@@ -1,0 +1,157 @@
+"""The package's import graph: no import circles in ``dialect/`` and ``passes/``, and no arrow
+pointing up the layers (tools -> passes -> lowering -> dialect; ``examples/`` and the root
+``__init__``/``__main__`` sit on top).
+
+The graph is read from the source with :mod:`ast`, without importing anything: every
+``import linear_layouts.x``, ``from linear_layouts.x import y`` and relative import, at module
+level or inside a function (a lazy import is still a dependency), is an arrow from the module
+that contains it to the module it names.  ``from package import name`` is an arrow to
+``package.name`` when that is a module of ours, else to the package's ``__init__``.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = "linear_layouts"
+SUBPACKAGES = ("dialect", "lowering", "passes", "tools", "examples")
+
+# Lower layers first: an arrow may point to the same layer or a lower one, never higher.
+# The root package ("") is on top.  examples/ holds the kernels that ll-demo compiles: it
+# imports nothing of ours, and the demo (a tool) imports it, so it sits on the tools' level.
+LAYER_RANK = {"dialect": 0, "lowering": 1, "passes": 2, "tools": 3, "examples": 3, "": 4}
+LAYERS_WITHOUT_CYCLES = ("dialect", "passes")
+
+def module_files() -> dict[str, Path]:
+    """Every module of the package, dotted name -> file."""
+    modules = {PACKAGE: ROOT / "__init__.py", PACKAGE + ".__main__": ROOT / "__main__.py"}
+    for sub in SUBPACKAGES:
+        for path in sorted((ROOT / sub).glob("*.py")):
+            stem = path.stem
+            name = f"{PACKAGE}.{sub}" if stem == "__init__" else f"{PACKAGE}.{sub}.{stem}"
+            modules[name] = path
+    return modules
+
+
+def _package_of(module: str, path: Path) -> str:
+    return module if path.name == "__init__.py" else module.rpartition(".")[0]
+
+
+def imports_of(module: str, path: Path, known: set[str]) -> set[str]:
+    """The modules of ours that ``module`` imports, anywhere in its file."""
+    targets = set()
+    package = _package_of(module, path)
+
+    def resolve(name: str) -> None:
+        # `import a.b.c` depends on a.b.c (and Python runs a and a.b first, but those are
+        # the package __init__ files, whose own imports are checked where they stand).
+        while name and name not in known:
+            name = name.rpartition(".")[0]
+        if name:
+            targets.add(name)
+
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name == PACKAGE or alias.name.startswith(PACKAGE + "."):
+                    resolve(alias.name)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package
+                for _ in range(node.level - 1):
+                    base = base.rpartition(".")[0]
+                source = f"{base}.{node.module}" if node.module else base
+            elif node.module and (node.module == PACKAGE or node.module.startswith(PACKAGE + ".")):
+                source = node.module
+            else:
+                continue
+            for alias in node.names:
+                submodule = f"{source}.{alias.name}"
+                resolve(submodule if submodule in known else source)
+    targets.discard(module)
+    return targets
+
+
+def import_graph() -> dict[str, set[str]]:
+    files = module_files()
+    known = set(files)
+    return {module: imports_of(module, path, known) for module, path in files.items()}
+
+
+def layer_of(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 2 or (len(parts) == 2 and parts[1] in SUBPACKAGES) else ""
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan's algorithm)."""
+    index, low, on_stack, stack, found = {}, {}, set(), [], []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_the_graph_sees_relative_absolute_and_function_level_imports():
+    graph = import_graph()
+    # relative, module level
+    assert "linear_layouts.dialect.linear_layout" in graph["linear_layouts.dialect.encodings_common"]
+    # relative, inside a function: ll-opt reads the pass registry only for --list-passes
+    assert "linear_layouts.passes.registry" in graph["linear_layouts.tools.ll_opt"]
+    # absolute, inside a function (the demo switches the plugin on around one compile)
+    assert "linear_layouts.passes.hook" in graph["linear_layouts.tools.demo"]
+    # `from .passes import hook` inside a function of the root package
+    assert "linear_layouts.passes.hook" in graph["linear_layouts"]
+
+
+def test_cycles_are_found():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
+    assert cycles(graph) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_cycles_in_dialect_and_passes():
+    graph = import_graph()
+    within = {}
+    for layer in LAYERS_WITHOUT_CYCLES:
+        members = {m for m in graph if layer_of(m) == layer}
+        within.update({m: {t for t in graph[m] if t in members} for m in members})
+    found = cycles(within)
+    message = []
+    for component in found:
+        edges = sorted((a, b) for a in component for b in within[a] if b in component)
+        message.append("cycle among " + ", ".join(component) + ":\n" +
+                       "\n".join(f"    {a} -> {b}" for a, b in edges))
+    assert not found, "\n".join(message)
+
+
+def test_no_arrow_points_up_the_layers():
+    graph = import_graph()
+    upward = sorted((a, b) for a, targets in graph.items() for b in targets
+                    if LAYER_RANK[layer_of(b)] > LAYER_RANK[layer_of(a)])
+    assert not upward, "imports that point up the layers (tools -> passes -> lowering -> dialect):\n" + \
+        "\n".join(f"    {a} -> {b}" for a, b in upward)
