@@ -199,7 +199,7 @@ def analyse_kernel(record: dict, compiles: int, slug: str) -> KernelEntry:
             entry.src_layout = value_layout(op.operands[0], op)
             entry.dst_layout = value_layout(op.results[0], op)
             element = op.results[0].tensor_type
-            entry.bits = 1 if element.element_type == "i1" else element.element_bits
+            entry.bits = element.element.logical_bits
         except PassFailure:
             pass
         kernel.conversions.append(entry)
