@@ -117,6 +117,11 @@ class KernelEntry:
         return counts_text(counts)
 
 
+def count_text(n: int, noun: str) -> str:
+    """``1 conversion``, ``3 conversions``."""
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
 def _counter_text(counter: Counter) -> str:
     return ", ".join(f"{name} {n}" for name, n in sorted(counter.items(), key=lambda kv: (-kv[1], kv[0]))) or "-"
 
@@ -313,14 +318,16 @@ def summary_lines(kernels: list[KernelEntry]) -> list[str]:
     lowering = Counter(c.row.lowering for c in conversions if c.row.lowering != "-")
     scopes = Counter(c.row.scope for c in conversions)
     left = sum(1 for c in conversions if not c.owned)
-    lines = [f"{len(kernels)} kernels ({sum(k.compiles for k in kernels)} compiles), "
+    lines = [f"{count_text(len(kernels), 'kernel')} ({count_text(sum(k.compiles for k in kernels), 'compile')}), "
              f"{sum(1 for k in kernels if k.conversions)} with layout conversions; "
-             f"{len(conversions)} conversions, {sum(1 for c in conversions if c.row.is_noop)} of them no-ops.",
+             f"{count_text(len(conversions), 'conversion')}, {sum(1 for c in conversions if c.row.is_noop)} of them no-ops.",
              f"How far the data moves (scope): {_counter_text(scopes)}.",
              f"Planned lowering: {_counter_text(lowering)}; left to Triton: {left}."]
-    shared = sum(k.scratch_bytes for k in kernels)
-    if shared:
-        lines.append(f"Scratch (shared memory) used by conversions: up to {shared} B summed over kernels.")
+    with_scratch = [k for k in kernels if k.scratch_bytes]
+    if with_scratch:
+        largest = max(with_scratch, key=lambda k: k.scratch_bytes)
+        lines.append(f"Scratch (shared memory) for conversions: in {count_text(len(with_scratch), 'kernel')}, "
+                     f"the most {largest.scratch_bytes} B ({largest.name} on {largest.target}).")
     return lines
 
 

@@ -17,14 +17,15 @@ import os
 from typing import Optional
 
 from linear_layouts.tools.report import (CONVERSION_HEADER, KERNEL_HEADER, ConversionEntry, KernelEntry,
-                                         ReportOptions, _write_atomically, conversion_table_rows, kernel_table_rows,
+                                         ReportOptions, _write_atomically, conversion_table_rows, count_text, kernel_table_rows,
                                          summary_lines, worth_a_look)
 
 MAX_PICTURE_ELEMENTS = 4096     # 64 x 64
 MAX_TEXT_GRID_ELEMENTS = 1024   # 32 x 32: the text grid of both layouts, cell by cell
 
 STYLE = """
-body { font-family: system-ui, sans-serif; margin: 1.5em auto; max-width: 1400px; color: #222; }
+body { font-family: system-ui, sans-serif; margin: 1.5em auto; padding: 0 1.5em; max-width: 1400px;
+       box-sizing: border-box; color: #222; }
 table { border-collapse: collapse; font-size: 0.85em; margin: 0.6em 0; }
 th, td { border: 1px solid #ccc; padding: 0.25em 0.5em; text-align: left; vertical-align: top; }
 th { background: #f0f0f0; }
@@ -116,7 +117,7 @@ def index_page(kernels: list[KernelEntry], options: ReportOptions) -> str:
         for k in look:
             left = sum(1 for c in k.conversions if not c.owned)
             body.append(f'<li><a href="kernels/{_e(k.slug)}.html">{_e(k.name)}</a> on {_e(k.target)}: '
-                        f"cost {k.cost:.1f}, {len(k.conversions)} conversions"
+                        f"cost {k.cost:.1f}, {count_text(len(k.conversions), 'conversion')}"
                         + (f", {left} left to Triton" if left else "") + "</li>")
         body.append("</ol>")
     body.append("<h2>Kernels</h2>")

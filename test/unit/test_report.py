@@ -17,7 +17,7 @@ from triton.compiler import ASTSource  # noqa: E402
 
 from linear_layouts.passes import hook, recorder  # noqa: E402
 from linear_layouts.tools.demo import bundled_kernels, compile_stock  # noqa: E402
-from linear_layouts.tools.report import (ReportOptions, build_kernels, conversion_table_rows,  # noqa: E402
+from linear_layouts.tools.report import (ReportOptions, build_kernels, conversion_table_rows, count_text,  # noqa: E402
                                          kernel_table_rows, markdown)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -83,6 +83,11 @@ def test_bundled_kernels_give_exact_rows(tmp_path):
                                  "guard bar.sync=1, ld.shared.b128=2, st.shared.b128=2, scratch=1024B")
     text = markdown(kernels)
     assert "4 kernels (4 compiles), 3 with layout conversions; 4 conversions, 0 of them no-ops." in text
+    scratch_line = [line for line in text.splitlines() if "Scratch (shared memory)" in line]
+    largest = max(kernels, key=lambda k: k.scratch_bytes)
+    assert len(scratch_line) == 1 and scratch_line[0].endswith(
+        f"Scratch (shared memory) for conversions: in 3 kernels, the most {largest.scratch_bytes} B "
+        f"({largest.name} on sm_90).")
     assert "Worth a look first (by conversion cost per warp): transpose on sm_90 (98.0), matmul on sm_90 (30.0), " \
            "rotary_embedding on sm_90 (25.0)" in text
 
@@ -299,3 +304,7 @@ def test_chromium_renders_index_and_a_kernel_page(tmp_path):
         assert shot.returncode == 0, shot.stderr
         data = png.read_bytes()
         assert data.startswith(b"\x89PNG") and len(data) > 10_000     # a real, non-blank picture
+
+
+def test_counts_are_spelled_in_the_singular_for_one():
+    assert [count_text(n, "conversion") for n in (0, 1, 2)] == ["0 conversions", "1 conversion", "2 conversions"]
