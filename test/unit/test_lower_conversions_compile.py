@@ -98,11 +98,11 @@ def compile_case(job):
         # The corpus was written by triton 3.9; some files use ops or forms an older release
         # cannot read or compile.  Those are not ours to judge: stock Triton must compile first.
         try:
-            directory = tempfile.mkdtemp(prefix="ll_stock_")
-            path = os.path.join(directory, "kernel.ttgir")
-            with open(path, "w") as f:
-                f.write(text)
-            triton.compile(path, target=_gpu_target(target))
+            with tempfile.TemporaryDirectory(prefix="ll_stock_") as directory:
+                path = os.path.join(directory, "kernel.ttgir")
+                with open(path, "w") as f:
+                    f.write(text)
+                triton.compile(path, target=_gpu_target(target))
         except Exception as error:
             result["skipped"] = f"stock triton {triton.__version__} cannot compile it: {str(error).splitlines()[0][:200]}"
             return result
@@ -110,11 +110,11 @@ def compile_case(job):
         lowered_text, outcomes = lower_text(text, filename=name)
         result["lowered"] = sum(o.lowered for o in outcomes)
         result["left"] = [o.reason for o in outcomes if not o.lowered]
-        directory = tempfile.mkdtemp(prefix="ll_lower_")
-        path = os.path.join(directory, "kernel.ttgir")
-        with open(path, "w") as f:
-            f.write(lowered_text)
-        kernel = triton.compile(path, target=_gpu_target(target))
+        with tempfile.TemporaryDirectory(prefix="ll_lower_") as directory:
+            path = os.path.join(directory, "kernel.ttgir")
+            with open(path, "w") as f:
+                f.write(lowered_text)
+            kernel = triton.compile(path, target=_gpu_target(target))
         nvidia = target.startswith("sm_")
         asm = kernel.asm["ptx" if nvidia else "amdgcn"]
         mix = ptx_mix(asm) if nvidia else amdgcn_mix(asm)
@@ -133,11 +133,18 @@ def compile_case(job):
 
 
 def _run_pool(jobs):
-    cache = tempfile.mkdtemp(prefix="ll_triton_cache_")
-    os.environ["TRITON_CACHE_DIR"] = cache
     import multiprocessing
-    with ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("fork")) as pool:
-        return list(pool.map(compile_case, jobs))
+    saved = os.environ.get("TRITON_CACHE_DIR")
+    with tempfile.TemporaryDirectory(prefix="ll_triton_cache_") as cache:
+        os.environ["TRITON_CACHE_DIR"] = cache      # the forked workers inherit it
+        try:
+            with ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("fork")) as pool:
+                return list(pool.map(compile_case, jobs))
+        finally:
+            if saved is None:
+                os.environ.pop("TRITON_CACHE_DIR", None)
+            else:
+                os.environ["TRITON_CACHE_DIR"] = saved
 
 
 def corpus_jobs():
