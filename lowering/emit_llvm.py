@@ -438,6 +438,39 @@ def emit_island(plan: ConversionPlan, site: ConvertSite) -> Island:
     return Island("\n".join(w.lines), w.counts, scratch_bytes)
 
 
+def memdesc_struct_type(rank: int) -> str:
+    """The struct Triton's type converter gives a rank-``rank`` memdesc: the base pointer, then
+    one i32 offset per dimension (non-zero only for subslice views, which we do not lower)."""
+    return "!llvm.struct<(" + ", ".join(["ptr<3>"] + ["i32"] * rank) + ")>"
+
+
+def emit_local_load_island(plan, site: ConvertSite, rank: int) -> Island:
+    """The LLVM-dialect text replacing a ``ttg.local_load`` at ``site`` (its source is the
+    memdesc, ``site.src_type`` its type, of rank ``rank``), per the verified
+    ``local_memory.LocalLoadPlan``: the loads of ``plan.shared`` from the memdesc's base
+    pointer, with the guard barriers the site asks for (Triton's barrier analysis does not see
+    the island's reads: ``passes.lower_conversions``)."""
+    vendor = vendor_for(plan.target, IslandState(in_loop=site.in_loop))
+    element = island_element_type(site.element_type)
+    w = IslandWriter(site.prefix)
+    dst_hw = HardwareLayout.of(plan.dst, plan.buffer.out_dim_names)
+    dst_map = struct_registers(dst_hw, site.unique_struct)
+    dst_struct = struct_type(element, len(dst_map))
+    descriptor_type = memdesc_struct_type(rank)
+    descriptor = w.op(f"builtin.unrealized_conversion_cast {site.source} : {site.src_type} to {descriptor_type}")
+    base = w.extract(descriptor, 0, descriptor_type)
+    sources = list(plan.output.sources)
+    staging = _emit_shared(w, vendor, plan, element, [], max(sources) + 1, site, base)
+    out_values = []
+    for i in (sources[r] for r in dst_map):
+        if staging[i] is None:
+            raise EmitError(f"output register reads staging register {i}, which no load wrote")
+        out_values.append(staging[i])
+    struct_out = w.build_struct(out_values, dst_struct)
+    w.line(f"{site.result} = builtin.unrealized_conversion_cast {struct_out} : {dst_struct} to {site.dst_type}")
+    return Island("\n".join(w.lines), w.counts)
+
+
 def vendor_for(target: Target, state: IslandState) -> VendorInstructions:
     """The instructions of ``target``'s vendor, for one island (``state`` is that island's)."""
     if target.vendor == "nvidia":

@@ -52,8 +52,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .element_type import ElementType
-from .emit_llvm import ConvertSite, struct_registers
-from .hardware import HardwareLayout
+from .emit_llvm import ConvertSite, memdesc_struct_type, struct_registers
+from .hardware import HardwareLayout, xor_table
 from .plan import ConversionPlan
 from .verify import VerificationResult
 
@@ -1069,3 +1069,68 @@ def _check_guards(machine: _Machine, site: ConvertSite) -> None:
         raise SimulationError("no CTA barrier before the island's first shared-memory access (guard_before)")
     if site.guard_after and not machine.barrier_since_last_shared:
         raise SimulationError("no CTA barrier after the island's last shared-memory access (guard_after)")
+
+
+# ------------------------------------------------------------------------------ local loads
+
+def check_emitted_local_load(island_text: str, plan, site: ConvertSite, rank: int) -> VerificationResult:
+    """Execute an island that replaced a ``ttg.local_load`` (``emit_llvm.emit_local_load_island``)
+    for every thread: the memdesc's buffer starts with the element its layout names at every
+    offset (stored before the island, so ordered before it), the island must read it through the
+    descriptor's base pointer and put the destination layout's element in every output field."""
+    try:
+        _check_local_load(island_text, plan, site, rank)
+    except SimulationError as error:
+        return VerificationResult(False, (str(error),))
+    return VerificationResult(True)
+
+
+def _check_local_load(island_text: str, plan, site: ConvertSite, rank: int) -> None:
+    lines = island_text.splitlines()
+    if len(lines) > MAX_LINES:
+        raise SimulationError(f"the island has {len(lines)} lines; the simulator stops at {MAX_LINES}")
+    element = ElementType.of(site.element_type)
+    order = plan.buffer.out_dim_names
+    dst_hw = HardwareLayout.of(plan.dst, order)
+    dst_regs = struct_registers(dst_hw, site.unique_struct)
+    B, W, L = 1 << len(dst_hw.block), 1 << len(dst_hw.warp), 1 << len(dst_hw.lane)
+    if L != plan.target.warp_size:
+        raise SimulationError(f"the layout has {L} lanes, a {plan.target.name} warp {plan.target.warp_size}")
+    if B * W * L * len(dst_regs) > MAX_THREAD_REGISTERS:
+        raise SimulationError("the load is too large to simulate")
+    offsets = tuple(plan.buffer._pack(b) for b in plan.buffer.bases["offset"])
+    buffer_ids = xor_table(offsets).astype(np.uint64)           # element at every offset
+    expected = _element_ids(dst_hw, dst_regs)
+    value_bits = element.logical_bits
+    nbytes = element.storage_bits // 8
+    passes = max(1, -(-max(1, dst_hw.element_bits) // value_bits))
+    got = np.zeros_like(expected, dtype=np.uint64)
+    descriptor_type = memdesc_struct_type(rank)
+    for p in range(passes):
+        machine = _Machine(B, W, L, plan.target.vendor)
+        machine.alloc(len(buffer_ids) * nbytes)
+        tags = _mix((buffer_ids >> np.uint64(p * value_bits)) & _mask(value_bits), value_bits)
+        for byte in range(nbytes):   # little-endian, every CTA's copy of the buffer alike
+            machine.smem[:, byte::nbytes] = ((tags >> np.uint64(8 * byte)) & np.uint64(0xFF))[None, :]
+        machine.written[:] = True    # stored before the island (writer -1, epoch -1: ordered)
+        descriptor = [machine.full(64, SCRATCH_BASE)] + [machine.full(32, 0) for _ in range(rank)]
+        island = _Island(lines, machine, descriptor, site)
+        island.run()
+        if p == 0:
+            if island.input_type is None or island.input_type.strip() != descriptor_type:
+                raise SimulationError(f"the memdesc is cast to {island.input_type}, Triton's descriptor struct "
+                                      f"is {descriptor_type}")
+            _check_struct("destination", island.output_type, element, len(dst_regs))
+            _check_guards(machine, site)
+        for i, field in enumerate(island.output):
+            if field is None or not field.defined.all():
+                t = 0 if field is None else int(np.nonzero(~field.defined)[0][0])
+                raise SimulationError(f"output field {i} is undefined in {machine._who(t)}")
+            got[:, i] |= _unmix(field.value & _mask(value_bits), value_bits) << np.uint64(p * value_bits)
+    wrong = got != expected.astype(np.uint64)
+    if wrong.any():
+        t, i = (int(x) for x in np.argwhere(wrong)[0])
+        who = _Machine(B, W, L, plan.target.vendor)._who(t)
+        raise SimulationError(f"{int(wrong.sum())} output fields hold the wrong element; first: output field {i} "
+                              f"of {who} holds element {int(got[t, i])}, the destination layout names element "
+                              f"{int(expected[t, i])}")

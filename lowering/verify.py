@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .hardware import HardwareLayout
+from .hardware import HardwareLayout, xor_table
 from .instructions import AccessForm, BarrierScope, MemorySpace, ShuffleMode
 from .plan import Barrier, ConversionPlan, SharedAccess
 
@@ -132,7 +132,9 @@ def access_positions(op: SharedAccess, element_bits: int, lanes, warps, blocks) 
     return out
 
 
-def _simulate_shared(plan: ConversionPlan, src: np.ndarray, staging_size: int) -> np.ndarray:
+def _simulate_shared(plan, src: np.ndarray, staging_size: int, preloaded: np.ndarray | None = None) -> np.ndarray:
+    """Run ``plan.shared``'s accesses; ``preloaded``: the element at every offset of a buffer
+    written before the plan starts (a local_load), ordered before the plan's first access."""
     sh = plan.shared
     B, W, L, _ = src.shape
     size = sh.scratch_elements
@@ -142,6 +144,12 @@ def _simulate_shared(plan: ConversionPlan, src: np.ndarray, staging_size: int) -
     read_epoch = np.full((B, size), -1, dtype=np.int64)
     staging = np.full((B, W, L, staging_size), -1, dtype=np.int64)
     epoch = 0
+    if preloaded is not None:
+        if len(preloaded) != size:
+            raise _Failure(f"the buffer holds {len(preloaded)} elements, the plan addresses {size}")
+        smem[:] = preloaded[None, :]
+        written_epoch[:] = 0
+        epoch = 1
     warp_only = False
     cluster_wide = False
     remote_since_cluster_barrier = False
@@ -226,14 +234,42 @@ def verify_plan(plan: ConversionPlan) -> VerificationResult:
             staging = _simulate_shared(plan, src, 1 << len(dst_hw.nonzero_register_positions))
         else:
             raise _Failure(f"output reads file '{plan.output.file}' that no step writes")
-        sources = np.asarray(plan.output.sources, dtype=np.int64)
-        if len(sources) != expected.shape[3]:
-            raise _Failure(f"output names {len(sources)} registers, the destination has {expected.shape[3]}")
-        if len(sources) and (sources.min() < 0 or sources.max() >= staging.shape[3]):
-            raise _Failure("output reads a register outside its file")
-        got = staging[..., sources]
+        got = _output(plan, staging, expected)
     except _Failure as e:
         return VerificationResult(False, (str(e),))
+    return _compare(got, expected)
+
+
+def _output(plan, staging: np.ndarray, expected: np.ndarray) -> np.ndarray:
+    """Every destination register, read from the staging file by ``plan.output``."""
+    sources = np.asarray(plan.output.sources, dtype=np.int64)
+    if len(sources) != expected.shape[3]:
+        raise _Failure(f"output names {len(sources)} registers, the destination has {expected.shape[3]}")
+    if len(sources) and (sources.min() < 0 or sources.max() >= staging.shape[3]):
+        raise _Failure("output reads a register outside its file")
+    return staging[..., sources]
+
+
+def verify_local_load(plan) -> VerificationResult:
+    """Simulate a ``local_memory.LocalLoadPlan``: the buffer starts with the element its layout
+    names at every offset; every destination register of every thread must end up with the
+    element the destination layout names (and every load be in bounds, aligned, of a word that
+    holds an element)."""
+    order = plan.buffer.out_dim_names
+    dst_hw = HardwareLayout.of(plan.dst, order)
+    expected = dst_hw.element_table()
+    B, W, L, _ = expected.shape
+    initial = xor_table(tuple(plan.buffer._pack(b) for b in plan.buffer.bases["offset"]))
+    try:
+        staging = _simulate_shared(plan, np.zeros((B, W, L, 0), dtype=np.int64),
+                                   1 << len(dst_hw.nonzero_register_positions), preloaded=initial)
+        got = _output(plan, staging, expected)
+    except _Failure as e:
+        return VerificationResult(False, (str(e),))
+    return _compare(got, expected)
+
+
+def _compare(got: np.ndarray, expected: np.ndarray) -> VerificationResult:
     bad = np.argwhere(got != expected)
     if len(bad):
         b, w, l, r = (int(x) for x in bad[0])

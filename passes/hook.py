@@ -71,6 +71,11 @@ class PluginConfig:
     remarks: bool = False
 
     @property
+    def owns_local_loads(self) -> bool:
+        """The pipeline lowers ``ttg.local_load`` too (``only=...,local_load``)."""
+        return "local_load" in self.pipeline
+
+    @property
     def cache_key(self) -> str:
         return f"linear_layouts-{__version__}-{source_fingerprint()}-{self.mode}-{self.pipeline}"
 
@@ -342,7 +347,7 @@ def _wrap_stages(stages: dict, config: PluginConfig) -> None:
         kernel = _kernel_name(text)
         state.update(stock_src=src, islands=False, kernel=kernel)
         _stats.kernels += 1
-        if "ttg.convert_layout" not in text:
+        if "ttg.convert_layout" not in text and not (config.owns_local_loads and "ttg.local_load" in text):
             # Nothing for us: our passes would only add attributes, and a module without
             # islands is compiled from Triton's own TTGIR anyway.  No parse, no print.
             return original["llir"](src, metadata)

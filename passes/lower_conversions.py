@@ -52,7 +52,9 @@ from ..lowering import measured_choices
 from ..lowering.cost import plan_cost
 from ..lowering.describe import instruction_counts, plan_cost_text
 from ..lowering.legacy import attribute_kind, plan_legacy_conversion
-from ..lowering.emit_llvm import ConvertSite, EmitError, Island, emit_island, island_element_type
+from ..lowering.emit_llvm import (ConvertSite, EmitError, Island, emit_island, emit_local_load_island,
+                                  island_element_type)
+from ..lowering.local_memory import LOCAL_LOAD, plan_local_load
 from ..lowering.plan import ConversionPlan
 from ..lowering.planner import plan_conversion
 from ..lowering.target import target_named
@@ -61,7 +63,11 @@ from .bindings import installed_conventions, triton_version
 from .snapshot import Module, Operation
 from .layouts import value_layout
 
-METHODS = ("noop", "rename", "shuffle", "shared")
+METHODS = ("noop", "rename", "shuffle", "shared", "local_load")
+# What a run owns when ``only`` is empty.  ``local_load`` (a ``ttg.local_load`` read by our own
+# island) is opt-in (``only=...,local_load``) until GPU timings show it at least as fast as
+# Triton's own lowering in whole kernels (benchmarks/results/local_load_gpu.md).
+DEFAULT_METHODS = ("noop", "rename", "shuffle", "shared")
 MODES = ("linear", "legacy")
 VERIFY_LEVELS = ("emitted", "plan")
 STRICT_CHECK_VARIABLE = "LINEAR_LAYOUTS_STRICT_CHECK"
@@ -116,7 +122,7 @@ class ConvertOutcome:
 
 def _owned_methods(only: str) -> tuple[str, ...]:
     if not only.strip():
-        return METHODS
+        return DEFAULT_METHODS
     names = tuple(n.strip() for n in only.split(",") if n.strip())
     unknown = [n for n in names if n not in METHODS]
     if unknown:
@@ -207,11 +213,16 @@ def plan_module(module: Module, only: str = "", target: Optional[str] = None,
         raise PassFailure(None, f"option mode={mode}: unknown mode (known: {', '.join(MODES)})")
     hw_target, target_problem = _target_of(module, target)
     results = []
-    for op in module.ops_named("ttg.convert_layout"):
+    wanted = ("ttg.convert_layout", "ttg.local_load") if LOCAL_LOAD in owned and mode == "linear" \
+        else ("ttg.convert_layout",)
+    for op in (op for op in module.walk() if op.name in wanted):
         outcome = ConvertOutcome(op.location)
         results.append((op, outcome))
         if hw_target is None:
             outcome.reason = target_problem
+            continue
+        if op.name == "ttg.local_load":
+            _plan_local_load(module, op, hw_target, outcome)
             continue
         source, result = op.operands[0], op.results[0]
         try:
@@ -252,6 +263,54 @@ def plan_module(module: Module, only: str = "", target: Optional[str] = None,
             continue
         outcome.plan = plan
     return results
+
+
+def _plan_local_load(module: Module, op: Operation, target, outcome: ConvertOutcome) -> None:
+    """Plan one ``ttg.local_load`` (sets ``outcome.plan``, or ``outcome.reason``)."""
+    source, result = op.operands[0], op.results[0]
+    outcome.method = LOCAL_LOAD
+    producer = source.defining_op
+    if producer is None or producer.name != "ttg.local_alloc":
+        # A view (memdesc_index, subslice, trans, ...) or a block argument: its descriptor may
+        # carry non-zero offsets, which our islands do not read yet.
+        what = "a block argument" if producer is None else f"a view made by {producer.name}"
+        outcome.reason = f"the memdesc is {what}; local loads are lowered only straight from ttg.local_alloc"
+        return
+    try:
+        buffer, dst = value_layout(source, op), value_layout(result, op)
+        element = island_element_type(result.tensor_type.element_type)
+    except (PassFailure, EmitError) as error:
+        outcome.reason = getattr(error, "message", str(error))
+        return
+    if dst.in_dims.get("register", 1) > MAX_ELEMENTS_PER_THREAD:
+        outcome.reason = (f"{dst.in_dims.get('register', 1)} elements per thread; islands are limited to "
+                          f"{MAX_ELEMENTS_PER_THREAD} per thread (MAX_ELEMENTS_PER_THREAD)")
+        return
+    if (module.threads_per_warp or target.warp_size) != target.warp_size:
+        outcome.reason = f"the module has {module.threads_per_warp} threads per warp, {target.name} has " \
+                         f"{target.warp_size}"
+        return
+    plan = plan_local_load(buffer, dst, element.logical_bits, target)
+    if not plan:
+        outcome.reason = plan.reason
+        return
+    outcome.plan = plan
+
+
+def _reads_in_a_row(module: Module, ops: list[Operation]) -> set[int]:
+    """ids of the local loads in ``ops`` that directly follow another of them: in the same block,
+    with only shared-memory-free ops in between.  Reads do not race with reads, so a run of
+    them needs one guard barrier before its first and one after its last."""
+    wanted = {id(op) for op in ops}
+    follows, previous = set(), None
+    for op in module.walk():
+        if id(op) in wanted:
+            if previous is not None and previous.parent_op is op.parent_op:
+                follows.add(id(op))
+            previous = op
+        elif not (op.name in _SMEM_FREE or op.name.startswith(_SMEM_FREE_PREFIXES)):
+            previous = None
+    return follows
 
 
 def _instruction_mix(plan) -> dict:
@@ -306,17 +365,21 @@ def _plan_remembered(src, dst, bits: int, target, rank: int = 0):
 _CACHEABLE_PREFIX = "llX"
 
 
-def _simulate_unless_accepted(island_text: str, plan: ConversionPlan, site: ConvertSite):
+def _simulate_unless_accepted(island_text: str, plan, site: ConvertSite, rank: int = 0):
     """The emitted-code simulator's verdict on ``island_text``: remembered if it accepted this
-    very text for this plan and site before (``passes.verified_islands``), else a fresh run."""
-    from ..lowering.island_sim import check_emitted
+    very text for this plan and site before (``passes.verified_islands``), else a fresh run.
+    ``rank``: the memdesc's rank for a local load's island (0 for a convert's)."""
+    from ..lowering.island_sim import check_emitted, check_emitted_local_load
     from ..lowering.verify import VerificationResult
     from . import verified_islands
 
     key = verified_islands.verdict_key(island_text, plan, site, triton_version())
     if verified_islands.is_accepted(key):
         return VerificationResult(True)
-    check = check_emitted(island_text, plan, site)
+    if plan.method == LOCAL_LOAD:
+        check = check_emitted_local_load(island_text, plan, site, rank)
+    else:
+        check = check_emitted(island_text, plan, site)
     if check:
         verified_islands.remember_accepted(key)
     return check
@@ -333,10 +396,13 @@ def lower_module(module: Module, only: str = "", target: Optional[str] = None,
     if verify not in VERIFY_LEVELS:
         raise PassFailure(None, f"option verify={verify}: unknown level (known: {', '.join(VERIFY_LEVELS)})")
     planned = plan_module(module, only, target, mode, candidate, measured)
-    shared_ops = [op for op, o in planned if o.plan is not None and o.plan.method == "shared"]
+    shared_ops = [op for op, o in planned if o.plan is not None and o.plan.method in ("shared", LOCAL_LOAD)]
     guards = _needs_guards(module, shared_ops)
     triton_users = _triton_shared_memory_users(module, {id(op) for op, o in planned if o.plan is not None})
     position_of = {id(op): position for position, op in enumerate(module.walk())}
+    local_loads = [op for op, o in planned if o.plan is not None and o.plan.method == LOCAL_LOAD]
+    follows = _reads_in_a_row(module, local_loads)
+    followed = {id(a) for a, b in zip(local_loads, local_loads[1:]) if id(b) in follows}
     islands: dict[int, tuple[ConvertOutcome, Island]] = {}
     for number, (op, outcome) in enumerate(planned):
         if outcome.plan is None:
@@ -344,17 +410,22 @@ def lower_module(module: Module, only: str = "", target: Optional[str] = None,
         result = op.results[0]
         site = ConvertSite(result="%RESULT", source="%SOURCE", src_type="@SRC_TYPE@",
                            dst_type="@DST_TYPE@", element_type=result.tensor_type.element_type,
-                           guard_before=guards,
-                           guard_after=guards and _needs_guard_after(op, position_of[id(op)], triton_users),
+                           guard_before=guards and id(op) not in follows,
+                           guard_after=(guards and id(op) not in followed
+                                        and _needs_guard_after(op, position_of[id(op)], triton_users)),
                            prefix=_CACHEABLE_PREFIX,
                            unique_struct=installed_conventions().struct_holds_unique_registers, in_loop=_in_loop(op))
+        rank = len(op.operands[0].tensor_type.shape) if op.name == "ttg.local_load" else 0
         try:
-            island = emit_island(outcome.plan, site)
+            if op.name == "ttg.local_load":
+                island = emit_local_load_island(outcome.plan, site, rank)
+            else:
+                island = emit_island(outcome.plan, site)
         except EmitError as error:
             outcome.plan, outcome.reason = None, str(error)
             continue
         if verify == "emitted":
-            check = _simulate_unless_accepted(island.text, outcome.plan, site)
+            check = _simulate_unless_accepted(island.text, outcome.plan, site, rank)
             outcome.emitted_check = check
             if not check:
                 message = f"the emitted island failed the simulator: {check.errors[0]}"
@@ -380,6 +451,15 @@ _CONVERT_LINE = re.compile(
     r"(?P<dst_type>.+?)(?P<loc> loc\(.*\))?$", re.M)
 
 
+# %5 = ttg.local_load %4 {ll.island = 1 : i32} : !ttg.memdesc<...> -> tensor<...> loc(#loc3)
+# (3.6+ may print an async token operand: ``ttg.local_load %4 token %t {...}``; the island does
+# not need it: the token only orders the op after the copy that the memdesc's producer waits for)
+_LOCAL_LOAD_LINE = re.compile(
+    r"^(?P<indent>[ \t]*)(?P<result>%[^\s=]+) = ttg\.local_load (?P<source>%[^\s{]+)(?: token %[^\s{]+)? "
+    r"\{(?P<attrs>[^\n]*?ll\.island = (?P<number>\d+) : i32[^\n]*?)\} : (?P<src_type>.+?) -> "
+    r"(?P<dst_type>.+?)(?P<loc> loc\(.*\))?$", re.M)
+
+
 def _splice_islands(text: str, islands: dict[int, tuple[ConvertOutcome, Island]]) -> str:
     done = set()
 
@@ -392,7 +472,7 @@ def _splice_islands(text: str, islands: dict[int, tuple[ConvertOutcome, Island]]
         indent = m.group("indent")
         return "\n".join(indent + line.lstrip() for line in body.splitlines())
 
-    out = _CONVERT_LINE.sub(replace, text)
+    out = _LOCAL_LOAD_LINE.sub(replace, _CONVERT_LINE.sub(replace, text))
     missing = set(islands) - done
     if missing:
         raise PassFailure(None, f"internal error: could not find the printed convert of island(s) {sorted(missing)}")
