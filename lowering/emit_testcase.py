@@ -54,8 +54,12 @@ def _memory_type(element_type: str) -> str:
 
 
 def single_convert_ttgir(shape, element_type: str, src_encoding: str, dst_encoding: str, num_warps: int,
-                         target: str = "sm_90", name: str = "convert_kernel") -> str:
+                         target: str = "sm_90", name: str = "convert_kernel", shared_encoding: str | None = None) -> str:
     """A kernel ``name(X, Y)``: load X in ``src_encoding``, convert, store Y in ``dst_encoding``.
+
+    With ``shared_encoding`` (a shared layout attribute) the convert goes through shared memory
+    the way Triton's own passes stage operands: ``ttg.local_alloc`` of the loaded tensor into a
+    buffer of that layout, then ``ttg.local_load`` into ``dst_encoding``.
 
     ``src_encoding`` / ``dst_encoding`` are attribute texts (``#ttg.blocked<{...}>``,
     ``#ttg.linear<{...}>``); ``element_type`` a TTGIR type (``f32``, ``f8E4M3FN``, ``i1``,
@@ -67,7 +71,10 @@ def single_convert_ttgir(shape, element_type: str, src_encoding: str, dst_encodi
     target_attr, threads = target_named(target).triton_name, target_named(target).warp_size
     dims = "x".join(str(s) for s in shape)
     memory = _memory_type(element_type)
-    lines = [f"#src = {src_encoding}", f"#dst = {dst_encoding}",
+    lines = [f"#src = {src_encoding}", f"#dst = {dst_encoding}"]
+    if shared_encoding is not None:
+        lines += [f"#shared = {shared_encoding}", "#smem = #ttg.shared_memory"]
+    lines += [
              f'module attributes {{"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = {num_warps} : i32, '
              f'ttg.target = "{target_attr}", "ttg.threads-per-warp" = {threads} : i32}} {{',
              f"  tt.func public @{name}(%X: !tt.ptr<{memory}>, %Y: !tt.ptr<{memory}>) {{"]
@@ -86,8 +93,13 @@ def single_convert_ttgir(shape, element_type: str, src_encoding: str, dst_encodi
             elif element_type != memory:
                 lines.append(f"    %vp = tt.int_to_ptr %v : tensor<{dims}xi64, #src> -> tensor<{dims}x{element_type}, #src>")
                 value = "%vp"
-            lines.append(f"    %c = ttg.convert_layout {value} : tensor<{dims}x{element_type}, #src> -> "
-                         f"tensor<{dims}x{element_type}, #dst>")
+            if shared_encoding is None:
+                lines.append(f"    %c = ttg.convert_layout {value} : tensor<{dims}x{element_type}, #src> -> "
+                             f"tensor<{dims}x{element_type}, #dst>")
+            else:
+                memdesc = f"!ttg.memdesc<{dims}x{element_type}, #shared, #smem>"
+                lines.append(f"    %a = ttg.local_alloc {value} : (tensor<{dims}x{element_type}, #src>) -> {memdesc}")
+                lines.append(f"    %c = ttg.local_load %a : {memdesc} -> tensor<{dims}x{element_type}, #dst>")
     stored = "%c"
     if element_type == "i1":
         lines.append(f"    %cb = arith.extui %c : tensor<{dims}xi1, #dst> to tensor<{dims}xi8, #dst>")

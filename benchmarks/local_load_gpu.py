@@ -1,0 +1,231 @@
+"""GPU check of our ``ttg.local_load`` islands: bit for bit against stock Triton, on a real GPU.
+
+    python benchmarks/local_load_gpu.py --out benchmarks/results          # on an H100/H200
+    python benchmarks/local_load_gpu.py --out /tmp/dry --dry-run          # CPU: compile only
+
+Each case is a kernel ``load X (layout A) -> ttg.local_alloc into a buffer of shared layout S ->
+ttg.local_load into layout B -> store Y (layout B)``; X and Y row-major, so Y must equal X bit
+for bit whatever A, S and B are.  The cases cross
+
+* shared layouts S: swizzled (``vec``/``perPhase``/``maxPhase`` as Triton picks them for mma
+  operands, and unswizzled), both orders, and ``nvmma_shared`` (64- and 128-byte swizzles);
+* result layouts B: blocked layouts, random ``#ttg.linear`` layouts with broadcast, and the mma v2
+  dot operands (``ldmatrix`` / ``ldmatrix.trans`` territory);
+* element types fp32, fp16, bf16, fp8 (e4m3), int8, int64; 1, 4 and 8 warps.
+
+Each kernel is compiled twice, with ``ll-lower-conversions{only=local_load}`` and with stock
+Triton, launched on random bits with Y poisoned, and compared with X.  Writes
+``local_load_gpu.json`` / ``.md`` into ``--out`` with the GPU name and the Triton and torch
+versions.  Exit status 0 when every kernel with our islands is bit-exact.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import sys
+import time
+from collections import Counter, defaultdict
+
+from checkout import make_package_importable  # noqa: E402
+
+make_package_importable()
+os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+
+import gpu_conversions  # noqa: E402  (the worker pool and the launcher are the same)
+from gpu_conversions import DTYPES, WARPS, blocked, compile_all, run_on_gpu  # noqa: E402
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SHAPE = (64, 64)
+
+
+def shared_layouts(bits: int) -> list[tuple[str, str]]:
+    """(name, attribute) of shared layouts for ``bits``-bit elements."""
+    vec = max(1, 128 // bits)
+    out = [("swizzle-none-row", "#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>"),
+           ("swizzle-none-col", "#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [0, 1]}>"),
+           ("swizzle-mma-row", f"#ttg.swizzled_shared<{{vec = {vec}, perPhase = 1, maxPhase = 8, order = [1, 0]}}>"),
+           ("swizzle-mma-col", f"#ttg.swizzled_shared<{{vec = {vec}, perPhase = 2, maxPhase = 4, order = [0, 1]}}>")]
+    if bits in (8, 16, 32):
+        for width in (w for w in (64, 128) if w <= SHAPE[1] * bits // 8):   # a row must hold the swizzle
+            out.append((f"nvmma-{width}", f"#ttg.nvmma_shared<{{swizzlingByteWidth = {width}, transposed = false, "
+                                          f"elementBitWidth = {bits}}}>"))
+    return out
+
+
+def result_layouts(num_warps: int, bits: int, rng: random.Random) -> list[tuple[str, str]]:
+    from linear_layouts.lowering.emit_testcase import random_linear_encoding
+    tall, square = gpu_conversions._warp_split(num_warps)
+    zoo = [("blocked-row-v4", blocked([1, 4], [4, 8], tall, [1, 0])),
+           ("blocked-col-v4", blocked([4, 1], [8, 4], tall[::-1], [0, 1])),
+           ("blocked-row-1", blocked([1, 1], [1, 32], square, [1, 0]))]
+    if bits in (8, 16, 32):
+        k_width = 32 // bits
+        mma = f"#ttg.nvidia_mma<{{versionMajor = 2, versionMinor = 0, warpsPerCTA = {square}, instrShape = [16, 8]}}>"
+        for index in (0, 1):
+            zoo.append((f"dot-op{index}", f"#ttg.dot_op<{{opIdx = {index}, parent = {mma}, kWidth = {k_width}}}>"))
+    for i in range(2):
+        zoo.append((f"linear-random-{i}", random_linear_encoding(rng, SHAPE, num_warps, 32)))
+    return zoo
+
+
+def build_cases(arch: int, seed: int, per_group: int):
+    from linear_layouts.lowering.emit_testcase import single_convert_ttgir
+    rng = random.Random(seed)
+    target = "sm_90" if arch >= 90 else "sm_80"
+    cases = []
+    for num_warps in WARPS:
+        tall, _ = gpu_conversions._warp_split(num_warps)
+        source = blocked([1, 4], [4, 8], tall, [1, 0])
+        for dtype, (element, _, int_name) in DTYPES.items():
+            bits = {"int8": 8, "int16": 16, "int32": 32, "int64": 64}[int_name]
+            combos = [(s, d) for s in shared_layouts(bits) for d in result_layouts(num_warps, bits, rng)]
+            for (s_name, shared), (d_name, dst) in rng.sample(combos, min(per_group, len(combos))):
+                name = f"w{num_warps}-{dtype}-{s_name}-to-{d_name}"
+                text = single_convert_ttgir(SHAPE, element, source, dst, num_warps, target, name="k",
+                                            shared_encoding=shared)
+                cases.append(dict(name=name, dtype=dtype, num_warps=num_warps, shape=list(SHAPE), src_name=s_name,
+                                  dst_name=d_name, src=shared, dst=dst, text=text))
+    return cases
+
+
+def compile_case(job):
+    """Worker: our islands (only local loads) and stock Triton, each compiled to cubin."""
+    index, case, arch, directory = job
+    from linear_layouts.lowering.describe import cost_text
+    from linear_layouts.lowering.emit_testcase import ptx_mix
+    from linear_layouts.passes.lower_conversions import lower_text
+    out = {"index": index}
+    for variant in ("stock", "ours"):
+        text = case["text"]
+        try:
+            if variant == "ours":
+                text, outcomes = lower_text(case["text"], filename=case["name"], only="local_load")
+                o = outcomes[0]
+                out["lowered"] = o.lowered
+                out["method"] = (o.plan.form.name.lower() if o.plan is not None else "-")
+                out["reason"] = o.reason
+                out["plan"] = cost_text(o.plan.cost, o.plan.target) if o.plan is not None else ""
+            path, kernel = gpu_conversions._compile_path(text, arch, directory, f"{index}-{variant}")
+            out[variant] = {"path": path, "ok": True, "mix": dict(ptx_mix(kernel.asm["ptx"])),
+                            "shared": int(kernel.metadata.shared)}
+        except Exception as error:
+            out[variant] = {"ok": False, "error": f"{type(error).__name__}: {str(error)[-800:]}"}
+    return out
+
+
+def write_reports(out_dir: str, cases, compiled, header: dict, dry_run: bool) -> int:
+    os.makedirs(out_dir, exist_ok=True)
+    rows = []
+    for case, r in zip(cases, compiled):
+        rows.append({k: v for k, v in case.items() if k != "text"} | {
+            "form": r.get("method", "-"), "lowered": r.get("lowered", False), "left_reason": r.get("reason", ""),
+            "plan": r.get("plan", ""), "stock": {k: v for k, v in r.get("stock", {}).items() if k != "path"},
+            "ours": {k: v for k, v in r.get("ours", {}).items() if k != "path"}})
+    ours_bad = [x for x in rows if not x["ours"].get("ok") or (not dry_run and not x["ours"].get("bit_exact"))]
+    stock_bad = [x for x in rows if not x["stock"].get("ok") or (not dry_run and not x["stock"].get("bit_exact"))]
+    lowered = [x for x in rows if x["lowered"]]
+    summary = {"cases": len(rows), "lowered_by_us": len(lowered), "ours_failures": len(ours_bad),
+               "stock_failures": len(stock_bad), "dry_run": dry_run, "forms": dict(Counter(x["form"] for x in rows))}
+    with open(os.path.join(out_dir, "local_load_gpu.json"), "w") as f:
+        json.dump({"header": header, "summary": summary, "cases": rows}, f, indent=1)
+    lines = ["# ttg.local_load through our islands, on the GPU: bit-exact check against stock Triton", ""]
+    lines += [f"- {k}: {v}" for k, v in header.items()]
+    lines += ["", "Each case: a 64x64 kernel `load X (blocked) -> ttg.local_alloc (shared layout S) -> "
+              "ttg.local_load (layout B) -> store Y`, compiled with our local-load islands and with stock Triton, "
+              "launched on random bits with Y poisoned; pass = Y equals X bit for bit."
+              + (" **Dry run: compiled only, nothing launched.**" if dry_run else ""), ""]
+    verdict = "PASS" if not ours_bad else "FAIL"
+    lines += [f"## Verdict: {verdict} - {len(rows) - len(ours_bad)}/{len(rows)} cases correct with our islands "
+              f"({len(lowered)} lowered by us, {len(rows) - len(lowered)} left to Triton); stock Triton: "
+              f"{len(rows) - len(stock_bad)}/{len(rows)}", ""]
+    groups = defaultdict(lambda: [0, 0, 0, 0])
+    for x in rows:
+        g = groups[(x["dtype"], x["num_warps"])]
+        g[0] += 1
+        g[1] += x["lowered"]
+        g[2] += x in ours_bad
+        g[3] += x in stock_bad
+    lines += ["| dtype | warps | cases | lowered by us | ours failing | stock failing |", "|---|---|---|---|---|---|"]
+    for (dtype, warps), (n, low, bad, sbad) in sorted(groups.items()):
+        lines.append(f"| {dtype} | {warps} | {n} | {low} | {bad} | {sbad} |")
+    lines += ["", "Load forms chosen: " + ", ".join(f"{m}={n}" for m, n in sorted(summary["forms"].items())), ""]
+    # How our loads compare with stock's on the cases both compiled: the shared-memory load
+    # instructions and barriers of the whole kernel (the local_alloc's stores are Triton's in both).
+    keys = ("ldmatrix", "ld.shared", "bar.sync")
+    same = fewer = more = 0
+    for x in lowered:
+        if not (x["ours"].get("ok") and x["stock"].get("ok")):
+            continue
+        ours = sum(v for k, v in x["ours"]["mix"].items() if k.startswith(keys[:2]))
+        stock = sum(v for k, v in x["stock"]["mix"].items() if k.startswith(keys[:2]))
+        same += ours == stock
+        fewer += ours < stock
+        more += ours > stock
+    lines += [f"Shared-memory load instructions per thread, ours vs stock (cases we lowered): fewer in {fewer}, "
+              f"the same in {same}, more in {more}.", ""]
+    lines += ["| case | our plan | ours (PTX) | stock (PTX) |", "|---|---|---|---|"]
+    seen = set()
+    for x in lowered:
+        key = (x["form"], x["dtype"])
+        if key in seen or not x["ours"].get("ok") or not x["stock"].get("ok"):
+            continue
+        seen.add(key)
+        lines.append(f"| {x['name']} | {x['plan']} | {gpu_conversions._mix_text(x['ours']['mix'])} | "
+                     f"{gpu_conversions._mix_text(x['stock']['mix'])} |")
+    if ours_bad or stock_bad:
+        lines += ["", "## Failures (details in local_load_gpu.json)", ""]
+        for label, bad in (("ours", ours_bad), ("stock", stock_bad)):
+            for x in bad[:40]:
+                e = x[label]
+                why = e.get("error") or e.get("launch_error") or \
+                    f"{e.get('wrong_elements')} wrong elements, first at index {e.get('first_wrong_index')}"
+                lines.append(f"- {label}: {x['name']}: {why}")
+    left = Counter(x["left_reason"] for x in rows if not x["lowered"])
+    if left:
+        lines += ["", "## Left to Triton", ""] + [f"- {n} x {reason}" for reason, n in left.most_common()]
+    with open(os.path.join(out_dir, "local_load_gpu.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return len(ours_bad)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", default=os.path.join(REPO_ROOT, "benchmarks", "results"))
+    parser.add_argument("--dry-run", action="store_true", help="compile only (no GPU needed)")
+    parser.add_argument("--arch", type=int, default=None, help="80 or 90 (default: the GPU's; 90 for --dry-run)")
+    parser.add_argument("--per-group", type=int, default=18, help="cases per (dtype, warps) group (18: 324 cases)")
+    parser.add_argument("--jobs", type=int, default=min(16, os.cpu_count() or 2))
+    parser.add_argument("--seed", type=int, default=2026)
+    args = parser.parse_args(argv)
+
+    import triton
+    header = {"triton": triton.__version__, "python": platform.python_version(), "seed": args.seed,
+              "command": "python benchmarks/local_load_gpu.py " + " ".join(argv if argv is not None else sys.argv[1:])}
+    if args.dry_run:
+        arch = args.arch or 90
+        header["gpu"] = f"none (dry run, compiled for sm_{arch})"
+    else:
+        import torch
+        major, minor = torch.cuda.get_device_capability()
+        arch = args.arch or major * 10 + minor
+        header["gpu"] = torch.cuda.get_device_name()
+        header["torch"] = torch.__version__
+    started = time.time()
+    cases = build_cases(arch, args.seed, args.per_group)
+    print(f"{len(cases)} cases; compiling with {args.jobs} processes", flush=True)
+    compiled = compile_all(cases, arch, args.jobs, worker=compile_case)
+    if not args.dry_run:
+        print("launching", flush=True)
+        run_on_gpu(cases, compiled, arch)
+    header["seconds"] = round(time.time() - started, 1)
+    failures = write_reports(args.out, cases, compiled, header, args.dry_run)
+    print(open(os.path.join(args.out, "local_load_gpu.md")).read().split("\n## Instruction")[0][:3000])
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
