@@ -266,6 +266,8 @@ class PluginStats:
 
     kernels: int = 0                 # kernels that went through our pipeline
     kernels_with_islands: int = 0    # ... and came back with at least one island
+    local_loads: int = 0             # ttg.local_load ops in the kernels that went through it
+    local_loads_lowered: int = 0     # ... of which replaced by our islands (only=...,local_load)
     fallbacks: list = None           # Fallback records: compiled without our islands
 
     def __post_init__(self):
@@ -274,7 +276,8 @@ class PluginStats:
 
     def summary(self) -> str:
         lines = [f"linear-layouts: {self.kernels} kernels, {self.kernels_with_islands} with islands, "
-                 f"{len(self.fallbacks)} compiled without them after a failure"]
+                 f"{len(self.fallbacks)} compiled without them after a failure"
+                 + (f"; {self.local_loads_lowered} of {self.local_loads} local loads lowered" if self.local_loads else "")]
         lines += [f"  {f.kernel}: {f.stage}: {f.reason}" for f in self.fallbacks]
         return "\n".join(lines)
 
@@ -412,6 +415,10 @@ def run_plugin_pipeline(triton_module, config: PluginConfig, metadata=None, text
         raise RuntimeError(f"linear-layouts: kernel {name}: {e}") from None
     cast = "builtin.unrealized_conversion_cast"
     islands = (new_text.count(cast) - text.count(cast)) // 2
+    if config.owns_local_loads:
+        loads = text.count("= ttg.local_load ")
+        _stats.local_loads += loads
+        _stats.local_loads_lowered += loads - new_text.count("= ttg.local_load ")
     return triton_module_from_text(new_text, triton_module.context), islands
 
 

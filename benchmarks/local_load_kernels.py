@@ -1,0 +1,118 @@
+"""Whole kernels with our ``ttg.local_load`` islands vs stock Triton, side by side in one run.
+
+    python benchmarks/local_load_kernels.py --out benchmarks/results      # on an H100/H200
+
+The kernels of ``benchmarks/kernels.py`` that read operands from shared memory (the matmuls, the
+int4 matmul, attention).  On sm_90 Triton feeds ``tl.dot`` with wgmma straight from shared
+memory, so there is no ``local_load`` to lower; ``--mma-v2`` (default on) sets
+``DISABLE_MMA_V3=1`` so that Triton takes its Ampere path (mma v2, operands staged through
+``ttg.local_alloc`` + ``ttg.local_load`` into dot-operand layouts), the code the paper's
+``ldmatrix`` comparison is about.  Modes, interleaved per kernel: ``stock``, ``local_load``
+(``enable(only="noop,rename,shuffle,shared,local_load")``), ``conversions`` (our default:
+conversions only) and ``stock_again`` (the noise).  Outputs are checked against torch; times are
+``do_bench`` medians.  Writes local_load_kernels.json / .md into ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+
+from checkout import geomean, make_package_importable  # noqa: E402
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+KERNELS = ("matmul_fp16", "int4_matmul", "attention", "matmul_fp8")
+MODES = {"stock": None, "local_load": "noop,rename,shuffle,shared,local_load",
+         "conversions": "noop,rename,shuffle,shared", "stock_again": None}
+
+
+def run(bench, mode: str, cache_root: str) -> dict:
+    import torch
+    import triton
+    import triton.testing
+
+    import linear_layouts
+    from linear_layouts.passes import hook
+
+    result = {"ok": False}
+    saved = triton.knobs.cache.dir
+    triton.knobs.cache.dir = os.path.join(cache_root, bench.name, mode)
+    try:
+        if MODES[mode] is not None:
+            linear_layouts.enable(only=MODES[mode])
+        hook.reset_stats()
+        launch, check, output = bench.setup()
+        output.fill_(float("nan") if output.is_floating_point() else -7)
+        launch()
+        torch.cuda.synchronize()
+        result["correct"] = bool(check())
+        result["ms"] = triton.testing.do_bench(launch, warmup=25, rep=200, return_mode="median")
+        result["plugin"] = hook.stats().summary() if MODES[mode] is not None else ""
+        result["ok"] = True
+    except Exception as error:
+        result["error"] = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"[:300]
+    finally:
+        hook.disable()
+        triton.knobs.cache.dir = saved
+    return result
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", default=os.path.join(REPO, "benchmarks", "results"))
+    parser.add_argument("--no-mma-v2", action="store_true", help="leave Triton's choice of mma version alone")
+    args = parser.parse_args(argv)
+    if not args.no_mma_v2:
+        os.environ["DISABLE_MMA_V3"] = "1"
+    make_package_importable()
+    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+    import torch
+    import triton
+    from kernels import _cases
+
+    benches = [b for b in _cases() if b.name in KERNELS]
+    cache_root = tempfile.mkdtemp(prefix="ll_local_load_kernels_")
+    rows = []
+    for bench in benches:
+        row = {"kernel": bench.name}
+        for mode in MODES:
+            row[mode] = run(bench, mode, cache_root)
+            torch.cuda.empty_cache()
+        rows.append(row)
+        print(bench.name, {m: (round(row[m]["ms"], 4) if row[m].get("ok") else row[m].get("error")) for m in MODES},
+              flush=True)
+    header = {"gpu": torch.cuda.get_device_name(), "triton": triton.__version__, "torch": torch.__version__,
+              "DISABLE_MMA_V3": os.environ.get("DISABLE_MMA_V3", "unset"),
+              "command": "python benchmarks/local_load_kernels.py " + " ".join(argv or sys.argv[1:])}
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "local_load_kernels.json"), "w") as f:
+        json.dump({"header": header, "rows": rows}, f, indent=1)
+    lines = ["# Whole kernels: our local_load islands vs stock Triton", ""] + [f"- {k}: {v}" for k, v in header.items()]
+    lines += ["", "| kernel | stock ms | local_load ms | ratio | conversions-only ms | ratio | stock again (noise) | "
+              "correct | plugin |", "|---|---|---|---|---|---|---|---|---|"]
+    ratios = []
+    for row in rows:
+        s, ll, cv, again = (row[m] for m in MODES)
+        if not (s.get("ok") and ll.get("ok")):
+            lines.append(f"| {row['kernel']} | {s.get('ms', s.get('error'))} | {ll.get('ms', ll.get('error'))} | - | - | "
+                         f"- | - | - | - |")
+            continue
+        r = ll["ms"] / s["ms"]
+        ratios.append(r)
+        lines.append(f"| {row['kernel']} | {s['ms']:.4f} | {ll['ms']:.4f} | {r:.3f} | "
+                     f"{cv.get('ms', float('nan')):.4f} | {cv.get('ms', float('nan')) / s['ms']:.3f} | "
+                     f"{again.get('ms', float('nan')) / s['ms']:.3f} | "
+                     f"{all(row[m].get('correct') for m in MODES)} | {ll.get('plugin', '')} |")
+    if ratios:
+        lines += ["", f"Geometric mean local_load / stock: {geomean(ratios):.3f} over {len(ratios)} kernels."]
+    with open(os.path.join(args.out, "local_load_kernels.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
