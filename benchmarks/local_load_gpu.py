@@ -72,7 +72,7 @@ def result_layouts(num_warps: int, bits: int, rng: random.Random) -> list[tuple[
     return zoo
 
 
-def build_cases(arch: int, seed: int, per_group: int):
+def build_cases(arch: int, seed: int, per_group: int, buffers: int = 0):
     from linear_layouts.lowering.emit_testcase import single_convert_ttgir
     rng = random.Random(seed)
     target = "sm_90" if arch >= 90 else "sm_80"
@@ -86,7 +86,7 @@ def build_cases(arch: int, seed: int, per_group: int):
             for (s_name, shared), (d_name, dst) in rng.sample(combos, min(per_group, len(combos))):
                 name = f"w{num_warps}-{dtype}-{s_name}-to-{d_name}"
                 text = single_convert_ttgir(SHAPE, element, source, dst, num_warps, target, name="k",
-                                            shared_encoding=shared)
+                                            shared_encoding=shared, buffers=buffers)
                 cases.append(dict(name=name, dtype=dtype, num_warps=num_warps, shape=list(SHAPE), src_name=s_name,
                                   dst_name=d_name, src=shared, dst=dst, text=text))
     return cases
@@ -117,7 +117,7 @@ def compile_case(job):
     return out
 
 
-def write_reports(out_dir: str, cases, compiled, header: dict, dry_run: bool) -> int:
+def write_reports(out_dir: str, cases, compiled, header: dict, dry_run: bool, stem: str = "local_load_gpu") -> int:
     os.makedirs(out_dir, exist_ok=True)
     rows = []
     for case, r in zip(cases, compiled):
@@ -130,7 +130,7 @@ def write_reports(out_dir: str, cases, compiled, header: dict, dry_run: bool) ->
     lowered = [x for x in rows if x["lowered"]]
     summary = {"cases": len(rows), "lowered_by_us": len(lowered), "ours_failures": len(ours_bad),
                "stock_failures": len(stock_bad), "dry_run": dry_run, "forms": dict(Counter(x["form"] for x in rows))}
-    with open(os.path.join(out_dir, "local_load_gpu.json"), "w") as f:
+    with open(os.path.join(out_dir, stem + ".json"), "w") as f:
         json.dump({"header": header, "summary": summary, "cases": rows}, f, indent=1)
     lines = ["# ttg.local_load through our islands, on the GPU: bit-exact check against stock Triton", ""]
     lines += [f"- {k}: {v}" for k, v in header.items()]
@@ -177,7 +177,7 @@ def write_reports(out_dir: str, cases, compiled, header: dict, dry_run: bool) ->
         lines.append(f"| {x['name']} | {x['plan']} | {gpu_conversions._mix_text(x['ours']['mix'])} | "
                      f"{gpu_conversions._mix_text(x['stock']['mix'])} |")
     if ours_bad or stock_bad:
-        lines += ["", "## Failures (details in local_load_gpu.json)", ""]
+        lines += ["", f"## Failures (details in {stem}.json)", ""]
         for label, bad in (("ours", ours_bad), ("stock", stock_bad)):
             for x in bad[:40]:
                 e = x[label]
@@ -187,7 +187,7 @@ def write_reports(out_dir: str, cases, compiled, header: dict, dry_run: bool) ->
     left = Counter(x["left_reason"] for x in rows if not x["lowered"])
     if left:
         lines += ["", "## Left to Triton", ""] + [f"- {n} x {reason}" for reason, n in left.most_common()]
-    with open(os.path.join(out_dir, "local_load_gpu.md"), "w") as f:
+    with open(os.path.join(out_dir, stem + ".md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     return len(ours_bad)
 
@@ -200,6 +200,9 @@ def main(argv=None) -> int:
     parser.add_argument("--per-group", type=int, default=18, help="cases per (dtype, warps) group (18: 324 cases)")
     parser.add_argument("--jobs", type=int, default=min(16, os.cpu_count() or 2))
     parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--buffers", type=int, default=0,
+                        help="stage through the last of N buffers of one allocation (ttg.memdesc_index), as "
+                             "pipelined loops do; writes local_load_gpu_buffers.json/.md")
     args = parser.parse_args(argv)
 
     import triton
@@ -215,15 +218,18 @@ def main(argv=None) -> int:
         header["gpu"] = torch.cuda.get_device_name()
         header["torch"] = torch.__version__
     started = time.time()
-    cases = build_cases(arch, args.seed, args.per_group)
+    cases = build_cases(arch, args.seed, args.per_group, args.buffers)
     print(f"{len(cases)} cases; compiling with {args.jobs} processes", flush=True)
     compiled = compile_all(cases, arch, args.jobs, worker=compile_case)
     if not args.dry_run:
         print("launching", flush=True)
         run_on_gpu(cases, compiled, arch)
     header["seconds"] = round(time.time() - started, 1)
-    failures = write_reports(args.out, cases, compiled, header, args.dry_run)
-    print(open(os.path.join(args.out, "local_load_gpu.md")).read().split("\n## Instruction")[0][:3000])
+    stem = "local_load_gpu_buffers" if args.buffers > 1 else "local_load_gpu"
+    if args.buffers > 1:
+        header["staging"] = f"the last of {args.buffers} buffers of one allocation (ttg.memdesc_index, local_store)"
+    failures = write_reports(args.out, cases, compiled, header, args.dry_run, stem)
+    print(open(os.path.join(args.out, stem + ".md")).read()[:2500])
     return 1 if failures else 0
 
 

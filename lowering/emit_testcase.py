@@ -54,12 +54,15 @@ def _memory_type(element_type: str) -> str:
 
 
 def single_convert_ttgir(shape, element_type: str, src_encoding: str, dst_encoding: str, num_warps: int,
-                         target: str = "sm_90", name: str = "convert_kernel", shared_encoding: str | None = None) -> str:
+                         target: str = "sm_90", name: str = "convert_kernel", shared_encoding: str | None = None,
+                         buffers: int = 0) -> str:
     """A kernel ``name(X, Y)``: load X in ``src_encoding``, convert, store Y in ``dst_encoding``.
 
     With ``shared_encoding`` (a shared layout attribute) the convert goes through shared memory
     the way Triton's own passes stage operands: ``ttg.local_alloc`` of the loaded tensor into a
-    buffer of that layout, then ``ttg.local_load`` into ``dst_encoding``.
+    buffer of that layout, then ``ttg.local_load`` into ``dst_encoding``.  With ``buffers`` > 1
+    as a software-pipelined loop does it: one allocation of ``buffers`` buffers, the last one
+    picked by ``ttg.memdesc_index``, ``ttg.local_store``, ``ttg.local_load`` from that view.
 
     ``src_encoding`` / ``dst_encoding`` are attribute texts (``#ttg.blocked<{...}>``,
     ``#ttg.linear<{...}>``); ``element_type`` a TTGIR type (``f32``, ``f8E4M3FN``, ``i1``,
@@ -97,8 +100,16 @@ def single_convert_ttgir(shape, element_type: str, src_encoding: str, dst_encodi
                 lines.append(f"    %c = ttg.convert_layout {value} : tensor<{dims}x{element_type}, #src> -> "
                              f"tensor<{dims}x{element_type}, #dst>")
             else:
-                memdesc = f"!ttg.memdesc<{dims}x{element_type}, #shared, #smem>"
-                lines.append(f"    %a = ttg.local_alloc {value} : (tensor<{dims}x{element_type}, #src>) -> {memdesc}")
+                if buffers > 1:
+                    memdesc = f"!ttg.memdesc<{dims}x{element_type}, #shared, #smem, mutable>"
+                    whole = f"!ttg.memdesc<{buffers}x{dims}x{element_type}, #shared, #smem, mutable>"
+                    lines.append(f"    %buffers = ttg.local_alloc : () -> {whole}")
+                    lines.append(f"    %last = arith.constant {buffers - 1} : i32")
+                    lines.append(f"    %a = ttg.memdesc_index %buffers[%last] : {whole} -> {memdesc}")
+                    lines.append(f"    ttg.local_store {value}, %a : tensor<{dims}x{element_type}, #src> -> {memdesc}")
+                else:
+                    memdesc = f"!ttg.memdesc<{dims}x{element_type}, #shared, #smem>"
+                    lines.append(f"    %a = ttg.local_alloc {value} : (tensor<{dims}x{element_type}, #src>) -> {memdesc}")
                 lines.append(f"    %c = ttg.local_load %a : {memdesc} -> tensor<{dims}x{element_type}, #dst>")
     stored = "%c"
     if element_type == "i1":

@@ -270,11 +270,12 @@ def _plan_local_load(module: Module, op: Operation, target, outcome: ConvertOutc
     source, result = op.operands[0], op.results[0]
     outcome.method = LOCAL_LOAD
     producer = source.defining_op
-    if producer is None or producer.name != "ttg.local_alloc":
-        # A view (memdesc_index, subslice, trans, ...) or a block argument: its descriptor may
-        # carry non-zero offsets, which our islands do not read yet.
+    if not _whole_buffer(producer):
+        # A block argument or another view (subslice, trans, reshape): its descriptor may carry
+        # non-zero offsets, which our islands do not read.
         what = "a block argument" if producer is None else f"a view made by {producer.name}"
-        outcome.reason = f"the memdesc is {what}; local loads are lowered only straight from ttg.local_alloc"
+        outcome.reason = (f"the memdesc is {what}; local loads are lowered from ttg.local_alloc and from "
+                          f"ttg.memdesc_index of one")
         return
     try:
         buffer, dst = value_layout(source, op), value_layout(result, op)
@@ -295,6 +296,20 @@ def _plan_local_load(module: Module, op: Operation, target, outcome: ConvertOutc
         outcome.reason = plan.reason
         return
     outcome.plan = plan
+
+
+def _whole_buffer(producer: Optional[Operation]) -> bool:
+    """The memdesc is a whole buffer whose descriptor's offsets are zero: an allocation, or one
+    buffer of a multi-buffered allocation (``ttg.memdesc_index``: the view's base pointer is the
+    chosen buffer's; checked bit for bit on the GPU by benchmarks/local_load_gpu.py --buffers)."""
+    if producer is None:
+        return False
+    if producer.name == "ttg.local_alloc":
+        return True
+    if producer.name == "ttg.memdesc_index" and producer.operands:
+        parent = producer.operands[0].defining_op
+        return parent is not None and parent.name == "ttg.local_alloc"
+    return False
 
 
 def _reads_in_a_row(module: Module, ops: list[Operation]) -> set[int]:
