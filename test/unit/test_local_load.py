@@ -1,0 +1,190 @@
+"""``ttg.local_load`` through linear layouts: plans (lowering.local_memory), the verifier, the
+emitted islands (simulated for every thread) and the pass option ``only=...,local_load``.
+
+Known answers come from Triton's own lowering of the same loads (the PTX of stock Triton has the
+same ldmatrix / ld.shared counts: benchmarks/results/local_load_gpu.md, 324 of 324 cases)."""
+
+import os
+import random
+import re
+import sys
+from dataclasses import replace
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
+
+from linear_layouts.dialect import to_linear_layout  # noqa: E402
+from linear_layouts.lowering.describe import cost_text  # noqa: E402
+from linear_layouts.lowering.emit_llvm import ConvertSite, emit_local_load_island  # noqa: E402
+from linear_layouts.lowering.emit_testcase import linear_encoding_text, random_linear_bases, single_convert_ttgir  # noqa: E402
+from linear_layouts.lowering.instructions import AccessForm  # noqa: E402
+from linear_layouts.lowering.island_sim import check_emitted_local_load  # noqa: E402
+from linear_layouts.lowering.local_memory import plan_local_load  # noqa: E402
+from linear_layouts.lowering.target import target_named  # noqa: E402
+from linear_layouts.lowering.verify import verify_local_load  # noqa: E402
+from linear_layouts.passes.lower_conversions import lower_text  # noqa: E402
+
+MMA = "#ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [2, 2], instrShape = [16, 8]}>"
+ROW_MAJOR = "#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>"
+
+
+def plan_for(shared, dst, shape, bits, target="sm_80"):
+    return plan_local_load(to_linear_layout(shared, list(shape)), to_linear_layout(dst, list(shape)), bits,
+                           target_named(target))
+
+
+def site(element_type="f16"):
+    return ConvertSite(result="%r", source="%m", src_type="!ttg.memdesc<...>", dst_type="tensor<...>",
+                       element_type=element_type, in_loop=True)
+
+
+# ------------------------------------------------------------------------------- known answers
+
+@pytest.mark.parametrize("target", ["sm_80", "sm_90"])
+def test_mma_v2_operands_are_read_with_ldmatrix_like_stock_triton(target):
+    a = plan_for("#ttg.swizzled_shared<{vec = 8, perPhase = 2, maxPhase = 4, order = [1, 0]}>",
+                 f"#ttg.dot_op<{{opIdx = 0, parent = {MMA}, kWidth = 2}}>", (64, 32), 16, target)
+    b = plan_for("#ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}>",
+                 f"#ttg.dot_op<{{opIdx = 1, parent = {MMA}, kWidth = 2}}>", (32, 64), 16, target)
+    assert a.form is AccessForm.MATRIX and b.form is AccessForm.MATRIX_TRANS
+    assert cost_text(a.cost, a.target).startswith("ldmatrix.x4=4,")
+    assert cost_text(b.cost, b.target).startswith("ldmatrix.trans.x4=4,")
+    assert a.cost.load_conflicts == 0 and b.cost.load_conflicts == 0
+
+
+def test_contiguous_registers_make_one_128_bit_load():
+    # The worked example of lowering/local_memory.py: 16x16 fp16, 8 contiguous columns per lane.
+    plan = plan_for(ROW_MAJOR, "#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [16, 2], warpsPerCTA = [1, 1], "
+                    "order = [1, 0]}>", (16, 16), 16, "sm_90")
+    assert plan.form is AccessForm.VECTOR
+    assert [len(op.registers) for op in plan.shared.ops] == [8]
+
+
+def test_a_column_per_thread_from_a_row_major_buffer_is_read_element_by_element():
+    # sizePerThread [4, 1] down a column: no two registers are neighbours in the buffer.
+    plan = plan_for(ROW_MAJOR, "#ttg.blocked<{sizePerThread = [4, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 4], "
+                    "order = [0, 1]}>", (32, 32), 32, "sm_80")
+    assert plan.form is AccessForm.VECTOR
+    assert sorted(len(op.registers) for op in plan.shared.ops) == [1] * 8
+
+
+def test_a_multi_cta_layout_is_left_to_triton():
+    shared = "#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0], CTAsPerCGA = [2, 1], " \
+             "CTASplitNum = [2, 1], CTAOrder = [1, 0]}>"
+    dst = "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0], " \
+          "CTAsPerCGA = [2, 1], CTASplitNum = [2, 1], CTAOrder = [1, 0]}>"
+    plan = plan_for(shared, dst, (64, 32), 32, "sm_90")
+    assert not plan and "multi-CTA" in plan.reason
+
+
+# ----------------------------------------------------------------- random layouts, every thread
+
+SHARED = [ROW_MAJOR, "#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [0, 1]}>",
+          "#ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}>",
+          "#ttg.swizzled_shared<{vec = 4, perPhase = 2, maxPhase = 4, order = [0, 1]}>",
+          "#ttg.swizzled_shared<{vec = 2, perPhase = 1, maxPhase = 4, order = [1, 0]}>"]
+ELEMENTS = {"i8": 8, "f16": 16, "f32": 32, "i64": 64}
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(seed=st.integers(0, 2**31), shared=st.sampled_from(SHARED), element=st.sampled_from(sorted(ELEMENTS)),
+       warps=st.sampled_from([1, 2, 4]), target=st.sampled_from(["sm_80", "sm_90", "gfx942"]),
+       shape=st.sampled_from([(16, 16), (32, 16), (8, 64), (32, 32)]))
+def test_random_loads_are_planned_verified_and_their_islands_read_every_element(seed, shared, element, warps,
+                                                                                  target, shape):
+    lanes = target_named(target).warp_size
+    if shape[0] * shape[1] < lanes * warps:
+        return
+    rng = random.Random(seed)
+    dst = linear_encoding_text(random_linear_bases(rng, shape, warps, lanes, broadcast=True))
+    bits = ELEMENTS[element]
+    plan = plan_for(shared, dst, shape, bits, target)
+    assert plan, plan.reason                     # one CTA holds every element: always plannable
+    assert verify_local_load(plan)
+    island = emit_local_load_island(plan, site(element), 2)
+    check = check_emitted_local_load(island.text, plan, site(element), 2)
+    assert check, check.errors
+
+
+def test_the_verifier_catches_a_wrong_address():
+    plan = plan_for(ROW_MAJOR, "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], warpsPerCTA = [1, 1], "
+                    "order = [1, 0]}>", (8, 16), 32, "sm_90")
+    assert verify_local_load(plan)
+    first = plan.shared.ops[0]
+    broken = replace(first, address=first.address.with_const(first.address.const ^ 16))
+    bad = replace(plan, shared=replace(plan.shared, ops=(broken,) + plan.shared.ops[1:]))
+    result = verify_local_load(bad)
+    assert not result and "wrong element" in result.errors[0]
+
+
+def test_the_simulator_catches_a_wrong_island():
+    plan = plan_for(ROW_MAJOR, "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], warpsPerCTA = [1, 1], "
+                    "order = [1, 0]}>", (8, 16), 32, "sm_90")
+    island = emit_local_load_island(plan, site("f32"), 2)
+    assert check_emitted_local_load(island.text, plan, site("f32"), 2)
+    # Read from the wrong place: shift the base pointer by one 16-byte vector.
+    text = re.sub(r"(%\S+) = llvm\.extractvalue (%\S+)\[0\] : !llvm\.struct<\(ptr<3>, i32, i32\)>",
+                  r"\1_base = llvm.extractvalue \2[0] : !llvm.struct<(ptr<3>, i32, i32)>\n"
+                  r"%sixteen = llvm.mlir.constant(16 : i32) : i32\n"
+                  r"\1 = llvm.getelementptr \1_base[%sixteen] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8",
+                  island.text, count=1)
+    assert text != island.text
+    result = check_emitted_local_load(text, plan, site("f32"), 2)
+    assert not result and ("wrong element" in result.errors[0] or "outside" in result.errors[0])
+    # A wrong descriptor struct (rank 3 for a rank-2 memdesc) is caught too.
+    assert not check_emitted_local_load(island.text, plan, site("f32"), 3)
+
+
+# ------------------------------------------------------------------------------ the pass option
+
+def kernel(buffers=0, target="sm_80"):
+    return single_convert_ttgir((64, 32), "f16", "#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], "
+                                "warpsPerCTA = [4, 1], order = [1, 0]}>",
+                                f"#ttg.dot_op<{{opIdx = 0, parent = {MMA}, kWidth = 2}}>", 4, target, name="k",
+                                shared_encoding="#ttg.swizzled_shared<{vec = 8, perPhase = 2, maxPhase = 4, "
+                                                "order = [1, 0]}>", buffers=buffers)
+
+
+def test_local_loads_are_opt_in():
+    text, outcomes = lower_text(kernel(), filename="k.ttgir")
+    assert outcomes == [] and "ttg.local_load" in text
+
+
+@pytest.mark.parametrize("buffers", [0, 3])
+def test_only_local_load_lowers_it_with_a_remark(buffers):
+    text, outcomes = lower_text(kernel(buffers), filename="k.ttgir", only="local_load")
+    assert [o.remark().split(": remark: ")[1] for o in outcomes] == \
+        ["[ll-lower-conversions] lowered: local_load, guard bar.sync=1, ldmatrix=4"]
+    assert "ttg.local_load" not in text and text.count("ldmatrix.sync.aligned.m8n8.x4.shared.b16") == 4
+
+
+def test_unknown_lowering_names_the_known_ones():
+    from linear_layouts.passes.framework import PassFailure
+    with pytest.raises(PassFailure, match="local_load"):
+        lower_text(kernel(), filename="k.ttgir", only="local_loads")
+
+
+@pytest.mark.parametrize("target", ["sm_80", "sm_90", "gfx942"])
+def test_lowered_kernels_compile(target, tmp_path):
+    import triton
+    from linear_layouts.lowering.target import target_named as named
+    if target == "gfx942":
+        text = single_convert_ttgir((64, 64), "f16", "#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 8], "
+                                    "warpsPerCTA = [4, 1], order = [1, 0]}>",
+                                    "#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [16, 4], warpsPerCTA = [4, 1], "
+                                    "order = [1, 0]}>", 4, target, name="k", shared_encoding=ROW_MAJOR)
+    else:
+        text = kernel(3, target)
+    lowered, outcomes = lower_text(text, filename="k.ttgir", only="local_load")
+    assert all(o.lowered for o in outcomes) and outcomes
+    path = tmp_path / "k.ttgir"
+    path.write_text(lowered)
+    compiled = triton.compile(str(path), target=named(target).gpu_target(named(target).warp_size))
+    asm = compiled.asm["amdgcn" if target == "gfx942" else "ptx"]
+    if target == "gfx942":
+        assert len(re.findall(r"ds_read_b128", asm)) == 2
+    else:
+        assert len(re.findall(r"ldmatrix\.sync\.aligned\.m8n8\.x4\.shared\.b16", asm)) == 4
