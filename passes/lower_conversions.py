@@ -24,8 +24,16 @@ register.  With ``LINEAR_LAYOUTS_STRICT_CHECK=1`` in the environment (the test s
 such a failure is an error instead.  ``verify=plan`` skips the simulation (only the plan
 verifier runs; measured cost of ``verify=emitted``: see the README).
 
-Options: ``only=noop,rename,shuffle,shared`` (comma-separated plan methods we own; default
-all), ``verify=emitted|plan``, ``remarks=true``, ``mode=linear|legacy`` (``legacy``: plan like Triton before linear
+Local loads.  With ``local_load`` in ``only`` the pass also replaces each ``ttg.local_load``
+whose memdesc is an allocation (or one buffer of one, ``ttg.memdesc_index``) by an island that
+reads the buffer through the descriptor's base pointer, per a verified ``LocalLoadPlan``
+(``lowering.local_memory``: vector loads or ldmatrix by left division); the island is simulated
+like a conversion's, and guarded by barriers like one (a run of loads shares them).  Opt-in:
+with Triton's barrier analysis blind to our reads, the guard barriers cost whole pipelined
+matmuls 20-46% on an H100 (benchmarks/results/local_load_kernels.md).
+
+Options: ``only=noop,rename,shuffle,shared,local_load`` (comma-separated plan methods we own;
+default all but ``local_load``), ``verify=emitted|plan``, ``remarks=true``, ``mode=linear|legacy`` (``legacy``: plan like Triton before linear
 layouts, ``lowering.legacy``: padded unswizzled shared memory for every convert that is not a
 register renaming, no shuffles or ldmatrix/stmatrix, no-ops only for identical attributes).
 
