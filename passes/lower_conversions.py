@@ -29,8 +29,8 @@ whose memdesc is an allocation (or one buffer of one, ``ttg.memdesc_index``) by 
 reads the buffer through the descriptor's base pointer, per a verified ``LocalLoadPlan``
 (``lowering.local_memory``: vector loads or ldmatrix by left division); the island is simulated
 like a conversion's, and guarded by barriers like one (a run of loads shares them).  Opt-in:
-with Triton's barrier analysis blind to our reads, the guard barriers cost whole pipelined
-matmuls 20-46% on an H100 (benchmarks/results/local_load_kernels.md).
+with Triton's barrier analysis blind to our reads, the guard barriers cost a pipelined fp8
+matmul 32% on an H100 (benchmarks/results/local_load_kernels.md).
 
 Options: ``only=noop,rename,shuffle,shared,local_load`` (comma-separated plan methods we own;
 default all but ``local_load``), ``verify=emitted|plan``, ``remarks=true``, ``mode=linear|legacy`` (``legacy``: plan like Triton before linear
