@@ -129,9 +129,9 @@ def _compile_path(text: str, arch: int, directory: str, name: str):
 
 
 def compile_case(job):
-    """Worker: lower with our pass and compile both variants; returns what the report needs."""
+    """Worker: lower with our pass (owning ``case["only"]``, default our defaults) and compile
+    both variants; returns what the report needs."""
     index, case, arch, directory = job
-    from linear_layouts.lowering.describe import describe_plan
     from linear_layouts.lowering.emit_testcase import ptx_mix
     from linear_layouts.passes.lower_conversions import lower_text
     out = {"index": index}
@@ -139,18 +139,34 @@ def compile_case(job):
         text = case["text"]
         try:
             if variant == "ours":
-                text, outcomes = lower_text(case["text"], filename=case["name"])
+                text, outcomes = lower_text(case["text"], filename=case["name"], only=case.get("only", ""))
                 o = outcomes[0]
                 out["lowered"] = o.lowered
-                out["method"] = o.method or "-"
+                out["method"] = _plan_name(o)
                 out["reason"] = o.reason
-                out["plan"] = describe_plan(o.plan) if o.plan is not None else ""
+                out["plan"] = _plan_text(o.plan)
             path, kernel = _compile_path(text, arch, directory, f"{index}-{variant}")
             out[variant] = {"path": path, "ok": True, "mix": dict(ptx_mix(kernel.asm["ptx"])),
                             "shared": int(kernel.metadata.shared)}
-        except Exception as error:
+        except Exception as error:  # a report row, not a crash of the whole run
             out[variant] = {"ok": False, "error": f"{type(error).__name__}: {str(error)[-800:]}"}
     return out
+
+
+def _plan_name(outcome) -> str:
+    """The plan method (``shared``, ...), or for a local load the form of its loads (``matrix``)."""
+    if outcome.plan is not None and hasattr(outcome.plan, "form"):
+        return outcome.plan.form.name.lower()
+    return outcome.method or "-"
+
+
+def _plan_text(plan) -> str:
+    from linear_layouts.lowering.describe import cost_text, describe_plan
+    if plan is None:
+        return ""
+    if hasattr(plan, "buffer"):   # a local load: its loads and their cost
+        return cost_text(plan.cost, plan.target)
+    return describe_plan(plan)
 
 
 def compile_all(cases, arch: int, jobs: int, worker=None, progress_every: int = 50):
@@ -219,6 +235,38 @@ def _mix_text(mix: dict) -> str:
     return ", ".join(f"{k}={v}" for k, v in items) or "(no data movement)"
 
 
+def group_table(rows, ours_bad, stock_bad) -> list[str]:
+    """Markdown table: per (dtype, warps), cases, how many we lowered, failures of each side."""
+    groups = defaultdict(lambda: [0, 0, 0, 0])
+    for x in rows:
+        g = groups[(x["dtype"], x["num_warps"])]
+        g[0] += 1
+        g[1] += x["lowered"]
+        g[2] += x in ours_bad
+        g[3] += x in stock_bad
+    lines = ["| dtype | warps | cases | lowered by us | ours failing | stock failing |", "|---|---|---|---|---|---|"]
+    for (dtype, warps), (n, low, bad, sbad) in sorted(groups.items()):
+        lines.append(f"| {dtype} | {warps} | {n} | {low} | {bad} | {sbad} |")
+    return lines
+
+
+def failures_and_left(rows, ours_bad, stock_bad, json_name: str, plan_key: str) -> list[str]:
+    """Markdown: the first failures of each side, and why cases were left to Triton."""
+    lines = []
+    if ours_bad or stock_bad:
+        lines += ["", f"## Failures (details in {json_name})", ""]
+        for label, bad in (("ours", ours_bad), ("stock", stock_bad)):
+            for x in bad[:40]:
+                e = x[label]
+                why = e.get("error") or e.get("launch_error") or \
+                    f"{e.get('wrong_elements')} wrong elements, first at index {e.get('first_wrong_index')}"
+                lines.append(f"- {label}: {x['name']} (plan {x[plan_key]}): {why}")
+    left = Counter(x["left_reason"] for x in rows if not x["lowered"])
+    if left:
+        lines += ["", "## Left to Triton", ""] + [f"- {n} x {reason}" for reason, n in left.most_common()]
+    return lines
+
+
 def write_reports(out_dir: str, cases, compiled, header: dict, dry_run: bool) -> tuple[int, int]:
     os.makedirs(out_dir, exist_ok=True)
     rows = []
@@ -248,16 +296,7 @@ def write_reports(out_dir: str, cases, compiled, header: dict, dry_run: bool) ->
     lines += [f"## Verdict: {verdict} - {len(rows) - len(ours_bad)}/{len(rows)} cases correct with our lowering "
               f"({summary['lowered_by_us']} lowered by us, {summary['left_to_triton']} left to Triton); "
               f"stock Triton: {len(rows) - len(stock_bad)}/{len(rows)}", ""]
-    groups = defaultdict(lambda: [0, 0, 0, 0])
-    for x in rows:
-        g = groups[(x["dtype"], x["num_warps"])]
-        g[0] += 1
-        g[1] += x["lowered"]
-        g[2] += x in ours_bad
-        g[3] += x in stock_bad
-    lines += ["| dtype | warps | cases | lowered by us | ours failing | stock failing |", "|---|---|---|---|---|---|"]
-    for (dtype, warps), (n, low, bad, sbad) in sorted(groups.items()):
-        lines.append(f"| {dtype} | {warps} | {n} | {low} | {bad} | {sbad} |")
+    lines += group_table(rows, ours_bad, stock_bad)
     by_method = Counter(x["method"] for x in rows)
     lines += ["", "Plans: " + ", ".join(f"{m}={n}" for m, n in sorted(by_method.items())), ""]
     lines += ["## Instruction mix, ours vs stock (first case of each plan method and dtype)", "",
@@ -270,17 +309,7 @@ def write_reports(out_dir: str, cases, compiled, header: dict, dry_run: bool) ->
         seen.add(key)
         lines.append(f"| {x['name']} | {x['method']} | {_mix_text(x['ours']['mix'])} | "
                      f"{_mix_text(x['stock']['mix'])} | {x['ours']['shared']} / {x['stock']['shared']} |")
-    if ours_bad or stock_bad:
-        lines += ["", "## Failures (details in gpu_conversions.json)", ""]
-        for label, bad in (("ours", ours_bad), ("stock", stock_bad)):
-            for x in bad[:40]:
-                e = x[label]
-                why = e.get("error") or e.get("launch_error") or \
-                    f"{e.get('wrong_elements')} wrong elements, first at index {e.get('first_wrong_index')}"
-                lines.append(f"- {label}: {x['name']} (plan {x['method']}): {why}")
-    left = Counter(x["left_reason"] for x in rows if not x["lowered"])
-    if left:
-        lines += ["", "## Left to Triton", ""] + [f"- {n} x {reason}" for reason, n in left.most_common()]
+    lines += failures_and_left(rows, ours_bad, stock_bad, "gpu_conversions.json", "method")
     with open(os.path.join(out_dir, "gpu_conversions.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     return len(ours_bad), len(stock_bad)

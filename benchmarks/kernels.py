@@ -326,7 +326,10 @@ def _cases():
 
 # =========================================================================== running
 
-def run_mode(bench: Bench, mode: str, cache_root: str) -> dict:
+def run_mode(bench: Bench, mode: str, cache_root: str, only: str | None = None, label: str | None = None) -> dict:
+    """Compile (empty cache) and time ``bench`` in ``mode`` ("stock", "linear", "legacy";
+    ``only``: the lowerings the plugin owns, as in ``enable(only=...)``; ``label``: the cache
+    sub-directory, default the mode)."""
     import torch
     import triton.testing
 
@@ -335,10 +338,11 @@ def run_mode(bench: Bench, mode: str, cache_root: str) -> dict:
 
     result = {"ok": False}
     saved_dir = triton.knobs.cache.dir
-    triton.knobs.cache.dir = os.path.join(cache_root, bench.name, mode)  # empty cache: measure compilation
+    triton.knobs.cache.dir = os.path.join(cache_root, bench.name, label or mode)  # empty: measure compilation
     try:
         if mode in ("linear", "legacy"):
-            linear_layouts.enable(mode)
+            linear_layouts.enable(mode, only=only)
+            hook.reset_stats()
         launch, check, output = bench.setup()
         output.fill_(float("nan") if output.is_floating_point() else -7)  # poison
         torch.cuda.synchronize()
@@ -348,6 +352,8 @@ def run_mode(bench: Bench, mode: str, cache_root: str) -> dict:
         result["first_launch_s"] = time.perf_counter() - start
         result["correct"] = bool(check())
         result["ms"] = triton.testing.do_bench(launch, warmup=25, rep=200, return_mode="median")
+        if mode in ("linear", "legacy"):
+            result["plugin"] = hook.stats().summary()
         result["ok"] = True
     except Exception as e:
         result["error"] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300]

@@ -28,7 +28,7 @@ import platform
 import random
 import sys
 import time
-from collections import Counter, defaultdict
+from collections import Counter
 
 from checkout import make_package_importable  # noqa: E402
 
@@ -36,7 +36,7 @@ make_package_importable()
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 
 import gpu_conversions  # noqa: E402  (the worker pool and the launcher are the same)
-from gpu_conversions import DTYPES, WARPS, blocked, compile_all, run_on_gpu  # noqa: E402
+from gpu_conversions import DTYPES, WARPS, blocked, compile_all, run_on_gpu  # noqa: E402  (compile_case: case["only"])
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHAPE = (64, 64)
@@ -88,33 +88,8 @@ def build_cases(arch: int, seed: int, per_group: int, buffers: int = 0):
                 text = single_convert_ttgir(SHAPE, element, source, dst, num_warps, target, name="k",
                                             shared_encoding=shared, buffers=buffers)
                 cases.append(dict(name=name, dtype=dtype, num_warps=num_warps, shape=list(SHAPE), src_name=s_name,
-                                  dst_name=d_name, src=shared, dst=dst, text=text))
+                                  dst_name=d_name, src=shared, dst=dst, text=text, only="local_load"))
     return cases
-
-
-def compile_case(job):
-    """Worker: our islands (only local loads) and stock Triton, each compiled to cubin."""
-    index, case, arch, directory = job
-    from linear_layouts.lowering.describe import cost_text
-    from linear_layouts.lowering.emit_testcase import ptx_mix
-    from linear_layouts.passes.lower_conversions import lower_text
-    out = {"index": index}
-    for variant in ("stock", "ours"):
-        text = case["text"]
-        try:
-            if variant == "ours":
-                text, outcomes = lower_text(case["text"], filename=case["name"], only="local_load")
-                o = outcomes[0]
-                out["lowered"] = o.lowered
-                out["method"] = (o.plan.form.name.lower() if o.plan is not None else "-")
-                out["reason"] = o.reason
-                out["plan"] = cost_text(o.plan.cost, o.plan.target) if o.plan is not None else ""
-            path, kernel = gpu_conversions._compile_path(text, arch, directory, f"{index}-{variant}")
-            out[variant] = {"path": path, "ok": True, "mix": dict(ptx_mix(kernel.asm["ptx"])),
-                            "shared": int(kernel.metadata.shared)}
-        except Exception as error:
-            out[variant] = {"ok": False, "error": f"{type(error).__name__}: {str(error)[-800:]}"}
-    return out
 
 
 def write_reports(out_dir: str, cases, compiled, header: dict, dry_run: bool, stem: str = "local_load_gpu") -> int:
@@ -142,16 +117,7 @@ def write_reports(out_dir: str, cases, compiled, header: dict, dry_run: bool, st
     lines += [f"## Verdict: {verdict} - {len(rows) - len(ours_bad)}/{len(rows)} cases correct with our islands "
               f"({len(lowered)} lowered by us, {len(rows) - len(lowered)} left to Triton); stock Triton: "
               f"{len(rows) - len(stock_bad)}/{len(rows)}", ""]
-    groups = defaultdict(lambda: [0, 0, 0, 0])
-    for x in rows:
-        g = groups[(x["dtype"], x["num_warps"])]
-        g[0] += 1
-        g[1] += x["lowered"]
-        g[2] += x in ours_bad
-        g[3] += x in stock_bad
-    lines += ["| dtype | warps | cases | lowered by us | ours failing | stock failing |", "|---|---|---|---|---|---|"]
-    for (dtype, warps), (n, low, bad, sbad) in sorted(groups.items()):
-        lines.append(f"| {dtype} | {warps} | {n} | {low} | {bad} | {sbad} |")
+    lines += gpu_conversions.group_table(rows, ours_bad, stock_bad)
     lines += ["", "Load forms chosen: " + ", ".join(f"{m}={n}" for m, n in sorted(summary["forms"].items())), ""]
     # How our loads compare with stock's on the cases both compiled: the shared-memory load
     # instructions and barriers of the whole kernel (the local_alloc's stores are Triton's in both).
@@ -176,17 +142,7 @@ def write_reports(out_dir: str, cases, compiled, header: dict, dry_run: bool, st
         seen.add(key)
         lines.append(f"| {x['name']} | {x['plan']} | {gpu_conversions._mix_text(x['ours']['mix'])} | "
                      f"{gpu_conversions._mix_text(x['stock']['mix'])} |")
-    if ours_bad or stock_bad:
-        lines += ["", f"## Failures (details in {stem}.json)", ""]
-        for label, bad in (("ours", ours_bad), ("stock", stock_bad)):
-            for x in bad[:40]:
-                e = x[label]
-                why = e.get("error") or e.get("launch_error") or \
-                    f"{e.get('wrong_elements')} wrong elements, first at index {e.get('first_wrong_index')}"
-                lines.append(f"- {label}: {x['name']}: {why}")
-    left = Counter(x["left_reason"] for x in rows if not x["lowered"])
-    if left:
-        lines += ["", "## Left to Triton", ""] + [f"- {n} x {reason}" for reason, n in left.most_common()]
+    lines += gpu_conversions.failures_and_left(rows, ours_bad, stock_bad, stem + ".json", "form")
     with open(os.path.join(out_dir, stem + ".md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     return len(ours_bad)
@@ -220,7 +176,7 @@ def main(argv=None) -> int:
     started = time.time()
     cases = build_cases(arch, args.seed, args.per_group, args.buffers)
     print(f"{len(cases)} cases; compiling with {args.jobs} processes", flush=True)
-    compiled = compile_all(cases, arch, args.jobs, worker=compile_case)
+    compiled = compile_all(cases, arch, args.jobs)
     if not args.dry_run:
         print("launching", flush=True)
         run_on_gpu(cases, compiled, arch)

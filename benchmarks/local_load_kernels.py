@@ -30,34 +30,11 @@ MODES = {"stock": None, "local_load": "noop,rename,shuffle,shared,local_load",
 
 
 def run(bench, mode: str, cache_root: str) -> dict:
-    import torch
-    import triton
-    import triton.testing
-
-    import linear_layouts
-    from linear_layouts.passes import hook
-
-    result = {"ok": False}
-    saved = triton.knobs.cache.dir
-    triton.knobs.cache.dir = os.path.join(cache_root, bench.name, mode)
-    try:
-        if MODES[mode] is not None:
-            linear_layouts.enable(only=MODES[mode])
-        hook.reset_stats()
-        launch, check, output = bench.setup()
-        output.fill_(float("nan") if output.is_floating_point() else -7)
-        launch()
-        torch.cuda.synchronize()
-        result["correct"] = bool(check())
-        result["ms"] = triton.testing.do_bench(launch, warmup=25, rep=200, return_mode="median")
-        result["plugin"] = hook.stats().summary() if MODES[mode] is not None else ""
-        result["ok"] = True
-    except Exception as error:
-        result["error"] = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"[:300]
-    finally:
-        hook.disable()
-        triton.knobs.cache.dir = saved
-    return result
+    """``kernels.run_mode`` with this script's modes (the plugin owning ``MODES[mode]``)."""
+    from kernels import run_mode
+    if MODES[mode] is None:
+        return run_mode(bench, "stock", cache_root, label=mode)
+    return run_mode(bench, "linear", cache_root, only=MODES[mode], label=mode)
 
 
 def main(argv=None) -> int:

@@ -426,16 +426,21 @@ def emit_island(plan: ConversionPlan, site: ConvertSite) -> Island:
         after.append(f"ttg.local_dealloc {buffer} : {mtype}")
     else:
         raise EmitError(f"plan method '{plan.method}' has no steps to emit")
+    _cast_result(w, file, [sources[r] for r in dst_map], dst_struct, site)
+    for line in after:
+        w.line(line)
+    return Island("\n".join(w.lines), w.counts, scratch_bytes)
+
+
+def _cast_result(w: IslandWriter, file: list, fields: list[int], dst_struct: str, site: ConvertSite) -> None:
+    """Build the result struct (field k = ``file[fields[k]]``) and cast it to the result tensor."""
     out_values = []
-    for i in (sources[r] for r in dst_map):
+    for i in fields:
         if file[i] is None:
             raise EmitError(f"output register reads staging register {i}, which no step wrote")
         out_values.append(file[i])
     struct_out = w.build_struct(out_values, dst_struct)
     w.line(f"{site.result} = builtin.unrealized_conversion_cast {struct_out} : {dst_struct} to {site.dst_type}")
-    for line in after:
-        w.line(line)
-    return Island("\n".join(w.lines), w.counts, scratch_bytes)
 
 
 def memdesc_struct_type(rank: int) -> str:
@@ -461,13 +466,7 @@ def emit_local_load_island(plan, site: ConvertSite, rank: int) -> Island:
     base = w.extract(descriptor, 0, descriptor_type)
     sources = list(plan.output.sources)
     staging = _emit_shared(w, vendor, plan, element, [], max(sources) + 1, site, base)
-    out_values = []
-    for i in (sources[r] for r in dst_map):
-        if staging[i] is None:
-            raise EmitError(f"output register reads staging register {i}, which no load wrote")
-        out_values.append(staging[i])
-    struct_out = w.build_struct(out_values, dst_struct)
-    w.line(f"{site.result} = builtin.unrealized_conversion_cast {struct_out} : {dst_struct} to {site.dst_type}")
+    _cast_result(w, staging, [sources[r] for r in dst_map], dst_struct, site)
     return Island("\n".join(w.lines), w.counts)
 
 

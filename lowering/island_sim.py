@@ -1034,21 +1034,28 @@ def _check(island_text: str, plan: ConversionPlan, site: ConvertSite) -> None:
             _check_struct("source", island.input_type, element, len(src_regs))
             _check_struct("destination", island.output_type, element, len(dst_regs))
             _check_guards(machine, site)
-        out = island.output
-        for i, field in enumerate(out):
-            if field is None or not field.defined.all():
-                t = 0 if field is None else int(np.nonzero(~field.defined)[0][0])
-                cause = f" (first use of undefined shared memory: {machine.undefined_load})" \
-                    if machine.undefined_load else ""
-                raise SimulationError(f"output field {i} is undefined in {machine._who(t)}{cause}")
-            got[:, i] |= _unmix(field.value & _mask(value_bits), value_bits) << np.uint64(p * value_bits)
+        _read_output(island, machine, got, value_bits, p)
+    _compare_output(got, expected, machine)
+
+
+def _read_output(island: "_Island", machine: _Machine, got: np.ndarray, value_bits: int, p: int) -> None:
+    """Add pass ``p``'s slice of every output field's element id to ``got`` (fails on undefined ones)."""
+    for i, field in enumerate(island.output):
+        if field is None or not field.defined.all():
+            t = 0 if field is None else int(np.nonzero(~field.defined)[0][0])
+            cause = f" (first use of undefined shared memory: {machine.undefined_load})" \
+                if machine.undefined_load else ""
+            raise SimulationError(f"output field {i} is undefined in {machine._who(t)}{cause}")
+        got[:, i] |= _unmix(field.value & _mask(value_bits), value_bits) << np.uint64(p * value_bits)
+
+
+def _compare_output(got: np.ndarray, expected: np.ndarray, machine: _Machine) -> None:
     wrong = got != expected.astype(np.uint64)
     if wrong.any():
         t, i = (int(x) for x in np.argwhere(wrong)[0])
-        who = _Machine(B, W, L, plan.target.vendor)._who(t)
         raise SimulationError(f"{int(wrong.sum())} output fields hold the wrong element; first: output field {i} "
-                              f"of {who} holds element {int(got[t, i])}, the destination layout names element "
-                              f"{int(expected[t, i])}")
+                              f"of {machine._who(t)} holds element {int(got[t, i])}, the destination layout names "
+                              f"element {int(expected[t, i])}")
 
 
 def _check_struct(which: str, struct_type, element: ElementType, count: int) -> None:
@@ -1122,15 +1129,5 @@ def _check_local_load(island_text: str, plan, site: ConvertSite, rank: int) -> N
                                       f"is {descriptor_type}")
             _check_struct("destination", island.output_type, element, len(dst_regs))
             _check_guards(machine, site)
-        for i, field in enumerate(island.output):
-            if field is None or not field.defined.all():
-                t = 0 if field is None else int(np.nonzero(~field.defined)[0][0])
-                raise SimulationError(f"output field {i} is undefined in {machine._who(t)}")
-            got[:, i] |= _unmix(field.value & _mask(value_bits), value_bits) << np.uint64(p * value_bits)
-    wrong = got != expected.astype(np.uint64)
-    if wrong.any():
-        t, i = (int(x) for x in np.argwhere(wrong)[0])
-        who = _Machine(B, W, L, plan.target.vendor)._who(t)
-        raise SimulationError(f"{int(wrong.sum())} output fields hold the wrong element; first: output field {i} "
-                              f"of {who} holds element {int(got[t, i])}, the destination layout names element "
-                              f"{int(expected[t, i])}")
+        _read_output(island, machine, got, value_bits, p)
+    _compare_output(got, expected, machine)

@@ -244,14 +244,9 @@ def plan_module(module: Module, only: str = "", target: Optional[str] = None,
         if result.tensor_type.shape != source.tensor_type.shape:
             outcome.reason = "source and result shapes differ"
             continue
-        per_thread = max(src.in_dims.get("register", 1), dst.in_dims.get("register", 1))
-        if per_thread > MAX_ELEMENTS_PER_THREAD:
-            outcome.reason = (f"{per_thread} elements per thread; islands are limited to {MAX_ELEMENTS_PER_THREAD} "
-                              f"per thread (MAX_ELEMENTS_PER_THREAD)")
-            continue
-        if (module.threads_per_warp or hw_target.warp_size) != hw_target.warp_size:
-            outcome.reason = f"the module has {module.threads_per_warp} threads per warp, {hw_target.name} has " \
-                             f"{hw_target.warp_size}"
+        problem = _island_limits_problem(module, hw_target, src, dst)
+        if problem:
+            outcome.reason = problem
             continue
         bits = element.logical_bits
         if mode == "legacy":
@@ -275,6 +270,17 @@ def plan_module(module: Module, only: str = "", target: Optional[str] = None,
     return results
 
 
+def _island_limits_problem(module: Module, target, *layouts) -> str:
+    """Why an island for these distributed layouts cannot be emitted here ("" if it can)."""
+    per_thread = max(layout.in_dims.get("register", 1) for layout in layouts)
+    if per_thread > MAX_ELEMENTS_PER_THREAD:
+        return (f"{per_thread} elements per thread; islands are limited to {MAX_ELEMENTS_PER_THREAD} "
+                f"per thread (MAX_ELEMENTS_PER_THREAD)")
+    if (module.threads_per_warp or target.warp_size) != target.warp_size:
+        return f"the module has {module.threads_per_warp} threads per warp, {target.name} has {target.warp_size}"
+    return ""
+
+
 def _plan_local_load(module: Module, op: Operation, target, outcome: ConvertOutcome) -> None:
     """Plan one ``ttg.local_load`` (sets ``outcome.plan``, or ``outcome.reason``)."""
     source, result = op.operands[0], op.results[0]
@@ -293,13 +299,9 @@ def _plan_local_load(module: Module, op: Operation, target, outcome: ConvertOutc
     except (PassFailure, EmitError) as error:
         outcome.reason = getattr(error, "message", str(error))
         return
-    if dst.in_dims.get("register", 1) > MAX_ELEMENTS_PER_THREAD:
-        outcome.reason = (f"{dst.in_dims.get('register', 1)} elements per thread; islands are limited to "
-                          f"{MAX_ELEMENTS_PER_THREAD} per thread (MAX_ELEMENTS_PER_THREAD)")
-        return
-    if (module.threads_per_warp or target.warp_size) != target.warp_size:
-        outcome.reason = f"the module has {module.threads_per_warp} threads per warp, {target.name} has " \
-                         f"{target.warp_size}"
+    problem = _island_limits_problem(module, target, dst)
+    if problem:
+        outcome.reason = problem
         return
     plan = plan_local_load(buffer, dst, element.logical_bits, target)
     if not plan:
