@@ -261,6 +261,8 @@ class PluginStats:
 
     kernels: int = 0                 # kernels that went through our pipeline
     kernels_with_islands: int = 0    # ... and came back with at least one island
+    conversions: int = 0             # ttg.convert_layout ops in those kernels' TTGIR
+    islands: int = 0                 # ... of them replaced by our islands (fallbacks not counted)
     fallbacks: list = None           # Fallback records: compiled without our islands
 
     def __post_init__(self):
@@ -269,7 +271,8 @@ class PluginStats:
 
     def summary(self) -> str:
         lines = [f"linear-layouts: {self.kernels} kernels, {self.kernels_with_islands} with islands, "
-                 f"{len(self.fallbacks)} compiled without them after a failure"]
+                 f"{self.islands} of {self.conversions} conversions lowered by us, "
+                 f"{len(self.fallbacks)} kernels compiled without them after a failure"]
         lines += [f"  {f.kernel}: {f.stage}: {f.reason}" for f in self.fallbacks]
         return "\n".join(lines)
 
@@ -335,13 +338,14 @@ def _wrap_stages(stages: dict, config: PluginConfig) -> None:
     original = dict(stages)
     names = list(stages)
     after_llir = names[names.index("llir") + 1:]
-    state = {"stock_src": None, "islands": False, "kernel": "kernel"}
+    state = {"stock_src": None, "islands": False, "island_count": 0, "kernel": "kernel"}
 
     def llir_with_linear_layouts(src, metadata):
         text = src.str()
         kernel = _kernel_name(text)
-        state.update(stock_src=src, islands=False, kernel=kernel)
+        state.update(stock_src=src, islands=False, island_count=0, kernel=kernel)
         _stats.kernels += 1
+        _stats.conversions += len(_CONVERT_OP.findall(text))
         if "ttg.convert_layout" not in text:
             # Nothing for us: our passes would only add attributes, and a module without
             # islands is compiled from Triton's own TTGIR anyway.  No parse, no print.
@@ -361,6 +365,8 @@ def _wrap_stages(stages: dict, config: PluginConfig) -> None:
             _record_fallback(kernel, "llir", error, config.remarks)
             return original["llir"](src, metadata)
         _stats.kernels_with_islands += 1
+        _stats.islands += islands
+        state["island_count"] = islands
         return result
 
     def later_stage(name):
@@ -372,6 +378,7 @@ def _wrap_stages(stages: dict, config: PluginConfig) -> None:
                     raise
                 state["islands"] = False
                 _stats.kernels_with_islands -= 1
+                _stats.islands -= state["island_count"]
                 _record_fallback(state["kernel"], name, error, config.remarks)
                 value = original["llir"](state["stock_src"], metadata)
                 for stage in after_llir[:after_llir.index(name) + 1]:
@@ -382,6 +389,11 @@ def _wrap_stages(stages: dict, config: PluginConfig) -> None:
     stages["llir"] = llir_with_linear_layouts
     for name in after_llir:
         stages[name] = later_stage(name)
+
+
+# %5 = ttg.convert_layout %4 : tensor<...> -> tensor<...>  (one op per match; names in loc()
+# strings are quoted and never follow "= ")
+_CONVERT_OP = re.compile(r"= ttg\.convert_layout\b")
 
 
 def _kernel_name(text: str) -> str:
