@@ -417,8 +417,9 @@ def run_plugin_pipeline(triton_module, config: PluginConfig, metadata=None, text
         new_text = module.text_for_triton()
     except IRError as e:
         raise RuntimeError(f"linear-layouts: kernel {name}: {e}") from None
-    cast = "builtin.unrealized_conversion_cast"
-    islands = (new_text.count(cast) - text.count(cast)) // 2
+    # Each island replaces one convert (an island holds two or more casts, so counting casts
+    # would not do: a shared-memory island also casts its scratch buffer).
+    islands = len(_CONVERT_OP.findall(text)) - len(_CONVERT_OP.findall(new_text))
     return triton_module_from_text(new_text, triton_module.context), islands
 
 
