@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -351,7 +352,11 @@ def run_mode(bench: Bench, mode: str, cache_root: str, only: str | None = None, 
         torch.cuda.synchronize()
         result["first_launch_s"] = time.perf_counter() - start
         result["correct"] = bool(check())
-        result["ms"] = triton.testing.do_bench(launch, warmup=25, rep=200, return_mode="median")
+        # Every repeat's time: the median is the figure we compare, min and max show the spread
+        # (the bars of benchmarks/paper_kernels.py's plot).
+        times = triton.testing.do_bench(launch, warmup=25, rep=200, return_mode="all")
+        result["ms"] = statistics.median(times)
+        result["min_ms"], result["max_ms"] = min(times), max(times)
         if mode in ("linear", "legacy"):
             result["plugin"] = hook.stats().summary()
         result["ok"] = True

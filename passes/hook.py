@@ -266,6 +266,8 @@ class PluginStats:
 
     kernels: int = 0                 # kernels that went through our pipeline
     kernels_with_islands: int = 0    # ... and came back with at least one island
+    conversions: int = 0             # ttg.convert_layout ops in those kernels' TTGIR
+    islands: int = 0                 # ... of them replaced by our islands (fallbacks not counted)
     local_loads: int = 0             # ttg.local_load ops in the kernels that went through it
     local_loads_lowered: int = 0     # ... of which replaced by our islands (only=...,local_load)
     fallbacks: list = None           # Fallback records: compiled without our islands
@@ -276,7 +278,8 @@ class PluginStats:
 
     def summary(self) -> str:
         lines = [f"linear-layouts: {self.kernels} kernels, {self.kernels_with_islands} with islands, "
-                 f"{len(self.fallbacks)} compiled without them after a failure"
+                 f"{self.islands} of {self.conversions} conversions lowered by us, "
+                 f"{len(self.fallbacks)} kernels compiled without them after a failure"
                  + (f"; {self.local_loads_lowered} of {self.local_loads} local loads lowered" if self.local_loads else "")]
         lines += [f"  {f.kernel}: {f.stage}: {f.reason}" for f in self.fallbacks]
         return "\n".join(lines)
@@ -343,13 +346,14 @@ def _wrap_stages(stages: dict, config: PluginConfig) -> None:
     original = dict(stages)
     names = list(stages)
     after_llir = names[names.index("llir") + 1:]
-    state = {"stock_src": None, "islands": False, "kernel": "kernel"}
+    state = {"stock_src": None, "islands": False, "island_count": 0, "kernel": "kernel"}
 
     def llir_with_linear_layouts(src, metadata):
         text = src.str()
         kernel = _kernel_name(text)
-        state.update(stock_src=src, islands=False, kernel=kernel)
+        state.update(stock_src=src, islands=False, island_count=0, kernel=kernel)
         _stats.kernels += 1
+        _stats.conversions += len(_CONVERT_OP.findall(text))
         if "ttg.convert_layout" not in text and not (config.owns_local_loads and "ttg.local_load" in text):
             # Nothing for us: our passes would only add attributes, and a module without
             # islands is compiled from Triton's own TTGIR anyway.  No parse, no print.
@@ -368,7 +372,12 @@ def _wrap_stages(stages: dict, config: PluginConfig) -> None:
             state["islands"] = False
             _record_fallback(kernel, "llir", error, config.remarks)
             return original["llir"](src, metadata)
+        loads, lowered_loads = _last_local_loads
         _stats.kernels_with_islands += 1
+        _stats.islands += islands - lowered_loads
+        _stats.local_loads += loads
+        _stats.local_loads_lowered += lowered_loads
+        state["island_count"], state["loads_lowered"] = islands - lowered_loads, lowered_loads
         return result
 
     def later_stage(name):
@@ -380,6 +389,8 @@ def _wrap_stages(stages: dict, config: PluginConfig) -> None:
                     raise
                 state["islands"] = False
                 _stats.kernels_with_islands -= 1
+                _stats.islands -= state["island_count"]
+                _stats.local_loads_lowered -= state.get("loads_lowered", 0)
                 _record_fallback(state["kernel"], name, error, config.remarks)
                 value = original["llir"](state["stock_src"], metadata)
                 for stage in after_llir[:after_llir.index(name) + 1]:
@@ -392,10 +403,20 @@ def _wrap_stages(stages: dict, config: PluginConfig) -> None:
         stages[name] = later_stage(name)
 
 
+# %5 = ttg.convert_layout %4 : tensor<...> -> tensor<...>  (one op per match; names in loc()
+# strings are quoted and never follow "= ")
+_CONVERT_OP = re.compile(r"= ttg\.convert_layout\b")
+
+
 def _kernel_name(text: str) -> str:
     """The first public function of a TTGIR module (Triton's kernel), for messages."""
     m = re.search(r"tt\.func (?:public )?@([\w$.]+)", text)
     return m.group(1) if m else "kernel"
+
+
+# (local loads in the kernel, local loads lowered) of the latest run_plugin_pipeline call: the
+# hook books them once the kernel has compiled with its islands.
+_last_local_loads = [0, 0]
 
 
 def run_plugin_pipeline(triton_module, config: PluginConfig, metadata=None, text: Optional[str] = None):
@@ -413,12 +434,13 @@ def run_plugin_pipeline(triton_module, config: PluginConfig, metadata=None, text
         new_text = module.text_for_triton()
     except IRError as e:
         raise RuntimeError(f"linear-layouts: kernel {name}: {e}") from None
-    cast = "builtin.unrealized_conversion_cast"
-    islands = (new_text.count(cast) - text.count(cast)) // 2
-    if config.owns_local_loads:
-        loads = text.count("= ttg.local_load ")
-        _stats.local_loads += loads
-        _stats.local_loads_lowered += loads - new_text.count("= ttg.local_load ")
+    # Each island replaces one convert (an island holds two or more casts, so counting casts
+    # would not do: a shared-memory island also casts its scratch buffer).
+    islands = len(_CONVERT_OP.findall(text)) - len(_CONVERT_OP.findall(new_text))
+    loads = text.count("= ttg.local_load ") if config.owns_local_loads else 0
+    lowered_loads = loads - new_text.count("= ttg.local_load ") if loads else 0
+    _last_local_loads[:] = [loads, lowered_loads]
+    islands += lowered_loads
     return triton_module_from_text(new_text, triton_module.context), islands
 
 

@@ -63,6 +63,8 @@ def test_islands_are_used_when_nothing_fails():
     assert not caught
     stats = linear_layouts.stats()
     assert stats.kernels == 1 and stats.kernels_with_islands == 1 and stats.fallbacks == []
+    assert (stats.conversions, stats.islands) == (1, 1)   # the transpose's one convert is ours
+    assert "1 of 1 conversions lowered by us" in stats.summary()
     assert kernel.asm["ptx"] != _stock_ptx()   # our island, not stock's lowering
 
 
@@ -80,6 +82,7 @@ def test_ptxas_failure_falls_back_to_stock(monkeypatch):
     [fallback] = linear_layouts.stats().fallbacks
     assert fallback.kernel == "transpose_kernel" and fallback.stage == "cubin"
     assert linear_layouts.stats().kernels_with_islands == 0
+    assert (linear_layouts.stats().conversions, linear_layouts.stats().islands) == (1, 0)
 
 
 def test_translation_failure_falls_back_to_stock(monkeypatch):
@@ -96,6 +99,7 @@ def test_translation_failure_falls_back_to_stock(monkeypatch):
     assert kernel.asm["ptx"] == stock
     [fallback] = linear_layouts.stats().fallbacks
     assert fallback.stage == "llir" and fallback.reason
+    assert (linear_layouts.stats().conversions, linear_layouts.stats().islands) == (1, 0)
     assert len(caught) == 1
 
 
