@@ -343,7 +343,6 @@ def run_mode(bench: Bench, mode: str, cache_root: str, only: str | None = None, 
     try:
         if mode in ("linear", "legacy"):
             linear_layouts.enable(mode, only=only)
-            hook.reset_stats()
         launch, check, output = bench.setup()
         output.fill_(float("nan") if output.is_floating_point() else -7)  # poison
         torch.cuda.synchronize()
@@ -358,7 +357,7 @@ def run_mode(bench: Bench, mode: str, cache_root: str, only: str | None = None, 
         result["ms"] = statistics.median(times)
         result["min_ms"], result["max_ms"] = min(times), max(times)
         if mode in ("linear", "legacy"):
-            result["plugin"] = hook.stats().summary()
+            result["plugin"] = hook.stats().summary()   # since the caller's last hook.reset_stats()
         result["ok"] = True
     except Exception as e:
         result["error"] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300]

@@ -32,6 +32,9 @@ MODES = {"stock": None, "local_load": "noop,rename,shuffle,shared,local_load",
 def run(bench, mode: str, cache_root: str) -> dict:
     """``kernels.run_mode`` with this script's modes (the plugin owning ``MODES[mode]``)."""
     from kernels import run_mode
+
+    from linear_layouts.passes import hook
+    hook.reset_stats()   # the "plugin" line counts this run's kernels only
     if MODES[mode] is None:
         return run_mode(bench, "stock", cache_root, label=mode)
     return run_mode(bench, "linear", cache_root, only=MODES[mode], label=mode)
