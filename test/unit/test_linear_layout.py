@@ -1,8 +1,7 @@
 """LinearLayout: Triton's worked examples, error messages, and the algebra's laws (hypothesis).
 
 The worked examples come from Triton's unit tests (unittest/Tools/LinearLayoutTest.cpp) and the
-header comments of include/triton/Tools/LinearLayout.h, as summarised in
-shared/reference/triton.md §1.5 and §1.7.  Operations Triton's Python binding does not expose
+header comments of include/triton/Tools/LinearLayout.h.  Operations Triton's Python binding does not expose
 (division, reshape, sublayout, quotient, free variables, ...) are tested here by their laws;
 the bound ones are also compared with Triton itself in test_linear_layout_oracle.py.
 """

@@ -1,5 +1,5 @@
-"""Known answers for the conversion planner (DESIGN.md "Stock Triton's lowering is strong",
-paper Appendix C)."""
+"""Known answers for the conversion planner (docs/verified-facts.md, "Stock Triton's lowering, the
+peer we compare with"; paper Appendix C)."""
 
 from __future__ import annotations
 
@@ -99,7 +99,7 @@ def test_epilogue_mma_to_blocked_vectorizes_to_128_bits(mma, target, blocked, bi
 
 
 def test_blocked2_to_blocked1_takes_two_shuffles():
-    # 64 elements, one warp: sizePerThread [2] -> [1] (DESIGN.md: stock Triton emits 2 shfl.sync).
+    # 64 elements, one warp: sizePerThread [2] -> [1] (docs/verified-facts.md: stock Triton emits 2 shfl.sync).
     src = layout([[1]], [[2], [4], [8], [16], [32]], out={"dim0": 64})
     dst = layout([[32]], [[1], [2], [4], [8], [16]], out={"dim0": 64})
     plan = plan_conversion(src, dst, 32, "sm_90")
