@@ -140,11 +140,11 @@ def compile_case(job):
         try:
             if variant == "ours":
                 text, outcomes = lower_text(case["text"], filename=case["name"], only=case.get("only", ""))
-                o = outcomes[0]
-                out["lowered"] = o.lowered
-                out["method"] = _plan_name(o)
-                out["reason"] = o.reason
-                out["plan"] = _plan_text(o.plan)
+                # one op per kernel, or a local store and a local load: all of them must be ours
+                out["lowered"] = bool(outcomes) and all(o.lowered for o in outcomes)
+                out["method"] = "+".join(_plan_name(o) for o in outcomes)
+                out["reason"] = "; ".join(o.reason for o in outcomes if o.reason)
+                out["plan"] = "; ".join(_plan_text(o.plan) for o in outcomes)
             path, kernel = _compile_path(text, arch, directory, f"{index}-{variant}")
             out[variant] = {"path": path, "ok": True, "mix": dict(ptx_mix(kernel.asm["ptx"])),
                             "shared": int(kernel.metadata.shared)}
@@ -164,7 +164,7 @@ def _plan_text(plan) -> str:
     from linear_layouts.lowering.describe import cost_text, describe_plan
     if plan is None:
         return ""
-    if hasattr(plan, "buffer"):   # a local load: its loads and their cost
+    if hasattr(plan, "buffer"):   # a local load or store: its accesses and their cost
         return cost_text(plan.cost, plan.target)
     return describe_plan(plan)
 

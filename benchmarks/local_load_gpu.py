@@ -72,7 +72,7 @@ def result_layouts(num_warps: int, bits: int, rng: random.Random) -> list[tuple[
     return zoo
 
 
-def build_cases(arch: int, seed: int, per_group: int, buffers: int = 0):
+def build_cases(arch: int, seed: int, per_group: int, buffers: int = 0, only: str = "local_load"):
     from linear_layouts.lowering.emit_testcase import single_convert_ttgir
     rng = random.Random(seed)
     target = "sm_90" if arch >= 90 else "sm_80"
@@ -88,7 +88,7 @@ def build_cases(arch: int, seed: int, per_group: int, buffers: int = 0):
                 text = single_convert_ttgir(SHAPE, element, source, dst, num_warps, target, name="k",
                                             shared_encoding=shared, buffers=buffers)
                 cases.append(dict(name=name, dtype=dtype, num_warps=num_warps, shape=list(SHAPE), src_name=s_name,
-                                  dst_name=d_name, src=shared, dst=dst, text=text, only="local_load"))
+                                  dst_name=d_name, src=shared, dst=dst, text=text, only=only))
     return cases
 
 
@@ -118,7 +118,7 @@ def write_reports(out_dir: str, cases, compiled, header: dict, dry_run: bool, st
               f"({len(lowered)} lowered by us, {len(rows) - len(lowered)} left to Triton); stock Triton: "
               f"{len(rows) - len(stock_bad)}/{len(rows)}", ""]
     lines += gpu_conversions.group_table(rows, ours_bad, stock_bad)
-    lines += ["", "Load forms chosen: " + ", ".join(f"{m}={n}" for m, n in sorted(summary["forms"].items())), ""]
+    lines += ["", "Forms chosen (store+load where both are ours): " + ", ".join(f"{m}={n}" for m, n in sorted(summary["forms"].items())), ""]
     # How our loads compare with stock's on the cases both compiled: the shared-memory load
     # instructions and barriers of the whole kernel (the local_alloc's stores are Triton's in both).
     keys = ("ldmatrix", "ld.shared", "bar.sync")
@@ -159,6 +159,8 @@ def main(argv=None) -> int:
     parser.add_argument("--buffers", type=int, default=0,
                         help="stage through the last of N buffers of one allocation (ttg.memdesc_index), as "
                              "pipelined loops do; writes local_load_gpu_buffers.json/.md")
+    parser.add_argument("--only", default="local_load",
+                        help="the lowerings we own (with --buffers: local_load,local_store lowers the store too)")
     args = parser.parse_args(argv)
 
     import triton
@@ -174,7 +176,7 @@ def main(argv=None) -> int:
         header["gpu"] = torch.cuda.get_device_name()
         header["torch"] = torch.__version__
     started = time.time()
-    cases = build_cases(arch, args.seed, args.per_group, args.buffers)
+    cases = build_cases(arch, args.seed, args.per_group, args.buffers, args.only)
     print(f"{len(cases)} cases; compiling with {args.jobs} processes", flush=True)
     compiled = compile_all(cases, arch, args.jobs)
     if not args.dry_run:
@@ -182,6 +184,9 @@ def main(argv=None) -> int:
         run_on_gpu(cases, compiled, arch)
     header["seconds"] = round(time.time() - started, 1)
     stem = "local_load_gpu_buffers" if args.buffers > 1 else "local_load_gpu"
+    if "local_store" in args.only:
+        stem = "local_store_gpu"
+        header["lowered"] = "ttg.local_store and ttg.local_load, both by our islands"
     if args.buffers > 1:
         header["staging"] = f"the last of {args.buffers} buffers of one allocation (ttg.memdesc_index, local_store)"
     failures = write_reports(args.out, cases, compiled, header, args.dry_run, stem)

@@ -101,6 +101,8 @@ class ConvertSite:
     prefix: str = "ll"
     unique_struct: bool = False     # Triton >= 3.9: the struct has no broadcast register copies
     in_loop: bool = False           # the convert runs in a loop (see NvidiaInstructions._thread_id)
+    buffer: str = ""                # a ttg.local_store's memdesc operand (SSA name) ...
+    buffer_type: str = ""           # ... and its type as printed
 
 
 @dataclass
@@ -400,14 +402,7 @@ def emit_island(plan: ConversionPlan, site: ConvertSite) -> Island:
     if identity:  # a no-op: the two casts and nothing in between
         w.line(f"{site.result} = builtin.unrealized_conversion_cast {struct_in} : {src_struct} to {site.dst_type}")
         return Island("\n".join(w.lines), w.counts)
-    # src[r] for every full source register r (broadcast copies read the one struct field)
-    fields = {}
-    src = []
-    for r in range(1 << len(src_hw.register)):
-        index = src_map.index(r) if r in src_map else src_map.index(src_hw.full_register(src_hw.canonical_register(r)))
-        if index not in fields:
-            fields[index] = w.extract(struct_in, index, src_struct)
-        src.append(fields[index])
+    src = _source_registers(w, src_hw, src_map, struct_in, src_struct)
     scratch_bytes = 0
     after: list[str] = []
     if plan.output.file == "src":
@@ -430,6 +425,19 @@ def emit_island(plan: ConversionPlan, site: ConvertSite) -> Island:
     for line in after:
         w.line(line)
     return Island("\n".join(w.lines), w.counts, scratch_bytes)
+
+
+def _source_registers(w: IslandWriter, src_hw: HardwareLayout, src_map: list[int], struct_in: str,
+                      src_struct: str) -> list[str]:
+    """src[r] for every full source register r (broadcast copies read the one struct field)."""
+    fields = {}
+    src = []
+    for r in range(1 << len(src_hw.register)):
+        index = src_map.index(r) if r in src_map else src_map.index(src_hw.full_register(src_hw.canonical_register(r)))
+        if index not in fields:
+            fields[index] = w.extract(struct_in, index, src_struct)
+        src.append(fields[index])
+    return src
 
 
 def _cast_result(w: IslandWriter, file: list, fields: list[int], dst_struct: str, site: ConvertSite) -> None:
@@ -467,6 +475,26 @@ def emit_local_load_island(plan, site: ConvertSite, rank: int) -> Island:
     sources = list(plan.output.sources)
     staging = _emit_shared(w, vendor, plan, element, [], max(sources) + 1, site, base)
     _cast_result(w, staging, [sources[r] for r in dst_map], dst_struct, site)
+    return Island("\n".join(w.lines), w.counts)
+
+
+def emit_local_store_island(plan, site: ConvertSite, rank: int) -> Island:
+    """The LLVM-dialect text replacing a ``ttg.local_store`` of ``site.source`` (a tensor of type
+    ``site.src_type``) into ``site.buffer`` (a memdesc of type ``site.buffer_type`` and rank
+    ``rank``), per the verified ``local_memory.LocalStorePlan``.  No result: the island ends
+    with the stores (and the guard barrier the site asks for)."""
+    vendor = vendor_for(plan.target, IslandState(in_loop=site.in_loop))
+    element = island_element_type(site.element_type)
+    w = IslandWriter(site.prefix)
+    src_hw = HardwareLayout.of(plan.src, plan.buffer.out_dim_names)
+    src_map = struct_registers(src_hw, site.unique_struct)
+    src_struct = struct_type(element, len(src_map))
+    struct_in = w.op(f"builtin.unrealized_conversion_cast {site.source} : {site.src_type} to {src_struct}")
+    src = _source_registers(w, src_hw, src_map, struct_in, src_struct)
+    descriptor_type = memdesc_struct_type(rank)
+    descriptor = w.op(f"builtin.unrealized_conversion_cast {site.buffer} : {site.buffer_type} to {descriptor_type}")
+    base = w.extract(descriptor, 0, descriptor_type)
+    _emit_shared(w, vendor, plan, element, src, 0, site, base)
     return Island("\n".join(w.lines), w.counts)
 
 

@@ -373,7 +373,8 @@ def _prmt(a: np.ndarray, b: np.ndarray, selector: int) -> np.ndarray:
 class _Island:
     """Runs the island text once (one pass) on a machine."""
 
-    def __init__(self, lines: list[str], machine: _Machine, source_struct: list[Scalar], site: ConvertSite):
+    def __init__(self, lines: list[str], machine: _Machine, source_struct: list[Scalar], site: ConvertSite,
+                 has_result: bool = True, buffer_rank: int = 0):
         self.lines = lines
         self.m = machine
         self.source_struct = source_struct
@@ -381,6 +382,9 @@ class _Island:
         self.output = None
         self.output_type = None
         self.input_type = None
+        self.has_result = has_result      # False: a local_store's island (it only stores)
+        self.buffer_rank = buffer_rank    # a local_store: the rank of its memdesc operand
+        self.buffer_type = None
 
     def run(self):
         self.first_op = True
@@ -394,7 +398,7 @@ class _Island:
             except SimulationError as error:
                 raise SimulationError(f"line {number} ({text[:120]}): {error}") from None
             self.first_op = False
-        if self.output is None:
+        if self.has_result and self.output is None:
             raise SimulationError(f"the island never casts its result back to a tensor ({self.site.result})")
         if self.m.pending_fence is not None:
             raise SimulationError("the island ends inside an AMD barrier sequence (no acquire fence after s_barrier)")
@@ -438,6 +442,15 @@ class _Island:
             return list(self.source_struct)
         if self.first_op:
             raise SimulationError(f"the first cast must read {self.site.source}, not {operand}")
+        if self.site.buffer and operand == self.site.buffer:
+            from .emit_llvm import memdesc_struct_type
+            if self.buffer_type is not None:
+                raise SimulationError(f"a second cast of {self.site.buffer}")
+            if from_type.strip() != self.site.buffer_type or to_type.strip() != memdesc_struct_type(self.buffer_rank):
+                raise SimulationError(f"the memdesc cast is {from_type} to {to_type}; expected {self.site.buffer_type} "
+                                      f"to {memdesc_struct_type(self.buffer_rank)}")
+            self.buffer_type = to_type
+            return [self.m.full(64, SCRATCH_BASE)] + [self.m.full(32, 0) for _ in range(self.buffer_rank)]
         if from_type.startswith("!ttg.memdesc"):
             buffer = self.m.get(operand)
             if buffer != "scratch" or to_type.strip() != "!llvm.struct<(ptr<3>, i32)>":
@@ -1131,3 +1144,61 @@ def _check_local_load(island_text: str, plan, site: ConvertSite, rank: int) -> N
             _check_guards(machine, site)
         _read_output(island, machine, got, value_bits, p)
     _compare_output(got, expected, machine)
+
+
+# ----------------------------------------------------------------------------- local stores
+
+def check_emitted_local_store(island_text: str, plan, site: ConvertSite, rank: int) -> VerificationResult:
+    """Execute an island that replaced a ``ttg.local_store`` (``emit_llvm.emit_local_store_island``)
+    for every thread on an empty buffer: afterwards every byte of the buffer must hold the
+    element its layout names at that offset (stored, defined, no race)."""
+    try:
+        _check_local_store(island_text, plan, site, rank)
+    except SimulationError as error:
+        return VerificationResult(False, (str(error),))
+    return VerificationResult(True)
+
+
+def _check_local_store(island_text: str, plan, site: ConvertSite, rank: int) -> None:
+    lines = island_text.splitlines()
+    if len(lines) > MAX_LINES:
+        raise SimulationError(f"the island has {len(lines)} lines; the simulator stops at {MAX_LINES}")
+    element = ElementType.of(site.element_type)
+    order = plan.buffer.out_dim_names
+    src_hw = HardwareLayout.of(plan.src, order)
+    src_regs = struct_registers(src_hw, site.unique_struct)
+    B, W, L = 1 << len(src_hw.block), 1 << len(src_hw.warp), 1 << len(src_hw.lane)
+    if L != plan.target.warp_size:
+        raise SimulationError(f"the layout has {L} lanes, a {plan.target.name} warp {plan.target.warp_size}")
+    if B * W * L * len(src_regs) > MAX_THREAD_REGISTERS:
+        raise SimulationError("the store is too large to simulate")
+    src_ids = _element_ids(src_hw, src_regs)
+    wanted = xor_table(tuple(plan.buffer._pack(b) for b in plan.buffer.bases["offset"])).astype(np.uint64)
+    value_bits = element.logical_bits
+    nbytes = element.storage_bits // 8
+    passes = max(1, -(-max(1, src_hw.element_bits) // value_bits))
+    for p in range(passes):
+        machine = _Machine(B, W, L, plan.target.vendor)
+        machine.alloc(len(wanted) * nbytes)
+        slice_ = (src_ids.astype(np.uint64) >> np.uint64(p * value_bits)) & _mask(value_bits)
+        tagged = _mix(slice_, value_bits)
+        source = [Scalar(value_bits, tagged[:, i].copy(), np.ones(machine.T, dtype=bool)) for i in range(len(src_regs))]
+        island = _Island(lines, machine, source, site, has_result=False, buffer_rank=rank)
+        island.run()
+        if p == 0:
+            _check_struct("source", island.input_type, element, len(src_regs))
+            if island.buffer_type is None:
+                raise SimulationError(f"the island never casts the memdesc {site.buffer} to its descriptor")
+            _check_guards(machine, site)
+        if not machine.written.all():
+            b, byte = (int(x) for x in np.argwhere(~machine.written)[0])
+            raise SimulationError(f"byte {byte} of block {b}'s buffer (element offset {byte // nbytes}) is never stored")
+        expected = _mix((wanted >> np.uint64(p * value_bits)) & _mask(value_bits), value_bits)
+        stored = np.zeros((B, len(wanted)), dtype=np.uint64)
+        for byte in range(nbytes):
+            stored |= machine.smem[:, byte::nbytes].astype(np.uint64) << np.uint64(8 * byte)
+        wrong = stored != (expected & _mask(nbytes * 8))[None, :]
+        if wrong.any():
+            b, offset = (int(x) for x in np.argwhere(wrong)[0])
+            raise SimulationError(f"{int(wrong.sum())} buffer elements hold the wrong value; first: block {b} "
+                                  f"offset {offset}")

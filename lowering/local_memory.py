@@ -1,5 +1,5 @@
-"""Plans for ``ttg.local_load``: registers of a distributed layout <- a shared buffer whose layout
-is fixed (the memdesc's encoding).
+"""Plans for ``ttg.local_load`` (registers of a distributed layout <- a shared buffer whose layout
+is fixed by its memdesc) and ``ttg.local_store`` (the same buffer <- registers).
 
 A conversion through shared memory *chooses* its scratch layout (``lowering.shared``); a
 ``local_load`` reads a buffer someone else laid out: ``buffer`` maps the offset bits (in
@@ -43,9 +43,10 @@ from .matrix import matrix_tile
 from .plan import RegisterRename, SharedMemoryPlan, Unsupported
 from .shared import _matrix_accesses, vector_accesses, widest_vector
 from .target import Target
-from .verify import verify_local_load
+from .verify import verify_local_load, verify_local_store
 
 LOCAL_LOAD = "local_load"
+LOCAL_STORE = "local_store"
 
 
 @dataclass(frozen=True)
@@ -99,23 +100,13 @@ def plan_local_load_candidates(buffer: LinearLayout, dst: LinearLayout, element_
                                target: Target) -> tuple[list[LocalLoadPlan], str]:
     """Every verified local-load plan (vector loads, ldmatrix, ldmatrix.trans), cheapest first,
     and, when there is none, why."""
+    problem, dst = _check_pair(buffer, dst, target)
+    if problem:
+        return [], problem
     order = buffer.out_dim_names
-    if sorted(dst.out_dim_names) != sorted(order):
-        return [], f"the buffer's dims {order} and the result's {dst.out_dim_names} differ"
-    dst = dst.transpose_outs(order)
-    for name in order:
-        if buffer.out_dim_size(name) != dst.out_dim_size(name):
-            return [], f"the buffer and the result differ in size along '{name}'"
-    if any(c for c in (buffer.bases.get("block", ()))) or any(any(v) for v in dst.bases.get("block", ())):
-        return [], "a multi-CTA layout (CGA split): left to Triton"
     offsets = buffer_offsets(buffer)
-    k = buffer.total_out_dim_size_log2
-    if len(f2.EchelonBasis(offsets)) != k:
-        return [], "the buffer does not hold every element of the tensor"
     dst_full = HardwareLayout.of(dst, order)
     dst_u = dst_full.unique_registers()
-    if len(dst_u.lane) and len(dst_u.lane) != (target.warp_size.bit_length() - 1):
-        return [], f"the result has {1 << len(dst_u.lane)} lanes, a {target.name} warp {target.warp_size}"
     inverse = _inverse(buffer)
     ebits = storage_bits_of(element_bits)
     output = RegisterRename("staging", tuple(dst_full.canonical_register(j) for j in range(1 << len(dst_full.register))))
@@ -140,17 +131,7 @@ def plan_local_load_candidates(buffer: LinearLayout, dst: LinearLayout, element_
             per_round = _matrix_accesses(dst_u, tile, inverse, lambda u: u, 1)
             if per_round is not None:
                 candidates.append(plan_of(per_round[0], form, 128 // ebits))
-    verified, failures = [], []
-    for plan in candidates:
-        check = verify_local_load(plan)
-        if check:
-            verified.append(plan)
-        else:
-            failures.append(f"{plan.form.name.lower()}: {check.errors[0]}")
-    verified.sort(key=lambda p: p.cost.weight)   # stable: vector loads first on a tie
-    if not verified:
-        return [], "no local-load plan passed the verifier (" + "; ".join(failures) + ")"
-    return verified, ""
+    return _verified(candidates, verify_local_load, "local-load")
 
 
 def plan_local_load(buffer: LinearLayout, dst: LinearLayout, element_bits: int,
@@ -158,3 +139,110 @@ def plan_local_load(buffer: LinearLayout, dst: LinearLayout, element_bits: int,
     """The cheapest verified plan by the cost model, or ``Unsupported`` saying why."""
     plans, reason = plan_local_load_candidates(buffer, dst, element_bits, target)
     return plans[0] if plans else Unsupported(reason)
+
+
+# ------------------------------------------------------------------------------- local stores
+
+@dataclass(frozen=True)
+class LocalStorePlan:
+    """Store the registers of ``src`` into a buffer laid out by ``buffer``.  ``shared``: the
+    stores (no loads, no barriers).  Threads that hold the same element (broadcast lanes or
+    warps) all store it: the same value to the same bytes, which the verifier allows."""
+
+    src: LinearLayout
+    buffer: LinearLayout
+    element_bits: int
+    target: Target
+    shared: SharedMemoryPlan
+    form: AccessForm = AccessForm.VECTOR
+    method: str = LOCAL_STORE
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def dst(self) -> LinearLayout:
+        """Where the data goes: the buffer (as ``ConversionPlan.dst`` for conversions)."""
+        return self.buffer
+
+    @property
+    def cost(self) -> PlanCost:
+        return PlanCost(**shared_cost(self.shared, self.target))
+
+
+def plan_local_store_candidates(src: LinearLayout, buffer: LinearLayout, element_bits: int,
+                                target: Target) -> tuple[list[LocalStorePlan], str]:
+    """Every verified local-store plan (vector stores, stmatrix, stmatrix.trans), cheapest first,
+    and, when there is none, why.  The same algebra as ``plan_local_load_candidates``, with the
+    source's unique registers (a broadcast register is stored once)."""
+    problem, src = _check_pair(buffer, src, target)
+    if problem:
+        return [], problem
+    order = buffer.out_dim_names
+    offsets = buffer_offsets(buffer)
+    src_full = HardwareLayout.of(src, order)
+    src_u = src_full.unique_registers()
+    inverse = _inverse(buffer)
+    ebits = storage_bits_of(element_bits)
+    size = 1 << len(offsets)
+    register_name = src_full.full_register   # unique register u -> a full register holding it
+
+    def plan_of(stores, form: AccessForm, vector: int) -> LocalStorePlan:
+        shared = SharedMemoryPlan(element_bits, size, buffer, 1, tuple(stores), vector, 0)
+        return LocalStorePlan(src, buffer, element_bits, target, shared, form)
+
+    candidates = []
+    max_log2 = max(0, (128 // ebits).bit_length() - 1)
+    log2_vec, positions = widest_vector([inverse(c)[0] for c in src_u.register],
+                                        [inverse(c)[0] for c in src_u.lane + src_u.warp], max_log2)
+    stores = vector_accesses(src_u, inverse, log2_vec, positions, AccessKind.STORE, register_name, 1)[0]
+    candidates.append(plan_of(stores, AccessForm.VECTOR, 1 << log2_vec))
+    if target.has_stmatrix and ebits in (8, 16, 32):
+        row = tuple(offsets[:max_log2])
+        for form in (AccessForm.MATRIX, AccessForm.MATRIX_TRANS):
+            tile = matrix_tile(src_u, AccessKind.STORE, form, ebits, row, prefer=row)
+            if tile is None:
+                continue
+            per_round = _matrix_accesses(src_u, tile, inverse, register_name, 1)
+            if per_round is not None:
+                candidates.append(plan_of(per_round[0], form, 128 // ebits))
+    return _verified(candidates, verify_local_store, "local-store")
+
+
+def plan_local_store(src: LinearLayout, buffer: LinearLayout, element_bits: int,
+                     target: Target) -> LocalStorePlan | Unsupported:
+    """The cheapest verified plan by the cost model, or ``Unsupported`` saying why."""
+    plans, reason = plan_local_store_candidates(src, buffer, element_bits, target)
+    return plans[0] if plans else Unsupported(reason)
+
+
+def _check_pair(buffer: LinearLayout, layout: LinearLayout, target: Target) -> tuple[str, LinearLayout]:
+    """("", ``layout`` with the buffer's out-dim order) when a one-CTA plan between them can
+    exist, else (why not, ``layout``)."""
+    order = buffer.out_dim_names
+    if sorted(layout.out_dim_names) != sorted(order):
+        return f"the buffer's dims {order} and the tensor's {layout.out_dim_names} differ", layout
+    layout = layout.transpose_outs(order)
+    for name in order:
+        if buffer.out_dim_size(name) != layout.out_dim_size(name):
+            return f"the buffer and the tensor differ in size along '{name}'", layout
+    if any(c for c in (buffer.bases.get("block", ()))) or any(any(v) for v in layout.bases.get("block", ())):
+        return "a multi-CTA layout (CGA split): left to Triton", layout
+    if len(f2.EchelonBasis(buffer_offsets(buffer))) != buffer.total_out_dim_size_log2:
+        return "the buffer does not hold every element of the tensor", layout
+    lanes = 1 << len(layout.bases.get("lane", ()))
+    if layout.has_in_dim("lane") and lanes != target.warp_size:
+        return f"the tensor has {lanes} lanes, a {target.name} warp {target.warp_size}", layout
+    return "", layout
+
+
+def _verified(candidates: list, verify, what: str) -> tuple[list, str]:
+    verified, failures = [], []
+    for plan in candidates:
+        check = verify(plan)
+        if check:
+            verified.append(plan)
+        else:
+            failures.append(f"{plan.form.name.lower()}: {check.errors[0]}")
+    verified.sort(key=lambda p: p.cost.weight)   # stable: vector accesses first on a tie
+    if not verified:
+        return [], f"no {what} plan passed the verifier (" + "; ".join(failures) + ")"
+    return verified, ""

@@ -132,9 +132,12 @@ def access_positions(op: SharedAccess, element_bits: int, lanes, warps, blocks) 
     return out
 
 
-def _simulate_shared(plan, src: np.ndarray, staging_size: int, preloaded: np.ndarray | None = None) -> np.ndarray:
+def _simulate_shared(plan, src: np.ndarray, staging_size: int, preloaded: np.ndarray | None = None,
+                     final_buffer: list | None = None) -> np.ndarray:
     """Run ``plan.shared``'s accesses; ``preloaded``: the element at every offset of a buffer
-    written before the plan starts (a local_load), ordered before the plan's first access."""
+    written before the plan starts (a local_load), ordered before the plan's first access;
+    ``final_buffer``: a list that gets the buffer's final contents, (blocks, offsets), -1 where
+    nothing was stored (a local_store)."""
     sh = plan.shared
     B, W, L, _ = src.shape
     size = sh.scratch_elements
@@ -212,6 +215,8 @@ def _simulate_shared(plan, src: np.ndarray, staging_size: int, preloaded: np.nda
     if remote_since_cluster_barrier:
         raise _Failure("reads of other CTAs' buffers are not followed by a cluster barrier (a CTA could exit "
                        "or reuse its buffer while others still read it)")
+    if final_buffer is not None:
+        final_buffer.append(smem)
     return staging
 
 
@@ -267,6 +272,29 @@ def verify_local_load(plan) -> VerificationResult:
     except _Failure as e:
         return VerificationResult(False, (str(e),))
     return _compare(got, expected)
+
+
+def verify_local_store(plan) -> VerificationResult:
+    """Simulate a ``local_memory.LocalStorePlan`` on an empty buffer: afterwards every offset
+    must hold the element the buffer's layout names there (and every store be in bounds,
+    aligned, and agree with any other thread storing the same bytes)."""
+    order = plan.buffer.out_dim_names
+    src = HardwareLayout.of(plan.src, order).element_table()
+    wanted = xor_table(tuple(plan.buffer._pack(b) for b in plan.buffer.bases["offset"]))
+    buffers: list = []
+    try:
+        _simulate_shared(plan, src, 0, final_buffer=buffers)
+    except _Failure as e:
+        return VerificationResult(False, (str(e),))
+    smem = buffers[0]
+    bad = np.argwhere(smem != wanted[None, :])
+    if len(bad):
+        b, offset = (int(x) for x in bad[0])
+        held = int(smem[b, offset])
+        return VerificationResult(False, (f"{len(bad)} buffer elements wrong; first: block {b} offset {offset} holds "
+                                          + ("nothing" if held < 0 else f"element {held}")
+                                          + f", the buffer's layout names {int(wanted[offset])}",))
+    return VerificationResult(True)
 
 
 def _compare(got: np.ndarray, expected: np.ndarray) -> VerificationResult:

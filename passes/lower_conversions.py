@@ -61,8 +61,8 @@ from ..lowering.cost import plan_cost
 from ..lowering.describe import instruction_counts, plan_cost_text
 from ..lowering.legacy import attribute_kind, plan_legacy_conversion
 from ..lowering.emit_llvm import (ConvertSite, EmitError, Island, emit_island, emit_local_load_island,
-                                  island_element_type)
-from ..lowering.local_memory import LOCAL_LOAD, plan_local_load
+                                  emit_local_store_island, island_element_type)
+from ..lowering.local_memory import LOCAL_LOAD, LOCAL_STORE, plan_local_load, plan_local_store
 from ..lowering.plan import ConversionPlan
 from ..lowering.planner import plan_conversion
 from ..lowering.target import target_named
@@ -71,9 +71,9 @@ from .bindings import installed_conventions, triton_version
 from .snapshot import Module, Operation
 from .layouts import value_layout
 
-METHODS = ("noop", "rename", "shuffle", "shared", "local_load")
-# What a run owns when ``only`` is empty.  ``local_load`` (a ``ttg.local_load`` read by our own
-# island) is opt-in (``only=...,local_load``) until GPU timings show it at least as fast as
+METHODS = ("noop", "rename", "shuffle", "shared", "local_load", "local_store")
+# What a run owns when ``only`` is empty.  ``local_load`` / ``local_store`` (a ``ttg.local_load``
+# / ``ttg.local_store`` done by our own island) are opt-in (``only=...,local_load,local_store``) until GPU timings show it at least as fast as
 # Triton's own lowering in whole kernels (benchmarks/results/local_load_gpu.md).
 DEFAULT_METHODS = ("noop", "rename", "shuffle", "shared")
 MODES = ("linear", "legacy")
@@ -223,8 +223,9 @@ def plan_module(module: Module, only: str = "", target: Optional[str] = None,
         raise PassFailure(None, f"option mode={mode}: unknown mode (known: {', '.join(MODES)})")
     hw_target, target_problem = _target_of(module, target)
     results = []
-    wanted = ("ttg.convert_layout", "ttg.local_load") if LOCAL_LOAD in owned and mode == "linear" \
-        else ("ttg.convert_layout",)
+    wanted = {"ttg.convert_layout"}
+    if mode == "linear":
+        wanted |= {f"ttg.{name}" for name in (LOCAL_LOAD, LOCAL_STORE) if name in owned}
     for op in (op for op in module.walk() if op.name in wanted):
         outcome = ConvertOutcome(op.location)
         results.append((op, outcome))
@@ -233,6 +234,9 @@ def plan_module(module: Module, only: str = "", target: Optional[str] = None,
             continue
         if op.name == "ttg.local_load":
             _plan_local_load(module, op, hw_target, outcome)
+            continue
+        if op.name == "ttg.local_store":
+            _plan_local_store(module, op, hw_target, outcome)
             continue
         source, result = op.operands[0], op.results[0]
         try:
@@ -268,6 +272,33 @@ def plan_module(module: Module, only: str = "", target: Optional[str] = None,
             continue
         outcome.plan = plan
     return results
+
+
+def _plan_local_store(module: Module, op: Operation, target, outcome: ConvertOutcome) -> None:
+    """Plan one ``ttg.local_store`` (sets ``outcome.plan``, or ``outcome.reason``)."""
+    value, buffer_value = op.operands[0], op.operands[1]
+    outcome.method = LOCAL_STORE
+    producer = buffer_value.defining_op
+    if not _whole_buffer(producer):
+        what = "a block argument" if producer is None else f"a view made by {producer.name}"
+        outcome.reason = (f"the memdesc is {what}; local stores are lowered into ttg.local_alloc and into "
+                          f"ttg.memdesc_index of one")
+        return
+    try:
+        src, buffer = value_layout(value, op), value_layout(buffer_value, op)
+        element = island_element_type(value.tensor_type.element_type)
+    except (PassFailure, EmitError) as error:
+        outcome.reason = getattr(error, "message", str(error))
+        return
+    problem = _island_limits_problem(module, target, src)
+    if problem:
+        outcome.reason = problem
+        return
+    plan = plan_local_store(src, buffer, element.logical_bits, target)
+    if not plan:
+        outcome.reason = plan.reason
+        return
+    outcome.plan = plan
 
 
 def _island_limits_problem(module: Module, target, *layouts) -> str:
@@ -396,7 +427,7 @@ def _simulate_unless_accepted(island_text: str, plan, site: ConvertSite, rank: i
     """The emitted-code simulator's verdict on ``island_text``: remembered if it accepted this
     very text for this plan and site before (``passes.verified_islands``), else a fresh run.
     ``rank``: the memdesc's rank for a local load's island (0 for a convert's)."""
-    from ..lowering.island_sim import check_emitted, check_emitted_local_load
+    from ..lowering.island_sim import check_emitted, check_emitted_local_load, check_emitted_local_store
     from ..lowering.verify import VerificationResult
     from . import verified_islands
 
@@ -405,6 +436,8 @@ def _simulate_unless_accepted(island_text: str, plan, site: ConvertSite, rank: i
         return VerificationResult(True)
     if plan.method == LOCAL_LOAD:
         check = check_emitted_local_load(island_text, plan, site, rank)
+    elif plan.method == LOCAL_STORE:
+        check = check_emitted_local_store(island_text, plan, site, rank)
     else:
         check = check_emitted(island_text, plan, site)
     if check:
@@ -423,7 +456,7 @@ def lower_module(module: Module, only: str = "", target: Optional[str] = None,
     if verify not in VERIFY_LEVELS:
         raise PassFailure(None, f"option verify={verify}: unknown level (known: {', '.join(VERIFY_LEVELS)})")
     planned = plan_module(module, only, target, mode, candidate, measured)
-    shared_ops = [op for op, o in planned if o.plan is not None and o.plan.method in ("shared", LOCAL_LOAD)]
+    shared_ops = [op for op, o in planned if o.plan is not None and o.plan.method in ("shared", LOCAL_LOAD, LOCAL_STORE)]
     guards = _needs_guards(module, shared_ops)
     triton_users = _triton_shared_memory_users(module, {id(op) for op, o in planned if o.plan is not None})
     position_of = {id(op): position for position, op in enumerate(module.walk())}
@@ -431,21 +464,28 @@ def lower_module(module: Module, only: str = "", target: Optional[str] = None,
     follows = _reads_in_a_row(module, local_loads)
     followed = {id(a) for a, b in zip(local_loads, local_loads[1:]) if id(b) in follows}
     islands: dict[int, tuple[ConvertOutcome, Island]] = {}
+    store_position = {id(op): k for k, op in enumerate(op for op in module.walk() if op.name == "ttg.local_store")}
+    store_islands: dict[int, int] = {}      # k-th ttg.local_store of the text -> island number
     for number, (op, outcome) in enumerate(planned):
         if outcome.plan is None:
             continue
-        result = op.results[0]
-        site = ConvertSite(result="%RESULT", source="%SOURCE", src_type="@SRC_TYPE@",
-                           dst_type="@DST_TYPE@", element_type=result.tensor_type.element_type,
+        storing = op.name == "ttg.local_store"
+        value = op.operands[0] if storing else op.results[0]
+        site = ConvertSite(result="" if storing else "%RESULT", source="%SOURCE", src_type="@SRC_TYPE@",
+                           dst_type="" if storing else "@DST_TYPE@", element_type=value.tensor_type.element_type,
+                           buffer="%BUFFER" if storing else "", buffer_type="@BUFFER_TYPE@" if storing else "",
                            guard_before=guards and id(op) not in follows,
                            guard_after=(guards and id(op) not in followed
                                         and _needs_guard_after(op, position_of[id(op)], triton_users)),
                            prefix=_CACHEABLE_PREFIX,
                            unique_struct=installed_conventions().struct_holds_unique_registers, in_loop=_in_loop(op))
-        rank = len(op.operands[0].tensor_type.shape) if op.name == "ttg.local_load" else 0
+        memdesc = {"ttg.local_load": 0, "ttg.local_store": 1}.get(op.name)
+        rank = 0 if memdesc is None else len(op.operands[memdesc].tensor_type.shape)
         try:
             if op.name == "ttg.local_load":
                 island = emit_local_load_island(outcome.plan, site, rank)
+            elif storing:
+                island = emit_local_store_island(outcome.plan, site, rank)
             else:
                 island = emit_island(outcome.plan, site)
         except EmitError as error:
@@ -465,9 +505,15 @@ def lower_module(module: Module, only: str = "", target: Optional[str] = None,
         island.text = island.text.replace(f"%{_CACHEABLE_PREFIX}_", f"%ll{number}_")
         outcome.island = island
         islands[number] = (outcome, island)
-        module.set_attribute(op, ISLAND_ATTRIBUTE, f"{number} : i32")
+        if op.name == "ttg.local_store":
+            # No result, so no attribute can mark it (the bindings set attributes through an
+            # op's result): it is found as the k-th ttg.local_store of the printed text, which
+            # MLIR prints in the order module.walk() visits.
+            store_islands[store_position[id(op)]] = number
+        else:
+            module.set_attribute(op, ISLAND_ATTRIBUTE, f"{number} : i32")
     if islands:
-        module.rewrite_text(lambda text: _splice_islands(text, islands))
+        module.rewrite_text(lambda text: _splice_islands(text, islands, store_islands))
     return [o for _, o in planned]
 
 
@@ -487,19 +533,42 @@ _LOCAL_LOAD_LINE = re.compile(
     r"(?P<dst_type>.+?)(?P<loc> loc\(.*\))?$", re.M)
 
 
-def _splice_islands(text: str, islands: dict[int, tuple[ConvertOutcome, Island]]) -> str:
-    done = set()
+# ttg.local_store %3, %4 : tensor<...> -> !ttg.memdesc<...> loc(#loc3)
+_LOCAL_STORE_LINE = re.compile(
+    r"^(?P<indent>[ \t]*)ttg\.local_store (?P<source>%[^\s,]+), (?P<buffer>%[^\s{:]+)(?: \{[^\n]*?\})? : "
+    r"(?P<src_type>.+?) -> (?P<buffer_type>.+?)(?P<loc> loc\(.*\))?$", re.M)
 
-    def replace(m: re.Match) -> str:
-        number = int(m.group("number"))
+
+def _splice_islands(text: str, islands: dict[int, tuple[ConvertOutcome, Island]],
+                    store_islands: dict[int, int] | None = None) -> str:
+    """Put each island in place of its op: converts and local loads by their ``ll.island``
+    attribute, local stores (``store_islands``: k-th ``ttg.local_store`` line -> island) by
+    position."""
+    done = set()
+    stores_seen = [0]
+
+    def replace_store(m: re.Match) -> str:
+        k = stores_seen[0]
+        stores_seen[0] += 1
+        number = (store_islands or {}).get(k)
+        return m.group(0) if number is None else replace(m, number)
+
+    def replace(m: re.Match, number: int | None = None) -> str:
+        number = int(m.group("number")) if number is None else number
         _, island = islands[number]
         done.add(number)
-        body = (island.text.replace("%RESULT", m.group("result")).replace("%SOURCE", m.group("source"))
-                .replace("@SRC_TYPE@", m.group("src_type")).replace("@DST_TYPE@", m.group("dst_type")))
+        groups = m.groupdict()
+        body = island.text.replace("%SOURCE", m.group("source")).replace("@SRC_TYPE@", m.group("src_type"))
+        if groups.get("buffer"):   # a local store: no result, a memdesc operand
+            body = body.replace("%BUFFER", m.group("buffer")).replace("@BUFFER_TYPE@", m.group("buffer_type"))
+        else:
+            body = body.replace("%RESULT", m.group("result")).replace("@DST_TYPE@", m.group("dst_type"))
         indent = m.group("indent")
         return "\n".join(indent + line.lstrip() for line in body.splitlines())
 
     out = _LOCAL_LOAD_LINE.sub(replace, _CONVERT_LINE.sub(replace, text))
+    if store_islands:
+        out = _LOCAL_STORE_LINE.sub(replace_store, out)
     missing = set(islands) - done
     if missing:
         raise PassFailure(None, f"internal error: could not find the printed convert of island(s) {sorted(missing)}")
