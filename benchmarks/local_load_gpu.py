@@ -107,7 +107,7 @@ def write_reports(out_dir: str, cases, compiled, header: dict, dry_run: bool, st
                "stock_failures": len(stock_bad), "dry_run": dry_run, "forms": dict(Counter(x["form"] for x in rows))}
     with open(os.path.join(out_dir, stem + ".json"), "w") as f:
         json.dump({"header": header, "summary": summary, "cases": rows}, f, indent=1)
-    lines = ["# ttg.local_load through our islands, on the GPU: bit-exact check against stock Triton", ""]
+    lines = ["# ttg.local_load (and, where named, ttg.local_store) through our islands, on the GPU: bit-exact check against stock Triton", ""]
     lines += [f"- {k}: {v}" for k, v in header.items()]
     lines += ["", "Each case: a 64x64 kernel `load X (blocked) -> ttg.local_alloc (shared layout S) -> "
               "ttg.local_load (layout B) -> store Y`, compiled with our local-load islands and with stock Triton, "
