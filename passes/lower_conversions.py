@@ -24,11 +24,14 @@ register.  With ``LINEAR_LAYOUTS_STRICT_CHECK=1`` in the environment (the test s
 such a failure is an error instead.  ``verify=plan`` skips the simulation (only the plan
 verifier runs; measured cost of ``verify=emitted``: see the README).
 
-Local loads.  With ``local_load`` in ``only`` the pass also replaces each ``ttg.local_load``
-whose memdesc is an allocation (or one buffer of one, ``ttg.memdesc_index``) by an island that
-reads the buffer through the descriptor's base pointer, per a verified ``LocalLoadPlan``
-(``lowering.local_memory``: vector loads or ldmatrix by left division); the island is simulated
-like a conversion's, and guarded by barriers like one (a run of loads shares them).  Opt-in:
+Local loads and stores.  With ``local_load`` / ``local_store`` in ``only`` the pass also
+replaces each ``ttg.local_load`` / ``ttg.local_store`` whose memdesc is an allocation (or one
+buffer of one, ``ttg.memdesc_index``) by an island that reads or writes the buffer through the
+descriptor's base pointer, per a verified ``LocalLoadPlan`` / ``LocalStorePlan``
+(``lowering.local_memory``: vector accesses, ldmatrix/stmatrix by left division); the island is
+simulated like a conversion's, and guarded by barriers like one (a run of loads shares them).
+A local store has no result, so no attribute can mark it: its island goes in place of the k-th
+``ttg.local_store`` of the printed text.  Opt-in:
 with Triton's barrier analysis blind to our reads, the guard barriers cost a pipelined fp8
 matmul 32% on an H100 (benchmarks/results/local_load_kernels.md).
 

@@ -188,3 +188,75 @@ def test_lowered_kernels_compile(target, tmp_path):
         assert len(re.findall(r"ds_read_b128", asm)) == 2
     else:
         assert len(re.findall(r"ldmatrix\.sync\.aligned\.m8n8\.x4\.shared\.b16", asm)) == 4
+
+
+# ------------------------------------------------------------------------------- local stores
+
+from linear_layouts.lowering.emit_llvm import emit_local_store_island  # noqa: E402
+from linear_layouts.lowering.island_sim import check_emitted_local_store  # noqa: E402
+from linear_layouts.lowering.local_memory import plan_local_store  # noqa: E402
+from linear_layouts.lowering.verify import verify_local_store  # noqa: E402
+
+WGMMA_ACC = "#ttg.nvidia_mma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = [4, 1], instrShape = [16, 64, 16]}>"
+NVMMA_128 = "#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16}>"
+
+
+def store_plan_for(src, shared, shape, bits, target):
+    return plan_local_store(to_linear_layout(src, list(shape)), to_linear_layout(shared, list(shape)), bits,
+                            target_named(target))
+
+
+def store_site(element_type):
+    return ConvertSite(result="", source="%v", src_type="tensor<...>", dst_type="", element_type=element_type,
+                       in_loop=True, buffer="%m", buffer_type="!ttg.memdesc<...>")
+
+
+def test_hopper_epilogue_store_uses_stmatrix_where_the_target_has_it():
+    hopper = store_plan_for(WGMMA_ACC, NVMMA_128, (64, 64), 16, "sm_90")
+    ampere = store_plan_for(WGMMA_ACC, NVMMA_128, (64, 64), 16, "sm_80")
+    assert hopper.form is AccessForm.MATRIX and cost_text(hopper.cost, hopper.target).startswith("stmatrix.x4=4,")
+    assert ampere.form is AccessForm.VECTOR and cost_text(ampere.cost, ampere.target).startswith("st.shared.b32=16,")
+
+
+@settings(max_examples=30, deadline=None, derandomize=True)
+@given(seed=st.integers(0, 2**31), shared=st.sampled_from(SHARED), element=st.sampled_from(sorted(ELEMENTS)),
+       warps=st.sampled_from([1, 2, 4]), target=st.sampled_from(["sm_80", "sm_90", "gfx942"]),
+       shape=st.sampled_from([(16, 16), (32, 16), (8, 64), (32, 32)]))
+def test_random_stores_are_planned_verified_and_their_islands_fill_the_buffer(seed, shared, element, warps,
+                                                                                target, shape):
+    lanes = target_named(target).warp_size
+    if shape[0] * shape[1] < lanes * warps:
+        return
+    rng = random.Random(seed)
+    src = linear_encoding_text(random_linear_bases(rng, shape, warps, lanes, broadcast=True))
+    plan = store_plan_for(src, shared, shape, ELEMENTS[element], target)
+    assert plan, plan.reason
+    assert verify_local_store(plan)
+    island = emit_local_store_island(plan, store_site(element), 2)
+    check = check_emitted_local_store(island.text, plan, store_site(element), 2)
+    assert check, check.errors
+
+
+def test_a_wrong_store_is_caught_by_the_verifier_and_the_simulator():
+    plan = store_plan_for("#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], warpsPerCTA = [1, 1], "
+                          "order = [1, 0]}>", ROW_MAJOR, (8, 16), 32, "sm_90")
+    first = plan.shared.ops[0]
+    moved = replace(first, address=first.address.with_const(first.address.const ^ 16))
+    bad = replace(plan, shared=replace(plan.shared, ops=(moved,) + plan.shared.ops[1:]))
+    result = verify_local_store(bad)
+    assert not result and "buffer elements wrong" in result.errors[0]
+    island = emit_local_store_island(plan, store_site("f32"), 2)
+    assert check_emitted_local_store(island.text, plan, store_site("f32"), 2)
+    # Drop the island's last store: part of the buffer is never written.
+    lines = island.text.splitlines()
+    last_store = max(i for i, line in enumerate(lines) if "st.shared" in line)
+    result = check_emitted_local_store("\n".join(lines[:last_store] + lines[last_store + 1:]), plan,
+                                       store_site("f32"), 2)
+    assert not result and "never stored" in result.errors[0]
+
+
+def test_only_local_store_lowers_the_store_of_a_pipelined_buffer():
+    text, outcomes = lower_text(kernel(buffers=3), filename="k.ttgir", only="local_store")
+    assert [o.remark().split(": remark: ")[1] for o in outcomes] == \
+        ["[ll-lower-conversions] lowered: local_store, guard bar.sync=2, st.shared.b128=2"]
+    assert "ttg.local_store" not in text and "ttg.local_load" in text
