@@ -464,10 +464,6 @@ class LinearLayout:
             self._hash = hash(self._key())
         return self._hash
 
-    def equal_ignoring_out_dim_sizes(self, other: "LinearLayout") -> bool:
-        _check_layout(other, "equal_ignoring_out_dim_sizes")
-        return self._in == other._in and self.out_dim_names == other.out_dim_names
-
     def __str__(self) -> str:
         outs = "[" + ", ".join(f"{n} (size {s})" for n, s in self._out) + "]"
         if not self._in:
@@ -601,11 +597,6 @@ class LinearLayout:
         return (self.square_sublayout_is_identity(dims)
                 and self.sublayout_is_zero(rest_in, [d for d in dims if self.has_out_dim(d)])
                 and self.sublayout_is_zero([d for d in dims if self.has_in_dim(d)], rest_out))
-
-    def is_identity_on_out_dim(self, dim: str) -> bool:
-        """dim -> dim is the identity and no other in dim reaches out dim ``dim``."""
-        rest_in = [n for n in self.in_dim_names if n != dim]
-        return self.square_sublayout_is_identity([dim]) and self.sublayout_is_zero(rest_in, [dim])
 
     def quotient(self, dims: Sequence[str]) -> "LinearLayout | None":
         """Remove ``dims`` from both sides, or None when the layout is not trivial over them."""

@@ -34,7 +34,6 @@ from ..dialect import LinearLayout
 
 # Hardware levels from the fastest (inside a thread) to the slowest (across CTAs).
 HARDWARE_LEVELS = ("register", "lane", "warp", "block")
-SCOPES = ("none",) + HARDWARE_LEVELS
 
 
 def _strip_register_broadcast(layout: LinearLayout) -> LinearLayout:

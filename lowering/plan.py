@@ -64,12 +64,6 @@ class ThreadAffine:
             return x
         return x + (x >> self.pad_row_log2) * self.pad_elements
 
-    def is_identity_on_lanes(self) -> bool:
-        return all(image == 1 << i for i, image in enumerate(self.lane)) and not any(self.warp) and not any(self.block)
-
-    def lane_rank(self) -> int:
-        return f2.rank(self.lane)
-
     def with_const(self, const: int) -> "ThreadAffine":
         return ThreadAffine(const, self.lane, self.warp, self.block, self.pad_row_log2, self.pad_elements)
 

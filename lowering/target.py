@@ -55,7 +55,6 @@ class Target:
     bank_bytes: int = 4
     has_ldmatrix: bool = False
     has_stmatrix: bool = False
-    has_ds_bpermute: bool = False
     has_distributed_shared_memory: bool = False  # sm_90 clusters: ld.shared::cluster
     # AMD CDNA3 reads of 128 bits group lanes {0-3, 16-19}, ... (see the module docstring).
     wide_read_lane_bits: tuple[int, ...] | None = None
@@ -108,16 +107,12 @@ class Target:
             return self.wide_read_lane_bits
         return tuple(range(k))
 
-    def bank_of_word(self, word_address):
-        """Bank of a 4-byte word address (works on numpy arrays too)."""
-        return word_address % self.num_banks
-
 
 SM80 = Target("sm_80", "nvidia", 32, 80, "NVIDIA Ampere", has_ldmatrix=True)
 SM90 = Target("sm_90", "nvidia", 32, 90, "NVIDIA Hopper", has_ldmatrix=True, has_stmatrix=True,
               has_distributed_shared_memory=True)
-GFX90A = Target("gfx90a", "amd", 64, "gfx90a", "AMD MI200", has_ds_bpermute=True)
-GFX942 = Target("gfx942", "amd", 64, "gfx942", "AMD MI300", has_ds_bpermute=True, wide_read_lane_bits=(0, 1, 4))
+GFX90A = Target("gfx90a", "amd", 64, "gfx90a", "AMD MI200")
+GFX942 = Target("gfx942", "amd", 64, "gfx942", "AMD MI300", wide_read_lane_bits=(0, 1, 4))
 
 TARGETS = {t.name: t for t in (SM80, SM90, GFX90A, GFX942)}
 TRITON_NAMES = tuple(t.triton_name for t in TARGETS.values())   # cuda:80, cuda:90, hip:gfx90a, hip:gfx942

@@ -45,10 +45,6 @@ class _Failure(Exception):
     pass
 
 
-def _ids(n_bits: int) -> np.ndarray:
-    return np.arange(1 << n_bits, dtype=np.int64)
-
-
 def _simulate_shuffle(plan: ConversionPlan, src: np.ndarray, staging_size: int) -> np.ndarray:
     s = plan.shuffle
     B, W, L, _ = src.shape

@@ -50,7 +50,7 @@ from typing import Optional
 
 from ..lowering import measured_choices
 from ..lowering.cost import plan_cost
-from ..lowering.describe import instruction_counts, plan_cost_text
+from ..lowering.describe import instruction_counts
 from ..lowering.legacy import attribute_kind, plan_legacy_conversion
 from ..lowering.emit_llvm import ConvertSite, EmitError, Island, emit_island, island_element_type
 from ..lowering.plan import ConversionPlan
@@ -440,11 +440,6 @@ class LowerConversions(ModulePass):
         if self.remarks or getattr(context, "remarks", False):
             for outcome in outcomes:
                 context.report(outcome.remark())
-
-
-def plan_summary(plan: ConversionPlan) -> str:
-    """One line: method and the cost model's instruction counts (for remarks and reports)."""
-    return f"{plan.method}: {plan_cost_text(plan)}"
 
 
 def lower_text(text: str, only: str = "", target: Optional[str] = None,

@@ -15,9 +15,6 @@ from dataclasses import dataclass
 
 from linear_layouts.dialect import LinearLayout
 
-DISTRIBUTED_DIMS = ("register", "lane", "warp", "block")
-SHARED_DIMS = ("offset", "block")
-
 # Shared memory banks: 32 banks of 4 bytes on NVIDIA GPUs and on AMD CDNA's LDS.
 NUM_BANKS = 32
 BANK_BYTES = 4
