@@ -349,7 +349,7 @@ def run_mode(bench: Bench, mode: str, cache_root: str) -> dict:
         result["correct"] = bool(check())
         result["ms"] = triton.testing.do_bench(launch, warmup=25, rep=200, return_mode="median")
         result["ok"] = True
-    except Exception as e:
+    except Exception as e:  # the GPU boundary (Triton, CUDA, torch): recorded per kernel, never fatal
         result["error"] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300]
     finally:
         hook.disable()
@@ -418,7 +418,7 @@ def write_report(rows, environment, out):
         ax.set_title(f"kernel suite ({environment['gpu']}, triton {environment['triton']})")
         fig.tight_layout()
         fig.savefig(os.path.join(out, "kernels.png"), dpi=120)
-    except Exception as e:
+    except Exception as e:  # matplotlib (missing, no backend, ...): the plot is a bonus
         print(f"(no plot: {e})")
 
 

@@ -50,12 +50,12 @@ from __future__ import annotations
 
 import re
 
-from ..dialect.linear_layout import LayoutError, LinearLayout
+from ..dialect.linear_layout import LinearLayout
 from .conversion import minimal_conversion, scope_of
 from .hardware import HardwareLayout, aligned_pair
 from .instructions import AccessKind, BarrierScope
 from .plan import Barrier, ConversionPlan, SharedMemoryPlan, Unsupported
-from .planner import _register_rename, _staging_rename, element_bits_of
+from .planner import INVALID_CONVERSION_ERRORS, _register_rename, _staging_rename, element_bits_of
 from .element_type import storage_bits_of
 from .shared import cta_space, vector_accesses, widest_vector
 from .target import Target, target_named
@@ -221,7 +221,7 @@ def plan_legacy_conversion(src: LinearLayout, dst: LinearLayout, bits, target, s
         src_full, dst_full = HardwareLayout.of(src, order), HardwareLayout.of(dst, order)
         src_u, dst_u = src_full.unique_registers(), dst_full.unique_registers()
         scope = scope_of(minimal_conversion(src, dst))
-    except (LayoutError, ValueError) as e:
+    except INVALID_CONVERSION_ERRORS as e:
         return Unsupported(f"invalid conversion: {e}")
     base = dict(src=src, dst=dst, element_bits=bits, target=target, scope=scope)
     if scope == "block":

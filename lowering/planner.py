@@ -26,13 +26,23 @@ from .conversion import minimal_conversion, scope_of
 from .cost import plan_cost
 from .hardware import HardwareLayout, aligned_pair, to_linear_layout
 from .plan import ConversionPlan, RegisterRename, Unsupported
-from .element_type import ElementType, storage_bits_of
+from .element_type import ElementType, UnknownElementType, storage_bits_of
 from .shared import cluster_coordinates, cta_local, cta_space, instruction_pairs, plan_shared_memory
 from .shuffle import LaneConversion, packing_pairs, plan_shuffles, with_phantom_registers, word_level, word_registers
-from .target import Target, target_named
+from .target import Target, UnknownTarget, target_named
 from .verify import verify_plan
 
 SUPPORTED_BITS = (1, 8, 16, 32, 64)
+
+
+class UnsupportedElementWidth(ValueError):
+    """An element width the planner does not plan for (not one of ``SUPPORTED_BITS``)."""
+
+
+# What bad input raises on its way into the planner: layouts that are not two distributed
+# layouts of one tensor, a target or element type we do not know.  A planner entry point
+# answers these with ``Unsupported``; any other exception is a bug and propagates.
+INVALID_CONVERSION_ERRORS = (LayoutError, UnknownTarget, UnknownElementType, UnsupportedElementWidth)
 
 
 def element_bits_of(bits) -> int:
@@ -42,7 +52,7 @@ def element_bits_of(bits) -> int:
         name = bits.strip()
         bits = 64 if name.lower() in ("ptr", "pointer") else ElementType.of(name).logical_bits
     if bits not in SUPPORTED_BITS:
-        raise ValueError(f"element width {bits} bits is not supported (supported: {SUPPORTED_BITS})")
+        raise UnsupportedElementWidth(f"element width {bits} bits is not supported (supported: {SUPPORTED_BITS})")
     return bits
 
 
@@ -238,7 +248,7 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, bits, target, rank: in
     try:
         target = target_named(target) if isinstance(target, str) else target
         plans, scope = plan_candidates(src, dst, bits, target)
-    except (LayoutError, ValueError) as e:
+    except INVALID_CONVERSION_ERRORS as e:
         return Unsupported(f"invalid conversion: {e}")
     if scope == "block" and not plans:
         why = ("needs distributed shared memory (sm_90 clusters)" if not target.has_distributed_shared_memory

@@ -44,6 +44,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
+class UnknownTarget(ValueError):
+    """A target name that is none of ours (the message lists the known ones)."""
+
+
 @dataclass(frozen=True)
 class Target:
     name: str                 # "sm_80", "sm_90", "gfx90a", "gfx942"
@@ -124,4 +128,4 @@ def target_named(name: str) -> Target:
     for target in TARGETS.values():
         if key in (target.name, target.triton_name):
             return target
-    raise ValueError(f"unknown target '{name}': known targets are {sorted(TARGETS)}")
+    raise UnknownTarget(f"unknown target '{name}': known targets are {sorted(TARGETS)}")

@@ -55,7 +55,7 @@ from ..lowering.legacy import attribute_kind, plan_legacy_conversion
 from ..lowering.emit_llvm import ConvertSite, EmitError, Island, emit_island, island_element_type
 from ..lowering.plan import ConversionPlan
 from ..lowering.planner import plan_conversion
-from ..lowering.target import target_named
+from ..lowering.target import UnknownTarget, target_named
 from .framework import ModulePass, PassContext, PassFailure
 from .bindings import installed_conventions, triton_version
 from .snapshot import Module, Operation
@@ -190,7 +190,7 @@ def _target_of(module: Module, target: Optional[str]):
         return None, "the module has no ttg.target attribute (pass target=...)"
     try:
         return target_named(name), ""
-    except ValueError as error:
+    except UnknownTarget as error:
         return None, str(error)
 
 
@@ -430,7 +430,7 @@ class LowerConversions(ModulePass):
         if self.target:
             try:
                 target_named(self.target)
-            except ValueError as error:
+            except UnknownTarget as error:
                 return f"option target={self.target!r}: {error}"
         return None
 

@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
+from linear_layouts.dialect import LayoutError
 from linear_layouts.lowering import ConversionPlan, Unsupported, plan_conversion, plan_cost, target_named
 from linear_layouts.lowering.conversion import conversion_scope
 from linear_layouts.lowering.describe import instruction_counts
@@ -115,7 +116,7 @@ def report_conversions(ttgir_text: str, target, kernel: str = "", filename: str 
         row.what = f"{row.kernel} {row.location} on {target.name}: {row.types} ({bits}-bit)".strip()
         try:
             row.scope = conversion_scope(src, dst)
-        except Exception:  # the planner below says what is wrong, in words
+        except LayoutError:  # the planner below says what is wrong, in words
             pass
         plan = plan_conversion(src, dst, bits, target)
         if isinstance(plan, Unsupported):

@@ -122,7 +122,7 @@ def run_kernel(kernel, target: str, with_ours: bool, workdir: str) -> KernelResu
     code_stage, vendor = target_named(target).assembly_stage, target_named(target).vendor
     try:
         compiled = compile_stock(kernel, target)
-    except Exception as error:  # a Triton version that cannot compile it: say so, go on
+    except Exception as error:  # the Triton boundary (any exception type): a release that cannot compile it
         result.error = f"stock compile failed: {_one_line(error)}"
         return result
     ttgir = compiled.asm["ttgir"]
@@ -131,7 +131,7 @@ def run_kernel(kernel, target: str, with_ours: bool, workdir: str) -> KernelResu
     if with_ours:
         try:
             result.ours_counts = count_instructions(compile_ours(ttgir, target, workdir, kernel.name), vendor)
-        except Exception as error:
+        except Exception as error:  # the Triton boundary again: the table says which kernel failed
             result.ours_problem = f"compile with linear_layouts.enable() failed: {_one_line(error)}"
     return result
 

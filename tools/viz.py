@@ -231,11 +231,11 @@ def access_conflicts(shared: LinearLayout, access: LinearLayout, bits: int, targ
     import numpy as np
 
     from linear_layouts.lowering.cost import bank_use
-    from linear_layouts.lowering.target import target_named
+    from linear_layouts.lowering.target import UnknownTarget, target_named
 
     try:
         target = target_named(target_name)
-    except ValueError as e:
+    except UnknownTarget as e:
         raise VizError(f"--target: {e}")
     to_offset = access.invert_and_compose(shared)   # (register, lane, warp, block) -> (offset, block)
     dims = access.in_dims
@@ -439,12 +439,12 @@ def run_plan(src_text: str, dst_text: str, shape: list[int] | None, bits: int, t
              output: str | None) -> str:
     """``--plan``: the planner's answer for SRC -> DST, in words (and as a picture with -o).
     No plan is an answer too (the reason is printed, exit 0): Triton keeps that conversion."""
-    from linear_layouts.lowering import plan_conversion, target_named
+    from linear_layouts.lowering import UnknownTarget, plan_conversion, target_named
     from linear_layouts.tools import plan_view
 
     try:
         target = target_named(target_name)
-    except ValueError as e:
+    except UnknownTarget as e:
         raise VizError(f"--target: {e}")
     src = check_viewable(layout_from_attribute(src_text, shape), "SRC", grid=False)
     dst = check_viewable(layout_from_attribute(dst_text, shape), "DST", grid=False)
