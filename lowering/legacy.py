@@ -57,7 +57,7 @@ from .instructions import AccessKind, BarrierScope
 from .plan import Barrier, ConversionPlan, SharedMemoryPlan, Unsupported
 from .planner import INVALID_CONVERSION_ERRORS, _register_rename, _staging_rename, element_bits_of
 from .element_type import storage_bits_of
-from .shared import cta_space, vector_accesses, widest_vector
+from .shared import cta_space, side_vector, vector_accesses
 from .target import Target, target_named
 from .verify import verify_plan
 
@@ -178,15 +178,11 @@ def _legacy_shared_plan(src_full: HardwareLayout, src_u: HardwareLayout, dst_u: 
         pad_elements = pad << sum(bits_in[:j])
     elements = (1 << k) + ((1 << k) >> pad_row_log2) * pad_elements if pad_elements else 1 << k
 
-    def side_vector(layout: HardwareLayout, max_elements: int) -> tuple[int, tuple[int, ...]]:
-        return widest_vector([to_scratch(c) for c in layout.register],
-                             [to_scratch(c) for c in layout.lane + layout.warp], max_elements.bit_length() - 1)
-
     def one_round(element: int) -> tuple[int, int]:
         return to_scratch(element), 0
 
-    st_log2, st_pos = side_vector(src_u, in_vec)
-    ld_log2, ld_pos = side_vector(dst_u, out_vec)
+    st_log2, st_pos = side_vector(src_u, to_scratch, in_vec.bit_length() - 1)
+    ld_log2, ld_pos = side_vector(dst_u, to_scratch, out_vec.bit_length() - 1)
     [stores] = vector_accesses(src_u, one_round, st_log2, st_pos, AccessKind.STORE, src_full.full_register, 1,
                                pad_row_log2=pad_row_log2, pad_elements=pad_elements)
     [loads] = vector_accesses(dst_u, one_round, ld_log2, ld_pos, AccessKind.LOAD, lambda u: u, 1,
