@@ -5,8 +5,8 @@ types (``signature``), its compile-time constants (``constexprs``) and its launc
 (``num_warps``).  ``ll-demo`` compiles each one for sm_90 and gfx942 without a GPU and reports
 every ``ttg.convert_layout`` Triton's layout passes left in it.
 
-The kernels are plain Triton, written the way they appear in tutorials and libraries; nothing
-here knows about linear layouts.
+Plain Triton as in tutorials and libraries (nothing here knows about linear layouts); the lit
+corpus (``tools/gen_corpus.py``) compiles these and the kernels below the bundle's.
 """
 
 from __future__ import annotations
