@@ -424,17 +424,14 @@ class LinearLayout:
         names = set(self.in_dim_names)
         if set(mapping) != names:
             raise LayoutError(f"apply needs exactly the in dims {self.in_dim_names}, got {sorted(mapping)}")
+        columns, first = self.flat_columns, 0
         v = 0
         for name, bs in self._in:
             x = mapping[name]
             if not isinstance(x, int) or isinstance(x, bool) or x < 0:
                 raise LayoutError(f"apply: the value of in-dim '{name}' must be a non-negative integer, got {x!r}")
-            i = 0
-            while x and i < len(bs):
-                if x & 1:
-                    v ^= self._pack(bs[i])
-                x >>= 1
-                i += 1
+            v ^= f2.apply_columns(columns[first:first + len(bs)], x)
+            first += len(bs)
         return dict(zip(self.out_dim_names, self._unpack(v)))
 
     def apply_flat(self, x: int) -> int:
@@ -442,14 +439,7 @@ class LinearLayout:
         the flattened output."""
         if not isinstance(x, int) or isinstance(x, bool) or x < 0:
             raise LayoutError(f"apply_flat takes a non-negative integer, got {x!r}")
-        v = 0
-        for c in self.flat_columns:
-            if x & 1:
-                v ^= c
-            x >>= 1
-            if not x:
-                break
-        return v
+        return f2.apply_columns(self.flat_columns, x)
 
     # ------------------------------------------------------------------ equality, printing
 

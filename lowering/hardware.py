@@ -25,12 +25,9 @@ HARDWARE_DIMS = ("register", "lane", "warp", "block")
 
 
 def deposit(value: int, positions: tuple[int, ...]) -> int:
-    """Scatter the low bits of ``value`` to bit ``positions`` (pdep)."""
-    out = 0
-    for i, p in enumerate(positions):
-        if value >> i & 1:
-            out |= 1 << p
-    return out
+    """Scatter the low bits of ``value`` to bit ``positions`` (pdep): the F2 product with the
+    unit columns ``1 << p``.  Example: value 0b11 to positions (1, 4) gives 0b10010."""
+    return f2.apply_columns([1 << p for p in positions], value)
 
 
 def extract(value: int, positions: tuple[int, ...]) -> int:
