@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 
 from ..dialect import f2
 from ..dialect.linear_layout import LinearLayout
+from .element_type import storage_bits_of
 from .instructions import AccessForm, AccessKind, BarrierScope, MemorySpace, ShuffleMode
 from .target import Target
 
@@ -190,7 +191,7 @@ class SharedMemoryPlan:
 
     @property
     def scratch_bytes(self) -> int:
-        return self.scratch_elements * max(self.element_bits, 8) // 8
+        return self.scratch_elements * storage_bits_of(self.element_bits) // 8
 
 
 # -------------------------------------------------------------------------------- the plan

@@ -93,6 +93,11 @@ class Target:
     def lane_bits(self) -> int:
         return self.warp_size.bit_length() - 1
 
+    def bank_of_byte(self, byte_offset: int) -> int:
+        """The bank holding byte ``byte_offset`` of shared memory: banks take turns every
+        ``bank_bytes`` bytes (byte 4 is in bank 1, byte 128 in bank 0 again)."""
+        return byte_offset // self.bank_bytes % self.num_banks
+
     @property
     def wavefront_bytes(self) -> int:
         """Bytes one conflict-free phase moves: all banks once (128 bytes on every target here)."""

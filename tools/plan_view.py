@@ -24,6 +24,7 @@ import numpy as np
 
 from linear_layouts.lowering.cost import access_bank_use, access_wavefronts, plan_cost
 from linear_layouts.lowering.describe import instruction_counts
+from linear_layouts.lowering.element_type import storage_bits_of
 from linear_layouts.lowering.emit_llvm import mnemonic
 from linear_layouts.lowering.instructions import AccessKind, AccessShape
 from linear_layouts.lowering.plan import Barrier, ConversionPlan, SharedAccess, Unsupported
@@ -52,7 +53,7 @@ def lowering_name(plan: ConversionPlan) -> str:
 def instruction_name(access: SharedAccess, element_bits: int, target: Target) -> str:
     """The name the cost model counts an access under, in the target's words: ``st.shared.b64``,
     ``ldmatrix.x4``, ``ds_read.b32``."""
-    bits = len(access.registers) * max(element_bits, 8)
+    bits = len(access.registers) * storage_bits_of(element_bits)
     return mnemonic(target, AccessShape(access.kind, access.form, access.space, bits))
 
 
