@@ -122,8 +122,9 @@ def corpus_cases() -> list[Case]:
 
 
 # Conversions that stay inside a warp (the corpus's sm_90 kernels have few): the 1-D
-# register<->lane exchanges Triton lowers with shuffles (DESIGN.md: blocked[2] -> blocked[1] of 64
-# elements takes 2 shfl.sync), and a 2-D one of an 8-warp softmax-like tile.
+# register<->lane exchanges Triton lowers with shuffles (docs/verified-facts.md, "Stock Triton's
+# lowering": blocked[2] -> blocked[1] of 64 elements takes 2 shfl.sync), and a 2-D one of an
+# 8-warp softmax-like tile.
 SYNTHETIC = [
     ("blocked2_to_blocked1", "#ttg.blocked<{sizePerThread = [2], threadsPerWarp = [32], warpsPerCTA = [1], order = [0]}>",
      "#ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [1], order = [0]}>", (64,), 1),

@@ -1,7 +1,7 @@
 """Emit a verified conversion plan as an LLVM-dialect *island* inside a TTGIR module.
 
 An island replaces one ``ttg.convert_layout`` by plain LLVM-dialect ops, bridged to Triton's own
-lowering by two casts (DESIGN.md, "LLVM-dialect islands work")::
+lowering by two casts (``docs/verified-facts.md``, "LLVM-dialect islands")::
 
     %s = builtin.unrealized_conversion_cast %v : tensor<64xf32, #A> to !llvm.struct<(f32, f32)>
     ... llvm.extractvalue / llvm.inline_asm "shfl.sync..." / llvm.select / llvm.insertvalue ...

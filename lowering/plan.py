@@ -201,9 +201,10 @@ class SharedMemoryPlan:
 class ConversionPlan:
     """How to convert ``src`` to ``dst`` (both distributed LinearLayouts) on ``target``.
 
-    ``scope``: the smallest hardware level the data crosses: ``"none"``, ``"register"``,
-    ``"lane"``, ``"warp"`` (``"block"`` conversions are ``Unsupported``).  ``method``:
-    ``"noop"``, ``"rename"``, ``"shuffle"`` or ``"shared"``.
+    ``scope``: the widest hardware level the data crosses: ``"none"``, ``"register"``,
+    ``"lane"``, ``"warp"`` or ``"block"`` (across the CTAs of a cluster: a shared-memory plan
+    whose loads read other CTAs' buffers, on targets with distributed shared memory).
+    ``method``: ``"noop"``, ``"rename"``, ``"shuffle"`` or ``"shared"``.
     """
 
     src: LinearLayout

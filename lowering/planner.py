@@ -3,14 +3,17 @@
 1. Both layouts lose their broadcast registers (each element is planned once; the final rename
    copies it into every register that names it).
 2. The minimal conversion C = dst.invert_and_compose(src), with block, warp, lane and register
-   stripped from the slowest while C is the identity on them (Triton's ``minimalCvtLayout``,
-   reference/triton.md §3.1; ``lowering.conversion``), gives the *scope*: the slowest dim left.
+   stripped from the slowest while C is the identity on them (Triton's ``minimalCvtLayout`` in
+   ``lib/Analysis/Utility.cpp``; ``lowering.conversion``), gives the *scope*: the slowest dim left.
 3. By scope:
    * none / register: a register rename, no instructions;
    * lane: warp shuffles (``lowering.shuffle``) or shared memory, whichever the cost model
      (``lowering.cost``) says is cheaper;
    * warp: shared memory with the optimal swizzle (``lowering.shared``, ``lowering.swizzle``);
-   * block: unsupported (the data crosses CTAs; left to Triton).
+   * block (the data crosses the CTAs of a cluster): on targets with distributed shared memory
+     (sm_90), every CTA stores to its own buffer and loads from the CTA holding what it wants,
+     between cluster barriers (``_cluster_candidates``); elsewhere ``Unsupported`` (left to
+     Triton).
 4. Every candidate plan goes through the exhaustive verifier (``lowering.verify``) before it is
    returned; a plan that fails is dropped (and the next candidate tried).  If none passes, the
    result is ``Unsupported`` with the verifier's message.

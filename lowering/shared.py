@@ -5,7 +5,7 @@ element directions of F2^k, where k is the log2 of the number of elements one CT
 block dimension never appears: the minimal conversion left blocks alone, so every CTA converts
 its own elements through its own scratch buffer.
 
-Steps (Triton's ``transferSwizzlingLocalMem``, reference/triton.md §3.3):
+Steps (Triton's ``transferSwizzlingLocalMem``, ``lib/Conversion/TritonGPUToLLVM/ConvertLayoutOpToLLVM.cpp``):
 
 1. ``common_vector``: directions both sides hold in registers -> the vector (up to 128 bits);
 2. ``swizzle_for``: bank and segment directions (``lowering.swizzle``), and the rounds;

@@ -26,7 +26,8 @@ AMD CDNA (gfx90a = MI200, gfx942 = MI300), facts from AMD's documentation:
 * Wider accesses are split further so that one phase moves at most 128 bytes: "ds_write_b128 ...
   will be divided into 8 phases for 64 lane wavefront: lane0~lane7, lane8~lane15, ..." (CK-Tile
   docs above); ds_read/write_b64 therefore has 4 phases of 16 lanes.
-* Triton's AMD backend (``TargetInfo::getSharedLdStTiles``, see reference/triton.md §3.3) models
+* Triton's AMD backend (``TargetInfo::getSharedLdStTiles``,
+  ``third_party/amd/lib/TritonAMDGPUToLLVM/TargetInfo.cpp``) models
   CDNA3's 128-bit *reads* (ds_read_b128) with the lanes of one phase being lane bits {0, 1, 4}
   (lanes 0-3 together with 16-19); we follow that for gfx942 loads.
 
