@@ -54,7 +54,7 @@ from ..dialect.linear_layout import LinearLayout
 from .conversion import minimal_conversion, scope_of
 from .hardware import HardwareLayout, aligned_pair
 from .instructions import AccessKind, BarrierScope
-from .plan import Barrier, ConversionPlan, SharedMemoryPlan, Unsupported
+from .plan import Barrier, ConversionPlan, Method, Scope, SharedMemoryPlan, Unsupported
 from .planner import INVALID_CONVERSION_ERRORS, _register_rename, _staging_rename, element_bits_of
 from .element_type import storage_bits_of
 from .shared import cta_space, side_vector, vector_accesses
@@ -220,18 +220,18 @@ def plan_legacy_conversion(src: LinearLayout, dst: LinearLayout, bits, target, s
     except INVALID_CONVERSION_ERRORS as e:
         return Unsupported(f"invalid conversion: {e}")
     base = dict(src=src, dst=dst, element_bits=bits, target=target, scope=scope)
-    if scope == "block":
+    if scope is Scope.BLOCK:
         return Unsupported("cross-CTA conversion: legacy mode has no distributed shared memory; left to Triton",
                            scope)
-    if same_attribute or scope == "register":
-        if scope not in ("none", "register"):
+    if same_attribute or scope is Scope.REGISTER:
+        if scope not in (Scope.NONE, Scope.REGISTER):
             return Unsupported(f"the attributes are the same text but the layouts differ ({scope} scope)", scope)
-        plan = ConversionPlan(**base, method="noop" if same_attribute else "rename",
+        plan = ConversionPlan(**base, method=Method.NOOP if same_attribute else Method.RENAME,
                               output=_register_rename(src_full, src_u, dst_full, dst_u),
                               notes=("legacy: same attribute, no-op",) if same_attribute else ())
     else:
         shared, note = _legacy_shared_plan(src_full, src_u, dst_u, _Dims(src), bits, target, src_kind, dst_kind)
-        plan = ConversionPlan(**base, method="shared", output=_staging_rename(dst_full), shared=shared,
+        plan = ConversionPlan(**base, method=Method.SHARED, output=_staging_rename(dst_full), shared=shared,
                               notes=(note,))
     result = verify_plan(plan)
     if not result.ok:

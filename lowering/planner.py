@@ -28,7 +28,7 @@ from ..dialect.linear_layout import LayoutError, LinearLayout
 from .conversion import minimal_conversion, scope_of
 from .cost import plan_cost
 from .hardware import HardwareLayout, aligned_pair, to_linear_layout
-from .plan import ConversionPlan, RegisterRename, Unsupported
+from .plan import ConversionPlan, Method, RegisterRename, Scope, Unsupported
 from .element_type import ElementType, UnknownElementType, storage_bits_of
 from .shared import cluster_coordinates, cta_local, cta_space, instruction_pairs, plan_shared_memory
 from .shuffle import LaneConversion, packing_pairs, plan_shuffles, with_phantom_registers, word_level, word_registers
@@ -160,7 +160,7 @@ def _shuffle_candidates(src_full, src_u, dst_full, dst_u, conversion: LinearLayo
         if found is None:
             continue
         shuffle_plan, _ = found
-        plans.append(ConversionPlan(**base_kwargs, method="shuffle", output=_staging_rename(dst_full),
+        plans.append(ConversionPlan(**base_kwargs, method=Method.SHUFFLE, output=_staging_rename(dst_full),
                                     shuffle=shuffle_plan))
     return plans
 
@@ -178,7 +178,7 @@ def _shared_candidates(src_full, src_u, dst_full, dst_u, bits, target, base_kwar
         shared = plan_shared_memory(src_local, dst_local, bits, target, src_full.full_register, warp_local,
                                     store_form, load_form)
         if shared is not None:
-            plans.append(ConversionPlan(**base_kwargs, method="shared", output=_staging_rename(dst_full),
+            plans.append(ConversionPlan(**base_kwargs, method=Method.SHARED, output=_staging_rename(dst_full),
                                         shared=shared))
     return plans
 
@@ -194,7 +194,7 @@ def _cluster_candidates(src_full, src_u, dst_full, dst_u, bits, target, base_kwa
     shared = plan_shared_memory(src_c, dst_c, bits, target, src_full.full_register, False, cluster=view)
     if shared is None:
         return []
-    return [ConversionPlan(**base_kwargs, method="shared", output=_staging_rename(dst_full), shared=shared,
+    return [ConversionPlan(**base_kwargs, method=Method.SHARED, output=_staging_rename(dst_full), shared=shared,
                            notes=("distributed shared memory: loads read other CTAs' buffers",))]
 
 
@@ -211,17 +211,17 @@ def plan_candidates(src: LinearLayout, dst: LinearLayout, bits, target) -> tuple
     conversion = minimal_conversion(src, dst)
     scope = scope_of(conversion)
     base = dict(src=src, dst=dst, element_bits=bits, target=target, scope=scope)
-    if scope in ("none", "register"):
-        method = "noop" if scope == "none" else "rename"
+    if scope in (Scope.NONE, Scope.REGISTER):
+        method = Method.NOOP if scope is Scope.NONE else Method.RENAME
         return [ConversionPlan(**base, method=method, output=_register_rename(src_full, src_u, dst_full, dst_u))], scope
-    if scope == "block":
+    if scope is Scope.BLOCK:
         if not target.has_distributed_shared_memory:
             return [], scope
         return _cluster_candidates(src_full, src_u, dst_full, dst_u, bits, target, base), scope
     plans = []
-    if scope == "lane":
+    if scope is Scope.LANE:
         plans += _shuffle_candidates(src_full, src_u, dst_full, dst_u, conversion, bits, target, base)
-    elif scope == "warp":
+    elif scope is Scope.WARP:
         warp_columns = _warp_local_columns(conversion, src_u)
         if warp_columns is not None:
             notes = ("warp-local: the source is broadcast over warps, every warp reads its own copy",)
@@ -229,7 +229,7 @@ def plan_candidates(src: LinearLayout, dst: LinearLayout, bits, target) -> tuple
                 src_full, src_u, dst_full, dst_u, conversion, bits, target, base, warp_columns)]
     # A warp barrier is enough when data stays in its warp and no two warps share (broadcast) data:
     # two warps holding copies would store to the same words (Triton's isCvtDimSync(warp)).
-    warp_local = scope == "lane" and all(src_u.warp) and all(dst_u.warp)
+    warp_local = scope is Scope.LANE and all(src_u.warp) and all(dst_u.warp)
     plans += _shared_candidates(src_full, src_u, dst_full, dst_u, bits, target, base, warp_local=warp_local)
     # Cheapest first; on a tie the smaller scratch buffer (more rounds), like Triton's tie-break.
     costs = [plan_cost(p) for p in plans]
@@ -253,7 +253,7 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, bits, target, rank: in
         plans, scope = plan_candidates(src, dst, bits, target)
     except INVALID_CONVERSION_ERRORS as e:
         return Unsupported(f"invalid conversion: {e}")
-    if scope == "block" and not plans:
+    if scope is Scope.BLOCK and not plans:
         why = ("needs distributed shared memory (sm_90 clusters)" if not target.has_distributed_shared_memory
                else "the source's block directions overlap its in-CTA directions")
         return Unsupported(f"cross-CTA conversion: data moves between CTAs of a cluster; {why}; left to Triton",

@@ -53,7 +53,7 @@ from ..lowering.cost import plan_cost
 from ..lowering.describe import instruction_counts
 from ..lowering.legacy import attribute_kind, plan_legacy_conversion
 from ..lowering.emit_llvm import ConvertSite, EmitError, Island, emit_island, island_element_type
-from ..lowering.plan import ConversionPlan
+from ..lowering.plan import ConversionPlan, Method
 from ..lowering.planner import plan_conversion
 from ..lowering.target import UnknownTarget, target_named
 from .framework import ModulePass, PassContext, PassFailure
@@ -61,7 +61,7 @@ from .bindings import installed_conventions, triton_version
 from .snapshot import Module, Operation
 from .layouts import value_layout
 
-METHODS = ("noop", "rename", "shuffle", "shared")
+METHODS = tuple(Method)   # noop, rename, shuffle, shared: what option ``only`` names
 MODES = ("linear", "legacy")
 VERIFY_LEVELS = ("emitted", "plan")
 STRICT_CHECK_VARIABLE = "LINEAR_LAYOUTS_STRICT_CHECK"
@@ -91,7 +91,7 @@ class ConvertOutcome:
     """What happened to one convert: ``island`` set if we lowered it, else ``reason``."""
 
     location: str
-    method: str = ""
+    method: Optional[Method] = None   # the plan's method, once there is a plan
     plan: Optional[ConversionPlan] = None
     island: Optional[Island] = None
     reason: str = ""
@@ -114,7 +114,7 @@ class ConvertOutcome:
         return f"{self.location}: remark: [ll-lower-conversions] left to Triton: {self.reason}"
 
 
-def _owned_methods(only: str) -> tuple[str, ...]:
+def _owned_methods(only: str) -> tuple[Method, ...]:
     if not only.strip():
         return METHODS
     names = tuple(n.strip() for n in only.split(",") if n.strip())
@@ -122,7 +122,7 @@ def _owned_methods(only: str) -> tuple[str, ...]:
     if unknown:
         raise PassFailure(None, f"option only={only}: unknown lowering {unknown[0]!r} "
                                 f"(known: {', '.join(METHODS)})")
-    return names
+    return tuple(Method(n) for n in names)
 
 
 def _needs_guards(module: Module, shared_converts: list[Operation]) -> bool:
@@ -333,7 +333,7 @@ def lower_module(module: Module, only: str = "", target: Optional[str] = None,
     if verify not in VERIFY_LEVELS:
         raise PassFailure(None, f"option verify={verify}: unknown level (known: {', '.join(VERIFY_LEVELS)})")
     planned = plan_module(module, only, target, mode, candidate, measured)
-    shared_ops = [op for op, o in planned if o.plan is not None and o.plan.method == "shared"]
+    shared_ops = [op for op, o in planned if o.plan is not None and o.plan.method is Method.SHARED]
     guards = _needs_guards(module, shared_ops)
     triton_users = _triton_shared_memory_users(module, {id(op) for op, o in planned if o.plan is not None})
     position_of = {id(op): position for position, op in enumerate(module.walk())}

@@ -27,6 +27,7 @@ from linear_layouts.dialect import LayoutError
 from linear_layouts.lowering import ConversionPlan, Unsupported, plan_conversion, plan_cost, target_named
 from linear_layouts.lowering.conversion import conversion_scope
 from linear_layouts.lowering.describe import instruction_counts
+from linear_layouts.lowering.plan import Scope
 from linear_layouts.tools.plan_view import lowering_name
 
 
@@ -37,7 +38,7 @@ class ConversionRow:
     kernel: str
     location: str              # "kernels.py:82"
     types: str                 # "64x64xf16 #mma -> #blocked1"
-    scope: str                 # none / register / lane / warp / block (or "?" if unreadable)
+    scope: "Scope | str"       # none / register / lane / warp / block (or "?" if unreadable)
     lowering: str              # none / registers / shuffle / shared[+stmatrix][+ldmatrix] / "-" (no plan)
     instructions: str          # "st.shared.b64=8 bar.sync=1 ldmatrix.x4=4" ("-" if none)
     bank_conflicts: Optional[int]
@@ -48,7 +49,7 @@ class ConversionRow:
 
     @property
     def is_noop(self) -> bool:
-        return self.scope == "none"
+        return self.scope == Scope.NONE
 
 
 # ----------------------------------------------------------------------------- short names

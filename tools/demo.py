@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from linear_layouts.dialect import LinearLayout
+from linear_layouts.lowering.plan import Method
 from linear_layouts.lowering.target import GFX942, SM90, Target, target_named
 from linear_layouts.tools.cli import ArgumentParser, UsageError
 
@@ -178,8 +179,8 @@ def interesting_rows(results: list[KernelResult]) -> list:
     chosen = []
     for target in DEMO_TARGETS:
         rows = [r for res in results if res.target == target for r in res.rows if r.plan is not None]
-        shared = [r for r in rows if r.plan.method == "shared"]
-        shuffles = [r for r in rows if r.plan.method == "shuffle"]
+        shared = [r for r in rows if r.plan.method is Method.SHARED]
+        shuffles = [r for r in rows if r.plan.method is Method.SHUFFLE]
         if shared:
             chosen.append(max(shared, key=lambda r: r.scratch_bytes))
         if shuffles:

@@ -27,7 +27,7 @@ from linear_layouts.lowering.describe import instruction_counts
 from linear_layouts.lowering.element_type import storage_bits_of
 from linear_layouts.lowering.emit_llvm import mnemonic
 from linear_layouts.lowering.instructions import AccessKind, AccessShape
-from linear_layouts.lowering.plan import Barrier, ConversionPlan, SharedAccess, Unsupported
+from linear_layouts.lowering.plan import Barrier, ConversionPlan, Method, SharedAccess, Unsupported
 from linear_layouts.lowering.target import Target
 
 # ----------------------------------------------------------------------------- naming
@@ -36,11 +36,11 @@ from linear_layouts.lowering.target import Target
 def lowering_name(plan: ConversionPlan) -> str:
     """none / registers / shuffle / shared, with the matrix instructions a shared plan uses:
     ``shared+stmatrix+ldmatrix``."""
-    if plan.method == "noop":
+    if plan.method is Method.NOOP:
         return "none"
-    if plan.method == "rename":
+    if plan.method is Method.RENAME:
         return "registers"
-    if plan.method == "shuffle":
+    if plan.method is Method.SHUFFLE:
         return "shuffle"
     matrix = []
     for kind in (AccessKind.STORE, AccessKind.LOAD):
@@ -170,8 +170,8 @@ def plan_text(plan: ConversionPlan | Unsupported, what: str = "") -> str:
         lines += _shuffle_text(plan)
     if plan.shared is not None:
         lines += _shared_text(plan)
-    if plan.method in ("noop", "rename"):
-        moves = "no data moves" if plan.method == "noop" else "registers are renamed inside each thread"
+    if plan.method in (Method.NOOP, Method.RENAME):
+        moves = "no data moves" if plan.method is Method.NOOP else "registers are renamed inside each thread"
         lines.append(f"{moves}: destination registers 0, 1, ... are source registers {list(plan.output.sources)}")
     return "\n".join(lines)
 

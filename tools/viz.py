@@ -451,6 +451,7 @@ def run_plan(src_text: str, dst_text: str, shape: list[int] | None, bits: int, t
     """``--plan``: the planner's answer for SRC -> DST, in words (and as a picture with -o).
     No plan is an answer too (the reason is printed, exit 0): Triton keeps that conversion."""
     from linear_layouts.lowering import plan_conversion
+    from linear_layouts.lowering.plan import Method
     from linear_layouts.tools import plan_view
 
     src = check_viewable(layout_from_attribute(src_text, shape), "SRC", grid=False)
@@ -467,7 +468,7 @@ def run_plan(src_text: str, dst_text: str, shape: list[int] | None, bits: int, t
     plan = plan_conversion(src, dst, bits, target)
     lines = [plan_view.plan_text(plan, what)]
     if output:
-        if plan and plan.method in ("shuffle", "shared"):
+        if plan and plan.method in (Method.SHUFFLE, Method.SHARED):
             plan_view.draw_plan(plan, output, f"{shape_text} x {bits}-bit: SRC -> DST")
         else:
             # Nothing moves between threads: the useful picture is the two layouts side by side.
