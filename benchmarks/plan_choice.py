@@ -99,15 +99,12 @@ def cost_features(plan) -> dict:
     instructions by name."""
     from linear_layouts.lowering.cost import plan_cost
     from linear_layouts.lowering.describe import instruction_counts
+    from linear_layouts.lowering.instructions import BarrierScope
 
     cost = plan_cost(plan)
     named = instruction_counts(cost, plan.target)
-    warp_barriers = cta_barriers = 0
-    for name, count in named.items():
-        if name.startswith("bar.warp"):
-            warp_barriers += count
-        elif name.startswith(("bar.", "s_barrier", "barrier.cluster")):
-            cta_barriers += count
+    warp_barriers = cost.counts.get(BarrierScope.WARP, 0)
+    cta_barriers = cost.counts.get(BarrierScope.CTA, 0) + cost.counts.get(BarrierScope.CLUSTER, 0)
     return {"shuffles": cost.shuffles, "alu": cost.selects + cost.packs,
             "shared_accesses": cost.shared_stores + cost.shared_loads,
             "wavefronts": cost.store_wavefronts + cost.load_wavefronts,

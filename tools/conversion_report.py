@@ -25,6 +25,7 @@ from typing import Optional
 
 from linear_layouts.dialect import LayoutError
 from linear_layouts.lowering import ConversionPlan, Unsupported, plan_conversion, plan_cost, target_named
+from linear_layouts.lowering import emit_amd, emit_nvidia
 from linear_layouts.lowering.conversion import conversion_scope
 from linear_layouts.lowering.describe import instruction_counts
 from linear_layouts.lowering.plan import Scope
@@ -137,22 +138,8 @@ def report_conversions(ttgir_text: str, target, kernel: str = "", filename: str 
 
 # ----------------------------------------------------------------------------- final code
 
-# What to count in the final code, per vendor: column name -> regular expression over lines.
-# PTX: one instruction per line.  AMDGCN: ds_read*/ds_write* (LDS), ds_bpermute (lane permute).
-FINAL_CODE_PATTERNS = {
-    "nvidia": {
-        "shfl": r"^\s*shfl\.sync",
-        "st.shared": r"^\s*st\.shared",
-        "ld.shared": r"^\s*ld\.shared",
-        "stmatrix": r"^\s*stmatrix",
-        "ldmatrix": r"^\s*ldmatrix",
-    },
-    "amd": {
-        "ds_bpermute": r"^\s*ds_bpermute",
-        "ds_write": r"^\s*ds_write",
-        "ds_read": r"^\s*ds_read",
-    },
-}
+# What to count in the final code, per vendor (the emitters spell their instructions).
+FINAL_CODE_PATTERNS = {"nvidia": emit_nvidia.FINAL_CODE_PATTERNS, "amd": emit_amd.FINAL_CODE_PATTERNS}
 
 
 def count_instructions(code: str, vendor: str) -> dict[str, int]:
