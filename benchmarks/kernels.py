@@ -8,9 +8,9 @@ runtime is the median of ``triton.testing.do_bench``, and the compile time is th
 with an empty Triton cache (compile + one run).  Writes kernels.json, kernels.md and kernels.png
 into --out with the GPU name and the Triton and torch versions.
 
-The kernels live in the examples package (``examples/gpu_kernels.py``, and ``examples/kernels.py``'s
-matmul): written the way tutorials and libraries write them, nothing in them knows about linear
-layouts; their convert_layout ops are whatever Triton's layout passes leave in them.
+The kernels live in the examples package (``examples/gpu_kernels.py``): written the way
+tutorials and libraries write them, nothing in them knows about linear layouts; their
+convert_layout ops are whatever Triton's layout passes leave in them.
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from typing import Callable
 
 import triton
-import triton.language as tl
 
 from checkout import geomean, make_package_importable  # noqa: E402
 
@@ -33,9 +32,8 @@ make_package_importable()
 
 from linear_layouts.examples.gpu_kernels import (attention_fwd_kernel, column_sum_kernel,  # noqa: E402
                                                  cross_entropy_kernel, embedding_kernel, int4_matmul_kernel,
-                                                 layer_norm_bwd_kernel, layer_norm_fwd_kernel, rms_norm_kernel,
-                                                 row_max_kernel, softmax_kernel, transpose_kernel)
-from linear_layouts.examples.kernels import matmul  # noqa: E402
+                                                 layer_norm_bwd_kernel, layer_norm_fwd_kernel, matmul_kernel,
+                                                 rms_norm_kernel, row_max_kernel, softmax_kernel, transpose_kernel)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # "stock_again": stock Triton timed a second time, after the other modes: the run-to-run noise
@@ -99,8 +97,7 @@ def _cases():
         a = torch.randn(M, K, device=dev, dtype=torch.float16)
         b = torch.randn(K, N, device=dev, dtype=torch.float16)
         c = torch.empty(M, N, device=dev, dtype=torch.float16)
-        return (lambda: matmul[(M // 128, N // 128)](a, b, c, M, N, K, 128, 128, 64, tl.float32, num_warps=8,
-                                                        num_stages=3),
+        return (lambda: matmul_kernel[(M // 128, N // 128)](a, b, c, M, N, K, 128, 128, 64, num_warps=8, num_stages=3),
                 lambda: torch.allclose(c.float(), (a.float() @ b.float()), atol=1.0, rtol=2e-2), c)
 
     def matmul_fp8():
@@ -109,8 +106,7 @@ def _cases():
         b = (torch.randn(K, N, device=dev) * 0.5).to(torch.float8_e4m3fn)
         c = torch.empty(M, N, device=dev, dtype=torch.float16)
         ref = a.float() @ b.float()
-        return (lambda: matmul[(M // 128, N // 128)](a, b, c, M, N, K, 128, 128, 128, tl.float32, num_warps=8,
-                                                        num_stages=3),
+        return (lambda: matmul_kernel[(M // 128, N // 128)](a, b, c, M, N, K, 128, 128, 128, num_warps=8, num_stages=3),
                 lambda: torch.allclose(c.float(), ref, atol=1.0, rtol=2e-2), c)
 
     def int4_matmul():

@@ -1,8 +1,9 @@
 """GPU-sized kernels for the kernel suite (``benchmarks/kernels.py``): the row-wise,
 normalisation, matmul, attention, reduction and gather kernels of tutorials and libraries,
-with masks, runtime sizes and loops over blocks as they run on real inputs (the fp16 and fp8
-matmuls are ``kernels.matmul``).  Nothing here knows about linear layouts: their
-``ttg.convert_layout`` ops are whatever Triton's layout passes leave in them.
+with masks, runtime sizes and loops over blocks as they run on real inputs (``matmul_kernel``
+is ``kernels.matmul`` with the matrix sizes given at launch, as libraries write it, instead of
+compiled in).  Nothing here knows about linear layouts: their ``ttg.convert_layout`` ops are
+whatever Triton's layout passes leave in them.
 """
 
 from __future__ import annotations
@@ -59,6 +60,21 @@ def rms_norm_kernel(X, Y, W, N: tl.constexpr, eps: tl.constexpr, BLOCK: tl.const
     x = tl.load(X + row * N + cols).to(tl.float32)
     rstd = 1 / tl.sqrt(tl.sum(x * x, axis=0) / N + eps)
     tl.store(Y + row * N + cols, (x * rstd * tl.load(W + cols).to(tl.float32)).to(Y.dtype.element_ty))
+
+
+@triton.jit
+def matmul_kernel(A, B, C, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(A + rm[:, None] * K + (k + rk)[None, :])
+        b = tl.load(B + (k + rk)[:, None] * N + rn[None, :])
+        acc += tl.dot(a, b)
+    tl.store(C + rm[:, None] * N + rn[None, :], acc.to(C.dtype.element_ty))
 
 
 @triton.jit
