@@ -55,11 +55,12 @@ def report_parser():
     import argparse
 
     from .tools.cli import ArgumentParser
-    from .tools.report import DEFAULT_DIRECTORY, DEFAULT_PICTURES
+    from .tools.report import DEFAULT_DIRECTORY, DEFAULT_PICTURES, ENVIRONMENT_HELP
 
     p = ArgumentParser(prog="python -m linear_layouts report",
                        description="Run a Triton program, record every kernel it compiles, and explain "
-                                   "their layout conversions.")
+                                   "their layout conversions.",
+                       epilog=f"Programs started otherwise: {ENVIRONMENT_HELP}.")
     p.add_argument("-o", "--out", default=DEFAULT_DIRECTORY, help=f"report directory (default {DEFAULT_DIRECTORY})")
     p.add_argument("--format", choices=["html", "md"], default="html",
                    help="html: index.html, a page per kernel, pictures; md: report.md, also printed")

@@ -49,7 +49,7 @@ def blocked(log_rows: int, log_cols: int, broadcast_block: bool) -> dict:
     lane = [(1, 2), (1, 3), (0, 0), (0, 1), (0, 2)]
     warp = [(0, 3), (0, 4), (1, 4)]
     block = [] if broadcast_block else [(0, log_rows - 1)]
-    rows_used, cols_used = 5 + len(block), 5
+    cols_used = 5
     reg += [(1, b) for b in range(cols_used, log_cols)]
     reg += [(0, b) for b in range(5, log_rows - len(block))]
     bases = {"register": _units(reg), "lane": _units(lane), "warp": _units(warp),

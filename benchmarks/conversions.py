@@ -122,8 +122,9 @@ def corpus_cases() -> list[Case]:
 
 
 # Conversions that stay inside a warp (the corpus's sm_90 kernels have few): the 1-D
-# register<->lane exchanges Triton lowers with shuffles (DESIGN.md: blocked[2] -> blocked[1] of 64
-# elements takes 2 shfl.sync), and a 2-D one of an 8-warp softmax-like tile.
+# register<->lane exchanges Triton lowers with shuffles (docs/verified-facts.md, "Stock Triton's
+# lowering": blocked[2] -> blocked[1] of 64 elements takes 2 shfl.sync), and a 2-D one of an
+# 8-warp softmax-like tile.
 SYNTHETIC = [
     ("blocked2_to_blocked1", "#ttg.blocked<{sizePerThread = [2], threadsPerWarp = [32], warpsPerCTA = [1], order = [0]}>",
      "#ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [1], order = [0]}>", (64,), 1),
@@ -315,7 +316,7 @@ def compile_case(args):
             "ldmatrix": len(re.findall(r"\bldmatrix", ptx)),
             "stmatrix": len(re.findall(r"\bstmatrix", ptx)),
         }
-    except Exception as e:  # reported per case, never fatal
+    except Exception as e:  # the Triton boundary (any exception type): reported per case, never fatal
         result = {"ok": False, "error": f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300]}
     return index, mode, result
 
@@ -353,7 +354,7 @@ def run_on_gpu(cases, compiled, directory):
                     result["exact"] = bool(torch.equal(y.view(grid, size), expected.expand(grid, size)))
                     result["ms"] = do_bench(lambda: kernel[(grid, 1, 1)](x, y), warmup=25, rep=100,
                                             return_mode="median")
-                except Exception as e:
+                except Exception as e:  # the GPU boundary (Triton, CUDA): reported per case
                     result.update(ok=False, error=f"{type(e).__name__}: {e}"[:300])
             row[mode] = result
         results.append(row)
@@ -440,7 +441,7 @@ def write_report(results, out, environment):
         ax.set_title(f"convert_layout x{ITERATIONS}: ours / stock Triton ({environment.get('gpu')})")
         fig.tight_layout()
         fig.savefig(os.path.join(out, "conversions.png"), dpi=120)
-    except Exception as e:  # pictures are a bonus
+    except Exception as e:  # matplotlib (missing, no backend, ...): pictures are a bonus
         print(f"(no plot: {e})")
     print("\n".join(lines[:9]))
 

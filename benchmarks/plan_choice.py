@@ -99,15 +99,12 @@ def cost_features(plan) -> dict:
     instructions by name."""
     from linear_layouts.lowering.cost import plan_cost
     from linear_layouts.lowering.describe import instruction_counts
+    from linear_layouts.lowering.instructions import BarrierScope
 
     cost = plan_cost(plan)
     named = instruction_counts(cost, plan.target)
-    warp_barriers = cta_barriers = 0
-    for name, count in named.items():
-        if name.startswith("bar.warp"):
-            warp_barriers += count
-        elif name.startswith(("bar.", "s_barrier", "barrier.cluster")):
-            cta_barriers += count
+    warp_barriers = cost.counts.get(BarrierScope.WARP, 0)
+    cta_barriers = cost.counts.get(BarrierScope.CTA, 0) + cost.counts.get(BarrierScope.CLUSTER, 0)
     return {"shuffles": cost.shuffles, "alu": cost.selects + cost.packs,
             "shared_accesses": cost.shared_stores + cost.shared_loads,
             "wavefronts": cost.store_wavefronts + cost.load_wavefronts,
@@ -174,7 +171,7 @@ def compile_candidate(args):
                   "ld_shared": len(re.findall(r"\bld\.shared", ptx)),
                   "st_shared": len(re.findall(r"\bst\.shared", ptx)),
                   "bar": len(re.findall(r"\bbar\.sync|\bbarrier\.sync", ptx))}
-    except Exception as e:  # reported per candidate, never fatal
+    except Exception as e:  # the Triton boundary (any exception type): reported per candidate, never fatal
         result = {"ok": False, "error": f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300]}
     return index, rank, result
 
@@ -233,7 +230,7 @@ def time_on_gpu(cases, candidates, overruled, compiled, directory):
                     result["exact"] = bool(torch.equal(y.view(grid, size), expected.expand(grid, size)))
                     result["ms"] = do_bench(lambda: kernel[(grid, 1, 1)](x, y), warmup=25, rep=100,
                                             return_mode="median")
-                except Exception as e:
+                except Exception as e:  # the GPU boundary (Triton, CUDA): reported per candidate
                     result.update(ok=False, error=f"{type(e).__name__}: {e}"[:300])
             if rank == STOCK:
                 row["stock"] = result
@@ -431,10 +428,13 @@ def main(argv=None) -> int:
     if args.limit:
         cases = cases[:args.limit]
     candidates = []
+    from linear_layouts.dialect import LayoutError
+    from linear_layouts.lowering.planner import UnsupportedElementWidth
+
     for case in cases:
         try:
             candidates.append(verified_candidates(case))
-        except Exception as e:  # a case the planner cannot take is reported, not fatal
+        except (LayoutError, UnsupportedElementWidth) as e:  # a case the planner cannot take is reported
             print(f"{case.name}: no candidates ({type(e).__name__}: {e})")
             candidates.append([])
     overruled = [overruling_choice(case) for case in cases]

@@ -207,41 +207,14 @@ def fmt_ops(ops: dict) -> str:
     return ", ".join(f"{k}×{v}" for k, v in sorted(ops.items())) or "-"
 
 
-NOTES = """## Notes on the differences
+# What the comparison cannot see, whatever the run: said under every report.
+READING_NOTES = """## Reading the table
 
-* **16x16 f16 lanes reshaped, 1 warp** (mixed): stock uses 4 `shfl.sync` + 8 `selp` (packed pairs);
-  our shuffle candidate is the same 4 shuffles + 8 selects (+ 8 pack/unpack byte permutes, which
-  stock emits as `mov.b32 {lo, hi}` and our count treats as ALU ops), but the cost model picks
-  `stmatrix.x4` + `bar.warp.sync` + `ldmatrix.x4` (2 shared-memory instructions of 4 conflict-free
-  wavefronts each, 512 B of scratch), which it rates cheaper (6.5 vs 10 units).  Not a bug: a cost
-  model choice that only a GPU measurement can settle; the shuffle plan is one weight away.
-* **blocked[4]->blocked[1] 128 f16, 32x32 i8 [1,4]->[4,1]** (better): `ldmatrix(.trans)` on the load
-  side replaces 4 scalar loads (stock's tile search did not pick it for these layouts; why was not
-  investigated).
-* **cross-CTA** (2 CTAs of a cluster, sm_90): the same program as stock: every CTA stores its rows
-  with `st.shared.v4`, `barrier.cluster`, loads with `ld.shared::cluster.v4` from the CTA holding
-  each element, in two rounds, 4 cluster barriers, 4096 B.
-* **random pairs** (`--random 40 --seed 1`, blocked -> blocked, 1-4 warps, f32/f16/i8):
-  * *scratch* (random 16, 26, 38, **worse** / mixed): stock runs more rounds through a smaller buffer
-    (15 or 7 barriers, 1 KiB) where we run fewer (3 or 1 barriers, 4 KiB).  Both plans exist in our
-    candidate lists only when the swizzle leaves register directions for rounds; our cost model
-    charges barriers (2 units each) and not scratch bytes, so it prefers fewer barriers.  A reason,
-    not a bug; a scratch budget (e.g. from the kernel's shared-memory use) would flip it.
-  * *shuffles vs shared memory* (random 11, 23, 28, 33, mixed): stock shuffles with byte-permute
-    packing where one word carries elements that the receiving lanes split (`prmt` with
-    lane-dependent selectors); our shuffle plans pack only elements that stay together, so for
-    these i8/f16 pairs our shuffle candidates are costlier and the cost model takes shared memory
-    (3 accesses + 1 barrier vs 8 shuffles + 8-49 permutes; random 23: 32 accesses and 15 warp
-    barriers vs 64 shuffles + 128 selects).  Missing feature: lane-dependent unpacking.
-  * *ours shuffle, stock shared memory* (random 6, 20, 35): the source is broadcast over warps (or
-    lanes), every warp can convert from its own copy; we shuffle (2-4 `shfl.idx`), stock goes
-    through shared memory.
 * Byte permutes (`prmt`) are not compared: stock packs sub-32-bit values for its own vector
   accesses; our plans count packing only in shuffle plans (shared-memory vectors of 8/16-bit
   elements are `st.shared.v2/v4.b8/b16`, no permutes).
-* Bank conflicts: every plan above is conflict-free by our exact count; stock's choice is the same
-  swizzle algorithm (where instruction counts agree, the accesses are very likely the same).
-"""
+* Bank conflicts: ours are exact (the cost model's count); Triton's are not observable without a
+  GPU profiler, so they are not compared."""
 
 
 def random_cases(n: int, seed: int) -> list:
@@ -268,23 +241,75 @@ def random_cases(n: int, seed: int) -> list:
 MEMORY_OPS = ("st.shared", "ld.shared", "ldmatrix", "stmatrix")
 
 
-def verdict(stock: dict, mine: dict) -> str:
-    """Compare scratch bytes, shuffles and shared-memory instructions (fewer is better)."""
-    if "error" in stock:
-        return "stock n/a"
+def measures(stock: dict, mine: dict) -> list[tuple[str, int, int]]:
+    """(measure, stock, ours) for what the verdict compares (fewer is better): scratch bytes,
+    shuffles and shared-memory instructions."""
     stock_mem = sum(v for k, v in stock["ops"].items() if k.startswith(MEMORY_OPS))
     mine_mem = sum(v for k, v in mine["ops"].items() if k.startswith(MEMORY_OPS))
-    pairs = [("scratch B", stock["shared"], mine["shared"]), ("shfl", stock["ops"].get("shfl.sync", 0), mine["shuffles"]),
-             ("shared-memory instrs", stock_mem, mine_mem)]
-    worse = [f"{n} {b} vs {a}" for n, a, b in pairs if b > a]
-    better = [f"{n} {b} vs {a}" for n, a, b in pairs if b < a]
-    if worse and better:
-        return "mixed: " + "; ".join(better + worse)
-    if worse:
-        return "**worse**: " + "; ".join(worse)
-    if better:
-        return "better: " + "; ".join(better)
-    return "same"
+    return [("scratch B", stock["shared"], mine["shared"]), ("shfl", stock["ops"].get("shfl.sync", 0), mine["shuffles"]),
+            ("shared-memory instrs", stock_mem, mine_mem)]
+
+
+def verdict_kind(stock: dict, mine: dict) -> str:
+    """"stock n/a", "same", "better", "worse" or "mixed" (better in one measure, worse in another)."""
+    if "error" in stock:
+        return "stock n/a"
+    compared = measures(stock, mine)
+    worse = any(b > a for _, a, b in compared)
+    better = any(b < a for _, a, b in compared)
+    return "mixed" if worse and better else "worse" if worse else "better" if better else "same"
+
+
+def verdict(stock: dict, mine: dict) -> str:
+    """The table's last column: the kind and the measures that differ, ours vs stock."""
+    kind = verdict_kind(stock, mine)
+    if kind in ("stock n/a", "same"):
+        return kind
+    compared = measures(stock, mine)
+    worse = [f"{n} {b} vs {a}" for n, a, b in compared if b > a]
+    better = [f"{n} {b} vs {a}" for n, a, b in compared if b < a]
+    return {"mixed": "mixed: ", "worse": "**worse**: ", "better": "better: "}[kind] + "; ".join(better + worse)
+
+
+def summary(rows: list) -> str:
+    """The report's closing section, computed from this run's rows ((name, type, sm, stock,
+    ours) as ``main`` collects them): how many cases are the same as stock, better, worse or
+    mixed, which ones, where the two lowerings chose different mechanisms, and our bank
+    conflicts."""
+    planned = [(name, stock, mine) for name, _, _, stock, mine in rows if "error" not in mine]
+    left = [name for name, _, _, _, mine in rows if "error" in mine]
+    by_kind: dict[str, list[str]] = {}
+    for name, stock, mine in planned:
+        by_kind.setdefault(verdict_kind(stock, mine), []).append(name)
+    counts = [f"{len(by_kind.get(kind, []))} {kind}" for kind in ("same", "better", "worse", "mixed")]
+    totals = f"{len(rows)} cases: " + ", ".join(counts)
+    if by_kind.get("stock n/a"):
+        totals += f", {len(by_kind['stock n/a'])} where stock Triton did not compile"
+    if left:
+        totals += f", {len(left)} left to Triton by our planner"
+    lines = ["## Summary of this run", "", f"* {totals}."]
+    for kind, title in (("better", "better"), ("worse", "**worse**"), ("mixed", "mixed")):
+        if by_kind.get(kind):
+            lines.append(f"* {title}: {', '.join(by_kind[kind])}.")
+    compiled = [(name, stock, mine) for name, stock, mine in planned if "error" not in stock]
+    more_scratch = [f"{name} ({mine['shared']} vs {stock['shared']} B)" for name, stock, mine in compiled
+                    if mine["shared"] > stock["shared"]]
+    if more_scratch:
+        lines.append(f"* more scratch than stock: {', '.join(more_scratch)}.")
+    stock_shuffles = [name for name, stock, mine in compiled
+                      if stock["ops"].get("shfl.sync", 0) and mine["method"] == "shared"]
+    if stock_shuffles:
+        lines.append(f"* shared memory where stock shuffles: {', '.join(stock_shuffles)}.")
+    stock_shared = [name for name, stock, mine in compiled
+                    if stock["shared"] and not stock["ops"].get("shfl.sync", 0) and mine["method"] == "shuffle"]
+    if stock_shared:
+        lines.append(f"* shuffles where stock goes through shared memory: {', '.join(stock_shared)}.")
+    conflicted = [f"{name} ({mine['conflicts']})" for name, _, mine in planned if mine["conflicts"]]
+    if conflicted:
+        lines.append(f"* bank conflicts in our plans (extra wavefronts per warp): {', '.join(conflicted)}.")
+    elif planned:
+        lines.append(f"* bank conflicts in our plans: none, in all {len(planned)} (our exact count).")
+    return "\n".join(lines)
 
 
 def main(argv=None) -> int:
@@ -324,7 +349,7 @@ def main(argv=None) -> int:
         out.append(f"| {name} | {dtype} | {sm} | {s_scr} | {s_shfl} | {s_ops} | {mine['scope']}/{mine['method']} | "
                    f"{mine['shared']} | {mine['shuffles']} | {mine['conflicts']} | {fmt_ops(mine['ops'])} | "
                    f"{verdict(stock, mine)} |")
-    out += ["", NOTES]
+    out += ["", summary(rows), "", READING_NOTES]
     with open(args.out, "w") as f:
         f.write("\n".join(out) + "\n")
     print(f"wrote {args.out}")

@@ -367,9 +367,6 @@ _BUILDERS = {
     "shared_linear": _build_shared_linear,
 }
 
-ATTRIBUTE_KINDS = tuple(sorted(_BUILDERS))
-
-
 def parse_attribute(text: str, aliases: Optional[Mapping[str, Any]] = None) -> LayoutAttribute:
     """Read one layout attribute as Triton prints it, e.g. ``#ttg.slice<{dim = 1, parent = #blocked}>``.
 

@@ -192,6 +192,12 @@ class CGALayout:
         return [f"CGALayout = {_fmt_bases(self.bases)}"] if self.bases else []
 
 
+def _is_single_dim_step(basis: Sequence[int]) -> bool:
+    """Zero, or a power of two along a single dim: how CTAs of a CGA and WMMA tiles of a warp
+    are spread (``[0, 2]`` yes; ``[1, 1]`` and ``[0, 3]`` no)."""
+    return sum(1 for c in basis if c) <= 1 and all(c == 0 or is_power_of_two(c) for c in basis)
+
+
 def _check_cga(kind: str, cga: Optional[CGALayout], rank: int) -> Optional[CGALayout]:
     """Validate the CGA part against the attribute's rank; a one-CTA layout becomes ``None``."""
     if cga is None:
@@ -205,7 +211,7 @@ def _check_cga(kind: str, cga: Optional[CGALayout], rank: int) -> Optional[CGALa
     for b in cga.bases:
         if len(b) != rank:
             reject(kind, f"CGALayout basis {list(b)} must have {rank} components")
-        if sum(1 for c in b if c) > 1 or any(c and not is_power_of_two(c) for c in b):
+        if not _is_single_dim_step(b):
             reject(kind, f"CGALayout basis {list(b)} must be zero or a power of two along a single dim")
     return cga
 
@@ -304,6 +310,26 @@ class SliceEncoding(DistributedAttribute):
         return f"{{dim = {self.dim}, parent = {_parent_text(self.parent, self.parent_alias)}}}"
 
 
+# The accumulator layouts of matrix instructions: what each is called in messages and its
+# largest rank (None: any rank of 2 or more; batched matmuls add leading dims).
+_MMA_FAMILIES = {"nvidia_mma": ("an MMA", None), "amd_mfma": ("an MFMA", 3), "amd_wmma": ("a WMMA", 3)}
+
+
+def _check_mma_rank(kind: str, rank: int, where: str) -> None:
+    """An MMA layout has rank 2 (M x N) or more, up to its family's largest rank."""
+    family, max_rank = _MMA_FAMILIES[kind]
+    if rank < 2 or (max_rank is not None and rank > max_rank):
+        allowed = "2 or more" if max_rank is None else " or ".join(str(r) for r in range(2, max_rank + 1))
+        reject(kind, f"{where}: {family} layout has rank {allowed}")
+
+
+def _mma_warps_per_cta(kind: str, warps: Any) -> Ints:
+    """``warpsPerCTA`` of an MMA layout: a power of two per dim, as many dims as the family allows."""
+    warps = _ints(kind, "warpsPerCTA", warps, pow2=True)
+    _check_mma_rank(kind, len(warps), f"warpsPerCTA = {list(warps)}")
+    return warps
+
+
 def _amd_mma_tiles_per_warp(kind: str, tiles: Optional[Ints], rank: int) -> Optional[Ints]:
     """``tilesPerWarp`` of an AMD MMA layout (MFMA, WMMA's warpsPerCTA spelling): a power of two
     per dim; all ones is the default, which Triton does not print (None)."""
@@ -328,10 +354,8 @@ class NvidiaMmaEncoding(DistributedAttribute):
         k = self.kind
         _int(k, "versionMajor", self.version_major, choices=(2, 3))
         _int(k, "versionMinor", self.version_minor)
-        warps = _ints(k, "warpsPerCTA", self.warps_per_cta, pow2=True)
+        warps = _mma_warps_per_cta(k, self.warps_per_cta)
         rank = len(warps)
-        if rank < 2:
-            reject(k, f"warpsPerCTA = {list(warps)}: an MMA layout has rank 2 or more")
         if self.version_major == 3 and rank != 2:
             reject(k, f"warpsPerCTA = {list(warps)}: a version 3 (Hopper) MMA layout has rank 2")
         n_instr = rank if self.version_major == 2 else 3
@@ -380,10 +404,8 @@ class AmdMfmaEncoding(DistributedAttribute):
     def __post_init__(self):
         k = self.kind
         _int(k, "version", self.version, choices=(0, 1, 2, 3, 4))  # 0 = unset, then gfx908..gfx950
-        warps = _ints(k, "warpsPerCTA", self.warps_per_cta, pow2=True)
+        warps = _mma_warps_per_cta(k, self.warps_per_cta)
         rank = len(warps)
-        if rank not in (2, 3):
-            reject(k, f"warpsPerCTA = {list(warps)}: an MFMA layout has rank 2 or 3")
         instr = _ints(k, "instrShape", self.instr_shape, length=3)
         if (instr[0], instr[1]) not in ((32, 32), (16, 16), (64, 4), (4, 64)):
             reject(k, f"instrShape = {list(instr)}: M x N must be 32x32, 16x16, 64x4 or 4x64")
@@ -464,7 +486,7 @@ class AmdWmmaEncoding(DistributedAttribute):
         if (self.warps_per_cta is None) == (self.warp_bases is None and self.register_bases is None):
             reject(k, "give either warpsPerCTA (Triton <= 3.6) or ctaLayout = {register = ..., warp = ...} (3.7+)")
         if self.warps_per_cta is not None:
-            warps = _ints(k, "warpsPerCTA", self.warps_per_cta, pow2=True)
+            warps = _mma_warps_per_cta(k, self.warps_per_cta)
             rank = len(warps)
             _set(self, "warps_per_cta", warps)
             _set(self, "tiles_per_warp", _amd_mma_tiles_per_warp(k, self.tiles_per_warp, rank))
@@ -483,14 +505,13 @@ class AmdWmmaEncoding(DistributedAttribute):
             if len(ranks) > 1:
                 reject(k, f"ctaLayout bases, CGALayout and rank disagree on the rank ({sorted(ranks)})")
             rank = ranks.pop() if ranks else 2
+            _check_mma_rank(k, rank, f"ctaLayout rank {rank}")
             _set(self, "register_bases", regs)
             _set(self, "warp_bases", warps)
             for name, bs in (("register", regs), ("warp", warps)):
                 for b in bs:
-                    if sum(1 for c in b if c) > 1 or any(c and not is_power_of_two(c) for c in b):
+                    if not _is_single_dim_step(b):
                         reject(k, f"ctaLayout {name} basis {list(b)} must be zero or a power of two along one dim")
-        if rank not in (2, 3):
-            reject(k, f"a WMMA layout has rank 2 or 3, got {rank}")
         instr = self.instr_shape
         if instr is not None:
             instr = _ints(k, "instrShape", instr, length=3)

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Mapping, Optional, Sequence
 
 from .attributes import CGALayout
-from .linear_layout import LayoutError, LinearLayout, is_power_of_two
+from .linear_layout import LayoutError, LinearLayout
 
 REGISTER, LANE, WARP, BLOCK, OFFSET = "register", "lane", "warp", "block", "offset"
 

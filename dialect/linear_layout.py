@@ -424,17 +424,14 @@ class LinearLayout:
         names = set(self.in_dim_names)
         if set(mapping) != names:
             raise LayoutError(f"apply needs exactly the in dims {self.in_dim_names}, got {sorted(mapping)}")
+        columns, first = self.flat_columns, 0
         v = 0
         for name, bs in self._in:
             x = mapping[name]
             if not isinstance(x, int) or isinstance(x, bool) or x < 0:
                 raise LayoutError(f"apply: the value of in-dim '{name}' must be a non-negative integer, got {x!r}")
-            i = 0
-            while x and i < len(bs):
-                if x & 1:
-                    v ^= self._pack(bs[i])
-                x >>= 1
-                i += 1
+            v ^= f2.apply_columns(columns[first:first + len(bs)], x)
+            first += len(bs)
         return dict(zip(self.out_dim_names, self._unpack(v)))
 
     def apply_flat(self, x: int) -> int:
@@ -442,14 +439,7 @@ class LinearLayout:
         the flattened output."""
         if not isinstance(x, int) or isinstance(x, bool) or x < 0:
             raise LayoutError(f"apply_flat takes a non-negative integer, got {x!r}")
-        v = 0
-        for c in self.flat_columns:
-            if x & 1:
-                v ^= c
-            x >>= 1
-            if not x:
-                break
-        return v
+        return f2.apply_columns(self.flat_columns, x)
 
     # ------------------------------------------------------------------ equality, printing
 
@@ -463,10 +453,6 @@ class LinearLayout:
         if self._hash is None:
             self._hash = hash(self._key())
         return self._hash
-
-    def equal_ignoring_out_dim_sizes(self, other: "LinearLayout") -> bool:
-        _check_layout(other, "equal_ignoring_out_dim_sizes")
-        return self._in == other._in and self.out_dim_names == other.out_dim_names
 
     def __str__(self) -> str:
         outs = "[" + ", ".join(f"{n} (size {s})" for n, s in self._out) + "]"
@@ -601,11 +587,6 @@ class LinearLayout:
         return (self.square_sublayout_is_identity(dims)
                 and self.sublayout_is_zero(rest_in, [d for d in dims if self.has_out_dim(d)])
                 and self.sublayout_is_zero([d for d in dims if self.has_in_dim(d)], rest_out))
-
-    def is_identity_on_out_dim(self, dim: str) -> bool:
-        """dim -> dim is the identity and no other in dim reaches out dim ``dim``."""
-        rest_in = [n for n in self.in_dim_names if n != dim]
-        return self.square_sublayout_is_identity([dim]) and self.sublayout_is_zero(rest_in, [dim])
 
     def quotient(self, dims: Sequence[str]) -> "LinearLayout | None":
         """Remove ``dims`` from both sides, or None when the layout is not trivial over them."""

@@ -5,8 +5,8 @@ types (``signature``), its compile-time constants (``constexprs``) and its launc
 (``num_warps``).  ``ll-demo`` compiles each one for sm_90 and gfx942 without a GPU and reports
 every ``ttg.convert_layout`` Triton's layout passes left in it.
 
-The kernels are plain Triton, written the way they appear in tutorials and libraries; nothing
-here knows about linear layouts.
+Plain Triton as in tutorials and libraries (nothing here knows about linear layouts); the lit
+corpus (``tools/gen_corpus.py``) compiles these and the kernels below the bundle's.
 """
 
 from __future__ import annotations
@@ -80,19 +80,19 @@ def rotary_embedding(X, COS, SIN, Y, D: tl.constexpr):
 
 @triton.jit
 def matmul(A, B, C, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr,
-           BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
-    """C = A @ B in fp16 with an fp32 accumulator; the epilogue stores the mma tile as fp16."""
+           BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, ACC: tl.constexpr):
+    """C = A @ B with an ACC accumulator (fp32 for fp16); the epilogue stores the mma tile as C's type."""
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
     rm = pid_m * BM + tl.arange(0, BM)
     rn = pid_n * BN + tl.arange(0, BN)
     rk = tl.arange(0, BK)
-    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    acc = tl.zeros((BM, BN), dtype=ACC)
     for k in range(0, K, BK):
         a = tl.load(A + rm[:, None] * K + (k + rk)[None, :])
         b = tl.load(B + (k + rk)[:, None] * N + rn[None, :])
         acc += tl.dot(a, b)
-    tl.store(C + rm[:, None] * N + rn[None, :], acc.to(tl.float16))
+    tl.store(C + rm[:, None] * N + rn[None, :], acc.to(C.dtype.element_ty))
 
 
 @triton.jit
@@ -144,6 +144,69 @@ def int4_weight_matmul(A, Wq, C, M: tl.constexpr, N: tl.constexpr, K: tl.constex
     tl.store(C + rm[:, None] * N + rn[None, :], tl.dot(a, w))
 
 
+# --------------------------------------------------------------------------- more, for the lit corpus
+# (``tools/gen_corpus.py`` compiles these and the kernels above into ``test/lit/corpus``.)
+
+@triton.jit
+def matmul_int8(A, B, C, K: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """One (BM x BK) @ (BK x BN) int8 tile product with an int32 result."""
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    a = tl.load(A + rm[:, None] * K + rk[None, :])
+    b = tl.load(B + rk[:, None] * BN + rn[None, :])
+    tl.store(C + rm[:, None] * BN + rn[None, :], tl.dot(a, b))
+
+
+@triton.jit
+def reduce_2d(X, Y, M: tl.constexpr, N: tl.constexpr, AXIS: tl.constexpr, USE_MAX: tl.constexpr):
+    """Sum (or max) of an (M x N) tile along AXIS."""
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    x = tl.load(X + rm[:, None] * N + rn[None, :])
+    if USE_MAX:
+        r = tl.max(x, axis=AXIS)
+    else:
+        r = tl.sum(x, axis=AXIS)
+    if AXIS == 0:
+        tl.store(Y + rn, r)
+    else:
+        tl.store(Y + rm, r)
+
+
+@triton.jit
+def permute_3d(X, Y, A: tl.constexpr, B: tl.constexpr, C: tl.constexpr):
+    """Y = X permuted (A, B, C) -> (C, A, B)."""
+    ra = tl.arange(0, A)[:, None, None]
+    rb = tl.arange(0, B)[None, :, None]
+    rc = tl.arange(0, C)[None, None, :]
+    x = tl.load(X + ra * B * C + rb * C + rc)
+    y = tl.permute(x, (2, 0, 1))  # shape (C, A, B)
+    rc2 = tl.arange(0, C)[:, None, None]
+    ra2 = tl.arange(0, A)[None, :, None]
+    rb2 = tl.arange(0, B)[None, None, :]
+    tl.store(Y + rc2 * A * B + ra2 * B + rb2, y)
+
+
+@triton.jit
+def gather_rows(X, I, Y, M: tl.constexpr, N: tl.constexpr):
+    """Y[m, n] = X[I[m, n], n] (``tl.gather`` along dim 0)."""
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    x = tl.load(X + rm[:, None] * N + rn[None, :])
+    idx = tl.load(I + rm[:, None] * N + rn[None, :])
+    tl.store(Y + rm[:, None] * N + rn[None, :], tl.gather(x, idx, axis=0))
+
+
+@triton.jit
+def split_interleave(X, Y, N: tl.constexpr):
+    """Swap the two elements of every pair: split, then join in the other order."""
+    r = tl.arange(0, N)
+    x = tl.load(X + r)
+    a, b = tl.split(tl.reshape(x, (N // 2, 2)))
+    tl.store(Y + tl.arange(0, N), tl.reshape(tl.join(b, a), (N,)))
+
+
 # --------------------------------------------------------------------------- the bundle
 
 KERNELS: list[BundledKernel] = [
@@ -154,7 +217,7 @@ KERNELS: list[BundledKernel] = [
     BundledKernel("rotary", rotary_embedding, {"X": "*fp32", "COS": "*fp32", "SIN": "*fp32", "Y": "*fp32"},
                   {"D": 256}, num_warps=1, description="rotary embedding of 256 features, interleaved pairs"),
     BundledKernel("matmul", matmul, {"A": "*fp16", "B": "*fp16", "C": "*fp16"},
-                  {"M": 256, "N": 256, "K": 256, "BM": 64, "BN": 64, "BK": 32},
+                  {"M": 256, "N": 256, "K": 256, "BM": 64, "BN": 64, "BK": 32, "ACC": tl.float32},
                   description="fp16 matmul, 64x64x32 tiles, mma accumulator stored as fp16"),
     BundledKernel("attention", attention_forward, {"Q": "*fp16", "K": "*fp16", "V": "*fp16", "O": "*fp16"},
                   {"SEQ": 256, "D": 64, "BM": 64, "BN": 64}, description="flash-attention forward, head dim 64"),

@@ -31,10 +31,10 @@ has to move, and keeping it would make C look non-trivial over registers.
 from __future__ import annotations
 
 from ..dialect import LinearLayout
+from .plan import Scope
 
 # Hardware levels from the fastest (inside a thread) to the slowest (across CTAs).
 HARDWARE_LEVELS = ("register", "lane", "warp", "block")
-SCOPES = ("none",) + HARDWARE_LEVELS
 
 
 def _strip_register_broadcast(layout: LinearLayout) -> LinearLayout:
@@ -69,15 +69,15 @@ def minimal_conversion(src: LinearLayout, dst: LinearLayout) -> LinearLayout:
     return conversion
 
 
-def scope_of(conversion: LinearLayout) -> str:
-    """The widest hardware level named by a minimal conversion ("none" when it is empty)."""
+def scope_of(conversion: LinearLayout) -> Scope:
+    """The widest hardware level named by a minimal conversion (``Scope.NONE`` when it is empty)."""
     dims = set(conversion.in_dim_names) | set(conversion.out_dim_names)
     for level in reversed(HARDWARE_LEVELS):
         if level in dims:
-            return level
-    return "none"
+            return Scope(level)
+    return Scope.NONE
 
 
-def conversion_scope(src: LinearLayout, dst: LinearLayout) -> str:
-    """"none", "register", "lane", "warp" or "block": the widest level the conversion crosses."""
+def conversion_scope(src: LinearLayout, dst: LinearLayout) -> Scope:
+    """The widest level the conversion crosses: none, register, lane, warp or block."""
     return scope_of(minimal_conversion(src, dst))

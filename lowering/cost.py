@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from . import cost_weights as weights
+from .element_type import storage_bits_of
 from .instructions import AccessShape, AluOp, BarrierScope, ShuffleMode
 from .plan import Barrier, ConversionPlan, SharedAccess, SharedMemoryPlan
 from .shuffle import exact_select_count
@@ -87,7 +88,7 @@ def _lane_ids(target: Target) -> np.ndarray:
 def access_words(access: SharedAccess, element_bits: int, target: Target, lanes: np.ndarray) -> list[np.ndarray]:
     """For each lane, the 4-byte word addresses it touches, as a list of arrays (one per word
     slot of the access), plus the access width in bits via len()."""
-    ebytes = max(element_bits, 8) // 8
+    ebytes = storage_bits_of(element_bits) // 8
     base = np.asarray(access.address.evaluate(lanes, 0, 0), dtype=np.int64) * ebytes
     nbytes = len(access.registers) * ebytes
     if access.form.is_matrix:
@@ -141,7 +142,7 @@ def access_lanes_and_phases(access: SharedAccess, element_bits: int,
     serve one 8-row matrix at a time (lanes 8 j .. 8 j + 7 give matrix j's rows); vector
     accesses split the warp by ``Target.phase_lane_bits``."""
     lanes = _lane_ids(target)
-    ebytes = max(element_bits, 8) // 8
+    ebytes = storage_bits_of(element_bits) // 8
     if access.form.is_matrix:
         matrices = len(access.registers) * ebytes // 4  # one 32-bit word per matrix per lane
         return lanes[: 8 * matrices], (0, 1, 2)
@@ -173,7 +174,7 @@ def shared_cost(plan: SharedMemoryPlan, target: Target) -> dict:
             barriers += 1
             counts[op.scope] += 1
             continue
-        bits = len(op.registers) * max(plan.element_bits, 8)
+        bits = len(op.registers) * storage_bits_of(plan.element_bits)
         counts[AccessShape(op.kind, op.form, op.space, bits)] += 1
         # XOR-ing a constant into every lane's offset permutes the banks and keeps the count,
         # so accesses that differ only in their constant (the per-register part) share one count.

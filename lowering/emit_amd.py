@@ -24,6 +24,14 @@ from .island_writer import EmitError, IslandState, IslandWriter
 from .plan import ShuffleRound, SharedAccess
 from .target import Target
 
+# The data-movement instructions of final AMDGCN, as tools count them: LDS writes and reads,
+# and the lane permute.  Column name -> regular expression over lines.
+FINAL_CODE_PATTERNS = {
+    "ds_bpermute": r"^\s*ds_bpermute",
+    "ds_write": r"^\s*ds_write",
+    "ds_read": r"^\s*ds_read",
+}
+
 
 def mnemonic(key: InstructionKey) -> str:
     """The AMDGCN name of one of the cost model's instructions, as tools show them:

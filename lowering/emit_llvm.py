@@ -1,7 +1,7 @@
 """Emit a verified conversion plan as an LLVM-dialect *island* inside a TTGIR module.
 
 An island replaces one ``ttg.convert_layout`` by plain LLVM-dialect ops, bridged to Triton's own
-lowering by two casts (DESIGN.md, "LLVM-dialect islands work")::
+lowering by two casts (``docs/verified-facts.md``, "LLVM-dialect islands")::
 
     %s = builtin.unrealized_conversion_cast %v : tensor<64xf32, #A> to !llvm.struct<(f32, f32)>
     ... llvm.extractvalue / llvm.inline_asm "shfl.sync..." / llvm.select / llvm.insertvalue ...
@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import emit_amd, emit_nvidia, island_writer
-from .element_type import ElementType
+from .element_type import ElementType, UnknownElementType
 from .hardware import HardwareLayout
 from .instructions import BarrierScope, InstructionKey, ShuffleMode
 from .island_writer import EmitError, IslandState, IslandWriter, VendorInstructions
@@ -52,7 +52,7 @@ def island_element_type(ttgir: str) -> ElementType:
     whose LLVM struct we do not model (the convert is then left to Triton)."""
     try:
         element = ElementType.of(ttgir)
-    except ValueError as error:
+    except UnknownElementType as error:
         raise EmitError(f"{error}: not supported by the island emitter") from None
     if element.llvm is None:
         raise EmitError(f"element type {element.ttgir} is not supported by the island emitter")

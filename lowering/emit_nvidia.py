@@ -34,6 +34,16 @@ from .target import Target
 
 FULL_MASK = "0xffffffff"
 
+# The data-movement instructions of final PTX, as tools count them (stock Triton's code and
+# ours side by side): column name -> regular expression over lines, one instruction per line.
+FINAL_CODE_PATTERNS = {
+    "shfl": r"^\s*shfl\.sync",
+    "st.shared": r"^\s*st\.shared",
+    "ld.shared": r"^\s*ld\.shared",
+    "stmatrix": r"^\s*stmatrix",
+    "ldmatrix": r"^\s*ldmatrix",
+}
+
 
 def mnemonic(key: InstructionKey) -> str:
     """The PTX name of one of the cost model's instructions, as tools show them:

@@ -19,18 +19,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..dialect import f2
-from ..dialect.linear_layout import LinearLayout
+from ..dialect.linear_layout import LayoutError, LinearLayout
 
 HARDWARE_DIMS = ("register", "lane", "warp", "block")
 
 
 def deposit(value: int, positions: tuple[int, ...]) -> int:
-    """Scatter the low bits of ``value`` to bit ``positions`` (pdep)."""
-    out = 0
-    for i, p in enumerate(positions):
-        if value >> i & 1:
-            out |= 1 << p
-    return out
+    """Scatter the low bits of ``value`` to bit ``positions`` (pdep): the F2 product with the
+    unit columns ``1 << p``.  Example: value 0b11 to positions (1, 4) gives 0b10010."""
+    return f2.apply_columns([1 << p for p in positions], value)
 
 
 def extract(value: int, positions: tuple[int, ...]) -> int:
@@ -62,7 +59,7 @@ class HardwareLayout:
             layout = layout.transpose_outs(out_order)
         missing = [d for d in layout.in_dim_names if d not in HARDWARE_DIMS]
         if missing:
-            raise ValueError(f"not a distributed layout: in dims {missing} are not hardware dims")
+            raise LayoutError(f"not a distributed layout: in dims {missing} are not hardware dims")
         cols = {}
         for d in HARDWARE_DIMS:
             cols[d] = tuple(layout._pack(b) for b in layout.bases.get(d, ())) if layout.has_in_dim(d) else ()
@@ -112,8 +109,6 @@ def aligned_pair(src: LinearLayout, dst: LinearLayout, warp_size: int, target_na
     hardware (same shape, same numbers of lanes, warps and blocks, a warp of ``warp_size``
     lanes), and return ``dst`` with its out dims in ``src``'s order.  Raises ``LayoutError``
     naming what differs."""
-    from ..dialect.linear_layout import LayoutError
-
     if sorted(src.out_dim_names) != sorted(dst.out_dim_names):
         raise LayoutError(f"source and destination tensors differ: out dims {src.out_dim_names} vs "
                           f"{dst.out_dim_names}")

@@ -50,14 +50,14 @@ from __future__ import annotations
 
 import re
 
-from ..dialect.linear_layout import LayoutError, LinearLayout
+from ..dialect.linear_layout import LinearLayout
 from .conversion import minimal_conversion, scope_of
 from .hardware import HardwareLayout, aligned_pair
 from .instructions import AccessKind, BarrierScope
-from .plan import Barrier, ConversionPlan, SharedMemoryPlan, Unsupported
-from .planner import _register_rename, _staging_rename, element_bits_of
+from .plan import Barrier, ConversionPlan, Method, Scope, SharedMemoryPlan, Unsupported
+from .planner import INVALID_CONVERSION_ERRORS, _register_rename, _staging_rename, element_bits_of
 from .element_type import storage_bits_of
-from .shared import cta_space, vector_accesses, widest_vector
+from .shared import cta_space, side_vector, vector_accesses
 from .target import Target, target_named
 from .verify import verify_plan
 
@@ -178,15 +178,11 @@ def _legacy_shared_plan(src_full: HardwareLayout, src_u: HardwareLayout, dst_u: 
         pad_elements = pad << sum(bits_in[:j])
     elements = (1 << k) + ((1 << k) >> pad_row_log2) * pad_elements if pad_elements else 1 << k
 
-    def side_vector(layout: HardwareLayout, max_elements: int) -> tuple[int, tuple[int, ...]]:
-        return widest_vector([to_scratch(c) for c in layout.register],
-                             [to_scratch(c) for c in layout.lane + layout.warp], max_elements.bit_length() - 1)
-
     def one_round(element: int) -> tuple[int, int]:
         return to_scratch(element), 0
 
-    st_log2, st_pos = side_vector(src_u, in_vec)
-    ld_log2, ld_pos = side_vector(dst_u, out_vec)
+    st_log2, st_pos = side_vector(src_u, to_scratch, in_vec.bit_length() - 1)
+    ld_log2, ld_pos = side_vector(dst_u, to_scratch, out_vec.bit_length() - 1)
     [stores] = vector_accesses(src_u, one_round, st_log2, st_pos, AccessKind.STORE, src_full.full_register, 1,
                                pad_row_log2=pad_row_log2, pad_elements=pad_elements)
     [loads] = vector_accesses(dst_u, one_round, ld_log2, ld_pos, AccessKind.LOAD, lambda u: u, 1,
@@ -221,21 +217,21 @@ def plan_legacy_conversion(src: LinearLayout, dst: LinearLayout, bits, target, s
         src_full, dst_full = HardwareLayout.of(src, order), HardwareLayout.of(dst, order)
         src_u, dst_u = src_full.unique_registers(), dst_full.unique_registers()
         scope = scope_of(minimal_conversion(src, dst))
-    except (LayoutError, ValueError) as e:
+    except INVALID_CONVERSION_ERRORS as e:
         return Unsupported(f"invalid conversion: {e}")
     base = dict(src=src, dst=dst, element_bits=bits, target=target, scope=scope)
-    if scope == "block":
+    if scope is Scope.BLOCK:
         return Unsupported("cross-CTA conversion: legacy mode has no distributed shared memory; left to Triton",
                            scope)
-    if same_attribute or scope == "register":
-        if scope not in ("none", "register"):
+    if same_attribute or scope is Scope.REGISTER:
+        if scope not in (Scope.NONE, Scope.REGISTER):
             return Unsupported(f"the attributes are the same text but the layouts differ ({scope} scope)", scope)
-        plan = ConversionPlan(**base, method="noop" if same_attribute else "rename",
+        plan = ConversionPlan(**base, method=Method.NOOP if same_attribute else Method.RENAME,
                               output=_register_rename(src_full, src_u, dst_full, dst_u),
                               notes=("legacy: same attribute, no-op",) if same_attribute else ())
     else:
         shared, note = _legacy_shared_plan(src_full, src_u, dst_u, _Dims(src), bits, target, src_kind, dst_kind)
-        plan = ConversionPlan(**base, method="shared", output=_staging_rename(dst_full), shared=shared,
+        plan = ConversionPlan(**base, method=Method.SHARED, output=_staging_rename(dst_full), shared=shared,
                               notes=(note,))
     result = verify_plan(plan)
     if not result.ok:

@@ -40,13 +40,13 @@ from .element_type import storage_bits_of
 from .hardware import HardwareLayout
 from .instructions import AccessForm, AccessKind
 from .matrix import matrix_tile
-from .plan import RegisterRename, SharedMemoryPlan, Unsupported
+from .plan import Method, RegisterRename, SharedMemoryPlan, Unsupported
 from .shared import _matrix_accesses, vector_accesses, widest_vector
 from .target import Target
 from .verify import verify_local_load, verify_local_store
 
-LOCAL_LOAD = "local_load"
-LOCAL_STORE = "local_store"
+LOCAL_LOAD = Method.LOCAL_LOAD
+LOCAL_STORE = Method.LOCAL_STORE
 
 
 @dataclass(frozen=True)
@@ -63,7 +63,7 @@ class LocalLoadPlan:
     shared: SharedMemoryPlan
     output: RegisterRename
     form: AccessForm = AccessForm.VECTOR
-    method: str = LOCAL_LOAD
+    method: Method = LOCAL_LOAD
     notes: tuple[str, ...] = field(default=())
 
     @property
@@ -155,7 +155,7 @@ class LocalStorePlan:
     target: Target
     shared: SharedMemoryPlan
     form: AccessForm = AccessForm.VECTOR
-    method: str = LOCAL_STORE
+    method: Method = LOCAL_STORE
     notes: tuple[str, ...] = field(default=())
 
     @property

@@ -28,11 +28,46 @@ Plan kinds, cheapest first:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 
 from ..dialect import f2
 from ..dialect.linear_layout import LinearLayout
+from .element_type import storage_bits_of
 from .instructions import AccessForm, AccessKind, BarrierScope, MemorySpace, ShuffleMode
 from .target import Target
+
+
+class _Word(str, Enum):
+    """An enum whose members are also the words they stand for: ``Method.SHUFFLE == "shuffle"``,
+    ``f"{Method.SHUFFLE}"`` is ``shuffle``, and JSON writes ``"shuffle"``.  So remarks, reports
+    and pass options read exactly as they did when these were plain strings."""
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
+
+class Scope(_Word):
+    """The widest hardware level a conversion moves data across (``lowering.conversion``)."""
+
+    NONE = "none"           # the same linear map: nothing moves
+    REGISTER = "register"   # inside each thread: a renaming of registers
+    LANE = "lane"           # across the lanes of a warp
+    WARP = "warp"           # across the warps of a CTA
+    BLOCK = "block"         # across the CTAs of a cluster
+
+
+class Method(_Word):
+    """How a plan moves the data (see the plan kinds above)."""
+
+    NOOP = "noop"           # nothing to do
+    RENAME = "rename"       # registers renamed inside each thread, no instruction
+    SHUFFLE = "shuffle"     # rounds of warp shuffles (``WarpShufflePlan``)
+    SHARED = "shared"       # through a scratch buffer (``SharedMemoryPlan``)
+    LOCAL_LOAD = "local_load"     # a ttg.local_load: registers <- a memdesc's buffer (``local_memory``)
+    LOCAL_STORE = "local_store"   # a ttg.local_store: a memdesc's buffer <- registers
 
 
 @dataclass(frozen=True)
@@ -63,12 +98,6 @@ class ThreadAffine:
         if not self.pad_elements:
             return x
         return x + (x >> self.pad_row_log2) * self.pad_elements
-
-    def is_identity_on_lanes(self) -> bool:
-        return all(image == 1 << i for i, image in enumerate(self.lane)) and not any(self.warp) and not any(self.block)
-
-    def lane_rank(self) -> int:
-        return f2.rank(self.lane)
 
     def with_const(self, const: int) -> "ThreadAffine":
         return ThreadAffine(const, self.lane, self.warp, self.block, self.pad_row_log2, self.pad_elements)
@@ -196,7 +225,7 @@ class SharedMemoryPlan:
 
     @property
     def scratch_bytes(self) -> int:
-        return self.scratch_elements * max(self.element_bits, 8) // 8
+        return self.scratch_elements * storage_bits_of(self.element_bits) // 8
 
 
 # -------------------------------------------------------------------------------- the plan
@@ -206,17 +235,17 @@ class SharedMemoryPlan:
 class ConversionPlan:
     """How to convert ``src`` to ``dst`` (both distributed LinearLayouts) on ``target``.
 
-    ``scope``: the smallest hardware level the data crosses: ``"none"``, ``"register"``,
-    ``"lane"``, ``"warp"`` (``"block"`` conversions are ``Unsupported``).  ``method``:
-    ``"noop"``, ``"rename"``, ``"shuffle"`` or ``"shared"``.
+    ``scope``: the widest hardware level the data crosses (``Scope``); a ``Scope.BLOCK`` plan
+    crosses the CTAs of a cluster: a shared-memory plan whose loads read other CTAs' buffers, on
+    targets with distributed shared memory.  ``method``: how (``Method``).
     """
 
     src: LinearLayout
     dst: LinearLayout
     element_bits: int
     target: Target
-    scope: str
-    method: str
+    scope: Scope
+    method: Method
     output: RegisterRename
     shuffle: WarpShufflePlan | None = None
     shared: SharedMemoryPlan | None = None
@@ -228,7 +257,7 @@ class Unsupported:
     """No plan: the convert is left to Triton.  ``reason`` says why, in words."""
 
     reason: str
-    scope: str = ""
+    scope: Scope | None = None   # None: the conversion is not even valid (no scope to speak of)
 
     def __bool__(self) -> bool:  # `if plan:` reads naturally
         return False

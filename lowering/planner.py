@@ -3,14 +3,17 @@
 1. Both layouts lose their broadcast registers (each element is planned once; the final rename
    copies it into every register that names it).
 2. The minimal conversion C = dst.invert_and_compose(src), with block, warp, lane and register
-   stripped from the slowest while C is the identity on them (Triton's ``minimalCvtLayout``,
-   reference/triton.md §3.1; ``lowering.conversion``), gives the *scope*: the slowest dim left.
+   stripped from the slowest while C is the identity on them (Triton's ``minimalCvtLayout`` in
+   ``lib/Analysis/Utility.cpp``; ``lowering.conversion``), gives the *scope*: the slowest dim left.
 3. By scope:
    * none / register: a register rename, no instructions;
    * lane: warp shuffles (``lowering.shuffle``) or shared memory, whichever the cost model
      (``lowering.cost``) says is cheaper;
    * warp: shared memory with the optimal swizzle (``lowering.shared``, ``lowering.swizzle``);
-   * block: unsupported (the data crosses CTAs; left to Triton).
+   * block (the data crosses the CTAs of a cluster): on targets with distributed shared memory
+     (sm_90), every CTA stores to its own buffer and loads from the CTA holding what it wants,
+     between cluster barriers (``_cluster_candidates``); elsewhere ``Unsupported`` (left to
+     Triton).
 4. Every candidate plan goes through the exhaustive verifier (``lowering.verify``) before it is
    returned; a plan that fails is dropped (and the next candidate tried).  If none passes, the
    result is ``Unsupported`` with the verifier's message.
@@ -25,14 +28,24 @@ from ..dialect.linear_layout import LayoutError, LinearLayout
 from .conversion import minimal_conversion, scope_of
 from .cost import plan_cost
 from .hardware import HardwareLayout, aligned_pair, to_linear_layout
-from .plan import ConversionPlan, RegisterRename, Unsupported
-from .element_type import ElementType, storage_bits_of
+from .plan import ConversionPlan, Method, RegisterRename, Scope, Unsupported
+from .element_type import ElementType, UnknownElementType, storage_bits_of
 from .shared import cluster_coordinates, cta_local, cta_space, instruction_pairs, plan_shared_memory
 from .shuffle import LaneConversion, packing_pairs, plan_shuffles, with_phantom_registers, word_level, word_registers
-from .target import Target, target_named
+from .target import Target, UnknownTarget, target_named
 from .verify import verify_plan
 
 SUPPORTED_BITS = (1, 8, 16, 32, 64)
+
+
+class UnsupportedElementWidth(ValueError):
+    """An element width the planner does not plan for (not one of ``SUPPORTED_BITS``)."""
+
+
+# What bad input raises on its way into the planner: layouts that are not two distributed
+# layouts of one tensor, a target or element type we do not know.  A planner entry point
+# answers these with ``Unsupported``; any other exception is a bug and propagates.
+INVALID_CONVERSION_ERRORS = (LayoutError, UnknownTarget, UnknownElementType, UnsupportedElementWidth)
 
 
 def element_bits_of(bits) -> int:
@@ -42,7 +55,7 @@ def element_bits_of(bits) -> int:
         name = bits.strip()
         bits = 64 if name.lower() in ("ptr", "pointer") else ElementType.of(name).logical_bits
     if bits not in SUPPORTED_BITS:
-        raise ValueError(f"element width {bits} bits is not supported (supported: {SUPPORTED_BITS})")
+        raise UnsupportedElementWidth(f"element width {bits} bits is not supported (supported: {SUPPORTED_BITS})")
     return bits
 
 
@@ -147,7 +160,7 @@ def _shuffle_candidates(src_full, src_u, dst_full, dst_u, conversion: LinearLayo
         if found is None:
             continue
         shuffle_plan, _ = found
-        plans.append(ConversionPlan(**base_kwargs, method="shuffle", output=_staging_rename(dst_full),
+        plans.append(ConversionPlan(**base_kwargs, method=Method.SHUFFLE, output=_staging_rename(dst_full),
                                     shuffle=shuffle_plan))
     return plans
 
@@ -165,7 +178,7 @@ def _shared_candidates(src_full, src_u, dst_full, dst_u, bits, target, base_kwar
         shared = plan_shared_memory(src_local, dst_local, bits, target, src_full.full_register, warp_local,
                                     store_form, load_form)
         if shared is not None:
-            plans.append(ConversionPlan(**base_kwargs, method="shared", output=_staging_rename(dst_full),
+            plans.append(ConversionPlan(**base_kwargs, method=Method.SHARED, output=_staging_rename(dst_full),
                                         shared=shared))
     return plans
 
@@ -181,7 +194,7 @@ def _cluster_candidates(src_full, src_u, dst_full, dst_u, bits, target, base_kwa
     shared = plan_shared_memory(src_c, dst_c, bits, target, src_full.full_register, False, cluster=view)
     if shared is None:
         return []
-    return [ConversionPlan(**base_kwargs, method="shared", output=_staging_rename(dst_full), shared=shared,
+    return [ConversionPlan(**base_kwargs, method=Method.SHARED, output=_staging_rename(dst_full), shared=shared,
                            notes=("distributed shared memory: loads read other CTAs' buffers",))]
 
 
@@ -198,17 +211,17 @@ def plan_candidates(src: LinearLayout, dst: LinearLayout, bits, target) -> tuple
     conversion = minimal_conversion(src, dst)
     scope = scope_of(conversion)
     base = dict(src=src, dst=dst, element_bits=bits, target=target, scope=scope)
-    if scope in ("none", "register"):
-        method = "noop" if scope == "none" else "rename"
+    if scope in (Scope.NONE, Scope.REGISTER):
+        method = Method.NOOP if scope is Scope.NONE else Method.RENAME
         return [ConversionPlan(**base, method=method, output=_register_rename(src_full, src_u, dst_full, dst_u))], scope
-    if scope == "block":
+    if scope is Scope.BLOCK:
         if not target.has_distributed_shared_memory:
             return [], scope
         return _cluster_candidates(src_full, src_u, dst_full, dst_u, bits, target, base), scope
     plans = []
-    if scope == "lane":
+    if scope is Scope.LANE:
         plans += _shuffle_candidates(src_full, src_u, dst_full, dst_u, conversion, bits, target, base)
-    elif scope == "warp":
+    elif scope is Scope.WARP:
         warp_columns = _warp_local_columns(conversion, src_u)
         if warp_columns is not None:
             notes = ("warp-local: the source is broadcast over warps, every warp reads its own copy",)
@@ -216,7 +229,7 @@ def plan_candidates(src: LinearLayout, dst: LinearLayout, bits, target) -> tuple
                 src_full, src_u, dst_full, dst_u, conversion, bits, target, base, warp_columns)]
     # A warp barrier is enough when data stays in its warp and no two warps share (broadcast) data:
     # two warps holding copies would store to the same words (Triton's isCvtDimSync(warp)).
-    warp_local = scope == "lane" and all(src_u.warp) and all(dst_u.warp)
+    warp_local = scope is Scope.LANE and all(src_u.warp) and all(dst_u.warp)
     plans += _shared_candidates(src_full, src_u, dst_full, dst_u, bits, target, base, warp_local=warp_local)
     # Cheapest first; on a tie the smaller scratch buffer (more rounds), like Triton's tie-break.
     costs = [plan_cost(p) for p in plans]
@@ -238,9 +251,9 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, bits, target, rank: in
     try:
         target = target_named(target) if isinstance(target, str) else target
         plans, scope = plan_candidates(src, dst, bits, target)
-    except (LayoutError, ValueError) as e:
+    except INVALID_CONVERSION_ERRORS as e:
         return Unsupported(f"invalid conversion: {e}")
-    if scope == "block" and not plans:
+    if scope is Scope.BLOCK and not plans:
         why = ("needs distributed shared memory (sm_90 clusters)" if not target.has_distributed_shared_memory
                else "the source's block directions overlap its in-CTA directions")
         return Unsupported(f"cross-CTA conversion: data moves between CTAs of a cluster; {why}; left to Triton",

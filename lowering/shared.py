@@ -5,7 +5,7 @@ element directions of F2^k, where k is the log2 of the number of elements one CT
 block dimension never appears: the minimal conversion left blocks alone, so every CTA converts
 its own elements through its own scratch buffer.
 
-Steps (Triton's ``transferSwizzlingLocalMem``, reference/triton.md §3.3):
+Steps (Triton's ``transferSwizzlingLocalMem``, ``lib/Conversion/TritonGPUToLLVM/ConvertLayoutOpToLLVM.cpp``):
 
 1. ``common_vector``: directions both sides hold in registers -> the vector (up to 128 bits);
 2. ``swizzle_for``: bank and segment directions (``lowering.swizzle``), and the rounds;
@@ -61,12 +61,22 @@ def widest_vector(register_offsets: list[int], thread_offsets: list[int], max_lo
     return len(positions), tuple(positions)
 
 
-def _side_vector(layout: HardwareLayout, swizzle: Swizzle, inverse, max_log2: int) -> tuple[int, tuple[int, ...]]:
-    """``widest_vector`` of one side through the swizzle; a register direction that also changes
-    the CTA (cross-CTA plans) cannot be in a vector."""
+def side_vector(layout: HardwareLayout, offset_of, max_log2: int,
+                usable: list[bool] | None = None) -> tuple[int, tuple[int, ...]]:
+    """``widest_vector`` of one side of a conversion: its register, lane and warp directions
+    (elements) taken to scratch offsets by ``offset_of``.  The swizzled planner below and the
+    legacy planner (``lowering.legacy``, a padded row-major buffer) differ only in that map."""
+    return widest_vector([offset_of(c) for c in layout.register], [offset_of(c) for c in layout.lane + layout.warp],
+                         max_log2, usable)
+
+
+def _swizzled_side_vector(layout: HardwareLayout, swizzle: Swizzle, inverse,
+                          max_log2: int) -> tuple[int, tuple[int, ...]]:
+    """``side_vector`` through the swizzle; a register direction that also changes the CTA
+    (cross-CTA plans) cannot be in a vector."""
     space = swizzle.offset_bits + len(swizzle.reps)
-    return widest_vector([inverse(c)[0] for c in layout.register], [inverse(c)[0] for c in layout.lane + layout.warp],
-                         min(max_log2, swizzle.offset_bits), [c >> space == 0 for c in layout.register])
+    return side_vector(layout, lambda element: inverse(element)[0], min(max_log2, swizzle.offset_bits),
+                       [c >> space == 0 for c in layout.register])
 
 
 def vector_accesses(layout: HardwareLayout, inverse, log2_vec: int, positions: tuple[int, ...], kind: AccessKind,
@@ -230,7 +240,7 @@ def plan_shared_memory(src: HardwareLayout, dst: HardwareLayout, element_bits: i
     if store_tile is None and load_tile is None:
         def widths(sw):
             inv = sw.inverse()
-            return _side_vector(src, sw, inv, max_log2)[0] + _side_vector(dst, sw, inv, max_log2)[0]
+            return _swizzled_side_vector(src, sw, inv, max_log2)[0] + _swizzled_side_vector(dst, sw, inv, max_log2)[0]
         best = widths(swizzle)
         for regs in (list(src.register), list(dst.register)):
             candidate = widened(swizzle, regs)
@@ -243,14 +253,14 @@ def plan_shared_memory(src: HardwareLayout, dst: HardwareLayout, element_bits: i
         stores = _matrix_accesses(src, store_tile, inverse, src_register_name, num_rounds)
         st_vec = 128 // ebits
     else:
-        st_log2, st_pos = _side_vector(src, swizzle, inverse, max_log2)
+        st_log2, st_pos = _swizzled_side_vector(src, swizzle, inverse, max_log2)
         stores = vector_accesses(src, inverse, st_log2, st_pos, AccessKind.STORE, src_register_name, num_rounds)
         st_vec = 1 << st_log2
     if load_tile is not None:
         loads = _matrix_accesses(dst, load_tile, inverse, lambda u: u, num_rounds)
         ld_vec = 128 // ebits
     else:
-        ld_log2, ld_pos = _side_vector(dst, swizzle, inverse, max_log2)
+        ld_log2, ld_pos = _swizzled_side_vector(dst, swizzle, inverse, max_log2)
         loads = vector_accesses(dst, inverse, ld_log2, ld_pos, AccessKind.LOAD, lambda u: u, num_rounds, cluster)
         ld_vec = 1 << ld_log2
     if stores is None or loads is None:

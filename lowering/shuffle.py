@@ -310,7 +310,6 @@ def packing_pairs(conv: LaneConversion, max_pairs: int) -> list[tuple[int, int]]
 
 def word_level(conv: LaneConversion, pairs: list[tuple[int, int]]) -> LaneConversion:
     """Remove the packed bits: dst register bits b and src register bits a of ``pairs``."""
-    drop_b = sorted((b for b, _ in pairs), reverse=True)
     drop_a = sorted((a for _, a in pairs), reverse=True)
 
     def squeeze_src(v):

@@ -1,8 +1,8 @@
 """The optimal swizzle: a shared-memory layout for a conversion through shared memory.
 
-Paper §4.3 / App. 9.2 and Triton's ``GenericSwizzling.cpp`` (reference/triton.md §3.5).  Work in
-the flattened element space of one CTA (k bits: element coordinate x in F2^k).  A shared-memory
-layout is an invertible linear map from the scratch offset (k bits, least significant first) to
+Paper §4.3 / App. 9.2 and Triton's ``lib/Tools/GenericSwizzling.cpp``.  Work in the flattened
+element space of one CTA (k bits: element coordinate x in F2^k).  A shared-memory layout is an
+invertible linear map from the scratch offset (k bits, least significant first) to
 the element stored there; we build it from three groups of columns:
 
 * ``vector`` - the lowest offset bits: elements that every thread stores *and* loads as one

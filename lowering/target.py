@@ -26,7 +26,8 @@ AMD CDNA (gfx90a = MI200, gfx942 = MI300), facts from AMD's documentation:
 * Wider accesses are split further so that one phase moves at most 128 bytes: "ds_write_b128 ...
   will be divided into 8 phases for 64 lane wavefront: lane0~lane7, lane8~lane15, ..." (CK-Tile
   docs above); ds_read/write_b64 therefore has 4 phases of 16 lanes.
-* Triton's AMD backend (``TargetInfo::getSharedLdStTiles``, see reference/triton.md §3.3) models
+* Triton's AMD backend (``TargetInfo::getSharedLdStTiles``,
+  ``third_party/amd/lib/TritonAMDGPUToLLVM/TargetInfo.cpp``) models
   CDNA3's 128-bit *reads* (ds_read_b128) with the lanes of one phase being lane bits {0, 1, 4}
   (lanes 0-3 together with 16-19); we follow that for gfx942 loads.
 
@@ -44,6 +45,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
+class UnknownTarget(ValueError):
+    """A target name that is none of ours (the message lists the known ones)."""
+
+
 @dataclass(frozen=True)
 class Target:
     name: str                 # "sm_80", "sm_90", "gfx90a", "gfx942"
@@ -55,7 +60,6 @@ class Target:
     bank_bytes: int = 4
     has_ldmatrix: bool = False
     has_stmatrix: bool = False
-    has_ds_bpermute: bool = False
     has_distributed_shared_memory: bool = False  # sm_90 clusters: ld.shared::cluster
     # AMD CDNA3 reads of 128 bits group lanes {0-3, 16-19}, ... (see the module docstring).
     wide_read_lane_bits: tuple[int, ...] | None = None
@@ -90,6 +94,11 @@ class Target:
     def lane_bits(self) -> int:
         return self.warp_size.bit_length() - 1
 
+    def bank_of_byte(self, byte_offset: int) -> int:
+        """The bank holding byte ``byte_offset`` of shared memory: banks take turns every
+        ``bank_bytes`` bytes (byte 4 is in bank 1, byte 128 in bank 0 again)."""
+        return byte_offset // self.bank_bytes % self.num_banks
+
     @property
     def wavefront_bytes(self) -> int:
         """Bytes one conflict-free phase moves: all banks once (128 bytes on every target here)."""
@@ -108,16 +117,12 @@ class Target:
             return self.wide_read_lane_bits
         return tuple(range(k))
 
-    def bank_of_word(self, word_address):
-        """Bank of a 4-byte word address (works on numpy arrays too)."""
-        return word_address % self.num_banks
-
 
 SM80 = Target("sm_80", "nvidia", 32, 80, "NVIDIA Ampere", has_ldmatrix=True)
 SM90 = Target("sm_90", "nvidia", 32, 90, "NVIDIA Hopper", has_ldmatrix=True, has_stmatrix=True,
               has_distributed_shared_memory=True)
-GFX90A = Target("gfx90a", "amd", 64, "gfx90a", "AMD MI200", has_ds_bpermute=True)
-GFX942 = Target("gfx942", "amd", 64, "gfx942", "AMD MI300", has_ds_bpermute=True, wide_read_lane_bits=(0, 1, 4))
+GFX90A = Target("gfx90a", "amd", 64, "gfx90a", "AMD MI200")
+GFX942 = Target("gfx942", "amd", 64, "gfx942", "AMD MI300", wide_read_lane_bits=(0, 1, 4))
 
 TARGETS = {t.name: t for t in (SM80, SM90, GFX90A, GFX942)}
 TRITON_NAMES = tuple(t.triton_name for t in TARGETS.values())   # cuda:80, cuda:90, hip:gfx90a, hip:gfx942
@@ -129,4 +134,4 @@ def target_named(name: str) -> Target:
     for target in TARGETS.values():
         if key in (target.name, target.triton_name):
             return target
-    raise ValueError(f"unknown target '{name}': known targets are {sorted(TARGETS)}")
+    raise UnknownTarget(f"unknown target '{name}': known targets are {sorted(TARGETS)}")

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .element_type import storage_bits_of
 from .hardware import HardwareLayout, xor_table
 from .instructions import AccessForm, BarrierScope, MemorySpace, ShuffleMode
 from .plan import Barrier, ConversionPlan, SharedAccess
@@ -43,10 +44,6 @@ class VerificationResult:
 
 class _Failure(Exception):
     pass
-
-
-def _ids(n_bits: int) -> np.ndarray:
-    return np.arange(1 << n_bits, dtype=np.int64)
 
 
 def _simulate_shuffle(plan: ConversionPlan, src: np.ndarray, staging_size: int) -> np.ndarray:
@@ -109,7 +106,7 @@ def access_positions(op: SharedAccess, element_bits: int, lanes, warps, blocks) 
         if (base % n).any():
             raise _Failure(f"{name}: a {n}-element vector address is not aligned")
         return base[..., None] + np.arange(n, dtype=np.int64)
-    row_elements = 128 // max(element_bits, 8)
+    row_elements = 128 // storage_bits_of(element_bits)
     if L != 32:
         raise _Failure(f"{name} needs 32 lanes")
     if (base % row_elements).any():
@@ -123,7 +120,7 @@ def access_positions(op: SharedAccess, element_bits: int, lanes, warps, blocks) 
             j, h = divmod(q, 2)
             out[..., q] = base[:, :, 8 * j + 2 * (t & 3) + h] + (t >> 2)
         return out
-    e = 32 // max(element_bits, 8)
+    e = 32 // storage_bits_of(element_bits)
     if n % e or n // e > 4:
         raise _Failure(f"{name}: {n} registers do not make 1, 2 or 4 matrices")
     for q in range(n):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..dialect import LayoutError
 from ..lowering.conversion import conversion_scope
 from .framework import ModulePass, PassContext, PassFailure
 from .snapshot import Module
@@ -29,7 +30,7 @@ class ClassifyConversions(ModulePass):
             src, dst = value_layout(source, op), value_layout(result, op)
             try:
                 scope = conversion_scope(src, dst)
-            except Exception as error:  # e.g. the source does not cover the destination's elements
+            except LayoutError as error:  # e.g. the source does not cover the destination's elements
                 raise PassFailure(op, f"cannot compute the conversion: {error}") from None
             module.set_attribute(op, "ll.scope", f'"{scope}"')
             if self.report:

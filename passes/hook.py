@@ -368,7 +368,7 @@ def _wrap_stages(stages: dict, config: PluginConfig) -> None:
         state["islands"] = True
         try:
             result = original["llir"](ours, metadata)
-        except Exception as error:
+        except Exception as error:  # Triton's llir stage on our islands: fall back, never fail the kernel
             state["islands"] = False
             _record_fallback(kernel, "llir", error, config.remarks)
             return original["llir"](src, metadata)
@@ -384,7 +384,7 @@ def _wrap_stages(stages: dict, config: PluginConfig) -> None:
         def run(src, metadata):
             try:
                 return original[name](src, metadata)
-            except Exception as error:
+            except Exception as error:  # a later Triton stage: fall back if our islands are in the kernel
                 if not state["islands"] or state["stock_src"] is None:
                     raise
                 state["islands"] = False

@@ -10,7 +10,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Optional
 
-from ..dialect import LinearLayout, linear_attribute, parse_attribute, to_linear_layout
+from ..dialect import LayoutError, LinearLayout, linear_attribute, parse_attribute, to_linear_layout
 from ..dialect.conventions import TritonConventions
 from .bindings import installed_conventions
 from .framework import PassFailure
@@ -53,7 +53,7 @@ def _layout_for_release(encoding: str, shape: tuple[int, ...], conventions: Trit
 def _encoding_rank(encoding: str):
     try:
         return parse_attribute(encoding).rank
-    except Exception:
+    except LayoutError:  # not an attribute we read: to_linear_layout says what is wrong with it
         return None
 
 
@@ -74,7 +74,7 @@ def tensor_layout(tensor_type: TensorType) -> LinearLayout:
         raise LayoutUnavailable(f"type {tensor_type.text} has no layout encoding (is this TTGIR?)")
     try:
         return _layout_for(tensor_type.encoding, tensor_type.shape)
-    except Exception as error:  # the dialect raises LayoutError/ValueError; report any as ours
+    except LayoutError as error:
         raise LayoutUnavailable(f"cannot translate the layout of {tensor_type.text}: {error}") from None
 
 
@@ -100,5 +100,5 @@ def layout_attribute(value: Value, op: Optional[Operation] = None) -> str:
                               f"Triton's linear layout attributes cannot express an empty layout")
     try:
         return _attribute_for(tensor_type.encoding, tensor_type.shape)
-    except Exception as error:
+    except LayoutError as error:
         raise PassFailure(op, f"cannot print the layout of {tensor_type.text} as an attribute: {error}") from None

@@ -61,24 +61,25 @@ from typing import Optional
 
 from ..lowering import measured_choices
 from ..lowering.cost import plan_cost
-from ..lowering.describe import instruction_counts, plan_cost_text
+from ..lowering.describe import instruction_counts
 from ..lowering.legacy import attribute_kind, plan_legacy_conversion
 from ..lowering.emit_llvm import (ConvertSite, EmitError, Island, emit_island, emit_local_load_island,
                                   emit_local_store_island, island_element_type)
 from ..lowering.local_memory import LOCAL_LOAD, LOCAL_STORE, plan_local_load, plan_local_store
-from ..lowering.plan import ConversionPlan
+from ..lowering.plan import ConversionPlan, Method
 from ..lowering.planner import plan_conversion
-from ..lowering.target import target_named
+from ..lowering.target import UnknownTarget, target_named
 from .framework import ModulePass, PassContext, PassFailure
 from .bindings import installed_conventions, triton_version
 from .snapshot import Module, Operation
 from .layouts import value_layout
 
-METHODS = ("noop", "rename", "shuffle", "shared", "local_load", "local_store")
+METHODS = tuple(Method)   # noop, rename, shuffle, shared, local_load, local_store: what ``only`` names
 # What a run owns when ``only`` is empty.  ``local_load`` / ``local_store`` (a ``ttg.local_load``
-# / ``ttg.local_store`` done by our own island) are opt-in (``only=...,local_load,local_store``) until GPU timings show it at least as fast as
-# Triton's own lowering in whole kernels (benchmarks/results/local_load_gpu.md).
-DEFAULT_METHODS = ("noop", "rename", "shuffle", "shared")
+# / ``ttg.local_store`` done by our own island) are opt-in (``only=...,local_load,local_store``)
+# until GPU timings show them at least as fast as Triton's own lowering in whole kernels
+# (benchmarks/results/local_load_kernels.md).
+DEFAULT_METHODS = (Method.NOOP, Method.RENAME, Method.SHUFFLE, Method.SHARED)
 MODES = ("linear", "legacy")
 VERIFY_LEVELS = ("emitted", "plan")
 STRICT_CHECK_VARIABLE = "LINEAR_LAYOUTS_STRICT_CHECK"
@@ -110,7 +111,7 @@ class ConvertOutcome:
     """What happened to one convert: ``island`` set if we lowered it, else ``reason``."""
 
     location: str
-    method: str = ""
+    method: Optional[Method] = None   # the plan's method, once there is a plan
     plan: Optional[ConversionPlan] = None
     island: Optional[Island] = None
     reason: str = ""
@@ -133,7 +134,7 @@ class ConvertOutcome:
         return f"{self.location}: remark: [ll-lower-conversions] left to Triton: {self.reason}"
 
 
-def _owned_methods(only: str) -> tuple[str, ...]:
+def _owned_methods(only: str) -> tuple[Method, ...]:
     if not only.strip():
         return DEFAULT_METHODS
     names = tuple(n.strip() for n in only.split(",") if n.strip())
@@ -141,7 +142,7 @@ def _owned_methods(only: str) -> tuple[str, ...]:
     if unknown:
         raise PassFailure(None, f"option only={only}: unknown lowering {unknown[0]!r} "
                                 f"(known: {', '.join(METHODS)})")
-    return names
+    return tuple(Method(n) for n in names)
 
 
 def _needs_guards(module: Module, shared_converts: list[Operation]) -> bool:
@@ -209,7 +210,7 @@ def _target_of(module: Module, target: Optional[str]):
         return None, "the module has no ttg.target attribute (pass target=...)"
     try:
         return target_named(name), ""
-    except ValueError as error:
+    except UnknownTarget as error:
         return None, str(error)
 
 
@@ -459,7 +460,8 @@ def lower_module(module: Module, only: str = "", target: Optional[str] = None,
     if verify not in VERIFY_LEVELS:
         raise PassFailure(None, f"option verify={verify}: unknown level (known: {', '.join(VERIFY_LEVELS)})")
     planned = plan_module(module, only, target, mode, candidate, measured)
-    shared_ops = [op for op, o in planned if o.plan is not None and o.plan.method in ("shared", LOCAL_LOAD, LOCAL_STORE)]
+    shared_ops = [op for op, o in planned if o.plan is not None
+                  and o.plan.method in (Method.SHARED, LOCAL_LOAD, LOCAL_STORE)]
     guards = _needs_guards(module, shared_ops)
     triton_users = _triton_shared_memory_users(module, {id(op) for op, o in planned if o.plan is not None})
     position_of = {id(op): position for position, op in enumerate(module.walk())}
@@ -609,7 +611,7 @@ class LowerConversions(ModulePass):
         if self.target:
             try:
                 target_named(self.target)
-            except ValueError as error:
+            except UnknownTarget as error:
                 return f"option target={self.target!r}: {error}"
         return None
 
@@ -619,11 +621,6 @@ class LowerConversions(ModulePass):
         if self.remarks or getattr(context, "remarks", False):
             for outcome in outcomes:
                 context.report(outcome.remark())
-
-
-def plan_summary(plan: ConversionPlan) -> str:
-    """One line: method and the cost model's instruction counts (for remarks and reports)."""
-    return f"{plan.method}: {plan_cost_text(plan)}"
 
 
 def lower_text(text: str, only: str = "", target: Optional[str] = None,

@@ -54,7 +54,7 @@ def run_in_child(function: Callable[[], str], report_exception: bool = True) -> 
             result_file.write(text.encode())
             result_file.flush()
             status = 0
-        except BaseException as error:
+        except BaseException as error:  # everything, SystemExit included: the child must reach os._exit
             if report_exception:
                 os.write(write_fd, f"{type(error).__name__}: {error}\n".encode(errors="replace"))
         finally:

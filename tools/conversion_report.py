@@ -23,9 +23,12 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
+from linear_layouts.dialect import LayoutError
 from linear_layouts.lowering import ConversionPlan, Unsupported, plan_conversion, plan_cost, target_named
+from linear_layouts.lowering import emit_amd, emit_nvidia
 from linear_layouts.lowering.conversion import conversion_scope
 from linear_layouts.lowering.describe import instruction_counts
+from linear_layouts.lowering.plan import Scope
 from linear_layouts.tools.plan_view import lowering_name
 
 
@@ -36,7 +39,7 @@ class ConversionRow:
     kernel: str
     location: str              # "kernels.py:82"
     types: str                 # "64x64xf16 #mma -> #blocked1"
-    scope: str                 # none / register / lane / warp / block (or "?" if unreadable)
+    scope: "Scope | str"       # none / register / lane / warp / block (or "?" if unreadable)
     lowering: str              # none / registers / shuffle / shared[+stmatrix][+ldmatrix] / "-" (no plan)
     instructions: str          # "st.shared.b64=8 bar.sync=1 ldmatrix.x4=4" ("-" if none)
     bank_conflicts: Optional[int]
@@ -47,7 +50,7 @@ class ConversionRow:
 
     @property
     def is_noop(self) -> bool:
-        return self.scope == "none"
+        return self.scope == Scope.NONE
 
 
 # ----------------------------------------------------------------------------- short names
@@ -115,7 +118,7 @@ def report_conversions(ttgir_text: str, target, kernel: str = "", filename: str 
         row.what = f"{row.kernel} {row.location} on {target.name}: {row.types} ({bits}-bit)".strip()
         try:
             row.scope = conversion_scope(src, dst)
-        except Exception:  # the planner below says what is wrong, in words
+        except LayoutError:  # the planner below says what is wrong, in words
             pass
         plan = plan_conversion(src, dst, bits, target)
         if isinstance(plan, Unsupported):
@@ -135,22 +138,8 @@ def report_conversions(ttgir_text: str, target, kernel: str = "", filename: str 
 
 # ----------------------------------------------------------------------------- final code
 
-# What to count in the final code, per vendor: column name -> regular expression over lines.
-# PTX: one instruction per line.  AMDGCN: ds_read*/ds_write* (LDS), ds_bpermute (lane permute).
-FINAL_CODE_PATTERNS = {
-    "nvidia": {
-        "shfl": r"^\s*shfl\.sync",
-        "st.shared": r"^\s*st\.shared",
-        "ld.shared": r"^\s*ld\.shared",
-        "stmatrix": r"^\s*stmatrix",
-        "ldmatrix": r"^\s*ldmatrix",
-    },
-    "amd": {
-        "ds_bpermute": r"^\s*ds_bpermute",
-        "ds_write": r"^\s*ds_write",
-        "ds_read": r"^\s*ds_read",
-    },
-}
+# What to count in the final code, per vendor (the emitters spell their instructions).
+FINAL_CODE_PATTERNS = {"nvidia": emit_nvidia.FINAL_CODE_PATTERNS, "amd": emit_amd.FINAL_CODE_PATTERNS}
 
 
 def count_instructions(code: str, vendor: str) -> dict[str, int]:

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from linear_layouts.dialect import LinearLayout
+from linear_layouts.lowering.plan import Method
 from linear_layouts.lowering.target import GFX942, SM90, Target, target_named
 from linear_layouts.tools.cli import ArgumentParser, UsageError
 
@@ -122,7 +123,7 @@ def run_kernel(kernel, target: str, with_ours: bool, workdir: str) -> KernelResu
     code_stage, vendor = target_named(target).assembly_stage, target_named(target).vendor
     try:
         compiled = compile_stock(kernel, target)
-    except Exception as error:  # a Triton version that cannot compile it: say so, go on
+    except Exception as error:  # the Triton boundary (any exception type): a release that cannot compile it
         result.error = f"stock compile failed: {_one_line(error)}"
         return result
     ttgir = compiled.asm["ttgir"]
@@ -131,7 +132,7 @@ def run_kernel(kernel, target: str, with_ours: bool, workdir: str) -> KernelResu
     if with_ours:
         try:
             result.ours_counts = count_instructions(compile_ours(ttgir, target, workdir, kernel.name), vendor)
-        except Exception as error:
+        except Exception as error:  # the Triton boundary again: the table says which kernel failed
             result.ours_problem = f"compile with linear_layouts.enable() failed: {_one_line(error)}"
     return result
 
@@ -178,8 +179,8 @@ def interesting_rows(results: list[KernelResult]) -> list:
     chosen = []
     for target in DEMO_TARGETS:
         rows = [r for res in results if res.target == target for r in res.rows if r.plan is not None]
-        shared = [r for r in rows if r.plan.method == "shared"]
-        shuffles = [r for r in rows if r.plan.method == "shuffle"]
+        shared = [r for r in rows if r.plan.method is Method.SHARED]
+        shuffles = [r for r in rows if r.plan.method is Method.SHUFFLE]
         if shared:
             chosen.append(max(shared, key=lambda r: r.scratch_bytes))
         if shuffles:

@@ -14,13 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from linear_layouts.dialect import LinearLayout
-
-DISTRIBUTED_DIMS = ("register", "lane", "warp", "block")
-SHARED_DIMS = ("offset", "block")
-
-# Shared memory banks: 32 banks of 4 bytes on NVIDIA GPUs and on AMD CDNA's LDS.
-NUM_BANKS = 32
-BANK_BYTES = 4
+from linear_layouts.lowering.element_type import storage_bits_of
+from linear_layouts.lowering.target import Target
 
 
 @dataclass(frozen=True)
@@ -32,10 +27,11 @@ class Holder:
     def get(self, dim: str) -> int:
         return dict(self.coords).get(dim, 0)
 
-    def label(self, shared: bool, bits: int = 32) -> str:
+    def label(self, shared: bool, bits: int, target: Target | None = None) -> str:
+        """``w1:t5:r2`` (warp, lane, register), or ``o12 b3`` (offset, bank of ``target``)."""
         c = dict(self.coords)
         if shared:
-            text = f"o{c['offset']} b{bank_of(c['offset'], bits)}"
+            text = f"o{c['offset']} b{bank_of(c['offset'], bits, target)}"
         else:
             text = f"w{c.get('warp', 0)}:t{c.get('lane', 0)}:r{c.get('register', 0)}"
         if c.get("block", 0):
@@ -43,9 +39,12 @@ class Holder:
         return text
 
 
-def bank_of(offset: int, bits: int) -> int:
-    """Bank of the element at ``offset`` (in elements) for elements of ``bits`` bits."""
-    return (offset * bits // 8 // BANK_BYTES) % NUM_BANKS
+def bank_of(offset: int, bits: int, target: Target) -> int:
+    """Bank of the element at ``offset`` (in elements) of a buffer of ``bits``-bit elements on
+    ``target`` (as Triton stores them: a boolean takes a byte)."""
+    if target is None:
+        raise ValueError("the bank of a shared-memory element depends on the target: give one")
+    return target.bank_of_byte(offset * storage_bits_of(bits) // 8)
 
 
 def is_shared(layout: LinearLayout) -> bool:

@@ -24,9 +24,10 @@ import numpy as np
 
 from linear_layouts.lowering.cost import access_bank_use, access_wavefronts, plan_cost
 from linear_layouts.lowering.describe import instruction_counts
+from linear_layouts.lowering.element_type import storage_bits_of
 from linear_layouts.lowering.emit_llvm import mnemonic
 from linear_layouts.lowering.instructions import AccessKind, AccessShape
-from linear_layouts.lowering.plan import Barrier, ConversionPlan, SharedAccess, Unsupported
+from linear_layouts.lowering.plan import Barrier, ConversionPlan, Method, SharedAccess, Unsupported
 from linear_layouts.lowering.target import Target
 
 # ----------------------------------------------------------------------------- naming
@@ -35,11 +36,11 @@ from linear_layouts.lowering.target import Target
 def lowering_name(plan: ConversionPlan) -> str:
     """none / registers / shuffle / shared, with the matrix instructions a shared plan uses:
     ``shared+stmatrix+ldmatrix``."""
-    if plan.method == "noop":
+    if plan.method is Method.NOOP:
         return "none"
-    if plan.method == "rename":
+    if plan.method is Method.RENAME:
         return "registers"
-    if plan.method == "shuffle":
+    if plan.method is Method.SHUFFLE:
         return "shuffle"
     matrix = []
     for kind in (AccessKind.STORE, AccessKind.LOAD):
@@ -52,7 +53,7 @@ def lowering_name(plan: ConversionPlan) -> str:
 def instruction_name(access: SharedAccess, element_bits: int, target: Target) -> str:
     """The name the cost model counts an access under, in the target's words: ``st.shared.b64``,
     ``ldmatrix.x4``, ``ds_read.b32``."""
-    bits = len(access.registers) * max(element_bits, 8)
+    bits = len(access.registers) * storage_bits_of(element_bits)
     return mnemonic(target, AccessShape(access.kind, access.form, access.space, bits))
 
 
@@ -169,8 +170,8 @@ def plan_text(plan: ConversionPlan | Unsupported, what: str = "") -> str:
         lines += _shuffle_text(plan)
     if plan.shared is not None:
         lines += _shared_text(plan)
-    if plan.method in ("noop", "rename"):
-        moves = "no data moves" if plan.method == "noop" else "registers are renamed inside each thread"
+    if plan.method in (Method.NOOP, Method.RENAME):
+        moves = "no data moves" if plan.method is Method.NOOP else "registers are renamed inside each thread"
         lines.append(f"{moves}: destination registers 0, 1, ... are source registers {list(plan.output.sources)}")
     return "\n".join(lines)
 

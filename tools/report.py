@@ -172,7 +172,7 @@ def source_line(location: str) -> str:
 
 def analyse_kernel(record: dict, compiles: int, slug: str) -> KernelEntry:
     """Explain every convert of one recorded kernel (no compiling, no pictures)."""
-    from linear_layouts.lowering import plan_cost
+    from linear_layouts.lowering import UnknownTarget, plan_cost
     from linear_layouts.passes.framework import PassFailure
     from linear_layouts.passes.diagnostics import IRError
     from linear_layouts.passes.snapshot import parse_module
@@ -192,7 +192,7 @@ def analyse_kernel(record: dict, compiles: int, slug: str) -> KernelEntry:
     try:
         rows = report_conversions(kernel.ttgir, target, kernel=kernel.name, filename=filename)
         module = parse_module(kernel.ttgir, filename)
-    except (IRError, ValueError) as error:   # ValueError: a target the planner does not know
+    except (IRError, UnknownTarget) as error:
         kernel.problem = f"not analysed: {error}"
         return kernel
     for number, (row, op) in enumerate(zip(rows, module.ops_named("ttg.convert_layout")), start=1):
@@ -213,7 +213,7 @@ def analyse_kernel(record: dict, compiles: int, slug: str) -> KernelEntry:
     # the parsed module (not the recorded text); everything above was read from it first.
     try:
         outcomes = lower_module(module, target=target)
-    except (PassFailure, IRError, ValueError) as error:
+    except (PassFailure, IRError) as error:
         outcomes = []
         kernel.problem = f"ll-lower-conversions failed: {getattr(error, 'message', error)}"
     for entry, outcome in zip(kernel.conversions, outcomes):
@@ -250,7 +250,9 @@ def compare_final_code(kernel: KernelEntry, record: dict, workdir: str) -> None:
             with hook.enabled("linear"):
                 ours = triton.compile(path, target=gpu_target)
             kernel.ours_counts = count_instructions(ours.asm[stage], vendor)
-    except Exception as error:   # a kernel Triton cannot recompile from its TTGIR: say so, go on
+    except Exception as error:   # the Triton boundary: triton.compile raises what its passes raise
+        # (RuntimeError, its CompilationError, ...); a kernel it cannot recompile from its TTGIR is
+        # a note in the report, not the end of it
         lines = str(error).strip().splitlines()
         kernel.compare_problem = f"recompiling failed: {(lines[0] if lines else type(error).__name__)[:160]}"
     finally:

@@ -41,6 +41,16 @@ MAX_GRID_CELLS = 1 << 16
 
 # ---------------------------------------------------------------------------- reading input
 
+def target_option(name: str):
+    """``--target``'s Target (a VizError naming the known ones otherwise)."""
+    from linear_layouts.lowering.target import UnknownTarget, target_named
+
+    try:
+        return target_named(name)
+    except UnknownTarget as e:
+        raise VizError(f"--target: {e}") from None
+
+
 def parse_shape(text: str) -> list[int]:
     try:
         shape = [int(s) for s in text.replace("x", ",").split(",") if s.strip()]
@@ -165,9 +175,10 @@ def find_value_type(module_text: str, value: str):
 # ---------------------------------------------------------------------------- text output
 
 def grid_text(layout: LinearLayout, bits: int, max_copies: int, marked: set | None = None,
-              other: LinearLayout | None = None) -> str:
+              other: LinearLayout | None = None, target=None) -> str:
     """The element grid as text; ``marked`` elements get a leading '*'; with ``other``, each
-    cell shows both layouts' holders (A -> B)."""
+    cell shows both layouts' holders (A -> B).  Shared layouts show banks of ``target`` (a
+    ``lowering.Target``, needed for them)."""
     shared = view.is_shared(layout)
     holders = view.holders_by_element(layout)
     other_holders = view.holders_by_element(other) if other is not None else None
@@ -177,7 +188,7 @@ def grid_text(layout: LinearLayout, bits: int, max_copies: int, marked: set | No
         hs = table.get(element, [])
         if not hs:
             return "-"
-        labels = [h.label(is_shared, bits) for h in hs[:max_copies]]
+        labels = [h.label(is_shared, bits, target) for h in hs[:max_copies]]
         extra = f"+{len(hs) - max_copies}" if len(hs) > max_copies else ""
         return "/".join(labels) + extra
 
@@ -218,28 +229,25 @@ def moved_elements(a: LinearLayout, b: LinearLayout) -> set:
     return {e for e in ta if ta[e] != tb.get(e)}
 
 
-def access_conflicts(shared: LinearLayout, access: LinearLayout, bits: int, target_name: str = "sm_90"):
+def access_conflicts(shared: LinearLayout, access: LinearLayout, bits: int, target):
     """Bank conflicts when ``access`` (a distributed layout) reads ``shared`` with scalar
     accesses: one instruction per (block, warp, register), each lane reading its element.
 
     Returns (per-element conflict flag, total extra wavefronts, number of accesses).  The banks
-    are counted by the planner's own model (``lowering.cost.bank_use``) on ``target_name``: the
-    lanes are served in phases (``Target.phase_lane_bits``: 16 lanes for 64-bit elements on
-    NVIDIA), a bank serving k distinct 4-byte words in one phase costs k - 1 extra wavefronts,
-    and lanes reading the same word are a broadcast and cost nothing.
+    are counted by the planner's own model (``lowering.cost.bank_use``) on ``target`` (a
+    ``lowering.Target`` or its name): the lanes are served in phases (``Target.phase_lane_bits``:
+    16 lanes for 64-bit elements on NVIDIA), a bank serving k distinct 4-byte words in one phase
+    costs k - 1 extra wavefronts, and lanes reading the same word are a broadcast and cost nothing.
     """
     import numpy as np
 
     from linear_layouts.lowering.cost import bank_use
-    from linear_layouts.lowering.target import target_named
+    from linear_layouts.lowering.element_type import storage_bits_of
 
-    try:
-        target = target_named(target_name)
-    except ValueError as e:
-        raise VizError(f"--target: {e}")
+    target = target_option(target) if isinstance(target, str) else target
     to_offset = access.invert_and_compose(shared)   # (register, lane, warp, block) -> (offset, block)
     dims = access.in_dims
-    element_bytes = max(bits, 8) // 8
+    element_bytes = storage_bits_of(bits) // 8
     words_per_lane = max(1, element_bytes // target.bank_bytes)
     phase_bits = target.phase_lane_bits(element_bytes * 8, True)  # one element per lane
     lanes = np.arange(dims.get("lane", 1), dtype=np.int64)
@@ -266,9 +274,9 @@ def access_conflicts(shared: LinearLayout, access: LinearLayout, bits: int, targ
 # ---------------------------------------------------------------------------- pictures
 
 def draw(path: str, panels: list[tuple[str, LinearLayout]], bits: int,
-         marked: set | None = None, mark_label: str = "") -> None:
-    """Write a PNG/SVG: one panel per layout, cells coloured by warp (distributed) or bank
-    (shared), labelled with lane/register or offset; ``marked`` cells get a red border."""
+         marked: set | None = None, mark_label: str = "", target=None) -> None:
+    """Write a PNG/SVG: one panel per layout, cells coloured by warp (distributed) or bank of
+    ``target`` (shared), labelled with lane/register or offset; ``marked`` cells get a red border."""
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -308,7 +316,7 @@ def draw(path: str, panels: list[tuple[str, LinearLayout]], bits: int,
                 if h is None:
                     label = ""
                 elif shared:
-                    bank = view.bank_of(h.get("offset"), bits)
+                    bank = view.bank_of(h.get("offset"), bits, target)
                     image[r, c] = cmap(bank % 20)
                     label = f"{h.get('offset')}\nb{bank}"
                 else:
@@ -356,7 +364,8 @@ def build_parser() -> ArgumentParser:
     p.add_argument("--plan", nargs=2, metavar=("SRC", "DST"),
                    help="show the verified plan converting distributed layout SRC to DST, and its cost")
     p.add_argument("--target", default="sm_90",
-                   help="with --plan or --access: sm_80, sm_90, gfx90a or gfx942 (default sm_90)")
+                   help="sm_80, sm_90, gfx90a or gfx942 (default sm_90): --plan's target, and the bank model of "
+                        "shared layouts and --access")
     p.add_argument("--access", metavar="DIST", help="shared layouts: mark the bank conflicts of this distributed layout's accesses")
     p.add_argument("--bits", type=int, default=32, help="element bit width, for banks (default 32)")
     p.add_argument("--max-copies", type=int, default=4, help="broadcast copies listed per cell (default 4)")
@@ -369,12 +378,13 @@ def run(args) -> str:
         raise VizError(f"--bits {args.bits}: expected 1, 8, 16, 32 or 64")
     if args.max_copies < 1:
         raise VizError(f"--max-copies {args.max_copies}: expected a count of at least 1")
+    target = target_option(args.target)
     shape = parse_shape(args.shape) if args.shape else None
     out: list[str] = []
     if args.plan:
         if args.attribute or args.file or args.compare:
             raise VizError("--plan takes its two layouts itself; give no other layout")
-        return run_plan(args.plan[0], args.plan[1], shape, args.bits, args.target, args.output)
+        return run_plan(args.plan[0], args.plan[1], shape, args.bits, target, args.output)
     if args.compare:
         if args.attribute or args.file:
             raise VizError("--compare takes its two layouts itself; give no other layout")
@@ -391,10 +401,11 @@ def run(args) -> str:
         out.append(f"A: {args.compare[0]}\nB: {args.compare[1]}")
         out.append(f"{len(changed)} of {a.total_out_dim_size} elements {change} (marked *); cells show A -> B")
         if args.output:
-            draw(args.output, [("A", a), ("B", b)], args.bits, changed, f"element {change.replace('change', 'changes')}")
+            draw(args.output, [("A", a), ("B", b)], args.bits, changed,
+                 f"element {change.replace('change', 'changes')}", target=target)
             out.append(f"wrote {args.output}")
         else:
-            out.append(grid_text(a, args.bits, args.max_copies, changed, b))
+            out.append(grid_text(a, args.bits, args.max_copies, changed, b, target=target))
         return "\n".join(out)
 
     if args.file:
@@ -417,7 +428,7 @@ def run(args) -> str:
                                 grid=False)
         if view.is_shared(access):
             raise VizError("--access: give the distributed layout that reads or writes the shared one")
-        marked, extra, accesses = access_conflicts(layout, access, args.bits, args.target)
+        marked, extra, accesses = access_conflicts(layout, access, args.bits, target)
         note = (f"access pattern {args.access}: {accesses} scalar accesses, {extra} extra wavefronts "
                 f"from bank conflicts; {len(marked)} elements involved" + (" (marked *)" if marked else ""))
     out.append(title)
@@ -428,24 +439,21 @@ def run(args) -> str:
         out.append(note)
     if args.output:
         draw(args.output, [(title if len(title) < 80 else title[:77] + "...", layout)], args.bits, marked,
-             "bank conflict")
+             "bank conflict", target=target)
         out.append(f"wrote {args.output}")
     else:
-        out.append(grid_text(layout, args.bits, args.max_copies, marked))
+        out.append(grid_text(layout, args.bits, args.max_copies, marked, target=target))
     return "\n".join(out)
 
 
-def run_plan(src_text: str, dst_text: str, shape: list[int] | None, bits: int, target_name: str,
+def run_plan(src_text: str, dst_text: str, shape: list[int] | None, bits: int, target,
              output: str | None) -> str:
     """``--plan``: the planner's answer for SRC -> DST, in words (and as a picture with -o).
     No plan is an answer too (the reason is printed, exit 0): Triton keeps that conversion."""
-    from linear_layouts.lowering import plan_conversion, target_named
+    from linear_layouts.lowering import plan_conversion
+    from linear_layouts.lowering.plan import Method
     from linear_layouts.tools import plan_view
 
-    try:
-        target = target_named(target_name)
-    except ValueError as e:
-        raise VizError(f"--target: {e}")
     src = check_viewable(layout_from_attribute(src_text, shape), "SRC", grid=False)
     dst = check_viewable(layout_from_attribute(dst_text, shape), "DST", grid=False)
     for name, layout in (("SRC", src), ("DST", dst)):
@@ -460,7 +468,7 @@ def run_plan(src_text: str, dst_text: str, shape: list[int] | None, bits: int, t
     plan = plan_conversion(src, dst, bits, target)
     lines = [plan_view.plan_text(plan, what)]
     if output:
-        if plan and plan.method in ("shuffle", "shared"):
+        if plan and plan.method in (Method.SHUFFLE, Method.SHARED):
             plan_view.draw_plan(plan, output, f"{shape_text} x {bits}-bit: SRC -> DST")
         else:
             # Nothing moves between threads: the useful picture is the two layouts side by side.
