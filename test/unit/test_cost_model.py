@@ -9,7 +9,7 @@ from linear_layouts.lowering.plan import SharedAccess, ThreadAffine
 from linear_layouts.lowering.planner import plan_conversion
 from linear_layouts.lowering.target import GFX942, SM80, SM90
 
-from test_plan_known_answers import COLUMN_PAIRS, ROWS
+from support.known_layouts import COLUMN_PAIRS, ROWS
 
 LANES = tuple(1 << i for i in range(5))
 

@@ -20,15 +20,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 REPORTING = "ll-classify-conversions{report=true}"
 
 
-@triton.jit
-def transpose_kernel(X, Y, BLOCK: tl.constexpr):
-    offs = tl.arange(0, BLOCK)
-    x = tl.load(X + offs[:, None] * BLOCK + offs[None, :])
-    tl.store(Y + offs[None, :] * BLOCK + offs[:, None], x)
-
-
-SOURCE = ASTSource(fn=transpose_kernel, signature={"X": "*fp32", "Y": "*fp32"}, constexprs={"BLOCK": 32})
-TARGET = GPUTarget("cuda", 90, 32)
+from support.hook_kernel import SOURCE, TARGET  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

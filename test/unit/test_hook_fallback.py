@@ -17,7 +17,7 @@ from linear_layouts.passes.parsing import triton_module_from_text  # noqa: E402
 
 
 # the kernel of the drop-in tests: a 32x32 transpose, whose convert crosses warps (shared memory)
-from test_hook import SOURCE, TARGET  # noqa: E402
+from support.hook_kernel import SOURCE, TARGET  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

@@ -24,7 +24,7 @@ from linear_layouts.lowering.legacy import attribute_kind, plan_legacy_conversio
 from linear_layouts.lowering.instructions import AccessForm, AccessKind, BarrierScope
 from linear_layouts.lowering.plan import Barrier, Unsupported
 from linear_layouts.lowering.verify import verify_plan
-from test_plan_encodings import layout_of, random_encoding_case
+from linear_layouts.tools.random_layouts import layout_of, random_encoding_case
 
 ZOO_CASES = 300
 

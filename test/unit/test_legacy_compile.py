@@ -22,7 +22,7 @@ from linear_layouts.lowering.describe import describe_plan  # noqa: E402
 from linear_layouts.lowering.emit_testcase import amdgcn_mix, ptx_mix, single_convert_ttgir  # noqa: E402
 from linear_layouts.passes import hook  # noqa: E402
 from linear_layouts.passes.lower_conversions import lower_text  # noqa: E402
-from test_lower_conversions_compile import _measured, expected_mix  # noqa: E402
+from support.instruction_mix import expected_mix, measured_mix  # noqa: E402
 
 TARGETS = {"sm_90": GPUTarget("cuda", 90, 32), "gfx942": GPUTarget("hip", "gfx942", 64)}
 
@@ -92,4 +92,4 @@ def test_legacy_instruction_mix_is_the_plans(tmp_path, target, case):
     nvidia = target == "sm_90"
     mix = ptx_mix(kernel.asm["ptx"]) if nvidia else amdgcn_mix(kernel.asm["amdgcn"])
     want = expected_mix(outcome.plan)
-    assert +want == +_measured(mix, nvidia, warps), describe_plan(outcome.plan)
+    assert +want == +measured_mix(mix, nvidia, warps), describe_plan(outcome.plan)

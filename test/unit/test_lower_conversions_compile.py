@@ -29,8 +29,7 @@ import pytest
 from linear_layouts.lowering.emit_testcase import (amdgcn_mix, ptx_mix, random_blocked_encoding,
                                                    random_linear_encoding, single_convert_ttgir)
 from linear_layouts.lowering.describe import describe_plan
-from linear_layouts.lowering.instructions import AccessForm, BarrierScope, ShuffleMode
-from linear_layouts.lowering.plan import Barrier
+from support.instruction_mix import expected_mix, measured_mix
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CORPUS_TARGETS = {"cuda80": "sm_80", "cuda90": "sm_90", "gfx942": "gfx942"}
@@ -43,47 +42,6 @@ def _gpu_target(name):
     if name.startswith("sm_"):
         return GPUTarget("cuda", int(name[3:]), 32)
     return GPUTarget("hip", name, 64)
-
-
-def expected_mix(plan) -> Counter:
-    """The instructions a plan must become, in ``ptx_mix`` / ``amdgcn_mix`` keys."""
-    out: Counter = Counter()
-    nvidia = plan.target.vendor == "nvidia"
-    if plan.shuffle is not None:
-        for rnd in plan.shuffle.rounds:
-            if rnd.mode is ShuffleMode.LOCAL:
-                continue
-            key = ("shfl.sync.bfly" if rnd.mode is ShuffleMode.XOR else "shfl.sync.idx") if nvidia else "ds_bpermute"
-            out[key] += plan.shuffle.words_per_element
-    if plan.shared is not None:
-        bits = max(plan.element_bits, 8)
-        for op in plan.shared.ops:
-            if isinstance(op, Barrier):
-                if nvidia:
-                    out["bar.warp.sync" if op.scope is BarrierScope.WARP else "bar.sync"] += 1
-                elif op.scope is not BarrierScope.WARP:
-                    out["s_barrier"] += 1
-                continue
-            total = len(op.registers) * bits
-            if op.form.is_matrix:
-                kind = "stmatrix" if op.is_store else "ldmatrix"
-                trans = ".trans" if op.form is AccessForm.MATRIX_TRANS else ""
-                out[f"{kind}.x{total // 32}{trans}"] += 1
-            elif nvidia:
-                out[f"{'st' if op.is_store else 'ld'}.shared.b{total}"] += 1
-            else:
-                out[("ds_write" if op.is_store else "ds_read") + f".b{total}"] += 1
-    return out
-
-
-def _measured(mix: Counter, nvidia: bool, num_warps: int) -> Counter:
-    keep = ("shfl.", "ldmatrix", "stmatrix", "st.shared", "ld.shared", "bar.") if nvidia else \
-        ("ds_bpermute", "ds_write", "ds_read", "s_barrier")
-    out = Counter({k: v for k, v in mix.items() if k.startswith(keep)})
-    if not nvidia:  # ds_write2_b32 = two b32 stores in one instruction
-        for k in [k for k in out if k.startswith(("ds_write2", "ds_read2"))]:
-            out[k.replace("2", "", 1)] += 2 * out.pop(k)
-    return out
 
 
 def compile_case(job):
@@ -124,7 +82,7 @@ def compile_case(job):
             want = expected_mix(plan)
             if not nvidia and plan.src.in_dim_size("warp") == 1:
                 want.pop("s_barrier", None)  # the back end drops s_barrier in one-wave workgroups
-            got = _measured(mix, nvidia, plan.src.in_dim_size("warp"))
+            got = measured_mix(mix, nvidia, plan.src.in_dim_size("warp"))
             if +want != +got:
                 result["mismatch"] = f"plan {dict(want)} vs assembly {dict(got)}\n{describe_plan(plan)}"
     except Exception as error:  # reported by the test
