@@ -280,3 +280,42 @@ def test_subslice_keeps_its_buffers_layout():
         assert parse_tensor_type(result["types"][-1]).alloc_shape == tuple(source.buffer_shape)
         checked += 1
     assert checked >= 30
+
+
+# Shapes smaller than one NVMMA swizzle tile: Triton refuses them (Gluon's checks, or an LLVM
+# fatal error "Illegal shared layout"), and so do we, with a message naming the shape.
+TOO_SMALL = [
+    ([128, 16, False, False, [], 2], [8, 32], "fewer than one 128-byte swizzle row"),
+    ([128, 16, False, False, [], 2], [4, 64], "smaller than the 8 x 64 swizzle atom"),
+    ([64, 16, False, False, [], 2], [2, 32], "smaller than the 8 x 32 swizzle atom"),
+    ([32, 16, True, False, [], 2], [16, 4], "smaller than the 8 x 16 swizzle atom"),
+]
+
+
+@pytest.mark.parametrize("args, shape, message", TOO_SMALL)
+def test_smaller_than_a_swizzle_tile_is_refused_by_triton_and_by_us(args, shape, message):
+    from linear_layouts.dialect.attributes import NvmmaSharedEncoding
+    from linear_layouts.dialect.linear_layout import LayoutError
+    if CONVERTS:  # (on 3.6 the oracle aborts on every shared layout, telling nothing)
+        case = {"encoding": {"kind": "nvmma_shared", "args": args}, "element": "bf16", "alloc": shape, "steps": [],
+                "bases_of": [0], "convert": True}
+        proc = subprocess.run([sys.executable, ORACLE], input=json.dumps([case]), capture_output=True, text=True,
+                              timeout=120)
+        assert proc.returncode != 0, proc.stdout
+        assert "Illegal shared layout" in proc.stderr or "is too small for the swizzle" in proc.stderr
+    with pytest.raises(LayoutError, match=message):
+        memdesc_layout(NvmmaSharedEncoding(args[0], args[2], args[1]), shape)
+
+
+def test_one_element_has_no_layout_in_triton_either():
+    """A 1x1 buffer's layout has no basis vector; Triton cannot hold that as a shared_linear
+    either (Gluon: "offset_bases must not be empty"), so ll-attach-layouts gives a remark."""
+    from linear_layouts.dialect.attributes import SwizzledSharedEncoding
+    mine = memdesc_layout(SwizzledSharedEncoding(1, 1, 1, (1, 0)), [1, 1])
+    assert mine.buffer.bases == {"offset": (), "block": ()} and mine.buffer_elements == 1
+    if CONVERTS:
+        case = {"encoding": {"kind": "swizzled_shared", "args": [1, 1, 1, [1, 0], []]}, "element": "f16",
+                "alloc": [1, 1], "steps": [], "bases_of": [0], "convert": True}
+        proc = subprocess.run([sys.executable, ORACLE], input=json.dumps([case]), capture_output=True, text=True,
+                              timeout=120)
+        assert proc.returncode != 0 and "offset_bases must not be empty" in proc.stderr
