@@ -8,6 +8,13 @@
   on the op that owns the block, as ``ll.arg_layouts`` (one entry per argument, ``unit`` for
   non-tensors such as the loop induction variable).
 
+A shared-memory descriptor's entry is the layout of **one buffer** as Triton translates the
+type (see ``dialect/memdesc.py``): a view (``memdesc_subslice``) gets the layout of the buffer it
+looks into.  A pipelined allocation (``!ttg.memdesc<3x64x64xbf16, #s, ...>`` with a rank-2
+``#s``) also gets its buffer count, ``ll.buffers = 3`` (``ll.buffers = [unit, 3]`` /
+``ll.arg_buffers`` beside an array of layouts), whatever the count: with 3 buffers no linear
+layout covers the whole allocation, and one spelling serves every count.
+
 The attributes are linear layouts written in Triton's own syntax, so Triton can parse them back
 and they read the same whatever the original encoding was (blocked, mma, slice, ...).
 """
@@ -18,7 +25,7 @@ from dataclasses import dataclass
 
 from .framework import ModulePass, PassContext, PassFailure
 from .snapshot import Module, Value
-from .layouts import layout_attribute
+from .layouts import layout_attribute, memdesc_layout
 
 
 def _entry(value: Value, op, context: PassContext, what: str) -> str:
@@ -36,6 +43,25 @@ def _entry(value: Value, op, context: PassContext, what: str) -> str:
         return "unit"
 
 
+def _buffers(value: Value, op) -> str:
+    """The buffer count of a pipelined allocation as attribute text, ``unit`` for any other value."""
+    tensor_type = value.tensor_type
+    if tensor_type is None or not tensor_type.is_shared or tensor_type.encoding is None:
+        return "unit"
+    try:
+        buffers = memdesc_layout(value, op).buffers
+    except PassFailure:
+        return "unit"  # _entry has reported it
+    return "unit" if buffers is None else str(buffers)
+
+
+def _set_buffers(module: Module, op, name: str, values, single: bool) -> None:
+    entries = [_buffers(v, op) for v in values]
+    if all(e == "unit" for e in entries):
+        return
+    module.set_attribute(op, name, entries[0] if single else "[" + ", ".join(entries) + "]")
+
+
 @dataclass(frozen=True)
 class AttachLayouts(ModulePass):
     name = "ll-attach-layouts"
@@ -51,7 +77,9 @@ class AttachLayouts(ModulePass):
                         module.set_attribute(op, "ll.layout", entries[0])
                 else:
                     module.set_attribute(op, "ll.layout", "[" + ", ".join(entries) + "]")
+                _set_buffers(module, op, "ll.buffers", results, single=len(results) == 1)
             arguments = op.block_arguments
             if any(a.tensor_type is not None for a in arguments):
                 entries = [_entry(a, op, context, f"block argument {i}") for i, a in enumerate(arguments)]
                 module.set_attribute(op, "ll.arg_layouts", "[" + ", ".join(entries) + "]")
+                _set_buffers(module, op, "ll.arg_buffers", arguments, single=False)

@@ -3,6 +3,18 @@
 The translation of encodings (``#ttg.blocked``, ``#ttg.nvidia_mma``, ...) into linear layouts
 lives in :mod:`linear_layouts.dialect`; this module only connects it to IR values, caches it
 (a module uses few distinct types) and turns its errors into pass failures naming the op.
+
+Shared-memory descriptors follow :mod:`linear_layouts.dialect.memdesc` (read its docstring):
+
+* :func:`memdesc_layout` gives the whole story of a memdesc value: one buffer's layout
+  (``.buffer``, Triton's ``toLinearLayout`` of the type: a view such as
+  ``!ttg.memdesc<32x64xf16, #s, #smem, mutable, 64x64>`` has its 64x64 buffer's layout), the
+  buffer count of a pipelined allocation (``.buffers``: 3 for ``3x64x64``, None without a
+  buffer dim), how far apart buffers start (``.buffer_elements``, ``.buffer_start(i)``) and the
+  view's shape (``.view_shape``).  Lowerings of ``local_load`` / ``local_store`` want this.
+* :func:`value_layout` gives one linear layout per value: for a memdesc,
+  ``memdesc_layout(...).whole()``, which exists for no buffer dim or a power-of-two number of
+  buffers (a ``3x64x64`` allocation has none: a :class:`PassFailure` says so).
 """
 
 from __future__ import annotations
@@ -10,8 +22,9 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Optional
 
-from ..dialect import LayoutError, LinearLayout, linear_attribute, parse_attribute, to_linear_layout
+from ..dialect import LayoutError, LinearLayout, linear_attribute, to_linear_layout
 from ..dialect.conventions import TritonConventions
+from ..dialect.memdesc import MemdescLayout, memdesc_layout as _memdesc_layout
 from .bindings import installed_conventions
 from .framework import PassFailure
 from .snapshot import Operation, Value
@@ -33,33 +46,17 @@ def _layout_for(encoding: str, shape: tuple[int, ...]) -> LinearLayout:
 
 @lru_cache(maxsize=4096)
 def _layout_for_release(encoding: str, shape: tuple[int, ...], conventions: TritonConventions) -> LinearLayout:
-    rank = _encoding_rank(encoding)
-    if rank is None or len(shape) <= rank:
-        return to_linear_layout(encoding, list(shape), conventions=conventions)
-    # A multi-buffered shared allocation (software pipelining): !ttg.memdesc<2x32x16xf16, #s>
-    # with a rank-2 #s holds 2 buffers of 32x16, one after the other.  Lay out one buffer with
-    # the encoding, then let the higher offset bits select the buffer (leading dims).
-    leading = len(shape) - rank
-    one_buffer = to_linear_layout(encoding, list(shape[leading:]), conventions=conventions)
-    for i in reversed(range(rank)):  # dim i of the buffer is dim i + leading of the whole
-        one_buffer = one_buffer.rename_out_dim(f"dim{i}", f"dim{i + leading}")
-    layout = one_buffer
-    for i in reversed(range(leading)):  # innermost buffer dim first: it takes the lower bits
-        layout = layout * LinearLayout.identity_1d(shape[i], "offset", f"dim{i}")
-    return layout.transpose_outs([f"dim{i}" for i in range(len(shape))])
-
-
-@lru_cache(maxsize=1024)
-def _encoding_rank(encoding: str):
-    try:
-        return parse_attribute(encoding).rank
-    except LayoutError:  # not an attribute we read: to_linear_layout says what is wrong with it
-        return None
+    return to_linear_layout(encoding, list(shape), conventions=conventions)
 
 
 @lru_cache(maxsize=4096)
-def _attribute_for(encoding: str, shape: tuple[int, ...]) -> str:
-    return installed_conventions().attribute_text(linear_attribute(_layout_for(encoding, shape)))
+def _memdesc_layout_for(encoding: str, shape: tuple[int, ...], alloc_shape: tuple[int, ...]) -> MemdescLayout:
+    return _memdesc_layout(encoding, shape, alloc_shape, conventions=installed_conventions())
+
+
+@lru_cache(maxsize=4096)
+def _attribute_text(layout: LinearLayout) -> str:
+    return installed_conventions().attribute_text(linear_attribute(layout))
 
 
 def tensor_layout_of(encoding: str, shape) -> LinearLayout:
@@ -73,9 +70,35 @@ def tensor_layout(tensor_type: TensorType) -> LinearLayout:
     if tensor_type.encoding is None:
         raise LayoutUnavailable(f"type {tensor_type.text} has no layout encoding (is this TTGIR?)")
     try:
+        if tensor_type.is_shared:
+            return _memdesc_of_type(tensor_type).whole()
         return _layout_for(tensor_type.encoding, tensor_type.shape)
+    except LayoutUnavailable:
+        raise
     except LayoutError as error:
         raise LayoutUnavailable(f"cannot translate the layout of {tensor_type.text}: {error}") from None
+
+
+def _memdesc_of_type(tensor_type: TensorType) -> MemdescLayout:
+    if tensor_type.encoding is None:
+        raise LayoutUnavailable(f"type {tensor_type.text} has no layout encoding (is this TTGIR?)")
+    try:
+        return _memdesc_layout_for(tensor_type.encoding, tensor_type.shape, tensor_type.alloc_shape)
+    except LayoutError as error:
+        raise LayoutUnavailable(f"cannot translate the layout of {tensor_type.text}: {error}") from None
+
+
+def memdesc_layout(value: Value, op: Optional[Operation] = None) -> MemdescLayout:
+    """One buffer's layout, the buffer count and the view of a shared-memory descriptor value
+    (see the module docstring); a :class:`PassFailure` on ``op`` for any other value or a type
+    that does not translate."""
+    tensor_type = value.tensor_type
+    if tensor_type is None or not tensor_type.is_shared:
+        raise PassFailure(op, f"value of type {value.type} is not a shared-memory descriptor")
+    try:
+        return _memdesc_of_type(tensor_type)
+    except LayoutUnavailable as error:
+        raise PassFailure(op, str(error)) from None
 
 
 def value_layout(value: Value, op: Optional[Operation] = None) -> LinearLayout:
@@ -90,15 +113,20 @@ def value_layout(value: Value, op: Optional[Operation] = None) -> LinearLayout:
 
 
 def layout_attribute(value: Value, op: Optional[Operation] = None) -> str:
-    """``#ttg.linear<...>`` (or ``#ttg.shared_linear<...>``) text for a value's layout."""
-    layout = value_layout(value, op)
+    """``#ttg.linear<...>`` text for a tensor's layout; ``#ttg.shared_linear<...>`` for a
+    memdesc's, of **one buffer** (its :func:`memdesc_layout` ``.buffer``: the count of a
+    pipelined allocation is not part of it)."""
     tensor_type = value.tensor_type
+    layout = memdesc_layout(value, op).buffer if tensor_type is not None and tensor_type.is_shared \
+        else value_layout(value, op)
     if all(not layout.bases[dim] for dim in layout.in_dim_names):
         # One element (a 1x1 scratch buffer, a scalar-like tensor): no basis vector at all.
         # Triton's linear attributes need at least one ("Empty Layout not supported").
-        raise PassFailure(op, f"{tensor_type.text} holds a single element: its layout has no basis vectors, and "
+        what = "holds a single element" if not tensor_type.is_shared or len(tensor_type.shape) == len(
+            layout.out_dim_names) else "has buffers of a single element"
+        raise PassFailure(op, f"{tensor_type.text} {what}: its layout has no basis vectors, and "
                               f"Triton's linear layout attributes cannot express an empty layout")
     try:
-        return _attribute_for(tensor_type.encoding, tensor_type.shape)
+        return _attribute_text(layout)
     except LayoutError as error:
         raise PassFailure(op, f"cannot print the layout of {tensor_type.text} as an attribute: {error}") from None

@@ -35,13 +35,20 @@ def split_top_level(text: str, sep: str = ",") -> list[str]:
 @dataclass(frozen=True)
 class TensorType:
     """A ranked tensor (``tensor<64x64xf32, #enc>``) or shared-memory descriptor
-    (``!ttg.memdesc<64x64xf16, #shared, #smem, mutable>``) with its encoding as text."""
+    (``!ttg.memdesc<64x64xf16, #shared, #smem, mutable>``) with its encoding as text.
+
+    A memdesc that is a view into a larger buffer (``ttg.memdesc_subslice``) prints the shape
+    of that buffer last: ``!ttg.memdesc<32x8xf64, #shared, #smem, mutable, 32x16>`` is a 32x8
+    window of a 32x16 allocation (Triton 3.6 and 3.9 print it alike).  ``alloc_shape`` is that
+    trailing shape, or ``shape`` itself when none is printed."""
 
     kind: str                  # "tensor" or "memdesc"
     shape: tuple[int, ...]
     element_type: str
     encoding: Optional[str]    # the attribute text (aliases expanded), None if absent
     text: str                  # the whole type as printed
+    alloc_shape: tuple[int, ...] = ()   # memdesc: the allocation's shape (see above); tensor: ()
+    mutable: bool = False               # memdesc: written as ``mutable``
 
     @property
     def element(self) -> ElementType:
@@ -80,7 +87,15 @@ def parse_tensor_type(text: str) -> Optional[TensorType]:
                 shape.append(int(dims.pop(0)))
             element = "x".join(dims)
             encoding = parts[1] if len(parts) > 1 and parts[1].startswith("#") else None
-            return TensorType(kind, tuple(shape), element, encoding, text)
+            if kind == "tensor":
+                return TensorType(kind, tuple(shape), element, encoding, text)
+            # After the encoding: the memory space, then optionally `mutable` and the
+            # allocation shape (e.g. `#smem, mutable, 32x16`).
+            extras = parts[2:] if encoding is not None else parts[1:]
+            alloc_shape = tuple(shape)
+            if extras and re.fullmatch(r"\d+(x\d+)*", extras[-1]):
+                alloc_shape = tuple(int(d) for d in extras[-1].split("x"))
+            return TensorType(kind, tuple(shape), element, encoding, text, alloc_shape, "mutable" in extras)
     return None
 
 

@@ -181,3 +181,34 @@ def test_attach_layouts_remarks_on_a_value_it_cannot_translate(monkeypatch):
     assert "remark: [ll-attach-layouts] no layout for result 0: cannot translate" in stream.getvalue()
     assert "ll.arg_layouts" in text            # the function argument still got its layout
     assert "ttg.convert_layout %arg0 :" in text  # the convert got none
+
+
+PIPELINED = """
+#nvmma = #ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16}>
+#smem = #ttg.shared_memory
+module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.target = "cuda:90", "ttg.threads-per-warp" = 32 : i32} {
+  tt.func @f(%i: i32) {
+    %a = ttg.local_alloc : () -> !ttg.memdesc<3x64x64xbf16, #nvmma, #smem, mutable>
+    %b = ttg.memdesc_index %a[%i] : !ttg.memdesc<3x64x64xbf16, #nvmma, #smem, mutable> -> !ttg.memdesc<64x64xbf16, #nvmma, #smem, mutable>
+    %c = ttg.memdesc_subslice %b[32, 0] : !ttg.memdesc<64x64xbf16, #nvmma, #smem, mutable> -> !ttg.memdesc<32x64xbf16, #nvmma, #smem, mutable, 64x64>
+    tt.return
+  }
+}
+"""
+
+
+def test_memdesc_values_one_buffer_and_the_count_for_lowerings():
+    from linear_layouts.passes.layouts import memdesc_layout, value_layout
+    module = parse_module(PIPELINED, "p.mlir")
+    alloc, index, subslice = [op for op in module.walk() if op.name.startswith("ttg.")][:3]
+    whole = memdesc_layout(alloc.results[0], alloc)
+    assert whole.buffers == 3 and whole.buffer_elements == 4096
+    assert memdesc_layout(index.results[0], index).buffer == whole.buffer
+    view = memdesc_layout(subslice.results[0], subslice)
+    assert view.buffer == whole.buffer and view.view_shape == (32, 64) and view.buffer_shape == (64, 64)
+    assert value_layout(index.results[0], index) == whole.buffer
+    with pytest.raises(PassFailure, match="3 buffers of 64x64: no linear layout covers a number of buffers"):
+        value_layout(alloc.results[0], alloc)
+    arg = [op for op in module.walk() if op.name == "tt.func"][0].block_arguments[0]
+    with pytest.raises(PassFailure, match="value of type i32 is not a shared-memory descriptor"):
+        memdesc_layout(arg)

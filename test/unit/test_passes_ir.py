@@ -40,6 +40,16 @@ def test_parse_memdesc_type():
                           "order = [1, 0]}>, #ttg.shared_memory, mutable>")
     assert t.kind == "memdesc" and t.shape == (2, 64, 32) and t.element_type == "f16" and t.is_shared
     assert t.encoding.startswith("#ttg.swizzled_shared<")
+    assert t.alloc_shape == (2, 64, 32) and t.mutable
+
+
+def test_parse_memdesc_view_type_with_its_allocation_shape():
+    t = parse_tensor_type("!ttg.memdesc<32x8xf64, #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, "
+                          "order = [1, 0]}>, #ttg.shared_memory, mutable, 32x16>")
+    assert t.shape == (32, 8) and t.alloc_shape == (32, 16) and t.mutable
+    immutable = parse_tensor_type("!ttg.memdesc<64x64xf16, #shared, #smem>")
+    assert immutable.alloc_shape == (64, 64) and not immutable.mutable
+    assert parse_tensor_type("tensor<4x4xf32, #blocked>").alloc_shape == ()
 
 
 def test_non_tensor_types_are_none():
