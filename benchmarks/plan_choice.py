@@ -117,7 +117,7 @@ def verified_candidates(case: Case) -> list[dict]:
     """The planner's verified candidates for the case's conversion, in its order (rank 0 is
     what it emits), each with its method and cost-model features."""
     from linear_layouts.dialect.encodings import to_linear_layout
-    from linear_layouts.dialect.attributes import parse_aliases
+    from linear_layouts.dialect.attribute_parser import parse_aliases
     from linear_layouts.lowering.planner import plan_candidates
     from linear_layouts.lowering.verify import verify_plan
 
