@@ -61,3 +61,38 @@ def test_plan_choice_compiles_stock_and_every_candidate(tmp_path):
     # the stock lowering of this conversion is two shuffles (docs/verified-facts.md)
     _, _, stock = plan_choice.compile_candidate((0, case, plan_choice.STOCK, str(tmp_path)))
     assert stock["shfl"] == 2
+
+
+def test_calibration_probes_keep_their_instructions_in_the_sass():
+    """Each probe's loop holds the instructions it measures (ptxas drops shuffles of a uniform
+    value and unused loads; the probes are written so that it cannot)."""
+    import tempfile
+
+    import calibrate
+
+    directory = tempfile.mkdtemp()
+    for name in ("shfl.sync.idx.b32", "ld.shared.v4.b32", "ldmatrix.x4.trans", "stmatrix.x2"):
+        probe = next(p for p in calibrate.PROBES if p.name == name)
+        kernel = calibrate.compile_probe(probe, directory)
+        control = calibrate.compile_probe(calibrate.control_of(probe), directory)
+        found, problem = calibrate.check_sass(probe, kernel, control)
+        assert problem == "" and found >= calibrate.UNROLL, (name, found, problem)
+
+
+def test_calibration_fit_recovers_known_costs():
+    """Synthetic probe times from known constants come back out of the fit: a shared access
+    of 2 ns + 1 ns per wavefront (3 ns conflict-free: the unit is 2 ns), shuffles 4 ns."""
+    import calibrate
+
+    results = {}
+    for p in calibrate.PROBES:
+        if p.latency:
+            continue
+        ns = {"SHARED": 2.0 + 1.0 * p.wavefronts, "SHUFFLE": 4.0, "ALU_OP": 0.5, "WARP_BARRIER": 0.0,
+              "CTA_BARRIER": 8.0}.get(p.feature)
+        if ns is not None:
+            results[p.name] = {"ns_per_warp_instruction": ns}
+    fit = calibrate.fit_weights(results)
+    assert fit["unit_ns"] == pytest.approx(2.0)
+    assert fit["weights"] == {"SHUFFLE": 2.0, "ALU_OP": 0.25, "SHARED_ACCESS": 1.0, "SHARED_WAVEFRONT": 0.5,
+                              "WARP_BARRIER": 0.0, "CTA_BARRIER": 4.0}
