@@ -41,10 +41,12 @@ def features(candidate: dict) -> list[float]:
             candidate["warp_barriers"], candidate["cta_barriers"], ldmatrix, stmatrix]
 
 
-def current_weights() -> np.ndarray:
+def current_weights(target: str = "sm_90") -> np.ndarray:
+    """The planner's constants for ``target`` (the plan-choice runs are sm_90's)."""
     sys.path.insert(0, __file__.rsplit("/", 2)[0] + "/lowering")
     import cost_weights as w  # the module has no imports: load it without the package
-    return np.array([w.SHUFFLE, w.ALU_OP, w.SHARED_ACCESS, w.SHARED_WAVEFRONT, w.WARP_BARRIER, w.CTA_BARRIER,
+    c = w.weights_for(target)
+    return np.array([c.shuffle, c.alu_op, c.shared_access, c.shared_wavefront, c.warp_barrier, c.cta_barrier,
                      0.0, 0.0])
 
 

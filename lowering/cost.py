@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from . import cost_weights as weights
+from .cost_weights import weights_for
 from .element_type import storage_bits_of
 from .instructions import AccessShape, AluOp, BarrierScope, ShuffleMode
 from .plan import Barrier, ConversionPlan, SharedAccess, SharedMemoryPlan
@@ -51,6 +51,7 @@ class PlanCost:
     # How many of each instruction, by ``instructions.InstructionKey`` (vendor-neutral; the
     # emitters name them: ``describe.instruction_counts``).
     counts: dict = field(default_factory=dict, compare=False)
+    target: str = field(default="", compare=False)   # whose constants weigh it (``weights_for``)
 
     @property
     def bank_conflicts(self) -> int:
@@ -58,26 +59,27 @@ class PlanCost:
 
     @property
     def weight(self) -> float:
-        """An estimate used to choose between shuffles and shared memory, in units of one
-        shared-memory/shuffle pipe issue (the constants are ``lowering.cost_weights``).
-        Shuffles and shared accesses share the MIO pipe: an
-        access costs its issue (1) plus half a unit per wavefront it occupies the banks (a
-        128-bit access of 32 lanes moves 512 bytes: 4 wavefronts); a shuffle 1.5 (issue plus
-        its 128-byte crossbar pass); selects and byte permutes run on the ALUs at 4x the MIO
-        rate: 0.25; a warp barrier 0.5, a CTA barrier 2 (it waits for the slowest warp).
+        """An estimate used to choose between shuffles and shared memory, in units where one
+        conflict-free 32-bit shared access costs 1.5, with the constants of the plan's target
+        (``lowering.cost_weights.weights_for``: measured on sm_90, estimated elsewhere).
+        A shared access costs its issue plus its wavefronts (a 128-bit access of 32 lanes moves
+        512 bytes: 4 wavefronts); a shuffle, a select or byte permute, and each barrier
+        have a constant of their own.
 
-        Example: blocked[4] -> blocked[1] of 128 i8 in one warp: 4 shuffles + 16 selects = 10,
-        4 byte stores + 1 word load + warp barrier = 8 -> shared memory (stock Triton agrees).
+        Example (hand-set constants): blocked[4] -> blocked[1] of 128 i8 in one warp: 4 shuffles
+        + 16 selects = 10, 4 byte stores + 1 word load + warp barrier = 8 -> shared memory
+        (stock Triton agrees; the module ``cost_weights`` works it with sm_90's constants too).
         """
+        weights = weights_for(self.target)
         barrier_units = 0.0
         for key, count in self.counts.items():
             if key is BarrierScope.WARP:
-                barrier_units += weights.WARP_BARRIER * count
+                barrier_units += weights.warp_barrier * count
             elif key in (BarrierScope.CTA, BarrierScope.CLUSTER):  # a cluster waits at least as long
-                barrier_units += weights.CTA_BARRIER * count
-        return (weights.SHUFFLE * self.shuffles + weights.ALU_OP * (self.selects + self.packs)
-                + weights.SHARED_ACCESS * (self.shared_stores + self.shared_loads)
-                + weights.SHARED_WAVEFRONT * (self.store_wavefronts + self.load_wavefronts)
+                barrier_units += weights.cta_barrier * count
+        return (weights.shuffle * self.shuffles + weights.alu_op * (self.selects + self.packs)
+                + weights.shared_access * (self.shared_stores + self.shared_loads)
+                + weights.shared_wavefront * (self.store_wavefronts + self.load_wavefronts)
                 + barrier_units)
 
 
@@ -197,7 +199,7 @@ def shared_cost(plan: SharedMemoryPlan, target: Target) -> dict:
     loads = sum(1 for op in plan.ops if isinstance(op, SharedAccess) and not op.is_store)
     return dict(shared_stores=stores, shared_loads=loads, barriers=barriers, scratch_bytes=plan.scratch_bytes,
                 store_wavefronts=st_w, load_wavefronts=ld_w, store_conflicts=st_c, load_conflicts=ld_c,
-                max_store_bits=max_st, max_load_bits=max_ld, counts=dict(counts))
+                max_store_bits=max_st, max_load_bits=max_ld, counts=dict(counts), target=target.name)
 
 
 def plan_cost(plan: ConversionPlan) -> PlanCost:
@@ -217,7 +219,8 @@ def plan_cost(plan: ConversionPlan) -> PlanCost:
             counts[AluOp.SELECT] = selects
         if packs:
             counts[AluOp.PACK] = packs
-        return PlanCost(shuffles=shuffles, selects=selects, packs=packs, counts=dict(counts))
+        return PlanCost(shuffles=shuffles, selects=selects, packs=packs, counts=dict(counts),
+                        target=plan.target.name)
     if plan.shared is not None:
         return PlanCost(**shared_cost(plan.shared, plan.target))
     return PlanCost()

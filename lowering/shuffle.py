@@ -49,10 +49,10 @@ restored by the final rename.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..dialect import f2
-from . import cost_weights as weights
+from .cost_weights import HAND_SET, CostWeights
 from .hardware import deposit
 from .instructions import ShuffleMode
 from .plan import ShuffleRound, ThreadAffine, WarpShufflePlan
@@ -86,11 +86,12 @@ class ShuffleCost:
     shuffles: int
     selects: int
     packs: int
+    weights: CostWeights = field(default=HAND_SET, compare=False)   # the target's constants
 
     @property
     def weight(self) -> float:
         # the units of ``PlanCost.weight`` (``lowering.cost_weights``)
-        return weights.SHUFFLE * self.shuffles + weights.ALU_OP * (self.selects + self.packs)
+        return self.weights.shuffle * self.shuffles + self.weights.alu_op * (self.selects + self.packs)
 
 
 def select_count(send_rank: int, rounds: int, src_words: int, receive_rank: int, dst_words: int) -> int:
@@ -167,7 +168,8 @@ def _solve_linear(a_columns, b_columns, src_bits: int):
 
 def plan_shuffles(conv: LaneConversion, src_words_regs, dst_words_regs, elements_per_word: int,
                   words_per_element: int, warp_size: int, src_broadcast_lanes: tuple[int, ...] = (),
-                  max_candidates: int = 4096) -> tuple[WarpShufflePlan, ShuffleCost] | None:
+                  max_candidates: int = 4096,
+                  weights: CostWeights = HAND_SET) -> tuple[WarpShufflePlan, ShuffleCost] | None:
     """The cheapest receiver-driven shuffle plan for ``conv`` (word-level), or None.
 
     ``src_broadcast_lanes``: source lane bits with a zero basis (copies), usable as alternative
@@ -227,7 +229,7 @@ def plan_shuffles(conv: LaneConversion, src_words_regs, dst_words_regs, elements
         packs = 0
         if elements_per_word > 1:
             packs = (len(src_words_regs) + len(dst_words_regs)) * (elements_per_word - 1)
-        cost = ShuffleCost(shuffles, selects, packs)
+        cost = ShuffleCost(shuffles, selects, packs, weights)
         key = (cost.weight, shuffles)
         if best is None or key < best[0]:
             best = (key, n, a, m, a_is_identity, cost)

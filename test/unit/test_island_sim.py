@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from linear_layouts.dialect import to_linear_layout
+from linear_layouts.lowering.cost import plan_cost
 from linear_layouts.lowering import emit_amd, emit_llvm, emit_nvidia, island_writer
 from linear_layouts.lowering.describe import describe_plan
 from linear_layouts.lowering.emit_llvm import ConvertSite, emit_island
@@ -289,7 +290,7 @@ MUTATIONS = [
      lambda: find_plan(lambda p: is_shared(p) and any(isinstance(o, Barrier) and o.scope is BarrierScope.CTA
                                                       for o in p.shared.ops)), "missing barrier"),
     ("swapped select arms", (emit_llvm.IslandWriter, "select", _swap_select),
-     lambda: find_plan(shuffle_with(ShuffleMode.INDEX)), "wrong element"),
+     lambda: find_plan(lambda p: shuffle_with(ShuffleMode.INDEX)(p) and plan_cost(p).selects > 0), "wrong element"),
     ("wrong shuffle source lane", (emit_nvidia.NvidiaInstructions, "shuffle", _nv_shuffle_off_by_one),
      lambda: find_plan(lambda p: p.method == "shuffle"), "wrong element"),
     ("address one element off", (emit_nvidia.NvidiaInstructions, "shared_address", _address_plus_one_element),

@@ -64,9 +64,9 @@ def test_bundled_kernels_give_exact_rows(tmp_path):
                                       "triton 3.6.0: stock Triton's lowering took ")
         rows[0][-1] = "ours 1 of 1"
     assert rows == [
-        ["transpose", "sm_90", "1", "1", "0", "warp 1", "shared 1", "98.0", "16384 B", "-", "-", "ours 1 of 1"],
-        ["rotary_embedding", "sm_90", "1", "2", "0", "lane 2", "shared 2", "25.0", "1024 B", "-", "-", "ours 2 of 2"],
-        ["matmul", "sm_90", "1", "1", "0", "warp 1", "shared+ldmatrix 1", "30.0", "8192 B", "-", "-", "ours 1 of 1"],
+        ["transpose", "sm_90", "1", "1", "0", "warp 1", "shared 1", "98.2", "16384 B", "-", "-", "ours 1 of 1"],
+        ["rotary_embedding", "sm_90", "1", "2", "0", "lane 2", "shared 2", "38.2", "1024 B", "-", "-", "ours 2 of 2"],
+        ["matmul", "sm_90", "1", "1", "0", "warp 1", "shared+ldmatrix 1", "41.7", "8192 B", "-", "-", "ours 1 of 1"],
         ["softmax", "sm_90", "1", "0", "0", "-", "-", "-", "-", "-", "-", "-"],
     ]
     transpose, rotary = kernels[0], kernels[1]
@@ -88,8 +88,8 @@ def test_bundled_kernels_give_exact_rows(tmp_path):
     assert len(scratch_line) == 1 and scratch_line[0].endswith(
         f"Scratch (shared memory) for conversions: in 3 kernels, the most {largest.scratch_bytes} B "
         f"({largest.name} on sm_90).")
-    assert "Worth a look first (by conversion cost per warp): transpose on sm_90 (98.0), matmul on sm_90 (30.0), " \
-           "rotary_embedding on sm_90 (25.0)" in text
+    assert "Worth a look first (by conversion cost per warp): transpose on sm_90 (98.2), matmul on sm_90 (41.7), " \
+           "rotary_embedding on sm_90 (38.2)" in text
 
 
 def test_repeated_compiles_are_merged_and_counted(tmp_path):
