@@ -245,6 +245,20 @@ def time_on_gpu(cases, candidates, overruled, compiled, directory):
 
 # --------------------------------------------------------------------------- judging
 
+def noise_line(rows) -> str:
+    """Run-to-run noise, from the run itself: where a recorded measurement leaves a conversion to
+    stock, the plugin's kernel is stock's, so 'chosen' and 'stock' time the same code twice."""
+    twice = sorted(row["chosen"]["ms"] / row["stock"]["ms"] for row in rows
+                   if row.get("chosen") and row["chosen"].get("overruled_by") == "stock"
+                   and row["chosen"].get("ms") and row["stock"] and row["stock"].get("ms"))
+    if not twice:
+        return "* run-to-run noise: not measured (no conversion was left to stock by a measurement)"
+    within = sum(1 for r in twice if abs(r - 1) <= 0.01)
+    return (f"* run-to-run noise (the same kernel timed twice, where a measurement leaves the conversion to "
+            f"stock): {len(twice)} pairs, median ratio {twice[len(twice) // 2]:.3f}, {within} within 1%, "
+            f"extremes {twice[0]:.3f} and {twice[-1]:.3f}")
+
+
 def judge(row) -> dict | None:
     """Where the plugin's choice stands, or None when it was not measured.  The choice is the
     cost model's pick (rank 0) unless a recorded measurement overruled it (``row["chosen"]``:
@@ -312,6 +326,7 @@ def write_report(rows, out, environment, argv):
              f"* overruled by a recorded measurement (lowering/measured_choices.json): {len(overruled)} "
              f"(to stock: {sum(1 for j in overruled if j['overruled'] == 'stock')})",
              f"* every measured kernel bit-exact: {not inexact}" + (f" (not: {inexact[:5]})" if inexact else ""),
+             noise_line(rows),
              "", "| case | warps | candidates (method: ms) | stock ms | chosen | chosen/fastest | chosen/stock | fastest |",
              "|---|---:|---|---:|---|---:|---:|---|"]
     for row, j in judged:
