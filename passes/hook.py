@@ -430,7 +430,7 @@ def run_plugin_pipeline(triton_module, config: PluginConfig, metadata=None, text
     try:
         # Parsed into the compilation's own context: its dialects are loaded already.
         module = parse_module(text, filename=f"<{name}>", safe=False,
-                              context=getattr(triton_module, "context", None))
+                              context=getattr(triton_module, "context", None), printed=True)
         chatty = config.remarks or "report=true" in config.pipeline
         context = PassContext(report_stream=sys.stderr if chatty else _NullStream())
         run_pipeline(module, parse_pipeline(config.pipeline), context)

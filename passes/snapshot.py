@@ -98,15 +98,19 @@ class Operation:
 
 
 def parse_module(text: str, filename: str = "<stdin>", first_line: int = 1, safe: bool = True,
-                 context=None) -> "Module":
+                 context=None, printed: bool = False) -> "Module":
     """Parse TTGIR module text.  ``filename`` and ``first_line`` (where the text starts in that
     file, for ``--split-input-file`` chunks) make locations and diagnostics point at the
     user's file.  ``context``: a Triton MLIR context to parse into (the drop-in passes its
-    compilation's; default: a fresh one).  Raises :class:`IRError` with Triton's diagnostics
-    on failure."""
+    compilation's; default: a fresh one).  ``printed``: the text is MLIR's own print of a
+    module (the drop-in's input), so the module's attributes can be read from it without
+    printing the module again.  Raises :class:`IRError` with Triton's diagnostics on failure."""
     reject_reserved_attributes(text, filename, first_line)
     handle, ctx, temp_path = parse_handle(text, filename, first_line, safe, context)
-    return Module(handle, ctx, filename, temp_path, safe=safe)
+    module = Module(handle, ctx, filename, temp_path, safe=safe)
+    if printed:
+        module._printed_source = text
+    return module
 
 
 # --------------------------------------------------------------------------- the module
@@ -129,6 +133,7 @@ class Module:
         # module, or handed to Triton as it is (text_for_triton), which parses it anyway.
         self._unparsed: Optional[str] = None
         self._changed = False   # an edit was made (see has_rewrites)
+        self._printed_source: Optional[str] = None   # MLIR's print of the module as parsed
         self._build()
 
     # -- snapshot ---------------------------------------------------------------------
@@ -248,7 +253,13 @@ class Module:
         """The module's attribute dictionary as printed (read once per snapshot)."""
         self._parsed()
         if self._header is None:
-            m = re.search(r"^module attributes \{(.*)\} \{$", self.print(), flags=re.M)
+            pattern = r"^module attributes \{(.*)\} \{$"
+            # MLIR's print of the unchanged module has the same header line (its locations
+            # follow the closing brace): no need to print the module again.
+            source = self._printed_source if not self._changed else None
+            m = re.search(pattern, source, flags=re.M) if source is not None else None
+            if m is None:
+                m = re.search(pattern, self.print(), flags=re.M)
             self._header = m.group(1) if m else ""
         return self._header
 
