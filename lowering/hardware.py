@@ -42,6 +42,11 @@ def deposit(value: int, positions: tuple[int, ...]) -> int:
 
 def extract(value: int, positions: tuple[int, ...]) -> int:
     """Gather the bits of ``value`` at ``positions`` into the low bits (pext)."""
+    if type(value) is int:
+        out = 0
+        for i, p in enumerate(positions):
+            out |= ((value >> p) & 1) << i
+        return out
     return sum(((value >> p) & 1) << i for i, p in enumerate(positions))
 
 
