@@ -21,6 +21,8 @@ _RESERVED = re.compile(r"(?<![\w.])(" + "|".join(re.escape(a) for a in RESERVED_
 
 
 def reject_reserved_attributes(text: str, filename: str, first_line: int) -> None:
+    if not any(name in text for name in RESERVED_ATTRIBUTES):
+        return   # (every kernel the drop-in sees: no line to look at)
     for number, line in enumerate(text.splitlines(), start=first_line):
         code = line.split("//", 1)[0]
         m = _RESERVED.search(code)
