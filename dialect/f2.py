@@ -37,6 +37,17 @@ def apply_columns(columns: Sequence[int], x):
     here: the arithmetic is the same).  Example: columns (1, 2, 4) is the identity on 3 bits;
     columns (3, 5) send x = 0b11 to 3 ^ 5 = 6.  Bits of ``x`` beyond ``len(columns)`` are ignored.
     """
+    if type(x) is int:  # the planner's hot path: only the set bits of x cost anything
+        out = 0
+        n = len(columns)
+        while x:
+            low = x & -x
+            i = low.bit_length() - 1
+            if i >= n:
+                break
+            out ^= columns[i]
+            x ^= low
+        return out
     out = x & 0  # 0, or an array of zeros shaped like x
     for i, column in enumerate(columns):
         if column:

@@ -24,7 +24,7 @@ import numpy as np
 
 from .cost_weights import weights_for
 from .element_type import storage_bits_of
-from .instructions import AccessShape, AluOp, BarrierScope, ShuffleMode
+from .instructions import AccessKind, AccessShape, AluOp, BarrierScope, ShuffleMode
 from .plan import Barrier, ConversionPlan, SharedAccess, SharedMemoryPlan
 from .shuffle import exact_select_count
 from .target import Target
@@ -161,45 +161,82 @@ def access_bank_use(access: SharedAccess, element_bits: int, target: Target) -> 
 
 def access_wavefronts(access: SharedAccess, element_bits: int, target: Target) -> tuple[int, int]:
     """(wavefronts, phases) of one warp-wide access."""
-    use = access_bank_use(access, element_bits, target)[2]
-    return use.wavefronts, use.phases
+    lanes, phase_bits = access_lanes_and_phases(access, element_bits, target)
+    words = np.stack(access_words(access, element_bits, target, lanes), axis=1)
+    return wavefronts_and_phases(lanes, words, phase_bits, target.num_banks)
+
+
+def wavefronts_and_phases(lanes: np.ndarray, words: np.ndarray, phase_bits: tuple[int, ...],
+                          num_banks: int) -> tuple[int, int]:
+    """``bank_use(...)``'s (wavefronts, phases), without its per-word ``conflicted`` table: the
+    planner costs every candidate's accesses, a warp of at most a few hundred words each, which
+    plain Python counts faster than ``bank_use``'s sorting."""
+    flat = words.ravel()
+    if not len(flat) or int(flat.min()) < 0 or int(flat.max()) >= 1 << 40:
+        use = bank_use(lanes, words, phase_bits, num_banks)   # outside bank_use's packed keys
+        return use.wavefronts, use.phases
+    in_phase_mask = sum(1 << b for b in phase_bits)
+    per_phase: dict[int, set] = {}
+    for lane, row in zip(lanes.tolist(), words.tolist()):
+        per_phase.setdefault(lane & ~in_phase_mask, set()).update(row)
+    wavefronts = 0
+    for distinct in per_phase.values():
+        per_bank: dict[int, int] = {}
+        for word in distinct:
+            bank = word % num_banks
+            per_bank[bank] = per_bank.get(bank, 0) + 1
+        wavefronts += max(per_bank.values())
+    return wavefronts, len(per_phase)
 
 
 def shared_cost(plan: SharedMemoryPlan, target: Target) -> dict:
-    counts: Counter = Counter()
+    # Keys below name enum members by id() (they are singletons): hashing a member runs
+    # Python code, and a plan has a few hundred accesses per candidate.
+    counts: dict = {}   # id key -> [instruction key, count], in order of first use
     st_w = ld_w = st_c = ld_c = 0
     max_st = max_ld = 0
-    barriers = 0
+    barriers = stores = loads = 0
     seen: dict = {}
+    element_bits = storage_bits_of(plan.element_bits)
     for op in plan.ops:
         if isinstance(op, Barrier):
             barriers += 1
-            counts[op.scope] += 1
+            entry = counts.get(id(op.scope))
+            if entry is None:
+                counts[id(op.scope)] = [op.scope, 1]
+            else:
+                entry[1] += 1
             continue
-        bits = len(op.registers) * storage_bits_of(plan.element_bits)
-        counts[AccessShape(op.kind, op.form, op.space, bits)] += 1
+        bits = len(op.registers) * element_bits
+        shape = (id(op.kind), id(op.form), id(op.space), bits)
+        entry = counts.get(shape)
+        if entry is None:
+            counts[shape] = [AccessShape(op.kind, op.form, op.space, bits), 1]
+        else:
+            entry[1] += 1
         # XOR-ing a constant into every lane's offset permutes the banks and keeps the count,
         # so accesses that differ only in their constant (the per-register part) share one count.
         # Row-padded addresses (legacy) are not XOR-affine: there the constant matters.
         padded = op.address.pad_elements != 0
-        key = (op.kind, op.form, op.space, op.address.lane, len(op.registers), op.address.const if padded else None)
+        key = shape[:3] + (op.address.lane, len(op.registers), op.address.const if padded else None)
         if key not in seen:
             address = op.address if padded else op.address.with_const(0)
             seen[key] = access_wavefronts(replace(op, address=address), plan.element_bits, target)
         wavefronts, phases = seen[key]
-        if op.is_store:
+        if op.kind is AccessKind.STORE:
+            stores += 1
             st_w += wavefronts
             st_c += wavefronts - phases
             max_st = max(max_st, bits)
         else:
+            loads += 1
             ld_w += wavefronts
             ld_c += wavefronts - phases
             max_ld = max(max_ld, bits)
-    stores = sum(1 for op in plan.ops if isinstance(op, SharedAccess) and op.is_store)
-    loads = sum(1 for op in plan.ops if isinstance(op, SharedAccess) and not op.is_store)
     return dict(shared_stores=stores, shared_loads=loads, barriers=barriers, scratch_bytes=plan.scratch_bytes,
                 store_wavefronts=st_w, load_wavefronts=ld_w, store_conflicts=st_c, load_conflicts=ld_c,
-                max_store_bits=max_st, max_load_bits=max_ld, counts=dict(counts), target=target.name)
+                max_store_bits=max_st, max_load_bits=max_ld, counts={k: n for k, n in counts.values()},
+                target=target.name)
 
 
 def plan_cost(plan: ConversionPlan) -> PlanCost:

@@ -14,6 +14,7 @@ positions 0 and 2); full register 0b111 reads unique register 0b11 (bits extract
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,11 +28,25 @@ HARDWARE_DIMS = ("register", "lane", "warp", "block")
 def deposit(value: int, positions: tuple[int, ...]) -> int:
     """Scatter the low bits of ``value`` to bit ``positions`` (pdep): the F2 product with the
     unit columns ``1 << p``.  Example: value 0b11 to positions (1, 4) gives 0b10010."""
+    if type(value) is int and value >= 0:
+        out = 0
+        for p in positions:
+            if not value:
+                break
+            if value & 1:
+                out |= 1 << p
+            value >>= 1
+        return out
     return f2.apply_columns([1 << p for p in positions], value)
 
 
 def extract(value: int, positions: tuple[int, ...]) -> int:
     """Gather the bits of ``value`` at ``positions`` into the low bits (pext)."""
+    if type(value) is int:
+        out = 0
+        for i, p in enumerate(positions):
+            out |= ((value >> p) & 1) << i
+        return out
     return sum(((value >> p) & 1) << i for i, p in enumerate(positions))
 
 
@@ -68,7 +83,7 @@ class HardwareLayout:
     def columns(self, dim: str) -> tuple[int, ...]:
         return getattr(self, dim)
 
-    @property
+    @functools.cached_property
     def nonzero_register_positions(self) -> tuple[int, ...]:
         return tuple(i for i, c in enumerate(self.register) if c)
 

@@ -64,6 +64,17 @@ _ODD = {1: 1, 8: 0x9D, 16: 0x9E37, 32: 0x9E3779B1, 64: 0x9E3779B97F4A7C15}
 _XOR = {1: 0, 8: 0x5A, 16: 0xA55A, 32: 0xA5A55A5A, 64: 0xA5A55A5AC3C33C3C}
 
 
+_PATTERNS: dict[str, re.Pattern] = {}
+
+
+def _fullmatch(pattern: str, text: str):
+    """``re.fullmatch`` with the pattern compiled once (every island line goes through a few)."""
+    compiled = _PATTERNS.get(pattern)
+    if compiled is None:
+        compiled = _PATTERNS[pattern] = re.compile(pattern)
+    return compiled.fullmatch(text)
+
+
 class SimulationError(Exception):
     """The island does something wrong or something the simulator does not know."""
 
@@ -78,8 +89,15 @@ class Scalar:
     defined: np.ndarray
 
 
+_MASKS = {bits: np.uint64((1 << bits) - 1) for bits in range(1, 64)}
+_MASKS[64] = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
 def _mask(bits: int) -> np.uint64:
-    return np.uint64((1 << bits) - 1) if bits < 64 else np.uint64(0xFFFFFFFFFFFFFFFF)
+    mask = _MASKS.get(bits)
+    if mask is None:
+        return np.uint64((1 << bits) - 1) if bits < 64 else np.uint64(0xFFFFFFFFFFFFFFFF)
+    return mask
 
 
 def _mix(x: np.ndarray, bits: int) -> np.ndarray:
@@ -103,7 +121,11 @@ _INT_TYPE = re.compile(r"^i(\d+)$")
 
 
 def _type_bits(t: str) -> int:
-    t = t.strip()
+    return _type_bits_of(t.strip())
+
+
+@functools.lru_cache(maxsize=256)
+def _type_bits_of(t: str) -> int:
     m = _INT_TYPE.match(t)
     if m:
         return int(m.group(1))
@@ -117,7 +139,7 @@ def _type_bits(t: str) -> int:
 
 
 def _vector_type(t: str):
-    m = re.fullmatch(r"vector<(\d+)xi(\d+)>", t.strip())
+    m = _fullmatch(r"vector<(\d+)xi(\d+)>", t.strip())
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
@@ -129,7 +151,7 @@ def _struct_fields(t: str) -> tuple[str, ...]:
 def _struct_fields_cached(t: str) -> tuple[str, ...]:
     # An island's struct type (up to thousands of fields) appears on every extract and insert:
     # split it once.
-    m = re.fullmatch(r"!llvm\.struct<\((.*)\)>", t)
+    m = _fullmatch(r"!llvm\.struct<\((.*)\)>", t)
     if not m:
         raise SimulationError(f"not a struct type: '{t}'")
     return tuple(f.strip() for f in m.group(1).split(",")) if m.group(1).strip() else ()
@@ -224,17 +246,20 @@ class _Machine:
         self.shared_ops_seen += 1
         self.barrier_since_last_shared = False
 
-    def _groups(self, b: np.ndarray, addr: np.ndarray, threads: np.ndarray):
-        """Per accessed (block, byte) of one instruction: its block and byte, the reading or
-        writing thread if only one, else -2, and its warp if only one, else -2.  (Most
-        instructions touch every byte once: then these are the inputs themselves.)"""
-        warps = self.warp[threads]
-        keys = b * self.nbytes + addr
-        order = np.argsort(keys, kind="stable")
-        sorted_keys = keys[order]
+    def _flat(self, name: str) -> np.ndarray:
+        """The (B, nbytes) bookkeeping array ``name`` as a flat view: index block * nbytes + byte
+        (one index computed per access instead of one per array read)."""
+        return getattr(self, name).reshape(-1)
+
+    def _groups(self, key: np.ndarray, threads: np.ndarray, warps: np.ndarray):
+        """Per accessed (block, byte) of one instruction (``key`` = block * nbytes + byte): its
+        key, the reading or writing thread if only one, else -2, and its warp if only one, else
+        -2.  (Most instructions touch every byte once: then these are the inputs themselves.)"""
+        order = np.argsort(key, kind="stable")
+        sorted_keys = key[order]
         starts = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]])
-        if len(starts) == len(keys):
-            return b, addr, threads, warps
+        if len(starts) == len(key):
+            return key, threads, warps
         by_key_threads, by_key_warps = threads[order], warps[order]
         tmin = np.minimum.reduceat(by_key_threads, starts)
         tmax = np.maximum.reduceat(by_key_threads, starts)
@@ -243,7 +268,7 @@ class _Machine:
         unique = sorted_keys[starts]
         thread = np.where(tmin == tmax, tmin, -2)
         warp = np.where(wmin == wmax, wmin, -2)
-        return unique // self.nbytes, unique % self.nbytes, thread, warp
+        return unique, thread, warp
 
     def _ordered_since(self, cta_epoch, warp, warp_epoch, my_warp):
         """An earlier access at (cta_epoch; warp, warp_epoch) is ordered before now for a
@@ -264,37 +289,40 @@ class _Machine:
         addr = (offsets[:, None] + np.arange(nbytes)).ravel()
         byte = ((value[:, None] >> shifts) & np.uint64(0xFF)).ravel()
         threads = np.repeat(threads, nbytes)
-        b = self.block[threads]
+        key = self.block[threads] * self.nbytes + addr
         my_warp = self.warp[threads]
+        smem, reader, read_warp = self._flat("smem"), self._flat("reader"), self._flat("read_warp")
+        writer_of = self._flat("writer")
         # write-after-read: another thread read this byte, no barrier since
-        reader = self.reader[b, addr]
-        read_ordered = self._ordered_since(self.read_cta[b, addr], self.read_warp[b, addr],
-                                           self.read_warp_epoch[b, addr], my_warp)
-        war = (reader != -1) & (reader != threads) & ~read_ordered
+        reader_now = reader[key]
+        read_ordered = self._ordered_since(self._flat("read_cta")[key], read_warp[key],
+                                           self._flat("read_warp_epoch")[key], my_warp)
+        war = (reader_now != -1) & (reader_now != threads) & ~read_ordered
         if war.any():
             k = int(np.nonzero(war)[0][0])
             raise SimulationError(f"{what}: {self._who(int(threads[k]))} overwrites byte {int(addr[k])}, which "
                                   f"another thread read with no barrier in between (missing barrier)")
         # write-after-write of a different value by another thread, no barrier since
-        writer = self.writer[b, addr]
-        write_ordered = self._ordered_since(self.write_cta[b, addr], np.where(writer >= 0, self.warp[np.maximum(writer, 0)], -1),
-                                            self.write_warp_epoch[b, addr], my_warp)
-        waw = (writer >= 0) & (writer != threads) & ~write_ordered & (self.smem[b, addr] != byte)
+        writer = writer_of[key]
+        write_ordered = self._ordered_since(self._flat("write_cta")[key],
+                                            np.where(writer >= 0, self.warp[np.maximum(writer, 0)], -1),
+                                            self._flat("write_warp_epoch")[key], my_warp)
+        waw = (writer >= 0) & (writer != threads) & ~write_ordered & (smem[key] != byte)
         if waw.any():
             k = int(np.nonzero(waw)[0][0])
             raise SimulationError(f"{what}: {self._who(int(threads[k]))} and another thread store different "
                                   f"values to byte {int(addr[k])} with no barrier in between (a race)")
-        gb, ga, _, _ = self._groups(b, addr, threads)
-        self.smem[b, addr] = byte
-        if len(gb) < len(addr):  # several lanes of this instruction store one byte: they must agree
-            if (self.smem[b, addr] != byte).any():
+        group_keys, _, _ = self._groups(key, threads, my_warp)
+        smem[key] = byte
+        if len(group_keys) < len(key):  # several lanes of this instruction store one byte: they must agree
+            if (smem[key] != byte).any():
                 raise SimulationError(f"{what}: lanes of one store write different values to one byte")
-        self.written[b, addr] = True
-        self.writer[b, addr] = threads
-        self.write_cta[b, addr] = self.cta_epoch
-        self.write_warp_epoch[b, addr] = self.warp_epoch[my_warp]
-        self.reader[gb, ga] = -1
-        self.read_warp[gb, ga] = -1
+        self._flat("written")[key] = True
+        writer_of[key] = threads
+        self._flat("write_cta")[key] = self.cta_epoch
+        self._flat("write_warp_epoch")[key] = self.warp_epoch[my_warp]
+        reader[group_keys] = -1
+        read_warp[group_keys] = -1
 
     def load_bytes(self, offsets: np.ndarray, nbytes: int, threads: np.ndarray, what: str):
         """The little-endian value of ``nbytes`` bytes at ``offsets[k]`` for thread ``threads[k]``,
@@ -304,35 +332,38 @@ class _Machine:
         count = len(offsets)
         addr = (offsets[:, None] + np.arange(nbytes)).ravel()    # as in store_bytes: threads x bytes
         reading = np.repeat(threads, nbytes)
-        b = self.block[reading]
+        key = self.block[reading] * self.nbytes + addr
         my_warp = self.warp[reading]
-        written = self.written[b, addr]
+        written = self._flat("written")[key]
         if not written.all() and self.undefined_load is None:
             k = int(np.nonzero(~written)[0][0])
             self.undefined_load = (f"line {self.line}: {what} of {self._who(int(reading[k]))} loads byte "
                                    f"{int(addr[k])}, which no thread stored")
         defined = written.reshape(count, nbytes).all(axis=1)
-        writer = self.writer[b, addr]
-        ordered = self._ordered_since(self.write_cta[b, addr], self.warp[np.maximum(writer, 0)],
-                                      self.write_warp_epoch[b, addr], my_warp)
+        writer = self._flat("writer")[key]
+        ordered = self._ordered_since(self._flat("write_cta")[key], self.warp[np.maximum(writer, 0)],
+                                      self._flat("write_warp_epoch")[key], my_warp)
         race = written & (writer != reading) & ~ordered
         if race.any():
             k = int(np.nonzero(race)[0][0])
             raise SimulationError(f"{what}: {self._who(int(reading[k]))} reads byte {int(addr[k])}, which another "
                                   f"thread stored with no barrier in between (missing barrier)")
         shifts = np.arange(nbytes, dtype=np.uint64) * np.uint64(8)
-        value = np.bitwise_or.reduce(self.smem[b, addr].reshape(count, nbytes).astype(np.uint64) << shifts, axis=1)
+        value = np.bitwise_or.reduce(self._flat("smem")[key].reshape(count, nbytes).astype(np.uint64) << shifts,
+                                     axis=1)
         # remember who read it (one thread, or -2 for several) since the last ordering barrier
-        gb, ga, thread, warp = self._groups(b, addr, reading)
-        prev_thread, prev_warp = self.reader[gb, ga], self.read_warp[gb, ga]
-        prev_cta_ordered = self.read_cta[gb, ga] < self.cta_epoch
+        group_keys, thread, warp = self._groups(key, reading, my_warp)
+        reader, read_warp = self._flat("reader"), self._flat("read_warp")
+        read_cta, read_warp_epoch = self._flat("read_cta"), self._flat("read_warp_epoch")
+        prev_thread, prev_warp = reader[group_keys], read_warp[group_keys]
+        prev_cta_ordered = read_cta[group_keys] < self.cta_epoch
         same_warp_ordered = (prev_warp == warp) & (warp >= 0) & \
-            (self.read_warp_epoch[gb, ga] < self.warp_epoch[np.maximum(warp, 0)])
+            (read_warp_epoch[group_keys] < self.warp_epoch[np.maximum(warp, 0)])
         fresh = (prev_thread == -1) | prev_cta_ordered | same_warp_ordered
-        self.reader[gb, ga] = np.where(fresh | (prev_thread == thread), thread, -2)
-        self.read_warp[gb, ga] = np.where(fresh | (prev_warp == warp), warp, -2)
-        self.read_cta[gb, ga] = self.cta_epoch
-        self.read_warp_epoch[gb, ga] = np.where(warp >= 0, self.warp_epoch[np.maximum(warp, 0)], -1)
+        reader[group_keys] = np.where(fresh | (prev_thread == thread), thread, -2)
+        read_warp[group_keys] = np.where(fresh | (prev_warp == warp), warp, -2)
+        read_cta[group_keys] = self.cta_epoch
+        read_warp_epoch[group_keys] = np.where(warp >= 0, self.warp_epoch[np.maximum(warp, 0)], -1)
         return value, defined
 
 
@@ -428,7 +459,7 @@ class _Island:
 
     # -- casts between the tensor and the struct ------------------------------------------
     def op_builtin_unrealized_conversion_cast(self, body):
-        m = re.fullmatch(r"builtin\.unrealized_conversion_cast (\S+) : (.+?) to (.+)", body)
+        m = _fullmatch(r"builtin\.unrealized_conversion_cast (\S+) : (.+?) to (.+)", body)
         if not m:
             raise SimulationError("cannot read the cast")
         operand, from_type, to_type = m.groups()
@@ -475,7 +506,7 @@ class _Island:
 
     # -- constants, arithmetic -------------------------------------------------------------
     def op_llvm_mlir_constant(self, body):
-        m = re.fullmatch(r"llvm\.mlir\.constant\((-?\d+) : (\w+)\) : (\w+)", body)
+        m = _fullmatch(r"llvm\.mlir\.constant\((-?\d+) : (\w+)\) : (\w+)", body)
         if not m:
             raise SimulationError("cannot read the constant")
         bits = _type_bits(m.group(2))
@@ -489,7 +520,7 @@ class _Island:
         return [None] * len(_struct_fields(t))
 
     def _binary(self, body, opname):
-        m = re.fullmatch(r"llvm\.\w+ (\S+), (\S+) : (\w+)", body)
+        m = _fullmatch(r"llvm\.\w+ (\S+), (\S+) : (\w+)", body)
         if not m:
             raise SimulationError(f"cannot read llvm.{opname}")
         a, b = self.m.scalar(m.group(1)), self.m.scalar(m.group(2))
@@ -500,7 +531,7 @@ class _Island:
             value = _shift(opname, a, b)
         else:
             with np.errstate(over="ignore"):
-                value = _BINARY[opname](a.value, b.value, _mask(bits)).astype(np.uint64)
+                value = _BINARY[opname](a.value, b.value, _mask(bits)).astype(np.uint64, copy=False)
         return Scalar(bits, value, a.defined & b.defined)
 
     def op_llvm_and(self, body): return self._binary(body, "and")      # noqa: E704
@@ -513,7 +544,7 @@ class _Island:
     def op_llvm_lshr(self, body): return self._binary(body, "lshr")    # noqa: E704
 
     def op_llvm_icmp(self, body):
-        m = re.fullmatch(r'llvm\.icmp "(\w+)" (\S+), (\S+) : (\w+)', body)
+        m = _fullmatch(r'llvm\.icmp "(\w+)" (\S+), (\S+) : (\w+)', body)
         if not m:
             raise SimulationError("cannot read llvm.icmp")
         pred, a, b = m.group(1), self.m.scalar(m.group(2)), self.m.scalar(m.group(3))
@@ -524,7 +555,7 @@ class _Island:
         return Scalar(1, ops[pred](a.value, b.value).astype(np.uint64), a.defined & b.defined)
 
     def op_llvm_select(self, body):
-        m = re.fullmatch(r"llvm\.select (\S+), (\S+), (\S+) : i1, (\S+)", body)
+        m = _fullmatch(r"llvm\.select (\S+), (\S+), (\S+) : i1, (\S+)", body)
         if not m:
             raise SimulationError("cannot read llvm.select")
         c, a, b = self.m.scalar(m.group(1)), self.m.scalar(m.group(2)), self.m.scalar(m.group(3))
@@ -536,7 +567,7 @@ class _Island:
         return Scalar(a.bits, np.where(pick, a.value, b.value), np.where(pick, a.defined, b.defined))
 
     def _cast(self, body, kind):
-        m = re.fullmatch(r"llvm\.\w+ (\S+) : (.+?) to (.+)", body)
+        m = _fullmatch(r"llvm\.\w+ (\S+) : (.+?) to (.+)", body)
         if not m:
             raise SimulationError(f"cannot read llvm.{kind}")
         value, from_type, to_type = self.m.get(m.group(1)), m.group(2).strip(), m.group(3).strip()
@@ -591,7 +622,7 @@ class _Island:
 
     # -- aggregates --------------------------------------------------------------------------
     def op_llvm_extractvalue(self, body):
-        m = re.fullmatch(r"llvm\.extractvalue (\S+)\[(\d+)\] : (.+)", body)
+        m = _fullmatch(r"llvm\.extractvalue (\S+)\[(\d+)\] : (.+)", body)
         if not m:
             raise SimulationError("cannot read llvm.extractvalue")
         struct, index = self.m.get(m.group(1)), int(m.group(2))
@@ -606,7 +637,7 @@ class _Island:
         return struct[index]
 
     def op_llvm_insertvalue(self, body):
-        m = re.fullmatch(r"llvm\.insertvalue (\S+), (\S+)\[(\d+)\] : (.+)", body)
+        m = _fullmatch(r"llvm\.insertvalue (\S+), (\S+)\[(\d+)\] : (.+)", body)
         if not m:
             raise SimulationError("cannot read llvm.insertvalue")
         value, struct, index = self.m.scalar(m.group(1)), self.m.get(m.group(2)), int(m.group(3))
@@ -626,7 +657,7 @@ class _Island:
         return int(index.value[0])
 
     def op_llvm_extractelement(self, body):
-        m = re.fullmatch(r"llvm\.extractelement (\S+)\[(\S+) : i32\] : (.+)", body)
+        m = _fullmatch(r"llvm\.extractelement (\S+)\[(\S+) : i32\] : (.+)", body)
         if not m:
             raise SimulationError("cannot read llvm.extractelement")
         vec, i = self.m.get(m.group(1)), self._vector_index(m.group(2))
@@ -635,7 +666,7 @@ class _Island:
         return vec[i]
 
     def op_llvm_insertelement(self, body):
-        m = re.fullmatch(r"llvm\.insertelement (\S+), (\S+)\[(\S+) : i32\] : (.+)", body)
+        m = _fullmatch(r"llvm\.insertelement (\S+), (\S+)\[(\S+) : i32\] : (.+)", body)
         if not m:
             raise SimulationError("cannot read llvm.insertelement")
         value, vec, i = self.m.scalar(m.group(1)), self.m.get(m.group(2)), self._vector_index(m.group(3))
@@ -663,7 +694,7 @@ class _Island:
         return Scalar(32, value.value[source], defined)
 
     def op_nvvm_shfl_sync(self, body):
-        m = re.fullmatch(r"nvvm\.shfl\.sync (bfly|idx) (\S+), (\S+), (\S+), (\S+) : i32 -> i32", body)
+        m = _fullmatch(r"nvvm\.shfl\.sync (bfly|idx) (\S+), (\S+), (\S+), (\S+) : i32 -> i32", body)
         if not m:
             raise SimulationError("cannot read nvvm.shfl.sync")
         kind, mask, value, b, clamp = m.group(1), *(self.m.scalar(x) for x in m.groups()[1:])
@@ -689,7 +720,7 @@ class _Island:
         return self._from_lane(value, source, "shfl.sync")
 
     def op_rocdl_ds_bpermute(self, body):
-        m = re.fullmatch(r"rocdl\.ds_bpermute (\S+), (\S+) : \(i32, i32\) -> i32", body)
+        m = _fullmatch(r"rocdl\.ds_bpermute (\S+), (\S+) : \(i32, i32\) -> i32", body)
         if not m:
             raise SimulationError("cannot read rocdl.ds_bpermute")
         index, value = self.m.scalar(m.group(1)), self.m.scalar(m.group(2))
@@ -704,7 +735,7 @@ class _Island:
 
     # -- shared memory ---------------------------------------------------------------------
     def op_ttg_local_alloc(self, body):
-        m = re.fullmatch(r"ttg\.local_alloc : \(\) -> !ttg\.memdesc<(\d+)xi8,.*", body)
+        m = _fullmatch(r"ttg\.local_alloc : \(\) -> !ttg\.memdesc<(\d+)xi8,.*", body)
         if not m:
             raise SimulationError("cannot read the scratch buffer's ttg.local_alloc")
         self.m.alloc(int(m.group(1)))
@@ -714,7 +745,7 @@ class _Island:
         return None
 
     def op_llvm_getelementptr(self, body):
-        m = re.fullmatch(r"llvm\.getelementptr (\S+)\[(\S+)\] : \(!llvm\.ptr<3>, i32\) -> !llvm\.ptr<3>, i8", body)
+        m = _fullmatch(r"llvm\.getelementptr (\S+)\[(\S+)\] : \(!llvm\.ptr<3>, i32\) -> !llvm\.ptr<3>, i8", body)
         if not m:
             raise SimulationError("cannot read llvm.getelementptr")
         base, offset = self.m.scalar(m.group(1)), self.m.scalar(m.group(2))
@@ -733,7 +764,7 @@ class _Island:
         return n, bits
 
     def op_llvm_store(self, body):
-        m = re.fullmatch(r"llvm\.store (\S+), (\S+) \{alignment = (\d+) : i64\} : (.+?), !llvm\.ptr<3>", body)
+        m = _fullmatch(r"llvm\.store (\S+), (\S+) \{alignment = (\d+) : i64\} : (.+?), !llvm\.ptr<3>", body)
         if not m:
             raise SimulationError("cannot read llvm.store")
         value, address, t = self.m.get(m.group(1)), self.m.scalar(m.group(2)), m.group(4).strip()
@@ -750,7 +781,7 @@ class _Island:
         return None
 
     def op_llvm_load(self, body):
-        m = re.fullmatch(r"llvm\.load (\S+) \{alignment = (\d+) : i64\} : !llvm\.ptr<3> -> (.+)", body)
+        m = _fullmatch(r"llvm\.load (\S+) \{alignment = (\d+) : i64\} : !llvm\.ptr<3> -> (.+)", body)
         if not m:
             raise SimulationError("cannot read llvm.load")
         address, t = self.m.scalar(m.group(1)), m.group(3).strip()
@@ -767,7 +798,7 @@ class _Island:
         ``=r`` constraints, else operand k - outputs (LLVM's numbering); every operand and
         result is an i32 register (``r``).  Memory accesses and barriers must be
         ``has_side_effects`` (LLVM would otherwise move loads across barriers, or drop stores)."""
-        m = re.fullmatch(r'llvm\.inline_asm (has_side_effects )?asm_dialect = att "(.*?)", "(.*?)" ?(.*?) : '
+        m = _fullmatch(r'llvm\.inline_asm (has_side_effects )?asm_dialect = att "(.*?)", "(.*?)" ?(.*?) : '
                          r'\((.*?)\) -> (.+)', body)
         if not m:
             raise SimulationError("cannot read llvm.inline_asm")
@@ -800,7 +831,7 @@ class _Island:
         asm = asm.strip()
 
         def reg(token: str) -> int:
-            if not re.fullmatch(r"\$\d+", token.strip()):
+            if not _fullmatch(r"\$\d+", token.strip()):
                 raise SimulationError(f"'{token}' is not an operand reference")
             k = int(token.strip()[1:])
             if k >= n_out + len(operands):
@@ -831,11 +862,11 @@ class _Island:
             if not side_effects:
                 raise SimulationError(f"{what} without has_side_effects: LLVM may move or drop it")
 
-        pm = re.fullmatch(r"mov\.u32 (\$\d+), %tid\.x;", asm)
+        pm = _fullmatch(r"mov\.u32 (\$\d+), %tid\.x;", asm)
         if pm:
             out(pm.group(1), Scalar(32, self.m.tid.copy(), np.ones(self.m.T, dtype=bool)))
-        elif re.fullmatch(r"prmt\.b32 .*", asm):
-            pm = re.fullmatch(r"prmt\.b32 (\$\d+), (\$\d+), (\$\d+), (0x[0-9a-fA-F]+|\d+);", asm)
+        elif _fullmatch(r"prmt\.b32 .*", asm):
+            pm = _fullmatch(r"prmt\.b32 (\$\d+), (\$\d+), (\$\d+), (0x[0-9a-fA-F]+|\d+);", asm)
             if not pm:
                 raise SimulationError(f"cannot read '{asm}'")
             a, b = inp(pm.group(2)), inp(pm.group(3))
@@ -847,14 +878,14 @@ class _Island:
             needs_side_effects("bar.warp.sync")
             self.m.barrier(cta=False)
         elif asm.startswith("st.shared"):
-            st = re.fullmatch(r"st\.shared(?:\.v(\d))?\.b(\d+) \[(\$\d+)\], (\{[^}]*\}|\$\d+);", asm)
+            st = _fullmatch(r"st\.shared(?:\.v(\d))?\.b(\d+) \[(\$\d+)\], (\{[^}]*\}|\$\d+);", asm)
             if not st:
                 raise SimulationError(f"unsupported inline assembly '{asm}'")
             needs_side_effects("st.shared")
             values = [inp(t) for t in reg_list(st.group(4))]
             self._st_shared(int(st.group(1) or 0), int(st.group(2)), inp(st.group(3)), values)
         elif asm.startswith("ld.shared"):
-            ld = re.fullmatch(r"ld\.shared(?:\.v(\d))?\.b(\d+) (\{[^}]*\}|\$\d+), \[(\$\d+)\];", asm)
+            ld = _fullmatch(r"ld\.shared(?:\.v(\d))?\.b(\d+) (\{[^}]*\}|\$\d+), \[(\$\d+)\];", asm)
             if not ld:
                 raise SimulationError(f"unsupported inline assembly '{asm}'")
             needs_side_effects("ld.shared")
@@ -863,13 +894,13 @@ class _Island:
             for token, word in zip(dests, words):
                 out(token, word)
         elif asm.startswith(("ldmatrix", "stmatrix")):
-            mx = re.fullmatch(r"(ldmatrix|stmatrix)\.sync\.aligned\.m8n8\.x(\d)(\.trans)?\.shared\.b16 (.*);", asm)
+            mx = _fullmatch(r"(ldmatrix|stmatrix)\.sync\.aligned\.m8n8\.x(\d)(\.trans)?\.shared\.b16 (.*);", asm)
             if not mx or mx.group(2) not in ("1", "2", "4"):
                 raise SimulationError(f"unsupported inline assembly '{asm}'")
             kind, count, trans = mx.group(1), int(mx.group(2)), bool(mx.group(3))
             needs_side_effects(kind)
             if kind == "ldmatrix":
-                ops = re.fullmatch(r"(\{[^}]*\}), \[(\$\d+)\]", mx.group(4))
+                ops = _fullmatch(r"(\{[^}]*\}), \[(\$\d+)\]", mx.group(4))
                 if not ops:
                     raise SimulationError(f"cannot read the operands of '{asm}'")
                 dests = reg_list(ops.group(1))
@@ -878,7 +909,7 @@ class _Island:
                 for token, word in zip(dests, self._matrix(kind, count, trans, inp(ops.group(2)), None)):
                     out(token, word)
             else:
-                ops = re.fullmatch(r"\[(\$\d+)\], (\{[^}]*\})", mx.group(4))
+                ops = _fullmatch(r"\[(\$\d+)\], (\{[^}]*\})", mx.group(4))
                 if not ops:
                     raise SimulationError(f"cannot read the operands of '{asm}'")
                 words = [inp(t) for t in reg_list(ops.group(2))]
@@ -964,7 +995,7 @@ class _Island:
 
     # -- AMD barriers ----------------------------------------------------------------------
     def op_llvm_fence(self, body):
-        m = re.fullmatch(r'llvm\.fence syncscope\("workgroup"\) (\w+)', body)
+        m = _fullmatch(r'llvm\.fence syncscope\("workgroup"\) (\w+)', body)
         if not m:
             raise SimulationError("cannot read llvm.fence")
         order = m.group(1)

@@ -30,11 +30,34 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
+import numpy as np
+
 from ..dialect import f2
 from ..dialect.linear_layout import LinearLayout
 from .element_type import storage_bits_of
 from .instructions import AccessForm, AccessKind, BarrierScope, MemorySpace, ShuffleMode
 from .target import Target
+
+
+# Up to this many columns, a linear map of an integer array is one lookup in the table of all
+# XOR combinations of its columns (f2.apply_columns takes four array operations per column).
+_TABLE_COLUMNS = 10
+
+
+def _apply_columns(columns: tuple[int, ...], x):
+    """``f2.apply_columns(columns, x)``, for an integer array ``x`` by table lookup: the
+    planner's cost model and verifier evaluate every access's address for every thread."""
+    if not columns or len(columns) > _TABLE_COLUMNS or getattr(x, "ndim", 0) == 0 \
+            or getattr(x, "dtype", None) is None or x.dtype.kind not in "iu":
+        return f2.apply_columns(columns, x)
+    table = [0]
+    for column in columns:
+        table += [t ^ column for t in table]
+    try:
+        lookup = np.array(table, dtype=x.dtype)
+    except OverflowError:
+        return f2.apply_columns(columns, x)
+    return lookup[x & ((1 << len(columns)) - 1)]
 
 
 class _Word(str, Enum):
@@ -89,8 +112,8 @@ class ThreadAffine:
     pad_elements: int = 0
 
     def evaluate(self, lane, warp=0, block=0):
-        x = (self.const ^ f2.apply_columns(self.lane, lane) ^ f2.apply_columns(self.warp, warp)
-             ^ f2.apply_columns(self.block, block))
+        x = (self.const ^ _apply_columns(self.lane, lane) ^ _apply_columns(self.warp, warp)
+             ^ _apply_columns(self.block, block))
         return self.padded(x)
 
     def padded(self, x):

@@ -91,11 +91,12 @@ def vector_accesses(layout: HardwareLayout, inverse, log2_vec: int, positions: t
     block_map = tuple(inverse(c)[0] for c in layout.block)
     rest = tuple(p for p in range(len(layout.register)) if p not in positions)
     per_round: list[list[SharedAccess]] = [[] for _ in range(num_rounds)]
+    in_vector = [deposit(i, positions) for i in range(1 << log2_vec)]   # the same for every chunk
     for chunk in range(1 << len(rest)):
         base = deposit(chunk, rest)
         element = layout.register_element(base)
         offset, rnd = inverse(element)
-        regs = tuple(register_name(base | deposit(i, positions)) for i in range(1 << log2_vec))
+        regs = tuple(register_name(base | v) for v in in_vector)
         if cluster is None:
             address = ThreadAffine(offset, lane_map, warp_map, (), pad_row_log2, pad_elements)
             per_round[rnd].append(SharedAccess(kind, regs, address))
@@ -156,11 +157,12 @@ def _matrix_accesses(layout: HardwareLayout, tile: MatrixTile, inverse, register
     rest = tuple(p for p in range(len(layout.register)) if p not in used)
     per_round: list[list[SharedAccess]] = [[] for _ in range(num_rounds)]
     words = 1 << len(tile.word_registers)
+    in_access = [deposit(j, tile.matrix_registers) | deposit(i, tile.word_registers)
+                 for j in range(tile.matrices) for i in range(words)]   # the same for every chunk
     for chunk in range(1 << len(rest)):
         base = deposit(chunk, rest)
         offset, rnd = inverse(layout.register_element(base))
-        regs = tuple(register_name(base | deposit(j, tile.matrix_registers) | deposit(i, tile.word_registers))
-                     for j in range(tile.matrices) for i in range(words))
+        regs = tuple(register_name(base | v) for v in in_access)
         per_round[rnd].append(SharedAccess(tile.kind, regs, ThreadAffine(offset, tuple(lane_map), warp_map),
                                            form=tile.form))
     return per_round

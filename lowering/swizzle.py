@@ -64,11 +64,16 @@ class Swizzle:
         mask = (1 << n) - 1
         space = (1 << (n + len(self.reps))) - 1
 
+        known: dict = {}   # the planner asks for the same few directions again and again
+
         def split(x: int) -> tuple[int, int]:
-            combo = basis.express(x & space)
-            if combo is None:
-                raise ValueError(f"element {x:#x} is outside the swizzled space")
-            return combo & mask, combo >> n
+            result = known.get(x)
+            if result is None:
+                combo = basis.express(x & space)
+                if combo is None:
+                    raise ValueError(f"element {x:#x} is outside the swizzled space")
+                result = known[x] = (combo & mask, combo >> n)
+            return result
         return split
 
 

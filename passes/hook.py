@@ -421,16 +421,24 @@ _last_local_loads = [0, 0]
 
 def run_plugin_pipeline(triton_module, config: PluginConfig, metadata=None, text: Optional[str] = None):
     """Run ``config``'s pipeline on a Triton TTGIR module; return ``(module, islands)``: a new
-    Triton module (in the same context) for the next stage, and how many islands it holds.
-    The module given is not modified.  Errors name the kernel and say what failed."""
+    Triton module (in the same context) for the next stage, and how many islands it holds
+    (when no pass rewrote the module's text: the module given, and 0).  The module given is
+    not modified.  Errors name the kernel and say what failed."""
     name = (metadata or {}).get("name", "kernel") if isinstance(metadata, dict) else "kernel"
     if text is None:
         text = triton_module.str()
     try:
-        module = parse_module(text, filename=f"<{name}>", safe=False)
+        # Parsed into the compilation's own context: its dialects are loaded already.
+        module = parse_module(text, filename=f"<{name}>", safe=False,
+                              context=getattr(triton_module, "context", None), printed=True)
         chatty = config.remarks or "report=true" in config.pipeline
         context = PassContext(report_stream=sys.stderr if chatty else _NullStream())
         run_pipeline(module, parse_pipeline(config.pipeline), context)
+        if not module.has_rewrites:
+            # No pass rewrote anything, so no island: the hook compiles Triton's own module.
+            # (Attributes a pass only set are not worth a print and a parse into Triton.)
+            _last_local_loads[:] = [text.count("= ttg.local_load ") if config.owns_local_loads else 0, 0]
+            return triton_module, 0
         new_text = module.text_for_triton()
     except IRError as e:
         raise RuntimeError(f"linear-layouts: kernel {name}: {e}") from None

@@ -97,13 +97,20 @@ class Operation:
         return f"'{self.name}' at {self.location}"
 
 
-def parse_module(text: str, filename: str = "<stdin>", first_line: int = 1, safe: bool = True) -> "Module":
+def parse_module(text: str, filename: str = "<stdin>", first_line: int = 1, safe: bool = True,
+                 context=None, printed: bool = False) -> "Module":
     """Parse TTGIR module text.  ``filename`` and ``first_line`` (where the text starts in that
     file, for ``--split-input-file`` chunks) make locations and diagnostics point at the
-    user's file.  Raises :class:`IRError` with Triton's diagnostics on failure."""
+    user's file.  ``context``: a Triton MLIR context to parse into (the drop-in passes its
+    compilation's; default: a fresh one).  ``printed``: the text is MLIR's own print of a
+    module (the drop-in's input), so the module's attributes can be read from it without
+    printing the module again.  Raises :class:`IRError` with Triton's diagnostics on failure."""
     reject_reserved_attributes(text, filename, first_line)
-    handle, ctx, temp_path = parse_handle(text, filename, first_line, safe)
-    return Module(handle, ctx, filename, temp_path, safe=safe)
+    handle, ctx, temp_path = parse_handle(text, filename, first_line, safe, context)
+    module = Module(handle, ctx, filename, temp_path, safe=safe)
+    if printed:
+        module._printed_source = text
+    return module
 
 
 # --------------------------------------------------------------------------- the module
@@ -125,6 +132,8 @@ class Module:
         # Text from rewrite_text that has not been parsed yet: parsed on the first use of the
         # module, or handed to Triton as it is (text_for_triton), which parses it anyway.
         self._unparsed: Optional[str] = None
+        self._changed = False   # an edit was made (see has_rewrites)
+        self._printed_source: Optional[str] = None   # MLIR's print of the module as parsed
         self._build()
 
     # -- snapshot ---------------------------------------------------------------------
@@ -244,7 +253,13 @@ class Module:
         """The module's attribute dictionary as printed (read once per snapshot)."""
         self._parsed()
         if self._header is None:
-            m = re.search(r"^module attributes \{(.*)\} \{$", self.print(), flags=re.M)
+            pattern = r"^module attributes \{(.*)\} \{$"
+            # MLIR's print of the unchanged module has the same header line (its locations
+            # follow the closing brace): no need to print the module again.
+            source = self._printed_source if not self._changed else None
+            m = re.search(pattern, source, flags=re.M) if source is not None else None
+            if m is None:
+                m = re.search(pattern, self.print(), flags=re.M)
             self._header = m.group(1) if m else ""
         return self._header
 
@@ -321,7 +336,14 @@ class Module:
         if self.has_pending_edits:
             self._reparse(self._text_with_edits())
 
+    @property
+    def has_rewrites(self) -> bool:
+        """Whether the module differs from the text it was parsed from: an edit was committed,
+        the text rewritten, Triton's passes run, or attributes are pending."""
+        return self._changed or self.has_pending_edits
+
     def _reparse(self, text: str) -> None:
+        self._changed = True
         # Our own edits are checked by a safe parse too: a bad attribute must not crash ll-opt.
         handle, ctx, temp_path = parse_handle(text, self.filename, 1, safe=self.safe)
         self._handle, self._ctx, self._temp_path = handle, ctx, temp_path
@@ -334,6 +356,7 @@ class Module:
         (and so checked) when the module is next used: by the next pass, or when it is
         printed; :meth:`text_for_triton` hands it to Triton's own parser instead."""
         self._unparsed = transform(self._text_with_edits())
+        self._changed = True
         self._pending, self._pending_func = {}, {}   # they are in the text now
 
     def _parsed(self) -> None:
@@ -365,6 +388,7 @@ class Module:
         # Markers would keep CSE from merging ops (their values differ): strip them first.
         handle, ctx, temp_path = parse_handle(self._text_with_edits(), self.filename, 1, safe=self.safe)
         self._handle, self._ctx, self._temp_path = handle, ctx, temp_path
+        self._changed = True
         self._pending, self._pending_func = {}, {}
         pm = ir.pass_manager(self._ctx)
         for add in adders:
