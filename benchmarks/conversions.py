@@ -324,17 +324,10 @@ def compile_case(args):
             kernel = triton.compile(path, target=GPUTarget("cuda", 90, 32))
         finally:
             hook.disable()
-        ptx = kernel.asm["ptx"]
-        result = {
-            "ok": True,
-            "compile_s": time.perf_counter() - start,
-            "shared_bytes": kernel.metadata.shared,
-            "shfl": len(re.findall(r"\bshfl\.sync", ptx)),
-            "ld_shared": len(re.findall(r"\bld\.shared", ptx)),
-            "st_shared": len(re.findall(r"\bst\.shared", ptx)),
-            "ldmatrix": len(re.findall(r"\bldmatrix", ptx)),
-            "stmatrix": len(re.findall(r"\bstmatrix", ptx)),
-        }
+        from linear_layouts.tools.testcases import instruction_classes
+
+        result = {"ok": True, "compile_s": time.perf_counter() - start, "shared_bytes": kernel.metadata.shared,
+                  **instruction_classes(kernel.asm["ptx"])}
     except Exception as e:  # the Triton boundary (any exception type): reported per case, never fatal
         result = {"ok": False, "error": f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300]}
     return index, mode, result

@@ -52,7 +52,7 @@ def compile_case(job):
     import triton
     from triton.backends.compiler import GPUTarget
 
-    from linear_layouts.lowering.emit_testcase import single_convert_ttgir
+    from linear_layouts.tools.testcases import single_convert_ttgir
     from linear_layouts.passes.sandbox import run_forked
     from linear_layouts.passes.lower_conversions import lower_text
     text = single_convert_ttgir(case.shape, case.element_type, case.src, case.dst, case.num_warps, f"sm_{arch}",

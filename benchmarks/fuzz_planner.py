@@ -6,7 +6,7 @@
 Every case: build a plan with ``plan_conversion`` (which verifies it) and verify it again; any
 ``Unsupported`` other than a cross-CTA conversion, or any verifier failure, is a bug: the case is
 printed (layouts, width, target) and the exit status is 1.  Generators are those of the CI tests
-(``test/unit/test_plan_fuzz.py``, ``test/unit/test_plan_encodings.py``), with other seeds.
+(``test/unit/lowering/test_plan_fuzz.py``, ``test/unit/lowering/test_plan_encodings.py``), with other seeds.
 """
 
 from __future__ import annotations

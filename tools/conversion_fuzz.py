@@ -108,7 +108,7 @@ def _shape(rng, rank: int, low: int = 0, high: int = 7) -> tuple:
 
 
 def _linear(rng, shape, num_warps, warp_size, broadcast=True) -> str:
-    from ..lowering.emit_testcase import random_linear_encoding
+    from .testcases import random_linear_encoding
     return random_linear_encoding(rng, shape, num_warps, warp_size, broadcast=broadcast)
 
 
@@ -259,7 +259,7 @@ def compile_case(job) -> tuple[int, str, str]:
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
     import triton
 
-    from ..lowering.emit_testcase import single_convert_ttgir
+    from .testcases import single_convert_ttgir
     from ..lowering.target import target_named
     from ..passes.lower_conversions import lower_text
     from ..passes.diagnostics import IRError

@@ -1,5 +1,5 @@
 """What a plan must become in the final code, and what the final code holds, in the keys of
-``lowering.emit_testcase.ptx_mix`` / ``amdgcn_mix``: the compile tests compare the two."""
+``tools.testcases.ptx_mix`` / ``amdgcn_mix``: the compile tests compare the two."""
 
 from collections import Counter
 

@@ -1,7 +1,7 @@
 // RUN: ll-opt %s -p "ll-lower-conversions{measured=false}" --remarks 2>&1 | FileCheck %s --check-prefix=IR
 // RUN: ll-opt %s -p "ll-lower-conversions{measured=false}" --emit ptx | FileCheck %s --check-prefix=PTX
 // (measured=false: the cost model's own plan.  With triton 3.6 a recorded H100 measurement sends
-// this conversion to stock Triton, whose 2 shuffles ran 10% faster; test/unit/test_plan_candidates.py.)
+// this conversion to stock Triton, whose 2 shuffles ran 10% faster; test/unit/lowering/test_plan_candidates.py.)
 
 // An intra-warp transposition: 64 elements, 2 per lane -> 1 per lane in two halves (register
 // bit 0 and lane bits trade places).  The plan: 2 rounds of shfl.sync.idx and selects, no

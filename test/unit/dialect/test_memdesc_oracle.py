@@ -40,12 +40,13 @@ from importlib.metadata import version as _pkg_version  # noqa: E402
 from linear_layouts.dialect.conventions import TritonConventions  # noqa: E402
 from linear_layouts.dialect.memdesc import memdesc_layout  # noqa: E402
 from linear_layouts.passes.types import parse_tensor_type  # noqa: E402
+from support import ORACLES  # noqa: E402
 
 pytestmark = pytest.mark.oracle
 
 TRITON = tuple(int(x) for x in _pkg_version("triton").split(".")[:2])
 CONVENTIONS = TritonConventions(TRITON)
-ORACLE = os.path.join(os.path.dirname(__file__), "memdesc_oracle.py")
+ORACLE = str(ORACLES / "memdesc_oracle.py")
 CONVERTS = TRITON >= (3, 7)
 NO_CONVERT = ("Triton 3.6's Gluon to_linear_layout aborts on every shared encoding (it wraps the result in a "
               "#ttg.linear, whose verifier rejects an offset dim)")

@@ -3,8 +3,9 @@
 import os
 import subprocess
 import sys
+from support import REPO  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = str(REPO)
 
 
 def test_editable_install_maps_the_top_level_folders():

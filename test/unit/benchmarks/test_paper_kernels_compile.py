@@ -11,7 +11,9 @@ import pytest
 
 triton = pytest.importorskip("triton")
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from support import REPO  # noqa: E402
+
+ROOT = str(REPO)
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 import paper_kernels  # noqa: E402
 

@@ -49,6 +49,7 @@ from pathlib import Path
 import pytest
 
 from linear_layouts.dialect.linear_layout import LayoutError, LinearLayout, lstsq
+from support import ORACLES  # noqa: E402
 
 pytestmark = pytest.mark.oracle
 
@@ -58,7 +59,7 @@ try:
 except ImportError:  # pragma: no cover - older Triton has no binding
     pytest.skip("this Triton has no linear_layout binding", allow_module_level=True)
 
-ORACLE = Path(__file__).with_name("triton_ll_oracle.py")
+ORACLE = ORACLES / "triton_ll_oracle.py"
 CASES_PER_OP = int(os.environ.get("LL_ORACLE_CASES", "2000"))
 SEED = 20260505
 OPS = ["from_bases", "str", "matrix", "queries", "apply", "compose", "mul", "invert_and_compose", "pseudoinvert"]

@@ -16,11 +16,12 @@ from triton.backends.compiler import GPUTarget  # noqa: E402
 from triton.compiler import ASTSource  # noqa: E402
 
 from linear_layouts.passes import hook, recorder  # noqa: E402
+from support import REPO  # noqa: E402
 from linear_layouts.tools.demo import bundled_kernels, compile_stock  # noqa: E402
 from linear_layouts.tools.report import (ReportOptions, build_kernels, conversion_table_rows, count_text,  # noqa: E402
                                          kernel_table_rows, markdown)
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = str(REPO)
 EXAMPLE = os.path.join(ROOT, "examples", "report_example.py")
 
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
+from support import REPO  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = REPO
 
 
 def load_benchmark():

@@ -7,6 +7,7 @@ import re
 import pytest
 
 from linear_layouts.dialect import AttributeSyntaxError, LayoutError, parse_aliases, parse_attribute
+from support import REPO  # noqa: E402
 
 TEXTS = [
     "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>",
@@ -83,7 +84,7 @@ def test_errors(text, message):
 
 # Every layout alias of the TTGIR corpus (real kernels compiled by Triton 3.9) prints back exactly,
 # and every tensor / shared-memory type in it converts to a linear layout.
-CORPUS = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "..", "lit", "corpus", "*", "*.ttgir")))
+CORPUS = sorted(glob.glob(os.path.join(str(REPO), "test", "lit", "corpus", "*", "*.ttgir")))
 ALIAS_LINE = re.compile(r"^#(\w+) = (#ttg\.\w+<.*>)$")
 TYPE = re.compile(r"(?:tensor|!ttg\.memdesc)<((?:\d+x)+)\w+, (#\w+)")
 

@@ -9,7 +9,7 @@ import os
 import pytest
 
 from linear_layouts.lowering import island_sim
-from linear_layouts.lowering.emit_testcase import single_convert_ttgir
+from linear_layouts.tools.testcases import single_convert_ttgir
 from linear_layouts.lowering.verify import VerificationResult
 from linear_layouts.passes import lower_conversions, verified_islands
 from linear_layouts.passes.snapshot import parse_module

@@ -11,7 +11,9 @@ import pytest
 
 triton = pytest.importorskip("triton")
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from support import REPO  # noqa: E402
+
+ROOT = str(REPO)
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 import conversions  # noqa: E402
 import plan_choice  # noqa: E402
@@ -109,3 +111,15 @@ def test_calibration_fit_recovers_known_costs():
     assert fit["unit_ns"] == pytest.approx(2.0)
     assert fit["weights"] == {"SHUFFLE": 2.0, "ALU_OP": 0.25, "SHARED_ACCESS": 1.0, "SHARED_WAVEFRONT": 0.5,
                               "WARP_BARRIER": 0.0, "CTA_BARRIER": 4.0}
+
+
+def test_instruction_classes_count_every_width_and_form():
+    from linear_layouts.tools.testcases import instruction_classes
+
+    ptx = "\n".join(["  shfl.sync.idx.b32 %r1, %r2, 1, 31, -1;", "  shfl.sync.bfly.b32 %r1, %r2, 1, 31, -1;",
+                     "  st.shared.v4.b32 [%r3], {%r1, %r2, %r4, %r5};", "  st.shared.b16 [%r3], %rs1;",
+                     "  ld.shared.v2.b32 {%r1, %r2}, [%r3];", "  bar.sync 0;", "  barrier.sync 0;",
+                     "  ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%r1, %r2, %r4, %r5}, [%r3];",
+                     "  stmatrix.sync.aligned.m8n8.x2.shared.b16 [%r3], {%r1, %r2};", "  bar.warp.sync -1;"])
+    assert instruction_classes(ptx) == {"shfl": 2, "ld_shared": 1, "st_shared": 2, "ldmatrix": 1, "stmatrix": 1,
+                                        "bar": 2}

@@ -20,8 +20,9 @@ import pytest
 
 pytest.importorskip("triton")
 
-from linear_layouts.lowering.emit_testcase import random_linear_encoding, single_convert_ttgir  # noqa: E402
+from linear_layouts.tools.testcases import random_linear_encoding, single_convert_ttgir  # noqa: E402
 from linear_layouts.passes.lower_conversions import lower_text  # noqa: E402
+from support import ORACLES  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PLAIN = "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [4, 8], warpsPerCTA = [%d, 1], order = [1, 0]}>"
@@ -67,7 +68,7 @@ def test_island_structs_match_the_installed_triton():
         texts.append(lowered)
         names.append(f"{shape} warps={num_warps} {src} -> {dst}")
     assert len(texts) > 100, "most cases must be lowered for this test to mean something"
-    run = subprocess.run([sys.executable, os.path.join(HERE, "struct_oracle.py")], input=json.dumps(texts),
+    run = subprocess.run([sys.executable, str(ORACLES / "struct_oracle.py")], input=json.dumps(texts),
                          capture_output=True, text=True, timeout=600)
     lines = run.stdout.splitlines()
     assert len(lines) == len(texts), f"the oracle stopped early: {run.stderr[-2000:]}"

@@ -9,8 +9,9 @@ import os
 import tempfile
 
 import pytest
+from support import REPO  # noqa: E402
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+REPO = str(REPO)
 
 
 def _gpu_reason():

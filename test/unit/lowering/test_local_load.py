@@ -14,12 +14,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
-
 from linear_layouts.dialect import to_linear_layout  # noqa: E402
 from linear_layouts.lowering.describe import cost_text  # noqa: E402
 from linear_layouts.lowering.emit_llvm import ConvertSite, emit_local_load_island  # noqa: E402
-from linear_layouts.lowering.emit_testcase import linear_encoding_text, random_linear_bases, single_convert_ttgir  # noqa: E402
+from linear_layouts.tools.testcases import linear_encoding_text, random_linear_bases, single_convert_ttgir  # noqa: E402
 from linear_layouts.lowering.instructions import AccessForm  # noqa: E402
 from linear_layouts.lowering.island_sim import check_emitted_local_load  # noqa: E402
 from linear_layouts.lowering.local_memory import plan_local_load  # noqa: E402

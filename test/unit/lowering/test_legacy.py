@@ -157,7 +157,7 @@ def test_lane_scope_conversion_uses_shared_memory_and_a_cta_barrier():
 
 
 def test_pass_option_mode_legacy():
-    from linear_layouts.lowering.emit_testcase import single_convert_ttgir
+    from linear_layouts.tools.testcases import single_convert_ttgir
     from linear_layouts.passes.pipeline import PipelineError, parse_pipeline
     from linear_layouts.passes.lower_conversions import lower_text
     text = single_convert_ttgir((128,), "f16", blocked([4], [32], [1], [0]), blocked([1], [32], [1], [0]), 1)

@@ -56,6 +56,51 @@ def test_compose():  # triton.md §1.7
     assert not c.is_surjective()
 
 
+def test_concat_ins_stacks_in_dims_over_the_same_outs():
+    # register bit 0 -> x 1, lane bits -> x 2, 4: the layout of 8 elements over 2 registers x 4 lanes
+    registers = L.from_bases({"register": [[1]]}, {"x": 8}, require_surjective=False)
+    lanes = L.from_bases({"lane": [[2], [4]]}, {"x": 8}, require_surjective=False)
+    both = registers.concat_ins(lanes)
+    assert both == L.from_bases({"register": [[1]], "lane": [[2], [4]]}, ["x"])
+    assert both.in_dim_names == ["register", "lane"]
+    assert both.apply({"register": 1, "lane": 3}) == {"x": 7}
+    with pytest.raises(LayoutError, match=r"concat_ins: in dims \['register'\] appear in both layouts"):
+        both.concat_ins(registers)
+    with pytest.raises(LayoutError, match="concat_ins: out dims differ"):
+        registers.concat_ins(L.from_bases({"lane": [[1]]}, {"y": 2}))
+
+
+def test_concat_outs_joins_components_of_the_same_ins():
+    rows = L.from_bases({"lane": [[1], [0]]}, {"row": 2}, require_surjective=False)
+    cols = L.from_bases({"lane": [[0], [1]]}, {"col": 2}, require_surjective=False)
+    grid = rows.concat_outs(cols)
+    assert grid == L.from_bases({"lane": [[1, 0], [0, 1]]}, ["row", "col"])
+    assert [grid.apply({"lane": i}) for i in range(4)] == [
+        {"row": 0, "col": 0}, {"row": 1, "col": 0}, {"row": 0, "col": 1}, {"row": 1, "col": 1}]
+    with pytest.raises(LayoutError, match=r"concat_outs: out dims \['row'\] appear in both layouts"):
+        grid.concat_outs(rows)
+    with pytest.raises(LayoutError, match="concat_outs: in dims differ"):
+        rows.concat_outs(L.from_bases({"lane": [[1]]}, {"col": 2}))
+
+
+@given(st.integers(0, 2 ** 16 - 1), st.integers(1, 3), st.integers(1, 3))
+def test_concat_outs_then_ins_agree_with_apply(seed, in_bits, out_bits):
+    """Property: a concatenation applies as its parts do (ins: XOR of the parts' images; outs:
+    the parts' images side by side)."""
+    rng = random.Random(seed)
+    a = L.from_bases({"i": [[rng.randrange(1 << out_bits)] for _ in range(in_bits)]}, {"p": 1 << out_bits},
+                     require_surjective=False)
+    b = L.from_bases({"i": [[rng.randrange(1 << out_bits)] for _ in range(in_bits)]}, {"q": 1 << out_bits},
+                     require_surjective=False)
+    c = L.from_bases({"j": [[rng.randrange(1 << out_bits)] for _ in range(in_bits)]}, {"p": 1 << out_bits},
+                     require_surjective=False)
+    outs, ins = a.concat_outs(b), a.concat_ins(c)
+    for i in range(1 << in_bits):
+        assert outs.apply({"i": i}) == {**a.apply({"i": i}), **b.apply({"i": i})}
+        for j in range(1 << in_bits):
+            assert ins.apply({"i": i, "j": j}) == {"p": a.apply({"i": i})["p"] ^ c.apply({"j": j})["p"]}
+
+
 def test_reshape_outs():  # triton.md §1.7
     layout = L.from_bases({"in1": [[1], [4], [8]], "in2": [[3]]}, ["out"])
     assert layout.out_dims == {"out": 16}

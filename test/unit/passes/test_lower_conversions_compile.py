@@ -26,12 +26,13 @@ from concurrent.futures import ProcessPoolExecutor
 
 import pytest
 
-from linear_layouts.lowering.emit_testcase import (amdgcn_mix, ptx_mix, random_blocked_encoding,
+from linear_layouts.tools.testcases import (amdgcn_mix, ptx_mix, random_blocked_encoding,
                                                    random_linear_encoding, single_convert_ttgir)
 from linear_layouts.lowering.describe import describe_plan
 from support.instruction_mix import expected_mix, measured_mix
+from support import REPO  # noqa: E402
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+REPO = str(REPO)
 CORPUS_TARGETS = {"cuda80": "sm_80", "cuda90": "sm_90", "gfx942": "gfx942"}
 FUZZ_TARGETS = ("sm_80", "sm_90", "gfx90a", "gfx942")
 FUZZ_CASES = int(os.environ.get("LL_FUZZ_CASES", "40"))

@@ -1,7 +1,9 @@
-"""Single-convert test kernels as TTGIR text, and instruction counting in PTX / AMDGCN.
+"""Single-convert test kernels as TTGIR text, random layouts to convert, and instruction
+counting in PTX / AMDGCN.
 
-Used by the compile tests (``test/unit/test_lower_conversions*.py``) and the GPU check
-(``benchmarks/gpu_conversions.py``); pure text, no Triton import.
+Used by ``ll-fuzz`` (``tools/conversion_fuzz.py``), the compile tests
+(``test/unit/passes/test_lower_conversions*.py``) and the GPU checks (``benchmarks/gpu_conversions.py``,
+``benchmarks/fuzz_gpu.py``); pure text, no Triton import.
 
 ``single_convert_ttgir`` writes the smallest kernel that exercises one conversion::
 
@@ -17,7 +19,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from linear_layouts.lowering.target import target_named
+from ..lowering.target import target_named
 
 
 def _offsets(lines: list[str], shape: tuple[int, ...], enc: str, tag: str) -> str:
@@ -164,6 +166,18 @@ def ptx_mix(ptx: str) -> Counter:
                 out[kind] += 1
             break
     return out
+
+
+def instruction_classes(ptx: str) -> dict:
+    """The benchmarks' per-kernel summary of ``ptx_mix``: shuffles, shared loads and stores (any
+    width), ldmatrix, stmatrix and CTA barriers."""
+    mix = ptx_mix(ptx)
+
+    def total(prefix: str) -> int:
+        return sum(n for key, n in mix.items() if key.startswith(prefix))
+
+    return {"shfl": total("shfl.sync"), "ld_shared": total("ld.shared"), "st_shared": total("st.shared"),
+            "ldmatrix": total("ldmatrix"), "stmatrix": total("stmatrix"), "bar": mix["bar.sync"]}
 
 
 _AMD_KINDS = (

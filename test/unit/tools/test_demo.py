@@ -4,6 +4,7 @@ import io
 import contextlib
 
 from linear_layouts.tools import demo
+from support import REPO  # noqa: E402
 
 
 def test_tour_runs_and_shows_the_three_parts():
@@ -63,7 +64,7 @@ def test_report_conversions_reads_a_ttgir_file():
     # The committed corpus: no compile needed.  Location and types come from the module.
     import os
     from linear_layouts.tools.conversion_report import report_conversions
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    root = str(REPO)
     with open(os.path.join(root, "test", "lit", "corpus", "gfx942", "transpose_32bit.ttgir")) as f:
         rows = report_conversions(f.read(), "gfx942", kernel="t")
     assert [(r.location, r.types, r.scope, r.lowering, r.verified) for r in rows] == [

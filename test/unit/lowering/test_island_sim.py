@@ -19,7 +19,7 @@ from linear_layouts.lowering.cost import plan_cost
 from linear_layouts.lowering import emit_amd, emit_llvm, emit_nvidia, island_writer
 from linear_layouts.lowering.describe import describe_plan
 from linear_layouts.lowering.emit_llvm import ConvertSite, emit_island
-from linear_layouts.lowering.emit_testcase import random_linear_encoding
+from linear_layouts.tools.testcases import random_linear_encoding
 from linear_layouts.lowering.instructions import AccessForm, BarrierScope, ShuffleMode
 from linear_layouts.lowering.island_sim import _prmt, check_emitted
 from linear_layouts.lowering.plan import Barrier

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
+from support import REPO  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = REPO
 PACKAGE = "linear_layouts"
 SUBPACKAGES = ("dialect", "lowering", "passes", "tools", "examples")
 

@@ -22,12 +22,13 @@ from importlib.metadata import version as _pkg_version  # noqa: E402
 from linear_layouts.dialect.attribute_parser import parse_attribute  # noqa: E402
 from linear_layouts.dialect.conventions import TritonConventions  # noqa: E402
 from linear_layouts.dialect.encodings import linear_attribute, to_linear_layout  # noqa: E402
+from support import ORACLES  # noqa: E402
 
 pytestmark = pytest.mark.oracle
 
 TRITON = tuple(int(x) for x in _pkg_version("triton").split(".")[:2])
 CASES_PER_KIND = 300
-ORACLE = os.path.join(os.path.dirname(__file__), "gluon_oracle.py")
+ORACLE = str(ORACLES / "gluon_oracle.py")
 
 
 # ------------------------------------------------------------------ random valid layouts

@@ -24,8 +24,10 @@ import re
 import subprocess
 import sys
 import tempfile
+from pathlib import Path
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+REPO = str(next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").exists()))
+# (also run as a script, in the oracle's subprocesses: no test helpers on the path there)
 CORPUS = os.path.join(REPO, "test", "lit", "corpus")
 WORKERS = 2
 

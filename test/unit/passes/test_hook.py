@@ -16,7 +16,9 @@ from triton.compiler import ASTSource  # noqa: E402
 import linear_layouts  # noqa: E402
 from linear_layouts.passes import hook  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from support import REPO  # noqa: E402
+
+ROOT = str(REPO)
 REPORTING = "ll-classify-conversions{report=true}"
 
 
