@@ -45,3 +45,18 @@ def pytest_collection_modifyitems(config, items):
     skip = pytest.mark.skip(reason=f"GPU test skipped: {reason}")
     for item in gpu_items:
         item.add_marker(skip)
+
+
+@pytest.fixture
+def private_triton_cache(tmp_path, monkeypatch):
+    """Compiles of this test in a Triton cache of its own (nothing served from another test's
+    compile, with or without the plugin), fp fusion on as Triton's default, and the plugin off
+    afterwards.  Modules that compile use it with ``pytestmark = pytest.mark.usefixtures(...)``."""
+    import triton
+
+    from linear_layouts.passes import hook
+
+    monkeypatch.setattr(triton.knobs.cache, "dir", str(tmp_path / "cache"))
+    monkeypatch.setenv("TRITON_DEFAULT_FP_FUSION", "1")
+    yield
+    hook.disable()

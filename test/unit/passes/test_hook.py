@@ -25,12 +25,7 @@ REPORTING = "ll-classify-conversions{report=true}"
 from support.hook_kernel import SOURCE, TARGET  # noqa: E402
 
 
-@pytest.fixture(autouse=True)
-def private_triton_cache(tmp_path, monkeypatch):
-    monkeypatch.setattr(triton.knobs.cache, "dir", str(tmp_path / "cache"))
-    monkeypatch.setenv("TRITON_DEFAULT_FP_FUSION", "1")
-    yield
-    hook.disable()
+pytestmark = pytest.mark.usefixtures("private_triton_cache")  # conftest.py
 
 
 def compile_and_capture(capfd):

@@ -34,12 +34,7 @@ def blocked(spt, lanes, warps, rank=1):
     raise ValueError(rank)
 
 
-@pytest.fixture(autouse=True)
-def private_triton_cache(tmp_path, monkeypatch):
-    monkeypatch.setattr(triton.knobs.cache, "dir", str(tmp_path / "cache"))
-    monkeypatch.setenv("TRITON_DEFAULT_FP_FUSION", "1")
-    yield
-    hook.disable()
+pytestmark = pytest.mark.usefixtures("private_triton_cache")  # conftest.py
 
 
 def _compile(tmp_path, text, target):

@@ -25,13 +25,13 @@ ROOT = str(REPO)
 EXAMPLE = os.path.join(ROOT, "examples", "report_example.py")
 
 
+pytestmark = pytest.mark.usefixtures("private_triton_cache")  # conftest.py
+
+
 @pytest.fixture(autouse=True)
-def private_triton_cache(tmp_path, monkeypatch):
-    monkeypatch.setattr(triton.knobs.cache, "dir", str(tmp_path / "cache"))
-    monkeypatch.setenv("TRITON_DEFAULT_FP_FUSION", "1")
+def stop_recording():
     yield
     recorder.stop()
-    hook.disable()
 
 
 def child_environment(tmp_path, **extra):
