@@ -72,8 +72,9 @@ class PluginConfig:
 
     @property
     def owns_local_loads(self) -> bool:
-        """The pipeline lowers ``ttg.local_load`` or ``ttg.local_store`` too (``only=...,local_load``)."""
-        return "local_load" in self.pipeline or "local_store" in self.pipeline
+        """The pipeline lowers ``ttg.local_load``, ``ttg.local_store`` or ``ttg.local_alloc`` (with a
+        source) too (``only=...,local_load``)."""
+        return any(name in self.pipeline for name in ("local_load", "local_store", "local_alloc"))
 
     @property
     def cache_key(self) -> str:
@@ -354,7 +355,8 @@ def _wrap_stages(stages: dict, config: PluginConfig) -> None:
         state.update(stock_src=src, islands=False, island_count=0, kernel=kernel)
         _stats.kernels += 1
         _stats.conversions += len(_CONVERT_OP.findall(text))
-        if "ttg.convert_layout" not in text and not (config.owns_local_loads and ("ttg.local_load" in text or "ttg.local_store" in text)):
+        local_ops = ("ttg.local_load" in text or "ttg.local_store" in text or "ttg.local_alloc %" in text)
+        if "ttg.convert_layout" not in text and not (config.owns_local_loads and local_ops):
             # Nothing for us: our passes would only add attributes, and a module without
             # islands is compiled from Triton's own TTGIR anyway.  No parse, no print.
             return original["llir"](src, metadata)
