@@ -204,6 +204,33 @@ def _needs_guard_after(op: Operation, position: int, triton_users: list[int]) ->
     return _in_loop(op) or any(user > position for user in triton_users)
 
 
+def _needs_guard_before(op: Operation, position: int, users: list[int]) -> bool:
+    """A guard barrier before the stores into a *fresh* allocation is needed only if a
+    shared-memory user (Triton's or an island) can run before it: its bytes may be another
+    buffer's whose reads Triton's barrier analysis cannot order before our stores."""
+    return _in_loop(op) or any(user < position for user in users)
+
+
+def _async_proxy_reads(module: Module, op: Operation, lowered_allocs: set[int]) -> bool:
+    """The allocation is read through the async proxy (wgmma, a TMA store): Triton put a
+    ``ttng.fence_async_shared`` after it (and after the allocations in a row with it).  Triton's
+    own lowering orders stores, fence, barrier, reader; our island's barrier comes before that
+    fence, so the island fences its own stores (the later fence of Triton's is then redundant)."""
+    seen = False
+    for other in module.walk():
+        if other is op:
+            seen = True
+            continue
+        if not seen:
+            continue
+        if other.name == "ttng.fence_async_shared":
+            return other.parent_op is op.parent_op
+        if id(other) in lowered_allocs or other.name in _SMEM_FREE or other.name.startswith(_SMEM_FREE_PREFIXES):
+            continue
+        return False
+    return False
+
+
 def _target_of(module: Module, target: Optional[str]):
     name = target or module.target
     if name is None:
@@ -499,6 +526,14 @@ def lower_module(module: Module, only: str = "", target: Optional[str] = None,
     local_loads = [op for op, o in planned if o.plan is not None and o.plan.method == LOCAL_LOAD]
     follows = _reads_in_a_row(module, local_loads)
     followed = {id(a) for a, b in zip(local_loads, local_loads[1:]) if id(b) in follows}
+    # Allocations with a source in a row (e.g. wgmma's two operands) store into distinct, live
+    # buffers: no barrier between them, one guard before the first and one after the last.
+    allocs = [op for op, o in planned if o.plan is not None and op.name == "ttg.local_alloc"]
+    allocs_follow = _reads_in_a_row(module, allocs)
+    follows |= allocs_follow
+    followed |= {id(a) for a, b in zip(allocs, allocs[1:]) if id(b) in allocs_follow}
+    lowered_allocs = {id(op) for op in allocs}
+    island_positions = [position_of[id(op)] for op in shared_ops]
     islands: dict[int, tuple[ConvertOutcome, Island]] = {}
     store_position = {id(op): k for k, op in enumerate(op for op in module.walk() if op.name == "ttg.local_store")}
     store_islands: dict[int, int] = {}      # k-th ttg.local_store of the text -> island number
@@ -512,13 +547,17 @@ def lower_module(module: Module, only: str = "", target: Optional[str] = None,
         site = ConvertSite(result="" if storing else "%RESULT", source="%SOURCE", src_type="@SRC_TYPE@",
                            dst_type="" if storing else "@DST_TYPE@", element_type=value.tensor_type.element_type,
                            buffer=buffer if storing else "", buffer_type="@BUFFER_TYPE@" if storing else "",
-                           guard_before=guards and id(op) not in follows,
+                           guard_before=guards and id(op) not in follows and (
+                               not allocating or _needs_guard_before(op, position_of[id(op)],
+                                                                     triton_users + island_positions)),
                            guard_after=(guards and id(op) not in followed
                                         and _needs_guard_after(op, position_of[id(op)], triton_users)),
                            prefix=_CACHEABLE_PREFIX,
                            unique_struct=installed_conventions().struct_holds_unique_registers, in_loop=_in_loop(op))
-        memdesc = {"ttg.local_load": op.operands[0], "ttg.local_store": op.operands[-1],
-                   "ttg.local_alloc": op.results[0]}.get(op.name)
+        if allocating and site.guard_after and _async_proxy_reads(module, op, lowered_allocs):
+            site.async_fence = True
+        memdesc = (op.operands[0] if op.name == "ttg.local_load" else op.operands[1] if op.name == "ttg.local_store"
+                   else op.results[0] if allocating else None)
         rank = 0 if memdesc is None else len(memdesc.tensor_type.shape)
         try:
             if op.name == "ttg.local_load":
