@@ -31,12 +31,33 @@ descriptor's base pointer, per a verified ``LocalLoadPlan`` / ``LocalStorePlan``
 (``lowering.local_memory``: vector accesses, ldmatrix/stmatrix by left division); the island is
 simulated like a conversion's, and guarded by barriers like one (a run of loads shares them).
 A local store has no result, so no attribute can mark it: its island goes in place of the k-th
-``ttg.local_store`` of the printed text.  Opt-in:
+``ttg.local_store`` of the printed text.
+
+With ``local_alloc`` in ``only``, a ``ttg.local_alloc`` *with a source* (an immutable buffer
+filled from registers: wgmma operands, a TMA store's staging buffer) is a local store into a
+fresh allocation: planned by ``plan_local_store``, simulated as a store island, and emitted as ::
+
+    %ll3_buffer = ttg.local_alloc : () -> !ttg.memdesc<64x64xf16, #shared, #smem, mutable>
+    <the store island into %ll3_buffer>
+    %a = ttg.memdesc_subslice %ll3_buffer[0, 0] : !ttg.memdesc<..., mutable> -> !ttg.memdesc<64x64xf16, #shared, #smem>
+
+Triton rejects an allocation without a source that is not ``mutable``; the whole-buffer
+subslice (offsets 0) gives the users the original, immutable type, and being a view it keeps
+Triton's alias analysis tying them to the allocation (its liveness, its barriers).  Neither
+``ttg.memdesc_reinterpret`` (Triton 3.9: "source and result must have the same mutability") nor
+an ``unrealized_conversion_cast`` (no alias: the allocator could reuse the bytes while the
+result is read) would do.  Triton's barrier analysis sees no write in that allocation, so the
+island ends with a guard barrier before the reads (none before the stores when no shared-memory
+user can run before them; none between allocations in a row), and when Triton fenced the buffer
+for the async proxy (``ttng.fence_async_shared`` after it: wgmma, TMA) the island puts
+``fence.proxy.async.shared::cta`` before that barrier, Triton's own order (stores, fence,
+barrier, reader); Triton's fence after it is then redundant and stays.  Allocations without a
+source are never touched.  Opt-in:
 with Triton's barrier analysis blind to our reads, the guard barriers cost a pipelined fp8
 matmul 32% on an H100 (benchmarks/results/local_load_kernels.md).
 
-Options: ``only=noop,rename,shuffle,shared,local_load`` (comma-separated plan methods we own;
-default all but ``local_load``), ``verify=emitted|plan``, ``remarks=true``, ``mode=linear|legacy`` (``legacy``: plan like Triton before linear
+Options: ``only=noop,rename,shuffle,shared,local_load,local_store,local_alloc`` (comma-separated
+plan methods we own; default all but ``local_load``, ``local_store`` and ``local_alloc``), ``verify=emitted|plan``, ``remarks=true``, ``mode=linear|legacy`` (``legacy``: plan like Triton before linear
 layouts, ``lowering.legacy``: padded unswizzled shared memory for every convert that is not a
 register renaming, no shuffles or ldmatrix/stmatrix, no-ops only for identical attributes).
 
@@ -75,8 +96,9 @@ from .snapshot import Module, Operation
 from .layouts import value_layout
 
 METHODS = tuple(Method)   # noop, rename, shuffle, shared, local_load, local_store, local_alloc: what ``only`` names
-# What a run owns when ``only`` is empty.  ``local_load`` / ``local_store`` (a ``ttg.local_load``
-# / ``ttg.local_store`` done by our own island) are opt-in (``only=...,local_load,local_store``)
+# What a run owns when ``only`` is empty.  ``local_load`` / ``local_store`` / ``local_alloc`` (a
+# ``ttg.local_load`` / ``ttg.local_store`` / ``ttg.local_alloc`` with a source done by our own
+# island) are opt-in (``only=...,local_load,local_store,local_alloc``)
 # until GPU timings show them at least as fast as Triton's own lowering in whole kernels
 # (benchmarks/results/local_load_kernels.md).
 DEFAULT_METHODS = (Method.NOOP, Method.RENAME, Method.SHUFFLE, Method.SHARED)

@@ -400,3 +400,28 @@ def test_async_proxy_readers_see_stores_fence_barrier_as_with_stock_triton(kerne
     between = ptx[stores[-1]:first_read]
     fence, barrier = between.find("fence.proxy.async.shared::cta"), between.find("bar.sync")
     assert 0 <= fence < barrier
+
+
+def test_the_drop_in_lowers_allocations_with_a_source_and_counts_them(tmp_path, monkeypatch):
+    """enable(only="local_alloc") inside triton.compile: the wgmma kernel's two operand
+    allocations become islands (fenced for the async proxy), counted apart from conversions."""
+    import triton
+    import linear_layouts
+    from linear_layouts.passes import hook
+    from triton.backends.compiler import GPUTarget
+    monkeypatch.setattr(triton.knobs.cache, "dir", str(tmp_path / "cache"))
+    monkeypatch.setenv("TRITON_DEFAULT_FP_FUSION", "1")
+    path = _write(tmp_path / "k.ttgir", _hopper_ttgir("wgmma"))
+    stock = triton.compile(str(path), target=GPUTarget("cuda", 90, 32))
+    hook.reset_stats()
+    with linear_layouts.enabled(only="local_alloc"):
+        ours = triton.compile(str(path), target=GPUTarget("cuda", 90, 32))
+    assert hook.stats().local_writes_lowered == 2 and hook.stats().islands == 0
+    assert "2 local stores and allocations with a source lowered" in hook.stats().summary()
+    # Our island's fence before the barrier, and Triton's own (now redundant) after it.
+    assert stock.asm["ptx"].count("fence.proxy.async") == 1 and ours.asm["ptx"].count("fence.proxy.async") == 2
+
+
+def _write(path, text):
+    path.write_text(text)
+    return path
