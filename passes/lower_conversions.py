@@ -57,7 +57,8 @@ with Triton's barrier analysis blind to our reads, the guard barriers cost a pip
 matmul 32% on an H100 (benchmarks/results/local_load_kernels.md).
 
 Options: ``only=noop,rename,shuffle,shared,local_load,local_store,local_alloc`` (comma-separated
-plan methods we own; default all but ``local_load``, ``local_store`` and ``local_alloc``), ``verify=emitted|plan``, ``remarks=true``, ``mode=linear|legacy`` (``legacy``: plan like Triton before linear
+plan methods we own; default all but ``local_load``, ``local_store`` and ``local_alloc``),
+``verify=emitted|plan``, ``remarks=true``, ``mode=linear|legacy`` (``legacy``: plan like Triton before linear
 layouts, ``lowering.legacy``: padded unswizzled shared memory for every convert that is not a
 register renaming, no shuffles or ldmatrix/stmatrix, no-ops only for identical attributes).
 
@@ -226,11 +227,12 @@ def _needs_guard_after(op: Operation, position: int, triton_users: list[int]) ->
     return _in_loop(op) or any(user > position for user in triton_users)
 
 
-def _needs_guard_before(op: Operation, position: int, users: list[int]) -> bool:
+def _needs_guard_before(op: Operation, position: int, users: list[int], single_function: bool) -> bool:
     """A guard barrier before the stores into a *fresh* allocation is needed only if a
     shared-memory user (Triton's or an island) can run before it: its bytes may be another
-    buffer's whose reads Triton's barrier analysis cannot order before our stores."""
-    return _in_loop(op) or any(user < position for user in users)
+    buffer's whose reads Triton's barrier analysis cannot order before our stores.  A module of
+    several functions always gets it: a callee's first op may run after its caller's reads."""
+    return _in_loop(op) or any(user < position for user in users) or not single_function
 
 
 def _async_proxy_reads(module: Module, op: Operation, lowered_allocs: set[int]) -> bool:
@@ -556,6 +558,7 @@ def lower_module(module: Module, only: str = "", target: Optional[str] = None,
     followed |= {id(a) for a, b in zip(allocs, allocs[1:]) if id(b) in allocs_follow}
     lowered_allocs = {id(op) for op in allocs}
     island_positions = [position_of[id(op)] for op in shared_ops]
+    single_function = sum(op.name == "tt.func" for op in module.walk()) == 1
     islands: dict[int, tuple[ConvertOutcome, Island]] = {}
     store_position = {id(op): k for k, op in enumerate(op for op in module.walk() if op.name == "ttg.local_store")}
     store_islands: dict[int, int] = {}      # k-th ttg.local_store of the text -> island number
@@ -571,7 +574,8 @@ def lower_module(module: Module, only: str = "", target: Optional[str] = None,
                            buffer=buffer if storing else "", buffer_type="@BUFFER_TYPE@" if storing else "",
                            guard_before=guards and id(op) not in follows and (
                                not allocating or _needs_guard_before(op, position_of[id(op)],
-                                                                     triton_users + island_positions)),
+                                                                     triton_users + island_positions,
+                                                                     single_function)),
                            guard_after=(guards and id(op) not in followed
                                         and _needs_guard_after(op, position_of[id(op)], triton_users)),
                            prefix=_CACHEABLE_PREFIX,

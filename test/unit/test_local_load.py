@@ -295,7 +295,8 @@ def test_allocations_with_a_source_are_opt_in():
 def test_only_local_alloc_stores_into_a_fresh_mutable_buffer_viewed_with_the_original_type(target):
     _, mix, _, _ = ALLOC_CASES[target]
     text, outcomes = lower_text(alloc_kernel(target), filename="k.ttgir", only="local_alloc")
-    assert [o.remark().split(": remark: ")[1] for o in outcomes] == [f"[ll-lower-conversions] lowered: local_alloc, {mix}"]
+    assert [o.remark().split(": remark: ")[1] for o in outcomes] == \
+        [f"[ll-lower-conversions] lowered: local_alloc, {mix}"]
     assert "ttg.local_alloc %" not in text
     alloc = re.search(r"(%\S+) = ttg\.local_alloc : \(\) -> (!ttg\.memdesc<\S+, #shared, #smem, mutable>)", text)
     view = re.search(r"(%\S+) = ttg\.memdesc_subslice (%\S+)\[0, 0\] : (\S.*?) -> (!ttg\.memdesc<[^>]*>)", text)
