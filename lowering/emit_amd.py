@@ -152,6 +152,9 @@ class AmdInstructions:
         return island_writer.word_elements(w, self, bits, words, count)
 
     # -- barriers ----------------------------------------------------------------------------------
+    def async_proxy_fence(self, w: IslandWriter) -> None:
+        raise EmitError("AMD targets have no async proxy to fence")
+
     def barrier(self, w: IslandWriter, scope: BarrierScope, guard: bool = False) -> None:
         if scope is BarrierScope.WARP:
             w.counts["fence"] += 1

@@ -103,6 +103,9 @@ class ConvertSite:
     in_loop: bool = False           # the convert runs in a loop (see NvidiaInstructions._thread_id)
     buffer: str = ""                # a ttg.local_store's memdesc operand (SSA name) ...
     buffer_type: str = ""           # ... and its type as printed
+    # After the stores, before the guard barrier: ``fence.proxy.async.shared::cta``, so that
+    # the async proxy (wgmma, TMA) sees them (a local_alloc whose readers Triton fenced).
+    async_fence: bool = False
 
 
 @dataclass
@@ -371,6 +374,8 @@ def _emit_shared(w: IslandWriter, vendor: VendorInstructions, plan: ConversionPl
             ints = vendor.load(w, op, addr, n, element.bits)
             for r, v in zip(op.registers, ints):
                 staging[r] = _from_storage(w, element, v)
+    if site.async_fence:
+        vendor.async_proxy_fence(w)
     if site.guard_after:
         vendor.barrier(w, BarrierScope.CTA, guard=True)
     return staging

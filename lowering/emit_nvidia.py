@@ -230,6 +230,15 @@ class NvidiaInstructions:
         w.counts["guard " + name if guard else name] += 1
         w.inline_asm(asm, "", [], [], None)
 
+    def async_proxy_fence(self, w: IslandWriter) -> None:
+        """Make this thread's shared-memory stores visible to the async proxy (wgmma, TMA): what
+        Triton's ``ttng.fence_async_shared`` is, placed, as in Triton's own lowering, before the
+        barrier after which one thread (TMA) or the warpgroup (wgmma) reads the buffer."""
+        if not isinstance(self.target.triton_arch, int) or self.target.triton_arch < 90:
+            raise EmitError(f"{self.target.name} has no async proxy to fence")
+        w.counts["fence.proxy.async"] += 1
+        w.inline_asm("fence.proxy.async.shared::cta;", "", [], [], None)
+
 
 class _ShiftPacker:
     """Packing of narrow elements into the 32-bit words of shared-memory accesses.

@@ -874,6 +874,10 @@ class _Island:
         elif asm == "bar.sync 0;":
             needs_side_effects("bar.sync")
             self.m.barrier(cta=True)
+        elif asm == "fence.proxy.async.shared::cta;":
+            # Orders this thread's generic-proxy accesses before later async-proxy ones (wgmma,
+            # TMA), which islands do not contain: nothing to simulate, but it must stay put.
+            needs_side_effects("fence.proxy.async")
         elif asm == "bar.warp.sync 0xffffffff;":
             needs_side_effects("bar.warp.sync")
             self.m.barrier(cta=False)

@@ -161,6 +161,9 @@ class VendorInstructions(Packer, Protocol):
     def barrier(self, w: IslandWriter, scope: BarrierScope, guard: bool = False) -> None:
         """A barrier over ``scope``; ``guard``: one of the site's guard barriers (counted apart)."""
 
+    def async_proxy_fence(self, w: IslandWriter) -> None:
+        """Order this thread's shared-memory stores before later async-proxy reads (NVIDIA sm_90+)."""
+
 
 def element_words(w: IslandWriter, packer: Packer, bits: int, values: list[str]) -> list[str]:
     """Storage integers of ``bits`` bits -> 32-bit words: packed (8/16-bit, by ``packer``), as

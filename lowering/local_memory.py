@@ -47,6 +47,7 @@ from .verify import verify_local_load, verify_local_store
 
 LOCAL_LOAD = Method.LOCAL_LOAD
 LOCAL_STORE = Method.LOCAL_STORE
+LOCAL_ALLOC = Method.LOCAL_ALLOC   # a local_alloc with a source: planned as a LocalStorePlan
 
 
 @dataclass(frozen=True)

@@ -91,6 +91,7 @@ class Method(_Word):
     SHARED = "shared"       # through a scratch buffer (``SharedMemoryPlan``)
     LOCAL_LOAD = "local_load"     # a ttg.local_load: registers <- a memdesc's buffer (``local_memory``)
     LOCAL_STORE = "local_store"   # a ttg.local_store: a memdesc's buffer <- registers
+    LOCAL_ALLOC = "local_alloc"   # a ttg.local_alloc with a source: a fresh buffer <- registers
 
 
 @dataclass(frozen=True)

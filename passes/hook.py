@@ -72,8 +72,9 @@ class PluginConfig:
 
     @property
     def owns_local_loads(self) -> bool:
-        """The pipeline lowers ``ttg.local_load`` or ``ttg.local_store`` too (``only=...,local_load``)."""
-        return "local_load" in self.pipeline or "local_store" in self.pipeline
+        """The pipeline lowers ``ttg.local_load``, ``ttg.local_store`` or ``ttg.local_alloc`` (with a
+        source) too (``only=...,local_load``)."""
+        return any(name in self.pipeline for name in ("local_load", "local_store", "local_alloc"))
 
     @property
     def cache_key(self) -> str:
@@ -270,6 +271,9 @@ class PluginStats:
     islands: int = 0                 # ... of them replaced by our islands (fallbacks not counted)
     local_loads: int = 0             # ttg.local_load ops in the kernels that went through it
     local_loads_lowered: int = 0     # ... of which replaced by our islands (only=...,local_load)
+    # ttg.local_store and ttg.local_alloc-with-a-source ops replaced by our islands
+    # (only=...,local_store,local_alloc)
+    local_writes_lowered: int = 0
     fallbacks: list = None           # Fallback records: compiled without our islands
 
     def __post_init__(self):
@@ -280,7 +284,9 @@ class PluginStats:
         lines = [f"linear-layouts: {self.kernels} kernels, {self.kernels_with_islands} with islands, "
                  f"{self.islands} of {self.conversions} conversions lowered by us, "
                  f"{len(self.fallbacks)} kernels compiled without them after a failure"
-                 + (f"; {self.local_loads_lowered} of {self.local_loads} local loads lowered" if self.local_loads else "")]
+                 + (f"; {self.local_loads_lowered} of {self.local_loads} local loads lowered" if self.local_loads else "")
+                 + (f"; {self.local_writes_lowered} local stores and allocations with a source lowered"
+                    if self.local_writes_lowered else "")]
         lines += [f"  {f.kernel}: {f.stage}: {f.reason}" for f in self.fallbacks]
         return "\n".join(lines)
 
@@ -354,7 +360,8 @@ def _wrap_stages(stages: dict, config: PluginConfig) -> None:
         state.update(stock_src=src, islands=False, island_count=0, kernel=kernel)
         _stats.kernels += 1
         _stats.conversions += len(_CONVERT_OP.findall(text))
-        if "ttg.convert_layout" not in text and not (config.owns_local_loads and ("ttg.local_load" in text or "ttg.local_store" in text)):
+        local_ops = ("ttg.local_load" in text or "ttg.local_store" in text or "ttg.local_alloc %" in text)
+        if "ttg.convert_layout" not in text and not (config.owns_local_loads and local_ops):
             # Nothing for us: our passes would only add attributes, and a module without
             # islands is compiled from Triton's own TTGIR anyway.  No parse, no print.
             return original["llir"](src, metadata)
@@ -373,11 +380,14 @@ def _wrap_stages(stages: dict, config: PluginConfig) -> None:
             _record_fallback(kernel, "llir", error, config.remarks)
             return original["llir"](src, metadata)
         loads, lowered_loads = _last_local_loads
+        writes = _last_local_writes[0]
         _stats.kernels_with_islands += 1
-        _stats.islands += islands - lowered_loads
+        _stats.islands += islands - lowered_loads - writes
         _stats.local_loads += loads
         _stats.local_loads_lowered += lowered_loads
-        state["island_count"], state["loads_lowered"] = islands - lowered_loads, lowered_loads
+        _stats.local_writes_lowered += writes
+        state["island_count"], state["loads_lowered"] = islands - lowered_loads - writes, lowered_loads
+        state["writes_lowered"] = writes
         return result
 
     def later_stage(name):
@@ -391,6 +401,7 @@ def _wrap_stages(stages: dict, config: PluginConfig) -> None:
                 _stats.kernels_with_islands -= 1
                 _stats.islands -= state["island_count"]
                 _stats.local_loads_lowered -= state.get("loads_lowered", 0)
+                _stats.local_writes_lowered -= state.get("writes_lowered", 0)
                 _record_fallback(state["kernel"], name, error, config.remarks)
                 value = original["llir"](state["stock_src"], metadata)
                 for stage in after_llir[:after_llir.index(name) + 1]:
@@ -417,6 +428,7 @@ def _kernel_name(text: str) -> str:
 # (local loads in the kernel, local loads lowered) of the latest run_plugin_pipeline call: the
 # hook books them once the kernel has compiled with its islands.
 _last_local_loads = [0, 0]
+_last_local_writes = [0]   # local stores and allocations with a source lowered in the last kernel
 
 
 def run_plugin_pipeline(triton_module, config: PluginConfig, metadata=None, text: Optional[str] = None):
@@ -438,6 +450,7 @@ def run_plugin_pipeline(triton_module, config: PluginConfig, metadata=None, text
             # No pass rewrote anything, so no island: the hook compiles Triton's own module.
             # (Attributes a pass only set are not worth a print and a parse into Triton.)
             _last_local_loads[:] = [text.count("= ttg.local_load ") if config.owns_local_loads else 0, 0]
+            _last_local_writes[0] = 0
             return triton_module, 0
         new_text = module.text_for_triton()
     except IRError as e:
@@ -449,6 +462,13 @@ def run_plugin_pipeline(triton_module, config: PluginConfig, metadata=None, text
     lowered_loads = loads - new_text.count("= ttg.local_load ") if loads else 0
     _last_local_loads[:] = [loads, lowered_loads]
     islands += lowered_loads
+    # Local stores and allocations with a source replaced by islands (each island replaces one
+    # op of the text).
+    writes = 0
+    if config.owns_local_loads:
+        writes = sum(text.count(op) - new_text.count(op) for op in ("ttg.local_store ", "= ttg.local_alloc %"))
+    _last_local_writes[0] = writes
+    islands += writes
     return triton_module_from_text(new_text, triton_module.context), islands
 
 

@@ -31,12 +31,34 @@ descriptor's base pointer, per a verified ``LocalLoadPlan`` / ``LocalStorePlan``
 (``lowering.local_memory``: vector accesses, ldmatrix/stmatrix by left division); the island is
 simulated like a conversion's, and guarded by barriers like one (a run of loads shares them).
 A local store has no result, so no attribute can mark it: its island goes in place of the k-th
-``ttg.local_store`` of the printed text.  Opt-in:
+``ttg.local_store`` of the printed text.
+
+With ``local_alloc`` in ``only``, a ``ttg.local_alloc`` *with a source* (an immutable buffer
+filled from registers: wgmma operands, a TMA store's staging buffer) is a local store into a
+fresh allocation: planned by ``plan_local_store``, simulated as a store island, and emitted as ::
+
+    %ll3_buffer = ttg.local_alloc : () -> !ttg.memdesc<64x64xf16, #shared, #smem, mutable>
+    <the store island into %ll3_buffer>
+    %a = ttg.memdesc_subslice %ll3_buffer[0, 0] : !ttg.memdesc<..., mutable> -> !ttg.memdesc<64x64xf16, #shared, #smem>
+
+Triton rejects an allocation without a source that is not ``mutable``; the whole-buffer
+subslice (offsets 0) gives the users the original, immutable type, and being a view it keeps
+Triton's alias analysis tying them to the allocation (its liveness, its barriers).  Neither
+``ttg.memdesc_reinterpret`` (Triton 3.9: "source and result must have the same mutability") nor
+an ``unrealized_conversion_cast`` (no alias: the allocator could reuse the bytes while the
+result is read) would do.  Triton's barrier analysis sees no write in that allocation, so the
+island ends with a guard barrier before the reads (none before the stores when no shared-memory
+user can run before them; none between allocations in a row), and when Triton fenced the buffer
+for the async proxy (``ttng.fence_async_shared`` after it: wgmma, TMA) the island puts
+``fence.proxy.async.shared::cta`` before that barrier, Triton's own order (stores, fence,
+barrier, reader); Triton's fence after it is then redundant and stays.  Allocations without a
+source are never touched.  Opt-in:
 with Triton's barrier analysis blind to our reads, the guard barriers cost a pipelined fp8
 matmul 32% on an H100 (benchmarks/results/local_load_kernels.md).
 
-Options: ``only=noop,rename,shuffle,shared,local_load`` (comma-separated plan methods we own;
-default all but ``local_load``), ``verify=emitted|plan``, ``remarks=true``, ``mode=linear|legacy`` (``legacy``: plan like Triton before linear
+Options: ``only=noop,rename,shuffle,shared,local_load,local_store,local_alloc`` (comma-separated
+plan methods we own; default all but ``local_load``, ``local_store`` and ``local_alloc``),
+``verify=emitted|plan``, ``remarks=true``, ``mode=linear|legacy`` (``legacy``: plan like Triton before linear
 layouts, ``lowering.legacy``: padded unswizzled shared memory for every convert that is not a
 register renaming, no shuffles or ldmatrix/stmatrix, no-ops only for identical attributes).
 
@@ -65,7 +87,7 @@ from ..lowering.describe import instruction_counts
 from ..lowering.legacy import attribute_kind, plan_legacy_conversion
 from ..lowering.emit_llvm import (ConvertSite, EmitError, Island, emit_island, emit_local_load_island,
                                   emit_local_store_island, island_element_type)
-from ..lowering.local_memory import LOCAL_LOAD, LOCAL_STORE, plan_local_load, plan_local_store
+from ..lowering.local_memory import LOCAL_ALLOC, LOCAL_LOAD, LOCAL_STORE, plan_local_load, plan_local_store
 from ..lowering.plan import ConversionPlan, Method
 from ..lowering.planner import plan_conversion
 from ..lowering.target import UnknownTarget, target_named
@@ -74,9 +96,10 @@ from .bindings import installed_conventions, triton_version
 from .snapshot import Module, Operation
 from .layouts import value_layout
 
-METHODS = tuple(Method)   # noop, rename, shuffle, shared, local_load, local_store: what ``only`` names
-# What a run owns when ``only`` is empty.  ``local_load`` / ``local_store`` (a ``ttg.local_load``
-# / ``ttg.local_store`` done by our own island) are opt-in (``only=...,local_load,local_store``)
+METHODS = tuple(Method)   # noop, rename, shuffle, shared, local_load, local_store, local_alloc: what ``only`` names
+# What a run owns when ``only`` is empty.  ``local_load`` / ``local_store`` / ``local_alloc`` (a
+# ``ttg.local_load`` / ``ttg.local_store`` / ``ttg.local_alloc`` with a source done by our own
+# island) are opt-in (``only=...,local_load,local_store,local_alloc``)
 # until GPU timings show them at least as fast as Triton's own lowering in whole kernels
 # (benchmarks/results/local_load_kernels.md).
 DEFAULT_METHODS = (Method.NOOP, Method.RENAME, Method.SHUFFLE, Method.SHARED)
@@ -204,6 +227,34 @@ def _needs_guard_after(op: Operation, position: int, triton_users: list[int]) ->
     return _in_loop(op) or any(user > position for user in triton_users)
 
 
+def _needs_guard_before(op: Operation, position: int, users: list[int], single_function: bool) -> bool:
+    """A guard barrier before the stores into a *fresh* allocation is needed only if a
+    shared-memory user (Triton's or an island) can run before it: its bytes may be another
+    buffer's whose reads Triton's barrier analysis cannot order before our stores.  A module of
+    several functions always gets it: a callee's first op may run after its caller's reads."""
+    return _in_loop(op) or any(user < position for user in users) or not single_function
+
+
+def _async_proxy_reads(module: Module, op: Operation, lowered_allocs: set[int]) -> bool:
+    """The allocation is read through the async proxy (wgmma, a TMA store): Triton put a
+    ``ttng.fence_async_shared`` after it (and after the allocations in a row with it).  Triton's
+    own lowering orders stores, fence, barrier, reader; our island's barrier comes before that
+    fence, so the island fences its own stores (the later fence of Triton's is then redundant)."""
+    seen = False
+    for other in module.walk():
+        if other is op:
+            seen = True
+            continue
+        if not seen:
+            continue
+        if other.name == "ttng.fence_async_shared":
+            return other.parent_op is op.parent_op
+        if id(other) in lowered_allocs or other.name in _SMEM_FREE or other.name.startswith(_SMEM_FREE_PREFIXES):
+            continue
+        return False
+    return False
+
+
 def _target_of(module: Module, target: Optional[str]):
     name = target or module.target
     if name is None:
@@ -229,8 +280,10 @@ def plan_module(module: Module, only: str = "", target: Optional[str] = None,
     results = []
     wanted = {"ttg.convert_layout"}
     if mode == "linear":
-        wanted |= {f"ttg.{name}" for name in (LOCAL_LOAD, LOCAL_STORE) if name in owned}
+        wanted |= {f"ttg.{name}" for name in (LOCAL_LOAD, LOCAL_STORE, LOCAL_ALLOC) if name in owned}
     for op in (op for op in module.walk() if op.name in wanted):
+        if op.name == "ttg.local_alloc" and not op.operands:
+            continue   # an allocation without a source stores nothing: Triton's (or our scratch)
         outcome = ConvertOutcome(op.location)
         results.append((op, outcome))
         if hw_target is None:
@@ -241,6 +294,9 @@ def plan_module(module: Module, only: str = "", target: Optional[str] = None,
             continue
         if op.name == "ttg.local_store":
             _plan_local_store(module, op, hw_target, outcome)
+            continue
+        if op.name == "ttg.local_alloc":
+            _plan_local_alloc(module, op, hw_target, outcome)
             continue
         source, result = op.operands[0], op.results[0]
         try:
@@ -293,6 +349,32 @@ def _plan_local_store(module: Module, op: Operation, target, outcome: ConvertOut
         element = island_element_type(value.tensor_type.element_type)
     except (PassFailure, EmitError) as error:
         outcome.reason = getattr(error, "message", str(error))
+        return
+    problem = _island_limits_problem(module, target, src)
+    if problem:
+        outcome.reason = problem
+        return
+    plan = plan_local_store(src, buffer, element.logical_bits, target)
+    if not plan:
+        outcome.reason = plan.reason
+        return
+    outcome.plan = plan
+
+
+def _plan_local_alloc(module: Module, op: Operation, target, outcome: ConvertOutcome) -> None:
+    """Plan one ``ttg.local_alloc`` with a source: a local store into a fresh allocation (the
+    same algebra, ``plan_local_store``; sets ``outcome.plan``, or ``outcome.reason``)."""
+    value, buffer_value = op.operands[0], op.results[0]
+    outcome.method = LOCAL_ALLOC
+    try:
+        src, buffer = value_layout(value, op), value_layout(buffer_value, op)
+        element = island_element_type(value.tensor_type.element_type)
+    except (PassFailure, EmitError) as error:
+        outcome.reason = getattr(error, "message", str(error))
+        return
+    buffer_type = buffer_value.tensor_type
+    if len(buffer_type.shape) != len(value.tensor_type.shape):
+        outcome.reason = "the allocation's shape differs from its source's"
         return
     problem = _island_limits_problem(module, target, src)
     if problem:
@@ -468,24 +550,41 @@ def lower_module(module: Module, only: str = "", target: Optional[str] = None,
     local_loads = [op for op, o in planned if o.plan is not None and o.plan.method == LOCAL_LOAD]
     follows = _reads_in_a_row(module, local_loads)
     followed = {id(a) for a, b in zip(local_loads, local_loads[1:]) if id(b) in follows}
+    # Allocations with a source in a row (e.g. wgmma's two operands) store into distinct, live
+    # buffers: no barrier between them, one guard before the first and one after the last.
+    allocs = [op for op, o in planned if o.plan is not None and op.name == "ttg.local_alloc"]
+    allocs_follow = _reads_in_a_row(module, allocs)
+    follows |= allocs_follow
+    followed |= {id(a) for a, b in zip(allocs, allocs[1:]) if id(b) in allocs_follow}
+    lowered_allocs = {id(op) for op in allocs}
+    island_positions = [position_of[id(op)] for op in shared_ops]
+    single_function = sum(op.name == "tt.func" for op in module.walk()) == 1
     islands: dict[int, tuple[ConvertOutcome, Island]] = {}
     store_position = {id(op): k for k, op in enumerate(op for op in module.walk() if op.name == "ttg.local_store")}
     store_islands: dict[int, int] = {}      # k-th ttg.local_store of the text -> island number
     for number, (op, outcome) in enumerate(planned):
         if outcome.plan is None:
             continue
-        storing = op.name == "ttg.local_store"
+        allocating = op.name == "ttg.local_alloc"
+        storing = op.name == "ttg.local_store" or allocating   # a local_alloc's island is a store
         value = op.operands[0] if storing else op.results[0]
+        buffer = f"%{_CACHEABLE_PREFIX}_buffer" if allocating else "%BUFFER"
         site = ConvertSite(result="" if storing else "%RESULT", source="%SOURCE", src_type="@SRC_TYPE@",
                            dst_type="" if storing else "@DST_TYPE@", element_type=value.tensor_type.element_type,
-                           buffer="%BUFFER" if storing else "", buffer_type="@BUFFER_TYPE@" if storing else "",
-                           guard_before=guards and id(op) not in follows,
+                           buffer=buffer if storing else "", buffer_type="@BUFFER_TYPE@" if storing else "",
+                           guard_before=guards and id(op) not in follows and (
+                               not allocating or _needs_guard_before(op, position_of[id(op)],
+                                                                     triton_users + island_positions,
+                                                                     single_function)),
                            guard_after=(guards and id(op) not in followed
                                         and _needs_guard_after(op, position_of[id(op)], triton_users)),
                            prefix=_CACHEABLE_PREFIX,
                            unique_struct=installed_conventions().struct_holds_unique_registers, in_loop=_in_loop(op))
-        memdesc = {"ttg.local_load": 0, "ttg.local_store": 1}.get(op.name)
-        rank = 0 if memdesc is None else len(op.operands[memdesc].tensor_type.shape)
+        if allocating and site.guard_after and _async_proxy_reads(module, op, lowered_allocs):
+            site.async_fence = True
+        memdesc = (op.operands[0] if op.name == "ttg.local_load" else op.operands[1] if op.name == "ttg.local_store"
+                   else op.results[0] if allocating else None)
+        rank = 0 if memdesc is None else len(memdesc.tensor_type.shape)
         try:
             if op.name == "ttg.local_load":
                 island = emit_local_load_island(outcome.plan, site, rank)
@@ -507,6 +606,8 @@ def lower_module(module: Module, only: str = "", target: Optional[str] = None,
                 continue
         # Islands are emitted (and their verdicts remembered) with one SSA prefix, so the same
         # conversion anywhere hashes alike; each gets its own prefix in the module.
+        if allocating:
+            island.text = _allocation_around(island.text, buffer, rank)
         island.text = island.text.replace(f"%{_CACHEABLE_PREFIX}_", f"%ll{number}_")
         outcome.island = island
         islands[number] = (outcome, island)
@@ -520,6 +621,30 @@ def lower_module(module: Module, only: str = "", target: Optional[str] = None,
     if islands:
         module.rewrite_text(lambda text: _splice_islands(text, islands, store_islands))
     return [o for _, o in planned]
+
+
+def _allocation_around(store_island: str, buffer: str, rank: int) -> str:
+    """A ``ttg.local_alloc``'s island: a fresh *mutable* allocation (Triton's verifier wants
+    ``mutable`` on an allocation without a source), the simulated store island into it, and the
+    original result as a ``ttg.memdesc_subslice`` of the whole buffer (offsets 0), which keeps
+    the result's own type (immutable, as its users expect) and, being a view, keeps Triton's
+    alias analysis tying the result's users to the allocation (its liveness, its barriers).
+    Neither ``memdesc_reinterpret`` (3.9: "source and result must have the same mutability")
+    nor an ``unrealized_conversion_cast`` (no alias: the bytes could be given to another buffer
+    while the result is still read) would do."""
+    zeros = ", ".join(["0"] * rank)
+    return "\n".join([f"{buffer} = ttg.local_alloc : () -> @BUFFER_TYPE@", store_island,
+                      f"%RESULT = ttg.memdesc_subslice {buffer}[{zeros}] : @BUFFER_TYPE@ -> @DST_TYPE@"])
+
+
+def _mutable(memdesc_type: str) -> str:
+    """``!ttg.memdesc<..., #smem>`` -> ``!ttg.memdesc<..., #smem, mutable>`` (an allocation's type
+    has no alloc shape after ``mutable``)."""
+    if re.search(r", mutable>$", memdesc_type):
+        return memdesc_type
+    if not memdesc_type.endswith(">"):
+        raise PassFailure(None, f"internal error: unexpected memdesc type {memdesc_type}")
+    return memdesc_type[:-1] + ", mutable>"
 
 
 # %5 = ttg.convert_layout %4 {ll.island = 0 : i32, ...} : tensor<...> -> tensor<...> loc(#loc3)
@@ -536,6 +661,13 @@ _LOCAL_LOAD_LINE = re.compile(
     r"^(?P<indent>[ \t]*)(?P<result>%[^\s=]+) = ttg\.local_load (?P<source>%[^\s{]+)(?: token %[^\s{]+)? "
     r"\{(?P<attrs>[^\n]*?ll\.island = (?P<number>\d+) : i32[^\n]*?)\} : (?P<src_type>.+?) -> "
     r"(?P<dst_type>.+?)(?P<loc> loc\(.*\))?$", re.M)
+
+
+# %5 = ttg.local_alloc %4 {ll.island = 2 : i32} : (tensor<...>) -> !ttg.memdesc<...> loc(#loc3)
+_LOCAL_ALLOC_LINE = re.compile(
+    r"^(?P<indent>[ \t]*)(?P<result>%[^\s=]+) = ttg\.local_alloc (?P<source>%[^\s{]+) "
+    r"\{(?P<attrs>[^\n]*?ll\.island = (?P<number>\d+) : i32[^\n]*?)\} : \((?P<src_type>.+?)\) -> "
+    r"(?P<alloc_type>.+?)(?P<loc> loc\(.*\))?$", re.M)
 
 
 # ttg.local_store %3, %4 : tensor<...> -> !ttg.memdesc<...> loc(#loc3)
@@ -564,7 +696,10 @@ def _splice_islands(text: str, islands: dict[int, tuple[ConvertOutcome, Island]]
         done.add(number)
         groups = m.groupdict()
         body = island.text.replace("%SOURCE", m.group("source")).replace("@SRC_TYPE@", m.group("src_type"))
-        if groups.get("buffer"):   # a local store: no result, a memdesc operand
+        if groups.get("alloc_type"):   # a local_alloc with a source: a store into a fresh buffer
+            body = (body.replace("@BUFFER_TYPE@", _mutable(m.group("alloc_type")))
+                    .replace("%RESULT", m.group("result")).replace("@DST_TYPE@", m.group("alloc_type")))
+        elif groups.get("buffer"):   # a local store: no result, a memdesc operand
             body = body.replace("%BUFFER", m.group("buffer")).replace("@BUFFER_TYPE@", m.group("buffer_type"))
         else:
             body = body.replace("%RESULT", m.group("result")).replace("@DST_TYPE@", m.group("dst_type"))
@@ -572,6 +707,7 @@ def _splice_islands(text: str, islands: dict[int, tuple[ConvertOutcome, Island]]
         return "\n".join(indent + line.lstrip() for line in body.splitlines())
 
     out = _LOCAL_LOAD_LINE.sub(replace, _CONVERT_LINE.sub(replace, text))
+    out = _LOCAL_ALLOC_LINE.sub(replace, out)
     if store_islands:
         out = _LOCAL_STORE_LINE.sub(replace_store, out)
     missing = set(islands) - done

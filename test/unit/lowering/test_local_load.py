@@ -258,3 +258,169 @@ def test_only_local_store_lowers_the_store_of_a_pipelined_buffer():
     assert [o.remark().split(": remark: ")[1] for o in outcomes] == \
         ["[ll-lower-conversions] lowered: local_store, guard bar.sync=2, st.shared.b128=2"]
     assert "ttg.local_store" not in text and "ttg.local_load" in text
+
+
+# ------------------------------------------------------------------ allocations with a source
+
+BLOCKED_8 = "#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>"
+SWIZZLED = "#ttg.swizzled_shared<{vec = 8, perPhase = 2, maxPhase = 4, order = [1, 0]}>"
+ALLOC_CASES = {
+    # a Hopper epilogue: the wgmma accumulator into a 128-byte-swizzled nvmma buffer
+    "sm_90": (((64, 64), WGMMA_ACC, BLOCKED_8, NVMMA_128), "guard bar.sync=1, stmatrix=4",
+              r"stmatrix\.sync\.aligned\.m8n8\.x4\.shared\.b16", 4),
+    # an Ampere operand staged in a swizzled buffer: 8 contiguous halves per lane, 128-bit stores
+    "sm_80": (((64, 32), "#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], "
+               "order = [1, 0]}>", "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [4, 1], "
+               "order = [1, 0]}>", SWIZZLED), "guard bar.sync=1, st.shared.b128=2", r"st\.shared\.v4\.b32", 2),
+    "gfx942": (((64, 64), "#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 8], warpsPerCTA = [4, 1], "
+                "order = [1, 0]}>", "#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [16, 4], warpsPerCTA = [4, 1], "
+                "order = [1, 0]}>", ROW_MAJOR), "ds_write.b128=2, guard s_barrier=1, pack=8", r"ds_write_b128", 2),
+}
+
+
+def alloc_kernel(target):
+    (shape, src, dst, shared), _, _, _ = ALLOC_CASES[target]
+    return single_convert_ttgir(shape, "f16", src, dst, 4, target, name="k", shared_encoding=shared)
+
+
+def test_allocations_with_a_source_are_opt_in():
+    for only in ("", "local_load,local_store"):
+        text, outcomes = lower_text(alloc_kernel("sm_90"), filename="k.ttgir", only=only)
+        assert all(o.method != "local_alloc" for o in outcomes) and "ttg.local_alloc %" in text
+
+
+@pytest.mark.parametrize("target", sorted(ALLOC_CASES))
+def test_only_local_alloc_stores_into_a_fresh_mutable_buffer_viewed_with_the_original_type(target):
+    _, mix, _, _ = ALLOC_CASES[target]
+    text, outcomes = lower_text(alloc_kernel(target), filename="k.ttgir", only="local_alloc")
+    assert [o.remark().split(": remark: ")[1] for o in outcomes] == \
+        [f"[ll-lower-conversions] lowered: local_alloc, {mix}"]
+    assert "ttg.local_alloc %" not in text
+    alloc = re.search(r"(%\S+) = ttg\.local_alloc : \(\) -> (!ttg\.memdesc<\S+, #shared, #smem, mutable>)", text)
+    view = re.search(r"(%\S+) = ttg\.memdesc_subslice (%\S+)\[0, 0\] : (\S.*?) -> (!ttg\.memdesc<[^>]*>)", text)
+    assert alloc and view and view.group(2) == alloc.group(1) and view.group(3) == alloc.group(2)
+    assert view.group(4).endswith("#shared, #smem>")      # immutable, as the allocation was
+    assert re.search(rf"ttg\.local_load {re.escape(view.group(1))} : {re.escape(view.group(4))}", text)
+
+
+def test_with_local_load_too_the_stores_and_loads_share_one_barrier():
+    text, outcomes = lower_text(alloc_kernel("sm_90"), filename="k.ttgir", only="local_alloc,local_load")
+    assert [o.remark().split(": remark: ")[1] for o in outcomes] == [
+        "[ll-lower-conversions] lowered: local_alloc, stmatrix=4",
+        "[ll-lower-conversions] lowered: local_load, guard bar.sync=1, ld.shared.b128=4"]
+
+
+def test_an_allocation_without_a_source_is_left_alone():
+    text, outcomes = lower_text(kernel(buffers=3), filename="k.ttgir", only="local_alloc")
+    assert outcomes == [] and "ttg.local_alloc : () ->" in text and "ttg.local_store" in text
+
+
+def test_an_allocation_we_cannot_lower_is_left_to_triton_with_a_remark():
+    no_target = alloc_kernel("sm_90").replace('ttg.target = "cuda:90", ', "")
+    assert "ttg.target" not in no_target
+    text, outcomes = lower_text(no_target, filename="k.ttgir", only="local_alloc")
+    assert [o.remark().split(": remark: ")[1] for o in outcomes] == [
+        "[ll-lower-conversions] left to Triton: the module has no ttg.target attribute (pass target=...)"]
+    assert "ttg.local_alloc %" in text
+
+
+@pytest.mark.parametrize("target", sorted(ALLOC_CASES))
+def test_lowered_allocations_compile_with_a_barrier_between_our_stores_and_the_reads(target, tmp_path):
+    import triton
+    from linear_layouts.lowering.target import target_named as named
+    _, _, store, count = ALLOC_CASES[target]
+    lowered, outcomes = lower_text(alloc_kernel(target), filename="k.ttgir", only="local_alloc")
+    assert outcomes and all(o.lowered for o in outcomes)
+    path = tmp_path / "k.ttgir"
+    path.write_text(lowered)
+    compiled = triton.compile(str(path), target=named(target).gpu_target(named(target).warp_size))
+    amd = target == "gfx942"
+    assert compiled.asm["hsaco" if amd else "cubin"]
+    asm = compiled.asm["amdgcn" if amd else "ptx"]
+    assert len(re.findall(store, asm)) == count
+    last_store = max(m.start() for m in re.finditer(store, asm))
+    first_read = min(m.start() for m in re.finditer(r"ds_read_b|ld\.shared|ldmatrix", asm))
+    barrier = r"s_barrier" if amd else r"bar\.sync"
+    assert last_store < first_read and re.search(barrier, asm[last_store:first_read])
+
+
+def _hopper_ttgir(kernel_kind: str) -> str:
+    """Stock Triton's TTGIR (sm_90, compiled on the CPU) of a kernel whose buffers are read through
+    the async proxy: wgmma operands staged by ``ttg.local_alloc``, or a TMA store's staging buffer."""
+    import triton
+    import triton.language as tl
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    @triton.jit
+    def wgmma_kernel(A, B, C, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+        rm, rn, rk = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)
+        a = tl.load(A + rm[:, None] * K + rk[None, :])
+        b = tl.load(B + rk[:, None] * N + rn[None, :])
+        tl.store(C + rm[:, None] * N + rn[None, :], tl.dot(a, b).to(tl.float16))
+
+    @triton.jit
+    def tma_store_kernel(A, desc, M: tl.constexpr, N: tl.constexpr):
+        rm, rn = tl.arange(0, M), tl.arange(0, N)
+        desc.store([0, 0], tl.load(A + rm[:, None] * N + rn[None, :]) * 2)
+
+    if kernel_kind == "wgmma":
+        source = ASTSource(wgmma_kernel, {"A": "*fp16", "B": "*fp16", "C": "*fp16", "M": "constexpr",
+                                          "N": "constexpr", "K": "constexpr"}, constexprs={"M": 64, "N": 64, "K": 64})
+    else:
+        source = ASTSource(tma_store_kernel, {"A": "*fp16", "desc": "tensordesc<fp16[64, 64]>", "M": "constexpr",
+                                              "N": "constexpr"}, constexprs={"M": 64, "N": 64})
+    return triton.compile(source, target=GPUTarget("cuda", 90, 32), options={"num_warps": 4}).asm["ttgir"]
+
+
+@pytest.mark.parametrize("kernel_kind, reader", [("wgmma", r"wgmma\.mma_async"), ("tma", r"cp\.async\.bulk\.tensor")])
+def test_async_proxy_readers_see_stores_fence_barrier_as_with_stock_triton(kernel_kind, reader, tmp_path):
+    """Triton's own order is stores, fence.proxy.async, bar.sync, then wgmma / the TMA store; our
+    island's guard barrier comes before Triton's ttng.fence_async_shared, so it fences first."""
+    import triton
+    from triton.backends.compiler import GPUTarget
+    text = _hopper_ttgir(kernel_kind)
+    assert "ttng.fence_async_shared" in text
+    lowered, outcomes = lower_text(text, filename="k.ttgir", only="local_alloc")
+    remarks = [o.remark().split(": remark: ")[1] for o in outcomes if o.method == "local_alloc"]
+    last = "[ll-lower-conversions] lowered: local_alloc, fence.proxy.async=1, guard bar.sync=1, st.shared.b16=32"
+    # two operands in a row: no barrier between their stores, one fence and barrier after both
+    assert remarks == (["[ll-lower-conversions] lowered: local_alloc, st.shared.b16=32", last]
+                       if kernel_kind == "wgmma" else [last])
+    path = tmp_path / "k.ttgir"
+    path.write_text(lowered)
+    compiled = triton.compile(str(path), target=GPUTarget("cuda", 90, 32))
+    assert compiled.asm["cubin"]
+    ptx = compiled.asm["ptx"]
+    first_read = re.search(reader, ptx).start()
+    stores = [m.start() for m in re.finditer(r"st\.shared\.b16", ptx[:first_read])]
+    assert len(stores) == 32 * len(remarks)
+    assert re.search(r"bar\.sync", ptx[:stores[0]]) is None        # a fresh buffer: no guard before
+    between = ptx[stores[-1]:first_read]
+    fence, barrier = between.find("fence.proxy.async.shared::cta"), between.find("bar.sync")
+    assert 0 <= fence < barrier
+
+
+def test_the_drop_in_lowers_allocations_with_a_source_and_counts_them(tmp_path, monkeypatch):
+    """enable(only="local_alloc") inside triton.compile: the wgmma kernel's two operand
+    allocations become islands (fenced for the async proxy), counted apart from conversions."""
+    import triton
+    import linear_layouts
+    from linear_layouts.passes import hook
+    from triton.backends.compiler import GPUTarget
+    monkeypatch.setattr(triton.knobs.cache, "dir", str(tmp_path / "cache"))
+    monkeypatch.setenv("TRITON_DEFAULT_FP_FUSION", "1")
+    path = _write(tmp_path / "k.ttgir", _hopper_ttgir("wgmma"))
+    stock = triton.compile(str(path), target=GPUTarget("cuda", 90, 32))
+    hook.reset_stats()
+    with linear_layouts.enabled(only="local_alloc"):
+        ours = triton.compile(str(path), target=GPUTarget("cuda", 90, 32))
+    assert hook.stats().local_writes_lowered == 2 and hook.stats().islands == 0
+    assert "2 local stores and allocations with a source lowered" in hook.stats().summary()
+    # Our island's fence before the barrier, and Triton's own (now redundant) after it.
+    assert stock.asm["ptx"].count("fence.proxy.async") == 1 and ours.asm["ptx"].count("fence.proxy.async") == 2
+
+
+def _write(path, text):
+    path.write_text(text)
+    return path
