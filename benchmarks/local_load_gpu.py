@@ -2,6 +2,7 @@
 
     python benchmarks/local_load_gpu.py --out benchmarks/results          # on an H100/H200
     python benchmarks/local_load_gpu.py --out /tmp/dry --dry-run          # CPU: compile only
+    python benchmarks/local_load_gpu.py --only local_load,local_alloc     # the allocation ours too
 
 Each case is a kernel ``load X (layout A) -> ttg.local_alloc into a buffer of shared layout S ->
 ttg.local_load into layout B -> store Y (layout B)``; X and Y row-major, so Y must equal X bit
@@ -187,6 +188,9 @@ def main(argv=None) -> int:
     if "local_store" in args.only:
         stem = "local_store_gpu"
         header["lowered"] = "ttg.local_store and ttg.local_load, both by our islands"
+    elif "local_alloc" in args.only:
+        stem = "local_alloc_gpu"
+        header["lowered"] = "ttg.local_alloc with a source and ttg.local_load, both by our islands"
     if args.buffers > 1:
         header["staging"] = f"the last of {args.buffers} buffers of one allocation (ttg.memdesc_index, local_store)"
     failures = write_reports(args.out, cases, compiled, header, args.dry_run, stem)

@@ -11,6 +11,10 @@ memory, so there is no ``local_load`` to lower; ``--mma-v2`` (default on) sets
 (``enable(only="noop,rename,shuffle,shared,local_load")``), ``conversions`` (our default:
 conversions only) and ``stock_again`` (the noise).  Outputs are checked against torch; times are
 ``do_bench`` medians.  Writes local_load_kernels.json / .md into ``--out``.
+
+``--own local_alloc --no-mma-v2``: the same kernels on the wgmma path, where Triton stages dot
+operands with ``ttg.local_alloc`` of a register value; the second mode owns those allocations
+(``only=...,local_alloc``) instead of local loads.  Writes local_alloc_kernels.json / .md.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ MODES = {"stock": None, "local_load": "noop,rename,shuffle,shared,local_load",
          "conversions": "noop,rename,shuffle,shared", "stock_again": None}
 
 
-def run(bench, mode: str, cache_root: str) -> dict:
+def run(bench, mode: str, cache_root: str, own: str = "local_load") -> dict:
     """``kernels.run_mode`` with this script's modes (the plugin owning ``MODES[mode]``)."""
     from kernels import run_mode
 
@@ -37,13 +41,16 @@ def run(bench, mode: str, cache_root: str) -> dict:
     hook.reset_stats()   # the "plugin" line counts this run's kernels only
     if MODES[mode] is None:
         return run_mode(bench, "stock", cache_root, label=mode)
-    return run_mode(bench, "linear", cache_root, only=MODES[mode], label=mode)
+    only = MODES[mode].replace("local_load", own)
+    return run_mode(bench, "linear", cache_root, only=only, label=mode)
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", default=os.path.join(REPO, "benchmarks", "results"))
     parser.add_argument("--no-mma-v2", action="store_true", help="leave Triton's choice of mma version alone")
+    parser.add_argument("--own", choices=("local_load", "local_alloc"), default="local_load",
+                        help="which shared-memory op the second mode lowers with our islands")
     args = parser.parse_args(argv)
     if not args.no_mma_v2:
         os.environ["DISABLE_MMA_V3"] = "1"
@@ -59,7 +66,7 @@ def main(argv=None) -> int:
     for bench in benches:
         row = {"kernel": bench.name}
         for mode in MODES:
-            row[mode] = run(bench, mode, cache_root)
+            row[mode] = run(bench, mode, cache_root, args.own)
             torch.cuda.empty_cache()
         rows.append(row)
         print(bench.name, {m: (round(row[m]["ms"], 4) if row[m].get("ok") else row[m].get("error")) for m in MODES},
@@ -68,10 +75,11 @@ def main(argv=None) -> int:
               "DISABLE_MMA_V3": os.environ.get("DISABLE_MMA_V3", "unset"),
               "command": "python benchmarks/local_load_kernels.py " + " ".join(argv or sys.argv[1:])}
     os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "local_load_kernels.json"), "w") as f:
+    stem = "local_load_kernels" if args.own == "local_load" else "local_alloc_kernels"
+    with open(os.path.join(args.out, stem + ".json"), "w") as f:
         json.dump({"header": header, "rows": rows}, f, indent=1)
-    lines = ["# Whole kernels: our local_load islands vs stock Triton", ""] + [f"- {k}: {v}" for k, v in header.items()]
-    lines += ["", "| kernel | stock ms | local_load ms | ratio | conversions-only ms | ratio | stock again (noise) | "
+    lines = [f"# Whole kernels: our {args.own} islands vs stock Triton", ""] + [f"- {k}: {v}" for k, v in header.items()]
+    lines += ["", f"| kernel | stock ms | {args.own} ms | ratio | conversions-only ms | ratio | stock again (noise) | "
               "correct | plugin |", "|---|---|---|---|---|---|---|---|---|"]
     ratios = []
     for row in rows:
@@ -87,8 +95,8 @@ def main(argv=None) -> int:
                      f"{again.get('ms', float('nan')) / s['ms']:.3f} | "
                      f"{all(row[m].get('correct') for m in MODES)} | {ll.get('plugin', '')} |")
     if ratios:
-        lines += ["", f"Geometric mean local_load / stock: {geomean(ratios):.3f} over {len(ratios)} kernels."]
-    with open(os.path.join(args.out, "local_load_kernels.md"), "w") as f:
+        lines += ["", f"Geometric mean {args.own} / stock: {geomean(ratios):.3f} over {len(ratios)} kernels."]
+    with open(os.path.join(args.out, stem + ".md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0
