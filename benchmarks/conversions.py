@@ -98,6 +98,24 @@ def _split_type(dims_and_type: str):
     return tuple(int(p) for p in parts[:-1]), parts[-1]
 
 
+def converts_in(text: str, origin: str) -> list[tuple[int, Case]]:
+    """Every ``ttg.convert_layout`` of a TTGIR module as (line number, Case at the element's
+    own width), named ``origin#line``."""
+    aliases = "\n".join(line for line in text.splitlines() if re.match(r"^#[\w$-]+ = #ttg\.", line))
+    warps = int(re.search(r'"ttg.num-warps" = (\d+)', text).group(1))
+    out = []
+    for line_number, line in enumerate(text.splitlines(), 1):
+        m = _CONVERT.search(line.strip())
+        if not m:
+            continue
+        shape, element = _split_type(m.group(1))
+        src, dst = m.group(2), m.group(3).rstrip(">") if m.group(3).count("<") < m.group(3).count(">") else m.group(3)
+        bits = ELEMENT_WIDTH.get(element, 32)
+        name = f"{origin}#{line_number}:{'x'.join(map(str, shape))}:i{bits}"
+        out.append((line_number, Case(name, aliases, src, dst, shape, bits, warps, origin)))
+    return out
+
+
 def corpus_cases() -> list[Case]:
     cases: dict = {}
     for target in ("cuda90", "cuda80"):
@@ -106,21 +124,14 @@ def corpus_cases() -> list[Case]:
             continue
         for file in sorted(os.listdir(folder)):
             text = open(os.path.join(folder, file)).read()
-            aliases = "\n".join(line for line in text.splitlines()
-                                if re.match(r"^#[\w$-]+ = #ttg\.", line))
-            warps = int(re.search(r'"ttg.num-warps" = (\d+)', text).group(1))
-            for line_number, line in enumerate(text.splitlines(), 1):
-                m = _CONVERT.search(line.strip())
-                if not m:
-                    continue
-                shape, element = _split_type(m.group(1))
-                src, dst = m.group(2), m.group(3).rstrip(">") if m.group(3).count("<") < m.group(3).count(">") else m.group(3)
-                base_bits = ELEMENT_WIDTH.get(element, 32)
+            for line_number, found in converts_in(text, f"{target}/{file}"):
+                base_bits = found.bits
                 for bits in WIDTHS:
                     if bits == base_bits or (bits in (16, 8) and base_bits == 32):
                         name = (f"{target}/{file.removesuffix('.ttgir')}#{line_number}:"
-                                f"{'x'.join(map(str, shape))}:i{bits}")
-                        case = Case(name, aliases, src, dst, shape, bits, warps, f"{target}/{file}")
+                                f"{'x'.join(map(str, found.shape))}:i{bits}")
+                        case = Case(name, found.aliases, found.src, found.dst, found.shape, bits, found.num_warps,
+                                    f"{target}/{file}")
                         cases.setdefault(case.key, case)
     return list(cases.values()) + synthetic_cases()
 

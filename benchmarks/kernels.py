@@ -171,10 +171,11 @@ def _cases():
 
 # =========================================================================== running
 
-def run_mode(bench: Bench, mode: str, cache_root: str, only: str | None = None, label: str | None = None) -> dict:
+def run_mode(bench: Bench, mode: str, cache_root: str, only: str | None = None, label: str | None = None,
+             pipeline: str | None = None) -> dict:
     """Compile (empty cache) and time ``bench`` in ``mode`` ("stock", "linear", "legacy";
-    ``only``: the lowerings the plugin owns, as in ``enable(only=...)``; ``label``: the cache
-    sub-directory, default the mode)."""
+    ``only``: the lowerings the plugin owns, as in ``enable(only=...)``; ``pipeline``: a whole
+    plugin pipeline instead; ``label``: the cache sub-directory, default the mode)."""
     import torch
     import triton.testing
 
@@ -186,7 +187,7 @@ def run_mode(bench: Bench, mode: str, cache_root: str, only: str | None = None, 
     triton.knobs.cache.dir = os.path.join(cache_root, bench.name, label or mode)  # empty: measure compilation
     try:
         if mode in ("linear", "legacy"):
-            linear_layouts.enable(mode, only=only)
+            linear_layouts.enable(mode, only=only, pipeline=pipeline)
         launch, check, output = bench.setup()
         output.fill_(float("nan") if output.is_floating_point() else -7)  # poison
         torch.cuda.synchronize()

@@ -1,0 +1,135 @@
+"""Plan choice inside real kernels: every verified candidate of a kernel's conversion, and stock
+Triton, timed in the kernel itself rather than in a loop of its own.
+
+    python benchmarks/kernel_choice.py --out benchmarks/results      # on a GPU machine
+
+``plan_choice.py`` times a conversion alone, 1024 times in a loop; inside a kernel the same
+conversion sits between loads, reductions and arithmetic, and the fastest lowering can differ
+(``column_sum``'s accumulator conversion: our shuffles beat stock's shared memory by 31% alone,
+and lose 5% inside the kernel).  For every kernel of ``benchmarks/kernels.py`` with exactly one
+distinct conversion (so that ``ll-lower-conversions{candidate=K}`` picks that conversion's K-th
+candidate and nothing else), each candidate and stock are compiled and timed in the kernel.
+
+Writes kernel_choice.json in plan_choice.json's row format (a row per conversion, its candidates'
+times and instruction mixes, stock's time), which ``plan_choice.py --write-choices`` reads like
+its own: list it last in ``--from``, and where the kernel run found an option more than 3% (and
+1 microsecond) faster than the model's pick, its entry replaces the isolated one for that
+conversion.  And kernel_choice.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import warnings
+
+from checkout import make_package_importable  # noqa: E402
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+WITHIN = 1.03
+
+
+def conversions_of(kernel_text: str, name: str):
+    """The distinct conversions of a kernel's TTGIR, as Cases (one per (src, dst, shape, bits))."""
+    from conversions import converts_in
+
+    distinct = {}
+    for _, case in converts_in(kernel_text, name):
+        distinct.setdefault(case.key, case)
+    return list(distinct.values())
+
+
+def launched_ttgir(bench) -> str:
+    """The TTGIR of the kernel ``bench`` launches (compiled by stock Triton)."""
+    import gc
+
+    from linear_layouts.passes.hook import _clear_jit_memory_caches
+    from triton.runtime.jit import JITFunction
+
+    _clear_jit_memory_caches()
+    launch, _, _ = bench.setup()
+    launch()
+    texts = []
+    with warnings.catch_warnings():  # isinstance() on some torch objects warns about deprecations
+        warnings.simplefilter("ignore")
+        jit_functions = [obj for obj in gc.get_objects() if isinstance(obj, JITFunction)]
+    for obj in jit_functions:
+        for cache in (getattr(obj, "device_caches", None) or {}).values():
+            texts += [kernel.asm["ttgir"] for kernel in cache[0].values()]   # (kernel cache, ...)
+    if len(texts) != 1:
+        raise RuntimeError(f"{bench.name}: expected one compiled kernel, found {len(texts)}")
+    return texts[0]
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", default=os.path.join(REPO, "benchmarks", "results"))
+    parser.add_argument("--only", default="", help="comma-separated kernel names")
+    args = parser.parse_args(argv)
+    make_package_importable()
+    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+    import torch
+    import triton
+    from kernels import _cases, run_mode
+    from plan_choice import verified_candidates
+
+    wanted = set(filter(None, args.only.split(",")))
+    cache_root = tempfile.mkdtemp(prefix="ll_kernel_choice_")
+    rows, skipped = [], []
+    for bench in _cases():
+        if wanted and bench.name not in wanted:
+            continue
+        found = conversions_of(launched_ttgir(bench), bench.name)
+        if len(found) != 1:
+            skipped.append((bench.name, f"{len(found)} distinct conversions"))
+            continue
+        case = found[0]
+        candidates = verified_candidates(case)
+        if len(candidates) < 1:
+            skipped.append((bench.name, "no verified candidate"))
+            continue
+        row = {"case": f"kernel/{bench.name}:{'x'.join(map(str, case.shape))}:i{case.bits}",
+               "src": case.src_resolved, "dst": case.dst_resolved, "shape": list(case.shape), "bits": case.bits,
+               "num_warps": case.num_warps, "candidates": candidates}
+        row["stock"] = run_mode(bench, "stock", cache_root, label="stock")
+        for rank in range(len(candidates)):
+            result = run_mode(bench, "linear", cache_root, label=f"candidate{rank}",
+                              pipeline=f"ll-lower-conversions{{candidate={rank} measured=false}}")
+            row["candidates"][rank] = {**row["candidates"][rank], **result}
+        row["stock_again"] = run_mode(bench, "stock", cache_root, label="stock_again")
+        torch.cuda.empty_cache()
+        rows.append(row)
+        print(bench.name, row["stock"].get("ms"), [c.get("ms") for c in row["candidates"]], flush=True)
+
+    environment = {"gpu": torch.cuda.get_device_name(), "triton": triton.__version__, "torch": torch.__version__}
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "kernel_choice.json"), "w") as f:
+        json.dump({"environment": environment, "cases": rows, "skipped": skipped}, f, indent=1)
+    lines = ["# Plan choice inside real kernels", "",
+             f"GPU: {environment['gpu']}; triton {environment['triton']}; torch {environment['torch']}; "
+             "medians of `triton.testing.do_bench`, each kernel compiled with an empty cache.", "",
+             f"Produced by `python benchmarks/kernel_choice.py {' '.join(argv)}`.", "",
+             "| kernel | stock ms | stock again | candidates (method: ms) | model's pick / fastest | fastest | all correct |",
+             "|---|---:|---:|---|---:|---|---|"]
+    for row in rows:
+        times = [c.get("ms") for c in row["candidates"]]
+        stock = row["stock"].get("ms")
+        options = [(t, str(k)) for k, t in enumerate(times) if t] + ([(stock, "stock")] if stock else [])
+        fastest = min(options)
+        correct = all(r.get("correct") for r in [row["stock"], row["stock_again"]] + row["candidates"])
+        cands = ", ".join(f"{c['method']}: {c.get('ms', float('nan')):.4f}" for c in row["candidates"])
+        lines.append(f"| {row['case']} | {stock:.4f} | {row['stock_again'].get('ms', float('nan')) / stock:.3f} | "
+                     f"{cands} | {times[0] / fastest[0]:.3f} | {fastest[1]} | {correct} |")
+    lines += ["", "Kernels not measured here: " + "; ".join(f"{n} ({why})" for n, why in skipped)]
+    with open(os.path.join(args.out, "kernel_choice.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
