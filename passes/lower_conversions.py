@@ -344,21 +344,7 @@ def _plan_local_store(module: Module, op: Operation, target, outcome: ConvertOut
         outcome.reason = (f"the memdesc is {what}; local stores are lowered into ttg.local_alloc and into "
                           f"ttg.memdesc_index of one")
         return
-    try:
-        src, buffer = value_layout(value, op), value_layout(buffer_value, op)
-        element = island_element_type(value.tensor_type.element_type)
-    except (PassFailure, EmitError) as error:
-        outcome.reason = getattr(error, "message", str(error))
-        return
-    problem = _island_limits_problem(module, target, src)
-    if problem:
-        outcome.reason = problem
-        return
-    plan = plan_local_store(src, buffer, element.logical_bits, target)
-    if not plan:
-        outcome.reason = plan.reason
-        return
-    outcome.plan = plan
+    _plan_store_into(module, op, value, buffer_value, target, outcome)
 
 
 def _plan_local_alloc(module: Module, op: Operation, target, outcome: ConvertOutcome) -> None:
@@ -366,15 +352,20 @@ def _plan_local_alloc(module: Module, op: Operation, target, outcome: ConvertOut
     same algebra, ``plan_local_store``; sets ``outcome.plan``, or ``outcome.reason``)."""
     value, buffer_value = op.operands[0], op.results[0]
     outcome.method = LOCAL_ALLOC
+    if len(buffer_value.tensor_type.shape) != len(value.tensor_type.shape):
+        outcome.reason = "the allocation's shape differs from its source's"
+        return
+    _plan_store_into(module, op, value, buffer_value, target, outcome)
+
+
+def _plan_store_into(module: Module, op: Operation, value, buffer_value, target, outcome: ConvertOutcome) -> None:
+    """The store of register ``value`` into the whole buffer ``buffer_value`` (a local store, or
+    the fill of an allocation with a source): sets ``outcome.plan``, or ``outcome.reason``."""
     try:
         src, buffer = value_layout(value, op), value_layout(buffer_value, op)
         element = island_element_type(value.tensor_type.element_type)
     except (PassFailure, EmitError) as error:
         outcome.reason = getattr(error, "message", str(error))
-        return
-    buffer_type = buffer_value.tensor_type
-    if len(buffer_type.shape) != len(value.tensor_type.shape):
-        outcome.reason = "the allocation's shape differs from its source's"
         return
     problem = _island_limits_problem(module, target, src)
     if problem:
