@@ -43,7 +43,7 @@ import re
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from checkout import make_package_importable  # noqa: E402
 
@@ -60,7 +60,7 @@ SHARED_WORDS = 8192        # 32 KiB of dynamic shared memory: two 16 KiB halves 
 class Probe:
     """One instruction class.  ``body(j)``: the PTX of the j-th unrolled instruction (registers
     ``t0..t7`` hold the chains, ``a`` the lane's shared address, ``p`` a predicate);
-    ``sass``: the SASS opcode (prefix) that must appear ``UNROLL * per_block`` times, or more;
+    ``sass``: the SASS opcode that must appear ``UNROLL`` times, or more, beyond the control's;
     ``wavefronts``: per instruction, for the shared-access fit; ``feature``: which constant of
     ``lowering/cost_weights.py`` it measures."""
 
@@ -74,7 +74,6 @@ class Probe:
     latency: bool = False         # one warp per SM, one dependent chain
     may_vanish: bool = False      # ptxas may emit nothing for it: timed all the same
     notes: str = ""
-    per_block: int = field(default=1)
 
 
 def _chain(j: int) -> str:
@@ -240,7 +239,7 @@ def sass_count(kernel, opcode: str) -> int:
 def check_sass(probe: Probe, kernel, control) -> tuple[int, str]:
     """(the probe's instructions in the SASS beyond the control's, '' or what is missing)."""
     found = sass_count(kernel, probe.sass) - sass_count(control, probe.sass)
-    wanted = UNROLL * probe.per_block
+    wanted = UNROLL
     if found >= wanted or probe.may_vanish:
         return found, ""
     return found, f"SASS has {found} {probe.sass} beyond the control's, expected at least {wanted}"

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from linear_layouts.lowering.cost import access_wavefronts, plan_cost
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from linear_layouts.lowering.cost import access_wavefronts, bank_use, plan_cost, wavefronts_and_phases
 from linear_layouts.lowering.describe import cost_text
 from linear_layouts.lowering.instructions import AccessForm, AccessKind
 from linear_layouts.lowering.plan import SharedAccess, ThreadAffine
@@ -70,3 +74,17 @@ def test_plan_cost_fields():
     assert cost.shared_stores == 4 and cost.shared_loads == 4
     assert cost.bank_conflicts == 0 and cost.store_wavefronts == 16 and cost.load_wavefronts == 16
     assert "scratch=2048B" in cost_text(cost, plan.target)
+
+
+@given(st.integers(0, 2 ** 32 - 1), st.sampled_from([(), (4,), (3, 4), (2, 3, 4)]), st.integers(1, 4),
+       st.sampled_from([16, 32, 64]))
+@settings(max_examples=300, deadline=None)
+def test_the_planners_wavefront_count_is_the_bank_models(seed, phase_bits, words_per_lane, num_banks):
+    """``wavefronts_and_phases`` (the planner's fast count) and ``bank_use`` (the one bank model,
+    ``ll-viz``'s too) agree on random warps: broadcasts, conflicts, every phase split."""
+    rng = np.random.default_rng(seed)
+    lanes = np.arange(32)
+    span = int(rng.choice([8, 64, 1024]))
+    words = rng.integers(0, span, size=(32, words_per_lane))
+    use = bank_use(lanes, words, phase_bits, num_banks)
+    assert wavefronts_and_phases(lanes, words, phase_bits, num_banks) == (use.wavefronts, use.phases)
