@@ -37,6 +37,8 @@ from checkout import make_package_importable  # noqa: E402
 
 make_package_importable()
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+
+from linear_layouts.passes.guard_barriers import guard_pruning  # noqa: E402
 os.environ.setdefault("LINEAR_LAYOUTS_STRICT_CHECK", "1")
 
 # TTGIR element type -> (torch dtype of the buffers, integer dtype of the same width for the bits)
@@ -64,7 +66,8 @@ def compile_case(job):
             f.write(module_text)
 
         def child() -> str:
-            triton.compile(path, target=GPUTarget("cuda", arch, 32))
+            with guard_pruning():   # as linear_layouts.enable() compiles: redundant guards dropped
+                triton.compile(path, target=GPUTarget("cuda", arch, 32))
             return "ok"
         run_forked(child)
 
@@ -116,7 +119,8 @@ def run_on_gpu(cases, compiled, arch: int) -> None:
         outputs = {}
         for variant in ("stock", "ours"):
             try:
-                kernel = triton.compile(result[variant]["path"], target=GPUTarget("cuda", arch, 32))
+                with guard_pruning():   # as linear_layouts.enable() compiles: redundant guards dropped
+                    kernel = triton.compile(result[variant]["path"], target=GPUTarget("cuda", arch, 32))
                 y = torch.full((numel,), -1, dtype=int_dtype, device="cuda")
                 kernel[(1, 1, 1)](x, y)
                 torch.cuda.synchronize()

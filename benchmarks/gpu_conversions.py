@@ -44,6 +44,8 @@ from checkout import make_package_importable  # noqa: E402
 make_package_importable()
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 
+from linear_layouts.passes.guard_barriers import guard_pruning  # noqa: E402
+
 DTYPES = {  # name -> (TTGIR element type, torch dtype name, integer view for bit comparison)
     "fp32": ("f32", "float32", "int32"),
     "fp16": ("f16", "float16", "int16"),
@@ -125,7 +127,8 @@ def _compile_path(text: str, arch: int, directory: str, name: str):
     path = os.path.join(directory, name + ".ttgir")
     with open(path, "w") as f:
         f.write(text)
-    return path, triton.compile(path, target=GPUTarget("cuda", arch, 32))
+    with guard_pruning():   # as linear_layouts.enable() compiles: redundant guards dropped
+        return path, triton.compile(path, target=GPUTarget("cuda", arch, 32))
 
 
 def compile_case(job):
@@ -212,7 +215,8 @@ def run_on_gpu(cases, compiled, arch: int) -> None:
                 continue
             try:
                 # the cache written by the workers makes this a load, not a compile
-                kernel = triton.compile(entry["path"], target=GPUTarget("cuda", arch, 32))
+                with guard_pruning():   # as linear_layouts.enable() compiles: redundant guards dropped
+                    kernel = triton.compile(entry["path"], target=GPUTarget("cuda", arch, 32))
                 y = torch.full((numel,), -1, dtype=int_dtype, device="cuda").view(dtype)  # poison: all ones
                 kernel[(1, 1, 1)](x, y)
                 torch.cuda.synchronize()

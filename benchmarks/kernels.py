@@ -212,7 +212,39 @@ def run_mode(bench: Bench, mode: str, cache_root: str, only: str | None = None, 
     return result
 
 
-def write_report(rows, environment, out):
+def run_rounds(run_one: Callable[[str], dict], modes, rounds: int) -> dict:
+    """``{mode: result}``: every mode run ``rounds`` times, in an order rotated each round
+    (stock, linear, legacy, stock_again; then linear, legacy, stock_again, stock; ...), so
+    that no mode always runs first or last: a GPU warming up or throttling over a run would
+    otherwise favour one mode.  Each mode's first run compiles from an empty cache (its first
+    launch is the compile time); the later ones reuse that compile.  See ``combine_rounds``."""
+    modes = tuple(modes)
+    runs = {mode: [] for mode in modes}
+    for number in range(rounds):
+        shift = number % len(modes)
+        for mode in modes[shift:] + modes[:shift]:
+            runs[mode].append(run_one(mode))
+    return {mode: combine_rounds(results) for mode, results in runs.items()}
+
+
+def combine_rounds(results: list[dict]) -> dict:
+    """One mode's rounds as one result: the first round's record (compile time, plugin
+    counts), ``ms`` the median of the rounds' medians, ``min_ms``/``max_ms`` over every repeat
+    of every round, ``round_ms`` each round's median; wrong in any round = wrong, failed in any
+    = that failure."""
+    failed = [r for r in results if not r.get("ok")]
+    if failed:
+        return dict(failed[0])
+    combined = dict(results[0])
+    combined["round_ms"] = [r["ms"] for r in results]
+    combined["ms"] = statistics.median(combined["round_ms"])
+    combined["min_ms"] = min(r["min_ms"] for r in results)
+    combined["max_ms"] = max(r["max_ms"] for r in results)
+    combined["correct"] = all(r.get("correct") for r in results)
+    return combined
+
+
+def write_report(rows, environment, out, rounds: int = 1):
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "kernels.json"), "w") as f:
         json.dump({"environment": environment, "kernels": rows}, f, indent=1)
@@ -230,9 +262,11 @@ def write_report(rows, environment, out):
     compile_overhead = [ratio(r, "linear", "stock", "first_launch_s") for r in rows]
     lines = ["# Kernel suite: stock Triton vs linear-layouts vs legacy", "",
              f"GPU: {environment['gpu']}; triton {environment['triton']}; torch {environment['torch']}. "
-             "Runtimes are medians of `triton.testing.do_bench`; compile time is the first launch with an "
+             f"Runtimes: the median over {rounds} rounds (modes in a rotated order each round) of "
+             "`triton.testing.do_bench` medians; compile time is the first launch with an "
              "empty Triton cache (compile + one run).", "",
-             "Produced by `python benchmarks/kernels.py --out benchmarks/results` (all modes in one run).", "",
+             f"Produced by `python benchmarks/kernels.py --out benchmarks/results --rounds {rounds}` "
+             "(all modes in one run).", "",
              f"* geometric mean time ours / stock: {geomean(vs_stock):.3f} "
              f"(worst {max([v for v in vs_stock if v] or [float('nan')]):.3f})",
              f"* geometric mean speedup ours vs legacy: {geomean(vs_legacy):.3f}x",
@@ -281,6 +315,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", default=os.path.join(REPO, "benchmarks", "results"))
     parser.add_argument("--only", help="comma-separated kernel names")
+    parser.add_argument("--rounds", type=int, default=5, help="times each mode is timed, order rotated (default 5)")
     args = parser.parse_args(argv)
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
     import torch
@@ -292,17 +327,18 @@ def main(argv=None) -> int:
     cache_root = tempfile.mkdtemp(prefix="ll_kernels_cache_")
     rows = []
     for i, bench in enumerate(benches):
-        row = {"kernel": bench.name}
-        for mode in MODES:
-            row[mode] = run_mode(bench, mode, cache_root)
+        def run_one(mode: str) -> dict:
+            result = run_mode(bench, mode, cache_root)
             torch.cuda.empty_cache()
+            return result
+        row = {"kernel": bench.name, **run_rounds(run_one, MODES, args.rounds)}
         rows.append(row)
         print(f"[{i + 1}/{len(benches)}] {bench.name}: " + ", ".join(
             f"{m}={row[m].get('ms', float('nan')):.4f}ms{'' if row[m].get('correct') else '(!)'}" for m in MODES),
             flush=True)
     environment = {"gpu": torch.cuda.get_device_name(), "triton": triton.__version__, "torch": torch.__version__,
                    "python": sys.version.split()[0]}
-    write_report(rows, environment, args.out)
+    write_report(rows, environment, args.out, args.rounds)
     return 0
 
 

@@ -15,6 +15,9 @@ conversions only) and ``stock_again`` (the noise).  Outputs are checked against 
 ``--own local_alloc --no-mma-v2``: the same kernels on the wgmma path, where Triton stages dot
 operands with ``ttg.local_alloc`` of a register value; the second mode owns those allocations
 (``only=...,local_alloc``) instead of local loads.  Writes local_alloc_kernels.json / .md.
+``--own all``: loads, stores and allocations with a source, all ours (local_ops_kernels.*).
+Every mode is timed ``--rounds`` times (default 5) in a rotated order; the median counts
+(``kernels.run_rounds``).
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ def run(bench, mode: str, cache_root: str, own: str = "local_load") -> dict:
     hook.reset_stats()   # the "plugin" line counts this run's kernels only
     if MODES[mode] is None:
         return run_mode(bench, "stock", cache_root, label=mode)
-    only = MODES[mode].replace("local_load", own)
+    only = MODES[mode].replace("local_load", "local_load,local_store,local_alloc" if own == "all" else own)
     return run_mode(bench, "linear", cache_root, only=only, label=mode)
 
 
@@ -49,8 +52,10 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", default=os.path.join(REPO, "benchmarks", "results"))
     parser.add_argument("--no-mma-v2", action="store_true", help="leave Triton's choice of mma version alone")
-    parser.add_argument("--own", choices=("local_load", "local_alloc"), default="local_load",
-                        help="which shared-memory op the second mode lowers with our islands")
+    parser.add_argument("--own", choices=("local_load", "local_alloc", "all"), default="local_load",
+                        help="which shared-memory op the second mode lowers with our islands (all: loads, "
+                             "stores and allocations with a source)")
+    parser.add_argument("--rounds", type=int, default=5, help="times each mode is timed, order rotated (default 5)")
     args = parser.parse_args(argv)
     if not args.no_mma_v2:
         os.environ["DISABLE_MMA_V3"] = "1"
@@ -58,16 +63,17 @@ def main(argv=None) -> int:
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
     import torch
     import triton
-    from kernels import _cases
+    from kernels import _cases, run_rounds
 
     benches = [b for b in _cases() if b.name in KERNELS]
     cache_root = tempfile.mkdtemp(prefix="ll_local_load_kernels_")
     rows = []
     for bench in benches:
-        row = {"kernel": bench.name}
-        for mode in MODES:
-            row[mode] = run(bench, mode, cache_root, args.own)
+        def run_one(mode: str) -> dict:
+            result = run(bench, mode, cache_root, args.own)
             torch.cuda.empty_cache()
+            return result
+        row = {"kernel": bench.name, **run_rounds(run_one, MODES, args.rounds)}
         rows.append(row)
         print(bench.name, {m: (round(row[m]["ms"], 4) if row[m].get("ok") else row[m].get("error")) for m in MODES},
               flush=True)
@@ -75,7 +81,7 @@ def main(argv=None) -> int:
               "DISABLE_MMA_V3": os.environ.get("DISABLE_MMA_V3", "unset"),
               "command": "python benchmarks/local_load_kernels.py " + " ".join(argv or sys.argv[1:])}
     os.makedirs(args.out, exist_ok=True)
-    stem = "local_load_kernels" if args.own == "local_load" else "local_alloc_kernels"
+    stem = {"local_load": "local_load_kernels", "local_alloc": "local_alloc_kernels", "all": "local_ops_kernels"}[args.own]
     with open(os.path.join(args.out, stem + ".json"), "w") as f:
         json.dump({"header": header, "rows": rows}, f, indent=1)
     lines = [f"# Whole kernels: our {args.own} islands vs stock Triton", ""] + [f"- {k}: {v}" for k, v in header.items()]

@@ -847,13 +847,15 @@ class DeviceCase:
         return suite.Bench(name, setup)
 
 
-def run_case(case: PaperCase, cache_root: str) -> dict:
+def run_case(case: PaperCase, cache_root: str, rounds: int = 3) -> dict:
+    """Every mode of one case, ``rounds`` times in a rotated order (``suite.run_rounds``)."""
     import torch
 
     device_case = DeviceCase(case)
     bench = device_case.bench()
     row = {"kernel": case.kernel, "shape": case.shape, "name": case.name}
-    for mode in MODES:
+
+    def run_one(mode: str) -> dict:
         device_case.compiled = None
         with environment(case.environment):
             plugin = PluginCounts()
@@ -865,8 +867,10 @@ def run_case(case: PaperCase, cache_root: str) -> dict:
             if problem:
                 result["ok"], result["error"] = False, problem
         result["worst_error"] = device_case.worst_error
-        row[mode] = result
         torch.cuda.empty_cache()
+        return result
+
+    row.update(suite.run_rounds(run_one, MODES, rounds))
     del device_case
     torch.cuda.empty_cache()
     return row
@@ -917,9 +921,11 @@ def write_report(rows: list, summary: dict, environment_info: dict, out: str, el
     noise_max = summary["noise_max"]
     lines = ["# The paper's kernels: stock Triton vs linear-layouts vs legacy", "",
              f"GPU: {environment_info['gpu']}; triton {environment_info['triton']}; torch {environment_info['torch']}; "
-             f"whole run {elapsed_s / 60:.1f} min. Times are `triton.testing.do_bench` medians (min and max of "
-             "its repeats in brackets); every output checked against numpy after poisoning.", "",
-             "Produced by `python benchmarks/paper_kernels.py --out benchmarks/results` (all modes in one run).", "",
+             f"whole run {elapsed_s / 60:.1f} min. Times are the median over {environment_info.get('rounds', 1)} rounds "
+             "(modes in a rotated order each round) of `triton.testing.do_bench` medians (min and max of "
+             "every repeat in brackets); every output checked against numpy after poisoning.", "",
+             f"Produced by `python benchmarks/paper_kernels.py --out benchmarks/results --rounds "
+             f"{environment_info.get('rounds', 1)}` (all modes in one run).", "",
              f"* time ours / stock, geometric mean over all cases: **{_fmt(summary['ours_over_stock'])}**",
              f"* time ours / legacy, geometric mean over all cases: **{_fmt(summary['ours_over_legacy'])}** "
              f"(speedup {_fmt(1 / summary['ours_over_legacy'] if summary['ours_over_legacy'] else None, 2)}x)",
@@ -1019,21 +1025,21 @@ def plot(rows: list, summary: dict, environment_info: dict, path: str) -> None:
     fig.savefig(path, dpi=120)
 
 
-def gpu_run(cases: list, out: str) -> int:
+def gpu_run(cases: list, out: str, rounds: int = 3) -> int:
     import torch
 
     start = time.perf_counter()
     cache_root = tempfile.mkdtemp(prefix="ll_paper_kernels_cache_")
     rows = []
     for number, case in enumerate(cases):
-        rows.append(run_case(case, cache_root))
+        rows.append(run_case(case, cache_root, rounds))
         row = rows[-1]
         print(f"[{number + 1}/{len(cases)} {time.perf_counter() - start:.0f}s] {case.name}: " + ", ".join(
             f"{m}={row[m].get('ms', float('nan')):.4f}ms{'' if row[m].get('correct') else '(!)'}" for m in MODES),
             flush=True)
     environment_info = {"gpu": torch.cuda.get_device_name(), "triton": triton.__version__,
                         "torch": torch.__version__, "python": sys.version.split()[0],
-                        "sm_count": torch.cuda.get_device_properties(0).multi_processor_count}
+                        "sm_count": torch.cuda.get_device_properties(0).multi_processor_count, "rounds": rounds}
     write_report(rows, summarize(rows), environment_info, out, time.perf_counter() - start)
     return 0 if all(row[m].get("correct") for row in rows for m in MODES) else 1
 
@@ -1047,6 +1053,7 @@ def main(argv=None) -> int:
     how.add_argument("--dry", action="store_true", help="no GPU: compile every case and mode for sm_90, print op counts")
     how.add_argument("--interpret", action="store_true",
                      help="no GPU: run tiny versions of every kernel in Triton's interpreter against numpy")
+    parser.add_argument("--rounds", type=int, default=3, help="times each mode is timed, order rotated (default 3)")
     parser.add_argument("--only", help="comma-separated kernel names (int4_gemm, mma_v2_gemm, streamk_gemm, "
                                        "layer_norm, template_attention)")
     args = parser.parse_args(argv)
@@ -1069,7 +1076,7 @@ def main(argv=None) -> int:
         return interpret(cases)
     if args.dry:
         return dry_run(cases)
-    return gpu_run(cases, args.out)
+    return gpu_run(cases, args.out, args.rounds)
 
 
 if __name__ == "__main__":

@@ -44,6 +44,11 @@ FINAL_CODE_PATTERNS = {
     "ldmatrix": r"^\s*ldmatrix",
 }
 
+# A guard barrier (one the pass adds around an island for Triton's sake, not one of the plan's):
+# the same ``bar.sync 0`` with a comment, so that ``passes.guard_barriers`` can find it in the
+# LLVM IR and drop it where Triton's own barriers already order every access it would.
+GUARD_BARRIER_ASM = "bar.sync 0; // guard"
+
 
 def mnemonic(key: InstructionKey) -> str:
     """The PTX name of one of the cost model's instructions, as tools show them:
@@ -223,7 +228,7 @@ class NvidiaInstructions:
         if scope is BarrierScope.WARP:
             asm = f"bar.warp.sync {FULL_MASK};"
         elif scope is BarrierScope.CTA:
-            asm = "bar.sync 0;"
+            asm = GUARD_BARRIER_ASM if guard else "bar.sync 0;"
         else:
             raise EmitError(f"{scope.value} barriers are not emitted")
         name = mnemonic(scope)

@@ -53,6 +53,7 @@ import numpy as np
 
 from .element_type import ElementType
 from .emit_llvm import ConvertSite, memdesc_struct_type, struct_registers
+from .emit_nvidia import GUARD_BARRIER_ASM
 from .hardware import HardwareLayout, xor_table
 from .plan import ConversionPlan
 from .verify import VerificationResult
@@ -871,7 +872,7 @@ class _Island:
                 raise SimulationError(f"cannot read '{asm}'")
             a, b = inp(pm.group(2)), inp(pm.group(3))
             out(pm.group(1), Scalar(32, _prmt(a.value, b.value, int(pm.group(4), 0)), a.defined & b.defined))
-        elif asm == "bar.sync 0;":
+        elif asm in ("bar.sync 0;", GUARD_BARRIER_ASM):
             needs_side_effects("bar.sync")
             self.m.barrier(cta=True)
         elif asm == "fence.proxy.async.shared::cta;":

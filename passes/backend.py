@@ -14,6 +14,7 @@ import tempfile
 
 from ..lowering.target import TRITON_NAMES, target_named
 from .diagnostics import IRError
+from .guard_barriers import guard_pruning
 from .sandbox import run_forked
 from .snapshot import Module
 
@@ -46,7 +47,10 @@ def compile_module(module: Module, target: str, stage: str) -> str:
             # A private cache: concurrent ll-opt runs never race on Triton's shared cache, and
             # an output always comes from this compilation.
             os.environ["TRITON_CACHE_DIR"] = os.path.join(directory, "cache")
-            kernel = triton.compile(path, target=gpu.gpu_target(threads))
+            # As inside triton.compile with the plugin on: guard barriers that Triton's own
+            # barriers make redundant are dropped from the LLVM IR (passes.guard_barriers).
+            with guard_pruning():
+                kernel = triton.compile(path, target=gpu.gpu_target(threads))
             asm = kernel.asm[stage]
             return asm if isinstance(asm, str) else asm.decode()
         finally:

@@ -49,6 +49,7 @@ from typing import Optional
 from .bindings import installed_conventions
 from .diagnostics import IRError
 from .framework import PassContext, run_pipeline
+from .guard_barriers import GUARD_BARRIER_ASM, prune_guard_barriers
 from .parsing import triton_module_from_text
 from .pipeline import PipelineError, parse_pipeline
 from .snapshot import parse_module
@@ -274,6 +275,10 @@ class PluginStats:
     # ttg.local_store and ttg.local_alloc-with-a-source ops replaced by our islands
     # (only=...,local_store,local_alloc)
     local_writes_lowered: int = 0
+    # Guard barriers our islands put around their shared-memory accesses for Triton's sake, and
+    # how many of them the LLVM IR showed redundant with Triton's own (passes.guard_barriers)
+    guard_barriers: int = 0
+    guard_barriers_dropped: int = 0
     fallbacks: list = None           # Fallback records: compiled without our islands
 
     def __post_init__(self):
@@ -286,7 +291,9 @@ class PluginStats:
                  f"{len(self.fallbacks)} kernels compiled without them after a failure"
                  + (f"; {self.local_loads_lowered} of {self.local_loads} local loads lowered" if self.local_loads else "")
                  + (f"; {self.local_writes_lowered} local stores and allocations with a source lowered"
-                    if self.local_writes_lowered else "")]
+                    if self.local_writes_lowered else "")
+                 + (f"; {self.guard_barriers_dropped} of {self.guard_barriers} guard barriers dropped as redundant"
+                    if self.guard_barriers else "")]
         lines += [f"  {f.kernel}: {f.stage}: {f.reason}" for f in self.fallbacks]
         return "\n".join(lines)
 
@@ -342,7 +349,8 @@ def _stages_hook(*args):
 
 
 def _wrap_stages(stages: dict, config: PluginConfig) -> None:
-    """Run our pipeline before ``llir``; if ``llir`` or any later stage fails on a module with
+    """Run our pipeline before ``llir`` (and, on its LLVM IR, drop the guard barriers Triton's own
+    make redundant: ``guard_barriers``); if ``llir`` or any later stage fails on a module with
     our islands, compile the kernel again from Triton's own TTGIR without them.
 
     Why this is safe: our pipeline parses Triton's module into a new one and never touches the
@@ -352,12 +360,12 @@ def _wrap_stages(stages: dict, config: PluginConfig) -> None:
     original = dict(stages)
     names = list(stages)
     after_llir = names[names.index("llir") + 1:]
-    state = {"stock_src": None, "islands": False, "island_count": 0, "kernel": "kernel"}
+    state = {"stock_src": None, "islands": False, "island_count": 0, "kernel": "kernel", "guards": (0, 0)}
 
     def llir_with_linear_layouts(src, metadata):
         text = src.str()
         kernel = _kernel_name(text)
-        state.update(stock_src=src, islands=False, island_count=0, kernel=kernel)
+        state.update(stock_src=src, islands=False, island_count=0, kernel=kernel, guards=(0, 0))
         _stats.kernels += 1
         _stats.conversions += len(_CONVERT_OP.findall(text))
         local_ops = ("ttg.local_load" in text or "ttg.local_store" in text or "ttg.local_alloc %" in text)
@@ -379,6 +387,13 @@ def _wrap_stages(stages: dict, config: PluginConfig) -> None:
             state["islands"] = False
             _record_fallback(kernel, "llir", error, config.remarks)
             return original["llir"](src, metadata)
+        # Our guard barriers that Triton's own barriers make redundant go (see guard_barriers).
+        guards = result.count(GUARD_BARRIER_ASM) if isinstance(result, str) else 0
+        if guards:
+            result, dropped = prune_guard_barriers(result)
+            _stats.guard_barriers += guards
+            _stats.guard_barriers_dropped += dropped
+            state["guards"] = (guards, dropped)
         loads, lowered_loads = _last_local_loads
         writes = _last_local_writes[0]
         _stats.kernels_with_islands += 1
@@ -402,6 +417,8 @@ def _wrap_stages(stages: dict, config: PluginConfig) -> None:
                 _stats.islands -= state["island_count"]
                 _stats.local_loads_lowered -= state.get("loads_lowered", 0)
                 _stats.local_writes_lowered -= state.get("writes_lowered", 0)
+                _stats.guard_barriers -= state["guards"][0]
+                _stats.guard_barriers_dropped -= state["guards"][1]
                 _record_fallback(state["kernel"], name, error, config.remarks)
                 value = original["llir"](state["stock_src"], metadata)
                 for stage in after_llir[:after_llir.index(name) + 1]:

@@ -124,6 +124,9 @@ _SMEM_FREE = {
     "tt.addptr", "tt.broadcast", "tt.expand_dims", "tt.get_program_id", "tt.get_num_programs",
     "tt.bitcast", "tt.int_to_ptr", "tt.ptr_to_int", "tt.fp_to_fp", "tt.clampf", "tt.precise_sqrt",
     "tt.precise_divf", "tt.mulhiui",
+    # Reshaping ops move registers only: Triton's layouts make them free or a register
+    # permutation (a reshape or join it cannot do in registers is rejected, never staged).
+    "tt.join", "tt.split", "tt.trans", "tt.reshape", "tt.cat", "ub.poison",
     # Views of a shared-memory buffer compute a descriptor; they read and write nothing.
     "ttg.memdesc_index", "ttg.memdesc_subslice", "ttg.memdesc_trans", "ttg.memdesc_reshape",
 }

@@ -27,7 +27,7 @@
 // CHECK: builtin.unrealized_conversion_cast %[[BUF]] : !ttg.memdesc<64x64xf16, #shared, #smem, mutable> to !llvm.struct<(ptr<3>, i32, i32)>
 // CHECK-NOT: bar.sync
 // CHECK-COUNT-4: stmatrix.sync.aligned.m8n8.x4.shared.b16
-// CHECK-NEXT: "bar.sync 0;"
+// CHECK-NEXT: "bar.sync 0; // guard"
 // CHECK-NEXT: %[[VIEW:[0-9]+]] = ttg.memdesc_subslice %[[BUF]][0, 0] : !ttg.memdesc<64x64xf16, #shared, #smem, mutable> -> !ttg.memdesc<64x64xf16, #shared, #smem>
 // CHECK-NEXT: ttg.local_load %[[VIEW]] : !ttg.memdesc<64x64xf16, #shared, #smem> -> tensor<64x64xf16, #blocked>
 // CHECK-NOT: ttg.local_alloc %
@@ -39,7 +39,7 @@
 // BOTH-NOT: bar.sync
 // BOTH: %[[VIEW:[0-9]+]] = ttg.memdesc_subslice
 // BOTH-NEXT: builtin.unrealized_conversion_cast %[[VIEW]] : !ttg.memdesc<64x64xf16, #shared, #smem> to !llvm.struct<(ptr<3>, i32, i32)>
-// BOTH: "bar.sync 0;"
+// BOTH: "bar.sync 0; // guard"
 // BOTH-COUNT-4: ld.shared.v4.b32
 // BOTH-NOT: ttg.local_load
 

@@ -9,7 +9,7 @@
 
 // CHECK: remark: [ll-lower-conversions] lowered: local_load, guard bar.sync=1, ldmatrix=4
 // CHECK: builtin.unrealized_conversion_cast %{{.*}} : !ttg.memdesc<64x32xf16, #shared, #smem> to !llvm.struct<(ptr<3>, i32, i32)>
-// CHECK: "bar.sync 0;"
+// CHECK: "bar.sync 0; // guard"
 // CHECK-COUNT-4: ldmatrix.sync.aligned.m8n8.x4.shared.b16
 // CHECK-NOT: bar.sync
 // CHECK-NOT: ttg.local_load

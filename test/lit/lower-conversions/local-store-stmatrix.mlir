@@ -8,9 +8,9 @@
 
 // CHECK: remark: [ll-lower-conversions] lowered: local_store, guard bar.sync=2, stmatrix=4
 // CHECK: builtin.unrealized_conversion_cast %{{[0-9]+}} : !ttg.memdesc<64x64xf16, #shared, #smem, mutable> to !llvm.struct<(ptr<3>, i32, i32)>
-// CHECK: "bar.sync 0;"
+// CHECK: "bar.sync 0; // guard"
 // CHECK-COUNT-4: stmatrix.sync.aligned.m8n8.x4.shared.b16
-// CHECK-NEXT: "bar.sync 0;"
+// CHECK-NEXT: "bar.sync 0; // guard"
 // CHECK-NOT: ttg.local_store
 // CHECK: ttg.local_load
 

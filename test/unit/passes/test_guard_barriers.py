@@ -1,0 +1,152 @@
+"""passes.guard_barriers: our guard barriers go only where Triton's own already order every
+access they would; on hand-written LLVM IR (each case one reason to keep or drop) and on real
+kernels compiled by the installed Triton, where the barrier count must come out as stock's."""
+
+import re
+
+import pytest
+
+from linear_layouts.passes.guard_barriers import BOTH, READ, WRITE, classify, prune_guard_barriers
+
+GUARD = '  call void asm sideeffect "bar.sync 0; // guard", ""()'
+TRITON_BARRIER = "  call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)"
+TRITON_BARRIER_36 = "  call void @llvm.nvvm.barrier0()"
+OUR_LOAD = '  %v = call i32 asm sideeffect "ld.shared.b32 $0, [$1];", "=r,r"(i32 %a)'
+OUR_STORE = '  call void asm sideeffect "st.shared.b32 [$0], $1;", "r,r"(i32 %a, i32 %b)'
+TRITON_STORE = "  store i32 %x, ptr addrspace(3) %p, align 4"
+GLOBAL_STORE = '  call void asm sideeffect "@$2 st.global.b32 [ $1 + 0 ], { $0 };", "r,l,b"(i32 %x, ptr addrspace(1) %q, i1 true)'
+
+
+def kernel(*blocks: str) -> str:
+    return "define void @k() {\n" + "\n".join(blocks) + "\n}\n"
+
+
+def guards_left(text: str) -> int:
+    return prune_guard_barriers(text)[0].count("// guard")
+
+
+def test_classification_of_instructions():
+    assert classify(GUARD) == "guard"
+    assert classify(TRITON_BARRIER) == "barrier" and classify(TRITON_BARRIER_36) == "barrier"
+    assert classify('  call void asm sideeffect "bar.sync 0;", ""()') == "barrier"   # a plan's own barrier
+    assert classify(OUR_LOAD) == READ and classify(OUR_STORE) == WRITE and classify(TRITON_STORE) == WRITE
+    assert classify("  %x = load <4 x i32>, ptr addrspace(3) getelementptr (i8, ptr addrspace(3) @s, i32 16)") == READ
+    assert classify("  %x = load float, ptr addrspace(1) %p, align 4") == 0
+    assert classify("  %x = load i32, ptr %p") == READ             # generic: may be shared
+    assert classify("  store ptr addrspace(3) %s, ptr addrspace(1) %p") == 0   # the pointer stored is not the target
+    assert classify(GLOBAL_STORE) == 0
+    assert classify("  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()") == 0
+    # Anything not recognised is a read and a write: wgmma, cp.async, a named barrier, a call.
+    assert classify("  call void @llvm.nvvm.wgmma.commit_group.sync.aligned()") == BOTH
+    assert classify('  call void asm sideeffect "cp.async.wait_group 0;", ""()') == BOTH
+    assert classify('  call void asm sideeffect "bar.sync 1, 128;", ""()') == BOTH
+    assert classify("  call void @helper(i32 %x)") == BOTH
+
+
+def test_guard_after_a_triton_barrier_goes():
+    text = kernel(TRITON_STORE, TRITON_BARRIER, GUARD, OUR_LOAD, "  ret void")
+    assert guards_left(text) == 0
+
+
+def test_guard_between_a_write_and_a_read_stays():
+    text = kernel(TRITON_STORE, GUARD, OUR_LOAD, "  ret void")
+    assert guards_left(text) == 1
+    text = kernel(OUR_LOAD, GUARD, TRITON_STORE, "  ret void")          # read, then a write: stays
+    assert guards_left(text) == 1
+
+
+def test_reads_on_both_sides_need_no_guard():
+    assert guards_left(kernel(OUR_LOAD, GUARD, "  %w = load i32, ptr addrspace(3) %p", "  ret void")) == 0
+
+
+def test_two_guards_in_a_row_never_both_go():
+    text = kernel(TRITON_STORE, GUARD, GUARD, OUR_LOAD, "  ret void")
+    out, dropped = prune_guard_barriers(text)
+    assert dropped == 1 and out.count("// guard") == 1
+
+
+def test_loop_back_edge_reaches_a_triton_barrier():
+    # loop: our reads, the guard, the back edge; the loop's top is Triton's barrier, then its store.
+    text = kernel("  br label %loop",
+                  "loop:", TRITON_BARRIER, TRITON_STORE, TRITON_BARRIER, OUR_LOAD, GUARD,
+                  "  br i1 %c, label %loop, label %exit",
+                  "exit:", GLOBAL_STORE, "  ret void")
+    assert guards_left(text) == 0
+
+
+def test_loop_back_edge_reaches_a_write_without_barrier():
+    text = kernel("  br label %loop",
+                  "loop:", TRITON_STORE, TRITON_BARRIER, OUR_LOAD, GUARD,
+                  "  br i1 %c, label %loop, label %exit",
+                  "exit:", "  ret void")
+    assert guards_left(text) == 1
+
+
+def test_every_successor_of_a_switch_is_followed():
+    text = kernel(OUR_LOAD, GUARD,
+                  "  switch i32 %x, label %a [",
+                  "    i32 0, label %b",
+                  "  ]",
+                  "a:", "  ret void",
+                  "b:", TRITON_STORE, "  ret void")
+    assert guards_left(text) == 1
+
+
+def test_text_without_guards_is_returned_as_is():
+    text = kernel(TRITON_STORE, TRITON_BARRIER, OUR_LOAD, "  ret void")
+    assert prune_guard_barriers(text) == (text, 0)
+
+
+# ----------------------------------------------------------------------- real kernels
+
+pytestmark = pytest.mark.usefixtures("private_triton_cache")
+
+
+def _ptx_barriers(kernel_fn, signature, constexprs, only, monkeypatch, mma_v3: bool):
+    """(bar.sync count in the PTX, the plugin's stats) of one sm_90 compile; ``only=None``: stock."""
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    from linear_layouts.passes import hook
+    if not mma_v3:
+        monkeypatch.setenv("DISABLE_MMA_V3", "1")
+    hook.reset_stats()
+    if only is None:
+        hook.disable()
+    else:
+        hook.enable(only=only)
+    signature = dict(signature, **{name: "constexpr" for name in constexprs})
+    compiled = triton.compile(ASTSource(kernel_fn, signature, constexprs=constexprs),
+                              target=GPUTarget("cuda", 90, 32), options={"num_warps": 8, "num_stages": 3})
+    hook.disable()
+    return len(re.findall(r"^\s*bar\.sync", compiled.asm["ptx"], re.M)), hook.stats()
+
+
+MATMUL_FP8 = ({"A": "*fp8e4nv", "B": "*fp8e4nv", "C": "*fp16", "M": "i32", "N": "i32", "K": "i32"},
+              {"BM": 128, "BN": 128, "BK": 128})
+INT4 = ({"A": "*fp16", "Wq": "*i8", "S": "*fp16", "C": "*fp16", "M": "i32", "N": "i32", "K": "i32"},
+        {"BM": 128, "BN": 128, "BK": 64})
+
+
+def test_pipelined_mma_v2_loads_get_stock_barrier_count(monkeypatch):
+    """fp8 matmul on the mma v2 path: our local-load islands in the loop keep no guard of their
+    own; the kernel has as many CTA barriers as stock (before pruning: two more per iteration)."""
+    from linear_layouts.examples.gpu_kernels import matmul_kernel
+    stock, _ = _ptx_barriers(matmul_kernel, *MATMUL_FP8, None, monkeypatch, mma_v3=False)
+    ours, stats = _ptx_barriers(matmul_kernel, *MATMUL_FP8, "noop,rename,shuffle,shared,local_load",
+                                monkeypatch, mma_v3=False)
+    assert stats.local_loads_lowered == 2 and stats.guard_barriers_dropped >= 2
+    assert ours == stock
+
+
+def test_wgmma_operand_allocations_get_stock_barrier_count(monkeypatch):
+    """int4 matmul on the wgmma path: the dequantised operand and A are our allocations; no guard
+    between the two (distinct live buffers), and the one before them goes (Triton's barrier
+    ends the previous iteration)."""
+    from linear_layouts.examples.gpu_kernels import int4_matmul_kernel
+    stock, _ = _ptx_barriers(int4_matmul_kernel, *INT4, None, monkeypatch, mma_v3=True)
+    ours, stats = _ptx_barriers(int4_matmul_kernel, *INT4, "noop,rename,shuffle,shared,local_alloc",
+                                monkeypatch, mma_v3=True)
+    assert stats.local_writes_lowered == 2 and stats.guard_barriers_dropped >= 1
+    assert ours == stock
