@@ -69,12 +69,13 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", default=os.path.join(REPO, "benchmarks", "results"))
     parser.add_argument("--only", default="", help="comma-separated kernel names")
+    parser.add_argument("--rounds", type=int, default=5, help="times each mode is timed, order rotated (default 5)")
     args = parser.parse_args(argv)
     make_package_importable()
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
     import torch
     import triton
-    from kernels import _cases, run_mode
+    from kernels import _cases, run_mode, run_rounds
     from plan_choice import verified_candidates
 
     wanted = set(filter(None, args.only.split(",")))
@@ -95,12 +96,20 @@ def main(argv=None) -> int:
         row = {"case": f"kernel/{bench.name}:{'x'.join(map(str, case.shape))}:i{case.bits}",
                "src": case.src_resolved, "dst": case.dst_resolved, "shape": list(case.shape), "bits": case.bits,
                "num_warps": case.num_warps, "candidates": candidates}
-        row["stock"] = run_mode(bench, "stock", cache_root, label="stock")
+        prepared = bench.setup()      # one set of tensors for every mode (kernels.run_mode)
+
+        def run_one(mode: str) -> dict:
+            if mode in ("stock", "stock_again"):
+                return run_mode(bench, "stock", cache_root, label=mode, prepared=prepared)
+            rank = int(mode[len("candidate"):])
+            return run_mode(bench, "linear", cache_root, label=mode, prepared=prepared,
+                            pipeline=f"ll-lower-conversions{{candidate={rank} measured=false}}")
+        modes = ["stock"] + [f"candidate{rank}" for rank in range(len(candidates))] + ["stock_again"]
+        results = run_rounds(run_one, modes, args.rounds)
+        row["stock"], row["stock_again"] = results["stock"], results["stock_again"]
         for rank in range(len(candidates)):
-            result = run_mode(bench, "linear", cache_root, label=f"candidate{rank}",
-                              pipeline=f"ll-lower-conversions{{candidate={rank} measured=false}}")
-            row["candidates"][rank] = {**row["candidates"][rank], **result}
-        row["stock_again"] = run_mode(bench, "stock", cache_root, label="stock_again")
+            row["candidates"][rank] = {**row["candidates"][rank], **results[f"candidate{rank}"]}
+        del prepared
         torch.cuda.empty_cache()
         rows.append(row)
         print(bench.name, row["stock"].get("ms"), [c.get("ms") for c in row["candidates"]], flush=True)
@@ -111,7 +120,8 @@ def main(argv=None) -> int:
         json.dump({"environment": environment, "cases": rows, "skipped": skipped}, f, indent=1)
     lines = ["# Plan choice inside real kernels", "",
              f"GPU: {environment['gpu']}; triton {environment['triton']}; torch {environment['torch']}; "
-             "medians of `triton.testing.do_bench`, each kernel compiled with an empty cache.", "",
+             f"the median over {args.rounds} rounds (modes in a rotated order, one set of tensors for all) of "
+             "`triton.testing.do_bench` medians, each kernel compiled with an empty cache.", "",
              f"Produced by `python benchmarks/kernel_choice.py {' '.join(argv)}`.", "",
              "| kernel | stock ms | stock again | candidates (method: ms) | model's pick / fastest | fastest | all correct |",
              "|---|---:|---:|---|---:|---|---|"]

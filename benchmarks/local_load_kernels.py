@@ -36,16 +36,16 @@ MODES = {"stock": None, "local_load": "noop,rename,shuffle,shared,local_load",
          "conversions": "noop,rename,shuffle,shared", "stock_again": None}
 
 
-def run(bench, mode: str, cache_root: str, own: str = "local_load") -> dict:
+def run(bench, mode: str, cache_root: str, own: str = "local_load", prepared=None) -> dict:
     """``kernels.run_mode`` with this script's modes (the plugin owning ``MODES[mode]``)."""
     from kernels import run_mode
 
     from linear_layouts.passes import hook
     hook.reset_stats()   # the "plugin" line counts this run's kernels only
     if MODES[mode] is None:
-        return run_mode(bench, "stock", cache_root, label=mode)
+        return run_mode(bench, "stock", cache_root, label=mode, prepared=prepared)
     only = MODES[mode].replace("local_load", "local_load,local_store,local_alloc" if own == "all" else own)
-    return run_mode(bench, "linear", cache_root, only=only, label=mode)
+    return run_mode(bench, "linear", cache_root, only=only, label=mode, prepared=prepared)
 
 
 def main(argv=None) -> int:
@@ -69,10 +69,10 @@ def main(argv=None) -> int:
     cache_root = tempfile.mkdtemp(prefix="ll_local_load_kernels_")
     rows = []
     for bench in benches:
+        prepared = bench.setup()      # one set of tensors for every mode (kernels.run_mode)
+
         def run_one(mode: str) -> dict:
-            result = run(bench, mode, cache_root, args.own)
-            torch.cuda.empty_cache()
-            return result
+            return run(bench, mode, cache_root, args.own, prepared)
         row = {"kernel": bench.name, **run_rounds(run_one, MODES, args.rounds)}
         rows.append(row)
         print(bench.name, {m: (round(row[m]["ms"], 4) if row[m].get("ok") else row[m].get("error")) for m in MODES},
