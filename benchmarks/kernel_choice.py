@@ -46,10 +46,10 @@ def launched_ttgir(bench) -> str:
     """The TTGIR of the kernel ``bench`` launches (compiled by stock Triton)."""
     import gc
 
-    from linear_layouts.passes.hook import _clear_jit_memory_caches
+    from linear_layouts.passes.hook import forget_jit_kernels
     from triton.runtime.jit import JITFunction
 
-    _clear_jit_memory_caches()
+    forget_jit_kernels()
     launch, _, _ = bench.setup()
     launch()
     texts = []
@@ -75,7 +75,7 @@ def main(argv=None) -> int:
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
     import torch
     import triton
-    from kernels import _cases, run_mode, run_rounds
+    from kernels import _cases, round_label, run_mode, run_rounds
     from plan_choice import verified_candidates
 
     wanted = set(filter(None, args.only.split(",")))
@@ -98,11 +98,12 @@ def main(argv=None) -> int:
                "num_warps": case.num_warps, "candidates": candidates}
         prepared = bench.setup()      # one set of tensors for every mode (kernels.run_mode)
 
-        def run_one(mode: str) -> dict:
+        def run_one(mode: str, number: int) -> dict:
+            label = round_label(mode, number)
             if mode in ("stock", "stock_again"):
-                return run_mode(bench, "stock", cache_root, label=mode, prepared=prepared)
+                return run_mode(bench, "stock", cache_root, label=label, prepared=prepared)
             rank = int(mode[len("candidate"):])
-            return run_mode(bench, "linear", cache_root, label=mode, prepared=prepared,
+            return run_mode(bench, "linear", cache_root, label=label, prepared=prepared,
                             pipeline=f"ll-lower-conversions{{candidate={rank} measured=false}}")
         modes = ["stock"] + [f"candidate{rank}" for rank in range(len(candidates))] + ["stock_again"]
         results = run_rounds(run_one, modes, args.rounds)

@@ -188,6 +188,7 @@ def run_mode(bench: Bench, mode: str, cache_root: str, only: str | None = None, 
     from linear_layouts.passes import hook
 
     result = {"ok": False}
+    hook.forget_jit_kernels()   # no kernel object kept in memory from an earlier run: compile or load anew
     saved_dir = triton.knobs.cache.dir
     triton.knobs.cache.dir = os.path.join(cache_root, bench.name, label or mode)  # empty: measure compilation
     try:
@@ -217,24 +218,31 @@ def run_mode(bench: Bench, mode: str, cache_root: str, only: str | None = None, 
     return result
 
 
-def run_rounds(run_one: Callable[[str], dict], modes, rounds: int) -> dict:
-    """``{mode: result}``: every mode run ``rounds`` times, in an order rotated each round
-    (stock, linear, legacy, stock_again; then linear, legacy, stock_again, stock; ...), so
-    that no mode always runs first or last: a GPU warming up or throttling over a run would
-    otherwise favour one mode.  Each mode's first run compiles from an empty cache (its first
-    launch is the compile time); the later ones reuse that compile.  See ``combine_rounds``."""
+def run_rounds(run_one: Callable[[str, int], dict], modes, rounds: int) -> dict:
+    """``{mode: result}``: every mode run ``rounds`` times (``run_one(mode, round)``), in an
+    order rotated each round (stock, linear, legacy, stock_again; then linear, legacy,
+    stock_again, stock; ...), so that no mode always runs first or last: a GPU warming up or
+    throttling over a run would otherwise favour one mode.  Callers compile every round afresh
+    (``round_label``): on an H100 one compile of a memory-bound kernel kept a 4% offset over
+    another compile of the same cubin for a whole run, so one compile per mode is one sample,
+    not a measurement.  See ``combine_rounds``."""
     modes = tuple(modes)
     runs = {mode: [] for mode in modes}
     for number in range(rounds):
         shift = number % len(modes)
         for mode in modes[shift:] + modes[:shift]:
-            runs[mode].append(run_one(mode))
+            runs[mode].append(run_one(mode, number))
     return {mode: combine_rounds(results) for mode, results in runs.items()}
 
 
+def round_label(mode: str, number: int) -> str:
+    """The cache sub-directory of one round of a mode: a fresh compile every round."""
+    return f"{mode}.{number}"
+
+
 def combine_rounds(results: list[dict]) -> dict:
-    """One mode's rounds as one result: the first round's record (compile time, plugin
-    counts), ``ms`` the median of the rounds' medians, ``min_ms``/``max_ms`` over every repeat
+    """One mode's rounds as one result: the first round's record (plugin counts; compile time
+    ``first_launch_s``, the median over rounds), ``ms`` the median of the rounds' medians, ``min_ms``/``max_ms`` over every repeat
     of every round, ``round_ms`` each round's median; wrong in any round = wrong, failed in any
     = that failure."""
     failed = [r for r in results if not r.get("ok")]
@@ -246,6 +254,7 @@ def combine_rounds(results: list[dict]) -> dict:
     combined["min_ms"] = min(r["min_ms"] for r in results)
     combined["max_ms"] = max(r["max_ms"] for r in results)
     combined["correct"] = all(r.get("correct") for r in results)
+    combined["first_launch_s"] = statistics.median(r["first_launch_s"] for r in results)
     return combined
 
 
@@ -267,9 +276,9 @@ def write_report(rows, environment, out, rounds: int = 1):
     compile_overhead = [ratio(r, "linear", "stock", "first_launch_s") for r in rows]
     lines = ["# Kernel suite: stock Triton vs linear-layouts vs legacy", "",
              f"GPU: {environment['gpu']}; triton {environment['triton']}; torch {environment['torch']}. "
-             f"Runtimes: the median over {rounds} rounds (modes in a rotated order each round) of "
-             "`triton.testing.do_bench` medians; compile time is the first launch with an "
-             "empty Triton cache (compile + one run).", "",
+             f"Runtimes: the median over {rounds} rounds (modes in a rotated order, each mode compiled afresh "
+             "every round, one set of tensors for all) of `triton.testing.do_bench` medians; compile time: "
+             "the median of the first launches (empty Triton cache: compile + one run).", "",
              f"Produced by `python benchmarks/kernels.py --out benchmarks/results --rounds {rounds}` "
              "(all modes in one run).", "",
              f"* geometric mean time ours / stock: {geomean(vs_stock):.3f} "
@@ -334,8 +343,8 @@ def main(argv=None) -> int:
     for i, bench in enumerate(benches):
         prepared = bench.setup()      # one set of tensors for every mode (see run_mode)
 
-        def run_one(mode: str) -> dict:
-            return run_mode(bench, mode, cache_root, prepared=prepared)
+        def run_one(mode: str, number: int) -> dict:
+            return run_mode(bench, mode, cache_root, label=round_label(mode, number), prepared=prepared)
         row = {"kernel": bench.name, **run_rounds(run_one, MODES, args.rounds)}
         rows.append(row)
         del prepared

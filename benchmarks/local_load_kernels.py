@@ -36,16 +36,16 @@ MODES = {"stock": None, "local_load": "noop,rename,shuffle,shared,local_load",
          "conversions": "noop,rename,shuffle,shared", "stock_again": None}
 
 
-def run(bench, mode: str, cache_root: str, own: str = "local_load", prepared=None) -> dict:
+def run(bench, mode: str, cache_root: str, own: str = "local_load", prepared=None, number: int = 0) -> dict:
     """``kernels.run_mode`` with this script's modes (the plugin owning ``MODES[mode]``)."""
-    from kernels import run_mode
+    from kernels import round_label, run_mode
 
     from linear_layouts.passes import hook
     hook.reset_stats()   # the "plugin" line counts this run's kernels only
     if MODES[mode] is None:
-        return run_mode(bench, "stock", cache_root, label=mode, prepared=prepared)
+        return run_mode(bench, "stock", cache_root, label=round_label(mode, number), prepared=prepared)
     only = MODES[mode].replace("local_load", "local_load,local_store,local_alloc" if own == "all" else own)
-    return run_mode(bench, "linear", cache_root, only=only, label=mode, prepared=prepared)
+    return run_mode(bench, "linear", cache_root, only=only, label=round_label(mode, number), prepared=prepared)
 
 
 def main(argv=None) -> int:
@@ -71,8 +71,8 @@ def main(argv=None) -> int:
     for bench in benches:
         prepared = bench.setup()      # one set of tensors for every mode (kernels.run_mode)
 
-        def run_one(mode: str) -> dict:
-            return run(bench, mode, cache_root, args.own, prepared)
+        def run_one(mode: str, number: int) -> dict:
+            return run(bench, mode, cache_root, args.own, prepared, number)
         row = {"kernel": bench.name, **run_rounds(run_one, MODES, args.rounds)}
         rows.append(row)
         print(bench.name, {m: (round(row[m]["ms"], 4) if row[m].get("ok") else row[m].get("error")) for m in MODES},

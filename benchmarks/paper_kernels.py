@@ -855,11 +855,11 @@ def run_case(case: PaperCase, cache_root: str, rounds: int = 3) -> dict:
     bench = device_case.bench()
     row = {"kernel": case.kernel, "shape": case.shape, "name": case.name}
 
-    def run_one(mode: str) -> dict:
+    def run_one(mode: str, number: int) -> dict:
         device_case.compiled = None
         with environment(case.environment):
             plugin = PluginCounts()
-            result = suite.run_mode(bench, mode, cache_root)
+            result = suite.run_mode(bench, mode, cache_root, label=suite.round_label(mode, number))
             result.update(plugin.since())
         if device_case.compiled is not None:
             result.update(ttgir_counts(device_case.compiled.asm["ttgir"]))
@@ -922,7 +922,7 @@ def write_report(rows: list, summary: dict, environment_info: dict, out: str, el
     lines = ["# The paper's kernels: stock Triton vs linear-layouts vs legacy", "",
              f"GPU: {environment_info['gpu']}; triton {environment_info['triton']}; torch {environment_info['torch']}; "
              f"whole run {elapsed_s / 60:.1f} min. Times are the median over {environment_info.get('rounds', 1)} rounds "
-             "(modes in a rotated order each round) of `triton.testing.do_bench` medians (min and max of "
+             "(modes in a rotated order, each compiled afresh every round) of `triton.testing.do_bench` medians (min and max of "
              "every repeat in brackets); every output checked against numpy after poisoning.", "",
              f"Produced by `python benchmarks/paper_kernels.py --out benchmarks/results --rounds "
              f"{environment_info.get('rounds', 1)}` (all modes in one run).", "",

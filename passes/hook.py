@@ -170,7 +170,7 @@ def enable(mode: str = "linear", *, only: Optional[str] = None, report: bool = F
     triton.knobs.runtime.add_stages_inspection_hook = _stages_hook
     if not hook_consulted_for_cache_key():
         _use_private_cache_dir(config)
-    _clear_jit_memory_caches()
+    forget_jit_kernels()
     return config
 
 
@@ -190,7 +190,7 @@ def disable() -> None:
         triton.knobs.cache.dir = _saved_cache_dir
         _saved_cache_dir = None
     _config = None
-    _clear_jit_memory_caches()
+    forget_jit_kernels()
 
 
 @contextlib.contextmanager
@@ -231,7 +231,7 @@ def _use_private_cache_dir(config: PluginConfig) -> None:
     triton.knobs.cache.dir = os.path.join(_saved_cache_dir, "linear_layouts", config.cache_hash[:16])
 
 
-def _clear_jit_memory_caches() -> None:
+def forget_jit_kernels() -> None:
     """Forget the kernels ``@triton.jit`` functions keep in memory, so none compiled under the
     other setting is launched.  (On 3.7+ their keys already differ; clearing is harmless.)"""
     try:

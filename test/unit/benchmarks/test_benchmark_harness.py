@@ -126,31 +126,33 @@ def test_instruction_classes_count_every_width_and_form():
 
 
 def test_rounds_rotate_the_order_and_take_the_median_of_medians():
-    """benchmarks/kernels.py run_rounds: each round starts with the next mode, each mode keeps
-    its first round's record (the compile) and the median of its rounds' medians."""
+    """benchmarks/kernels.py run_rounds: each round starts with the next mode; a mode's result
+    is the median of its rounds' medians (and of their compile times)."""
     import kernels
 
     order, times = [], {"stock": [3.0, 1.0, 2.0], "linear": [5.0, 4.0, 6.0]}
 
-    def run_one(mode):
+    def run_one(mode, number):
+        assert number == sum(m == mode for m in order)     # the round this mode is in
         order.append(mode)
         ms = times[mode][sum(m == mode for m in order) - 1]
         return {"ok": True, "correct": True, "ms": ms, "min_ms": ms - 0.5, "max_ms": ms + 0.5,
-                "first_launch_s": 9.0 if order.count(mode) == 1 else 0.1}
+                "first_launch_s": {0: 9.0, 1: 8.0, 2: 1.0}[order.count(mode) - 1]}
 
     combined = kernels.run_rounds(run_one, ("stock", "linear"), 3)
     assert order == ["stock", "linear", "linear", "stock", "stock", "linear"]
     assert combined["stock"]["ms"] == 2.0 and combined["linear"]["ms"] == 5.0
     assert combined["stock"]["round_ms"] == [3.0, 1.0, 2.0]
     assert combined["stock"]["min_ms"] == 0.5 and combined["linear"]["max_ms"] == 6.5
-    assert combined["linear"]["first_launch_s"] == 9.0     # the compile, not a cached launch
+    assert combined["linear"]["first_launch_s"] == 8.0     # every round compiles: their median
+    assert kernels.round_label("stock", 2) == "stock.2"
 
 
 def test_a_wrong_or_failed_round_spoils_the_mode():
     import kernels
 
-    results = [{"ok": True, "correct": True, "ms": 1.0, "min_ms": 1.0, "max_ms": 1.0},
-               {"ok": True, "correct": False, "ms": 1.0, "min_ms": 1.0, "max_ms": 1.0}]
+    results = [{"ok": True, "correct": True, "ms": 1.0, "min_ms": 1.0, "max_ms": 1.0, "first_launch_s": 2.0},
+               {"ok": True, "correct": False, "ms": 1.0, "min_ms": 1.0, "max_ms": 1.0, "first_launch_s": 2.0}]
     assert kernels.combine_rounds(results)["correct"] is False
     failed = results + [{"ok": False, "error": "RuntimeError: boom"}]
     assert kernels.combine_rounds(failed) == {"ok": False, "error": "RuntimeError: boom"}
