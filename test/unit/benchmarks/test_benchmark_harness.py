@@ -156,3 +156,33 @@ def test_a_wrong_or_failed_round_spoils_the_mode():
     assert kernels.combine_rounds(results)["correct"] is False
     failed = results + [{"ok": False, "error": "RuntimeError: boom"}]
     assert kernels.combine_rounds(failed) == {"ok": False, "error": "RuntimeError: boom"}
+
+
+def test_measured_table_rules_for_isolated_and_in_kernel_timings(tmp_path):
+    """plan_choice.write_choices: an isolated conversion enters the table when the model's pick
+    is more than 3% slower than the fastest option; one timed inside a real kernel when it is
+    more than 1% (or the kernel's own noise) slower."""
+    import json
+
+    src = "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]}>"
+    dst = "#ttg.blocked<{sizePerThread = [1, 2], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]}>"
+    dst2 = "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>"
+    environment = {"gpu": "GPU", "triton": "3.6.0"}
+
+    def row(case, stock, picks, again=None, to=dst):
+        return {"case": case, "src": src, "dst": to, "shape": [128, 64], "bits": 32, "stock": {"ms": stock},
+                "stock_again": {"ms": again or stock},
+                "candidates": [{"ms": ms, "instructions": {"shfl": k}} for k, ms in enumerate(picks)]}
+    isolated = {"environment": environment, "cases": [row("iso", 1.0, [1.02, 1.0])]}          # 2%: kept
+    in_kernel = {"environment": environment,
+                 "cases": [row("kernel/a", 1.0, [1.02, 1.0, 1.1], to=dst),                     # 2% > 1%: table
+                           row("kernel/b", 1.0, [1.02, 1.1], again=1.03, to=dst2)]}           # within noise
+    paths = []
+    for name, run in (("iso", isolated), ("kernel", in_kernel)):
+        paths.append(str(tmp_path / f"{name}.json"))
+        json.dump(run, open(paths[-1], "w"))
+    table_path = tmp_path / "table.json"
+    assert plan_choice.write_choices(",".join(paths), str(table_path)) == 0
+    choices = json.load(open(table_path))["choices"]
+    assert [c["case"] for c in choices.values()] == ["kernel/a"]
+    assert next(iter(choices.values()))["fastest"] == 1
