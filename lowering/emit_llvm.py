@@ -342,16 +342,26 @@ def _emit_shared(w: IslandWriter, vendor: VendorInstructions, plan: ConversionPl
                 part = w.binary("xor", part, w.xor_of_bits(affine.warp, warp))
             thread_parts[key] = part
         offset = thread_parts[key]
-        if affine.const:
-            # The thread part can only set the bits of its images.  A constant with none of
-            # those bits XORs like it adds, and an add lets ptxas fold it into the access's
-            # immediate offset ([%r+512]), as Triton's own lowering does (actionAdditiveStrides):
-            # one address register per thread part instead of one per access.
+        if affine.const and affine.pad_elements:   # legacy: XOR, then the row padding below
+            offset = w.binary("xor", offset, w.const(affine.const))
+        elif affine.const:
+            # The thread part can only set the bits of its images.  The constant's other bits
+            # XOR like they add, and an add lets ptxas fold them into the access's immediate
+            # offset ([%r+512]), as Triton's own lowering does (actionAdditiveStrides).  Only
+            # the bits it shares with the thread part need an XOR, computed once per distinct
+            # set of them.  Example (a swizzled buffer, thread bits 0x0f8, constant 0x810):
+            # (t ^ 0x010) + 0x800 - one XOR register for every access whose constant has 0x010,
+            # instead of one address register per access.
             thread_bits = 0
             for image in affine.lane + affine.warp:
                 thread_bits |= image
-            additive = not affine.pad_elements and not affine.const & thread_bits
-            offset = w.binary("add" if additive else "xor", offset, w.const(affine.const))
+            mixed, apart = affine.const & thread_bits, affine.const & ~thread_bits
+            if mixed:
+                if (key, mixed) not in thread_parts:
+                    thread_parts[(key, mixed)] = w.binary("xor", offset, w.const(mixed))
+                offset = thread_parts[(key, mixed)]
+            if apart:
+                offset = w.binary("add", offset, w.const(apart))
         if affine.pad_elements:  # legacy row padding: offset + (offset >> row_log2) * pad
             row = w.binary("lshr", offset, w.const(affine.pad_row_log2))
             offset = w.binary("add", offset, w.binary("mul", row, w.const(affine.pad_elements)))
