@@ -592,13 +592,13 @@ class PluginCounts:
 
     def _snapshot(self):
         s = self._stats()
-        return s.kernels, s.conversions, s.islands, len(s.fallbacks)
+        return (s.kernels, s.conversions, s.islands, len(s.fallbacks), s.local_loads_lowered + s.local_writes_lowered)
 
     def since(self) -> dict:
         after = self._snapshot()
-        kernels, conversions, islands, fallbacks = (a - b for a, b in zip(after, self._before))
+        kernels, conversions, islands, fallbacks, local = (a - b for a, b in zip(after, self._before))
         return {"plugin_kernels": kernels, "plugin_conversions": conversions, "lowered": islands,
-                "fallbacks": fallbacks}
+                "fallbacks": fallbacks, "local_lowered": local}
 
 
 @contextlib.contextmanager
@@ -647,7 +647,7 @@ def compile_signature(case: PaperCase):
     return signature, constexprs, attrs
 
 
-def compile_case(case: PaperCase, mode: str, cache_dir: str, target=None) -> dict:
+def compile_case(case: PaperCase, mode: str, cache_dir: str, target=None, only: str | None = None) -> dict:
     """Compile one case for sm_90 without a GPU (``mode``: stock, linear or legacy); return its
     TTGIR op counts and what our passes lowered."""
     import linear_layouts
@@ -662,7 +662,7 @@ def compile_case(case: PaperCase, mode: str, cache_dir: str, target=None) -> dic
     try:
         with environment(case.environment):
             if mode != "stock":
-                linear_layouts.enable(mode)
+                linear_layouts.enable(mode, only=only)
             plugin = PluginCounts()
             compiled = triton.compile(source, target=target or GPUTarget("cuda", 90, 32),
                                       options={"num_warps": case.num_warps, "num_stages": case.num_stages})
@@ -674,7 +674,7 @@ def compile_case(case: PaperCase, mode: str, cache_dir: str, target=None) -> dic
     return result
 
 
-def dry_run(cases: list) -> int:
+def dry_run(cases: list, local_ops: bool = False) -> int:
     """Compile every case in every mode for sm_90 and print the op counts; 1 if any compile
     fails, a stock/linear/legacy TTGIR differs in its counts, or the mma v2 gemm is not."""
     import warnings
@@ -683,7 +683,8 @@ def dry_run(cases: list) -> int:
     header = (f"{'case':52} {'mma':5} {'convert':>7} {'ours':>4} {'legacy':>6} {'local_load':>10} "
               f"{'local_store':>11} {'local_alloc':>11} {'cp.async':>8} {'fallbacks':>9} {'compile s':>9}")
     print(f"triton {triton.__version__}, sm_90, modes {', '.join(DRY_MODES)} "
-          "(ours / legacy: converts lowered by our passes in linear / legacy mode)")
+          "(ours / legacy: converts, and with --local-ops local loads and stores, lowered by our passes "
+          "in linear / legacy mode)")
     print(header)
     problems = []
     for number, case in enumerate(cases):
@@ -692,7 +693,8 @@ def dry_run(cases: list) -> int:
             try:
                 with warnings.catch_warnings(record=True) as caught:
                     warnings.simplefilter("always")
-                    results[mode] = compile_case(case, mode, os.path.join(workdir, f"{number}-{mode}"))
+                    results[mode] = compile_case(case, mode, os.path.join(workdir, f"{number}-{mode}"),
+                                                 only=LOCAL_OPS_ONLY if local_ops else None)
                 fallback_warnings = [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
                 problems += [f"{case.name} [{mode}]: {message}" for message in fallback_warnings]
             except Exception as error:  # report every case, then fail
@@ -709,8 +711,9 @@ def dry_run(cases: list) -> int:
         if problem:
             problems.append(problem)
         fallbacks = sum(results[m]["fallbacks"] for m in ("linear", "legacy"))
-        print(f"{case.name:52} {stock['mma']:5} {stock['convert_layout']:>7} {results['linear']['lowered']:>4} "
-              f"{results['legacy']['lowered']:>6} {stock['local_load']:>10} {stock['local_store']:>11} "
+        print(f"{case.name:52} {stock['mma']:5} {stock['convert_layout']:>7} "
+              f"{results['linear']['lowered'] + results['linear']['local_lowered']:>4} "
+              f"{results['legacy']['lowered'] + results['legacy']['local_lowered']:>6} {stock['local_load']:>10} {stock['local_store']:>11} "
               f"{stock['local_alloc']:>11} {stock['async_copy_global_to_local']:>8} {fallbacks:>9} "
               f"{sum(r['compile_s'] for r in results.values()):>9.1f}", flush=True)
     for problem in problems:
@@ -847,8 +850,15 @@ class DeviceCase:
         return suite.Bench(name, setup)
 
 
-def run_case(case: PaperCase, cache_root: str, rounds: int = 3) -> dict:
-    """Every mode of one case, ``rounds`` times in a rotated order (``suite.run_rounds``)."""
+# ``--local-ops``: the plugin's modes (linear and legacy alike) also own every local load, local
+# store and allocation with a source, so "legacy" is Triton before linear layouts for those too
+# (``lowering.legacy``: ldmatrix only for mma operands, no stmatrix).
+LOCAL_OPS_ONLY = "noop,rename,shuffle,shared,local_load,local_store,local_alloc"
+
+
+def run_case(case: PaperCase, cache_root: str, rounds: int = 3, only: str | None = None) -> dict:
+    """Every mode of one case, ``rounds`` times in a rotated order (``suite.run_rounds``);
+    ``only``: what the plugin owns in the linear and legacy modes (default: its default)."""
     import torch
 
     device_case = DeviceCase(case)
@@ -859,7 +869,8 @@ def run_case(case: PaperCase, cache_root: str, rounds: int = 3) -> dict:
         device_case.compiled = None
         with environment(case.environment):
             plugin = PluginCounts()
-            result = suite.run_mode(bench, mode, cache_root, label=suite.round_label(mode, number))
+            result = suite.run_mode(bench, mode, cache_root, label=suite.round_label(mode, number),
+                                    only=only if mode in ("linear", "legacy") else None)
             result.update(plugin.since())
         if device_case.compiled is not None:
             result.update(ttgir_counts(device_case.compiled.asm["ttgir"]))
@@ -914,18 +925,21 @@ def _fmt(value, digits=3):
         else "-"
 
 
-def write_report(rows: list, summary: dict, environment_info: dict, out: str, elapsed_s: float) -> None:
+def write_report(rows: list, summary: dict, environment_info: dict, out: str, elapsed_s: float,
+                 stem: str = "paper_kernels") -> None:
     os.makedirs(out, exist_ok=True)
-    with open(os.path.join(out, "paper_kernels.json"), "w") as f:
+    local_ops = environment_info.get("local_ops", False)
+    with open(os.path.join(out, stem + ".json"), "w") as f:
         json.dump({"environment": environment_info, "summary": summary, "cases": rows}, f, indent=1)
     noise_max = summary["noise_max"]
-    lines = ["# The paper's kernels: stock Triton vs linear-layouts vs legacy", "",
+    lines = ["# The paper's kernels: stock Triton vs linear-layouts vs legacy"
+             + (", local loads and stores ours in both plugin modes" if local_ops else ""), "",
              f"GPU: {environment_info['gpu']}; triton {environment_info['triton']}; torch {environment_info['torch']}; "
              f"whole run {elapsed_s / 60:.1f} min. Times are the median over {environment_info.get('rounds', 1)} rounds "
              "(modes in a rotated order, each compiled afresh every round) of `triton.testing.do_bench` medians (min and max of "
              "every repeat in brackets); every output checked against numpy after poisoning.", "",
              f"Produced by `python benchmarks/paper_kernels.py --out benchmarks/results --rounds "
-             f"{environment_info.get('rounds', 1)}` (all modes in one run).", "",
+             f"{environment_info.get('rounds', 1)}{' --local-ops' if local_ops else ''}` (all modes in one run).", "",
              f"* time ours / stock, geometric mean over all cases: **{_fmt(summary['ours_over_stock'])}**",
              f"* time ours / legacy, geometric mean over all cases: **{_fmt(summary['ours_over_legacy'])}** "
              f"(speedup {_fmt(1 / summary['ours_over_legacy'] if summary['ours_over_legacy'] else None, 2)}x)",
@@ -942,7 +956,9 @@ def write_report(rows: list, summary: dict, environment_info: dict, out: str, el
                      f"{_fmt(g['geomean'])} [{_fmt(g['min'])}, {_fmt(g['max'])}] | {_fmt(largest_noise * 100, 1)}% | "
                      f"{verdict} |")
     lines += ["", "Per case (ms; convert: `ttg.convert_layout` ops in the TTGIR, ours: lowered by our passes in linear "
-              "mode / in legacy mode; local_load / local_store are always lowered by Triton):", "",
+              "mode / in legacy mode; local_load / local_store / local_alloc: "
+              + ("lowered by our passes in both modes, by the linear or the legacy planner):" if local_ops
+                 else "always lowered by Triton):"), "",
               "| case | mma | stock ms | linear ms | legacy ms | ours/stock | ours/legacy | noise | correct s/l/g/a | "
               "convert | ours lin/leg | local_load | local_store | local_alloc | cp.async |",
               "|---|---|---|---|---|---:|---:|---:|---|---:|---|---:|---:|---:|---:|"]
@@ -956,7 +972,9 @@ def write_report(rows: list, summary: dict, environment_info: dict, out: str, el
         lines.append(f"| {row['name']} | {stock.get('mma', '-')} | {timing(row['stock'])} | {timing(row['linear'])} | "
                      f"{timing(row['legacy'])} | {_fmt(row['ours_over_stock'])} | {_fmt(row['ours_over_legacy'])} | "
                      f"{_fmt(row['noise'])} | {ok} | {stock.get('convert_layout', '-')} | "
-                     f"{row['linear'].get('lowered', '-')}/{row['legacy'].get('lowered', '-')} | "
+                     f"{row['linear'].get('lowered', '-')}/{row['legacy'].get('lowered', '-')}"
+                     + (f" (+{row['linear'].get('local_lowered', '-')}/{row['legacy'].get('local_lowered', '-')} local)"
+                        if local_ops else "") + " | "
                      f"{stock.get('local_load', '-')} | {stock.get('local_store', '-')} | "
                      f"{stock.get('local_alloc', '-')} | {stock.get('async_copy_global_to_local', '-')} |")
     failures = [(row["name"], m, row[m].get("error", "")) for row in rows for m in MODES if not row[m].get("ok")]
@@ -969,10 +987,10 @@ def write_report(rows: list, summary: dict, environment_info: dict, out: str, el
         lines += [f"* {name} [{mode}]: wrong result (worst error {_fmt(e)} of the tolerance)" for name, mode, e in wrong]
         lines += [f"* {name} [{mode}]: compiled without our islands after a failure (linear_layouts.stats())"
                   for name, mode in fallbacks]
-    with open(os.path.join(out, "paper_kernels.md"), "w") as f:
+    with open(os.path.join(out, stem + ".md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
-    plot(rows, summary, environment_info, os.path.join(out, "paper_kernels.png"))
+    plot(rows, summary, environment_info, os.path.join(out, stem + ".png"))
 
 
 def plot(rows: list, summary: dict, environment_info: dict, path: str) -> None:
@@ -1025,22 +1043,24 @@ def plot(rows: list, summary: dict, environment_info: dict, path: str) -> None:
     fig.savefig(path, dpi=120)
 
 
-def gpu_run(cases: list, out: str, rounds: int = 3) -> int:
+def gpu_run(cases: list, out: str, rounds: int = 3, local_ops: bool = False) -> int:
     import torch
 
     start = time.perf_counter()
     cache_root = tempfile.mkdtemp(prefix="ll_paper_kernels_cache_")
     rows = []
     for number, case in enumerate(cases):
-        rows.append(run_case(case, cache_root, rounds))
+        rows.append(run_case(case, cache_root, rounds, LOCAL_OPS_ONLY if local_ops else None))
         row = rows[-1]
         print(f"[{number + 1}/{len(cases)} {time.perf_counter() - start:.0f}s] {case.name}: " + ", ".join(
             f"{m}={row[m].get('ms', float('nan')):.4f}ms{'' if row[m].get('correct') else '(!)'}" for m in MODES),
             flush=True)
     environment_info = {"gpu": torch.cuda.get_device_name(), "triton": triton.__version__,
                         "torch": torch.__version__, "python": sys.version.split()[0],
-                        "sm_count": torch.cuda.get_device_properties(0).multi_processor_count, "rounds": rounds}
-    write_report(rows, summarize(rows), environment_info, out, time.perf_counter() - start)
+                        "sm_count": torch.cuda.get_device_properties(0).multi_processor_count, "rounds": rounds,
+                        "local_ops": local_ops}
+    write_report(rows, summarize(rows), environment_info, out, time.perf_counter() - start,
+                 "paper_kernels_local_ops" if local_ops else "paper_kernels")
     return 0 if all(row[m].get("correct") for row in rows for m in MODES) else 1
 
 
@@ -1054,6 +1074,9 @@ def main(argv=None) -> int:
     how.add_argument("--interpret", action="store_true",
                      help="no GPU: run tiny versions of every kernel in Triton's interpreter against numpy")
     parser.add_argument("--rounds", type=int, default=3, help="times each mode is timed, order rotated (default 3)")
+    parser.add_argument("--local-ops", action="store_true",
+                        help="the linear and legacy modes own local loads, stores and allocations too "
+                             "(writes paper_kernels_local_ops.*)")
     parser.add_argument("--only", help="comma-separated kernel names (int4_gemm, mma_v2_gemm, streamk_gemm, "
                                        "layer_norm, template_attention)")
     args = parser.parse_args(argv)
@@ -1075,8 +1098,8 @@ def main(argv=None) -> int:
     if args.interpret:
         return interpret(cases)
     if args.dry:
-        return dry_run(cases)
-    return gpu_run(cases, args.out, args.rounds)
+        return dry_run(cases, args.local_ops)
+    return gpu_run(cases, args.out, args.rounds, args.local_ops)
 
 
 if __name__ == "__main__":

@@ -44,10 +44,20 @@ Differences from legacy Triton (so benchmarks can say what the baseline is):
   lane, then warp bases first appear; the run of register bases 1, 2, 4, ... along a dim),
   which is what the attributes say for blocked, mma, slice and dot operand layouts;
 * vectors are capped at 128 bits (legacy did too, via ``ld/st.shared.v4.b32``).
+
+Local loads and stores (``plan_legacy_local_load`` / ``plan_legacy_local_store``): the buffer's
+layout is fixed by its memdesc, so legacy and linear differ only in the instructions.  Legacy
+Triton read the operands of an mma dot with ``ldmatrix`` (its hand-written
+``SharedToDotOperandMMAv2``, ``.trans`` included) and every other local load, and every local
+store, with vector ``ld.shared`` / ``st.shared`` along the buffer's contiguous dim
+(``loadSharedToDistributed`` / ``storeDistributedToShared``): no ``ldmatrix`` into other
+layouts and no ``stmatrix``, which came with linear layouts.  So the legacy plans are the
+linear planner's verified candidates of those forms.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from ..dialect.linear_layout import LinearLayout
@@ -57,6 +67,8 @@ from .instructions import AccessKind, BarrierScope
 from .plan import Barrier, ConversionPlan, Method, Scope, SharedMemoryPlan, Unsupported
 from .planner import INVALID_CONVERSION_ERRORS, _register_rename, _staging_rename, element_bits_of
 from .element_type import storage_bits_of
+from .instructions import AccessForm
+from .local_memory import LocalLoadPlan, LocalStorePlan, plan_local_load_candidates, plan_local_store_candidates
 from .shared import cta_space, side_vector, vector_accesses
 from .target import Target, target_named
 from .verify import verify_plan
@@ -237,3 +249,37 @@ def plan_legacy_conversion(src: LinearLayout, dst: LinearLayout, bits, target, s
     if not result.ok:
         return Unsupported(f"legacy plan failed the verifier: {result.errors[0]}", scope)
     return plan
+
+
+def _reads_mma_operand(dst_encoding: str | None) -> bool:
+    """A dot operand whose parent is an mma layout: the only local load legacy Triton did with
+    ``ldmatrix`` (an FMA dot's operands, ``parent = #ttg.blocked``, were plain loads)."""
+    return attribute_kind(dst_encoding) == "dot_op" and re.search(r"parent = #ttg\.(nvidia_mma|mma)", dst_encoding or "") is not None
+
+
+def plan_legacy_local_load(buffer: LinearLayout, dst: LinearLayout, bits: int, target,
+                           dst_encoding: str | None = None) -> LocalLoadPlan | Unsupported:
+    """A ``ttg.local_load`` as Triton lowered it before linear layouts (module docstring):
+    ``ldmatrix`` for mma dot operands where the buffer allows it, vector loads otherwise."""
+    plans, reason = plan_local_load_candidates(buffer, dst, bits, target)
+    if not plans:
+        return Unsupported(reason)
+    vector = next(p for p in plans if p.form is AccessForm.VECTOR)
+    matrix = [p for p in plans if p.form is not AccessForm.VECTOR]
+    if not _reads_mma_operand(dst_encoding):
+        pick, note = vector, "legacy: vector loads"
+    elif matrix:
+        pick, note = matrix[0], "legacy: ldmatrix for an mma operand"
+    else:
+        pick, note = vector, "legacy: vector loads (the buffer gives no ldmatrix tile)"
+    return dataclasses.replace(pick, notes=pick.notes + (note,))
+
+
+def plan_legacy_local_store(src: LinearLayout, buffer: LinearLayout, bits: int, target) -> LocalStorePlan | Unsupported:
+    """A ``ttg.local_store`` (or the fill of a ``ttg.local_alloc``) as Triton lowered it before
+    linear layouts: vector stores, never ``stmatrix``."""
+    plans, reason = plan_local_store_candidates(src, buffer, bits, target)
+    if not plans:
+        return Unsupported(reason)
+    pick = next(p for p in plans if p.form is AccessForm.VECTOR)
+    return dataclasses.replace(pick, notes=pick.notes + ("legacy: vector stores",))

@@ -60,7 +60,9 @@ Options: ``only=noop,rename,shuffle,shared,local_load,local_store,local_alloc`` 
 plan methods we own; default all but ``local_load``, ``local_store`` and ``local_alloc``),
 ``verify=emitted|plan``, ``remarks=true``, ``mode=linear|legacy`` (``legacy``: plan like Triton before linear
 layouts, ``lowering.legacy``: padded unswizzled shared memory for every convert that is not a
-register renaming, no shuffles or ldmatrix/stmatrix, no-ops only for identical attributes).
+register renaming, no shuffles or ldmatrix/stmatrix, no-ops only for identical attributes; the
+local loads and stores ``only`` names: ldmatrix for mma dot operands, vector accesses otherwise,
+never stmatrix).
 
 Scratch memory and barriers.  A shared-memory plan's buffer is a ``ttg.local_alloc`` of the
 plan's size, freed by ``ttg.local_dealloc`` after the island, so Triton's allocator reserves the
@@ -84,7 +86,8 @@ from typing import Optional
 from ..lowering import measured_choices
 from ..lowering.cost import plan_cost
 from ..lowering.describe import instruction_counts
-from ..lowering.legacy import attribute_kind, plan_legacy_conversion
+from ..lowering.legacy import (attribute_kind, plan_legacy_conversion, plan_legacy_local_load,
+                               plan_legacy_local_store)
 from ..lowering.emit_llvm import (ConvertSite, EmitError, Island, emit_island, emit_local_load_island,
                                   emit_local_store_island, island_element_type)
 from ..lowering.local_memory import LOCAL_ALLOC, LOCAL_LOAD, LOCAL_STORE, plan_local_load, plan_local_store
@@ -281,9 +284,8 @@ def plan_module(module: Module, only: str = "", target: Optional[str] = None,
         raise PassFailure(None, f"option mode={mode}: unknown mode (known: {', '.join(MODES)})")
     hw_target, target_problem = _target_of(module, target)
     results = []
-    wanted = {"ttg.convert_layout"}
-    if mode == "linear":
-        wanted |= {f"ttg.{name}" for name in (LOCAL_LOAD, LOCAL_STORE, LOCAL_ALLOC) if name in owned}
+    wanted = {"ttg.convert_layout"} | {f"ttg.{name}" for name in (LOCAL_LOAD, LOCAL_STORE, LOCAL_ALLOC)
+                                       if name in owned}
     for op in (op for op in module.walk() if op.name in wanted):
         if op.name == "ttg.local_alloc" and not op.operands:
             continue   # an allocation without a source stores nothing: Triton's (or our scratch)
@@ -293,13 +295,13 @@ def plan_module(module: Module, only: str = "", target: Optional[str] = None,
             outcome.reason = target_problem
             continue
         if op.name == "ttg.local_load":
-            _plan_local_load(module, op, hw_target, outcome)
+            _plan_local_load(module, op, hw_target, outcome, mode)
             continue
         if op.name == "ttg.local_store":
-            _plan_local_store(module, op, hw_target, outcome)
+            _plan_local_store(module, op, hw_target, outcome, mode)
             continue
         if op.name == "ttg.local_alloc":
-            _plan_local_alloc(module, op, hw_target, outcome)
+            _plan_local_alloc(module, op, hw_target, outcome, mode)
             continue
         source, result = op.operands[0], op.results[0]
         try:
@@ -337,7 +339,7 @@ def plan_module(module: Module, only: str = "", target: Optional[str] = None,
     return results
 
 
-def _plan_local_store(module: Module, op: Operation, target, outcome: ConvertOutcome) -> None:
+def _plan_local_store(module: Module, op: Operation, target, outcome: ConvertOutcome, mode: str = "linear") -> None:
     """Plan one ``ttg.local_store`` (sets ``outcome.plan``, or ``outcome.reason``)."""
     value, buffer_value = op.operands[0], op.operands[1]
     outcome.method = LOCAL_STORE
@@ -347,10 +349,10 @@ def _plan_local_store(module: Module, op: Operation, target, outcome: ConvertOut
         outcome.reason = (f"the memdesc is {what}; local stores are lowered into ttg.local_alloc and into "
                           f"ttg.memdesc_index of one")
         return
-    _plan_store_into(module, op, value, buffer_value, target, outcome)
+    _plan_store_into(module, op, value, buffer_value, target, outcome, mode)
 
 
-def _plan_local_alloc(module: Module, op: Operation, target, outcome: ConvertOutcome) -> None:
+def _plan_local_alloc(module: Module, op: Operation, target, outcome: ConvertOutcome, mode: str = "linear") -> None:
     """Plan one ``ttg.local_alloc`` with a source: a local store into a fresh allocation (the
     same algebra, ``plan_local_store``; sets ``outcome.plan``, or ``outcome.reason``)."""
     value, buffer_value = op.operands[0], op.results[0]
@@ -358,10 +360,11 @@ def _plan_local_alloc(module: Module, op: Operation, target, outcome: ConvertOut
     if len(buffer_value.tensor_type.shape) != len(value.tensor_type.shape):
         outcome.reason = "the allocation's shape differs from its source's"
         return
-    _plan_store_into(module, op, value, buffer_value, target, outcome)
+    _plan_store_into(module, op, value, buffer_value, target, outcome, mode)
 
 
-def _plan_store_into(module: Module, op: Operation, value, buffer_value, target, outcome: ConvertOutcome) -> None:
+def _plan_store_into(module: Module, op: Operation, value, buffer_value, target, outcome: ConvertOutcome,
+                     mode: str = "linear") -> None:
     """The store of register ``value`` into the whole buffer ``buffer_value`` (a local store, or
     the fill of an allocation with a source): sets ``outcome.plan``, or ``outcome.reason``."""
     try:
@@ -374,7 +377,10 @@ def _plan_store_into(module: Module, op: Operation, value, buffer_value, target,
     if problem:
         outcome.reason = problem
         return
-    plan = plan_local_store(src, buffer, element.logical_bits, target)
+    if mode == "legacy":
+        plan = plan_legacy_local_store(src, buffer, element.logical_bits, target)
+    else:
+        plan = plan_local_store(src, buffer, element.logical_bits, target)
     if not plan:
         outcome.reason = plan.reason
         return
@@ -392,7 +398,7 @@ def _island_limits_problem(module: Module, target, *layouts) -> str:
     return ""
 
 
-def _plan_local_load(module: Module, op: Operation, target, outcome: ConvertOutcome) -> None:
+def _plan_local_load(module: Module, op: Operation, target, outcome: ConvertOutcome, mode: str = "linear") -> None:
     """Plan one ``ttg.local_load`` (sets ``outcome.plan``, or ``outcome.reason``)."""
     source, result = op.operands[0], op.results[0]
     outcome.method = LOCAL_LOAD
@@ -414,7 +420,10 @@ def _plan_local_load(module: Module, op: Operation, target, outcome: ConvertOutc
     if problem:
         outcome.reason = problem
         return
-    plan = plan_local_load(buffer, dst, element.logical_bits, target)
+    if mode == "legacy":
+        plan = plan_legacy_local_load(buffer, dst, element.logical_bits, target, result.tensor_type.encoding)
+    else:
+        plan = plan_local_load(buffer, dst, element.logical_bits, target)
     if not plan:
         outcome.reason = plan.reason
         return

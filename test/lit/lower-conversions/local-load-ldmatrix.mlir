@@ -1,5 +1,6 @@
 // RUN: ll-opt %s -p 'll-lower-conversions{only=local_load remarks=true}' 2>&1 | FileCheck %s
 // RUN: ll-opt %s -p 'll-lower-conversions' | FileCheck %s --check-prefix=DEFAULT
+// RUN: ll-opt %s -p 'll-lower-conversions{only=local_load mode=legacy remarks=true}' 2>&1 | FileCheck %s --check-prefix=LEGACY
 
 // The A operand of an mma v2 dot (sm_80), staged through a swizzled buffer: Triton's own
 // lowering reads it with ldmatrix.x4, and so do we (the buffer realises the ldmatrix tile:
@@ -16,6 +17,9 @@
 // CHECK: tt.store
 
 // DEFAULT: ttg.local_load
+
+// The legacy baseline read mma operands with ldmatrix too (SharedToDotOperandMMAv2):
+// LEGACY: remark: [ll-lower-conversions] lowered: local_load, guard bar.sync=1, ldmatrix=4
 // DEFAULT-NOT: ldmatrix
 
 #src = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>

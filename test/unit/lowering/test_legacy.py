@@ -170,3 +170,52 @@ def test_pass_option_mode_legacy():
         lower_text(text, mode="ancient")
     with pytest.raises(PipelineError):
         parse_pipeline("ll-lower-conversions{mod=legacy}")
+
+
+# ------------------------------------------------------------------ local loads and stores
+
+from linear_layouts.lowering.describe import cost_text  # noqa: E402
+from linear_layouts.lowering.legacy import plan_legacy_local_load, plan_legacy_local_store  # noqa: E402
+from linear_layouts.lowering.local_memory import plan_local_load, plan_local_store  # noqa: E402
+from linear_layouts.lowering.target import target_named  # noqa: E402
+
+MMA_V2 = "#ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [2, 2], instrShape = [16, 8]}>"
+SWIZZLED = "#ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}>"
+
+
+def _local_load(shared, dst, shape, bits=16, target="sm_90"):
+    buffer, layout = to_linear_layout(shared, list(shape)), to_linear_layout(dst, list(shape))
+    return (plan_local_load(buffer, layout, bits, target_named(target)),
+            plan_legacy_local_load(buffer, layout, bits, target_named(target), dst))
+
+
+def test_legacy_reads_mma_operands_with_ldmatrix_as_triton_always_did():
+    a_dst = f"#ttg.dot_op<{{opIdx = 0, parent = {MMA_V2}, kWidth = 2}}>"
+    b_dst = f"#ttg.dot_op<{{opIdx = 1, parent = {MMA_V2}, kWidth = 2}}>"
+    _, a = _local_load("#ttg.swizzled_shared<{vec = 8, perPhase = 2, maxPhase = 4, order = [1, 0]}>", a_dst, (64, 32))
+    _, b = _local_load(SWIZZLED, b_dst, (32, 64))
+    assert a.form is AccessForm.MATRIX and b.form is AccessForm.MATRIX_TRANS
+    assert cost_text(a.cost, a.target).startswith("ldmatrix.x4=4,")
+    assert a.notes[-1] == "legacy: ldmatrix for an mma operand"
+
+
+def test_legacy_reads_other_layouts_with_vector_loads_where_linear_uses_ldmatrix():
+    dst = "#ttg.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>"
+    linear, legacy = _local_load(SWIZZLED, dst, (64, 64))
+    assert linear.form is AccessForm.MATRIX
+    assert legacy.form is AccessForm.VECTOR and legacy.notes[-1] == "legacy: vector loads"
+    assert [len(op.registers) for op in legacy.shared.ops] == [2] * 16    # 32-bit loads, 2 f16 each
+    # An FMA dot's operand (parent blocked) was a plain load too.
+    fma = "#ttg.dot_op<{opIdx = 0, parent = #ttg.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], " \
+          "warpsPerCTA = [4, 1], order = [1, 0]}>}>"
+    assert _local_load(SWIZZLED, fma, (64, 64))[1].form is AccessForm.VECTOR
+
+
+def test_legacy_stores_never_use_stmatrix():
+    acc = "#ttg.nvidia_mma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = [4, 1], instrShape = [16, 64, 16]}>"
+    nvmma = "#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16}>"
+    src, buffer = to_linear_layout(acc, [64, 64]), to_linear_layout(nvmma, [64, 64])
+    linear = plan_local_store(src, buffer, 16, target_named("sm_90"))
+    legacy = plan_legacy_local_store(src, buffer, 16, target_named("sm_90"))
+    assert linear.form is AccessForm.MATRIX and cost_text(linear.cost, linear.target).startswith("stmatrix.x4=4,")
+    assert legacy.form is AccessForm.VECTOR and cost_text(legacy.cost, legacy.target).startswith("st.shared.b32=16,")

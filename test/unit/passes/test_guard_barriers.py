@@ -141,12 +141,13 @@ def test_pipelined_mma_v2_loads_get_stock_barrier_count(monkeypatch):
 
 
 def test_wgmma_operand_allocations_get_stock_barrier_count(monkeypatch):
-    """int4 matmul on the wgmma path: the dequantised operand and A are our allocations; no guard
-    between the two (distinct live buffers), and the one before them goes (Triton's barrier
-    ends the previous iteration)."""
+    """int4 matmul on the wgmma path (these signatures: scalar global loads, no cp.async): the
+    dequantised operand and A are our allocations; no guard between the two (distinct live
+    buffers), and whatever guard Triton's own barriers make redundant goes (with 3.9's TTGIR the
+    one before them: Triton's barrier ends the previous iteration), so the count is stock's."""
     from linear_layouts.examples.gpu_kernels import int4_matmul_kernel
     stock, _ = _ptx_barriers(int4_matmul_kernel, *INT4, None, monkeypatch, mma_v3=True)
     ours, stats = _ptx_barriers(int4_matmul_kernel, *INT4, "noop,rename,shuffle,shared,local_alloc",
                                 monkeypatch, mma_v3=True)
-    assert stats.local_writes_lowered == 2 and stats.guard_barriers_dropped >= 1
+    assert stats.local_writes_lowered == 2 and stats.guard_barriers >= 1
     assert ours == stock
