@@ -9,6 +9,10 @@ conversion sits between loads, reductions and arithmetic, and the fastest loweri
 and lose 5% inside the kernel).  For every kernel of ``benchmarks/kernels.py`` with exactly one
 distinct conversion (so that ``ll-lower-conversions{candidate=K}`` picks that conversion's K-th
 candidate and nothing else), each candidate and stock are compiled and timed in the kernel.
+A kernel with several distinct conversions (attention) is timed one conversion at a time:
+``candidate_for=KEY:K`` (or ``KEY:stock``, that conversion left to Triton) moves that
+conversion only, every other one planned as the plugin does by default; its rows carry the
+kernel's own noise (stock timed twice) in ``noise``.
 
 Writes kernel_choice.json in plan_choice.json's row format (a row per conversion, its candidates'
 times and instruction mixes, stock's time), which ``plan_choice.py --write-choices`` reads like
@@ -64,6 +68,49 @@ def launched_ttgir(bench) -> str:
     return texts[0]
 
 
+def one_conversion_at_a_time(bench, found: list, cache_root: str, rounds: int) -> list[dict]:
+    """Rows for a kernel with several distinct conversions: for each, every candidate and
+    "left to Triton", the others as the plugin plans them by default (``candidate_for``)."""
+    import torch
+    from kernels import round_label, run_mode, run_rounds
+    from plan_choice import installed_release, layouts_of, verified_candidates
+
+    from linear_layouts.lowering.measured_choices import conversion_key
+
+    rows, keys = [], []
+    for case in found:
+        row = {"case": f"kernel/{bench.name}:{'x'.join(map(str, case.shape))}:i{case.bits}",
+               "src": case.src_resolved, "dst": case.dst_resolved, "shape": list(case.shape), "bits": case.bits,
+               "num_warps": case.num_warps, "candidates": verified_candidates(case)}
+        src, dst = layouts_of(row, installed_release())
+        keys.append(conversion_key(src, dst, case.bits, "sm_90"))
+        rows.append(row)
+    prepared = bench.setup()
+
+    def run_one(mode: str, number: int) -> dict:
+        label = round_label(mode, number)
+        if mode in ("stock", "stock_again"):
+            return run_mode(bench, "stock", cache_root, label=label, prepared=prepared)
+        n, rank = mode[1:].split(".")
+        return run_mode(bench, "linear", cache_root, label=label, prepared=prepared,
+                        pipeline=f"ll-lower-conversions{{candidate_for={keys[int(n)]}:{rank}}}")
+    modes = ["stock", "stock_again"]
+    for n, row in enumerate(rows):
+        modes += [f"c{n}.stock"] + [f"c{n}.{rank}" for rank in range(len(row["candidates"]))]
+    results = run_rounds(run_one, modes, rounds)
+    stock, again = results["stock"].get("ms"), results["stock_again"].get("ms")
+    for n, row in enumerate(rows):
+        row["stock"], row["stock_again"], row["kernel_stock"] = results[f"c{n}.stock"], results["stock_again"], \
+            results["stock"]
+        row["noise"] = abs(again / stock - 1) if stock and again else None
+        for rank in range(len(row["candidates"])):
+            row["candidates"][rank] = {**row["candidates"][rank], **results[f"c{n}.{rank}"]}
+        print(row["case"], row["stock"].get("ms"), [c.get("ms") for c in row["candidates"]], flush=True)
+    del prepared
+    torch.cuda.empty_cache()
+    return rows
+
+
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -85,8 +132,11 @@ def main(argv=None) -> int:
         if wanted and bench.name not in wanted:
             continue
         found = conversions_of(launched_ttgir(bench), bench.name)
-        if len(found) != 1:
-            skipped.append((bench.name, f"{len(found)} distinct conversions"))
+        if not found:
+            skipped.append((bench.name, "0 distinct conversions"))
+            continue
+        if len(found) > 1:
+            rows += one_conversion_at_a_time(bench, found, cache_root, args.rounds)
             continue
         case = found[0]
         candidates = verified_candidates(case)
@@ -124,6 +174,8 @@ def main(argv=None) -> int:
              f"the median over {args.rounds} rounds (modes in a rotated order, one set of tensors for all) of "
              "`triton.testing.do_bench` medians, each kernel compiled with an empty cache.", "",
              f"Produced by `python benchmarks/kernel_choice.py {' '.join(argv)}`.", "",
+             "Kernels with several conversions: one row per conversion, the others planned as by default; "
+             "\"stock\" there is that conversion left to Triton.", "",
              "| kernel | stock ms | stock again | candidates (method: ms) | model's pick / fastest | fastest | all correct |",
              "|---|---:|---:|---|---:|---|---|"]
     for row in rows:
@@ -133,7 +185,8 @@ def main(argv=None) -> int:
         fastest = min(options)
         correct = all(r.get("correct") for r in [row["stock"], row["stock_again"]] + row["candidates"])
         cands = ", ".join(f"{c['method']}: {c.get('ms', float('nan')):.4f}" for c in row["candidates"])
-        lines.append(f"| {row['case']} | {stock:.4f} | {row['stock_again'].get('ms', float('nan')) / stock:.3f} | "
+        kernel_stock = row.get("kernel_stock", row["stock"]).get("ms")
+        lines.append(f"| {row['case']} | {stock:.4f} | {row['stock_again'].get('ms', float('nan')) / kernel_stock:.3f} | "
                      f"{cands} | {times[0] / fastest[0]:.3f} | {fastest[1]} | {correct} |")
     lines += ["", "Kernels not measured here: " + "; ".join(f"{n} ({why})" for n, why in skipped)]
     with open(os.path.join(args.out, "kernel_choice.md"), "w") as f:

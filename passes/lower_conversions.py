@@ -273,13 +273,17 @@ def _target_of(module: Module, target: Optional[str]):
 
 def plan_module(module: Module, only: str = "", target: Optional[str] = None,
                 mode: str = "linear", candidate: int = 0,
-                measured: bool = True) -> list[tuple[Operation, ConvertOutcome]]:
+                measured: bool = True, candidate_for: str = "") -> list[tuple[Operation, ConvertOutcome]]:
     """Plan every convert of ``module``; outcomes with a plan we own have ``plan`` set.
     ``mode="legacy"``: plans of ``lowering.legacy`` instead of the planner's.  ``candidate``:
     the planner's ``rank`` (0, the cheapest by the cost model; others for benchmarks).
     ``measured``: where a GPU measurement showed the model's pick to be slower than another
-    candidate or than stock Triton (``lowering.measured_choices``), follow the measurement."""
+    candidate or than stock Triton (``lowering.measured_choices``), follow the measurement.
+    ``candidate_for``: ``KEY:RANK,...`` (``measured_choices.conversion_key``): those conversions
+    take candidate RANK, every other one is planned as usual (benchmarks/kernel_choice.py times
+    one conversion of a kernel at a time this way)."""
     owned = _owned_methods(only)
+    ranks = _parse_candidate_for(candidate_for)
     if mode not in MODES:
         raise PassFailure(None, f"option mode={mode}: unknown mode (known: {', '.join(MODES)})")
     hw_target, target_problem = _target_of(module, target)
@@ -322,6 +326,12 @@ def plan_module(module: Module, only: str = "", target: Optional[str] = None,
             src_encoding, dst_encoding = source.tensor_type.encoding, result.tensor_type.encoding
             plan = plan_legacy_conversion(src, dst, bits, hw_target, same_attribute=src_encoding == dst_encoding,
                                           src_kind=attribute_kind(src_encoding), dst_kind=attribute_kind(dst_encoding))
+        elif ranks and measured_choices.conversion_key(src, dst, bits, hw_target.name) in ranks:
+            rank = ranks[measured_choices.conversion_key(src, dst, bits, hw_target.name)]
+            if rank == STOCK_RANK:
+                outcome.reason = "option candidate_for: this conversion is left to Triton"
+                continue
+            plan = _plan_remembered(src, dst, bits, hw_target, rank)
         else:
             plan = _plan_remembered(src, dst, bits, hw_target, candidate)
             if plan and measured and candidate == 0:
@@ -337,6 +347,23 @@ def plan_module(module: Module, only: str = "", target: Optional[str] = None,
             continue
         outcome.plan = plan
     return results
+
+
+STOCK_RANK = -1   # candidate_for=KEY:stock: that conversion is left to Triton
+
+
+def _parse_candidate_for(text: str) -> dict[str, int]:
+    """``"KEY:RANK,KEY:stock"`` -> {KEY: RANK or STOCK_RANK}; a malformed pair is a PassFailure
+    naming it."""
+    ranks = {}
+    for pair in filter(None, (p.strip() for p in text.split(","))):
+        key, _, rank = pair.partition(":")
+        if not re.fullmatch(r"[0-9a-f]{24}", key) or not (rank.isdigit() or rank == "stock"):
+            raise PassFailure(None, f"option candidate_for: {pair!r} is not KEY:RANK (a 24-digit conversion key "
+                                    f"from lowering.measured_choices.conversion_key, and a candidate number or "
+                                    f"'stock')")
+        ranks[key] = STOCK_RANK if rank == "stock" else int(rank)
+    return ranks
 
 
 def _plan_local_store(module: Module, op: Operation, target, outcome: ConvertOutcome, mode: str = "linear") -> None:
@@ -540,11 +567,11 @@ def _strict_check() -> bool:
 
 def lower_module(module: Module, only: str = "", target: Optional[str] = None,
                  mode: str = "linear", verify: str = "emitted", candidate: int = 0,
-                 measured: bool = True) -> list[ConvertOutcome]:
+                 measured: bool = True, candidate_for: str = "") -> list[ConvertOutcome]:
     """Replace every convert we can lower by its island (in place); return every outcome."""
     if verify not in VERIFY_LEVELS:
         raise PassFailure(None, f"option verify={verify}: unknown level (known: {', '.join(VERIFY_LEVELS)})")
-    planned = plan_module(module, only, target, mode, candidate, measured)
+    planned = plan_module(module, only, target, mode, candidate, measured, candidate_for)
     shared_ops = [op for op, o in planned if o.plan is not None
                   and o.plan.method in (Method.SHARED, LOCAL_LOAD, LOCAL_STORE)]
     guards = _needs_guards(module, shared_ops)
@@ -734,6 +761,10 @@ class LowerConversions(ModulePass):
     # Follow recorded GPU measurements where they overrule the cost model (including "stock
     # Triton is faster here": left to Triton with a remark); see lowering/measured_choices.py.
     measured: bool = True
+    # "KEY:RANK,...": the conversions with these keys (lowering.measured_choices.conversion_key)
+    # take candidate RANK ("stock": left to Triton), the others are planned as usual: benchmarks/kernel_choice.py times
+    # one conversion of a kernel with several at a time.
+    candidate_for: str = ""
 
     def check_options(self) -> Optional[str]:
         names = [n.strip() for n in self.only.split(",") if n.strip()]
@@ -745,6 +776,10 @@ class LowerConversions(ModulePass):
             return f"option mode={self.mode!r}: unknown mode (known: {', '.join(MODES)})"
         if self.candidate < 0:
             return f"option candidate={self.candidate}: expected 0 or more"
+        try:
+            _parse_candidate_for(self.candidate_for)
+        except PassFailure as error:
+            return error.message
         if self.verify not in VERIFY_LEVELS:
             return f"option verify={self.verify!r}: unknown level (known: {', '.join(VERIFY_LEVELS)})"
         if self.target:
@@ -756,7 +791,8 @@ class LowerConversions(ModulePass):
 
     def apply(self, module: Module, context: PassContext) -> None:
         target = self.target or getattr(context, "target", None) or None
-        outcomes = lower_module(module, self.only, target, self.mode, self.verify, self.candidate, self.measured)
+        outcomes = lower_module(module, self.only, target, self.mode, self.verify, self.candidate, self.measured,
+                                self.candidate_for)
         if self.remarks or getattr(context, "remarks", False):
             for outcome in outcomes:
                 context.report(outcome.remark())
@@ -764,10 +800,11 @@ class LowerConversions(ModulePass):
 
 def lower_text(text: str, only: str = "", target: Optional[str] = None,
                filename: str = "<module>", mode: str = "linear",
-               verify: str = "emitted", measured: bool = True) -> tuple[str, list[ConvertOutcome]]:
+               verify: str = "emitted", measured: bool = True,
+               candidate_for: str = "") -> tuple[str, list[ConvertOutcome]]:
     """The Python API: TTGIR text in, TTGIR text with islands out (plus every outcome).
     Hand the result to ``triton.compile`` (as a ``.ttgir`` file) for PTX/cubin or AMDGCN/hsaco."""
     from .snapshot import parse_module
     module = parse_module(text, filename)
-    outcomes = lower_module(module, only, target, mode, verify, measured=measured)
+    outcomes = lower_module(module, only, target, mode, verify, measured=measured, candidate_for=candidate_for)
     return module.print(debuginfo=True), outcomes
