@@ -186,3 +186,21 @@ def test_measured_table_rules_for_isolated_and_in_kernel_timings(tmp_path):
     choices = json.load(open(table_path))["choices"]
     assert [c["case"] for c in choices.values()] == ["kernel/a"]
     assert next(iter(choices.values()))["fastest"] == 1
+
+
+def test_report_does_not_call_stocks_own_binary_a_regression(tmp_path):
+    """kernels.py write_report: a kernel the plugin gave no island runs stock's binary, so its
+    ratio is noise and never lands in "above 1.03 beyond noise"; a kernel with islands does."""
+    import kernels
+
+    def mode(ms, islands=None):
+        result = {"ok": True, "correct": True, "ms": ms, "first_launch_s": 1.0}
+        if islands is not None:
+            result["kernels_with_islands"] = islands
+        return result
+    rows = [{"kernel": name, "stock": mode(1.0), "linear": mode(1.05, islands), "legacy": mode(1.0),
+             "stock_again": mode(1.0)} for name, islands in (("plain", 0), ("converted", 1))]
+    kernels.write_report(rows, {"gpu": "GPU", "triton": "3.6.0", "torch": "2"}, str(tmp_path), 5)
+    text = (tmp_path / "kernels.md").read_text()
+    assert "* kernels above 1.03 beyond that noise: converted (not counting plain: no island" in text
+    assert "| plain (stock binary) |" in text and "| converted |" in text
