@@ -478,7 +478,7 @@ def emit_local_load_island(plan, site: ConvertSite, rank: int) -> Island:
     ``local_memory.LocalLoadPlan``: the loads of ``plan.shared`` from the memdesc's base
     pointer, with the guard barriers the site asks for (Triton's barrier analysis does not see
     the island's reads: ``passes.lower_conversions``)."""
-    vendor = vendor_for(plan.target, IslandState(in_loop=site.in_loop))
+    vendor = vendor_for(plan.target, IslandState(in_loop=site.in_loop, keeps_words=True))
     element = island_element_type(site.element_type)
     w = IslandWriter(site.prefix)
     dst_hw = HardwareLayout.of(plan.dst, plan.buffer.out_dim_names)
