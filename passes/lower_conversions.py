@@ -52,9 +52,8 @@ user can run before them; none between allocations in a row), and when Triton fe
 for the async proxy (``ttng.fence_async_shared`` after it: wgmma, TMA) the island puts
 ``fence.proxy.async.shared::cta`` before that barrier, Triton's own order (stores, fence,
 barrier, reader); Triton's fence after it is then redundant and stays.  Allocations without a
-source are never touched.  Opt-in:
-with Triton's barrier analysis blind to our reads, the guard barriers cost a pipelined fp8
-matmul 32% on an H100 (benchmarks/results/local_load_kernels.md).
+source are never touched.  Opt-in (see ``DEFAULT_METHODS``).  Guards that Triton's own
+barriers make redundant are dropped later, from the LLVM IR (``passes.guard_barriers``).
 
 Options: ``only=noop,rename,shuffle,shared,local_load,local_store,local_alloc`` (comma-separated
 plan methods we own; default all but ``local_load``, ``local_store`` and ``local_alloc``),
@@ -102,9 +101,10 @@ from .layouts import value_layout
 METHODS = tuple(Method)   # noop, rename, shuffle, shared, local_load, local_store, local_alloc: what ``only`` names
 # What a run owns when ``only`` is empty.  ``local_load`` / ``local_store`` / ``local_alloc`` (a
 # ``ttg.local_load`` / ``ttg.local_store`` / ``ttg.local_alloc`` with a source done by our own
-# island) are opt-in (``only=...,local_load,local_store,local_alloc``)
-# until GPU timings show them at least as fast as Triton's own lowering in whole kernels
-# (benchmarks/results/local_load_kernels.md).
+# island) are opt-in (``only=...,local_load,local_store,local_alloc``).  Local loads now match or
+# beat Triton's own in the measured NVIDIA kernels (benchmarks/results/local_load_kernels.md:
+# geometric mean 0.989 on an H100), but AMD is unmeasured and its guard barriers are not pruned;
+# allocations with a source still lose in one wgmma loop (local_alloc_kernels.md).
 DEFAULT_METHODS = (Method.NOOP, Method.RENAME, Method.SHUFFLE, Method.SHARED)
 MODES = ("linear", "legacy")
 VERIFY_LEVELS = ("emitted", "plan")
