@@ -43,7 +43,10 @@ def test_epilogue_island_keeps_wgmma_pipelined(tmp_path, monkeypatch):
                        constexprs={"BM": 128, "BN": 128, "BK": 64}, attrs=divisible)
     options = dict(num_warps=8, num_stages=3)
     stock = triton.compile(source, target=GPUTarget("cuda", 90, 32), options=options)
-    with linear_layouts.enabled():
+    # measured=false: under Triton 3.6 the measured table leaves this epilogue to stock (timed
+    # in the kernel, stock's lowering was 2% faster); this test is about our island's effect on
+    # ptxas, so it asks for the island the planner makes.
+    with linear_layouts.enabled(pipeline="ll-lower-conversions{measured=false}"):
         ours = triton.compile(source, target=GPUTarget("cuda", 90, 32), options=options)
     assert "wgmma" in ours.asm["ptx"], "the matmul should use wgmma on sm_90"
     assert ours.asm["ptx"] != stock.asm["ptx"], "the epilogue conversion should be ours"
