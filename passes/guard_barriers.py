@@ -133,6 +133,7 @@ def _pointer_space(rest: str) -> str:
         elif char == "," and depth == 0:
             m = re.match(r"\s*ptr(?: addrspace\((\d+)\))?", rest[at + 1:])
             return (m.group(1) or "") if m else ""
+    return ""            # not understood: as generic (may be shared memory)
     return ""
 
 
@@ -153,7 +154,11 @@ def classify(line: str) -> str | int:
         return 0 if call.group("name").startswith(_HARMLESS_INTRINSICS) else BOTH
     memory = _MEMORY.match(line)
     if memory:
-        space = _pointer_space(memory.group("rest"))
+        if memory.group("op") in ("load", "store"):
+            space = _pointer_space(memory.group("rest"))
+        else:   # atomicrmw <op> ptr ..., cmpxchg ptr ...: the pointer comes first
+            first = re.search(r"\bptr(?: addrspace\((\d+)\))?", memory.group("rest"))
+            space = (first.group(1) or "") if first else ""
         if space not in ("", "3"):
             return 0    # global, constant, local memory
         if memory.group("op") == "load":
@@ -165,7 +170,7 @@ def classify(line: str) -> str | int:
 
 
 def _functions(lines: list[str]):
-    """(blocks by name, entry block name) for each function body of the module."""
+    """The blocks (by name, the entry block "<entry>") of each function body of the module."""
     start = None
     for index, line in enumerate(lines):
         if line.startswith("define "):

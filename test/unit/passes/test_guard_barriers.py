@@ -35,6 +35,9 @@ def test_classification_of_instructions():
     assert classify("  %x = load i32, ptr %p") == READ             # generic: may be shared
     assert classify("  store ptr addrspace(3) %s, ptr addrspace(1) %p") == 0   # the pointer stored is not the target
     assert classify(GLOBAL_STORE) == 0
+    assert classify("  %r = atomicrmw add ptr addrspace(1) %p, i32 1 seq_cst") == 0
+    assert classify("  %r = atomicrmw add ptr addrspace(3) %p, i32 1 seq_cst") == BOTH
+    assert classify("  %r = cmpxchg ptr %p, i32 %a, i32 %b seq_cst seq_cst") == BOTH
     assert classify("  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()") == 0
     # Anything not recognised is a read and a write: wgmma, cp.async, a named barrier, a call.
     assert classify("  call void @llvm.nvvm.wgmma.commit_group.sync.aligned()") == BOTH
