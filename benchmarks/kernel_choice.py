@@ -6,13 +6,11 @@ Triton, timed in the kernel itself rather than in a loop of its own.
 ``plan_choice.py`` times a conversion alone, 1024 times in a loop; inside a kernel the same
 conversion sits between loads, reductions and arithmetic, and the fastest lowering can differ
 (``column_sum``'s accumulator conversion: our shuffles beat stock's shared memory by 31% alone,
-and lose 5% inside the kernel).  For every kernel of ``benchmarks/kernels.py`` with exactly one
-distinct conversion (so that ``ll-lower-conversions{candidate=K}`` picks that conversion's K-th
-candidate and nothing else), each candidate and stock are compiled and timed in the kernel.
-A kernel with several distinct conversions (attention) is timed one conversion at a time:
-``candidate_for=KEY:K`` (or ``KEY:stock``, that conversion left to Triton) moves that
-conversion only, every other one planned as the plugin does by default; its rows carry the
-kernel's own noise (stock timed twice) in ``noise``.
+and lose 5% inside the kernel).  For every kernel of ``benchmarks/kernels.py`` with
+conversions, each distinct conversion is timed in the kernel with each of its verified
+candidates and left to Triton, one conversion at a time: ``candidate_for=KEY:K`` (or
+``KEY:stock``) moves that conversion only, every other one planned as the plugin does by
+default.  Each row carries the kernel's own noise (stock timed twice) in ``noise``.
 
 Writes kernel_choice.json in plan_choice.json's row format (a row per conversion, its candidates'
 times and instruction mixes, stock's time), which ``plan_choice.py --write-choices`` reads like
@@ -33,7 +31,6 @@ import warnings
 from checkout import make_package_importable  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-WITHIN = 1.03
 
 
 def conversions_of(kernel_text: str, name: str):
@@ -68,9 +65,10 @@ def launched_ttgir(bench) -> str:
     return texts[0]
 
 
-def one_conversion_at_a_time(bench, found: list, cache_root: str, rounds: int) -> list[dict]:
-    """Rows for a kernel with several distinct conversions: for each, every candidate and
-    "left to Triton", the others as the plugin plans them by default (``candidate_for``)."""
+def time_conversions(bench, found: list, cache_root: str, rounds: int) -> list[dict]:
+    """A row per distinct conversion of the kernel (those with a verified candidate): every
+    candidate and "left to Triton", timed in the kernel, the other conversions as the plugin
+    plans them by default (``candidate_for``)."""
     import torch
     from kernels import round_label, run_mode, run_rounds
     from plan_choice import installed_release, layouts_of, verified_candidates
@@ -79,9 +77,12 @@ def one_conversion_at_a_time(bench, found: list, cache_root: str, rounds: int) -
 
     rows, keys = [], []
     for case in found:
+        candidates = verified_candidates(case)
+        if not candidates:
+            continue
         row = {"case": f"kernel/{bench.name}:{'x'.join(map(str, case.shape))}:i{case.bits}",
                "src": case.src_resolved, "dst": case.dst_resolved, "shape": list(case.shape), "bits": case.bits,
-               "num_warps": case.num_warps, "candidates": verified_candidates(case)}
+               "num_warps": case.num_warps, "candidates": candidates}
         src, dst = layouts_of(row, installed_release())
         keys.append(conversion_key(src, dst, case.bits, "sm_90"))
         rows.append(row)
@@ -122,8 +123,7 @@ def main(argv=None) -> int:
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
     import torch
     import triton
-    from kernels import _cases, round_label, run_mode, run_rounds
-    from plan_choice import verified_candidates
+    from kernels import _cases
 
     wanted = set(filter(None, args.only.split(",")))
     cache_root = tempfile.mkdtemp(prefix="ll_kernel_choice_")
@@ -135,35 +135,10 @@ def main(argv=None) -> int:
         if not found:
             skipped.append((bench.name, "0 distinct conversions"))
             continue
-        if len(found) > 1:
-            rows += one_conversion_at_a_time(bench, found, cache_root, args.rounds)
-            continue
-        case = found[0]
-        candidates = verified_candidates(case)
-        if len(candidates) < 1:
+        measured = time_conversions(bench, found, cache_root, args.rounds)
+        if not measured:
             skipped.append((bench.name, "no verified candidate"))
-            continue
-        row = {"case": f"kernel/{bench.name}:{'x'.join(map(str, case.shape))}:i{case.bits}",
-               "src": case.src_resolved, "dst": case.dst_resolved, "shape": list(case.shape), "bits": case.bits,
-               "num_warps": case.num_warps, "candidates": candidates}
-        prepared = bench.setup()      # one set of tensors for every mode (kernels.run_mode)
-
-        def run_one(mode: str, number: int) -> dict:
-            label = round_label(mode, number)
-            if mode in ("stock", "stock_again"):
-                return run_mode(bench, "stock", cache_root, label=label, prepared=prepared)
-            rank = int(mode[len("candidate"):])
-            return run_mode(bench, "linear", cache_root, label=label, prepared=prepared,
-                            pipeline=f"ll-lower-conversions{{candidate={rank} measured=false}}")
-        modes = ["stock"] + [f"candidate{rank}" for rank in range(len(candidates))] + ["stock_again"]
-        results = run_rounds(run_one, modes, args.rounds)
-        row["stock"], row["stock_again"] = results["stock"], results["stock_again"]
-        for rank in range(len(candidates)):
-            row["candidates"][rank] = {**row["candidates"][rank], **results[f"candidate{rank}"]}
-        del prepared
-        torch.cuda.empty_cache()
-        rows.append(row)
-        print(bench.name, row["stock"].get("ms"), [c.get("ms") for c in row["candidates"]], flush=True)
+        rows += measured
 
     environment = {"gpu": torch.cuda.get_device_name(), "triton": triton.__version__, "torch": torch.__version__}
     os.makedirs(args.out, exist_ok=True)
@@ -174,8 +149,8 @@ def main(argv=None) -> int:
              f"the median over {args.rounds} rounds (modes in a rotated order, one set of tensors for all) of "
              "`triton.testing.do_bench` medians, each kernel compiled with an empty cache.", "",
              f"Produced by `python benchmarks/kernel_choice.py {' '.join(argv)}`.", "",
-             "Kernels with several conversions: one row per conversion, the others planned as by default; "
-             "\"stock\" there is that conversion left to Triton.", "",
+             "One row per distinct conversion of a kernel, the kernel's other conversions planned as by default; "
+             "\"stock\" is that conversion left to Triton, \"stock again\" the whole kernel's stock timed twice.", "",
              "| kernel | stock ms | stock again | candidates (method: ms) | model's pick / fastest | fastest | all correct |",
              "|---|---:|---:|---|---:|---|---|"]
     for row in rows:

@@ -222,7 +222,7 @@ class NvidiaInstructions:
             result = w.inline_asm(asm, constraints, [address], ["i32"], stype)
             words = [w.extract(result, i, stype) for i in range(n_words)]
         if op.form.is_matrix and bits == 8 and self.state.keeps_words:
-            return [e for word in words for e in _VECTOR_BYTES.unpack(w, word, 4, 8)][:count]
+            return [byte for word in words for byte in _bytes_through_a_vector(w, word)][:count]
         return _unpack_words(w, words, count, bits)
 
     # -- barriers ----------------------------------------------------------------------------------
@@ -287,8 +287,9 @@ class _ShiftPacker:
 _SHIFT_PACKER = _ShiftPacker()
 
 
-class _VectorBytes:
-    """Four bytes out of an ``ldmatrix`` word through ``<4 x i8>`` (bitcast, extractelement).
+def _bytes_through_a_vector(w: IslandWriter, word: str) -> list[str]:
+    """The four bytes of an ``ldmatrix`` word, low first, through ``<4 x i8>`` (bitcast,
+    extractelement).
 
     Unlike ``_ShiftPacker``'s shifts, this lets LLVM see that the bytes of an 8-bit dot operand
     go back into the same words when Triton packs them for the mma (an fp8 mma v2 operand: the
@@ -296,15 +297,8 @@ class _VectorBytes:
     this).  Only for the ``ldmatrix`` results of local loads (``IslandState.keeps_words``):
     conversions keep shifts, ``<4 x i8>`` vectors cost a ``prmt`` per byte there (see
     ``_ShiftPacker``)."""
-
-    @staticmethod
-    def unpack(w: IslandWriter, word: str, count: int, bits: int) -> list[str]:
-        vector = f"vector<{count}xi{bits}>"
-        v = w.op(f"llvm.bitcast {word} : i32 to {vector}")
-        return [w.op(f"llvm.extractelement {v}[{w.const(i)} : i32] : {vector}") for i in range(count)]
-
-
-_VECTOR_BYTES = _VectorBytes()
+    v = w.op(f"llvm.bitcast {word} : i32 to vector<4xi8>")
+    return [w.op(f"llvm.extractelement {v}[{w.const(i)} : i32] : vector<4xi8>") for i in range(4)]
 
 
 def _unpack_words(w: IslandWriter, words: list[str], count: int, bits: int) -> list[str]:

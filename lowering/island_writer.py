@@ -120,8 +120,8 @@ class IslandState:
     """What one island's vendor calls remember, so that each id is computed once per island.
 
     ``in_loop``: the convert runs inside a loop (NVIDIA reads the thread id differently there,
-    see ``NvidiaInstructions._thread_id``); ``keeps_words``: a local load's island.  The other fields are SSA names, None until the
-    first call that needs them.
+    see ``NvidiaInstructions._thread_id``); ``keeps_words``: a local load's island.  The other
+    fields are SSA names, None until the first call that needs them.
     """
 
     in_loop: bool = False

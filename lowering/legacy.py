@@ -63,11 +63,10 @@ import re
 from ..dialect.linear_layout import LinearLayout
 from .conversion import minimal_conversion, scope_of
 from .hardware import HardwareLayout, aligned_pair
-from .instructions import AccessKind, BarrierScope
+from .instructions import AccessForm, AccessKind, BarrierScope
 from .plan import Barrier, ConversionPlan, Method, Scope, SharedMemoryPlan, Unsupported
 from .planner import INVALID_CONVERSION_ERRORS, _register_rename, _staging_rename, element_bits_of
 from .element_type import storage_bits_of
-from .instructions import AccessForm
 from .local_memory import LocalLoadPlan, LocalStorePlan, plan_local_load_candidates, plan_local_store_candidates
 from .shared import cta_space, side_vector, vector_accesses
 from .target import Target, target_named
@@ -254,7 +253,8 @@ def plan_legacy_conversion(src: LinearLayout, dst: LinearLayout, bits, target, s
 def _reads_mma_operand(dst_encoding: str | None) -> bool:
     """A dot operand whose parent is an mma layout: the only local load legacy Triton did with
     ``ldmatrix`` (an FMA dot's operands, ``parent = #ttg.blocked``, were plain loads)."""
-    return attribute_kind(dst_encoding) == "dot_op" and re.search(r"parent = #ttg\.(nvidia_mma|mma)", dst_encoding or "") is not None
+    return (attribute_kind(dst_encoding) == "dot_op"
+            and re.search(r"parent = #ttg\.(nvidia_mma|mma)", dst_encoding or "") is not None)
 
 
 def plan_legacy_local_load(buffer: LinearLayout, dst: LinearLayout, bits: int, target,

@@ -326,12 +326,11 @@ def plan_module(module: Module, only: str = "", target: Optional[str] = None,
             src_encoding, dst_encoding = source.tensor_type.encoding, result.tensor_type.encoding
             plan = plan_legacy_conversion(src, dst, bits, hw_target, same_attribute=src_encoding == dst_encoding,
                                           src_kind=attribute_kind(src_encoding), dst_kind=attribute_kind(dst_encoding))
-        elif ranks and measured_choices.conversion_key(src, dst, bits, hw_target.name) in ranks:
-            rank = ranks[measured_choices.conversion_key(src, dst, bits, hw_target.name)]
-            if rank == STOCK_RANK:
+        elif ranks and (key := measured_choices.conversion_key(src, dst, bits, hw_target.name)) in ranks:
+            if ranks[key] == STOCK_RANK:
                 outcome.reason = "option candidate_for: this conversion is left to Triton"
                 continue
-            plan = _plan_remembered(src, dst, bits, hw_target, rank)
+            plan = _plan_remembered(src, dst, bits, hw_target, ranks[key])
         else:
             plan = _plan_remembered(src, dst, bits, hw_target, candidate)
             if plan and measured and candidate == 0:
@@ -471,10 +470,11 @@ def _whole_buffer(producer: Optional[Operation]) -> bool:
     return False
 
 
-def _reads_in_a_row(module: Module, ops: list[Operation]) -> set[int]:
-    """ids of the local loads in ``ops`` that directly follow another of them: in the same block,
-    with only shared-memory-free ops in between.  Reads do not race with reads, so a run of
-    them needs one guard barrier before its first and one after its last."""
+def _following_in_a_row(module: Module, ops: list[Operation]) -> set[int]:
+    """ids of the ops in ``ops`` that directly follow another of them: in the same block, with
+    only shared-memory-free ops in between.  Reads do not race with reads, and allocations in a
+    row store into distinct live buffers, so a run of local loads, or of allocations, needs one
+    guard barrier before its first and one after its last."""
     wanted = {id(op) for op in ops}
     follows, previous = set(), None
     for op in module.walk():
@@ -578,12 +578,12 @@ def lower_module(module: Module, only: str = "", target: Optional[str] = None,
     triton_users = _triton_shared_memory_users(module, {id(op) for op, o in planned if o.plan is not None})
     position_of = {id(op): position for position, op in enumerate(module.walk())}
     local_loads = [op for op, o in planned if o.plan is not None and o.plan.method == LOCAL_LOAD]
-    follows = _reads_in_a_row(module, local_loads)
+    follows = _following_in_a_row(module, local_loads)
     followed = {id(a) for a, b in zip(local_loads, local_loads[1:]) if id(b) in follows}
     # Allocations with a source in a row (e.g. wgmma's two operands) store into distinct, live
     # buffers: no barrier between them, one guard before the first and one after the last.
     allocs = [op for op, o in planned if o.plan is not None and op.name == "ttg.local_alloc"]
-    allocs_follow = _reads_in_a_row(module, allocs)
+    allocs_follow = _following_in_a_row(module, allocs)
     follows |= allocs_follow
     followed |= {id(a) for a, b in zip(allocs, allocs[1:]) if id(b) in allocs_follow}
     lowered_allocs = {id(op) for op in allocs}

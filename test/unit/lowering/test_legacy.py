@@ -20,9 +20,13 @@ import pytest
 
 from linear_layouts.dialect.encodings import to_linear_layout
 from linear_layouts.lowering.cost import plan_cost
-from linear_layouts.lowering.legacy import attribute_kind, plan_legacy_conversion
+from linear_layouts.lowering.describe import cost_text
+from linear_layouts.lowering.legacy import (attribute_kind, plan_legacy_conversion, plan_legacy_local_load,
+                                            plan_legacy_local_store)
 from linear_layouts.lowering.instructions import AccessForm, AccessKind, BarrierScope
+from linear_layouts.lowering.local_memory import plan_local_load, plan_local_store
 from linear_layouts.lowering.plan import Barrier, Unsupported
+from linear_layouts.lowering.target import target_named
 from linear_layouts.lowering.verify import verify_plan
 from linear_layouts.tools.random_layouts import layout_of, random_encoding_case
 
@@ -173,11 +177,6 @@ def test_pass_option_mode_legacy():
 
 
 # ------------------------------------------------------------------ local loads and stores
-
-from linear_layouts.lowering.describe import cost_text  # noqa: E402
-from linear_layouts.lowering.legacy import plan_legacy_local_load, plan_legacy_local_store  # noqa: E402
-from linear_layouts.lowering.local_memory import plan_local_load, plan_local_store  # noqa: E402
-from linear_layouts.lowering.target import target_named  # noqa: E402
 
 MMA_V2 = "#ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [2, 2], instrShape = [16, 8]}>"
 SWIZZLED = "#ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}>"

@@ -85,21 +85,31 @@ SHARED = [ROW_MAJOR, "#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1,
           "#ttg.swizzled_shared<{vec = 4, perPhase = 2, maxPhase = 4, order = [0, 1]}>",
           "#ttg.swizzled_shared<{vec = 2, perPhase = 1, maxPhase = 4, order = [1, 0]}>"]
 ELEMENTS = {"i8": 8, "f16": 16, "f32": 32, "i64": 64}
+# A random local load or store: a buffer layout, an element type, a register layout of random
+# linear bases (broadcast included) over these warps of this target, of this shape.
+RANDOM_CASES = dict(seed=st.integers(0, 2**31), shared=st.sampled_from(SHARED),
+                    element=st.sampled_from(sorted(ELEMENTS)), warps=st.sampled_from([1, 2, 4]),
+                    target=st.sampled_from(["sm_80", "sm_90", "gfx942"]),
+                    shape=st.sampled_from([(16, 16), (32, 16), (8, 64), (32, 32)]))
+
+
+def random_register_layout(seed, shape, warps, target) -> str | None:
+    """``#ttg.linear`` text of a random register layout, or None when the tensor has fewer
+    elements than the CTA has threads (no such layout)."""
+    lanes = target_named(target).warp_size
+    if shape[0] * shape[1] < lanes * warps:
+        return None
+    return linear_encoding_text(random_linear_bases(random.Random(seed), shape, warps, lanes, broadcast=True))
 
 
 @settings(max_examples=40, deadline=None, derandomize=True)
-@given(seed=st.integers(0, 2**31), shared=st.sampled_from(SHARED), element=st.sampled_from(sorted(ELEMENTS)),
-       warps=st.sampled_from([1, 2, 4]), target=st.sampled_from(["sm_80", "sm_90", "gfx942"]),
-       shape=st.sampled_from([(16, 16), (32, 16), (8, 64), (32, 32)]))
+@given(**RANDOM_CASES)
 def test_random_loads_are_planned_verified_and_their_islands_read_every_element(seed, shared, element, warps,
                                                                                   target, shape):
-    lanes = target_named(target).warp_size
-    if shape[0] * shape[1] < lanes * warps:
+    dst = random_register_layout(seed, shape, warps, target)
+    if dst is None:
         return
-    rng = random.Random(seed)
-    dst = linear_encoding_text(random_linear_bases(rng, shape, warps, lanes, broadcast=True))
-    bits = ELEMENTS[element]
-    plan = plan_for(shared, dst, shape, bits, target)
+    plan = plan_for(shared, dst, shape, ELEMENTS[element], target)
     assert plan, plan.reason                     # one CTA holds every element: always plannable
     assert verify_local_load(plan)
     island = emit_local_load_island(plan, site(element), 2)
@@ -231,16 +241,12 @@ def test_hopper_epilogue_store_uses_stmatrix_where_the_target_has_it():
 
 
 @settings(max_examples=30, deadline=None, derandomize=True)
-@given(seed=st.integers(0, 2**31), shared=st.sampled_from(SHARED), element=st.sampled_from(sorted(ELEMENTS)),
-       warps=st.sampled_from([1, 2, 4]), target=st.sampled_from(["sm_80", "sm_90", "gfx942"]),
-       shape=st.sampled_from([(16, 16), (32, 16), (8, 64), (32, 32)]))
+@given(**RANDOM_CASES)
 def test_random_stores_are_planned_verified_and_their_islands_fill_the_buffer(seed, shared, element, warps,
                                                                                 target, shape):
-    lanes = target_named(target).warp_size
-    if shape[0] * shape[1] < lanes * warps:
+    src = random_register_layout(seed, shape, warps, target)
+    if src is None:
         return
-    rng = random.Random(seed)
-    src = linear_encoding_text(random_linear_bases(rng, shape, warps, lanes, broadcast=True))
     plan = store_plan_for(src, shared, shape, ELEMENTS[element], target)
     assert plan, plan.reason
     assert verify_local_store(plan)
