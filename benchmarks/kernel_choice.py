@@ -12,6 +12,12 @@ candidates and left to Triton, one conversion at a time: ``candidate_for=KEY:K``
 ``KEY:stock``) moves that conversion only, every other one planned as the plugin does by
 default.  Each row carries the kernel's own noise (stock timed twice) in ``noise``.
 
+    python benchmarks/kernel_choice.py --paper template_attention    # the paper kernels' cases too
+
+``--paper KERNELS`` adds every case of those kernels of ``benchmarks/paper_kernels.py`` (each
+shape its own kernel, under its own environment: ``DISABLE_MMA_V3`` for the mma v2 gemm); with
+``--only`` unset and ``--paper`` given, only the paper cases run.
+
 Writes kernel_choice.json in plan_choice.json's row format (a row per conversion, its candidates'
 times and instruction mixes, stock's time), which ``plan_choice.py --write-choices`` reads like
 its own: list it last in ``--from``, and where the kernel run found an option more than 3% (and
@@ -112,40 +118,70 @@ def time_conversions(bench, found: list, cache_root: str, rounds: int) -> list[d
     return rows
 
 
+def benches(wanted: set, paper: set, parser):
+    """(bench, environment variables) for every kernel to measure: the kernel suite's (those
+    named in ``wanted``; all of them when neither set names any) and every case of the paper
+    kernels named in ``paper`` (each shape a bench of its own, made when it is reached: its
+    tensors live on the GPU only while it is measured)."""
+    from kernels import _cases
+    from paper_kernels import DeviceCase, paper_cases
+    import torch
+
+    suite = _cases()
+    unknown = wanted - {bench.name for bench in suite}
+    if unknown:
+        parser.error(f"--only: unknown kernel {sorted(unknown)[0]!r}")
+    if wanted or not paper:
+        for bench in suite:
+            if not wanted or bench.name in wanted:
+                yield bench, {}
+    if paper:
+        cases = paper_cases(torch.cuda.get_device_properties(0).multi_processor_count)
+        unknown = paper - {case.kernel for case in cases}
+        if unknown:
+            parser.error(f"--paper: unknown kernel {sorted(unknown)[0]!r}")
+        for case in cases:
+            if case.kernel in paper:
+                yield DeviceCase(case).bench(), case.environment
+
+
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", default=os.path.join(REPO, "benchmarks", "results"))
     parser.add_argument("--only", default="", help="comma-separated kernel names")
     parser.add_argument("--rounds", type=int, default=5, help="times each mode is timed, order rotated (default 5)")
+    parser.add_argument("--paper", default="", help="comma-separated kernels of benchmarks/paper_kernels.py "
+                                                    "(int4_gemm, mma_v2_gemm, streamk_gemm, layer_norm, template_attention)")
+    parser.add_argument("--stem", default="kernel_choice", help="file names of the results (default kernel_choice)")
     args = parser.parse_args(argv)
     make_package_importable()
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
     import torch
     import triton
-    from kernels import _cases
+    from paper_kernels import environment
 
     wanted = set(filter(None, args.only.split(",")))
+    paper = set(filter(None, args.paper.split(",")))
     cache_root = tempfile.mkdtemp(prefix="ll_kernel_choice_")
     rows, skipped = [], []
-    for bench in _cases():
-        if wanted and bench.name not in wanted:
-            continue
-        found = conversions_of(launched_ttgir(bench), bench.name)
-        if not found:
-            skipped.append((bench.name, "0 distinct conversions"))
-            continue
-        measured = time_conversions(bench, found, cache_root, args.rounds)
+    for bench, variables in benches(wanted, paper, parser):
+        with environment(variables):
+            found = conversions_of(launched_ttgir(bench), bench.name)
+            if not found:
+                skipped.append((bench.name, "0 distinct conversions"))
+                continue
+            measured = time_conversions(bench, found, cache_root, args.rounds)
         if not measured:
             skipped.append((bench.name, "no verified candidate"))
         rows += measured
 
-    environment = {"gpu": torch.cuda.get_device_name(), "triton": triton.__version__, "torch": torch.__version__}
+    machine = {"gpu": torch.cuda.get_device_name(), "triton": triton.__version__, "torch": torch.__version__}
     os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "kernel_choice.json"), "w") as f:
-        json.dump({"environment": environment, "cases": rows, "skipped": skipped}, f, indent=1)
+    with open(os.path.join(args.out, args.stem + ".json"), "w") as f:
+        json.dump({"environment": machine, "cases": rows, "skipped": skipped}, f, indent=1)
     lines = ["# Plan choice inside real kernels", "",
-             f"GPU: {environment['gpu']}; triton {environment['triton']}; torch {environment['torch']}; "
+             f"GPU: {machine['gpu']}; triton {machine['triton']}; torch {machine['torch']}; "
              f"the median over {args.rounds} rounds (modes in a rotated order, one set of tensors for all) of "
              "`triton.testing.do_bench` medians, each kernel compiled with an empty cache.", "",
              f"Produced by `python benchmarks/kernel_choice.py {' '.join(argv)}`.", "",
@@ -164,7 +200,7 @@ def main(argv=None) -> int:
         lines.append(f"| {row['case']} | {stock:.4f} | {row['stock_again'].get('ms', float('nan')) / kernel_stock:.3f} | "
                      f"{cands} | {times[0] / fastest[0]:.3f} | {fastest[1]} | {correct} |")
     lines += ["", "Kernels not measured here: " + "; ".join(f"{n} ({why})" for n, why in skipped)]
-    with open(os.path.join(args.out, "kernel_choice.md"), "w") as f:
+    with open(os.path.join(args.out, args.stem + ".md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0
