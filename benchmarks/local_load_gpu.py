@@ -3,6 +3,7 @@
     python benchmarks/local_load_gpu.py --out benchmarks/results          # on an H100/H200
     python benchmarks/local_load_gpu.py --out /tmp/dry --dry-run          # CPU: compile only
     python benchmarks/local_load_gpu.py --only local_load,local_alloc     # the allocation ours too
+    python benchmarks/local_load_gpu.py --only subslice                   # loads from subslice views
 
 Each case is a kernel ``load X (layout A) -> ttg.local_alloc into a buffer of shared layout S ->
 ttg.local_load into layout B -> store Y (layout B)``; X and Y row-major, so Y must equal X bit
@@ -18,6 +19,13 @@ Each kernel is compiled twice, with ``ll-lower-conversions{only=local_load}`` an
 Triton, launched on random bits with Y poisoned, and compared with X.  Writes
 ``local_load_gpu.json`` / ``.md`` into ``--out`` with the GPU name and the Triton and torch
 versions.  Exit status 0 when every kernel with our islands is bit-exact.
+
+``--only subslice`` (the ``subslice`` group, ``local_load_gpu_subslice.json`` / ``.md``): the
+buffer is read through ``ttg.memdesc_subslice`` views of a random shape (64x32, 32x64, 64x16,
+16x64 or 32x32), every view of the tiling once, each into layout B over the view's shape and
+stored to its place in Y; half of the cases read constant views, the other half read them in a
+loop whose block arguments carry the views (rotated every iteration), so the islands take the
+views' starts from the descriptors at run time.  Y covers X exactly once either way.
 """
 
 from __future__ import annotations
@@ -57,7 +65,7 @@ def shared_layouts(bits: int) -> list[tuple[str, str]]:
     return out
 
 
-def result_layouts(num_warps: int, bits: int, rng: random.Random) -> list[tuple[str, str]]:
+def result_layouts(num_warps: int, bits: int, rng: random.Random, shape=SHAPE) -> list[tuple[str, str]]:
     from linear_layouts.tools.testcases import random_linear_encoding
     tall, square = gpu_conversions._warp_split(num_warps)
     zoo = [("blocked-row-v4", blocked([1, 4], [4, 8], tall, [1, 0])),
@@ -69,7 +77,7 @@ def result_layouts(num_warps: int, bits: int, rng: random.Random) -> list[tuple[
         for index in (0, 1):
             zoo.append((f"dot-op{index}", f"#ttg.dot_op<{{opIdx = {index}, parent = {mma}, kWidth = {k_width}}}>"))
     for i in range(2):
-        zoo.append((f"linear-random-{i}", random_linear_encoding(rng, SHAPE, num_warps, 32)))
+        zoo.append((f"linear-random-{i}", random_linear_encoding(rng, shape, num_warps, 32)))
     return zoo
 
 
@@ -90,6 +98,111 @@ def build_cases(arch: int, seed: int, per_group: int, buffers: int = 0, only: st
                                             shared_encoding=shared, buffers=buffers)
                 cases.append(dict(name=name, dtype=dtype, num_warps=num_warps, shape=list(SHAPE), src_name=s_name,
                                   dst_name=d_name, src=shared, dst=dst, text=text, only=only))
+    return cases
+
+
+VIEW_SHAPES = ((64, 32), (32, 64), (64, 16), (16, 64), (32, 32))
+
+
+def subslice_ttgir(element: str, src: str, dst: str, num_warps: int, target: str, shared: str,
+                   view: tuple[int, int], carried: bool) -> str:
+    """A kernel ``k(X, Y)``: load the 64x64 X (layout ``src``) into an immutable buffer of layout
+    ``shared``, read every ``view``-shaped ``ttg.memdesc_subslice`` of it (the tiling of the
+    buffer) into layout ``dst`` and store each to its place in Y.  ``carried``: the views enter
+    a loop as block arguments and rotate (iteration i reads view i; the stores' row-major start
+    rotates with them), so each load's view start is known only at run time."""
+    from linear_layouts.lowering.target import target_named
+    (m, n), (vm, vn) = SHAPE, view
+    memory = element
+    ptr = f"!tt.ptr<{memory}>"
+    whole = f"!ttg.memdesc<{m}x{n}x{element}, #shared, #smem>"
+    part = f"!ttg.memdesc<{vm}x{vn}x{element}, #shared, #smem, {m}x{n}>"
+    tensor = f"tensor<{vm}x{vn}x{element}, #dst>"
+    starts = [(r, c) for r in range(0, m, vm) for c in range(0, n, vn)]
+    lines = [f"#src = {src}", f"#dst = {dst}", f"#shared = {shared}", "#smem = #ttg.shared_memory",
+             f'module attributes {{"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = {num_warps} : i32, '
+             f'ttg.target = "{target_named(target).triton_name}", "ttg.threads-per-warp" = 32 : i32}} {{',
+             f"  tt.func public @k(%X: {ptr}, %Y: {ptr}) {{"]
+    x_off = _row_major_offsets(lines, (m, n), n, "#src", "x")
+    lines += [f"    %x_p0 = tt.splat %X : {ptr} -> tensor<{m}x{n}x{ptr}, #src>",
+              f"    %x_p = tt.addptr %x_p0, {x_off} : tensor<{m}x{n}x{ptr}, #src>, tensor<{m}x{n}xi32, #src>",
+              f"    %v = tt.load %x_p : tensor<{m}x{n}x{ptr}, #src>",
+              f"    %a = ttg.local_alloc %v : (tensor<{m}x{n}x{element}, #src>) -> {whole}"]
+    y_off = _row_major_offsets(lines, (vm, vn), n, "#dst", "y")      # a view's place in Y, from (0, 0)
+    lines.append(f"    %y_p0 = tt.splat %Y : {ptr} -> tensor<{vm}x{vn}x{ptr}, #dst>")
+    for i, (r, c) in enumerate(starts):
+        lines.append(f"    %view{i} = ttg.memdesc_subslice %a[{r}, {c}] : {whole} -> {part}")
+        lines.append(f"    %start{i} = arith.constant {r * n + c} : i32")
+
+    def load_and_store(view_name: str, start: str, tag: str):
+        lines.extend([f"    %{tag}_x = ttg.local_load {view_name} : {part} -> {tensor}",
+                      f"    %{tag}_s = tt.splat {start} : i32 -> tensor<{vm}x{vn}xi32, #dst>",
+                      f"    %{tag}_o = arith.addi {y_off}, %{tag}_s : tensor<{vm}x{vn}xi32, #dst>",
+                      f"    %{tag}_p = tt.addptr %y_p0, %{tag}_o : tensor<{vm}x{vn}x{ptr}, #dst>, tensor<{vm}x{vn}xi32, #dst>",
+                      f"    tt.store %{tag}_p, %{tag}_x : tensor<{vm}x{vn}x{ptr}, #dst>"])
+
+    if not carried:
+        for i in range(len(starts)):
+            load_and_store(f"%view{i}", f"%start{i}", f"l{i}")
+    else:
+        k = len(starts)
+        views = [f"%m{i}" for i in range(k)]
+        offsets = [f"%o{i}" for i in range(k)]
+        inits = ", ".join([f"{v} = %view{i}" for i, v in enumerate(views)] + [f"{o} = %start{i}" for i, o in enumerate(offsets)])
+        types = ", ".join([part] * k + ["i32"] * k)
+        lines += ["    %c0 = arith.constant 0 : i32", "    %c1 = arith.constant 1 : i32",
+                  f"    %trips = arith.constant {k} : i32",
+                  f"    %rest:{2 * k} = scf.for %i = %c0 to %trips step %c1 iter_args({inits}) -> ({types}) : i32 {{"]
+        load_and_store(views[0], offsets[0], "b")
+        rotated = views[1:] + views[:1] + offsets[1:] + offsets[:1]
+        lines.append(f"      scf.yield {', '.join(rotated)} : {types}")
+        lines.append("    }")
+    lines += ["    tt.return", "  }", "}", ""]
+    return "\n".join(lines)
+
+
+def _row_major_offsets(lines: list, shape, row_stride: int, enc: str, tag: str) -> str:
+    """Append ops computing ``row * row_stride + column`` over ``shape`` in layout ``enc``."""
+    m, n = shape
+    row_enc, col_enc = f"#ttg.slice<{{dim = 1, parent = {enc}}}>", f"#ttg.slice<{{dim = 0, parent = {enc}}}>"
+    full = f"tensor<{m}x{n}xi32, {enc}>"
+    lines += [
+        f"    %{tag}_r = tt.make_range {{end = {m} : i32, start = 0 : i32}} : tensor<{m}xi32, {row_enc}>",
+        f"    %{tag}_r2 = tt.expand_dims %{tag}_r {{axis = 1 : i32}} : tensor<{m}xi32, {row_enc}> -> tensor<{m}x1xi32, {enc}>",
+        f"    %{tag}_n = arith.constant dense<{row_stride}> : tensor<{m}x1xi32, {enc}>",
+        f"    %{tag}_rs = arith.muli %{tag}_r2, %{tag}_n : tensor<{m}x1xi32, {enc}>",
+        f"    %{tag}_rb = tt.broadcast %{tag}_rs : tensor<{m}x1xi32, {enc}> -> {full}",
+        f"    %{tag}_c = tt.make_range {{end = {n} : i32, start = 0 : i32}} : tensor<{n}xi32, {col_enc}>",
+        f"    %{tag}_c2 = tt.expand_dims %{tag}_c {{axis = 0 : i32}} : tensor<{n}xi32, {col_enc}> -> tensor<1x{n}xi32, {enc}>",
+        f"    %{tag}_cb = tt.broadcast %{tag}_c2 : tensor<1x{n}xi32, {enc}> -> {full}",
+        f"    %{tag}_off = arith.addi %{tag}_rb, %{tag}_cb : {full}"]
+    return f"%{tag}_off"
+
+
+def build_subslice_cases(arch: int, seed: int, per_group: int):
+    """The ``subslice`` group: like ``build_cases``, each kernel reading its buffer through
+    views (``subslice_ttgir``), constant ones and loop-carried ones alternately."""
+    rng = random.Random(seed)
+    target = "sm_90" if arch >= 90 else "sm_80"
+    cases = []
+    for num_warps in WARPS:
+        tall, _ = gpu_conversions._warp_split(num_warps)
+        source = blocked([1, 4], [4, 8], tall, [1, 0])
+        for dtype, (element, _, int_name) in DTYPES.items():
+            bits = {"int8": 8, "int16": 16, "int32": 32, "int64": 64}[int_name]
+            for n in range(per_group):
+                view = rng.choice(VIEW_SHAPES)
+                if view[0] * view[1] < 32 * num_warps:
+                    view = (64, 32)
+                s_name, shared = rng.choice(shared_layouts(bits))
+                d_name, dst = rng.choice(result_layouts(num_warps, bits, rng, view))
+                carried = n % 2 == 1
+                name = (f"w{num_warps}-{dtype}-{s_name}-view{view[0]}x{view[1]}-"
+                        f"{'carried' if carried else 'constant'}-to-{d_name}")
+                text = subslice_ttgir(element, source, dst, num_warps, target, shared, view, carried)
+                cases.append(dict(name=name, dtype=dtype, num_warps=num_warps, shape=list(SHAPE), src_name=s_name,
+                                  dst_name=d_name, src=shared, dst=dst, view=list(view), carried=carried, text=text,
+                                  only="local_load"))
     return cases
 
 
@@ -161,7 +274,8 @@ def main(argv=None) -> int:
                         help="stage through the last of N buffers of one allocation (ttg.memdesc_index), as "
                              "pipelined loops do; writes local_load_gpu_buffers.json/.md")
     parser.add_argument("--only", default="local_load",
-                        help="the lowerings we own (with --buffers: local_load,local_store lowers the store too)")
+                        help="the lowerings we own (with --buffers: local_load,local_store lowers the store too); "
+                             "'subslice': the subslice group (local loads from ttg.memdesc_subslice views)")
     args = parser.parse_args(argv)
 
     import triton
@@ -177,7 +291,13 @@ def main(argv=None) -> int:
         header["gpu"] = torch.cuda.get_device_name()
         header["torch"] = torch.__version__
     started = time.time()
-    cases = build_cases(arch, args.seed, args.per_group, args.buffers, args.only)
+    only = [name.strip() for name in args.only.split(",")]
+    subslice = "subslice" in only
+    if subslice:
+        cases = build_subslice_cases(arch, args.seed, args.per_group)
+        header["lowered"] = "ttg.local_load from ttg.memdesc_subslice views (constant and loop-carried)"
+    else:
+        cases = build_cases(arch, args.seed, args.per_group, args.buffers, args.only)
     print(f"{len(cases)} cases; compiling with {args.jobs} processes", flush=True)
     compiled = compile_all(cases, arch, args.jobs)
     if not args.dry_run:
@@ -191,6 +311,8 @@ def main(argv=None) -> int:
     elif "local_alloc" in args.only:
         stem = "local_alloc_gpu"
         header["lowered"] = "ttg.local_alloc with a source and ttg.local_load, both by our islands"
+    if subslice:
+        stem = "local_load_gpu_subslice"
     if args.buffers > 1:
         header["staging"] = f"the last of {args.buffers} buffers of one allocation (ttg.memdesc_index, local_store)"
     failures = write_reports(args.out, cases, compiled, header, args.dry_run, stem)

@@ -19,7 +19,11 @@ leading dim counts buffers, of any size (3 and 5 are common).  How Triton lays t
   the 64x64 buffer's layout.  The slice's start is kept apart (added to the coordinates when
   the view is read); the verifier makes every offset a multiple of the slice's size in its dim,
   so coordinate ``c`` of the view is ``c xor o`` in the buffer and, the layout being linear,
-  lives at offset ``L^-1(c) xor L^-1(o)``.
+  lives at offset ``L^-1(c) xor L^-1(o)``.  The start exists only at run time, in the
+  descriptor struct Triton gives every memdesc value (base pointer, then one i32 per dim):
+  ``ttg.memdesc_subslice`` adds its offsets to the struct's (a view of a view: ``[0, 8]`` then
+  ``[0, 4]`` is o = (0, 12), still bit-disjoint from the 32x4 view's coordinates) and leaves the
+  base alone; only reads of a view *type* use them (``lowering.local_memory.SubsliceView``).
 
 So a multi-buffered allocation is **one buffer's layout plus a buffer count** (a linear layout
 over the whole allocation exists only for a power-of-two count: the buffer index then takes the

@@ -325,8 +325,12 @@ def _emit_shuffle(w: IslandWriter, vendor: VendorInstructions, plan: ConversionP
 
 
 def _emit_shared(w: IslandWriter, vendor: VendorInstructions, plan: ConversionPlan, element: ElementType,
-                 src: list[str], staging_size: int, site: ConvertSite, scratch: str) -> list[str]:
-    """Stores, barriers and loads through the scratch buffer (``SharedMemoryPlan``)."""
+                 src: list[str], staging_size: int, site: ConvertSite, scratch: str,
+                 view_part: str | None = None, view_mask: int = 0) -> list[str]:
+    """Stores, barriers and loads through the scratch buffer (``SharedMemoryPlan``).
+    ``view_part``: an i32 XORed into every address, like a thread id's part (a subslice view's
+    start offset, read from the descriptor at run time); ``view_mask``: the offset bits it can
+    set, which a constant must XOR, not add."""
     sh = plan.shared
     ebytes = element.bits // 8
     lane, warp = vendor.lane_id(w), vendor.warp_id(w)
@@ -340,6 +344,8 @@ def _emit_shared(w: IslandWriter, vendor: VendorInstructions, plan: ConversionPl
             part = w.xor_of_bits(affine.lane, lane)
             if any(affine.warp):
                 part = w.binary("xor", part, w.xor_of_bits(affine.warp, warp))
+            if view_part is not None:
+                part = w.binary("xor", part, view_part)
             thread_parts[key] = part
         offset = thread_parts[key]
         if affine.const and affine.pad_elements:   # legacy: XOR, then the row padding below
@@ -352,7 +358,7 @@ def _emit_shared(w: IslandWriter, vendor: VendorInstructions, plan: ConversionPl
             # set of them.  Example (a swizzled buffer, thread bits 0x0f8, constant 0x810):
             # (t ^ 0x010) + 0x800 - one XOR register for every access whose constant has 0x010,
             # instead of one address register per access.
-            thread_bits = 0
+            thread_bits = view_mask
             for image in affine.lane + affine.warp:
                 thread_bits |= image
             mixed, apart = affine.const & thread_bits, affine.const & ~thread_bits
@@ -468,7 +474,9 @@ def _cast_result(w: IslandWriter, file: list, fields: list[int], dst_struct: str
 
 def memdesc_struct_type(rank: int) -> str:
     """The struct Triton's type converter gives a rank-``rank`` memdesc: the base pointer, then
-    one i32 offset per dimension (non-zero only for subslice views, which we do not lower)."""
+    one i32 offset per dimension: the start of a subslice view in its allocation, in elements
+    (``ttg.memdesc_subslice`` adds its offsets to them and keeps the base pointer; Triton reads
+    them only when the type is a view: for a whole buffer they are zero)."""
     return "!llvm.struct<(" + ", ".join(["ptr<3>"] + ["i32"] * rank) + ")>"
 
 
@@ -477,7 +485,12 @@ def emit_local_load_island(plan, site: ConvertSite, rank: int) -> Island:
     memdesc, ``site.src_type`` its type, of rank ``rank``), per the verified
     ``local_memory.LocalLoadPlan``: the loads of ``plan.shared`` from the memdesc's base
     pointer, with the guard barriers the site asks for (Triton's barrier analysis does not see
-    the island's reads: ``passes.lower_conversions``)."""
+    the island's reads: ``passes.lower_conversions``).
+
+    A subslice view (``plan.view``) also reads the descriptor's offsets o (one i32 per dim) and
+    XORs ``L^-1(o)`` into every address, as Triton's own lowering does (its
+    ``getShmemOffset``): one ``select``-free term per start bit that can be set, e.g. for the
+    32x8 view of a 32x16 buffer ``((o1 >> 3) & 1) * 8``; a constant start folds away in LLVM."""
     vendor = vendor_for(plan.target, IslandState(in_loop=site.in_loop, keeps_words=True))
     element = island_element_type(site.element_type)
     w = IslandWriter(site.prefix)
@@ -487,10 +500,28 @@ def emit_local_load_island(plan, site: ConvertSite, rank: int) -> Island:
     descriptor_type = memdesc_struct_type(rank)
     descriptor = w.op(f"builtin.unrealized_conversion_cast {site.source} : {site.src_type} to {descriptor_type}")
     base = w.extract(descriptor, 0, descriptor_type)
+    view_part, view_mask = None, 0
+    if plan.view is not None:
+        view_part, view_mask = _view_start_offset(w, plan, descriptor, descriptor_type, rank), plan.view.start_mask
     sources = list(plan.output.sources)
-    staging = _emit_shared(w, vendor, plan, element, [], max(sources) + 1, site, base)
+    staging = _emit_shared(w, vendor, plan, element, [], max(sources) + 1, site, base, view_part, view_mask)
     _cast_result(w, staging, [sources[r] for r in dst_map], dst_struct, site)
     return Island("\n".join(w.lines), w.counts)
+
+
+def _view_start_offset(w: IslandWriter, plan, descriptor: str, descriptor_type: str, rank: int) -> str:
+    """``L^-1(o)`` of the view start o in the descriptor (field 1 + d is dim d's offset)."""
+    names = plan.buffer.out_dim_names
+    if len(names) != rank or sorted(names) != [f"dim{d}" for d in range(rank)]:
+        raise EmitError(f"a view of rank {rank} into a buffer with dims {names}: not emitted")
+    part = None
+    for name, images in zip(names, plan.view.start_images):
+        if not any(images):
+            continue
+        start = w.extract(descriptor, 1 + int(name[3:]), descriptor_type)
+        term = w.xor_of_bits(images, start)
+        part = term if part is None else w.binary("xor", part, term)
+    return w.const(0) if part is None else part
 
 
 def emit_local_store_island(plan, site: ConvertSite, rank: int) -> Island:

@@ -1133,7 +1133,13 @@ def check_emitted_local_load(island_text: str, plan, site: ConvertSite, rank: in
     """Execute an island that replaced a ``ttg.local_load`` (``emit_llvm.emit_local_load_island``)
     for every thread: the memdesc's buffer starts with the element its layout names at every
     offset (stored before the island, so ordered before it), the island must read it through the
-    descriptor's base pointer and put the destination layout's element in every output field."""
+    descriptor's base pointer and put the destination layout's element in every output field.
+
+    For a subslice view (``plan.view``) the island runs once per start o of
+    ``SubsliceView.checked_starts``, with o in the descriptor's offset fields (as
+    ``ttg.memdesc_subslice`` leaves them), and must deliver view element c from buffer
+    coordinate ``c xor o``: the island's own arithmetic on the offsets is what is checked, not
+    the plan's.  A whole buffer's descriptor has zero offsets (Triton's reads ignore them)."""
     try:
         _check_local_load(island_text, plan, site, rank)
     except SimulationError as error:
@@ -1160,8 +1166,31 @@ def _check_local_load(island_text: str, plan, site: ConvertSite, rank: int) -> N
     value_bits = element.logical_bits
     nbytes = element.storage_bits // 8
     passes = max(1, -(-max(1, dst_hw.element_bits) // value_bits))
-    got = np.zeros_like(expected, dtype=np.uint64)
     descriptor_type = memdesc_struct_type(rank)
+    view = getattr(plan, "view", None)
+    for start in ([None] if view is None else view.checked_starts()):
+        fields = [0] * rank
+        if start is not None:
+            if len(order) != rank:
+                raise SimulationError(f"a view with dims {order} read through a rank-{rank} descriptor")
+            for name, o in zip(order, start):
+                fields[int(name[3:])] = o
+        wanted = expected if start is None else expected ^ int(view.element(start))
+        try:
+            _run_local_load(lines, plan, site, machine_shape=(B, W, L), buffer_ids=buffer_ids, nbytes=nbytes,
+                            value_bits=value_bits, passes=passes, fields=fields, descriptor_type=descriptor_type,
+                            element=element, dst_count=len(dst_regs), expected=wanted)
+        except SimulationError as error:
+            if start is None:
+                raise
+            raise SimulationError(f"view start {list(start)}: {error}") from None
+
+
+def _run_local_load(lines, plan, site, machine_shape, buffer_ids, nbytes, value_bits, passes, fields,
+                    descriptor_type, element, dst_count, expected) -> None:
+    """One run of a local load's island with the descriptor offsets ``fields``."""
+    B, W, L = machine_shape
+    got = np.zeros_like(expected, dtype=np.uint64)
     for p in range(passes):
         machine = _Machine(B, W, L, plan.target.vendor)
         machine.alloc(len(buffer_ids) * nbytes)
@@ -1169,14 +1198,14 @@ def _check_local_load(island_text: str, plan, site: ConvertSite, rank: int) -> N
         for byte in range(nbytes):   # little-endian, every CTA's copy of the buffer alike
             machine.smem[:, byte::nbytes] = ((tags >> np.uint64(8 * byte)) & np.uint64(0xFF))[None, :]
         machine.written[:] = True    # stored before the island (writer -1, epoch -1: ordered)
-        descriptor = [machine.full(64, SCRATCH_BASE)] + [machine.full(32, 0) for _ in range(rank)]
+        descriptor = [machine.full(64, SCRATCH_BASE)] + [machine.full(32, o) for o in fields]
         island = _Island(lines, machine, descriptor, site)
         island.run()
         if p == 0:
             if island.input_type is None or island.input_type.strip() != descriptor_type:
                 raise SimulationError(f"the memdesc is cast to {island.input_type}, Triton's descriptor struct "
                                       f"is {descriptor_type}")
-            _check_struct("destination", island.output_type, element, len(dst_regs))
+            _check_struct("destination", island.output_type, element, dst_count)
             _check_guards(machine, site)
         _read_output(island, machine, got, value_bits, p)
     _compare_output(got, expected, machine)

@@ -258,10 +258,11 @@ def _reads_mma_operand(dst_encoding: str | None) -> bool:
 
 
 def plan_legacy_local_load(buffer: LinearLayout, dst: LinearLayout, bits: int, target,
-                           dst_encoding: str | None = None) -> LocalLoadPlan | Unsupported:
+                           dst_encoding: str | None = None, view: bool = False) -> LocalLoadPlan | Unsupported:
     """A ``ttg.local_load`` as Triton lowered it before linear layouts (module docstring):
-    ``ldmatrix`` for mma dot operands where the buffer allows it, vector loads otherwise."""
-    plans, reason = plan_local_load_candidates(buffer, dst, bits, target)
+    ``ldmatrix`` for mma dot operands where the buffer allows it, vector loads otherwise
+    (``view``: the memdesc is a subslice view, as for ``plan_local_load_candidates``)."""
+    plans, reason = plan_local_load_candidates(buffer, dst, bits, target, view)
     if not plans:
         return Unsupported(reason)
     vector = next(p for p in plans if p.form is AccessForm.VECTOR)

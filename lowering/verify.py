@@ -90,15 +90,17 @@ def access_name(op: SharedAccess) -> str:
     return f"{op.form.value} {op.kind.value}{where}"
 
 
-def access_positions(op: SharedAccess, element_bits: int, lanes, warps, blocks) -> np.ndarray:
+def access_positions(op: SharedAccess, element_bits: int, lanes, warps, blocks, address_xor: int = 0) -> np.ndarray:
     """Element offset of every (block, warp, lane, register of the access): shape (B, W, L, n).
 
     Raises ``_Failure`` for misaligned addresses.  Matrix forms: lane 8j + i supplies the
     address of row i of matrix j (see ``SharedAccess``); lane t's word j is word t % 4 of row
     t // 4 (.trans: elements of rows 2(t % 4), 2(t % 4) + 1 at column t // 4).
+    ``address_xor``: XORed into every address (a subslice view's start, ``L^-1(o)``).
     """
     B, W, L = len(blocks), len(warps), len(lanes)
-    base = op.address.evaluate(lanes[None, None, :], warps[None, :, None], blocks[:, None, None])
+    address = op.address.with_const(op.address.const ^ address_xor) if address_xor else op.address
+    base = address.evaluate(lanes[None, None, :], warps[None, :, None], blocks[:, None, None])
     base = np.broadcast_to(np.asarray(base, dtype=np.int64), (B, W, L))
     n = len(op.registers)
     name = access_name(op)
@@ -130,11 +132,12 @@ def access_positions(op: SharedAccess, element_bits: int, lanes, warps, blocks) 
 
 
 def _simulate_shared(plan, src: np.ndarray, staging_size: int, preloaded: np.ndarray | None = None,
-                     final_buffer: list | None = None) -> np.ndarray:
+                     final_buffer: list | None = None, address_xor: int = 0) -> np.ndarray:
     """Run ``plan.shared``'s accesses; ``preloaded``: the element at every offset of a buffer
     written before the plan starts (a local_load), ordered before the plan's first access;
     ``final_buffer``: a list that gets the buffer's final contents, (blocks, offsets), -1 where
-    nothing was stored (a local_store)."""
+    nothing was stored (a local_store); ``address_xor``: XORed into every address (a view's
+    start)."""
     sh = plan.shared
     B, W, L, _ = src.shape
     size = sh.scratch_elements
@@ -165,7 +168,7 @@ def _simulate_shared(plan, src: np.ndarray, staging_size: int, preloaded: np.nda
             cluster_wide = op.scope is BarrierScope.CLUSTER
             remote_since_cluster_barrier = remote_since_cluster_barrier and not cluster_wide
             continue
-        positions = access_positions(op, sh.element_bits, lanes, warps, blocks)
+        positions = access_positions(op, sh.element_bits, lanes, warps, blocks, address_xor)
         if positions.min() < 0 or positions.max() >= size:
             raise _Failure(f"op {n} ({access_name(op)}): address {int(positions.max())} outside the "
                            f"{size}-element scratch buffer")
@@ -256,19 +259,37 @@ def verify_local_load(plan) -> VerificationResult:
     """Simulate a ``local_memory.LocalLoadPlan``: the buffer starts with the element its layout
     names at every offset; every destination register of every thread must end up with the
     element the destination layout names (and every load be in bounds, aligned, of a word that
-    holds an element)."""
+    holds an element).
+
+    A subslice view (``plan.view``) is verified for each start o of
+    ``SubsliceView.checked_starts`` (every start when there are few): the addresses XOR
+    ``L^-1(o)``, and register r must hold view element ``dst(r)`` at buffer coordinate
+    ``dst(r) xor o``.  Example: the 32x8 view of a 32x16 row-major buffer at o = (0, 8): the
+    register naming view element (1, 2) must hold buffer element (1, 10), read at offset 26."""
     order = plan.buffer.out_dim_names
     dst_hw = HardwareLayout.of(plan.dst, order)
-    expected = dst_hw.element_table()
-    B, W, L, _ = expected.shape
+    view_elements = dst_hw.element_table()
+    B, W, L, _ = view_elements.shape
     initial = xor_table(tuple(plan.buffer._pack(b) for b in plan.buffer.bases["offset"]))
-    try:
-        staging = _simulate_shared(plan, np.zeros((B, W, L, 0), dtype=np.int64),
-                                   1 << len(dst_hw.nonzero_register_positions), preloaded=initial)
-        got = _output(plan, staging, expected)
-    except _Failure as e:
-        return VerificationResult(False, (str(e),))
-    return _compare(got, expected)
+    starts = [None] if plan.view is None else plan.view.checked_starts()
+    for start in starts:
+        address_xor = 0 if start is None else plan.view.start_offset(start)
+        expected = view_elements if start is None else view_elements ^ plan.view.element(start)
+        try:
+            staging = _simulate_shared(plan, np.zeros((B, W, L, 0), dtype=np.int64),
+                                       1 << len(dst_hw.nonzero_register_positions), preloaded=initial,
+                                       address_xor=address_xor)
+            got = _output(plan, staging, expected)
+        except _Failure as e:
+            return VerificationResult(False, (_at_start(str(e), start),))
+        check = _compare(got, expected)
+        if not check:
+            return VerificationResult(False, (_at_start(check.errors[0], start),))
+    return VerificationResult(True)
+
+
+def _at_start(message: str, start) -> str:
+    return message if start is None else f"view start {list(start)}: {message}"
 
 
 def verify_local_store(plan) -> VerificationResult:

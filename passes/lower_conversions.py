@@ -25,11 +25,20 @@ such a failure is an error instead.  ``verify=plan`` skips the simulation (only 
 verifier runs; measured cost of ``verify=emitted``: see the README).
 
 Local loads and stores.  With ``local_load`` / ``local_store`` in ``only`` the pass also
-replaces each ``ttg.local_load`` / ``ttg.local_store`` whose memdesc is an allocation (or one
-buffer of one, ``ttg.memdesc_index``) by an island that reads or writes the buffer through the
-descriptor's base pointer, per a verified ``LocalLoadPlan`` / ``LocalStorePlan``
+replaces ``ttg.local_load`` / ``ttg.local_store`` ops by islands that read or write the buffer
+through the memdesc's descriptor, per a verified ``LocalLoadPlan`` / ``LocalStorePlan``
 (``lowering.local_memory``: vector accesses, ldmatrix/stmatrix by left division); the island is
 simulated like a conversion's, and guarded by barriers like one (a run of loads shares them).
+A local load may read any memdesc value: an allocation, ``ttg.memdesc_index`` of one, a
+``ttg.memdesc_subslice`` view, a loop's block argument.  Triton (3.6 and 3.9) reads a memdesc
+from its type and its descriptor struct only, ``(base pointer, one i32 offset per dim)``:
+``ttg.memdesc_subslice`` adds its offsets to the struct's and keeps the base, and a read of a
+view type XORs ``L^-1(offsets)`` into every address, while a whole-buffer type's offsets are
+ignored (zero).  The island does the same, so it is right whoever made the value (example: the
+fp64 mma v2 loop reads ``memdesc_subslice %arg[0, 8]`` of a loop-carried buffer, and its island
+XORs offset 8 into its addresses when field 2 of the descriptor has bit 3 set).  A local store
+is lowered only into an allocation or ``ttg.memdesc_index`` of one (a view's store is left to
+Triton: the store verifier and simulator check a whole buffer).
 A local store has no result, so no attribute can mark it: its island goes in place of the k-th
 ``ttg.local_store`` of the printed text.
 
@@ -82,6 +91,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Optional
 
+from ..dialect.attributes import PaddedSharedEncoding
 from ..lowering import measured_choices
 from ..lowering.cost import plan_cost
 from ..lowering.describe import instruction_counts
@@ -96,7 +106,7 @@ from ..lowering.target import UnknownTarget, target_named
 from .framework import ModulePass, PassContext, PassFailure
 from .bindings import installed_conventions, triton_version
 from .snapshot import Module, Operation
-from .layouts import value_layout
+from .layouts import memdesc_layout, value_layout
 
 METHODS = tuple(Method)   # noop, rename, shuffle, shared, local_load, local_store, local_alloc: what ``only`` names
 # What a run owns when ``only`` is empty.  ``local_load`` / ``local_store`` / ``local_alloc`` (a
@@ -425,35 +435,55 @@ def _island_limits_problem(module: Module, target, *layouts) -> str:
 
 
 def _plan_local_load(module: Module, op: Operation, target, outcome: ConvertOutcome, mode: str = "linear") -> None:
-    """Plan one ``ttg.local_load`` (sets ``outcome.plan``, or ``outcome.reason``)."""
+    """Plan one ``ttg.local_load`` (sets ``outcome.plan``, or ``outcome.reason``).
+
+    Any producer of the memdesc will do (an allocation, ``ttg.memdesc_index``,
+    ``ttg.memdesc_subslice``, a loop's block argument, ...): Triton's own lowering reads a
+    memdesc from its type and its descriptor struct alone, and so does the island.  The struct
+    is the base pointer and one i32 offset per dim; for a whole-buffer type Triton reads the
+    element at ``L^-1(c)`` and ignores the offsets (zero by construction), for a subslice view
+    type (``!ttg.memdesc<32x8xf64, ..., 32x16>``) it reads the offsets o, the view's start in
+    its allocation, and ``L^-1(c) xor L^-1(o)`` (``lowering.local_memory``: ``SubsliceView``)."""
     source, result = op.operands[0], op.results[0]
     outcome.method = LOCAL_LOAD
-    producer = source.defining_op
-    if not _whole_buffer(producer):
-        # A block argument or another view (subslice, trans, reshape): its descriptor may carry
-        # non-zero offsets, which our islands do not read.
-        what = "a block argument" if producer is None else f"a view made by {producer.name}"
-        outcome.reason = (f"the memdesc is {what}; local loads are lowered from ttg.local_alloc and from "
-                          f"ttg.memdesc_index of one")
-        return
     try:
         buffer, dst = value_layout(source, op), value_layout(result, op)
         element = island_element_type(result.tensor_type.element_type)
+        view = _subslice_view_problem(source, op)
     except (PassFailure, EmitError) as error:
         outcome.reason = getattr(error, "message", str(error))
+        return
+    if view is not None and view != "":
+        outcome.reason = view
         return
     problem = _island_limits_problem(module, target, dst)
     if problem:
         outcome.reason = problem
         return
+    is_view = view == ""
     if mode == "legacy":
-        plan = plan_legacy_local_load(buffer, dst, element.logical_bits, target, result.tensor_type.encoding)
+        plan = plan_legacy_local_load(buffer, dst, element.logical_bits, target, result.tensor_type.encoding,
+                                      view=is_view)
     else:
-        plan = plan_local_load(buffer, dst, element.logical_bits, target)
+        plan = plan_local_load(buffer, dst, element.logical_bits, target, view=is_view)
     if not plan:
         outcome.reason = plan.reason
         return
     outcome.plan = plan
+
+
+def _subslice_view_problem(memdesc, op: Operation) -> Optional[str]:
+    """None for a whole buffer; "" for a subslice view whose load we can plan; else why not."""
+    layout = memdesc_layout(memdesc, op)
+    if layout.view_shape == layout.buffer_shape:
+        return None
+    shape = "x".join(map(str, layout.view_shape)) + " of " + "x".join(map(str, layout.buffer_shape))
+    if layout.buffers is not None:
+        return f"a view ({shape}) with a leading buffer dim: left to Triton"
+    if isinstance(layout.encoding, PaddedSharedEncoding):
+        # Triton pads the sum L^-1(c) xor L^-1(o) as a whole; a view's plan has no padding.
+        return f"a padded_shared view ({shape}): left to Triton"
+    return ""
 
 
 def _whole_buffer(producer: Optional[Operation]) -> bool:

@@ -80,7 +80,8 @@ def verdict_key(island_text: str, plan, site, triton_release: str) -> str:
     """The SHA-256 of everything the simulator's verdict on ``island_text`` depends on."""
     digest = hashlib.sha256()
     for part in (source_fingerprint(), triton_release, island_text, str(plan.src),
-                 str(plan.dst), str(plan.element_bits), plan.target.name, repr(site)):
+                 str(plan.dst), str(plan.element_bits), plan.target.name, repr(site),
+                 repr(getattr(plan, "view", None))):
         digest.update(part.encode())
         digest.update(b"\0")
     return digest.hexdigest()
