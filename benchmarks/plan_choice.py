@@ -176,10 +176,18 @@ def compile_candidate(args):
             hook.disable()
         from linear_layouts.tools.testcases import instruction_classes
 
-        result = {"ok": True, "compile_s": time.perf_counter() - start, **instruction_classes(kernel.asm["ptx"])}
+        result = {"ok": True, "compile_s": time.perf_counter() - start, **instruction_classes(kernel.asm["ptx"]),
+                  "ptx_sha": ptx_digest(kernel.asm["ptx"])}
     except Exception as e:  # the Triton boundary (any exception type): reported per candidate, never fatal
         result = {"ok": False, "error": f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300]}
     return index, rank, result
+
+
+def ptx_digest(ptx: str) -> str:
+    """A short digest of a kernel's PTX: two modes with the same digest run the same binary, so
+    any difference in their times is noise (kernels of a few microseconds differ by up to 20%)."""
+    import hashlib
+    return hashlib.sha256(ptx.encode()).hexdigest()[:16]
 
 
 def load_candidate(index, rank, directory):
@@ -276,7 +284,10 @@ def judge(row) -> dict | None:
         return None
     fastest = min([t for t in ours if t] + [stock])
     best_ours = min(t for t in ours if t)
+    chosen_run = row["chosen"] if row.get("chosen") else row["candidates"][0]
+    same_binary = bool(chosen_run.get("ptx_sha")) and chosen_run.get("ptx_sha") == row["stock"].get("ptx_sha")
     return {"chosen_over_fastest": chosen / fastest, "chosen_over_stock": chosen / stock,
+            "chosen_is_stocks_binary": same_binary,
             "model_over_fastest": ours[0] / fastest, "model_over_stock": ours[0] / stock,
             "best_ours_over_stock": best_ours / stock, "candidates": len(ours),
             "overruled": row["chosen"]["overruled_by"] if row.get("chosen") else "",
@@ -323,7 +334,9 @@ def write_report(rows, out, environment, argv):
              f"{close}/{n} ({100 * close / max(n, 1):.1f}%); among those with several candidates: "
              f"{several_close}/{len(several)}",
              f"* chosen plan more than {100 * (NOT_SLOWER_THAN_STOCK - 1):.0f}% slower than stock: "
-             f"{len(slower_than_stock)}",
+             f"{len(slower_than_stock)}" + (f" ({same_ptx} of them compile to stock's own PTX: timing noise)"
+                                            if (same_ptx := sum(1 for _, j in slower_than_stock
+                                                                if j["chosen_is_stocks_binary"])) else ""),
              f"* geometric mean chosen / stock: {geomean([j['chosen_over_stock'] for _, j in judged]):.3f}; "
              f"best candidate / stock: {geomean([j['best_ours_over_stock'] for _, j in judged]):.3f}",
              f"* the cost model's own pick (rank 0): within {100 * (WITHIN - 1):.0f}% of the fastest in {model_close}/{n}, "
@@ -494,6 +507,41 @@ def write_choices(results_paths: str, table_path: str) -> int:
     return 0
 
 
+def same_ptx(results_path: str, random_count: int) -> int:
+    """For each conversion of a plan_choice.json whose choice was timed more than 5% slower than
+    stock, compile (CPU, the installed Triton) stock's kernel and the chosen one again and print
+    whether their PTX is the same: runs made before the digests were recorded (``ptx_sha``)."""
+    import triton
+    from triton.backends.compiler import GPUTarget
+
+    import linear_layouts
+    from linear_layouts.passes import hook
+
+    data = json.load(open(results_path))
+    cases = {c.name: c for c in corpus_cases() + random_cases(random_count, data["environment"]["seed"])}
+    directory = tempfile.mkdtemp(prefix="ll_same_ptx_")
+    for row in data["cases"]:
+        verdict = judge(row)
+        if not verdict or verdict["chosen_over_stock"] <= NOT_SLOWER_THAN_STOCK:
+            continue
+        path = os.path.join(directory, "kernel.ttgir")
+        with open(path, "w") as f:
+            f.write(kernel_ttgir(cases[row["case"]]))
+        ptx = {}
+        for rank in (STOCK, CHOSEN if row.get("chosen") else 0):
+            triton.knobs.cache.dir = tempfile.mkdtemp(dir=directory)
+            if pipeline_of(rank):
+                linear_layouts.enable(pipeline=pipeline_of(rank))
+            try:
+                ptx[rank] = triton.compile(path, target=GPUTarget("cuda", 90, 32)).asm["ptx"]
+            finally:
+                hook.disable()
+        same = len(set(ptx.values())) == 1
+        print(f"{row['case']}: chosen / stock {verdict['chosen_over_stock']:.3f}; "
+              + ("the same PTX as stock's (timing noise)" if same else "PTX differs from stock's"))
+    return 0
+
+
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -507,10 +555,15 @@ def main(argv=None) -> int:
     parser.add_argument("--write-choices", default="", metavar="TABLE",
                         help="write the measured-choice table from the results given by --from, and stop")
     parser.add_argument("--from", dest="results", default="", metavar="JSON", help="a plan_choice.json")
+    parser.add_argument("--same-ptx", action="store_true",
+                        help="no GPU: for the conversions of --from whose choice was more than 5%% slower than "
+                             "stock, compile both again and say whether their PTX is the same, and stop")
     args = parser.parse_args(argv)
     make_package_importable()
     if args.write_choices:
         return write_choices(args.results, args.write_choices)
+    if args.same_ptx:
+        return same_ptx(args.results, args.random)
     cases = corpus_cases() + random_cases(args.random, args.seed)
     if args.match:
         cases = [c for c in cases if args.match in c.name]
