@@ -406,10 +406,10 @@ def _plan_store_into(module: Module, op: Operation, value, buffer_value, target,
     try:
         src, buffer = value_layout(value, op), value_layout(buffer_value, op)
         element = island_element_type(value.tensor_type.element_type)
+        problem = _padded_buffer_problem(buffer_value, op) or _island_limits_problem(module, target, src)
     except (PassFailure, EmitError) as error:
         outcome.reason = getattr(error, "message", str(error))
         return
-    problem = _island_limits_problem(module, target, src)
     if problem:
         outcome.reason = problem
         return
@@ -456,7 +456,7 @@ def _plan_local_load(module: Module, op: Operation, target, outcome: ConvertOutc
     if view is not None and view != "":
         outcome.reason = view
         return
-    problem = _island_limits_problem(module, target, dst)
+    problem = _padded_buffer_problem(source, op) or _island_limits_problem(module, target, dst)
     if problem:
         outcome.reason = problem
         return
@@ -470,6 +470,17 @@ def _plan_local_load(module: Module, op: Operation, target, outcome: ConvertOutc
         outcome.reason = plan.reason
         return
     outcome.plan = plan
+
+
+def _padded_buffer_problem(memdesc, op: Operation) -> str:
+    """Why a local load or store of this memdesc is left to Triton because of padding ("" if it
+    is not padded).  A ``padded_shared`` buffer's layout maps offsets to elements *before*
+    padding: Triton then moves offset ``x`` to ``x + (x >> log2 I) * P`` for every interval
+    ``[I:+P]`` (``[16:+4]``: element 16 sits at 20), which our islands do not do."""
+    encoding = memdesc_layout(memdesc, op).encoding
+    if isinstance(encoding, PaddedSharedEncoding):
+        return f"a padded_shared buffer ({encoding}): our islands do not pad offsets; left to Triton"
+    return ""
 
 
 def _subslice_view_problem(memdesc, op: Operation) -> Optional[str]:

@@ -276,6 +276,28 @@ def test_a_padded_view_is_left_to_triton():
     assert "ttg.local_load" in text
 
 
+PADDED = "#ttg.padded_shared<[16:+4] {order = [1, 0], shape = [32, 16]}>"
+
+
+@pytest.mark.parametrize("target", ["sm_80", "sm_90"])
+def test_a_padded_buffer_is_left_to_triton_for_loads_and_stores(target):
+    """Triton moves offset x of a ``[16:+4]`` buffer to x + (x >> 4) * 4; our islands do not
+    pad, so a whole padded buffer is left to Triton too: its load, and a store of a register
+    value into it (``local_alloc`` with a source)."""
+    padded = LOOP_CARRIED.replace("#ttg.swizzled_shared<{vec = 4, perPhase = 1, maxPhase = 4, order = [1, 0]}>", PADDED)
+    text, outcomes = lower_text(padded, filename="k.ttgir", only="local_load", target=target)
+    assert [o.lowered for o in outcomes] == [False]
+    assert outcomes[0].reason == f"a padded_shared buffer ({PADDED}): our islands do not pad offsets; left to Triton"
+    assert "ttg.local_load" in text
+    stored = padded.replace(
+        "%a = ttg.local_alloc : () -> !ttg.memdesc<32x16xf32, #shared, #smem, mutable>",
+        "%z = arith.constant dense<0.0> : tensor<32x16xf32, #blocked>\n"
+        "    %a = ttg.local_alloc %z : (tensor<32x16xf32, #blocked>) -> !ttg.memdesc<32x16xf32, #shared, #smem, mutable>")
+    text, outcomes = lower_text(stored, filename="k.ttgir", only="local_alloc", target=target)
+    assert [(o.lowered, o.reason) for o in outcomes] == [
+        (False, f"a padded_shared buffer ({PADDED}): our islands do not pad offsets; left to Triton")]
+
+
 # ------------------------------------------------------------------- compiles through Triton
 
 LIT_SUBSLICE = REPO / "test" / "lit" / "lower-conversions" / "local-load-subslice.mlir"
