@@ -81,23 +81,29 @@ def result_layouts(num_warps: int, bits: int, rng: random.Random, shape=SHAPE) -
     return zoo
 
 
+def case_groups():
+    """(warps, the blocked layout X is loaded in, dtype name, element type, bits) of every group
+    of cases: each warp count of ``WARPS`` with each dtype of ``DTYPES``."""
+    for num_warps in WARPS:
+        tall, _ = gpu_conversions._warp_split(num_warps)
+        source = blocked([1, 4], [4, 8], tall, [1, 0])
+        for dtype, (element, _, int_name) in DTYPES.items():
+            yield num_warps, source, dtype, element, {"int8": 8, "int16": 16, "int32": 32, "int64": 64}[int_name]
+
+
 def build_cases(arch: int, seed: int, per_group: int, buffers: int = 0, only: str = "local_load"):
     from linear_layouts.tools.testcases import single_convert_ttgir
     rng = random.Random(seed)
     target = "sm_90" if arch >= 90 else "sm_80"
     cases = []
-    for num_warps in WARPS:
-        tall, _ = gpu_conversions._warp_split(num_warps)
-        source = blocked([1, 4], [4, 8], tall, [1, 0])
-        for dtype, (element, _, int_name) in DTYPES.items():
-            bits = {"int8": 8, "int16": 16, "int32": 32, "int64": 64}[int_name]
-            combos = [(s, d) for s in shared_layouts(bits) for d in result_layouts(num_warps, bits, rng)]
-            for (s_name, shared), (d_name, dst) in rng.sample(combos, min(per_group, len(combos))):
-                name = f"w{num_warps}-{dtype}-{s_name}-to-{d_name}"
-                text = single_convert_ttgir(SHAPE, element, source, dst, num_warps, target, name="k",
-                                            shared_encoding=shared, buffers=buffers)
-                cases.append(dict(name=name, dtype=dtype, num_warps=num_warps, shape=list(SHAPE), src_name=s_name,
-                                  dst_name=d_name, src=shared, dst=dst, text=text, only=only))
+    for num_warps, source, dtype, element, bits in case_groups():
+        combos = [(s, d) for s in shared_layouts(bits) for d in result_layouts(num_warps, bits, rng)]
+        for (s_name, shared), (d_name, dst) in rng.sample(combos, min(per_group, len(combos))):
+            name = f"w{num_warps}-{dtype}-{s_name}-to-{d_name}"
+            text = single_convert_ttgir(SHAPE, element, source, dst, num_warps, target, name="k",
+                                        shared_encoding=shared, buffers=buffers)
+            cases.append(dict(name=name, dtype=dtype, num_warps=num_warps, shape=list(SHAPE), src_name=s_name,
+                              dst_name=d_name, src=shared, dst=dst, text=text, only=only))
     return cases
 
 
@@ -185,24 +191,20 @@ def build_subslice_cases(arch: int, seed: int, per_group: int):
     rng = random.Random(seed)
     target = "sm_90" if arch >= 90 else "sm_80"
     cases = []
-    for num_warps in WARPS:
-        tall, _ = gpu_conversions._warp_split(num_warps)
-        source = blocked([1, 4], [4, 8], tall, [1, 0])
-        for dtype, (element, _, int_name) in DTYPES.items():
-            bits = {"int8": 8, "int16": 16, "int32": 32, "int64": 64}[int_name]
-            for n in range(per_group):
-                view = rng.choice(VIEW_SHAPES)
-                if view[0] * view[1] < 32 * num_warps:
-                    view = (64, 32)
-                s_name, shared = rng.choice(shared_layouts(bits))
-                d_name, dst = rng.choice(result_layouts(num_warps, bits, rng, view))
-                carried = n % 2 == 1
-                name = (f"w{num_warps}-{dtype}-{s_name}-view{view[0]}x{view[1]}-"
-                        f"{'carried' if carried else 'constant'}-to-{d_name}")
-                text = subslice_ttgir(element, source, dst, num_warps, target, shared, view, carried)
-                cases.append(dict(name=name, dtype=dtype, num_warps=num_warps, shape=list(SHAPE), src_name=s_name,
-                                  dst_name=d_name, src=shared, dst=dst, view=list(view), carried=carried, text=text,
-                                  only="local_load"))
+    for num_warps, source, dtype, element, bits in case_groups():
+        for n in range(per_group):
+            view = rng.choice(VIEW_SHAPES)
+            if view[0] * view[1] < 32 * num_warps:
+                view = (64, 32)
+            s_name, shared = rng.choice(shared_layouts(bits))
+            d_name, dst = rng.choice(result_layouts(num_warps, bits, rng, view))
+            carried = n % 2 == 1
+            name = (f"w{num_warps}-{dtype}-{s_name}-view{view[0]}x{view[1]}-"
+                    f"{'carried' if carried else 'constant'}-to-{d_name}")
+            text = subslice_ttgir(element, source, dst, num_warps, target, shared, view, carried)
+            cases.append(dict(name=name, dtype=dtype, num_warps=num_warps, shape=list(SHAPE), src_name=s_name,
+                              dst_name=d_name, src=shared, dst=dst, view=list(view), carried=carried, text=text,
+                              only="local_load"))
     return cases
 
 
