@@ -528,7 +528,10 @@ def emit_local_store_island(plan, site: ConvertSite, rank: int) -> Island:
     """The LLVM-dialect text replacing a ``ttg.local_store`` of ``site.source`` (a tensor of type
     ``site.src_type``) into ``site.buffer`` (a memdesc of type ``site.buffer_type`` and rank
     ``rank``), per the verified ``local_memory.LocalStorePlan``.  No result: the island ends
-    with the stores (and the guard barrier the site asks for)."""
+    with the stores (and the guard barrier the site asks for).  A subslice view
+    (``plan.view``) reads the descriptor's offsets o and XORs ``L^-1(o)`` into every store
+    address, as ``emit_local_load_island`` does for loads (and as Triton's stores into views
+    do); a whole buffer's island reads the base pointer only."""
     vendor = vendor_for(plan.target, IslandState(in_loop=site.in_loop))
     element = island_element_type(site.element_type)
     w = IslandWriter(site.prefix)
@@ -540,7 +543,10 @@ def emit_local_store_island(plan, site: ConvertSite, rank: int) -> Island:
     descriptor_type = memdesc_struct_type(rank)
     descriptor = w.op(f"builtin.unrealized_conversion_cast {site.buffer} : {site.buffer_type} to {descriptor_type}")
     base = w.extract(descriptor, 0, descriptor_type)
-    _emit_shared(w, vendor, plan, element, src, 0, site, base)
+    view_part, view_mask = None, 0
+    if getattr(plan, "view", None) is not None:
+        view_part, view_mask = _view_start_offset(w, plan, descriptor, descriptor_type, rank), plan.view.start_mask
+    _emit_shared(w, vendor, plan, element, src, 0, site, base, view_part, view_mask)
     return Island("\n".join(w.lines), w.counts)
 
 

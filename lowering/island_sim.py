@@ -406,7 +406,7 @@ class _Island:
     """Runs the island text once (one pass) on a machine."""
 
     def __init__(self, lines: list[str], machine: _Machine, source_struct: list[Scalar], site: ConvertSite,
-                 has_result: bool = True, buffer_rank: int = 0):
+                 has_result: bool = True, buffer_rank: int = 0, buffer_fields=None):
         self.lines = lines
         self.m = machine
         self.source_struct = source_struct
@@ -416,6 +416,8 @@ class _Island:
         self.input_type = None
         self.has_result = has_result      # False: a local_store's island (it only stores)
         self.buffer_rank = buffer_rank    # a local_store: the rank of its memdesc operand
+        # a local_store: the descriptor's offset fields (a subslice view's start; zero otherwise)
+        self.buffer_fields = list(buffer_fields) if buffer_fields is not None else [0] * buffer_rank
         self.buffer_type = None
 
     def run(self):
@@ -482,7 +484,7 @@ class _Island:
                 raise SimulationError(f"the memdesc cast is {from_type} to {to_type}; expected {self.site.buffer_type} "
                                       f"to {memdesc_struct_type(self.buffer_rank)}")
             self.buffer_type = to_type
-            return [self.m.full(64, SCRATCH_BASE)] + [self.m.full(32, 0) for _ in range(self.buffer_rank)]
+            return [self.m.full(64, SCRATCH_BASE)] + [self.m.full(32, o) for o in self.buffer_fields]
         if from_type.startswith("!ttg.memdesc"):
             buffer = self.m.get(operand)
             if buffer != "scratch" or to_type.strip() != "!llvm.struct<(ptr<3>, i32)>":
@@ -1216,7 +1218,13 @@ def _run_local_load(lines, plan, site, machine_shape, buffer_ids, nbytes, value_
 def check_emitted_local_store(island_text: str, plan, site: ConvertSite, rank: int) -> VerificationResult:
     """Execute an island that replaced a ``ttg.local_store`` (``emit_llvm.emit_local_store_island``)
     for every thread on an empty buffer: afterwards every byte of the buffer must hold the
-    element its layout names at that offset (stored, defined, no race)."""
+    element its layout names at that offset (stored, defined, no race).
+
+    For a subslice view (``plan.view``) the island runs once per start o of
+    ``SubsliceView.checked_starts``, with o in the descriptor's offset fields: afterwards every
+    byte of the view's region (buffer elements at coordinates ``o <= e < o + shape``) must hold
+    view element ``e xor o``, and no other byte may have been written.  The island's own
+    arithmetic on the offsets is what is checked, not the plan's."""
     try:
         _check_local_store(island_text, plan, site, rank)
     except SimulationError as error:
@@ -1239,6 +1247,33 @@ def _check_local_store(island_text: str, plan, site: ConvertSite, rank: int) -> 
         raise SimulationError("the store is too large to simulate")
     src_ids = _element_ids(src_hw, src_regs)
     wanted = xor_table(tuple(plan.buffer._pack(b) for b in plan.buffer.bases["offset"])).astype(np.uint64)
+    view = getattr(plan, "view", None)
+    for start in ([None] if view is None else view.checked_starts()):
+        fields = [0] * rank
+        inside = np.ones(len(wanted), dtype=bool)
+        expected = wanted
+        if start is not None:
+            if len(order) != rank:
+                raise SimulationError(f"a view with dims {order} written through a rank-{rank} descriptor")
+            for name, o in zip(order, start):
+                fields[int(name[3:])] = o
+            inside = np.asarray(view.contains(wanted.astype(np.int64), start), dtype=bool)
+            expected = wanted ^ np.uint64(view.element(start))
+        try:
+            _run_local_store(lines, plan, site, rank, (B, W, L), src_ids, len(src_regs), element, fields,
+                             inside, expected)
+        except SimulationError as error:
+            if start is None:
+                raise
+            raise SimulationError(f"view start {list(start)}: {error}") from None
+
+
+def _run_local_store(lines, plan, site, rank, machine_shape, src_ids, src_count, element, fields,
+                     inside, wanted) -> None:
+    """One run of a local store's island with the descriptor offsets ``fields``: the elements
+    ``inside`` must end up holding ``wanted``, the others never be written."""
+    B, W, L = machine_shape
+    src_hw = HardwareLayout.of(plan.src, plan.buffer.out_dim_names)
     value_bits = element.logical_bits
     nbytes = element.storage_bits // 8
     passes = max(1, -(-max(1, src_hw.element_bits) // value_bits))
@@ -1247,22 +1282,29 @@ def _check_local_store(island_text: str, plan, site: ConvertSite, rank: int) -> 
         machine.alloc(len(wanted) * nbytes)
         slice_ = (src_ids.astype(np.uint64) >> np.uint64(p * value_bits)) & _mask(value_bits)
         tagged = _mix(slice_, value_bits)
-        source = [Scalar(value_bits, tagged[:, i].copy(), np.ones(machine.T, dtype=bool)) for i in range(len(src_regs))]
-        island = _Island(lines, machine, source, site, has_result=False, buffer_rank=rank)
+        source = [Scalar(value_bits, tagged[:, i].copy(), np.ones(machine.T, dtype=bool)) for i in range(src_count)]
+        island = _Island(lines, machine, source, site, has_result=False, buffer_rank=rank, buffer_fields=fields)
         island.run()
         if p == 0:
-            _check_struct("source", island.input_type, element, len(src_regs))
+            _check_struct("source", island.input_type, element, src_count)
             if island.buffer_type is None:
                 raise SimulationError(f"the island never casts the memdesc {site.buffer} to its descriptor")
             _check_guards(machine, site)
-        if not machine.written.all():
-            b, byte = (int(x) for x in np.argwhere(~machine.written)[0])
+        inside_bytes = np.repeat(inside, nbytes)[None, :]
+        missing = ~machine.written & inside_bytes
+        if missing.any():
+            b, byte = (int(x) for x in np.argwhere(missing)[0])
             raise SimulationError(f"byte {byte} of block {b}'s buffer (element offset {byte // nbytes}) is never stored")
+        outside = machine.written & ~inside_bytes
+        if outside.any():
+            b, byte = (int(x) for x in np.argwhere(outside)[0])
+            raise SimulationError(f"byte {byte} of block {b}'s buffer (element offset {byte // nbytes}) is outside "
+                                  f"the view, and is stored")
         expected = _mix((wanted >> np.uint64(p * value_bits)) & _mask(value_bits), value_bits)
         stored = np.zeros((B, len(wanted)), dtype=np.uint64)
         for byte in range(nbytes):
             stored |= machine.smem[:, byte::nbytes].astype(np.uint64) << np.uint64(8 * byte)
-        wrong = stored != (expected & _mask(nbytes * 8))[None, :]
+        wrong = (stored != (expected & _mask(nbytes * 8))[None, :]) & inside[None, :]
         if wrong.any():
             b, offset = (int(x) for x in np.argwhere(wrong)[0])
             raise SimulationError(f"{int(wrong.sum())} buffer elements hold the wrong value; first: block {b} "

@@ -276,10 +276,12 @@ def plan_legacy_local_load(buffer: LinearLayout, dst: LinearLayout, bits: int, t
     return dataclasses.replace(pick, notes=pick.notes + (note,))
 
 
-def plan_legacy_local_store(src: LinearLayout, buffer: LinearLayout, bits: int, target) -> LocalStorePlan | Unsupported:
+def plan_legacy_local_store(src: LinearLayout, buffer: LinearLayout, bits: int, target,
+                            view: bool = False) -> LocalStorePlan | Unsupported:
     """A ``ttg.local_store`` (or the fill of a ``ttg.local_alloc``) as Triton lowered it before
-    linear layouts: vector stores, never ``stmatrix``."""
-    plans, reason = plan_local_store_candidates(src, buffer, bits, target)
+    linear layouts: vector stores, never ``stmatrix`` (``view``: the memdesc is a subslice view,
+    as for ``plan_local_store_candidates``)."""
+    plans, reason = plan_local_store_candidates(src, buffer, bits, target, view)
     if not plans:
         return Unsupported(reason)
     pick = next(p for p in plans if p.form is AccessForm.VECTOR)

@@ -40,7 +40,9 @@ buffer element (0, 8): offset 0 xor 8 = 8.  Lane 4's register 0 holds view eleme
 plan's address for it is 20 (row 1 is offset 16, and its swizzle phase 1 moves column 0 to 4),
 and 20 xor 8 = 28 = 16 + (8 xor 4) is buffer element (1, 8), the swizzle applied to the
 buffer's column 8, as it must be.  Only a destination that is a view may be smaller than the
-buffer (``_check_pair``).
+buffer (``_check_pair``).  A store into a view is the mirror image: its source covers only the
+view, every store address XORs ``L^-1(o)``, and ``verify.verify_local_store`` checks per start
+that the view's elements are written and nothing outside it (``LocalStorePlan.view``).
 
 Every plan returned has passed ``verify.verify_local_load`` (every destination register, every
 thread, broadcast copies included, and for a view every possible start); the buffer must hold
@@ -134,6 +136,17 @@ class SubsliceView:
                 picked.add(tuple(start))
                 j <<= 1
         return sorted(picked)
+
+    def contains(self, elements, start):
+        """Which flat buffer elements (an int or a numpy array of them) lie in the view at
+        ``start``: every dim's coordinate in ``[o, o + shape)``."""
+        inside, shift = True, 0
+        for o, v, a in zip(start, self.shape, self.buffer_shape):
+            bits = a.bit_length() - 1
+            coordinate = (elements >> shift) & (a - 1)
+            inside = inside & (coordinate >= o) & (coordinate < o + v)
+            shift += bits
+        return inside
 
     def element(self, start) -> int:
         """The flat buffer element (``LinearLayout._pack`` order) of coordinate ``start``: the
@@ -271,7 +284,10 @@ def plan_local_load(buffer: LinearLayout, dst: LinearLayout, element_bits: int,
 class LocalStorePlan:
     """Store the registers of ``src`` into a buffer laid out by ``buffer``.  ``shared``: the
     stores (no loads, no barriers).  Threads that hold the same element (broadcast lanes or
-    warps) all store it: the same value to the same bytes, which the verifier allows."""
+    warps) all store it: the same value to the same bytes, which the verifier allows.
+    ``view``: set when the memdesc is a subslice view; ``src`` then has the buffer's out-dim
+    sizes (its coordinates stay inside the view), every address is XORed at run time with the
+    view start's offset (``SubsliceView``), and only the view's elements are written."""
 
     src: LinearLayout
     buffer: LinearLayout
@@ -281,6 +297,7 @@ class LocalStorePlan:
     form: AccessForm = AccessForm.VECTOR
     method: Method = LOCAL_STORE
     notes: tuple[str, ...] = field(default=())
+    view: Optional[SubsliceView] = None
 
     @property
     def dst(self) -> LinearLayout:
@@ -293,11 +310,14 @@ class LocalStorePlan:
 
 
 def plan_local_store_candidates(src: LinearLayout, buffer: LinearLayout, element_bits: int,
-                                target: Target) -> tuple[list[LocalStorePlan], str]:
+                                target: Target, view: bool = False) -> tuple[list[LocalStorePlan], str]:
     """Every verified local-store plan (vector stores, stmatrix, stmatrix.trans), cheapest first,
     and, when there is none, why.  The same algebra as ``plan_local_load_candidates``, with the
-    source's unique registers (a broadcast register is stored once)."""
-    problem, src, _ = _check_pair(buffer, src, target)
+    source's unique registers (a broadcast register is stored once).  ``view``: the memdesc is a
+    subslice view of ``buffer`` whose shape is ``src``'s; its start is read from the descriptor
+    at run time, and the store writes the view's elements and nothing else (module docstring:
+    view element c goes to ``L^-1(c) xor L^-1(o)``)."""
+    problem, src, window = _check_pair(buffer, src, target, view)
     if problem:
         return [], problem
     order = buffer.out_dim_names
@@ -308,18 +328,21 @@ def plan_local_store_candidates(src: LinearLayout, buffer: LinearLayout, element
     ebits = storage_bits_of(element_bits)
     size = 1 << len(offsets)
     register_name = src_full.full_register   # unique register u -> a full register holding it
+    # As for loads: the start moves addresses like a thread id, vectors and stmatrix rows whole.
+    start_images = [] if window is None else [image for images in window.start_images for image in images if image]
 
     def plan_of(stores, form: AccessForm, vector: int) -> LocalStorePlan:
         shared = SharedMemoryPlan(element_bits, size, buffer, 1, tuple(stores), vector, 0)
-        return LocalStorePlan(src, buffer, element_bits, target, shared, form)
+        return LocalStorePlan(src, buffer, element_bits, target, shared, form, view=window)
 
     candidates = []
     max_log2 = max(0, (128 // ebits).bit_length() - 1)
     log2_vec, positions = widest_vector([inverse(c)[0] for c in src_u.register],
-                                        [inverse(c)[0] for c in src_u.lane + src_u.warp], max_log2)
+                                        [inverse(c)[0] for c in src_u.lane + src_u.warp] + start_images, max_log2)
     stores = vector_accesses(src_u, inverse, log2_vec, positions, AccessKind.STORE, register_name, 1)[0]
     candidates.append(plan_of(stores, AccessForm.VECTOR, 1 << log2_vec))
-    if target.has_stmatrix and ebits in (8, 16, 32):
+    row_mask = (1 << max_log2) - 1
+    if target.has_stmatrix and ebits in (8, 16, 32) and not any(image & row_mask for image in start_images):
         row = tuple(offsets[:max_log2])
         for form in (AccessForm.MATRIX, AccessForm.MATRIX_TRANS):
             tile = matrix_tile(src_u, AccessKind.STORE, form, ebits, row, prefer=row)
@@ -332,9 +355,10 @@ def plan_local_store_candidates(src: LinearLayout, buffer: LinearLayout, element
 
 
 def plan_local_store(src: LinearLayout, buffer: LinearLayout, element_bits: int,
-                     target: Target) -> LocalStorePlan | Unsupported:
-    """The cheapest verified plan by the cost model, or ``Unsupported`` saying why."""
-    plans, reason = plan_local_store_candidates(src, buffer, element_bits, target)
+                     target: Target, view: bool = False) -> LocalStorePlan | Unsupported:
+    """The cheapest verified plan by the cost model, or ``Unsupported`` saying why (``view``: as
+    for ``plan_local_store_candidates``)."""
+    plans, reason = plan_local_store_candidates(src, buffer, element_bits, target, view)
     return plans[0] if plans else Unsupported(reason)
 
 
@@ -342,7 +366,8 @@ def _check_pair(buffer: LinearLayout, layout: LinearLayout, target: Target,
                 view: bool = False) -> tuple[str, LinearLayout, Optional[SubsliceView]]:
     """("", ``layout`` with the buffer's out-dim order, None) when a one-CTA plan between them
     can exist, else (why not, ``layout``, None).  With ``view`` the tensor may be smaller than
-    the buffer (a subslice view; nowhere else: a whole-buffer load must read every element):
+    the buffer (a subslice view; nowhere else: a whole-buffer load must read every element, a
+    whole-buffer store write every one):
     then ``layout`` comes back with the buffer's out-dim sizes (the same bases; its coordinates
     stay below the view's) and the third item is the ``SubsliceView``."""
     order = buffer.out_dim_names

@@ -295,23 +295,40 @@ def _at_start(message: str, start) -> str:
 def verify_local_store(plan) -> VerificationResult:
     """Simulate a ``local_memory.LocalStorePlan`` on an empty buffer: afterwards every offset
     must hold the element the buffer's layout names there (and every store be in bounds,
-    aligned, and agree with any other thread storing the same bytes)."""
+    aligned, and agree with any other thread storing the same bytes).
+
+    A subslice view (``plan.view``) is verified for each start o of
+    ``SubsliceView.checked_starts``: the addresses XOR ``L^-1(o)``; afterwards every offset
+    whose buffer element lies in the view at o (coordinates ``o <= e < o + shape``) must hold
+    view element ``e xor o``, and every other offset nothing.  Example: the 32x8 view of a 32x16
+    row-major buffer at o = (0, 8): offset 26, buffer element (1, 10), must hold view element
+    (1, 2); offset 18, buffer element (1, 2), must stay unwritten."""
     order = plan.buffer.out_dim_names
     src = HardwareLayout.of(plan.src, order).element_table()
     wanted = xor_table(tuple(plan.buffer._pack(b) for b in plan.buffer.bases["offset"]))
-    buffers: list = []
-    try:
-        _simulate_shared(plan, src, 0, final_buffer=buffers)
-    except _Failure as e:
-        return VerificationResult(False, (str(e),))
-    smem = buffers[0]
-    bad = np.argwhere(smem != wanted[None, :])
-    if len(bad):
-        b, offset = (int(x) for x in bad[0])
-        held = int(smem[b, offset])
-        return VerificationResult(False, (f"{len(bad)} buffer elements wrong; first: block {b} offset {offset} holds "
-                                          + ("nothing" if held < 0 else f"element {held}")
-                                          + f", the buffer's layout names {int(wanted[offset])}",))
+    view = getattr(plan, "view", None)
+    for start in ([None] if view is None else view.checked_starts()):
+        address_xor = 0 if start is None else view.start_offset(start)
+        if start is None:
+            expected = wanted
+        else:
+            shift = view.element(start)
+            expected = np.where(view.contains(wanted, start), wanted ^ shift, -1)
+        buffers: list = []
+        try:
+            _simulate_shared(plan, src, 0, final_buffer=buffers, address_xor=address_xor)
+        except _Failure as e:
+            return VerificationResult(False, (_at_start(str(e), start),))
+        smem = buffers[0]
+        bad = np.argwhere(smem != expected[None, :])
+        if len(bad):
+            b, offset = (int(x) for x in bad[0])
+            held, named = int(smem[b, offset]), int(expected[offset])
+            return VerificationResult(False, (_at_start(
+                f"{len(bad)} buffer elements wrong; first: block {b} offset {offset} holds "
+                + ("nothing" if held < 0 else f"element {held}")
+                + (", outside the view: nothing may be stored there" if named < 0 and start is not None
+                   else f", the buffer's layout names {named}"), start),))
     return VerificationResult(True)
 
 

@@ -37,8 +37,9 @@ view type XORs ``L^-1(offsets)`` into every address, while a whole-buffer type's
 ignored (zero).  The island does the same, so it is right whoever made the value (example: the
 fp64 mma v2 loop reads ``memdesc_subslice %arg[0, 8]`` of a loop-carried buffer, and its island
 XORs offset 8 into its addresses when field 2 of the descriptor has bit 3 set).  A local store
-is lowered only into an allocation or ``ttg.memdesc_index`` of one (a view's store is left to
-Triton: the store verifier and simulator check a whole buffer).
+may write any memdesc value likewise: into a view, every store address XORs ``L^-1(o)``, and
+the store verifier and simulator check, at every start, that the view's elements are written
+and nothing else.
 A local store has no result, so no attribute can mark it: its island goes in place of the k-th
 ``ttg.local_store`` of the printed text.
 
@@ -376,16 +377,23 @@ def _parse_candidate_for(text: str) -> dict[str, int]:
 
 
 def _plan_local_store(module: Module, op: Operation, target, outcome: ConvertOutcome, mode: str = "linear") -> None:
-    """Plan one ``ttg.local_store`` (sets ``outcome.plan``, or ``outcome.reason``)."""
+    """Plan one ``ttg.local_store`` (sets ``outcome.plan``, or ``outcome.reason``).
+
+    Any producer of the memdesc will do, as for ``_plan_local_load``: Triton writes a memdesc
+    from its type and its descriptor struct alone.  A whole-buffer type is written at
+    ``L^-1(c)`` (offsets zero), a subslice view type at ``L^-1(c) xor L^-1(o)`` with o read from
+    the descriptor; the store writes the view's elements and nothing else."""
     value, buffer_value = op.operands[0], op.operands[1]
     outcome.method = LOCAL_STORE
-    producer = buffer_value.defining_op
-    if not _whole_buffer(producer):
-        what = "a block argument" if producer is None else f"a view made by {producer.name}"
-        outcome.reason = (f"the memdesc is {what}; local stores are lowered into ttg.local_alloc and into "
-                          f"ttg.memdesc_index of one")
+    try:
+        view = _subslice_view_problem(buffer_value, op)
+    except (PassFailure, EmitError) as error:
+        outcome.reason = getattr(error, "message", str(error))
         return
-    _plan_store_into(module, op, value, buffer_value, target, outcome, mode)
+    if view is not None and view != "":
+        outcome.reason = view
+        return
+    _plan_store_into(module, op, value, buffer_value, target, outcome, mode, view=view == "")
 
 
 def _plan_local_alloc(module: Module, op: Operation, target, outcome: ConvertOutcome, mode: str = "linear") -> None:
@@ -400,9 +408,10 @@ def _plan_local_alloc(module: Module, op: Operation, target, outcome: ConvertOut
 
 
 def _plan_store_into(module: Module, op: Operation, value, buffer_value, target, outcome: ConvertOutcome,
-                     mode: str = "linear") -> None:
+                     mode: str = "linear", view: bool = False) -> None:
     """The store of register ``value`` into the whole buffer ``buffer_value`` (a local store, or
-    the fill of an allocation with a source): sets ``outcome.plan``, or ``outcome.reason``."""
+    the fill of an allocation with a source), or into the subslice view ``buffer_value``
+    (``view``, a local store only): sets ``outcome.plan``, or ``outcome.reason``."""
     try:
         src, buffer = value_layout(value, op), value_layout(buffer_value, op)
         element = island_element_type(value.tensor_type.element_type)
@@ -414,9 +423,9 @@ def _plan_store_into(module: Module, op: Operation, value, buffer_value, target,
         outcome.reason = problem
         return
     if mode == "legacy":
-        plan = plan_legacy_local_store(src, buffer, element.logical_bits, target)
+        plan = plan_legacy_local_store(src, buffer, element.logical_bits, target, view=view)
     else:
-        plan = plan_local_store(src, buffer, element.logical_bits, target)
+        plan = plan_local_store(src, buffer, element.logical_bits, target, view=view)
     if not plan:
         outcome.reason = plan.reason
         return
@@ -495,20 +504,6 @@ def _subslice_view_problem(memdesc, op: Operation) -> Optional[str]:
         # Triton pads the sum L^-1(c) xor L^-1(o) as a whole; a view's plan has no padding.
         return f"a padded_shared view ({shape}): left to Triton"
     return ""
-
-
-def _whole_buffer(producer: Optional[Operation]) -> bool:
-    """The memdesc is a whole buffer whose descriptor's offsets are zero: an allocation, or one
-    buffer of a multi-buffered allocation (``ttg.memdesc_index``: the view's base pointer is the
-    chosen buffer's; checked bit for bit on the GPU by benchmarks/local_load_gpu.py --buffers)."""
-    if producer is None:
-        return False
-    if producer.name == "ttg.local_alloc":
-        return True
-    if producer.name == "ttg.memdesc_index" and producer.operands:
-        parent = producer.operands[0].defining_op
-        return parent is not None and parent.name == "ttg.local_alloc"
-    return False
 
 
 def _following_in_a_row(module: Module, ops: list[Operation]) -> set[int]:

@@ -1,0 +1,80 @@
+// RUN: ll-opt %s -p 'll-lower-conversions{only=local_store remarks=true}' 2>&1 | FileCheck %s
+
+// Local stores into ttg.memdesc_subslice views.  Two 32x8 f32 tiles are stored into the halves
+// of a 32x16 swizzled buffer (vec = 4, maxPhase = 4: row r XORs its columns by 4 * (r % 4)):
+// the right half, the view at [0, 8], directly, and the left half (view [0, 0]) through a
+// loop's block argument.  A view's start o lives in the descriptor struct
+// (!llvm.struct<(ptr<3>, i32, i32)>: base pointer, then o per dim, as ttg.memdesc_subslice
+// leaves it); Triton 3.6 and 3.9 write element c of a view at L^-1(c) xor L^-1(o).  Only bit 3
+// of o's column (column 8) can be set, and L^-1((0, 8)) = offset 8, so every island reads
+// field 2 and XORs ((o1 >> 3) & 1) * 8 into the thread part of its store addresses: it writes
+// the view's 256 elements and nothing else, whatever the start.  The whole buffer is then read
+// back by Triton (only=local_store).
+
+// CHECK: remark: [ll-lower-conversions] lowered: local_store, guard bar.sync=2, st.shared.b64=1
+// CHECK: remark: [ll-lower-conversions] lowered: local_store, guard bar.sync=2, st.shared.b64=1
+
+// The view at [0, 8]: its start read from the descriptor, not assumed.
+// CHECK: [[RIGHT:%[0-9]+]] = ttg.memdesc_subslice %{{[0-9]+}}[0, 8]
+// CHECK: [[DESC:%[0-9]+]] = builtin.unrealized_conversion_cast [[RIGHT]] : !ttg.memdesc<32x8xf32, #shared, #smem, mutable, 32x16> to !llvm.struct<(ptr<3>, i32, i32)>
+// CHECK: [[BASE:%[0-9]+]] = llvm.extractvalue [[DESC]][0]
+// CHECK: [[COL:%[0-9]+]] = llvm.extractvalue [[DESC]][2]
+// CHECK: [[SHIFT:%[0-9]+]] = llvm.lshr [[COL]], %{{[0-9]+}} : i32
+// CHECK: [[BIT:%[0-9]+]] = llvm.and [[SHIFT]], %{{[0-9]+}} : i32
+// CHECK: [[START:%[0-9]+]] = llvm.mul [[BIT]], %{{[0-9]+}} : i32
+// CHECK: llvm.xor %{{[0-9]+}}, [[START]] : i32
+// CHECK: llvm.ptrtoint [[BASE]]
+// CHECK: st.shared.v2.b32
+
+// The loop's view is a block argument: the same island, writing through its own descriptor.
+// CHECK: scf.for {{.*}} iter_args([[HALF:%arg[0-9]+]] = %{{[0-9]+}})
+// CHECK: [[LOOPDESC:%[0-9]+]] = builtin.unrealized_conversion_cast [[HALF]] : !ttg.memdesc<32x8xf32, #shared, #smem, mutable, 32x16> to !llvm.struct<(ptr<3>, i32, i32)>
+// CHECK: llvm.extractvalue [[LOOPDESC]][2]
+// CHECK: st.shared.v2.b32
+// CHECK-NOT: ttg.local_store
+// CHECK: ttg.local_load
+
+#view = #ttg.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#blocked = #ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#shared = #ttg.swizzled_shared<{vec = 4, perPhase = 1, maxPhase = 4, order = [1, 0]}>
+#smem = #ttg.shared_memory
+module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.target = "cuda:80", "ttg.threads-per-warp" = 32 : i32} {
+  tt.func public @halves(%X: !tt.ptr<f32>, %Y: !tt.ptr<f32>, %n: i32) {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %x_r = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32, #ttg.slice<{dim = 1, parent = #view}>>
+    %x_r2 = tt.expand_dims %x_r {axis = 1 : i32} : tensor<32xi32, #ttg.slice<{dim = 1, parent = #view}>> -> tensor<32x1xi32, #view>
+    %x_8 = arith.constant dense<8> : tensor<32x1xi32, #view>
+    %x_rs = arith.muli %x_r2, %x_8 : tensor<32x1xi32, #view>
+    %x_rb = tt.broadcast %x_rs : tensor<32x1xi32, #view> -> tensor<32x8xi32, #view>
+    %x_c = tt.make_range {end = 8 : i32, start = 0 : i32} : tensor<8xi32, #ttg.slice<{dim = 0, parent = #view}>>
+    %x_c2 = tt.expand_dims %x_c {axis = 0 : i32} : tensor<8xi32, #ttg.slice<{dim = 0, parent = #view}>> -> tensor<1x8xi32, #view>
+    %x_cb = tt.broadcast %x_c2 : tensor<1x8xi32, #view> -> tensor<32x8xi32, #view>
+    %x_off = arith.addi %x_rb, %x_cb : tensor<32x8xi32, #view>
+    %x_p0 = tt.splat %X : !tt.ptr<f32> -> tensor<32x8x!tt.ptr<f32>, #view>
+    %x_p = tt.addptr %x_p0, %x_off : tensor<32x8x!tt.ptr<f32>, #view>, tensor<32x8xi32, #view>
+    %tile = tt.load %x_p : tensor<32x8x!tt.ptr<f32>, #view>
+    %buffer = ttg.local_alloc : () -> !ttg.memdesc<32x16xf32, #shared, #smem, mutable>
+    %left = ttg.memdesc_subslice %buffer[0, 0] : !ttg.memdesc<32x16xf32, #shared, #smem, mutable> -> !ttg.memdesc<32x8xf32, #shared, #smem, mutable, 32x16>
+    %right = ttg.memdesc_subslice %buffer[0, 8] : !ttg.memdesc<32x16xf32, #shared, #smem, mutable> -> !ttg.memdesc<32x8xf32, #shared, #smem, mutable, 32x16>
+    ttg.local_store %tile, %right : tensor<32x8xf32, #view> -> !ttg.memdesc<32x8xf32, #shared, #smem, mutable, 32x16>
+    %last = scf.for %i = %c0 to %n step %c1 iter_args(%half = %left) -> (!ttg.memdesc<32x8xf32, #shared, #smem, mutable, 32x16>) : i32 {
+      ttg.local_store %tile, %half : tensor<32x8xf32, #view> -> !ttg.memdesc<32x8xf32, #shared, #smem, mutable, 32x16>
+      scf.yield %left : !ttg.memdesc<32x8xf32, #shared, #smem, mutable, 32x16>
+    }
+    %all = ttg.local_load %buffer : !ttg.memdesc<32x16xf32, #shared, #smem, mutable> -> tensor<32x16xf32, #blocked>
+    %y_r = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32, #ttg.slice<{dim = 1, parent = #blocked}>>
+    %y_r2 = tt.expand_dims %y_r {axis = 1 : i32} : tensor<32xi32, #ttg.slice<{dim = 1, parent = #blocked}>> -> tensor<32x1xi32, #blocked>
+    %y_16 = arith.constant dense<16> : tensor<32x1xi32, #blocked>
+    %y_rs = arith.muli %y_r2, %y_16 : tensor<32x1xi32, #blocked>
+    %y_rb = tt.broadcast %y_rs : tensor<32x1xi32, #blocked> -> tensor<32x16xi32, #blocked>
+    %y_c = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32, #ttg.slice<{dim = 0, parent = #blocked}>>
+    %y_c2 = tt.expand_dims %y_c {axis = 0 : i32} : tensor<16xi32, #ttg.slice<{dim = 0, parent = #blocked}>> -> tensor<1x16xi32, #blocked>
+    %y_cb = tt.broadcast %y_c2 : tensor<1x16xi32, #blocked> -> tensor<32x16xi32, #blocked>
+    %y_off = arith.addi %y_rb, %y_cb : tensor<32x16xi32, #blocked>
+    %y_p0 = tt.splat %Y : !tt.ptr<f32> -> tensor<32x16x!tt.ptr<f32>, #blocked>
+    %y_p = tt.addptr %y_p0, %y_off : tensor<32x16x!tt.ptr<f32>, #blocked>, tensor<32x16xi32, #blocked>
+    tt.store %y_p, %all : tensor<32x16x!tt.ptr<f32>, #blocked>
+    tt.return
+  }
+}
