@@ -6,13 +6,11 @@ getShmemOffset``; docs/verified-facts.md).  Known answers for the fp64 mma v2 op
 and starts (plan verifier and emitted-code simulator, every start), mutations both must catch,
 the pass on the corpus file, and compiles through Triton for sm_80 and sm_90."""
 
-import random
 import re
 from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from linear_layouts.dialect import to_linear_layout
 from linear_layouts.lowering.emit_llvm import ConvertSite, emit_local_load_island
@@ -22,12 +20,10 @@ from linear_layouts.lowering.local_memory import plan_local_load, subslice_view
 from linear_layouts.lowering.target import target_named
 from linear_layouts.lowering.verify import verify_local_load
 from linear_layouts.passes.lower_conversions import lower_text
-from linear_layouts.tools.testcases import linear_encoding_text, random_linear_bases
 from support import REPO
+from support.subslice_views import ELEMENTS, FP64_SHARED, RANDOM_VIEW, ROW_MAJOR, random_view_registers
 
 FP64_MMA = "#ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [2, 2], instrShape = [8, 8]}>"
-FP64_SHARED = "#ttg.swizzled_shared<{vec = 4, perPhase = 1, maxPhase = 4, order = [1, 0]}>"
-ROW_MAJOR = "#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>"
 CORPUS_FP64 = REPO / "test" / "lit" / "corpus" / "cuda80" / "matmul_fp64.ttgir"
 
 
@@ -176,25 +172,16 @@ def test_the_verifier_checks_the_start_too():
 
 # -------------------------------------------------------------- random buffers, views, starts
 
-SHARED = [ROW_MAJOR, "#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [0, 1]}>",
-          "#ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}>",
-          "#ttg.swizzled_shared<{vec = 4, perPhase = 2, maxPhase = 4, order = [0, 1]}>",
-          "#ttg.swizzled_shared<{vec = 2, perPhase = 1, maxPhase = 4, order = [1, 0]}>", FP64_SHARED]
-ELEMENTS = {"i8": 8, "f16": 16, "f32": 32, "f64": 64}
 
 
 @settings(max_examples=40, deadline=None, derandomize=True)
-@given(seed=st.integers(0, 2**31), shared=st.sampled_from(SHARED), element=st.sampled_from(sorted(ELEMENTS)),
-       warps=st.sampled_from([1, 2, 4]), target=st.sampled_from(["sm_80", "sm_90", "gfx942"]),
-       buffer_shape=st.sampled_from([(16, 16), (32, 16), (16, 64), (32, 32), (64, 32)]),
-       shrink=st.sampled_from([(1, 0), (0, 1), (1, 1), (2, 0), (0, 2), (2, 1)]))
+@given(**RANDOM_VIEW)
 def test_random_views_are_planned_verified_and_their_islands_read_every_element_at_every_start(
         seed, shared, element, warps, target, buffer_shape, shrink):
-    view_shape = tuple(a >> k for a, k in zip(buffer_shape, shrink))
-    lanes = target_named(target).warp_size
-    if view_shape[0] * view_shape[1] < lanes * warps:
+    drawn = random_view_registers(seed, buffer_shape, shrink, warps, target_named(target).warp_size)
+    if drawn is None:
         return
-    dst = linear_encoding_text(random_linear_bases(random.Random(seed), view_shape, warps, lanes, broadcast=True))
+    view_shape, dst = drawn
     plan = view_plan(shared, dst, buffer_shape, view_shape, ELEMENTS[element], target)
     assert plan, plan.reason                  # the buffer holds every element: always plannable
     assert plan.view is not None and len(plan.view.checked_starts()) == 1 << sum(shrink)

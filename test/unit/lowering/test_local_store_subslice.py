@@ -5,14 +5,12 @@ for a small view at a nonzero start, a hypothesis property over random buffers, 
 starts (plan verifier and emitted-code simulator: the view written, nothing else), mutations
 both must catch, the pass, and compiles through Triton for sm_80 and sm_90."""
 
-import random
 import re
 from dataclasses import replace
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from linear_layouts.dialect import to_linear_layout
 from linear_layouts.lowering.emit_llvm import ConvertSite, emit_local_store_island
@@ -23,11 +21,9 @@ from linear_layouts.lowering.local_memory import plan_local_store
 from linear_layouts.lowering.target import target_named
 from linear_layouts.lowering.verify import verify_local_store
 from linear_layouts.passes.lower_conversions import lower_text
-from linear_layouts.tools.testcases import linear_encoding_text, random_linear_bases
 from support import REPO
+from support.subslice_views import ELEMENTS, FP64_SHARED, RANDOM_VIEW, ROW_MAJOR, random_view_registers
 
-FP64_SHARED = "#ttg.swizzled_shared<{vec = 4, perPhase = 1, maxPhase = 4, order = [1, 0]}>"
-ROW_MAJOR = "#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>"
 HALF = "#ttg.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>"
 LIT = REPO / "test" / "lit" / "lower-conversions" / "local-store-subslice.mlir"
 
@@ -118,25 +114,16 @@ def test_a_whole_buffer_store_island_is_unchanged_by_the_view_machinery():
 
 # -------------------------------------------------------------- random buffers, views, starts
 
-SHARED = [ROW_MAJOR, "#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [0, 1]}>",
-          "#ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}>",
-          "#ttg.swizzled_shared<{vec = 4, perPhase = 2, maxPhase = 4, order = [0, 1]}>",
-          "#ttg.swizzled_shared<{vec = 2, perPhase = 1, maxPhase = 4, order = [1, 0]}>", FP64_SHARED]
-ELEMENTS = {"i8": 8, "f16": 16, "f32": 32, "f64": 64}
 
 
 @settings(max_examples=40, deadline=None, derandomize=True)
-@given(seed=st.integers(0, 2**31), shared=st.sampled_from(SHARED), element=st.sampled_from(sorted(ELEMENTS)),
-       warps=st.sampled_from([1, 2, 4]), target=st.sampled_from(["sm_80", "sm_90", "gfx942"]),
-       buffer_shape=st.sampled_from([(16, 16), (32, 16), (16, 64), (32, 32), (64, 32)]),
-       shrink=st.sampled_from([(1, 0), (0, 1), (1, 1), (2, 0), (0, 2), (2, 1)]))
+@given(**RANDOM_VIEW)
 def test_random_views_are_planned_verified_and_their_islands_write_exactly_the_view_at_every_start(
         seed, shared, element, warps, target, buffer_shape, shrink):
-    view_shape = tuple(a >> k for a, k in zip(buffer_shape, shrink))
-    lanes = target_named(target).warp_size
-    if view_shape[0] * view_shape[1] < lanes * warps:
+    drawn = random_view_registers(seed, buffer_shape, shrink, warps, target_named(target).warp_size)
+    if drawn is None:
         return
-    src = linear_encoding_text(random_linear_bases(random.Random(seed), view_shape, warps, lanes, broadcast=True))
+    view_shape, src = drawn
     plan = view_plan(shared, src, buffer_shape, view_shape, ELEMENTS[element], target)
     assert plan, plan.reason
     assert plan.view is not None and len(plan.view.checked_starts()) == 1 << sum(shrink)
