@@ -20,9 +20,10 @@ shape its own kernel, under its own environment: ``DISABLE_MMA_V3`` for the mma 
 
 Writes kernel_choice.json in plan_choice.json's row format (a row per conversion, its candidates'
 times and instruction mixes, stock's time), which ``plan_choice.py --write-choices`` reads like
-its own: list it last in ``--from``, and where the kernel run found an option more than 3% (and
-1 microsecond) faster than the model's pick, its entry replaces the isolated one for that
-conversion.  And kernel_choice.md.
+its own: list it last in ``--from``, and its rows decide their conversions by the in-kernel rule
+(``plan_choice._kernel_verdict``: all kernels that have the conversion judged together, an
+option must gain beyond the noise somewhere and lose nowhere, stock preferred within the
+noise), replacing the isolated entry for that conversion.  And kernel_choice.md.
 """
 
 from __future__ import annotations
