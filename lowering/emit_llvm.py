@@ -500,17 +500,20 @@ def emit_local_load_island(plan, site: ConvertSite, rank: int) -> Island:
     descriptor_type = memdesc_struct_type(rank)
     descriptor = w.op(f"builtin.unrealized_conversion_cast {site.source} : {site.src_type} to {descriptor_type}")
     base = w.extract(descriptor, 0, descriptor_type)
-    view_part, view_mask = None, 0
-    if plan.view is not None:
-        view_part, view_mask = _view_start_offset(w, plan, descriptor, descriptor_type, rank), plan.view.start_mask
+    view_part, view_mask = _view_start_offset(w, plan, descriptor, descriptor_type, rank)
     sources = list(plan.output.sources)
     staging = _emit_shared(w, vendor, plan, element, [], max(sources) + 1, site, base, view_part, view_mask)
     _cast_result(w, staging, [sources[r] for r in dst_map], dst_struct, site)
     return Island("\n".join(w.lines), w.counts)
 
 
-def _view_start_offset(w: IslandWriter, plan, descriptor: str, descriptor_type: str, rank: int) -> str:
-    """``L^-1(o)`` of the view start o in the descriptor (field 1 + d is dim d's offset)."""
+def _view_start_offset(w: IslandWriter, plan, descriptor: str, descriptor_type: str,
+                       rank: int) -> tuple[str | None, int]:
+    """(``L^-1(o)`` of the view start o in the descriptor, field 1 + d being dim d's offset; the
+    offset bits it can set) for a local load or store of a subslice view, (None, 0) for a whole
+    buffer, whose island reads the base pointer only."""
+    if plan.view is None:
+        return None, 0
     names = plan.buffer.out_dim_names
     if len(names) != rank or sorted(names) != [f"dim{d}" for d in range(rank)]:
         raise EmitError(f"a view of rank {rank} into a buffer with dims {names}: not emitted")
@@ -521,7 +524,7 @@ def _view_start_offset(w: IslandWriter, plan, descriptor: str, descriptor_type: 
         start = w.extract(descriptor, 1 + int(name[3:]), descriptor_type)
         term = w.xor_of_bits(images, start)
         part = term if part is None else w.binary("xor", part, term)
-    return w.const(0) if part is None else part
+    return (w.const(0) if part is None else part), plan.view.start_mask
 
 
 def emit_local_store_island(plan, site: ConvertSite, rank: int) -> Island:
@@ -543,9 +546,7 @@ def emit_local_store_island(plan, site: ConvertSite, rank: int) -> Island:
     descriptor_type = memdesc_struct_type(rank)
     descriptor = w.op(f"builtin.unrealized_conversion_cast {site.buffer} : {site.buffer_type} to {descriptor_type}")
     base = w.extract(descriptor, 0, descriptor_type)
-    view_part, view_mask = None, 0
-    if getattr(plan, "view", None) is not None:
-        view_part, view_mask = _view_start_offset(w, plan, descriptor, descriptor_type, rank), plan.view.start_mask
+    view_part, view_mask = _view_start_offset(w, plan, descriptor, descriptor_type, rank)
     _emit_shared(w, vendor, plan, element, src, 0, site, base, view_part, view_mask)
     return Island("\n".join(w.lines), w.counts)
 

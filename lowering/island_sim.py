@@ -1169,14 +1169,9 @@ def _check_local_load(island_text: str, plan, site: ConvertSite, rank: int) -> N
     nbytes = element.storage_bits // 8
     passes = max(1, -(-max(1, dst_hw.element_bits) // value_bits))
     descriptor_type = memdesc_struct_type(rank)
-    view = getattr(plan, "view", None)
+    view = plan.view
     for start in ([None] if view is None else view.checked_starts()):
-        fields = [0] * rank
-        if start is not None:
-            if len(order) != rank:
-                raise SimulationError(f"a view with dims {order} read through a rank-{rank} descriptor")
-            for name, o in zip(order, start):
-                fields[int(name[3:])] = o
+        fields = _descriptor_fields(order, start, rank)
         wanted = expected if start is None else expected ^ int(view.element(start))
         try:
             _run_local_load(lines, plan, site, machine_shape=(B, W, L), buffer_ids=buffer_ids, nbytes=nbytes,
@@ -1186,6 +1181,19 @@ def _check_local_load(island_text: str, plan, site: ConvertSite, rank: int) -> N
             if start is None:
                 raise
             raise SimulationError(f"view start {list(start)}: {error}") from None
+
+
+def _descriptor_fields(order, start, rank: int) -> list[int]:
+    """The offset fields of a rank-``rank`` memdesc descriptor holding the view start ``start``
+    (given in the buffer's out-dim order ``order``: field 1 + d is dim d's), as
+    ``ttg.memdesc_subslice`` leaves them; zeros for a whole buffer (``start`` None)."""
+    fields = [0] * rank
+    if start is not None:
+        if len(order) != rank:
+            raise SimulationError(f"a view with dims {order} accessed through a rank-{rank} descriptor")
+        for name, o in zip(order, start):
+            fields[int(name[3:])] = o
+    return fields
 
 
 def _run_local_load(lines, plan, site, machine_shape, buffer_ids, nbytes, value_bits, passes, fields,
@@ -1247,16 +1255,12 @@ def _check_local_store(island_text: str, plan, site: ConvertSite, rank: int) -> 
         raise SimulationError("the store is too large to simulate")
     src_ids = _element_ids(src_hw, src_regs)
     wanted = xor_table(tuple(plan.buffer._pack(b) for b in plan.buffer.bases["offset"])).astype(np.uint64)
-    view = getattr(plan, "view", None)
+    view = plan.view
     for start in ([None] if view is None else view.checked_starts()):
-        fields = [0] * rank
+        fields = _descriptor_fields(order, start, rank)
         inside = np.ones(len(wanted), dtype=bool)
         expected = wanted
         if start is not None:
-            if len(order) != rank:
-                raise SimulationError(f"a view with dims {order} written through a rank-{rank} descriptor")
-            for name, o in zip(order, start):
-                fields[int(name[3:])] = o
             inside = np.asarray(view.contains(wanted.astype(np.int64), start), dtype=bool)
             expected = wanted ^ np.uint64(view.element(start))
         try:

@@ -227,6 +227,19 @@ def subslice_view(buffer: LinearLayout, view_shape) -> SubsliceView:
     return SubsliceView(tuple(view_shape), tuple(sizes), tuple(images))
 
 
+def _start_offsets(window: Optional[SubsliceView]) -> list[int]:
+    """The offsets a view's start can move every address by (none for a whole buffer).  They
+    act like thread ids: vectors and ldmatrix/stmatrix rows must stay whole under them (a start
+    offset of 2 would split a 4-element vector)."""
+    return [] if window is None else [image for images in window.start_images for image in images if image]
+
+
+def _splits_a_matrix_row(start_offsets: list[int], row_log2: int) -> bool:
+    """Whether a start offset moves part of a 16-byte ldmatrix/stmatrix row (offset bits below
+    ``row_log2``): such a view gets vector accesses only."""
+    return any(offset & ((1 << row_log2) - 1) for offset in start_offsets)
+
+
 def plan_local_load_candidates(buffer: LinearLayout, dst: LinearLayout, element_bits: int,
                                target: Target, view: bool = False) -> tuple[list[LocalLoadPlan], str]:
     """Every verified local-load plan (vector loads, ldmatrix, ldmatrix.trans), cheapest first,
@@ -240,9 +253,7 @@ def plan_local_load_candidates(buffer: LinearLayout, dst: LinearLayout, element_
     dst_full = HardwareLayout.of(dst, order)
     dst_u = dst_full.unique_registers()
     inverse = _inverse(buffer)
-    # A view's start moves every address like a thread id does: vectors and ldmatrix rows must
-    # stay whole under it (e.g. a start image of 2 would split a 4-element vector).
-    start_images = [] if window is None else [image for images in window.start_images for image in images if image]
+    start_offsets = _start_offsets(window)
     ebits = storage_bits_of(element_bits)
     output = RegisterRename("staging", tuple(dst_full.canonical_register(j) for j in range(1 << len(dst_full.register))))
     size = 1 << len(offsets)
@@ -254,11 +265,10 @@ def plan_local_load_candidates(buffer: LinearLayout, dst: LinearLayout, element_
     candidates = []
     max_log2 = max(0, (128 // ebits).bit_length() - 1)
     log2_vec, positions = widest_vector([inverse(c)[0] for c in dst_u.register],
-                                        [inverse(c)[0] for c in dst_u.lane + dst_u.warp] + start_images, max_log2)
+                                        [inverse(c)[0] for c in dst_u.lane + dst_u.warp] + start_offsets, max_log2)
     loads = vector_accesses(dst_u, inverse, log2_vec, positions, AccessKind.LOAD, lambda u: u, 1)[0]
     candidates.append(plan_of(loads, AccessForm.VECTOR, 1 << log2_vec))
-    row_mask = (1 << max_log2) - 1
-    if target.has_ldmatrix and ebits in (8, 16, 32) and not any(image & row_mask for image in start_images):
+    if target.has_ldmatrix and ebits in (8, 16, 32) and not _splits_a_matrix_row(start_offsets, max_log2):
         row = tuple(offsets[:max_log2])
         for form in (AccessForm.MATRIX, AccessForm.MATRIX_TRANS):
             tile = matrix_tile(dst_u, AccessKind.LOAD, form, ebits, row, prefer=row)
@@ -328,8 +338,7 @@ def plan_local_store_candidates(src: LinearLayout, buffer: LinearLayout, element
     ebits = storage_bits_of(element_bits)
     size = 1 << len(offsets)
     register_name = src_full.full_register   # unique register u -> a full register holding it
-    # As for loads: the start moves addresses like a thread id, vectors and stmatrix rows whole.
-    start_images = [] if window is None else [image for images in window.start_images for image in images if image]
+    start_offsets = _start_offsets(window)
 
     def plan_of(stores, form: AccessForm, vector: int) -> LocalStorePlan:
         shared = SharedMemoryPlan(element_bits, size, buffer, 1, tuple(stores), vector, 0)
@@ -338,11 +347,10 @@ def plan_local_store_candidates(src: LinearLayout, buffer: LinearLayout, element
     candidates = []
     max_log2 = max(0, (128 // ebits).bit_length() - 1)
     log2_vec, positions = widest_vector([inverse(c)[0] for c in src_u.register],
-                                        [inverse(c)[0] for c in src_u.lane + src_u.warp] + start_images, max_log2)
+                                        [inverse(c)[0] for c in src_u.lane + src_u.warp] + start_offsets, max_log2)
     stores = vector_accesses(src_u, inverse, log2_vec, positions, AccessKind.STORE, register_name, 1)[0]
     candidates.append(plan_of(stores, AccessForm.VECTOR, 1 << log2_vec))
-    row_mask = (1 << max_log2) - 1
-    if target.has_stmatrix and ebits in (8, 16, 32) and not any(image & row_mask for image in start_images):
+    if target.has_stmatrix and ebits in (8, 16, 32) and not _splits_a_matrix_row(start_offsets, max_log2):
         row = tuple(offsets[:max_log2])
         for form in (AccessForm.MATRIX, AccessForm.MATRIX_TRANS):
             tile = matrix_tile(src_u, AccessKind.STORE, form, ebits, row, prefer=row)

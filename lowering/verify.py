@@ -271,8 +271,7 @@ def verify_local_load(plan) -> VerificationResult:
     view_elements = dst_hw.element_table()
     B, W, L, _ = view_elements.shape
     initial = xor_table(tuple(plan.buffer._pack(b) for b in plan.buffer.bases["offset"]))
-    starts = [None] if plan.view is None else plan.view.checked_starts()
-    for start in starts:
+    for start in ([None] if plan.view is None else plan.view.checked_starts()):
         address_xor = 0 if start is None else plan.view.start_offset(start)
         expected = view_elements if start is None else view_elements ^ plan.view.element(start)
         try:
@@ -306,7 +305,7 @@ def verify_local_store(plan) -> VerificationResult:
     order = plan.buffer.out_dim_names
     src = HardwareLayout.of(plan.src, order).element_table()
     wanted = xor_table(tuple(plan.buffer._pack(b) for b in plan.buffer.bases["offset"]))
-    view = getattr(plan, "view", None)
+    view = plan.view
     for start in ([None] if view is None else view.checked_starts()):
         address_xor = 0 if start is None else view.start_offset(start)
         if start is None:

@@ -385,15 +385,7 @@ def _plan_local_store(module: Module, op: Operation, target, outcome: ConvertOut
     the descriptor; the store writes the view's elements and nothing else."""
     value, buffer_value = op.operands[0], op.operands[1]
     outcome.method = LOCAL_STORE
-    try:
-        view = _subslice_view_problem(buffer_value, op)
-    except (PassFailure, EmitError) as error:
-        outcome.reason = getattr(error, "message", str(error))
-        return
-    if view is not None and view != "":
-        outcome.reason = view
-        return
-    _plan_store_into(module, op, value, buffer_value, target, outcome, mode, view=view == "")
+    _plan_store_into(module, op, value, buffer_value, target, outcome, mode)
 
 
 def _plan_local_alloc(module: Module, op: Operation, target, outcome: ConvertOutcome, mode: str = "linear") -> None:
@@ -408,14 +400,15 @@ def _plan_local_alloc(module: Module, op: Operation, target, outcome: ConvertOut
 
 
 def _plan_store_into(module: Module, op: Operation, value, buffer_value, target, outcome: ConvertOutcome,
-                     mode: str = "linear", view: bool = False) -> None:
-    """The store of register ``value`` into the whole buffer ``buffer_value`` (a local store, or
-    the fill of an allocation with a source), or into the subslice view ``buffer_value``
-    (``view``, a local store only): sets ``outcome.plan``, or ``outcome.reason``."""
+                     mode: str = "linear") -> None:
+    """The store of register ``value`` into the memdesc ``buffer_value``: a whole buffer (a local
+    store, or the fill of an allocation with a source) or a subslice view (a local store):
+    sets ``outcome.plan``, or ``outcome.reason``."""
     try:
+        view, problem = _memdesc_access(buffer_value, op)
         src, buffer = value_layout(value, op), value_layout(buffer_value, op)
         element = island_element_type(value.tensor_type.element_type)
-        problem = _padded_buffer_problem(buffer_value, op) or _island_limits_problem(module, target, src)
+        problem = problem or _island_limits_problem(module, target, src)
     except (PassFailure, EmitError) as error:
         outcome.reason = getattr(error, "message", str(error))
         return
@@ -458,52 +451,44 @@ def _plan_local_load(module: Module, op: Operation, target, outcome: ConvertOutc
     try:
         buffer, dst = value_layout(source, op), value_layout(result, op)
         element = island_element_type(result.tensor_type.element_type)
-        view = _subslice_view_problem(source, op)
+        view, problem = _memdesc_access(source, op)
     except (PassFailure, EmitError) as error:
         outcome.reason = getattr(error, "message", str(error))
         return
-    if view is not None and view != "":
-        outcome.reason = view
-        return
-    problem = _padded_buffer_problem(source, op) or _island_limits_problem(module, target, dst)
+    problem = problem or _island_limits_problem(module, target, dst)
     if problem:
         outcome.reason = problem
         return
-    is_view = view == ""
     if mode == "legacy":
         plan = plan_legacy_local_load(buffer, dst, element.logical_bits, target, result.tensor_type.encoding,
-                                      view=is_view)
+                                      view=view)
     else:
-        plan = plan_local_load(buffer, dst, element.logical_bits, target, view=is_view)
+        plan = plan_local_load(buffer, dst, element.logical_bits, target, view=view)
     if not plan:
         outcome.reason = plan.reason
         return
     outcome.plan = plan
 
 
-def _padded_buffer_problem(memdesc, op: Operation) -> str:
-    """Why a local load or store of this memdesc is left to Triton because of padding ("" if it
-    is not padded).  A ``padded_shared`` buffer's layout maps offsets to elements *before*
-    padding: Triton then moves offset ``x`` to ``x + (x >> log2 I) * P`` for every interval
-    ``[I:+P]`` (``[16:+4]``: element 16 sits at 20), which our islands do not do."""
-    encoding = memdesc_layout(memdesc, op).encoding
-    if isinstance(encoding, PaddedSharedEncoding):
-        return f"a padded_shared buffer ({encoding}): our islands do not pad offsets; left to Triton"
-    return ""
-
-
-def _subslice_view_problem(memdesc, op: Operation) -> Optional[str]:
-    """None for a whole buffer; "" for a subslice view whose load we can plan; else why not."""
+def _memdesc_access(memdesc, op: Operation) -> tuple[bool, str]:
+    """(whether ``memdesc`` is a subslice view, why its local load or store is left to Triton or
+    "").  Left to Triton: views with a leading buffer dim, and ``padded_shared`` buffers and
+    views.  A ``padded_shared`` layout maps offsets to elements *before* padding: Triton then
+    moves offset ``x`` to ``x + (x >> log2 I) * P`` for every interval ``[I:+P]`` (``[16:+4]``:
+    element 16 sits at 20; for a view, the sum ``L^-1(c) xor L^-1(o)`` as a whole), which our
+    islands do not do."""
     layout = memdesc_layout(memdesc, op)
+    padded = isinstance(layout.encoding, PaddedSharedEncoding)
     if layout.view_shape == layout.buffer_shape:
-        return None
+        if padded:
+            return False, f"a padded_shared buffer ({layout.encoding}): our islands do not pad offsets; left to Triton"
+        return False, ""
     shape = "x".join(map(str, layout.view_shape)) + " of " + "x".join(map(str, layout.buffer_shape))
     if layout.buffers is not None:
-        return f"a view ({shape}) with a leading buffer dim: left to Triton"
-    if isinstance(layout.encoding, PaddedSharedEncoding):
-        # Triton pads the sum L^-1(c) xor L^-1(o) as a whole; a view's plan has no padding.
-        return f"a padded_shared view ({shape}): left to Triton"
-    return ""
+        return True, f"a view ({shape}) with a leading buffer dim: left to Triton"
+    if padded:
+        return True, f"a padded_shared view ({shape}): left to Triton"
+    return True, ""
 
 
 def _following_in_a_row(module: Module, ops: list[Operation]) -> set[int]:

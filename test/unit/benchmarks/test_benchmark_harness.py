@@ -230,3 +230,15 @@ def test_one_conversion_timed_in_several_kernels_overrules_the_pick_only_where_i
     assert (chosen["case"], fastest) == ("kernel/t3", "stock")
     # The same with a row noise of 3%: nothing beats the pick by more than that.
     assert plan_choice._kernel_verdict([dict(r, noise=0.03) for r in rows]) is None
+
+
+def test_ptx_digest_ignores_the_debug_information_naming_the_source_file():
+    """plan_choice.ptx_digest: every candidate is compiled from its own TTGIR file, whose name the
+    PTX repeats in `.file`, `//` comments and the debug sections; the same code must digest the
+    same, and one changed instruction must not."""
+    def ptx(name, op="and.b32"):
+        return (f"\t.loc\t1 6 0                           // {name}:6:0\n\tmov.u32 \t%r10, %tid.x;\n"
+                f"\t{op} \t%r11, %r10, 31;\n\t.file\t1 \"/tmp/x/{name}\"\n\t.section\t.debug_str\n\t{{\n"
+                + "".join(f".b8 {ord(c)}\n" for c in name) + "\t}\n")
+    assert plan_choice.ptx_digest(ptx("case0_rank-1.ttgir")) == plan_choice.ptx_digest(ptx("case0_rank-2.ttgir"))
+    assert plan_choice.ptx_digest(ptx("case0_rank-1.ttgir")) != plan_choice.ptx_digest(ptx("case0_rank-1.ttgir", "or.b32"))
