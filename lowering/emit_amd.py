@@ -66,6 +66,8 @@ class AmdInstructions:
         return self.state.lane_id
 
     def warp_id(self, w: IslandWriter) -> str:
+        if self.state.threads is not None and self.state.threads.first_warp:
+            raise EmitError(f"the {self.state.threads.name} of a warp-specialized kernel (AMD: not emitted)")
         if self.state.warp_id is None:
             shift = self.target.warp_size.bit_length() - 1
             self.state.warp_id = w.binary("lshr", self._thread_id(w), w.const(shift))
@@ -162,6 +164,11 @@ class AmdInstructions:
             return
         if scope is not BarrierScope.CTA:
             raise EmitError(f"{scope.value} barriers are not emitted")
+        if self.state.threads is not None:
+            # s_barrier waits for every wave of the workgroup; a warp group of a warp-specialized
+            # kernel would need Triton's named-barrier scheme for AMD, which we do not emit.
+            raise EmitError(f"a CTA barrier in the {self.state.threads.name} of a warp-specialized kernel "
+                            f"(AMD named barriers are not emitted)")
         w.counts["guard s_barrier" if guard else "s_barrier"] += 1
         w.line('llvm.fence syncscope("workgroup") release')
         w.line("rocdl.s.barrier")

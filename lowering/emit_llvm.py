@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Optional
 
 import numpy as np
 
@@ -43,6 +44,7 @@ from .instructions import BarrierScope, InstructionKey, ShuffleMode
 from .island_writer import EmitError, IslandState, IslandWriter, VendorInstructions
 from .plan import Barrier, ConversionPlan, ThreadAffine
 from .target import Target
+from .thread_group import ThreadGroup
 
 
 # ------------------------------------------------------------------------------- element types
@@ -106,6 +108,9 @@ class ConvertSite:
     # After the stores, before the guard barrier: ``fence.proxy.async.shared::cta``, so that
     # the async proxy (wgmma, TMA) sees them (a local_alloc whose readers Triton fenced).
     async_fence: bool = False
+    # The warps that run the island, when not the whole CTA: a warp group of a warp-specialized
+    # kernel (its warp ids and named barriers; ``lowering.thread_group``).
+    threads: Optional[ThreadGroup] = None
 
 
 @dataclass
@@ -410,7 +415,7 @@ def scratch_type(scratch_bytes: int) -> str:
 
 def emit_island(plan: ConversionPlan, site: ConvertSite) -> Island:
     """The LLVM-dialect text replacing the convert at ``site``, per the verified ``plan``."""
-    vendor = vendor_for(plan.target, IslandState(in_loop=site.in_loop))
+    vendor = vendor_for(plan.target, IslandState(in_loop=site.in_loop, threads=site.threads))
     element = island_element_type(site.element_type)
     w = IslandWriter(site.prefix)
     src_hw, dst_hw = HardwareLayout.of(plan.src), HardwareLayout.of(plan.dst, plan.src.out_dim_names)
@@ -491,7 +496,7 @@ def emit_local_load_island(plan, site: ConvertSite, rank: int) -> Island:
     XORs ``L^-1(o)`` into every address, as Triton's own lowering does (its
     ``getShmemOffset``): one ``select``-free term per start bit that can be set, e.g. for the
     32x8 view of a 32x16 buffer ``((o1 >> 3) & 1) * 8``; a constant start folds away in LLVM."""
-    vendor = vendor_for(plan.target, IslandState(in_loop=site.in_loop, keeps_words=True))
+    vendor = vendor_for(plan.target, IslandState(in_loop=site.in_loop, threads=site.threads, keeps_words=True))
     element = island_element_type(site.element_type)
     w = IslandWriter(site.prefix)
     dst_hw = HardwareLayout.of(plan.dst, plan.buffer.out_dim_names)
@@ -535,7 +540,7 @@ def emit_local_store_island(plan, site: ConvertSite, rank: int) -> Island:
     (``plan.view``) reads the descriptor's offsets o and XORs ``L^-1(o)`` into every store
     address, as ``emit_local_load_island`` does for loads (and as Triton's stores into views
     do); a whole buffer's island reads the base pointer only."""
-    vendor = vendor_for(plan.target, IslandState(in_loop=site.in_loop))
+    vendor = vendor_for(plan.target, IslandState(in_loop=site.in_loop, threads=site.threads))
     element = island_element_type(site.element_type)
     w = IslandWriter(site.prefix)
     src_hw = HardwareLayout.of(plan.src, plan.buffer.out_dim_names)

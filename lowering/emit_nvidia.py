@@ -47,7 +47,10 @@ FINAL_CODE_PATTERNS = {
 # A guard barrier (one the pass adds around an island for Triton's sake, not one of the plan's):
 # the same ``bar.sync 0`` with a comment, so that ``passes.guard_barriers`` can find it in the
 # LLVM IR and drop it where Triton's own barriers already order every access it would.
-GUARD_BARRIER_ASM = "bar.sync 0; // guard"
+GUARD_MARK = " // guard"
+GUARD_BARRIER_ASM = "bar.sync 0;" + GUARD_MARK
+# A warp group's guard (``bar.sync 2, 128; // guard``: lowering.thread_group) is marked alike,
+# and never dropped: the pruning reasons about whole-CTA barriers only.
 
 
 def mnemonic(key: InstructionKey) -> str:
@@ -100,8 +103,15 @@ class NvidiaInstructions:
         return self.state.lane_id
 
     def warp_id(self, w: IslandWriter) -> str:
+        """The warp's number in the group that runs the island: ``tid >> 5``, masked to the
+        group's size when the group starts past warp 0 (a warp-specialized partition starts at
+        a multiple of its size: ``lowering.thread_group``)."""
         if self.state.warp_id is None:
-            self.state.warp_id = w.binary("lshr", self._thread_id(w), w.const(5))
+            warp = w.binary("lshr", self._thread_id(w), w.const(5))
+            group = self.state.threads
+            if group is not None and group.first_warp:
+                warp = w.binary("and", warp, w.const(group.warps - 1))
+            self.state.warp_id = warp
         return self.state.warp_id
 
     # -- packing: prmt byte permutes --------------------------------------------------------------
@@ -229,6 +239,10 @@ class NvidiaInstructions:
     def barrier(self, w: IslandWriter, scope: BarrierScope, guard: bool = False) -> None:
         if scope is BarrierScope.WARP:
             asm = f"bar.warp.sync {FULL_MASK};"
+        elif scope is BarrierScope.CTA and self.state.threads is not None:
+            # a warp group of a warp-specialized kernel: its own named barrier, as Triton's
+            asm = self.state.threads.cta_barrier_asm(self.target.warp_size)
+            asm = asm + GUARD_MARK if guard else asm
         elif scope is BarrierScope.CTA:
             asm = GUARD_BARRIER_ASM if guard else "bar.sync 0;"
         else:

@@ -53,9 +53,9 @@ import numpy as np
 
 from .element_type import ElementType
 from .emit_llvm import ConvertSite, memdesc_struct_type, struct_registers
-from .emit_nvidia import GUARD_BARRIER_ASM
 from .hardware import HardwareLayout, xor_table
 from .plan import ConversionPlan
+from .thread_group import ThreadGroup
 from .verify import VerificationResult
 
 MAX_LINES = 200_000
@@ -162,14 +162,24 @@ def _struct_fields_cached(t: str) -> tuple[str, ...]:
 
 
 class _Machine:
-    def __init__(self, blocks: int, warps: int, warp_size: int, vendor: str):
+    """Every thread that runs the island, at once.  ``threads``: the warp group that runs it
+    (a warp-specialized kernel's default group or one of its partitions, whose warps start at
+    ``first_warp`` of a CTA of ``all_warps``); None: the whole CTA.  Threads of other groups do
+    not run the island: a barrier that waits for them never completes."""
+
+    def __init__(self, blocks: int, warps: int, warp_size: int, vendor: str, threads: ThreadGroup | None = None):
         self.B, self.W, self.L = blocks, warps, warp_size
         self.T = blocks * warps * warp_size
+        self.group = threads if threads is not None else ThreadGroup(warps)
+        if self.group.warps != warps:
+            raise SimulationError(f"the layouts have {warps} warps, the island runs in the {self.group.name} "
+                                  f"of {self.group.warps} warps")
         t = np.arange(self.T, dtype=np.int64)
         self.block = t // (warps * warp_size)
         self.warp = (t // warp_size) % warps
         self.lane = t % warp_size
-        self.tid = (self.warp * warp_size + self.lane).astype(np.uint64)
+        # %tid.x counts from the CTA's first thread, not the group's
+        self.tid = ((self.group.first_warp + self.warp) * warp_size + self.lane).astype(np.uint64)
         self.vendor = vendor
         self.env: dict[str, object] = {}
         self.smem = None  # (B, nbytes) uint8 values, plus bookkeeping
@@ -212,6 +222,23 @@ class _Machine:
         self.read_cta = np.full((self.B, nbytes), -1, dtype=np.int64)
         self.read_warp_epoch = np.full((self.B, nbytes), -1, dtype=np.int64)
         self.read_warp = np.full((self.B, nbytes), -1, dtype=np.int64)          # -2: several warps
+
+    def named_barrier(self, barrier_id: int, count: int | None) -> None:
+        """``bar.sync id[, count]`` (no count: every thread of the CTA).  It completes only if
+        exactly the threads that run the island arrive, on the group's own barrier id."""
+        group, arriving = self.group, self.W * self.L
+        expected_id = 0 if group.barrier_id is None else group.barrier_id
+        waits_for = group.all_warps * self.L if count is None else count
+        if waits_for != arriving:
+            raise SimulationError(f"barrier {barrier_id} waits for {waits_for} threads, but the {group.name} that "
+                                  f"runs the island has {arriving}: it never completes (a hang)"
+                                  if waits_for > arriving else
+                                  f"barrier {barrier_id} waits for {waits_for} threads, but {arriving} run the "
+                                  f"island: it completes before every thread arrives")
+        if barrier_id != expected_id:
+            raise SimulationError(f"barrier {barrier_id} in the {group.name}, whose barrier is {expected_id}: it "
+                                  f"may meet another warp group's barrier")
+        self.barrier(cta=True)
 
     def barrier(self, cta: bool) -> None:
         if cta:
@@ -874,16 +901,18 @@ class _Island:
                 raise SimulationError(f"cannot read '{asm}'")
             a, b = inp(pm.group(2)), inp(pm.group(3))
             out(pm.group(1), Scalar(32, _prmt(a.value, b.value, int(pm.group(4), 0)), a.defined & b.defined))
-        elif asm in ("bar.sync 0;", GUARD_BARRIER_ASM):
+        elif _fullmatch(r"bar\.sync (\d+)(?:, (\d+))?;(?: // guard)?", asm):
+            bar = _fullmatch(r"bar\.sync (\d+)(?:, (\d+))?;(?: // guard)?", asm)
             needs_side_effects("bar.sync")
-            self.m.barrier(cta=True)
+            self.m.named_barrier(int(bar.group(1)), int(bar.group(2)) if bar.group(2) else None)
         elif asm == "fence.proxy.async.shared::cta;":
             # Orders this thread's generic-proxy accesses before later async-proxy ones (wgmma,
             # TMA), which islands do not contain: nothing to simulate, but it must stay put.
             needs_side_effects("fence.proxy.async")
-        elif asm == "bar.warp.sync 0xffffffff;":
+        elif asm in ("bar.warp.sync 0xffffffff;", "bar.warp.sync -1;", "bar.warp.sync -1; // guard"):
             needs_side_effects("bar.warp.sync")
-            self.m.barrier(cta=False)
+            # a one-warp group's barrier (Triton's, in a partition of one warp) orders the group
+            self.m.barrier(cta=self.m.W == 1 and self.m.group.barrier_id is not None)
         elif asm.startswith("st.shared"):
             st = _fullmatch(r"st\.shared(?:\.v(\d))?\.b(\d+) \[(\$\d+)\], (\{[^}]*\}|\$\d+);", asm)
             if not st:
@@ -1073,7 +1102,7 @@ def _check(island_text: str, plan: ConversionPlan, site: ConvertSite) -> None:
     passes = max(1, -(-id_bits // value_bits))
     got = np.zeros_like(expected, dtype=np.uint64)
     for p in range(passes):
-        machine = _Machine(B, W, L, plan.target.vendor)
+        machine = _Machine(B, W, L, plan.target.vendor, site.threads)
         slice_ = (src_ids.astype(np.uint64) >> np.uint64(p * value_bits)) & _mask(value_bits)
         tagged = _mix(slice_, value_bits)
         field_bits = element.logical_bits  # a struct field holds the value: an i1 is 1 bit
@@ -1202,7 +1231,7 @@ def _run_local_load(lines, plan, site, machine_shape, buffer_ids, nbytes, value_
     B, W, L = machine_shape
     got = np.zeros_like(expected, dtype=np.uint64)
     for p in range(passes):
-        machine = _Machine(B, W, L, plan.target.vendor)
+        machine = _Machine(B, W, L, plan.target.vendor, site.threads)
         machine.alloc(len(buffer_ids) * nbytes)
         tags = _mix((buffer_ids >> np.uint64(p * value_bits)) & _mask(value_bits), value_bits)
         for byte in range(nbytes):   # little-endian, every CTA's copy of the buffer alike
@@ -1282,7 +1311,7 @@ def _run_local_store(lines, plan, site, rank, machine_shape, src_ids, src_count,
     nbytes = element.storage_bits // 8
     passes = max(1, -(-max(1, src_hw.element_bits) // value_bits))
     for p in range(passes):
-        machine = _Machine(B, W, L, plan.target.vendor)
+        machine = _Machine(B, W, L, plan.target.vendor, site.threads)
         machine.alloc(len(wanted) * nbytes)
         slice_ = (src_ids.astype(np.uint64) >> np.uint64(p * value_bits)) & _mask(value_bits)
         tagged = _mix(slice_, value_bits)

@@ -120,11 +120,14 @@ class IslandState:
     """What one island's vendor calls remember, so that each id is computed once per island.
 
     ``in_loop``: the convert runs inside a loop (NVIDIA reads the thread id differently there,
-    see ``NvidiaInstructions._thread_id``); ``keeps_words``: a local load's island.  The other
+    see ``NvidiaInstructions._thread_id``); ``threads``: the warp group that runs it, when that
+    is not the whole CTA (a warp-specialized kernel: its warp ids and barriers); ``keeps_words``: a local load's island.  The other
     fields are SSA names, None until the first call that needs them.
     """
 
     in_loop: bool = False
+    # The warps that run the island (None: the whole CTA); see lowering.thread_group.
+    threads: "ThreadGroup | None" = None
     # The island reads a buffer into a dot operand or another layout Triton's code consumes as
     # packed words (a local load); conversions keep their bytes apart (NvidiaInstructions.load).
     keeps_words: bool = False

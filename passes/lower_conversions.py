@@ -104,7 +104,9 @@ from ..lowering.local_memory import LOCAL_ALLOC, LOCAL_LOAD, LOCAL_STORE, plan_l
 from ..lowering.plan import ConversionPlan, Method
 from ..lowering.planner import plan_conversion
 from ..lowering.target import UnknownTarget, target_named
+from ..lowering.thread_group import ThreadGroup
 from .framework import ModulePass, PassContext, PassFailure
+from .partitions import WarpGroups, layout_warps_problem
 from .bindings import installed_conventions, triton_version
 from .snapshot import Module, Operation
 from .layouts import memdesc_layout, value_layout
@@ -156,6 +158,7 @@ class ConvertOutcome:
     island: Optional[Island] = None
     reason: str = ""
     emitted_check: Optional[object] = None   # the simulator's VerificationResult (None: not run)
+    threads: Optional[ThreadGroup] = None    # the warp group that runs it (None: the whole CTA)
     measured: str = ""    # why a measured choice replaced the cost model's pick (lowering.measured_choices)
 
     @property
@@ -301,6 +304,7 @@ def plan_module(module: Module, only: str = "", target: Optional[str] = None,
     results = []
     wanted = {"ttg.convert_layout"} | {f"ttg.{name}" for name in (LOCAL_LOAD, LOCAL_STORE, LOCAL_ALLOC)
                                        if name in owned}
+    groups = WarpGroups(module)
     for op in (op for op in module.walk() if op.name in wanted):
         if op.name == "ttg.local_alloc" and not op.operands:
             continue   # an allocation without a source stores nothing: Triton's (or our scratch)
@@ -309,54 +313,71 @@ def plan_module(module: Module, only: str = "", target: Optional[str] = None,
         if hw_target is None:
             outcome.reason = target_problem
             continue
+        group = groups.group_of(op)
+        if isinstance(group, str):
+            outcome.reason = group
+            continue
+        if group is not None and hw_target.vendor != "nvidia":
+            outcome.reason = f"the {group.name} of a warp-specialized kernel on {hw_target.name} (not handled on AMD)"
+            continue
+        outcome.threads = group
         if op.name == "ttg.local_load":
             _plan_local_load(module, op, hw_target, outcome, mode)
-            continue
-        if op.name == "ttg.local_store":
+        elif op.name == "ttg.local_store":
             _plan_local_store(module, op, hw_target, outcome, mode)
-            continue
-        if op.name == "ttg.local_alloc":
+        elif op.name == "ttg.local_alloc":
             _plan_local_alloc(module, op, hw_target, outcome, mode)
-            continue
-        source, result = op.operands[0], op.results[0]
-        try:
-            src, dst = value_layout(source, op), value_layout(result, op)
-            element = island_element_type(result.tensor_type.element_type)
-        except (PassFailure, EmitError) as error:
-            outcome.reason = getattr(error, "message", str(error))
-            continue
-        if result.tensor_type.shape != source.tensor_type.shape:
-            outcome.reason = "source and result shapes differ"
-            continue
-        problem = _island_limits_problem(module, hw_target, src, dst)
-        if problem:
-            outcome.reason = problem
-            continue
-        bits = element.logical_bits
-        if mode == "legacy":
-            src_encoding, dst_encoding = source.tensor_type.encoding, result.tensor_type.encoding
-            plan = plan_legacy_conversion(src, dst, bits, hw_target, same_attribute=src_encoding == dst_encoding,
-                                          src_kind=attribute_kind(src_encoding), dst_kind=attribute_kind(dst_encoding))
-        elif ranks and (key := measured_choices.conversion_key(src, dst, bits, hw_target.name)) in ranks:
-            if ranks[key] == STOCK_RANK:
-                outcome.reason = "option candidate_for: this conversion is left to Triton"
-                continue
-            plan = _plan_remembered(src, dst, bits, hw_target, ranks[key])
         else:
-            plan = _plan_remembered(src, dst, bits, hw_target, candidate)
-            if plan and measured and candidate == 0:
-                plan, stock_is_faster = _follow_measurement(plan, src, dst, bits, hw_target, outcome)
-                if stock_is_faster:
-                    continue
-        if not plan:
-            outcome.reason = plan.reason
-            continue
-        outcome.method = plan.method
-        if plan.method not in owned:
-            outcome.reason = f"a {plan.method} plan, and this run owns only {','.join(owned)}"
-            continue
-        outcome.plan = plan
+            _plan_convert(module, op, hw_target, outcome, mode, owned, ranks, candidate, measured)
+        if outcome.plan is not None:
+            problem = layout_warps_problem(group, *(getattr(outcome.plan, name) for name in ("src", "dst")
+                                                    if getattr(outcome.plan, name, None) is not None))
+            if problem:
+                outcome.plan, outcome.reason = None, problem
     return results
+
+
+def _plan_convert(module: Module, op: Operation, hw_target, outcome: ConvertOutcome, mode: str, owned,
+                  ranks: dict, candidate: int, measured: bool) -> None:
+    """Plan one ``ttg.convert_layout`` (sets ``outcome.plan``, or ``outcome.reason``)."""
+    source, result = op.operands[0], op.results[0]
+    try:
+        src, dst = value_layout(source, op), value_layout(result, op)
+        element = island_element_type(result.tensor_type.element_type)
+    except (PassFailure, EmitError) as error:
+        outcome.reason = getattr(error, "message", str(error))
+        return
+    if result.tensor_type.shape != source.tensor_type.shape:
+        outcome.reason = "source and result shapes differ"
+        return
+    problem = _island_limits_problem(module, hw_target, src, dst)
+    if problem:
+        outcome.reason = problem
+        return
+    bits = element.logical_bits
+    if mode == "legacy":
+        src_encoding, dst_encoding = source.tensor_type.encoding, result.tensor_type.encoding
+        plan = plan_legacy_conversion(src, dst, bits, hw_target, same_attribute=src_encoding == dst_encoding,
+                                      src_kind=attribute_kind(src_encoding), dst_kind=attribute_kind(dst_encoding))
+    elif ranks and (key := measured_choices.conversion_key(src, dst, bits, hw_target.name)) in ranks:
+        if ranks[key] == STOCK_RANK:
+            outcome.reason = "option candidate_for: this conversion is left to Triton"
+            return
+        plan = _plan_remembered(src, dst, bits, hw_target, ranks[key])
+    else:
+        plan = _plan_remembered(src, dst, bits, hw_target, candidate)
+        if plan and measured and candidate == 0:
+            plan, stock_is_faster = _follow_measurement(plan, src, dst, bits, hw_target, outcome)
+            if stock_is_faster:
+                return
+    if not plan:
+        outcome.reason = plan.reason
+        return
+    outcome.method = plan.method
+    if plan.method not in owned:
+        outcome.reason = f"a {plan.method} plan, and this run owns only {','.join(owned)}"
+        return
+    outcome.plan = plan
 
 
 STOCK_RANK = -1   # candidate_for=KEY:stock: that conversion is left to Triton
@@ -630,7 +651,8 @@ def lower_module(module: Module, only: str = "", target: Optional[str] = None,
                            guard_after=(guards and id(op) not in followed
                                         and _needs_guard_after(op, position_of[id(op)], triton_users)),
                            prefix=_CACHEABLE_PREFIX,
-                           unique_struct=installed_conventions().struct_holds_unique_registers, in_loop=_in_loop(op))
+                           unique_struct=installed_conventions().struct_holds_unique_registers, in_loop=_in_loop(op),
+                           threads=outcome.threads)
         if allocating and site.guard_after and _async_proxy_reads(module, op, lowered_allocs):
             site.async_fence = True
         memdesc = (op.operands[0] if op.name == "ttg.local_load" else op.operands[1] if op.name == "ttg.local_store"
