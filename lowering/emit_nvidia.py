@@ -247,7 +247,7 @@ class NvidiaInstructions:
             asm = GUARD_BARRIER_ASM if guard else "bar.sync 0;"
         else:
             raise EmitError(f"{scope.value} barriers are not emitted")
-        name = mnemonic(scope)
+        name = asm.split()[0]     # bar.sync, or bar.warp.sync for a one-warp group's barrier
         w.counts["guard " + name if guard else name] += 1
         w.inline_asm(asm, "", [], [], None)
 

@@ -1,0 +1,93 @@
+"""Warp-specialized kernels with the plugin on (issue: a convert through shared memory inside a
+``gl.warp_specialize`` partition hung an H100: our islands waited on ``bar.sync 0``, for every
+thread of the CTA, which the other warp groups never reach).
+
+Compiled for sm_90 without a GPU (both Triton releases CI tests): every barrier our islands put
+in the PTX is one of the named barriers stock Triton uses for the same warp groups, and there
+is no whole-CTA ``bar.sync 0;``.  On a GPU (``-m gpu``) the kernel runs bit-exact."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import triton
+from triton.backends.compiler import GPUTarget
+
+import linear_layouts
+from linear_layouts.passes import hook
+from support import ws_kernels
+
+TARGET = GPUTarget("cuda", 90, 32)
+BARRIER = re.compile(r"\b(bar\.sync|bar\.warp\.sync|barrier\.sync)\s+([^;]*);")
+
+
+def barriers(ptx: str) -> list[str]:
+    return [f"{name} {' '.join(args.split())}" for name, args in BARRIER.findall(ptx)]
+
+
+def compile_ws(enabled: bool):
+    hook.reset_stats()
+    if enabled:
+        linear_layouts.enable()
+    try:
+        return triton.compile(ws_kernels.source(), target=TARGET, options={"num_warps": 4})
+    finally:
+        linear_layouts.disable()
+
+
+def test_partition_islands_use_the_partitions_named_barriers(monkeypatch, tmp_path):
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path))
+    stock = barriers(compile_ws(False).asm["ptx"])
+    ours_kernel = compile_ws(True)
+    stats = linear_layouts.stats()
+    assert stats.islands == 4 and not stats.fallbacks, stats.summary()
+    ours = barriers(ours_kernel.asm["ptx"])
+    # stock: the default group's barrier 0 for 128 threads, partition 0 (4 warps) barrier 2,
+    # partition 1 (2 warps) barrier 3, partition 2 (1 warp) bar.warp.sync; 1 = the dispatch loop
+    assert set(stock) == {"bar.sync 0, 128", "bar.sync 2, 128", "bar.sync 3, 64", "bar.warp.sync -1",
+                          "barrier.sync 1"}
+    assert "bar.sync 0" not in ours          # the whole CTA: the hang
+    assert set(ours) - set(stock) <= {"bar.warp.sync 0xffffffff"}   # a plan's own warp barrier
+    for form in ("bar.sync 0, 128", "bar.sync 2, 128", "bar.sync 3, 64"):
+        assert form in ours
+
+
+def test_ll_opt_leaves_a_partition_it_cannot_align_to_triton():
+    from linear_layouts.passes.lower_conversions import lower_text
+    text = open(__file__.replace("unit/passes/test_warp_specialize.py",
+                                 "lit/lower-conversions/warp-specialize.mlir")).read()
+    module = text.split("// -----")[1]
+    _, outcomes = lower_text(module)
+    assert [o.lowered for o in outcomes] == [False]
+    assert "its 8 warps start at warp 4" in outcomes[0].reason
+
+
+def _gpu_reason():
+    try:
+        import torch
+    except ImportError:
+        return "needs torch and a CUDA GPU (torch is not installed)"
+    if not torch.cuda.is_available():
+        return "needs a CUDA GPU (none visible to torch)"
+    return None
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(_gpu_reason() is not None, reason=str(_gpu_reason()))
+def test_warp_specialized_kernel_runs_bit_exact_on_the_gpu(monkeypatch, tmp_path):
+    import torch
+    if torch.cuda.get_device_capability()[0] < 9:
+        pytest.skip("Gluon warp specialization needs sm_90 or newer")
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path))
+    x = torch.randn(64, 64, device="cuda")
+    for enabled in (False, True):
+        y = torch.zeros(4, 64, 64, device="cuda")
+        if enabled:
+            linear_layouts.enable()
+        try:
+            ws_kernels.ws_kernel[(1,)](x, y, num_warps=4)
+            torch.cuda.synchronize()
+        finally:
+            linear_layouts.disable()
+        assert torch.equal(y, ws_kernels.expected(x)), f"plugin {'on' if enabled else 'off'}"
