@@ -66,3 +66,28 @@ def expected(x):
     y[2, :32] = x[:32] + 1
     y[3, :32] = x[:32] + 1
     return y
+
+
+# Triton's automatic warp specialization (``tl.range(..., warp_specialize=True)``, sm_90+)
+# makes the same structure: a loader and an MMA partition, the epilogue's conversions around.
+import triton  # noqa: E402
+import triton.language as tl  # noqa: E402
+
+
+@triton.jit
+def auto_ws_matmul(A, B, C, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """C = A @ B.T for one BM x BN tile (A: BM x K, B: BN x K, row-major, fp16)."""
+    a_desc = tl.make_tensor_descriptor(A, shape=[BM, K], strides=[K, 1], block_shape=[BM, BK])
+    b_desc = tl.make_tensor_descriptor(B, shape=[BN, K], strides=[K, 1], block_shape=[BN, BK])
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in tl.range(0, K, BK, warp_specialize=True):
+        acc = tl.dot(a_desc.load([0, k]), b_desc.load([0, k]).T, acc)
+    offs_m = tl.arange(0, BM)
+    offs_n = tl.arange(0, BN)
+    tl.store(C + offs_m[:, None] * BN + offs_n[None, :], acc.to(tl.float16))
+
+
+def auto_ws_source():
+    from triton.compiler import ASTSource
+    return ASTSource(fn=auto_ws_matmul, signature={"A": "*fp16", "B": "*fp16", "C": "*fp16", "K": "i32"},
+                     constexprs={"BM": 128, "BN": 128, "BK": 64})

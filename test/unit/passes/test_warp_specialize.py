@@ -53,6 +53,19 @@ def test_partition_islands_use_the_partitions_named_barriers(monkeypatch, tmp_pa
         assert form in ours
 
 
+def test_automatic_warp_specialization_keeps_stocks_barriers(monkeypatch, tmp_path):
+    """``tl.range(..., warp_specialize=True)`` on sm_90: the epilogue's conversions lowered by
+    us, every barrier one that stock uses too."""
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path))
+    hook.reset_stats()
+    stock = triton.compile(ws_kernels.auto_ws_source(), target=TARGET, options={"num_warps": 4})
+    assert "ttg.warp_specialize" in stock.asm["ttgir"]
+    with linear_layouts.enabled():
+        ours = triton.compile(ws_kernels.auto_ws_source(), target=TARGET, options={"num_warps": 4})
+    assert hook.stats().islands >= 1 and not hook.stats().fallbacks, hook.stats().summary()
+    assert set(barriers(ours.asm["ptx"])) == set(barriers(stock.asm["ptx"]))
+
+
 def test_ll_opt_leaves_a_partition_it_cannot_align_to_triton():
     from linear_layouts.passes.lower_conversions import lower_text
     text = open(__file__.replace("unit/passes/test_warp_specialize.py",
@@ -91,3 +104,29 @@ def test_warp_specialized_kernel_runs_bit_exact_on_the_gpu(monkeypatch, tmp_path
         finally:
             linear_layouts.disable()
         assert torch.equal(y, ws_kernels.expected(x)), f"plugin {'on' if enabled else 'off'}"
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(_gpu_reason() is not None, reason=str(_gpu_reason()))
+def test_automatic_warp_specialization_runs_bit_exact_on_the_gpu(monkeypatch, tmp_path):
+    import torch
+    if torch.cuda.get_device_capability()[0] < 9:
+        pytest.skip("automatic warp specialization needs sm_90 or newer")
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path))
+    triton.set_allocator(lambda size, alignment, stream: torch.empty(size, device="cuda", dtype=torch.int8))
+    a = torch.randn(128, 512, device="cuda", dtype=torch.float16)
+    b = torch.randn(128, 512, device="cuda", dtype=torch.float16)
+    outputs = []
+    for enabled in (False, True):
+        c = torch.zeros(128, 128, device="cuda", dtype=torch.float16)
+        with linear_layouts.enabled() if enabled else _nothing():
+            ws_kernels.auto_ws_matmul[(1,)](a, b, c, 512, BM=128, BN=128, BK=64, num_warps=4)
+            torch.cuda.synchronize()
+        outputs.append(c)
+    assert torch.equal(outputs[0], outputs[1])
+    torch.testing.assert_close(outputs[1].float(), (a.float() @ b.float().T), atol=0.1, rtol=0.02)
+
+
+def _nothing():
+    import contextlib
+    return contextlib.nullcontext()
