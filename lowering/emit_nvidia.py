@@ -31,8 +31,10 @@ from .instructions import (AccessForm, AccessKind, AccessShape, AluOp, BarrierSc
 from .island_writer import EmitError, IslandState, IslandWriter
 from .plan import ShuffleRound, SharedAccess
 from .target import Target
+from .thread_group import ThreadGroup
 
 FULL_MASK = "0xffffffff"
+FULL_MASK_SIGNED = "-1"     # how Triton spells the full mask of its one-warp barrier
 
 # The data-movement instructions of final PTX, as tools count them (stock Triton's code and
 # ours side by side): column name -> regular expression over lines, one instruction per line.
@@ -51,6 +53,19 @@ GUARD_MARK = " // guard"
 GUARD_BARRIER_ASM = "bar.sync 0;" + GUARD_MARK
 # A warp group's guard (``bar.sync 2, 128; // guard``: lowering.thread_group) is marked alike,
 # and never dropped: the pruning reasons about whole-CTA barriers only.
+
+
+def warp_group_barrier(group: ThreadGroup, warp_size: int) -> str:
+    """The PTX of a CTA barrier for the threads of ``group``, as Triton spells its own in a
+    warp-specialized kernel: ``bar.sync 0, 128`` (the default group of 4 warps), ``bar.sync 2,
+    128`` (partition 0 of 4 warps), ``bar.warp.sync -1`` (a group of one warp); ``bar.sync 0``
+    for the whole CTA of a kernel without warp specialization."""
+    if group.is_whole_cta:
+        return "bar.sync 0;"
+    threads = group.warps * warp_size
+    if threads == warp_size:
+        return f"bar.warp.sync {FULL_MASK_SIGNED};"
+    return f"bar.sync {group.barrier_id}, {threads};"
 
 
 def mnemonic(key: InstructionKey) -> str:
@@ -241,7 +256,7 @@ class NvidiaInstructions:
             asm = f"bar.warp.sync {FULL_MASK};"
         elif scope is BarrierScope.CTA and self.state.threads is not None:
             # a warp group of a warp-specialized kernel: its own named barrier, as Triton's
-            asm = self.state.threads.cta_barrier_asm(self.target.warp_size)
+            asm = warp_group_barrier(self.state.threads, self.target.warp_size)
             asm = asm + GUARD_MARK if guard else asm
         elif scope is BarrierScope.CTA:
             asm = GUARD_BARRIER_ASM if guard else "bar.sync 0;"

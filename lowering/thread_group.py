@@ -37,9 +37,10 @@ from typing import Optional
 class ThreadGroup:
     """The warps that run an island (a contiguous, aligned range of the CTA's warps).
 
-    ``barrier_id`` None: a plain kernel, the island's CTA barriers are ``bar.sync 0`` (every
-    thread of the CTA).  Otherwise a warp group of a warp-specialized kernel: its barriers are
-    the named barrier ``barrier_id`` for the group's threads only."""
+    ``barrier_id`` None: a plain kernel, the island's CTA barriers wait for every thread of the
+    CTA.  Otherwise a warp group of a warp-specialized kernel: its barriers are the named
+    barrier ``barrier_id`` for the group's threads only (spelled by the emitters:
+    ``emit_nvidia.warp_group_barrier``)."""
 
     warps: int                        # warps that run the island
     first_warp: int = 0               # the group's first warp in the CTA
@@ -61,15 +62,6 @@ class ThreadGroup:
     @property
     def is_whole_cta(self) -> bool:
         return self.barrier_id is None
-
-    def cta_barrier_asm(self, warp_size: int) -> str:
-        """The PTX of a barrier for this group's threads, as Triton spells its own."""
-        if self.barrier_id is None:
-            return "bar.sync 0;"
-        threads = self.warps * warp_size
-        if threads == warp_size:
-            return "bar.warp.sync -1;"
-        return f"bar.sync {self.barrier_id}, {threads};"
 
 
 # Triton's barrier ids in a warp-specialized kernel (3.6 to 3.9): 0 for the default warp group,

@@ -12,6 +12,7 @@ import pytest
 
 from linear_layouts.dialect import to_linear_layout
 from linear_layouts.lowering.emit_llvm import ConvertSite, EmitError, emit_island
+from linear_layouts.lowering.emit_nvidia import warp_group_barrier
 from linear_layouts.lowering.island_sim import check_emitted
 from linear_layouts.lowering.planner import plan_conversion
 from linear_layouts.lowering.target import target_named
@@ -44,11 +45,11 @@ DEFAULT = ThreadGroup(4, first_warp=0, cta_warps=8, barrier_id=0, name="default 
 
 
 def test_barrier_spellings_are_tritons():
-    assert ThreadGroup(4).cta_barrier_asm(32) == "bar.sync 0;"
-    assert DEFAULT.cta_barrier_asm(32) == "bar.sync 0, 128;"
-    assert PARTITION_0.cta_barrier_asm(32) == "bar.sync 2, 128;"
-    assert ThreadGroup(2, 8, 12, 3, "partition 1").cta_barrier_asm(32) == "bar.sync 3, 64;"
-    assert ThreadGroup(1, 10, 12, 4, "partition 2").cta_barrier_asm(32) == "bar.warp.sync -1;"
+    assert warp_group_barrier(ThreadGroup(4), 32) == "bar.sync 0;"
+    assert warp_group_barrier(DEFAULT, 32) == "bar.sync 0, 128;"
+    assert warp_group_barrier(PARTITION_0, 32) == "bar.sync 2, 128;"
+    assert warp_group_barrier(ThreadGroup(2, 8, 12, 3, "partition 1"), 32) == "bar.sync 3, 64;"
+    assert warp_group_barrier(ThreadGroup(1, 10, 12, 4, "partition 2"), 32) == "bar.warp.sync -1;"
 
 
 def test_group_must_be_aligned_and_a_power_of_two():
@@ -64,7 +65,7 @@ def test_island_in_a_group_passes_and_uses_the_groups_barrier(group):
     where = site(group)
     text = emit_island(plan, where).text
     assert check_emitted(text, plan, where)
-    barrier = group.cta_barrier_asm(32)
+    barrier = warp_group_barrier(group, 32)
     assert f'"{barrier}"' in text and f'"{barrier} // guard"' in text
     assert '"bar.sync 0;' not in text
 
