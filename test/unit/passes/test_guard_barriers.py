@@ -7,7 +7,7 @@ import re
 import pytest
 
 from linear_layouts.passes.guard_barriers import BOTH, READ, WRITE, classify, prune_guard_barriers
-from support.barrier_paths import llvm_program, unprotected_pairs
+from support.barrier_paths import llvm_program, ptx_program, unprotected_pairs
 
 GUARD = '  call void asm sideeffect "bar.sync 0; // guard", ""()'
 TRITON_BARRIER = "  call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)"
@@ -265,6 +265,140 @@ def test_wgmma_operand_allocations_get_stock_barrier_count(monkeypatch):
                                 monkeypatch, mma_v3=True)
     assert stats.local_writes_lowered == 2 and stats.guard_barriers >= 1
     assert ours == stock
+
+
+# ------------------------------------------------- real kernels: a noinline helper's calls
+
+import triton  # noqa: E402
+import triton.language as tl  # noqa: E402
+
+
+@triton.jit(noinline=True)
+def transpose_store(X, Y, N: tl.constexpr):
+    """Y = X transposed: the store's layout is not the load's, so Triton converts between them
+    (through shared memory: our island), inside a function of its own."""
+    rows = tl.arange(0, N)
+    x = tl.load(X + rows[:, None] * N + rows[None, :])
+    tl.store(Y + rows[None, :] * N + rows[:, None], x)
+
+
+@triton.jit
+def calls_once(X, Y, N: tl.constexpr):
+    transpose_store(X, Y, N)
+
+
+@triton.jit
+def calls_twice(X, Y, N: tl.constexpr):
+    transpose_store(X, Y, N)
+    transpose_store(Y, X, N)
+
+
+@triton.jit
+def calls_in_a_loop(X, Y, T, N: tl.constexpr):
+    for _ in range(T):
+        transpose_store(X, Y, N)
+
+
+@triton.jit
+def call_then_column_sums(X, Y, S, N: tl.constexpr):
+    transpose_store(X, Y, N)
+    rows = tl.arange(0, N)
+    x = tl.load(Y + rows[:, None] * N + rows[None, :])
+    tl.store(S + rows, tl.sum(x, axis=0))     # the rows are spread over the warps: through shared memory
+
+
+CALLERS = {
+    "once": (calls_once, {"X": "*fp32", "Y": "*fp32"}, 1),
+    "twice": (calls_twice, {"X": "*fp32", "Y": "*fp32"}, 2),
+    "in a loop": (calls_in_a_loop, {"X": "*fp32", "Y": "*fp32", "T": "i32"}, 1),
+    "then a reduction": (call_then_column_sums, {"X": "*fp32", "Y": "*fp32", "S": "*fp32"}, 1),
+}
+
+def _compile(kernel_fn, signature, plugin: bool):
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    from linear_layouts.passes import hook
+    hook.reset_stats()
+    if plugin:
+        hook.enable()
+    else:
+        hook.disable()
+    try:
+        return triton.compile(ASTSource(kernel_fn, dict(signature, N="constexpr"), constexprs={"N": 64}),
+                              target=GPUTarget("cuda", 90, 32), options={"num_warps": 4})
+    finally:
+        hook.disable()
+
+
+def _compile_lowered(ttgir: str, path):
+    """Our lowering of ``ttgir`` compiled as ``linear_layouts.enable()`` would: islands in, then
+    Triton's back end with guard pruning on its LLVM IR."""
+    from triton.backends.compiler import GPUTarget
+
+    from linear_layouts.passes.guard_barriers import guard_pruning
+    from linear_layouts.passes.lower_conversions import lower_text
+    lowered, outcomes = lower_text(ttgir)
+    assert any(o.lowered for o in outcomes)
+    path.write_text(lowered)
+    with guard_pruning():
+        return lowered, triton.compile(str(path), target=GPUTarget("cuda", 90, 32))
+
+
+def _functions_reversed(ttgir: str) -> str:
+    """The module with its ``tt.func``s in the opposite order (each from its ``  tt.func`` line
+    to its closing ``  } loc(...)``)."""
+    lines = ttgir.split("\n")
+    starts = [i for i, line in enumerate(lines) if line.startswith("  tt.func ")]
+    ends = [next(j for j in range(i, len(lines)) if lines[j].startswith("  }")) for i in starts]
+    functions = [lines[i:j + 1] for i, j in zip(starts, ends)]
+    return "\n".join(lines[:starts[0]] + [line for f in functions[::-1] for line in f] + lines[ends[-1] + 1:])
+
+
+def _barriers(ptx: str) -> int:
+    return len(re.findall(r"^\s*(?:bar|barrier)\.sync\s", ptx, re.M))
+
+
+def _guards_per_function(ttgir: str) -> dict[str, int]:
+    counts, name = {}, None
+    for line in ttgir.split("\n"):
+        m = re.match(r"  tt\.func \w+ @([\w.$]+)", line)
+        if m:
+            name = m.group(1)
+        counts[name] = counts.get(name, 0) + ("// guard" in line)
+    return counts
+
+
+@pytest.mark.parametrize("caller", CALLERS)
+def test_noinline_helper_calls_are_separated_by_a_barrier(caller, tmp_path):
+    """Issue 24 ("calls race"): a noinline helper whose store goes through our shared-memory
+    island, called once, twice in a row, in a loop, or followed by a cross-warp reduction.
+    In the PTX a barrier must lie on every path between one call's shared-memory accesses and
+    the next call's (or the reduction's), as in stock's, where Triton puts one in the kernel;
+    before this, ours had none (both guards of the helper pruned).  Checked on the drop-in's
+    PTX and on our lowering of stock's TTGIR with its functions in either order, which must
+    come out the same; and never more barriers than stock."""
+    kernel_fn, signature, calls = CALLERS[caller]
+    stock = _compile(kernel_fn, signature, plugin=False)
+    ours = _compile(kernel_fn, signature, plugin=True)
+    helper_first = _functions_reversed(stock.asm["ttgir"])
+    assert helper_first.index("noinline = true") < helper_first.index("tt.func public")
+    lowered = {}
+    for order, ttgir in (("kernel first", stock.asm["ttgir"]), ("helper first", helper_first)):
+        lowered[order] = _compile_lowered(ttgir, tmp_path / f"{order.replace(' ', '_')}.ttgir")
+    # Triton keeps the order in the LLVM IR: the two compiles give the pruning both orders.
+    kernel_llir, helper_llir = (lowered[o][1].asm["llir"] for o in ("kernel first", "helper first"))
+    assert kernel_llir.index("define ptx_kernel") < kernel_llir.index("define internal")
+    assert helper_llir.index("define ptx_kernel") > helper_llir.index("define internal")
+
+    assert not unprotected_pairs(ptx_program(stock.asm["ptx"]), across_calls=True)
+    for compiled in (ours, lowered["kernel first"][1], lowered["helper first"][1]):
+        ptx = compiled.asm["ptx"]
+        assert ptx.count("call.uni") == calls
+        assert not unprotected_pairs(ptx_program(ptx), across_calls=True)
+        assert _barriers(ptx) <= _barriers(stock.asm["ptx"])
+    assert _guards_per_function(lowered["kernel first"][0]) == _guards_per_function(lowered["helper first"][0])
+    assert len({_barriers(c.asm["ptx"]) for c in (ours, lowered["kernel first"][1], lowered["helper first"][1])}) == 1
 
 
 # ------------------------------------------------------------ soundness on random control flow
