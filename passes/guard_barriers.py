@@ -27,13 +27,43 @@ Worked example (a pipelined loop, one iteration)::
     mma.sync ...              Triton's barrier before the next st.shared: redundant
     br loop
 
-Conservative by construction: an instruction we do not recognise (a call, inline assembly
-other than plain register or global-memory code, a generic-pointer load) counts as both a read
-and a write, and only full CTA barriers (``bar.sync 0``, ``llvm.nvvm.barrier0``, ...) stop a
-walk; so a guard stays whenever we cannot prove it idle.  Asynchronous work (``cp.async``,
-wgmma, TMA) is never recognised, so its issue and its wait both count as accesses.  Only NVIDIA
-guards are handled; on AMD a barrier is more than an ``s_barrier`` (LDS counters must drain
-first) and ours stay as emitted.
+Calls.  A ``@triton.jit(noinline=True)`` helper is an LLVM function of its own, and Triton's
+barrier analysis is interprocedural (a call site counts as the callee's accesses), so the walks
+are too.  A walk that reaches its function's entry (backward) or a ``ret`` (forward) goes on at
+every call site of the function: the code before, or after, each ``call @f`` (a function with no
+call site is the kernel: nothing of this CTA runs before or after it).  A walk that meets a
+``call`` of a function defined in the module meets what that function does from its entry up to
+its first barrier (forward; from its returns back to its last barrier, backward), and goes on
+past the call only if some path through the callee has no barrier at all.  Those summaries are
+computed for every function at once, to a fixed point (recursion included: they only grow), and
+again after a guard of a called function goes.  Guards are judged callees first, then by name,
+so the result does not depend on the order of the functions in the text.  Example: a helper
+with an island, called twice in a row::
+
+    define void @kernel() {               define internal void @helper() {
+      call void @helper()                   bar.sync 0  // guard     (1)
+      call void @helper()                   st.shared ...  (ours)
+      ret void                              bar.sync 0     (the plan's)
+    }                                       ld.shared ...  (ours)
+                                            bar.sync 0  // guard     (2)
+                                            ret void
+                                          }
+
+(1), behind: the helper's entry, so each call site: before the first call, the kernel's entry
+(nothing); before the second, the first call, met backward from its ``ret``: guard (2) at once
+(nothing).  Nothing behind: (1) goes.  (2), behind: our reads; ahead: the ``ret``, so after each
+call: after the first, the second call, met from its entry: now that (1) is gone, our stores.  A
+read behind and a write ahead: (2) stays, the one barrier between the two calls (stock Triton
+has one there too).  Stopping at the entry and the ``ret``, as this did before, both went and
+the second call's stores could overwrite bytes the first call's loads had not read yet.
+
+Conservative by construction: an instruction we do not recognise (a call of a function the
+module does not define, a call through a pointer, inline assembly other than plain register or
+global-memory code, a generic-pointer load) counts as both a read and a write, and only full CTA
+barriers (``bar.sync 0``, ``llvm.nvvm.barrier0``, ...) stop a walk; so a guard stays whenever we
+cannot prove it idle.  Asynchronous work (``cp.async``, wgmma, TMA) is never recognised, so its
+issue and its wait both count as accesses.  Only NVIDIA guards are handled; on AMD a barrier is
+more than an ``s_barrier`` (LDS counters must drain first) and ours stay as emitted.
 """
 
 from __future__ import annotations
@@ -90,11 +120,45 @@ class _Block:
     predecessors: list[str] = field(default_factory=list)
 
 
+@dataclass
+class _Function:
+    name: str
+    blocks: dict[str, _Block]
+    entry: str                                           # the name of its entry block
+
+
+@dataclass(frozen=True)
+class _Point:
+    """A place to walk from: after (forward) or before (backward) ``lines[position]`` of a
+    block; position -1 (forward) or ``len(lines)`` (backward) is the block's edge."""
+    function: str
+    block: str
+    position: int
+
+
+@dataclass
+class _Summaries:
+    """What a call of each function does, seen from the call site (current guards in place):
+    ``entry``: the access kinds met from its entry up to its first barrier on any path (calls
+    it makes included); ``exit``: likewise backward from its returns; ``transparent``: some path
+    from its entry to a return meets no barrier."""
+    entry: dict[str, int]
+    exit: dict[str, int]
+    transparent: dict[str, bool]
+
+
+_NAME = r'"(?:[^"\\]|\\.)*"|[-\w.$]+'
 _LABEL = re.compile(r'^(?P<name>[-\w.$]+|"[^"]+"):')
 _TARGET = re.compile(r"label %(?P<name>[-\w.$]+|\"[^\"]+\")")
 _ASM = re.compile(r'asm (?:sideeffect )?(?:alignstack )?(?:inteldialect )?"(?P<text>(?:[^"\\]|\\.)*)"')
-_CALLEE = re.compile(r"call [^@]*@(?P<name>[-\w.$]+)\(")
+_CALL = re.compile(r"^\s*(?:%[-\w.$\"]+ = )?(?:(?:tail|musttail|notail) )?call(?:br)?\b")
+_CALLEE = re.compile(r"call [^@]*@(?P<name>" + _NAME + r")\(")
+_DEFINE = re.compile(r"^define [^@]*@(?P<name>" + _NAME + r")\(")
 _MEMORY = re.compile(r"^\s*(?:%[-\w.$]+ = )?(?P<op>load|store|atomicrmw|cmpxchg)\b(?P<rest>.*)$")
+
+
+def _unquoted(name: str) -> str:
+    return name[1:-1] if name.startswith('"') else name
 
 
 def _asm_access(text: str) -> int:
@@ -138,7 +202,9 @@ def _pointer_space(rest: str) -> str:
 
 
 def classify(line: str) -> str | int:
-    """``"guard"``, ``"barrier"``, or the access kinds (0, READ, WRITE, BOTH) of one line."""
+    """``"guard"``, ``"barrier"``, or the access kinds (0, READ, WRITE, BOTH) of one line.  A
+    call of a function (other than a harmless intrinsic) is a read and a write here; the walks
+    below see through calls of functions defined in the module (``_Program``)."""
     asm = _ASM.search(line)
     if asm:
         text = asm.group("text")
@@ -149,9 +215,11 @@ def classify(line: str) -> str | int:
         return _asm_access(text)
     if _BARRIER_CALLS.search(line):
         return "barrier"
-    call = _CALLEE.search(line)
-    if call:
-        return 0 if call.group("name").startswith(_HARMLESS_INTRINSICS) else BOTH
+    if _CALL.match(line):
+        call = _CALLEE.search(line)
+        if call and _unquoted(call.group("name")).startswith(_HARMLESS_INTRINSICS):
+            return 0
+        return BOTH          # any other function, or a call through a pointer
     memory = _MEMORY.match(line)
     if memory:
         if memory.group("op") in ("load", "store"):
@@ -169,18 +237,9 @@ def classify(line: str) -> str | int:
     return 0
 
 
-def _functions(lines: list[str]):
-    """The blocks (by name, the entry block "<entry>") of each function body of the module."""
-    start = None
-    for index, line in enumerate(lines):
-        if line.startswith("define "):
-            start = index
-        elif line.startswith("}") and start is not None:
-            yield _blocks(lines, start + 1, index)
-            start = None
-
-
-def _blocks(lines: list[str], first: int, end: int) -> dict[str, _Block]:
+def _blocks(lines: list[str], first: int, end: int) -> tuple[dict[str, _Block], str]:
+    """The blocks of one function body (lines ``first`` to ``end``) and its entry block's name
+    (``"<entry>"`` unless the body starts with a label)."""
     blocks: dict[str, _Block] = {}
     current = _Block("<entry>")
     blocks[current.name] = current
@@ -189,6 +248,8 @@ def _blocks(lines: list[str], first: int, end: int) -> dict[str, _Block]:
         line = lines[index]
         label = _LABEL.match(line)
         if label:
+            if current.name == "<entry>" and not current.lines:
+                del blocks["<entry>"]         # the body starts with a label: that block is the entry
             current = _Block(label.group("name"))
             blocks[current.name] = current
             continue
@@ -200,37 +261,144 @@ def _blocks(lines: list[str], first: int, end: int) -> dict[str, _Block]:
             current.successors += [m.group("name") for m in _TARGET.finditer(line)]
             in_switch = (in_switch or stripped.startswith("switch ")) and not stripped.endswith("]")
     for block in blocks.values():
+        block.successors = [name for name in block.successors if name in blocks]
         for successor in block.successors:
-            if successor in blocks:
-                blocks[successor].predecessors.append(block.name)
-    return blocks
+            blocks[successor].predecessors.append(block.name)
+    return blocks, next(iter(blocks))
 
 
-def _kinds_met(blocks: dict[str, _Block], kinds: dict[int, str | int], block: _Block, position: int,
-               forward: bool) -> int:
-    """Access kinds met walking from ``block.lines[position]`` (exclusive) until a barrier (a
-    guard still in place counts), over every path."""
-    met = 0
-    seen: set[str] = set()
-    work = [(block, position)]
-    while work:
-        current, at = work.pop()
-        indices = current.lines[at + 1:] if forward else list(reversed(current.lines[:at]))
-        stopped = False
-        for index in indices:
-            kind = kinds[index]
-            if kind in ("barrier", "guard"):
-                stopped = True
-                break
-            met |= kind
-        if stopped:
-            continue
-        for name in (current.successors if forward else current.predecessors):
-            if name in blocks and name not in seen:
-                seen.add(name)
-                nxt = blocks[name]
-                work.append((nxt, -1 if forward else len(nxt.lines)))
-    return met
+class _Program:
+    """The functions of an LLVM IR module and how they call each other.
+
+    ``callee_at``: the lines that call a function defined in the module, and which; a walk
+    crosses such a call with that function's summary, not as "unknown: both".
+    ``call_sites``: for each function, the points just at its calls; a walk that leaves a
+    function (its entry, backward; a return, forward) goes on from each of them.  A function
+    without call sites is an entry point of the kernel: nothing of this CTA runs before or after
+    it.  A call through a pointer could enter any function, so with one in the module leaving
+    any function meets "unknown: both" (Triton's LLVM IR has none).
+    """
+
+    def __init__(self, lines: list[str]):
+        self.functions: dict[str, _Function] = {}
+        start, name = None, ""
+        for index, line in enumerate(lines):
+            define = _DEFINE.match(line)
+            if define:
+                start, name = index, _unquoted(define.group("name"))
+            elif line.startswith("}") and start is not None:
+                blocks, entry = _blocks(lines, start + 1, index)
+                self.functions[name] = _Function(name, blocks, entry)
+                start = None
+        self.callee_at: dict[int, str] = {}
+        self.call_sites: dict[str, list[_Point]] = {name: [] for name in self.functions}
+        self.indirect_calls = False
+        for function in self.functions.values():
+            for block in function.blocks.values():
+                for position, index in enumerate(block.lines):
+                    line = lines[index]
+                    if not _CALL.match(line) or _ASM.search(line):
+                        continue
+                    call = _CALLEE.search(line)
+                    if call is None:
+                        self.indirect_calls = True
+                    elif _unquoted(call.group("name")) in self.functions:
+                        callee = _unquoted(call.group("name"))
+                        self.callee_at[index] = callee
+                        self.call_sites[callee].append(_Point(function.name, block.name, position))
+
+    def in_order(self) -> list[_Function]:
+        """The functions, callees before their callers (ties and cycles by name): a result that
+        does not depend on the order of the functions in the text."""
+        done: set[str] = set()
+        order: list[_Function] = []
+
+        def visit(name: str) -> None:
+            if name in done:
+                return
+            done.add(name)
+            callees = sorted({self.callee_at[index] for block in self.functions[name].blocks.values()
+                              for index in block.lines if index in self.callee_at})
+            for callee in callees:
+                visit(callee)
+            order.append(self.functions[name])
+
+        for name in sorted(self.functions):
+            visit(name)
+        return order
+
+    def summaries(self, kinds: dict[int, str | int]) -> _Summaries:
+        """Every function's summary, to a fixed point: start from "nothing, opaque" and walk
+        again until no summary grows (they only grow, so this ends, recursion included)."""
+        summaries = _Summaries({n: 0 for n in self.functions}, {n: 0 for n in self.functions},
+                               {n: False for n in self.functions})
+        if not self.callee_at:
+            return summaries
+        changed = True
+        while changed:
+            changed = False
+            for name, function in self.functions.items():
+                entry, transparent = self.walk(kinds, summaries, [_Point(name, function.entry, -1)],
+                                               forward=True, leave=False)
+                exits = [_Point(name, block.name, len(block.lines))
+                         for block in function.blocks.values() if not block.successors]
+                exit_, _ = self.walk(kinds, summaries, exits, forward=False, leave=False)
+                if (entry, exit_, transparent) != (summaries.entry[name], summaries.exit[name],
+                                                    summaries.transparent[name]):
+                    summaries.entry[name], summaries.exit[name] = entry, exit_
+                    summaries.transparent[name] = transparent
+                    changed = True
+        return summaries
+
+    def walk(self, kinds: dict[int, str | int], summaries: _Summaries, starts: list[_Point], forward: bool,
+             leave: bool) -> tuple[int, bool]:
+        """The access kinds met walking from ``starts`` (exclusive) over every path until a
+        barrier (a guard still in place counts), and whether some path left its function (at a
+        return, forward; at the entry, backward).  A call of a function of the module is met as
+        its summary and crossed only if it is transparent.  ``leave``: a path that leaves its
+        function goes on at every call site of it (before the call, backward; after it, forward)."""
+        met, left = 0, False
+        seen: set[_Point] = set()
+        work = list(starts)
+        while work:
+            point = work.pop()
+            function = self.functions[point.function]
+            block = function.blocks[point.block]
+            indices = block.lines[point.position + 1:] if forward else reversed(block.lines[:point.position])
+            stopped = False
+            for index in indices:
+                kind = kinds[index]
+                if kind in ("barrier", "guard"):
+                    stopped = True
+                    break
+                callee = self.callee_at.get(index)
+                if callee is None:
+                    met |= kind
+                    continue
+                met |= summaries.entry[callee] if forward else summaries.exit[callee]
+                if not summaries.transparent[callee]:
+                    stopped = True
+                    break
+            if stopped:
+                continue
+            neighbours = block.successors if forward else block.predecessors
+            if neighbours:
+                for name in neighbours:
+                    nxt = _Point(function.name, name, -1 if forward else len(function.blocks[name].lines))
+                    if nxt not in seen:
+                        seen.add(nxt)
+                        work.append(nxt)
+                continue
+            left = True             # a return (forward) or the entry (backward): the function is left
+            if not leave:
+                continue
+            if self.indirect_calls:
+                met |= BOTH
+            for site in self.call_sites[function.name]:
+                if site not in seen:
+                    seen.add(site)
+                    work.append(site)
+        return met, left
 
 
 def prune_guard_barriers(llir: str) -> tuple[str, int]:
@@ -239,18 +407,25 @@ def prune_guard_barriers(llir: str) -> tuple[str, int]:
         return llir, 0
     lines = llir.split("\n")
     kinds = {index: classify(line) for index, line in enumerate(lines)}
+    program = _Program(lines)
+    summaries = None
     removed: set[int] = set()
-    for blocks in _functions(lines):
-        for block in blocks.values():
+    for function in program.in_order():
+        for block in function.blocks.values():
             for position, index in enumerate(block.lines):
                 if kinds[index] != "guard":
                     continue
-                behind = _kinds_met(blocks, kinds, block, position, forward=False)
-                ahead = _kinds_met(blocks, kinds, block, position, forward=True)
+                if summaries is None:
+                    summaries = program.summaries(kinds)
+                here = [_Point(function.name, block.name, position)]
+                behind, _ = program.walk(kinds, summaries, here, forward=False, leave=True)
+                ahead, _ = program.walk(kinds, summaries, here, forward=True, leave=True)
                 if (behind & WRITE and ahead) or (behind & READ and ahead & WRITE):
                     continue
                 kinds[index] = 0          # gone: later checks see it absent
                 removed.add(index)
+                if program.call_sites[function.name]:
+                    summaries = None      # this function's summary (and its callers') may grow
     if not removed:
         return llir, 0
     return "\n".join(line for index, line in enumerate(lines) if index not in removed), len(removed)

@@ -82,6 +82,19 @@ again, ...) we add a *guard* barrier before the first store and after the last l
 them a fast warp could overwrite bytes that a slow warp is still reading for another purpose.
 A kernel whose only shared-memory user is one island (e.g. load, convert, store) gets none, so
 its instruction mix is exactly the plan's.
+
+Calls.  Triton's barrier analysis is interprocedural: a ``tt.call`` counts as what its callee
+(and the functions that one calls) may do in shared memory.  So here: a call of a function that
+may touch shared memory is a shared-memory user where it stands, and one of a function that
+touches none is not.  An island in a function that may be called (a ``tt.call`` names it; a
+``@triton.jit(noinline=True)`` helper) gets both guards: the caller may have read the bytes its
+scratch reuses before the call, and may touch shared memory, or call it again, after it returns.
+Example: ``@kernel`` calls ``@helper`` twice in a row, ``@helper`` holds an island: its guard
+after the island is what orders the first call's loads before the second call's stores.  Users
+count by position only within the island's own function, so nothing depends on which function
+comes first in the text (a kernel's island after ``@helper`` in the text was guarded after it,
+before it was not).  Which of these guards Triton's barriers make redundant is decided later,
+across calls too, on the LLVM IR (``passes.guard_barriers``).
 """
 
 from __future__ import annotations
@@ -190,36 +203,129 @@ def _owned_methods(only: str) -> tuple[Method, ...]:
 
 def _needs_guards(module: Module, shared_converts: list[Operation]) -> bool:
     """Guard barriers unless one island is the kernel's only possible shared-memory user and
-    runs once (it sits directly in a function body, not in a loop or branch)."""
+    runs once (it sits directly in a function body, not in a loop or branch, and that function
+    is no callee).  A ``tt.call`` of a function that touches no shared memory, itself or through
+    its own calls, is no user (see ``_CallGraph``)."""
     if len(shared_converts) != 1:
         return True
     island = shared_converts[0]
     parent = island.parent_op
     if parent is None or parent.name != "tt.func":
         return True
-    for op in module.walk():
-        if op is island:
-            continue
-        if op.name in _SMEM_FREE or op.name.startswith(_SMEM_FREE_PREFIXES):
-            continue
+    calls = _CallGraph.of(island)
+    if calls.may_be_called(island):
         return True
+    for op in module.walk():
+        if op is not island and _may_use_shared_memory(op, calls):
+            return True
     return False
 
 
 # Control flow moves no data through shared memory itself.
 _CONTROL_FLOW = {"scf.for", "scf.yield", "scf.if", "scf.while", "scf.condition"}
+_FUNCTIONS = ("tt.func", "func.func")
+
+
+def _may_use_shared_memory(op: Operation, calls: "_CallGraph") -> bool:
+    """The op's lowering may read or write shared memory (a call: its callee may)."""
+    if op.name == "tt.call":
+        return calls.touches_shared_memory(op.callee)
+    return not (op.name in _SMEM_FREE or op.name.startswith(_SMEM_FREE_PREFIXES) or op.name in _CONTROL_FLOW)
+
+
+def _function_of(op: Operation) -> Optional[Operation]:
+    """The ``tt.func`` that holds the op."""
+    parent = op.parent_op
+    while parent is not None and parent.name not in _FUNCTIONS:
+        parent = parent.parent_op
+    return parent
+
+
+def _ops_under(op: Operation):
+    """The op and every op in its regions, in text order (as ``Module.walk``)."""
+    yield op
+    for region in op.regions:
+        for block in region.blocks:
+            for child in block.operations:
+                yield from _ops_under(child)
+
+
+class _CallGraph:
+    """Which functions of a module are called (by a ``tt.call``), and which may touch shared
+    memory, themselves or through the functions they call: Triton's barrier analysis is
+    interprocedural (a call site counts as its callee's accesses), so ours is too.
+
+    Example: ``@kernel`` calls ``@helper`` twice in a row and ``@helper`` holds an island.
+    ``@helper`` is called, so its island gets both guards: the caller may have read shared memory
+    before the call (on bytes the island's scratch reuses), and it may touch shared memory, or
+    call ``@helper`` again, after it returns.  Which function comes first in the text does not
+    matter: nothing here depends on positions.  A function whose callee cannot be read (or that
+    is not defined in the module) is assumed to touch shared memory, and when any call's callee
+    is unreadable every function counts as called."""
+
+    def __init__(self, module_op: Operation):
+        self.functions = {op.symbol: op for op in module_op.regions[0].blocks[0].operations
+                          if op.name in _FUNCTIONS} if module_op.regions else {}
+        self.calls_in: dict[str, list[Optional[str]]] = {name: [] for name in self.functions}
+        uses_directly: set[str] = set()
+        for name, function in self.functions.items():
+            for op in _ops_under(function):
+                if op.name == "tt.call":
+                    self.calls_in[name].append(op.callee)
+                elif _may_use_shared_memory(op, self):
+                    uses_directly.add(name)
+        self.called = {callee for callees in self.calls_in.values() for callee in callees}
+        # Transitively, to a fixed point (recursion terminates: the set only grows).
+        self._touching = set(uses_directly)
+        changed = True
+        while changed:
+            changed = False
+            for name, callees in self.calls_in.items():
+                if name not in self._touching and any(self.touches_shared_memory(c) for c in callees):
+                    self._touching.add(name)
+                    changed = True
+
+    @classmethod
+    def of(cls, op: Operation) -> "_CallGraph":
+        module_op = op
+        while module_op.parent_op is not None:
+            module_op = module_op.parent_op
+        return cls(module_op)
+
+    def touches_shared_memory(self, callee: Optional[str]) -> bool:
+        return callee not in self.functions or callee in self._touching
+
+    def may_be_called(self, op: Operation) -> bool:
+        """The function holding ``op`` may be entered from a call (not only as the kernel)."""
+        function = _function_of(op)
+        if function is None:
+            return True
+        return function.symbol in self.called or (None in self.called and len(self.functions) > 1)
+
+    def same_function(self, op: Operation) -> range:
+        """The text positions (``Module.walk`` order) of the ops of the function holding ``op``."""
+        function = _function_of(op)
+        module_op = function.parent_op if function is not None else None
+        if module_op is None:
+            return range(0, 1 << 62)
+        start = 0
+        for position, other in enumerate(_ops_under(module_op)):
+            if other is function:
+                start = position
+                break
+        return range(start, start + sum(1 for _ in _ops_under(function)))
 
 
 def _triton_shared_memory_users(module: Module, lowered: set[int]) -> list[int]:
     """Positions (in text order) of the ops that Triton lowers, not our islands, and that may
-    use shared memory."""
+    use shared memory; a ``tt.call`` is one when its callee may touch shared memory."""
     users = []
+    calls = None
     for position, op in enumerate(module.walk()):
-        if id(op) in lowered or op.name in _CONTROL_FLOW:
-            continue
-        if op.name in _SMEM_FREE or op.name.startswith(_SMEM_FREE_PREFIXES):
-            continue
-        users.append(position)
+        if calls is None:
+            calls = _CallGraph(op)        # the first op walked is the module
+        if id(op) not in lowered and _may_use_shared_memory(op, calls):
+            users.append(position)
     return users
 
 
@@ -241,18 +347,34 @@ def _needs_guard_after(op: Operation, position: int, triton_users: list[int]) ->
     first store already orders it after every earlier island's loads (including the same
     island's in the previous loop iteration).  So a matmul epilogue, the kernel's last
     shared-memory user, ends without a barrier, as with stock Triton's membar.
+
+    Only users in the island's own function count by position (a ``tt.call`` after the island
+    stands for its callee's users); an island in a function that may be called always gets the
+    guard: its caller may touch shared memory after the call returns, or call it again.
     """
-    if not triton_users:
+    calls = _CallGraph.of(op)
+    if calls.may_be_called(op):
+        return True
+    here = calls.same_function(op)
+    users_here = [user for user in triton_users if user in here]
+    if not users_here:
         return False
-    return _in_loop(op) or any(user > position for user in triton_users)
+    return _in_loop(op) or any(user > position for user in users_here)
 
 
 def _needs_guard_before(op: Operation, position: int, users: list[int], single_function: bool) -> bool:
     """A guard barrier before the stores into a *fresh* allocation is needed only if a
     shared-memory user (Triton's or an island) can run before it: its bytes may be another
-    buffer's whose reads Triton's barrier analysis cannot order before our stores.  A module of
-    several functions always gets it: a callee's first op may run after its caller's reads."""
-    return _in_loop(op) or any(user < position for user in users) or not single_function
+    buffer's whose reads Triton's barrier analysis cannot order before our stores.  Users count
+    by position in the island's own function only (a ``tt.call`` before it stands for its
+    callee's); an island in a function that may be called always gets it: the caller's accesses
+    before the call come first (``single_function``: the module has one function, the kernel,
+    which nothing calls)."""
+    calls = _CallGraph.of(op)
+    if _in_loop(op) or (not single_function and calls.may_be_called(op)):
+        return True
+    here = calls.same_function(op)
+    return any(user < position for user in users if user in here)
 
 
 def _async_proxy_reads(module: Module, op: Operation, lowered_allocs: set[int]) -> bool:

@@ -68,6 +68,7 @@ class Operation:
     results: list[Value] = field(default_factory=list)
     regions: list[Region] = field(default_factory=list)
     symbol: Optional[str] = None          # sym_name of functions
+    callee: Optional[str] = None          # the function a tt.call calls (None: not a call, or unreadable)
     parent: Optional[Block] = None
     _marker: Optional[int] = field(default=None, repr=False)
     _handle: object = field(default=None, repr=False)
@@ -184,6 +185,8 @@ class Module:
             if name in ("tt.func", "func.func"):
                 op.symbol = h.get_str_attr("sym_name")
                 op._locate = self._function_location
+            elif name == "tt.call":
+                op.callee = h.get_flat_symbol_ref_attr("callee") or None
             if name != "builtin.module":  # (creating the block registers its arguments)
                 op.parent = block_for(h.get_block())
                 op.parent.operations.append(op)

@@ -7,6 +7,7 @@ import re
 import pytest
 
 from linear_layouts.passes.guard_barriers import BOTH, READ, WRITE, classify, prune_guard_barriers
+from support.barrier_paths import llvm_program, ptx_program, unprotected_pairs
 
 GUARD = '  call void asm sideeffect "bar.sync 0; // guard", ""()'
 TRITON_BARRIER = "  call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)"
@@ -100,6 +101,116 @@ def test_text_without_guards_is_returned_as_is():
     assert prune_guard_barriers(text) == (text, 0)
 
 
+# ----------------------------------------------------------------------------- calls
+#
+# A noinline helper is an LLVM function of its own, called from the kernel.  Its guards are
+# judged across calls: a walk that reaches the helper's entry (backward) or a ``ret`` (forward)
+# goes on at every call of it, and a call of a function of the module is met as what that
+# function does (up to its first barrier) instead of "unknown: both".
+
+PLAN_BARRIER = '  call void asm sideeffect "bar.sync 0;", ""()'     # a barrier inside an island's plan
+ENTRY_GUARD, EXIT_GUARD = GUARD + ", !dbg !1", GUARD + ", !dbg !2"
+HELPER = ("define internal void @helper() {", ENTRY_GUARD, OUR_STORE, PLAN_BARRIER, OUR_LOAD, EXIT_GUARD,
+          "  ret void", "}")
+
+
+def function(name: str, *lines: str) -> str:
+    return "\n".join((f"define void @{name}() {{",) + lines + ("}",))
+
+
+def pruned_both_orders(*functions: str) -> list[str]:
+    """The pruned module with its functions in the given order and reversed: the answer must not
+    depend on which comes first."""
+    return [prune_guard_barriers("\n".join(order) + "\n")[0] for order in (functions, functions[::-1])]
+
+
+def guards_kept(text: str) -> set[str]:
+    return set(re.findall(r"// guard\", \"\"\(\), (!dbg !\d+)", text))
+
+
+def test_helper_called_twice_keeps_one_guard_between_the_calls():
+    """kernel: call @helper; call @helper.  The second call's stores may overwrite bytes the
+    first call's loads still read: one guard must stay (stock Triton puts a barrier between the
+    two calls).  Which one: the helper's guards are judged first (callees before callers); its
+    entry guard sees, backward, the kernel's entry and the first call's exit guard, so it goes;
+    the exit guard then sees, forward, the second call's stores and stays.  Before calls were
+    followed both went (each walk stopped at the helper's entry or ret with nothing met)."""
+    caller = function("k", "  call void @helper()", "  call void @helper()", "  ret void")
+    for pruned in pruned_both_orders("\n".join(HELPER), caller):
+        assert guards_kept(pruned) == {"!dbg !2"}
+        assert not unprotected_pairs(llvm_program(pruned), across_calls=True)
+
+
+def test_helper_called_once_keeps_no_guard():
+    caller = function("k", GLOBAL_STORE, "  call void @helper()", GLOBAL_STORE, "  ret void")
+    for pruned in pruned_both_orders("\n".join(HELPER), caller):
+        assert guards_kept(pruned) == set()
+
+
+def test_helper_guards_see_the_callers_accesses():
+    # A write in the caller before the call: the entry guard stays; a write after it: the exit guard.
+    before = function("k", TRITON_STORE, "  call void @helper()", "  ret void")
+    after = function("k", "  call void @helper()", TRITON_STORE, "  ret void")
+    for pruned in pruned_both_orders("\n".join(HELPER), before):
+        assert guards_kept(pruned) == {"!dbg !1"}
+    for pruned in pruned_both_orders("\n".join(HELPER), after):
+        assert guards_kept(pruned) == {"!dbg !2"}
+
+
+def test_helper_called_in_a_loop_keeps_one_guard():
+    caller = function("k", "  br label %loop", "loop:", "  call void @helper()",
+                      "  br i1 %c, label %loop, label %exit", "exit:", "  ret void")
+    for pruned in pruned_both_orders("\n".join(HELPER), caller):
+        assert len(guards_kept(pruned)) == 1
+        assert not unprotected_pairs(llvm_program(pruned), across_calls=True)
+
+
+def test_call_of_a_function_without_shared_memory_is_seen_through():
+    """The call was "unknown: both" before; now it is what @pure does: nothing, and no barrier,
+    so the walk goes on to Triton's barrier and the guard goes.  A callee that writes keeps it."""
+    pure = function("pure", "  %n = add i32 %a, 1", "  ret void")
+    writes = function("writes", TRITON_STORE, "  ret void")
+    kernel_with = lambda callee: function("k", OUR_LOAD, GUARD, f"  call void @{callee}()", TRITON_BARRIER,  # noqa: E731
+                                          TRITON_STORE, "  ret void")
+    for pruned in pruned_both_orders(pure, kernel_with("pure")):
+        assert pruned.count("// guard") == 0
+    for pruned in pruned_both_orders(writes, kernel_with("writes")):
+        assert pruned.count("// guard") == 1
+
+
+def test_callee_that_always_synchronises_first_ends_the_walk():
+    syncs = function("syncs", TRITON_BARRIER, TRITON_STORE, "  ret void")
+    sometimes = function("sometimes", "  br i1 %c, label %sync, label %skip", "sync:", TRITON_BARRIER,
+                         "  br label %skip", "skip:", TRITON_STORE, "  ret void")
+    for callee, left in (("syncs", 0), ("sometimes", 1)):
+        kernel_ = function("k", OUR_LOAD, GUARD, f"  call void @{callee}()", "  ret void")
+        for pruned in pruned_both_orders(syncs if callee == "syncs" else sometimes, kernel_):
+            assert pruned.count("// guard") == left
+
+
+def test_recursive_calls_end_and_keep_the_guard():
+    """@rec stores, then may call itself: the inner call's guard separates the outer call's
+    store from the inner's.  The summaries reach a fixed point; the walks end."""
+    rec = function("rec", GUARD, OUR_STORE, "  br i1 %c, label %again, label %done",
+                   "again:", "  call void @rec()", "  br label %done", "done:", "  ret void")
+    for pruned in pruned_both_orders(rec, function("k", "  call void @rec()", "  ret void")):
+        assert pruned.count("// guard") == 1
+
+
+def test_external_and_indirect_calls_stay_unknown():
+    for call in ("  call void @elsewhere()", "  call void %pointer()"):
+        text = "declare void @elsewhere()\n" + kernel(OUR_LOAD, GUARD, call, TRITON_BARRIER, "  ret void")
+        assert prune_guard_barriers(text)[1] == 0          # the callee may read and write: the guard stays
+        assert classify(call) == BOTH
+
+
+def test_quoted_function_names_are_followed():
+    helper = "\n".join(HELPER).replace("@helper", '@"helper.$1"')
+    caller = function("k", '  call void @"helper.$1"()', '  call void @"helper.$1"()', "  ret void")
+    for pruned in pruned_both_orders(helper, caller):
+        assert guards_kept(pruned) == {"!dbg !2"}
+
+
 # ----------------------------------------------------------------------- real kernels
 
 pytestmark = pytest.mark.usefixtures("private_triton_cache")
@@ -156,37 +267,190 @@ def test_wgmma_operand_allocations_get_stock_barrier_count(monkeypatch):
     assert ours == stock
 
 
+# ------------------------------------------------- real kernels: a noinline helper's calls
+
+import triton  # noqa: E402
+import triton.language as tl  # noqa: E402
+
+
+@triton.jit(noinline=True)
+def transpose_store(X, Y, N: tl.constexpr):
+    """Y = X transposed: the store's layout is not the load's, so Triton converts between them
+    (through shared memory: our island), inside a function of its own."""
+    rows = tl.arange(0, N)
+    x = tl.load(X + rows[:, None] * N + rows[None, :])
+    tl.store(Y + rows[None, :] * N + rows[:, None], x)
+
+
+@triton.jit
+def calls_once(X, Y, N: tl.constexpr):
+    transpose_store(X, Y, N)
+
+
+@triton.jit
+def calls_twice(X, Y, N: tl.constexpr):
+    transpose_store(X, Y, N)
+    transpose_store(Y, X, N)
+
+
+@triton.jit
+def calls_in_a_loop(X, Y, T, N: tl.constexpr):
+    for _ in range(T):
+        transpose_store(X, Y, N)
+
+
+@triton.jit
+def call_then_column_sums(X, Y, S, N: tl.constexpr):
+    transpose_store(X, Y, N)
+    rows = tl.arange(0, N)
+    x = tl.load(Y + rows[:, None] * N + rows[None, :])
+    tl.store(S + rows, tl.sum(x, axis=0))     # the rows are spread over the warps: through shared memory
+
+
+CALLERS = {
+    "once": (calls_once, {"X": "*fp32", "Y": "*fp32"}, 1),
+    "twice": (calls_twice, {"X": "*fp32", "Y": "*fp32"}, 2),
+    "in a loop": (calls_in_a_loop, {"X": "*fp32", "Y": "*fp32", "T": "i32"}, 1),
+    "then a reduction": (call_then_column_sums, {"X": "*fp32", "Y": "*fp32", "S": "*fp32"}, 1),
+}
+
+def _compile(kernel_fn, signature, plugin: bool):
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    from linear_layouts.passes import hook
+    hook.reset_stats()
+    if plugin:
+        hook.enable()
+    else:
+        hook.disable()
+    try:
+        return triton.compile(ASTSource(kernel_fn, dict(signature, N="constexpr"), constexprs={"N": 64}),
+                              target=GPUTarget("cuda", 90, 32), options={"num_warps": 4})
+    finally:
+        hook.disable()
+
+
+def _compile_lowered(ttgir: str, path):
+    """Our lowering of ``ttgir`` compiled as ``linear_layouts.enable()`` would: islands in, then
+    Triton's back end with guard pruning on its LLVM IR."""
+    from triton.backends.compiler import GPUTarget
+
+    from linear_layouts.passes.guard_barriers import guard_pruning
+    from linear_layouts.passes.lower_conversions import lower_text
+    lowered, outcomes = lower_text(ttgir)
+    assert any(o.lowered for o in outcomes)
+    path.write_text(lowered)
+    with guard_pruning():
+        return lowered, triton.compile(str(path), target=GPUTarget("cuda", 90, 32))
+
+
+def _functions_reversed(ttgir: str) -> str:
+    """The module with its ``tt.func``s in the opposite order (each from its ``  tt.func`` line
+    to its closing ``  } loc(...)``)."""
+    lines = ttgir.split("\n")
+    starts = [i for i, line in enumerate(lines) if line.startswith("  tt.func ")]
+    ends = [next(j for j in range(i, len(lines)) if lines[j].startswith("  }")) for i in starts]
+    functions = [lines[i:j + 1] for i, j in zip(starts, ends)]
+    return "\n".join(lines[:starts[0]] + [line for f in functions[::-1] for line in f] + lines[ends[-1] + 1:])
+
+
+def _barriers(ptx: str) -> int:
+    return len(re.findall(r"^\s*(?:bar|barrier)\.sync\s", ptx, re.M))
+
+
+def _guards_per_function(ttgir: str) -> dict[str, int]:
+    counts, name = {}, None
+    for line in ttgir.split("\n"):
+        m = re.match(r"  tt\.func \w+ @([\w.$]+)", line)
+        if m:
+            name = m.group(1)
+        counts[name] = counts.get(name, 0) + ("// guard" in line)
+    return counts
+
+
+@pytest.mark.parametrize("caller", CALLERS)
+def test_noinline_helper_calls_are_separated_by_a_barrier(caller, tmp_path):
+    """Issue 24 ("calls race"): a noinline helper whose store goes through our shared-memory
+    island, called once, twice in a row, in a loop, or followed by a cross-warp reduction.
+    In the PTX a barrier must lie on every path between one call's shared-memory accesses and
+    the next call's (or the reduction's), as in stock's, where Triton puts one in the kernel;
+    before this, ours had none (both guards of the helper pruned).  Checked on the drop-in's
+    PTX and on our lowering of stock's TTGIR with its functions in either order, which must
+    come out the same; and never more barriers than stock."""
+    kernel_fn, signature, calls = CALLERS[caller]
+    stock = _compile(kernel_fn, signature, plugin=False)
+    ours = _compile(kernel_fn, signature, plugin=True)
+    helper_first = _functions_reversed(stock.asm["ttgir"])
+    assert helper_first.index("noinline = true") < helper_first.index("tt.func public")
+    lowered = {}
+    for order, ttgir in (("kernel first", stock.asm["ttgir"]), ("helper first", helper_first)):
+        lowered[order] = _compile_lowered(ttgir, tmp_path / f"{order.replace(' ', '_')}.ttgir")
+    # Triton keeps the order in the LLVM IR: the two compiles give the pruning both orders.
+    kernel_llir, helper_llir = (lowered[o][1].asm["llir"] for o in ("kernel first", "helper first"))
+    assert kernel_llir.index("define ptx_kernel") < kernel_llir.index("define internal")
+    assert helper_llir.index("define ptx_kernel") > helper_llir.index("define internal")
+
+    assert not unprotected_pairs(ptx_program(stock.asm["ptx"]), across_calls=True)
+    for compiled in (ours, lowered["kernel first"][1], lowered["helper first"][1]):
+        ptx = compiled.asm["ptx"]
+        assert ptx.count("call.uni") == calls
+        assert not unprotected_pairs(ptx_program(ptx), across_calls=True)
+        assert _barriers(ptx) <= _barriers(stock.asm["ptx"])
+    assert _guards_per_function(lowered["kernel first"][0]) == _guards_per_function(lowered["helper first"][0])
+    assert len({_barriers(c.asm["ptx"]) for c in (ours, lowered["kernel first"][1], lowered["helper first"][1])}) == 1
+
+
 # ------------------------------------------------------------ soundness on random control flow
 
-from hypothesis import given, settings  # noqa: E402
+from hypothesis import find, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-_KINDS = {"W": WRITE, "R": READ, "N": 0}
+from linear_layouts.passes import guard_barriers  # noqa: E402
 
 
 def _instruction(kind: str, uid: int) -> str:
-    """One line of LLVM IR with a unique name, so that it can be found after pruning."""
+    """One line of LLVM IR with a unique name, so that it can be found after pruning.  ``C3``:
+    a call of ``@f3``; ``X``: a call of a function the module only declares."""
+    if kind.startswith("C"):
+        return f"  call void @f{kind[1:]}(), !dbg !{uid}"
     return {"W": f"  store i32 %x{uid}, ptr addrspace(3) %p{uid}, align 4",
             "R": f"  %v{uid} = load i32, ptr addrspace(3) %p{uid}, align 4",
             "N": f"  %n{uid} = add i32 %a, {uid}",
+            "X": f"  call void @elsewhere(), !dbg !{uid}",
             "G": GUARD + f", !dbg !{uid}",
             "B": TRITON_BARRIER + f", !dbg !{uid}"}[kind]
 
 
 @st.composite
-def _functions(draw):
+def _function(draw, callees: list[int] = ()):
+    """Blocks of one function: (instruction kinds, branch targets); no branch to the entry."""
     n_blocks = draw(st.integers(1, 4))
+    kinds = st.sampled_from("WRNGGB")
+    if callees:
+        kinds = st.one_of(kinds, st.sampled_from([f"C{c}" for c in callees]), st.just("X"))
     blocks = []
     for b in range(n_blocks):
-        body = draw(st.lists(st.sampled_from("WRNGGB"), min_size=1, max_size=6))
+        body = draw(st.lists(kinds, min_size=1, max_size=6))
         targets = draw(st.lists(st.integers(0, n_blocks - 1), max_size=2))
         targets = [t for t in targets if t != 0]          # nothing branches to the entry block
         blocks.append((body, sorted(set(targets))))
     return blocks
 
 
-def _text(blocks) -> str:
-    lines, uid = [], 0
+_functions = _function     # one function: the kernel alone
+
+
+@st.composite
+def _programs(draw, recursion: bool = False):
+    """A kernel ``@f0`` and up to three functions it may call, in loops and branches; each
+    function calls later ones only (a DAG), or, with ``recursion``, any but the kernel."""
+    n = draw(st.integers(2, 4))
+    return [draw(_function([c for c in range(1, n) if recursion or c > f])) for f in range(n)]
+
+
+def _function_text(name: str, blocks, uid: int) -> tuple[list[str], int]:
+    lines = [f"define void @{name}() {{"]
     for b, (body, targets) in enumerate(blocks):
         if b:
             lines.append(f"b{b}:")
@@ -199,53 +463,35 @@ def _text(blocks) -> str:
             lines.append(f"  br label %b{targets[0]}")
         else:
             lines.append(f"  br i1 %c, label %b{targets[0]}, label %b{targets[1]}")
-    return kernel(*lines)
+    return lines + ["}"], uid
 
 
-def _unprotected_pairs(text: str) -> set:
-    """(access line, access line) pairs that may conflict and have a path between them that
-    crosses no barrier (guard or Triton's): computed on the text alone, by brute force."""
-    body = text.split("\n")[1:-2]
-    blocks, current = {"entry": []}, "entry"
-    for line in body:
-        if line.endswith(":") and not line.startswith(" "):
-            current = line[:-1]
-            blocks[current] = []
-        else:
-            blocks[current].append(line)
+def _text(blocks) -> str:
+    return _program_text([blocks])
 
-    def kind(line):
-        if "// guard" in line or "barrier.cta" in line:
-            return "barrier"
-        return WRITE if line.lstrip().startswith("store") else READ if " = load " in line else 0
 
-    def successors(name):
-        last = blocks[name][-1]
-        return [t.split()[0].rstrip(",") for t in last.split("label %")[1:]]
+def _program_text(functions, order=None) -> str:
+    """The module: ``declare @elsewhere`` and the functions ``@f0``... in ``order`` (default:
+    by number); every instruction keeps its uid whatever the order."""
+    texts, uid = [], 0
+    for number, blocks in enumerate(functions):
+        lines, uid = _function_text(f"f{number}", blocks, uid)
+        texts.append("\n".join(lines))
+    order = order or range(len(functions))
+    return "declare void @elsewhere()\n" + "\n".join(texts[i] for i in order) + "\n"
 
-    pairs = set()
-    for name, lines in blocks.items():
-        for i, line in enumerate(lines):
-            first = kind(line)
-            if first not in (READ, WRITE):
-                continue
-            seen, work = set(), [(name, i + 1)]
-            while work:
-                block, at = work.pop()
-                stopped = False
-                for other in blocks[block][at:]:
-                    k = kind(other)
-                    if k == "barrier":
-                        stopped = True
-                        break
-                    if k in (READ, WRITE) and (first | k) & WRITE:
-                        pairs.add((line.strip(), other.strip()))
-                if not stopped:
-                    for nxt in successors(block):
-                        if nxt not in seen:
-                            seen.add(nxt)
-                            work.append((nxt, 0))
-    return pairs
+
+def _unprotected_pairs(text: str, depth: int = 4) -> set:
+    """(access, access) pairs that may conflict and have a path between them that crosses no
+    barrier (guard or Triton's), calls followed: by brute force on the text (support.barrier_paths)."""
+    return unprotected_pairs(llvm_program(text), depth=depth)
+
+
+def _pruning_is_sound(functions, depth: int = 4) -> bool:
+    text = _program_text(functions)
+    pruned, dropped = prune_guard_barriers(text)
+    assert dropped == text.count("// guard") - pruned.count("// guard")
+    return _unprotected_pairs(pruned, depth) <= _unprotected_pairs(text, depth)
 
 
 @settings(max_examples=300, deadline=None)
@@ -253,7 +499,57 @@ def _unprotected_pairs(text: str) -> set:
 def test_pruning_never_leaves_a_conflicting_pair_unseparated(blocks):
     """Whatever guards go, every pair of conflicting accesses a barrier separated on every path
     before still is; pairs that were already unseparated (Triton's own business) may stay."""
-    text = _text(blocks)
-    pruned, dropped = prune_guard_barriers(text)
-    assert dropped == text.count("// guard") - pruned.count("// guard")
-    assert _unprotected_pairs(pruned) <= _unprotected_pairs(text)
+    assert _pruning_is_sound([blocks])
+
+
+@settings(max_examples=300, deadline=None)
+@given(_programs())
+def test_pruning_across_calls_never_leaves_a_conflicting_pair_unseparated(functions):
+    """The same on random call graphs (a kernel and up to three functions, calls inside loops
+    and branches, calls of a declared-only function): the brute-force search follows every
+    call and every return to its call.  And the result does not depend on the functions' order
+    in the text: the same guards go."""
+    assert _pruning_is_sound(functions)
+    forward = prune_guard_barriers(_program_text(functions))[0]
+    backward = prune_guard_barriers(_program_text(functions, order=range(len(functions))[::-1]))[0]
+    assert sorted(forward.split("\n")) == sorted(backward.split("\n"))
+
+
+@settings(max_examples=150, deadline=None)
+@given(_programs(recursion=True))
+def test_pruning_with_recursion_never_leaves_a_conflicting_pair_unseparated(functions):
+    """With recursive calls (Triton has none, but the summaries must still be sound): the search
+    keeps call stacks up to 3 calls deep.  Any pair it finds is real, and a sound pruning leaves
+    no path of any depth newly unseparated, so the bound can hide a failure but not invent one."""
+    assert _pruning_is_sound(functions, depth=3)
+
+
+def _unsound_example(mutation, monkeypatch):
+    """A random program on which pruning, broken by ``mutation``, leaves a pair unseparated
+    (``hypothesis.find`` raises if it finds none)."""
+    with monkeypatch.context() as patch:
+        mutation(patch)
+        return find(_programs(), lambda functions: not _pruning_is_sound(functions),
+                    settings=settings(max_examples=2000, deadline=None, database=None))
+
+
+def test_the_property_fails_if_walks_stop_at_function_boundaries(monkeypatch):
+    """The bug this guards against (issue 24): walks that stop at a function's entry or ``ret``
+    instead of going on at its call sites.  The property test must catch it."""
+    walk = guard_barriers._Program.walk
+    example = _unsound_example(lambda patch: patch.setattr(
+        guard_barriers._Program, "walk",
+        lambda self, kinds, summaries, starts, forward, leave: walk(self, kinds, summaries, starts, forward, False)),
+        monkeypatch)
+    assert len(example) >= 2
+
+
+def test_the_property_fails_if_calls_are_met_as_nothing(monkeypatch):
+    """Calls of functions of the module crossed as if they did nothing (empty, transparent
+    summaries) instead of what the callee does: caught too."""
+    def nothing(self, kinds):
+        return guard_barriers._Summaries({n: 0 for n in self.functions}, {n: 0 for n in self.functions},
+                                         {n: True for n in self.functions})
+    example = _unsound_example(lambda patch: patch.setattr(guard_barriers._Program, "summaries", nothing),
+                               monkeypatch)
+    assert len(example) >= 2
