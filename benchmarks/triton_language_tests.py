@@ -18,7 +18,8 @@ sampled, the same way on every machine) runs twice, each time as
 
 Each test's outcome (passed, failed, error, skipped, xfailed, xpassed, crashed, timeout, or
 not_run when a mode's time budget ended first) is compared between the modes.  A regression is
-a test that passed stock and failed, errored, crashed or timed out with the plugin; they are run
+a test that passed stock and failed, errored, crashed, timed out or was skipped (Triton's tests
+skip a kernel that runs out of resources) with the plugin; they are run
 once more in both modes (``rerun``) when time is left, to tell a reproducible failure from a
 flaky test.  The plugin run is also checked to be one: every pytest process must have had the
 plugin active, and kernels must have gone through it (``linear_layouts.stats()`` of every
@@ -178,6 +179,10 @@ SHUFFLE_SEED = 36   # one fixed run order (shuffled: a budget that runs out cuts
 # outcomes of one test in one mode
 FAILING = ("failed", "error", "crashed", "timeout")
 PASSING = ("passed", "xpassed")
+# what a test that passed stock must not become with the plugin: a failure, or a skip (Triton's
+# tests skip where a kernel runs out of resources - shared memory, registers - when it launches;
+# a skip that does not depend on the compiled kernel is the same in both modes)
+REGRESSED = FAILING + ("skipped", "xfailed")
 
 
 # ============================================================================== pure logic
@@ -268,7 +273,7 @@ def compare(stock: dict[str, str], ours: dict[str, str], selected: list[str] = (
     """Per test id, the two modes' outcomes; ``selected`` (the collected ids) adds ``not_run``
     for a selected test a mode did not report (``error`` where its file failed to import in that
     mode: pytest reports that under the file's id).  ``regressions``: passed stock, failed / error /
-    crashed / timeout with the plugin.  ``fixed``: the other way round.  ``other_differences``:
+    crashed / timeout / skipped / xfailed with the plugin.  ``fixed``: the other way round.  ``other_differences``:
     any other pair of different outcomes where both modes ran the test.  ``not_compared``: a
     test one mode did not run."""
     ids = sorted(set(stock) | set(ours) | set(selected))
@@ -282,7 +287,7 @@ def compare(stock: dict[str, str], ours: dict[str, str], selected: list[str] = (
         return "error" if outcomes.get(path) == "error" and path != nodeid else "not_run"
 
     pairs = {i: (outcome(stock, i), outcome(ours, i)) for i in ids}
-    regressions = [i for i, (s, o) in pairs.items() if s in PASSING and o in FAILING]
+    regressions = [i for i, (s, o) in pairs.items() if s in PASSING and o in REGRESSED]
     fixed = [i for i, (s, o) in pairs.items() if s in FAILING and o in PASSING]
     not_compared = [i for i, (s, o) in pairs.items() if (s == "not_run") != (o == "not_run")]
     other = [i for i, (s, o) in pairs.items()
@@ -580,13 +585,14 @@ def markdown(result: dict) -> str:
             lines += ["", f"{mode}: tests ended by the time limit: {m.get('timeouts')}; tests after which the "
                           f"worker's CUDA context was unusable (the worker was replaced): "
                           f"{[e['nodeid'] for e in m.get('cuda_errors', [])]}"]
-    groups = Counter(group_of(result["spec"], n) for n in result["selected"])
+    by_group: dict[str, list[str]] = {}
+    for nodeid in result["selected"]:
+        by_group.setdefault(group_of(result["spec"], nodeid), []).append(nodeid)
     lines += ["", "## Selection by group", "", "| group | tests | passed in both | with islands |", "|---|---|---|---|"]
-    for g, n in sorted(groups.items()):
-        ids = [i for i in result["selected"] if group_of(result["spec"], i) == g]
+    for g, ids in sorted(by_group.items()):
         both = sum(1 for i in ids if _passed_both(pairs.get(i)))
         isl = sum(1 for i in ids if ts.get(i, {}).get("islands"))
-        lines.append(f"| {g} | {n} | {both} | {isl} |")
+        lines.append(f"| {g} | {len(ids)} | {both} | {isl} |")
     return "\n".join(lines) + "\n"
 
 
