@@ -408,7 +408,9 @@ def pytest_env(ws: Workspace, mode: str, records: str, timeout: float, fake_targ
     env.update({
         plugin.MODE_VARIABLE: mode, plugin.OUT_VARIABLE: records, plugin.SELECTION_VARIABLE: ws.selection,
         plugin.TIMEOUT_VARIABLE: str(timeout), "TRITON_CACHE_DIR": ws.cache(mode),
-        "PYTHONPATH": os.pathsep.join([PEER_DIR, ws.link_dir] + [p for p in [env.get("PYTHONPATH", "")] if p]),
+        # (an empty entry, as "export PYTHONPATH=/tmp/site:$PYTHONPATH" leaves, would put the cwd on the path)
+        "PYTHONPATH": os.pathsep.join([PEER_DIR, ws.link_dir] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep)
+                                                                 if p]),
     })
     if fake_target:
         env[plugin.FAKE_TARGET_VARIABLE] = fake_target

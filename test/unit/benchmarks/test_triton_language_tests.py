@@ -114,6 +114,20 @@ def test_selection_rules_are_deterministic():
     assert not plugin.keep(spec, "b.py", "test_x[0]", "b.py::test_x[0]")
 
 
+def test_which_errors_break_a_cuda_context():
+    sys.path.insert(0, str(REPO / "benchmarks" / "peer_tests"))
+    import peer_pytest_plugin as plugin
+
+    assert [plugin.breaks_cuda_context(m) for m in (
+        "RuntimeError: Triton Error [CUDA]: an illegal memory access was encountered",
+        "torch.AcceleratorError: CUDA error: device-side assert triggered\nSearch for `cudaErrorAssert'",
+        "RuntimeError: CUDA error: misaligned address",
+        "AssertionError: assert 'device-side assert' in 'Triton Error [CUDA]: device-side assert triggered'",
+        "RuntimeError: Triton Error [CUDA]: out of memory",
+        "AssertionError: Tensor-likes are not close!",
+        "", None)] == [True, True, True, False, False, False, False, False]
+
+
 def test_plugin_run_checks_and_exit_status():
     h = load_harness()
     procs = [{"pid": 1, "origin": "site", "active": True, "worker": None},
