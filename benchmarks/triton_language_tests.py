@@ -342,6 +342,9 @@ def verdict(result: dict) -> tuple[int, str]:
         return 2, "the plugin run was not one: a pytest process ran without the plugin active"
     if plugin_run and not plugin_run.get("stats", {}).get("kernels"):
         return 2, "the plugin run was not one: no kernel went through the plugin"
+    if len(result["modes"]) == 1:
+        mode, = result["modes"]
+        return 0, f"{mode} only, nothing compared: {result['modes'][mode]['counts']}"
     if not cmp["compared"]:
         return 2, "no test ran in both modes"
     return 0, (f"no regression: {cmp['compared']} tests ran in both modes, {cmp['passed_in_both']} passed in both"

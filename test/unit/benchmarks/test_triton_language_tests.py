@@ -148,13 +148,16 @@ def test_plugin_run_checks_and_exit_status():
     def result(regressions=(), ok=True, kernels=5, compared=3):
         return {"selected": ["a"], "comparison": {"regressions": list(regressions), "compared": compared,
                                                   "passed_in_both": compared, "not_compared": []},
-                "modes": {"plugin": {"processes": {"ok": ok}, "stats": {"kernels": kernels}}}}
+                "modes": {"stock": {"counts": {"passed": 3}},
+                          "plugin": {"processes": {"ok": ok}, "stats": {"kernels": kernels}, "counts": {"passed": 3}}}}
     assert h.verdict(result())[0] == 0
     assert h.verdict(result(regressions=["a"]))[0] == 1
     assert h.verdict(result(ok=False))[0] == 2
     assert h.verdict(result(kernels=0))[0] == 2
     assert h.verdict(result(compared=0))[0] == 2
     assert h.verdict(dict(result(), selected=[]))[0] == 3
+    stock_only = dict(result(compared=0), modes={"stock": {"counts": {"passed": 3}}})
+    assert h.verdict(stock_only) == (0, "stock only, nothing compared: {'passed': 3}")
 
 
 def test_carried_files_are_checked_by_git_blob_hash(tmp_path):
