@@ -5,8 +5,11 @@ from __future__ import annotations
 import pytest
 
 from linear_layouts.passes.diagnostics import IRError
+from linear_layouts.passes.framework import run_pipeline
+from linear_layouts.passes.pipeline import parse_pipeline
 from linear_layouts.passes.snapshot import parse_module
 from linear_layouts.passes.types import TensorType, parse_tensor_type, split_top_level
+from support.nested_module import nested_convert_module
 
 LOOP = """
 #blocked = #ttg.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [1], order = [0]}>
@@ -94,6 +97,18 @@ def test_walk_gives_ops_in_text_order_with_regions_and_block_arguments():
     assert module.ops_named("scf.yield")[0].operands[0].defining_op is add
     func = module.ops_named("tt.func")[0]
     assert func.symbol == "loop" and [a.type for a in func.block_arguments] == ["i32", "!tt.ptr<f32>"]
+
+
+@pytest.mark.parametrize("depth", [1000, 3000])
+def test_ops_nested_thousands_deep_are_walked_and_classified(depth):
+    """A recursive walk ended in a RecursionError from about 1,000 nested scf.if on; Triton's
+    parser takes them (safe=False: the test need not parse twice)."""
+    module = parse_module(nested_convert_module(depth), "deep.mlir", safe=False)
+    names = [op.name for op in module.walk()]
+    assert names[:3 + depth + 1] == ["builtin.module", "tt.func", "arith.constant"] + ["scf.if"] * depth + [
+        "ttg.convert_layout"]
+    run_pipeline(module, parse_pipeline("ll-classify-conversions"))
+    assert 'ttg.convert_layout %cst {ll.scope = "warp"}' in module.print()
 
 
 def test_locations_point_at_the_users_file_and_lines():
