@@ -22,7 +22,7 @@ import sys
 
 from linear_layouts.dialect import LayoutError, LinearLayout
 from linear_layouts.tools import layout_view as view
-from linear_layouts.tools.cli import ArgumentParser, UsageError
+from linear_layouts.tools.cli import ArgumentParser, UsageError, decode_utf8
 
 
 class VizError(Exception):
@@ -107,8 +107,8 @@ def layout_from_module(path: str, value: str) -> tuple[LinearLayout, str]:
     from linear_layouts.dialect import parse_aliases
 
     try:
-        with open(path) as f:
-            text = f.read()
+        with open(path, "rb") as f:
+            text = decode_utf8(f.read())
     except OSError as e:
         raise VizError(f"cannot read {path}: {e.strerror}")
     found = find_value_type(text, value)
