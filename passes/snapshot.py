@@ -308,8 +308,9 @@ class Module:
 
     def set_attribute(self, op: Operation, name: str, attribute_text: str) -> None:
         """Set discardable attribute ``name`` of ``op`` to ``attribute_text`` (as MLIR prints
-        it: ``"warp"``, ``#ttg.linear<...>``, ``[#a, #b]``).  Takes effect at :meth:`commit`;
-        an invalid attribute is reported there, with Triton's diagnostic."""
+        it: ``"warp"``, ``#ttg.linear<...>``, ``[#a, #b]``), replacing one of that name the op
+        has (a pass run again on its own output).  Takes effect at :meth:`commit`; an invalid
+        attribute is reported there, with Triton's diagnostic."""
         self._parsed()
         if op._marker is not None:
             self._pending.setdefault(op._marker, {})[name] = attribute_text
