@@ -24,6 +24,17 @@ Usage::
     with linear_layouts.enabled(remarks=True): ...
     linear_layouts.disable()
 
+Beside other stages hooks (a profiler's, another plugin's).  Triton has one hook slot, and
+tools chain by wrapping what they find there.  Ours is one trampoline, :func:`_stages_hook`,
+put into the slot by the first ``enable()``, which records the hook it found there once, as
+the hook below it; what the trampoline does depends on the setting of the moment (our
+pipeline, or nothing), so ``enable()``, ``disable()`` and ``enabled()`` only change the setting
+and never stack a second trampoline over a hook that wraps the first.  ``disable()`` takes
+the trampoline out only while it is the hook in the slot, putting back the hook below it; a
+hook installed after ours stays where it is, calling a trampoline that passes through.  A
+trampoline called again while it runs (a chain that leads back to it, e.g. a wrapper of ours
+put in below it) ends the cycle there, so every hook runs once per compile.
+
 Never a failure where stock Triton compiles: if our passes, ``make_llir`` or any later stage
 (translation to LLVM IR, ptxas) fails on a module with our islands, the kernel is compiled
 again from Triton's own TTGIR without them, with one warning per kernel and a record in
@@ -42,6 +53,7 @@ import hashlib
 import os
 import re
 import sys
+import threading
 import warnings
 from dataclasses import dataclass
 from typing import Optional
@@ -112,7 +124,12 @@ def default_pipeline(mode: str, only: Optional[str] = None, report: bool = False
 
 _config: Optional[PluginConfig] = None
 _saved_cache_dir: Optional[str] = None
-_previous_hook = None   # the stages hook installed before ours (we chain to it)
+# Our trampoline in Triton's hook slot (see the module docstring): whether it is in the chain
+# (the hook in the slot, or wrapped by a hook installed after it), and the hook it found in the
+# slot when it went in, which it calls first on every compile.
+_trampoline_installed = False
+_hook_below = None
+_trampoline_running = threading.local()   # .active: a trampoline call in progress on this thread
 
 
 def active_config() -> Optional[PluginConfig]:
@@ -159,51 +176,80 @@ def enable(mode: str = "linear", *, only: Optional[str] = None, report: bool = F
     except PipelineError as e:
         raise PluginError(f"pipeline '{text}': {e}") from None
     config = PluginConfig(mode, text, remarks)
-    if _config is not None:
-        disable()
-    import triton
-
-    _config = config
-    global _previous_hook
-    current = triton.knobs.runtime.add_stages_inspection_hook
-    _previous_hook = current if current is not _stages_hook else None
-    triton.knobs.runtime.add_stages_inspection_hook = _stages_hook
-    if not hook_consulted_for_cache_key():
-        _use_private_cache_dir(config)
-    forget_jit_kernels()
+    _switch_to(config)
     return config
 
 
 def disable() -> None:
     """Back to stock Triton for kernels compiled from now on."""
-    global _config, _saved_cache_dir
-    if _config is None:
-        return
-    import triton
-
-    global _previous_hook
-    if triton.knobs.runtime.add_stages_inspection_hook is _stages_hook:
-        # put back exactly what was there (a profiler's or another plugin's hook, or None)
-        triton.knobs.runtime.add_stages_inspection_hook = _previous_hook
-    _previous_hook = None
-    if _saved_cache_dir is not None:
-        triton.knobs.cache.dir = _saved_cache_dir
-        _saved_cache_dir = None
-    _config = None
-    forget_jit_kernels()
+    _switch_to(None)
 
 
 @contextlib.contextmanager
 def enabled(mode: str = "linear", **options):
-    """``with linear_layouts.enabled(): ...`` - the plugin on inside the block only."""
+    """``with linear_layouts.enabled(): ...`` - the plugin on inside the block only; afterwards
+    the setting from before the block (off, or an outer block's) is back."""
     previous = _config
-    enable(mode, **options)
+    config = enable(mode, **options)
     try:
-        yield _config
+        yield config
     finally:
-        disable()
-        if previous is not None:
-            enable(previous.mode, pipeline=previous.pipeline, remarks=previous.remarks)
+        _switch_to(previous)
+
+
+def _switch_to(config: Optional[PluginConfig]) -> None:
+    """Make ``config`` (None: off) what kernels compiled from now on get."""
+    global _config
+    if config is None and _config is None and not _trampoline_installed:
+        return
+    import triton
+
+    previous, _config = _config, config
+    if config is not None:
+        _install_trampoline(triton.knobs.runtime)
+        if not hook_consulted_for_cache_key():
+            _use_private_cache_dir(config)
+    else:
+        _remove_trampoline_if_on_top(triton.knobs.runtime)
+        _restore_cache_dir()
+    if config != previous:
+        forget_jit_kernels()
+
+
+def _trampoline_in_chain(current) -> bool:
+    """Whether Triton's hook ``current`` leads to our trampoline.  Another tool's hook cannot be
+    looked into: one installed after ours is taken to call ours (that is what a wrapping hook
+    does).  But an empty slot, or the very hook ours was installed over, cannot lead to ours:
+    someone put back what they had found before us."""
+    if current is _stages_hook:
+        return True
+    return _trampoline_installed and current is not None and current is not _hook_below
+
+
+def _install_trampoline(runtime) -> None:
+    """Put our trampoline into Triton's hook slot over whatever is there, unless it is in the
+    chain already (then the hook below it stays the one it recorded when it went in)."""
+    global _trampoline_installed, _hook_below
+    current = runtime.add_stages_inspection_hook
+    if _trampoline_in_chain(current):
+        _trampoline_installed = True
+        return
+    _hook_below = current
+    runtime.add_stages_inspection_hook = _stages_hook
+    _trampoline_installed = True
+
+
+def _remove_trampoline_if_on_top(runtime) -> None:
+    """Take our trampoline out of the slot if it is the hook there, putting back exactly what
+    was there before it (a profiler's or another plugin's hook, or None).  Wrapped by a hook
+    installed after it, it stays, and passes through while the plugin is off."""
+    global _trampoline_installed, _hook_below
+    current = runtime.add_stages_inspection_hook
+    if current is _stages_hook:
+        runtime.add_stages_inspection_hook = _hook_below
+    elif _trampoline_in_chain(current):
+        return
+    _trampoline_installed, _hook_below = False, None
 
 
 def enable_from_environment() -> Optional[PluginConfig]:
@@ -229,6 +275,15 @@ def _use_private_cache_dir(config: PluginConfig) -> None:
     if _saved_cache_dir is None:
         _saved_cache_dir = triton.knobs.cache.dir
     triton.knobs.cache.dir = os.path.join(_saved_cache_dir, "linear_layouts", config.cache_hash[:16])
+
+
+def _restore_cache_dir() -> None:
+    global _saved_cache_dir
+    if _saved_cache_dir is not None:
+        import triton
+
+        triton.knobs.cache.dir = _saved_cache_dir
+        _saved_cache_dir = None
 
 
 def forget_jit_kernels() -> None:
@@ -327,20 +382,28 @@ def _record_fallback(kernel: str, stage: str, error: BaseException, remarks: boo
 
 
 def _stages_hook(*args):
-    """Triton's stages hook.  Another hook installed before ours (a profiler's, another
-    plugin's) keeps working: it runs first and may change the stages, then we wrap the ``llir``
-    stage it leaves; for the 3.7+ cache-key call, our key extends its key."""
-    config, previous = _config, _previous_hook
+    """Triton's stages hook: our trampoline (see the module docstring).  The hook installed
+    before it (a profiler's, another plugin's) runs first and may change the stages; then, while
+    the plugin is on, we wrap the ``llir`` stage it leaves.  For the 3.7+ cache-key call (no
+    arguments) our key extends that hook's key.  While the plugin is off it only passes through."""
+    if getattr(_trampoline_running, "active", False):
+        # Called again from inside its own call, through a hook that leads back here: the
+        # outer call does our part and calls the hooks below; this one ends the cycle.
+        return None if args else ("", "")
+    config, below = _config, _hook_below
+    _trampoline_running.active = True
+    try:
+        result = below(*args) if below is not None else None
+    finally:
+        _trampoline_running.active = False
     if not args:  # 3.7+: asked for the cache key
-        key, digest = ("", "") if config is None else (config.cache_key, config.cache_hash)
-        if previous is not None:
-            previous_key, previous_hash = previous()
-            if not key:
-                return previous_key, previous_hash
-            key = f"{previous_key}|{key}"
-            digest = hashlib.sha256(f"{previous_hash}|{digest}".encode()).hexdigest()
-        return key, digest
-    result = previous(*args) if previous is not None else None
+        below_key, below_hash = result if result is not None else ("", "")
+        if config is None:
+            return below_key, below_hash
+        if not below_key:
+            return config.cache_key, config.cache_hash
+        return (f"{below_key}|{config.cache_key}",
+                hashlib.sha256(f"{below_hash}|{config.cache_hash}".encode()).hexdigest())
     backend, stages, options, language, capability = (list(args) + [None] * 5)[:5]
     if config is None or stages is None or "llir" not in stages:
         return result
