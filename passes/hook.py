@@ -38,8 +38,9 @@ put in below it) ends the cycle there, so every hook runs once per compile.
 Never a failure where stock Triton compiles: if our passes, ``make_llir`` or any later stage
 (translation to LLVM IR, ptxas) fails on a module with our islands, the kernel is compiled
 again from Triton's own TTGIR without them, with one warning per kernel and a record in
-``linear_layouts.stats()`` (``stats().fallbacks``).  No ``fork()`` on this path: the process may
-hold CUDA state and threads.
+``linear_layouts.stats()`` (``stats().fallbacks``).  Where that stock compile fails too, the
+failure is not ours: Triton's own error goes to the caller and nothing is recorded.  No
+``fork()`` on this path: the process may hold CUDA state and threads.
 
 For a program that does not import us: ``LINEAR_LAYOUTS=1 python -m linear_layouts run prog.py``
 (``LINEAR_LAYOUTS=legacy`` for the legacy baseline).
@@ -368,6 +369,20 @@ def reset_stats() -> None:
     _warned_kernels.clear()
 
 
+def _compile_without_islands(kernel: str, stage: str, error: BaseException, remarks: bool, stock_compile):
+    """``stock_compile()``: Triton's own compile of the kernel (from its TTGIR, without our
+    islands) up to the stage that failed with them.  Where it succeeds, the kernel is a
+    fallback: recorded, and warned about once per kernel.  Where it fails too, the failure is
+    not ours: Triton's own error goes to the caller, as it would without the plugin (not
+    chained to ours), and nothing is recorded."""
+    try:
+        value = stock_compile()
+    except Exception as stock_error:
+        raise stock_error from None
+    _record_fallback(kernel, stage, error, remarks)
+    return value
+
+
 def _record_fallback(kernel: str, stage: str, error: BaseException, remarks: bool) -> None:
     text = str(error).strip() or type(error).__name__
     reason = text.splitlines()[0][:300]
@@ -414,7 +429,8 @@ def _stages_hook(*args):
 def _wrap_stages(stages: dict, config: PluginConfig) -> None:
     """Run our pipeline before ``llir`` (and, on its LLVM IR, drop the guard barriers Triton's own
     make redundant: ``guard_barriers``); if ``llir`` or any later stage fails on a module with
-    our islands, compile the kernel again from Triton's own TTGIR without them.
+    our islands, compile the kernel again from Triton's own TTGIR without them (and if that
+    fails too, let Triton's own error through: :func:`_compile_without_islands`).
 
     Why this is safe: our pipeline parses Triton's module into a new one and never touches the
     original, so the original is still Triton's exact TTGIR when a later stage fails.  The
@@ -426,6 +442,9 @@ def _wrap_stages(stages: dict, config: PluginConfig) -> None:
     state = {"stock_src": None, "islands": False, "island_count": 0, "kernel": "kernel", "guards": (0, 0)}
 
     def llir_with_linear_layouts(src, metadata):
+        def stock_llir():
+            return original["llir"](src, metadata)
+
         text = src.str()
         kernel = _kernel_name(text)
         state.update(stock_src=src, islands=False, island_count=0, kernel=kernel, guards=(0, 0))
@@ -435,21 +454,19 @@ def _wrap_stages(stages: dict, config: PluginConfig) -> None:
         if "ttg.convert_layout" not in text and not (config.owns_local_loads and local_ops):
             # Nothing for us: our passes would only add attributes, and a module without
             # islands is compiled from Triton's own TTGIR anyway.  No parse, no print.
-            return original["llir"](src, metadata)
+            return stock_llir()
         try:
             ours, islands = run_plugin_pipeline(src, config, {"name": kernel}, text)
         except Exception as error:  # never make a kernel fail that stock Triton compiles
-            _record_fallback(kernel, "our passes", error, config.remarks)
-            return original["llir"](src, metadata)
+            return _compile_without_islands(kernel, "our passes", error, config.remarks, stock_llir)
         if islands == 0:
-            return original["llir"](src, metadata)
+            return stock_llir()
         state["islands"] = True
         try:
             result = original["llir"](ours, metadata)
         except Exception as error:  # Triton's llir stage on our islands: fall back, never fail the kernel
             state["islands"] = False
-            _record_fallback(kernel, "llir", error, config.remarks)
-            return original["llir"](src, metadata)
+            return _compile_without_islands(kernel, "llir", error, config.remarks, stock_llir)
         # Our guard barriers that Triton's own barriers make redundant go (see guard_barriers).
         guards = result.count(GUARD_BARRIER_ASM) if isinstance(result, str) else 0
         if guards:
@@ -469,6 +486,19 @@ def _wrap_stages(stages: dict, config: PluginConfig) -> None:
         return result
 
     def later_stage(name):
+        def stock_up_to_this_stage(metadata):
+            value = original["llir"](state["stock_src"], metadata)
+            for stage in after_llir[:after_llir.index(name) + 1]:
+                value = original[stage](value, metadata)
+            # The kernel is stock's after all: its islands are not ours to count.
+            _stats.kernels_with_islands -= 1
+            _stats.islands -= state["island_count"]
+            _stats.local_loads_lowered -= state.get("loads_lowered", 0)
+            _stats.local_writes_lowered -= state.get("writes_lowered", 0)
+            _stats.guard_barriers -= state["guards"][0]
+            _stats.guard_barriers_dropped -= state["guards"][1]
+            return value
+
         def run(src, metadata):
             try:
                 return original[name](src, metadata)
@@ -476,17 +506,8 @@ def _wrap_stages(stages: dict, config: PluginConfig) -> None:
                 if not state["islands"] or state["stock_src"] is None:
                     raise
                 state["islands"] = False
-                _stats.kernels_with_islands -= 1
-                _stats.islands -= state["island_count"]
-                _stats.local_loads_lowered -= state.get("loads_lowered", 0)
-                _stats.local_writes_lowered -= state.get("writes_lowered", 0)
-                _stats.guard_barriers -= state["guards"][0]
-                _stats.guard_barriers_dropped -= state["guards"][1]
-                _record_fallback(state["kernel"], name, error, config.remarks)
-                value = original["llir"](state["stock_src"], metadata)
-                for stage in after_llir[:after_llir.index(name) + 1]:
-                    value = original[stage](value, metadata)
-                return value
+                return _compile_without_islands(state["kernel"], name, error, config.remarks,
+                                                lambda: stock_up_to_this_stage(metadata))
         return run
 
     stages["llir"] = llir_with_linear_layouts

@@ -131,3 +131,50 @@ def test_the_drop_in_path_never_forks(monkeypatch):
     monkeypatch.setattr(os, "fork", no_fork)
     kernel, caught = _compile_with_plugin()
     assert not caught and linear_layouts.stats().kernels_with_islands == 1
+
+
+class FailingStage:
+    """A stages hook installed before ours that makes ``stage`` fail for any input, ours and
+    stock's alike (as ptxas would on a kernel it cannot assemble at all)."""
+
+    def __init__(self, stage):
+        self.stage, self.failures = stage, 0
+
+    def __call__(self, *args):
+        if not args:
+            return "failing-stage", "failing-stage"
+        stages = args[1]
+
+        def fail(src, metadata):
+            self.failures += 1
+            raise RuntimeError(f"{self.stage} failed, call {self.failures}")
+        stages[self.stage] = fail
+
+
+@pytest.mark.parametrize("stage", ["llir", "ptx", "cubin"])
+def test_a_stage_that_fails_for_stock_too_is_not_a_fallback(stage, monkeypatch):
+    """The stock recompile fails as well: Triton's own error (the second failure, on stock's
+    module) reaches the caller, and neither a fallback nor a warning claims that stock Triton
+    compiled the kernel."""
+    failing = FailingStage(stage)
+    monkeypatch.setattr(triton.knobs.runtime, "add_stages_inspection_hook", failing)
+    linear_layouts.enable()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(RuntimeError, match=f"{stage} failed, call 2") as raised:
+            triton.compile(SOURCE, target=TARGET)
+    assert failing.failures == 2                              # ours, then stock's
+    assert raised.value.__suppress_context__                  # not shown as a failure of ours
+    assert linear_layouts.stats().fallbacks == []
+    assert not [w for w in caught if issubclass(w.category, RuntimeWarning)]
+
+
+def test_our_passes_failing_where_stock_fails_too_is_not_a_fallback(monkeypatch):
+    def explode(module, config, metadata=None, text=None):
+        raise ValueError("injected failure")
+    monkeypatch.setattr(hook, "run_plugin_pipeline", explode)
+    monkeypatch.setattr(triton.knobs.runtime, "add_stages_inspection_hook", FailingStage("llir"))
+    linear_layouts.enable()
+    with pytest.raises(RuntimeError, match="llir failed, call 1"):
+        triton.compile(SOURCE, target=TARGET)
+    assert linear_layouts.stats().fallbacks == []
