@@ -37,10 +37,11 @@ put in below it) ends the cycle there, so every hook runs once per compile.
 
 Never a failure where stock Triton compiles: if our passes, ``make_llir`` or any later stage
 (translation to LLVM IR, ptxas) fails on a module with our islands, the kernel is compiled
-again from Triton's own TTGIR without them, with one warning per kernel and a record in
-``linear_layouts.stats()`` (``stats().fallbacks``).  Where that stock compile fails too, the
-failure is not ours: Triton's own error goes to the caller and nothing is recorded.  No
-``fork()`` on this path: the process may hold CUDA state and threads.
+again from Triton's own TTGIR without them, with one warning per compiled specialization (a
+kernel name and its TTGIR) and a record in ``linear_layouts.stats()`` (``stats().fallbacks``).
+Where that stock compile fails too, the failure is not ours: Triton's own error goes to the
+caller and nothing is recorded.  No ``fork()`` on this path: the process may hold CUDA state and
+threads.
 
 For a program that does not import us: ``LINEAR_LAYOUTS=1 python -m linear_layouts run prog.py``
 (``LINEAR_LAYOUTS=legacy`` for the legacy baseline).
@@ -355,7 +356,9 @@ class PluginStats:
 
 
 _stats = PluginStats()
-_warned_kernels: set = set()
+# (kernel name, digest of its TTGIR) of every compiled specialization warned about: one warning
+# each, however often it is compiled, and one for each specialization of a kernel name.
+_warned_specializations: set = set()
 
 
 def stats() -> PluginStats:
@@ -366,31 +369,34 @@ def stats() -> PluginStats:
 def reset_stats() -> None:
     global _stats
     _stats = PluginStats()
-    _warned_kernels.clear()
+    _warned_specializations.clear()
 
 
-def _compile_without_islands(kernel: str, stage: str, error: BaseException, remarks: bool, stock_compile):
+def _compile_without_islands(kernel: str, ttgir: str, stage: str, error: BaseException, remarks: bool,
+                             stock_compile):
     """``stock_compile()``: Triton's own compile of the kernel (from its TTGIR, without our
     islands) up to the stage that failed with them.  Where it succeeds, the kernel is a
-    fallback: recorded, and warned about once per kernel.  Where it fails too, the failure is
-    not ours: Triton's own error goes to the caller, as it would without the plugin (not
-    chained to ours), and nothing is recorded."""
+    fallback: recorded, and warned about once per specialization.  Where it fails too, the
+    failure is not ours: Triton's own error goes to the caller, as it would without the plugin
+    (not chained to ours), and nothing is recorded.  ``ttgir`` (Triton's TTGIR of the kernel)
+    tells specializations of one kernel name apart."""
     try:
         value = stock_compile()
     except Exception as stock_error:
         raise stock_error from None
-    _record_fallback(kernel, stage, error, remarks)
+    _record_fallback(kernel, ttgir, stage, error, remarks)
     return value
 
 
-def _record_fallback(kernel: str, stage: str, error: BaseException, remarks: bool) -> None:
+def _record_fallback(kernel: str, ttgir: str, stage: str, error: BaseException, remarks: bool) -> None:
     text = str(error).strip() or type(error).__name__
     reason = text.splitlines()[0][:300]
     _stats.fallbacks.append(Fallback(kernel, stage, reason))
     message = (f"linear-layouts: kernel {kernel}: {stage} failed with our islands ({reason}); "
                f"compiled it with stock Triton's lowering instead")
-    if kernel not in _warned_kernels:
-        _warned_kernels.add(kernel)
+    specialization = (kernel, hashlib.sha256(ttgir.encode()).hexdigest())
+    if specialization not in _warned_specializations:
+        _warned_specializations.add(specialization)
         warnings.warn(message, RuntimeWarning, stacklevel=2)
     if remarks:
         print(f"remark: [linear-layouts] {message}", file=sys.stderr)
@@ -439,7 +445,8 @@ def _wrap_stages(stages: dict, config: PluginConfig) -> None:
     original = dict(stages)
     names = list(stages)
     after_llir = names[names.index("llir") + 1:]
-    state = {"stock_src": None, "islands": False, "island_count": 0, "kernel": "kernel", "guards": (0, 0)}
+    state = {"stock_src": None, "ttgir": "", "islands": False, "island_count": 0, "kernel": "kernel",
+             "guards": (0, 0)}
 
     def llir_with_linear_layouts(src, metadata):
         def stock_llir():
@@ -447,7 +454,7 @@ def _wrap_stages(stages: dict, config: PluginConfig) -> None:
 
         text = src.str()
         kernel = _kernel_name(text)
-        state.update(stock_src=src, islands=False, island_count=0, kernel=kernel, guards=(0, 0))
+        state.update(stock_src=src, ttgir=text, islands=False, island_count=0, kernel=kernel, guards=(0, 0))
         _stats.kernels += 1
         _stats.conversions += len(_CONVERT_OP.findall(text))
         local_ops = ("ttg.local_load" in text or "ttg.local_store" in text or "ttg.local_alloc %" in text)
@@ -458,7 +465,7 @@ def _wrap_stages(stages: dict, config: PluginConfig) -> None:
         try:
             ours, islands = run_plugin_pipeline(src, config, {"name": kernel}, text)
         except Exception as error:  # never make a kernel fail that stock Triton compiles
-            return _compile_without_islands(kernel, "our passes", error, config.remarks, stock_llir)
+            return _compile_without_islands(kernel, text, "our passes", error, config.remarks, stock_llir)
         if islands == 0:
             return stock_llir()
         state["islands"] = True
@@ -466,7 +473,7 @@ def _wrap_stages(stages: dict, config: PluginConfig) -> None:
             result = original["llir"](ours, metadata)
         except Exception as error:  # Triton's llir stage on our islands: fall back, never fail the kernel
             state["islands"] = False
-            return _compile_without_islands(kernel, "llir", error, config.remarks, stock_llir)
+            return _compile_without_islands(kernel, text, "llir", error, config.remarks, stock_llir)
         # Our guard barriers that Triton's own barriers make redundant go (see guard_barriers).
         guards = result.count(GUARD_BARRIER_ASM) if isinstance(result, str) else 0
         if guards:
@@ -506,7 +513,7 @@ def _wrap_stages(stages: dict, config: PluginConfig) -> None:
                 if not state["islands"] or state["stock_src"] is None:
                     raise
                 state["islands"] = False
-                return _compile_without_islands(state["kernel"], name, error, config.remarks,
+                return _compile_without_islands(state["kernel"], state["ttgir"], name, error, config.remarks,
                                                 lambda: stock_up_to_this_stage(metadata))
         return run
 

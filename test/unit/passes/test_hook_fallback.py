@@ -133,6 +133,25 @@ def test_the_drop_in_path_never_forks(monkeypatch):
     assert not caught and linear_layouts.stats().kernels_with_islands == 1
 
 
+def test_one_warning_per_specialization_of_a_kernel_name(monkeypatch):
+    """Two specializations of one kernel (BLOCK = 32 and 64) that both fall back are two
+    compiled kernels: two warnings (once one, keyed by the kernel name alone)."""
+    from triton.compiler import ASTSource
+
+    from support.hook_kernel import transpose_kernel
+
+    _edit_plugin_output(monkeypatch, lambda text: text.replace("bar.sync 0;", "bar.nonsense 0;", 1))
+    wider = ASTSource(fn=transpose_kernel, signature={"X": "*fp32", "Y": "*fp32"}, constexprs={"BLOCK": 64})
+    linear_layouts.enable()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for source in (SOURCE, wider, SOURCE, wider):
+            triton.compile(source, target=TARGET)
+    messages = [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
+    assert len(messages) == 2 and all("transpose_kernel" in m for m in messages)
+    assert [f.stage for f in linear_layouts.stats().fallbacks] == ["cubin"] * 4   # counted every time
+
+
 class FailingStage:
     """A stages hook installed before ours that makes ``stage`` fail for any input, ours and
     stock's alike (as ptxas would on a kernel it cannot assemble at all)."""
