@@ -24,11 +24,24 @@ Usage::
     with linear_layouts.enabled(remarks=True): ...
     linear_layouts.disable()
 
+Beside other stages hooks (a profiler's, another plugin's).  Triton has one hook slot, and
+tools chain by wrapping what they find there.  Ours is one trampoline, :func:`_stages_hook`,
+put into the slot by the first ``enable()``, which records the hook it found there once, as
+the hook below it; what the trampoline does depends on the setting of the moment (our
+pipeline, or nothing), so ``enable()``, ``disable()`` and ``enabled()`` only change the setting
+and never stack a second trampoline over a hook that wraps the first.  ``disable()`` takes
+the trampoline out only while it is the hook in the slot, putting back the hook below it; a
+hook installed after ours stays where it is, calling a trampoline that passes through.  A
+trampoline called again while it runs (a chain that leads back to it, e.g. a wrapper of ours
+put in below it) ends the cycle there, so every hook runs once per compile.
+
 Never a failure where stock Triton compiles: if our passes, ``make_llir`` or any later stage
 (translation to LLVM IR, ptxas) fails on a module with our islands, the kernel is compiled
-again from Triton's own TTGIR without them, with one warning per kernel and a record in
-``linear_layouts.stats()`` (``stats().fallbacks``).  No ``fork()`` on this path: the process may
-hold CUDA state and threads.
+again from Triton's own TTGIR without them, with one warning per compiled specialization (a
+kernel name and its TTGIR) and a record in ``linear_layouts.stats()`` (``stats().fallbacks``).
+Where that stock compile fails too, the failure is not ours: Triton's own error goes to the
+caller and nothing is recorded.  No ``fork()`` on this path: the process may hold CUDA state and
+threads.
 
 For a program that does not import us: ``LINEAR_LAYOUTS=1 python -m linear_layouts run prog.py``
 (``LINEAR_LAYOUTS=legacy`` for the legacy baseline).
@@ -42,6 +55,7 @@ import hashlib
 import os
 import re
 import sys
+import threading
 import warnings
 from dataclasses import dataclass
 from typing import Optional
@@ -112,7 +126,12 @@ def default_pipeline(mode: str, only: Optional[str] = None, report: bool = False
 
 _config: Optional[PluginConfig] = None
 _saved_cache_dir: Optional[str] = None
-_previous_hook = None   # the stages hook installed before ours (we chain to it)
+# Our trampoline in Triton's hook slot (see the module docstring): whether it is in the chain
+# (the hook in the slot, or wrapped by a hook installed after it), and the hook it found in the
+# slot when it went in, which it calls first on every compile.
+_trampoline_installed = False
+_hook_below = None
+_trampoline_running = threading.local()   # .active: a trampoline call in progress on this thread
 
 
 def active_config() -> Optional[PluginConfig]:
@@ -159,51 +178,80 @@ def enable(mode: str = "linear", *, only: Optional[str] = None, report: bool = F
     except PipelineError as e:
         raise PluginError(f"pipeline '{text}': {e}") from None
     config = PluginConfig(mode, text, remarks)
-    if _config is not None:
-        disable()
-    import triton
-
-    _config = config
-    global _previous_hook
-    current = triton.knobs.runtime.add_stages_inspection_hook
-    _previous_hook = current if current is not _stages_hook else None
-    triton.knobs.runtime.add_stages_inspection_hook = _stages_hook
-    if not hook_consulted_for_cache_key():
-        _use_private_cache_dir(config)
-    forget_jit_kernels()
+    _switch_to(config)
     return config
 
 
 def disable() -> None:
     """Back to stock Triton for kernels compiled from now on."""
-    global _config, _saved_cache_dir
-    if _config is None:
-        return
-    import triton
-
-    global _previous_hook
-    if triton.knobs.runtime.add_stages_inspection_hook is _stages_hook:
-        # put back exactly what was there (a profiler's or another plugin's hook, or None)
-        triton.knobs.runtime.add_stages_inspection_hook = _previous_hook
-    _previous_hook = None
-    if _saved_cache_dir is not None:
-        triton.knobs.cache.dir = _saved_cache_dir
-        _saved_cache_dir = None
-    _config = None
-    forget_jit_kernels()
+    _switch_to(None)
 
 
 @contextlib.contextmanager
 def enabled(mode: str = "linear", **options):
-    """``with linear_layouts.enabled(): ...`` - the plugin on inside the block only."""
+    """``with linear_layouts.enabled(): ...`` - the plugin on inside the block only; afterwards
+    the setting from before the block (off, or an outer block's) is back."""
     previous = _config
-    enable(mode, **options)
+    config = enable(mode, **options)
     try:
-        yield _config
+        yield config
     finally:
-        disable()
-        if previous is not None:
-            enable(previous.mode, pipeline=previous.pipeline, remarks=previous.remarks)
+        _switch_to(previous)
+
+
+def _switch_to(config: Optional[PluginConfig]) -> None:
+    """Make ``config`` (None: off) what kernels compiled from now on get."""
+    global _config
+    if config is None and _config is None and not _trampoline_installed:
+        return
+    import triton
+
+    previous, _config = _config, config
+    if config is not None:
+        _install_trampoline(triton.knobs.runtime)
+        if not hook_consulted_for_cache_key():
+            _use_private_cache_dir(config)
+    else:
+        _remove_trampoline_if_on_top(triton.knobs.runtime)
+        _restore_cache_dir()
+    if config != previous:
+        forget_jit_kernels()
+
+
+def _trampoline_in_chain(current) -> bool:
+    """Whether Triton's hook ``current`` leads to our trampoline.  Another tool's hook cannot be
+    looked into: one installed after ours is taken to call ours (that is what a wrapping hook
+    does).  But an empty slot, or the very hook ours was installed over, cannot lead to ours:
+    someone put back what they had found before us."""
+    if current is _stages_hook:
+        return True
+    return _trampoline_installed and current is not None and current is not _hook_below
+
+
+def _install_trampoline(runtime) -> None:
+    """Put our trampoline into Triton's hook slot over whatever is there, unless it is in the
+    chain already (then the hook below it stays the one it recorded when it went in)."""
+    global _trampoline_installed, _hook_below
+    current = runtime.add_stages_inspection_hook
+    if _trampoline_in_chain(current):
+        _trampoline_installed = True
+        return
+    _hook_below = current
+    runtime.add_stages_inspection_hook = _stages_hook
+    _trampoline_installed = True
+
+
+def _remove_trampoline_if_on_top(runtime) -> None:
+    """Take our trampoline out of the slot if it is the hook there, putting back exactly what
+    was there before it (a profiler's or another plugin's hook, or None).  Wrapped by a hook
+    installed after it, it stays, and passes through while the plugin is off."""
+    global _trampoline_installed, _hook_below
+    current = runtime.add_stages_inspection_hook
+    if current is _stages_hook:
+        runtime.add_stages_inspection_hook = _hook_below
+    elif _trampoline_in_chain(current):
+        return
+    _trampoline_installed, _hook_below = False, None
 
 
 def enable_from_environment() -> Optional[PluginConfig]:
@@ -229,6 +277,15 @@ def _use_private_cache_dir(config: PluginConfig) -> None:
     if _saved_cache_dir is None:
         _saved_cache_dir = triton.knobs.cache.dir
     triton.knobs.cache.dir = os.path.join(_saved_cache_dir, "linear_layouts", config.cache_hash[:16])
+
+
+def _restore_cache_dir() -> None:
+    global _saved_cache_dir
+    if _saved_cache_dir is not None:
+        import triton
+
+        triton.knobs.cache.dir = _saved_cache_dir
+        _saved_cache_dir = None
 
 
 def forget_jit_kernels() -> None:
@@ -299,7 +356,9 @@ class PluginStats:
 
 
 _stats = PluginStats()
-_warned_kernels: set = set()
+# (kernel name, digest of its TTGIR) of every compiled specialization warned about: one warning
+# each, however often it is compiled, and one for each specialization of a kernel name.
+_warned_specializations: set = set()
 
 
 def stats() -> PluginStats:
@@ -310,37 +369,62 @@ def stats() -> PluginStats:
 def reset_stats() -> None:
     global _stats
     _stats = PluginStats()
-    _warned_kernels.clear()
+    _warned_specializations.clear()
 
 
-def _record_fallback(kernel: str, stage: str, error: BaseException, remarks: bool) -> None:
+def _compile_without_islands(kernel: str, ttgir: str, stage: str, error: BaseException, remarks: bool,
+                             stock_compile):
+    """``stock_compile()``: Triton's own compile of the kernel (from its TTGIR, without our
+    islands) up to the stage that failed with them.  Where it succeeds, the kernel is a
+    fallback: recorded, and warned about once per specialization.  Where it fails too, the
+    failure is not ours: Triton's own error goes to the caller, as it would without the plugin
+    (not chained to ours), and nothing is recorded.  ``ttgir`` (Triton's TTGIR of the kernel)
+    tells specializations of one kernel name apart."""
+    try:
+        value = stock_compile()
+    except Exception as stock_error:
+        raise stock_error from None
+    _record_fallback(kernel, ttgir, stage, error, remarks)
+    return value
+
+
+def _record_fallback(kernel: str, ttgir: str, stage: str, error: BaseException, remarks: bool) -> None:
     text = str(error).strip() or type(error).__name__
     reason = text.splitlines()[0][:300]
     _stats.fallbacks.append(Fallback(kernel, stage, reason))
     message = (f"linear-layouts: kernel {kernel}: {stage} failed with our islands ({reason}); "
                f"compiled it with stock Triton's lowering instead")
-    if kernel not in _warned_kernels:
-        _warned_kernels.add(kernel)
+    specialization = (kernel, hashlib.sha256(ttgir.encode()).hexdigest())
+    if specialization not in _warned_specializations:
+        _warned_specializations.add(specialization)
         warnings.warn(message, RuntimeWarning, stacklevel=2)
     if remarks:
         print(f"remark: [linear-layouts] {message}", file=sys.stderr)
 
 
 def _stages_hook(*args):
-    """Triton's stages hook.  Another hook installed before ours (a profiler's, another
-    plugin's) keeps working: it runs first and may change the stages, then we wrap the ``llir``
-    stage it leaves; for the 3.7+ cache-key call, our key extends its key."""
-    config, previous = _config, _previous_hook
+    """Triton's stages hook: our trampoline (see the module docstring).  The hook installed
+    before it (a profiler's, another plugin's) runs first and may change the stages; then, while
+    the plugin is on, we wrap the ``llir`` stage it leaves.  For the 3.7+ cache-key call (no
+    arguments) our key extends that hook's key.  While the plugin is off it only passes through."""
+    if getattr(_trampoline_running, "active", False):
+        # Called again from inside its own call, through a hook that leads back here: the
+        # outer call does our part and calls the hooks below; this one ends the cycle.
+        return None if args else ("", "")
+    config, below = _config, _hook_below
+    _trampoline_running.active = True
+    try:
+        result = below(*args) if below is not None else None
+    finally:
+        _trampoline_running.active = False
     if not args:  # 3.7+: asked for the cache key
-        key, digest = ("", "") if config is None else (config.cache_key, config.cache_hash)
-        if previous is not None:
-            previous_key, previous_hash = previous()
-            if not key:
-                return previous_key, previous_hash
-            key = f"{previous_key}|{key}"
-            digest = hashlib.sha256(f"{previous_hash}|{digest}".encode()).hexdigest()
-        return key, digest
-    result = previous(*args) if previous is not None else None
+        below_key, below_hash = result if result is not None else ("", "")
+        if config is None:
+            return below_key, below_hash
+        if not below_key:
+            return config.cache_key, config.cache_hash
+        return (f"{below_key}|{config.cache_key}",
+                hashlib.sha256(f"{below_hash}|{config.cache_hash}".encode()).hexdigest())
     backend, stages, options, language, capability = (list(args) + [None] * 5)[:5]
     if config is None or stages is None or "llir" not in stages:
         return result
@@ -351,7 +435,8 @@ def _stages_hook(*args):
 def _wrap_stages(stages: dict, config: PluginConfig) -> None:
     """Run our pipeline before ``llir`` (and, on its LLVM IR, drop the guard barriers Triton's own
     make redundant: ``guard_barriers``); if ``llir`` or any later stage fails on a module with
-    our islands, compile the kernel again from Triton's own TTGIR without them.
+    our islands, compile the kernel again from Triton's own TTGIR without them (and if that
+    fails too, let Triton's own error through: :func:`_compile_without_islands`).
 
     Why this is safe: our pipeline parses Triton's module into a new one and never touches the
     original, so the original is still Triton's exact TTGIR when a later stage fails.  The
@@ -360,33 +445,35 @@ def _wrap_stages(stages: dict, config: PluginConfig) -> None:
     original = dict(stages)
     names = list(stages)
     after_llir = names[names.index("llir") + 1:]
-    state = {"stock_src": None, "islands": False, "island_count": 0, "kernel": "kernel", "guards": (0, 0)}
+    state = {"stock_src": None, "ttgir": "", "islands": False, "island_count": 0, "kernel": "kernel",
+             "guards": (0, 0)}
 
     def llir_with_linear_layouts(src, metadata):
+        def stock_llir():
+            return original["llir"](src, metadata)
+
         text = src.str()
         kernel = _kernel_name(text)
-        state.update(stock_src=src, islands=False, island_count=0, kernel=kernel, guards=(0, 0))
+        state.update(stock_src=src, ttgir=text, islands=False, island_count=0, kernel=kernel, guards=(0, 0))
         _stats.kernels += 1
         _stats.conversions += len(_CONVERT_OP.findall(text))
         local_ops = ("ttg.local_load" in text or "ttg.local_store" in text or "ttg.local_alloc %" in text)
         if "ttg.convert_layout" not in text and not (config.owns_local_loads and local_ops):
             # Nothing for us: our passes would only add attributes, and a module without
             # islands is compiled from Triton's own TTGIR anyway.  No parse, no print.
-            return original["llir"](src, metadata)
+            return stock_llir()
         try:
             ours, islands = run_plugin_pipeline(src, config, {"name": kernel}, text)
         except Exception as error:  # never make a kernel fail that stock Triton compiles
-            _record_fallback(kernel, "our passes", error, config.remarks)
-            return original["llir"](src, metadata)
+            return _compile_without_islands(kernel, text, "our passes", error, config.remarks, stock_llir)
         if islands == 0:
-            return original["llir"](src, metadata)
+            return stock_llir()
         state["islands"] = True
         try:
             result = original["llir"](ours, metadata)
         except Exception as error:  # Triton's llir stage on our islands: fall back, never fail the kernel
             state["islands"] = False
-            _record_fallback(kernel, "llir", error, config.remarks)
-            return original["llir"](src, metadata)
+            return _compile_without_islands(kernel, text, "llir", error, config.remarks, stock_llir)
         # Our guard barriers that Triton's own barriers make redundant go (see guard_barriers).
         guards = result.count(GUARD_BARRIER_ASM) if isinstance(result, str) else 0
         if guards:
@@ -406,6 +493,19 @@ def _wrap_stages(stages: dict, config: PluginConfig) -> None:
         return result
 
     def later_stage(name):
+        def stock_up_to_this_stage(metadata):
+            value = original["llir"](state["stock_src"], metadata)
+            for stage in after_llir[:after_llir.index(name) + 1]:
+                value = original[stage](value, metadata)
+            # The kernel is stock's after all: its islands are not ours to count.
+            _stats.kernels_with_islands -= 1
+            _stats.islands -= state["island_count"]
+            _stats.local_loads_lowered -= state.get("loads_lowered", 0)
+            _stats.local_writes_lowered -= state.get("writes_lowered", 0)
+            _stats.guard_barriers -= state["guards"][0]
+            _stats.guard_barriers_dropped -= state["guards"][1]
+            return value
+
         def run(src, metadata):
             try:
                 return original[name](src, metadata)
@@ -413,17 +513,8 @@ def _wrap_stages(stages: dict, config: PluginConfig) -> None:
                 if not state["islands"] or state["stock_src"] is None:
                     raise
                 state["islands"] = False
-                _stats.kernels_with_islands -= 1
-                _stats.islands -= state["island_count"]
-                _stats.local_loads_lowered -= state.get("loads_lowered", 0)
-                _stats.local_writes_lowered -= state.get("writes_lowered", 0)
-                _stats.guard_barriers -= state["guards"][0]
-                _stats.guard_barriers_dropped -= state["guards"][1]
-                _record_fallback(state["kernel"], name, error, config.remarks)
-                value = original["llir"](state["stock_src"], metadata)
-                for stage in after_llir[:after_llir.index(name) + 1]:
-                    value = original[stage](value, metadata)
-                return value
+                return _compile_without_islands(state["kernel"], state["ttgir"], name, error, config.remarks,
+                                                lambda: stock_up_to_this_stage(metadata))
         return run
 
     stages["llir"] = llir_with_linear_layouts

@@ -44,7 +44,7 @@ def parse_handle(text: str, filename: str, first_line: int, safe: bool, context=
         with os.fdopen(fd, "w") as f:
             f.write(padded)
         if safe and hasattr(os, "fork"):
-            ok, diagnostics = _parse_file_in_child(temp_path)
+            ok, diagnostics = _parse_file_in_child(temp_path, text)
             if not ok:
                 raise IRError(rewrite_diagnostics(diagnostics, temp_path, filename)
                               or f"{filename}: error: Triton could not parse the module")
@@ -54,9 +54,24 @@ def parse_handle(text: str, filename: str, first_line: int, safe: bool, context=
         os.unlink(temp_path)
 
 
-def _parse_file_in_child(path: str) -> tuple[bool, str]:
-    """Parse ``path`` in a forked child: (ok, diagnostics).  If Triton aborts on the input,
-    only the child dies."""
+# Regions nested this deep (``scf.if`` in ``scf.if`` ...) are worth naming when Triton's parser
+# crashes: its recursive descent runs out of stack a few thousand levels down (about 4,000 with
+# an 8 MiB stack), while our own walks are iterative and have no such limit.
+DEEP_NESTING = 2000
+
+
+def _nesting_depth(text: str) -> int:
+    """The deepest ``{`` nesting of module text (regions, plus the odd attribute dictionary)."""
+    depth = deepest = 0
+    for brace in re.finditer(r"[{}]", text):
+        depth += 1 if brace.group() == "{" else -1
+        deepest = max(deepest, depth)
+    return deepest
+
+
+def _parse_file_in_child(path: str, text: str) -> tuple[bool, str]:
+    """Parse ``path`` (holding ``text``) in a forked child: (ok, diagnostics).  If Triton aborts
+    on the input, only the child dies."""
     def parse() -> str:
         bindings().parse_mlir_module(path, new_context())
         return ""
@@ -65,9 +80,14 @@ def _parse_file_in_child(path: str) -> tuple[bool, str]:
     outcome = run_in_child(parse, report_exception=False)
     diagnostics = outcome.output
     if outcome.signal is not None:
-        # An abort has no MLIR location: say so first, then what Triton printed.
-        diagnostics = (f"loc(\"{path}\":1:1): error: Triton aborted while parsing the module "
-                       f"(signal {outcome.signal}); what it printed follows\n{diagnostics}")
+        # An abort has no MLIR location: say so first, then what Triton printed, if anything.
+        message = f"Triton aborted while parsing the module (signal {outcome.signal})"
+        depth = _nesting_depth(text)
+        if depth >= DEEP_NESTING:
+            message += (f"; the module nests regions {depth} deep: Triton's parser recurses once per "
+                        f"level and may have run out of stack")
+        printed = f"; what it printed follows\n{diagnostics}" if diagnostics.strip() else ""
+        diagnostics = f"loc(\"{path}\":1:1): error: {message}{printed}"
     return outcome.ok, diagnostics
 
 

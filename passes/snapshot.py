@@ -238,14 +238,17 @@ class Module:
         return self._ops_postorder[-1]
 
     def walk(self) -> Iterator[Operation]:
-        """All ops in text order (pre-order: a parent before the ops in its regions)."""
-        def visit(op):
+        """All ops in text order (pre-order: a parent before the ops in its regions).
+
+        Iterative, with a stack of the ops still to visit: a recursive walk would end in a
+        RecursionError on ops nested about a thousand deep (``scf.if`` in ``scf.if`` ...), which
+        Triton's own parser and passes handle."""
+        pending = [self.body]
+        while pending:
+            op = pending.pop()
             yield op
-            for region in op.regions:
-                for block in region.blocks:
-                    for child in block.operations:
-                        yield from visit(child)
-        return visit(self.body)
+            children = [child for region in op.regions for block in region.blocks for child in block.operations]
+            pending.extend(reversed(children))   # the first child is popped next
 
     def ops_named(self, name: str) -> list[Operation]:
         return [op for op in self.walk() if op.name == name]
@@ -308,8 +311,9 @@ class Module:
 
     def set_attribute(self, op: Operation, name: str, attribute_text: str) -> None:
         """Set discardable attribute ``name`` of ``op`` to ``attribute_text`` (as MLIR prints
-        it: ``"warp"``, ``#ttg.linear<...>``, ``[#a, #b]``).  Takes effect at :meth:`commit`;
-        an invalid attribute is reported there, with Triton's diagnostic."""
+        it: ``"warp"``, ``#ttg.linear<...>``, ``[#a, #b]``), replacing one of that name the op
+        has (a pass run again on its own output).  Takes effect at :meth:`commit`; an invalid
+        attribute is reported there, with Triton's diagnostic."""
         self._parsed()
         if op._marker is not None:
             self._pending.setdefault(op._marker, {})[name] = attribute_text

@@ -15,6 +15,7 @@ parser from :class:`ArgumentParser` and turns :class:`UsageError` into that line
 from __future__ import annotations
 
 import argparse
+import codecs
 
 
 class UsageError(Exception):
@@ -24,3 +25,18 @@ class UsageError(Exception):
 class ArgumentParser(argparse.ArgumentParser):
     def error(self, message):  # argparse would print the usage block and exit 2
         raise UsageError(f"{message} (see {self.prog} --help)")
+
+
+def decode_utf8(data: bytes) -> str:
+    """An input file's bytes as text: UTF-8, with a byte-order mark at the start dropped (some
+    editors write one; MLIR's parser stops at it as an unexpected character).  A
+    ``UnicodeDecodeError`` counts its positions in ``data``, the mark included, so that a
+    message's byte offset is the file's."""
+    mark = codecs.BOM_UTF8
+    if not data.startswith(mark):
+        return data.decode("utf-8")
+    try:
+        return data[len(mark):].decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise UnicodeDecodeError(error.encoding, data, error.start + len(mark), error.end + len(mark),
+                                 error.reason) from None

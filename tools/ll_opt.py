@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from ..lowering.target import TRITON_NAMES
 from ..passes.backend import EMIT_STAGES
-from .cli import ArgumentParser, UsageError
+from .cli import ArgumentParser, UsageError, decode_utf8
 
 SPLIT_MARKER = re.compile(r"^// -----\s*$", re.M)
 
@@ -126,7 +126,7 @@ def run(argv: list[str]) -> int:
         else:
             with open(args.input, "rb") as f:
                 data = f.read()
-        text = data.decode("utf-8")
+        text = decode_utf8(data)
     except OSError as error:
         print(f"ll-opt: error: cannot read '{name}': {error.strerror or error}", file=sys.stderr)
         return 1

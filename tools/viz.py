@@ -22,7 +22,7 @@ import sys
 
 from linear_layouts.dialect import LayoutError, LinearLayout
 from linear_layouts.tools import layout_view as view
-from linear_layouts.tools.cli import ArgumentParser, UsageError
+from linear_layouts.tools.cli import ArgumentParser, UsageError, decode_utf8
 
 
 class VizError(Exception):
@@ -107,11 +107,11 @@ def layout_from_module(path: str, value: str) -> tuple[LinearLayout, str]:
     from linear_layouts.dialect import parse_aliases
 
     try:
-        with open(path) as f:
-            text = f.read()
+        with open(path, "rb") as f:
+            text = decode_utf8(f.read())
     except OSError as e:
         raise VizError(f"cannot read {path}: {e.strerror}")
-    found = find_value_type(text, value)
+    found = find_value_type(text, value, path)
     if found is None:
         raise VizError(f"{path}: no value {value} with a tensor or memdesc type")
     shape, encoding = found
@@ -135,22 +135,26 @@ def _balanced(text: str, start: int) -> str:
     return text[start:]
 
 
-def find_value_type(module_text: str, value: str):
+_ALIAS_NAME = re.compile(r"#[\w.$-]+")
+
+
+def find_value_type(module_text: str, value: str, filename: str = "<module>"):
     """(shape, encoding text) of ``value`` in a TTGIR module, read from its definition: the
     result type of the op defining it (the last type after '->' or ':'), or its type in a
-    function/block argument list.  None if not found or not a tensor/memdesc with a layout."""
+    function/block argument list.  None if not found or not a tensor/memdesc with a layout; a
+    :class:`VizError` naming ``filename`` and the line if the encoding is malformed."""
     name = value if value.startswith("%") else "%" + value
-    candidates = []
-    for line in module_text.splitlines():
+    candidates = []   # (line number, the text from the value's type on)
+    for number, line in enumerate(module_text.splitlines(), start=1):
         stripped = line.strip()
         if stripped.startswith(name + " =") or stripped.startswith(name + ":") and "=" in stripped.split(":")[1][:3]:
             types = stripped.rsplit("->", 1)[1] if "->" in stripped else stripped.rsplit(" : ", 1)[-1]
-            candidates.append(types)
+            candidates.append((number, types))
         else:
             m = re.search(re.escape(name) + r": ", stripped)
             if m:
-                candidates.append(stripped[m.end():])
-    for types in candidates:
+                candidates.append((number, stripped[m.end():]))
+    for number, types in candidates:
         m = _TYPE_START.search(types)
         if not m:
             continue
@@ -167,7 +171,12 @@ def find_value_type(module_text: str, value: str):
                 encoding = _balanced(encoding, encoding.index("<"))
                 encoding = rest.strip()[:rest.strip().index("<")] + encoding
             else:
-                encoding = re.match(r"#[\w.$-]+", encoding).group(0)
+                alias = _ALIAS_NAME.match(encoding)
+                if alias is None:   # '#' and then no name: '#', '# A', '#"x"'
+                    raise VizError(f"{filename}:{number}: the type of {name} has a malformed layout encoding "
+                                   f"'{encoding.split('>')[0]}': expected an alias such as #blocked or an "
+                                   f"attribute such as #ttg.blocked<{{...}}>")
+                encoding = alias.group(0)
             return shape, encoding
     return None
 

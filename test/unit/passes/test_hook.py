@@ -195,3 +195,205 @@ def test_chains_to_an_existing_hook_and_restores_it(capfd):
         assert triton.knobs.runtime.add_stages_inspection_hook is profiler_hook
     finally:
         triton.knobs.runtime.add_stages_inspection_hook = None
+
+
+# -- any order of enable / disable / enabled() and other tools' hooks ----------------------------
+#
+# Other tools chain stages hooks the way the brief of Triton's hook slot implies: install over
+# whatever is there and call it first.  Ours must work under every order of installs, and of
+# our own switches, with every hook run once per compile and our pipeline once while on.
+
+class ThirdPartyHook:
+    """A profiler-style stages hook: it wraps the hook it finds in Triton's slot, calls it first,
+    counts its own calls, and (3.7+) extends its cache key."""
+
+    def __init__(self, name="profiler"):
+        self.name, self.below, self.calls, self.key_calls = name, None, 0, 0
+
+    def install(self):
+        self.below = triton.knobs.runtime.add_stages_inspection_hook
+        triton.knobs.runtime.add_stages_inspection_hook = self
+        return self
+
+    def uninstall(self):
+        """Put back what it found (a well-behaved tool does this while it is the hook in the slot)."""
+        triton.knobs.runtime.add_stages_inspection_hook = self.below
+
+    def __call__(self, *args):
+        if not args:
+            self.key_calls += 1
+            key, digest = self.below() if self.below is not None else ("", "")
+            return f"{key}|{self.name}", f"{digest}|{self.name}"
+        self.calls += 1
+        return self.below(*args) if self.below is not None else None
+
+
+@pytest.fixture
+def pipeline_runs(monkeypatch):
+    """The pipeline of every run of our passes (the real ones run too)."""
+    runs = []
+    real = hook.run_plugin_pipeline
+
+    def counted(module, config, metadata=None, text=None):
+        runs.append(config.pipeline)
+        return real(module, config, metadata, text)
+    monkeypatch.setattr(hook, "run_plugin_pipeline", counted)
+    monkeypatch.setenv("TRITON_ALWAYS_COMPILE", "1")
+    yield runs
+    triton.knobs.runtime.add_stages_inspection_hook = None
+
+
+KEY_CALLS_PER_COMPILE = 1 if hook.hook_consulted_for_cache_key() else 0   # 3.7+: the no-argument call
+SHUFFLE_ONLY = "ll-lower-conversions{only=shuffle}"
+LEGACY = "ll-lower-conversions{mode=legacy}"
+LINEAR = "ll-lower-conversions"
+
+
+def compile_once(runs, *hooks, expect):
+    """One compile of the test kernel: every hook in ``hooks`` ran once, our pipeline once with
+    the pipeline ``expect`` (or not at all: None)."""
+    before = [(h.calls, h.key_calls) for h in hooks]
+    del runs[:]
+    triton.compile(SOURCE, target=TARGET)
+    assert runs == ([expect] if expect else [])
+    for h, (calls, key_calls) in zip(hooks, before):
+        assert (h.calls - calls, h.key_calls - key_calls) == (1, KEY_CALLS_PER_COMPILE), h.name
+
+
+def test_enable_again_under_a_hook_that_wraps_ours(pipeline_runs):
+    """Issue 24: enable(), a profiler wraps our hook, enable(only=...) once recorded the wrapper
+    as the hook below ours, and every compile recursed until RecursionError."""
+    linear_layouts.enable()
+    profiler = ThirdPartyHook().install()
+    linear_layouts.enable(only="shuffle")
+    assert triton.knobs.runtime.add_stages_inspection_hook is profiler   # theirs stays on top
+    compile_once(pipeline_runs, profiler, expect=SHUFFLE_ONLY)
+    if hook.hook_consulted_for_cache_key():
+        key, _ = triton.knobs.runtime.add_stages_inspection_hook()
+        assert hook.active_config().cache_key in key and key.endswith("|profiler")
+    linear_layouts.disable()
+    assert triton.knobs.runtime.add_stages_inspection_hook is profiler   # never unhooked by us
+    compile_once(pipeline_runs, profiler, expect=None)                    # ours passes through
+    if hook.hook_consulted_for_cache_key():
+        assert "linear_layouts" not in triton.knobs.runtime.add_stages_inspection_hook()[0]
+    linear_layouts.enable()
+    compile_once(pipeline_runs, profiler, expect=LINEAR)
+
+
+def test_leaving_an_enabled_block_under_a_hook_that_wraps_ours(pipeline_runs):
+    linear_layouts.enable()
+    profiler = ThirdPartyHook().install()
+    with linear_layouts.enabled("legacy"):
+        compile_once(pipeline_runs, profiler, expect=LEGACY)
+    compile_once(pipeline_runs, profiler, expect=LINEAR)
+    assert triton.knobs.runtime.add_stages_inspection_hook is profiler
+
+
+def test_nested_enabled_blocks_over_a_hook_installed_before_ours(pipeline_runs):
+    profiler = ThirdPartyHook().install()
+    with linear_layouts.enabled():
+        compile_once(pipeline_runs, profiler, expect=LINEAR)
+        with linear_layouts.enabled("legacy"):
+            with linear_layouts.enabled(only="shuffle"):
+                compile_once(pipeline_runs, profiler, expect=SHUFFLE_ONLY)
+            compile_once(pipeline_runs, profiler, expect=LEGACY)
+        compile_once(pipeline_runs, profiler, expect=LINEAR)
+    compile_once(pipeline_runs, profiler, expect=None)
+    assert triton.knobs.runtime.add_stages_inspection_hook is profiler   # exactly what was there
+    assert hook.active_config() is None
+
+
+def test_hooks_installed_and_removed_inside_an_enabled_block(pipeline_runs):
+    """A tool that wraps ours inside the block and leaves before it ends; another that stays."""
+    with linear_layouts.enabled():
+        passing = ThirdPartyHook("passing").install()
+        compile_once(pipeline_runs, passing, expect=LINEAR)
+        passing.uninstall()
+        staying = ThirdPartyHook("staying").install()
+    compile_once(pipeline_runs, staying, expect=None)
+    assert triton.knobs.runtime.add_stages_inspection_hook is staying
+    staying.uninstall()
+    linear_layouts.disable()                       # off already: takes our pass-through out
+    assert triton.knobs.runtime.add_stages_inspection_hook is None
+
+
+def test_a_chain_that_leads_back_to_ours_runs_every_hook_once(pipeline_runs):
+    """A tool that wrapped ours, left, and came back with its stale view of the slot (it calls
+    the trampoline it wrapped before); enable() then puts ours over it: ours -> theirs -> ours."""
+    linear_layouts.enable()
+    stale = ThirdPartyHook("stale").install()
+    stale.uninstall()
+    linear_layouts.disable()                       # ours was on top: taken out, the slot is empty
+    assert triton.knobs.runtime.add_stages_inspection_hook is None
+    triton.knobs.runtime.add_stages_inspection_hook = stale   # still calls our trampoline
+    linear_layouts.enable()
+    assert triton.knobs.runtime.add_stages_inspection_hook is hook._stages_hook
+    compile_once(pipeline_runs, stale, expect=LINEAR)
+    if hook.hook_consulted_for_cache_key():
+        triton.knobs.runtime.add_stages_inspection_hook()   # no RecursionError
+
+
+def test_a_hook_that_dropped_ours_does_not_keep_the_plugin_off(pipeline_runs):
+    """A tool installed before us that leaves by putting back what it had found (None) drops
+    our hook with it; the next enable() puts ours back rather than trusting it is still there."""
+    early = ThirdPartyHook("early").install()
+    linear_layouts.enable()
+    early.uninstall()                              # the slot is None again: ours is gone
+    linear_layouts.enable(only="shuffle")
+    assert triton.knobs.runtime.add_stages_inspection_hook is hook._stages_hook
+    compile_once(pipeline_runs, expect=SHUFFLE_ONLY)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_orders_of_switches_and_hooks(seed, monkeypatch):
+    """Random sequences of enable / disable / enabled() blocks (nested) and other tools' hooks
+    installed and removed (each while it is the hook in the slot).  After every step, one
+    compile as Triton assembles it (the slot's hook with the stages, and the 3.7+ key call):
+    every installed hook runs once, our stages are wrapped once with the setting in force, or
+    not at all while off."""
+    import random
+
+    rng = random.Random(seed)
+    monkeypatch.setattr(hook, "forget_jit_kernels", lambda: None)   # nothing compiled here; keeps it fast
+    wrapped = []
+    monkeypatch.setattr(hook, "_wrap_stages", lambda stages, config: wrapped.append(config))
+    settings = [dict(mode="linear"), dict(mode="legacy"), dict(mode="linear", only="shuffle")]
+    expected, blocks, tools = None, [], []
+    try:
+        for step in range(40):
+            action = rng.choice(["enable", "disable", "enter", "exit", "install", "uninstall"])
+            if action == "enable":
+                expected = linear_layouts.enable(**rng.choice(settings))
+            elif action == "disable":
+                linear_layouts.disable()
+                expected = None
+            elif action == "enter":
+                block = linear_layouts.enabled(**rng.choice(settings))
+                blocks.append((block, expected))
+                expected = block.__enter__()
+            elif action == "exit" and blocks:
+                block, expected = blocks.pop()
+                block.__exit__(None, None, None)
+            elif action == "install":
+                tools.append(ThirdPartyHook(f"tool{step}").install())
+            elif action == "uninstall" and tools and triton.knobs.runtime.add_stages_inspection_hook is tools[-1]:
+                tools.pop().uninstall()
+            assert hook.active_config() == expected, (step, action)
+            counts = [(t.calls, t.key_calls) for t in tools]
+            del wrapped[:]
+            slot = triton.knobs.runtime.add_stages_inspection_hook
+            if slot is not None:
+                key, _ = slot()
+                slot(None, {"llir": None}, None, None, None)
+                assert (expected.cache_key in key) if expected else ("linear_layouts" not in key), (step, action)
+            assert wrapped == ([expected] if expected else []), (step, action)
+            assert [(t.calls - c, t.key_calls - k) for t, (c, k) in zip(tools, counts)] == [(1, 1)] * len(tools)
+        # Everything undone in order: the slot is as it was before the first step.
+        while blocks:
+            blocks.pop()[0].__exit__(None, None, None)
+        while tools:
+            tools.pop().uninstall()
+        linear_layouts.disable()
+        assert triton.knobs.runtime.add_stages_inspection_hook is None
+    finally:
+        triton.knobs.runtime.add_stages_inspection_hook = None

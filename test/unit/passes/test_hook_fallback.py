@@ -131,3 +131,69 @@ def test_the_drop_in_path_never_forks(monkeypatch):
     monkeypatch.setattr(os, "fork", no_fork)
     kernel, caught = _compile_with_plugin()
     assert not caught and linear_layouts.stats().kernels_with_islands == 1
+
+
+def test_one_warning_per_specialization_of_a_kernel_name(monkeypatch):
+    """Two specializations of one kernel (BLOCK = 32 and 64) that both fall back are two
+    compiled kernels: two warnings (once one, keyed by the kernel name alone)."""
+    from triton.compiler import ASTSource
+
+    from support.hook_kernel import transpose_kernel
+
+    _edit_plugin_output(monkeypatch, lambda text: text.replace("bar.sync 0;", "bar.nonsense 0;", 1))
+    wider = ASTSource(fn=transpose_kernel, signature={"X": "*fp32", "Y": "*fp32"}, constexprs={"BLOCK": 64})
+    linear_layouts.enable()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for source in (SOURCE, wider, SOURCE, wider):
+            triton.compile(source, target=TARGET)
+    messages = [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
+    assert len(messages) == 2 and all("transpose_kernel" in m for m in messages)
+    assert [f.stage for f in linear_layouts.stats().fallbacks] == ["cubin"] * 4   # counted every time
+
+
+class FailingStage:
+    """A stages hook installed before ours that makes ``stage`` fail for any input, ours and
+    stock's alike (as ptxas would on a kernel it cannot assemble at all)."""
+
+    def __init__(self, stage):
+        self.stage, self.failures = stage, 0
+
+    def __call__(self, *args):
+        if not args:
+            return "failing-stage", "failing-stage"
+        stages = args[1]
+
+        def fail(src, metadata):
+            self.failures += 1
+            raise RuntimeError(f"{self.stage} failed, call {self.failures}")
+        stages[self.stage] = fail
+
+
+@pytest.mark.parametrize("stage", ["llir", "ptx", "cubin"])
+def test_a_stage_that_fails_for_stock_too_is_not_a_fallback(stage, monkeypatch):
+    """The stock recompile fails as well: Triton's own error (the second failure, on stock's
+    module) reaches the caller, and neither a fallback nor a warning claims that stock Triton
+    compiled the kernel."""
+    failing = FailingStage(stage)
+    monkeypatch.setattr(triton.knobs.runtime, "add_stages_inspection_hook", failing)
+    linear_layouts.enable()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(RuntimeError, match=f"{stage} failed, call 2") as raised:
+            triton.compile(SOURCE, target=TARGET)
+    assert failing.failures == 2                              # ours, then stock's
+    assert raised.value.__suppress_context__                  # not shown as a failure of ours
+    assert linear_layouts.stats().fallbacks == []
+    assert not [w for w in caught if issubclass(w.category, RuntimeWarning)]
+
+
+def test_our_passes_failing_where_stock_fails_too_is_not_a_fallback(monkeypatch):
+    def explode(module, config, metadata=None, text=None):
+        raise ValueError("injected failure")
+    monkeypatch.setattr(hook, "run_plugin_pipeline", explode)
+    monkeypatch.setattr(triton.knobs.runtime, "add_stages_inspection_hook", FailingStage("llir"))
+    linear_layouts.enable()
+    with pytest.raises(RuntimeError, match="llir failed, call 1"):
+        triton.compile(SOURCE, target=TARGET)
+    assert linear_layouts.stats().fallbacks == []

@@ -5,8 +5,11 @@ from __future__ import annotations
 import pytest
 
 from linear_layouts.passes.diagnostics import IRError
+from linear_layouts.passes.framework import run_pipeline
+from linear_layouts.passes.pipeline import parse_pipeline
 from linear_layouts.passes.snapshot import parse_module
 from linear_layouts.passes.types import TensorType, parse_tensor_type, split_top_level
+from support.nested_module import nested_convert_module
 
 LOOP = """
 #blocked = #ttg.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [1], order = [0]}>
@@ -96,6 +99,18 @@ def test_walk_gives_ops_in_text_order_with_regions_and_block_arguments():
     assert func.symbol == "loop" and [a.type for a in func.block_arguments] == ["i32", "!tt.ptr<f32>"]
 
 
+@pytest.mark.parametrize("depth", [1000, 3000])
+def test_ops_nested_thousands_deep_are_walked_and_classified(depth):
+    """A recursive walk ended in a RecursionError from about 1,000 nested scf.if on; Triton's
+    parser takes them (safe=False: the test need not parse twice)."""
+    module = parse_module(nested_convert_module(depth), "deep.mlir", safe=False)
+    names = [op.name for op in module.walk()]
+    assert names[:3 + depth + 1] == ["builtin.module", "tt.func", "arith.constant"] + ["scf.if"] * depth + [
+        "ttg.convert_layout"]
+    run_pipeline(module, parse_pipeline("ll-classify-conversions"))
+    assert 'ttg.convert_layout %cst {ll.scope = "warp"}' in module.print()
+
+
 def test_locations_point_at_the_users_file_and_lines():
     module = parse_module(LOOP, "loop.mlir", first_line=10)
     assert module.ops_named("scf.for")[0].location == "loop.mlir:17:12"
@@ -143,6 +158,55 @@ def test_attributes_merge_with_existing_ones_and_survive_a_commit():
     module.commit()
     module.set_attribute(module.ops_named("scf.for")[0], "ll.b", "2 : i32")
     assert "} {ll.a = 1 : i32, ll.b = 2 : i32}" in module.print()
+
+
+def test_setting_an_attribute_an_op_has_replaces_it():
+    """MLIR refuses a dictionary with a key twice ("duplicate key"): passes that run again on
+    their own output must replace what they set."""
+    text = LOOP.replace("%next = arith.addf %acc, %acc :",
+                        '%next = arith.addf %acc, %acc {ll.a = "old, {one}", ll.z = array<i32: 1, 2>} :')
+    module = parse_module(text, "loop.mlir")
+    module.set_attribute(module.ops_named("arith.addf")[0], "ll.a", '"new"')
+    module.commit()
+    module.set_attribute(module.ops_named("arith.addf")[0], "ll.z", "array<i32: 3>")
+    assert 'arith.addf %arg3, %arg3 {ll.a = "new", ll.z = array<i32: 3>} :' in module.print()
+
+
+def test_setting_an_attribute_a_function_has_replaces_it():
+    text = LOOP.replace("tt.func public @loop(%n: i32, %p: !tt.ptr<f32>) {",
+                        "tt.func public @loop(%n: i32, %p: !tt.ptr<f32>) attributes {ll.fn = [1, 2], noinline = false} {")
+    module = parse_module(text, "loop.mlir")
+    module.set_attribute(module.ops_named("tt.func")[0], "ll.fn", "[3]")
+    assert "attributes {ll.fn = [3], noinline = false} {" in module.print()
+
+
+def test_classify_conversions_twice_is_classify_conversions_once():
+    text = LOOP.replace("%next = arith.addf %acc, %acc : tensor<128xf32, #blocked>",
+                        "%next = arith.addf %acc, %acc : tensor<128xf32, #blocked>\n"
+                        "      %moved = ttg.convert_layout %next : tensor<128xf32, #blocked> -> tensor<128xf32, "
+                        "#ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [1], order = [0]}>>")
+    once, twice = parse_module(text, "c.mlir"), parse_module(text, "c.mlir")
+    run_pipeline(once, parse_pipeline("ll-attach-layouts,ll-classify-conversions"))
+    run_pipeline(twice, parse_pipeline("ll-attach-layouts,ll-classify-conversions,ll-attach-layouts,"
+                                       "ll-classify-conversions"))
+    assert once.print() == twice.print() and once.print().count("ll.scope") == 1
+
+
+@pytest.mark.parametrize("text, pending, expected", [
+    # the four places a marker sits, each with an older value of the attribute set beside it
+    ('%0 = op %a {ll.a = 1 : i32, ll.op_id = 7 : i32} : f32', {"ll.a": "2 : i32"}, '%0 = op %a {ll.a = 2 : i32} : f32'),
+    ('%0 = op %a {ll.op_id = 7 : i32, ll.z = 1 : i32} : f32', {"ll.z": "2 : i32"}, '%0 = op %a {ll.z = 2 : i32} : f32'),
+    ('} attributes {ll.op_id = 7 : i32}', {"ll.a": "unit"}, '} attributes {ll.a = unit}'),
+    ('%0 = op {ll.op_id = 7 : i32} : f32', {}, '%0 = op : f32'),
+    # values with commas, braces, brackets, strings and arrows are kept whole
+    ('%0 = op {a = "x, {\\22}", b = (i32) -> i32, ll.b = [1, {c = 2}], ll.op_id = 7 : i32, z = array<i32: 1, 2>} : f32',
+     {"ll.b": "3"}, '%0 = op {a = "x, {\\22}", b = (i32) -> i32, ll.b = 3, z = array<i32: 1, 2>} : f32'),
+    # a unit attribute (just its name) replaced
+    ('%0 = op {ll.u, ll.op_id = 7 : i32} : f32', {"ll.u": "1 : i32"}, '%0 = op {ll.u = 1 : i32} : f32'),
+])
+def test_replace_markers_replaces_attributes_of_the_same_name(text, pending, expected):
+    from linear_layouts.passes.text_edits import replace_markers
+    assert replace_markers(text, {7: pending} if pending else {}) == expected
 
 
 def test_an_invalid_attribute_is_reported_not_crashed_on():

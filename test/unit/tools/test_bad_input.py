@@ -55,6 +55,7 @@ def convert_module(shape="32x32", src=BLOCKED, dst=BLOCKED_T, element="f32", hea
 
 
 GOOD = convert_module()
+BOM = b"\xef\xbb\xbf"   # UTF-8's byte-order mark, which some editors put at the start of a file
 
 
 @dataclass
@@ -109,6 +110,9 @@ LL_OPT_ROWS = [
     Row("directory-input", LL_OPT + ["{dir}"], "directory"),
     Row("binary-file", LL_OPT + ["{dir}/k.bin"], "not UTF-8 text", {"k.bin": bytes(range(256))}),
     Row("binary-stdin", LL_OPT + ["-p", "ll-attach-layouts"], "not UTF-8 text", stdin=b"\xff\xfe\x00junk"),
+    # the offset counts the byte-order mark: it is the file's own
+    Row("binary-after-byte-order-mark", LL_OPT + ["{dir}/k.mlir"], "k.mlir:2: not UTF-8 text (byte 0xff at offset 12)",
+        {"k.mlir": BOM + b"module {\n\xff\n}\n"}),
     Row("output-dir-missing", LL_OPT + ["{dir}/k.mlir", "-o", "{dir}/nowhere/out.mlir"], "cannot write",
         {"k.mlir": GOOD}, output="{dir}/nowhere/out.mlir"),
     Row("output-is-directory", LL_OPT + ["{dir}/k.mlir", "-o", "{dir}"], "cannot write", {"k.mlir": GOOD}),
@@ -158,6 +162,9 @@ LL_OPT_GOOD_ROWS = [
         "limited to 1024 per thread", {"k.mlir": convert_module(shape="1024x1024")}),
     Row("empty-pipeline", LL_OPT + ["{dir}/k.mlir", "-p", ""], "", {"k.mlir": GOOD}),
     Row("stdin", LL_OPT + ["-p", "ll-attach-layouts"], "", stdin=GOOD.encode()),
+    Row("byte-order-mark", LL_OPT + ["{dir}/k.mlir", "-p", "ll-classify-conversions"], "",
+        {"k.mlir": BOM + GOOD.encode()}),
+    Row("byte-order-mark-stdin", LL_OPT + ["-p", "ll-classify-conversions"], "", stdin=BOM + GOOD.encode()),
 ]
 
 # ------------------------------------------------------------------------------------ ll-viz
@@ -218,6 +225,12 @@ LL_VIZ_ROWS = [
     Row("file-without-value", LL_VIZ + ["--file", "{dir}/k.mlir"], "needs --value", {"k.mlir": GOOD}),
     Row("file-value-absent", LL_VIZ + ["--file", "{dir}/k.mlir", "--value", "%zz"], "no value %zz",
         {"k.mlir": GOOD}),
+    Row("file-malformed-encoding", LL_VIZ + ["--file", "{dir}/k.mlir", "--value", "%c"],
+        "k.mlir:5: the type of %c has a malformed layout encoding '#'",
+        {"k.mlir": GOOD.replace(": tensor<32x32xf32, #A>\n", ": tensor<32x32xf32, #>\n", 1)}),
+    Row("file-encoding-space-after-hash", LL_VIZ + ["--file", "{dir}/k.mlir", "--value", "%c"],
+        "malformed layout encoding '# A'",
+        {"k.mlir": GOOD.replace(": tensor<32x32xf32, #A>\n", ": tensor<32x32xf32, # A>\n", 1)}),
     Row("file-alias-cycle", LL_VIZ + ["--file", "{dir}/k.mlir", "--value", "%c"], "error",
         {"k.mlir": GOOD.replace(f"#A = {BLOCKED}", "#A = #A")}),
     Row("access-on-distributed", LL_VIZ + [BLOCKED, "--shape", "16,16", "--access", BLOCKED_T], "shared layouts only"),
@@ -229,6 +242,8 @@ LL_VIZ_GOOD_ROWS = [
                                         "--shape", "8,8"], ""),
     Row("largest-grid", LL_VIZ + [BLOCKED, "--shape", "256,256"], ""),
     Row("largest-picture", LL_VIZ + [BLOCKED, "--shape", "256,256", "-o", "{dir}/big.png"], ""),
+    Row("file-byte-order-mark", LL_VIZ + ["--file", "{dir}/k.mlir", "--value", "%c"], "",
+        {"k.mlir": BOM + GOOD.encode()}),
 ]
 
 # ------------------------------------------------------------------- ll-demo, python -m linear_layouts
@@ -468,3 +483,19 @@ def test_enable_rejects_bad_options_when_given(kwargs, message):
 def test_the_suite_is_large():
     """The issue's bar: at least 100 bad inputs across the entry points."""
     assert len(LL_OPT_ROWS) + len(LL_VIZ_ROWS) + len(OTHER_ROWS) + len(API_ROWS) + len(ENABLE_ROWS) >= 100
+
+
+@pytest.mark.parametrize("tool, arguments", [
+    (LL_OPT, ["-p", "ll-classify-conversions"]),
+    (LL_VIZ, ["--value", "%c", "--file"]),
+], ids=["ll-opt", "ll-viz"])
+def test_a_byte_order_mark_changes_nothing(tool, arguments, tmp_path):
+    """A file that starts with UTF-8's byte-order mark reads as the same file without it."""
+    outputs = []
+    for name, content in (("plain.mlir", GOOD.encode()), ("marked.mlir", BOM + GOOD.encode())):
+        (tmp_path / name).write_bytes(content)
+        result = subprocess.run(tool + arguments + [str(tmp_path / name)], capture_output=True, text=True,
+                                timeout=TIME_LIMIT_S * 2)
+        assert result.returncode == 0, result.stderr
+        outputs.append(result.stdout.replace(str(tmp_path / name), "FILE"))
+    assert outputs[0] == outputs[1] and ("ll.scope" in outputs[0] or "w0:t0:r0" in outputs[0])

@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from linear_layouts.tools.ll_opt import _error_lines, main, split_input
+from support.nested_module import nested_convert_module
 
 TRANSPOSE = """#blocked = #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [4, 1], order = [1, 0]}>
 #blocked1 = #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [32, 1], warpsPerCTA = [1, 4], order = [0, 1]}>
@@ -187,3 +188,32 @@ def test_target_option_reaches_the_lowering(transpose_file, capsys):
     assert main([str(transpose_file), "-p", "ll-lower-conversions", "--remarks", "--target", "hip:gfx942"]) == 0
     err = capsys.readouterr().err
     assert "left to Triton" in err and "gfx942" in err
+
+
+def test_a_convert_nested_a_thousand_ifs_deep_is_lowered(tmp_path, capsys):
+    """Once ``internal error: RecursionError`` (900 levels worked, 1,000 did not)."""
+    path = tmp_path / "deep.mlir"
+    path.write_text(nested_convert_module(1000))
+    assert main([str(path), "-p", "ll-lower-conversions", "--remarks"]) == 0
+    captured = capsys.readouterr()
+    assert "remark: [ll-lower-conversions] lowered: shared" in captured.err
+    assert "ttg.convert_layout" not in captured.out
+
+
+def test_nesting_deeper_than_tritons_parser_takes_is_a_clear_error(tmp_path):
+    """Triton's recursive parser crashes (stack overflow) a few thousand levels down: the parse
+    in a forked child turns that into one message that names the depth.  The stack is set to
+    8 MiB (Linux's usual) so that the crash comes at the same depth everywhere."""
+    import resource
+
+    path = tmp_path / "deeper.mlir"
+    path.write_text(nested_convert_module(6000))
+    soft, hard = resource.getrlimit(resource.RLIMIT_STACK)
+    stack = 8 << 20 if hard == resource.RLIM_INFINITY else min(8 << 20, hard)
+    result = subprocess.run([sys.executable, "-m", "linear_layouts.tools.ll_opt", str(path), "-p",
+                             "ll-classify-conversions"], capture_output=True, text=True, timeout=120,
+                            preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_STACK, (stack, hard)))
+    assert result.returncode == 1 and result.stdout == ""
+    assert "Traceback" not in result.stderr and "internal error" not in result.stderr
+    assert "Triton aborted while parsing the module" in result.stderr
+    assert "nests regions 6002 deep" in result.stderr, result.stderr
