@@ -10,6 +10,7 @@ import triton
 import triton.language as tl
 
 import linear_layouts
+from support import cuda_gpu_missing
 
 
 @triton.jit(noinline=True)
@@ -34,15 +35,6 @@ def loop_then_sum_kernel(X, Y, S, BLOCK: tl.constexpr, TIMES: tl.constexpr):
     tl.store(S + offs, tl.sum(x, axis=0))   # a cross-warp reduction: Triton's scratch memory
 
 
-def _gpu_reason():
-    try:
-        import torch
-    except ImportError:
-        return "needs torch and a CUDA GPU (torch is not installed)"
-    if not torch.cuda.is_available():
-        return "needs a CUDA GPU (none visible to torch)"
-    return None
-
 
 def _run(enabled, launch):
     if enabled:
@@ -57,7 +49,7 @@ def _run(enabled, launch):
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(_gpu_reason() is not None, reason=str(_gpu_reason()))
+@pytest.mark.skipif(cuda_gpu_missing() is not None, reason=str(cuda_gpu_missing()))
 @pytest.mark.parametrize("block, warps", [(64, 4), (128, 8)])
 def test_noinline_helpers_are_bit_exact_on_the_gpu(monkeypatch, tmp_path, block, warps):
     import torch

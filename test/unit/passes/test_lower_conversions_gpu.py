@@ -9,23 +9,14 @@ import os
 import tempfile
 
 import pytest
-from support import REPO  # noqa: E402
+from support import REPO, cuda_gpu_missing  # noqa: E402
 
 REPO = str(REPO)
 
 
-def _gpu_reason():
-    try:
-        import torch
-    except ImportError:
-        return "needs torch and a CUDA GPU (torch is not installed)"
-    if not torch.cuda.is_available():
-        return "needs a CUDA GPU (none visible to torch)"
-    return None
-
 
 @pytest.mark.gpu
-@pytest.mark.skipif(_gpu_reason() is not None, reason=str(_gpu_reason()))
+@pytest.mark.skipif(cuda_gpu_missing() is not None, reason=str(cuda_gpu_missing()))
 def test_islands_are_bit_exact_on_the_gpu():
     import torch
     spec = importlib.util.spec_from_file_location("gpu_conversions", os.path.join(REPO, "benchmarks", "gpu_conversions.py"))

@@ -16,7 +16,7 @@ from triton.backends.compiler import GPUTarget
 
 import linear_layouts
 from linear_layouts.passes import hook
-from support import ws_kernels
+from support import cuda_gpu_missing, ws_kernels
 
 TARGET = GPUTarget("cuda", 90, 32)
 BARRIER = re.compile(r"\b(bar\.sync|bar\.warp\.sync|barrier\.sync)\s+([^;]*);")
@@ -76,18 +76,9 @@ def test_ll_opt_leaves_a_partition_it_cannot_align_to_triton():
     assert "its 8 warps start at warp 4" in outcomes[0].reason
 
 
-def _gpu_reason():
-    try:
-        import torch
-    except ImportError:
-        return "needs torch and a CUDA GPU (torch is not installed)"
-    if not torch.cuda.is_available():
-        return "needs a CUDA GPU (none visible to torch)"
-    return None
-
 
 @pytest.mark.gpu
-@pytest.mark.skipif(_gpu_reason() is not None, reason=str(_gpu_reason()))
+@pytest.mark.skipif(cuda_gpu_missing() is not None, reason=str(cuda_gpu_missing()))
 def test_warp_specialized_kernel_runs_bit_exact_on_the_gpu(monkeypatch, tmp_path):
     import torch
     if torch.cuda.get_device_capability()[0] < 9:
@@ -107,7 +98,7 @@ def test_warp_specialized_kernel_runs_bit_exact_on_the_gpu(monkeypatch, tmp_path
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(_gpu_reason() is not None, reason=str(_gpu_reason()))
+@pytest.mark.skipif(cuda_gpu_missing() is not None, reason=str(cuda_gpu_missing()))
 def test_automatic_warp_specialization_runs_bit_exact_on_the_gpu(monkeypatch, tmp_path):
     import torch
     if torch.cuda.get_device_capability()[0] < 9:
