@@ -121,7 +121,7 @@ from ..lowering.thread_group import ThreadGroup
 from .framework import ModulePass, PassContext, PassFailure
 from .partitions import WarpGroups, layout_warps_problem
 from .bindings import installed_conventions, triton_version
-from .snapshot import Module, Operation
+from .snapshot import Module, Operation, ops_under
 from .layouts import memdesc_layout, value_layout
 
 METHODS = tuple(Method)   # noop, rename, shuffle, shared, local_load, local_store, local_alloc: what ``only`` names
@@ -247,15 +247,6 @@ def _function_of(op: Operation) -> Optional[Operation]:
     return parent
 
 
-def _ops_under(op: Operation):
-    """The op and every op in its regions, in text order (as ``Module.walk``)."""
-    yield op
-    for region in op.regions:
-        for block in region.blocks:
-            for child in block.operations:
-                yield from _ops_under(child)
-
-
 class _CallGraph:
     """Which functions of a module are called (by a ``tt.call``), and which may touch shared
     memory, themselves or through the functions they call: Triton's barrier analysis is
@@ -275,7 +266,7 @@ class _CallGraph:
         self.calls_in: dict[str, list[Optional[str]]] = {name: [] for name in self.functions}
         uses_directly: set[str] = set()
         for name, function in self.functions.items():
-            for op in _ops_under(function):
+            for op in ops_under(function):
                 if op.name == "tt.call":
                     self.calls_in[name].append(op.callee)
                 elif _may_use_shared_memory(op, self):
@@ -315,11 +306,11 @@ class _CallGraph:
         if module_op is None:
             return range(0, 1 << 62)
         start = 0
-        for position, other in enumerate(_ops_under(module_op)):
+        for position, other in enumerate(ops_under(module_op)):
             if other is function:
                 start = position
                 break
-        return range(start, start + sum(1 for _ in _ops_under(function)))
+        return range(start, start + sum(1 for _ in ops_under(function)))
 
 
 def _triton_shared_memory_users(module: Module, lowered: set[int]) -> list[int]:

@@ -34,7 +34,7 @@ from typing import Optional, Union
 
 from ..lowering.thread_group import (DEFAULT_GROUP_BARRIER, FIRST_PARTITION_BARRIER, HARDWARE_BARRIERS,
                                      ThreadGroup)
-from .snapshot import Module, Operation
+from .snapshot import Module, Operation, ops_under
 
 WARP_SPECIALIZE = "ttg.warp_specialize"
 PARTITIONS = "ttg.warp_specialize.partitions"
@@ -97,7 +97,7 @@ class WarpGroups:
         work = [function_op]
         while work:
             current = work.pop()
-            for op in _ops_inside(current):
+            for op in ops_under(current):
                 if op.name != "tt.call":
                     continue
                 callee = _callee(op)
@@ -186,17 +186,6 @@ def _partition_of(op: Operation) -> Optional[tuple[Operation, int]]:
             return parent.parent_op, next(i for i, r in enumerate(parent.regions) if r is region)
         current = parent
     return None
-
-
-def _ops_inside(op: Operation):
-    work = [op]
-    while work:
-        current = work.pop()
-        for region in current.regions:
-            for block in region.blocks:
-                for inner in block.operations:
-                    yield inner
-                    work.append(inner)
 
 
 def _callee(call: Operation) -> Optional[str]:

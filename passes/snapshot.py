@@ -98,6 +98,17 @@ class Operation:
         return f"'{self.name}' at {self.location}"
 
 
+def ops_under(op: Operation):
+    """The op and every op in its regions, in text order (as ``Module.walk``); iterative, so
+    a convert under thousands of nested ``scf.if`` is no deeper for Python than one."""
+    work = [op]
+    while work:
+        current = work.pop()
+        yield current
+        work.extend(reversed([child for region in current.regions for block in region.blocks
+                              for child in block.operations]))
+
+
 def parse_module(text: str, filename: str = "<stdin>", first_line: int = 1, safe: bool = True,
                  context=None, printed: bool = False) -> "Module":
     """Parse TTGIR module text.  ``filename`` and ``first_line`` (where the text starts in that
