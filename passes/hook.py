@@ -60,10 +60,11 @@ import warnings
 from dataclasses import dataclass
 from typing import Optional
 
+from ..lowering.emit_nvidia import GUARD_MARK
 from .bindings import installed_conventions
 from .diagnostics import IRError
 from .framework import PassContext, run_pipeline
-from .guard_barriers import GUARD_BARRIER_ASM, prune_guard_barriers
+from .guard_barriers import prune_guard_barriers
 from .parsing import triton_module_from_text
 from .pipeline import PipelineError, parse_pipeline
 from .snapshot import parse_module
@@ -475,7 +476,8 @@ def _wrap_stages(stages: dict, config: PluginConfig) -> None:
             state["islands"] = False
             return _compile_without_islands(kernel, text, "llir", error, config.remarks, stock_llir)
         # Our guard barriers that Triton's own barriers make redundant go (see guard_barriers).
-        guards = result.count(GUARD_BARRIER_ASM) if isinstance(result, str) else 0
+        # every guard, a warp group's named ones too (those are never dropped)
+        guards = result.count(GUARD_MARK) if isinstance(result, str) else 0
         if guards:
             result, dropped = prune_guard_barriers(result)
             _stats.guard_barriers += guards

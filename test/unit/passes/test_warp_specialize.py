@@ -42,6 +42,8 @@ def test_partition_islands_use_the_partitions_named_barriers(monkeypatch, tmp_pa
     ours_kernel = compile_ws(True)
     stats = linear_layouts.stats()
     assert stats.islands == 4 and not stats.fallbacks, stats.summary()
+    # each island's two guards are its warp group's barrier, never dropped by the pruning
+    assert (stats.guard_barriers, stats.guard_barriers_dropped) == (8, 0), stats.summary()
     ours = barriers(ours_kernel.asm["ptx"])
     # stock: the default group's barrier 0 for 128 threads, partition 0 (4 warps) barrier 2,
     # partition 1 (2 warps) barrier 3, partition 2 (1 warp) bar.warp.sync; 1 = the dispatch loop
