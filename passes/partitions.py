@@ -109,10 +109,6 @@ class WarpGroups:
                         work.append(functions[callee])
 
     # ------------------------------------------------------------------ queries
-    @property
-    def warp_specialized(self) -> bool:
-        return bool(self._specializes)
-
     def group_of(self, op: Operation) -> Union[Optional[ThreadGroup], str]:
         if not self._specializes:
             return None
