@@ -199,8 +199,8 @@ def test_chains_to_an_existing_hook_and_restores_it(capfd):
 
 # -- any order of enable / disable / enabled() and other tools' hooks ----------------------------
 #
-# Other tools chain stages hooks the way the brief of Triton's hook slot implies: install over
-# whatever is there and call it first.  Ours must work under every order of installs, and of
+# Triton has one stages-hook slot, so tools chain their hooks: each installs over whatever is
+# there and calls it first.  Ours must work under every order of installs, and of
 # our own switches, with every hook run once per compile and our pipeline once while on.
 
 class ThirdPartyHook:
