@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from linear_layouts.passes import recorder
+from linear_layouts.tools.conversion_why import Why, explain, users_of
 from linear_layouts.tools.loop_weights import ASSUMED_TRIPS, LoopWeight, conversion_weights
 from linear_layouts.tools.conversion_report import (ConversionRow, count_instructions, counts_text, format_table,
                                                     report_conversions)
@@ -63,6 +64,7 @@ class ConversionEntry:
     pictures: dict = field(default_factory=dict)   # "layouts" / "plan" -> file name under the report dir
     picture_notes: list = field(default_factory=list)
     weight: LoopWeight = field(default_factory=lambda: LoopWeight(1))   # runs per program instance
+    why: Optional[Why] = None         # producer, consumers, reason, hint (tools.conversion_why)
 
     @property
     def weighted_cost(self) -> float:
@@ -211,6 +213,7 @@ def analyse_kernel(record: dict, compiles: int, slug: str) -> KernelEntry:
     except (IRError, UnknownTarget) as error:
         kernel.problem = f"not analysed: {error}"
         return kernel
+    users = users_of(module)
     for number, (row, op) in enumerate(zip(rows, module.ops_named("ttg.convert_layout")), start=1):
         entry = ConversionEntry(number, row, op.location, source_line(op.location), outcome="", owned=False,
                                 remark="", cost=plan_cost(row.plan).weight if row.plan is not None else 0.0,
@@ -223,6 +226,7 @@ def analyse_kernel(record: dict, compiles: int, slug: str) -> KernelEntry:
             entry.bits = element.element.logical_bits
         except PassFailure:
             pass
+        entry.why = explain(op, users)
         kernel.conversions.append(entry)
     weights = conversion_weights(kernel.ttgir)
     if len(weights) == len(kernel.conversions):
@@ -448,6 +452,11 @@ def markdown(kernels: list[KernelEntry], options: Optional["ReportOptions"] = No
         lines += ["```", ""]
         for c in k.conversions:
             lines.append(f"- #{c.number} {md_code(c.location)}" + (f": {md_code(c.source_line)}" if c.source_line else ""))
+            if c.why is not None:
+                lines.append(f"  - why: {c.why.reason}; from {md_code(c.why.producer)}, used by "
+                             + (", ".join(md_code(u) for u in c.why.consumers) or "nothing"))
+                if c.why.hint:
+                    lines.append(f"  - hint: {c.why.hint}")
             lines.append(f"  - {md_code(c.remark)}")
     return "\n".join(lines) + "\n"
 

@@ -166,6 +166,12 @@ def _conversion_section(c: ConversionEntry) -> list[str]:
         out.append(f"<pre>{_e(c.source_line)}</pre>")
     out.append(f"<p><b>scope:</b> {_e(c.row.scope)} &nbsp; <b>lowering:</b> {_e(c.row.lowering)} &nbsp; "
                f"<b>outcome:</b> {_e(c.outcome)}</p>")
+    if c.why is not None:
+        out.append(f"<p><b>why it exists:</b> {_e(c.why.reason)}<br><b>from:</b> <code>{_e(c.why.producer)}</code>"
+                   f" &nbsp; <b>used by:</b> " + (", ".join(f"<code>{_e(u)}</code>" for u in c.why.consumers) or "nothing")
+                   + "</p>")
+        if c.why.hint:
+            out.append(f"<p><b>hint:</b> {_e(c.why.hint)}</p>")
     out.append(f"<p><b>cost per warp:</b> {c.cost:.1f} &nbsp; <b>runs:</b> {_e(c.weight.text())} "
                f"(loops around it{', ? = assumed trip count' if c.weight.assumed else ''}) &nbsp; "
                f"<b>weighted cost:</b> {c.weighted_cost:.1f}</p>")

@@ -619,3 +619,29 @@ def test_environment_mode_writes_a_fresh_report_per_run(tmp_path):
         assert run.returncode == 0, run.stderr
         assert "1 kernel (1 compile), 1 with layout conversions" in (out / "report.md").read_text()
     assert len(os.listdir(out / "records")) == 1
+
+
+# ----------------------------------------------------------------------------- why a conversion exists (item 4)
+
+def test_each_conversion_says_why_it_exists(tmp_path):
+    records = record_bundled(tmp_path, ["transpose", "rotary", "attention"])
+    kernels = build_kernels(records, ReportOptions(str(tmp_path), compare=False, progress=False))
+    def line(text):   # the column differs by release
+        return re.sub(r"(kernels\.py:\d+):\d+", r"\1", text)
+
+    whys = {(k.name, c.number): (c.why.reason.split(":")[0], line(c.why.producer), tuple(map(line, c.why.consumers)),
+                                 c.weight.text())
+            for k in kernels for c in k.conversions}
+    assert whys == {
+        ("transpose", 1): ("a memory access", "tt.trans at kernels.py:127", ("tt.store",), "1"),
+        ("rotary_embedding", 1): ("a shape operation (broadcast, expand_dims, reshape, ...) wants its operand in "
+                                  "another layout", "tt.reshape at kernels.py:72", ("tt.split at kernels.py:72",), "1"),
+        ("rotary_embedding", 2): ("a memory access", "tt.reshape at kernels.py:76", ("tt.store",), "1"),
+        # p.to(v.dtype) feeds the second dot, inside the loop over the keys (4 blocks of a constexpr length)
+        ("attention_forward", 1): ("a dot operand", "arith.truncf at kernels.py:116",
+                                   ("ttng.warp_group_dot at kernels.py:116",), "x4"),
+        ("attention_forward", 2): ("a memory access", "arith.truncf at kernels.py:118", ("tt.store",), "1"),
+    }
+    assert re.search(r"\n  - why: a dot operand: the matrix multiply wants its operands in the #dot_op layout; "
+                     r"from `arith\.truncf at kernels\.py:116:\d+`, used by `ttng\.warp_group_dot at "
+                     r"kernels\.py:116:\d+`\n", markdown(kernels))
