@@ -126,6 +126,16 @@ class KernelEntry:
                                                      for reason, n in reasons.items())
         return text
 
+    def verdict(self) -> str:
+        """Ours vs stock in the final code's data-movement instructions (all kinds summed):
+        ``ours 20 fewer``, ``same``, ``ours 2 more``; "" when not compared."""
+        if self.stock_counts is None or self.ours_counts is None:
+            return ""
+        difference = sum(self.ours_counts.values()) - sum(self.stock_counts.values())
+        if difference == 0:
+            return "same"
+        return f"ours {abs(difference)} {'fewer' if difference < 0 else 'more'}"
+
     def final_code_text(self, which: str) -> str:
         counts = self.stock_counts if which == "stock" else self.ours_counts
         if counts is None:
@@ -393,6 +403,16 @@ def summary_lines(kernels: list[KernelEntry]) -> list[str]:
              f"{count_text(len(conversions), 'conversion')}, {sum(1 for c in conversions if c.row.is_noop)} of them no-ops.",
              f"How far the data moves (scope): {_counter_text(scopes)}.",
              f"Planned lowering: {_counter_text(lowering)}; left to Triton: {left}."]
+    compared = [k for k in kernels if k.verdict()]
+    if compared:
+        fewer = [k for k in compared if k.verdict().endswith("fewer")]
+        more = [k for k in compared if k.verdict().endswith("more")]
+        same = len(compared) - len(fewer) - len(more)
+        line = (f"Final code, ours vs stock (data-movement instructions of the whole kernel): fewer in "
+                f"{count_text(len(fewer), 'kernel')}, the same in {same}, more in {len(more)}")
+        if more:
+            line += " (" + ", ".join(f"{k.name} on {k.target}: {k.verdict()}" for k in more) + ")"
+        lines.append(line + ".")
     with_scratch = [k for k in kernels if k.scratch_bytes]
     if with_scratch:
         largest = max(with_scratch, key=lambda k: k.scratch_bytes)

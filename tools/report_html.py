@@ -212,7 +212,11 @@ def kernel_page(kernel: KernelEntry, note: str = "") -> str:
     if note and kernel.conversions:
         body.append(f'<p class="note">{_e(note)}</p>')
     body.append(f"<p>final code, stock Triton: <code>{_e(kernel.final_code_text('stock'))}</code>; "
-                f"with linear_layouts.enable(): <code>{_e(kernel.final_code_text('ours'))}</code></p>")
+                f"with linear_layouts.enable(): <code>{_e(kernel.final_code_text('ours'))}</code>"
+                + (f" &nbsp; <b>verdict:</b> {_e(kernel.verdict())} data-movement instructions than stock"
+                   if kernel.verdict().startswith("ours") else
+                   " &nbsp; <b>verdict:</b> the same data-movement instruction count as stock"
+                   if kernel.verdict() == "same" else "") + "</p>")
     if not kernel.conversions:
         body.append("<p>No <code>ttg.convert_layout</code> in this kernel's TTGIR: nothing to convert.</p>")
     else:

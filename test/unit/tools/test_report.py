@@ -19,7 +19,7 @@ from linear_layouts.passes import hook, recorder  # noqa: E402
 from support import REPO  # noqa: E402
 from linear_layouts.tools.demo import bundled_kernels, compile_stock  # noqa: E402
 from linear_layouts.tools.report import (ReportOptions, build_kernels, conversion_table_rows, count_text,  # noqa: E402
-                                         kernel_table_rows, markdown)
+                                         kernel_table_rows, markdown, summary_lines)
 
 ROOT = str(REPO)
 EXAMPLE = os.path.join(ROOT, "examples", "report_example.py")
@@ -127,6 +127,21 @@ def test_compare_counts_final_code_stock_and_ours(tmp_path):
     assert matmul.compare_problem == ""
     assert matmul.final_code_text("stock") == "st.shared=48 ld.shared=16"
     assert matmul.final_code_text("ours") == "st.shared=40 ldmatrix=4"
+    assert matmul.verdict() == "ours 20 fewer"                       # 64 -> 44
+    assert ("Final code, ours vs stock (data-movement instructions of the whole kernel): fewer in 1 kernel, "
+            "the same in 0, more in 0.") in summary_lines(kernels)
+
+
+def test_verdict_names_kernels_where_ours_has_more():
+    from linear_layouts.tools.report import KernelEntry
+    kernels = [KernelEntry("layer_norm", "sm_90", "cuda", "", 4, 1, "", "a", stock_counts={"shfl": 56},
+                           ours_counts={"shfl": 58}),
+               KernelEntry("copy", "sm_90", "cuda", "", 4, 1, "", "b", stock_counts={"st.shared": 2},
+                           ours_counts={"st.shared": 2}),
+               KernelEntry("other", "sm_90", "cuda", "", 4, 1, "", "c")]     # not compared
+    assert [k.verdict() for k in kernels] == ["ours 2 more", "same", ""]
+    assert ("Final code, ours vs stock (data-movement instructions of the whole kernel): fewer in 0 kernels, "
+            "the same in 1, more in 1 (layer_norm on sm_90: ours 2 more).") in summary_lines(kernels)
 
 
 # ----------------------------------------------------------------------------- the command
