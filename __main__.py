@@ -17,11 +17,13 @@ kernel's layout conversions (``tools.report``)::
 import os
 import runpy
 import sys
+import traceback
 
 USAGE = ("usage: python -m linear_layouts run PROGRAM.py [ARGS...]\n"
          "       (LINEAR_LAYOUTS=legacy selects the legacy baseline)\n"
          "       python -m linear_layouts report [-o DIR] [--format html|md] [--mode stock|linear]\n"
-         "              [--pictures N] [--no-compare] PROGRAM.py [ARGS...]")
+         "              [--pictures N] [--no-compare] [--append] PROGRAM.py [ARGS...]\n"
+         "       python -m linear_layouts report --help")
 
 
 def _error(message: str) -> int:
@@ -70,15 +72,27 @@ def report_parser():
                    help=f"pictures for the first N conversions of each kernel (default {DEFAULT_PICTURES})")
     p.add_argument("--no-compare", action="store_true",
                    help="do not recompile each kernel stock and with our lowering to count final-code instructions")
+    p.add_argument("--append", action="store_true",
+                   help="keep the kernels of earlier runs recorded into the same directory (default: a fresh report)")
     p.add_argument("program", help="the Triton program (a .py file)")
     p.add_argument("args", nargs=argparse.REMAINDER, help="the program's own arguments")
     return p
 
 
+def _exit_status(code) -> int:
+    """``sys.exit(code)``'s status, its message printed as Python prints it."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)
+    return 1
+
+
 def report_command(argv: list) -> int:
     from .passes import recorder
     from .tools.cli import UsageError
-    from .tools.report import ReportOptions, ReportSetupError, start, write_report
+    from .tools.report import ReportOptions, ReportSetupError, is_writer, start, write_report
 
     try:
         args = report_parser().parse_args(argv)
@@ -88,18 +102,29 @@ def report_command(argv: list) -> int:
         return _error(f"no such program: {args.program}")
     if args.pictures < 0:
         return _error(f"--pictures {args.pictures}: expected 0 or more")
-    options = ReportOptions(args.out, args.format, not args.no_compare, args.pictures)
+    options = ReportOptions(args.out, args.format, not args.no_compare, args.pictures, append=args.append)
     try:
         start(options, args.mode, write_at_exit=False)
     except (ReportSetupError, OSError) as e:
         return _error(f"cannot record into {args.out}: {e}" if isinstance(e, OSError) else str(e))
+    # Workers the program starts (multiprocessing's spawn, subprocesses) record into the same run
+    # once they import triton (tools/report_site/sitecustomize.py); the report is written here, once.
+    site = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tools", "report_site")
+    os.environ.update({"LINEAR_LAYOUTS": "report", "LINEAR_LAYOUTS_REPORT_DIR": os.path.abspath(args.out),
+                       "LINEAR_LAYOUTS_REPORT_MODE": args.mode, "LINEAR_LAYOUTS_REPORT_APPEND": "1",
+                       "PYTHONPATH": os.pathsep.join(filter(None, [site, os.environ.get("PYTHONPATH")]))})
     status = 0
     try:
         _run_program(args.program, args.args)
     except SystemExit as e:   # the program's own exit: still write the report of what it compiled
-        status = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        status = _exit_status(e.code)
+    except BaseException:     # the program failed (no GPU, a bug): its traceback, then the report
+        traceback.print_exc()
+        status = 130 if isinstance(sys.exc_info()[1], KeyboardInterrupt) else 1
     finally:
         recorder.stop()
+    if not is_writer():       # a forked child of the program: its kernels are recorded, the parent reports
+        return status
     try:
         path = write_report(options)
     except OSError as e:
@@ -113,6 +138,9 @@ def report_command(argv: list) -> int:
 
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in ("-h", "--help", "help"):
+        print(__doc__.strip() + "\n\n" + USAGE)
+        return 0
     if not argv or argv[0] not in ("run", "report"):
         what = f"unknown command '{argv[0]}'" if argv else "no command given"
         return _error(f"{what}\n{USAGE}")

@@ -10,6 +10,10 @@ Each process appends one JSON line per kernel to ``DIR/records/kernels-<pid>.jso
 as it goes), so that the workers of ``pytest -n`` (pytest-xdist), each its own process, all
 write into the same report directory; ``tools.report`` merges the files.
 
+Each record carries the *run* it belongs to (``tools.report`` gives one id to a process and
+everything it starts: forks, spawned workers, pytest-xdist workers); ``start`` removes the record
+files of other runs unless told to append, and ``read_records(directory, run)`` reads one run.
+
 A record holds: the kernel's name, its target (backend, arch, warp size), its specialization
 (signature and constants, as Triton prints them), ``num_warps``, whether it was a cache hit,
 and Triton's TTGIR with debug locations (``loc(...)``: the user's file:line:col).
@@ -31,6 +35,7 @@ _progress = True
 _count = 0
 _lock = threading.Lock()
 _paused = 0
+_run: Optional[str] = None
 
 
 def recording_directory() -> Optional[str]:
@@ -42,14 +47,18 @@ def records_path(directory: str, pid: Optional[int] = None) -> str:
     return os.path.join(directory, RECORDS_SUBDIR, f"kernels-{os.getpid() if pid is None else pid}.jsonl")
 
 
-def start(directory: str, progress: bool = True) -> None:
-    """Record every kernel compiled from now on into ``directory`` (created if needed)."""
-    global _directory, _previous_listener, _progress
+def start(directory: str, progress: bool = True, run: Optional[str] = None, append: bool = True) -> None:
+    """Record every kernel compiled from now on into ``directory`` (created if needed), each
+    record tagged with ``run``; without ``append``, the record files of other runs are removed."""
+    global _directory, _previous_listener, _progress, _run
     import triton
 
     os.makedirs(os.path.join(directory, RECORDS_SUBDIR), exist_ok=True)
     if _directory is not None:
         stop()
+    if not append:
+        remove_other_runs(directory, run)
+    _run = run
     current = triton.knobs.compilation.listener
     _previous_listener = current if current is not _listener else None
     triton.knobs.compilation.listener = _listener
@@ -116,8 +125,18 @@ def kernel_record(src, metadata: dict, metadata_group: dict, cache_hit: bool) ->
         "specialization": _specialization(src),
         "cache_hit": bool(cache_hit),
         "pid": os.getpid(),
+        "run": _run,
+        "mode": _compile_mode(),
         "ttgir": ttgir,
     }
+
+
+def _compile_mode() -> str:
+    """What this compile ran with: ``stock`` Triton, or the plugin's mode (``linear``/``legacy``)."""
+    from linear_layouts.passes import hook
+
+    config = hook.active_config()
+    return "stock" if config is None else str(config.mode)
 
 
 def _specialization(src) -> str:
@@ -151,9 +170,36 @@ def _append(record: dict) -> None:
                   file=sys.stderr, flush=True)
 
 
-def read_records(directory: str) -> list[dict]:
-    """Every record of every process in ``directory`` (files in name order, lines in order).
-    A line that is not JSON (a process killed mid-write) is skipped."""
+def _record_files(directory: str) -> list[str]:
+    folder = os.path.join(directory, RECORDS_SUBDIR)
+    if not os.path.isdir(folder):
+        return []
+    return [os.path.join(folder, name) for name in sorted(os.listdir(folder)) if name.endswith(".jsonl")]
+
+
+def remove_other_runs(directory: str, run: Optional[str]) -> None:
+    """Remove the record files written by runs other than ``run`` (a file of this run, written
+    by another worker of it, stays)."""
+    for path in _record_files(directory):
+        try:
+            with open(path, encoding="utf-8") as f:
+                line = f.readline()
+            if not line.endswith("\n"):
+                continue          # being written right now (another worker of this run, just started)
+            first = json.loads(line)
+        except (OSError, json.JSONDecodeError):
+            first = {}
+        if run is None or first.get("run") != run:
+            try:
+                os.remove(path)
+            except FileNotFoundError:
+                pass
+
+
+def read_records(directory: str, run: Optional[str] = None) -> list[dict]:
+    """Every record of every process in ``directory`` (files in name order, lines in order), or
+    only those of ``run`` when given.  A line that is not JSON (a process killed mid-write) is
+    skipped."""
     folder = os.path.join(directory, RECORDS_SUBDIR)
     if not os.path.isdir(folder):
         return []
@@ -164,7 +210,9 @@ def read_records(directory: str) -> list[dict]:
         with open(os.path.join(folder, name), encoding="utf-8") as f:
             for line in f:
                 try:
-                    records.append(json.loads(line))
+                    record = json.loads(line)
                 except json.JSONDecodeError:
                     continue
+                if run is None or record.get("run") == run:
+                    records.append(record)
     return records

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import argparse
 import codecs
+import os
+import sys
 
 
 class UsageError(Exception):
@@ -40,3 +42,16 @@ def decode_utf8(data: bytes) -> str:
     except UnicodeDecodeError as error:
         raise UnicodeDecodeError(error.encoding, data, error.start + len(mark), error.end + len(mark),
                                  error.reason) from None
+
+
+def print_output(text: str) -> int:
+    """Print a tool's output; a reader that stops early (``ll-viz ... | head``) ends it quietly,
+    exit status 0, with no ``BrokenPipeError`` traceback (Python's documented recipe: stdout is
+    pointed at devnull so that the flush at exit does not fail again)."""
+    try:
+        print(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    return 0

@@ -18,10 +18,13 @@ from typing import Optional
 
 from linear_layouts.tools.report import (CONVERSION_HEADER, KERNEL_HEADER, ConversionEntry, KernelEntry,
                                          ReportOptions, _write_atomically, conversion_table_rows, count_text, kernel_table_rows,
-                                         summary_lines, worth_a_look)
+                                         costliest_conversions, run_lines, summary_lines, weights_line,
+                                         worth_a_look)
 
 MAX_PICTURE_ELEMENTS = 4096     # 64 x 64
 MAX_TEXT_GRID_ELEMENTS = 1024   # 32 x 32: the text grid of both layouts, cell by cell
+NO_MATPLOTLIB = ("No pictures: matplotlib is not installed (pip install matplotlib, or the viz extra: "
+                 "pip install 'linear-layouts[viz]'); the tables and text layouts are all here.")
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 1.5em auto; padding: 0 1.5em; max-width: 1400px;
@@ -106,19 +109,40 @@ def draw_pictures(kernel: KernelEntry, directory: str, max_pictures: int) -> Non
 
 # ----------------------------------------------------------------------------- pages
 
-def index_page(kernels: list[KernelEntry], options: ReportOptions) -> str:
+def matplotlib_missing() -> bool:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return True
+    return False
+
+
+def index_page(kernels: list[KernelEntry], options: ReportOptions, note: str = "") -> str:
     body = ["<h1>linear-layouts report</h1>", "<h2>Summary</h2>", "<ul>"]
-    body += [f"<li>{_e(line)}</li>" for line in summary_lines(kernels)]
+    body += [f"<li>{_e(line)}</li>" for line in summary_lines(kernels) + run_lines(kernels, options)
+             + [weights_line(kernels)]]
     body.append("</ul>")
+    if note:
+        body.append(f'<p class="note">{_e(note)}</p>')
     look = worth_a_look(kernels)
     if look:
         body.append("<h2>Worth a look first</h2><p class=\"note\">by the cost model's weight of the kernel's "
-                    "conversions per warp (MIO issue units)</p><ol>")
+                    "conversions per warp (MIO issue units), times how often each runs (its loops)</p><ol>")
         for k in look:
             left = sum(1 for c in k.conversions if not c.owned)
             body.append(f'<li><a href="kernels/{_e(k.slug)}.html">{_e(k.name)}</a> on {_e(k.target)}: '
-                        f"cost {k.cost:.1f}, {count_text(len(k.conversions), 'conversion')}"
+                        f"weighted cost {k.weighted_cost:.1f} (once: {k.cost:.1f}), "
+                        f"{count_text(len(k.conversions), 'conversion')}"
                         + (f", {left} left to Triton" if left else "") + "</li>")
+        body.append("</ol>")
+    costliest = costliest_conversions(kernels)
+    if costliest:
+        body.append("<h2>Costliest conversions</h2><ol>")
+        for k, c in costliest:
+            body.append(f'<li><a href="kernels/{_e(k.slug)}.html#c{c.number}">{_e(k.name)} #{c.number}</a> '
+                        f"<code>{_e(c.row.location)}</code>: weighted cost {c.weighted_cost:.1f} = "
+                        f"{c.cost:.1f} x {c.weight.runs}"
+                        + (" (assumed trip count)" if c.weight.assumed else "") + "</li>")
         body.append("</ol>")
     body.append("<h2>Kernels</h2>")
     links = {i: f"kernels/{k.slug}.html" for i, k in enumerate(kernels)}
@@ -126,7 +150,8 @@ def index_page(kernels: list[KernelEntry], options: ReportOptions) -> str:
     compare = "final code: data-movement instructions of the whole kernel, stock Triton vs " \
               "linear_layouts.enable()" if options.compare else "final code not compared (--no-compare)"
     body.append(f'<p class="note">{_e(compare)}; cost/warp: the cost model\'s weight summed over the '
-                f"kernel's planned conversions; scratch: the largest conversion's shared memory.</p>")
+                f"kernel's planned conversions, once each; weighted: each times how often it runs (its loops' trip counts, "
+                f"? where a trip count is assumed); scratch: the largest conversion's shared memory.</p>")
     return _page("linear-layouts report", body)
 
 
@@ -141,6 +166,15 @@ def _conversion_section(c: ConversionEntry) -> list[str]:
         out.append(f"<pre>{_e(c.source_line)}</pre>")
     out.append(f"<p><b>scope:</b> {_e(c.row.scope)} &nbsp; <b>lowering:</b> {_e(c.row.lowering)} &nbsp; "
                f"<b>outcome:</b> {_e(c.outcome)}</p>")
+    if c.why is not None:
+        out.append(f"<p><b>why it exists:</b> {_e(c.why.reason)}<br><b>from:</b> <code>{_e(c.why.producer)}</code>"
+                   f" &nbsp; <b>used by:</b> " + (", ".join(f"<code>{_e(u)}</code>" for u in c.why.consumers) or "nothing")
+                   + "</p>")
+        if c.why.hint:
+            out.append(f"<p><b>hint:</b> {_e(c.why.hint)}</p>")
+    out.append(f"<p><b>cost per warp:</b> {c.cost:.1f} &nbsp; <b>runs:</b> {_e(c.weight.text())} "
+               f"(loops around it{', ? = assumed trip count' if c.weight.assumed else ''}) &nbsp; "
+               f"<b>weighted cost:</b> {c.weighted_cost:.1f}</p>")
     out.append(f"<p><b>remark:</b> <code>{_e(c.remark)}</code></p>")
     out.append("<h4>Layouts</h4>")
     out.append(f"<p>source <code>{_e(c.src_attribute)}</code><br>destination <code>{_e(c.dst_attribute)}</code></p>")
@@ -168,15 +202,21 @@ def _conversion_section(c: ConversionEntry) -> list[str]:
     return out
 
 
-def kernel_page(kernel: KernelEntry) -> str:
+def kernel_page(kernel: KernelEntry, note: str = "") -> str:
     body = ['<p><a href="../index.html">&larr; all kernels</a></p>',
             f"<h1>{_e(kernel.name)} on {_e(kernel.target)}</h1>",
             f"<p>specialization: <code>{_e(kernel.specialization or '-')}</code>; num_warps={_e(kernel.num_warps)}; "
             f"compiled {kernel.compiles} time(s)</p>"]
     if kernel.problem:
         body.append(f"<p>{_e(kernel.problem)}</p>")
+    if note and kernel.conversions:
+        body.append(f'<p class="note">{_e(note)}</p>')
     body.append(f"<p>final code, stock Triton: <code>{_e(kernel.final_code_text('stock'))}</code>; "
-                f"with linear_layouts.enable(): <code>{_e(kernel.final_code_text('ours'))}</code></p>")
+                f"with linear_layouts.enable(): <code>{_e(kernel.final_code_text('ours'))}</code>"
+                + (f" &nbsp; <b>verdict:</b> {_e(kernel.verdict())} data-movement instructions than stock"
+                   if kernel.verdict().startswith("ours") else
+                   " &nbsp; <b>verdict:</b> the same data-movement instruction count as stock"
+                   if kernel.verdict() == "same" else "") + "</p>")
     if not kernel.conversions:
         body.append("<p>No <code>ttg.convert_layout</code> in this kernel's TTGIR: nothing to convert.</p>")
     else:
@@ -190,11 +230,25 @@ def kernel_page(kernel: KernelEntry) -> str:
 
 
 def write_html(kernels: list[KernelEntry], options: ReportOptions) -> str:
-    """Write every page and picture; returns the path of ``index.html``."""
+    """Write every page and picture (without matplotlib: no pictures, a note saying how to get
+    them); pages and pictures of earlier reports in the directory are removed; returns the path
+    of ``index.html``."""
     os.makedirs(os.path.join(options.directory, "kernels"), exist_ok=True)
+    pictures = options.max_pictures > 0 and any(k.conversions for k in kernels)
+    note = NO_MATPLOTLIB if pictures and matplotlib_missing() else ""
+    written = set()
     for kernel in kernels:
-        draw_pictures(kernel, options.directory, options.max_pictures)
-        _write_atomically(os.path.join(options.directory, "kernels", f"{kernel.slug}.html"), kernel_page(kernel))
+        if pictures and not note:
+            draw_pictures(kernel, options.directory, options.max_pictures)
+        name = os.path.join("kernels", f"{kernel.slug}.html")
+        _write_atomically(os.path.join(options.directory, name), kernel_page(kernel, note))
+        written.add(name)
+        written.update(os.path.join(*picture.split("/")) for c in kernel.conversions for picture in c.pictures.values())
+    for folder in ("kernels", "img"):
+        path = os.path.join(options.directory, folder)
+        for name in os.listdir(path) if os.path.isdir(path) else []:
+            if os.path.join(folder, name) not in written and name.endswith((".html", ".svg")):
+                os.remove(os.path.join(path, name))
     index = os.path.join(options.directory, "index.html")
-    _write_atomically(index, index_page(kernels, options))
+    _write_atomically(index, index_page(kernels, options, note))
     return index

@@ -3,7 +3,9 @@
     ll-viz ATTRIBUTE --shape 16,16                  element grid: which warp/lane/register holds each element
     ll-viz ATTRIBUTE --shape 64,64 -o layout.png    the same as a picture (cells coloured by warp)
     ll-viz SHARED_ATTR --shape 32,32 --bits 16      shared layouts: offset and bank of each element
+                                                    (nvmma_shared: its elementBitWidth unless --bits)
     ll-viz SHARED_ATTR --shape 32,32 --access DIST  ... with the bank conflicts of DIST's accesses marked
+                                                    (vector accesses where the code would use them)
     ll-viz --compare A B --shape 32,32              two layouts side by side, moved elements marked
     ll-viz --file k.ttgir --value %5                the layout of a value in a module
     ll-viz --plan SRC DST --shape 64,64 --bits 16 --target sm_90 [-o plan.png]
@@ -21,8 +23,9 @@ import re
 import sys
 
 from linear_layouts.dialect import LayoutError, LinearLayout
+from linear_layouts.lowering.element_type import storage_bits_of
 from linear_layouts.tools import layout_view as view
-from linear_layouts.tools.cli import ArgumentParser, UsageError, decode_utf8
+from linear_layouts.tools.cli import ArgumentParser, UsageError, decode_utf8, print_output
 
 
 class VizError(Exception):
@@ -239,45 +242,80 @@ def moved_elements(a: LinearLayout, b: LinearLayout) -> set:
 
 
 def access_conflicts(shared: LinearLayout, access: LinearLayout, bits: int, target):
-    """Bank conflicts when ``access`` (a distributed layout) reads ``shared`` with scalar
-    accesses: one instruction per (block, warp, register), each lane reading its element.
+    """Bank conflicts when ``access`` (a distributed layout) reads ``shared``: one instruction
+    per (block, warp, vector of registers), each lane reading its elements.  The vectors are the
+    widest the code would use, as Triton's and our local loads/stores pick them
+    (``lowering.shared.widest_vector``): registers whose elements lie at consecutive offsets,
+    aligned, at most 16 bytes; without such registers, scalar accesses.
 
-    Returns (per-element conflict flag, total extra wavefronts, number of accesses).  The banks
-    are counted by the planner's own model (``lowering.cost.bank_use``) on ``target`` (a
-    ``lowering.Target`` or its name): the lanes are served in phases (``Target.phase_lane_bits``:
-    16 lanes for 64-bit elements on NVIDIA), a bank serving k distinct 4-byte words in one phase
+    Returns (per-element conflict flag, total extra wavefronts, number of accesses); the vector
+    width in elements is ``access_vector(shared, access, bits)``.  The banks are counted by the
+    planner's own model (``lowering.cost.bank_use``) on ``target`` (a ``lowering.Target`` or its
+    name): the lanes are served in phases (``Target.phase_lane_bits``: 16 lanes for 64-bit
+    accesses, 8 for 128-bit ones on NVIDIA), a bank serving k distinct 4-byte words in one phase
     costs k - 1 extra wavefronts, and lanes reading the same word are a broadcast and cost nothing.
     """
     import numpy as np
 
     from linear_layouts.lowering.cost import bank_use
     from linear_layouts.lowering.element_type import storage_bits_of
+    from linear_layouts.lowering.hardware import deposit
 
     target = target_option(target) if isinstance(target, str) else target
     to_offset = access.invert_and_compose(shared)   # (register, lane, warp, block) -> (offset, block)
     dims = access.in_dims
     element_bytes = storage_bits_of(bits) // 8
-    words_per_lane = max(1, element_bytes // target.bank_bytes)
-    phase_bits = target.phase_lane_bits(element_bytes * 8, True)  # one element per lane
+    log2_vec, positions = _vector(to_offset, dims, storage_bits_of(bits))
+    vector_bytes = element_bytes << log2_vec
+    words_per_lane = max(1, vector_bytes // target.bank_bytes)
+    phase_bits = target.phase_lane_bits(vector_bytes * 8, True)
+    register_bits = dims.get("register", 1).bit_length() - 1
+    rest = tuple(p for p in range(register_bits) if p not in positions)
+    in_vector = [deposit(i, positions) for i in range(1 << log2_vec)]
     lanes = np.arange(dims.get("lane", 1), dtype=np.int64)
     conflicted = set()
     extra = 0
     accesses = 0
     for block in range(dims.get("block", 1)):
         for warp in range(dims.get("warp", 1)):
-            for reg in range(dims.get("register", 1)):
-                elements, first_words = [], []
+            for chunk in range(1 << len(rest)):
+                base = deposit(chunk, rest)
+                lane_elements, first_words = [], []
                 for lane in lanes:
-                    hw = {"register": reg, "lane": int(lane), "warp": warp, "block": block}
+                    hw = {"register": base, "lane": int(lane), "warp": warp, "block": block}
                     hw = {k: v for k, v in hw.items() if k in dims}
                     first_words.append(to_offset.apply(hw)["offset"] * element_bytes // target.bank_bytes)
-                    elements.append(tuple(access.apply(hw).values()))
+                    lane_elements.append([tuple(access.apply(dict(hw, **({"register": base | v} if "register" in dims
+                                                                          else {}))).values())
+                                          for v in in_vector])
                 words = np.asarray(first_words, dtype=np.int64)[:, None] + np.arange(words_per_lane)
                 use = bank_use(lanes, words, phase_bits, target.num_banks)
                 accesses += 1
                 extra += use.conflicts
-                conflicted.update(e for e, flags in zip(elements, use.conflicted) if flags.any())
+                for elements, flags in zip(lane_elements, use.conflicted):
+                    if flags.any():
+                        conflicted.update(elements)
     return conflicted, extra, accesses
+
+
+def _vector(to_offset: LinearLayout, dims: dict, element_bits: int) -> tuple[int, tuple[int, ...]]:
+    """(log2 width, register positions) of the widest aligned vector of at most 128 bits."""
+    from linear_layouts.lowering.shared import widest_vector
+
+    def offset(dim, bit):
+        return to_offset.apply({k: (1 << bit if k == dim else 0) for k in dims})["offset"]
+
+    registers = [offset("register", p) for p in range(dims.get("register", 1).bit_length() - 1)]
+    threads = [offset(dim, b) for dim in ("lane", "warp") for b in range(dims.get(dim, 1).bit_length() - 1)]
+    return widest_vector(registers, threads, max(0, (128 // element_bits).bit_length() - 1))
+
+
+def access_vector(shared: LinearLayout, access: LinearLayout, bits: int) -> int:
+    """Elements per access (1: scalar) of ``access_conflicts``."""
+    from linear_layouts.lowering.element_type import storage_bits_of
+
+    to_offset = access.invert_and_compose(shared)
+    return 1 << _vector(to_offset, access.in_dims, storage_bits_of(bits))[0]
 
 
 # ---------------------------------------------------------------------------- pictures
@@ -376,13 +414,31 @@ def build_parser() -> ArgumentParser:
                    help="sm_80, sm_90, gfx90a or gfx942 (default sm_90): --plan's target, and the bank model of "
                         "shared layouts and --access")
     p.add_argument("--access", metavar="DIST", help="shared layouts: mark the bank conflicts of this distributed layout's accesses")
-    p.add_argument("--bits", type=int, default=32, help="element bit width, for banks (default 32)")
+    p.add_argument("--bits", type=int, default=None,
+                   help="element bit width, for banks (default: an nvmma_shared layout's elementBitWidth, else 32)")
     p.add_argument("--max-copies", type=int, default=4, help="broadcast copies listed per cell (default 4)")
     p.add_argument("-o", "--output", help="write a picture (.png, .svg or .pdf) instead of text")
     return p
 
 
+def element_bits(*attributes: str) -> int:
+    """The element width a layout attribute states (``nvmma_shared``'s ``elementBitWidth``), else 32."""
+    from linear_layouts.dialect import parse_attribute
+    from linear_layouts.dialect.attributes import NvmmaSharedEncoding
+
+    for text in attributes:
+        try:
+            attribute = parse_attribute(text) if text else None
+        except LayoutError:
+            continue   # the layout's own error comes where it is read
+        if isinstance(attribute, NvmmaSharedEncoding):
+            return attribute.element_bit_width
+    return 32
+
+
 def run(args) -> str:
+    if args.bits is None:
+        args.bits = element_bits(args.attribute, *(args.compare or ()))
     if args.bits not in (1, 8, 16, 32, 64):
         raise VizError(f"--bits {args.bits}: expected 1, 8, 16, 32 or 64")
     if args.max_copies < 1:
@@ -438,7 +494,10 @@ def run(args) -> str:
         if view.is_shared(access):
             raise VizError("--access: give the distributed layout that reads or writes the shared one")
         marked, extra, accesses = access_conflicts(layout, access, args.bits, target)
-        note = (f"access pattern {args.access}: {accesses} scalar accesses, {extra} extra wavefronts "
+        vector = access_vector(layout, access, args.bits)
+        kind = "scalar accesses" if vector == 1 else \
+            f"{vector * storage_bits_of(args.bits)}-bit vector accesses ({vector} elements each)"
+        note = (f"access pattern {args.access}: {accesses} {kind}, {extra} extra wavefronts "
                 f"from bank conflicts; {len(marked)} elements involved" + (" (marked *)" if marked else ""))
     out.append(title)
     summary = view.broadcast_summary(layout)
@@ -506,8 +565,7 @@ def main(argv: list[str] | None = None) -> int:
     except UnicodeDecodeError:
         print("ll-viz: error: --file is not a text file (it does not decode as UTF-8)", file=sys.stderr)
         return 1
-    print(text)
-    return 0
+    return print_output(text)
 
 
 if __name__ == "__main__":

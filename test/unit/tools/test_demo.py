@@ -90,3 +90,18 @@ def test_a_failing_plugin_compile_is_reported_not_raised(monkeypatch):
     result = demo.run_kernel(kernel, "sm_90", with_ours=True, workdir="/nonexistent")
     assert result.ours_problem == "compile with linear_layouts.enable() failed: linear-layouts: kernel transpose: boom"
     assert "failed: linear-layouts: kernel transpose: boom" in demo.final_code_table([result])[2]
+
+
+def test_readme_excerpt_is_the_demo_output(tmp_path, monkeypatch):
+    # issue 27: every line of the README's ll-demo excerpt is a line ll-demo prints today (both
+    # Triton releases: the excerpt keeps to rows they agree on)
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "cache"))
+    readme = (REPO / "README.md").read_text()
+    start = readme.index("An excerpt:\n\n```\n") + len("An excerpt:\n\n```\n")
+    excerpt = [line.rstrip() for line in readme[start:readme.index("```\n", start)].splitlines() if line.strip()]
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        assert demo.main(["--no-pictures"]) == 0
+    printed = {line.rstrip() for line in buffer.getvalue().splitlines()}
+    assert [line for line in excerpt if line not in printed] == []
+    assert len(excerpt) == 14

@@ -25,6 +25,7 @@ def test_regular_install_contains_every_subpackage(tmp_path):
                     "--target", str(target), ROOT], check=True, capture_output=True)
     for sub in ("dialect", "passes", "lowering", "tools"):
         assert (target / "linear_layouts" / sub / "__init__.py").exists(), sub
+    assert (target / "linear_layouts" / "tools" / "report_site" / "sitecustomize.py").exists()
     # The installed copy imports on its own, from outside the source tree.
     code = "import linear_layouts, linear_layouts.dialect as d; print(linear_layouts.__file__); print(d.LinearLayout.empty())"
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, check=True, capture_output=True, text=True,

@@ -19,7 +19,7 @@ from linear_layouts.passes import hook, recorder  # noqa: E402
 from support import REPO  # noqa: E402
 from linear_layouts.tools.demo import bundled_kernels, compile_stock  # noqa: E402
 from linear_layouts.tools.report import (ReportOptions, build_kernels, conversion_table_rows, count_text,  # noqa: E402
-                                         kernel_table_rows, markdown)
+                                         kernel_table_rows, markdown, summary_lines)
 
 ROOT = str(REPO)
 EXAMPLE = os.path.join(ROOT, "examples", "report_example.py")
@@ -61,17 +61,19 @@ def test_bundled_kernels_give_exact_rows(tmp_path):
     # (lowering/measured_choices.json has no entry for these conversions: the cost model's plans,
     # under every Triton release)
     assert rows == [
-        ["transpose", "sm_90", "1", "1", "0", "warp 1", "shared 1", "98.2", "16384 B", "-", "-", "ours 1 of 1"],
-        ["rotary_embedding", "sm_90", "1", "2", "0", "lane 2", "shared 2", "38.2", "1024 B", "-", "-", "ours 2 of 2"],
-        ["matmul", "sm_90", "1", "1", "0", "warp 1", "shared+ldmatrix 1", "41.7", "8192 B", "-", "-", "ours 1 of 1"],
-        ["softmax", "sm_90", "1", "0", "0", "-", "-", "-", "-", "-", "-", "-"],
+        ["transpose", "sm_90", "1", "1", "0", "warp 1", "shared 1", "98.2", "98.2", "16384 B", "-", "-", "ours 1 of 1"],
+        ["rotary_embedding", "sm_90", "1", "2", "0", "lane 2", "shared 2", "38.2", "38.2", "1024 B", "-", "-",
+         "ours 2 of 2"],
+        ["matmul", "sm_90", "1", "1", "0", "warp 1", "shared+ldmatrix 1", "41.7", "41.7", "8192 B", "-", "-",
+         "ours 1 of 1"],
+        ["softmax", "sm_90", "1", "0", "0", "-", "-", "-", "-", "-", "-", "-", "-"],
     ]
     transpose, rotary = kernels[0], kernels[1]
     assert conversion_table_rows(rotary) == [
         ["#1", "kernels.py:72", "128x2xf32 #blocked1 -> #blocked2", "lane", "shared",
-         "st.shared.b128=2 bar.warp.sync=1 ld.shared.b128=2", "0", "1024 B", "ours: shared"],
+         "st.shared.b128=2 bar.warp.sync=1 ld.shared.b128=2", "0", "1024 B", "19.1", "1", "19.1", "ours: shared"],
         ["#2", "kernels.py:76", "256xf32 #blocked3 -> #blocked", "lane", "shared",
-         "st.shared.b128=2 bar.warp.sync=1 ld.shared.b128=2", "0", "1024 B", "ours: shared"]]
+         "st.shared.b128=2 bar.warp.sync=1 ld.shared.b128=2", "0", "1024 B", "19.1", "1", "19.1", "ours: shared"]]
     assert [c.row.location for c in transpose.conversions] == ["kernels.py:127"]
     first = rotary.conversions[1]
     assert re.search(r"examples/kernels\.py:76:\d+$", first.location)   # the column differs by release
@@ -85,7 +87,8 @@ def test_bundled_kernels_give_exact_rows(tmp_path):
     assert len(scratch_line) == 1 and scratch_line[0].endswith(
         f"Scratch (shared memory) for conversions: in 3 kernels, the most {largest.scratch_bytes} B "
         f"({largest.name} on sm_90).")
-    assert "Worth a look first (by conversion cost per warp): transpose on sm_90 (98.2), matmul on sm_90 (41.7), " \
+    assert "Worth a look first (by loop-weighted conversion cost per warp): transpose on sm_90 (98.2), matmul on " \
+           "sm_90 (41.7), " \
            "rotary_embedding on sm_90 (38.2)" in text
 
 
@@ -124,6 +127,21 @@ def test_compare_counts_final_code_stock_and_ours(tmp_path):
     assert matmul.compare_problem == ""
     assert matmul.final_code_text("stock") == "st.shared=48 ld.shared=16"
     assert matmul.final_code_text("ours") == "st.shared=40 ldmatrix=4"
+    assert matmul.verdict() == "ours 20 fewer"                       # 64 -> 44
+    assert ("Final code, ours vs stock (data-movement instructions of the whole kernel): fewer in 1 kernel, "
+            "the same in 0, more in 0.") in summary_lines(kernels)
+
+
+def test_verdict_names_kernels_where_ours_has_more():
+    from linear_layouts.tools.report import KernelEntry
+    kernels = [KernelEntry("layer_norm", "sm_90", "cuda", "", 4, 1, "", "a", stock_counts={"shfl": 56},
+                           ours_counts={"shfl": 58}),
+               KernelEntry("copy", "sm_90", "cuda", "", 4, 1, "", "b", stock_counts={"st.shared": 2},
+                           ours_counts={"st.shared": 2}),
+               KernelEntry("other", "sm_90", "cuda", "", 4, 1, "", "c")]     # not compared
+    assert [k.verdict() for k in kernels] == ["ours 2 more", "same", ""]
+    assert ("Final code, ours vs stock (data-movement instructions of the whole kernel): fewer in 0 kernels, "
+            "the same in 1, more in 1 (layer_norm on sm_90: ours 2 more).") in summary_lines(kernels)
 
 
 # ----------------------------------------------------------------------------- the command
@@ -172,10 +190,14 @@ def test_report_command_writes_pages_whose_links_resolve(tmp_path):
     assert "recorded kernel 3: interleave_pairs (cuda 90)" in run.stderr   # the progress line
     index = out / "index.html"
     targets = assert_links_resolve(str(index))
-    pages = sorted(t for t in targets if t.startswith("kernels/"))
+    pages = sorted(t for t in targets if t.startswith("kernels/") and "#" not in t)
     # each kernel twice: its row of the table, and its place in "worth a look first"
     assert pages == sorted(2 * ["kernels/interleave_pairs-sm_90.html", "kernels/normalize_rows-sm_90.html",
                                 "kernels/transpose-sm_90.html"])
+    # and each conversion in "costliest conversions", costliest first (transpose, normalize_rows, interleave)
+    assert [t for t in targets if "#" in t] == ["kernels/transpose-sm_90.html#c1",
+                                                "kernels/normalize_rows-sm_90.html#c1",
+                                                "kernels/interleave_pairs-sm_90.html#c1"]
     text = index.read_text()
     assert "3 kernels (3 compiles), 3 with layout conversions; 3 conversions, 0 of them no-ops." in text
     for page in set(pages):
@@ -305,3 +327,336 @@ def test_chromium_renders_index_and_a_kernel_page(tmp_path):
 
 def test_counts_are_spelled_in_the_singular_for_one():
     assert [count_text(n, "conversion") for n in (0, 1, 2)] == ["0 conversions", "1 conversion", "2 conversions"]
+
+
+# ----------------------------------------------------------------------------- robust runs (issue 27)
+
+PROGRAM_HEAD = textwrap.dedent(f"""
+    import os, sys
+    sys.path.insert(0, {os.path.join(ROOT, "examples")!r})
+    import triton
+    from report_example import TARGETS, ASTSource, interleave_pairs, transpose
+
+    def compile_transpose():
+        triton.compile(ASTSource(transpose, {{"X": "*fp32", "Y": "*fp32"}}, constexprs={{"BLOCK": 32}}),
+                       target=TARGETS["sm_90"])
+
+    def compile_interleave():
+        triton.compile(ASTSource(interleave_pairs, {{"X": "*fp16", "Y": "*fp16"}}, constexprs={{"D": 256}}),
+                       target=TARGETS["sm_90"])
+""")
+
+
+def run_report(tmp_path, body, *options, env_extra=None, name="prog.py"):
+    program = tmp_path / name
+    program.write_text(PROGRAM_HEAD + textwrap.dedent(body))
+    out = tmp_path / "report"
+    env = child_environment(tmp_path, **(env_extra or {}))
+    return subprocess.run([sys.executable, "-m", "linear_layouts", "report", "--format", "md", "--no-compare",
+                           "-o", str(out), *options, str(program)], capture_output=True, text=True, timeout=600,
+                          env=env), out
+
+
+def test_report_written_when_the_program_raises(tmp_path):
+    run, out = run_report(tmp_path, """
+        compile_transpose()
+        raise RuntimeError("0 active drivers: no GPU here")
+    """)
+    assert run.returncode == 1
+    assert "RuntimeError: 0 active drivers: no GPU here" in run.stderr       # the program's traceback
+    assert "1 kernel (1 compile), 1 with layout conversions" in (out / "report.md").read_text()
+    assert "linear-layouts report: wrote" in run.stderr
+
+
+def test_sys_exit_message_is_printed_and_status_kept(tmp_path):
+    run, out = run_report(tmp_path, """
+        compile_transpose()
+        sys.exit("could not find the weights")
+    """)
+    assert run.returncode == 1
+    assert "\ncould not find the weights\n" in "\n" + run.stderr
+    assert (out / "report.md").exists()
+    run, _ = run_report(tmp_path, "compile_transpose()\nsys.exit(3)\n")
+    assert run.returncode == 3
+
+
+def test_each_run_writes_a_fresh_report_unless_append(tmp_path):
+    for _ in range(2):
+        run, out = run_report(tmp_path, "compile_transpose()\ncompile_interleave()\n")
+        assert run.returncode == 0, run.stderr
+        text = (out / "report.md").read_text()
+        assert "2 kernels (2 compiles), 2 with layout conversions" in text
+        assert "This run only (earlier runs' records in this directory were removed; --append keeps them)." in text
+    run, out = run_report(tmp_path, "compile_transpose()\n", "--append")
+    text = (out / "report.md").read_text()
+    assert "2 kernels (3 compiles), 2 with layout conversions" in text
+    assert "Appended: the records of 2 runs in this directory (--append)." in text
+    run, out = run_report(tmp_path, "compile_interleave()\n", name="other.py")   # another program, fresh
+    text = (out / "report.md").read_text()
+    assert "1 kernel (1 compile), 1 with layout conversions" in text and "interleave_pairs" in text
+    assert "transpose" not in text
+
+
+def test_html_pages_of_earlier_runs_are_removed(tmp_path):
+    out = tmp_path / "report"
+    for body in ("compile_transpose()\n", "compile_interleave()\n"):
+        (tmp_path / "prog.py").write_text(PROGRAM_HEAD + body)
+        run = subprocess.run([sys.executable, "-m", "linear_layouts", "report", "--no-compare", "--pictures", "0",
+                              "-o", str(out), str(tmp_path / "prog.py")], capture_output=True, text=True,
+                             timeout=600, env=child_environment(tmp_path))
+        assert run.returncode == 0, run.stderr
+    assert sorted(os.listdir(out / "kernels")) == ["interleave_pairs-sm_90.html"]
+
+
+def test_a_forked_child_is_recorded_and_the_report_written_once(tmp_path):
+    run, out = run_report(tmp_path, """
+        pid = os.fork()
+        if pid == 0:
+            compile_interleave()          # the child then ends the program as the parent does
+        else:
+            os.waitpid(pid, 0)
+            compile_transpose()
+    """)
+    assert run.returncode == 0, run.stderr
+    assert run.stderr.count("linear-layouts report: wrote") == 1
+    assert run.stdout.count("# linear-layouts report") == 1
+    text = (out / "report.md").read_text()
+    assert "2 kernels (2 compiles), 2 with layout conversions" in text
+
+
+def test_a_spawned_worker_is_recorded_and_the_report_written_once(tmp_path):
+    # the worker never imports linear_layouts: the command's sitecustomize starts recording in it
+    # once it imports triton
+    run, out = run_report(tmp_path, """
+        import multiprocessing
+
+        def work():
+            compile_interleave()
+
+        if __name__ == "__main__":
+            compile_transpose()
+            worker = multiprocessing.get_context("spawn").Process(target=work)
+            worker.start()
+            worker.join()
+            assert worker.exitcode == 0
+    """)
+    assert run.returncode == 0, run.stderr
+    assert "recorded kernel 1: interleave_pairs (cuda 90)" in run.stderr
+    assert run.stderr.count("linear-layouts report: wrote") == 1
+    text = (out / "report.md").read_text()
+    assert "2 kernels (2 compiles), 2 with layout conversions" in text
+
+
+def test_the_mode_the_program_ran_in_is_said(tmp_path):
+    run, out = run_report(tmp_path, "compile_transpose()\n", "--mode", "linear")
+    assert run.returncode == 0, run.stderr
+    assert "The program ran with: linear_layouts (plugin on) (1 compile)." in (out / "report.md").read_text()
+    run, out = run_report(tmp_path, "compile_transpose()\n")
+    assert "The program ran with: stock Triton (1 compile)." in (out / "report.md").read_text()
+
+
+NO_MATPLOTLIB = textwrap.dedent("""
+    import runpy, sys
+    sys.modules["matplotlib"] = None          # as if not installed: import matplotlib raises ImportError
+    sys.argv = ["linear_layouts"] + sys.argv[1:]
+    runpy.run_module("linear_layouts", run_name="__main__")
+""")
+
+
+@pytest.mark.parametrize("pictures", ["0", "3"])
+def test_html_report_without_matplotlib(tmp_path, pictures):
+    (tmp_path / "no_matplotlib.py").write_text(NO_MATPLOTLIB)
+    out = tmp_path / "report"
+    run = subprocess.run([sys.executable, str(tmp_path / "no_matplotlib.py"), "report", "--no-compare",
+                          "--pictures", pictures, "-o", str(out), EXAMPLE], capture_output=True, text=True,
+                         timeout=600, env=child_environment(tmp_path))
+    assert run.returncode == 0, run.stderr
+    assert "Traceback" not in run.stderr
+    index = (out / "index.html").read_text()
+    assert "3 kernels (3 compiles), 3 with layout conversions" in index
+    note = "No pictures: matplotlib is not installed (pip install matplotlib"
+    assert (note in index) == (pictures != "0")
+    assert not (out / "img").exists() or not os.listdir(out / "img")
+    assert_links_resolve(str(out / "index.html"))
+
+
+def test_module_help_prints_usage():
+    run = subprocess.run([sys.executable, "-m", "linear_layouts", "--help"], capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 0 and run.stderr == ""
+    assert "usage: python -m linear_layouts run PROGRAM.py [ARGS...]" in run.stdout
+    assert "unknown command" not in run.stdout
+
+
+# ----------------------------------------------------------------------------- smaller items (issue 27, point 8)
+
+BACKTICK_PROGRAM = textwrap.dedent("""
+    import triton
+    import triton.language as tl
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+
+    @triton.jit
+    def transpose_bt(X, Y, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tile = tl.load(X + offs[:, None] * BLOCK + offs[None, :])
+        tl.store(Y + offs[None, :] * BLOCK + offs[:, None], tile)  # `tile`, <b>not bold</b> ``x``
+
+
+    triton.compile(ASTSource(transpose_bt, {"X": "*fp32", "Y": "*fp32"}, constexprs={"BLOCK": 32}),
+                   target=GPUTarget("cuda", 90, 32))
+""")
+
+
+def test_markdown_code_spans_hold_backticks(tmp_path):
+    (tmp_path / "bt.py").write_text(BACKTICK_PROGRAM)
+    out = tmp_path / "md"
+    run = subprocess.run([sys.executable, "-m", "linear_layouts", "report", "--format", "md", "--no-compare",
+                          "-o", str(out), str(tmp_path / "bt.py")], capture_output=True, text=True, timeout=600,
+                         env=child_environment(tmp_path))
+    assert run.returncode == 0, run.stderr
+    line = next(x for x in (out / "report.md").read_text().splitlines() if x.startswith("- #1 "))
+    # a fence longer than any run of backticks inside, padded where the line ends with one
+    line = re.sub(r":12:\d+`", ":12:C`", line)       # the column differs by release
+    assert line == (f"- #1 `{tmp_path / 'bt.py'}:12:C`: ``` tl.store(Y + offs[None, :] * BLOCK + offs[:, None], "
+                    "tile)  # `tile`, <b>not bold</b> ``x`` ```")
+
+
+def test_md_code_fences():
+    from linear_layouts.tools.report import md_code
+    assert md_code("a`b") == "``a`b``"
+    assert md_code("`a``") == "``` `a`` ```"
+    assert md_code("plain") == "`plain`"
+
+
+# ----------------------------------------------------------------------------- loop weights (issue 27, item 2)
+
+def test_loop_weights_read_trip_counts_from_the_ttgir():
+    from linear_layouts.tools.loop_weights import ASSUMED_TRIPS, conversion_weights
+    ttgir = textwrap.dedent("""
+        tt.func public @k(%n: i32) {
+          %c0_i32 = arith.constant 0 : i32
+          %c1_i32 = arith.constant 1 : i32
+          %c4_i32 = arith.constant 4 : i32
+          %c10_i32 = arith.constant 10 : i32
+          %a = ttg.convert_layout %x : tensor<16xf32, #ttg.slice<{dim = 1, parent = #blocked}>> -> tensor<16xf32, #b1>
+          scf.for %i = %c0_i32 to %c10_i32 step %c4_i32  : i32 {
+            %b = ttg.convert_layout %x : tensor<16xf32, #b0> -> tensor<16xf32, #b1> loc("f.py":3:4)
+            scf.for %j = %c0_i32 to %n step %c1_i32  : i32 {
+              scf.if %cond {
+                %c = ttg.convert_layout %x : tensor<16xf32, #b0> -> tensor<16xf32, #b1>
+              } else {
+                %d = ttg.convert_layout %x : tensor<16xf32, #b0> -> tensor<16xf32, #b1>
+              }
+            } {tt.num_stages = 2 : i32}
+          }
+          %w:2 = scf.while (%arg = %c0_i32) : (i32) -> i32 {
+            scf.condition(%t) %arg : i32
+          } do {
+          ^bb0(%arg2: i32):
+            %e = ttg.convert_layout %x : tensor<16xf32, #b0> -> tensor<16xf32, #b1>
+            scf.yield %arg2 : i32
+          }
+          %f = ttg.convert_layout %x : tensor<16xf32, #b0> -> tensor<16xf32, #b1>
+          tt.return
+        }
+    """)
+    weights = conversion_weights(ttgir)
+    assert [(w.runs, w.text(), w.assumed) for w in weights] == [
+        (1, "1", False),                                   # outside loops
+        (3, "x3", False),                                  # 0 to 10 step 4: 3 iterations
+        (3 * ASSUMED_TRIPS, f"x3 x{ASSUMED_TRIPS}?", True),  # inside a loop to %n as well
+        (3 * ASSUMED_TRIPS, f"x3 x{ASSUMED_TRIPS}?", True),  # the else branch
+        (ASSUMED_TRIPS, f"x{ASSUMED_TRIPS}?", True),       # scf.while's body
+        (1, "1", False),                                   # after them
+    ]
+    assert ASSUMED_TRIPS == 16
+
+
+LOOP_PROGRAM = textwrap.dedent("""
+    import triton
+    import triton.language as tl
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+
+    @triton.jit
+    def loop_sums(X, SUMS, n, N: tl.constexpr, ROWS: tl.constexpr, STEPS: tl.constexpr):
+        rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
+        cols = tl.arange(0, N)
+        x = tl.load(X + rows[:, None] * N + cols[None, :])
+        tl.store(SUMS + rows, tl.sum(x, axis=1))
+        for i in range(STEPS):
+            x = tl.load(X + i * N + rows[:, None] * N + cols[None, :])
+            tl.store(SUMS + i * ROWS + rows, tl.sum(x, axis=1))
+        for j in range(n):
+            x = tl.load(X + j * N + rows[:, None] * N + cols[None, :])
+            tl.store(SUMS + j * ROWS + rows, tl.sum(x, axis=1))
+
+
+    triton.compile(ASTSource(loop_sums, {"X": "*fp32", "SUMS": "*fp32", "n": "i32"},
+                             constexprs={"N": 128, "ROWS": 16, "STEPS": 8}), target=GPUTarget("cuda", 90, 32))
+""")
+
+
+def test_report_weights_conversions_by_their_loops(tmp_path):
+    (tmp_path / "loops.py").write_text(LOOP_PROGRAM)
+    out = tmp_path / "md"
+    run = subprocess.run([sys.executable, "-m", "linear_layouts", "report", "--format", "md", "--no-compare",
+                          "-o", str(out), str(tmp_path / "loops.py")], capture_output=True, text=True, timeout=600,
+                         env=child_environment(tmp_path))
+    assert run.returncode == 0, run.stderr
+    text = (out / "report.md").read_text()
+    rows = [re.split(r"\s{2,}", line.strip()) for line in text.splitlines() if re.match(r"#\d  loops\.py", line)]
+    # the same conversion three times: once, in range(8), in range(n) (16 assumed)
+    assert [(r[0], r[1], r[-4], r[-3], r[-2]) for r in rows] == [
+        ("#1", "loops.py:13", "9.7", "1", "9.7"),
+        ("#2", "loops.py:16", "9.7", "x8", "77.6"),
+        ("#3", "loops.py:19", "9.7", "x16?", "155.2")]
+    assert ("Costliest conversions (weighted cost = cost per warp x runs):\n\n"
+            "1. loop_sums #3 `loops.py:19`: 155.2 = 9.7 x 16 (assumed trip count)\n"
+            "2. loop_sums #2 `loops.py:16`: 77.6 = 9.7 x 8\n"
+            "3. loop_sums #1 `loops.py:13`: 9.7 = 9.7 x 1\n") in text
+    assert "; 1 conversion with an assumed trip count." in text
+    kernel_row = next(line for line in text.splitlines() if line.startswith("loop_sums "))
+    assert re.split(r"\s{2,}", kernel_row)[7:9] == ["29.1", "242.5?"]
+
+
+def test_environment_mode_writes_a_fresh_report_per_run(tmp_path):
+    (tmp_path / "prog.py").write_text("import linear_layouts\n" + PROGRAM_HEAD + "compile_transpose()\n")
+    out = tmp_path / "report"
+    env = child_environment(tmp_path, LINEAR_LAYOUTS="report", LINEAR_LAYOUTS_REPORT_DIR=str(out),
+                            LINEAR_LAYOUTS_REPORT_COMPARE="0", LINEAR_LAYOUTS_REPORT_FORMAT="md")
+    for _ in range(2):
+        run = subprocess.run([sys.executable, str(tmp_path / "prog.py")], capture_output=True, text=True,
+                             timeout=600, env=env)
+        assert run.returncode == 0, run.stderr
+        assert "1 kernel (1 compile), 1 with layout conversions" in (out / "report.md").read_text()
+    assert len(os.listdir(out / "records")) == 1
+
+
+# ----------------------------------------------------------------------------- why a conversion exists (item 4)
+
+def test_each_conversion_says_why_it_exists(tmp_path):
+    records = record_bundled(tmp_path, ["transpose", "rotary", "attention"])
+    kernels = build_kernels(records, ReportOptions(str(tmp_path), compare=False, progress=False))
+    def line(text):   # the column differs by release
+        return re.sub(r"(kernels\.py:\d+):\d+", r"\1", text)
+
+    whys = {(k.name, c.number): (c.why.reason.split(":")[0], line(c.why.producer), tuple(map(line, c.why.consumers)),
+                                 c.weight.text())
+            for k in kernels for c in k.conversions}
+    assert whys == {
+        ("transpose", 1): ("a memory access", "tt.trans at kernels.py:127", ("tt.store",), "1"),
+        ("rotary_embedding", 1): ("a shape operation (broadcast, expand_dims, reshape, ...) wants its operand in "
+                                  "another layout", "tt.reshape at kernels.py:72", ("tt.split at kernels.py:72",), "1"),
+        ("rotary_embedding", 2): ("a memory access", "tt.reshape at kernels.py:76", ("tt.store",), "1"),
+        # p.to(v.dtype) feeds the second dot, inside the loop over the keys (4 blocks of a constexpr length)
+        ("attention_forward", 1): ("a dot operand", "arith.truncf at kernels.py:116",
+                                   ("ttng.warp_group_dot at kernels.py:116",), "x4"),
+        ("attention_forward", 2): ("a memory access", "arith.truncf at kernels.py:118", ("tt.store",), "1"),
+    }
+    assert re.search(r"\n  - why: a dot operand: the matrix multiply wants its operands in the #dot_op layout; "
+                     r"from `arith\.truncf at kernels\.py:116:\d+`, used by `ttng\.warp_group_dot at "
+                     r"kernels\.py:116:\d+`\n", markdown(kernels))

@@ -66,8 +66,12 @@ def test_shared_grid_shows_offset_and_bank(capsys):
 def test_bank_conflicts_of_column_reads_are_counted_and_marked(capsys):
     code, out, _ = run([ROW_SHARED, "--shape", "32,32", "--access", COLUMN_READER], capsys)
     assert code == 0
-    # Each of the 32 column reads hits bank c with 32 different words: 31 extra wavefronts each.
-    assert "32 scalar accesses, 992 extra wavefronts from bank conflicts; 1024 elements involved (marked *)" in out
+    # Lane l holds row l (32 consecutive f32): the code reads it with 128-bit vectors, 8 of them.
+    # Each vector read is served in 4 phases of 8 lanes; lane l touches words 32 l + 4 k .. + 3,
+    # banks 4 k .. 4 k + 3 for every lane: 8 words per bank, 7 extra wavefronts per phase,
+    # 28 per access, 224 in all.  (Counted as 32 scalar reads before: 992.)
+    assert ("8 128-bit vector accesses (4 elements each), 224 extra wavefronts from bank conflicts; "
+            "1024 elements involved (marked *)") in out
     assert "   0:     *o0 b0" in out
 
 
@@ -176,25 +180,64 @@ def test_64_bit_row_reads_are_conflict_free_in_phases_of_16_lanes(capsys):
 
 def test_64_bit_column_reads_conflict_per_phase(capsys):
     # lane l reads element (l, c): words 64 l + 2 c and + 1, banks 2c and 2c + 1 for every lane;
-    # each phase of 16 lanes takes 16 wavefronts: 2 * 15 = 30 extra per access, 960 in all
-    # (the old model, 32 lanes in one phase: 31 per access, 992).
+    # lane l's row is 32 consecutive f64: 16 vectors of 2 (128 bits); a vector read is served in
+    # 4 phases of 8 lanes, all in the same 4 banks: 7 extra per phase, 28 per access, 448 in all
+    # (scalar 64-bit reads, as counted before: 960).
     code, out, _ = run([ROW_SHARED, "--shape", "32,32", "--bits", "64", "--access", COLUMN_READER], capsys)
     assert code == 0
-    assert "32 scalar accesses, 960 extra wavefronts from bank conflicts; 1024 elements involved" in out
+    assert ("16 128-bit vector accesses (2 elements each), 448 extra wavefronts from bank conflicts; "
+            "1024 elements involved") in out
 
 
 def test_access_conflicts_on_amd_use_its_wave64_phases():
     from linear_layouts.dialect import to_linear_layout
-    from linear_layouts.tools.viz import access_conflicts
+    from linear_layouts.tools.viz import access_conflicts, access_vector
     shared = to_linear_layout(ROW_SHARED, [64, 64])
     reader = to_linear_layout("#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [64, 1], warpsPerCTA = [1, 1], "
                               "order = [0, 1]}>", [64, 64])
-    # 32-bit column reads on gfx942: two phases of 32 lanes, 32 words in one bank each: 2 * 31
-    # extra wavefronts per access, 64 accesses.
+    # lane l holds row l, 64 consecutive f32: 16 reads of 128-bit vectors.  gfx942 serves a
+    # 128-bit read in 8 phases of 8 lanes (lane bits 0, 1, 4), all 8 lanes in the same 4 banks:
+    # 7 extra wavefronts per phase, 56 per access.
     marked, extra, accesses = access_conflicts(shared, reader, 32, "gfx942")
-    assert (accesses, extra, len(marked)) == (64, 64 * 62, 64 * 64)
+    assert (accesses, extra, len(marked)) == (16, 16 * 56, 64 * 64)
+    assert access_vector(shared, reader, 32) == 4
 
 
 def test_access_with_an_unknown_target_is_an_error(capsys):
     code, out, err = run([ROW_SHARED, "--shape", "32,32", "--access", COLUMN_READER, "--target", "sm_1"], capsys)
     assert code == 1 and "unknown target 'sm_1'" in err
+
+
+# ----------------------------------------------------------------------------- issue 27, point 8
+
+NVMMA_F16 = "#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16}>"
+
+
+def test_nvmma_shared_banks_use_its_element_bit_width(capsys):
+    # f16: two elements share a 4-byte word, so offsets 0 and 1 are both in bank 0
+    code, out, _ = run([NVMMA_F16, "--shape", "8,64"], capsys)
+    assert code == 0
+    assert out.splitlines()[2].split()[1:5] == ["o0", "b0", "o1", "b0"]
+    code, out, _ = run([NVMMA_F16, "--shape", "8,64", "--bits", "32"], capsys)   # an explicit --bits wins
+    assert out.splitlines()[2].split()[1:5] == ["o0", "b0", "o1", "b1"]
+
+
+def test_access_without_vectors_stays_scalar(capsys):
+    # one element per lane and row: no register to put in a vector
+    reader = "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [1, 1], order = [1, 0]}>"
+    code, out, _ = run([ROW_SHARED, "--shape", "32,32", "--access", reader], capsys)
+    assert code == 0
+    assert "32 scalar accesses, 0 extra wavefronts from bank conflicts; 0 elements involved" in out
+
+
+def test_output_into_a_closed_pipe_ends_quietly():
+    # ll-viz ... | head -1: the reader stops early; no BrokenPipeError traceback
+    script = ("import subprocess, sys\n"
+              "p = subprocess.Popen([sys.executable, '-m', 'linear_layouts.tools.viz', sys.argv[1], '--shape', '64,64'],"
+              " stdout=subprocess.PIPE, stderr=subprocess.PIPE)\n"
+              "p.stdout.readline(); p.stdout.close()\n"
+              "err = p.stderr.read().decode(); p.wait()\n"
+              "print(p.returncode); print(err)\n")
+    run = subprocess.run([sys.executable, "-c", script, BLOCKED_4x8], capture_output=True, text=True, timeout=120)
+    assert run.stdout.split("\n", 1)[0] == "0"
+    assert "Traceback" not in run.stdout and "BrokenPipeError" not in run.stdout, run.stdout
