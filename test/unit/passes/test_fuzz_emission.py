@@ -108,6 +108,12 @@ def test_cli_errors_exit_1(capsys, argv, message):
     assert len(err.strip().splitlines()) == 1
 
 
+def test_cli_runs_every_target(capsys):
+    assert fuzz.main(["--cases", "11", "--seed", "4", "--jobs", "1", "--targets", "all"]) == 0
+    out = capsys.readouterr().out
+    assert "11 cases" in out and all(f"{t} 1: 1 lowered" in out for t in fuzz.ALL_TARGETS), out
+
+
 def test_cli_runs(capsys):
     assert fuzz.main(["--cases", "30", "--seed", "4", "--jobs", "1"]) == 0
     assert "30 cases" in capsys.readouterr().out
