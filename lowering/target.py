@@ -50,6 +50,10 @@ compiles, and the TTGIR says ``ttg.target = "cuda:100"`` / ``"hip:gfx950"`` ... 
 * AMD gfx950 (CDNA4, MI350/MI355): wave64; LDS 160 KiB (``TargetInfo::getSharedMemorySize``:
   ``CDNA4 -> 160 * 1024``, every other family but gfx1250 64 KiB); MFMA layouts version 4
   (``getMfmaVersion``: CDNA4 -> 4).  We keep gfx942's model of 128-bit reads for it (cost only).
+  It has LDS transpose reads (``ds_read_*_tr_*``; Triton's ``TargetInfo::canUseLDSTransLoad``: CDNA4
+  and 4/6/8/16-bit elements only), recorded as ``has_lds_transpose_read``: our emitters never write
+  them (Triton keeps using them in its own local loads).  No AMD target has ``ldmatrix`` /
+  ``stmatrix`` (the AMD ``TargetInfo``: "AMD does not support stmatrix").
 * AMD RDNA3 gfx1100 (RX 7900) and RDNA4 gfx1201 (RX 9070): wave32 (``backends/amd/compiler.py``:
   ``warp_size = 32 if gfx_major >= 10 else 64``; ``TargetInfo::getWarpSize`` is 32 for RDNA); LDS 64
   KiB; WMMA layouts version 1 (RDNA3) and 2 (RDNA4) (``getWmmaVersion``), no MFMA.  Cross-lane
@@ -96,6 +100,7 @@ class Target:
     family: str = ""              # "ampere", "hopper", "cdna3", "rdna3", ...
     mfma_version: int = 0         # AMD: the amd_mfma layouts' version (0: no MFMA)
     wmma_version: int = 0         # AMD: the amd_wmma layouts' version (0: no WMMA layouts)
+    has_lds_transpose_read: bool = False  # gfx950 ds_read_*_tr_*: recorded, never emitted by us
 
     @property
     def triton_backend(self) -> str:
@@ -172,7 +177,7 @@ GFX90A = Target("gfx90a", "amd", 64, "gfx90a", "AMD MI200", shared_memory_bytes=
 GFX942 = Target("gfx942", "amd", 64, "gfx942", "AMD MI300", wide_read_lane_bits=(0, 1, 4),
                 shared_memory_bytes=64 * KIB, family="cdna3", mfma_version=3)
 GFX950 = Target("gfx950", "amd", 64, "gfx950", "AMD MI350/MI355", wide_read_lane_bits=(0, 1, 4),
-                shared_memory_bytes=160 * KIB, family="cdna4", mfma_version=4)
+                shared_memory_bytes=160 * KIB, family="cdna4", mfma_version=4, has_lds_transpose_read=True)
 GFX1100 = Target("gfx1100", "amd", 32, "gfx1100", "AMD RDNA3: RX 7900", shared_memory_bytes=64 * KIB,
                  family="rdna3", wmma_version=1)
 GFX1201 = Target("gfx1201", "amd", 32, "gfx1201", "AMD RDNA4: RX 9070", shared_memory_bytes=64 * KIB,

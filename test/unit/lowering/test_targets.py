@@ -48,6 +48,7 @@ def test_every_target_has_its_facts():
                 t.shared_memory_bytes) == (triton_name, warp, ldm, stm, dsmem, kib * 1024), name
         assert target_named(name) is t and target_named(triton_name) is t
         assert (t.mfma_version > 0) + (t.wmma_version > 0) == (t.vendor == "amd"), name
+        assert t.has_lds_transpose_read == (name == "gfx950"), name
 
 
 def test_gpu_target_matches_triton():
@@ -107,6 +108,7 @@ def test_plans_for_the_target_emit_and_simulate(target):
             assert "shared::cluster" not in text and "mapa" not in text
         if t.vendor == "amd":
             assert "shfl.sync" not in text and "bar.sync" not in text
+            assert "_tr_" not in text and "ds.read.tr" not in text   # LDS transpose reads: never ours
         seen.add(plan.method)
     assert {"shuffle", "shared"} <= seen, seen
 
