@@ -42,7 +42,9 @@ compiles, and the TTGIR says ``ttg.target = "cuda:100"`` / ``"hip:gfx950"`` ... 
   (``supportLdMatrix``: ``computeCapability >= 75``, ``supportStMatrix``: ``computeCapability >=
   90``; 8-bit ``ldmatrix/stmatrix ... .b8`` only from sm_100, which we do not emit).  Clusters
   (distributed shared memory, ``ld.shared::cluster``): sm_90 and sm_100 only; Triton's
-  ``TargetFeatures::supportClusterOps`` is ``computeCapability >= 90 && computeCapability / 10 !=
+  ``TargetFeatures::supportClusterOps`` (triton-lang/triton,
+  ``include/triton/Dialect/TritonNvidiaGPU/IR/TargetFeatures.h``, beside ``supportLdMatrix`` and
+  ``supportStMatrix``) is ``computeCapability >= 90 && computeCapability / 10 !=
   12``, so sm_120 has none.  Shared memory per block (opt-in maximum, CUDA C Programming Guide,
   "Technical Specifications per Compute Capability"): 163 KiB (sm_80), 99 KiB (sm_86, sm_89,
   sm_120), 227 KiB (sm_90, sm_100); Triton reads it from the driver at run time, the planner only
