@@ -21,11 +21,13 @@ from .cost import PlanCost, plan_cost
 from .describe import describe_plan
 from .plan import ConversionPlan, Unsupported
 from .planner import plan_candidates, plan_conversion
-from .target import GFX90A, GFX942, SM80, SM90, TARGETS, Target, UnknownTarget, target_named
+from .target import (GFX90A, GFX942, GFX950, GFX1100, GFX1201, SM80, SM86, SM89, SM90, SM100, SM120, TARGETS, Target,
+                     UnknownTarget, target_named)
 from .verify import VerificationResult, verify_plan
 
 __all__ = ["ConversionPlan", "Unsupported", "PlanCost", "plan_cost", "describe_plan", "plan_candidates",
            "plan_conversion",
-           "Target", "TARGETS", "SM80", "SM90", "GFX90A", "GFX942", "UnknownTarget", "target_named",
+           "Target", "TARGETS", "SM80", "SM86", "SM89", "SM90", "SM100", "SM120", "GFX90A", "GFX942", "GFX950",
+           "GFX1100", "GFX1201", "UnknownTarget", "target_named",
            "VerificationResult",
            "verify_plan"]

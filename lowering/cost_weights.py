@@ -13,8 +13,14 @@ Where they come from:
   32-bit shared access; with the banks saturated an access costs its wavefronts (a 128-bit
   access of 32 lanes, 4 wavefronts, takes exactly as long as four 32-bit ones), plus one issue
   slot; a select or byte permute about half a shuffle.
-* every other target (``sm_80``, ``gfx90a``, ``gfx942``): estimates from the hardware's
-  documented rates (``HAND_SET``), until a calibration run on that hardware replaces them.
+* ``sm_80``, ``gfx90a``, ``gfx942``: estimates from the hardware's documented rates
+  (``HAND_SET``), until a calibration run on that hardware replaces them.
+* the targets of issue 29, with no GPU here to measure on (``ESTIMATED_FROM``): each reuses the
+  constants of the nearest target of its lineage, and its ``source`` says so - ``sm_100`` and
+  ``sm_120`` (Blackwell) take sm_90's *measured* constants (same shared-memory and shuffle design:
+  32 banks x 4 bytes, ``shfl.sync``, ``ldmatrix``/``stmatrix``); ``sm_86`` and ``sm_89`` (Ampere
+  GA10x, Ada) take sm_80's estimates; ``gfx950``, ``gfx1100`` and ``gfx1201`` take gfx942's.
+  These only rank candidate plans; every plan is verified whatever its cost.
 
 Worked example: ``blocked[4] -> blocked[1]`` of 128 i8 in one warp.  As shuffles: 4 shuffles +
 16 selects.  Through shared memory: 4 byte stores + 1 word load (5 accesses, 5 wavefronts) and
@@ -27,7 +33,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True)
@@ -61,6 +67,20 @@ def _load_calibrated(path: str) -> dict:
 CALIBRATED = _load_calibrated(CALIBRATION_FILE)
 
 
+# Targets with neither a calibration nor hand-set constants of their own: whose to reuse.
+ESTIMATED_FROM = {"sm_86": "sm_80", "sm_89": "sm_80", "sm_100": "sm_90", "sm_120": "sm_90",
+                  "gfx950": "gfx942", "gfx1100": "gfx942", "gfx1201": "gfx942"}
+
+
 def weights_for(target_name: str) -> CostWeights:
-    """The constants of a target (``Target.name``): measured where a calibration exists."""
-    return CALIBRATED.get(target_name, HAND_SET)
+    """The constants of a target (``Target.name``): measured where a calibration exists, else
+    the nearest target's (``ESTIMATED_FROM``, said in ``source``), else ``HAND_SET``."""
+    if target_name in CALIBRATED:
+        return CALIBRATED[target_name]
+    if target_name in ESTIMATED_FROM:
+        base_name = ESTIMATED_FROM[target_name]
+        base = weights_for(base_name)
+        kind = "measured" if base_name in CALIBRATED else "estimated"
+        return replace(base, source=f"estimate for {target_name}: {base_name}'s {kind} constants reused "
+                                    f"({base.source}); not measured on {target_name}")
+    return HAND_SET

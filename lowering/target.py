@@ -31,6 +31,41 @@ AMD CDNA (gfx90a = MI200, gfx942 = MI300), facts from AMD's documentation:
   CDNA3's 128-bit *reads* (ds_read_b128) with the lanes of one phase being lane bits {0, 1, 4}
   (lanes 0-3 together with 16-19); we follow that for gfx942 loads.
 
+The newer targets (issue 29), facts read from Triton's sources and checked by compiling a kernel
+for each with triton 3.6.0 and 3.9.0 (``triton.compile(src, target=t.gpu_target())``: every one
+compiles, and the TTGIR says ``ttg.target = "cuda:100"`` / ``"hip:gfx950"`` ... and
+``"ttg.threads-per-warp"`` = 32, 64 for gfx950):
+
+* NVIDIA sm_86 (A10, RTX 30xx), sm_89 (Ada: L40, RTX 40xx), sm_100 (B200/GB200), sm_120 (RTX 50xx):
+  32 lanes (``backends/nvidia/compiler.py``: ``warp_size: int = 32``).  ``ldmatrix`` (with
+  ``.trans``) on sm >= 75, ``stmatrix`` on sm >= 90: Triton's NVIDIA ``TargetInfo``
+  (``supportLdMatrix``: ``computeCapability >= 75``, ``supportStMatrix``: ``computeCapability >=
+  90``; 8-bit ``ldmatrix/stmatrix ... .b8`` only from sm_100, which we do not emit).  Clusters
+  (distributed shared memory, ``ld.shared::cluster``): sm_90 and sm_100 only; Triton's
+  ``TargetFeatures::supportClusterOps`` (triton-lang/triton,
+  ``include/triton/Dialect/TritonNvidiaGPU/IR/TargetFeatures.h``, beside ``supportLdMatrix`` and
+  ``supportStMatrix``) is ``computeCapability >= 90 && computeCapability / 10 !=
+  12``, so sm_120 has none.  Shared memory per block (opt-in maximum, CUDA C Programming Guide,
+  "Technical Specifications per Compute Capability"): 163 KiB (sm_80), 99 KiB (sm_86, sm_89,
+  sm_120), 227 KiB (sm_90, sm_100); Triton reads it from the driver at run time, the planner only
+  records it.  Banks: 32 x 4 bytes on every NVIDIA GPU since Maxwell (same guide).
+* AMD gfx950 (CDNA4, MI350/MI355): wave64; LDS 160 KiB (``TargetInfo::getSharedMemorySize``:
+  ``CDNA4 -> 160 * 1024``, every other family but gfx1250 64 KiB); MFMA layouts version 4
+  (``getMfmaVersion``: CDNA4 -> 4).  We keep gfx942's model of 128-bit reads for it (cost only).
+  It has LDS transpose reads (``ds_read_*_tr_*``; Triton's ``TargetInfo::canUseLDSTransLoad``: CDNA4
+  and 4/6/8/16-bit elements only), recorded as ``has_lds_transpose_read``: our emitters never write
+  them (Triton keeps using them in its own local loads).  No AMD target has ``ldmatrix`` /
+  ``stmatrix`` (the AMD ``TargetInfo``: "AMD does not support stmatrix").
+* AMD RDNA3 gfx1100 (RX 7900) and RDNA4 gfx1201 (RX 9070): wave32 (``backends/amd/compiler.py``:
+  ``warp_size = 32 if gfx_major >= 10 else 64``; ``TargetInfo::getWarpSize`` is 32 for RDNA); LDS 64
+  KiB; WMMA layouts version 1 (RDNA3) and 2 (RDNA4) (``getWmmaVersion``), no MFMA.  Cross-lane
+  moves: Triton itself lowers a warp-local ``tt.gather`` on gfx1100/gfx1201 to
+  ``llvm.amdgcn.ds.bpermute`` with the byte index ``lane * 4`` (checked in its LLVM IR), which is
+  what our emitter writes; the indices we emit stay below ``4 * 32`` (the simulator rejects any
+  beyond the last lane), so nothing relies on how the hardware wraps larger ones.  The LDS bank
+  model (32 banks x 4 bytes, phases of 128 bytes) is an estimate for RDNA: it only ranks plans,
+  it never decides what is correct.
+
 How Triton spells a target: ``ttg.target = "cuda:90"`` / ``"hip:gfx942"`` in TTGIR, and
 ``GPUTarget("cuda", 90, 32)`` / ``GPUTarget("hip", "gfx942", 64)`` for ``triton.compile``
 (:attr:`Target.triton_name`, :meth:`Target.gpu_target`); :func:`target_named` reads both our
@@ -51,7 +86,7 @@ class UnknownTarget(ValueError):
 
 @dataclass(frozen=True)
 class Target:
-    name: str                 # "sm_80", "sm_90", "gfx90a", "gfx942"
+    name: str                 # "sm_80", "sm_90", "gfx942", "gfx1100", ...
     vendor: str               # "nvidia" or "amd"
     warp_size: int            # 32 or 64
     triton_arch: "int | str"  # GPUTarget's arch: the compute capability (90) or the gfx name
@@ -63,6 +98,11 @@ class Target:
     has_distributed_shared_memory: bool = False  # sm_90 clusters: ld.shared::cluster
     # AMD CDNA3 reads of 128 bits group lanes {0-3, 16-19}, ... (see the module docstring).
     wide_read_lane_bits: tuple[int, ...] | None = None
+    shared_memory_bytes: int = 0  # per block (NVIDIA's opt-in maximum) / per workgroup (AMD LDS)
+    family: str = ""              # "ampere", "hopper", "cdna3", "rdna3", ...
+    mfma_version: int = 0         # AMD: the amd_mfma layouts' version (0: no MFMA)
+    wmma_version: int = 0         # AMD: the amd_wmma layouts' version (0: no WMMA layouts)
+    has_lds_transpose_read: bool = False  # gfx950 ds_read_*_tr_*: recorded, never emitted by us
 
     @property
     def triton_backend(self) -> str:
@@ -118,14 +158,38 @@ class Target:
         return tuple(range(k))
 
 
-SM80 = Target("sm_80", "nvidia", 32, 80, "NVIDIA Ampere", has_ldmatrix=True)
+KIB = 1024
+# NVIDIA (see the module docstring for the sources of each fact)
+SM80 = Target("sm_80", "nvidia", 32, 80, "NVIDIA Ampere", has_ldmatrix=True,
+              shared_memory_bytes=163 * KIB, family="ampere")
+SM86 = Target("sm_86", "nvidia", 32, 86, "NVIDIA Ampere GA10x: A10, RTX 30xx", has_ldmatrix=True,
+              shared_memory_bytes=99 * KIB, family="ampere")
+SM89 = Target("sm_89", "nvidia", 32, 89, "NVIDIA Ada: L40, RTX 40xx", has_ldmatrix=True,
+              shared_memory_bytes=99 * KIB, family="ada")
 SM90 = Target("sm_90", "nvidia", 32, 90, "NVIDIA Hopper", has_ldmatrix=True, has_stmatrix=True,
-              has_distributed_shared_memory=True)
-GFX90A = Target("gfx90a", "amd", 64, "gfx90a", "AMD MI200")
-GFX942 = Target("gfx942", "amd", 64, "gfx942", "AMD MI300", wide_read_lane_bits=(0, 1, 4))
+              has_distributed_shared_memory=True, shared_memory_bytes=227 * KIB, family="hopper")
+SM100 = Target("sm_100", "nvidia", 32, 100, "NVIDIA Blackwell: B200, GB200", has_ldmatrix=True,
+               has_stmatrix=True, has_distributed_shared_memory=True, shared_memory_bytes=227 * KIB,
+               family="blackwell")
+SM120 = Target("sm_120", "nvidia", 32, 120, "NVIDIA Blackwell consumer: RTX 50xx", has_ldmatrix=True,
+               has_stmatrix=True, shared_memory_bytes=99 * KIB, family="blackwell-consumer")
+# AMD
+GFX90A = Target("gfx90a", "amd", 64, "gfx90a", "AMD MI200", shared_memory_bytes=64 * KIB, family="cdna2",
+                mfma_version=2)
+GFX942 = Target("gfx942", "amd", 64, "gfx942", "AMD MI300", wide_read_lane_bits=(0, 1, 4),
+                shared_memory_bytes=64 * KIB, family="cdna3", mfma_version=3)
+GFX950 = Target("gfx950", "amd", 64, "gfx950", "AMD MI350/MI355", wide_read_lane_bits=(0, 1, 4),
+                shared_memory_bytes=160 * KIB, family="cdna4", mfma_version=4, has_lds_transpose_read=True)
+GFX1100 = Target("gfx1100", "amd", 32, "gfx1100", "AMD RDNA3: RX 7900", shared_memory_bytes=64 * KIB,
+                 family="rdna3", wmma_version=1)
+GFX1201 = Target("gfx1201", "amd", 32, "gfx1201", "AMD RDNA4: RX 9070", shared_memory_bytes=64 * KIB,
+                 family="rdna4", wmma_version=2)
 
-TARGETS = {t.name: t for t in (SM80, SM90, GFX90A, GFX942)}
-TRITON_NAMES = tuple(t.triton_name for t in TARGETS.values())   # cuda:80, cuda:90, hip:gfx90a, hip:gfx942
+TARGETS = {t.name: t for t in (SM80, SM86, SM89, SM90, SM100, SM120, GFX90A, GFX942, GFX950, GFX1100, GFX1201)}
+TRITON_NAMES = tuple(t.triton_name for t in TARGETS.values())   # cuda:80, ..., hip:gfx942, ...
+# The four targets of the project before issue 29 (tools whose seeded draws must stay reproducible
+# default to these; ``--targets`` names the others).
+ORIGINAL_TARGETS = ("sm_80", "sm_90", "gfx90a", "gfx942")
 
 
 def target_named(name: str) -> Target:

@@ -19,6 +19,7 @@ the kernels against stock Triton bit for bit, is ``benchmarks/fuzz_gpu.py``.
 
 from __future__ import annotations
 
+import math
 import os
 import random
 import shutil
@@ -28,11 +29,16 @@ import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 
+from ..lowering.target import ORIGINAL_TARGETS
 from ..lowering.target import TARGETS as KNOWN_TARGETS
 from .cli import ArgumentParser, UsageError
 
 ELEMENT_TYPES = ("i1", "i8", "i16", "i32", "i64", "f8E4M3FN", "f8E5M2", "f16", "bf16", "f32", "!tt.ptr<f32>")
-TARGETS = tuple(KNOWN_TARGETS)  # sm_80, sm_90, gfx90a, gfx942
+# The default targets: the project's first four, so that (seed, index) names the same case as in
+# the runs recorded before issue 29; ``--targets all`` (ALL_TARGETS) adds sm_86, sm_89, sm_100,
+# sm_120, gfx950, gfx1100 and gfx1201.
+TARGETS = ORIGINAL_TARGETS  # sm_80, sm_90, gfx90a, gfx942
+ALL_TARGETS = tuple(KNOWN_TARGETS)
 WARPS = (1, 2, 4, 8)
 KINDS = ("linear-broadcast", "tiny", "blocked-large-tile", "slice", "mma", "dot-operand", "real-kernel")
 
@@ -70,11 +76,34 @@ def _random_blocked(rng, rank: int, num_warps: int, warp_size: int, max_spt: int
     return _blocked(spt, _split(rng, warp_size, rank), _split(rng, num_warps, rank), order)
 
 
+def _warp_size(target: str) -> int:
+    from ..lowering.target import target_named
+    return target_named(target).warp_size
+
+
+def _wmma_warps(warps) -> str:
+    """``warpsPerCTA = [a, b]`` as the installed Triton spells it in ``#ttg.amd_wmma``: up to 3.6
+    that way, from 3.7 as ``ctaLayout = {warp = bases}`` (dimension 1 first, as Triton 3.9 prints
+    the layout of ``tl.dot`` on gfx1100: warpsPerCTA [2, 2] is ``warp = [[0, 1], [1, 0]]``)."""
+    from ..passes.bindings import installed_conventions
+    if installed_conventions().release < (3, 7):
+        return f"warpsPerCTA = {list(warps)}"
+    bases = [[0, 1 << k] for k in range(warps[1].bit_length() - 1)] + \
+        [[1 << k, 0] for k in range(warps[0].bit_length() - 1)]
+    return "ctaLayout = {warp = " + str(bases) + "}" if bases else "ctaLayout = {}"  # 1 warp: as Triton prints it
+
+
 def _mma(rng, num_warps: int, target: str, shape) -> str:
-    """An MMA accumulator layout for the target: nvidia_mma v2 / v3 on CUDA, amd_mfma on AMD."""
-    if target.startswith("gfx"):
+    """An MMA accumulator layout for the target: nvidia_mma v2 (v3 on sm_90) on CUDA, amd_mfma on
+    AMD CDNA (the target's MFMA version), amd_wmma on RDNA."""
+    from ..lowering.target import target_named
+    t = target_named(target)
+    if t.wmma_version:
+        transpose, warps = str(rng.random() < 0.5).lower(), _split(rng, num_warps, 2)
+        return f"#ttg.amd_wmma<{{version = {t.wmma_version}, isTranspose = {transpose}, {_wmma_warps(warps)}}}>"
+    if t.vendor == "amd":
         m = rng.choice((16, 32))
-        return (f"#ttg.amd_mfma<{{version = {3 if target == 'gfx942' else 2}, warpsPerCTA = {_split(rng, num_warps, 2)}, "
+        return (f"#ttg.amd_mfma<{{version = {t.mfma_version}, warpsPerCTA = {_split(rng, num_warps, 2)}, "
                 f"instrShape = [{m}, {m}, {16 if m == 16 else 8}], isTransposed = {str(rng.random() < 0.5).lower()}}}>")
     if target == "sm_90" and num_warps >= 4 and rng.random() < 0.5:
         n = rng.choice((8, 16, 32, 64, 128, 256))
@@ -99,7 +128,8 @@ def _dot_operand(rng, num_warps: int, target: str, element: str) -> str:
     if "versionMajor = 3" in parent:  # wgmma reads only operand A from registers
         parent = parent.replace("versionMajor = 3", "versionMajor = 2").split("instrShape")[0] + "instrShape = [16, 8]}>"
     bits = _element_bits(element)
-    k_width = max(1, 32 // bits) if not target.startswith("gfx") else rng.choice((4, 8))
+    k_width = max(1, 32 // bits) if not target.startswith("gfx") else \
+        rng.choice((8, 16)) if "amd_wmma" in parent else rng.choice((4, 8))
     return f"#ttg.dot_op<{{opIdx = {rng.randrange(2)}, parent = {parent}, kWidth = {k_width}}}>"
 
 
@@ -121,7 +151,7 @@ def _real_kernel_pairs(num_warps: int, target: str, rng) -> list[tuple]:
         row = ("#ttg.slice<{dim = 0, parent = #ttg.nvidia_mma<{versionMajor = 3, versionMinor = 0, "
                "warpsPerCTA = [8, 1], instrShape = [16, 256, 16]}>}>")
         pairs.append(((256,), _blocked([1], [32], [8], [0]), row))
-    warp_size = 64 if target.startswith("gfx") else 32
+    warp_size = _warp_size(target)
     mma = _mma(rng, num_warps, target, None)
     reduce_parent = _blocked([1, 4], [warp_size // 8, 8], [num_warps, 1], [1, 0])
     m = rng.choice((16, 32, 64, 128))
@@ -133,7 +163,7 @@ def random_case(rng: random.Random, target: str) -> FuzzCase:
     """One random conversion for ``target`` (see the module docstring)."""
     from ..dialect import LayoutError
     from ..passes.layouts import tensor_layout_of
-    warp_size = 64 if target.startswith("gfx") else 32
+    warp_size = _warp_size(target)
     for _ in range(200):
         num_warps = rng.choice(WARPS)
         element = rng.choice(ELEMENT_TYPES)
@@ -307,6 +337,19 @@ class FuzzReport:
     def failures(self) -> list:
         return [r for r in self.results if r.outcome == "failed" or r.compiled == "ours-failed"]
 
+    def by_target(self) -> dict:
+        """target -> ``"N lowered, N left, N failed, compiled both/stock-failed/ours-failed N/N/N"``."""
+        out = {}
+        for t in sorted({r.case.target for r in self.results}):
+            rs = [r for r in self.results if r.case.target == t]
+            o = Counter(r.outcome for r in rs)
+            c = Counter(r.compiled for r in rs if r.compiled)
+            text = f"{len(rs)}: {o['lowered']} lowered, {o['left']} left, {o['failed']} failed"
+            if c:
+                text += f", compiled both/stock-failed/ours-failed {c['both']}/{c['stock-failed']}/{c['ours-failed']}"
+            out[t] = text
+        return out
+
     def summary(self) -> str:
         counts = Counter(r.outcome for r in self.results)
         compiled = Counter(r.compiled for r in self.results if r.compiled)
@@ -320,6 +363,8 @@ class FuzzReport:
                  "  by kind: " + ", ".join(f"{k}/{o}={v}" for (k, o), v in sorted(by_kind.items()))]
         if compiled:
             lines.append("  compiled: " + ", ".join(f"{k}={v}" for k, v in sorted(compiled.items())))
+        if len({r.case.target for r in self.results}) > 1:
+            lines.append("  by target: " + "; ".join(f"{t} {c}" for t, c in sorted(self.by_target().items())))
         if left:
             lines.append("  left to Triton: " + "; ".join(f"{k} ({v})" for k, v in left.most_common(5)))
         for r in self.failures[:20]:
@@ -347,6 +392,8 @@ def run_fuzz(cases: int, seed: int, *, compile_count: int = 0, jobs: int = 2, ta
         report.results = [check_case(i, c) for i, c in drawn]
     if compile_count:
         step = max(1, cases // compile_count)
+        while step > 1 and math.gcd(step, len(targets)) > 1:
+            step -= 1  # a step that is a multiple of the target count would compile one target only
         chosen = [drawn[i] for i in range(0, cases, step)][:compile_count]
         by_index = {r.index: r for r in report.results}
         from concurrent.futures import ProcessPoolExecutor
@@ -367,18 +414,20 @@ def main(argv=None) -> int:
     p.add_argument("--cases", type=int, default=1000)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--compile", type=int, default=0, help="also compile this many cases (stock and ours)")
-    p.add_argument("--targets", default=",".join(TARGETS))
+    p.add_argument("--targets", default=",".join(TARGETS),
+                   help=f"comma-separated, or 'all' ({', '.join(ALL_TARGETS)})")
     p.add_argument("--jobs", type=int, default=2)
     try:
         args = p.parse_args(argv)
     except UsageError as error:
         print(f"ll-fuzz: error: {error}", file=sys.stderr)
         return 1
-    targets = tuple(t.strip() for t in args.targets.split(",") if t.strip())
-    unknown = [t for t in targets if t not in TARGETS]
+    targets = ALL_TARGETS if args.targets.strip() == "all" else \
+        tuple(t.strip() for t in args.targets.split(",") if t.strip())
+    unknown = [t for t in targets if t not in ALL_TARGETS]
     if unknown or not targets:
         print(f"ll-fuzz: error: unknown target {unknown[0] if unknown else args.targets!r} "
-              f"(known: {', '.join(TARGETS)})", file=sys.stderr)
+              f"(known: {', '.join(ALL_TARGETS)})", file=sys.stderr)
         return 1
     if args.cases < 1 or args.compile < 0 or args.jobs < 1:
         print("ll-fuzz: error: --cases and --jobs must be positive, --compile not negative", file=sys.stderr)

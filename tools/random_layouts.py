@@ -170,15 +170,21 @@ def nvidia_layouts(rng, warps: int, bits: int) -> list[str]:
 
 
 def amd_layouts(rng, warps: int, target: str) -> list[str]:
-    out = [blocked(rng, 2, warps, 64) for _ in range(3)]
+    t = TARGETS[target]
+    out = [blocked(rng, 2, warps, t.warp_size) for _ in range(3)]
     w = _split(rng, warps)
-    version = 3 if target == "gfx942" else 2
-    instr = rng.choice(["[32, 32, 8]", "[16, 16, 16]"])
-    transposed = rng.choice(["true", "false"])
-    mfma = (f"#ttg.amd_mfma<{{version = {version}, warpsPerCTA = [{w[0]}, {w[1]}], instrShape = {instr}, "
-            f"isTransposed = {transposed}}}>")
-    out.append(mfma)
-    out.append(f"#ttg.dot_op<{{opIdx = {rng.randrange(2)}, parent = {mfma}, kWidth = {rng.choice([4, 8])}}}>")
+    if t.wmma_version:   # RDNA: WMMA, no MFMA (Triton 3.6's spelling of amd_wmma; our dialect reads both)
+        mma = (f"#ttg.amd_wmma<{{version = {t.wmma_version}, isTranspose = {rng.choice(['true', 'false'])}, "
+               f"warpsPerCTA = [{w[0]}, {w[1]}]}}>")
+        k_width = 16 if t.wmma_version == 1 else 8
+    else:
+        instr = rng.choice(["[32, 32, 8]", "[16, 16, 16]"])
+        transposed = rng.choice(["true", "false"])
+        mma = (f"#ttg.amd_mfma<{{version = {t.mfma_version}, warpsPerCTA = [{w[0]}, {w[1]}], instrShape = {instr}, "
+               f"isTransposed = {transposed}}}>")
+        k_width = rng.choice([4, 8])
+    out.append(mma)
+    out.append(f"#ttg.dot_op<{{opIdx = {rng.randrange(2)}, parent = {mma}, kWidth = {k_width}}}>")
     return out
 
 

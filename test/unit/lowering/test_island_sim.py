@@ -41,7 +41,7 @@ def random_plans(seed, count, targets=("sm_90", "sm_80", "gfx942")):
     out = []
     while len(out) < count:
         target = rng.choice(targets)
-        warp_size = 64 if target.startswith("gfx") else 32
+        warp_size = target_named(target).warp_size
         warps = rng.choice([1, 2, 4, 8])
         shape = rng.choice([(16, 16), (64, 32), (8, 4), (2, 2), (128,), (32, 64), (4, 128)])
         element = rng.choice(sorted(ELEMENTS))
@@ -104,7 +104,7 @@ def find_plan(predicate, targets=("sm_90",), elements=("f32",), seed=0, tries=30
     rng = random.Random(seed)
     for _ in range(tries):
         target = rng.choice(targets)
-        warp_size = 64 if target.startswith("gfx") else 32
+        warp_size = target_named(target).warp_size
         warps = rng.choice([2, 4, 8])
         shape = rng.choice([(32, 32), (16, 64), (64, 64), (16, 16)])
         element = rng.choice(elements)

@@ -5,6 +5,11 @@ both Triton releases of the suite (3.9 and 3.6).
   the emitted-code simulator, with the layouts and LLVM structs of the installed Triton;
 * ``LL_FUZZ_EMIT_COMPILE`` (default 200) of them are compiled to cubin / hsaco with stock Triton
   and with our islands: stock compiling a case that we fail on is a failure;
+* every other target of ``lowering.target`` (sm_86, sm_89, sm_100, sm_120, gfx950, gfx1100,
+  gfx1201; the run above keeps the first four so that its recorded (seed, index) still name the
+  same cases) gets ``LL_FUZZ_TARGET_CASES`` (default 30) cases, ``LL_FUZZ_TARGET_COMPILE``
+  (default 2) of them compiled: few, to keep CI short (bigger runs by hand:
+  ``benchmarks/results/fuzz_targets.md``);
 * the seed is fixed (``LL_FUZZ_SEED`` overrides it) so a failure is reproducible from the
   printed (seed, index): ``conversion_fuzz.case_at(seed, index)``.
 """
@@ -22,6 +27,9 @@ from linear_layouts.tools import conversion_fuzz as fuzz
 SEED = int(os.environ.get("LL_FUZZ_SEED", "20261122"))
 CASES = int(os.environ.get("LL_FUZZ_EMIT_CASES", "5000"))
 COMPILE = int(os.environ.get("LL_FUZZ_EMIT_COMPILE", "200"))
+TARGET_CASES = int(os.environ.get("LL_FUZZ_TARGET_CASES", "30"))
+TARGET_COMPILE = int(os.environ.get("LL_FUZZ_TARGET_COMPILE", "2"))
+NEW_TARGETS = tuple(t for t in fuzz.ALL_TARGETS if t not in fuzz.TARGETS)
 
 
 def test_random_conversions_lower_and_simulate_and_compile():
@@ -32,6 +40,25 @@ def test_random_conversions_lower_and_simulate_and_compile():
     assert outcomes["lowered"] > 0.9 * CASES, report.summary()
     compiled = Counter(r.compiled for r in report.results if r.compiled)
     assert compiled["both"] > 0.8 * COMPILE, report.summary()
+
+
+@pytest.mark.parametrize("target", NEW_TARGETS)
+def test_every_other_target_lowers_simulates_and_compiles(target):
+    report = fuzz.run_fuzz(TARGET_CASES, SEED, compile_count=TARGET_COMPILE, jobs=2, targets=(target,))
+    print(report.summary())
+    assert not report.failures, report.summary()
+    outcomes = Counter(r.outcome for r in report.results)
+    assert outcomes["lowered"] > 0.8 * TARGET_CASES, report.summary()
+    assert sum(r.compiled in ("both", "stock-failed") for r in report.results) == TARGET_COMPILE
+
+
+def test_every_target_is_fuzzed():
+    assert set(fuzz.TARGETS) | set(NEW_TARGETS) == set(fuzz.ALL_TARGETS) and len(NEW_TARGETS) == 7
+    cases = [fuzz.case_at(7, i, fuzz.ALL_TARGETS) for i in range(220)]
+    assert {c.target for c in cases} == set(fuzz.ALL_TARGETS)
+    rdna = [c for c in cases if c.target in ("gfx1100", "gfx1201") and "amd_" in c.src + c.dst]
+    assert rdna and all("amd_mfma" not in c.src + c.dst for c in rdna)   # RDNA has WMMA, no MFMA
+    assert any("version = 4" in c.src + c.dst for c in cases if c.target == "gfx950")
 
 
 def test_generator_covers_every_kind_type_warp_count_and_lane_count():
@@ -79,6 +106,12 @@ def test_cli_errors_exit_1(capsys, argv, message):
     err = capsys.readouterr().err
     assert err.startswith("ll-fuzz: error: ") and message in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_cli_runs_every_target(capsys):
+    assert fuzz.main(["--cases", "11", "--seed", "4", "--jobs", "1", "--targets", "all"]) == 0
+    out = capsys.readouterr().out
+    assert "11 cases" in out and all(f"{t} 1: 1 lowered" in out for t in fuzz.ALL_TARGETS), out
 
 
 def test_cli_runs(capsys):
