@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import sys
 import tempfile
 
 import pytest
@@ -19,6 +20,7 @@ REPO = str(REPO)
 @pytest.mark.skipif(cuda_gpu_missing() is not None, reason=str(cuda_gpu_missing()))
 def test_islands_are_bit_exact_on_the_gpu():
     import torch
+    sys.path.insert(0, os.path.join(REPO, "benchmarks"))   # the script imports its sibling checkout.py
     spec = importlib.util.spec_from_file_location("gpu_conversions", os.path.join(REPO, "benchmarks", "gpu_conversions.py"))
     gpu = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(gpu)
