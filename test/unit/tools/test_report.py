@@ -35,7 +35,11 @@ def stop_recording():
 
 
 def child_environment(tmp_path, **extra):
-    env = dict(os.environ, TRITON_CACHE_DIR=str(tmp_path / "cache"), TRITON_DEFAULT_FP_FUSION="1", **extra)
+    """The environment of a program a test runs: its own Triton cache, and none of the outer
+    pytest-xdist session's variables (the report merges the workers of one xdist run, so a
+    child that inherited ``PYTEST_XDIST_TESTRUNUID`` would join the suite's run, not start its own)."""
+    env = {name: value for name, value in os.environ.items() if not name.startswith("PYTEST_XDIST")}
+    env.update(TRITON_CACHE_DIR=str(tmp_path / "cache"), TRITON_DEFAULT_FP_FUSION="1", **extra)
     return env
 
 
