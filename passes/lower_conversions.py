@@ -108,6 +108,7 @@ from typing import Optional
 from ..dialect.attributes import PaddedSharedEncoding
 from ..lowering import measured_choices
 from ..lowering.cost import plan_cost
+from ..lowering.cost_weights import CALIBRATED as CALIBRATED_WEIGHTS
 from ..lowering.describe import instruction_counts
 from ..lowering.legacy import (attribute_kind, plan_legacy_conversion, plan_legacy_local_load,
                                plan_legacy_local_store)
@@ -192,8 +193,19 @@ class ConvertOutcome:
                                            f"scratch={self.island.scratch_bytes}B" if self.island.scratch_bytes
                                            else "") if x)
             return f"{self.location}: remark: [ll-lower-conversions] lowered: {self.method}" + \
-                (f", {detail}" if detail else "") + (f"; {self.measured}" if self.measured else "")
+                (f", {detail}" if detail else "") + (f"; {self.measured}" if self.measured else "") + \
+                _estimated_weights_note(self.plan)
         return f"{self.location}: remark: [ll-lower-conversions] left to Triton: {self.reason}"
+
+
+def _estimated_weights_note(plan) -> str:
+    """``"; cost model estimated for sm_80"`` where the plan was chosen with cost constants not
+    measured on its target (``lowering.cost_weights``: only calibrated targets are measured), so
+    a reader knows how much the choice between candidates rests on."""
+    target = getattr(plan, "target", None)
+    if target is None or target.name in CALIBRATED_WEIGHTS:
+        return ""
+    return f"; cost model estimated for {target.name} (not measured on it)"
 
 
 def _owned_methods(only: str) -> tuple[Method, ...]:
