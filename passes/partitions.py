@@ -100,7 +100,7 @@ class WarpGroups:
             for op in ops_under(current):
                 if op.name != "tt.call":
                     continue
-                callee = _callee(op)
+                callee = op.callee
                 if callee and callee not in self._unsafe_functions:
                     self._unsafe_functions[callee] = (f"in function @{callee}, called from the warp-specialized "
                                                       f"kernel @{function_op.symbol}: its barriers would wait for "
@@ -182,11 +182,3 @@ def _partition_of(op: Operation) -> Optional[tuple[Operation, int]]:
             return parent.parent_op, next(i for i, r in enumerate(parent.regions) if r is region)
         current = parent
     return None
-
-
-def _callee(call: Operation) -> Optional[str]:
-    handle = getattr(call, "_handle", None)
-    try:
-        return handle.get_flat_symbol_ref_attr("callee") if handle is not None else None
-    except Exception:   # the bindings raise when the attribute is absent
-        return None
