@@ -18,10 +18,8 @@ Every conversion left or added is an ordinary ``ttg.convert_layout``: ``ll-lower
 plans, verifies and simulates it like any other (or leaves it to Triton).  Dots and float sums
 keep Triton's layouts (a float sum in another layout adds in another order;
 ``reorder_reductions=true`` allows it).  Loads and stores keep theirs unless
-``memory_ops=true``: then those outside loops may change layout too, priced by sectors and
-vector width (``layout_costs.memory_cost``) with the pointer's contiguity taken from the layout
-Triton's coalescing pass gave the op.  That evidence is gone once the op's layout changed, so
-this is an option until the contiguity comes from an analysis of the pointer itself.
+``memory_ops=true``: then those outside loops whose pointers :mod:`.pointer_contiguity` can
+read may change layout too, priced by sectors and vector width (``layout_costs.memory_cost``).
 
 Worked example (``lit/assign-layouts/reduce-then-store.mlir``)::
 
@@ -44,7 +42,7 @@ from typing import Optional
 from ..lowering.element_type import ElementType
 from ..lowering.target import Target, UnknownTarget, target_named
 from .framework import ModulePass, PassContext, PassFailure
-from .layout_costs import contiguous_run, conversion_cost, elementwise_cost, memory_cost, reduction_cost
+from .layout_costs import conversion_cost, elementwise_cost, memory_cost, reduction_cost
 from .layout_graph import LayoutGraph, build_graph, propose_candidates
 from .layout_rules import MEMORY_OPS, encoding_of
 from .layout_solver import Costs, Solution, assignment_cost, solve
@@ -117,8 +115,7 @@ def make_costs(graph: LayoutGraph, target: Target) -> Costs:
     def _memory_cost(node, key: str) -> float:
         pointer = node.op.operands[0].tensor_type
         bits = _pointee_bits(pointer.element_type)
-        dim, vector = contiguous_run(node.stock_key, pointer.shape)
-        return memory_cost(key, pointer.shape, bits, dim, vector, target)
+        return memory_cost(key, pointer.shape, bits, node.contiguity.dim, node.contiguity.vector, target)
 
     def convert(use, src: str, dst: str) -> float:
         if src == dst:

@@ -102,35 +102,6 @@ SECTOR_WEIGHT = 0.75
 SECTOR_BYTES = 32
 
 
-def contiguous_run(encoding: str, shape: tuple[int, ...]) -> tuple[int, int]:
-    """(dim, elements): the dimension along which a thread's first registers are consecutive
-    elements, and how many (1 when none is): for a blocked layout, ``order[0]`` and
-    ``sizePerThread[order[0]]``.  Triton's coalescing pass picked the stock layout of a load or
-    store from the pointer's known contiguity, so its run is contiguity the IR vouches for."""
-    blocked = re.match(r"#ttg\.blocked<\{sizePerThread = \[([\d, ]*)\].*?order = \[([\d, ]*)\]", encoding)
-    if blocked:
-        size = [int(x) for x in blocked.group(1).split(",")]
-        order = [int(x) for x in blocked.group(2).split(",")]
-        return order[0], max(1, min(size[order[0]], shape[order[0]]))
-    layout = tensor_layout_of(encoding, shape)
-    bases = [basis for basis in layout.bases.get("register", ()) if any(basis)]
-    rank = len(layout.out_dim_names)
-    if not bases:
-        return rank - 1, 1
-    first = bases[0]
-    dims = [d for d in range(rank) if first[d] != 0]
-    if len(dims) != 1 or first[dims[0]] != 1:
-        return rank - 1, 1
-    dim, run = dims[0], 1
-    for basis in bases:
-        if basis[dim] == run and all(basis[d] == 0 for d in range(rank) if d != dim):
-            run *= 2
-        else:
-            break
-    # A single register along a dim says nothing about memory: assume row-major (last dim).
-    return (dim, run) if run > 1 else (rank - 1, 1)
-
-
 def _apply(bases, index: int, rank: int) -> list[int]:
     coords = [0] * rank
     bit = 0

@@ -34,9 +34,10 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ..dialect import LayoutError
-from .layout_rules import Rule, encoding_of, rule_for
+from .layout_rules import MEMORY_OPS, Rule, encoding_of, rule_for
 from .layout_text import ModuleLines
 from .layouts import tensor_layout_of
+from .pointer_contiguity import PointerAnalysis
 from .snapshot import Operation, Value, ops_under
 
 MAX_CANDIDATES = 6
@@ -55,6 +56,7 @@ class Node:
     weight: float
     position: int = -1                 # scf.for: which iteration argument
     candidates: list[str] = field(default_factory=list)
+    contiguity: object = None          # tt.load/tt.store: the pointers' (pointer_contiguity.Contiguity)
 
     @property
     def stock_key(self) -> str:
@@ -151,6 +153,7 @@ def build_graph(function: Operation, lines: ModuleLines, reorder_reductions: boo
     producer_of: dict[int, int] = {}
     loop_nodes: dict[tuple[int, int], int] = {}      # (id(loop), position) -> node
     ops = [op for op in ops_under(function) if op is not function]
+    pointers = PointerAnalysis(lines, lines.header(function), lines.of[id(function)].arguments)
     for op in ops:
         if op.name == "scf.for" and op.regions and op.regions[0].blocks:
             for i, init, argument, yielded, result in _loop_iteration_values(op):
@@ -165,7 +168,13 @@ def build_graph(function: Operation, lines: ModuleLines, reorder_reductions: boo
         rule = rule_for(op, lines.header(op), reorder_reductions, memory_ops)
         if rule is None:
             continue
-        node = Node(len(nodes), op, rule, loop_weight(op, lines))
+        contiguity = None
+        if op.name in MEMORY_OPS:
+            # priced by its addresses: an op whose pointers the analysis cannot read stays fixed
+            contiguity = pointers.contiguity(op.operands[0])
+            if contiguity is None:
+                continue
+        node = Node(len(nodes), op, rule, loop_weight(op, lines), contiguity=contiguity)
         nodes.append(node)
         node_of_op[id(op)] = node.index
         for result in op.results:

@@ -123,27 +123,79 @@ def test_float_sums_keep_their_layout_unless_allowed():
 def test_memory_ops_option_keeps_meaning(seed):
     """memory_ops=true lets the stores change layout too: still the same computation, and never
     a higher modelled cost than Triton's assignment."""
-    text = random_program(random.Random(seed))
+    text = random_program(random.Random(seed), kernel=True)
     before = structure(parse_module(text))
     module = parse_module(text)
     result = assign_module(module, "sm_90", memory_ops=True)
     for function in result.functions:
         assert function.cost_after <= function.cost_before + 1e-9
     assert structure(parse_module(module.print())) == before
+    again = assign_module(parse_module(module.print()), "sm_90", apply=False, memory_ops=True)
+    for first, second in zip(result.functions, again.functions):
+        assert second.cost_before <= first.cost_after + 1e-6   # the addresses are read from the IR, not the layout
 
 
 def test_memory_cost_counts_sectors_and_vectors():
     """128x64 f16, 4 warps: 16-byte stores of 4 full 128-byte rows per warp instruction against
     4-byte pieces of 8 rows from an mma v2 accumulator (exact counts, hand-derived)."""
     from linear_layouts.lowering.cost_weights import weights_for
-    from linear_layouts.passes.layout_costs import SECTOR_WEIGHT, contiguous_run, memory_cost
+    from linear_layouts.passes.layout_costs import SECTOR_WEIGHT, memory_cost
 
     blocked = ("#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], "
                "order = [1, 0]}>")
     mma = "#ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [4, 1], instrShape = [16, 8]}>"
     issue = weights_for("sm_90").shared_access
-    assert contiguous_run(blocked, (128, 64)) == (1, 8)
     # blocked: 32 rows per warp / 4 rows per instruction = 8 instructions of 4 rows x 128 B
     assert memory_cost(blocked, (128, 64), 16, 1, 8, SM90) == pytest.approx(8 * issue + 8 * 16 * SECTOR_WEIGHT)
     # mma: 64 registers per thread in pairs: 32 instructions, 8 rows x 16 B each (one sector per row)
     assert memory_cost(mma, (128, 64), 16, 1, 8, SM90) == pytest.approx(32 * issue + 32 * 8 * SECTOR_WEIGHT)
+
+
+POINTERS = """
+module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.target = "cuda:90", "ttg.threads-per-warp" = 32 : i32} {
+  tt.func public @k(%X: !tt.ptr<f16> {tt.divisibility = 16 : i32}, %Y: !tt.ptr<f16>, %stride: i32) {
+    %rows = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32, #ttg.slice<{dim = 1, parent = #B}>>
+    %r = tt.expand_dims %rows {axis = 1 : i32} : tensor<32xi32, #ttg.slice<{dim = 1, parent = #B}>> -> tensor<32x1xi32, #B>
+    %w = arith.constant dense<64> : tensor<32x1xi32, #B>
+    %s = tt.splat %stride : i32 -> tensor<32x1xi32, #B>
+    %r64 = arith.muli %r, %w : tensor<32x1xi32, #B>
+    %rs = arith.muli %r, %s : tensor<32x1xi32, #B>
+    %cols = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #ttg.slice<{dim = 0, parent = #B}>>
+    %c = tt.expand_dims %cols {axis = 0 : i32} : tensor<64xi32, #ttg.slice<{dim = 0, parent = #B}>> -> tensor<1x64xi32, #B>
+    %cb = tt.broadcast %c : tensor<1x64xi32, #B> -> tensor<32x64xi32, #B>
+    %rb = tt.broadcast %r64 : tensor<32x1xi32, #B> -> tensor<32x64xi32, #B>
+    %sb = tt.broadcast %rs : tensor<32x1xi32, #B> -> tensor<32x64xi32, #B>
+    %o1 = arith.addi %rb, %cb : tensor<32x64xi32, #B>
+    %o2 = arith.addi %sb, %cb : tensor<32x64xi32, #B>
+    %px = tt.splat %X : !tt.ptr<f16> -> tensor<32x64x!tt.ptr<f16>, #B>
+    %py = tt.splat %Y : !tt.ptr<f16> -> tensor<32x64x!tt.ptr<f16>, #B>
+    %a = tt.addptr %px, %o1 : tensor<32x64x!tt.ptr<f16>, #B>, tensor<32x64xi32, #B>
+    %b = tt.addptr %px, %o2 : tensor<32x64x!tt.ptr<f16>, #B>, tensor<32x64xi32, #B>
+    %c2 = tt.addptr %py, %o1 : tensor<32x64x!tt.ptr<f16>, #B>, tensor<32x64xi32, #B>
+    %va = tt.load %a : tensor<32x64x!tt.ptr<f16>, #B>
+    %vb = tt.load %b : tensor<32x64x!tt.ptr<f16>, #B>
+    %vc = tt.load %c2 : tensor<32x64x!tt.ptr<f16>, #B>
+    tt.return
+  }
+}
+""".replace("#B", "#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>")
+
+
+def test_pointer_contiguity_reads_strides_and_alignment():
+    """Rows of 64 f16 from a 16-byte aligned X: dim 1 contiguous, vectors of 8; with a row stride
+    from an argument of unknown divisibility, or an unaligned Y: vectors of 1."""
+    from linear_layouts.passes.pointer_contiguity import Contiguity, PointerAnalysis
+
+    module = parse_module(POINTERS)
+    found = []
+
+    def read(text):
+        lines = ModuleLines(module, text)
+        function = next(op for op in module.walk() if op.name == "tt.func")
+        analysis = PointerAnalysis(lines, lines.header(function), lines.of[id(function)].arguments)
+        for op in (op for op in module.walk() if op.name == "tt.load"):
+            found.append((analysis.contiguity(op.operands[0]), analysis.affine(op.operands[0]).strides))
+        return text
+
+    module.rewrite_text(read)
+    assert found == [(Contiguity(1, 8), (64, 1)), (Contiguity(1, 1), (None, 1)), (Contiguity(1, 1), (64, 1))]
