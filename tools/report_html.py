@@ -16,10 +16,10 @@ import html
 import os
 from typing import Optional
 
-from linear_layouts.tools.report import (CONVERSION_HEADER, KERNEL_HEADER, ConversionEntry, KernelEntry,
-                                         ReportOptions, _write_atomically, conversion_table_rows, count_text, kernel_table_rows,
-                                         costliest_conversions, run_lines, summary_lines, weights_line,
-                                         worth_a_look)
+from linear_layouts.tools.report_model import (ConversionEntry, KernelEntry, ReportOptions, costliest_conversions,
+                                               count_text, worth_a_look, write_atomically)
+from linear_layouts.tools.report_text import (CONVERSION_HEADER, KERNEL_HEADER, conversion_table_rows,
+                                              kernel_table_rows, run_lines, summary_lines, weights_line)
 
 MAX_PICTURE_ELEMENTS = 4096     # 64 x 64
 MAX_TEXT_GRID_ELEMENTS = 1024   # 32 x 32: the text grid of both layouts, cell by cell
@@ -241,7 +241,7 @@ def write_html(kernels: list[KernelEntry], options: ReportOptions) -> str:
         if pictures and not note:
             draw_pictures(kernel, options.directory, options.max_pictures)
         name = os.path.join("kernels", f"{kernel.slug}.html")
-        _write_atomically(os.path.join(options.directory, name), kernel_page(kernel, note))
+        write_atomically(os.path.join(options.directory, name), kernel_page(kernel, note))
         written.add(name)
         written.update(os.path.join(*picture.split("/")) for c in kernel.conversions for picture in c.pictures.values())
     for folder in ("kernels", "img"):
@@ -250,5 +250,5 @@ def write_html(kernels: list[KernelEntry], options: ReportOptions) -> str:
             if os.path.join(folder, name) not in written and name.endswith((".html", ".svg")):
                 os.remove(os.path.join(path, name))
     index = os.path.join(options.directory, "index.html")
-    _write_atomically(index, index_page(kernels, options, note))
+    write_atomically(index, index_page(kernels, options, note))
     return index

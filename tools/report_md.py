@@ -1,0 +1,59 @@
+"""The Markdown form of the report (``--format md``): tables as fixed-width code blocks,
+readable raw in a terminal or a CI log."""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from linear_layouts.tools.conversion_report import format_table
+from linear_layouts.tools.report_model import KernelEntry, ReportOptions, costliest_conversions, worth_a_look
+from linear_layouts.tools.report_text import (CONVERSION_HEADER, KERNEL_HEADER, conversion_table_rows,
+                                              kernel_table_rows, run_lines, summary_lines, weights_line)
+
+
+def md_code(text: str) -> str:
+    """``text`` as one Markdown code span, whatever backticks it holds (CommonMark: the fence is
+    one backtick longer than the longest run inside, padded with a space where ``text`` starts or
+    ends with a backtick)."""
+    text = str(text).replace("\n", " ")
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def markdown(kernels: list[KernelEntry], options: Optional["ReportOptions"] = None) -> str:
+    """The whole report as Markdown (tables as fixed-width code blocks: readable raw, too)."""
+    lines = ["# linear-layouts report", ""]
+    lines += summary_lines(kernels)
+    lines += run_lines(kernels, options or ReportOptions())
+    lines.append(weights_line(kernels))
+    look = worth_a_look(kernels)
+    if look:
+        lines += ["", "Worth a look first (by loop-weighted conversion cost per warp): " +
+                  ", ".join(f"{k.name} on {k.target} ({k.weighted_cost:.1f})" for k in look)]
+    costliest = costliest_conversions(kernels)
+    if costliest:
+        lines += ["", "Costliest conversions (weighted cost = cost per warp x runs):", ""]
+        lines += [f"{n}. {k.name} #{c.number} {md_code(c.row.location)}: {c.weighted_cost:.1f} = "
+                  f"{c.cost:.1f} x {c.weight.runs}" + (" (assumed trip count)" if c.weight.assumed else "")
+                  for n, (k, c) in enumerate(costliest, start=1)]
+    lines += ["", "## Kernels", "", "```"] + format_table(KERNEL_HEADER, kernel_table_rows(kernels)) + ["```"]
+    for k in kernels:
+        if not k.conversions:
+            continue
+        lines += ["", f"## {k.name} on {k.target}", "", f"specialization: {k.specialization or '-'}; "
+                  f"num_warps={k.num_warps}", "", "```"]
+        lines += format_table(CONVERSION_HEADER, conversion_table_rows(k))
+        lines += ["```", ""]
+        for c in k.conversions:
+            lines.append(f"- #{c.number} {md_code(c.location)}" + (f": {md_code(c.source_line)}" if c.source_line else ""))
+            if c.why is not None:
+                lines.append(f"  - why: {c.why.reason}; from {md_code(c.why.producer)}, used by "
+                             + (", ".join(md_code(u) for u in c.why.consumers) or "nothing"))
+                if c.why.hint:
+                    lines.append(f"  - hint: {c.why.hint}")
+            lines.append(f"  - {md_code(c.remark)}")
+    return "\n".join(lines) + "\n"
+

@@ -1,0 +1,100 @@
+"""What both renderers of the report show, derived from the data model (``tools.report_model``):
+the tables' rows and the summary's sentences, as plain text."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from linear_layouts.tools.loop_weights import ASSUMED_TRIPS
+from linear_layouts.tools.report_model import (MODE_TEXT, ConversionEntry, KernelEntry, ReportOptions,
+                                               _counter_text, count_text)
+
+
+def weights_line(kernels: list[KernelEntry]) -> str:
+    """How the loop weights were counted, and where a trip count was assumed."""
+    assumed = sum(1 for k in kernels for c in k.conversions if c.weight.assumed)
+    text = ("Weighted cost: the cost per warp of one execution times how often the conversion runs per "
+            "program instance (the trip counts of the scf.for loops around it, read where the bounds are "
+            f"constants; a loop with other bounds counts as {ASSUMED_TRIPS} iterations, marked ?)")
+    if assumed:
+        text += f"; {count_text(assumed, 'conversion')} with an assumed trip count"
+    return text + "."
+
+
+KERNEL_HEADER = ["kernel", "target", "compiles", "conversions", "no-ops", "scopes", "lowering", "cost/warp",
+                 "weighted", "scratch", "stock final code", "ours final code", "ours or Triton"]
+
+
+def kernel_table_rows(kernels: list[KernelEntry]) -> list[list[str]]:
+    """The index table: one row per kernel (``KERNEL_HEADER``)."""
+    rows = []
+    for k in kernels:
+        if k.problem:
+            rows.append([k.name, k.target, str(k.compiles), "-", "-", "-", "-", "-", "-", "-", "-", "-", k.problem])
+            continue
+        rows.append([k.name, k.target, str(k.compiles), str(len(k.conversions)), str(k.noops), k.scopes_text(),
+                     k.lowering_text(), f"{k.cost:.1f}" if k.conversions else "-",
+                     (f"{k.weighted_cost:.1f}" + ("?" if any(c.weight.assumed for c in k.conversions) else ""))
+                     if k.conversions else "-",
+                     f"{k.scratch_bytes} B" if k.scratch_bytes else "-",
+                     k.final_code_text("stock"), k.final_code_text("ours"), k.ownership_text()])
+    return rows
+
+
+def run_lines(kernels: list[KernelEntry], options: "ReportOptions") -> list[str]:
+    """What the program ran with, and which runs the report holds."""
+    modes = Counter()
+    for k in kernels:
+        modes.update(k.modes)
+    ran = ", ".join(f"{MODE_TEXT.get(mode, mode)} ({count_text(n, 'compile')})" for mode, n in modes.most_common())
+    lines = [f"The program ran with: {ran or 'nothing compiled'}."]
+    if options.append:
+        runs = {run for k in kernels for run in k.runs}
+        lines.append(f"Appended: the records of {count_text(len(runs), 'run')} in this directory (--append).")
+    else:
+        lines.append("This run only (earlier runs' records in this directory were removed; --append keeps them).")
+    return lines
+
+
+def summary_lines(kernels: list[KernelEntry]) -> list[str]:
+    """Where the data movement is, in a few sentences."""
+    conversions = [c for k in kernels for c in k.conversions]
+    lowering = Counter(c.row.lowering for c in conversions if c.row.lowering != "-")
+    scopes = Counter(c.row.scope for c in conversions)
+    left = sum(1 for c in conversions if not c.owned)
+    lines = [f"{count_text(len(kernels), 'kernel')} ({count_text(sum(k.compiles for k in kernels), 'compile')}), "
+             f"{sum(1 for k in kernels if k.conversions)} with layout conversions; "
+             f"{count_text(len(conversions), 'conversion')}, {sum(1 for c in conversions if c.row.is_noop)} of them no-ops.",
+             f"How far the data moves (scope): {_counter_text(scopes)}.",
+             f"Planned lowering: {_counter_text(lowering)}; left to Triton: {left}."]
+    compared = [k for k in kernels if k.verdict()]
+    if compared:
+        fewer = [k for k in compared if k.verdict().endswith("fewer")]
+        more = [k for k in compared if k.verdict().endswith("more")]
+        same = len(compared) - len(fewer) - len(more)
+        line = (f"Final code, ours vs stock (data-movement instructions of the whole kernel): fewer in "
+                f"{count_text(len(fewer), 'kernel')}, the same in {same}, more in {len(more)}")
+        if more:
+            line += " (" + ", ".join(f"{k.name} on {k.target}: {k.verdict()}" for k in more) + ")"
+        lines.append(line + ".")
+    with_scratch = [k for k in kernels if k.scratch_bytes]
+    if with_scratch:
+        largest = max(with_scratch, key=lambda k: k.scratch_bytes)
+        lines.append(f"Scratch (shared memory) for conversions: in {count_text(len(with_scratch), 'kernel')}, "
+                     f"the most {largest.scratch_bytes} B ({largest.name} on {largest.target}).")
+    return lines
+
+
+def conversion_table_rows(kernel: KernelEntry) -> list[list[str]]:
+    header = []
+    for c in kernel.conversions:
+        conflicts = "-" if c.row.plan is None or c.row.plan.shared is None else str(c.row.bank_conflicts)
+        header.append([f"#{c.number}", c.row.location, c.row.types, c.row.scope, c.row.lowering,
+                       c.row.instructions, conflicts, f"{c.row.scratch_bytes} B" if c.row.scratch_bytes else "-",
+                       f"{c.cost:.1f}", c.weight.text(), f"{c.weighted_cost:.1f}", c.outcome])
+    return header
+
+
+CONVERSION_HEADER = ["#", "location", "types", "scope", "lowering", "instructions per warp", "conflicts",
+                     "scratch", "cost/warp", "runs", "weighted", "ours or Triton"]
+
