@@ -19,7 +19,7 @@ A conversion ours leaves to Triton has ours = stock by construction (no extra co
 
 ``modelled_cost`` weighs a final-code mix with the cost model's constants for the target (each
 shared access its issue plus its wavefronts at its vector width, conflict-free; shuffles;
-barriers), so stock's code and ours are priced the same way.
+selects and byte permutes; barriers), so stock's code and ours are priced the same way.
 """
 
 from __future__ import annotations
@@ -46,12 +46,16 @@ _NVIDIA = [
     ("ldmatrix", re.compile(r"^\s*ldmatrix\.sync\.aligned\.[\w.]*?x(\d)"), "matrix"),
     ("bar.sync", re.compile(r"^\s*(?:bar\.sync|barrier\.sync)\b"), "cta_barrier"),
     ("bar.warp.sync", re.compile(r"^\s*bar\.warp\.sync\b"), "warp_barrier"),
+    ("selp", re.compile(r"^\s*selp\."), "alu"),
+    ("prmt", re.compile(r"^\s*prmt\."), "alu"),
 ]
 _AMD = [
     ("ds_bpermute", re.compile(r"^\s*ds_bpermute_b32"), "shuffle"),
     ("ds_write", re.compile(r"^\s*ds_write(2?)\w*?_[bui](\d+)|^\s*ds_write()()"), "shared"),
     ("ds_read", re.compile(r"^\s*ds_read(2?)\w*?_[bui](\d+)|^\s*ds_read()()"), "shared"),
     ("s_barrier", re.compile(r"^\s*s_barrier\b"), "cta_barrier"),
+    ("v_cndmask", re.compile(r"^\s*v_cndmask_b32"), "alu"),
+    ("v_perm", re.compile(r"^\s*v_perm_b32"), "alu"),
 ]
 
 
@@ -172,6 +176,8 @@ def modelled_cost(mix: CodeMix, target) -> float:
             cost += weights.cta_barrier * n
         elif kind == "warp_barrier":
             cost += weights.warp_barrier * n
+        elif kind == "alu":
+            cost += weights.alu_op * n
     for bits, n in mix.shared_bits.items():
         wavefronts = max(1, -(-(bits * lanes) // (8 * target.wavefront_bytes)))
         cost += (weights.shared_access + weights.shared_wavefront * wavefronts) * n

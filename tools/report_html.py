@@ -18,8 +18,9 @@ from typing import Optional
 
 from linear_layouts.tools.report_model import (ConversionEntry, KernelEntry, ReportOptions, costliest_conversions,
                                                count_text, worth_a_look, write_atomically)
-from linear_layouts.tools.report_text import (CONVERSION_HEADER, KERNEL_HEADER, conversion_table_rows,
-                                              kernel_table_rows, run_lines, summary_lines, weights_line)
+from linear_layouts.tools.report_text import (CONVERSION_HEADER, KERNEL_HEADER, STOCK_VS_OURS_HEADER,
+                                              STOCK_VS_OURS_NOTE, conversion_table_rows, kernel_table_rows,
+                                              run_lines, stock_vs_ours_rows, summary_lines, weights_line)
 
 MAX_PICTURE_ELEMENTS = 4096     # 64 x 64
 MAX_TEXT_GRID_ELEMENTS = 1024   # 32 x 32: the text grid of both layouts, cell by cell
@@ -172,6 +173,12 @@ def _conversion_section(c: ConversionEntry) -> list[str]:
                    + "</p>")
         if c.why.hint:
             out.append(f"<p><b>hint:</b> {_e(c.why.hint)}</p>")
+    if c.code is not None:
+        out.append(f"<p><b>final code, stock:</b> <code>{_e(c.code.stock.text())}</code> (modelled "
+                   f"{c.code.stock_cost:.1f}) &nbsp; <b>ours:</b> <code>{_e(c.code.ours.text())}</code> (modelled "
+                   f"{c.code.ours_cost:.1f}) &nbsp; <b>verdict:</b> {_e(c.verdict())}</p>")
+    elif not c.owned:
+        out.append(f"<p><b>verdict:</b> {_e(c.verdict())}</p>")
     out.append(f"<p><b>cost per warp:</b> {c.cost:.1f} &nbsp; <b>runs:</b> {_e(c.weight.text())} "
                f"(loops around it{', ? = assumed trip count' if c.weight.assumed else ''}) &nbsp; "
                f"<b>weighted cost:</b> {c.weighted_cost:.1f}</p>")
@@ -223,6 +230,11 @@ def kernel_page(kernel: KernelEntry, note: str = "") -> str:
         links = {i: f"#c{c.number}" for i, c in enumerate(kernel.conversions)}
         left = {i for i, c in enumerate(kernel.conversions) if not c.owned}
         body += _table(CONVERSION_HEADER, conversion_table_rows(kernel), links, left)
+        versus = stock_vs_ours_rows(kernel)
+        if versus:
+            body.append("<h2>Stock vs ours per conversion</h2>")
+            body += _table(STOCK_VS_OURS_HEADER, versus, {i: f"#c{row[0][1:]}" for i, row in enumerate(versus)})
+            body.append(f'<p class="note">{_e(STOCK_VS_OURS_NOTE)}</p>')
         for c in kernel.conversions:
             body += _conversion_section(c)
     body.append(f"<details><summary>Triton's TTGIR</summary><pre>{_e(kernel.ttgir)}</pre></details>")

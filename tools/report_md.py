@@ -8,8 +8,9 @@ from typing import Optional
 
 from linear_layouts.tools.conversion_report import format_table
 from linear_layouts.tools.report_model import KernelEntry, ReportOptions, costliest_conversions, worth_a_look
-from linear_layouts.tools.report_text import (CONVERSION_HEADER, KERNEL_HEADER, conversion_table_rows,
-                                              kernel_table_rows, run_lines, summary_lines, weights_line)
+from linear_layouts.tools.report_text import (CONVERSION_HEADER, KERNEL_HEADER, STOCK_VS_OURS_HEADER,
+                                              STOCK_VS_OURS_NOTE, conversion_table_rows, kernel_table_rows,
+                                              run_lines, stock_vs_ours_rows, summary_lines, weights_line)
 
 
 def md_code(text: str) -> str:
@@ -47,6 +48,10 @@ def markdown(kernels: list[KernelEntry], options: Optional["ReportOptions"] = No
                   f"num_warps={k.num_warps}", "", "```"]
         lines += format_table(CONVERSION_HEADER, conversion_table_rows(k))
         lines += ["```", ""]
+        versus = stock_vs_ours_rows(k)
+        if versus:
+            lines += ["Stock vs ours per conversion (final code per warp):", "", "```"]
+            lines += format_table(STOCK_VS_OURS_HEADER, versus) + ["```", "", STOCK_VS_OURS_NOTE, ""]
         for c in k.conversions:
             lines.append(f"- #{c.number} {md_code(c.location)}" + (f": {md_code(c.source_line)}" if c.source_line else ""))
             if c.why is not None:

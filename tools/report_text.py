@@ -77,6 +77,11 @@ def summary_lines(kernels: list[KernelEntry]) -> list[str]:
         if more:
             line += " (" + ", ".join(f"{k.name} on {k.target}: {k.verdict()}" for k in more) + ")"
         lines.append(line + ".")
+    verdicts = verdict_counts(kernels)
+    if any(verdicts[v] for v in ("ours better", "same", "ours worse")):
+        lines.append(f"Per conversion, final code priced by the cost model: ours better in {verdicts['ours better']}, "
+                     f"the same in {verdicts['same']}, worse in {verdicts['ours worse']}; "
+                     f"left to Triton {verdicts['left to Triton']}.")
     with_scratch = [k for k in kernels if k.scratch_bytes]
     if with_scratch:
         largest = max(with_scratch, key=lambda k: k.scratch_bytes)
@@ -98,3 +103,40 @@ def conversion_table_rows(kernel: KernelEntry) -> list[list[str]]:
 CONVERSION_HEADER = ["#", "location", "types", "scope", "lowering", "instructions per warp", "conflicts",
                      "scratch", "cost/warp", "runs", "weighted", "ours or Triton"]
 
+
+
+STOCK_VS_OURS_HEADER = ["#", "location", "stock final code", "ours final code", "modelled stock", "modelled ours",
+                        "verdict"]
+
+
+def stock_vs_ours_rows(kernel: KernelEntry) -> list[list[str]]:
+    """Per conversion: stock Triton's final code and ours (data-movement instructions per warp,
+    ``tools.final_code``), each priced by the cost model, and the verdict; [] when not compared."""
+    rows = []
+    for c in kernel.conversions:
+        if c.code is None:
+            continue
+        ours = c.code.ours.text() + (f" (measured with {c.code.shared_with - 1} identical)"
+                                     if c.code.shared_with > 1 else "")
+        rows.append([f"#{c.number}", c.row.location, c.code.stock.text(), ours, f"{c.code.stock_cost:.1f}",
+                     f"{c.code.ours_cost:.1f}", c.verdict()])
+    return rows
+
+
+def verdict_counts(kernels: list[KernelEntry]) -> Counter:
+    """How many conversions ours does better, the same, worse, or leaves to Triton."""
+    counts: Counter = Counter()
+    for k in kernels:
+        for c in k.conversions:
+            verdict = c.verdict()
+            if verdict:
+                counts["left to Triton" if verdict.startswith("left") else verdict] += 1
+    return counts
+
+
+STOCK_VS_OURS_NOTE = ("Stock: the instructions Triton's lowering of the conversion left in the final code (found by "
+                      "the conversion's own line marker in the debug line info); ours: stock's plus the difference "
+                      "between the kernel compiled with our lowering and with this conversion left to Triton (so "
+                      "a barrier two islands share counts for each). Modelled: that code priced by the cost model "
+                      "(issue and wavefronts of each shared access, shuffles, selects and byte permutes, barriers). Verdict: by the modelled "
+                      "cost.")

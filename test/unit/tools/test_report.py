@@ -664,3 +664,65 @@ def test_each_conversion_says_why_it_exists(tmp_path):
     assert re.search(r"\n  - why: a dot operand: the matrix multiply wants its operands in the #dot_op layout; "
                      r"from `arith\.truncf at kernels\.py:116:\d+`, used by `ttng\.warp_group_dot at "
                      r"kernels\.py:116:\d+`\n", markdown(kernels))
+
+
+# ----------------------------------------------------------------------------- stock vs ours per conversion (item 3)
+
+def test_stock_and_ours_final_code_per_conversion(tmp_path):
+    from linear_layouts.tools.report_text import stock_vs_ours_rows, verdict_counts
+    records = record_bundled(tmp_path, ["transpose", "rotary", "matmul"])
+    kernels = build_kernels(records, ReportOptions(str(tmp_path), compare=True, progress=False))
+    assert all(k.compare_problem == "" for k in kernels)
+    rows = {k.name: [row[2:] for row in stock_vs_ours_rows(k)] for k in kernels}
+    assert rows == {
+        # the same shared-memory round trip as stock
+        "transpose": [["st.shared=32 bar.sync=1 ld.shared=32", "st.shared=32 bar.sync=1 ld.shared=32", "98.2",
+                       "98.2", "same"]],
+        # stock: 8 shuffles and 16 selects per conversion; ours a warp-local shared round trip, and a guard
+        # barrier each (the kernel compiled with either island alone has one more bar.sync)
+        "rotary_embedding": [["selp=16 shfl=8", "st.shared=2 bar.warp.sync=1 ld.shared=2 bar.sync=1", "20.4", "21.4",
+                              "ours worse"]] * 2,
+        # stock reads the dot operand with 16 ld.shared, ours with 4 ldmatrix.x4
+        "matmul": [["bar.sync=2 st.shared=16 selp=1 ld.shared=16", "bar.sync=2 st.shared=8 ldmatrix=4", "53.0",
+                    "43.9", "ours better"]],
+    }
+    assert verdict_counts(kernels) == {"same": 1, "ours worse": 2, "ours better": 1}
+    assert ("Per conversion, final code priced by the cost model: ours better in 1, the same in 1, worse in 2; "
+            "left to Triton 0.") in summary_lines(kernels)
+
+
+def test_final_code_marks_each_conversion_and_prices_the_mix():
+    from linear_layouts.lowering import target_named
+    from linear_layouts.tools.final_code import MARK_LINE, CodeMix, mark_conversions, mix_by_line, modelled_cost
+    ttgir = ('    %a = ttg.convert_layout %x : tensor<16xf32, #b0> -> tensor<16xf32, #b1> loc(#loc3)\n'
+             '    %b:2 = ttg.convert_layout %y : tensor<16xf32, #b0> -> tensor<16xf32, #b1> loc(callsite(#loc1 at #loc2))\n'
+             '    %c = ttg.convert_layout %z : tensor<16xf32, #b0> -> tensor<16xf32, #b1>\n'
+             '    %d = arith.addf %a, %c : tensor<16xf32, #b1> loc(#loc4)\n')
+    marked, count = mark_conversions(ttgir)
+    assert count == 3
+    assert marked.splitlines()[0].endswith(f'-> tensor<16xf32, #b1> loc("ll-conversion":{MARK_LINE + 1}:0)')
+    assert marked.splitlines()[1].endswith(f'loc("ll-conversion":{MARK_LINE + 2}:0)')
+    assert marked.splitlines()[2].endswith(f'loc("ll-conversion":{MARK_LINE + 3}:0)')
+    assert marked.splitlines()[3].endswith("loc(#loc4)")
+    ptx = ("\tshfl.sync.idx.b32 %r1, %r2, 1, 31, -1;\n"
+           f"\t.loc\t1 {MARK_LINE + 1} 0\n"
+           "\tst.shared.v4.b32 [%r1], {%r2, %r3, %r4, %r5};\n"
+           "\tbar.sync \t0;\n"
+           "\tld.shared.b16 %rs1, [%r2];\n"
+           "\tldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r1, %r2, %r3, %r4}, [%r5];\n"
+           "\t.loc\t1 12 3\n"
+           "\tselp.b32 %r1, %r2, %r3, %p1;\n")
+    lines = mix_by_line(ptx, "nvidia")
+    assert {line: mix.text() for line, mix in lines.items()} == {
+        0: "shfl=1", MARK_LINE + 1: "st.shared=1 bar.sync=1 ld.shared=1 ldmatrix=1", 12: "selp=1"}
+    mix = lines[MARK_LINE + 1]
+    assert mix.shared_bits == {128: 1, 16: 1} and mix.matrices == {4: 1}
+    # sm_90's constants (lowering/calibrated_weights.json): every term of the price, by hand
+    from linear_layouts.lowering.cost_weights import weights_for
+    w = weights_for("sm_90")
+    expected = (w.shared_access + 4 * w.shared_wavefront) + (w.shared_access + 1 * w.shared_wavefront) \
+        + (w.shared_access + 4 * w.shared_wavefront) + w.cta_barrier
+    assert modelled_cost(mix, target_named("sm_90")) == round(expected, 1)
+    assert modelled_cost(CodeMix(), target_named("sm_90")) == 0.0
+    amd = mix_by_line("\t.loc 1 7 0\n\tds_write2_b32 v1, v2, v3\n\tds_read_b128 v[1:4], v5\n\ts_barrier\n", "amd")
+    assert amd[7].text() == "ds_write=1 ds_read=1 s_barrier=1" and amd[7].shared_bits == {64: 1, 128: 1}
