@@ -39,6 +39,7 @@ code { background: #f3f3f3; }
 section.conversion { border-top: 2px solid #ddd; margin-top: 1.5em; }
 img { max-width: 100%; border: 1px solid #eee; }
 .note { color: #666; font-size: 0.85em; }
+.hint { background: #eef6ff; border-left: 4px solid #4a90d9; padding: 0.3em 0.6em; }
 """
 
 
@@ -171,8 +172,10 @@ def _conversion_section(c: ConversionEntry) -> list[str]:
         out.append(f"<p><b>why it exists:</b> {_e(c.why.reason)}<br><b>from:</b> <code>{_e(c.why.producer)}</code>"
                    f" &nbsp; <b>used by:</b> " + (", ".join(f"<code>{_e(u)}</code>" for u in c.why.consumers) or "nothing")
                    + "</p>")
+        if c.why.sources:
+            out.append("<pre>" + "\n".join(f"{_e(where)}:\n    {_e(code)}" for where, code in c.why.sources) + "</pre>")
         if c.why.hint:
-            out.append(f"<p><b>hint:</b> {_e(c.why.hint)}</p>")
+            out.append(f'<p class="hint"><b>hint:</b> {_e(c.why.hint)}</p>')
     if c.code is not None:
         out.append(f"<p><b>final code, stock:</b> <code>{_e(c.code.stock.text())}</code> (modelled "
                    f"{c.code.stock_cost:.1f}) &nbsp; <b>ours:</b> <code>{_e(c.code.ours.text())}</code> (modelled "

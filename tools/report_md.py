@@ -57,6 +57,7 @@ def markdown(kernels: list[KernelEntry], options: Optional["ReportOptions"] = No
             if c.why is not None:
                 lines.append(f"  - why: {c.why.reason}; from {md_code(c.why.producer)}, used by "
                              + (", ".join(md_code(u) for u in c.why.consumers) or "nothing"))
+                lines += [f"  - {md_code(where)}: {md_code(code)}" for where, code in c.why.sources]
                 if c.why.hint:
                     lines.append(f"  - hint: {c.why.hint}")
             lines.append(f"  - {md_code(c.remark)}")

@@ -27,7 +27,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Optional
 
-from linear_layouts.tools.conversion_why import Why, explain, users_of
+from linear_layouts.tools.conversion_why import Why, argument_names, explain, no_result_locations, users_of
 from linear_layouts.tools.final_code import CodeMix, ConversionCode
 from linear_layouts.tools.loop_weights import LoopWeight, conversion_weights
 from linear_layouts.tools.conversion_report import ConversionRow, counts_text, report_conversions
@@ -231,6 +231,8 @@ def analyse_kernel(record: dict, compiles: int, slug: str) -> KernelEntry:
         kernel.problem = f"not analysed: {error}"
         return kernel
     users = users_of(module)
+    located = no_result_locations(module, kernel.ttgir)
+    names = argument_names(kernel.ttgir)
     for number, (row, op) in enumerate(zip(rows, module.ops_named("ttg.convert_layout")), start=1):
         entry = ConversionEntry(number, row, op.location, source_line(op.location), outcome="", owned=False,
                                 remark="", cost=plan_cost(row.plan).weight if row.plan is not None else 0.0,
@@ -243,7 +245,7 @@ def analyse_kernel(record: dict, compiles: int, slug: str) -> KernelEntry:
             entry.bits = element.element.logical_bits
         except PassFailure:
             pass
-        entry.why = explain(op, users)
+        entry.why = explain(op, users, located, entry.dst_layout, entry.bits, names)
         kernel.conversions.append(entry)
     weights = conversion_weights(kernel.ttgir)
     if len(weights) == len(kernel.conversions):

@@ -652,14 +652,15 @@ def test_each_conversion_says_why_it_exists(tmp_path):
                                  c.weight.text())
             for k in kernels for c in k.conversions}
     assert whys == {
-        ("transpose", 1): ("a memory access", "tt.trans at kernels.py:127", ("tt.store",), "1"),
+        ("transpose", 1): ("a memory access", "tt.trans at kernels.py:127", ("tt.store at kernels.py:127",), "1"),
         ("rotary_embedding", 1): ("a shape operation (broadcast, expand_dims, reshape, ...) wants its operand in "
                                   "another layout", "tt.reshape at kernels.py:72", ("tt.split at kernels.py:72",), "1"),
-        ("rotary_embedding", 2): ("a memory access", "tt.reshape at kernels.py:76", ("tt.store",), "1"),
+        ("rotary_embedding", 2): ("a memory access", "tt.reshape at kernels.py:76", ("tt.store at kernels.py:76",), "1"),
         # p.to(v.dtype) feeds the second dot, inside the loop over the keys (4 blocks of a constexpr length)
         ("attention_forward", 1): ("a dot operand", "arith.truncf at kernels.py:116",
                                    ("ttng.warp_group_dot at kernels.py:116",), "x4"),
-        ("attention_forward", 2): ("a memory access", "arith.truncf at kernels.py:118", ("tt.store",), "1"),
+        ("attention_forward", 2): ("a memory access", "arith.truncf at kernels.py:118", ("tt.store at kernels.py:118",),
+                                   "1"),
     }
     assert re.search(r"\n  - why: a dot operand: the matrix multiply wants its operands in the #dot_op layout; "
                      r"from `arith\.truncf at kernels\.py:116:\d+`, used by `ttng\.warp_group_dot at "
@@ -726,3 +727,50 @@ def test_final_code_marks_each_conversion_and_prices_the_mix():
     assert modelled_cost(CodeMix(), target_named("sm_90")) == 0.0
     amd = mix_by_line("\t.loc 1 7 0\n\tds_write2_b32 v1, v2, v3\n\tds_read_b128 v[1:4], v5\n\ts_barrier\n", "amd")
     assert amd[7].text() == "ds_write=1 ds_read=1 s_barrier=1" and amd[7].shared_bits == {64: 1, 128: 1}
+
+
+HINT_PROGRAM = textwrap.dedent("""
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def matmul_relu(A, B, C, stride_cm, stride_cn, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+        rm = tl.arange(0, M)
+        rn = tl.arange(0, N)
+        rk = tl.arange(0, K)
+        a = tl.load(A + rm[:, None] * K + rk[None, :])
+        b = tl.load(B + rk[:, None] * N + rn[None, :])
+        acc = tl.dot(a, b)
+        tl.store(C + rm[:, None] * stride_cm + rn[None, :] * stride_cn, tl.maximum(acc, 0.0))
+""")
+
+
+def test_a_store_with_unknown_contiguity_gets_a_hint(tmp_path):
+    import runpy
+    (tmp_path / "epilogue.py").write_text(HINT_PROGRAM)
+    kernel = runpy.run_path(str(tmp_path / "epilogue.py"))["matmul_relu"]
+    recorder.start(str(tmp_path / "report"), progress=False)
+    try:
+        # as a launch specializes them: pointers and strides 16-aligned; stride_cn a runtime value, then 1
+        for extra, constexprs in (({"stride_cn": "i32"}, {}), ({}, {"stride_cn": 1})):
+            signature = {"A": "*fp16", "B": "*fp16", "C": "*fp32", "stride_cm": "i32", **extra}
+            triton.compile(ASTSource(kernel, signature, constexprs={"M": 64, "N": 64, "K": 32, **constexprs},
+                                     attrs={(i,): [["tt.divisibility", 16]] for i in range(4)}),
+                           target=GPUTarget("cuda", 90, 32))
+    finally:
+        recorder.stop()
+    kernels = build_kernels(recorder.read_records(str(tmp_path / "report")),
+                            ReportOptions(str(tmp_path), compare=False, progress=False))
+    runtime, constant = (k.conversions[0].why for k in kernels)
+    assert runtime.kind == constant.kind == "store"
+    assert runtime.hint == (
+        "tt.store accesses one 32-bit element per thread at a time: its layout has no run of consecutive elements "
+        "along any dimension (dim0: 1, dim1: 1), the layout ttg.coalesce picks when it cannot prove the pointer "
+        "contiguous. If the offsets are contiguous at run time, say so: tl.max_contiguous(tl.multiple_of(offs, N), N) "
+        "on the offsets, or pass the stride as a tl.constexpr (Triton also specializes an integer argument equal to "
+        "1); the pointer is computed from the integer arguments stride_cm, stride_cn.")
+    assert constant.hint == ""          # 4 consecutive f32 per thread along dim1: 128-bit stores
+    line = "tl.store(C + rm[:, None] * stride_cm + rn[None, :] * stride_cn, tl.maximum(acc, 0.0))"
+    assert [(re.sub(r":\d+$", "", where), code) for where, code in runtime.sources] == [
+        ("arith.maxnumf at epilogue.py:14", line), ("tt.store at epilogue.py:14", line)]
