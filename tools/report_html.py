@@ -19,8 +19,9 @@ from typing import Optional
 from linear_layouts.tools.report_model import (ConversionEntry, KernelEntry, ReportOptions, costliest_conversions,
                                                count_text, worth_a_look, write_atomically)
 from linear_layouts.tools.report_text import (CONVERSION_HEADER, KERNEL_HEADER, STOCK_VS_OURS_HEADER,
-                                              STOCK_VS_OURS_NOTE, conversion_table_rows, kernel_table_rows,
-                                              run_lines, stock_vs_ours_rows, summary_lines, weights_line)
+                                              STOCK_VS_OURS_NOTE, conversion_table_rows, kernel_chart_rows,
+                                              kernel_table_rows, run_lines, source_listing, stock_vs_ours_rows,
+                                              summary_lines, weights_line)
 
 MAX_PICTURE_ELEMENTS = 4096     # 64 x 64
 MAX_TEXT_GRID_ELEMENTS = 1024   # 32 x 32: the text grid of both layouts, cell by cell
@@ -39,6 +40,9 @@ code { background: #f3f3f3; }
 section.conversion { border-top: 2px solid #ddd; margin-top: 1.5em; }
 img { max-width: 100%; border: 1px solid #eee; }
 .note { color: #666; font-size: 0.85em; }
+pre.listing { line-height: 1.35; }
+pre.listing span.line { display: block; }
+pre.listing a { font-weight: bold; }
 .hint { background: #eef6ff; border-left: 4px solid #4a90d9; padding: 0.3em 0.6em; }
 """
 
@@ -146,6 +150,11 @@ def index_page(kernels: list[KernelEntry], options: ReportOptions, note: str = "
                         f"{c.cost:.1f} x {c.weight.runs}"
                         + (" (assumed trip count)" if c.weight.assumed else "") + "</li>")
         body.append("</ol>")
+    chart = kernel_chart_rows(kernels)
+    if chart:
+        body.append("<h2>Stock vs ours per kernel</h2>")
+        body.append(chart_svg(chart, "data-movement instructions of the final code, priced by the cost model "
+                                     "(per warp, once)"))
     body.append("<h2>Kernels</h2>")
     links = {i: f"kernels/{k.slug}.html" for i, k in enumerate(kernels)}
     body += _table(KERNEL_HEADER, kernel_table_rows(kernels), links)
@@ -154,7 +163,53 @@ def index_page(kernels: list[KernelEntry], options: ReportOptions, note: str = "
     body.append(f'<p class="note">{_e(compare)}; cost/warp: the cost model\'s weight summed over the '
                 f"kernel's planned conversions, once each; weighted: each times how often it runs (its loops' trip counts, "
                 f"? where a trip count is assumed); scratch: the largest conversion's shared memory.</p>")
+    listing = listing_html(kernels)
+    if listing:
+        body.append("<h2>Source</h2><p class=\"note\">each conversion's line, shaded by its loop-weighted cost "
+                    "(the darkest: the costliest line)</p>")
+        body += listing
     return _page("linear-layouts report", body)
+
+
+def chart_svg(rows: list[tuple[str, float, float]], unit: str) -> str:
+    """A horizontal bar chart, two bars per row (stock grey, ours blue), values printed: plain
+    SVG, no script, no matplotlib."""
+    label_width, bar_width, row_height = 260, 420, 34
+    top = max((max(stock, ours) for _, stock, ours in rows), default=0.0) or 1.0
+    height = 24 + row_height * len(rows)
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{label_width + bar_width + 90}" height="{height}" '
+           f'font-family="sans-serif" font-size="12" role="img" aria-label="stock vs ours per kernel">',
+           '<rect x="0" y="2" width="12" height="10" fill="#999"/><text x="16" y="11">stock</text>',
+           '<rect x="70" y="2" width="12" height="10" fill="#3b7dd8"/><text x="86" y="11">ours</text>',
+           f'<text x="140" y="11" fill="#555">{_e(unit)}</text>']
+    for i, (label, stock, ours) in enumerate(rows):
+        y = 20 + i * row_height
+        out.append(f'<text x="{label_width - 6}" y="{y + 17}" text-anchor="end">{_e(label[:40])}</text>')
+        for j, (value, colour) in enumerate(((stock, "#999"), (ours, "#3b7dd8"))):
+            width = max(1.0, bar_width * value / top)
+            out.append(f'<rect x="{label_width}" y="{y + 2 + j * 14}" width="{width:.1f}" height="12" fill="{colour}"/>')
+            out.append(f'<text x="{label_width + width + 4:.1f}" y="{y + 12 + j * 14}">{value:.1f}</text>')
+    out.append("</svg>")
+    return "".join(out)
+
+
+def listing_html(kernels: list[KernelEntry]) -> list[str]:
+    """The source lines of every conversion, each marked (a link to its section) and shaded by
+    its loop-weighted cost."""
+    out = []
+    for path, rows in source_listing(kernels):
+        out.append(f"<h3><code>{_e(path)}</code></h3><pre class=\"listing\">")
+        for number, text, marks, share in rows:
+            if number == 0:
+                out.append('<span class="line">   ...</span>')
+                continue
+            style = f' style="background: rgba(230, 80, 30, {0.12 + 0.6 * share:.2f})"' if marks else ""
+            links = " ".join(f'<a href="kernels/{_e(k.slug)}.html#c{c.number}">{_e(k.name)} #{c.number} '
+                             f'({c.weighted_cost:.1f})</a>' for k, c in marks)
+            out.append(f'<span class="line"{style}>{number:5d}  {_e(text)}' + (f"   &larr; {links}" if links else "")
+                       + "</span>")
+        out.append("</pre>")
+    return out
 
 
 def _conversion_section(c: ConversionEntry) -> list[str]:

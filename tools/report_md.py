@@ -9,8 +9,9 @@ from typing import Optional
 from linear_layouts.tools.conversion_report import format_table
 from linear_layouts.tools.report_model import KernelEntry, ReportOptions, costliest_conversions, worth_a_look
 from linear_layouts.tools.report_text import (CONVERSION_HEADER, KERNEL_HEADER, STOCK_VS_OURS_HEADER,
-                                              STOCK_VS_OURS_NOTE, conversion_table_rows, kernel_table_rows,
-                                              run_lines, stock_vs_ours_rows, summary_lines, weights_line)
+                                              STOCK_VS_OURS_NOTE, conversion_table_rows, kernel_chart_rows,
+                                              kernel_table_rows, run_lines, source_listing, stock_vs_ours_rows,
+                                              summary_lines, weights_line)
 
 
 def md_code(text: str) -> str:
@@ -40,6 +41,11 @@ def markdown(kernels: list[KernelEntry], options: Optional["ReportOptions"] = No
         lines += [f"{n}. {k.name} #{c.number} {md_code(c.row.location)}: {c.weighted_cost:.1f} = "
                   f"{c.cost:.1f} x {c.weight.runs}" + (" (assumed trip count)" if c.weight.assumed else "")
                   for n, (k, c) in enumerate(costliest, start=1)]
+    chart = kernel_chart_rows(kernels)
+    if chart:
+        lines += ["", "Stock vs ours per kernel (data-movement instructions of the final code, priced by the cost "
+                      "model, per warp, once):", "", "```"]
+        lines += chart_text(chart) + ["```"]
     lines += ["", "## Kernels", "", "```"] + format_table(KERNEL_HEADER, kernel_table_rows(kernels)) + ["```"]
     for k in kernels:
         if not k.conversions:
@@ -61,5 +67,29 @@ def markdown(kernels: list[KernelEntry], options: Optional["ReportOptions"] = No
                 if c.why.hint:
                     lines.append(f"  - hint: {c.why.hint}")
             lines.append(f"  - {md_code(c.remark)}")
+    listing = source_listing(kernels, whole_file_lines=0)
+    if listing:
+        lines += ["", "## Source", "", "Each conversion's line (>>), with its loop-weighted cost:"]
+        for path, rows in listing:
+            lines += ["", md_code(path), "", "```"]
+            for number, text, marks, _ in rows:
+                if number == 0:
+                    lines.append("   ...")
+                    continue
+                note = "   <- " + ", ".join(f"{k.name} #{c.number} ({c.weighted_cost:.1f})" for k, c in marks) \
+                    if marks else ""
+                lines.append(f"{'>>' if marks else '  '}{number:5d}  {text}{note}")
+            lines.append("```")
     return "\n".join(lines) + "\n"
+
+
+def chart_text(rows: list[tuple[str, float, float]], width: int = 40) -> list[str]:
+    """Bars of ``#`` (stock) and ``=`` (ours), scaled to the largest value."""
+    top = max((max(stock, ours) for _, stock, ours in rows), default=0.0) or 1.0
+    label = max(len(name) for name, _, _ in rows)
+    out = []
+    for name, stock, ours in rows:
+        out.append(f"{name.ljust(label)}  stock {'#' * max(1, round(width * stock / top))} {stock:.1f}")
+        out.append(f"{''.ljust(label)}  ours  {'=' * max(1, round(width * ours / top))} {ours:.1f}")
+    return out
 

@@ -140,3 +140,65 @@ STOCK_VS_OURS_NOTE = ("Stock: the instructions Triton's lowering of the conversi
                       "a barrier two islands share counts for each). Modelled: that code priced by the cost model "
                       "(issue and wavefronts of each shared access, shuffles, selects and byte permutes, barriers). Verdict: by the modelled "
                       "cost.")
+
+
+# ----------------------------------------------------------------------------- index: chart and source listing
+
+def kernel_chart_rows(kernels: list[KernelEntry]) -> list[tuple[str, float, float]]:
+    """Per compared kernel: (``name on target``, stock's final code, ours), the data-movement
+    instructions of the whole kernel priced by the cost model (``tools.final_code.modelled_cost``)."""
+    from linear_layouts.lowering import UnknownTarget, target_named
+    from linear_layouts.tools.final_code import modelled_cost
+
+    rows = []
+    for k in kernels:
+        if k.stock_mix is None or k.ours_mix is None:
+            continue
+        try:
+            target = target_named(k.target)
+        except UnknownTarget:
+            continue
+        rows.append((f"{k.name} on {k.target}", modelled_cost(k.stock_mix, target), modelled_cost(k.ours_mix, target)))
+    return rows
+
+
+SOURCE_CONTEXT = 3          # lines shown around each conversion's line
+WHOLE_FILE_LINES = 120      # files up to this long are listed whole
+
+
+def source_listing(kernels: list[KernelEntry], whole_file_lines: int = WHOLE_FILE_LINES
+                   ) -> list[tuple[str, list[tuple[int, str, list, float]]]]:
+    """Per source file with conversions: its lines (all of a short file, else the conversions'
+    lines with ``SOURCE_CONTEXT`` lines around them; a gap is a line number of 0) as
+    (line number, text, [(kernel, conversion), ...] on that line, share), where ``share`` is the
+    line's loop-weighted cost over the costliest line's (0 to 1)."""
+    import linecache
+
+    by_file: dict = {}
+    for k in kernels:
+        for c in k.conversions:
+            parts = c.location.rsplit(":", 2)
+            if len(parts) != 3 or not parts[1].isdigit():
+                continue
+            by_file.setdefault(parts[0], {}).setdefault(int(parts[1]), []).append((k, c))
+    listing = []
+    for path in sorted(by_file):
+        lines = linecache.getlines(path)
+        if not lines:
+            continue
+        marked = by_file[path]
+        weight = {n: sum(c.weighted_cost for _, c in marked[n]) for n in marked}
+        top = max(weight.values(), default=0.0) or 1.0
+        if len(lines) <= whole_file_lines:
+            shown = list(range(1, len(lines) + 1))
+        else:
+            shown = sorted({n for m in marked for n in range(max(1, m - SOURCE_CONTEXT),
+                                                               min(len(lines), m + SOURCE_CONTEXT) + 1)})
+        rows, previous = [], 0
+        for n in shown:
+            if previous and n != previous + 1:
+                rows.append((0, "", [], 0.0))
+            rows.append((n, lines[n - 1].rstrip("\n"), marked.get(n, []), weight.get(n, 0.0) / top))
+            previous = n
+        listing.append((path, rows))
+    return listing

@@ -774,3 +774,46 @@ def test_a_store_with_unknown_contiguity_gets_a_hint(tmp_path):
     line = "tl.store(C + rm[:, None] * stride_cm + rn[None, :] * stride_cn, tl.maximum(acc, 0.0))"
     assert [(re.sub(r":\d+$", "", where), code) for where, code in runtime.sources] == [
         ("arith.maxnumf at epilogue.py:14", line), ("tt.store at epilogue.py:14", line)]
+
+
+# ----------------------------------------------------------------------------- index: chart and source (item 3)
+
+def record_example(directory):
+    sys.path.insert(0, os.path.join(ROOT, "examples"))
+    try:
+        import report_example as example
+    finally:
+        sys.path.pop(0)
+    recorder.start(str(directory), progress=False)
+    try:
+        target = example.TARGETS["sm_90"]
+        triton.compile(ASTSource(example.transpose, {"X": "*fp32", "Y": "*fp32"}, constexprs={"BLOCK": 32}),
+                       target=target)
+        triton.compile(ASTSource(example.normalize_rows, {"X": "*fp32", "Y": "*fp32", "SUMS": "*fp32"},
+                                 constexprs={"N": 128, "ROWS": 16}), target=target)
+        triton.compile(ASTSource(example.interleave_pairs, {"X": "*fp16", "Y": "*fp16"}, constexprs={"D": 256}),
+                       target=target)
+    finally:
+        recorder.stop()
+    return recorder.read_records(str(directory))
+
+
+def test_index_chart_and_source_listing(tmp_path):
+    from linear_layouts.tools.report_html import index_page
+    from linear_layouts.tools.report_text import kernel_chart_rows, source_listing
+    kernels = build_kernels(record_example(tmp_path), ReportOptions(str(tmp_path), compare=True, progress=False))
+    # the whole kernel's data movement, priced: normalize_rows' reduction shuffles are in both
+    assert kernel_chart_rows(kernels) == [("transpose on sm_90", 26.2, 26.2), ("normalize_rows on sm_90", 231.7, 216.5),
+                                          ("interleave_pairs on sm_90", 6.8, 6.8)]
+    [(path, rows)] = source_listing(kernels, whole_file_lines=0)
+    assert path == EXAMPLE
+    marked = [(n, [(k.name, c.number) for k, c in marks], round(share, 3)) for n, _, marks, share in rows if marks]
+    assert marked == [(26, [("transpose", 1)], 1.0), (35, [("normalize_rows", 1)], 0.37),
+                      (44, [("interleave_pairs", 1)], 0.257)]     # the weighted costs over the largest
+    assert [n for n, *_ in rows] == [23, 24, 25, 26, 27, 28, 29, 0, 32, 33, 34, 35, 36, 37, 38, 0, 41, 42, 43, 44,
+                                     45, 46, 47]
+    page = index_page(kernels, ReportOptions(str(tmp_path)))
+    assert page.count("<rect ") == 2 + 2 * 3                       # the legend's two, two bars per kernel
+    assert ('<span class="line" style="background: rgba(230, 80, 30, 0.72)">   26      tl.store(Y + offs[None, :] '
+            '* BLOCK + offs[:, None], tile)   &larr; <a href="kernels/transpose-sm_90.html#c1">transpose #1 (26.2)</a>'
+            '</span>') in page
