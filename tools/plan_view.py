@@ -28,6 +28,7 @@ from linear_layouts.lowering.element_type import storage_bits_of
 from linear_layouts.lowering.emit_llvm import mnemonic
 from linear_layouts.lowering.instructions import AccessKind, AccessShape
 from linear_layouts.lowering.plan import Barrier, ConversionPlan, Method, SharedAccess, Unsupported
+from linear_layouts.tools.layout_view import bank_colours
 from linear_layouts.lowering.target import Target
 
 # ----------------------------------------------------------------------------- naming
@@ -226,7 +227,7 @@ def _draw_access(ax, access: SharedAccess, plan: ConversionPlan, title: str, cma
         if line not in row_of:
             continue
         row = row_of[line]
-        ax.add_patch(Rectangle((bank, row), 1, 1, facecolor=cmap(bank % 20), edgecolor="white", lw=0.5))
+        ax.add_patch(Rectangle((bank, row), 1, 1, facecolor=cmap[bank % len(cmap)], edgecolor="white", lw=0.5))
         if t.conflict:
             ax.add_patch(Rectangle((bank + 0.06, row + 0.06), 0.88, 0.88, fill=False, edgecolor="red", lw=1.4))
         label = f"t{t.lanes[0]}" + (f"+{len(t.lanes) - 1}" if len(t.lanes) > 1 else "")
@@ -240,7 +241,7 @@ def _draw_access(ax, access: SharedAccess, plan: ConversionPlan, title: str, cma
     ax.set_ylabel("scratch line (byte offset)", fontsize=7)
     waves, phases = access_wavefronts(access, plan.element_bits, plan.target)
     ax.set_title(f"{title}\n{waves} wavefronts in {phases} phases, {waves - phases} conflicts "
-                 f"(label: lane; red: conflict)", fontsize=7)
+                 f"(label: lane, +N: N more lanes on the word; red: conflict)", fontsize=7)
 
 
 def _draw_round(ax, rnd, number: int, plan: ConversionPlan, cmap) -> None:
@@ -271,7 +272,10 @@ def draw_plan(plan: ConversionPlan, path: str, what: str = "") -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    header = (what + "\n" if what else "") + \
+    import textwrap
+
+    header = "\n".join(textwrap.wrap(what, 110)) + "\n" if what else ""
+    header += \
         f"{lowering_name(plan)} on {plan.target.name}, {plan.element_bits}-bit elements: {cost_line(plan)}"
     if plan.shuffle is not None:
         rounds = list(plan.shuffle.rounds)
@@ -289,7 +293,7 @@ def draw_plan(plan: ConversionPlan, path: str, what: str = "") -> None:
                    for a in (store, load)]
         fig, axes = plt.subplots(2, 1, squeeze=False, figsize=(11.0, 0.34 * sum(heights) + 3.0),
                                  gridspec_kw={"height_ratios": heights})
-        cmap = plt.get_cmap("tab20")
+        cmap = bank_colours(plan.target.num_banks)   # one distinct colour per bank
         for ax, access, kind in ((axes[0, 0], store, "store"), (axes[1, 0], load, "load")):
             name = instruction_name(access, plan.element_bits, plan.target)
             _draw_access(ax, access, plan, f"first {kind}: {name} (1 of {counts[name]}), warp 0", cmap)

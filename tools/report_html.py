@@ -5,9 +5,11 @@
                         (as text and as element grids), the plan (text and picture), the remark
 ``DIR/img/*.svg``       the pictures (``ll-viz`` element grids, ``ll-viz --plan`` plans)
 
-No JavaScript; one small style sheet inline in each page.  Pictures are drawn for the first
-``max_pictures`` conversions of each kernel, and only for tensors of at most
-``MAX_PICTURE_ELEMENTS`` elements (a grid picture of a larger one is unreadable anyway).
+No JavaScript; one small style sheet inline in each page; the index's chart is inline SVG.
+Pictures (matplotlib, the ``[viz]`` extra) are drawn for the ``max_pictures`` costliest
+conversions of each kernel that move data (none for no-ops); a tensor of more than
+``MAX_PICTURE_ELEMENTS`` elements is drawn as its top-left ``PICTURE_WINDOW`` x
+``PICTURE_WINDOW`` tile with a note (the whole would be a wall of colour).
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ from linear_layouts.tools.report_text import (CONVERSION_HEADER, KERNEL_HEADER, 
                                               kernel_table_rows, run_lines, source_listing, stock_vs_ours_rows,
                                               summary_lines, weights_line)
 
-MAX_PICTURE_ELEMENTS = 4096     # 64 x 64
+MAX_PICTURE_ELEMENTS = 256      # 16 x 16 (or 8 rows of 32 for 1-D): larger tensors are drawn as a tile
+PICTURE_WINDOW = 16             # rows and columns of that tile (1-D: 8 rows of 32)
 MAX_TEXT_GRID_ELEMENTS = 1024   # 32 x 32: the text grid of both layouts, cell by cell
 NO_MATPLOTLIB = ("No pictures: matplotlib is not installed (pip install matplotlib, or the viz extra: "
                  "pip install 'linear-layouts[viz]'); the tables and text layouts are all here.")
@@ -74,38 +77,63 @@ def _table(header: list[str], rows: list[list[str]], links: Optional[dict] = Non
 
 # ----------------------------------------------------------------------------- pictures
 
+def picture_choice(kernel: KernelEntry, max_pictures: int) -> dict:
+    """conversion number -> why it gets no pictures ("" when it gets them): the ``max_pictures``
+    costliest conversions that move data (by loop-weighted cost, then text order) get them;
+    no-ops and conversions whose layouts could not be read do not."""
+    movers = [c for c in kernel.conversions if not c.row.is_noop and c.src_layout is not None
+              and c.dst_layout is not None]
+    chosen = {c.number for c in sorted(movers, key=lambda c: (-c.weighted_cost, c.number))[:max_pictures]}
+    reasons = {}
+    for c in kernel.conversions:
+        if c.row.is_noop:
+            reasons[c.number] = "no pictures: a no-op (no element changes register, thread or warp)"
+        elif c.src_layout is None or c.dst_layout is None:
+            reasons[c.number] = "no pictures: the layouts could not be read"
+        elif c.number not in chosen:
+            reasons[c.number] = (f"no pictures: only the {count_text(max_pictures, 'costliest conversion')} of a "
+                                 f"kernel get pictures (--pictures N)")
+        else:
+            reasons[c.number] = ""
+    return reasons
+
+
 def draw_pictures(kernel: KernelEntry, directory: str, max_pictures: int) -> None:
-    """Element grids and plan pictures for the first ``max_pictures`` conversions of ``kernel``
-    (SVG under ``directory/img``); a conversion without a picture gets a note saying why."""
+    """Element grids and plan pictures for the ``max_pictures`` costliest conversions of
+    ``kernel`` (SVG under ``directory/img``); a conversion without a picture gets a note saying
+    why.  A tensor of more than ``MAX_PICTURE_ELEMENTS`` elements is drawn as its top-left
+    ``PICTURE_WINDOW`` x ``PICTURE_WINDOW`` tile, with a note."""
     import matplotlib
     matplotlib.use("Agg")
     matplotlib.rcParams["svg.fonttype"] = "none"   # text stays text: small files, crisp labels
+    # one font family named in each <text>'s style, not matplotlib's list of ten fallbacks
+    matplotlib.rcParams["font.family"] = "sans-serif"
+    matplotlib.rcParams["font.sans-serif"] = ["DejaVu Sans"]
+    matplotlib.rcParams["svg.hashsalt"] = "linear-layouts"   # the same picture, the same file
 
     from linear_layouts.tools.plan_view import draw_plan
     from linear_layouts.tools.viz import draw, moved_elements
 
     os.makedirs(os.path.join(directory, "img"), exist_ok=True)
+    reasons = picture_choice(kernel, max_pictures)
     for c in kernel.conversions:
-        if c.number > max_pictures:
-            c.picture_notes.append(f"no pictures: only the first {max_pictures} conversions of a kernel get "
-                                   f"pictures (--pictures N)")
-            continue
-        if c.src_layout is None or c.dst_layout is None:
-            c.picture_notes.append("no pictures: the layouts could not be read")
+        if reasons[c.number]:
+            c.picture_notes.append(reasons[c.number])
             continue
         elements = 1
         for size in c.src_layout.out_dims.values():
             elements *= size
+        window = None
         if elements > MAX_PICTURE_ELEMENTS:
-            c.picture_notes.append(f"no element grid: {elements} elements (pictures show at most "
-                                   f"{MAX_PICTURE_ELEMENTS})")
-        else:
-            name = f"img/{kernel.slug}-c{c.number}-layouts.svg"
-            draw(os.path.join(directory, name),
-                 [(f"source {c.src_attribute[:60]}", c.src_layout), (f"destination {c.dst_attribute[:60]}",
-                                                                    c.dst_layout)],
-                 c.bits, moved_elements(c.src_layout, c.dst_layout), "elements that change thread")
-            c.pictures["layouts"] = name
+            window = (MAX_PICTURE_ELEMENTS // 32, 32) if len(c.src_layout.out_dims) == 1 else \
+                (PICTURE_WINDOW, PICTURE_WINDOW)
+            c.picture_notes.append(f"element grids: the top-left {window[0]} x {window[1]} tile of {elements} elements "
+                                   f"(the whole tensor would be a wall of colour); the bases above describe all of it")
+        name = f"img/{kernel.slug}-c{c.number}-layouts.svg"
+        draw(os.path.join(directory, name),
+             [(f"source {c.src_attribute}", c.src_layout), (f"destination {c.dst_attribute}", c.dst_layout)],
+             c.bits, moved_elements(c.src_layout, c.dst_layout), "elements that change thread", window=window)
+        c.pictures["layouts"] = name
         plan = c.row.plan
         if plan is not None and (plan.shuffle is not None or plan.shared is not None):
             name = f"img/{kernel.slug}-c{c.number}-plan.svg"
