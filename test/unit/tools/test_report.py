@@ -817,3 +817,80 @@ def test_index_chart_and_source_listing(tmp_path):
     assert ('<span class="line" style="background: rgba(230, 80, 30, 0.72)">   26      tl.store(Y + offs[None, :] '
             '* BLOCK + offs[:, None], tile)   &larr; <a href="kernels/transpose-sm_90.html#c1">transpose #1 (26.2)</a>'
             '</span>') in page
+
+
+# ----------------------------------------------------------------------------- pictures (item 6)
+
+EPILOGUE_PROGRAM = HINT_PROGRAM + textwrap.dedent("""
+
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+    triton.compile(ASTSource(matmul_relu, {"A": "*fp16", "B": "*fp16", "C": "*fp32", "stride_cm": "i32",
+                                           "stride_cn": "i32"}, constexprs={"M": 128, "N": 128, "K": 32},
+                             attrs={(i,): [["tt.divisibility", 16]] for i in range(5)}),
+                   target=GPUTarget("cuda", 90, 32), options={"num_warps": 8})
+""")
+
+
+def test_pictures_are_tiles_of_large_tensors_rows_for_1d_and_small(tmp_path):
+    pytest.importorskip("matplotlib")
+    (tmp_path / "epilogue.py").write_text(EPILOGUE_PROGRAM)
+    (tmp_path / "both.py").write_text(PROGRAM_HEAD + "compile_interleave()\n"
+                                      + f"import runpy\nrunpy.run_path({str(tmp_path / 'epilogue.py')!r})\n")
+    out = tmp_path / "report"
+    run = subprocess.run([sys.executable, "-m", "linear_layouts", "report", "--no-compare", "-o", str(out),
+                          str(tmp_path / "both.py")], capture_output=True, text=True, timeout=600,
+                         env=child_environment(tmp_path))
+    assert run.returncode == 0, run.stderr
+    images = sorted(os.listdir(out / "img"))
+    assert images == ["interleave_pairs-sm_90-c1-layouts.svg", "interleave_pairs-sm_90-c1-plan.svg",
+                      "matmul_relu-sm_90-c1-layouts.svg", "matmul_relu-sm_90-c1-plan.svg"]
+    for name in images:
+        assert os.path.getsize(out / "img" / name) < 300_000, name        # was 2 MB for a 64 x 64 grid
+    epilogue = (out / "img" / "matmul_relu-sm_90-c1-layouts.svg").read_text()
+    # the 128 x 128 epilogue: a tile, said so; the whole attribute in the title (wrapped, not cut)
+    assert "showing rows 0-15 and columns 0-15 of 128 x 128; red border: elements that change thread" in epilogue
+    assert "source #ttg.nvidia_mma&lt;{versionMajor = 3" in epilogue and "16]}&gt;" in epilogue
+    page = (out / "kernels" / "matmul_relu-sm_90.html").read_text()
+    assert "element grids: the top-left 16 x 16 tile of 16384 elements" in page
+    # 256 f16 in one dimension: 8 rows of 32
+    vector = (out / "img" / "interleave_pairs-sm_90-c1-layouts.svg").read_text()
+    assert "dim0 mod 32" in vector and "dim0 // 32" in vector
+
+
+def test_pictures_only_for_the_costliest_conversions_that_move_data():
+    from linear_layouts.lowering.plan import Scope
+    from linear_layouts.tools.conversion_report import ConversionRow
+    from linear_layouts.tools.loop_weights import LoopWeight
+    from linear_layouts.tools.report import ConversionEntry, KernelEntry
+    from linear_layouts.tools.report_html import picture_choice
+
+    def entry(number, scope, cost, runs=1):
+        row = ConversionRow("k", "f.py:1", "t", scope, "shared", "-", 0, 0, "yes")
+        return ConversionEntry(number, row, "f.py:1:1", "", "ours: shared", True, "", cost, src_layout=object(),
+                               dst_layout=object(), weight=LoopWeight(runs))
+    kernel = KernelEntry("k", "sm_90", "cuda", "", 4, 1, "", "k",
+                         conversions=[entry(1, Scope.NONE, 0.0), entry(2, Scope.WARP, 10.0),
+                                      entry(3, Scope.LANE, 4.0, runs=8), entry(4, Scope.WARP, 20.0)])
+    assert picture_choice(kernel, 2) == {
+        1: "no pictures: a no-op (no element changes register, thread or warp)",
+        2: "no pictures: only the 2 costliest conversions of a kernel get pictures (--pictures N)",
+        3: "", 4: ""}                                           # 32 (4 x 8 in a loop) and 20
+
+
+def test_bank_colours_are_32_distinct():
+    pytest.importorskip("matplotlib")
+    from linear_layouts.tools.layout_view import bank_colours
+    assert len(set(bank_colours(32))) == 32
+    assert len(set(bank_colours(40))) == 40
+
+
+def test_copies_mark_is_explained(tmp_path):
+    pytest.importorskip("matplotlib")
+    from linear_layouts.tools.viz import draw, layout_from_attribute
+    blocked = "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [32, 1], warpsPerCTA = [4, 1], order = [0, 1]}>"
+    sliced = layout_from_attribute(f"#ttg.slice<{{dim = 1, parent = {blocked}}}>", [16])
+    path = str(tmp_path / "slice.svg")
+    draw(path, [("slice", sliced)], 32)
+    text = open(path).read()
+    assert "×N: the element is held by N threads (copies: a broadcast layout)" in text and "×8" in text
