@@ -31,7 +31,8 @@ from typing import Optional
 from linear_layouts.passes import recorder
 from linear_layouts.tools import report_html, report_md
 from linear_layouts.tools.report_model import (DEFAULT_DIRECTORY, DEFAULT_PICTURES, ConversionEntry,  # noqa: F401
-                                               KernelEntry, ReportOptions, analyse_kernel, build_kernels,
+                                               KernelEntry, ReportOptions, analyse_kernel, attach_measurements,
+                                               build_kernels,
                                                costliest_conversions, count_text, target_name, worth_a_look,
                                                write_atomically)
 from linear_layouts.tools.report_md import markdown, md_code  # noqa: F401
@@ -48,6 +49,7 @@ def write_report(options: ReportOptions, records: Optional[list[dict]] = None) -
         if records is None:
             records = recorder.read_records(options.directory, None if options.append else options.run)
         kernels = build_kernels(records, options)
+        attach_measurements(kernels, options.measured)
         if options.format == "md":
             path = os.path.join(options.directory, "report.md")
             write_atomically(path, markdown(kernels, options))

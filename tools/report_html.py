@@ -23,7 +23,8 @@ from linear_layouts.tools.report_model import (ConversionEntry, KernelEntry, Rep
 from linear_layouts.tools.report_text import (CONVERSION_HEADER, KERNEL_HEADER, STOCK_VS_OURS_HEADER,
                                               STOCK_VS_OURS_NOTE, conversion_table_rows, kernel_chart_rows,
                                               kernel_table_rows, run_lines, source_listing, stock_vs_ours_rows,
-                                              summary_lines, weights_line)
+                                              summary_lines, weights_line, MEASURE_HEADER, measure_lines,
+                                              measure_rows)
 
 MAX_PICTURE_ELEMENTS = 256      # 16 x 16 (or 8 rows of 32 for 1-D): larger tensors are drawn as a tile
 PICTURE_WINDOW = 16             # rows and columns of that tile (1-D: 8 rows of 32)
@@ -154,7 +155,7 @@ def matplotlib_missing() -> bool:
 def index_page(kernels: list[KernelEntry], options: ReportOptions, note: str = "") -> str:
     body = ["<h1>linear-layouts report</h1>", "<h2>Summary</h2>", "<ul>"]
     body += [f"<li>{_e(line)}</li>" for line in summary_lines(kernels) + run_lines(kernels, options)
-             + [weights_line(kernels)]]
+             + measure_lines(options) + [weights_line(kernels)]]
     body.append("</ul>")
     if note:
         body.append(f'<p class="note">{_e(note)}</p>')
@@ -183,6 +184,10 @@ def index_page(kernels: list[KernelEntry], options: ReportOptions, note: str = "
         body.append("<h2>Stock vs ours per kernel</h2>")
         body.append(chart_svg(chart, "data-movement instructions of the final code, priced by the cost model "
                                      "(per warp, once)"))
+    measured = measure_rows(options)
+    if measured:
+        body.append("<h2>Measured: stock vs ours, the program's own launches</h2>")
+        body += _table(MEASURE_HEADER, measured)
     body.append("<h2>Kernels</h2>")
     links = {i: f"kernels/{k.slug}.html" for i, k in enumerate(kernels)}
     body += _table(KERNEL_HEADER, kernel_table_rows(kernels), links)
@@ -310,6 +315,12 @@ def kernel_page(kernel: KernelEntry, note: str = "") -> str:
                    if kernel.verdict().startswith("ours") else
                    " &nbsp; <b>verdict:</b> the same data-movement instruction count as stock"
                    if kernel.verdict() == "same" else "") + "</p>")
+    for m in kernel.measurements:
+        body.append(f"<p><b>measured</b> ({_e(m.signature)}): stock "
+                    + (f"{m.stock_ms:.4f} ms" if m.stock_ms else "-") + ", ours "
+                    + (f"{m.ours_ms:.4f} ms" if m.ours_ms else "-")
+                    + (f", stock / ours {m.ratio:.3f}" if m.ratio is not None else "")
+                    + (f" ({_e(m.problem)})" if m.problem else "") + "</p>")
     if not kernel.conversions:
         body.append("<p>No <code>ttg.convert_layout</code> in this kernel's TTGIR: nothing to convert.</p>")
     else:

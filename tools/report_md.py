@@ -11,7 +11,8 @@ from linear_layouts.tools.report_model import KernelEntry, ReportOptions, costli
 from linear_layouts.tools.report_text import (CONVERSION_HEADER, KERNEL_HEADER, STOCK_VS_OURS_HEADER,
                                               STOCK_VS_OURS_NOTE, conversion_table_rows, kernel_chart_rows,
                                               kernel_table_rows, run_lines, source_listing, stock_vs_ours_rows,
-                                              summary_lines, weights_line)
+                                              summary_lines, weights_line, MEASURE_HEADER, measure_lines,
+                                              measure_rows)
 
 
 def md_code(text: str) -> str:
@@ -29,7 +30,9 @@ def markdown(kernels: list[KernelEntry], options: Optional["ReportOptions"] = No
     """The whole report as Markdown (tables as fixed-width code blocks: readable raw, too)."""
     lines = ["# linear-layouts report", ""]
     lines += summary_lines(kernels)
-    lines += run_lines(kernels, options or ReportOptions())
+    options = options or ReportOptions()
+    lines += run_lines(kernels, options)
+    lines += measure_lines(options)
     lines.append(weights_line(kernels))
     look = worth_a_look(kernels)
     if look:
@@ -46,6 +49,10 @@ def markdown(kernels: list[KernelEntry], options: Optional["ReportOptions"] = No
         lines += ["", "Stock vs ours per kernel (data-movement instructions of the final code, priced by the cost "
                       "model, per warp, once):", "", "```"]
         lines += chart_text(chart) + ["```"]
+    measured = measure_rows(options)
+    if measured:
+        lines += ["", "## Measured (stock vs ours, the program's own launches)", "", "```"]
+        lines += format_table(MEASURE_HEADER, measured) + ["```"]
     lines += ["", "## Kernels", "", "```"] + format_table(KERNEL_HEADER, kernel_table_rows(kernels)) + ["```"]
     for k in kernels:
         if not k.conversions:

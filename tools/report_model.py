@@ -29,6 +29,7 @@ from typing import Optional
 
 from linear_layouts.tools.conversion_why import Why, argument_names, explain, no_result_locations, users_of
 from linear_layouts.tools.final_code import CodeMix, ConversionCode
+from linear_layouts.tools.launch_timing import MeasureResult
 from linear_layouts.tools.loop_weights import LoopWeight, conversion_weights
 from linear_layouts.tools.conversion_report import ConversionRow, counts_text, report_conversions
 
@@ -93,6 +94,7 @@ class KernelEntry:
     stock_mix: Optional[CodeMix] = None   # the whole kernel's final code, barriers and widths included
     ours_mix: Optional[CodeMix] = None
     compare_problem: str = ""
+    measurements: list = field(default_factory=list)   # tools.launch_timing.Measurement of its launches
     problem: str = ""                 # why the kernel could not be analysed
 
     @property
@@ -321,6 +323,16 @@ class ReportOptions:
     progress: bool = True
     append: bool = False              # keep the records of earlier runs in the directory
     run: Optional[str] = None         # this run's id (``start`` sets it)
+    measure: bool = False             # --measure: time the program's launches stock and ours
+    measured: Optional[MeasureResult] = None   # what --measure found (tools.launch_timing)
+
+
+def attach_measurements(kernels: list, measured: Optional[MeasureResult]) -> None:
+    """Give each kernel the measurements of the launches of its name."""
+    if measured is None:
+        return
+    for k in kernels:
+        k.measurements = [m for m in measured.measurements if m.name == k.name]
 
 
 def build_kernels(records: list[dict], options: ReportOptions) -> list[KernelEntry]:

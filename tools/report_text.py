@@ -202,3 +202,45 @@ def source_listing(kernels: list[KernelEntry], whole_file_lines: int = WHOLE_FIL
             previous = n
         listing.append((path, rows))
     return listing
+
+
+# ----------------------------------------------------------------------------- --measure
+
+MEASURE_HEADER = ["kernel", "arguments (first launch)", "stock ms", "ours ms", "stock / ours"]
+
+
+def measure_rows(options: ReportOptions) -> list[list[str]]:
+    """One row per timed launch (``report --measure``); [] when nothing was timed."""
+    measured = options.measured
+    if measured is None:
+        return []
+    rows = []
+    for m in measured.measurements:
+        ratio = m.ratio
+        rows.append([m.name, m.signature, f"{m.stock_ms:.4f}" if m.stock_ms else "-",
+                     f"{m.ours_ms:.4f}" if m.ours_ms else "-",
+                     (f"{ratio:.3f}" if ratio is not None else "-") + (f" ({m.problem})" if m.problem else "")])
+    return rows
+
+
+def measure_lines(options: ReportOptions) -> list[str]:
+    """What --measure did, in a sentence or two ([] without --measure)."""
+    measured = options.measured
+    if not options.measure:
+        return []
+    if measured is None or measured.note:
+        return [f"--measure: nothing timed: {measured.note if measured else 'no launches recorded'}."]
+    timed = [m for m in measured.measurements if m.ratio is not None]
+    if not measured.measurements:
+        return ["--measure: the program launched no kernel (nothing to time)."]
+    launches = len(measured.measurements)
+    line = (f"--measure: {launches} launch{'' if launches == 1 else 'es'} of the program timed with its own "
+            f"arguments (inputs cloned), stock Triton and ours (triton.testing.do_bench, median)")
+    if timed:
+        faster = sum(1 for m in timed if m.ratio > 1)
+        product = 1.0
+        for m in timed:
+            product *= m.ratio
+        line += (f"; ours faster in {faster} of {len(timed)}, geometric mean stock / ours "
+                 f"{product ** (1 / len(timed)):.3f}")
+    return [line + "."]

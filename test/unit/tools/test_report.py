@@ -894,3 +894,142 @@ def test_copies_mark_is_explained(tmp_path):
     draw(path, [("slice", sliced)], 32)
     text = open(path).read()
     assert "×N: the element is held by N threads (copies: a broadcast layout)" in text and "×8" in text
+
+
+# ----------------------------------------------------------------------------- report --measure (item 3)
+
+class FakeTensor:
+    """What the launch recorder needs of a torch tensor: clone, data_ptr, dtype, shape."""
+
+    def __init__(self, values, dtype="float32"):
+        self.values, self.dtype, self.shape = list(values), dtype, (len(values),)
+
+    def clone(self):
+        return FakeTensor(self.values, self.dtype)
+
+    def data_ptr(self):
+        return id(self)
+
+
+class FakeJIT:
+    """A JITFunction's launch interface: ``run(*args, grid, warmup, **kwargs)``; it doubles its
+    first argument in place (a kernel that writes its input) and logs what it was given."""
+
+    log = []
+
+    def __init__(self, name):
+        self.__name__ = name
+
+    def run(self, *args, grid, warmup, **kwargs):
+        FakeJIT.log.append((self.__name__, [list(a.values) if isinstance(a, FakeTensor) else a for a in args],
+                            grid, warmup, dict(kwargs)))
+        args[0].values = [2 * v for v in args[0].values]
+
+    def __getitem__(self, grid):
+        return lambda *args, **kwargs: self.run(*args, grid=grid, warmup=False, **kwargs)
+
+
+def test_launches_are_recorded_once_with_cloned_inputs_and_replayed_on_fresh_clones():
+    from linear_layouts.tools.launch_timing import LaunchRecorder
+    FakeJIT.log = []
+    original_run = FakeJIT.run
+    recorder = LaunchRecorder()
+    recorder.install(FakeJIT)
+    try:
+        scale, other = FakeJIT("scale"), FakeJIT("other")
+        x = FakeTensor([1, 2])
+        scale[(4,)](x, 3, BLOCK=16)           # kept: x as it was at the launch, [1, 2]
+        scale[(4,)](x, 3, BLOCK=16)           # the same signature: not kept again
+        scale.run(x, 3, grid=(4,), warmup=True, BLOCK=16)   # a warmup compiles, launches nothing: not kept
+        scale[(4,)](FakeTensor([5, 6, 7]), 3, BLOCK=16)     # another shape: kept
+        other[(1, 2)](FakeTensor([9], "float16"), BLOCK=32)
+        assert x.values == [8, 16]            # the program's own launches ran (three doublings)
+        kept = recorder.launches
+        assert [(k.name, k.signature, k.grid) for k in kept] == [
+            ("scale", "float32[2], int, BLOCK=16", (4,)), ("scale", "float32[3], int, BLOCK=16", (4,)),
+            ("other", "float16[1], BLOCK=32", (1, 2))]
+        assert kept[0].args[0].values == [1, 2]          # cloned at the launch: later changes do not reach it
+        FakeJIT.log = []
+        once = recorder.replay(kept[0])
+        once()
+        once()
+        # replayed on a clone made for the replay: the kept inputs stay [1, 2]; the replays are not recorded
+        assert kept[0].args[0].values == [1, 2] and len(recorder.launches) == 3
+        assert FakeJIT.log == [("scale", [[1, 2], 3], (4,), False, {"BLOCK": 16}),
+                               ("scale", [[2, 4], 3], (4,), False, {"BLOCK": 16})]
+    finally:
+        recorder.uninstall()
+    assert FakeJIT.run is original_run
+
+
+def test_time_launches_gives_stock_ours_and_the_ratio():
+    import contextlib
+
+    from linear_layouts.tools.launch_timing import LaunchRecorder, MeasureResult, time_launches
+    from linear_layouts.tools.report_text import measure_lines, measure_rows
+    recorder = LaunchRecorder()
+    recorder.install(FakeJIT)
+    try:
+        FakeJIT("fast")[(1,)](FakeTensor([1]))
+        FakeJIT("slow")[(1,)](FakeTensor([1, 2]))
+        FakeJIT("broken")[(1,)](FakeTensor([]))   # replayed below with no grid: timing it raises
+    finally:
+        recorder.uninstall()
+    recorder.launches[2].grid = None
+    mode = []
+    times = {("fast", "stock"): 2.0, ("fast", "ours"): 1.0, ("slow", "stock"): 1.0, ("slow", "ours"): 1.25}
+
+    def switch(name):
+        @contextlib.contextmanager
+        def context():
+            mode.append(name)
+            yield
+        return context
+
+    def bench(once):
+        once()
+        name = FakeJIT.log[-1][0]
+        if FakeJIT.log[-1][2] is None:
+            raise RuntimeError("grid must be a tuple\nmore")
+        return times[(name, mode[-1])]
+    measured = time_launches(recorder, bench=bench, stock=switch("stock"), ours=switch("ours"))
+    assert [(m.name, m.stock_ms, m.ours_ms, m.ratio, m.problem) for m in measured] == [
+        ("fast", 2.0, 1.0, 2.0, ""), ("slow", 1.0, 1.25, 0.8, ""),
+        ("broken", None, None, None, "stock: grid must be a tuple")]
+    options = ReportOptions(measure=True, measured=MeasureResult(measured))
+    assert measure_rows(options) == [["fast", "float32[1]", "2.0000", "1.0000", "2.000"],
+                                     ["slow", "float32[2]", "1.0000", "1.2500", "0.800"],
+                                     ["broken", "float32[0]", "-", "-", "- (stock: grid must be a tuple)"]]
+    assert measure_lines(options) == [
+        "--measure: 3 launches of the program timed with its own arguments (inputs cloned), stock Triton and ours "
+        "(triton.testing.do_bench, median); ours faster in 1 of 2, geometric mean stock / ours 1.265."]
+
+
+def test_measure_without_a_gpu_says_so(tmp_path):
+    run, out = run_report(tmp_path, "compile_transpose()\n", "--measure")
+    assert run.returncode == 0, run.stderr
+    text = (out / "report.md").read_text()
+    from linear_layouts.tools.launch_timing import gpu_problem
+    assert gpu_problem()                                       # this test runs where there is no GPU
+    assert f"--measure: nothing timed: {gpu_problem()}." in text
+
+
+@pytest.mark.gpu
+def test_measure_times_each_kernel_of_a_gpu_program_stock_and_ours(tmp_path):
+    """On a GPU: the six kernels of examples/measure_example.py, each timed stock and ours."""
+    out = tmp_path / "report"
+    run = subprocess.run([sys.executable, "-m", "linear_layouts", "report", "--measure", "--pictures", "1",
+                          "-o", str(out), os.path.join(ROOT, "examples", "measure_example.py")],
+                         capture_output=True, text=True, timeout=1200, env=child_environment(tmp_path))
+    assert run.returncode == 0, run.stderr
+    assert "6 kernels launched and checked" in run.stdout
+    index = (out / "index.html").read_text()
+    rows = re.findall(r"<tr><td>(\w+)</td><td>[^<]*</td><td>([\d.]+)</td><td>([\d.]+)</td><td>([\d.]+)</td></tr>", index)
+    assert sorted(name for name, *_ in rows) == sorted(["softmax_kernel", "layer_norm_fwd_kernel", "matmul_kernel",
+                                                        "attention_fwd_kernel", "transpose_kernel",
+                                                        "column_sum_kernel"])
+    for name, stock, ours, ratio in rows:
+        assert float(stock) > 0 and float(ours) > 0
+        assert abs(float(ratio) - float(stock) / float(ours)) < 0.01 * float(ratio) + 0.002, name
+    assert "--measure: 6 launches of the program timed" in index
+    assert_links_resolve(str(out / "index.html"))
