@@ -8,8 +8,8 @@ pointer's contiguity), a reduction's result (a ``#slice`` layout) meeting a valu
 layout, a broadcast; or the source asks for one (``convert_layout`` on the conversion's line).
 The rules below read that from the producer's and consumers' op names.
 
-Hint: a conversion feeding a store or load whose destination layout holds one element per
-thread along *every* dimension (no run of consecutive elements in a thread's registers) is the
+Hint: a conversion feeding a store or load whose destination layout holds several elements per
+thread but one at a time along *every* dimension (no run of consecutive elements in a thread's registers) is the
 layout ``ttg.coalesce`` picks when it could not prove the pointer contiguous along any
 dimension: every access is one element wide.  Where the offsets are contiguous (a stride that is
 1 at run time), ``tl.multiple_of`` / ``tl.max_contiguous`` on the offsets (or the stride as a
@@ -159,15 +159,28 @@ def consecutive_per_thread(layout) -> dict:
 
 def argument_names(ttgir: str) -> list:
     """The names of the kernel function's arguments, in order (``%X: !tt.ptr<f32> ...``)."""
+    return [name for name, _ in kernel_signature(ttgir)]
+
+
+def kernel_signature(ttgir: str) -> list:
+    """(name, "aligned" or "") per kernel argument: "aligned" where it carries ``tt.divisibility``."""
     for line in ttgir.splitlines():
         if line.lstrip().startswith("tt.func"):
             head = line[line.find("(") + 1:]
-            return re.findall(r"%([\w$.-]+)\s*:", re.sub(r"\{[^{}]*\}|loc\([^()]*(?:\([^()]*\))?\)", "", head))
+            head = re.sub(r"loc\([^()]*(?:\([^()]*\))?\)", "", head)
+            parts = re.split(r"(?=%[\w$.-]+\s*:)", head)
+            out = []
+            for part in parts:
+                match = re.match(r"%([\w$.-]+)\s*:", part)
+                if match:
+                    out.append((match.group(1), "aligned" if "tt.divisibility" in part else ""))
+            return out
     return []
 
 
-def _integer_arguments(value, names: list) -> list:
-    """The kernel's integer arguments ``value`` is computed from (its def chain, up to 60 values)."""
+def _arguments_of(value, names: list) -> list:
+    """(name, type) of the kernel arguments ``value`` is computed from (its def chain, up to 60
+    values)."""
     seen: set = set()
     found = set()
     stack = [value]
@@ -182,15 +195,15 @@ def _integer_arguments(value, names: list) -> list:
             continue
         block = v.owner
         function = block.parent.parent if block.parent is not None else None
-        if function is not None and function.name == "tt.func" and re.fullmatch(r"i\d+", v.type.strip()) \
-                and v.index < len(names):
-            found.add(names[v.index])
+        if function is not None and function.name == "tt.func" and v.index < len(names):
+            found.add((names[v.index], v.type.strip()))
     return sorted(found)
 
 
 def contiguity_hint(op, consumer_ops, dst_layout, bits: int, names: list = ()) -> str:
     """The hint for a conversion feeding a memory access with no run of consecutive elements
-    per thread along any dimension (see the module's docstring); "" otherwise."""
+    per thread along any dimension (see the module's docstring); "" otherwise.  ``names``:
+    ``kernel_signature(ttgir)`` (which pointer arguments are known aligned), or plain names."""
     memory = [c for c in consumer_ops if c.name in _MEMORY]
     if not memory or dst_layout is None or not bits or bits >= 128:
         return ""
@@ -200,13 +213,22 @@ def contiguity_hint(op, consumer_ops, dst_layout, bits: int, names: list = ()) -
         return ""
     if any(run > 1 for run in runs.values()):
         return ""
+    if dst_layout.in_dims.get("register", 1) < 2:   # one element per thread in all: nothing to vectorize
+        return ""
     access = memory[0]
-    arguments = _integer_arguments(access.operands[0], list(names)) if access.operands else []
+    signature = dict(names) if names and isinstance(names[0], tuple) else {n: "" for n in names}
+    used = _arguments_of(access.operands[0], list(signature)) if access.operands else []
+    arguments = [name for name, kind in used if re.fullmatch(r"i\d+", kind)]
+    unaligned = [name for name, kind in used if kind.startswith("!tt.ptr") and not signature.get(name)]
     text = (f"{access.name} accesses one {bits}-bit element per thread at a time: its layout has no run of consecutive "
             f"elements along any dimension ({', '.join(f'{d}: {n}' for d, n in runs.items())}), the layout "
             "ttg.coalesce picks when it cannot prove the pointer contiguous. If the offsets are contiguous at run "
             "time, say so: tl.max_contiguous(tl.multiple_of(offs, N), N) on the offsets, or pass the stride as a "
             "tl.constexpr (Triton also specializes an integer argument equal to 1)")
+    if unaligned:
+        text += (f"; the pointer argument{'s' if len(unaligned) > 1 else ''} {', '.join(unaligned)} "
+                 f"{'are' if len(unaligned) > 1 else 'is'} not known to be 16-byte aligned (no tt.divisibility: a "
+                 "launch specializes that, triton.compile of an ASTSource without attrs does not)")
     if arguments:
         text += f"; the pointer is computed from the integer argument{'s' if len(arguments) > 1 else ''} " \
                 + ", ".join(arguments)
@@ -217,7 +239,7 @@ def explain(op, users: dict, located: dict | None = None, dst_layout=None, bits:
             arguments: list = ()) -> Why:
     """Why the conversion ``op`` exists (``users``: ``users_of(module)``; ``located``:
     ``no_result_locations(module, ttgir)``; ``dst_layout``/``bits``: its destination's linear
-    layout and element width, for the contiguity hint; ``arguments``: ``argument_names(ttgir)``)."""
+    layout and element width, for the contiguity hint; ``arguments``: ``kernel_signature(ttgir)``)."""
     located = located or {}
     source = op.operands[0]
     producer_op = source.defining_op if source is not None else None

@@ -27,7 +27,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Optional
 
-from linear_layouts.tools.conversion_why import Why, argument_names, explain, no_result_locations, users_of
+from linear_layouts.tools.conversion_why import Why, explain, kernel_signature, no_result_locations, users_of
 from linear_layouts.tools.final_code import CodeMix, ConversionCode
 from linear_layouts.tools.launch_timing import MeasureResult
 from linear_layouts.tools.loop_weights import LoopWeight, conversion_weights
@@ -234,7 +234,7 @@ def analyse_kernel(record: dict, compiles: int, slug: str) -> KernelEntry:
         return kernel
     users = users_of(module)
     located = no_result_locations(module, kernel.ttgir)
-    names = argument_names(kernel.ttgir)
+    names = kernel_signature(kernel.ttgir)
     for number, (row, op) in enumerate(zip(rows, module.ops_named("ttg.convert_layout")), start=1):
         entry = ConversionEntry(number, row, op.location, source_line(op.location), outcome="", owned=False,
                                 remark="", cost=plan_cost(row.plan).weight if row.plan is not None else 0.0,
