@@ -758,11 +758,19 @@ def test_a_store_with_unknown_contiguity_gets_a_hint(tmp_path):
             triton.compile(ASTSource(kernel, signature, constexprs={"M": 64, "N": 64, "K": 32, **constexprs},
                                      attrs={(i,): [["tt.divisibility", 16]] for i in range(4)}),
                            target=GPUTarget("cuda", 90, 32))
+        # no attrs at all (as triton.compile of an ASTSource is without them): C's alignment is not known
+        triton.compile(ASTSource(kernel, {"A": "*fp16", "B": "*fp16", "C": "*fp32", "stride_cm": "i32",
+                                          "stride_cn": "i32"}, constexprs={"M": 64, "N": 64, "K": 32}),
+                       target=GPUTarget("cuda", 90, 32))
     finally:
         recorder.stop()
     kernels = build_kernels(recorder.read_records(str(tmp_path / "report")),
                             ReportOptions(str(tmp_path), compare=False, progress=False))
-    runtime, constant = (k.conversions[0].why for k in kernels)
+    runtime, constant, unaligned = (k.conversions[0].why for k in kernels)
+    assert unaligned.hint.endswith(
+        "; the pointer argument C is not known to be 16-byte aligned (no tt.divisibility: a launch specializes that, "
+        "triton.compile of an ASTSource without attrs does not); the pointer is computed from the integer "
+        "arguments stride_cm, stride_cn.")
     assert runtime.kind == constant.kind == "store"
     assert runtime.hint == (
         "tt.store accesses one 32-bit element per thread at a time: its layout has no run of consecutive elements "
