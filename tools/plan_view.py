@@ -213,25 +213,35 @@ def _first(plan: ConversionPlan, stores: bool) -> SharedAccess | None:
 def _draw_access(ax, access: SharedAccess, plan: ConversionPlan, title: str, cmap) -> None:
     """Scratch lines (128 bytes = 32 banks) touched by ``access``: cells coloured by bank,
     labelled with the lane(s), red border where the bank conflicts."""
-    from matplotlib.patches import Rectangle
+    from matplotlib.patches import PathPatch, Rectangle
+    from matplotlib.path import Path
 
     banks = plan.target.num_banks
     touches = access_touches(access, plan)
     lines = sorted({t.word // banks for t in touches})[:64]
     row_of = {line: i for i, line in enumerate(lines)}
-    for row in range(len(lines)):
-        for bank in range(banks):
-            ax.add_patch(Rectangle((bank, row), 1, 1, facecolor=(0.96, 0.96, 0.96), edgecolor="white", lw=0.5))
+    # Colours are one image, cell borders one path and conflict marks one path: the SVG holds a
+    # few elements and one label per touched word, not a rectangle per cell.
+    image = np.full((max(len(lines), 1), banks, 4), (0.96, 0.96, 0.96, 1.0))
+    conflicts = []
     for t in touches:
         line, bank = divmod(t.word, banks)
         if line not in row_of:
             continue
         row = row_of[line]
-        ax.add_patch(Rectangle((bank, row), 1, 1, facecolor=cmap[bank % len(cmap)], edgecolor="white", lw=0.5))
+        image[row, bank] = cmap[bank % len(cmap)]
         if t.conflict:
-            ax.add_patch(Rectangle((bank + 0.06, row + 0.06), 0.88, 0.88, fill=False, edgecolor="red", lw=1.4))
+            mark = Rectangle((bank + 0.06, row + 0.06), 0.88, 0.88)
+            conflicts.append(mark.get_patch_transform().transform_path(mark.get_path()))
         label = f"t{t.lanes[0]}" + (f"+{len(t.lanes) - 1}" if len(t.lanes) > 1 else "")
         ax.text(bank + 0.5, row + 0.5, label, ha="center", va="center", fontsize=4.5)
+    rows = max(len(lines), 1)
+    ax.imshow(image, extent=(0, banks, rows, 0), interpolation="none")
+    xs = [v for b in range(banks + 1) for v in (b, b, np.nan)] + [v for _ in range(rows + 1) for v in (0, banks, np.nan)]
+    ys = [v for _ in range(banks + 1) for v in (0, rows, np.nan)] + [v for r in range(rows + 1) for v in (r, r, np.nan)]
+    ax.plot(xs, ys, color="white", linewidth=0.5)
+    if conflicts:
+        ax.add_patch(PathPatch(Path.make_compound_path(*conflicts), fill=False, edgecolor="red", lw=1.4))
     ax.set_xlim(0, banks)
     ax.set_ylim(max(len(lines), 1), 0)
     ax.set_aspect("equal")

@@ -231,17 +231,18 @@ def listing_html(kernels: list[KernelEntry]) -> list[str]:
     its loop-weighted cost."""
     out = []
     for path, rows in source_listing(kernels):
-        out.append(f"<h3><code>{_e(path)}</code></h3><pre class=\"listing\">")
+        lines = []
         for number, text, marks, share in rows:
             if number == 0:
-                out.append('<span class="line">   ...</span>')
+                lines.append('<span class="line">   ...</span>')
                 continue
             style = f' style="background: rgba(230, 80, 30, {0.12 + 0.6 * share:.2f})"' if marks else ""
             links = " ".join(f'<a href="kernels/{_e(k.slug)}.html#c{c.number}">{_e(k.name)} #{c.number} '
                              f'({c.weighted_cost:.1f})</a>' for k, c in marks)
-            out.append(f'<span class="line"{style}>{number:5d}  {_e(text)}' + (f"   &larr; {links}" if links else "")
-                       + "</span>")
-        out.append("</pre>")
+            lines.append(f'<span class="line"{style}>{number:5d}  {_e(text)}' + (f"   &larr; {links}" if links else "")
+                         + "</span>")
+        # one string: a newline between the block-level lines would show as an empty line in <pre>
+        out.append(f"<h3><code>{_e(path)}</code></h3><pre class=\"listing\">" + "".join(lines) + "</pre>")
     return out
 
 

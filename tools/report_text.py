@@ -163,7 +163,7 @@ def kernel_chart_rows(kernels: list[KernelEntry]) -> list[tuple[str, float, floa
 
 
 SOURCE_CONTEXT = 3          # lines shown around each conversion's line
-WHOLE_FILE_LINES = 120      # files up to this long are listed whole
+WHOLE_FILE_LINES = 0        # files up to this long are listed whole (0: only the lines around conversions)
 
 
 def source_listing(kernels: list[KernelEntry], whole_file_lines: int = WHOLE_FILE_LINES

@@ -316,17 +316,29 @@ def chromium():
 
 @pytest.mark.skipif(chromium() is None, reason="headless Chromium is not installed (apt-get install chromium)")
 def test_chromium_renders_index_and_a_kernel_page(tmp_path):
+    """examples/report_tour.py: loops, reductions, a matmul epilogue and an attention tile."""
     out = tmp_path / "report"
-    run = subprocess.run([sys.executable, "-m", "linear_layouts", "report", "-o", str(out), "--no-compare", EXAMPLE],
-                         capture_output=True, text=True, timeout=600, env=child_environment(tmp_path))
+    run = subprocess.run([sys.executable, "-m", "linear_layouts", "report", "-o", str(out),
+                          os.path.join(ROOT, "examples", "report_tour.py")],
+                         capture_output=True, text=True, timeout=900, env=child_environment(tmp_path))
     assert run.returncode == 0, run.stderr
-    for page, png in ((out / "index.html", tmp_path / "index.png"),
-                      (out / "kernels" / "transpose-sm_90.html", tmp_path / "kernel.png")):
+    index = (out / "index.html").read_text()
+    assert "5 kernels (5 compiles), 3 with layout conversions" in index
+    assert "<h2>Stock vs ours per kernel</h2>\n<svg" in index and "<h2>Source</h2>" in index
+    attention = out / "kernels" / "attention_fwd_kernel-sm_90.html"
+    for page in (out / "index.html", attention):
+        assert_links_resolve(str(page))
+    assert "no pictures: a no-op" in attention.read_text()
+    for name in os.listdir(out / "img"):
+        assert os.path.getsize(out / "img" / name) < 300_000, name
+    for page, png in ((out / "index.html", tmp_path / "index.png"), (attention, tmp_path / "kernel.png")):
         shot = subprocess.run([chromium(), "--headless", "--no-sandbox", "--disable-gpu", f"--screenshot={png}",
-                               "--window-size=1400,1000", page.as_uri()], capture_output=True, text=True, timeout=120)
+                               "--window-size=1400,1800", page.as_uri()], capture_output=True, text=True, timeout=120)
         assert shot.returncode == 0, shot.stderr
         data = png.read_bytes()
-        assert data.startswith(b"\x89PNG") and len(data) > 10_000     # a real, non-blank picture
+        assert data.startswith(b"\x89PNG") and len(data) > 50_000     # a real, non-blank picture
+        width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+        assert (width, height) == (1400, 1800)
 
 
 def test_counts_are_spelled_in_the_singular_for_one():
