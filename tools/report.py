@@ -29,7 +29,7 @@ import time
 from typing import Optional
 
 from linear_layouts.passes import recorder
-from linear_layouts.tools import report_html, report_md
+from linear_layouts.tools import report_html
 from linear_layouts.tools.report_model import (DEFAULT_DIRECTORY, DEFAULT_PICTURES, ConversionEntry,  # noqa: F401
                                                KernelEntry, ReportOptions, analyse_kernel, attach_measurements,
                                                build_kernels,

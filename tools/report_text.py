@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 
 from linear_layouts.tools.loop_weights import ASSUMED_TRIPS
-from linear_layouts.tools.report_model import (MODE_TEXT, ConversionEntry, KernelEntry, ReportOptions,
+from linear_layouts.tools.report_model import (MODE_TEXT, KernelEntry, ReportOptions,
                                                _counter_text, count_text)
 
 

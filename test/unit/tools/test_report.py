@@ -1050,6 +1050,48 @@ def test_measure_times_each_kernel_of_a_gpu_program_stock_and_ours(tmp_path):
                                                         "column_sum_kernel"])
     for name, stock, ours, ratio in rows:
         assert float(stock) > 0 and float(ours) > 0
-        assert abs(float(ratio) - float(stock) / float(ours)) < 0.01 * float(ratio) + 0.002, name
+        # the table rounds the times to 4 decimals, the ratio is of the unrounded times
+        assert abs(float(ratio) - float(stock) / float(ours)) < 0.03 * float(ratio), name
     assert "--measure: 6 launches of the program timed" in index
     assert_links_resolve(str(out / "index.html"))
+
+
+def test_why_names_each_kind_of_reason(tmp_path):
+    """explain() on small stand-ins for parsed ops: each reason the issue lists."""
+    from types import SimpleNamespace
+
+    from linear_layouts.tools.conversion_why import explain, text_locations
+    source = tmp_path / "k.py"
+    source.write_text("x = tl.sum(a, axis=1)\ny = tl.convert_layout(x, layout)\nz = x[:, None]\n")
+
+    def op(name, location="unknown", operands=(), results=1):
+        made = SimpleNamespace(name=name, location=location, operands=list(operands), results=[])
+        made.results = [SimpleNamespace(defining_op=made) for _ in range(results)]
+        return made
+
+    def why(producer, consumers, location=f"{source}:1:1"):
+        convert = op("ttg.convert_layout", location, [producer.results[0]])
+        users = {id(convert.results[0]): consumers}
+        return explain(convert, users)
+    reduce_ = op("tt.reduce", f"{source}:1:5")
+    assert why(reduce_, [op("arith.addf", f"{source}:1:1")]).kind == "reduction"
+    assert why(op("arith.addf"), [op("tt.expand_dims", f"{source}:3:5")]).kind == "broadcast"
+    assert why(op("arith.addf"), [op("tt.reshape")]).kind == "shape"
+    assert why(reduce_, [op("arith.addf")], location=f"{source}:2:5").kind == "explicit"
+    assert why(op("arith.truncf"), [op("tt.dot")]).kind == "dot operand"
+    assert why(op("tt.load"), [op("tt.store", results=0)]).kind == "store"
+    assert why(op("arith.addf"), [op("tt.load")]).kind == "load"
+    found = why(reduce_, [op("tt.expand_dims", f"{source}:3:5")])
+    assert found.kind == "reduction"                    # a reduction's result first, whatever uses it
+    assert found.sources == (("tt.reduce at k.py:1:5", "x = tl.sum(a, axis=1)"),
+                             ("tt.expand_dims at k.py:3:5", "z = x[:, None]"))
+    # the k-th op without results gets the k-th such line's location; a call site is the caller's line
+    ttgir = textwrap.dedent("""
+        tt.store %a, %b : tensor<4x!tt.ptr<f32>> loc(#loc3)
+        tt.store %a, %c : tensor<4x!tt.ptr<f32>> loc("f.py":9:2)
+        %x = tt.load %a : tensor<4x!tt.ptr<f32>> loc(#loc3)
+        #loc1 = loc("f.py":4:7)
+        #loc2 = loc("std.py":100:1)
+        #loc3 = loc(callsite(#loc2 at #loc1))
+    """)
+    assert text_locations(ttgir) == {("tt.store", 0): "f.py:4:7", ("tt.store", 1): "f.py:9:2"}
