@@ -187,6 +187,9 @@ def index_page(kernels: list[KernelEntry], options: ReportOptions, note: str = "
     measured = measure_rows(options)
     if measured:
         body.append("<h2>Measured: stock vs ours, the program's own launches</h2>")
+        timed = [(m.name, m.stock_ms, m.ours_ms) for m in options.measured.measurements if m.ratio is not None]
+        if timed:
+            body.append(chart_svg(timed, "milliseconds per launch (median of triton.testing.do_bench)"))
         body += _table(MEASURE_HEADER, measured)
     body.append("<h2>Kernels</h2>")
     links = {i: f"kernels/{k.slug}.html" for i, k in enumerate(kernels)}
@@ -221,7 +224,8 @@ def chart_svg(rows: list[tuple[str, float, float]], unit: str) -> str:
         for j, (value, colour) in enumerate(((stock, "#999"), (ours, "#3b7dd8"))):
             width = max(1.0, bar_width * value / top)
             out.append(f'<rect x="{label_width}" y="{y + 2 + j * 14}" width="{width:.1f}" height="12" fill="{colour}"/>')
-            out.append(f'<text x="{label_width + width + 4:.1f}" y="{y + 12 + j * 14}">{value:.1f}</text>')
+            text = f"{value:.1f}" if value >= 10 else f"{value:.4g}"
+            out.append(f'<text x="{label_width + width + 4:.1f}" y="{y + 12 + j * 14}">{text}</text>')
     out.append("</svg>")
     return "".join(out)
 

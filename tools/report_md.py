@@ -54,6 +54,8 @@ def markdown(kernels: list[KernelEntry], options: Optional["ReportOptions"] = No
         lines += ["", "## Measured (stock vs ours, the program's own launches)", "", "```"]
         lines += format_table(MEASURE_HEADER, measured) + ["```"]
     lines += ["", "## Kernels", "", "```"] + format_table(KERNEL_HEADER, kernel_table_rows(kernels)) + ["```"]
+    if any(stock_vs_ours_rows(k) for k in kernels):
+        lines += ["", "Stock vs ours per conversion (in each kernel's section): " + STOCK_VS_OURS_NOTE]
     for k in kernels:
         if not k.conversions:
             continue
@@ -64,7 +66,7 @@ def markdown(kernels: list[KernelEntry], options: Optional["ReportOptions"] = No
         versus = stock_vs_ours_rows(k)
         if versus:
             lines += ["Stock vs ours per conversion (final code per warp):", "", "```"]
-            lines += format_table(STOCK_VS_OURS_HEADER, versus) + ["```", "", STOCK_VS_OURS_NOTE, ""]
+            lines += format_table(STOCK_VS_OURS_HEADER, versus) + ["```", ""]
         for c in k.conversions:
             lines.append(f"- #{c.number} {md_code(c.location)}" + (f": {md_code(c.source_line)}" if c.source_line else ""))
             if c.why is not None:

@@ -1096,3 +1096,16 @@ def test_why_names_each_kind_of_reason(tmp_path):
         #loc3 = loc(callsite(#loc2 at #loc1))
     """)
     assert text_locations(ttgir) == {("tt.store", 0): "f.py:4:7", ("tt.store", 1): "f.py:9:2"}
+
+
+def test_index_charts_the_measured_launches():
+    from linear_layouts.tools.launch_timing import MeasureResult, Measurement
+    from linear_layouts.tools.report_html import index_page
+    measured = MeasureResult([Measurement("softmax_kernel", "float32[4, 8]", 0.02, 0.01),
+                              Measurement("matmul_kernel", "float16[8, 8]", 0.5, 0.4),
+                              Measurement("broken", "", problem="ours: out of resources")])
+    page = index_page([], ReportOptions(measure=True, measured=measured))
+    chart = page[page.index("<h2>Measured"):page.index("<table>", page.index("<h2>Measured"))]
+    assert chart.count("<rect ") == 2 + 2 * 2                     # the legend's two, two bars per timed launch
+    assert ">0.02</text>" in chart and ">0.01</text>" in chart and ">0.5</text>" in chart and ">0.4</text>" in chart
+    assert "<td>broken</td><td></td><td>-</td><td>-</td><td>- (ours: out of resources)</td>" in page
