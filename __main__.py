@@ -69,7 +69,8 @@ def report_parser():
     p.add_argument("--mode", choices=["stock", "linear"], default="stock",
                    help="what the program runs with: stock Triton (default) or linear_layouts.enable()")
     p.add_argument("--pictures", type=int, default=DEFAULT_PICTURES, metavar="N",
-                   help=f"pictures for the first N conversions of each kernel (default {DEFAULT_PICTURES})")
+                   help=f"pictures for the N costliest conversions of each kernel that move data "
+                        f"(default {DEFAULT_PICTURES})")
     p.add_argument("--no-compare", action="store_true",
                    help="do not recompile each kernel stock and with our lowering to count final-code instructions")
     p.add_argument("--measure", action="store_true",
