@@ -1114,3 +1114,11 @@ def test_index_charts_the_measured_launches():
     assert chart.count("<rect ") == 2 + 2 * 2                     # the legend's two, two bars per timed launch
     assert ">0.02</text>" in chart and ">0.01</text>" in chart and ">0.5</text>" in chart and ">0.4</text>" in chart
     assert "<td>broken</td><td></td><td>-</td><td>-</td><td>- (ours: out of resources)</td>" in page
+
+
+def test_target_names_come_from_the_target_table():
+    from linear_layouts.tools.report_model import target_name
+    assert target_name({"backend": "cuda", "arch": 90}) == "sm_90"
+    assert target_name({"backend": "cuda", "arch": 120}) == "sm_120"
+    assert target_name({"backend": "hip", "arch": "gfx942"}) == "gfx942"
+    assert target_name({"backend": "cuda", "arch": 75}) == "cuda:75"          # not a target of ours: as recorded
