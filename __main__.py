@@ -22,7 +22,7 @@ import traceback
 USAGE = ("usage: python -m linear_layouts run PROGRAM.py [ARGS...]\n"
          "       (LINEAR_LAYOUTS=legacy selects the legacy baseline)\n"
          "       python -m linear_layouts report [-o DIR] [--format html|md] [--mode stock|linear]\n"
-         "              [--pictures N] [--no-compare] [--append] PROGRAM.py [ARGS...]\n"
+         "              [--pictures N] [--no-compare] [--measure] [--append] PROGRAM.py [ARGS...]\n"
          "       python -m linear_layouts report --help")
 
 
@@ -69,9 +69,13 @@ def report_parser():
     p.add_argument("--mode", choices=["stock", "linear"], default="stock",
                    help="what the program runs with: stock Triton (default) or linear_layouts.enable()")
     p.add_argument("--pictures", type=int, default=DEFAULT_PICTURES, metavar="N",
-                   help=f"pictures for the first N conversions of each kernel (default {DEFAULT_PICTURES})")
+                   help=f"pictures for the N costliest conversions of each kernel that move data "
+                        f"(default {DEFAULT_PICTURES})")
     p.add_argument("--no-compare", action="store_true",
                    help="do not recompile each kernel stock and with our lowering to count final-code instructions")
+    p.add_argument("--measure", action="store_true",
+                   help="with a GPU: time each kernel the program launched, stock and ours, with the program's own "
+                        "arguments (inputs cloned at the launch); without one the report says so")
     p.add_argument("--append", action="store_true",
                    help="keep the kernels of earlier runs recorded into the same directory (default: a fresh report)")
     p.add_argument("program", help="the Triton program (a .py file)")
@@ -89,6 +93,22 @@ def _exit_status(code) -> int:
     return 1
 
 
+def _start_measuring(options):
+    """``--measure``: record the program's launches (a ``LaunchRecorder``), or say why not."""
+    if not options.measure:
+        return None
+    from .tools.launch_timing import LaunchRecorder, MeasureResult, gpu_problem
+
+    problem = gpu_problem()
+    if problem:
+        options.measured = MeasureResult(note=problem)
+        print(f"linear-layouts report: --measure: nothing will be timed: {problem}", file=sys.stderr)
+        return None
+    launches = LaunchRecorder()
+    launches.install()
+    return launches
+
+
 def report_command(argv: list) -> int:
     from .passes import recorder
     from .tools.cli import UsageError
@@ -102,7 +122,8 @@ def report_command(argv: list) -> int:
         return _error(f"no such program: {args.program}")
     if args.pictures < 0:
         return _error(f"--pictures {args.pictures}: expected 0 or more")
-    options = ReportOptions(args.out, args.format, not args.no_compare, args.pictures, append=args.append)
+    options = ReportOptions(args.out, args.format, not args.no_compare, args.pictures, append=args.append,
+                            measure=args.measure)
     try:
         start(options, args.mode, write_at_exit=False)
     except (ReportSetupError, OSError) as e:
@@ -113,6 +134,7 @@ def report_command(argv: list) -> int:
     os.environ.update({"LINEAR_LAYOUTS": "report", "LINEAR_LAYOUTS_REPORT_DIR": os.path.abspath(args.out),
                        "LINEAR_LAYOUTS_REPORT_MODE": args.mode, "LINEAR_LAYOUTS_REPORT_APPEND": "1",
                        "PYTHONPATH": os.pathsep.join(filter(None, [site, os.environ.get("PYTHONPATH")]))})
+    launches = _start_measuring(options)
     status = 0
     try:
         _run_program(args.program, args.args)
@@ -123,8 +145,14 @@ def report_command(argv: list) -> int:
         status = 130 if isinstance(sys.exc_info()[1], KeyboardInterrupt) else 1
     finally:
         recorder.stop()
+        if launches is not None:
+            launches.uninstall()
     if not is_writer():       # a forked child of the program: its kernels are recorded, the parent reports
         return status
+    if launches is not None:
+        from .tools.launch_timing import MeasureResult, time_launches
+        print(f"linear-layouts report: timing {len(launches.launches)} launch(es) stock and ours", file=sys.stderr)
+        options.measured = MeasureResult(time_launches(launches))
     try:
         path = write_report(options)
     except OSError as e:

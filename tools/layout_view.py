@@ -117,3 +117,13 @@ def element_at(prefix: tuple[int, ...], row: int, col: int, rank: int) -> tuple[
     if rank == 1:
         return (col,)
     return prefix + (row, col)
+
+
+def bank_colours(count: int = 32) -> list:
+    """``count`` distinct RGBA colours (one per shared-memory bank): matplotlib's tab20 and
+    tab20b, 40 colours, none repeated, so 32 banks (or 64 on AMD's wide reads, 2 per colour
+    family) are told apart."""
+    import matplotlib.pyplot as plt
+
+    palette = [plt.get_cmap("tab20")(i) for i in range(20)] + [plt.get_cmap("tab20b")(i) for i in range(20)]
+    return [palette[i % len(palette)] for i in range(count)]

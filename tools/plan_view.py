@@ -28,6 +28,7 @@ from linear_layouts.lowering.element_type import storage_bits_of
 from linear_layouts.lowering.emit_llvm import mnemonic
 from linear_layouts.lowering.instructions import AccessKind, AccessShape
 from linear_layouts.lowering.plan import Barrier, ConversionPlan, Method, SharedAccess, Unsupported
+from linear_layouts.tools.layout_view import bank_colours
 from linear_layouts.lowering.target import Target
 
 # ----------------------------------------------------------------------------- naming
@@ -212,25 +213,35 @@ def _first(plan: ConversionPlan, stores: bool) -> SharedAccess | None:
 def _draw_access(ax, access: SharedAccess, plan: ConversionPlan, title: str, cmap) -> None:
     """Scratch lines (128 bytes = 32 banks) touched by ``access``: cells coloured by bank,
     labelled with the lane(s), red border where the bank conflicts."""
-    from matplotlib.patches import Rectangle
+    from matplotlib.patches import PathPatch, Rectangle
+    from matplotlib.path import Path
 
     banks = plan.target.num_banks
     touches = access_touches(access, plan)
     lines = sorted({t.word // banks for t in touches})[:64]
     row_of = {line: i for i, line in enumerate(lines)}
-    for row in range(len(lines)):
-        for bank in range(banks):
-            ax.add_patch(Rectangle((bank, row), 1, 1, facecolor=(0.96, 0.96, 0.96), edgecolor="white", lw=0.5))
+    # Colours are one image, cell borders one path and conflict marks one path: the SVG holds a
+    # few elements and one label per touched word, not a rectangle per cell.
+    image = np.full((max(len(lines), 1), banks, 4), (0.96, 0.96, 0.96, 1.0))
+    conflicts = []
     for t in touches:
         line, bank = divmod(t.word, banks)
         if line not in row_of:
             continue
         row = row_of[line]
-        ax.add_patch(Rectangle((bank, row), 1, 1, facecolor=cmap(bank % 20), edgecolor="white", lw=0.5))
+        image[row, bank] = cmap[bank % len(cmap)]
         if t.conflict:
-            ax.add_patch(Rectangle((bank + 0.06, row + 0.06), 0.88, 0.88, fill=False, edgecolor="red", lw=1.4))
+            mark = Rectangle((bank + 0.06, row + 0.06), 0.88, 0.88)
+            conflicts.append(mark.get_patch_transform().transform_path(mark.get_path()))
         label = f"t{t.lanes[0]}" + (f"+{len(t.lanes) - 1}" if len(t.lanes) > 1 else "")
         ax.text(bank + 0.5, row + 0.5, label, ha="center", va="center", fontsize=4.5)
+    rows = max(len(lines), 1)
+    ax.imshow(image, extent=(0, banks, rows, 0), interpolation="none")
+    xs = [v for b in range(banks + 1) for v in (b, b, np.nan)] + [v for _ in range(rows + 1) for v in (0, banks, np.nan)]
+    ys = [v for _ in range(banks + 1) for v in (0, rows, np.nan)] + [v for r in range(rows + 1) for v in (r, r, np.nan)]
+    ax.plot(xs, ys, color="white", linewidth=0.5)
+    if conflicts:
+        ax.add_patch(PathPatch(Path.make_compound_path(*conflicts), fill=False, edgecolor="red", lw=1.4))
     ax.set_xlim(0, banks)
     ax.set_ylim(max(len(lines), 1), 0)
     ax.set_aspect("equal")
@@ -240,7 +251,7 @@ def _draw_access(ax, access: SharedAccess, plan: ConversionPlan, title: str, cma
     ax.set_ylabel("scratch line (byte offset)", fontsize=7)
     waves, phases = access_wavefronts(access, plan.element_bits, plan.target)
     ax.set_title(f"{title}\n{waves} wavefronts in {phases} phases, {waves - phases} conflicts "
-                 f"(label: lane; red: conflict)", fontsize=7)
+                 f"(label: lane, +N: N more lanes on the word; red: conflict)", fontsize=7)
 
 
 def _draw_round(ax, rnd, number: int, plan: ConversionPlan, cmap) -> None:
@@ -271,7 +282,10 @@ def draw_plan(plan: ConversionPlan, path: str, what: str = "") -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    header = (what + "\n" if what else "") + \
+    import textwrap
+
+    header = "\n".join(textwrap.wrap(what, 110)) + "\n" if what else ""
+    header += \
         f"{lowering_name(plan)} on {plan.target.name}, {plan.element_bits}-bit elements: {cost_line(plan)}"
     if plan.shuffle is not None:
         rounds = list(plan.shuffle.rounds)
@@ -289,7 +303,7 @@ def draw_plan(plan: ConversionPlan, path: str, what: str = "") -> None:
                    for a in (store, load)]
         fig, axes = plt.subplots(2, 1, squeeze=False, figsize=(11.0, 0.34 * sum(heights) + 3.0),
                                  gridspec_kw={"height_ratios": heights})
-        cmap = plt.get_cmap("tab20")
+        cmap = bank_colours(plan.target.num_banks)   # one distinct colour per bank
         for ax, access, kind in ((axes[0, 0], store, "store"), (axes[1, 0], load, "load")):
             name = instruction_name(access, plan.element_bits, plan.target)
             _draw_access(ax, access, plan, f"first {kind}: {name} (1 of {counts[name]}), warp 0", cmap)

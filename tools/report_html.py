@@ -5,9 +5,11 @@
                         (as text and as element grids), the plan (text and picture), the remark
 ``DIR/img/*.svg``       the pictures (``ll-viz`` element grids, ``ll-viz --plan`` plans)
 
-No JavaScript; one small style sheet inline in each page.  Pictures are drawn for the first
-``max_pictures`` conversions of each kernel, and only for tensors of at most
-``MAX_PICTURE_ELEMENTS`` elements (a grid picture of a larger one is unreadable anyway).
+No JavaScript; one small style sheet inline in each page; the index's chart is inline SVG.
+Pictures (matplotlib, the ``[viz]`` extra) are drawn for the ``max_pictures`` costliest
+conversions of each kernel that move data (none for no-ops); a tensor of more than
+``MAX_PICTURE_ELEMENTS`` elements is drawn as its top-left ``PICTURE_WINDOW`` x
+``PICTURE_WINDOW`` tile with a note (the whole would be a wall of colour).
 """
 
 from __future__ import annotations
@@ -16,12 +18,16 @@ import html
 import os
 from typing import Optional
 
-from linear_layouts.tools.report import (CONVERSION_HEADER, KERNEL_HEADER, ConversionEntry, KernelEntry,
-                                         ReportOptions, _write_atomically, conversion_table_rows, count_text, kernel_table_rows,
-                                         costliest_conversions, run_lines, summary_lines, weights_line,
-                                         worth_a_look)
+from linear_layouts.tools.report_model import (ConversionEntry, KernelEntry, ReportOptions, costliest_conversions,
+                                               count_text, worth_a_look, write_atomically)
+from linear_layouts.tools.report_text import (CONVERSION_HEADER, KERNEL_HEADER, STOCK_VS_OURS_HEADER,
+                                              STOCK_VS_OURS_NOTE, conversion_table_rows, kernel_chart_rows,
+                                              kernel_table_rows, run_lines, source_listing, stock_vs_ours_rows,
+                                              summary_lines, weights_line, MEASURE_HEADER, measure_lines,
+                                              measure_rows)
 
-MAX_PICTURE_ELEMENTS = 4096     # 64 x 64
+MAX_PICTURE_ELEMENTS = 256      # 16 x 16 (or 8 rows of 32 for 1-D): larger tensors are drawn as a tile
+PICTURE_WINDOW = 16             # rows and columns of that tile (1-D: 8 rows of 32)
 MAX_TEXT_GRID_ELEMENTS = 1024   # 32 x 32: the text grid of both layouts, cell by cell
 NO_MATPLOTLIB = ("No pictures: matplotlib is not installed (pip install matplotlib, or the viz extra: "
                  "pip install 'linear-layouts[viz]'); the tables and text layouts are all here.")
@@ -38,6 +44,10 @@ code { background: #f3f3f3; }
 section.conversion { border-top: 2px solid #ddd; margin-top: 1.5em; }
 img { max-width: 100%; border: 1px solid #eee; }
 .note { color: #666; font-size: 0.85em; }
+pre.listing { line-height: 1.35; }
+pre.listing span.line { display: block; }
+pre.listing a { font-weight: bold; }
+.hint { background: #eef6ff; border-left: 4px solid #4a90d9; padding: 0.3em 0.6em; }
 """
 
 
@@ -68,38 +78,63 @@ def _table(header: list[str], rows: list[list[str]], links: Optional[dict] = Non
 
 # ----------------------------------------------------------------------------- pictures
 
+def picture_choice(kernel: KernelEntry, max_pictures: int) -> dict:
+    """conversion number -> why it gets no pictures ("" when it gets them): the ``max_pictures``
+    costliest conversions that move data (by loop-weighted cost, then text order) get them;
+    no-ops and conversions whose layouts could not be read do not."""
+    movers = [c for c in kernel.conversions if not c.row.is_noop and c.src_layout is not None
+              and c.dst_layout is not None]
+    chosen = {c.number for c in sorted(movers, key=lambda c: (-c.weighted_cost, c.number))[:max_pictures]}
+    reasons = {}
+    for c in kernel.conversions:
+        if c.row.is_noop:
+            reasons[c.number] = "no pictures: a no-op (no element changes register, thread or warp)"
+        elif c.src_layout is None or c.dst_layout is None:
+            reasons[c.number] = "no pictures: the layouts could not be read"
+        elif c.number not in chosen:
+            reasons[c.number] = (f"no pictures: only the {count_text(max_pictures, 'costliest conversion')} of a "
+                                 f"kernel get pictures (--pictures N)")
+        else:
+            reasons[c.number] = ""
+    return reasons
+
+
 def draw_pictures(kernel: KernelEntry, directory: str, max_pictures: int) -> None:
-    """Element grids and plan pictures for the first ``max_pictures`` conversions of ``kernel``
-    (SVG under ``directory/img``); a conversion without a picture gets a note saying why."""
+    """Element grids and plan pictures for the ``max_pictures`` costliest conversions of
+    ``kernel`` (SVG under ``directory/img``); a conversion without a picture gets a note saying
+    why.  A tensor of more than ``MAX_PICTURE_ELEMENTS`` elements is drawn as its top-left
+    ``PICTURE_WINDOW`` x ``PICTURE_WINDOW`` tile, with a note."""
     import matplotlib
     matplotlib.use("Agg")
     matplotlib.rcParams["svg.fonttype"] = "none"   # text stays text: small files, crisp labels
+    # one font family named in each <text>'s style, not matplotlib's list of ten fallbacks
+    matplotlib.rcParams["font.family"] = "sans-serif"
+    matplotlib.rcParams["font.sans-serif"] = ["DejaVu Sans"]
+    matplotlib.rcParams["svg.hashsalt"] = "linear-layouts"   # the same picture, the same file
 
     from linear_layouts.tools.plan_view import draw_plan
     from linear_layouts.tools.viz import draw, moved_elements
 
     os.makedirs(os.path.join(directory, "img"), exist_ok=True)
+    reasons = picture_choice(kernel, max_pictures)
     for c in kernel.conversions:
-        if c.number > max_pictures:
-            c.picture_notes.append(f"no pictures: only the first {max_pictures} conversions of a kernel get "
-                                   f"pictures (--pictures N)")
-            continue
-        if c.src_layout is None or c.dst_layout is None:
-            c.picture_notes.append("no pictures: the layouts could not be read")
+        if reasons[c.number]:
+            c.picture_notes.append(reasons[c.number])
             continue
         elements = 1
         for size in c.src_layout.out_dims.values():
             elements *= size
+        window = None
         if elements > MAX_PICTURE_ELEMENTS:
-            c.picture_notes.append(f"no element grid: {elements} elements (pictures show at most "
-                                   f"{MAX_PICTURE_ELEMENTS})")
-        else:
-            name = f"img/{kernel.slug}-c{c.number}-layouts.svg"
-            draw(os.path.join(directory, name),
-                 [(f"source {c.src_attribute[:60]}", c.src_layout), (f"destination {c.dst_attribute[:60]}",
-                                                                    c.dst_layout)],
-                 c.bits, moved_elements(c.src_layout, c.dst_layout), "elements that change thread")
-            c.pictures["layouts"] = name
+            window = (MAX_PICTURE_ELEMENTS // 32, 32) if len(c.src_layout.out_dims) == 1 else \
+                (PICTURE_WINDOW, PICTURE_WINDOW)
+            c.picture_notes.append(f"element grids: the top-left {window[0]} x {window[1]} tile of {elements} elements "
+                                   f"(the whole tensor would be a wall of colour); the bases above describe all of it")
+        name = f"img/{kernel.slug}-c{c.number}-layouts.svg"
+        draw(os.path.join(directory, name),
+             [(f"source {c.src_attribute}", c.src_layout), (f"destination {c.dst_attribute}", c.dst_layout)],
+             c.bits, moved_elements(c.src_layout, c.dst_layout), "elements that change thread", window=window)
+        c.pictures["layouts"] = name
         plan = c.row.plan
         if plan is not None and (plan.shuffle is not None or plan.shared is not None):
             name = f"img/{kernel.slug}-c{c.number}-plan.svg"
@@ -120,7 +155,7 @@ def matplotlib_missing() -> bool:
 def index_page(kernels: list[KernelEntry], options: ReportOptions, note: str = "") -> str:
     body = ["<h1>linear-layouts report</h1>", "<h2>Summary</h2>", "<ul>"]
     body += [f"<li>{_e(line)}</li>" for line in summary_lines(kernels) + run_lines(kernels, options)
-             + [weights_line(kernels)]]
+             + measure_lines(options) + [weights_line(kernels)]]
     body.append("</ul>")
     if note:
         body.append(f'<p class="note">{_e(note)}</p>')
@@ -144,6 +179,18 @@ def index_page(kernels: list[KernelEntry], options: ReportOptions, note: str = "
                         f"{c.cost:.1f} x {c.weight.runs}"
                         + (" (assumed trip count)" if c.weight.assumed else "") + "</li>")
         body.append("</ol>")
+    chart = kernel_chart_rows(kernels)
+    if chart:
+        body.append("<h2>Stock vs ours per kernel</h2>")
+        body.append(chart_svg(chart, "data-movement instructions of the final code, priced by the cost model "
+                                     "(per warp, once)"))
+    measured = measure_rows(options)
+    if measured:
+        body.append("<h2>Measured: stock vs ours, the program's own launches</h2>")
+        timed = [(m.name, m.stock_ms, m.ours_ms) for m in options.measured.measurements if m.ratio is not None]
+        if timed:
+            body.append(chart_svg(timed, "milliseconds per launch (median of triton.testing.do_bench)"))
+        body += _table(MEASURE_HEADER, measured)
     body.append("<h2>Kernels</h2>")
     links = {i: f"kernels/{k.slug}.html" for i, k in enumerate(kernels)}
     body += _table(KERNEL_HEADER, kernel_table_rows(kernels), links)
@@ -152,7 +199,55 @@ def index_page(kernels: list[KernelEntry], options: ReportOptions, note: str = "
     body.append(f'<p class="note">{_e(compare)}; cost/warp: the cost model\'s weight summed over the '
                 f"kernel's planned conversions, once each; weighted: each times how often it runs (its loops' trip counts, "
                 f"? where a trip count is assumed); scratch: the largest conversion's shared memory.</p>")
+    listing = listing_html(kernels)
+    if listing:
+        body.append("<h2>Source</h2><p class=\"note\">each conversion's line, shaded by its loop-weighted cost "
+                    "(the darkest: the costliest line)</p>")
+        body += listing
     return _page("linear-layouts report", body)
+
+
+def chart_svg(rows: list[tuple[str, float, float]], unit: str) -> str:
+    """A horizontal bar chart, two bars per row (stock grey, ours blue), values printed: plain
+    SVG, no script, no matplotlib."""
+    label_width, bar_width, row_height = 260, 420, 34
+    top = max((max(stock, ours) for _, stock, ours in rows), default=0.0) or 1.0
+    height = 24 + row_height * len(rows)
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{label_width + bar_width + 90}" height="{height}" '
+           f'font-family="sans-serif" font-size="12" role="img" aria-label="stock vs ours per kernel">',
+           '<rect x="0" y="2" width="12" height="10" fill="#999"/><text x="16" y="11">stock</text>',
+           '<rect x="70" y="2" width="12" height="10" fill="#3b7dd8"/><text x="86" y="11">ours</text>',
+           f'<text x="140" y="11" fill="#555">{_e(unit)}</text>']
+    for i, (label, stock, ours) in enumerate(rows):
+        y = 20 + i * row_height
+        out.append(f'<text x="{label_width - 6}" y="{y + 17}" text-anchor="end">{_e(label[:40])}</text>')
+        for j, (value, colour) in enumerate(((stock, "#999"), (ours, "#3b7dd8"))):
+            width = max(1.0, bar_width * value / top)
+            out.append(f'<rect x="{label_width}" y="{y + 2 + j * 14}" width="{width:.1f}" height="12" fill="{colour}"/>')
+            text = f"{value:.1f}" if value >= 10 else f"{value:.4g}"
+            out.append(f'<text x="{label_width + width + 4:.1f}" y="{y + 12 + j * 14}">{text}</text>')
+    out.append("</svg>")
+    return "".join(out)
+
+
+def listing_html(kernels: list[KernelEntry]) -> list[str]:
+    """The source lines of every conversion, each marked (a link to its section) and shaded by
+    its loop-weighted cost."""
+    out = []
+    for path, rows in source_listing(kernels):
+        lines = []
+        for number, text, marks, share in rows:
+            if number == 0:
+                lines.append('<span class="line">   ...</span>')
+                continue
+            style = f' style="background: rgba(230, 80, 30, {0.12 + 0.6 * share:.2f})"' if marks else ""
+            links = " ".join(f'<a href="kernels/{_e(k.slug)}.html#c{c.number}">{_e(k.name)} #{c.number} '
+                             f'({c.weighted_cost:.1f})</a>' for k, c in marks)
+            lines.append(f'<span class="line"{style}>{number:5d}  {_e(text)}' + (f"   &larr; {links}" if links else "")
+                         + "</span>")
+        # one string: a newline between the block-level lines would show as an empty line in <pre>
+        out.append(f"<h3><code>{_e(path)}</code></h3><pre class=\"listing\">" + "".join(lines) + "</pre>")
+    return out
 
 
 def _conversion_section(c: ConversionEntry) -> list[str]:
@@ -170,8 +265,16 @@ def _conversion_section(c: ConversionEntry) -> list[str]:
         out.append(f"<p><b>why it exists:</b> {_e(c.why.reason)}<br><b>from:</b> <code>{_e(c.why.producer)}</code>"
                    f" &nbsp; <b>used by:</b> " + (", ".join(f"<code>{_e(u)}</code>" for u in c.why.consumers) or "nothing")
                    + "</p>")
+        if c.why.sources:
+            out.append("<pre>" + "\n".join(f"{_e(where)}:\n    {_e(code)}" for where, code in c.why.sources) + "</pre>")
         if c.why.hint:
-            out.append(f"<p><b>hint:</b> {_e(c.why.hint)}</p>")
+            out.append(f'<p class="hint"><b>hint:</b> {_e(c.why.hint)}</p>')
+    if c.code is not None:
+        out.append(f"<p><b>final code, stock:</b> <code>{_e(c.code.stock.text())}</code> (modelled "
+                   f"{c.code.stock_cost:.1f}) &nbsp; <b>ours:</b> <code>{_e(c.code.ours.text())}</code> (modelled "
+                   f"{c.code.ours_cost:.1f}) &nbsp; <b>verdict:</b> {_e(c.verdict())}</p>")
+    elif not c.owned:
+        out.append(f"<p><b>verdict:</b> {_e(c.verdict())}</p>")
     out.append(f"<p><b>cost per warp:</b> {c.cost:.1f} &nbsp; <b>runs:</b> {_e(c.weight.text())} "
                f"(loops around it{', ? = assumed trip count' if c.weight.assumed else ''}) &nbsp; "
                f"<b>weighted cost:</b> {c.weighted_cost:.1f}</p>")
@@ -217,12 +320,23 @@ def kernel_page(kernel: KernelEntry, note: str = "") -> str:
                    if kernel.verdict().startswith("ours") else
                    " &nbsp; <b>verdict:</b> the same data-movement instruction count as stock"
                    if kernel.verdict() == "same" else "") + "</p>")
+    for m in kernel.measurements:
+        body.append(f"<p><b>measured</b> ({_e(m.signature)}): stock "
+                    + (f"{m.stock_ms:.4f} ms" if m.stock_ms else "-") + ", ours "
+                    + (f"{m.ours_ms:.4f} ms" if m.ours_ms else "-")
+                    + (f", stock / ours {m.ratio:.3f}" if m.ratio is not None else "")
+                    + (f" ({_e(m.problem)})" if m.problem else "") + "</p>")
     if not kernel.conversions:
         body.append("<p>No <code>ttg.convert_layout</code> in this kernel's TTGIR: nothing to convert.</p>")
     else:
         links = {i: f"#c{c.number}" for i, c in enumerate(kernel.conversions)}
         left = {i for i, c in enumerate(kernel.conversions) if not c.owned}
         body += _table(CONVERSION_HEADER, conversion_table_rows(kernel), links, left)
+        versus = stock_vs_ours_rows(kernel)
+        if versus:
+            body.append("<h2>Stock vs ours per conversion</h2>")
+            body += _table(STOCK_VS_OURS_HEADER, versus, {i: f"#c{row[0][1:]}" for i, row in enumerate(versus)})
+            body.append(f'<p class="note">{_e(STOCK_VS_OURS_NOTE)}</p>')
         for c in kernel.conversions:
             body += _conversion_section(c)
     body.append(f"<details><summary>Triton's TTGIR</summary><pre>{_e(kernel.ttgir)}</pre></details>")
@@ -241,7 +355,7 @@ def write_html(kernels: list[KernelEntry], options: ReportOptions) -> str:
         if pictures and not note:
             draw_pictures(kernel, options.directory, options.max_pictures)
         name = os.path.join("kernels", f"{kernel.slug}.html")
-        _write_atomically(os.path.join(options.directory, name), kernel_page(kernel, note))
+        write_atomically(os.path.join(options.directory, name), kernel_page(kernel, note))
         written.add(name)
         written.update(os.path.join(*picture.split("/")) for c in kernel.conversions for picture in c.pictures.values())
     for folder in ("kernels", "img"):
@@ -250,5 +364,5 @@ def write_html(kernels: list[KernelEntry], options: ReportOptions) -> str:
             if os.path.join(folder, name) not in written and name.endswith((".html", ".svg")):
                 os.remove(os.path.join(path, name))
     index = os.path.join(options.directory, "index.html")
-    _write_atomically(index, index_page(kernels, options, note))
+    write_atomically(index, index_page(kernels, options, note))
     return index

@@ -320,36 +320,62 @@ def access_vector(shared: LinearLayout, access: LinearLayout, bits: int) -> int:
 
 # ---------------------------------------------------------------------------- pictures
 
+ROW_LENGTH_1D = 32      # a 1-D layout is drawn as rows of this many elements
+
+
+def picture_grid(layout: LinearLayout, window: "tuple[int, int] | None" = None) -> tuple[int, int, int, int, callable]:
+    """(rows drawn, columns drawn, rows of the tensor, columns of the tensor, cell -> element)
+    for a picture of ``layout``'s first 2-D slice: a 1-D layout as rows of ``ROW_LENGTH_1D``
+    elements; ``window`` (rows, columns), if given, keeps the top-left cells."""
+    prefix, rows, cols = view.tensor_slices(layout)[0]
+    rank = len(layout.out_dims)
+    if rank == 1 and cols > ROW_LENGTH_1D:
+        rows, cols = cols // ROW_LENGTH_1D, ROW_LENGTH_1D
+
+        def element(r, c):
+            return (r * ROW_LENGTH_1D + c,)
+    else:
+        def element(r, c):
+            return view.element_at(prefix, r, c, rank)
+    shown_rows, shown_cols = (min(rows, window[0]), min(cols, window[1])) if window else (rows, cols)
+    return shown_rows, shown_cols, rows, cols, element
+
+
 def draw(path: str, panels: list[tuple[str, LinearLayout]], bits: int,
-         marked: set | None = None, mark_label: str = "", target=None) -> None:
+         marked: set | None = None, mark_label: str = "", target=None,
+         window: "tuple[int, int] | None" = None) -> None:
     """Write a PNG/SVG: one panel per layout, cells coloured by warp (distributed) or bank of
-    ``target`` (shared), labelled with lane/register or offset; ``marked`` cells get a red border."""
+    ``target`` (shared, 32 distinct colours), labelled with lane/register or offset; ``marked``
+    cells get a red border.  A 1-D layout is drawn as rows of ``ROW_LENGTH_1D``; ``window``
+    (rows, columns) draws only the top-left cells (a note says which)."""
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-        from matplotlib.collections import PatchCollection
-        from matplotlib.patches import Rectangle
+        from matplotlib.patches import PathPatch, Rectangle
+        from matplotlib.path import Path
         import numpy as np
     except ImportError:
         raise VizError("pictures need matplotlib: pip install matplotlib")
     if not path.endswith((".png", ".svg", ".pdf")):
         raise VizError(f"-o {path}: the picture must be .png, .svg or .pdf")
+    import textwrap
 
     first = panels[0][1]
-    slices = view.tensor_slices(first)
-    prefix, rows, cols = slices[0]
+    rows, cols, all_rows, all_cols, element_of = picture_grid(first, window)
     rank = len(first.out_dims)
     cell_inches = 0.55 if cols <= 32 else max(0.12, 18.0 / cols)
+    panel_width = max(4.0, cols * cell_inches)
     fig, axes = plt.subplots(1, len(panels), squeeze=False,
-                             figsize=(max(4.0, cols * cell_inches) * len(panels) + 0.5,
-                                      max(2.5, rows * cell_inches) + 1.0))
+                             figsize=(panel_width * len(panels) + 0.5, max(2.5, rows * cell_inches) + 1.6))
     cmap = plt.get_cmap("tab20")
+    banks = view.bank_colours(64)
     font = 6 if cols <= 16 else 4.5 if cols <= 32 else 0
     # Labels are drawn only where they fit and stay few (matplotlib draws text one by one);
     # colours are one image and marks one collection, so a 256 x 256 picture takes seconds.
     if rows * cols > 4096:
         font = 0
+    copies_seen = False
     for ax, (title, layout) in zip(axes[0], panels):
         shared = view.is_shared(layout)
         holders = view.holders_by_element(layout)
@@ -357,43 +383,64 @@ def draw(path: str, panels: list[tuple[str, LinearLayout]], bits: int,
         marks = []
         for r in range(rows):
             for c in range(cols):
-                element = view.element_at(prefix, r, c, rank)
+                element = element_of(r, c)
                 hs = holders.get(element, [])
                 h = hs[0] if hs else None
                 if h is None:
                     label = ""
                 elif shared:
                     bank = view.bank_of(h.get("offset"), bits, target)
-                    image[r, c] = cmap(bank % 20)
+                    image[r, c] = banks[bank % len(banks)]
                     label = f"{h.get('offset')}\nb{bank}"
                 else:
                     image[r, c] = cmap((h.get("warp") * 2 + (h.get("block") % 2)) % 20)
                     label = f"t{h.get('lane')}\nr{h.get('register')}"
                     if len(hs) > 1:
                         label += f"\n×{len(hs)}"
+                        copies_seen = True
                 if marked and element in marked:
                     marks.append(Rectangle((c + 0.05, r + 0.05), 0.9, 0.9))
                 if font and label:
                     ax.text(c + 0.5, r + 0.5, label, ha="center", va="center", fontsize=font)
-        ax.imshow(image, extent=(0, cols, rows, 0), interpolation="nearest")
+        # "none": vector backends embed the image unresampled (one pixel per cell: a small SVG)
+        ax.imshow(image, extent=(0, cols, rows, 0), interpolation="none")
+        # Cell borders and marks are one path each (an SVG of one element, not one per cell).
         if cols <= 64 and rows <= 64:   # white cell borders, where cells are large enough to see them
-            ax.vlines(range(cols + 1), 0, rows, colors="white", linewidth=0.5)
-            ax.hlines(range(rows + 1), 0, cols, colors="white", linewidth=0.5)
+            xs = [v for c in range(cols + 1) for v in (c, c, np.nan)]
+            ys = [v for _ in range(cols + 1) for v in (0, rows, np.nan)]
+            xs += [v for _ in range(rows + 1) for v in (0, cols, np.nan)]
+            ys += [v for r in range(rows + 1) for v in (r, r, np.nan)]
+            ax.plot(xs, ys, color="white", linewidth=0.5)
         if marks:
-            ax.add_collection(PatchCollection(marks, facecolor="none", edgecolor="red", linewidth=1.2))
+            compound = Path.make_compound_path(*(m.get_patch_transform().transform_path(m.get_path())
+                                                 for m in marks))
+            ax.add_patch(PathPatch(compound, facecolor="none", edgecolor="red", linewidth=1.2))
         ax.set_xlim(0, cols)
         ax.set_ylim(rows, 0)
         ax.set_aspect("equal")
-        ax.set_xlabel("dim1 (column)" if rank > 1 else "dim0")
-        ax.set_ylabel("dim0 (row)" if rank > 1 else "")
+        if rank == 1 and all_rows > 1:
+            ax.set_xlabel(f"dim0 mod {cols}")
+            ax.set_ylabel(f"dim0 // {cols}")
+        else:
+            ax.set_xlabel("dim1 (column)" if rank > 1 else "dim0")
+            ax.set_ylabel("dim0 (row)" if rank > 1 else "")
         step = max(1, cols // 16)
         ax.set_xticks([c + 0.5 for c in range(0, cols, step)], [str(c) for c in range(0, cols, step)], fontsize=6)
         rstep = max(1, rows // 16)
         ax.set_yticks([r + 0.5 for r in range(0, rows, rstep)], [str(r) for r in range(0, rows, rstep)], fontsize=6)
-        kind = "colour = bank, label = offset" if shared else "colour = warp, label = lane / register"
-        ax.set_title(f"{title}\n({kind})", fontsize=8)
+        kind = "colour = bank, label = offset / bank" if shared else "colour = warp, label = lane t / register r"
+        width = max(30, int(panel_width * 11))
+        ax.set_title("\n".join(textwrap.wrap(title, width) + [f"({kind})"]), fontsize=7)
+    notes = []
+    if rows < all_rows or cols < all_cols:
+        notes.append(f"showing rows 0-{rows - 1} and columns 0-{cols - 1} of {all_rows} x {all_cols}")
+    if copies_seen:
+        notes.append("×N: the element is held by N threads (copies: a broadcast layout)")
     if marked:
-        fig.suptitle(f"red border: {mark_label}", fontsize=8)
+        notes.append(f"red border: {mark_label}")
+    if notes:
+        fig.suptitle("\n".join(textwrap.wrap("; ".join(notes), max(40, int(panel_width * len(panels) * 11)))),
+                     fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=150)
     plt.close(fig)

@@ -156,3 +156,18 @@ def test_no_arrow_points_up_the_layers():
                     if LAYER_RANK[layer_of(b)] > LAYER_RANK[layer_of(a)])
     assert not upward, "imports that point up the layers (tools -> passes -> lowering -> dialect):\n" + \
         "\n".join(f"    {a} -> {b}" for a, b in upward)
+
+
+def test_the_report_model_imports_no_renderer():
+    """issue 27: the report's data model and its renderers are apart, without an import circle
+    (tools/report.py and tools/report_html.py imported each other, one of them lazily)."""
+    graph = import_graph()
+    report = {m for m in graph if m.startswith("linear_layouts.tools.report")}
+    within = {m: {t for t in graph[m] if t in report} for m in report}
+    assert not cycles(within)
+    renderers = {"linear_layouts.tools.report_md", "linear_layouts.tools.report_html"}
+    assert not graph["linear_layouts.tools.report_model"] & (renderers | {"linear_layouts.tools.report",
+                                                                          "linear_layouts.tools.report_text"})
+    assert not graph["linear_layouts.tools.report_text"] & (renderers | {"linear_layouts.tools.report"})
+    for renderer in renderers:
+        assert "linear_layouts.tools.report" not in graph[renderer]

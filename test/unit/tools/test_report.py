@@ -198,10 +198,11 @@ def test_report_command_writes_pages_whose_links_resolve(tmp_path):
     # each kernel twice: its row of the table, and its place in "worth a look first"
     assert pages == sorted(2 * ["kernels/interleave_pairs-sm_90.html", "kernels/normalize_rows-sm_90.html",
                                 "kernels/transpose-sm_90.html"])
-    # and each conversion in "costliest conversions", costliest first (transpose, normalize_rows, interleave)
-    assert [t for t in targets if "#" in t] == ["kernels/transpose-sm_90.html#c1",
-                                                "kernels/normalize_rows-sm_90.html#c1",
-                                                "kernels/interleave_pairs-sm_90.html#c1"]
+    # and each conversion in "costliest conversions", costliest first (transpose, normalize_rows, interleave),
+    # then in the source listing, by line (the same order here)
+    assert [t for t in targets if "#" in t] == 2 * ["kernels/transpose-sm_90.html#c1",
+                                                    "kernels/normalize_rows-sm_90.html#c1",
+                                                    "kernels/interleave_pairs-sm_90.html#c1"]
     text = index.read_text()
     assert "3 kernels (3 compiles), 3 with layout conversions; 3 conversions, 0 of them no-ops." in text
     for page in set(pages):
@@ -316,17 +317,29 @@ def chromium():
 
 @pytest.mark.skipif(chromium() is None, reason="headless Chromium is not installed (apt-get install chromium)")
 def test_chromium_renders_index_and_a_kernel_page(tmp_path):
+    """examples/report_tour.py: loops, reductions, a matmul epilogue and an attention tile."""
     out = tmp_path / "report"
-    run = subprocess.run([sys.executable, "-m", "linear_layouts", "report", "-o", str(out), "--no-compare", EXAMPLE],
-                         capture_output=True, text=True, timeout=600, env=child_environment(tmp_path))
+    run = subprocess.run([sys.executable, "-m", "linear_layouts", "report", "-o", str(out),
+                          os.path.join(ROOT, "examples", "report_tour.py")],
+                         capture_output=True, text=True, timeout=900, env=child_environment(tmp_path))
     assert run.returncode == 0, run.stderr
-    for page, png in ((out / "index.html", tmp_path / "index.png"),
-                      (out / "kernels" / "transpose-sm_90.html", tmp_path / "kernel.png")):
+    index = (out / "index.html").read_text()
+    assert "5 kernels (5 compiles), 3 with layout conversions" in index
+    assert "<h2>Stock vs ours per kernel</h2>\n<svg" in index and "<h2>Source</h2>" in index
+    attention = out / "kernels" / "attention_fwd_kernel-sm_90.html"
+    for page in (out / "index.html", attention):
+        assert_links_resolve(str(page))
+    assert "no pictures: a no-op" in attention.read_text()
+    for name in os.listdir(out / "img"):
+        assert os.path.getsize(out / "img" / name) < 300_000, name
+    for page, png in ((out / "index.html", tmp_path / "index.png"), (attention, tmp_path / "kernel.png")):
         shot = subprocess.run([chromium(), "--headless", "--no-sandbox", "--disable-gpu", f"--screenshot={png}",
-                               "--window-size=1400,1000", page.as_uri()], capture_output=True, text=True, timeout=120)
+                               "--window-size=1400,1800", page.as_uri()], capture_output=True, text=True, timeout=120)
         assert shot.returncode == 0, shot.stderr
         data = png.read_bytes()
-        assert data.startswith(b"\x89PNG") and len(data) > 10_000     # a real, non-blank picture
+        assert data.startswith(b"\x89PNG") and len(data) > 50_000     # a real, non-blank picture
+        width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+        assert (width, height) == (1400, 1800)
 
 
 def test_counts_are_spelled_in_the_singular_for_one():
@@ -652,15 +665,460 @@ def test_each_conversion_says_why_it_exists(tmp_path):
                                  c.weight.text())
             for k in kernels for c in k.conversions}
     assert whys == {
-        ("transpose", 1): ("a memory access", "tt.trans at kernels.py:127", ("tt.store",), "1"),
+        ("transpose", 1): ("a memory access", "tt.trans at kernels.py:127", ("tt.store at kernels.py:127",), "1"),
         ("rotary_embedding", 1): ("a shape operation (broadcast, expand_dims, reshape, ...) wants its operand in "
                                   "another layout", "tt.reshape at kernels.py:72", ("tt.split at kernels.py:72",), "1"),
-        ("rotary_embedding", 2): ("a memory access", "tt.reshape at kernels.py:76", ("tt.store",), "1"),
+        ("rotary_embedding", 2): ("a memory access", "tt.reshape at kernels.py:76", ("tt.store at kernels.py:76",), "1"),
         # p.to(v.dtype) feeds the second dot, inside the loop over the keys (4 blocks of a constexpr length)
         ("attention_forward", 1): ("a dot operand", "arith.truncf at kernels.py:116",
                                    ("ttng.warp_group_dot at kernels.py:116",), "x4"),
-        ("attention_forward", 2): ("a memory access", "arith.truncf at kernels.py:118", ("tt.store",), "1"),
+        ("attention_forward", 2): ("a memory access", "arith.truncf at kernels.py:118", ("tt.store at kernels.py:118",),
+                                   "1"),
     }
     assert re.search(r"\n  - why: a dot operand: the matrix multiply wants its operands in the #dot_op layout; "
                      r"from `arith\.truncf at kernels\.py:116:\d+`, used by `ttng\.warp_group_dot at "
                      r"kernels\.py:116:\d+`\n", markdown(kernels))
+
+
+# ----------------------------------------------------------------------------- stock vs ours per conversion (item 3)
+
+def test_stock_and_ours_final_code_per_conversion(tmp_path):
+    from linear_layouts.tools.report_text import stock_vs_ours_rows, verdict_counts
+    records = record_bundled(tmp_path, ["transpose", "rotary", "matmul"])
+    kernels = build_kernels(records, ReportOptions(str(tmp_path), compare=True, progress=False))
+    assert all(k.compare_problem == "" for k in kernels)
+    rows = {k.name: [row[2:] for row in stock_vs_ours_rows(k)] for k in kernels}
+    assert rows == {
+        # the same shared-memory round trip as stock
+        "transpose": [["st.shared=32 bar.sync=1 ld.shared=32", "st.shared=32 bar.sync=1 ld.shared=32", "98.2",
+                       "98.2", "same"]],
+        # stock: 8 shuffles and 16 selects per conversion; ours a warp-local shared round trip, and a guard
+        # barrier each (the kernel compiled with either island alone has one more bar.sync)
+        "rotary_embedding": [["selp=16 shfl=8", "st.shared=2 bar.warp.sync=1 ld.shared=2 bar.sync=1", "20.4", "21.4",
+                              "ours worse"]] * 2,
+        # stock reads the dot operand with 16 ld.shared, ours with 4 ldmatrix.x4
+        "matmul": [["bar.sync=2 st.shared=16 selp=1 ld.shared=16", "bar.sync=2 st.shared=8 ldmatrix=4", "53.0",
+                    "43.9", "ours better"]],
+    }
+    assert verdict_counts(kernels) == {"same": 1, "ours worse": 2, "ours better": 1}
+    assert ("Per conversion, final code priced by the cost model: ours better in 1, the same in 1, worse in 2; "
+            "left to Triton 0.") in summary_lines(kernels)
+
+
+def test_final_code_marks_each_conversion_and_prices_the_mix():
+    from linear_layouts.lowering import target_named
+    from linear_layouts.tools.final_code import MARK_LINE, CodeMix, mark_conversions, mix_by_line, modelled_cost
+    ttgir = ('    %a = ttg.convert_layout %x : tensor<16xf32, #b0> -> tensor<16xf32, #b1> loc(#loc3)\n'
+             '    %b:2 = ttg.convert_layout %y : tensor<16xf32, #b0> -> tensor<16xf32, #b1> loc(callsite(#loc1 at #loc2))\n'
+             '    %c = ttg.convert_layout %z : tensor<16xf32, #b0> -> tensor<16xf32, #b1>\n'
+             '    %d = arith.addf %a, %c : tensor<16xf32, #b1> loc(#loc4)\n')
+    marked, count = mark_conversions(ttgir)
+    assert count == 3
+    assert marked.splitlines()[0].endswith(f'-> tensor<16xf32, #b1> loc("ll-conversion":{MARK_LINE + 1}:0)')
+    assert marked.splitlines()[1].endswith(f'loc("ll-conversion":{MARK_LINE + 2}:0)')
+    assert marked.splitlines()[2].endswith(f'loc("ll-conversion":{MARK_LINE + 3}:0)')
+    assert marked.splitlines()[3].endswith("loc(#loc4)")
+    ptx = ("\tshfl.sync.idx.b32 %r1, %r2, 1, 31, -1;\n"
+           f"\t.loc\t1 {MARK_LINE + 1} 0\n"
+           "\tst.shared.v4.b32 [%r1], {%r2, %r3, %r4, %r5};\n"
+           "\tbar.sync \t0;\n"
+           "\tld.shared.b16 %rs1, [%r2];\n"
+           "\tldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r1, %r2, %r3, %r4}, [%r5];\n"
+           "\t.loc\t1 12 3\n"
+           "\tselp.b32 %r1, %r2, %r3, %p1;\n")
+    lines = mix_by_line(ptx, "nvidia")
+    assert {line: mix.text() for line, mix in lines.items()} == {
+        0: "shfl=1", MARK_LINE + 1: "st.shared=1 bar.sync=1 ld.shared=1 ldmatrix=1", 12: "selp=1"}
+    mix = lines[MARK_LINE + 1]
+    assert mix.shared_bits == {128: 1, 16: 1} and mix.matrices == {4: 1}
+    # sm_90's constants (lowering/calibrated_weights.json): every term of the price, by hand
+    from linear_layouts.lowering.cost_weights import weights_for
+    w = weights_for("sm_90")
+    expected = (w.shared_access + 4 * w.shared_wavefront) + (w.shared_access + 1 * w.shared_wavefront) \
+        + (w.shared_access + 4 * w.shared_wavefront) + w.cta_barrier
+    assert modelled_cost(mix, target_named("sm_90")) == round(expected, 1)
+    assert modelled_cost(CodeMix(), target_named("sm_90")) == 0.0
+    amd = mix_by_line("\t.loc 1 7 0\n\tds_write2_b32 v1, v2, v3\n\tds_read_b128 v[1:4], v5\n\ts_barrier\n", "amd")
+    assert amd[7].text() == "ds_write=1 ds_read=1 s_barrier=1" and amd[7].shared_bits == {64: 1, 128: 1}
+
+
+HINT_PROGRAM = textwrap.dedent("""
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def matmul_relu(A, B, C, stride_cm, stride_cn, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+        rm = tl.arange(0, M)
+        rn = tl.arange(0, N)
+        rk = tl.arange(0, K)
+        a = tl.load(A + rm[:, None] * K + rk[None, :])
+        b = tl.load(B + rk[:, None] * N + rn[None, :])
+        acc = tl.dot(a, b)
+        tl.store(C + rm[:, None] * stride_cm + rn[None, :] * stride_cn, tl.maximum(acc, 0.0))
+""")
+
+
+def test_a_store_with_unknown_contiguity_gets_a_hint(tmp_path):
+    import runpy
+    (tmp_path / "epilogue.py").write_text(HINT_PROGRAM)
+    kernel = runpy.run_path(str(tmp_path / "epilogue.py"))["matmul_relu"]
+    recorder.start(str(tmp_path / "report"), progress=False)
+    try:
+        # as a launch specializes them: pointers and strides 16-aligned; stride_cn a runtime value, then 1
+        for extra, constexprs in (({"stride_cn": "i32"}, {}), ({}, {"stride_cn": 1})):
+            signature = {"A": "*fp16", "B": "*fp16", "C": "*fp32", "stride_cm": "i32", **extra}
+            triton.compile(ASTSource(kernel, signature, constexprs={"M": 64, "N": 64, "K": 32, **constexprs},
+                                     attrs={(i,): [["tt.divisibility", 16]] for i in range(4)}),
+                           target=GPUTarget("cuda", 90, 32))
+        # no attrs at all (as triton.compile of an ASTSource is without them): C's alignment is not known
+        triton.compile(ASTSource(kernel, {"A": "*fp16", "B": "*fp16", "C": "*fp32", "stride_cm": "i32",
+                                          "stride_cn": "i32"}, constexprs={"M": 64, "N": 64, "K": 32}),
+                       target=GPUTarget("cuda", 90, 32))
+    finally:
+        recorder.stop()
+    kernels = build_kernels(recorder.read_records(str(tmp_path / "report")),
+                            ReportOptions(str(tmp_path), compare=False, progress=False))
+    runtime, constant, unaligned = (k.conversions[0].why for k in kernels)
+    assert unaligned.hint.endswith(
+        "; the pointer argument C is not known to be 16-byte aligned (no tt.divisibility: a launch specializes that, "
+        "triton.compile of an ASTSource without attrs does not); the pointer is computed from the integer "
+        "arguments stride_cm, stride_cn.")
+    assert runtime.kind == constant.kind == "store"
+    assert runtime.hint == (
+        "tt.store accesses one 32-bit element per thread at a time: its layout has no run of consecutive elements "
+        "along any dimension (dim0: 1, dim1: 1), the layout ttg.coalesce picks when it cannot prove the pointer "
+        "contiguous. If the offsets are contiguous at run time, say so: tl.max_contiguous(tl.multiple_of(offs, N), N) "
+        "on the offsets, or pass the stride as a tl.constexpr (Triton also specializes an integer argument equal to "
+        "1); the pointer is computed from the integer arguments stride_cm, stride_cn.")
+    assert constant.hint == ""          # 4 consecutive f32 per thread along dim1: 128-bit stores
+    line = "tl.store(C + rm[:, None] * stride_cm + rn[None, :] * stride_cn, tl.maximum(acc, 0.0))"
+    assert [(re.sub(r":\d+$", "", where), code) for where, code in runtime.sources] == [
+        ("arith.maxnumf at epilogue.py:14", line), ("tt.store at epilogue.py:14", line)]
+
+
+# ----------------------------------------------------------------------------- index: chart and source (item 3)
+
+def record_example(directory):
+    sys.path.insert(0, os.path.join(ROOT, "examples"))
+    try:
+        import report_example as example
+    finally:
+        sys.path.pop(0)
+    recorder.start(str(directory), progress=False)
+    try:
+        target = example.TARGETS["sm_90"]
+        triton.compile(ASTSource(example.transpose, {"X": "*fp32", "Y": "*fp32"}, constexprs={"BLOCK": 32}),
+                       target=target)
+        triton.compile(ASTSource(example.normalize_rows, {"X": "*fp32", "Y": "*fp32", "SUMS": "*fp32"},
+                                 constexprs={"N": 128, "ROWS": 16}), target=target)
+        triton.compile(ASTSource(example.interleave_pairs, {"X": "*fp16", "Y": "*fp16"}, constexprs={"D": 256}),
+                       target=target)
+    finally:
+        recorder.stop()
+    return recorder.read_records(str(directory))
+
+
+def test_index_chart_and_source_listing(tmp_path):
+    from linear_layouts.tools.report_html import index_page
+    from linear_layouts.tools.report_text import kernel_chart_rows, source_listing
+    kernels = build_kernels(record_example(tmp_path), ReportOptions(str(tmp_path), compare=True, progress=False))
+    # the whole kernel's data movement, priced: normalize_rows' reduction shuffles are in both (Triton 3.6
+    # lowers the reduction with fewer instructions than 3.9; the conversion's share, 15.1, is the same)
+    normalize = {"3.6": (172.2, 157.1), "3.9": (231.7, 216.5)}.get(".".join(triton.__version__.split(".")[:2]))
+    chart = kernel_chart_rows(kernels)
+    assert [chart[0], chart[2]] == [("transpose on sm_90", 26.2, 26.2), ("interleave_pairs on sm_90", 6.8, 6.8)]
+    assert chart[1][0] == "normalize_rows on sm_90" and round(chart[1][1] - chart[1][2], 0) == 15
+    if normalize is not None:
+        assert chart[1][1:] == normalize
+    [(path, rows)] = source_listing(kernels, whole_file_lines=0)
+    assert path == EXAMPLE
+    marked = [(n, [(k.name, c.number) for k, c in marks], round(share, 3)) for n, _, marks, share in rows if marks]
+    assert marked == [(26, [("transpose", 1)], 1.0), (35, [("normalize_rows", 1)], 0.37),
+                      (44, [("interleave_pairs", 1)], 0.257)]     # the weighted costs over the largest
+    assert [n for n, *_ in rows] == [23, 24, 25, 26, 27, 28, 29, 0, 32, 33, 34, 35, 36, 37, 38, 0, 41, 42, 43, 44,
+                                     45, 46, 47]
+    page = index_page(kernels, ReportOptions(str(tmp_path)))
+    assert page.count("<rect ") == 2 + 2 * 3                       # the legend's two, two bars per kernel
+    assert ('<span class="line" style="background: rgba(230, 80, 30, 0.72)">   26      tl.store(Y + offs[None, :] '
+            '* BLOCK + offs[:, None], tile)   &larr; <a href="kernels/transpose-sm_90.html#c1">transpose #1 (26.2)</a>'
+            '</span>') in page
+
+
+# ----------------------------------------------------------------------------- pictures (item 6)
+
+EPILOGUE_PROGRAM = HINT_PROGRAM + textwrap.dedent("""
+
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+    triton.compile(ASTSource(matmul_relu, {"A": "*fp16", "B": "*fp16", "C": "*fp32", "stride_cm": "i32",
+                                           "stride_cn": "i32"}, constexprs={"M": 128, "N": 128, "K": 32},
+                             attrs={(i,): [["tt.divisibility", 16]] for i in range(5)}),
+                   target=GPUTarget("cuda", 90, 32), options={"num_warps": 8})
+""")
+
+
+def test_pictures_are_tiles_of_large_tensors_rows_for_1d_and_small(tmp_path):
+    pytest.importorskip("matplotlib")
+    (tmp_path / "epilogue.py").write_text(EPILOGUE_PROGRAM)
+    (tmp_path / "both.py").write_text(PROGRAM_HEAD + "compile_interleave()\n"
+                                      + f"import runpy\nrunpy.run_path({str(tmp_path / 'epilogue.py')!r})\n")
+    out = tmp_path / "report"
+    run = subprocess.run([sys.executable, "-m", "linear_layouts", "report", "--no-compare", "-o", str(out),
+                          str(tmp_path / "both.py")], capture_output=True, text=True, timeout=600,
+                         env=child_environment(tmp_path))
+    assert run.returncode == 0, run.stderr
+    images = sorted(os.listdir(out / "img"))
+    assert images == ["interleave_pairs-sm_90-c1-layouts.svg", "interleave_pairs-sm_90-c1-plan.svg",
+                      "matmul_relu-sm_90-c1-layouts.svg", "matmul_relu-sm_90-c1-plan.svg"]
+    for name in images:
+        assert os.path.getsize(out / "img" / name) < 300_000, name        # was 2 MB for a 64 x 64 grid
+    epilogue = (out / "img" / "matmul_relu-sm_90-c1-layouts.svg").read_text()
+    # the 128 x 128 epilogue: a tile, said so; the whole attribute in the title (wrapped, not cut)
+    assert "showing rows 0-15 and columns 0-15 of 128 x 128; red border: elements that change thread" in epilogue
+    assert "source #ttg.nvidia_mma&lt;{versionMajor = 3" in epilogue and "16]}&gt;" in epilogue
+    page = (out / "kernels" / "matmul_relu-sm_90.html").read_text()
+    assert "element grids: the top-left 16 x 16 tile of 16384 elements" in page
+    # 256 f16 in one dimension: 8 rows of 32
+    vector = (out / "img" / "interleave_pairs-sm_90-c1-layouts.svg").read_text()
+    assert "dim0 mod 32" in vector and "dim0 // 32" in vector
+
+
+def test_pictures_only_for_the_costliest_conversions_that_move_data():
+    from linear_layouts.lowering.plan import Scope
+    from linear_layouts.tools.conversion_report import ConversionRow
+    from linear_layouts.tools.loop_weights import LoopWeight
+    from linear_layouts.tools.report import ConversionEntry, KernelEntry
+    from linear_layouts.tools.report_html import picture_choice
+
+    def entry(number, scope, cost, runs=1):
+        row = ConversionRow("k", "f.py:1", "t", scope, "shared", "-", 0, 0, "yes")
+        return ConversionEntry(number, row, "f.py:1:1", "", "ours: shared", True, "", cost, src_layout=object(),
+                               dst_layout=object(), weight=LoopWeight(runs))
+    kernel = KernelEntry("k", "sm_90", "cuda", "", 4, 1, "", "k",
+                         conversions=[entry(1, Scope.NONE, 0.0), entry(2, Scope.WARP, 10.0),
+                                      entry(3, Scope.LANE, 4.0, runs=8), entry(4, Scope.WARP, 20.0)])
+    assert picture_choice(kernel, 2) == {
+        1: "no pictures: a no-op (no element changes register, thread or warp)",
+        2: "no pictures: only the 2 costliest conversions of a kernel get pictures (--pictures N)",
+        3: "", 4: ""}                                           # 32 (4 x 8 in a loop) and 20
+
+
+def test_bank_colours_are_32_distinct():
+    pytest.importorskip("matplotlib")
+    from linear_layouts.tools.layout_view import bank_colours
+    assert len(set(bank_colours(32))) == 32
+    assert len(set(bank_colours(40))) == 40
+
+
+def test_copies_mark_is_explained(tmp_path):
+    pytest.importorskip("matplotlib")
+    from linear_layouts.tools.viz import draw, layout_from_attribute
+    blocked = "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [32, 1], warpsPerCTA = [4, 1], order = [0, 1]}>"
+    sliced = layout_from_attribute(f"#ttg.slice<{{dim = 1, parent = {blocked}}}>", [16])
+    path = str(tmp_path / "slice.svg")
+    draw(path, [("slice", sliced)], 32)
+    text = open(path).read()
+    assert "×N: the element is held by N threads (copies: a broadcast layout)" in text and "×8" in text
+
+
+# ----------------------------------------------------------------------------- report --measure (item 3)
+
+class FakeTensor:
+    """What the launch recorder needs of a torch tensor: clone, data_ptr, dtype, shape."""
+
+    def __init__(self, values, dtype="float32"):
+        self.values, self.dtype, self.shape = list(values), dtype, (len(values),)
+
+    def clone(self):
+        return FakeTensor(self.values, self.dtype)
+
+    def data_ptr(self):
+        return id(self)
+
+
+class FakeJIT:
+    """A JITFunction's launch interface: ``run(*args, grid, warmup, **kwargs)``; it doubles its
+    first argument in place (a kernel that writes its input) and logs what it was given."""
+
+    log = []
+
+    def __init__(self, name):
+        self.__name__ = name
+
+    def run(self, *args, grid, warmup, **kwargs):
+        FakeJIT.log.append((self.__name__, [list(a.values) if isinstance(a, FakeTensor) else a for a in args],
+                            grid, warmup, dict(kwargs)))
+        args[0].values = [2 * v for v in args[0].values]
+
+    def __getitem__(self, grid):
+        return lambda *args, **kwargs: self.run(*args, grid=grid, warmup=False, **kwargs)
+
+
+def test_launches_are_recorded_once_with_cloned_inputs_and_replayed_on_fresh_clones():
+    from linear_layouts.tools.launch_timing import LaunchRecorder
+    FakeJIT.log = []
+    original_run = FakeJIT.run
+    recorder = LaunchRecorder()
+    recorder.install(FakeJIT)
+    try:
+        scale, other = FakeJIT("scale"), FakeJIT("other")
+        x = FakeTensor([1, 2])
+        scale[(4,)](x, 3, BLOCK=16)           # kept: x as it was at the launch, [1, 2]
+        scale[(4,)](x, 3, BLOCK=16)           # the same signature: not kept again
+        scale.run(x, 3, grid=(4,), warmup=True, BLOCK=16)   # a warmup compiles, launches nothing: not kept
+        scale[(4,)](FakeTensor([5, 6, 7]), 3, BLOCK=16)     # another shape: kept
+        other[(1, 2)](FakeTensor([9], "float16"), BLOCK=32)
+        assert x.values == [8, 16]            # the program's own launches ran (three doublings)
+        kept = recorder.launches
+        assert [(k.name, k.signature, k.grid) for k in kept] == [
+            ("scale", "float32[2], int, BLOCK=16", (4,)), ("scale", "float32[3], int, BLOCK=16", (4,)),
+            ("other", "float16[1], BLOCK=32", (1, 2))]
+        assert kept[0].args[0].values == [1, 2]          # cloned at the launch: later changes do not reach it
+        FakeJIT.log = []
+        once = recorder.replay(kept[0])
+        once()
+        once()
+        # replayed on a clone made for the replay: the kept inputs stay [1, 2]; the replays are not recorded
+        assert kept[0].args[0].values == [1, 2] and len(recorder.launches) == 3
+        assert FakeJIT.log == [("scale", [[1, 2], 3], (4,), False, {"BLOCK": 16}),
+                               ("scale", [[2, 4], 3], (4,), False, {"BLOCK": 16})]
+    finally:
+        recorder.uninstall()
+    assert FakeJIT.run is original_run
+
+
+def test_time_launches_gives_stock_ours_and_the_ratio():
+    import contextlib
+
+    from linear_layouts.tools.launch_timing import LaunchRecorder, MeasureResult, time_launches
+    from linear_layouts.tools.report_text import measure_lines, measure_rows
+    recorder = LaunchRecorder()
+    recorder.install(FakeJIT)
+    try:
+        FakeJIT("fast")[(1,)](FakeTensor([1]))
+        FakeJIT("slow")[(1,)](FakeTensor([1, 2]))
+        FakeJIT("broken")[(1,)](FakeTensor([]))   # replayed below with no grid: timing it raises
+    finally:
+        recorder.uninstall()
+    recorder.launches[2].grid = None
+    mode = []
+    times = {("fast", "stock"): 2.0, ("fast", "ours"): 1.0, ("slow", "stock"): 1.0, ("slow", "ours"): 1.25}
+
+    def switch(name):
+        @contextlib.contextmanager
+        def context():
+            mode.append(name)
+            yield
+        return context
+
+    def bench(once):
+        once()
+        name = FakeJIT.log[-1][0]
+        if FakeJIT.log[-1][2] is None:
+            raise RuntimeError("grid must be a tuple\nmore")
+        return times[(name, mode[-1])]
+    measured = time_launches(recorder, bench=bench, stock=switch("stock"), ours=switch("ours"))
+    assert [(m.name, m.stock_ms, m.ours_ms, m.ratio, m.problem) for m in measured] == [
+        ("fast", 2.0, 1.0, 2.0, ""), ("slow", 1.0, 1.25, 0.8, ""),
+        ("broken", None, None, None, "stock: grid must be a tuple")]
+    options = ReportOptions(measure=True, measured=MeasureResult(measured))
+    assert measure_rows(options) == [["fast", "float32[1]", "2.0000", "1.0000", "2.000"],
+                                     ["slow", "float32[2]", "1.0000", "1.2500", "0.800"],
+                                     ["broken", "float32[0]", "-", "-", "- (stock: grid must be a tuple)"]]
+    assert measure_lines(options) == [
+        "--measure: 3 launches of the program timed with its own arguments (inputs cloned), stock Triton and ours "
+        "(triton.testing.do_bench, median); ours faster in 1 of 2, geometric mean stock / ours 1.265."]
+
+
+def test_measure_without_a_gpu_says_so(tmp_path):
+    run, out = run_report(tmp_path, "compile_transpose()\n", "--measure")
+    assert run.returncode == 0, run.stderr
+    text = (out / "report.md").read_text()
+    from linear_layouts.tools.launch_timing import gpu_problem
+    assert gpu_problem()                                       # this test runs where there is no GPU
+    assert f"--measure: nothing timed: {gpu_problem()}." in text
+
+
+@pytest.mark.gpu
+def test_measure_times_each_kernel_of_a_gpu_program_stock_and_ours(tmp_path):
+    """On a GPU: the six kernels of examples/measure_example.py, each timed stock and ours."""
+    out = tmp_path / "report"
+    run = subprocess.run([sys.executable, "-m", "linear_layouts", "report", "--measure", "--pictures", "1",
+                          "-o", str(out), os.path.join(ROOT, "examples", "measure_example.py")],
+                         capture_output=True, text=True, timeout=1200, env=child_environment(tmp_path))
+    assert run.returncode == 0, run.stderr
+    assert "6 kernels launched and checked" in run.stdout
+    index = (out / "index.html").read_text()
+    rows = re.findall(r"<tr><td>(\w+)</td><td>[^<]*</td><td>([\d.]+)</td><td>([\d.]+)</td><td>([\d.]+)</td></tr>", index)
+    assert sorted(name for name, *_ in rows) == sorted(["softmax_kernel", "layer_norm_fwd_kernel", "matmul_kernel",
+                                                        "attention_fwd_kernel", "transpose_kernel",
+                                                        "column_sum_kernel"])
+    for name, stock, ours, ratio in rows:
+        assert float(stock) > 0 and float(ours) > 0
+        # the table rounds the times to 4 decimals, the ratio is of the unrounded times
+        assert abs(float(ratio) - float(stock) / float(ours)) < 0.03 * float(ratio), name
+    assert "--measure: 6 launches of the program timed" in index
+    assert_links_resolve(str(out / "index.html"))
+
+
+def test_why_names_each_kind_of_reason(tmp_path):
+    """explain() on small stand-ins for parsed ops: each reason the issue lists."""
+    from types import SimpleNamespace
+
+    from linear_layouts.tools.conversion_why import explain, text_locations
+    source = tmp_path / "k.py"
+    source.write_text("x = tl.sum(a, axis=1)\ny = tl.convert_layout(x, layout)\nz = x[:, None]\n")
+
+    def op(name, location="unknown", operands=(), results=1):
+        made = SimpleNamespace(name=name, location=location, operands=list(operands), results=[])
+        made.results = [SimpleNamespace(defining_op=made) for _ in range(results)]
+        return made
+
+    def why(producer, consumers, location=f"{source}:1:1"):
+        convert = op("ttg.convert_layout", location, [producer.results[0]])
+        users = {id(convert.results[0]): consumers}
+        return explain(convert, users)
+    reduce_ = op("tt.reduce", f"{source}:1:5")
+    assert why(reduce_, [op("arith.addf", f"{source}:1:1")]).kind == "reduction"
+    assert why(op("arith.addf"), [op("tt.expand_dims", f"{source}:3:5")]).kind == "broadcast"
+    assert why(op("arith.addf"), [op("tt.reshape")]).kind == "shape"
+    assert why(reduce_, [op("arith.addf")], location=f"{source}:2:5").kind == "explicit"
+    assert why(op("arith.truncf"), [op("tt.dot")]).kind == "dot operand"
+    assert why(op("tt.load"), [op("tt.store", results=0)]).kind == "store"
+    assert why(op("arith.addf"), [op("tt.load")]).kind == "load"
+    found = why(reduce_, [op("tt.expand_dims", f"{source}:3:5")])
+    assert found.kind == "reduction"                    # a reduction's result first, whatever uses it
+    assert found.sources == (("tt.reduce at k.py:1:5", "x = tl.sum(a, axis=1)"),
+                             ("tt.expand_dims at k.py:3:5", "z = x[:, None]"))
+    # the k-th op without results gets the k-th such line's location; a call site is the caller's line
+    ttgir = textwrap.dedent("""
+        tt.store %a, %b : tensor<4x!tt.ptr<f32>> loc(#loc3)
+        tt.store %a, %c : tensor<4x!tt.ptr<f32>> loc("f.py":9:2)
+        %x = tt.load %a : tensor<4x!tt.ptr<f32>> loc(#loc3)
+        #loc1 = loc("f.py":4:7)
+        #loc2 = loc("std.py":100:1)
+        #loc3 = loc(callsite(#loc2 at #loc1))
+    """)
+    assert text_locations(ttgir) == {("tt.store", 0): "f.py:4:7", ("tt.store", 1): "f.py:9:2"}
+
+
+def test_index_charts_the_measured_launches():
+    from linear_layouts.tools.launch_timing import MeasureResult, Measurement
+    from linear_layouts.tools.report_html import index_page
+    measured = MeasureResult([Measurement("softmax_kernel", "float32[4, 8]", 0.02, 0.01),
+                              Measurement("matmul_kernel", "float16[8, 8]", 0.5, 0.4),
+                              Measurement("broken", "", problem="ours: out of resources")])
+    page = index_page([], ReportOptions(measure=True, measured=measured))
+    chart = page[page.index("<h2>Measured"):page.index("<table>", page.index("<h2>Measured"))]
+    assert chart.count("<rect ") == 2 + 2 * 2                     # the legend's two, two bars per timed launch
+    assert ">0.02</text>" in chart and ">0.01</text>" in chart and ">0.5</text>" in chart and ">0.4</text>" in chart
+    assert "<td>broken</td><td></td><td>-</td><td>-</td><td>- (ours: out of resources)</td>" in page
+
+
+def test_target_names_come_from_the_target_table():
+    from linear_layouts.tools.report_model import target_name
+    assert target_name({"backend": "cuda", "arch": 90}) == "sm_90"
+    assert target_name({"backend": "cuda", "arch": 120}) == "sm_120"
+    assert target_name({"backend": "hip", "arch": "gfx942"}) == "gfx942"
+    assert target_name({"backend": "cuda", "arch": 75}) == "cuda:75"          # not a target of ours: as recorded

@@ -1,0 +1,246 @@
+"""What both renderers of the report show, derived from the data model (``tools.report_model``):
+the tables' rows and the summary's sentences, as plain text."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from linear_layouts.tools.loop_weights import ASSUMED_TRIPS
+from linear_layouts.tools.report_model import (MODE_TEXT, KernelEntry, ReportOptions,
+                                               _counter_text, count_text)
+
+
+def weights_line(kernels: list[KernelEntry]) -> str:
+    """How the loop weights were counted, and where a trip count was assumed."""
+    assumed = sum(1 for k in kernels for c in k.conversions if c.weight.assumed)
+    text = ("Weighted cost: the cost per warp of one execution times how often the conversion runs per "
+            "program instance (the trip counts of the scf.for loops around it, read where the bounds are "
+            f"constants; a loop with other bounds counts as {ASSUMED_TRIPS} iterations, marked ?)")
+    if assumed:
+        text += f"; {count_text(assumed, 'conversion')} with an assumed trip count"
+    return text + "."
+
+
+KERNEL_HEADER = ["kernel", "target", "compiles", "conversions", "no-ops", "scopes", "lowering", "cost/warp",
+                 "weighted", "scratch", "stock final code", "ours final code", "ours or Triton"]
+
+
+def kernel_table_rows(kernels: list[KernelEntry]) -> list[list[str]]:
+    """The index table: one row per kernel (``KERNEL_HEADER``)."""
+    rows = []
+    for k in kernels:
+        if k.problem:
+            rows.append([k.name, k.target, str(k.compiles), "-", "-", "-", "-", "-", "-", "-", "-", "-", k.problem])
+            continue
+        rows.append([k.name, k.target, str(k.compiles), str(len(k.conversions)), str(k.noops), k.scopes_text(),
+                     k.lowering_text(), f"{k.cost:.1f}" if k.conversions else "-",
+                     (f"{k.weighted_cost:.1f}" + ("?" if any(c.weight.assumed for c in k.conversions) else ""))
+                     if k.conversions else "-",
+                     f"{k.scratch_bytes} B" if k.scratch_bytes else "-",
+                     k.final_code_text("stock"), k.final_code_text("ours"), k.ownership_text()])
+    return rows
+
+
+def run_lines(kernels: list[KernelEntry], options: "ReportOptions") -> list[str]:
+    """What the program ran with, and which runs the report holds."""
+    modes = Counter()
+    for k in kernels:
+        modes.update(k.modes)
+    ran = ", ".join(f"{MODE_TEXT.get(mode, mode)} ({count_text(n, 'compile')})" for mode, n in modes.most_common())
+    lines = [f"The program ran with: {ran or 'nothing compiled'}."]
+    if options.append:
+        runs = {run for k in kernels for run in k.runs}
+        lines.append(f"Appended: the records of {count_text(len(runs), 'run')} in this directory (--append).")
+    else:
+        lines.append("This run only (earlier runs' records in this directory were removed; --append keeps them).")
+    return lines
+
+
+def summary_lines(kernels: list[KernelEntry]) -> list[str]:
+    """Where the data movement is, in a few sentences."""
+    conversions = [c for k in kernels for c in k.conversions]
+    lowering = Counter(c.row.lowering for c in conversions if c.row.lowering != "-")
+    scopes = Counter(c.row.scope for c in conversions)
+    left = sum(1 for c in conversions if not c.owned)
+    lines = [f"{count_text(len(kernels), 'kernel')} ({count_text(sum(k.compiles for k in kernels), 'compile')}), "
+             f"{sum(1 for k in kernels if k.conversions)} with layout conversions; "
+             f"{count_text(len(conversions), 'conversion')}, {sum(1 for c in conversions if c.row.is_noop)} of them no-ops.",
+             f"How far the data moves (scope): {_counter_text(scopes)}.",
+             f"Planned lowering: {_counter_text(lowering)}; left to Triton: {left}."]
+    compared = [k for k in kernels if k.verdict()]
+    if compared:
+        fewer = [k for k in compared if k.verdict().endswith("fewer")]
+        more = [k for k in compared if k.verdict().endswith("more")]
+        same = len(compared) - len(fewer) - len(more)
+        line = (f"Final code, ours vs stock (data-movement instructions of the whole kernel): fewer in "
+                f"{count_text(len(fewer), 'kernel')}, the same in {same}, more in {len(more)}")
+        if more:
+            line += " (" + ", ".join(f"{k.name} on {k.target}: {k.verdict()}" for k in more) + ")"
+        lines.append(line + ".")
+    verdicts = verdict_counts(kernels)
+    if any(verdicts[v] for v in ("ours better", "same", "ours worse")):
+        lines.append(f"Per conversion, final code priced by the cost model: ours better in {verdicts['ours better']}, "
+                     f"the same in {verdicts['same']}, worse in {verdicts['ours worse']}; "
+                     f"left to Triton {verdicts['left to Triton']}.")
+    with_scratch = [k for k in kernels if k.scratch_bytes]
+    if with_scratch:
+        largest = max(with_scratch, key=lambda k: k.scratch_bytes)
+        lines.append(f"Scratch (shared memory) for conversions: in {count_text(len(with_scratch), 'kernel')}, "
+                     f"the most {largest.scratch_bytes} B ({largest.name} on {largest.target}).")
+    return lines
+
+
+def conversion_table_rows(kernel: KernelEntry) -> list[list[str]]:
+    header = []
+    for c in kernel.conversions:
+        conflicts = "-" if c.row.plan is None or c.row.plan.shared is None else str(c.row.bank_conflicts)
+        header.append([f"#{c.number}", c.row.location, c.row.types, c.row.scope, c.row.lowering,
+                       c.row.instructions, conflicts, f"{c.row.scratch_bytes} B" if c.row.scratch_bytes else "-",
+                       f"{c.cost:.1f}", c.weight.text(), f"{c.weighted_cost:.1f}", c.outcome])
+    return header
+
+
+CONVERSION_HEADER = ["#", "location", "types", "scope", "lowering", "instructions per warp", "conflicts",
+                     "scratch", "cost/warp", "runs", "weighted", "ours or Triton"]
+
+
+
+STOCK_VS_OURS_HEADER = ["#", "location", "stock final code", "ours final code", "modelled stock", "modelled ours",
+                        "verdict"]
+
+
+def stock_vs_ours_rows(kernel: KernelEntry) -> list[list[str]]:
+    """Per conversion: stock Triton's final code and ours (data-movement instructions per warp,
+    ``tools.final_code``), each priced by the cost model, and the verdict; [] when not compared."""
+    rows = []
+    for c in kernel.conversions:
+        if c.code is None:
+            continue
+        ours = c.code.ours.text() + (f" (measured with {c.code.shared_with - 1} identical)"
+                                     if c.code.shared_with > 1 else "")
+        rows.append([f"#{c.number}", c.row.location, c.code.stock.text(), ours, f"{c.code.stock_cost:.1f}",
+                     f"{c.code.ours_cost:.1f}", c.verdict()])
+    return rows
+
+
+def verdict_counts(kernels: list[KernelEntry]) -> Counter:
+    """How many conversions ours does better, the same, worse, or leaves to Triton."""
+    counts: Counter = Counter()
+    for k in kernels:
+        for c in k.conversions:
+            verdict = c.verdict()
+            if verdict:
+                counts["left to Triton" if verdict.startswith("left") else verdict] += 1
+    return counts
+
+
+STOCK_VS_OURS_NOTE = ("Stock: the instructions Triton's lowering of the conversion left in the final code (found by "
+                      "the conversion's own line marker in the debug line info); ours: stock's plus the difference "
+                      "between the kernel compiled with our lowering and with this conversion left to Triton (so "
+                      "a barrier two islands share counts for each). Modelled: that code priced by the cost model "
+                      "(issue and wavefronts of each shared access, shuffles, selects and byte permutes, barriers). Verdict: by the modelled "
+                      "cost.")
+
+
+# ----------------------------------------------------------------------------- index: chart and source listing
+
+def kernel_chart_rows(kernels: list[KernelEntry]) -> list[tuple[str, float, float]]:
+    """Per compared kernel: (``name on target``, stock's final code, ours), the data-movement
+    instructions of the whole kernel priced by the cost model (``tools.final_code.modelled_cost``)."""
+    from linear_layouts.lowering import UnknownTarget, target_named
+    from linear_layouts.tools.final_code import modelled_cost
+
+    rows = []
+    for k in kernels:
+        if k.stock_mix is None or k.ours_mix is None:
+            continue
+        try:
+            target = target_named(k.target)
+        except UnknownTarget:
+            continue
+        rows.append((f"{k.name} on {k.target}", modelled_cost(k.stock_mix, target), modelled_cost(k.ours_mix, target)))
+    return rows
+
+
+SOURCE_CONTEXT = 3          # lines shown around each conversion's line
+WHOLE_FILE_LINES = 0        # files up to this long are listed whole (0: only the lines around conversions)
+
+
+def source_listing(kernels: list[KernelEntry], whole_file_lines: int = WHOLE_FILE_LINES
+                   ) -> list[tuple[str, list[tuple[int, str, list, float]]]]:
+    """Per source file with conversions: its lines (all of a short file, else the conversions'
+    lines with ``SOURCE_CONTEXT`` lines around them; a gap is a line number of 0) as
+    (line number, text, [(kernel, conversion), ...] on that line, share), where ``share`` is the
+    line's loop-weighted cost over the costliest line's (0 to 1)."""
+    import linecache
+
+    by_file: dict = {}
+    for k in kernels:
+        for c in k.conversions:
+            parts = c.location.rsplit(":", 2)
+            if len(parts) != 3 or not parts[1].isdigit():
+                continue
+            by_file.setdefault(parts[0], {}).setdefault(int(parts[1]), []).append((k, c))
+    listing = []
+    for path in sorted(by_file):
+        lines = linecache.getlines(path)
+        if not lines:
+            continue
+        marked = by_file[path]
+        weight = {n: sum(c.weighted_cost for _, c in marked[n]) for n in marked}
+        top = max(weight.values(), default=0.0) or 1.0
+        if len(lines) <= whole_file_lines:
+            shown = list(range(1, len(lines) + 1))
+        else:
+            shown = sorted({n for m in marked for n in range(max(1, m - SOURCE_CONTEXT),
+                                                               min(len(lines), m + SOURCE_CONTEXT) + 1)})
+        rows, previous = [], 0
+        for n in shown:
+            if previous and n != previous + 1:
+                rows.append((0, "", [], 0.0))
+            rows.append((n, lines[n - 1].rstrip("\n"), marked.get(n, []), weight.get(n, 0.0) / top))
+            previous = n
+        listing.append((path, rows))
+    return listing
+
+
+# ----------------------------------------------------------------------------- --measure
+
+MEASURE_HEADER = ["kernel", "arguments (first launch)", "stock ms", "ours ms", "stock / ours"]
+
+
+def measure_rows(options: ReportOptions) -> list[list[str]]:
+    """One row per timed launch (``report --measure``); [] when nothing was timed."""
+    measured = options.measured
+    if measured is None:
+        return []
+    rows = []
+    for m in measured.measurements:
+        ratio = m.ratio
+        rows.append([m.name, m.signature, f"{m.stock_ms:.4f}" if m.stock_ms else "-",
+                     f"{m.ours_ms:.4f}" if m.ours_ms else "-",
+                     (f"{ratio:.3f}" if ratio is not None else "-") + (f" ({m.problem})" if m.problem else "")])
+    return rows
+
+
+def measure_lines(options: ReportOptions) -> list[str]:
+    """What --measure did, in a sentence or two ([] without --measure)."""
+    measured = options.measured
+    if not options.measure:
+        return []
+    if measured is None or measured.note:
+        return [f"--measure: nothing timed: {measured.note if measured else 'no launches recorded'}."]
+    timed = [m for m in measured.measurements if m.ratio is not None]
+    if not measured.measurements:
+        return ["--measure: the program launched no kernel (nothing to time)."]
+    launches = len(measured.measurements)
+    line = (f"--measure: {launches} launch{'' if launches == 1 else 'es'} of the program timed with its own "
+            f"arguments (inputs cloned), stock Triton and ours (triton.testing.do_bench, median)")
+    if timed:
+        faster = sum(1 for m in timed if m.ratio > 1)
+        product = 1.0
+        for m in timed:
+            product *= m.ratio
+        line += (f"; ours faster in {faster} of {len(timed)}, geometric mean stock / ours "
+                 f"{product ** (1 / len(timed)):.3f}")
+    return [line + "."]
