@@ -1,6 +1,7 @@
 """GPU suite of ll-assign-layouts: kernels chosen by one rule before measuring, stock vs ours.
 
     .venv-compat/bin/python benchmarks/assign_gpu.py --select     # CPU, triton 3.6: which candidates qualify
+    .venv/bin/python benchmarks/assign_gpu.py --interpret         # CPU: the new kernels vs numpy, tiny shapes
     python benchmarks/assign_gpu.py --budget 480                  # GPU (H100, triton 3.6): measure them
     python benchmarks/assign_gpu.py --budget 480 --resume         # ... go on where the last call stopped
 
@@ -32,12 +33,17 @@ mode fails with a message saying so (the other modes still run) and the script e
 
 from __future__ import annotations
 
+import os
+import sys
+
+# Triton's interpreter is chosen when a kernel is decorated: set before triton and the kernels load.
+if __name__ == "__main__" and "--interpret" in sys.argv[1:]:
+    os.environ["TRITON_INTERPRET"] = "1"
+
 import argparse
 import json
-import os
 import re
 import statistics
-import sys
 import tempfile
 import time
 
@@ -132,6 +138,42 @@ def write_selection(rows: list[dict], out: str) -> None:
                    "selected": [r["name"] for r in rows if r["selected"]], "candidates": rows}, f, indent=1)
     with open(os.path.join(out, "assign_gpu_selection.md"), "w") as f:
         f.write(render_selection(rows, triton.__version__))
+
+
+def interpret() -> int:
+    """Tiny versions of the new candidates in Triton's CPU interpreter against their numpy
+    references (``paper_kernels.HostTensor``); 1 on a mismatch."""
+    import numpy as np
+    import triton
+    from assign_gpu_kernels import interpreter_cases
+    from paper_kernels import HostTensor, _scalar_index_for_numpy_2
+
+    if not triton.knobs.runtime.interpret:
+        print("assign_gpu.py: --interpret needs TRITON_INTERPRET=1 before triton is imported "
+              "(run the script directly)", file=sys.stderr)
+        return 1
+    _scalar_index_for_numpy_2()
+    failures = 0
+    cases = interpreter_cases()
+    for case in cases:
+        inputs = case.inputs()
+        expected = case.reference(inputs)
+        arrays = dict(inputs)
+        for name in case.outputs:
+            t = case.tensors[name]
+            poison = np.nan if np.dtype(t.dtype).kind == "f" else -7
+            arrays[name] = np.full(t.shape, poison, t.dtype)
+        host = {name: HostTensor(array) for name, array in arrays.items()}
+        try:
+            case.function[case.grid](**host, **case.scalars, **case.constexprs)
+            ok, worst = case.check({n: host[n].array for n in case.outputs}, expected)
+            message = f"worst error {worst:.3f} of the tolerance"
+        except Exception as error:
+            ok, message = False, f"{type(error).__name__}: {str(error).splitlines()[-1][:200] if str(error) else ''}"
+        failures += not ok
+        print(f"{case.name:52} {'ok' if ok else 'WRONG'} ({message})", flush=True)
+    print(f"{len(cases) - failures}/{len(cases)} cases match their references in Triton's interpreter")
+    return 1 if failures else 0
 
 
 # =========================================================================== GPU run
@@ -392,6 +434,8 @@ def selected_cases(selection_path: str, only: str | None = None):
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--select", action="store_true", help="no GPU: compile the candidates, apply the rule")
+    parser.add_argument("--interpret", action="store_true",
+                        help="no GPU: tiny versions of the new kernels in Triton's interpreter vs their references")
     parser.add_argument("--out", default=RESULTS)
     parser.add_argument("--selection", default=SELECTION, help="the committed selection (JSON) the GPU run measures")
     parser.add_argument("--only", help="regex over selected kernel names (a partial run)")
@@ -405,6 +449,8 @@ def main(argv=None) -> int:
     started = time.perf_counter()
     import triton
 
+    if args.interpret:
+        return interpret()
     if args.select:
         from assign_gpu_kernels import candidate_cases
 

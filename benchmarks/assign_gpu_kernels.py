@@ -470,7 +470,7 @@ def argmax_rows_case(M, N, R=8, BLOCK=512):
     return PaperCase(
         "argmax_rows", f"M={M} N={N}", argmax_rows_kernel, (M // R,),
         {"X": Tensor((M, N), "float32", _normal((M, N), "float32")), "IDX": Tensor((M,), "int32")},
-        {"N": N}, {"R": R, "BLOCK": BLOCK}, lambda x: {"IDX": x["X"].argmax(1)}, atol=0, rtol=0,
+        {"N": N}, {"R": R, "BLOCK": BLOCK}, lambda x: {"IDX": x["X"].argmax(1)}, atol=0.5, rtol=0,
         num_warps=4, num_stages=1)
 
 
@@ -609,4 +609,29 @@ def candidate_cases() -> list:
         seq_mean_pool_case(16, 4096, 4096),
         *example_cases(),
         *picked,
+    ]
+
+
+def interpreter_cases() -> list:
+    """Tiny versions of the new candidates (ragged sizes where the kernel masks), for Triton's
+    CPU interpreter (``assign_gpu.py --interpret``): checks the kernels and their references."""
+    return [
+        matmul_epilogue_case(80, 64, 48, "bias_relu", BM=32, BN=32, BK=16, warps=4),
+        matmul_epilogue_case(64, 96, 40, "row_scale", BM=32, BN=32, BK=16, warps=4),
+        matmul_epilogue_case(64, 64, 32, "none", out_dtype="float32", BM=32, BN=32, BK=16, warps=4),
+        linear_bias_case(64, 64, 64, BM=32, BN=32, BK=16),
+        bmm_case(2, 32, 32, 32, BM=16, BN=16, BK=16),
+        w8a8_case(64, 64, 64, BM=32, BN=32, BK=32),
+        persistent_matmul_case(64, 96, 32, sms=4, BM=32, BN=32, BK=16),
+        gemv_case(128, 256, BN=32, BK=64),
+        layer_norm_looped_case(4, 300, BLOCK=128),
+        layer_norm_dwdb_case(50, 200, BLOCK_M=16, BLOCK_N=64),
+        softmax_online_case(4, 300, BLOCK=128),
+        cross_entropy_online_case(8, 300, R=4, BLOCK=128),
+        argmax_rows_case(16, 300, R=8, BLOCK=128),
+        rms_norm_rows_case(8, 300, R=4, BLOCK=128),
+        fused_add_rms_norm_case(8, 64, R=4),
+        rotary_case(6, 4, 5, HALF=8, BH=4),
+        swiglu_case(4, 300, BLOCK=128),
+        seq_mean_pool_case(2, 70, 256, BS=32, BD=128),
     ]

@@ -206,7 +206,7 @@ def _cases():
     na = {"batch_size": 2, "num_heads": 8, "seq_len": 256, "head_dim": 64, "scale": 0.125, "kernel_size": 7,
           "dilation": 1, "num_stages": 3}
     yield "neighborhood_attention_qk", "fused_neighborhood_attention", "_fused_neighborhood_attention_qk_kernel", \
-        {"mask_ptr": "*i1", "QK_ptr": F32}, na, \
+        {"mask_ptr": F32, "QK_ptr": None}, na, \
         [("f32_64", "cuda90", F32, {"BLOCK_SIZE_M": 64, "BLOCK_SIZE_N": 64, "BLOCK_SIZE_K": 32, "num_warps": 4}, 4),
          ("bf16_64", "cuda90", BF16, {"BLOCK_SIZE_M": 64, "BLOCK_SIZE_N": 64, "BLOCK_SIZE_K": 32, "num_warps": 4}, 4),
          ("bf16_32", "cuda80", BF16, {"BLOCK_SIZE_M": 32, "BLOCK_SIZE_N": 32, "BLOCK_SIZE_K": 32, "num_warps": 4}, 4)]
@@ -217,7 +217,7 @@ def _cases():
     yield "neighborhood_attention_grad_v", "fused_neighborhood_attention", \
         "_fused_neighborhood_attention_grad_v_kernel", {"Attn_ptr": None}, na_av, [("bf16_64", "cuda90", BF16, blocks, 4)]
     yield "neighborhood_attention_grad_attn", "fused_neighborhood_attention", \
-        "_fused_neighborhood_attention_grad_attn_kernel", {"grad_attn_ptr": F32}, na_av, \
+        "_fused_neighborhood_attention_grad_attn_kernel", {"grad_attn_ptr": None}, na_av, \
         [("bf16_64", "cuda90", BF16, blocks, 4)]
     yield "neighborhood_attention_grad_qk", "fused_neighborhood_attention", \
         "_fused_neighborhood_attention_grad_qk_kernel", {"grad_attn_ptr": None}, dict(na_av, scale=0.125), \
