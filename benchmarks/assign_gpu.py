@@ -165,7 +165,8 @@ def interpret() -> int:
             arrays[name] = np.full(t.shape, poison, t.dtype)
         host = {name: HostTensor(array) for name, array in arrays.items()}
         try:
-            case.function[case.grid](**host, **case.scalars, **case.constexprs)
+            args, _ = launch_arguments(case, {**host, **case.scalars, **case.constexprs})
+            case.function[case.grid](*args)
             ok, worst = case.check({n: host[n].array for n in case.outputs}, expected)
             message = f"worst error {worst:.3f} of the tolerance"
         except Exception as error:
@@ -290,11 +291,38 @@ def combine(results: list[dict]) -> dict:
     return out
 
 
-def run_case(case, rounds: int, cache_root: str, unavailable: dict) -> dict:
-    import torch
+def launch_arguments(case, values: dict):
+    """(positional args, launch options) of one launch.  A kernel with arguments named like
+    launch options (Liger's ``num_stages``/``num_warps`` constexprs) is launched as its library
+    launches it: every argument positional, default options (so the case must ask for those)."""
+    names = case.function.arg_names
+    if {"num_warps", "num_stages"} & set(names):
+        if (case.num_warps, case.num_stages) != (4, 3):
+            raise ValueError(f"{case.name}: a kernel with a num_warps/num_stages argument runs with Triton's "
+                             "default launch options (4 warps, 3 stages)")
+        return [values[n] for n in names], {}
+    return [values[n] for n in names], {"num_warps": case.num_warps, "num_stages": case.num_stages}
+
+
+def device_case_for(case):
+    """paper_kernels.DeviceCase, launching through ``launch_arguments``."""
     from paper_kernels import DeviceCase
 
-    device_case = DeviceCase(case)
+    class SuiteDeviceCase(DeviceCase):
+        def launch(self):
+            c = self.case
+            if c.clear_output_first:
+                for name in c.outputs:
+                    self.tensors[name].zero_()
+            args, options = launch_arguments(c, {**self.tensors, **c.scalars, **c.constexprs})
+            self.compiled = c.function[c.grid](*args, **options)
+    return SuiteDeviceCase(case)
+
+
+def run_case(case, rounds: int, cache_root: str, unavailable: dict) -> dict:
+    import torch
+
+    device_case = device_case_for(case)
     name = case_name(case)
     runs = {mode: [] for mode in MODES}
     stock_outputs = None

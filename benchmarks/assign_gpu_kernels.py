@@ -25,7 +25,9 @@ Triton's TTGIR, before anything is timed: see ``assign_gpu.py --select``.
 * ``fused_add_rms_norm``: residual add + RMS norm (the residual stored), several rows per program;
 * ``rotary``: rotary position embedding (GPT-NeoX halves) over heads;
 * ``swiglu``: silu(gate) * up over column blocks;
-* ``seq_mean_pool``: mean over the sequence of [B, S, D] (a loop over sequence blocks).
+* ``seq_mean_pool``: mean over the sequence of [B, S, D] (a loop over sequence blocks);
+* ``liger_neighborhood_attention_qk`` / ``_av``: two kernels of the third-party library of the
+  corpus (Liger-Kernel 0.8.5, BSD-2-Clause), copied verbatim into ``thirdparty_liger.py``.
 """
 
 from __future__ import annotations
@@ -581,6 +583,72 @@ def example_cases() -> list:
     return cases
 
 
+# --------------------------------------------------------------------------- Liger-Kernel (third party)
+
+class InfCase(PaperCase):
+    """A case whose outputs hold -inf on purpose (masked attention scores): equal infinities match."""
+
+    def check(self, outputs: dict, expected: dict) -> tuple:
+        fixed_out, fixed_exp = {}, {}
+        for name in self.outputs:
+            got = np.asarray(outputs[name], dtype=np.float64)
+            want = np.asarray(expected[name], dtype=np.float64)
+            same_inf = np.isinf(got) & np.isinf(want) & (np.sign(got) == np.sign(want))
+            fixed_out[name], fixed_exp[name] = np.where(same_inf, 0.0, got), np.where(same_inf, 0.0, want)
+        return PaperCase.check(self, fixed_out, fixed_exp)
+
+
+def liger_neighborhood_attention_cases(B=4, H=16, S=1024, D=64, kernel_size=7) -> list:
+    """Liger-Kernel's fused neighborhood attention, its two forward kernels (benchmarks/
+    thirdparty_liger.py, verbatim) launched as ``fused_neighborhood_attention_forward`` launches
+    them: BLOCK_SIZE_M = N = min(64, S), BLOCK_SIZE_K = max(16, D), num_stages = 4 (S >= 512) and
+    num_warps = 4 (calculate_settings(S)) as the kernels' constexpr arguments, default launch
+    options (4 warps, 3 stages)."""
+    from thirdparty_liger import _fused_neighborhood_attention_av_kernel, _fused_neighborhood_attention_qk_kernel
+
+    scale = 1.0 / np.sqrt(D)
+    q_strides, qk_strides = _strides((B, H, S, D)), _strides((B, H, S, S))
+    blocks = {"BLOCK_SIZE_M": min(64, S), "BLOCK_SIZE_N": min(64, S), "BLOCK_SIZE_K": max(16, D), "num_stages": 4,
+              "num_warps": 4}
+    half = kernel_size // 2
+    rows, cols = np.arange(S)[:, None], np.arange(S)[None, :]
+    mask = ((cols >= np.maximum(0, rows - half)) & (cols < np.minimum(S, rows + half + 1))).astype(np.float32)
+
+    def qk_reference(x):
+        s = np.matmul(_f32(x["Q_ptr"]), _f32(x["K_ptr"]).transpose(0, 1, 3, 2)) * np.float32(scale)
+        return {"QK_ptr": np.where(x["mask_ptr"] > 0, s, -np.inf)}
+    qk = InfCase(
+        "liger_neighborhood_attention_qk", f"B={B} H={H} S={S} D={D}", _fused_neighborhood_attention_qk_kernel,
+        (B * H, triton.cdiv(S, blocks["BLOCK_SIZE_M"]), triton.cdiv(S, blocks["BLOCK_SIZE_N"])),
+        {"Q_ptr": Tensor((B, H, S, D), "float16", _normal((B, H, S, D))),
+         "K_ptr": Tensor((B, H, S, D), "float16", _normal((B, H, S, D))),
+         "QK_ptr": Tensor((B, H, S, S), "float16"), "mask_ptr": Tensor((S, S), "float32", lambda rng: mask)},
+        dict(zip(["q_batch_stride", "q_head_stride", "q_seq_stride", "q_dim_stride"], q_strides))
+        | dict(zip(["k_batch_stride", "k_head_stride", "k_seq_stride", "k_dim_stride"], q_strides))
+        | dict(zip(["qk_batch_stride", "qk_head_stride", "qk_seq_stride", "qk_seq2_stride"], qk_strides)),
+        {"batch_size": B, "num_heads": H, "seq_len": S, "head_dim": D, "scale": float(scale),
+         "kernel_size": kernel_size, "dilation": 1, **blocks},
+        qk_reference, atol=2e-2, rtol=2e-2, num_warps=4, num_stages=3)
+
+    def attention_weights(rng):
+        s = rng.standard_normal((B, H, S, S), dtype=np.float32)
+        s = np.where(mask > 0, s, -np.inf)
+        e = np.exp(s - s.max(-1, keepdims=True))
+        return (e / e.sum(-1, keepdims=True)).astype(np.float16)
+    av = PaperCase(
+        "liger_neighborhood_attention_av", f"B={B} H={H} S={S} D={D}", _fused_neighborhood_attention_av_kernel,
+        (B * H, triton.cdiv(S, blocks["BLOCK_SIZE_M"]), triton.cdiv(D, blocks["BLOCK_SIZE_N"])),
+        {"Attn_ptr": Tensor((B, H, S, S), "float16", attention_weights),
+         "V_ptr": Tensor((B, H, S, D), "float16", _normal((B, H, S, D))), "Out_ptr": Tensor((B, H, S, D), "float16")},
+        dict(zip(["attn_batch_stride", "attn_head_stride", "attn_seq_stride", "attn_seq2_stride"], qk_strides))
+        | dict(zip(["v_batch_stride", "v_head_stride", "v_seq_stride", "v_dim_stride"], q_strides))
+        | dict(zip(["out_batch_stride", "out_head_stride", "out_seq_stride", "out_dim_stride"], q_strides)),
+        {"batch_size": B, "num_heads": H, "seq_len": S, "head_dim": D, **blocks},
+        lambda x: {"Out_ptr": np.matmul(_f32(x["Attn_ptr"]), _f32(x["V_ptr"]))},
+        atol=2e-2, rtol=2e-2, num_warps=4, num_stages=3)
+    return [qk, av]
+
+
 def candidate_cases() -> list:
     """Every candidate, in a fixed order (the selection rule picks among them)."""
     import paper_kernels
@@ -609,6 +677,7 @@ def candidate_cases() -> list:
         seq_mean_pool_case(16, 4096, 4096),
         *example_cases(),
         *picked,
+        *liger_neighborhood_attention_cases(),
     ]
 
 
@@ -634,4 +703,5 @@ def interpreter_cases() -> list:
         rotary_case(6, 4, 5, HALF=8, BH=4),
         swiglu_case(4, 300, BLOCK=128),
         seq_mean_pool_case(2, 70, 256, BS=32, BD=128),
+        *liger_neighborhood_attention_cases(B=1, H=2, S=100, D=16),
     ]

@@ -210,3 +210,25 @@ def test_assign_mode_says_clearly_that_it_is_missing():
     missing = assign_gpu.probe_modes()
     assert set(missing) == {"assign"}
     assert "enable(assign_layouts=True) is not available yet" in missing["assign"]
+
+
+def test_kernels_with_option_named_arguments_launch_positionally():
+    from assign_gpu_kernels import liger_neighborhood_attention_cases, swiglu_case
+
+    qk, _ = liger_neighborhood_attention_cases(B=1, H=2, S=100, D=16)
+    values = {**{n: n for n in qk.tensors}, **qk.scalars, **qk.constexprs}
+    args, options = assign_gpu.launch_arguments(qk, values)
+    assert options == {} and args[:4] == ["Q_ptr", "K_ptr", "QK_ptr", "mask_ptr"] and args[-2:] == [4, 4]
+    plain = swiglu_case(4, 300, BLOCK=128)
+    args, options = assign_gpu.launch_arguments(plain, {**{n: n for n in plain.tensors}, **plain.scalars,
+                                                        **plain.constexprs})
+    assert options == {"num_warps": 4, "num_stages": 1} and args == ["G", "U", "Y", 300, 128]
+
+
+def test_new_kernels_match_their_references_in_the_interpreter():
+    import subprocess
+
+    result = subprocess.run([sys.executable, os.path.join(str(REPO), "benchmarks", "assign_gpu.py"), "--interpret"],
+                            capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "20/20 cases match their references" in result.stdout
