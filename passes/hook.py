@@ -102,11 +102,14 @@ class PluginConfig:
 
 
 def default_pipeline(mode: str, only: Optional[str] = None, report: bool = False, remarks: bool = False,
-                     verify: str = "emitted") -> str:
+                     verify: str = "emitted", assign_layouts: bool = False) -> str:
     """The pipeline of a mode.  ``linear``: our lowering of every conversion we own (``only``
     narrows it, e.g. ``"shuffle,shared"``).  ``legacy``: Triton as it was before linear layouts
-    (padded, unswizzled shared memory for every conversion that is not a register renaming)."""
+    (padded, unswizzled shared memory for every conversion that is not a register renaming).
+    ``assign_layouts``: first choose the kernel's layouts by cost (``ll-assign-layouts``)."""
     passes = []
+    if assign_layouts:
+        passes.append("ll-assign-layouts" + ("{report=true}" if remarks or report else ""))
     if report:
         passes.append("ll-classify-conversions{report=true}")
     lower = "ll-lower-conversions"
@@ -146,7 +149,8 @@ def hook_consulted_for_cache_key() -> bool:
 
 
 def enable(mode: str = "linear", *, only: Optional[str] = None, report: bool = False,
-           remarks: bool = False, pipeline: Optional[str] = None, verify: str = "emitted") -> PluginConfig:
+           remarks: bool = False, pipeline: Optional[str] = None, verify: str = "emitted",
+           assign_layouts: bool = False) -> PluginConfig:
     """Run our passes in every kernel compiled from now on.
 
     ``mode`` is ``"linear"`` (our layout engine) or ``"legacy"`` (the pre-linear-layouts
@@ -156,11 +160,13 @@ def enable(mode: str = "linear", *, only: Optional[str] = None, report: bool = F
     pipeline (an ``ll-opt -p`` string).  ``verify`` is ``"emitted"`` (default: every island is
     executed by the emitted-code simulator before it is used, and one that fails is left to
     Triton) or ``"plan"`` (only the plan verifier; cheaper compiles, see the README).
+    ``assign_layouts`` first re-chooses the layouts of every kernel's tensors by modelled cost
+    (``ll-assign-layouts``; off by default while its GPU results are gathered).
     """
     global _config
     if mode not in MODES:
         raise PluginError(f"unknown mode '{mode}' (expected one of: {', '.join(MODES)})")
-    for name, value in (("report", report), ("remarks", remarks)):
+    for name, value in (("report", report), ("remarks", remarks), ("assign_layouts", assign_layouts)):
         if not isinstance(value, bool):
             raise PluginError(f"{name}={value!r}: expected True or False")
     if verify not in ("emitted", "plan"):
@@ -173,7 +179,7 @@ def enable(mode: str = "linear", *, only: Optional[str] = None, report: bool = F
         names = [n.strip() for n in only.split(",")] if isinstance(only, str) else None
         if not names or any(n not in METHODS for n in names):
             raise PluginError(f"only={only!r}: expected a comma-separated list of {', '.join(METHODS)}")
-    text = pipeline if pipeline is not None else default_pipeline(mode, only, report, remarks, verify)
+    text = pipeline if pipeline is not None else default_pipeline(mode, only, report, remarks, verify, assign_layouts)
     try:
         parse_pipeline(text)
     except PipelineError as e:
@@ -467,7 +473,7 @@ def _wrap_stages(stages: dict, config: PluginConfig) -> None:
             ours, islands = run_plugin_pipeline(src, config, {"name": kernel}, text)
         except Exception as error:  # never make a kernel fail that stock Triton compiles
             return _compile_without_islands(kernel, text, "our passes", error, config.remarks, stock_llir)
-        if islands == 0:
+        if islands == 0 and not _last_assignment[0]:
             return stock_llir()
         state["islands"] = True
         try:
@@ -535,6 +541,9 @@ def _kernel_name(text: str) -> str:
     return m.group(1) if m else "kernel"
 
 
+# Whether ll-assign-layouts rewrote the module in the latest run_plugin_pipeline call (then the
+# hook compiles our module even when it holds no island).
+_last_assignment = [False]
 # (local loads in the kernel, local loads lowered) of the latest run_plugin_pipeline call: the
 # hook books them once the kernel has compiled with its islands.
 _last_local_loads = [0, 0]
@@ -555,7 +564,19 @@ def run_plugin_pipeline(triton_module, config: PluginConfig, metadata=None, text
                               context=getattr(triton_module, "context", None), printed=True)
         chatty = config.remarks or "report=true" in config.pipeline
         context = PassContext(report_stream=sys.stderr if chatty else _NullStream())
+        assigned = {}
+
+        def after_pass(done, current):
+            # ll-assign-layouts changes which conversions exist: islands are counted against
+            # the conversions it left, and a module it rewrote is ours even without islands.
+            if done.name == "ll-assign-layouts" and current.has_rewrites:
+                assigned["text"] = current.print()
+
+        context.after_pass = after_pass
         run_pipeline(module, parse_pipeline(config.pipeline), context)
+        _last_assignment[0] = "text" in assigned
+        if "text" in assigned:
+            text = assigned["text"]
         if not module.has_rewrites:
             # No pass rewrote anything, so no island: the hook compiles Triton's own module.
             # (Attributes a pass only set are not worth a print and a parse into Triton.)

@@ -7,13 +7,14 @@ framework, and only this module imports the pass modules, so no import goes in a
 
 from __future__ import annotations
 
+from .assign_layouts import AssignLayouts
 from .attach_layouts import AttachLayouts
 from .classify_conversions import ClassifyConversions
 from .framework import ModulePass
 from .lower_conversions import LowerConversions
 from .merge_layouts import MergeEquivalentLayouts
 
-PROJECT_PASSES: tuple[type[ModulePass], ...] = (AttachLayouts, ClassifyConversions, MergeEquivalentLayouts,
+PROJECT_PASSES: tuple[type[ModulePass], ...] = (AssignLayouts, AttachLayouts, ClassifyConversions, MergeEquivalentLayouts,
                                                 LowerConversions)
 
 _REGISTRY: dict[str, type[ModulePass]] = {}

@@ -1,0 +1,300 @@
+"""``ll-assign-layouts``: choose the layouts of a kernel's tensors by modelled cost.
+
+Triton's ``RemoveLayoutConversions`` propagates the layouts of anchors (loads, stores, dots)
+forward and resolves conflicts by a fixed preference; every conversion costs it "32 x bytes"
+however it lowers.  This pass starts from the module Triton produced and, per function:
+
+1. builds the layout graph (:mod:`.layout_graph`): which ops may change layout under which rules
+   (:mod:`.layout_rules`), with candidates propagated from their neighbours both ways;
+2. prices every candidate with our calibrated cost model (:mod:`.layout_costs`): conversions
+   by the plan our planner would pick, reductions by shuffle rounds and cross-warp traffic,
+   elementwise work by registers, everything times its loop weight;
+3. solves for the cheapest assignment (:mod:`.layout_solver`, an integer program);
+4. accepts it only if it beats Triton's own assignment by ``margin`` (a fraction of the
+   function's modelled cost) and the rewritten module parses; otherwise the function keeps
+   Triton's layouts.  Remarks say which, with conversions and modelled cost before and after.
+
+Every conversion left or added is an ordinary ``ttg.convert_layout``: ``ll-lower-conversions``
+plans, verifies and simulates it like any other (or leaves it to Triton).  Loads, stores, dots
+and float sums keep Triton's layouts (a float sum in another layout adds in another order;
+``reorder_reductions=true`` allows it).
+
+Worked example (``lit/assign-layouts/reduce-then-store.mlir``)::
+
+    %r = "tt.reduce"(%x) <{axis = 1}> : (tensor<64x128xi32, #B>) -> tensor<64xi32, #slice1>
+    %e = arith.muli %r, %r : tensor<64xi32, #slice1>
+    %c = ttg.convert_layout %e : tensor<64xi32, #slice1> -> tensor<64xi32, #B1>
+    tt.store %p, %c : tensor<64x!tt.ptr<i32>, #B1>
+
+The store is fixed in ``#B1``; converting before the multiply or after it costs the same, so the
+pass keeps this one.  Were the multiply inside a loop over the store, the conversion would move
+out of it.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Optional
+
+from ..lowering.target import Target, UnknownTarget, target_named
+from .framework import ModulePass, PassContext, PassFailure
+from .layout_costs import conversion_cost, elementwise_cost, reduction_cost
+from .layout_graph import LayoutGraph, build_graph, propose_candidates
+from .layout_rules import encoding_of
+from .layout_solver import Costs, Solution, assignment_cost, solve
+from .layout_text import ModuleLines, TextMismatch
+from .snapshot import Module, Operation, parse_module
+from .types import parse_tensor_type
+
+DEFAULT_MARGIN = 0.02
+
+
+@dataclass
+class FunctionAssignment:
+    """What the pass did to one function."""
+
+    name: str
+    converts_before: int
+    converts_after: int
+    cost_before: float
+    cost_after: float
+    accepted: bool
+    reason: str
+    left: dict = field(default_factory=dict)      # conversions left, by why they stay
+    candidates: int = 0                            # nodes with a choice
+    seconds: float = 0.0
+
+    def remark(self) -> str:
+        verdict = "layouts assigned by cost" if self.accepted else "kept Triton's layouts"
+        left = ", ".join(f"{count} {why}" for why, count in sorted(self.left.items()))
+        return (f"@{self.name}: {verdict}: conversions {self.converts_before} -> {self.converts_after}, "
+                f"modelled cost {self.cost_before:.1f} -> {self.cost_after:.1f} (loop-weighted)"
+                + (f"; {self.reason}" if self.reason else "") + (f"; left: {left}" if left else ""))
+
+
+@dataclass
+class Assignment:
+    functions: list[FunctionAssignment] = field(default_factory=list)
+
+    @property
+    def accepted(self) -> bool:
+        return any(f.accepted for f in self.functions)
+
+
+# --------------------------------------------------------------------------- the model
+
+def make_costs(graph: LayoutGraph, target: Target) -> Costs:
+    def node_cost(index: int, key: str) -> float:
+        node = graph.nodes[index]
+        kind = node.rule.kind
+        if kind == "convert":
+            return 0.0
+        if node.position >= 0:
+            return 0.0
+        if kind == "reduce":
+            operand = node.op.operands[0].tensor_type
+            count = sum(1 for v in node.op.operands if encoding_of(v) is not None)
+            return node.weight * count * reduction_cost(key, operand.shape, node.rule.axis, target)
+        results = [v for v in node.op.results if encoding_of(v) is not None]
+        return node.weight * sum(elementwise_cost(node.rule.result(key), v.tensor_type.shape, target) for v in results)
+
+    def convert(use, src: str, dst: str) -> float:
+        if src == dst:
+            return 0.0
+        tensor_type = use.value.tensor_type
+        bits = tensor_type.element.logical_bits if not tensor_type.element_type.startswith("!tt.ptr") else 64
+        return conversion_cost(src, dst, tensor_type.shape, bits, target)
+
+    return Costs(node_cost, convert)
+
+
+# --------------------------------------------------------------------------- rewriting
+
+def _retyped(value, encoding: str) -> str:
+    tensor_type = value.tensor_type
+    dims = "x".join(str(d) for d in tensor_type.shape)
+    return f"tensor<{dims}x{tensor_type.element_type}, {encoding}>"
+
+
+def rewrite(graph: LayoutGraph, keys: list[str], lines: ModuleLines, counter: list[int]) -> int:
+    """Apply the assignment to ``lines``; returns how many conversions it adds."""
+    stock = graph.stock_keys()
+    for node, key in zip(graph.nodes, keys):
+        if key == node.stock_key:
+            continue
+        if node.position >= 0:
+            loop = node.op
+            body = loop.regions[0].blocks[0]
+            lines.replace_type_at(loop, node.position, node.stock_key, key)
+            lines.replace_type_at(body.operations[-1], node.position, node.stock_key, key)
+        elif node.rule.kind == "convert":
+            continue   # its line is rewritten with its operand below
+        else:
+            lines.replace_encoding(node.op, node.stock_key, key)
+    added: dict[tuple[int, str], str] = {}
+    renamed: dict[tuple[int, int], str] = {}
+    for use in graph.uses:
+        provided, required = graph.value_encoding(use.value, keys), graph.requirement(use, keys)
+        if use.private:
+            _retype_convert(lines, use, provided, required)
+            continue
+        if provided == required:
+            continue
+        slot = (id(use.value), required)
+        if slot not in added:
+            name = f"%ll_assign{counter[0]}"
+            counter[0] += 1
+            added[slot] = name
+            lines.insert_after_definition(use.value, f"{name} = ttg.convert_layout {lines.name_of(use.value)} : "
+                                                     f"{_retyped(use.value, provided)} -> {_retyped(use.value, required)}")
+        previous = renamed.setdefault((id(use.op), id(use.value)), added[slot])
+        if previous != added[slot]:
+            raise TextMismatch(f"{use.op.name} uses one value in two layouts")
+    for (op_id, value_id), new_name in renamed.items():
+        use = next(u for u in graph.uses if id(u.op) == op_id and id(u.value) == value_id)
+        lines.rename_operand(use.op, lines.name_of(use.value), new_name)
+    del stock
+    return len(added)
+
+
+def _retype_convert(lines: ModuleLines, use, provided: str, required: str) -> None:
+    """Write a convert's line as ``%c = ttg.convert_layout %v : SRC -> DST`` for its new source
+    and result layouts."""
+    op = use.op
+    index = lines.of[id(op)].header
+    line = lines.lines[index]
+    head, _, rest = line.partition(" : ")
+    location = rest[rest.find(" loc("):] if " loc(" in rest else ""
+    lines.lines[index] = f"{head} : {_retyped(use.value, provided)} -> {_retyped(op.results[0], required)}{location}"
+
+
+# --------------------------------------------------------------------------- the driver
+
+def _functions(module: Module) -> list[Operation]:
+    return [op for op in module.walk() if op.name in ("tt.func", "func.func") and op.regions]
+
+
+def _why_left(graph: LayoutGraph, keys: list[str], use) -> str:
+    producer = graph.nodes[use.producer].op.name if use.producer is not None else (
+        use.value.owner.name if not use.value.is_block_argument else "argument")
+    consumer = use.op.name
+    fixed = [name for name, node in (("producer", use.producer), ("consumer", use.consumer)) if node is None]
+    return f"{producer} -> {consumer}" + (f" ({' and '.join(fixed)} fixed)" if fixed else "")
+
+
+def _conversions(graph: LayoutGraph, keys: list[str], costs: Costs) -> dict[str, int]:
+    """Conversions an assignment needs (costing something), by producer -> consumer."""
+    left: dict[str, int] = {}
+    seen = set()
+    for use in graph.uses:
+        provided, required = graph.value_encoding(use.value, keys), graph.requirement(use, keys)
+        if costs.conversion(use, provided, required) == 0:
+            continue
+        slot = (id(use.value), required, id(use.op) if use.private else None)
+        if slot in seen:
+            continue
+        seen.add(slot)
+        why = _why_left(graph, keys, use)
+        left[why] = left.get(why, 0) + 1
+    return left
+
+
+def assign_module(module: Module, target: "str | Target | None" = None, margin: float = DEFAULT_MARGIN,
+                  reorder_reductions: bool = False, apply: bool = True) -> Assignment:
+    """Choose the layouts of every function of ``module`` (see the module docstring); with
+    ``apply``, rewrite the module where an assignment is accepted."""
+    result = Assignment()
+    try:
+        hw_target = target if isinstance(target, Target) else target_named(target or module.target or "")
+    except UnknownTarget as error:
+        raise PassFailure(None, f"ll-assign-layouts: {error}") from None
+    state: dict = {}
+
+    def transform(text: str) -> str:
+        lines = ModuleLines(module, text)
+        state["lines"] = lines
+        counter = [0]
+        for function in _functions(module):
+            started = time.perf_counter()
+            outcome = _assign_function(function, lines, hw_target, margin, reorder_reductions, counter)
+            outcome.seconds = time.perf_counter() - started
+            result.functions.append(outcome)
+        return lines.text()
+
+    original = module.print(debuginfo=True)
+    try:
+        new_text = transform(original)
+    except TextMismatch as error:
+        name = module.filename
+        result.functions = [FunctionAssignment(name, 0, 0, 0.0, 0.0, False,
+                                               f"the module's text could not be read op by op ({error})")]
+        return result
+    if not apply or not result.accepted:
+        return result
+    try:
+        parse_module(new_text, module.filename, safe=module.safe)
+    except Exception as error:   # an IRError from Triton's parser: keep Triton's assignment
+        for f in result.functions:
+            if f.accepted:
+                f.accepted, f.reason = False, f"the rewritten module did not verify ({str(error).splitlines()[0]})"
+        return result
+    module.rewrite_text(lambda _text: new_text)
+    module.canonicalize()
+    return result
+
+
+def _assign_function(function: Operation, lines: ModuleLines, target: Target, margin: float,
+                     reorder_reductions: bool, counter: list[int]) -> FunctionAssignment:
+    name = function.symbol or "?"
+    converts = sum(1 for op in _ops(function) if op.name == "ttg.convert_layout")
+    if any(op.name == "ttg.warp_specialize" for op in _ops(function)):
+        return FunctionAssignment(name, converts, converts, 0.0, 0.0, False,
+                                  "warp-specialized: partitions keep Triton's layouts")
+    graph = build_graph(function, lines, reorder_reductions)
+    propose_candidates(graph)
+    costs = make_costs(graph, target)
+    stock = graph.stock_keys()
+    before = assignment_cost(graph, stock, costs)
+    solution: Solution = solve(graph, costs)
+    choosing = sum(1 for node in graph.nodes if len(node.candidates) > 1)
+    gain = before - solution.cost
+    accepted = gain > max(margin * before, 1e-6) and solution.keys != stock
+    keys = solution.keys if accepted else stock
+    left = _conversions(graph, keys, costs)
+    before_count = sum(_conversions(graph, stock, costs).values())
+    after_count = sum(left.values())
+    reason = "" if accepted else (
+        "no op here can change layout" if choosing == 0 else
+        f"no assignment beats Triton's by more than {margin:.0%}" if solution.optimal else
+        f"the solver stopped early ({solution.status})")
+    outcome = FunctionAssignment(name, before_count, after_count, before,
+                                 solution.cost if accepted else before, accepted, reason, left, choosing)
+    if accepted:
+        rewrite(graph, keys, lines, counter)
+    return outcome
+
+
+def _ops(function: Operation):
+    from .snapshot import ops_under
+    return ops_under(function)
+
+
+@dataclass(frozen=True)
+class AssignLayouts(ModulePass):
+    name = "ll-assign-layouts"
+    description = "Choose the layouts of every tensor by modelled cost (conversions, reductions, loops)"
+    margin: float = DEFAULT_MARGIN
+    reorder_reductions: bool = False
+    report: bool = False
+
+    def check_options(self) -> Optional[str]:
+        if not 0.0 <= self.margin < 1.0:
+            return f"option margin={self.margin}: expected a fraction from 0 to 1"
+        return None
+
+    def apply(self, module: Module, context: PassContext) -> None:
+        assignment = assign_module(module, context.target, self.margin, self.reorder_reductions)
+        if context.remarks or self.report:
+            for function in assignment.functions:
+                context.report(f"{module.filename}: remark: [{self.name}] {function.remark()}")

@@ -1,0 +1,267 @@
+"""The layout graph of one function: which layouts each op may take, and where values flow.
+
+One **node** per op whose layout the assignment may change (an op with a rule in
+:mod:`.layout_rules`; for ``scf.for``, one node per tensor iteration argument, which ties the
+init operand, the body's argument, the yielded value and the loop's result together).  Every
+other op is fixed.  One **use** per (tensor value, consuming op, operand): the value arrives in
+the layout its producer gives it and must be in the layout its consumer asks for; where the two
+differ, a conversion runs.
+
+Conversions are charged where they would run:
+
+* into a ``ttg.convert_layout``: the op itself converts, where it stands (a *private* use);
+* into any other op: one new conversion per (value, layout asked for), placed right after the
+  value is defined, so every consumer that asks for that layout shares it, and a value defined
+  before a loop is converted once, not on every iteration.
+
+**Candidates.**  Each node starts with the key Triton gave it (so Triton's assignment is always
+a candidate) and takes the keys its neighbours' layouts imply through the rules, both ways
+along every use, until nothing changes (at most ``MAX_CANDIDATES`` per node; keys that give the
+same linear layouts on every type of the op count once).  Example: in ``%r = tt.reduce %x`` ->
+``%c = ttg.convert_layout %r`` -> ``tt.store %p, %c`` the convert takes the key of the reduce's
+result as a candidate (and with it no conversion at all), and the store's fixed layout flows
+back to the convert.
+
+**Loop weights.**  An op inside ``scf.for`` loops runs once per iteration of each: its weight is
+the product of their trip counts, static where the bounds and step are ``arith.constant``\\ s,
+``ASSUMED_TRIPS`` otherwise (also for ``scf.while``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Optional
+
+from ..dialect import LayoutError
+from .layout_rules import Rule, encoding_of, rule_for
+from .layout_text import ModuleLines
+from .layouts import tensor_layout_of
+from .snapshot import Operation, Value, ops_under
+
+MAX_CANDIDATES = 6
+ASSUMED_TRIPS = 16
+
+_CONSTANT = re.compile(r"= arith\.constant (-?\d+) : (?:i\d+|index)")
+
+
+@dataclass
+class Node:
+    """An op (or one iteration argument of an ``scf.for``) whose key the solver chooses."""
+
+    index: int
+    op: Operation
+    rule: Rule
+    weight: float
+    position: int = -1                 # scf.for: which iteration argument
+    candidates: list[str] = field(default_factory=list)
+
+    @property
+    def stock_key(self) -> str:
+        return self.rule.stock_key
+
+    def __str__(self) -> str:
+        where = f" (iteration argument {self.position})" if self.position >= 0 else ""
+        return f"{self.op.name}{where} at {self.op.location}"
+
+
+@dataclass
+class Use:
+    """A tensor value flowing into an operand of an op."""
+
+    value: Value
+    operand: int                       # operand number in ``op``
+    op: Operation                      # the consuming op (scf.yield for a loop-carried value)
+    producer: Optional[int]            # node giving the value its layout (None: fixed)
+    consumer: Optional[int]            # node whose key says what layout it needs (None: fixed)
+    private: bool                      # the consumer is a ttg.convert_layout
+    weight: float                      # how often the conversion would run
+
+
+@dataclass
+class LayoutGraph:
+    function: Operation
+    nodes: list[Node]
+    uses: list[Use]
+    producer_of: dict[int, int]        # id(value) -> node index
+
+    def value_encoding(self, value: Value, keys: list[str]) -> str:
+        """The value's encoding when node i has key ``keys[i]``."""
+        node = self.producer_of.get(id(value))
+        if node is None:
+            return encoding_of(value)
+        return self.nodes[node].rule.result(keys[node])
+
+    def requirement(self, use: Use, keys: list[str]) -> str:
+        """The encoding the consumer needs the value in (for a convert: its own key)."""
+        if use.consumer is None:
+            return encoding_of(use.value)
+        node = self.nodes[use.consumer]
+        return keys[use.consumer] if node.rule.kind == "convert" else node.rule.operand(keys[use.consumer])
+
+    def stock_keys(self) -> list[str]:
+        return [node.stock_key for node in self.nodes]
+
+
+# --------------------------------------------------------------------------- building
+
+def loop_weight(op: Operation, lines: ModuleLines) -> float:
+    weight = 1.0
+    parent = op.parent_op
+    while parent is not None:
+        if parent.name == "scf.for":
+            trips = _static_trips(parent, lines)
+            weight *= trips if trips is not None else ASSUMED_TRIPS
+        elif parent.name == "scf.while":
+            weight *= ASSUMED_TRIPS
+        parent = parent.parent_op
+    return weight
+
+
+def _static_trips(loop: Operation, lines: ModuleLines) -> Optional[int]:
+    bounds = []
+    for value in loop.operands[:3]:
+        producer = value.defining_op if value is not None else None
+        m = _CONSTANT.search(lines.header(producer)) if producer is not None and producer.name == "arith.constant" \
+            and id(producer) in lines.of else None
+        if m is None:
+            return None
+        bounds.append(int(m.group(1)))
+    lower, upper, step = bounds
+    return max(0, -(-(upper - lower) // step)) if step > 0 else None
+
+
+def _loop_iteration_values(loop: Operation) -> list[tuple[int, Value, Value, Value, Value]]:
+    """Per tensor iteration argument i of an ``scf.for``: (i, init operand, body argument,
+    yielded value, loop result)."""
+    body = loop.regions[0].blocks[0]
+    terminator = body.operations[-1]
+    out = []
+    for i, result in enumerate(loop.results):
+        if encoding_of(result) is None:
+            continue
+        out.append((i, loop.operands[3 + i], body.arguments[1 + i], terminator.operands[i], result))
+    return out
+
+
+def build_graph(function: Operation, lines: ModuleLines, reorder_reductions: bool = False) -> LayoutGraph:
+    nodes: list[Node] = []
+    node_of_op: dict[int, int] = {}
+    producer_of: dict[int, int] = {}
+    loop_nodes: dict[tuple[int, int], int] = {}      # (id(loop), position) -> node
+    ops = [op for op in ops_under(function) if op is not function]
+    for op in ops:
+        if op.name == "scf.for" and op.regions and op.regions[0].blocks:
+            for i, init, argument, yielded, result in _loop_iteration_values(op):
+                same = {encoding_of(v) for v in (init, argument, yielded, result)}
+                if len(same) != 1:
+                    continue
+                node = Node(len(nodes), op, Rule("identity", encoding_of(result)), loop_weight(op, lines), i)
+                nodes.append(node)
+                loop_nodes[(id(op), i)] = node.index
+                producer_of[id(result)] = producer_of[id(argument)] = node.index
+            continue
+        rule = rule_for(op, lines.header(op), reorder_reductions)
+        if rule is None:
+            continue
+        node = Node(len(nodes), op, rule, loop_weight(op, lines))
+        nodes.append(node)
+        node_of_op[id(op)] = node.index
+        for result in op.results:
+            if encoding_of(result) is not None:
+                producer_of[id(result)] = node.index
+    uses = []
+    for op in ops:
+        for position, value in enumerate(op.operands):
+            if encoding_of(value) is None:
+                continue
+            consumer = node_of_op.get(id(op))
+            if op.name == "scf.for" and position >= 3:
+                consumer = loop_nodes.get((id(op), position - 3))
+            elif op.name == "scf.yield" and op.parent_op is not None and op.parent_op.name == "scf.for":
+                consumer = loop_nodes.get((id(op.parent_op), position))
+            private = consumer is not None and nodes[consumer].rule.kind == "convert"
+            producer = producer_of.get(id(value))
+            if private:
+                weight = nodes[consumer].weight
+            elif value.is_block_argument:
+                owner = value.owner.parent.parent if value.owner.parent is not None else None
+                weight = loop_weight(owner, lines) * (_body_trips(owner, lines) if owner is not None
+                                                      and owner.name == "scf.for" else 1)
+            else:
+                weight = loop_weight(value.owner, lines)
+            uses.append(Use(value, position, op, producer, consumer, private, weight))
+    return LayoutGraph(function, nodes, uses, producer_of)
+
+
+def _body_trips(loop: Operation, lines: ModuleLines) -> float:
+    trips = _static_trips(loop, lines)
+    return trips if trips is not None else ASSUMED_TRIPS
+
+
+# --------------------------------------------------------------------------- candidates
+
+def _type_shapes(graph: LayoutGraph, node: Node) -> list[tuple[str, tuple[int, ...]]]:
+    """(role, shape) of every tensor type the node's key decides."""
+    if node.position >= 0:
+        return [("result", node.op.results[node.position].tensor_type.shape)]
+    shapes = [("result", v.tensor_type.shape) for v in node.op.results if encoding_of(v) is not None]
+    if node.rule.kind != "convert":
+        shapes += [("operand", v.tensor_type.shape) for v in node.op.operands if encoding_of(v) is not None]
+    return shapes
+
+
+def key_signature(graph: LayoutGraph, node: Node, key: str):
+    """The linear layouts ``key`` gives the node's types (None: it does not fit them)."""
+    if not node.rule.accepts(key):
+        return None
+    signature = []
+    try:
+        for role, shape in _type_shapes(graph, node):
+            encoding = node.rule.result(key) if role == "result" else node.rule.operand(key)
+            if encoding is not None:
+                signature.append(tensor_layout_of(encoding, shape))
+    except (LayoutError, ValueError, KeyError, IndexError):
+        return None
+    return tuple(signature)
+
+
+def propose_candidates(graph: LayoutGraph) -> None:
+    """Fill every node's ``candidates`` (its stock key first; see the module docstring)."""
+    signatures: list[list] = []
+    for node in graph.nodes:
+        node.candidates = [node.stock_key]
+        signatures.append([key_signature(graph, node, node.stock_key)])
+
+    def offer(node: Node, key: str) -> bool:
+        if key in node.candidates or len(node.candidates) >= MAX_CANDIDATES:
+            return False
+        signature = key_signature(graph, node, key)
+        if signature is None or signature in signatures[node.index]:
+            return False
+        node.candidates.append(key)
+        signatures[node.index].append(signature)
+        return True
+
+    changed = True
+    while changed:
+        changed = False
+        for use in graph.uses:
+            producer = graph.nodes[use.producer] if use.producer is not None else None
+            consumer = graph.nodes[use.consumer] if use.consumer is not None else None
+            provided = [producer.rule.result(k) for k in producer.candidates] if producer else [encoding_of(use.value)]
+            if consumer is not None:
+                for encoding in provided:
+                    keys = [encoding] if consumer.rule.kind == "convert" else consumer.rule.keys_for_operand(encoding)
+                    for key in keys:
+                        changed |= offer(consumer, key)
+                required = [k if consumer.rule.kind == "convert" else consumer.rule.operand(k)
+                            for k in consumer.candidates]
+            else:
+                required = [encoding_of(use.value)]
+            if producer is not None:
+                for encoding in required:
+                    if encoding is None:
+                        continue
+                    for key in producer.rule.keys_for_result(encoding):
+                        changed |= offer(producer, key)

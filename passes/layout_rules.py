@@ -1,0 +1,211 @@
+"""What layouts an op allows: the inference rules of ``ll-assign-layouts``.
+
+Choosing layouts keeps *legality* apart from *policy*.  This module is legality: for every op
+kind the assignment may change, one rule says, given the op's **key** layout (one encoding
+chosen for the op), which encoding each of its tensor results has and which encoding each of
+its tensor operands must arrive in.  The cost model (:mod:`.layout_costs`) says what is good,
+the solver (:mod:`.layout_solver`) picks.
+
+The rules, with ``K`` the key (the encoding text, e.g. ``#ttg.blocked<{...}>``):
+
+========================  ======================================  ==============================
+op                        operands                                results
+========================  ======================================  ==============================
+elementwise (arith,       every tensor operand in ``K``           every result in ``K``
+math, tt.addptr, ...)
+``tt.splat``,             (a scalar: none)                        ``K``
+``tt.make_range``,
+splat ``arith.constant``
+``tt.broadcast``          ``K`` (of the smaller shape)            ``K``
+``tt.expand_dims`` axis a ``#ttg.slice<{dim = a, parent = K}>``   ``K``
+``tt.reduce`` axis a      every operand in ``K``                  ``#ttg.slice<{dim = a,
+                                                                  parent = K}>`` (a scalar for
+                                                                  1-D operands)
+``ttg.convert_layout``    anything: the op *is* the conversion    ``K``
+``scf.for`` iter arg i    init, yield in ``K``                    result, block argument ``K``
+========================  ======================================  ==============================
+
+Every other op (dots, loads and stores, memory descriptors, calls, ``scf.if``/``scf.while``,
+reshapes, ...) is **fixed**: its operands must arrive in the layouts they have today and its
+results keep theirs.  A rule applies to an op only if the op's types *today* obey it (an
+elementwise op whose operands differ in encoding, which Triton allows for some ops, stays
+fixed), so Triton's own assignment is always one answer the rules allow.
+
+A ``tt.reduce`` decides the order in which its elements are combined: with another layout a
+float sum adds in another order and its result may differ in the last bits.  Only reductions
+whose combiner is order-free (integer arithmetic, min/max, comparisons and selects, as in
+``argmax``) may change layout unless ``reorder_reductions`` is set.
+
+Worked example (a 64x128 sum along axis 1, stored through a 1-D layout)::
+
+    %r = "tt.reduce"(%x) <{axis = 1}> : (tensor<64x128xf32, #B>) -> tensor<64xf32, #ttg.slice<{dim = 1, parent = #B}>>
+    %c = ttg.convert_layout %r : ... #ttg.slice<{dim = 1, parent = #B}> -> tensor<64xf32, #B1>
+
+The reduce's key is ``#B`` (its operand's layout).  The convert's key is ``#B1``; choosing
+instead the key ``#ttg.slice<{dim = 1, parent = #B}>`` makes its result the same layout as its
+operand, and the convert disappears.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Optional
+
+from .snapshot import Operation, Value
+
+# Ops that apply one scalar function to every element: operands and results share a layout.
+ELEMENTWISE_PREFIXES = ("arith.", "math.")
+ELEMENTWISE_OPS = frozenset({
+    "tt.addptr", "tt.fp_to_fp", "tt.bitcast", "tt.int_to_ptr", "tt.ptr_to_int", "tt.clampf",
+    "tt.precise_sqrt", "tt.precise_divf", "tt.mulhiui", "tt.extern_elementwise",
+})
+SOURCE_OPS = frozenset({"tt.splat", "tt.make_range", "arith.constant"})
+
+# Combiner ops of a reduction whose result does not depend on the order of combination.
+ORDER_FREE_COMBINERS = frozenset({
+    "arith.addi", "arith.muli", "arith.andi", "arith.ori", "arith.xori",
+    "arith.maxsi", "arith.minsi", "arith.maxui", "arith.minui",
+    "arith.maxnumf", "arith.minnumf", "arith.maximumf", "arith.minimumf",
+    "arith.cmpi", "arith.cmpf", "arith.select", "arith.constant", "tt.reduce.return",
+})
+
+# Encodings a key may be.  dot_op layouts are kept for identity rules only: Triton accepts no
+# slice of a dot operand layout for expand_dims or reduce results.
+KEY_PREFIXES = ("#ttg.blocked<", "#ttg.linear<", "#ttg.slice<", "#ttg.nvidia_mma<", "#ttg.amd_mfma<",
+                "#ttg.amd_wmma<")
+IDENTITY_KEY_PREFIXES = KEY_PREFIXES + ("#ttg.dot_op<",)
+
+_SLICE = re.compile(r"^#ttg\.slice<\{dim = (\d+), parent = (.*)\}>$", re.S)
+
+
+def slice_of(dim: int, parent: str) -> str:
+    """The encoding text Triton prints for a slice of ``parent`` along ``dim``."""
+    return f"#ttg.slice<{{dim = {dim}, parent = {parent}}}>"
+
+
+def slice_parts(encoding: str) -> Optional[tuple[int, str]]:
+    """``(dim, parent)`` of a slice encoding's text, None for any other encoding."""
+    m = _SLICE.match(encoding)
+    return (int(m.group(1)), m.group(2)) if m else None
+
+
+def encoding_of(value: Optional[Value]) -> Optional[str]:
+    """A distributed tensor value's encoding text (aliases expanded); None for scalars,
+    memory descriptors and tensors without an encoding."""
+    if value is None:
+        return None
+    tensor_type = value.tensor_type
+    if tensor_type is None or tensor_type.is_shared or tensor_type.encoding is None:
+        return None
+    return tensor_type.encoding
+
+
+@dataclass(frozen=True)
+class Rule:
+    """How one op's tensor layouts follow from its key.
+
+    ``kind``: ``identity`` (every tensor operand and result in the key), ``source`` (results in
+    the key, scalar operands), ``expand_dims`` and ``reduce`` (``axis`` says along which
+    dimension), ``convert`` (result in the key, the operand anything: the op converts).
+    ``stock_key``: the key that gives the op's types today."""
+
+    kind: str
+    stock_key: str
+    axis: int = -1
+
+    def result(self, key: str) -> Optional[str]:
+        """The encoding of every tensor result under ``key`` (None: the result is a scalar)."""
+        if self.kind == "reduce":
+            return slice_of(self.axis, key) if self.axis >= 0 else None
+        return key
+
+    def operand(self, key: str) -> Optional[str]:
+        """The encoding every tensor operand must arrive in under ``key`` (None: any, as for a
+        convert's operand)."""
+        if self.kind == "expand_dims":
+            return slice_of(self.axis, key)
+        if self.kind == "convert":
+            return None
+        return key
+
+    def keys_for_result(self, encoding: str) -> list[str]:
+        """Keys under which a result has ``encoding`` (inverse of :meth:`result`)."""
+        if self.kind == "reduce":
+            parts = slice_parts(encoding)
+            return [parts[1]] if parts and parts[0] == self.axis else []
+        return [encoding]
+
+    def keys_for_operand(self, encoding: str) -> list[str]:
+        """Keys under which the operands may arrive in ``encoding`` (inverse of :meth:`operand`)."""
+        if self.kind == "expand_dims":
+            parts = slice_parts(encoding)
+            return [parts[1]] if parts and parts[0] == self.axis else []
+        if self.kind in ("convert", "source"):
+            return []
+        return [encoding]
+
+    def accepts(self, key: str) -> bool:
+        """Whether ``key`` is an encoding this rule may give its op."""
+        prefixes = IDENTITY_KEY_PREFIXES if self.kind in ("identity", "source", "convert") else KEY_PREFIXES
+        return key.startswith(prefixes)
+
+
+def _tensor_operands(op: Operation) -> list[Value]:
+    return [v for v in op.operands if v is not None and v.tensor_type is not None]
+
+
+def _all_distributed(values: list[Value]) -> bool:
+    return all(encoding_of(v) is not None for v in values)
+
+
+def _combiner_is_order_free(op: Operation) -> bool:
+    body = [child for region in op.regions for block in region.blocks for child in block.operations]
+    return bool(body) and all(child.name in ORDER_FREE_COMBINERS for child in body)
+
+
+def rule_for(op: Operation, header: str = "", reorder_reductions: bool = False) -> Optional[Rule]:
+    """The rule the op's types obey today, or None: the op is fixed.  ``header``: the op's
+    printed first line (it tells a splat ``arith.constant`` from a list of values)."""
+    operands, results = _tensor_operands(op), [v for v in op.results if v.tensor_type is not None]
+    if not _all_distributed(operands + results):
+        return None
+    if op.name == "tt.reduce":
+        return _reduce_rule(op, operands, results, reorder_reductions)
+    if not results:
+        return None
+    first = encoding_of(results[0])
+    name = op.name
+    if name == "ttg.convert_layout":
+        return Rule("convert", first)
+    if name in SOURCE_OPS:
+        if name == "arith.constant" and not re.search(r"= arith\.constant dense<[^\[]", header):
+            return None
+        return Rule("source", first) if not operands else None
+    shapes = {v.tensor_type.shape for v in operands + results}
+    if name in ELEMENTWISE_OPS or (name.startswith(ELEMENTWISE_PREFIXES) and name != "arith.constant"):
+        if len(shapes) == 1 and all(encoding_of(v) == first for v in operands + results) and not op.regions:
+            return Rule("identity", first)
+        return None
+    if name == "tt.broadcast" and len(operands) == 1 and encoding_of(operands[0]) == first:
+        return Rule("identity", first)
+    if name == "tt.expand_dims" and len(operands) == 1:
+        parts = slice_parts(encoding_of(operands[0]))
+        if parts and parts[1] == first:
+            return Rule("expand_dims", first, parts[0])
+        return None
+    return None
+
+
+def _reduce_rule(op: Operation, operands: list[Value], results: list[Value], reorder_reductions: bool) -> Optional[Rule]:
+    key = encoding_of(operands[0]) if operands else None
+    if key is None or any(encoding_of(v) != key for v in operands):
+        return None
+    if not (reorder_reductions or _combiner_is_order_free(op)):
+        return None
+    if not results:                      # a 1-D reduction: scalar results
+        return Rule("reduce", key, -1)
+    parts = slice_parts(encoding_of(results[0]))
+    if not parts or parts[1] != key or any(encoding_of(v) != encoding_of(results[0]) for v in results):
+        return None
+    return Rule("reduce", key, parts[0])

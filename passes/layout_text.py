@@ -1,0 +1,240 @@
+"""Edits of a module's printed text that change the layouts of its tensors.
+
+Triton's Python bindings cannot change a value's type or build most ops, so ``ll-assign-layouts``
+rewrites the printed module (as every other structural edit here does, see
+:meth:`.snapshot.Module.rewrite_text`) and lets Triton's parser check the result.
+
+:class:`ModuleLines` ties the snapshot's ops to the lines that print them.  MLIR prints a module
+in pre-order, one op per line: an op without regions is one line; an op with regions is a first
+line (``scf.for ... {``, ``%r = "tt.reduce"(%x) <{axis = 1 : i32}> ({``), the lines of its regions,
+and a last line at the op's own indentation (``}``, ``}) : (tensor<...>) -> tensor<...>``).
+Block labels (``^bb0(...)``) and the ``} else {`` between regions belong to no op.  Walking the
+snapshot and the lines together gives every op its lines; an op whose line does not name it
+stops the walk (:class:`TextMismatch`), and the caller keeps the module as it was.
+
+Encoding aliases (``#blocked = #ttg.blocked<...>``) are expanded first, so every type on a line
+is spelled exactly as :attr:`.snapshot.Value.type` spells it and a layout change is a text
+substitution of one encoding by another on the op's own lines::
+
+    %5 = arith.addf %3, %4 : tensor<64xf32, #ttg.blocked<{sizePerThread = [2], ...}>>
+    -> (key #ttg.blocked<{sizePerThread = [2], ...}> replaced by #ttg.slice<{dim = 1, ...}>)
+    %5 = arith.addf %3, %4 : tensor<64xf32, #ttg.slice<{dim = 1, ...}>>
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Optional
+
+from .snapshot import Module, Operation, Value
+from .types import alias_pattern, split_top_level
+
+
+class TextMismatch(Exception):
+    """The printed module does not line up with the snapshot as expected."""
+
+
+@dataclass
+class OpLines:
+    header: int                       # index of the op's first line
+    closer: Optional[int] = None      # index of its last line, for ops with regions
+    result_names: list[str] = field(default_factory=list)
+    iter_args: list[str] = field(default_factory=list)   # scf.for: the body's iteration arguments
+    arguments: list[str] = field(default_factory=list)   # tt.func: the function's arguments
+
+
+_RESULTS = re.compile(r"^\s*(%[^=]*?) = ")
+_ITER_ARGS = re.compile(r"iter_args\((.*?)\) ->")
+_LOCATION_ALIAS = re.compile(r"^#loc")
+_FUNCTION_ARGUMENT = re.compile(r"(%[\w$.-]+): ")
+
+
+def expand_aliases(text: str, aliases: dict[str, str]) -> str:
+    """``text`` with every attribute alias except locations replaced by what it stands for,
+    and the alias definitions removed."""
+    lines = [line for line in text.split("\n")
+             if not (line.startswith("#") and not _LOCATION_ALIAS.match(line) and " = " in line)]
+    text = "\n".join(lines)
+    for name in sorted(aliases, key=len, reverse=True):
+        if not name.startswith("#loc"):
+            text = alias_pattern(name).sub(lambda _m, v=aliases[name]: v, text)
+    return text
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def _printed_name(op: Operation) -> str:
+    return "module" if op.name == "builtin.module" else op.name
+
+
+class ModuleLines:
+    """The module's printed lines, each op's place among them, and pending edits."""
+
+    def __init__(self, module: Module, text: str):
+        self.lines = expand_aliases(text, module.aliases()).split("\n")
+        self.of: dict[int, OpLines] = {}
+        self._inserted: dict[int, list[str]] = {}
+        self._position = 0
+        self._place(module.body)
+
+    # -- lining up ---------------------------------------------------------------------
+
+    def _next_op_line(self) -> int:
+        while self._position < len(self.lines):
+            stripped = self.lines[self._position].strip()
+            if stripped and not stripped.startswith(("^", "}", "#", "//")):
+                return self._position
+            self._position += 1
+        raise TextMismatch("the printed module ended before its last op")
+
+    def _place(self, root: Operation) -> None:
+        # Iterative: an explicit stack of (op, children left) mirrors the pre-order walk.
+        stack: list[tuple[Operation, list[Operation]]] = []
+        self._open(root, stack)
+        while stack:
+            op, children = stack[-1]
+            if children:
+                self._open(children.pop(0), stack)
+                continue
+            stack.pop()
+            if op.regions:
+                self._close(op)
+
+    def _open(self, op: Operation, stack: list) -> None:
+        index = self._next_op_line()
+        line = self.lines[index]
+        if _printed_name(op) not in line:
+            raise TextMismatch(f"line {index + 1} ({line.strip()[:60]}) does not print {op.name}")
+        placed = OpLines(index, result_names=_result_names(line))
+        if op.name == "scf.for":
+            m = _ITER_ARGS.search(line)
+            placed.iter_args = [pair.split(" = ")[0].strip() for pair in split_top_level(m.group(1))] if m else []
+        elif op.name in ("tt.func", "func.func"):
+            placed.arguments = _FUNCTION_ARGUMENT.findall(line[line.find("("):])
+        self.of[id(op)] = placed
+        self._position = index + 1
+        children = [child for region in op.regions for block in region.blocks for child in block.operations]
+        stack.append((op, children))
+
+    def _close(self, op: Operation) -> None:
+        placed = self.of[id(op)]
+        indent = _indent(self.lines[placed.header])
+        while self._position < len(self.lines):
+            line = self.lines[self._position]
+            self._position += 1
+            if line.strip().startswith("}") and _indent(line) == indent:
+                placed.closer = self._position - 1
+                return
+        raise TextMismatch(f"no closing line for {op.name} at line {placed.header + 1}")
+
+    # -- reading -----------------------------------------------------------------------
+
+    def name_of(self, value: Value) -> str:
+        """The SSA name the module prints for a value (``%5``, ``%r#1``, ``%arg7``)."""
+        if value.is_block_argument:
+            owner = value.owner.parent.parent if value.owner.parent is not None else None
+            if owner is not None and owner.name == "scf.for" and value.index >= 1:
+                return self.of[id(owner)].iter_args[value.index - 1]
+            if owner is not None and owner.name in ("tt.func", "func.func") and id(owner) in self.of \
+                    and value.index < len(self.of[id(owner)].arguments):
+                return self.of[id(owner)].arguments[value.index]
+            raise TextMismatch("only arguments of functions and scf.for iteration arguments are renamed")
+        names = self.of[id(value.owner)].result_names
+        if value.index >= len(names):
+            raise TextMismatch(f"no printed name for result {value.index} of {value.owner.name}")
+        return names[value.index]
+
+    def header(self, op: Operation) -> str:
+        return self.lines[self.of[id(op)].header]
+
+    # -- edits -------------------------------------------------------------------------
+
+    def _type_lines(self, op: Operation) -> list[int]:
+        """The lines that print the op's operand and result types: its first line, and for
+        ops in generic form with regions (``tt.reduce``) its last line."""
+        placed = self.of[id(op)]
+        lines = [placed.header]
+        if placed.closer is not None and self.lines[placed.closer].strip().startswith("})"):
+            lines.append(placed.closer)
+        return lines
+
+    def replace_encoding(self, op: Operation, old: str, new: str) -> None:
+        """Every ``old`` encoding in the op's types becomes ``new`` (see the module docstring)."""
+        if old == new:
+            return
+        found = False
+        for index in self._type_lines(op):
+            if old in self.lines[index]:
+                found = True
+                self.lines[index] = self.lines[index].replace(old, new)
+        if not found:
+            raise TextMismatch(f"{op.name} at line {self.of[id(op)].header + 1} does not print {old[:60]}")
+
+    def replace_type_at(self, op: Operation, position: int, old_encoding: str, new_encoding: str) -> None:
+        """In an ``scf.for`` (its result types ``-> (T0, T1, ...)``) or an ``scf.yield`` (``: T0,
+        T1``), replace the encoding of type number ``position``."""
+        index = self.of[id(op)].header if op.name != "scf.yield" else self._yield_line(op)
+        line = self.lines[index]
+        if op.name == "scf.yield":
+            start = line.index(" : ") + 3
+            end = line.find(" loc(", start)
+            end = len(line) if end < 0 else end
+        else:
+            start = line.index(") -> (", line.index("iter_args(")) + len(") -> (")
+            depth, end = 1, start
+            while depth:
+                depth += {"(": 1, ")": -1}.get(line[end], 0)
+                end += 1
+            end -= 1
+        types = split_top_level(line[start:end])
+        if old_encoding not in types[position]:
+            raise TextMismatch(f"{op.name}: type {position} is not in {old_encoding[:60]}")
+        types[position] = types[position].replace(old_encoding, new_encoding)
+        self.lines[index] = line[:start] + ", ".join(types) + line[end:]
+
+    def _yield_line(self, op: Operation) -> int:
+        return self.of[id(op)].header
+
+    def rename_operand(self, op: Operation, old_name: str, new_name: str) -> None:
+        """Uses of ``old_name`` on the op's first line (where MLIR prints operands) become
+        ``new_name``."""
+        index = self.of[id(op)].header
+        pattern = re.compile(re.escape(old_name) + r"(?![\w$.#-])")
+        line, count = pattern.subn(new_name, self.lines[index])
+        if not count:
+            raise TextMismatch(f"{op.name} at line {index + 1} does not use {old_name}")
+        self.lines[index] = line
+
+    def insert_after_definition(self, value: Value, text: str) -> None:
+        """Add an op line right after the value is defined: after its op (after the last line
+        of an op with regions), or at the start of the ``scf.for`` body whose argument it is."""
+        if value.is_block_argument:
+            owner = value.owner.parent.parent
+            index, indent = self.of[id(owner)].header, _indent(self.lines[self.of[id(owner)].header]) + 2
+        else:
+            placed = self.of[id(value.owner)]
+            index = placed.closer if placed.closer is not None else placed.header
+            indent = _indent(self.lines[placed.header])
+        self._inserted.setdefault(index, []).append(" " * indent + text)
+
+    def text(self) -> str:
+        out = []
+        for index, line in enumerate(self.lines):
+            out.append(line)
+            out.extend(self._inserted.get(index, []))
+        return "\n".join(out)
+
+
+def _result_names(line: str) -> list[str]:
+    """``%a = ...`` -> [%a]; ``%r:2 = ...`` -> [%r#0, %r#1]; ``%a, %b = ...`` -> [%a, %b]."""
+    m = _RESULTS.match(line)
+    if not m:
+        return []
+    names = []
+    for group in m.group(1).split(", "):
+        name, _, count = group.strip().partition(":")
+        names += [f"{name}#{i}" for i in range(int(count))] if count else [name]
+    return names
