@@ -93,13 +93,20 @@ def function_row(file: str, fa, wall_s: float) -> dict:
     return row
 
 
-def kernel_rows(file: str, assignment, wall_s: float) -> list[dict]:
+def text_converts(ttgir: str) -> int:
+    """``ttg.convert_layout`` ops in the file's text: the count the pass's own must match."""
+    return len(re.findall(r"(?<![\w.])ttg\.convert_layout\b", ttgir))
+
+
+def kernel_rows(file: str, assignment, wall_s: float, converts_in_text: int | None = None) -> list[dict]:
     """Rows of one file's Assignment; the file's wall time is shared out evenly over its
-    functions (the pass runs on the module) and kept whole in ``file_wall_s``."""
+    functions (the pass runs on the module) and kept whole in ``file_wall_s``;
+    ``converts_in_text``: the file's converts counted in its text (kept on every row)."""
     functions = list(assignment.functions)
     rows = [function_row(file, fa, wall_s / max(len(functions), 1)) for fa in functions]
     for row in rows:
         row["file_wall_s"] = wall_s
+        row["file_converts_in_text"] = converts_in_text
     return rows
 
 
@@ -136,6 +143,14 @@ def summarize(rows: list[dict], errors: list[dict] | None = None) -> dict:
     by_source: dict[str, int] = {}
     for name in files:
         by_source[source_of(name)] = by_source.get(source_of(name), 0) + 1
+    # the pass's converts-before against the text's, per file (where the text count is known)
+    in_text = {r["file"]: r["file_converts_in_text"] for r in rows if r.get("file_converts_in_text") is not None}
+    miscounted = sorted(name for name, n in in_text.items() if files[name]["converts_before"] != n)
+    reasons: dict[str, int] = {}
+    for row in rows:
+        if not row["accepted"]:
+            key = re.sub(r"\(line \d+.*", "(line ...)", row["reason"] or "?")[:90]
+            reasons[key] = reasons.get(key, 0) + 1
     return {
         "kernels": len(files), "functions": len(rows), "errors": len(errors),
         "by_source": dict(sorted(by_source.items())),
@@ -151,6 +166,9 @@ def summarize(rows: list[dict], errors: list[dict] | None = None) -> dict:
         "wall_median_s": statistics.median(walls) if walls else None,
         "wall_max_s": max(walls) if walls else None,
         "left_by_kind_accepted": dict(sorted(left.items())),
+        "converts_in_text": sum(in_text.values()) if in_text else None,
+        "converts_miscounted": miscounted,
+        "not_accepted_reasons": dict(sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))),
     }
 
 
@@ -161,7 +179,8 @@ def _num(value, digits=1):
 def render_markdown(rows: list[dict], summary: dict, errors: list[dict], environment: dict) -> str:
     s = summary
     lines = ["# ll-assign-layouts on the TTGIR corpus", "",
-             f"triton {environment.get('triton', '?')}; corpus `test/lit/corpus` "
+             f"triton {environment.get('triton', '?')}; pass at commit {environment.get('commit', '?')}; "
+             f"corpus `test/lit/corpus` "
              f"({', '.join(f'{k}: {v}' for k, v in s['by_source'].items())}); "
              f"produced by `python benchmarks/assign_corpus.py`.", "",
              "Costs are the pass's loop-weighted modelled conversion costs. A function whose assignment was "
@@ -169,7 +188,10 @@ def render_markdown(rows: list[dict], summary: dict, errors: list[dict], environ
              f"* kernels: {s['kernels']} ({s['functions']} functions; {s['errors']} failed)",
              f"* total modelled cost: {_num(s['cost_before'])} -> {_num(s['cost_after'])} "
              f"({_num(s['cost_change_pct'])}%)",
-             f"* conversions: {s['converts_before']} -> {s['converts_after']}",
+             f"* conversions (the pass's count): {s['converts_before']} -> {s['converts_after']}"
+             + (f"; `ttg.convert_layout` ops in the files' text: {s['converts_in_text']}"
+                f" ({len(s['converts_miscounted'])} kernels where the pass's count before differs from the text's)"
+                if s.get("converts_in_text") is not None else ""),
              f"* kernels improved / unchanged / worse: {s['improved']} / {s['unchanged']} / {s['worse']}"
              + (f" (worse: {', '.join(s['worse_kernels'])})" if s["worse_kernels"] else ""),
              f"* functions accepted: {s['accepted_functions']} of {s['functions']}",
@@ -177,6 +199,8 @@ def render_markdown(rows: list[dict], summary: dict, errors: list[dict], environ
              f"max {_num(s['wall_max_s'] and s['wall_max_s'] * 1e3)} ms",
              f"* conversions left where accepted, by kind: "
              + (", ".join(f"{k} {v}" for k, v in s["left_by_kind_accepted"].items()) or "none"),
+             "* why not accepted: " + ("; ".join(f"{k}: {v}" for k, v in s.get("not_accepted_reasons", {}).items())
+                                       or "-"),
              "",
              "| kernel | function | converts before | after | cost before | after | change | accepted / why not | left by kind | pass ms |",
              "|---|---|---:|---:|---:|---:|---:|---|---|---:|"]
@@ -205,12 +229,13 @@ def run(files: list[str], assign_module, root: str = CORPUS) -> tuple[list[dict]
     for i, path in enumerate(files):
         rel = os.path.relpath(path, root)
         try:
-            module = parse_module(open(path).read(), filename=path)
+            text = open(path).read()
+            module = parse_module(text, filename=path)
             target = module.target
             start = time.perf_counter()
             assignment = assign_module(module, target)
             wall = time.perf_counter() - start
-            new = kernel_rows(rel, assignment, wall)
+            new = kernel_rows(rel, assignment, wall, text_converts(text))
             rows += new
             print(f"[{i + 1}/{len(files)}] {rel}: " + "; ".join(
                 f"{r['function']} {r['cost_before']:.1f}->{r['effective_cost_after']:.1f}"
@@ -219,6 +244,20 @@ def run(files: list[str], assign_module, root: str = CORPUS) -> tuple[list[dict]
             errors.append({"file": rel, "error": f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"[:300]})
             print(f"[{i + 1}/{len(files)}] {rel}: FAILED {errors[-1]['error']}", flush=True)
     return rows, errors
+
+
+def _commit() -> str:
+    """The checkout's commit (the pass measured), with '+' if the tree has changes; '?' without git."""
+    import subprocess
+
+    try:
+        head = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                              timeout=30).stdout.strip()
+        dirty = subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=30).stdout.strip()
+        return (head + ("+" if dirty else "")) or "?"
+    except (OSError, subprocess.SubprocessError):
+        return "?"
 
 
 def main(argv=None) -> int:
@@ -240,11 +279,11 @@ def main(argv=None) -> int:
         return 1
     rows, errors = run(files, assign_module, args.corpus)
     summary = summarize(rows, errors)
-    environment = {"triton": triton.__version__, "python": sys.version.split()[0]}
+    environment = {"triton": triton.__version__, "python": sys.version.split()[0], "commit": _commit()}
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "assign_corpus.json"), "w") as f:
         json.dump({"environment": environment, "summary": summary, "errors": errors,
-                   "rows": [{k: v for k, v in r.items() if k != "file_wall_s"} for r in rows]}, f, indent=1)
+                   "rows": rows}, f, indent=1)
     text = render_markdown(rows, summary, errors, environment)
     with open(os.path.join(args.out, "assign_corpus.md"), "w") as f:
         f.write(text)

@@ -2,6 +2,7 @@
 
     .venv-compat/bin/python benchmarks/assign_gpu.py --select     # CPU, triton 3.6: which candidates qualify
     .venv/bin/python benchmarks/assign_gpu.py --interpret         # CPU: the new kernels vs numpy, tiny shapes
+    .venv-compat/bin/python benchmarks/assign_gpu.py --dry        # CPU: every mode compiles each selected kernel
     python benchmarks/assign_gpu.py --budget 480                  # GPU (H100, triton 3.6): measure them
     python benchmarks/assign_gpu.py --budget 480 --resume         # ... go on where the last call stopped
 
@@ -61,6 +62,7 @@ SELECTION = os.path.join(RESULTS, "assign_gpu_selection.json")
 MODES = ("stock", "assign", "linear", "stock_again")
 OURS = ("assign", "linear")
 FASTER = 0.90            # ours/stock at or below this: ">= 10% faster"
+CONVERT_OP = re.compile(r"(?<![\w.])ttg\.convert_layout\b")
 
 
 class ModeUnavailable(RuntimeError):
@@ -73,11 +75,14 @@ def case_name(case) -> str:
     return re.sub(r"[^\w.=-]+", "_", case.name).strip("_")
 
 
-def stock_ttgir(case, target=None) -> str:
-    """Stock Triton's TTGIR of ``case`` for sm_90 (no GPU; an empty private cache)."""
+def stock_ttgir(case, target=None, mode: str = "stock") -> str:
+    """The TTGIR of ``case`` for sm_90 (no GPU; an empty private cache): stock Triton's, or with
+    our passes (``mode`` assign or linear, as the GPU run enables them)."""
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
+
+    import linear_layouts
     from paper_kernels import compile_signature, environment
 
     signature, constexprs, attrs = compile_signature(case)
@@ -87,11 +92,34 @@ def stock_ttgir(case, target=None) -> str:
         triton.knobs.cache.dir = directory
         try:
             with environment(case.environment):
+                if mode in OURS:
+                    enable_mode(mode)
                 compiled = triton.compile(source, target=target or GPUTarget("cuda", 90, 32),
                                           options={"num_warps": case.num_warps, "num_stages": case.num_stages})
         finally:
+            linear_layouts.disable()
             triton.knobs.cache.dir = saved
     return compiled.asm["ttgir"]
+
+
+def dry(cases) -> int:
+    """No GPU: compile every selected case in every mode for sm_90 (the installed Triton), count
+    its converts, time the compile; 1 if a mode fails to compile a kernel."""
+    failures = 0
+    for case in cases:
+        cells = []
+        for mode in ("stock",) + OURS:
+            start = time.perf_counter()
+            try:
+                text = stock_ttgir(case, mode=mode)
+                cells.append(f"{mode} {len(CONVERT_OP.findall(text))} converts "
+                             f"({time.perf_counter() - start:.1f} s)")
+            except Exception as error:
+                failures += 1
+                cells.append(f"{mode} FAILED {type(error).__name__}: {str(error).splitlines()[0][:150] if str(error) else ''}")
+        print(f"{case_name(case)}: " + "; ".join(cells), flush=True)
+    print(f"{len(cases)} kernels, {failures} failed compiles")
+    return 1 if failures else 0
 
 
 def select(cases) -> list[dict]:
@@ -258,7 +286,7 @@ def run_mode(device_case, mode: str, cache_dir: str, stock_outputs: dict | None)
             result["ms"] = statistics.median(times)
             result["min_ms"], result["max_ms"] = min(times), max(times)
             ttgir = device_case.compiled.asm.get("ttgir", "") if device_case.compiled is not None else ""
-            result["converts"] = len(re.findall(r"\bttg\.convert_layout\b", ttgir))
+            result["converts"] = len(CONVERT_OP.findall(ttgir))
             result["ok"] = True
             result["_outputs"] = outputs
     except ModeUnavailable as error:
@@ -462,6 +490,8 @@ def selected_cases(selection_path: str, only: str | None = None):
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--select", action="store_true", help="no GPU: compile the candidates, apply the rule")
+    parser.add_argument("--dry", action="store_true",
+                        help="no GPU: compile the selected kernels in every mode for sm_90, count converts")
     parser.add_argument("--interpret", action="store_true",
                         help="no GPU: tiny versions of the new kernels in Triton's interpreter vs their references")
     parser.add_argument("--out", default=RESULTS)
@@ -489,6 +519,8 @@ def main(argv=None) -> int:
               f"wrote {os.path.join(args.out, 'assign_gpu_selection.md')}")
         return 0 if chosen >= 20 else 1
 
+    if args.dry:
+        return dry(selected_cases(args.selection, args.only)[1])
     import torch
 
     if not torch.cuda.is_available():

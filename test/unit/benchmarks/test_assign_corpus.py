@@ -47,7 +47,7 @@ def _rows():
          FakeFunction("b", 0, 0, 0.0, 0.0, True)]), 0.020)
     # unchanged
     rows += assign_corpus.kernel_rows("gfx942/sum_axis0.ttgir", FakeAssignment(
-        [FakeFunction("sum", 1, 1, 20.0, 20.0, True, left={"shared": 1})]), 0.002)
+        [FakeFunction("sum", 1, 1, 20.0, 20.0, True, left={"shared": 1})]), 0.002, converts_in_text=3)
     return rows
 
 
@@ -74,6 +74,9 @@ def test_summary_counts_kernels_by_file():
     # conversions left, where the new assignment is what runs
     assert s["left_by_kind_accepted"] == {"shared": 2, "shuffle": 1}
     assert s["by_source"] == {"cuda80": 1, "cuda90": 1, "gfx942": 1, "liger_kernel": 1}
+    # the pass said 1 convert where the text has 3
+    assert s["converts_in_text"] == 3 and s["converts_miscounted"] == ["gfx942/sum_axis0.ttgir"]
+    assert s["not_accepted_reasons"] == {"module does not verify": 1}
 
 
 def test_markdown_table():
@@ -85,6 +88,14 @@ def test_markdown_table():
     assert "| cuda80/matmul_w4.ttgir | matmul | 2 | 2 | 50.0 | 50.0 | +0.0% | no: module does not verify | shared 2 | 30.0 |" in text
     assert "| liger_kernel/x.cuda90.ttgir | b | 0 | 0 | 0.0 | 0.0 | unchanged | yes | - | 10.0 |" in text
     assert "median 15.0 ms, max 30.0 ms" in text
+    assert "ops in the files' text: 3 (1 kernels where the pass's count before differs" in text
+    assert "* why not accepted: module does not verify: 1" in text
+
+
+def test_text_converts_counts_ops_only():
+    text = ("%1 = ttg.convert_layout %0 : tensor<4xf32, #a> -> tensor<4xf32, #b>\n"
+            "// ttg.convert_layout in a comment is text too\n%2 = ttg.convert_layout_like %1\n")
+    assert assign_corpus.text_converts(text) == 2
 
 
 def test_verdict_is_relative():

@@ -198,18 +198,21 @@ def test_combine_rounds():
     assert assign_gpu.combine([{"ok": False, "error": "boom", "_outputs": 1}]) == {"ok": False, "error": "boom"}
 
 
-def test_assign_mode_says_clearly_that_it_is_missing():
+def test_assign_mode_says_clearly_that_it_is_missing(monkeypatch):
     import linear_layouts
 
-    try:
-        linear_layouts.enable(assign_layouts=True)
-        linear_layouts.disable()
-        pytest.skip("enable(assign_layouts=True) exists")
-    except TypeError:
-        pass
+    def old_enable(mode="linear", *, only=None, report=False, remarks=False, pipeline=None, verify="emitted"):
+        return None      # an enable() from before ll-assign-layouts: no assign_layouts keyword
+    monkeypatch.setattr(linear_layouts, "enable", old_enable)
     missing = assign_gpu.probe_modes()
     assert set(missing) == {"assign"}
     assert "enable(assign_layouts=True) is not available yet" in missing["assign"]
+    with pytest.raises(assign_gpu.ModeUnavailable):
+        assign_gpu.enable_mode("assign")
+
+
+def test_assign_mode_is_available_in_this_checkout():
+    assert assign_gpu.probe_modes() == {}
 
 
 def test_kernels_with_option_named_arguments_launch_positionally():
