@@ -89,7 +89,7 @@ def main(argv=None) -> int:
             triton.compile(path, target=target, options=options)
             return time.perf_counter() - start
 
-        times = {"stock": [], "cold": [], "warm": []}
+        times = {"stock": [], "cold": [], "warm": [], "assign": []}
         linear_layouts.enable()
         compile_once()                              # the warm mode's first compile
         linear_layouts.disable()
@@ -100,6 +100,10 @@ def main(argv=None) -> int:
             times["cold"].append(compile_once())
             os.environ[verified_islands.CACHE_SWITCH] = "on"
             times["warm"].append(compile_once())
+            os.environ[verified_islands.CACHE_SWITCH] = "off"
+            linear_layouts.enable(assign_layouts=True)
+            times["assign"].append(compile_once())
+            os.environ[verified_islands.CACHE_SWITCH] = "on"
             linear_layouts.disable()
         medians = {m: statistics.median(t) for m, t in times.items()}
         rows.append((kernel.name, medians))
@@ -112,16 +116,22 @@ def main(argv=None) -> int:
              "- `cold`: nothing remembered (`LINEAR_LAYOUTS_CACHE=off`); `warm`: plans and simulator verdicts "
              "remembered from an earlier compile (`passes/verified_islands.py`)",
              f"- command: `python benchmarks/compile_time.py --out benchmarks/results --repeats {args.repeats}`", "",
-             "| kernel | stock | ours, cold | ours, warm | cold / stock | warm / stock |",
-             "|---|---|---|---|---|---|"]
+             "- `assign`: cold, with `enable(assign_layouts=True)` (`ll-assign-layouts` first: graph, "
+             "cost model, integer program, rewrite)", "",
+             "| kernel | stock | ours, cold | ours, warm | assign, cold | cold / stock | warm / stock "
+             "| assign / stock |",
+             "|---|---|---|---|---|---|---|---|"]
     for name, m in rows:
         lines.append(f"| {name} | {m['stock'] * 1000:.1f} ms | {m['cold'] * 1000:.1f} ms | {m['warm'] * 1000:.1f} ms "
-                     f"| {m['cold'] / m['stock']:.3f} | {m['warm'] / m['stock']:.3f} |")
+                     f"| {m['assign'] * 1000:.1f} ms | {m['cold'] / m['stock']:.3f} | {m['warm'] / m['stock']:.3f} "
+                     f"| {m['assign'] / m['stock']:.3f} |")
     cold = [m["cold"] / m["stock"] for _, m in rows]
     warm = [m["warm"] / m["stock"] for _, m in rows]
+    assign = [m["assign"] / m["stock"] for _, m in rows]
     lines += ["", f"Overhead, median over kernels: cold **{(statistics.median(cold) - 1) * 100:+.1f}%**, warm "
-                  f"**{(statistics.median(warm) - 1) * 100:+.1f}%**; geometric means: cold {geomean(cold):.3f}, "
-                  f"warm {geomean(warm):.3f}."]
+                  f"**{(statistics.median(warm) - 1) * 100:+.1f}%**, assign (cold) "
+                  f"**{(statistics.median(assign) - 1) * 100:+.1f}%** (worst {(max(assign) - 1) * 100:+.1f}%); "
+                  f"geometric means: cold {geomean(cold):.3f}, warm {geomean(warm):.3f}, assign {geomean(assign):.3f}."]
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "compile_time.md"), "w") as f:
         f.write("\n".join(lines) + "\n")

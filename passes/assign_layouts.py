@@ -15,9 +15,13 @@ however it lowers.  This pass starts from the module Triton produced and, per fu
    Triton's layouts.  Remarks say which, with conversions and modelled cost before and after.
 
 Every conversion left or added is an ordinary ``ttg.convert_layout``: ``ll-lower-conversions``
-plans, verifies and simulates it like any other (or leaves it to Triton).  Loads, stores, dots
-and float sums keep Triton's layouts (a float sum in another layout adds in another order;
-``reorder_reductions=true`` allows it).
+plans, verifies and simulates it like any other (or leaves it to Triton).  Dots and float sums
+keep Triton's layouts (a float sum in another layout adds in another order;
+``reorder_reductions=true`` allows it).  Loads and stores keep theirs unless
+``memory_ops=true``: then those outside loops may change layout too, priced by sectors and
+vector width (``layout_costs.memory_cost``) with the pointer's contiguity taken from the layout
+Triton's coalescing pass gave the op.  That evidence is gone once the op's layout changed, so
+this is an option until the contiguity comes from an analysis of the pointer itself.
 
 Worked example (``lit/assign-layouts/reduce-then-store.mlir``)::
 
@@ -37,17 +41,18 @@ import time
 from dataclasses import dataclass, field
 from typing import Optional
 
+from ..lowering.element_type import ElementType
 from ..lowering.target import Target, UnknownTarget, target_named
 from .framework import ModulePass, PassContext, PassFailure
-from .layout_costs import conversion_cost, elementwise_cost, reduction_cost
+from .layout_costs import contiguous_run, conversion_cost, elementwise_cost, memory_cost, reduction_cost
 from .layout_graph import LayoutGraph, build_graph, propose_candidates
-from .layout_rules import encoding_of
+from .layout_rules import MEMORY_OPS, encoding_of
 from .layout_solver import Costs, Solution, assignment_cost, solve
 from .layout_text import ModuleLines, TextMismatch
 from .snapshot import Module, Operation, parse_module
 from .types import parse_tensor_type
 
-DEFAULT_MARGIN = 0.02
+DEFAULT_MARGIN = 0.10
 
 
 @dataclass
@@ -84,6 +89,14 @@ class Assignment:
 
 # --------------------------------------------------------------------------- the model
 
+def _pointee_bits(pointer_type: str) -> int:
+    """``!tt.ptr<f16>`` -> 16 (pointers to pointers: 64)."""
+    inner = pointer_type[len("!tt.ptr<"):-1].split(",")[0].strip()
+    if inner.startswith("!tt.ptr"):
+        return 64
+    return ElementType.of(inner).logical_bits
+
+
 def make_costs(graph: LayoutGraph, target: Target) -> Costs:
     def node_cost(index: int, key: str) -> float:
         node = graph.nodes[index]
@@ -96,8 +109,16 @@ def make_costs(graph: LayoutGraph, target: Target) -> Costs:
             operand = node.op.operands[0].tensor_type
             count = sum(1 for v in node.op.operands if encoding_of(v) is not None)
             return node.weight * count * reduction_cost(key, operand.shape, node.rule.axis, target)
+        if node.op.name in MEMORY_OPS:
+            return node.weight * _memory_cost(node, key)
         results = [v for v in node.op.results if encoding_of(v) is not None]
         return node.weight * sum(elementwise_cost(node.rule.result(key), v.tensor_type.shape, target) for v in results)
+
+    def _memory_cost(node, key: str) -> float:
+        pointer = node.op.operands[0].tensor_type
+        bits = _pointee_bits(pointer.element_type)
+        dim, vector = contiguous_run(node.stock_key, pointer.shape)
+        return memory_cost(key, pointer.shape, bits, dim, vector, target)
 
     def convert(use, src: str, dst: str) -> float:
         if src == dst:
@@ -201,7 +222,7 @@ def _conversions(graph: LayoutGraph, keys: list[str], costs: Costs) -> dict[str,
 
 
 def assign_module(module: Module, target: "str | Target | None" = None, margin: float = DEFAULT_MARGIN,
-                  reorder_reductions: bool = False, apply: bool = True) -> Assignment:
+                  reorder_reductions: bool = False, apply: bool = True, memory_ops: bool = False) -> Assignment:
     """Choose the layouts of every function of ``module`` (see the module docstring); with
     ``apply``, rewrite the module where an assignment is accepted."""
     result = Assignment()
@@ -217,7 +238,7 @@ def assign_module(module: Module, target: "str | Target | None" = None, margin: 
         counter = [0]
         for function in _functions(module):
             started = time.perf_counter()
-            outcome = _assign_function(function, lines, hw_target, margin, reorder_reductions, counter)
+            outcome = _assign_function(function, lines, hw_target, margin, reorder_reductions, memory_ops, counter)
             outcome.seconds = time.perf_counter() - started
             result.functions.append(outcome)
         return lines.text()
@@ -245,13 +266,13 @@ def assign_module(module: Module, target: "str | Target | None" = None, margin: 
 
 
 def _assign_function(function: Operation, lines: ModuleLines, target: Target, margin: float,
-                     reorder_reductions: bool, counter: list[int]) -> FunctionAssignment:
+                     reorder_reductions: bool, memory_ops: bool, counter: list[int]) -> FunctionAssignment:
     name = function.symbol or "?"
     converts = sum(1 for op in _ops(function) if op.name == "ttg.convert_layout")
     if any(op.name == "ttg.warp_specialize" for op in _ops(function)):
         return FunctionAssignment(name, converts, converts, 0.0, 0.0, False,
                                   "warp-specialized: partitions keep Triton's layouts")
-    graph = build_graph(function, lines, reorder_reductions)
+    graph = build_graph(function, lines, reorder_reductions, memory_ops)
     propose_candidates(graph)
     costs = make_costs(graph, target)
     stock = graph.stock_keys()
@@ -286,6 +307,7 @@ class AssignLayouts(ModulePass):
     description = "Choose the layouts of every tensor by modelled cost (conversions, reductions, loops)"
     margin: float = DEFAULT_MARGIN
     reorder_reductions: bool = False
+    memory_ops: bool = False
     report: bool = False
 
     def check_options(self) -> Optional[str]:
@@ -294,7 +316,8 @@ class AssignLayouts(ModulePass):
         return None
 
     def apply(self, module: Module, context: PassContext) -> None:
-        assignment = assign_module(module, context.target, self.margin, self.reorder_reductions)
+        assignment = assign_module(module, context.target, self.margin, self.reorder_reductions,
+                                   memory_ops=self.memory_ops)
         if context.remarks or self.report:
             for function in assignment.functions:
                 context.report(f"{module.filename}: remark: [{self.name}] {function.remark()}")

@@ -23,6 +23,7 @@ no warp along it: 12 ALU + 12 shuffles + 12 ALU.
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 from ..lowering.cost import plan_cost
@@ -92,3 +93,98 @@ def reduction_cost(encoding: str, shape: tuple[int, ...], axis: int, target: Tar
         cost += outputs * (1 + warps_along) * (w.shared_access + w.shared_wavefront) \
             + 2 * w.cta_barrier + outputs * (warps_along - 1) * w.alu_op
     return cost
+
+
+# A 32-byte sector of global memory traffic, in the units above.  Estimated, not measured: a
+# conflict-free 128-byte shared wavefront costs 0.5, and an H100 moves about six times fewer
+# bytes per second through L2 than through shared memory, so 32 bytes cost 0.5 / 4 * 6 = 0.75.
+SECTOR_WEIGHT = 0.75
+SECTOR_BYTES = 32
+
+
+def contiguous_run(encoding: str, shape: tuple[int, ...]) -> tuple[int, int]:
+    """(dim, elements): the dimension along which a thread's first registers are consecutive
+    elements, and how many (1 when none is): for a blocked layout, ``order[0]`` and
+    ``sizePerThread[order[0]]``.  Triton's coalescing pass picked the stock layout of a load or
+    store from the pointer's known contiguity, so its run is contiguity the IR vouches for."""
+    blocked = re.match(r"#ttg\.blocked<\{sizePerThread = \[([\d, ]*)\].*?order = \[([\d, ]*)\]", encoding)
+    if blocked:
+        size = [int(x) for x in blocked.group(1).split(",")]
+        order = [int(x) for x in blocked.group(2).split(",")]
+        return order[0], max(1, min(size[order[0]], shape[order[0]]))
+    layout = tensor_layout_of(encoding, shape)
+    bases = [basis for basis in layout.bases.get("register", ()) if any(basis)]
+    rank = len(layout.out_dim_names)
+    if not bases:
+        return rank - 1, 1
+    first = bases[0]
+    dims = [d for d in range(rank) if first[d] != 0]
+    if len(dims) != 1 or first[dims[0]] != 1:
+        return rank - 1, 1
+    dim, run = dims[0], 1
+    for basis in bases:
+        if basis[dim] == run and all(basis[d] == 0 for d in range(rank) if d != dim):
+            run *= 2
+        else:
+            break
+    # A single register along a dim says nothing about memory: assume row-major (last dim).
+    return (dim, run) if run > 1 else (rank - 1, 1)
+
+
+def _apply(bases, index: int, rank: int) -> list[int]:
+    coords = [0] * rank
+    bit = 0
+    while index:
+        if index & 1:
+            coords = [c ^ b for c, b in zip(coords, bases[bit])]
+        index >>= 1
+        bit += 1
+    return coords
+
+
+@lru_cache(maxsize=4096)
+def memory_cost(encoding: str, shape: tuple[int, ...], bits: int, contiguous_dim: int, known_vector: int,
+                target: Target) -> float:
+    """Cost of one warp's global loads or stores of a tensor in ``encoding``: instructions times
+    their issue, plus 32-byte sectors times ``SECTOR_WEIGHT``.
+
+    Addresses are modelled as the stock layout vouches for them: elements consecutive along
+    ``contiguous_dim`` (aligned to ``known_vector`` elements), every other index in sectors of
+    its own.  A thread's vector is its run of consecutive registers along that dim, at most
+    ``known_vector`` and 16 bytes.  Lanes holding copies touch the same sectors.
+
+    Example (128x64 f16 stored from an mma v2 accumulator, 4 warps): 2 consecutive columns per
+    register pair (32-bit stores), 4 lanes along a row: 16 bytes of a row per instruction and 8
+    rows, 8 sectors for 128 bytes; from ``blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8]}>``:
+    16-byte stores, 8 lanes along a row: 4 rows of 128 bytes, 16 sectors for 512 bytes.
+    """
+    layout = tensor_layout_of(encoding, shape)
+    rank = len(layout.out_dim_names)
+    # Registers that repeat others (zero bases: Triton 3.6 keeps them for a tile larger than the
+    # tensor) write the same addresses again; they are left out so that the price does not
+    # depend on the release.
+    registers = [basis for basis in layout.bases.get("register", ()) if any(basis)]
+    lanes = layout.bases.get("lane", ())
+    run = 1
+    for basis in registers:
+        if basis[contiguous_dim] == run and all(basis[d] == 0 for d in range(rank) if d != contiguous_dim):
+            run *= 2
+        else:
+            break
+    vector = max(1, min(run, known_vector, max(1, 128 // max(bits, 8))))
+    element_bytes = max(bits, 8) // 8
+    lane_coords = [_apply(lanes, lane, rank) for lane in range(1 << len(lanes))]
+    instructions = (1 << len(registers)) // vector
+    sectors = 0
+    for instruction in range(instructions):
+        base = _apply(registers, instruction * vector, rank)
+        touched = set()
+        for offset in lane_coords:
+            coords = [b ^ o for b, o in zip(base, offset)]
+            first = coords[contiguous_dim] * element_bytes
+            last = first + vector * element_bytes - 1
+            rest = tuple(c for d, c in enumerate(coords) if d != contiguous_dim)
+            touched.update((rest, s) for s in range(first // SECTOR_BYTES, last // SECTOR_BYTES + 1))
+        sectors += len(touched)
+    w = weights_for(target.name)
+    return instructions * w.shared_access + sectors * SECTOR_WEIGHT

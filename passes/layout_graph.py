@@ -144,7 +144,8 @@ def _loop_iteration_values(loop: Operation) -> list[tuple[int, Value, Value, Val
     return out
 
 
-def build_graph(function: Operation, lines: ModuleLines, reorder_reductions: bool = False) -> LayoutGraph:
+def build_graph(function: Operation, lines: ModuleLines, reorder_reductions: bool = False,
+                memory_ops: bool = False) -> LayoutGraph:
     nodes: list[Node] = []
     node_of_op: dict[int, int] = {}
     producer_of: dict[int, int] = {}
@@ -161,7 +162,7 @@ def build_graph(function: Operation, lines: ModuleLines, reorder_reductions: boo
                 loop_nodes[(id(op), i)] = node.index
                 producer_of[id(result)] = producer_of[id(argument)] = node.index
             continue
-        rule = rule_for(op, lines.header(op), reorder_reductions)
+        rule = rule_for(op, lines.header(op), reorder_reductions, memory_ops)
         if rule is None:
             continue
         node = Node(len(nodes), op, rule, loop_weight(op, lines))

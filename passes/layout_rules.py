@@ -23,9 +23,12 @@ splat ``arith.constant``
                                                                   1-D operands)
 ``ttg.convert_layout``    anything: the op *is* the conversion    ``K``
 ``scf.for`` iter arg i    init, yield in ``K``                    result, block argument ``K``
+``tt.load``/``tt.store``  pointer, mask, other value in ``K``     the loaded value in ``K``
+(outside loops, with
+``memory_ops``)
 ========================  ======================================  ==============================
 
-Every other op (dots, loads and stores, memory descriptors, calls, ``scf.if``/``scf.while``,
+Every other op (dots, atomics, memory descriptors, calls, ``scf.if``/``scf.while``,
 reshapes, ...) is **fixed**: its operands must arrive in the layouts they have today and its
 results keep theirs.  A rule applies to an op only if the op's types *today* obey it (an
 elementwise op whose operands differ in encoding, which Triton allows for some ops, stays
@@ -61,6 +64,9 @@ ELEMENTWISE_OPS = frozenset({
     "tt.precise_sqrt", "tt.precise_divf", "tt.mulhiui", "tt.extern_elementwise",
 })
 SOURCE_OPS = frozenset({"tt.splat", "tt.make_range", "arith.constant"})
+# Global memory accesses through tensors of pointers: their layout decides coalescing, priced by
+# ``layout_costs.memory_cost``.
+MEMORY_OPS = frozenset({"tt.load", "tt.store"})
 
 # Combiner ops of a reduction whose result does not depend on the order of combination.
 ORDER_FREE_COMBINERS = frozenset({
@@ -164,14 +170,24 @@ def _combiner_is_order_free(op: Operation) -> bool:
     return bool(body) and all(child.name in ORDER_FREE_COMBINERS for child in body)
 
 
-def rule_for(op: Operation, header: str = "", reorder_reductions: bool = False) -> Optional[Rule]:
+def rule_for(op: Operation, header: str = "", reorder_reductions: bool = False,
+             memory_ops: bool = False) -> Optional[Rule]:
     """The rule the op's types obey today, or None: the op is fixed.  ``header``: the op's
-    printed first line (it tells a splat ``arith.constant`` from a list of values)."""
+    printed first line (it tells a splat ``arith.constant`` from a list of values).
+    ``memory_ops``: ``tt.load`` and ``tt.store`` may change layout too (identity rule: pointer,
+    mask, other value and result in the key)."""
     operands, results = _tensor_operands(op), [v for v in op.results if v.tensor_type is not None]
     if not _all_distributed(operands + results):
         return None
     if op.name == "tt.reduce":
         return _reduce_rule(op, operands, results, reorder_reductions)
+    if op.name in MEMORY_OPS:
+        values = operands + results
+        if not memory_ops or not values or op.regions or any(encoding_of(v) != encoding_of(values[0]) for v in values):
+            return None
+        if len({v.tensor_type.shape for v in values}) != 1 or _in_loop(op):
+            return None
+        return Rule("identity", encoding_of(values[0]))
     if not results:
         return None
     first = encoding_of(results[0])
@@ -195,6 +211,17 @@ def rule_for(op: Operation, header: str = "", reorder_reductions: bool = False) 
             return Rule("expand_dims", first, parts[0])
         return None
     return None
+
+
+def _in_loop(op: Operation) -> bool:
+    """Loads and stores inside loops keep Triton's layouts: the software pipeliner turns loads in
+    loops into asynchronous copies whose cost our model does not price."""
+    parent = op.parent_op
+    while parent is not None:
+        if parent.name in ("scf.for", "scf.while"):
+            return True
+        parent = parent.parent_op
+    return False
 
 
 def _reduce_rule(op: Operation, operands: list[Value], results: list[Value], reorder_reductions: bool) -> Optional[Rule]:

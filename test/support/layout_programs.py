@@ -1,0 +1,168 @@
+"""Random TTGIR functions for testing ``ll-assign-layouts``, and what must not change under it.
+
+:func:`random_program` writes one function over i32 tensors (so every reduction is order-free
+and any layout is allowed to change it) from a seeded ``random.Random``: 2-D values (32x64) and
+1-D values (32, along dim 0) in random blocked and slice layouts, combined by the ops the pass
+has rules for (``arith.addi``, ``tt.expand_dims`` + ``tt.broadcast``, ``tt.reduce`` with
+``arith.maxsi``, ``tt.make_range``, ``tt.splat``, ``ttg.convert_layout``) and by an
+``scf.for`` with a loop-carried accumulator that is converted back and forth on every
+iteration, ending in stores through fixed pointer arguments.  Whenever two values meet in
+different layouts, a conversion is inserted, as Triton does.
+
+:func:`structure` is the program with every ``ttg.convert_layout`` looked through: what each
+store and return computes, as nested tuples of op names, shapes and operands.  A
+conversion moves data between threads without changing it, so an assignment that only adds,
+moves or removes conversions and changes layouts leaves the structure as it was.
+"""
+
+from __future__ import annotations
+
+import random
+
+from linear_layouts.tools.random_layouts import blocked
+
+M, N = 32, 64
+HEADER = ('module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.target = "cuda:90", '
+          '"ttg.threads-per-warp" = 32 : i32} {')
+
+
+def _t2(encoding: str, element: str = "i32") -> str:
+    return f"tensor<{M}x{N}x{element}, {encoding}>"
+
+
+def _t1(encoding: str, element: str = "i32") -> str:
+    return f"tensor<{M}x{element}, {encoding}>"
+
+
+def _slice1(parent: str) -> str:
+    return f"#ttg.slice<{{dim = 1, parent = {parent}}}>"
+
+
+class _Writer:
+    def __init__(self, rng: random.Random):
+        self.rng = rng
+        self.lines: list[str] = []
+        self.count = 0
+        self.layouts2 = [blocked(rng, 2, 4, 32) for _ in range(3)]
+        self.layouts1 = [blocked(rng, 1, 4, 32)] + [_slice1(p) for p in self.layouts2[:2]]
+
+    def name(self) -> str:
+        self.count += 1
+        return f"%v{self.count}"
+
+    def emit(self, text: str, indent: int = 4) -> None:
+        self.lines.append(" " * indent + text)
+
+    def convert(self, value, to: str, rank: int, indent: int = 4):
+        name, encoding = value
+        if encoding == to:
+            return value
+        out = self.name()
+        t = _t2 if rank == 2 else _t1
+        self.emit(f"{out} = ttg.convert_layout {name} : {t(encoding)} -> {t(to)}", indent)
+        return out, to
+
+
+def random_program(rng: random.Random, steps: int = 8) -> str:
+    w = _Writer(rng)
+    x_layout, out_layout = rng.choice(w.layouts2), rng.choice(w.layouts2)
+    v_layout, out1_layout = rng.choice(w.layouts1), rng.choice(w.layouts1)
+    two = [("%x", x_layout)]
+    one = [("%v", v_layout)]
+    for _ in range(steps):
+        kind = rng.choice(["convert2", "convert1", "add", "broadcast", "reduce", "range", "constant", "loop"])
+        if kind == "convert2":
+            two.append(w.convert(rng.choice(two), rng.choice(w.layouts2), 2))
+        elif kind == "convert1":
+            one.append(w.convert(rng.choice(one), rng.choice(w.layouts1), 1))
+        elif kind == "add":
+            a = rng.choice(two)
+            b = w.convert(rng.choice(two), a[1], 2)
+            out = w.name()
+            w.emit(f"{out} = arith.addi {a[0]}, {b[0]} : {_t2(a[1])}")
+            two.append((out, a[1]))
+        elif kind == "broadcast":
+            parent = rng.choice(w.layouts2)
+            v = w.convert(rng.choice(one), _slice1(parent), 1)
+            e, b = w.name(), w.name()
+            w.emit(f"{e} = tt.expand_dims {v[0]} {{axis = 1 : i32}} : {_t1(v[1])} -> tensor<{M}x1xi32, {parent}>")
+            w.emit(f"{b} = tt.broadcast {e} : tensor<{M}x1xi32, {parent}> -> {_t2(parent)}")
+            two.append((b, parent))
+        elif kind == "reduce":
+            a = rng.choice(two)
+            r = w.name()
+            w.emit(f'{r} = "tt.reduce"({a[0]}) <{{axis = 1 : i32}}> ({{')
+            w.emit("^bb0(%a: i32, %b: i32):", 2)
+            w.emit("%m = arith.maxsi %a, %b : i32", 6)
+            w.emit("tt.reduce.return %m : i32", 6)
+            w.emit(f"}}) : ({_t2(a[1])}) -> {_t1(_slice1(a[1]))}")
+            one.append((r, _slice1(a[1])))
+        elif kind == "range":
+            layout = rng.choice([layout for layout in w.layouts1])
+            r = w.name()
+            w.emit(f"{r} = tt.make_range {{end = {M} : i32, start = 0 : i32}} : {_t1(layout)}")
+            one.append((r, layout))
+        elif kind == "constant":
+            layout = rng.choice(w.layouts2)
+            c = w.name()
+            # a splat of an argument, not a constant: Triton's canonicalizer folds arithmetic on
+            # constants once a conversion no longer stands between them
+            w.emit(f"{c} = tt.splat %n : i32 -> {_t2(layout)}")
+            two.append((c, layout))
+        else:
+            init = rng.choice(two)
+            inside = rng.choice(w.layouts2)
+            addend = w.convert(rng.choice(two), inside, 2)
+            r, acc = w.name(), w.name()
+            bound = "%n" if rng.random() < 0.5 else "%c4"
+            w.emit(f"{r} = scf.for %i{w.count} = %c0 to {bound} step %c1 iter_args({acc} = {init[0]}) "
+                   f"-> ({_t2(init[1])}) : i32 {{")
+            c = w.convert((acc, init[1]), inside, 2, indent=6)
+            s = w.name()
+            w.emit(f"{s} = arith.addi {c[0]}, {addend[0]} : {_t2(inside)}", 6)
+            back = w.convert((s, inside), init[1], 2, indent=6)
+            w.emit(f"scf.yield {back[0]} : {_t2(init[1])}", 6)
+            w.emit("}")
+            two.append((r, init[1]))
+    result2 = w.convert(two[-1], out_layout, 2)
+    result1 = w.convert(one[-1], out1_layout, 1)
+    w.emit(f"tt.store %out, {result2[0]} : {_t2(out_layout, '!tt.ptr<i32>')}")
+    w.emit(f"tt.store %out1, {result1[0]} : {_t1(out1_layout, '!tt.ptr<i32>')}")
+    w.emit("tt.return")
+    signature = (f"%x: {_t2(x_layout)}, %v: {_t1(v_layout)}, %out: {_t2(out_layout, '!tt.ptr<i32>')}, "
+                 f"%out1: {_t1(out1_layout, '!tt.ptr<i32>')}, %n: i32")
+    body = ["    %c0 = arith.constant 0 : i32", "    %c1 = arith.constant 1 : i32", "    %c4 = arith.constant 4 : i32"]
+    return "\n".join([HEADER, f"  tt.func public @random({signature}) {{", *body, *w.lines, "  }", "}", ""])
+
+
+def structure(module) -> list:
+    """What the module's stores, yields and returns compute, conversions looked through (sorted
+    so that the order of independent ops does not matter)."""
+    memo: dict[int, tuple] = {}
+
+    def type_of(value) -> tuple:
+        t = value.tensor_type
+        return (t.shape, t.element_type) if t is not None else (value.type,)
+
+    def key(value) -> tuple:
+        if id(value) in memo:
+            return memo[id(value)]
+        if value.is_block_argument:
+            block = value.owner
+            owner = block.parent.parent if block.parent is not None else None
+            inputs = tuple(key(v) for v in owner.operands) if owner is not None and owner.name == "scf.for" else ()
+            result = ("argument", value.index, owner.name if owner is not None else None, inputs)
+        elif value.owner.name == "ttg.convert_layout":
+            result = key(value.owner.operands[0])
+        else:
+            op = value.owner
+            result = (op.name, value.index, type_of(value), tuple(key(v) for v in op.operands))
+            if op.name == "scf.for":     # what the loop computes: its body's yield
+                result += (tuple(key(v) for v in op.regions[0].blocks[0].operations[-1].operands),)
+        memo[id(value)] = result
+        return result
+
+    # Stores and returns: a loop whose result nothing uses is dead code the canonicalizer may drop.
+    sinks = [(op.name, tuple(key(v) for v in op.operands)) for op in module.walk()
+             if op.name in ("tt.store", "tt.return")]
+    return sorted(sinks, key=repr)
