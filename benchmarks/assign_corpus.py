@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/assign_corpus.py                 # every file of test/lit/corpus
     .venv/bin/python benchmarks/assign_corpus.py --only liger    # files whose path matches a regex
+    .venv/bin/python benchmarks/assign_corpus.py --option memory_ops=true --name assign_corpus_memory_ops
 
 For every ``*.ttgir`` under ``test/lit/corpus`` (the project's own kernels for cuda80, cuda90 and
 gfx942, and the third-party library of ``test/lit/corpus/liger_kernel``, see its SOURCES.md), the
@@ -179,7 +180,8 @@ def _num(value, digits=1):
 def render_markdown(rows: list[dict], summary: dict, errors: list[dict], environment: dict) -> str:
     s = summary
     lines = ["# ll-assign-layouts on the TTGIR corpus", "",
-             f"triton {environment.get('triton', '?')}; pass at commit {environment.get('commit', '?')}; "
+             f"triton {environment.get('triton', '?')}; pass at commit {environment.get('commit', '?')}"
+             f"{' with ' + ', '.join(f'{k}={v}' for k, v in environment['options'].items()) if environment.get('options') else ''}; "
              f"corpus `test/lit/corpus` "
              f"({', '.join(f'{k}: {v}' for k, v in s['by_source'].items())}); "
              f"produced by `python benchmarks/assign_corpus.py`.", "",
@@ -222,7 +224,25 @@ def render_markdown(rows: list[dict], summary: dict, errors: list[dict], environ
 
 # --------------------------------------------------------------------------- running
 
-def run(files: list[str], assign_module, root: str = CORPUS) -> tuple[list[dict], list[dict]]:
+def parse_options(items: list[str] | None) -> dict:
+    """``KEY=VALUE`` items as keyword arguments of assign_module (true/false, numbers, text)."""
+    options = {}
+    for item in items or []:
+        key, _, value = item.partition("=")
+        if not key or not _:
+            raise ValueError(f"--option {item!r}: expected KEY=VALUE")
+        low = value.strip().lower()
+        if low in ("true", "false"):
+            options[key] = low == "true"
+        else:
+            try:
+                options[key] = int(value) if re.fullmatch(r"-?\d+", value.strip()) else float(value)
+            except ValueError:
+                options[key] = value
+    return options
+
+
+def run(files: list[str], assign_module, root: str = CORPUS, options: dict | None = None) -> tuple[list[dict], list[dict]]:
     from linear_layouts.passes.snapshot import parse_module
 
     rows, errors = [], []
@@ -233,7 +253,7 @@ def run(files: list[str], assign_module, root: str = CORPUS) -> tuple[list[dict]
             module = parse_module(text, filename=path)
             target = module.target
             start = time.perf_counter()
-            assignment = assign_module(module, target)
+            assignment = assign_module(module, target, **(options or {}))
             wall = time.perf_counter() - start
             new = kernel_rows(rel, assignment, wall, text_converts(text))
             rows += new
@@ -265,7 +285,11 @@ def main(argv=None) -> int:
     parser.add_argument("--corpus", default=CORPUS)
     parser.add_argument("--only", help="regex over the files' paths relative to the corpus")
     parser.add_argument("--out", default=os.path.join(REPO, "benchmarks", "results"))
+    parser.add_argument("--option", action="append", metavar="KEY=VALUE",
+                        help="a keyword option of assign_module, e.g. memory_ops=true (repeatable)")
+    parser.add_argument("--name", default="assign_corpus", help="report file stem (default assign_corpus)")
     args = parser.parse_args(argv)
+    options = parse_options(args.option)
     try:
         assign_module = load_assign_module()
     except PassMissing as error:
@@ -277,15 +301,16 @@ def main(argv=None) -> int:
     if not files:
         print(f"assign_corpus: no .ttgir file under {args.corpus}", file=sys.stderr)
         return 1
-    rows, errors = run(files, assign_module, args.corpus)
+    rows, errors = run(files, assign_module, args.corpus, options)
     summary = summarize(rows, errors)
-    environment = {"triton": triton.__version__, "python": sys.version.split()[0], "commit": _commit()}
+    environment = {"triton": triton.__version__, "python": sys.version.split()[0], "commit": _commit(),
+                   "options": {k: v for k, v in options.items()}}
     os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "assign_corpus.json"), "w") as f:
+    with open(os.path.join(args.out, f"{args.name}.json"), "w") as f:
         json.dump({"environment": environment, "summary": summary, "errors": errors,
                    "rows": rows}, f, indent=1)
     text = render_markdown(rows, summary, errors, environment)
-    with open(os.path.join(args.out, "assign_corpus.md"), "w") as f:
+    with open(os.path.join(args.out, f"{args.name}.md"), "w") as f:
         f.write(text)
     print(text)
     return 0 if not errors else 2

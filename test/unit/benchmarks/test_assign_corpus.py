@@ -135,3 +135,18 @@ def test_script_exits_1_with_a_clear_message_while_the_pass_is_missing():
                              "--out", "/nonexistent-not-written"], capture_output=True, text=True, timeout=120)
     assert result.returncode == 1
     assert "linear_layouts.passes.assign_layouts does not exist yet" in result.stderr
+
+
+def test_options_pass_through():
+    assert assign_corpus.parse_options(["memory_ops=true", "margin=0.05", "apply=False", "n=3", "x=abc"]) == \
+        {"memory_ops": True, "margin": 0.05, "apply": False, "n": 3, "x": "abc"}
+    with pytest.raises(ValueError):
+        assign_corpus.parse_options(["memory_ops"])
+    seen = {}
+
+    def fake_assign(module, target, **options):
+        seen.update(options)
+        return FakeAssignment([])
+    good = os.path.join(assign_corpus.CORPUS, "cuda90", "softmax.ttgir")
+    assign_corpus.run([good], fake_assign, options={"memory_ops": True})
+    assert seen == {"memory_ops": True}
