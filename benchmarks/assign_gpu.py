@@ -5,6 +5,10 @@
     .venv-compat/bin/python benchmarks/assign_gpu.py --dry        # CPU: every mode compiles each selected kernel
     python benchmarks/assign_gpu.py --budget 480                  # GPU (H100, triton 3.6): measure them
     python benchmarks/assign_gpu.py --budget 480 --resume         # ... go on where the last call stopped
+    python benchmarks/assign_gpu.py --out $OUT --resume-from benchmarks/results/assign_gpu.json   # ... from a copy
+
+Exit status: 0 all measured; 1 the assign mode could not run; 2 no GPU (or no --resume-from file);
+3 the budget ran out first (rerun with --resume / --resume-from: the rows so far are written).
 
 **Selection** (``--select``, no GPU): every candidate of ``assign_gpu_kernels.candidate_cases()``
 (tutorial- and library-style kernels, the loop kernels of examples/gpu_kernels.py and one shape of
@@ -500,6 +504,9 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--budget", type=float, default=480.0, help="seconds for this call (default 480)")
     parser.add_argument("--resume", action="store_true", help="keep the rows of --out's assign_gpu.json, run the rest")
+    parser.add_argument("--resume-from", metavar="JSON",
+                        help="keep the rows of this assign_gpu.json (an earlier call's, e.g. copied back from "
+                             "a device's $OUT), run the rest; implies --resume")
     parser.add_argument("--reorder-tolerance", action="store_true",
                         help="accept outputs within the reference tolerance (an option that reorders reductions)")
     args = parser.parse_args(argv)
@@ -535,8 +542,12 @@ def main(argv=None) -> int:
         print(f"assign_gpu: mode '{mode}' cannot run: {why}", file=sys.stderr)
     json_path = os.path.join(args.out, "assign_gpu.json")
     rows = []
-    if args.resume and os.path.exists(json_path):
-        with open(json_path) as f:
+    resume_path = args.resume_from or (json_path if args.resume else None)
+    if args.resume_from and not os.path.exists(args.resume_from):
+        print(f"assign_gpu: --resume-from {args.resume_from}: no such file", file=sys.stderr)
+        return 2
+    if resume_path and os.path.exists(resume_path):
+        with open(resume_path) as f:
             rows = [r for r in json.load(f)["kernels"] if r["name"] in {case_name(c) for c in cases}]
     done = {r["name"] for r in rows}
     environment = {"gpu": torch.cuda.get_device_name(), "triton": triton.__version__, "torch": torch.__version__,
