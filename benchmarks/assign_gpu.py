@@ -528,8 +528,12 @@ def main(argv=None) -> int:
 
     if args.dry:
         return dry(selected_cases(args.selection, args.only)[1])
-    import torch
-
+    try:
+        import torch
+    except ImportError:
+        print("assign_gpu: torch is not installed: the measurement needs a GPU machine "
+              "(--select, --dry and --interpret run without one)", file=sys.stderr)
+        return 2
     if not torch.cuda.is_available():
         print("assign_gpu: no GPU (use --select on a machine without one)", file=sys.stderr)
         return 2

@@ -235,3 +235,12 @@ def test_new_kernels_match_their_references_in_the_interpreter():
                             capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "20/20 cases match their references" in result.stdout
+
+
+def test_measuring_without_a_gpu_exits_2_with_a_message():
+    import subprocess
+
+    result = subprocess.run([sys.executable, os.path.join(str(REPO), "benchmarks", "assign_gpu.py"), "--budget", "5"],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 2
+    assert "GPU" in result.stderr
