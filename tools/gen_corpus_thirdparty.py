@@ -38,6 +38,8 @@ LIBRARY = "liger_kernel"
 LIBRARY_VERSION = "0.8.5"
 LICENSE = "BSD-2-Clause (Copyright 2024 LinkedIn Corporation); see the wheel's LICENSE and NOTICE"
 HOME = "https://github.com/linkedin/Liger-Kernel"
+WHEEL = f"liger_kernel-{LIBRARY_VERSION}-py3-none-any.whl"
+WHEEL_SHA256 = "60789cd576af073ab9b192b570d2597fd0cdad489cd62fb44fb16256d43754c9"
 
 # Argument names that are integers (strides, sizes, indices) whatever the kernel.
 _INT_NAMES = re.compile(r"(stride|^n_|_size$|^sl$|^T$|^TK$|^L$|^D$|^S$|^dim$|^hidden_dim$|^n_tiles$|^vocab_start$|"
@@ -368,7 +370,8 @@ def main(argv=None) -> int:
         return 0 if not failures else 1
     with open(os.path.join(args.out, "SOURCES.md"), "w") as f:
         f.write(f"# Liger-Kernel TTGIR corpus\n\n"
-                f"- library: Liger-Kernel (`liger-kernel` on PyPI), version {version}, {HOME}\n"
+                f"- library: Liger-Kernel (`liger-kernel` on PyPI), version {version}, {HOME}; the wheel {WHEEL}, "
+                f"sha256 {WHEEL_SHA256}\n"
                 f"- license: {LICENSE}\n"
                 f"- compiled by: triton {triton.__version__} (see ../VERSION), `triton.compile(ASTSource(...), "
                 f"target=GPUTarget('cuda', 90|80, 32))`, no GPU, `TRITON_DEFAULT_FP_FUSION=1`\n"
