@@ -196,12 +196,41 @@ def _functions(module: Module) -> list[Operation]:
     return [op for op in module.walk() if op.name in ("tt.func", "func.func") and op.regions]
 
 
+# Why an op keeps Triton's layout, by op name (see layout_rules: these have no rule).
+_FIXED_BECAUSE = {
+    "tt.dot": "an MMA accumulator", "ttng.warp_group_dot": "an MMA accumulator", "ttng.tc_gen5_mma": "an MMA",
+    "tt.load": "a global load", "tt.store": "a global store", "tt.trans": "a transpose (no rule yet)",
+    "tt.reshape": "a reshape (no rule yet)", "tt.join": "a join (no rule yet)", "tt.split": "a split (no rule yet)",
+    "ttg.local_load": "a shared-memory load", "ttg.local_alloc": "a shared-memory store",
+    "ttg.local_store": "a shared-memory store", "tt.reduce": "a float reduction",
+    "tt.gather": "a gather (no rule yet)", "tt.call": "a call", "scf.if": "an scf.if (no rule yet)",
+    "tt.return": "a return", "ttng.tmem_load": "a tensor-memory load",
+}
+
+
+def _fixed_because(op_name: str) -> str:
+    return _FIXED_BECAUSE.get(op_name, f"{op_name} (no rule)")
+
+
 def _why_left(graph: LayoutGraph, keys: list[str], use) -> str:
+    """``producer -> consumer``, and for each side that is fixed, why (``tt.dot -> tt.store
+    (fixed: an MMA accumulator; a global store)``)."""
+    producer_op = None if use.value.is_block_argument else use.value.owner
     producer = graph.nodes[use.producer].op.name if use.producer is not None else (
-        use.value.owner.name if not use.value.is_block_argument else "argument")
+        producer_op.name if producer_op is not None else "argument")
     consumer = use.op.name
-    fixed = [name for name, node in (("producer", use.producer), ("consumer", use.consumer)) if node is None]
-    return f"{producer} -> {consumer}" + (f" ({' and '.join(fixed)} fixed)" if fixed else "")
+    reasons = []
+    if use.producer is None:
+        reasons.append("a function argument" if producer_op is None else _fixed_because(producer))
+    if use.consumer is None:
+        reasons.append(_fixed_because(consumer))
+    elif use.private:
+        # A convert stays because of what its result must feed: name the fixed users.
+        users = sorted({u.op.name for u in graph.uses if u.value is use.op.results[0] and u.consumer is None})
+        if users:
+            consumer += " -> " + ", ".join(users)
+            reasons += [_fixed_because(name) for name in users]
+    return f"{producer} -> {consumer}" + (f" (fixed: {'; '.join(reasons)})" if reasons else "")
 
 
 def _conversions(graph: LayoutGraph, keys: list[str], costs: Costs) -> dict[str, int]:

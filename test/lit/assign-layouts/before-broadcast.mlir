@@ -12,7 +12,7 @@
 // CHECK-NEXT: %[[BC:.*]] = tt.broadcast %[[C]] : tensor<128x1xf32, #[[B]]> -> tensor<128x64xf32, #[[B]]>
 // CHECK-NEXT: %[[E:.*]] = math.exp %[[BC]] : tensor<128x64xf32, #[[B]]>
 // CHECK-NEXT: tt.store %arg1, %[[E]] : tensor<128x64x!tt.ptr<f32>, #[[B]]>
-// REMARK: @convert_after_broadcast: layouts assigned by cost: conversions 1 -> 1, modelled cost 227.9 -> 84.4 (loop-weighted); left: 1 argument -> tt.broadcast (producer fixed)
+// REMARK: @convert_after_broadcast: layouts assigned by cost: conversions 1 -> 1, modelled cost 227.9 -> 84.4 (loop-weighted); left: 1 argument -> tt.broadcast (fixed: a function argument)
 
 #A = #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [32, 1], warpsPerCTA = [4, 1], order = [0, 1]}>
 #B = #ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>

@@ -12,7 +12,7 @@
 // CHECK-NEXT: %[[S:.*]] = arith.addi %[[ACC]], %[[X]] : tensor<512xi32, #[[A]]>
 // CHECK-NEXT: scf.yield %[[S]] : tensor<512xi32, #[[A]]>
 // CHECK-NOT: ttg.convert_layout
-// REMARK: @carried: layouts assigned by cost: conversions 2 -> 1, modelled cost 408.6 -> 46.9 (loop-weighted); left: 1 argument -> arith.addi (producer fixed)
+// REMARK: @carried: layouts assigned by cost: conversions 2 -> 1, modelled cost 408.6 -> 46.9 (loop-weighted); left: 1 argument -> arith.addi (fixed: a function argument)
 
 #A = #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
 #B = #ttg.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>

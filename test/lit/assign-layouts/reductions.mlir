@@ -12,10 +12,10 @@
 // CHECK: ttg.convert_layout
 // CHECK-LABEL: tt.func public @row_sum
 // CHECK: ttg.convert_layout
-// REMARK: @row_max: kept Triton's layouts: conversions 1 -> 1, modelled cost 2610.2 -> 2610.2 (loop-weighted); no assignment beats Triton's by more than 10%; left: 1 tt.reduce -> ttg.convert_layout
-// REMARK-NEXT: @row_sum: kept Triton's layouts: conversions 1 -> 1, modelled cost 154.5 -> 154.5 (loop-weighted); no assignment beats Triton's by more than 10%; left: 1 tt.reduce -> ttg.convert_layout (producer fixed)
+// REMARK: @row_max: kept Triton's layouts: conversions 1 -> 1, modelled cost 2610.2 -> 2610.2 (loop-weighted); no assignment beats Triton's by more than 10%; left: 1 tt.reduce -> ttg.convert_layout -> tt.store (fixed: a global store)
+// REMARK-NEXT: @row_sum: kept Triton's layouts: conversions 1 -> 1, modelled cost 154.5 -> 154.5 (loop-weighted); no assignment beats Triton's by more than 10%; left: 1 tt.reduce -> ttg.convert_layout -> tt.store (fixed: a float reduction; a global store)
 // REORDER: @row_max: kept Triton's layouts
-// REORDER-NEXT: @row_sum: kept Triton's layouts: conversions 1 -> 1, modelled cost 2610.2 -> 2610.2 (loop-weighted); no assignment beats Triton's by more than 10%; left: 1 tt.reduce -> ttg.convert_layout{{$}}
+// REORDER-NEXT: @row_sum: kept Triton's layouts: conversions 1 -> 1, modelled cost 2610.2 -> 2610.2 (loop-weighted); no assignment beats Triton's by more than 10%; left: 1 tt.reduce -> ttg.convert_layout -> tt.store (fixed: a global store){{$}}
 
 #A = #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [1, 4], order = [1, 0]}>
 #B = #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>

@@ -19,7 +19,7 @@ from linear_layouts.passes.layout_solver import assignment_cost, solve
 from linear_layouts.passes.layout_text import ModuleLines
 from linear_layouts.passes.diagnostics import IRError
 from linear_layouts.passes.snapshot import parse_module
-from support.layout_programs import random_program, structure
+from linear_layouts.tools.random_programs import random_program, structure
 
 SM90 = target_named("sm_90")
 CORPUS = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "..", "..", "lit", "corpus", "*", "*.ttgir")))

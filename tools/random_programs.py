@@ -1,4 +1,6 @@
-"""Random TTGIR functions for testing ``ll-assign-layouts``, and what must not change under it.
+"""Random TTGIR functions for testing ``ll-assign-layouts`` (the unit tests and
+``benchmarks/assign_fuzz_gpu.py`` draw from here; nothing in the passes uses it), and what must
+not change under it.
 
 :func:`random_program` writes one function over i32 tensors (so every reduction is order-free
 and any layout is allowed to change it) from a seeded ``random.Random``: 2-D values (32x64) and
@@ -19,7 +21,7 @@ from __future__ import annotations
 
 import random
 
-from linear_layouts.tools.random_layouts import blocked
+from .random_layouts import blocked
 
 M, N = 32, 64
 HEADER = ('module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.target = "cuda:90", '
@@ -63,10 +65,49 @@ class _Writer:
         return out, to
 
 
-def random_program(rng: random.Random, steps: int = 8) -> str:
+def _kernel_prologue(w: _Writer, x_layout: str, v_layout: str) -> None:
+    """%x (MxN) and %v (M) loaded from X and V (row-major), pointers computed in their layouts."""
+    for name, pointer, layout, rank in (("%x", "%X", x_layout, 2), ("%v", "%V", v_layout, 1)):
+        w.emit(f"{name} = tt.load {_pointers(w, pointer, layout, rank)} : "
+               f"{(_t2 if rank == 2 else _t1)(layout, '!tt.ptr<i32>')}")
+
+
+def _pointers(w: _Writer, base: str, layout: str, rank: int) -> str:
+    """Emit the pointer tensor ``base + row * N + col`` (2-D) or ``base + row`` (1-D)."""
+    if rank == 1:
+        rows, splat, out = w.name(), w.name(), w.name()
+        w.emit(f"{rows} = tt.make_range {{end = {M} : i32, start = 0 : i32}} : {_t1(layout)}")
+        w.emit(f"{splat} = tt.splat {base} : !tt.ptr<i32> -> {_t1(layout, '!tt.ptr<i32>')}")
+        w.emit(f"{out} = tt.addptr {splat}, {rows} : {_t1(layout, '!tt.ptr<i32>')}, {_t1(layout)}")
+        return out
+    names = [w.name() for _ in range(10)]
+    r, r2, width, r3, c, c2, rb, cb, off, splat = names
+    column = f"#ttg.slice<{{dim = 0, parent = {layout}}}>"
+    w.emit(f"{r} = tt.make_range {{end = {M} : i32, start = 0 : i32}} : {_t1(_slice1(layout))}")
+    w.emit(f"{r2} = tt.expand_dims {r} {{axis = 1 : i32}} : {_t1(_slice1(layout))} -> tensor<{M}x1xi32, {layout}>")
+    w.emit(f"{width} = arith.constant dense<{N}> : tensor<{M}x1xi32, {layout}>")
+    w.emit(f"{r3} = arith.muli {r2}, {width} : tensor<{M}x1xi32, {layout}>")
+    w.emit(f"{c} = tt.make_range {{end = {N} : i32, start = 0 : i32}} : tensor<{N}xi32, {column}>")
+    w.emit(f"{c2} = tt.expand_dims {c} {{axis = 0 : i32}} : tensor<{N}xi32, {column}> -> tensor<1x{N}xi32, {layout}>")
+    w.emit(f"{rb} = tt.broadcast {r3} : tensor<{M}x1xi32, {layout}> -> {_t2(layout)}")
+    w.emit(f"{cb} = tt.broadcast {c2} : tensor<1x{N}xi32, {layout}> -> {_t2(layout)}")
+    w.emit(f"{off} = arith.addi {rb}, {cb} : {_t2(layout)}")
+    w.emit(f"{splat} = tt.splat {base} : !tt.ptr<i32> -> {_t2(layout, '!tt.ptr<i32>')}")
+    out = w.name()
+    w.emit(f"{out} = tt.addptr {splat}, {off} : {_t2(layout, '!tt.ptr<i32>')}, {_t2(layout)}")
+    return out
+
+
+def random_program(rng: random.Random, steps: int = 8, kernel: bool = False) -> str:
+    """One random function (see the module docstring).  ``kernel=False``: its inputs and output
+    pointers are tensor arguments; ``kernel=True``: a launchable kernel
+    ``@random(X, V, OUT, OUT1: !tt.ptr<i32>, n: i32)`` that loads %x (32x64, row-major) and %v
+    (32) and stores the two results to OUT and OUT1."""
     w = _Writer(rng)
     x_layout, out_layout = rng.choice(w.layouts2), rng.choice(w.layouts2)
     v_layout, out1_layout = rng.choice(w.layouts1), rng.choice(w.layouts1)
+    if kernel:
+        _kernel_prologue(w, x_layout, v_layout)
     two = [("%x", x_layout)]
     one = [("%v", v_layout)]
     for _ in range(steps):
@@ -126,11 +167,18 @@ def random_program(rng: random.Random, steps: int = 8) -> str:
             two.append((r, init[1]))
     result2 = w.convert(two[-1], out_layout, 2)
     result1 = w.convert(one[-1], out1_layout, 1)
-    w.emit(f"tt.store %out, {result2[0]} : {_t2(out_layout, '!tt.ptr<i32>')}")
-    w.emit(f"tt.store %out1, {result1[0]} : {_t1(out1_layout, '!tt.ptr<i32>')}")
+    out, out1 = ("%out", "%out1") if not kernel else (_pointers(w, "%OUT", out_layout, 2),
+                                                       _pointers(w, "%OUT1", out1_layout, 1))
+    w.emit(f"tt.store {out}, {result2[0]} : {_t2(out_layout, '!tt.ptr<i32>')}")
+    w.emit(f"tt.store {out1}, {result1[0]} : {_t1(out1_layout, '!tt.ptr<i32>')}")
     w.emit("tt.return")
-    signature = (f"%x: {_t2(x_layout)}, %v: {_t1(v_layout)}, %out: {_t2(out_layout, '!tt.ptr<i32>')}, "
-                 f"%out1: {_t1(out1_layout, '!tt.ptr<i32>')}, %n: i32")
+    if kernel:
+        signature = ("%X: !tt.ptr<i32> {tt.divisibility = 16 : i32}, %V: !tt.ptr<i32> {tt.divisibility = 16 : i32}, "
+                     "%OUT: !tt.ptr<i32> {tt.divisibility = 16 : i32}, %OUT1: !tt.ptr<i32> {tt.divisibility = 16 : i32}, "
+                     "%n: i32")
+    else:
+        signature = (f"%x: {_t2(x_layout)}, %v: {_t1(v_layout)}, %out: {_t2(out_layout, '!tt.ptr<i32>')}, "
+                     f"%out1: {_t1(out1_layout, '!tt.ptr<i32>')}, %n: i32")
     body = ["    %c0 = arith.constant 0 : i32", "    %c1 = arith.constant 1 : i32", "    %c4 = arith.constant 4 : i32"]
     return "\n".join([HEADER, f"  tt.func public @random({signature}) {{", *body, *w.lines, "  }", "}", ""])
 

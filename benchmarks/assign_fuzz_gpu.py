@@ -1,0 +1,209 @@
+"""GPU fuzz of ``ll-assign-layouts``: random kernels of our own making, bit for bit against stock.
+
+    python benchmarks/assign_fuzz_gpu.py --cases 300 --seed 1 --out benchmarks/results   # H100/H200
+    python benchmarks/assign_fuzz_gpu.py --cases 20 --dry-run --out /tmp/dry            # CPU: compile only
+
+Each case is a kernel from ``tools/random_programs.py`` (``random_program(kernel=True)``): it
+loads a 32x64 and a 32-element i32 tensor in random layouts, combines them through elementwise
+ops, expand_dims + broadcast, max-reductions, make_range, splats and an ``scf.for`` whose
+accumulator is converted back and forth, with ``ttg.convert_layout`` wherever layouts meet, and
+stores two results.  Three compiles of the same TTGIR:
+
+* ``stock``: Triton alone;
+* ``assigned``: ``ll-assign-layouts`` (``memory_ops`` as given), then Triton's own lowering: is
+  the rewritten module the same computation?
+* ``ours``: ``ll-assign-layouts`` then ``ll-lower-conversions`` (every island simulated), as
+  ``enable(assign_layouts=True)`` compiles: the product.
+
+All three run on the same random inputs with poisoned outputs; pass = both outputs bit-identical
+to stock's.  A case where the pass kept Triton's layouts still runs (its ``assigned`` is stock's
+text).  Writes ``assign_fuzz_gpu.md`` and ``.json`` to ``--out``; exit status 0 iff no failure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import sys
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor
+
+from checkout import make_package_importable  # noqa: E402
+
+make_package_importable()
+os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+
+VARIANTS = ("stock", "assigned", "ours")
+
+
+def case_text(seed: int, index: int) -> str:
+    from linear_layouts.tools.random_programs import random_program
+    rng = random.Random(seed * 1_000_003 + index)
+    return random_program(rng, steps=rng.randint(4, 12), kernel=True)
+
+
+def compile_case(job) -> dict:
+    """Worker: write and compile the three variants (each in a forked child: Triton may abort)."""
+    index, seed, directory, memory_ops = job
+    import triton
+    from triton.backends.compiler import GPUTarget
+
+    from linear_layouts.passes.framework import PassContext, run_pipeline
+    from linear_layouts.passes.guard_barriers import guard_pruning
+    from linear_layouts.passes.pipeline import parse_pipeline
+    from linear_layouts.passes.sandbox import run_forked
+    from linear_layouts.passes.snapshot import parse_module
+
+    text = case_text(seed, index)
+    assign = "ll-assign-layouts" + ("{memory_ops=true}" if memory_ops else "")
+    out: dict = {"index": index}
+    for variant in VARIANTS:
+        path = os.path.join(directory, f"{index}-{variant}.ttgir")
+        try:
+            module_text = text
+            if variant != "stock":
+                module = parse_module(text, f"case{index}")
+                pipeline = assign + (",ll-lower-conversions" if variant == "ours" else "")
+                lines = []
+                run_pipeline(module, parse_pipeline(pipeline), PassContext(report_stream=_Lines(lines), remarks=True))
+                module_text = module.print(debuginfo=True)
+                if variant == "assigned":
+                    out["remark"] = next((line for line in lines if "ll-assign-layouts" in line), "")
+                    out["changed"] = "layouts assigned by cost" in out["remark"]
+            with open(path, "w") as f:
+                f.write(module_text)
+
+            def child(path=path) -> str:
+                with guard_pruning():
+                    triton.compile(path, target=GPUTarget("cuda", 90, 32))
+                return "ok"
+            run_forked(child)
+            out[variant] = {"ok": True, "path": path}
+        except Exception as error:  # noqa: BLE001 - any failure is recorded per case
+            out[variant] = {"ok": False, "error": str(error).strip().splitlines()[0][:300] if str(error).strip()
+                            else type(error).__name__}
+        if variant == "stock" and not out["stock"]["ok"]:
+            break
+    return out
+
+
+class _Lines:
+    def __init__(self, lines):
+        self.lines = lines
+
+    def write(self, text):
+        self.lines.extend(t for t in text.splitlines() if t)
+        return len(text)
+
+    def flush(self):
+        pass
+
+
+def run_on_gpu(results: list[dict]) -> None:
+    import torch
+    import triton
+    from triton.backends.compiler import GPUTarget
+
+    from linear_layouts.passes.guard_barriers import guard_pruning
+    from linear_layouts.tools.random_programs import M, N
+    torch.manual_seed(0)
+    for result in results:
+        if not all(result.get(v, {}).get("ok") for v in VARIANTS):
+            continue
+        x = torch.randint(-2**31, 2**31 - 1, (M * N,), dtype=torch.int64, device="cuda").to(torch.int32)
+        v = torch.randint(-2**31, 2**31 - 1, (M,), dtype=torch.int64, device="cuda").to(torch.int32)
+        outputs = {}
+        for variant in VARIANTS:
+            try:
+                with guard_pruning():
+                    kernel = triton.compile(result[variant]["path"], target=GPUTarget("cuda", 90, 32))
+                out = torch.full((M * N,), -1, dtype=torch.int32, device="cuda")
+                out1 = torch.full((M,), -1, dtype=torch.int32, device="cuda")
+                kernel[(1, 1, 1)](x, v, out, out1, 3)
+                torch.cuda.synchronize()
+                outputs[variant] = (out, out1)
+            except Exception as error:  # noqa: BLE001 - the GPU boundary: recorded per case
+                result[variant]["launch_error"] = f"{type(error).__name__}: {str(error)[:300]}"
+        if len(outputs) < len(VARIANTS):
+            result["verdict"] = "launch-error"
+            continue
+        same = all(torch.equal(outputs[variant][k], outputs["stock"][k]) for variant in VARIANTS[1:] for k in (0, 1))
+        result["verdict"] = "pass" if same else "wrong"
+        if not same:
+            result["wrong"] = [variant for variant in VARIANTS[1:]
+                               if not all(torch.equal(outputs[variant][k], outputs["stock"][k]) for k in (0, 1))]
+
+
+def write_reports(out_dir: str, args, results: list[dict], header: dict) -> int:
+    stock_failed = [r for r in results if not r.get("stock", {}).get("ok")]
+    ours_failed = [r for r in results if r.get("stock", {}).get("ok")
+                   and not all(r.get(v, {}).get("ok") for v in VARIANTS)]
+    changed = sum(1 for r in results if r.get("changed"))
+    verdicts = {k: sum(1 for r in results if r.get("verdict") == k) for k in ("pass", "wrong", "launch-error")}
+    lines = ["# ll-assign-layouts on the GPU: random kernels, bit for bit against stock", "",
+             f"- {header['gpu']}; triton {header['triton']}, torch {header['torch']}, python {header['python']}",
+             f"- command: `python benchmarks/assign_fuzz_gpu.py --cases {args.cases} --seed {args.seed}"
+             + (" --memory-ops" if args.memory_ops else "") + "`",
+             f"- cases: {len(results)}; the pass changed layouts in **{changed}** "
+             f"(the rest keep Triton's and run as a control)",
+             f"- stock failed to compile (skipped): {len(stock_failed)}; ours or assigned failed where stock "
+             f"compiled: **{len(ours_failed)}**"]
+    if args.dry_run:
+        lines.append("- dry run: compiled only, nothing launched")
+    else:
+        lines.append(f"- bit-identical to stock (assigned and ours): **{verdicts['pass']}**, wrong: "
+                     f"**{verdicts['wrong']}**, launch errors: {verdicts['launch-error']}")
+    failures = ours_failed + [r for r in results if r.get("verdict") in ("wrong", "launch-error")]
+    if failures:
+        lines += ["", "| case | what | detail |", "|---|---|---|"]
+        for r in failures[:50]:
+            detail = r.get("wrong") or next((r[v].get("error") or r[v].get("launch_error")
+                                             for v in VARIANTS if isinstance(r.get(v), dict)
+                                             and (r[v].get("error") or r[v].get("launch_error"))), "")
+            lines.append(f"| {r['index']} | {r.get('verdict', 'compile')} | {detail} |")
+    os.makedirs(out_dir, exist_ok=True)
+    name = "assign_fuzz_gpu" + (f"_seed{args.seed}" if args.seed != 1 else "")
+    with open(os.path.join(out_dir, name + ".md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    with open(os.path.join(out_dir, name + ".json"), "w") as f:
+        json.dump({"header": header, "cases": len(results), "changed": changed, "verdicts": verdicts,
+                   "ours_failed": len(ours_failed), "failures": [r["index"] for r in failures]}, f, indent=1)
+    print("\n".join(lines))
+    return 1 if failures else 0
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--cases", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
+    parser.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) - 2))
+    parser.add_argument("--memory-ops", action="store_true", help="ll-assign-layouts{memory_ops=true}")
+    parser.add_argument("--dry-run", action="store_true", help="compile only (no GPU)")
+    args = parser.parse_args(argv)
+    import triton
+    directory = tempfile.mkdtemp(prefix="ll_assign_fuzz_")
+    started = time.time()
+    jobs = [(i, args.seed, directory, args.memory_ops) for i in range(args.cases)]
+    if args.jobs > 1:
+        import multiprocessing
+        with ProcessPoolExecutor(args.jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+            results = list(pool.map(compile_case, jobs))
+    else:
+        results = [compile_case(job) for job in jobs]
+    header = {"triton": triton.__version__, "python": platform.python_version(), "gpu": "no GPU (dry run)",
+              "torch": "-", "seconds": 0.0}
+    if not args.dry_run:
+        import torch
+        header["gpu"], header["torch"] = torch.cuda.get_device_name(0), torch.__version__
+        run_on_gpu(results)
+    header["seconds"] = round(time.time() - started, 1)
+    return write_reports(args.out, args, results, header)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
