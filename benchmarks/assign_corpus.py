@@ -267,13 +267,15 @@ def run(files: list[str], assign_module, root: str = CORPUS, options: dict | Non
 
 
 def _commit() -> str:
-    """The checkout's commit (the pass measured), with '+' if the tree has changes; '?' without git."""
+    """The checkout's commit (the pass measured), with '+' if the tree has changes outside
+    benchmarks/results; '?' without git."""
     import subprocess
 
     try:
         head = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                               timeout=30).stdout.strip()
-        dirty = subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--untracked-files=no"],
+        dirty = subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--untracked-files=no", "--", ".",
+                                ":!benchmarks/results"],
                                capture_output=True, text=True, timeout=30).stdout.strip()
         return (head + ("+" if dirty else "")) or "?"
     except (OSError, subprocess.SubprocessError):
