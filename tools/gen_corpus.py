@@ -11,6 +11,9 @@ with the Triton version named in ``test/lit/corpus/VERSION``) and regenerated wh
 changes.  Locations keep line numbers but name the kernels' file relative to the repository
 (files made before the kernels moved there name ``tools/gen_corpus.py``).
 
+``test/lit/corpus/liger_kernel/`` (a third-party library's kernels, compiled by us with the same
+Triton) is made by ``tools/gen_corpus_thirdparty.py``, not by this script.
+
 The kernels cover what produces interesting layout conversions: matmul (1 to 8 warps, fp16,
 int8, fp64), softmax, layer norm, attention forward, sum and max along each axis, transposes,
 gather, int4-weight unpacking (join / permute / reshape), 8-bit and 64-bit element types.
