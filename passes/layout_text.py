@@ -104,6 +104,14 @@ class ModuleLines:
                 self._close(op)
 
     def _open(self, op: Operation, stack: list) -> None:
+        if op.name == "scf.yield" and not op.operands and not op.regions:
+            # MLIR leaves out a region's terminator that yields nothing (an scf.if without
+            # results, a loop without iteration arguments): such a yield has no line.
+            saved = self._position
+            printed = self.lines[self._next_op_line()].strip().startswith("scf.yield")
+            self._position = saved
+            if not printed:
+                return
         index = self._next_op_line()
         line = self.lines[index]
         if _printed_name(op) not in line:
@@ -148,7 +156,9 @@ class ModuleLines:
         return names[value.index]
 
     def header(self, op: Operation) -> str:
-        return self.lines[self.of[id(op)].header]
+        """The op's first line ("" for a terminator MLIR leaves out)."""
+        placed = self.of.get(id(op))
+        return self.lines[placed.header] if placed is not None else ""
 
     # -- edits -------------------------------------------------------------------------
 
