@@ -102,6 +102,9 @@ def make_costs(graph: LayoutGraph, target: Target) -> Costs:
         if kind == "convert":
             return 0.0
         if node.position >= 0:
+            if node.op.name == "scf.if":   # priced as the select Triton's canonicalizer may make of it
+                result = node.op.results[node.position]
+                return node.weight * elementwise_cost(key, result.tensor_type.shape, target)
             return 0.0
         if kind == "reduce":
             operand = node.op.operands[0].tensor_type
@@ -141,11 +144,10 @@ def rewrite(graph: LayoutGraph, keys: list[str], lines: ModuleLines, counter: li
     for node, key in zip(graph.nodes, keys):
         if key == node.stock_key:
             continue
-        if node.position >= 0:
-            loop = node.op
-            body = loop.regions[0].blocks[0]
-            lines.replace_type_at(loop, node.position, node.stock_key, key)
-            lines.replace_type_at(body.operations[-1], node.position, node.stock_key, key)
+        if node.position >= 0:       # an scf.for iteration argument or an scf.if result
+            lines.replace_type_at(node.op, node.position, node.stock_key, key)
+            for region in node.op.regions:
+                lines.replace_type_at(region.blocks[0].operations[-1], node.position, node.stock_key, key)
         elif node.rule.kind == "convert":
             continue   # its line is rewritten with its operand below
         else:

@@ -2,7 +2,8 @@
 
 One **node** per op whose layout the assignment may change (an op with a rule in
 :mod:`.layout_rules`; for ``scf.for``, one node per tensor iteration argument, which ties the
-init operand, the body's argument, the yielded value and the loop's result together).  Every
+init operand, the body's argument, the yielded value and the loop's result together; for
+``scf.if``, one node per tensor result, tying it to what both branches yield).  Every
 other op is fixed.  One **use** per (tensor value, consuming op, operand): the value arrives in
 the layout its producer gives it and must be in the layout its consumer asks for; where the two
 differ, a conversion runs.
@@ -54,7 +55,7 @@ class Node:
     op: Operation
     rule: Rule
     weight: float
-    position: int = -1                 # scf.for: which iteration argument
+    position: int = -1                 # scf.for: which iteration argument; scf.if: which result
     candidates: list[str] = field(default_factory=list)
     contiguity: object = None          # tt.load/tt.store: the pointers' (pointer_contiguity.Contiguity)
 
@@ -63,7 +64,8 @@ class Node:
         return self.rule.stock_key
 
     def __str__(self) -> str:
-        where = f" (iteration argument {self.position})" if self.position >= 0 else ""
+        what = "iteration argument" if self.op.name == "scf.for" else "result"
+        where = f" ({what} {self.position})" if self.position >= 0 else ""
         return f"{self.op.name}{where} at {self.op.location}"
 
 
@@ -146,12 +148,24 @@ def _loop_iteration_values(loop: Operation) -> list[tuple[int, Value, Value, Val
     return out
 
 
+def _branch_values(branch: Operation) -> list[tuple[int, list[Value], Value]]:
+    """Per tensor result i of an ``scf.if`` with both regions: (i, [then's and else's yielded
+    values], result)."""
+    yields = [region.blocks[0].operations[-1] for region in branch.regions]
+    out = []
+    for i, result in enumerate(branch.results):
+        if encoding_of(result) is None or any(len(y.operands) <= i for y in yields):
+            continue
+        out.append((i, [y.operands[i] for y in yields], result))
+    return out
+
+
 def build_graph(function: Operation, lines: ModuleLines, reorder_reductions: bool = False,
                 memory_ops: bool = False) -> LayoutGraph:
     nodes: list[Node] = []
     node_of_op: dict[int, int] = {}
     producer_of: dict[int, int] = {}
-    loop_nodes: dict[tuple[int, int], int] = {}      # (id(loop), position) -> node
+    loop_nodes: dict[tuple[int, int], int] = {}      # (id(scf.for or scf.if), position) -> node
     ops = [op for op in ops_under(function) if op is not function]
     pointers = PointerAnalysis(lines, lines.header(function), lines.of[id(function)].arguments)
     for op in ops:
@@ -164,6 +178,15 @@ def build_graph(function: Operation, lines: ModuleLines, reorder_reductions: boo
                 nodes.append(node)
                 loop_nodes[(id(op), i)] = node.index
                 producer_of[id(result)] = producer_of[id(argument)] = node.index
+            continue
+        if op.name == "scf.if" and len(op.regions) == 2 and all(r.blocks for r in op.regions):
+            for i, branches, result in _branch_values(op):
+                if len({encoding_of(v) for v in branches + [result]}) != 1:
+                    continue
+                node = Node(len(nodes), op, Rule("identity", encoding_of(result)), loop_weight(op, lines), i)
+                nodes.append(node)
+                loop_nodes[(id(op), i)] = node.index
+                producer_of[id(result)] = node.index
             continue
         rule = rule_for(op, lines.header(op), reorder_reductions, memory_ops)
         if rule is None:
@@ -188,7 +211,7 @@ def build_graph(function: Operation, lines: ModuleLines, reorder_reductions: boo
             consumer = node_of_op.get(id(op))
             if op.name == "scf.for" and position >= 3:
                 consumer = loop_nodes.get((id(op), position - 3))
-            elif op.name == "scf.yield" and op.parent_op is not None and op.parent_op.name == "scf.for":
+            elif op.name == "scf.yield" and op.parent_op is not None and op.parent_op.name in ("scf.for", "scf.if"):
                 consumer = loop_nodes.get((id(op.parent_op), position))
             private = consumer is not None and nodes[consumer].rule.kind == "convert"
             producer = producer_of.get(id(value))

@@ -23,12 +23,13 @@ splat ``arith.constant``
                                                                   1-D operands)
 ``ttg.convert_layout``    anything: the op *is* the conversion    ``K``
 ``scf.for`` iter arg i    init, yield in ``K``                    result, block argument ``K``
+``scf.if`` result i       both branches' yields in ``K``          result ``K``
 ``tt.load``/``tt.store``  pointer, mask, other value in ``K``     the loaded value in ``K``
 (outside loops, with
 ``memory_ops``)
 ========================  ======================================  ==============================
 
-Every other op (dots, atomics, memory descriptors, calls, ``scf.if``/``scf.while``,
+Every other op (dots, atomics, memory descriptors, calls, ``scf.while``,
 reshapes, ...) is **fixed**: its operands must arrive in the layouts they have today and its
 results keep theirs.  A rule applies to an op only if the op's types *today* obey it (an
 elementwise op whose operands differ in encoding, which Triton allows for some ops, stays

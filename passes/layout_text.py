@@ -184,8 +184,8 @@ class ModuleLines:
             raise TextMismatch(f"{op.name} at line {self.of[id(op)].header + 1} does not print {old[:60]}")
 
     def replace_type_at(self, op: Operation, position: int, old_encoding: str, new_encoding: str) -> None:
-        """In an ``scf.for`` (its result types ``-> (T0, T1, ...)``) or an ``scf.yield`` (``: T0,
-        T1``), replace the encoding of type number ``position``."""
+        """In an ``scf.for`` or ``scf.if`` (its result types ``-> (T0, T1, ...)``) or an
+        ``scf.yield`` (``: T0, T1``), replace the encoding of type number ``position``."""
         index = self.of[id(op)].header if op.name != "scf.yield" else self._yield_line(op)
         line = self.lines[index]
         if op.name == "scf.yield":
@@ -193,7 +193,9 @@ class ModuleLines:
             end = line.find(" loc(", start)
             end = len(line) if end < 0 else end
         else:
-            start = line.index(") -> (", line.index("iter_args(")) + len(") -> (")
+            # scf.for: "iter_args(...) -> (T0, T1) : i32 {"; scf.if: "scf.if %c -> (T0, T1) {"
+            after = line.index("iter_args(") if op.name == "scf.for" else line.index("scf.if")
+            start = line.index(" -> (", after) + len(" -> (")
             depth, end = 1, start
             while depth:
                 depth += {"(": 1, ")": -1}.get(line[end], 0)

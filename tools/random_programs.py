@@ -6,8 +6,8 @@ not change under it.
 and any layout is allowed to change it) from a seeded ``random.Random``: 2-D values (32x64) and
 1-D values (32, along dim 0) in random blocked and slice layouts, combined by the ops the pass
 has rules for (``arith.addi``, ``tt.expand_dims`` + ``tt.broadcast``, ``tt.reduce`` with
-``arith.maxsi``, ``tt.make_range``, ``tt.splat``, ``ttg.convert_layout``) and by an
-``scf.for`` with a loop-carried accumulator that is converted back and forth on every
+``arith.maxsi``, ``tt.make_range``, ``tt.splat``, ``ttg.convert_layout``), by ``scf.if``
+branches that yield a tensor and by an ``scf.for`` with a loop-carried accumulator that is converted back and forth on every
 iteration, ending in stores through fixed pointer arguments.  Whenever two values meet in
 different layouts, a conversion is inserted, as Triton does.
 
@@ -111,7 +111,8 @@ def random_program(rng: random.Random, steps: int = 8, kernel: bool = False) -> 
     two = [("%x", x_layout)]
     one = [("%v", v_layout)]
     for _ in range(steps):
-        kind = rng.choice(["convert2", "convert1", "add", "broadcast", "reduce", "range", "constant", "loop"])
+        kind = rng.choice(["convert2", "convert1", "add", "broadcast", "reduce", "range", "constant", "loop",
+                           "branch"])
         if kind == "convert2":
             two.append(w.convert(rng.choice(two), rng.choice(w.layouts2), 2))
         elif kind == "convert1":
@@ -150,6 +151,17 @@ def random_program(rng: random.Random, steps: int = 8, kernel: bool = False) -> 
             # constants once a conversion no longer stands between them
             w.emit(f"{c} = tt.splat %n : i32 -> {_t2(layout)}")
             two.append((c, layout))
+        elif kind == "branch":
+            layout = rng.choice(w.layouts2)
+            r = w.name()
+            w.emit(f"{r} = scf.if %cond -> ({_t2(layout)}) {{")
+            then = w.convert(rng.choice(two), layout, 2, indent=6)
+            w.emit(f"scf.yield {then[0]} : {_t2(layout)}", 6)
+            w.emit("} else {")
+            other = w.convert(rng.choice(two), layout, 2, indent=6)
+            w.emit(f"scf.yield {other[0]} : {_t2(layout)}", 6)
+            w.emit("}")
+            two.append((r, layout))
         else:
             init = rng.choice(two)
             inside = rng.choice(w.layouts2)
@@ -179,7 +191,8 @@ def random_program(rng: random.Random, steps: int = 8, kernel: bool = False) -> 
     else:
         signature = (f"%x: {_t2(x_layout)}, %v: {_t1(v_layout)}, %out: {_t2(out_layout, '!tt.ptr<i32>')}, "
                      f"%out1: {_t1(out1_layout, '!tt.ptr<i32>')}, %n: i32")
-    body = ["    %c0 = arith.constant 0 : i32", "    %c1 = arith.constant 1 : i32", "    %c4 = arith.constant 4 : i32"]
+    body = ["    %c0 = arith.constant 0 : i32", "    %c1 = arith.constant 1 : i32", "    %c4 = arith.constant 4 : i32",
+            "    %cond = arith.cmpi sgt, %n, %c1 : i32"]
     return "\n".join([HEADER, f"  tt.func public @random({signature}) {{", *body, *w.lines, "  }", "}", ""])
 
 
@@ -202,6 +215,16 @@ def structure(module) -> list:
             result = ("argument", value.index, owner.name if owner is not None else None, inputs)
         elif value.owner.name == "ttg.convert_layout":
             result = key(value.owner.operands[0])
+        elif value.owner.name in ("scf.if", "arith.select"):
+            # Written as a select (Triton's canonicalizer turns a branch that only yields into
+            # one, and a choice between two equal values into that value).
+            op = value.owner
+            if op.name == "scf.if":
+                options = [key(region.blocks[0].operations[-1].operands[value.index]) for region in op.regions]
+            else:
+                options = [key(v) for v in op.operands[1:]]
+            condition = key(op.operands[0])
+            result = options[0] if options[0] == options[1] else ("select", type_of(value), condition, *options)
         else:
             op = value.owner
             result = (op.name, value.index, type_of(value), tuple(key(v) for v in op.operands))
