@@ -41,6 +41,10 @@ MODEL_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "choice_mo
 FEATURES = ("shuffles", "alu", "shared_accesses", "wavefronts", "warp_barriers", "cta_barriers",
             "matrix_accesses", "scratch_kb")
 MIN_FAMILY = 5   # a family with fewer training conversions cannot show a gain: stock
+# "off" (or 0/false): never leave a conversion to stock on the model's word, as
+# ``ll-lower-conversions{stock_gate=false}`` does for one pipeline.  The unit tests set it (their
+# subject is our islands' structure and correctness), except those of the gate itself.
+GATE_VARIABLE = "LINEAR_LAYOUTS_STOCK_GATE"
 
 
 def plan_features(plan) -> tuple[float, ...]:
@@ -133,6 +137,8 @@ def decide(plan, target_name: str, triton_version: str, candidates=None, path: s
     None where no model answers for this target and release (the pick stands).  ``candidates``:
     a callable giving all verified candidates in the planner's order, asked for only when the
     model ranks by its own weights (the verifier runs on each)."""
+    if os.environ.get(GATE_VARIABLE, "").strip().lower() in ("0", "off", "false", "no"):
+        return None
     model = load_model(path)
     if model is None or not model.applies_to(target_name, triton_version):
         return None

@@ -13,6 +13,12 @@ from linear_layouts.lowering.planner import plan_candidates, plan_conversion
 from linear_layouts.lowering.verify import verify_plan
 
 
+@pytest.fixture(autouse=True)
+def _gate_on(monkeypatch):
+    """The suite turns the gate off (test/unit/conftest.py); these tests are about the gate."""
+    monkeypatch.delenv("LINEAR_LAYOUTS_STOCK_GATE", raising=False)
+
+
 # The model answers for triton 3.6: its layouts as 3.6 reads them, whichever Triton is installed.
 RELEASE = TritonConventions((3, 6))
 
@@ -157,3 +163,10 @@ def test_every_choice_is_a_verified_candidate_or_stock(pair):
         assert verify_plan(decision.plan).ok
         model = choice.load_model()
         assert pick.method in ("noop", "rename") or model.gates[decision.family]["decision"] == "ours"
+
+
+@pytest.mark.parametrize("value", ["off", "0", "false"])
+def test_the_environment_turns_the_gate_off(monkeypatch, value):
+    monkeypatch.setenv("LINEAR_LAYOUTS_STOCK_GATE", value)
+    choice.load_model.cache_clear()
+    assert choice.decide(_pick(SPT8, SPT4, (64, 128), 16), "sm_90", "3.6.0") is None

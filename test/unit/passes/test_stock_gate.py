@@ -7,6 +7,12 @@ import pytest
 from linear_layouts.passes import lower_conversions
 from linear_layouts.passes.lower_conversions import lower_text
 
+
+@pytest.fixture(autouse=True)
+def _gate_on(monkeypatch):
+    """The suite turns the gate off (test/unit/conftest.py); these tests are about the gate."""
+    monkeypatch.delenv("LINEAR_LAYOUTS_STOCK_GATE", raising=False)
+
 # Issue 25's first pair (64x128 f16, sizePerThread [1, 8] -> [1, 4], 4 warps): our old pick, a
 # shared-memory plan, ran 1.24x stock's 64 shuffles in a dependent chain on an H100.
 PAIR = """
