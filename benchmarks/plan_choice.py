@@ -557,8 +557,24 @@ def main(argv=None) -> int:
     parser.add_argument("--same-ptx", action="store_true",
                         help="no GPU: for the conversions of --from whose choice was more than 5%% slower than "
                              "stock, compile both again and say whether their PTX is the same, and stop")
+    parser.add_argument("--fresh", type=int, nargs="*", default=None, metavar="SEED",
+                        help="conversions no table has seen, drawn from these seeds (plan_contexts.fresh_cases), "
+                             "timed as a kernel sees them: stock and ours, round trips in a dependent chain, grid "
+                             "full and one program per SM; prints the geomean, the worst case and the count above 1.05")
+    parser.add_argument("--count", type=int, default=220, help="--fresh: conversions per seed")
+    parser.add_argument("--train", action="store_true", help="--fresh: time every candidate too (the model's fit)")
+    parser.add_argument("--table", action="store_true", help="--fresh: also time the plugin with the measured table on")
+    parser.add_argument("--corpus", action="store_true", help="--fresh: add the TTGIR corpus's conversions")
+    parser.add_argument("--issue-pairs", action="store_true", help="--fresh: add the three pairs of issue 25")
+    parser.add_argument("--independent", action="store_true",
+                        help="--fresh: also the old harness (one direction, independent conversions)")
+    parser.add_argument("--rep", type=int, default=20, help="--fresh: do_bench's rep (ms)")
+    parser.add_argument("--stem", default="", help="--fresh: the result files' name")
     args = parser.parse_args(argv)
     make_package_importable()
+    if args.fresh is not None:
+        from plan_contexts import main_fresh
+        return main_fresh(args, argv)
     if args.write_choices:
         return write_choices(args.results, args.write_choices)
     if args.same_ptx:

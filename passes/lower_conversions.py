@@ -106,6 +106,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..dialect.attributes import PaddedSharedEncoding
+from ..lowering import choice as model_choice
 from ..lowering import measured_choices
 from ..lowering.cost import plan_cost
 from ..lowering.cost_weights import CALIBRATED as CALIBRATED_WEIGHTS
@@ -418,7 +419,8 @@ def _target_of(module: Module, target: Optional[str]):
 
 def plan_module(module: Module, only: str = "", target: Optional[str] = None,
                 mode: str = "linear", candidate: int = 0,
-                measured: bool = True, candidate_for: str = "") -> list[tuple[Operation, ConvertOutcome]]:
+                measured: bool = True, candidate_for: str = "",
+                stock_gate: bool = True) -> list[tuple[Operation, ConvertOutcome]]:
     """Plan every convert of ``module``; outcomes with a plan we own have ``plan`` set.
     ``mode="legacy"``: plans of ``lowering.legacy`` instead of the planner's.  ``candidate``:
     the planner's ``rank`` (0, the cheapest by the cost model; others for benchmarks).
@@ -426,7 +428,8 @@ def plan_module(module: Module, only: str = "", target: Optional[str] = None,
     candidate or than stock Triton (``lowering.measured_choices``), follow the measurement.
     ``candidate_for``: ``KEY:RANK,...`` (``measured_choices.conversion_key``): those conversions
     take candidate RANK, every other one is planned as usual (benchmarks/kernel_choice.py times
-    one conversion of a kernel at a time this way)."""
+    one conversion of a kernel at a time this way).  ``stock_gate``: stock Triton's lowering is a
+    candidate too, taken where the choice model cannot show a gain (``lowering.choice``)."""
     owned = _owned_methods(only)
     ranks = _parse_candidate_for(candidate_for)
     if mode not in MODES:
@@ -459,7 +462,7 @@ def plan_module(module: Module, only: str = "", target: Optional[str] = None,
         elif op.name == "ttg.local_alloc":
             _plan_local_alloc(module, op, hw_target, outcome, mode)
         else:
-            _plan_convert(module, op, hw_target, outcome, mode, owned, ranks, candidate, measured)
+            _plan_convert(module, op, hw_target, outcome, mode, owned, ranks, candidate, measured, stock_gate)
         if outcome.plan is not None:
             problem = layout_warps_problem(group, *(getattr(outcome.plan, name) for name in ("src", "dst")
                                                     if getattr(outcome.plan, name, None) is not None))
@@ -469,7 +472,7 @@ def plan_module(module: Module, only: str = "", target: Optional[str] = None,
 
 
 def _plan_convert(module: Module, op: Operation, hw_target, outcome: ConvertOutcome, mode: str, owned,
-                  ranks: dict, candidate: int, measured: bool) -> None:
+                  ranks: dict, candidate: int, measured: bool, stock_gate: bool = True) -> None:
     """Plan one ``ttg.convert_layout`` (sets ``outcome.plan``, or ``outcome.reason``)."""
     source, result = op.operands[0], op.results[0]
     try:
@@ -501,6 +504,8 @@ def _plan_convert(module: Module, op: Operation, hw_target, outcome: ConvertOutc
             plan, stock_is_faster = _follow_measurement(plan, src, dst, bits, hw_target, outcome)
             if stock_is_faster:
                 return
+        if plan and stock_gate and candidate == 0 and _follow_model(plan, src, dst, bits, hw_target, outcome):
+            return
     if not plan:
         outcome.reason = plan.reason
         return
@@ -684,6 +689,17 @@ def _follow_measurement(plan, src, dst, bits, target, outcome: ConvertOutcome):
     return alternative, False
 
 
+def _follow_model(plan, src, dst, bits, target, outcome: ConvertOutcome) -> bool:
+    """Whether the choice model (``lowering.choice``: fitted to dependent-chain times for this
+    target and Triton release) leaves the conversion to stock Triton; sets the remark."""
+    decision = model_choice.decide(plan, target.name, triton_version())
+    if decision is None or decision.plan is not None:
+        return False
+    outcome.method = plan.method
+    outcome.reason = decision.reason
+    return True
+
+
 # Plans made in this process, by (source, destination, element bits, target).  The planner is
 # a pure function of these (and verifies every plan it returns), and real programs ask for the
 # same conversion again and again: every autotuning config, every recompile of a kernel.
@@ -740,11 +756,11 @@ def _strict_check() -> bool:
 
 def lower_module(module: Module, only: str = "", target: Optional[str] = None,
                  mode: str = "linear", verify: str = "emitted", candidate: int = 0,
-                 measured: bool = True, candidate_for: str = "") -> list[ConvertOutcome]:
+                 measured: bool = True, candidate_for: str = "", stock_gate: bool = True) -> list[ConvertOutcome]:
     """Replace every convert we can lower by its island (in place); return every outcome."""
     if verify not in VERIFY_LEVELS:
         raise PassFailure(None, f"option verify={verify}: unknown level (known: {', '.join(VERIFY_LEVELS)})")
-    planned = plan_module(module, only, target, mode, candidate, measured, candidate_for)
+    planned = plan_module(module, only, target, mode, candidate, measured, candidate_for, stock_gate)
     shared_ops = [op for op, o in planned if o.plan is not None
                   and o.plan.method in (Method.SHARED, LOCAL_LOAD, LOCAL_STORE)]
     guards = _needs_guards(module, shared_ops)
@@ -939,6 +955,10 @@ class LowerConversions(ModulePass):
     # take candidate RANK ("stock": left to Triton), the others are planned as usual: benchmarks/kernel_choice.py times
     # one conversion of a kernel with several at a time.
     candidate_for: str = ""
+    # Stock Triton's lowering is a candidate: where the choice model (lowering/choice.py, fitted
+    # for this target and Triton release) cannot show a gain larger than its error, the convert
+    # is left to Triton.  false: always our plan (tests of a lowering's structure).
+    stock_gate: bool = True
 
     def check_options(self) -> Optional[str]:
         names = [n.strip() for n in self.only.split(",") if n.strip()]
@@ -966,7 +986,7 @@ class LowerConversions(ModulePass):
     def apply(self, module: Module, context: PassContext) -> None:
         target = self.target or getattr(context, "target", None) or None
         outcomes = lower_module(module, self.only, target, self.mode, self.verify, self.candidate, self.measured,
-                                self.candidate_for)
+                                self.candidate_for, self.stock_gate)
         if self.remarks or getattr(context, "remarks", False):
             for outcome in outcomes:
                 context.report(outcome.remark())
@@ -975,10 +995,11 @@ class LowerConversions(ModulePass):
 def lower_text(text: str, only: str = "", target: Optional[str] = None,
                filename: str = "<module>", mode: str = "linear",
                verify: str = "emitted", measured: bool = True,
-               candidate_for: str = "") -> tuple[str, list[ConvertOutcome]]:
+               candidate_for: str = "", stock_gate: bool = True) -> tuple[str, list[ConvertOutcome]]:
     """The Python API: TTGIR text in, TTGIR text with islands out (plus every outcome).
     Hand the result to ``triton.compile`` (as a ``.ttgir`` file) for PTX/cubin or AMDGCN/hsaco."""
     from .snapshot import parse_module
     module = parse_module(text, filename)
-    outcomes = lower_module(module, only, target, mode, verify, measured=measured, candidate_for=candidate_for)
+    outcomes = lower_module(module, only, target, mode, verify, measured=measured, candidate_for=candidate_for,
+                            stock_gate=stock_gate)
     return module.print(debuginfo=True), outcomes

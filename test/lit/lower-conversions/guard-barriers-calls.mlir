@@ -1,5 +1,5 @@
-// RUN: ll-opt %s --split-input-file -p ll-lower-conversions --remarks 2>&1 >/dev/null | FileCheck %s
-// RUN: ll-opt %s --split-input-file -p ll-lower-conversions --emit ptx | FileCheck %s --check-prefix=PTX
+// RUN: ll-opt %s --split-input-file -p "ll-lower-conversions{stock_gate=false}" --remarks 2>&1 >/dev/null | FileCheck %s
+// RUN: ll-opt %s --split-input-file -p "ll-lower-conversions{stock_gate=false}" --emit ptx | FileCheck %s --check-prefix=PTX
 
 // Guard barriers and calls (issue 24, "calls race").  A noinline helper whose island goes
 // through shared memory, called twice in a row: the second call's stores may overwrite bytes

@@ -1,4 +1,4 @@
-// RUN: ll-opt %s --split-input-file -p ll-lower-conversions --remarks 2>&1 | FileCheck %s
+// RUN: ll-opt %s --split-input-file -p "ll-lower-conversions{stock_gate=false}" --remarks 2>&1 | FileCheck %s
 
 // Guard barriers around a shared-memory island.  Triton's barrier analysis cannot see our
 // island's accesses, so when Triton's own shared-memory users run in the same kernel we add a

@@ -1,5 +1,5 @@
-// RUN: ll-opt %s -p ll-lower-conversions --remarks 2>&1 | FileCheck %s --check-prefix=IR
-// RUN: ll-opt %s -p ll-lower-conversions --emit ptx | FileCheck %s --check-prefix=PTX
+// RUN: ll-opt %s -p "ll-lower-conversions{stock_gate=false}" --remarks 2>&1 | FileCheck %s --check-prefix=IR
+// RUN: ll-opt %s -p "ll-lower-conversions{stock_gate=false}" --emit ptx | FileCheck %s --check-prefix=PTX
 
 // A Hopper matmul epilogue: the wgmma accumulator (fp16, 4 warps) goes to a row-major
 // blocked layout for the global store.  The plan stores with stmatrix.x4 (each lane supplies

@@ -1,6 +1,6 @@
-// RUN: ll-opt %s -p ll-attach-layouts,ll-classify-conversions,ll-lower-conversions -o %t.once
-// RUN: ll-opt %s -p ll-attach-layouts,ll-classify-conversions,ll-lower-conversions,ll-lower-conversions -o %t.twice
-// RUN: ll-opt %t.once -p ll-lower-conversions -o %t.again
+// RUN: ll-opt %s -p ll-attach-layouts,ll-classify-conversions,ll-lower-conversions{stock_gate=false} -o %t.once
+// RUN: ll-opt %s -p ll-attach-layouts,ll-classify-conversions,ll-lower-conversions{stock_gate=false},ll-lower-conversions{stock_gate=false} -o %t.twice
+// RUN: ll-opt %t.once -p "ll-lower-conversions{stock_gate=false}" -o %t.again
 // RUN: diff %t.once %t.twice
 // RUN: diff %t.once %t.again
 // RUN: FileCheck %s < %t.again

@@ -1,4 +1,4 @@
-// RUN: ll-opt %s --split-input-file -p ll-lower-conversions --remarks 2>&1 >%t | FileCheck %s --check-prefix=REMARK
+// RUN: ll-opt %s --split-input-file -p "ll-lower-conversions{stock_gate=false}" --remarks 2>&1 >%t | FileCheck %s --check-prefix=REMARK
 // RUN: FileCheck %s --input-file=%t
 
 // Islands inside a warp-specialized kernel.  The default region (and the code around the

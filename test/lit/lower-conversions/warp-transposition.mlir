@@ -1,5 +1,5 @@
-// RUN: ll-opt %s -p "ll-lower-conversions{measured=false}" --remarks 2>&1 | FileCheck %s --check-prefix=IR
-// RUN: ll-opt %s -p "ll-lower-conversions{measured=false}" --emit ptx | FileCheck %s --check-prefix=PTX
+// RUN: ll-opt %s -p "ll-lower-conversions{measured=false stock_gate=false}" --remarks 2>&1 | FileCheck %s --check-prefix=IR
+// RUN: ll-opt %s -p "ll-lower-conversions{measured=false stock_gate=false}" --emit ptx | FileCheck %s --check-prefix=PTX
 // (measured=false: the cost model's own plan.  With triton 3.6 a recorded H100 measurement sends
 // this conversion to stock Triton, whose 2 shuffles ran 10% faster; test/unit/lowering/test_plan_candidates.py.)
 

@@ -58,9 +58,10 @@ def _ll_opt(pipeline, tmp_path):
 
 
 def test_candidate_option_emits_that_candidate(tmp_path):
-    # measured=false: the cost model's own pick (a recorded measurement sends this conversion
+    # measured=false stock_gate=false: the cost model's own pick (a recorded measurement, and the
+    # choice model under triton 3.6, send this conversion
     # to stock Triton under triton 3.6, see test_measured_choices below).
-    first = _ll_opt("ll-lower-conversions{measured=false}", tmp_path)
+    first = _ll_opt("ll-lower-conversions{measured=false stock_gate=false}", tmp_path)
     second = _ll_opt("ll-lower-conversions{candidate=1}", tmp_path)
     assert first.returncode == 0 and second.returncode == 0, first.stderr + second.stderr
     assert "shfl.sync" in first.stdout and "st.shared" not in first.stdout

@@ -1,0 +1,237 @@
+"""Fit the choice model (``lowering/choice.py``) to plan times measured the way a kernel sees them,
+and report its accuracy on held-out folds split by source kernel and by layout family.
+
+    python benchmarks/fit_choice.py benchmarks/results/plan_train.json \
+        --out benchmarks/results/choice_fit.md --write lowering/choice_model.json
+
+Input: ``plan_choice.py --fresh SEED --train`` (every verified candidate of the forward
+conversion, the return trip left to stock, and stock itself, timed in a dependent chain with the
+grid full and with one program per SM).  Each candidate's time is the worse of its two contexts,
+as a ratio to stock's.
+
+The model has two parts:
+
+1. a linear cost per candidate (``choice.FEATURES``: shuffles, selects, shared accesses,
+   wavefronts, barriers, matrix accesses, per warp), fitted by least squares to the candidates'
+   time differences within each conversion (in both contexts, in microseconds per round trip of a
+   program); it ranks our candidates;
+2. a gate per plan family (``choice.family_of``: scope, method, matrix accesses, one warp or
+   more): the ratio model-pick / stock over the family's training conversions; the family keeps
+   our plan only when its geometric mean gain exceeds its own spread (geomean * exp(std of the
+   log ratios) < 1) on at least ``MIN_FAMILY`` conversions.  Everywhere else stock's lowering is
+   taken.
+
+Held-out folds (never random rows): (a) by source kernel: every corpus kernel file is a group,
+the fresh conversions of one draw are split into five groups; (b) by layout family: blocked,
+sizePerThread changes, slices, MMA, linear, corpus, leave one out.  Each fold fits both parts on
+the other groups and scores the held-out ones: the choice (our pick or stock) within 3% of the
+fastest measured option, the worst choice / stock, the geometric mean choice / stock.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+from collections import defaultdict
+
+import numpy as np
+
+from checkout import geomean, make_package_importable  # noqa: E402
+
+WITHIN = 1.03
+Z = 2.0
+
+
+def load(path: str):
+    """One entry per conversion: its rows' candidates (features, worse-context ratio to stock,
+    chain and latency microseconds) and the plan family of each."""
+    make_package_importable()
+    from plan_choice import release
+    from linear_layouts.dialect.encodings import to_linear_layout
+    from linear_layouts.lowering import choice
+    from linear_layouts.lowering.planner import plan_candidates
+    from linear_layouts.lowering.verify import verify_plan
+
+    data = json.load(open(path))
+    version = release(data["environment"]["triton"])
+    out = []
+    for row in data["rows"]:
+        stock = {c: row["modes"]["stock"].get(c, {}).get("us") for c in ("chain", "latency")}
+        if not all(stock.values()):
+            continue
+        shape = tuple(row["shape"])
+        src = to_linear_layout(row["src"], shape, conventions=version)
+        dst = to_linear_layout(row["dst"], shape, conventions=version)
+        plans, scope = plan_candidates(src, dst, row["bits"], "sm_90")
+        plans = [p for p in plans if verify_plan(p).ok]
+        cands = []
+        for k, plan in enumerate(plans):
+            times = {c: row["modes"].get(f"cand{k}", {}).get(c, {}).get("us") for c in ("chain", "latency")}
+            if not all(times.values()):
+                cands = []
+                break
+            ratio = max(times[c] / stock[c] for c in times)
+            cands.append({"f": choice.plan_features(plan), "family": choice.family_of(plan, str(scope)),
+                          "ratio": ratio, "us": times})
+        if not cands:
+            continue
+        origin = row["family"]
+        out.append({"case": row["case"], "origin": origin, "cands": cands, "stock": stock,
+                    "layout_family": origin if origin.startswith("fresh:") or origin == "issue25" else "corpus"})
+    return out, data["environment"]
+
+
+def fit_weights(cases) -> np.ndarray:
+    """Least squares on within-conversion differences (each candidate's time minus its
+    conversion's mean), both contexts stacked, microseconds per round trip per program."""
+    X, y = [], []
+    for case in cases:
+        if len(case["cands"]) < 2:
+            continue
+        F = np.array([c["f"] for c in case["cands"]], float)
+        for context, iterations in (("chain", 256), ("latency", 256)):
+            t = np.array([c["us"][context] for c in case["cands"]]) / iterations
+            X.append(F - F.mean(axis=0))
+            y.append(t - t.mean())
+    X, y = np.vstack(X), np.concatenate(y)
+    w, *_ = np.linalg.lstsq(X, y, rcond=None)
+    return np.maximum(w, 0.0)   # a cost is never a gain: negative fits are noise or collinearity
+
+
+def pick(case, w) -> dict:
+    if w is None:   # the planner's order: the cost model's rank 0
+        return case["cands"][0]
+    scores = [float(np.dot(w, c["f"])) for c in case["cands"]]
+    k = min(range(len(scores)), key=lambda i: (scores[i], i))   # ties: the planner's order
+    return case["cands"][k]
+
+
+def fit_gates(cases, w, min_family: int) -> dict:
+    by = defaultdict(list)
+    for case in cases:
+        chosen = pick(case, w)
+        by[chosen["family"]].append(chosen["ratio"])
+    gates = {}
+    for family, ratios in sorted(by.items()):
+        logs = np.log(ratios)
+        mean, spread = float(logs.mean()), float(logs.std(ddof=1)) if len(logs) > 1 else float("inf")
+        # the model's error on the family: Z standard errors of its mean log ratio
+        keep = len(ratios) >= min_family and mean + Z * spread / math.sqrt(len(ratios)) < 0
+        gates[family] = {"decision": "ours" if keep else "stock", "n": len(ratios),
+                         "geomean_pick_over_stock": round(math.exp(mean), 4),
+                         "spread": round(math.exp(spread), 4) if math.isfinite(spread) else None,
+                         "worst": round(max(ratios), 4)}
+    return gates
+
+
+def decide(case, w, gates) -> float:
+    """The choice's worse-context time over stock's (1.0: stock taken)."""
+    chosen = pick(case, w)
+    gate = gates.get(chosen["family"], {"decision": "stock"})
+    return chosen["ratio"] if gate["decision"] == "ours" else 1.0
+
+
+def score(cases, w, gates) -> dict:
+    ratios, close = [], 0
+    for case in cases:
+        r = decide(case, w, gates)
+        fastest = min([1.0] + [c["ratio"] for c in case["cands"]])
+        close += r <= WITHIN * fastest
+        ratios.append(r)
+    return {"n": len(cases), "close": close, "geomean": geomean(ratios), "worst": max(ratios) if ratios else None,
+            "above": sum(1 for r in ratios if r > 1.05)}
+
+
+def folds(cases, key, groups_of):
+    groups = defaultdict(list)
+    for case in cases:
+        groups[groups_of(case)].append(case)
+    for name in sorted(groups):
+        test = groups[name]
+        train = [c for c in cases if groups_of(c) != name]
+        yield name, train, test
+
+
+def source_group(case) -> str:
+    if case["origin"].startswith("fresh:"):
+        return f"fresh draw, part {int(case['case'].split('/')[1].split(':')[0]) % 5}"
+    return case["origin"]
+
+
+def main(argv=None) -> int:
+    from linear_layouts.lowering import choice
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("train_json")
+    parser.add_argument("--out", default="")
+    parser.add_argument("--write", default="", help="write the model fitted on all conversions here")
+    parser.add_argument("--min-family", type=int, default=choice.MIN_FAMILY)
+    args = parser.parse_args(argv)
+    cases, environment = load(args.train_json)
+    fitted = fit_weights(cases)
+    # Which ranking to ship: the fitted weights only if they beat the planner's order (the cost
+    # model's rank 0) on held-out source-kernel folds.
+    held = {"fitted": [], "current": []}
+    for _, train, test in folds(cases, "", source_group):
+        wt = fit_weights(train)
+        for name, weights in (("fitted", wt), ("current", None)):
+            held[name] += [pick(c, weights)["ratio"] / min(x["ratio"] for x in c["cands"]) for c in test]
+    use_fitted = geomean(held["fitted"]) < geomean(held["current"])
+    w = fitted if use_fitted else None
+    gates = fit_gates(cases, w, args.min_family)
+    lines = ["# The choice model: fitted to plan times in a dependent chain, scored on held-out folds", "",
+             f"Produced by `python benchmarks/fit_choice.py {' '.join(argv or sys.argv[1:])}` from "
+             f"{environment.get('gpu')}, triton {environment.get('triton')}.", "",
+             f"Conversions: {len(cases)}; features: {', '.join(choice.FEATURES)}.", "",
+             f"Weights (us per round trip of a program, fitted on all): "
+             f"{', '.join(f'{n}={x:.4f}' for n, x in zip(choice.FEATURES, fitted))}.", "",
+             f"Ranking our candidates, held out by source kernel, geomean pick / fastest of ours: fitted "
+             f"{geomean(held['fitted']):.3f}, the cost model's rank 0 {geomean(held['current']):.3f}: "
+             f"{'the fitted weights rank' if use_fitted else 'the fit does not generalise; rank 0 ranks'}.", "",
+             "Gates fitted on all conversions (ratio: the model's pick over stock, worse context):", "",
+             "| plan family | n | geomean pick/stock | spread | worst | decision |", "|---|---:|---:|---:|---:|---|"]
+    for family, g in gates.items():
+        lines.append(f"| {family} | {g['n']} | {g['geomean_pick_over_stock']:.3f} | {g['spread']} | {g['worst']:.3f} | "
+                     f"{g['decision']} |")
+    old = {"n": len(cases)}
+    old_ratios = [c["cands"][0]["ratio"] for c in cases]
+    old["close"] = sum(1 for c, r in zip(cases, old_ratios) if r <= WITHIN * min([1.0] + [x["ratio"] for x in c["cands"]]))
+    lines += ["", f"Before (the cost model's rank 0, no gate), in-sample: within 3% of the fastest "
+              f"{old['close']}/{old['n']}, geomean / stock {geomean(old_ratios):.3f}, worst {max(old_ratios):.3f}, "
+              f"above 1.05: {sum(1 for r in old_ratios if r > 1.05)}.", ""]
+    for title, grouping in (("by source kernel", source_group), ("by layout family", lambda c: c["layout_family"])):
+        lines += [f"Held out {title} (fit on the other groups, score this one):", "",
+                  "| held-out group | n | within 3% of fastest | geomean choice/stock | worst | above 1.05 |",
+                  "|---|---:|---:|---:|---:|---:|"]
+        total_close = total_n = total_above = 0
+        all_ratios = []
+        for name, train, test in folds(cases, title, grouping):
+            wt = fit_weights(train) if use_fitted else None
+            gt = fit_gates(train, wt, args.min_family)
+            s = score(test, wt, gt)
+            total_close += s["close"]
+            total_n += s["n"]
+            total_above += s["above"]
+            all_ratios += [decide(c, wt, gt) for c in test]
+            lines.append(f"| {name} | {s['n']} | {s['close']} | {s['geomean']:.3f} | {s['worst']:.3f} | {s['above']} |")
+        lines += [f"| **all** | {total_n} | {total_close} ({100 * total_close / total_n:.1f}%) | "
+                  f"{geomean(all_ratios):.3f} | {max(all_ratios):.3f} | {total_above} |", ""]
+    text = "\n".join(lines) + "\n"
+    if args.out:
+        open(args.out, "w").write(text)
+    print(text)
+    if args.write:
+        model = {"target": "sm_90", "measured_on": environment.get("gpu"), "triton": environment.get("triton"),
+                 "made_by": f"python benchmarks/fit_choice.py {' '.join(argv or sys.argv[1:])}",
+                 "features": list(choice.FEATURES),
+                 "weights": None if w is None else [round(float(x), 6) for x in w], "gates": gates}
+        with open(args.write, "w") as f:
+            json.dump(model, f, indent=1)
+            f.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

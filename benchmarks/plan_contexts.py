@@ -1,0 +1,485 @@
+"""Conversions timed the way a kernel sees them (issue 25), and fresh conversions no table has seen.
+
+    python benchmarks/plan_choice.py --fresh 101 --count 220      # stock vs ours, a fresh seed
+    python benchmarks/plan_choice.py --train --fresh 1 --count 150  # every candidate, for the fit
+
+Why the same pair measured 2x apart.  ``benchmarks/conversions.py``'s timing kernel converts
+``x + i`` from A to B in a loop and adds the result to an accumulator: iteration i+1's
+conversion does not depend on iteration i's, so a warp keeps several conversions in flight
+(shared-memory plans overlap their stores, barriers and loads across iterations), and only the
+direction A -> B is timed.  A kernel sees conversions on its critical path: the round trip
+A -> B -> A of an epilogue or a reduction, where each conversion waits for the one before.  A
+shared-memory plan pays its whole latency (stores, barrier, loads: ~0.5 us) once per conversion
+there; a shuffle plan pays a few shuffle latencies.  So a plan that wins in the independent
+harness can lose 2x on the dependent chain (the pair of issue 25: 0.57 vs 0.71 ms independent,
+528 vs 285 ns per round trip in a chain).
+
+The contexts timed here, each on the same compiled kernels:
+
+* ``chain``: A -> B -> A, each conversion depending on the one before (``CHAIN_ITERATIONS``
+  round trips), grid full (4 programs per SM): throughput and latency together;
+* ``latency``: the same kernel with one program per SM: the round trip's latency alone;
+* ``independent``: the old harness (one direction, independent iterations), only where asked
+  (``--independent``), to show the disagreement.
+
+A choice is judged by its worst context: a win in one and a loss of more than 3% in another is
+not a win.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import re
+import sys
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor
+
+from checkout import geomean, make_package_importable  # noqa: E402
+from conversions import INT_TYPE, Case, _wrap, kernel_ttgir  # noqa: E402
+
+CHAIN_ITERATIONS = 256
+ABOVE = 1.05
+
+
+# --------------------------------------------------------------------------- kernels
+
+def chain_ttgir(case: Case, iterations: int = CHAIN_ITERATIONS) -> str:
+    """``kernel_ttgir``'s module with its loop replaced by a dependent round trip:
+    ``a = convert(convert(a + i, A -> B), B -> A)``; the result is ``x + sum(range(iterations))``."""
+    text = kernel_ttgir(case)
+    dims = "x".join(map(str, case.shape))
+    ty = INT_TYPE[case.bits]
+    src_t, dst_t = f"tensor<{dims}x{ty}, {case.src}>", f"tensor<{dims}x{ty}, {case.dst}>"
+    start = text.index("    %cn = arith.constant")
+    end = text.index("    %accs = ttg.local_alloc")
+    loop = [f"    %cn = arith.constant {iterations} : i32",
+            f"    %acc = scf.for %i = %c0 to %cn step %c1 iter_args(%a = %x) -> ({src_t})  : i32 {{"]
+    if ty == "i32":
+        loop.append("      %ik = arith.addi %i, %c0 : i32")
+    elif case.bits < 32:
+        loop.append(f"      %ik = arith.trunci %i : i32 to {ty}")
+    else:
+        loop.append(f"      %ik = arith.extsi %i : i32 to {ty}")
+    loop += [f"      %is = tt.splat %ik : {ty} -> {src_t}",
+             f"      %xi = arith.addi %a, %is : {src_t}",
+             f"      %y = ttg.convert_layout %xi : {src_t} -> {dst_t}",
+             f"      %z = ttg.convert_layout %y : {dst_t} -> {src_t}",
+             f"      scf.yield %z : {src_t}",
+             "    }"]
+    body = text[:start] + "\n".join(loop) + "\n" + text[end:]
+    body = body.replace(f"%accs = ttg.local_alloc %acc : ({dst_t})", f"%accs = ttg.local_alloc %acc : ({src_t})")
+    return body
+
+
+# --------------------------------------------------------------------------- fresh conversions
+
+def _pow2_split(total: int, parts: int, rng: random.Random) -> list[int]:
+    out = [1] * parts
+    while total > 1:
+        out[rng.randrange(parts)] *= 2
+        total //= 2
+    return out
+
+
+def _blocked(size, threads, warps, order) -> str:
+    return (f"#ttg.blocked<{{sizePerThread = {list(size)}, threadsPerWarp = {list(threads)}, "
+            f"warpsPerCTA = {list(warps)}, order = {list(order)}}}>")
+
+
+def _random_blocked(rank, num_warps, rng) -> str:
+    threads, warps = _pow2_split(32, rank, rng), _pow2_split(num_warps, rank, rng)
+    size = [rng.choice([1, 1, 2, 4, 8]) for _ in range(rank)]
+    order = list(range(rank))
+    rng.shuffle(order)
+    return _blocked(size, threads, warps, order)
+
+
+def _spt_change(rank, num_warps, rng) -> tuple[str, str]:
+    """A blocked layout and the same with its fastest dim's sizePerThread doubled or halved (as a
+    reduction's or an epilogue's vector width changes)."""
+    threads, warps = _pow2_split(32, rank, rng), _pow2_split(num_warps, rank, rng)
+    order = list(range(rank))[::-1] if rng.random() < 0.8 else list(range(rank))
+    size = [1] * rank
+    fast = order[0]
+    a = rng.choice([1, 2, 4, 8])
+    b = a * 2 if a == 1 or (a < 8 and rng.random() < 0.5) else a // 2
+    size[fast] = a
+    other = list(size)
+    other[fast] = b
+    return _blocked(size, threads, warps, order), _blocked(other, threads, warps, order)
+
+
+def _random_linear(shape, num_warps, rng) -> str:
+    """A random distributed linear layout: the tensor's bits dealt to registers, lanes and warps
+    (zero bases where the tensor is too small: broadcast)."""
+    bits = [(d, 1 << k) for d in range(len(shape)) for k in range(int(math.log2(shape[d])))]
+    rng.shuffle(bits)
+    lanes, warps = 5, int(math.log2(num_warps))
+    zero = [0] * len(shape)
+
+    def basis(item):
+        if item is None:
+            return list(zero)
+        v = list(zero)
+        v[item[0]] = item[1]
+        return v
+    # lanes and warps first take bits; the rest are registers, in a random order
+    pool = list(bits)
+    lane = [pool.pop() if pool else None for _ in range(lanes)]
+    warp = [pool.pop() if pool else None for _ in range(warps)]
+    reg = pool
+    fmt = lambda items: "[" + ", ".join(str(basis(i)) for i in items) + "]"  # noqa: E731
+    return f"#ttg.linear<{{register = {fmt(reg)}, lane = {fmt(lane)}, warp = {fmt(warp)}, block = []}}>"
+
+
+def _random_mma(shape, num_warps, rng):
+    if num_warps >= 4 and rng.random() < 0.5:
+        n = rng.choice([n for n in (8, 16, 32, 64, 128) if n <= shape[1]] or [8])
+        warps = [num_warps, 1] if rng.random() < 0.6 or num_warps == 4 else [4, num_warps // 4]
+        return (f"#ttg.nvidia_mma<{{versionMajor = 3, versionMinor = 0, warpsPerCTA = {warps}, "
+                f"instrShape = [16, {n}, 16]}}>")
+    warps = _pow2_split(num_warps, 2, rng)
+    return f"#ttg.nvidia_mma<{{versionMajor = 2, versionMinor = 0, warpsPerCTA = {warps}, instrShape = [16, 8]}}>"
+
+
+FAMILIES = ("blocked", "spt", "slice", "mma", "linear")
+
+
+def fresh_cases(seed: int, count: int) -> list[Case]:
+    """``count`` conversions drawn from ``seed``: blocked <-> blocked, sizePerThread changes,
+    slices of 2-D blocked layouts (1-D tensors), MMA accumulators <-> blocked, and random linear
+    layouts; 1 to 8 warps, 1-D and 2-D, 8- to 64-bit elements.  Each case's ``origin`` names its
+    family (``fresh:<family>``).  A case the planner cannot take is skipped (``usable``)."""
+    rng = random.Random(seed)
+    cases, seen = [], set()
+    attempts = 0
+    while len(cases) < count and attempts < 50 * count:
+        attempts += 1
+        family = rng.choice(FAMILIES)
+        num_warps = rng.choice([1, 2, 4, 4, 8])
+        bits = rng.choice([8, 16, 16, 32, 32, 64])
+        if family in ("slice",) or (family in ("blocked", "spt", "linear") and rng.random() < 0.3):
+            shape = (1 << rng.randint(6, 12),)
+        else:
+            shape = (1 << rng.randint(3, 7), 1 << rng.randint(3, 8))
+        size = 1
+        for s in shape:
+            size *= s
+        if not 64 <= size <= 16384:
+            continue
+        rank = len(shape)
+        if family == "blocked":
+            src, dst = _random_blocked(rank, num_warps, rng), _random_blocked(rank, num_warps, rng)
+            if rng.random() < 0.5:
+                dst = re.sub(r"warpsPerCTA = \[[^\]]*\]", re.search(r"warpsPerCTA = \[[^\]]*\]", src).group(0), dst)
+        elif family == "spt":
+            src, dst = _spt_change(rank, num_warps, rng)
+        elif family == "slice":
+            parent = _random_blocked(2, num_warps, rng)
+            src = f"#ttg.slice<{{dim = {rng.randrange(2)}, parent = {parent}}}>"
+            dst = _random_blocked(1, num_warps, rng) if rng.random() < 0.6 else \
+                f"#ttg.slice<{{dim = {rng.randrange(2)}, parent = {_random_blocked(2, num_warps, rng)}}}>"
+        elif family == "mma":
+            if rank != 2 or shape[0] < 16 or shape[1] < 8:
+                continue
+            src, dst = _random_mma(shape, num_warps, rng), _random_blocked(2, num_warps, rng)
+            bits = rng.choice([16, 32, 32])
+        else:
+            src = _random_linear(shape, num_warps, rng)
+            dst = _random_linear(shape, num_warps, rng) if rng.random() < 0.5 else _random_blocked(rank, num_warps, rng)
+        if rng.random() < 0.5:
+            src, dst = dst, src
+        key = (src, dst, shape, bits, num_warps)
+        if src == dst or key in seen or not usable(src, dst, shape, bits):
+            continue
+        seen.add(key)
+        dims = "x".join(map(str, shape))
+        cases.append(Case(f"fresh{seed}/{len(cases)}:{family}:{dims}:i{bits}:w{num_warps}", "", src, dst, shape,
+                          bits, num_warps, f"fresh:{family}"))
+    return cases
+
+
+def usable(src: str, dst: str, shape, bits) -> bool:
+    """Both layouts parse for this shape, hold at most 64 32-bit registers per thread, and the
+    conversion has at least one verified plan in each direction (not a no-op or a rename: those
+    cost nothing either way)."""
+    from linear_layouts.dialect.encodings import to_linear_layout
+    from linear_layouts.lowering.planner import plan_conversion
+    try:
+        a, b = to_linear_layout(src, shape), to_linear_layout(dst, shape)
+        # At most 64 32-bit registers per thread in either layout (replication included): more
+        # is a kernel nobody writes, and ptxas takes a minute over each (an H100 run spent 5
+        # minutes compiling a few such draws).
+        words = max(1, bits // 32)
+        if max(x.in_dim_size("register") for x in (a, b)) * words > 64:
+            return False
+        forward, back = plan_conversion(a, b, bits, "sm_90"), plan_conversion(b, a, bits, "sm_90")
+    except Exception:  # noqa: BLE001 - any layout our parser or planner rejects is not drawn
+        return False
+    return bool(forward) and bool(back) and forward.method not in ("noop", "rename")
+
+
+# --------------------------------------------------------------------------- modes
+
+def keys_of(case: Case):
+    from linear_layouts.dialect.encodings import to_linear_layout
+    from linear_layouts.lowering.measured_choices import conversion_key
+    a, b = to_linear_layout(case.src_resolved, case.shape), to_linear_layout(case.dst_resolved, case.shape)
+    return conversion_key(a, b, case.bits, "sm_90"), conversion_key(b, a, case.bits, "sm_90")
+
+
+def candidate_count(case: Case) -> int:
+    """How many verified candidates the forward conversion has."""
+    from linear_layouts.dialect.encodings import to_linear_layout
+    from linear_layouts.lowering.planner import plan_candidates
+    from linear_layouts.lowering.verify import verify_plan
+    a, b = to_linear_layout(case.src_resolved, case.shape), to_linear_layout(case.dst_resolved, case.shape)
+    plans, _ = plan_candidates(a, b, case.bits, "sm_90")
+    return sum(1 for p in plans if verify_plan(p).ok)
+
+
+def modes_of(case: Case, train: bool, table: bool) -> dict:
+    """mode name -> pipeline (None: stock).  ``ours``: the plugin's default with the measured
+    table off (the model and its stock gate alone); ``ours_table``: table on; ``pick``: the
+    cost model's rank 0 in both directions, ungated (what the plugin did before issue 25);
+    ``cand<K>``: the forward conversion's candidate K, the return trip left to stock."""
+    forward, back = keys_of(case)
+    modes = {"stock": None, "stock_again": None}
+    if not train:
+        modes["ours"] = "ll-lower-conversions{measured=false}"
+    modes["pick"] = f"ll-lower-conversions{{candidate_for={forward}:0,{back}:0 measured=false}}"
+    if table and not case.origin.startswith("fresh:"):   # no table holds a fresh conversion
+        modes["ours_table"] = "ll-lower-conversions"
+    if train:
+        for k in range(candidate_count(case)):
+            modes[f"cand{k}"] = f"ll-lower-conversions{{candidate_for={forward}:{k},{back}:stock measured=false}}"
+    return modes
+
+
+def _kernel_path(directory, index, mode, kind):
+    return os.path.join(directory, f"c{index}_{mode}_{kind}.ttgir")
+
+
+def compile_one(job):
+    index, case, mode, pipeline, kind, directory = job
+    make_package_importable()
+    import triton
+    from triton.backends.compiler import GPUTarget
+    import linear_layouts
+    from linear_layouts.passes import hook
+    from linear_layouts.tools.testcases import instruction_classes
+
+    path = _kernel_path(directory, index, mode, kind)
+    with open(path, "w") as f:
+        f.write(chain_ttgir(case) if kind == "chain" else kernel_ttgir(case))
+    start = time.perf_counter()
+    try:
+        if pipeline:
+            linear_layouts.enable(pipeline=pipeline)
+        try:
+            kernel = triton.compile(path, target=GPUTarget("cuda", 90, 32))
+        finally:
+            hook.disable()
+        return index, mode, kind, {"ok": True, "compile_s": round(time.perf_counter() - start, 3),
+                                   **instruction_classes(kernel.asm["ptx"]), "regs": None}
+    except Exception as e:  # the Triton boundary: reported per mode, never fatal
+        return index, mode, kind, {"ok": False, "error": f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:200]}
+
+
+def _load(directory, index, mode, pipeline, kind):
+    import linear_layouts
+    import triton
+    from linear_layouts.passes import hook
+    from triton.backends.compiler import GPUTarget
+    if pipeline:
+        linear_layouts.enable(pipeline=pipeline)
+    try:
+        return triton.compile(_kernel_path(directory, index, mode, kind), target=GPUTarget("cuda", 90, 32))
+    finally:
+        hook.disable()
+
+
+def measure(cases, train=False, table=False, independent=False, jobs=15, rep=20, checkpoint=None):
+    """Compile every case in every mode, time each in every context; rows with times in us per
+    kernel (medians of ``do_bench``)."""
+    directory = tempfile.mkdtemp(prefix="ll_ctx_")
+    modes = [modes_of(c, train, table) for c in cases]
+    kinds = ["chain", "independent"]
+
+    def kinds_of(case):   # the old harness only where asked, and always for the pairs of issue 25
+        return kinds if independent or case.origin == "issue25" else ["chain"]
+    work = [(i, c, m, p, k, directory) for i, c in enumerate(cases) for m, p in modes[i].items()
+            if m != "stock_again" for k in kinds_of(c)]
+    compiled = {}
+    start = time.perf_counter()
+    with ProcessPoolExecutor(jobs) as pool:
+        for index, mode, kind, result in pool.map(compile_one, work, chunksize=2):
+            compiled[(index, mode, kind)] = result
+    print(f"compiled {len(work)} kernels in {time.perf_counter() - start:.0f}s; "
+          f"{sum(1 for r in compiled.values() if not r['ok'])} failed", flush=True)
+    for (i, m, k), r in list(compiled.items()):
+        if m == "stock":
+            compiled[(i, "stock_again", k)] = r
+    try:
+        import torch
+    except ImportError:
+        return [dict(case=c.name, modes={m: {k: compiled.get((i, m, k)) for k in kinds} for m in modes[i]})
+                for i, c in enumerate(cases)], {}
+    from triton.testing import do_bench
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    grids = {"chain": sms * 4, "latency": sms, "independent": sms * 4}
+    torch_type = {8: torch.int8, 16: torch.int16, 32: torch.int32, 64: torch.int64}
+    from conversions import ITERATIONS
+    rows = []
+    for i, case in enumerate(cases):
+        size = math.prod(case.shape)
+        dtype = torch_type[case.bits]
+        info = torch.iinfo(dtype)
+        x = torch.randint(max(info.min, -(2 ** 30)), min(info.max, 2 ** 30), (size,), dtype=dtype, device="cuda")
+        expect = {"chain": _wrap(x.to(torch.int64) + sum(range(CHAIN_ITERATIONS)), case.bits).to(dtype),
+                  "independent": _wrap(x.to(torch.int64) * ITERATIONS + sum(range(ITERATIONS)), case.bits).to(dtype)}
+        row = {"case": case.name, "family": case.origin, "src": case.src_resolved, "dst": case.dst_resolved,
+               "shape": list(case.shape), "bits": case.bits, "num_warps": case.num_warps, "modes": {}}
+        for mode, pipeline in modes[i].items():
+            out = {}
+            for kind in kinds_of(case):
+                result = compiled.get((i, mode, kind), {"ok": False})
+                if not result.get("ok"):
+                    out[kind] = {"error": result.get("error", "not compiled")}
+                    continue
+                try:
+                    kernel = _load(directory, i, "stock" if mode == "stock_again" else mode, pipeline, kind)
+                    contexts = ("chain", "latency") if kind == "chain" else ("independent",)
+                    for context in contexts:
+                        grid = grids[context]
+                        y = torch.full((grid * size,), -7, dtype=dtype, device="cuda")
+                        kernel[(grid, 1, 1)](x, y)
+                        torch.cuda.synchronize()
+                        exact = bool(torch.equal(y.view(grid, size), expect[kind].expand(grid, size)))
+                        us = 1000 * do_bench(lambda: kernel[(grid, 1, 1)](x, y), warmup=5, rep=rep,
+                                             return_mode="median")
+                        out[context] = {"us": round(us, 3), "exact": exact}
+                    out[kind + "_mix"] = {k: v for k, v in result.items() if k in
+                                          ("shfl", "ld_shared", "st_shared", "ldmatrix", "stmatrix", "bar")}
+                except Exception as e:  # the GPU boundary: per mode
+                    out[kind] = {"error": f"{type(e).__name__}: {e}"[:200]}
+            row["modes"][mode] = out
+        rows.append(row)
+        if checkpoint and len(rows) % 25 == 0:
+            checkpoint(rows, {"gpu": torch.cuda.get_device_name(), "sms": sms, "grids": grids, "partial": True})
+        s = row["modes"].get("stock", {}).get("chain", {}).get("us")
+        o = row["modes"].get("ours", {}).get("chain", {}).get("us")
+        print(f"[{i + 1}/{len(cases)}] {case.name}: stock {s} us, ours {o} us", flush=True)
+    return rows, {"gpu": torch.cuda.get_device_name(), "sms": sms, "grids": grids}
+
+
+# --------------------------------------------------------------------------- judging
+
+def worst_ratio(row, mode, base="stock"):
+    """The mode's time over ``base``'s in its worst context (chain, latency), or None."""
+    ratios = []
+    for context in ("chain", "latency"):
+        a = row["modes"].get(mode, {}).get(context, {}).get("us")
+        b = row["modes"].get(base, {}).get(context, {}).get("us")
+        if not a or not b:
+            return None
+        ratios.append(a / b)
+    return max(ratios)
+
+
+def summary(rows, mode="ours") -> dict:
+    ratios = [(r["case"], worst_ratio(r, mode)) for r in rows]
+    ratios = [(c, x) for c, x in ratios if x]
+    noise = [x for x in (worst_ratio(r, "stock_again") for r in rows) if x]
+    # the run's own noise: the same kernel timed twice, both directions of the ratio
+    spread = sorted(max(x, 1 / x) for x in noise) if noise else [1.0]
+    noise_p95 = spread[min(len(spread) - 1, int(0.95 * len(spread)))]
+    above = [(c, x) for c, x in ratios if x > ABOVE]
+    beyond = [(c, x) for c, x in above if x > ABOVE * noise_p95]
+    exact = all(v.get("exact", True) for r in rows for m in r["modes"].values() for v in m.values()
+                if isinstance(v, dict) and "exact" in v)
+    return {"mode": mode, "n": len(ratios), "geomean": geomean([x for _, x in ratios]),
+            "worst": max(ratios, key=lambda t: t[1]) if ratios else None,
+            "above_1.05": len(above), "above_1.05_beyond_noise": len(beyond),
+            "noise_p95": noise_p95, "bit_exact": exact, "above_cases": sorted(above, key=lambda t: -t[1])[:10]}
+
+
+def report_lines(rows, title, command, environment, modes=("ours", "pick", "ours_table")) -> list[str]:
+    lines = [f"# {title}", "", f"GPU: {environment.get('gpu')}; triton {environment.get('triton')}; "
+             f"round trips A -> B -> A in a dependent chain ({CHAIN_ITERATIONS} per program), grid "
+             f"{environment.get('grids', {}).get('chain')} programs (chain) and {environment.get('grids', {}).get('latency')} "
+             "(latency); a ratio is the worse of the two contexts.", "", f"Produced by `{command}`.", "",
+             "| mode | conversions | geomean ours/stock | worst | above 1.05 | above 1.05 beyond noise | bit-exact |",
+             "|---|---:|---:|---|---:|---:|---|"]
+    for mode in modes:
+        if not any(mode in r["modes"] for r in rows):
+            continue
+        s = summary(rows, mode)
+        worst = f"{s['worst'][1]:.3f} ({s['worst'][0]})" if s["worst"] else "-"
+        lines.append(f"| {mode} | {s['n']} | {s['geomean']:.3f} | {worst} | {s['above_1.05']} | "
+                     f"{s['above_1.05_beyond_noise']} | {s['bit_exact']} |")
+    s = summary(rows, "ours")
+    lines += ["", f"Noise (stock timed twice, worse context): 95th percentile {s['noise_p95']:.3f}.", "",
+              "Per family (mode ours):", "", "| family | n | geomean | worst |", "|---|---:|---:|---:|"]
+    families = sorted({r["family"] for r in rows})
+    for fam in families:
+        xs = [worst_ratio(r, "ours") for r in rows if r["family"] == fam]
+        xs = [x for x in xs if x]
+        if xs:
+            lines.append(f"| {fam} | {len(xs)} | {geomean(xs):.3f} | {max(xs):.3f} |")
+    if s["above_cases"]:
+        lines += ["", "Above 1.05 (ours/stock, worse context):", ""]
+        lines += [f"* {c}: {x:.3f}" for c, x in s["above_cases"]]
+    return lines
+
+
+def main_fresh(args, argv) -> int:
+    make_package_importable()
+    from conversions import corpus_cases
+    cases = []
+    for seed in args.fresh:
+        cases += fresh_cases(seed, args.count)
+    if args.corpus:
+        cases += [c for c in corpus_cases() if usable(c.src_resolved, c.dst_resolved, c.shape, c.bits)]
+    if args.issue_pairs:
+        cases = issue_pairs() + cases
+    if args.limit:
+        cases = cases[:args.limit]
+    print(f"{len(cases)} conversions", flush=True)
+    import triton
+    os.makedirs(args.out, exist_ok=True)
+    stem = args.stem or ("plan_train" if args.train else "plan_fresh_" + "_".join(map(str, args.fresh)))
+
+    def save(rows, environment):
+        environment = {**environment, "triton": triton.__version__, "seeds": args.fresh}
+        with open(os.path.join(args.out, stem + ".json"), "w") as f:
+            json.dump({"environment": environment, "rows": rows}, f, separators=(",", ":"))
+        return environment
+    rows, environment = measure(cases, train=args.train, table=args.table, independent=args.independent,
+                                jobs=args.jobs, rep=args.rep, checkpoint=save)
+    environment = save(rows, environment)
+    if environment.get("gpu"):
+        lines = report_lines(rows, "Fresh conversions: stock and ours side by side", "python benchmarks/plan_choice.py "
+                             + " ".join(argv), environment)
+        with open(os.path.join(args.out, stem + ".md"), "w") as f:
+            f.write("\n".join(lines) + "\n")
+        print("\n".join(lines[:20]))
+    return 0
+
+
+# The three pairs of issue 25 (64x128 f16 spt 8 <-> 4; 64 f32 one warp spt 2 -> 1; 1024 f16 spt 8 -> 4).
+def issue_pairs() -> list[Case]:
+    b = _blocked
+    return [Case("issue25/64x128:i16:spt8-spt4", "", b([1, 8], [4, 8], [4, 1], [1, 0]), b([1, 4], [4, 8], [4, 1], [1, 0]),
+                 (64, 128), 16, 4, "issue25"),
+            Case("issue25/64:i32:w1:spt2-spt1", "", b([2], [32], [1], [0]), b([1], [32], [1], [0]), (64,), 32, 1, "issue25"),
+            Case("issue25/1024:i16:spt8-spt4", "", b([8], [32], [4], [0]), b([4], [32], [4], [0]), (1024,), 16, 4,
+                 "issue25")]
+
+
+if __name__ == "__main__":
+    sys.exit(0)

@@ -1,0 +1,148 @@
+"""Which lowering a conversion gets: one of our verified candidates, or stock Triton's own.
+
+Stock Triton's lowering is a candidate everywhere.  Measured in a dependent chain (a kernel's
+round trip A -> B -> A, each conversion waiting for the one before; issue 25), the cost model's
+pick was within noise of stock on most conversions and slower on many (geomean 1.02, worst
+9.9x on a 1-D slice), while the independent harness the measured table came from said 0.87: a
+shared-memory plan that overlaps across independent conversions pays its whole latency in a
+chain.  So the choice has two parts, both fitted to chain times (``benchmarks/fit_choice.py``,
+model in ``choice_model.json`` beside this module, accuracy on held-out folds in
+``benchmarks/results/choice_fit.md``):
+
+1. ``rank``: a linear cost per candidate (``FEATURES``, per warp) in microseconds per round
+   trip; the cheapest candidate is our pick;
+2. ``gate``: per plan family (``family_of``: scope, method, matrix accesses, one warp or more),
+   the pick is kept only where, over the family's training conversions, the geometric mean gain
+   over stock exceeds the family's own spread (geomean * exp(std of log ratios) < 1).  Where the
+   model cannot show that, the convert is left to Triton, and the remark says so.
+
+Worked example (the model fitted on an H100, triton 3.6): ``blocked<[1, 8]> -> blocked<[1, 4]>``
+of 64x128 f16, 4 warps (issue 25's first pair) is a lane-scope conversion whose pick goes
+through shared memory, family ``lane/shared/warps``; that family's picks ran 1.16x stock on
+average in a chain: left to Triton, whose 64 shuffles ran 1.24x faster than our old pick.
+
+The model answers for the target and Triton release it was fitted on (``applies_to``); elsewhere
+the cost model's rank 0 stands as before (and the remark of a target without measured
+constants says so, ``passes.lower_conversions._estimated_weights_note``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Optional
+
+from .cost import plan_cost
+from .instructions import AccessShape, BarrierScope
+
+MODEL_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "choice_model.json")
+FEATURES = ("shuffles", "alu", "shared_accesses", "wavefronts", "warp_barriers", "cta_barriers",
+            "matrix_accesses", "scratch_kb")
+MIN_FAMILY = 5   # a family with fewer training conversions cannot show a gain: stock
+# "off" (or 0/false): never leave a conversion to stock on the model's word, as
+# ``ll-lower-conversions{stock_gate=false}`` does for one pipeline.  The unit tests set it (their
+# subject is our islands' structure and correctness), except those of the gate itself.
+GATE_VARIABLE = "LINEAR_LAYOUTS_STOCK_GATE"
+
+
+def plan_features(plan) -> tuple[float, ...]:
+    """The plan's per-warp counts in ``FEATURES`` order."""
+    cost = plan_cost(plan)
+    matrix = sum(n for key, n in cost.counts.items() if isinstance(key, AccessShape) and key.form.is_matrix)
+    warp_barriers = cost.counts.get(BarrierScope.WARP, 0)
+    cta_barriers = cost.counts.get(BarrierScope.CTA, 0) + cost.counts.get(BarrierScope.CLUSTER, 0)
+    return (float(cost.shuffles), float(cost.selects + cost.packs), float(cost.shared_stores + cost.shared_loads),
+            float(cost.store_wavefronts + cost.load_wavefronts), float(warp_barriers), float(cta_barriers),
+            float(matrix), cost.scratch_bytes / 1024)
+
+
+def family_of(plan, scope: str) -> str:
+    """``scope/method[/matrix]/1warp|warps``: what the gate decides by.  Example: a shared-memory
+    plan with ldmatrix of a 4-warp lane-scope conversion is ``lane/shared/matrix/warps``."""
+    cost = plan_cost(plan)
+    matrix = any(isinstance(key, AccessShape) and key.form.is_matrix for key in cost.counts)
+    warps = plan.src.in_dim_size("warp") if plan.src.has_in_dim("warp") else 1
+    return "/".join([str(scope), str(plan.method)] + (["matrix"] if matrix else [])
+                    + ["1warp" if warps == 1 else "warps"])
+
+
+@dataclass(frozen=True)
+class Model:
+    target: str
+    triton: str
+    measured_on: str
+    weights: Optional[tuple]   # None: the planner's order (the cost model's rank 0) ranks
+    gates: dict
+
+    def applies_to(self, target_name: str, triton_version: str) -> bool:
+        """Fitted on this target with this release (major.minor)."""
+        return target_name == self.target and triton_version.split(".")[:2] == self.triton.split(".")[:2]
+
+    def cost(self, plan) -> float:
+        return sum(w * f for w, f in zip(self.weights, plan_features(plan)))
+
+    def rank(self, plans: list) -> int:
+        if self.weights is None:
+            return 0
+        costs = [self.cost(p) for p in plans]
+        return min(range(len(plans)), key=lambda k: (costs[k], k))
+
+
+@lru_cache(maxsize=4)
+def load_model(path: str = MODEL_FILE) -> Optional[Model]:
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        data = json.load(f)
+    if tuple(data["features"]) != FEATURES:
+        return None   # fitted to other features: refit (benchmarks/fit_choice.py)
+    weights = None if data["weights"] is None else tuple(data["weights"])
+    return Model(data["target"], data["triton"], data.get("measured_on", ""), weights, data["gates"])
+
+
+@dataclass(frozen=True)
+class Choice:
+    plan: object            # the plan to emit, or None: stock Triton's lowering
+    rank: int               # its rank in the planner's order (-1: stock)
+    family: str
+    reason: str             # for the remark
+
+
+def choose(plans: list, scope: str, model: Model) -> Choice:
+    """``plans``: the verified candidates in the planner's order (rank 0 first).  The model's
+    cheapest candidate, unless its family's gate says stock."""
+    rank = model.rank(plans)
+    plan = plans[rank]
+    family = family_of(plan, scope)
+    gate = model.gates.get(family)
+    if gate is None or gate["decision"] != "ours":
+        if gate is None:
+            why = f"no measured conversion of family {family}"
+        elif gate["n"] < MIN_FAMILY:
+            why = f"family {family}: {gate['n']} measured conversion(s), too few to show a gain"
+        else:
+            why = (f"family {family}: the model's picks ran {gate['geomean_pick_over_stock']:.2f}x stock "
+                   f"(spread x{gate['spread']}) over {gate['n']} measured conversions")
+        return Choice(None, -1, family, "stock Triton's lowering: the cost model cannot show a gain larger than "
+                                        f"its own error here ({why}; lowering/choice_model.json, fitted on "
+                                        f"{model.measured_on}, triton {model.triton})")
+    return Choice(plan, rank, family, "" if rank == 0 else f"candidate {rank} by the fitted model "
+                                                           f"(lowering/choice_model.json)")
+
+
+def decide(plan, target_name: str, triton_version: str, candidates=None, path: str = MODEL_FILE) -> Optional[Choice]:
+    """The model's choice for a conversion whose planner pick is ``plan`` (verified, rank 0), or
+    None where no model answers for this target and release (the pick stands).  ``candidates``:
+    a callable giving all verified candidates in the planner's order, asked for only when the
+    model ranks by its own weights (the verifier runs on each)."""
+    if os.environ.get(GATE_VARIABLE, "").strip().lower() in ("0", "off", "false", "no"):
+        return None
+    model = load_model(path)
+    if model is None or not model.applies_to(target_name, triton_version):
+        return None
+    if plan.method in ("noop", "rename"):
+        return Choice(plan, 0, family_of(plan, str(plan.scope)), "")   # free either way
+    plans = candidates() if (model.weights is not None and candidates is not None) else [plan]
+    return choose(plans or [plan], str(plan.scope), model)

@@ -1,0 +1,81 @@
+"""The issue-25 harness without a GPU (benchmarks/plan_contexts.py, benchmarks/fit_choice.py):
+the chain kernel converts A -> B -> A once per iteration, each conversion depending on the one
+before; fresh draws are reproducible, cover every family and the stated ranges; the gate's
+decision rule on exact numbers."""
+
+import math
+import os
+import re
+import sys
+
+import pytest
+
+pytest.importorskip("triton")
+
+from support import REPO  # noqa: E402
+
+sys.path.insert(0, os.path.join(str(REPO), "benchmarks"))
+import fit_choice  # noqa: E402
+import plan_contexts  # noqa: E402
+
+
+def test_chain_kernel_is_a_dependent_round_trip():
+    case = plan_contexts.issue_pairs()[0]
+    text = plan_contexts.chain_ttgir(case, iterations=7)
+    loop = text[text.index("scf.for"):text.index("scf.yield")]
+    converts = re.findall(r"(%\w+) = ttg\.convert_layout (%\w+) : tensor<64x128xi16, (#ttg\.blocked<[^>]*>)> -> "
+                          r"tensor<64x128xi16, (#ttg\.blocked<[^>]*>)>", loop)
+    assert len(converts) == 2
+    (y, xi, a, b), (z, y_again, b_again, a_again) = converts
+    assert y_again == y and (a, b) == (a_again, b_again) and a == case.src and b == case.dst
+    assert "iter_args(%a = %x)" in loop and f"%xi = arith.addi %a, %is" in loop
+    assert f"scf.yield {z}" in text and "arith.constant 7 : i32" in text
+    assert text.count("ttg.convert_layout") == 2
+
+
+def test_fresh_draws_are_reproducible_and_cover_the_ranges():
+    first, again = plan_contexts.fresh_cases(3, 40), plan_contexts.fresh_cases(3, 40)
+    assert [c.name for c in first] == [c.name for c in again] and len(first) == 40
+    assert {c.origin for c in first} == {f"fresh:{f}" for f in plan_contexts.FAMILIES}
+    assert {c.num_warps for c in first} <= {1, 2, 4, 8} and {c.bits for c in first} <= {8, 16, 32, 64}
+    assert {len(c.shape) for c in first} == {1, 2}
+    other = {(c.src, c.dst, c.shape, c.bits) for c in plan_contexts.fresh_cases(4, 40)}
+    assert not other & {(c.src, c.dst, c.shape, c.bits) for c in first}
+
+
+def test_spt_change_doubles_or_halves_the_fastest_dim():
+    import random
+    rng = random.Random(0)
+    for _ in range(20):
+        a, b = plan_contexts._spt_change(2, 4, rng)
+        size = lambda s: eval(re.search(r"sizePerThread = (\[[^\]]*\])", s).group(1))  # noqa: E731
+        assert a.replace(str(size(a)), "") == b.replace(str(size(b)), "")
+        ratio = [x / y for x, y in zip(size(a), size(b)) if x != y]
+        assert ratio in ([2.0], [0.5])
+
+
+def _case(family, ratio, scope_family="warp/shuffle/warps"):
+    return {"case": "x/0:y", "origin": family, "layout_family": family, "stock": {"chain": 1, "latency": 1},
+            "cands": [{"f": (0,) * 8, "family": scope_family, "ratio": ratio, "us": {"chain": 1, "latency": 1}}]}
+
+
+def test_gate_keeps_a_family_only_beyond_its_error():
+    # mean log ratio + 2 standard errors < 0: six picks at 0.8 and 0.9 pass, a wide spread fails
+    steady = [_case("a", r) for r in (0.8, 0.9) * 3]
+    gates = fit_choice.fit_gates(steady, None, 5)
+    logs = [math.log(r) for r in (0.8, 0.9) * 3]
+    assert gates["warp/shuffle/warps"]["decision"] == "ours"
+    assert gates["warp/shuffle/warps"]["geomean_pick_over_stock"] == round(math.exp(sum(logs) / 6), 4)
+    wide = [_case("a", r) for r in (0.5, 1.6) * 3]
+    assert fit_choice.fit_gates(wide, None, 5)["warp/shuffle/warps"]["decision"] == "stock"
+    few = [_case("a", 0.5) for _ in range(4)]
+    assert fit_choice.fit_gates(few, None, 5)["warp/shuffle/warps"]["decision"] == "stock"
+
+
+def test_score_counts_stock_as_an_option():
+    cases = [_case("a", 0.8), _case("a", 1.2)]
+    keep = {"warp/shuffle/warps": {"decision": "ours"}}
+    s = fit_choice.score(cases, None, keep)
+    assert s["close"] == 1 and s["worst"] == 1.2 and s["above"] == 1
+    s = fit_choice.score(cases, None, {"warp/shuffle/warps": {"decision": "stock"}})
+    assert s["close"] == 1 and s["worst"] == 1.0 and s["geomean"] == 1.0

@@ -1,0 +1,172 @@
+"""The choice model (lowering/choice.py): stock Triton's lowering as a candidate, the per-family
+gate, the fitted ranking, and where the model answers (its target and Triton release only)."""
+
+import json
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from linear_layouts.dialect.conventions import TritonConventions
+from linear_layouts.dialect.encodings import to_linear_layout as _to_linear_layout
+from linear_layouts.lowering import choice
+from linear_layouts.lowering.planner import plan_candidates, plan_conversion
+from linear_layouts.lowering.verify import verify_plan
+
+
+@pytest.fixture(autouse=True)
+def _gate_on(monkeypatch):
+    """The suite turns the gate off (test/unit/conftest.py); these tests are about the gate."""
+    monkeypatch.delenv("LINEAR_LAYOUTS_STOCK_GATE", raising=False)
+
+
+# The model answers for triton 3.6: its layouts as 3.6 reads them, whichever Triton is installed.
+RELEASE = TritonConventions((3, 6))
+
+
+def to_linear_layout(text, shape):
+    return _to_linear_layout(text, shape, conventions=RELEASE)
+
+
+def _blocked(size, threads, warps, order):
+    return (f"#ttg.blocked<{{sizePerThread = {size}, threadsPerWarp = {threads}, warpsPerCTA = {warps}, "
+            f"order = {order}}}>")
+
+
+# Issue 25's first pair: 64x128 f16, sizePerThread [1, 8] -> [1, 4], 4 warps.
+SPT8 = _blocked([1, 8], [4, 8], [4, 1], [1, 0])
+SPT4 = _blocked([1, 4], [4, 8], [4, 1], [1, 0])
+# column_sum's accumulator: a row sum broadcast over the 4 warps -> one element per thread.
+ROW_SUM = "#ttg.slice<{dim = 0, parent = " + _blocked([1, 4], [1, 32], [4, 1], [1, 0]) + "}>"
+ONE_PER_THREAD = _blocked([1], [32], [4], [0])
+
+
+def _pick(src, dst, shape, bits):
+    return plan_conversion(to_linear_layout(src, shape), to_linear_layout(dst, shape), bits, "sm_90")
+
+
+def _model(tmp_path, gates, weights=None, triton="3.6.0", target="sm_90"):
+    path = tmp_path / "model.json"
+    path.write_text(json.dumps({"target": target, "triton": triton, "measured_on": "test GPU",
+                                "features": list(choice.FEATURES), "weights": weights, "gates": gates}))
+    choice.load_model.cache_clear()
+    return str(path)
+
+
+def test_families_of_known_conversions():
+    assert choice.family_of(_pick(SPT8, SPT4, (64, 128), 16), "lane") == "lane/shared/warps"
+    assert choice.family_of(_pick(ROW_SUM, ONE_PER_THREAD, (128,), 32), "warp") == "warp/shuffle/warps"
+    one_warp = _pick(_blocked([2], [32], [1], [0]), _blocked([1], [32], [1], [0]), (64,), 32)
+    assert choice.family_of(one_warp, "lane") == "lane/shuffle/1warp"
+
+
+def test_plan_features_count_the_plan():
+    plan = _pick(_blocked([2], [32], [1], [0]), _blocked([1], [32], [1], [0]), (64,), 32)
+    features = dict(zip(choice.FEATURES, choice.plan_features(plan)))
+    assert features["shuffles"] == 2 and features["shared_accesses"] == 0 and features["scratch_kb"] == 0
+
+
+def test_the_shipped_model_leaves_issue_25s_pair_to_stock_under_its_release():
+    plan = _pick(SPT8, SPT4, (64, 128), 16)
+    choice.load_model.cache_clear()
+    decision = choice.decide(plan, "sm_90", "3.6.0")
+    assert decision is not None and decision.plan is None and decision.rank == -1
+    assert "cannot show a gain larger than its own error" in decision.reason
+    assert "lane/shared/warps" in decision.reason
+
+
+def test_the_shipped_model_keeps_warp_local_shuffles():
+    plan = _pick(ROW_SUM, ONE_PER_THREAD, (128,), 32)
+    choice.load_model.cache_clear()
+    decision = choice.decide(plan, "sm_90", "3.6.1")
+    assert decision.plan is plan and decision.rank == 0 and decision.reason == ""
+
+
+@pytest.mark.parametrize("target, release", [("sm_90", "3.9.0"), ("sm_90", "3.7.1"), ("sm_80", "3.6.0"),
+                                             ("gfx942", "3.6.0")])
+def test_no_answer_for_another_release_or_target(target, release):
+    """The model was fitted on sm_90 against triton 3.6's stock lowering: elsewhere the planner's
+    pick stands (None)."""
+    plan = _pick(SPT8, SPT4, (64, 128), 16)
+    choice.load_model.cache_clear()
+    assert choice.decide(plan, target, release) is None
+
+
+def test_a_family_with_too_few_conversions_cannot_show_a_gain(tmp_path):
+    path = _model(tmp_path, {"lane/shuffle/1warp": {"decision": "stock", "n": 3, "geomean_pick_over_stock": 0.5,
+                                                    "spread": 1.1, "worst": 0.6}})
+    plan = _pick(_blocked([2], [32], [1], [0]), _blocked([1], [32], [1], [0]), (64,), 32)
+    decision = choice.decide(plan, "sm_90", "3.6.0", path=path)
+    assert decision.plan is None
+    assert "family lane/shuffle/1warp: 3 measured conversion(s), too few to show a gain" in decision.reason
+
+
+def test_an_unmeasured_family_goes_to_stock(tmp_path):
+    path = _model(tmp_path, {})
+    decision = choice.decide(_pick(SPT8, SPT4, (64, 128), 16), "sm_90", "3.6.0", path=path)
+    assert decision.plan is None and "no measured conversion of family lane/shared/warps" in decision.reason
+
+
+def test_fitted_weights_rank_the_candidates(tmp_path):
+    """With weights, the cheapest candidate by them is taken: weigh shared accesses heavily and a
+    shuffle candidate wins, weigh shuffles heavily and a shared-memory one does."""
+    src, dst = to_linear_layout(_blocked([2], [32], [1], [0]), (64,)), to_linear_layout(_blocked([1], [32], [1], [0]), (64,))
+    plans = [p for p in plan_candidates(src, dst, 32, "sm_90")[0] if verify_plan(p).ok]
+    gates = {f: {"decision": "ours", "n": 9, "geomean_pick_over_stock": 0.8, "spread": 1.01, "worst": 0.9}
+             for f in ("lane/shuffle/1warp", "lane/shared/1warp", "lane/shared/matrix/1warp")}
+    shuffles_cheap = [0.1, 0.1, 5, 5, 5, 5, 5, 5]
+    shared_cheap = [50, 0.1, 0.01, 0.01, 0.01, 0.01, 0.01, 0.01]
+    for weights, method in ((shuffles_cheap, "shuffle"), (shared_cheap, "shared")):
+        path = _model(tmp_path, gates, weights)
+        decision = choice.decide(plans[0], "sm_90", "3.6.0", candidates=lambda: plans, path=path)
+        assert str(decision.plan.method) == method
+        assert decision.plan is plans[decision.rank]
+
+
+def test_a_model_of_other_features_is_not_used(tmp_path):
+    path = tmp_path / "model.json"
+    path.write_text(json.dumps({"target": "sm_90", "triton": "3.6.0", "features": ["shuffles"], "weights": None,
+                                "gates": {}}))
+    choice.load_model.cache_clear()
+    assert choice.decide(_pick(SPT8, SPT4, (64, 128), 16), "sm_90", "3.6.0", path=str(path)) is None
+
+
+_POW2 = st.sampled_from([1, 2, 4, 8])
+
+
+@st.composite
+def _blocked_pairs(draw):
+    warps = draw(st.sampled_from([1, 2, 4]))
+    lanes0 = draw(st.sampled_from([1, 2, 4, 8, 16, 32]))
+    src = _blocked([draw(_POW2), draw(_POW2)], [lanes0, 32 // lanes0], [warps, 1], [1, 0])
+    lanes1 = draw(st.sampled_from([1, 2, 4, 8, 16, 32]))
+    dst = _blocked([draw(_POW2), draw(_POW2)], [lanes1, 32 // lanes1], draw(st.sampled_from([[warps, 1], [1, warps]])),
+                   draw(st.sampled_from([[1, 0], [0, 1]])))
+    return src, dst, draw(st.sampled_from([8, 16, 32, 64]))
+
+
+@settings(max_examples=25, deadline=None)
+@given(_blocked_pairs())
+def test_every_choice_is_a_verified_candidate_or_stock(pair):
+    src_text, dst_text, bits = pair
+    shape = (32, 32)
+    src, dst = to_linear_layout(src_text, shape), to_linear_layout(dst_text, shape)
+    pick = plan_conversion(src, dst, bits, "sm_90")
+    if not pick:
+        return
+    choice.load_model.cache_clear()
+    decision = choice.decide(pick, "sm_90", "3.6.0")
+    assert decision is not None
+    if decision.plan is None:
+        assert decision.rank == -1 and "stock Triton's lowering" in decision.reason
+        assert pick.method not in ("noop", "rename")   # free conversions are always ours
+    else:
+        assert verify_plan(decision.plan).ok
+        model = choice.load_model()
+        assert pick.method in ("noop", "rename") or model.gates[decision.family]["decision"] == "ours"
+
+
+@pytest.mark.parametrize("value", ["off", "0", "false"])
+def test_the_environment_turns_the_gate_off(monkeypatch, value):
+    monkeypatch.setenv("LINEAR_LAYOUTS_STOCK_GATE", value)
+    choice.load_model.cache_clear()
+    assert choice.decide(_pick(SPT8, SPT4, (64, 128), 16), "sm_90", "3.6.0") is None
