@@ -60,7 +60,7 @@ def _apply_columns(columns: tuple[int, ...], x):
     return lookup[x & ((1 << len(columns)) - 1)]
 
 
-class _Word(str, Enum):
+class Word(str, Enum):
     """An enum whose members are also the words they stand for: ``Method.SHUFFLE == "shuffle"``,
     ``f"{Method.SHUFFLE}"`` is ``shuffle``, and JSON writes ``"shuffle"``.  So remarks, reports
     and pass options read exactly as they did when these were plain strings."""
@@ -72,7 +72,7 @@ class _Word(str, Enum):
         return format(self.value, spec)
 
 
-class Scope(_Word):
+class Scope(Word):
     """The widest hardware level a conversion moves data across (``lowering.conversion``)."""
 
     NONE = "none"           # the same linear map: nothing moves
@@ -82,7 +82,7 @@ class Scope(_Word):
     BLOCK = "block"         # across the CTAs of a cluster
 
 
-class Method(_Word):
+class Method(Word):
     """How a plan moves the data (see the plan kinds above)."""
 
     NOOP = "noop"           # nothing to do

@@ -19,7 +19,7 @@ import stat
 import sys
 from dataclasses import dataclass
 
-from ..lowering.target import TRITON_NAMES
+from ..lowering.target import TRITON_NAMES, target_named
 from ..passes.backend import EMIT_STAGES
 from .cli import ArgumentParser, UsageError, decode_utf8
 
@@ -141,8 +141,9 @@ def run(argv: list[str]) -> int:
         sys.stderr.write(module.print(debuginfo=args.mlir_print_debuginfo))
         sys.stderr.flush()
 
+    # The target is resolved once, here (argparse checked the name against the table).
     context = PassContext(report_stream=sys.stderr, after_pass=dump_after if args.print_ir_after_all else None,
-                          target=args.target)
+                          target=target_named(args.target) if args.target else None)
     context.remarks = args.remarks  # read by passes that explain their decisions (ll-lower-conversions)
     outputs, failed = [], False
     for chunk in split_input(text, args.split_input_file):
