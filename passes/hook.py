@@ -198,7 +198,7 @@ def disable() -> None:
 
 
 @contextlib.contextmanager
-def enabled(mode: str = "linear", **options):
+def enabled(mode: Union[Mode, str] = Mode.LINEAR, **options):
     """``with linear_layouts.enabled(): ...`` - the plugin on inside the block only; afterwards
     the setting from before the block (off, or an outer block's) is back."""
     previous = _config
@@ -270,7 +270,7 @@ def enable_from_environment() -> Optional[PluginConfig]:
     value = os.environ.get("LINEAR_LAYOUTS", "").strip().lower()
     if value in ("", "0", "off", "false"):
         return None
-    mode = {"1": "linear", "on": "linear", "true": "linear"}.get(value, value)
+    mode = Mode.LINEAR.value if value in ("1", "on", "true") else value
     if mode not in {member.value for member in Mode}:
         hint = " (report is for programs that import linear_layouts, or: python -m linear_layouts report)" \
             if mode == "report" else ""

@@ -310,7 +310,7 @@ def _plan_convert(module: Module, op: Operation, hw_target, outcome: ConvertOutc
     outcome.plan = plan
 
 
-def _plan_local_store(module: Module, op: Operation, target, outcome: ConvertOutcome, mode: str = "linear") -> None:
+def _plan_local_store(module: Module, op: Operation, target, outcome: ConvertOutcome, mode: Mode = Mode.LINEAR) -> None:
     """Plan one ``ttg.local_store`` (sets ``outcome.plan``, or ``outcome.reason``).
 
     Any producer of the memdesc will do, as for ``_plan_local_load``: Triton writes a memdesc
@@ -322,7 +322,7 @@ def _plan_local_store(module: Module, op: Operation, target, outcome: ConvertOut
     _plan_store_into(module, op, value, buffer_value, target, outcome, mode)
 
 
-def _plan_local_alloc(module: Module, op: Operation, target, outcome: ConvertOutcome, mode: str = "linear") -> None:
+def _plan_local_alloc(module: Module, op: Operation, target, outcome: ConvertOutcome, mode: Mode = Mode.LINEAR) -> None:
     """Plan one ``ttg.local_alloc`` with a source: a local store into a fresh allocation (the
     same algebra, ``plan_local_store``; sets ``outcome.plan``, or ``outcome.reason``)."""
     value, buffer_value = op.operands[0], op.results[0]
@@ -334,7 +334,7 @@ def _plan_local_alloc(module: Module, op: Operation, target, outcome: ConvertOut
 
 
 def _plan_store_into(module: Module, op: Operation, value, buffer_value, target, outcome: ConvertOutcome,
-                     mode: str = "linear") -> None:
+                     mode: Mode = Mode.LINEAR) -> None:
     """The store of register ``value`` into the memdesc ``buffer_value``: a whole buffer (a local
     store, or the fill of an allocation with a source) or a subslice view (a local store):
     sets ``outcome.plan``, or ``outcome.reason``."""
@@ -349,7 +349,7 @@ def _plan_store_into(module: Module, op: Operation, value, buffer_value, target,
     if problem:
         outcome.reason = problem
         return
-    if mode == "legacy":
+    if mode == Mode.LEGACY:
         plan = plan_legacy_local_store(src, buffer, element.logical_bits, target, view=view)
     else:
         plan = plan_local_store(src, buffer, element.logical_bits, target, view=view)
@@ -370,7 +370,7 @@ def _island_limits_problem(module: Module, target, *layouts) -> str:
     return ""
 
 
-def _plan_local_load(module: Module, op: Operation, target, outcome: ConvertOutcome, mode: str = "linear") -> None:
+def _plan_local_load(module: Module, op: Operation, target, outcome: ConvertOutcome, mode: Mode = Mode.LINEAR) -> None:
     """Plan one ``ttg.local_load`` (sets ``outcome.plan``, or ``outcome.reason``).
 
     Any producer of the memdesc will do (an allocation, ``ttg.memdesc_index``,
@@ -393,7 +393,7 @@ def _plan_local_load(module: Module, op: Operation, target, outcome: ConvertOutc
     if problem:
         outcome.reason = problem
         return
-    if mode == "legacy":
+    if mode == Mode.LEGACY:
         plan = plan_legacy_local_load(buffer, dst, element.logical_bits, target, result.tensor_type.encoding,
                                       view=view)
     else:
