@@ -57,12 +57,13 @@ from .plan import ConversionPlan
 from .sim_machine import (BINARY, SCRATCH_BASE, Machine, Scalar, SimulationError, fullmatch, mask, mix, shift,
                           struct_fields, type_bits, unmix, vector_type)
 from .sim_ptx import run_inline_asm
+from .target import Vendor
 from .verify import VerificationResult
 
 MAX_LINES = 200_000
 MAX_THREAD_REGISTERS = 1 << 22
 # ops that exist on one vendor only: an NVVM op in an AMD island (or the reverse) is a wrong emitter
-_VENDOR_FAMILIES = {"nvvm": "nvidia", "rocdl": "amd"}
+_VENDOR_FAMILIES = {"nvvm": Vendor.NVIDIA, "rocdl": Vendor.AMD}
 
 _ASSIGN = re.compile(r"^(%[\w.$#-]+) = (.*)$")
 

@@ -28,7 +28,6 @@ Plan kinds, cheapest first:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
 
 import numpy as np
 
@@ -37,6 +36,7 @@ from ..dialect.linear_layout import LinearLayout
 from .element_type import storage_bits_of
 from .instructions import AccessForm, AccessKind, BarrierScope, MemorySpace, ShuffleMode
 from .target import Target
+from .words import Word
 
 
 # Up to this many columns, a linear map of an integer array is one lookup in the table of all
@@ -58,18 +58,6 @@ def _apply_columns(columns: tuple[int, ...], x):
     except OverflowError:
         return f2.apply_columns(columns, x)
     return lookup[x & ((1 << len(columns)) - 1)]
-
-
-class Word(str, Enum):
-    """An enum whose members are also the words they stand for: ``Method.SHUFFLE == "shuffle"``,
-    ``f"{Method.SHUFFLE}"`` is ``shuffle``, and JSON writes ``"shuffle"``.  So remarks, reports
-    and pass options read exactly as they did when these were plain strings."""
-
-    def __str__(self) -> str:
-        return self.value
-
-    def __format__(self, spec: str) -> str:
-        return format(self.value, spec)
 
 
 class Scope(Word):

@@ -27,7 +27,6 @@ from ..dialect import f2
 from ..dialect.linear_layout import LayoutError, LinearLayout
 from .conversion import minimal_conversion, scope_of
 from .cost import plan_cost
-from .cost_weights import weights_for
 from .hardware import HardwareLayout, aligned_pair, to_linear_layout
 from .plan import ConversionPlan, Method, RegisterRename, Scope, Unsupported
 from .element_type import ElementType, UnknownElementType, storage_bits_of
@@ -148,7 +147,7 @@ def _shuffle_candidates(src_full, src_u, dst_full, dst_u, conversion: LinearLayo
         dst_words = word_registers(conv.dst_registers, [b for b, _ in pairs])
         broadcast_lanes = tuple(j for j, c in enumerate(src_u.lane) if c == 0)
         found = plan_shuffles(wconv, src_words, dst_words, 1 << n_pairs, words_per_element, target.warp_size,
-                              src_broadcast_lanes=broadcast_lanes, weights=weights_for(target.name))
+                              src_broadcast_lanes=broadcast_lanes, weights=target.weights)
         # Too few destination words for the rounds needed: add phantom registers (thrown away).
         extra = 1
         while found is None and extra <= min(2, wconv.src_registers - wconv.dst_registers):
@@ -157,7 +156,7 @@ def _shuffle_candidates(src_full, src_u, dst_full, dst_u, conversion: LinearLayo
                 phantom_words = dst_words + [()] * ((1 << padded.dst_registers) - len(dst_words))
                 found = plan_shuffles(padded, src_words, phantom_words, 1 << n_pairs, words_per_element,
                                       target.warp_size, src_broadcast_lanes=broadcast_lanes,
-                                      weights=weights_for(target.name))
+                                      weights=target.weights)
             extra += 1
         if found is None:
             continue

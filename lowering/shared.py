@@ -32,7 +32,7 @@ from .instructions import AccessForm, AccessKind, BarrierScope, MemorySpace
 from .matrix import MatrixTile, matrix_tile
 from .plan import Barrier, SharedAccess, SharedMemoryPlan, ThreadAffine
 from .swizzle import Swizzle, common_vector, swizzle_for, widened
-from .target import Target
+from .target import Target, Vendor
 
 
 def widest_vector(register_offsets: list[int], thread_offsets: list[int], max_log2: int,
@@ -299,7 +299,7 @@ def _barrier_for(target: Target, warp_local: bool, cluster) -> Barrier:
     AMD emitter could print a warp barrier as a lone fence)."""
     if cluster is not None:
         return Barrier(BarrierScope.CLUSTER)
-    if warp_local and target.vendor != "amd":
+    if warp_local and target.vendor is not Vendor.AMD:
         return Barrier(BarrierScope.WARP)
     return Barrier(BarrierScope.CTA)
 

@@ -17,6 +17,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from .sim_machine import SCRATCH_BASE, Machine, Scalar, SimulationError, fullmatch, mask, prmt, struct_fields
+from .target import Vendor
 
 _INLINE_ASM = re.compile(r'llvm\.inline_asm (has_side_effects )?asm_dialect = att "(.*?)", "(.*?)" ?(.*?) : '
                          r'\((.*?)\) -> (.+)')
@@ -79,7 +80,7 @@ def run_inline_asm(machine: Machine, body: str):
     if not m:
         raise SimulationError("cannot read llvm.inline_asm")
     side_effects, asm, constraints, args, arg_types, result_type = m.groups()
-    if machine.vendor != "nvidia":
+    if machine.vendor != Vendor.NVIDIA:
         raise SimulationError(f"PTX inline assembly in an island for a {machine.vendor} target")
     operands = [machine.get(a.strip()) for a in args.split(",") if a.strip()]
     n_out = _check_signature(constraints, operands, [t.strip() for t in arg_types.split(",") if t.strip()],

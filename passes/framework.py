@@ -40,7 +40,7 @@ class PassFailure(Exception):
 
 def _format_option(value) -> str:
     """An option value as a pipeline string writes it (a typed option's ``str`` is its word:
-    ``lowering.plan.Word`` enums, ``passes.options.Methods``; a target by its name)."""
+    ``lowering.words.Word`` enums, ``passes.options.Methods``; a target by its name)."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, Target):

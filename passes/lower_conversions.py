@@ -117,7 +117,7 @@ from ..lowering.emit_llvm import (ConvertSite, EmitError, Island, emit_island, e
 from ..lowering.local_memory import LOCAL_ALLOC, LOCAL_LOAD, LOCAL_STORE, plan_local_load, plan_local_store
 from ..lowering.plan import ConversionPlan, Method
 from ..lowering.planner import plan_conversion
-from ..lowering.target import Target, UnknownTarget, target_named
+from ..lowering.target import Target, UnknownTarget, Vendor, target_named
 from ..lowering.thread_group import ThreadGroup
 from .bindings import installed_conventions, triton_version
 from .framework import ModulePass, PassContext, PassFailure
@@ -246,7 +246,7 @@ def _plan_op(module: Module, op: Operation, hw_target: Target, groups: WarpGroup
     if isinstance(group, str):
         outcome.reason = group
         return
-    if group is not None and hw_target.vendor != "nvidia":
+    if group is not None and hw_target.vendor is not Vendor.NVIDIA:
         outcome.reason = f"the {group.name} of a warp-specialized kernel on {hw_target.name} (not handled on AMD)"
         return
     outcome.threads = group

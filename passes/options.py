@@ -5,7 +5,7 @@ An option's allowed values are the members of one enum (:class:`Mode`, :class:`V
 ``lower_text``) hands what it was given to the functions here, once, and passes the typed value
 on.  Nothing downstream compares an option with a string or checks it again.
 
-The enums are ``lowering.plan.Word`` enums: a member is also the word it stands for
+The enums are ``lowering.words.Word`` enums: a member is also the word it stands for
 (``Mode.LEGACY == "legacy"``), so pipeline text, remarks and cache keys read as before.
 """
 
@@ -14,8 +14,9 @@ from __future__ import annotations
 import re
 from typing import Iterable, Optional, Union
 
-from ..lowering.plan import Method, Word
+from ..lowering.plan import Method
 from ..lowering.target import Target, UnknownTarget, target_named
+from ..lowering.words import Word
 from .framework import PassFailure
 
 

@@ -84,6 +84,22 @@ def _error_lines(message: str) -> str:
     return "\n".join(out)
 
 
+def _emit_target(given, module, name: str, emit: str):
+    """The target of ``--emit``: ``--target`` (resolved already), else the module's ``ttg.target``."""
+    from ..lowering.target import UnknownTarget, target_from_triton_name
+    from ..passes.diagnostics import IRError
+
+    if given is not None:
+        return given
+    if module.target is None:
+        raise IRError(f"{name}: error: --emit {emit} needs a target: the module has no "
+                      "ttg.target attribute; pass --target")
+    try:
+        return target_from_triton_name(module.target)
+    except UnknownTarget as error:
+        raise IRError(str(error)) from None
+
+
 def _list_passes() -> str:
     from ..passes.registry import registered_passes
     lines = ["Available passes:"]
@@ -156,11 +172,8 @@ def run(argv: list[str]) -> int:
             if args.emit == "ttgir":
                 outputs.append(module.print(debuginfo=args.mlir_print_debuginfo))
             else:
-                target = args.target or module.target
-                if target is None:
-                    raise IRError(f"{name}: error: --emit {args.emit} needs a target: the module has no "
-                                  "ttg.target attribute; pass --target")
-                outputs.append(compile_module(module, target, args.emit))
+                outputs.append(compile_module(module, _emit_target(context.target, module, name, args.emit),
+                                              args.emit))
         except IRError as error:
             print(_error_lines(str(error)), file=sys.stderr)
             failed = True
