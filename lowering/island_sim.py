@@ -586,7 +586,7 @@ def _read_output(island: "_Island", machine: Machine, got: np.ndarray, value_bit
             t = 0 if field is None else int(np.nonzero(~field.defined)[0][0])
             cause = f" (first use of undefined shared memory: {machine.undefined_load})" \
                 if machine.undefined_load else ""
-            raise SimulationError(f"output field {i} is undefined in {machine._who(t)}{cause}")
+            raise SimulationError(f"output field {i} is undefined in {machine.who(t)}{cause}")
         got[:, i] |= unmix(field.value & mask(value_bits), value_bits) << np.uint64(p * value_bits)
 
 
@@ -595,7 +595,7 @@ def _compare_output(got: np.ndarray, expected: np.ndarray, machine: Machine) -> 
     if wrong.any():
         t, i = (int(x) for x in np.argwhere(wrong)[0])
         raise SimulationError(f"{int(wrong.sum())} output fields hold the wrong element; first: output field {i} "
-                              f"of {machine._who(t)} holds element {int(got[t, i])}, the destination layout names "
+                              f"of {machine.who(t)} holds element {int(got[t, i])}, the destination layout names "
                               f"element {int(expected[t, i])}")
 
 
@@ -643,7 +643,7 @@ def _check_local_load(island_text: str, plan, site: ConvertSite, rank: int) -> N
     order = plan.buffer.out_dim_names
     setup = _set_up(island_text, plan, site, plan.dst, order, "load")
     lines, element, dst_regs, (B, W, L) = setup.lines, setup.element, setup.regs, setup.shape
-    offsets = tuple(plan.buffer._pack(b) for b in plan.buffer.bases["offset"])
+    offsets = tuple(plan.buffer.pack(b) for b in plan.buffer.bases["offset"])
     buffer_ids = xor_table(offsets).astype(np.uint64)           # element at every offset
     expected = _element_ids(setup.hw, dst_regs)
     value_bits = element.logical_bits
@@ -726,7 +726,7 @@ def _check_local_store(island_text: str, plan, site: ConvertSite, rank: int) -> 
     setup = _set_up(island_text, plan, site, plan.src, order, "store")
     lines, element, src_regs, (B, W, L) = setup.lines, setup.element, setup.regs, setup.shape
     src_ids = _element_ids(setup.hw, src_regs)
-    wanted = xor_table(tuple(plan.buffer._pack(b) for b in plan.buffer.bases["offset"])).astype(np.uint64)
+    wanted = xor_table(tuple(plan.buffer.pack(b) for b in plan.buffer.bases["offset"])).astype(np.uint64)
     view = plan.view
     for start in ([None] if view is None else view.checked_starts()):
         fields = _descriptor_fields(order, start, rank)

@@ -59,7 +59,7 @@ def element_bits_of(bits) -> int:
     return bits
 
 
-def _register_rename(src_full: HardwareLayout, src_u: HardwareLayout, dst_full: HardwareLayout,
+def register_rename(src_full: HardwareLayout, src_u: HardwareLayout, dst_full: HardwareLayout,
                      dst_u: HardwareLayout) -> RegisterRename:
     """dst[j] = src[i]: the source register of the same thread holding the element that
     destination register j names (none/register scope: C moves registers only).
@@ -83,7 +83,7 @@ def _register_rename(src_full: HardwareLayout, src_u: HardwareLayout, dst_full: 
     return RegisterRename("src", tuple(sources))
 
 
-def _staging_rename(dst: HardwareLayout) -> RegisterRename:
+def staging_rename(dst: HardwareLayout) -> RegisterRename:
     return RegisterRename("staging", tuple(dst.canonical_register(j) for j in range(1 << len(dst.register))))
 
 
@@ -161,7 +161,7 @@ def _shuffle_candidates(src_full, src_u, dst_full, dst_u, conversion: LinearLayo
         if found is None:
             continue
         shuffle_plan, _ = found
-        plans.append(ConversionPlan(**base_kwargs, method=Method.SHUFFLE, output=_staging_rename(dst_full),
+        plans.append(ConversionPlan(**base_kwargs, method=Method.SHUFFLE, output=staging_rename(dst_full),
                                     shuffle=shuffle_plan))
     return plans
 
@@ -179,7 +179,7 @@ def _shared_candidates(src_full, src_u, dst_full, dst_u, bits, target, base_kwar
         shared = plan_shared_memory(src_local, dst_local, bits, target, src_full.full_register, warp_local,
                                     store_form, load_form)
         if shared is not None:
-            plans.append(ConversionPlan(**base_kwargs, method=Method.SHARED, output=_staging_rename(dst_full),
+            plans.append(ConversionPlan(**base_kwargs, method=Method.SHARED, output=staging_rename(dst_full),
                                         shared=shared))
     return plans
 
@@ -195,7 +195,7 @@ def _cluster_candidates(src_full, src_u, dst_full, dst_u, bits, target, base_kwa
     shared = plan_shared_memory(src_c, dst_c, bits, target, src_full.full_register, False, cluster=view)
     if shared is None:
         return []
-    return [ConversionPlan(**base_kwargs, method=Method.SHARED, output=_staging_rename(dst_full), shared=shared,
+    return [ConversionPlan(**base_kwargs, method=Method.SHARED, output=staging_rename(dst_full), shared=shared,
                            notes=("distributed shared memory: loads read other CTAs' buffers",))]
 
 
@@ -214,7 +214,7 @@ def plan_candidates(src: LinearLayout, dst: LinearLayout, bits, target) -> tuple
     base = dict(src=src, dst=dst, element_bits=bits, target=target, scope=scope)
     if scope in (Scope.NONE, Scope.REGISTER):
         method = Method.NOOP if scope is Scope.NONE else Method.RENAME
-        return [ConversionPlan(**base, method=method, output=_register_rename(src_full, src_u, dst_full, dst_u))], scope
+        return [ConversionPlan(**base, method=method, output=register_rename(src_full, src_u, dst_full, dst_u))], scope
     if scope is Scope.BLOCK:
         if not target.has_distributed_shared_memory:
             return [], scope

@@ -133,7 +133,7 @@ class ClusterView:
                             tuple(self.block_id(c) ^ own.get(i, 0) for i, c in enumerate(layout.block)))
 
 
-def _matrix_accesses(layout: HardwareLayout, tile: MatrixTile, inverse, register_name,
+def matrix_accesses(layout: HardwareLayout, tile: MatrixTile, inverse, register_name,
                      num_rounds: int) -> list[list[SharedAccess]] | None:
     """Per round, the matrix accesses (ldmatrix/stmatrix) of one side; None if the swizzle does not
     realise the tile (its 16-byte rows must be offset bits 0.. and everything else aligned)."""
@@ -201,14 +201,14 @@ def plan_shared_memory(src: HardwareLayout, dst: HardwareLayout, element_bits: i
     num_rounds = 1 << len(swizzle.reps)
 
     if store_tile is not None:
-        stores = _matrix_accesses(src, store_tile, inverse, src_register_name, num_rounds)
+        stores = matrix_accesses(src, store_tile, inverse, src_register_name, num_rounds)
         st_vec = 128 // ebits
     else:
         st_log2, st_pos = _swizzled_side_vector(src, swizzle, inverse, max_log2)
         stores = vector_accesses(src, inverse, st_log2, st_pos, AccessKind.STORE, src_register_name, num_rounds)
         st_vec = 1 << st_log2
     if load_tile is not None:
-        loads = _matrix_accesses(dst, load_tile, inverse, lambda u: u, num_rounds)
+        loads = matrix_accesses(dst, load_tile, inverse, lambda u: u, num_rounds)
         ld_vec = 128 // ebits
     else:
         ld_log2, ld_pos = _swizzled_side_vector(dst, swizzle, inverse, max_log2)

@@ -208,17 +208,18 @@ class Machine:
         a = address.value.astype(np.int64) - SCRATCH_BASE
         if (a % align).any():
             t = int(np.nonzero(a % align)[0][0])
-            raise SimulationError(f"{what}: address offset {int(a[t])} of {self._who(t)} is not {align}-byte aligned")
+            raise SimulationError(f"{what}: address offset {int(a[t])} of {self.who(t)} is not {align}-byte aligned")
         if self.smem is None:
             raise SimulationError(f"{what}: no scratch buffer was allocated")
         bad = (a < 0) | (a + nbytes > self.nbytes)
         if bad.any():
             t = int(np.nonzero(bad)[0][0])
-            raise SimulationError(f"{what}: {self._who(t)} accesses bytes {int(a[t])}..{int(a[t]) + nbytes - 1} "
+            raise SimulationError(f"{what}: {self.who(t)} accesses bytes {int(a[t])}..{int(a[t]) + nbytes - 1} "
                                   f"outside the {self.nbytes}-byte scratch buffer")
         return a
 
-    def _who(self, t: int) -> str:
+    def who(self, t: int) -> str:
+        """Thread ``t`` as a reader finds it: ``block 0 warp 1 lane 5``."""
         return f"block {int(self.block[t])} warp {int(self.warp[t])} lane {int(self.lane[t])}"
 
     def _note_shared(self):
@@ -263,7 +264,7 @@ class Machine:
         thread ``threads[k]``."""
         if not defined.all():
             k = int(np.nonzero(~defined)[0][0])
-            raise SimulationError(f"{what}: {self._who(int(threads[k]))} stores an undefined value")
+            raise SimulationError(f"{what}: {self.who(int(threads[k]))} stores an undefined value")
         self._note_shared()
         # Every byte of every thread at once: row k of the (threads x bytes) grid is thread
         # threads[k]'s bytes offsets[k] .. offsets[k] + nbytes - 1, little-endian.
@@ -282,7 +283,7 @@ class Machine:
         war = (reader_now != -1) & (reader_now != threads) & ~read_ordered
         if war.any():
             k = int(np.nonzero(war)[0][0])
-            raise SimulationError(f"{what}: {self._who(int(threads[k]))} overwrites byte {int(addr[k])}, which "
+            raise SimulationError(f"{what}: {self.who(int(threads[k]))} overwrites byte {int(addr[k])}, which "
                                   f"another thread read with no barrier in between (missing barrier)")
         # write-after-write of a different value by another thread, no barrier since
         writer = writer_of[key]
@@ -292,7 +293,7 @@ class Machine:
         waw = (writer >= 0) & (writer != threads) & ~write_ordered & (smem[key] != byte)
         if waw.any():
             k = int(np.nonzero(waw)[0][0])
-            raise SimulationError(f"{what}: {self._who(int(threads[k]))} and another thread store different "
+            raise SimulationError(f"{what}: {self.who(int(threads[k]))} and another thread store different "
                                   f"values to byte {int(addr[k])} with no barrier in between (a race)")
         group_keys, _, _ = self._groups(key, threads, my_warp)
         smem[key] = byte
@@ -319,7 +320,7 @@ class Machine:
         written = self._flat("written")[key]
         if not written.all() and self.undefined_load is None:
             k = int(np.nonzero(~written)[0][0])
-            self.undefined_load = (f"line {self.line}: {what} of {self._who(int(reading[k]))} loads byte "
+            self.undefined_load = (f"line {self.line}: {what} of {self.who(int(reading[k]))} loads byte "
                                    f"{int(addr[k])}, which no thread stored")
         defined = written.reshape(count, nbytes).all(axis=1)
         writer = self._flat("writer")[key]
@@ -328,7 +329,7 @@ class Machine:
         race = written & (writer != reading) & ~ordered
         if race.any():
             k = int(np.nonzero(race)[0][0])
-            raise SimulationError(f"{what}: {self._who(int(reading[k]))} reads byte {int(addr[k])}, which another "
+            raise SimulationError(f"{what}: {self.who(int(reading[k]))} reads byte {int(addr[k])}, which another "
                                   f"thread stored with no barrier in between (missing barrier)")
         shifts = np.arange(nbytes, dtype=np.uint64) * np.uint64(8)
         value = np.bitwise_or.reduce(self._flat("smem")[key].reshape(count, nbytes).astype(np.uint64) << shifts,

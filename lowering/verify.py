@@ -287,7 +287,7 @@ def verify_local_load(plan) -> VerificationResult:
     dst_hw = HardwareLayout.of(plan.dst, order)
     view_elements = dst_hw.element_table()
     B, W, L, _ = view_elements.shape
-    initial = xor_table(tuple(plan.buffer._pack(b) for b in plan.buffer.bases["offset"]))
+    initial = xor_table(tuple(plan.buffer.pack(b) for b in plan.buffer.bases["offset"]))
     for start in ([None] if plan.view is None else plan.view.checked_starts()):
         address_xor = 0 if start is None else plan.view.start_offset(start)
         expected = view_elements if start is None else view_elements ^ plan.view.element(start)
@@ -321,7 +321,7 @@ def verify_local_store(plan) -> VerificationResult:
     (1, 2); offset 18, buffer element (1, 2), must stay unwritten."""
     order = plan.buffer.out_dim_names
     src = HardwareLayout.of(plan.src, order).element_table()
-    wanted = xor_table(tuple(plan.buffer._pack(b) for b in plan.buffer.bases["offset"]))
+    wanted = xor_table(tuple(plan.buffer.pack(b) for b in plan.buffer.bases["offset"]))
     view = plan.view
     for start in ([None] if view is None else view.checked_starts()):
         address_xor = 0 if start is None else view.start_offset(start)

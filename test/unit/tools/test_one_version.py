@@ -1,0 +1,13 @@
+"""The version is written once, in passes/version.py; pyproject.toml reads it from there."""
+
+import re
+
+from support import REPO  # noqa: E402
+
+
+def test_the_version_is_written_once():
+    pyproject = (REPO / "pyproject.toml").read_text()
+    assert not re.search(r"^version\s*=", pyproject, re.M), "pyproject.toml spells a version of its own"
+    assert re.search(r'^dynamic = \["version"\]', pyproject, re.M)
+    assert 'version = { attr = "linear_layouts.passes.version.__version__" }' in pyproject
+    assert re.search(r'^__version__ = "\d+\.\d+\.\d+"$', (REPO / "passes" / "version.py").read_text(), re.M)
