@@ -75,6 +75,7 @@ from .snapshot import parse_module
 from .verified_islands import source_fingerprint
 from .version import __version__
 
+
 class PluginError(ValueError):
     """enable() was called with an unknown mode, option or pipeline."""
 
@@ -160,6 +161,8 @@ def enable(mode: Union[Mode, str] = Mode.LINEAR, *, only: Union[None, str, Seque
     compiles, see the README).  Every value is read into its type here (``passes.options``);
     a bad one is a :class:`PluginError` naming it, and the plugin stays as it was.
     """
+    # A new boolean option: a keyword of enable(), passed on here among the flags (checked to be
+    # True or False by _config_from), and a parameter of default_passes() that adds its pass.
     try:
         config = _config_from(mode, only, pipeline, verify, report=report, remarks=remarks)
     except (OptionError, PipelineError) as error:

@@ -135,6 +135,24 @@ def parse_candidate_for(value: Union[None, str, CandidateRanks], option: str = "
     return CandidateRanks(ranks.items())
 
 
+# What ``ll-opt --list-passes`` shows for a typed option: the values it takes, from its type.
+_VALUES_OF_TYPE = {
+    "Mode": lambda: "|".join(m.value for m in Mode),
+    "VerifyLevel": lambda: "|".join(m.value for m in VerifyLevel),
+    "Methods": lambda: "a list of " + ",".join(m.value for m in Method),
+    "Optional[Target]": lambda: "a target (sm_90, cuda:90, gfx942, ...)",
+    "CandidateRanks": lambda: "KEY:RANK,...",
+}
+
+
+def option_values(option) -> str:
+    """A pass option's type as ``ll-opt --list-passes`` writes it: ``bool``, ``int``, or the
+    values a typed option takes (``linear|legacy``)."""
+    name = option.type if isinstance(option.type, str) else option.type.__name__
+    values = _VALUES_OF_TYPE.get(name)
+    return values() if values else name
+
+
 def parse_flag(value, option: str) -> bool:
     """A boolean option given from Python: True or False, nothing else (not 1, not "yes")."""
     if not isinstance(value, bool):

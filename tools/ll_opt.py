@@ -101,12 +101,13 @@ def _emit_target(given, module, name: str, emit: str):
 
 
 def _list_passes() -> str:
+    from ..passes.options import option_values
     from ..passes.registry import registered_passes
     lines = ["Available passes:"]
     for name, cls in registered_passes().items():
         lines.append(f"  {name:32} {cls.description}")
         for option in cls.options():
-            type_name = option.type if isinstance(option.type, str) else option.type.__name__
+            type_name = option_values(option)
             default = option.default
             default = ("true" if default else "false") if isinstance(default, bool) else default
             lines.append(f"      {option.name}={type_name} (default {default})")
