@@ -376,7 +376,9 @@ class LinearLayout:
 
     # ------------------------------------------------------------------ flattened view
 
-    def _pack(self, basis: Basis) -> int:
+    def pack(self, basis: Basis) -> int:
+        """A basis (one coordinate per out dim) as one integer: the out dims' bits side by side,
+        the first out dim lowest (the flattened view every F2 computation here works in)."""
         v = 0
         for c, s in zip(basis, self._shifts):
             v |= c << s
@@ -392,7 +394,7 @@ class LinearLayout:
         """Every basis packed into one int (out dims concatenated, first out dim lowest), in
         in-dim order: the columns of ``matrix()``."""
         if self._flat is None:
-            self._flat = tuple(self._pack(b) for _, bs in self._in for b in bs)
+            self._flat = tuple(self.pack(b) for _, bs in self._in for b in bs)
         return self._flat
 
     def rank(self) -> int:
@@ -529,7 +531,7 @@ class LinearLayout:
         for _, s in new:
             shifts.append(total)
             total += _log2(s)
-        bases = [(n, [self._unpack(self._pack(b), shifts, new) for b in bs]) for n, bs in self._in]
+        bases = [(n, [self._unpack(self.pack(b), shifts, new) for b in bs]) for n, bs in self._in]
         return LinearLayout(bases, new, _checked=True)
 
     def flatten_ins(self) -> "LinearLayout":
@@ -764,7 +766,7 @@ class LinearLayout:
                                   f"{a_size} in the outer layout")
         # Work on packed columns, both packed with a's out sizes (a's are at least as large).
         a_cols = a.flat_columns
-        b_cols = self.flat_columns if a._out == self._out else tuple(a._pack(b) for _, bs in self._in for b in bs)
+        b_cols = self.flat_columns if a._out == self._out else tuple(a.pack(b) for _, bs in self._in for b in bs)
         a_start, b_start, pos = {}, {}, 0
         masks = {}  # per in dim of a: OR of its packed bases (the output bits it touches)
         for n, bs in a._in:
@@ -967,7 +969,7 @@ def lstsq(a: LinearLayout, b: LinearLayout) -> LinearLayout | None:
     for n, bs in b._in:
         new = []
         for col in bs:
-            combination = basis.express(a._pack(col))
+            combination = basis.express(a.pack(col))
             if combination is None:
                 return None
             comps, off = [], 0

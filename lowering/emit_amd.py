@@ -19,18 +19,27 @@
 from __future__ import annotations
 
 from . import island_writer
-from .instructions import AccessKind, AccessShape, AluOp, BarrierScope, InstructionKey, MemorySpace, ShuffleMode
+from .instructions import (AccessKind, AccessShape, AluOp, BarrierScope, FinalInstruction, FinalRole, InstructionKey,
+                           MemorySpace, ShuffleMode)
 from .island_writer import EmitError, IslandState, IslandWriter
 from .plan import ShuffleRound, SharedAccess
 from .target import Target
 
-# The data-movement instructions of final AMDGCN, as tools count them: LDS writes and reads,
-# and the lane permute.  Column name -> regular expression over lines.
-FINAL_CODE_PATTERNS = {
-    "ds_bpermute": r"^\s*ds_bpermute",
-    "ds_write": r"^\s*ds_write",
-    "ds_read": r"^\s*ds_read",
-}
+# The instructions of final AMDGCN that tools count, one per line: the lane permute, LDS writes
+# and reads (``ds_write2`` / ``ds_read2``: two in one), barriers, selects, byte permutes.  The one
+# table (``instructions.FinalInstruction``).
+FINAL_CODE_INSTRUCTIONS = (
+    FinalInstruction("ds_bpermute", r"^\s*ds_bpermute(_b32\b)?", FinalRole.MOVES_DATA, detail=1),
+    FinalInstruction("ds_write", r"^\s*ds_write(?:(2?)(?:st64)?_b(\d+)(?:_d16_hi)?\b)?", FinalRole.MOVES_DATA,
+                     detail=2),
+    FinalInstruction("ds_read", r"^\s*ds_read(?:(2?)(?:st64)?_(?:b|u|i)(\d+)(?:_d16(?:_hi)?)?\b)?",
+                     FinalRole.MOVES_DATA, detail=2),
+    FinalInstruction("s_barrier", r"^\s*s_barrier\b", FinalRole.BARRIER),
+    FinalInstruction("v_cndmask", r"^\s*v_cndmask_b32", FinalRole.ARITHMETIC),
+    FinalInstruction("v_perm", r"^\s*v_perm_b32", FinalRole.ARITHMETIC),
+)
+# The data-movement columns of a conversion's report: column name -> pattern over lines.
+FINAL_CODE_PATTERNS = {row.name: row.pattern for row in FINAL_CODE_INSTRUCTIONS if row.role is FinalRole.MOVES_DATA}
 
 
 def mnemonic(key: InstructionKey) -> str:

@@ -43,7 +43,7 @@ from .hardware import HardwareLayout
 from .instructions import BarrierScope, InstructionKey, ShuffleMode
 from .island_writer import EmitError, IslandState, IslandWriter, VendorInstructions
 from .plan import Barrier, ConversionPlan, ThreadAffine
-from .target import Target
+from .target import Target, Vendor
 from .thread_group import ThreadGroup
 
 
@@ -558,9 +558,9 @@ def emit_local_store_island(plan, site: ConvertSite, rank: int) -> Island:
 
 def vendor_for(target: Target, state: IslandState) -> VendorInstructions:
     """The instructions of ``target``'s vendor, for one island (``state`` is that island's)."""
-    if target.vendor == "nvidia":
+    if target.vendor is Vendor.NVIDIA:
         return emit_nvidia.NvidiaInstructions(target, state)
-    if target.vendor == "amd":
+    if target.vendor is Vendor.AMD:
         return emit_amd.AmdInstructions(target, state)
     raise EmitError(f"no emitter for vendor '{target.vendor}'")
 
@@ -568,8 +568,8 @@ def vendor_for(target: Target, state: IslandState) -> VendorInstructions:
 def mnemonic(target: Target, key: InstructionKey) -> str:
     """How ``target``'s vendor names one of the cost model's instructions (for users:
     ``st.shared.b64`` on NVIDIA, ``ds_write.b64`` on AMD)."""
-    if target.vendor == "nvidia":
+    if target.vendor is Vendor.NVIDIA:
         return emit_nvidia.mnemonic(key)
-    if target.vendor == "amd":
+    if target.vendor is Vendor.AMD:
         return emit_amd.mnemonic(key)
     raise EmitError(f"no emitter for vendor '{target.vendor}'")

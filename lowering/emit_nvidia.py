@@ -26,8 +26,8 @@ Instruction forms (PTX ISA 7.8+, all supported by the ptxas bundled with triton 
 from __future__ import annotations
 
 from . import island_writer
-from .instructions import (AccessForm, AccessKind, AccessShape, AluOp, BarrierScope, InstructionKey, MemorySpace,
-                           ShuffleMode)
+from .instructions import (AccessForm, AccessKind, AccessShape, AluOp, BarrierScope, FinalInstruction, FinalRole,
+                           InstructionKey, MemorySpace, ShuffleMode)
 from .island_writer import EmitError, IslandState, IslandWriter
 from .plan import ShuffleRound, SharedAccess
 from .target import Target
@@ -36,15 +36,23 @@ from .thread_group import ThreadGroup
 FULL_MASK = "0xffffffff"
 FULL_MASK_SIGNED = "-1"     # how Triton spells the full mask of its one-warp barrier
 
-# The data-movement instructions of final PTX, as tools count them (stock Triton's code and
-# ours side by side): column name -> regular expression over lines, one instruction per line.
-FINAL_CODE_PATTERNS = {
-    "shfl": r"^\s*shfl\.sync",
-    "st.shared": r"^\s*st\.shared",
-    "ld.shared": r"^\s*ld\.shared",
-    "stmatrix": r"^\s*stmatrix",
-    "ldmatrix": r"^\s*ldmatrix",
-}
+# The instructions of final PTX that tools count (stock Triton's code and ours side by side), one
+# instruction per line: the one table (``instructions.FinalInstruction``).
+FINAL_CODE_INSTRUCTIONS = (
+    FinalInstruction("shfl", r"^\s*shfl\.sync(?:\.(\w+))?", FinalRole.MOVES_DATA, detail=1),
+    FinalInstruction("st.shared", r"^\s*st\.shared(?:(?:::cta)?((?:\.v\d)?)\.(\w+))?", FinalRole.MOVES_DATA, detail=2),
+    FinalInstruction("ld.shared", r"^\s*ld\.shared(?:(?:::cta)?((?:\.v\d)?)\.(\w+))?", FinalRole.MOVES_DATA, detail=2),
+    FinalInstruction("stmatrix", r"^\s*stmatrix(?:\.sync\.aligned\.m8n8\.(x\d)(\.trans)?)?", FinalRole.MOVES_DATA,
+                     detail=1),
+    FinalInstruction("ldmatrix", r"^\s*ldmatrix(?:\.sync\.aligned\.m8n8\.(x\d)(\.trans)?)?", FinalRole.MOVES_DATA,
+                     detail=1),
+    FinalInstruction("bar.sync", r"^\s*(bar\.sync|barrier\.sync)\b", FinalRole.BARRIER),
+    FinalInstruction("bar.warp.sync", r"^\s*bar\.warp\.sync\b", FinalRole.BARRIER),
+    FinalInstruction("selp", r"^\s*selp\.", FinalRole.ARITHMETIC),
+    FinalInstruction("prmt", r"^\s*prmt\.", FinalRole.ARITHMETIC),
+)
+# The data-movement columns of a conversion's report: column name -> pattern over lines.
+FINAL_CODE_PATTERNS = {row.name: row.pattern for row in FINAL_CODE_INSTRUCTIONS if row.role is FinalRole.MOVES_DATA}
 
 # A guard barrier (one the pass adds around an island for Triton's sake, not one of the plan's):
 # the same ``bar.sync 0`` with a comment, so that ``passes.guard_barriers`` can find it in the

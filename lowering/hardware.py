@@ -77,7 +77,7 @@ class HardwareLayout:
             raise LayoutError(f"not a distributed layout: in dims {missing} are not hardware dims")
         cols = {}
         for d in HARDWARE_DIMS:
-            cols[d] = tuple(layout._pack(b) for b in layout.bases.get(d, ())) if layout.has_in_dim(d) else ()
+            cols[d] = tuple(layout.pack(b) for b in layout.bases.get(d, ())) if layout.has_in_dim(d) else ()
         return cls(cols["register"], cols["lane"], cols["warp"], cols["block"], layout.total_out_dim_size_log2)
 
     def columns(self, dim: str) -> tuple[int, ...]:

@@ -82,3 +82,25 @@ class AccessShape:
 
 # What the cost model counts: one of these per distinct instruction of a plan.
 InstructionKey = ShuffleMode | AccessShape | BarrierScope | AluOp
+
+
+class FinalRole(Enum):
+    """What an instruction of the final code (PTX, AMDGCN) does, for the tools that count it."""
+
+    MOVES_DATA = "moves data"     # shuffles, shared-memory stores and loads: a conversion's columns
+    BARRIER = "barrier"
+    ARITHMETIC = "arithmetic"     # selects and byte permutes around shuffles
+
+
+@dataclass(frozen=True)
+class FinalInstruction:
+    """One row of an emitter's table of final-code instructions (``emit_nvidia`` /
+    ``emit_amd.FINAL_CODE_INSTRUCTIONS``: the one table tools count with).  ``pattern`` matches
+    the start of every line holding the instruction, in any form; where group ``detail`` matched
+    too, the groups name its form (``tools.testcases.ptx_mix``: ``st.shared.b128``), and a form
+    without it (``ld.shared::cluster``) is counted by name only (``detail`` 0: no groups)."""
+
+    name: str
+    pattern: str
+    role: FinalRole
+    detail: int = 0

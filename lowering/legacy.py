@@ -65,7 +65,7 @@ from .conversion import minimal_conversion, scope_of
 from .hardware import HardwareLayout, aligned_pair
 from .instructions import AccessForm, AccessKind, BarrierScope
 from .plan import Barrier, ConversionPlan, Method, Scope, SharedMemoryPlan, Unsupported
-from .planner import INVALID_CONVERSION_ERRORS, _register_rename, _staging_rename, element_bits_of
+from .planner import INVALID_CONVERSION_ERRORS, register_rename, staging_rename, element_bits_of
 from .element_type import storage_bits_of
 from .local_memory import LocalLoadPlan, LocalStorePlan, plan_local_load_candidates, plan_local_store_candidates
 from .shared import cta_space, side_vector, vector_accesses
@@ -238,11 +238,11 @@ def plan_legacy_conversion(src: LinearLayout, dst: LinearLayout, bits, target, s
         if scope not in (Scope.NONE, Scope.REGISTER):
             return Unsupported(f"the attributes are the same text but the layouts differ ({scope} scope)", scope)
         plan = ConversionPlan(**base, method=Method.NOOP if same_attribute else Method.RENAME,
-                              output=_register_rename(src_full, src_u, dst_full, dst_u),
+                              output=register_rename(src_full, src_u, dst_full, dst_u),
                               notes=("legacy: same attribute, no-op",) if same_attribute else ())
     else:
         shared, note = _legacy_shared_plan(src_full, src_u, dst_u, _Dims(src), bits, target, src_kind, dst_kind)
-        plan = ConversionPlan(**base, method=Method.SHARED, output=_staging_rename(dst_full), shared=shared,
+        plan = ConversionPlan(**base, method=Method.SHARED, output=staging_rename(dst_full), shared=shared,
                               notes=(note,))
     result = verify_plan(plan)
     if not result.ok:

@@ -15,7 +15,7 @@ else is the same algebra:
   aligned vectors), capped at 128 bits;
 * ``ldmatrix`` (+ ``.trans``) where the target has it: the destination's tile (``matrix.py``,
   left division) must be realised by the buffer: its 16-byte row must be the buffer's offset
-  bits 0.. and everything else must move whole rows (``shared._matrix_accesses`` checks it).
+  bits 0.. and everything else must move whole rows (``shared.matrix_accesses`` checks it).
 
 Worked example: a 16x16 fp16 buffer with row-major offsets (offset bits 0-3 = columns, 4-7 =
 rows) read into ``sizePerThread = [1, 8]``, ``threadsPerWarp = [16, 2]`` (one warp): register
@@ -64,7 +64,7 @@ from .hardware import HardwareLayout
 from .instructions import AccessForm, AccessKind
 from .matrix import matrix_tile
 from .plan import Method, RegisterRename, SharedMemoryPlan, Unsupported
-from .shared import _matrix_accesses, vector_accesses, widest_vector
+from .shared import matrix_accesses, vector_accesses, widest_vector
 from .target import Target
 from .verify import verify_local_load, verify_local_store
 
@@ -193,7 +193,7 @@ def buffer_offsets(buffer: LinearLayout) -> list[int]:
     """The flat element index of each offset bit of the buffer (the layout's ``offset`` columns)."""
     if not buffer.has_in_dim("offset"):
         raise LayoutError(f"not a shared-memory layout: in dims {buffer.in_dim_names} have no 'offset'")
-    return [buffer._pack(b) for b in buffer.bases["offset"]]
+    return [buffer.pack(b) for b in buffer.bases["offset"]]
 
 
 def _inverse(buffer: LinearLayout):
@@ -274,7 +274,7 @@ def plan_local_load_candidates(buffer: LinearLayout, dst: LinearLayout, element_
             tile = matrix_tile(dst_u, AccessKind.LOAD, form, ebits, row, prefer=row)
             if tile is None:
                 continue
-            per_round = _matrix_accesses(dst_u, tile, inverse, lambda u: u, 1)
+            per_round = matrix_accesses(dst_u, tile, inverse, lambda u: u, 1)
             if per_round is not None:
                 candidates.append(plan_of(per_round[0], form, 128 // ebits))
     return _verified(candidates, verify_local_load, "local-load")
@@ -356,7 +356,7 @@ def plan_local_store_candidates(src: LinearLayout, buffer: LinearLayout, element
             tile = matrix_tile(src_u, AccessKind.STORE, form, ebits, row, prefer=row)
             if tile is None:
                 continue
-            per_round = _matrix_accesses(src_u, tile, inverse, register_name, 1)
+            per_round = matrix_accesses(src_u, tile, inverse, register_name, 1)
             if per_round is not None:
                 candidates.append(plan_of(per_round[0], form, 128 // ebits))
     return _verified(candidates, verify_local_store, "local-store")

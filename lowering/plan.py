@@ -28,7 +28,6 @@ Plan kinds, cheapest first:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
 
 import numpy as np
 
@@ -37,6 +36,7 @@ from ..dialect.linear_layout import LinearLayout
 from .element_type import storage_bits_of
 from .instructions import AccessForm, AccessKind, BarrierScope, MemorySpace, ShuffleMode
 from .target import Target
+from .words import Word
 
 
 # Up to this many columns, a linear map of an integer array is one lookup in the table of all
@@ -60,19 +60,7 @@ def _apply_columns(columns: tuple[int, ...], x):
     return lookup[x & ((1 << len(columns)) - 1)]
 
 
-class _Word(str, Enum):
-    """An enum whose members are also the words they stand for: ``Method.SHUFFLE == "shuffle"``,
-    ``f"{Method.SHUFFLE}"`` is ``shuffle``, and JSON writes ``"shuffle"``.  So remarks, reports
-    and pass options read exactly as they did when these were plain strings."""
-
-    def __str__(self) -> str:
-        return self.value
-
-    def __format__(self, spec: str) -> str:
-        return format(self.value, spec)
-
-
-class Scope(_Word):
+class Scope(Word):
     """The widest hardware level a conversion moves data across (``lowering.conversion``)."""
 
     NONE = "none"           # the same linear map: nothing moves
@@ -82,7 +70,7 @@ class Scope(_Word):
     BLOCK = "block"         # across the CTAs of a cluster
 
 
-class Method(_Word):
+class Method(Word):
     """How a plan moves the data (see the plan kinds above)."""
 
     NOOP = "noop"           # nothing to do

@@ -27,7 +27,6 @@ from ..dialect import f2
 from ..dialect.linear_layout import LayoutError, LinearLayout
 from .conversion import minimal_conversion, scope_of
 from .cost import plan_cost
-from .cost_weights import weights_for
 from .hardware import HardwareLayout, aligned_pair, to_linear_layout
 from .plan import ConversionPlan, Method, RegisterRename, Scope, Unsupported
 from .element_type import ElementType, UnknownElementType, storage_bits_of
@@ -60,7 +59,7 @@ def element_bits_of(bits) -> int:
     return bits
 
 
-def _register_rename(src_full: HardwareLayout, src_u: HardwareLayout, dst_full: HardwareLayout,
+def register_rename(src_full: HardwareLayout, src_u: HardwareLayout, dst_full: HardwareLayout,
                      dst_u: HardwareLayout) -> RegisterRename:
     """dst[j] = src[i]: the source register of the same thread holding the element that
     destination register j names (none/register scope: C moves registers only).
@@ -84,7 +83,7 @@ def _register_rename(src_full: HardwareLayout, src_u: HardwareLayout, dst_full: 
     return RegisterRename("src", tuple(sources))
 
 
-def _staging_rename(dst: HardwareLayout) -> RegisterRename:
+def staging_rename(dst: HardwareLayout) -> RegisterRename:
     return RegisterRename("staging", tuple(dst.canonical_register(j) for j in range(1 << len(dst.register))))
 
 
@@ -148,7 +147,7 @@ def _shuffle_candidates(src_full, src_u, dst_full, dst_u, conversion: LinearLayo
         dst_words = word_registers(conv.dst_registers, [b for b, _ in pairs])
         broadcast_lanes = tuple(j for j, c in enumerate(src_u.lane) if c == 0)
         found = plan_shuffles(wconv, src_words, dst_words, 1 << n_pairs, words_per_element, target.warp_size,
-                              src_broadcast_lanes=broadcast_lanes, weights=weights_for(target.name))
+                              src_broadcast_lanes=broadcast_lanes, weights=target.weights)
         # Too few destination words for the rounds needed: add phantom registers (thrown away).
         extra = 1
         while found is None and extra <= min(2, wconv.src_registers - wconv.dst_registers):
@@ -157,12 +156,12 @@ def _shuffle_candidates(src_full, src_u, dst_full, dst_u, conversion: LinearLayo
                 phantom_words = dst_words + [()] * ((1 << padded.dst_registers) - len(dst_words))
                 found = plan_shuffles(padded, src_words, phantom_words, 1 << n_pairs, words_per_element,
                                       target.warp_size, src_broadcast_lanes=broadcast_lanes,
-                                      weights=weights_for(target.name))
+                                      weights=target.weights)
             extra += 1
         if found is None:
             continue
         shuffle_plan, _ = found
-        plans.append(ConversionPlan(**base_kwargs, method=Method.SHUFFLE, output=_staging_rename(dst_full),
+        plans.append(ConversionPlan(**base_kwargs, method=Method.SHUFFLE, output=staging_rename(dst_full),
                                     shuffle=shuffle_plan))
     return plans
 
@@ -180,7 +179,7 @@ def _shared_candidates(src_full, src_u, dst_full, dst_u, bits, target, base_kwar
         shared = plan_shared_memory(src_local, dst_local, bits, target, src_full.full_register, warp_local,
                                     store_form, load_form)
         if shared is not None:
-            plans.append(ConversionPlan(**base_kwargs, method=Method.SHARED, output=_staging_rename(dst_full),
+            plans.append(ConversionPlan(**base_kwargs, method=Method.SHARED, output=staging_rename(dst_full),
                                         shared=shared))
     return plans
 
@@ -196,7 +195,7 @@ def _cluster_candidates(src_full, src_u, dst_full, dst_u, bits, target, base_kwa
     shared = plan_shared_memory(src_c, dst_c, bits, target, src_full.full_register, False, cluster=view)
     if shared is None:
         return []
-    return [ConversionPlan(**base_kwargs, method=Method.SHARED, output=_staging_rename(dst_full), shared=shared,
+    return [ConversionPlan(**base_kwargs, method=Method.SHARED, output=staging_rename(dst_full), shared=shared,
                            notes=("distributed shared memory: loads read other CTAs' buffers",))]
 
 
@@ -215,7 +214,7 @@ def plan_candidates(src: LinearLayout, dst: LinearLayout, bits, target) -> tuple
     base = dict(src=src, dst=dst, element_bits=bits, target=target, scope=scope)
     if scope in (Scope.NONE, Scope.REGISTER):
         method = Method.NOOP if scope is Scope.NONE else Method.RENAME
-        return [ConversionPlan(**base, method=method, output=_register_rename(src_full, src_u, dst_full, dst_u))], scope
+        return [ConversionPlan(**base, method=method, output=register_rename(src_full, src_u, dst_full, dst_u))], scope
     if scope is Scope.BLOCK:
         if not target.has_distributed_shared_memory:
             return [], scope

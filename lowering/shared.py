@@ -32,7 +32,7 @@ from .instructions import AccessForm, AccessKind, BarrierScope, MemorySpace
 from .matrix import MatrixTile, matrix_tile
 from .plan import Barrier, SharedAccess, SharedMemoryPlan, ThreadAffine
 from .swizzle import Swizzle, common_vector, swizzle_for, widened
-from .target import Target
+from .target import Target, Vendor
 
 
 def widest_vector(register_offsets: list[int], thread_offsets: list[int], max_log2: int,
@@ -133,7 +133,7 @@ class ClusterView:
                             tuple(self.block_id(c) ^ own.get(i, 0) for i, c in enumerate(layout.block)))
 
 
-def _matrix_accesses(layout: HardwareLayout, tile: MatrixTile, inverse, register_name,
+def matrix_accesses(layout: HardwareLayout, tile: MatrixTile, inverse, register_name,
                      num_rounds: int) -> list[list[SharedAccess]] | None:
     """Per round, the matrix accesses (ldmatrix/stmatrix) of one side; None if the swizzle does not
     realise the tile (its 16-byte rows must be offset bits 0.. and everything else aligned)."""
@@ -185,8 +185,49 @@ def plan_shared_memory(src: HardwareLayout, dst: HardwareLayout, element_bits: i
     if cluster is not None and (store_form.is_matrix or load_form.is_matrix):
         return None  # matrix loads cannot read another CTA's buffer; keep cross-CTA plans plain
     ebits = storage_bits_of(element_bits)
-    k = src.element_bits
     max_log2 = max(0, (128 // ebits).bit_length() - 1)
+    tiles = _matrix_tiles(src, dst, store_form, load_form, ebits)
+    if tiles is None:
+        return None
+    store_tile, load_tile = tiles
+    if store_tile and load_tile:
+        vector = list(store_tile.vector)
+    elif store_tile or load_tile:
+        vector = list((store_tile or load_tile).vector)
+    else:
+        vector = common_vector(list(src.register), list(dst.register), ebits)
+    swizzle = _choose_swizzle(src, dst, vector, store_tile, load_tile, ebits, target, max_log2)
+    inverse = swizzle.inverse()
+    num_rounds = 1 << len(swizzle.reps)
+
+    if store_tile is not None:
+        stores = matrix_accesses(src, store_tile, inverse, src_register_name, num_rounds)
+        st_vec = 128 // ebits
+    else:
+        st_log2, st_pos = _swizzled_side_vector(src, swizzle, inverse, max_log2)
+        stores = vector_accesses(src, inverse, st_log2, st_pos, AccessKind.STORE, src_register_name, num_rounds)
+        st_vec = 1 << st_log2
+    if load_tile is not None:
+        loads = matrix_accesses(dst, load_tile, inverse, lambda u: u, num_rounds)
+        ld_vec = 128 // ebits
+    else:
+        ld_log2, ld_pos = _swizzled_side_vector(dst, swizzle, inverse, max_log2)
+        loads = vector_accesses(dst, inverse, ld_log2, ld_pos, AccessKind.LOAD, lambda u: u, num_rounds, cluster)
+        ld_vec = 1 << ld_log2
+    if stores is None or loads is None:
+        return None
+    ops = _rounds(stores, loads, _barrier_for(target, warp_local, cluster), num_rounds, cluster is not None)
+    k = src.element_bits
+    smem = LinearLayout([("vector", [(c,) for c in swizzle.vector]), ("bank", [(c,) for c in swizzle.bank]),
+                         ("segment", [(c,) for c in swizzle.segment]), ("reps", [(c,) for c in swizzle.reps])],
+                        [("dim0", 1 << k)], require_surjective=False)
+    return SharedMemoryPlan(element_bits, 1 << swizzle.offset_bits, smem, num_rounds, tuple(ops), st_vec, ld_vec)
+
+
+def _matrix_tiles(src: HardwareLayout, dst: HardwareLayout, store_form: AccessForm, load_form: AccessForm,
+                  ebits: int):
+    """(store tile, load tile) of the sides that use 8x8 matrix instructions (None for a
+    vector side), or None when a matrix side does not fit its layout."""
     store_tile = load_tile = None
     if store_form.is_matrix:
         store_tile = matrix_tile(src, AccessKind.STORE, store_form, ebits, dst.register)
@@ -207,13 +248,14 @@ def plan_shared_memory(src: HardwareLayout, dst: HardwareLayout, element_bits: i
             if again is None or again.vector != load_tile.vector:
                 return None
             store_tile = again
-    if store_tile and load_tile:
-        vector = list(store_tile.vector)
-    elif store_tile or load_tile:
-        vector = list((store_tile or load_tile).vector)
-    else:
-        vector = common_vector(list(src.register), list(dst.register), ebits)
+    return store_tile, load_tile
 
+
+def _choose_swizzle(src: HardwareLayout, dst: HardwareLayout, vector: list[int], store_tile, load_tile,
+                    ebits: int, target: Target, max_log2: int) -> Swizzle:
+    """The scratch buffer's swizzle: ``vector`` contiguous, bank conflicts of both sides' phases
+    minimized, rounds that depend on registers only."""
+    k = src.element_bits
     low = (1 << k) - 1  # the in-CTA part of a direction (all of it unless cross-CTA)
 
     def access_set(layout: HardwareLayout, tile, is_load: bool) -> list[int]:
@@ -248,33 +290,23 @@ def plan_shared_memory(src: HardwareLayout, dst: HardwareLayout, element_bits: i
             candidate = widened(swizzle, regs)
             if widths(candidate) > best:
                 swizzle, best = candidate, widths(candidate)
-        inverse = swizzle.inverse()
-    num_rounds = 1 << len(swizzle.reps)
+    return swizzle
 
-    if store_tile is not None:
-        stores = _matrix_accesses(src, store_tile, inverse, src_register_name, num_rounds)
-        st_vec = 128 // ebits
-    else:
-        st_log2, st_pos = _swizzled_side_vector(src, swizzle, inverse, max_log2)
-        stores = vector_accesses(src, inverse, st_log2, st_pos, AccessKind.STORE, src_register_name, num_rounds)
-        st_vec = 1 << st_log2
-    if load_tile is not None:
-        loads = _matrix_accesses(dst, load_tile, inverse, lambda u: u, num_rounds)
-        ld_vec = 128 // ebits
-    else:
-        ld_log2, ld_pos = _swizzled_side_vector(dst, swizzle, inverse, max_log2)
-        loads = vector_accesses(dst, inverse, ld_log2, ld_pos, AccessKind.LOAD, lambda u: u, num_rounds, cluster)
-        ld_vec = 1 << ld_log2
-    if stores is None or loads is None:
-        return None
-    # AMD plans wait for the whole workgroup even when the data stays in a wave (the planner
-    # has always planned them so; the AMD emitter could print a warp barrier as a lone fence).
+
+def _barrier_for(target: Target, warp_local: bool, cluster) -> Barrier:
+    """The barrier between a round's stores and its loads.  AMD plans wait for the whole
+    workgroup even when the data stays in a wave (the planner has always planned them so; the
+    AMD emitter could print a warp barrier as a lone fence)."""
     if cluster is not None:
-        barrier = Barrier(BarrierScope.CLUSTER)
-    elif warp_local and target.vendor != "amd":
-        barrier = Barrier(BarrierScope.WARP)
-    else:
-        barrier = Barrier(BarrierScope.CTA)
+        return Barrier(BarrierScope.CLUSTER)
+    if warp_local and target.vendor is not Vendor.AMD:
+        return Barrier(BarrierScope.WARP)
+    return Barrier(BarrierScope.CTA)
+
+
+def _rounds(stores, loads, barrier: Barrier, num_rounds: int, cross_cta: bool) -> list:
+    """The plan's ops: each round's stores, a barrier, its loads; a barrier between rounds (and
+    after the last, cross-CTA: no CTA may exit or reuse its buffer while others still read it)."""
     ops: list = []
     for rnd in range(num_rounds):
         if rnd:
@@ -282,12 +314,9 @@ def plan_shared_memory(src: HardwareLayout, dst: HardwareLayout, element_bits: i
         ops.extend(stores[rnd])
         ops.append(barrier)
         ops.extend(loads[rnd])
-    if cluster is not None:
-        ops.append(barrier)  # no CTA may exit or reuse its buffer while others still read it
-    smem = LinearLayout([("vector", [(c,) for c in swizzle.vector]), ("bank", [(c,) for c in swizzle.bank]),
-                         ("segment", [(c,) for c in swizzle.segment]), ("reps", [(c,) for c in swizzle.reps])],
-                        [("dim0", 1 << k)], require_surjective=False)
-    return SharedMemoryPlan(element_bits, 1 << swizzle.offset_bits, smem, num_rounds, tuple(ops), st_vec, ld_vec)
+    if cross_cta:
+        ops.append(barrier)
+    return ops
 
 
 def instruction_pairs(target: Target, element_bits: int) -> list[tuple[AccessForm, AccessForm]]:

@@ -176,6 +176,43 @@ def plan_shuffles(conv: LaneConversion, src_words_regs, dst_words_regs, elements
     sources (see the options below)."""
     nrd, nl = conv.dst_registers, conv.lane_bits
     crr, crl, clr, cll = conv.reg_to_reg, conv.reg_to_lane, conv.lane_to_reg, conv.lane_to_lane
+    options = _lane_options(conv, src_broadcast_lanes, max_candidates)
+    best = None
+    rank_crl = f2.rank(crl)
+    for choice in itertools.product(*options):
+        n = tuple(c[0] for c in choice)
+        a = tuple(f2.apply_columns(crl, n[j]) ^ cll[j] ^ choice[j][1] for j in range(nl))
+        b = tuple(f2.apply_columns(crr, n[j]) ^ clr[j] for j in range(nl))
+        m = _solve_linear(a, b, nl)
+        if m is None:
+            continue
+        a_is_identity = all(a[j] == 1 << j for j in range(nl)) and not any(conv.warp_to_lane)
+        rounds = 1 << nrd
+        local = (1 << (nrd - rank_crl)) if a_is_identity else 0
+        shuffles = (rounds - local) * words_per_element
+        selects = select_count(f2.rank(m), rounds, len(src_words_regs), f2.rank(n), len(dst_words_regs))
+        selects *= words_per_element
+        packs = 0
+        if elements_per_word > 1:
+            packs = (len(src_words_regs) + len(dst_words_regs)) * (elements_per_word - 1)
+        cost = ShuffleCost(shuffles, selects, packs, weights)
+        key = (cost.weight, shuffles)
+        if best is None or key < best[0]:
+            best = (key, n, a, m, a_is_identity, cost)
+    if best is None:
+        return None
+    _, n, a, m, a_is_identity, cost = best
+    plan = WarpShufflePlan(elements_per_word, words_per_element, tuple(src_words_regs),
+                           _shuffle_rounds(conv, a, m, a_is_identity), ThreadAffine(0, tuple(n)),
+                           tuple(dst_words_regs))
+    return plan, cost
+
+
+def _lane_options(conv: LaneConversion, src_broadcast_lanes: tuple[int, ...], max_candidates: int) -> list:
+    """The candidates per destination lane bit that :func:`plan_shuffles` tries every
+    combination of, cut down to about ``max_candidates`` combinations."""
+    nrd, nl = conv.dst_registers, conv.lane_bits
+    crr, crl, clr, cll = conv.reg_to_reg, conv.reg_to_lane, conv.lane_to_reg, conv.lane_to_lane
     crl_basis = f2.EchelonBasis(crl)
     crr_basis = f2.EchelonBasis(crr)
 
@@ -210,35 +247,14 @@ def plan_shuffles(conv: LaneConversion, src_words_regs, dst_words_regs, elements
             total *= len(o)
         if total > max_candidates:
             options = [o[:2] for o in options]
+    return options
 
-    best = None
-    rank_crl = f2.rank(crl)
-    for choice in itertools.product(*options):
-        n = tuple(c[0] for c in choice)
-        a = tuple(f2.apply_columns(crl, n[j]) ^ cll[j] ^ choice[j][1] for j in range(nl))
-        b = tuple(f2.apply_columns(crr, n[j]) ^ clr[j] for j in range(nl))
-        m = _solve_linear(a, b, nl)
-        if m is None:
-            continue
-        a_is_identity = all(a[j] == 1 << j for j in range(nl)) and not any(conv.warp_to_lane)
-        rounds = 1 << nrd
-        local = (1 << (nrd - rank_crl)) if a_is_identity else 0
-        shuffles = (rounds - local) * words_per_element
-        selects = select_count(f2.rank(m), rounds, len(src_words_regs), f2.rank(n), len(dst_words_regs))
-        selects *= words_per_element
-        packs = 0
-        if elements_per_word > 1:
-            packs = (len(src_words_regs) + len(dst_words_regs)) * (elements_per_word - 1)
-        cost = ShuffleCost(shuffles, selects, packs, weights)
-        key = (cost.weight, shuffles)
-        if best is None or key < best[0]:
-            best = (key, n, a, m, a_is_identity, cost)
-    if best is None:
-        return None
-    _, n, a, m, a_is_identity, cost = best
 
+def _shuffle_rounds(conv: LaneConversion, a, m, a_is_identity: bool) -> tuple[ShuffleRound, ...]:
+    """One round per destination register index rho: who sends which word, who reads it."""
+    crr, crl = conv.reg_to_reg, conv.reg_to_lane
     rounds = []
-    for rho in range(1 << nrd):
+    for rho in range(1 << conv.dst_registers):
         lane_const = f2.apply_columns(crl, rho)
         word_const = f2.apply_columns(crr, rho) ^ f2.apply_columns(m, lane_const)
         # warp w shifts the source lane by Cwl w and the source word by Cwr w; the sender (same
@@ -251,9 +267,7 @@ def plan_shuffles(conv: LaneConversion, src_words_regs, dst_words_regs, elements
         else:
             mode = ShuffleMode.INDEX
         rounds.append(ShuffleRound(send, source, mode))
-    plan = WarpShufflePlan(elements_per_word, words_per_element, tuple(src_words_regs), tuple(rounds),
-                           ThreadAffine(0, tuple(n)), tuple(dst_words_regs))
-    return plan, cost
+    return tuple(rounds)
 
 
 def with_phantom_registers(conv: LaneConversion, count: int) -> LaneConversion | None:

@@ -79,6 +79,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .cost_weights import CostWeights, weights_for
+from .words import Word
+
+
+class Vendor(Word):
+    """Whose GPU: which instructions an island may use, and which emitter writes it."""
+
+    NVIDIA = "nvidia"
+    AMD = "amd"
+
 
 class UnknownTarget(ValueError):
     """A target name that is none of ours (the message lists the known ones)."""
@@ -87,7 +97,7 @@ class UnknownTarget(ValueError):
 @dataclass(frozen=True)
 class Target:
     name: str                 # "sm_80", "sm_90", "gfx942", "gfx1100", ...
-    vendor: str               # "nvidia" or "amd"
+    vendor: Vendor
     warp_size: int            # 32 or 64
     triton_arch: "int | str"  # GPUTarget's arch: the compute capability (90) or the gfx name
     product: str              # for people: "NVIDIA Hopper", "AMD MI300"
@@ -107,7 +117,7 @@ class Target:
     @property
     def triton_backend(self) -> str:
         """Triton's back-end name: ``cuda`` or ``hip``."""
-        return {"nvidia": "cuda", "amd": "hip"}[self.vendor]
+        return {Vendor.NVIDIA: "cuda", Vendor.AMD: "hip"}[self.vendor]
 
     @property
     def triton_name(self) -> str:
@@ -117,18 +127,24 @@ class Target:
     @property
     def assembly_stage(self) -> str:
         """The compiled kernel's stage (``kernel.asm[...]``) with the final assembly text."""
-        return {"nvidia": "ptx", "amd": "amdgcn"}[self.vendor]
+        return {Vendor.NVIDIA: "ptx", Vendor.AMD: "amdgcn"}[self.vendor]
 
     @property
     def title(self) -> str:
         """``sm_90 (NVIDIA Hopper, 32 lanes per warp)``."""
-        unit = "warp" if self.vendor == "nvidia" else "wave"
+        unit = "warp" if self.vendor is Vendor.NVIDIA else "wave"
         return f"{self.name} ({self.product}, {self.warp_size} lanes per {unit})"
 
     def gpu_target(self, warp_size: "int | None" = None):
         """Triton's ``GPUTarget`` for ``triton.compile`` (imports triton)."""
         from triton.backends.compiler import GPUTarget
         return GPUTarget(self.triton_backend, self.triton_arch, warp_size or self.warp_size)
+
+    @property
+    def weights(self) -> CostWeights:
+        """The cost model's constants for this target: measured where it was calibrated,
+        estimated from a measured one elsewhere (``lowering.cost_weights``)."""
+        return weights_for(self.name)
 
     @property
     def lane_bits(self) -> int:
@@ -160,29 +176,29 @@ class Target:
 
 KIB = 1024
 # NVIDIA (see the module docstring for the sources of each fact)
-SM80 = Target("sm_80", "nvidia", 32, 80, "NVIDIA Ampere", has_ldmatrix=True,
+SM80 = Target("sm_80", Vendor.NVIDIA, 32, 80, "NVIDIA Ampere", has_ldmatrix=True,
               shared_memory_bytes=163 * KIB, family="ampere")
-SM86 = Target("sm_86", "nvidia", 32, 86, "NVIDIA Ampere GA10x: A10, RTX 30xx", has_ldmatrix=True,
+SM86 = Target("sm_86", Vendor.NVIDIA, 32, 86, "NVIDIA Ampere GA10x: A10, RTX 30xx", has_ldmatrix=True,
               shared_memory_bytes=99 * KIB, family="ampere")
-SM89 = Target("sm_89", "nvidia", 32, 89, "NVIDIA Ada: L40, RTX 40xx", has_ldmatrix=True,
+SM89 = Target("sm_89", Vendor.NVIDIA, 32, 89, "NVIDIA Ada: L40, RTX 40xx", has_ldmatrix=True,
               shared_memory_bytes=99 * KIB, family="ada")
-SM90 = Target("sm_90", "nvidia", 32, 90, "NVIDIA Hopper", has_ldmatrix=True, has_stmatrix=True,
+SM90 = Target("sm_90", Vendor.NVIDIA, 32, 90, "NVIDIA Hopper", has_ldmatrix=True, has_stmatrix=True,
               has_distributed_shared_memory=True, shared_memory_bytes=227 * KIB, family="hopper")
-SM100 = Target("sm_100", "nvidia", 32, 100, "NVIDIA Blackwell: B200, GB200", has_ldmatrix=True,
+SM100 = Target("sm_100", Vendor.NVIDIA, 32, 100, "NVIDIA Blackwell: B200, GB200", has_ldmatrix=True,
                has_stmatrix=True, has_distributed_shared_memory=True, shared_memory_bytes=227 * KIB,
                family="blackwell")
-SM120 = Target("sm_120", "nvidia", 32, 120, "NVIDIA Blackwell consumer: RTX 50xx", has_ldmatrix=True,
+SM120 = Target("sm_120", Vendor.NVIDIA, 32, 120, "NVIDIA Blackwell consumer: RTX 50xx", has_ldmatrix=True,
                has_stmatrix=True, shared_memory_bytes=99 * KIB, family="blackwell-consumer")
 # AMD
-GFX90A = Target("gfx90a", "amd", 64, "gfx90a", "AMD MI200", shared_memory_bytes=64 * KIB, family="cdna2",
+GFX90A = Target("gfx90a", Vendor.AMD, 64, "gfx90a", "AMD MI200", shared_memory_bytes=64 * KIB, family="cdna2",
                 mfma_version=2)
-GFX942 = Target("gfx942", "amd", 64, "gfx942", "AMD MI300", wide_read_lane_bits=(0, 1, 4),
+GFX942 = Target("gfx942", Vendor.AMD, 64, "gfx942", "AMD MI300", wide_read_lane_bits=(0, 1, 4),
                 shared_memory_bytes=64 * KIB, family="cdna3", mfma_version=3)
-GFX950 = Target("gfx950", "amd", 64, "gfx950", "AMD MI350/MI355", wide_read_lane_bits=(0, 1, 4),
+GFX950 = Target("gfx950", Vendor.AMD, 64, "gfx950", "AMD MI350/MI355", wide_read_lane_bits=(0, 1, 4),
                 shared_memory_bytes=160 * KIB, family="cdna4", mfma_version=4, has_lds_transpose_read=True)
-GFX1100 = Target("gfx1100", "amd", 32, "gfx1100", "AMD RDNA3: RX 7900", shared_memory_bytes=64 * KIB,
+GFX1100 = Target("gfx1100", Vendor.AMD, 32, "gfx1100", "AMD RDNA3: RX 7900", shared_memory_bytes=64 * KIB,
                  family="rdna3", wmma_version=1)
-GFX1201 = Target("gfx1201", "amd", 32, "gfx1201", "AMD RDNA4: RX 9070", shared_memory_bytes=64 * KIB,
+GFX1201 = Target("gfx1201", Vendor.AMD, 32, "gfx1201", "AMD RDNA4: RX 9070", shared_memory_bytes=64 * KIB,
                  family="rdna4", wmma_version=2)
 
 TARGETS = {t.name: t for t in (SM80, SM86, SM89, SM90, SM100, SM120, GFX90A, GFX942, GFX950, GFX1100, GFX1201)}
@@ -190,6 +206,14 @@ TRITON_NAMES = tuple(t.triton_name for t in TARGETS.values())   # cuda:80, ..., 
 # The four targets of the project before issue 29 (tools whose seeded draws must stay reproducible
 # default to these; ``--targets`` names the others).
 ORIGINAL_TARGETS = ("sm_80", "sm_90", "gfx90a", "gfx942")
+
+
+def target_from_triton_name(name: str) -> Target:
+    """Triton's name (``ttg.target``: ``cuda:90``, ``hip:gfx942``) -> Target."""
+    for target in TARGETS.values():
+        if name == target.triton_name:
+            return target
+    raise UnknownTarget(f"unknown target '{name}' (known: {', '.join(TRITON_NAMES)})")
 
 
 def target_named(name: str) -> Target:

@@ -141,17 +141,14 @@ def _simulate_shared(plan, src: np.ndarray, staging_size: int, preloaded: np.nda
     sh = plan.shared
     B, W, L, _ = src.shape
     size = sh.scratch_elements
-    smem = np.full((B, size), -1, dtype=np.int64)
-    written_epoch = np.full((B, size), -1, dtype=np.int64)
-    writer_warp = np.full((B, size), -1, dtype=np.int64)
-    read_epoch = np.full((B, size), -1, dtype=np.int64)
+    scratch = _Scratch(B, size)
     staging = np.full((B, W, L, staging_size), -1, dtype=np.int64)
     epoch = 0
     if preloaded is not None:
         if len(preloaded) != size:
             raise _Failure(f"the buffer holds {len(preloaded)} elements, the plan addresses {size}")
-        smem[:] = preloaded[None, :]
-        written_epoch[:] = 0
+        scratch.smem[:] = preloaded[None, :]
+        scratch.written_epoch[:] = 0
         epoch = 1
     warp_only = False
     cluster_wide = False
@@ -174,50 +171,70 @@ def _simulate_shared(plan, src: np.ndarray, staging_size: int, preloaded: np.nda
                            f"{size}-element scratch buffer")
         addr = positions  # (B, W, L, n): every register of the access at once
         regs = np.asarray(op.registers, dtype=np.int64)
-        cta = bidx
-        if op.cta is not None:
-            if op.is_store:
-                raise _Failure(f"op {n}: stores go to the thread's own CTA")
-            cta = np.broadcast_to(np.asarray(op.cta.evaluate(lanes[None, None, :], warps[None, :, None],
-                                                             blocks[:, None, None]), dtype=np.int64), (B, W, L))
-            if cta.min() < 0 or cta.max() >= B:
-                raise _Failure(f"op {n}: reads CTA {int(cta.max())} of a {B}-CTA cluster")
-            cta = cta[..., None]
-            if (cta != bidx).any():
-                if not cluster_wide:
-                    raise _Failure(f"op {n}: reads another CTA's buffer after a barrier that is not cluster-wide")
-                remote_since_cluster_barrier = True
+        cta = bidx if op.cta is None else _reading_cta(op, n, lanes, warps, blocks)
+        if op.cta is not None and (cta != bidx).any():
+            if not cluster_wide:
+                raise _Failure(f"op {n}: reads another CTA's buffer after a barrier that is not cluster-wide")
+            remote_since_cluster_barrier = True
         if op.is_store:
-            values = src[..., regs]
-            if (read_epoch[bidx, addr] == epoch).any():
-                raise _Failure(f"op {n}: store over a word already read since the last barrier "
-                               "(write-after-read without a barrier)")
-            same_phase = written_epoch[bidx, addr] == epoch
-            if (same_phase & (smem[bidx, addr] != values)).any():
-                raise _Failure(f"op {n}: two threads store different elements to one word in one phase")
-            smem[bidx, addr] = values
-            written_epoch[bidx, addr] = epoch
-            writer_warp[bidx, addr] = widx
-            if (smem[bidx, addr] != values).any():
-                raise _Failure(f"op {n}: lanes of one store write different elements to one word")
+            scratch.store(n, bidx, addr, src[..., regs], epoch, widx)
         else:
-            we = written_epoch[cta, addr]
-            if (we < 0).any():
-                raise _Failure(f"op {n}: load of a word never stored")
-            if (we >= epoch).any():
-                raise _Failure(f"op {n}: load of a word stored after the last barrier (missing barrier)")
-            if warp_only:
-                recent = we == epoch - 1
-                if (recent & (writer_warp[cta, addr] != widx)).any():
-                    raise _Failure(f"op {n}: a warp barrier does not order another warp's store")
-            staging[..., regs] = smem[cta, addr]
-            read_epoch[cta, addr] = epoch
+            staging[..., regs] = scratch.load(n, cta, addr, epoch, warp_only, widx)
     if remote_since_cluster_barrier:
         raise _Failure("reads of other CTAs' buffers are not followed by a cluster barrier (a CTA could exit "
                        "or reuse its buffer while others still read it)")
     if final_buffer is not None:
-        final_buffer.append(smem)
+        final_buffer.append(scratch.smem)
     return staging
+
+
+def _reading_cta(op, n: int, lanes: np.ndarray, warps: np.ndarray, blocks: np.ndarray) -> np.ndarray:
+    """The CTA whose buffer each thread's access reads (a cross-CTA load), shaped (B, W, L, 1)."""
+    B, W, L = len(blocks), len(warps), len(lanes)
+    if op.is_store:
+        raise _Failure(f"op {n}: stores go to the thread's own CTA")
+    cta = np.broadcast_to(np.asarray(op.cta.evaluate(lanes[None, None, :], warps[None, :, None],
+                                                     blocks[:, None, None]), dtype=np.int64), (B, W, L))
+    if cta.min() < 0 or cta.max() >= B:
+        raise _Failure(f"op {n}: reads CTA {int(cta.max())} of a {B}-CTA cluster")
+    return cta[..., None]
+
+
+class _Scratch:
+    """Every CTA's scratch buffer while a plan runs: the element at every offset (-1: never
+    stored), and when (barrier epoch) and by which warp each was last written, and last read."""
+
+    def __init__(self, blocks: int, size: int):
+        self.smem = np.full((blocks, size), -1, dtype=np.int64)
+        self.written_epoch = np.full((blocks, size), -1, dtype=np.int64)
+        self.writer_warp = np.full((blocks, size), -1, dtype=np.int64)
+        self.read_epoch = np.full((blocks, size), -1, dtype=np.int64)
+
+    def store(self, n: int, cta, addr, values, epoch: int, widx) -> None:
+        if (self.read_epoch[cta, addr] == epoch).any():
+            raise _Failure(f"op {n}: store over a word already read since the last barrier "
+                           "(write-after-read without a barrier)")
+        same_phase = self.written_epoch[cta, addr] == epoch
+        if (same_phase & (self.smem[cta, addr] != values)).any():
+            raise _Failure(f"op {n}: two threads store different elements to one word in one phase")
+        self.smem[cta, addr] = values
+        self.written_epoch[cta, addr] = epoch
+        self.writer_warp[cta, addr] = widx
+        if (self.smem[cta, addr] != values).any():
+            raise _Failure(f"op {n}: lanes of one store write different elements to one word")
+
+    def load(self, n: int, cta, addr, epoch: int, warp_only: bool, widx) -> np.ndarray:
+        we = self.written_epoch[cta, addr]
+        if (we < 0).any():
+            raise _Failure(f"op {n}: load of a word never stored")
+        if (we >= epoch).any():
+            raise _Failure(f"op {n}: load of a word stored after the last barrier (missing barrier)")
+        if warp_only:
+            recent = we == epoch - 1
+            if (recent & (self.writer_warp[cta, addr] != widx)).any():
+                raise _Failure(f"op {n}: a warp barrier does not order another warp's store")
+        self.read_epoch[cta, addr] = epoch
+        return self.smem[cta, addr]
 
 
 def verify_plan(plan: ConversionPlan) -> VerificationResult:
@@ -270,7 +287,7 @@ def verify_local_load(plan) -> VerificationResult:
     dst_hw = HardwareLayout.of(plan.dst, order)
     view_elements = dst_hw.element_table()
     B, W, L, _ = view_elements.shape
-    initial = xor_table(tuple(plan.buffer._pack(b) for b in plan.buffer.bases["offset"]))
+    initial = xor_table(tuple(plan.buffer.pack(b) for b in plan.buffer.bases["offset"]))
     for start in ([None] if plan.view is None else plan.view.checked_starts()):
         address_xor = 0 if start is None else plan.view.start_offset(start)
         expected = view_elements if start is None else view_elements ^ plan.view.element(start)
@@ -304,7 +321,7 @@ def verify_local_store(plan) -> VerificationResult:
     (1, 2); offset 18, buffer element (1, 2), must stay unwritten."""
     order = plan.buffer.out_dim_names
     src = HardwareLayout.of(plan.src, order).element_table()
-    wanted = xor_table(tuple(plan.buffer._pack(b) for b in plan.buffer.bases["offset"]))
+    wanted = xor_table(tuple(plan.buffer.pack(b) for b in plan.buffer.bases["offset"]))
     view = plan.view
     for start in ([None] if view is None else view.checked_starts()):
         address_xor = 0 if start is None else view.start_offset(start)

@@ -12,7 +12,7 @@ import re
 import shutil
 import tempfile
 
-from ..lowering.target import TRITON_NAMES, target_named
+from ..lowering.target import Target
 from .diagnostics import IRError
 from .guard_barriers import guard_pruning
 from .sandbox import run_forked
@@ -21,19 +21,15 @@ from .snapshot import Module
 EMIT_STAGES = ("llir", "ptx", "amdgcn")
 
 
-def compile_module(module: Module, target: str, stage: str) -> str:
+def compile_module(module: Module, gpu: Target, stage: str) -> str:
     """Hand the module to Triton's own later stages (make_llir, make_ptx / make_amdgcn) for
-    ``target`` (Triton's name, as in ``ttg.target``: ``cuda:90``, ``hip:gfx942``) and return the
-    text of ``stage`` (``llir`` or the target's assembly)."""
-    if target not in TRITON_NAMES:
-        raise IRError(f"unknown target '{target}' (known: {', '.join(TRITON_NAMES)})")
-    gpu = target_named(target)
+    ``gpu`` and return the text of ``stage`` (``llir`` or the target's assembly)."""
     if stage not in ("llir", gpu.assembly_stage):
-        raise IRError(f"--emit {stage} is not available for target {target}")
+        raise IRError(f"--emit {stage} is not available for target {gpu.triton_name}")
     text = module.print(debuginfo=True)
     # Triton reads the target from the module too: keep the two in agreement.
     if re.search(r'ttg\.target = "[^"]*"', text):
-        text = re.sub(r'ttg\.target = "[^"]*"', f'ttg.target = "{target}"', text, count=1)
+        text = re.sub(r'ttg\.target = "[^"]*"', f'ttg.target = "{gpu.triton_name}"', text, count=1)
     threads = module.threads_per_warp or gpu.warp_size
 
     def compile_in_child() -> str:

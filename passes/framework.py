@@ -24,6 +24,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Callable, ClassVar, Optional, TextIO
 
+from ..lowering.target import Target
 from .diagnostics import IRError
 from .snapshot import Module, Operation
 
@@ -38,9 +39,12 @@ class PassFailure(Exception):
 
 
 def _format_option(value) -> str:
-    """An option value as a pipeline string writes it."""
+    """An option value as a pipeline string writes it (a typed option's ``str`` is its word:
+    ``lowering.words.Word`` enums, ``passes.options.Methods``; a target by its name)."""
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, Target):
+        return value.name
     return str(value)
 
 
@@ -81,7 +85,7 @@ class PassContext:
     report_stream: TextIO = field(default_factory=lambda: sys.stderr)
     after_pass: Optional[Callable[[ModulePass, Module], None]] = None
     remarks: bool = False  # passes may explain their decisions (ll-opt --remarks)
-    target: Optional[str] = None  # the driver's target (ll-opt --target): passes that plan for a target use it
+    target: Optional[Target] = None  # the driver's target (ll-opt --target): passes that plan for a target use it
 
     def report(self, line: str) -> None:
         print(line, file=self.report_stream)

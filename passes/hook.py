@@ -58,20 +58,23 @@ import sys
 import threading
 import warnings
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, Sequence, Union
 
 from ..lowering.emit_nvidia import GUARD_MARK
 from .bindings import installed_conventions
 from .diagnostics import IRError
-from .framework import PassContext, run_pipeline
+from ..lowering.plan import Method
+from .assign_layouts import AssignLayouts
+from .classify_conversions import ClassifyConversions
+from .framework import ModulePass, PassContext, run_pipeline
 from .guard_barriers import prune_guard_barriers
+from .lower_conversions import LowerConversions
+from .options import Mode, OptionError, VerifyLevel, parse_flag, parse_methods, parse_word
 from .parsing import triton_module_from_text
-from .pipeline import PipelineError, parse_pipeline
+from .pipeline import PipelineError, parse_pipeline, pipeline_text
 from .snapshot import parse_module
 from .verified_islands import source_fingerprint
 from .version import __version__
-
-MODES = ("linear", "legacy")
 
 
 class PluginError(ValueError):
@@ -80,17 +83,28 @@ class PluginError(ValueError):
 
 @dataclass(frozen=True)
 class PluginConfig:
-    """What the plugin runs on every kernel, and the cache key that goes with it."""
+    """What the plugin runs on every kernel (the pass objects, with their typed options), and
+    the cache key that goes with it.  The pipeline text is derived from the passes."""
 
-    mode: str
-    pipeline: str
+    mode: Mode
+    passes: tuple[ModulePass, ...]
     remarks: bool = False
+
+    @property
+    def pipeline(self) -> str:
+        """The passes as an ``ll-opt -p`` pipeline string (non-default options only)."""
+        return pipeline_text(list(self.passes))
 
     @property
     def owns_local_loads(self) -> bool:
         """The pipeline lowers ``ttg.local_load``, ``ttg.local_store`` or ``ttg.local_alloc`` (with a
         source) too (``only=...,local_load``)."""
-        return any(name in self.pipeline for name in ("local_load", "local_store", "local_alloc"))
+        return any(isinstance(p, LowerConversions) and p.owns_local_memory_ops for p in self.passes)
+
+    @property
+    def reports(self) -> bool:
+        """A pass of the pipeline prints a line per conversion (``report=true``)."""
+        return any(getattr(p, "report", False) for p in self.passes)
 
     @property
     def cache_key(self) -> str:
@@ -101,29 +115,16 @@ class PluginConfig:
         return hashlib.sha256(self.cache_key.encode()).hexdigest()
 
 
-def default_pipeline(mode: str, only: Optional[str] = None, report: bool = False, remarks: bool = False,
-                     verify: str = "emitted", assign_layouts: bool = False) -> str:
+def default_passes(mode: Mode, only: Sequence[Method] = (), report: bool = False, remarks: bool = False,
+                   verify: VerifyLevel = VerifyLevel.EMITTED, assign_layouts: bool = False) -> tuple[ModulePass, ...]:
     """The pipeline of a mode.  ``linear``: our lowering of every conversion we own (``only``
-    narrows it, e.g. ``"shuffle,shared"``).  ``legacy``: Triton as it was before linear layouts
-    (padded, unswizzled shared memory for every conversion that is not a register renaming).
-    ``assign_layouts``: first choose the kernel's layouts by cost (``ll-assign-layouts``)."""
-    passes = []
-    if assign_layouts:
-        passes.append("ll-assign-layouts" + ("{report=true}" if remarks or report else ""))
-    if report:
-        passes.append("ll-classify-conversions{report=true}")
-    lower = "ll-lower-conversions"
-    options = []
-    if mode == "legacy":
-        options.append("mode=legacy")
-    if only:
-        options.append("only=" + only)
-    if verify != "emitted":
-        options.append("verify=" + verify)
-    if remarks:
-        options.append("remarks=true")
-    passes.append(lower + ("{" + " ".join(options) + "}" if options else ""))
-    return ",".join(passes)
+    narrows it, e.g. ``(Method.SHUFFLE, Method.SHARED)``).  ``legacy``: Triton as it was before
+    linear layouts (padded, unswizzled shared memory for every conversion that is not a register
+    renaming).  ``assign_layouts``: first choose the kernel's layouts by cost
+    (``ll-assign-layouts``)."""
+    assign = (AssignLayouts(report=remarks or report),) if assign_layouts else ()
+    classify = (ClassifyConversions(report=True),) if report else ()
+    return assign + classify + (LowerConversions(only=only, mode=mode, verify=verify, remarks=remarks),)
 
 
 # --------------------------------------------------------------------------- state
@@ -148,45 +149,56 @@ def hook_consulted_for_cache_key() -> bool:
     return installed_conventions().stages_hook_gives_cache_key
 
 
-def enable(mode: str = "linear", *, only: Optional[str] = None, report: bool = False,
-           remarks: bool = False, pipeline: Optional[str] = None, verify: str = "emitted",
-           assign_layouts: bool = False) -> PluginConfig:
+def enable(mode: Union[Mode, str] = Mode.LINEAR, *, only: Union[None, str, Sequence[Method]] = None,
+           report: bool = False, remarks: bool = False, pipeline: Optional[str] = None,
+           verify: Union[VerifyLevel, str] = VerifyLevel.EMITTED, assign_layouts: bool = False) -> PluginConfig:
     """Run our passes in every kernel compiled from now on.
 
     ``mode`` is ``"linear"`` (our layout engine) or ``"legacy"`` (the pre-linear-layouts
     baseline, for comparisons).  ``only`` picks which lowerings we own (as in
-    ``ll-lower-conversions{only=...}``), ``report`` prints one line per conversion,
-    ``remarks`` says why a conversion was left to Triton; ``pipeline`` replaces the whole
-    pipeline (an ``ll-opt -p`` string).  ``verify`` is ``"emitted"`` (default: every island is
-    executed by the emitted-code simulator before it is used, and one that fails is left to
-    Triton) or ``"plan"`` (only the plan verifier; cheaper compiles, see the README).
-    ``assign_layouts`` first re-chooses the layouts of every kernel's tensors by modelled cost
-    (``ll-assign-layouts``; off by default while its GPU results are gathered).
+    ``ll-lower-conversions{only=...}``: ``"shuffle,shared"`` or a sequence of ``Method``),
+    ``report`` prints one line per conversion, ``remarks`` says why a conversion was left to
+    Triton; ``pipeline`` replaces the whole pipeline (an ``ll-opt -p`` string).  ``verify`` is
+    ``"emitted"`` (default: every island is executed by the emitted-code simulator before it is
+    used, and one that fails is left to Triton) or ``"plan"`` (only the plan verifier; cheaper
+    compiles, see the README).  ``assign_layouts`` first re-chooses the layouts of every
+    kernel's tensors by modelled cost (``ll-assign-layouts``; opt-in, see the README).  Every
+    value is read into its type here (``passes.options``);
+    a bad one is a :class:`PluginError` naming it, and the plugin stays as it was.
     """
-    global _config
-    if mode not in MODES:
-        raise PluginError(f"unknown mode '{mode}' (expected one of: {', '.join(MODES)})")
-    for name, value in (("report", report), ("remarks", remarks), ("assign_layouts", assign_layouts)):
-        if not isinstance(value, bool):
-            raise PluginError(f"{name}={value!r}: expected True or False")
-    if verify not in ("emitted", "plan"):
-        raise PluginError(f"unknown verify level {verify!r} (expected 'emitted' or 'plan')")
-    if pipeline is not None and not isinstance(pipeline, str):
-        raise PluginError(f"pipeline must be a pipeline string such as 'll-lower-conversions', "
-                          f"got {type(pipeline).__name__}")
-    if only is not None:
-        from .lower_conversions import METHODS
-        names = [n.strip() for n in only.split(",")] if isinstance(only, str) else None
-        if not names or any(n not in METHODS for n in names):
-            raise PluginError(f"only={only!r}: expected a comma-separated list of {', '.join(METHODS)}")
-    text = pipeline if pipeline is not None else default_pipeline(mode, only, report, remarks, verify, assign_layouts)
+    # A new boolean option: a keyword of enable(), passed on here among the flags (checked to be
+    # True or False by _config_from), and a parameter of default_passes() that adds its pass.
     try:
-        parse_pipeline(text)
-    except PipelineError as e:
-        raise PluginError(f"pipeline '{text}': {e}") from None
-    config = PluginConfig(mode, text, remarks)
+        config = _config_from(mode, only, pipeline, verify, report=report, remarks=remarks,
+                              assign_layouts=assign_layouts)
+    except (OptionError, PipelineError) as error:
+        raise PluginError(str(error)) from None
     _switch_to(config)
     return config
+
+
+def _config_from(mode, only, pipeline, verify, **flags: bool) -> PluginConfig:
+    """``enable()``'s arguments, read into their types, as a configuration.  ``flags``: the
+    boolean options, each checked to be True or False."""
+    mode = parse_word(Mode, mode, "mode", "mode")
+    verify = parse_word(VerifyLevel, verify, "verify", "verify level")
+    flags = {name: parse_flag(value, name) for name, value in flags.items()}
+    if only is not None:
+        given, only = only, parse_methods(only, "only")
+        if not only:   # enable(only="") names nothing; leave out ``only`` for the default methods
+            raise OptionError(f"only={given!r}: expected a comma-separated list of "
+                              f"{', '.join(m.value for m in Method)}")
+    if pipeline is None:
+        passes = default_passes(mode, only or (), verify=verify, **flags)
+    elif not isinstance(pipeline, str):
+        raise OptionError(f"pipeline must be a pipeline string such as 'll-lower-conversions', "
+                          f"got {type(pipeline).__name__}")
+    else:
+        try:
+            passes = tuple(parse_pipeline(pipeline))
+        except PipelineError as e:
+            raise PipelineError(f"pipeline '{pipeline}': {e}") from None
+    return PluginConfig(mode, passes, flags["remarks"])
 
 
 def disable() -> None:
@@ -195,7 +207,7 @@ def disable() -> None:
 
 
 @contextlib.contextmanager
-def enabled(mode: str = "linear", **options):
+def enabled(mode: Union[Mode, str] = Mode.LINEAR, **options):
     """``with linear_layouts.enabled(): ...`` - the plugin on inside the block only; afterwards
     the setting from before the block (off, or an outer block's) is back."""
     previous = _config
@@ -267,8 +279,8 @@ def enable_from_environment() -> Optional[PluginConfig]:
     value = os.environ.get("LINEAR_LAYOUTS", "").strip().lower()
     if value in ("", "0", "off", "false"):
         return None
-    mode = {"1": "linear", "on": "linear", "true": "linear"}.get(value, value)
-    if mode not in MODES:
+    mode = Mode.LINEAR.value if value in ("1", "on", "true") else value
+    if mode not in {member.value for member in Mode}:
         hint = " (report is for programs that import linear_layouts, or: python -m linear_layouts report)" \
             if mode == "report" else ""
         raise PluginError(f"LINEAR_LAYOUTS={value!r}: expected 1, linear or legacy{hint}")
@@ -449,85 +461,112 @@ def _wrap_stages(stages: dict, config: PluginConfig) -> None:
     original, so the original is still Triton's exact TTGIR when a later stage fails.  The
     stages after ``llir`` (``ptx``/``cubin`` or ``amdgcn``/``hsaco``) are pure functions of
     their input and the metadata, which ``make_llir`` fills again on the stock rerun."""
-    original = dict(stages)
-    names = list(stages)
-    after_llir = names[names.index("llir") + 1:]
-    state = {"stock_src": None, "ttgir": "", "islands": False, "island_count": 0, "kernel": "kernel",
-             "guards": (0, 0)}
+    _WrappedStages(stages, config).install(stages)
 
-    def llir_with_linear_layouts(src, metadata):
-        def stock_llir():
-            return original["llir"](src, metadata)
 
+@dataclass
+class _KernelCompile:
+    """One kernel's trip through the wrapped stages: what a later stage needs to compile it
+    again without our islands, and what is booked in the stats once its last stage succeeds."""
+
+    stock_src: object = None           # Triton's own TTGIR module
+    ttgir: str = ""                    # ... as text (tells specializations apart in warnings)
+    name: str = "kernel"
+    lowered: Optional["PipelineResult"] = None   # set while the kernel carries our islands
+    guards: int = 0                    # guard barriers in its LLVM IR
+    guards_dropped: int = 0            # ... of which dropped as redundant
+
+
+class _WrappedStages:
+    """The stages of one compilation with ours around them (see :func:`_wrap_stages`)."""
+
+    def __init__(self, stages: dict, config: PluginConfig):
+        self.original = dict(stages)
+        self.config = config
+        names = list(stages)
+        self.after_llir = names[names.index("llir") + 1:]
+        self.last_stage = (self.after_llir or ["llir"])[-1]
+        self.kernel = _KernelCompile()
+
+    def install(self, stages: dict) -> None:
+        stages["llir"] = self.llir
+        for name in self.after_llir:
+            stages[name] = self._later_stage(name)
+
+    def llir(self, src, metadata):
         text = src.str()
-        kernel = _kernel_name(text)
-        state.update(stock_src=src, ttgir=text, islands=False, island_count=0, kernel=kernel, guards=(0, 0))
+        kernel = self.kernel = _KernelCompile(stock_src=src, ttgir=text, name=_kernel_name(text))
         _stats.kernels += 1
         _stats.conversions += len(_CONVERT_OP.findall(text))
-        local_ops = ("ttg.local_load" in text or "ttg.local_store" in text or "ttg.local_alloc %" in text)
-        if "ttg.convert_layout" not in text and not (config.owns_local_loads and local_ops):
+
+        def stock_llir():
+            return self.original["llir"](src, metadata)
+
+        if not _has_work_for(self.config, text):
             # Nothing for us: our passes would only add attributes, and a module without
             # islands is compiled from Triton's own TTGIR anyway.  No parse, no print.
             return stock_llir()
         try:
-            ours, islands = run_plugin_pipeline(src, config, {"name": kernel}, text)
+            lowered = run_plugin_pipeline(src, self.config, {"name": kernel.name}, text)
         except Exception as error:  # never make a kernel fail that stock Triton compiles
-            return _compile_without_islands(kernel, text, "our passes", error, config.remarks, stock_llir)
-        if islands == 0 and not _last_assignment[0]:
+            return self._fall_back("our passes", error, stock_llir)
+        if lowered.islands == 0 and not lowered.assigned:
             return stock_llir()
-        state["islands"] = True
         try:
-            result = original["llir"](ours, metadata)
+            result = self.original["llir"](lowered.module, metadata)
         except Exception as error:  # Triton's llir stage on our islands: fall back, never fail the kernel
-            state["islands"] = False
-            return _compile_without_islands(kernel, text, "llir", error, config.remarks, stock_llir)
-        # Our guard barriers that Triton's own barriers make redundant go (see guard_barriers).
-        # every guard, a warp group's named ones too (those are never dropped)
-        guards = result.count(GUARD_MARK) if isinstance(result, str) else 0
-        if guards:
-            result, dropped = prune_guard_barriers(result)
-            _stats.guard_barriers += guards
-            _stats.guard_barriers_dropped += dropped
-            state["guards"] = (guards, dropped)
-        loads, lowered_loads = _last_local_loads
-        writes = _last_local_writes[0]
-        _stats.kernels_with_islands += 1
-        _stats.islands += islands - lowered_loads - writes
-        _stats.local_loads += loads
-        _stats.local_loads_lowered += lowered_loads
-        _stats.local_writes_lowered += writes
-        state["island_count"], state["loads_lowered"] = islands - lowered_loads - writes, lowered_loads
-        state["writes_lowered"] = writes
+            return self._fall_back("llir", error, stock_llir)
+        kernel.lowered = lowered
+        # Our guard barriers that Triton's own barriers make redundant go (see guard_barriers);
+        # every guard is counted, a warp group's named ones too (those are never dropped).
+        kernel.guards = result.count(GUARD_MARK) if isinstance(result, str) else 0
+        if kernel.guards:
+            result, kernel.guards_dropped = prune_guard_barriers(result)
+        _stats.local_loads += lowered.local_loads
+        self._book_if_last("llir")
         return result
 
-    def later_stage(name):
-        def stock_up_to_this_stage(metadata):
-            value = original["llir"](state["stock_src"], metadata)
-            for stage in after_llir[:after_llir.index(name) + 1]:
-                value = original[stage](value, metadata)
-            # The kernel is stock's after all: its islands are not ours to count.
-            _stats.kernels_with_islands -= 1
-            _stats.islands -= state["island_count"]
-            _stats.local_loads_lowered -= state.get("loads_lowered", 0)
-            _stats.local_writes_lowered -= state.get("writes_lowered", 0)
-            _stats.guard_barriers -= state["guards"][0]
-            _stats.guard_barriers_dropped -= state["guards"][1]
-            return value
-
+    def _later_stage(self, name: str):
         def run(src, metadata):
             try:
-                return original[name](src, metadata)
+                value = self.original[name](src, metadata)
             except Exception as error:  # a later Triton stage: fall back if our islands are in the kernel
-                if not state["islands"] or state["stock_src"] is None:
+                if self.kernel.lowered is None or self.kernel.stock_src is None:
                     raise
-                state["islands"] = False
-                return _compile_without_islands(state["kernel"], state["ttgir"], name, error, config.remarks,
-                                                lambda: stock_up_to_this_stage(metadata))
+                self.kernel.lowered = None
+                return self._fall_back(name, error, lambda: self._stock_up_to(name, metadata))
+            self._book_if_last(name)
+            return value
         return run
 
-    stages["llir"] = llir_with_linear_layouts
-    for name in after_llir:
-        stages[name] = later_stage(name)
+    def _stock_up_to(self, name: str, metadata):
+        """Triton's own compile of the kernel, from its TTGIR, up to stage ``name``."""
+        value = self.original["llir"](self.kernel.stock_src, metadata)
+        for stage in self.after_llir[:self.after_llir.index(name) + 1]:
+            value = self.original[stage](value, metadata)
+        return value
+
+    def _fall_back(self, stage: str, error: BaseException, stock_compile):
+        return _compile_without_islands(self.kernel.name, self.kernel.ttgir, stage, error, self.config.remarks,
+                                        stock_compile)
+
+    def _book_if_last(self, stage: str) -> None:
+        """After the last stage, a kernel that still carries our islands is booked, once."""
+        kernel = self.kernel
+        if stage != self.last_stage or kernel.lowered is None:
+            return
+        _stats.kernels_with_islands += 1
+        _stats.islands += kernel.lowered.conversions_lowered
+        _stats.local_loads_lowered += kernel.lowered.local_loads_lowered
+        _stats.local_writes_lowered += kernel.lowered.local_writes_lowered
+        _stats.guard_barriers += kernel.guards
+        _stats.guard_barriers_dropped += kernel.guards_dropped
+
+
+def _has_work_for(config: PluginConfig, text: str) -> bool:
+    """The TTGIR holds an op the pipeline may replace."""
+    local_ops = "ttg.local_load" in text or "ttg.local_store" in text or "ttg.local_alloc %" in text
+    return "ttg.convert_layout" in text or (config.owns_local_loads and local_ops)
 
 
 # %5 = ttg.convert_layout %4 : tensor<...> -> tensor<...>  (one op per match; names in loc()
@@ -541,71 +580,88 @@ def _kernel_name(text: str) -> str:
     return m.group(1) if m else "kernel"
 
 
-# Whether ll-assign-layouts rewrote the module in the latest run_plugin_pipeline call (then the
-# hook compiles our module even when it holds no island).
-_last_assignment = [False]
-# (local loads in the kernel, local loads lowered) of the latest run_plugin_pipeline call: the
-# hook books them once the kernel has compiled with its islands.
-_last_local_loads = [0, 0]
-_last_local_writes = [0]   # local stores and allocations with a source lowered in the last kernel
+@dataclass(frozen=True)
+class PipelineResult:
+    """What :func:`run_plugin_pipeline` did to one kernel."""
+
+    module: object                  # the Triton module for the next stage (the one given if nothing changed)
+    conversions_lowered: int = 0    # ttg.convert_layout ops replaced by islands
+    local_loads: int = 0            # ttg.local_load ops in the kernel (counted when the pipeline owns them)
+    local_loads_lowered: int = 0    # ... of which replaced by islands
+    local_writes_lowered: int = 0   # ttg.local_store and ttg.local_alloc-with-a-source ops replaced
+    remarks: tuple[str, ...] = ()   # the passes' remarks and report lines
+    assigned: bool = False          # ll-assign-layouts rewrote the module: ours even without islands
+
+    @property
+    def islands(self) -> int:
+        """Every island in the module: one per op replaced."""
+        return self.conversions_lowered + self.local_loads_lowered + self.local_writes_lowered
 
 
-def run_plugin_pipeline(triton_module, config: PluginConfig, metadata=None, text: Optional[str] = None):
-    """Run ``config``'s pipeline on a Triton TTGIR module; return ``(module, islands)``: a new
-    Triton module (in the same context) for the next stage, and how many islands it holds
-    (when no pass rewrote the module's text: the module given, and 0).  The module given is
-    not modified.  Errors name the kernel and say what failed."""
+def run_plugin_pipeline(triton_module, config: PluginConfig, metadata=None,
+                        text: Optional[str] = None) -> PipelineResult:
+    """Run ``config``'s pipeline on a Triton TTGIR module; return what it did: a new Triton
+    module (in the same context) for the next stage and how many ops islands replaced (when no
+    pass rewrote the module's text: the module given, and none).  The module given is not
+    modified.  Errors name the kernel and say what failed."""
     name = (metadata or {}).get("name", "kernel") if isinstance(metadata, dict) else "kernel"
     if text is None:
         text = triton_module.str()
+    remarks = _RemarkLines(sys.stderr if config.remarks or config.reports else None)
     try:
         # Parsed into the compilation's own context: its dialects are loaded already.
         module = parse_module(text, filename=f"<{name}>", safe=False,
                               context=getattr(triton_module, "context", None), printed=True)
-        chatty = config.remarks or "report=true" in config.pipeline
-        context = PassContext(report_stream=sys.stderr if chatty else _NullStream())
+        context = PassContext(report_stream=remarks)
         assigned = {}
 
         def after_pass(done, current):
             # ll-assign-layouts changes which conversions exist: islands are counted against
             # the conversions it left, and a module it rewrote is ours even without islands.
-            if done.name == "ll-assign-layouts" and current.has_rewrites:
+            if done.name == AssignLayouts.name and current.has_rewrites:
                 assigned["text"] = current.print()
 
         context.after_pass = after_pass
-        run_pipeline(module, parse_pipeline(config.pipeline), context)
-        _last_assignment[0] = "text" in assigned
-        if "text" in assigned:
-            text = assigned["text"]
-        if not module.has_rewrites:
-            # No pass rewrote anything, so no island: the hook compiles Triton's own module.
-            # (Attributes a pass only set are not worth a print and a parse into Triton.)
-            _last_local_loads[:] = [text.count("= ttg.local_load ") if config.owns_local_loads else 0, 0]
-            _last_local_writes[0] = 0
-            return triton_module, 0
-        new_text = module.text_for_triton()
+        run_pipeline(module, list(config.passes), context)
+        # No pass rewrote anything, so no island: the hook compiles Triton's own module.
+        # (Attributes a pass only set are not worth a print and a parse into Triton.)
+        new_text = module.text_for_triton() if module.has_rewrites else text
     except IRError as e:
         raise RuntimeError(f"linear-layouts: kernel {name}: {e}") from None
-    # Each island replaces one convert (an island holds two or more casts, so counting casts
-    # would not do: a shared-memory island also casts its scratch buffer).
-    islands = len(_CONVERT_OP.findall(text)) - len(_CONVERT_OP.findall(new_text))
-    loads = text.count("= ttg.local_load ") if config.owns_local_loads else 0
-    lowered_loads = loads - new_text.count("= ttg.local_load ") if loads else 0
-    _last_local_loads[:] = [loads, lowered_loads]
-    islands += lowered_loads
-    # Local stores and allocations with a source replaced by islands (each island replaces one
-    # op of the text).
-    writes = 0
-    if config.owns_local_loads:
-        writes = sum(text.count(op) - new_text.count(op) for op in ("ttg.local_store ", "= ttg.local_alloc %"))
-    _last_local_writes[0] = writes
-    islands += writes
-    return triton_module_from_text(new_text, triton_module.context), islands
+    counts = _replaced_ops(assigned.get("text", text), new_text, config.owns_local_loads)
+    if new_text is not text:
+        triton_module = triton_module_from_text(new_text, triton_module.context)
+    return PipelineResult(triton_module, remarks=tuple(remarks.lines), assigned="text" in assigned, **counts)
 
 
-class _NullStream:
+def _replaced_ops(text: str, new_text: str, owns_local_ops: bool) -> dict[str, int]:
+    """How many ops of each kind islands replaced, counted on the text before and after (each
+    island replaces one op; counting casts would not do: a shared-memory island holds two or
+    more, one of them its scratch buffer's)."""
+    conversions = len(_CONVERT_OP.findall(text)) - len(_CONVERT_OP.findall(new_text))
+    if not owns_local_ops:
+        return {"conversions_lowered": conversions}
+    loads = text.count("= ttg.local_load ")
+    writes = sum(text.count(op) - new_text.count(op) for op in ("ttg.local_store ", "= ttg.local_alloc %"))
+    return {"conversions_lowered": conversions, "local_loads": loads,
+            "local_loads_lowered": loads - new_text.count("= ttg.local_load ") if loads else 0,
+            "local_writes_lowered": writes}
+
+
+class _RemarkLines:
+    """The passes' report stream: keeps every line, and copies it to ``forward`` (stderr when
+    remarks or reports are on; None: kept only)."""
+
+    def __init__(self, forward=None):
+        self.forward = forward
+        self.lines: list[str] = []
+
     def write(self, text: str) -> int:
+        self.lines.extend(line for line in text.splitlines() if line)
+        if self.forward is not None:
+            self.forward.write(text)
         return len(text)
 
     def flush(self) -> None:
-        pass
+        if self.forward is not None:
+            self.forward.flush()

@@ -99,8 +99,8 @@ across calls too, on the LLVM IR (``passes.guard_barriers``).
 
 from __future__ import annotations
 
+import dataclasses
 import os
-import re
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Optional
@@ -118,15 +118,18 @@ from ..lowering.emit_llvm import (ConvertSite, EmitError, Island, emit_island, e
 from ..lowering.local_memory import LOCAL_ALLOC, LOCAL_LOAD, LOCAL_STORE, plan_local_load, plan_local_store
 from ..lowering.plan import ConversionPlan, Method
 from ..lowering.planner import plan_conversion
-from ..lowering.target import UnknownTarget, target_named
+from ..lowering.target import Target, UnknownTarget, Vendor, target_named
 from ..lowering.thread_group import ThreadGroup
-from .framework import ModulePass, PassContext, PassFailure
-from .partitions import WarpGroups, layout_warps_problem
 from .bindings import installed_conventions, triton_version
-from .snapshot import Module, Operation, ops_under
+from .framework import ModulePass, PassContext, PassFailure
+from .guard_placement import GuardPlacement, in_loop
+from .island_splicing import allocation_around, splice_islands
 from .layouts import memdesc_layout, value_layout
+from .options import (STOCK_RANK, CandidateRanks, Methods, Mode, VerifyLevel, parse_candidate_for, parse_methods,
+                      parse_target, parse_word)
+from .partitions import WarpGroups, layout_warps_problem
+from .snapshot import Module, Operation
 
-METHODS = tuple(Method)   # noop, rename, shuffle, shared, local_load, local_store, local_alloc: what ``only`` names
 # What a run owns when ``only`` is empty.  ``local_load`` / ``local_store`` / ``local_alloc`` (a
 # ``ttg.local_load`` / ``ttg.local_store`` / ``ttg.local_alloc`` with a source done by our own
 # island) are opt-in (``only=...,local_load,local_store,local_alloc``).  The rule for turning one
@@ -140,8 +143,6 @@ METHODS = tuple(Method)   # noop, rename, shuffle, shared, local_load, local_sto
 # local_alloc_kernels.md); local stores occur in no NVIDIA kernel of those suites (unmeasured).
 # AMD is unmeasured for all three, and its guard barriers are not pruned.
 DEFAULT_METHODS = (Method.NOOP, Method.RENAME, Method.SHUFFLE, Method.SHARED)
-MODES = ("linear", "legacy")
-VERIFY_LEVELS = ("emitted", "plan")
 STRICT_CHECK_VARIABLE = "LINEAR_LAYOUTS_STRICT_CHECK"
 ISLAND_ATTRIBUTE = "ll.island"
 
@@ -152,21 +153,6 @@ ISLAND_ATTRIBUTE = "ll.island"
 # more than 255 32-bit values spills on every GPU we target, so larger tensors are left to
 # Triton, with a remark naming this limit.
 MAX_ELEMENTS_PER_THREAD = 1024
-
-# Ops whose Triton lowering never touches shared memory.  A kernel made only of these plus one
-# shared-memory island needs no guard barriers (see the module docstring).
-_SMEM_FREE_PREFIXES = ("arith.", "math.")
-_SMEM_FREE = {
-    "builtin.module", "tt.func", "tt.return", "tt.load", "tt.store", "tt.splat", "tt.make_range",
-    "tt.addptr", "tt.broadcast", "tt.expand_dims", "tt.get_program_id", "tt.get_num_programs",
-    "tt.bitcast", "tt.int_to_ptr", "tt.ptr_to_int", "tt.fp_to_fp", "tt.clampf", "tt.precise_sqrt",
-    "tt.precise_divf", "tt.mulhiui",
-    # Reshaping ops move registers only: Triton's layouts make them free or a register
-    # permutation (a reshape or join it cannot do in registers is rejected, never staged).
-    "tt.join", "tt.split", "tt.trans", "tt.reshape", "tt.cat", "ub.poison",
-    # Views of a shared-memory buffer compute a descriptor; they read and write nothing.
-    "ttg.memdesc_index", "ttg.memdesc_subslice", "ttg.memdesc_trans", "ttg.memdesc_reshape",
-}
 
 
 @dataclass
@@ -209,236 +195,39 @@ def _estimated_weights_note(plan) -> str:
     return f"; cost model estimated for {target.name} (not measured on it)"
 
 
-def _owned_methods(only: str) -> tuple[Method, ...]:
-    if not only.strip():
-        return DEFAULT_METHODS
-    names = tuple(n.strip() for n in only.split(",") if n.strip())
-    unknown = [n for n in names if n not in METHODS]
-    if unknown:
-        raise PassFailure(None, f"option only={only}: unknown lowering {unknown[0]!r} "
-                                f"(known: {', '.join(METHODS)})")
-    return tuple(Method(n) for n in names)
+def _owned_methods(only: Methods) -> tuple[Method, ...]:
+    """The methods a run owns: those ``only`` names, or :data:`DEFAULT_METHODS`."""
+    return tuple(only) or DEFAULT_METHODS
 
 
-def _needs_guards(module: Module, shared_converts: list[Operation]) -> bool:
-    """Guard barriers unless one island is the kernel's only possible shared-memory user and
-    runs once (it sits directly in a function body, not in a loop or branch, and that function
-    is no callee).  A ``tt.call`` of a function that touches no shared memory, itself or through
-    its own calls, is no user (see ``_CallGraph``)."""
-    if len(shared_converts) != 1:
-        return True
-    island = shared_converts[0]
-    parent = island.parent_op
-    if parent is None or parent.name != "tt.func":
-        return True
-    calls = _CallGraph.of(island)
-    if calls.may_be_called(island):
-        return True
-    for op in module.walk():
-        if op is not island and _may_use_shared_memory(op, calls):
-            return True
-    return False
-
-
-# Control flow moves no data through shared memory itself.
-_CONTROL_FLOW = {"scf.for", "scf.yield", "scf.if", "scf.while", "scf.condition"}
-_FUNCTIONS = ("tt.func", "func.func")
-
-
-def _may_use_shared_memory(op: Operation, calls: "_CallGraph") -> bool:
-    """The op's lowering may read or write shared memory (a call: its callee may)."""
-    if op.name == "tt.call":
-        return calls.touches_shared_memory(op.callee)
-    return not (op.name in _SMEM_FREE or op.name.startswith(_SMEM_FREE_PREFIXES) or op.name in _CONTROL_FLOW)
-
-
-def _function_of(op: Operation) -> Optional[Operation]:
-    """The ``tt.func`` that holds the op."""
-    parent = op.parent_op
-    while parent is not None and parent.name not in _FUNCTIONS:
-        parent = parent.parent_op
-    return parent
-
-
-class _CallGraph:
-    """Which functions of a module are called (by a ``tt.call``), and which may touch shared
-    memory, themselves or through the functions they call: Triton's barrier analysis is
-    interprocedural (a call site counts as its callee's accesses), so ours is too.
-
-    Example: ``@kernel`` calls ``@helper`` twice in a row and ``@helper`` holds an island.
-    ``@helper`` is called, so its island gets both guards: the caller may have read shared memory
-    before the call (on bytes the island's scratch reuses), and it may touch shared memory, or
-    call ``@helper`` again, after it returns.  Which function comes first in the text does not
-    matter: nothing here depends on positions.  A function whose callee cannot be read (or that
-    is not defined in the module) is assumed to touch shared memory, and when any call's callee
-    is unreadable every function counts as called."""
-
-    def __init__(self, module_op: Operation):
-        self.functions = {op.symbol: op for op in module_op.regions[0].blocks[0].operations
-                          if op.name in _FUNCTIONS} if module_op.regions else {}
-        self.calls_in: dict[str, list[Optional[str]]] = {name: [] for name in self.functions}
-        uses_directly: set[str] = set()
-        for name, function in self.functions.items():
-            for op in ops_under(function):
-                if op.name == "tt.call":
-                    self.calls_in[name].append(op.callee)
-                elif _may_use_shared_memory(op, self):
-                    uses_directly.add(name)
-        self.called = {callee for callees in self.calls_in.values() for callee in callees}
-        # Transitively, to a fixed point (recursion terminates: the set only grows).
-        self._touching = set(uses_directly)
-        changed = True
-        while changed:
-            changed = False
-            for name, callees in self.calls_in.items():
-                if name not in self._touching and any(self.touches_shared_memory(c) for c in callees):
-                    self._touching.add(name)
-                    changed = True
-
-    @classmethod
-    def of(cls, op: Operation) -> "_CallGraph":
-        module_op = op
-        while module_op.parent_op is not None:
-            module_op = module_op.parent_op
-        return cls(module_op)
-
-    def touches_shared_memory(self, callee: Optional[str]) -> bool:
-        return callee not in self.functions or callee in self._touching
-
-    def may_be_called(self, op: Operation) -> bool:
-        """The function holding ``op`` may be entered from a call (not only as the kernel)."""
-        function = _function_of(op)
-        if function is None:
-            return True
-        return function.symbol in self.called or (None in self.called and len(self.functions) > 1)
-
-    def same_function(self, op: Operation) -> range:
-        """The text positions (``Module.walk`` order) of the ops of the function holding ``op``."""
-        function = _function_of(op)
-        module_op = function.parent_op if function is not None else None
-        if module_op is None:
-            return range(0, 1 << 62)
-        start = 0
-        for position, other in enumerate(ops_under(module_op)):
-            if other is function:
-                start = position
-                break
-        return range(start, start + sum(1 for _ in ops_under(function)))
-
-
-def _triton_shared_memory_users(module: Module, lowered: set[int]) -> list[int]:
-    """Positions (in text order) of the ops that Triton lowers, not our islands, and that may
-    use shared memory; a ``tt.call`` is one when its callee may touch shared memory."""
-    users = []
-    calls = None
-    for position, op in enumerate(module.walk()):
-        if calls is None:
-            calls = _CallGraph(op)        # the first op walked is the module
-        if id(op) not in lowered and _may_use_shared_memory(op, calls):
-            users.append(position)
-    return users
-
-
-def _in_loop(op: Operation) -> bool:
-    parent = op.parent_op
-    while parent is not None:
-        if parent.name in ("scf.for", "scf.while"):
-            return True
-        parent = parent.parent_op
-    return False
-
-
-def _needs_guard_after(op: Operation, position: int, triton_users: list[int]) -> bool:
-    """A guard barrier after an island's last load is needed only if one of Triton's own
-    shared-memory users can run after the island: Triton may put its buffer on the same bytes,
-    and its barrier analysis cannot see our reads.
-
-    When every later shared-memory user is one of our islands, the guard *before* each island's
-    first store already orders it after every earlier island's loads (including the same
-    island's in the previous loop iteration).  So a matmul epilogue, the kernel's last
-    shared-memory user, ends without a barrier, as with stock Triton's membar.
-
-    Only users in the island's own function count by position (a ``tt.call`` after the island
-    stands for its callee's users); an island in a function that may be called always gets the
-    guard: its caller may touch shared memory after the call returns, or call it again.
-    """
-    calls = _CallGraph.of(op)
-    if calls.may_be_called(op):
-        return True
-    here = calls.same_function(op)
-    users_here = [user for user in triton_users if user in here]
-    if not users_here:
-        return False
-    return _in_loop(op) or any(user > position for user in users_here)
-
-
-def _needs_guard_before(op: Operation, position: int, users: list[int], single_function: bool) -> bool:
-    """A guard barrier before the stores into a *fresh* allocation is needed only if a
-    shared-memory user (Triton's or an island) can run before it: its bytes may be another
-    buffer's whose reads Triton's barrier analysis cannot order before our stores.  Users count
-    by position in the island's own function only (a ``tt.call`` before it stands for its
-    callee's); an island in a function that may be called always gets it: the caller's accesses
-    before the call come first (``single_function``: the module has one function, the kernel,
-    which nothing calls)."""
-    calls = _CallGraph.of(op)
-    if _in_loop(op) or (not single_function and calls.may_be_called(op)):
-        return True
-    here = calls.same_function(op)
-    return any(user < position for user in users if user in here)
-
-
-def _async_proxy_reads(module: Module, op: Operation, lowered_allocs: set[int]) -> bool:
-    """The allocation is read through the async proxy (wgmma, a TMA store): Triton put a
-    ``ttng.fence_async_shared`` after it (and after the allocations in a row with it).  Triton's
-    own lowering orders stores, fence, barrier, reader; our island's barrier comes before that
-    fence, so the island fences its own stores (the later fence of Triton's is then redundant)."""
-    seen = False
-    for other in module.walk():
-        if other is op:
-            seen = True
-            continue
-        if not seen:
-            continue
-        if other.name == "ttng.fence_async_shared":
-            return other.parent_op is op.parent_op
-        if id(other) in lowered_allocs or other.name in _SMEM_FREE or other.name.startswith(_SMEM_FREE_PREFIXES):
-            continue
-        return False
-    return False
-
-
-def _target_of(module: Module, target: Optional[str]):
-    name = target or module.target
-    if name is None:
+def _target_of(module: Module, target: Optional[Target]) -> tuple[Optional[Target], str]:
+    """(the target to plan for, or None and why not): the one given, else the module's
+    ``ttg.target`` (read here, the one place a module's target name is resolved)."""
+    if target is not None:
+        return target, ""
+    if module.target is None:
         return None, "the module has no ttg.target attribute (pass target=...)"
     try:
-        return target_named(name), ""
+        return target_named(module.target), ""
     except UnknownTarget as error:
         return None, str(error)
 
 
-def plan_module(module: Module, only: str = "", target: Optional[str] = None,
-                mode: str = "linear", candidate: int = 0,
-                measured: bool = True, candidate_for: str = "",
-                stock_gate: bool = True) -> list[tuple[Operation, ConvertOutcome]]:
-    """Plan every convert of ``module``; outcomes with a plan we own have ``plan`` set.
-    ``mode="legacy"``: plans of ``lowering.legacy`` instead of the planner's.  ``candidate``:
-    the planner's ``rank`` (0, the cheapest by the cost model; others for benchmarks).
-    ``measured``: where a GPU measurement showed the model's pick to be slower than another
-    candidate or than stock Triton (``lowering.measured_choices``), follow the measurement.
-    ``candidate_for``: ``KEY:RANK,...`` (``measured_choices.conversion_key``): those conversions
-    take candidate RANK, every other one is planned as usual (benchmarks/kernel_choice.py times
-    one conversion of a kernel at a time this way).  ``stock_gate``: stock Triton's lowering is a
-    candidate too, taken where the choice model cannot show a gain (``lowering.choice``)."""
-    owned = _owned_methods(only)
-    ranks = _parse_candidate_for(candidate_for)
-    if mode not in MODES:
-        raise PassFailure(None, f"option mode={mode}: unknown mode (known: {', '.join(MODES)})")
-    hw_target, target_problem = _target_of(module, target)
-    results = []
+def plan_module(module: Module, options: "LowerConversions") -> list[tuple[Operation, ConvertOutcome]]:
+    """Plan every op of ``module`` that ``options`` may own; outcomes with a plan we own have
+    ``plan`` set.  The options (fields of :class:`LowerConversions`): ``mode=legacy``: plans of
+    ``lowering.legacy`` instead of the planner's.  ``candidate``: the planner's ``rank`` (0, the
+    cheapest by the cost model; others for benchmarks).  ``measured``: where a GPU measurement
+    showed the model's pick to be slower than another candidate or than stock Triton
+    (``lowering.measured_choices``), follow the measurement.  ``candidate_for``: those
+    conversions take candidate RANK, every other one is planned as usual
+    (benchmarks/kernel_choice.py times one conversion of a kernel at a time this way)."""
+    owned = _owned_methods(options.only)
+    hw_target, target_problem = _target_of(module, options.target)
     wanted = {"ttg.convert_layout"} | {f"ttg.{name}" for name in (LOCAL_LOAD, LOCAL_STORE, LOCAL_ALLOC)
                                        if name in owned}
     groups = WarpGroups(module)
+    results = []
     for op in (op for op in module.walk() if op.name in wanted):
         if op.name == "ttg.local_alloc" and not op.operands:
             continue   # an allocation without a source stores nothing: Triton's (or our scratch)
@@ -447,28 +236,36 @@ def plan_module(module: Module, only: str = "", target: Optional[str] = None,
         if hw_target is None:
             outcome.reason = target_problem
             continue
-        group = groups.group_of(op)
-        if isinstance(group, str):
-            outcome.reason = group
-            continue
-        if group is not None and hw_target.vendor != "nvidia":
-            outcome.reason = f"the {group.name} of a warp-specialized kernel on {hw_target.name} (not handled on AMD)"
-            continue
-        outcome.threads = group
-        if op.name == "ttg.local_load":
-            _plan_local_load(module, op, hw_target, outcome, mode)
-        elif op.name == "ttg.local_store":
-            _plan_local_store(module, op, hw_target, outcome, mode)
-        elif op.name == "ttg.local_alloc":
-            _plan_local_alloc(module, op, hw_target, outcome, mode)
-        else:
-            _plan_convert(module, op, hw_target, outcome, mode, owned, ranks, candidate, measured, stock_gate)
-        if outcome.plan is not None:
-            problem = layout_warps_problem(group, *(getattr(outcome.plan, name) for name in ("src", "dst")
-                                                    if getattr(outcome.plan, name, None) is not None))
-            if problem:
-                outcome.plan, outcome.reason = None, problem
+        _plan_op(module, op, hw_target, groups, outcome, options, owned)
     return results
+
+
+def _plan_op(module: Module, op: Operation, hw_target: Target, groups: WarpGroups, outcome: ConvertOutcome,
+             options: "LowerConversions", owned: tuple[Method, ...]) -> None:
+    """Plan one op for the warps that run it (sets ``outcome.plan``, or ``outcome.reason``)."""
+    group = groups.group_of(op)
+    if isinstance(group, str):
+        outcome.reason = group
+        return
+    if group is not None and hw_target.vendor is not Vendor.NVIDIA:
+        outcome.reason = f"the {group.name} of a warp-specialized kernel on {hw_target.name} (not handled on AMD)"
+        return
+    outcome.threads = group
+    mode = options.mode
+    if op.name == "ttg.local_load":
+        _plan_local_load(module, op, hw_target, outcome, mode)
+    elif op.name == "ttg.local_store":
+        _plan_local_store(module, op, hw_target, outcome, mode)
+    elif op.name == "ttg.local_alloc":
+        _plan_local_alloc(module, op, hw_target, outcome, mode)
+    else:
+        _plan_convert(module, op, hw_target, outcome, mode, owned, options.candidate_for.as_dict(),
+                      options.candidate, options.measured, options.stock_gate)
+    if outcome.plan is not None:
+        problem = layout_warps_problem(group, *(getattr(outcome.plan, name) for name in ("src", "dst")
+                                                if getattr(outcome.plan, name, None) is not None))
+        if problem:
+            outcome.plan, outcome.reason = None, problem
 
 
 def _plan_convert(module: Module, op: Operation, hw_target, outcome: ConvertOutcome, mode: str, owned,
@@ -516,24 +313,7 @@ def _plan_convert(module: Module, op: Operation, hw_target, outcome: ConvertOutc
     outcome.plan = plan
 
 
-STOCK_RANK = -1   # candidate_for=KEY:stock: that conversion is left to Triton
-
-
-def _parse_candidate_for(text: str) -> dict[str, int]:
-    """``"KEY:RANK,KEY:stock"`` -> {KEY: RANK or STOCK_RANK}; a malformed pair is a PassFailure
-    naming it."""
-    ranks = {}
-    for pair in filter(None, (p.strip() for p in text.split(","))):
-        key, _, rank = pair.partition(":")
-        if not re.fullmatch(r"[0-9a-f]{24}", key) or not (rank.isdigit() or rank == "stock"):
-            raise PassFailure(None, f"option candidate_for: {pair!r} is not KEY:RANK (a 24-digit conversion key "
-                                    f"from lowering.measured_choices.conversion_key, and a candidate number or "
-                                    f"'stock')")
-        ranks[key] = STOCK_RANK if rank == "stock" else int(rank)
-    return ranks
-
-
-def _plan_local_store(module: Module, op: Operation, target, outcome: ConvertOutcome, mode: str = "linear") -> None:
+def _plan_local_store(module: Module, op: Operation, target, outcome: ConvertOutcome, mode: Mode = Mode.LINEAR) -> None:
     """Plan one ``ttg.local_store`` (sets ``outcome.plan``, or ``outcome.reason``).
 
     Any producer of the memdesc will do, as for ``_plan_local_load``: Triton writes a memdesc
@@ -545,7 +325,7 @@ def _plan_local_store(module: Module, op: Operation, target, outcome: ConvertOut
     _plan_store_into(module, op, value, buffer_value, target, outcome, mode)
 
 
-def _plan_local_alloc(module: Module, op: Operation, target, outcome: ConvertOutcome, mode: str = "linear") -> None:
+def _plan_local_alloc(module: Module, op: Operation, target, outcome: ConvertOutcome, mode: Mode = Mode.LINEAR) -> None:
     """Plan one ``ttg.local_alloc`` with a source: a local store into a fresh allocation (the
     same algebra, ``plan_local_store``; sets ``outcome.plan``, or ``outcome.reason``)."""
     value, buffer_value = op.operands[0], op.results[0]
@@ -557,7 +337,7 @@ def _plan_local_alloc(module: Module, op: Operation, target, outcome: ConvertOut
 
 
 def _plan_store_into(module: Module, op: Operation, value, buffer_value, target, outcome: ConvertOutcome,
-                     mode: str = "linear") -> None:
+                     mode: Mode = Mode.LINEAR) -> None:
     """The store of register ``value`` into the memdesc ``buffer_value``: a whole buffer (a local
     store, or the fill of an allocation with a source) or a subslice view (a local store):
     sets ``outcome.plan``, or ``outcome.reason``."""
@@ -572,7 +352,7 @@ def _plan_store_into(module: Module, op: Operation, value, buffer_value, target,
     if problem:
         outcome.reason = problem
         return
-    if mode == "legacy":
+    if mode == Mode.LEGACY:
         plan = plan_legacy_local_store(src, buffer, element.logical_bits, target, view=view)
     else:
         plan = plan_local_store(src, buffer, element.logical_bits, target, view=view)
@@ -593,7 +373,7 @@ def _island_limits_problem(module: Module, target, *layouts) -> str:
     return ""
 
 
-def _plan_local_load(module: Module, op: Operation, target, outcome: ConvertOutcome, mode: str = "linear") -> None:
+def _plan_local_load(module: Module, op: Operation, target, outcome: ConvertOutcome, mode: Mode = Mode.LINEAR) -> None:
     """Plan one ``ttg.local_load`` (sets ``outcome.plan``, or ``outcome.reason``).
 
     Any producer of the memdesc will do (an allocation, ``ttg.memdesc_index``,
@@ -616,7 +396,7 @@ def _plan_local_load(module: Module, op: Operation, target, outcome: ConvertOutc
     if problem:
         outcome.reason = problem
         return
-    if mode == "legacy":
+    if mode == Mode.LEGACY:
         plan = plan_legacy_local_load(buffer, dst, element.logical_bits, target, result.tensor_type.encoding,
                                       view=view)
     else:
@@ -647,22 +427,6 @@ def _memdesc_access(memdesc, op: Operation) -> tuple[bool, str]:
         return True, f"a padded_shared view ({shape}): left to Triton"
     return True, ""
 
-
-def _following_in_a_row(module: Module, ops: list[Operation]) -> set[int]:
-    """ids of the ops in ``ops`` that directly follow another of them: in the same block, with
-    only shared-memory-free ops in between.  Reads do not race with reads, and allocations in a
-    row store into distinct live buffers, so a run of local loads, or of allocations, needs one
-    guard barrier before its first and one after its last."""
-    wanted = {id(op) for op in ops}
-    follows, previous = set(), None
-    for op in module.walk():
-        if id(op) in wanted:
-            if previous is not None and previous.parent_op is op.parent_op:
-                follows.add(id(op))
-            previous = op
-        elif not (op.name in _SMEM_FREE or op.name.startswith(_SMEM_FREE_PREFIXES)):
-            previous = None
-    return follows
 
 
 def _instruction_mix(plan) -> dict:
@@ -754,83 +518,29 @@ def _strict_check() -> bool:
     return os.environ.get(STRICT_CHECK_VARIABLE, "").strip() not in ("", "0")
 
 
-def lower_module(module: Module, only: str = "", target: Optional[str] = None,
-                 mode: str = "linear", verify: str = "emitted", candidate: int = 0,
-                 measured: bool = True, candidate_for: str = "", stock_gate: bool = True) -> list[ConvertOutcome]:
-    """Replace every convert we can lower by its island (in place); return every outcome."""
-    if verify not in VERIFY_LEVELS:
-        raise PassFailure(None, f"option verify={verify}: unknown level (known: {', '.join(VERIFY_LEVELS)})")
-    planned = plan_module(module, only, target, mode, candidate, measured, candidate_for, stock_gate)
-    shared_ops = [op for op, o in planned if o.plan is not None
-                  and o.plan.method in (Method.SHARED, LOCAL_LOAD, LOCAL_STORE)]
-    guards = _needs_guards(module, shared_ops)
-    triton_users = _triton_shared_memory_users(module, {id(op) for op, o in planned if o.plan is not None})
-    position_of = {id(op): position for position, op in enumerate(module.walk())}
-    local_loads = [op for op, o in planned if o.plan is not None and o.plan.method == LOCAL_LOAD]
-    follows = _following_in_a_row(module, local_loads)
-    followed = {id(a) for a, b in zip(local_loads, local_loads[1:]) if id(b) in follows}
-    # Allocations with a source in a row (e.g. wgmma's two operands) store into distinct, live
-    # buffers: no barrier between them, one guard before the first and one after the last.
-    allocs = [op for op, o in planned if o.plan is not None and op.name == "ttg.local_alloc"]
-    allocs_follow = _following_in_a_row(module, allocs)
-    follows |= allocs_follow
-    followed |= {id(a) for a, b in zip(allocs, allocs[1:]) if id(b) in allocs_follow}
-    lowered_allocs = {id(op) for op in allocs}
-    island_positions = [position_of[id(op)] for op in shared_ops]
-    single_function = sum(op.name == "tt.func" for op in module.walk()) == 1
-    islands: dict[int, tuple[ConvertOutcome, Island]] = {}
+def lower_module(module: Module, options: Optional["LowerConversions"] = None, **values) -> list[ConvertOutcome]:
+    """Replace every op we can lower by its island (in place); return every outcome.
+    ``options``: the pass (its fields are the options); or the option values as keywords
+    (``lower_module(module, only="shuffle", target="sm_90")``), read as the pipeline reads them."""
+    if options is None:
+        options = LowerConversions(**values)
+    elif values:
+        raise TypeError("lower_module: give either a LowerConversions pass or option values, not both")
+    planned = plan_module(module, options)
+    guards = GuardPlacement(module, [(op, o.plan.method) for op, o in planned if o.plan is not None])
     store_position = {id(op): k for k, op in enumerate(op for op in module.walk() if op.name == "ttg.local_store")}
+    islands: dict[int, Island] = {}
     store_islands: dict[int, int] = {}      # k-th ttg.local_store of the text -> island number
     for number, (op, outcome) in enumerate(planned):
         if outcome.plan is None:
             continue
-        allocating = op.name == "ttg.local_alloc"
-        storing = op.name == "ttg.local_store" or allocating   # a local_alloc's island is a store
-        value = op.operands[0] if storing else op.results[0]
-        buffer = f"%{_CACHEABLE_PREFIX}_buffer" if allocating else "%BUFFER"
-        site = ConvertSite(result="" if storing else "%RESULT", source="%SOURCE", src_type="@SRC_TYPE@",
-                           dst_type="" if storing else "@DST_TYPE@", element_type=value.tensor_type.element_type,
-                           buffer=buffer if storing else "", buffer_type="@BUFFER_TYPE@" if storing else "",
-                           guard_before=guards and id(op) not in follows and (
-                               not allocating or _needs_guard_before(op, position_of[id(op)],
-                                                                     triton_users + island_positions,
-                                                                     single_function)),
-                           guard_after=(guards and id(op) not in followed
-                                        and _needs_guard_after(op, position_of[id(op)], triton_users)),
-                           prefix=_CACHEABLE_PREFIX,
-                           unique_struct=installed_conventions().struct_holds_unique_registers, in_loop=_in_loop(op),
-                           threads=outcome.threads)
-        if allocating and site.guard_after and _async_proxy_reads(module, op, lowered_allocs):
-            site.async_fence = True
-        memdesc = (op.operands[0] if op.name == "ttg.local_load" else op.operands[1] if op.name == "ttg.local_store"
-                   else op.results[0] if allocating else None)
-        rank = 0 if memdesc is None else len(memdesc.tensor_type.shape)
-        try:
-            if op.name == "ttg.local_load":
-                island = emit_local_load_island(outcome.plan, site, rank)
-            elif storing:
-                island = emit_local_store_island(outcome.plan, site, rank)
-            else:
-                island = emit_island(outcome.plan, site)
-        except EmitError as error:
-            outcome.plan, outcome.reason = None, str(error)
+        island = _checked_island(op, outcome, _site_for(op, outcome, guards), options.verify)
+        if island is None:
             continue
-        if verify == "emitted":
-            check = _simulate_unless_accepted(island.text, outcome.plan, site, rank)
-            outcome.emitted_check = check
-            if not check:
-                message = f"the emitted island failed the simulator: {check.errors[0]}"
-                if _strict_check():
-                    raise PassFailure(op, f"internal error: {message}")
-                outcome.plan, outcome.reason = None, message
-                continue
         # Islands are emitted (and their verdicts remembered) with one SSA prefix, so the same
         # conversion anywhere hashes alike; each gets its own prefix in the module.
-        if allocating:
-            island.text = _allocation_around(island.text, buffer, rank)
         island.text = island.text.replace(f"%{_CACHEABLE_PREFIX}_", f"%ll{number}_")
-        outcome.island = island
-        islands[number] = (outcome, island)
+        outcome.island = islands[number] = island
         if op.name == "ttg.local_store":
             # No result, so no attribute can mark it (the bindings set attributes through an
             # op's result): it is found as the k-th ttg.local_store of the printed text, which
@@ -839,112 +549,86 @@ def lower_module(module: Module, only: str = "", target: Optional[str] = None,
         else:
             module.set_attribute(op, ISLAND_ATTRIBUTE, f"{number} : i32")
     if islands:
-        module.rewrite_text(lambda text: _splice_islands(text, islands, store_islands))
+        module.rewrite_text(lambda text: splice_islands(text, islands, store_islands))
     return [o for _, o in planned]
 
 
-def _allocation_around(store_island: str, buffer: str, rank: int) -> str:
-    """A ``ttg.local_alloc``'s island: a fresh *mutable* allocation (Triton's verifier wants
-    ``mutable`` on an allocation without a source), the simulated store island into it, and the
-    original result as a ``ttg.memdesc_subslice`` of the whole buffer (offsets 0), which keeps
-    the result's own type (immutable, as its users expect) and, being a view, keeps Triton's
-    alias analysis tying the result's users to the allocation (its liveness, its barriers).
-    Neither ``memdesc_reinterpret`` (3.9: "source and result must have the same mutability")
-    nor an ``unrealized_conversion_cast`` (no alias: the bytes could be given to another buffer
-    while the result is still read) would do."""
-    zeros = ", ".join(["0"] * rank)
-    return "\n".join([f"{buffer} = ttg.local_alloc : () -> @BUFFER_TYPE@", store_island,
-                      f"%RESULT = ttg.memdesc_subslice {buffer}[{zeros}] : @BUFFER_TYPE@ -> @DST_TYPE@"])
+def _stores(op: Operation) -> bool:
+    """The op's island stores registers into a buffer (a local store; an allocation with a
+    source is a store into a fresh buffer); the others load registers (a convert, a local load)."""
+    return op.name in ("ttg.local_store", "ttg.local_alloc")
 
 
-def _mutable(memdesc_type: str) -> str:
-    """``!ttg.memdesc<..., #smem>`` -> ``!ttg.memdesc<..., #smem, mutable>`` (an allocation's type
-    has no alloc shape after ``mutable``)."""
-    if re.search(r", mutable>$", memdesc_type):
-        return memdesc_type
-    if not memdesc_type.endswith(">"):
-        raise PassFailure(None, f"internal error: unexpected memdesc type {memdesc_type}")
-    return memdesc_type[:-1] + ", mutable>"
+def _memdesc_rank(op: Operation) -> int:
+    """The rank of the buffer a local load, store or allocation accesses (0 for a convert)."""
+    memdesc = {"ttg.local_load": lambda: op.operands[0], "ttg.local_store": lambda: op.operands[1],
+               "ttg.local_alloc": lambda: op.results[0]}.get(op.name)
+    return 0 if memdesc is None else len(memdesc().tensor_type.shape)
 
 
-# %5 = ttg.convert_layout %4 {ll.island = 0 : i32, ...} : tensor<...> -> tensor<...> loc(#loc3)
-_CONVERT_LINE = re.compile(
-    r"^(?P<indent>[ \t]*)(?P<result>%[^\s=]+) = ttg\.convert_layout (?P<source>%[^\s{]+) "
-    r"\{(?P<attrs>[^\n]*?ll\.island = (?P<number>\d+) : i32[^\n]*?)\} : (?P<src_type>.+?) -> "
-    r"(?P<dst_type>.+?)(?P<loc> loc\(.*\))?$", re.M)
+def _site_for(op: Operation, outcome: ConvertOutcome, guards: GuardPlacement) -> ConvertSite:
+    """Where the island goes: placeholders for the op's SSA names and types (filled in when it
+    is spliced), its element type, its guards, and the warps that run it."""
+    storing = _stores(op)
+    allocating = op.name == "ttg.local_alloc"
+    value = op.operands[0] if storing else op.results[0]
+    buffer = f"%{_CACHEABLE_PREFIX}_buffer" if allocating else "%BUFFER"
+    site = ConvertSite(result="" if storing else "%RESULT", source="%SOURCE", src_type="@SRC_TYPE@",
+                       dst_type="" if storing else "@DST_TYPE@", element_type=value.tensor_type.element_type,
+                       buffer=buffer if storing else "", buffer_type="@BUFFER_TYPE@" if storing else "",
+                       guard_before=guards.before(op), guard_after=guards.after(op),
+                       prefix=_CACHEABLE_PREFIX,
+                       unique_struct=installed_conventions().struct_holds_unique_registers, in_loop=in_loop(op),
+                       threads=outcome.threads)
+    if guards.async_fence(op):
+        site.async_fence = True
+    return site
 
 
-# %5 = ttg.local_load %4 {ll.island = 1 : i32} : !ttg.memdesc<...> -> tensor<...> loc(#loc3)
-# (3.6+ may print an async token operand: ``ttg.local_load %4 token %t {...}``; the island does
-# not need it: the token only orders the op after the copy that the memdesc's producer waits for)
-_LOCAL_LOAD_LINE = re.compile(
-    r"^(?P<indent>[ \t]*)(?P<result>%[^\s=]+) = ttg\.local_load (?P<source>%[^\s{]+)(?: token %[^\s{]+)? "
-    r"\{(?P<attrs>[^\n]*?ll\.island = (?P<number>\d+) : i32[^\n]*?)\} : (?P<src_type>.+?) -> "
-    r"(?P<dst_type>.+?)(?P<loc> loc\(.*\))?$", re.M)
-
-
-# %5 = ttg.local_alloc %4 {ll.island = 2 : i32} : (tensor<...>) -> !ttg.memdesc<...> loc(#loc3)
-_LOCAL_ALLOC_LINE = re.compile(
-    r"^(?P<indent>[ \t]*)(?P<result>%[^\s=]+) = ttg\.local_alloc (?P<source>%[^\s{]+) "
-    r"\{(?P<attrs>[^\n]*?ll\.island = (?P<number>\d+) : i32[^\n]*?)\} : \((?P<src_type>.+?)\) -> "
-    r"(?P<alloc_type>.+?)(?P<loc> loc\(.*\))?$", re.M)
-
-
-# ttg.local_store %3, %4 : tensor<...> -> !ttg.memdesc<...> loc(#loc3)
-_LOCAL_STORE_LINE = re.compile(
-    r"^(?P<indent>[ \t]*)ttg\.local_store (?P<source>%[^\s,]+), (?P<buffer>%[^\s{:]+)(?: \{[^\n]*?\})? : "
-    r"(?P<src_type>.+?) -> (?P<buffer_type>.+?)(?P<loc> loc\(.*\))?$", re.M)
-
-
-def _splice_islands(text: str, islands: dict[int, tuple[ConvertOutcome, Island]],
-                    store_islands: dict[int, int] | None = None) -> str:
-    """Put each island in place of its op: converts and local loads by their ``ll.island``
-    attribute, local stores (``store_islands``: k-th ``ttg.local_store`` line -> island) by
-    position."""
-    done = set()
-    stores_seen = [0]
-
-    def replace_store(m: re.Match) -> str:
-        k = stores_seen[0]
-        stores_seen[0] += 1
-        number = (store_islands or {}).get(k)
-        return m.group(0) if number is None else replace(m, number)
-
-    def replace(m: re.Match, number: int | None = None) -> str:
-        number = int(m.group("number")) if number is None else number
-        _, island = islands[number]
-        done.add(number)
-        groups = m.groupdict()
-        body = island.text.replace("%SOURCE", m.group("source")).replace("@SRC_TYPE@", m.group("src_type"))
-        if groups.get("alloc_type"):   # a local_alloc with a source: a store into a fresh buffer
-            body = (body.replace("@BUFFER_TYPE@", _mutable(m.group("alloc_type")))
-                    .replace("%RESULT", m.group("result")).replace("@DST_TYPE@", m.group("alloc_type")))
-        elif groups.get("buffer"):   # a local store: no result, a memdesc operand
-            body = body.replace("%BUFFER", m.group("buffer")).replace("@BUFFER_TYPE@", m.group("buffer_type"))
+def _checked_island(op: Operation, outcome: ConvertOutcome, site: ConvertSite,
+                    verify: VerifyLevel) -> Optional[Island]:
+    """The op's island, emitted and (``verify=emitted``) simulated; None, with
+    ``outcome.reason`` set and its plan dropped, when it cannot be emitted or fails the
+    simulator (an error instead under ``LINEAR_LAYOUTS_STRICT_CHECK``)."""
+    rank = _memdesc_rank(op)
+    try:
+        if op.name == "ttg.local_load":
+            island = emit_local_load_island(outcome.plan, site, rank)
+        elif _stores(op):
+            island = emit_local_store_island(outcome.plan, site, rank)
         else:
-            body = body.replace("%RESULT", m.group("result")).replace("@DST_TYPE@", m.group("dst_type"))
-        indent = m.group("indent")
-        return "\n".join(indent + line.lstrip() for line in body.splitlines())
-
-    out = _LOCAL_LOAD_LINE.sub(replace, _CONVERT_LINE.sub(replace, text))
-    out = _LOCAL_ALLOC_LINE.sub(replace, out)
-    if store_islands:
-        out = _LOCAL_STORE_LINE.sub(replace_store, out)
-    missing = set(islands) - done
-    if missing:
-        raise PassFailure(None, f"internal error: could not find the printed convert of island(s) {sorted(missing)}")
-    return out
+            island = emit_island(outcome.plan, site)
+    except EmitError as error:
+        outcome.plan, outcome.reason = None, str(error)
+        return None
+    if verify == VerifyLevel.EMITTED:
+        check = _simulate_unless_accepted(island.text, outcome.plan, site, rank)
+        outcome.emitted_check = check
+        if not check:
+            message = f"the emitted island failed the simulator: {check.errors[0]}"
+            if _strict_check():
+                raise PassFailure(op, f"internal error: {message}")
+            outcome.plan, outcome.reason = None, message
+            return None
+    if op.name == "ttg.local_alloc":
+        island.text = allocation_around(island.text, site.buffer, rank)
+    return island
 
 
 @dataclass(frozen=True)
 class LowerConversions(ModulePass):
+    """The pass, and the options of one lowering run (its fields).  Whoever builds it (a
+    pipeline string, ``enable()``, :func:`lower_text`) may give an option as its word
+    (``mode="legacy"``, ``only="shuffle,shared"``, ``target="sm_90"``); each is read into its
+    type here, once (``passes.options``), and everything downstream reads the typed value."""
+
     name = "ll-lower-conversions"
     description = "Replace each verified ttg.convert_layout plan by an LLVM-dialect island (NVIDIA PTX / AMD)"
-    only: str = ""
+    only: Methods = Methods()          # the plan methods we own; empty: DEFAULT_METHODS
     remarks: bool = False
-    target: str = ""
-    mode: str = "linear"  # "linear" (our planner) or "legacy" (Triton before linear layouts: lowering.legacy)
-    verify: str = "emitted"  # "emitted" (simulate every island) or "plan" (the plan verifier only)
+    target: Optional[Target] = None    # None: the module's ttg.target (or the driver's, ll-opt --target)
+    mode: Mode = Mode.LINEAR           # LEGACY: plan like Triton before linear layouts (lowering.legacy)
+    verify: VerifyLevel = VerifyLevel.EMITTED   # EMITTED: simulate every island; PLAN: the plan verifier only
     # Which verified candidate to emit: 0 = the cheapest by the cost model.  Others exist so that
     # benchmarks/plan_choice.py can time every candidate the planner considered.
     candidate: int = 0
@@ -954,52 +638,47 @@ class LowerConversions(ModulePass):
     # "KEY:RANK,...": the conversions with these keys (lowering.measured_choices.conversion_key)
     # take candidate RANK ("stock": left to Triton), the others are planned as usual: benchmarks/kernel_choice.py times
     # one conversion of a kernel with several at a time.
-    candidate_for: str = ""
+    candidate_for: CandidateRanks = CandidateRanks()
     # Stock Triton's lowering is a candidate: where the choice model (lowering/choice.py, fitted
     # for this target and Triton release) cannot show a gain larger than its error, the convert
     # is left to Triton.  false: always our plan (tests of a lowering's structure).
     stock_gate: bool = True
 
+    def __post_init__(self):
+        typed = {"only": parse_methods(self.only, "only"),
+                 "target": parse_target(self.target, "target"),
+                 "mode": parse_word(Mode, self.mode, "mode", "mode"),
+                 "verify": parse_word(VerifyLevel, self.verify, "verify", "verify level"),
+                 "candidate_for": parse_candidate_for(self.candidate_for, "candidate_for")}
+        for name, value in typed.items():
+            object.__setattr__(self, name, value)   # a frozen dataclass: set once, here
+
     def check_options(self) -> Optional[str]:
-        names = [n.strip() for n in self.only.split(",") if n.strip()]
-        unknown = [n for n in names if n not in METHODS]
-        if unknown or (self.only.strip() and not names):
-            return f"option only={self.only!r}: unknown lowering {(unknown or [self.only])[0]!r} " \
-                   f"(known: {', '.join(METHODS)})"
-        if self.mode not in MODES:
-            return f"option mode={self.mode!r}: unknown mode (known: {', '.join(MODES)})"
         if self.candidate < 0:
             return f"option candidate={self.candidate}: expected 0 or more"
-        try:
-            _parse_candidate_for(self.candidate_for)
-        except PassFailure as error:
-            return error.message
-        if self.verify not in VERIFY_LEVELS:
-            return f"option verify={self.verify!r}: unknown level (known: {', '.join(VERIFY_LEVELS)})"
-        if self.target:
-            try:
-                target_named(self.target)
-            except UnknownTarget as error:
-                return f"option target={self.target!r}: {error}"
         return None
 
+    @property
+    def owns_local_memory_ops(self) -> bool:
+        """This run lowers ``ttg.local_load``, ``ttg.local_store`` or ``ttg.local_alloc`` (with a
+        source) too (``only=...,local_load``)."""
+        return any(method in (LOCAL_LOAD, LOCAL_STORE, LOCAL_ALLOC) for method in self.only)
+
     def apply(self, module: Module, context: PassContext) -> None:
-        target = self.target or getattr(context, "target", None) or None
-        outcomes = lower_module(module, self.only, target, self.mode, self.verify, self.candidate, self.measured,
-                                self.candidate_for, self.stock_gate)
+        options = self if self.target is not None or context.target is None else \
+            dataclasses.replace(self, target=context.target)
+        outcomes = lower_module(module, options)
         if self.remarks or getattr(context, "remarks", False):
             for outcome in outcomes:
                 context.report(outcome.remark())
 
 
-def lower_text(text: str, only: str = "", target: Optional[str] = None,
-               filename: str = "<module>", mode: str = "linear",
-               verify: str = "emitted", measured: bool = True,
-               candidate_for: str = "", stock_gate: bool = True) -> tuple[str, list[ConvertOutcome]]:
-    """The Python API: TTGIR text in, TTGIR text with islands out (plus every outcome).
+def lower_text(text: str, filename: str = "<module>", **options) -> tuple[str, list[ConvertOutcome]]:
+    """The Python API: TTGIR text in, TTGIR text with islands out (plus every outcome); the
+    options are :class:`LowerConversions`' (``only="shuffle"``, ``target="sm_90"``, ...).
     Hand the result to ``triton.compile`` (as a ``.ttgir`` file) for PTX/cubin or AMDGCN/hsaco."""
     from .snapshot import parse_module
+    lowering = LowerConversions(**options)
     module = parse_module(text, filename)
-    outcomes = lower_module(module, only, target, mode, verify, measured=measured, candidate_for=candidate_for,
-                            stock_gate=stock_gate)
+    outcomes = lower_module(module, lowering)
     return module.print(debuginfo=True), outcomes

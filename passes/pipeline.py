@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 
 from .framework import ModulePass
+from .options import OptionError
 from .registry import registered_passes
 
 
@@ -93,7 +94,10 @@ def parse_pipeline(text: str) -> list[ModulePass]:
                         raise PipelineError(f"option '{key}' of pass '{name}' needs a value")
                     value = "true"
                 kwargs[key] = _convert_option(cls, fields[key], value)
-        instance = cls(**kwargs)
+        try:
+            instance = cls(**kwargs)   # a pass reads typed options into their types (passes.options)
+        except OptionError as error:
+            raise PipelineError(f"pass '{name}': {error}") from None
         problem = instance.check_options()
         if problem:
             raise PipelineError(f"pass '{name}': {problem}")

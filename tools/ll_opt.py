@@ -19,7 +19,7 @@ import stat
 import sys
 from dataclasses import dataclass
 
-from ..lowering.target import TRITON_NAMES
+from ..lowering.target import TRITON_NAMES, target_named
 from ..passes.backend import EMIT_STAGES
 from .cli import ArgumentParser, UsageError, decode_utf8
 
@@ -84,13 +84,30 @@ def _error_lines(message: str) -> str:
     return "\n".join(out)
 
 
+def _emit_target(given, module, name: str, emit: str):
+    """The target of ``--emit``: ``--target`` (resolved already), else the module's ``ttg.target``."""
+    from ..lowering.target import UnknownTarget, target_from_triton_name
+    from ..passes.diagnostics import IRError
+
+    if given is not None:
+        return given
+    if module.target is None:
+        raise IRError(f"{name}: error: --emit {emit} needs a target: the module has no "
+                      "ttg.target attribute; pass --target")
+    try:
+        return target_from_triton_name(module.target)
+    except UnknownTarget as error:
+        raise IRError(str(error)) from None
+
+
 def _list_passes() -> str:
+    from ..passes.options import option_values
     from ..passes.registry import registered_passes
     lines = ["Available passes:"]
     for name, cls in registered_passes().items():
         lines.append(f"  {name:32} {cls.description}")
         for option in cls.options():
-            type_name = option.type if isinstance(option.type, str) else option.type.__name__
+            type_name = option_values(option)
             default = option.default
             default = ("true" if default else "false") if isinstance(default, bool) else default
             lines.append(f"      {option.name}={type_name} (default {default})")
@@ -141,8 +158,9 @@ def run(argv: list[str]) -> int:
         sys.stderr.write(module.print(debuginfo=args.mlir_print_debuginfo))
         sys.stderr.flush()
 
+    # The target is resolved once, here (argparse checked the name against the table).
     context = PassContext(report_stream=sys.stderr, after_pass=dump_after if args.print_ir_after_all else None,
-                          target=args.target)
+                          target=target_named(args.target) if args.target else None)
     context.remarks = args.remarks  # read by passes that explain their decisions (ll-lower-conversions)
     outputs, failed = [], False
     for chunk in split_input(text, args.split_input_file):
@@ -155,11 +173,8 @@ def run(argv: list[str]) -> int:
             if args.emit == "ttgir":
                 outputs.append(module.print(debuginfo=args.mlir_print_debuginfo))
             else:
-                target = args.target or module.target
-                if target is None:
-                    raise IRError(f"{name}: error: --emit {args.emit} needs a target: the module has no "
-                                  "ttg.target attribute; pass --target")
-                outputs.append(compile_module(module, target, args.emit))
+                outputs.append(compile_module(module, _emit_target(context.target, module, name, args.emit),
+                                              args.emit))
         except IRError as error:
             print(_error_lines(str(error)), file=sys.stderr)
             failed = True

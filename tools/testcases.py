@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from ..lowering import emit_amd, emit_nvidia
 from ..lowering.target import target_named
 
 
@@ -127,17 +128,9 @@ def single_convert_ttgir(shape, element_type: str, src_encoding: str, dst_encodi
 
 # ------------------------------------------------------------------------- instruction counting
 
-_PTX_KINDS = (
-    ("shfl", re.compile(r"^\s*shfl\.sync\.(\w+)")),
-    ("ldmatrix", re.compile(r"^\s*ldmatrix\.sync\.aligned\.m8n8\.(x\d)(\.trans)?")),
-    ("stmatrix", re.compile(r"^\s*stmatrix\.sync\.aligned\.m8n8\.(x\d)(\.trans)?")),
-    ("st.shared", re.compile(r"^\s*st\.shared(?:::cta)?((?:\.v\d)?)\.(\w+)")),
-    ("ld.shared", re.compile(r"^\s*ld\.shared(?:::cta)?((?:\.v\d)?)\.(\w+)")),
-    ("bar.sync", re.compile(r"^\s*(bar\.sync|barrier\.sync)\b")),
-    ("bar.warp.sync", re.compile(r"^\s*bar\.warp\.sync\b")),
-    ("selp", re.compile(r"^\s*selp\.")),
-    ("prmt", re.compile(r"^\s*prmt\.")),
-)
+# The emitters' tables of final-code instructions (the one table), compiled once.
+_PTX_KINDS = tuple((row, re.compile(row.pattern)) for row in emit_nvidia.FINAL_CODE_INSTRUCTIONS)
+_AMD_KINDS = tuple((row, re.compile(row.pattern)) for row in emit_amd.FINAL_CODE_INSTRUCTIONS)
 
 _TYPE_BITS = {"b8": 8, "u8": 8, "s8": 8, "b16": 16, "u16": 16, "s16": 16, "f16": 16, "b32": 32, "u32": 32,
               "s32": 32, "f32": 32, "b64": 64, "u64": 64, "s64": 64, "f64": 64}
@@ -151,10 +144,13 @@ def ptx_mix(ptx: str) -> Counter:
     """
     out: Counter = Counter()
     for line in ptx.splitlines():
-        for kind, pattern in _PTX_KINDS:
+        for row, pattern in _PTX_KINDS:
             m = pattern.match(line)
             if not m:
                 continue
+            kind = row.name
+            if row.detail and m.group(row.detail) is None:
+                break   # a form this listing does not name (ld.shared::cluster): not counted
             if kind == "shfl":
                 out[f"shfl.sync.{m.group(1)}"] += 1
             elif kind in ("ldmatrix", "stmatrix"):
@@ -180,25 +176,18 @@ def instruction_classes(ptx: str) -> dict:
             "ldmatrix": total("ldmatrix"), "stmatrix": total("stmatrix"), "bar": mix["bar.sync"]}
 
 
-_AMD_KINDS = (
-    ("ds_bpermute", re.compile(r"^\s*ds_bpermute_b32\b")),
-    ("ds_write", re.compile(r"^\s*ds_write(2?)(?:st64)?_b(\d+)(?:_d16_hi)?\b")),
-    ("ds_read", re.compile(r"^\s*ds_read(2?)(?:st64)?_(?:b|u|i)(\d+)(?:_d16(?:_hi)?)?\b")),
-    ("s_barrier", re.compile(r"^\s*s_barrier\b")),
-    ("v_cndmask", re.compile(r"^\s*v_cndmask_b32")),
-    ("v_perm", re.compile(r"^\s*v_perm_b32")),
-)
-
-
 def amdgcn_mix(asm: str) -> Counter:
     """Counts in an AMDGCN listing: ``ds_bpermute``, ``ds_write.b32``... (``ds_write2.b32`` for
     the paired forms), ``s_barrier``, ``v_cndmask`` (selects), ``v_perm``."""
     out: Counter = Counter()
     for line in asm.splitlines():
-        for kind, pattern in _AMD_KINDS:
+        for row, pattern in _AMD_KINDS:
             m = pattern.match(line)
             if not m:
                 continue
+            kind = row.name
+            if row.detail and m.group(row.detail) is None:
+                break   # a form this listing does not name: not counted
             if kind in ("ds_write", "ds_read"):
                 out[f"{kind}{m.group(1)}.b{m.group(2)}"] += 1
             else:

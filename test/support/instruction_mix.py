@@ -3,8 +3,9 @@
 
 from collections import Counter
 
+from linear_layouts.lowering import emit_amd, emit_nvidia
 from linear_layouts.lowering.element_type import storage_bits_of
-from linear_layouts.lowering.instructions import AccessForm, BarrierScope, ShuffleMode
+from linear_layouts.lowering.instructions import AccessForm, BarrierScope, FinalRole, ShuffleMode
 from linear_layouts.lowering.plan import Barrier
 
 
@@ -40,8 +41,10 @@ def expected_mix(plan) -> Counter:
 
 
 def measured_mix(mix: Counter, nvidia: bool, num_warps: int) -> Counter:
-    keep = ("shfl.", "ldmatrix", "stmatrix", "st.shared", "ld.shared", "bar.") if nvidia else \
-        ("ds_bpermute", "ds_write", "ds_read", "s_barrier")
+    # What a plan becomes: the emitters' data-movement and barrier instructions (not the
+    # selects and byte permutes around shuffles, which the plan does not count).
+    table = emit_nvidia.FINAL_CODE_INSTRUCTIONS if nvidia else emit_amd.FINAL_CODE_INSTRUCTIONS
+    keep = tuple(row.name for row in table if row.role is not FinalRole.ARITHMETIC)
     out = Counter({k: v for k, v in mix.items() if k.startswith(keep)})
     if not nvidia:  # ds_write2_b32 = two b32 stores in one instruction
         for k in [k for k in out if k.startswith(("ds_write2", "ds_read2"))]:

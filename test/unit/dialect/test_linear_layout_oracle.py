@@ -230,7 +230,7 @@ def _identity_dims(this: LinearLayout, outer: LinearLayout, rule: str) -> list[s
         for layout in (outer, this):
             for n, bs in layout.bases.items():
                 for b in bs:
-                    col = outer._pack(b)
+                    col = outer.pack(b)
                     if n == d and layout is outer:
                         mine |= col
                     elif n != d:

@@ -21,7 +21,8 @@ from linear_layouts.lowering.describe import describe_plan
 from linear_layouts.lowering.emit_llvm import ConvertSite, emit_island
 from linear_layouts.tools.testcases import random_linear_encoding
 from linear_layouts.lowering.instructions import AccessForm, BarrierScope, ShuffleMode
-from linear_layouts.lowering.island_sim import _prmt, check_emitted
+from linear_layouts.lowering.island_sim import check_emitted
+from linear_layouts.lowering.sim_machine import prmt
 from linear_layouts.lowering.plan import Barrier
 from linear_layouts.lowering.planner import plan_conversion
 from linear_layouts.lowering.target import target_named
@@ -80,11 +81,11 @@ def test_bias_row_broadcast_over_warps():
 
 def test_prmt_matches_the_ptx_definition():
     a, b = np.array([0x33221100], dtype=np.uint64), np.array([0x77665544], dtype=np.uint64)
-    assert int(_prmt(a, b, 0x5410)[0]) == 0x55441100
-    assert int(_prmt(a, b, 0x4432)[0]) == 0x44443322
-    assert int(_prmt(a, b, 0x0040)[0]) == 0x00004400   # bytes: a0, b0, a0, a0
+    assert int(prmt(a, b, 0x5410)[0]) == 0x55441100
+    assert int(prmt(a, b, 0x4432)[0]) == 0x44443322
+    assert int(prmt(a, b, 0x0040)[0]) == 0x00004400   # bytes: a0, b0, a0, a0
     # a nibble with bit 3 set replicates the sign bit of the byte it names
-    assert int(_prmt(np.array([0x80], dtype=np.uint64), b, 0x0008)[0]) == 0x808080FF
+    assert int(prmt(np.array([0x80], dtype=np.uint64), b, 0x0008)[0]) == 0x808080FF
 
 
 def test_unknown_ops_fail_closed():

@@ -6,6 +6,7 @@ The failures are injected by wrapping ``hook.run_plugin_pipeline``: its real out
 that one later stage rejects it (a bad PTX instruction for ptxas, a struct of the wrong arity
 for the translation to LLVM IR, an exception in our passes)."""
 
+import dataclasses
 import warnings
 
 import pytest
@@ -35,9 +36,9 @@ def _edit_plugin_output(monkeypatch, edit):
     real = hook.run_plugin_pipeline
 
     def broken(module, config, metadata=None, text=None):
-        ours, islands = real(module, config, metadata, text)
-        text = ours.str()
-        return triton_module_from_text(edit(text), module.context), islands
+        result = real(module, config, metadata, text)
+        text = result.module.str()
+        return dataclasses.replace(result, module=triton_module_from_text(edit(text), module.context))
     monkeypatch.setattr(hook, "run_plugin_pipeline", broken)
 
 

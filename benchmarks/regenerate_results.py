@@ -1,0 +1,152 @@
+"""How to get back the raw benchmark data that is no longer in the repository.
+
+``benchmarks/results`` keeps what a reader needs: the Markdown summaries, the plots, and the
+small JSON files (under 12 KB).  The raw JSON of the large runs (every case, every timing: 11 MB
+in all) was taken out, and so were the ``*_before*`` snapshots of earlier runs; git history keeps
+every one of them.  For each removed file this script knows the command that writes it (most
+need a GPU: the machine the summary names, ``- gpu:``), and it can restore the file exactly as
+it was from history::
+
+    python benchmarks/regenerate_results.py                     # the table: file, command, GPU
+    python benchmarks/regenerate_results.py --restore plan_choice.json kernel_choice.json
+    python benchmarks/regenerate_results.py --restore-all       # every removed file, from history
+    python benchmarks/regenerate_results.py --command fuzz_gpu.json   # how to run it again
+
+A restored file lands in ``benchmarks/results`` (git status shows it as new: do not commit it).
+Example: rebuilding ``lowering/measured_choices.json`` (``plan_choice.py --write-choices``, see
+the README) reads ``plan_choice_measured_pruned.json``, ``kernel_choice.json`` and
+``kernel_choice_paper.json``: restore them first.
+
+The files a command writes go to its ``--out`` folder under the names below, except where the
+note says the run's files were renamed afterwards (e.g. the fuzz runs per seed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RESULTS = os.path.join(HERE, "results")
+REPO = os.path.dirname(HERE)
+
+
+@dataclass(frozen=True)
+class Removed:
+    """A file taken out of benchmarks/results: the command that writes it, and on what."""
+
+    name: str
+    command: str
+    needs: str = "an H100 GPU"
+    note: str = ""
+
+
+_OUT = "--out benchmarks/results"
+_FUZZ = "python benchmarks/fuzz_gpu.py --cases 3000"
+
+REMOVED: tuple[Removed, ...] = (
+    Removed("conversions.json", f"python benchmarks/conversions.py {_OUT}"),
+    Removed("fuzz_gpu.json", f"{_FUZZ} --seed 1 {_OUT}"),
+    Removed("fuzz_gpu_seed5.json", f"{_FUZZ} --seed 5 {_OUT}", note="fuzz_gpu.json of that run, renamed"),
+    Removed("fuzz_gpu_seed7.json", f"{_FUZZ} --seed 7 {_OUT}", note="fuzz_gpu.json of that run, renamed"),
+    Removed("fuzz_gpu_seed11.json", f"{_FUZZ} --seed 11 {_OUT}", note="fuzz_gpu.json of that run, renamed"),
+    Removed("fuzz_gpu_seed9_h200.json", f"{_FUZZ} --seed 9 {_OUT}", needs="an H200 GPU",
+            note="fuzz_gpu.json of that run, renamed"),
+    Removed("gpu_conversions.json", f"python benchmarks/gpu_conversions.py {_OUT}"),
+    Removed("kernel_choice.json", f"python benchmarks/kernel_choice.py {_OUT} --rounds 5"),
+    Removed("kernel_choice_paper.json",
+            f"python benchmarks/kernel_choice.py --paper template_attention --rounds 3 --stem kernel_choice_paper {_OUT}"),
+    Removed("kernels.json", f"python benchmarks/kernels.py {_OUT} --rounds 4"),
+    Removed("kernels_h200.json", f"python benchmarks/kernels.py {_OUT} --rounds 5", needs="an H200 GPU",
+            note="kernels.json of that run, renamed"),
+    Removed("local_alloc_gpu.json", f"python benchmarks/local_load_gpu.py {_OUT} --only local_load,local_alloc"),
+    Removed("local_alloc_gpu_h200.json", f"python benchmarks/local_load_gpu.py {_OUT} --only local_load,local_alloc",
+            needs="an H200 GPU", note="local_alloc_gpu.json of that run, renamed"),
+    Removed("local_load_gpu.json", f"python benchmarks/local_load_gpu.py {_OUT}"),
+    Removed("local_load_gpu_buffers.json", f"python benchmarks/local_load_gpu.py {_OUT} --buffers 3 --per-group 6"),
+    Removed("local_load_gpu_subslice.json", f"python benchmarks/local_load_gpu.py --only subslice {_OUT}"),
+    Removed("local_store_gpu.json", f"python benchmarks/local_load_gpu.py {_OUT} --buffers 2 --only local_load,local_store"),
+    Removed("local_ops_barriers_3.6.0.json", f"python benchmarks/local_ops_barriers.py {_OUT}",
+            needs="no GPU (compiles only), in .venv-compat (triton 3.6.0)"),
+    Removed("local_ops_barriers_3.9.0.json", f"python benchmarks/local_ops_barriers.py {_OUT}",
+            needs="no GPU (compiles only), in .venv (triton 3.9.0)"),
+    Removed("paper_kernels.json", f"python benchmarks/paper_kernels.py {_OUT} --rounds 3"),
+    Removed("paper_kernels_local_ops.json", f"python benchmarks/paper_kernels.py {_OUT} --rounds 2 --local-ops"),
+    Removed("plan_choice.json", f"python benchmarks/plan_choice.py {_OUT}"),
+    Removed("plan_choice_measured.json", f"python benchmarks/plan_choice.py {_OUT}",
+            note="plan_choice.json of an earlier run (the measurements of the measured table), renamed"),
+    Removed("plan_choice_measured_pruned.json", f"python benchmarks/plan_choice.py {_OUT}",
+            note="plan_choice.json of the run after guard pruning, renamed"),
+    Removed("triton_language_tests.json",
+            "python benchmarks/triton_language_tests.py --out benchmarks/results -n 16 --budget 500 "
+            "--mode-budget 235 --timeout 120"),
+    Removed("assign_corpus.json", f"python benchmarks/assign_corpus.py {_OUT}", needs="no GPU"),
+    Removed("assign_corpus_memory_ops.json",
+            f"python benchmarks/assign_corpus.py --option memory_ops=true --name assign_corpus_memory_ops {_OUT}",
+            needs="no GPU"),
+    Removed("assign_corpus_all_options.json",
+            f"python benchmarks/assign_corpus.py --option memory_ops=true --option reorder_reductions=true "
+            f"--name assign_corpus_all_options {_OUT}", needs="no GPU"),
+    # Snapshots of earlier runs (the summaries that replaced them are kept); history only.
+    Removed("fuzz_gpu_before_simulator.md", "", needs="git history only",
+            note="fuzz_gpu.md before the emitted-code simulator existed"),
+    Removed("plan_choice_before.json", "", needs="git history only",
+            note="plan_choice.json before the measured table (benchmarks/fit_cost_model.py reads it)"),
+    Removed("plan_choice_before.md", "", needs="git history only", note="its summary"),
+    Removed("plan_choice_before_kernel_pairs.json", "", needs="git history only",
+            note="plan_choice.json before kernel pairs were added"),
+    Removed("plan_choice_before_pruning.json", "", needs="git history only",
+            note="plan_choice.json before guard pruning"),
+    Removed("plan_choice_before_pruning.md", "", needs="git history only", note="its summary"),
+)
+
+
+def removed_named(name: str) -> Removed:
+    for entry in REMOVED:
+        if entry.name == name:
+            return entry
+    raise SystemExit(f"regenerate_results: {name} is not a removed file (the list: run without arguments)")
+
+
+def _git(*args: str) -> str:
+    return subprocess.run(["git", "-C", REPO, *args], check=True, capture_output=True, text=True).stdout
+
+
+def restore(entry: Removed) -> str:
+    """Write the file as it was in the last commit that had it; return that commit."""
+    path = f"benchmarks/results/{entry.name}"
+    deleted_in = _git("log", "-1", "--diff-filter=D", "--format=%H", "--", path).strip()
+    if not deleted_in:
+        raise SystemExit(f"regenerate_results: no commit in this checkout's history removed {path}")
+    content = subprocess.run(["git", "-C", REPO, "show", f"{deleted_in}^:{path}"], check=True,
+                             capture_output=True).stdout
+    with open(os.path.join(RESULTS, entry.name), "wb") as f:
+        f.write(content)
+    return f"{deleted_in}^"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--restore", nargs="+", metavar="FILE", help="restore these files from git history")
+    parser.add_argument("--restore-all", action="store_true", help="restore every removed file from git history")
+    parser.add_argument("--command", metavar="FILE", help="print the command that writes FILE")
+    args = parser.parse_args(argv)
+    if args.command:
+        entry = removed_named(args.command)
+        print(entry.command or f"{entry.name}: {entry.needs} ({entry.note})")
+        return 0
+    if args.restore or args.restore_all:
+        for entry in REMOVED if args.restore_all else [removed_named(n) for n in args.restore]:
+            print(f"{entry.name}: restored from {restore(entry)}")
+        return 0
+    for entry in REMOVED:
+        print(f"{entry.name}\n    needs: {entry.needs}" + (f"\n    run:   {entry.command}" if entry.command else "")
+              + (f"\n    note:  {entry.note}" if entry.note else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,46 @@
+"""benchmarks/results keeps summaries, plots and small files; every raw file taken out is
+listed in benchmarks/regenerate_results.py with the command that writes it, and none is back."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+
+from support import REPO  # noqa: E402
+
+sys.path.insert(0, str(REPO / "benchmarks"))
+import regenerate_results  # noqa: E402
+
+RESULTS = REPO / "benchmarks" / "results"
+LIMIT_BYTES = 1536 * 1024
+
+
+def test_results_stay_small():
+    total = sum(path.stat().st_size for path in RESULTS.rglob("*") if path.is_file())
+    assert total < LIMIT_BYTES, f"benchmarks/results holds {total} bytes"
+
+
+def test_removed_files_are_gone_and_say_how_to_get_them_back():
+    for entry in regenerate_results.REMOVED:
+        assert not (RESULTS / entry.name).exists(), f"{entry.name} is back in benchmarks/results"
+        assert entry.command or "history" in entry.needs, entry.name
+        script = re.match(r"python benchmarks/(\w+\.py)", entry.command)
+        assert entry.command == "" or (script and (REPO / "benchmarks" / script.group(1)).exists()), entry.command
+
+
+def test_every_results_file_named_by_the_code_exists_or_is_listed():
+    """A file under benchmarks/results that the package, the tools or the benchmarks name is
+    either still there or listed as removed (then the reader knows where it went)."""
+    removed = {entry.name for entry in regenerate_results.REMOVED}
+    missing = []
+    for folder in ("lowering", "passes", "tools", "benchmarks", "dialect"):
+        for root, _, files in os.walk(REPO / folder):
+            for name in files:
+                if not name.endswith(".py"):
+                    continue
+                text = open(os.path.join(root, name), encoding="utf-8").read()
+                for cited in re.findall(r"benchmarks/results/([\w.\-]+\.(?:json|md|png|txt))", text):
+                    if not (RESULTS / cited).exists() and cited not in removed:
+                        missing.append(f"{name}: {cited}")
+    assert missing == []
