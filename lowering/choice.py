@@ -36,6 +36,7 @@ from typing import Optional
 
 from .cost import plan_cost
 from .instructions import AccessShape, BarrierScope
+from .plan import Method
 
 MODEL_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "choice_model.json")
 FEATURES = ("shuffles", "alu", "shared_accesses", "wavefronts", "warp_barriers", "cta_barriers",
@@ -142,7 +143,7 @@ def decide(plan, target_name: str, triton_version: str, candidates=None, path: s
     model = load_model(path)
     if model is None or not model.applies_to(target_name, triton_version):
         return None
-    if plan.method in ("noop", "rename"):
+    if plan.method in (Method.NOOP, Method.RENAME):
         return Choice(plan, 0, family_of(plan, str(plan.scope)), "")   # free either way
     plans = candidates() if (model.weights is not None and candidates is not None) else [plan]
     return choose(plans or [plan], str(plan.scope), model)

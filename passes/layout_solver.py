@@ -82,11 +82,24 @@ def solve(graph: LayoutGraph, costs: Costs) -> Solution:
     stock = graph.stock_keys()
     if all(len(node.candidates) == 1 for node in graph.nodes):
         return Solution(stock, assignment_cost(graph, stock, costs), True, "no choice")
-    from scipy.optimize import Bounds, LinearConstraint, milp
-    from scipy.sparse import coo_matrix
+    program, x = _build_program(graph, costs)
+    result = _run_milp(program)
+    if result.x is None:
+        return Solution(stock, assignment_cost(graph, stock, costs), False, f"solver: {result.message}")
+    keys = []
+    for i, node in enumerate(graph.nodes):
+        if x[i][0] is None:
+            keys.append(node.candidates[0])
+        else:
+            keys.append(node.candidates[int(np.argmax([result.x[v] for v in x[i]]))])
+    return Solution(keys, assignment_cost(graph, keys, costs), result.status == 0, result.message)
 
+
+def _build_program(graph: LayoutGraph, costs: Costs) -> tuple[_Program, list[list]]:
+    """The program's variables and rows; ``x[n][k]``: node n's choice variable for candidate k
+    (``[None]`` for a node with one candidate, always taken).  Terms that no choice changes are
+    left out: they are the same for every assignment."""
     program = _Program()
-    # x[n][k]: a variable index, or None where the node has a single candidate (always taken).
     x: list[list] = []
     for i, node in enumerate(graph.nodes):
         if len(node.candidates) == 1:
@@ -94,66 +107,60 @@ def solve(graph: LayoutGraph, costs: Costs) -> Solution:
             continue
         x.append([program.variable(costs.node(i, key), True) for key in node.candidates])
         program.row({v: 1.0 for v in x[-1]}, 1.0, 1.0)
-    constant = sum(costs.node(i, node.candidates[0]) for i, node in enumerate(graph.nodes)
-                   if len(node.candidates) == 1)
+    stock = graph.stock_keys()
 
     def choices(node_index, fixed_encoding, as_result: bool):
         """(variable or None, encoding) per choice of a producer/consumer (None: fixed)."""
         if node_index is None:
             return [(None, fixed_encoding)]
         node = graph.nodes[node_index]
-        out = []
-        for k, key in enumerate(node.candidates):
-            if as_result:
-                encoding = node.rule.result(key)
-            else:
-                encoding = key if node.rule.kind == "convert" else node.rule.operand(key)
-            out.append((x[node_index][k], encoding))
-        return out
-
-    def pair(var_a, var_b, cost: float) -> float:
-        """Charge ``cost`` when both choices are taken; returns the part that is constant."""
-        if cost == 0:
-            return 0.0
-        if var_a is None and var_b is None:
-            return cost
-        if var_a is None or var_b is None:
-            program.objective[var_a if var_b is None else var_b] += cost
-            return 0.0
-        z = program.variable(cost, False)
-        program.row({z: 1.0, var_a: -1.0, var_b: -1.0}, -1.0, np.inf)
-        return 0.0
+        return [(x[node_index][k], node.rule.result(key) if as_result else
+                 key if node.rule.kind == "convert" else node.rule.operand(key))
+                for k, key in enumerate(node.candidates)]
 
     needs: dict[int, dict[str, list]] = {}       # id(value) -> layout -> consumer variables (None: fixed)
-    value_uses: dict[int, object] = {}
+    first_use: dict[int, object] = {}
     for use in graph.uses:
-        from_encoding = graph.value_encoding(use.value, graph.stock_keys())
-        provided = choices(use.producer, from_encoding, True)
-        required = choices(use.consumer, graph.requirement(use, graph.stock_keys()), False)
+        required = choices(use.consumer, graph.requirement(use, stock), False)
         if use.private:
-            for var_p, enc_p in provided:
+            for var_p, enc_p in choices(use.producer, graph.value_encoding(use.value, stock), True):
                 for var_c, enc_c in required:
-                    constant += pair(var_p, var_c, use.weight * costs.conversion(use, enc_p, enc_c))
+                    _charge_pair(program, var_p, var_c, use.weight * costs.conversion(use, enc_p, enc_c))
             continue
-        value_uses.setdefault(id(use.value), use)
-        per_layout = needs.setdefault(id(use.value), {})
+        first_use.setdefault(id(use.value), use)
         for var_c, enc_c in required:
-            per_layout.setdefault(enc_c, []).append(var_c)
+            needs.setdefault(id(use.value), {}).setdefault(enc_c, []).append(var_c)
     for value_id, per_layout in needs.items():
-        use = value_uses[value_id]
-        provided = choices(use.producer, graph.value_encoding(use.value, graph.stock_keys()), True)
+        use = first_use[value_id]
+        provided = choices(use.producer, graph.value_encoding(use.value, stock), True)
         for layout, consumer_vars in per_layout.items():
-            costs_here = [use.weight * costs.conversion(use, enc_p, layout) for _, enc_p in provided]
-            if not any(costs_here):
+            charges = [use.weight * costs.conversion(use, enc_p, layout) for _, enc_p in provided]
+            if not any(charges):
                 continue
-            if None in consumer_vars:
-                needed = None                    # a fixed consumer: always needed
-            else:
+            needed = None                        # a fixed consumer: always needed
+            if None not in consumer_vars:
                 needed = program.variable(0.0, False)
                 for var_c in consumer_vars:
                     program.row({needed: 1.0, var_c: -1.0}, 0.0, np.inf)
-            for (var_p, _), cost in zip(provided, costs_here):
-                constant += pair(var_p, needed, cost)
+            for (var_p, _), cost in zip(provided, charges):
+                _charge_pair(program, var_p, needed, cost)
+    return program, x
+
+
+def _charge_pair(program: _Program, var_a, var_b, cost: float) -> None:
+    """Charge ``cost`` when both choices are taken (a variable of None: always taken)."""
+    if cost == 0 or (var_a is None and var_b is None):
+        return
+    if var_a is None or var_b is None:
+        program.objective[var_a if var_b is None else var_b] += cost
+        return
+    z = program.variable(cost, False)
+    program.row({z: 1.0, var_a: -1.0, var_b: -1.0}, -1.0, np.inf)
+
+
+def _run_milp(program: _Program):
+    from scipy.optimize import Bounds, LinearConstraint, milp
+    from scipy.sparse import coo_matrix
 
     count = len(program.objective)
     rows, cols, data, low, high = [], [], [], [], []
@@ -165,16 +172,7 @@ def solve(graph: LayoutGraph, costs: Costs) -> Solution:
         low.append(lo)
         high.append(hi)
     matrix = coo_matrix((data, (rows, cols)), shape=(len(program.rows), count)).tocsr()
-    result = milp(np.array(program.objective), integrality=np.array(program.integer),
-                  bounds=Bounds(np.zeros(count), np.ones(count)),
-                  constraints=[LinearConstraint(matrix, np.array(low), np.array(high))],
-                  options={"time_limit": TIME_LIMIT_SECONDS, "presolve": True})
-    if result.x is None:
-        return Solution(stock, assignment_cost(graph, stock, costs), False, f"solver: {result.message}")
-    keys = []
-    for i, node in enumerate(graph.nodes):
-        if x[i][0] is None:
-            keys.append(node.candidates[0])
-        else:
-            keys.append(node.candidates[int(np.argmax([result.x[v] for v in x[i]]))])
-    return Solution(keys, assignment_cost(graph, keys, costs), result.status == 0, result.message)
+    return milp(np.array(program.objective), integrality=np.array(program.integer),
+                bounds=Bounds(np.zeros(count), np.ones(count)),
+                constraints=[LinearConstraint(matrix, np.array(low), np.array(high))],
+                options={"time_limit": TIME_LIMIT_SECONDS, "presolve": True})
