@@ -36,7 +36,7 @@ from typing import Optional
 
 from .cost import plan_cost
 from .instructions import AccessShape, BarrierScope
-from .plan import Method
+from .plan import STOCK, Method, Stock
 
 MODEL_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "choice_model.json")
 FEATURES = ("shuffles", "alu", "shared_accesses", "wavefronts", "warp_barriers", "cta_barriers",
@@ -106,7 +106,7 @@ def load_model(path: str = MODEL_FILE) -> Optional[Model]:
 @dataclass(frozen=True)
 class Choice:
     plan: object            # the plan to emit, or None: stock Triton's lowering
-    rank: int               # its rank in the planner's order (-1: stock)
+    rank: "int | Stock"     # its rank in the planner's order, or STOCK
     family: str
     reason: str             # for the remark
 
@@ -126,7 +126,7 @@ def choose(plans: list, scope: str, model: Model) -> Choice:
         else:
             why = (f"family {family}: the model's picks ran {gate['geomean_pick_over_stock']:.2f}x stock "
                    f"(spread x{gate['spread']}) over {gate['n']} measured conversions")
-        return Choice(None, -1, family, "stock Triton's lowering: the cost model cannot show a gain larger than "
+        return Choice(None, STOCK, family, "stock Triton's lowering: the cost model cannot show a gain larger than "
                                         f"its own error here ({why}; lowering/choice_model.json, fitted on "
                                         f"{model.measured_on}, triton {model.triton})")
     return Choice(plan, rank, family, "" if rank == 0 else f"candidate {rank} by the fitted model "

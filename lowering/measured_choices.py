@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Optional
 
+from .plan import STOCK, Stock
+
 TABLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "measured_choices.json")
 
 
@@ -42,7 +44,7 @@ def conversion_key(src, dst, bits: int, target_name: str) -> str:
 
 @dataclass(frozen=True)
 class MeasuredChoice:
-    fastest: object                 # "stock" or the rank of the fastest verified candidate
+    fastest: "int | Stock"          # STOCK or the rank of the fastest verified candidate
     model_pick_mix: dict            # instruction mix of the cost model's pick when measured
     fastest_mix: Optional[dict]     # ... of candidate ``fastest`` (None for stock)
     model_pick_ms: float
@@ -51,7 +53,7 @@ class MeasuredChoice:
     triton: str
 
     def explain(self) -> str:
-        what = "stock Triton's lowering" if self.fastest == "stock" else f"candidate {self.fastest}"
+        what = "stock Triton's lowering" if self.fastest is STOCK else f"candidate {self.fastest}"
         return (f"measured on {self.measured_on} with triton {self.triton}: {what} took {self.fastest_ms:.4f} ms "
                 f"where the cost model's pick took {self.model_pick_ms:.4f} ms "
                 f"(lowering/measured_choices.json, from benchmarks/plan_choice.py)")
@@ -73,7 +75,8 @@ def lookup(src, dst, bits: int, target_name: str, path: Optional[str] = None) ->
     entry = choices.get(conversion_key(src, dst, bits, target_name))
     if entry is None:
         return None
-    return MeasuredChoice(entry["fastest"], entry["model_pick_mix"], entry.get("fastest_mix"),
+    fastest = STOCK if entry["fastest"] == STOCK.value else int(entry["fastest"])
+    return MeasuredChoice(fastest, entry["model_pick_mix"], entry.get("fastest_mix"),
                           entry["model_pick_ms"], entry["fastest_ms"], measured_on, triton)
 
 

@@ -82,6 +82,17 @@ class Method(Word):
     LOCAL_ALLOC = "local_alloc"   # a ttg.local_alloc with a source: a fresh buffer <- registers
 
 
+class Stock(Word):
+    """Stock Triton's own lowering, where a choice is between it and our verified candidates
+    (their ranks 0, 1, ...): ``candidate_for=KEY:stock``, a measured table's ``"fastest": "stock"``.
+    One member, so a choice is ``int | Stock`` and is tested with ``is STOCK``."""
+
+    STOCK = "stock"
+
+
+STOCK = Stock.STOCK
+
+
 @dataclass(frozen=True)
 class ThreadAffine:
     """const ^ L(lane) ^ L(warp) ^ L(block), L linear (one image per input bit).

@@ -116,7 +116,7 @@ from ..lowering.legacy import (attribute_kind, plan_legacy_conversion, plan_lega
 from ..lowering.emit_llvm import (ConvertSite, EmitError, Island, emit_island, emit_local_load_island,
                                   emit_local_store_island, island_element_type)
 from ..lowering.local_memory import LOCAL_ALLOC, LOCAL_LOAD, LOCAL_STORE, plan_local_load, plan_local_store
-from ..lowering.plan import ConversionPlan, Method
+from ..lowering.plan import STOCK, ConversionPlan, Method
 from ..lowering.planner import plan_conversion
 from ..lowering.target import Target, UnknownTarget, Vendor, target_named
 from ..lowering.thread_group import ThreadGroup
@@ -125,7 +125,7 @@ from .framework import ModulePass, PassContext, PassFailure
 from .guard_placement import GuardPlacement, in_loop
 from .island_splicing import allocation_around, splice_islands
 from .layouts import memdesc_layout, value_layout
-from .options import (STOCK_RANK, CandidateRanks, Methods, Mode, VerifyLevel, parse_candidate_for, parse_methods,
+from .options import (CandidateRanks, Methods, Mode, VerifyLevel, parse_candidate_for, parse_methods,
                       parse_target, parse_word)
 from .partitions import WarpGroups, layout_warps_problem
 from .snapshot import Module, Operation
@@ -291,7 +291,7 @@ def _plan_convert(module: Module, op: Operation, hw_target, outcome: ConvertOutc
         plan = plan_legacy_conversion(src, dst, bits, hw_target, same_attribute=src_encoding == dst_encoding,
                                       src_kind=attribute_kind(src_encoding), dst_kind=attribute_kind(dst_encoding))
     elif ranks and (key := measured_choices.conversion_key(src, dst, bits, hw_target.name)) in ranks:
-        if ranks[key] == STOCK_RANK:
+        if ranks[key] is STOCK:
             outcome.reason = "option candidate_for: this conversion is left to Triton"
             return
         plan = _plan_remembered(src, dst, bits, hw_target, ranks[key])
@@ -440,7 +440,7 @@ def _follow_measurement(plan, src, dst, bits, target, outcome: ConvertOutcome):
     choice = measured_choices.lookup(src, dst, bits, target.name)
     if choice is None or _instruction_mix(plan) != choice.model_pick_mix:
         return plan, False
-    if choice.fastest == "stock":
+    if choice.fastest is STOCK:
         if not measured_choices.same_release(choice.triton, triton_version()):
             return plan, False
         outcome.method = plan.method

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Iterable, Optional, Union
 
-from ..lowering.plan import Method
+from ..lowering.plan import STOCK, Method
 from ..lowering.target import Target, UnknownTarget, target_named
 from ..lowering.words import Word
 from .framework import PassFailure
@@ -103,20 +103,19 @@ def parse_target(value: Union[None, str, Target], option: str = "target") -> Opt
 
 
 # ``candidate_for=KEY:RANK`` with RANK ``stock``: that conversion is left to Triton.
-STOCK_RANK = -1
 # A conversion's key (``lowering.measured_choices.conversion_key``): 24 hex digits.
 _CONVERSION_KEY = re.compile(r"[0-9a-f]{24}")
 
 
 class CandidateRanks(tuple):
-    """``candidate_for``: ``(key, rank)`` pairs, rank :data:`STOCK_RANK` for ``stock``; written
+    """``candidate_for``: ``(key, rank)`` pairs, rank ``lowering.plan.STOCK`` for ``stock``; written
     back to a pipeline string as ``KEY:1,KEY:stock``."""
 
     def as_dict(self) -> dict[str, int]:
         return dict(self)
 
     def __str__(self) -> str:
-        return ",".join(f"{key}:{'stock' if rank == STOCK_RANK else rank}" for key, rank in self)
+        return ",".join(f"{key}:{rank.value if rank is STOCK else rank}" for key, rank in self)
 
 
 def parse_candidate_for(value: Union[None, str, CandidateRanks], option: str = "candidate_for") -> CandidateRanks:
@@ -127,11 +126,11 @@ def parse_candidate_for(value: Union[None, str, CandidateRanks], option: str = "
     ranks = {}
     for pair in filter(None, (p.strip() for p in (value or "").split(","))):
         key, _, rank = pair.partition(":")
-        if not _CONVERSION_KEY.fullmatch(key) or not (rank.isdigit() or rank == "stock"):
+        if not _CONVERSION_KEY.fullmatch(key) or not (rank.isdigit() or rank == STOCK.value):
             raise OptionError(f"option {option}: {pair!r} is not KEY:RANK (a 24-digit conversion key "
                               f"from lowering.measured_choices.conversion_key, and a candidate number or "
                               f"'stock')")
-        ranks[key] = STOCK_RANK if rank == "stock" else int(rank)
+        ranks[key] = STOCK if rank == STOCK.value else int(rank)
     return CandidateRanks(ranks.items())
 
 

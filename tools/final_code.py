@@ -222,14 +222,18 @@ def compile_ttgir(path: str, gpu_target, pipeline: Optional[str]):
 
 def lower_pipeline(candidate_for: str = "") -> str:
     """Our default pipeline, with ``candidate_for`` (``KEY:stock,...``) when given."""
-    from linear_layouts.passes.hook import default_pipeline
+    import dataclasses
 
-    pipeline = default_pipeline("linear")
-    if not candidate_for:
-        return pipeline
-    return pipeline.replace("ll-lower-conversions", f"ll-lower-conversions{{candidate_for={candidate_for}}}", 1) \
-        if "ll-lower-conversions{" not in pipeline else \
-        pipeline.replace("ll-lower-conversions{", f"ll-lower-conversions{{candidate_for={candidate_for} ", 1)
+    from linear_layouts.passes.hook import default_passes
+    from linear_layouts.passes.lower_conversions import LowerConversions
+    from linear_layouts.passes.options import Mode
+    from linear_layouts.passes.pipeline import pipeline_text
+
+    passes = default_passes(Mode.LINEAR)
+    if candidate_for:
+        passes = tuple(dataclasses.replace(p, candidate_for=candidate_for) if isinstance(p, LowerConversions) else p
+                       for p in passes)
+    return pipeline_text(list(passes))
 
 
 def compare_conversions(ttgir: str, gpu_target, target, keys: list, owned: list, workdir: str,

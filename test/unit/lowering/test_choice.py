@@ -4,6 +4,8 @@ gate, the fitted ranking, and where the model answers (its target and Triton rel
 import json
 
 import pytest
+
+from linear_layouts.lowering.plan import STOCK
 from hypothesis import given, settings, strategies as st
 
 from linear_layouts.dialect.conventions import TritonConventions
@@ -69,7 +71,7 @@ def test_the_shipped_model_leaves_issue_25s_pair_to_stock_under_its_release():
     plan = _pick(SPT8, SPT4, (64, 128), 16)
     choice.load_model.cache_clear()
     decision = choice.decide(plan, "sm_90", "3.6.0")
-    assert decision is not None and decision.plan is None and decision.rank == -1
+    assert decision is not None and decision.plan is None and decision.rank is STOCK
     assert "cannot show a gain larger than its own error" in decision.reason
     assert "lane/shared/warps" in decision.reason
 
@@ -157,7 +159,7 @@ def test_every_choice_is_a_verified_candidate_or_stock(pair):
     decision = choice.decide(pick, "sm_90", "3.6.0")
     assert decision is not None
     if decision.plan is None:
-        assert decision.rank == -1 and "stock Triton's lowering" in decision.reason
+        assert decision.rank is STOCK and "stock Triton's lowering" in decision.reason
         assert pick.method not in ("noop", "rename")   # free conversions are always ours
     else:
         assert verify_plan(decision.plan).ok
