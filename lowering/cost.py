@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field, replace
+from typing import Optional
 
 import numpy as np
 
@@ -51,7 +52,7 @@ class PlanCost:
     # How many of each instruction, by ``instructions.InstructionKey`` (vendor-neutral; the
     # emitters name them: ``describe.instruction_counts``).
     counts: dict = field(default_factory=dict, compare=False)
-    target: str = field(default="", compare=False)   # whose constants weigh it (``weights_for``)
+    target: Optional[Target] = field(default=None, compare=False)   # whose constants weigh it (None: the hand-set ones)
 
     @property
     def bank_conflicts(self) -> int:
@@ -70,7 +71,7 @@ class PlanCost:
         + 16 selects = 10, 4 byte stores + 1 word load + warp barrier = 8 -> shared memory
         (stock Triton agrees; the module ``cost_weights`` works it with sm_90's constants too).
         """
-        weights = weights_for(self.target)
+        weights = self.target.weights if self.target is not None else weights_for("")
         barrier_units = 0.0
         for key, count in self.counts.items():
             if key is BarrierScope.WARP:
@@ -236,7 +237,7 @@ def shared_cost(plan: SharedMemoryPlan, target: Target) -> dict:
     return dict(shared_stores=stores, shared_loads=loads, barriers=barriers, scratch_bytes=plan.scratch_bytes,
                 store_wavefronts=st_w, load_wavefronts=ld_w, store_conflicts=st_c, load_conflicts=ld_c,
                 max_store_bits=max_st, max_load_bits=max_ld, counts={k: n for k, n in counts.values()},
-                target=target.name)
+                target=target)
 
 
 def plan_cost(plan: ConversionPlan) -> PlanCost:
@@ -257,7 +258,7 @@ def plan_cost(plan: ConversionPlan) -> PlanCost:
         if packs:
             counts[AluOp.PACK] = packs
         return PlanCost(shuffles=shuffles, selects=selects, packs=packs, counts=dict(counts),
-                        target=plan.target.name)
+                        target=plan.target)
     if plan.shared is not None:
         return PlanCost(**shared_cost(plan.shared, plan.target))
     return PlanCost()
