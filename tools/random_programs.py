@@ -224,6 +224,11 @@ def structure(module) -> list:
             else:
                 options = [key(v) for v in op.operands[1:]]
             condition = key(op.operands[0])
+            # A select under the same condition inside a branch takes that branch's side:
+            # c ? (c ? a : b) : d is c ? a : d.
+            for branch in (0, 1):
+                while options[branch][:1] == ("select",) and options[branch][2] == condition:
+                    options[branch] = options[branch][3 + branch]
             result = options[0] if options[0] == options[1] else ("select", type_of(value), condition, *options)
         else:
             op = value.owner
