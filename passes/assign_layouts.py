@@ -39,7 +39,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ..lowering.element_type import ElementType
 from ..lowering.target import Target, UnknownTarget, target_named
 from .framework import ModulePass, PassContext, PassFailure
 from .layout_costs import conversion_cost, elementwise_cost, memory_cost, reduction_cost
@@ -47,8 +46,8 @@ from .layout_graph import LayoutGraph, build_graph, propose_candidates
 from .layout_rules import MEMORY_OPS, encoding_of
 from .layout_solver import Costs, Solution, assignment_cost, solve
 from .layout_text import ModuleLines, TextMismatch
+from .pointer_contiguity import pointee_bytes
 from .snapshot import Module, Operation, parse_module
-from .types import parse_tensor_type
 
 DEFAULT_MARGIN = 0.10
 
@@ -87,14 +86,6 @@ class Assignment:
 
 # --------------------------------------------------------------------------- the model
 
-def _pointee_bits(pointer_type: str) -> int:
-    """``!tt.ptr<f16>`` -> 16 (pointers to pointers: 64)."""
-    inner = pointer_type[len("!tt.ptr<"):-1].split(",")[0].strip()
-    if inner.startswith("!tt.ptr"):
-        return 64
-    return ElementType.of(inner).logical_bits
-
-
 def make_costs(graph: LayoutGraph, target: Target) -> Costs:
     def node_cost(index: int, key: str) -> float:
         node = graph.nodes[index]
@@ -117,7 +108,7 @@ def make_costs(graph: LayoutGraph, target: Target) -> Costs:
 
     def _memory_cost(node, key: str) -> float:
         pointer = node.op.operands[0].tensor_type
-        bits = _pointee_bits(pointer.element_type)
+        bits = 8 * pointee_bytes(pointer.element_type)
         return memory_cost(key, pointer.shape, bits, node.contiguity.dim, node.contiguity.vector, target)
 
     def convert(use, src: str, dst: str) -> float:
@@ -140,7 +131,6 @@ def _retyped(value, encoding: str) -> str:
 
 def rewrite(graph: LayoutGraph, keys: list[str], lines: ModuleLines, counter: list[int]) -> int:
     """Apply the assignment to ``lines``; returns how many conversions it adds."""
-    stock = graph.stock_keys()
     for node, key in zip(graph.nodes, keys):
         if key == node.stock_key:
             continue
@@ -174,7 +164,6 @@ def rewrite(graph: LayoutGraph, keys: list[str], lines: ModuleLines, counter: li
     for (op_id, value_id), new_name in renamed.items():
         use = next(u for u in graph.uses if id(u.op) == op_id and id(u.value) == value_id)
         lines.rename_operand(use.op, lines.name_of(use.value), new_name)
-    del stock
     return len(added)
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ..lowering.plan import Method
-from .snapshot import Module, Operation, ops_under
+from .snapshot import Module, Operation, in_loop, ops_under
 
 # Ops whose Triton lowering never touches shared memory.  A kernel made only of these plus one
 # shared-memory island needs no guard barriers (see the module docstring).
@@ -152,15 +152,6 @@ def triton_shared_memory_users(module: Module, lowered: set[int]) -> list[int]:
         if id(op) not in lowered and _may_use_shared_memory(op, calls):
             users.append(position)
     return users
-
-
-def in_loop(op: Operation) -> bool:
-    parent = op.parent_op
-    while parent is not None:
-        if parent.name in ("scf.for", "scf.while"):
-            return True
-        parent = parent.parent_op
-    return False
 
 
 def needs_guard_after(op: Operation, position: int, triton_users: list[int]) -> bool:

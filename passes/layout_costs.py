@@ -23,7 +23,6 @@ no warp along it: 12 ALU + 12 shuffles + 12 ALU.
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 
 from ..lowering.cost import plan_cost

@@ -131,7 +131,12 @@ def _static_trips(loop: Operation, lines: ModuleLines) -> Optional[int]:
         if m is None:
             return None
         bounds.append(int(m.group(1)))
-    lower, upper, step = bounds
+    return trip_count(*bounds)
+
+
+def trip_count(lower: int, upper: int, step: int) -> Optional[int]:
+    """Iterations of ``scf.for %i = lower to upper step step`` (None for a step that is not
+    positive)."""
     return max(0, -(-(upper - lower) // step)) if step > 0 else None
 
 

@@ -56,7 +56,7 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
-from .snapshot import Operation, Value
+from .snapshot import Operation, Value, in_loop
 
 # Ops that apply one scalar function to every element: operands and results share a layout.
 ELEMENTWISE_PREFIXES = ("arith.", "math.")
@@ -186,7 +186,9 @@ def rule_for(op: Operation, header: str = "", reorder_reductions: bool = False,
         values = operands + results
         if not memory_ops or not values or op.regions or any(encoding_of(v) != encoding_of(values[0]) for v in values):
             return None
-        if len({v.tensor_type.shape for v in values}) != 1 or _in_loop(op):
+        # Inside loops they keep Triton's layouts: the software pipeliner turns loads in loops
+        # into asynchronous copies whose cost our model does not price.
+        if len({v.tensor_type.shape for v in values}) != 1 or in_loop(op):
             return None
         return Rule("identity", encoding_of(values[0]))
     if not results:
@@ -212,17 +214,6 @@ def rule_for(op: Operation, header: str = "", reorder_reductions: bool = False,
             return Rule("expand_dims", first, parts[0])
         return None
     return None
-
-
-def _in_loop(op: Operation) -> bool:
-    """Loads and stores inside loops keep Triton's layouts: the software pipeliner turns loads in
-    loops into asynchronous copies whose cost our model does not price."""
-    parent = op.parent_op
-    while parent is not None:
-        if parent.name in ("scf.for", "scf.while"):
-            return True
-        parent = parent.parent_op
-    return False
 
 
 def _reduce_rule(op: Operation, operands: list[Value], results: list[Value], reorder_reductions: bool) -> Optional[Rule]:

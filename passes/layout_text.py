@@ -186,7 +186,7 @@ class ModuleLines:
     def replace_type_at(self, op: Operation, position: int, old_encoding: str, new_encoding: str) -> None:
         """In an ``scf.for`` or ``scf.if`` (its result types ``-> (T0, T1, ...)``) or an
         ``scf.yield`` (``: T0, T1``), replace the encoding of type number ``position``."""
-        index = self.of[id(op)].header if op.name != "scf.yield" else self._yield_line(op)
+        index = self.of[id(op)].header
         line = self.lines[index]
         if op.name == "scf.yield":
             start = line.index(" : ") + 3
@@ -206,9 +206,6 @@ class ModuleLines:
             raise TextMismatch(f"{op.name}: type {position} is not in {old_encoding[:60]}")
         types[position] = types[position].replace(old_encoding, new_encoding)
         self.lines[index] = line[:start] + ", ".join(types) + line[end:]
-
-    def _yield_line(self, op: Operation) -> int:
-        return self.of[id(op)].header
 
     def rename_operand(self, op: Operation, old_name: str, new_name: str) -> None:
         """Uses of ``old_name`` on the op's first line (where MLIR prints operands) become

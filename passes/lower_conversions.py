@@ -122,13 +122,13 @@ from ..lowering.target import Target, UnknownTarget, Vendor, target_named
 from ..lowering.thread_group import ThreadGroup
 from .bindings import installed_conventions, triton_version
 from .framework import ModulePass, PassContext, PassFailure
-from .guard_placement import GuardPlacement, in_loop
+from .guard_placement import GuardPlacement
 from .island_splicing import allocation_around, splice_islands
 from .layouts import memdesc_layout, value_layout
 from .options import (CandidateRanks, Methods, Mode, VerifyLevel, parse_candidate_for, parse_methods,
                       parse_target, parse_word)
 from .partitions import WarpGroups, layout_warps_problem
-from .snapshot import Module, Operation
+from .snapshot import Module, Operation, in_loop
 
 # What a run owns when ``only`` is empty.  ``local_load`` / ``local_store`` / ``local_alloc`` (a
 # ``ttg.local_load`` / ``ttg.local_store`` / ``ttg.local_alloc`` with a source done by our own

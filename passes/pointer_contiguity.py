@@ -129,7 +129,7 @@ class PointerAnalysis:
             a, b = self.affine(op.operands[0]), self.affine(op.operands[1])
             if a is None or b is None:
                 return None
-            scale = _pointee_bytes(op.operands[0].tensor_type.element_type) if name == "tt.addptr" else 1
+            scale = pointee_bytes(op.operands[0].tensor_type.element_type) if name == "tt.addptr" else 1
             strides = tuple(None if x is None or y is None else x + y for x, y in zip(a.strides, b.strides))
             return Affine(strides, min(a.divisibility, min(LARGE, b.divisibility * scale)))
         if name == "arith.muli":
@@ -167,7 +167,7 @@ class PointerAnalysis:
         affine = self.affine(pointer)
         if affine is None:
             return None
-        element_bytes = _pointee_bytes(pointer.tensor_type.element_type)
+        element_bytes = pointee_bytes(pointer.tensor_type.element_type)
         unit = [d for d, s in enumerate(affine.strides) if s == 1]
         if not unit:
             return Contiguity(len(affine.strides) - 1, 1)
@@ -180,7 +180,7 @@ class PointerAnalysis:
         return Contiguity(dim, min(vector, pointer.tensor_type.shape[dim]))
 
 
-def _pointee_bytes(pointer_type: str) -> int:
+def pointee_bytes(pointer_type: str) -> int:
     """``!tt.ptr<f16>`` -> 2; a pointer to pointers -> 8."""
     from ..lowering.element_type import ElementType
     inner = pointer_type[len("!tt.ptr<"):-1].split(",")[0].strip() if pointer_type.startswith("!tt.ptr<") else ""

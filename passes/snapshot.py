@@ -109,6 +109,16 @@ def ops_under(op: Operation):
                               for child in block.operations]))
 
 
+def in_loop(op: Operation) -> bool:
+    """Whether the op runs inside an ``scf.for`` or ``scf.while`` (at any depth)."""
+    parent = op.parent_op
+    while parent is not None:
+        if parent.name in ("scf.for", "scf.while"):
+            return True
+        parent = parent.parent_op
+    return False
+
+
 def parse_module(text: str, filename: str = "<stdin>", first_line: int = 1, safe: bool = True,
                  context=None, printed: bool = False) -> "Module":
     """Parse TTGIR module text.  ``filename`` and ``first_line`` (where the text starts in that

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-ASSUMED_TRIPS = 16   # iterations assumed for a loop whose trip count is not a constant
+from ..passes.layout_graph import ASSUMED_TRIPS, trip_count   # one assumption for the report and the pass
 
 _CONSTANT = re.compile(r"^\s*(%[\w.$-]+) = arith\.constant (-?\d+) : (?:i\d+|index)\b")
 _FOR = re.compile(r"\bscf\.for (%[\w.$-]+) = (%[\w.$-]+) to (%[\w.$-]+) step (%[\w.$-]+)")
@@ -39,10 +39,7 @@ class LoopWeight:
 def _trips(lower: str, upper: str, step: str, constants: dict) -> int | None:
     if lower not in constants or upper not in constants or step not in constants:
         return None
-    lo, hi, st = constants[lower], constants[upper], constants[step]
-    if st <= 0:
-        return None
-    return max(0, -(-(hi - lo) // st))
+    return trip_count(constants[lower], constants[upper], constants[step])
 
 
 def conversion_weights(ttgir: str) -> list[LoopWeight]:
