@@ -18,6 +18,7 @@ Only the process that runs the program records (launches in spawned workers are 
 
 from __future__ import annotations
 
+import statistics
 import threading
 from dataclasses import dataclass, field
 from typing import Callable, Optional
@@ -35,20 +36,47 @@ class Launch:
     signature: str                   # what tells launches apart: argument kinds, dtypes and shapes
 
 
+ROUNDS = 3      # stock and ours alternate, each timed this many times
+
+
 @dataclass
 class Measurement:
+    """One kept launch timed in rounds: stock, ours, stock, ours, ... (``ROUNDS`` each)."""
+
     name: str
     signature: str
-    stock_ms: Optional[float] = None
-    ours_ms: Optional[float] = None
+    stock_runs: list = field(default_factory=list)     # milliseconds, one per round
+    ours_runs: list = field(default_factory=list)
     problem: str = ""
 
     @property
+    def stock_ms(self) -> Optional[float]:
+        return statistics.median(self.stock_runs) if self.stock_runs else None
+
+    @property
+    def ours_ms(self) -> Optional[float]:
+        return statistics.median(self.ours_runs) if self.ours_runs else None
+
+    @property
     def ratio(self) -> Optional[float]:
-        """stock / ours (above 1: ours is faster)."""
+        """stock / ours, medians over the rounds (above 1: ours is faster)."""
         if not self.stock_ms or not self.ours_ms:
             return None
         return self.stock_ms / self.ours_ms
+
+    @property
+    def noise(self) -> Optional[float]:
+        """How far this launch's stock timings spread, slowest over fastest minus 1 (0.01: 1%);
+        None with fewer than two.  The same binary timed again: what no change explains."""
+        if len(self.stock_runs) < 2 or not min(self.stock_runs):
+            return None
+        return max(self.stock_runs) / min(self.stock_runs) - 1
+
+
+def run_noise(measurements: list) -> float:
+    """The run's noise: the largest spread of one launch's stock timings (0 when nothing was
+    timed twice)."""
+    return max((m.noise for m in measurements if m.noise is not None), default=0.0)
 
 
 def _is_tensor(value) -> bool:
@@ -164,25 +192,26 @@ def _ours():
 
 
 def time_launches(recorder: LaunchRecorder, bench: Callable = _do_bench, stock=_stock, ours=_ours,
-                  synchronize: Optional[Callable[[], None]] = None) -> list[Measurement]:
-    """Each kept launch timed stock and ours (``bench``: a function -> milliseconds; ``stock``
-    / ``ours``: context managers switching the lowering).  A launch that fails is a measurement
-    with its problem, never an exception."""
+                  synchronize: Optional[Callable[[], None]] = None, rounds: int = ROUNDS) -> list[Measurement]:
+    """Each kept launch timed stock and ours, alternating for ``rounds`` rounds (``bench``: a
+    function -> milliseconds; ``stock`` / ``ours``: context managers switching the lowering).
+    Alternating spreads drift (clocks, other work on the GPU) over both.  A launch that fails is a
+    measurement with its problem, never an exception."""
     measurements = []
     for launch in recorder.launches:
         measurement = Measurement(launch.name, launch.signature)
-        for which, mode in (("stock", stock), ("ours", ours)):
-            try:
-                with mode():
-                    once = recorder.replay(launch)
-                    once()                  # compile (and warm) outside the timing
-                    if synchronize is not None:
-                        synchronize()
-                    setattr(measurement, f"{which}_ms", bench(once))
-            except Exception as error:   # a user's kernel: whatever it raises is a note, not the end
-                lines = str(error).strip().splitlines()
-                measurement.problem = f"{which}: {(lines[0] if lines else type(error).__name__)[:160]}"
-                break
+        try:
+            for _ in range(rounds):
+                for which, mode in (("stock", stock), ("ours", ours)):
+                    with mode():
+                        once = recorder.replay(launch)
+                        once()                  # compile (and warm) outside the timing
+                        if synchronize is not None:
+                            synchronize()
+                        getattr(measurement, f"{which}_runs").append(bench(once))
+        except Exception as error:   # a user's kernel: whatever it raises is a note, not the end
+            lines = str(error).strip().splitlines()
+            measurement.problem = f"{which}: {(lines[0] if lines else type(error).__name__)[:160]}"
         measurements.append(measurement)
     return measurements
 

@@ -24,7 +24,7 @@ from linear_layouts.tools.report_text import (CONVERSION_HEADER, KERNEL_HEADER, 
                                               STOCK_VS_OURS_NOTE, conversion_table_rows, kernel_chart_rows,
                                               kernel_table_rows, run_lines, source_listing, stock_vs_ours_rows,
                                               summary_lines, weights_line, MEASURE_HEADER, measure_lines,
-                                              measure_rows)
+                                              measure_rows, measured_verdict, noise_threshold, NOISE_FLOOR)
 
 MAX_PICTURE_ELEMENTS = 256      # 16 x 16 (or 8 rows of 32 for 1-D): larger tensors are drawn as a tile
 PICTURE_WINDOW = 16             # rows and columns of that tile (1-D: 8 rows of 32)
@@ -305,7 +305,7 @@ def _conversion_section(c: ConversionEntry) -> list[str]:
     return out
 
 
-def kernel_page(kernel: KernelEntry, note: str = "") -> str:
+def kernel_page(kernel: KernelEntry, note: str = "", noise: float = NOISE_FLOOR) -> str:
     body = ['<p><a href="../index.html">&larr; all kernels</a></p>',
             f"<h1>{_e(kernel.name)} on {_e(kernel.target)}</h1>",
             f"<p>specialization: <code>{_e(kernel.specialization or '-')}</code>; num_warps={_e(kernel.num_warps)}; "
@@ -324,7 +324,9 @@ def kernel_page(kernel: KernelEntry, note: str = "") -> str:
         body.append(f"<p><b>measured</b> ({_e(m.signature)}): stock "
                     + (f"{m.stock_ms:.4f} ms" if m.stock_ms else "-") + ", ours "
                     + (f"{m.ours_ms:.4f} ms" if m.ours_ms else "-")
-                    + (f", stock / ours {m.ratio:.3f}" if m.ratio is not None else "")
+                    + (f" (stock spread {100 * m.noise:.1f}%)" if m.noise is not None else "")
+                    + (f", stock / ours {m.ratio:.3f} ({measured_verdict(m.ratio, noise)})"
+                       if m.ratio is not None else "")
                     + (f" ({_e(m.problem)})" if m.problem else "") + "</p>")
     if not kernel.conversions:
         body.append("<p>No <code>ttg.convert_layout</code> in this kernel's TTGIR: nothing to convert.</p>")
@@ -350,12 +352,13 @@ def write_html(kernels: list[KernelEntry], options: ReportOptions) -> str:
     os.makedirs(os.path.join(options.directory, "kernels"), exist_ok=True)
     pictures = options.max_pictures > 0 and any(k.conversions for k in kernels)
     note = NO_MATPLOTLIB if pictures and matplotlib_missing() else ""
+    noise = noise_threshold(options.measured) if options.measured else NOISE_FLOOR
     written = set()
     for kernel in kernels:
         if pictures and not note:
             draw_pictures(kernel, options.directory, options.max_pictures)
         name = os.path.join("kernels", f"{kernel.slug}.html")
-        write_atomically(os.path.join(options.directory, name), kernel_page(kernel, note))
+        write_atomically(os.path.join(options.directory, name), kernel_page(kernel, note, noise))
         written.add(name)
         written.update(os.path.join(*picture.split("/")) for c in kernel.conversions for picture in c.pictures.values())
     for folder in ("kernels", "img"):

@@ -4,7 +4,9 @@ the tables' rows and the summary's sentences, as plain text."""
 from __future__ import annotations
 
 from collections import Counter
+from typing import Optional
 
+from linear_layouts.tools.launch_timing import ROUNDS, run_noise
 from linear_layouts.tools.loop_weights import ASSUMED_TRIPS
 from linear_layouts.tools.report_model import (MODE_TEXT, KernelEntry, ReportOptions,
                                                _counter_text, count_text)
@@ -206,7 +208,26 @@ def source_listing(kernels: list[KernelEntry], whole_file_lines: int = WHOLE_FIL
 
 # ----------------------------------------------------------------------------- --measure
 
-MEASURE_HEADER = ["kernel", "arguments (first launch)", "stock ms", "ours ms", "stock / ours"]
+MEASURE_HEADER = ["kernel", "arguments (first launch)", "stock ms", "ours ms", "stock spread", "stock / ours",
+                  "verdict"]
+NOISE_FLOOR = 0.01      # below 1% a difference is never called a win or a loss
+
+
+def noise_threshold(measured) -> float:
+    """The run's noise (the largest spread of one launch's stock timings), at least
+    ``NOISE_FLOOR``."""
+    return max(NOISE_FLOOR, run_noise(measured.measurements))
+
+
+def measured_verdict(ratio: Optional[float], threshold: float) -> str:
+    """"faster" / "slower" beyond the noise, "within noise", or "" when not timed."""
+    if ratio is None:
+        return ""
+    if ratio > 1 + threshold:
+        return "faster"
+    if ratio < 1 / (1 + threshold):
+        return "slower"
+    return "within noise"
 
 
 def measure_rows(options: ReportOptions) -> list[list[str]]:
@@ -214,12 +235,15 @@ def measure_rows(options: ReportOptions) -> list[list[str]]:
     measured = options.measured
     if measured is None:
         return []
+    threshold = noise_threshold(measured)
     rows = []
     for m in measured.measurements:
         ratio = m.ratio
         rows.append([m.name, m.signature, f"{m.stock_ms:.4f}" if m.stock_ms else "-",
                      f"{m.ours_ms:.4f}" if m.ours_ms else "-",
-                     (f"{ratio:.3f}" if ratio is not None else "-") + (f" ({m.problem})" if m.problem else "")])
+                     f"{100 * m.noise:.1f}%" if m.noise is not None else "-",
+                     (f"{ratio:.3f}" if ratio is not None else "-") + (f" ({m.problem})" if m.problem else ""),
+                     measured_verdict(ratio, threshold)])
     return rows
 
 
@@ -235,12 +259,20 @@ def measure_lines(options: ReportOptions) -> list[str]:
         return ["--measure: the program launched no kernel (nothing to time)."]
     launches = len(measured.measurements)
     line = (f"--measure: {launches} launch{'' if launches == 1 else 'es'} of the program timed with its own "
-            f"arguments (inputs cloned), stock Triton and ours (triton.testing.do_bench, median)")
+            f"arguments (inputs cloned), stock Triton and ours alternating, {ROUNDS} rounds each "
+            f"(triton.testing.do_bench; medians)")
     if timed:
-        faster = sum(1 for m in timed if m.ratio > 1)
+        threshold = noise_threshold(measured)
+        verdicts = Counter(measured_verdict(m.ratio, threshold) for m in timed)
         product = 1.0
         for m in timed:
             product *= m.ratio
-        line += (f"; ours faster in {faster} of {len(timed)}, geometric mean stock / ours "
-                 f"{product ** (1 / len(timed)):.3f}")
+        line += (f"; the run's noise (one launch's stock timings spread by up to "
+                 f"{run_noise_percent(measured):.1f}%, counted as at least {NOISE_FLOOR:.0%}): ours faster beyond "
+                 f"it in {verdicts['faster']} of {len(timed)}, slower beyond it in {verdicts['slower']}, within it "
+                 f"in {verdicts['within noise']}; geometric mean stock / ours {product ** (1 / len(timed)):.3f}")
     return [line + "."]
+
+
+def run_noise_percent(measured) -> float:
+    return 100 * run_noise(measured.measurements)

@@ -999,11 +999,14 @@ def test_time_launches_gives_stock_ours_and_the_ratio():
         FakeJIT("fast")[(1,)](FakeTensor([1]))
         FakeJIT("slow")[(1,)](FakeTensor([1, 2]))
         FakeJIT("broken")[(1,)](FakeTensor([]))   # replayed below with no grid: timing it raises
+        FakeJIT("same")[(1,)](FakeTensor([3]))
     finally:
         recorder.uninstall()
     recorder.launches[2].grid = None
     mode = []
-    times = {("fast", "stock"): 2.0, ("fast", "ours"): 1.0, ("slow", "stock"): 1.0, ("slow", "ours"): 1.25}
+    times = {("fast", "stock"): [2.0, 2.01, 1.99], ("fast", "ours"): [1.0, 1.0, 1.01],
+             ("slow", "stock"): [1.0, 1.02, 1.01], ("slow", "ours"): [1.25, 1.26, 1.24],
+             ("same", "stock"): [1.0, 0.99, 1.0], ("same", "ours"): [0.99, 0.99, 1.0]}
 
     def switch(name):
         @contextlib.contextmanager
@@ -1017,18 +1020,25 @@ def test_time_launches_gives_stock_ours_and_the_ratio():
         name = FakeJIT.log[-1][0]
         if FakeJIT.log[-1][2] is None:
             raise RuntimeError("grid must be a tuple\nmore")
-        return times[(name, mode[-1])]
+        return times[(name, mode[-1])].pop(0)
     measured = time_launches(recorder, bench=bench, stock=switch("stock"), ours=switch("ours"))
+    assert mode[:6] == ["stock", "ours"] * 3                      # alternating, three rounds
     assert [(m.name, m.stock_ms, m.ours_ms, m.ratio, m.problem) for m in measured] == [
-        ("fast", 2.0, 1.0, 2.0, ""), ("slow", 1.0, 1.25, 0.8, ""),
-        ("broken", None, None, None, "stock: grid must be a tuple")]
+        ("fast", 2.0, 1.0, 2.0, ""), ("slow", 1.01, 1.25, 1.01 / 1.25, ""),
+        ("broken", None, None, None, "stock: grid must be a tuple"), ("same", 1.0, 0.99, 1.0 / 0.99, "")]
+    assert [m.noise for m in measured] == [2.01 / 1.99 - 1, 0.020000000000000018, None, 1 / 0.99 - 1]
+    # the run's noise: "slow"'s stock timings spread by 2%; "same" at 1.01 is within it
     options = ReportOptions(measure=True, measured=MeasureResult(measured))
-    assert measure_rows(options) == [["fast", "float32[1]", "2.0000", "1.0000", "2.000"],
-                                     ["slow", "float32[2]", "1.0000", "1.2500", "0.800"],
-                                     ["broken", "float32[0]", "-", "-", "- (stock: grid must be a tuple)"]]
+    assert measure_rows(options) == [
+        ["fast", "float32[1]", "2.0000", "1.0000", "1.0%", "2.000", "faster"],
+        ["slow", "float32[2]", "1.0100", "1.2500", "2.0%", "0.808", "slower"],
+        ["broken", "float32[0]", "-", "-", "-", "- (stock: grid must be a tuple)", ""],
+        ["same", "float32[1]", "1.0000", "0.9900", "1.0%", "1.010", "within noise"]]
     assert measure_lines(options) == [
-        "--measure: 3 launches of the program timed with its own arguments (inputs cloned), stock Triton and ours "
-        "(triton.testing.do_bench, median); ours faster in 1 of 2, geometric mean stock / ours 1.265."]
+        "--measure: 4 launches of the program timed with its own arguments (inputs cloned), stock Triton and ours "
+        "alternating, 3 rounds each (triton.testing.do_bench; medians); the run's noise (one launch's stock timings "
+        "spread by up to 2.0%, counted as at least 1%): ours faster beyond it in 1 of 3, slower beyond it in 1, "
+        "within it in 1; geometric mean stock / ours 1.177."]
 
 
 def test_measure_without_a_gpu_says_so(tmp_path):
@@ -1106,14 +1116,14 @@ def test_why_names_each_kind_of_reason(tmp_path):
 def test_index_charts_the_measured_launches():
     from linear_layouts.tools.launch_timing import MeasureResult, Measurement
     from linear_layouts.tools.report_html import index_page
-    measured = MeasureResult([Measurement("softmax_kernel", "float32[4, 8]", 0.02, 0.01),
-                              Measurement("matmul_kernel", "float16[8, 8]", 0.5, 0.4),
+    measured = MeasureResult([Measurement("softmax_kernel", "float32[4, 8]", [0.02], [0.01]),
+                              Measurement("matmul_kernel", "float16[8, 8]", [0.5], [0.4]),
                               Measurement("broken", "", problem="ours: out of resources")])
     page = index_page([], ReportOptions(measure=True, measured=measured))
     chart = page[page.index("<h2>Measured"):page.index("<table>", page.index("<h2>Measured"))]
     assert chart.count("<rect ") == 2 + 2 * 2                     # the legend's two, two bars per timed launch
     assert ">0.02</text>" in chart and ">0.01</text>" in chart and ">0.5</text>" in chart and ">0.4</text>" in chart
-    assert "<td>broken</td><td></td><td>-</td><td>-</td><td>- (ours: out of resources)</td>" in page
+    assert "<td>broken</td><td></td><td>-</td><td>-</td><td>-</td><td>- (ours: out of resources)</td><td></td>" in page
 
 
 def test_target_names_come_from_the_target_table():
