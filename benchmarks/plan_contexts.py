@@ -344,6 +344,7 @@ def measure(cases, train=False, table=False, independent=False, jobs=15, rep=20,
                   "independent": _wrap(x.to(torch.int64) * ITERATIONS + sum(range(ITERATIONS)), case.bits).to(dtype)}
         row = {"case": case.name, "family": case.origin, "src": case.src_resolved, "dst": case.dst_resolved,
                "shape": list(case.shape), "bits": case.bits, "num_warps": case.num_warps, "modes": {}}
+        timers = {}          # (mode, context) -> a function timing that kernel once more (us)
         for mode, pipeline in modes[i].items():
             out = {}
             for kind in kinds_of(case):
@@ -360,14 +361,18 @@ def measure(cases, train=False, table=False, independent=False, jobs=15, rep=20,
                         kernel[(grid, 1, 1)](x, y)
                         torch.cuda.synchronize()
                         exact = bool(torch.equal(y.view(grid, size), expect[kind].expand(grid, size)))
-                        us = 1000 * do_bench(lambda: kernel[(grid, 1, 1)](x, y), warmup=5, rep=rep,
-                                             return_mode="median")
-                        out[context] = {"us": round(us, 3), "exact": exact}
+
+                        def time_once(kernel=kernel, grid=grid, y=y):
+                            return 1000 * do_bench(lambda: kernel[(grid, 1, 1)](x, y), warmup=5, rep=rep,
+                                                   return_mode="median")
+                        timers[(mode, context)] = time_once
+                        out[context] = {"us": round(time_once(), 3), "exact": exact}
                     out[kind + "_mix"] = {k: v for k, v in result.items() if k in
                                           ("shfl", "ld_shared", "st_shared", "ldmatrix", "stmatrix", "bar")}
                 except Exception as e:  # the GPU boundary: per mode
                     out[kind] = {"error": f"{type(e).__name__}: {e}"[:200]}
             row["modes"][mode] = out
+        retime_outliers(row, timers)
         rows.append(row)
         if checkpoint and len(rows) % 25 == 0:
             checkpoint(rows, {"gpu": torch.cuda.get_device_name(), "sms": sms, "grids": grids, "partial": True})
@@ -375,6 +380,40 @@ def measure(cases, train=False, table=False, independent=False, jobs=15, rep=20,
         o = row["modes"].get("ours", {}).get("chain", {}).get("us")
         print(f"[{i + 1}/{len(cases)}] {case.name}: stock {s} us, ours {o} us", flush=True)
     return rows, {"gpu": torch.cuda.get_device_name(), "sms": sms, "grids": grids}
+
+
+RETIMES = 2          # an outlier context is timed this many times more, every mode, and the median kept
+
+
+def outlier_contexts(row) -> list[str]:
+    """Contexts of a row where some mode is more than ``ABOVE`` away from stock either way (or
+    stock from itself): one ``do_bench`` sample can be off by 2-4x on a kernel of tens of
+    microseconds (a 3.9x ratio was measured on stock's own binary), so such a ratio is re-timed
+    before it counts."""
+    contexts = []
+    for context in ("chain", "latency", "independent"):
+        base = row["modes"].get("stock", {}).get(context, {}).get("us")
+        if not base:
+            continue
+        ratios = [m[context]["us"] / base for name, m in row["modes"].items()
+                  if name != "stock" and m.get(context, {}).get("us")]
+        if any(r > ABOVE or r < 1 / ABOVE for r in ratios):
+            contexts.append(context)
+    return contexts
+
+
+def retime_outliers(row, timers: dict) -> None:
+    """Time every mode of each outlier context ``RETIMES`` more times, modes interleaved, and keep
+    the median of all its samples (``samples`` keeps them, ``retimed`` says it happened)."""
+    for context in outlier_contexts(row):
+        samples = {mode: [out[context]["us"]] for mode, out in row["modes"].items()
+                   if out.get(context, {}).get("us") and (mode, context) in timers}
+        for _ in range(RETIMES):
+            for mode in samples:
+                samples[mode].append(round(timers[(mode, context)](), 3))
+        for mode, values in samples.items():
+            entry = row["modes"][mode][context]
+            entry.update(us=sorted(values)[len(values) // 2], samples=values, retimed=True)
 
 
 # --------------------------------------------------------------------------- judging

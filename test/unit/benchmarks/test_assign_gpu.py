@@ -244,3 +244,19 @@ def test_measuring_without_a_gpu_exits_2_with_a_message():
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 2
     assert "GPU" in result.stderr
+
+
+def test_stock_that_differs_from_itself_is_judged_by_the_reference():
+    """Stream-K sums partial tiles with atomics: stock run twice gives other bits.  Ours
+    differing from stock there is not a failure; ours outside the reference's tolerance is."""
+    rows = [{"name": "streamk", "stock": _mode(1.0), "assign": _mode(1.0, exact=False, max_abs_diff=3e-5),
+             "linear": _mode(1.0, exact=False, max_abs_diff=3e-5),
+             "stock_again": _mode(1.0, exact=False, max_abs_diff=3e-5)},
+            {"name": "streamk_wrong", "stock": _mode(1.0), "assign": dict(_mode(1.0, exact=False), reference_ok=False),
+             "linear": _mode(1.0), "stock_again": _mode(1.0, exact=False)}]
+    s = assign_gpu.summarize(rows)
+    assert s["nondeterministic"] == ["streamk", "streamk_wrong"]
+    assert s["assign"]["not_bit_exact"] == [] and s["assign"]["measured"] == 1       # the wrong one does not count
+    text = assign_gpu.render(rows, s, {"gpu": "H100"}, 1, [])
+    assert "streamk (ours within tolerance: yes), streamk_wrong (ours within tolerance: NO)" in text
+    assert "| stock differs from itself; within tolerance: yes/stock differs from itself; within tolerance: yes |" in text
