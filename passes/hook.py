@@ -130,7 +130,6 @@ def default_passes(mode: Mode, only: Sequence[Method] = (), report: bool = False
 # --------------------------------------------------------------------------- state
 
 _config: Optional[PluginConfig] = None
-_saved_cache_dir: Optional[str] = None
 # Our trampoline in Triton's hook slot (see the module docstring): whether it is in the chain
 # (the hook in the slot, or wrapped by a hook installed after it), and the hook it found in the
 # slot when it went in, which it calls first on every compile.
@@ -289,22 +288,51 @@ def enable_from_environment() -> Optional[PluginConfig]:
 
 # --------------------------------------------------------------------------- caches (3.6)
 
+CACHE_DIR_VARIABLE = "TRITON_CACHE_DIR"
+
+
+@dataclass
+class _SavedCacheDir:
+    """What ``triton.knobs.cache.dir`` was before the plugin pointed it at its own directory.
+
+    Setting that knob pins it (later changes of ``TRITON_CACHE_DIR`` are ignored) and writes the
+    environment variable too, so putting it back by assignment would leave both pinned to
+    the old value.  Where the knob followed the environment, ``disable()`` lets it follow the
+    environment again and gives the variable back its old value (or none)."""
+
+    directory: str                   # the directory in use before
+    pinned: bool                     # set in Python (knobs.cache.dir = ...) rather than by the environment
+    environment: Optional[str]       # TRITON_CACHE_DIR before (None: unset)
+
+
+_saved_cache: Optional[_SavedCacheDir] = None
+
+
 def _use_private_cache_dir(config: PluginConfig) -> None:
-    global _saved_cache_dir
+    global _saved_cache
     import triton
 
-    if _saved_cache_dir is None:
-        _saved_cache_dir = triton.knobs.cache.dir
-    triton.knobs.cache.dir = os.path.join(_saved_cache_dir, "linear_layouts", config.cache_hash[:16])
+    if _saved_cache is None:
+        cache = triton.knobs.cache
+        _saved_cache = _SavedCacheDir(cache.dir, "dir" in vars(cache), os.environ.get(CACHE_DIR_VARIABLE))
+    triton.knobs.cache.dir = os.path.join(_saved_cache.directory, "linear_layouts", config.cache_hash[:16])
 
 
 def _restore_cache_dir() -> None:
-    global _saved_cache_dir
-    if _saved_cache_dir is not None:
-        import triton
+    global _saved_cache
+    if _saved_cache is None:
+        return
+    import triton
 
-        triton.knobs.cache.dir = _saved_cache_dir
-        _saved_cache_dir = None
+    saved, _saved_cache = _saved_cache, None
+    if saved.pinned:
+        triton.knobs.cache.dir = saved.directory
+        return
+    vars(triton.knobs.cache).pop("dir", None)          # follow the environment again
+    if saved.environment is None:
+        os.environ.pop(CACHE_DIR_VARIABLE, None)
+    else:
+        os.environ[CACHE_DIR_VARIABLE] = saved.environment
 
 
 def forget_jit_kernels() -> None:

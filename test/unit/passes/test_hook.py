@@ -77,6 +77,37 @@ def test_private_cache_dir_on_triton_3_6(tmp_path):
     assert triton.knobs.cache.dir == before
 
 
+@pytest.mark.parametrize("environment", ["set", "unset"])
+def test_cache_dir_follows_the_environment_after_disable(monkeypatch, tmp_path, environment):
+    """Triton 3.6: the plugin points Triton's cache at a directory of its own while it is on.
+    After ``disable()`` the knob must follow ``TRITON_CACHE_DIR`` again (as before ``enable()``),
+    not stay pinned to the directory of that moment: a later change of the variable (a test's
+    fresh cache, a user's) was ignored, so a kernel compiled earlier came back from the old cache
+    and the plugin never ran on it."""
+    vars(triton.knobs.cache).pop("dir", None)
+    if environment == "set":
+        monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "first"))
+    else:
+        monkeypatch.delenv("TRITON_CACHE_DIR", raising=False)
+    linear_layouts.enable(pipeline=REPORTING)
+    linear_layouts.disable()
+    assert "dir" not in vars(triton.knobs.cache)
+    assert os.environ.get("TRITON_CACHE_DIR") == (str(tmp_path / "first") if environment == "set" else None)
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "second"))
+    assert triton.knobs.cache.dir == str(tmp_path / "second")
+
+
+def test_a_pinned_cache_dir_stays_pinned(tmp_path):
+    """A cache directory set in Python (``triton.knobs.cache.dir = ...``) is put back as it was."""
+    triton.knobs.cache.dir = str(tmp_path / "pinned")
+    try:
+        linear_layouts.enable(pipeline=REPORTING)
+        linear_layouts.disable()
+        assert vars(triton.knobs.cache)["dir"] == str(tmp_path / "pinned")
+    finally:
+        vars(triton.knobs.cache).pop("dir", None)
+
+
 def test_context_manager_restores_stock():
     with linear_layouts.enabled(pipeline=REPORTING) as config:
         assert hook.active_config() == config
