@@ -1,0 +1,162 @@
+"""Compile time on a third-party library's kernels: stock Triton and the plugin, TTGIR to cubin.
+
+    python benchmarks/compile_time_corpus.py                       # Liger-Kernel's 120 TTGIR files
+    python benchmarks/compile_time_corpus.py --repeats 5 --out benchmarks/results
+
+The kernels are ``test/lit/corpus/liger_kernel/`` (compiled from Liger-Kernel 0.8.5 by
+``tools/gen_corpus_thirdparty.py``; a file's name says its target, ``cuda90`` or ``cuda80``).
+Each file is compiled by ``triton.compile(path)`` from its TTGIR to a cubin, two ways, the
+modes interleaved so that drift hits both alike, each compile with Triton's cache off
+(``TRITON_ALWAYS_COMPILE=1``):
+
+* ``stock``: Triton alone;
+* ``ours``: ``linear_layouts.enable()`` with nothing remembered (``LINEAR_LAYOUTS_CACHE=off``):
+  every conversion planned, emitted, verified and simulated, as on a first compile.
+
+The plugin works after TTGIR (it lowers conversions to LLVM IR), so starting from TTGIR leaves
+out only stock work (parsing Python, TTIR, the TTGIR passes): the overhead measured here is an
+upper bound of the overhead of a compile from source.  Each figure is the median of
+``--repeats`` compiles; the report gives the median overhead over kernels, the worst kernel, and
+how many are above 15%.  Writes ``compile_time_corpus.md`` (and ``.json``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import platform
+import re
+import statistics
+import sys
+import tempfile
+import time
+
+from checkout import make_package_importable  # noqa: E402
+
+make_package_importable()
+os.environ["TRITON_ALWAYS_COMPILE"] = "1"
+os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CORPUS = os.path.join(REPO, "test", "lit", "corpus", "liger_kernel")
+TOO_SLOW = 0.15          # the issue's bound for a single kernel
+
+
+def target_of(path: str):
+    from triton.backends.compiler import GPUTarget
+
+    match = re.search(r"\.cuda(\d+)\.ttgir$", path)
+    if not match:
+        raise ValueError(f"{path}: the file name does not say its target (expected NAME.cudaNN.ttgir)")
+    return GPUTarget("cuda", int(match.group(1)), 32)
+
+
+def measure(paths: list[str], repeats: int, skipped: list) -> list[dict]:
+    """Rows of medians per file; files stock Triton cannot compile go to ``skipped`` with why."""
+    import triton
+
+    import linear_layouts
+    from linear_layouts.passes import verified_islands
+
+    os.environ[verified_islands.CACHE_SWITCH] = "off"
+    for mode in ("stock", "ours"):        # warm up: imports, Triton's first-compile setup
+        if mode == "ours":
+            linear_layouts.enable()
+        try:
+            triton.compile(paths[0], target=target_of(paths[0]))
+        finally:
+            linear_layouts.disable()
+    rows = []
+    for number, path in enumerate(paths, start=1):
+        target = target_of(path)
+        converts = open(path).read().count("ttg.convert_layout")
+        times = {"stock": [], "ours": []}
+        try:
+            triton.compile(path, target=target)
+        except Exception as error:      # a file this Triton cannot compile (e.g. ops newer than it)
+            lines = str(error).strip().splitlines()
+            skipped.append({"file": os.path.basename(path), "why": (lines[0] if lines else type(error).__name__)[:160]})
+            print(f"[{number}/{len(paths)}] {os.path.basename(path)}: stock Triton does not compile it: "
+                  f"{skipped[-1]['why']}", flush=True)
+            continue
+        for _ in range(repeats):
+            for mode in ("stock", "ours"):
+                if mode == "ours":
+                    linear_layouts.enable()
+                start = time.perf_counter()
+                try:
+                    triton.compile(path, target=target)
+                finally:
+                    linear_layouts.disable()
+                times[mode].append(time.perf_counter() - start)
+        row = {"file": os.path.basename(path), "converts": converts,
+               **{mode: statistics.median(values) for mode, values in times.items()}}
+        row["ratio"] = row["ours"] / row["stock"]
+        rows.append(row)
+        print(f"[{number}/{len(paths)}] {row['file']}: stock {row['stock'] * 1000:.0f} ms, ours "
+              f"{row['ours'] * 1000:.0f} ms ({row['ratio']:.3f})", flush=True)
+    return rows
+
+
+def summary_lines(rows: list[dict]) -> list[str]:
+    ratios = [r["ratio"] for r in rows]
+    with_converts = [r["ratio"] for r in rows if r["converts"]]
+    worst = max(rows, key=lambda r: r["ratio"])
+    above = [r for r in rows if r["ratio"] - 1 > TOO_SLOW]
+    lines = [f"* kernels: {len(rows)} ({len(with_converts)} with a `ttg.convert_layout`)",
+             f"* overhead, median over kernels: **{(statistics.median(ratios) - 1) * 100:+.1f}%**"
+             + (f"; over the kernels with a conversion: {(statistics.median(with_converts) - 1) * 100:+.1f}%"
+                if with_converts else ""),
+             f"* worst: {worst['file']} {(worst['ratio'] - 1) * 100:+.1f}% ({worst['stock'] * 1000:.0f} ms -> "
+             f"{worst['ours'] * 1000:.0f} ms)",
+             f"* above +{TOO_SLOW:.0%}: {len(above)}" + (f" ({', '.join(r['file'] for r in above)})" if above else "")]
+    return lines
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", default=CORPUS, help="a folder of NAME.cudaNN.ttgir files")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--limit", type=int, default=0, help="only the first N files")
+    parser.add_argument("--out", default=os.path.join(REPO, "benchmarks", "results"))
+    args = parser.parse_args(argv)
+    if args.repeats < 1:
+        parser.error(f"--repeats {args.repeats}: expected 1 or more")
+    paths = sorted(glob.glob(os.path.join(args.corpus, "*.ttgir")))
+    if not paths:
+        print(f"compile_time_corpus: no .ttgir files in {args.corpus}", file=sys.stderr)
+        return 1
+    paths = paths[:args.limit] if args.limit else paths
+    import triton
+
+    os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="ll_compile_corpus_")
+    skipped: list = []
+    rows = measure(paths, args.repeats, skipped)
+    command = "python benchmarks/compile_time_corpus.py" + "".join(f" {a}" for a in (argv or sys.argv[1:]))
+    lines = ["# Compile time on a third-party library's kernels: stock Triton and the plugin", "",
+             f"triton {triton.__version__}, python {platform.python_version()}, {os.cpu_count()} CPUs; "
+             f"`{os.path.relpath(args.corpus, REPO)}`, TTGIR to cubin, median of {args.repeats} compiles per mode, "
+             "modes interleaved, Triton's cache off, ours with nothing remembered (`LINEAR_LAYOUTS_CACHE=off`). "
+             f"Produced by `{command}`.", ""]
+    lines += summary_lines(rows)
+    if skipped:
+        lines.append(f"* not measured: {len(skipped)} files stock Triton {triton.__version__} does not compile: "
+                     + "; ".join(f"{s['file']} ({s['why']})" for s in skipped))
+    lines += ["", "| file | converts | stock ms | ours ms | ours / stock |", "|---|---:|---:|---:|---:|"]
+    lines += [f"| {r['file']} | {r['converts']} | {r['stock'] * 1000:.1f} | {r['ours'] * 1000:.1f} | {r['ratio']:.3f} |"
+              for r in sorted(rows, key=lambda r: -r["ratio"])]
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "compile_time_corpus.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    with open(os.path.join(args.out, "compile_time_corpus.json"), "w") as f:
+        json.dump({"triton": triton.__version__, "cpus": os.cpu_count(), "repeats": args.repeats, "rows": rows,
+                   "skipped": skipped}, f,
+                  indent=1)
+    print("\n".join(summary_lines(rows)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
