@@ -11,7 +11,9 @@ modes interleaved so that drift hits both alike, each compile with Triton's cach
 
 * ``stock``: Triton alone;
 * ``ours``: ``linear_layouts.enable()`` with nothing remembered (``LINEAR_LAYOUTS_CACHE=off``):
-  every conversion planned, emitted, verified and simulated, as on a first compile.
+  every conversion planned, emitted, verified and simulated, as on a first compile;
+* ``warm``: the same with the plans and simulator verdicts of an earlier compile of the file
+  remembered (``passes/verified_islands.py``), as for a recompile or an autotuner's next config.
 
 The plugin works after TTGIR (it lowers conversions to LLVM IR), so starting from TTGIR leaves
 out only stock work (parsing Python, TTIR, the TTGIR passes): the overhead measured here is an
@@ -60,6 +62,7 @@ def measure(paths: list[str], repeats: int, skipped: list) -> list[dict]:
     import linear_layouts
     from linear_layouts.passes import verified_islands
 
+    os.environ[verified_islands.CACHE_DIR_VARIABLE] = tempfile.mkdtemp(prefix="ll_compile_corpus_verified_")
     os.environ[verified_islands.CACHE_SWITCH] = "off"
     for mode in ("stock", "ours"):        # warm up: imports, Triton's first-compile setup
         if mode == "ours":
@@ -81,9 +84,14 @@ def measure(paths: list[str], repeats: int, skipped: list) -> list[dict]:
             print(f"[{number}/{len(paths)}] {os.path.basename(path)}: stock Triton does not compile it: "
                   f"{skipped[-1]['why']}", flush=True)
             continue
+        times["warm"] = []
+        os.environ[verified_islands.CACHE_SWITCH] = "on"       # the warm mode's first compile
+        with linear_layouts.enabled():
+            triton.compile(path, target=target)
         for _ in range(repeats):
-            for mode in ("stock", "ours"):
-                if mode == "ours":
+            for mode in ("stock", "ours", "warm"):
+                os.environ[verified_islands.CACHE_SWITCH] = "on" if mode == "warm" else "off"
+                if mode != "stock":
                     linear_layouts.enable()
                 try:
                     start = time.perf_counter()        # the compile alone: not enable() / disable()
@@ -94,9 +102,11 @@ def measure(paths: list[str], repeats: int, skipped: list) -> list[dict]:
         row = {"file": os.path.basename(path), "converts": converts,
                **{mode: statistics.median(values) for mode, values in times.items()}}
         row["ratio"] = row["ours"] / row["stock"]
+        row["warm_ratio"] = row["warm"] / row["stock"]
         rows.append(row)
         print(f"[{number}/{len(paths)}] {row['file']}: stock {row['stock'] * 1000:.0f} ms, ours "
-              f"{row['ours'] * 1000:.0f} ms ({row['ratio']:.3f})", flush=True)
+              f"{row['ours'] * 1000:.0f} ms ({row['ratio']:.3f}), warm {row['warm'] * 1000:.0f} ms "
+              f"({row['warm_ratio']:.3f})", flush=True)
     return rows
 
 
@@ -112,6 +122,16 @@ def summary_lines(rows: list[dict]) -> list[str]:
              f"* worst: {worst['file']} {(worst['ratio'] - 1) * 100:+.1f}% ({worst['stock'] * 1000:.0f} ms -> "
              f"{worst['ours'] * 1000:.0f} ms)",
              f"* above +{TOO_SLOW:.0%}: {len(above)}" + (f" ({', '.join(r['file'] for r in above)})" if above else "")]
+    if all("warm_ratio" in r for r in rows):
+        warm = [r["warm_ratio"] for r in rows]
+        warm_converts = [r["warm_ratio"] for r in rows if r["converts"]]
+        worst_warm = max(rows, key=lambda r: r["warm_ratio"])
+        lines.append(f"* warm (islands remembered from an earlier compile, `passes/verified_islands.py`): median "
+                     f"**{(statistics.median(warm) - 1) * 100:+.1f}%**"
+                     + (f"; over the kernels with a conversion: {(statistics.median(warm_converts) - 1) * 100:+.1f}%"
+                        if warm_converts else "")
+                     + f"; worst {worst_warm['file']} {(worst_warm['warm_ratio'] - 1) * 100:+.1f}%; above "
+                     f"+{TOO_SLOW:.0%}: {sum(1 for x in warm if x - 1 > TOO_SLOW)}")
     return lines
 
 
@@ -144,9 +164,10 @@ def main(argv=None) -> int:
     if skipped:
         lines.append(f"* not measured: {len(skipped)} files stock Triton {triton.__version__} does not compile: "
                      + "; ".join(f"{s['file']} ({s['why']})" for s in skipped))
-    lines += ["", "| file | converts | stock ms | ours ms | ours / stock |", "|---|---:|---:|---:|---:|"]
-    lines += [f"| {r['file']} | {r['converts']} | {r['stock'] * 1000:.1f} | {r['ours'] * 1000:.1f} | {r['ratio']:.3f} |"
-              for r in sorted(rows, key=lambda r: -r["ratio"])]
+    lines += ["", "| file | converts | stock ms | ours ms | ours / stock | warm ms | warm / stock |",
+              "|---|---:|---:|---:|---:|---:|---:|"]
+    lines += [f"| {r['file']} | {r['converts']} | {r['stock'] * 1000:.1f} | {r['ours'] * 1000:.1f} | {r['ratio']:.3f} "
+              f"| {r['warm'] * 1000:.1f} | {r['warm_ratio']:.3f} |" for r in sorted(rows, key=lambda r: -r["ratio"])]
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "compile_time_corpus.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
