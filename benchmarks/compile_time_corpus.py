@@ -19,7 +19,9 @@ The plugin works after TTGIR (it lowers conversions to LLVM IR), so starting fro
 out only stock work (parsing Python, TTIR, the TTGIR passes): the overhead measured here is an
 upper bound of the overhead of a compile from source.  Each figure is the median of
 ``--repeats`` compiles; the report gives the median overhead over kernels, the worst kernel, and
-how many are above 15%.  Writes ``compile_time_corpus.md`` (and ``.json``).
+how many are above 15%, and the kernels without a conversion as the measure of the machine's
+noise (the plugin leaves them alone).  Writes ``compile_time_corpus_<triton version>.md`` (and
+``.json``).
 """
 
 from __future__ import annotations
@@ -115,6 +117,7 @@ def summary_lines(rows: list[dict]) -> list[str]:
     with_converts = [r["ratio"] for r in rows if r["converts"]]
     worst = max(rows, key=lambda r: r["ratio"])
     above = [r for r in rows if r["ratio"] - 1 > TOO_SLOW]
+    without = [r["ratio"] for r in rows if not r["converts"]]
     lines = [f"* kernels: {len(rows)} ({len(with_converts)} with a `ttg.convert_layout`)",
              f"* overhead, median over kernels: **{(statistics.median(ratios) - 1) * 100:+.1f}%**"
              + (f"; over the kernels with a conversion: {(statistics.median(with_converts) - 1) * 100:+.1f}%"
@@ -122,6 +125,13 @@ def summary_lines(rows: list[dict]) -> list[str]:
              f"* worst: {worst['file']} {(worst['ratio'] - 1) * 100:+.1f}% ({worst['stock'] * 1000:.0f} ms -> "
              f"{worst['ours'] * 1000:.0f} ms)",
              f"* above +{TOO_SLOW:.0%}: {len(above)}" + (f" ({', '.join(r['file'] for r in above)})" if above else "")]
+    if without:
+        # The plugin does nothing on a kernel without a conversion (its TTGIR is not even parsed):
+        # their ratios are what this machine's timing noise alone does to one kernel.
+        lines.append(f"* the machine's noise: the {len(without)} kernels without a conversion (the plugin leaves them "
+                     f"alone) range {min(without):.3f} to {max(without):.3f}, median {statistics.median(without):.3f}; "
+                     f"with a conversion, above the noise's top ({max(without):.3f}): "
+                     f"{sum(1 for x in with_converts if x > max(without))}")
     if all("warm_ratio" in r for r in rows):
         warm = [r["warm_ratio"] for r in rows]
         warm_converts = [r["warm_ratio"] for r in rows if r["converts"]]
@@ -135,13 +145,44 @@ def summary_lines(rows: list[dict]) -> list[str]:
     return lines
 
 
+def write_report(rows: list[dict], skipped: list[dict], run: dict, out: str) -> None:
+    """``compile_time_corpus.md`` and ``.json`` in ``out``; ``run``: triton, cpus, repeats,
+    python, corpus and command of the measurement."""
+    lines = ["# Compile time on a third-party library's kernels: stock Triton and the plugin", "",
+             f"triton {run['triton']}, python {run.get('python', '?')}, {run['cpus']} CPUs; "
+             f"`{run.get('corpus', 'test/lit/corpus/liger_kernel')}`, TTGIR to cubin, median of {run['repeats']} compiles "
+             "per mode, modes interleaved, Triton's cache off, ours with nothing remembered (`LINEAR_LAYOUTS_CACHE=off`). "
+             f"Produced by `{run.get('command', 'python benchmarks/compile_time_corpus.py')}`.", ""]
+    lines += summary_lines(rows)
+    if skipped:
+        lines.append(f"* not measured: {len(skipped)} files stock Triton {run['triton']} does not compile: "
+                     + "; ".join(f"{s['file']} ({s['why']})" for s in skipped))
+    lines += ["", "| file | converts | stock ms | ours ms | ours / stock | warm ms | warm / stock |",
+              "|---|---:|---:|---:|---:|---:|---:|"]
+    lines += [f"| {r['file']} | {r['converts']} | {r['stock'] * 1000:.1f} | {r['ours'] * 1000:.1f} | {r['ratio']:.3f} "
+              f"| {r['warm'] * 1000:.1f} | {r['warm_ratio']:.3f} |" for r in sorted(rows, key=lambda r: -r["ratio"])]
+    os.makedirs(out, exist_ok=True)
+    stem = os.path.join(out, f"compile_time_corpus_{run['triton']}")
+    with open(stem + ".md", "w") as f:
+        f.write("\n".join(lines) + "\n")
+    with open(stem + ".json", "w") as f:
+        json.dump({**run, "rows": rows, "skipped": skipped}, f, indent=1)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", default=CORPUS, help="a folder of NAME.cudaNN.ttgir files")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--limit", type=int, default=0, help="only the first N files")
     parser.add_argument("--out", default=os.path.join(REPO, "benchmarks", "results"))
+    parser.add_argument("--render", metavar="JSON",
+                        help="measure nothing: rewrite the report of an earlier run from its .json (into --out)")
     args = parser.parse_args(argv)
+    if args.render:
+        with open(args.render) as f:
+            saved = json.load(f)
+        write_report(saved["rows"], saved.get("skipped", []), saved, args.out)
+        return 0
     if args.repeats < 1:
         parser.error(f"--repeats {args.repeats}: expected 1 or more")
     paths = sorted(glob.glob(os.path.join(args.corpus, "*.ttgir")))
@@ -155,26 +196,9 @@ def main(argv=None) -> int:
     skipped: list = []
     rows = measure(paths, args.repeats, skipped)
     command = "python benchmarks/compile_time_corpus.py" + "".join(f" {a}" for a in (argv or sys.argv[1:]))
-    lines = ["# Compile time on a third-party library's kernels: stock Triton and the plugin", "",
-             f"triton {triton.__version__}, python {platform.python_version()}, {os.cpu_count()} CPUs; "
-             f"`{os.path.relpath(args.corpus, REPO)}`, TTGIR to cubin, median of {args.repeats} compiles per mode, "
-             "modes interleaved, Triton's cache off, ours with nothing remembered (`LINEAR_LAYOUTS_CACHE=off`). "
-             f"Produced by `{command}`.", ""]
-    lines += summary_lines(rows)
-    if skipped:
-        lines.append(f"* not measured: {len(skipped)} files stock Triton {triton.__version__} does not compile: "
-                     + "; ".join(f"{s['file']} ({s['why']})" for s in skipped))
-    lines += ["", "| file | converts | stock ms | ours ms | ours / stock | warm ms | warm / stock |",
-              "|---|---:|---:|---:|---:|---:|---:|"]
-    lines += [f"| {r['file']} | {r['converts']} | {r['stock'] * 1000:.1f} | {r['ours'] * 1000:.1f} | {r['ratio']:.3f} "
-              f"| {r['warm'] * 1000:.1f} | {r['warm_ratio']:.3f} |" for r in sorted(rows, key=lambda r: -r["ratio"])]
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "compile_time_corpus.md"), "w") as f:
-        f.write("\n".join(lines) + "\n")
-    with open(os.path.join(args.out, "compile_time_corpus.json"), "w") as f:
-        json.dump({"triton": triton.__version__, "cpus": os.cpu_count(), "repeats": args.repeats, "rows": rows,
-                   "skipped": skipped}, f,
-                  indent=1)
+    write_report(rows, skipped, {"triton": triton.__version__, "cpus": os.cpu_count(), "repeats": args.repeats,
+                                 "python": platform.python_version(), "corpus": os.path.relpath(args.corpus, REPO),
+                                 "command": command}, args.out)
     print("\n".join(summary_lines(rows)))
     return 0
 
