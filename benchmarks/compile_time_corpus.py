@@ -40,8 +40,6 @@ import time
 from checkout import make_package_importable  # noqa: E402
 
 make_package_importable()
-os.environ["TRITON_ALWAYS_COMPILE"] = "1"
-os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS = os.path.join(REPO, "test", "lit", "corpus", "liger_kernel")
@@ -190,6 +188,9 @@ def main(argv=None) -> int:
         print(f"compile_time_corpus: no .ttgir files in {args.corpus}", file=sys.stderr)
         return 1
     paths = paths[:args.limit] if args.limit else paths
+    # set here, not at import: a test importing this module must not switch Triton's cache off
+    os.environ["TRITON_ALWAYS_COMPILE"] = "1"
+    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
     import triton
 
     os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="ll_compile_corpus_")

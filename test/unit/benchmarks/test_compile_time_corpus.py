@@ -13,6 +13,12 @@ sys.path.insert(0, os.path.join(str(REPO), "benchmarks"))
 import compile_time_corpus  # noqa: E402
 
 
+def test_importing_it_leaves_the_environment_alone():
+    """Importing the benchmark (as this file does) must not switch Triton's cache off for the
+    tests that run after it in the same process."""
+    assert os.environ.get("TRITON_ALWAYS_COMPILE") != "1"
+
+
 def test_the_target_comes_from_the_file_name():
     target = compile_time_corpus.target_of("x/softmax_f32_1024.cuda80.ttgir")
     assert (target.backend, target.arch, target.warp_size) == ("cuda", 80, 32)
