@@ -462,9 +462,9 @@ def render(rows: list[dict], summary: dict, environment: dict, rounds: int, pend
     if summary.get("nondeterministic"):
         lines.append("* stock differs from itself (the same binary run twice gives other bits: atomics), so these are "
                      "judged by the numpy reference's tolerance, not bit for bit: "
-                     + ", ".join(f"{name} (ours within tolerance: "
+                     + ", ".join(f"{r['name']} (ours within tolerance: "
                                  f"{'yes' if all(r[m].get('reference_ok') for m in OURS) else 'NO'})"
-                                 for name in summary["nondeterministic"] for r in rows if r["name"] == name))
+                                 for r in rows if nondeterministic(r)))
     if summary["stock_reference_wrong"]:
         lines.append(f"* stock itself outside the numpy reference's tolerance: {', '.join(summary['stock_reference_wrong'])}")
     if pending:

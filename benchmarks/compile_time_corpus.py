@@ -55,51 +55,52 @@ def target_of(path: str):
     return GPUTarget("cuda", int(match.group(1)), 32)
 
 
-def measure(paths: list[str], repeats: int, skipped: list) -> list[dict]:
-    """Rows of medians per file; files stock Triton cannot compile go to ``skipped`` with why."""
+MODES = ("stock", "ours", "warm")
+
+
+def compile_as(mode: str, path: str, target) -> float:
+    """Compile ``path`` once in ``mode`` (see the module docstring); the seconds of the compile
+    alone (not of ``enable()`` / ``disable()``: under 3.6 they scan the heap for JIT functions)."""
     import triton
 
     import linear_layouts
     from linear_layouts.passes import verified_islands
 
+    os.environ[verified_islands.CACHE_SWITCH] = "on" if mode == "warm" else "off"
+    if mode != "stock":
+        linear_layouts.enable()
+    try:
+        start = time.perf_counter()
+        triton.compile(path, target=target)
+        return time.perf_counter() - start
+    finally:
+        linear_layouts.disable()
+
+
+def measure(paths: list[str], repeats: int, skipped: list) -> list[dict]:
+    """Rows of medians per file; files stock Triton cannot compile go to ``skipped`` with why."""
+    from linear_layouts.passes import verified_islands
+
     os.environ[verified_islands.CACHE_DIR_VARIABLE] = tempfile.mkdtemp(prefix="ll_compile_corpus_verified_")
-    os.environ[verified_islands.CACHE_SWITCH] = "off"
     for mode in ("stock", "ours"):        # warm up: imports, Triton's first-compile setup
-        if mode == "ours":
-            linear_layouts.enable()
-        try:
-            triton.compile(paths[0], target=target_of(paths[0]))
-        finally:
-            linear_layouts.disable()
+        compile_as(mode, paths[0], target_of(paths[0]))
     rows = []
     for number, path in enumerate(paths, start=1):
         target = target_of(path)
-        converts = open(path).read().count("ttg.convert_layout")
-        times = {"stock": [], "ours": []}
         try:
-            triton.compile(path, target=target)
+            compile_as("stock", path, target)
         except Exception as error:      # a file this Triton cannot compile (e.g. ops newer than it)
             lines = str(error).strip().splitlines()
             skipped.append({"file": os.path.basename(path), "why": (lines[0] if lines else type(error).__name__)[:160]})
             print(f"[{number}/{len(paths)}] {os.path.basename(path)}: stock Triton does not compile it: "
                   f"{skipped[-1]['why']}", flush=True)
             continue
-        times["warm"] = []
-        os.environ[verified_islands.CACHE_SWITCH] = "on"       # the warm mode's first compile
-        with linear_layouts.enabled():
-            triton.compile(path, target=target)
+        compile_as("warm", path, target)        # the warm mode's first compile: what it remembers
+        times = {mode: [] for mode in MODES}
         for _ in range(repeats):
-            for mode in ("stock", "ours", "warm"):
-                os.environ[verified_islands.CACHE_SWITCH] = "on" if mode == "warm" else "off"
-                if mode != "stock":
-                    linear_layouts.enable()
-                try:
-                    start = time.perf_counter()        # the compile alone: not enable() / disable()
-                    triton.compile(path, target=target)
-                    times[mode].append(time.perf_counter() - start)
-                finally:
-                    linear_layouts.disable()
-        row = {"file": os.path.basename(path), "converts": converts,
+            for mode in MODES:
+                times[mode].append(compile_as(mode, path, target))
+        row = {"file": os.path.basename(path), "converts": open(path).read().count("ttg.convert_layout"),
                **{mode: statistics.median(values) for mode, values in times.items()}}
         row["ratio"] = row["ours"] / row["stock"]
         row["warm_ratio"] = row["warm"] / row["stock"]

@@ -3,10 +3,11 @@ the tables' rows and the summary's sentences, as plain text."""
 
 from __future__ import annotations
 
+import statistics
 from collections import Counter
 from typing import Optional
 
-from linear_layouts.tools.launch_timing import ROUNDS, run_noise
+from linear_layouts.tools.launch_timing import run_noise
 from linear_layouts.tools.loop_weights import ASSUMED_TRIPS
 from linear_layouts.tools.report_model import (MODE_TEXT, KernelEntry, ReportOptions,
                                                _counter_text, count_text)
@@ -258,21 +259,16 @@ def measure_lines(options: ReportOptions) -> list[str]:
     if not measured.measurements:
         return ["--measure: the program launched no kernel (nothing to time)."]
     launches = len(measured.measurements)
+    rounds = max(len(m.stock_runs) for m in measured.measurements)
     line = (f"--measure: {launches} launch{'' if launches == 1 else 'es'} of the program timed with its own "
-            f"arguments (inputs cloned), stock Triton and ours alternating, {ROUNDS} rounds each "
+            f"arguments (inputs cloned), stock Triton and ours alternating, {rounds} rounds each "
             f"(triton.testing.do_bench; medians)")
     if timed:
         threshold = noise_threshold(measured)
         verdicts = Counter(measured_verdict(m.ratio, threshold) for m in timed)
-        product = 1.0
-        for m in timed:
-            product *= m.ratio
         line += (f"; the run's noise (one launch's stock timings spread by up to "
-                 f"{run_noise_percent(measured):.1f}%, counted as at least {NOISE_FLOOR:.0%}): ours faster beyond "
-                 f"it in {verdicts['faster']} of {len(timed)}, slower beyond it in {verdicts['slower']}, within it "
-                 f"in {verdicts['within noise']}; geometric mean stock / ours {product ** (1 / len(timed)):.3f}")
+                 f"{100 * run_noise(measured.measurements):.1f}%, counted as at least {NOISE_FLOOR:.0%}): ours "
+                 f"faster beyond it in {verdicts['faster']} of {len(timed)}, slower beyond it in {verdicts['slower']}, "
+                 f"within it in {verdicts['within noise']}; geometric mean stock / ours "
+                 f"{statistics.geometric_mean(m.ratio for m in timed):.3f}")
     return [line + "."]
-
-
-def run_noise_percent(measured) -> float:
-    return 100 * run_noise(measured.measurements)
