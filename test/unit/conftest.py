@@ -56,11 +56,10 @@ def private_triton_cache(tmp_path, monkeypatch):
     """Compiles of this test in a Triton cache of its own (nothing served from another test's
     compile, with or without the plugin), fp fusion on as Triton's default, and the plugin off
     afterwards.  Modules that compile use it with ``pytestmark = pytest.mark.usefixtures(...)``."""
-    import triton
-
     from linear_layouts.passes import hook
+    from support.triton_cache import use_private_triton_cache
 
-    monkeypatch.setattr(triton.knobs.cache, "dir", str(tmp_path / "cache"))
+    use_private_triton_cache(monkeypatch, tmp_path / "cache")
     monkeypatch.setenv("TRITON_DEFAULT_FP_FUSION", "1")
     yield
     hook.disable()

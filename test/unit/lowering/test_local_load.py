@@ -24,6 +24,7 @@ from linear_layouts.lowering.local_memory import plan_local_load  # noqa: E402
 from linear_layouts.lowering.target import target_named  # noqa: E402
 from linear_layouts.lowering.verify import verify_local_load  # noqa: E402
 from linear_layouts.passes.lower_conversions import lower_text  # noqa: E402
+from support.triton_cache import use_private_triton_cache  # noqa: E402
 
 MMA = "#ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [2, 2], instrShape = [16, 8]}>"
 ROW_MAJOR = "#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>"
@@ -437,7 +438,7 @@ def test_the_drop_in_lowers_allocations_with_a_source_and_counts_them(tmp_path, 
     import linear_layouts
     from linear_layouts.passes import hook
     from triton.backends.compiler import GPUTarget
-    monkeypatch.setattr(triton.knobs.cache, "dir", str(tmp_path / "cache"))
+    use_private_triton_cache(monkeypatch, tmp_path / "cache")
     monkeypatch.setenv("TRITON_DEFAULT_FP_FUSION", "1")
     path = _write(tmp_path / "k.ttgir", _hopper_ttgir("wgmma"))
     stock = triton.compile(str(path), target=GPUTarget("cuda", 90, 32))

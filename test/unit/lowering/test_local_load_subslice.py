@@ -21,6 +21,7 @@ from linear_layouts.lowering.target import target_named
 from linear_layouts.lowering.verify import verify_local_load
 from linear_layouts.passes.lower_conversions import lower_text
 from support import REPO
+from support.triton_cache import use_private_triton_cache
 from support.subslice_views import ELEMENTS, FP64_SHARED, RANDOM_VIEW, ROW_MAJOR, random_view_registers
 
 FP64_MMA = "#ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [2, 2], instrShape = [8, 8]}>"
@@ -349,7 +350,7 @@ def test_a_jit_fp64_dot_compiles_through_the_drop_in_with_its_views_lowered(capa
             acc += tl.dot(a, b)
         tl.store(C + rm[:, None] * 32 + rn[None, :], acc)
 
-    monkeypatch.setattr(triton.knobs.cache, "dir", str(tmp_path / "cache"))
+    use_private_triton_cache(monkeypatch, tmp_path / "cache")
     signature = {"A": "*fp64", "B": "*fp64", "C": "*fp64", "K": "constexpr"}
     attrs = {(i,): [["tt.divisibility", 16]] for i in range(3)}
     source = ASTSource(fp64_dot, signature, constexprs={"K": 64}, attrs=attrs)

@@ -11,6 +11,7 @@ import triton.language as tl
 
 import linear_layouts
 from support import cuda_gpu_missing
+from support.triton_cache import use_private_triton_cache
 
 
 @triton.jit(noinline=True)
@@ -53,7 +54,7 @@ def _run(enabled, launch):
 @pytest.mark.parametrize("block, warps", [(64, 4), (128, 8)])
 def test_noinline_helpers_are_bit_exact_on_the_gpu(monkeypatch, tmp_path, block, warps):
     import torch
-    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path))
+    use_private_triton_cache(monkeypatch, tmp_path / "cache")
     x = torch.randn(4 * block * block, device="cuda")
 
     def twice():
@@ -80,7 +81,7 @@ def test_the_helpers_conversion_is_an_island(monkeypatch, tmp_path):
     from triton.compiler import ASTSource
 
     from linear_layouts.passes import hook
-    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path))
+    use_private_triton_cache(monkeypatch, tmp_path / "cache")
     hook.reset_stats()
     with linear_layouts.enabled():
         compiled = triton.compile(ASTSource(twice_kernel, {"X": "*fp32", "Y": "*fp32", "Z": "*fp32", "BLOCK": "constexpr"},

@@ -108,6 +108,29 @@ def test_a_pinned_cache_dir_stays_pinned(tmp_path):
         vars(triton.knobs.cache).pop("dir", None)
 
 
+@pytest.mark.parametrize("before", ["environment", "pinned"])
+def test_a_tests_private_cache_is_undone_exactly(tmp_path, before):
+    """The tests' own cache helper (support/triton_cache.py) leaves the knob as it found it: one
+    that followed ``TRITON_CACHE_DIR`` follows it again.  (``monkeypatch.setattr`` on the knob
+    pinned it to the old value, and a later test's fresh ``TRITON_CACHE_DIR`` was ignored: its
+    compile came from an earlier test's cache and the plugin never ran.)"""
+    from support.triton_cache import use_private_triton_cache
+
+    with pytest.MonkeyPatch.context() as outer:
+        use_private_triton_cache(outer, tmp_path / "outer")
+        if before == "environment":
+            vars(triton.knobs.cache).pop("dir")          # the outer test's knob follows the environment
+        with pytest.MonkeyPatch.context() as inner:
+            use_private_triton_cache(inner, tmp_path / "inner")
+            assert triton.knobs.cache.dir == str(tmp_path / "inner")
+            assert os.environ["TRITON_CACHE_DIR"] == str(tmp_path / "inner")
+        assert os.environ["TRITON_CACHE_DIR"] == str(tmp_path / "outer")
+        assert ("dir" in vars(triton.knobs.cache)) == (before == "pinned")
+        outer.setenv("TRITON_CACHE_DIR", str(tmp_path / "later"))
+        expected = tmp_path / ("outer" if before == "pinned" else "later")
+        assert triton.knobs.cache.dir == str(expected)
+
+
 def test_context_manager_restores_stock():
     with linear_layouts.enabled(pipeline=REPORTING) as config:
         assert hook.active_config() == config

@@ -19,11 +19,12 @@ from linear_layouts.passes.parsing import triton_module_from_text  # noqa: E402
 
 # the kernel of the drop-in tests: a 32x32 transpose, whose convert crosses warps (shared memory)
 from support.hook_kernel import SOURCE, TARGET  # noqa: E402
+from support.triton_cache import use_private_triton_cache  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
 def private_triton_cache(tmp_path, monkeypatch):
-    monkeypatch.setattr(triton.knobs.cache, "dir", str(tmp_path / "cache"))
+    use_private_triton_cache(monkeypatch, tmp_path / "cache")
     monkeypatch.setenv("TRITON_DEFAULT_FP_FUSION", "1")
     monkeypatch.setenv("TRITON_ALWAYS_COMPILE", "1")
     hook.reset_stats()

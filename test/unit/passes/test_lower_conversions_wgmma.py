@@ -19,6 +19,7 @@ from triton.compiler import ASTSource  # noqa: E402
 import linear_layouts  # noqa: E402
 
 from linear_layouts.examples import gpu_kernels  # noqa: E402
+from support.triton_cache import use_private_triton_cache  # noqa: E402
 
 
 def ptxas_remarks(ptx: str, tmp_path) -> str:
@@ -35,7 +36,7 @@ def ptxas_remarks(ptx: str, tmp_path) -> str:
 
 
 def test_epilogue_island_keeps_wgmma_pipelined(tmp_path, monkeypatch):
-    monkeypatch.setattr(triton.knobs.cache, "dir", str(tmp_path / "cache"))
+    use_private_triton_cache(monkeypatch, tmp_path / "cache")
     monkeypatch.setenv("TRITON_DEFAULT_FP_FUSION", "1")
     divisible = {(i,): [["tt.divisibility", 16]] for i in range(6)}
     source = ASTSource(fn=gpu_kernels.matmul_kernel,

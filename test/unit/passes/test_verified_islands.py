@@ -14,6 +14,7 @@ from linear_layouts.lowering.verify import VerificationResult
 from linear_layouts.passes import lower_conversions, verified_islands
 from linear_layouts.passes.snapshot import parse_module
 from linear_layouts.passes.lower_conversions import lower_module, lower_text
+from support.triton_cache import use_private_triton_cache
 
 BLOCKED_A = "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>"
 BLOCKED_B = "#ttg.blocked<{sizePerThread = [4, 1], threadsPerWarp = [8, 4], warpsPerCTA = [1, 4], order = [0, 1]}>"
@@ -158,7 +159,7 @@ def test_a_kernel_without_conversions_never_reaches_our_passes(monkeypatch, tmp_
 
     def no_passes(*args, **kwargs):
         raise AssertionError("the pipeline ran on a module without ttg.convert_layout")
-    monkeypatch.setattr(triton.knobs.cache, "dir", str(tmp_path / "cache"))
+    use_private_triton_cache(monkeypatch, tmp_path / "cache")
     monkeypatch.setattr(hook, "run_plugin_pipeline", no_passes)
     hook.reset_stats()
     linear_layouts.enable()

@@ -17,6 +17,7 @@ from triton.backends.compiler import GPUTarget
 import linear_layouts
 from linear_layouts.passes import hook
 from support import cuda_gpu_missing, ws_kernels
+from support.triton_cache import use_private_triton_cache
 
 TARGET = GPUTarget("cuda", 90, 32)
 BARRIER = re.compile(r"\b(bar\.sync|bar\.warp\.sync|barrier\.sync)\s+([^;]*);")
@@ -37,7 +38,7 @@ def compile_ws(enabled: bool):
 
 
 def test_partition_islands_use_the_partitions_named_barriers(monkeypatch, tmp_path):
-    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path))
+    use_private_triton_cache(monkeypatch, tmp_path / "cache")
     stock = barriers(compile_ws(False).asm["ptx"])
     ours_kernel = compile_ws(True)
     stats = linear_layouts.stats()
@@ -58,7 +59,7 @@ def test_partition_islands_use_the_partitions_named_barriers(monkeypatch, tmp_pa
 def test_automatic_warp_specialization_keeps_stocks_barriers(monkeypatch, tmp_path):
     """``tl.range(..., warp_specialize=True)`` on sm_90: the epilogue's conversions lowered by
     us, every barrier one that stock uses too."""
-    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path))
+    use_private_triton_cache(monkeypatch, tmp_path / "cache")
     hook.reset_stats()
     stock = triton.compile(ws_kernels.auto_ws_source(), target=TARGET, options={"num_warps": 4})
     assert "ttg.warp_specialize" in stock.asm["ttgir"]
@@ -85,7 +86,7 @@ def test_warp_specialized_kernel_runs_bit_exact_on_the_gpu(monkeypatch, tmp_path
     import torch
     if torch.cuda.get_device_capability()[0] < 9:
         pytest.skip("Gluon warp specialization needs sm_90 or newer")
-    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path))
+    use_private_triton_cache(monkeypatch, tmp_path / "cache")
     x = torch.randn(64, 64, device="cuda")
     for enabled in (False, True):
         y = torch.zeros(4, 64, 64, device="cuda")
@@ -105,7 +106,7 @@ def test_automatic_warp_specialization_runs_bit_exact_on_the_gpu(monkeypatch, tm
     import torch
     if torch.cuda.get_device_capability()[0] < 9:
         pytest.skip("automatic warp specialization needs sm_90 or newer")
-    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path))
+    use_private_triton_cache(monkeypatch, tmp_path / "cache")
     triton.set_allocator(lambda size, alignment, stream: torch.empty(size, device="cuda", dtype=torch.int8))
     a = torch.randn(128, 512, device="cuda", dtype=torch.float16)
     b = torch.randn(128, 512, device="cuda", dtype=torch.float16)
