@@ -20,8 +20,10 @@ out only stock work (parsing Python, TTIR, the TTGIR passes): the overhead measu
 upper bound of the overhead of a compile from source.  Each figure is the median of
 ``--repeats`` compiles; the report gives the median overhead over kernels, the worst kernel, and
 how many are above 15%, and the kernels without a conversion as the measure of the machine's
-noise (the plugin leaves them alone).  Writes ``compile_time_corpus_<triton version>.md`` (and
-``.json``).
+noise (the plugin leaves them alone).  Two clocks: wall time, what a user waits, and CPU time
+(this process and its children, e.g. ``ptxas``), what the compile computes: on a loaded machine
+(another job, other tests) wall time also counts the waits for a core, CPU time far less so.
+Writes ``compile_time_corpus_<triton version>.md`` (and ``.json``).
 """
 
 from __future__ import annotations
@@ -32,10 +34,12 @@ import json
 import os
 import platform
 import re
+import resource
 import statistics
 import sys
 import tempfile
 import time
+from typing import NamedTuple
 
 from checkout import make_package_importable  # noqa: E402
 
@@ -58,8 +62,21 @@ def target_of(path: str):
 MODES = ("stock", "ours", "warm")
 
 
-def compile_as(mode: str, path: str, target) -> float:
-    """Compile ``path`` once in ``mode`` (see the module docstring); the seconds of the compile
+class Timing(NamedTuple):
+    """Seconds one compile took: ``wall`` by the clock, ``cpu`` this process's and its children's
+    user and system time."""
+
+    wall: float
+    cpu: float
+
+
+def _cpu_seconds() -> float:
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def compile_as(mode: str, path: str, target) -> Timing:
+    """Compile ``path`` once in ``mode`` (see the module docstring); the time of the compile
     alone (not of ``enable()`` / ``disable()``: under 3.6 they scan the heap for JIT functions)."""
     import triton
 
@@ -70,9 +87,9 @@ def compile_as(mode: str, path: str, target) -> float:
     if mode != "stock":
         linear_layouts.enable()
     try:
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), _cpu_seconds()
         triton.compile(path, target=target)
-        return time.perf_counter() - start
+        return Timing(time.perf_counter() - start, _cpu_seconds() - cpu_start)
     finally:
         linear_layouts.disable()
 
@@ -101,28 +118,47 @@ def measure(paths: list[str], repeats: int, skipped: list) -> list[dict]:
             for mode in MODES:
                 times[mode].append(compile_as(mode, path, target))
         row = {"file": os.path.basename(path), "converts": open(path).read().count("ttg.convert_layout"),
-               **{mode: statistics.median(values) for mode, values in times.items()}}
-        row["ratio"] = row["ours"] / row["stock"]
-        row["warm_ratio"] = row["warm"] / row["stock"]
+               **{mode: statistics.median(t.wall for t in values) for mode, values in times.items()},
+               **{f"{mode}_cpu": statistics.median(t.cpu for t in values) for mode, values in times.items()}}
+        for clock in CLOCKS:
+            row[clock.key("ratio")] = row[clock.key("ours")] / row[clock.key("stock")]
+            row[clock.key("warm_ratio")] = row[clock.key("warm")] / row[clock.key("stock")]
         rows.append(row)
         print(f"[{number}/{len(paths)}] {row['file']}: stock {row['stock'] * 1000:.0f} ms, ours "
               f"{row['ours'] * 1000:.0f} ms ({row['ratio']:.3f}), warm {row['warm'] * 1000:.0f} ms "
-              f"({row['warm_ratio']:.3f})", flush=True)
+              f"({row['warm_ratio']:.3f}); CPU ours / stock {row['ratio_cpu']:.3f}", flush=True)
     return rows
 
 
-def summary_lines(rows: list[dict]) -> list[str]:
-    ratios = [r["ratio"] for r in rows]
-    with_converts = [r["ratio"] for r in rows if r["converts"]]
-    worst = max(rows, key=lambda r: r["ratio"])
-    above = [r for r in rows if r["ratio"] - 1 > TOO_SLOW]
-    without = [r["ratio"] for r in rows if not r["converts"]]
+class Clock(NamedTuple):
+    """Which time a summary is about: its rows' keys end in ``suffix`` (``""``: wall time)."""
+
+    name: str
+    suffix: str
+
+    def key(self, field: str) -> str:
+        return field + self.suffix
+
+
+WALL, CPU = Clock("wall time", ""), Clock("CPU time", "_cpu")
+CLOCKS = (WALL, CPU)
+
+
+def summary_lines(rows: list[dict], clock: Clock = WALL) -> list[str]:
+    """The summary of ``rows`` on one clock (rows of an older run without CPU times: wall only)."""
+    ratio, warm_ratio = clock.key("ratio"), clock.key("warm_ratio")
+    stock, ours = clock.key("stock"), clock.key("ours")
+    ratios = [r[ratio] for r in rows]
+    with_converts = [r[ratio] for r in rows if r["converts"]]
+    worst = max(rows, key=lambda r: r[ratio])
+    above = [r for r in rows if r[ratio] - 1 > TOO_SLOW]
+    without = [r[ratio] for r in rows if not r["converts"]]
     lines = [f"* kernels: {len(rows)} ({len(with_converts)} with a `ttg.convert_layout`)",
              f"* overhead, median over kernels: **{(statistics.median(ratios) - 1) * 100:+.1f}%**"
              + (f"; over the kernels with a conversion: {(statistics.median(with_converts) - 1) * 100:+.1f}%"
                 if with_converts else ""),
-             f"* worst: {worst['file']} {(worst['ratio'] - 1) * 100:+.1f}% ({worst['stock'] * 1000:.0f} ms -> "
-             f"{worst['ours'] * 1000:.0f} ms)",
+             f"* worst: {worst['file']} {(worst[ratio] - 1) * 100:+.1f}% ({worst[stock] * 1000:.0f} ms -> "
+             f"{worst[ours] * 1000:.0f} ms)",
              f"* above +{TOO_SLOW:.0%}: {len(above)}" + (f" ({', '.join(r['file'] for r in above)})" if above else "")]
     if without:
         # The plugin does nothing on a kernel without a conversion (its TTGIR is not even parsed):
@@ -131,17 +167,22 @@ def summary_lines(rows: list[dict]) -> list[str]:
                      f"alone) range {min(without):.3f} to {max(without):.3f}, median {statistics.median(without):.3f}; "
                      f"with a conversion, above the noise's top ({max(without):.3f}): "
                      f"{sum(1 for x in with_converts if x > max(without))}")
-    if all("warm_ratio" in r for r in rows):
-        warm = [r["warm_ratio"] for r in rows]
-        warm_converts = [r["warm_ratio"] for r in rows if r["converts"]]
-        worst_warm = max(rows, key=lambda r: r["warm_ratio"])
+    if all(warm_ratio in r for r in rows):
+        warm = [r[warm_ratio] for r in rows]
+        warm_converts = [r[warm_ratio] for r in rows if r["converts"]]
+        worst_warm = max(rows, key=lambda r: r[warm_ratio])
         lines.append(f"* warm (islands remembered from an earlier compile, `passes/verified_islands.py`): median "
                      f"**{(statistics.median(warm) - 1) * 100:+.1f}%**"
                      + (f"; over the kernels with a conversion: {(statistics.median(warm_converts) - 1) * 100:+.1f}%"
                         if warm_converts else "")
-                     + f"; worst {worst_warm['file']} {(worst_warm['warm_ratio'] - 1) * 100:+.1f}%; above "
+                     + f"; worst {worst_warm['file']} {(worst_warm[warm_ratio] - 1) * 100:+.1f}%; above "
                      f"+{TOO_SLOW:.0%}: {sum(1 for x in warm if x - 1 > TOO_SLOW)}")
     return lines
+
+
+def clocks_of(rows: list[dict]) -> tuple[Clock, ...]:
+    """The clocks every row has (CPU times came later: an older run's JSON has wall times only)."""
+    return tuple(clock for clock in CLOCKS if all(clock.key("ratio") in r for r in rows))
 
 
 def write_report(rows: list[dict], skipped: list[dict], run: dict, out: str) -> None:
@@ -152,14 +193,23 @@ def write_report(rows: list[dict], skipped: list[dict], run: dict, out: str) -> 
              f"`{run.get('corpus', 'test/lit/corpus/liger_kernel')}`, TTGIR to cubin, median of {run['repeats']} compiles "
              "per mode, modes interleaved, Triton's cache off, ours with nothing remembered (`LINEAR_LAYOUTS_CACHE=off`). "
              f"Produced by `{run.get('command', 'python benchmarks/compile_time_corpus.py')}`.", ""]
-    lines += summary_lines(rows)
+    clocks = clocks_of(rows)
+    for clock in clocks:
+        if len(clocks) > 1:
+            lines += [f"{clock.name[0].upper()}{clock.name[1:]}:", ""]
+        lines += summary_lines(rows, clock) + [""]
+    lines.pop()
     if skipped:
         lines.append(f"* not measured: {len(skipped)} files stock Triton {run['triton']} does not compile: "
                      + "; ".join(f"{s['file']} ({s['why']})" for s in skipped))
-    lines += ["", "| file | converts | stock ms | ours ms | ours / stock | warm ms | warm / stock |",
-              "|---|---:|---:|---:|---:|---:|---:|"]
+    cpu = CPU in clocks
+    lines += ["", "| file | converts | stock ms | ours ms | ours / stock | warm ms | warm / stock |"
+              + (" CPU: stock ms | ours ms | ours / stock |" if cpu else ""),
+              "|---|---:|---:|---:|---:|---:|---:|" + ("---:|---:|---:|" if cpu else "")]
     lines += [f"| {r['file']} | {r['converts']} | {r['stock'] * 1000:.1f} | {r['ours'] * 1000:.1f} | {r['ratio']:.3f} "
-              f"| {r['warm'] * 1000:.1f} | {r['warm_ratio']:.3f} |" for r in sorted(rows, key=lambda r: -r["ratio"])]
+              f"| {r['warm'] * 1000:.1f} | {r['warm_ratio']:.3f} |"
+              + (f" {r['stock_cpu'] * 1000:.1f} | {r['ours_cpu'] * 1000:.1f} | {r['ratio_cpu']:.3f} |" if cpu else "")
+              for r in sorted(rows, key=lambda r: -r["ratio"])]
     os.makedirs(out, exist_ok=True)
     stem = os.path.join(out, f"compile_time_corpus_{run['triton']}")
     with open(stem + ".md", "w") as f:
@@ -201,7 +251,8 @@ def main(argv=None) -> int:
     write_report(rows, skipped, {"triton": triton.__version__, "cpus": os.cpu_count(), "repeats": args.repeats,
                                  "python": platform.python_version(), "corpus": os.path.relpath(args.corpus, REPO),
                                  "command": command}, args.out)
-    print("\n".join(summary_lines(rows)))
+    for clock in clocks_of(rows):
+        print(f"{clock.name}:\n" + "\n".join(summary_lines(rows, clock)))
     return 0
 
 

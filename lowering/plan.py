@@ -27,6 +27,7 @@ Plan kinds, cheapest first:
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -50,14 +51,24 @@ def _apply_columns(columns: tuple[int, ...], x):
     if not columns or len(columns) > _TABLE_COLUMNS or getattr(x, "ndim", 0) == 0 \
             or getattr(x, "dtype", None) is None or x.dtype.kind not in "iu":
         return f2.apply_columns(columns, x)
-    table = [0]
-    for column in columns:
-        table += [t ^ column for t in table]
     try:
-        lookup = np.array(table, dtype=x.dtype)
+        lookup = _xor_table(columns, x.dtype.str)
     except OverflowError:
         return f2.apply_columns(columns, x)
     return lookup[x & ((1 << len(columns)) - 1)]
+
+
+@functools.lru_cache(maxsize=4096)
+def _xor_table(columns: tuple[int, ...], dtype: str) -> np.ndarray:
+    """Every XOR combination of ``columns``: entry ``i`` is the XOR of the columns whose bit is
+    set in ``i`` (columns (1, 6): [0, 1, 6, 7]).  Kept: a planner asks for the same few maps
+    of every candidate again and again.  Read-only, as it is shared."""
+    table = [0]
+    for column in columns:
+        table += [t ^ column for t in table]
+    lookup = np.array(table, dtype=np.dtype(dtype))
+    lookup.flags.writeable = False
+    return lookup
 
 
 class Scope(Word):

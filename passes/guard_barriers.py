@@ -155,6 +155,9 @@ _CALL = re.compile(r"^\s*(?:%[-\w.$\"]+ = )?(?:(?:tail|musttail|notail) )?call(?
 _CALLEE = re.compile(r"call [^@]*@(?P<name>" + _NAME + r")\(")
 _DEFINE = re.compile(r"^define [^@]*@(?P<name>" + _NAME + r")\(")
 _MEMORY = re.compile(r"^\s*(?:%[-\w.$]+ = )?(?P<op>load|store|atomicrmw|cmpxchg)\b(?P<rest>.*)$")
+# Every line ``classify`` does not call 0 holds one of these words: one search for them lets the
+# (many) plain arithmetic lines of a kernel skip the four patterns above.
+_MAY_ACCESS = re.compile(r"asm|call|load|store|atomicrmw|cmpxchg")
 
 
 def _unquoted(name: str) -> str:
@@ -205,6 +208,8 @@ def classify(line: str) -> str | int:
     """``"guard"``, ``"barrier"``, or the access kinds (0, READ, WRITE, BOTH) of one line.  A
     call of a function (other than a harmless intrinsic) is a read and a write here; the walks
     below see through calls of functions defined in the module (``_Program``)."""
+    if not _MAY_ACCESS.search(line):
+        return 0
     asm = _ASM.search(line)
     if asm:
         text = asm.group("text")

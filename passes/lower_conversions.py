@@ -471,15 +471,40 @@ _PLANS: "OrderedDict[tuple, object]" = OrderedDict()
 _PLANS_KEPT = 4096
 
 
+class _ModuleMemo:
+    """What one :func:`lower_module` call has planned and simulated, by exact input.
+
+    A kernel often converts the same layouts twice (rotary embeddings: the cosine and the sine
+    halves; attention: one conversion per loop stage).  The planner is deterministic and the
+    simulator's verdict depends only on the island's text, plan and site, so within one module
+    the second of two identical conversions takes the first one's plan and verdict, even with
+    the memory across compiles (``passes.verified_islands``) off: the same work, not less checking."""
+
+    def __init__(self):
+        self.plans: dict[tuple, object] = {}
+        self.verdicts: dict[str, object] = {}
+
+
+_module_memo: Optional[_ModuleMemo] = None    # set while lower_module runs
+
+
 def _plan_remembered(src, dst, bits: int, target, rank: int = 0):
     from . import verified_islands
 
-    if not verified_islands.caching_enabled():
-        return plan_conversion(src, dst, bits, target, rank)
     key = (src, dst, bits, target, rank)
+    if _module_memo is not None and key in _module_memo.plans:
+        return _module_memo.plans[key]
+    plan = _plan_across_compiles(key) if verified_islands.caching_enabled() else plan_conversion(*key)
+    if _module_memo is not None:
+        _module_memo.plans[key] = plan
+    return plan
+
+
+def _plan_across_compiles(key: tuple):
+    """The plan of ``key`` from the process-wide memory of plans (made and kept if absent)."""
     plan = _PLANS.get(key)
     if plan is None:
-        plan = plan_conversion(src, dst, bits, target, rank)
+        plan = plan_conversion(*key)
         _PLANS[key] = plan
         if len(_PLANS) > _PLANS_KEPT:
             _PLANS.popitem(last=False)
@@ -501,6 +526,8 @@ def _simulate_unless_accepted(island_text: str, plan, site: ConvertSite, rank: i
     from . import verified_islands
 
     key = verified_islands.verdict_key(island_text, plan, site, triton_version())
+    if _module_memo is not None and key in _module_memo.verdicts:
+        return _module_memo.verdicts[key]
     if verified_islands.is_accepted(key):
         return VerificationResult(True)
     if plan.method == LOCAL_LOAD:
@@ -511,6 +538,8 @@ def _simulate_unless_accepted(island_text: str, plan, site: ConvertSite, rank: i
         check = check_emitted(island_text, plan, site)
     if check:
         verified_islands.remember_accepted(key)
+    if _module_memo is not None:
+        _module_memo.verdicts[key] = check
     return check
 
 
@@ -526,6 +555,15 @@ def lower_module(module: Module, options: Optional["LowerConversions"] = None, *
         options = LowerConversions(**values)
     elif values:
         raise TypeError("lower_module: give either a LowerConversions pass or option values, not both")
+    global _module_memo
+    outer, _module_memo = _module_memo, _ModuleMemo()
+    try:
+        return _lower_module(module, options)
+    finally:
+        _module_memo = outer
+
+
+def _lower_module(module: Module, options: "LowerConversions") -> list[ConvertOutcome]:
     planned = plan_module(module, options)
     guards = GuardPlacement(module, [(op, o.plan.method) for op, o in planned if o.plan is not None])
     store_position = {id(op): k for k, op in enumerate(op for op in module.walk() if op.name == "ttg.local_store")}

@@ -73,6 +73,34 @@ def test_another_element_type_or_site_is_simulated_again(remembering):
     assert len(runs) == 2, "the kernel's name is not part of what the verdict depends on"
 
 
+def test_a_conversion_repeated_in_one_kernel_is_planned_and_simulated_once(monkeypatch):
+    """Within one module the second of two identical conversions takes the first one's plan and
+    verdict, with the memory across compiles off (as in a first compile); both are lowered."""
+    monkeypatch.setenv(verified_islands.CACHE_SWITCH, "off")
+    runs, plans = [], []
+    real_check, real_plan = island_sim.check_emitted, lower_conversions.plan_conversion
+
+    def counting_check(text, plan, site):
+        runs.append(text)
+        return real_check(text, plan, site)
+
+    def counting_plan(*args):
+        plans.append(args)
+        return real_plan(*args)
+    monkeypatch.setattr(island_sim, "check_emitted", counting_check)
+    monkeypatch.setattr(lower_conversions, "plan_conversion", counting_plan)
+    convert = "    %c = ttg.convert_layout %v : tensor<64x64xf32, #src> -> tensor<64x64xf32, #dst>\n"
+    assert KERNEL.count(convert) == 1
+    twice = KERNEL.replace(convert, convert + convert.replace("%c =", "%c2 =")).replace(
+        "tt.store %d_p, %c :", "tt.store %d_p, %c2 :")
+    lowered, outcomes = lower_text(twice)
+    assert [o.lowered for o in outcomes] == [True, True]
+    assert len(plans) == 1 and len(runs) == 1
+    assert "ttg.convert_layout" not in lowered
+    lower_text(twice)
+    assert len(plans) == 2 and len(runs) == 2, "nothing is remembered from one module to the next"
+
+
 def test_a_rejection_is_never_remembered(remembering, monkeypatch):
     runs, directory = remembering
     monkeypatch.delenv("LINEAR_LAYOUTS_STRICT_CHECK", raising=False)
