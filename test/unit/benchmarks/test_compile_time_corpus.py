@@ -43,19 +43,25 @@ def test_the_cpu_clock_has_its_own_summary_and_column(tmp_path):
     """Rows with CPU times: a summary per clock, CPU columns in the table; a run without them
     (an older JSON) renders wall time alone."""
     rows = [{"file": "a", "converts": 0, "stock": 1.0, "ours": 1.3, "ratio": 1.3, "warm": 1.0, "warm_ratio": 1.0,
-             "stock_cpu": 2.0, "ours_cpu": 2.0, "ratio_cpu": 1.0, "warm_cpu": 2.0, "warm_ratio_cpu": 1.0},
+             "stock_cpu": 2.0, "ours_cpu": 2.0, "ratio_cpu": 1.0, "warm_cpu": 2.0, "warm_ratio_cpu": 1.0,
+             "ours_plugin": 0.0, "plugin_share": 0.0},
             {"file": "b", "converts": 1, "stock": 1.0, "ours": 1.1, "ratio": 1.1, "warm": 1.0, "warm_ratio": 1.0,
-             "stock_cpu": 2.0, "ours_cpu": 2.4, "ratio_cpu": 1.2, "warm_cpu": 2.2, "warm_ratio_cpu": 1.1}]
+             "stock_cpu": 2.0, "ours_cpu": 2.4, "ratio_cpu": 1.2, "warm_cpu": 2.2, "warm_ratio_cpu": 1.1,
+             "ours_plugin": 0.05, "plugin_share": 0.05}]
     cpu = compile_time_corpus.summary_lines(rows, compile_time_corpus.CPU)
     assert cpu[1] == "* overhead, median over kernels: **+10.0%**; over the kernels with a conversion: +20.0%"
     assert cpu[2] == "* worst: b +20.0% (2000 ms -> 2400 ms)"
-    assert compile_time_corpus.summary_lines(rows)[2] == "* worst: a +30.0% (1000 ms -> 1300 ms)"
+    wall = compile_time_corpus.summary_lines(rows)
+    assert wall[2] == "* worst: a +30.0% (1000 ms -> 1300 ms)"
+    assert wall[5] == ("* the plugin's own work (its passes and guard pruning, timed inside the compile) on the "
+                       "kernels with a conversion: median 5.0% of stock's compile, worst b 5.0% (50 ms)")
+    assert not any("own work" in line for line in cpu)
     run = {"triton": "9.9.9", "cpus": 2, "repeats": 1}
     compile_time_corpus.write_report(rows, [], run, str(tmp_path))
     text = (tmp_path / "compile_time_corpus_9.9.9.md").read_text()
     assert "Wall time:" in text and "CPU time:" in text
-    assert "| b | 1 | 1000.0 | 1100.0 | 1.100 | 1000.0 | 1.000 | 2000.0 | 2400.0 | 1.200 |" in text
-    older = [{k: v for k, v in r.items() if not k.endswith("_cpu")} for r in rows]
+    assert "| b | 1 | 1000.0 | 1100.0 | 1.100 | 1000.0 | 1.000 | 2000.0 | 2400.0 | 1.200 | 50.0 |" in text
+    older = [{k: v for k, v in r.items() if not k.endswith(("_cpu", "_plugin", "_share"))} for r in rows]
     compile_time_corpus.write_report(older, [], run, str(tmp_path))
     text = (tmp_path / "compile_time_corpus_9.9.9.md").read_text()
     assert "CPU time" not in text and "| b | 1 | 1000.0 | 1100.0 | 1.100 | 1000.0 | 1.000 |\n" in text + "\n"
