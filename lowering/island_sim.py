@@ -14,7 +14,11 @@ holds ``mix(bits p*b .. p*b+b-1 of e)`` (b = the element's width, ``mix`` a bije
 integers that sets high bits too, so a dropped upper half of an i64 shows).  Reassembling the
 passes gives back the element id that reached each output field: a wrong element anywhere is
 caught exactly.  Example: a 64x64 i8 tensor (4096 elements, 12 bits) takes 2 passes; an f32
-tensor always 1.
+tensor always 1.  A conversion's passes run side by side in one execution of the island, pass
+p on CTA copies p*B .. p*B+B-1 of the machine (an i1 tensor of 4096 elements: 12 copies of the
+CTA, each with its own shared memory): CTAs never exchange data in an island (there is no
+cross-CTA op to simulate, and ``%tid.x`` counts within a CTA), so each copy runs exactly as a
+pass of its own would, and the island's lines are read once instead of once per pass.
 
 What else is checked, with the line of the island that broke it:
 * struct arity and field type of both casts (the struct Triton's type converter makes for the
@@ -562,32 +566,43 @@ def _check(island_text: str, plan: ConversionPlan, site: ConvertSite) -> None:
     expected = _element_ids(dst_hw, dst_regs)
     value_bits = element.logical_bits
     got = np.zeros_like(expected, dtype=np.uint64)
-    for p in range(setup.passes):
-        machine = Machine(B, W, L, plan.target.vendor, site.threads)
-        slice_ = (src_ids.astype(np.uint64) >> np.uint64(p * value_bits)) & mask(value_bits)
-        tagged = mix(slice_, value_bits)
+    threads = B * W * L
+    # As many passes side by side as the simulation's size limit allows (all of them, but for
+    # the largest tensors of the narrowest types); see the module docstring.
+    side_by_side = max(1, min(setup.passes, MAX_THREAD_REGISTERS // (threads * max(len(src_regs), len(dst_regs), 1))))
+    for first in range(0, setup.passes, side_by_side):
+        passes = range(first, min(first + side_by_side, setup.passes))
+        machine = Machine(B * len(passes), W, L, plan.target.vendor, site.threads)
+        tagged = np.concatenate([mix((src_ids.astype(np.uint64) >> np.uint64(p * value_bits)) & mask(value_bits),
+                                     value_bits) for p in passes])
         field_bits = element.logical_bits  # a struct field holds the value: an i1 is 1 bit
         source = [Scalar(field_bits, tagged[:, i].copy(), np.ones(machine.T, dtype=bool))
                   for i in range(len(src_regs))]
         island = _Island(lines, machine, source, site)
         island.run()
-        if p == 0:
+        if first == 0:
             _check_struct("source", island.input_type, element, len(src_regs))
             _check_struct("destination", island.output_type, element, len(dst_regs))
             _check_guards(machine, site)
-        _read_output(island, machine, got, value_bits, p)
+        _read_output(island, machine, got, value_bits, passes)
     _compare_output(got, expected, machine)
 
 
-def _read_output(island: "_Island", machine: Machine, got: np.ndarray, value_bits: int, p: int) -> None:
-    """Add pass ``p``'s slice of every output field's element id to ``got`` (fails on undefined ones)."""
+def _read_output(island: "_Island", machine: Machine, got: np.ndarray, value_bits: int, passes) -> None:
+    """Add the slices ``passes`` of every output field's element id to ``got`` (fails on undefined
+    ones): pass ``passes[k]`` ran on the machine's k-th copy of the CTA, threads
+    ``k*T .. k*T+T-1`` for the ``T`` rows of ``got``."""
+    threads = got.shape[0]
     for i, field in enumerate(island.output):
         if field is None or not field.defined.all():
             t = 0 if field is None else int(np.nonzero(~field.defined)[0][0])
             cause = f" (first use of undefined shared memory: {machine.undefined_load})" \
                 if machine.undefined_load else ""
-            raise SimulationError(f"output field {i} is undefined in {machine.who(t)}{cause}")
-        got[:, i] |= unmix(field.value & mask(value_bits), value_bits) << np.uint64(p * value_bits)
+            copy = f" (bits {passes[t // threads] * value_bits}.. of the element ids)" if len(passes) > 1 else ""
+            raise SimulationError(f"output field {i} is undefined in {machine.who(t % threads)}{copy}{cause}")
+        for k, p in enumerate(passes):
+            value = field.value[k * threads:(k + 1) * threads]
+            got[:, i] |= unmix(value & mask(value_bits), value_bits) << np.uint64(p * value_bits)
 
 
 def _compare_output(got: np.ndarray, expected: np.ndarray, machine: Machine) -> None:
@@ -698,7 +713,7 @@ def _run_local_load(lines, plan, site, machine_shape, buffer_ids, nbytes, value_
                                       f"is {descriptor_type}")
             _check_struct("destination", island.output_type, element, dst_count)
             _check_guards(machine, site)
-        _read_output(island, machine, got, value_bits, p)
+        _read_output(island, machine, got, value_bits, [p])
     _compare_output(got, expected, machine)
 
 

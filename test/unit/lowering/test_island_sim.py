@@ -364,3 +364,56 @@ def test_text_level_mutations_are_caught():
     assert halved != text
     result = check_emitted(halved, plan, site)
     assert not result and "outside" in result.errors[0]
+
+
+# --------------------------------------------------------------------------- passes side by side
+
+NARROW_SRC = "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>"
+NARROW_DST = "#ttg.blocked<{sizePerThread = [4, 1], threadsPerWarp = [8, 4], warpsPerCTA = [1, 4], order = [0, 1]}>"
+
+
+def _narrow_island(element):
+    """A 64x64 conversion through shared memory of ``element`` (i1: 12 passes, i8: 2)."""
+    plan = plan_conversion(to_linear_layout(NARROW_SRC, [64, 64]), to_linear_layout(NARROW_DST, [64, 64]),
+                           ELEMENTS[element], target_named("sm_90"))
+    site = site_for(element)
+    return plan, site, emit_island(plan, site).text
+
+
+def _swap_result_fields(text, first, second):
+    """The island with result struct fields ``first`` and ``second`` given each other's value."""
+    inserts = {int(m.group(2)): m for m in re.finditer(r"llvm\.insertvalue (%\w+), %\w+\[(\d+)\]", text)}
+    a, b = inserts[first], inserts[second]
+    out = list(text)
+    for match, value in ((a, b.group(1)), (b, a.group(1))):
+        out[match.start(1):match.end(1)] = value.ljust(match.end(1) - match.start(1))
+    return "".join(out).replace("  ,", ",").replace(" ,", ",")
+
+
+@pytest.mark.parametrize("element, limit", [("i1", None), ("i8", None), ("i1", "small")])
+def test_passes_side_by_side_catch_a_wrong_element_in_any_bit(monkeypatch, element, limit):
+    """All passes of a narrow type run in one execution of the island (CTA copies), or in a few
+    where the simulation's size limit says so; a result field holding another element is caught
+    even when the two element ids agree in the first pass's bits (only a later pass sees it)."""
+    from linear_layouts.lowering import island_sim
+    from linear_layouts.lowering.hardware import HardwareLayout
+
+    plan, site, text = _narrow_island(element)
+    bits = ELEMENTS[element]
+    if limit == "small":      # room for 5 CTA copies at a time: the 12 passes in 3 runs
+        dst_regs = len(emit_llvm.struct_registers(HardwareLayout.of(plan.dst, None), False))
+        monkeypatch.setattr(island_sim, "MAX_THREAD_REGISTERS", 128 * dst_regs * 5)
+    runs = []
+    real_run = island_sim._Island.run
+    monkeypatch.setattr(island_sim._Island, "run", lambda self: (runs.append(self.m.B), real_run(self))[1])
+    assert check_emitted(text, plan, site)
+    assert runs == ([12] if limit is None and element == "i1" else [2] if element == "i8" else [5, 5, 2])
+    # result fields 0 and j: elements whose ids differ only above the first pass's bits
+    ids = island_sim._element_ids(HardwareLayout.of(plan.dst, None),
+                                  emit_llvm.struct_registers(HardwareLayout.of(plan.dst, None), False))
+    difference = ids[:, 0] ^ ids[:, 1:].T
+    j = next(j for j in range(len(difference)) if not (difference[j] & ((1 << bits) - 1)).any()) + 1
+    swapped = _swap_result_fields(text, 0, j)
+    assert swapped != text
+    result = check_emitted(swapped, plan, site)
+    assert not result and "hold the wrong element" in result.errors[0]
