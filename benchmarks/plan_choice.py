@@ -570,6 +570,9 @@ def main(argv=None) -> int:
                         help="--fresh: also the old harness (one direction, independent conversions)")
     parser.add_argument("--rep", type=int, default=20, help="--fresh: do_bench's rep (ms)")
     parser.add_argument("--stem", default="", help="--fresh: the result files' name")
+    parser.add_argument("--no-pick", action="store_true", help="--fresh: leave out the ungated pick (ours vs stock only)")
+    parser.add_argument("--deadline", type=float, default=None, metavar="SECONDS",
+                        help="--fresh: time no further conversion after this many seconds; report what was timed")
     args = parser.parse_args(argv)
     make_package_importable()
     if args.fresh is not None:

@@ -242,16 +242,18 @@ def candidate_count(case: Case) -> int:
     return sum(1 for p in plans if verify_plan(p).ok)
 
 
-def modes_of(case: Case, train: bool, table: bool) -> dict:
+def modes_of(case: Case, train: bool, table: bool, pick: bool = True) -> dict:
     """mode name -> pipeline (None: stock).  ``ours``: the plugin's default with the measured
     table off (the model and its stock gate alone); ``ours_table``: table on; ``pick``: the
     cost model's rank 0 in both directions, ungated (what the plugin did before issue 25);
-    ``cand<K>``: the forward conversion's candidate K, the return trip left to stock."""
+    ``cand<K>``: the forward conversion's candidate K, the return trip left to stock.  ``pick``
+    False leaves the ungated pick out (a shorter run when only ours vs stock is asked)."""
     forward, back = keys_of(case)
     modes = {"stock": None, "stock_again": None}
     if not train:
         modes["ours"] = "ll-lower-conversions{measured=false}"
-    modes["pick"] = f"ll-lower-conversions{{candidate_for={forward}:0,{back}:0 measured=false}}"
+    if pick:
+        modes["pick"] = f"ll-lower-conversions{{candidate_for={forward}:0,{back}:0 measured=false}}"
     if table and not case.origin.startswith("fresh:"):   # no table holds a fresh conversion
         modes["ours_table"] = "ll-lower-conversions"
     if train:
@@ -303,11 +305,15 @@ def _load(directory, index, mode, pipeline, kind):
         hook.disable()
 
 
-def measure(cases, train=False, table=False, independent=False, jobs=15, rep=20, checkpoint=None):
+def measure(cases, train=False, table=False, independent=False, jobs=15, rep=20, checkpoint=None,
+            pick=True, deadline=None):
     """Compile every case in every mode, time each in every context; rows with times in us per
-    kernel (medians of ``do_bench``)."""
+    kernel (medians of ``do_bench``).  ``deadline``: seconds from the start after which no further
+    conversion is timed (the environment's ``partial`` then says how many were); a call with a
+    time limit ends with a report of what it timed instead of none."""
+    began = time.perf_counter()
     directory = tempfile.mkdtemp(prefix="ll_ctx_")
-    modes = [modes_of(c, train, table) for c in cases]
+    modes = [modes_of(c, train, table, pick) for c in cases]
     kinds = ["chain", "independent"]
 
     def kinds_of(case):   # the old harness only where asked, and always for the pairs of issue 25
@@ -335,7 +341,13 @@ def measure(cases, train=False, table=False, independent=False, jobs=15, rep=20,
     torch_type = {8: torch.int8, 16: torch.int16, 32: torch.int32, 64: torch.int64}
     from conversions import ITERATIONS
     rows = []
+    partial = None
     for i, case in enumerate(cases):
+        if deadline is not None and time.perf_counter() - began > deadline:
+            partial = f"{len(rows)} of {len(cases)} conversions timed before the {deadline:.0f} s deadline"
+            print(f"deadline: {partial}", flush=True)
+            break
+        row_began = time.perf_counter()
         size = math.prod(case.shape)
         dtype = torch_type[case.bits]
         info = torch.iinfo(dtype)
@@ -373,13 +385,17 @@ def measure(cases, train=False, table=False, independent=False, jobs=15, rep=20,
                     out[kind] = {"error": f"{type(e).__name__}: {e}"[:200]}
             row["modes"][mode] = out
         retime_outliers(row, timers)
+        row["timing_s"] = round(time.perf_counter() - row_began, 2)
         rows.append(row)
         if checkpoint and len(rows) % 25 == 0:
             checkpoint(rows, {"gpu": torch.cuda.get_device_name(), "sms": sms, "grids": grids, "partial": True})
         s = row["modes"].get("stock", {}).get("chain", {}).get("us")
         o = row["modes"].get("ours", {}).get("chain", {}).get("us")
-        print(f"[{i + 1}/{len(cases)}] {case.name}: stock {s} us, ours {o} us", flush=True)
-    return rows, {"gpu": torch.cuda.get_device_name(), "sms": sms, "grids": grids}
+        print(f"[{i + 1}/{len(cases)}] {case.name}: stock {s} us, ours {o} us ({row['timing_s']} s)", flush=True)
+    environment = {"gpu": torch.cuda.get_device_name(), "sms": sms, "grids": grids}
+    if partial:
+        environment["partial"] = partial
+    return rows, environment
 
 
 RETIMES = 2          # an outlier context is timed this many times more, every mode, and the median kept
@@ -448,6 +464,8 @@ def summary(rows, mode="ours") -> dict:
 
 
 def report_lines(rows, title, command, environment, modes=("ours", "pick", "ours_table")) -> list[str]:
+    if environment.get("partial"):
+        title += f" (PARTIAL: {environment['partial']})"
     lines = [f"# {title}", "", f"GPU: {environment.get('gpu')}; triton {environment.get('triton')}; "
              f"round trips A -> B -> A in a dependent chain ({CHAIN_ITERATIONS} per program), grid "
              f"{environment.get('grids', {}).get('chain')} programs (chain) and {environment.get('grids', {}).get('latency')} "
@@ -499,7 +517,8 @@ def main_fresh(args, argv) -> int:
             json.dump({"environment": environment, "rows": rows}, f, separators=(",", ":"))
         return environment
     rows, environment = measure(cases, train=args.train, table=args.table, independent=args.independent,
-                                jobs=args.jobs, rep=args.rep, checkpoint=save)
+                                jobs=args.jobs, rep=args.rep, checkpoint=save, pick=not args.no_pick,
+                                deadline=args.deadline)
     environment = save(rows, environment)
     if environment.get("gpu"):
         lines = report_lines(rows, "Fresh conversions: stock and ours side by side", "python benchmarks/plan_choice.py "

@@ -109,3 +109,21 @@ def test_outliers_are_retimed_and_the_median_kept():
     assert row["modes"]["stock"]["chain"]["us"] == 42.0
     assert row["modes"]["ours"]["latency"] == _timed(18.7)              # within 5%: one sample
     assert plan_contexts.worst_ratio(row, "ours") == pytest.approx(max(42.3 / 42.0, 18.7 / 19.3))
+
+
+def test_modes_leave_the_pick_out_when_asked_and_keep_stock_and_ours():
+    case = plan_contexts.fresh_cases(101, 1)[0]
+    assert set(plan_contexts.modes_of(case, train=False, table=False)) == {"stock", "stock_again", "ours", "pick"}
+    assert set(plan_contexts.modes_of(case, train=False, table=False, pick=False)) == {"stock", "stock_again", "ours"}
+
+
+def test_a_report_of_a_run_cut_by_its_deadline_says_so():
+    environment = {"gpu": "test", "triton": "3.6.0", "grids": {"chain": 4, "latency": 1},
+                   "partial": "3 of 9 conversions timed before the 500 s deadline"}
+    row = {"case": "c", "family": "fresh:blocked", "modes": {
+        "stock": {"chain": {"us": 10.0}, "latency": {"us": 5.0}},
+        "stock_again": {"chain": {"us": 10.0}, "latency": {"us": 5.0}},
+        "ours": {"chain": {"us": 9.0}, "latency": {"us": 5.5}}}}
+    lines = plan_contexts.report_lines([row], "Fresh", "cmd", environment)
+    assert lines[0] == "# Fresh (PARTIAL: 3 of 9 conversions timed before the 500 s deadline)"
+    assert any(line.startswith("| ours | 1 | 1.100 |") for line in lines)
