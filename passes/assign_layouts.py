@@ -90,7 +90,7 @@ def make_costs(graph: LayoutGraph, target: Target) -> Costs:
     def node_cost(index: int, key: str) -> float:
         node = graph.nodes[index]
         kind = node.rule.kind
-        if kind == "convert":
+        if kind in ("convert", "trans"):   # a transpose renames registers: no instruction
             return 0.0
         if node.position >= 0:
             if node.op.name == "scf.if":   # priced as the select Triton's canonicalizer may make of it
@@ -140,6 +140,9 @@ def rewrite(graph: LayoutGraph, keys: list[str], lines: ModuleLines, counter: li
                 lines.replace_type_at(region.blocks[0].operations[-1], node.position, node.stock_key, key)
         elif node.rule.kind == "convert":
             continue   # its line is rewritten with its operand below
+        elif node.rule.kind == "trans":
+            lines.replace_operand_and_result_encoding(node.op, (node.stock_key, key),
+                                                      (node.rule.result(node.stock_key), node.rule.result(key)))
         else:
             lines.replace_encoding(node.op, node.stock_key, key)
     added: dict[tuple[int, str], str] = {}
@@ -187,7 +190,7 @@ def _functions(module: Module) -> list[Operation]:
 # Why an op keeps Triton's layout, by op name (see layout_rules: these have no rule).
 _FIXED_BECAUSE = {
     "tt.dot": "an MMA accumulator", "ttng.warp_group_dot": "an MMA accumulator", "ttng.tc_gen5_mma": "an MMA",
-    "tt.load": "a global load", "tt.store": "a global store", "tt.trans": "a transpose (no rule yet)",
+    "tt.load": "a global load", "tt.store": "a global store", "tt.trans": "a transpose of a layout the rule does not transpose",
     "tt.reshape": "a reshape (no rule yet)", "tt.join": "a join (no rule yet)", "tt.split": "a split (no rule yet)",
     "ttg.local_load": "a shared-memory load", "ttg.local_alloc": "a shared-memory store",
     "ttg.local_store": "a shared-memory store", "tt.reduce": "a float reduction",

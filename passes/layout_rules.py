@@ -22,6 +22,8 @@ splat ``arith.constant``
                                                                   parent = K}>`` (a scalar for
                                                                   1-D operands)
 ``ttg.convert_layout``    anything: the op *is* the conversion    ``K``
+``tt.trans`` order p      ``K`` (blocked or linear)               ``K`` transposed by ``p``
+                                                                  (:func:`transpose_encoding`)
 ``scf.for`` iter arg i    init, yield in ``K``                    result, block argument ``K``
 ``scf.if`` result i       both branches' yields in ``K``          result ``K``
 ``tt.load``/``tt.store``  pointer, mask, other value in ``K``     the loaded value in ``K``
@@ -30,7 +32,7 @@ splat ``arith.constant``
 ========================  ======================================  ==============================
 
 Every other op (dots, atomics, memory descriptors, calls, ``scf.while``,
-reshapes, ...) is **fixed**: its operands must arrive in the layouts they have today and its
+reshapes, transposes of MMA or slice layouts, ...) is **fixed**: its operands must arrive in the layouts they have today and its
 results keep theirs.  A rule applies to an op only if the op's types *today* obey it (an
 elementwise op whose operands differ in encoding, which Triton allows for some ops, stays
 fixed), so Triton's own assignment is always one answer the rules allow.
@@ -84,6 +86,11 @@ KEY_PREFIXES = ("#ttg.blocked<", "#ttg.linear<", "#ttg.slice<", "#ttg.nvidia_mma
 IDENTITY_KEY_PREFIXES = KEY_PREFIXES + ("#ttg.dot_op<",)
 
 _SLICE = re.compile(r"^#ttg\.slice<\{dim = (\d+), parent = (.*)\}>$", re.S)
+_BLOCKED = re.compile(r"^#ttg\.blocked<\{sizePerThread = \[([\d, ]*)\], threadsPerWarp = \[([\d, ]*)\], "
+                      r"warpsPerCTA = \[([\d, ]*)\], order = \[([\d, ]*)\]\}>$")
+_LINEAR = re.compile(r"^#ttg\.linear<\{(.*)\}>$", re.S)
+_LINEAR_DIM = re.compile(r"(\w+) = \[((?:\[[\d, ]*\](?:, )?)*)\]")
+_TRANS_ORDER = re.compile(r"\{order = array<i32: ([\d, ]+)>\}")
 
 
 def slice_of(dim: int, parent: str) -> str:
@@ -95,6 +102,68 @@ def slice_parts(encoding: str) -> Optional[tuple[int, str]]:
     """``(dim, parent)`` of a slice encoding's text, None for any other encoding."""
     m = _SLICE.match(encoding)
     return (int(m.group(1)), m.group(2)) if m else None
+
+
+def _numbers(text: str) -> list[int]:
+    return [int(x) for x in text.split(",") if x.strip()]
+
+
+def _listed(values) -> str:
+    return "[" + ", ".join(str(v) for v in values) + "]"
+
+
+def transpose_encoding(encoding: str, perm: tuple) -> Optional[str]:
+    """The encoding of ``tt.trans`` with ``order = perm`` applied to a tensor in ``encoding``, as
+    Triton infers and prints it, or None for an encoding this rule does not transpose (MMA, dot
+    operand, slice, multi-CTA blocked layouts: Triton turns most of them into linear layouts
+    whose text we do not reproduce, so those transposes stay fixed).
+
+    Result dimension ``i`` is operand dimension ``perm[i]``.  Per-dimension lists are permuted
+    (``new[i] = old[perm[i]]``), but a blocked layout's ``order`` lists dimensions, fastest
+    first, so its *entries* are renamed instead: dimension ``d`` becomes ``inverse(perm)[d]``.
+    Worked example, ``perm = [1, 0]``::
+
+        blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+        -> blocked<{sizePerThread = [4, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 4], order = [0, 1]}>
+
+    (four consecutive elements of a row per thread become four of a column, still the fastest).
+    A linear layout's bases are tensor coordinates, one per dimension: each basis is permuted
+    the same way, ``[[0, 1], [2, 0]]`` under ``[1, 0]`` becomes ``[[1, 0], [0, 2]]``."""
+    rank = len(perm)
+    if sorted(perm) != list(range(rank)):
+        return None
+    inverse = [0] * rank
+    for i, p in enumerate(perm):
+        inverse[p] = i
+    m = _BLOCKED.match(encoding)
+    if m:
+        size, threads, warps, order = (_numbers(g) for g in m.groups())
+        if any(len(x) != rank for x in (size, threads, warps, order)):
+            return None
+        permute = lambda xs: [xs[p] for p in perm]   # noqa: E731
+        return (f"#ttg.blocked<{{sizePerThread = {_listed(permute(size))}, threadsPerWarp = "
+                f"{_listed(permute(threads))}, warpsPerCTA = {_listed(permute(warps))}, "
+                f"order = {_listed(inverse[d] for d in order)}}}>")
+    m = _LINEAR.match(encoding)
+    if m:
+        body = m.group(1)
+        dims = _LINEAR_DIM.findall(body)
+        if not dims or _LINEAR_DIM.sub("", body).replace(",", "").strip():
+            return None   # an attribute beside the bases, which the transpose would drop
+        parts = []
+        for name, bases in dims:
+            vectors = [_numbers(v) for v in re.findall(r"\[([\d, ]*)\]", bases)]
+            if any(len(v) != rank for v in vectors):
+                return None
+            parts.append(f"{name} = [{', '.join(_listed(v[p] for p in perm) for v in vectors)}]")
+        return f"#ttg.linear<{{{', '.join(parts)}}}>"
+    return None
+
+
+def trans_order(header: str) -> Optional[tuple]:
+    """The ``order`` of a ``tt.trans`` from its printed line, or None."""
+    m = _TRANS_ORDER.search(header)
+    return tuple(_numbers(m.group(1))) if m else None
 
 
 def encoding_of(value: Optional[Value]) -> Optional[str]:
@@ -114,17 +183,21 @@ class Rule:
 
     ``kind``: ``identity`` (every tensor operand and result in the key), ``source`` (results in
     the key, scalar operands), ``expand_dims`` and ``reduce`` (``axis`` says along which
-    dimension), ``convert`` (result in the key, the operand anything: the op converts).
+    dimension), ``convert`` (result in the key, the operand anything: the op converts),
+    ``trans`` (the operand in the key, the result the key transposed by ``perm``).
     ``stock_key``: the key that gives the op's types today."""
 
     kind: str
     stock_key: str
     axis: int = -1
+    perm: tuple = ()
 
     def result(self, key: str) -> Optional[str]:
         """The encoding of every tensor result under ``key`` (None: the result is a scalar)."""
         if self.kind == "reduce":
             return slice_of(self.axis, key) if self.axis >= 0 else None
+        if self.kind == "trans":
+            return transpose_encoding(key, self.perm)
         return key
 
     def operand(self, key: str) -> Optional[str]:
@@ -141,6 +214,12 @@ class Rule:
         if self.kind == "reduce":
             parts = slice_parts(encoding)
             return [parts[1]] if parts and parts[0] == self.axis else []
+        if self.kind == "trans":
+            inverse = [0] * len(self.perm)
+            for i, p in enumerate(self.perm):
+                inverse[p] = i
+            key = transpose_encoding(encoding, tuple(inverse))
+            return [key] if key is not None and self.result(key) == encoding else []
         return [encoding]
 
     def keys_for_operand(self, encoding: str) -> list[str]:
@@ -154,6 +233,8 @@ class Rule:
 
     def accepts(self, key: str) -> bool:
         """Whether ``key`` is an encoding this rule may give its op."""
+        if self.kind == "trans":
+            return transpose_encoding(key, self.perm) is not None
         prefixes = IDENTITY_KEY_PREFIXES if self.kind in ("identity", "source", "convert") else KEY_PREFIXES
         return key.startswith(prefixes)
 
@@ -208,6 +289,13 @@ def rule_for(op: Operation, header: str = "", reorder_reductions: bool = False,
         return None
     if name == "tt.broadcast" and len(operands) == 1 and encoding_of(operands[0]) == first:
         return Rule("identity", first)
+    if name == "tt.trans" and len(operands) == 1 and len(results) == 1:
+        # The rule applies only where it reproduces Triton's own result text: then every key it
+        # gives is a transpose Triton infers the same way (blocked and linear layouts).
+        perm, key = trans_order(header), encoding_of(operands[0])
+        if perm and transpose_encoding(key, perm) == first:
+            return Rule("trans", key, perm=perm)
+        return None
     if name == "tt.expand_dims" and len(operands) == 1:
         parts = slice_parts(encoding_of(operands[0]))
         if parts and parts[1] == first:

@@ -183,6 +183,19 @@ class ModuleLines:
         if not found:
             raise TextMismatch(f"{op.name} at line {self.of[id(op)].header + 1} does not print {old[:60]}")
 
+    def replace_operand_and_result_encoding(self, op: Operation, operand: tuple[str, str],
+                                            result: tuple[str, str]) -> None:
+        """For a one-line op printed ``... : OPERAND_TYPE -> RESULT_TYPE`` (``tt.trans``), replace
+        the encoding ``operand[0]`` by ``operand[1]`` on the operand's side and ``result[0]`` by
+        ``result[1]`` on the result's: the two sides differ, so one substitution would not do."""
+        index = self.of[id(op)].header
+        line = self.lines[index]
+        head, colon, types = line.partition(" : ")
+        left, arrow, right = types.partition(" -> ")
+        if not colon or not arrow or operand[0] not in left or result[0] not in right:
+            raise TextMismatch(f"{op.name} at line {index + 1} does not print its types as expected")
+        self.lines[index] = head + colon + left.replace(*operand) + arrow + right.replace(*result)
+
     def replace_type_at(self, op: Operation, position: int, old_encoding: str, new_encoding: str) -> None:
         """In an ``scf.for`` or ``scf.if`` (its result types ``-> (T0, T1, ...)``) or an
         ``scf.yield`` (``: T0, T1``), replace the encoding of type number ``position``."""

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import random
 
+from ..passes.layout_rules import transpose_encoding
 from .random_layouts import blocked
 
 M, N = 32, 64
@@ -98,11 +99,13 @@ def _pointers(w: _Writer, base: str, layout: str, rank: int) -> str:
     return out
 
 
-def random_program(rng: random.Random, steps: int = 8, kernel: bool = False) -> str:
+def random_program(rng: random.Random, steps: int = 8, kernel: bool = False, transposes: bool = False) -> str:
     """One random function (see the module docstring).  ``kernel=False``: its inputs and output
     pointers are tensor arguments; ``kernel=True``: a launchable kernel
     ``@random(X, V, OUT, OUT1: !tt.ptr<i32>, n: i32)`` that loads %x (32x64, row-major) and %v
-    (32) and stores the two results to OUT and OUT1."""
+    (32) and stores the two results to OUT and OUT1.  ``transposes=True`` adds a step that
+    transposes a value (``tt.trans``, 64x32 in the transposed layout), adds it to itself there,
+    transposes it back and adds it to itself again (off by default, so that the draws of a seed stay as they were)."""
     w = _Writer(rng)
     x_layout, out_layout = rng.choice(w.layouts2), rng.choice(w.layouts2)
     v_layout, out1_layout = rng.choice(w.layouts1), rng.choice(w.layouts1)
@@ -112,7 +115,7 @@ def random_program(rng: random.Random, steps: int = 8, kernel: bool = False) -> 
     one = [("%v", v_layout)]
     for _ in range(steps):
         kind = rng.choice(["convert2", "convert1", "add", "broadcast", "reduce", "range", "constant", "loop",
-                           "branch"])
+                           "branch"] + (["transpose"] * 2 if transposes else []))
         if kind == "convert2":
             two.append(w.convert(rng.choice(two), rng.choice(w.layouts2), 2))
         elif kind == "convert1":
@@ -151,6 +154,19 @@ def random_program(rng: random.Random, steps: int = 8, kernel: bool = False) -> 
             # constants once a conversion no longer stands between them
             w.emit(f"{c} = tt.splat %n : i32 -> {_t2(layout)}")
             two.append((c, layout))
+        elif kind == "transpose":
+            a = rng.choice(two)
+            flipped = transpose_encoding(a[1], (1, 0))
+            t, d, back = w.name(), w.name(), w.name()
+            wide = f"tensor<{N}x{M}xi32, {flipped}>"
+            w.emit(f"{t} = tt.trans {a[0]} {{order = array<i32: 1, 0>}} : {_t2(a[1])} -> {wide}")
+            w.emit(f"{d} = arith.addi {t}, {t} : {wide}")
+            w.emit(f"{back} = tt.trans {d} {{order = array<i32: 1, 0>}} : {wide} -> {_t2(a[1])}")
+            # an add after the transposes, so that no transpose ever reads one (Triton folds
+            # trans(trans(x)) into x, which would change the program's structure)
+            s = w.name()
+            w.emit(f"{s} = arith.addi {back}, {back} : {_t2(a[1])}")
+            two.append((s, a[1]))
         elif kind == "branch":
             layout = rng.choice(w.layouts2)
             r = w.name()

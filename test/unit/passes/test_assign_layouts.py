@@ -8,6 +8,7 @@ import glob
 import itertools
 import os
 import random
+import re
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -199,3 +200,122 @@ def test_pointer_contiguity_reads_strides_and_alignment():
 
     module.rewrite_text(read)
     assert found == [(Contiguity(1, 8), (64, 1)), (Contiguity(1, 1), (None, 1)), (Contiguity(1, 1), (64, 1))]
+
+
+# --------------------------------------------------------------------------- tt.trans
+
+def _trans_module(shape, perm, operand: str, result: str) -> str:
+    out_shape = [shape[p] for p in perm]
+    tensor = lambda dims, enc: f"tensor<{'x'.join(map(str, dims))}xf16, {enc}>"   # noqa: E731
+    return ('module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.target = "cuda:90", '
+            '"ttg.threads-per-warp" = 32 : i32} {\n'
+            f"  tt.func public @t(%x: {tensor(shape, operand)}) -> {tensor(out_shape, result)} {{\n"
+            f"    %y = tt.trans %x {{order = array<i32: {', '.join(map(str, perm))}>}} : "
+            f"{tensor(shape, operand)} -> {tensor(out_shape, result)}\n"
+            f"    tt.return %y : {tensor(out_shape, result)}\n  }}\n}}\n")
+
+
+def _parses(text: str) -> bool:
+    try:
+        parse_module(text)
+        return True
+    except IRError:
+        return False
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(st.integers(0, 2**32 - 1))
+def test_transpose_encoding_is_what_tritons_verifier_infers(seed):
+    """Blocked (rank 2 and 3) and linear keys: the transposed text is accepted by Triton's
+    verifier of tt.trans, and permuting a blocked layout's order like its other lists (the
+    mistake the rule avoids) is rejected wherever it gives another layout."""
+    from linear_layouts.passes.layout_rules import transpose_encoding
+    from linear_layouts.tools.random_layouts import blocked
+    from linear_layouts.tools.testcases import random_linear_encoding
+    rng = random.Random(seed)
+    rank = rng.choice([2, 2, 3])
+    shape = [rng.choice([4, 8, 16, 32]) for _ in range(rank)]
+    perm = list(range(rank))
+    while perm == list(range(rank)):
+        rng.shuffle(perm)
+    key = blocked(rng, rank, 4, 32) if rank == 3 or rng.random() < 0.6 else \
+        random_linear_encoding(rng, tuple(shape), 4, 32)
+    result = transpose_encoding(key, tuple(perm))
+    assert result is not None
+    assert _parses(_trans_module(shape, perm, key, result)), (key, perm, result)
+    if key.startswith("#ttg.blocked"):
+        order = re.search(r"order = \[([\d, ]*)\]", key).group(1).split(", ")
+        naive = re.sub(r"order = \[[\d, ]*\]", f"order = [{', '.join(order[p] for p in perm)}]", result)
+        if naive != result:
+            assert not _parses(_trans_module(shape, perm, key, naive)), (key, perm, naive)
+
+
+def test_transpose_encoding_examples():
+    from linear_layouts.passes.layout_rules import transpose_encoding
+    row = "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>"
+    assert transpose_encoding(row, (1, 0)) == \
+        "#ttg.blocked<{sizePerThread = [4, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 4], order = [0, 1]}>"
+    three = "#ttg.blocked<{sizePerThread = [1, 2, 4], threadsPerWarp = [2, 4, 4], warpsPerCTA = [4, 1, 1], order = [2, 0, 1]}>"
+    assert transpose_encoding(three, (2, 0, 1)) == \
+        "#ttg.blocked<{sizePerThread = [4, 1, 2], threadsPerWarp = [4, 2, 4], warpsPerCTA = [1, 4, 1], order = [0, 1, 2]}>"
+    linear = "#ttg.linear<{register = [[0, 1], [2, 0]], lane = [[0, 2]], warp = [], block = []}>"
+    assert transpose_encoding(linear, (1, 0)) == \
+        "#ttg.linear<{register = [[1, 0], [0, 2]], lane = [[2, 0]], warp = [], block = []}>"
+    mma = "#ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [4, 1], instrShape = [16, 8]}>"
+    assert transpose_encoding(mma, (1, 0)) is None
+    assert transpose_encoding(row, (0, 0)) is None
+
+
+def test_corpus_transposes_obey_the_rule():
+    """Every tt.trans of the corpus between blocked or linear layouts gets the rule (it
+    reproduces the result text Triton printed: 21 of the corpus's 22 under 3.9); the others
+    (a linear operand whose result Triton prints as a dot operand layout) stay fixed."""
+    from linear_layouts.passes.layout_rules import encoding_of, rule_for
+    seen = []
+    for path in CORPUS:
+        try:
+            module = parse_module(open(path).read(), path)
+        except IRError:      # printed by a newer Triton than the one installed
+            continue
+
+        def read(text, module=module):
+            lines = ModuleLines(module, text)
+            for op in module.walk():
+                if op.name == "tt.trans":
+                    plain = all(encoding_of(v).startswith(("#ttg.blocked", "#ttg.linear"))
+                                for v in (op.operands[0], op.results[0]))
+                    seen.append((plain, rule_for(op, lines.header(op)) is not None))
+            return text
+        module.rewrite_text(read)
+    assert len(seen) >= 15
+    assert all(plain == ruled for plain, ruled in seen), seen
+
+
+@settings(max_examples=30, deadline=None, derandomize=True)
+@given(st.integers(0, 2**32 - 1))
+def test_random_programs_with_transposes_keep_their_meaning(seed):
+    text = random_program(random.Random(seed), transposes=True)
+    module = parse_module(text)
+    before = structure(module)
+    result = assign_module(module, "sm_90")
+    for function in result.functions:
+        assert function.cost_after <= function.cost_before + 1e-9
+    assert structure(parse_module(module.print())) == before
+
+
+def test_a_transpose_changes_layout_when_that_removes_conversions():
+    """Of 40 fixed programs with transposes, some accepted assignments give a tt.trans another
+    operand layout than Triton's (the rule is used, not only allowed)."""
+    from linear_layouts.passes.layout_rules import encoding_of
+
+    def trans_operands(module):
+        return sorted(encoding_of(op.operands[0]) for op in module.walk() if op.name == "tt.trans")
+    changed = 0
+    for seed in range(40):
+        module = parse_module(random_program(random.Random(seed), transposes=True))
+        before = trans_operands(module)
+        if not assign_module(module, "sm_90").accepted:
+            continue
+        after = trans_operands(parse_module(module.print()))
+        changed += bool(after) and after != before
+    assert changed >= 3, changed
