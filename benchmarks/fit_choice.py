@@ -1,10 +1,11 @@
 """Fit the choice model (``lowering/choice.py``) to plan times measured the way a kernel sees them,
 and report its accuracy on held-out folds split by source kernel and by layout family.
 
-    python benchmarks/fit_choice.py benchmarks/results/plan_train.json \
+    python benchmarks/fit_choice.py benchmarks/results/plan_train.json.gz \
+        benchmarks/results/plan_train_303_404.json.gz \
         --out benchmarks/results/choice_fit.md --write lowering/choice_model.json
 
-Input: ``plan_choice.py --fresh SEED --train`` (every verified candidate of the forward
+Input: ``plan_choice.py --fresh SEED --train`` (its JSON, or gzipped as committed here) (every verified candidate of the forward
 conversion, the return trip left to stock, and stock itself, timed in a dependent chain with the
 grid full and with one program per SM).  Each candidate's time is the worse of its two contexts,
 as a ratio to stock's.
@@ -31,6 +32,7 @@ fastest measured option, the worst choice / stock, the geometric mean choice / s
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import math
 import os
@@ -45,9 +47,12 @@ WITHIN = 1.03
 Z = 2.0
 
 
-def load(path: str):
-    """One entry per conversion: its rows' candidates (features, worse-context ratio to stock,
-    chain and latency microseconds) and the plan family of each."""
+def load(paths):
+    """One entry per conversion of the runs in ``paths`` (one path or several, measured with the
+    same Triton release): its candidates (features, worse-context ratio to stock, chain and
+    latency microseconds) and the plan family of each."""
+    if isinstance(paths, str):
+        paths = [paths]
     make_package_importable()
     from plan_choice import release
     from linear_layouts.dialect.encodings import to_linear_layout
@@ -55,10 +60,13 @@ def load(path: str):
     from linear_layouts.lowering.planner import plan_candidates
     from linear_layouts.lowering.verify import verify_plan
 
-    data = json.load(open(path))
+    runs = [json.load(gzip.open(path, "rt") if path.endswith(".gz") else open(path)) for path in paths]
+    data = runs[0]
     version = release(data["environment"]["triton"])
+    if any(release(run["environment"]["triton"]) != version for run in runs):
+        raise SystemExit("fit_choice: the runs were measured with different Triton releases")
     out = []
-    for row in data["rows"]:
+    for row in (row for run in runs for row in run["rows"]):
         stock = {c: row["modes"]["stock"].get(c, {}).get("us") for c in ("chain", "latency")}
         if not all(stock.values()):
             continue
@@ -156,15 +164,16 @@ def folds(cases, key, groups_of):
 
 
 def source_group(case) -> str:
-    if case["origin"].startswith("fresh:"):
-        return f"fresh draw, part {int(case['case'].split('/')[1].split(':')[0]) % 5}"
+    if case["origin"].startswith("fresh:"):   # "fresh303/12:blocked:...": seed 303, conversion 12
+        draw, rest = case["case"].split("/", 1)
+        return f"{draw.replace('fresh', 'fresh draw ')}, part {int(rest.split(':')[0]) % 5}"
     return case["origin"]
 
 
 def main(argv=None) -> int:
     from linear_layouts.lowering import choice
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("train_json")
+    parser.add_argument("train_json", nargs="+", help="plan_choice.py --fresh ... --train results")
     parser.add_argument("--out", default="")
     parser.add_argument("--write", default="", help="write the model fitted on all conversions here")
     parser.add_argument("--min-family", type=int, default=choice.MIN_FAMILY)
@@ -200,7 +209,10 @@ def main(argv=None) -> int:
     old["close"] = sum(1 for c, r in zip(cases, old_ratios) if r <= WITHIN * min([1.0] + [x["ratio"] for x in c["cands"]]))
     lines += ["", f"Before (the cost model's rank 0, no gate), in-sample: within 3% of the fastest "
               f"{old['close']}/{old['n']}, geomean / stock {geomean(old_ratios):.3f}, worst {max(old_ratios):.3f}, "
-              f"above 1.05: {sum(1 for r in old_ratios if r > 1.05)}.", ""]
+              f"above 1.05: {sum(1 for r in old_ratios if r > 1.05)}.", "",
+              f"Stock everywhere (no model at all): within 3% of the fastest "
+              f"{sum(1 for c in cases if 1.0 <= WITHIN * min([1.0] + [x['ratio'] for x in c['cands']]))}/{len(cases)}: "
+              "what the gates below must beat.", ""]
     for title, grouping in (("by source kernel", source_group), ("by layout family", lambda c: c["layout_family"])):
         lines += [f"Held out {title} (fit on the other groups, score this one):", "",
                   "| held-out group | n | within 3% of fastest | geomean choice/stock | worst | above 1.05 |",

@@ -76,6 +76,14 @@ REMOVED: tuple[Removed, ...] = (
     Removed("paper_kernels.json", f"python benchmarks/paper_kernels.py {_OUT} --rounds 3"),
     Removed("paper_kernels_local_ops.json", f"python benchmarks/paper_kernels.py {_OUT} --rounds 2 --local-ops"),
     Removed("plan_choice.json", f"python benchmarks/plan_choice.py {_OUT}"),
+    Removed("plan_fresh_101_202_partial.json",
+            f"python benchmarks/plan_choice.py --fresh 101 202 --count 110 --corpus --table --issue-pairs --jobs 16 "
+            f"--rep 15 --stem plan_fresh_101_202 {_OUT}",
+            note="a run cut off after 100 of 295 conversions; seeds 101 and 202 were later timed in full "
+                 "(plan_fresh_101.json, plan_fresh_202.json)"),
+    Removed("plan_fresh_101_202_partial.md",
+            f"python benchmarks/plan_choice.py --fresh 101 202 --count 110 --corpus --table --issue-pairs --jobs 16 "
+            f"--rep 15 --stem plan_fresh_101_202 {_OUT}", note="the report of that cut-off run"),
     Removed("plan_choice_measured.json", f"python benchmarks/plan_choice.py {_OUT}",
             note="plan_choice.json of an earlier run (the measurements of the measured table), renamed"),
     Removed("plan_choice_measured_pruned.json", f"python benchmarks/plan_choice.py {_OUT}",

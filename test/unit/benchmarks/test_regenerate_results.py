@@ -40,7 +40,7 @@ def test_every_results_file_named_by_the_code_exists_or_is_listed():
                 if not name.endswith(".py"):
                     continue
                 text = open(os.path.join(root, name), encoding="utf-8").read()
-                for cited in re.findall(r"benchmarks/results/([\w.\-]+\.(?:json|md|png|txt))", text):
+                for cited in re.findall(r"benchmarks/results/([\w.\-]+?\.(?:json|md|png|txt)(?:\.gz)?)\b", text):
                     if not (RESULTS / cited).exists() and cited not in removed:
                         missing.append(f"{name}: {cited}")
     assert missing == []
