@@ -80,7 +80,7 @@ REMOVED: tuple[Removed, ...] = (
             f"python benchmarks/plan_choice.py --fresh 101 202 --count 110 --corpus --table --issue-pairs --jobs 16 "
             f"--rep 15 --stem plan_fresh_101_202 {_OUT}",
             note="a run cut off after 100 of 295 conversions; seeds 101 and 202 were later timed in full "
-                 "(plan_fresh_101.json, plan_fresh_202.json)"),
+                 "(plan_fresh_101.json.gz, plan_fresh_202.json.gz)"),
     Removed("plan_fresh_101_202_partial.md",
             f"python benchmarks/plan_choice.py --fresh 101 202 --count 110 --corpus --table --issue-pairs --jobs 16 "
             f"--rep 15 --stem plan_fresh_101_202 {_OUT}", note="the report of that cut-off run"),
