@@ -5,9 +5,9 @@ and report its accuracy on held-out folds split by source kernel and by layout f
         benchmarks/results/plan_train_303_404.json.gz \
         --out benchmarks/results/choice_fit.md --write lowering/choice_model.json
 
-Input: ``plan_choice.py --fresh SEED --train`` (its JSON, or gzipped as committed here) (every verified candidate of the forward
-conversion, the return trip left to stock, and stock itself, timed in a dependent chain with the
-grid full and with one program per SM).  Each candidate's time is the worse of its two contexts,
+Input: one or more runs of ``plan_choice.py --fresh SEED --train`` (their JSON, gzipped or not):
+every verified candidate of the forward conversion, the return trip left to stock, and stock
+itself, timed in a dependent chain with the grid full and with one program per SM.  Each candidate's time is the worse of its two contexts,
 as a ratio to stock's.
 
 The model has two parts:

@@ -55,9 +55,12 @@ operand, and the convert disappears.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional
 
+from ..dialect.attribute_parser import parse_attribute
+from ..dialect.attributes import BlockedEncoding, LinearEncoding
+from ..dialect.linear_layout import LayoutError
 from .snapshot import Operation, Value, in_loop
 
 # Ops that apply one scalar function to every element: operands and results share a layout.
@@ -86,10 +89,6 @@ KEY_PREFIXES = ("#ttg.blocked<", "#ttg.linear<", "#ttg.slice<", "#ttg.nvidia_mma
 IDENTITY_KEY_PREFIXES = KEY_PREFIXES + ("#ttg.dot_op<",)
 
 _SLICE = re.compile(r"^#ttg\.slice<\{dim = (\d+), parent = (.*)\}>$", re.S)
-_BLOCKED = re.compile(r"^#ttg\.blocked<\{sizePerThread = \[([\d, ]*)\], threadsPerWarp = \[([\d, ]*)\], "
-                      r"warpsPerCTA = \[([\d, ]*)\], order = \[([\d, ]*)\]\}>$")
-_LINEAR = re.compile(r"^#ttg\.linear<\{(.*)\}>$", re.S)
-_LINEAR_DIM = re.compile(r"(\w+) = \[((?:\[[\d, ]*\](?:, )?)*)\]")
 _TRANS_ORDER = re.compile(r"\{order = array<i32: ([\d, ]+)>\}")
 
 
@@ -104,12 +103,12 @@ def slice_parts(encoding: str) -> Optional[tuple[int, str]]:
     return (int(m.group(1)), m.group(2)) if m else None
 
 
-def _numbers(text: str) -> list[int]:
-    return [int(x) for x in text.split(",") if x.strip()]
-
-
-def _listed(values) -> str:
-    return "[" + ", ".join(str(v) for v in values) + "]"
+def inverse_permutation(perm: tuple) -> tuple:
+    """``inverse[perm[i]] = i``: the permutation that undoes ``perm``."""
+    inverse = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inverse[p] = i
+    return tuple(inverse)
 
 
 def transpose_encoding(encoding: str, perm: tuple) -> Optional[str]:
@@ -129,41 +128,29 @@ def transpose_encoding(encoding: str, perm: tuple) -> Optional[str]:
     (four consecutive elements of a row per thread become four of a column, still the fastest).
     A linear layout's bases are tensor coordinates, one per dimension: each basis is permuted
     the same way, ``[[0, 1], [2, 0]]`` under ``[1, 0]`` becomes ``[[1, 0], [0, 2]]``."""
-    rank = len(perm)
-    if sorted(perm) != list(range(rank)):
+    if sorted(perm) != list(range(len(perm))):
         return None
-    inverse = [0] * rank
-    for i, p in enumerate(perm):
-        inverse[p] = i
-    m = _BLOCKED.match(encoding)
-    if m:
-        size, threads, warps, order = (_numbers(g) for g in m.groups())
-        if any(len(x) != rank for x in (size, threads, warps, order)):
-            return None
-        permute = lambda xs: [xs[p] for p in perm]   # noqa: E731
-        return (f"#ttg.blocked<{{sizePerThread = {_listed(permute(size))}, threadsPerWarp = "
-                f"{_listed(permute(threads))}, warpsPerCTA = {_listed(permute(warps))}, "
-                f"order = {_listed(inverse[d] for d in order)}}}>")
-    m = _LINEAR.match(encoding)
-    if m:
-        body = m.group(1)
-        dims = _LINEAR_DIM.findall(body)
-        if not dims or _LINEAR_DIM.sub("", body).replace(",", "").strip():
-            return None   # an attribute beside the bases, which the transpose would drop
-        parts = []
-        for name, bases in dims:
-            vectors = [_numbers(v) for v in re.findall(r"\[([\d, ]*)\]", bases)]
-            if any(len(v) != rank for v in vectors):
-                return None
-            parts.append(f"{name} = [{', '.join(_listed(v[p] for p in perm) for v in vectors)}]")
-        return f"#ttg.linear<{{{', '.join(parts)}}}>"
+    try:
+        attr = parse_attribute(encoding)
+    except LayoutError:
+        return None
+    if attr.rank != len(perm):
+        return None
+    permuted = lambda values: [values[p] for p in perm]   # noqa: E731
+    if type(attr) is BlockedEncoding and attr.cga is None:
+        inverse = inverse_permutation(perm)
+        return str(replace(attr, size_per_thread=permuted(attr.size_per_thread),
+                           threads_per_warp=permuted(attr.threads_per_warp), warps_per_cta=permuted(attr.warps_per_cta),
+                           order=[inverse[d] for d in attr.order]))
+    if type(attr) is LinearEncoding:
+        return str(LinearEncoding(**{name: [permuted(b) for b in bases] for name, bases in attr.named_bases()}))
     return None
 
 
 def trans_order(header: str) -> Optional[tuple]:
     """The ``order`` of a ``tt.trans`` from its printed line, or None."""
     m = _TRANS_ORDER.search(header)
-    return tuple(_numbers(m.group(1))) if m else None
+    return tuple(int(x) for x in m.group(1).split(",")) if m else None
 
 
 def encoding_of(value: Optional[Value]) -> Optional[str]:
@@ -215,10 +202,7 @@ class Rule:
             parts = slice_parts(encoding)
             return [parts[1]] if parts and parts[0] == self.axis else []
         if self.kind == "trans":
-            inverse = [0] * len(self.perm)
-            for i, p in enumerate(self.perm):
-                inverse[p] = i
-            key = transpose_encoding(encoding, tuple(inverse))
+            key = transpose_encoding(encoding, inverse_permutation(self.perm))
             return [key] if key is not None and self.result(key) == encoding else []
         return [encoding]
 

@@ -258,9 +258,12 @@ def test_transpose_encoding_examples():
     three = "#ttg.blocked<{sizePerThread = [1, 2, 4], threadsPerWarp = [2, 4, 4], warpsPerCTA = [4, 1, 1], order = [2, 0, 1]}>"
     assert transpose_encoding(three, (2, 0, 1)) == \
         "#ttg.blocked<{sizePerThread = [4, 1, 2], threadsPerWarp = [4, 2, 4], warpsPerCTA = [1, 4, 1], order = [0, 1, 2]}>"
-    linear = "#ttg.linear<{register = [[0, 1], [2, 0]], lane = [[0, 2]], warp = [], block = []}>"
+    linear = "#ttg.linear<{register = [[0, 1], [1, 0]], lane = [[0, 2]], warp = [], block = []}>"   # 2x4
     assert transpose_encoding(linear, (1, 0)) == \
-        "#ttg.linear<{register = [[1, 0], [0, 2]], lane = [[2, 0]], warp = [], block = []}>"
+        "#ttg.linear<{register = [[1, 0], [0, 1]], lane = [[2, 0]], warp = [], block = []}>"
+    # a layout Triton's parser would reject (nothing reaches row 1 of the 4x4 it spans) is not transposed
+    assert transpose_encoding("#ttg.linear<{register = [[0, 1], [2, 0]], lane = [[0, 2]], warp = [], block = []}>",
+                              (1, 0)) is None
     mma = "#ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [4, 1], instrShape = [16, 8]}>"
     assert transpose_encoding(mma, (1, 0)) is None
     assert transpose_encoding(row, (0, 0)) is None
