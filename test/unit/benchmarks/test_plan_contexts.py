@@ -127,3 +127,28 @@ def test_a_report_of_a_run_cut_by_its_deadline_says_so():
     lines = plan_contexts.report_lines([row], "Fresh", "cmd", environment)
     assert lines[0] == "# Fresh (PARTIAL: 3 of 9 conversions timed before the 500 s deadline)"
     assert any(line.startswith("| ours | 1 | 1.100 |") for line in lines)
+
+
+def test_fit_choice_reads_several_runs_gzipped_or_not_of_one_release(tmp_path):
+    import gzip
+    import json
+    path = os.path.join(str(REPO), "benchmarks", "results", "plan_train.json.gz")
+    data = json.load(gzip.open(path, "rt"))
+    first = {"environment": data["environment"], "rows": data["rows"][:2]}
+    second = {"environment": data["environment"], "rows": data["rows"][2:3]}
+    (tmp_path / "a.json").write_text(json.dumps(first))
+    with gzip.open(tmp_path / "b.json.gz", "wt") as f:
+        json.dump(second, f)
+    cases, _ = fit_choice.load([str(tmp_path / "a.json"), str(tmp_path / "b.json.gz")])
+    assert [c["case"] for c in cases] == [r["case"] for r in data["rows"][:3]]
+    other = {"environment": {**data["environment"], "triton": "3.9.0"}, "rows": second["rows"]}
+    (tmp_path / "c.json").write_text(json.dumps(other))
+    with pytest.raises(SystemExit, match="different Triton releases"):
+        fit_choice.load([str(tmp_path / "a.json"), str(tmp_path / "c.json")])
+
+
+def test_source_folds_keep_seeds_apart():
+    assert fit_choice.source_group({"origin": "fresh:blocked", "case": "fresh303/12:blocked:64:i8:w4"}) == \
+        "fresh draw 303, part 2"
+    assert fit_choice.source_group({"origin": "fresh:slice", "case": "fresh1/12:slice:64:i8:w4"}) == "fresh draw 1, part 2"
+    assert fit_choice.source_group({"origin": "cuda90/gather.ttgir", "case": "x"}) == "cuda90/gather.ttgir"
