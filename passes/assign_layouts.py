@@ -43,7 +43,7 @@ from ..lowering.target import Target, UnknownTarget, target_named
 from .framework import ModulePass, PassContext, PassFailure
 from .layout_costs import conversion_cost, elementwise_cost, memory_cost, reduction_cost
 from .layout_graph import LayoutGraph, build_graph, propose_candidates
-from .layout_rules import MEMORY_OPS, encoding_of
+from .layout_rules import MEMORY_OPS, SHAPE_KINDS, encoding_of
 from .layout_solver import Costs, Solution, assignment_cost, solve
 from .layout_text import ModuleLines, TextMismatch
 from .pointer_contiguity import pointee_bytes
@@ -90,7 +90,7 @@ def make_costs(graph: LayoutGraph, target: Target) -> Costs:
     def node_cost(index: int, key: str) -> float:
         node = graph.nodes[index]
         kind = node.rule.kind
-        if kind in ("convert", "trans"):   # a transpose renames registers: no instruction
+        if kind in ("convert", "trans") + SHAPE_KINDS:   # these rename registers: no instruction
             return 0.0
         if node.position >= 0:
             if node.op.name == "scf.if":   # priced as the select Triton's canonicalizer may make of it
@@ -140,9 +140,12 @@ def rewrite(graph: LayoutGraph, keys: list[str], lines: ModuleLines, counter: li
                 lines.replace_type_at(region.blocks[0].operations[-1], node.position, node.stock_key, key)
         elif node.rule.kind == "convert":
             continue   # its line is rewritten with its operand below
-        elif node.rule.kind == "trans":
+        elif node.rule.kind in ("trans",) + SHAPE_KINDS:
             lines.replace_operand_and_result_encoding(node.op, (node.stock_key, key),
                                                       (node.rule.result(node.stock_key), node.rule.result(key)))
+        elif node.rule.kind == "gather":     # the indices (operand 1) and the result; not the source
+            lines.replace_operand_and_result_encoding(node.op, (node.stock_key, key), (node.stock_key, key),
+                                                      operand_index=1)
         else:
             lines.replace_encoding(node.op, node.stock_key, key)
     added: dict[tuple[int, str], str] = {}
@@ -191,10 +194,11 @@ def _functions(module: Module) -> list[Operation]:
 _FIXED_BECAUSE = {
     "tt.dot": "an MMA accumulator", "ttng.warp_group_dot": "an MMA accumulator", "ttng.tc_gen5_mma": "an MMA",
     "tt.load": "a global load", "tt.store": "a global store", "tt.trans": "a transpose of a layout the rule does not transpose",
-    "tt.reshape": "a reshape (no rule yet)", "tt.join": "a join (no rule yet)", "tt.split": "a split (no rule yet)",
+    "tt.reshape": "a reshape that may reorder elements, or of a layout the rule does not reshape",
+    "tt.join": "a join of a layout the rule does not join", "tt.split": "a split of a layout the rule does not split",
     "ttg.local_load": "a shared-memory load", "ttg.local_alloc": "a shared-memory store",
     "ttg.local_store": "a shared-memory store", "tt.reduce": "a float reduction",
-    "tt.gather": "a gather (no rule yet)", "tt.call": "a call", "scf.if": "an scf.if (no rule yet)",
+    "tt.gather": "a gather Triton laid out for its warp-local lowering", "tt.call": "a call", "scf.if": "an scf.if (no rule yet)",
     "tt.return": "a return", "ttng.tmem_load": "a tensor-memory load",
 }
 

@@ -31,11 +31,11 @@ the product of their trip counts, static where the bounds and step are ``arith.c
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Optional
 
 from ..dialect import LayoutError
-from .layout_rules import MEMORY_OPS, Rule, encoding_of, rule_for
+from .layout_rules import MEMORY_OPS, SHAPE_KINDS, Rule, encoding_of, rule_for
 from .layout_text import ModuleLines
 from .layouts import tensor_layout_of
 from .pointer_contiguity import PointerAnalysis
@@ -101,7 +101,7 @@ class LayoutGraph:
         if use.consumer is None:
             return encoding_of(use.value)
         node = self.nodes[use.consumer]
-        return keys[use.consumer] if node.rule.kind == "convert" else node.rule.operand(keys[use.consumer])
+        return keys[use.consumer] if node.rule.kind == "convert" else node.rule.operand(keys[use.consumer], use.operand)
 
     def stock_keys(self) -> list[str]:
         return [node.stock_key for node in self.nodes]
@@ -208,6 +208,13 @@ def build_graph(function: Operation, lines: ModuleLines, reorder_reductions: boo
         for result in op.results:
             if encoding_of(result) is not None:
                 producer_of[id(result)] = node.index
+    # Shape ops print a result that is the same layout as an encoding the function already has
+    # in that encoding's words (see Rule.known).
+    printed = tuple(sorted({encoding_of(v) for op in ops for v in list(op.operands) + list(op.results)
+                            if encoding_of(v) is not None}))
+    for node in nodes:
+        if node.rule.kind in SHAPE_KINDS:
+            node.rule = replace(node.rule, known=printed)
     uses = []
     for op in ops:
         for position, value in enumerate(op.operands):
@@ -239,13 +246,14 @@ def _body_trips(loop: Operation, lines: ModuleLines) -> float:
 
 # --------------------------------------------------------------------------- candidates
 
-def _type_shapes(graph: LayoutGraph, node: Node) -> list[tuple[str, tuple[int, ...]]]:
-    """(role, shape) of every tensor type the node's key decides."""
+def _type_shapes(graph: LayoutGraph, node: Node) -> list[tuple[str, int, tuple[int, ...]]]:
+    """(role, operand number, shape) of every tensor type the node's key decides."""
     if node.position >= 0:
-        return [("result", node.op.results[node.position].tensor_type.shape)]
-    shapes = [("result", v.tensor_type.shape) for v in node.op.results if encoding_of(v) is not None]
+        return [("result", -1, node.op.results[node.position].tensor_type.shape)]
+    shapes = [("result", -1, v.tensor_type.shape) for v in node.op.results if encoding_of(v) is not None]
     if node.rule.kind != "convert":
-        shapes += [("operand", v.tensor_type.shape) for v in node.op.operands if encoding_of(v) is not None]
+        shapes += [("operand", i, v.tensor_type.shape) for i, v in enumerate(node.op.operands)
+                   if encoding_of(v) is not None]
     return shapes
 
 
@@ -255,8 +263,8 @@ def key_signature(graph: LayoutGraph, node: Node, key: str):
         return None
     signature = []
     try:
-        for role, shape in _type_shapes(graph, node):
-            encoding = node.rule.result(key) if role == "result" else node.rule.operand(key)
+        for role, position, shape in _type_shapes(graph, node):
+            encoding = node.rule.result(key) if role == "result" else node.rule.operand(key, position)
             if encoding is not None:
                 signature.append(tensor_layout_of(encoding, shape))
     except (LayoutError, ValueError, KeyError, IndexError):
@@ -290,10 +298,11 @@ def propose_candidates(graph: LayoutGraph) -> None:
             provided = [producer.rule.result(k) for k in producer.candidates] if producer else [encoding_of(use.value)]
             if consumer is not None:
                 for encoding in provided:
-                    keys = [encoding] if consumer.rule.kind == "convert" else consumer.rule.keys_for_operand(encoding)
+                    keys = [encoding] if consumer.rule.kind == "convert" else \
+                        consumer.rule.keys_for_operand(encoding, use.operand)
                     for key in keys:
                         changed |= offer(consumer, key)
-                required = [k if consumer.rule.kind == "convert" else consumer.rule.operand(k)
+                required = [k if consumer.rule.kind == "convert" else consumer.rule.operand(k, use.operand)
                             for k in consumer.candidates]
             else:
                 required = [encoding_of(use.value)]

@@ -24,6 +24,10 @@ splat ``arith.constant``
 ``ttg.convert_layout``    anything: the op *is* the conversion    ``K``
 ``tt.trans`` order p      ``K`` (blocked or linear)               ``K`` transposed by ``p``
                                                                   (:func:`transpose_encoding`)
+``tt.reshape``,           ``K`` (both operands of a join)         ``K`` with its coordinates
+``tt.join``, ``tt.split``                                         renamed
+                                                                  (:mod:`.shape_layouts`)
+``tt.gather``             source: as today; indices in ``K``      ``K``
 ``scf.for`` iter arg i    init, yield in ``K``                    result, block argument ``K``
 ``scf.if`` result i       both branches' yields in ``K``          result ``K``
 ``tt.load``/``tt.store``  pointer, mask, other value in ``K``     the loaded value in ``K``
@@ -31,8 +35,9 @@ splat ``arith.constant``
 ``memory_ops``)
 ========================  ======================================  ==============================
 
-Every other op (dots, atomics, memory descriptors, calls, ``scf.while``,
-reshapes, transposes of MMA or slice layouts, ...) is **fixed**: its operands must arrive in the layouts they have today and its
+Every other op (dots, atomics, memory descriptors, calls, ``scf.while``, reshapes that may
+reorder elements, gathers Triton marked ``efficient_layout``, transposes of MMA or slice
+layouts, ...) is **fixed**: its operands must arrive in the layouts they have today and its
 results keep theirs.  A rule applies to an op only if the op's types *today* obey it (an
 elementwise op whose operands differ in encoding, which Triton allows for some ops, stays
 fixed), so Triton's own assignment is always one answer the rules allow.
@@ -61,6 +66,7 @@ from typing import Optional
 from ..dialect.attribute_parser import parse_attribute
 from ..dialect.attributes import BlockedEncoding, LinearEncoding
 from ..dialect.linear_layout import LayoutError
+from .shape_layouts import same_layout, shape_op_operand, shape_op_result
 from .snapshot import Operation, Value, in_loop
 
 # Ops that apply one scalar function to every element: operands and results share a layout.
@@ -87,6 +93,9 @@ ORDER_FREE_COMBINERS = frozenset({
 KEY_PREFIXES = ("#ttg.blocked<", "#ttg.linear<", "#ttg.slice<", "#ttg.nvidia_mma<", "#ttg.amd_mfma<",
                 "#ttg.amd_wmma<")
 IDENTITY_KEY_PREFIXES = KEY_PREFIXES + ("#ttg.dot_op<",)
+
+# Ops that rename coordinates without moving data (see :mod:`.shape_layouts`).
+SHAPE_KINDS = ("reshape", "join", "split")
 
 _SLICE = re.compile(r"^#ttg\.slice<\{dim = (\d+), parent = (.*)\}>$", re.S)
 _TRANS_ORDER = re.compile(r"\{order = array<i32: ([\d, ]+)>\}")
@@ -171,13 +180,25 @@ class Rule:
     ``kind``: ``identity`` (every tensor operand and result in the key), ``source`` (results in
     the key, scalar operands), ``expand_dims`` and ``reduce`` (``axis`` says along which
     dimension), ``convert`` (result in the key, the operand anything: the op converts),
-    ``trans`` (the operand in the key, the result the key transposed by ``perm``).
+    ``trans`` (the operand in the key, the result the key transposed by ``perm``),
+    ``reshape``, ``join``, ``split`` (the operands in the key, the result the key with its
+    coordinates renamed: ``shapes`` holds the operand's and the result's shape, and
+    ``stock_result`` the result encoding Triton printed, reused wherever it is the same layout),
+    ``gather`` (the indices and the result in the key, the source in ``fixed_operand``).
     ``stock_key``: the key that gives the op's types today."""
 
     kind: str
     stock_key: str
     axis: int = -1
     perm: tuple = ()
+    shapes: tuple = ()
+    stock_result: str = ""
+    fixed_operand: str = ""
+    known: tuple = ()
+
+    # ``known``: for the shape ops, the encodings the function already prints; a result that is
+    # the same layout as one of them is printed as it, so no conversion between two spellings of
+    # one layout is ever needed.
 
     def result(self, key: str) -> Optional[str]:
         """The encoding of every tensor result under ``key`` (None: the result is a scalar)."""
@@ -185,15 +206,19 @@ class Rule:
             return slice_of(self.axis, key) if self.axis >= 0 else None
         if self.kind == "trans":
             return transpose_encoding(key, self.perm)
+        if self.kind in SHAPE_KINDS:
+            return shape_op_result(self.kind, key, *self.shapes, known=(self.stock_result,) + self.known)
         return key
 
-    def operand(self, key: str) -> Optional[str]:
-        """The encoding every tensor operand must arrive in under ``key`` (None: any, as for a
-        convert's operand)."""
+    def operand(self, key: str, position: int = -1) -> Optional[str]:
+        """The encoding tensor operand number ``position`` must arrive in under ``key`` (None:
+        any, as for a convert's operand)."""
         if self.kind == "expand_dims":
             return slice_of(self.axis, key)
         if self.kind == "convert":
             return None
+        if self.kind == "gather" and position == 0:
+            return self.fixed_operand
         return key
 
     def keys_for_result(self, encoding: str) -> list[str]:
@@ -204,14 +229,21 @@ class Rule:
         if self.kind == "trans":
             key = transpose_encoding(encoding, inverse_permutation(self.perm))
             return [key] if key is not None and self.result(key) == encoding else []
+        if self.kind in SHAPE_KINDS:
+            # The key's result may print differently from ``encoding`` (a #ttg.linear for a
+            # blocked layout): it is the same layout, which a conversion between costs nothing.
+            key = shape_op_operand(self.kind, encoding, *self.shapes, known=(self.stock_key,) + self.known)
+            result = self.result(key) if key is not None else None
+            return [key] if result is not None and same_layout(result, encoding, self.shapes[1]) else []
         return [encoding]
 
-    def keys_for_operand(self, encoding: str) -> list[str]:
-        """Keys under which the operands may arrive in ``encoding`` (inverse of :meth:`operand`)."""
+    def keys_for_operand(self, encoding: str, position: int = -1) -> list[str]:
+        """Keys under which operand number ``position`` may arrive in ``encoding`` (inverse of
+        :meth:`operand`)."""
         if self.kind == "expand_dims":
             parts = slice_parts(encoding)
             return [parts[1]] if parts and parts[0] == self.axis else []
-        if self.kind in ("convert", "source"):
+        if self.kind in ("convert", "source") or (self.kind == "gather" and position == 0):
             return []
         return [encoding]
 
@@ -219,6 +251,8 @@ class Rule:
         """Whether ``key`` is an encoding this rule may give its op."""
         if self.kind == "trans":
             return transpose_encoding(key, self.perm) is not None
+        if self.kind in SHAPE_KINDS:
+            return key.startswith(KEY_PREFIXES) and self.result(key) is not None
         prefixes = IDENTITY_KEY_PREFIXES if self.kind in ("identity", "source", "convert") else KEY_PREFIXES
         return key.startswith(prefixes)
 
@@ -280,6 +314,16 @@ def rule_for(op: Operation, header: str = "", reorder_reductions: bool = False,
         if perm and transpose_encoding(key, perm) == first:
             return Rule("trans", key, perm=perm)
         return None
+    if name in ("tt.reshape", "tt.join", "tt.split"):
+        return _shape_rule(name, header, operands, results)
+    if name == "tt.gather" and len(operands) == 2 and len(results) == 1:
+        # Indices and result share a layout (Triton's verifier says so); the source keeps its
+        # own.  A gather Triton marked efficient_layout has layouts chosen for its warp-local
+        # lowering: it stays as it is.
+        if "efficient_layout" in header or encoding_of(operands[1]) != first:
+            return None
+        axis = re.search(r"axis = (\d+)", header)
+        return Rule("gather", first, int(axis.group(1)) if axis else -1, fixed_operand=encoding_of(operands[0]))
     if name == "tt.expand_dims" and len(operands) == 1:
         parts = slice_parts(encoding_of(operands[0]))
         if parts and parts[1] == first:
@@ -300,3 +344,21 @@ def _reduce_rule(op: Operation, operands: list[Value], results: list[Value], reo
     if not parts or parts[1] != key or any(encoding_of(v) != encoding_of(results[0]) for v in results):
         return None
     return Rule("reduce", key, parts[0])
+
+
+def _shape_rule(name: str, header: str, operands: list[Value], results: list[Value]) -> Optional[Rule]:
+    """The rule of a reshape, join or split whose printed result is the layout the algebra
+    gives (None otherwise, and for a reshape that may reorder elements: with
+    ``allow_reorder`` the result's element order follows its layouts, so changing them would
+    change what the program computes)."""
+    kind = name.split(".")[1]
+    expected_operands, expected_results = {"reshape": (1, 1), "join": (2, 1), "split": (1, 2)}[kind]
+    if len(operands) != expected_operands or len(results) != expected_results:
+        return None
+    if kind == "reshape" and re.search(r"\b(allow_reorder|efficient_layout)\b", header):
+        return None
+    key, printed = encoding_of(operands[0]), encoding_of(results[0])
+    if any(encoding_of(v) != key for v in operands) or any(encoding_of(v) != printed for v in results):
+        return None
+    rule = Rule(kind, key, shapes=(operands[0].tensor_type.shape, results[0].tensor_type.shape), stock_result=printed)
+    return rule if rule.result(key) == printed else None

@@ -109,19 +109,20 @@ def _build_program(graph: LayoutGraph, costs: Costs) -> tuple[_Program, list[lis
         program.row({v: 1.0 for v in x[-1]}, 1.0, 1.0)
     stock = graph.stock_keys()
 
-    def choices(node_index, fixed_encoding, as_result: bool):
-        """(variable or None, encoding) per choice of a producer/consumer (None: fixed)."""
+    def choices(node_index, fixed_encoding, as_result: bool, position: int = -1):
+        """(variable or None, encoding) per choice of a producer/consumer (None: fixed);
+        ``position``: the consumer's operand number."""
         if node_index is None:
             return [(None, fixed_encoding)]
         node = graph.nodes[node_index]
         return [(x[node_index][k], node.rule.result(key) if as_result else
-                 key if node.rule.kind == "convert" else node.rule.operand(key))
+                 key if node.rule.kind == "convert" else node.rule.operand(key, position))
                 for k, key in enumerate(node.candidates)]
 
     needs: dict[int, dict[str, list]] = {}       # id(value) -> layout -> consumer variables (None: fixed)
     first_use: dict[int, object] = {}
     for use in graph.uses:
-        required = choices(use.consumer, graph.requirement(use, stock), False)
+        required = choices(use.consumer, graph.requirement(use, stock), False, use.operand)
         if use.private:
             for var_p, enc_p in choices(use.producer, graph.value_encoding(use.value, stock), True):
                 for var_c, enc_c in required:

@@ -184,17 +184,30 @@ class ModuleLines:
             raise TextMismatch(f"{op.name} at line {self.of[id(op)].header + 1} does not print {old[:60]}")
 
     def replace_operand_and_result_encoding(self, op: Operation, operand: tuple[str, str],
-                                            result: tuple[str, str]) -> None:
-        """For a one-line op printed ``... : OPERAND_TYPE -> RESULT_TYPE`` (``tt.trans``), replace
-        the encoding ``operand[0]`` by ``operand[1]`` on the operand's side and ``result[0]`` by
-        ``result[1]`` on the result's: the two sides differ, so one substitution would not do."""
+                                            result: tuple[str, str], operand_index: Optional[int] = None) -> None:
+        """For a one-line op printed ``... : OPERAND_TYPE -> RESULT_TYPE`` (``tt.trans``,
+        ``tt.reshape``, ``tt.join``, ``tt.split``), replace the encoding ``operand[0]`` by
+        ``operand[1]`` on the operand's side and ``result[0]`` by ``result[1]`` on the result's:
+        the two sides differ, so one substitution would not do.  ``operand_index``: the operand
+        types are a list ``(T0, T1) -> R`` (``tt.gather``) and only type number
+        ``operand_index`` changes."""
         index = self.of[id(op)].header
         line = self.lines[index]
-        head, colon, types = line.partition(" : ")
+        # the last " : " starts the types: an attribute dictionary before it may hold one too
+        # (``{axis = 0 : i32}``)
+        head, colon, types = line.rpartition(" : ")
         left, arrow, right = types.partition(" -> ")
         if not colon or not arrow or operand[0] not in left or result[0] not in right:
             raise TextMismatch(f"{op.name} at line {index + 1} does not print its types as expected")
-        self.lines[index] = head + colon + left.replace(*operand) + arrow + right.replace(*result)
+        if operand_index is None:
+            left = left.replace(*operand)
+        else:
+            listed = split_top_level(left.strip()[1:-1]) if left.strip().startswith("(") else []
+            if operand_index >= len(listed) or operand[0] not in listed[operand_index]:
+                raise TextMismatch(f"{op.name} at line {index + 1}: operand type {operand_index} is not in {operand[0][:60]}")
+            listed[operand_index] = listed[operand_index].replace(*operand)
+            left = "(" + ", ".join(listed) + ")"
+        self.lines[index] = head + colon + left + arrow + right.replace(*result)
 
     def replace_type_at(self, op: Operation, position: int, old_encoding: str, new_encoding: str) -> None:
         """In an ``scf.for`` or ``scf.if`` (its result types ``-> (T0, T1, ...)``) or an

@@ -322,3 +322,157 @@ def test_a_transpose_changes_layout_when_that_removes_conversions():
         after = trans_operands(parse_module(module.print()))
         changed += bool(after) and after != before
     assert changed >= 3, changed
+
+
+# --------------------------------------------------------------------------- reshape, join, split, gather
+
+def _tensor(shape, encoding, element="f16") -> str:
+    return f"tensor<{'x'.join(map(str, shape))}x{element}, {encoding}>"
+
+
+def _one_op_module(arguments: list[tuple[tuple, str]], line: str, result: tuple[tuple, str]) -> str:
+    """A function of ``arguments`` (shape, encoding) whose body is ``line`` (defining %y) and
+    that returns %y of type ``result``."""
+    signature = ", ".join(f"%a{i}: {_tensor(*a)}" for i, a in enumerate(arguments))
+    return ('module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.target = "cuda:90", '
+            '"ttg.threads-per-warp" = 32 : i32} {\n'
+            f"  tt.func public @t({signature}) -> {_tensor(*result)} {{\n    {line}\n"
+            f"    tt.return %y : {_tensor(*result)}\n  }}\n}}\n")
+
+
+def _random_key(rng, shape) -> str:
+    """A blocked, linear, slice or (2-D) MMA layout for a tensor of ``shape``, 4 warps."""
+    from linear_layouts.tools.random_layouts import blocked
+    from linear_layouts.tools.testcases import random_linear_encoding
+    kind = rng.choice(["blocked", "blocked", "linear", "slice"] + (["mma"] if len(shape) == 2 else []))
+    if kind == "blocked":
+        return blocked(rng, len(shape), 4, 32)
+    if kind == "linear":
+        return random_linear_encoding(rng, tuple(shape), 4, 32)
+    if kind == "slice":
+        return f"#ttg.slice<{{dim = {len(shape)}, parent = {blocked(rng, len(shape) + 1, 4, 32)}}}>"
+    return "#ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [2, 2], instrShape = [16, 8]}>"
+
+
+def _random_shape(rng, total_log2: int, rank: int) -> tuple:
+    cuts = sorted(rng.randint(0, total_log2) for _ in range(rank - 1))
+    bits = [b - a for a, b in zip([0] + cuts, cuts + [total_log2])]
+    return tuple(2 ** b for b in bits)
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(st.integers(0, 2**32 - 1))
+def test_reshape_result_is_what_tritons_verifier_infers(seed):
+    """Any key (blocked, linear, slice, MMA): the reshaped layout is accepted by Triton's
+    verifier of tt.reshape, and flattening column-major instead (the mistake the algebra
+    avoids) is rejected wherever it gives another layout."""
+    from linear_layouts.dialect import linear_attribute
+    from linear_layouts.passes.layouts import tensor_layout_of
+    from linear_layouts.passes.shape_layouts import reshape_layout, shape_op_result
+    rng = random.Random(seed)
+    total = rng.randint(5, 12)
+    src = _random_shape(rng, total, rng.choice([1, 2, 2, 3]))
+    dst = _random_shape(rng, total, rng.choice([1, 2, 3]))
+    key = _random_key(rng, src)
+    result = shape_op_result("reshape", key, src, dst)
+    assert result is not None and result.startswith("#ttg.linear<")
+    line = f"%y = tt.reshape %a0 : {_tensor(src, key)} -> {_tensor(dst, result)}"
+    assert _parses(_one_op_module([(src, key)], line, (dst, result))), (key, src, dst, result)
+    # the mistake: reshape the coordinates with the first dimension fastest
+    layout = tensor_layout_of(key, src)
+    wrong = linear_attribute(layout.reshape_outs([(f"dim{i}", s) for i, s in enumerate(dst)]))
+    if tensor_layout_of(wrong, dst) != reshape_layout(layout, dst):
+        line = f"%y = tt.reshape %a0 : {_tensor(src, key)} -> {_tensor(dst, wrong)}"
+        assert not _parses(_one_op_module([(src, key)], line, (dst, wrong))), (key, src, dst, wrong)
+
+
+@settings(max_examples=30, deadline=None, derandomize=True)
+@given(st.integers(0, 2**32 - 1))
+def test_join_and_split_results_are_what_tritons_verifier_infers(seed):
+    """Join of any key is accepted by Triton's verifier, and of a blocked key it is the blocked
+    layout Triton's inference documents (sizePerThread, threadsPerWarp, warpsPerCTA extended by
+    2, 1, 1, the new dimension fastest); putting the new dimension in a lane is rejected; split
+    undoes join (and Triton accepts it); a split whose last dimension sits in a lane has no
+    result (Triton cannot infer one either)."""
+    from linear_layouts.dialect import LinearLayout, linear_attribute
+    from linear_layouts.passes.layouts import tensor_layout_of
+    from linear_layouts.passes.shape_layouts import join_layout, shape_op_operand, shape_op_result
+    rng = random.Random(seed)
+    src = _random_shape(rng, rng.randint(4, 10), rng.choice([1, 2, 2, 3]))
+    dst = src + (2,)
+    key = _random_key(rng, src)
+    joined = shape_op_result("join", key, src, dst)
+    assert joined is not None
+    line = f"%y = tt.join %a0, %a0 : {_tensor(src, key)} -> {_tensor(dst, joined)}"
+    assert _parses(_one_op_module([(src, key)], line, (dst, joined))), (key, src, joined)
+    layout = join_layout(tensor_layout_of(key, src))
+    if key.startswith("#ttg.blocked"):
+        fields = {name: re.search(name + r" = \[([\d, ]*)\]", key).group(1) for name in
+                  ("sizePerThread", "threadsPerWarp", "warpsPerCTA", "order")}
+        documented = (f"#ttg.blocked<{{sizePerThread = [{fields['sizePerThread']}, 2], threadsPerWarp = "
+                      f"[{fields['threadsPerWarp']}, 1], warpsPerCTA = [{fields['warpsPerCTA']}, 1], "
+                      f"order = [{len(src)}, {fields['order']}]}}>")
+        assert tensor_layout_of(joined, dst) == tensor_layout_of(documented, dst), (key, joined, documented)
+    registers = list(layout.bases["register"])
+    lanes = list(layout.bases["lane"])
+    if lanes and any(lanes[0]):
+        in_lane = linear_attribute(LinearLayout(
+            [("register", [lanes[0]] + registers[1:]), ("lane", [registers[0]] + lanes[1:])] +
+            [(n, b) for n, b in layout.bases.items() if n not in ("register", "lane")], list(layout.out_dims.items())))
+        line = f"%y = tt.join %a0, %a0 : {_tensor(src, key)} -> {_tensor(dst, in_lane)}"
+        assert not _parses(_one_op_module([(src, key)], line, (dst, in_lane))), (key, src, in_lane)
+    split = shape_op_result("split", joined, dst, src, known=(key,))
+    assert split == key                                  # the same layout, printed as given
+    assert shape_op_operand("join", joined, src, dst, known=(key,)) == key
+    line = f"%y, %z = tt.split %a0 : {_tensor(dst, joined)} -> {_tensor(src, split)}"
+    assert _parses(_one_op_module([(dst, joined)], line, (src, split)))
+    if lanes and any(lanes[0]):
+        assert shape_op_result("split", in_lane, dst, src) is None
+        line = f"%y, %z = tt.split %a0 : {_tensor(dst, in_lane)} -> {_tensor(src, key)}"
+        assert not _parses(_one_op_module([(dst, in_lane)], line, (src, key)))
+
+
+def test_shape_layout_examples():
+    from linear_layouts.passes.shape_layouts import shape_op_operand, shape_op_result
+    rows = "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>"
+    assert shape_op_result("reshape", rows, (32, 16), (512,)) == \
+        "#ttg.linear<{register = [[1], [2]], lane = [[4], [8], [16], [32], [64]], warp = [[128], [256]], block = []}>"
+    flat = "#ttg.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>"
+    # the same layout as Triton prints it, when it is known
+    assert shape_op_result("reshape", rows, (32, 16), (512,), known=(flat,)) == flat
+    assert shape_op_operand("reshape", flat, (32, 16), (512,), known=(rows,)) == rows
+    one = "#ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [2], order = [0]}>"
+    assert shape_op_result("join", one, (128,), (128, 2)) == \
+        "#ttg.linear<{register = [[0, 1], [64, 0]], lane = [[1, 0], [2, 0], [4, 0], [8, 0], [16, 0]], warp = [[32, 0]], block = []}>"
+    pairs = "#ttg.blocked<{sizePerThread = [1, 2], threadsPerWarp = [32, 1], warpsPerCTA = [2, 1], order = [1, 0]}>"
+    assert shape_op_result("split", pairs, (128, 2), (128,), known=(one,)) == one
+    across = "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [16, 2], warpsPerCTA = [2, 1], order = [1, 0]}>"
+    assert shape_op_result("split", across, (128, 2), (128,)) is None     # pairs split across lanes
+
+
+def test_corpus_shape_ops_obey_the_rules():
+    """Every reshape (without allow_reorder), join and split of the corpus gets its rule: the
+    algebra reproduces the layout Triton printed.  Reshapes that may reorder elements, and
+    gathers Triton laid out for their warp-local lowering, stay fixed."""
+    from linear_layouts.passes.layout_rules import rule_for
+    seen = {}
+    for path in CORPUS:
+        try:
+            module = parse_module(open(path).read(), path)
+        except IRError:      # printed by a newer Triton than the one installed
+            continue
+
+        def read(text, module=module):
+            lines = ModuleLines(module, text)
+            for op in module.walk():
+                if op.name in ("tt.reshape", "tt.join", "tt.split", "tt.gather"):
+                    header = lines.header(op)
+                    free = "allow_reorder" not in header and "efficient_layout" not in header
+                    ruled = rule_for(op, header) is not None
+                    seen.setdefault(op.name, []).append((free, ruled))
+            return text
+        module.rewrite_text(read)
+    assert sum(free for free, _ in seen["tt.reshape"]) >= 5
+    assert len(seen["tt.join"]) >= 3 and len(seen["tt.split"]) >= 3
+    for name, pairs in seen.items():
+        assert all(free == ruled for free, ruled in pairs), (name, pairs)
