@@ -22,6 +22,7 @@ from __future__ import annotations
 import random
 
 from ..passes.layout_rules import transpose_encoding
+from ..passes.shape_layouts import shape_op_result
 from .random_layouts import blocked
 
 M, N = 32, 64
@@ -99,13 +100,18 @@ def _pointers(w: _Writer, base: str, layout: str, rank: int) -> str:
     return out
 
 
-def random_program(rng: random.Random, steps: int = 8, kernel: bool = False, transposes: bool = False) -> str:
+def random_program(rng: random.Random, steps: int = 8, kernel: bool = False, transposes: bool = False,
+                   shape_ops: bool = False) -> str:
     """One random function (see the module docstring).  ``kernel=False``: its inputs and output
     pointers are tensor arguments; ``kernel=True``: a launchable kernel
     ``@random(X, V, OUT, OUT1: !tt.ptr<i32>, n: i32)`` that loads %x (32x64, row-major) and %v
     (32) and stores the two results to OUT and OUT1.  ``transposes=True`` adds a step that
     transposes a value (``tt.trans``, 64x32 in the transposed layout), adds it to itself there,
-    transposes it back and adds it to itself again (off by default, so that the draws of a seed stay as they were)."""
+    transposes it back and adds it to itself again (off by default, so that the draws of a seed stay as they were).
+    ``shape_ops=True`` adds three more (also off by default): a value converted to a random
+    layout, reshaped to 2048 elements, added to itself, reshaped back; two values joined
+    (``tt.join``), added, split and the halves added; a gather along dim 0 whose indices are a
+    value masked to 0..31 (``arith.andi``), so every index is in bounds."""
     w = _Writer(rng)
     x_layout, out_layout = rng.choice(w.layouts2), rng.choice(w.layouts2)
     v_layout, out1_layout = rng.choice(w.layouts1), rng.choice(w.layouts1)
@@ -115,7 +121,8 @@ def random_program(rng: random.Random, steps: int = 8, kernel: bool = False, tra
     one = [("%v", v_layout)]
     for _ in range(steps):
         kind = rng.choice(["convert2", "convert1", "add", "broadcast", "reduce", "range", "constant", "loop",
-                           "branch"] + (["transpose"] * 2 if transposes else []))
+                           "branch"] + (["transpose"] * 2 if transposes else [])
+                          + (["reshape", "joinsplit", "gather"] if shape_ops else []))
         if kind == "convert2":
             two.append(w.convert(rng.choice(two), rng.choice(w.layouts2), 2))
         elif kind == "convert1":
@@ -167,6 +174,38 @@ def random_program(rng: random.Random, steps: int = 8, kernel: bool = False, tra
             s = w.name()
             w.emit(f"{s} = arith.addi {back}, {back} : {_t2(a[1])}")
             two.append((s, a[1]))
+        elif kind == "reshape":
+            a = w.convert(rng.choice(two), rng.choice(w.layouts2), 2)
+            flat = shape_op_result("reshape", a[1], (M, N), (M * N,))
+            back = shape_op_result("reshape", flat, (M * N,), (M, N), known=(a[1],))
+            r, d, t, s = w.name(), w.name(), w.name(), w.name()
+            wide = f"tensor<{M * N}xi32, {flat}>"
+            w.emit(f"{r} = tt.reshape {a[0]} : {_t2(a[1])} -> {wide}")
+            w.emit(f"{d} = arith.addi {r}, {r} : {wide}")
+            w.emit(f"{t} = tt.reshape {d} : {wide} -> {_t2(back)}")
+            # an add after, so that no reshape reads a reshape (Triton folds the pair)
+            w.emit(f"{s} = arith.addi {t}, {t} : {_t2(back)}")
+            two.append((s, back))
+        elif kind == "joinsplit":
+            a = rng.choice(two)
+            b = w.convert(rng.choice(two), a[1], 2)
+            joined = shape_op_result("join", a[1], (M, N), (M, N, 2))
+            pair = f"tensor<{M}x{N}x2xi32, {joined}>"
+            j, d, lo, hi, s = w.name(), w.name(), w.name(), w.name(), w.name()
+            w.emit(f"{j} = tt.join {a[0]}, {b[0]} : {_t2(a[1])} -> {pair}")
+            w.emit(f"{d} = arith.addi {j}, {j} : {pair}")
+            w.emit(f"{lo}, {hi} = tt.split {d} : {pair} -> {_t2(a[1])}")
+            w.emit(f"{s} = arith.subi {lo}, {hi} : {_t2(a[1])}")
+            two.append((s, a[1]))
+        elif kind == "gather":
+            source = rng.choice(two)
+            indices = w.convert(rng.choice(two), rng.choice(w.layouts2), 2)
+            mask, idx, g = w.name(), w.name(), w.name()
+            w.emit(f"{mask} = arith.constant dense<31> : {_t2(indices[1])}")
+            w.emit(f"{idx} = arith.andi {indices[0]}, {mask} : {_t2(indices[1])}")
+            w.emit(f"{g} = tt.gather {source[0]}[{idx}] {{axis = 0 : i32}} : ({_t2(source[1])}, {_t2(indices[1])}) "
+                   f"-> {_t2(indices[1])}")
+            two.append((g, indices[1]))
         elif kind == "branch":
             layout = rng.choice(w.layouts2)
             r = w.name()

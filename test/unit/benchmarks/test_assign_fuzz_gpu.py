@@ -33,3 +33,19 @@ def test_a_dry_run_with_transposes_compiles_and_names_the_option(tmp_path):
     assert status == 0
     assert "--seed 3 --transposes`" in report
     assert "ours or assigned failed where stock compiled: **0**" in report
+
+
+def test_shape_ops_only_where_asked():
+    plain = [assign_fuzz_gpu.case_text(5, i) for i in range(8)]
+    with_shapes = [assign_fuzz_gpu.case_text(5, i, shape_ops=True) for i in range(8)]
+    assert not any(op in text for text in plain for op in ("tt.reshape", "tt.join", "tt.gather"))
+    assert sum(any(op in text for op in ("tt.reshape", "tt.join", "tt.gather")) for text in with_shapes) >= 4
+
+
+def test_a_dry_run_with_shape_ops_compiles_and_names_the_option(tmp_path):
+    status = assign_fuzz_gpu.main(["--cases", "3", "--seed", "4", "--jobs", "1", "--dry-run", "--shape-ops",
+                                   "--out", str(tmp_path)])
+    report = (tmp_path / "assign_fuzz_gpu_seed4_shape_ops.md").read_text()
+    assert status == 0
+    assert "--seed 4 --shape-ops`" in report
+    assert "ours or assigned failed where stock compiled: **0**" in report

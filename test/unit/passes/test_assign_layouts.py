@@ -476,3 +476,36 @@ def test_corpus_shape_ops_obey_the_rules():
     assert len(seen["tt.join"]) >= 3 and len(seen["tt.split"]) >= 3
     for name, pairs in seen.items():
         assert all(free == ruled for free, ruled in pairs), (name, pairs)
+
+
+@settings(max_examples=30, deadline=None, derandomize=True)
+@given(st.integers(0, 2**32 - 1))
+def test_random_programs_with_shape_ops_keep_their_meaning(seed):
+    text = random_program(random.Random(seed), shape_ops=True)
+    module = parse_module(text)
+    before = structure(module)
+    result = assign_module(module, "sm_90")
+    for function in result.functions:
+        assert function.cost_after <= function.cost_before + 1e-9
+    assert structure(parse_module(module.print())) == before
+
+
+def test_shape_ops_change_layout_when_that_removes_conversions():
+    """Of 40 fixed programs with reshapes, joins, splits and gathers, some accepted assignments
+    give one of them another operand layout than Triton's (the rules are used, not only
+    allowed)."""
+    from linear_layouts.passes.layout_rules import encoding_of
+    names = ("tt.reshape", "tt.join", "tt.split", "tt.gather")
+
+    def shape_op_operands(module):
+        return sorted((op.name, encoding_of(op.operands[-1])) for op in module.walk() if op.name in names)
+    changed = {name: 0 for name in names}
+    for seed in range(40):
+        module = parse_module(random_program(random.Random(seed), shape_ops=True))
+        before = shape_op_operands(module)
+        if not assign_module(module, "sm_90").accepted:
+            continue
+        after = shape_op_operands(parse_module(module.print()))
+        for name in names:
+            changed[name] += [e for n, e in after if n == name] != [e for n, e in before if n == name]
+    assert all(count >= 2 for count in changed.values()), changed
