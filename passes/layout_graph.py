@@ -16,7 +16,8 @@ Conversions are charged where they would run:
   before a loop is converted once, not on every iteration.
 
 **Candidates.**  Each node starts with the key Triton gave it (so Triton's assignment is always
-a candidate) and takes the keys its neighbours' layouts imply through the rules, both ways
+a candidate), a reduction its reduce-friendly key and a load or store its coalesced key
+(:mod:`.layout_seeds`), and takes the keys its neighbours' layouts imply through the rules, both ways
 along every use, until nothing changes (at most ``MAX_CANDIDATES`` per node; keys that give the
 same linear layouts on every type of the op count once).  Example: in ``%r = tt.reduce %x`` ->
 ``%c = ttg.convert_layout %r`` -> ``tt.store %p, %c`` the convert takes the key of the reduce's
@@ -38,7 +39,8 @@ from ..dialect import LayoutError
 from .layout_rules import MEMORY_OPS, SHAPE_KINDS, Rule, encoding_of, rule_for
 from .layout_text import ModuleLines
 from .layouts import tensor_layout_of
-from .pointer_contiguity import PointerAnalysis
+from .layout_seeds import coalesced, reduce_friendly
+from .pointer_contiguity import PointerAnalysis, pointee_bytes
 from .snapshot import Operation, Value, ops_under
 
 MAX_CANDIDATES = 6
@@ -289,6 +291,10 @@ def propose_candidates(graph: LayoutGraph) -> None:
         signatures[node.index].append(signature)
         return True
 
+    for node in graph.nodes:               # layouts no neighbour implies (see layout_seeds)
+        for key in _seeds(node):
+            offer(node, key)
+
     changed = True
     while changed:
         changed = False
@@ -312,3 +318,16 @@ def propose_candidates(graph: LayoutGraph) -> None:
                         continue
                     for key in producer.rule.keys_for_result(encoding):
                         changed |= offer(producer, key)
+
+
+def _seeds(node: Node) -> list[str]:
+    """A reduction's reduce-friendly key, a load's or store's coalesced key (where they differ
+    from its own)."""
+    seeds = []
+    if node.rule.kind == "reduce" and node.rule.axis >= 0:
+        seeds.append(reduce_friendly(node.stock_key, node.op.operands[0].tensor_type.shape, node.rule.axis))
+    elif node.op.name in MEMORY_OPS and node.contiguity is not None:
+        pointer = node.op.operands[0].tensor_type
+        seeds.append(coalesced(node.stock_key, pointer.shape, node.contiguity.dim, node.contiguity.vector,
+                               pointee_bytes(pointer.element_type)))
+    return [key for key in seeds if key is not None and key != node.stock_key]

@@ -2,20 +2,27 @@
 // RUN: ll-opt %s -p ll-assign-layouts --remarks 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
 // RUN: ll-opt %s -p 'll-assign-layouts{reorder_reductions=true}' --remarks 2>&1 >/dev/null | FileCheck %s --check-prefix=REORDER
 
-// Row reductions whose result is converted for the store.  Converting the 128x128 input to a
-// layout in which the reduction lands in the store's layout costs more than the 128-element
-// conversion after it, so both keep Triton's layouts.  The float sum is not even a candidate
-// without reorder_reductions=true (another layout adds in another order); the max is
-// order-free, so it is priced both ways.
+// Convert before a reduction.  Row reductions of a 128x128 tensor whose four warps split the
+// rows (#A: warpsPerCTA = [1, 4], Triton's layout for rows it cannot read vectorised): each row
+// ends in a cross-warp stage through shared memory.  The reduce-friendly key (warps moved off
+// the reduced axis, layout_seeds.py) ends every row inside one warp; converting the input to it
+// first is modelled cheaper than the cross-warp stage.  The max is order-free, so it changes;
+// the float sum keeps Triton's layouts unless reorder_reductions=true (another layout adds in
+// another order).
 
+// CHECK: #[[A:blocked]] = #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [1, 4], order = [1, 0]}>
+// CHECK: #[[R:blocked2]] = #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [4, 1], order = [1, 0]}>
 // CHECK-LABEL: tt.func public @row_max
-// CHECK: ttg.convert_layout
+// CHECK-NEXT: %[[X:.*]] = ttg.convert_layout %arg0 : tensor<128x128xi32, #[[A]]> -> tensor<128x128xi32, #[[R]]>
+// CHECK-NEXT: "tt.reduce"(%[[X]])
+// CHECK: (tensor<128x128xi32, #[[R]]>) -> tensor<128xi32, #ttg.slice<{dim = 1, parent = #[[R]]}>>
 // CHECK-LABEL: tt.func public @row_sum
-// CHECK: ttg.convert_layout
-// REMARK: @row_max: kept Triton's layouts: conversions 1 -> 1, modelled cost 2610.2 -> 2610.2 (loop-weighted); no assignment beats Triton's by more than 10%; left: 1 tt.reduce -> ttg.convert_layout -> tt.store (fixed: a global store)
+// CHECK-NOT: ttg.convert_layout {{.*}}128x128
+// CHECK: "tt.reduce"(%arg0)
+// REMARK: @row_max: layouts assigned by cost: conversions 1 -> 2, modelled cost 2610.2 -> 749.4 (loop-weighted); left: 1 argument -> tt.reduce (fixed: a function argument), 1 tt.reduce -> ttg.convert_layout -> tt.store (fixed: a global store)
 // REMARK-NEXT: @row_sum: kept Triton's layouts: conversions 1 -> 1, modelled cost 154.5 -> 154.5 (loop-weighted); no assignment beats Triton's by more than 10%; left: 1 tt.reduce -> ttg.convert_layout -> tt.store (fixed: a float reduction; a global store)
-// REORDER: @row_max: kept Triton's layouts
-// REORDER-NEXT: @row_sum: kept Triton's layouts: conversions 1 -> 1, modelled cost 2610.2 -> 2610.2 (loop-weighted); no assignment beats Triton's by more than 10%; left: 1 tt.reduce -> ttg.convert_layout -> tt.store (fixed: a global store){{$}}
+// REORDER: @row_max: layouts assigned by cost
+// REORDER-NEXT: @row_sum: layouts assigned by cost: conversions 1 -> 2, modelled cost 2610.2 -> 749.4 (loop-weighted)
 
 #A = #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [1, 4], order = [1, 0]}>
 #B = #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>

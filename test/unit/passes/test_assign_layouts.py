@@ -509,3 +509,43 @@ def test_shape_ops_change_layout_when_that_removes_conversions():
         for name in names:
             changed[name] += [e for n, e in after if n == name] != [e for n, e in before if n == name]
     assert all(count >= 2 for count in changed.values()), changed
+
+
+# --------------------------------------------------------------------------- seeds
+
+def test_reduce_friendly_and_coalesced_seeds():
+    from linear_layouts.passes.layout_seeds import coalesced, reduce_friendly
+    across = "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [1, 4], order = [1, 0]}>"
+    assert reduce_friendly(across, (64, 128), 1) == \
+        "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [4, 1], order = [1, 0]}>"
+    assert reduce_friendly(across, (64, 128), 0) is None          # its warps do not split axis 0
+    square = "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [2, 4], order = [1, 0]}>"
+    assert reduce_friendly(square, (64, 64), 1) == \
+        "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [8, 1], order = [1, 0]}>"
+    # two rows: room for two warps along dim 0; the other two have nowhere else to go
+    assert reduce_friendly(across, (2, 1024), 1) == \
+        "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [4, 1], order = [1, 0]}>"
+    assert reduce_friendly("#ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>",
+                           (128,), 0) is None
+    assert reduce_friendly("#ttg.linear<{register = [], lane = [[1]], warp = [], block = []}>", (2,), 0) is None
+    # f32 rows of 128, contiguous along dim 1, 16-byte aligned: 4 per thread, 32 lanes on a row
+    assert coalesced(across, (64, 128), 1, 4, 4) == \
+        "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [1, 32], warpsPerCTA = [4, 1], order = [1, 0]}>"
+    # f16 rows of 64: 8 per thread, 8 lanes on a row, 4 rows per warp
+    assert coalesced(across, (64, 64), 1, 8, 2) == \
+        "#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>"
+    # unaligned (vector 1), contiguous along dim 0
+    assert coalesced(across, (64, 128), 0, 1, 4) == \
+        "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [32, 1], warpsPerCTA = [2, 2], order = [0, 1]}>"
+
+
+def test_seeds_are_candidates_and_a_reduction_across_warps_is_converted_before():
+    """max over axis 1 of a tensor whose warps split axis 1 (Triton's layout for unaligned
+    rows): the reduce-friendly key is a candidate, and the accepted assignment converts the
+    operand to it (no cross-warp stage)."""
+    path = next(p for p in CORPUS if p.endswith(os.path.join("cuda90", "max_axis1.ttgir")))
+    module = parse_module(open(path).read(), path)
+    result = assign_module(module, "sm_90")
+    assert result.accepted
+    reduce = next(op for op in parse_module(module.print()).walk() if op.name == "tt.reduce")
+    assert "warpsPerCTA = [4, 1]" in reduce.operands[0].tensor_type.encoding
