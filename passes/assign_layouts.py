@@ -134,7 +134,9 @@ def rewrite(graph: LayoutGraph, keys: list[str], lines: ModuleLines, counter: li
     for node, key in zip(graph.nodes, keys):
         if key == node.stock_key:
             continue
-        if node.position >= 0:       # an scf.for iteration argument or an scf.if result
+        if node.position >= 0:       # a value carried by scf.for or scf.while, or an scf.if result
+            # the op's own types (for scf.while also its after region's ^bb0 line), then its
+            # regions' terminators: scf.yield, and scf.condition in an scf.while's before region
             lines.replace_type_at(node.op, node.position, node.stock_key, key)
             for region in node.op.regions:
                 lines.replace_type_at(region.blocks[0].operations[-1], node.position, node.stock_key, key)
