@@ -8,7 +8,8 @@ and any layout is allowed to change it) from a seeded ``random.Random``: 2-D val
 has rules for (``arith.addi``, ``tt.expand_dims`` + ``tt.broadcast``, ``tt.reduce`` with
 ``arith.maxsi``, ``tt.make_range``, ``tt.splat``, ``ttg.convert_layout``), by ``scf.if``
 branches that yield a tensor and by an ``scf.for`` with a loop-carried accumulator that is converted back and forth on every
-iteration, ending in stores through fixed pointer arguments.  Whenever two values meet in
+iteration (and, where asked, an ``scf.while`` doing the same: see :func:`random_program`),
+ending in stores through fixed pointer arguments.  Whenever two values meet in
 different layouts, a conversion is inserted, as Triton does.
 
 :func:`structure` is the program with every ``ttg.convert_layout`` looked through: what each
@@ -99,13 +100,18 @@ def _pointers(w: _Writer, base: str, layout: str, rank: int) -> str:
     return out
 
 
-def random_program(rng: random.Random, steps: int = 8, kernel: bool = False, transposes: bool = False) -> str:
+def random_program(rng: random.Random, steps: int = 8, kernel: bool = False, transposes: bool = False,
+                   whiles: bool = False) -> str:
     """One random function (see the module docstring).  ``kernel=False``: its inputs and output
     pointers are tensor arguments; ``kernel=True``: a launchable kernel
     ``@random(X, V, OUT, OUT1: !tt.ptr<i32>, n: i32)`` that loads %x (32x64, row-major) and %v
     (32) and stores the two results to OUT and OUT1.  ``transposes=True`` adds a step that
     transposes a value (``tt.trans``, 64x32 in the transposed layout), adds it to itself there,
-    transposes it back and adds it to itself again (off by default, so that the draws of a seed stay as they were)."""
+    transposes it back and adds it to itself again (off by default, so that the draws of a seed stay as they were).
+    ``whiles=True`` (also off by default) adds a step writing an ``scf.while`` that carries a 2-D
+    accumulator and an i32 counter %k: its before region converts the accumulator to another
+    layout, doubles it there, converts it back and forwards it while ``%k < %n``; its after region
+    adds a value converted into the accumulator's layout and counts."""
     w = _Writer(rng)
     x_layout, out_layout = rng.choice(w.layouts2), rng.choice(w.layouts2)
     v_layout, out1_layout = rng.choice(w.layouts1), rng.choice(w.layouts1)
@@ -115,7 +121,7 @@ def random_program(rng: random.Random, steps: int = 8, kernel: bool = False, tra
     one = [("%v", v_layout)]
     for _ in range(steps):
         kind = rng.choice(["convert2", "convert1", "add", "broadcast", "reduce", "range", "constant", "loop",
-                           "branch"] + (["transpose"] * 2 if transposes else []))
+                           "branch"] + (["transpose"] * 2 if transposes else []) + (["while"] * 2 if whiles else []))
         if kind == "convert2":
             two.append(w.convert(rng.choice(two), rng.choice(w.layouts2), 2))
         elif kind == "convert1":
@@ -167,6 +173,28 @@ def random_program(rng: random.Random, steps: int = 8, kernel: bool = False, tra
             s = w.name()
             w.emit(f"{s} = arith.addi {back}, {back} : {_t2(a[1])}")
             two.append((s, a[1]))
+        elif kind == "while":
+            init = rng.choice(two)
+            carried, inside = init[1], rng.choice(w.layouts2)
+            types = f"{_t2(carried)}, i32"
+            r, acc, k = w.name(), w.name(), w.name()
+            w.emit(f"{r}:2 = scf.while ({acc} = {init[0]}, {k} = %c0) : ({types}) -> ({types}) {{")
+            converted = w.convert((acc, carried), inside, 2, indent=6)
+            doubled, more = w.name(), w.name()
+            w.emit(f"{doubled} = arith.addi {converted[0]}, {converted[0]} : {_t2(inside)}", 6)
+            back = w.convert((doubled, inside), carried, 2, indent=6)
+            w.emit(f"{more} = arith.cmpi slt, {k}, %n : i32", 6)
+            w.emit(f"scf.condition({more}) {back[0]}, {k} : {types}", 6)
+            w.emit("} do {")
+            a, counter = w.name(), w.name()
+            w.emit(f"^bb0({a}: {_t2(carried)}, {counter}: i32):")
+            addend = w.convert(rng.choice(two), carried, 2, indent=6)
+            total, next_counter = w.name(), w.name()
+            w.emit(f"{total} = arith.addi {a}, {addend[0]} : {_t2(carried)}", 6)
+            w.emit(f"{next_counter} = arith.addi {counter}, %c1 : i32", 6)
+            w.emit(f"scf.yield {total}, {next_counter} : {types}", 6)
+            w.emit("}")
+            two.append((f"{r}#0", carried))
         elif kind == "branch":
             layout = rng.choice(w.layouts2)
             r = w.name()
@@ -228,6 +256,8 @@ def structure(module) -> list:
             block = value.owner
             owner = block.parent.parent if block.parent is not None else None
             inputs = tuple(key(v) for v in owner.operands) if owner is not None and owner.name == "scf.for" else ()
+            if owner is not None and owner.name == "scf.while":   # its regions' arguments differ
+                inputs = (tuple(key(v) for v in owner.operands), "before" if block.parent is owner.regions[0] else "after")
             result = ("argument", value.index, owner.name if owner is not None else None, inputs)
         elif value.owner.name == "ttg.convert_layout":
             result = key(value.owner.operands[0])
@@ -251,6 +281,8 @@ def structure(module) -> list:
             result = (op.name, value.index, type_of(value), tuple(key(v) for v in op.operands))
             if op.name == "scf.for":     # what the loop computes: its body's yield
                 result += (tuple(key(v) for v in op.regions[0].blocks[0].operations[-1].operands),)
+            elif op.name == "scf.while":   # what it computes: the condition and what it forwards, the after region's yield
+                result += tuple(tuple(key(v) for v in region.blocks[0].operations[-1].operands) for region in op.regions)
         memo[id(value)] = result
         return result
 
