@@ -197,6 +197,8 @@ _FIXED_BECAUSE = {
     "ttg.local_load": "a shared-memory load", "ttg.local_alloc": "a shared-memory store",
     "ttg.local_store": "a shared-memory store", "tt.reduce": "a float reduction",
     "tt.gather": "a gather (no rule yet)", "tt.call": "a call", "scf.if": "an scf.if (no rule yet)",
+    "scf.while": "an scf.while value whose layouts differ between its regions",
+    "scf.condition": "an scf.while value whose layouts differ between its regions",
     "tt.return": "a return", "ttng.tmem_load": "a tensor-memory load",
 }
 
