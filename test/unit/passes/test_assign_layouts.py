@@ -434,3 +434,37 @@ def test_module_lines_refuse_a_while_text_that_does_not_line_up():
     condition = loop.regions[0].blocks[0].operations[-1]
     with pytest.raises(TextMismatch):
         lines.replace_type_at(condition, 0, WHILE_B, WHILE_A)  # not in #B
+
+
+def test_a_while_with_one_result_is_retyped():
+    """MLIR prints one result type without parentheses (``(T) -> T {``): the header, the
+    condition, the ^bb0 line and the yield all move to #B, and the two conversions per
+    iteration become one before the loop and one after it."""
+    text = f"""
+module attributes {{"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.target = "cuda:90", "ttg.threads-per-warp" = 32 : i32}} {{
+  tt.func public @single(%init: tensor<512xi32, #A>, %ptrs: tensor<512x!tt.ptr<i32>, #B>, %go: i1) -> tensor<512xi32, #A> {{
+    %r = scf.while (%acc = %init) : (tensor<512xi32, #A>) -> tensor<512xi32, #A> {{
+      scf.condition(%go) %acc : tensor<512xi32, #A>
+    }} do {{
+    ^bb0(%a: tensor<512xi32, #A>):
+      %c = ttg.convert_layout %a : tensor<512xi32, #A> -> tensor<512xi32, #B>
+      %v = tt.load %ptrs : tensor<512x!tt.ptr<i32>, #B>
+      %s = arith.addi %c, %v : tensor<512xi32, #B>
+      %back = ttg.convert_layout %s : tensor<512xi32, #B> -> tensor<512xi32, #A>
+      scf.yield %back : tensor<512xi32, #A>
+    }}
+    tt.return %r : tensor<512xi32, #A>
+  }}
+}}
+""".replace("#A", WHILE_A).replace("#B", WHILE_B)
+    module = parse_module(text)
+    before = structure(module)
+    assert assign_module(module, "sm_90").accepted
+    printed = module.print()
+    rewritten = parse_module(printed)
+    assert structure(rewritten) == before
+    loop = next(op for op in rewritten.walk() if op.name == "scf.while")
+    assert re.search(r"scf\.while \(%\w+ = %\w+\) : \(tensor<512xi32, #(\w+)>\) -> tensor<512xi32, #\1> \{", printed)
+    assert loop.results[0].tensor_type.encoding == WHILE_B
+    inside = [op for op in rewritten.walk() if op.name == "ttg.convert_layout" and op.parent_op is loop]
+    assert inside == [] and len(rewritten.ops_named("ttg.convert_layout")) == 2
