@@ -18,9 +18,9 @@ arguments are printed), is remembered with the while::
     ^bb0(%arg3: T0, %arg4: i32):                                            <- after arguments
       scf.yield %p, %q : T0, i32
     }
-  Walking the
-snapshot and the lines together gives every op its lines; an op whose line does not name it
-stops the walk (:class:`TextMismatch`), and the caller keeps the module as it was.
+
+Walking the snapshot and the lines together gives every op its lines; an op whose line does not
+name it stops the walk (:class:`TextMismatch`), and the caller keeps the module as it was.
 
 Encoding aliases (``#blocked = #ttg.blocked<...>``) are expanded first, so every type on a line
 is spelled exactly as :attr:`.snapshot.Value.type` spells it and a layout change is a text
@@ -272,7 +272,6 @@ class ModuleLines:
                 raise TextMismatch(f"scf.while at line {index + 1} does not print its result types")
             after = _within_parentheses(line, arrow) if line.startswith("(", arrow) else (arrow, line.rindex(" {"))
             spans = [after, before]        # right to left: replacing one span keeps the other's offsets
-            self._replace_block_argument_type(op, position, old_encoding, new_encoding)
         else:
             # scf.for: "iter_args(...) -> (T0, T1) : i32 {"; scf.if: "scf.if %c -> (T0, T1) {"
             after = line.index("iter_args(") if op.name == "scf.for" else line.index("scf.if")
@@ -284,6 +283,8 @@ class ModuleLines:
             types[position] = types[position].replace(old_encoding, new_encoding)
             line = line[:start] + ", ".join(types) + line[end:]
         self.lines[index] = line
+        if op.name == "scf.while":        # its after region's arguments are printed on their own line
+            self._replace_block_argument_type(op, position, old_encoding, new_encoding)
 
     def _replace_block_argument_type(self, loop: Operation, position: int, old_encoding: str,
                                      new_encoding: str) -> None:
