@@ -134,7 +134,9 @@ def rewrite(graph: LayoutGraph, keys: list[str], lines: ModuleLines, counter: li
     for node, key in zip(graph.nodes, keys):
         if key == node.stock_key:
             continue
-        if node.position >= 0:       # an scf.for iteration argument or an scf.if result
+        if node.position >= 0:       # a value carried by scf.for or scf.while, or an scf.if result
+            # the op's own types (for scf.while also its after region's ^bb0 line), then its
+            # regions' terminators: scf.yield, and scf.condition in an scf.while's before region
             lines.replace_type_at(node.op, node.position, node.stock_key, key)
             for region in node.op.regions:
                 lines.replace_type_at(region.blocks[0].operations[-1], node.position, node.stock_key, key)
@@ -199,6 +201,8 @@ _FIXED_BECAUSE = {
     "ttg.local_load": "a shared-memory load", "ttg.local_alloc": "a shared-memory store",
     "ttg.local_store": "a shared-memory store", "tt.reduce": "a float reduction",
     "tt.gather": "a gather Triton laid out for its warp-local lowering", "tt.call": "a call", "scf.if": "an scf.if (no rule yet)",
+    "scf.while": "an scf.while value whose layouts differ between its regions",
+    "scf.condition": "an scf.while value whose layouts differ between its regions",
     "tt.return": "a return", "ttng.tmem_load": "a tensor-memory load",
 }
 

@@ -3,7 +3,10 @@
 One **node** per op whose layout the assignment may change (an op with a rule in
 :mod:`.layout_rules`; for ``scf.for``, one node per tensor iteration argument, which ties the
 init operand, the body's argument, the yielded value and the loop's result together; for
-``scf.if``, one node per tensor result, tying it to what both branches yield).  Every
+``scf.while``, one node per carried tensor value, tying the init operand, the before region's
+argument, what ``scf.condition`` forwards, the after region's argument, what it yields and the
+loop's result; for ``scf.if``, one node per tensor result, tying it to what both branches
+yield).  Every
 other op is fixed.  One **use** per (tensor value, consuming op, operand): the value arrives in
 the layout its producer gives it and must be in the layout its consumer asks for; where the two
 differ, a conversion runs.
@@ -26,7 +29,8 @@ back to the convert.
 
 **Loop weights.**  An op inside ``scf.for`` loops runs once per iteration of each: its weight is
 the product of their trip counts, static where the bounds and step are ``arith.constant``\\ s,
-``ASSUMED_TRIPS`` otherwise (also for ``scf.while``).
+``ASSUMED_TRIPS`` otherwise (also for ``scf.while``).  A conversion of a loop's block argument
+is placed at the start of its region, so it runs once per iteration too.
 """
 
 from __future__ import annotations
@@ -57,7 +61,7 @@ class Node:
     op: Operation
     rule: Rule
     weight: float
-    position: int = -1                 # scf.for: which iteration argument; scf.if: which result
+    position: int = -1                 # scf.for, scf.while: which carried value; scf.if: which result
     candidates: list[str] = field(default_factory=list)
     contiguity: object = None          # tt.load/tt.store: the pointers' (pointer_contiguity.Contiguity)
 
@@ -66,7 +70,7 @@ class Node:
         return self.rule.stock_key
 
     def __str__(self) -> str:
-        what = "iteration argument" if self.op.name == "scf.for" else "result"
+        what = {"scf.for": "iteration argument", "scf.while": "carried value"}.get(self.op.name, "result")
         where = f" ({what} {self.position})" if self.position >= 0 else ""
         return f"{self.op.name}{where} at {self.op.location}"
 
@@ -155,6 +159,25 @@ def _loop_iteration_values(loop: Operation) -> list[tuple[int, Value, Value, Val
     return out
 
 
+def _while_carried_values(loop: Operation) -> list[tuple[int, list[Value], list[Value]]]:
+    """Per position i carried by an ``scf.while`` with both regions: (i, [init operand, before
+    argument, after argument, loop result] (the values the node gives or takes a layout),
+    [the condition's forwarded operand i, the after region's yielded operand i] (the values
+    fed back)).  Positions that do not exist in every list are left out."""
+    before, after = (region.blocks[0] for region in loop.regions)
+    condition, yielded = before.operations[-1], after.operations[-1]
+    if condition.name != "scf.condition" or yielded.name != "scf.yield":
+        return []
+    out = []
+    for i, result in enumerate(loop.results):
+        if not (i < len(loop.operands) and i < len(before.arguments) and i + 1 < len(condition.operands)
+                and i < len(after.arguments) and i < len(yielded.operands)):
+            continue
+        out.append((i, [loop.operands[i], before.arguments[i], after.arguments[i], result],
+                    [condition.operands[i + 1], yielded.operands[i]]))
+    return out
+
+
 def _branch_values(branch: Operation) -> list[tuple[int, list[Value], Value]]:
     """Per tensor result i of an ``scf.if`` with both regions: (i, [then's and else's yielded
     values], result)."""
@@ -185,6 +208,19 @@ def build_graph(function: Operation, lines: ModuleLines, reorder_reductions: boo
                 nodes.append(node)
                 loop_nodes[(id(op), i)] = node.index
                 producer_of[id(result)] = producer_of[id(argument)] = node.index
+            continue
+        if op.name == "scf.while" and len(op.regions) == 2 and all(r.blocks for r in op.regions):
+            for i, defined, fed_back in _while_carried_values(op):
+                # one encoding everywhere (None among them: a scalar, or not a distributed tensor)
+                same = {encoding_of(v) for v in defined + fed_back}
+                if len(same) != 1 or None in same:
+                    continue
+                init, before_argument, after_argument, result = defined
+                node = Node(len(nodes), op, Rule("identity", encoding_of(result)), loop_weight(op, lines), i)
+                nodes.append(node)
+                loop_nodes[(id(op), i)] = node.index
+                producer_of[id(result)] = producer_of[id(before_argument)] = node.index
+                producer_of[id(after_argument)] = node.index
             continue
         if op.name == "scf.if" and len(op.regions) == 2 and all(r.blocks for r in op.regions):
             for i, branches, result in _branch_values(op):
@@ -225,16 +261,22 @@ def build_graph(function: Operation, lines: ModuleLines, reorder_reductions: boo
             consumer = node_of_op.get(id(op))
             if op.name == "scf.for" and position >= 3:
                 consumer = loop_nodes.get((id(op), position - 3))
-            elif op.name == "scf.yield" and op.parent_op is not None and op.parent_op.name in ("scf.for", "scf.if"):
+            elif op.name == "scf.while":
+                consumer = loop_nodes.get((id(op), position))
+            elif op.name == "scf.condition" and position >= 1:      # operand 0: the i1 condition
+                consumer = loop_nodes.get((id(op.parent_op), position - 1))
+            elif op.name == "scf.yield" and op.parent_op is not None and \
+                    op.parent_op.name in ("scf.for", "scf.if", "scf.while"):
                 consumer = loop_nodes.get((id(op.parent_op), position))
             private = consumer is not None and nodes[consumer].rule.kind == "convert"
             producer = producer_of.get(id(value))
             if private:
                 weight = nodes[consumer].weight
             elif value.is_block_argument:
+                # converted at the start of the region whose argument it is: once per iteration
                 owner = value.owner.parent.parent if value.owner.parent is not None else None
                 weight = loop_weight(owner, lines) * (_body_trips(owner, lines) if owner is not None
-                                                      and owner.name == "scf.for" else 1)
+                                                      and owner.name in ("scf.for", "scf.while") else 1)
             else:
                 weight = loop_weight(value.owner, lines)
             uses.append(Use(value, position, op, producer, consumer, private, weight))
@@ -242,6 +284,9 @@ def build_graph(function: Operation, lines: ModuleLines, reorder_reductions: boo
 
 
 def _body_trips(loop: Operation, lines: ModuleLines) -> float:
+    """How often the loop's body (for ``scf.while``: either region) runs per run of the loop."""
+    if loop.name == "scf.while":
+        return ASSUMED_TRIPS
     trips = _static_trips(loop, lines)
     return trips if trips is not None else ASSUMED_TRIPS
 

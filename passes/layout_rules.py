@@ -29,15 +29,17 @@ splat ``arith.constant``
                                                                   (:mod:`.shape_layouts`)
 ``tt.gather``             source: as today; indices in ``K``      ``K``
 ``scf.for`` iter arg i    init, yield in ``K``                    result, block argument ``K``
+``scf.while`` carried     init, ``scf.condition``'s forwarded     result, both regions' block
+value i                   value i, after region's yield in ``K``  arguments ``K``
 ``scf.if`` result i       both branches' yields in ``K``          result ``K``
 ``tt.load``/``tt.store``  pointer, mask, other value in ``K``     the loaded value in ``K``
 (outside loops, with
 ``memory_ops``)
 ========================  ======================================  ==============================
 
-Every other op (dots, atomics, memory descriptors, calls, ``scf.while``, reshapes that may
-reorder elements, gathers Triton marked ``efficient_layout``, transposes of MMA or slice
-layouts, ...) is **fixed**: its operands must arrive in the layouts they have today and its
+Every other op (dots, atomics, memory descriptors, calls, an ``scf.while``'s values whose
+layouts differ between its regions, reshapes that may reorder elements, gathers Triton marked
+``efficient_layout``, transposes of MMA or slice layouts, ...) is **fixed**: its operands must arrive in the layouts they have today and its
 results keep theirs.  A rule applies to an op only if the op's types *today* obey it (an
 elementwise op whose operands differ in encoding, which Triton allows for some ops, stays
 fixed), so Triton's own assignment is always one answer the rules allow.

@@ -8,9 +8,19 @@ rewrites the printed module (as every other structural edit here does, see
 in pre-order, one op per line: an op without regions is one line; an op with regions is a first
 line (``scf.for ... {``, ``%r = "tt.reduce"(%x) <{axis = 1 : i32}> ({``), the lines of its regions,
 and a last line at the op's own indentation (``}``, ``}) : (tensor<...>) -> tensor<...>``).
-Block labels (``^bb0(...)``) and the ``} else {`` between regions belong to no op.  Walking the
-snapshot and the lines together gives every op its lines; an op whose line does not name it
-stops the walk (:class:`TextMismatch`), and the caller keeps the module as it was.
+Block labels (``^bb0(...)``) and the ``} else {`` / ``} do {`` between regions belong to no op;
+the one label an edit needs, that of an ``scf.while``'s after region (the only place its
+arguments are printed), is remembered with the while::
+
+    %r:2 = scf.while (%arg3 = %x, %arg4 = %c0) : (T0, i32) -> (T0, i32) {   <- before arguments
+      scf.condition(%c) %arg3, %arg4 : T0, i32
+    } do {
+    ^bb0(%arg3: T0, %arg4: i32):                                            <- after arguments
+      scf.yield %p, %q : T0, i32
+    }
+
+Walking the snapshot and the lines together gives every op its lines; an op whose line does not
+name it stops the walk (:class:`TextMismatch`), and the caller keeps the module as it was.
 
 Encoding aliases (``#blocked = #ttg.blocked<...>``) are expanded first, so every type on a line
 is spelled exactly as :attr:`.snapshot.Value.type` spells it and a layout change is a text
@@ -40,12 +50,16 @@ class OpLines:
     header: int                       # index of the op's first line
     closer: Optional[int] = None      # index of its last line, for ops with regions
     result_names: list[str] = field(default_factory=list)
-    iter_args: list[str] = field(default_factory=list)   # scf.for: the body's iteration arguments
+    iter_args: list[str] = field(default_factory=list)   # scf.for: the body's iteration arguments;
+                                                         # scf.while: the before region's arguments
+    after_label: Optional[int] = None                    # scf.while: index of the after region's ^bb0 line
+    after_args: list[str] = field(default_factory=list)  # scf.while: the after region's arguments
     arguments: list[str] = field(default_factory=list)   # tt.func: the function's arguments
 
 
 _RESULTS = re.compile(r"^\s*(%[^=]*?) = ")
 _ITER_ARGS = re.compile(r"iter_args\((.*?)\) ->")
+_WHILE_ARGS = re.compile(r"scf\.while \((.*?)\) : \(")
 _LOCATION_ALIAS = re.compile(r"^#loc")
 _FUNCTION_ARGUMENT = re.compile(r"(%[\w$.-]+): ")
 
@@ -104,6 +118,8 @@ class ModuleLines:
                 self._close(op)
 
     def _open(self, op: Operation, stack: list) -> None:
+        if _opens_after_region(op):
+            self._read_after_label(op.parent_op)
         if op.name == "scf.yield" and not op.operands and not op.regions:
             # MLIR leaves out a region's terminator that yields nothing (an scf.if without
             # results, a loop without iteration arguments): such a yield has no line.
@@ -120,12 +136,39 @@ class ModuleLines:
         if op.name == "scf.for":
             m = _ITER_ARGS.search(line)
             placed.iter_args = [pair.split(" = ")[0].strip() for pair in split_top_level(m.group(1))] if m else []
+        elif op.name == "scf.while":
+            m = _WHILE_ARGS.search(line)
+            placed.iter_args = [pair.split(" = ")[0].strip() for pair in split_top_level(m.group(1))] if m else []
+            if len(placed.iter_args) != len(op.regions[0].blocks[0].arguments if op.regions and op.regions[0].blocks
+                                            else []):
+                raise TextMismatch(f"line {index + 1} does not print the arguments of scf.while")
         elif op.name in ("tt.func", "func.func"):
             placed.arguments = _FUNCTION_ARGUMENT.findall(line[line.find("("):])
         self.of[id(op)] = placed
         self._position = index + 1
         children = [child for region in op.regions for block in region.blocks for child in block.operations]
         stack.append((op, children))
+
+    def _read_after_label(self, loop: Operation) -> None:
+        """Before the first op of an ``scf.while``'s after region: its ``^bb0(%a: T, ...):`` line
+        (past the ``} do {``), printed exactly when the region has arguments."""
+        placed = self.of[id(loop)]
+        expected = len(loop.regions[1].blocks[0].arguments)
+        while self._position < len(self.lines):
+            stripped = self.lines[self._position].strip()
+            if stripped.startswith("^"):
+                args = split_top_level(stripped[stripped.index("(") + 1:stripped.rindex(")")]) \
+                    if "(" in stripped else []
+                placed.after_label, placed.after_args = self._position, [a.split(":")[0].strip() for a in args]
+                if len(args) != expected:
+                    raise TextMismatch(f"line {self._position + 1} does not print the after region's arguments")
+                self._position += 1
+                return
+            if stripped and not stripped.startswith(("}", "//")):
+                break
+            self._position += 1
+        if expected:
+            raise TextMismatch(f"no ^bb0 line for the after region of scf.while at line {placed.header + 1}")
 
     def _close(self, op: Operation) -> None:
         placed = self.of[id(op)]
@@ -146,10 +189,16 @@ class ModuleLines:
             owner = value.owner.parent.parent if value.owner.parent is not None else None
             if owner is not None and owner.name == "scf.for" and value.index >= 1:
                 return self.of[id(owner)].iter_args[value.index - 1]
+            if owner is not None and owner.name == "scf.while" and id(owner) in self.of:
+                placed = self.of[id(owner)]
+                names = placed.iter_args if value.owner.parent is owner.regions[0] else placed.after_args
+                if value.index < len(names):
+                    return names[value.index]
             if owner is not None and owner.name in ("tt.func", "func.func") and id(owner) in self.of \
                     and value.index < len(self.of[id(owner)].arguments):
                 return self.of[id(owner)].arguments[value.index]
-            raise TextMismatch("only arguments of functions and scf.for iteration arguments are renamed")
+            raise TextMismatch("only arguments of functions, scf.for iteration arguments and scf.while "
+                               "arguments are renamed")
         names = self.of[id(value.owner)].result_names
         if value.index >= len(names):
             raise TextMismatch(f"no printed name for result {value.index} of {value.owner.name}")
@@ -210,28 +259,59 @@ class ModuleLines:
         self.lines[index] = head + colon + left + arrow + right.replace(*result)
 
     def replace_type_at(self, op: Operation, position: int, old_encoding: str, new_encoding: str) -> None:
-        """In an ``scf.for`` or ``scf.if`` (its result types ``-> (T0, T1, ...)``) or an
-        ``scf.yield`` (``: T0, T1``), replace the encoding of type number ``position``."""
+        """Replace the encoding of type number ``position`` in what the op prints:
+
+        * ``scf.for`` and ``scf.if``: their result types ``-> (T0, T1, ...)``;
+        * ``scf.while``: both lists of its header ``(T0, T1) -> (T0, T1)`` (carried values and
+          results) and the type of argument ``position`` on its after region's ``^bb0`` line;
+        * ``scf.yield`` and ``scf.condition``: the types after `` : `` (``scf.condition`` prints
+          no type for its i1 condition, so ``position`` counts the values it forwards)."""
         index = self.of[id(op)].header
         line = self.lines[index]
-        if op.name == "scf.yield":
+        if op.name in ("scf.yield", "scf.condition"):
+            if " : " not in line:
+                raise TextMismatch(f"{op.name} at line {index + 1} prints no types")
             start = line.index(" : ") + 3
             end = line.find(" loc(", start)
-            end = len(line) if end < 0 else end
+            spans = [(start, len(line) if end < 0 else end)]
+        elif op.name == "scf.while":
+            # "scf.while (%a = %x) : (T0, T1) -> (T0, T1) {", one result printed without parentheses
+            arguments = _WHILE_ARGS.search(line)
+            if arguments is None:
+                raise TextMismatch(f"scf.while at line {index + 1} does not print its types as expected")
+            before = _within_parentheses(line, arguments.end() - 1)
+            arrow = before[1] + len(") -> ")
+            if not line.startswith(") -> ", before[1]):
+                raise TextMismatch(f"scf.while at line {index + 1} does not print its result types")
+            after = _within_parentheses(line, arrow) if line.startswith("(", arrow) else (arrow, line.rindex(" {"))
+            spans = [after, before]        # right to left: replacing one span keeps the other's offsets
         else:
             # scf.for: "iter_args(...) -> (T0, T1) : i32 {"; scf.if: "scf.if %c -> (T0, T1) {"
             after = line.index("iter_args(") if op.name == "scf.for" else line.index("scf.if")
-            start = line.index(" -> (", after) + len(" -> (")
-            depth, end = 1, start
-            while depth:
-                depth += {"(": 1, ")": -1}.get(line[end], 0)
-                end += 1
-            end -= 1
-        types = split_top_level(line[start:end])
-        if old_encoding not in types[position]:
-            raise TextMismatch(f"{op.name}: type {position} is not in {old_encoding[:60]}")
-        types[position] = types[position].replace(old_encoding, new_encoding)
-        self.lines[index] = line[:start] + ", ".join(types) + line[end:]
+            spans = [_within_parentheses(line, line.index(" -> (", after) + len(" -> "))]
+        for start, end in spans:
+            types = split_top_level(line[start:end])
+            if position >= len(types) or old_encoding not in types[position]:
+                raise TextMismatch(f"{op.name}: type {position} is not in {old_encoding[:60]}")
+            types[position] = types[position].replace(old_encoding, new_encoding)
+            line = line[:start] + ", ".join(types) + line[end:]
+        self.lines[index] = line
+        if op.name == "scf.while":        # its after region's arguments are printed on their own line
+            self._replace_block_argument_type(op, position, old_encoding, new_encoding)
+
+    def _replace_block_argument_type(self, loop: Operation, position: int, old_encoding: str,
+                                     new_encoding: str) -> None:
+        """On an ``scf.while``'s ``^bb0(%a: T0 loc(...), %b: T1):`` line, argument ``position``."""
+        index = self.of[id(loop)].after_label
+        if index is None:
+            raise TextMismatch("scf.while: its after region's arguments are not printed")
+        line = self.lines[index]
+        start, end = _within_parentheses(line, line.index("("))
+        arguments = split_top_level(line[start:end])
+        if position >= len(arguments) or old_encoding not in arguments[position]:
+            raise TextMismatch(f"^bb0 at line {index + 1}: argument {position} is not in {old_encoding[:60]}")
+        arguments[position] = arguments[position].replace(old_encoding, new_encoding)
+        self.lines[index] = line[:start] + ", ".join(arguments) + line[end:]
 
     def rename_operand(self, op: Operation, old_name: str, new_name: str) -> None:
         """Uses of ``old_name`` on the op's first line (where MLIR prints operands) become
@@ -245,10 +325,17 @@ class ModuleLines:
 
     def insert_after_definition(self, value: Value, text: str) -> None:
         """Add an op line right after the value is defined: after its op (after the last line
-        of an op with regions), or at the start of the ``scf.for`` body whose argument it is."""
+        of an op with regions), or at the start of the region whose argument it is (an
+        ``scf.for`` body, an ``scf.while``'s before region: after the op's first line; an
+        ``scf.while``'s after region: after its ``^bb0`` line)."""
         if value.is_block_argument:
             owner = value.owner.parent.parent
-            index, indent = self.of[id(owner)].header, _indent(self.lines[self.of[id(owner)].header]) + 2
+            placed = self.of[id(owner)]
+            index, indent = placed.header, _indent(self.lines[placed.header]) + 2
+            if owner.name == "scf.while" and value.owner.parent is not owner.regions[0]:
+                if placed.after_label is None:
+                    raise TextMismatch("scf.while: its after region's arguments are not printed")
+                index = placed.after_label
         else:
             placed = self.of[id(value.owner)]
             index = placed.closer if placed.closer is not None else placed.header
@@ -273,3 +360,24 @@ def _result_names(line: str) -> list[str]:
         name, _, count = group.strip().partition(":")
         names += [f"{name}#{i}" for i in range(int(count))] if count else [name]
     return names
+
+
+def _within_parentheses(line: str, opening: int) -> tuple[int, int]:
+    """(start, end) of the text inside the parentheses that open at ``line[opening]``."""
+    if line[opening:opening + 1] != "(":
+        raise TextMismatch(f"expected '(' at column {opening + 1} of {line.strip()[:60]}")
+    depth, end = 1, opening + 1
+    while depth:
+        if end >= len(line):
+            raise TextMismatch(f"unbalanced parentheses in {line.strip()[:60]}")
+        depth += {"(": 1, ")": -1}.get(line[end], 0)
+        end += 1
+    return opening + 1, end - 1
+
+
+def _opens_after_region(op: Operation) -> bool:
+    """Whether ``op`` is the first op of an ``scf.while``'s after region."""
+    block = op.parent
+    loop = op.parent_op
+    return (loop is not None and loop.name == "scf.while" and len(loop.regions) == 2 and block is not None
+            and block.parent is loop.regions[1] and bool(block.operations) and block.operations[0] is op)

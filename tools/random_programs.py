@@ -8,7 +8,8 @@ and any layout is allowed to change it) from a seeded ``random.Random``: 2-D val
 has rules for (``arith.addi``, ``tt.expand_dims`` + ``tt.broadcast``, ``tt.reduce`` with
 ``arith.maxsi``, ``tt.make_range``, ``tt.splat``, ``ttg.convert_layout``), by ``scf.if``
 branches that yield a tensor and by an ``scf.for`` with a loop-carried accumulator that is converted back and forth on every
-iteration, ending in stores through fixed pointer arguments.  Whenever two values meet in
+iteration (and, where asked, an ``scf.while`` doing the same: see :func:`random_program`),
+ending in stores through fixed pointer arguments.  Whenever two values meet in
 different layouts, a conversion is inserted, as Triton does.
 
 :func:`structure` is the program with every ``ttg.convert_layout`` looked through: what each
@@ -101,7 +102,7 @@ def _pointers(w: _Writer, base: str, layout: str, rank: int) -> str:
 
 
 def random_program(rng: random.Random, steps: int = 8, kernel: bool = False, transposes: bool = False,
-                   shape_ops: bool = False) -> str:
+                   shape_ops: bool = False, whiles: bool = False) -> str:
     """One random function (see the module docstring).  ``kernel=False``: its inputs and output
     pointers are tensor arguments; ``kernel=True``: a launchable kernel
     ``@random(X, V, OUT, OUT1: !tt.ptr<i32>, n: i32)`` that loads %x (32x64, row-major) and %v
@@ -111,7 +112,11 @@ def random_program(rng: random.Random, steps: int = 8, kernel: bool = False, tra
     ``shape_ops=True`` adds three more (also off by default): a value converted to a random
     layout, reshaped to 2048 elements, added to itself, reshaped back; two values joined
     (``tt.join``), added, split and the halves added; a gather along dim 0 whose indices are a
-    value masked to 0..31 (``arith.andi``), so every index is in bounds."""
+    value masked to 0..31 (``arith.andi``), so every index is in bounds.
+    ``whiles=True`` (also off by default) adds a step writing an ``scf.while`` that carries a 2-D
+    accumulator and an i32 counter %k: its before region converts the accumulator to another
+    layout, doubles it there, converts it back and forwards it while ``%k < %n``; its after region
+    adds a value converted into the accumulator's layout and counts."""
     w = _Writer(rng)
     x_layout, out_layout = rng.choice(w.layouts2), rng.choice(w.layouts2)
     v_layout, out1_layout = rng.choice(w.layouts1), rng.choice(w.layouts1)
@@ -122,7 +127,8 @@ def random_program(rng: random.Random, steps: int = 8, kernel: bool = False, tra
     for _ in range(steps):
         kind = rng.choice(["convert2", "convert1", "add", "broadcast", "reduce", "range", "constant", "loop",
                            "branch"] + (["transpose"] * 2 if transposes else [])
-                          + (["reshape", "joinsplit", "gather"] if shape_ops else []))
+                          + (["reshape", "joinsplit", "gather"] if shape_ops else [])
+                          + (["while"] * 2 if whiles else []))
         if kind == "convert2":
             two.append(w.convert(rng.choice(two), rng.choice(w.layouts2), 2))
         elif kind == "convert1":
@@ -206,6 +212,28 @@ def random_program(rng: random.Random, steps: int = 8, kernel: bool = False, tra
             w.emit(f"{g} = tt.gather {source[0]}[{idx}] {{axis = 0 : i32}} : ({_t2(source[1])}, {_t2(indices[1])}) "
                    f"-> {_t2(indices[1])}")
             two.append((g, indices[1]))
+        elif kind == "while":
+            init = rng.choice(two)
+            carried, inside = init[1], rng.choice(w.layouts2)
+            types = f"{_t2(carried)}, i32"
+            r, acc, k = w.name(), w.name(), w.name()
+            w.emit(f"{r}:2 = scf.while ({acc} = {init[0]}, {k} = %c0) : ({types}) -> ({types}) {{")
+            converted = w.convert((acc, carried), inside, 2, indent=6)
+            doubled, more = w.name(), w.name()
+            w.emit(f"{doubled} = arith.addi {converted[0]}, {converted[0]} : {_t2(inside)}", 6)
+            back = w.convert((doubled, inside), carried, 2, indent=6)
+            w.emit(f"{more} = arith.cmpi slt, {k}, %n : i32", 6)
+            w.emit(f"scf.condition({more}) {back[0]}, {k} : {types}", 6)
+            w.emit("} do {")
+            a, counter = w.name(), w.name()
+            w.emit(f"^bb0({a}: {_t2(carried)}, {counter}: i32):")
+            addend = w.convert(rng.choice(two), carried, 2, indent=6)
+            total, next_counter = w.name(), w.name()
+            w.emit(f"{total} = arith.addi {a}, {addend[0]} : {_t2(carried)}", 6)
+            w.emit(f"{next_counter} = arith.addi {counter}, %c1 : i32", 6)
+            w.emit(f"scf.yield {total}, {next_counter} : {types}", 6)
+            w.emit("}")
+            two.append((f"{r}#0", carried))
         elif kind == "branch":
             layout = rng.choice(w.layouts2)
             r = w.name()
@@ -267,6 +295,8 @@ def structure(module) -> list:
             block = value.owner
             owner = block.parent.parent if block.parent is not None else None
             inputs = tuple(key(v) for v in owner.operands) if owner is not None and owner.name == "scf.for" else ()
+            if owner is not None and owner.name == "scf.while":   # its regions' arguments differ
+                inputs = (tuple(key(v) for v in owner.operands), "before" if block.parent is owner.regions[0] else "after")
             result = ("argument", value.index, owner.name if owner is not None else None, inputs)
         elif value.owner.name == "ttg.convert_layout":
             result = key(value.owner.operands[0])
@@ -290,6 +320,8 @@ def structure(module) -> list:
             result = (op.name, value.index, type_of(value), tuple(key(v) for v in op.operands))
             if op.name == "scf.for":     # what the loop computes: its body's yield
                 result += (tuple(key(v) for v in op.regions[0].blocks[0].operations[-1].operands),)
+            elif op.name == "scf.while":   # what it computes: the condition and what it forwards, the after region's yield
+                result += tuple(tuple(key(v) for v in region.blocks[0].operations[-1].operands) for region in op.regions)
         memo[id(value)] = result
         return result
 
