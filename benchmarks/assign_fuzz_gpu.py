@@ -7,7 +7,8 @@ Each case is a kernel from ``tools/random_programs.py`` (``random_program(kernel
 loads a 32x64 and a 32-element i32 tensor in random layouts, combines them through elementwise
 ops, expand_dims + broadcast, max-reductions, make_range, splats and an ``scf.for`` whose
 accumulator is converted back and forth (with ``--transposes``, also ``tt.trans`` there and
-back; with ``--shape-ops``, reshapes there and back, join + split, and gathers), with ``ttg.convert_layout`` wherever layouts meet, and stores two results.  Three compiles of the same TTGIR:
+back; with ``--shape-ops``, reshapes there and back, join + split, and gathers; with
+``--whiles``, an ``scf.while`` carrying a converted accumulator), with ``ttg.convert_layout`` wherever layouts meet, and stores two results.  Three compiles of the same TTGIR:
 
 * ``stock``: Triton alone;
 * ``assigned``: ``ll-assign-layouts`` (``memory_ops`` as given), then Triton's own lowering: is
@@ -43,15 +44,16 @@ os.environ.setdefault("LINEAR_LAYOUTS_STOCK_GATE", "off")
 VARIANTS = ("stock", "assigned", "ours")
 
 
-def case_text(seed: int, index: int, transposes: bool = False, shape_ops: bool = False) -> str:
+def case_text(seed: int, index: int, transposes: bool = False, shape_ops: bool = False, whiles: bool = False) -> str:
     from linear_layouts.tools.random_programs import random_program
     rng = random.Random(seed * 1_000_003 + index)
-    return random_program(rng, steps=rng.randint(4, 12), kernel=True, transposes=transposes, shape_ops=shape_ops)
+    return random_program(rng, steps=rng.randint(4, 12), kernel=True, transposes=transposes, shape_ops=shape_ops,
+                          whiles=whiles)
 
 
 def compile_case(job) -> dict:
     """Worker: write and compile the three variants (each in a forked child: Triton may abort)."""
-    index, seed, directory, memory_ops, transposes, shape_ops = job
+    index, seed, directory, memory_ops, transposes, shape_ops, whiles = job
     import triton
     from triton.backends.compiler import GPUTarget
 
@@ -61,7 +63,7 @@ def compile_case(job) -> dict:
     from linear_layouts.passes.sandbox import run_forked
     from linear_layouts.passes.snapshot import parse_module
 
-    text = case_text(seed, index, transposes, shape_ops)
+    text = case_text(seed, index, transposes, shape_ops, whiles)
     assign = "ll-assign-layouts" + ("{memory_ops=true}" if memory_ops else "")
     out: dict = {"index": index}
     for variant in VARIANTS:
@@ -151,7 +153,7 @@ def write_reports(out_dir: str, args, results: list[dict], header: dict) -> int:
              f"- {header['gpu']}; triton {header['triton']}, torch {header['torch']}, python {header['python']}",
              f"- command: `python benchmarks/assign_fuzz_gpu.py --cases {args.cases} --seed {args.seed}"
              + (" --memory-ops" if args.memory_ops else "") + (" --transposes" if args.transposes else "")
-             + (" --shape-ops" if args.shape_ops else "") + "`",
+             + (" --shape-ops" if args.shape_ops else "") + (" --whiles" if args.whiles else "") + "`",
              f"- cases: {len(results)}; the pass changed layouts in **{changed}** "
              f"(the rest keep Triton's and run as a control)",
              f"- stock failed to compile (skipped): {len(stock_failed)}; ours or assigned failed where stock "
@@ -171,7 +173,7 @@ def write_reports(out_dir: str, args, results: list[dict], header: dict) -> int:
             lines.append(f"| {r['index']} | {r.get('verdict', 'compile')} | {detail} |")
     os.makedirs(out_dir, exist_ok=True)
     name = "assign_fuzz_gpu" + (f"_seed{args.seed}" if args.seed != 1 else "") + ("_transposes" if args.transposes else "") \
-        + ("_shape_ops" if args.shape_ops else "")
+        + ("_shape_ops" if args.shape_ops else "") + ("_whiles" if args.whiles else "")
     with open(os.path.join(out_dir, name + ".md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     with open(os.path.join(out_dir, name + ".json"), "w") as f:
@@ -194,11 +196,14 @@ def main(argv=None) -> int:
     parser.add_argument("--shape-ops", action="store_true",
                         help="programs with tt.reshape, tt.join/tt.split and tt.gather steps too "
                              "(random_program(shape_ops=True))")
+    parser.add_argument("--whiles", action="store_true",
+                        help="programs with scf.while loops too (random_program(whiles=True))")
     args = parser.parse_args(argv)
     import triton
     directory = tempfile.mkdtemp(prefix="ll_assign_fuzz_")
     started = time.time()
-    jobs = [(i, args.seed, directory, args.memory_ops, args.transposes, args.shape_ops) for i in range(args.cases)]
+    jobs = [(i, args.seed, directory, args.memory_ops, args.transposes, args.shape_ops, args.whiles)
+            for i in range(args.cases)]
     if args.jobs > 1:
         import multiprocessing
         with ProcessPoolExecutor(args.jobs, mp_context=multiprocessing.get_context("spawn")) as pool:

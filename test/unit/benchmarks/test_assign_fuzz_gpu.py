@@ -49,3 +49,13 @@ def test_a_dry_run_with_shape_ops_compiles_and_names_the_option(tmp_path):
     assert status == 0
     assert "--seed 4 --shape-ops`" in report
     assert "ours or assigned failed where stock compiled: **0**" in report
+
+
+def test_a_dry_run_with_whiles_and_shape_ops_compiles(tmp_path):
+    texts = [assign_fuzz_gpu.case_text(6, i, whiles=True) for i in range(6)]
+    assert sum("scf.while" in text for text in texts) >= 2
+    status = assign_fuzz_gpu.main(["--cases", "3", "--seed", "6", "--jobs", "1", "--dry-run", "--shape-ops",
+                                   "--whiles", "--out", str(tmp_path)])
+    report = (tmp_path / "assign_fuzz_gpu_seed6_shape_ops_whiles.md").read_text()
+    assert status == 0 and "--shape-ops --whiles`" in report
+    assert "ours or assigned failed where stock compiled: **0**" in report
