@@ -107,23 +107,29 @@ def _printed(layout: Optional[LinearLayout], shape: tuple, known: tuple) -> Opti
     return text if text.startswith("#ttg.linear<") else None
 
 
+def _reshape_to(shape):
+    return lambda layout: reshape_layout(layout, shape)
+
+
+def _apply(kind: str, inverse: bool, encoding: str, shape_in: tuple, shape_out: tuple, known: tuple) -> Optional[str]:
+    """``kind``'s layout map (or its inverse) applied to ``encoding`` of a tensor of
+    ``shape_in``, printed for ``shape_out`` (None where the map does not apply)."""
+    layout = _layout(encoding, shape_in)
+    if layout is None:
+        return None
+    forward = {"reshape": _reshape_to(shape_out), "join": join_layout, "split": split_layout}
+    backward = {"reshape": _reshape_to(shape_out), "join": split_layout, "split": join_layout}
+    if kind not in forward:
+        raise ValueError(f"not a shape op: {kind}")
+    return _printed((backward if inverse else forward)[kind](layout), shape_out, known)
+
+
 @lru_cache(maxsize=4096)
 def shape_op_result(kind: str, operand: str, operand_shape: tuple, result_shape: tuple,
                     known: tuple = ()) -> Optional[str]:
     """The result encoding of ``kind`` (``reshape``, ``join``, ``split``) on an operand in
     ``operand`` (None: the op cannot take that operand layout)."""
-    layout = _layout(operand, operand_shape)
-    if layout is None:
-        return None
-    if kind == "reshape":
-        result = reshape_layout(layout, result_shape)
-    elif kind == "join":
-        result = join_layout(layout)
-    elif kind == "split":
-        result = split_layout(layout)
-    else:
-        raise ValueError(f"not a shape op: {kind}")
-    return _printed(result, result_shape, known)
+    return _apply(kind, False, operand, operand_shape, result_shape, known)
 
 
 @lru_cache(maxsize=4096)
@@ -131,18 +137,7 @@ def shape_op_operand(kind: str, result: str, operand_shape: tuple, result_shape:
                      known: tuple = ()) -> Optional[str]:
     """The operand encoding under which ``kind`` gives ``result`` (the inverse of
     :func:`shape_op_result`), or None where there is none."""
-    layout = _layout(result, result_shape)
-    if layout is None:
-        return None
-    if kind == "reshape":
-        operand = reshape_layout(layout, operand_shape)
-    elif kind == "join":
-        operand = split_layout(layout)
-    elif kind == "split":
-        operand = join_layout(layout)
-    else:
-        raise ValueError(f"not a shape op: {kind}")
-    return _printed(operand, operand_shape, known)
+    return _apply(kind, True, result, result_shape, operand_shape, known)
 
 
 def same_layout(a: str, b: str, shape: tuple) -> bool:
