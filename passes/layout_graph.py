@@ -246,13 +246,25 @@ def build_graph(function: Operation, lines: ModuleLines, reorder_reductions: boo
         for result in op.results:
             if encoding_of(result) is not None:
                 producer_of[id(result)] = node.index
-    # Shape ops print a result that is the same layout as an encoding the function already has
-    # in that encoding's words (see Rule.known).
+    _share_printed_encodings(ops, nodes)
+    uses = _uses(ops, nodes, node_of_op, loop_nodes, producer_of, lines)
+    return LayoutGraph(function, nodes, uses, producer_of)
+
+
+def _share_printed_encodings(ops: list[Operation], nodes: list[Node]) -> None:
+    """Shape ops print a result that is the same layout as an encoding the function already has
+    in that encoding's words (see Rule.known)."""
     printed = tuple(sorted({encoding_of(v) for op in ops for v in list(op.operands) + list(op.results)
                             if encoding_of(v) is not None}))
     for node in nodes:
         if node.rule.kind in SHAPE_KINDS:
             node.rule = replace(node.rule, known=printed)
+
+
+def _uses(ops: list[Operation], nodes: list[Node], node_of_op: dict, loop_nodes: dict, producer_of: dict,
+          lines: ModuleLines) -> list[Use]:
+    """One Use per tensor operand of every op: who gives the value its layout, who says which
+    it needs, and how often a conversion between them would run."""
     uses = []
     for op in ops:
         for position, value in enumerate(op.operands):
@@ -280,7 +292,7 @@ def build_graph(function: Operation, lines: ModuleLines, reorder_reductions: boo
             else:
                 weight = loop_weight(value.owner, lines)
             uses.append(Use(value, position, op, producer, consumer, private, weight))
-    return LayoutGraph(function, nodes, uses, producer_of)
+    return uses
 
 
 def _body_trips(loop: Operation, lines: ModuleLines) -> float:
