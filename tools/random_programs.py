@@ -315,6 +315,10 @@ def structure(module) -> list:
                 while options[branch][:1] == ("select",) and options[branch][2] == condition:
                     options[branch] = options[branch][3 + branch]
             result = options[0] if options[0] == options[1] else ("select", type_of(value), condition, *options)
+        elif value.owner.name == "tt.reshape" and key(value.owner.operands[0])[0] == "tt.splat":
+            # A reshaped splat is a splat of the new shape (Triton's canonicalizer folds it so
+            # once no conversion stands between them).
+            result = ("tt.splat", 0, type_of(value), key(value.owner.operands[0])[3])
         else:
             op = value.owner
             result = (op.name, value.index, type_of(value), tuple(key(v) for v in op.operands))

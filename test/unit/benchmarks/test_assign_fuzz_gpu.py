@@ -26,12 +26,14 @@ def test_transposes_only_where_asked():
     assert plain[3] == random_program(rng, steps=rng.randint(4, 12), kernel=True)
 
 
-def test_a_dry_run_with_transposes_compiles_and_names_the_option(tmp_path):
-    status = assign_fuzz_gpu.main(["--cases", "2", "--seed", "3", "--jobs", "1", "--dry-run", "--transposes",
+@pytest.mark.parametrize("option, seed, cases, stem", [("--transposes", 3, 2, "transposes"),
+                                                      ("--shape-ops", 4, 3, "shape_ops")])
+def test_a_dry_run_with_an_option_compiles_and_names_it(tmp_path, option, seed, cases, stem):
+    status = assign_fuzz_gpu.main(["--cases", str(cases), "--seed", str(seed), "--jobs", "1", "--dry-run", option,
                                    "--out", str(tmp_path)])
-    report = (tmp_path / "assign_fuzz_gpu_seed3_transposes.md").read_text()
+    report = (tmp_path / f"assign_fuzz_gpu_seed{seed}_{stem}.md").read_text()
     assert status == 0
-    assert "--seed 3 --transposes`" in report
+    assert f"--seed {seed} {option}`" in report
     assert "ours or assigned failed where stock compiled: **0**" in report
 
 
@@ -40,15 +42,6 @@ def test_shape_ops_only_where_asked():
     with_shapes = [assign_fuzz_gpu.case_text(5, i, shape_ops=True) for i in range(8)]
     assert not any(op in text for text in plain for op in ("tt.reshape", "tt.join", "tt.gather"))
     assert sum(any(op in text for op in ("tt.reshape", "tt.join", "tt.gather")) for text in with_shapes) >= 4
-
-
-def test_a_dry_run_with_shape_ops_compiles_and_names_the_option(tmp_path):
-    status = assign_fuzz_gpu.main(["--cases", "3", "--seed", "4", "--jobs", "1", "--dry-run", "--shape-ops",
-                                   "--out", str(tmp_path)])
-    report = (tmp_path / "assign_fuzz_gpu_seed4_shape_ops.md").read_text()
-    assert status == 0
-    assert "--seed 4 --shape-ops`" in report
-    assert "ours or assigned failed where stock compiled: **0**" in report
 
 
 def test_a_dry_run_with_whiles_and_shape_ops_compiles(tmp_path):

@@ -294,16 +294,23 @@ def test_corpus_transposes_obey_the_rule():
     assert all(plain == ruled for plain, ruled in seen), seen
 
 
-@settings(max_examples=30, deadline=None, derandomize=True)
-@given(st.integers(0, 2**32 - 1))
-def test_random_programs_with_transposes_keep_their_meaning(seed):
-    text = random_program(random.Random(seed), transposes=True)
+def assign_and_check_meaning(text: str):
+    """Assign ``text``'s layouts; the modelled cost never rises, Triton parses the rewrite and
+    it computes what the program computed.  Returns the assignment and the rewritten module."""
     module = parse_module(text)
     before = structure(module)
     result = assign_module(module, "sm_90")
     for function in result.functions:
         assert function.cost_after <= function.cost_before + 1e-9
-    assert structure(parse_module(module.print())) == before
+    rewritten = parse_module(module.print())          # Triton's parser accepts the rewrite
+    assert structure(rewritten) == before
+    return result, module
+
+
+@settings(max_examples=30, deadline=None, derandomize=True)
+@given(st.integers(0, 2**32 - 1))
+def test_random_programs_with_transposes_keep_their_meaning(seed):
+    assign_and_check_meaning(random_program(random.Random(seed), transposes=True))
 
 
 def test_a_transpose_changes_layout_when_that_removes_conversions():
@@ -481,13 +488,7 @@ def test_corpus_shape_ops_obey_the_rules():
 @settings(max_examples=30, deadline=None, derandomize=True)
 @given(st.integers(0, 2**32 - 1))
 def test_random_programs_with_shape_ops_keep_their_meaning(seed):
-    text = random_program(random.Random(seed), shape_ops=True)
-    module = parse_module(text)
-    before = structure(module)
-    result = assign_module(module, "sm_90")
-    for function in result.functions:
-        assert function.cost_after <= function.cost_before + 1e-9
-    assert structure(parse_module(module.print())) == before
+    assign_and_check_meaning(random_program(random.Random(seed), shape_ops=True))
 
 
 def test_shape_ops_change_layout_when_that_removes_conversions():
@@ -556,14 +557,7 @@ def test_seeds_are_candidates_and_a_reduction_across_warps_is_converted_before()
 @settings(max_examples=30, deadline=None, derandomize=True)
 @given(st.integers(0, 2**32 - 1))
 def test_random_programs_with_whiles_keep_their_meaning(seed):
-    text = random_program(random.Random(seed), whiles=True)
-    module = parse_module(text)
-    before = structure(module)
-    result = assign_module(module, "sm_90")
-    for function in result.functions:
-        assert function.cost_after <= function.cost_before + 1e-9
-    rewritten = parse_module(module.print())          # Triton's parser accepts the rewrite
-    assert structure(rewritten) == before
+    result, module = assign_and_check_meaning(random_program(random.Random(seed), whiles=True))
     again = assign_module(parse_module(module.print()), "sm_90", apply=False)
     for first, second in zip(result.functions, again.functions):
         assert second.cost_before <= first.cost_after + 1e-6
