@@ -66,7 +66,6 @@ SELECTION = os.path.join(RESULTS, "assign_gpu_selection.json")
 MODES = ("stock", "assign", "linear", "stock_again")
 OURS = ("assign", "linear")
 FASTER = 0.90            # ours/stock at or below this: ">= 10% faster"
-CONVERT_OP = re.compile(r"(?<![\w.])ttg\.convert_layout\b")
 
 
 class ModeUnavailable(RuntimeError):
@@ -80,8 +79,15 @@ def case_name(case) -> str:
 
 
 def stock_ttgir(case, target=None, mode: str = "stock") -> str:
-    """The TTGIR of ``case`` for sm_90 (no GPU; an empty private cache): stock Triton's, or with
-    our passes (``mode`` assign or linear, as the GPU run enables them)."""
+    """The TTGIR of ``case`` for sm_90 (no GPU; an empty private cache): stock Triton's."""
+    return compile_case(case, target, mode)[0].asm["ttgir"]
+
+
+def compile_case(case, target=None, mode: str = "stock"):
+    """(the compiled kernel, conversions left in it, whether ll-assign-layouts changed it) of
+    ``case`` for sm_90 (no GPU; an empty private cache), with our passes in ``mode`` (assign or
+    linear, as the GPU run enables them).  Its ``asm["ttgir"]`` is Triton's, before our passes."""
+    from assigned_converts import converts_left, stats_snapshot
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
@@ -98,12 +104,14 @@ def stock_ttgir(case, target=None, mode: str = "stock") -> str:
             with environment(case.environment):
                 if mode in OURS:
                     enable_mode(mode)
+                before = stats_snapshot()
                 compiled = triton.compile(source, target=target or GPUTarget("cuda", 90, 32),
                                           options={"num_warps": case.num_warps, "num_stages": case.num_stages})
+                converts, assigned = converts_left(compiled, before)
         finally:
             linear_layouts.disable()
             triton.knobs.cache.dir = saved
-    return compiled.asm["ttgir"]
+    return compiled, converts, assigned
 
 
 def dry(cases) -> int:
@@ -115,8 +123,8 @@ def dry(cases) -> int:
         for mode in ("stock",) + OURS:
             start = time.perf_counter()
             try:
-                text = stock_ttgir(case, mode=mode)
-                cells.append(f"{mode} {len(CONVERT_OP.findall(text))} converts "
+                _, converts, assigned = compile_case(case, mode=mode)
+                cells.append(f"{mode} {converts} converts{' (assigned)' if assigned else ''} "
                              f"({time.perf_counter() - start:.1f} s)")
             except Exception as error:
                 failures += 1
@@ -258,6 +266,7 @@ def run_mode(device_case, mode: str, cache_dir: str, stock_outputs: dict | None)
     import triton.testing
 
     import linear_layouts
+    from assigned_converts import converts_left, stats_snapshot
     from linear_layouts.passes import hook
     from paper_kernels import environment
 
@@ -274,10 +283,13 @@ def run_mode(device_case, mode: str, cache_dir: str, stock_outputs: dict | None)
                 t = device_case.tensors[name]
                 t.fill_(float("nan") if t.is_floating_point() else -7)
             torch.cuda.synchronize()
+            before = stats_snapshot()
             start = time.perf_counter()
             device_case.launch()
             torch.cuda.synchronize()
             result["first_launch_s"] = time.perf_counter() - start
+            if device_case.compiled is not None:
+                result["converts"], result["assigned"] = converts_left(device_case.compiled, before)
             outputs = {name: device_case.tensors[name].clone() for name in case.outputs}
             result["reference_ok"] = bool(device_case.check())
             result["worst_error"] = device_case.worst_error
@@ -289,8 +301,6 @@ def run_mode(device_case, mode: str, cache_dir: str, stock_outputs: dict | None)
             times = triton.testing.do_bench(device_case.launch, warmup=25, rep=200, return_mode="all")
             result["ms"] = statistics.median(times)
             result["min_ms"], result["max_ms"] = min(times), max(times)
-            ttgir = device_case.compiled.asm.get("ttgir", "") if device_case.compiled is not None else ""
-            result["converts"] = len(CONVERT_OP.findall(ttgir))
             result["ok"] = True
             result["_outputs"] = outputs
     except ModeUnavailable as error:

@@ -18,7 +18,7 @@ Every conversion left or added is an ordinary ``ttg.convert_layout``: ``ll-lower
 plans, verifies and simulates it like any other (or leaves it to Triton).  Dots and float sums
 keep Triton's layouts (a float sum in another layout adds in another order;
 ``reorder_reductions=true`` allows it).  Loads and stores keep theirs unless
-``memory_ops=true``: then those outside loops whose pointers :mod:`.pointer_contiguity` can
+``memory_ops=true``: then those whose pointers :mod:`.pointer_contiguity` can
 read may change layout too, priced by sectors and vector width (``layout_costs.memory_cost``).
 
 Worked example (``lit/assign-layouts/reduce-then-store.mlir``)::

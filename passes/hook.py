@@ -383,6 +383,11 @@ class PluginStats:
     # how many of them the LLVM IR showed redundant with Triton's own (passes.guard_barriers)
     guard_barriers: int = 0
     guard_barriers_dropped: int = 0
+    # Kernels whose layouts ll-assign-layouts re-chose (enable(assign_layouts=True) or a pipeline
+    # with it), and the ttg.convert_layout ops left in them after it: Triton's asm["ttgir"] is
+    # the TTGIR before our passes, so this is where an assignment's effect can be counted.
+    kernels_assigned: int = 0
+    conversions_after_assignment: int = 0
     fallbacks: list = None           # Fallback records: compiled without our islands
 
     def __post_init__(self):
@@ -589,6 +594,9 @@ class _WrappedStages:
         _stats.local_writes_lowered += kernel.lowered.local_writes_lowered
         _stats.guard_barriers += kernel.guards
         _stats.guard_barriers_dropped += kernel.guards_dropped
+        if kernel.lowered.assigned:
+            _stats.kernels_assigned += 1
+            _stats.conversions_after_assignment += kernel.lowered.conversions_after_assignment
 
 
 def _has_work_for(config: PluginConfig, text: str) -> bool:
@@ -619,6 +627,7 @@ class PipelineResult:
     local_writes_lowered: int = 0   # ttg.local_store and ttg.local_alloc-with-a-source ops replaced
     remarks: tuple[str, ...] = ()   # the passes' remarks and report lines
     assigned: bool = False          # ll-assign-layouts rewrote the module: ours even without islands
+    conversions_after_assignment: int = 0   # ttg.convert_layout ops in the module it rewrote
 
     @property
     def islands(self) -> int:
@@ -659,7 +668,8 @@ def run_plugin_pipeline(triton_module, config: PluginConfig, metadata=None,
     counts = _replaced_ops(assigned.get("text", text), new_text, config.owns_local_loads)
     if new_text is not text:
         triton_module = triton_module_from_text(new_text, triton_module.context)
-    return PipelineResult(triton_module, remarks=tuple(remarks.lines), assigned="text" in assigned, **counts)
+    return PipelineResult(triton_module, remarks=tuple(remarks.lines), assigned="text" in assigned,
+                          conversions_after_assignment=len(_CONVERT_OP.findall(assigned.get("text", ""))), **counts)
 
 
 def _replaced_ops(text: str, new_text: str, owns_local_ops: bool) -> dict[str, int]:

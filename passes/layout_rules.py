@@ -33,8 +33,7 @@ splat ``arith.constant``
 value i                   value i, after region's yield in ``K``  arguments ``K``
 ``scf.if`` result i       both branches' yields in ``K``          result ``K``
 ``tt.load``/``tt.store``  pointer, mask, other value in ``K``     the loaded value in ``K``
-(outside loops, with
-``memory_ops``)
+(with ``memory_ops``)
 ========================  ======================================  ==============================
 
 Every other op (dots, atomics, memory descriptors, calls, an ``scf.while``'s values whose
@@ -69,7 +68,7 @@ from ..dialect.attribute_parser import parse_attribute
 from ..dialect.attributes import BlockedEncoding, LinearEncoding
 from ..dialect.linear_layout import LayoutError
 from .shape_layouts import same_layout, shape_op_operand, shape_op_result
-from .snapshot import Operation, Value, in_loop
+from .snapshot import Operation, Value
 
 # Ops that apply one scalar function to every element: operands and results share a layout.
 ELEMENTWISE_PREFIXES = ("arith.", "math.")
@@ -287,9 +286,10 @@ def rule_for(op: Operation, header: str = "", reorder_reductions: bool = False,
         values = operands + results
         if not memory_ops or not values or op.regions or any(encoding_of(v) != encoding_of(values[0]) for v in values):
             return None
-        # Inside loops they keep Triton's layouts: the software pipeliner turns loads in loops
-        # into asynchronous copies whose cost our model does not price.
-        if len({v.tensor_type.shape for v in values}) != 1 or in_loop(op):
+        # Inside loops too: this pass runs on the TTGIR Triton finished, after its software
+        # pipeliner, so a tt.load still in a loop is an ordinary load (the pipelined ones are
+        # asynchronous copies by then, which are not tt.load).  The loop weight prices it.
+        if len({v.tensor_type.shape for v in values}) != 1:
             return None
         return Rule("identity", encoding_of(values[0]))
     if not results:

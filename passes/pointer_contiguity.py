@@ -37,6 +37,16 @@ LARGE = 1 << 30        # divisibility of 0
 class Affine:
     strides: tuple          # per dim: int, or None (unknown)
     divisibility: int       # of the base, a power of two (elements; bytes for pointers)
+    # per dim, a power of two every stride is a multiple of (elements; bytes for pointers): what
+    # is known of an unknown stride, e.g. a row stride read from an argument with
+    # tt.divisibility = 16.  None: the known strides' own (``_pow2(stride)``), unknown ones 1.
+    stride_divisibility: Optional[tuple] = None
+
+    def stride_divisor(self, dim: int) -> int:
+        if self.stride_divisibility is not None:
+            return self.stride_divisibility[dim]
+        stride = self.strides[dim]
+        return 1 if stride is None else _pow2(abs(stride))
 
 
 @dataclass(frozen=True)
@@ -72,6 +82,10 @@ class PointerAnalysis:
             owner = value.owner.parent.parent if value.owner.parent is not None else None
             if owner is not None and owner.name in ("tt.func", "func.func"):
                 return self.argument_divisibility.get(value.index, 1)
+            if owner is not None and owner.name == "scf.for" and value.index == 0:
+                # the induction variable: lower bound + k * step, e.g. 0, 1024, 2048, ...
+                lower, step = owner.operands[0], owner.operands[2]
+                return min(self.scalar_divisibility(lower), self.scalar_divisibility(step))
             return 1
         op = value.owner
         if op.name == "arith.constant":
@@ -116,22 +130,26 @@ class PointerAnalysis:
                 return None
             strides = list(inner.strides)
             strides.insert(axis, 0)
-            return Affine(tuple(strides), inner.divisibility)
+            divisors = [inner.stride_divisor(d) for d in range(len(inner.strides))]
+            divisors.insert(axis, LARGE)
+            return Affine(tuple(strides), inner.divisibility, tuple(divisors))
         if name == "tt.broadcast":
             inner = self.affine(op.operands[0])
             if inner is None:
                 return None
             source = op.operands[0].tensor_type.shape
-            strides = tuple(0 if source[d] == 1 and tensor_type.shape[d] != 1 else s
-                            for d, s in enumerate(inner.strides))
-            return Affine(strides, inner.divisibility)
+            stretched = [source[d] == 1 and tensor_type.shape[d] != 1 for d in range(rank)]
+            strides = tuple(0 if stretched[d] else s for d, s in enumerate(inner.strides))
+            divisors = tuple(LARGE if stretched[d] else inner.stride_divisor(d) for d in range(rank))
+            return Affine(strides, inner.divisibility, divisors)
         if name in ("arith.addi", "tt.addptr"):
             a, b = self.affine(op.operands[0]), self.affine(op.operands[1])
             if a is None or b is None:
                 return None
             scale = pointee_bytes(op.operands[0].tensor_type.element_type) if name == "tt.addptr" else 1
             strides = tuple(None if x is None or y is None else x + y for x, y in zip(a.strides, b.strides))
-            return Affine(strides, min(a.divisibility, min(LARGE, b.divisibility * scale)))
+            divisors = tuple(min(a.stride_divisor(d), b.stride_divisor(d)) for d in range(rank))   # elements
+            return Affine(strides, min(a.divisibility, min(LARGE, b.divisibility * scale)), divisors)
         if name == "arith.muli":
             a, b = self.affine(op.operands[0]), self.affine(op.operands[1])
             if a is None or b is None:
@@ -145,7 +163,10 @@ class PointerAnalysis:
             factor = self._uniform_constant(uniform)
             strides = tuple(s if s == 0 else (None if s is None or factor is None else s * factor)
                             for s in ranged.strides)
-            return Affine(strides, min(LARGE, a.divisibility * b.divisibility))
+            # a stride times a uniform of unknown value: a multiple of both divisibilities
+            uniform_divisor = self.scalar_divisibility_of_uniform(uniform)
+            divisors = tuple(min(LARGE, ranged.stride_divisor(d) * uniform_divisor) for d in range(rank))
+            return Affine(strides, min(LARGE, a.divisibility * b.divisibility), divisors)
         return None
 
     def _uniform_constant(self, value: Value) -> Optional[int]:
@@ -161,6 +182,14 @@ class PointerAnalysis:
             return int(m.group(1)) if m and "dense<[" not in self.lines.header(op) else None
         return None
 
+    def scalar_divisibility_of_uniform(self, value: Value) -> int:
+        """What a tensor with one value everywhere (a splat or a splat constant) is a multiple of."""
+        op = value.defining_op
+        if op is not None and op.name == "tt.splat":
+            return self.scalar_divisibility(op.operands[0])
+        affine = self.affine(value)
+        return affine.divisibility if affine is not None else 1
+
     def contiguity(self, pointer: Value) -> Optional[Contiguity]:
         """Along which dim a pointer tensor's elements are consecutive, and the vector width its
         alignment allows (None: the pointers are not an affine function the analysis reads)."""
@@ -174,8 +203,8 @@ class PointerAnalysis:
         dim = unit[-1]
         alignment = affine.divisibility
         for d, s in enumerate(affine.strides):
-            if d != dim and s != 0:              # an unknown stride (None) aligns to one element
-                alignment = min(alignment, _pow2(abs(s)) * element_bytes if s is not None else element_bytes)
+            if d != dim and s != 0:              # an unknown stride aligns to what divides it
+                alignment = min(alignment, affine.stride_divisor(d) * element_bytes)
         vector = max(1, min(16, alignment) // element_bytes)
         return Contiguity(dim, min(vector, pointer.tensor_type.shape[dim]))
 

@@ -202,6 +202,87 @@ def test_pointer_contiguity_reads_strides_and_alignment():
     assert found == [(Contiguity(1, 8), (64, 1)), (Contiguity(1, 1), (None, 1)), (Contiguity(1, 1), (64, 1))]
 
 
+LOOPED_POINTERS = """
+module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.target = "cuda:90", "ttg.threads-per-warp" = 32 : i32} {
+  tt.func public @k(%X: !tt.ptr<f16> {tt.divisibility = 16 : i32}, %N: i32 {tt.divisibility = 16 : i32}, %M: i32) {
+    %c0 = arith.constant 0 : i32
+    %c4 = arith.constant 4 : i32
+    %c64 = arith.constant 64 : i32
+    %rows = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32, #ttg.slice<{dim = 1, parent = #B}>>
+    %r = tt.expand_dims %rows {axis = 1 : i32} : tensor<32xi32, #ttg.slice<{dim = 1, parent = #B}>> -> tensor<32x1xi32, #B>
+    %n = tt.splat %N : i32 -> tensor<32x1xi32, #B>
+    %rn = arith.muli %r, %n : tensor<32x1xi32, #B>
+    %rb = tt.broadcast %rn : tensor<32x1xi32, #B> -> tensor<32x64xi32, #B>
+    %cols = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #ttg.slice<{dim = 0, parent = #B}>>
+    %px = tt.splat %X : !tt.ptr<f16> -> tensor<32x64x!tt.ptr<f16>, #B>
+    %rowptr = tt.addptr %px, %rb : tensor<32x64x!tt.ptr<f16>, #B>, tensor<32x64xi32, #B>
+    scf.for %off = %c0 to %M step %c64 : i32 {
+      %o = tt.splat %off : i32 -> tensor<64xi32, #ttg.slice<{dim = 0, parent = #B}>>
+      %oc = arith.addi %o, %cols : tensor<64xi32, #ttg.slice<{dim = 0, parent = #B}>>
+      %e = tt.expand_dims %oc {axis = 0 : i32} : tensor<64xi32, #ttg.slice<{dim = 0, parent = #B}>> -> tensor<1x64xi32, #B>
+      %eb = tt.broadcast %e : tensor<1x64xi32, #B> -> tensor<32x64xi32, #B>
+      %a = tt.addptr %rowptr, %eb : tensor<32x64x!tt.ptr<f16>, #B>, tensor<32x64xi32, #B>
+      %va = tt.load %a : tensor<32x64x!tt.ptr<f16>, #B>
+    }
+    scf.for %odd = %c0 to %M step %c4 : i32 {
+      %o = tt.splat %odd : i32 -> tensor<64xi32, #ttg.slice<{dim = 0, parent = #B}>>
+      %oc = arith.addi %o, %cols : tensor<64xi32, #ttg.slice<{dim = 0, parent = #B}>>
+      %e = tt.expand_dims %oc {axis = 0 : i32} : tensor<64xi32, #ttg.slice<{dim = 0, parent = #B}>> -> tensor<1x64xi32, #B>
+      %eb = tt.broadcast %e : tensor<1x64xi32, #B> -> tensor<32x64xi32, #B>
+      %a = tt.addptr %rowptr, %eb : tensor<32x64x!tt.ptr<f16>, #B>, tensor<32x64xi32, #B>
+      %va = tt.load %a : tensor<32x64x!tt.ptr<f16>, #B>
+    }
+    tt.return
+  }
+}
+"""
+LOOPED_B = "#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>"
+
+
+def test_pointer_contiguity_reads_loop_counters_and_divisible_strides():
+    """Row stride N with tt.divisibility = 16, columns offset by a loop counter: stepping by 64
+    the counter is a multiple of 64, so 8 f16 (16 bytes) per vector; stepping by 4, only 4 f16
+    (8 bytes).  The row stride stays unknown (None) but a multiple of 16 elements; Triton's own
+    vectorization of these loads is the same (ld.global.v4.b32 and v2.b32)."""
+    from linear_layouts.passes.pointer_contiguity import Contiguity, PointerAnalysis
+
+    module = parse_module(LOOPED_POINTERS.replace("#B", LOOPED_B))
+    found = []
+
+    def read(text):
+        lines = ModuleLines(module, text)
+        function = next(op for op in module.walk() if op.name == "tt.func")
+        analysis = PointerAnalysis(lines, lines.header(function), lines.of[id(function)].arguments)
+        for op in (op for op in module.walk() if op.name == "tt.load"):
+            affine = analysis.affine(op.operands[0])
+            found.append((analysis.contiguity(op.operands[0]), affine.strides, affine.stride_divisor(0)))
+        return text
+
+    module.rewrite_text(read)
+    assert found == [(Contiguity(1, 8), (None, 1), 16), (Contiguity(1, 4), (None, 1), 16)]
+
+
+def test_tritons_own_vectors_for_the_looped_pointers_are_those_the_analysis_reads(tmp_path):
+    """The oracle for the test above: Triton's lowering (a subprocess) vectorizes a load and a
+    store of each loop's pointers as 16-byte (v4.b32) and 8-byte (v2.b32) accesses."""
+    import subprocess
+    import sys
+
+    stored = LOOPED_POINTERS.replace("      %va = tt.load %a : tensor<32x64x!tt.ptr<f16>, #B>\n",
+                                     "      %va = tt.load %a : tensor<32x64x!tt.ptr<f16>, #B>\n"
+                                     "      tt.store %a, %va : tensor<32x64x!tt.ptr<f16>, #B>\n")
+    assert stored.count("tt.store") == 2
+    path = tmp_path / "looped.ttgir"
+    path.write_text(stored.replace("#B", LOOPED_B))
+    ptx = subprocess.run([sys.executable, "-m", "linear_layouts.tools.ll_opt", str(path), "--emit", "ptx"],
+                         capture_output=True, text=True, timeout=300)
+    assert ptx.returncode == 0, ptx.stderr
+    accesses = re.findall(r"\b(ld|st)\.global\.(v[24])\.b32", ptx.stdout)
+    # 32x64 f16 over 128 threads: 16 elements a thread: 2 vectors of 8, or 4 of 4
+    assert sorted(set(accesses)) == [("ld", "v2"), ("ld", "v4"), ("st", "v2"), ("st", "v4")]
+    assert accesses.count(("ld", "v4")) == 2 and accesses.count(("ld", "v2")) == 4
+
+
 # --------------------------------------------------------------------------- tt.trans
 
 def _trans_module(shape, perm, operand: str, result: str) -> str:

@@ -185,6 +185,25 @@ def test_default_pipeline_lowers_the_conversion(target, capfd):
         assert "ds_write" in ours.asm["amdgcn"] and "ds_read" in ours.asm["amdgcn"]
 
 
+def test_stats_count_what_the_assignment_left(tmp_path):
+    """Triton's asm["ttgir"] is the TTGIR before our passes, so an assignment's effect is counted
+    in stats(): loop-invariant.mlir's one conversion is gone after ll-assign-layouts (its lit
+    test shows the same), and a kernel the assignment keeps is not counted."""
+    lit = os.path.join(ROOT, "test", "lit", "assign-layouts")
+    with open(os.path.join(lit, "loop-invariant.mlir")) as f:
+        changed = "\n".join(line for line in f.read().splitlines() if not line.startswith("//"))
+    path = tmp_path / "loop_invariant.ttgir"
+    path.write_text(changed)
+    hook.reset_stats()
+    with linear_layouts.enabled(assign_layouts=True):
+        compiled = triton.compile(str(path), target=TARGET)
+        triton.compile(SOURCE, target=TARGET)       # a transpose: Triton's layouts kept
+    stats = linear_layouts.stats()
+    assert compiled.asm["ttgir"].count("ttg.convert_layout") == 1      # Triton's view: before us
+    assert (stats.kernels, stats.conversions) == (2, 2)
+    assert (stats.kernels_assigned, stats.conversions_after_assignment) == (1, 0)
+
+
 # -- bad configuration: a clear ValueError naming the option, at once -------------------------
 
 @pytest.mark.parametrize("kwargs, message", [
