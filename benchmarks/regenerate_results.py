@@ -53,6 +53,8 @@ REMOVED: tuple[Removed, ...] = (
     Removed("fuzz_gpu_seed5.json", f"{_FUZZ} --seed 5 {_OUT}", note="fuzz_gpu.json of that run, renamed"),
     Removed("fuzz_gpu_seed7.json", f"{_FUZZ} --seed 7 {_OUT}", note="fuzz_gpu.json of that run, renamed"),
     Removed("fuzz_gpu_seed11.json", f"{_FUZZ} --seed 11 {_OUT}", note="fuzz_gpu.json of that run, renamed"),
+    Removed("fuzz_gpu_seed29.json", f"python benchmarks/fuzz_gpu.py --cases 1500 --seed 29 {_OUT}",
+            note="fuzz_gpu.json of that run, not committed (its verdict is fuzz_gpu_seed29.md)"),
     Removed("fuzz_gpu_seed9_h200.json", f"{_FUZZ} --seed 9 {_OUT}", needs="an H200 GPU",
             note="fuzz_gpu.json of that run, renamed"),
     Removed("gpu_conversions.json", f"python benchmarks/gpu_conversions.py {_OUT}"),
