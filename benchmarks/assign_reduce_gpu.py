@@ -11,7 +11,7 @@ few rows per program Triton's layout puts the warps along the row, so every row 
 cross-warp stage.
 
 Modes, each in its own process with its own empty Triton cache, alternated for ``--rounds``
-rounds (stock, ours, stock, ours, ...): ``stock`` (Triton alone) and ``ours``
+rounds (the order rotating each round, `benchmarks/mode_rounds.py`): ``stock`` (Triton alone) and ``ours``
 (``enable(assign_layouts=True)``).  Per configuration: the median of ``do_bench`` medians, the
 outputs bit-identical to stock's, whether the assignment changed the kernel (conversions in its
 TTGIR), and stock against itself (its first round against its last) as the noise.
@@ -23,9 +23,7 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
-import tempfile
 
 CONFIGS = [(op, block_m, n, warps)
            for op in ("max_f32", "sum_i32")
@@ -95,15 +93,8 @@ def main(argv=None) -> int:
         return 0
     import torch
     import triton
-    work = tempfile.mkdtemp(prefix="ll_assign_reduce_")
-    runs: dict = {"stock": [], "ours": []}
-    for round_ in range(args.rounds):
-        for mode in ("stock", "ours"):
-            path = os.path.join(work, f"{mode}{round_}.json")
-            env = dict(os.environ, TRITON_CACHE_DIR=os.path.join(work, f"cache-{mode}{round_}"))
-            subprocess.run([sys.executable, os.path.abspath(__file__), "--child", mode, path], check=True, env=env)
-            with open(path) as f:
-                runs[mode].append(json.load(f))
+    from mode_rounds import run_mode_rounds
+    runs = run_mode_rounds(__file__, ("stock", "ours"), args.rounds, "ll_assign_reduce_")
     rows, ratios, noise = [], [], []
     for name in runs["stock"][0]:
         stock = statistics.median(r[name]["ms"] for r in runs["stock"])

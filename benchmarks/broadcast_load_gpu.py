@@ -27,9 +27,7 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
-import tempfile
 
 # (kernel, rows per program or BN, BLOCK or BK, warps)
 CONFIGS = ([("row_scale", r, block, warps) for r, block, warps in
@@ -157,15 +155,8 @@ def main(argv=None) -> int:
         return 0
     import torch
     import triton
-    work = tempfile.mkdtemp(prefix="ll_broadcast_load_")
-    runs: dict = {m: [] for m in MODES}
-    for round_ in range(args.rounds):
-        for mode in MODES[round_ % len(MODES):] + MODES[:round_ % len(MODES)]:
-            path = os.path.join(work, f"{mode}{round_}.json")
-            env = dict(os.environ, TRITON_CACHE_DIR=os.path.join(work, f"cache-{mode}{round_}"))
-            subprocess.run([sys.executable, os.path.abspath(__file__), "--child", mode, path], check=True, env=env)
-            with open(path) as f:
-                runs[mode].append(json.load(f))
+    from mode_rounds import run_mode_rounds
+    runs = run_mode_rounds(__file__, MODES, args.rounds, "ll_broadcast_load_")
     rows = summarize(runs)
     text = render(rows, args.rounds, torch.cuda.get_device_name(),
                   f"triton {triton.__version__}, torch {torch.__version__}")
