@@ -71,6 +71,16 @@ How Triton spells a target: ``ttg.target = "cuda:90"`` / ``"hip:gfx942"`` in TTG
 (:attr:`Target.triton_name`, :meth:`Target.gpu_target`); :func:`target_named` reads both our
 names and Triton's.  Every module of the project that names a target uses this one table.
 
+DRAM bandwidth per SM (per CU on AMD) and cycle, ``dram_bytes_per_cycle``: the product's
+published peak bandwidth over its SM count times its boost clock, for one product of the target
+(``ll-assign-layouts``' DRAM floor, ``passes/dram_floor.py``; it only decides whether a modelled
+gain could show, never what code is emitted): sm_80 A100 SXM 80 GB, 2039 GB/s / (108 x 1.41 GHz)
+= 13.4; sm_86 A10, 600 / (72 x 1.695) = 4.9; sm_89 L40, 864 / (142 x 2.49) = 2.4; sm_90 H100
+SXM, 3352 / (132 x 1.98) = 12.8; sm_100 B200, 8000 / (148 x 2.0) = 27.0; sm_120 RTX 5090, 1792 /
+(170 x 2.41) = 4.4; gfx90a MI250X, 3277 / (220 x 1.7) = 8.8; gfx942 MI300X, 5300 / (304 x 2.1) =
+8.3; gfx950 MI355X, 8000 / (256 x 2.4) = 13.0; gfx1100 RX 7900 XTX, 960 / (96 x 2.5) = 4.0;
+gfx1201 RX 9070 XT, 645 / (64 x 2.97) = 3.4.
+
 The model of a phase used everywhere here: ``phase_lane_bits(width_bits, is_load)`` returns the
 lane bits that vary *inside* one phase; the remaining lane bits enumerate the phases.
 """
@@ -113,6 +123,7 @@ class Target:
     mfma_version: int = 0         # AMD: the amd_mfma layouts' version (0: no MFMA)
     wmma_version: int = 0         # AMD: the amd_wmma layouts' version (0: no WMMA layouts)
     has_lds_transpose_read: bool = False  # gfx950 ds_read_*_tr_*: recorded, never emitted by us
+    dram_bytes_per_cycle: float = 0.0     # per SM (CU) and cycle, at peak (module docstring)
 
     @property
     def triton_backend(self) -> str:
@@ -177,29 +188,31 @@ class Target:
 KIB = 1024
 # NVIDIA (see the module docstring for the sources of each fact)
 SM80 = Target("sm_80", Vendor.NVIDIA, 32, 80, "NVIDIA Ampere", has_ldmatrix=True,
-              shared_memory_bytes=163 * KIB, family="ampere")
+              shared_memory_bytes=163 * KIB, family="ampere", dram_bytes_per_cycle=13.4)
 SM86 = Target("sm_86", Vendor.NVIDIA, 32, 86, "NVIDIA Ampere GA10x: A10, RTX 30xx", has_ldmatrix=True,
-              shared_memory_bytes=99 * KIB, family="ampere")
+              shared_memory_bytes=99 * KIB, family="ampere", dram_bytes_per_cycle=4.9)
 SM89 = Target("sm_89", Vendor.NVIDIA, 32, 89, "NVIDIA Ada: L40, RTX 40xx", has_ldmatrix=True,
-              shared_memory_bytes=99 * KIB, family="ada")
+              shared_memory_bytes=99 * KIB, family="ada", dram_bytes_per_cycle=2.4)
 SM90 = Target("sm_90", Vendor.NVIDIA, 32, 90, "NVIDIA Hopper", has_ldmatrix=True, has_stmatrix=True,
-              has_distributed_shared_memory=True, shared_memory_bytes=227 * KIB, family="hopper")
+              has_distributed_shared_memory=True, shared_memory_bytes=227 * KIB, family="hopper",
+              dram_bytes_per_cycle=12.8)
 SM100 = Target("sm_100", Vendor.NVIDIA, 32, 100, "NVIDIA Blackwell: B200, GB200", has_ldmatrix=True,
                has_stmatrix=True, has_distributed_shared_memory=True, shared_memory_bytes=227 * KIB,
-               family="blackwell")
+               family="blackwell", dram_bytes_per_cycle=27.0)
 SM120 = Target("sm_120", Vendor.NVIDIA, 32, 120, "NVIDIA Blackwell consumer: RTX 50xx", has_ldmatrix=True,
-               has_stmatrix=True, shared_memory_bytes=99 * KIB, family="blackwell-consumer")
+               has_stmatrix=True, shared_memory_bytes=99 * KIB, family="blackwell-consumer", dram_bytes_per_cycle=4.4)
 # AMD
 GFX90A = Target("gfx90a", Vendor.AMD, 64, "gfx90a", "AMD MI200", shared_memory_bytes=64 * KIB, family="cdna2",
-                mfma_version=2)
+                mfma_version=2, dram_bytes_per_cycle=8.8)
 GFX942 = Target("gfx942", Vendor.AMD, 64, "gfx942", "AMD MI300", wide_read_lane_bits=(0, 1, 4),
-                shared_memory_bytes=64 * KIB, family="cdna3", mfma_version=3)
+                shared_memory_bytes=64 * KIB, family="cdna3", mfma_version=3, dram_bytes_per_cycle=8.3)
 GFX950 = Target("gfx950", Vendor.AMD, 64, "gfx950", "AMD MI350/MI355", wide_read_lane_bits=(0, 1, 4),
-                shared_memory_bytes=160 * KIB, family="cdna4", mfma_version=4, has_lds_transpose_read=True)
+                shared_memory_bytes=160 * KIB, family="cdna4", mfma_version=4, has_lds_transpose_read=True,
+                dram_bytes_per_cycle=13.0)
 GFX1100 = Target("gfx1100", Vendor.AMD, 32, "gfx1100", "AMD RDNA3: RX 7900", shared_memory_bytes=64 * KIB,
-                 family="rdna3", wmma_version=1)
+                 family="rdna3", wmma_version=1, dram_bytes_per_cycle=4.0)
 GFX1201 = Target("gfx1201", Vendor.AMD, 32, "gfx1201", "AMD RDNA4: RX 9070", shared_memory_bytes=64 * KIB,
-                 family="rdna4", wmma_version=2)
+                 family="rdna4", wmma_version=2, dram_bytes_per_cycle=3.4)
 
 TARGETS = {t.name: t for t in (SM80, SM86, SM89, SM90, SM100, SM120, GFX90A, GFX942, GFX950, GFX1100, GFX1201)}
 TRITON_NAMES = tuple(t.triton_name for t in TARGETS.values())   # cuda:80, ..., hip:gfx942, ...

@@ -11,8 +11,11 @@ however it lowers.  This pass starts from the module Triton produced and, per fu
    elementwise work by registers, everything times its loop weight;
 3. solves for the cheapest assignment (:mod:`.layout_solver`, an integer program);
 4. accepts it only if it beats Triton's own assignment by ``margin`` (a fraction of the
-   function's modelled cost) and the rewritten module parses; otherwise the function keeps
-   Triton's layouts.  Remarks say which, with conversions and modelled cost before and after.
+   function's modelled time) and the rewritten module parses; otherwise the function keeps
+   Triton's layouts.  The modelled time is the larger of the modelled cost and the kernel's
+   DRAM floor (:mod:`.dram_floor`: in a kernel bound by its memory traffic, cheaper conversions
+   do not show; ``dram_floor=false`` compares the modelled costs alone).  Remarks say which,
+   with conversions, modelled cost before and after, and the floor.
 
 Every conversion left or added is an ordinary ``ttg.convert_layout``: ``ll-lower-conversions``
 plans, verifies and simulates it like any other (or leaves it to Triton).  Dots and float sums
@@ -41,6 +44,7 @@ from typing import Optional
 
 from ..lowering.target import Target, UnknownTarget, target_named
 from .framework import ModulePass, PassContext, PassFailure
+from .dram_floor import dram_floor
 from .layout_costs import conversion_cost, elementwise_cost, memory_cost, reduction_cost
 from .layout_graph import LayoutGraph, build_graph, propose_candidates
 from .layout_rules import MEMORY_OPS, SHAPE_KINDS, encoding_of
@@ -66,13 +70,15 @@ class FunctionAssignment:
     left: dict = field(default_factory=dict)      # conversions left, by why they stay
     candidates: int = 0                            # nodes with a choice
     seconds: float = 0.0
+    dram_floor: float = 0.0                        # the least time its memory traffic takes
 
     def remark(self) -> str:
         verdict = "layouts assigned by cost" if self.accepted else "kept Triton's layouts"
         left = ", ".join(f"{count} {why}" for why, count in sorted(self.left.items()))
         return (f"@{self.name}: {verdict}: conversions {self.converts_before} -> {self.converts_after}, "
                 f"modelled cost {self.cost_before:.1f} -> {self.cost_after:.1f} (loop-weighted)"
-                + (f"; {self.reason}" if self.reason else "") + (f"; left: {left}" if left else ""))
+                + (f"; {self.reason}" if self.reason else "") + (f"; left: {left}" if left else "")
+                + (f"; DRAM floor {self.dram_floor:.1f}" if self.dram_floor else ""))
 
 
 @dataclass
@@ -249,10 +255,21 @@ def _conversions(graph: LayoutGraph, keys: list[str], costs: Costs) -> dict[str,
     return left
 
 
+@dataclass(frozen=True)
+class AssignOptions:
+    margin: float = DEFAULT_MARGIN
+    reorder_reductions: bool = False
+    memory_ops: bool = False
+    dram_floor: bool = True      # a gain must show above the kernel's DRAM floor (.dram_floor)
+
+
 def assign_module(module: Module, target: "str | Target | None" = None, margin: float = DEFAULT_MARGIN,
-                  reorder_reductions: bool = False, apply: bool = True, memory_ops: bool = False) -> Assignment:
+                  reorder_reductions: bool = False, apply: bool = True, memory_ops: bool = False,
+                  dram_floor: bool = True) -> Assignment:
     """Choose the layouts of every function of ``module`` (see the module docstring); with
     ``apply``, rewrite the module where an assignment is accepted."""
+    options = AssignOptions(margin, reorder_reductions, memory_ops, dram_floor)
+    num_warps = module.num_warps or 4
     result = Assignment()
     try:
         hw_target = target if isinstance(target, Target) else target_named(target or module.target or "")
@@ -266,7 +283,7 @@ def assign_module(module: Module, target: "str | Target | None" = None, margin: 
         counter = [0]
         for function in _functions(module):
             started = time.perf_counter()
-            outcome = _assign_function(function, lines, hw_target, margin, reorder_reductions, memory_ops, counter)
+            outcome = _assign_function(function, lines, hw_target, options, num_warps, counter)
             outcome.seconds = time.perf_counter() - started
             result.functions.append(outcome)
         return lines.text()
@@ -293,35 +310,48 @@ def assign_module(module: Module, target: "str | Target | None" = None, margin: 
     return result
 
 
-def _assign_function(function: Operation, lines: ModuleLines, target: Target, margin: float,
-                     reorder_reductions: bool, memory_ops: bool, counter: list[int]) -> FunctionAssignment:
+def _assign_function(function: Operation, lines: ModuleLines, target: Target, options: AssignOptions,
+                     num_warps: int, counter: list[int]) -> FunctionAssignment:
     name = function.symbol or "?"
-    converts = sum(1 for op in _ops(function) if op.name == "ttg.convert_layout")
-    if any(op.name == "ttg.warp_specialize" for op in _ops(function)):
+    ops = list(_ops(function))
+    converts = sum(1 for op in ops if op.name == "ttg.convert_layout")
+    if any(op.name == "ttg.warp_specialize" for op in ops):
         return FunctionAssignment(name, converts, converts, 0.0, 0.0, False,
                                   "warp-specialized: partitions keep Triton's layouts")
-    graph = build_graph(function, lines, reorder_reductions, memory_ops)
+    graph = build_graph(function, lines, options.reorder_reductions, options.memory_ops)
     propose_candidates(graph)
     costs = make_costs(graph, target)
     stock = graph.stock_keys()
     before = assignment_cost(graph, stock, costs)
     solution: Solution = solve(graph, costs)
     choosing = sum(1 for node in graph.nodes if len(node.candidates) > 1)
-    gain = before - solution.cost
-    accepted = gain > max(margin * before, 1e-6) and solution.keys != stock
+    floor = dram_floor(ops, lines, num_warps, target) if options.dram_floor else 0.0
+    # The roofline: what the kernel would gain in time, not in instructions (.dram_floor).
+    time_before, time_after = max(floor, before), max(floor, solution.cost)
+    gain = time_before - time_after
+    accepted = gain > max(options.margin * time_before, 1e-6) and solution.keys != stock
     keys = solution.keys if accepted else stock
     left = _conversions(graph, keys, costs)
     before_count = sum(_conversions(graph, stock, costs).values())
     after_count = sum(left.values())
-    reason = "" if accepted else (
-        "no op here can change layout" if choosing == 0 else
-        f"no assignment beats Triton's by more than {margin:.0%}" if solution.optimal else
-        f"the solver stopped early ({solution.status})")
+    reason = "" if accepted else _why_kept(choosing, solution, before, floor, options.margin)
     outcome = FunctionAssignment(name, before_count, after_count, before,
-                                 solution.cost if accepted else before, accepted, reason, left, choosing)
+                                 solution.cost if accepted else before, accepted, reason, left, choosing,
+                                 dram_floor=floor)
     if accepted:
         rewrite(graph, keys, lines, counter)
     return outcome
+
+
+def _why_kept(choosing: int, solution: Solution, before: float, floor: float, margin: float) -> str:
+    if choosing == 0:
+        return "no op here can change layout"
+    if not solution.optimal:
+        return f"the solver stopped early ({solution.status})"
+    if floor > solution.cost and before - solution.cost > max(margin * before, 1e-6):
+        return (f"memory-bound: the best assignment's modelled cost {solution.cost:.1f} hides under "
+                f"the DRAM floor {floor:.1f}, so its gain could not show")
+    return f"no assignment beats Triton's by more than {margin:.0%}"
 
 
 def _ops(function: Operation):
@@ -336,6 +366,7 @@ class AssignLayouts(ModulePass):
     margin: float = DEFAULT_MARGIN
     reorder_reductions: bool = False
     memory_ops: bool = False
+    dram_floor: bool = True
     report: bool = False
 
     def check_options(self) -> Optional[str]:
@@ -345,7 +376,7 @@ class AssignLayouts(ModulePass):
 
     def apply(self, module: Module, context: PassContext) -> None:
         assignment = assign_module(module, context.target, self.margin, self.reorder_reductions,
-                                   memory_ops=self.memory_ops)
+                                   memory_ops=self.memory_ops, dram_floor=self.dram_floor)
         if context.remarks or self.report:
             for function in assignment.functions:
                 context.report(f"{module.filename}: remark: [{self.name}] {function.remark()}")

@@ -761,7 +761,9 @@ module attributes {{"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.tar
 """.replace("#A", WHILE_A).replace("#B", WHILE_B)
     module = parse_module(text)
     before = structure(module)
-    assert assign_module(module, "sm_90").accepted
+    # The loop's load makes the kernel memory-bound (its DRAM floor hides the gain); the subject
+    # here is how the while is retyped, so the floor is off.
+    assert assign_module(module, "sm_90", dram_floor=False).accepted
     printed = module.print()
     rewritten = parse_module(printed)
     assert structure(rewritten) == before
