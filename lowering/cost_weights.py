@@ -45,6 +45,9 @@ class CostWeights:
     warp_barrier: float       # bar.warp.sync (or a lone AMD fence): a warp waits for its lanes
     cta_barrier: float        # bar.sync / s_barrier: a CTA waits for its slowest warp
     source: str               # where the numbers come from
+    # One byte of DRAM traffic per SM, measured (benchmarks/dram_rate.py); 0: not measured, the
+    # DRAM floor then uses the product's published rate (passes/dram_floor.py).
+    dram_byte: float = 0.0
 
 
 HAND_SET = CostWeights(shuffle=1.5, alu_op=0.25, shared_access=1.0, shared_wavefront=0.5,
@@ -81,6 +84,9 @@ def weights_for(target_name: str) -> CostWeights:
         base_name = ESTIMATED_FROM[target_name]
         base = weights_for(base_name)
         kind = "measured" if base_name in CALIBRATED else "estimated"
-        return replace(base, source=f"estimate for {target_name}: {base_name}'s {kind} constants reused "
-                                    f"({base.source}); not measured on {target_name}")
+        # Instruction costs carry over within a lineage; DRAM bandwidth does not (a B200 has
+        # twice an H100's): the reusing target keeps its own published rate.
+        return replace(base, dram_byte=0.0,
+                       source=f"estimate for {target_name}: {base_name}'s {kind} constants reused "
+                              f"({base.source}); not measured on {target_name}")
     return HAND_SET

@@ -16,7 +16,11 @@ about one cycle of an SM's shared-memory pipe)::
                     x shared_wavefront / (DRAM bytes per SM cycle)
 
 Every warp of an SM shares that SM's slice of DRAM bandwidth and its issue slots alike, so the
-comparison holds per warp whatever the occupancy.  The floor counts every byte a load or store
+comparison holds per warp whatever the occupancy.  Where the rate was measured
+(``benchmarks/dram_rate.py``: what Triton's own copy and read kernels reach, stored as the
+target's ``dram_byte`` constant) the floor uses it; elsewhere the published peak
+(``Target.dram_bytes_per_cycle``), which no kernel reaches, so the floor there is lower than it
+should be.  The floor counts every byte a load or store
 names (a broadcast vector that every program reads, which L2 serves, is counted as DRAM bytes;
 masked-off elements are counted too): it errs towards calling a kernel memory-bound, that is,
 towards keeping Triton's layouts.  The instruction cost covers only what the assignment models
@@ -85,7 +89,16 @@ def bytes_moved(op: Operation) -> int:
 def dram_floor(ops: Iterable[Operation], lines: ModuleLines, num_warps: int, target: Target) -> float:
     """The DRAM floor (module docstring) of the ops of one function, per warp, loop-weighted."""
     weighted_bytes = sum(loop_weight(op, lines) * bytes_moved(op) for op in ops if op.name in GLOBAL_MEMORY_OPS)
-    per_cycle = target.dram_bytes_per_cycle
-    if weighted_bytes == 0 or per_cycle <= 0:
+    return weighted_bytes / max(1, num_warps) * dram_byte_cost(target)
+
+
+def dram_byte_cost(target: Target) -> float:
+    """What one byte of DRAM traffic costs an SM, in the cost model's units: measured where
+    ``benchmarks/dram_rate.py`` ran (``dram_byte`` of the target's constants), else from the
+    published rate: a wavefront's cost over the DRAM bytes per cycle."""
+    weights = target.weights
+    if weights.dram_byte > 0:
+        return weights.dram_byte
+    if target.dram_bytes_per_cycle <= 0:
         return 0.0
-    return weighted_bytes / max(1, num_warps) * target.weights.shared_wavefront / per_cycle
+    return weights.shared_wavefront / target.dram_bytes_per_cycle

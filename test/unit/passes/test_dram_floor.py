@@ -10,7 +10,7 @@ from hypothesis import given, settings, strategies as st
 
 from linear_layouts.lowering.target import TARGETS, target_named
 from linear_layouts.passes.assign_layouts import assign_module
-from linear_layouts.passes.dram_floor import bytes_moved, dram_floor
+from linear_layouts.passes.dram_floor import bytes_moved, dram_byte_cost, dram_floor
 from linear_layouts.passes.layout_text import ModuleLines
 from linear_layouts.passes.snapshot import parse_module
 from linear_layouts.tools.random_programs import random_program
@@ -82,12 +82,20 @@ def test_the_floor_weighs_loops_and_divides_by_warps():
     # the atomic: 4096.  69632 bytes over 4 warps, x 1.07 / 12.8 (sm_90's measured wavefront
     # weight over its DRAM bytes per SM cycle).
     total = 2 * 16384 + 8 * 2 * 2048 + 4096
-    sm90 = target_named("sm_90")
-    assert out["floor"] == pytest.approx(total / 4 * sm90.weights.shared_wavefront / 12.8)
-    assert out["floor"] == pytest.approx(total / 4 * 1.07 / 12.8)
+    assert out["floor"] == pytest.approx(total / 4 * dram_byte_cost(target_named("sm_90")))
     assert out["floor_8_warps"] == pytest.approx(out["floor"] / 2)
-    gfx942 = target_named("gfx942")
-    assert out["gfx942"] == pytest.approx(total / 4 * gfx942.weights.shared_wavefront / 8.3)
+    assert out["gfx942"] == pytest.approx(total / 4 * 0.5 / 8.3)   # hand-set wavefront, published rate
+
+
+def test_a_byte_costs_the_measured_rate_else_the_published_one():
+    sm90, sm100 = target_named("sm_90"), target_named("sm_100")
+    measured = sm90.weights.dram_byte
+    published = sm90.weights.shared_wavefront / 12.8
+    assert dram_byte_cost(sm90) == pytest.approx(measured if measured > 0 else published)
+    # sm_100 reuses sm_90's instruction constants, never its DRAM rate: a B200's own published one.
+    assert sm100.weights.dram_byte == 0.0
+    assert dram_byte_cost(sm100) == pytest.approx(sm90.weights.shared_wavefront / 27.0)
+    assert dram_byte_cost(target_named("gfx942")) == pytest.approx(0.5 / 8.3)
 
 
 def test_every_target_has_a_dram_rate():
@@ -129,5 +137,5 @@ def test_a_memory_bound_kernel_says_so():
     kept = assign_module(parse_module(text), "sm_90").functions[0]
     changed = assign_module(parse_module(text), "sm_90", dram_floor=False).functions[0]
     assert changed.accepted and not kept.accepted
-    assert kept.dram_floor == pytest.approx(128 * 64 * 4 / 4 * 1.07 / 12.8)
+    assert kept.dram_floor == pytest.approx(128 * 64 * 4 / 4 * dram_byte_cost(target_named("sm_90")))
     assert "memory-bound" in kept.reason and f"DRAM floor {kept.dram_floor:.1f}" in kept.remark()
