@@ -4,7 +4,8 @@
 
 // The DRAM floor (passes/dram_floor.py): a gain in conversions counts only where it shows above
 // the time the kernel's memory traffic takes.  Both kernels store 128x64 f32 (32 KiB, 8 KiB per
-// warp): on sm_90 a floor of 8192 x 1.07 / 12.8 = 684.8 units per warp.
+// warp): on sm_90 a floor of 8192 x 0.092 = 753.7 units per warp (a DRAM byte at the rate an
+// H100 reaches, benchmarks/results/dram_rate.md).
 // @memory_bound converts once (modelled 227.9, 84.4 if the conversion moved before the
 // broadcast): both under the floor, so Triton's layouts stay.  @compute_bound does the same work
 // 64 times in a loop (16871.7 -> 6807.6), far above the floor: the conversion leaves the loop.
@@ -18,8 +19,8 @@
 // CHECK-NOT: ttg.convert_layout
 // CHECK: tt.store
 
-// REMARK: @memory_bound: kept Triton's layouts: conversions 1 -> 1, modelled cost 227.9 -> 227.9 (loop-weighted); memory-bound: the best assignment's modelled cost 84.4 hides under the DRAM floor 684.8, so its gain could not show; {{.*}}; DRAM floor 684.8
-// REMARK: @compute_bound: layouts assigned by cost: conversions 1 -> 1, modelled cost 16871.7 -> 6807.6 (loop-weighted); {{.*}}; DRAM floor 684.8
+// REMARK: @memory_bound: kept Triton's layouts: conversions 1 -> 1, modelled cost 227.9 -> 227.9 (loop-weighted); memory-bound: the best assignment's modelled cost 84.4 hides under the DRAM floor 753.7, so its gain could not show; {{.*}}; DRAM floor 753.7
+// REMARK: @compute_bound: layouts assigned by cost: conversions 1 -> 1, modelled cost 16871.7 -> 6807.6 (loop-weighted); {{.*}}; DRAM floor 753.7
 
 // NOFLOOR-LABEL: tt.func public @memory_bound
 // NOFLOOR: ttg.convert_layout %arg0 : tensor<128x1xf32, #blocked> -> tensor<128x1xf32, #blocked1>
