@@ -33,17 +33,10 @@ CONFIGS = [(op, block_m, n, warps)
 ROWS = 16384
 
 
-def child(mode: str, out_path: str) -> None:
-    """Compile and time every configuration in one mode; write times and output checksums."""
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from checkout import make_package_importable
-    make_package_importable()
-    import torch
+def row_reduce_kernel():
+    """The kernel every configuration runs (Triton imported only when asked for)."""
     import triton
     import triton.language as tl
-
-    import linear_layouts
-    from assigned_converts import converts_left, stats_snapshot
 
     @triton.jit
     def row_reduce(X, Y, N: tl.constexpr, BLOCK_M: tl.constexpr, IS_MAX: tl.constexpr):
@@ -56,6 +49,58 @@ def child(mode: str, out_path: str) -> None:
             r = tl.sum(x, axis=1)
         tl.store(Y + rows, r)
 
+    return row_reduce
+
+
+def dry(out_dir: str) -> int:
+    """No GPU: compile every configuration for sm_90 with the installed Triton and say what the
+    default assignment would do to stock's TTGIR (``assign_reduce_dry.md``)."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from checkout import make_package_importable
+    make_package_importable()
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from linear_layouts.passes.assign_layouts import assign_module
+    from linear_layouts.passes.snapshot import parse_module
+
+    kernel = row_reduce_kernel()
+    lines = ["# Row reductions: what the default `ll-assign-layouts` does to stock's TTGIR (no GPU)", "",
+             f"triton {triton.__version__}, sm_90; `python benchmarks/assign_reduce_gpu.py --dry`; the configurations "
+             "of `assign_reduce_gpu.md`.", "",
+             "| kernel | changed | modelled cost before -> after | DRAM floor | why kept |", "|---|---|---|---:|---|"]
+    changed = 0
+    for op, block_m, n, warps in CONFIGS:
+        pointer = "*fp32" if op == "max_f32" else "*i32"
+        source = triton.compiler.ASTSource(
+            fn=kernel, signature={"X": pointer, "Y": pointer, "N": "constexpr", "BLOCK_M": "constexpr",
+                                  "IS_MAX": "constexpr"},
+            constexprs={"N": n, "BLOCK_M": block_m, "IS_MAX": op == "max_f32"})
+        compiled = triton.compile(source, target=GPUTarget("cuda", 90, 32), options={"num_warps": warps})
+        f = assign_module(parse_module(compiled.asm["ttgir"]), "sm_90", apply=False).functions[0]
+        changed += f.accepted
+        after = f"{f.cost_after:.1f}" if f.accepted else "(kept)"
+        lines.append(f"| {op} BLOCK_M={block_m} N={n} warps={warps} | {'yes' if f.accepted else 'no'} | "
+                     f"{f.cost_before:.1f} -> {after} | {f.dram_floor:.1f} | {f.reason} |")
+    lines[2:2] = [f"The default assignment changes **{changed}** of {len(CONFIGS)}.", ""]
+    os.makedirs(out_dir, exist_ok=True)
+    with open(os.path.join(out_dir, "assign_reduce_dry.md"), "w") as out:
+        out.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    return 0
+
+
+def child(mode: str, out_path: str) -> None:
+    """Compile and time every configuration in one mode; write times and output checksums."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from checkout import make_package_importable
+    make_package_importable()
+    import torch
+    import triton
+
+    import linear_layouts
+    from assigned_converts import converts_left, stats_snapshot
+
+    row_reduce = row_reduce_kernel()
     if mode == "ours":
         linear_layouts.enable(assign_layouts=True)
     torch.manual_seed(0)
@@ -86,8 +131,11 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--dry", action="store_true", help="no GPU: what the assignment does to each configuration")
     parser.add_argument("--child", nargs=2, metavar=("MODE", "JSON"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.dry:
+        return dry(args.out)
     if args.child:
         child(*args.child)
         return 0
