@@ -44,16 +44,17 @@ os.environ.setdefault("LINEAR_LAYOUTS_STOCK_GATE", "off")
 VARIANTS = ("stock", "assigned", "ours")
 
 
-def case_text(seed: int, index: int, transposes: bool = False, shape_ops: bool = False, whiles: bool = False) -> str:
+def case_text(seed: int, index: int, transposes: bool = False, shape_ops: bool = False, whiles: bool = False,
+              loop_loads: bool = False) -> str:
     from linear_layouts.tools.random_programs import random_program
     rng = random.Random(seed * 1_000_003 + index)
     return random_program(rng, steps=rng.randint(4, 12), kernel=True, transposes=transposes, shape_ops=shape_ops,
-                          whiles=whiles)
+                          whiles=whiles, loop_loads=loop_loads)
 
 
 def compile_case(job) -> dict:
     """Worker: write and compile the three variants (each in a forked child: Triton may abort)."""
-    index, seed, directory, memory_ops, transposes, shape_ops, whiles = job
+    index, seed, directory, memory_ops, transposes, shape_ops, whiles, loop_loads = job
     import triton
     from triton.backends.compiler import GPUTarget
 
@@ -63,7 +64,7 @@ def compile_case(job) -> dict:
     from linear_layouts.passes.sandbox import run_forked
     from linear_layouts.passes.snapshot import parse_module
 
-    text = case_text(seed, index, transposes, shape_ops, whiles)
+    text = case_text(seed, index, transposes, shape_ops, whiles, loop_loads)
     assign = "ll-assign-layouts" + ("{memory_ops=true}" if memory_ops else "")
     out: dict = {"index": index}
     for variant in VARIANTS:
@@ -108,19 +109,34 @@ class _Lines:
         pass
 
 
-def run_on_gpu(results: list[dict]) -> None:
+# --small-inputs: X and V drawn from [-SMALL, SMALL) instead of all of int32.  A program adds
+# values at most a few dozen times (each step and loop iteration at most doubles a magnitude,
+# 12 steps and loops of 4 iterations), so 2^10 keeps every sum far from int32's limits: no
+# overflow whose folding could depend on where a conversion stands (seed 71's case 178).
+SMALL = 1 << 10
+
+
+def inputs(torch, loop_loads: bool, small: bool):
+    """X (one tile, or LOOP_TILES for loop_loads programs) and V, on the GPU."""
+    from linear_layouts.tools.random_programs import LOOP_TILES, M, N
+    low, high = (-SMALL, SMALL) if small else (-2**31, 2**31 - 1)
+    tiles = LOOP_TILES if loop_loads else 1
+    x = torch.randint(low, high, (tiles * M * N,), dtype=torch.int64, device="cuda").to(torch.int32)
+    v = torch.randint(low, high, (M,), dtype=torch.int64, device="cuda").to(torch.int32)
+    return x, v
+
+
+def run_on_gpu(results: list[dict], loop_loads: bool = False, small: bool = False) -> None:
     import torch
     import triton
     from triton.backends.compiler import GPUTarget
 
     from linear_layouts.passes.guard_barriers import guard_pruning
-    from linear_layouts.tools.random_programs import M, N
     torch.manual_seed(0)
     for result in results:
         if not all(result.get(v, {}).get("ok") for v in VARIANTS):
             continue
-        x = torch.randint(-2**31, 2**31 - 1, (M * N,), dtype=torch.int64, device="cuda").to(torch.int32)
-        v = torch.randint(-2**31, 2**31 - 1, (M,), dtype=torch.int64, device="cuda").to(torch.int32)
+        x, v = inputs(torch, loop_loads, small)
         outputs = {}
         for variant in VARIANTS:
             try:
@@ -153,7 +169,9 @@ def write_reports(out_dir: str, args, results: list[dict], header: dict) -> int:
              f"- {header['gpu']}; triton {header['triton']}, torch {header['torch']}, python {header['python']}",
              f"- command: `python benchmarks/assign_fuzz_gpu.py --cases {args.cases} --seed {args.seed}"
              + (" --memory-ops" if args.memory_ops else "") + (" --transposes" if args.transposes else "")
-             + (" --shape-ops" if args.shape_ops else "") + (" --whiles" if args.whiles else "") + "`",
+             + (" --shape-ops" if args.shape_ops else "") + (" --whiles" if args.whiles else "")
+             + (" --loop-loads" if getattr(args, "loop_loads", False) else "")
+             + (" --small-inputs" if getattr(args, "small_inputs", False) else "") + "`",
              f"- cases: {len(results)}; the pass changed layouts in **{changed}** "
              f"(the rest keep Triton's and run as a control)",
              f"- stock failed to compile (skipped): {len(stock_failed)}; ours or assigned failed where stock "
@@ -173,7 +191,8 @@ def write_reports(out_dir: str, args, results: list[dict], header: dict) -> int:
             lines.append(f"| {r['index']} | {r.get('verdict', 'compile')} | {detail} |")
     os.makedirs(out_dir, exist_ok=True)
     name = "assign_fuzz_gpu" + (f"_seed{args.seed}" if args.seed != 1 else "") + ("_transposes" if args.transposes else "") \
-        + ("_shape_ops" if args.shape_ops else "") + ("_whiles" if args.whiles else "")
+        + ("_shape_ops" if args.shape_ops else "") + ("_whiles" if args.whiles else "") \
+        + ("_loop_loads" if getattr(args, "loop_loads", False) else "")
     with open(os.path.join(out_dir, name + ".md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     with open(os.path.join(out_dir, name + ".json"), "w") as f:
@@ -198,11 +217,15 @@ def main(argv=None) -> int:
                              "(random_program(shape_ops=True))")
     parser.add_argument("--whiles", action="store_true",
                         help="programs with scf.while loops too (random_program(whiles=True))")
+    parser.add_argument("--loop-loads", action="store_true",
+                        help="programs that load a tile of X inside an scf.for too (random_program(loop_loads=True))")
+    parser.add_argument("--small-inputs", action="store_true",
+                        help=f"inputs from [-{SMALL}, {SMALL}) instead of all of int32 (no overflow)")
     args = parser.parse_args(argv)
     import triton
     directory = tempfile.mkdtemp(prefix="ll_assign_fuzz_")
     started = time.time()
-    jobs = [(i, args.seed, directory, args.memory_ops, args.transposes, args.shape_ops, args.whiles)
+    jobs = [(i, args.seed, directory, args.memory_ops, args.transposes, args.shape_ops, args.whiles, args.loop_loads)
             for i in range(args.cases)]
     if args.jobs > 1:
         import multiprocessing
@@ -215,7 +238,7 @@ def main(argv=None) -> int:
     if not args.dry_run:
         import torch
         header["gpu"], header["torch"] = torch.cuda.get_device_name(0), torch.__version__
-        run_on_gpu(results)
+        run_on_gpu(results, args.loop_loads, args.small_inputs)
     header["seconds"] = round(time.time() - started, 1)
     return write_reports(args.out, args, results, header)
 

@@ -75,34 +75,64 @@ def _kernel_prologue(w: _Writer, x_layout: str, v_layout: str) -> None:
                f"{(_t2 if rank == 2 else _t1)(layout, '!tt.ptr<i32>')}")
 
 
-def _pointers(w: _Writer, base: str, layout: str, rank: int) -> str:
+def _pointers(w: _Writer, base: str, layout: str, rank: int, indent: int = 4) -> str:
     """Emit the pointer tensor ``base + row * N + col`` (2-D) or ``base + row`` (1-D)."""
     if rank == 1:
         rows, splat, out = w.name(), w.name(), w.name()
-        w.emit(f"{rows} = tt.make_range {{end = {M} : i32, start = 0 : i32}} : {_t1(layout)}")
-        w.emit(f"{splat} = tt.splat {base} : !tt.ptr<i32> -> {_t1(layout, '!tt.ptr<i32>')}")
-        w.emit(f"{out} = tt.addptr {splat}, {rows} : {_t1(layout, '!tt.ptr<i32>')}, {_t1(layout)}")
+        w.emit(f"{rows} = tt.make_range {{end = {M} : i32, start = 0 : i32}} : {_t1(layout)}", indent)
+        w.emit(f"{splat} = tt.splat {base} : !tt.ptr<i32> -> {_t1(layout, '!tt.ptr<i32>')}", indent)
+        w.emit(f"{out} = tt.addptr {splat}, {rows} : {_t1(layout, '!tt.ptr<i32>')}, {_t1(layout)}", indent)
         return out
     names = [w.name() for _ in range(10)]
     r, r2, width, r3, c, c2, rb, cb, off, splat = names
     column = f"#ttg.slice<{{dim = 0, parent = {layout}}}>"
-    w.emit(f"{r} = tt.make_range {{end = {M} : i32, start = 0 : i32}} : {_t1(_slice1(layout))}")
-    w.emit(f"{r2} = tt.expand_dims {r} {{axis = 1 : i32}} : {_t1(_slice1(layout))} -> tensor<{M}x1xi32, {layout}>")
-    w.emit(f"{width} = arith.constant dense<{N}> : tensor<{M}x1xi32, {layout}>")
-    w.emit(f"{r3} = arith.muli {r2}, {width} : tensor<{M}x1xi32, {layout}>")
-    w.emit(f"{c} = tt.make_range {{end = {N} : i32, start = 0 : i32}} : tensor<{N}xi32, {column}>")
-    w.emit(f"{c2} = tt.expand_dims {c} {{axis = 0 : i32}} : tensor<{N}xi32, {column}> -> tensor<1x{N}xi32, {layout}>")
-    w.emit(f"{rb} = tt.broadcast {r3} : tensor<{M}x1xi32, {layout}> -> {_t2(layout)}")
-    w.emit(f"{cb} = tt.broadcast {c2} : tensor<1x{N}xi32, {layout}> -> {_t2(layout)}")
-    w.emit(f"{off} = arith.addi {rb}, {cb} : {_t2(layout)}")
-    w.emit(f"{splat} = tt.splat {base} : !tt.ptr<i32> -> {_t2(layout, '!tt.ptr<i32>')}")
+    w.emit(f"{r} = tt.make_range {{end = {M} : i32, start = 0 : i32}} : {_t1(_slice1(layout))}", indent)
+    w.emit(f"{r2} = tt.expand_dims {r} {{axis = 1 : i32}} : {_t1(_slice1(layout))} -> "
+           f"tensor<{M}x1xi32, {layout}>", indent)
+    w.emit(f"{width} = arith.constant dense<{N}> : tensor<{M}x1xi32, {layout}>", indent)
+    w.emit(f"{r3} = arith.muli {r2}, {width} : tensor<{M}x1xi32, {layout}>", indent)
+    w.emit(f"{c} = tt.make_range {{end = {N} : i32, start = 0 : i32}} : tensor<{N}xi32, {column}>", indent)
+    w.emit(f"{c2} = tt.expand_dims {c} {{axis = 0 : i32}} : tensor<{N}xi32, {column}> -> "
+           f"tensor<1x{N}xi32, {layout}>", indent)
+    w.emit(f"{rb} = tt.broadcast {r3} : tensor<{M}x1xi32, {layout}> -> {_t2(layout)}", indent)
+    w.emit(f"{cb} = tt.broadcast {c2} : tensor<1x{N}xi32, {layout}> -> {_t2(layout)}", indent)
+    w.emit(f"{off} = arith.addi {rb}, {cb} : {_t2(layout)}", indent)
+    w.emit(f"{splat} = tt.splat {base} : !tt.ptr<i32> -> {_t2(layout, '!tt.ptr<i32>')}", indent)
     out = w.name()
-    w.emit(f"{out} = tt.addptr {splat}, {off} : {_t2(layout, '!tt.ptr<i32>')}, {_t2(layout)}")
+    w.emit(f"{out} = tt.addptr {splat}, {off} : {_t2(layout, '!tt.ptr<i32>')}, {_t2(layout)}", indent)
     return out
 
 
+LOOP_TILES = 4   # a loop_loads kernel's X holds this many M x N tiles: one per iteration (at most 4)
+
+
+def _loop_load(w: _Writer, two: list, rng: random.Random) -> None:
+    """An ``scf.for`` that loads tile i of X (``X + i * M * N``) on iteration i, in a random
+    layout, converts it to the accumulator's and adds it (``loop_loads=True``).  Its pointers
+    are computed inside the loop from the induction variable, as after Triton's pipeliner: the
+    load ``ll-assign-layouts{memory_ops=true}`` may re-lay out.  At most 4 iterations
+    (``%c4`` or ``%n``, which the harness sets to 3), so X must hold ``LOOP_TILES`` tiles."""
+    init = rng.choice(two)
+    load_layout = rng.choice(w.layouts2)
+    r, acc, iv = w.name(), w.name(), f"%i{w.count}"
+    bound = "%n" if rng.random() < 0.5 else "%c4"
+    w.emit(f"{r} = scf.for {iv} = %c0 to {bound} step %c1 iter_args({acc} = {init[0]}) "
+           f"-> ({_t2(init[1])}) : i32 {{")
+    offset, base, tile = w.name(), w.name(), w.name()
+    w.emit(f"{offset} = arith.muli {iv}, %ctile : i32", 6)
+    w.emit(f"{base} = tt.addptr %X, {offset} : !tt.ptr<i32>, i32", 6)
+    pointers = _pointers(w, base, load_layout, 2, indent=6)
+    w.emit(f"{tile} = tt.load {pointers} : {_t2(load_layout, '!tt.ptr<i32>')}", 6)
+    converted = w.convert((tile, load_layout), init[1], 2, indent=6)
+    s = w.name()
+    w.emit(f"{s} = arith.addi {acc}, {converted[0]} : {_t2(init[1])}", 6)
+    w.emit(f"scf.yield {s} : {_t2(init[1])}", 6)
+    w.emit("}")
+    two.append((r, init[1]))
+
+
 def random_program(rng: random.Random, steps: int = 8, kernel: bool = False, transposes: bool = False,
-                   shape_ops: bool = False, whiles: bool = False) -> str:
+                   shape_ops: bool = False, whiles: bool = False, loop_loads: bool = False) -> str:
     """One random function (see the module docstring).  ``kernel=False``: its inputs and output
     pointers are tensor arguments; ``kernel=True``: a launchable kernel
     ``@random(X, V, OUT, OUT1: !tt.ptr<i32>, n: i32)`` that loads %x (32x64, row-major) and %v
@@ -116,7 +146,11 @@ def random_program(rng: random.Random, steps: int = 8, kernel: bool = False, tra
     ``whiles=True`` (also off by default) adds a step writing an ``scf.while`` that carries a 2-D
     accumulator and an i32 counter %k: its before region converts the accumulator to another
     layout, doubles it there, converts it back and forwards it while ``%k < %n``; its after region
-    adds a value converted into the accumulator's layout and counts."""
+    adds a value converted into the accumulator's layout and counts.
+    ``loop_loads=True`` (kernels only, off by default) adds a step loading a tile of X inside an
+    ``scf.for`` (:func:`_loop_load`)."""
+    if loop_loads and not kernel:
+        raise ValueError("loop_loads=True needs kernel=True (the loop loads from the kernel's X)")
     w = _Writer(rng)
     x_layout, out_layout = rng.choice(w.layouts2), rng.choice(w.layouts2)
     v_layout, out1_layout = rng.choice(w.layouts1), rng.choice(w.layouts1)
@@ -128,8 +162,11 @@ def random_program(rng: random.Random, steps: int = 8, kernel: bool = False, tra
         kind = rng.choice(["convert2", "convert1", "add", "broadcast", "reduce", "range", "constant", "loop",
                            "branch"] + (["transpose"] * 2 if transposes else [])
                           + (["reshape", "joinsplit", "gather"] if shape_ops else [])
-                          + (["while"] * 2 if whiles else []))
-        if kind == "convert2":
+                          + (["while"] * 2 if whiles else [])
+                          + (["loop_load"] * 3 if loop_loads else []))
+        if kind == "loop_load":
+            _loop_load(w, two, rng)
+        elif kind == "convert2":
             two.append(w.convert(rng.choice(two), rng.choice(w.layouts2), 2))
         elif kind == "convert1":
             one.append(w.convert(rng.choice(one), rng.choice(w.layouts1), 1))
@@ -276,6 +313,8 @@ def random_program(rng: random.Random, steps: int = 8, kernel: bool = False, tra
                      f"%out1: {_t1(out1_layout, '!tt.ptr<i32>')}, %n: i32")
     body = ["    %c0 = arith.constant 0 : i32", "    %c1 = arith.constant 1 : i32", "    %c4 = arith.constant 4 : i32",
             "    %cond = arith.cmpi sgt, %n, %c1 : i32"]
+    if loop_loads:
+        body.append(f"    %ctile = arith.constant {M * N} : i32")
     return "\n".join([HEADER, f"  tt.func public @random({signature}) {{", *body, *w.lines, "  }", "}", ""])
 
 
