@@ -132,6 +132,7 @@ def run_on_gpu(results: list[dict], loop_loads: bool = False, small: bool = Fals
     from triton.backends.compiler import GPUTarget
 
     from linear_layouts.passes.guard_barriers import guard_pruning
+    from linear_layouts.tools.random_programs import M, N
     torch.manual_seed(0)
     for result in results:
         if not all(result.get(v, {}).get("ok") for v in VARIANTS):
