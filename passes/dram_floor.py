@@ -52,7 +52,8 @@ GLOBAL_MEMORY_OPS = frozenset({
     "ttg.async_copy_global_to_local",
     "ttng.async_tma_copy_global_to_local", "ttng.async_tma_copy_local_to_global",
     "ttng.async_tma_gather", "ttng.async_tma_scatter",
-    "amdgpu.buffer_load", "amdgpu.buffer_store", "amdgpu.buffer_load_to_local",
+    "amdgpu.buffer_load", "amdgpu.buffer_store", "amdgpu.buffer_load_to_local",   # as 3.6 prints them
+    "amdg.buffer_load", "amdg.buffer_store", "amdg.buffer_load_to_local",         # as 3.9 prints them
 })
 # An atomic reads and writes its bytes.
 READ_AND_WRITE = frozenset({"tt.atomic_rmw", "tt.atomic_cas"})
