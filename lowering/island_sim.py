@@ -202,8 +202,9 @@ class _Island:
         if opname in ("shl", "lshr"):
             value = shift(opname, a, b)
         else:
-            with np.errstate(over="ignore"):
-                value = BINARY[opname](a.value, b.value, mask(bits)).astype(np.uint64, copy=False)
+            # Arrays of unsigned integers wrap around silently (numpy checks overflow only in
+            # scalar arithmetic), so no np.errstate here: it costs more than the operation.
+            value = BINARY[opname](a.value, b.value, mask(bits)).astype(np.uint64, copy=False)
         return Scalar(bits, value, a.defined & b.defined)
 
     def op_llvm_and(self, body): return self._binary(body, "and")      # noqa: E704
@@ -600,9 +601,14 @@ def _read_output(island: "_Island", machine: Machine, got: np.ndarray, value_bit
                 if machine.undefined_load else ""
             copy = f" (bits {passes[t // threads] * value_bits}.. of the element ids)" if len(passes) > 1 else ""
             raise SimulationError(f"output field {i} is undefined in {machine.who(t % threads)}{copy}{cause}")
-        for k, p in enumerate(passes):
-            value = field.value[k * threads:(k + 1) * threads]
-            got[:, i] |= unmix(value & mask(value_bits), value_bits) << np.uint64(p * value_bits)
+    if not island.output:
+        return
+    # All fields and passes at once: (pass copy k, thread, field), each pass's bits shifted to
+    # their place; the passes' bit ranges are disjoint, so OR-ing over k puts them together.
+    values = np.stack([field.value for field in island.output], axis=1).reshape(len(passes), threads, -1)
+    shifts = np.array([p * value_bits for p in passes], dtype=np.uint64).reshape(-1, 1, 1)
+    slices = unmix(values & mask(value_bits), value_bits) << shifts
+    got |= np.bitwise_or.reduce(slices, axis=0)
 
 
 def _compare_output(got: np.ndarray, expected: np.ndarray, machine: Machine) -> None:

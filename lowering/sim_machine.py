@@ -240,9 +240,10 @@ class Machine:
         -2.  (Most instructions touch every byte once: then these are the inputs themselves.)"""
         order = np.argsort(key, kind="stable")
         sorted_keys = key[order]
-        starts = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]])
-        if len(starts) == len(key):
+        differs = sorted_keys[1:] != sorted_keys[:-1]
+        if len(key) and differs.all():   # every byte once: the common case, answered cheaply
             return key, threads, warps
+        starts = np.flatnonzero(np.concatenate(([True], differs)))
         by_key_threads, by_key_warps = threads[order], warps[order]
         tmin = np.minimum.reduceat(by_key_threads, starts)
         tmax = np.maximum.reduceat(by_key_threads, starts)

@@ -251,7 +251,7 @@ def _blocks(lines: list[str], first: int, end: int) -> tuple[dict[str, _Block], 
     in_switch = False       # a switch's cases follow it on lines of their own, up to "]"
     for index in range(first, end):
         line = lines[index]
-        label = _LABEL.match(line)
+        label = _LABEL.match(line) if line[:1] not in (" ", "") else None   # instructions are indented
         if label:
             if current.name == "<entry>" and not current.lines:
                 del blocks["<entry>"]         # the body starts with a label: that block is the entry
@@ -302,7 +302,7 @@ class _Program:
             for block in function.blocks.values():
                 for position, index in enumerate(block.lines):
                     line = lines[index]
-                    if not _CALL.match(line) or _ASM.search(line):
+                    if "call" not in line or not _CALL.match(line) or _ASM.search(line):
                         continue
                     call = _CALLEE.search(line)
                     if call is None:
@@ -406,19 +406,32 @@ class _Program:
         return met, left
 
 
+class _LineKinds(dict):
+    """``classify`` of each line by index, computed when first asked for: the walks from a guard
+    stop at the nearest barriers, so in a large kernel most lines are never looked at."""
+
+    def __init__(self, lines: list[str]):
+        super().__init__()
+        self.lines = lines
+
+    def __missing__(self, index: int) -> str | int:
+        kind = self[index] = classify(self.lines[index])
+        return kind
+
+
 def prune_guard_barriers(llir: str) -> tuple[str, int]:
     """``llir`` without the guard barriers proven redundant, and how many were dropped."""
     if GUARD_BARRIER_ASM not in llir:
         return llir, 0
     lines = llir.split("\n")
-    kinds = {index: classify(line) for index, line in enumerate(lines)}
+    kinds = _LineKinds(lines)
     program = _Program(lines)
     summaries = None
     removed: set[int] = set()
     for function in program.in_order():
         for block in function.blocks.values():
             for position, index in enumerate(block.lines):
-                if kinds[index] != "guard":
+                if GUARD_BARRIER_ASM not in lines[index] or kinds[index] != "guard":
                     continue
                 if summaries is None:
                     summaries = program.summaries(kinds)

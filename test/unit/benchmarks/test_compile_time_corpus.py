@@ -65,3 +65,26 @@ def test_the_cpu_clock_has_its_own_summary_and_column(tmp_path):
     compile_time_corpus.write_report(older, [], run, str(tmp_path))
     text = (tmp_path / "compile_time_corpus_9.9.9.md").read_text()
     assert "CPU time" not in text and "| b | 1 | 1000.0 | 1100.0 | 1.100 | 1000.0 | 1.000 |\n" in text + "\n"
+
+
+def test_the_account_splits_the_extra_time_and_the_table_shows_it(tmp_path):
+    """Rows with Triton's stage times: a summary line saying where ours' extra time goes (the
+    plugin's own work, Triton's make_llir on our module, the later stages), the fastest-of-the-
+    repeats clock, and a column for each stage difference."""
+    def row(name, converts, stock, ours, plugin, llir, after):
+        return {"file": name, "converts": converts, "stock": stock, "ours": ours, "ratio": ours / stock,
+                "warm": stock, "warm_ratio": 1.0, "stock_min": stock, "ours_min": ours, "warm_min": stock,
+                "ratio_min": ours / stock, "warm_ratio_min": 1.0, "ours_plugin": plugin, "plugin_share": plugin / stock,
+                "stock_llir": 0.1, "ours_llir": 0.1 + llir, "stock_after_llir": 0.2, "ours_after_llir": 0.2 + after}
+    rows = [row("a", 0, 1.0, 1.0, 0.0, 0.0, 0.0), row("b", 2, 1.0, 1.5, 0.2, 0.25, 0.05),
+            row("c", 1, 1.0, 1.1, 0.06, 0.03, 0.01)]
+    account = compile_time_corpus.account_lines(rows)
+    assert account == ["* where the extra time goes (Triton's stages timed beneath the plugin), medians over the "
+                       "kernels with a conversion: the plugin's own work 130.0 ms, Triton's make_llir on our module "
+                       "+140.0 ms, the stages after it +30.0 ms; on the worst, b (+500 ms): the plugin's own work "
+                       "200.0 ms, Triton's make_llir on our module +250.0 ms, the stages after it +50.0 ms"]
+    assert compile_time_corpus.FASTEST in compile_time_corpus.clocks_of(rows)
+    compile_time_corpus.write_report(rows, [], {"triton": "9.9.9", "cpus": 2, "repeats": 3}, str(tmp_path))
+    text = (tmp_path / "compile_time_corpus_9.9.9.md").read_text()
+    assert "Wall time, fastest of the repeats:" in text and account[0] in text
+    assert "| b | 2 | 1000.0 | 1500.0 | 1.500 | 1000.0 | 1.000 | 1.500 | +250.0 | +50.0 |" in text

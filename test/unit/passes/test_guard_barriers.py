@@ -558,3 +558,46 @@ def test_the_property_fails_if_calls_are_met_as_nothing(monkeypatch):
     example = _unsound_example(lambda patch: patch.setattr(guard_barriers._Program, "summaries", nothing),
                                monkeypatch)
     assert len(example) >= 2
+
+
+# ----------------------------------------------------------------------------- lazy classification
+#
+# Lines are classified when a walk first meets them (passes.guard_barriers._LineKinds): in a
+# large kernel the walks from a guard stop at the nearest barriers.  The answer must be the one
+# an eager classification of every line gives.
+
+def _pruned_with_eager_kinds(text: str, monkeypatch) -> tuple[str, int]:
+    from linear_layouts.passes import guard_barriers
+
+    class EagerKinds(dict):
+        def __init__(self, lines):
+            super().__init__((index, classify(line)) for index, line in enumerate(lines))
+
+    with monkeypatch.context() as patched:
+        patched.setattr(guard_barriers, "_LineKinds", EagerKinds)
+        return prune_guard_barriers(text)
+
+
+@pytest.mark.parametrize("text", [
+    kernel(TRITON_STORE, GUARD, OUR_LOAD, "  ret void"),
+    kernel(TRITON_STORE, TRITON_BARRIER, GUARD, OUR_LOAD, GUARD, OUR_STORE, "  ret void"),
+    kernel("  br label %1", "1:", OUR_LOAD, GUARD, OUR_STORE, "  br i1 %c, label %1, label %2", "2:", "  ret void"),
+    "\n".join(HELPER) + "\n" + function("k", "  call void @helper()", "  call void @helper()", "  ret void") + "\n",
+])
+def test_lazy_classification_prunes_as_the_eager_one(text, monkeypatch):
+    assert prune_guard_barriers(text) == _pruned_with_eager_kinds(text, monkeypatch)
+
+
+def test_lines_past_the_nearest_barriers_are_never_classified(monkeypatch):
+    from linear_layouts.passes import guard_barriers
+
+    far = [TRITON_STORE] * 500
+    text = kernel(*far, TRITON_BARRIER, OUR_STORE, GUARD, OUR_LOAD, TRITON_BARRIER, *far, "  ret void")
+    seen = []
+    real = guard_barriers.classify
+    monkeypatch.setattr(guard_barriers, "classify", lambda line: (seen.append(line), real(line))[1])
+    assert prune_guard_barriers(text) == _pruned_with_eager_kinds(text, monkeypatch)
+    assert prune_guard_barriers(text)[1] == 0           # write before, read after: the guard stays
+    seen.clear()
+    prune_guard_barriers(text)
+    assert 0 < len(seen) < 10
