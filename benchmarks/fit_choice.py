@@ -16,11 +16,16 @@ The model has two parts:
    wavefronts, barriers, matrix accesses, per warp), fitted by least squares to the candidates'
    time differences within each conversion (in both contexts, in microseconds per round trip of a
    program); it ranks our candidates;
-2. a gate per plan family (``choice.family_of``: scope, method, matrix accesses, one warp or
-   more): the ratio model-pick / stock over the family's training conversions; the family keeps
-   our plan only when its geometric mean gain exceeds its own spread (geomean * exp(std of the
-   log ratios) < 1) on at least ``MIN_FAMILY`` conversions.  Everywhere else stock's lowering is
-   taken.
+2. a gate per plan family (``choice.gated_family_of``: scope, method, matrix accesses, one warp
+   or more, and ``/half-stock-shuffles`` where an unpacked shuffle pick needs at most half the
+   shuffles of stock's own lowering, ``lowering/stock_lowering.py``): the ratio model-pick /
+   stock over the family's training conversions; the family keeps our plan only when its mean
+   log ratio plus ``Z`` standard errors is below 0, on at least ``MIN_FAMILY`` conversions.
+   Everywhere else stock's lowering is taken.
+
+The report also checks the stock-lowering prediction against stock's measured PTX: the shuffle
+count of stock's round trip A -> B -> A (``chain_mix``) is predicted as the sum of the two
+directions' ``stock_warp_shuffles``.
 
 Held-out folds (never random rows): (a) by source kernel: every corpus kernel file is a group,
 the fresh conversions of one draw are split into five groups; (b) by layout family: blocked,
@@ -58,6 +63,7 @@ def load(paths):
     from linear_layouts.dialect.encodings import to_linear_layout
     from linear_layouts.lowering import choice
     from linear_layouts.lowering.planner import plan_candidates
+    from linear_layouts.lowering.stock_lowering import stock_warp_shuffles
     from linear_layouts.lowering.verify import verify_plan
 
     runs = [json.load(gzip.open(path, "rt") if path.endswith(".gz") else open(path)) for path in paths]
@@ -66,13 +72,23 @@ def load(paths):
     if any(release(run["environment"]["triton"]) != version for run in runs):
         raise SystemExit("fit_choice: the runs were measured with different Triton releases")
     out = []
+    mimic = {"rows": 0, "exact": 0, "with_shuffles": 0, "exact_with_shuffles": 0}
     for row in (row for run in runs for row in run["rows"]):
-        stock = {c: row["modes"]["stock"].get(c, {}).get("us") for c in ("chain", "latency")}
-        if not all(stock.values()):
-            continue
         shape = tuple(row["shape"])
         src = to_linear_layout(row["src"], shape, conventions=version)
         dst = to_linear_layout(row["dst"], shape, conventions=version)
+        measured_mix = row["modes"]["stock"].get("chain_mix")
+        if measured_mix is not None:
+            # stock's round trip: A -> B and B -> A, both stock's lowering
+            predicted = sum(stock_warp_shuffles(a, b, row["bits"]) or 0 for a, b in ((src, dst), (dst, src)))
+            shuffles = predicted > 0 or measured_mix["shfl"] > 0
+            mimic["rows"] += 1
+            mimic["exact"] += predicted == measured_mix["shfl"]
+            mimic["with_shuffles"] += shuffles
+            mimic["exact_with_shuffles"] += shuffles and predicted == measured_mix["shfl"]
+        stock = {c: row["modes"]["stock"].get(c, {}).get("us") for c in ("chain", "latency")}
+        if not all(stock.values()):
+            continue
         plans, scope = plan_candidates(src, dst, row["bits"], "sm_90")
         plans = [p for p in plans if verify_plan(p).ok]
         cands = []
@@ -82,14 +98,14 @@ def load(paths):
                 cands = []
                 break
             ratio = max(times[c] / stock[c] for c in times)
-            cands.append({"f": choice.plan_features(plan), "family": choice.family_of(plan, str(scope)),
+            cands.append({"f": choice.plan_features(plan), "family": choice.gated_family_of(plan, str(scope)),
                           "ratio": ratio, "us": times})
         if not cands:
             continue
         origin = row["family"]
         out.append({"case": row["case"], "origin": origin, "cands": cands, "stock": stock,
                     "layout_family": origin if origin.startswith("fresh:") or origin == "issue25" else "corpus"})
-    return out, data["environment"]
+    return out, {**data["environment"], "stock_mimic": mimic}
 
 
 def fit_weights(cases) -> np.ndarray:
@@ -179,6 +195,7 @@ def main(argv=None) -> int:
     parser.add_argument("--min-family", type=int, default=choice.MIN_FAMILY)
     args = parser.parse_args(argv)
     cases, environment = load(args.train_json)
+    mimic = environment.pop("stock_mimic")
     fitted = fit_weights(cases)
     # Which ranking to ship: the fitted weights only if they beat the planner's order (the cost
     # model's rank 0) on held-out source-kernel folds.
@@ -194,6 +211,9 @@ def main(argv=None) -> int:
              f"Produced by `python benchmarks/fit_choice.py {' '.join(argv or sys.argv[1:])}` from "
              f"{environment.get('gpu')}, triton {environment.get('triton')}.", "",
              f"Conversions: {len(cases)}; features: {', '.join(choice.FEATURES)}.", "",
+             f"Stock's lowering predicted (`lowering/stock_lowering.py`): the shuffle count of stock's round trip "
+             f"exact in {mimic['exact']} of {mimic['rows']} conversions ({mimic['exact_with_shuffles']} of the "
+             f"{mimic['with_shuffles']} where stock or the prediction shuffles).", "",
              f"Weights (us per round trip of a program, fitted on all): "
              f"{', '.join(f'{n}={x:.4f}' for n, x in zip(choice.FEATURES, fitted))}.", "",
              f"Ranking our candidates, held out by source kernel, geomean pick / fastest of ours: fitted "

@@ -11,10 +11,18 @@ model in ``choice_model.json`` beside this module, accuracy on held-out folds in
 
 1. ``rank``: a linear cost per candidate (``FEATURES``, per warp) in microseconds per round
    trip; the cheapest candidate is our pick;
-2. ``gate``: per plan family (``family_of``: scope, method, matrix accesses, one warp or more),
+2. ``gate``: per plan family (``family_of``: scope, method, matrix accesses, one warp or more,
+   and whether the pick beats stock's own lowering where that is predictable: ``STOCK_HALVED``),
    the pick is kept only where, over the family's training conversions, the geometric mean gain
-   over stock exceeds the family's own spread (geomean * exp(std of log ratios) < 1).  Where the
+   over stock exceeds the family's own error (mean log ratio + 2 standard errors < 0).  Where the
    model cannot show that, the convert is left to Triton, and the remark says so.
+
+Stock's lowering enters the family where it can be predicted exactly (``lowering.stock_lowering``:
+stock's warp shuffles, exact on all 991 measured conversions): an unpacked shuffle pick that moves
+at most half as many words as stock's shuffles is family ``.../half-stock-shuffles``.  Example:
+``blocked<[1, 8], [2, 16]> -> blocked<[1, 4], [2, 16]>`` of 32x16 i32, 4 warps: stock shuffles
+64 words per thread, our pick 32: ``lane/shuffle/warps/half-stock-shuffles`` (it ran 0.70x stock;
+the family's seven training conversions 0.75x, none slower).
 
 Worked example (the model fitted on an H100, triton 3.6): ``blocked<[1, 8]> -> blocked<[1, 4]>``
 of 64x128 f16, 4 warps (issue 25's first pair) is a lane-scope conversion whose pick goes
@@ -36,7 +44,8 @@ from typing import Optional
 
 from .cost import plan_cost
 from .instructions import AccessShape, BarrierScope
-from .plan import STOCK, Method, Stock
+from .plan import STOCK, Method, Scope, Stock
+from .stock_lowering import stock_warp_shuffles
 
 MODEL_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "choice_model.json")
 FEATURES = ("shuffles", "alu", "shared_accesses", "wavefronts", "warp_barriers", "cta_barriers",
@@ -67,6 +76,27 @@ def family_of(plan, scope: str) -> str:
     warps = plan.src.in_dim_size("warp") if plan.src.has_in_dim("warp") else 1
     return "/".join([str(scope), str(plan.method)] + (["matrix"] if matrix else [])
                     + ["1warp" if warps == 1 else "warps"])
+
+
+STOCK_HALVED = "half-stock-shuffles"
+
+
+def halves_stock_shuffles(plan) -> bool:
+    """Whether ``plan`` is a warp-shuffle plan moving one element per word (unpacked) that needs
+    at most half the shuffles stock Triton's lowering of the same pair does.  Packed plans are
+    left out: with the same shuffle count as stock, our packed shuffles ran 1.2x to 1.6x stock
+    (their packing selects), so their count says little.  Example: stock 64, ours 32: True."""
+    if plan.method is not Method.SHUFFLE or plan.scope is not Scope.LANE or plan.shuffle.elements_per_word != 1:
+        return False
+    stock = stock_warp_shuffles(plan.src, plan.dst, plan.element_bits, plan.target)
+    return stock is not None and 2 * plan_cost(plan).shuffles <= stock
+
+
+def gated_family_of(plan, scope: str) -> str:
+    """``family_of``, with ``/half-stock-shuffles`` where ``halves_stock_shuffles``: the family
+    the gate decides by (``benchmarks/fit_choice.py`` fits the gates by it)."""
+    family = family_of(plan, scope)
+    return f"{family}/{STOCK_HALVED}" if halves_stock_shuffles(plan) else family
 
 
 @dataclass(frozen=True)
@@ -116,7 +146,7 @@ def choose(plans: list, scope: str, model: Model) -> Choice:
     cheapest candidate, unless its family's gate says stock."""
     rank = model.rank(plans)
     plan = plans[rank]
-    family = family_of(plan, scope)
+    family = gated_family_of(plan, scope)
     gate = model.gates.get(family)
     if gate is None or gate["decision"] != "ours":
         if gate is None:

@@ -83,6 +83,42 @@ def test_the_shipped_model_keeps_warp_local_shuffles():
     assert decision.plan is plan and decision.rank == 0 and decision.reason == ""
 
 
+# 32x16 i32, 4 warps, sizePerThread [1, 8] -> [1, 4] over threadsPerWarp [2, 16]: stock shuffles
+# all 64 registers (lowering/stock_lowering.py), our pick 32 (seed 303's conversion 10: 0.70x).
+HALVED = (_blocked([1, 8], [2, 16], [2, 2], [1, 0]), _blocked([1, 4], [2, 16], [2, 2], [1, 0]), (32, 16), 32)
+# The same on 64x8 over [4, 8]: stock's swap is in place (32 shuffles), as many as ours.
+AS_MANY = (_blocked([1, 8], [4, 8], [2, 2], [1, 0]), _blocked([1, 4], [4, 8], [2, 2], [1, 0]), (64, 8), 32)
+# 16x16 f16, 8 warps: our pick packs two elements a word (2 shuffles against stock's 4).
+PACKED = (_blocked([1, 8], [2, 16], [8, 1], [1, 0]), _blocked([1, 4], [2, 16], [8, 1], [1, 0]), (16, 16), 16)
+
+
+def test_a_pick_with_half_of_stocks_shuffles_has_its_own_family():
+    halved, as_many, packed = (_pick(*pair) for pair in (HALVED, AS_MANY, PACKED))
+    assert choice.plan_features(halved)[0] == 32 and choice.halves_stock_shuffles(halved)
+    assert choice.gated_family_of(halved, "lane") == "lane/shuffle/warps/half-stock-shuffles"
+    assert not choice.halves_stock_shuffles(as_many)
+    assert choice.gated_family_of(as_many, "lane") == "lane/shuffle/warps"
+    assert packed.shuffle.elements_per_word == 2 and not choice.halves_stock_shuffles(packed)
+
+
+def test_the_shipped_model_keeps_a_pick_with_half_of_stocks_shuffles_only():
+    choice.load_model.cache_clear()
+    halved = _pick(*HALVED)
+    decision = choice.decide(halved, "sm_90", "3.6.0")
+    assert decision.plan is halved and decision.family == "lane/shuffle/warps/half-stock-shuffles"
+    decision = choice.decide(_pick(*AS_MANY), "sm_90", "3.6.0")
+    assert decision.plan is None and "family lane/shuffle/warps:" in decision.reason
+
+
+def test_the_gate_takes_stock_when_the_family_showed_no_gain(tmp_path):
+    """The family decides, not the shuffle count alone: fitted to times where its gain stayed
+    within its error, the family goes to stock."""
+    path = _model(tmp_path, {"lane/shuffle/warps/half-stock-shuffles": {
+        "decision": "stock", "n": 7, "geomean_pick_over_stock": 0.99, "spread": 1.2, "worst": 1.1}})
+    decision = choice.decide(_pick(*HALVED), "sm_90", "3.6.0", path=path)
+    assert decision.plan is None and "lane/shuffle/warps/half-stock-shuffles" in decision.reason
+
+
 @pytest.mark.parametrize("target, release", [("sm_90", "3.9.0"), ("sm_90", "3.7.1"), ("sm_80", "3.6.0"),
                                              ("gfx942", "3.6.0")])
 def test_no_answer_for_another_release_or_target(target, release):
