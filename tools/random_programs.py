@@ -10,7 +10,15 @@ has rules for (``arith.addi``, ``tt.expand_dims`` + ``tt.broadcast``, ``tt.reduc
 branches that yield a tensor and by an ``scf.for`` with a loop-carried accumulator that is converted back and forth on every
 iteration (and, where asked, an ``scf.while`` doing the same: see :func:`random_program`),
 ending in stores through fixed pointer arguments.  Whenever two values meet in
-different layouts, a conversion is inserted, as Triton does.
+different layouts, a conversion is inserted, as Triton does.  With ``loop_loads``, every
+``scf.for`` body also loads a tile from a pointer argument (and may store one), addressed by the
+induction variable, in a layout other than its accumulator's: the loads and stores in loops that
+``memory_ops=true`` may re-lay out.
+
+:func:`random_kernel` also bounds every i32 value the program computes (:class:`Magnitude`,
+affine in the bound B on its inputs), so that a harness can draw inputs that cannot overflow
+(``RandomKernel.input_bound``): Triton may fold i32 arithmetic as if it could not overflow, so
+an overflowing program's answer can depend on where its conversions stand.
 
 :func:`structure` is the program with every ``ttg.convert_layout`` looked through: what each
 store and return computes, as nested tuples of op names, shapes and operands.  A
