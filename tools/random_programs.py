@@ -406,9 +406,10 @@ def _write_for(w: _Writer, two: list):
 
 class _LoopMemory:
     """The memory ops of one scf.for body (``loop_loads``): the body loads tile ``iv`` of L
-    (``L + iv*M*N + row*N + col``) and, on a draw, stores its accumulator to tile ``iv`` of
-    this loop's own part of S, each in a layout drawn other than the accumulator's where one
-    exists (so the body converts, which ``memory_ops`` may remove).  Tile offsets are computed
+    (``L + iv*M*N + row*N + col``) in a layout drawn other than the accumulator's where one
+    exists (so the body converts, which ``memory_ops`` may remove), and stores its accumulator
+    to tile ``iv`` of this loop's own part of S in a drawn layout.  Every loop stores, so none is
+    dead code that a canonicalizer would drop with its load.  Tile offsets are computed
     before the loop (Triton would hoist them); the induction variable's part is added in the
     body either to the scalar base (``tt.addptr`` on a pointer, then ``tt.splat``) or to the
     splatted offsets (``tt.splat`` of ``iv * M*N``, ``arith.addi``), on a draw.  A mask, on a
@@ -420,17 +421,16 @@ class _LoopMemory:
         rng = w.rng
         others = [layout for layout in w.layouts2 if layout != inside] or w.layouts2
         self.load_layout = rng.choice(others)
-        self.store_layout = rng.choice(others) if rng.random() < 0.6 else None
+        # any layout, the accumulator's too (then only the load needs a conversion)
+        self.store_layout = rng.choice(w.layouts2)
         self.stride = w.name()
         w.emit(f"{self.stride} = arith.constant {M * N} : i32")
         self.load_tile = self._tile(self.load_layout)
-        self.store_tile = None
-        if self.store_layout is not None:
-            self.store_tile = self._tile(self.store_layout)
-            self.store_base = w.name()    # S + this loop's part: MAX_TRIPS tiles of its own
-            w.emit(f"{self.store_base} = tt.addptr %S, {self._constant(w.loop_store_tiles * MAX_TRIPS * M * N)} "
-                   f": !tt.ptr<i32>, i32")
-            w.loop_store_tiles += 1
+        self.store_tile = self._tile(self.store_layout)
+        self.store_base = w.name()    # S + this loop's part: MAX_TRIPS tiles of its own
+        w.emit(f"{self.store_base} = tt.addptr %S, {self._constant(w.loop_store_tiles * MAX_TRIPS * M * N)} "
+               f": !tt.ptr<i32>, i32")
+        w.loop_store_tiles += 1
 
     def _constant(self, value: int) -> str:
         name = self.w.name()
@@ -480,8 +480,6 @@ class _LoopMemory:
 
     def store(self, iv: str, value) -> None:
         """Store ``value`` (the accumulator) to tile ``iv`` of this loop's part of S."""
-        if self.store_tile is None:
-            return
         w, tile = self.w, self.store_tile
         layout = tile["layout"]
         pointer = self._pointer(self.store_base, iv, tile)
