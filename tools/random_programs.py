@@ -427,9 +427,12 @@ class _LoopMemory:
         w.emit(f"{self.stride} = arith.constant {M * N} : i32")
         self.load_tile = self._tile(self.load_layout)
         self.store_tile = self._tile(self.store_layout)
-        self.store_base = w.name()    # S + this loop's part: MAX_TRIPS tiles of its own
-        w.emit(f"{self.store_base} = tt.addptr %S, {self._constant(w.loop_store_tiles * MAX_TRIPS * M * N)} "
-               f": !tt.ptr<i32>, i32")
+        # S + this loop's part: MAX_TRIPS tiles of its own (S itself for the first: a canonicalizer
+        # folds an addptr of 0, and the program's structure would change with it)
+        part = w.loop_store_tiles * MAX_TRIPS * M * N
+        self.store_base = "%S" if part == 0 else w.name()
+        if part:
+            w.emit(f"{self.store_base} = tt.addptr %S, {self._constant(part)} : !tt.ptr<i32>, i32")
         w.loop_store_tiles += 1
 
     def _constant(self, value: int) -> str:
