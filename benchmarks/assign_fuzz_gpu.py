@@ -2,6 +2,7 @@
 
     python benchmarks/assign_fuzz_gpu.py --cases 300 --seed 1 --out benchmarks/results   # H100/H200
     python benchmarks/assign_fuzz_gpu.py --cases 20 --dry-run --out /tmp/dry            # CPU: compile only
+    python benchmarks/assign_fuzz_gpu.py --cases 60 --seed 83 --memory-ops --loop-loads  # loads in loops
 
 Each case is a kernel from ``tools/random_programs.py`` (``random_program(kernel=True)``): it
 loads a 32x64 and a 32-element i32 tensor in random layouts, combines them through elementwise
@@ -16,9 +17,29 @@ back; with ``--shape-ops``, reshapes there and back, join + split, and gathers; 
 * ``ours``: ``ll-assign-layouts`` then ``ll-lower-conversions`` (every island simulated), as
   ``enable(assign_layouts=True)`` compiles: the product.
 
-All three run on the same random inputs with poisoned outputs; pass = both outputs bit-identical
-to stock's.  A case where the pass kept Triton's layouts still runs (its ``assigned`` is stock's
-text).  Writes ``assign_fuzz_gpu.md`` and ``.json`` to ``--out``; exit status 0 iff no failure.
+With ``--loop-loads`` every ``scf.for`` body also loads tile ``iv`` of a buffer L and may
+store its accumulator to a buffer S, in layouts other than the accumulator's (so stock converts
+in the loop; with ``--memory-ops`` the assignment may give those loads and stores the
+accumulator's layout): the fuzz for ``memory_ops`` on loads and stores inside loops.
+
+All three run on the same random inputs with poisoned outputs (OUT, OUT1 and S filled with -1);
+pass = every output bit-identical to stock's.  The inputs are bounded so that the kernel cannot
+overflow: the programs compute on i32 only (adds, subtracts, max, masks with 31; no floats), and
+``random_programs.random_kernel`` bounds every value it computes by ``scale * B + offset`` for
+inputs in [-B, B]; each case draws X, V and L uniformly from [-B, B] with the largest B that
+keeps that bound within i32 (reported per case).  Overflow is not harmless here: Triton's i32
+arithmetic may be folded as if it could not overflow, and where a conversion stands then changes
+the answer (``results/assign_fuzz_gpu_seed71_case178.txt``, from full-range inputs).  Outputs are
+compared as bits (``bit_equal``: for floats too, so a NaN matches the same NaN).  Buffer sizes:
+X M*N, V M, L MAX_TRIPS*M*N (tile iv < MAX_TRIPS), S MAX_TRIPS*M*N per loop that stores; %n is
+``LAUNCH_N`` <= MAX_TRIPS, so every in-loop access is in bounds.
+
+A case where the pass kept Triton's layouts still runs (its ``assigned`` is stock's text).
+Every case records what the assignment did to the TTGIR it is given (which Triton lowers as is:
+a ``.ttgir`` compile starts after Triton's layout passes): conversions before and after, those
+inside loops, and how many loads and stores inside loops it gave another layout; a dry run lists
+them per case.  Writes ``assign_fuzz_gpu*.md`` and ``.json`` to ``--out``; exit status 0 iff no
+failure.
 """
 
 from __future__ import annotations
@@ -44,12 +65,35 @@ os.environ.setdefault("LINEAR_LAYOUTS_STOCK_GATE", "off")
 VARIANTS = ("stock", "assigned", "ours")
 
 
+def case_kernel(seed: int, index: int, transposes: bool = False, shape_ops: bool = False, whiles: bool = False,
+                loop_loads: bool = False):
+    """Case ``index`` of ``seed``: a ``random_programs.RandomKernel`` (text, input bound, buffers)."""
+    from linear_layouts.tools.random_programs import random_kernel
+    rng = random.Random(seed * 1_000_003 + index)
+    return random_kernel(rng, steps=rng.randint(4, 12), kernel=True, transposes=transposes, shape_ops=shape_ops,
+                         whiles=whiles, loop_loads=loop_loads)
+
+
 def case_text(seed: int, index: int, transposes: bool = False, shape_ops: bool = False, whiles: bool = False,
               loop_loads: bool = False) -> str:
-    from linear_layouts.tools.random_programs import random_program
-    rng = random.Random(seed * 1_000_003 + index)
-    return random_program(rng, steps=rng.randint(4, 12), kernel=True, transposes=transposes, shape_ops=shape_ops,
-                          whiles=whiles, loop_loads=loop_loads)
+    return case_kernel(seed, index, transposes, shape_ops, whiles, loop_loads).text
+
+
+def conversions(text: str) -> tuple[int, int]:
+    """(ttg.convert_layout ops in the module, those of them inside a loop)."""
+    from linear_layouts.passes.snapshot import in_loop, parse_module
+    converts = parse_module(text).ops_named("ttg.convert_layout")
+    return len(converts), sum(1 for op in converts if in_loop(op))
+
+
+def loop_memory_layouts(text: str) -> list[tuple[str, str]]:
+    """(op name, pointer encoding) of every tt.load and tt.store inside a loop, in text order:
+    the assignment adds and removes conversions but never reorders these, so two lists of one
+    program compare op by op."""
+    from linear_layouts.passes.layout_rules import encoding_of
+    from linear_layouts.passes.snapshot import in_loop, parse_module
+    return [(op.name, encoding_of(op.operands[0])) for op in parse_module(text).walk()
+            if op.name in ("tt.load", "tt.store") and in_loop(op)]
 
 
 def compile_case(job) -> dict:
@@ -64,9 +108,10 @@ def compile_case(job) -> dict:
     from linear_layouts.passes.sandbox import run_forked
     from linear_layouts.passes.snapshot import parse_module
 
-    text = case_text(seed, index, transposes, shape_ops, whiles, loop_loads)
+    kernel = case_kernel(seed, index, transposes, shape_ops, whiles, loop_loads)
+    text = kernel.text
     assign = "ll-assign-layouts" + ("{memory_ops=true}" if memory_ops else "")
-    out: dict = {"index": index}
+    out: dict = {"index": index, "input_bound": kernel.input_bound, "loop_store_tiles": kernel.loop_store_tiles}
     for variant in VARIANTS:
         path = os.path.join(directory, f"{index}-{variant}.ttgir")
         try:
@@ -80,6 +125,7 @@ def compile_case(job) -> dict:
                 if variant == "assigned":
                     out["remark"] = next((line for line in lines if "ll-assign-layouts" in line), "")
                     out["changed"] = "layouts assigned by cost" in out["remark"]
+                    out.update(_assignment_effect(text, module_text))
             with open(path, "w") as f:
                 f.write(module_text)
 
@@ -97,6 +143,17 @@ def compile_case(job) -> dict:
     return out
 
 
+def _assignment_effect(stock_text: str, assigned_text: str) -> dict:
+    """What the assignment did to a case: conversions (all, in loops) before and after, and
+    how many of the loops' loads and stores it gave another layout."""
+    stock_memory, assigned_memory = loop_memory_layouts(stock_text), loop_memory_layouts(assigned_text)
+    # op by op only while no load or store was dropped (every loop stores: none should be)
+    relaid = (sum(1 for a, b in zip(stock_memory, assigned_memory) if a != b)
+              if [a[0] for a in stock_memory] == [b[0] for b in assigned_memory] else -1)
+    return {"converts": [conversions(stock_text), conversions(assigned_text)],
+            "loop_memory_ops": len(stock_memory), "loop_memory_relaid": relaid}
+
+
 class _Lines:
     def __init__(self, lines):
         self.lines = lines
@@ -109,55 +166,78 @@ class _Lines:
         pass
 
 
-# --small-inputs: X and V drawn from [-SMALL, SMALL) instead of all of int32.  A program adds
-# values at most a few dozen times (each step and loop iteration at most doubles a magnitude,
-# 12 steps and loops of 4 iterations), so 2^10 keeps every sum far from int32's limits: no
-# overflow whose folding could depend on where a conversion stands (seed 71's case 178).
-SMALL = 1 << 10
+LAUNCH_N = 3      # the kernels' %n: trip count of the loops bounded by %n (at most MAX_TRIPS)
 
 
-def inputs(torch, loop_loads: bool, small: bool):
-    """X (one tile, or LOOP_TILES for loop_loads programs) and V, on the GPU."""
-    from linear_layouts.tools.random_programs import LOOP_TILES, M, N
-    low, high = (-SMALL, SMALL) if small else (-2**31, 2**31 - 1)
-    tiles = LOOP_TILES if loop_loads else 1
-    x = torch.randint(low, high, (tiles * M * N,), dtype=torch.int64, device="cuda").to(torch.int32)
-    v = torch.randint(low, high, (M,), dtype=torch.int64, device="cuda").to(torch.int32)
-    return x, v
+def input_buffers(result: dict, loop_loads: bool, rng) -> dict:
+    """The buffers one case reads and writes, as numpy int32 arrays (``rng``: a
+    ``numpy.random.Generator``): X (M*N), V (M) and, with ``loop_loads``, L (MAX_TRIPS tiles:
+    every in-loop load reads tile iv < MAX_TRIPS) hold integers drawn uniformly from [-B, B], B
+    the case's ``input_bound`` (at least 1), so that no i32 the kernel computes overflows; OUT,
+    OUT1 and S (the loops' stores: MAX_TRIPS tiles per loop that stores) hold -1, which a
+    variant that skips a store leaves visible.  In the kernel's argument order."""
+    import numpy as np
+
+    from linear_layouts.tools.random_programs import MAX_TRIPS, M, N
+    bound = max(1, result["input_bound"])
+
+    def draw(count):
+        return rng.integers(-bound, bound, size=count, endpoint=True, dtype=np.int64).astype(np.int32)
+
+    def poison(count):
+        return np.full(count, -1, dtype=np.int32)
+    buffers = {"X": draw(M * N), "V": draw(M), "OUT": poison(M * N), "OUT1": poison(M)}
+    if loop_loads:
+        buffers["L"] = draw(MAX_TRIPS * M * N)
+        buffers["S"] = poison(max(1, result["loop_store_tiles"]) * MAX_TRIPS * M * N)
+    return buffers
 
 
-def run_on_gpu(results: list[dict], loop_loads: bool = False, small: bool = False) -> None:
+OUTPUTS = ("OUT", "OUT1", "S")
+
+
+def bit_equal(a, b) -> bool:
+    """Same shape, type and bits (torch tensors or numpy arrays): a float NaN equals the same
+    NaN, -0.0 differs from 0.0."""
+    if a.dtype != b.dtype or tuple(a.shape) != tuple(b.shape):
+        return False
+    a = a.cpu().numpy() if hasattr(a, "cpu") else a
+    b = b.cpu().numpy() if hasattr(b, "cpu") else b
+    return a.tobytes() == b.tobytes()
+
+
+def run_on_gpu(results: list[dict], loop_loads: bool = False) -> None:
     import torch
     import triton
     from triton.backends.compiler import GPUTarget
 
+    import numpy as np
+
     from linear_layouts.passes.guard_barriers import guard_pruning
-    from linear_layouts.tools.random_programs import M, N
-    torch.manual_seed(0)
+    rng = np.random.default_rng(0)
     for result in results:
         if not all(result.get(v, {}).get("ok") for v in VARIANTS):
             continue
-        x, v = inputs(torch, loop_loads, small)
+        inputs = {name: torch.from_numpy(array).cuda() for name, array in input_buffers(result, loop_loads, rng).items()}
         outputs = {}
         for variant in VARIANTS:
             try:
                 with guard_pruning():
                     kernel = triton.compile(result[variant]["path"], target=GPUTarget("cuda", 90, 32))
-                out = torch.full((M * N,), -1, dtype=torch.int32, device="cuda")
-                out1 = torch.full((M,), -1, dtype=torch.int32, device="cuda")
-                kernel[(1, 1, 1)](x, v, out, out1, 3)
+                buffers = {name: t.clone() for name, t in inputs.items()}
+                kernel[(1, 1, 1)](*buffers.values(), LAUNCH_N)
                 torch.cuda.synchronize()
-                outputs[variant] = (out, out1)
+                outputs[variant] = {name: buffers[name] for name in OUTPUTS if name in buffers}
             except Exception as error:  # noqa: BLE001 - the GPU boundary: recorded per case
                 result[variant]["launch_error"] = f"{type(error).__name__}: {str(error)[:300]}"
         if len(outputs) < len(VARIANTS):
             result["verdict"] = "launch-error"
             continue
-        same = all(torch.equal(outputs[variant][k], outputs["stock"][k]) for variant in VARIANTS[1:] for k in (0, 1))
-        result["verdict"] = "pass" if same else "wrong"
-        if not same:
-            result["wrong"] = [variant for variant in VARIANTS[1:]
-                               if not all(torch.equal(outputs[variant][k], outputs["stock"][k]) for k in (0, 1))]
+        result["wrong"] = [variant for variant in VARIANTS[1:]
+                           if not all(bit_equal(outputs[variant][k], outputs["stock"][k]) for k in outputs["stock"])]
+        result["verdict"] = "wrong" if result["wrong"] else "pass"
+        if not result["wrong"]:
+            del result["wrong"]
 
 
 def write_reports(out_dir: str, args, results: list[dict], header: dict) -> int:
@@ -171,18 +251,20 @@ def write_reports(out_dir: str, args, results: list[dict], header: dict) -> int:
              f"- command: `python benchmarks/assign_fuzz_gpu.py --cases {args.cases} --seed {args.seed}"
              + (" --memory-ops" if args.memory_ops else "") + (" --transposes" if args.transposes else "")
              + (" --shape-ops" if args.shape_ops else "") + (" --whiles" if args.whiles else "")
-             + (" --loop-loads" if getattr(args, "loop_loads", False) else "")
-             + (" --small-inputs" if getattr(args, "small_inputs", False) else "") + "`",
+             + (" --loop-loads" if args.loop_loads else "") + "`",
              f"- cases: {len(results)}; the pass changed layouts in **{changed}** "
              f"(the rest keep Triton's and run as a control)",
              f"- stock failed to compile (skipped): {len(stock_failed)}; ours or assigned failed where stock "
-             f"compiled: **{len(ours_failed)}**"]
+             f"compiled: **{len(ours_failed)}**",
+             *_effect_lines(results)]
     if args.dry_run:
         lines.append("- dry run: compiled only, nothing launched")
     else:
         lines.append(f"- bit-identical to stock (assigned and ours): **{verdicts['pass']}**, wrong: "
                      f"**{verdicts['wrong']}**, launch errors: {verdicts['launch-error']}")
     failures = ours_failed + [r for r in results if r.get("verdict") in ("wrong", "launch-error")]
+    if args.dry_run:
+        lines += _per_case_table(results)
     if failures:
         lines += ["", "| case | what | detail |", "|---|---|---|"]
         for r in failures[:50]:
@@ -193,14 +275,50 @@ def write_reports(out_dir: str, args, results: list[dict], header: dict) -> int:
     os.makedirs(out_dir, exist_ok=True)
     name = "assign_fuzz_gpu" + (f"_seed{args.seed}" if args.seed != 1 else "") + ("_transposes" if args.transposes else "") \
         + ("_shape_ops" if args.shape_ops else "") + ("_whiles" if args.whiles else "") \
-        + ("_loop_loads" if getattr(args, "loop_loads", False) else "")
+        + ("_loop_loads" if args.loop_loads else "")
     with open(os.path.join(out_dir, name + ".md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     with open(os.path.join(out_dir, name + ".json"), "w") as f:
         json.dump({"header": header, "cases": len(results), "changed": changed, "verdicts": verdicts,
-                   "ours_failed": len(ours_failed), "failures": [r["index"] for r in failures]}, f, indent=1)
+                   "ours_failed": len(ours_failed), "failures": [r["index"] for r in failures],
+                   "per_case": [{k: r.get(k) for k in PER_CASE_KEYS} for r in results]}, f, indent=1)
     print("\n".join(lines))
     return 1 if failures else 0
+
+
+PER_CASE_KEYS = ("index", "changed", "converts", "loop_memory_ops", "loop_memory_relaid", "input_bound",
+                 "loop_store_tiles", "verdict")
+
+
+def _effect_lines(results: list[dict]) -> list[str]:
+    """Summary of what the assignment did: conversions (all, in loops) and loop loads/stores."""
+    measured = [r for r in results if r.get("converts")]
+    total = [sum(r["converts"][k][0] for r in measured) for k in (0, 1)]
+    looped = [sum(r["converts"][k][1] for r in measured) for k in (0, 1)]
+    memory = sum(r["loop_memory_ops"] for r in measured)
+    relaid = [r for r in measured if r["loop_memory_relaid"] > 0]
+    dropped = sum(1 for r in measured if r["loop_memory_relaid"] < 0)
+    bounds = [r["input_bound"] for r in results if "input_bound" in r]
+    return [f"- conversions, stock -> assigned: {total[0]} -> {total[1]}; inside loops: {looped[0]} -> {looped[1]}",
+            f"- loads and stores inside loops: {memory}; the assignment re-laid out "
+            f"{sum(r['loop_memory_relaid'] for r in relaid)} of them, in **{len(relaid)}** cases"
+            + (f" (and dropped some in {dropped}: not compared)" if dropped else ""),
+            f"- inputs drawn from [-B, B], B from each program's bound on its values (no i32 overflow): "
+            f"B min {min(bounds, default=0)}, median {sorted(bounds)[len(bounds) // 2] if bounds else 0}; "
+            f"cases where even B = 1 could overflow: {sum(1 for b in bounds if b < 1)}"]
+
+
+def _per_case_table(results: list[dict]) -> list[str]:
+    lines = ["", "| case | changed | conversions stock -> assigned | in loops | loop loads/stores re-laid | B |",
+             "|---|---|---|---|---|---|"]
+    for r in results:
+        if not r.get("converts"):
+            continue
+        (before, before_loop), (after, after_loop) = r["converts"]
+        lines.append(f"| {r['index']} | {'yes' if r.get('changed') else 'no'} | {before} -> {after} | "
+                     f"{before_loop} -> {after_loop} | {r['loop_memory_relaid']} of {r['loop_memory_ops']} | "
+                     f"{r['input_bound']} |")
+    return lines
 
 
 def main(argv=None) -> int:
@@ -219,10 +337,11 @@ def main(argv=None) -> int:
     parser.add_argument("--whiles", action="store_true",
                         help="programs with scf.while loops too (random_program(whiles=True))")
     parser.add_argument("--loop-loads", action="store_true",
-                        help="programs that load a tile of X inside an scf.for too (random_program(loop_loads=True))")
-    parser.add_argument("--small-inputs", action="store_true",
-                        help=f"inputs from [-{SMALL}, {SMALL}) instead of all of int32 (no overflow)")
+                        help="programs whose scf.for bodies load (and store) tiles too "
+                             "(random_program(loop_loads=True)); use with --memory-ops")
     args = parser.parse_args(argv)
+    from linear_layouts.tools.random_programs import MAX_TRIPS
+    assert 0 <= LAUNCH_N <= MAX_TRIPS, "the buffers and the input bounds assume n <= MAX_TRIPS"
     import triton
     directory = tempfile.mkdtemp(prefix="ll_assign_fuzz_")
     started = time.time()
@@ -239,7 +358,7 @@ def main(argv=None) -> int:
     if not args.dry_run:
         import torch
         header["gpu"], header["torch"] = torch.cuda.get_device_name(0), torch.__version__
-        run_on_gpu(results, args.loop_loads, args.small_inputs)
+        run_on_gpu(results, args.loop_loads)
     header["seconds"] = round(time.time() - started, 1)
     return write_reports(args.out, args, results, header)
 

@@ -136,6 +136,21 @@ def test_memory_ops_option_keeps_meaning(seed):
         assert second.cost_before <= first.cost_after + 1e-6   # the addresses are read from the IR, not the layout
 
 
+@settings(max_examples=10, deadline=None, derandomize=True)
+@given(st.integers(0, 2**32 - 1))
+def test_memory_ops_on_loads_in_loops_keeps_meaning(seed):
+    """Programs whose loops load and store tiles (random_program(loop_loads=True)): memory_ops
+    may re-lay out those loads and stores; still the same computation, never a higher modelled
+    cost, and Triton parses the rewrite."""
+    text = random_program(random.Random(seed), kernel=True, loop_loads=True)
+    before = structure(parse_module(text))
+    module = parse_module(text)
+    result = assign_module(module, "sm_90", memory_ops=True)
+    for function in result.functions:
+        assert function.cost_after <= function.cost_before + 1e-9
+    assert structure(parse_module(module.print())) == before
+
+
 def test_memory_cost_counts_sectors_and_vectors():
     """128x64 f16, 4 warps: 16-byte stores of 4 full 128-byte rows per warp instruction against
     4-byte pieces of 8 rows from an mma v2 accumulator (exact counts, hand-derived)."""
