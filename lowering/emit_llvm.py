@@ -123,41 +123,71 @@ class Island:
 # --------------------------------------------------------------------- lane masks and selections
 
 
+def _bit_test_form(members: np.ndarray) -> tuple[int, int] | None:
+    """``(m, v)`` with the set equal to ``{i : i & m == v}`` (some id bits fixed, the others
+    free), or None.  Example: lanes 1, 3, 5, ... (odd lanes) -> (1, 1); lanes 0-3 and 8-11 of 16
+    -> (4, 0); lanes 1 and 2 -> None."""
+    idx = np.nonzero(members)[0]
+    if not len(idx):
+        return None
+    first, free = int(idx[0]), 0
+    for i in idx:
+        free |= int(i) ^ first
+    if len(idx) != 1 << bin(free).count("1"):
+        return None
+    fixed = (len(members) - 1) & ~free
+    return fixed, first & fixed
+
+
+def _id_set_condition(w: IslandWriter, ids: str, members: np.ndarray, width: int) -> str:
+    """An i1 true exactly for the ids (lanes or warps) set in ``members``.
+
+    Where the set (or its complement) fixes some bits of the id, a bit test
+    ``(id & m) ==/!= v``: the form of Triton's own lane selects (``(tid & 2) == 0``), so that
+    LLVM sees our condition and Triton's as one value.  A round trip through both then folds:
+    Triton's sender swaps ``select(p, a, b)``, ``select(p, b, a)`` cancel the receiver swaps
+    of our island, as they cancel stock's own (37 shuffle twins of ``benchmarks/sass_twins.py``
+    in the round trip: the lookup below kept 1071 SEL more than stock's code).  Other sets:
+    ``(MASK >> id) & 1`` with a constant mask (one form for any set of 32 or 64 ids)."""
+    for members_, predicate in ((members, "eq"), (~members, "ne")):
+        form = _bit_test_form(members_)
+        if form is None:
+            continue
+        m, v = form
+        if m == 0:   # every id, or none
+            return w.icmp(predicate, w.const(0), w.const(0))
+        if m & (m - 1) == 0 and v:   # one bit that must be set: (id & m) != 0, as Triton writes it
+            m, v, predicate = m, 0, "ne" if predicate == "eq" else "eq"
+        return w.icmp(predicate, w.binary("and", ids, w.const(m)), w.const(v))
+    size = len(members)
+    mask = 0
+    for i in np.nonzero(members)[0]:
+        mask |= 1 << int(i)
+    itype = "i64" if size > 32 else "i32"
+    if itype == "i64":
+        ids = w.cast("zext", ids, "i32", "i64")
+    # MLIR prints integer constants signed: keep the mask in range of the signed type.
+    signed = mask - (1 << width) if mask >= 1 << (width - 1) else mask
+    bit = w.binary("and", w.binary("lshr", w.const(signed, itype), ids, itype), w.const(1, itype), itype)
+    return w.icmp("ne", bit, w.const(0, itype), itype)
+
+
 def lane_mask_condition(w: IslandWriter, vendor: VendorInstructions, lanes: np.ndarray) -> str:
     """An i1 that is true exactly in the lanes listed (a boolean array over the warp's lanes).
 
-    ``(MASK >> lane) & 1`` with a constant mask: one form for any lane set (32 or 64 lanes).
-    Example: lanes 1, 3, 5, ... (odd lanes) give MASK = 0xAAAAAAAA; LLVM simplifies this to a
-    test of bit 0 of the lane id.
+    Example: lanes 1, 3, 5, ... (odd lanes) give ``(lane & 1) != 0``; lanes 1 and 2 of 32 give
+    ``(0x6 >> lane) & 1 != 0`` (see ``_id_set_condition``).
     """
     size = len(lanes)
-    mask = 0
-    for l in np.nonzero(lanes)[0]:
-        mask |= 1 << int(l)
-    itype = "i64" if size > 32 else "i32"
-    lane = vendor.lane_id(w)
-    if itype == "i64":
-        lane = w.cast("zext", lane, "i32", "i64")
-    # MLIR prints integer constants signed: keep the mask in range of the signed type.
-    signed = mask - (1 << size) if mask >= 1 << (size - 1) else mask
-    bit = w.binary("and", w.binary("lshr", w.const(signed, itype), lane, itype), w.const(1, itype), itype)
-    return w.icmp("ne", bit, w.const(0, itype), itype)
+    return _id_set_condition(w, vendor.lane_id(w), np.asarray(lanes, dtype=bool), 64 if size > 32 else 32)
 
 
 def warp_mask_condition(w: IslandWriter, vendor: VendorInstructions, warps: np.ndarray) -> str:
     """An i1 that is true exactly in the warps listed (a boolean array over the CTA's warps)."""
-    mask = 0
-    for k in np.nonzero(warps)[0]:
-        mask |= 1 << int(k)
-    size = max(len(warps), 2)
-    itype = "i64" if size > 32 else "i32"
-    warp = vendor.warp_id(w)
-    if itype == "i64":
-        warp = w.cast("zext", warp, "i32", "i64")
-    signed = mask - (1 << 64) if itype == "i64" and mask >= 1 << 63 else \
-        (mask - (1 << 32) if itype == "i32" and mask >= 1 << 31 else mask)
-    bit = w.binary("and", w.binary("lshr", w.const(signed, itype), warp, itype), w.const(1, itype), itype)
-    return w.icmp("ne", bit, w.const(0, itype), itype)
+    warps = np.asarray(warps, dtype=bool)
+    if len(warps) < 2:   # one warp: the set is all of it or nothing
+        return w.icmp("eq" if warps.all() else "ne", w.const(0), w.const(0))
+    return _id_set_condition(w, vendor.warp_id(w), warps, 64 if len(warps) > 32 else 32)
 
 
 def thread_set_condition(w: IslandWriter, vendor: VendorInstructions, threads: np.ndarray) -> str:
