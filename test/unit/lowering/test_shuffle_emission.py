@@ -21,6 +21,7 @@ from linear_layouts.lowering.emit_nvidia import NvidiaInstructions
 from linear_layouts.lowering.planner import plan_candidates
 from linear_layouts.lowering.target import target_named
 from linear_layouts.lowering.verify import verify_plan
+from linear_layouts.lowering.cost import plan_cost
 
 
 def _blocked(spt, tpw, wpc, order):
@@ -111,3 +112,40 @@ def test_island_selects_on_lane_bit_tests():
         assert tested and defs[tested.group(1)].startswith("llvm.and")   # the lane id: tid & 31
         bits.append(defs[tested.group(2)])
     assert sorted(bits) == ["llvm.mlir.constant(1 : i32) : i32"] * 16 + ["llvm.mlir.constant(2 : i32) : i32"] * 16
+
+
+# ------------------------------------------------------------------------ 64-bit elements
+
+def test_a_64_bit_element_is_selected_whole():
+    """fresh303/2 (i64): the 64 selects are i64 selects (128 in 32-bit words, the cost model's
+    count), each 64-bit value split into halves only for its two shuffles and joined after."""
+    plan, island = twin_island("fresh303/2")
+    text = island.text
+    assert len(re.findall(r"llvm\.select [^\n]*: i1, i64", text)) == 64
+    assert not re.search(r"llvm\.select [^\n]*: i1, i32", text)
+    assert island.counts["select"] == plan_cost(plan).selects == 128
+    assert island.counts["shfl.sync.idx"] == 64
+    assert len(re.findall(r"llvm\.bitcast [^\n]*: vector<2xi32> to i64", text)) == 32   # one per received round
+
+
+# ------------------------------------------------------------------------ packing
+
+def test_16_bit_pairs_pack_through_vectors():
+    """fresh404/133 (i16 pairs): 16 words packed through ``<2 x i16>`` and 16 unpacked the same
+    way; no inline ``prmt`` (the one inline asm left reads %tid.x outside a loop)."""
+    _, island = twin_island("fresh404/133")
+    text = island.text
+    assert len(re.findall(r"llvm\.bitcast [^\n]*: vector<2xi16> to i32", text)) == 16
+    assert len(re.findall(r"llvm\.bitcast [^\n]*: i32 to vector<2xi16>", text)) == 16
+    assert "prmt" not in text and text.count("llvm.inline_asm") == 1
+    assert island.counts["prmt"] == 32   # what the remark reports: one byte permute per pair in SASS
+
+
+def test_bytes_pack_by_shifts_and_unpack_through_vectors():
+    """fresh303/143 (i8, 4 per word): 4 source words of 4 bytes packed by shifts and ors (3 each),
+    8 destination words unpacked through ``<4 x i8>``; no inline ``prmt``."""
+    _, island = twin_island("fresh303/143")
+    text = island.text
+    assert text.count("llvm.shl") == 12 and text.count("llvm.or") == 12
+    assert len(re.findall(r"llvm\.bitcast [^\n]*: i32 to vector<4xi8>", text)) == 8
+    assert "prmt" not in text
