@@ -178,11 +178,23 @@ def grouped(ops: dict) -> Counter:
     return out
 
 
-def report(cases, results, kinds, argv, version, seconds) -> str:
+def code_label() -> str:
+    """The checkout's commit (``+`` where the tree differs from it), or ``unknown``."""
+    try:
+        head = subprocess.run(["git", "-C", REPO_ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", REPO_ROOT, "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, check=True).stdout.strip()
+        return head + ("+" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def report(cases, results, kinds, argv, version, seconds, label) -> str:
     cols = ["shfl", "sel", "prmt", "lop3", "imad", "iadd", "shf", "lea", "mov", "other"]
     lines = ["# Our twin of stock's lowering against stock's, in SASS (per loop iteration)", "",
-             f"Produced by `python benchmarks/sass_twins.py {' '.join(argv)}` with Triton {version} "
-             f"({seconds:.0f} s). The set: {len(cases)} conversions (see the script's docstring for the rule).", ""]
+             f"Produced by `python benchmarks/sass_twins.py {' '.join(argv)}` with Triton {version} on our code at "
+             f"{label} ({seconds:.0f} s). The set: {len(cases)} conversions (see the script's docstring for the rule).", ""]
     for kind in kinds:
         good = [i for i in range(len(cases)) if all("error" not in results.get((i, m, kind), {"error": 1})
                                                     for m in ("stock", "ours"))]
@@ -238,6 +250,7 @@ def main(argv=None) -> int:
     parser.add_argument("--match", default="", help="only conversions whose name contains this (a quick look)")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--out", default="")
+    parser.add_argument("--label", default="", help="what code this is (default: the checkout's git commit)")
     args = parser.parse_args(argv)
     # a cache of our own: Triton's cache key does not hash our emitter, and a stale kernel from an
     # older checkout would be counted as this one's
@@ -257,7 +270,7 @@ def main(argv=None) -> int:
     with ProcessPoolExecutor(args.jobs) as pool:
         for index, mode, kind, result in pool.map(compile_job, jobs):
             results[(index, mode, kind)] = result
-    text = report(cases, results, kinds, argv, triton.__version__, time.time() - began)
+    text = report(cases, results, kinds, argv, triton.__version__, time.time() - began, args.label or code_label())
     print(text)
     if args.out:
         with open(args.out, "w") as f:
