@@ -112,6 +112,8 @@ def loop_counts(ptx: str, sass: str) -> dict:
     ptx_memory = sum(1 for line in ptx_loop(ptx) if PTX_MEMORY.match(line))
     body = sass_loop(sass)
     ops = Counter(op for op, _ in body if op != "NOP")
+    if not ops:
+        return {"unroll": 0, "ops": {}, "total": None}   # no loop found (reported apart)
     sass_memory = sum(ops[o] for o in MEMORY_OPS)
     unroll = max(1, round(sass_memory / ptx_memory)) if ptx_memory else 1
     return {"unroll": unroll, "ops": {k: v / unroll for k, v in sorted(ops.items())},
@@ -198,6 +200,8 @@ def report(cases, results, kinds, argv, version, seconds, label) -> str:
     for kind in kinds:
         good = [i for i in range(len(cases)) if all("error" not in results.get((i, m, kind), {"error": 1})
                                                     for m in ("stock", "ours"))]
+        no_loop = [i for i in good if any(results[(i, m, kind)]["total"] is None for m in ("stock", "ours"))]
+        good = [i for i in good if i not in no_loop]
         if kind == "chain":
             mismatched = [i for i in good if any(results[(i, "ours", kind)]["mix"][k] != cases[i]["stock_mix"][k]
                                                  for k in cases[i]["stock_mix"])]
@@ -234,6 +238,8 @@ def report(cases, results, kinds, argv, version, seconds, label) -> str:
                          f"{s['regs']}/{o['regs']} | {s['unroll']}/{o['unroll']} | {s['total']:g} | {o['total']:g} | {text} |")
         for i in mismatched:
             lines.append(f"| {cases[i]['case']} | mix differs | | | | | | | | ours {results[(i, 'ours', kind)]['mix']} |")
+        for i in no_loop:
+            lines.append(f"| {cases[i]['case']} | no loop found | | | | | | | | |")
         for i in failed:
             errors = [results.get((i, m, kind), {}).get("error") for m in ("stock", "ours")]
             lines.append(f"| {cases[i]['case']} | failed | | | | | | | | {errors} |")
@@ -270,15 +276,16 @@ def main(argv=None) -> int:
     with ProcessPoolExecutor(args.jobs) as pool:
         for index, mode, kind, result in pool.map(compile_job, jobs):
             results[(index, mode, kind)] = result
+    if args.out:
+        with open(os.path.splitext(args.out)[0] + ".json", "w") as f:
+            json.dump({"triton": triton.__version__, "cases": cases,
+                       "results": [{"index": i, "mode": m, "kind": k, **r} for (i, m, k), r in sorted(results.items())]},
+                      f, indent=0)
     text = report(cases, results, kinds, argv, triton.__version__, time.time() - began, args.label or code_label())
     print(text)
     if args.out:
         with open(args.out, "w") as f:
             f.write(text + "\n")
-        with open(os.path.splitext(args.out)[0] + ".json", "w") as f:
-            json.dump({"triton": triton.__version__, "cases": cases,
-                       "results": [{"index": i, "mode": m, "kind": k, **r} for (i, m, k), r in sorted(results.items())]},
-                      f, indent=0)
     return 0
 
 
