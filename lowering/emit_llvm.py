@@ -123,41 +123,71 @@ class Island:
 # --------------------------------------------------------------------- lane masks and selections
 
 
+def _bit_test_form(members: np.ndarray) -> tuple[int, int] | None:
+    """``(m, v)`` with the set equal to ``{i : i & m == v}`` (some id bits fixed, the others
+    free), or None.  Example: lanes 1, 3, 5, ... (odd lanes) -> (1, 1); lanes 0-3 and 8-11 of 16
+    -> (4, 0); lanes 1 and 2 -> None."""
+    idx = np.nonzero(members)[0]
+    if not len(idx):
+        return None
+    first, free = int(idx[0]), 0
+    for i in idx:
+        free |= int(i) ^ first
+    if len(idx) != 1 << bin(free).count("1"):
+        return None
+    fixed = (len(members) - 1) & ~free
+    return fixed, first & fixed
+
+
+def _id_set_condition(w: IslandWriter, ids: str, members: np.ndarray, width: int) -> str:
+    """An i1 true exactly for the ids (lanes or warps) set in ``members``.
+
+    Where the set (or its complement) fixes some bits of the id, a bit test
+    ``(id & m) ==/!= v``: the form of Triton's own lane selects (``(tid & 2) == 0``), so that
+    LLVM sees our condition and Triton's as one value.  A round trip through both then folds:
+    Triton's sender swaps ``select(p, a, b)``, ``select(p, b, a)`` cancel the receiver swaps
+    of our island, as they cancel stock's own (37 shuffle twins of ``benchmarks/sass_twins.py``
+    in the round trip: the lookup below kept 1071 SEL more than stock's code).  Other sets:
+    ``(MASK >> id) & 1`` with a constant mask (one form for any set of 32 or 64 ids)."""
+    for members_, predicate in ((members, "eq"), (~members, "ne")):
+        form = _bit_test_form(members_)
+        if form is None:
+            continue
+        m, v = form
+        if m == 0:   # every id, or none
+            return w.icmp(predicate, w.const(0), w.const(0))
+        if m & (m - 1) == 0 and v:   # one bit that must be set: (id & m) != 0, as Triton writes it
+            m, v, predicate = m, 0, "ne" if predicate == "eq" else "eq"
+        return w.icmp(predicate, w.binary("and", ids, w.const(m)), w.const(v))
+    size = len(members)
+    mask = 0
+    for i in np.nonzero(members)[0]:
+        mask |= 1 << int(i)
+    itype = "i64" if size > 32 else "i32"
+    if itype == "i64":
+        ids = w.cast("zext", ids, "i32", "i64")
+    # MLIR prints integer constants signed: keep the mask in range of the signed type.
+    signed = mask - (1 << width) if mask >= 1 << (width - 1) else mask
+    bit = w.binary("and", w.binary("lshr", w.const(signed, itype), ids, itype), w.const(1, itype), itype)
+    return w.icmp("ne", bit, w.const(0, itype), itype)
+
+
 def lane_mask_condition(w: IslandWriter, vendor: VendorInstructions, lanes: np.ndarray) -> str:
     """An i1 that is true exactly in the lanes listed (a boolean array over the warp's lanes).
 
-    ``(MASK >> lane) & 1`` with a constant mask: one form for any lane set (32 or 64 lanes).
-    Example: lanes 1, 3, 5, ... (odd lanes) give MASK = 0xAAAAAAAA; LLVM simplifies this to a
-    test of bit 0 of the lane id.
+    Example: lanes 1, 3, 5, ... (odd lanes) give ``(lane & 1) != 0``; lanes 1 and 2 of 32 give
+    ``(0x6 >> lane) & 1 != 0`` (see ``_id_set_condition``).
     """
     size = len(lanes)
-    mask = 0
-    for l in np.nonzero(lanes)[0]:
-        mask |= 1 << int(l)
-    itype = "i64" if size > 32 else "i32"
-    lane = vendor.lane_id(w)
-    if itype == "i64":
-        lane = w.cast("zext", lane, "i32", "i64")
-    # MLIR prints integer constants signed: keep the mask in range of the signed type.
-    signed = mask - (1 << size) if mask >= 1 << (size - 1) else mask
-    bit = w.binary("and", w.binary("lshr", w.const(signed, itype), lane, itype), w.const(1, itype), itype)
-    return w.icmp("ne", bit, w.const(0, itype), itype)
+    return _id_set_condition(w, vendor.lane_id(w), np.asarray(lanes, dtype=bool), 64 if size > 32 else 32)
 
 
 def warp_mask_condition(w: IslandWriter, vendor: VendorInstructions, warps: np.ndarray) -> str:
     """An i1 that is true exactly in the warps listed (a boolean array over the CTA's warps)."""
-    mask = 0
-    for k in np.nonzero(warps)[0]:
-        mask |= 1 << int(k)
-    size = max(len(warps), 2)
-    itype = "i64" if size > 32 else "i32"
-    warp = vendor.warp_id(w)
-    if itype == "i64":
-        warp = w.cast("zext", warp, "i32", "i64")
-    signed = mask - (1 << 64) if itype == "i64" and mask >= 1 << 63 else \
-        (mask - (1 << 32) if itype == "i32" and mask >= 1 << 31 else mask)
-    bit = w.binary("and", w.binary("lshr", w.const(signed, itype), warp, itype), w.const(1, itype), itype)
-    return w.icmp("ne", bit, w.const(0, itype), itype)
+    warps = np.asarray(warps, dtype=bool)
+    if len(warps) < 2:   # one warp: the set is all of it or nothing
+        return w.icmp("eq" if warps.all() else "ne", w.const(0), w.const(0))
+    return _id_set_condition(w, vendor.warp_id(w), warps, 64 if len(warps) > 32 else 32)
 
 
 def thread_set_condition(w: IslandWriter, vendor: VendorInstructions, threads: np.ndarray) -> str:
@@ -190,12 +220,14 @@ def thread_set_condition(w: IslandWriter, vendor: VendorInstructions, threads: n
     return out
 
 
-def select_by_thread(w: IslandWriter, vendor: VendorInstructions, choice: np.ndarray, value_of) -> str:
+def select_by_thread(w: IslandWriter, vendor: VendorInstructions, choice: np.ndarray, value_of,
+                     type_: str = "i32") -> str:
     """A value that differs by thread: thread (warp k, lane l) gets ``value_of(choice[k, l])``.
 
     A chain of selects over the distinct choices, in order of first appearance (k choices, k - 1
     selects): the plan's cost model counts the same chains (``shuffle.exact_select_count``).
-    ``choice`` has shape (warps, lanes); a 1-D array is one row shared by every warp.
+    ``choice`` has shape (warps, lanes); a 1-D array is one row shared by every warp.  The
+    values are of ``type_`` (i64: a 64-bit element selected whole, see ``_emit_shuffle``).
     """
     choice = np.atleast_2d(np.asarray(choice))
     keys = []
@@ -204,16 +236,16 @@ def select_by_thread(w: IslandWriter, vendor: VendorInstructions, choice: np.nda
             keys.append(c)
     out = value_of(keys[0])
     for key in keys[1:]:
-        out = w.select(thread_set_condition(w, vendor, choice == key), value_of(key), out)
+        out = w.select(thread_set_condition(w, vendor, choice == key), value_of(key), out, type_)
     return out
 
 
 def select_by_affine(w: IslandWriter, vendor: VendorInstructions, affine: ThreadAffine, warp_size: int, num_warps: int,
-                     value_of) -> str:
+                     value_of, type_: str = "i32") -> str:
     """``value_of(affine(thread))`` in every thread, for an F2-affine choice (a shuffle's send word).
 
-    Lane-only choices take the select chain of ``select_by_thread`` (lane masks, which LLVM
-    turns into bit tests).  A choice that depends on the warp too is computed as an integer
+    Lane-only choices take the select chain of ``select_by_thread`` (lane masks, bit tests
+    where they can be: ``_id_set_condition``).  A choice that depends on the warp too is computed as an integer
     ``i = const ^ L(lane) ^ M(warp)`` and resolved by a binary mux tree on the bits of ``i``:
     k candidates still cost k - 1 selects, each under a one-bit test of ``i`` shared by its
     level.  Example: 8 candidate words chosen by lane bits 2..4 and warp bits 0..2 of an 8-warp
@@ -221,7 +253,7 @@ def select_by_affine(w: IslandWriter, vendor: VendorInstructions, affine: Thread
     """
     table = _threads_of(affine, warp_size, num_warps)
     if (table == table[:1]).all():
-        return select_by_thread(w, vendor, table, value_of)
+        return select_by_thread(w, vendor, table, value_of, type_)
     index = w.xor_of_bits(affine.lane, vendor.lane_id(w), affine.const)
     index = w.binary("xor", index, w.xor_of_bits(affine.warp, vendor.warp_id(w)))
     tests: dict[int, str] = {}
@@ -241,7 +273,7 @@ def select_by_affine(w: IslandWriter, vendor: VendorInstructions, affine: Thread
         b = differing.bit_length() - 1
         ones = [c for c in candidates if c >> b & 1]
         zeros = [c for c in candidates if not c >> b & 1]
-        return w.select(bit_test(b), tree(ones), tree(zeros))
+        return w.select(bit_test(b), tree(ones), tree(zeros), type_)
 
     return tree(sorted(set(int(x) for x in table.ravel())))
 
@@ -287,10 +319,19 @@ def _emit_shuffle(w: IslandWriter, vendor: VendorInstructions, plan: ConversionP
     halves = s.words_per_element
     # word[w][h]: half h of source word w (h = 0 only, unless 64-bit elements)
     words = []
+    # A 64-bit element is selected whole (an i64 select), split into halves only to be shuffled
+    # and joined again right after: the form of Triton's own lowering, whose i64 selects LLVM
+    # then folds with ours (a round trip through stock's return conversion: swap selects on the
+    # same lane bit cancel).  Selecting the halves apart hid that: 256 SEL more than stock per
+    # loop iteration over the two 64-bit round trips fresh303/2 and /84 of sass_twins.py.
+    whole: list[str] = []
+    halves_of: dict[str, list[str]] = {}
     for regs in s.src_words:
         ints = [_to_storage(w, element, src[r]) for r in regs]
         if element.bits == 64:
             words.append(island_writer.element_words(w, vendor, element.bits, ints))
+            whole.append(ints[0])
+            halves_of[ints[0]] = words[-1]
         else:
             words.append([vendor.pack(w, ints, element.bits) if element.bits < 32 else ints[0]])
     sends = [_threads_of(r.send_word, warp_size, num_warps) for r in s.rounds]
@@ -299,12 +340,23 @@ def _emit_shuffle(w: IslandWriter, vendor: VendorInstructions, plan: ConversionP
         if rnd.mode is ShuffleMode.LOCAL:
             received.append(None)
             continue
-        per_half = []
-        for h in range(halves):
-            value = select_by_affine(w, vendor, rnd.send_word, warp_size, num_warps,
-                                     lambda word, h=h: words[word][h])
-            per_half.append(vendor.shuffle(w, value, rnd, warp_size))
+        if element.bits == 64:
+            value = select_by_affine(w, vendor, rnd.send_word, warp_size, num_warps, lambda word: whole[word], "i64")
+            if value not in halves_of:
+                halves_of[value] = island_writer.element_words(w, vendor, element.bits, [value])
+            per_half = [vendor.shuffle(w, half, rnd, warp_size) for half in halves_of[value]]
+        else:
+            value = select_by_affine(w, vendor, rnd.send_word, warp_size, num_warps, lambda word: words[word][0])
+            per_half = [vendor.shuffle(w, value, rnd, warp_size)]
         received.append(per_half)
+    joined: dict[int, str] = {}
+
+    def received_whole(r: int) -> str:
+        """Round r's received 64-bit element (its halves joined once, where first needed)."""
+        if r not in joined:
+            joined[r] = island_writer.word_elements(w, vendor, element.bits, received[r], 1)[0]
+        return joined[r]
+
     pick = _threads_of(s.receive_round, warp_size, num_warps)
     staging: list[str | None] = [None] * staging_size
     for d, regs in enumerate(s.dst_words):
@@ -313,17 +365,14 @@ def _emit_shuffle(w: IslandWriter, vendor: VendorInstructions, plan: ConversionP
         keys = np.empty_like(rho)
         for (k, l), r in np.ndenumerate(rho):
             keys[k, l] = int(r) if received[int(r)] is not None else -1 - int(sends[int(r)][k, l])
-        halves_out = []
-        for h in range(halves):
-            def value_of(key, h=h):
-                return received[key][h] if key >= 0 else words[-1 - key][h]
-            halves_out.append(select_by_thread(w, vendor, keys, value_of))
         if element.bits == 64:
-            ints = island_writer.word_elements(w, vendor, element.bits, halves_out, 1)
+            ints = [select_by_thread(w, vendor, keys, lambda key: received_whole(key) if key >= 0 else whole[-1 - key],
+                                     "i64")]
         elif element.bits == 32:
-            ints = halves_out
+            ints = [select_by_thread(w, vendor, keys, lambda key: received[key][0] if key >= 0 else words[-1 - key][0])]
         else:
-            ints = vendor.unpack(w, halves_out[0], len(regs), element.bits)
+            word = select_by_thread(w, vendor, keys, lambda key: received[key][0] if key >= 0 else words[-1 - key][0])
+            ints = vendor.unpack(w, word, len(regs), element.bits)
         for r, v in zip(regs, ints):
             staging[r] = _from_storage(w, element, v)
     return staging

@@ -16,7 +16,6 @@ operands be wider than the access: ``st.shared.b16 [a], %r`` stores the low 16 b
 Instruction forms (PTX ISA 7.8+, all supported by the ptxas bundled with triton 3.6-3.9):
 
 * ``shfl.sync.bfly.b32`` (lane ^ c) and ``shfl.sync.idx.b32`` (any lane), from ``nvvm.shfl.sync``;
-* ``prmt.b32 d, a, b, sel``: byte permutes to pack two 16-bit or four 8-bit elements in a word;
 * ``st.shared{.v2,.v4}.b32``, ``st.shared.b8/.b16`` and the same ``ld.shared`` forms;
 * ``ldmatrix.sync.aligned.m8n8.x{1,2,4}{.trans}.shared.b16`` (sm >= 75) and ``stmatrix...``
   (sm >= 90);
@@ -137,40 +136,33 @@ class NvidiaInstructions:
             self.state.warp_id = warp
         return self.state.warp_id
 
-    # -- packing: prmt byte permutes --------------------------------------------------------------
+    # -- packing: LLVM's own integer and vector ops, which it can see through ----------------------
     def pack(self, w: IslandWriter, values: list[str], bits: int) -> str:
-        """Elements (i8 or i16, low first) -> one i32 word; len(values) - 1 ``prmt``.
+        """Elements (i8 or i16, low first) -> one i32 word, for a shuffle: ``_ShiftPacker``'s
+        forms (two 16-bit elements through ``<2 x i16>``, bytes by shifts and ors).
 
-        ``prmt.b32 d, a, b, sel``: byte k of d is byte (sel >> 4k) & 7 of the 8-byte pair (b:a).
-        Example, two 16-bit elements x (in a) and y (in b): sel 0x5410 gives d = y.hi y.lo x.hi x.lo.
-        Four bytes a, b, c, d: (a, b) -> 0x0040 gives ..b a; then (ab, cd) -> 0x5410.
+        Not inline ``prmt``: LLVM cannot see through inline PTX, so a word we packed could not
+        meet the elements Triton's code around the island packs or unpacks (an ``add.s16x2``
+        on the words, the ``<2 x i16>`` / ``<4 x i8>`` vectors of Triton's own conversions).
+        Measured in SASS on the 37 shuffle twins of ``benchmarks/sass_twins.py`` (Triton 3.6,
+        per loop iteration): inline ``prmt`` left 286 more PRMT and 286 more LOP3 than stock in
+        the round trip; these forms leave ptxas to pick the ``PRMT`` itself.  Bytes keep shifts
+        here (a ``<4 x i8>`` vector costs a PRMT per byte when Triton's code around is scalar).
         """
-        ints = [w.cast("zext", v, f"i{bits}", "i32") for v in values]
-        if len(ints) == 1:
-            return ints[0]
-        if bits == 16:
-            return self._prmt(w, ints[0], ints[1], 0x5410)
-        pairs = [self._prmt(w, ints[i], ints[i + 1], 0x0040) if i + 1 < len(ints) else ints[i]
-                 for i in range(0, len(ints), 2)]
-        return pairs[0] if len(pairs) == 1 else self._prmt(w, pairs[0], pairs[1], 0x5410)
+        w.counts["prmt"] += max(len(values) - 1, 0)
+        return _SHIFT_PACKER.pack(w, values, bits)
 
     def unpack(self, w: IslandWriter, word: str, count: int, bits: int) -> list[str]:
-        """One i32 word -> ``count`` elements; element 0 is a truncation, the others one ``prmt``
-        each (selector 0x444k moves byte k down and zero-fills; 16-bit: 0x4432 for the high half)."""
-        itype = f"i{bits}"
-        out = [w.cast("trunc", word, "i32", itype)]
-        for k in range(1, count):
-            if bits == 16:
-                moved = self._prmt(w, word, w.const(0), 0x4432)
-            else:
-                moved = self._prmt(w, word, w.const(0), 0x4440 | k)
-            out.append(w.cast("trunc", moved, "i32", itype))
-        return out
-
-    def _prmt(self, w: IslandWriter, a: str, b: str, selector: int) -> str:
-        w.counts["prmt"] += 1
-        return w.inline_asm(f"prmt.b32 $0, $1, $2, {selector:#06x};", "=r,r,r", [a, b], ["i32", "i32"], "i32",
-                            side_effects=False)
+        """One i32 word -> ``count`` elements (i8 or i16, low first): a bitcast to ``<2 x i16>``
+        or ``<4 x i8>`` and ``extractelement``, the form Triton's own conversions and loads
+        pack from, so LLVM folds our unpacking with the packing of whatever Triton does next
+        (the return trip of ``plan_contexts.chain_ttgir``: stock's ``<4 x i8>`` packing of our
+        bytes folds away; with shifts it stayed, 479 SASS instructions per iteration over the
+        five 8-bit shuffle twins against 390 now, stock 348)."""
+        w.counts["prmt"] += max(count - 1, 0)
+        vector = f"vector<{32 // bits}xi{bits}>"
+        v = w.op(f"llvm.bitcast {word} : i32 to {vector}")
+        return [w.op(f"llvm.extractelement {v}[{w.const(i)} : i32] : {vector}") for i in range(count)]
 
     # -- cross-lane moves ------------------------------------------------------------------------
     def shuffle(self, w: IslandWriter, value: str, rnd: ShuffleRound, warp_size: int) -> str:

@@ -76,7 +76,8 @@ class IslandWriter:
         return self.op(f'llvm.icmp "{predicate}" {a}, {b} : {type_}')
 
     def select(self, condition: str, if_true: str, if_false: str, type_: str = "i32") -> str:
-        self.counts["select"] += 1
+        # counted per 32-bit word, as the cost model counts them: an i64 select is two
+        self.counts["select"] += 2 if type_ == "i64" else 1
         return self.op(f"llvm.select {condition}, {if_true}, {if_false} : i1, {type_}")
 
     def inline_asm(self, asm: str, constraints: str, operands: list[str], operand_types: list[str],

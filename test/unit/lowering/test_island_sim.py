@@ -265,14 +265,18 @@ def _warp_id_zero(self, w):
     return w.const(0)
 
 
-def _pack_wrong_selector(self, w, values, bits):
-    ints = [w.cast("zext", v, f"i{bits}", "i32") for v in values]
-    if len(ints) == 2 and bits == 16:
-        return self._prmt(w, ints[0], ints[1], 0x1054)
+def _pack_pair_swapped(self, w, values, bits):
+    if len(values) == 2 and bits == 16:
+        return ORIGINAL_NV_PACK(self, w, values[::-1], bits)
     return ORIGINAL_NV_PACK(self, w, values, bits)
 
 
+def _unpack_bytes_reversed(self, w, word, count, bits):
+    return ORIGINAL_NV_UNPACK(self, w, word, count, bits)[::-1]
+
+
 ORIGINAL_NV_PACK = emit_nvidia.NvidiaInstructions.pack
+ORIGINAL_NV_UNPACK = emit_nvidia.NvidiaInstructions.unpack
 
 
 BIAS_ROW = (("#ttg.slice<{dim = 0, parent = #ttg.nvidia_mma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = [8, 1], "
@@ -323,8 +327,11 @@ MUTATIONS = [
      lambda: find_plan(lambda p: p.method in ("shuffle", "shared")), ""),
     ("warp term dropped from addresses", (emit_nvidia.NvidiaInstructions, "warp_id", _warp_id_zero),
      lambda: find_plan(shared_with_warp_addresses), ""),
-    ("prmt selector of a 16-bit pair wrong", (emit_nvidia.NvidiaInstructions, "pack", _pack_wrong_selector),
+    ("16-bit pair packed high first", (emit_nvidia.NvidiaInstructions, "pack", _pack_pair_swapped),
      lambda: find_plan(lambda p: p.method == "shuffle" and p.shuffle.elements_per_word == 2, elements=("f16",)),
+     "wrong element"),
+    ("bytes unpacked in reverse", (emit_nvidia.NvidiaInstructions, "unpack", _unpack_bytes_reversed),
+     lambda: find_plan(lambda p: p.method == "shuffle" and p.shuffle.elements_per_word > 1, elements=("i8",)),
      "wrong element"),
 ]
 
