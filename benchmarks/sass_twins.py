@@ -1,7 +1,7 @@
 """Our code against stock Triton's for the *same* plan, counted in SASS (CPU only, no GPU).
 
     python benchmarks/sass_twins.py --out benchmarks/results/sass_twins.md          # shuffle twins
-    python benchmarks/sass_twins.py --all --out benchmarks/results/sass_twins_all.md  # every twin
+    python benchmarks/sass_twins.py --all --out /tmp/sass_twins_all.md  # every twin
 
 Issue 25's ``choice_signal.md`` found that stock Triton's lowering of a conversion usually has a
 *twin* among our candidates (the same round-trip mix of shuffles, shared loads and stores,
