@@ -12,10 +12,13 @@ however it lowers.  This pass starts from the module Triton produced and, per fu
 3. solves for the cheapest assignment (:mod:`.layout_solver`, an integer program);
 4. accepts it only if it beats Triton's own assignment by ``margin`` (a fraction of the
    function's modelled time) and the rewritten module parses; otherwise the function keeps
-   Triton's layouts.  The modelled time is the larger of the modelled cost and the kernel's
-   DRAM floor (:mod:`.dram_floor`: in a kernel bound by its memory traffic, cheaper conversions
-   do not show; ``dram_floor=false`` compares the modelled costs alone).  Remarks say which,
-   with conversions, modelled cost before and after, and the floor.
+   Triton's layouts.  The modelled time is the busiest of the SM's pipes (:mod:`.pipe_time`:
+   shuffles, shared memory and L1 data on one, ALU work on another, barriers on both; the ops
+   no assignment changes count too) or the kernel's DRAM floor (:mod:`.dram_floor`: in a kernel
+   bound by its memory traffic, cheaper conversions do not show), whichever is higher.
+   ``pipes=false`` takes the summed cost instead of the busiest pipe; ``dram_floor=false``
+   leaves the floor out.  Remarks say which bound holds, with conversions, modelled cost and
+   time before and after, and the floor.
 
 Every conversion left or added is an ordinary ``ttg.convert_layout``: ``ll-lower-conversions``
 plans, verifies and simulates it like any other (or leaves it to Triton).  Dots and float sums
@@ -38,17 +41,21 @@ out of it.
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Optional
 
+from ..dialect import LayoutError
 from ..lowering.target import Target, UnknownTarget, target_named
 from .framework import ModulePass, PassContext, PassFailure
 from .dram_floor import dram_floor
-from .layout_costs import conversion_cost, elementwise_cost, memory_cost, reduction_cost
+from .layout_costs import conversion_work, elementwise_work, memory_work, reduction_work
 from .layout_graph import LayoutGraph, build_graph, propose_candidates
-from .layout_rules import MEMORY_OPS, SHAPE_KINDS, encoding_of
-from .layout_solver import Costs, Solution, assignment_cost, solve
+from .layout_rules import (ELEMENTWISE_OPS, ELEMENTWISE_PREFIXES, MEMORY_OPS, SHAPE_KINDS, combiner_is_redux,
+                           combiner_ops, encoding_of)
+from .layout_solver import Costs, Solution, assignment_cost, assignment_work, solve
+from .pipe_time import NOTHING, Work
 from .layout_text import ModuleLines, TextMismatch
 from .pointer_contiguity import pointee_bytes
 from .snapshot import Module, Operation, parse_module
@@ -71,6 +78,10 @@ class FunctionAssignment:
     candidates: int = 0                            # nodes with a choice
     seconds: float = 0.0
     dram_floor: float = 0.0                        # the least time its memory traffic takes
+    time_before: float = 0.0                       # modelled time (.pipe_time), Triton's layouts
+    time_after: float = 0.0                        # ... and the chosen ones
+    bound_before: str = ""                         # what sets it: a pipe, "dram" or "sum"
+    bound_after: str = ""
 
     def remark(self) -> str:
         verdict = "layouts assigned by cost" if self.accepted else "kept Triton's layouts"
@@ -78,6 +89,8 @@ class FunctionAssignment:
         return (f"@{self.name}: {verdict}: conversions {self.converts_before} -> {self.converts_after}, "
                 f"modelled cost {self.cost_before:.1f} -> {self.cost_after:.1f} (loop-weighted)"
                 + (f"; {self.reason}" if self.reason else "") + (f"; left: {left}" if left else "")
+                + (f"; modelled time {self.time_before:.1f} -> {self.time_after:.1f} "
+                   f"(bound: {self.bound_before} -> {self.bound_after})" if self.bound_before else "")
                 + (f"; DRAM floor {self.dram_floor:.1f}" if self.dram_floor else ""))
 
 
@@ -93,38 +106,88 @@ class Assignment:
 # --------------------------------------------------------------------------- the model
 
 def make_costs(graph: LayoutGraph, target: Target) -> Costs:
-    def node_cost(index: int, key: str) -> float:
+    def node_work(index: int, key: str) -> Work:
         node = graph.nodes[index]
         kind = node.rule.kind
         if kind in ("convert", "trans") + SHAPE_KINDS:   # these rename registers: no instruction
-            return 0.0
+            return NOTHING
         if node.position >= 0:
             if node.op.name == "scf.if":   # priced as the select Triton's canonicalizer may make of it
                 result = node.op.results[node.position]
-                return node.weight * elementwise_cost(key, result.tensor_type.shape, target)
-            return 0.0
+                return elementwise_work(key, result.tensor_type.shape, target).scaled(node.weight)
+            return NOTHING
         if kind == "reduce":
             operand = node.op.operands[0].tensor_type
             count = sum(1 for v in node.op.operands if encoding_of(v) is not None)
-            return node.weight * count * reduction_cost(key, operand.shape, node.rule.axis, target)
+            return reduction_work(key, operand.shape, node.rule.axis, target, combiner_is_redux(node.op), count,
+                                  combiner_ops(node.op)).scaled(node.weight)
         if node.op.name in MEMORY_OPS:
-            return node.weight * _memory_cost(node, key)
-        results = [v for v in node.op.results if encoding_of(v) is not None]
-        return node.weight * sum(elementwise_cost(node.rule.result(key), v.tensor_type.shape, target) for v in results)
+            return _memory_work(node, key).scaled(node.weight)
+        work = NOTHING
+        for v in node.op.results:
+            if encoding_of(v) is not None:
+                work = work + elementwise_work(node.rule.result(key), v.tensor_type.shape, target)
+        return work.scaled(node.weight)
 
-    def _memory_cost(node, key: str) -> float:
+    def _memory_work(node, key: str) -> Work:
         pointer = node.op.operands[0].tensor_type
         bits = 8 * pointee_bytes(pointer.element_type)
-        return memory_cost(key, pointer.shape, bits, node.contiguity.dim, node.contiguity.vector, target)
+        return memory_work(key, pointer.shape, bits, node.contiguity.dim, node.contiguity.vector, target)
 
-    def convert(use, src: str, dst: str) -> float:
+    def convert_work(use, src: str, dst: str) -> Work:
         if src == dst:
-            return 0.0
+            return NOTHING
         tensor_type = use.value.tensor_type
         bits = tensor_type.element.logical_bits if not tensor_type.element_type.startswith("!tt.ptr") else 64
-        return conversion_cost(src, dst, tensor_type.shape, bits, target)
+        return conversion_work(src, dst, tensor_type.shape, bits, target)
 
-    return Costs(node_cost, convert)
+    return Costs(lambda index, key: node_work(index, key).total,
+                 lambda use, src, dst: convert_work(use, src, dst).total,
+                 node_work, convert_work, fixed_work(graph, target))
+
+
+_AXIS = re.compile(r"\baxis = (\d+)")
+
+
+def fixed_work(graph: LayoutGraph, target: Target) -> Work:
+    """The loop-weighted work of the ops no assignment changes (``LayoutGraph.fixed``), in their
+    own layouts: global loads and stores (one element per access where the pointers cannot be
+    read), reductions and elementwise ops.  Dots, shared-memory ops and ops we cannot price are left out (the time then errs
+    towards the conversions and reductions we do price)."""
+    total = NOTHING
+    for fixed in graph.fixed:
+        op = fixed.op
+        try:
+            if op.name in MEMORY_OPS:
+                pointer = op.operands[0].tensor_type
+                key = encoding_of(op.operands[0])
+                if key is None:
+                    continue
+                bits = 8 * pointee_bytes(pointer.element_type)
+                # Pointers the analysis cannot read: one element per access, the last dim
+                # contiguous (the fewest bytes per instruction Triton would issue).
+                dim, vector = ((fixed.contiguity.dim, fixed.contiguity.vector) if fixed.contiguity is not None
+                               else (len(pointer.shape) - 1, 1))
+                work = memory_work(key, pointer.shape, bits, dim, vector, target)
+            elif op.name == "tt.reduce":
+                operands = [v for v in op.operands if encoding_of(v) is not None]
+                axis = _AXIS.search(fixed.header)
+                if not operands or axis is None:
+                    continue
+                operand = operands[0].tensor_type
+                work = reduction_work(encoding_of(operands[0]), operand.shape, int(axis.group(1)), target,
+                                      combiner_is_redux(op), len(operands), combiner_ops(op))
+            elif op.name.startswith(ELEMENTWISE_PREFIXES) or op.name in ELEMENTWISE_OPS:
+                work = NOTHING
+                for v in op.results:
+                    if encoding_of(v) is not None:
+                        work = work + elementwise_work(encoding_of(v), v.tensor_type.shape, target)
+            else:
+                continue
+        except LayoutError:             # a layout our algebra does not know: not priced
+            continue
+        total = total + work.scaled(fixed.weight)
+    return total
 
 
 # --------------------------------------------------------------------------- rewriting
@@ -261,14 +324,15 @@ class AssignOptions:
     reorder_reductions: bool = False
     memory_ops: bool = False
     dram_floor: bool = True      # a gain must show above the kernel's DRAM floor (.dram_floor)
+    pipes: bool = True           # time is the busiest pipe (.pipe_time), not the summed cost
 
 
 def assign_module(module: Module, target: "str | Target | None" = None, margin: float = DEFAULT_MARGIN,
                   reorder_reductions: bool = False, apply: bool = True, memory_ops: bool = False,
-                  dram_floor: bool = True) -> Assignment:
+                  dram_floor: bool = True, pipes: bool = True) -> Assignment:
     """Choose the layouts of every function of ``module`` (see the module docstring); with
     ``apply``, rewrite the module where an assignment is accepted."""
-    options = AssignOptions(margin, reorder_reductions, memory_ops, dram_floor)
+    options = AssignOptions(margin, reorder_reductions, memory_ops, dram_floor, pipes)
     num_warps = module.num_warps or 4
     result = Assignment()
     try:
@@ -326,31 +390,50 @@ def _assign_function(function: Operation, lines: ModuleLines, target: Target, op
     solution: Solution = solve(graph, costs)
     choosing = sum(1 for node in graph.nodes if len(node.candidates) > 1)
     floor = dram_floor(ops, lines, num_warps, target) if options.dram_floor else 0.0
-    # The roofline: what the kernel would gain in time, not in instructions (.dram_floor).
-    time_before, time_after = max(floor, before), max(floor, solution.cost)
+    # What the kernel would gain in time, not in instructions: the busiest of the SM's pipes
+    # (.pipe_time) or the DRAM floor (.dram_floor); with pipes=false, the summed cost.
+    if options.pipes:
+        work_before, work_after = assignment_work(graph, stock, costs), assignment_work(graph, solution.keys, costs)
+        time_before, time_after = work_before.time(floor), work_after.time(floor)
+        bounds = (work_before.bound(floor), work_after.bound(floor))
+        busy_before, busy_after = work_before.time(), work_after.time()
+    else:
+        time_before, time_after = max(floor, before), max(floor, solution.cost)
+        bounds = ("dram" if floor > before else "sum", "dram" if floor > solution.cost else "sum")
+        busy_before, busy_after = before, solution.cost
     gain = time_before - time_after
     accepted = gain > max(options.margin * time_before, 1e-6) and solution.keys != stock
     keys = solution.keys if accepted else stock
     left = _conversions(graph, keys, costs)
     before_count = sum(_conversions(graph, stock, costs).values())
     after_count = sum(left.values())
-    reason = "" if accepted else _why_kept(choosing, solution, before, floor, options.margin)
+    reason = "" if accepted else _why_kept(choosing, solution, time_before, time_after, (busy_before, busy_after),
+                                           bounds, options.margin)
     outcome = FunctionAssignment(name, before_count, after_count, before,
                                  solution.cost if accepted else before, accepted, reason, left, choosing,
-                                 dram_floor=floor)
+                                 dram_floor=floor, time_before=time_before,
+                                 time_after=time_after if accepted else time_before,
+                                 bound_before=bounds[0], bound_after=bounds[1] if accepted else bounds[0])
     if accepted:
         rewrite(graph, keys, lines, counter)
     return outcome
 
 
-def _why_kept(choosing: int, solution: Solution, before: float, floor: float, margin: float) -> str:
+def _why_kept(choosing: int, solution: Solution, time_before: float, time_after: float, busy: tuple[float, float],
+              bounds: tuple[str, str], margin: float) -> str:
+    """Why Triton's layouts stay.  ``busy``: Triton's and the best assignment's times without
+    the floor."""
     if choosing == 0:
         return "no op here can change layout"
     if not solution.optimal:
         return f"the solver stopped early ({solution.status})"
-    if floor > solution.cost and before - solution.cost > max(margin * before, 1e-6):
-        return (f"memory-bound: the best assignment's modelled cost {solution.cost:.1f} hides under "
-                f"the DRAM floor {floor:.1f}, so its gain could not show")
+    busy_before, busy_after = busy
+    if bounds[1] == "dram" and busy_before - busy_after > max(margin * busy_before, 1e-6):
+        return (f"memory-bound: the best assignment's modelled time {busy_after:.1f} hides under "
+                f"the DRAM floor {time_after:.1f}, so its gain could not show")
+    if bounds[1] not in ("dram", "sum"):
+        return (f"no assignment's modelled time beats Triton's by more than {margin:.0%} "
+                f"({time_before:.1f} -> {time_after:.1f}, bound by the {bounds[1]} pipe)")
     return f"no assignment beats Triton's by more than {margin:.0%}"
 
 
@@ -367,6 +450,7 @@ class AssignLayouts(ModulePass):
     reorder_reductions: bool = False
     memory_ops: bool = False
     dram_floor: bool = True
+    pipes: bool = True
     report: bool = False
 
     def check_options(self) -> Optional[str]:
@@ -376,7 +460,7 @@ class AssignLayouts(ModulePass):
 
     def apply(self, module: Module, context: PassContext) -> None:
         assignment = assign_module(module, context.target, self.margin, self.reorder_reductions,
-                                   memory_ops=self.memory_ops, dram_floor=self.dram_floor)
+                                   memory_ops=self.memory_ops, dram_floor=self.dram_floor, pipes=self.pipes)
         if context.remarks or self.report:
             for function in assignment.functions:
                 context.report(f"{module.filename}: remark: [{self.name}] {function.remark()}")

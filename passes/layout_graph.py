@@ -88,12 +88,27 @@ class Use:
     weight: float                      # how often the conversion would run
 
 
+@dataclass(frozen=True)
+class FixedOp:
+    """An op whose layouts no assignment changes (see ``LayoutGraph.fixed``)."""
+
+    op: Operation
+    weight: float                      # its loop weight
+    header: str                        # its printed first line (a reduction's axis)
+    contiguity: object = None          # tt.load/tt.store: the pointers' contiguity, if known
+
+
 @dataclass
 class LayoutGraph:
     function: Operation
     nodes: list[Node]
     uses: list[Use]
     producer_of: dict[int, int]        # id(value) -> node index
+    # Ops that keep their layouts whatever the assignment (global loads and stores, reductions
+    # and elementwise ops with no rule), with their loop weights and, for memory ops, the
+    # pointers' contiguity: their work is the same in every assignment, but it keeps the SM's
+    # pipes busy (.pipe_time), so a pipe-aware time counts it.
+    fixed: list["FixedOp"] = field(default_factory=list)
 
     def value_encoding(self, value: Value, keys: list[str]) -> str:
         """The value's encoding when node i has key ``keys[i]``."""
@@ -197,6 +212,7 @@ def build_graph(function: Operation, lines: ModuleLines, reorder_reductions: boo
     producer_of: dict[int, int] = {}
     loop_nodes: dict[tuple[int, int], int] = {}      # (id(scf.for or scf.if), position) -> node
     ops = [op for op in ops_under(function) if op is not function]
+    fixed: list[FixedOp] = []
     pointers = PointerAnalysis(lines, lines.header(function), lines.of[id(function)].arguments)
     for op in ops:
         if op.name == "scf.for" and op.regions and op.regions[0].blocks:
@@ -232,14 +248,13 @@ def build_graph(function: Operation, lines: ModuleLines, reorder_reductions: boo
                 producer_of[id(result)] = node.index
             continue
         rule = rule_for(op, lines.header(op), reorder_reductions, memory_ops)
-        if rule is None:
-            continue
         contiguity = None
-        if op.name in MEMORY_OPS:
-            # priced by its addresses: an op whose pointers the analysis cannot read stays fixed
+        if op.name in MEMORY_OPS and op.operands and op.operands[0].tensor_type is not None:
             contiguity = pointers.contiguity(op.operands[0])
-            if contiguity is None:
-                continue
+        if rule is None or (op.name in MEMORY_OPS and contiguity is None):
+            # priced by its addresses: an op whose pointers the analysis cannot read stays fixed
+            fixed.append(FixedOp(op, loop_weight(op, lines), lines.header(op), contiguity))
+            continue
         node = Node(len(nodes), op, rule, loop_weight(op, lines), contiguity=contiguity)
         nodes.append(node)
         node_of_op[id(op)] = node.index
@@ -248,7 +263,7 @@ def build_graph(function: Operation, lines: ModuleLines, reorder_reductions: boo
                 producer_of[id(result)] = node.index
     _share_printed_encodings(ops, nodes)
     uses = _uses(ops, nodes, node_of_op, loop_nodes, producer_of, lines)
-    return LayoutGraph(function, nodes, uses, producer_of)
+    return LayoutGraph(function, nodes, uses, producer_of, fixed)
 
 
 def _share_printed_encodings(ops: list[Operation], nodes: list[Node]) -> None:

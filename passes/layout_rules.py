@@ -266,6 +266,33 @@ def _all_distributed(values: list[Value]) -> bool:
     return all(encoding_of(v) is not None for v in values)
 
 
+# Combiners Triton lowers with one ``redux.sync`` per output on NVIDIA sm_80 and later, where the
+# reduction spans all 32 lanes of a warp (``TargetInfo::warpReduce`` and ``matchReduxKind`` in
+# Triton's NVIDIA backend, 3.6-3.9): a single integer op of at most 32 bits on one operand.
+REDUX_COMBINERS = frozenset({"arith.addi", "arith.andi", "arith.ori", "arith.xori",
+                             "arith.minsi", "arith.minui", "arith.maxsi", "arith.maxui"})
+_INTEGER_TYPE = re.compile(r"^i(\d+)$")
+
+
+def combiner_is_redux(op: Operation) -> bool:
+    """``op`` (a ``tt.reduce``) has one tensor operand and a combiner Triton can lower with
+    ``redux.sync``: one integer op of at most 32 bits, then ``tt.reduce.return``."""
+    if len(_tensor_operands(op)) != 1:
+        return False
+    body = [child for region in op.regions for block in region.blocks for child in block.operations]
+    if len(body) != 2 or body[0].name not in REDUX_COMBINERS or body[1].name != "tt.reduce.return":
+        return False
+    element = op.operands[0].tensor_type.element_type
+    width = _INTEGER_TYPE.match(element)
+    return bool(width) and int(width.group(1)) <= 32
+
+
+def combiner_ops(op: Operation) -> int:
+    """How many ops one combine of the ``tt.reduce`` ``op`` runs (its body but the return)."""
+    body = [child for region in op.regions for block in region.blocks for child in block.operations]
+    return max(1, sum(1 for child in body if child.name != "tt.reduce.return"))
+
+
 def _combiner_is_order_free(op: Operation) -> bool:
     body = [child for region in op.regions for block in region.blocks for child in block.operations]
     return bool(body) and all(child.name in ORDER_FREE_COMBINERS for child in body)

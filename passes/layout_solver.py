@@ -22,11 +22,12 @@ variables are numbered in the graph's order, and HiGHS is run single-threaded.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Optional
 
 import numpy as np
 
 from .layout_graph import LayoutGraph
+from .pipe_time import Work
 
 TIME_LIMIT_SECONDS = 2.0
 
@@ -37,6 +38,10 @@ class Costs:
 
     node: Callable[[int, str], float]                     # (node index, key) -> work, loop-weighted
     conversion: Callable[[object, str, str], float]       # (use, from, to) -> one conversion, unweighted
+    # The same, per pipe (.pipe_time.Work); None: a model with the scalar costs only.
+    node_work: Optional[Callable[[int, str], Work]] = None
+    conversion_work: Optional[Callable[[object, str, str], Work]] = None
+    fixed_work: Work = Work()                             # ops no assignment changes
 
 
 @dataclass(frozen=True)
@@ -58,6 +63,24 @@ def assignment_cost(graph: LayoutGraph, keys: list[str], costs: Costs) -> float:
         else:
             needed[(id(use.value), required)] = use.weight * costs.conversion(use, provided, required)
     return total + sum(needed.values())
+
+
+def assignment_work(graph: LayoutGraph, keys: list[str], costs: Costs) -> Work:
+    """:func:`assignment_cost` per pipe (needs ``costs.node_work`` and ``costs.conversion_work``)."""
+    total = costs.fixed_work
+    for i, key in enumerate(keys):
+        total = total + costs.node_work(i, key)
+    needed: dict[tuple[int, str], Work] = {}
+    for use in graph.uses:
+        provided, required = graph.value_encoding(use.value, keys), graph.requirement(use, keys)
+        work = costs.conversion_work(use, provided, required).scaled(use.weight)
+        if use.private:
+            total = total + work
+        else:
+            needed[(id(use.value), required)] = work
+    for work in needed.values():
+        total = total + work
+    return total
 
 
 class _Program:

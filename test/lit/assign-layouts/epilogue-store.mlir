@@ -15,7 +15,7 @@
 // CHECK: tt.store %{{.*}} : tensor<64x64x!tt.ptr<f16>, #blocked>
 // (Triton 3.6 keeps duplicate registers for the 64x1 pointer columns, which makes moving the
 // pointer arithmetic worth a small conversion there; the store's conversion stays on both.)
-// REMARK: @epilogue: {{.*}}left: 1 arith.truncf -> ttg.convert_layout{{(,|$)}}
+// REMARK: @epilogue: {{.*}}left: 1 arith.truncf -> ttg.convert_layout{{(,|;|$)}}
 
 #blocked = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
 #mma = #ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [4, 1], instrShape = [16, 8]}>

@@ -1,9 +1,10 @@
-// RUN: ll-opt %s -p 'll-assign-layouts{dram_floor=false}' | FileCheck %s
-// RUN: ll-opt %s -p 'll-assign-layouts{dram_floor=false}' --remarks 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
-// RUN: ll-opt %s -p 'll-assign-layouts{memory_ops=true dram_floor=false}' | FileCheck %s --check-prefix=MEM
-// RUN: ll-opt %s -p 'll-assign-layouts{memory_ops=true dram_floor=false}' --remarks 2>&1 >/dev/null | FileCheck %s --check-prefix=MEMREMARK
-// dram_floor=false: this small kernel is bound by its memory traffic, and the subject here is
-// the rule itself (the floor's own test: dram-floor.mlir).
+// RUN: ll-opt %s -p 'll-assign-layouts{dram_floor=false pipes=false}' | FileCheck %s
+// RUN: ll-opt %s -p 'll-assign-layouts{dram_floor=false pipes=false}' --remarks 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
+// RUN: ll-opt %s -p 'll-assign-layouts{memory_ops=true dram_floor=false pipes=false}' | FileCheck %s --check-prefix=MEM
+// RUN: ll-opt %s -p 'll-assign-layouts{memory_ops=true dram_floor=false pipes=false}' --remarks 2>&1 >/dev/null | FileCheck %s --check-prefix=MEMREMARK
+// dram_floor=false pipes=false: this small kernel is bound by its memory traffic (and its
+// shared pipe is busy with the fixed loads' L1 wavefronts), and the subject here is the rule
+// itself (the floor's own test: dram-floor.mlir; the pipes': pipe-time.mlir).
 
 // A tile loaded in a loop in #A and converted to the accumulator's #B on every iteration (both
 // layouts load 16-byte vectors along the rows).  By default the load keeps Triton's layout,

@@ -15,9 +15,10 @@ def test_the_floor_keeps_the_reductions_that_ran_slower(tmp_path):
     assert assign_reduce_gpu.dry(str(tmp_path)) == 0
     text = (tmp_path / "assign_reduce_dry.md").read_text()
     assert "The default assignment changes **0** of 16." in text
-    memory_bound = [line for line in text.splitlines() if "memory-bound" in line]
-    assert [line.split(" |")[0] for line in memory_bound] == [
-        "| max_f32 BLOCK_M=8 N=1024 warps=8", "| sum_i32 BLOCK_M=8 N=1024 warps=8"]
+    # The two that ran slower on the H100 (1.018, 1.027) are kept by the busiest-pipe time
+    # alone now, before the floor is asked (pipe_time.py): no reduction here is memory-bound
+    # with a hidden gain.
+    assert not [line for line in text.splitlines() if "memory-bound" in line]
 
 
 def test_without_the_floor_the_same_reduction_changes():
@@ -31,5 +32,8 @@ def test_without_the_floor_the_same_reduction_changes():
         signature={"X": "*fp32", "Y": "*fp32", "N": "constexpr", "BLOCK_M": "constexpr", "IS_MAX": "constexpr"},
         constexprs={"N": 1024, "BLOCK_M": 8, "IS_MAX": True})
     ttgir = triton.compile(source, target=GPUTarget("cuda", 90, 32), options={"num_warps": 8}).asm["ttgir"]
-    assert assign_module(parse_module(ttgir), "sm_90", apply=False, dram_floor=False).accepted
+    # The summed cost without the floor took the change that ran 1.018x on the H100; the busiest
+    # pipe keeps it with or without the floor.
+    assert assign_module(parse_module(ttgir), "sm_90", apply=False, dram_floor=False, pipes=False).accepted
+    assert not assign_module(parse_module(ttgir), "sm_90", apply=False, dram_floor=False).accepted
     assert not assign_module(parse_module(ttgir), "sm_90", apply=False).accepted

@@ -40,14 +40,35 @@ def test_the_report_of_the_committed_run(tmp_path):
 
 
 def test_the_model_read_from_stock_ttgir():
-    """The i32 sum of 8 rows of 512 with 8 warps: Triton splits each row over 4 warps; the model
-    (floor off) moves the warps off the row, a conversion inside the loop."""
+    """The i32 sum of 8 rows of 512 with 8 warps (1.566x slower on the H100 when its input was
+    converted): Triton reduces each row with redux.sync, and the shared pipe is the bound; the
+    model keeps it with the floor off.  The summed cost alone changes nothing either now (the
+    redux and cross-warp stage priced as Triton lowers them)."""
     import triton
     from triton.backends.compiler import GPUTarget
 
     source = reduce_in_loop_gpu._source(reduce_in_loop_gpu.loop_reduce_kernel(), "sum_i32", 8, 512)
     compiled = triton.compile(source, target=GPUTarget("cuda", 90, 32), options={"num_warps": 8})
     model = reduce_in_loop_gpu.model_of(compiled.asm["ttgir"])
-    assert model["nofloor"]["accepted"]
-    assert model["nofloor"]["converts"] == [1, 2]
-    assert model["nofloor"]["cost_after"] < model["nofloor"]["cost_before"]
+    assert not model["nofloor"]["accepted"]
+    assert model["nofloor"]["bound"] == "shared"
+    assert "bound by the shared pipe" in model["nofloor"]["reason"]
+    assert not model["nopipes"]["accepted"]
+
+
+def test_the_heldout_set_and_its_committed_run(tmp_path):
+    """The second set (fixed after the model was fitted to the first) and its H100 run: the
+    busiest pipe (floor off) changed 4, 3 of them faster; the summed cost changed 7."""
+    assert len(reduce_in_loop_gpu.HELDOUT_CONFIGS) == 24
+    assert not set(reduce_in_loop_gpu.HELDOUT_CONFIGS) & set(reduce_in_loop_gpu.CONFIGS)
+    with open(os.path.join(BENCHMARKS, "results", "reduce_in_loop_heldout_gpu.json")) as f:
+        run = json.load(f)
+    args = argparse.Namespace(out=str(tmp_path), rounds=2, set="heldout")
+    reduce_in_loop_gpu.write_report(run["rows"], run["device"], run["triton"], "torch", args)
+    text = (tmp_path / "reduce_in_loop_heldout_gpu.md").read_text()
+    assert "without the DRAM floor the assignment changed **4** of 24: predicted ratio geomean 0.813, " \
+           "measured **0.899**; a predicted gain measured beyond the noise in 3 of 4" in text
+    assert "the summed cost instead of the busiest pipe (no floor) it changed 7: predicted geomean 0.768, " \
+           "measured **0.976**" in text
+    committed = open(os.path.join(BENCHMARKS, "results", "reduce_in_loop_heldout_gpu.md")).read()
+    assert text.split("\n", 4)[4] == committed.split("\n", 4)[4]
