@@ -106,13 +106,16 @@ def _source(kernel, op: str, block_m: int, n: int):
     return triton.compiler.ASTSource(
         fn=kernel, signature={"X": pointer, "Y": "*i32" if op == "argmax_f32" else pointer, "ITERS": "constexpr",
                               "N": "constexpr", "BLOCK_M": "constexpr", "OP": "constexpr"},
-        constexprs={"ITERS": ITERS, "N": n, "BLOCK_M": block_m, "OP": OPS.index(op)})
+        constexprs={"ITERS": ITERS, "N": n, "BLOCK_M": block_m, "OP": OPS.index(op)},
+        # what a launch specializes to: torch's allocations are 16-byte aligned
+        attrs={(0,): [["tt.divisibility", 16]], (1,): [["tt.divisibility", 16]]})
 
 
 def predictions() -> dict[str, dict]:
     """No GPU: compile every configuration for sm_90 with the installed Triton and read what
-    ``ll-assign-layouts`` models, with the DRAM floor and without.  (Without the pointer
-    alignment a launch specializes on: the GPU run models the TTGIR of the kernel it launched.)"""
+    ``ll-assign-layouts`` models, with the DRAM floor and without.  The pointers are declared
+    16-byte aligned, as a launch specializes them (without it the loads are not vectorized and
+    the model sees another kernel); the GPU run models the TTGIR of the kernel it launched.)"""
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from checkout import make_package_importable
     make_package_importable()

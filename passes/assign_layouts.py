@@ -9,7 +9,9 @@ however it lowers.  This pass starts from the module Triton produced and, per fu
 2. prices every candidate with our calibrated cost model (:mod:`.layout_costs`): conversions
    by the plan our planner would pick, reductions by shuffle rounds and cross-warp traffic,
    elementwise work by registers, everything times its loop weight;
-3. solves for the cheapest assignment (:mod:`.layout_solver`, an integer program);
+3. solves for the cheapest assignment (:mod:`.layout_solver`, an integer program): the least
+   busiest pipe (and DRAM floor), ties broken by the summed cost; with ``pipes=false``, the
+   least summed cost;
 4. accepts it only if it beats Triton's own assignment by ``margin`` (a fraction of the
    function's modelled time) and the rewritten module parses; otherwise the function keeps
    Triton's layouts.  The modelled time is the busiest of the SM's pipes (:mod:`.pipe_time`:
@@ -387,9 +389,9 @@ def _assign_function(function: Operation, lines: ModuleLines, target: Target, op
     costs = make_costs(graph, target)
     stock = graph.stock_keys()
     before = assignment_cost(graph, stock, costs)
-    solution: Solution = solve(graph, costs)
-    choosing = sum(1 for node in graph.nodes if len(node.candidates) > 1)
     floor = dram_floor(ops, lines, num_warps, target) if options.dram_floor else 0.0
+    solution: Solution = solve(graph, costs, pipes=options.pipes, floor=floor)
+    choosing = sum(1 for node in graph.nodes if len(node.candidates) > 1)
     # What the kernel would gain in time, not in instructions: the busiest of the SM's pipes
     # (.pipe_time) or the DRAM floor (.dram_floor); with pipes=false, the summed cost.
     if options.pipes:

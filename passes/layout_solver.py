@@ -14,7 +14,19 @@ TVM's layout tuners:
 * for a ``ttg.convert_layout`` (a private use): ``y >= x[producer, s] + x[convert, k] - 1``.
 
 Minimising makes ``a``, ``z`` and ``y`` take the values 0 or 1 that the binaries imply, so the
-optimum of the program is the cheapest assignment.  SciPy's ``milp`` (HiGHS) solves it with a
+optimum of the program is the cheapest assignment.
+
+**Objective.**  Summed (``pipes=False``): the scalar costs, added up.  Busiest pipe
+(``pipes=True``, what ``ll-assign-layouts`` does by default): every variable carries a
+:class:`.pipe_time.Work` vector instead of a number, and one more variable ``t`` must be at
+least each pipe's total (the work no choice changes, a constant, plus the chosen terms) and at
+least the DRAM floor; the program minimises ``t + TIE * summed cost``, the small second term
+breaking ties (where the floor or an unchanged pipe bounds ``t``, the cheapest assignment in
+instructions is taken).  A sum of terms is linear, so ``max`` over pipes stays a linear program
+in this form.  Worked example: stock puts 60 units on the shared pipe and 30 on the ALU; a
+candidate moves 20 shared units to 25 ALU units.  Summed, it costs 5 more and loses; as the
+busiest pipe it gives ``max(40, 55) = 55 < 60`` and wins, which is what ``reduce_in_loop_gpu``
+measured where the shared pipe was the bound.  SciPy's ``milp`` (HiGHS) solves it with a
 time limit; a graph whose nodes all have one candidate needs no solver at all.  Deterministic:
 variables are numbered in the graph's order, and HiGHS is run single-threaded.
 """
@@ -27,9 +39,10 @@ from typing import Callable, Optional
 import numpy as np
 
 from .layout_graph import LayoutGraph
-from .pipe_time import Work
+from .pipe_time import PIPES, Work
 
 TIME_LIMIT_SECONDS = 2.0
+TIE = 1e-3        # weight of the summed cost beside the busiest pipe's time (pipes=True)
 
 
 @dataclass(frozen=True)
@@ -84,29 +97,47 @@ def assignment_work(graph: LayoutGraph, keys: list[str], costs: Costs) -> Work:
 
 
 class _Program:
-    """Variables, objective and constraints of the integer program, built up in order."""
+    """Variables, their work and the constraints of the integer program, built up in order.
+    ``constant``: the work no choice changes (it matters to the busiest pipe, not to a sum)."""
 
     def __init__(self):
-        self.objective: list[float] = []
+        self.work: list[Work] = []
         self.integer: list[int] = []
         self.rows: list[tuple[dict[int, float], float, float]] = []   # (coefficients, low, high)
+        self.constant = Work()
 
-    def variable(self, cost: float, integer: bool) -> int:
-        self.objective.append(cost)
+    def variable(self, work: Work, integer: bool) -> int:
+        self.work.append(work)
         self.integer.append(1 if integer else 0)
-        return len(self.objective) - 1
+        return len(self.work) - 1
 
     def row(self, coefficients: dict[int, float], low: float, high: float) -> None:
         self.rows.append((coefficients, low, high))
 
 
-def solve(graph: LayoutGraph, costs: Costs) -> Solution:
-    """The cheapest assignment of the graph's candidates."""
+def solve(graph: LayoutGraph, costs: Costs, pipes: bool = False, floor: float = 0.0) -> Solution:
+    """The cheapest assignment of the graph's candidates: the least summed cost, or with
+    ``pipes`` (which needs ``costs.node_work`` and ``costs.conversion_work``) the least busiest
+    pipe (:meth:`.pipe_time.Work.time` with the DRAM ``floor``), ties broken by the sum."""
     stock = graph.stock_keys()
     if all(len(node.candidates) == 1 for node in graph.nodes):
         return Solution(stock, assignment_cost(graph, stock, costs), True, "no choice")
-    program, x = _build_program(graph, costs)
-    result = _run_milp(program)
+    if pipes and (costs.node_work is None or costs.conversion_work is None):
+        raise ValueError("solve(pipes=True) needs the per-pipe costs (Costs.node_work, Costs.conversion_work)")
+    program, x = _build_program(graph, costs, pipes)
+    result = _run_milp(program, pipes, floor)
+    solution = _read_solution(graph, costs, x, result, stock)
+    if pipes and not solution.optimal:
+        # The busiest-pipe program's relaxation is weak (a max of sums): on a large graph HiGHS
+        # may stop at the time limit far from the optimum, where the summed program, whose
+        # relaxation is tight, has an answer within a few percent.  Take whichever is faster.
+        summed = solve(graph, costs)
+        if assignment_work(graph, summed.keys, costs).time(floor) < assignment_work(graph, solution.keys, costs).time(floor):
+            return Solution(summed.keys, summed.cost, False, f"{solution.status}; the summed program's answer is faster")
+    return solution
+
+
+def _read_solution(graph: LayoutGraph, costs: Costs, x: list[list], result, stock: list[str]) -> Solution:
     if result.x is None:
         return Solution(stock, assignment_cost(graph, stock, costs), False, f"solver: {result.message}")
     keys = []
@@ -118,17 +149,28 @@ def solve(graph: LayoutGraph, costs: Costs) -> Solution:
     return Solution(keys, assignment_cost(graph, keys, costs), result.status == 0, result.message)
 
 
-def _build_program(graph: LayoutGraph, costs: Costs) -> tuple[_Program, list[list]]:
+def _build_program(graph: LayoutGraph, costs: Costs, pipes: bool = False) -> tuple[_Program, list[list]]:
     """The program's variables and rows; ``x[n][k]``: node n's choice variable for candidate k
-    (``[None]`` for a node with one candidate, always taken).  Terms that no choice changes are
-    left out: they are the same for every assignment."""
+    (``[None]`` for a node with one candidate, always taken).  Terms that no choice changes go
+    to ``program.constant``."""
     program = _Program()
+    program.constant = costs.fixed_work if pipes else Work()
+
+    def node_work(i: int, key: str) -> Work:
+        return costs.node_work(i, key) if pipes else Work(total=costs.node(i, key))
+
+    def conversion_work(use, provided: str, required: str) -> Work:
+        if pipes:
+            return costs.conversion_work(use, provided, required).scaled(use.weight)
+        return Work(total=use.weight * costs.conversion(use, provided, required))
+
     x: list[list] = []
     for i, node in enumerate(graph.nodes):
         if len(node.candidates) == 1:
             x.append([None])
+            program.constant = program.constant + node_work(i, node.candidates[0])
             continue
-        x.append([program.variable(costs.node(i, key), True) for key in node.candidates])
+        x.append([program.variable(node_work(i, key), True) for key in node.candidates])
         program.row({v: 1.0 for v in x[-1]}, 1.0, 1.0)
     stock = graph.stock_keys()
 
@@ -149,7 +191,7 @@ def _build_program(graph: LayoutGraph, costs: Costs) -> tuple[_Program, list[lis
         if use.private:
             for var_p, enc_p in choices(use.producer, graph.value_encoding(use.value, stock), True):
                 for var_c, enc_c in required:
-                    _charge_pair(program, var_p, var_c, use.weight * costs.conversion(use, enc_p, enc_c))
+                    _charge_pair(program, var_p, var_c, conversion_work(use, enc_p, enc_c))
             continue
         first_use.setdefault(id(use.value), use)
         for var_c, enc_c in required:
@@ -158,45 +200,70 @@ def _build_program(graph: LayoutGraph, costs: Costs) -> tuple[_Program, list[lis
         use = first_use[value_id]
         provided = choices(use.producer, graph.value_encoding(use.value, stock), True)
         for layout, consumer_vars in per_layout.items():
-            charges = [use.weight * costs.conversion(use, enc_p, layout) for _, enc_p in provided]
-            if not any(charges):
+            charges = [conversion_work(use, enc_p, layout) for _, enc_p in provided]
+            if not any(_nonzero(work) for work in charges):
                 continue
             needed = None                        # a fixed consumer: always needed
             if None not in consumer_vars:
-                needed = program.variable(0.0, False)
+                needed = program.variable(Work(), False)
                 for var_c in consumer_vars:
                     program.row({needed: 1.0, var_c: -1.0}, 0.0, np.inf)
-            for (var_p, _), cost in zip(provided, charges):
-                _charge_pair(program, var_p, needed, cost)
+            for (var_p, _), work in zip(provided, charges):
+                _charge_pair(program, var_p, needed, work)
     return program, x
 
 
-def _charge_pair(program: _Program, var_a, var_b, cost: float) -> None:
-    """Charge ``cost`` when both choices are taken (a variable of None: always taken)."""
-    if cost == 0 or (var_a is None and var_b is None):
+def _nonzero(work: Work) -> bool:
+    return any((work.total, work.sync, *(getattr(work, pipe) for pipe in PIPES)))
+
+
+def _charge_pair(program: _Program, var_a, var_b, work: Work) -> None:
+    """Charge ``work`` when both choices are taken (a variable of None: always taken)."""
+    if not _nonzero(work):
+        return
+    if var_a is None and var_b is None:
+        program.constant = program.constant + work
         return
     if var_a is None or var_b is None:
-        program.objective[var_a if var_b is None else var_b] += cost
+        var = var_a if var_b is None else var_b
+        program.work[var] = program.work[var] + work
         return
-    z = program.variable(cost, False)
+    z = program.variable(work, False)
     program.row({z: 1.0, var_a: -1.0, var_b: -1.0}, -1.0, np.inf)
 
 
-def _run_milp(program: _Program):
+def _run_milp(program: _Program, pipes: bool = False, floor: float = 0.0):
     from scipy.optimize import Bounds, LinearConstraint, milp
     from scipy.sparse import coo_matrix
 
-    count = len(program.objective)
+    count = len(program.work)
+    objective = [work.total for work in program.work]
+    upper = [1.0] * count
+    lower = [0.0] * count
+    integer = list(program.integer)
+    rows_in = list(program.rows)
+    if pipes:
+        # t >= constant_p + sum_v work_p(v) x_v for each pipe p, t >= floor; minimise t + TIE*sum.
+        t = count
+        count += 1
+        objective = [TIE * cost for cost in objective] + [1.0]
+        lower.append(floor)
+        upper.append(np.inf)
+        integer.append(0)
+        for pipe in PIPES:
+            coefficients = {v: work.pipe(pipe) for v, work in enumerate(program.work) if work.pipe(pipe)}
+            coefficients[t] = -1.0
+            rows_in.append((coefficients, -np.inf, -program.constant.pipe(pipe)))
     rows, cols, data, low, high = [], [], [], [], []
-    for r, (coefficients, lo, hi) in enumerate(program.rows):
+    for r, (coefficients, lo, hi) in enumerate(rows_in):
         for c, value in coefficients.items():
             rows.append(r)
             cols.append(c)
             data.append(value)
         low.append(lo)
         high.append(hi)
-    matrix = coo_matrix((data, (rows, cols)), shape=(len(program.rows), count)).tocsr()
-    return milp(np.array(program.objective), integrality=np.array(program.integer),
-                bounds=Bounds(np.zeros(count), np.ones(count)),
+    matrix = coo_matrix((data, (rows, cols)), shape=(len(rows_in), count)).tocsr()
+    return milp(np.array(objective), integrality=np.array(integer),
+                bounds=Bounds(np.array(lower), np.array(upper)),
                 constraints=[LinearConstraint(matrix, np.array(low), np.array(high))],
                 options={"time_limit": TIME_LIMIT_SECONDS, "presolve": True})

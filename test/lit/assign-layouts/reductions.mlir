@@ -23,7 +23,7 @@
 // redux.sync, and the model prices it so (layout_costs.uses_redux); the float sum takes 5
 // shuffle rounds and adds per row, so it gains more when reordering is allowed.  Both pay the
 // shared pipe (pipe_time.py): 128 rows' partials through shared memory per warp.
-// REMARK: @row_max: layouts assigned by cost: conversions 1 -> 2, modelled cost 756.6 -> 475.8 (loop-weighted); left: 1 argument -> tt.reduce (fixed: a function argument), 1 ttg.convert_layout -> tt.store (fixed: a global store); modelled time 753.7 -> 424.5 (bound: shared -> shared)
+// REMARK: @row_max: layouts assigned by cost: conversions 1 -> 2, modelled cost 756.6 -> 475.8 (loop-weighted); left: 1 argument -> tt.reduce (fixed: a function argument), 1 tt.reduce -> ttg.convert_layout -> tt.store (fixed: a global store); modelled time 753.7 -> 424.5 (bound: shared -> shared)
 // REMARK-NEXT: @row_sum: kept Triton's layouts: conversions 1 -> 1, modelled cost 154.5 -> 154.5 (loop-weighted); no assignment's modelled time beats Triton's by more than 10% (1496.1 -> 1496.1, bound by the shared pipe); left: 1 tt.reduce -> ttg.convert_layout -> tt.store (fixed: a float reduction; a global store)
 // REORDER: @row_max: layouts assigned by cost
 // REORDER-NEXT: @row_sum: layouts assigned by cost: conversions 1 -> 2, modelled cost 1851.0 -> 749.4 (loop-weighted)

@@ -16,7 +16,7 @@ from hypothesis import given, settings, strategies as st
 from linear_layouts.lowering.target import target_named
 from linear_layouts.passes.assign_layouts import assign_module, make_costs
 from linear_layouts.passes.layout_graph import build_graph, propose_candidates
-from linear_layouts.passes.layout_solver import assignment_cost, solve
+from linear_layouts.passes.layout_solver import assignment_cost, assignment_work, solve
 from linear_layouts.passes.layout_text import ModuleLines
 from linear_layouts.passes.diagnostics import IRError
 from linear_layouts.passes.snapshot import parse_module
@@ -64,6 +64,46 @@ def test_solver_finds_the_cheapest_assignment(seed):
         assert solution.cost <= assignment_cost(graph, graph.stock_keys(), costs) + 1e-9
 
 
+def brute_force_time(graph, costs, floor: float) -> float:
+    choices = [node.candidates for node in graph.nodes]
+    return min(assignment_work(graph, list(keys), costs).time(floor) for keys in itertools.product(*choices))
+
+
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(st.integers(0, 2**32 - 1), st.sampled_from([0.0, 0.5, 0.9, 1.1]))
+def test_solver_finds_the_least_busiest_pipe(seed, floor_share):
+    """With ``pipes``, the program's optimum is the brute-force least ``max(floor, busiest
+    pipe)``; the floor is drawn as a share of stock's time (below it, near it, above it)."""
+    module = parse_module(random_program(random.Random(seed), steps=5))
+    for graph, costs in graphs_of(module):
+        combinations = 1
+        for node in graph.nodes:
+            combinations *= len(node.candidates)
+        if combinations > 4096 or combinations == 1:
+            continue
+        floor = floor_share * assignment_work(graph, graph.stock_keys(), costs).time()
+        solution = solve(graph, costs, pipes=True, floor=floor)
+        best = brute_force_time(graph, costs, floor)
+        assert assignment_work(graph, solution.keys, costs).time(floor) == pytest.approx(best, rel=1e-6, abs=1e-6)
+
+
+def test_the_busiest_pipe_and_the_sum_choose_differently():
+    """Guards the test above against a model where both objectives always agree: over 40 fixed
+    random programs, the busiest-pipe optimum has a strictly lower busiest pipe than the
+    summed optimum in at least one graph, and a higher sum in at least one."""
+    lower_time = higher_sum = 0
+    for seed in range(40):
+        module = parse_module(random_program(random.Random(seed), steps=5))
+        for graph, costs in graphs_of(module):
+            summed, piped = solve(graph, costs), solve(graph, costs, pipes=True)
+            t_sum = assignment_work(graph, summed.keys, costs).time()
+            t_pipe = assignment_work(graph, piped.keys, costs).time()
+            assert t_pipe <= t_sum + 1e-6
+            lower_time += t_pipe < t_sum - 1e-6
+            higher_sum += piped.cost > summed.cost + 1e-6
+    assert lower_time >= 1 and higher_sum >= 1, (lower_time, higher_sum)
+
+
 @settings(max_examples=30, deadline=None, derandomize=True)
 @given(st.integers(0, 2**32 - 1))
 def test_random_programs_keep_their_meaning_and_cost_no_more(seed):
@@ -73,14 +113,14 @@ def test_random_programs_keep_their_meaning_and_cost_no_more(seed):
     module = parse_module(text)
     result = assign_module(module, "sm_90")
     for function in result.functions:
-        assert function.cost_after <= function.cost_before + 1e-9
-        assert function.accepted == (function.cost_after < function.cost_before)
+        assert function.time_after <= function.time_before + 1e-9
+        assert function.accepted == (function.time_after < function.time_before)
     rewritten = parse_module(module.print())          # Triton's parser accepts the rewrite
     assert structure(rewritten) == before             # only conversions and layouts changed
     # The rewritten module costs what the model promised: assigning it again starts from there.
     again = assign_module(parse_module(module.print()), "sm_90", apply=False)
     for first, second in zip(result.functions, again.functions):
-        assert second.cost_before <= first.cost_after + 1e-6
+        assert second.time_before <= first.time_after + 1e-6
 
 
 def test_a_known_program_is_improved():
@@ -105,7 +145,7 @@ def test_corpus_kernels(path):
     before = structure(module)
     result = assign_module(module)
     for function in result.functions:
-        assert function.cost_after <= function.cost_before + 1e-9, function.remark()
+        assert function.time_after <= function.time_before + 1e-9, function.remark()
     if result.accepted:
         rewritten = parse_module(module.print())
         assert structure(rewritten) == before
@@ -129,7 +169,7 @@ def test_memory_ops_option_keeps_meaning(seed):
     module = parse_module(text)
     result = assign_module(module, "sm_90", memory_ops=True)
     for function in result.functions:
-        assert function.cost_after <= function.cost_before + 1e-9
+        assert function.time_after <= function.time_before + 1e-9
     assert structure(parse_module(module.print())) == before
     again = assign_module(parse_module(module.print()), "sm_90", apply=False, memory_ops=True)
     for first, second in zip(result.functions, again.functions):
@@ -147,7 +187,7 @@ def test_memory_ops_on_loads_in_loops_keeps_meaning(seed):
     module = parse_module(text)
     result = assign_module(module, "sm_90", memory_ops=True)
     for function in result.functions:
-        assert function.cost_after <= function.cost_before + 1e-9
+        assert function.time_after <= function.time_before + 1e-9
     assert structure(parse_module(module.print())) == before
 
 
@@ -397,7 +437,7 @@ def assign_and_check_meaning(text: str):
     before = structure(module)
     result = assign_module(module, "sm_90")
     for function in result.functions:
-        assert function.cost_after <= function.cost_before + 1e-9
+        assert function.time_after <= function.time_before + 1e-9
     rewritten = parse_module(module.print())          # Triton's parser accepts the rewrite
     assert structure(rewritten) == before
     return result, module
@@ -656,7 +696,10 @@ def test_random_programs_with_whiles_keep_their_meaning(seed):
     result, module = assign_and_check_meaning(random_program(random.Random(seed), whiles=True))
     again = assign_module(parse_module(module.print()), "sm_90", apply=False)
     for first, second in zip(result.functions, again.functions):
-        assert second.cost_before <= first.cost_after + 1e-6
+        # 1%: Triton's canonicalizer folds a chain of two conversions the solver chose
+        # (A -> B -> C, one barrier each) into one (A -> C); the fold moves fewer bytes but its
+        # plan may wait at more barriers, which every pipe pays (seed 188: 1021.5 -> 1023.8).
+        assert second.time_before <= first.time_after * 1.01 + 1e-6
 
 
 def test_a_while_changes_its_carried_layout_when_that_removes_conversions():

@@ -107,8 +107,10 @@ def test_every_target_has_a_dram_rate():
 @settings(max_examples=30, deadline=None, derandomize=True)
 @given(st.integers(0, 2**32 - 1))
 def test_the_floor_only_keeps_layouts(seed):
-    """With the floor, the pass accepts a subset of what it accepts without it, and what it
-    accepts is the same assignment (the floor decides, it does not choose)."""
+    """With the floor, the pass accepts a subset of what it accepts without it (max(floor, t)
+    moves less than t), and what it accepts is no slower, floor included, than the floor-free
+    choice: the solver minimises max(floor, busiest pipe), so under the floor it may choose an
+    assignment with fewer instructions instead, never one with a busier pipe above it."""
     text = random_program(random.Random(seed))
     with_floor, without = parse_module(text), parse_module(text)
     floored = assign_module(with_floor, "sm_90")
@@ -116,9 +118,8 @@ def test_the_floor_only_keeps_layouts(seed):
     for a, b in zip(floored.functions, plain.functions):
         assert not a.accepted or b.accepted
         if a.accepted:
-            assert a.cost_after == pytest.approx(b.cost_after)
-    if floored.accepted and all(f.accepted for f in plain.functions):
-        assert with_floor.print() == without.print()
+            assert a.time_after <= max(a.dram_floor, b.time_after) * (1 + 1e-9) + 1e-9
+            assert a.time_after >= a.dram_floor
 
 
 def test_a_memory_bound_kernel_says_so():
