@@ -92,11 +92,25 @@ def halves_stock_shuffles(plan) -> bool:
     return stock is not None and 2 * plan_cost(plan).shuffles <= stock
 
 
+SUB_WORD = "sub-word"
+
+
+def shuffles_sub_word(plan) -> bool:
+    """Whether ``plan`` moves elements narrower than a 32-bit word through warp shuffles: each
+    shuffle moves a whole word, so 8- and 16-bit elements are packed into words before and
+    unpacked after (byte permutes and selects), work the shuffle count does not show.  Example:
+    an i16 tensor converted by a shuffle plan: True; the same plan on i32: False."""
+    return plan.method is Method.SHUFFLE and plan.element_bits < 32
+
+
 def gated_family_of(plan, scope: str) -> str:
-    """``family_of``, with ``/half-stock-shuffles`` where ``halves_stock_shuffles``: the family
-    the gate decides by (``benchmarks/fit_choice.py`` fits the gates by it)."""
+    """``family_of``, with ``/half-stock-shuffles`` where ``halves_stock_shuffles`` and
+    ``/sub-word`` where ``shuffles_sub_word``: the family the gate decides by
+    (``benchmarks/fit_choice.py`` fits the gates by it)."""
     family = family_of(plan, scope)
-    return f"{family}/{STOCK_HALVED}" if halves_stock_shuffles(plan) else family
+    if halves_stock_shuffles(plan):
+        family = f"{family}/{STOCK_HALVED}"
+    return f"{family}/{SUB_WORD}" if shuffles_sub_word(plan) else family
 
 
 @dataclass(frozen=True)

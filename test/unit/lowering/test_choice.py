@@ -101,6 +101,27 @@ def test_a_pick_with_half_of_stocks_shuffles_has_its_own_family():
     assert packed.shuffle.elements_per_word == 2 and not choice.halves_stock_shuffles(packed)
 
 
+# A row of 512 spread over 2 warps' lanes (slice of a 2-D blocked) -> one element per thread:
+# a warp-scope shuffle plan (fresh seed 828's conversion 107, the return trip).
+SLICED = "#ttg.slice<{dim = 1, parent = " + _blocked([1, 4], [8, 4], [1, 2], [1, 0]) + "}>"
+FLAT = _blocked([1], [32], [2], [0])
+
+
+def test_sub_word_shuffles_have_their_own_family_and_go_to_stock():
+    """The same warp-scope shuffle plan on i32 and on i16: the i16 one packs two elements a
+    word, family ``warp/shuffle/warps/sub-word``, which the shipped model's training
+    conversions could not show faster than stock (9 of them, 0.90x with a spread of x1.19;
+    on fresh conversions such picks ran up to 1.72x stock); the i32 one stays ours."""
+    choice.load_model.cache_clear()
+    words, halves = _pick(SLICED, FLAT, (512,), 32), _pick(SLICED, FLAT, (512,), 16)
+    assert not choice.shuffles_sub_word(words) and choice.shuffles_sub_word(halves)
+    assert choice.gated_family_of(words, "warp") == "warp/shuffle/warps"
+    assert choice.gated_family_of(halves, "warp") == "warp/shuffle/warps/sub-word"
+    assert choice.decide(words, "sm_90", "3.6.0").plan is words
+    decision = choice.decide(halves, "sm_90", "3.6.0")
+    assert decision.plan is None and "family warp/shuffle/warps/sub-word:" in decision.reason
+
+
 def test_the_shipped_model_keeps_a_pick_with_half_of_stocks_shuffles_only():
     choice.load_model.cache_clear()
     halved = _pick(*HALVED)
