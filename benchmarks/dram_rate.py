@@ -13,12 +13,18 @@ what Triton kernels reach, decided before measuring:
 * ``read``: a Triton kernel summing 1 GiB of f32, one partial sum stored per program (reads
   only, as in a row reduction);
 
+* ``l2_read``: the ``read`` kernel, but program p reads block ``p % 2048`` of an 32 MiB
+  buffer, so every program after the first pass over it reads what L2 holds (an H100's L2 is
+  50 MB): the rate of data the whole grid shares, which the floor counts apart
+  (``passes/dram_floor.py``: a load whose address does not depend on the program id);
+
 each timed with ``triton.testing.do_bench`` (median) in 5 repetitions, the median of those.
-The rate is the faster of the two (the floor must not exceed what the hardware does), divided by
-the SM count, in bytes per ns per SM; in the cost model's units (``unit_ns`` from
-``calibration.json``: nanoseconds of an SM per unit) one byte costs ``1 / (rate x unit_ns)``.
-Writes ``dram_rate.json`` and ``dram_rate.md``; ``--write-weights`` stores that cost as
-``dram_byte`` beside the target's other measured constants.
+The DRAM rate is the faster of ``copy`` and ``read`` (the floor must not exceed what the
+hardware does), divided by the SM count, in bytes per ns per SM; in the cost model's units
+(``unit_ns`` from ``calibration.json``: nanoseconds of an SM per unit) one byte costs
+``1 / (rate x unit_ns)``; the L2 rate likewise from ``l2_read``.  Writes ``dram_rate.json`` and
+``dram_rate.md``; ``--write-weights`` stores those costs as ``dram_byte`` and ``l2_byte``
+beside the target's other measured constants.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ import sys
 GIB = 1 << 30
 BLOCK = 4096
 REPEATS = 5
+L2_BLOCKS = 2048          # l2_read's buffer: 2048 blocks of 4096 f32, 32 MiB
 
 
 def measure() -> dict:
@@ -49,6 +56,11 @@ def measure() -> dict:
         offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
         tl.store(Partial + tl.program_id(0), tl.sum(tl.load(X + offsets), axis=0))
 
+    @triton.jit
+    def l2_read(X, Partial, BLOCKS: tl.constexpr, BLOCK: tl.constexpr):
+        offsets = (tl.program_id(0) % BLOCKS) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(Partial + tl.program_id(0), tl.sum(tl.load(X + offsets), axis=0))
+
     elements = GIB // 4
     x = torch.randn(elements, device="cuda", dtype=torch.float32)
     y = torch.empty_like(x)
@@ -57,6 +69,7 @@ def measure() -> dict:
     launches = {
         "copy": (lambda: copy[grid](x, y, BLOCK=BLOCK, num_warps=4), 2 * GIB),
         "read": (lambda: read[grid](x, partial, BLOCK=BLOCK, num_warps=4), GIB),
+        "l2_read": (lambda: l2_read[grid](x, partial, BLOCKS=L2_BLOCKS, BLOCK=BLOCK, num_warps=4), GIB),
     }
     copy[grid](x, y, BLOCK=BLOCK, num_warps=4)
     assert torch.equal(y, x), "the copy kernel did not copy"
@@ -72,14 +85,19 @@ def measure() -> dict:
 
 
 def summarise(result: dict, unit_ns: float) -> dict:
-    best = max(result["patterns"].values(), key=lambda p: p["tb_per_s"])
+    dram = [p for name, p in result["patterns"].items() if name in ("copy", "read")]
+    best = max(dram, key=lambda p: p["tb_per_s"])
     bytes_per_ns_per_sm = best["tb_per_s"] * 1e3 / result["sms"]
-    return {"bytes_per_ns_per_sm": bytes_per_ns_per_sm, "unit_ns": unit_ns,
-            "dram_byte": 1.0 / (bytes_per_ns_per_sm * unit_ns)}
+    summary = {"bytes_per_ns_per_sm": bytes_per_ns_per_sm, "unit_ns": unit_ns,
+               "dram_byte": 1.0 / (bytes_per_ns_per_sm * unit_ns)}
+    if "l2_read" in result["patterns"]:
+        l2 = result["patterns"]["l2_read"]["tb_per_s"] * 1e3 / result["sms"]
+        summary.update(l2_bytes_per_ns_per_sm=l2, l2_byte=1.0 / (l2 * unit_ns))
+    return summary
 
 
 def render(result: dict, summary: dict) -> str:
-    lines = ["# DRAM bytes per SM, measured: the rate behind `ll-assign-layouts`' DRAM floor", "",
+    lines = ["# DRAM and L2 bytes per SM, measured: the rates behind `ll-assign-layouts`' DRAM floor", "",
              f"{result['gpu']} ({result['sms']} SMs), triton {result['triton']}, torch {result['torch']}. "
              f"Produced by `python benchmarks/dram_rate.py --out benchmarks/results`.", "",
              "| pattern | bytes | ms (median of 5 do_bench medians) | TB/s |", "|---|---:|---:|---:|"]
@@ -88,6 +106,9 @@ def render(result: dict, summary: dict) -> str:
     lines += ["", f"Rate: the faster pattern, {summary['bytes_per_ns_per_sm']:.2f} bytes per ns per SM; "
               f"one cost-model unit is {summary['unit_ns']:.4f} ns of an SM (`calibration.json`), so a DRAM byte "
               f"costs **{summary['dram_byte']:.4f}** units per SM."]
+    if "l2_byte" in summary:
+        lines += ["", f"L2 (`l2_read`: the grid shares a 32 MiB buffer): {summary['l2_bytes_per_ns_per_sm']:.2f} bytes "
+                  f"per ns per SM, a byte **{summary['l2_byte']:.4f}** units."]
     return "\n".join(lines) + "\n"
 
 
@@ -96,6 +117,8 @@ def write_weight(path: str, target: str, summary: dict, source: str) -> None:
         data = json.load(f)
     entry = data.setdefault(target, {"source": source, "weights": {}})
     entry["weights"]["dram_byte"] = round(summary["dram_byte"], 4)
+    if "l2_byte" in summary:
+        entry["weights"]["l2_byte"] = round(summary["l2_byte"], 4)
     entry["dram_source"] = source
     with open(path, "w") as f:
         json.dump(data, f, indent=1, sort_keys=True)

@@ -278,8 +278,9 @@ def write_report(rows: list[dict], device: str, triton_version: str, torch_versi
              f"- without the DRAM floor the assignment changed **{len(changed)}** of {len(rows)}: predicted ratio "
              f"geomean {geo(predicted):.3f}, measured **{geo(measured):.3f}**; a predicted gain measured beyond the "
              f"noise in {agree} of {len(changed)}",
-             f"- with the floor (the default) it changed {sum(r['ours_changed'] for r in rows)}; measured geomean "
-             f"over those {geo([r['ours'] for r in rows if r['ours_changed']]):.3f}",
+             f"- with the floor (the default) it changed {sum(r['ours_changed'] for r in rows)}"
+             + (f"; measured geomean over those {geo([r['ours'] for r in rows if r['ours_changed']]):.3f}"
+                if any(r['ours_changed'] for r in rows) else ""),
              *([f"- with the summed cost instead of the busiest pipe (no floor) it changed "
                 f"{sum(r['nopipes_changed'] for r in rows)}: predicted geomean "
                 f"{geo([predicted_ratio(r['model']['nopipes']) for r in rows if r['nopipes_changed']]):.3f}, "

@@ -48,6 +48,9 @@ class CostWeights:
     # One byte of DRAM traffic per SM, measured (benchmarks/dram_rate.py); 0: not measured, the
     # DRAM floor then uses the product's published rate (passes/dram_floor.py).
     dram_byte: float = 0.0
+    # One byte read from L2 per SM, measured likewise (data the whole grid shares); 0: not
+    # measured, such bytes are then counted as DRAM bytes (passes/dram_floor.py).
+    l2_byte: float = 0.0
 
 
 HAND_SET = CostWeights(shuffle=1.5, alu_op=0.25, shared_access=1.0, shared_wavefront=0.5,
@@ -86,7 +89,7 @@ def weights_for(target_name: str) -> CostWeights:
         kind = "measured" if base_name in CALIBRATED else "estimated"
         # Instruction costs carry over within a lineage; DRAM bandwidth does not (a B200 has
         # twice an H100's): the reusing target keeps its own published rate.
-        return replace(base, dram_byte=0.0,
+        return replace(base, dram_byte=0.0, l2_byte=0.0,
                        source=f"estimate for {target_name}: {base_name}'s {kind} constants reused "
                               f"({base.source}); not measured on {target_name}")
     return HAND_SET

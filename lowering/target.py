@@ -71,6 +71,10 @@ How Triton spells a target: ``ttg.target = "cuda:90"`` / ``"hip:gfx942"`` in TTG
 (:attr:`Target.triton_name`, :meth:`Target.gpu_target`); :func:`target_named` reads both our
 names and Triton's.  Every module of the project that names a target uses this one table.
 
+L2 size, ``l2_bytes``: the product's published L2 (H100 SXM: 50 MB), given only where the L2
+rate was measured (``lowering/calibrated_weights.json``'s ``l2_byte``, sm_90): the DRAM floor counts
+loads that every program shares at L2's rate while their working set fits it.
+
 DRAM bandwidth per SM (per CU on AMD) and cycle, ``dram_bytes_per_cycle``: the product's
 published peak bandwidth over its SM count times its boost clock, for one product of the target
 (``ll-assign-layouts``' DRAM floor, ``passes/dram_floor.py``; it only decides whether a modelled
@@ -124,6 +128,7 @@ class Target:
     wmma_version: int = 0         # AMD: the amd_wmma layouts' version (0: no WMMA layouts)
     has_lds_transpose_read: bool = False  # gfx950 ds_read_*_tr_*: recorded, never emitted by us
     dram_bytes_per_cycle: float = 0.0     # per SM (CU) and cycle, at peak (module docstring)
+    l2_bytes: int = 0                     # L2 cache size of the product (module docstring); 0: not used
 
     @property
     def triton_backend(self) -> str:
@@ -195,7 +200,7 @@ SM89 = Target("sm_89", Vendor.NVIDIA, 32, 89, "NVIDIA Ada: L40, RTX 40xx", has_l
               shared_memory_bytes=99 * KIB, family="ada", dram_bytes_per_cycle=2.4)
 SM90 = Target("sm_90", Vendor.NVIDIA, 32, 90, "NVIDIA Hopper", has_ldmatrix=True, has_stmatrix=True,
               has_distributed_shared_memory=True, shared_memory_bytes=227 * KIB, family="hopper",
-              dram_bytes_per_cycle=12.8)
+              dram_bytes_per_cycle=12.8, l2_bytes=50 * 1000 * 1000)
 SM100 = Target("sm_100", Vendor.NVIDIA, 32, 100, "NVIDIA Blackwell: B200, GB200", has_ldmatrix=True,
                has_stmatrix=True, has_distributed_shared_memory=True, shared_memory_bytes=227 * KIB,
                family="blackwell", dram_bytes_per_cycle=27.0)
