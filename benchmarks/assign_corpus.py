@@ -150,7 +150,10 @@ def summarize(rows: list[dict], errors: list[dict] | None = None) -> dict:
     reasons: dict[str, int] = {}
     for row in rows:
         if not row["accepted"]:
-            key = re.sub(r"\(line \d+.*", "(line ...)", row["reason"] or "?")[:90]
+            key = re.sub(r"\(line \d+.*", "(line ...)", row["reason"] or "?")
+            # one group per sentence, whatever the kernel's numbers: "(431.8 -> 415.0, bound by
+            # the shared pipe)" -> "(bound by the shared pipe)"
+            key = re.sub(r"\([\d.]+ -> [\d.]+, ", "(", key)[:90]
             if key.startswith("memory-bound"):   # one group, whatever the kernel's numbers
                 key = "memory-bound (the best assignment's gain hides under the DRAM floor)"
             reasons[key] = reasons.get(key, 0) + 1

@@ -31,9 +31,11 @@ def test_the_report_of_the_committed_run(tmp_path):
     args = argparse.Namespace(out=str(tmp_path), rounds=2)
     reduce_in_loop_gpu.write_report(run["rows"], run["device"], run["triton"], "torch", args)
     text = (tmp_path / "reduce_in_loop_gpu.md").read_text()
-    assert "without the DRAM floor the assignment changed **7** of 24: predicted ratio geomean 0.662, " \
-           "measured **1.276**; a predicted gain measured beyond the noise in 2 of 7" in text
-    assert "with the floor (the default) it changed 3; measured geomean over those 0.869" in text
+    # The busiest-pipe solver with the floor's L2 term (the first run, summed cost: 7 changed,
+    # measured 1.276): the two argmax 8x512 loops, both ~27% faster, with the floor too.
+    assert "without the DRAM floor the assignment changed **2** of 24: predicted ratio geomean 0.730, " \
+           "measured **0.728**; a predicted gain measured beyond the noise in 2 of 2" in text
+    assert "with the floor (the default) it changed 2; measured geomean over those 0.726" in text
     assert "bit-identical to stock: **24/24**" in text
     committed = open(os.path.join(BENCHMARKS, "results", "reduce_in_loop_gpu.md")).read()
     assert text.split("\n", 4)[4] == committed.split("\n", 4)[4]   # all but the header's versions
@@ -58,7 +60,8 @@ def test_the_model_read_from_stock_ttgir():
 
 def test_the_heldout_set_and_its_committed_run(tmp_path):
     """The second set (fixed after the model was fitted to the first) and its H100 run: the
-    busiest pipe (floor off) changed 4, 3 of them faster; the summed cost changed 7."""
+    busiest pipe changed 4, all faster, with the floor (its L2 term) as without; the summed
+    cost changed 7."""
     assert len(reduce_in_loop_gpu.HELDOUT_CONFIGS) == 24
     assert not set(reduce_in_loop_gpu.HELDOUT_CONFIGS) & set(reduce_in_loop_gpu.CONFIGS)
     with open(os.path.join(BENCHMARKS, "results", "reduce_in_loop_heldout_gpu.json")) as f:
@@ -66,9 +69,10 @@ def test_the_heldout_set_and_its_committed_run(tmp_path):
     args = argparse.Namespace(out=str(tmp_path), rounds=2, set="heldout")
     reduce_in_loop_gpu.write_report(run["rows"], run["device"], run["triton"], "torch", args)
     text = (tmp_path / "reduce_in_loop_heldout_gpu.md").read_text()
-    assert "without the DRAM floor the assignment changed **4** of 24: predicted ratio geomean 0.813, " \
-           "measured **0.899**; a predicted gain measured beyond the noise in 3 of 4" in text
+    assert "without the DRAM floor the assignment changed **4** of 24: predicted ratio geomean 0.796, " \
+           "measured **0.864**; a predicted gain measured beyond the noise in 4 of 4" in text
+    assert "with the floor (the default) it changed 4; measured geomean over those 0.863" in text
     assert "the summed cost instead of the busiest pipe (no floor) it changed 7: predicted geomean 0.768, " \
-           "measured **0.976**" in text
+           "measured **0.975**" in text
     committed = open(os.path.join(BENCHMARKS, "results", "reduce_in_loop_heldout_gpu.md")).read()
     assert text.split("\n", 4)[4] == committed.split("\n", 4)[4]
