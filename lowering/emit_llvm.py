@@ -378,54 +378,57 @@ def _emit_shuffle(w: IslandWriter, vendor: VendorInstructions, plan: ConversionP
     return staging
 
 
-def _emit_shared(w: IslandWriter, vendor: VendorInstructions, plan: ConversionPlan, element: ElementType,
-                 src: list[str], staging_size: int, site: ConvertSite, scratch: str,
-                 view_part: str | None = None, view_mask: int = 0) -> list[str]:
-    """Stores, barriers and loads through the scratch buffer (``SharedMemoryPlan``).
+class _SharedAddresses:
+    """The addresses of one island's shared-memory accesses (``address``), sharing what they can.
+
     ``view_part``: an i32 XORed into every address, like a thread id's part (a subslice view's
-    start offset, read from the descriptor at run time); ``view_mask``: the offset bits it can
-    set, which a constant must XOR, not add."""
-    sh = plan.shared
-    ebytes = element.bits // 8
-    if ebytes < 1 or ebytes & (ebytes - 1):
-        raise EmitError(f"{element.bits}-bit elements: shared-memory offsets need a power-of-two byte size")
-    lane, warp = vendor.lane_id(w), vendor.warp_id(w)
-    thread_offsets: dict[tuple, str] = {}   # (lane map, warp map, scale) -> i32
-    view_offsets: dict[int, str] = {}       # scale -> the view start's offset times scale
-    thread_addresses: dict[tuple, str] = {}  # (lane map, warp map, mixed constant bits) -> address
+    start offset in elements, read from the descriptor at run time); ``view_mask``: the offset
+    bits it can set, which a constant must XOR, not add."""
 
-    def scaled(images: tuple[int, ...], scale: int) -> tuple[int, ...]:
-        return tuple(int(image) * scale for image in images)
+    def __init__(self, w: IslandWriter, vendor: VendorInstructions, scratch: str, element: ElementType,
+                 view_part: str | None = None, view_mask: int = 0):
+        self.ebytes = element.bits // 8
+        if self.ebytes < 1 or self.ebytes & (self.ebytes - 1):
+            raise EmitError(f"{element.bits}-bit elements: shared-memory offsets need a power-of-two byte size")
+        self.w, self.vendor, self.scratch = w, vendor, scratch
+        self.view_part, self.view_mask = view_part, view_mask
+        self.lane, self.warp = vendor.lane_id(w), vendor.warp_id(w)
+        self.thread_offsets: dict[tuple, str] = {}    # (lane map, warp map, scale) -> i32
+        self.view_offsets: dict[int, str] = {}        # scale -> the view start's offset times scale
+        self.thread_addresses: dict[tuple, str] = {}  # (lane map, warp map, mixed constant bits) -> address
 
-    def thread_offset(affine: ThreadAffine, scale: int) -> str:
+    def thread_offset(self, affine: ThreadAffine, scale: int) -> str:
         """``(L(lane) ^ M(warp) ^ view start) * scale`` (``affine``'s constant left out), once per
         island for each distinct (lane map, warp map, scale).  ``scale`` is a power of two (1:
         elements, the element size: bytes), so scaling every term scales their XOR."""
+        w = self.w
         key = (affine.lane, affine.warp, scale)
-        if key not in thread_offsets:
-            offset = w.xor_of_bits(scaled(affine.lane, scale), lane)
+        if key not in self.thread_offsets:
+            offset = w.xor_of_bits(tuple(int(image) * scale for image in affine.lane), self.lane)
             if any(affine.warp):
-                offset = w.binary("xor", offset, w.xor_of_bits(scaled(affine.warp, scale), warp))
-            if view_part is not None:
-                if scale not in view_offsets:
-                    view_offsets[scale] = (view_part if scale == 1 else
-                                           w.binary("shl", view_part, w.const(scale.bit_length() - 1)))
-                offset = w.binary("xor", offset, view_offsets[scale])
-            thread_offsets[key] = offset
-        return thread_offsets[key]
+                warp_part = w.xor_of_bits(tuple(int(image) * scale for image in affine.warp), self.warp)
+                offset = w.binary("xor", offset, warp_part)
+            if self.view_part is not None:
+                if scale not in self.view_offsets:
+                    self.view_offsets[scale] = (self.view_part if scale == 1 else
+                                                w.binary("shl", self.view_part, w.const(scale.bit_length() - 1)))
+                offset = w.binary("xor", offset, self.view_offsets[scale])
+            self.thread_offsets[key] = offset
+        return self.thread_offsets[key]
 
-    def padded_address(affine: ThreadAffine) -> str:
+    def padded(self, affine: ThreadAffine) -> str:
         """Legacy row padding (``ThreadAffine.padded``), not F2-linear, so computed in elements
         per access: ``x = t ^ const``, then ``x + (x >> row_log2) * pad``, then bytes."""
-        offset = thread_offset(affine, 1)
+        w = self.w
+        offset = self.thread_offset(affine, 1)
         if affine.const:
             offset = w.binary("xor", offset, w.const(affine.const))
         row = w.binary("lshr", offset, w.const(affine.pad_row_log2))
         offset = w.binary("add", offset, w.binary("mul", row, w.const(affine.pad_elements)))
-        byte_offset = w.binary("mul", offset, w.const(ebytes)) if ebytes > 1 else offset
-        return vendor.shared_address(w, scratch, byte_offset)
+        byte_offset = w.binary("mul", offset, w.const(self.ebytes)) if self.ebytes > 1 else offset
+        return self.vendor.shared_address(w, self.scratch, byte_offset)
 
-    def address(affine: ThreadAffine) -> str:
+    def address(self, affine: ThreadAffine) -> str:
         """The address of the access at ``affine`` (in elements), as ``A + apart`` bytes.
 
         The thread part ``t`` can only set the bits of its images (and of the view start).  The
@@ -444,21 +447,29 @@ def _emit_shared(w: IslandWriter, vendor: VendorInstructions, plan: ConversionPl
         if any(affine.block):
             raise EmitError("the plan's addresses depend on the CTA id (multi-CTA); not emitted")
         if affine.pad_elements:
-            return padded_address(affine)
-        thread_bits = view_mask
+            return self.padded(affine)
+        thread_bits = self.view_mask
         for image in affine.lane + affine.warp:
             thread_bits |= image
         mixed, apart = affine.const & thread_bits, affine.const & ~thread_bits
         key = (affine.lane, affine.warp, mixed)
-        if key not in thread_addresses:
-            offset = thread_offset(affine, ebytes)
+        if key not in self.thread_addresses:
+            offset = self.thread_offset(affine, self.ebytes)
             if mixed:
-                offset = w.binary("xor", offset, w.const(mixed * ebytes))
-            thread_addresses[key] = vendor.shared_address(w, scratch, offset)
+                offset = self.w.binary("xor", offset, self.w.const(mixed * self.ebytes))
+            self.thread_addresses[key] = self.vendor.shared_address(self.w, self.scratch, offset)
         if not apart:
-            return thread_addresses[key]
-        return vendor.advance(w, thread_addresses[key], apart * ebytes)
+            return self.thread_addresses[key]
+        return self.vendor.advance(self.w, self.thread_addresses[key], apart * self.ebytes)
 
+
+def _emit_shared(w: IslandWriter, vendor: VendorInstructions, plan: ConversionPlan, element: ElementType,
+                 src: list[str], staging_size: int, site: ConvertSite, scratch: str,
+                 view_part: str | None = None, view_mask: int = 0) -> list[str]:
+    """Stores, barriers and loads through the scratch buffer (``SharedMemoryPlan``), at the
+    addresses of ``_SharedAddresses`` (``view_part``, ``view_mask``: see there)."""
+    sh = plan.shared
+    addresses = _SharedAddresses(w, vendor, scratch, element, view_part, view_mask)
     staging: list[str | None] = [None] * staging_size
     if site.guard_before:
         vendor.barrier(w, BarrierScope.CTA, guard=True)
@@ -466,7 +477,7 @@ def _emit_shared(w: IslandWriter, vendor: VendorInstructions, plan: ConversionPl
         if isinstance(op, Barrier):
             vendor.barrier(w, op.scope)
             continue
-        addr = address(op.address)
+        addr = addresses.address(op.address)
         n = len(op.registers)
         if op.is_store:
             ints = [_to_storage(w, element, src[r]) for r in op.registers]
