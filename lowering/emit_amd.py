@@ -117,6 +117,11 @@ class AmdInstructions:
     def shared_address(self, w: IslandWriter, base: str, byte_offset: str) -> str:
         return w.op(f"llvm.getelementptr {base}[{byte_offset}] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8")
 
+    def advance(self, w: IslandWriter, address: str, byte_constant: int) -> str:
+        """A GEP of ``byte_constant`` i8 from ``address``, like ``shared_address``'s own: the
+        AMDGPU backend folds it into the access (``ds_read_b64 v0, v1 offset:512``)."""
+        return self.shared_address(w, address, w.const(byte_constant))
+
     @staticmethod
     def _access_type(count: int, bits: int) -> tuple[str, int]:
         total = count * bits

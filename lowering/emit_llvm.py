@@ -378,56 +378,98 @@ def _emit_shuffle(w: IslandWriter, vendor: VendorInstructions, plan: ConversionP
     return staging
 
 
+class _SharedAddresses:
+    """The addresses of one island's shared-memory accesses (``address``), sharing what they can.
+
+    ``view_part``: an i32 XORed into every address, like a thread id's part (a subslice view's
+    start offset in elements, read from the descriptor at run time); ``view_mask``: the offset
+    bits it can set, which a constant must XOR, not add."""
+
+    def __init__(self, w: IslandWriter, vendor: VendorInstructions, scratch: str, element: ElementType,
+                 view_part: str | None = None, view_mask: int = 0):
+        self.ebytes = element.bits // 8
+        if self.ebytes < 1 or self.ebytes & (self.ebytes - 1):
+            raise EmitError(f"{element.bits}-bit elements: shared-memory offsets need a power-of-two byte size")
+        self.w, self.vendor, self.scratch = w, vendor, scratch
+        self.view_part, self.view_mask = view_part, view_mask
+        self.lane, self.warp = vendor.lane_id(w), vendor.warp_id(w)
+        self.thread_offsets: dict[tuple, str] = {}    # (lane map, warp map, scale) -> i32
+        self.view_offsets: dict[int, str] = {}        # scale -> the view start's offset times scale
+        self.thread_addresses: dict[tuple, str] = {}  # (lane map, warp map, mixed constant bits) -> address
+
+    def thread_offset(self, affine: ThreadAffine, scale: int) -> str:
+        """``(L(lane) ^ M(warp) ^ view start) * scale`` (``affine``'s constant left out), once per
+        island for each distinct (lane map, warp map, scale).  ``scale`` is a power of two (1:
+        elements, the element size: bytes), so scaling every term scales their XOR."""
+        w = self.w
+        key = (affine.lane, affine.warp, scale)
+        if key not in self.thread_offsets:
+            offset = w.xor_of_bits(tuple(int(image) * scale for image in affine.lane), self.lane)
+            if any(affine.warp):
+                warp_part = w.xor_of_bits(tuple(int(image) * scale for image in affine.warp), self.warp)
+                offset = w.binary("xor", offset, warp_part)
+            if self.view_part is not None:
+                if scale not in self.view_offsets:
+                    self.view_offsets[scale] = (self.view_part if scale == 1 else
+                                                w.binary("shl", self.view_part, w.const(scale.bit_length() - 1)))
+                offset = w.binary("xor", offset, self.view_offsets[scale])
+            self.thread_offsets[key] = offset
+        return self.thread_offsets[key]
+
+    def padded(self, affine: ThreadAffine) -> str:
+        """Legacy row padding (``ThreadAffine.padded``), not F2-linear, so computed in elements
+        per access: ``x = t ^ const``, then ``x + (x >> row_log2) * pad``, then bytes."""
+        w = self.w
+        offset = self.thread_offset(affine, 1)
+        if affine.const:
+            offset = w.binary("xor", offset, w.const(affine.const))
+        row = w.binary("lshr", offset, w.const(affine.pad_row_log2))
+        offset = w.binary("add", offset, w.binary("mul", row, w.const(affine.pad_elements)))
+        byte_offset = w.binary("mul", offset, w.const(self.ebytes)) if self.ebytes > 1 else offset
+        return self.vendor.shared_address(w, self.scratch, byte_offset)
+
+    def address(self, affine: ThreadAffine) -> str:
+        """The address of the access at ``affine`` (in elements), as ``A + apart`` bytes.
+
+        The thread part ``t`` can only set the bits of its images (and of the view start).  The
+        constant's other bits (``apart``) XOR like they add, and an add of a constant is what
+        ptxas folds into the access's immediate offset (``[%r+512]``) and the AMD backend into
+        ``ds_read``'s ``offset:``, as Triton's own lowering does (``actionAdditiveStrides``).
+        Only the bits it shares with ``t`` (``mixed``) need an XOR.  So the island computes one
+        address ``A = scratch + (t ^ mixed) * e`` per distinct (lane map, warp map, mixed) and
+        each access is ``vendor.advance(A, apart * e)``.  Everything is scaled to bytes before
+        the XOR: ``e`` (the element size) is a power of two, so ``(t ^ c) * e = (t * e) ^ (c * e)``
+        and the scaling folds into ``xor_of_bits``'s shifts, no multiply.  Example: f32 (e = 4)
+        on a swizzled buffer, thread bits 0x0f8, constants 0x000, 0x800, 0x010 and 0x810: two
+        addresses, ``A0 = scratch + t * 4`` and ``A1 = scratch + (t * 4 ^ 0x40)``, and the
+        accesses at ``A0``, ``A0 + 0x2000``, ``A1`` and ``A1 + 0x2000``.
+        """
+        if any(affine.block):
+            raise EmitError("the plan's addresses depend on the CTA id (multi-CTA); not emitted")
+        if affine.pad_elements:
+            return self.padded(affine)
+        thread_bits = self.view_mask
+        for image in affine.lane + affine.warp:
+            thread_bits |= image
+        mixed, apart = affine.const & thread_bits, affine.const & ~thread_bits
+        key = (affine.lane, affine.warp, mixed)
+        if key not in self.thread_addresses:
+            offset = self.thread_offset(affine, self.ebytes)
+            if mixed:
+                offset = self.w.binary("xor", offset, self.w.const(mixed * self.ebytes))
+            self.thread_addresses[key] = self.vendor.shared_address(self.w, self.scratch, offset)
+        if not apart:
+            return self.thread_addresses[key]
+        return self.vendor.advance(self.w, self.thread_addresses[key], apart * self.ebytes)
+
+
 def _emit_shared(w: IslandWriter, vendor: VendorInstructions, plan: ConversionPlan, element: ElementType,
                  src: list[str], staging_size: int, site: ConvertSite, scratch: str,
                  view_part: str | None = None, view_mask: int = 0) -> list[str]:
-    """Stores, barriers and loads through the scratch buffer (``SharedMemoryPlan``).
-    ``view_part``: an i32 XORed into every address, like a thread id's part (a subslice view's
-    start offset, read from the descriptor at run time); ``view_mask``: the offset bits it can
-    set, which a constant must XOR, not add."""
+    """Stores, barriers and loads through the scratch buffer (``SharedMemoryPlan``), at the
+    addresses of ``_SharedAddresses`` (``view_part``, ``view_mask``: see there)."""
     sh = plan.shared
-    ebytes = element.bits // 8
-    lane, warp = vendor.lane_id(w), vendor.warp_id(w)
-    thread_parts: dict[tuple, str] = {}
-
-    def address(affine: ThreadAffine) -> str:
-        if any(affine.block):
-            raise EmitError("the plan's addresses depend on the CTA id (multi-CTA); not emitted")
-        key = (affine.lane, affine.warp)
-        if key not in thread_parts:
-            part = w.xor_of_bits(affine.lane, lane)
-            if any(affine.warp):
-                part = w.binary("xor", part, w.xor_of_bits(affine.warp, warp))
-            if view_part is not None:
-                part = w.binary("xor", part, view_part)
-            thread_parts[key] = part
-        offset = thread_parts[key]
-        if affine.const and affine.pad_elements:   # legacy: XOR, then the row padding below
-            offset = w.binary("xor", offset, w.const(affine.const))
-        elif affine.const:
-            # The thread part can only set the bits of its images.  The constant's other bits
-            # XOR like they add, and an add lets ptxas fold them into the access's immediate
-            # offset ([%r+512]), as Triton's own lowering does (actionAdditiveStrides).  Only
-            # the bits it shares with the thread part need an XOR, computed once per distinct
-            # set of them.  Example (a swizzled buffer, thread bits 0x0f8, constant 0x810):
-            # (t ^ 0x010) + 0x800 - one XOR register for every access whose constant has 0x010,
-            # instead of one address register per access.
-            thread_bits = view_mask
-            for image in affine.lane + affine.warp:
-                thread_bits |= image
-            mixed, apart = affine.const & thread_bits, affine.const & ~thread_bits
-            if mixed:
-                if (key, mixed) not in thread_parts:
-                    thread_parts[(key, mixed)] = w.binary("xor", offset, w.const(mixed))
-                offset = thread_parts[(key, mixed)]
-            if apart:
-                offset = w.binary("add", offset, w.const(apart))
-        if affine.pad_elements:  # legacy row padding: offset + (offset >> row_log2) * pad
-            row = w.binary("lshr", offset, w.const(affine.pad_row_log2))
-            offset = w.binary("add", offset, w.binary("mul", row, w.const(affine.pad_elements)))
-        byte_offset = w.binary("mul", offset, w.const(ebytes)) if ebytes > 1 else offset
-        return vendor.shared_address(w, scratch, byte_offset)
-
+    addresses = _SharedAddresses(w, vendor, scratch, element, view_part, view_mask)
     staging: list[str | None] = [None] * staging_size
     if site.guard_before:
         vendor.barrier(w, BarrierScope.CTA, guard=True)
@@ -435,7 +477,7 @@ def _emit_shared(w: IslandWriter, vendor: VendorInstructions, plan: ConversionPl
         if isinstance(op, Barrier):
             vendor.barrier(w, op.scope)
             continue
-        addr = address(op.address)
+        addr = addresses.address(op.address)
         n = len(op.registers)
         if op.is_store:
             ints = [_to_storage(w, element, src[r]) for r in op.registers]

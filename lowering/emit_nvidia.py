@@ -194,6 +194,12 @@ class NvidiaInstructions:
             self.state.shared_base = w.op(f"llvm.ptrtoint {base} : !llvm.ptr<3> to i32")
         return w.binary("add", self.state.shared_base, byte_offset)
 
+    def advance(self, w: IslandWriter, address: str, byte_constant: int) -> str:
+        """``address + byte_constant``, an i32 add like ``shared_address``'s own: the PTX has
+        ``add.s32 %r2, %r1, 512`` and the access ``[%r2]``, and ptxas folds the add into the
+        access (``STS [R1+0x200]``), as it does for Triton's ``[%r1+512]``."""
+        return w.binary("add", address, w.const(byte_constant))
+
     @staticmethod
     def _words_of(w: IslandWriter, values: list[str], bits: int) -> tuple[list[str], int]:
         """Storage integers -> the i32 operands of one access, and its width in bits."""

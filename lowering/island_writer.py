@@ -104,17 +104,51 @@ class IslandWriter:
 
     # -- F2-affine functions of the thread ids -------------------------------------------------
     def xor_of_bits(self, images: tuple[int, ...], ids: str, const: int = 0) -> str:
-        """``const ^ XOR(images[i] for set bits i of ids)`` (a ThreadAffine's part), i32."""
-        acc = self.const(const)
-        first = True
+        """``const ^ XOR(images[i] for set bits i of ids)`` (a ThreadAffine's part), i32.
+
+        Printed as one shift and one mask per *distance*: bit i of ``ids`` that lands on bit b
+        of the result moves by b - i, and all the bits that move by the same distance share one
+        ``shl`` (or ``lshr``) and one ``and``; terms of different distances may set the same bit
+        and are XORed.  Example: images (2, 4, 8, 32, 64) of lane bits 0..4 (bits 0-2 move up
+        by 1, bits 3-4 by 2) give ``((l << 1) & 14) ^ ((l << 2) & 96)``: 5 ops, where one
+        ``lshr``/``and``/``mul`` per bit and an XOR chain took 18.  That per-bit form also gave
+        LLVM's SLP vectorizer one XOR reduction of like terms per address to try: Triton's
+        ``make_llir`` on our module of neighborhood_attention_qk_f32_64 (Liger corpus, sm_90)
+        took 36-39 ms more than on stock's with it, 10-17 ms more with this form (qk_bf16_64:
+        30-33 -> 21-24 ms; two runs of ``benchmarks/compile_time_corpus.py``).  Bits of ``ids`` above
+        ``len(images)`` are masked off.  An image or ``const``
+        that does not fit 32 unsigned bits raises ``EmitError`` (the convert is left to Triton).
+        """
+        if const < 0 or const >> 32:
+            raise EmitError(f"constant {const:#x} does not fit an i32")
+        masks: dict[int, int] = {}                 # distance b - i -> the result bits it sets
         for i, image in enumerate(images):
-            if not image:
-                continue
-            bit = self.binary("and", self.binary("lshr", ids, self.const(i)) if i else ids, self.const(1))
-            term = self.binary("mul", bit, self.const(image))
-            acc = term if (first and const == 0) else self.binary("xor", acc, term)
-            first = False
-        return acc
+            image = int(image)
+            if image < 0 or image >> 32:
+                raise EmitError(f"image {image:#x} of bit {i} does not fit an i32")
+            for b in range(image.bit_length()):
+                if image >> b & 1:
+                    masks[b - i] = masks.get(b - i, 0) | 1 << b
+        acc = None
+        for distance, bits in sorted(masks.items()):
+            if distance > 0:
+                moved = self.binary("shl", ids, self.const(distance))
+            elif distance < 0:
+                moved = self.binary("lshr", ids, self.const(-distance))
+            else:
+                moved = ids
+            term = self.binary("and", moved, self.const(_signed_i32(bits)))
+            acc = term if acc is None else self.binary("xor", acc, term)
+        if acc is None:
+            return self.const(_signed_i32(const))
+        return self.binary("xor", acc, self.const(_signed_i32(const))) if const else acc
+
+
+def _signed_i32(value: int) -> int:
+    """An i32 constant as MLIR prints it (signed): 0xffff0000 is -65536."""
+    value &= 0xFFFFFFFF
+    return value - (1 << 32) if value >> 31 else value
+
 
 @dataclass
 class IslandState:
@@ -159,7 +193,15 @@ class VendorInstructions(Packer, Protocol):
     def shuffle(self, w: IslandWriter, value: str, rnd: ShuffleRound, warp_size: int) -> str:
         """The word ``value`` of the lane that ``rnd.source_lane`` names (an i32)."""
 
-    def shared_address(self, w: IslandWriter, base: str, byte_offset: str) -> str: ...
+    def shared_address(self, w: IslandWriter, base: str, byte_offset: str) -> str:
+        """The address ``byte_offset`` (an i32) bytes past the scratch pointer ``base``, in the
+        form ``store`` and ``load`` take (NVIDIA: a 32-bit shared address, AMD: a pointer)."""
+
+    def advance(self, w: IslandWriter, address: str, byte_constant: int) -> str:
+        """``address`` (one of ``shared_address``'s) plus ``byte_constant`` bytes, in the form the
+        backend folds into the access's immediate offset: ptxas turns ``add %r, 512`` feeding
+        ``ld.shared`` into ``[%r+512]``; the AMD backend a constant GEP into ``ds_read``'s
+        ``offset:``.  So accesses that differ by a constant share one address register."""
 
     def store(self, w: IslandWriter, op: SharedAccess, address: str, values: list[str], bits: int) -> None: ...
 

@@ -7,8 +7,8 @@
 // (!llvm.struct<(ptr<3>, i32, i32)>: base pointer, then o per dim, as ttg.memdesc_subslice
 // leaves it); both Triton 3.6 and 3.9 read element c of a view at L^-1(c) xor L^-1(o).  Here
 // only bit 3 of o's column (column 8) can be set, and L^-1((0, 8)) = offset 8, so every island
-// reads field 2 and XORs ((o1 >> 3) & 1) * 8 into the thread part of its addresses; LLVM folds
-// it for the constant view and keeps it for the block argument.
+// reads field 2 and XORs (o1 & 8) << 2 (offset 8 of 4 bytes) into the thread part of its byte
+// addresses; LLVM folds it for the constant view and keeps it for the block argument.
 
 // CHECK: remark: [ll-lower-conversions] lowered: local_load, guard bar.sync=1, ld.shared.b64=1
 // CHECK: remark: [ll-lower-conversions] lowered: local_load, guard bar.sync=2, ld.shared.b64=1
@@ -18,12 +18,14 @@
 // CHECK: [[DESC:%[0-9]+]] = builtin.unrealized_conversion_cast [[RIGHT]] : !ttg.memdesc<32x8xf32, #shared, #smem, 32x16> to !llvm.struct<(ptr<3>, i32, i32)>
 // CHECK: [[BASE:%[0-9]+]] = llvm.extractvalue [[DESC]][0]
 // CHECK: [[COL:%[0-9]+]] = llvm.extractvalue [[DESC]][2]
-// CHECK: [[SHIFT:%[0-9]+]] = llvm.lshr [[COL]], %{{[0-9]+}} : i32
-// CHECK: [[BIT:%[0-9]+]] = llvm.and [[SHIFT]], %{{[0-9]+}} : i32
-// CHECK: [[START:%[0-9]+]] = llvm.mul [[BIT]], %{{[0-9]+}} : i32
-// CHECK: llvm.xor %{{[0-9]+}}, [[START]] : i32
-// CHECK: llvm.ptrtoint [[BASE]]
-// CHECK: ld.shared.v2.b32
+// CHECK: [[EIGHT:%[0-9]+]] = llvm.mlir.constant(8 : i32) : i32
+// CHECK: [[START:%[0-9]+]] = llvm.and [[COL]], [[EIGHT]] : i32
+// CHECK: [[TWO:%[0-9]+]] = llvm.mlir.constant(2 : i32) : i32
+// CHECK: [[BYTES:%[0-9]+]] = llvm.shl [[START]], [[TWO]] : i32
+// CHECK: [[OFFSET:%[0-9]+]] = llvm.xor %{{[0-9]+}}, [[BYTES]] : i32
+// CHECK: [[POINTER:%[0-9]+]] = llvm.ptrtoint [[BASE]]
+// CHECK: [[ADDRESS:%[0-9]+]] = llvm.add [[POINTER]], [[OFFSET]] : i32
+// CHECK: ld.shared.v2.b32 {{.*}} [[ADDRESS]]
 
 // The loop's view is a block argument: the same island, reading its own descriptor.
 // CHECK: scf.for {{.*}} iter_args({{.*}}, [[HALF:%arg[0-9]+]] = %{{[0-9]+}})

@@ -130,3 +130,47 @@ def test_thread_id_is_pure_only_inside_loops(in_loop, expected, absent):
     text = emit_island(plan, site).text
     assert expected in text and absent not in text
     assert check_emitted(text, plan, site)
+
+
+@pytest.mark.parametrize("target", ["sm_90", "gfx942"])
+def test_shared_addresses_are_one_base_per_thread_map_plus_constants(target):
+    """``_emit_shared``'s addresses: one base address per distinct (lane map, warp map, constant
+    bits shared with them), and each access at a constant number of bytes past its base
+    (``vendor.advance``: an i32 add on NVIDIA, an i8 GEP on AMD), the form the back ends fold into
+    the access's immediate offset.  Byte offsets come from shifts: no multiply."""
+    import re
+
+    rows = "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>"
+    cols = "#ttg.blocked<{sizePerThread = [4, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 4], order = [0, 1]}>"
+    warp_size = target_named(target).warp_size
+    if warp_size == 64:
+        rows = rows.replace("[8, 4]", "[16, 4]")
+        cols = cols.replace("[4, 8]", "[4, 16]")
+    shape = [64, 64]
+    plan = plan_conversion(to_linear_layout(rows, shape), to_linear_layout(cols, shape), 32, target)
+    assert plan.method == "shared"
+    text = emit_island(plan, _site()).text
+    assert check_emitted(text, plan, _site())
+    constants = dict(re.findall(r"(%\w+) = llvm\.mlir\.constant\((-?\d+) : i32\)", text))
+    if target.startswith("sm"):
+        pointer = re.search(r"(%\w+) = llvm\.ptrtoint", text).group(1)
+        adds = re.findall(r"(%\w+) = llvm\.add (%\w+), (%\w+) : i32", text)
+        bases = {name for name, a, _ in adds if a == pointer}
+        advances = [int(constants[b]) for _, a, b in adds if a in bases]
+    else:
+        geps = re.findall(r"(%\w+) = llvm\.getelementptr (%\w+)\[(%\w+)\]", text)
+        scratch = re.search(r"(%\w+) = llvm\.extractvalue .*!llvm\.struct<\(ptr<3>, i32\)>", text).group(1)
+        bases = {name for name, p, _ in geps if p == scratch}
+        advances = [int(constants[i]) for _, p, i in geps if p in bases]
+    accesses = [op.address for op in plan.shared.ops if not isinstance(op, Barrier)]
+
+    def split(a):
+        thread_bits = 0
+        for image in a.lane + a.warp:
+            thread_bits |= image
+        return (a.lane, a.warp, a.const & thread_bits), a.const & ~thread_bits
+
+    assert len(bases) == len({split(a)[0] for a in accesses})
+    assert sorted(advances) == sorted(split(a)[1] * 4 for a in accesses if split(a)[1])
+    assert advances, "this plan has accesses a constant apart"
+    assert "llvm.mul" not in text
