@@ -64,6 +64,8 @@ def test_the_heldout_set_and_its_committed_run(tmp_path):
     cost changed 7."""
     assert len(reduce_in_loop_gpu.HELDOUT_CONFIGS) == 24
     assert not set(reduce_in_loop_gpu.HELDOUT_CONFIGS) & set(reduce_in_loop_gpu.CONFIGS)
+    third = set(reduce_in_loop_gpu.HELDOUT2_CONFIGS)
+    assert len(third) == 18 and not third & (set(reduce_in_loop_gpu.CONFIGS) | set(reduce_in_loop_gpu.HELDOUT_CONFIGS))
     with open(os.path.join(BENCHMARKS, "results", "reduce_in_loop_heldout_gpu.json")) as f:
         run = json.load(f)
     args = argparse.Namespace(out=str(tmp_path), rounds=2, set="heldout")
