@@ -125,13 +125,17 @@ def solve(graph: LayoutGraph, costs: Costs, pipes: bool = False, floor: float = 
     if pipes and (costs.node_work is None or costs.conversion_work is None):
         raise ValueError("solve(pipes=True) needs the per-pipe costs (Costs.node_work, Costs.conversion_work)")
     program, x = _build_program(graph, costs, pipes)
-    result = _run_milp(program, pipes, floor)
+    # With pipes, half the time limit each for the two programs below (a compile waits at most
+    # the limit, as with the summed program alone).
+    result = _run_milp(program, pipes, floor, TIME_LIMIT_SECONDS / 2 if pipes else TIME_LIMIT_SECONDS)
     solution = _read_solution(graph, costs, x, result, stock)
     if pipes and not solution.optimal:
         # The busiest-pipe program's relaxation is weak (a max of sums): on a large graph HiGHS
         # may stop at the time limit far from the optimum, where the summed program, whose
         # relaxation is tight, has an answer within a few percent.  Take whichever is faster.
-        summed = solve(graph, costs)
+        summed_program, summed_x = _build_program(graph, costs)
+        summed = _read_solution(graph, costs, summed_x, _run_milp(summed_program, time_limit=TIME_LIMIT_SECONDS / 2),
+                                stock)
         if assignment_work(graph, summed.keys, costs).time(floor) < assignment_work(graph, solution.keys, costs).time(floor):
             return Solution(summed.keys, summed.cost, False, f"{solution.status}; the summed program's answer is faster")
     return solution
@@ -232,7 +236,7 @@ def _charge_pair(program: _Program, var_a, var_b, work: Work) -> None:
     program.row({z: 1.0, var_a: -1.0, var_b: -1.0}, -1.0, np.inf)
 
 
-def _run_milp(program: _Program, pipes: bool = False, floor: float = 0.0):
+def _run_milp(program: _Program, pipes: bool = False, floor: float = 0.0, time_limit: float = TIME_LIMIT_SECONDS):
     from scipy.optimize import Bounds, LinearConstraint, milp
     from scipy.sparse import coo_matrix
 
@@ -266,4 +270,4 @@ def _run_milp(program: _Program, pipes: bool = False, floor: float = 0.0):
     return milp(np.array(objective), integrality=np.array(integer),
                 bounds=Bounds(np.array(lower), np.array(upper)),
                 constraints=[LinearConstraint(matrix, np.array(low), np.array(high))],
-                options={"time_limit": TIME_LIMIT_SECONDS, "presolve": True})
+                options={"time_limit": time_limit, "presolve": True})

@@ -94,17 +94,17 @@ def test_bit_equal_tells_nans_and_signed_zeros_apart():
 
 
 def test_memory_ops_relays_loads_inside_loops():
-    """Seed 83's cases 5 and 10: with memory_ops the assignment gives some in-loop tt.load
+    """Seed 83's cases 14, 18 and 26: with memory_ops the assignment gives some in-loop tt.load
     another layout (what the GPU fuzz with --loop-loads exercises); without it, never.  (Cases
-    whose integer program solves well inside the solver's time limit: case 1 ran into it on a
-    loaded machine and the answer changed.)"""
+    whose integer program solves in well under a second, far inside the time limit: case 1
+    ran into it on a loaded machine and the answer changed.)"""
     from linear_layouts.passes.assign_layouts import assign_module
     from linear_layouts.passes.snapshot import parse_module
 
     def loads(text):
         return [layout for layout in assign_fuzz_gpu.loop_memory_layouts(text) if layout[0] == "tt.load"]
     relaid = {True: 0, False: 0}
-    for index in (5, 10):
+    for index in (14, 18, 26):
         text = assign_fuzz_gpu.case_text(83, index, loop_loads=True)
         for memory_ops in (True, False):
             module = parse_module(text)
