@@ -13,8 +13,9 @@ however it lowers.  This pass starts from the module Triton produced and, per fu
    busiest pipe (and DRAM floor), ties broken by the summed cost; with ``pipes=false``, the
    least summed cost;
 4. accepts it only if it beats Triton's own assignment by ``margin`` (a fraction of the
-   function's modelled time) and the rewritten module parses; otherwise the function keeps
-   Triton's layouts.  The modelled time is the busiest of the SM's pipes (:mod:`.pipe_time`:
+   function's modelled time), every conversion it adds fits the shared memory beside the
+   kernel's buffers (:mod:`.scratch_budget`) and the rewritten module parses; otherwise the
+   function keeps Triton's layouts.  The modelled time is the busiest of the SM's pipes (:mod:`.pipe_time`:
    shuffles, shared memory and L1 data on one, ALU work on another, barriers on both; the ops
    no assignment changes count too) or the kernel's DRAM floor (:mod:`.dram_floor`: in a kernel
    bound by its memory traffic, cheaper conversions do not show), whichever is higher.
@@ -60,6 +61,7 @@ from .layout_solver import Costs, Solution, assignment_cost, assignment_work, so
 from .pipe_time import NOTHING, Work
 from .layout_text import ModuleLines, TextMismatch
 from .pointer_contiguity import pointee_bytes
+from .scratch_budget import scratch_overflow
 from .snapshot import Module, Operation, parse_module
 
 DEFAULT_MARGIN = 0.10
@@ -405,12 +407,15 @@ def _assign_function(function: Operation, lines: ModuleLines, target: Target, op
         busy_before, busy_after = before, solution.cost
     gain = time_before - time_after
     accepted = gain > max(options.margin * time_before, 1e-6) and solution.keys != stock
+    overflow = scratch_overflow(graph, solution.keys, ops, target) if accepted else None
+    accepted = accepted and overflow is None
     keys = solution.keys if accepted else stock
     left = _conversions(graph, keys, costs)
     before_count = sum(_conversions(graph, stock, costs).values())
     after_count = sum(left.values())
-    reason = "" if accepted else _why_kept(choosing, solution, time_before, time_after, (busy_before, busy_after),
-                                           bounds, options.margin)
+    reason = "" if accepted else (f"shared memory: {overflow}" if overflow else
+                                  _why_kept(choosing, solution, time_before, time_after, (busy_before, busy_after),
+                                            bounds, options.margin))
     outcome = FunctionAssignment(name, before_count, after_count, before,
                                  solution.cost if accepted else before, accepted, reason, left, choosing,
                                  dram_floor=floor, time_before=time_before,
