@@ -278,35 +278,43 @@ class Machine:
         smem, reader, read_warp = self._flat("smem"), self._flat("reader"), self._flat("read_warp")
         writer_of = self._flat("writer")
         # write-after-read: another thread read this byte, no barrier since
+        # Each hazard needs an earlier access of the byte: where no byte was read (written) since
+        # the buffer was allocated or last stored, no write-after-read (write-after-write) is
+        # possible and its ordering is not computed (the common case: stores into fresh bytes).
         reader_now = reader[key]
-        read_ordered = self._ordered_since(self._flat("read_cta")[key], read_warp[key],
-                                           self._flat("read_warp_epoch")[key], my_warp)
-        war = (reader_now != -1) & (reader_now != threads) & ~read_ordered
-        if war.any():
-            k = int(np.nonzero(war)[0][0])
-            raise SimulationError(f"{what}: {self.who(int(threads[k]))} overwrites byte {int(addr[k])}, which "
-                                  f"another thread read with no barrier in between (missing barrier)")
+        was_read = reader_now != -1
+        if was_read.any():
+            read_ordered = self._ordered_since(self._flat("read_cta")[key], read_warp[key],
+                                               self._flat("read_warp_epoch")[key], my_warp)
+            war = was_read & (reader_now != threads) & ~read_ordered
+            if war.any():
+                k = int(np.nonzero(war)[0][0])
+                raise SimulationError(f"{what}: {self.who(int(threads[k]))} overwrites byte {int(addr[k])}, which "
+                                      f"another thread read with no barrier in between (missing barrier)")
         # write-after-write of a different value by another thread, no barrier since
         writer = writer_of[key]
-        write_ordered = self._ordered_since(self._flat("write_cta")[key],
-                                            np.where(writer >= 0, self.warp[np.maximum(writer, 0)], -1),
-                                            self._flat("write_warp_epoch")[key], my_warp)
-        waw = (writer >= 0) & (writer != threads) & ~write_ordered & (smem[key] != byte)
-        if waw.any():
-            k = int(np.nonzero(waw)[0][0])
-            raise SimulationError(f"{what}: {self.who(int(threads[k]))} and another thread store different "
-                                  f"values to byte {int(addr[k])} with no barrier in between (a race)")
-        group_keys, _, _ = self._groups(key, threads, my_warp)
+        was_written = writer >= 0
+        if was_written.any():
+            write_ordered = self._ordered_since(self._flat("write_cta")[key],
+                                                np.where(was_written, self.warp[np.maximum(writer, 0)], -1),
+                                                self._flat("write_warp_epoch")[key], my_warp)
+            waw = was_written & (writer != threads) & ~write_ordered & (smem[key] != byte)
+            if waw.any():
+                k = int(np.nonzero(waw)[0][0])
+                raise SimulationError(f"{what}: {self.who(int(threads[k]))} and another thread store different "
+                                      f"values to byte {int(addr[k])} with no barrier in between (a race)")
         smem[key] = byte
-        if len(group_keys) < len(key):  # several lanes of this instruction store one byte: they must agree
-            if (smem[key] != byte).any():
-                raise SimulationError(f"{what}: lanes of one store write different values to one byte")
+        # Several lanes of this instruction may store one byte: they must agree.  Where every
+        # byte is stored once, each reads back its own value and the check passes (no sort to
+        # find the bytes stored more than once is needed).
+        if (smem[key] != byte).any():
+            raise SimulationError(f"{what}: lanes of one store write different values to one byte")
         self._flat("written")[key] = True
         writer_of[key] = threads
         self._flat("write_cta")[key] = self.cta_epoch
         self._flat("write_warp_epoch")[key] = self.warp_epoch[my_warp]
-        reader[group_keys] = -1
-        read_warp[group_keys] = -1
+        reader[key] = -1          # a byte stored by several lanes is set once per lane, to the same value
+        read_warp[key] = -1
 
     def load_bytes(self, offsets: np.ndarray, nbytes: int, threads: np.ndarray, what: str):
         """The little-endian value of ``nbytes`` bytes at ``offsets[k]`` for thread ``threads[k]``,
@@ -324,14 +332,18 @@ class Machine:
             self.undefined_load = (f"line {self.line}: {what} of {self.who(int(reading[k]))} loads byte "
                                    f"{int(addr[k])}, which no thread stored")
         defined = written.reshape(count, nbytes).all(axis=1)
-        writer = self._flat("writer")[key]
-        ordered = self._ordered_since(self._flat("write_cta")[key], self.warp[np.maximum(writer, 0)],
-                                      self._flat("write_warp_epoch")[key], my_warp)
-        race = written & (writer != reading) & ~ordered
-        if race.any():
-            k = int(np.nonzero(race)[0][0])
-            raise SimulationError(f"{what}: {self.who(int(reading[k]))} reads byte {int(addr[k])}, which another "
-                                  f"thread stored with no barrier in between (missing barrier)")
+        write_cta = self._flat("write_cta")[key]
+        # a CTA barrier since every store of these bytes orders them all (the common case: loads
+        # after the barrier that follows the stores); otherwise each byte is checked
+        if not (write_cta < self.cta_epoch).all():
+            writer = self._flat("writer")[key]
+            ordered = self._ordered_since(write_cta, self.warp[np.maximum(writer, 0)],
+                                          self._flat("write_warp_epoch")[key], my_warp)
+            race = written & (writer != reading) & ~ordered
+            if race.any():
+                k = int(np.nonzero(race)[0][0])
+                raise SimulationError(f"{what}: {self.who(int(reading[k]))} reads byte {int(addr[k])}, which "
+                                      f"another thread stored with no barrier in between (missing barrier)")
         shifts = np.arange(nbytes, dtype=np.uint64) * np.uint64(8)
         value = np.bitwise_or.reduce(self._flat("smem")[key].reshape(count, nbytes).astype(np.uint64) << shifts,
                                      axis=1)
