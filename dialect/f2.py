@@ -76,6 +76,14 @@ class EchelonBasis:
     def __len__(self) -> int:
         return len(self._rows)
 
+    def copy(self) -> "EchelonBasis":
+        """An independent basis with the same rows and insertion count (rows are immutable
+        tuples: the dict is copied, not them)."""
+        other = EchelonBasis.__new__(EchelonBasis)
+        other._rows = dict(self._rows)
+        other._count = self._count
+        return other
+
     def reduce(self, v: int) -> tuple[int, int]:
         """Return ``(residue, combination)``: v = residue ^ XOR(inserted[i] for i in combination).
 

@@ -48,7 +48,6 @@ restored by the final rename.
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass, field
 
 from ..dialect import f2
@@ -160,10 +159,44 @@ def _solve_linear(a_columns, b_columns, src_bits: int):
             return None
         basis.insert(a)
         images.append(b)
+    return _completed(basis, images, src_bits)
+
+
+def _completed(basis: "f2.EchelonBasis", images: list, src_bits: int):
+    """M from the consistent system so far (``basis`` of the a's, ``images`` the b's, in
+    insertion order), completed to the whole lane space with the rest mapped to 0; ``basis``
+    and ``images`` are changed."""
     for i in range(src_bits):  # complete to the whole lane space, mapping the rest to 0
         basis.insert(1 << i)
         images.append(0)
     return tuple(f2.apply_columns(images, basis.express(1 << i)) for i in range(src_bits))
+
+
+def _consistent_choices(columns: list, src_bits: int):
+    """``(choice, M)`` for each combination ``choice`` of one option per lane bit (an option:
+    ``(n_j, a_j, b_j)``), in ``itertools.product``'s order, whose system M a_j = b_j is
+    consistent, M as ``_solve_linear(a, b, src_bits)`` gives it.  The elimination of a prefix
+    of columns is shared by every combination extending it, and an inconsistent prefix ends them
+    all at once (``_solve_linear`` would reject each of them at that column)."""
+    last = len(columns)
+    chosen: list = []
+
+    def extend(j: int, basis: "f2.EchelonBasis", images: list):
+        if j == last:
+            yield tuple(chosen), _completed(basis, images, src_bits)
+            return
+        for option in columns[j]:
+            a, b = option[1], option[2]
+            residue, combo = basis.reduce(a)
+            if residue == 0 and f2.apply_columns(images, combo) != b:
+                continue
+            grown = basis.copy()
+            grown.insert(a)
+            chosen.append(option)
+            yield from extend(j + 1, grown, images + [b])
+            chosen.pop()
+
+    yield from extend(0, f2.EchelonBasis(), [])
 
 
 def plan_shuffles(conv: LaneConversion, src_words_regs, dst_words_regs, elements_per_word: int,
@@ -179,13 +212,14 @@ def plan_shuffles(conv: LaneConversion, src_words_regs, dst_words_regs, elements
     options = _lane_options(conv, src_broadcast_lanes, max_candidates)
     best = None
     rank_crl = f2.rank(crl)
-    for choice in itertools.product(*options):
+    # Column j of N, A and B depends on the option taken for lane bit j alone: computed once per
+    # option, not once per combination (there are up to ``max_candidates`` of them).
+    columns = [[(option[0], f2.apply_columns(crl, option[0]) ^ cll[j] ^ option[1],
+                 f2.apply_columns(crr, option[0]) ^ clr[j]) for option in opts]
+               for j, opts in enumerate(options)]
+    for choice, m in _consistent_choices(columns, nl):
         n = tuple(c[0] for c in choice)
-        a = tuple(f2.apply_columns(crl, n[j]) ^ cll[j] ^ choice[j][1] for j in range(nl))
-        b = tuple(f2.apply_columns(crr, n[j]) ^ clr[j] for j in range(nl))
-        m = _solve_linear(a, b, nl)
-        if m is None:
-            continue
+        a = tuple(c[1] for c in choice)
         a_is_identity = all(a[j] == 1 << j for j in range(nl)) and not any(conv.warp_to_lane)
         rounds = 1 << nrd
         local = (1 << (nrd - rank_crl)) if a_is_identity else 0
