@@ -258,11 +258,11 @@ def _blocks(lines: list[str], first: int, end: int) -> tuple[dict[str, _Block], 
             current = _Block(label.group("name"))
             blocks[current.name] = current
             continue
-        if not line.strip() or line.lstrip().startswith(";"):
+        stripped = line.strip()
+        if not stripped or stripped[0] == ";":
             continue
         current.lines.append(index)
-        stripped = line.strip()
-        if stripped.startswith(("br ", "switch ", "indirectbr ", "callbr ")) or in_switch:
+        if in_switch or stripped.startswith(("br ", "switch ", "indirectbr ", "callbr ")):
             current.successors += [m.group("name") for m in _TARGET.finditer(line)]
             in_switch = (in_switch or stripped.startswith("switch ")) and not stripped.endswith("]")
     for block in blocks.values():
@@ -288,7 +288,8 @@ class _Program:
         self.functions: dict[str, _Function] = {}
         start, name = None, ""
         for index, line in enumerate(lines):
-            define = _DEFINE.match(line)
+            # (_DEFINE is anchored at "define ": most lines are not looked at by the pattern)
+            define = _DEFINE.match(line) if line.startswith("define ") else None
             if define:
                 start, name = index, _unquoted(define.group("name"))
             elif line.startswith("}") and start is not None:
