@@ -96,8 +96,12 @@ def splice_islands(text: str, islands: dict[int, Island],
             body = body.replace("%BUFFER", m.group("buffer")).replace("@BUFFER_TYPE@", m.group("buffer_type"))
         else:
             body = body.replace("%RESULT", m.group("result")).replace("@DST_TYPE@", m.group("dst_type"))
-        indent = m.group("indent")
-        return "\n".join(indent + line.lstrip() for line in body.splitlines())
+        # Every op of the island carries the location of the op it replaces, as Triton's own
+        # lowering of the op would: line tables, profilers and debuggers attribute the island to
+        # the user's line.  (Without one, Triton's parser gives each op the line of the text it
+        # was parsed from: lines the user's file does not have.)
+        indent, loc = m.group("indent"), m.group("loc") or ""
+        return "\n".join(indent + line.lstrip() + loc for line in body.splitlines())
 
     out = _LOCAL_LOAD_LINE.sub(replace, _CONVERT_LINE.sub(replace, text))
     out = _LOCAL_ALLOC_LINE.sub(replace, out)
