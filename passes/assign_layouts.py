@@ -57,7 +57,7 @@ from .layout_costs import conversion_work, elementwise_work, memory_work, reduct
 from .layout_graph import LayoutGraph, build_graph, propose_candidates
 from .layout_rules import (ELEMENTWISE_OPS, ELEMENTWISE_PREFIXES, MEMORY_OPS, SHAPE_KINDS, combiner_is_redux,
                            combiner_ops, encoding_of)
-from .layout_solver import Costs, Solution, assignment_cost, assignment_work, solve
+from .layout_solver import Costs, Solution, assignment_cost, assignment_work, conversion_cost, solve
 from .pipe_time import NOTHING, Work
 from .layout_text import ModuleLines, TextMismatch
 from .pointer_contiguity import pointee_bytes
@@ -86,6 +86,10 @@ class FunctionAssignment:
     time_after: float = 0.0                        # ... and the chosen ones
     bound_before: str = ""                         # what sets it: a pipe, "dram" or "sum"
     bound_after: str = ""
+    # The conversions' part of the modelled cost (.layout_solver.conversion_cost), loop-weighted:
+    # what the issue's corpus goal measures.
+    conversion_cost_before: float = 0.0
+    conversion_cost_after: float = 0.0
 
     def remark(self) -> str:
         verdict = "layouts assigned by cost" if self.accepted else "kept Triton's layouts"
@@ -420,7 +424,9 @@ def _assign_function(function: Operation, lines: ModuleLines, target: Target, op
                                  solution.cost if accepted else before, accepted, reason, left, choosing,
                                  dram_floor=floor, time_before=time_before,
                                  time_after=time_after if accepted else time_before,
-                                 bound_before=bounds[0], bound_after=bounds[1] if accepted else bounds[0])
+                                 bound_before=bounds[0], bound_after=bounds[1] if accepted else bounds[0],
+                                 conversion_cost_before=conversion_cost(graph, stock, costs),
+                                 conversion_cost_after=conversion_cost(graph, keys, costs))
     if accepted:
         rewrite(graph, keys, lines, counter)
     return outcome

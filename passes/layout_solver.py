@@ -67,7 +67,14 @@ class Solution:
 
 def assignment_cost(graph: LayoutGraph, keys: list[str], costs: Costs) -> float:
     """The modelled cost of the assignment ``keys`` (node i takes ``keys[i]``)."""
-    total = sum(costs.node(i, key) for i, key in enumerate(keys))
+    return sum(costs.node(i, key) for i, key in enumerate(keys)) + conversion_cost(graph, keys, costs)
+
+
+def conversion_cost(graph: LayoutGraph, keys: list[str], costs: Costs) -> float:
+    """The conversions' part of :func:`assignment_cost`: every use whose value arrives in
+    another layout than it needs, loop-weighted; uses that may share one conversion (the same
+    value needed in the same layout) pay for it once."""
+    total = 0.0
     needed: dict[tuple[int, str], float] = {}
     for use in graph.uses:
         provided, required = graph.value_encoding(use.value, keys), graph.requirement(use, keys)

@@ -26,6 +26,8 @@ class FakeFunction:
     accepted: bool
     reason: str = ""
     left: dict = field(default_factory=dict)
+    conversion_cost_before: float = 0.0
+    conversion_cost_after: float = 0.0
 
 
 @dataclass
@@ -37,13 +39,16 @@ def _rows():
     rows = []
     # improved: accepted, 100 -> 40
     rows += assign_corpus.kernel_rows("cuda90/softmax.ttgir", FakeAssignment(
-        [FakeFunction("softmax", 3, 1, 100.0, 40.0, True, left={"shuffle": 1})]), 0.010)
+        [FakeFunction("softmax", 3, 1, 100.0, 40.0, True, left={"shuffle": 1},
+                      conversion_cost_before=30.0, conversion_cost_after=6.0)]), 0.010)
     # rejected: the candidate's cost (10) does not count, the kernel keeps 50
     rows += assign_corpus.kernel_rows("cuda80/matmul_w4.ttgir", FakeAssignment(
-        [FakeFunction("matmul", 2, 0, 50.0, 10.0, False, "module does not verify", {"shared": 2})]), 0.030)
+        [FakeFunction("matmul", 2, 0, 50.0, 10.0, False, "module does not verify", {"shared": 2},
+                      conversion_cost_before=20.0, conversion_cost_after=0.0)]), 0.030)
     # worse although accepted (the report must say so), two functions in one file
     rows += assign_corpus.kernel_rows("liger_kernel/x.cuda90.ttgir", FakeAssignment(
-        [FakeFunction("a", 1, 1, 10.0, 15.0, True, left={"shared": 1}),
+        [FakeFunction("a", 1, 1, 10.0, 15.0, True, left={"shared": 1},
+                      conversion_cost_before=4.0, conversion_cost_after=5.0),
          FakeFunction("b", 0, 0, 0.0, 0.0, True)]), 0.020)
     # unchanged
     rows += assign_corpus.kernel_rows("gfx942/sum_axis0.ttgir", FakeAssignment(
@@ -77,6 +82,10 @@ def test_summary_counts_kernels_by_file():
     # the pass said 1 convert where the text has 3
     assert s["converts_in_text"] == 3 and s["converts_miscounted"] == ["gfx942/sum_axis0.ttgir"]
     assert s["not_accepted_reasons"] == {"module does not verify": 1}
+    # the conversions' part alone: the rejected matmul keeps its 20, the accepted ones change
+    assert s["conversion_cost_before"] == 54.0 and s["conversion_cost_after"] == 6.0 + 20.0 + 5.0
+    assert s["conversion_cost_change_pct"] == pytest.approx(100 * (31 - 54) / 54)
+    assert s["conversion_cost_worse"] == ["liger_kernel/x.cuda90.ttgir"]
 
 
 def test_markdown_table():
@@ -84,9 +93,11 @@ def test_markdown_table():
     text = assign_corpus.render_markdown(rows, assign_corpus.summarize(rows, []), [], {"triton": "3.9.0"})
     assert "* total modelled cost: 180.0 -> 125.0 (-30.6%)" in text
     assert "* kernels improved / unchanged / worse: 1 / 2 / 1 (worse: liger_kernel/x.cuda90.ttgir)" in text
-    assert "| cuda90/softmax.ttgir | softmax | 3 | 1 | 100.0 | 40.0 | -60.0% | yes | shuffle 1 | 10.0 |" in text
-    assert "| cuda80/matmul_w4.ttgir | matmul | 2 | 2 | 50.0 | 50.0 | +0.0% | no: module does not verify | shared 2 | 30.0 |" in text
-    assert "| liger_kernel/x.cuda90.ttgir | b | 0 | 0 | 0.0 | 0.0 | unchanged | yes | - | 10.0 |" in text
+    assert "* total modelled conversion cost: 54.0 -> 31.0 (-42.6%); higher in 1 kernels (liger_kernel/x" in text
+    assert "| cuda90/softmax.ttgir | softmax | 3 | 1 | 100.0 | 40.0 | -60.0% | 30.0 | 6.0 | yes | shuffle 1 | 10.0 |" in text
+    assert ("| cuda80/matmul_w4.ttgir | matmul | 2 | 2 | 50.0 | 50.0 | +0.0% | 20.0 | 20.0 | no: module does not verify "
+            "| shared 2 | 30.0 |") in text
+    assert "| liger_kernel/x.cuda90.ttgir | b | 0 | 0 | 0.0 | 0.0 | unchanged | 0.0 | 0.0 | yes | - | 10.0 |" in text
     assert "median 15.0 ms, max 30.0 ms" in text
     assert "ops in the files' text: 3 (1 kernels where the pass's count before differs" in text
     assert "* why not accepted: module does not verify: 1" in text

@@ -830,3 +830,38 @@ module attributes {{"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.tar
     assert loop.results[0].tensor_type.encoding == WHILE_B
     inside = [op for op in rewritten.walk() if op.name == "ttg.convert_layout" and op.parent_op is loop]
     assert inside == [] and len(rewritten.ops_named("ttg.convert_layout")) == 2
+
+
+LOOPED_CONVERT = """#a = #ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
+#b = #ttg.blocked<{sizePerThread = [4, 1], threadsPerWarp = [8, 4], warpsPerCTA = [1, 4], order = [0, 1]}>
+module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.target = "cuda:90", "ttg.threads-per-warp" = 32 : i32} {
+  tt.func public @k(%p: tensor<64x64x!tt.ptr<f32>, #a>, %q: tensor<64x64x!tt.ptr<f32>, #b>) {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %c8 = arith.constant 8 : i32
+    scf.for %i = %c0 to %c8 step %c1  : i32 {
+      %x = tt.load %p : tensor<64x64x!tt.ptr<f32>, #a>
+      %y = ttg.convert_layout %x : tensor<64x64xf32, #a> -> tensor<64x64xf32, #b>
+      tt.store %q, %y : tensor<64x64x!tt.ptr<f32>, #b>
+    }
+    tt.return
+  }
+}
+"""
+
+
+def test_conversion_cost_is_the_conversions_part_loop_weighted():
+    """Triton's assignment of a loop of 8 trips with one conversion: the conversions' part of
+    the modelled cost is 8 times that conversion's cost (the lowering we would pick), and the
+    rest of the cost is the nodes'."""
+    from linear_layouts.passes.layout_costs import conversion_cost as one_conversion
+    from linear_layouts.passes.layout_solver import conversion_cost
+
+    (graph, costs), = graphs_of(parse_module(LOOPED_CONVERT))
+    stock = graph.stock_keys()
+    a, b = (re.search(rf"#{name} = (#ttg\.blocked<.*>)", LOOPED_CONVERT).group(1) for name in "ab")
+    expected = 8 * one_conversion(a, b, (64, 64), 32, SM90)
+    assert expected > 0
+    assert conversion_cost(graph, stock, costs) == pytest.approx(expected)
+    nodes = sum(costs.node(i, key) for i, key in enumerate(stock))
+    assert assignment_cost(graph, stock, costs) == pytest.approx(nodes + expected)
