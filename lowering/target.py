@@ -85,6 +85,12 @@ SXM, 3352 / (132 x 1.98) = 12.8; sm_100 B200, 8000 / (148 x 2.0) = 27.0; sm_120 
 8.3; gfx950 MI355X, 8000 / (256 x 2.4) = 13.0; gfx1100 RX 7900 XTX, 960 / (96 x 2.5) = 4.0;
 gfx1201 RX 9070 XT, 645 / (64 x 2.97) = 3.4.
 
+Registers per thread, ``registers_per_thread`` (``ll-assign-layouts``' register limit,
+``passes/register_budget.py``): NVIDIA's 255 32-bit registers per thread (every target here, per the CUDA
+programming guide's table of technical specifications); AMD CDNA2-4 (gfx90a, gfx942, gfx950) 512, the unified
+file of 256 VGPRs and 256 AGPRs a work-item may use (LLVM's AMDGPU back end: ``getTotalNumVGPRs`` is 512 on
+gfx90a); RDNA3/4 (gfx1100, gfx1201) 256 VGPRs.
+
 The model of a phase used everywhere here: ``phase_lane_bits(width_bits, is_load)`` returns the
 lane bits that vary *inside* one phase; the remaining lane bits enumerate the phases.
 """
@@ -129,6 +135,7 @@ class Target:
     has_lds_transpose_read: bool = False  # gfx950 ds_read_*_tr_*: recorded, never emitted by us
     dram_bytes_per_cycle: float = 0.0     # per SM (CU) and cycle, at peak (module docstring)
     l2_bytes: int = 0                     # L2 cache size of the product (module docstring); 0: not used
+    registers_per_thread: int = 0         # 32-bit registers a thread may hold (module docstring); 0: unknown
 
     @property
     def triton_backend(self) -> str:
@@ -193,31 +200,33 @@ class Target:
 KIB = 1024
 # NVIDIA (see the module docstring for the sources of each fact)
 SM80 = Target("sm_80", Vendor.NVIDIA, 32, 80, "NVIDIA Ampere", has_ldmatrix=True,
-              shared_memory_bytes=163 * KIB, family="ampere", dram_bytes_per_cycle=13.4)
+              shared_memory_bytes=163 * KIB, family="ampere", dram_bytes_per_cycle=13.4, registers_per_thread=255)
 SM86 = Target("sm_86", Vendor.NVIDIA, 32, 86, "NVIDIA Ampere GA10x: A10, RTX 30xx", has_ldmatrix=True,
-              shared_memory_bytes=99 * KIB, family="ampere", dram_bytes_per_cycle=4.9)
+              shared_memory_bytes=99 * KIB, family="ampere", dram_bytes_per_cycle=4.9, registers_per_thread=255)
 SM89 = Target("sm_89", Vendor.NVIDIA, 32, 89, "NVIDIA Ada: L40, RTX 40xx", has_ldmatrix=True,
-              shared_memory_bytes=99 * KIB, family="ada", dram_bytes_per_cycle=2.4)
+              shared_memory_bytes=99 * KIB, family="ada", dram_bytes_per_cycle=2.4, registers_per_thread=255)
 SM90 = Target("sm_90", Vendor.NVIDIA, 32, 90, "NVIDIA Hopper", has_ldmatrix=True, has_stmatrix=True,
               has_distributed_shared_memory=True, shared_memory_bytes=227 * KIB, family="hopper",
-              dram_bytes_per_cycle=12.8, l2_bytes=50 * 1000 * 1000)
+              dram_bytes_per_cycle=12.8, l2_bytes=50 * 1000 * 1000, registers_per_thread=255)
 SM100 = Target("sm_100", Vendor.NVIDIA, 32, 100, "NVIDIA Blackwell: B200, GB200", has_ldmatrix=True,
                has_stmatrix=True, has_distributed_shared_memory=True, shared_memory_bytes=227 * KIB,
-               family="blackwell", dram_bytes_per_cycle=27.0)
+               family="blackwell", dram_bytes_per_cycle=27.0, registers_per_thread=255)
 SM120 = Target("sm_120", Vendor.NVIDIA, 32, 120, "NVIDIA Blackwell consumer: RTX 50xx", has_ldmatrix=True,
-               has_stmatrix=True, shared_memory_bytes=99 * KIB, family="blackwell-consumer", dram_bytes_per_cycle=4.4)
+               has_stmatrix=True, shared_memory_bytes=99 * KIB, family="blackwell-consumer", dram_bytes_per_cycle=4.4,
+               registers_per_thread=255)
 # AMD
 GFX90A = Target("gfx90a", Vendor.AMD, 64, "gfx90a", "AMD MI200", shared_memory_bytes=64 * KIB, family="cdna2",
-                mfma_version=2, dram_bytes_per_cycle=8.8)
+                mfma_version=2, dram_bytes_per_cycle=8.8, registers_per_thread=512)
 GFX942 = Target("gfx942", Vendor.AMD, 64, "gfx942", "AMD MI300", wide_read_lane_bits=(0, 1, 4),
-                shared_memory_bytes=64 * KIB, family="cdna3", mfma_version=3, dram_bytes_per_cycle=8.3)
+                shared_memory_bytes=64 * KIB, family="cdna3", mfma_version=3, dram_bytes_per_cycle=8.3,
+                registers_per_thread=512)
 GFX950 = Target("gfx950", Vendor.AMD, 64, "gfx950", "AMD MI350/MI355", wide_read_lane_bits=(0, 1, 4),
                 shared_memory_bytes=160 * KIB, family="cdna4", mfma_version=4, has_lds_transpose_read=True,
-                dram_bytes_per_cycle=13.0)
+                dram_bytes_per_cycle=13.0, registers_per_thread=512)
 GFX1100 = Target("gfx1100", Vendor.AMD, 32, "gfx1100", "AMD RDNA3: RX 7900", shared_memory_bytes=64 * KIB,
-                 family="rdna3", wmma_version=1, dram_bytes_per_cycle=4.0)
+                 family="rdna3", wmma_version=1, dram_bytes_per_cycle=4.0, registers_per_thread=256)
 GFX1201 = Target("gfx1201", Vendor.AMD, 32, "gfx1201", "AMD RDNA4: RX 9070", shared_memory_bytes=64 * KIB,
-                 family="rdna4", wmma_version=2, dram_bytes_per_cycle=3.4)
+                 family="rdna4", wmma_version=2, dram_bytes_per_cycle=3.4, registers_per_thread=256)
 
 TARGETS = {t.name: t for t in (SM80, SM86, SM89, SM90, SM100, SM120, GFX90A, GFX942, GFX950, GFX1100, GFX1201)}
 TRITON_NAMES = tuple(t.triton_name for t in TARGETS.values())   # cuda:80, ..., hip:gfx942, ...

@@ -61,6 +61,7 @@ from .layout_solver import Costs, Solution, assignment_cost, assignment_work, co
 from .pipe_time import NOTHING, Work
 from .layout_text import ModuleLines, TextMismatch
 from .pointer_contiguity import pointee_bytes
+from .register_budget import register_overflow
 from .scratch_budget import scratch_overflow
 from .snapshot import Module, Operation, parse_module
 
@@ -413,11 +414,13 @@ def _assign_function(function: Operation, lines: ModuleLines, target: Target, op
     accepted = gain > max(options.margin * time_before, 1e-6) and solution.keys != stock
     overflow = scratch_overflow(graph, solution.keys, ops, target) if accepted else None
     accepted = accepted and overflow is None
+    spills = register_overflow(graph, solution.keys, target) if accepted else None
+    accepted = accepted and spills is None
     keys = solution.keys if accepted else stock
     left = _conversions(graph, keys, costs)
     before_count = sum(_conversions(graph, stock, costs).values())
     after_count = sum(left.values())
-    reason = "" if accepted else (f"shared memory: {overflow}" if overflow else
+    reason = "" if accepted else (f"shared memory: {overflow}" if overflow else f"registers: {spills}" if spills else
                                   _why_kept(choosing, solution, time_before, time_after, (busy_before, busy_after),
                                             bounds, options.margin))
     outcome = FunctionAssignment(name, before_count, after_count, before,
