@@ -52,7 +52,8 @@ def _rows():
          FakeFunction("b", 0, 0, 0.0, 0.0, True)]), 0.020)
     # unchanged
     rows += assign_corpus.kernel_rows("gfx942/sum_axis0.ttgir", FakeAssignment(
-        [FakeFunction("sum", 1, 1, 20.0, 20.0, True, left={"shared": 1})]), 0.002, converts_in_text=3)
+        [FakeFunction("sum", 1, 1, 20.0, 20.0, True, left={"shared": 1})]), 0.002, converts_in_text=3,
+        noops_in_text=1)
     return rows
 
 
@@ -81,6 +82,8 @@ def test_summary_counts_kernels_by_file():
     assert s["by_source"] == {"cuda80": 1, "cuda90": 1, "gfx942": 1, "liger_kernel": 1}
     # the pass said 1 convert where the text has 3
     assert s["converts_in_text"] == 3 and s["converts_miscounted"] == ["gfx942/sum_axis0.ttgir"]
+    # one of the text's 3 is a no-op: the pass's 1 leaves one more unexplained
+    assert s["noop_converts_in_text"] == 1 and s["converts_unexplained"] == ["gfx942/sum_axis0.ttgir"]
     assert s["not_accepted_reasons"] == {"module does not verify": 1}
     # the conversions' part alone: the rejected matmul keeps its 20, the accepted ones change
     assert s["conversion_cost_before"] == 54.0 and s["conversion_cost_after"] == 6.0 + 20.0 + 5.0
@@ -161,3 +164,15 @@ def test_options_pass_through():
     good = os.path.join(assign_corpus.CORPUS, "cuda90", "softmax.ttgir")
     assign_corpus.run([good], fake_assign, options={"memory_ops": True})
     assert seen == {"memory_ops": True}
+
+
+def test_noop_converts_are_the_same_linear_layout_on_both_sides():
+    """max_axis0's one conversion (a slice of a layout with all lanes and warps along dim 1 to the
+    1-D blocked layout over the same 128 elements) is a no-op; transpose's is not."""
+    from linear_layouts.passes.snapshot import parse_module
+
+    corpus = os.path.join(str(REPO), "test", "lit", "corpus", "cuda90")
+    for name, noops in (("max_axis0.ttgir", 1), ("transpose_32bit.ttgir", 0)):
+        text = open(os.path.join(corpus, name)).read()
+        assert assign_corpus.text_converts(text) == 1
+        assert assign_corpus.noop_converts(parse_module(text, name)) == noops
