@@ -27,8 +27,12 @@ in this form.  Worked example: stock puts 60 units on the shared pipe and 30 on 
 candidate moves 20 shared units to 25 ALU units.  Summed, it costs 5 more and loses; as the
 busiest pipe it gives ``max(40, 55) = 55 < 60`` and wins, which is what ``reduce_in_loop_gpu``
 measured where the shared pipe was the bound.  SciPy's ``milp`` (HiGHS) solves it with a
-time limit; a graph whose nodes all have one candidate needs no solver at all.  Deterministic:
-variables are numbered in the graph's order, and HiGHS is run single-threaded.
+time limit; a graph whose nodes all have one candidate needs no solver at all, and one with at
+most ``ENUMERATION_LIMIT`` assignments is solved exactly by trying each (the continuous variables
+then take the least values their rows allow, which is what minimising gives them, since no
+variable's work is negative).  Deterministic: variables are numbered in the graph's order, ties
+between enumerated assignments go to the first in the candidates' order, and HiGHS is run
+single-threaded.
 """
 
 from __future__ import annotations
@@ -43,6 +47,10 @@ from .pipe_time import PIPES, Work
 
 TIME_LIMIT_SECONDS = 2.0
 TIE = 1e-3        # weight of the summed cost beside the busiest pipe's time (pipes=True)
+# Programs with at most this many assignments of their binaries are solved by trying them all
+# (:func:`_enumerate`): exact, and a few hundred microseconds where HiGHS takes about 5 ms to
+# set up and solve even a program of ten variables (most kernels' programs are that small).
+ENUMERATION_LIMIT = 1024
 
 
 @dataclass(frozen=True)
@@ -132,6 +140,11 @@ def solve(graph: LayoutGraph, costs: Costs, pipes: bool = False, floor: float = 
     if pipes and (costs.node_work is None or costs.conversion_work is None):
         raise ValueError("solve(pipes=True) needs the per-pipe costs (Costs.node_work, Costs.conversion_work)")
     program, x = _build_program(graph, costs, pipes)
+    assignments = 1
+    for node in graph.nodes:
+        assignments *= len(node.candidates)
+    if assignments <= ENUMERATION_LIMIT:
+        return _read_solution(graph, costs, x, _enumerate(program, x, pipes, floor), stock)
     # With pipes, half the time limit each for the two programs below (a compile waits at most
     # the limit, as with the summed program alone).
     result = _run_milp(program, pipes, floor, TIME_LIMIT_SECONDS / 2 if pipes else TIME_LIMIT_SECONDS)
@@ -241,6 +254,57 @@ def _charge_pair(program: _Program, var_a, var_b, work: Work) -> None:
         return
     z = program.variable(work, False)
     program.row({z: 1.0, var_a: -1.0, var_b: -1.0}, -1.0, np.inf)
+
+
+@dataclass(frozen=True)
+class _Enumerated:
+    """The best assignment found by :func:`_enumerate`, shaped as ``milp``'s result."""
+
+    x: np.ndarray
+    fun: float
+    status: int = 0
+    message: str = "every assignment tried"
+
+
+def _enumerate(program: _Program, x: list[list], pipes: bool = False, floor: float = 0.0) -> _Enumerated:
+    """The program's optimum by trying every assignment of its binaries (one candidate per node,
+    in ``itertools.product`` order of the candidates).  Every other variable is a conversion's
+    indicator whose rows read ``v - sum(others) >= low``; with no negative work, the optimum sets
+    it to ``max(0, low + sum(others))`` over its rows, computed in the order the variables were
+    made (a row refers only to earlier ones).  Example: ``z >= x_a + x_b - 1`` gives z = 1 exactly
+    when both choices are taken."""
+    count = len(program.work)
+    choosing = [variables for variables in x if variables[0] is not None]
+    shape = [len(variables) for variables in choosing]
+    total = int(np.prod(shape)) if shape else 1
+    values = np.zeros((total, count))
+    picks = np.indices(shape).reshape(len(shape), -1).T if shape else np.zeros((1, 0), dtype=int)
+    for n, variables in enumerate(choosing):
+        values[np.arange(total), np.array(variables)[picks[:, n]]] = 1.0
+    binary = {v for variables in choosing for v in variables}
+    lower_rows: dict[int, list] = {}
+    for coefficients, low, _high in program.rows:
+        own = [v for v, c in coefficients.items() if c == 1.0 and v not in binary]
+        if len(own) == 1 and all(c == -1.0 for v, c in coefficients.items() if v != own[0]):
+            lower_rows.setdefault(own[0], []).append((low, [v for v in coefficients if v != own[0]]))
+    for v in range(count):
+        if v in binary:
+            continue
+        bound = np.zeros(total)
+        for low, others in lower_rows.get(v, []):
+            bound = np.maximum(bound, low + values[:, others].sum(axis=1))
+        values[:, v] = bound
+    summed = values @ np.array([work.total for work in program.work])
+    if pipes:
+        busiest = np.full(total, floor, dtype=float)
+        for pipe in PIPES:
+            busiest = np.maximum(busiest, program.constant.pipe(pipe)
+                                 + values @ np.array([work.pipe(pipe) for work in program.work]))
+        objective = busiest + TIE * summed
+    else:
+        objective = summed
+    best = int(np.argmin(objective))   # the first of equal ones: candidates' order
+    return _Enumerated(values[best], float(objective[best]))
 
 
 def _run_milp(program: _Program, pipes: bool = False, floor: float = 0.0, time_limit: float = TIME_LIMIT_SECONDS):

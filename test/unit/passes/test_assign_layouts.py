@@ -4,6 +4,7 @@ and costs what the model said, never more than Triton's assignment)."""
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import itertools
 import os
@@ -47,9 +48,27 @@ def brute_force(graph, costs) -> float:
     return min(assignment_cost(graph, list(keys), costs) for keys in itertools.product(*choices))
 
 
+SOLVER_PATHS = ["enumerated", "highs"]
+
+
+@contextlib.contextmanager
+def solver_path(path: str):
+    """Both ways ``solve`` finds the optimum: trying every assignment (small programs, the
+    default up to ``ENUMERATION_LIMIT``) and HiGHS (forced with a limit of 0)."""
+    from linear_layouts.passes import layout_solver
+
+    saved = layout_solver.ENUMERATION_LIMIT
+    layout_solver.ENUMERATION_LIMIT = saved if path == "enumerated" else 0
+    try:
+        yield
+    finally:
+        layout_solver.ENUMERATION_LIMIT = saved
+
+
+@pytest.mark.parametrize("path", SOLVER_PATHS)
 @settings(max_examples=25, deadline=None, derandomize=True)
 @given(st.integers(0, 2**32 - 1))
-def test_solver_finds_the_cheapest_assignment(seed):
+def test_solver_finds_the_cheapest_assignment(path, seed):
     """The integer program's optimum is the brute-force minimum over every combination of
     candidates (graphs small enough to enumerate)."""
     module = parse_module(random_program(random.Random(seed), steps=5))
@@ -59,7 +78,8 @@ def test_solver_finds_the_cheapest_assignment(seed):
             combinations *= len(node.candidates)
         if combinations > 4096:
             continue
-        solution = solve(graph, costs)
+        with solver_path(path):
+            solution = solve(graph, costs)
         assert solution.cost == pytest.approx(brute_force(graph, costs), rel=1e-9, abs=1e-9)
         assert solution.cost <= assignment_cost(graph, graph.stock_keys(), costs) + 1e-9
 
@@ -69,9 +89,10 @@ def brute_force_time(graph, costs, floor: float) -> float:
     return min(assignment_work(graph, list(keys), costs).time(floor) for keys in itertools.product(*choices))
 
 
+@pytest.mark.parametrize("path", SOLVER_PATHS)
 @settings(max_examples=25, deadline=None, derandomize=True)
 @given(st.integers(0, 2**32 - 1), st.sampled_from([0.0, 0.5, 0.9, 1.1]))
-def test_solver_finds_the_least_busiest_pipe(seed, floor_share):
+def test_solver_finds_the_least_busiest_pipe(path, seed, floor_share):
     """With ``pipes``, the program's optimum is the brute-force least ``max(floor, busiest
     pipe)``; the floor is drawn as a share of stock's time (below it, near it, above it)."""
     module = parse_module(random_program(random.Random(seed), steps=5))
@@ -82,7 +103,8 @@ def test_solver_finds_the_least_busiest_pipe(seed, floor_share):
         if combinations > 4096 or combinations == 1:
             continue
         floor = floor_share * assignment_work(graph, graph.stock_keys(), costs).time()
-        solution = solve(graph, costs, pipes=True, floor=floor)
+        with solver_path(path):
+            solution = solve(graph, costs, pipes=True, floor=floor)
         best = brute_force_time(graph, costs, floor)
         assert assignment_work(graph, solution.keys, costs).time(floor) == pytest.approx(best, rel=1e-6, abs=1e-6)
 
