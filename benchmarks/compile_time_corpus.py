@@ -10,7 +10,8 @@ modes interleaved so that drift hits both alike, each compile with Triton's cach
 (``TRITON_ALWAYS_COMPILE=1``):
 
 * ``stock``: Triton alone;
-* ``ours``: ``linear_layouts.enable()`` with nothing remembered (``LINEAR_LAYOUTS_CACHE=off``):
+* ``ours``: ``linear_layouts.enable()`` with nothing remembered (``LINEAR_LAYOUTS_CACHE=off``, and
+  every in-process cache keyed by a kernel emptied first: ``passes.process_memory.forget_kernels``):
   every conversion planned, emitted, verified and simulated, as on a first compile;
 * ``warm``: the same with the plans and simulator verdicts of an earlier compile of the file
   remembered (``passes/verified_islands.py``), as for a recompile or an autotuner's next config.
@@ -174,6 +175,9 @@ def compile_as(mode: str, path: str, target) -> Timing:
     from linear_layouts.passes import verified_islands
 
     os.environ[verified_islands.CACHE_SWITCH] = "on" if mode == "warm" else "off"
+    if mode == "ours":          # cold: the first compile of the kernel in this process
+        from linear_layouts.passes.process_memory import forget_kernels
+        forget_kernels()
     with _StageClock() as stages:
         if mode != "stock":
             linear_layouts.enable()
@@ -332,7 +336,7 @@ def write_report(rows: list[dict], skipped: list[dict], run: dict, out: str) -> 
     lines = ["# Compile time on a third-party library's kernels: stock Triton and the plugin", "",
              f"triton {run['triton']}, python {run.get('python', '?')}, {run['cpus']} CPUs; "
              f"`{run.get('corpus', 'test/lit/corpus/liger_kernel')}`, TTGIR to cubin, median (and fastest) of {run['repeats']} "
-             "compiles per mode, modes interleaved, Triton's cache off, ours with nothing remembered (`LINEAR_LAYOUTS_CACHE=off`). "
+             "compiles per mode, modes interleaved, Triton's cache off, ours with nothing remembered (`LINEAR_LAYOUTS_CACHE=off`, in-process caches emptied before each compile). "
              f"Produced by `{run.get('command', 'python benchmarks/compile_time_corpus.py')}`.", ""]
     clocks = clocks_of(rows)
     for clock in clocks:
