@@ -21,6 +21,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from dataclasses import replace
 
 from ..dialect import f2
@@ -201,9 +203,20 @@ def _cluster_candidates(src_full, src_u, dst_full, dst_u, bits, target, base_kwa
 
 def plan_candidates(src: LinearLayout, dst: LinearLayout, bits, target) -> tuple[list[ConversionPlan], str]:
     """Every plan the planner can build for this conversion, cheapest first (unverified), and the
-    scope.  ``plan_conversion`` is the public entry point; this is for tests and benchmarks."""
+    scope.  ``plan_conversion`` is the public entry point; this is for tests and benchmarks.
+
+    Remembered per process (plans are immutable, the planner a pure function of its inputs): in
+    a compile with ``ll-assign-layouts``, the cost model prices the candidate conversions and the
+    lowering then plans the ones it keeps, the same calls; ``passes.process_memory`` forgets
+    them for a cold compile."""
     target = target_named(target) if isinstance(target, str) else target
-    bits = element_bits_of(bits)
+    plans, scope = _plan_candidates(src, dst, element_bits_of(bits), target)
+    return list(plans), scope
+
+
+@functools.lru_cache(maxsize=1024)
+def _plan_candidates(src: LinearLayout, dst: LinearLayout, bits, target) -> tuple[tuple[ConversionPlan, ...], str]:
+    """:func:`plan_candidates` with ``bits`` and ``target`` read, the plans as a tuple."""
     dst = aligned_pair(src, dst, target.warp_size, target.name)
     order = src.out_dim_names
     src_full = HardwareLayout.of(src, order)
@@ -214,11 +227,11 @@ def plan_candidates(src: LinearLayout, dst: LinearLayout, bits, target) -> tuple
     base = dict(src=src, dst=dst, element_bits=bits, target=target, scope=scope)
     if scope in (Scope.NONE, Scope.REGISTER):
         method = Method.NOOP if scope is Scope.NONE else Method.RENAME
-        return [ConversionPlan(**base, method=method, output=register_rename(src_full, src_u, dst_full, dst_u))], scope
+        return (ConversionPlan(**base, method=method, output=register_rename(src_full, src_u, dst_full, dst_u)),), scope
     if scope is Scope.BLOCK:
         if not target.has_distributed_shared_memory:
-            return [], scope
-        return _cluster_candidates(src_full, src_u, dst_full, dst_u, bits, target, base), scope
+            return (), scope
+        return tuple(_cluster_candidates(src_full, src_u, dst_full, dst_u, bits, target, base)), scope
     plans = []
     if scope is Scope.LANE:
         plans += _shuffle_candidates(src_full, src_u, dst_full, dst_u, conversion, bits, target, base)
@@ -235,8 +248,7 @@ def plan_candidates(src: LinearLayout, dst: LinearLayout, bits, target) -> tuple
     # Cheapest first; on a tie the smaller scratch buffer (more rounds), like Triton's tie-break.
     costs = [plan_cost(p) for p in plans]
     keys = [(c.weight, c.scratch_bytes, i) for i, c in enumerate(costs)]
-    plans = [plans[k[2]] for k in sorted(keys)]
-    return plans, scope
+    return tuple(plans[k[2]] for k in sorted(keys)), scope
 
 
 def plan_conversion(src: LinearLayout, dst: LinearLayout, bits, target, rank: int = 0) -> ConversionPlan | Unsupported:
