@@ -33,7 +33,7 @@ import time
 from checkout import geomean, make_package_importable  # noqa: E402
 
 make_package_importable()
-from compile_time_corpus import _cpu_seconds, _PluginClock  # noqa: E402
+from compile_time_corpus import PluginClock, cpu_seconds  # noqa: E402
 os.environ["TRITON_ALWAYS_COMPILE"] = "1"
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 
@@ -92,10 +92,10 @@ def main(argv=None) -> int:
             """(wall, CPU, the plugin's own) seconds of one compile: CPU time is this process's and
             its children's (ptxas) user and system time, steadier than the wall clock on a shared
             host; the plugin's own work is timed inside the compile (compile_time_corpus)."""
-            with _PluginClock() as plugin:
-                start, cpu_start = time.perf_counter(), _cpu_seconds()
+            with PluginClock() as plugin:
+                start, cpu_start = time.perf_counter(), cpu_seconds()
                 triton.compile(path, target=target, options=options)
-                wall, cpu = time.perf_counter() - start, _cpu_seconds() - cpu_start
+                wall, cpu = time.perf_counter() - start, cpu_seconds() - cpu_start
             return wall, cpu, plugin.seconds
 
         times = {"stock": [], "cold": [], "warm": [], "assign": []}
@@ -148,7 +148,6 @@ def main(argv=None) -> int:
                 f"**{(statistics.median(ratios['assign']) - 1) * 100:+.1f}%** "
                 f"(worst {(max(ratios['assign']) - 1) * 100:+.1f}%); geometric means: cold {geomean(ratios['cold']):.3f}, "
                 f"warm {geomean(ratios['warm']):.3f}, assign {geomean(ratios['assign']):.3f}.")
-    noise = [r[1]["stock"] for r in rows]
     own = {mode: [r[3][mode] / r[1]["stock"] for r in rows] for mode in ("cold", "assign")}
     lines += ["", overhead(1, "Overhead (wall time)"), "", overhead(2, "Overhead (CPU time, ptxas included)"), "",
               f"The plugin's own work (its passes and guard pruning, timed inside the compile: no difference of "
@@ -156,7 +155,6 @@ def main(argv=None) -> int:
               f"**{statistics.median(own['cold']) * 100:.1f}%**, assign **{statistics.median(own['assign']) * 100:.1f}%** "
               f"(most {max(own['assign']) * 100:.1f}%). vector_add, where the plugin does nothing, shows the "
               f"host's noise: cold / stock {rows[-1][1]['cold'] / rows[-1][1]['stock']:.3f}."]
-    del noise
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "compile_time.md"), "w") as f:
         f.write("\n".join(lines) + "\n")

@@ -86,7 +86,7 @@ class Timing(NamedTuple):
     after_llir: float = 0.0
 
 
-class _PluginClock:
+class PluginClock:
     """Adds up the wall time spent in the hook's two calls into the plugin while it is entered."""
 
     CALLS = ("run_plugin_pipeline", "prune_guard_barriers")
@@ -161,7 +161,7 @@ class _StageClock:
         triton.knobs.runtime.add_stages_inspection_hook = self.saved
 
 
-def _cpu_seconds() -> float:
+def cpu_seconds() -> float:
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
@@ -182,10 +182,10 @@ def compile_as(mode: str, path: str, target) -> Timing:
         if mode != "stock":
             linear_layouts.enable()
         try:
-            with _PluginClock() as plugin:
-                start, cpu_start = time.perf_counter(), _cpu_seconds()
+            with PluginClock() as plugin:
+                start, cpu_start = time.perf_counter(), cpu_seconds()
                 triton.compile(path, target=target)
-                wall, cpu = time.perf_counter() - start, _cpu_seconds() - cpu_start
+                wall, cpu = time.perf_counter() - start, cpu_seconds() - cpu_start
         finally:
             linear_layouts.disable()
     return Timing(wall, cpu, plugin.seconds, *stages.split())

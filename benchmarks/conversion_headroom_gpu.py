@@ -35,6 +35,7 @@ import argparse
 import gzip
 import json
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -206,7 +207,7 @@ def summarize(rows: list[dict]) -> dict:
             "geomean": geomean(ratios.values()) if ratios else None,
             "faster_10pct": sorted(n for n, v in ratios.items() if v <= FASTER),
             "best": min(ratios.items(), key=lambda kv: kv[1]) if ratios else None,
-            "median_noise": sorted(noise)[len(noise) // 2] if noise else None,
+            "median_noise": statistics.median(noise) if noise else None,
             "max_noise": max(noise) if noise else None,
             "not_freed": sorted(r["name"] for r in rows if r[FREE].get("ok") and not r[FREE].get("freed"))}
 

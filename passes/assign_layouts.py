@@ -14,7 +14,8 @@ however it lowers.  This pass starts from the module Triton produced and, per fu
    least summed cost;
 4. accepts it only if it beats Triton's own assignment by ``margin`` (a fraction of the
    function's modelled time), every conversion it adds fits the shared memory beside the
-   kernel's buffers (:mod:`.scratch_budget`) and the rewritten module parses; otherwise the
+   kernel's buffers (:mod:`.scratch_budget`), the data its loops carry fits a thread's registers
+   (:mod:`.register_budget`) and the rewritten module parses; otherwise the
    function keeps Triton's layouts.  The modelled time is the busiest of the SM's pipes (:mod:`.pipe_time`:
    shuffles, shared memory and L1 data on one, ALU work on another, barriers on both; the ops
    no assignment changes count too) or the kernel's DRAM floor (:mod:`.dram_floor`: in a kernel
