@@ -71,11 +71,16 @@ def test_free_mode_compiles_and_counts(tmp_path):
     headroom.FreeConversions.freed = 0
     path = tmp_path / "k.ttgir"
     path.write_text(STORED.replace("{T}", "f16"))
+    # An empty Triton cache: the free mode is not in the plugin's cache key, so a kernel cached
+    # by an earlier run would be reused without compiling (nothing freed, nothing checked).
+    saved = triton.knobs.cache.dir
+    triton.knobs.cache.dir = str(tmp_path / "cache")
     linear_layouts.enable()
     try:
         with headroom.FreeConversions():
             compiled = triton.compile(str(path), target=GPUTarget("cuda", 90, 32))
     finally:
         linear_layouts.disable()
+        triton.knobs.cache.dir = saved
     assert headroom.FreeConversions.freed == 2
     assert "bar.sync" not in compiled.asm["ptx"] and "shfl" not in compiled.asm["ptx"]
