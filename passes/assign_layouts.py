@@ -58,7 +58,7 @@ from .layout_costs import conversion_work, elementwise_work, memory_work, reduct
 from .layout_graph import LayoutGraph, build_graph, propose_candidates
 from .layout_rules import (ELEMENTWISE_OPS, ELEMENTWISE_PREFIXES, MEMORY_OPS, SHAPE_KINDS, combiner_is_redux,
                            combiner_ops, encoding_of)
-from .layout_solver import Costs, Solution, assignment_cost, assignment_work, conversion_cost, solve
+from .layout_solver import Costs, Solution, assignment_cost, assignment_work, conversion_cost, least_work, solve
 from .pipe_time import NOTHING, Work
 from .layout_text import ModuleLines, TextMismatch
 from .pointer_contiguity import pointee_bytes
@@ -398,8 +398,10 @@ def _assign_function(function: Operation, lines: ModuleLines, target: Target, op
     stock = graph.stock_keys()
     before = assignment_cost(graph, stock, costs)
     floor = dram_floor(ops, lines, num_warps, target) if options.dram_floor else 0.0
-    solution: Solution = solve(graph, costs, pipes=options.pipes, floor=floor)
     choosing = sum(1 for node in graph.nodes if len(node.candidates) > 1)
+    hopeless = _best_possible(graph, costs, options, floor, before) if choosing else None
+    solution: Solution = (Solution(stock, before, True, "bounded") if hopeless else
+                          solve(graph, costs, pipes=options.pipes, floor=floor))
     # What the kernel would gain in time, not in instructions: the busiest of the SM's pipes
     # (.pipe_time) or the DRAM floor (.dram_floor); with pipes=false, the summed cost.
     if options.pipes:
@@ -422,7 +424,7 @@ def _assign_function(function: Operation, lines: ModuleLines, target: Target, op
     before_count = sum(_conversions(graph, stock, costs).values())
     after_count = sum(left.values())
     reason = "" if accepted else (f"shared memory: {overflow}" if overflow else f"registers: {spills}" if spills else
-                                  _why_kept(choosing, solution, time_before, time_after, (busy_before, busy_after),
+                                  hopeless or _why_kept(choosing, solution, time_before, time_after, (busy_before, busy_after),
                                             bounds, options.margin))
     outcome = FunctionAssignment(name, before_count, after_count, before,
                                  solution.cost if accepted else before, accepted, reason, left, choosing,
@@ -434,6 +436,33 @@ def _assign_function(function: Operation, lines: ModuleLines, target: Target, op
     if accepted:
         rewrite(graph, keys, lines, counter)
     return outcome
+
+
+def _best_possible(graph: LayoutGraph, costs: Costs, options: AssignOptions, floor: float,
+                   before: float) -> Optional[str]:
+    """Why no assignment can be accepted, judged without the solver (``layout_solver.least_work``:
+    every conversion a choice could change made free, every node at its least work); None where
+    one might be.  Exact, not a guess: the solver could only confirm it, after pricing every
+    candidate conversion, which is most of the pass's time.
+
+    Example: Triton's assignment models 753.7 under a DRAM floor of 753.7 and the bound's busiest
+    pipe is 120: the best any assignment could reach is still 753.7 (the floor), so the function
+    is memory-bound and the solver is not run."""
+    if options.pipes:
+        stock, least = assignment_work(graph, graph.stock_keys(), costs), least_work(graph, costs)
+        time_before, best = stock.time(floor), least.time(floor)
+        busy_before, busy_best = stock.time(), least.time()
+    else:
+        # The summed cost leaves out the work no choice changes (costs.fixed_work); so does the bound.
+        busy_before, busy_best = before, least_work(graph, costs).total - costs.fixed_work.total
+        time_before, best = max(floor, busy_before), max(floor, busy_best)
+    if time_before - best > max(options.margin * time_before, 1e-6):
+        return None
+    if busy_before - busy_best > max(options.margin * busy_before, 1e-6):
+        return (f"memory-bound: even with every conversion a choice could change made free, the modelled "
+                f"time {busy_best:.1f} hides under the DRAM floor {floor:.1f}, so no gain could show")
+    return (f"no assignment can beat Triton's by more than {options.margin:.0%}: even with every conversion a "
+            f"choice could change made free, the modelled time goes at best {time_before:.1f} -> {best:.1f}")
 
 
 def _why_kept(choosing: int, solution: Solution, time_before: float, time_after: float, busy: tuple[float, float],

@@ -25,6 +25,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+import numpy as np
+
 from ..lowering.cost import plan_cost
 from ..lowering.cost_weights import weights_for
 from ..lowering.planner import plan_candidates
@@ -193,15 +195,40 @@ SECTOR_WEIGHT = 0.75
 SECTOR_BYTES = 32
 
 
-def _apply(bases, index: int, rank: int) -> list[int]:
-    coords = [0] * rank
-    bit = 0
-    while index:
-        if index & 1:
-            coords = [c ^ b for c, b in zip(coords, bases[bit])]
-        index >>= 1
-        bit += 1
+def _span(bases, indices: np.ndarray, rank: int) -> np.ndarray:
+    """The coordinates of ``indices`` (an array of ints) under the XOR-linear map with these
+    bases: one row per index."""
+    coords = np.zeros((len(indices), rank), dtype=np.int64)
+    for bit, basis in enumerate(bases):
+        chosen = ((indices >> bit) & 1).astype(bool)
+        coords[chosen] ^= np.asarray(basis, dtype=np.int64)
     return coords
+
+
+def _sectors_touched(registers, lanes, rank: int, instructions: int, vector: int, contiguous_dim: int,
+                     element_bytes: int) -> int:
+    """The 32-byte sectors a warp's ``instructions`` accesses touch, summed over instructions
+    (each instruction's distinct sectors over its lanes).  An instruction moves ``vector``
+    elements along ``contiguous_dim`` from the register index ``instruction * vector``; lane
+    ``l`` adds the lane bases' image of ``l`` (XOR).  A sector is named by the coordinates off
+    the contiguous dim and the byte offset // 32 along it.
+
+    Example: one instruction, vector 1, f32, lanes along the contiguous dim 0..31: bytes
+    0..127, sectors 0..3 of one row: 4."""
+    bases = _span(registers, np.arange(instructions, dtype=np.int64) * vector, rank)    # (I, rank)
+    offsets = _span(lanes, np.arange(1 << len(lanes), dtype=np.int64), rank)           # (L, rank)
+    coords = bases[:, None, :] ^ offsets[None, :, :]                                    # (I, L, rank)
+    first = coords[..., contiguous_dim] * element_bytes
+    first_sector, last_sector = first // SECTOR_BYTES, (first + vector * element_bytes - 1) // SECTOR_BYTES
+    row = np.zeros(first.shape, dtype=np.int64)       # the coordinates off the contiguous dim, as one int
+    for d in range(rank):
+        if d != contiguous_dim:
+            row = row * (int(coords[..., d].max()) + 1) + coords[..., d]
+    width = int(last_sector.max()) + 1
+    spans = int((last_sector - first_sector).max()) + 1
+    keys = np.concatenate([row * width + np.minimum(first_sector + k, last_sector) for k in range(spans)], axis=1)
+    keys.sort(axis=1)
+    return int(keys.shape[0] + np.count_nonzero(np.diff(keys, axis=1), axis=None))
 
 
 def memory_cost(encoding: str, shape: tuple[int, ...], bits: int, contiguous_dim: int, known_vector: int,
@@ -244,19 +271,8 @@ def memory_work(encoding: str, shape: tuple[int, ...], bits: int, contiguous_dim
             break
     vector = max(1, min(run, known_vector, max(1, 128 // max(bits, 8))))
     element_bytes = max(bits, 8) // 8
-    lane_coords = [_apply(lanes, lane, rank) for lane in range(1 << len(lanes))]
     instructions = (1 << len(registers)) // vector
-    sectors = 0
-    for instruction in range(instructions):
-        base = _apply(registers, instruction * vector, rank)
-        touched = set()
-        for offset in lane_coords:
-            coords = [b ^ o for b, o in zip(base, offset)]
-            first = coords[contiguous_dim] * element_bytes
-            last = first + vector * element_bytes - 1
-            rest = tuple(c for d, c in enumerate(coords) if d != contiguous_dim)
-            touched.update((rest, s) for s in range(first // SECTOR_BYTES, last // SECTOR_BYTES + 1))
-        sectors += len(touched)
+    sectors = _sectors_touched(registers, lanes, rank, instructions, vector, contiguous_dim, element_bytes)
     w = weights_for(target.name)
     # Per pipe: the instructions and their sectors' L1 wavefronts take the shared pipe; what the
     # data costs beyond L1 is the DRAM floor's (passes/dram_floor.py).

@@ -111,6 +111,42 @@ def assignment_work(graph: LayoutGraph, keys: list[str], costs: Costs) -> Work:
     return total
 
 
+def least_work(graph: LayoutGraph, costs: Costs) -> Work:
+    """A lower bound, per pipe, of :func:`assignment_work` over *every* assignment of the graph's
+    candidates, without pricing a single candidate conversion: the fixed ops' work, each node's
+    least work over its candidates (pipe by pipe, so the bound may mix candidates), and only the
+    conversions no choice changes (both ends fixed or with one candidate); every other conversion
+    might be free.  ``ll-assign-layouts`` skips the solver where even this bound does not beat
+    Triton's assignment by the margin: most kernels, where the conversions a choice could touch
+    are a small part of their time, pay for pricing their stock conversions and nothing more.
+
+    Example: stock's shared pipe holds 100 units, 8 of them a conversion the assignment could
+    remove, and its only changeable node does the same ALU work in every candidate: the bound is
+    92 on that pipe, a gain of at most 8%, under a 10% margin, so no assignment can be accepted."""
+    total = costs.fixed_work
+    for i, node in enumerate(graph.nodes):
+        works = [costs.node_work(i, key) for key in node.candidates]
+        total = total + Work(*(min(getattr(w, name) for w in works) for name in ("shared", "alu", "sync", "total")))
+    stock = graph.stock_keys()
+
+    def settled(index) -> bool:
+        return index is None or len(graph.nodes[index].candidates) == 1
+
+    needed: dict[tuple[int, str], Work] = {}
+    for use in graph.uses:
+        if not (settled(use.producer) and settled(use.consumer)):
+            continue
+        provided, required = graph.value_encoding(use.value, stock), graph.requirement(use, stock)
+        work = costs.conversion_work(use, provided, required).scaled(use.weight)
+        if use.private:
+            total = total + work
+        else:
+            needed[(id(use.value), required)] = work
+    for work in needed.values():
+        total = total + work
+    return total
+
+
 class _Program:
     """Variables, their work and the constraints of the integer program, built up in order.
     ``constant``: the work no choice changes (it matters to the busiest pipe, not to a sum)."""

@@ -23,7 +23,7 @@
 // CHECK: ttg.convert_layout %{{.*}} : tensor<128x64xf32, #[[A]]> -> tensor<128x64xf32, #[[B]]>
 
 // REMARK: @grid_shared: layouts assigned by cost: conversions 1 -> 1, modelled cost 21447.7 -> 11383.6 (loop-weighted); left: 1 argument -> tt.broadcast (fixed: a function argument); modelled time 22859.5 -> 12795.5 (bound: shared -> shared); DRAM floor 11826.0
-// REMARK: @per_program: kept Triton's layouts: conversions 1 -> 1, modelled cost 21588.5 -> 21588.5 (loop-weighted); memory-bound: the best assignment's modelled time 12795.5 hides under the DRAM floor 25247.7, so its gain could not show; left: 1 math.exp -> ttg.convert_layout; modelled time 25247.7 -> 25247.7 (bound: dram -> dram); DRAM floor 25247.7
+// REMARK: @per_program: kept Triton's layouts: conversions 1 -> 1, modelled cost 21588.5 -> 21588.5 (loop-weighted); memory-bound: even with every conversion a choice could change made free, the modelled time 12781.4 hides under the DRAM floor 25247.7, so no gain could show; left: 1 math.exp -> ttg.convert_layout; modelled time 25247.7 -> 25247.7 (bound: dram -> dram); DRAM floor 25247.7
 
 #A = #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [32, 1], warpsPerCTA = [4, 1], order = [0, 1]}>
 #B = #ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>

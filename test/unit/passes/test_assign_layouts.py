@@ -887,3 +887,103 @@ def test_conversion_cost_is_the_conversions_part_loop_weighted():
     assert conversion_cost(graph, stock, costs) == pytest.approx(expected)
     nodes = sum(costs.node(i, key) for i, key in enumerate(stock))
     assert assignment_cost(graph, stock, costs) == pytest.approx(nodes + expected)
+
+
+@settings(max_examples=30, deadline=None, derandomize=True)
+@given(st.integers(0, 2**32 - 1), st.sampled_from([0.0, 0.5, 0.9, 1.1]))
+def test_least_work_bounds_every_assignment_and_never_hides_an_accepted_one(seed, floor_share):
+    """``least_work`` is a lower bound, pipe by pipe and in the summed cost, of every assignment
+    (brute force), exact where nothing can change; and wherever the pass skips the solver on
+    its strength (``_best_possible`` gives a reason), the solver's own optimum would not have
+    been accepted either, under both objectives."""
+    from linear_layouts.passes.assign_layouts import AssignOptions, _best_possible
+    from linear_layouts.passes.layout_solver import least_work
+
+    module = parse_module(random_program(random.Random(seed), steps=5))
+    for graph, costs in graphs_of(module):
+        combinations = 1
+        for node in graph.nodes:
+            combinations *= len(node.candidates)
+        if combinations > 4096:
+            continue
+        least = least_work(graph, costs)
+        stock = graph.stock_keys()
+        for keys in itertools.product(*(node.candidates for node in graph.nodes)):
+            work = assignment_work(graph, list(keys), costs)
+            for pipe in ("shared", "alu", "sync", "total"):
+                assert getattr(least, pipe) <= getattr(work, pipe) + 1e-9, (pipe, keys)
+            assert least.total - costs.fixed_work.total <= assignment_cost(graph, list(keys), costs) + 1e-9
+        if combinations == 1:
+            assert least == assignment_work(graph, stock, costs)
+        floor = floor_share * assignment_work(graph, stock, costs).time()
+        for pipes in (True, False):
+            options = AssignOptions(0.1, False, False, True, pipes)
+            before = assignment_cost(graph, stock, costs)
+            if _best_possible(graph, costs, options, floor, before) is None:
+                continue
+            if pipes:
+                time_before = assignment_work(graph, stock, costs).time(floor)
+                best = brute_force_time(graph, costs, floor)
+            else:
+                time_before, best = max(floor, before), max(floor, brute_force(graph, costs))
+            assert time_before - best <= max(0.1 * time_before, 1e-6)
+
+
+def test_least_work_skips_the_solver_where_no_gain_can_show():
+    """The classic loop (a conversion on every trip that the accumulator's layout can remove)
+    is solved; the same kernel with a margin no assignment can reach is decided by the bound
+    alone, and the remark says so."""
+    (graph, costs), = graphs_of(parse_module(LOOPED_CONVERT))
+    from linear_layouts.passes.assign_layouts import AssignOptions, _best_possible
+    from linear_layouts.passes.layout_solver import least_work
+
+    before = assignment_cost(graph, graph.stock_keys(), costs)
+    assert _best_possible(graph, costs, AssignOptions(0.1, False, False, True, True), 0.0, before) is None
+    reason = _best_possible(graph, costs, AssignOptions(0.99, False, False, True, True), 0.0, before)
+    best = least_work(graph, costs).time()
+    assert reason is not None and reason.endswith(f"-> {best:.1f}") and "beat Triton's by more than 99%" in reason
+
+
+def _sectors_by_sets(registers, lanes, rank, instructions, vector, contiguous_dim, element_bytes) -> int:
+    """The sector count the slow way: every instruction, every lane, a set of (row, sector)."""
+    def apply(bases, index):
+        coords = [0] * rank
+        for bit, basis in enumerate(bases):
+            if index >> bit & 1:
+                coords = [c ^ b for c, b in zip(coords, basis)]
+        return coords
+
+    sectors = 0
+    for instruction in range(instructions):
+        base = apply(registers, instruction * vector)
+        touched = set()
+        for lane in range(1 << len(lanes)):
+            coords = [b ^ o for b, o in zip(base, apply(lanes, lane))]
+            first = coords[contiguous_dim] * element_bytes
+            rest = tuple(c for d, c in enumerate(coords) if d != contiguous_dim)
+            touched.update((rest, s) for s in range(first // 32, (first + vector * element_bytes - 1) // 32 + 1))
+        sectors += len(touched)
+    return sectors
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.integers(1, 3), st.integers(0, 2**32 - 1))
+def test_sector_count_matches_the_slow_count(rank, seed):
+    """``_sectors_touched`` (arrays) counts what a set per instruction counts, for random bases
+    of registers and lanes (zero bases, i.e. copies, included), vectors and element sizes."""
+    from linear_layouts.passes.layout_costs import _sectors_touched
+
+    rng = random.Random(seed)
+    dim_bits = [rng.randint(0, 6) for _ in range(rank)]
+
+    def basis():
+        return [rng.choice([0, 1 << rng.randrange(bits)]) if bits else 0 for bits in dim_bits]
+
+    registers = [basis() for _ in range(rng.randint(0, 4))]
+    lanes = [basis() for _ in range(rng.randint(0, 5))]
+    vector = 1 << rng.randint(0, len(registers))
+    contiguous_dim = rng.randrange(rank)
+    element_bytes = rng.choice([1, 2, 4, 8])
+    instructions = (1 << len(registers)) // vector
+    args = (registers, lanes, rank, instructions, vector, contiguous_dim, element_bytes)
+    assert _sectors_touched(*args) == _sectors_by_sets(*args)
