@@ -187,6 +187,8 @@ def summarize(rows: list[dict], errors: list[dict] | None = None) -> dict:
             key = re.sub(r"\([\d.]+ -> [\d.]+, ", "(", key)[:90]
             if key.startswith("memory-bound"):   # one group, whatever the kernel's numbers
                 key = "memory-bound (the best assignment's gain hides under the DRAM floor)"
+            elif key.startswith("no assignment can beat"):   # decided by the bound, before the solver
+                key = "no assignment can beat Triton's by the margin (the bound: every changeable conversion free)"
             reasons[key] = reasons.get(key, 0) + 1
     return {
         "kernels": len(files), "functions": len(rows), "errors": len(errors),
