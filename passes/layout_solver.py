@@ -98,8 +98,15 @@ def assignment_work(graph: LayoutGraph, keys: list[str], costs: Costs) -> Work:
     total = costs.fixed_work
     for i, key in enumerate(keys):
         total = total + costs.node_work(i, key)
+    return _plus_conversions(total, graph, graph.uses, keys, costs)
+
+
+def _plus_conversions(total: Work, graph: LayoutGraph, uses, keys: list[str], costs: Costs) -> Work:
+    """``total`` plus the work of the conversions ``uses`` need under ``keys``, loop-weighted;
+    uses that may share one conversion (the same value needed in the same layout) pay for it
+    once."""
     needed: dict[tuple[int, str], Work] = {}
-    for use in graph.uses:
+    for use in uses:
         provided, required = graph.value_encoding(use.value, keys), graph.requirement(use, keys)
         work = costs.conversion_work(use, provided, required).scaled(use.weight)
         if use.private:
@@ -127,24 +134,12 @@ def least_work(graph: LayoutGraph, costs: Costs) -> Work:
     for i, node in enumerate(graph.nodes):
         works = [costs.node_work(i, key) for key in node.candidates]
         total = total + Work(*(min(getattr(w, name) for w in works) for name in ("shared", "alu", "sync", "total")))
-    stock = graph.stock_keys()
 
     def settled(index) -> bool:
         return index is None or len(graph.nodes[index].candidates) == 1
 
-    needed: dict[tuple[int, str], Work] = {}
-    for use in graph.uses:
-        if not (settled(use.producer) and settled(use.consumer)):
-            continue
-        provided, required = graph.value_encoding(use.value, stock), graph.requirement(use, stock)
-        work = costs.conversion_work(use, provided, required).scaled(use.weight)
-        if use.private:
-            total = total + work
-        else:
-            needed[(id(use.value), required)] = work
-    for work in needed.values():
-        total = total + work
-    return total
+    fixed_uses = [use for use in graph.uses if settled(use.producer) and settled(use.consumer)]
+    return _plus_conversions(total, graph, fixed_uses, graph.stock_keys(), costs)
 
 
 class _Program:

@@ -48,6 +48,18 @@ def brute_force(graph, costs) -> float:
     return min(assignment_cost(graph, list(keys), costs) for keys in itertools.product(*choices))
 
 
+def small_graphs(seed: int, most: int = 4096):
+    """(graph, costs, combinations) of a random program's functions with at most ``most``
+    assignments (small enough to enumerate)."""
+    module = parse_module(random_program(random.Random(seed), steps=5))
+    for graph, costs in graphs_of(module):
+        combinations = 1
+        for node in graph.nodes:
+            combinations *= len(node.candidates)
+        if combinations <= most:
+            yield graph, costs, combinations
+
+
 SOLVER_PATHS = ["enumerated", "highs"]
 
 
@@ -71,13 +83,7 @@ def solver_path(path: str):
 def test_solver_finds_the_cheapest_assignment(path, seed):
     """The integer program's optimum is the brute-force minimum over every combination of
     candidates (graphs small enough to enumerate)."""
-    module = parse_module(random_program(random.Random(seed), steps=5))
-    for graph, costs in graphs_of(module):
-        combinations = 1
-        for node in graph.nodes:
-            combinations *= len(node.candidates)
-        if combinations > 4096:
-            continue
+    for graph, costs, _ in small_graphs(seed):
         with solver_path(path):
             solution = solve(graph, costs)
         assert solution.cost == pytest.approx(brute_force(graph, costs), rel=1e-9, abs=1e-9)
@@ -95,12 +101,8 @@ def brute_force_time(graph, costs, floor: float) -> float:
 def test_solver_finds_the_least_busiest_pipe(path, seed, floor_share):
     """With ``pipes``, the program's optimum is the brute-force least ``max(floor, busiest
     pipe)``; the floor is drawn as a share of stock's time (below it, near it, above it)."""
-    module = parse_module(random_program(random.Random(seed), steps=5))
-    for graph, costs in graphs_of(module):
-        combinations = 1
-        for node in graph.nodes:
-            combinations *= len(node.candidates)
-        if combinations > 4096 or combinations == 1:
+    for graph, costs, combinations in small_graphs(seed):
+        if combinations == 1:
             continue
         floor = floor_share * assignment_work(graph, graph.stock_keys(), costs).time()
         with solver_path(path):
@@ -899,13 +901,7 @@ def test_least_work_bounds_every_assignment_and_never_hides_an_accepted_one(seed
     from linear_layouts.passes.assign_layouts import AssignOptions, _best_possible
     from linear_layouts.passes.layout_solver import least_work
 
-    module = parse_module(random_program(random.Random(seed), steps=5))
-    for graph, costs in graphs_of(module):
-        combinations = 1
-        for node in graph.nodes:
-            combinations *= len(node.candidates)
-        if combinations > 4096:
-            continue
+    for graph, costs, combinations in small_graphs(seed):
         least = least_work(graph, costs)
         stock = graph.stock_keys()
         for keys in itertools.product(*(node.candidates for node in graph.nodes)):
