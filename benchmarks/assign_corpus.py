@@ -120,17 +120,27 @@ def noop_converts(module) -> int:
 
 
 def kernel_rows(file: str, assignment, wall_s: float, converts_in_text: int | None = None,
-                noops_in_text: int | None = None) -> list[dict]:
+                noops_in_text: int | None = None, gpu_rule: bool | None = None) -> list[dict]:
     """Rows of one file's Assignment; the file's wall time is shared out evenly over its
     functions (the pass runs on the module) and kept whole in ``file_wall_s``;
-    ``converts_in_text``: the file's converts counted in its text (kept on every row)."""
+    ``converts_in_text``: the file's converts counted in its text (kept on every row);
+    ``gpu_rule``: whether the GPU suite's selection rule (``assign_rule.selected``) takes the file."""
     functions = list(assignment.functions)
     rows = [function_row(file, fa, wall_s / max(len(functions), 1)) for fa in functions]
     for row in rows:
         row["file_wall_s"] = wall_s
         row["file_converts_in_text"] = converts_in_text
         row["file_noop_converts_in_text"] = noops_in_text
+        row["file_gpu_rule"] = gpu_rule
     return rows
+
+
+def rule_selects(ttgir: str) -> bool:
+    """The GPU suite's rule, fixed before measuring (``assign_rule.selected``): a
+    ``ttg.convert_layout`` in a loop or in the epilogue of stock's TTGIR."""
+    from assign_rule import selected
+
+    return selected(ttgir)
 
 
 def verdict(before: float, after: float) -> str:
@@ -190,7 +200,10 @@ def summarize(rows: list[dict], errors: list[dict] | None = None) -> dict:
             elif key.startswith("no assignment can beat"):   # decided by the bound, before the solver
                 key = "no assignment can beat Triton's by the margin (the bound: every changeable conversion free)"
             reasons[key] = reasons.get(key, 0) + 1
+    by_rule = sorted({r["file"] for r in rows if r.get("file_gpu_rule")})
+    changed_by_rule = sorted({r["file"] for r in rows if r.get("file_gpu_rule") and r["accepted"]})
     return {
+        "gpu_rule_kernels": by_rule, "gpu_rule_changed": changed_by_rule,
         "kernels": len(files), "functions": len(rows), "errors": len(errors),
         "by_source": dict(sorted(by_source.items())),
         "cost_before": total_before, "cost_after": total_after,
@@ -252,6 +265,9 @@ def render_markdown(rows: list[dict], summary: dict, errors: list[dict], environ
              f"* kernels improved / unchanged / worse: {s['improved']} / {s['unchanged']} / {s['worse']}"
              + (f" (worse: {', '.join(s['worse_kernels'])})" if s["worse_kernels"] else ""),
              f"* functions accepted: {s['accepted_functions']} of {s['functions']}",
+             f"* kernels the GPU suite's rule selects (`assign_rule.selected`: a conversion in a loop or in the "
+             f"epilogue): {len(s.get('gpu_rule_kernels', []))}; changed among them: {len(s.get('gpu_rule_changed', []))}"
+             + (f" ({', '.join(s['gpu_rule_changed'])})" if s.get("gpu_rule_changed") else ""),
              f"* pass wall time per kernel: median {_num(s['wall_median_s'] and s['wall_median_s'] * 1e3)} ms, "
              f"max {_num(s['wall_max_s'] and s['wall_max_s'] * 1e3)} ms",
              f"* conversions left where accepted, by kind: "
@@ -311,7 +327,8 @@ def run(files: list[str], assign_module, root: str = CORPUS, options: dict | Non
             start = time.perf_counter()
             assignment = assign_module(module, target, **(options or {}))
             wall = time.perf_counter() - start
-            new = kernel_rows(rel, assignment, wall, text_converts(text), noop_converts(parse_module(text, filename=path)))
+            new = kernel_rows(rel, assignment, wall, text_converts(text), noop_converts(parse_module(text, filename=path)),
+                              gpu_rule=rule_selects(text))
             rows += new
             print(f"[{i + 1}/{len(files)}] {rel}: " + "; ".join(
                 f"{r['function']} {r['cost_before']:.1f}->{r['effective_cost_after']:.1f}"

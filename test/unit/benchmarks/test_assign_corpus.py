@@ -176,3 +176,28 @@ def test_noop_converts_are_the_same_linear_layout_on_both_sides():
         text = open(os.path.join(corpus, name)).read()
         assert assign_corpus.text_converts(text) == 1
         assert assign_corpus.noop_converts(parse_module(text, name)) == noops
+
+
+def test_summary_counts_the_gpu_rules_kernels_and_those_changed():
+    """Files the GPU suite's rule selects, and those among them whose assignment was accepted,
+    are named in the summary and the report."""
+    rows = []
+    rows += assign_corpus.kernel_rows("a.ttgir", FakeAssignment([FakeFunction("f", 1, 0, 10.0, 5.0, True)]),
+                                      0.01, gpu_rule=True)
+    rows += assign_corpus.kernel_rows("b.ttgir", FakeAssignment([FakeFunction("g", 1, 1, 10.0, 10.0, False, "x")]),
+                                      0.01, gpu_rule=True)
+    rows += assign_corpus.kernel_rows("c.ttgir", FakeAssignment([FakeFunction("h", 1, 0, 10.0, 5.0, True)]),
+                                      0.01, gpu_rule=False)
+    s = assign_corpus.summarize(rows, [])
+    assert s["gpu_rule_kernels"] == ["a.ttgir", "b.ttgir"] and s["gpu_rule_changed"] == ["a.ttgir"]
+    text = assign_corpus.render_markdown(rows, s, [], {})
+    assert "rule selects (`assign_rule.selected`: a conversion in a loop or in the epilogue): 2; " \
+           "changed among them: 1 (a.ttgir)" in text
+
+
+def test_rule_selects_reads_the_ttgir():
+    """The rule on two corpus files: a conversion inside a loop (selected), none at all (not)."""
+    corpus = os.path.join(str(REPO), "test", "lit", "corpus")
+    looped = open(os.path.join(corpus, "liger_kernel", "neighborhood_attention_grad_attn_bf16_64.cuda90.ttgir")).read()
+    plain = open(os.path.join(corpus, "cuda80", "layer_norm.ttgir")).read()
+    assert assign_corpus.rule_selects(looped) and not assign_corpus.rule_selects(plain)
