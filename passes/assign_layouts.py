@@ -399,13 +399,14 @@ def _assign_function(function: Operation, lines: ModuleLines, target: Target, op
     before = assignment_cost(graph, stock, costs)
     floor = dram_floor(ops, lines, num_warps, target) if options.dram_floor else 0.0
     choosing = sum(1 for node in graph.nodes if len(node.candidates) > 1)
-    hopeless = _best_possible(graph, costs, options, floor, before) if choosing else None
+    work_before = assignment_work(graph, stock, costs) if options.pipes else None
+    hopeless = _best_possible(graph, costs, options, floor, before, work_before) if choosing else None
     solution: Solution = (Solution(stock, before, True, "bounded") if hopeless else
                           solve(graph, costs, pipes=options.pipes, floor=floor))
     # What the kernel would gain in time, not in instructions: the busiest of the SM's pipes
     # (.pipe_time) or the DRAM floor (.dram_floor); with pipes=false, the summed cost.
     if options.pipes:
-        work_before, work_after = assignment_work(graph, stock, costs), assignment_work(graph, solution.keys, costs)
+        work_after = work_before if solution.keys == stock else assignment_work(graph, solution.keys, costs)
         time_before, time_after = work_before.time(floor), work_after.time(floor)
         bounds = (work_before.bound(floor), work_after.bound(floor))
         busy_before, busy_after = work_before.time(), work_after.time()
@@ -439,17 +440,19 @@ def _assign_function(function: Operation, lines: ModuleLines, target: Target, op
 
 
 def _best_possible(graph: LayoutGraph, costs: Costs, options: AssignOptions, floor: float,
-                   before: float) -> Optional[str]:
+                   before: float, stock_work: Optional[Work] = None) -> Optional[str]:
     """Why no assignment can be accepted, judged without the solver (``layout_solver.least_work``:
     every conversion a choice could change made free, every node at its least work); None where
     one might be.  Exact, not a guess: the solver could only confirm it, after pricing every
-    candidate conversion, which is most of the pass's time.
+    candidate conversion, which is most of the pass's time.  ``before``: Triton's assignment's
+    summed cost; ``stock_work``: its work per pipe, where the caller has it already.
 
     Example: Triton's assignment models 753.7 under a DRAM floor of 753.7 and the bound's busiest
     pipe is 120: the best any assignment could reach is still 753.7 (the floor), so the function
     is memory-bound and the solver is not run."""
     if options.pipes:
-        stock, least = assignment_work(graph, graph.stock_keys(), costs), least_work(graph, costs)
+        stock = stock_work or assignment_work(graph, graph.stock_keys(), costs)
+        least = least_work(graph, costs)
         time_before, best = stock.time(floor), least.time(floor)
         busy_before, busy_best = stock.time(), least.time()
     else:
