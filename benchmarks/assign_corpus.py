@@ -15,8 +15,8 @@ the figure that counts for it ("effective") is its cost *before*, whatever the c
 was.  Aggregates: total effective cost before/after and its % change, the number of kernels
 (files) improved / unchanged / worse, the pass's wall time per kernel (median, max).
 
-Writes ``benchmarks/results/assign_corpus.md`` and ``assign_corpus.json``.  Run it with the
-Triton that made the corpus (``test/lit/corpus/VERSION``: ``.venv``), which parses every file.
+Writes ``benchmarks/results/assign_corpus.md`` (and, with ``--json``, every row as
+``assign_corpus.json``).  Run it with the Triton that made the corpus (``test/lit/corpus/VERSION``: ``.venv``), which parses every file.
 Until ``linear_layouts.passes.assign_layouts`` exists the script says so and exits 1.
 """
 
@@ -363,6 +363,8 @@ def main(argv=None) -> int:
     parser.add_argument("--option", action="append", metavar="KEY=VALUE",
                         help="a keyword option of assign_module, e.g. memory_ops=true (repeatable)")
     parser.add_argument("--name", default="assign_corpus", help="report file stem (default assign_corpus)")
+    parser.add_argument("--json", action="store_true",
+                        help="also write every row as <name>.json (raw data, kept out of benchmarks/results)")
     args = parser.parse_args(argv)
     options = parse_options(args.option)
     try:
@@ -381,9 +383,10 @@ def main(argv=None) -> int:
     environment = {"triton": triton.__version__, "python": sys.version.split()[0], "commit": _commit(),
                    "options": {k: v for k, v in options.items()}}
     os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, f"{args.name}.json"), "w") as f:
-        json.dump({"environment": environment, "summary": summary, "errors": errors,
-                   "rows": rows}, f, indent=1)
+    if args.json:
+        with open(os.path.join(args.out, f"{args.name}.json"), "w") as f:
+            json.dump({"environment": environment, "summary": summary, "errors": errors,
+                       "rows": rows}, f, indent=1)
     text = render_markdown(rows, summary, errors, environment)
     with open(os.path.join(args.out, f"{args.name}.md"), "w") as f:
         f.write(text)

@@ -93,12 +93,12 @@ REMOVED: tuple[Removed, ...] = (
     Removed("triton_language_tests.json",
             "python benchmarks/triton_language_tests.py --out benchmarks/results -n 16 --budget 500 "
             "--mode-budget 235 --timeout 120"),
-    Removed("assign_corpus.json", f"python benchmarks/assign_corpus.py {_OUT}", needs="no GPU"),
+    Removed("assign_corpus.json", f"python benchmarks/assign_corpus.py --json {_OUT}", needs="no GPU"),
     Removed("assign_corpus_memory_ops.json",
-            f"python benchmarks/assign_corpus.py --option memory_ops=true --name assign_corpus_memory_ops {_OUT}",
+            f"python benchmarks/assign_corpus.py --json --option memory_ops=true --name assign_corpus_memory_ops {_OUT}",
             needs="no GPU"),
     Removed("assign_corpus_all_options.json",
-            f"python benchmarks/assign_corpus.py --option memory_ops=true --option reorder_reductions=true "
+            f"python benchmarks/assign_corpus.py --json --option memory_ops=true --option reorder_reductions=true "
             f"--name assign_corpus_all_options {_OUT}", needs="no GPU"),
     # Snapshots of earlier runs (the summaries that replaced them are kept); history only.
     Removed("fuzz_gpu_before_simulator.md", "", needs="git history only",
