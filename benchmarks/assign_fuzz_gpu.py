@@ -66,17 +66,17 @@ VARIANTS = ("stock", "assigned", "ours")
 
 
 def case_kernel(seed: int, index: int, transposes: bool = False, shape_ops: bool = False, whiles: bool = False,
-                loop_loads: bool = False):
+                loop_loads: bool = False, calls: bool = False):
     """Case ``index`` of ``seed``: a ``random_programs.RandomKernel`` (text, input bound, buffers)."""
     from linear_layouts.tools.random_programs import random_kernel
     rng = random.Random(seed * 1_000_003 + index)
     return random_kernel(rng, steps=rng.randint(4, 12), kernel=True, transposes=transposes, shape_ops=shape_ops,
-                         whiles=whiles, loop_loads=loop_loads)
+                         whiles=whiles, loop_loads=loop_loads, calls=calls)
 
 
 def case_text(seed: int, index: int, transposes: bool = False, shape_ops: bool = False, whiles: bool = False,
-              loop_loads: bool = False) -> str:
-    return case_kernel(seed, index, transposes, shape_ops, whiles, loop_loads).text
+              loop_loads: bool = False, calls: bool = False) -> str:
+    return case_kernel(seed, index, transposes, shape_ops, whiles, loop_loads, calls).text
 
 
 def conversions(text: str) -> tuple[int, int]:
@@ -98,7 +98,7 @@ def loop_memory_layouts(text: str) -> list[tuple[str, str]]:
 
 def compile_case(job) -> dict:
     """Worker: write and compile the three variants (each in a forked child: Triton may abort)."""
-    index, seed, directory, memory_ops, transposes, shape_ops, whiles, loop_loads = job
+    index, seed, directory, memory_ops, transposes, shape_ops, whiles, loop_loads, calls = job
     import triton
     from triton.backends.compiler import GPUTarget
 
@@ -108,7 +108,7 @@ def compile_case(job) -> dict:
     from linear_layouts.passes.sandbox import run_forked
     from linear_layouts.passes.snapshot import parse_module
 
-    kernel = case_kernel(seed, index, transposes, shape_ops, whiles, loop_loads)
+    kernel = case_kernel(seed, index, transposes, shape_ops, whiles, loop_loads, calls)
     text = kernel.text
     assign = "ll-assign-layouts" + ("{memory_ops=true}" if memory_ops else "")
     out: dict = {"index": index, "input_bound": kernel.input_bound, "loop_store_tiles": kernel.loop_store_tiles}
@@ -251,7 +251,7 @@ def write_reports(out_dir: str, args, results: list[dict], header: dict) -> int:
              f"- command: `python benchmarks/assign_fuzz_gpu.py --cases {args.cases} --seed {args.seed}"
              + (" --memory-ops" if args.memory_ops else "") + (" --transposes" if args.transposes else "")
              + (" --shape-ops" if args.shape_ops else "") + (" --whiles" if args.whiles else "")
-             + (" --loop-loads" if args.loop_loads else "") + "`",
+             + (" --loop-loads" if args.loop_loads else "") + (" --calls" if args.calls else "") + "`",
              f"- cases: {len(results)}; the pass changed layouts in **{changed}** "
              f"(the rest keep Triton's and run as a control)",
              f"- stock failed to compile (skipped): {len(stock_failed)}; ours or assigned failed where stock "
@@ -275,7 +275,7 @@ def write_reports(out_dir: str, args, results: list[dict], header: dict) -> int:
     os.makedirs(out_dir, exist_ok=True)
     name = "assign_fuzz_gpu" + (f"_seed{args.seed}" if args.seed != 1 else "") + ("_transposes" if args.transposes else "") \
         + ("_shape_ops" if args.shape_ops else "") + ("_whiles" if args.whiles else "") \
-        + ("_loop_loads" if args.loop_loads else "")
+        + ("_loop_loads" if args.loop_loads else "") + ("_calls" if args.calls else "")
     with open(os.path.join(out_dir, name + ".md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     with open(os.path.join(out_dir, name + ".json"), "w") as f:
@@ -339,14 +339,17 @@ def main(argv=None) -> int:
     parser.add_argument("--loop-loads", action="store_true",
                         help="programs whose scf.for bodies load (and store) tiles too "
                              "(random_program(loop_loads=True)); use with --memory-ops")
+    parser.add_argument("--calls", action="store_true",
+                        help="programs that call noinline functions of their own, with conversions, loops and "
+                             "branches inside (random_program(calls=True))")
     args = parser.parse_args(argv)
     from linear_layouts.tools.random_programs import MAX_TRIPS
     assert 0 <= LAUNCH_N <= MAX_TRIPS, "the buffers and the input bounds assume n <= MAX_TRIPS"
     import triton
     directory = tempfile.mkdtemp(prefix="ll_assign_fuzz_")
     started = time.time()
-    jobs = [(i, args.seed, directory, args.memory_ops, args.transposes, args.shape_ops, args.whiles, args.loop_loads)
-            for i in range(args.cases)]
+    jobs = [(i, args.seed, directory, args.memory_ops, args.transposes, args.shape_ops, args.whiles, args.loop_loads,
+             args.calls) for i in range(args.cases)]
     if args.jobs > 1:
         import multiprocessing
         with ProcessPoolExecutor(args.jobs, mp_context=multiprocessing.get_context("spawn")) as pool:

@@ -98,6 +98,7 @@ class _Writer:
         self.layouts1 = [blocked(rng, 1, 4, 32)] + [_slice1(p) for p in self.layouts2[:2]]
         self.loop_loads = loop_loads
         self.loop_store_tiles = 0
+        self.functions: list[str] = []      # the noinline callees of ``calls`` steps, as text
         # name -> Magnitude of every i32 value that data flows through (not addresses)
         self.bounds: dict[str, Magnitude] = {"%x": LOADED, "%v": LOADED}
 
@@ -170,13 +171,14 @@ KERNEL_POINTERS = ("%X", "%V", "%OUT", "%OUT1")
 
 
 def random_program(rng: random.Random, steps: int = 8, kernel: bool = False, transposes: bool = False,
-                   shape_ops: bool = False, whiles: bool = False, loop_loads: bool = False) -> str:
+                   shape_ops: bool = False, whiles: bool = False, loop_loads: bool = False, calls: bool = False) -> str:
     """One random function's text: :func:`random_kernel`'s, without what running it needs."""
-    return random_kernel(rng, steps, kernel, transposes, shape_ops, whiles, loop_loads).text
+    return random_kernel(rng, steps, kernel, transposes, shape_ops, whiles, loop_loads, calls).text
 
 
 def random_kernel(rng: random.Random, steps: int = 8, kernel: bool = False, transposes: bool = False,
-                  shape_ops: bool = False, whiles: bool = False, loop_loads: bool = False) -> RandomKernel:
+                  shape_ops: bool = False, whiles: bool = False, loop_loads: bool = False,
+                  calls: bool = False) -> RandomKernel:
     """One random function (see the module docstring).  ``kernel=False``: its inputs and output
     pointers are tensor arguments; ``kernel=True``: a launchable kernel
     ``@random(X, V, OUT, OUT1: !tt.ptr<i32>, n: i32)`` that loads %x (32x64, row-major) and %v
@@ -194,6 +196,9 @@ def random_kernel(rng: random.Random, steps: int = 8, kernel: bool = False, tran
     ``loop_loads=True`` (also off by default) makes loops more frequent and gives every
     ``scf.for`` memory ops in its body (:func:`_write_loop_memory`): the function takes two more
     pointers after the others, ``L`` (read) and ``S`` (written), before ``n``.
+    ``calls=True`` (also off by default) adds a step that calls a noinline function of its own
+    (:func:`_write_call`): a 2-D value and ``%n`` go in, a few steps of their own (conversions,
+    adds, loops, branches, splats) run there, and a 2-D value comes back in a drawn layout.
 
     The kernel is well-defined for ``0 <= n <= MAX_TRIPS``, X of M*N, V of M, L of
     MAX_TRIPS*M*N and S of ``loop_store_tiles``*MAX_TRIPS*M*N elements; with inputs bounded by
@@ -209,7 +214,8 @@ def random_kernel(rng: random.Random, steps: int = 8, kernel: bool = False, tran
         kind = rng.choice(["convert2", "convert1", "add", "broadcast", "reduce", "range", "constant", "loop",
                            "branch"] + (["transpose"] * 2 if transposes else [])
                           + (["reshape", "joinsplit", "gather"] if shape_ops else [])
-                          + (["while"] * 2 if whiles else []) + (["loop"] * 3 if loop_loads else []))
+                          + (["while"] * 2 if whiles else []) + (["loop"] * 3 if loop_loads else [])
+                          + (["call"] * 2 if calls else []))
         _write_step(w, kind, two, one)
     result2 = w.convert(two[-1], out_layout, 2)
     result1 = w.convert(one[-1], out1_layout, 1)
@@ -227,7 +233,8 @@ def random_kernel(rng: random.Random, steps: int = 8, kernel: bool = False, tran
                      f"%out1: {_t1(out1_layout, '!tt.ptr<i32>')}{loop_pointers}, %n: i32")
     body = ["    %c0 = arith.constant 0 : i32", "    %c1 = arith.constant 1 : i32", "    %c4 = arith.constant 4 : i32",
             "    %cond = arith.cmpi sgt, %n, %c1 : i32"]
-    text = "\n".join([HEADER, f"  tt.func public @random({signature}) {{", *body, *w.lines, "  }", "}", ""])
+    text = "\n".join([HEADER, *w.functions, f"  tt.func public @random({signature}) {{", *body, *w.lines, "  }", "}",
+                      ""])
     magnitude = Magnitude(0, 0)
     for bound in w.bounds.values():
         magnitude = magnitude.max(bound)
@@ -280,6 +287,8 @@ def _write_step(w: _Writer, kind: str, two: list, one: list) -> None:
         two.append(_write_shape_step(w, kind, two))
     elif kind == "while":
         two.append(_write_while(w, two))
+    elif kind == "call":
+        two.append(_write_call(w, two))
     elif kind == "branch":
         layout = rng.choice(w.layouts2)
         r = w.name()
@@ -293,6 +302,39 @@ def _write_step(w: _Writer, kind: str, two: list, one: list) -> None:
         two.append(w.set_bound((r, layout), w.bound(then).max(w.bound(other))))
     else:
         two.append(_write_for(w, two))
+
+
+def _write_call(w: _Writer, two: list):
+    """A call of a noinline function written for it: ``@callee<k>(%a, %n) -> tensor`` whose
+    body runs 1-3 steps of its own on %a (conversions, adds, loops, branches, splats of %n; no
+    memory ops) and returns its last 2-D value plus %a, converted to a drawn layout.  The call's result
+    is bounded by what the callee computes from a bound on %a (the caller's value's)."""
+    rng = w.rng
+    a = rng.choice(two)
+    returned = rng.choice(w.layouts2)
+    callee = _Writer(rng)
+    callee.layouts2, callee.layouts1 = w.layouts2, w.layouts1
+    callee.bounds = {"%a": w.bound(a)}
+    inner = [("%a", a[1])]
+    for _ in range(rng.randint(1, 3)):
+        _write_step(callee, rng.choice(["convert2", "add", "loop", "branch", "constant"]), inner, [])
+    # the result always depends on %a: the last value plus %a, in the last value's layout
+    last = inner[-1]
+    argument = callee.convert(inner[0], last[1], 2)
+    total = callee.name()
+    callee.emit(f"{total} = arith.addi {last[0]}, {argument[0]} : {_t2(last[1])}")
+    callee.set_bound((total, last[1]), callee.bound(last) + callee.bound(argument))
+    result = callee.convert((total, last[1]), returned, 2)
+    callee.emit(f"tt.return {result[0]} : {_t2(returned)}")
+    name = f"@callee{len(w.functions)}"
+    w.functions += [f"  tt.func private {name}(%a: {_t2(a[1])}, %n: i32) -> {_t2(returned)} "
+                    "attributes {noinline = true} {",
+                    "    %c0 = arith.constant 0 : i32", "    %c1 = arith.constant 1 : i32",
+                    "    %c4 = arith.constant 4 : i32", "    %cond = arith.cmpi sgt, %n, %c1 : i32",
+                    *callee.lines, "  }"]
+    r = w.name()
+    w.emit(f"{r} = tt.call {name}({a[0]}, %n) : ({_t2(a[1])}, i32) -> {_t2(returned)}")
+    return w.set_bound((r, returned), callee.bound(result))
 
 
 def _write_shape_step(w: _Writer, kind: str, two: list):

@@ -122,3 +122,17 @@ def test_a_dry_run_with_loop_loads_compiles_and_counts(tmp_path):
     relaid = re.search(r"the assignment re-laid out (\d+) of them, in \*\*(\d+)\*\* cases", report)
     assert relaid and int(relaid.group(2)) >= 1
     assert "| case | changed | conversions stock -> assigned |" in report
+
+
+def test_calls_only_where_asked_and_a_dry_run_with_calls_compiles(tmp_path):
+    """``--calls``: programs call noinline functions of their own (none without it), and every
+    variant of a few such kernels compiles wherever stock does."""
+    plain = [assign_fuzz_gpu.case_text(9, i) for i in range(6)]
+    with_calls = [assign_fuzz_gpu.case_text(9, i, calls=True) for i in range(6)]
+    assert not any("tt.call" in text for text in plain)
+    assert sum("tt.call" in text and "noinline = true" in text for text in with_calls) >= 3
+    status = assign_fuzz_gpu.main(["--cases", "3", "--seed", "9", "--jobs", "1", "--dry-run", "--calls",
+                                   "--out", str(tmp_path)])
+    report = (tmp_path / "assign_fuzz_gpu_seed9_calls.md").read_text()
+    assert status == 0 and "--calls`" in report
+    assert "ours or assigned failed where stock compiled: **0**" in report
