@@ -227,6 +227,7 @@ def plan_module(module: Module, options: "LowerConversions") -> list[tuple[Opera
     wanted = {"ttg.convert_layout"} | {f"ttg.{name}" for name in (LOCAL_LOAD, LOCAL_STORE, LOCAL_ALLOC)
                                        if name in owned}
     groups = WarpGroups(module)
+    joined = _values_joined_at_region_ends(module) if hw_target is not None and hw_target.vendor is Vendor.AMD else set()
     results = []
     for op in (op for op in module.walk() if op.name in wanted):
         if op.name == "ttg.local_alloc" and not op.operands:
@@ -236,8 +237,36 @@ def plan_module(module: Module, options: "LowerConversions") -> list[tuple[Opera
         if hw_target is None:
             outcome.reason = target_problem
             continue
+        if any(id(result) in joined for result in op.results):
+            outcome.reason = (f"on AMD ({hw_target.name}) the result is joined with another value where a loop "
+                              "or branch begins or ends (an scf.yield, scf.condition or loop's initial value): "
+                              "Triton's AMD lowering cannot analyse an island's result there (an assertion in "
+                              "its axis analysis)")
+            continue
         _plan_op(module, op, hw_target, groups, outcome, options, owned)
     return results
+
+
+def _values_joined_at_region_ends(module: Module) -> set[int]:
+    """ids of the values that meet another incoming value at a block argument once ``scf``
+    becomes ``cf``: what an ``scf.yield`` or ``scf.condition`` hands out of its region, and the
+    initial values of an ``scf.for`` or ``scf.while``.  On AMD, Triton's axis analysis (run by its conversion to LLVM) forwards an
+    ``unrealized_conversion_cast``'s operand info to its result: the island's struct, whose
+    rank is not the tensor's, and joining it with the tensor's at the block argument fails an
+    assertion (``AxisInfo::join``: "Mismatched ranks"; triton 3.6 and 3.9, CDNA and RDNA alike).
+    Where the result meets an ordinary op first (an add, a store, a call) the op's own analysis
+    starts afresh and nothing fails, so only these uses are left to Triton.
+
+    Example: ``%r = scf.for ... { %c = ttg.convert_layout %s ...; scf.yield %c }`` - %c is
+    joined with the loop's initial value at the loop's iteration argument; so is a converted
+    ``%init`` in ``scf.for ... iter_args(%acc = %init)`` with what the body yields."""
+    joined = set()
+    for op in module.walk():
+        if op.name in ("scf.yield", "scf.condition", "scf.while"):
+            joined.update(id(value) for value in op.operands)
+        elif op.name == "scf.for":            # lower bound, upper bound, step, then the initial values
+            joined.update(id(value) for value in op.operands[3:])
+    return joined
 
 
 def _plan_op(module: Module, op: Operation, hw_target: Target, groups: WarpGroups, outcome: ConvertOutcome,
