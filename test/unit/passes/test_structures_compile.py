@@ -22,7 +22,8 @@ import pytest
 
 from linear_layouts.tools.random_programs import random_program
 
-TARGETS = {"cuda:80": "ptx", "cuda:90": "ptx", "hip:gfx1100": "amdgcn", "hip:gfx1201": "amdgcn"}
+TARGETS = {"cuda:80": "ptx", "cuda:90": "ptx", "cuda:100": "ptx", "cuda:120": "ptx", "hip:gfx1100": "amdgcn",
+           "hip:gfx1201": "amdgcn"}
 SEEDS = range(3)
 PIPELINE = "ll-assign-layouts{memory_ops=true},ll-lower-conversions{stock_gate=false}"
 
