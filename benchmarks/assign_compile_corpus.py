@@ -46,7 +46,8 @@ def compile_file(path: str, pipeline: str | None, workdir: str) -> tuple[bool, s
     out = os.path.join(workdir, f"{abs(hash((path, pipeline)))}.{emit}")
     command = ll_opt() + [path, "--emit", emit, "-o", out] + (["-p", pipeline] if pipeline else [])
     done = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=REPO)
-    error = (done.stderr.strip().splitlines() or [""])[0]
+    # the first line of the error, with this checkout's path left out (reports are committed)
+    error = (done.stderr.strip().splitlines() or [""])[0].replace(REPO + os.sep, "")
     return done.returncode == 0 and os.path.exists(out), error[:200]
 
 

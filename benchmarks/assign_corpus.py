@@ -16,7 +16,8 @@ was.  Aggregates: total effective cost before/after and its % change, the number
 (files) improved / unchanged / worse, the pass's wall time per kernel (median, max).
 
 Writes ``benchmarks/results/assign_corpus.md`` (and, with ``--json``, every row as
-``assign_corpus.json``).  Run it with the Triton that made the corpus (``test/lit/corpus/VERSION``: ``.venv``), which parses every file.
+``assign_corpus.json``).  Run it with the Triton that made the corpus
+(``test/lit/corpus/VERSION``: ``.venv``), which parses every file.
 Until ``linear_layouts.passes.assign_layouts`` exists the script says so and exits 1.
 """
 

@@ -227,7 +227,8 @@ def plan_module(module: Module, options: "LowerConversions") -> list[tuple[Opera
     wanted = {"ttg.convert_layout"} | {f"ttg.{name}" for name in (LOCAL_LOAD, LOCAL_STORE, LOCAL_ALLOC)
                                        if name in owned}
     groups = WarpGroups(module)
-    joined = _values_joined_at_region_ends(module) if hw_target is not None and hw_target.vendor is Vendor.AMD else set()
+    amd = hw_target is not None and hw_target.vendor is Vendor.AMD
+    joined = _values_joined_at_region_ends(module) if amd else set()
     results = []
     for op in (op for op in module.walk() if op.name in wanted):
         if op.name == "ttg.local_alloc" and not op.operands:
@@ -250,10 +251,11 @@ def plan_module(module: Module, options: "LowerConversions") -> list[tuple[Opera
 def _values_joined_at_region_ends(module: Module) -> set[int]:
     """ids of the values that meet another incoming value at a block argument once ``scf``
     becomes ``cf``: what an ``scf.yield`` or ``scf.condition`` hands out of its region, and the
-    initial values of an ``scf.for`` or ``scf.while``.  On AMD, Triton's axis analysis (run by its conversion to LLVM) forwards an
-    ``unrealized_conversion_cast``'s operand info to its result: the island's struct, whose
-    rank is not the tensor's, and joining it with the tensor's at the block argument fails an
-    assertion (``AxisInfo::join``: "Mismatched ranks"; triton 3.6 and 3.9, CDNA and RDNA alike).
+    initial values of an ``scf.for`` or ``scf.while``.  On AMD, Triton's axis analysis (run by
+    its conversion to LLVM) forwards an ``unrealized_conversion_cast``'s operand info to its
+    result: the island's struct, whose rank is not the tensor's, and joining it with the
+    tensor's at the block argument fails an assertion (``AxisInfo::join``: "Mismatched ranks";
+    triton 3.6 and 3.9, CDNA and RDNA alike).
     Where the result meets an ordinary op first (an add, a store, a call) the op's own analysis
     starts afresh and nothing fails, so only these uses are left to Triton.
 

@@ -98,7 +98,7 @@ class _Writer:
         self.layouts1 = [blocked(rng, 1, 4, 32)] + [_slice1(p) for p in self.layouts2[:2]]
         self.loop_loads = loop_loads
         self.loop_store_tiles = 0
-        self.functions: list[str] = []      # the noinline callees of ``calls`` steps, as text
+        self.functions: list[str] = []      # the noinline callees of ``calls`` steps, one text each
         # name -> Magnitude of every i32 value that data flows through (not addresses)
         self.bounds: dict[str, Magnitude] = {"%x": LOADED, "%v": LOADED}
 
@@ -168,6 +168,9 @@ def _tile_offsets(w: _Writer, layout: str) -> str:
 
 MAX_TRIPS = 4     # the most iterations of any scf.for (its bound is %c4 or %n, and n <= MAX_TRIPS)
 KERNEL_POINTERS = ("%X", "%V", "%OUT", "%OUT1")
+# The first lines of every function written here: the constants and the condition the steps use.
+PROLOGUE = ("    %c0 = arith.constant 0 : i32", "    %c1 = arith.constant 1 : i32", "    %c4 = arith.constant 4 : i32",
+            "    %cond = arith.cmpi sgt, %n, %c1 : i32")
 
 
 def random_program(rng: random.Random, steps: int = 8, kernel: bool = False, transposes: bool = False,
@@ -231,10 +234,8 @@ def random_kernel(rng: random.Random, steps: int = 8, kernel: bool = False, tran
     else:
         signature = (f"%x: {_t2(x_layout)}, %v: {_t1(v_layout)}, %out: {_t2(out_layout, '!tt.ptr<i32>')}, "
                      f"%out1: {_t1(out1_layout, '!tt.ptr<i32>')}{loop_pointers}, %n: i32")
-    body = ["    %c0 = arith.constant 0 : i32", "    %c1 = arith.constant 1 : i32", "    %c4 = arith.constant 4 : i32",
-            "    %cond = arith.cmpi sgt, %n, %c1 : i32"]
-    text = "\n".join([HEADER, *w.functions, f"  tt.func public @random({signature}) {{", *body, *w.lines, "  }", "}",
-                      ""])
+    text = "\n".join([HEADER, *w.functions, f"  tt.func public @random({signature}) {{", *PROLOGUE, *w.lines, "  }",
+                      "}", ""])
     magnitude = Magnitude(0, 0)
     for bound in w.bounds.values():
         magnitude = magnitude.max(bound)
@@ -307,8 +308,8 @@ def _write_step(w: _Writer, kind: str, two: list, one: list) -> None:
 def _write_call(w: _Writer, two: list):
     """A call of a noinline function written for it: ``@callee<k>(%a, %n) -> tensor`` whose
     body runs 1-3 steps of its own on %a (conversions, adds, loops, branches, splats of %n; no
-    memory ops) and returns its last 2-D value plus %a, converted to a drawn layout.  The call's result
-    is bounded by what the callee computes from a bound on %a (the caller's value's)."""
+    memory ops) and returns its last 2-D value plus %a, converted to a drawn layout.  The call's
+    result is bounded by what the callee computes from a bound on %a (the caller's value's)."""
     rng = w.rng
     a = rng.choice(two)
     returned = rng.choice(w.layouts2)
@@ -327,11 +328,8 @@ def _write_call(w: _Writer, two: list):
     result = callee.convert((total, last[1]), returned, 2)
     callee.emit(f"tt.return {result[0]} : {_t2(returned)}")
     name = f"@callee{len(w.functions)}"
-    w.functions += [f"  tt.func private {name}(%a: {_t2(a[1])}, %n: i32) -> {_t2(returned)} "
-                    "attributes {noinline = true} {",
-                    "    %c0 = arith.constant 0 : i32", "    %c1 = arith.constant 1 : i32",
-                    "    %c4 = arith.constant 4 : i32", "    %cond = arith.cmpi sgt, %n, %c1 : i32",
-                    *callee.lines, "  }"]
+    w.functions.append("\n".join([f"  tt.func private {name}(%a: {_t2(a[1])}, %n: i32) -> {_t2(returned)} "
+                                  "attributes {noinline = true} {", *PROLOGUE, *callee.lines, "  }"]))
     r = w.name()
     w.emit(f"{r} = tt.call {name}({a[0]}, %n) : ({_t2(a[1])}, i32) -> {_t2(returned)}")
     return w.set_bound((r, returned), callee.bound(result))
