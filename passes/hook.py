@@ -40,7 +40,9 @@ Never a failure where stock Triton compiles: if our passes, ``make_llir`` or any
 again from Triton's own TTGIR without them, with one warning per compiled specialization (a
 kernel name and its TTGIR) and a record in ``linear_layouts.stats()`` (``stats().fallbacks``).
 Where that stock compile fails too, the failure is not ours: Triton's own error goes to the
-caller and nothing is recorded.  No ``fork()`` on this path: the process may hold CUDA state and
+caller and nothing is recorded.  A stage stopped by a signal from outside (Ctrl-C during
+ptxas, a harness's SIGTERM) is no failure either: its error goes to the caller at once, as
+without the plugin (``interrupting_signal``).  No ``fork()`` on this path: the process may hold CUDA state and
 threads.
 
 For a program that does not import us: ``LINEAR_LAYOUTS=1 python -m linear_layouts run prog.py``
@@ -54,6 +56,7 @@ import gc
 import hashlib
 import os
 import re
+import signal
 import sys
 import threading
 import warnings
@@ -424,6 +427,33 @@ def reset_stats() -> None:
     _warned_specializations.clear()
 
 
+# Signals that stop a compile from outside (Ctrl-C, a harness's time limit, a closed terminal).
+# A tool killed by one of them did not fail on our code: the compile stops, as without us.
+# SIGKILL is left out: the kernel's own memory use (the out-of-memory killer) sends it too.
+_INTERRUPTING_SIGNALS = frozenset(int(getattr(signal, name)) for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT")
+                                  if hasattr(signal, name))
+_ERROR_CODE = re.compile(r"error code (-?\d+)")
+
+
+def interrupting_signal(error: BaseException) -> Optional[int]:
+    """The signal that stopped a tool (ptxas) during the failed stage, or None where the stage
+    failed on its own.  Triton raises its own error (``PTXASError: `ptxas` failed with error
+    code -2``) from inside the ``except`` of the tool's ``CalledProcessError``; its return code
+    is -N for a tool killed by signal N, 128+N for one whose shell wrapper was.  Example: Ctrl-C
+    during ptxas gives -2 (SIGINT): an interruption, never a fallback."""
+    seen = error
+    while seen is not None:
+        code = getattr(seen, "returncode", None)
+        if code is None and (match := _ERROR_CODE.search(str(seen))):
+            code = int(match.group(1))
+        if isinstance(code, int):
+            number = -code if code < 0 else code - 128
+            if number in _INTERRUPTING_SIGNALS:
+                return number
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
 def _compile_without_islands(kernel: str, ttgir: str, stage: str, error: BaseException, remarks: bool,
                              stock_compile):
     """``stock_compile()``: Triton's own compile of the kernel (from its TTGIR, without our
@@ -431,7 +461,11 @@ def _compile_without_islands(kernel: str, ttgir: str, stage: str, error: BaseExc
     fallback: recorded, and warned about once per specialization.  Where it fails too, the
     failure is not ours: Triton's own error goes to the caller, as it would without the plugin
     (not chained to ours), and nothing is recorded.  ``ttgir`` (Triton's TTGIR of the kernel)
-    tells specializations of one kernel name apart."""
+    tells specializations of one kernel name apart.  A stage stopped by a signal from outside
+    (:func:`interrupting_signal`) is no failure of ours: its error goes to the caller at once,
+    with no stock compile and nothing recorded."""
+    if interrupting_signal(error) is not None:
+        raise error
     try:
         value = stock_compile()
     except Exception as stock_error:
