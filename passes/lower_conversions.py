@@ -118,6 +118,7 @@ from ..lowering.emit_llvm import (ConvertSite, EmitError, Island, emit_island, e
 from ..lowering.local_memory import LOCAL_ALLOC, LOCAL_LOAD, LOCAL_STORE, plan_local_load, plan_local_store
 from ..lowering.plan import STOCK, ConversionPlan, Method
 from ..lowering.planner import plan_conversion
+from ..lowering.stock_hazards import stock_hazard
 from ..lowering.target import Target, UnknownTarget, Vendor, target_named
 from ..lowering.thread_group import ThreadGroup
 from .bindings import installed_conventions, triton_version
@@ -328,12 +329,17 @@ def _plan_convert(module: Module, op: Operation, hw_target, outcome: ConvertOutc
         plan = _plan_remembered(src, dst, bits, hw_target, ranks[key])
     else:
         plan = _plan_remembered(src, dst, bits, hw_target, candidate)
-        if plan and measured and candidate == 0:
+        # Where stock's lowering hangs or is wrong, neither a measurement nor the gate hands it back.
+        hazard = stock_hazard(src, dst, bits, hw_target) if plan and candidate == 0 else ""
+        if plan and measured and candidate == 0 and not hazard:
             plan, stock_is_faster = _follow_measurement(plan, src, dst, bits, hw_target, outcome)
             if stock_is_faster:
                 return
-        if plan and stock_gate and candidate == 0 and _follow_model(plan, src, dst, bits, hw_target, outcome):
+        if plan and stock_gate and candidate == 0 and not hazard and \
+                _follow_model(plan, src, dst, bits, hw_target, outcome):
             return
+        if hazard:
+            outcome.measured = f"never left to Triton: {hazard}"
     if not plan:
         outcome.reason = plan.reason
         return

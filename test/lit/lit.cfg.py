@@ -41,3 +41,11 @@ def _find_filecheck():
 
 config.substitutions.append(("FileCheck", _find_filecheck()))
 config.substitutions.append(("%python", sys.executable))
+
+# The installed Triton's release as a feature (`REQUIRES: triton-3.6`, `UNSUPPORTED: triton-3.6`):
+# a few tests show what one release accepts and another rejects.
+try:
+    import triton
+    config.available_features.add("triton-" + ".".join(triton.__version__.split(".")[:2]))
+except ImportError:
+    pass
