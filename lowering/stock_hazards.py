@@ -26,32 +26,109 @@ does not compile them in finite time or computes them wrong.  Ours are verified 
    The register basis [0, 5] sets bits 0 and 2 of dim 1.  Other scopes do not reach that walk,
    but nothing else in stock's lowering is built for such layouts either: ours takes them all.
 
-2. **i1 through stock's warp shuffles.**  Stock widens i1 to bytes and packs four into each
-   shuffled word (byte permutes pick them apart after the shuffle, as for i8).  On an H100
-   (triton 3.6) its result for a 16x16 ``nvidia_mma`` v2 -> ``#ttg.linear`` conversion in one
-   warp was wrong in 4 of 256 elements (``benchmarks/results/fuzz_case_seed19_701.txt``), ours
-   right in all.  So an i1 conversion stock would lower by warp shuffles
-   (``lowering.stock_lowering.stock_warp_shuffles``) is ours too.
+2. **A byte swap inside the shuffled words, lost.**  For 8-bit elements (i8, fp8, and i1,
+   which stock widens to bytes) stock's warp-shuffle path packs four elements into each word:
+   register bits r0 and r1 pick the byte.  It splits the permutation P of register and lane bits
+   (``S = T o P`` as above) into a register permutation, a lane permutation and one
+   register-lane exchange done by shuffles, and folds the register bits that move next to the
+   exchange into byte permutes (``prmt``).  A cycle of P that only swaps r0 and r1 (bytes 1
+   and 2 of every word trade places) is next to no exchange, and stock's result never makes
+   that swap.  On an H100 (triton 3.6), of 700 random 8-bit conversions stock lowers by
+   shuffles it was wrong in exactly the 8 of this kind (elements 1 and 2 of each group of four
+   exchanged; ``benchmarks/results/stock_i8_check_seed73_shuffles.md``,
+   ``stock_i1_check_seed79_shuffles.md``), right in the rest, including the 3 where r0 and r1
+   trade places with no register-lane exchange.  On fresh seeds drawn after this rule was
+   written (``stock_i8_check_seed83_shuffles.md``, ``stock_i1_check_seed89_shuffles.md``,
+   ``stock_i8_check_seed97.md``): wrong on all 8 conversions the rule names, right on all
+   1,195 others.  Reproducer (triton 3.6, sm_90, i8 or i1,
+   one warp; 16-bit and wider elements of the same pair are right)::
+
+       i8 64, 1 warp:
+       #ttg.linear<{register = [[1], [2], [16]], lane = [[0], [32], [0], [4], [8]], warp = [], block = []}>
+       -> #ttg.linear<{register = [[2], [1]], lane = [[16], [0], [4], [8], [32]], warp = [], block = []}>
+       (P: r0 <-> r1, r2 <-> l0 exchanged by shuffles; element 1 comes out at 2 and 2 at 1)
+
+   So such a conversion is ours (``lost_byte_swap``), on every release and target: the class
+   was measured on 3.6 only, and our plan for it is verified.
 """
 
 from __future__ import annotations
 
+from typing import Optional
+
 from ..dialect.encodings import is_permutation_layout
 from ..dialect.linear_layout import LinearLayout
+from .hardware import HardwareLayout, aligned_pair
 from .stock_lowering import stock_warp_shuffles
+from .target import target_named
 
 NOT_A_PERMUTATION = ("stock Triton's lowering assumes permutation layouts (3.9 rejects the others when it parses "
                      "them; on 3.6 a conversion inside a warp never finishes compiling)")
-I1_SHUFFLES = ("stock Triton's warp-shuffle lowering of i1 (four packed to a word) was measured wrong on an H100 "
-               "(triton 3.6)")
+LOST_BYTE_SWAP = ("stock Triton's warp shuffles of 8-bit elements lose a swap of the two packed register bits "
+                  "(measured wrong on an H100, triton 3.6)")
+
+Slot = tuple[str, int]      # ("register", i) or ("lane", i): one bit of a thread's data index
+
+
+def register_lane_permutation(src: LinearLayout, dst: LinearLayout, target) -> Optional[dict[Slot, Slot]]:
+    """P with ``S = T o P`` on the register and lane bits of a conversion inside a warp, or None
+    where the two layouts are no permutations.  Broadcast (zero) register bases are left out
+    and the shorter side padded with zero bases; a source bit maps to the destination bit
+    holding the same element bit, and the zero bits that do not line up pair off in order.
+    Example (the module docstring's reproducer): r0 -> r1, r1 -> r0, r2 -> l0, l0 -> r2, ..."""
+    if not (is_permutation_layout(src) and is_permutation_layout(dst)):
+        return None
+    target = target_named(target) if isinstance(target, str) else target
+    dst = aligned_pair(src, dst, target.warp_size, target.name)
+    order = src.out_dim_names
+    sides = []
+    for layout in (src, dst):
+        hardware = HardwareLayout.of(layout, order).unique_registers()
+        sides.append({"register": list(hardware.register), "lane": list(hardware.lane)})
+    source, destination = sides
+    for dim in ("register", "lane"):
+        size = max(len(source[dim]), len(destination[dim]))
+        for side in sides:
+            side[dim] += [0] * (size - len(side[dim]))
+    slots = [(dim, i) for dim in ("register", "lane") for i in range(len(source[dim]))]
+    holder = {destination[d][i]: (d, i) for d, i in slots if destination[d][i]}
+    permutation, source_zeros, destination_zeros = {}, [], []
+    for d, i in slots:
+        s, t = source[d][i], destination[d][i]
+        if s:
+            permutation[(d, i)] = holder.get(s)
+        elif not t:
+            permutation[(d, i)] = (d, i)
+        else:
+            source_zeros.append((d, i))
+        if s and not t:
+            destination_zeros.append((d, i))
+    permutation.update(zip(source_zeros, destination_zeros))
+    return permutation
+
+
+def lost_byte_swap(src: LinearLayout, dst: LinearLayout, bits: int, target) -> bool:
+    """Whether stock's warp-shuffle lowering of ``src -> dst`` loses a swap of the two packed
+    register bits (the module docstring, 2.): elements of at most 8 bits, stock shuffles with one
+    register-lane exchange, at least three register bits (two packed plus the exchanged one),
+    and P swaps r0 and r1 with each other."""
+    if bits > 8 or stock_warp_shuffles(src, dst, bits, target) is None:
+        return False
+    permutation = register_lane_permutation(src, dst, target)
+    if permutation is None:
+        return False
+    registers = sum(1 for d, _ in permutation if d == "register")
+    exchanged = any(d != e[0] for (d, _), e in permutation.items() if e is not None)
+    r0, r1 = ("register", 0), ("register", 1)
+    return exchanged and registers >= 3 and permutation.get(r0) == r1 and permutation.get(r1) == r0
 
 
 def stock_hazard(src: LinearLayout, dst: LinearLayout, bits: int, target) -> str:
     """Why stock Triton's own lowering of ``src -> dst`` (``bits``-bit elements) must not be
-    used, or "" where it may.  Example: the module docstring's reproducer gives
-    ``NOT_A_PERMUTATION``; a blocked -> blocked f32 conversion gives ""."""
+    used, or "" where it may.  Example: the module docstring's first reproducer gives
+    ``NOT_A_PERMUTATION``, its second ``LOST_BYTE_SWAP``; a blocked -> blocked f32 conversion ""."""
     if not (is_permutation_layout(src) and is_permutation_layout(dst)):
         return NOT_A_PERMUTATION
-    if bits == 1 and stock_warp_shuffles(src, dst, bits, target) is not None:
-        return I1_SHUFFLES
+    if lost_byte_swap(src, dst, bits, target):
+        return LOST_BYTE_SWAP
     return ""

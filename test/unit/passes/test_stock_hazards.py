@@ -4,7 +4,8 @@
 * the property: ``is_permutation_layout`` against triton 3.9's own parser, which rejects every
   ``#ttg.linear`` that is not a permutation after its broadcast bases are removed (random
   layouts, checked in a child process);
-* the decision: ``stock_hazard`` on the two reproducers and on ordinary pairs;
+* the decision: ``stock_hazard`` on the reproducers and on ordinary pairs, and on every
+  conversion the committed GPU runs found stock computing wrong;
 * the drop-in: the layout stock 3.6 hangs on compiles with ``linear_layouts.enable()`` (default
   options) in seconds on 3.6, and is rejected with Triton's own message on 3.9, as stock does.
 """
@@ -23,7 +24,8 @@ triton = pytest.importorskip("triton")
 
 from linear_layouts.dialect.encodings import is_permutation_layout  # noqa: E402
 from linear_layouts.dialect.linear_layout import LinearLayout  # noqa: E402
-from linear_layouts.lowering.stock_hazards import I1_SHUFFLES, NOT_A_PERMUTATION, stock_hazard  # noqa: E402
+from linear_layouts.lowering.stock_hazards import (LOST_BYTE_SWAP, NOT_A_PERMUTATION,  # noqa: E402
+                                                   register_lane_permutation, stock_hazard)
 from linear_layouts.lowering.target import target_named  # noqa: E402
 from linear_layouts.passes.layouts import tensor_layout_of  # noqa: E402
 
@@ -53,10 +55,64 @@ def test_the_hang_reproducer_is_no_permutation():
     assert stock_hazard(_layout(HANG_DST, (2, 16)), _layout(HANG_SRC, (2, 16)), 32, SM90) == NOT_A_PERMUTATION
 
 
-def test_i1_through_stock_shuffles_and_only_i1():
+def test_the_lost_byte_swap_in_8_bit_elements_only():
     src, dst = tensor_layout_of(I1_SRC, (16, 16)), tensor_layout_of(I1_DST, (16, 16))
-    assert stock_hazard(src, dst, 1, SM90) == I1_SHUFFLES
-    assert stock_hazard(src, dst, 8, SM90) == ""      # the same pair in i8: stock's lowering is right
+    for bits in (1, 8):          # i1 (widened to bytes), i8 and fp8: four to a shuffled word
+        assert stock_hazard(src, dst, bits, SM90) == LOST_BYTE_SWAP
+        assert stock_hazard(dst, src, bits, SM90) == LOST_BYTE_SWAP
+    for bits in (16, 32):        # two or one to a word: r1 is no packed bit, and stock was right
+        assert stock_hazard(src, dst, bits, SM90) == ""
+
+
+BYTE_SRC = "#ttg.linear<{register = [[1], [2], [16]], lane = [[0], [32], [0], [4], [8]], warp = [], block = []}>"
+BYTE_DST = "#ttg.linear<{register = [[2], [1]], lane = [[16], [0], [4], [8], [32]], warp = [], block = []}>"
+
+
+def test_the_permutation_of_the_byte_swap_reproducer():
+    src, dst = tensor_layout_of(BYTE_SRC, (64,)), tensor_layout_of(BYTE_DST, (64,))
+    r, lane = "register", "lane"
+    # source element bits: r0=1 r1=2 r2=16, l1=32 l3=4 l4=8 (l0, l2 broadcast); destination
+    # r0=2 r1=1 (r2 padded zero), l0=16 l2=4 l3=8 l4=32 (l1 broadcast).  The zeros that do not
+    # line up pair off in order: source l0 -> destination r2, source l2 -> destination l1.
+    assert register_lane_permutation(src, dst, SM90) == {
+        (r, 0): (r, 1), (r, 1): (r, 0), (r, 2): (lane, 0), (lane, 0): (r, 2), (lane, 1): (lane, 4),
+        (lane, 2): (lane, 1), (lane, 3): (lane, 2), (lane, 4): (lane, 3)}
+    assert stock_hazard(src, dst, 8, SM90) == LOST_BYTE_SWAP
+
+
+@pytest.mark.parametrize("shape, src, dst", [
+    # r0 and r1 trade places, but no register bit is exchanged with a lane bit: stock was right
+    ((2, 8), "#ttg.blocked<{sizePerThread = [8, 2], threadsPerWarp = [2, 16], warpsPerCTA = [4, 2], order = [0, 1]}>",
+     "#ttg.blocked<{sizePerThread = [2, 2], threadsPerWarp = [8, 4], warpsPerCTA = [2, 4], order = [1, 0]}>"),
+    ((8, 16), "#ttg.linear<{register = [[2, 0], [0, 2]], lane = [[0, 8], [4, 0], [1, 0], [0, 4], [0, 1]], "
+              "warp = [], block = []}>",
+     "#ttg.linear<{register = [[0, 2], [2, 0]], lane = [[0, 4], [4, 0], [0, 8], [1, 0], [0, 1]], "
+     "warp = [], block = []}>")])
+def test_a_swap_without_an_exchange_is_no_hazard(shape, src, dst):
+    assert stock_hazard(tensor_layout_of(src, shape), tensor_layout_of(dst, shape), 8, SM90) == ""
+
+
+RESULTS = os.path.join(HERE, "..", "..", "..", "benchmarks", "results")
+
+
+def test_every_conversion_stock_got_wrong_on_the_gpu_is_a_hazard():
+    """The committed GPU runs (``benchmarks/stock_truth_check.py``): every case stock got wrong is
+    one the rule names, and no group the rule clears has a wrong stock."""
+    import glob
+    import re
+    reports = sorted(glob.glob(os.path.join(RESULTS, "stock_i*_check_seed*.md")))
+    assert len(reports) >= 5
+    wrong = 0
+    for path in reports:
+        text = open(path).read()
+        for row in re.finditer(r"^\| (shuffles|other), none \| (\d+) \| (\d+) \| (\d+) \|", text, re.M):
+            assert row.group(3) == "0", f"{path}: stock wrong where the rule clears it"
+        for case in re.finditer(r"^- \d+: \(([\d, ]+)\), \d+ warps.*\n  - src `(.*)`\n  - dst `(.*)`", text, re.M):
+            shape = tuple(int(x) for x in case.group(1).split(",") if x.strip())
+            src, dst = tensor_layout_of(case.group(2), shape), tensor_layout_of(case.group(3), shape)
+            assert stock_hazard(src, dst, 8, SM90) == LOST_BYTE_SWAP, (path, case.group(0))
+            wrong += 1
+    assert wrong >= 16
 
 
 def test_ordinary_pairs_have_no_hazard():
