@@ -24,7 +24,8 @@ from linear_layouts.tools.report_text import (CONVERSION_HEADER, KERNEL_HEADER, 
                                               STOCK_VS_OURS_NOTE, conversion_table_rows, kernel_chart_rows,
                                               kernel_table_rows, run_lines, source_listing, stock_vs_ours_rows,
                                               summary_lines, weights_line, MEASURE_HEADER, measure_lines,
-                                              measure_rows, measured_verdict, noise_threshold, NOISE_FLOOR)
+                                              measure_rows, measured_verdict, noise_threshold, NOISE_FLOOR,
+                                              advice_rows, ADVICE_HEADER, ADVICE_NOTE)
 
 MAX_PICTURE_ELEMENTS = 256      # 16 x 16 (or 8 rows of 32 for 1-D): larger tensors are drawn as a tile
 PICTURE_WINDOW = 16             # rows and columns of that tile (1-D: 8 rows of 32)
@@ -170,6 +171,11 @@ def index_page(kernels: list[KernelEntry], options: ReportOptions, note: str = "
                         f"{count_text(len(k.conversions), 'conversion')}"
                         + (f", {left} left to Triton" if left else "") + "</li>")
         body.append("</ol>")
+    advice = advice_rows(kernels)
+    if advice:
+        body.append("<h2>Advice: layouts worth changing</h2>")
+        body.append(f'<p class="note">{_e(ADVICE_NOTE)}</p>')
+        body += _table(ADVICE_HEADER, advice)
     costliest = costliest_conversions(kernels)
     if costliest:
         body.append("<h2>Costliest conversions</h2><ol>")

@@ -12,7 +12,7 @@ from linear_layouts.tools.report_text import (CONVERSION_HEADER, KERNEL_HEADER, 
                                               STOCK_VS_OURS_NOTE, conversion_table_rows, kernel_chart_rows,
                                               kernel_table_rows, run_lines, source_listing, stock_vs_ours_rows,
                                               summary_lines, weights_line, MEASURE_HEADER, measure_lines,
-                                              measure_rows)
+                                              measure_rows, advice_rows, ADVICE_HEADER, ADVICE_NOTE)
 
 
 def md_code(text: str) -> str:
@@ -54,6 +54,7 @@ def markdown(kernels: list[KernelEntry], options: Optional["ReportOptions"] = No
         lines += ["", "## Measured (stock vs ours, the program's own launches)", "", "```"]
         lines += format_table(MEASURE_HEADER, measured) + ["```"]
     lines += ["", "## Kernels", "", "```"] + format_table(KERNEL_HEADER, kernel_table_rows(kernels)) + ["```"]
+    lines += advice_lines(kernels)
     if any(stock_vs_ours_rows(k) for k in kernels):
         lines += ["", "Stock vs ours per conversion (in each kernel's section): " + STOCK_VS_OURS_NOTE]
     for k in kernels:
@@ -90,6 +91,14 @@ def markdown(kernels: list[KernelEntry], options: Optional["ReportOptions"] = No
                 lines.append(f"{'>>' if marks else '  '}{number:5d}  {text}{note}")
             lines.append("```")
     return "\n".join(lines) + "\n"
+
+
+def advice_lines(kernels: list[KernelEntry]) -> list[str]:
+    """The "Advice" section: every layout worth changing, best modelled gain first."""
+    rows = advice_rows(kernels)
+    if not rows:
+        return []
+    return ["", "## Advice: layouts worth changing", "", ADVICE_NOTE, "", "```"] + format_table(ADVICE_HEADER, rows) + ["```"]
 
 
 def chart_text(rows: list[tuple[str, float, float]], width: int = 40) -> list[str]:

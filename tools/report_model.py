@@ -96,6 +96,8 @@ class KernelEntry:
     compare_problem: str = ""
     measurements: list = field(default_factory=list)   # tools.launch_timing.Measurement of its launches
     problem: str = ""                 # why the kernel could not be analysed
+    advice: list = field(default_factory=list)   # tools.layout_advice.Finding: layouts worth changing
+    advice_problem: str = ""          # why no advice could be given
 
     @property
     def noops(self) -> int:
@@ -223,6 +225,7 @@ def analyse_kernel(record: dict, compiles: int, slug: str) -> KernelEntry:
     if not kernel.ttgir:
         kernel.problem = "Triton kept no TTGIR for this kernel (TRITON_STORE_BINARY_ONLY?)"
         return kernel
+    advise_kernel(kernel, target)
     if "ttg.convert_layout" not in kernel.ttgir:
         return kernel
     filename = f"<{kernel.name}>"
@@ -266,6 +269,20 @@ def analyse_kernel(record: dict, compiles: int, slug: str) -> KernelEntry:
         entry.outcome = f"ours: {outcome.method}" if outcome.lowered else f"left to Triton: {outcome.reason}"
         entry.remark = outcome.remark()
     return kernel
+
+
+def advise_kernel(kernel: KernelEntry, target: str) -> None:
+    """The layout advice of ``tools.layout_advice`` for the kernel, best modelled gain first."""
+    from linear_layouts.lowering import UnknownTarget
+    from linear_layouts.passes.diagnostics import IRError
+    from linear_layouts.passes.framework import PassFailure
+    from linear_layouts.tools.layout_advice import advise
+    try:
+        findings = advise(kernel.ttgir, target, filename=f"<{kernel.name}>")
+    except (IRError, UnknownTarget, PassFailure) as error:
+        kernel.advice_problem = f"no advice: {getattr(error, 'message', error)}"
+        return
+    kernel.advice = sorted(findings, key=lambda f: -f.gain)
 
 
 # ----------------------------------------------------------------------------- stock vs ours

@@ -93,6 +93,19 @@ def summary_lines(kernels: list[KernelEntry]) -> list[str]:
     return lines
 
 
+ADVICE_HEADER = ["kernel", "location", "kind", "finding", "write instead", "modelled gain"]
+ADVICE_NOTE = ("Each layout priced by the cost model of ll-assign-layouts (loop-weighted; modelled, not measured): "
+               "global accesses against the coalesced layout their pointers allow, conversions in loops that a "
+               "choice outside or upstream removes, registers holding copies.")
+
+
+def advice_rows(kernels: list[KernelEntry]) -> list[list[str]]:
+    """One row per finding of every kernel (``KernelEntry.advice``), best modelled gain first."""
+    found = sorted(((f, k) for k in kernels for f in k.advice), key=lambda pair: -pair[0].gain)
+    return [[k.name, f.location, f.kind, f.finding, f.suggestion, f"{f.gain:.2f}x" if f.gain > 1 else "-"]
+            for f, k in found]
+
+
 def conversion_table_rows(kernel: KernelEntry) -> list[list[str]]:
     header = []
     for c in kernel.conversions:

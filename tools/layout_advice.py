@@ -1,0 +1,297 @@
+"""Advice for layouts picked by hand: what a kernel's layouts cost it, and what to write instead.
+
+In Gluon the author writes every layout and no pass repairs a poor one; in Triton's own
+language the compiler picks them.  For either, the report (``python -m linear_layouts report``)
+reads each kernel's TTGIR and prices, with the cost model of ``ll-assign-layouts``
+(``passes.layout_costs``), three kinds of choice:
+
+* **global accesses**: a ``tt.load`` or ``tt.store``'s vector width and the 32-byte sectors one
+  warp touches, in the layout its pointers have, against the coalesced layout those pointers
+  allow (``passes.pointer_contiguity`` reads which dim is contiguous and how aligned; the
+  coalesced layout keeps the kernel's lanes and warps).  Example: a 1024-element f32 copy with
+  one element per thread uses 4-byte loads, 4 sectors per warp instruction and 8 instructions
+  for 1024 elements over 4 warps; ``gl.BlockedLayout([4], [32], [4], [0])`` reads 16 bytes per
+  thread, twice, with the same sectors in a quarter of the instructions;
+* **conversions in loops**: a ``ttg.convert_layout`` inside a loop whose operand is defined
+  outside it (the same conversion every iteration: convert once before the loop), or whose
+  operand is a load in the loop that could load in the destination layout directly, at no
+  higher access cost (the conversion goes);
+* **replicated data**: a loaded or stored tensor whose layout holds each element more than
+  once, in several registers or several threads (the layout's tile is larger than the
+  tensor): registers, work and accesses spent on copies.
+
+Each finding names the op's location, what the layout gives, the layout to write instead as a
+Gluon expression where one exists (``gl.BlockedLayout(...)``), and the modelled gain (the cost
+model's cost now over its cost with the suggestion, loop-weighted).  Modelled, not measured:
+``--measure`` times the kernels as written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from math import prod
+from typing import Optional
+
+from ..dialect.attribute_parser import parse_attribute
+from ..dialect.attributes import BlockedEncoding
+from ..dialect.linear_layout import LayoutError
+from ..lowering.target import Target, target_named
+from ..passes.layout_costs import conversion_cost, memory_work
+from ..passes.layout_graph import loop_weight
+from ..passes.layout_seeds import coalesced
+from ..passes.layout_text import ModuleLines
+from ..passes.layouts import tensor_layout_of
+from ..passes.pointer_contiguity import PointerAnalysis, pointee_bytes
+from ..passes.snapshot import Operation, ops_under, parse_module
+from .conversion_why import no_result_locations, users_of
+
+GLOBAL_ACCESS = "global access"
+CONVERSION_IN_LOOP = "conversion in a loop"
+REPLICATED = "replicated data"
+MIN_GAIN = 1.1            # a finding must be worth at least this (modelled cost now / suggested)
+LOOPS = ("scf.for", "scf.while")
+
+
+@dataclass(frozen=True)
+class Finding:
+    location: str          # file:line of the op
+    op: str                # tt.load, tt.store, ttg.convert_layout, ...
+    kind: str              # GLOBAL_ACCESS, CONVERSION_IN_LOOP or REPLICATED
+    finding: str           # what the layout gives, in words and numbers
+    suggestion: str        # what to write instead (a Gluon expression where there is one)
+    gain: float            # modelled cost now / with the suggestion (loop-weighted); 1.0: not priced
+    alike: int = 0         # further ops with the same finding (listed once, at the first one's place)
+
+    def text(self) -> str:
+        gain = f" (modelled {self.gain:.2f}x)" if self.gain > 1.0 else ""
+        alike = f" (and {self.alike} more like it)" if self.alike else ""
+        return f"{self.location}: {self.kind}: {self.finding}; instead: {self.suggestion}{gain}{alike}"
+
+
+def gluon_expression(encoding: str) -> str:
+    """The Gluon expression of a blocked layout, or the layout's own text.  Example:
+    ``#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1],
+    order = [1, 0]}>`` -> ``gl.BlockedLayout([1, 4], [4, 8], [4, 1], [1, 0])``."""
+    attr = _blocked(encoding)
+    if attr is None:
+        return encoding
+    return (f"gl.BlockedLayout({list(attr.size_per_thread)}, {list(attr.threads_per_warp)}, "
+            f"{list(attr.warps_per_cta)}, {list(attr.order)})")
+
+
+def _blocked(encoding: str) -> Optional[BlockedEncoding]:
+    try:
+        attr = parse_attribute(encoding)
+    except LayoutError:
+        return None
+    return attr if type(attr) is BlockedEncoding and attr.cga is None else None
+
+
+def _plain_blocked(rank: int, warp_size: int, num_warps: int) -> str:
+    """A blocked layout with the kernel's lanes and warps, to derive a coalesced one from where
+    the op's own layout is not blocked (a slice, a linear layout)."""
+    ones = [1] * rank
+    lanes, warps = ones[:-1] + [warp_size], ones[:-1] + [num_warps]
+    return str(BlockedEncoding(ones, lanes, warps, list(range(rank - 1, -1, -1))))
+
+
+def advise(ttgir: str, target: "str | Target", filename: str = "<kernel>") -> list[Finding]:
+    """Every finding for the module ``ttgir`` compiled for ``target`` (see the module docstring)."""
+    hw_target = target if isinstance(target, Target) else target_named(target)
+    module = parse_module(ttgir, filename)
+    lines = ModuleLines(module, module.print(debuginfo=True))
+    num_warps = module.num_warps or 4
+    findings: list[Finding] = []
+    users = users_of(module)
+    placed = no_result_locations(module, ttgir)
+    for function in [op for op in module.walk() if op.name in ("tt.func", "func.func")]:
+        pointers = PointerAnalysis(lines, lines.header(function), lines.of[id(function)].arguments)
+        for op in ops_under(function):
+            found = []
+            if op.name in ("tt.load", "tt.store"):
+                found += _global_access(op, pointers, lines, hw_target, num_warps)
+            elif op.name == "ttg.convert_layout":
+                found += _conversion_in_loop(op, pointers, lines, hw_target, users)
+            found += _replicated_data(op)
+            findings += [(op, f) for f in found]
+    return _merged([replace(f, location=placed.get(id(op), f.location)) if f.location == "unknown" else f
+                    for op, f in findings])
+
+
+def _merged(findings: list[Finding]) -> list[Finding]:
+    """One finding per (op, kind, finding, suggestion), at the first known location, counting
+    the others (a load and the store of the same pointers; every op of a replicated tile)."""
+    first: dict[tuple, Finding] = {}
+    for f in findings:
+        key = (f.op if f.kind == GLOBAL_ACCESS else "", f.kind, f.finding, f.suggestion)
+        kept = first.get(key)
+        if kept is None:
+            first[key] = f
+        elif kept.location == "unknown" and f.location != "unknown":
+            first[key] = replace(f, alike=kept.alike + 1)
+        else:
+            first[key] = replace(kept, alike=kept.alike + 1)
+    return list(first.values())
+
+
+def _access_cost(encoding: str, shape: tuple, bits: int, dim: int, vector: int, target: Target) -> float:
+    return memory_work(encoding, shape, bits, dim, vector, target).total
+
+
+def _global_access(op: Operation, pointers: PointerAnalysis, lines: ModuleLines, target: Target,
+                   num_warps: int) -> list[Finding]:
+    pointer = op.operands[0]
+    tensor_type = pointer.tensor_type
+    if tensor_type is None or tensor_type.encoding is None:
+        return []
+    contiguity = pointers.contiguity(pointer)
+    if contiguity is None:
+        return []
+    shape, encoding = tuple(tensor_type.shape), tensor_type.encoding
+    element_bytes = pointee_bytes(tensor_type.element_type)
+    bits = 8 * element_bytes
+    key = encoding if _blocked(encoding) is not None else _plain_blocked(len(shape), target.warp_size, num_warps)
+    best = _coalesced_without_copies(key, shape, contiguity.dim, contiguity.vector, element_bytes)
+    if best is None:
+        return []
+    try:
+        now = _access_cost(encoding, shape, bits, contiguity.dim, contiguity.vector, target)
+        then = _access_cost(best, shape, bits, contiguity.dim, contiguity.vector, target)
+    except LayoutError:
+        return []
+    if then <= 0 or now / then < MIN_GAIN:
+        return []
+    vector_now = _vector_bytes(encoding, shape, contiguity.dim, contiguity.vector, element_bytes)
+    vector_best = _vector_bytes(best, shape, contiguity.dim, contiguity.vector, element_bytes)
+    allowed = min(contiguity.vector * element_bytes, 16)
+    finding = (f"{vector_now}-byte accesses in {_short(encoding)}; its pointers are contiguous along dim "
+               f"{contiguity.dim} and allow {allowed}-byte accesses (the suggestion: {vector_best}-byte, "
+               f"no copies)")
+    return [Finding(op.location, op.name, GLOBAL_ACCESS, finding, gluon_expression(best), now / then)]
+
+
+def _coalesced_without_copies(key: str, shape: tuple, dim: int, vector: int, element_bytes: int) -> Optional[str]:
+    """The coalesced layout (``passes.layout_seeds.coalesced``) with the widest vector whose tile
+    still fits the tensor (no thread or register holding a copy), else the widest one.  Example:
+    256 f32 over 4 warps: 16-byte vectors would tile 512 elements, so 8-byte ones:
+    ``gl.BlockedLayout([2], [32], [4], [0])``."""
+    widest = coalesced(key, shape, dim, vector, element_bytes)
+    width = vector
+    while width >= 1:
+        candidate = coalesced(key, shape, dim, width, element_bytes)
+        if candidate is not None and not _has_copies(candidate, shape):
+            return candidate
+        width //= 2
+    return widest
+
+
+def _has_copies(encoding: str, shape: tuple) -> bool:
+    layout = tensor_layout_of(encoding, shape)
+    return any(not any(basis) for dim in ("register", "lane", "warp") for basis in layout.bases.get(dim, ()))
+
+
+def _vector_bytes(encoding: str, shape: tuple, dim: int, vector: int, element_bytes: int) -> int:
+    """Bytes one thread accesses at once: its run of registers along ``dim``, at most ``vector``
+    elements and 16 bytes (what ``memory_work`` assumes)."""
+    layout = tensor_layout_of(encoding, shape)
+    run = 1
+    for basis in (b for b in layout.bases.get("register", ()) if any(b)):
+        if basis[dim] == run and all(c == 0 for d, c in enumerate(basis) if d != dim):
+            run *= 2
+        else:
+            break
+    return min(run, vector, max(1, 16 // element_bytes)) * element_bytes
+
+
+def _short(encoding: str) -> str:
+    return gluon_expression(encoding) if _blocked(encoding) is not None else encoding.split("<", 1)[0]
+
+
+def _enclosing_loop(op: Operation) -> Optional[Operation]:
+    parent = op.parent_op
+    while parent is not None and parent.name not in LOOPS:
+        parent = parent.parent_op
+    return parent
+
+
+def _inside(op: Optional[Operation], loop: Operation) -> bool:
+    while op is not None:
+        if op is loop:
+            return True
+        op = op.parent_op
+    return False
+
+
+def _conversion_in_loop(op: Operation, pointers: PointerAnalysis, lines: ModuleLines,
+                        target: Target, users: dict) -> list[Finding]:
+    loop = _enclosing_loop(op)
+    if loop is None:
+        return []
+    source, result = op.operands[0], op.results[0]
+    src, dst = source.tensor_type.encoding, result.tensor_type.encoding
+    if src is None or dst is None:
+        return []
+    shape, bits = tuple(result.tensor_type.shape), result.tensor_type.element.logical_bits
+    cost = conversion_cost(src, dst, shape, bits, target)
+    if cost <= 0:
+        return []
+    weight = loop_weight(op, lines)
+    producer = source.defining_op
+    if not source.is_block_argument and producer is not None and not _inside(producer, loop):
+        # the same conversion on every iteration: once before the loop
+        gain = cost * weight / (cost * loop_weight(loop, lines) + 1e-9) if weight > 1 else 1.0
+        finding = f"converts {_short(src)} -> {_short(dst)} on every iteration, of a value made before the loop"
+        return [Finding(op.location, op.name, CONVERSION_IN_LOOP, finding,
+                        "convert once before the loop (gl.convert_layout there)", max(gain, 1.0))]
+    if producer is not None and producer.name == "tt.load" and len(users.get(id(source), ())) == 1:
+        contiguity = pointers.contiguity(producer.operands[0])
+        if contiguity is None:
+            return []
+        load_now = _access_cost(src, shape, bits, contiguity.dim, contiguity.vector, target)
+        load_there = _access_cost(dst, shape, bits, contiguity.dim, contiguity.vector, target)
+        if load_there > load_now:
+            return []
+        gain = (load_now + cost) / max(load_there, 1e-9)
+        finding = (f"converts the load's {_short(src)} to {_short(dst)} on every iteration; loading in "
+                   f"{_short(dst)} costs no more")
+        return [Finding(op.location, op.name, CONVERSION_IN_LOOP, finding,
+                        f"load in {gluon_expression(dst)} (its offsets in that layout)", gain)]
+    return []
+
+
+def _replicated_data(op: Operation) -> list[Finding]:
+    """A loaded or stored tensor whose layout holds each element more than once: in several
+    registers of a thread (zero register bases) or in several threads (zero lane or warp bases)
+    -- the layout's tile is larger than the tensor, and the copies cost registers, work and
+    repeated accesses.  Index arithmetic is left alone: only the data a load gives or a store takes,
+    and only where the tensor has at least as many elements as the kernel has threads."""
+    value = op.results[0] if op.name == "tt.load" else op.operands[1] if op.name == "tt.store" else None
+    tensor_type = value.tensor_type if value is not None else None
+    if tensor_type is None or tensor_type.encoding is None:
+        return []
+    attr = _blocked(tensor_type.encoding)
+    if attr is None:
+        return []
+    shape = tuple(tensor_type.shape)
+    try:
+        layout = tensor_layout_of(tensor_type.encoding, shape)
+    except LayoutError:
+        return []
+    copies = {dim: sum(1 for basis in layout.bases.get(dim, ()) if not any(basis))
+              for dim in ("register", "lane", "warp")}
+    threads = 1 << (len(layout.bases.get("lane", ())) + len(layout.bases.get("warp", ())))
+    if not any(copies.values()) or prod(shape) < threads:
+        return []     # fewer elements than threads (a row of sums): some thread must hold a copy
+    times = 1 << sum(copies.values())
+    where = " and ".join(f"{n} {dim} bit{'s' if n > 1 else ''}" for dim, n in copies.items() if n)
+    verb = "repeat" if sum(copies.values()) > 1 else "repeats"
+    fitted = [min(s, max(1, n // (t * w))) for s, n, t, w in
+              zip(attr.size_per_thread, shape, attr.threads_per_warp, attr.warps_per_cta)]
+    suggestion = "a layout whose lanes and warps fit the tensor's shape"
+    if fitted != list(attr.size_per_thread) and prod(fitted) * prod(attr.threads_per_warp) * \
+            prod(attr.warps_per_cta) >= prod(shape):
+        suggestion = gluon_expression(str(BlockedEncoding(fitted, attr.threads_per_warp, attr.warps_per_cta,
+                                                          attr.order)))
+    finding = (f"each element of the {'x'.join(map(str, shape))} tensor is held {times} times ({where} {verb} "
+               f"it): the layout's tile is larger than the tensor")
+    return [Finding(op.location, op.name, REPLICATED, finding, suggestion, float(times))]
