@@ -11,7 +11,9 @@ layout to write instead::
   sector per element) and converted inside the loop, on every iteration, to the accumulator's
   layout;
 * ``scale_rows``: a row vector held in a layout whose tile is wider than the vector (every
-  thread holds copies of the same elements).
+  thread holds copies of the same elements);
+* ``transpose``: a tile written to shared memory by rows and read back by columns through an
+  unswizzled buffer (bank conflicts on the reads).
 """
 
 import argparse
@@ -55,6 +57,21 @@ def scale_rows(X, Y, N: gl.constexpr):
     gl.store(Y + offsets, gl.load(X + offsets) * 2.0)
 
 
+@gluon.jit
+def transpose(X, Y, N: gl.constexpr):
+    by_rows: gl.constexpr = gl.BlockedLayout([1, 4], [4, 8], [4, 1], [1, 0])
+    by_columns: gl.constexpr = gl.BlockedLayout([4, 1], [8, 4], [1, 4], [0, 1])
+    unswizzled: gl.constexpr = gl.SwizzledSharedLayout(1, 1, 1, [1, 0])
+    rows = gl.arange(0, N, layout=gl.SliceLayout(1, by_rows))
+    cols = gl.arange(0, N, layout=gl.SliceLayout(0, by_rows))
+    tile = gl.load(X + rows[:, None] * N + cols[None, :])
+    buffer = gl.allocate_shared_memory(gl.float32, [N, N], unswizzled, tile)
+    columns = buffer.load(by_columns)
+    out_rows = gl.arange(0, N, layout=gl.SliceLayout(1, by_columns))
+    out_cols = gl.arange(0, N, layout=gl.SliceLayout(0, by_columns))
+    gl.store(Y + out_cols[None, :] * N + out_rows[:, None], columns)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--target", choices=sorted(TARGETS), default="sm_90")
@@ -63,7 +80,8 @@ def main() -> None:
     triton.compile(GluonASTSource(copy, pointers, {"N": 1024}, attrs=ALIGNED), target=target)
     triton.compile(GluonASTSource(column_sums, pointers, {"M": 64, "N": 64}, attrs=ALIGNED), target=target)
     triton.compile(GluonASTSource(scale_rows, pointers, {"N": 256}, attrs=ALIGNED), target=target)
-    print(f"compiled 3 Gluon kernels for {target.backend} {target.arch}")
+    triton.compile(GluonASTSource(transpose, pointers, {"N": 64}, attrs=ALIGNED), target=target)
+    print(f"compiled 4 Gluon kernels for {target.backend} {target.arch}")
 
 
 if __name__ == "__main__":

@@ -16,6 +16,11 @@ reads each kernel's TTGIR and prices, with the cost model of ``ll-assign-layouts
   outside it (the same conversion every iteration: convert once before the loop), or whose
   operand is a load in the loop that could load in the destination layout directly, at no
   higher access cost (the conversion goes);
+* **shared-memory accesses**: the bank conflicts (extra wavefronts) of every store into and load
+  from one ``ttg.local_alloc`` buffer with its shared layout, against the
+  ``gl.SwizzledSharedLayout`` that makes the whole set cheapest (instructions plus wavefronts;
+  swizzles searched over vector, phase and repeat).  Buffers a tensor-core op reads directly
+  keep the layout the hardware asks for;
 * **replicated data**: a loaded or stored tensor whose layout holds each element more than
   once, in several registers or several threads (the layout's tile is larger than the
   tensor): registers, work and accesses spent on copies.
@@ -46,6 +51,7 @@ from ..passes.snapshot import Operation, ops_under, parse_module
 from .conversion_why import no_result_locations, users_of
 
 GLOBAL_ACCESS = "global access"
+SHARED_ACCESS = "shared-memory access"
 CONVERSION_IN_LOOP = "conversion in a loop"
 REPLICATED = "replicated data"
 MIN_GAIN = 1.1            # a finding must be worth at least this (modelled cost now / suggested)
@@ -56,7 +62,7 @@ LOOPS = ("scf.for", "scf.while")
 class Finding:
     location: str          # file:line of the op
     op: str                # tt.load, tt.store, ttg.convert_layout, ...
-    kind: str              # GLOBAL_ACCESS, CONVERSION_IN_LOOP or REPLICATED
+    kind: str              # GLOBAL_ACCESS, SHARED_ACCESS, CONVERSION_IN_LOOP or REPLICATED
     finding: str           # what the layout gives, in words and numbers
     suggestion: str        # what to write instead (a Gluon expression where there is one)
     gain: float            # modelled cost now / with the suggestion (loop-weighted); 1.0: not priced
@@ -114,6 +120,7 @@ def advise(ttgir: str, target: "str | Target", filename: str = "<kernel>") -> li
                 found += _conversion_in_loop(op, pointers, lines, hw_target, users)
             found += _replicated_data(op)
             findings += [(op, f) for f in found]
+    findings += [(op, f) for op, f in _shared_buffers(module, users, hw_target)]
     return _merged([replace(f, location=placed.get(id(op), f.location)) if f.location == "unknown" else f
                     for op, f in findings])
 
@@ -257,6 +264,90 @@ def _conversion_in_loop(op: Operation, pointers: PointerAnalysis, lines: ModuleL
         return [Finding(op.location, op.name, CONVERSION_IN_LOOP, finding,
                         f"load in {gluon_expression(dst)} (its offsets in that layout)", gain)]
     return []
+
+
+MMA_READERS = ("ttng.warp_group_dot", "ttng.tc_gen5_mma", "ttng.tc_gen5_mma_scaled", "ttng.async_tma_copy_global_to_local",
+               "ttng.async_tma_copy_local_to_global", "ttg.async_copy_global_to_local")
+VIEWS = ("ttg.memdesc_index", "ttg.memdesc_subview", "ttg.memdesc_subslice", "ttg.memdesc_trans",
+         "ttg.memdesc_reshape", "ttg.memdesc_reinterpret")
+
+
+def _shared_buffers(module, users: dict, target: Target) -> list[tuple[Operation, Finding]]:
+    """For each ``ttg.local_alloc`` read and written only by distributed loads and stores of the
+    whole buffer, the bank conflicts of those accesses against the best swizzled layout."""
+    out = []
+    for alloc in module.ops_named("ttg.local_alloc"):
+        memdesc = alloc.results[0]
+        accesses = _whole_buffer_accesses(alloc, memdesc, users)
+        if not accesses:
+            continue
+        encoding = memdesc.tensor_type.encoding
+        shape = tuple(memdesc.tensor_type.shape)
+        bits = memdesc.tensor_type.element.logical_bits
+        try:
+            now = _shared_cost(encoding, shape, bits, accesses, target)
+        except (LayoutError, ValueError):
+            continue
+        best, best_cost = _best_swizzle(encoding, shape, bits, accesses, target)
+        if best is None or best_cost >= now[0]:
+            continue
+        kinds = ", ".join(sorted({name for name, _ in accesses}))
+        finding = (f"{now[1]} extra wavefronts (bank conflicts) over {now[2]} accesses ({kinds}) of a "
+                   f"{'x'.join(map(str, shape))} buffer in {encoding.split('<', 1)[0]}")
+        out.append((alloc, Finding(alloc.location, alloc.name, SHARED_ACCESS, finding, best, now[0] / best_cost)))
+    return out
+
+
+def _whole_buffer_accesses(alloc: Operation, memdesc, users: dict) -> list[tuple[str, str]]:
+    """(op name, distributed encoding) of every access to the buffer; [] where any use is a view,
+    an MMA or an async copy (their layouts are not the author's to pick here) or not distributed."""
+    accesses = []
+    if alloc.operands and alloc.operands[0].tensor_type is not None:
+        accesses.append(("ttg.local_alloc", alloc.operands[0].tensor_type.encoding))
+    for user in users.get(id(memdesc), ()):
+        if user.name == "ttg.local_load":
+            accesses.append((user.name, user.results[0].tensor_type.encoding))
+        elif user.name == "ttg.local_store":
+            accesses.append((user.name, user.operands[0].tensor_type.encoding))
+        elif user.name == "ttg.local_dealloc":
+            continue
+        else:
+            return []
+    return accesses if all(encoding for _, encoding in accesses) and len(accesses) >= 1 else []
+
+
+def _shared_cost(encoding: str, shape: tuple, bits: int, accesses: list, target: Target) -> tuple[int, int, int]:
+    """(instructions + extra wavefronts, extra wavefronts, instructions) of the accesses."""
+    from .viz import access_conflicts
+    shared = tensor_layout_of(encoding, shape)
+    extra = instructions = 0
+    for _, access in accesses:
+        _, more, count = access_conflicts(shared, tensor_layout_of(access, shape), bits, target)
+        extra += more
+        instructions += count
+    return instructions + extra, extra, instructions
+
+
+def _best_swizzle(encoding: str, shape: tuple, bits: int, accesses: list, target: Target):
+    """The ``gl.SwizzledSharedLayout`` (its expression, its cost) cheapest for the accesses, over
+    vectors of 1 to 16 bytes' worth of elements, phases and repeats up to 8 (the fastest dims in
+    the buffer's order kept); (None, inf) where no candidate translates."""
+    attr = parse_attribute(encoding)
+    order = list(getattr(attr, "order", None) or range(len(shape) - 1, -1, -1))
+    best, best_cost = None, float("inf")
+    element_bytes = max(bits, 8) // 8
+    for vec in (v for v in (1, 2, 4, 8, 16) if v * element_bytes <= 16):
+        for per_phase in (1, 2, 4):
+            for max_phase in (1, 2, 4, 8):
+                text = (f"#ttg.swizzled_shared<{{vec = {vec}, perPhase = {per_phase}, maxPhase = {max_phase}, "
+                        f"order = {order}}}>")
+                try:
+                    cost = _shared_cost(text, shape, bits, accesses, target)[0]
+                except (LayoutError, ValueError):
+                    continue
+                if cost < best_cost:
+                    best, best_cost = f"gl.SwizzledSharedLayout({vec}, {per_phase}, {max_phase}, {order})", cost
+    return best, best_cost
 
 
 def _replicated_data(op: Operation) -> list[Finding]:
