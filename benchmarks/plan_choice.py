@@ -18,7 +18,7 @@ conversion, where the chosen plan ranks among the measured ones:
 The cases: every conversion of the TTGIR corpus (``conversions.corpus_cases``: real kernels,
 each at several element widths) and random pairs of blocked layouts (1 to 8 warps, 8 to 64-bit
 elements), from a fixed seed.  Writes plan_choice.json (with each candidate's cost-model
-features, which ``benchmarks/fit_cost_model.py`` fits the model's constants to) and
+features, which ``benchmarks/studies/fit_cost_model.py`` fits the model's constants to) and
 plan_choice.md into --out, with the GPU name and the Triton and torch versions.
 """
 

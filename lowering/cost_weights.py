@@ -45,7 +45,7 @@ class CostWeights:
     warp_barrier: float       # bar.warp.sync (or a lone AMD fence): a warp waits for its lanes
     cta_barrier: float        # bar.sync / s_barrier: a CTA waits for its slowest warp
     source: str               # where the numbers come from
-    # One byte of DRAM traffic per SM, measured (benchmarks/dram_rate.py); 0: not measured, the
+    # One byte of DRAM traffic per SM, measured (benchmarks/studies/dram_rate.py); 0: not measured, the
     # DRAM floor then uses the product's published rate (passes/dram_floor.py).
     dram_byte: float = 0.0
     # One byte read from L2 per SM, measured likewise (data the whole grid shares); 0: not

@@ -5,8 +5,8 @@ stock would do with the pair.  This module predicts the part of Triton 3.6's
 ``convert_layout`` lowering that decides the conversions measured in issue 25: whether stock
 moves the data with warp shuffles, and how many.  The rules were read off stock's PTX in the
 training and fresh runs (``benchmarks/results/plan_*.json.gz``: the shuffle count of stock's
-round trip A -> B -> A, ``chain_mix``), not from Triton's source; ``benchmarks/choice_signal.py``
-checks them against every measured row (exact on all 991), and ``benchmarks/stock_lowering_oracle.py``
+round trip A -> B -> A, ``chain_mix``), not from Triton's source; ``benchmarks/studies/choice_signal.py``
+checks them against every measured row (exact on all 991), and ``benchmarks/studies/stock_lowering_oracle.py``
 against Triton 3.6's PTX on 400 pairs never seen (399 exact; the miss: a one-warp i8 slice whose
 other lanes are all broadcast, 16 shuffles where rule 3 predicts 8).
 

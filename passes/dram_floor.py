@@ -2,8 +2,8 @@
 
 A kernel whose time is its memory traffic does not run faster when its conversions get cheaper:
 the warps wait for DRAM either way, and the saved shuffles or shared-memory round trips were
-hidden behind the loads.  Measured on an H100 (``benchmarks/assign_reduce_gpu.py``,
-``benchmarks/assign_gpu.py --only argmax``): every kernel whose layouts the assignment changed
+hidden behind the loads.  Measured on an H100 (``benchmarks/studies/assign_reduce_gpu.py``,
+``benchmarks/studies/assign_gpu.py --only argmax``): every kernel whose layouts the assignment changed
 for a modelled gain of 10-40% in conversions and reductions ran 2-3% *slower*, and each moves
 more bytes per warp than its modelled instructions can hide.
 
@@ -17,7 +17,7 @@ about one cycle of an SM's shared-memory pipe)::
 
 Every warp of an SM shares that SM's slice of DRAM bandwidth and its issue slots alike, so the
 comparison holds per warp whatever the occupancy.  Where the rate was measured
-(``benchmarks/dram_rate.py``: what Triton's own copy and read kernels reach, stored as the
+(``benchmarks/studies/dram_rate.py``: what Triton's own copy and read kernels reach, stored as the
 target's ``dram_byte`` constant) the floor uses it; elsewhere the published peak
 (``Target.dram_bytes_per_cycle``), which no kernel reaches, so the floor there is lower than it
 should be.  The floor counts every byte a load or store
@@ -29,7 +29,7 @@ out, which errs the same way.
 
 **Data the whole grid shares is L2's, not DRAM's.**  A load whose address does not depend on
 the program id reads the same bytes in every program: after the first program, L2 serves them,
-at L2's rate (``l2_byte``, measured by ``benchmarks/dram_rate.py``: 6.9 TB/s on an H100 against
+at L2's rate (``l2_byte``, measured by ``benchmarks/studies/dram_rate.py``: 6.9 TB/s on an H100 against
 3.1 TB/s from DRAM).  :func:`grid_shared_bytes` follows each ``tt.load``'s pointer back through
 the ops that compute it: ``tt.get_program_id`` makes it per program; a loop's induction
 variable makes it one of as many addresses as the loop has iterations (static bounds) or of
@@ -38,13 +38,13 @@ variable makes it one of as many addresses as the loop has iterations (static bo
 argument or a ``scf.while`` argument is not followed (per program, to be safe).  The shared
 loads count at L2's rate only while their working set (bytes per access x distinct addresses,
 summed) fits the target's L2 (``Target.l2_bytes``), and only where ``l2_byte`` was measured;
-otherwise as DRAM bytes, as before.  Example (``benchmarks/reduce_in_loop_gpu.py``: every
+otherwise as DRAM bytes, as before.  Example (``benchmarks/studies/reduce_in_loop_gpu.py``: every
 program reads ``X + (i % 4) * BLOCK_M * N``, tiles of 8x512 f32, 16 KiB, 8 warps): the loads
 are shared; ``i % 4`` is a signed remainder, so at most 7 distinct tiles, 112 KiB, fit L2; the
 floor falls from 192,938 units per warp to 85,564, below the loop's modelled time, and the
 model's trade can show (the H100 ran that change 0.73x stock).
 
-Worked example (``benchmarks/assign_reduce_gpu.py``'s 8 rows x 1024 f32 reduction, 8 warps, on
+Worked example (``benchmarks/studies/assign_reduce_gpu.py``'s 8 rows x 1024 f32 reduction, 8 warps, on
 sm_90): the tile load moves 32 KiB, 4 KiB per warp; at 12.8 bytes per SM cycle and a wavefront
 weight of 1.07 that is 4096 x 1.07 / 12.8 = 342 units per warp, above the ~250 units of its
 loads, reduction and stores in either layout: memory-bound, no gain from re-laying it out.
@@ -208,7 +208,7 @@ def _constant(value, lines: ModuleLines):
 
 def dram_byte_cost(target: Target) -> float:
     """What one byte of DRAM traffic costs an SM, in the cost model's units: measured where
-    ``benchmarks/dram_rate.py`` ran (``dram_byte`` of the target's constants), else from the
+    ``benchmarks/studies/dram_rate.py`` ran (``dram_byte`` of the target's constants), else from the
     published rate: a wavefront's cost over the DRAM bytes per cycle."""
     weights = target.weights
     if weights.dram_byte > 0:

@@ -558,7 +558,8 @@ def _simulate_unless_accepted(island_text: str, plan, site: ConvertSite, rank: i
     """The emitted-code simulator's verdict on ``island_text``: remembered if it accepted this
     very text for this plan and site before (``passes.verified_islands``), else a fresh run.
     ``rank``: the memdesc's rank for a local load's island (0 for a convert's)."""
-    from ..lowering.island_sim import check_emitted, check_emitted_local_load, check_emitted_local_store
+    from ..lowering.island_sim import check_emitted
+    from ..lowering.sim_local_memory import check_emitted_local_load, check_emitted_local_store
     from ..lowering.verify import VerificationResult
     from . import verified_islands
 

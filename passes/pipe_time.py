@@ -3,7 +3,7 @@
 The model of :mod:`.layout_costs` weighs every instruction with a constant measured in isolation
 (``lowering.cost_weights``) and adds them up.  A sum is right for one warp alone; a kernel has
 many warps on every SM, and they share the SM's pipes.  Work on different pipes overlaps; work
-on one pipe queues.  Measured on an H100 (``benchmarks/reduce_in_loop_gpu.py``, row sums of
+on one pipe queues.  Measured on an H100 (``benchmarks/studies/reduce_in_loop_gpu.py``, row sums of
 L1-resident tiles in a loop): converting a reduction's input so that the reduction needs fewer
 shuffles was modelled 25% cheaper as a sum and ran **1.75x slower**.  Stock's kernel already
 kept the SM's shared-memory/shuffle pipe busy (its tile loads' L1 wavefronts plus its shuffles:

@@ -17,7 +17,6 @@ ROOT = str(REPO)
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 import conversions  # noqa: E402
 import kernel_choice  # noqa: E402,F401  (imported: a broken import fails here, not on the GPU)
-import local_load_kernels  # noqa: E402,F401
 import plan_choice  # noqa: E402
 
 

@@ -25,8 +25,8 @@ def test_removed_files_are_gone_and_say_how_to_get_them_back():
     for entry in regenerate_results.REMOVED:
         assert not (RESULTS / entry.name).exists(), f"{entry.name} is back in benchmarks/results"
         assert entry.command or "history" in entry.needs, entry.name
-        script = re.match(r"python benchmarks/(\w+\.py)", entry.command)
-        assert entry.command == "" or (script and (REPO / "benchmarks" / script.group(1)).exists()), entry.command
+        script = re.match(r"python (benchmarks/(?:studies/)?\w+\.py)", entry.command)
+        assert entry.command == "" or (script and (REPO / script.group(1)).exists()), entry.command
 
 
 def test_every_results_file_named_by_the_code_exists_or_is_listed():

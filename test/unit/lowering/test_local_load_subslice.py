@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from linear_layouts.dialect import to_linear_layout
 from linear_layouts.lowering.emit_llvm import ConvertSite, emit_local_load_island
 from linear_layouts.lowering.instructions import AccessForm
-from linear_layouts.lowering.island_sim import check_emitted_local_load
+from linear_layouts.lowering.sim_local_memory import check_emitted_local_load
 from linear_layouts.lowering.local_memory import plan_local_load, subslice_view
 from linear_layouts.lowering.target import target_named
 from linear_layouts.lowering.verify import verify_local_load

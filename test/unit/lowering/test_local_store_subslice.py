@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from linear_layouts.dialect import to_linear_layout
 from linear_layouts.lowering.emit_llvm import ConvertSite, emit_local_store_island
 from linear_layouts.lowering.instructions import AccessForm
-from linear_layouts.lowering.island_sim import check_emitted_local_store
+from linear_layouts.lowering.sim_local_memory import check_emitted_local_store
 from linear_layouts.lowering.legacy import plan_legacy_local_store
 from linear_layouts.lowering.local_memory import plan_local_store
 from linear_layouts.lowering.target import target_named

@@ -9,7 +9,7 @@ island's text and shares no code with the verifier.
 
 ``FUZZ_CASES`` (environment) sets the number of cases: 16,000 by default, with the 4,000 of
 ``test_plan_encodings.py`` the 20,000 CI cases (about 50 s on one core).
-``benchmarks/fuzz_planner.py`` runs the same generator for longer.
+``benchmarks/studies/fuzz_planner.py`` runs the same generator for longer.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """How shuffle islands spell their selects and packing, so that LLVM can fold them with the code
-Triton emits around the island (``benchmarks/sass_twins.py`` measures the effect in SASS).
+Triton emits around the island (``benchmarks/studies/sass_twins.py`` measures the effect in SASS).
 
 The conversions are shuffle twins of stock Triton's lowering from the training runs (issue 25):
 ``fresh404/69`` (i32, selects on lane bit 0), ``fresh303/2`` (i64), ``fresh404/133`` (i16

@@ -1,6 +1,6 @@
 """Bad input, table by table: every entry point answers with one clear message.
 
-The promise (README, "Bad input"): malformed IR, unsupported or invalid layouts, sizes beyond a
+The promise (docs/reliability.md, "Bad input"): malformed IR, unsupported or invalid layouts, sizes beyond a
 limit, unknown passes or options, unreadable or binary files get a message that names what is
 wrong and where; a command-line tool exits with status 1, prints no traceback and finishes in
 seconds; no output file is left behind by a failed run, and devices, FIFOs and symlinks given
