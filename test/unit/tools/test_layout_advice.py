@@ -136,3 +136,21 @@ def test_the_report_shows_the_advice(tmp_path):
     assert "gl.BlockedLayout([1, 1], [1, 32], [2, 2], [1, 0])" in section
     assert "conversion in a loop" in section and "replicated data" in section
     assert "gl.SwizzledSharedLayout(4, 4, 8, [1, 0])" in section
+
+
+def test_the_readme_advice_excerpt_is_the_report_s_row(tmp_path):
+    """The README shows one row of the advice for examples/gluon_advice_example.py: every field
+    it shows (kernel, location, kind, the finding's start, the suggestion, the gain) is the report's."""
+    import re
+    readme = (REPO / "README.md").read_text()
+    row = re.search(r"^(transpose +examples/gluon_advice_example\.py:\S+) +(shared-memory access) +(.*?) \.\.\. +"
+                    r"(gl\.SwizzledSharedLayout\([^)]*\)) +([\d.]+x)$", readme, re.M)
+    assert row, "the README's advice excerpt is gone or reworded"
+    env = dict(os.environ, TRITON_CACHE_DIR=str(tmp_path / "cache"), TRITON_DEFAULT_FP_FUSION="1")
+    done = subprocess.run([sys.executable, "-m", "linear_layouts", "report", "--format", "md", "-o",
+                           str(tmp_path / "out"), "examples/gluon_advice_example.py"], env=env,
+                          capture_output=True, text=True, timeout=600, cwd=REPO)
+    kernel_and_place = re.sub(r" +", " ", row.group(1))
+    lines = [re.sub(r" +", " ", line) for line in done.stdout.splitlines() if row.group(2) in line]
+    assert any(line.startswith(kernel_and_place) and row.group(3) in line and row.group(4) in line
+               and line.endswith(row.group(5)) for line in lines), lines
