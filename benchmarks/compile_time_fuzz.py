@@ -114,7 +114,8 @@ def random_case(rng: random.Random, target: str) -> dict:
     if kind == "slice-broadcast":        # every lane holds the same data: numel = registers * warps
         spt = 1 << rng.randint(0, 3)
         shape = (registers * num_warps,)
-        src = (f"#ttg.slice<{{dim = 1, parent = {_blocked([spt, rng.choice((1, 8))], [1, warp_size], [num_warps, 1], [1, 0])}}}>")
+        parent = _blocked([spt, rng.choice((1, 8))], [1, warp_size], [num_warps, 1], [1, 0])
+        src = f"#ttg.slice<{{dim = 1, parent = {parent}}}>"
     elif kind == "blocked-repeated":     # a small tile repeated over a larger tensor
         numel = registers * warp_size * num_warps
         cols = 1 << rng.randint(4, min(12, numel.bit_length() - 5))

@@ -90,8 +90,8 @@ def main(argv=None) -> int:
     print(f"{case['target']} {case['kind']} {case['element']} {case['shape']}: {case['src']} -> {case['dst']}")
     for mode in ("stock", "ours"):
         for slp in ("on", "off"):
-            done = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", mode, path, case["target"], slp],
-                                  capture_output=True, text=True)
+            command = [sys.executable, os.path.abspath(__file__), "--child", mode, path, case["target"], slp]
+            done = subprocess.run(command, capture_output=True, text=True)
             if done.returncode:
                 print(f"{mode}, SLP {slp}: failed: {done.stderr.strip().splitlines()[-1:]}")
                 continue
