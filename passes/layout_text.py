@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Callable, Optional
 
 from .snapshot import Module, Operation, Value
 from .types import alias_pattern, split_top_level
@@ -231,6 +231,17 @@ class ModuleLines:
                 self.lines[index] = self.lines[index].replace(old, new)
         if not found:
             raise TextMismatch(f"{op.name} at line {self.of[id(op)].header + 1} does not print {old[:60]}")
+
+    def replace_each_type(self, op: Operation, pattern: "re.Pattern", choose: Callable[[str], str]) -> int:
+        """Each match of ``pattern`` (a tensor type; group 1 its shape and element type) in the
+        op's types, in print order, becomes ``choose(group 1)``; returns how many matched.  For
+        types that all print one placeholder encoding (Gluon's ``#gluon.auto_encoding``) but
+        each need their own."""
+        count = 0
+        for index in self._type_lines(op):
+            line, n = pattern.subn(lambda m: choose(m.group(1)), self.lines[index])
+            self.lines[index], count = line, count + n
+        return count
 
     def replace_operand_and_result_encoding(self, op: Operation, operand: tuple[str, str],
                                             result: tuple[str, str], operand_index: Optional[int] = None) -> None:
