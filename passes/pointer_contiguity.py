@@ -97,6 +97,11 @@ class PointerAnalysis:
             return min(self.scalar_divisibility(op.operands[0]), self.scalar_divisibility(op.operands[1]))
         if op.name in ("arith.extsi", "arith.extui", "arith.index_cast"):
             return self.scalar_divisibility(op.operands[0])
+        if op.name == "tt.addptr" and op.operands[0].type.startswith("!tt.ptr<"):
+            # a scalar pointer moved by an offset in elements: bytes, as tt.divisibility counts
+            # (src + k * 1024 for f32: a multiple of min(16, 4096) = 16 bytes)
+            offset_bytes = self.scalar_divisibility(op.operands[1]) * pointee_bytes(op.operands[0].type)
+            return min(self.scalar_divisibility(op.operands[0]), LARGE, offset_bytes)
         return 1
 
     def affine(self, value: Value) -> Optional[Affine]:

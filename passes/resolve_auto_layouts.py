@@ -46,9 +46,11 @@ from .diagnostics import IRError
 from .framework import ModulePass, PassContext, PassFailure
 from .layout_graph import build_graph, propose_candidates
 from .layout_rules import MEMORY_OPS
+from .layout_seeds import coalesced
 from .layout_solver import assignment_work, solve
 from .layout_text import ModuleLines, TextMismatch
-from .snapshot import Module, Operation, ops_under, parse_module
+from .pointer_contiguity import pointee_bytes
+from .snapshot import Module, Operation, parse_module
 
 INSERTED = "ll-resolve-auto"          # the location of the conversions step 1 inserts
 _AUTO_TYPE = re.compile(r"tensor<((?:[^<>]|<[^<>]*>)*?), #gluon\.(?:auto|coalesced)_encoding>")
@@ -69,7 +71,7 @@ class Resolution:
     resolved: bool = False
     reason: str = ""
     groups: list[GroupRemark] = field(default_factory=list)
-    conversions: int = 0             # conversions left where automatic values meet fixed ones
+    conversions: int = 0             # conversions added (the module's less the author's)
     cost_ours: float = 0.0
     cost_triton: Optional[float] = None
     triton_error: str = ""
@@ -80,7 +82,7 @@ class Resolution:
         out = [f"group {i + 1} ({g.ops} ops, {g.anchor}): {g.layout}: {g.why}" for i, g in enumerate(self.groups)]
         versus = (f"Triton's resolution {self.cost_triton:.1f}" if self.cost_triton is not None else
                   f"Triton's resolution fails: {self.triton_error}" if self.triton_error else "Triton's not run")
-        out.append(f"resolved {len(self.groups)} group(s) of automatic layouts; conversions with fixed layouts: "
+        out.append(f"resolved {len(self.groups)} group(s) of automatic layouts; conversions added: "
                    f"{self.conversions}; modelled cost (loop-weighted) ours {self.cost_ours:.1f}, {versus}")
         return out
 
@@ -119,8 +121,21 @@ def _write_seeding(lines: ModuleLines, seeding: Seeding, counter: list[int]) -> 
         entries += [(_base(v), seeding.encoding[id(v)]) for v in op.results if is_auto(v)]
         _retype(lines, op, entries)
         if op.name == SET_AUTO_LAYOUT:
-            index = lines.of[id(op)].header
-            lines.lines[index] = lines.lines[index].replace(SET_AUTO_LAYOUT, "ttg.convert_layout", 1)
+            _hoist_set_auto_layout(lines, op)
+
+
+_LOCATION = re.compile(r"\s+loc\(.*\)\s*$")
+
+
+def _hoist_set_auto_layout(lines: ModuleLines, op: Operation) -> None:
+    """``%a = gluon.set_auto_layout %v`` becomes ``%a = ttg.convert_layout %v``, moved to right
+    after ``%v`` is defined (outside any loop ``%v`` comes from) and marked as ours: the
+    solver then decides where the value meets the author's layout, and the conversion runs
+    once where ``%v`` is defined, or nowhere if ``%v`` takes that layout."""
+    index = lines.of[id(op)].header
+    line = lines.lines[index].strip().replace(SET_AUTO_LAYOUT, "ttg.convert_layout", 1)
+    lines.lines[index] = ""
+    lines.insert_after_definition(op.operands[0], _LOCATION.sub("", line) + f' loc("{INSERTED}":0:0)')
 
 
 def _retype(lines: ModuleLines, op: Operation, entries: list[tuple[str, str]]) -> None:
@@ -149,6 +164,10 @@ def _functions(module: Module) -> list[Operation]:
     return [op for op in module.walk() if op.name in ("tt.func", "func.func") and op.regions]
 
 
+def _conversions(module: Module) -> int:
+    return sum(1 for op in module.walk() if op.name == "ttg.convert_layout")
+
+
 def _inline_if_needed(module: Module) -> None:
     if any(op.name == "tt.call" and touches_auto(op) for op in module.walk()):
         from triton._C.libtriton import passes
@@ -166,6 +185,7 @@ def resolve_module(module: Module, target: "str | Target | None" = None, compare
     except UnknownTarget as error:
         raise PassFailure(None, f"ll-resolve-auto-layouts: {error}") from None
     original = module.print(debuginfo=True)
+    authors = _conversions(module)
     triton = _triton_resolution(original, module.filename) if compare else None
     try:
         _inline_if_needed(module)
@@ -176,7 +196,9 @@ def resolve_module(module: Module, target: "str | Target | None" = None, compare
         return result
     module.rewrite_text(lambda _text: new_text)
     module.canonicalize()
+    module.cse()
     result.resolved = True
+    result.conversions = _conversions(module) - authors
     result.cost_ours = modelled_cost(module, hw_target)
     if triton is not None:
         resolved_text, error = triton
@@ -220,9 +242,6 @@ def _choose(seeded_module: Module, seeded: list, target: Target, result: Resolut
         keys = solution.keys if solution.optimal else graph.stock_keys()
         result.groups += _group_remarks(graph, keys, seeding, original_of, function)
         rewrite(graph, keys, lines, counter)
-        result.conversions += sum(1 for use in graph.uses if use.consumer in pinned and use.producer not in pinned
-                                  and use.producer is not None
-                                  and graph.value_encoding(use.value, keys) != graph.requirement(use, keys))
     return seeded_module, lines.text()
 
 
@@ -236,7 +255,9 @@ def _free_ops(seeded_module: Module, walk: list) -> tuple[set, dict, dict]:
             free.add(id(op))
             continue
         source, had_auto, auto_results = next(originals)
-        expected = "ttg.convert_layout" if source.name == SET_AUTO_LAYOUT else source.name
+        while source.name == SET_AUTO_LAYOUT:        # moved: one of the marked conversions
+            source, had_auto, auto_results = next(originals)
+        expected = source.name
         if op.name != expected:
             raise TextMismatch(f"the seeded module does not line up with the original ({op.name} for {expected})")
         original_of[id(op)] = source
@@ -261,19 +282,33 @@ def _group_remarks(graph, keys: list[str], seeding: Seeding, original_of: dict, 
         anchor = next((u for u in members if u.op.name in MEMORY_OPS or u.op.name == "tt.reduce"), members[0])
         index = node_of.get((id(anchor.op), anchor.position))
         layout = keys[index] if index is not None else anchor.key
+        node = graph.nodes[index] if index is not None else None
+        choices = len(node.candidates) if node is not None else 1
+        among = f", the cheapest of {choices} candidates by the cost model" if choices > 1 else ""
         fixed = [u for u in group if u.rule.kind == "convert" and u.key == layout]
+        contiguity = _coalesced_for(node) if node is not None else None
         if fixed:
-            why = f"the layout the author fixed at {fixed[0].op.location} (set_auto_layout)"
-        elif anchor.why.startswith("coalesced:") and layout == anchor.key:
-            _tag, dim, vector = anchor.why.split(":")
-            why = f"coalesced for its pointers (dim {dim} contiguous, {vector} elements per access)"
-        elif index is not None and len(graph.nodes[index].candidates) > 1:
-            why = f"the cheapest of {len(graph.nodes[index].candidates)} candidates by the cost model"
+            why = f"the layout the author fixed at {fixed[0].op.location} (set_auto_layout){among}"
+        elif contiguity is not None and contiguity[0] == layout:
+            why = (f"coalesced for its pointers (dim {contiguity[1]} contiguous, {contiguity[2]} elements per "
+                   f"access){among}")
+        elif choices > 1:
+            why = among[2:]
         else:
             why = "the only layout its rules allow"
         remarks.append(GroupRemark(len({id(u.op) for u in members}), f"{anchor.op.name} at {anchor.op.location}",
                                    layout, why))
     return remarks
+
+
+def _coalesced_for(node) -> Optional[tuple[str, int, int]]:
+    """(the coalesced layout, contiguous dim, vector) of a load's or store's node."""
+    if node.op.name not in MEMORY_OPS or node.contiguity is None:
+        return None
+    pointer = node.op.operands[0].tensor_type
+    layout = coalesced(node.stock_key, pointer.shape, node.contiguity.dim, node.contiguity.vector,
+                       pointee_bytes(pointer.element_type))
+    return layout, node.contiguity.dim, min(node.contiguity.vector, 16 // max(1, pointee_bytes(pointer.element_type)))
 
 
 def modelled_cost(module: Module, target: Target) -> float:
