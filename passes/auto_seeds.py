@@ -38,6 +38,7 @@ from typing import Optional
 from ..dialect.attributes import BlockedEncoding
 from .layout_rules import (ELEMENTWISE_OPS, ELEMENTWISE_PREFIXES, MEMORY_OPS, Rule, slice_parts, trans_order)
 from .layout_seeds import coalesced
+from .layout_text import WARP_PARTITIONS
 from .pointer_contiguity import PointerAnalysis, pointee_bytes
 from .snapshot import Operation, Value, ops_under
 
@@ -131,8 +132,6 @@ def build_units(function: Operation, lines) -> list[Unit]:
             continue
         if op.name in ("tt.func", "tt.return", "tt.call"):
             raise Unresolvable(op, "a function boundary with automatic layouts (inline it first)")
-        if op.name == "ttg.warp_specialize" or _in_partition(op):
-            raise Unresolvable(op, "automatic layouts inside a warp-specialized partition")
         if op.name == "scf.yield" and op.parent_op is not None and op.parent_op.name == "scf.for":
             continue      # its operands are uses of the loop's iteration arguments (below)
         if op.name == "scf.for":
@@ -154,13 +153,16 @@ def build_units(function: Operation, lines) -> list[Unit]:
     return units
 
 
-def _in_partition(op: Operation) -> bool:
-    parent = op.parent_op
+def warps_of(op: Operation, lines, num_warps: int) -> int:
+    """The warps that run ``op``: a worker partition's own ``num_warps``, else the module's."""
+    child, parent = op, op.parent_op
     while parent is not None:
-        if parent.name.startswith("ttg.warp_specialize"):
-            return True
-        parent = parent.parent_op
-    return False
+        if parent.name == WARP_PARTITIONS and parent.parent_op is not None:
+            region = next(i for i, r in enumerate(parent.regions) if child.parent is not None
+                          and child.parent.parent is r)
+            return lines.partition_warps(parent.parent_op)[region]
+        child, parent = parent, parent.parent_op
+    return num_warps
 
 
 def _loop_units(loop: Operation) -> list[Unit]:
@@ -227,12 +229,12 @@ def seed_layouts(function: Operation, lines, num_warps: int, lanes: int) -> Seed
             contiguity = pointers.contiguity(pointer)
             dim, vector = (contiguity.dim, contiguity.vector) if contiguity else (len(pointer.tensor_type.shape) - 1, 1)
             give(unit, coalesced_for(pointer.tensor_type.shape, pointee_bytes(pointer.tensor_type.element_type),
-                                     dim, vector, num_warps, lanes), f"coalesced:{dim}:{vector}")
+                                     dim, vector, warps_of(unit.op, lines, num_warps), lanes), f"coalesced:{dim}:{vector}")
             spread()
     for unit in units:                      # 3. the rest: one element per thread, coalesced
         if unit.key is None:
             shape = _key_shape(unit)
-            give(unit, coalesced_for(shape, 4, len(shape) - 1, 1, num_warps, lanes), "default")
+            give(unit, coalesced_for(shape, 4, len(shape) - 1, 1, warps_of(unit.op, lines, num_warps), lanes), "default")
             spread()
     seeding = Seeding(units, encoding, values)
     for unit in units:
