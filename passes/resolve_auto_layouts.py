@@ -359,7 +359,7 @@ class ResolveAutoLayouts(ModulePass):
     def apply(self, module: Module, context: PassContext) -> None:
         resolution = resolve_module(module, context.target, compare=self.compare)
         if not resolution.resolved and resolution.reason != "no automatic layouts":
-            raise PassFailure(None, f"{self.name}: {resolution.reason}")
+            raise PassFailure(None, resolution.reason)
         if context.remarks or self.report:
             for line in resolution.remarks():
                 context.report(f"{module.filename}: remark: [{self.name}] {line}")
