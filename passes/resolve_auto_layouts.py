@@ -18,7 +18,8 @@ automatic layouts):
    rules, candidates, costs and solver; loads, stores and reductions may change layout), with
    every op the author laid out pinned to its layout: the solver picks each automatic value's
    layout and where each conversion runs (once, outside a loop, where that is cheapest);
-3. the module rewritten and canonicalized (no-op conversions fold away).
+3. the module rewritten; conversions of index arithmetic recomputed in the layout they are
+   needed in instead (:mod:`.rematerialize`), then canonicalized (no-op conversions fold away).
 
 Every conversion left is an ordinary ``ttg.convert_layout``: ``ll-lower-conversions`` plans,
 verifies and simulates it like any other.  Remarks give, per group of tied automatic values,
@@ -50,6 +51,7 @@ from .layout_seeds import coalesced
 from .layout_solver import assignment_work, solve
 from .layout_text import ModuleLines, TextMismatch
 from .pointer_contiguity import pointee_bytes
+from .rematerialize import rematerialize_conversions
 from .snapshot import Module, Operation, parse_module
 
 INSERTED = "ll-resolve-auto"          # the location of the conversions step 1 inserts
@@ -72,6 +74,7 @@ class Resolution:
     reason: str = ""
     groups: list[GroupRemark] = field(default_factory=list)
     conversions: int = 0             # conversions added (the module's less the author's)
+    recomputed: int = 0              # conversions of index arithmetic recomputed instead (.rematerialize)
     cost_ours: float = 0.0
     cost_triton: Optional[float] = None
     triton_error: str = ""
@@ -82,8 +85,9 @@ class Resolution:
         out = [f"group {i + 1} ({g.ops} ops, {g.anchor}): {g.layout}: {g.why}" for i, g in enumerate(self.groups)]
         versus = (f"Triton's resolution {self.cost_triton:.1f}" if self.cost_triton is not None else
                   f"Triton's resolution fails: {self.triton_error}" if self.triton_error else "Triton's not run")
+        recomputed = f" (index arithmetic recomputed for {self.recomputed} more)" if self.recomputed else ""
         out.append(f"resolved {len(self.groups)} group(s) of automatic layouts; conversions added: "
-                   f"{self.conversions}; modelled cost (loop-weighted) ours {self.cost_ours:.1f}, {versus}")
+                   f"{self.conversions}{recomputed}; modelled cost (loop-weighted) ours {self.cost_ours:.1f}, {versus}")
         return out
 
 
@@ -195,6 +199,7 @@ def resolve_module(module: Module, target: "str | Target | None" = None, compare
         result.reason = str(error).splitlines()[0]
         return result
     module.rewrite_text(lambda _text: new_text)
+    result.recomputed = rematerialize_conversions(module)
     module.canonicalize()
     module.cse()
     result.resolved = True

@@ -7,7 +7,10 @@
 // (threadsPerWarp = [32, 1]), which reads rows of 2 bytes per lane: uncoalesced.  Triton
 // would spread #COL back onto the load (and load through it); ours prices both: the load
 // takes the coalesced layout its row-contiguous, 16-byte aligned pointers allow (8 f16 per
-// access), and one conversion to #COL follows the load.
+// access), and one conversion to #COL follows the load.  The offsets the store needs in #COL
+// are computed again in #COL rather than converted (passes/rematerialize.py): converted, our
+// island would hide their alignment from Triton's axis analysis and the loads would not
+// vectorize.
 
 // CHECK-DAG: #[[COL:blocked[0-9]*]] = #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [32, 1], warpsPerCTA = [1, 4], order = [0, 1]}>
 // CHECK-DAG: #[[ROW:blocked[0-9]*]] = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
@@ -19,11 +22,7 @@
 // REMARK: group 1 ({{[0-9]+}} ops, tt.load at {{.*}}): #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>: coalesced for its pointers (dim 1 contiguous, 8 elements per access), the cheapest of 2 candidates by the cost model
 // REMARK: modelled cost (loop-weighted) ours [[OURS:[0-9.]+]], Triton's resolution {{[0-9.]+}}
 
-// PTX: ld.global
-// (16-byte loads under 3.9; under 3.6 the model converts the 64x1 row offsets instead of the
-// loaded tile's offsets, and Triton's axis analysis cannot see through the island that
-// lowers that conversion, so the loads stay scalar: rematerializing index arithmetic per
-// layout instead of converting it is not done yet.)
+// PTX: ld.global.v4.b32
 
 #COL = #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [32, 1], warpsPerCTA = [1, 4], order = [0, 1]}>
 module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.target = "cuda:90", "ttg.threads-per-warp" = 32 : i32} {
