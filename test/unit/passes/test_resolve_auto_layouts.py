@@ -143,3 +143,14 @@ def test_unresolvable_op_is_a_clear_failure():
     module = parse_module(text, "r.mlir")
     with pytest.raises(IRError, match=r"error: \[ll-resolve-auto-layouts\] r.mlir:\d+:\d+: tt.reshape: no layout rule"):
         run_pipeline(module, [ResolveAutoLayouts(compare=False)], PassContext())
+
+
+def test_transpose_recomputes_its_offsets_and_vectorizes_both_sides():
+    """The transpose's tile is loaded row-coalesced and stored column-coalesced, one conversion
+    of the data between; its offsets, needed in both layouts, are recomputed rather than
+    converted (passes/rematerialize.py), so Triton's axis analysis still sees their alignment."""
+    kernel, caught = _compile_with_ours("transpose")
+    ptx = kernel.asm["ptx"]
+    assert caught == []
+    assert "ld.global.v4.b32" in ptx and "st.global.v4.b32" in ptx
+    assert not re.search(r"(ld|st)\.global\.b32", ptx)
