@@ -34,6 +34,7 @@ op Failed to infer return type"); this pass gives the load, the store and the in
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -340,9 +341,13 @@ main()
 def _triton_resolution(text: str, filename: str) -> tuple[Optional[str], str]:
     """Triton's own resolution of ``text`` (in a subprocess: it may abort): (resolved text,
     "") or (None, Triton's first error line)."""
+    # the child imports this package from where this process did (an installed copy, or the
+    # benchmarks' symlink to a checkout)
+    package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (package_parent, os.environ.get("PYTHONPATH")) if p))
     try:
         run = subprocess.run([sys.executable, "-c", _STOCK_SCRIPT], input=text, capture_output=True, text=True,
-                             timeout=120)
+                             timeout=120, env=env)
     except subprocess.TimeoutExpired:
         return None, "timed out"
     if run.returncode == 0:
