@@ -13,7 +13,8 @@ that read no memory and whose layouts follow one another by the rules below, fro
 
 * ``tt.make_range``, ``tt.splat`` of a scalar, a splat ``arith.constant``: the leaves;
 * ``tt.broadcast``, ``tt.addptr`` and ``arith`` integer ops: operands in the result's layout;
-* ``tt.expand_dims`` on axis ``a``: its operand in ``#ttg.slice<{dim = a, parent = L}>``.
+* ``tt.expand_dims`` on axis ``a``: its operand in ``#ttg.slice<{dim = a, parent = L}>``;
+* ``ttg.convert_layout``: its operand recomputed in the layout needed (no copy of the op).
 
 The chain is copied, each op in the layout the conversion's result needs (a value needed in
 two layouts is copied twice), right after the operand's definition; the conversion then goes
@@ -64,7 +65,8 @@ def _chain(value: Value, lines: ModuleLines) -> Optional[list[Operation]]:
             continue
         seen.add(id(op))
         ops.append(op)
-        if len(ops) > MAX_CHAIN or not (op.name in _LEAVES or op.name in _SAME_LAYOUT or op.name == "tt.expand_dims"):
+        if len(ops) > MAX_CHAIN or not (op.name in _LEAVES or op.name in _SAME_LAYOUT
+                                        or op.name in ("tt.expand_dims", "ttg.convert_layout")):
             return None
         if op.name == "arith.constant" and "dense<" not in lines.header(op):
             return None
@@ -117,6 +119,8 @@ def rematerialize_conversions(module: Module) -> int:
 
         def copy(value: Value, encoding: str) -> str:
             key = (id(value), encoding)
+            if value.defining_op.name == "ttg.convert_layout":    # an earlier conversion: recompute past it
+                return copy(value.defining_op.operands[0], encoding)
             if key not in copies:
                 op = value.defining_op
                 header = lines.header(op)

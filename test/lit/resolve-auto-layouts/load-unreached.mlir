@@ -1,6 +1,7 @@
 // RUN: ll-opt %s -p 'll-resolve-auto-layouts' | FileCheck %s
 // RUN: ll-opt %s -p 'll-resolve-auto-layouts' --remarks 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
 // RUN: ll-opt %s -p 'll-resolve-auto-layouts{compare=false},ll-lower-conversions' --emit ptx | FileCheck %s --check-prefix=PTX
+// RUN: ll-opt %s -p 'll-resolve-auto-layouts{compare=false}' | FileCheck %s --check-prefix=INT
 
 // A 64x64 f16 tile loaded with no layout (its pointers reached by no fixed layout), then
 // handed to a layout the author fixed for the store: #COL, one row element per lane
@@ -23,6 +24,11 @@
 // REMARK: modelled cost (loop-weighted) ours [[OURS:[0-9.]+]], Triton's resolution {{[0-9.]+}}
 
 // PTX: ld.global.v4.b32
+
+// No integer tensor is converted: the offsets are recomputed in each layout.
+// INT: tt.func
+// INT-NOT: ttg.convert_layout {{.*}}xi32
+// INT: tt.return
 
 #COL = #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [32, 1], warpsPerCTA = [1, 4], order = [0, 1]}>
 module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.target = "cuda:90", "ttg.threads-per-warp" = 32 : i32} {
