@@ -1,7 +1,7 @@
 """Gluon written with no layouts, resolved by linear_layouts (no GPU needed: compiled for sm_90).
 
-    python examples/gluon_auto.py            # the layouts each kernel got, and why
-    python examples/gluon_auto.py --stock    # the same kernels with Triton's own resolution
+    python docs/examples/gluon_auto.py            # the layouts each kernel got, and why
+    python docs/examples/gluon_auto.py --stock    # the same kernels with Triton's own resolution
 
 Stock Triton rejects both kernels: no layout reaches the column sum's index vectors, and the
 transpose's tile; with ``enable(resolve_auto_layouts=True)`` they compile."""
