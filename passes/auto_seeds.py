@@ -9,7 +9,7 @@ author's layout meets an automatic one with ``gluon.set_auto_layout %v : T<auto>
 
 Each op that touches automatic values gets a :class:`~.layout_rules.Rule` (the same rules as
 ``ll-assign-layouts``: elementwise, source, ``expand_dims``, ``reduce``, ``trans``, loads and
-stores, ``scf.for`` iteration arguments) and a *key*; its values' encodings follow from the
+stores, ``scf.for`` iteration arguments, ``scf.if`` results) and a *key*; its values' encodings follow from the
 key.  Keys spread from op to op both ways, from these seeds, in this order:
 
 1. the layouts the author fixed (``set_auto_layout``'s result): its operand is asked for it;
@@ -72,7 +72,7 @@ class Unit:
     rule: Rule
     defines: list[Value]                               # values whose encoding is rule.result(key)
     uses: list[tuple[Value, Operation, int]]           # (value, consuming op, operand number)
-    position: int = -1                                 # scf.for: which iteration argument
+    position: int = -1                                 # scf.for: which iteration argument; scf.if: which result
     key: Optional[str] = None
     why: str = ""                                      # the seed that gave the key, if any
 
@@ -132,10 +132,13 @@ def build_units(function: Operation, lines) -> list[Unit]:
             continue
         if op.name in ("tt.func", "tt.return", "tt.call"):
             raise Unresolvable(op, "a function boundary with automatic layouts (inline it first)")
-        if op.name == "scf.yield" and op.parent_op is not None and op.parent_op.name == "scf.for":
-            continue      # its operands are uses of the loop's iteration arguments (below)
+        if op.name == "scf.yield" and op.parent_op is not None and op.parent_op.name in ("scf.for", "scf.if"):
+            continue      # its operands are uses of the loop's iteration arguments or the if's results (below)
         if op.name == "scf.for":
             units += _loop_units(op)
+            continue
+        if op.name == "scf.if" and len(op.regions) == 2 and all(r.blocks for r in op.regions):
+            units += _branch_units(op)
             continue
         if op.name.startswith("scf."):
             raise Unresolvable(op, "automatic layouts through this control flow are left to Triton's resolution")
@@ -175,6 +178,13 @@ def _loop_units(loop: Operation) -> list[Unit]:
         units.append(Unit(loop, Rule("identity", ""), [body.arguments[1 + i], result],
                           [(loop.operands[3 + i], loop, 3 + i), (terminator.operands[i], terminator, i)], position=i))
     return units
+
+
+def _branch_units(branch: Operation) -> list[Unit]:
+    """One unit per automatic result of an ``scf.if``: the result and what both branches yield."""
+    yields = [region.blocks[0].operations[-1] for region in branch.regions]
+    return [Unit(branch, Rule("identity", ""), [result], [(y.operands[i], y, i) for y in yields], position=i)
+            for i, result in enumerate(branch.results) if is_auto(result)]
 
 
 def seed_layouts(function: Operation, lines, num_warps: int, lanes: int) -> Seeding:

@@ -240,7 +240,7 @@ def _choose(seeded_module: Module, seeded: list, target: Target, result: Resolut
     for function, seeding in zip(_functions(seeded_module), seedings):
         graph = build_graph(function, lines, reorder_reductions=True, memory_ops=True)
         pinned = frozenset(n.index for n in graph.nodes
-                           if not (id(n.op) in free_ops if n.position < 0 or n.op.name != "scf.for"
+                           if not (id(n.op) in free_ops if n.position < 0
                                    else n.position in free_loop_positions.get(id(n.op), ())))
         propose_candidates(graph, pinned)
         costs = make_costs(graph, target)
@@ -269,7 +269,7 @@ def _free_ops(seeded_module: Module, walk: list) -> tuple[set, dict, dict]:
         original_of[id(op)] = source
         if had_auto:
             free.add(id(op))
-        if op.name == "scf.for":
+        if op.name in ("scf.for", "scf.if", "scf.while"):
             loops[id(op)] = auto_results
     return free, loops, original_of
 
@@ -279,7 +279,7 @@ def _group_remarks(graph, keys: list[str], seeding: Seeding, original_of: dict, 
     for node in graph.nodes:
         source = original_of.get(id(node.op))
         if source is not None:
-            node_of[(id(source), node.position if node.op.name == "scf.for" else -1)] = node.index
+            node_of[(id(source), node.position)] = node.index
     remarks = []
     for group in seeding.groups:
         members = [u for u in group if u.rule.kind != "convert"]

@@ -57,6 +57,15 @@ def accumulate(src, dst, K, N: gl.constexpr):
 
 
 @gluon.jit
+def branch(src, dst, flag, N: gl.constexpr):
+    i = gl.arange(0, N)
+    x = gl.load(src + i)
+    if flag > 0:
+        x = x * 2.0
+    gl.store(dst + i, x)
+
+
+@gluon.jit
 def conflict(src, dst, N: gl.constexpr):
     L1: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
     L4: gl.constexpr = gl.BlockedLayout([4], [32], [4], [0])
@@ -86,6 +95,7 @@ KERNELS = {
     "column_sum": (column_sum, _POINTERS, {"M": 64, "N": 128}),
     "row_softmax": (row_softmax, _POINTERS, {"M": 16, "N": 256}),
     "accumulate": (accumulate, {**_POINTERS, "K": "i32"}, {"N": 1024}),
+    "branch": (branch, {**_POINTERS, "flag": "i32"}, {"N": 1024}),
     "conflict": (conflict, _POINTERS, {"N": 512}),
     "reshape_fixed": (reshape_fixed, _POINTERS, {"N": 1024}),
 }

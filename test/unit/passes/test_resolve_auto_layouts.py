@@ -67,7 +67,7 @@ def test_stock_rejects_and_ours_compiles(name):
     assert "#gluon" not in kernel.asm["ttgir"]
 
 
-@pytest.mark.parametrize("name", ["copy", "column_sum", "row_softmax", "accumulate"])
+@pytest.mark.parametrize("name", ["copy", "column_sum", "row_softmax", "accumulate", "branch"])
 def test_loads_vectorize(name):
     """Every load of these kernels reads 16-byte aligned, row-contiguous f32: ours loads 4 at a
     time."""
