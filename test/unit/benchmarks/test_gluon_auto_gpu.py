@@ -36,13 +36,18 @@ def test_dry_compiles_every_form_and_ours_resolves_every_auto_form(tmp_path):
     assert any(name.startswith("gluon_auto_dry_") for name in os.listdir(tmp_path))
 
 
-def test_render_ratios_and_failures():
-    rows = [{"name": "copy", "ms": {"expert": 1.0, "auto_ours": 1.02, "auto_triton": 1.0, "newcomer": 2.0},
-             "error": {}, "exact": {"auto_ours": True}, "close": {"auto_ours": True}, "fell_back": False},
-            {"name": "transpose", "ms": {"expert": 2.0, "auto_ours": 2.2, "newcomer": 10.0},
-             "error": {"auto_triton": "found conflicting encodings for value:"}, "exact": {"auto_ours": False},
-             "close": {"auto_ours": True}, "fell_back": False}]
-    text = gluon_auto_gpu.render(rows, 3, "H100", "triton x")
+def test_summary_and_render_from_made_up_runs():
+    def run(ms, digest, equal=True, close=True):
+        return {"ms": ms, "digest": digest, "fell_back": False, "equal_reference": equal, "close_reference": close}
+    runs = {"expert": [{"copy": run(1.0, 7), "transpose": run(2.0, 9)}] * 2,
+            "auto_ours": [{"copy": run(1.02, 7), "transpose": run(2.2, 8, equal=False)}] * 2,
+            "auto_triton": [{"copy": run(1.0, 7), "transpose": {"error": "found conflicting encodings for value:"}}] * 2,
+            "newcomer": [{"copy": run(2.0, 7), "transpose": run(10.0, 9)}] * 2}
+    rows = gluon_auto_gpu.summarize(runs)
+    assert rows[1]["error"] == {"auto_triton": "found conflicting encodings for value:"}
+    assert rows[1]["exact"] == {"expert": True, "auto_ours": False, "newcomer": True}
+    text = gluon_auto_gpu.render(rows, 2, "H100", "triton x")
     assert "auto with ours / expert: geomean **1.059**, worst **1.100** over 2 kernels" in text
     assert "Triton's resolution compiles 1 of 2 auto forms; ours / Triton's geomean **1.020**, >= 10% faster on 0" in text
-    assert "| transpose | 2.0000 | 2.2000 | fails | 10.0000 | 1.100 | - | 5.000 | no (close) | auto_triton: found" in text
+    assert "ours bit-identical to the expert's on 1/2; every mode that compiles equal to or within tolerance" in text
+    assert "| transpose | 2.0000 | 2.2000 | fails | 10.0000 | 1.100 | - | 5.000 | no / close | auto_triton: found" in text
