@@ -106,6 +106,8 @@ def coalesced_for(shape, element_bytes: int, dim: int, vector: int, num_warps: i
 
 def _rule(op: Operation, header: str) -> Rule:
     name = op.name
+    if name == "ttg.convert_layout" and is_auto(op.results[0]):
+        return Rule("identity", "")      # a conversion to an automatic layout: ours to place or drop
     if name == SET_AUTO_LAYOUT or name == "ttg.convert_layout":
         return Rule("convert", op.results[0].tensor_type.encoding)
     if name in ("tt.splat", "tt.make_range") or (name == "arith.constant" and "dense<" in header):

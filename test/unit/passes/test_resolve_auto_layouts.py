@@ -154,3 +154,49 @@ def test_transpose_recomputes_its_offsets_and_vectorizes_both_sides():
     assert caught == []
     assert "ld.global.v4.b32" in ptx and "st.global.v4.b32" in ptx
     assert not re.search(r"(ld|st)\.global\.b32", ptx)
+
+
+# --------------------------------------------------------------------------- random programs made automatic
+
+_SLICE = re.compile(r"#ttg\.slice<\{dim = \d+, parent = #ttg\.blocked<\{[^}]*\}>\}>")
+_BLOCKED = re.compile(r"#ttg\.blocked<\{[^}]*\}>")
+
+
+def _made_automatic(text):
+    """Every layout of a random program (tools/random_programs: blocked and slices of blocked)
+    made #gluon.auto_encoding; its conversions become conversions to an automatic layout,
+    which the resolution places or drops."""
+    return _BLOCKED.sub("#gluon.auto_encoding", _SLICE.sub("#gluon.auto_encoding", text))
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_random_programs_made_automatic_compute_the_same(seed):
+    """Random kernels (ranges, splats, constants, adds, broadcasts, max-reductions, branches,
+    loops with loads and stores, transposes) with every layout automatic: ours resolves each,
+    and what every store computes is the original program's (conversions looked through)."""
+    import random
+
+    from linear_layouts.tools.random_programs import random_program, structure
+    text = random_program(random.Random(seed), steps=8, kernel=True, transposes=True, loop_loads=True)
+    module = parse_module(_made_automatic(text), f"auto{seed}.mlir", safe=False)
+    resolution = resolve_module(module, compare=False)
+    assert resolution.resolved, resolution.reason
+    assert not has_auto_layouts(module.print())
+    assert structure(module) == structure(parse_module(text, f"random{seed}.mlir", safe=False))
+
+
+@pytest.mark.parametrize("seed", [3, 11])
+def test_random_programs_made_automatic_compile_to_ptx(seed, tmp_path):
+    import random
+    import subprocess
+    import sys
+
+    from linear_layouts.tools.random_programs import random_program
+    text = random_program(random.Random(seed), steps=8, kernel=True, transposes=True, loop_loads=True)
+    path = tmp_path / f"auto{seed}.mlir"
+    path.write_text(_made_automatic(text))
+    ll_opt = pathlib.Path(sys.executable).parent / "ll-opt"
+    run = subprocess.run([str(ll_opt), str(path), "-p", "ll-resolve-auto-layouts{compare=false},ll-lower-conversions",
+                          "--emit", "ptx"], capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert ".entry random" in run.stdout
