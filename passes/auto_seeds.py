@@ -9,7 +9,8 @@ author's layout meets an automatic one with ``gluon.set_auto_layout %v : T<auto>
 
 Each op that touches automatic values gets a :class:`~.layout_rules.Rule` (the same rules as
 ``ll-assign-layouts``: elementwise, source, ``expand_dims``, ``reduce``, ``trans``, loads and
-stores, ``scf.for`` iteration arguments, ``scf.if`` results) and a *key*; its values' encodings follow from the
+stores, ``scf.for`` iteration arguments, ``scf.if`` results, ``scf.while`` carried values) and a
+*key*; its values' encodings follow from the
 key.  Keys spread from op to op both ways, from these seeds, in this order:
 
 1. the layouts the author fixed (``set_auto_layout``'s result): its operand is asked for it;
@@ -134,8 +135,12 @@ def build_units(function: Operation, lines) -> list[Unit]:
             continue
         if op.name in ("tt.func", "tt.return", "tt.call"):
             raise Unresolvable(op, "a function boundary with automatic layouts (inline it first)")
-        if op.name == "scf.yield" and op.parent_op is not None and op.parent_op.name in ("scf.for", "scf.if"):
-            continue      # its operands are uses of the loop's iteration arguments or the if's results (below)
+        if op.name in ("scf.yield", "scf.condition") and op.parent_op is not None and \
+                op.parent_op.name in ("scf.for", "scf.if", "scf.while"):
+            continue      # its operands are uses of the loop's carried values or the if's results (below)
+        if op.name == "scf.while" and len(op.regions) == 2 and all(r.blocks for r in op.regions):
+            units += _while_units(op)
+            continue
         if op.name == "scf.for":
             units += _loop_units(op)
             continue
@@ -187,6 +192,21 @@ def _branch_units(branch: Operation) -> list[Unit]:
     yields = [region.blocks[0].operations[-1] for region in branch.regions]
     return [Unit(branch, Rule("identity", ""), [result], [(y.operands[i], y, i) for y in yields], position=i)
             for i, result in enumerate(branch.results) if is_auto(result)]
+
+
+def _while_units(loop: Operation) -> list[Unit]:
+    """One unit per automatic value an ``scf.while`` carries: its initial value, both regions'
+    arguments, what ``scf.condition`` forwards, what the after region yields and the result."""
+    before, after = (region.blocks[0] for region in loop.regions)
+    condition, yielded = before.operations[-1], after.operations[-1]
+    units = []
+    for i, result in enumerate(loop.results):
+        if not is_auto(result):
+            continue
+        units.append(Unit(loop, Rule("identity", ""), [before.arguments[i], after.arguments[i], result],
+                          [(loop.operands[i], loop, i), (condition.operands[i + 1], condition, i + 1),
+                           (yielded.operands[i], yielded, i)], position=i))
+    return units
 
 
 def seed_layouts(function: Operation, lines, num_warps: int, lanes: int) -> Seeding:

@@ -251,13 +251,18 @@ class ModuleLines:
         if not found:
             raise TextMismatch(f"{op.name} at line {self.of[id(op)].header + 1} does not print {old[:60]}")
 
-    def replace_each_type(self, op: Operation, pattern: "re.Pattern", choose: Callable[[str], str]) -> int:
+    def replace_each_type(self, op: Operation, pattern: "re.Pattern", choose: Callable[[str], str],
+                          after_label: bool = False) -> int:
         """Each match of ``pattern`` (a tensor type; group 1 its shape and element type) in the
         op's types, in print order, becomes ``choose(group 1)``; returns how many matched.  For
         types that all print one placeholder encoding (Gluon's ``#gluon.auto_encoding``) but
-        each need their own."""
+        each need their own.  ``after_label``: an ``scf.while``'s ``^bb0(...)`` line of its
+        after region instead (its arguments' types)."""
         count = 0
-        for index in self._type_lines(op):
+        placed = self.of[id(op)]
+        indices = ([placed.after_label] if placed.after_label is not None else []) if after_label else \
+            self._type_lines(op)
+        for index in indices:
             line, n = pattern.subn(lambda m: choose(m.group(1)), self.lines[index])
             self.lines[index], count = line, count + n
         return count

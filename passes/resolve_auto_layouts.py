@@ -125,6 +125,8 @@ def _write_seeding(lines: ModuleLines, seeding: Seeding, counter: list[int]) -> 
                    if is_auto(v)]
         entries += [(_base(v), seeding.encoding[id(v)]) for v in op.results if is_auto(v)]
         _retype(lines, op, entries)
+        if op.name == "scf.while":          # its after region's arguments: the carried values
+            _retype(lines, op, [(_base(v), seeding.encoding[id(v)]) for v in op.results if is_auto(v)], after_label=True)
         if op.name == SET_AUTO_LAYOUT:
             _hoist_set_auto_layout(lines, op)
 
@@ -143,7 +145,7 @@ def _hoist_set_auto_layout(lines: ModuleLines, op: Operation) -> None:
     lines.insert_after_definition(op.operands[0], _LOCATION.sub("", line) + f' loc("{INSERTED}":0:0)')
 
 
-def _retype(lines: ModuleLines, op: Operation, entries: list[tuple[str, str]]) -> None:
+def _retype(lines: ModuleLines, op: Operation, entries: list[tuple[str, str]], after_label: bool = False) -> None:
     """Each automatic type the op prints, in order, takes the encoding of the next of its
     values with that shape and element type (operands, then results; a type printed once for
     several values takes the first's)."""
@@ -160,7 +162,7 @@ def _retype(lines: ModuleLines, op: Operation, entries: list[tuple[str, str]]) -
             return f"tensor<{base}, {last[base]}>"
         raise TextMismatch(f"{op.name} at {op.location}: a type with automatic layout matches none of its values")
 
-    lines.replace_each_type(op, _AUTO_TYPE, choose)
+    lines.replace_each_type(op, _AUTO_TYPE, choose, after_label)
 
 
 # --------------------------------------------------------------------------- the driver

@@ -172,12 +172,12 @@ def _made_automatic(text):
 @pytest.mark.parametrize("seed", range(16))
 def test_random_programs_made_automatic_compute_the_same(seed):
     """Random kernels (ranges, splats, constants, adds, broadcasts, max-reductions, branches,
-    loops with loads and stores, transposes) with every layout automatic: ours resolves each,
+    scf.for loops with loads and stores, scf.while loops, transposes) with every layout automatic: ours resolves each,
     and what every store computes is the original program's (conversions looked through)."""
     import random
 
     from linear_layouts.tools.random_programs import random_program, structure
-    text = random_program(random.Random(seed), steps=8, kernel=True, transposes=True, loop_loads=True)
+    text = random_program(random.Random(seed), steps=8, kernel=True, transposes=True, loop_loads=True, whiles=True)
     module = parse_module(_made_automatic(text), f"auto{seed}.mlir", safe=False)
     resolution = resolve_module(module, compare=False)
     assert resolution.resolved, resolution.reason
@@ -192,7 +192,7 @@ def test_random_programs_made_automatic_compile_to_ptx(seed, tmp_path):
     import sys
 
     from linear_layouts.tools.random_programs import random_program
-    text = random_program(random.Random(seed), steps=8, kernel=True, transposes=True, loop_loads=True)
+    text = random_program(random.Random(seed), steps=8, kernel=True, transposes=True, loop_loads=True, whiles=True)
     path = tmp_path / f"auto{seed}.mlir"
     path.write_text(_made_automatic(text))
     ll_opt = pathlib.Path(sys.executable).parent / "ll-opt"
