@@ -196,15 +196,15 @@ def resolve_module(module: Module, target: "str | Target | None" = None, compare
     triton = _triton_resolution(original, module.filename) if compare else None
     try:
         _inline_if_needed(module)
-        text, seeded = _seed(module)
-        chosen, new_text = _choose(parse_module(text, module.filename, safe=module.safe), seeded, hw_target, result)
+        seeded = _seed(module)
+        new_text = _choose(parse_module(seeded.text, module.filename, safe=module.safe), seeded, hw_target, result)
+        module.rewrite_text(lambda _text: new_text)
+        result.recomputed = rematerialize_conversions(module)
+        module.canonicalize()
+        module.cse()
     except (Unresolvable, TextMismatch, IRError) as error:
         result.reason = str(error).splitlines()[0]
         return result
-    module.rewrite_text(lambda _text: new_text)
-    result.recomputed = rematerialize_conversions(module)
-    module.canonicalize()
-    module.cse()
     result.resolved = True
     result.conversions = _conversions(module) - authors
     result.cost_ours = modelled_cost(module, hw_target)
@@ -217,9 +217,19 @@ def resolve_module(module: Module, target: "str | Target | None" = None, compare
     return result
 
 
-def _seed(module: Module) -> tuple[str, list]:
-    """Step 1 over every function: the module text with first layouts, and per op of the walk
-    whether it had automatic layouts (what the solver may change)."""
+@dataclass
+class Seeded:
+    """Step 1's result: the module text with first layouts; per op of the original's walk,
+    (op, whether it had automatic layouts, which of its results were automatic); per function,
+    its :class:`~.auto_seeds.Seeding`."""
+
+    text: str
+    walk: list
+    seedings: list
+
+
+def _seed(module: Module) -> Seeded:
+    """Step 1 over every function (see :class:`Seeded`)."""
     lines = ModuleLines(module, module.print(debuginfo=True))
     counter = [0]
     seedings = []
@@ -230,16 +240,16 @@ def _seed(module: Module) -> tuple[str, list]:
         seedings.append(seeding)
     walk = [(op, touches_auto(op) and op.name != SET_AUTO_LAYOUT,
              {i for i, v in enumerate(op.results) if is_auto(v)}) for op in module.walk()]
-    return lines.text(), [walk, seedings]
+    return Seeded(lines.text(), walk, seedings)
 
 
-def _choose(seeded_module: Module, seeded: list, target: Target, result: Resolution) -> tuple[Module, str]:
-    """Steps 2 and 3: the solver over the seeded module, automatic ops free, the rest pinned."""
-    walk, seedings = seeded
-    free_ops, free_loop_positions, original_of = _free_ops(seeded_module, walk)
+def _choose(seeded_module: Module, seeded: Seeded, target: Target, result: Resolution) -> str:
+    """Step 2: the solver over the seeded module, automatic ops free, the rest pinned; returns
+    the rewritten text."""
+    free_ops, free_loop_positions, original_of = _free_ops(seeded_module, seeded.walk)
     lines = ModuleLines(seeded_module, seeded_module.print(debuginfo=True))
     counter = [0]
-    for function, seeding in zip(_functions(seeded_module), seedings):
+    for function, seeding in zip(_functions(seeded_module), seeded.seedings):
         graph = build_graph(function, lines, reorder_reductions=True, memory_ops=True)
         pinned = frozenset(n.index for n in graph.nodes
                            if not (id(n.op) in free_ops if n.position < 0
@@ -250,12 +260,13 @@ def _choose(seeded_module: Module, seeded: list, target: Target, result: Resolut
         keys = solution.keys if solution.optimal else graph.stock_keys()
         result.groups += _group_remarks(graph, keys, seeding, original_of, function)
         rewrite(graph, keys, lines, counter)
-    return seeded_module, lines.text()
+    return lines.text()
 
 
 def _free_ops(seeded_module: Module, walk: list) -> tuple[set, dict, dict]:
     """Line the seeded module's ops up with the original's (the conversions step 1 inserted
-    are the extra ones): which ops had automatic layouts, and which scf.for positions."""
+    are the extra ones): which ops had automatic layouts, which positions of loops and branches,
+    and each op's original."""
     free, loops, original_of = set(), {}, {}
     originals = iter(walk)
     for op in seeded_module.walk():
