@@ -75,6 +75,7 @@ from .lower_conversions import LowerConversions
 from .options import Mode, OptionError, VerifyLevel, parse_flag, parse_methods, parse_word
 from .parsing import triton_module_from_text
 from .pipeline import PipelineError, parse_pipeline, pipeline_text
+from .resolve_auto_layouts import has_auto_layouts, resolve_module
 from .snapshot import parse_module
 from .verified_islands import source_fingerprint
 from .version import __version__
@@ -92,6 +93,9 @@ class PluginConfig:
     mode: Mode
     passes: tuple[ModulePass, ...]
     remarks: bool = False
+    # Gluon kernels: our ll-resolve-auto-layouts gives their automatic layouts concrete ones
+    # before Triton's resolution (which then finds nothing left), in the ``ttgir`` stage.
+    resolve_auto_layouts: bool = False
 
     @property
     def pipeline(self) -> str:
@@ -111,7 +115,8 @@ class PluginConfig:
 
     @property
     def cache_key(self) -> str:
-        return f"linear_layouts-{__version__}-{source_fingerprint()}-{self.mode}-{self.pipeline}"
+        resolve = "-resolve-auto-layouts" if self.resolve_auto_layouts else ""
+        return f"linear_layouts-{__version__}-{source_fingerprint()}-{self.mode}-{self.pipeline}{resolve}"
 
     @property
     def cache_hash(self) -> str:
@@ -153,7 +158,8 @@ def hook_consulted_for_cache_key() -> bool:
 
 def enable(mode: Union[Mode, str] = Mode.LINEAR, *, only: Union[None, str, Sequence[Method]] = None,
            report: bool = False, remarks: bool = False, pipeline: Optional[str] = None,
-           verify: Union[VerifyLevel, str] = VerifyLevel.EMITTED, assign_layouts: bool = False) -> PluginConfig:
+           verify: Union[VerifyLevel, str] = VerifyLevel.EMITTED, assign_layouts: bool = False,
+           resolve_auto_layouts: bool = False) -> PluginConfig:
     """Run our passes in every kernel compiled from now on.
 
     ``mode`` is ``"linear"`` (our layout engine) or ``"legacy"`` (the pre-linear-layouts
@@ -164,7 +170,10 @@ def enable(mode: Union[Mode, str] = Mode.LINEAR, *, only: Union[None, str, Seque
     ``"emitted"`` (default: every island is executed by the emitted-code simulator before it is
     used, and one that fails is left to Triton) or ``"plan"`` (only the plan verifier; cheaper
     compiles, see the README).  ``assign_layouts`` first re-chooses the layouts of every
-    kernel's tensors by modelled cost (``ll-assign-layouts``; opt-in, see the README).  Every
+    kernel's tensors by modelled cost (``ll-assign-layouts``; opt-in, see the README).
+    ``resolve_auto_layouts`` gives a Gluon kernel's automatic layouts (``gl.AutoLayout()``,
+    ``gl.CoalescedLayout()``) concrete ones by modelled cost (``ll-resolve-auto-layouts``, in
+    the ``ttgir`` stage; opt-in, see docs/gluon-auto-layouts.md).  Every
     value is read into its type here (``passes.options``);
     a bad one is a :class:`PluginError` naming it, and the plugin stays as it was.
     """
@@ -172,7 +181,7 @@ def enable(mode: Union[Mode, str] = Mode.LINEAR, *, only: Union[None, str, Seque
     # True or False by _config_from), and a parameter of default_passes() that adds its pass.
     try:
         config = _config_from(mode, only, pipeline, verify, report=report, remarks=remarks,
-                              assign_layouts=assign_layouts)
+                              assign_layouts=assign_layouts, resolve_auto_layouts=resolve_auto_layouts)
     except (OptionError, PipelineError) as error:
         raise PluginError(str(error)) from None
     _switch_to(config)
@@ -185,6 +194,7 @@ def _config_from(mode, only, pipeline, verify, **flags: bool) -> PluginConfig:
     mode = parse_word(Mode, mode, "mode", "mode")
     verify = parse_word(VerifyLevel, verify, "verify", "verify level")
     flags = {name: parse_flag(value, name) for name, value in flags.items()}
+    resolve = flags.pop("resolve_auto_layouts", False)
     if only is not None:
         given, only = only, parse_methods(only, "only")
         if not only:   # enable(only="") names nothing; leave out ``only`` for the default methods
@@ -200,7 +210,7 @@ def _config_from(mode, only, pipeline, verify, **flags: bool) -> PluginConfig:
             passes = tuple(parse_pipeline(pipeline))
         except PipelineError as e:
             raise PipelineError(f"pipeline '{pipeline}': {e}") from None
-    return PluginConfig(mode, passes, flags["remarks"])
+    return PluginConfig(mode, passes, flags["remarks"], resolve)
 
 
 def disable() -> None:
@@ -391,6 +401,9 @@ class PluginStats:
     # the TTGIR before our passes, so this is where an assignment's effect can be counted.
     kernels_assigned: int = 0
     conversions_after_assignment: int = 0
+    # Gluon kernels whose automatic layouts ll-resolve-auto-layouts resolved
+    # (enable(resolve_auto_layouts=True)); a kernel where it failed is a fallback instead
+    auto_layouts_resolved: int = 0
     fallbacks: list = None           # Fallback records: compiled without our islands
 
     def __post_init__(self):
@@ -455,7 +468,7 @@ def interrupting_signal(error: BaseException) -> Optional[int]:
 
 
 def _compile_without_islands(kernel: str, ttgir: str, stage: str, error: BaseException, remarks: bool,
-                             stock_compile):
+                             stock_compile, instead: str = "compiled it with stock Triton's lowering instead"):
     """``stock_compile()``: Triton's own compile of the kernel (from its TTGIR, without our
     islands) up to the stage that failed with them.  Where it succeeds, the kernel is a
     fallback: recorded, and warned about once per specialization.  Where it fails too, the
@@ -470,16 +483,17 @@ def _compile_without_islands(kernel: str, ttgir: str, stage: str, error: BaseExc
         value = stock_compile()
     except Exception as stock_error:
         raise stock_error from None
-    _record_fallback(kernel, ttgir, stage, error, remarks)
+    _record_fallback(kernel, ttgir, stage, error, remarks, instead)
     return value
 
 
-def _record_fallback(kernel: str, ttgir: str, stage: str, error: BaseException, remarks: bool) -> None:
+def _record_fallback(kernel: str, ttgir: str, stage: str, error: BaseException, remarks: bool,
+                     instead: str = "compiled it with stock Triton's lowering instead") -> None:
     text = str(error).strip() or type(error).__name__
     reason = text.splitlines()[0][:300]
     _stats.fallbacks.append(Fallback(kernel, stage, reason))
-    message = (f"linear-layouts: kernel {kernel}: {stage} failed with our islands ({reason}); "
-               f"compiled it with stock Triton's lowering instead")
+    what = "failed" if stage == RESOLVE_STAGE else "failed with our islands"
+    message = f"linear-layouts: kernel {kernel}: {stage} {what} ({reason}); {instead}"
     specialization = (kernel, hashlib.sha256(ttgir.encode()).hexdigest())
     if specialization not in _warned_specializations:
         _warned_specializations.add(specialization)
@@ -514,8 +528,55 @@ def _stages_hook(*args):
     backend, stages, options, language, capability = (list(args) + [None] * 5)[:5]
     if config is None or stages is None or "llir" not in stages:
         return result
+    if config.resolve_auto_layouts and "ttgir" in stages and _is_gluon(language):
+        stages["ttgir"] = _resolving_ttgir(stages["ttgir"], config)
     _wrap_stages(stages, config)
     return result
+
+
+RESOLVE_STAGE = "ll-resolve-auto-layouts"
+
+
+def _is_gluon(language) -> bool:
+    """Triton's ``Language.GLUON`` (3.6 and 3.9 name it so)."""
+    return str(getattr(language, "name", language)).upper().endswith("GLUON")
+
+
+def _resolving_ttgir(stock_ttgir, config: PluginConfig):
+    """Gluon's ``ttgir`` stage with ``ll-resolve-auto-layouts`` first (see
+    :mod:`.resolve_auto_layouts`): Triton's own resolution then finds no automatic layout left.
+    Never a failure where stock compiles: if our pass or the stage after it fails, the stage
+    runs on Triton's own module (its resolution), with a warning and a fallback record; where
+    that fails too, Triton's error goes to the caller."""
+    def ttgir(src, metadata):
+        text = src.str()
+        if not has_auto_layouts(text):
+            return stock_ttgir(src, metadata)
+        name = _kernel_name(text)
+        try:
+            resolved = _resolve_auto_layouts(src, text, name, config.remarks)
+            value = stock_ttgir(resolved, metadata)
+        except Exception as error:  # never make a kernel fail that stock Triton compiles
+            return _compile_without_islands(name, text, RESOLVE_STAGE, error, config.remarks,
+                                            lambda: stock_ttgir(src, metadata),
+                                            "resolved its automatic layouts with Triton's own resolution instead")
+        _stats.auto_layouts_resolved += 1
+        return value
+    return ttgir
+
+
+def _resolve_auto_layouts(src, text: str, name: str, remarks: bool):
+    """Our resolution of the Gluon module ``src`` (given as ``text``), as a new Triton module in
+    its context; ``src`` itself is not modified."""
+    with cyclic_gc_paused():
+        module = parse_module(text, filename=f"<{name}>", safe=False, context=src.context, printed=True)
+        resolution = resolve_module(module, compare=remarks)
+        if not resolution.resolved:
+            raise RuntimeError(resolution.reason)
+        if remarks:
+            for line in resolution.remarks():
+                print(f"<{name}>: remark: [ll-resolve-auto-layouts] {line}", file=sys.stderr)
+        return triton_module_from_text(module.text_for_triton(), src.context)
 
 
 def _wrap_stages(stages: dict, config: PluginConfig) -> None:

@@ -346,15 +346,16 @@ def key_signature(graph: LayoutGraph, node: Node, key: str):
     return tuple(signature)
 
 
-def propose_candidates(graph: LayoutGraph) -> None:
-    """Fill every node's ``candidates`` (its stock key first; see the module docstring)."""
+def propose_candidates(graph: LayoutGraph, pinned: frozenset = frozenset()) -> None:
+    """Fill every node's ``candidates`` (its stock key first; see the module docstring).
+    ``pinned``: indices of nodes that keep their stock key (a layout the author wrote)."""
     signatures: list[list] = []
     for node in graph.nodes:
         node.candidates = [node.stock_key]
         signatures.append([key_signature(graph, node, node.stock_key)])
 
     def offer(node: Node, key: str) -> bool:
-        if key in node.candidates or len(node.candidates) >= MAX_CANDIDATES:
+        if node.index in pinned or key in node.candidates or len(node.candidates) >= MAX_CANDIDATES:
             return False
         signature = key_signature(graph, node, key)
         if signature is None or signature in signatures[node.index]:

@@ -35,10 +35,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Callable, Optional
 
 from .snapshot import Module, Operation, Value
 from .types import alias_pattern, split_top_level
+
+
+WARP_PARTITIONS = "ttg.warp_specialize.partitions"
+# The region labels a ttg.warp_specialize prints: ``default {``, ``partition0(%a: T) num_warps(4) {``.
+_REGION_LABEL = re.compile(r"^(default \{|partition\d+\(.*\) num_warps\(\d+\) \{)$")
+_PARTITION_WARPS = re.compile(r"\) num_warps\((\d+)\) \{$")
 
 
 class TextMismatch(Exception):
@@ -99,7 +105,7 @@ class ModuleLines:
     def _next_op_line(self) -> int:
         while self._position < len(self.lines):
             stripped = self.lines[self._position].strip()
-            if stripped and not stripped.startswith(("^", "}", "#", "//")):
+            if stripped and not stripped.startswith(("^", "}", "#", "//")) and not _REGION_LABEL.match(stripped):
                 return self._position
             self._position += 1
         raise TextMismatch("the printed module ended before its last op")
@@ -114,10 +120,15 @@ class ModuleLines:
                 self._open(children.pop(0), stack)
                 continue
             stack.pop()
-            if op.regions:
+            if op.regions and op.name != WARP_PARTITIONS:
                 self._close(op)
 
     def _open(self, op: Operation, stack: list) -> None:
+        if op.name == WARP_PARTITIONS:
+            # printed as part of its ttg.warp_specialize: ``partitionN(%a: T, ...) num_warps(W) {``
+            # lines label its regions; the ops inside have lines of their own
+            stack.append((op, [child for region in op.regions for block in region.blocks for child in block.operations]))
+            return
         if _opens_after_region(op):
             self._read_after_label(op.parent_op)
         if op.name == "scf.yield" and not op.operands and not op.regions:
@@ -183,6 +194,14 @@ class ModuleLines:
 
     # -- reading -----------------------------------------------------------------------
 
+    def partition_warps(self, warp_specialize: Operation) -> list[int]:
+        """The ``num_warps`` of each worker partition of a ``ttg.warp_specialize``, in order."""
+        placed = self.of[id(warp_specialize)]
+        end = placed.closer if placed.closer is not None else len(self.lines) - 1
+        return [int(m.group(1)) for line in self.lines[placed.header:end + 1]
+                for m in [_PARTITION_WARPS.search(line.strip())] if m and _REGION_LABEL.match(line.strip())
+                and _indent(line) == _indent(self.lines[placed.header])]
+
     def name_of(self, value: Value) -> str:
         """The SSA name the module prints for a value (``%5``, ``%r#1``, ``%arg7``)."""
         if value.is_block_argument:
@@ -231,6 +250,22 @@ class ModuleLines:
                 self.lines[index] = self.lines[index].replace(old, new)
         if not found:
             raise TextMismatch(f"{op.name} at line {self.of[id(op)].header + 1} does not print {old[:60]}")
+
+    def replace_each_type(self, op: Operation, pattern: "re.Pattern", choose: Callable[[str], str],
+                          after_label: bool = False) -> int:
+        """Each match of ``pattern`` (a tensor type; group 1 its shape and element type) in the
+        op's types, in print order, becomes ``choose(group 1)``; returns how many matched.  For
+        types that all print one placeholder encoding (Gluon's ``#gluon.auto_encoding``) but
+        each need their own.  ``after_label``: an ``scf.while``'s ``^bb0(...)`` line of its
+        after region instead (its arguments' types)."""
+        count = 0
+        placed = self.of[id(op)]
+        indices = ([placed.after_label] if placed.after_label is not None else []) if after_label else \
+            self._type_lines(op)
+        for index in indices:
+            line, n = pattern.subn(lambda m: choose(m.group(1)), self.lines[index])
+            self.lines[index], count = line, count + n
+        return count
 
     def replace_operand_and_result_encoding(self, op: Operation, operand: tuple[str, str],
                                             result: tuple[str, str], operand_index: Optional[int] = None) -> None:

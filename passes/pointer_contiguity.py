@@ -82,6 +82,11 @@ class PointerAnalysis:
             owner = value.owner.parent.parent if value.owner.parent is not None else None
             if owner is not None and owner.name in ("tt.func", "func.func"):
                 return self.argument_divisibility.get(value.index, 1)
+            if owner is not None and owner.name == "ttg.warp_specialize.partitions" and owner.parent_op is not None:
+                # a worker partition's argument: what was captured (3.9: the partitions op's
+                # operands; 3.6: its ttg.warp_specialize's)
+                captured = owner.operands or owner.parent_op.operands
+                return self.scalar_divisibility(captured[value.index]) if value.index < len(captured) else 1
             if owner is not None and owner.name == "scf.for" and value.index == 0:
                 # the induction variable: lower bound + k * step, e.g. 0, 1024, 2048, ...
                 lower, step = owner.operands[0], owner.operands[2]
@@ -97,6 +102,11 @@ class PointerAnalysis:
             return min(self.scalar_divisibility(op.operands[0]), self.scalar_divisibility(op.operands[1]))
         if op.name in ("arith.extsi", "arith.extui", "arith.index_cast"):
             return self.scalar_divisibility(op.operands[0])
+        if op.name == "tt.addptr" and op.operands[0].type.startswith("!tt.ptr<"):
+            # a scalar pointer moved by an offset in elements: bytes, as tt.divisibility counts
+            # (src + k * 1024 for f32: a multiple of min(16, 4096) = 16 bytes)
+            offset_bytes = self.scalar_divisibility(op.operands[1]) * pointee_bytes(op.operands[0].type)
+            return min(self.scalar_divisibility(op.operands[0]), LARGE, offset_bytes)
         return 1
 
     def affine(self, value: Value) -> Optional[Affine]:

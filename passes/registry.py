@@ -13,9 +13,10 @@ from .classify_conversions import ClassifyConversions
 from .framework import ModulePass
 from .lower_conversions import LowerConversions
 from .merge_layouts import MergeEquivalentLayouts
+from .resolve_auto_layouts import ResolveAutoLayouts
 
 PROJECT_PASSES: tuple[type[ModulePass], ...] = (AssignLayouts, AttachLayouts, ClassifyConversions, MergeEquivalentLayouts,
-                                                LowerConversions)
+                                                LowerConversions, ResolveAutoLayouts)
 
 _REGISTRY: dict[str, type[ModulePass]] = {}
 

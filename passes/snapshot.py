@@ -435,6 +435,11 @@ class Module:
                           or f"{self.filename}: error: Triton's pass pipeline failed")
         self._build()
 
+    def run_triton_passes(self, *adders) -> None:
+        """Run Triton's passes (each ``add(pass_manager)``, e.g. ``passes.gluon.add_inliner``)
+        over the module; their failure is an :class:`IRError` with Triton's diagnostics."""
+        self._run_triton_passes(*adders)
+
     def canonicalize(self) -> None:
         """Run Triton's canonicalizer (folds no-op conversions, erases dead pure ops)."""
         from triton._C.libtriton import passes

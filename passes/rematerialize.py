@@ -1,0 +1,150 @@
+"""Recompute index arithmetic in the layout a conversion asks for, instead of converting it.
+
+After ``ll-resolve-auto-layouts`` chooses layouts, one index vector may be needed in two
+layouts (a transpose's row offsets: by the load in one layout, by the store in another).  The
+assignment gives each value one layout, so the second becomes a ``ttg.convert_layout`` of
+integers.  Converting costs a shuffle or a trip through shared memory, and worse: once our
+island lowers it, Triton's axis analysis no longer sees that the offsets are multiples of 16
+bytes, and the loads they address stop vectorizing.  Triton's own canonicalizer recomputes a
+converted range, splat or constant; this does the same for a whole chain of them.
+
+A conversion qualifies when its operand is an integer or pointer tensor computed only by ops
+that read no memory and whose layouts follow one another by the rules below, from scalars:
+
+* ``tt.make_range``, ``tt.splat`` of a scalar, a splat ``arith.constant``: the leaves;
+* ``tt.broadcast``, ``tt.addptr`` and ``arith`` integer ops: operands in the result's layout;
+* ``tt.expand_dims`` on axis ``a``: its operand in ``#ttg.slice<{dim = a, parent = L}>``;
+* ``ttg.convert_layout``: its operand recomputed in the layout needed (no copy of the op).
+
+The chain is copied, each op in the layout the conversion's result needs (a value needed in
+two layouts is copied twice), right after the operand's definition; the conversion then goes
+from that layout to itself and the canonicalizer folds it, and the original chain, if nothing
+else uses it.  Worked example::
+
+    %r = tt.make_range ...            : tensor<64xi32, #slice<{dim = 1, parent = #A}>>
+    %x = tt.expand_dims %r {axis = 1} : ... -> tensor<64x1xi32, #A>
+    %m = arith.muli %x, %n            : tensor<64x1xi32, #A>
+    %c = ttg.convert_layout %m        : tensor<64x1xi32, #A> -> tensor<64x1xi32, #B>
+
+becomes a second range in ``#slice<{dim = 1, parent = #B}>``, expanded and multiplied in
+``#B``; ``%c`` is then a no-op.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from .layout_rules import slice_of
+from .layout_text import ModuleLines
+from .snapshot import Module, Operation, Value
+
+MAX_CHAIN = 32
+_LEAVES = frozenset({"tt.make_range", "tt.splat", "arith.constant"})
+_SAME_LAYOUT = frozenset({"tt.broadcast", "tt.addptr", "arith.addi", "arith.subi", "arith.muli", "arith.divsi",
+                          "arith.divui", "arith.remsi", "arith.remui", "arith.andi", "arith.ori", "arith.xori",
+                          "arith.shli", "arith.shrsi", "arith.shrui", "arith.extsi", "arith.extui", "arith.trunci",
+                          "arith.minsi", "arith.maxsi", "arith.minui", "arith.maxui"})
+_AXIS = re.compile(r"\baxis = (\d+)")
+
+
+def _is_index(value: Value) -> bool:
+    element = value.tensor_type.element_type if value.tensor_type is not None else ""
+    return element.startswith("!tt.ptr") or re.fullmatch(r"i\d+", element) is not None
+
+
+def _chain(value: Value, lines: ModuleLines) -> Optional[list[Operation]]:
+    """The ops that compute ``value`` from scalars, if every one may be recomputed (else None)."""
+    ops, seen, work = [], set(), [value]
+    while work:
+        v = work.pop()
+        op = v.defining_op
+        if op is None or len(op.results) != 1:
+            return None
+        if id(op) in seen:
+            continue
+        seen.add(id(op))
+        ops.append(op)
+        if len(ops) > MAX_CHAIN or not (op.name in _LEAVES or op.name in _SAME_LAYOUT
+                                        or op.name in ("tt.expand_dims", "ttg.convert_layout")):
+            return None
+        if op.name == "arith.constant" and "dense<" not in lines.header(op):
+            return None
+        if op.name == "tt.splat" and op.operands[0].tensor_type is not None:
+            return None
+        if op.name not in _LEAVES:
+            work += [u for u in op.operands if u.tensor_type is not None]
+    return ops
+
+
+def _operand_encoding(op: Operation, header: str, encoding: str) -> str:
+    if op.name == "tt.expand_dims":
+        return slice_of(int(_AXIS.search(header).group(1)), encoding)
+    return encoding
+
+
+def _copy_line(op: Operation, header: str, encoding: str, name: str, renamed: dict[str, str]) -> str:
+    """``op``'s line computing its result in ``encoding``, as ``name``, reading ``renamed``
+    operands."""
+    line = header.strip()
+    old = op.results[0].tensor_type.encoding
+    if op.name == "tt.expand_dims":
+        head, arrow, result_type = line.rpartition(" -> ")
+        old_operand = op.operands[0].tensor_type.encoding
+        line = head.replace(old_operand, _operand_encoding(op, header, encoding)) + arrow + \
+            result_type.replace(old, encoding)
+    else:
+        line = line.replace(old, encoding)
+    line = re.sub(r"^%[\w$.#-]+ =", f"{name} =", line)
+    for before, after in renamed.items():
+        line = re.sub(re.escape(before) + r"(?![\w$.#-])", after, line)
+    return line
+
+
+def rematerialize_conversions(module: Module) -> int:
+    """Recompute every qualifying conversion's operand in its result's layout (see the module
+    docstring); returns how many conversions became no-ops."""
+    lines = ModuleLines(module, module.print(debuginfo=True))
+    counter = [0]
+    done = 0
+    for convert in [op for op in module.walk() if op.name == "ttg.convert_layout"]:
+        source, target = convert.operands[0], convert.results[0].tensor_type.encoding
+        if source.tensor_type is None or not _is_index(source) or source.tensor_type.encoding is None:
+            continue
+        chain = _chain(source, lines)
+        if chain is None:
+            continue
+        copies: dict[tuple[int, str], str] = {}
+        new_lines: list[str] = []
+
+        def copy(value: Value, encoding: str) -> str:
+            key = (id(value), encoding)
+            if value.defining_op.name == "ttg.convert_layout":    # an earlier conversion: recompute past it
+                return copy(value.defining_op.operands[0], encoding)
+            if key not in copies:
+                op = value.defining_op
+                header = lines.header(op)
+                renamed = {}
+                if op.name not in _LEAVES:
+                    needed = _operand_encoding(op, header, encoding)
+                    for operand in op.operands:
+                        if operand.tensor_type is not None:
+                            renamed[lines.name_of(operand)] = copy(operand, needed)
+                name = f"%ll_remat{counter[0]}"
+                counter[0] += 1
+                new_lines.append(_copy_line(op, header, encoding, name, renamed))
+                copies[key] = name
+            return copies[key]
+
+        recomputed = copy(source, target)
+        for text in new_lines:
+            lines.insert_after_definition(source, text)
+        index = lines.of[id(convert)].header
+        head, arrow, result_type = lines.lines[index].rpartition(" -> ")
+        head = re.sub(re.escape(lines.name_of(source)) + r"(?![\w$.#-])", recomputed, head)
+        lines.lines[index] = head.replace(source.tensor_type.encoding, target) + arrow + result_type
+        done += 1
+    if done:
+        text = lines.text()
+        module.rewrite_text(lambda _text: text)
+    return done

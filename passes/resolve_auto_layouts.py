@@ -1,0 +1,388 @@
+"""``ll-resolve-auto-layouts``: Gluon's automatic layouts chosen by modelled cost.
+
+Gluon (``triton.experimental.gluon``) lets an author leave layouts out: ``gl.AutoLayout()``
+(``#gluon.auto_encoding``) and ``gl.CoalescedLayout()`` (``#gluon.coalesced_encoding``).
+Triton resolves them by propagation alone (``gluon-resolve-auto-encodings``): no cost, a value
+no fixed layout reaches is an error ("Failed to infer return type"), and two fixed layouts
+meeting at one value are an error ("found conflicting encodings for value").
+
+This pass gives every automatic value a concrete layout, on the TTGIR of Gluon's ``ttgir``
+stage before Triton's resolution (after ``gluon-inline``, which it runs where a call takes
+automatic layouts):
+
+1. a first legal layout for every automatic value (:mod:`.auto_seeds`): the author's layouts
+   spread through the ops, loads and stores not reached get the coalesced layout their pointers
+   allow, the rest one element per thread; ``set_auto_layout`` becomes ``ttg.convert_layout``
+   and every conflict a conversion;
+2. the assignment of ``ll-assign-layouts`` over that module (:mod:`.layout_graph`: the same
+   rules, candidates, costs and solver; loads, stores and reductions may change layout), with
+   every op the author laid out pinned to its layout: the solver picks each automatic value's
+   layout and where each conversion runs (once, outside a loop, where that is cheapest);
+3. the module rewritten; conversions of index arithmetic recomputed in the layout they are
+   needed in instead (:mod:`.rematerialize`), then canonicalized (no-op conversions fold away).
+
+Every conversion left is an ordinary ``ttg.convert_layout``: ``ll-lower-conversions`` plans,
+verifies and simulates it like any other.  Remarks give, per group of tied automatic values,
+the layout it got and why, and the function's modelled cost against Triton's own resolution
+(run on a copy in a subprocess: it may abort) where that succeeds.
+
+Example (a copy written with no layout, 128 x f32, 4 warps): Triton fails ("'tt.make_range'
+op Failed to infer return type"); this pass gives the load, the store and the index vector
+``#ttg.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>``
+(16-byte accesses).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from typing import Optional
+
+from ..lowering.target import Target, UnknownTarget, target_named
+from .assign_layouts import make_costs, rewrite
+from .auto_seeds import AUTO_ENCODINGS, SET_AUTO_LAYOUT, Seeding, Unresolvable, is_auto, seed_layouts, touches_auto
+from .diagnostics import IRError
+from .framework import ModulePass, PassContext, PassFailure
+from .layout_graph import build_graph, propose_candidates
+from .layout_rules import MEMORY_OPS
+from .layout_seeds import coalesced
+from .layout_solver import assignment_work, solve
+from .layout_text import ModuleLines, TextMismatch
+from .pointer_contiguity import pointee_bytes
+from .rematerialize import rematerialize_conversions
+from .snapshot import Module, Operation, parse_module
+
+INSERTED = "ll-resolve-auto"          # the location of the conversions step 1 inserts
+_AUTO_TYPE = re.compile(r"tensor<((?:[^<>]|<[^<>]*>)*?), #gluon\.(?:auto|coalesced)_encoding>")
+
+
+@dataclass
+class GroupRemark:
+    ops: int
+    anchor: str                # the op that names the group (a load, store or reduction first)
+    layout: str
+    why: str
+
+
+@dataclass
+class Resolution:
+    """What the pass did to one module."""
+
+    resolved: bool = False
+    reason: str = ""
+    groups: list[GroupRemark] = field(default_factory=list)
+    conversions: int = 0             # conversions added (the module's less the author's)
+    recomputed: int = 0              # conversions of index arithmetic recomputed instead (.rematerialize)
+    cost_ours: float = 0.0
+    cost_triton: Optional[float] = None
+    triton_error: str = ""
+
+    def remarks(self) -> list[str]:
+        if not self.resolved:
+            return [f"not resolved: {self.reason}"]
+        out = [f"group {i + 1} ({g.ops} ops, {g.anchor}): {g.layout}: {g.why}" for i, g in enumerate(self.groups)]
+        versus = (f"Triton's resolution {self.cost_triton:.1f}" if self.cost_triton is not None else
+                  f"Triton's resolution fails: {self.triton_error}" if self.triton_error else "Triton's not run")
+        recomputed = f" (index arithmetic recomputed for {self.recomputed} more)" if self.recomputed else ""
+        out.append(f"resolved {len(self.groups)} group(s) of automatic layouts; conversions added: "
+                   f"{self.conversions}{recomputed}; modelled cost (loop-weighted) ours {self.cost_ours:.1f}, {versus}")
+        return out
+
+
+def has_auto_layouts(text: str) -> bool:
+    return any(encoding in text for encoding in AUTO_ENCODINGS)
+
+
+# --------------------------------------------------------------------------- step 1: text
+
+def _base(value) -> str:
+    return _AUTO_TYPE.match(value.type).group(1)
+
+
+def _write_seeding(lines: ModuleLines, seeding: Seeding, counter: list[int]) -> None:
+    """Write the first layouts into ``lines``: types, conversions, set_auto_layout renamed."""
+    printed: dict[tuple[int, int], str] = {}            # (id(op), operand) -> encoding printed
+    added: dict[tuple[int, str], str] = {}
+    for value, op, operand, provided, needed in seeding.conversions:
+        slot = (id(value), needed)
+        if slot not in added:
+            added[slot] = f"%ll_resolve{counter[0]}"
+            counter[0] += 1
+            lines.insert_after_definition(value, f"{added[slot]} = ttg.convert_layout {lines.name_of(value)} : "
+                                                 f"tensor<{_base(value)}, {provided}> -> tensor<{_base(value)}, {needed}>"
+                                                 f' loc("{INSERTED}":0:0)')
+        lines.rename_operand(op, lines.name_of(value), added[slot])
+        printed[(id(op), operand)] = needed
+    ops = {id(u.op): u.op for u in seeding.units}
+    for unit in seeding.units:
+        for value, op, _operand in unit.uses:
+            ops[id(op)] = op
+    for op in ops.values():
+        entries = [(_base(v), printed.get((id(op), i), seeding.encoding[id(v)])) for i, v in enumerate(op.operands)
+                   if is_auto(v)]
+        entries += [(_base(v), seeding.encoding[id(v)]) for v in op.results if is_auto(v)]
+        _retype(lines, op, entries)
+        if op.name == "scf.while":          # its after region's arguments: the carried values
+            _retype(lines, op, [(_base(v), seeding.encoding[id(v)]) for v in op.results if is_auto(v)], after_label=True)
+        if op.name == SET_AUTO_LAYOUT:
+            _hoist_set_auto_layout(lines, op)
+
+
+_LOCATION = re.compile(r"\s+loc\(.*\)\s*$")
+
+
+def _hoist_set_auto_layout(lines: ModuleLines, op: Operation) -> None:
+    """``%a = gluon.set_auto_layout %v`` becomes ``%a = ttg.convert_layout %v``, moved to right
+    after ``%v`` is defined (outside any loop ``%v`` comes from) and marked as ours: the
+    solver then decides where the value meets the author's layout, and the conversion runs
+    once where ``%v`` is defined, or nowhere if ``%v`` takes that layout."""
+    index = lines.of[id(op)].header
+    line = lines.lines[index].strip().replace(SET_AUTO_LAYOUT, "ttg.convert_layout", 1)
+    lines.lines[index] = ""
+    lines.insert_after_definition(op.operands[0], _LOCATION.sub("", line) + f' loc("{INSERTED}":0:0)')
+
+
+def _retype(lines: ModuleLines, op: Operation, entries: list[tuple[str, str]], after_label: bool = False) -> None:
+    """Each automatic type the op prints, in order, takes the encoding of the next of its
+    values with that shape and element type (operands, then results; a type printed once for
+    several values takes the first's)."""
+    position = [0]
+    last: dict[str, str] = {}
+
+    def choose(base: str) -> str:
+        for i in range(position[0], len(entries)):
+            if entries[i][0] == base:
+                position[0] = i + 1
+                last[base] = entries[i][1]
+                return f"tensor<{base}, {entries[i][1]}>"
+        if base in last:
+            return f"tensor<{base}, {last[base]}>"
+        raise TextMismatch(f"{op.name} at {op.location}: a type with automatic layout matches none of its values")
+
+    lines.replace_each_type(op, _AUTO_TYPE, choose, after_label)
+
+
+# --------------------------------------------------------------------------- the driver
+
+def _functions(module: Module) -> list[Operation]:
+    return [op for op in module.walk() if op.name in ("tt.func", "func.func") and op.regions]
+
+
+def _conversions(module: Module) -> int:
+    return sum(1 for op in module.walk() if op.name == "ttg.convert_layout")
+
+
+def _inline_if_needed(module: Module) -> None:
+    if any(op.name == "tt.call" and touches_auto(op) for op in module.walk()):
+        from triton._C.libtriton import passes
+        module.run_triton_passes(passes.gluon.add_inliner)
+
+
+def resolve_module(module: Module, target: "str | Target | None" = None, compare: bool = True) -> Resolution:
+    """Resolve every automatic layout of ``module`` in place (see the module docstring)."""
+    result = Resolution()
+    if not has_auto_layouts(module.print()):
+        result.reason = "no automatic layouts"
+        return result
+    try:
+        hw_target = target if isinstance(target, Target) else target_named(target or module.target or "")
+    except UnknownTarget as error:
+        raise PassFailure(None, f"ll-resolve-auto-layouts: {error}") from None
+    original = module.print(debuginfo=True)
+    authors = _conversions(module)
+    triton = _triton_resolution(original, module.filename) if compare else None
+    try:
+        _inline_if_needed(module)
+        seeded = _seed(module)
+        new_text = _choose(parse_module(seeded.text, module.filename, safe=module.safe), seeded, hw_target, result)
+        module.rewrite_text(lambda _text: new_text)
+        result.recomputed = rematerialize_conversions(module)
+        module.canonicalize()
+        module.cse()
+    except (Unresolvable, TextMismatch, IRError) as error:
+        result.reason = str(error).splitlines()[0]
+        return result
+    result.resolved = True
+    result.conversions = _conversions(module) - authors
+    result.cost_ours = modelled_cost(module, hw_target)
+    if triton is not None:
+        resolved_text, error = triton
+        if resolved_text is not None:
+            result.cost_triton = modelled_cost(parse_module(resolved_text, module.filename, safe=module.safe), hw_target)
+        else:
+            result.triton_error = error
+    return result
+
+
+@dataclass
+class Seeded:
+    """Step 1's result: the module text with first layouts; per op of the original's walk,
+    (op, whether it had automatic layouts, which of its results were automatic); per function,
+    its :class:`~.auto_seeds.Seeding`."""
+
+    text: str
+    walk: list
+    seedings: list
+
+
+def _seed(module: Module) -> Seeded:
+    """Step 1 over every function (see :class:`Seeded`)."""
+    lines = ModuleLines(module, module.print(debuginfo=True))
+    counter = [0]
+    seedings = []
+    lanes = module.threads_per_warp or 32
+    for function in _functions(module):
+        seeding = seed_layouts(function, lines, module.num_warps or 4, lanes)
+        _write_seeding(lines, seeding, counter)
+        seedings.append(seeding)
+    walk = [(op, touches_auto(op) and op.name != SET_AUTO_LAYOUT,
+             {i for i, v in enumerate(op.results) if is_auto(v)}) for op in module.walk()]
+    return Seeded(lines.text(), walk, seedings)
+
+
+def _choose(seeded_module: Module, seeded: Seeded, target: Target, result: Resolution) -> str:
+    """Step 2: the solver over the seeded module, automatic ops free, the rest pinned; returns
+    the rewritten text."""
+    free_ops, free_loop_positions, original_of = _free_ops(seeded_module, seeded.walk)
+    lines = ModuleLines(seeded_module, seeded_module.print(debuginfo=True))
+    counter = [0]
+    for function, seeding in zip(_functions(seeded_module), seeded.seedings):
+        graph = build_graph(function, lines, reorder_reductions=True, memory_ops=True)
+        pinned = frozenset(n.index for n in graph.nodes
+                           if not (id(n.op) in free_ops if n.position < 0
+                                   else n.position in free_loop_positions.get(id(n.op), ())))
+        propose_candidates(graph, pinned)
+        costs = make_costs(graph, target)
+        solution = solve(graph, costs)
+        keys = solution.keys if solution.optimal else graph.stock_keys()
+        result.groups += _group_remarks(graph, keys, seeding, original_of, function)
+        rewrite(graph, keys, lines, counter)
+    return lines.text()
+
+
+def _free_ops(seeded_module: Module, walk: list) -> tuple[set, dict, dict]:
+    """Line the seeded module's ops up with the original's (the conversions step 1 inserted
+    are the extra ones): which ops had automatic layouts, which positions of loops and branches,
+    and each op's original."""
+    free, loops, original_of = set(), {}, {}
+    originals = iter(walk)
+    for op in seeded_module.walk():
+        if op.name == "ttg.convert_layout" and op.location.startswith(INSERTED + ":"):
+            free.add(id(op))
+            continue
+        source, had_auto, auto_results = next(originals)
+        while source.name == SET_AUTO_LAYOUT:        # moved: one of the marked conversions
+            source, had_auto, auto_results = next(originals)
+        expected = source.name
+        if op.name != expected:
+            raise TextMismatch(f"the seeded module does not line up with the original ({op.name} for {expected})")
+        original_of[id(op)] = source
+        if had_auto:
+            free.add(id(op))
+        if op.name in ("scf.for", "scf.if", "scf.while"):
+            loops[id(op)] = auto_results
+    return free, loops, original_of
+
+
+def _group_remarks(graph, keys: list[str], seeding: Seeding, original_of: dict, function) -> list[GroupRemark]:
+    node_of = {}
+    for node in graph.nodes:
+        source = original_of.get(id(node.op))
+        if source is not None:
+            node_of[(id(source), node.position)] = node.index
+    remarks = []
+    for group in seeding.groups:
+        members = [u for u in group if u.rule.kind != "convert"]
+        if not members:
+            continue
+        anchor = next((u for u in members if u.op.name in MEMORY_OPS or u.op.name == "tt.reduce"), members[0])
+        index = node_of.get((id(anchor.op), anchor.position))
+        layout = keys[index] if index is not None else anchor.key
+        node = graph.nodes[index] if index is not None else None
+        choices = len(node.candidates) if node is not None else 1
+        among = f", the cheapest of {choices} candidates by the cost model" if choices > 1 else ""
+        fixed = [u for u in group if u.rule.kind == "convert" and u.key == layout]
+        contiguity = _coalesced_for(node) if node is not None else None
+        if fixed:
+            why = f"the layout the author fixed at {fixed[0].op.location} (set_auto_layout){among}"
+        elif contiguity is not None and contiguity[0] == layout:
+            why = (f"coalesced for its pointers (dim {contiguity[1]} contiguous, {contiguity[2]} elements per "
+                   f"access){among}")
+        elif choices > 1:
+            why = among[2:]
+        else:
+            why = "the only layout its rules allow"
+        remarks.append(GroupRemark(len({id(u.op) for u in members}), f"{anchor.op.name} at {anchor.op.location}",
+                                   layout, why))
+    return remarks
+
+
+def _coalesced_for(node) -> Optional[tuple[str, int, int]]:
+    """(the coalesced layout, contiguous dim, vector) of a load's or store's node."""
+    if node.op.name not in MEMORY_OPS or node.contiguity is None:
+        return None
+    pointer = node.op.operands[0].tensor_type
+    layout = coalesced(node.stock_key, pointer.shape, node.contiguity.dim, node.contiguity.vector,
+                       pointee_bytes(pointer.element_type))
+    return layout, node.contiguity.dim, min(node.contiguity.vector, 16 // max(1, pointee_bytes(pointer.element_type)))
+
+
+def modelled_cost(module: Module, target: Target) -> float:
+    """The whole module's modelled cost under its own layouts (loop-weighted, every op the
+    model prices), as ``ll-assign-layouts`` prices Triton's assignment."""
+    lines = ModuleLines(module, module.print(debuginfo=True))
+    total = 0.0
+    for function in _functions(module):
+        graph = build_graph(function, lines, reorder_reductions=True, memory_ops=True)
+        costs = make_costs(graph, target)
+        total += assignment_work(graph, graph.stock_keys(), costs).total
+    return total
+
+
+# --------------------------------------------------------------------------- Triton's resolution
+
+_STOCK_SCRIPT = """
+import sys
+from linear_layouts.passes.stock_resolution import main
+main()
+"""
+
+
+def _triton_resolution(text: str, filename: str) -> tuple[Optional[str], str]:
+    """Triton's own resolution of ``text`` (in a subprocess: it may abort): (resolved text,
+    "") or (None, Triton's first error line)."""
+    # the child imports this package from where this process did (an installed copy, or the
+    # benchmarks' symlink to a checkout)
+    package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (package_parent, os.environ.get("PYTHONPATH")) if p))
+    try:
+        run = subprocess.run([sys.executable, "-c", _STOCK_SCRIPT], input=text, capture_output=True, text=True,
+                             timeout=120, env=env)
+    except subprocess.TimeoutExpired:
+        return None, "timed out"
+    if run.returncode == 0:
+        return run.stdout, ""
+    errors = [line for line in run.stderr.splitlines() if "error:" in line]
+    message = errors[0] if errors else (run.stderr.strip().splitlines() or [f"exit status {run.returncode}"])[-1]
+    return None, message.split("error: ", 1)[-1]
+
+
+# --------------------------------------------------------------------------- the pass
+
+@dataclass(frozen=True)
+class ResolveAutoLayouts(ModulePass):
+    name = "ll-resolve-auto-layouts"
+    description = "Give Gluon's automatic layouts (AutoLayout, CoalescedLayout) concrete ones by modelled cost"
+    compare: bool = True          # price Triton's own resolution too (a subprocess per module)
+    report: bool = False
+
+    def apply(self, module: Module, context: PassContext) -> None:
+        resolution = resolve_module(module, context.target, compare=self.compare)
+        if not resolution.resolved and resolution.reason != "no automatic layouts":
+            raise PassFailure(None, resolution.reason)
+        if context.remarks or self.report:
+            for line in resolution.remarks():
+                context.report(f"{module.filename}: remark: [{self.name}] {line}")

@@ -1,0 +1,202 @@
+"""``ll-resolve-auto-layouts`` and ``enable(resolve_auto_layouts=True)``: Gluon kernels written
+with automatic layouts, compiled end to end for sm_90 (the lit tests in
+``lit/resolve-auto-layouts/`` show the IR).
+
+* every kernel of ``support.gluon_auto_kernels`` that stock Triton's resolution rejects
+  compiles with ours, to PTX, with no fallback;
+* where both resolve a kernel, ours models no worse; where both choose the same layouts, the
+  PTX is the same;
+* the layouts the author wrote are never changed, and no automatic encoding is left;
+* where ours cannot resolve a kernel that stock can, the kernel compiles with Triton's own
+  resolution, with a warning and a fallback record."""
+
+import pathlib
+import re
+import warnings
+
+import pytest
+
+triton = pytest.importorskip("triton")
+pytest.importorskip("triton.experimental.gluon")
+import linear_layouts  # noqa: E402
+from linear_layouts.passes import hook  # noqa: E402
+from linear_layouts.passes.diagnostics import IRError  # noqa: E402
+from linear_layouts.passes.framework import PassContext, run_pipeline  # noqa: E402
+from linear_layouts.passes.resolve_auto_layouts import (ResolveAutoLayouts, has_auto_layouts,  # noqa: E402
+                                                        resolve_module)
+from linear_layouts.passes.snapshot import parse_module  # noqa: E402
+from support.gluon_auto_kernels import KERNELS, TARGET, source  # noqa: E402
+from support.triton_cache import use_private_triton_cache  # noqa: E402
+
+LIT = pathlib.Path(__file__).parents[2] / "lit" / "resolve-auto-layouts"
+STOCK_REJECTS = [name for name in KERNELS if name not in ("copy_coalesced", "reshape_fixed")]
+
+
+@pytest.fixture(autouse=True)
+def private_triton_cache(tmp_path, monkeypatch):
+    use_private_triton_cache(monkeypatch, tmp_path / "cache")
+    monkeypatch.setenv("TRITON_DEFAULT_FP_FUSION", "1")
+    monkeypatch.setenv("TRITON_ALWAYS_COMPILE", "1")
+    hook.reset_stats()
+    yield
+    hook.disable()
+    hook.reset_stats()
+
+
+def _compile_with_ours(name):
+    linear_layouts.enable(resolve_auto_layouts=True)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            kernel = triton.compile(source(name), target=TARGET)
+    finally:
+        linear_layouts.disable()
+    return kernel, [str(w.message) for w in caught if "linear-layouts" in str(w.message)]
+
+
+@pytest.mark.parametrize("name", STOCK_REJECTS)
+def test_stock_rejects_and_ours_compiles(name):
+    with pytest.raises(Exception):
+        triton.compile(source(name), target=TARGET)
+    kernel, caught = _compile_with_ours(name)
+    assert caught == []
+    stats = linear_layouts.stats()
+    assert stats.auto_layouts_resolved == 1 and stats.fallbacks == []
+    ptx = kernel.asm["ptx"]
+    assert ".entry " + name in ptx
+    assert "#gluon" not in kernel.asm["ttgir"]
+
+
+@pytest.mark.parametrize("name", ["copy", "column_sum", "row_softmax", "accumulate", "branch"])
+def test_loads_vectorize(name):
+    """Every load of these kernels reads 16-byte aligned, row-contiguous f32: ours loads 4 at a
+    time."""
+    kernel, _ = _compile_with_ours(name)
+    ptx = kernel.asm["ptx"]
+    assert "ld.global.v4.b32" in ptx and not re.search(r"ld\.global\.b32", ptx)
+
+
+def test_same_layouts_as_stock_give_the_same_ptx():
+    """copy_coalesced: stock resolves CoalescedLayout to the coalesced layout, as ours does."""
+    stock = triton.compile(source("copy_coalesced"), target=TARGET).asm["ptx"]
+    ours, caught = _compile_with_ours("copy_coalesced")
+    assert caught == [] and linear_layouts.stats().auto_layouts_resolved == 1
+    assert ours.asm["ptx"] == stock
+
+
+def test_falls_back_to_triton_where_ours_cannot():
+    kernel, caught = _compile_with_ours("reshape_fixed")
+    stock = triton.compile(source("reshape_fixed"), target=TARGET)
+    assert len(caught) == 1 and "tt.reshape" in caught[0] and "Triton's own resolution instead" in caught[0]
+    stats = linear_layouts.stats()
+    assert stats.auto_layouts_resolved == 0 and [f.stage for f in stats.fallbacks] == ["ll-resolve-auto-layouts"]
+    assert kernel.asm["ptx"] == stock.asm["ptx"]
+
+
+# --------------------------------------------------------------------------- the pass on the lit inputs
+
+def _lit_input(name):
+    return (LIT / name).read_text()
+
+
+def _fixed_ops(text):
+    """(op name, result types) of every op that prints no automatic layout, Gluon's own ops
+    aside: what the author wrote."""
+    module = parse_module(text, "in.mlir")
+    return {(op.name, tuple(v.type for v in op.results)) for op in module.walk()
+            if op.results and not any(e in v.type for v in list(op.operands) + list(op.results)
+                                      for e in ("#gluon.auto_encoding", "#gluon.coalesced_encoding"))
+            and not op.name.startswith("gluon.")}
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in LIT.glob("*.mlir") if p.name != "unsupported-op.mlir"))
+def test_author_layouts_kept_and_no_auto_left(name):
+    text = _lit_input(name)
+    module = parse_module(text, name)
+    resolution = resolve_module(module, compare=False)
+    assert resolution.resolved, resolution.reason
+    out = module.print()
+    assert not has_auto_layouts(out) and "gluon." not in out
+    after = {(op.name, tuple(v.type for v in op.results)) for op in module.walk()}
+    kept = {entry for entry in _fixed_ops(text) if entry[0] not in ("arith.constant", "tt.make_range")}
+    assert kept <= after
+
+
+def test_models_no_worse_than_triton_where_triton_resolves():
+    module = parse_module(_lit_input("load-unreached.mlir"), "load-unreached.mlir")
+    resolution = resolve_module(module)
+    assert resolution.cost_triton is not None and resolution.cost_ours < resolution.cost_triton
+
+
+def test_triton_error_is_reported_where_triton_fails():
+    module = parse_module(_lit_input("conflict-outside-loop.mlir"), "c.mlir")
+    resolution = resolve_module(module)
+    assert resolution.cost_triton is None and "found conflicting encodings for value" in resolution.triton_error
+    assert resolution.conversions == 1
+
+
+def test_unresolvable_op_is_a_clear_failure():
+    text = _lit_input("copy-no-layout.mlir").replace(
+        "%4 = tt.load %3 : tensor<512x!tt.ptr<f32>, #gluon.auto_encoding>",
+        "%r = tt.reshape %3 : tensor<512x!tt.ptr<f32>, #gluon.auto_encoding> -> tensor<16x32x!tt.ptr<f32>, "
+        "#gluon.auto_encoding>\n    %4 = tt.load %3 : tensor<512x!tt.ptr<f32>, #gluon.auto_encoding>")
+    module = parse_module(text, "r.mlir")
+    with pytest.raises(IRError, match=r"error: \[ll-resolve-auto-layouts\] r.mlir:\d+:\d+: tt.reshape: no layout rule"):
+        run_pipeline(module, [ResolveAutoLayouts(compare=False)], PassContext())
+
+
+def test_transpose_recomputes_its_offsets_and_vectorizes_both_sides():
+    """The transpose's tile is loaded row-coalesced and stored column-coalesced, one conversion
+    of the data between; its offsets, needed in both layouts, are recomputed rather than
+    converted (passes/rematerialize.py), so Triton's axis analysis still sees their alignment."""
+    kernel, caught = _compile_with_ours("transpose")
+    ptx = kernel.asm["ptx"]
+    assert caught == []
+    assert "ld.global.v4.b32" in ptx and "st.global.v4.b32" in ptx
+    assert not re.search(r"(ld|st)\.global\.b32", ptx)
+
+
+# --------------------------------------------------------------------------- random programs made automatic
+
+_SLICE = re.compile(r"#ttg\.slice<\{dim = \d+, parent = #ttg\.blocked<\{[^}]*\}>\}>")
+_BLOCKED = re.compile(r"#ttg\.blocked<\{[^}]*\}>")
+
+
+def _made_automatic(text):
+    """Every layout of a random program (tools/random_programs: blocked and slices of blocked)
+    made #gluon.auto_encoding; its conversions become conversions to an automatic layout,
+    which the resolution places or drops."""
+    return _BLOCKED.sub("#gluon.auto_encoding", _SLICE.sub("#gluon.auto_encoding", text))
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_random_programs_made_automatic_compute_the_same(seed):
+    """Random kernels (ranges, splats, constants, adds, broadcasts, max-reductions, branches,
+    scf.for loops with loads and stores, scf.while loops, transposes) with every layout automatic: ours resolves each,
+    and what every store computes is the original program's (conversions looked through)."""
+    import random
+
+    from linear_layouts.tools.random_programs import random_program, structure
+    text = random_program(random.Random(seed), steps=8, kernel=True, transposes=True, loop_loads=True, whiles=True)
+    module = parse_module(_made_automatic(text), f"auto{seed}.mlir", safe=False)
+    resolution = resolve_module(module, compare=False)
+    assert resolution.resolved, resolution.reason
+    assert not has_auto_layouts(module.print())
+    assert structure(module) == structure(parse_module(text, f"random{seed}.mlir", safe=False))
+
+
+@pytest.mark.parametrize("seed", [3, 11])
+def test_random_programs_made_automatic_compile_to_ptx(seed, tmp_path):
+    import random
+    import subprocess
+    import sys
+
+    from linear_layouts.tools.random_programs import random_program
+    text = random_program(random.Random(seed), steps=8, kernel=True, transposes=True, loop_loads=True, whiles=True)
+    path = tmp_path / f"auto{seed}.mlir"
+    path.write_text(_made_automatic(text))
+    ll_opt = pathlib.Path(sys.executable).parent / "ll-opt"
+    run = subprocess.run([str(ll_opt), str(path), "-p", "ll-resolve-auto-layouts{compare=false},ll-lower-conversions",
+                          "--emit", "ptx"], capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert ".entry random" in run.stdout
