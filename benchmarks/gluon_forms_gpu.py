@@ -20,6 +20,8 @@ selected test), then the tutorial's benchmark launch, its output compared bit fo
 expert's, and ``triton.testing.do_bench`` over ``--rounds`` rounds with the modes alternated
 (median of the rounds' medians).  Writes ``gluon_forms_gpu.md`` (and ``.json``) to ``--out``.
 Exit status 1 when an expert form fails, or an auto form with ours fails, falls back, or differs.
+The dry run's exit status is 1 when an expert form fails to compile (a tutorial's only under
+3.6.0, their release: 3.9 removed ``async_copy_global_to_shared`` and ``get_tmem_reg_layout``).
 
 ``--dry-run``: no GPU, no torch; each form's kernels only (``gluon_forms.load_form(...,
 kernels_only=True)``) compiled for sm_90 with the launch written out in ``compile_args``; writes
@@ -415,7 +417,9 @@ def main(argv=None) -> int:
     with open(os.path.join(args.out, f"gluon_forms_dry_{triton.__version__}.md"), "w") as f:
         f.write(text)
     print(text)
-    return 0 if all(r["expert"].startswith("compiles") for r in rows) else 1
+    # the tutorials are 3.6.0's; a later release may have removed what they call (3.9 did)
+    must_compile = [r for r in rows if r["name"].startswith("builtin/") or triton.__version__ == "3.6.0"]
+    return 0 if all(r["expert"].startswith("compiles") for r in must_compile) else 1
 
 
 if __name__ == "__main__":
