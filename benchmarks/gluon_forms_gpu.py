@@ -309,6 +309,7 @@ def run_case(case, rounds: int, torch, triton, tests: bool = True) -> dict:
     _enable_for("expert")
     for mode in launches:
         row["modes"][mode]["median_ms"] = statistics.median(row["modes"][mode]["ms"])
+    launches.clear()                 # the launches hold the tensors
     del tensors, out, expert_out
     torch.cuda.empty_cache()
     return row
