@@ -45,6 +45,7 @@ from typing import Optional
 from .cost import plan_cost
 from .instructions import AccessShape, BarrierScope
 from .plan import STOCK, Method, Scope, Stock
+from .stock_bounds import dominance
 from .stock_lowering import stock_warp_shuffles
 
 MODEL_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "choice_model.json")
@@ -177,17 +178,29 @@ def choose(plans: list, scope: str, model: Model) -> Choice:
                                                            f"(lowering/choice_model.json)")
 
 
+def choose_dominant(plan) -> Choice:
+    """Where nothing was measured: our plan only where it needs no more of any costly
+    instruction than stock's lowering issues at least (``lowering.stock_bounds``); else stock,
+    the remark naming what ours needs more of."""
+    verdict = dominance(plan)
+    family = family_of(plan, str(plan.scope))
+    if verdict.holds:
+        return Choice(plan, 0, family, "")
+    return Choice(None, STOCK, family, f"stock Triton's lowering: {verdict.reason()}")
+
+
 def decide(plan, target_name: str, triton_version: str, candidates=None, path: str = MODEL_FILE) -> Optional[Choice]:
-    """The model's choice for a conversion whose planner pick is ``plan`` (verified, rank 0), or
-    None where no model answers for this target and release (the pick stands).  ``candidates``:
+    """The model's choice for a conversion whose planner pick is ``plan`` (verified, rank 0);
+    where no model answers for this target and release, ``choose_dominant``; None where the
+    gate is off (the pick stands).  ``candidates``:
     a callable giving all verified candidates in the planner's order, asked for only when the
     model ranks by its own weights (the verifier runs on each)."""
     if os.environ.get(GATE_VARIABLE, "").strip().lower() in ("0", "off", "false", "no"):
         return None
-    model = load_model(path)
-    if model is None or not model.applies_to(target_name, triton_version):
-        return None
     if plan.method in (Method.NOOP, Method.RENAME):
         return Choice(plan, 0, family_of(plan, str(plan.scope)), "")   # free either way
+    model = load_model(path)
+    if model is None or not model.applies_to(target_name, triton_version):
+        return choose_dominant(plan)
     plans = candidates() if (model.weights is not None and candidates is not None) else [plan]
     return choose(plans or [plan], str(plan.scope), model)
