@@ -19,7 +19,10 @@ and ours (1.0: the better of the two was chosen):
 
 Rows: the training runs (``plan_train*``: candidate 0 timed) and the fresh runs
 (``plan_fresh_*``: the pass's own output timed; used where it ran our plan, i.e. its round-trip
-mix differs from stock's, and the planner still builds what was timed).
+mix differs from stock's).  A fresh run made without ``--no-pick`` timed the ungated pick
+(``pick``) beside the default (``ours``): there the pick is ours and the default is scored
+against the per-conversion best as timed (the GPU validation of the default:
+``plan_choice.py --fresh SEEDS --corpus``, docs/lowering-choice.md).
 """
 
 from __future__ import annotations
@@ -65,12 +68,15 @@ def load_cases(paths: list[str]) -> list[dict]:
         fresh = "fresh" in os.path.basename(path)
         for row in run["rows"]:
             modes, stock = row["modes"], row["modes"]["stock"]
-            mode = modes.get("ours" if fresh else "cand0", {})
+            timed_pick = "pick" in modes    # plan_choice.py --fresh without --no-pick: the ungated pick too
+            mode = modes.get("pick" if timed_pick else "ours" if fresh else "cand0", {})
             ratio = worse_ratio(mode, stock) if all(stock.get(c, {}).get("us") for c in CONTEXTS) else None
             if ratio is None:
                 continue
-            if fresh and all(mode.get("chain_mix", {}).get(k) == stock.get("chain_mix", {}).get(k) for k in MIX_KEYS):
+            if fresh and not timed_pick and all(mode.get("chain_mix", {}).get(k) == stock.get("chain_mix", {}).get(k)
+                                                for k in MIX_KEYS):
                 continue   # the pass left it to stock when timed: our plan's time is unknown
+            default = worse_ratio(modes["ours"], stock) if timed_pick and "ours" in modes else None
             key = (row["src"], row["dst"], tuple(row["shape"]), row["bits"], row["num_warps"])
             if key in seen:
                 continue
@@ -84,6 +90,7 @@ def load_cases(paths: list[str]) -> list[dict]:
             gate = choice.choose([plan], str(plan.scope), model) if plan.method not in ("noop", "rename") else None
             verdict = dominance(plan)
             cases.append({"case": row["case"], "set": "fresh" if fresh else "train", "ratio": ratio,
+                          "default_ratio": default,
                           "family": choice.gated_family_of(plan, str(plan.scope)),
                           "gate": gate is None or gate.plan is not None, "dominates": verdict.holds,
                           "strictly": verdict.holds and verdict.fewer(),
@@ -128,6 +135,13 @@ def report(cases, command: str) -> str:
             lines.append(f"| {rule} | {s['taken']} | {s['geomean_over_best']:.3f} | {s['worst_over_best']:.3f} | "
                          f"{s['above_1.05']} | {s['geomean_over_stock']:.3f} | {s['worst_over_stock']:.3f} |")
         lines.append("")
+    timed = [c for c in cases if c["default_ratio"] is not None]
+    if timed:
+        over_best = [c["default_ratio"] / min(1.0, c["ratio"]) for c in timed]
+        lines += [f"## The default as timed (runs with the ungated pick timed too): {len(timed)} conversions", "",
+                  f"geomean default / per-conversion best {geomean(over_best):.3f} (goal <= 1.03), worst "
+                  f"{max(over_best):.3f}, above 1.05: {sum(r > 1.05 for r in over_best)} (goal 0); default / stock "
+                  f"geomean {geomean([c['default_ratio'] for c in timed]):.3f}.", ""]
     taken = [c for c in cases if c["dominates"]]
     lines += ["## Where dominance takes ours", "",
               f"{len(taken)} conversions; ratio ours/stock: geomean {geomean([c['ratio'] for c in taken]) if taken else 1:.3f}, "

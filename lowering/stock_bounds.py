@@ -18,7 +18,10 @@ more than stock).  What stock does, by the scope of the conversion (``lowering.c
 1. nothing, or a renaming of registers: all zero;
 2. a lane-scope conversion stock moves with warp shuffles (``stock_lowering.stock_warp_shuffles``,
    exact on 399 of 400 fresh conversions, the miss low): that many shuffles, the rest zero;
-3. otherwise shared memory.  Stock stores each distinct register of the source once and loads
+3. a conversion across warps where each warp already holds what it needs (a source broadcast
+   over warps): zero (triton 3.9 moves it with shuffles inside each warp, 3.6 through shared
+   memory; a floor for both);
+4. otherwise shared memory.  Stock stores each distinct register of the source once and loads
    each distinct register of the destination once.  With T bits per lane to move, an access of
    b bits fills at least ``max(1, lanes * b / 8 / wavefront_bytes)`` wavefronts, so the side
    needs at least ``lanes * T / 8 / wavefront_bytes``.  (Narrower accesses than the data allows
@@ -38,6 +41,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Optional
 
+from ..dialect import f2
 from ..dialect.linear_layout import LinearLayout
 from .conversion import minimal_conversion, scope_of
 from .cost import plan_cost
@@ -113,6 +117,8 @@ def stock_floor(src: LinearLayout, dst: LinearLayout, bits, target) -> Optional[
         shuffles = stock_warp_shuffles(src, dst, bits, target)
         if shuffles is not None:
             return Costly(shuffles=shuffles)
+    elif _each_warp_holds_what_it_needs(src, dst):
+        return Costly()   # triton 3.9 moves such a conversion inside each warp (shuffles), 3.6 through shared memory
     element_bits = storage_bits_of(bits)
     order = src.out_dim_names
     src_hw = HardwareLayout.of(src, order).unique_registers()
@@ -120,6 +126,18 @@ def stock_floor(src: LinearLayout, dst: LinearLayout, bits, target) -> Optional[
     store = _side_floor(element_bits << len(src_hw.register), target)
     load = _side_floor(element_bits << len(dst_hw.register), target)
     return Costly(store_wavefronts=store, load_wavefronts=load, **_barrier_floor(scope, src, target))
+
+
+def _each_warp_holds_what_it_needs(src: LinearLayout, dst: LinearLayout) -> bool:
+    """Whether every warp of ``dst`` needs only elements the same warp of ``src`` holds: dst's
+    register and lane images, and each warp basis's difference to src's, lie in the span of
+    src's register and lane images.  Example: a source broadcast over its warps (warp bases
+    all zero) holds the whole tensor in every warp."""
+    order = src.out_dim_names
+    s, d = HardwareLayout.of(src, order), HardwareLayout.of(dst, order)
+    inside = f2.EchelonBasis([c for c in s.register + s.lane if c])
+    needed = list(d.register + d.lane) + [a ^ b for a, b in zip(s.warp, d.warp)]
+    return all(inside.contains(v) for v in needed)
 
 
 def _barrier_floor(scope: Scope, src: LinearLayout, target: Target) -> dict:
