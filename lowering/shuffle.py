@@ -129,7 +129,7 @@ def exact_select_count(plan: WarpShufflePlan, warp_size: int, num_warps: int = 1
     for rnd, send in zip(plan.rounds, sends):
         if rnd.mode is not ShuffleMode.LOCAL:
             chain += len(np.unique(send)) - 1
-    picks = np.broadcast_to(np.asarray(plan.receive_round.evaluate(lanes)), lanes.shape)
+    picks = np.broadcast_to(np.asarray(plan.receive_round.evaluate(lanes, warps)), lanes.shape)
     send_table = np.stack(sends) if sends else np.zeros((0, warp_size), dtype=np.int64)
     for d in range(len(plan.dst_words)):
         if not plan.dst_words[d]:
@@ -138,6 +138,11 @@ def exact_select_count(plan: WarpShufflePlan, warp_size: int, num_warps: int = 1
         # a source is (round, -1) for a shuffled round, or (-1, word) for a local round's kept word
         keys = np.where(local[rho], -1 - send_table[rho, np.arange(len(lanes))], rho)
         chain += len(np.unique(keys)) - 1
+    if any(plan.receive_round.warp) or any(any(r.send_word.warp) for r in plan.rounds):
+        # the butterfly count is per lane; a warp-dependent choice is not in it.  Example (gfx942,
+        # i8, 8 waves, a source broadcast over the waves): one local round, each wave keeps its own
+        # register of 4: 3 selects (v_cndmask in the final code), where the butterfly count says 0.
+        return chain
     send_rank = max((f2.rank(r.send_word.lane) for r in plan.rounds), default=0)
     butterfly = select_count(send_rank, len(plan.rounds), len(plan.src_words), f2.rank(plan.receive_round.lane),
                              len(plan.dst_words))
