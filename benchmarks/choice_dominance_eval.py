@@ -63,7 +63,7 @@ def load_cases(paths: list[str]) -> list[dict]:
     model = choice.load_model()
     cases, seen = [], set()
     for path in paths:
-        run = json.load(gzip.open(path, "rt"))
+        run = json.load(gzip.open(path, "rt") if path.endswith(".gz") else open(path))
         version = release(run["environment"]["triton"])
         fresh = "fresh" in os.path.basename(path)
         for row in run["rows"]:

@@ -1,7 +1,9 @@
 """Stock's floor against stock's final code, and ours against stock's, per conversion (CPU only).
 
-    python benchmarks/stock_dominance.py --seed 4301 --count 40 --targets sm_90,sm_80,gfx942 \\
-        --kernels --out benchmarks/results/stock_dominance_$(python -c 'import triton; print(triton.__version__)').md
+    .venv/bin/python benchmarks/stock_dominance.py --seed 4301 --count 30 --kernels \
+        --json /tmp/stock_dominance_3.9.0.jsonl --out benchmarks/results/stock_dominance_3.9.0.md
+    .venv-compat/bin/python benchmarks/stock_dominance.py --seed 4301 --count 30 --kernels \
+        --json /tmp/stock_dominance_3.6.0.jsonl --out benchmarks/results/stock_dominance_3.6.0.md
 
 For each conversion (fresh random ones, ``tools.conversion_fuzz.random_case`` drawn from
 ``--seed``; with ``--kernels`` also every distinct conversion of the committed corpus,
