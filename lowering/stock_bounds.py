@@ -49,6 +49,7 @@ from .element_type import storage_bits_of
 from .hardware import HardwareLayout, aligned_pair
 from .instructions import BarrierScope
 from .plan import Method, Scope
+from .shuffle import selects_with_warp_choices
 from .stock_lowering import stock_warp_shuffles
 from .target import Target, Vendor, target_named
 
@@ -86,12 +87,18 @@ def more_than(ours: Costly, stock: Costly) -> list[str]:
 
 
 def plan_costly(plan) -> Costly:
-    """Our plan's costly instructions (``lowering.cost``: wavefronts with bank conflicts)."""
+    """Our plan's costly instructions (``lowering.cost``: wavefronts with bank conflicts; a
+    shuffle plan's selects with its warp-dependent choices, ``shuffle.selects_with_warp_choices``)."""
     cost = plan_cost(plan)
+    selects = cost.selects
+    if plan.shuffle is not None:
+        warps = plan.src.in_dim_size("warp") if plan.src.has_in_dim("warp") else 1
+        selects = max(selects, selects_with_warp_choices(plan.shuffle, plan.target.warp_size, warps)
+                      * plan.shuffle.words_per_element)
     return Costly(shuffles=cost.shuffles, store_wavefronts=cost.store_wavefronts,
                   load_wavefronts=cost.load_wavefronts,
                   cta_barriers=cost.counts.get(BarrierScope.CTA, 0) + cost.counts.get(BarrierScope.CLUSTER, 0),
-                  warp_barriers=cost.counts.get(BarrierScope.WARP, 0), selects=cost.selects + cost.packs)
+                  warp_barriers=cost.counts.get(BarrierScope.WARP, 0), selects=selects + cost.packs)
 
 
 def _register_span(layout: HardwareLayout) -> list[int]:
