@@ -98,3 +98,21 @@ def test_where_nothing_was_measured_a_dominating_plan_is_kept():
         verdict = dominance(plan)
         assert verdict.holds, verdict.reason()
         assert choice.decide(plan, target, "3.9.0").plan is plan
+
+
+def test_warp_dependent_selects_are_counted_for_the_choice():
+    """gfx942, i8, 8 waves, a source broadcast over the waves: each wave keeps its own register
+    of 4 (no shuffle, no shared memory).  The planner's select count (per lane) says 0; the final
+    code has 3 v_cndmask, and the choice counts 3: more than stock's floor here (which is 0: each
+    wave already holds what it needs), so left to Triton."""
+    from linear_layouts.lowering.cost import plan_cost
+    from linear_layouts.lowering.stock_bounds import plan_costly
+
+    src = layout(blocked([8], [64], [8]), (4,))
+    dst = layout("#ttg.linear<{register = [], lane = [[0], [0], [0], [0], [0], [0]], warp = [[2], [0], [1]], "
+                 "block = []}>", (4,))
+    plan = plan_conversion(src, dst, 8, "gfx942")
+    assert plan.method == "shuffle" and plan_cost(plan).selects == 0
+    assert plan_costly(plan).selects == 3
+    assert stock_floor(src, dst, 8, "gfx942") == Costly()
+    assert dominance(plan).more == ("selects (3 > 0)",)
