@@ -68,7 +68,7 @@ def load_cases(paths: list[str]) -> list[dict]:
         fresh = "fresh" in os.path.basename(path)
         for row in run["rows"]:
             modes, stock = row["modes"], row["modes"]["stock"]
-            timed_pick = "pick" in modes    # plan_choice.py --fresh without --no-pick: the ungated pick too
+            timed_pick = fresh and "pick" in modes    # plan_choice.py --fresh without --no-pick: the ungated pick too
             mode = modes.get("pick" if timed_pick else "ours" if fresh else "cand0", {})
             ratio = worse_ratio(mode, stock) if all(stock.get(c, {}).get("us") for c in CONTEXTS) else None
             if ratio is None:

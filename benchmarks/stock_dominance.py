@@ -74,13 +74,52 @@ class Row:
         return more_than(Costly(**self.ours), Costly(**self.stock)) if self.taken and self.ours else []
 
 
+_PTX_REGISTER = re.compile(r"%[a-z]+\d+")
+_PTX_DATA_SOURCE = re.compile(r"^\s*(?:ld\.(?:volatile\.)?(?:global|shared|local)|ldmatrix|shfl\.sync)")
+
+
+def _ptx_data_registers(code: str) -> set:
+    """The PTX registers that hold (or derive from) tensor data: the results of loads and
+    shuffles, and of anything computed from them.  A ``selp`` or ``prmt`` on index registers only
+    (thread ids, constants) is address arithmetic that LLVM's instruction selection may write as
+    a byte permute (``prmt.b32 %r36, %r35, 0, 0x7701U`` on ``tid & 3``), not data movement."""
+    data: set = set()
+    for _ in range(2):    # a second pass for the odd use before its definition in the text
+        for raw in code.splitlines():
+            line = raw.split("//", 1)[0].strip()
+            if not line or line.startswith((".", "$", "{", "}")):
+                continue
+            line = re.sub(r"^@!?%p\d+\s+", "", line)    # a guard predicate is not an operand
+            registers = _PTX_REGISTER.findall(line)
+            if not registers:
+                continue
+            if _PTX_DATA_SOURCE.match(line):
+                data.update(registers[:1] if "[" not in line.split(",", 1)[0] else [])
+                if "{" in line.split("[", 1)[0]:   # ld ... { %r1, %r2 }, [addr]
+                    data.update(_PTX_REGISTER.findall(line.split("[", 1)[0]))
+                continue
+            destination, sources = registers[0], registers[1:]
+            if any(r in data for r in sources):
+                data.add(destination)
+    return data
+
+
+def _moves_data(raw: str, vendor: str, data: "set | None") -> bool:
+    """Whether a select / permute instruction works on tensor data (always, on AMD: not traced)."""
+    if vendor != "nvidia" or data is None:
+        return True
+    return any(r in data for r in _PTX_REGISTER.findall(raw.split("//", 1)[0])[1:])
+
+
 def costly_of_code(code: str, target, line: "int | None" = None) -> dict:
     """Costly instructions of PTX / AMDGCN (``lowering.stock_bounds`` kinds), of the whole code
-    or of the instructions under ``.loc`` line ``line``."""
+    or of the instructions under ``.loc`` line ``line``.  PTX selects and permutes count where
+    they work on tensor data (``_ptx_data_registers``)."""
     from linear_layouts.tools.final_code import _LOC_DIRECTIVE, _classify
     from linear_layouts.lowering.stock_bounds import Costly
 
     counts = Counter({kind: 0 for kind in Costly.kinds()})
+    data = _ptx_data_registers(code) if target.vendor == "nvidia" else None
     current = 0
     for raw in code.splitlines():
         directive = _LOC_DIRECTIVE.match(raw)
@@ -98,7 +137,7 @@ def costly_of_code(code: str, target, line: "int | None" = None) -> dict:
         elif kind == "warp_barrier":
             counts["warp_barriers"] += 1
         elif kind == "alu":
-            counts["selects"] += 1
+            counts["selects"] += _moves_data(raw, target.vendor, data)
         else:
             wavefronts = bits if kind == "matrix" else \
                 max(1, -(-target.warp_size * bits // (8 * target.wavefront_bytes)))

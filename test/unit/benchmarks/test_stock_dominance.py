@@ -65,6 +65,11 @@ def test_final_code_counts_by_kind():
     assert counts == {"shuffles": 1, "store_wavefronts": 4, "load_wavefronts": 4, "cta_barriers": 1,
                       "warp_barriers": 0, "selects": 1}
     assert stock_dominance.costly_of_code(ptx, target_named("sm_90"))["load_wavefronts"] == 5
+    # a byte permute on the thread id is address arithmetic; one on loaded data moves data
+    index_ptx = "\n".join(["\tmov.u32 %r1, %tid.x;", "\tand.b32 %r35, %r1, 3;", "\tprmt.b32 %r36, %r35, 0, 0x7701U;",
+                           "\tld.global.b32 { %r3 }, [ %rd1 + 0 ];", "\tprmt.b32 %r40, %r3, %r36, 0x5410U;",
+                           "\t@%p1 ld.shared.b32 %r7, [%r6];", "\tselp.b32 %r8, %r7, %r35, %p2;"])
+    assert stock_dominance.costly_of_code(index_ptx, target_named("sm_80"))["selects"] == 2
     amdgcn = "\tds_write_b128 v1, v[2:5]\n\ts_barrier\n\tds_bpermute_b32 v1, v2, v3\n\tv_perm_b32 v1, v2, v3, v4"
     assert stock_dominance.costly_of_code(amdgcn, target_named("gfx942")) == {
         "shuffles": 1, "store_wavefronts": 8, "load_wavefronts": 0, "cta_barriers": 1, "warp_barriers": 0,
