@@ -29,9 +29,13 @@ of 64x128 f16, 4 warps (issue 25's first pair) is a lane-scope conversion whose 
 through shared memory, family ``lane/shared/warps``; that family's picks ran 1.16x stock on
 average in a chain: left to Triton, whose 64 shuffles ran 1.24x faster than our old pick.
 
-The model answers for the target and Triton release it was fitted on (``applies_to``); elsewhere
-the cost model's rank 0 stands as before (and the remark of a target without measured
-constants says so, ``passes.lower_conversions._estimated_weights_note``).
+The model answers for the target and Triton release it was fitted on (``applies_to``).  Elsewhere
+(another release, such as 3.9, or another target) nothing was measured, and the cost model's
+rank 0 is kept only where it needs no more of any costly instruction than stock's lowering of
+the pair issues at least (``choose_dominant``, ``lowering.stock_bounds``; checked against both
+final codes by ``benchmarks/stock_dominance.py``).  On the measured rows that rule is no better
+than the family gate (``benchmarks/results/choice_dominance_eval.md``), so the gate stays where
+it answers.
 """
 
 from __future__ import annotations
