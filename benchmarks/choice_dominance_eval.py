@@ -31,7 +31,6 @@ import argparse
 import glob
 import gzip
 import json
-import math
 import os
 import sys
 from collections import Counter

@@ -155,7 +155,6 @@ def _compile(path: str, target, pipeline) -> str:
 
 def check(row: Row, workdir: str) -> Row:
     """Fill ``row``: stock's code, the floor, the plugin's decision and (if taken) ours."""
-    from linear_layouts.dialect.encodings import to_linear_layout  # noqa: F401  (import order)
     from linear_layouts.lowering.emit_llvm import island_element_type
     from linear_layouts.lowering.stock_bounds import stock_floor
     from linear_layouts.lowering.target import target_named

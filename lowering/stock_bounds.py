@@ -53,6 +53,7 @@ from .shuffle import selects_with_warp_choices
 from .stock_lowering import stock_warp_shuffles
 from .target import Target, Vendor, target_named
 
+
 @dataclass(frozen=True)
 class Costly:
     """Costly instructions per warp, by kind (see the module docstring)."""
@@ -99,10 +100,6 @@ def plan_costly(plan) -> Costly:
                   load_wavefronts=cost.load_wavefronts,
                   cta_barriers=cost.counts.get(BarrierScope.CTA, 0) + cost.counts.get(BarrierScope.CLUSTER, 0),
                   warp_barriers=cost.counts.get(BarrierScope.WARP, 0), selects=selects + cost.packs)
-
-
-def _register_span(layout: HardwareLayout) -> list[int]:
-    return [column for column in layout.register if column]
 
 
 def _side_floor(bits_per_lane: int, target: Target) -> int:
