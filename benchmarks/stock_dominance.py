@@ -104,6 +104,12 @@ def _ptx_data_registers(code: str) -> set:
     return data
 
 
+# AMD's other cross-lane moves: LLVM's AMDGPU back end writes a shuffle with a fixed pattern as a
+# DPP move (``v_mov_b32_dpp v6, v6 quad_perm:[1,0,3,2]``: stock's lane swap on gfx942), a swizzle
+# or a permlane; they count as shuffles, as ds_bpermute does.
+_AMD_CROSS_LANE = re.compile(r"^\s*(?:v_\w+_dpp\b|ds_swizzle_b32|v_permlane\w*|v_readlane_b32|v_writelane_b32)")
+
+
 def _moves_data(raw: str, vendor: str, data: "set | None") -> bool:
     """Whether a select / permute instruction works on tensor data (always, on AMD: not traced)."""
     if vendor != "nvidia" or data is None:
@@ -127,6 +133,8 @@ def costly_of_code(code: str, target, line: "int | None" = None) -> dict:
             current = int(directive.group(2))
             continue
         found = _classify(raw, target.vendor)
+        if found is None and target.vendor == "amd" and _AMD_CROSS_LANE.match(raw):
+            found = ("cross-lane", "shuffle", 0)
         if found is None or (line is not None and current != line):
             continue
         name, kind, bits = found

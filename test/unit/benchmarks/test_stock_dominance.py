@@ -70,7 +70,8 @@ def test_final_code_counts_by_kind():
                            "\tld.global.b32 { %r3 }, [ %rd1 + 0 ];", "\tprmt.b32 %r40, %r3, %r36, 0x5410U;",
                            "\t@%p1 ld.shared.b32 %r7, [%r6];", "\tselp.b32 %r8, %r7, %r35, %p2;"])
     assert stock_dominance.costly_of_code(index_ptx, target_named("sm_80"))["selects"] == 2
-    amdgcn = "\tds_write_b128 v1, v[2:5]\n\ts_barrier\n\tds_bpermute_b32 v1, v2, v3\n\tv_perm_b32 v1, v2, v3, v4"
+    amdgcn = ("\tds_write_b128 v1, v[2:5]\n\ts_barrier\n\tds_bpermute_b32 v1, v2, v3\n\tv_perm_b32 v1, v2, v3, v4\n"
+              "\tv_mov_b32_dpp v6, v6 quad_perm:[1,0,3,2] row_mask:0xf bank_mask:0xf bound_ctrl:1")
     assert stock_dominance.costly_of_code(amdgcn, target_named("gfx942")) == {
-        "shuffles": 1, "store_wavefronts": 8, "load_wavefronts": 0, "cta_barriers": 1, "warp_barriers": 0,
+        "shuffles": 2, "store_wavefronts": 8, "load_wavefronts": 0, "cta_barriers": 1, "warp_barriers": 0,
         "selects": 1}
