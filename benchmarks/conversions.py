@@ -136,6 +136,22 @@ def corpus_cases() -> list[Case]:
     return list(cases.values()) + synthetic_cases()
 
 
+def held_out_kernel_cases() -> list[Case]:
+    """Every distinct conversion of Liger-Kernel's sm_90 kernels (``test/lit/corpus/liger_kernel``,
+    ``*.cuda90.ttgir``), at its own element width: real-kernel conversions that no measurement the
+    choice model or the measured table was fitted on came from (those used ``corpus_cases``)."""
+    cases: dict = {}
+    folder = os.path.join(CORPUS, "liger_kernel")
+    for file in sorted(f for f in os.listdir(folder) if f.endswith(".cuda90.ttgir")):
+        text = open(os.path.join(folder, file)).read()
+        for line_number, found in converts_in(text, f"liger_kernel/{file}"):
+            name = f"liger/{file.removesuffix('.cuda90.ttgir')}#{line_number}:{'x'.join(map(str, found.shape))}:i{found.bits}"
+            case = Case(name, found.aliases, found.src, found.dst, found.shape, found.bits, found.num_warps,
+                        f"liger_kernel/{file}")
+            cases.setdefault(case.key, case)
+    return list(cases.values())
+
+
 # Conversions that stay inside a warp (the corpus's sm_90 kernels have few): the 1-D
 # register<->lane exchanges Triton lowers with shuffles (docs/verified-facts.md, "Stock Triton's
 # lowering": blocked[2] -> blocked[1] of 64 elements takes 2 shfl.sync), and a 2-D one of an

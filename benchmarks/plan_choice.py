@@ -565,6 +565,8 @@ def main(argv=None) -> int:
     parser.add_argument("--train", action="store_true", help="--fresh: time every candidate too (the model's fit)")
     parser.add_argument("--table", action="store_true", help="--fresh: also time the plugin with the measured table on")
     parser.add_argument("--corpus", action="store_true", help="--fresh: add the TTGIR corpus's conversions")
+    parser.add_argument("--held-out-kernels", action="store_true",
+                        help="--fresh: add Liger-Kernel's sm_90 conversions (never measured before)")
     parser.add_argument("--issue-pairs", action="store_true", help="--fresh: add the three pairs of issue 25")
     parser.add_argument("--independent", action="store_true",
                         help="--fresh: also the old harness (one direction, independent conversions)")

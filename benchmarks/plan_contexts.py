@@ -502,6 +502,9 @@ def main_fresh(args, argv) -> int:
         cases += fresh_cases(seed, args.count)
     if args.corpus:
         cases += [c for c in corpus_cases() if usable(c.src_resolved, c.dst_resolved, c.shape, c.bits)]
+    if getattr(args, "held_out_kernels", False):
+        from conversions import held_out_kernel_cases
+        cases += [c for c in held_out_kernel_cases() if usable(c.src_resolved, c.dst_resolved, c.shape, c.bits)]
     if args.issue_pairs:
         cases = issue_pairs() + cases
     if args.limit:

@@ -29,9 +29,13 @@ of 64x128 f16, 4 warps (issue 25's first pair) is a lane-scope conversion whose 
 through shared memory, family ``lane/shared/warps``; that family's picks ran 1.16x stock on
 average in a chain: left to Triton, whose 64 shuffles ran 1.24x faster than our old pick.
 
-The model answers for the target and Triton release it was fitted on (``applies_to``); elsewhere
-the cost model's rank 0 stands as before (and the remark of a target without measured
-constants says so, ``passes.lower_conversions._estimated_weights_note``).
+The model answers for the target and Triton release it was fitted on (``applies_to``).  Elsewhere
+(another release, such as 3.9, or another target) nothing was measured, and the cost model's
+rank 0 is kept only where it needs no more of any costly instruction than stock's lowering of
+the pair issues at least (``choose_dominant``, ``lowering.stock_bounds``; checked against both
+final codes by ``benchmarks/stock_dominance.py``).  On the measured rows that rule is no better
+than the family gate (``benchmarks/results/choice_dominance_eval.md``), so the gate stays where
+it answers.
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ from typing import Optional
 from .cost import plan_cost
 from .instructions import AccessShape, BarrierScope
 from .plan import STOCK, Method, Scope, Stock
+from .stock_bounds import dominance
 from .stock_lowering import stock_warp_shuffles
 
 MODEL_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "choice_model.json")
@@ -177,17 +182,29 @@ def choose(plans: list, scope: str, model: Model) -> Choice:
                                                            f"(lowering/choice_model.json)")
 
 
+def choose_dominant(plan) -> Choice:
+    """Where nothing was measured: our plan only where it needs no more of any costly
+    instruction than stock's lowering issues at least (``lowering.stock_bounds``); else stock,
+    the remark naming what ours needs more of."""
+    verdict = dominance(plan)
+    family = family_of(plan, str(plan.scope))
+    if verdict.holds:
+        return Choice(plan, 0, family, "")
+    return Choice(None, STOCK, family, f"stock Triton's lowering: {verdict.reason()}")
+
+
 def decide(plan, target_name: str, triton_version: str, candidates=None, path: str = MODEL_FILE) -> Optional[Choice]:
-    """The model's choice for a conversion whose planner pick is ``plan`` (verified, rank 0), or
-    None where no model answers for this target and release (the pick stands).  ``candidates``:
+    """The model's choice for a conversion whose planner pick is ``plan`` (verified, rank 0);
+    where no model answers for this target and release, ``choose_dominant``; None where the
+    gate is off (the pick stands).  ``candidates``:
     a callable giving all verified candidates in the planner's order, asked for only when the
     model ranks by its own weights (the verifier runs on each)."""
     if os.environ.get(GATE_VARIABLE, "").strip().lower() in ("0", "off", "false", "no"):
         return None
-    model = load_model(path)
-    if model is None or not model.applies_to(target_name, triton_version):
-        return None
     if plan.method in (Method.NOOP, Method.RENAME):
         return Choice(plan, 0, family_of(plan, str(plan.scope)), "")   # free either way
+    model = load_model(path)
+    if model is None or not model.applies_to(target_name, triton_version):
+        return choose_dominant(plan)
     plans = candidates() if (model.weights is not None and candidates is not None) else [plan]
     return choose(plans or [plan], str(plan.scope), model)

@@ -118,6 +118,17 @@ def exact_select_count(plan: WarpShufflePlan, warp_size: int, num_warps: int = 1
       x_d (local) or takes the shuffled word (1 select each): 3 selects, Triton's "Ship" count.
     * butterflies (``select_count``).
     """
+    chain = chain_select_count(plan, warp_size, num_warps)
+    send_rank = max((f2.rank(r.send_word.lane) for r in plan.rounds), default=0)
+    butterfly = select_count(send_rank, len(plan.rounds), len(plan.src_words), f2.rank(plan.receive_round.lane),
+                             len(plan.dst_words))
+    return min(chain, butterfly)
+
+
+def chain_select_count(plan: WarpShufflePlan, warp_size: int, num_warps: int = 1,
+                       per_warp_picks: bool = False) -> int:
+    """The chains' selects of ``exact_select_count`` (``per_warp_picks``: the receive round
+    evaluated per warp too, not in warp 0 only)."""
     import numpy as np
 
     # every (warp, lane) pair, flattened: warp-dependent choices are selects too
@@ -129,7 +140,8 @@ def exact_select_count(plan: WarpShufflePlan, warp_size: int, num_warps: int = 1
     for rnd, send in zip(plan.rounds, sends):
         if rnd.mode is not ShuffleMode.LOCAL:
             chain += len(np.unique(send)) - 1
-    picks = np.broadcast_to(np.asarray(plan.receive_round.evaluate(lanes)), lanes.shape)
+    picked = plan.receive_round.evaluate(lanes, warps) if per_warp_picks else plan.receive_round.evaluate(lanes)
+    picks = np.broadcast_to(np.asarray(picked), lanes.shape)
     send_table = np.stack(sends) if sends else np.zeros((0, warp_size), dtype=np.int64)
     for d in range(len(plan.dst_words)):
         if not plan.dst_words[d]:
@@ -138,10 +150,20 @@ def exact_select_count(plan: WarpShufflePlan, warp_size: int, num_warps: int = 1
         # a source is (round, -1) for a shuffled round, or (-1, word) for a local round's kept word
         keys = np.where(local[rho], -1 - send_table[rho, np.arange(len(lanes))], rho)
         chain += len(np.unique(keys)) - 1
-    send_rank = max((f2.rank(r.send_word.lane) for r in plan.rounds), default=0)
-    butterfly = select_count(send_rank, len(plan.rounds), len(plan.src_words), f2.rank(plan.receive_round.lane),
-                             len(plan.dst_words))
-    return min(chain, butterfly)
+    return chain
+
+
+def selects_with_warp_choices(plan: WarpShufflePlan, warp_size: int, num_warps: int = 1) -> int:
+    """``exact_select_count``, except where a kept, sent or received word depends on the warp:
+    the butterfly count is per lane and misses those, so the chains count.  Example (gfx942, i8,
+    8 waves, a source broadcast over the waves): one local round, each wave keeps its own
+    register of 4: ``exact_select_count`` says 0, the final code has 3 v_cndmask, and so does
+    this count.  (The planner ranks by ``exact_select_count``; the choice against stock,
+    ``lowering.stock_bounds``, counts with this one.)"""
+    if any(plan.receive_round.warp) or any(any(r.send_word.warp) for r in plan.rounds):
+        return max(exact_select_count(plan, warp_size, num_warps),
+                   chain_select_count(plan, warp_size, num_warps, per_warp_picks=True))
+    return exact_select_count(plan, warp_size, num_warps)
 
 
 def _solve_linear(a_columns, b_columns, src_bits: int):

@@ -491,8 +491,9 @@ def _follow_measurement(plan, src, dst, bits, target, outcome: ConvertOutcome):
 
 
 def _follow_model(plan, src, dst, bits, target, outcome: ConvertOutcome) -> bool:
-    """Whether the choice model (``lowering.choice``: fitted to dependent-chain times for this
-    target and Triton release) leaves the conversion to stock Triton; sets the remark."""
+    """Whether the choice (``lowering.choice``: the model fitted to dependent-chain times for its
+    target and Triton release; elsewhere stock's floor, ``lowering.stock_bounds``) leaves the
+    conversion to stock Triton; sets the remark."""
     decision = model_choice.decide(plan, target.name, triton_version())
     if decision is None or decision.plan is not None:
         return False
@@ -717,7 +718,9 @@ class LowerConversions(ModulePass):
     candidate_for: CandidateRanks = CandidateRanks()
     # Stock Triton's lowering is a candidate: where the choice model (lowering/choice.py, fitted
     # for this target and Triton release) cannot show a gain larger than its error, the convert
-    # is left to Triton.  false: always our plan (tests of a lowering's structure).
+    # is left to Triton; on other targets and releases, where our plan needs more of some costly
+    # instruction than stock's lowering at least (lowering/stock_bounds.py).  false: always our
+    # plan (tests of a lowering's structure).
     stock_gate: bool = True
 
     def __post_init__(self):

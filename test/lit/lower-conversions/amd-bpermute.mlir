@@ -1,6 +1,9 @@
-// RUN: ll-opt %s -p ll-lower-conversions --remarks 2>&1 | FileCheck %s --check-prefix=IR
-// RUN: ll-opt %s -p ll-lower-conversions --emit amdgcn | FileCheck %s --check-prefix=AMD
+// RUN: ll-opt %s -p "ll-lower-conversions{stock_gate=false}" --remarks 2>&1 | FileCheck %s --check-prefix=IR
+// RUN: ll-opt %s -p "ll-lower-conversions{stock_gate=false}" --emit amdgcn | FileCheck %s --check-prefix=AMD
 
+// (stock_gate=false: the subject is our island.  By default the choice leaves this one to
+// Triton: our 4 selects are more than stock's floor counts, which has none for stock's shuffle
+// lowering: docs/lowering-choice.md.)
 // The intra-warp transposition of warp-transposition.mlir on a wave64 (gfx942): 128
 // elements, 2 per lane -> 1 per lane.  The plan's 2 rounds become ds_bpermute_b32 (lane l
 // reads the word of lane index/4), no LDS store or load, as in stock Triton.

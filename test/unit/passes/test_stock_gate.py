@@ -52,9 +52,14 @@ def test_stock_gate_false_keeps_our_plan(triton_36):
     assert outcomes[0].lowered and "ttg.convert_layout" not in text
 
 
-def test_no_gate_under_a_release_the_model_was_not_fitted_on(monkeypatch):
+def test_dominance_under_a_release_the_model_was_not_fitted_on(monkeypatch):
+    """Under 3.9 the measured model does not answer: our shared-memory plan needs shared-memory
+    wavefronts where stock only shuffles, so the pair is left to Triton, the remark says why."""
     monkeypatch.setattr(lower_conversions, "triton_version", lambda: "3.9.0")
     text, outcomes = lower_text(PAIR, measured=False)
+    assert not outcomes[0].lowered
+    assert "our plan needs more store_wavefronts" in outcomes[0].remark()
+    text, outcomes = lower_text(PAIR, measured=False, stock_gate=False)
     assert outcomes[0].lowered
 
 

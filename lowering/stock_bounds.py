@@ -1,0 +1,186 @@
+"""The least stock Triton's lowering of a conversion can issue, kind by kind, and whether our
+plan needs no more of any kind (the choice where no timing was measured: ``lowering.choice``).
+
+Costly kinds, counted per thread's program (per warp) the way the final code is counted
+(``benchmarks/stock_dominance.py`` reads them off PTX / AMDGCN):
+
+* ``shuffles``: ``shfl.sync`` / ``ds_bpermute``;
+* ``store_wavefronts`` / ``load_wavefronts``: per shared-memory instruction, the wavefronts its
+  lanes' bytes fill (``max(1, lanes * bits / 8 / wavefront_bytes)``; ``ldmatrix``/``stmatrix``
+  ``.xN``: N), conflicts not counted;
+* ``cta_barriers`` / ``warp_barriers``: ``bar.sync`` / ``s_barrier``, ``bar.warp.sync``;
+* ``selects``: ``selp``, ``prmt`` / ``v_cndmask``, ``v_perm``.
+
+``stock_floor`` gives, for each kind, a number stock's lowering never goes below (a *floor*, not
+a prediction: where it errs it must err low, so that ``dominates`` never takes a plan needing
+more than stock).  What stock does, by the scope of the conversion (``lowering.conversion``):
+
+1. nothing, or a renaming of registers: all zero;
+2. a lane-scope conversion stock moves with warp shuffles (``stock_lowering.stock_warp_shuffles``,
+   exact on 399 of 400 fresh conversions, the miss low): that many shuffles, the rest zero;
+3. a conversion across warps where each warp already holds what it needs (a source broadcast
+   over warps): zero (triton 3.9 moves it with shuffles inside each warp, 3.6 through shared
+   memory; a floor for both);
+4. otherwise shared memory.  Stock stores each distinct register of the source once and loads
+   each distinct register of the destination once.  With T bits per lane to move, an access of
+   b bits fills at least ``max(1, lanes * b / 8 / wavefront_bytes)`` wavefronts, so the side
+   needs at least ``lanes * T / 8 / wavefront_bytes``.  (Narrower accesses than the data allows
+   cost more; stock's vector width is not modelled, so the floor is low there: an i8 tensor
+   stored one byte at a time.)  Stock waits for the stores before the loads: one barrier at
+   least (``_barrier_floor``); more rounds when its scratch is smaller than the tensor, not
+   modelled (low again).
+
+Worked example (sm_90, i32, 4 warps): ``blocked<[4], [32], [4]> -> blocked<[1], [32], [4]>``
+of 1024 elements: each thread holds 8 distinct registers on both sides (T = 256 bits), the data
+crosses warps: store floor ``32 * 256 / 8 / 128`` = 8 wavefronts (eight 32-bit stores or two
+128-bit ones fill as many), load floor 8, one CTA barrier.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Optional
+
+from ..dialect import f2
+from ..dialect.linear_layout import LinearLayout
+from .conversion import minimal_conversion, scope_of
+from .cost import plan_cost
+from .element_type import storage_bits_of
+from .hardware import HardwareLayout, aligned_pair
+from .instructions import BarrierScope
+from .plan import Method, Scope
+from .shuffle import selects_with_warp_choices
+from .stock_lowering import stock_warp_shuffles
+from .target import Target, Vendor, target_named
+
+
+@dataclass(frozen=True)
+class Costly:
+    """Costly instructions per warp, by kind (see the module docstring)."""
+
+    shuffles: int = 0
+    store_wavefronts: int = 0
+    load_wavefronts: int = 0
+    cta_barriers: int = 0
+    warp_barriers: int = 0
+    selects: int = 0
+
+    @classmethod
+    def kinds(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in fields(cls))
+
+    def items(self):
+        return ((name, getattr(self, name)) for name in self.kinds())
+
+    def text(self) -> str:
+        return " ".join(f"{name}={n}" for name, n in self.items() if n) or "-"
+
+
+def more_than(ours: Costly, stock: Costly) -> list[str]:
+    """The kinds ``ours`` needs more of than ``stock``.  A CTA barrier is at least a warp
+    barrier: barriers compare as CTA barriers, then all barriers together."""
+    more = [f"{name} ({n} > {getattr(stock, name)})" for name, n in ours.items()
+            if name != "warp_barriers" and n > getattr(stock, name)]
+    ours_barriers, stock_barriers = ours.cta_barriers + ours.warp_barriers, stock.cta_barriers + stock.warp_barriers
+    if ours_barriers > stock_barriers:
+        more.append(f"barriers ({ours_barriers} > {stock_barriers})")
+    return more
+
+
+def plan_costly(plan) -> Costly:
+    """Our plan's costly instructions (``lowering.cost``: wavefronts with bank conflicts; a
+    shuffle plan's selects with its warp-dependent choices, ``shuffle.selects_with_warp_choices``)."""
+    cost = plan_cost(plan)
+    selects = cost.selects
+    if plan.shuffle is not None:
+        warps = plan.src.in_dim_size("warp") if plan.src.has_in_dim("warp") else 1
+        selects = max(selects, selects_with_warp_choices(plan.shuffle, plan.target.warp_size, warps)
+                      * plan.shuffle.words_per_element)
+    return Costly(shuffles=cost.shuffles, store_wavefronts=cost.store_wavefronts,
+                  load_wavefronts=cost.load_wavefronts,
+                  cta_barriers=cost.counts.get(BarrierScope.CTA, 0) + cost.counts.get(BarrierScope.CLUSTER, 0),
+                  warp_barriers=cost.counts.get(BarrierScope.WARP, 0), selects=selects + cost.packs)
+
+
+def _side_floor(bits_per_lane: int, target: Target) -> int:
+    """The least wavefronts in which a warp moves ``bits_per_lane`` per lane."""
+    return -(-target.warp_size * bits_per_lane // (8 * target.wavefront_bytes))
+
+
+def stock_floor(src: LinearLayout, dst: LinearLayout, bits, target) -> Optional[Costly]:
+    """What stock Triton's lowering of ``src -> dst`` issues at least, per kind (module
+    docstring); None where the conversion crosses CTAs (not modelled)."""
+    target = target_named(target) if isinstance(target, str) else target
+    dst = aligned_pair(src, dst, target.warp_size, target.name)
+    scope = scope_of(minimal_conversion(src, dst))
+    if scope in (Scope.NONE, Scope.REGISTER):
+        return Costly()
+    if scope is Scope.BLOCK:
+        return None
+    if scope is Scope.LANE:
+        shuffles = stock_warp_shuffles(src, dst, bits, target)
+        if shuffles is not None:
+            return Costly(shuffles=shuffles)
+    elif _each_warp_holds_what_it_needs(src, dst):
+        return Costly()   # triton 3.9 moves such a conversion inside each warp (shuffles), 3.6 through shared memory
+    element_bits = storage_bits_of(bits)
+    order = src.out_dim_names
+    src_hw = HardwareLayout.of(src, order).unique_registers()
+    dst_hw = HardwareLayout.of(dst, order).unique_registers()
+    store = _side_floor(element_bits << len(src_hw.register), target)
+    load = _side_floor(element_bits << len(dst_hw.register), target)
+    return Costly(store_wavefronts=store, load_wavefronts=load, **_barrier_floor(scope, src, target))
+
+
+def _each_warp_holds_what_it_needs(src: LinearLayout, dst: LinearLayout) -> bool:
+    """Whether every warp of ``dst`` needs only elements the same warp of ``src`` holds: dst's
+    register and lane images, and each warp basis's difference to src's, lie in the span of
+    src's register and lane images.  Example: a source broadcast over its warps (warp bases
+    all zero) holds the whole tensor in every warp."""
+    order = src.out_dim_names
+    s, d = HardwareLayout.of(src, order), HardwareLayout.of(dst, order)
+    inside = f2.EchelonBasis([c for c in s.register + s.lane if c])
+    needed = list(d.register + d.lane) + [a ^ b for a, b in zip(s.warp, d.warp)]
+    return all(inside.contains(v) for v in needed)
+
+
+def _barrier_floor(scope: Scope, src: LinearLayout, target: Target) -> dict:
+    """One barrier between the stores and the loads: a CTA barrier where data crosses warps; in a
+    one-warp kernel NVIDIA's warp barrier, and none on AMD (its back end drops ``s_barrier`` when
+    the workgroup is one wave); otherwise a barrier of either kind."""
+    if scope is Scope.WARP:
+        return {"cta_barriers": 1}
+    one_warp = not src.has_in_dim("warp") or src.in_dim_size("warp") == 1
+    if one_warp and target.vendor is Vendor.AMD:
+        return {}
+    return {"warp_barriers": 1}
+
+
+@dataclass(frozen=True)
+class Dominance:
+    ours: Costly
+    stock: Optional[Costly]      # stock's floor; None: not modelled
+    more: tuple[str, ...]        # kinds ours needs more of
+
+    @property
+    def holds(self) -> bool:
+        return self.stock is not None and not self.more
+
+    def fewer(self) -> bool:
+        """Whether ours needs fewer of some kind than stock's floor (not merely as many)."""
+        return self.stock is not None and (any(n < getattr(self.stock, kind) for kind, n in self.ours.items())
+                                           or self.ours.cta_barriers + self.ours.warp_barriers
+                                           < self.stock.cta_barriers + self.stock.warp_barriers)
+
+    def reason(self) -> str:
+        if self.stock is None:
+            return "stock Triton's lowering of a cross-CTA conversion is not modelled"
+        return ("our plan needs more " + ", ".join(self.more) + " than stock Triton's lowering needs at least "
+                f"(ours: {self.ours.text()}; stock at least: {self.stock.text()}; lowering/stock_bounds.py)")
+
+
+def dominance(plan) -> Dominance:
+    """Whether ``plan`` needs no more of any costly kind than stock's lowering of its pair."""
+    ours = Costly() if plan.method in (Method.NOOP, Method.RENAME) else plan_costly(plan)
+    stock = stock_floor(plan.src, plan.dst, plan.element_bits, plan.target)
+    return Dominance(ours, stock, tuple(more_than(ours, stock)) if stock is not None else ())
