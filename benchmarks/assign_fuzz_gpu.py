@@ -4,7 +4,7 @@
     python benchmarks/assign_fuzz_gpu.py --cases 20 --dry-run --out /tmp/dry            # CPU: compile only
     python benchmarks/assign_fuzz_gpu.py --cases 60 --seed 83 --memory-ops --loop-loads  # loads in loops
 
-Each case is a kernel from ``tools/random_programs.py`` (``random_program(kernel=True)``): it
+Each case is a kernel from ``test/support/random_programs.py`` (``random_program(kernel=True)``): it
 loads a 32x64 and a 32-element i32 tensor in random layouts, combines them through elementwise
 ops, expand_dims + broadcast, max-reductions, make_range, splats and an ``scf.for`` whose
 accumulator is converted back and forth (with ``--transposes``, also ``tt.trans`` there and
@@ -68,7 +68,7 @@ VARIANTS = ("stock", "assigned", "ours")
 def case_kernel(seed: int, index: int, transposes: bool = False, shape_ops: bool = False, whiles: bool = False,
                 loop_loads: bool = False, calls: bool = False):
     """Case ``index`` of ``seed``: a ``random_programs.RandomKernel`` (text, input bound, buffers)."""
-    from linear_layouts.tools.random_programs import random_kernel
+    from support.random_programs import random_kernel
     rng = random.Random(seed * 1_000_003 + index)
     return random_kernel(rng, steps=rng.randint(4, 12), kernel=True, transposes=transposes, shape_ops=shape_ops,
                          whiles=whiles, loop_loads=loop_loads, calls=calls)
@@ -81,7 +81,7 @@ def case_text(seed: int, index: int, transposes: bool = False, shape_ops: bool =
 
 def conversions(text: str) -> tuple[int, int]:
     """(ttg.convert_layout ops in the module, those of them inside a loop)."""
-    from linear_layouts.passes.snapshot import in_loop, parse_module
+    from linear_layouts.passes.ir.snapshot import in_loop, parse_module
     converts = parse_module(text).ops_named("ttg.convert_layout")
     return len(converts), sum(1 for op in converts if in_loop(op))
 
@@ -90,8 +90,8 @@ def loop_memory_layouts(text: str) -> list[tuple[str, str]]:
     """(op name, pointer encoding) of every tt.load and tt.store inside a loop, in text order:
     the assignment adds and removes conversions but never reorders these, so two lists of one
     program compare op by op."""
-    from linear_layouts.passes.layout_rules import encoding_of
-    from linear_layouts.passes.snapshot import in_loop, parse_module
+    from linear_layouts.passes.assign.layout_rules import encoding_of
+    from linear_layouts.passes.ir.snapshot import in_loop, parse_module
     return [(op.name, encoding_of(op.operands[0])) for op in parse_module(text).walk()
             if op.name in ("tt.load", "tt.store") and in_loop(op)]
 
@@ -103,10 +103,10 @@ def compile_case(job) -> dict:
     from triton.backends.compiler import GPUTarget
 
     from linear_layouts.passes.framework import PassContext, run_pipeline
-    from linear_layouts.passes.guard_barriers import guard_pruning
+    from linear_layouts.passes.barriers.guard_barriers import guard_pruning
     from linear_layouts.passes.pipeline import parse_pipeline
-    from linear_layouts.passes.sandbox import run_forked
-    from linear_layouts.passes.snapshot import parse_module
+    from linear_layouts.passes.ir.sandbox import run_forked
+    from linear_layouts.passes.ir.snapshot import parse_module
 
     kernel = case_kernel(seed, index, transposes, shape_ops, whiles, loop_loads, calls)
     text = kernel.text
@@ -178,7 +178,7 @@ def input_buffers(result: dict, loop_loads: bool, rng) -> dict:
     variant that skips a store leaves visible.  In the kernel's argument order."""
     import numpy as np
 
-    from linear_layouts.tools.random_programs import MAX_TRIPS, M, N
+    from support.random_programs import MAX_TRIPS, M, N
     bound = max(1, result["input_bound"])
 
     def draw(count):
@@ -213,7 +213,7 @@ def run_on_gpu(results: list[dict], loop_loads: bool = False) -> None:
 
     import numpy as np
 
-    from linear_layouts.passes.guard_barriers import guard_pruning
+    from linear_layouts.passes.barriers.guard_barriers import guard_pruning
     rng = np.random.default_rng(0)
     for result in results:
         if not all(result.get(v, {}).get("ok") for v in VARIANTS):
@@ -343,7 +343,7 @@ def main(argv=None) -> int:
                         help="programs that call noinline functions of their own, with conversions, loops and "
                              "branches inside (random_program(calls=True))")
     args = parser.parse_args(argv)
-    from linear_layouts.tools.random_programs import MAX_TRIPS
+    from support.random_programs import MAX_TRIPS
     assert 0 <= LAUNCH_N <= MAX_TRIPS, "the buffers and the input bounds assume n <= MAX_TRIPS"
     import triton
     directory = tempfile.mkdtemp(prefix="ll_assign_fuzz_")

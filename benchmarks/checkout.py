@@ -22,6 +22,9 @@ def make_package_importable() -> None:
             return
     except ImportError:
         pass
+    test_dir = os.path.join(REPO_ROOT, "test")   # test/support: the random program generators
+    if test_dir not in sys.path:
+        sys.path.insert(1, test_dir)
     link_dir = tempfile.mkdtemp(prefix="ll_pkg_")
     os.symlink(REPO_ROOT, os.path.join(link_dir, "linear_layouts"))
     sys.path.insert(0, link_dir)

@@ -96,7 +96,7 @@ def _dense_layouts_parse() -> bool:
     """Whether the installed Triton parses a ``#ttg.linear`` whose bases are not unit vectors:
     3.6 does; 3.9 rejects it ("LinearEncodingAttr requires a permutation matrix layout after
     removing broadcast bases"), so under 3.9 the permutations take the dense layouts' share."""
-    from linear_layouts.passes.bindings import installed_conventions
+    from linear_layouts.passes.ir.bindings import installed_conventions
     return installed_conventions().release < (3, 7)
 
 
@@ -159,7 +159,7 @@ def case_text(case: dict) -> str:
 
 
 def registers_per_thread(encoding: str, shape) -> int:
-    from linear_layouts.passes.layouts import tensor_layout_of
+    from linear_layouts.passes.ir.layouts import tensor_layout_of
     layout = tensor_layout_of(encoding, tuple(shape))
     return layout.in_dim_size("register")
 

@@ -38,7 +38,7 @@ from checkout import make_package_importable  # noqa: E402
 make_package_importable()
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 
-from linear_layouts.passes.guard_barriers import guard_pruning  # noqa: E402
+from linear_layouts.passes.barriers.guard_barriers import guard_pruning  # noqa: E402
 os.environ.setdefault("LINEAR_LAYOUTS_STRICT_CHECK", "1")
 # The subject is our islands: the stock gate (lowering/choice.py) would leave most of them to
 # Triton on the model's word, and the fuzz would test stock against stock.
@@ -58,7 +58,7 @@ def compile_case(job):
     from triton.backends.compiler import GPUTarget
 
     from linear_layouts.tools.testcases import single_convert_ttgir
-    from linear_layouts.passes.sandbox import run_forked
+    from linear_layouts.passes.ir.sandbox import run_forked
     from linear_layouts.passes.lower_conversions import lower_text
     text = single_convert_ttgir(case.shape, case.element_type, case.src, case.dst, case.num_warps, f"sm_{arch}",
                                 name="k")

@@ -87,7 +87,7 @@ def child(mode: str, out_path: str) -> None:
 
     import linear_layouts
     from gluon_auto_kernels import WARPS, cases
-    from linear_layouts.passes.diagnostics import CapturedStderr
+    from linear_layouts.passes.ir.diagnostics import CapturedStderr
     _enable_for(mode)
     torch.manual_seed(0)
     results = {}
@@ -201,7 +201,7 @@ def dry() -> list[dict]:
 
     import linear_layouts
     from gluon_auto_kernels import cases
-    from linear_layouts.passes.diagnostics import CapturedStderr
+    from linear_layouts.passes.ir.diagnostics import CapturedStderr
     os.environ.setdefault("TRITON_CACHE_DIR", tempfile.mkdtemp(prefix="ll_gluon_auto_dry_"))
     rows = []
     for case in cases():

@@ -179,7 +179,7 @@ def dry_compile(case, mode: str) -> str:
     from triton.backends.compiler import GPUTarget
     from triton.experimental.gluon._runtime import GluonASTSource
 
-    from linear_layouts.passes.diagnostics import CapturedStderr
+    from linear_layouts.passes.ir.diagnostics import CapturedStderr
     form = FORM_OF[mode]
     try:
         module = gluon_forms.load_form(case.file, form, kernels_only=True)
@@ -248,7 +248,7 @@ def _run_tests(module, case, text: str) -> dict:
 
 def run_case(case, rounds: int, torch, triton, tests: bool = True) -> dict:
     """Every mode of one case: tests, output against the expert's, times."""
-    from linear_layouts.passes.diagnostics import CapturedStderr
+    from linear_layouts.passes.ir.diagnostics import CapturedStderr
     with open(case.file) as f:
         text = f.read()
     torch.manual_seed(0)

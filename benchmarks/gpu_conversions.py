@@ -44,7 +44,7 @@ from checkout import make_package_importable  # noqa: E402
 make_package_importable()
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 
-from linear_layouts.passes.guard_barriers import guard_pruning  # noqa: E402
+from linear_layouts.passes.barriers.guard_barriers import guard_pruning  # noqa: E402
 
 DTYPES = {  # name -> (TTGIR element type, torch dtype name, integer view for bit comparison)
     "fp32": ("f32", "float32", "int32"),

@@ -6,7 +6,7 @@ No GPU: every kernel is compiled on the CPU (``triton.compile(ASTSource(...), ta
     python benchmarks/local_ops_barriers.py --combine benchmarks/results        # the verdict over releases
 
 Why.  Our islands that touch shared memory get *guard* barriers (``bar.sync 0; // guard``)
-because Triton's barrier analysis cannot see their accesses; ``passes.guard_barriers`` drops the
+because Triton's barrier analysis cannot see their accesses; ``passes.barriers.guard_barriers`` drops the
 ones Triton's own barriers make redundant.  A shared-memory op kind can be on by default only if
 no kernel ends up with more CTA barriers than stock Triton's, above all inside loops (a barrier
 in a loop body is paid every iteration).  This script counts them.

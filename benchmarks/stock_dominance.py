@@ -155,7 +155,7 @@ def costly_of_code(code: str, target, line: "int | None" = None) -> dict:
 
 
 def _compile(path: str, target, pipeline) -> str:
-    from linear_layouts.passes.sandbox import run_forked
+    from linear_layouts.passes.ir.sandbox import run_forked
     from linear_layouts.tools.final_code import compile_ttgir
 
     return run_forked(lambda: compile_ttgir(path, target.gpu_target(), pipeline).asm[target.assembly_stage])
@@ -163,10 +163,10 @@ def _compile(path: str, target, pipeline) -> str:
 
 def check(row: Row, workdir: str) -> Row:
     """Fill ``row``: stock's code, the floor, the plugin's decision and (if taken) ours."""
-    from linear_layouts.lowering.emit_llvm import island_element_type
+    from linear_layouts.lowering.emit.emit_llvm import island_element_type
     from linear_layouts.lowering.stock_bounds import stock_floor
     from linear_layouts.lowering.target import target_named
-    from linear_layouts.passes.layouts import tensor_layout_of
+    from linear_layouts.passes.ir.layouts import tensor_layout_of
     from linear_layouts.passes.lower_conversions import lower_text
     from linear_layouts.tools.final_code import lower_pipeline, mark_conversions
     from linear_layouts.tools.testcases import single_convert_ttgir

@@ -57,7 +57,7 @@ def stock_path(case) -> str:
 
 
 def _layouts(case):
-    from linear_layouts.passes.layouts import tensor_layout_of
+    from linear_layouts.passes.ir.layouts import tensor_layout_of
     return tuple(tensor_layout_of(text, case.shape) for text in (case.src, case.dst))
 
 
@@ -76,7 +76,7 @@ def check_on_gpu(cases, compiled) -> None:
     import triton
     from triton.backends.compiler import GPUTarget
 
-    from linear_layouts.passes.guard_barriers import guard_pruning
+    from linear_layouts.passes.barriers.guard_barriers import guard_pruning
     for index, (case, result) in enumerate(zip(cases, compiled)):
         numel = 1
         for s in case.shape:

@@ -1,6 +1,6 @@
 """Which Triton release's conventions to reproduce, where releases differ.
 
-The dialect imports no Triton: whoever knows the installed release (``passes.bindings``
+The dialect imports no Triton: whoever knows the installed release (``passes.ir.bindings``
 reads it once) builds a :class:`TritonConventions` and passes it down explicitly.  Code with
 no Triton at hand (``ll-viz``, the planner's own tests) uses :data:`NEWEST`.
 

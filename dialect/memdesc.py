@@ -38,7 +38,7 @@ elementBitWidth = 16}>, #smem, mutable>``: one buffer is the 64x64 NVMMA layout 
 bits 8 and 6, which also move the column by 32 xor 8 = 40; 9 xor 40 = 33 = columns 32 + 1 takes
 bits 5 and 0.  So it is at offset 2 * 4096 + (256 + 64 + 32 + 1) = 8545.
 
-The pass layer (``passes/layouts.py``) connects this to IR values; ``ll-attach-layouts``
+The pass layer (``passes/ir/layouts.py``) connects this to IR values; ``ll-attach-layouts``
 writes one buffer's layout and ``ll.buffers = 3``.
 """
 

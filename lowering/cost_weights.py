@@ -46,10 +46,10 @@ class CostWeights:
     cta_barrier: float        # bar.sync / s_barrier: a CTA waits for its slowest warp
     source: str               # where the numbers come from
     # One byte of DRAM traffic per SM, measured (benchmarks/studies/dram_rate.py); 0: not measured, the
-    # DRAM floor then uses the product's published rate (passes/dram_floor.py).
+    # DRAM floor then uses the product's published rate (passes/assign/dram_floor.py).
     dram_byte: float = 0.0
     # One byte read from L2 per SM, measured likewise (data the whole grid shares); 0: not
-    # measured, such bytes are then counted as DRAM bytes (passes/dram_floor.py).
+    # measured, such bytes are then counted as DRAM bytes (passes/assign/dram_floor.py).
     l2_byte: float = 0.0
 
 

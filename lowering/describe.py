@@ -13,7 +13,7 @@ gfx942 would read ``ds_write.b128=4, s_barrier=1, ...``.
 from __future__ import annotations
 
 from .cost import PlanCost, plan_cost
-from .emit_llvm import mnemonic
+from .emit.emit_llvm import mnemonic
 from .plan import ConversionPlan
 from .target import Target
 

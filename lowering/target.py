@@ -77,7 +77,7 @@ loads that every program shares at L2's rate while their working set fits it.
 
 DRAM bandwidth per SM (per CU on AMD) and cycle, ``dram_bytes_per_cycle``: the product's
 published peak bandwidth over its SM count times its boost clock, for one product of the target
-(``ll-assign-layouts``' DRAM floor, ``passes/dram_floor.py``; it only decides whether a modelled
+(``ll-assign-layouts``' DRAM floor, ``passes/assign/dram_floor.py``; it only decides whether a modelled
 gain could show, never what code is emitted): sm_80 A100 SXM 80 GB, 2039 GB/s / (108 x 1.41 GHz)
 = 13.4; sm_86 A10, 600 / (72 x 1.695) = 4.9; sm_89 L40, 864 / (142 x 2.49) = 2.4; sm_90 H100
 SXM, 3352 / (132 x 1.98) = 12.8; sm_100 B200, 8000 / (148 x 2.0) = 27.0; sm_120 RTX 5090, 1792 /
@@ -86,7 +86,7 @@ SXM, 3352 / (132 x 1.98) = 12.8; sm_100 B200, 8000 / (148 x 2.0) = 27.0; sm_120 
 gfx1201 RX 9070 XT, 645 / (64 x 2.97) = 3.4.
 
 Registers per thread, ``registers_per_thread`` (``ll-assign-layouts``' register limit,
-``passes/register_budget.py``): NVIDIA's 255 32-bit registers per thread (every target here, per the CUDA
+``passes/assign/register_budget.py``): NVIDIA's 255 32-bit registers per thread (every target here, per the CUDA
 programming guide's table of technical specifications); AMD CDNA2-4 (gfx90a, gfx942, gfx950) 512, the unified
 file of 256 VGPRs and 256 AGPRs a work-item may use (LLVM's AMDGPU back end: ``getTotalNumVGPRs`` is 512 on
 gfx90a); RDNA3/4 (gfx1100, gfx1201) 256 VGPRs.

@@ -23,7 +23,7 @@ region keeps ``tid >> 5`` = 0..3 and uses ``bar.sync 0, 128``.
 
 Masking the warp id (rather than subtracting the start) is exact because every partition starts
 at a multiple of its own size: sizes are powers of two, placed largest first after the default
-warps, and ``passes.partitions`` leaves an island to Triton when the default group is smaller
+warps, and ``passes.barriers.partitions`` leaves an island to Triton when the default group is smaller
 than the partition (where that alignment would not hold).
 """
 

@@ -2,7 +2,7 @@
 
     from linear_layouts.passes.pipeline import parse_pipeline
     from linear_layouts.passes.framework import run_pipeline
-    from linear_layouts.passes.snapshot import parse_module
+    from linear_layouts.passes.ir.snapshot import parse_module
     module = parse_module(open("kernel.ttgir").read(), "kernel.ttgir")
     run_pipeline(module, parse_pipeline("ll-attach-layouts,ll-classify-conversions"))
     print(module.print())

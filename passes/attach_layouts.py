@@ -24,8 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .framework import ModulePass, PassContext, PassFailure
-from .snapshot import Module, Value
-from .layouts import layout_attribute, memdesc_layout
+from .ir.snapshot import Module, Value
+from .ir.layouts import layout_attribute, memdesc_layout
 
 
 def _entry(value: Value, op, context: PassContext, what: str) -> str:

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from ..dialect import LayoutError
 from ..lowering.conversion import conversion_scope
 from .framework import ModulePass, PassContext, PassFailure
-from .snapshot import Module
-from .layouts import value_layout
+from .ir.snapshot import Module
+from .ir.layouts import value_layout
 
 
 @dataclass(frozen=True)

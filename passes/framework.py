@@ -1,4 +1,4 @@
-"""A small pass framework over :mod:`linear_layouts.passes.snapshot` modules, in the style of xDSL.
+"""A small pass framework over :mod:`linear_layouts.passes.ir.snapshot` modules, in the style of xDSL.
 
 A pass is a frozen dataclass: its class attributes ``name`` (kebab-case, as used in pipeline
 strings) and ``description`` (one line, for ``ll-opt --list-passes``), its dataclass fields are
@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from typing import Callable, ClassVar, Optional, TextIO
 
 from ..lowering.target import Target
-from .diagnostics import IRError
-from .snapshot import Module, Operation
+from .ir.diagnostics import IRError
+from .ir.snapshot import Module, Operation
 
 
 class PassFailure(Exception):

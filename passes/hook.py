@@ -63,20 +63,20 @@ import warnings
 from dataclasses import dataclass
 from typing import Optional, Sequence, Union
 
-from ..lowering.emit_nvidia import GUARD_MARK
-from .bindings import installed_conventions
-from .diagnostics import IRError
+from ..lowering.emit.emit_nvidia import GUARD_MARK
+from .ir.bindings import installed_conventions
+from .ir.diagnostics import IRError
 from ..lowering.plan import Method
-from .assign_layouts import AssignLayouts
+from .assign.assign_layouts import AssignLayouts
 from .classify_conversions import ClassifyConversions
 from .framework import ModulePass, PassContext, run_pipeline
-from .guard_barriers import prune_guard_barriers
+from .barriers.guard_barriers import prune_guard_barriers
 from .lower_conversions import LowerConversions
 from .options import Mode, OptionError, VerifyLevel, parse_flag, parse_methods, parse_word
-from .parsing import triton_module_from_text
+from .ir.parsing import triton_module_from_text
 from .pipeline import PipelineError, parse_pipeline, pipeline_text
 from .resolve_auto_layouts import has_auto_layouts, resolve_module
-from .snapshot import parse_module
+from .ir.snapshot import parse_module
 from .verified_islands import source_fingerprint
 from .version import __version__
 
@@ -393,7 +393,7 @@ class PluginStats:
     # (only=...,local_store,local_alloc)
     local_writes_lowered: int = 0
     # Guard barriers our islands put around their shared-memory accesses for Triton's sake, and
-    # how many of them the LLVM IR showed redundant with Triton's own (passes.guard_barriers)
+    # how many of them the LLVM IR showed redundant with Triton's own (passes.barriers.guard_barriers)
     guard_barriers: int = 0
     guard_barriers_dropped: int = 0
     # Kernels whose layouts ll-assign-layouts re-chose (enable(assign_layouts=True) or a pipeline

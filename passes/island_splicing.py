@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from ..lowering.emit_llvm import Island
+from ..lowering.emit.emit_llvm import Island
 from .framework import PassFailure
 
 

@@ -2,11 +2,11 @@
 
 For every convert, in order:
 
-1. read the two layouts (``passes.layouts``) and the element type;
+1. read the two layouts (``passes.ir.layouts``) and the element type;
 2. ask the planner for a *verified* plan (``lowering.planner.plan_conversion``: every plan it
    returns has passed the exhaustive verifier);
 3. if we own that kind of lowering (option ``only``), print the plan as LLVM-dialect text
-   (``lowering.emit_llvm``) and put it in place of the convert.
+   (``lowering.emit.emit_llvm``) and put it in place of the convert.
 
 Anything else - no plan, a plan kind we were told not to own, a layout we cannot read, an
 element type the emitter does not know - leaves the convert to Triton, with a remark that says
@@ -16,7 +16,7 @@ why (``ll-opt --remarks``, or the option ``remarks=true``).  Remarks look like::
     k.ttgir:20:10: remark: [ll-lower-conversions] left to Triton: cross-CTA conversion ...
 
 Translation validation.  Every island is executed by the emitted-code simulator
-(``lowering.island_sim``) for every thread of the CTA before it replaces the convert: the
+(``lowering.sim.island_sim``) for every thread of the CTA before it replaces the convert: the
 text we print, not the plan, must put the right element in every destination register
 (broadcast copies included), with no race, undefined value or out-of-bounds access.  An island
 that fails is not used: the convert is left to Triton with a remark naming the first wrong
@@ -63,7 +63,7 @@ for the async proxy (``ttng.fence_async_shared`` after it: wgmma, TMA) the islan
 ``fence.proxy.async.shared::cta`` before that barrier, Triton's own order (stores, fence,
 barrier, reader); Triton's fence after it is then redundant and stays.  Allocations without a
 source are never touched.  Opt-in (see ``DEFAULT_METHODS``).  Guards that Triton's own
-barriers make redundant are dropped later, from the LLVM IR (``passes.guard_barriers``).
+barriers make redundant are dropped later, from the LLVM IR (``passes.barriers.guard_barriers``).
 
 Options: ``only=noop,rename,shuffle,shared,local_load,local_store,local_alloc`` (comma-separated
 plan methods we own; default all but ``local_load``, ``local_store`` and ``local_alloc``),
@@ -94,7 +94,7 @@ after the island is what orders the first call's loads before the second call's 
 count by position only within the island's own function, so nothing depends on which function
 comes first in the text (a kernel's island after ``@helper`` in the text was guarded after it,
 before it was not).  Which of these guards Triton's barriers make redundant is decided later,
-across calls too, on the LLVM IR (``passes.guard_barriers``).
+across calls too, on the LLVM IR (``passes.barriers.guard_barriers``).
 """
 
 from __future__ import annotations
@@ -113,23 +113,23 @@ from ..lowering.cost_weights import CALIBRATED as CALIBRATED_WEIGHTS
 from ..lowering.describe import instruction_counts
 from ..lowering.legacy import (attribute_kind, plan_legacy_conversion, plan_legacy_local_load,
                                plan_legacy_local_store)
-from ..lowering.emit_llvm import (ConvertSite, EmitError, Island, emit_island, emit_local_load_island,
-                                  emit_local_store_island, island_element_type)
+from ..lowering.emit.emit_llvm import (ConvertSite, EmitError, Island, emit_island, emit_local_load_island,
+                                       emit_local_store_island, island_element_type)
 from ..lowering.local_memory import LOCAL_ALLOC, LOCAL_LOAD, LOCAL_STORE, plan_local_load, plan_local_store
 from ..lowering.plan import STOCK, ConversionPlan, Method
 from ..lowering.planner import plan_conversion
 from ..lowering.stock_hazards import stock_hazard
 from ..lowering.target import Target, UnknownTarget, Vendor, target_named
 from ..lowering.thread_group import ThreadGroup
-from .bindings import installed_conventions, triton_version
+from .ir.bindings import installed_conventions, triton_version
 from .framework import ModulePass, PassContext, PassFailure
-from .guard_placement import GuardPlacement
+from .barriers.guard_placement import GuardPlacement
 from .island_splicing import allocation_around, splice_islands
-from .layouts import memdesc_layout, value_layout
+from .ir.layouts import memdesc_layout, value_layout
 from .options import (CandidateRanks, Methods, Mode, VerifyLevel, parse_candidate_for, parse_methods,
                       parse_target, parse_word)
-from .partitions import WarpGroups, layout_warps_problem
-from .snapshot import Module, Operation, in_loop
+from .barriers.partitions import WarpGroups, layout_warps_problem
+from .ir.snapshot import Module, Operation, in_loop
 
 # What a run owns when ``only`` is empty.  ``local_load`` / ``local_store`` / ``local_alloc`` (a
 # ``ttg.local_load`` / ``ttg.local_store`` / ``ttg.local_alloc`` with a source done by our own
@@ -559,8 +559,8 @@ def _simulate_unless_accepted(island_text: str, plan, site: ConvertSite, rank: i
     """The emitted-code simulator's verdict on ``island_text``: remembered if it accepted this
     very text for this plan and site before (``passes.verified_islands``), else a fresh run.
     ``rank``: the memdesc's rank for a local load's island (0 for a convert's)."""
-    from ..lowering.island_sim import check_emitted
-    from ..lowering.sim_local_memory import check_emitted_local_load, check_emitted_local_store
+    from ..lowering.sim.island_sim import check_emitted
+    from ..lowering.sim.sim_local_memory import check_emitted_local_load, check_emitted_local_store
     from ..lowering.verify import VerificationResult
     from . import verified_islands
 
@@ -756,7 +756,7 @@ def lower_text(text: str, filename: str = "<module>", **options) -> tuple[str, l
     """The Python API: TTGIR text in, TTGIR text with islands out (plus every outcome); the
     options are :class:`LowerConversions`' (``only="shuffle"``, ``target="sm_90"``, ...).
     Hand the result to ``triton.compile`` (as a ``.ttgir`` file) for PTX/cubin or AMDGCN/hsaco."""
-    from .snapshot import parse_module
+    from .ir.snapshot import parse_module
     lowering = LowerConversions(**options)
     module = parse_module(text, filename)
     outcomes = lower_module(module, lowering)

@@ -20,9 +20,9 @@ import re
 from dataclasses import dataclass
 
 from .framework import ModulePass, PassContext
-from .snapshot import Module
-from .types import alias_pattern, parse_tensor_type
-from .layouts import LayoutUnavailable, tensor_layout
+from .ir.snapshot import Module
+from .ir.types import alias_pattern, parse_tensor_type
+from .ir.layouts import LayoutUnavailable, tensor_layout
 
 REPLACEABLE = ("#ttg.blocked<", "#ttg.linear<")
 DISTRIBUTED = REPLACEABLE + ("#ttg.nvidia_mma<", "#ttg.amd_mfma<", "#ttg.amd_wmma<", "#ttg.slice<", "#ttg.dot_op<")

@@ -38,7 +38,7 @@ class Mode(Word):
 class VerifyLevel(Word):
     """How much checking an island gets before it replaces an op."""
 
-    EMITTED = "emitted"   # the emitted-code simulator runs every island (``lowering.island_sim``)
+    EMITTED = "emitted"   # the emitted-code simulator runs every island (``lowering.sim.island_sim``)
     PLAN = "plan"         # the plan verifier only: cheaper compiles
 
 

@@ -3,8 +3,8 @@
 Two kinds of memory:
 
 * **Caches keyed by a kernel's contents**: layouts parsed from encoding texts
-  (``passes.layouts``), tensor types, shape-op layouts, the assignment's cost model
-  (``passes.layout_costs``: a conversion's plan cost, a reduction's, a load's), the planner's
+  (``passes.ir.layouts``), tensor types, shape-op layouts, the assignment's cost model
+  (``passes.assign.layout_costs``: a conversion's plan cost, a reduction's, a load's), the planner's
   plans (``passes.lower_conversions._PLANS``, only while ``LINEAR_LAYOUTS_CACHE`` is on), the
   simulator's accepted islands in memory (``passes.verified_islands``) and small tables of the
   simulator and the F2 algebra.  A kernel compiled a second time in the same process finds its
@@ -29,8 +29,8 @@ import sys
 PROCESS_DATA = frozenset({
     "linear_layouts.lowering.choice.load_model",
     "linear_layouts.lowering.measured_choices._load",
-    "linear_layouts.passes.bindings.installed_triton_version",
-    "linear_layouts.passes.bindings.installed_conventions",
+    "linear_layouts.passes.ir.bindings.installed_triton_version",
+    "linear_layouts.passes.ir.bindings.installed_conventions",
 })
 
 

@@ -7,7 +7,7 @@ framework, and only this module imports the pass modules, so no import goes in a
 
 from __future__ import annotations
 
-from .assign_layouts import AssignLayouts
+from .assign.assign_layouts import AssignLayouts
 from .attach_layouts import AttachLayouts
 from .classify_conversions import ClassifyConversions
 from .framework import ModulePass

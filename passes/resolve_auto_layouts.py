@@ -42,18 +42,18 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ..lowering.target import Target, UnknownTarget, target_named
-from .assign_layouts import make_costs, rewrite
+from .assign.assign_layouts import make_costs, rewrite
 from .auto_seeds import AUTO_ENCODINGS, SET_AUTO_LAYOUT, Seeding, Unresolvable, is_auto, seed_layouts, touches_auto
-from .diagnostics import IRError
+from .ir.diagnostics import IRError
 from .framework import ModulePass, PassContext, PassFailure
-from .layout_graph import build_graph, propose_candidates
-from .layout_rules import MEMORY_OPS
-from .layout_seeds import coalesced
-from .layout_solver import assignment_work, solve
-from .layout_text import ModuleLines, TextMismatch
-from .pointer_contiguity import pointee_bytes
+from .assign.layout_graph import build_graph, propose_candidates
+from .assign.layout_rules import MEMORY_OPS
+from .assign.layout_seeds import coalesced
+from .assign.layout_solver import assignment_work, solve
+from .assign.layout_text import ModuleLines, TextMismatch
+from .assign.pointer_contiguity import pointee_bytes
 from .rematerialize import rematerialize_conversions
-from .snapshot import Module, Operation, parse_module
+from .ir.snapshot import Module, Operation, parse_module
 
 INSERTED = "ll-resolve-auto"          # the location of the conversions step 1 inserts
 _AUTO_TYPE = re.compile(r"tensor<((?:[^<>]|<[^<>]*>)*?), #gluon\.(?:auto|coalesced)_encoding>")

@@ -1,7 +1,7 @@
 """Islands the emitted-code simulator has already accepted, so a kernel compiled again does not
 pay for the simulation again.
 
-Every island is executed by ``lowering.island_sim`` before it replaces a convert.  That run is
+Every island is executed by ``lowering.sim.island_sim`` before it replaces a convert.  That run is
 the largest part of our compile time (about half of it on the bundled kernels), and its verdict
 depends on nothing but
 

@@ -9,7 +9,7 @@ over registers, lanes or warps (zero bases, tiles larger than the tensor), tiny 
 slices of blocked and MMA layouts, MMA accumulators, dot operands, and conversions taken from
 real kernels.  A case *fails* when
 
-* lowering raises, or the emitted-code simulator (``lowering.island_sim``) rejects an island;
+* lowering raises, or the emitted-code simulator (``lowering.sim.island_sim``) rejects an island;
 * (compiled cases) stock Triton compiles the kernel and ours does not.
 
 A case is reproducible from ``(seed, index)``: ``random_case(random.Random(f"{seed}:{index}"),
@@ -85,7 +85,7 @@ def _wmma_warps(warps) -> str:
     """``warpsPerCTA = [a, b]`` as the installed Triton spells it in ``#ttg.amd_wmma``: up to 3.6
     that way, from 3.7 as ``ctaLayout = {warp = bases}`` (dimension 1 first, as Triton 3.9 prints
     the layout of ``tl.dot`` on gfx1100: warpsPerCTA [2, 2] is ``warp = [[0, 1], [1, 0]]``)."""
-    from ..passes.bindings import installed_conventions
+    from ..passes.ir.bindings import installed_conventions
     if installed_conventions().release < (3, 7):
         return f"warpsPerCTA = {list(warps)}"
     bases = [[0, 1 << k] for k in range(warps[1].bit_length() - 1)] + \
@@ -162,7 +162,7 @@ def _real_kernel_pairs(num_warps: int, target: str, rng) -> list[tuple]:
 def random_case(rng: random.Random, target: str) -> FuzzCase:
     """One random conversion for ``target`` (see the module docstring)."""
     from ..dialect import LayoutError
-    from ..passes.layouts import tensor_layout_of
+    from ..passes.ir.layouts import tensor_layout_of
     warp_size = _warp_size(target)
     for _ in range(200):
         num_warps = rng.choice(WARPS)
@@ -248,12 +248,12 @@ class CaseResult:
 
 def check_case(index: int, case: FuzzCase) -> CaseResult:
     """Plan, emit and simulate the conversion, with the layouts the installed Triton gives."""
-    from ..lowering.emit_llvm import ConvertSite, EmitError, emit_island, island_element_type
-    from ..lowering.island_sim import check_emitted
+    from ..lowering.emit.emit_llvm import ConvertSite, EmitError, emit_island, island_element_type
+    from ..lowering.sim.island_sim import check_emitted
     from ..lowering.planner import plan_conversion
     from ..lowering.target import target_named
-    from ..passes.bindings import installed_conventions
-    from ..passes.layouts import tensor_layout_of
+    from ..passes.ir.bindings import installed_conventions
+    from ..passes.ir.layouts import tensor_layout_of
 
     result = CaseResult(index, case)
     try:
@@ -292,8 +292,8 @@ def compile_case(job) -> tuple[int, str, str]:
     from .testcases import single_convert_ttgir
     from ..lowering.target import target_named
     from ..passes.lower_conversions import lower_text
-    from ..passes.diagnostics import IRError
-    from ..passes.sandbox import run_forked
+    from ..passes.ir.diagnostics import IRError
+    from ..passes.ir.sandbox import run_forked
     target = target_named(case.target).gpu_target()
     text = single_convert_ttgir(case.shape, case.element_type, case.src, case.dst, case.num_warps, case.target)
     directory = tempfile.mkdtemp(prefix="ll_fuzz_")

@@ -25,7 +25,7 @@ from typing import Optional
 
 from linear_layouts.dialect import LayoutError
 from linear_layouts.lowering import ConversionPlan, Unsupported, plan_conversion, plan_cost, target_named
-from linear_layouts.lowering import emit_amd, emit_nvidia
+from linear_layouts.lowering.emit import emit_amd, emit_nvidia
 from linear_layouts.lowering.conversion import conversion_scope
 from linear_layouts.lowering.describe import instruction_counts
 from linear_layouts.lowering.plan import Scope
@@ -94,10 +94,10 @@ def _instruction_text(plan: ConversionPlan) -> str:
 def report_conversions(ttgir_text: str, target, kernel: str = "", filename: str = "<module>") -> list[ConversionRow]:
     """Every ``ttg.convert_layout`` of the module, in order, with the planner's answer for
     ``target`` (a name such as "sm_90" / "gfx942", or a ``lowering.Target``).  Raises
-    ``passes.diagnostics.IRError`` if the text does not parse."""
+    ``passes.ir.diagnostics.IRError`` if the text does not parse."""
     from linear_layouts.passes.framework import PassFailure
-    from linear_layouts.passes.snapshot import parse_module
-    from linear_layouts.passes.layouts import value_layout
+    from linear_layouts.passes.ir.snapshot import parse_module
+    from linear_layouts.passes.ir.layouts import value_layout
 
     target = target_named(target) if isinstance(target, str) else target
     module = parse_module(ttgir_text, filename)

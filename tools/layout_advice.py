@@ -3,11 +3,11 @@
 In Gluon the author writes every layout and no pass repairs a poor one; in Triton's own
 language the compiler picks them.  For either, the report (``python -m linear_layouts report``)
 reads each kernel's TTGIR and prices, with the cost model of ``ll-assign-layouts``
-(``passes.layout_costs``), three kinds of choice:
+(``passes.assign.layout_costs``), three kinds of choice:
 
 * **global accesses**: a ``tt.load`` or ``tt.store``'s vector width and the 32-byte sectors one
   warp touches, in the layout its pointers have, against the coalesced layout those pointers
-  allow (``passes.pointer_contiguity`` reads which dim is contiguous and how aligned; the
+  allow (``passes.assign.pointer_contiguity`` reads which dim is contiguous and how aligned; the
   coalesced layout keeps the kernel's lanes and warps).  Example: a 1024-element f32 copy with
   one element per thread uses 4-byte loads, 4 sectors per warp instruction and 8 instructions
   for 1024 elements over 4 warps; ``gl.BlockedLayout([4], [32], [4], [0])`` reads 16 bytes per
@@ -41,13 +41,13 @@ from ..dialect.attribute_parser import parse_attribute
 from ..dialect.attributes import BlockedEncoding
 from ..dialect.linear_layout import LayoutError
 from ..lowering.target import Target, target_named
-from ..passes.layout_costs import conversion_cost, memory_work
-from ..passes.layout_graph import loop_weight
-from ..passes.layout_seeds import coalesced
-from ..passes.layout_text import ModuleLines
-from ..passes.layouts import tensor_layout_of
-from ..passes.pointer_contiguity import PointerAnalysis, pointee_bytes
-from ..passes.snapshot import Operation, ops_under, parse_module
+from ..passes.assign.layout_costs import conversion_cost, memory_work
+from ..passes.assign.layout_graph import loop_weight
+from ..passes.assign.layout_seeds import coalesced
+from ..passes.assign.layout_text import ModuleLines
+from ..passes.ir.layouts import tensor_layout_of
+from ..passes.assign.pointer_contiguity import PointerAnalysis, pointee_bytes
+from ..passes.ir.snapshot import Operation, ops_under, parse_module
 from .conversion_why import no_result_locations, users_of
 
 GLOBAL_ACCESS = "global access"
@@ -178,7 +178,7 @@ def _global_access(op: Operation, pointers: PointerAnalysis, lines: ModuleLines,
 
 
 def _coalesced_without_copies(key: str, shape: tuple, dim: int, vector: int, element_bytes: int) -> Optional[str]:
-    """The coalesced layout (``passes.layout_seeds.coalesced``) with the widest vector whose tile
+    """The coalesced layout (``passes.assign.layout_seeds.coalesced``) with the widest vector whose tile
     still fits the tensor (no thread or register holding a copy), else the widest one.  Example:
     256 f32 over 4 warps: 16-byte vectors would tile 512 elements, so 8-byte ones:
     ``gl.BlockedLayout([2], [32], [4], [0])``."""

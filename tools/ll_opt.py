@@ -20,7 +20,7 @@ import sys
 from dataclasses import dataclass
 
 from ..lowering.target import TRITON_NAMES, target_named
-from ..passes.backend import EMIT_STAGES
+from ..passes.ir.backend import EMIT_STAGES
 from .cli import ArgumentParser, UsageError, decode_utf8
 
 SPLIT_MARKER = re.compile(r"^// -----\s*$", re.M)
@@ -87,7 +87,7 @@ def _error_lines(message: str) -> str:
 def _emit_target(given, module, name: str, emit: str):
     """The target of ``--emit``: ``--target`` (resolved already), else the module's ``ttg.target``."""
     from ..lowering.target import UnknownTarget, target_from_triton_name
-    from ..passes.diagnostics import IRError
+    from ..passes.ir.diagnostics import IRError
 
     if given is not None:
         return given
@@ -124,11 +124,11 @@ def run(argv: list[str]) -> int:
         sys.stdout.write(_list_passes())
         return 0
 
-    from ..passes.backend import compile_module
-    from ..passes.diagnostics import IRError
+    from ..passes.ir.backend import compile_module
+    from ..passes.ir.diagnostics import IRError
     from ..passes.framework import PassContext, run_pipeline
     from ..passes.pipeline import PipelineError, parse_pipeline
-    from ..passes.snapshot import parse_module
+    from ..passes.ir.snapshot import parse_module
 
     try:
         pipeline = parse_pipeline(args.pipeline)

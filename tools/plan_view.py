@@ -25,7 +25,7 @@ import numpy as np
 from linear_layouts.lowering.cost import access_bank_use, access_wavefronts, plan_cost
 from linear_layouts.lowering.describe import instruction_counts
 from linear_layouts.lowering.element_type import storage_bits_of
-from linear_layouts.lowering.emit_llvm import mnemonic
+from linear_layouts.lowering.emit.emit_llvm import mnemonic
 from linear_layouts.lowering.instructions import AccessKind, AccessShape
 from linear_layouts.lowering.plan import Barrier, ConversionPlan, Method, SharedAccess, Unsupported
 from linear_layouts.tools.layout_view import bank_colours

@@ -213,9 +213,9 @@ def analyse_kernel(record: dict, compiles: int, slug: str) -> KernelEntry:
     """Explain every convert of one recorded kernel (no compiling, no pictures)."""
     from linear_layouts.lowering import UnknownTarget, plan_cost
     from linear_layouts.passes.framework import PassFailure
-    from linear_layouts.passes.diagnostics import IRError
-    from linear_layouts.passes.snapshot import parse_module
-    from linear_layouts.passes.layouts import value_layout
+    from linear_layouts.passes.ir.diagnostics import IRError
+    from linear_layouts.passes.ir.snapshot import parse_module
+    from linear_layouts.passes.ir.layouts import value_layout
     from linear_layouts.passes.lower_conversions import lower_module
 
     target = target_name(record)
@@ -274,7 +274,7 @@ def analyse_kernel(record: dict, compiles: int, slug: str) -> KernelEntry:
 def advise_kernel(kernel: KernelEntry, target: str) -> None:
     """The layout advice of ``tools.layout_advice`` for the kernel, best modelled gain first."""
     from linear_layouts.lowering import UnknownTarget
-    from linear_layouts.passes.diagnostics import IRError
+    from linear_layouts.passes.ir.diagnostics import IRError
     from linear_layouts.passes.framework import PassFailure
     from linear_layouts.tools.layout_advice import advise
     try:

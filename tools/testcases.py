@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from ..lowering import emit_amd, emit_nvidia
+from ..lowering.emit import emit_amd, emit_nvidia
 from ..lowering.target import target_named
 
 

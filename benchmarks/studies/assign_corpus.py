@@ -6,8 +6,8 @@
 
 For every ``*.ttgir`` under ``test/lit/corpus`` (the project's own kernels for cuda80, cuda90 and
 gfx942, and the third-party library of ``test/lit/corpus/liger_kernel``, see its SOURCES.md), the
-module is parsed (``passes.snapshot.parse_module``) and handed to
-``passes.assign_layouts.assign_module(module, target)`` with the module's own ``ttg.target``;
+module is parsed (``passes.ir.snapshot.parse_module``) and handed to
+``passes.assign.assign_layouts.assign_module(module, target)`` with the module's own ``ttg.target``;
 the pass's wall time is measured around that call alone.  Per function it reports converts
 before/after, the loop-weighted modelled cost before/after, whether the assignment was accepted
 (or why not) and the conversions left by kind.  A rejected assignment keeps Triton's layouts, so
@@ -18,7 +18,7 @@ was.  Aggregates: total effective cost before/after and its % change, the number
 Writes ``benchmarks/results/assign_corpus.md`` (and, with ``--json``, every row as
 ``assign_corpus.json``).  Run it with the Triton that made the corpus
 (``test/lit/corpus/VERSION``: ``.venv``), which parses every file.
-Until ``linear_layouts.passes.assign_layouts`` exists the script says so and exits 1.
+Until ``linear_layouts.passes.assign.assign_layouts`` exists the script says so and exits 1.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from checkout import make_package_importable  # noqa: E402
 
 REPO = on_path.REPO
 CORPUS = os.path.join(REPO, "test", "lit", "corpus")
-PASS_MODULE = "linear_layouts.passes.assign_layouts"
+PASS_MODULE = "linear_layouts.passes.assign.assign_layouts"
 # Relative change below which a kernel's cost counts as unchanged (float noise of a sum of costs).
 EPSILON = 1e-9
 
@@ -108,7 +108,7 @@ def text_converts(ttgir: str) -> int:
 def noop_converts(module) -> int:
     """``ttg.convert_layout`` ops of ``module`` whose two sides are the same linear layout: no-ops,
     which the pass's cost model prices at 0 and does not count as conversions."""
-    from linear_layouts.passes.layouts import value_layout
+    from linear_layouts.passes.ir.layouts import value_layout
 
     count = 0
     for op in module.walk():
@@ -317,7 +317,7 @@ def parse_options(items: list[str] | None) -> dict:
 
 
 def run(files: list[str], assign_module, root: str = CORPUS, options: dict | None = None) -> tuple[list[dict], list[dict]]:
-    from linear_layouts.passes.snapshot import parse_module
+    from linear_layouts.passes.ir.snapshot import parse_module
 
     rows, errors = [], []
     for i, path in enumerate(files):

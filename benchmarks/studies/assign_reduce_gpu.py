@@ -3,7 +3,7 @@
     python benchmarks/studies/assign_reduce_gpu.py --out benchmarks/results        # H100/H200
 
 ``ll-assign-layouts`` offers a reduction the layout with its warps moved off the reduced axis
-(``passes/layout_seeds.py``) and converts the input to it where the model says the cross-warp
+(``passes/assign/layout_seeds.py``) and converts the input to it where the model says the cross-warp
 stage costs more than the conversion.  This measures that choice.  The configurations are fixed
 here, before measuring: row maxima (f32, order-free) and i32 row sums of an M x N matrix,
 ``BLOCK_M`` rows per program, the whole row in one tile (``BLOCK_N = N``), 4 and 8 warps; with
@@ -61,8 +61,8 @@ def dry(out_dir: str) -> int:
     make_package_importable()
     import triton
     from triton.backends.compiler import GPUTarget
-    from linear_layouts.passes.assign_layouts import assign_module
-    from linear_layouts.passes.snapshot import parse_module
+    from linear_layouts.passes.assign.assign_layouts import assign_module
+    from linear_layouts.passes.ir.snapshot import parse_module
 
     kernel = row_reduce_kernel()
     lines = ["# Row reductions: what the default `ll-assign-layouts` does to stock's TTGIR (no GPU)", "",

@@ -81,10 +81,10 @@ class FreeConversions:
 def reinterpretation_island(op):
     """The island of a free conversion of ``op`` (see the module docstring), or None where the
     value's layout cannot be read (left to Triton)."""
-    from linear_layouts.lowering.emit_llvm import Island, island_element_type, struct_registers, struct_type
+    from linear_layouts.lowering.emit.emit_llvm import Island, island_element_type, struct_registers, struct_type
     from linear_layouts.lowering.hardware import HardwareLayout
-    from linear_layouts.passes.bindings import installed_conventions
-    from linear_layouts.passes.layouts import value_layout
+    from linear_layouts.passes.ir.bindings import installed_conventions
+    from linear_layouts.passes.ir.layouts import value_layout
 
     source, result = op.operands[0], op.results[0]
     try:

@@ -4,7 +4,7 @@
     python benchmarks/studies/dram_rate.py --out benchmarks/results --write-weights lowering/calibrated_weights.json
 
 ``ll-assign-layouts`` keeps Triton's layouts where a kernel's memory traffic hides the modelled
-gain (``passes/dram_floor.py``).  Its floor needs the DRAM bytes an SM moves per unit of the
+gain (``passes/assign/dram_floor.py``).  Its floor needs the DRAM bytes an SM moves per unit of the
 cost model.  Without a measurement it is the product's published peak; this script measures
 what Triton kernels reach, decided before measuring:
 
@@ -16,7 +16,7 @@ what Triton kernels reach, decided before measuring:
 * ``l2_read``: the ``read`` kernel, but program p reads block ``p % 2048`` of an 32 MiB
   buffer, so every program after the first pass over it reads what L2 holds (an H100's L2 is
   50 MB): the rate of data the whole grid shares, which the floor counts apart
-  (``passes/dram_floor.py``: a load whose address does not depend on the program id);
+  (``passes/assign/dram_floor.py``: a load whose address does not depend on the program id);
 
 each timed with ``triton.testing.do_bench`` (median) in 5 repetitions, the median of those.
 The DRAM rate is the faster of ``copy`` and ``read`` (the floor must not exceed what the

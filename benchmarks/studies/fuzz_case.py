@@ -30,7 +30,7 @@ def main(argv=None) -> int:
     import triton
     from triton.backends.compiler import GPUTarget
 
-    from linear_layouts.passes.guard_barriers import guard_pruning
+    from linear_layouts.passes.barriers.guard_barriers import guard_pruning
     from linear_layouts.passes.lower_conversions import lower_text
     from linear_layouts.tools.conversion_fuzz import case_at
     from linear_layouts.tools.testcases import single_convert_ttgir

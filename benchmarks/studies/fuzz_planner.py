@@ -22,12 +22,12 @@ from collections import Counter
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-from linear_layouts.tools.random_layouts import layout_of, random_case, random_encoding_case  # noqa: E402
+from support.random_layouts import layout_of, random_case, random_encoding_case  # noqa: E402
 
 from linear_layouts.lowering.plan import Unsupported  # noqa: E402
 from linear_layouts.lowering.planner import plan_conversion  # noqa: E402
-from linear_layouts.lowering.emit_llvm import ConvertSite, EmitError, emit_island  # noqa: E402
-from linear_layouts.lowering.island_sim import check_emitted  # noqa: E402
+from linear_layouts.lowering.emit.emit_llvm import ConvertSite, EmitError, emit_island  # noqa: E402
+from linear_layouts.lowering.sim.island_sim import check_emitted  # noqa: E402
 
 ELEMENT_TYPES = {1: "i1", 8: "i8", 16: "f16", 32: "f32", 64: "i64"}
 

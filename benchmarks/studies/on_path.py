@@ -15,3 +15,6 @@ RESULTS = os.path.join(BENCHMARKS, "results")
 
 if BENCHMARKS not in sys.path:
     sys.path.insert(1, BENCHMARKS)
+TEST = os.path.join(REPO, "test")   # test/support: the random layout and program generators
+if TEST not in sys.path:
+    sys.path.insert(2, TEST)

@@ -141,8 +141,8 @@ def predictions() -> dict[str, dict]:
 def model_of(ttgir: str) -> dict:
     """What ``ll-assign-layouts`` models for one kernel's stock TTGIR, with the DRAM floor
     (``ours``) and without (``nofloor``)."""
-    from linear_layouts.passes.assign_layouts import assign_module
-    from linear_layouts.passes.snapshot import parse_module
+    from linear_layouts.passes.assign.assign_layouts import assign_module
+    from linear_layouts.passes.ir.snapshot import parse_module
 
     row = {}
     for label, floor, pipes in (("ours", True, True), ("nofloor", False, True), ("nopipes", False, False)):

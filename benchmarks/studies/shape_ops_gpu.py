@@ -4,7 +4,7 @@
 
 For each of ``--count`` random blocked and linear layouts ``L`` of a 32x64 i32 tensor (and the
 layouts of a few hand-picked cases), three one-program kernels, their TTGIR written by hand with
-the result layouts :mod:`linear_layouts.passes.shape_layouts` computes, are compiled by Triton
+the result layouts :mod:`linear_layouts.passes.assign.shape_layouts` computes, are compiled by Triton
 (its own lowering, no plugin pass) and run on random input:
 
 * ``join``: ``split(join(x, y))`` stored as two outputs: must give back x and y;
@@ -56,7 +56,7 @@ def _pointers(layout: str, base: str, out: list[str], tag: str) -> str:
 
 def kernel_text(kind: str, layout: str) -> str:
     """``@k(X, Y, A, B)``: loads x, y in ``layout``, stores two results to A and B."""
-    from linear_layouts.passes.shape_layouts import shape_op_result
+    from linear_layouts.passes.assign.shape_layouts import shape_op_result
     lines: list[str] = []
     px = _pointers(layout, "%X", lines, "x")
     py = _pointers(layout, "%Y", lines, "y")
@@ -91,7 +91,7 @@ def kernel_text(kind: str, layout: str) -> str:
 
 
 def layouts(count: int, seed: int) -> list[str]:
-    from linear_layouts.tools.random_layouts import blocked
+    from support.random_layouts import blocked
     from linear_layouts.tools.testcases import random_linear_encoding
     fixed = ["#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [0, 1]}>",
              "#ttg.blocked<{sizePerThread = [2, 2], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]}>",

@@ -5,7 +5,7 @@
 Compiles every bundled kernel (``examples/kernels.py``) from source to cubin for sm_90, three
 ways, side by side in one process: stock Triton, ours with ``verify="plan"`` (the plan verifier
 only), and ours with ``verify="emitted"`` (the default: every island executed by
-``lowering.island_sim`` before it is used).  Each compile starts from an empty cache
+``lowering.sim.island_sim`` before it is used).  Each compile starts from an empty cache
 (``TRITON_ALWAYS_COMPILE=1``); the figure is the median of ``--repeats`` runs.  Writes
 ``verify_cost.md``.
 """

@@ -2,7 +2,7 @@
 between, found by brute force over the paths of a whole program: calls are followed into the
 callee and each return goes back to its own call; a path that starts inside a function and
 returns past where it started may go back to any call site of that function (the start's caller
-is not known).  Independent of ``passes.guard_barriers`` (no summaries: explicit call stacks),
+is not known).  Independent of ``passes.barriers.guard_barriers`` (no summaries: explicit call stacks),
 so the tests can hold its pruning against it.
 
 A program is read from LLVM IR (``llvm_program``: the simple IR the tests write) or from PTX

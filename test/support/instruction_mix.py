@@ -3,7 +3,7 @@
 
 from collections import Counter
 
-from linear_layouts.lowering import emit_amd, emit_nvidia
+from linear_layouts.lowering.emit import emit_amd, emit_nvidia
 from linear_layouts.lowering.element_type import storage_bits_of
 from linear_layouts.lowering.instructions import AccessForm, BarrierScope, FinalRole, ShuffleMode
 from linear_layouts.lowering.plan import Barrier

@@ -1,8 +1,8 @@
 """Check a plan independently of the plan verifier: emit it as an island and run the island's
-text for every thread with the emitted-code simulator (``lowering.island_sim``)."""
+text for every thread with the emitted-code simulator (``lowering.sim.island_sim``)."""
 
-from linear_layouts.lowering.emit_llvm import ConvertSite, emit_island
-from linear_layouts.lowering.island_sim import check_emitted
+from linear_layouts.lowering.emit.emit_llvm import ConvertSite, emit_island
+from linear_layouts.lowering.sim.island_sim import check_emitted
 
 ELEMENT_TYPES = {1: "i1", 8: "i8", 16: "f16", 32: "f32", 64: "i64"}
 

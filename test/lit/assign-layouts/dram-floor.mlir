@@ -2,7 +2,7 @@
 // RUN: ll-opt %s -p ll-assign-layouts --remarks 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
 // RUN: ll-opt %s -p 'll-assign-layouts{dram_floor=false}' | FileCheck %s --check-prefix=NOFLOOR
 
-// The DRAM floor (passes/dram_floor.py): a gain in conversions counts only where it shows above
+// The DRAM floor (passes/assign/dram_floor.py): a gain in conversions counts only where it shows above
 // the time the kernel's memory traffic takes.  Both kernels store 128x64 f32 (32 KiB, 8 KiB per
 // warp): on sm_90 a floor of 8192 x 0.092 = 753.7 units per warp (a DRAM byte at the rate an
 // H100 reaches, benchmarks/results/dram_rate.md).

@@ -1,7 +1,7 @@
 // RUN: ll-opt %s -p ll-assign-layouts | FileCheck %s
 // RUN: ll-opt %s -p ll-assign-layouts --remarks 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
 
-// The DRAM floor's L2 term (passes/dram_floor.py, grid_shared_bytes).  Both functions load a
+// The DRAM floor's L2 term (passes/assign/dram_floor.py, grid_shared_bytes).  Both functions load a
 // 128x32 f32 tile (16 KiB) in each of 64 iterations beside the work of dram-floor.mlir's
 // @compute_bound (a broadcast row converted in the loop; the assignment converts before the
 // broadcast, out of the loop).  @grid_shared loads through its argument alone: every program

@@ -6,7 +6,7 @@
 // the first call's loads still read, and Triton's barrier analysis cannot see either.  The
 // helper may be called, so its island gets both guards, whichever function comes first in the
 // text (before: the guard after the island depended on it).  In the LLVM IR the pruning
-// (passes/guard_barriers.py) follows the calls: the entry guard goes (nothing before the first
+// (passes/barriers/guard_barriers.py) follows the calls: the entry guard goes (nothing before the first
 // call, and the first call ends with the exit guard), the exit guard stays - the one barrier
 // between the two calls, where stock Triton has one in the kernel.
 

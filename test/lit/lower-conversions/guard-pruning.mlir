@@ -6,7 +6,7 @@
 // (ttg.local_alloc), our island reads it with ldmatrix (ttg.local_load, opt-in here), and
 // Triton converts the result back through shared memory (ttg.convert_layout, left to Triton
 // by only=local_load).  Triton's barrier analysis cannot see our reads, so the island comes
-// with two guards (TTGIR).  In the LLVM IR, passes/guard_barriers.py keeps the first (Triton's
+// with two guards (TTGIR).  In the LLVM IR, passes/barriers/guard_barriers.py keeps the first (Triton's
 // stores are behind it, our reads ahead) and drops the second: Triton's own barrier before the
 // conversion's stores already follows our reads.  The PTX has stock's five barriers.
 

@@ -15,7 +15,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "be
 import stock_dominance  # noqa: E402
 
 from linear_layouts.lowering.choice import load_model  # noqa: E402
-from linear_layouts.passes.bindings import triton_version  # noqa: E402
+from linear_layouts.passes.ir.bindings import triton_version  # noqa: E402
 
 TARGETS = ("sm_90", "sm_80", "gfx942")
 # Real conversions of the committed corpus: an MMA accumulator to a blocked epilogue layout, a

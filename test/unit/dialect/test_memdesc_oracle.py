@@ -39,7 +39,7 @@ from importlib.metadata import version as _pkg_version  # noqa: E402
 
 from linear_layouts.dialect.conventions import TritonConventions  # noqa: E402
 from linear_layouts.dialect.memdesc import memdesc_layout  # noqa: E402
-from linear_layouts.passes.types import parse_tensor_type  # noqa: E402
+from linear_layouts.passes.ir.types import parse_tensor_type  # noqa: E402
 from support import ORACLES  # noqa: E402
 
 pytestmark = pytest.mark.oracle

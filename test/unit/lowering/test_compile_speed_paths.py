@@ -18,7 +18,7 @@ import pytest
 
 from linear_layouts.dialect import f2
 from linear_layouts.lowering.shuffle import _consistent_choices, _solve_linear
-from linear_layouts.lowering.sim_machine import Machine, SimulationError
+from linear_layouts.lowering.sim.sim_machine import Machine, SimulationError
 from linear_layouts.lowering.target import Vendor
 
 

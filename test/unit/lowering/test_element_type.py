@@ -5,7 +5,7 @@ import pytest
 
 from linear_layouts.lowering.element_type import ElementType, UnknownElementType, storage_bits_of
 from linear_layouts.lowering.planner import element_bits_of
-from linear_layouts.passes.types import parse_tensor_type
+from linear_layouts.passes.ir.types import parse_tensor_type
 
 
 @pytest.mark.parametrize("ttgir, logical, storage, llvm", [

@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 
 from linear_layouts.dialect import to_linear_layout  # noqa: E402
 from linear_layouts.lowering.describe import cost_text  # noqa: E402
-from linear_layouts.lowering.emit_llvm import ConvertSite, emit_local_load_island  # noqa: E402
+from linear_layouts.lowering.emit.emit_llvm import ConvertSite, emit_local_load_island  # noqa: E402
 from linear_layouts.tools.testcases import linear_encoding_text, random_linear_bases, single_convert_ttgir  # noqa: E402
 from linear_layouts.lowering.instructions import AccessForm  # noqa: E402
-from linear_layouts.lowering.sim_local_memory import check_emitted_local_load  # noqa: E402
+from linear_layouts.lowering.sim.sim_local_memory import check_emitted_local_load  # noqa: E402
 from linear_layouts.lowering.local_memory import plan_local_load  # noqa: E402
 from linear_layouts.lowering.target import target_named  # noqa: E402
 from linear_layouts.lowering.verify import verify_local_load  # noqa: E402
@@ -224,8 +224,8 @@ def test_lowered_kernels_compile(target, tmp_path):
 
 # ------------------------------------------------------------------------------- local stores
 
-from linear_layouts.lowering.emit_llvm import emit_local_store_island  # noqa: E402
-from linear_layouts.lowering.sim_local_memory import check_emitted_local_store  # noqa: E402
+from linear_layouts.lowering.emit.emit_llvm import emit_local_store_island  # noqa: E402
+from linear_layouts.lowering.sim.sim_local_memory import check_emitted_local_store  # noqa: E402
 from linear_layouts.lowering.local_memory import plan_local_store  # noqa: E402
 from linear_layouts.lowering.verify import verify_local_store  # noqa: E402
 

@@ -114,7 +114,7 @@ def test_a_measured_candidate_replaces_the_cost_models_pick():
 
 
 def test_stock_is_chosen_where_it_was_measured_faster_with_the_same_release():
-    from linear_layouts.passes.bindings import triton_version
+    from linear_layouts.passes.ir.bindings import triton_version
     # the same conversion of 8-bit elements: on the H100 the model's pick (shared memory) took
     # 0.0219 ms, stock's shuffles 0.0135 ms (benchmarks/results/plan_choice_measured_pruned.json)
     text, outcomes = _lower(MODULE.replace("xi32", "xi8"), target="sm_90")

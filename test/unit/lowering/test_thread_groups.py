@@ -11,9 +11,9 @@ import random
 import pytest
 
 from linear_layouts.dialect import to_linear_layout
-from linear_layouts.lowering.emit_llvm import ConvertSite, EmitError, emit_island
-from linear_layouts.lowering.emit_nvidia import warp_group_barrier
-from linear_layouts.lowering.island_sim import check_emitted
+from linear_layouts.lowering.emit.emit_llvm import ConvertSite, EmitError, emit_island
+from linear_layouts.lowering.emit.emit_nvidia import warp_group_barrier
+from linear_layouts.lowering.sim.island_sim import check_emitted
 from linear_layouts.lowering.planner import plan_conversion
 from linear_layouts.lowering.target import target_named
 from linear_layouts.lowering.thread_group import ThreadGroup

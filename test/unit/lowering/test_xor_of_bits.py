@@ -11,7 +11,7 @@ import re
 import numpy as np
 import pytest
 
-from linear_layouts.lowering.island_writer import EmitError, IslandWriter
+from linear_layouts.lowering.emit.island_writer import EmitError, IslandWriter
 
 MASK32 = 0xFFFFFFFF
 

@@ -88,7 +88,7 @@ def test_cases_are_reproducible():
 
 def test_a_broken_simulator_verdict_is_reported(monkeypatch):
     # The runner must report what the simulator rejects (a test that cannot fail is worse than none).
-    from linear_layouts.lowering import island_sim
+    from linear_layouts.lowering.sim import island_sim
     from linear_layouts.lowering.verify import VerificationResult
     monkeypatch.setattr(island_sim, "check_emitted", lambda *a: VerificationResult(False, ("injected",)))
     report = fuzz.run_fuzz(20, 1, jobs=1)

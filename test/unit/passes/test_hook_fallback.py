@@ -14,7 +14,7 @@ import pytest
 triton = pytest.importorskip("triton")
 import linear_layouts  # noqa: E402
 from linear_layouts.passes import hook  # noqa: E402
-from linear_layouts.passes.parsing import triton_module_from_text  # noqa: E402
+from linear_layouts.passes.ir.parsing import triton_module_from_text  # noqa: E402
 
 
 # the kernel of the drop-in tests: a 32x32 transpose, whose convert crosses warps (shared memory)

@@ -76,7 +76,7 @@ def test_no_other_list_of_an_options_values():
     an option's values: such a list is a second place that says what is allowed."""
     offenders = []
     for package in ("passes", "tools", "lowering"):
-        for path in sorted((REPO / package).glob("*.py")):
+        for path in sorted((REPO / package).rglob("*.py")):
             if path.name == "options.py":
                 continue
             for line, words in _word_lists(ast.parse(path.read_text(encoding="utf-8"))):

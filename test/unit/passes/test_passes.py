@@ -7,11 +7,11 @@ from dataclasses import dataclass
 
 import pytest
 
-from linear_layouts.passes.diagnostics import IRError
+from linear_layouts.passes.ir.diagnostics import IRError
 from linear_layouts.passes.framework import ModulePass, PassContext, PassFailure, run_pipeline
 from linear_layouts.passes.pipeline import PipelineError, parse_pipeline, pipeline_text
 from linear_layouts.passes.registry import register_pass, registered_passes
-from linear_layouts.passes.snapshot import parse_module
+from linear_layouts.passes.ir.snapshot import parse_module
 
 TRANSPOSE = """
 #blocked = #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [4, 1], order = [1, 0]}>
@@ -198,7 +198,7 @@ module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.targ
 
 
 def test_memdesc_values_one_buffer_and_the_count_for_lowerings():
-    from linear_layouts.passes.layouts import memdesc_layout, value_layout
+    from linear_layouts.passes.ir.layouts import memdesc_layout, value_layout
     module = parse_module(PIPELINED, "p.mlir")
     alloc, index, subslice = [op for op in module.walk() if op.name.startswith("ttg.")][:3]
     whole = memdesc_layout(alloc.results[0], alloc)

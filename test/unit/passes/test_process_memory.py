@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from linear_layouts.lowering.target import target_named
 from linear_layouts.passes import lower_conversions, process_memory, verified_islands
-from linear_layouts.passes.assign_layouts import assign_module
-from linear_layouts.passes.layouts import tensor_layout_of
-from linear_layouts.passes.snapshot import parse_module
+from linear_layouts.passes.assign.assign_layouts import assign_module
+from linear_layouts.passes.ir.layouts import tensor_layout_of
+from linear_layouts.passes.ir.snapshot import parse_module
 
 B = "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>"
 KERNEL = f"""
@@ -36,8 +36,8 @@ def test_forget_kernels_empties_the_kernel_caches_and_keeps_process_data(monkeyp
     caches = process_memory.package_caches()
     filled = {name for name, cache in caches.items() if cache.cache_info().currsize}
     # the layouts parsed and the assignment's reduction cost are remembered
-    assert "linear_layouts.passes.layouts._layout_for_release" in filled
-    assert "linear_layouts.passes.layout_costs.reduction_work" in filled
+    assert "linear_layouts.passes.ir.layouts._layout_for_release" in filled
+    assert "linear_layouts.passes.assign.layout_costs.reduction_work" in filled
     kept = {name: caches[name].cache_info().currsize for name in process_memory.PROCESS_DATA if name in caches}
     emptied = process_memory.forget_kernels()
     assert emptied == len(caches) - len(kept)
@@ -53,5 +53,5 @@ def test_every_process_data_loader_exists():
     """A renamed loader would silently be forgotten (and reloaded): each name must be a cache."""
     import linear_layouts.lowering.choice  # noqa: F401  (loads the modules that define them)
     import linear_layouts.lowering.measured_choices  # noqa: F401
-    import linear_layouts.passes.bindings  # noqa: F401
+    import linear_layouts.passes.ir.bindings  # noqa: F401
     assert process_memory.PROCESS_DATA <= set(process_memory.package_caches())

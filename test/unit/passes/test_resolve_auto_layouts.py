@@ -20,11 +20,11 @@ triton = pytest.importorskip("triton")
 pytest.importorskip("triton.experimental.gluon")
 import linear_layouts  # noqa: E402
 from linear_layouts.passes import hook  # noqa: E402
-from linear_layouts.passes.diagnostics import IRError  # noqa: E402
+from linear_layouts.passes.ir.diagnostics import IRError  # noqa: E402
 from linear_layouts.passes.framework import PassContext, run_pipeline  # noqa: E402
 from linear_layouts.passes.resolve_auto_layouts import (ResolveAutoLayouts, has_auto_layouts,  # noqa: E402
                                                         resolve_module)
-from linear_layouts.passes.snapshot import parse_module  # noqa: E402
+from linear_layouts.passes.ir.snapshot import parse_module  # noqa: E402
 from support.gluon_auto_kernels import KERNELS, TARGET, source  # noqa: E402
 from support.triton_cache import use_private_triton_cache  # noqa: E402
 
@@ -163,7 +163,7 @@ _BLOCKED = re.compile(r"#ttg\.blocked<\{[^}]*\}>")
 
 
 def _made_automatic(text):
-    """Every layout of a random program (tools/random_programs: blocked and slices of blocked)
+    """Every layout of a random program (test/support/random_programs: blocked and slices of blocked)
     made #gluon.auto_encoding; its conversions become conversions to an automatic layout,
     which the resolution places or drops."""
     return _BLOCKED.sub("#gluon.auto_encoding", _SLICE.sub("#gluon.auto_encoding", text))
@@ -176,7 +176,7 @@ def test_random_programs_made_automatic_compute_the_same(seed):
     and what every store computes is the original program's (conversions looked through)."""
     import random
 
-    from linear_layouts.tools.random_programs import random_program, structure
+    from support.random_programs import random_program, structure
     text = random_program(random.Random(seed), steps=8, kernel=True, transposes=True, loop_loads=True, whiles=True)
     module = parse_module(_made_automatic(text), f"auto{seed}.mlir", safe=False)
     resolution = resolve_module(module, compare=False)
@@ -191,7 +191,7 @@ def test_random_programs_made_automatic_compile_to_ptx(seed, tmp_path):
     import subprocess
     import sys
 
-    from linear_layouts.tools.random_programs import random_program
+    from support.random_programs import random_program
     text = random_program(random.Random(seed), steps=8, kernel=True, transposes=True, loop_loads=True, whiles=True)
     path = tmp_path / f"auto{seed}.mlir"
     path.write_text(_made_automatic(text))

@@ -218,7 +218,7 @@ def run_oracle(cases: list[dict], directory: str) -> dict[str, dict]:
 def our_scope(module_text: str) -> str:
     from linear_layouts.passes.framework import run_pipeline
     from linear_layouts.passes.pipeline import parse_pipeline
-    from linear_layouts.passes.snapshot import parse_module
+    from linear_layouts.passes.ir.snapshot import parse_module
     module = parse_module(module_text, "single_convert.mlir")
     run_pipeline(module, parse_pipeline("ll-classify-conversions"))
     return re.search(r'll\.scope = "(\w+)"', module.print()).group(1)

@@ -27,7 +27,7 @@ from linear_layouts.dialect.linear_layout import LinearLayout  # noqa: E402
 from linear_layouts.lowering.stock_hazards import (LOST_BYTE_SWAP, NOT_A_PERMUTATION,  # noqa: E402
                                                    register_lane_permutation, stock_hazard)
 from linear_layouts.lowering.target import target_named  # noqa: E402
-from linear_layouts.passes.layouts import tensor_layout_of  # noqa: E402
+from linear_layouts.passes.ir.layouts import tensor_layout_of  # noqa: E402
 
 RELEASE = tuple(int(x) for x in triton.__version__.split(".")[:2])
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -160,7 +160,7 @@ def _attribute(layout):
 PARSE_CHILD = textwrap.dedent("""
     import json, sys, tempfile
     from triton._C.libtriton import ir
-    from linear_layouts.passes.bindings import new_context
+    from linear_layouts.passes.ir.bindings import new_context
     verdicts = []
     for text in json.load(sys.stdin):
         with tempfile.NamedTemporaryFile("w", suffix=".mlir") as f:

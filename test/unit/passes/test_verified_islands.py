@@ -8,11 +8,11 @@ import os
 
 import pytest
 
-from linear_layouts.lowering import island_sim
+from linear_layouts.lowering.sim import island_sim
 from linear_layouts.tools.testcases import single_convert_ttgir
 from linear_layouts.lowering.verify import VerificationResult
 from linear_layouts.passes import lower_conversions, verified_islands
-from linear_layouts.passes.snapshot import parse_module
+from linear_layouts.passes.ir.snapshot import parse_module
 from linear_layouts.passes.lower_conversions import lower_module, lower_text
 from support.triton_cache import use_private_triton_cache
 
@@ -129,7 +129,7 @@ def test_an_unwritable_directory_is_not_an_error(remembering, monkeypatch, tmp_p
 
 
 def test_the_key_names_everything_the_verdict_depends_on():
-    from linear_layouts.lowering.emit_llvm import ConvertSite
+    from linear_layouts.lowering.emit.emit_llvm import ConvertSite
     from linear_layouts.lowering.planner import plan_conversion
     from linear_layouts.lowering.target import target_named
     from linear_layouts.dialect import to_linear_layout
@@ -161,7 +161,7 @@ def test_two_islands_of_one_module_get_their_own_names():
 
 
 def test_rewritten_text_is_checked_when_the_module_is_next_used():
-    from linear_layouts.passes.diagnostics import IRError
+    from linear_layouts.passes.ir.diagnostics import IRError
 
     module = parse_module(KERNEL)
     module.rewrite_text(lambda text: text.replace("tt.return", "tt.return %nothing : f32"))

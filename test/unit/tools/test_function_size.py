@@ -15,7 +15,7 @@ PACKAGES = ("passes", "lowering")
 def long_functions() -> list[str]:
     found = []
     for package in PACKAGES:
-        for path in sorted((REPO / package).glob("*.py")):
+        for path in sorted((REPO / package).rglob("*.py")):
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     lines = node.end_lineno - node.lineno + 1

@@ -29,9 +29,11 @@ def module_files() -> dict[str, Path]:
     """Every module of the package, dotted name -> file."""
     modules = {PACKAGE: ROOT / "__init__.py", PACKAGE + ".__main__": ROOT / "__main__.py"}
     for sub in SUBPACKAGES:
-        for path in sorted((ROOT / sub).glob("*.py")):
-            stem = path.stem
-            name = f"{PACKAGE}.{sub}" if stem == "__init__" else f"{PACKAGE}.{sub}.{stem}"
+        for path in sorted((ROOT / sub).rglob("*.py")):
+            if not (path.parent / "__init__.py").exists():
+                continue                      # a data folder (tools/report_site), not a package
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            name = ".".join((PACKAGE, *(parts[:-1] if parts[-1] == "__init__" else parts)))
             modules[name] = path
     return modules
 

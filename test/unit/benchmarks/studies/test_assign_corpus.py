@@ -1,5 +1,5 @@
 """benchmarks/studies/assign_corpus.py without the pass: its rows, aggregates and table from fake
-Assignments (the shape of ``passes.assign_layouts``' result), its corpus listing, and its clear
+Assignments (the shape of ``passes.assign.assign_layouts``' result), its corpus listing, and its clear
 exit while the pass does not exist."""
 
 import json
@@ -141,14 +141,14 @@ def test_run_records_a_failure_and_goes_on(tmp_path):
 
 def test_script_exits_1_with_a_clear_message_while_the_pass_is_missing():
     try:
-        import linear_layouts.passes.assign_layouts  # noqa: F401
+        import linear_layouts.passes.assign.assign_layouts  # noqa: F401
         pytest.skip("the pass exists")
     except ModuleNotFoundError:
         pass
     result = subprocess.run([sys.executable, os.path.join(str(REPO), "benchmarks", "studies", "assign_corpus.py"),
                              "--out", "/nonexistent-not-written"], capture_output=True, text=True, timeout=120)
     assert result.returncode == 1
-    assert "linear_layouts.passes.assign_layouts does not exist yet" in result.stderr
+    assert "linear_layouts.passes.assign.assign_layouts does not exist yet" in result.stderr
 
 
 def test_options_pass_through():
@@ -169,7 +169,7 @@ def test_options_pass_through():
 def test_noop_converts_are_the_same_linear_layout_on_both_sides():
     """max_axis0's one conversion (a slice of a layout with all lanes and warps along dim 1 to the
     1-D blocked layout over the same 128 elements) is a no-op; transpose's is not."""
-    from linear_layouts.passes.snapshot import parse_module
+    from linear_layouts.passes.ir.snapshot import parse_module
 
     corpus = os.path.join(str(REPO), "test", "lit", "corpus", "cuda90")
     for name, noops in (("max_axis0.ttgir", 1), ("transpose_32bit.ttgir", 0)):

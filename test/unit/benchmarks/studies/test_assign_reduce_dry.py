@@ -30,8 +30,8 @@ def test_the_floor_keeps_the_reductions_that_ran_slower(tmp_path):
 def test_without_the_floor_the_same_reduction_changes():
     import triton
     from triton.backends.compiler import GPUTarget
-    from linear_layouts.passes.assign_layouts import assign_module
-    from linear_layouts.passes.snapshot import parse_module
+    from linear_layouts.passes.assign.assign_layouts import assign_module
+    from linear_layouts.passes.ir.snapshot import parse_module
 
     source = triton.compiler.ASTSource(
         fn=assign_reduce_gpu.row_reduce_kernel(),

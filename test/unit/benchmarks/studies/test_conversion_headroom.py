@@ -14,7 +14,7 @@ from support import REPO  # noqa: E402
 sys.path.insert(0, os.path.join(str(REPO), "benchmarks", "studies"))
 import conversion_headroom_gpu as headroom  # noqa: E402
 
-from linear_layouts.passes.snapshot import parse_module  # noqa: E402
+from linear_layouts.passes.ir.snapshot import parse_module  # noqa: E402
 
 # gemv's two conversions: x (one register per thread) to the slice a 2-D tile broadcasts (8), and
 # the row sums (8 registers: rows) back to one register per thread for the store.

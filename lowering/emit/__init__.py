@@ -1,0 +1,7 @@
+"""Emitting islands: verified plans printed as LLVM-dialect text for Triton's pipeline.
+
+``emit_llvm`` (``emit_island``, ``emit_local_load_island``, ...: an island for a conversion or a
+local load/store, and the struct Triton's type converter expects), ``island_writer`` (the text
+itself: SSA names, thread maps, addresses), ``emit_nvidia`` / ``emit_amd`` (each vendor's
+instructions).  Nothing is imported here.
+"""

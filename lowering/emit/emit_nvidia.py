@@ -1,0 +1,342 @@
+"""NVIDIA (sm_80, sm_90) instructions for islands: inline PTX through ``llvm.inline_asm``, and
+``nvvm.shfl.sync`` for shuffles.
+
+Why inline PTX: the NVVM dialect's spellings drift between Triton releases (``nvvm.barrier0`` on
+3.6, ``nvvm.barrier`` on 3.9, ldmatrix op syntax too), while ``llvm.inline_asm`` with PTX text
+parses the same on 3.6 through 3.9.  The exception is the shuffle: ``nvvm.shfl.sync`` parses
+the same on both, and LLVM knows its intrinsic is *convergent*; an inline-asm shuffle is not,
+and LLVM then unswitches loops on lane-dependent conditions around it (see ``shuffle``).  Every memory access and
+barrier is ``has_side_effects``, so LLVM keeps them in program order: a load is never hoisted
+above the barrier that makes its data visible.
+
+Shared-memory addresses are 32-bit (``ptrtoint`` of the ``ptr<3>`` scratch base), as Triton's own
+PTX uses them.  Accesses narrower than 32 bits use a 32-bit register (PTX lets ``ld``/``st``
+operands be wider than the access: ``st.shared.b16 [a], %r`` stores the low 16 bits).
+
+Instruction forms (PTX ISA 7.8+, all supported by the ptxas bundled with triton 3.6-3.9):
+
+* ``shfl.sync.bfly.b32`` (lane ^ c) and ``shfl.sync.idx.b32`` (any lane), from ``nvvm.shfl.sync``;
+* ``st.shared{.v2,.v4}.b32``, ``st.shared.b8/.b16`` and the same ``ld.shared`` forms;
+* ``ldmatrix.sync.aligned.m8n8.x{1,2,4}{.trans}.shared.b16`` (sm >= 75) and ``stmatrix...``
+  (sm >= 90);
+* ``bar.sync 0`` (whole CTA) and ``bar.warp.sync 0xffffffff`` (one warp).
+"""
+
+from __future__ import annotations
+
+from . import island_writer
+from ..instructions import (AccessForm, AccessKind, AccessShape, AluOp, BarrierScope, FinalInstruction, FinalRole,
+                            InstructionKey, MemorySpace, ShuffleMode)
+from .island_writer import EmitError, IslandState, IslandWriter
+from ..plan import ShuffleRound, SharedAccess
+from ..target import Target
+from ..thread_group import ThreadGroup
+
+FULL_MASK = "0xffffffff"
+FULL_MASK_SIGNED = "-1"     # how Triton spells the full mask of its one-warp barrier
+
+# The instructions of final PTX that tools count (stock Triton's code and ours side by side), one
+# instruction per line: the one table (``instructions.FinalInstruction``).
+FINAL_CODE_INSTRUCTIONS = (
+    FinalInstruction("shfl", r"^\s*shfl\.sync(?:\.(\w+))?", FinalRole.MOVES_DATA, detail=1),
+    FinalInstruction("st.shared", r"^\s*st\.shared(?:(?:::cta)?((?:\.v\d)?)\.(\w+))?", FinalRole.MOVES_DATA, detail=2),
+    FinalInstruction("ld.shared", r"^\s*ld\.shared(?:(?:::cta)?((?:\.v\d)?)\.(\w+))?", FinalRole.MOVES_DATA, detail=2),
+    FinalInstruction("stmatrix", r"^\s*stmatrix(?:\.sync\.aligned\.m8n8\.(x\d)(\.trans)?)?", FinalRole.MOVES_DATA,
+                     detail=1),
+    FinalInstruction("ldmatrix", r"^\s*ldmatrix(?:\.sync\.aligned\.m8n8\.(x\d)(\.trans)?)?", FinalRole.MOVES_DATA,
+                     detail=1),
+    FinalInstruction("bar.sync", r"^\s*(bar\.sync|barrier\.sync)\b", FinalRole.BARRIER),
+    FinalInstruction("bar.warp.sync", r"^\s*bar\.warp\.sync\b", FinalRole.BARRIER),
+    FinalInstruction("selp", r"^\s*selp\.", FinalRole.ARITHMETIC),
+    FinalInstruction("prmt", r"^\s*prmt\.", FinalRole.ARITHMETIC),
+)
+# The data-movement columns of a conversion's report: column name -> pattern over lines.
+FINAL_CODE_PATTERNS = {row.name: row.pattern for row in FINAL_CODE_INSTRUCTIONS if row.role is FinalRole.MOVES_DATA}
+
+# A guard barrier (one the pass adds around an island for Triton's sake, not one of the plan's):
+# the same ``bar.sync 0`` with a comment, so that ``passes.barriers.guard_barriers`` can find it in the
+# LLVM IR and drop it where Triton's own barriers already order every access it would.
+GUARD_MARK = " // guard"
+GUARD_BARRIER_ASM = "bar.sync 0;" + GUARD_MARK
+# A warp group's guard (``bar.sync 2, 128; // guard``: lowering.thread_group) is marked alike,
+# and never dropped: the pruning reasons about whole-CTA barriers only.
+
+
+def warp_group_barrier(group: ThreadGroup, warp_size: int) -> str:
+    """The PTX of a CTA barrier for the threads of ``group``, as Triton spells its own in a
+    warp-specialized kernel: ``bar.sync 0, 128`` (the default group of 4 warps), ``bar.sync 2,
+    128`` (partition 0 of 4 warps), ``bar.warp.sync -1`` (a group of one warp); ``bar.sync 0``
+    for the whole CTA of a kernel without warp specialization."""
+    if group.is_whole_cta:
+        return "bar.sync 0;"
+    threads = group.warps * warp_size
+    if threads == warp_size:
+        return f"bar.warp.sync {FULL_MASK_SIGNED};"
+    return f"bar.sync {group.barrier_id}, {threads};"
+
+
+def mnemonic(key: InstructionKey) -> str:
+    """The PTX name of one of the cost model's instructions, as tools show them:
+    ``shfl.idx``, ``st.shared.b64``, ``ld.shared::cluster.b32``, ``ldmatrix.trans.x4``,
+    ``bar.warp.sync``, ``prmt``."""
+    if isinstance(key, AccessShape):
+        if key.form.is_matrix:
+            base = "stmatrix" if key.kind is AccessKind.STORE else "ldmatrix"
+            trans = ".trans" if key.form is AccessForm.MATRIX_TRANS else ""
+            return f"{base}{trans}.x{key.bits // 32}"  # .x1/.x2/.x4: one 32-bit word per matrix per lane
+        op = "st" if key.kind is AccessKind.STORE else "ld"
+        space = "::cluster" if key.space is MemorySpace.DISTRIBUTED_SHARED else ""
+        return f"{op}.shared{space}.b{key.bits}"
+    names = {ShuffleMode.LOCAL: "local", ShuffleMode.XOR: "shfl.xor", ShuffleMode.INDEX: "shfl.idx",
+             AluOp.SELECT: "select", AluOp.PACK: "prmt", BarrierScope.WARP: "bar.warp.sync",
+             BarrierScope.CTA: "bar.sync", BarrierScope.CLUSTER: "barrier.cluster"}
+    return names[key]
+
+
+class NvidiaInstructions:
+    """``island_writer.VendorInstructions`` for NVIDIA, for one island (``state``)."""
+
+    def __init__(self, target: Target, state: IslandState):
+        self.target = target
+        self.state = state
+
+    # -- thread ids -----------------------------------------------------------------------------
+    def _thread_id(self, w: IslandWriter) -> str:
+        """%tid.x, read two ways on purpose.
+
+        In a loop: the NVVM op, which LLVM knows is pure, so the address arithmetic built on it
+        is hoisted out of the loop (with an inline-asm read, ~30 instructions of address
+        computation stayed inside a 1024-iteration convert loop).  Outside loops: inline PTX,
+        which LLVM leaves in place.  There the pure op let LLVM merge our address arithmetic
+        with Triton's and keep it alive across the preceding wgmma loop, and ptxas then
+        serialized every wgmma of a matmul (its C7515 "Potential Performance Loss" remark):
+        matmul fp16 and attention ran 8-10% slower than stock on an H200."""
+        state = self.state
+        if state.thread_id is None:
+            if state.in_loop:
+                state.thread_id = w.op("nvvm.read.ptx.sreg.tid.x : i32")
+            else:
+                state.thread_id = w.inline_asm("mov.u32 $0, %tid.x;", "=r", [], [], "i32", side_effects=False)
+        return state.thread_id
+
+    def lane_id(self, w: IslandWriter) -> str:
+        if self.state.lane_id is None:
+            self.state.lane_id = w.binary("and", self._thread_id(w), w.const(31))
+        return self.state.lane_id
+
+    def warp_id(self, w: IslandWriter) -> str:
+        """The warp's number in the group that runs the island: ``tid >> 5``, masked to the
+        group's size when the group starts past warp 0 (a warp-specialized partition starts at
+        a multiple of its size: ``lowering.thread_group``)."""
+        if self.state.warp_id is None:
+            warp = w.binary("lshr", self._thread_id(w), w.const(5))
+            group = self.state.threads
+            if group is not None and group.first_warp:
+                warp = w.binary("and", warp, w.const(group.warps - 1))
+            self.state.warp_id = warp
+        return self.state.warp_id
+
+    # -- packing: LLVM's own integer and vector ops, which it can see through ----------------------
+    def pack(self, w: IslandWriter, values: list[str], bits: int) -> str:
+        """Elements (i8 or i16, low first) -> one i32 word, for a shuffle: ``_ShiftPacker``'s
+        forms (two 16-bit elements through ``<2 x i16>``, bytes by shifts and ors).
+
+        Not inline ``prmt``: LLVM cannot see through inline PTX, so a word we packed could not
+        meet the elements Triton's code around the island packs or unpacks (an ``add.s16x2``
+        on the words, the ``<2 x i16>`` / ``<4 x i8>`` vectors of Triton's own conversions).
+        Measured in SASS on the 37 shuffle twins of ``benchmarks/sass_twins.py`` (Triton 3.6,
+        per loop iteration): inline ``prmt`` left 286 more PRMT and 286 more LOP3 than stock in
+        the round trip; these forms leave ptxas to pick the ``PRMT`` itself.  Bytes keep shifts
+        here (a ``<4 x i8>`` vector costs a PRMT per byte when Triton's code around is scalar).
+        """
+        w.counts["prmt"] += max(len(values) - 1, 0)
+        return _SHIFT_PACKER.pack(w, values, bits)
+
+    def unpack(self, w: IslandWriter, word: str, count: int, bits: int) -> list[str]:
+        """One i32 word -> ``count`` elements (i8 or i16, low first): a bitcast to ``<2 x i16>``
+        or ``<4 x i8>`` and ``extractelement``, the form Triton's own conversions and loads
+        pack from, so LLVM folds our unpacking with the packing of whatever Triton does next
+        (the return trip of ``plan_contexts.chain_ttgir``: stock's ``<4 x i8>`` packing of our
+        bytes folds away; with shifts it stayed, 479 SASS instructions per iteration over the
+        five 8-bit shuffle twins against 390 now, stock 348)."""
+        w.counts["prmt"] += max(count - 1, 0)
+        vector = f"vector<{32 // bits}xi{bits}>"
+        v = w.op(f"llvm.bitcast {word} : i32 to {vector}")
+        return [w.op(f"llvm.extractelement {v}[{w.const(i)} : i32] : {vector}") for i in range(count)]
+
+    # -- cross-lane moves ------------------------------------------------------------------------
+    def shuffle(self, w: IslandWriter, value: str, rnd: ShuffleRound, warp_size: int) -> str:
+        """One ``shfl.sync`` through the NVVM op, not inline PTX: LLVM knows the intrinsic is
+        *convergent*, so it never moves a shuffle under a lane-dependent branch.  (With inline
+        asm, LLVM unswitched a loop on a lane-dependent select and the warp diverged around the
+        shuffles: 40x slower on an H200.)"""
+        if rnd.mode is ShuffleMode.XOR:
+            w.counts["shfl.sync.bfly"] += 1
+            return self._nvvm_shuffle(w, "bfly", value, w.const(rnd.source_lane.const))
+        if rnd.mode is not ShuffleMode.INDEX:
+            raise EmitError(f"a {rnd.mode.value} shuffle round moves nothing: no instruction to print")
+        source = w.xor_of_bits(rnd.source_lane.lane, self.lane_id(w), rnd.source_lane.const)
+        if any(rnd.source_lane.warp):  # each warp reads its own source lane (warp-local plans)
+            source = w.binary("xor", source, w.xor_of_bits(rnd.source_lane.warp, self.warp_id(w)))
+        w.counts["shfl.sync.idx"] += 1
+        return self._nvvm_shuffle(w, "idx", value, source)
+
+    def _nvvm_shuffle(self, w: IslandWriter, kind: str, value: str, lane_or_mask: str) -> str:
+        # nvvm.shfl.sync <kind> %membermask, %value, %lane, %clamp : i32 -> i32 (clamp 0x1f:
+        # the whole 32-lane warp is one segment), the same spelling on triton 3.6 and 3.9.
+        mask = w.const(-1)
+        clamp = w.const(0x1F)
+        return w.op(f"nvvm.shfl.sync {kind} {mask}, {value}, {lane_or_mask}, {clamp} : i32 -> i32")
+
+    # -- shared memory -----------------------------------------------------------------------------
+    def shared_address(self, w: IslandWriter, base: str, byte_offset: str) -> str:
+        if self.state.shared_base is None:  # 32-bit shared addresses, as Triton's own PTX
+            self.state.shared_base = w.op(f"llvm.ptrtoint {base} : !llvm.ptr<3> to i32")
+        return w.binary("add", self.state.shared_base, byte_offset)
+
+    def advance(self, w: IslandWriter, address: str, byte_constant: int) -> str:
+        """``address + byte_constant``, an i32 add like ``shared_address``'s own: the PTX has
+        ``add.s32 %r2, %r1, 512`` and the access ``[%r2]``, and ptxas folds the add into the
+        access (``STS [R1+0x200]``), as it does for Triton's ``[%r1+512]``."""
+        return w.binary("add", address, w.const(byte_constant))
+
+    @staticmethod
+    def _words_of(w: IslandWriter, values: list[str], bits: int) -> tuple[list[str], int]:
+        """Storage integers -> the i32 operands of one access, and its width in bits."""
+        total = len(values) * bits
+        if total >= 32:
+            return island_writer.element_words(w, _SHIFT_PACKER, bits, values), total
+        word = _SHIFT_PACKER.pack(w, values, bits)
+        return [word], total
+
+    def store(self, w: IslandWriter, op: SharedAccess, address: str, values: list[str], bits: int) -> None:
+        if op.form.is_matrix:
+            words, total = self._words_of(w, values, bits)
+            trans = ".trans" if op.form is AccessForm.MATRIX_TRANS else ""
+            n = len(words)
+            regs = ", ".join(f"${i + 1}" for i in range(n))
+            asm = f"stmatrix.sync.aligned.m8n8.x{n}{trans}.shared.b16 [$0], {{{regs}}};"
+            w.counts["stmatrix" + trans] += 1
+            w.inline_asm(asm, ",".join(["r"] * (n + 1)), [address] + words, ["i32"] * (n + 1), None)
+            return
+        words, total = self._words_of(w, values, bits)
+        w.counts[f"st.shared.b{total}"] += 1
+        if total <= 32:
+            asm = f"st.shared.b{total} [$0], $1;"
+        else:
+            regs = ", ".join(f"${i + 1}" for i in range(len(words)))
+            asm = f"st.shared.v{len(words)}.b32 [$0], {{{regs}}};"
+        w.inline_asm(asm, ",".join(["r"] * (len(words) + 1)), [address] + words, ["i32"] * (len(words) + 1), None)
+
+    def load(self, w: IslandWriter, op: SharedAccess, address: str, count: int, bits: int) -> list[str]:
+        if op.space is not MemorySpace.SHARED:
+            raise EmitError("loads from another CTA's shared memory are not emitted")
+        total = count * bits
+        n_words = max(1, total // 32)
+        if op.form.is_matrix:
+            trans = ".trans" if op.form is AccessForm.MATRIX_TRANS else ""
+            regs = ", ".join(f"${i}" for i in range(n_words))
+            asm = f"ldmatrix.sync.aligned.m8n8.x{n_words}{trans}.shared.b16 {{{regs}}}, [${n_words}];"
+            w.counts["ldmatrix" + trans] += 1
+        elif total <= 32:
+            asm = f"ld.shared.b{total} $0, [$1];"
+            w.counts[f"ld.shared.b{total}"] += 1
+        else:
+            regs = ", ".join(f"${i}" for i in range(n_words))
+            asm = f"ld.shared.v{n_words}.b32 {{{regs}}}, [${n_words}];"
+            w.counts[f"ld.shared.b{total}"] += 1
+        constraints = ",".join(["=r"] * n_words + ["r"])
+        if n_words == 1:
+            words = [w.inline_asm(asm, constraints, [address], ["i32"], "i32")]
+        else:
+            stype = "!llvm.struct<(" + ", ".join(["i32"] * n_words) + ")>"
+            result = w.inline_asm(asm, constraints, [address], ["i32"], stype)
+            words = [w.extract(result, i, stype) for i in range(n_words)]
+        if op.form.is_matrix and bits == 8 and self.state.keeps_words:
+            return [byte for word in words for byte in _bytes_through_a_vector(w, word)][:count]
+        return _unpack_words(w, words, count, bits)
+
+    # -- barriers ----------------------------------------------------------------------------------
+    def barrier(self, w: IslandWriter, scope: BarrierScope, guard: bool = False) -> None:
+        if scope is BarrierScope.WARP:
+            asm = f"bar.warp.sync {FULL_MASK};"
+        elif scope is BarrierScope.CTA and self.state.threads is not None:
+            # a warp group of a warp-specialized kernel: its own named barrier, as Triton's
+            asm = warp_group_barrier(self.state.threads, self.target.warp_size)
+            asm = asm + GUARD_MARK if guard else asm
+        elif scope is BarrierScope.CTA:
+            asm = GUARD_BARRIER_ASM if guard else "bar.sync 0;"
+        else:
+            raise EmitError(f"{scope.value} barriers are not emitted")
+        name = asm.split()[0]     # bar.sync, or bar.warp.sync for a one-warp group's barrier
+        w.counts["guard " + name if guard else name] += 1
+        w.inline_asm(asm, "", [], [], None)
+
+    def async_proxy_fence(self, w: IslandWriter) -> None:
+        """Make this thread's shared-memory stores visible to the async proxy (wgmma, TMA): what
+        Triton's ``ttng.fence_async_shared`` is, placed, as in Triton's own lowering, before the
+        barrier after which one thread (TMA) or the warpgroup (wgmma) reads the buffer."""
+        if not isinstance(self.target.triton_arch, int) or self.target.triton_arch < 90:
+            raise EmitError(f"{self.target.name} has no async proxy to fence")
+        w.counts["fence.proxy.async"] += 1
+        w.inline_asm("fence.proxy.async.shared::cta;", "", [], [], None)
+
+
+class _ShiftPacker:
+    """Packing of narrow elements into the 32-bit words of shared-memory accesses.
+
+    Two 16-bit elements go through a vector bitcast (``<2 x i16>`` -> ``i32``), which LLVM turns
+    into a single ``mov.b32 %r, {%rs0, %rs1}``, as in stock Triton.  Bytes keep shifts and ors:
+    measured on an H200, ``<4 x i8>`` vectors made LLVM emit a ``prmt`` per byte and ran the
+    8-bit conversion benchmarks up to 2.7x slower.  The cost model counts ``prmt`` only for
+    shuffle plans.
+    """
+
+    def pack(self, w: IslandWriter, values: list[str], bits: int) -> str:
+        if bits == 16 and len(values) == 2:
+            vector = f"vector<{len(values)}xi{bits}>"
+            v = w.op(f"llvm.mlir.undef : {vector}")
+            for i, x in enumerate(values):
+                v = w.op(f"llvm.insertelement {x}, {v}[{w.const(i)} : i32] : {vector}")
+            return w.op(f"llvm.bitcast {v} : {vector} to i32")
+        out = None
+        for i, v in enumerate(values):
+            x = w.cast("zext", v, f"i{bits}", "i32")
+            if i:
+                x = w.binary("shl", x, w.const(i * bits))
+            out = x if out is None else w.binary("or", out, x)
+        return out
+
+    def unpack(self, w: IslandWriter, word: str, count: int, bits: int) -> list[str]:
+        if bits == 16 and count == 2:
+            vector = f"vector<{count}xi{bits}>"
+            v = w.op(f"llvm.bitcast {word} : i32 to {vector}")
+            return [w.op(f"llvm.extractelement {v}[{w.const(i)} : i32] : {vector}") for i in range(count)]
+        out = []
+        for i in range(count):
+            x = w.binary("lshr", word, w.const(i * bits)) if i else word
+            out.append(w.cast("trunc", x, "i32", f"i{bits}"))
+        return out
+
+
+_SHIFT_PACKER = _ShiftPacker()
+
+
+def _bytes_through_a_vector(w: IslandWriter, word: str) -> list[str]:
+    """The four bytes of an ``ldmatrix`` word, low first, through ``<4 x i8>`` (bitcast,
+    extractelement).
+
+    Unlike ``_ShiftPacker``'s shifts, this lets LLVM see that the bytes of an 8-bit dot operand
+    go back into the same words when Triton packs them for the mma (an fp8 mma v2 operand: the
+    loop of our local loads had 17% more SASS than stock's with shifts, the same count with
+    this).  Only for the ``ldmatrix`` results of local loads (``IslandState.keeps_words``):
+    conversions keep shifts, ``<4 x i8>`` vectors cost a ``prmt`` per byte there (see
+    ``_ShiftPacker``)."""
+    v = w.op(f"llvm.bitcast {word} : i32 to vector<4xi8>")
+    return [w.op(f"llvm.extractelement {v}[{w.const(i)} : i32] : vector<4xi8>") for i in range(4)]
+
+
+def _unpack_words(w: IslandWriter, words: list[str], count: int, bits: int) -> list[str]:
+    if count * bits < 32:
+        return _SHIFT_PACKER.unpack(w, words[0], count, bits)
+    return island_writer.word_elements(w, _SHIFT_PACKER, bits, words, count)

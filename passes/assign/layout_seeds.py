@@ -1,0 +1,82 @@
+"""Candidate layouts that no neighbour implies: reduce-friendly and coalesced blocked layouts.
+
+Propagation (:func:`.layout_graph.propose_candidates`) only moves layouts that some op already
+has.  Two kinds of layout that Triton's assignment may never have written are worth offering on
+their own, derived from an op's key (its warps, lanes and elements per thread stay as many):
+
+* **reduce-friendly**, for a ``tt.reduce`` along axis ``a`` whose warps split that axis: the
+  same blocked layout with every warp moved off ``a``, so the reduction ends inside each warp
+  (shuffles) with no cross-warp stage through shared memory and its two barriers.  Example,
+  a 64x128 sum along axis 1 with ``warpsPerCTA = [1, 4]`` is offered ``warpsPerCTA = [4, 1]``;
+* **coalesced**, for a load or store (with ``memory_ops``): the blocked layout Triton's coalescing
+  would give its pointers: the contiguous dimension fastest, as many elements per thread as one
+  aligned access of at most 16 bytes reads (the pointer analysis's vector width), lanes and then
+  warps along the fastest dimensions first.
+
+Both are only candidates: the cost model prices them (the reduction's rounds and cross-warp
+stage, the accesses' sectors) against every conversion they would add.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from math import prod
+from typing import Optional, Sequence
+
+from ...dialect.attribute_parser import parse_attribute
+from ...dialect.attributes import BlockedEncoding
+from ...dialect.linear_layout import LayoutError
+
+MAX_ACCESS_BYTES = 16
+
+
+def _blocked(encoding: str) -> Optional[BlockedEncoding]:
+    try:
+        attr = parse_attribute(encoding)
+    except LayoutError:
+        return None
+    return attr if type(attr) is BlockedEncoding and attr.cga is None else None
+
+
+def _deal(total: int, dims: Sequence[int], room: Sequence[int]) -> list[int]:
+    """Split ``total`` (a power of two) over ``dims`` in that order, each taking at most its
+    ``room`` (powers of two); what no dim has room for goes to the first."""
+    counts = [1] * len(room)
+    left = total
+    for d in dims:
+        take = min(left, max(1, room[d]))
+        counts[d] = take
+        left //= take
+    if dims:
+        counts[dims[0]] *= left
+    return counts
+
+
+def reduce_friendly(key: str, shape: Sequence[int], axis: int) -> Optional[str]:
+    """``key`` with its warps moved off ``axis`` (None if it is not a one-CTA blocked layout
+    of ``shape``'s rank with warps along ``axis``, or the tensor is 1-D)."""
+    attr = _blocked(key)
+    if attr is None or attr.rank != len(shape) or attr.rank < 2 or attr.warps_per_cta[axis] == 1:
+        return None
+    others = [d for d in attr.order if d != axis]
+    room = [max(1, shape[d] // (attr.size_per_thread[d] * attr.threads_per_warp[d])) for d in range(attr.rank)]
+    room[axis] = 1
+    warps = _deal(prod(attr.warps_per_cta), others, room)
+    return str(replace(attr, warps_per_cta=warps))
+
+
+def coalesced(key: str, shape: Sequence[int], contiguous_dim: int, vector: int, element_bytes: int) -> Optional[str]:
+    """The coalesced blocked layout for accesses to a tensor of ``shape`` whose ``contiguous_dim``
+    is contiguous in memory and aligned to ``vector`` elements, with ``key``'s numbers of lanes
+    and warps (None if ``key`` is not a one-CTA blocked layout of that rank)."""
+    attr = _blocked(key)
+    if attr is None or attr.rank != len(shape) or not 0 <= contiguous_dim < len(shape):
+        return None
+    rank = attr.rank
+    order = [contiguous_dim] + [d for d in attr.order if d != contiguous_dim]
+    per_thread = [1] * rank
+    per_thread[contiguous_dim] = max(1, min(vector, MAX_ACCESS_BYTES // max(1, element_bytes), shape[contiguous_dim]))
+    lanes = _deal(prod(attr.threads_per_warp), order, [max(1, shape[d] // per_thread[d]) for d in range(rank)])
+    warps = _deal(prod(attr.warps_per_cta), order,
+                  [max(1, shape[d] // (per_thread[d] * lanes[d])) for d in range(rank)])
+    return str(BlockedEncoding(per_thread, lanes, warps, order))

@@ -1,0 +1,426 @@
+"""The emitted-code simulator (``lowering.sim.island_sim``): it passes every island the emitters
+print for verified plans, and it catches the emitter broken in 18 distinct ways.
+
+Each mutation breaks the *emitter* (a vendor method or helper monkeypatched), emits the island
+again, and requires (1) the island text to change - a mutation that changes nothing would test
+nothing - and (2) ``check_emitted`` to reject it with the expected kind of message.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+
+import numpy as np
+import pytest
+
+from linear_layouts.dialect import to_linear_layout
+from linear_layouts.lowering.cost import plan_cost
+from linear_layouts.lowering.emit import emit_amd, emit_llvm, emit_nvidia, island_writer
+from linear_layouts.lowering.describe import describe_plan
+from linear_layouts.lowering.emit.emit_llvm import ConvertSite, emit_island
+from linear_layouts.tools.testcases import random_linear_encoding
+from linear_layouts.lowering.instructions import AccessForm, BarrierScope, ShuffleMode
+from linear_layouts.lowering.sim.island_sim import check_emitted
+from linear_layouts.lowering.sim.sim_machine import prmt
+from linear_layouts.lowering.plan import Barrier
+from linear_layouts.lowering.planner import plan_conversion
+from linear_layouts.lowering.target import target_named
+
+ELEMENTS = {"f32": 32, "f16": 16, "bf16": 16, "i8": 8, "f8E4M3FN": 8, "i1": 1, "i16": 16, "i32": 32, "i64": 64,
+            "!tt.ptr<f32>": 64}
+
+
+def site_for(element="f32", unique=False, guards=True):
+    return ConvertSite(result="%RESULT", source="%SOURCE", src_type="@SRC_TYPE@", dst_type="@DST_TYPE@",
+                       element_type=element, guard_before=guards, guard_after=guards, unique_struct=unique)
+
+
+def random_plans(seed, count, targets=("sm_90", "sm_80", "gfx942")):
+    """(plan, element type) pairs of random #ttg.linear layouts with broadcast bases."""
+    rng = random.Random(seed)
+    out = []
+    while len(out) < count:
+        target = rng.choice(targets)
+        warp_size = target_named(target).warp_size
+        warps = rng.choice([1, 2, 4, 8])
+        shape = rng.choice([(16, 16), (64, 32), (8, 4), (2, 2), (128,), (32, 64), (4, 128)])
+        element = rng.choice(sorted(ELEMENTS))
+        a = random_linear_encoding(rng, shape, warps, warp_size)
+        b = random_linear_encoding(rng, shape, warps, warp_size)
+        plan = plan_conversion(to_linear_layout(a, list(shape)), to_linear_layout(b, list(shape)),
+                               ELEMENTS[element], target_named(target))
+        if plan:
+            out.append((plan, element))
+    return out
+
+
+@pytest.mark.parametrize("unique", [False, True], ids=["struct-3.6", "struct-3.9"])
+def test_every_emitted_island_passes(unique):
+    methods = set()
+    for plan, element in random_plans(11 + unique, 150):
+        site = site_for(element, unique)
+        result = check_emitted(emit_island(plan, site).text, plan, site)
+        assert result, (describe_plan(plan), result.errors)
+        methods.add(plan.method)
+    assert {"shuffle", "shared"} <= methods
+
+
+def test_bias_row_broadcast_over_warps():
+    # A Hopper matmul's bias row: the slice -> blocked shuffle picks a source word that depends
+    # on the warp.  Emitting it per lane only (warp 0's choice everywhere) was wrong in 7/8 of
+    # the elements on an H100; the simulator sees it.
+    blocked = "#ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [8], order = [0]}>"
+    row = ("#ttg.slice<{dim = 0, parent = #ttg.nvidia_mma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = [8, 1], "
+           "instrShape = [16, 256, 16]}>}>")
+    plan = plan_conversion(to_linear_layout(row, [256]), to_linear_layout(blocked, [256]), 32, target_named("sm_90"))
+    assert plan.method == "shuffle" and any(any(r.send_word.warp) for r in plan.shuffle.rounds)
+    site = site_for()
+    assert check_emitted(emit_island(plan, site).text, plan, site)
+
+
+def test_prmt_matches_the_ptx_definition():
+    a, b = np.array([0x33221100], dtype=np.uint64), np.array([0x77665544], dtype=np.uint64)
+    assert int(prmt(a, b, 0x5410)[0]) == 0x55441100
+    assert int(prmt(a, b, 0x4432)[0]) == 0x44443322
+    assert int(prmt(a, b, 0x0040)[0]) == 0x00004400   # bytes: a0, b0, a0, a0
+    # a nibble with bit 3 set replicates the sign bit of the byte it names
+    assert int(prmt(np.array([0x80], dtype=np.uint64), b, 0x0008)[0]) == 0x808080FF
+
+
+def test_unknown_ops_fail_closed():
+    plan, element = random_plans(3, 1, targets=("sm_90",))[0]
+    site = site_for(element)
+    text = emit_island(plan, site).text
+    lines = text.splitlines()
+    lines.insert(1, "    %bogus = llvm.frobnicate %x : i32")
+    result = check_emitted("\n".join(lines), plan, site)
+    assert not result and "unsupported op 'llvm.frobnicate'" in result.errors[0]
+
+
+# ------------------------------------------------------------------------------ mutations
+
+
+def find_plan(predicate, targets=("sm_90",), elements=("f32",), seed=0, tries=3000):
+    rng = random.Random(seed)
+    for _ in range(tries):
+        target = rng.choice(targets)
+        warp_size = target_named(target).warp_size
+        warps = rng.choice([2, 4, 8])
+        shape = rng.choice([(32, 32), (16, 64), (64, 64), (16, 16)])
+        element = rng.choice(elements)
+        a = random_linear_encoding(rng, shape, warps, warp_size, broadcast=False)
+        b = random_linear_encoding(rng, shape, warps, warp_size, broadcast=False)
+        plan = plan_conversion(to_linear_layout(a, list(shape)), to_linear_layout(b, list(shape)),
+                               ELEMENTS[element], target_named(target))
+        if plan and predicate(plan):
+            return plan, element
+    raise AssertionError("no plan of the wanted kind found")
+
+
+def shared_ops(plan):
+    return [op for op in plan.shared.ops if not isinstance(op, Barrier)] if plan.shared else []
+
+
+def is_shared(plan):
+    return plan.method == "shared"
+
+
+def has_form(form):
+    return lambda plan: any(op.form is form for op in shared_ops(plan))
+
+
+def shuffle_with(mode):
+    return lambda plan: plan.method == "shuffle" and any(r.mode is mode for r in plan.shuffle.rounds)
+
+
+def shared_with_warp_addresses(plan):
+    return any(any(op.address.warp) for op in shared_ops(plan))
+
+
+def wrong_barrier(self, w, scope, guard=False):
+    if scope is BarrierScope.CTA and not guard:
+        return None
+    return ORIGINAL_NV_BARRIER(self, w, scope, guard)
+
+
+ORIGINAL_NV_BARRIER = emit_nvidia.NvidiaInstructions.barrier
+ORIGINAL_AMD_BARRIER = emit_amd.AmdInstructions.barrier
+
+
+def _swap_select(self, condition, if_true, if_false, type_="i32"):
+    self.counts["select"] += 1
+    return self.op(f"llvm.select {condition}, {if_false}, {if_true} : i1, {type_}")
+
+
+def _nv_shuffle_off_by_one(self, w, value, rnd, warp_size):
+    from dataclasses import replace
+    wrong = replace(rnd, source_lane=rnd.source_lane.with_const(rnd.source_lane.const ^ 1))
+    return ORIGINAL_NV_SHUFFLE(self, w, value, wrong, warp_size)
+
+
+ORIGINAL_NV_SHUFFLE = emit_nvidia.NvidiaInstructions.shuffle
+
+
+def _address_plus_one_element(self, w, base, byte_offset):
+    return ORIGINAL_NV_ADDRESS(self, w, base, w.binary("add", byte_offset, w.const(4)))
+
+
+ORIGINAL_NV_ADDRESS = emit_nvidia.NvidiaInstructions.shared_address
+
+
+def _one_more_field(layout, unique):
+    regs = ORIGINAL_STRUCT_REGISTERS(layout, unique)
+    return regs + [regs[0]]
+
+
+ORIGINAL_STRUCT_REGISTERS = emit_llvm.struct_registers
+
+
+def _half_store(self, w, op, address, values, bits):
+    if len(values) >= 2 and not op.form.is_matrix:
+        values = values[:len(values) // 2] + values[:len(values) // 2]
+    return ORIGINAL_NV_STORE(self, w, op, address, values, bits)
+
+
+ORIGINAL_NV_STORE = emit_nvidia.NvidiaInstructions.store
+
+
+def _load_without_trans(self, w, op, address, count, bits):
+    from dataclasses import replace
+    if op.form is AccessForm.MATRIX_TRANS:
+        op = replace(op, form=AccessForm.MATRIX)
+    return ORIGINAL_NV_LOAD(self, w, op, address, count, bits)
+
+
+ORIGINAL_NV_LOAD = emit_nvidia.NvidiaInstructions.load
+
+
+def _unpack_reversed(self, w, word, count, bits):
+    return list(reversed(ORIGINAL_SHIFT_UNPACK(self, w, word, count, bits)))
+
+
+ORIGINAL_SHIFT_UNPACK = emit_nvidia._ShiftPacker.unpack
+
+
+def _words_swapped(w, packer, bits, values):
+    words = ORIGINAL_ELEMENT_WORDS(w, packer, bits, values)
+    if bits == 64:
+        words = [words[i ^ 1] for i in range(len(words))]
+    return words
+
+
+ORIGINAL_ELEMENT_WORDS = island_writer.element_words
+
+
+def _bpermute_unscaled(self, w, value, rnd, warp_size):
+    source = w.xor_of_bits(rnd.source_lane.lane, self.lane_id(w), rnd.source_lane.const)
+    w.counts["ds_bpermute"] += 1
+    return w.op(f"rocdl.ds_bpermute {source}, {value} : (i32, i32) -> i32")
+
+
+def _no_guard(self, w, scope, guard=False):
+    if guard:
+        return None
+    return ORIGINAL_NV_BARRIER(self, w, scope, guard)
+
+
+def _reversed_struct(self, values, struct_type):
+    return ORIGINAL_BUILD_STRUCT(self, list(reversed(values)), struct_type)
+
+
+ORIGINAL_BUILD_STRUCT = emit_llvm.IslandWriter.build_struct
+
+
+def _amd_barrier_without_fences(self, w, scope, guard=False):
+    if scope is BarrierScope.CTA:
+        w.line("rocdl.s.barrier")
+        return None
+    return ORIGINAL_AMD_BARRIER(self, w, scope, guard)
+
+
+def _lanes_only(affine, warp_size, num_warps):
+    # the original bug: a send word evaluated over lanes only, warp 0's choice in every warp
+    lanes = np.arange(warp_size, dtype=np.int64)
+    row = np.broadcast_to(np.asarray(affine.evaluate(lanes), dtype=np.int64), (warp_size,))
+    return np.broadcast_to(row, (num_warps, warp_size)).astype(np.int64)
+
+
+def _skip_a_field(self, values, struct_type):
+    out = self.op(f"llvm.mlir.undef : {struct_type}")
+    for i, v in enumerate(values):
+        if i != len(values) - 1:
+            out = self.op(f"llvm.insertvalue {v}, {out}[{i}] : {struct_type}")
+    return out
+
+
+def _lane_id_drops_bit_zero(self, w):
+    return w.binary("and", ORIGINAL_NV_LANE(self, w), w.const(30))
+
+
+ORIGINAL_NV_LANE = emit_nvidia.NvidiaInstructions.lane_id
+
+
+def _warp_id_zero(self, w):
+    return w.const(0)
+
+
+def _pack_pair_swapped(self, w, values, bits):
+    if len(values) == 2 and bits == 16:
+        return ORIGINAL_NV_PACK(self, w, values[::-1], bits)
+    return ORIGINAL_NV_PACK(self, w, values, bits)
+
+
+def _unpack_bytes_reversed(self, w, word, count, bits):
+    return ORIGINAL_NV_UNPACK(self, w, word, count, bits)[::-1]
+
+
+ORIGINAL_NV_PACK = emit_nvidia.NvidiaInstructions.pack
+ORIGINAL_NV_UNPACK = emit_nvidia.NvidiaInstructions.unpack
+
+
+BIAS_ROW = (("#ttg.slice<{dim = 0, parent = #ttg.nvidia_mma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = [8, 1], "
+             "instrShape = [16, 256, 16]}>}>"),
+            "#ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [8], order = [0]}>")
+
+
+def bias_row_plan():
+    src, dst = (to_linear_layout(x, [256]) for x in BIAS_ROW)
+    return plan_conversion(src, dst, 32, target_named("sm_90")), "f32"
+
+
+MUTATIONS = [
+    # name, (module, attribute, replacement), how to find a plan, what the message says
+    ("missing barrier between stores and loads", (emit_nvidia.NvidiaInstructions, "barrier", wrong_barrier),
+     lambda: find_plan(lambda p: is_shared(p) and any(isinstance(o, Barrier) and o.scope is BarrierScope.CTA
+                                                      for o in p.shared.ops)), "missing barrier"),
+    ("swapped select arms", (emit_llvm.IslandWriter, "select", _swap_select),
+     lambda: find_plan(lambda p: shuffle_with(ShuffleMode.INDEX)(p) and plan_cost(p).selects > 0), "wrong element"),
+    ("wrong shuffle source lane", (emit_nvidia.NvidiaInstructions, "shuffle", _nv_shuffle_off_by_one),
+     lambda: find_plan(lambda p: p.method == "shuffle"), "wrong element"),
+    ("address one element off", (emit_nvidia.NvidiaInstructions, "shared_address", _address_plus_one_element),
+     lambda: find_plan(is_shared), ""),
+    ("struct arity", (emit_llvm, "struct_registers", _one_more_field),
+     lambda: find_plan(lambda p: p.method in ("shuffle", "shared")), "fields"),
+    ("store writes half the vector twice", (emit_nvidia.NvidiaInstructions, "store", _half_store),
+     lambda: find_plan(lambda p: any(len(o.registers) >= 2 and o.is_store for o in shared_ops(p))), ""),
+    ("ldmatrix .trans dropped", (emit_nvidia.NvidiaInstructions, "load", _load_without_trans),
+     lambda: find_plan(has_form(AccessForm.MATRIX_TRANS), elements=("f16",)), "wrong element"),
+    ("unpack order swapped", (emit_nvidia._ShiftPacker, "unpack", _unpack_reversed),
+     lambda: find_plan(lambda p: any(not o.is_store and len(o.registers) >= 2 for o in shared_ops(p)),
+                       elements=("i8", "f16")), "wrong element"),
+    ("64-bit halves swapped", (island_writer, "element_words", _words_swapped),
+     lambda: find_plan(lambda p: p.method in ("shuffle", "shared"), elements=("i64",)), "wrong element"),
+    ("ds_bpermute index not scaled by 4", (emit_amd.AmdInstructions, "shuffle", _bpermute_unscaled),
+     lambda: find_plan(lambda p: p.method == "shuffle", targets=("gfx942",)), ""),
+    ("guard barrier dropped", (emit_nvidia.NvidiaInstructions, "barrier", _no_guard),
+     lambda: find_plan(is_shared), "guard"),
+    ("output registers permuted", (emit_llvm.IslandWriter, "build_struct", _reversed_struct),
+     lambda: find_plan(lambda p: p.method in ("shuffle", "shared")), "wrong element"),
+    ("AMD barrier without its fences", (emit_amd.AmdInstructions, "barrier", _amd_barrier_without_fences),
+     lambda: find_plan(is_shared, targets=("gfx942",)), "fence"),
+    ("warp term dropped from a send word", (emit_llvm, "_threads_of", _lanes_only), bias_row_plan,
+     "wrong element"),
+    ("an output field never inserted", (emit_llvm.IslandWriter, "build_struct", _skip_a_field),
+     lambda: find_plan(lambda p: p.method in ("shuffle", "shared")), "undefined"),
+    ("lane id drops bit 0", (emit_nvidia.NvidiaInstructions, "lane_id", _lane_id_drops_bit_zero),
+     lambda: find_plan(lambda p: p.method in ("shuffle", "shared")), ""),
+    ("warp term dropped from addresses", (emit_nvidia.NvidiaInstructions, "warp_id", _warp_id_zero),
+     lambda: find_plan(shared_with_warp_addresses), ""),
+    ("16-bit pair packed high first", (emit_nvidia.NvidiaInstructions, "pack", _pack_pair_swapped),
+     lambda: find_plan(lambda p: p.method == "shuffle" and p.shuffle.elements_per_word == 2, elements=("f16",)),
+     "wrong element"),
+    ("bytes unpacked in reverse", (emit_nvidia.NvidiaInstructions, "unpack", _unpack_bytes_reversed),
+     lambda: find_plan(lambda p: p.method == "shuffle" and p.shuffle.elements_per_word > 1, elements=("i8",)),
+     "wrong element"),
+]
+
+
+@pytest.mark.parametrize("name, patch, finder, message", MUTATIONS, ids=[m[0] for m in MUTATIONS])
+def test_a_broken_emitter_is_caught(monkeypatch, name, patch, finder, message):
+    plan, element = finder()
+    site = site_for(element)
+    good = emit_island(plan, site).text
+    assert check_emitted(good, plan, site), "the unbroken island must pass"
+    owner, attribute, replacement = patch
+    monkeypatch.setattr(owner, attribute, replacement)
+    bad = emit_island(plan, site).text
+    assert bad != good, f"mutation '{name}' did not change the island"
+    result = check_emitted(bad, plan, site)
+    assert not result, f"mutation '{name}' was not caught"
+    assert message in result.errors[0], result.errors[0]
+
+
+def test_at_least_fifteen_distinct_mutations():
+    assert len({m[0] for m in MUTATIONS}) >= 15
+    assert len({(m[1][0], m[1][1], m[1][2]) for m in MUTATIONS}) == len(MUTATIONS)
+
+
+def test_text_level_mutations_are_caught():
+    plan, element = find_plan(is_shared)
+    site = site_for(element)
+    text = emit_island(plan, site).text
+    # a store moved after the loads (program order)
+    lines = text.splitlines()
+    stores = [i for i, l in enumerate(lines) if "st.shared" in l]
+    loads = [i for i, l in enumerate(lines) if "ld.shared" in l]
+    moved = lines[:stores[0]] + lines[stores[0] + 1:loads[-1] + 1] + [lines[stores[0]]] + lines[loads[-1] + 1:]
+    assert not check_emitted("\n".join(moved), plan, site)
+    # the scratch buffer halved
+    halved = re.sub(r"memdesc<(\d+)xi8", lambda m: f"memdesc<{int(m.group(1)) // 2}xi8", text)
+    assert halved != text
+    result = check_emitted(halved, plan, site)
+    assert not result and "outside" in result.errors[0]
+
+
+# --------------------------------------------------------------------------- passes side by side
+
+NARROW_SRC = "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>"
+NARROW_DST = "#ttg.blocked<{sizePerThread = [4, 1], threadsPerWarp = [8, 4], warpsPerCTA = [1, 4], order = [0, 1]}>"
+
+
+def _narrow_island(element):
+    """A 64x64 conversion through shared memory of ``element`` (i1: 12 passes, i8: 2)."""
+    plan = plan_conversion(to_linear_layout(NARROW_SRC, [64, 64]), to_linear_layout(NARROW_DST, [64, 64]),
+                           ELEMENTS[element], target_named("sm_90"))
+    site = site_for(element)
+    return plan, site, emit_island(plan, site).text
+
+
+def _swap_result_fields(text, first, second):
+    """The island with result struct fields ``first`` and ``second`` given each other's value."""
+    inserts = {int(m.group(2)): m for m in re.finditer(r"llvm\.insertvalue (%\w+), %\w+\[(\d+)\]", text)}
+    a, b = inserts[first], inserts[second]
+    out = list(text)
+    for match, value in ((a, b.group(1)), (b, a.group(1))):
+        out[match.start(1):match.end(1)] = value.ljust(match.end(1) - match.start(1))
+    return "".join(out).replace("  ,", ",").replace(" ,", ",")
+
+
+@pytest.mark.parametrize("element, limit", [("i1", None), ("i8", None), ("i1", "small")])
+def test_passes_side_by_side_catch_a_wrong_element_in_any_bit(monkeypatch, element, limit):
+    """All passes of a narrow type run in one execution of the island (CTA copies), or in a few
+    where the simulation's size limit says so; a result field holding another element is caught
+    even when the two element ids agree in the first pass's bits (only a later pass sees it)."""
+    from linear_layouts.lowering.sim import island_sim
+    from linear_layouts.lowering.hardware import HardwareLayout
+
+    plan, site, text = _narrow_island(element)
+    bits = ELEMENTS[element]
+    if limit == "small":      # room for 5 CTA copies at a time: the 12 passes in 3 runs
+        dst_regs = len(emit_llvm.struct_registers(HardwareLayout.of(plan.dst, None), False))
+        monkeypatch.setattr(island_sim, "MAX_THREAD_REGISTERS", 128 * dst_regs * 5)
+    runs = []
+    real_run = island_sim._Island.run
+    monkeypatch.setattr(island_sim._Island, "run", lambda self: (runs.append(self.m.B), real_run(self))[1])
+    assert check_emitted(text, plan, site)
+    assert runs == ([12] if limit is None and element == "i1" else [2] if element == "i8" else [5, 5, 2])
+    # result fields 0 and j: elements whose ids differ only above the first pass's bits
+    ids = island_sim._element_ids(HardwareLayout.of(plan.dst, None),
+                                  emit_llvm.struct_registers(HardwareLayout.of(plan.dst, None), False))
+    difference = ids[:, 0] ^ ids[:, 1:].T
+    j = next(j for j in range(len(difference)) if not (difference[j] & ((1 << bits) - 1)).any()) + 1
+    swapped = _swap_result_fields(text, 0, j)
+    assert swapped != text
+    result = check_emitted(swapped, plan, site)
+    assert not result and "hold the wrong element" in result.errors[0]
