@@ -58,7 +58,7 @@ from checkout import make_package_importable  # noqa: E402
 
 make_package_importable()
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
-# The subject is our islands: the stock gate (lowering/choice.py) would leave most of them to
+# The subject is our islands: the stock gate (lowering/choosing/fitted_model.py) would leave most of them to
 # Triton on the model's word, and the fuzz would test stock against stock.
 os.environ.setdefault("LINEAR_LAYOUTS_STOCK_GATE", "off")
 

@@ -10,9 +10,9 @@ and scores the rules below by the chosen lowering's time over the per-conversion
 and ours (1.0: the better of the two was chosen):
 
 * ``stock``: stock everywhere; ``ours``: our pick everywhere (the gate off);
-* ``family gate``: ``lowering/choice_model.json`` as committed (fitted on the training rows:
+* ``family gate``: ``lowering/choosing/choice_model.json`` as committed (fitted on the training rows:
   in-sample there, which flatters it);
-* ``dominance``: ``lowering.stock_bounds.dominance``: ours where it needs no more of any costly
+* ``dominance``: ``lowering.choosing.stock_bounds.dominance``: ours where it needs no more of any costly
   kind than stock's floor.  It has nothing fitted, so every row is held out for it;
 * ``strict dominance``: ... and fewer of at least one kind (a tie goes to stock);
 * ``family gate or strict dominance``: either says ours.
@@ -55,9 +55,9 @@ def load_cases(paths: list[str]) -> list[dict]:
     make_package_importable()
     from plan_choice import release
     from linear_layouts.dialect.encodings import to_linear_layout
-    from linear_layouts.lowering import choice
+    from linear_layouts.lowering.choosing import fitted_model as choice
     from linear_layouts.lowering.planner import plan_conversion
-    from linear_layouts.lowering.stock_bounds import dominance
+    from linear_layouts.lowering.choosing.stock_bounds import dominance
 
     model = choice.load_model()
     cases, seen = [], set()

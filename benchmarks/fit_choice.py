@@ -1,9 +1,9 @@
-"""Fit the choice model (``lowering/choice.py``) to plan times measured the way a kernel sees them,
+"""Fit the choice model (``lowering/choosing/fitted_model.py``) to plan times measured the way a kernel sees them,
 and report its accuracy on held-out folds split by source kernel and by layout family.
 
     python benchmarks/fit_choice.py benchmarks/results/plan_train.json.gz \
         benchmarks/results/plan_train_303_404.json.gz \
-        --out benchmarks/results/choice_fit.md --write lowering/choice_model.json
+        --out benchmarks/results/choice_fit.md --write lowering/choosing/choice_model.json
 
 Input: one or more runs of ``plan_choice.py --fresh SEED --train`` (their JSON, gzipped or not):
 every verified candidate of the forward conversion, the return trip left to stock, and stock
@@ -18,7 +18,7 @@ The model has two parts:
    program); it ranks our candidates;
 2. a gate per plan family (``choice.gated_family_of``: scope, method, matrix accesses, one warp
    or more, and ``/half-stock-shuffles`` where an unpacked shuffle pick needs at most half the
-   shuffles of stock's own lowering, ``lowering/stock_lowering.py``): the ratio model-pick /
+   shuffles of stock's own lowering, ``lowering/choosing/stock_lowering.py``): the ratio model-pick /
    stock over the family's training conversions; the family keeps our plan only when its mean
    log ratio plus ``Z`` standard errors is below 0, on at least ``MIN_FAMILY`` conversions.
    Everywhere else stock's lowering is taken.
@@ -61,9 +61,9 @@ def load(paths):
     make_package_importable()
     from plan_choice import release
     from linear_layouts.dialect.encodings import to_linear_layout
-    from linear_layouts.lowering import choice
+    from linear_layouts.lowering.choosing import fitted_model as choice
     from linear_layouts.lowering.planner import plan_candidates
-    from linear_layouts.lowering.stock_lowering import stock_warp_shuffles
+    from linear_layouts.lowering.choosing.stock_lowering import stock_warp_shuffles
     from linear_layouts.lowering.verify import verify_plan
 
     runs = [json.load(gzip.open(path, "rt") if path.endswith(".gz") else open(path)) for path in paths]
@@ -192,7 +192,7 @@ def source_group(case) -> str:
 
 
 def main(argv=None) -> int:
-    from linear_layouts.lowering import choice
+    from linear_layouts.lowering.choosing import fitted_model as choice
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("train_json", nargs="+", help="plan_choice.py --fresh ... --train results")
     parser.add_argument("--out", default="")
@@ -216,7 +216,7 @@ def main(argv=None) -> int:
              f"Produced by `python benchmarks/fit_choice.py {' '.join(argv or sys.argv[1:])}` from "
              f"{environment.get('gpu')}, triton {environment.get('triton')}.", "",
              f"Conversions: {len(cases)}; features: {', '.join(choice.FEATURES)}.", "",
-             f"Stock's lowering predicted (`lowering/stock_lowering.py`): the shuffle count of stock's round trip "
+             f"Stock's lowering predicted (`lowering/choosing/stock_lowering.py`): the shuffle count of stock's round trip "
              f"exact in {mimic['exact']} of {mimic['rows']} conversions ({mimic['exact_with_shuffles']} of the "
              f"{mimic['with_shuffles']} where stock or the prediction shuffles).", "",
              f"Weights (us per round trip of a program, fitted on all): "

@@ -40,7 +40,7 @@ os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 
 from linear_layouts.passes.barriers.guard_barriers import guard_pruning  # noqa: E402
 os.environ.setdefault("LINEAR_LAYOUTS_STRICT_CHECK", "1")
-# The subject is our islands: the stock gate (lowering/choice.py) would leave most of them to
+# The subject is our islands: the stock gate (lowering/choosing/fitted_model.py) would leave most of them to
 # Triton on the model's word, and the fuzz would test stock against stock.
 os.environ.setdefault("LINEAR_LAYOUTS_STOCK_GATE", "off")
 

@@ -80,7 +80,7 @@ def time_conversions(bench, found: list, cache_root: str, rounds: int) -> list[d
     from kernels import round_label, run_mode, run_rounds
     from plan_choice import installed_release, layouts_of, verified_candidates
 
-    from linear_layouts.lowering.measured_choices import conversion_key
+    from linear_layouts.lowering.choosing.measured_choices import conversion_key
 
     rows, keys = [], []
     for case in found:

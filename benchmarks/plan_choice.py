@@ -351,7 +351,7 @@ def write_report(rows, out, environment, argv):
              f"* the cost model's own pick (rank 0): within {100 * (WITHIN - 1):.0f}% of the fastest in {model_close}/{n}, "
              f"more than {100 * (NOT_SLOWER_THAN_STOCK - 1):.0f}% slower than stock in {model_slower}, geometric mean "
              f"pick / stock {geomean([j['model_over_stock'] for _, j in judged]):.3f}",
-             f"* overruled by a recorded measurement (lowering/measured_choices.json): {len(overruled)} "
+             f"* overruled by a recorded measurement (lowering/choosing/measured_choices.json): {len(overruled)} "
              f"(to stock: {sum(1 for j in overruled if j['overruled'] == 'stock')})",
              f"* every measured kernel bit-exact: {not inexact}" + (f" (not: {inexact[:5]})" if inexact else ""),
              noise_line(rows),
@@ -399,7 +399,7 @@ def layouts_of(row, version):
 def overruling_choice(case: Case):
     """"stock" or the rank a recorded measurement picks for this case, "" when none applies
     (as ``passes.lower_conversions`` decides it: the entry must match the planner's plans)."""
-    from linear_layouts.lowering import measured_choices
+    from linear_layouts.lowering.choosing import measured_choices
 
     src, dst = layouts_of({"src": case.src_resolved, "dst": case.dst_resolved, "shape": case.shape},
                           installed_release())
@@ -461,9 +461,9 @@ def write_choices(results_paths: str, table_path: str) -> int:
     one Triton release) where the cost model's pick was more than 3% (and ``MEASURABLE_MS``)
     slower than the fastest measured option - inside real kernels (kernel_choice.json rows,
     grouped by conversion: ``_kernel_verdict``) more than the runs' noise and ``KERNEL_MARGIN``
-    - as the table ``lowering.measured_choices`` reads.  Later files win where two measured the
+    - as the table ``lowering.choosing.measured_choices`` reads.  Later files win where two measured the
     same conversion."""
-    from linear_layouts.lowering.measured_choices import conversion_key
+    from linear_layouts.lowering.choosing.measured_choices import conversion_key
 
     runs = [json.load(open(path)) for path in results_paths.split(",")]
     environments = {(run["environment"]["gpu"], run["environment"]["triton"]) for run in runs}

@@ -227,7 +227,7 @@ def usable(src: str, dst: str, shape, bits) -> bool:
 
 def keys_of(case: Case):
     from linear_layouts.dialect.encodings import to_linear_layout
-    from linear_layouts.lowering.measured_choices import conversion_key
+    from linear_layouts.lowering.choosing.measured_choices import conversion_key
     a, b = to_linear_layout(case.src_resolved, case.shape), to_linear_layout(case.dst_resolved, case.shape)
     return conversion_key(a, b, case.bits, "sm_90"), conversion_key(b, a, case.bits, "sm_90")
 

@@ -13,7 +13,7 @@ it was from history::
     python benchmarks/regenerate_results.py --command fuzz_gpu.json   # how to run it again
 
 A restored file lands in ``benchmarks/results`` (git status shows it as new: do not commit it).
-Example: rebuilding ``lowering/measured_choices.json`` (``plan_choice.py --write-choices``, see
+Example: rebuilding ``lowering/choosing/measured_choices.json`` (``plan_choice.py --write-choices``, see
 the README) reads ``plan_choice_measured_pruned.json``, ``kernel_choice.json`` and
 ``kernel_choice_paper.json``: restore them first.
 

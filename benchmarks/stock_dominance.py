@@ -12,11 +12,11 @@ for the target twice in a forked child:
 
 * with stock Triton: the costly instructions of the kernel (the load and the store around the
   convert issue none: no shuffle, shared access or barrier) are stock's; they are compared,
-  kind by kind, with ``lowering.stock_bounds.stock_floor``:
+  kind by kind, with ``lowering.choosing.stock_bounds.stock_floor``:
   *exact*, *low* (the floor is below stock: allowed, it only costs a missed plan) or *high*
   (the floor is above stock: a bug, it could take a plan needing more than stock);
 * with the plugin (``linear_layouts.enable()``'s pipeline, default options: the choice of
-  ``lowering.choice`` active): where it lowers the conversion, every kind in our kernel must be
+  ``lowering.choosing.fitted_model`` active): where it lowers the conversion, every kind in our kernel must be
   no more than in stock's.
 
 The run fails (exit 1) on a *high* floor or on a conversion the plugin takes that needs more
@@ -70,7 +70,7 @@ class Row:
                 for kind, n in stock.items()}
 
     def ours_more(self) -> list[str]:
-        from linear_layouts.lowering.stock_bounds import Costly, more_than
+        from linear_layouts.lowering.choosing.stock_bounds import Costly, more_than
         return more_than(Costly(**self.ours), Costly(**self.stock)) if self.taken and self.ours else []
 
 
@@ -118,11 +118,11 @@ def _moves_data(raw: str, vendor: str, data: "set | None") -> bool:
 
 
 def costly_of_code(code: str, target, line: "int | None" = None) -> dict:
-    """Costly instructions of PTX / AMDGCN (``lowering.stock_bounds`` kinds), of the whole code
+    """Costly instructions of PTX / AMDGCN (``lowering.choosing.stock_bounds`` kinds), of the whole code
     or of the instructions under ``.loc`` line ``line``.  PTX selects and permutes count where
     they work on tensor data (``_ptx_data_registers``)."""
     from linear_layouts.tools.final_code import _LOC_DIRECTIVE, _classify
-    from linear_layouts.lowering.stock_bounds import Costly
+    from linear_layouts.lowering.choosing.stock_bounds import Costly
 
     counts = Counter({kind: 0 for kind in Costly.kinds()})
     data = _ptx_data_registers(code) if target.vendor == "nvidia" else None
@@ -164,7 +164,7 @@ def _compile(path: str, target, pipeline) -> str:
 def check(row: Row, workdir: str) -> Row:
     """Fill ``row``: stock's code, the floor, the plugin's decision and (if taken) ours."""
     from linear_layouts.lowering.emit.emit_llvm import island_element_type
-    from linear_layouts.lowering.stock_bounds import stock_floor
+    from linear_layouts.lowering.choosing.stock_bounds import stock_floor
     from linear_layouts.lowering.target import target_named
     from linear_layouts.passes.ir.layouts import tensor_layout_of
     from linear_layouts.passes.lower_conversions import lower_text
@@ -274,12 +274,12 @@ def _warp_size(target: str) -> int:
 
 
 def report(rows: list[Row], command: str, triton_version: str, seconds: float) -> tuple[str, bool]:
-    from linear_layouts.lowering.stock_bounds import Costly
+    from linear_layouts.lowering.choosing.stock_bounds import Costly
 
     checked = [r for r in rows if r.stock]
     lines = [f"# Stock's floor and the plugin's choice against final code (triton {triton_version})", "",
              f"Produced by `{command}` ({seconds:.0f} s, CPU).  What it checks: the docstring of "
-             "`benchmarks/stock_dominance.py`; the rule: `lowering/stock_bounds.py`.", ""]
+             "`benchmarks/stock_dominance.py`; the rule: `lowering/choosing/stock_bounds.py`.", ""]
     ok = True
     for target in sorted({r.target for r in rows}):
         mine = [r for r in checked if r.target == target]
@@ -292,7 +292,7 @@ def report(rows: list[Row], command: str, triton_version: str, seconds: float) -
         taken = [r for r in mine if r.taken]
         worse = [r for r in taken if r.ours_more()]
         better = [r for r in taken if any(r.ours[k] < r.stock[k] for k in r.stock)]
-        from linear_layouts.lowering.choice import load_model
+        from linear_layouts.lowering.choosing.fitted_model import load_model
         model = load_model()
         measured = model is not None and model.applies_to(target, triton_version)
         ok &= not high and (measured or not worse)
@@ -306,7 +306,7 @@ def report(rows: list[Row], command: str, triton_version: str, seconds: float) -
                          f"{verdicts[kind + ':high']} |")
         lines += ["", f"The plugin takes **{len(taken)}** of {len(mine)} (methods: "
                   f"{dict(Counter(r.method for r in taken))}); ours needs more than stock of some kind on "
-                  f"**{len(worse)}** ({'decided by the measured model here, lowering/choice_model.json: not a failure' if measured else 'must be 0'}); "
+                  f"**{len(worse)}** ({'decided by the measured model here, lowering/choosing/choice_model.json: not a failure' if measured else 'must be 0'}); "
                   f"fewer of some kind on {len(better)}.", ""]
         for r in high + worse:
             lines.append(f"* {r.name} {r.element_type} {list(r.shape)} w{r.num_warps}: `{r.src}` -> `{r.dst}`: "

@@ -8,8 +8,8 @@ wrong stock.  Here random conversions of the fuzz's generator, made ``i1`` or ``
 compiled with stock Triton and with our island (``ll-lower-conversions``, stock gate off: the
 plan the planner picks), launched on inputs of bytes of which half are zero, and each output is
 compared with the value it must hold (``x != 0`` for ``i1``, ``x`` for ``i8``).  Cases are grouped
-by the path stock's lowering takes (``lowering.stock_lowering.stock_warp_shuffles``: warp
-shuffles, or not) and by ``lowering.stock_hazards.stock_hazard``'s verdict; ``--shuffles-only``
+by the path stock's lowering takes (``lowering.choosing.stock_lowering.stock_warp_shuffles``: warp
+shuffles, or not) and by ``lowering.choosing.stock_hazards.stock_hazard``'s verdict; ``--shuffles-only``
 draws only cases stock lowers by warp shuffles.  Writes ``stock_<element>_check_seed<seed>.md``
 to ``--out`` with the GPU and versions; exit 0 iff ours is never wrong.
 """
@@ -51,7 +51,7 @@ def byte_cases(count: int, seed: int, element: str, shuffles_only: bool):
 
 def stock_path(case) -> str:
     """How stock Triton lowers the case: 'shuffles' (its warp-shuffle path), or 'other'."""
-    from linear_layouts.lowering.stock_lowering import stock_warp_shuffles
+    from linear_layouts.lowering.choosing.stock_lowering import stock_warp_shuffles
     src, dst = _layouts(case)
     return "shuffles" if stock_warp_shuffles(src, dst, 8, "sm_90") is not None else "other"
 
@@ -63,7 +63,7 @@ def _layouts(case):
 
 def hazard_of(case) -> str:
     """``stock_hazard``'s verdict on the case: 'hazard' (never left to Triton) or 'none'."""
-    from linear_layouts.lowering.stock_hazards import stock_hazard
+    from linear_layouts.lowering.choosing.stock_hazards import stock_hazard
     from linear_layouts.lowering.target import target_named
     src, dst = _layouts(case)
     bits = 1 if case.element_type == "i1" else 8

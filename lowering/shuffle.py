@@ -159,7 +159,7 @@ def selects_with_warp_choices(plan: WarpShufflePlan, warp_size: int, num_warps: 
     8 waves, a source broadcast over the waves): one local round, each wave keeps its own
     register of 4: ``exact_select_count`` says 0, the final code has 3 v_cndmask, and so does
     this count.  (The planner ranks by ``exact_select_count``; the choice against stock,
-    ``lowering.stock_bounds``, counts with this one.)"""
+    ``lowering.choosing.stock_bounds``, counts with this one.)"""
     if any(plan.receive_round.warp) or any(any(r.send_word.warp) for r in plan.rounds):
         return max(exact_select_count(plan, warp_size, num_warps),
                    chain_select_count(plan, warp_size, num_warps, per_warp_picks=True))

@@ -106,8 +106,8 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..dialect.attributes import PaddedSharedEncoding
-from ..lowering import choice as model_choice
-from ..lowering import measured_choices
+from ..lowering.choosing import fitted_model as model_choice
+from ..lowering.choosing import measured_choices
 from ..lowering.cost import plan_cost
 from ..lowering.cost_weights import CALIBRATED as CALIBRATED_WEIGHTS
 from ..lowering.describe import instruction_counts
@@ -118,7 +118,7 @@ from ..lowering.emit.emit_llvm import (ConvertSite, EmitError, Island, emit_isla
 from ..lowering.local_memory import LOCAL_ALLOC, LOCAL_LOAD, LOCAL_STORE, plan_local_load, plan_local_store
 from ..lowering.plan import STOCK, ConversionPlan, Method
 from ..lowering.planner import plan_conversion
-from ..lowering.stock_hazards import stock_hazard
+from ..lowering.choosing.stock_hazards import stock_hazard
 from ..lowering.target import Target, UnknownTarget, Vendor, target_named
 from ..lowering.thread_group import ThreadGroup
 from .ir.bindings import installed_conventions, triton_version
@@ -167,7 +167,7 @@ class ConvertOutcome:
     reason: str = ""
     emitted_check: Optional[object] = None   # the simulator's VerificationResult (None: not run)
     threads: Optional[ThreadGroup] = None    # the warp group that runs it (None: the whole CTA)
-    measured: str = ""    # why a measured choice replaced the cost model's pick (lowering.measured_choices)
+    measured: str = ""    # why a measured choice replaced the cost model's pick (lowering.choosing.measured_choices)
 
     @property
     def lowered(self) -> bool:
@@ -220,7 +220,7 @@ def plan_module(module: Module, options: "LowerConversions") -> list[tuple[Opera
     ``lowering.legacy`` instead of the planner's.  ``candidate``: the planner's ``rank`` (0, the
     cheapest by the cost model; others for benchmarks).  ``measured``: where a GPU measurement
     showed the model's pick to be slower than another candidate or than stock Triton
-    (``lowering.measured_choices``), follow the measurement.  ``candidate_for``: those
+    (``lowering.choosing.measured_choices``), follow the measurement.  ``candidate_for``: those
     conversions take candidate RANK, every other one is planned as usual
     (benchmarks/kernel_choice.py times one conversion of a kernel at a time this way)."""
     owned = _owned_methods(options.only)
@@ -491,8 +491,8 @@ def _follow_measurement(plan, src, dst, bits, target, outcome: ConvertOutcome):
 
 
 def _follow_model(plan, src, dst, bits, target, outcome: ConvertOutcome) -> bool:
-    """Whether the choice (``lowering.choice``: the model fitted to dependent-chain times for its
-    target and Triton release; elsewhere stock's floor, ``lowering.stock_bounds``) leaves the
+    """Whether the choice (``lowering.choosing.fitted_model``: the model fitted to dependent-chain times for its
+    target and Triton release; elsewhere stock's floor, ``lowering.choosing.stock_bounds``) leaves the
     conversion to stock Triton; sets the remark."""
     decision = model_choice.decide(plan, target.name, triton_version())
     if decision is None or decision.plan is not None:
@@ -710,16 +710,16 @@ class LowerConversions(ModulePass):
     # benchmarks/plan_choice.py can time every candidate the planner considered.
     candidate: int = 0
     # Follow recorded GPU measurements where they overrule the cost model (including "stock
-    # Triton is faster here": left to Triton with a remark); see lowering/measured_choices.py.
+    # Triton is faster here": left to Triton with a remark); see lowering/choosing/measured_choices.py.
     measured: bool = True
-    # "KEY:RANK,...": the conversions with these keys (lowering.measured_choices.conversion_key)
+    # "KEY:RANK,...": the conversions with these keys (lowering.choosing.measured_choices.conversion_key)
     # take candidate RANK ("stock": left to Triton), the others are planned as usual: benchmarks/kernel_choice.py times
     # one conversion of a kernel with several at a time.
     candidate_for: CandidateRanks = CandidateRanks()
-    # Stock Triton's lowering is a candidate: where the choice model (lowering/choice.py, fitted
+    # Stock Triton's lowering is a candidate: where the choice model (lowering/choosing/fitted_model.py, fitted
     # for this target and Triton release) cannot show a gain larger than its error, the convert
     # is left to Triton; on other targets and releases, where our plan needs more of some costly
-    # instruction than stock's lowering at least (lowering/stock_bounds.py).  false: always our
+    # instruction than stock's lowering at least (lowering/choosing/stock_bounds.py).  false: always our
     # plan (tests of a lowering's structure).
     stock_gate: bool = True
 

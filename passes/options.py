@@ -103,7 +103,7 @@ def parse_target(value: Union[None, str, Target], option: str = "target") -> Opt
 
 
 # ``candidate_for=KEY:RANK`` with RANK ``stock``: that conversion is left to Triton.
-# A conversion's key (``lowering.measured_choices.conversion_key``): 24 hex digits.
+# A conversion's key (``lowering.choosing.measured_choices.conversion_key``): 24 hex digits.
 _CONVERSION_KEY = re.compile(r"[0-9a-f]{24}")
 
 
@@ -128,7 +128,7 @@ def parse_candidate_for(value: Union[None, str, CandidateRanks], option: str = "
         key, _, rank = pair.partition(":")
         if not _CONVERSION_KEY.fullmatch(key) or not (rank.isdigit() or rank == STOCK.value):
             raise OptionError(f"option {option}: {pair!r} is not KEY:RANK (a 24-digit conversion key "
-                              f"from lowering.measured_choices.conversion_key, and a candidate number or "
+                              f"from lowering.choosing.measured_choices.conversion_key, and a candidate number or "
                               f"'stock')")
         ranks[key] = STOCK if rank == STOCK.value else int(rank)
     return CandidateRanks(ranks.items())

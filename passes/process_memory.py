@@ -27,8 +27,8 @@ import sys
 
 # Loaders of per-process data (qualified names): kept by forget_kernels.
 PROCESS_DATA = frozenset({
-    "linear_layouts.lowering.choice.load_model",
-    "linear_layouts.lowering.measured_choices._load",
+    "linear_layouts.lowering.choosing.fitted_model.load_model",
+    "linear_layouts.lowering.choosing.measured_choices._load",
     "linear_layouts.passes.ir.bindings.installed_triton_version",
     "linear_layouts.passes.ir.bindings.installed_conventions",
 })

@@ -292,7 +292,7 @@ def compare_final_code(kernel: KernelEntry, record: dict, workdir: str) -> None:
     data-movement instructions of each final code, for the whole kernel and per conversion
     (``tools.final_code``).  Problems are recorded, never raised."""
     from linear_layouts.lowering import UnknownTarget, target_named
-    from linear_layouts.lowering.measured_choices import conversion_key
+    from linear_layouts.lowering.choosing.measured_choices import conversion_key
     from linear_layouts.passes import hook
     from linear_layouts.tools.final_code import compare_conversions
 

@@ -5,13 +5,13 @@
         --fresh benchmarks/results/plan_fresh_101.json.gz benchmarks/results/plan_fresh_202.json.gz \
         benchmarks/results/plan_fresh_505_606.json.gz --out benchmarks/results/choice_signal.md
 
-The choice model (``lowering/choice.py``, fitted by ``fit_choice.py``) keeps our plan in one plan
+The choice model (``lowering/choosing/fitted_model.py``, fitted by ``fit_choice.py``) keeps our plan in one plan
 family (warp-scope shuffles) and leaves the rest to stock: 84.9% of conversions within 3% of the
 fastest option held out, against 81.7% for stock everywhere; issue 25 asks for 90%.  The idea
 tested here: give the gate stock Triton's own lowering of the pair, so that it compares our pick
 with what stock would do, conversion by conversion.
 
-0. **Stock's warp shuffles**, predicted from the layouts (``lowering/stock_lowering.py``),
+0. **Stock's warp shuffles**, predicted from the layouts (``lowering/choosing/stock_lowering.py``),
    against the shfl count of stock's measured round trip in every row.
 1. **Stock's twin.**  The training runs of seeds 303 and 404 counted every candidate's PTX mix
    (shfl, ld/st.shared, ldmatrix, stmatrix, bar) in the round trip A -> B -> A, whose return
@@ -60,7 +60,7 @@ WITHIN = fit_choice.WITHIN
 def describe(plan) -> dict:
     """What the analysis needs of one candidate: its method, access forms (shared memory) or
     packing (shuffles), the choice model's features and the planner's cost weight."""
-    from linear_layouts.lowering import choice
+    from linear_layouts.lowering.choosing import fitted_model as choice
     from linear_layouts.lowering.cost import plan_cost
     from linear_layouts.lowering.plan import SharedAccess
     out = {"method": str(plan.method), "f": choice.plan_features(plan), "weight": plan_cost(plan).weight}
@@ -254,7 +254,7 @@ def family_gate(with_stock: bool):
 
 def as_fit_case(case, with_stock: bool) -> dict:
     """The shape fit_choice's functions take: candidates with family and ratio."""
-    from linear_layouts.lowering import choice
+    from linear_layouts.lowering.choosing import fitted_model as choice
     family_of = choice.gated_family_of if with_stock else choice.family_of
     row = case["row"]
     cands = [{"f": d["f"], "ratio": r, "family": family_of(p, case["scope"])}
@@ -323,7 +323,7 @@ def main(argv=None) -> int:
              f"{sum(1.0 <= WITHIN * fastest(c) for c in cases)})."]
 
     # 0. stock's warp shuffles, predicted
-    from linear_layouts.lowering.stock_lowering import stock_warp_shuffles
+    from linear_layouts.lowering.choosing.stock_lowering import stock_warp_shuffles
     from linear_layouts.dialect.encodings import to_linear_layout
     exact = shuffling = exact_shuffling = measured_rows = 0
     for row in rows + [r for fresh in fresh_rows.values() for r in fresh]:
@@ -339,7 +339,7 @@ def main(argv=None) -> int:
         shuffling += predicted > 0 or mix["shfl"] > 0
         exact_shuffling += (predicted > 0 or mix["shfl"] > 0) and predicted == mix["shfl"]
     lines += ["", "## 0. Stock's warp shuffles, predicted", "",
-              f"`lowering/stock_lowering.py` against the shfl count of stock's measured round trip (training "
+              f"`lowering/choosing/stock_lowering.py` against the shfl count of stock's measured round trip (training "
               f"runs{' and fresh draws' if args.fresh else ''}): exact in **{exact} of {measured_rows}**, "
               f"{exact_shuffling} of the {shuffling} where stock or the prediction shuffles.  The rules were read "
               "off these same counts (no times); `benchmarks/studies/stock_lowering_oracle.py` checks them on conversions "
@@ -457,7 +457,7 @@ def main(argv=None) -> int:
 
     # 5. fresh draws: only stock and the pass's own output were timed
     if args.fresh:
-        from linear_layouts.lowering import choice
+        from linear_layouts.lowering.choosing import fitted_model as choice
         model = choice.load_model()
         lines += ["## 6. Fresh draws (never used in fitting)", "",
                   "Only stock and the pass's output (`ours`) were timed, so a gate is scored where its "

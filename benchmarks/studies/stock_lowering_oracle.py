@@ -1,4 +1,4 @@
-"""Stock Triton's warp shuffles, predicted (lowering/stock_lowering.py) against Triton's own PTX,
+"""Stock Triton's warp shuffles, predicted (lowering/choosing/stock_lowering.py) against Triton's own PTX,
 on conversions drawn fresh (CPU only; run it with triton 3.6, the release the rules describe).
 
     python benchmarks/studies/stock_lowering_oracle.py --seed 909 --count 400 \
@@ -35,7 +35,7 @@ def main(argv=None) -> int:
     import planner_vs_triton
     from plan_choice import release
     from linear_layouts.dialect.encodings import to_linear_layout
-    from linear_layouts.lowering.stock_lowering import stock_warp_shuffles
+    from linear_layouts.lowering.choosing.stock_lowering import stock_warp_shuffles
 
     version = release(triton.__version__)
     began = time.time()

@@ -18,7 +18,7 @@ os.environ.setdefault("LINEAR_LAYOUTS_STRICT_CHECK", "1")
 # ... and simulated every time: no verdict is taken from an earlier compile (passes.verified_islands;
 # test_verified_islands.py turns the memory on where it tests it).
 os.environ.setdefault("LINEAR_LAYOUTS_CACHE", "off")
-# ... and lowered by us: the stock gate (lowering/choice.py, fitted for triton 3.6 on sm_90) would
+# ... and lowered by us: the stock gate (lowering/choosing/fitted_model.py, fitted for triton 3.6 on sm_90) would
 # leave most conversions to Triton under 3.6, and these tests are about our islands.  The gate's
 # own tests (test_choice.py, test_stock_gate.py) turn it back on.
 os.environ.setdefault("LINEAR_LAYOUTS_STOCK_GATE", "off")

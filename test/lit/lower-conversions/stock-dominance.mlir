@@ -2,7 +2,7 @@
 
 // Where no timing was measured (sm_80 and gfx942 here, under any Triton release), a conversion is ours only
 // where our plan needs no more of any costly instruction than stock's lowering issues at least
-// (lowering/stock_bounds.py); otherwise it is left to Triton and the remark names what ours needs
+// (lowering/choosing/stock_bounds.py); otherwise it is left to Triton and the remark names what ours needs
 // more of.  docs/lowering-choice.md.
 
 // Issue 25's pair: stock shuffles 32 words a thread and nothing else; our pick goes through
@@ -11,7 +11,7 @@
 #B = #ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
 module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.target = "cuda:80", "ttg.threads-per-warp" = 32 : i32} {
   tt.func public @shuffled_by_stock(%x: tensor<64x128xf16, #A>) -> tensor<64x128xf16, #B> {
-    // CHECK: remark: [ll-lower-conversions] left to Triton: stock Triton's lowering: our plan needs more store_wavefronts (32 > 0), load_wavefronts (32 > 0), barriers ({{[0-9]+}} > 0) than stock Triton's lowering needs at least (ours: {{.*}}; stock at least: shuffles=32; lowering/stock_bounds.py)
+    // CHECK: remark: [ll-lower-conversions] left to Triton: stock Triton's lowering: our plan needs more store_wavefronts (32 > 0), load_wavefronts (32 > 0), barriers ({{[0-9]+}} > 0) than stock Triton's lowering needs at least (ours: {{.*}}; stock at least: shuffles=32; lowering/choosing/stock_bounds.py)
     %y = ttg.convert_layout %x : tensor<64x128xf16, #A> -> tensor<64x128xf16, #B>
     tt.return %y : tensor<64x128xf16, #B>
   }

@@ -26,9 +26,9 @@ def _case(name_part: str):
 
 def _case_without_measured_choice():
     """A synthetic case the planner decides by its cost model alone (no entry in
-    lowering/measured_choices.json can leave it to Triton)."""
+    lowering/choosing/measured_choices.json can leave it to Triton)."""
     from linear_layouts.dialect import to_linear_layout
-    from linear_layouts.lowering import measured_choices
+    from linear_layouts.lowering.choosing import measured_choices
 
     for case in conversions.synthetic_cases():
         src, dst = (to_linear_layout(e, case.shape) for e in (case.src, case.dst))

@@ -1,6 +1,6 @@
 """benchmarks/stock_dominance.py on a fixed sample (CPU, about a minute): stock's floor is never
 above stock's final code, and every conversion the plugin takes with default options (the
-choice of lowering/choice.py active) needs no more of any costly kind than stock's final code,
+choice of lowering/choosing/fitted_model.py active) needs no more of any costly kind than stock's final code,
 on sm_90, sm_80 and gfx942.  Where the measured model answers (sm_90 under triton 3.6) the
 second check does not apply (the model decides by measured time there)."""
 
@@ -14,7 +14,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "be
 
 import stock_dominance  # noqa: E402
 
-from linear_layouts.lowering.choice import load_model  # noqa: E402
+from linear_layouts.lowering.choosing.fitted_model import load_model  # noqa: E402
 from linear_layouts.passes.ir.bindings import triton_version  # noqa: E402
 
 TARGETS = ("sm_90", "sm_80", "gfx942")

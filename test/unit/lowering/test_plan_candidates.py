@@ -129,7 +129,7 @@ def test_a_stale_measurement_is_ignored(tmp_path, monkeypatch):
     """An entry whose recorded instruction mix is not what the planner builds now describes an
     older planner: it is not followed."""
     import json
-    from linear_layouts.lowering import measured_choices
+    from linear_layouts.lowering.choosing import measured_choices
 
     table = json.load(open(measured_choices.TABLE))
     for entry in table["choices"].values():
@@ -142,11 +142,11 @@ def test_a_stale_measurement_is_ignored(tmp_path, monkeypatch):
 
 
 def test_every_recorded_measurement_still_describes_the_planners_plans():
-    """Each entry of lowering/measured_choices.json names the plans it measured by their
+    """Each entry of lowering/choosing/measured_choices.json names the plans it measured by their
     instruction mix; if the planner now builds other plans the entry is silently ignored, so a
     planner change must come with a re-measurement (benchmarks/plan_choice.py --write-choices)."""
     import json
-    from linear_layouts.lowering import measured_choices
+    from linear_layouts.lowering.choosing import measured_choices
     from linear_layouts.passes.lower_conversions import _instruction_mix
 
     table = json.load(open(measured_choices.TABLE))

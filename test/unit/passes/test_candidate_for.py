@@ -4,7 +4,7 @@ benchmarks/kernel_choice.py needs to time the conversions of a kernel one at a t
 
 from support import REPO
 
-from linear_layouts.lowering import measured_choices
+from linear_layouts.lowering.choosing import measured_choices
 from linear_layouts.lowering.describe import instruction_counts
 from linear_layouts.lowering.cost import plan_cost
 from linear_layouts.lowering.planner import plan_conversion

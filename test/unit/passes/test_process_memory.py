@@ -51,7 +51,7 @@ def test_forget_kernels_empties_the_kernel_caches_and_keeps_process_data(monkeyp
 
 def test_every_process_data_loader_exists():
     """A renamed loader would silently be forgotten (and reloaded): each name must be a cache."""
-    import linear_layouts.lowering.choice  # noqa: F401  (loads the modules that define them)
-    import linear_layouts.lowering.measured_choices  # noqa: F401
+    import linear_layouts.lowering.choosing.fitted_model  # noqa: F401  (loads the modules that define them)
+    import linear_layouts.lowering.choosing.measured_choices  # noqa: F401
     import linear_layouts.passes.ir.bindings  # noqa: F401
     assert process_memory.PROCESS_DATA <= set(process_memory.package_caches())

@@ -62,7 +62,7 @@ def test_bundled_kernels_give_exact_rows(tmp_path):
     assert 'loc("' in records[0]["ttgir"]          # TTGIR with the user's source locations
     kernels = build_kernels(records, ReportOptions(str(tmp_path), compare=False, progress=False))
     rows = kernel_table_rows(kernels)
-    # (lowering/measured_choices.json has no entry for these conversions: the cost model's plans,
+    # (lowering/choosing/measured_choices.json has no entry for these conversions: the cost model's plans,
     # under every Triton release)
     assert rows == [
         ["transpose", "sm_90", "1", "1", "0", "warp 1", "shared 1", "98.2", "98.2", "16384 B", "-", "-", "ours 1 of 1"],

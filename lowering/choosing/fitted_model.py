@@ -17,7 +17,7 @@ model in ``choice_model.json`` beside this module, accuracy on held-out folds in
    over stock exceeds the family's own error (mean log ratio + 2 standard errors < 0).  Where the
    model cannot show that, the convert is left to Triton, and the remark says so.
 
-Stock's lowering enters the family where it can be predicted exactly (``lowering.stock_lowering``:
+Stock's lowering enters the family where it can be predicted exactly (``lowering.choosing.stock_lowering``:
 stock's warp shuffles, exact on all 991 measured conversions): an unpacked shuffle pick that moves
 at most half as many words as stock's shuffles is family ``.../half-stock-shuffles``.  Example:
 ``blocked<[1, 8], [2, 16]> -> blocked<[1, 4], [2, 16]>`` of 32x16 i32, 4 warps: stock shuffles
@@ -32,7 +32,7 @@ average in a chain: left to Triton, whose 64 shuffles ran 1.24x faster than our 
 The model answers for the target and Triton release it was fitted on (``applies_to``).  Elsewhere
 (another release, such as 3.9, or another target) nothing was measured, and the cost model's
 rank 0 is kept only where it needs no more of any costly instruction than stock's lowering of
-the pair issues at least (``choose_dominant``, ``lowering.stock_bounds``; checked against both
+the pair issues at least (``choose_dominant``, ``lowering.choosing.stock_bounds``; checked against both
 final codes by ``benchmarks/stock_dominance.py``).  On the measured rows that rule is no better
 than the family gate (``benchmarks/results/choice_dominance_eval.md``), so the gate stays where
 it answers.
@@ -46,9 +46,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Optional
 
-from .cost import plan_cost
-from .instructions import AccessShape, BarrierScope
-from .plan import STOCK, Method, Scope, Stock
+from ..cost import plan_cost
+from ..instructions import AccessShape, BarrierScope
+from ..plan import STOCK, Method, Scope, Stock
 from .stock_bounds import dominance
 from .stock_lowering import stock_warp_shuffles
 
@@ -176,15 +176,15 @@ def choose(plans: list, scope: str, model: Model) -> Choice:
             why = (f"family {family}: the model's picks ran {gate['geomean_pick_over_stock']:.2f}x stock "
                    f"(spread x{gate['spread']}) over {gate['n']} measured conversions")
         return Choice(None, STOCK, family, "stock Triton's lowering: the cost model cannot show a gain larger than "
-                                        f"its own error here ({why}; lowering/choice_model.json, fitted on "
+                                        f"its own error here ({why}; lowering/choosing/choice_model.json, fitted on "
                                         f"{model.measured_on}, triton {model.triton})")
     return Choice(plan, rank, family, "" if rank == 0 else f"candidate {rank} by the fitted model "
-                                                           f"(lowering/choice_model.json)")
+                                                           f"(lowering/choosing/choice_model.json)")
 
 
 def choose_dominant(plan) -> Choice:
     """Where nothing was measured: our plan only where it needs no more of any costly
-    instruction than stock's lowering issues at least (``lowering.stock_bounds``); else stock,
+    instruction than stock's lowering issues at least (``lowering.choosing.stock_bounds``); else stock,
     the remark naming what ours needs more of."""
     verdict = dominance(plan)
     family = family_of(plan, str(plan.scope))

@@ -1,7 +1,7 @@
 """Conversions stock Triton's own lowering gets wrong or never finishes: never left to Triton.
 
 The drop-in leaves a conversion to Triton where a measurement or the choice model says stock's
-lowering is faster (``lowering.choice``, ``lowering.measured_choices``), or where the user asks
+lowering is faster (``lowering.choosing.fitted_model``, ``lowering.choosing.measured_choices``), or where the user asks
 for it.  Two kinds of conversion must never go there, whatever the gate says, because stock
 does not compile them in finite time or computes them wrong.  Ours are verified exhaustively.
 
@@ -56,11 +56,11 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ..dialect.encodings import is_permutation_layout
-from ..dialect.linear_layout import LinearLayout
-from .hardware import HardwareLayout, aligned_pair
+from ...dialect.encodings import is_permutation_layout
+from ...dialect.linear_layout import LinearLayout
+from ..hardware import HardwareLayout, aligned_pair
 from .stock_lowering import stock_warp_shuffles
-from .target import target_named
+from ..target import target_named
 
 NOT_A_PERMUTATION = ("stock Triton's lowering assumes permutation layouts (3.9 rejects the others when it parses "
                      "them; on 3.6 a conversion inside a warp never finishes compiling)")

@@ -1,5 +1,5 @@
 """The least stock Triton's lowering of a conversion can issue, kind by kind, and whether our
-plan needs no more of any kind (the choice where no timing was measured: ``lowering.choice``).
+plan needs no more of any kind (the choice where no timing was measured: ``lowering.choosing.fitted_model``).
 
 Costly kinds, counted per thread's program (per warp) the way the final code is counted
 (``benchmarks/stock_dominance.py`` reads them off PTX / AMDGCN):
@@ -41,17 +41,17 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Optional
 
-from ..dialect import f2
-from ..dialect.linear_layout import LinearLayout
-from .conversion import minimal_conversion, scope_of
-from .cost import plan_cost
-from .element_type import storage_bits_of
-from .hardware import HardwareLayout, aligned_pair
-from .instructions import BarrierScope
-from .plan import Method, Scope
-from .shuffle import selects_with_warp_choices
+from ...dialect import f2
+from ...dialect.linear_layout import LinearLayout
+from ..conversion import minimal_conversion, scope_of
+from ..cost import plan_cost
+from ..element_type import storage_bits_of
+from ..hardware import HardwareLayout, aligned_pair
+from ..instructions import BarrierScope
+from ..plan import Method, Scope
+from ..shuffle import selects_with_warp_choices
 from .stock_lowering import stock_warp_shuffles
-from .target import Target, Vendor, target_named
+from ..target import Target, Vendor, target_named
 
 
 @dataclass(frozen=True)
@@ -176,7 +176,7 @@ class Dominance:
         if self.stock is None:
             return "stock Triton's lowering of a cross-CTA conversion is not modelled"
         return ("our plan needs more " + ", ".join(self.more) + " than stock Triton's lowering needs at least "
-                f"(ours: {self.ours.text()}; stock at least: {self.stock.text()}; lowering/stock_bounds.py)")
+                f"(ours: {self.ours.text()}; stock at least: {self.stock.text()}; lowering/choosing/stock_bounds.py)")
 
 
 def dominance(plan) -> Dominance:

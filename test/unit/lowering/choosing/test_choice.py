@@ -1,4 +1,4 @@
-"""The choice model (lowering/choice.py): stock Triton's lowering as a candidate, the per-family
+"""The choice model (lowering/choosing/fitted_model.py): stock Triton's lowering as a candidate, the per-family
 gate, the fitted ranking, and where the model answers (its target and Triton release only)."""
 
 import json
@@ -10,7 +10,7 @@ from hypothesis import given, settings, strategies as st
 
 from linear_layouts.dialect.conventions import TritonConventions
 from linear_layouts.dialect.encodings import to_linear_layout as _to_linear_layout
-from linear_layouts.lowering import choice
+from linear_layouts.lowering.choosing import fitted_model as choice
 from linear_layouts.lowering.planner import plan_candidates, plan_conversion
 from linear_layouts.lowering.verify import verify_plan
 
@@ -84,7 +84,7 @@ def test_the_shipped_model_keeps_warp_local_shuffles():
 
 
 # 32x16 i32, 4 warps, sizePerThread [1, 8] -> [1, 4] over threadsPerWarp [2, 16]: stock shuffles
-# all 64 registers (lowering/stock_lowering.py), our pick 32 (seed 303's conversion 10: 0.70x).
+# all 64 registers (lowering/choosing/stock_lowering.py), our pick 32 (seed 303's conversion 10: 0.70x).
 HALVED = (_blocked([1, 8], [2, 16], [2, 2], [1, 0]), _blocked([1, 4], [2, 16], [2, 2], [1, 0]), (32, 16), 32)
 # The same on 64x8 over [4, 8]: stock's swap is in place (32 shuffles), as many as ours.
 AS_MANY = (_blocked([1, 8], [4, 8], [2, 2], [1, 0]), _blocked([1, 4], [4, 8], [2, 2], [1, 0]), (64, 8), 32)
@@ -145,7 +145,7 @@ def test_the_gate_takes_stock_when_the_family_showed_no_gain(tmp_path):
 def test_another_release_or_target_is_decided_by_dominance(target, release):
     """The model was fitted on sm_90 against triton 3.6's stock lowering: elsewhere our pick is
     kept only where it needs no more of any costly instruction than stock's lowering
-    (lowering/stock_bounds.py).  Issue 25's pair goes through shared memory where stock
+    (lowering/choosing/stock_bounds.py).  Issue 25's pair goes through shared memory where stock
     shuffles: stock, the remark says why."""
     plan = _pick(SPT8, SPT4, (64, 128), 16)
     choice.load_model.cache_clear()
@@ -190,7 +190,7 @@ def test_a_model_of_other_features_is_not_used(tmp_path):
                                 "gates": {}}))
     choice.load_model.cache_clear()
     decision = choice.decide(_pick(SPT8, SPT4, (64, 128), 16), "sm_90", "3.6.0", path=str(path))
-    assert decision.plan is None and "lowering/stock_bounds.py" in decision.reason   # as where nothing was measured
+    assert decision.plan is None and "lowering/choosing/stock_bounds.py" in decision.reason   # as where nothing was measured
 
 
 _POW2 = st.sampled_from([1, 2, 4, 8])

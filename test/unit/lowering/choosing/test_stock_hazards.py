@@ -1,5 +1,5 @@
 """Conversions stock Triton's lowering hangs on or computes wrong are never left to Triton
-(``lowering.stock_hazards``), gate or no gate.
+(``lowering.choosing.stock_hazards``), gate or no gate.
 
 * the property: ``is_permutation_layout`` against triton 3.9's own parser, which rejects every
   ``#ttg.linear`` that is not a permutation after its broadcast bases are removed (random
@@ -22,16 +22,17 @@ import pytest
 
 triton = pytest.importorskip("triton")
 
+from support import REPO  # noqa: E402
+
 from linear_layouts.dialect.encodings import is_permutation_layout  # noqa: E402
 from linear_layouts.dialect.linear_layout import LinearLayout  # noqa: E402
-from linear_layouts.lowering.stock_hazards import (LOST_BYTE_SWAP, NOT_A_PERMUTATION,  # noqa: E402
-                                                   register_lane_permutation, stock_hazard)
+from linear_layouts.lowering.choosing.stock_hazards import (LOST_BYTE_SWAP, NOT_A_PERMUTATION,  # noqa: E402
+                                                            register_lane_permutation, stock_hazard)
 from linear_layouts.lowering.target import target_named  # noqa: E402
 from linear_layouts.passes.ir.layouts import tensor_layout_of  # noqa: E402
 
 RELEASE = tuple(int(x) for x in triton.__version__.split(".")[:2])
-HERE = os.path.dirname(os.path.abspath(__file__))
-LIT_DIR = os.path.join(HERE, "..", "..", "lit", "lower-conversions")
+LIT_DIR = os.path.join(REPO, "test", "lit", "lower-conversions")
 
 HANG_SRC = "#ttg.blocked<{sizePerThread = [2, 1], threadsPerWarp = [32, 1], warpsPerCTA = [1, 1], order = [1, 0]}>"
 HANG_DST = ("#ttg.linear<{register = [[0, 2], [1, 0], [0, 5], [0, 8]], lane = [[0, 0], [0, 0], [0, 0], [0, 1], "
@@ -92,7 +93,7 @@ def test_a_swap_without_an_exchange_is_no_hazard(shape, src, dst):
     assert stock_hazard(tensor_layout_of(src, shape), tensor_layout_of(dst, shape), 8, SM90) == ""
 
 
-RESULTS = os.path.join(HERE, "..", "..", "..", "benchmarks", "results")
+RESULTS = os.path.join(REPO, "benchmarks", "results")
 
 
 def test_every_conversion_stock_got_wrong_on_the_gpu_is_a_hazard():

@@ -1,5 +1,5 @@
 """Stock Triton's lowering as a candidate (issue 25): ll-lower-conversions leaves a convert to
-Triton where the choice model (lowering/choice.py) cannot show a gain, under the Triton release
+Triton where the choice model (lowering/choosing/fitted_model.py) cannot show a gain, under the Triton release
 the model was fitted on, and says so; stock_gate=false keeps our plan."""
 
 import pytest

@@ -1,5 +1,5 @@
-"""Stock's floor (lowering/stock_bounds.py) on conversions whose stock final code is known, and
-the choice it makes where nothing was measured (lowering.choice.choose_dominant).  The floors
+"""Stock's floor (lowering/choosing/stock_bounds.py) on conversions whose stock final code is known, and
+the choice it makes where nothing was measured (lowering.choosing.fitted_model.choose_dominant).  The floors
 below were read off stock Triton's PTX / AMDGCN of the single-conversion kernel
 (``benchmarks/stock_dominance.py`` compiles them; the same numbers on triton 3.6 and 3.9)."""
 
@@ -7,9 +7,9 @@ import pytest
 
 from linear_layouts.dialect.conventions import TritonConventions
 from linear_layouts.dialect.encodings import to_linear_layout as _to_linear_layout
-from linear_layouts.lowering import choice
+from linear_layouts.lowering.choosing import fitted_model as choice
 from linear_layouts.lowering.planner import plan_conversion
-from linear_layouts.lowering.stock_bounds import Costly, dominance, more_than, stock_floor
+from linear_layouts.lowering.choosing.stock_bounds import Costly, dominance, more_than, stock_floor
 
 RELEASE = TritonConventions((3, 9))
 
@@ -106,7 +106,7 @@ def test_warp_dependent_selects_are_counted_for_the_choice():
     code has 3 v_cndmask, and the choice counts 3: more than stock's floor here (which is 0: each
     wave already holds what it needs), so left to Triton."""
     from linear_layouts.lowering.cost import plan_cost
-    from linear_layouts.lowering.stock_bounds import plan_costly
+    from linear_layouts.lowering.choosing.stock_bounds import plan_costly
 
     src = layout(blocked([8], [64], [8]), (4,))
     dst = layout("#ttg.linear<{register = [], lane = [[0], [0], [0], [0], [0], [0]], warp = [[2], [0], [1]], "

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Optional
 
-from .plan import STOCK, Stock
+from ..plan import STOCK, Stock
 
 TABLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "measured_choices.json")
 
@@ -56,7 +56,7 @@ class MeasuredChoice:
         what = "stock Triton's lowering" if self.fastest is STOCK else f"candidate {self.fastest}"
         return (f"measured on {self.measured_on} with triton {self.triton}: {what} took {self.fastest_ms:.4f} ms "
                 f"where the cost model's pick took {self.model_pick_ms:.4f} ms "
-                f"(lowering/measured_choices.json, from benchmarks/plan_choice.py)")
+                f"(lowering/choosing/measured_choices.json, from benchmarks/plan_choice.py)")
 
 
 @lru_cache(maxsize=4)

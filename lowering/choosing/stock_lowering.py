@@ -1,6 +1,6 @@
 """What stock Triton's own lowering of a conversion does, predicted from the two layouts.
 
-The choice between our plan and stock's (``lowering/choice.py``) is better made knowing what
+The choice between our plan and stock's (``lowering/choosing/fitted_model.py``) is better made knowing what
 stock would do with the pair.  This module predicts the part of Triton 3.6's
 ``convert_layout`` lowering that decides the conversions measured in issue 25: whether stock
 moves the data with warp shuffles, and how many.  The rules were read off stock's PTX in the
@@ -41,13 +41,13 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ..dialect import f2
-from ..dialect.linear_layout import LinearLayout
-from .conversion import minimal_conversion, scope_of
-from .element_type import storage_bits_of
-from .hardware import HardwareLayout, aligned_pair
-from .plan import Scope
-from .target import Target, target_named
+from ...dialect import f2
+from ...dialect.linear_layout import LinearLayout
+from ..conversion import minimal_conversion, scope_of
+from ..element_type import storage_bits_of
+from ..hardware import HardwareLayout, aligned_pair
+from ..plan import Scope
+from ..target import Target, target_named
 
 
 def _columns(conversion: LinearLayout, in_dim: str) -> tuple[tuple[int, ...], tuple[int, ...]]:

@@ -1,4 +1,4 @@
-"""The prediction of stock Triton 3.6's warp shuffles (lowering/stock_lowering.py): the worked
+"""The prediction of stock Triton 3.6's warp shuffles (lowering/choosing/stock_lowering.py): the worked
 examples, every measured round trip of the committed runs, and Triton's own PTX (oracle, in a
 subprocess, under triton 3.6 only: the rules are that release's)."""
 
@@ -11,7 +11,7 @@ import pytest
 
 from linear_layouts.dialect.conventions import TritonConventions
 from linear_layouts.dialect.encodings import to_linear_layout as _to_linear_layout
-from linear_layouts.lowering.stock_lowering import stock_warp_shuffles
+from linear_layouts.lowering.choosing.stock_lowering import stock_warp_shuffles
 from support import REPO
 
 RELEASE = TritonConventions((3, 6))
@@ -80,7 +80,7 @@ def test_agrees_with_tritons_ptx():
     triton = pytest.importorskip("triton")
     if tuple(int(x) for x in triton.__version__.split(".")[:2]) != (3, 6):
         pytest.skip(f"the rules are triton 3.6's; installed: {triton.__version__}")
-    sys.path.insert(0, str(REPO / "benchmarks"))
+    sys.path[:0] = [str(REPO / "benchmarks"), str(REPO / "benchmarks" / "studies")]
     import planner_vs_triton
     dtype = {16: "f16", 32: "f32", 64: "i64"}
     for src, dst, shape, bits, expected in EXAMPLES[:4]:
