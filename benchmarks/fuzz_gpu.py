@@ -12,8 +12,9 @@ compiled with our islands (``ll-lower-conversions``, every island simulated befo
 ``LINEAR_LAYOUTS_STRICT_CHECK=1``) and with stock Triton, in worker processes, then launched
 on random bits with Y poisoned (all ones).
 
-Pass: ours writes exactly what stock writes, bit for bit, and (except ``i1``, whose loads keep
-one bit) that is X.  A case stock cannot compile is skipped and counted; ours failing to
+Pass: ours writes X, bit for bit (the value a load and a store keep; ``i1`` inputs are 0 or 1).
+Stock's output is compared too: where stock writes something else, the case is listed as a
+stock error (``lowering/choosing/stock_hazards.py`` names the kinds found so far).  A case stock cannot compile is skipped and counted; ours failing to
 compile where stock compiles is a failure.  Writes ``fuzz_gpu.json`` and ``fuzz_gpu.md`` to
 ``--out`` with the GPU, the versions and the seed; exit status 0 iff no failure.
 
@@ -134,9 +135,14 @@ def run_on_gpu(cases, compiled, arch: int) -> None:
             result["verdict"] = "launch-error"
             continue
         stock_exact = bool(torch.equal(outputs["stock"], x))
+        ours_exact = bool(torch.equal(outputs["ours"], x))
         same = bool(torch.equal(outputs["ours"], outputs["stock"]))
         result["stock_equals_x"] = stock_exact
-        result["verdict"] = "pass" if same else "wrong"
+        result["ours_equals_x"] = ours_exact
+        # Ours is judged by the value it must hold (X: a load and a store keep every bit; i1
+        # inputs are 0 or 1), not by stock's: stock Triton is wrong on some conversions
+        # (lowering/choosing/stock_hazards.py), and there ours differs from stock and is right.
+        result["verdict"] = "pass" if ours_exact or (same and case.element_type == "i1") else "wrong"
         if not same:
             wrong = (outputs["ours"] != outputs["stock"]).nonzero().flatten()
             result["wrong_elements"] = int(wrong.numel())
@@ -159,7 +165,8 @@ def write_reports(out_dir: str, seed: int, cases, compiled, header: dict, dry_ru
         rows.append({"index": index, **asdict(case), "verdict": verdict, "lowered": r.get("lowered", False),
                      "method": r.get("method", "-"), "left_reason": r.get("reason", ""),
                      "stock_error": r.get("stock", {}).get("error", ""), "ours_error": r.get("ours", {}).get("error", ""),
-                     "stock_equals_x": r.get("stock_equals_x"), "wrong_elements": r.get("wrong_elements")})
+                     "stock_equals_x": r.get("stock_equals_x"), "ours_equals_x": r.get("ours_equals_x"),
+                     "wrong_elements": r.get("wrong_elements")})
     bad_verdicts = ("ours fails to compile", "wrong", "launch-error", "not run")
     failures = [x for x in rows if x["verdict"] in bad_verdicts]
     checked = [x for x in rows if x["verdict"] in ("pass", "wrong", "compiled")]
@@ -189,6 +196,11 @@ def write_reports(out_dir: str, seed: int, cases, compiled, header: dict, dry_ru
         lines.append("")
     methods = Counter(x["method"] for x in checked)
     lines += ["Plans of the cases run: " + ", ".join(f"{m}={n}" for m, n in sorted(methods.items())), ""]
+    stock_wrong = [x for x in checked if x["stock_equals_x"] is False and x.get("ours_equals_x")]
+    if stock_wrong:
+        lines += ["## Stock wrong, ours right (stock Triton's output is not X; ours is)", ""]
+        lines += [f"- case {x['index']} ({x['kind']}, {x['element_type']}, {tuple(x['shape'])}, {x['num_warps']} warps): "
+                  f"`{x['src']}` -> `{x['dst']}`" for x in stock_wrong[:20]] + [""]
     if failures:
         lines += ["## Failures (reproduce with the seed and index)", ""]
         for x in failures[:60]:

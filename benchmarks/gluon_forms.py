@@ -202,9 +202,18 @@ def load_form(path: str, form: str, kernels_only: bool = False):
     return module
 
 
+def _constant(node: ast.expr):
+    """The value of a parametrize list made of constants and arithmetic on them (``[2**20, 64 * 1024]``):
+    ``ast.literal_eval`` refuses operators; the source is the pinned tutorial (its blob hash is
+    checked), and names are not allowed."""
+    if any(isinstance(n, (ast.Name, ast.Call, ast.Attribute, ast.Subscript, ast.Lambda)) for n in ast.walk(node)):
+        raise FormError(f"a parametrize list that is not constant: {ast.unparse(node)[:80]}")
+    return eval(compile(ast.Expression(node), "<parametrize>", "eval"), {"__builtins__": {}})
+
+
 def test_parameters(text: str, test_name: str) -> list[dict]:
     """Every parametrization of a pytest test function, from its ``@pytest.mark.parametrize``
-    decorators (literal arguments), in pytest's order (the last decorator varies slowest)."""
+    decorators (constant arguments), in pytest's order (the last decorator varies slowest)."""
     function = next((n for n in ast.parse(text).body if isinstance(n, ast.FunctionDef) and n.name == test_name), None)
     if function is None:
         raise FormError(f"no test function {test_name!r}")
@@ -212,6 +221,6 @@ def test_parameters(text: str, test_name: str) -> list[dict]:
     for decorator in function.decorator_list:
         if isinstance(decorator, ast.Call) and ast.unparse(decorator.func) == "pytest.mark.parametrize":
             names = [n.strip() for n in ast.literal_eval(decorator.args[0]).split(",")]
-            values = [v if len(names) > 1 else (v,) for v in ast.literal_eval(decorator.args[1])]
+            values = [v if len(names) > 1 else (v,) for v in _constant(decorator.args[1])]
             axes.append([dict(zip(names, v)) for v in values])
     return [{k: v for part in combo for k, v in part.items()} for combo in itertools.product(*reversed(axes))]

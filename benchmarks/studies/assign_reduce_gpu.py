@@ -11,7 +11,7 @@ few rows per program Triton's layout puts the warps along the row, so every row 
 cross-warp stage.
 
 Modes, each in its own process with its own empty Triton cache, alternated for ``--rounds``
-rounds (the order rotating each round, `benchmarks/studies/mode_rounds.py`): ``stock`` (Triton alone) and ``ours``
+rounds (the order rotating each round, `benchmarks/mode_rounds.py`): ``stock`` (Triton alone) and ``ours``
 (``enable(assign_layouts=True)``).  Per configuration: the median of ``do_bench`` medians, the
 outputs bit-identical to stock's, whether the assignment changed the kernel (conversions in its
 TTGIR), and stock against itself (its first round against its last) as the noise.
