@@ -43,10 +43,11 @@ from ..dialect.linear_layout import LayoutError
 from ..lowering.target import Target, target_named
 from ..passes.assign.layout_costs import conversion_cost, memory_work
 from ..passes.assign.layout_graph import loop_weight
-from ..passes.assign.layout_seeds import coalesced
+from ..passes.assign.layout_seeds import blocked_encoding, coalesced
 from ..passes.assign.layout_text import ModuleLines
-from ..passes.ir.layouts import tensor_layout_of
 from ..passes.assign.pointer_contiguity import PointerAnalysis, pointee_bytes
+from ..passes.auto_seeds import default_blocked
+from ..passes.ir.layouts import tensor_layout_of
 from ..passes.ir.snapshot import Operation, ops_under, parse_module
 from .conversion_why import no_result_locations, users_of
 
@@ -78,27 +79,11 @@ def gluon_expression(encoding: str) -> str:
     """The Gluon expression of a blocked layout, or the layout's own text.  Example:
     ``#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1],
     order = [1, 0]}>`` -> ``gl.BlockedLayout([1, 4], [4, 8], [4, 1], [1, 0])``."""
-    attr = _blocked(encoding)
+    attr = blocked_encoding(encoding)
     if attr is None:
         return encoding
     return (f"gl.BlockedLayout({list(attr.size_per_thread)}, {list(attr.threads_per_warp)}, "
             f"{list(attr.warps_per_cta)}, {list(attr.order)})")
-
-
-def _blocked(encoding: str) -> Optional[BlockedEncoding]:
-    try:
-        attr = parse_attribute(encoding)
-    except LayoutError:
-        return None
-    return attr if type(attr) is BlockedEncoding and attr.cga is None else None
-
-
-def _plain_blocked(rank: int, warp_size: int, num_warps: int) -> str:
-    """A blocked layout with the kernel's lanes and warps, to derive a coalesced one from where
-    the op's own layout is not blocked (a slice, a linear layout)."""
-    ones = [1] * rank
-    lanes, warps = ones[:-1] + [warp_size], ones[:-1] + [num_warps]
-    return str(BlockedEncoding(ones, lanes, warps, list(range(rank - 1, -1, -1))))
 
 
 def advise(ttgir: str, target: "str | Target", filename: str = "<kernel>") -> list[Finding]:
@@ -157,7 +142,7 @@ def _global_access(op: Operation, pointers: PointerAnalysis, lines: ModuleLines,
     shape, encoding = tuple(tensor_type.shape), tensor_type.encoding
     element_bytes = pointee_bytes(tensor_type.element_type)
     bits = 8 * element_bytes
-    key = encoding if _blocked(encoding) is not None else _plain_blocked(len(shape), target.warp_size, num_warps)
+    key = encoding if blocked_encoding(encoding) is not None else _plainblocked_encoding(len(shape), target.warp_size, num_warps)
     best = _coalesced_without_copies(key, shape, contiguity.dim, contiguity.vector, element_bytes)
     if best is None:
         return []
@@ -211,7 +196,7 @@ def _vector_bytes(encoding: str, shape: tuple, dim: int, vector: int, element_by
 
 
 def _short(encoding: str) -> str:
-    return gluon_expression(encoding) if _blocked(encoding) is not None else encoding.split("<", 1)[0]
+    return gluon_expression(encoding) if blocked_encoding(encoding) is not None else encoding.split("<", 1)[0]
 
 
 def _enclosing_loop(op: Operation) -> Optional[Operation]:
@@ -360,7 +345,7 @@ def _replicated_data(op: Operation) -> list[Finding]:
     tensor_type = value.tensor_type if value is not None else None
     if tensor_type is None or tensor_type.encoding is None:
         return []
-    attr = _blocked(tensor_type.encoding)
+    attr = blocked_encoding(tensor_type.encoding)
     if attr is None:
         return []
     shape = tuple(tensor_type.shape)

@@ -30,7 +30,8 @@ from ...dialect.linear_layout import LayoutError
 MAX_ACCESS_BYTES = 16
 
 
-def _blocked(encoding: str) -> Optional[BlockedEncoding]:
+def blocked_encoding(encoding: str) -> Optional[BlockedEncoding]:
+    """The one-CTA ``#ttg.blocked`` attribute ``encoding`` spells, or None for any other layout."""
     try:
         attr = parse_attribute(encoding)
     except LayoutError:
@@ -55,7 +56,7 @@ def _deal(total: int, dims: Sequence[int], room: Sequence[int]) -> list[int]:
 def reduce_friendly(key: str, shape: Sequence[int], axis: int) -> Optional[str]:
     """``key`` with its warps moved off ``axis`` (None if it is not a one-CTA blocked layout
     of ``shape``'s rank with warps along ``axis``, or the tensor is 1-D)."""
-    attr = _blocked(key)
+    attr = blocked_encoding(key)
     if attr is None or attr.rank != len(shape) or attr.rank < 2 or attr.warps_per_cta[axis] == 1:
         return None
     others = [d for d in attr.order if d != axis]
@@ -69,7 +70,7 @@ def coalesced(key: str, shape: Sequence[int], contiguous_dim: int, vector: int, 
     """The coalesced blocked layout for accesses to a tensor of ``shape`` whose ``contiguous_dim``
     is contiguous in memory and aligned to ``vector`` elements, with ``key``'s numbers of lanes
     and warps (None if ``key`` is not a one-CTA blocked layout of that rank)."""
-    attr = _blocked(key)
+    attr = blocked_encoding(key)
     if attr is None or attr.rank != len(shape) or not 0 <= contiguous_dim < len(shape):
         return None
     rank = attr.rank
