@@ -12,9 +12,11 @@ Modules, one idea each: ``instructions`` (the typed, vendor-neutral steps of a p
 (plans as data), ``target``, ``hardware`` (layouts as integer columns), ``conversion`` (minimal
 conversion and scope), ``shuffle`` (warp shuffles), ``swizzle`` (the optimal swizzle), ``matrix``
 (ldmatrix/stmatrix tiles), ``shared`` (shared-memory plans), ``cost`` (with the bank model),
-``verify``, ``planner``; then the emitters: ``island_writer`` (what they share), ``emit_nvidia``,
-``emit_amd`` (the only modules that spell instruction names), ``emit_llvm`` (islands), and
-``describe`` (plans in words).  Imports between them form no cycle (``test_lowering_imports``).
+``verify``, ``planner``, ``describe`` (plans in words); subpackages: ``emit`` (the emitters:
+``island_writer`` (what they share), ``emit_nvidia``, ``emit_amd`` (the only modules that spell
+instruction names), ``emit_llvm`` (islands)), ``sim`` (the emitted-code simulator) and
+``choosing`` (ours or stock's lowering: the fitted gate, measured choices, stock's floor and
+hazards).  Imports between them form no cycle (``test_lowering_imports``).
 """
 
 from .cost import PlanCost, plan_cost
