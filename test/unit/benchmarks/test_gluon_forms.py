@@ -112,8 +112,12 @@ def _case(name):
 
 @pytest.fixture(autouse=True)
 def _empty_triton_cache(tmp_path, monkeypatch):
-    # whether ours resolved a kernel is seen only when it is compiled, not served from a cache
-    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "triton-cache"))
+    # Whether ours resolved a kernel is seen only when it is compiled, not served from a cache.
+    # The knob itself is set (support.triton_cache says why setenv alone is not enough once an
+    # earlier test in the same worker pinned it), and every compile runs.
+    from support.triton_cache import use_private_triton_cache
+    use_private_triton_cache(monkeypatch, tmp_path / "triton-cache")
+    monkeypatch.setenv("TRITON_ALWAYS_COMPILE", "1")
 
 
 def test_dry_run_of_our_copy_every_form_compiles():
