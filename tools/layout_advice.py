@@ -41,7 +41,7 @@ from ..dialect.attribute_parser import parse_attribute
 from ..dialect.attributes import BlockedEncoding
 from ..dialect.linear_layout import LayoutError
 from ..lowering.target import Target, target_named
-from ..passes.assign.layout_costs import conversion_cost, memory_work
+from ..passes.assign.layout_costs import access_vector, conversion_cost, memory_work
 from ..passes.assign.layout_graph import loop_weight
 from ..passes.assign.layout_seeds import blocked_encoding, coalesced
 from ..passes.assign.layout_text import ModuleLines
@@ -183,16 +183,8 @@ def _has_copies(encoding: str, shape: tuple) -> bool:
 
 
 def _vector_bytes(encoding: str, shape: tuple, dim: int, vector: int, element_bytes: int) -> int:
-    """Bytes one thread accesses at once: its run of registers along ``dim``, at most ``vector``
-    elements and 16 bytes (what ``memory_work`` assumes)."""
-    layout = tensor_layout_of(encoding, shape)
-    run = 1
-    for basis in (b for b in layout.bases.get("register", ()) if any(b)):
-        if basis[dim] == run and all(c == 0 for d, c in enumerate(basis) if d != dim):
-            run *= 2
-        else:
-            break
-    return min(run, vector, max(1, 16 // element_bytes)) * element_bytes
+    """Bytes one thread accesses at once (``layout_costs.access_vector``, as the cost model prices it)."""
+    return access_vector(tensor_layout_of(encoding, shape), dim, vector, 8 * element_bytes) * element_bytes
 
 
 def _short(encoding: str) -> str:

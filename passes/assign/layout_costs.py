@@ -231,6 +231,21 @@ def _sectors_touched(registers, lanes, rank: int, instructions: int, vector: int
     return int(keys.shape[0] + np.count_nonzero(np.diff(keys, axis=1), axis=None))
 
 
+def access_vector(layout, contiguous_dim: int, known_vector: int, bits: int) -> int:
+    """Elements one thread accesses at once: its run of consecutive registers along
+    ``contiguous_dim`` (zero, repeated registers left out), at most ``known_vector`` (what the
+    addresses' alignment allows) and 16 bytes.  Example: ``sizePerThread = [1, 8]`` f16 with dim 1
+    contiguous and 16-byte aligned: 8."""
+    rank = len(layout.out_dim_names)
+    run = 1
+    for basis in (b for b in layout.bases.get("register", ()) if any(b)):
+        if basis[contiguous_dim] == run and all(basis[d] == 0 for d in range(rank) if d != contiguous_dim):
+            run *= 2
+        else:
+            break
+    return max(1, min(run, known_vector, max(1, 128 // max(bits, 8))))
+
+
 def memory_cost(encoding: str, shape: tuple[int, ...], bits: int, contiguous_dim: int, known_vector: int,
                 target: Target) -> float:
     return memory_work(encoding, shape, bits, contiguous_dim, known_vector, target).total
@@ -263,13 +278,7 @@ def memory_work(encoding: str, shape: tuple[int, ...], bits: int, contiguous_dim
     # depend on the release.
     registers = [basis for basis in layout.bases.get("register", ()) if any(basis)]
     lanes = layout.bases.get("lane", ())
-    run = 1
-    for basis in registers:
-        if basis[contiguous_dim] == run and all(basis[d] == 0 for d in range(rank) if d != contiguous_dim):
-            run *= 2
-        else:
-            break
-    vector = max(1, min(run, known_vector, max(1, 128 // max(bits, 8))))
+    vector = access_vector(layout, contiguous_dim, known_vector, bits)
     element_bytes = max(bits, 8) // 8
     instructions = (1 << len(registers)) // vector
     sectors = _sectors_touched(registers, lanes, rank, instructions, vector, contiguous_dim, element_bytes)
