@@ -75,7 +75,7 @@ from .lower_conversions import LowerConversions
 from .options import Mode, OptionError, VerifyLevel, parse_flag, parse_methods, parse_word
 from .ir.parsing import triton_module_from_text
 from .pipeline import PipelineError, parse_pipeline, pipeline_text
-from .resolve_auto_layouts import has_auto_layouts, resolve_module
+from .gluon.resolve_auto_layouts import has_auto_layouts, resolve_module
 from .ir.snapshot import parse_module
 from .verified_islands import source_fingerprint
 from .version import __version__

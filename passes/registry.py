@@ -13,7 +13,7 @@ from .classify_conversions import ClassifyConversions
 from .framework import ModulePass
 from .lower_conversions import LowerConversions
 from .merge_layouts import MergeEquivalentLayouts
-from .resolve_auto_layouts import ResolveAutoLayouts
+from .gluon.resolve_auto_layouts import ResolveAutoLayouts
 
 PROJECT_PASSES: tuple[type[ModulePass], ...] = (AssignLayouts, AttachLayouts, ClassifyConversions, MergeEquivalentLayouts,
                                                 LowerConversions, ResolveAutoLayouts)

@@ -41,19 +41,19 @@ import sys
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ..lowering.target import Target, UnknownTarget, target_named
-from .assign.assign_layouts import make_costs, rewrite
+from ...lowering.target import Target, UnknownTarget, target_named
+from ..assign.assign_layouts import make_costs, rewrite
 from .auto_seeds import AUTO_ENCODINGS, SET_AUTO_LAYOUT, Seeding, Unresolvable, is_auto, seed_layouts, touches_auto
-from .ir.diagnostics import IRError
-from .framework import ModulePass, PassContext, PassFailure
-from .assign.layout_graph import build_graph, propose_candidates
-from .assign.layout_rules import MEMORY_OPS
-from .assign.layout_seeds import coalesced
-from .assign.layout_solver import assignment_work, solve
-from .assign.layout_text import ModuleLines, TextMismatch
-from .assign.pointer_contiguity import pointee_bytes
+from ..ir.diagnostics import IRError
+from ..framework import ModulePass, PassContext, PassFailure
+from ..assign.layout_graph import build_graph, propose_candidates
+from ..assign.layout_rules import MEMORY_OPS
+from ..assign.layout_seeds import coalesced
+from ..assign.layout_solver import assignment_work, solve
+from ..assign.layout_text import ModuleLines, TextMismatch
+from ..assign.pointer_contiguity import pointee_bytes
 from .rematerialize import rematerialize_conversions
-from .ir.snapshot import Module, Operation, parse_module
+from ..ir.snapshot import Module, Operation, parse_module
 
 INSERTED = "ll-resolve-auto"          # the location of the conversions step 1 inserts
 _AUTO_TYPE = re.compile(r"tensor<((?:[^<>]|<[^<>]*>)*?), #gluon\.(?:auto|coalesced)_encoding>")
@@ -346,7 +346,7 @@ def modelled_cost(module: Module, target: Target) -> float:
 
 _STOCK_SCRIPT = """
 import sys
-from linear_layouts.passes.stock_resolution import main
+from linear_layouts.passes.gluon.stock_resolution import main
 main()
 """
 

@@ -35,9 +35,9 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from .assign.layout_rules import slice_of
-from .assign.layout_text import ModuleLines
-from .ir.snapshot import Module, Operation, Value
+from ..assign.layout_rules import slice_of
+from ..assign.layout_text import ModuleLines
+from ..ir.snapshot import Module, Operation, Value
 
 MAX_CHAIN = 32
 _LEAVES = frozenset({"tt.make_range", "tt.splat", "arith.constant"})

@@ -36,12 +36,12 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ..dialect.attributes import BlockedEncoding
-from .assign.layout_rules import (ELEMENTWISE_OPS, ELEMENTWISE_PREFIXES, MEMORY_OPS, Rule, slice_parts, trans_order)
-from .assign.layout_seeds import coalesced
-from .assign.layout_text import WARP_PARTITIONS
-from .assign.pointer_contiguity import PointerAnalysis, pointee_bytes
-from .ir.snapshot import Operation, Value, ops_under
+from ...dialect.attributes import BlockedEncoding
+from ..assign.layout_rules import (ELEMENTWISE_OPS, ELEMENTWISE_PREFIXES, MEMORY_OPS, Rule, slice_parts, trans_order)
+from ..assign.layout_seeds import coalesced
+from ..assign.layout_text import WARP_PARTITIONS
+from ..assign.pointer_contiguity import PointerAnalysis, pointee_bytes
+from ..ir.snapshot import Operation, Value, ops_under
 
 AUTO_ENCODINGS = ("#gluon.auto_encoding", "#gluon.coalesced_encoding")
 SET_AUTO_LAYOUT = "gluon.set_auto_layout"

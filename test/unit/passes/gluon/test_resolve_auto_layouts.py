@@ -22,13 +22,13 @@ import linear_layouts  # noqa: E402
 from linear_layouts.passes import hook  # noqa: E402
 from linear_layouts.passes.ir.diagnostics import IRError  # noqa: E402
 from linear_layouts.passes.framework import PassContext, run_pipeline  # noqa: E402
-from linear_layouts.passes.resolve_auto_layouts import (ResolveAutoLayouts, has_auto_layouts,  # noqa: E402
+from linear_layouts.passes.gluon.resolve_auto_layouts import (ResolveAutoLayouts, has_auto_layouts,  # noqa: E402
                                                         resolve_module)
 from linear_layouts.passes.ir.snapshot import parse_module  # noqa: E402
 from support.gluon_auto_kernels import KERNELS, TARGET, source  # noqa: E402
 from support.triton_cache import use_private_triton_cache  # noqa: E402
 
-LIT = pathlib.Path(__file__).parents[2] / "lit" / "resolve-auto-layouts"
+LIT = pathlib.Path(__file__).parents[3] / "lit" / "resolve-auto-layouts"
 STOCK_REJECTS = [name for name in KERNELS if name not in ("copy_coalesced", "reshape_fixed")]
 
 
@@ -148,7 +148,7 @@ def test_unresolvable_op_is_a_clear_failure():
 def test_transpose_recomputes_its_offsets_and_vectorizes_both_sides():
     """The transpose's tile is loaded row-coalesced and stored column-coalesced, one conversion
     of the data between; its offsets, needed in both layouts, are recomputed rather than
-    converted (passes/rematerialize.py), so Triton's axis analysis still sees their alignment."""
+    converted (passes/gluon/rematerialize.py), so Triton's axis analysis still sees their alignment."""
     kernel, caught = _compile_with_ours("transpose")
     ptx = kernel.asm["ptx"]
     assert caught == []

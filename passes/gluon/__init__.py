@@ -1,0 +1,8 @@
+"""``ll-resolve-auto-layouts``: Gluon's automatic layouts resolved by modelled cost.
+
+``resolve_auto_layouts`` (the pass: ``ResolveAutoLayouts``, ``resolve_module``,
+``has_auto_layouts``), ``auto_seeds`` (a first legal layout for every automatic value),
+``rematerialize`` (index arithmetic recomputed in the layout it is needed in instead of
+converted) and ``stock_resolution`` (Triton's own resolution, run in a subprocess to compare
+against).  From outside, import from ``resolve_auto_layouts``.  Nothing is imported here.
+"""
