@@ -96,7 +96,7 @@ class KernelEntry:
     compare_problem: str = ""
     measurements: list = field(default_factory=list)   # tools.launch_timing.Measurement of its launches
     problem: str = ""                 # why the kernel could not be analysed
-    advice: list = field(default_factory=list)   # tools.layout_advice.Finding: layouts worth changing
+    advice: list = field(default_factory=list)   # passes.advice.layout_advice.Finding: layouts worth changing
     advice_problem: str = ""          # why no advice could be given
 
     @property
@@ -272,11 +272,11 @@ def analyse_kernel(record: dict, compiles: int, slug: str) -> KernelEntry:
 
 
 def advise_kernel(kernel: KernelEntry, target: str) -> None:
-    """The layout advice of ``tools.layout_advice`` for the kernel, best modelled gain first."""
+    """The layout advice of ``passes.advice.layout_advice`` for the kernel, best modelled gain first."""
     from linear_layouts.lowering import UnknownTarget
     from linear_layouts.passes.ir.diagnostics import IRError
     from linear_layouts.passes.framework import PassFailure
-    from linear_layouts.tools.layout_advice import advise
+    from linear_layouts.passes.advice.layout_advice import advise
     try:
         findings = advise(kernel.ttgir, target, filename=f"<{kernel.name}>")
     except (IRError, UnknownTarget, PassFailure) as error:

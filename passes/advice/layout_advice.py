@@ -37,19 +37,20 @@ from dataclasses import dataclass, replace
 from math import prod
 from typing import Optional
 
-from ..dialect.attribute_parser import parse_attribute
-from ..dialect.attributes import BlockedEncoding
-from ..dialect.linear_layout import LayoutError
-from ..lowering.target import Target, target_named
-from ..passes.assign.layout_costs import access_vector, conversion_cost, memory_work
-from ..passes.assign.layout_graph import loop_weight
-from ..passes.assign.layout_seeds import blocked_encoding, coalesced
-from ..passes.assign.layout_text import ModuleLines
-from ..passes.assign.pointer_contiguity import PointerAnalysis, pointee_bytes
-from ..passes.auto_seeds import default_blocked
-from ..passes.ir.layouts import tensor_layout_of
-from ..passes.ir.snapshot import Operation, ops_under, parse_module
-from .conversion_why import no_result_locations, users_of
+from ...dialect.attribute_parser import parse_attribute
+from ...dialect.attributes import BlockedEncoding
+from ...dialect.linear_layout import LayoutError
+from ...lowering.shared_conflicts import access_conflicts
+from ...lowering.target import Target, target_named
+from ..assign.layout_costs import access_vector, conversion_cost, memory_work
+from ..assign.layout_graph import loop_weight
+from ..assign.layout_seeds import blocked_encoding, coalesced
+from ..assign.layout_text import ModuleLines
+from ..assign.pointer_contiguity import PointerAnalysis, pointee_bytes
+from ..gluon.auto_seeds import default_blocked
+from ..ir.layouts import tensor_layout_of
+from ..ir.snapshot import Operation, ops_under, parse_module
+from ..ir.op_locations import no_result_locations, users_of
 
 GLOBAL_ACCESS = "global access"
 SHARED_ACCESS = "shared-memory access"
@@ -142,7 +143,7 @@ def _global_access(op: Operation, pointers: PointerAnalysis, lines: ModuleLines,
     shape, encoding = tuple(tensor_type.shape), tensor_type.encoding
     element_bytes = pointee_bytes(tensor_type.element_type)
     bits = 8 * element_bytes
-    key = encoding if blocked_encoding(encoding) is not None else _plainblocked_encoding(len(shape), target.warp_size, num_warps)
+    key = encoding if blocked_encoding(encoding) is not None else default_blocked(len(shape), num_warps, target.warp_size)
     best = _coalesced_without_copies(key, shape, contiguity.dim, contiguity.vector, element_bytes)
     if best is None:
         return []
@@ -295,7 +296,6 @@ def _whole_buffer_accesses(alloc: Operation, memdesc, users: dict) -> list[tuple
 
 def _shared_cost(encoding: str, shape: tuple, bits: int, accesses: list, target: Target) -> tuple[int, int, int]:
     """(instructions + extra wavefronts, extra wavefronts, instructions) of the accesses."""
-    from .viz import access_conflicts
     shared = tensor_layout_of(encoding, shape)
     extra = instructions = 0
     for _, access in accesses:

@@ -1,4 +1,4 @@
-"""The report's advice on hand-picked layouts (``tools/layout_advice.py``): each kind of finding
+"""The report's advice on hand-picked layouts (``passes/advice/layout_advice.py``): each kind of finding
 on a Gluon kernel written to have it (``examples/gluon_advice_example.py``), exact suggestions,
 none where Triton's own coalescing already chose, and the report's Advice section."""
 
@@ -13,7 +13,7 @@ pytest.importorskip("triton.experimental.gluon")
 
 from support import REPO  # noqa: E402
 
-from linear_layouts.tools.layout_advice import (CONVERSION_IN_LOOP, GLOBAL_ACCESS, REPLICATED,  # noqa: E402
+from linear_layouts.passes.advice.layout_advice import (CONVERSION_IN_LOOP, GLOBAL_ACCESS, REPLICATED,  # noqa: E402
                                                 SHARED_ACCESS, advise, gluon_expression)
 
 sys.path.insert(0, str(REPO / "examples"))
