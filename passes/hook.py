@@ -75,6 +75,7 @@ from .lower_conversions import LowerConversions
 from .options import Mode, OptionError, VerifyLevel, parse_flag, parse_methods, parse_word
 from .ir.parsing import triton_module_from_text
 from .pipeline import PipelineError, parse_pipeline, pipeline_text
+from .advice.apply_advice import apply_advice
 from .gluon.resolve_auto_layouts import has_auto_layouts, resolve_module
 from .ir.snapshot import parse_module
 from .verified_islands import source_fingerprint
@@ -96,6 +97,9 @@ class PluginConfig:
     # Gluon kernels: our ll-resolve-auto-layouts gives their automatic layouts concrete ones
     # before Triton's resolution (which then finds nothing left), in the ``ttgir`` stage.
     resolve_auto_layouts: bool = False
+    # Gluon kernels: the report's layout advice applied to the ``ttgir`` stage's result
+    # (``ll-apply-advice``), where the author's layouts are final.
+    apply_advice: bool = False
 
     @property
     def pipeline(self) -> str:
@@ -116,7 +120,8 @@ class PluginConfig:
     @property
     def cache_key(self) -> str:
         resolve = "-resolve-auto-layouts" if self.resolve_auto_layouts else ""
-        return f"linear_layouts-{__version__}-{source_fingerprint()}-{self.mode}-{self.pipeline}{resolve}"
+        advice = "-apply-advice" if self.apply_advice else ""
+        return f"linear_layouts-{__version__}-{source_fingerprint()}-{self.mode}-{self.pipeline}{resolve}{advice}"
 
     @property
     def cache_hash(self) -> str:
@@ -159,7 +164,7 @@ def hook_consulted_for_cache_key() -> bool:
 def enable(mode: Union[Mode, str] = Mode.LINEAR, *, only: Union[None, str, Sequence[Method]] = None,
            report: bool = False, remarks: bool = False, pipeline: Optional[str] = None,
            verify: Union[VerifyLevel, str] = VerifyLevel.EMITTED, assign_layouts: bool = False,
-           resolve_auto_layouts: bool = False) -> PluginConfig:
+           resolve_auto_layouts: bool = False, apply_advice: bool = False) -> PluginConfig:
     """Run our passes in every kernel compiled from now on.
 
     ``mode`` is ``"linear"`` (our layout engine) or ``"legacy"`` (the pre-linear-layouts
@@ -173,7 +178,9 @@ def enable(mode: Union[Mode, str] = Mode.LINEAR, *, only: Union[None, str, Seque
     kernel's tensors by modelled cost (``ll-assign-layouts``; opt-in, see the README).
     ``resolve_auto_layouts`` gives a Gluon kernel's automatic layouts (``gl.AutoLayout()``,
     ``gl.CoalescedLayout()``) concrete ones by modelled cost (``ll-resolve-auto-layouts``, in
-    the ``ttgir`` stage; opt-in, see docs/gluon-auto-layouts.md).  Every
+    the ``ttgir`` stage; opt-in, see docs/gluon-auto-layouts.md).  ``apply_advice`` compiles
+    a Gluon kernel with the report's layout advice applied (``ll-apply-advice`` on the result
+    of the ``ttgir`` stage; opt-in, see docs/report.md).  Every
     value is read into its type here (``passes.options``);
     a bad one is a :class:`PluginError` naming it, and the plugin stays as it was.
     """
@@ -181,7 +188,8 @@ def enable(mode: Union[Mode, str] = Mode.LINEAR, *, only: Union[None, str, Seque
     # True or False by _config_from), and a parameter of default_passes() that adds its pass.
     try:
         config = _config_from(mode, only, pipeline, verify, report=report, remarks=remarks,
-                              assign_layouts=assign_layouts, resolve_auto_layouts=resolve_auto_layouts)
+                              assign_layouts=assign_layouts, resolve_auto_layouts=resolve_auto_layouts,
+                              apply_advice=apply_advice)
     except (OptionError, PipelineError) as error:
         raise PluginError(str(error)) from None
     _switch_to(config)
@@ -195,6 +203,7 @@ def _config_from(mode, only, pipeline, verify, **flags: bool) -> PluginConfig:
     verify = parse_word(VerifyLevel, verify, "verify", "verify level")
     flags = {name: parse_flag(value, name) for name, value in flags.items()}
     resolve = flags.pop("resolve_auto_layouts", False)
+    advice = flags.pop("apply_advice", False)
     if only is not None:
         given, only = only, parse_methods(only, "only")
         if not only:   # enable(only="") names nothing; leave out ``only`` for the default methods
@@ -210,7 +219,7 @@ def _config_from(mode, only, pipeline, verify, **flags: bool) -> PluginConfig:
             passes = tuple(parse_pipeline(pipeline))
         except PipelineError as e:
             raise PipelineError(f"pipeline '{pipeline}': {e}") from None
-    return PluginConfig(mode, passes, flags["remarks"], resolve)
+    return PluginConfig(mode, passes, flags["remarks"], resolve, advice)
 
 
 def disable() -> None:
@@ -404,6 +413,9 @@ class PluginStats:
     # Gluon kernels whose automatic layouts ll-resolve-auto-layouts resolved
     # (enable(resolve_auto_layouts=True)); a kernel where it failed is a fallback instead
     auto_layouts_resolved: int = 0
+    # Gluon kernels compiled with the layout advice applied (enable(apply_advice=True)) and
+    # changed by it; a kernel where it failed is a fallback instead
+    advice_applied: int = 0
     fallbacks: list = None           # Fallback records: compiled without our islands
 
     def __post_init__(self):
@@ -492,7 +504,7 @@ def _record_fallback(kernel: str, ttgir: str, stage: str, error: BaseException, 
     text = str(error).strip() or type(error).__name__
     reason = text.splitlines()[0][:300]
     _stats.fallbacks.append(Fallback(kernel, stage, reason))
-    what = "failed" if stage == RESOLVE_STAGE else "failed with our islands"
+    what = "failed" if stage in (RESOLVE_STAGE, ADVICE_STAGE) else "failed with our islands"
     message = f"linear-layouts: kernel {kernel}: {stage} {what} ({reason}); {instead}"
     specialization = (kernel, hashlib.sha256(ttgir.encode()).hexdigest())
     if specialization not in _warned_specializations:
@@ -530,6 +542,8 @@ def _stages_hook(*args):
         return result
     if config.resolve_auto_layouts and "ttgir" in stages and _is_gluon(language):
         stages["ttgir"] = _resolving_ttgir(stages["ttgir"], config)
+    if config.apply_advice and "ttgir" in stages and _is_gluon(language):
+        stages["ttgir"] = _advised_ttgir(stages["ttgir"], config)
     _wrap_stages(stages, config)
     return result
 
@@ -562,6 +576,35 @@ def _resolving_ttgir(stock_ttgir, config: PluginConfig):
                                             "resolved its automatic layouts with Triton's own resolution instead")
         _stats.auto_layouts_resolved += 1
         return value
+    return ttgir
+
+
+ADVICE_STAGE = "ll-apply-advice"
+
+
+def _advised_ttgir(ttgir_stage, config: PluginConfig):
+    """Gluon's ``ttgir`` stage, then ``ll-apply-advice`` on its result (the author's layouts,
+    final).  Never a failure where stock compiles: if the pass fails, the stage's own result is
+    used, with a warning and a fallback record."""
+    def ttgir(src, metadata):
+        value = ttgir_stage(src, metadata)
+        text = value.str()
+        name = _kernel_name(text)
+        try:
+            with cyclic_gc_paused():
+                module = parse_module(text, filename=f"<{name}>", safe=False, context=value.context, printed=True)
+                applied = apply_advice(module)
+                if config.remarks:
+                    for line in applied.remarks():
+                        print(f"<{name}>: remark: [{ADVICE_STAGE}] {line}", file=sys.stderr)
+                if not applied.rounds:
+                    return value
+                advised = triton_module_from_text(module.text_for_triton(), value.context)
+        except Exception as error:  # never make a kernel fail that stock Triton compiles
+            return _compile_without_islands(name, text, ADVICE_STAGE, error, config.remarks, lambda: value,
+                                            "compiled as written, without the advice")
+        _stats.advice_applied += 1
+        return advised
     return ttgir
 
 

@@ -7,6 +7,7 @@ framework, and only this module imports the pass modules, so no import goes in a
 
 from __future__ import annotations
 
+from .advice.apply_advice import ApplyAdvice
 from .assign.assign_layouts import AssignLayouts
 from .attach_layouts import AttachLayouts
 from .classify_conversions import ClassifyConversions
@@ -15,7 +16,7 @@ from .lower_conversions import LowerConversions
 from .merge_layouts import MergeEquivalentLayouts
 from .gluon.resolve_auto_layouts import ResolveAutoLayouts
 
-PROJECT_PASSES: tuple[type[ModulePass], ...] = (AssignLayouts, AttachLayouts, ClassifyConversions, MergeEquivalentLayouts,
+PROJECT_PASSES: tuple[type[ModulePass], ...] = (ApplyAdvice, AssignLayouts, AttachLayouts, ClassifyConversions, MergeEquivalentLayouts,
                                                 LowerConversions, ResolveAutoLayouts)
 
 _REGISTRY: dict[str, type[ModulePass]] = {}

@@ -44,7 +44,7 @@ from ...lowering.shared_conflicts import access_conflicts
 from ...lowering.target import Target, target_named
 from ..assign.layout_costs import access_vector, conversion_cost, memory_work
 from ..assign.layout_graph import loop_weight
-from ..assign.layout_seeds import blocked_encoding, coalesced
+from ..assign.layout_seeds import _deal, blocked_encoding, coalesced
 from ..assign.layout_text import ModuleLines
 from ..assign.pointer_contiguity import PointerAnalysis, pointee_bytes
 from ..gluon.auto_seeds import default_blocked
@@ -69,6 +69,8 @@ class Finding:
     suggestion: str        # what to write instead (a Gluon expression where there is one)
     gain: float            # modelled cost now / with the suggestion (loop-weighted); 1.0: not priced
     alike: int = 0         # further ops with the same finding (listed once, at the first one's place)
+    layout: str = ""       # the suggested layout as an attribute (what ``ll-apply-advice`` writes); "" if none
+    op_key: tuple = ()     # (op name, k): the k-th op of that name in the module's walk (0, 1, ...)
 
     def text(self) -> str:
         gain = f" (modelled {self.gain:.2f}x)" if self.gain > 1.0 else ""
@@ -87,10 +89,26 @@ def gluon_expression(encoding: str) -> str:
             f"{list(attr.warps_per_cta)}, {list(attr.order)})")
 
 
-def advise(ttgir: str, target: "str | Target", filename: str = "<kernel>") -> list[Finding]:
-    """Every finding for the module ``ttgir`` compiled for ``target`` (see the module docstring)."""
+def advise(ttgir: str, target: "str | Target", filename: str = "<kernel>", merged: bool = True) -> list[Finding]:
+    """Every finding for the module ``ttgir`` compiled for ``target`` (see the module docstring);
+    ``merged=False``: one finding per op (what ``ll-apply-advice`` needs), none counted as alike."""
     hw_target = target if isinstance(target, Target) else target_named(target)
     module = parse_module(ttgir, filename)
+    return advise_module(module, ttgir, hw_target, merged)
+
+
+def op_keys(module) -> dict[int, tuple[str, int]]:
+    """id(op) -> (op name, k): the op is the k-th of its name in the module's walk."""
+    seen: dict[str, int] = {}
+    keys = {}
+    for op in module.walk():
+        keys[id(op)] = (op.name, seen.get(op.name, 0))
+        seen[op.name] = keys[id(op)][1] + 1
+    return keys
+
+
+def advise_module(module, ttgir: str, hw_target: Target, merged: bool = True) -> list[Finding]:
+    """:func:`advise` on a parsed module (``ttgir``: its text, for the locations of stores)."""
     lines = ModuleLines(module, module.print(debuginfo=True))
     num_warps = module.num_warps or 4
     findings: list[Finding] = []
@@ -107,8 +125,10 @@ def advise(ttgir: str, target: "str | Target", filename: str = "<kernel>") -> li
             found += _replicated_data(op)
             findings += [(op, f) for f in found]
     findings += [(op, f) for op, f in _shared_buffers(module, users, hw_target)]
-    return _merged([replace(f, location=placed.get(id(op), f.location)) if f.location == "unknown" else f
-                    for op, f in findings])
+    keys = op_keys(module)
+    findings = [replace(f, op_key=keys[id(op)], location=placed.get(id(op), f.location)
+                        if f.location == "unknown" else f.location) for op, f in findings]
+    return _merged(findings) if merged else findings
 
 
 def _merged(findings: list[Finding]) -> list[Finding]:
@@ -147,6 +167,7 @@ def _global_access(op: Operation, pointers: PointerAnalysis, lines: ModuleLines,
     best = _coalesced_without_copies(key, shape, contiguity.dim, contiguity.vector, element_bytes)
     if best is None:
         return []
+    best = _with_warps_kept(best, encoding, shape, contiguity.dim, contiguity.vector, bits, target)
     try:
         now = _access_cost(encoding, shape, bits, contiguity.dim, contiguity.vector, target)
         then = _access_cost(best, shape, bits, contiguity.dim, contiguity.vector, target)
@@ -160,7 +181,7 @@ def _global_access(op: Operation, pointers: PointerAnalysis, lines: ModuleLines,
     finding = (f"{vector_now}-byte accesses in {_short(encoding)}; its pointers are contiguous along dim "
                f"{contiguity.dim} and allow {allowed}-byte accesses (the suggestion: {vector_best}-byte, "
                f"no copies)")
-    return [Finding(op.location, op.name, GLOBAL_ACCESS, finding, gluon_expression(best), now / then)]
+    return [Finding(op.location, op.name, GLOBAL_ACCESS, finding, gluon_expression(best), now / then, layout=best)]
 
 
 def _coalesced_without_copies(key: str, shape: tuple, dim: int, vector: int, element_bytes: int) -> Optional[str]:
@@ -176,6 +197,25 @@ def _coalesced_without_copies(key: str, shape: tuple, dim: int, vector: int, ele
             return candidate
         width //= 2
     return widest
+
+
+def _with_warps_kept(best: str, encoding: str, shape: tuple, dim: int, vector: int, bits: int, target: Target) -> str:
+    """``best`` with the warps where the kernel's layout has them, when that holds no copies and
+    its accesses cost no more: a reduction the author laid out inside each warp stays so.
+    Example: a 4x1024 row softmax in ``[1, 1], [1, 32], [4, 1]`` is advised
+    ``gl.BlockedLayout([1, 4], [1, 32], [4, 1], [1, 0])`` (a warp per row), not ``[1, 4]`` warps
+    across the row (its two row reductions would cross warps)."""
+    now, chosen = blocked_encoding(encoding), blocked_encoding(best)
+    if now is None or chosen is None or now.rank != chosen.rank or now.warps_per_cta == chosen.warps_per_cta:
+        return best
+    kept = str(replace(chosen, warps_per_cta=list(now.warps_per_cta)))
+    try:
+        if _has_copies(kept, shape) or _access_cost(kept, shape, bits, dim, vector, target) > \
+                _access_cost(best, shape, bits, dim, vector, target):
+            return best
+    except LayoutError:
+        return best
+    return kept
 
 
 def _has_copies(encoding: str, shape: tuple) -> bool:
@@ -272,7 +312,8 @@ def _shared_buffers(module, users: dict, target: Target) -> list[tuple[Operation
         kinds = ", ".join(sorted({name for name, _ in accesses}))
         finding = (f"{now[1]} extra wavefronts (bank conflicts) over {now[2]} accesses ({kinds}) of a "
                    f"{'x'.join(map(str, shape))} buffer in {encoding.split('<', 1)[0]}")
-        out.append((alloc, Finding(alloc.location, alloc.name, SHARED_ACCESS, finding, best, now[0] / best_cost)))
+        out.append((alloc, Finding(alloc.location, alloc.name, SHARED_ACCESS, finding, best[0], now[0] / best_cost,
+                                   layout=best[1])))
     return out
 
 
@@ -306,7 +347,7 @@ def _shared_cost(encoding: str, shape: tuple, bits: int, accesses: list, target:
 
 
 def _best_swizzle(encoding: str, shape: tuple, bits: int, accesses: list, target: Target):
-    """The ``gl.SwizzledSharedLayout`` (its expression, its cost) cheapest for the accesses, over
+    """The ``gl.SwizzledSharedLayout`` ((its expression, its attribute), its cost) cheapest for the accesses, over
     vectors of 1 to 16 bytes' worth of elements, phases and repeats up to 8 (the fastest dims in
     the buffer's order kept); (None, inf) where no candidate translates."""
     attr = parse_attribute(encoding)
@@ -323,7 +364,7 @@ def _best_swizzle(encoding: str, shape: tuple, bits: int, accesses: list, target
                 except (LayoutError, ValueError):
                     continue
                 if cost < best_cost:
-                    best, best_cost = f"gl.SwizzledSharedLayout({vec}, {per_phase}, {max_phase}, {order})", cost
+                    best, best_cost = (f"gl.SwizzledSharedLayout({vec}, {per_phase}, {max_phase}, {order})", text), cost
     return best, best_cost
 
 
@@ -353,13 +394,33 @@ def _replicated_data(op: Operation) -> list[Finding]:
     times = 1 << sum(copies.values())
     where = " and ".join(f"{n} {dim} bit{'s' if n > 1 else ''}" for dim, n in copies.items() if n)
     verb = "repeat" if sum(copies.values()) > 1 else "repeats"
-    fitted = [min(s, max(1, n // (t * w))) for s, n, t, w in
-              zip(attr.size_per_thread, shape, attr.threads_per_warp, attr.warps_per_cta)]
-    suggestion = "a layout whose lanes and warps fit the tensor's shape"
-    if fitted != list(attr.size_per_thread) and prod(fitted) * prod(attr.threads_per_warp) * \
-            prod(attr.warps_per_cta) >= prod(shape):
-        suggestion = gluon_expression(str(BlockedEncoding(fitted, attr.threads_per_warp, attr.warps_per_cta,
-                                                          attr.order)))
+    fitted = _fitted_layout(attr, shape)
+    suggestion = gluon_expression(fitted) if fitted else "a layout whose lanes and warps fit the tensor's shape"
     finding = (f"each element of the {'x'.join(map(str, shape))} tensor is held {times} times ({where} {verb} "
                f"it): the layout's tile is larger than the tensor")
-    return [Finding(op.location, op.name, REPLICATED, finding, suggestion, float(times))]
+    return [Finding(op.location, op.name, REPLICATED, finding, suggestion, float(times), layout=fitted or "")]
+
+
+def _fitted_layout(attr: BlockedEncoding, shape: tuple) -> Optional[str]:
+    """The first of these that holds no element twice, else None: ``attr`` with fewer elements
+    per thread; with its warps dealt again over the dims with room for them (fastest first);
+    with its lanes and warps dealt again.  Example: a 1x2048 tile in ``[1, 1], [1, 32], [4, 1]``
+    (four warps on a dim of 1, each holding the whole row) -> ``[1, 1], [1, 32], [1, 4]``."""
+    per_thread = [min(s, max(1, n // (t * w))) for s, n, t, w in
+                  zip(attr.size_per_thread, shape, attr.threads_per_warp, attr.warps_per_cta)]
+    order = list(attr.order)
+    lanes_room = [max(1, n // p) for n, p in zip(shape, per_thread)]
+    lanes = _deal(prod(attr.threads_per_warp), order, lanes_room)
+    candidates = [BlockedEncoding(per_thread, attr.threads_per_warp, attr.warps_per_cta, attr.order)]
+    for lane_counts in (list(attr.threads_per_warp), lanes):
+        room = [max(1, n // (p * t)) for n, p, t in zip(shape, per_thread, lane_counts)]
+        candidates.append(BlockedEncoding(per_thread, lane_counts, _deal(prod(attr.warps_per_cta), order, room),
+                                          attr.order))
+    for candidate in candidates:
+        text = str(candidate)
+        try:
+            if not _has_copies(text, shape):
+                return text
+        except LayoutError:
+            continue
+    return None

@@ -1,0 +1,280 @@
+"""``ll-apply-advice``: the kernel compiled with the report's layout advice applied, as its author
+would apply it.
+
+The advice (:mod:`.layout_advice`) names, per op, a layout to write instead.  In the TTGIR an
+author's layout variable is one attribute: every value laid out with ``L = gl.BlockedLayout(...)``
+(and every ``gl.SliceLayout(d, L)``) prints the same ``#blocked``.  Changing the variable changes
+them all; that is the edit made here, one round at a time:
+
+1. **the variable**: for each blocked layout ``L`` that advised loads or stores (or replicated
+   data) use directly, the suggestion of largest modelled gain ``S`` replaces ``L`` everywhere
+   (slices of it included);
+2. **a second variable where the author would split**: a load or store in ``L`` whose own
+   suggestion differs from ``S`` (a transpose: its load wants rows, its store columns), one in
+   ``L`` that ``S`` would make costlier (it keeps ``L``), and one in a slice of ``L`` (a row of
+   sums stored in a 1-D layout) gets its own layout: its operands are converted to it
+   (``gl.convert_layout`` in the author's code) and its result back.  Index arithmetic that
+   feeds it is computed again in its layout (``passes.gluon.rematerialize``: what the author
+   writes as ``gl.arange(..., layout=gl.SliceLayout(.., S))``), and Triton's canonicalizer folds
+   a conversion of a conversion into one;
+3. **shared buffers**: a buffer's ``gl.SwizzledSharedLayout`` suggestion replaces its layout in
+   the buffer's allocation and accesses.
+
+A round is kept only if the module's modelled cost (loop-weighted: accesses, conversions,
+reductions) falls; rounds repeat until the advice has nothing left of these kinds to say (a
+fixed point; at most ``MAX_ROUNDS``).  Conversions in loops are not applied (their advice is a
+move of code, not of a layout).  Example, a 64x64 transpose written with one element per thread
+(``[1, 1], [1, 32], [4, 1]`` for the load and the store): the store's suggestion (7.9x) becomes the
+layout, the load keeps its own coalesced one, and the data goes between them by one
+``ttg.convert_layout`` -- the kernel an expert writes.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from ...lowering.target import Target, UnknownTarget, target_named
+from ..assign.layout_text import ModuleLines
+from ..assign.pointer_contiguity import PointerAnalysis, pointee_bytes
+from ..framework import ModulePass, PassContext, PassFailure
+from ..gluon.rematerialize import rematerialize_conversions
+from ..gluon.resolve_auto_layouts import modelled_cost
+from ..ir.snapshot import Module, Operation, parse_module
+from .layout_advice import GLOBAL_ACCESS, REPLICATED, SHARED_ACCESS, Finding, _access_cost, advise_module, op_keys
+
+APPLIED_KINDS = (GLOBAL_ACCESS, SHARED_ACCESS, REPLICATED)
+MAX_ROUNDS = 4
+_MEMDESC_ENCODING = r"(!ttg\.memdesc<[^,>]*, ){old}"
+
+
+@dataclass
+class Applied:
+    """What ``ll-apply-advice`` did to one module."""
+
+    rounds: int = 0
+    edits: list = field(default_factory=list)        # one line per edit, for remarks
+    cost_before: float = 0.0
+    cost_after: float = 0.0
+    left: list = field(default_factory=list)         # findings of the applied kinds still there
+
+    def remarks(self) -> list[str]:
+        lines = list(self.edits)
+        lines.append(f"{self.rounds} round(s); modelled cost (loop-weighted) {self.cost_before:.1f} -> "
+                     f"{self.cost_after:.1f}; findings of the applied kinds left: {len(self.left)}")
+        return lines
+
+
+def applicable(findings: list[Finding]) -> list[Finding]:
+    return [f for f in findings if f.kind in APPLIED_KINDS and f.layout]
+
+
+def apply_advice(module: Module, target: "str | Target | None" = None) -> Applied:
+    """Apply the advice to ``module`` in place (see the module docstring)."""
+    try:
+        hw_target = target if isinstance(target, Target) else target_named(target or module.target or "")
+    except UnknownTarget as error:
+        raise PassFailure(None, f"ll-apply-advice: {error}") from None
+    result = Applied(cost_before=modelled_cost(module, hw_target))
+    cost = result.cost_before
+    for _ in range(MAX_ROUNDS):
+        text = module.print(debuginfo=True)
+        findings = applicable(advise_module(module, text, hw_target, merged=False))
+        if not findings:
+            break
+        edits: list[str] = []
+        new_text = _one_round(module, text, findings, hw_target, edits)
+        trial = parse_module(new_text, module.filename, safe=module.safe)
+        rematerialize_conversions(trial)
+        trial.canonicalize()
+        trial.cse()
+        new_cost = modelled_cost(trial, hw_target)
+        if new_cost >= cost:
+            break
+        module.rewrite_text(lambda _text, t=trial.print(debuginfo=True): t)
+        cost = new_cost
+        result.rounds += 1
+        result.edits += edits
+    result.cost_after = cost
+    result.left = applicable(advise_module(module, module.print(debuginfo=True), hw_target, merged=False))
+    return result
+
+
+def _one_round(module: Module, text: str, findings: list[Finding], target: Target, edits: list[str]) -> str:
+    """The module text with one round of edits (steps 1-3 of the module docstring)."""
+    lines = ModuleLines(module, text)
+    keys = op_keys(module)
+    ops = {keys[id(op)]: op for op in module.walk()}
+    by_op = {f.op_key: f for f in sorted(findings, key=lambda f: f.gain)}      # the larger gain wins
+    variable = _variable_choices(by_op, ops)
+    own: dict[tuple, str] = {}          # op key -> the layout it gets of its own (step 2)
+    pointers = {}
+    for key, op in ops.items():
+        if op.name not in ("tt.load", "tt.store") or op.operands[0].tensor_type is None:
+            continue
+        layout = op.operands[0].tensor_type.encoding
+        finding = by_op.get(key)
+        if layout in variable:
+            chosen = variable[layout]
+            if finding is not None and finding.layout != chosen and finding.kind != SHARED_ACCESS:
+                own[key] = finding.layout
+            elif finding is None and _costlier(op, layout, chosen, module, lines, pointers, target):
+                own[key] = layout
+        elif finding is not None and finding.kind != SHARED_ACCESS:
+            own[key] = finding.layout
+    for layout, chosen in variable.items():
+        gain = max(f.gain for f in by_op.values() if f.layout == chosen)
+        edits.append(f"layout {_short(layout)} -> {_short(chosen)} (the variable; modelled {gain:.2f}x)")
+    for key, layout in own.items():
+        _give_own_layout(lines, ops[key], layout, len(edits))
+        where = by_op[key].location if key in by_op else ops[key].location
+        edits.append(f"{key[0]} #{key[1]} at {where}: its own layout {_short(layout)}")
+    for f in by_op.values():
+        if f.kind == SHARED_ACCESS:
+            _swizzle_buffer(lines, ops[f.op_key], module, f.layout)
+            edits.append(f"buffer at {f.location}: {f.suggestion}")
+    new_text = lines.text()
+    if variable:
+        pattern = re.compile("|".join(re.escape(layout) for layout in sorted(variable, key=len, reverse=True)))
+        kept = {layout for layout in own.values()}
+        new_text = _substitute_outside(new_text, pattern, variable, kept)
+    return new_text
+
+
+def _variable_choices(by_op: dict, ops: dict) -> dict[str, str]:
+    """Blocked layout -> the suggestion that replaces it everywhere: the largest-gain suggestion
+    among the loads and stores (and replicated values) laid out in it directly."""
+    best: dict[str, Finding] = {}
+    for key, f in by_op.items():
+        op = ops[key]
+        if f.kind == SHARED_ACCESS or op.name not in ("tt.load", "tt.store"):
+            continue
+        layout = op.operands[0].tensor_type.encoding
+        if layout is None or not layout.startswith("#ttg.blocked"):
+            continue
+        if layout not in best or f.gain > best[layout].gain:
+            best[layout] = f
+    return {layout: f.layout for layout, f in best.items() if f.layout != layout}
+
+
+def _costlier(op: Operation, layout: str, chosen: str, module: Module, lines: ModuleLines, pointers: dict,
+              target: Target) -> bool:
+    """Whether the load or store ``op`` would cost more in ``chosen`` than in ``layout``."""
+    function = op.parent_op
+    while function is not None and function.name not in ("tt.func", "func.func"):
+        function = function.parent_op
+    if function is None:
+        return False
+    if id(function) not in pointers:
+        pointers[id(function)] = PointerAnalysis(lines, lines.header(function), lines.of[id(function)].arguments)
+    contiguity = pointers[id(function)].contiguity(op.operands[0])
+    if contiguity is None:
+        return False
+    tensor = op.operands[0].tensor_type
+    bits = 8 * pointee_bytes(tensor.element_type)
+    shape = tuple(tensor.shape)
+    return _access_cost(chosen, shape, bits, contiguity.dim, contiguity.vector, target) > \
+        _access_cost(layout, shape, bits, contiguity.dim, contiguity.vector, target)
+
+
+def _tensor_type(value, encoding: str) -> str:
+    tensor = value.tensor_type
+    return f"tensor<{'x'.join(map(str, tensor.shape))}x{tensor.element_type}, {encoding}>"
+
+
+# An op that keeps a layout the variable's edit replaces prints it as this placeholder until the
+# edit is done (the edit is a text substitution of the old layout).
+_KEPT = "#ll_kept_layout_{}"
+
+
+def _give_own_layout(lines: ModuleLines, op: Operation, layout: str, number: int) -> None:
+    """``op`` (a load or store) in ``layout``: its tensor operands converted to it right after
+    they are defined, its result (a load's) converted back right after it."""
+    header_index = lines.of[id(op)].header
+    header = lines.lines[header_index]
+    old = op.operands[0].tensor_type.encoding
+    for position, operand in enumerate(op.operands):
+        if operand.tensor_type is None:
+            continue
+        name = lines.name_of(operand)
+        new_name = f"%ll_advice{number}_{position}"
+        lines.insert_after_definition(operand, f"{new_name} = ttg.convert_layout {name} : "
+                                               f"{_tensor_type(operand, operand.tensor_type.encoding)} -> "
+                                               f"{_tensor_type(operand, layout)}")
+        header = re.sub(re.escape(name) + r"(?![\w$.#-])", new_name, header, count=1)
+    head, colon, types = header.rpartition(" : ")
+    header = head + colon + types.replace(old, layout)
+    if op.results:
+        result = op.results[0]
+        name = lines.name_of(result)
+        loaded = f"%ll_advice{number}_r"
+        header = re.sub(r"^(\s*)" + re.escape(name) + " =", r"\1" + loaded + " =", header)
+        lines.insert_after_definition(result, f"{name} = ttg.convert_layout {loaded} : {_tensor_type(result, layout)}"
+                                              f" -> {_tensor_type(result, result.tensor_type.encoding)}")
+    lines.lines[header_index] = header
+
+
+def _swizzle_buffer(lines: ModuleLines, alloc: Operation, module: Module, layout: str) -> None:
+    """The buffer of ``alloc`` in the shared ``layout``: its allocation and every access."""
+    from ..ir.op_locations import users_of
+    old = alloc.results[0].tensor_type.encoding
+    pattern = re.compile(_MEMDESC_ENCODING.format(old=re.escape(old)))
+    for op in [alloc] + list(users_of(module).get(id(alloc.results[0]), ())):
+        index = lines.of[id(op)].header
+        lines.lines[index] = pattern.sub(lambda m: m.group(1) + layout, lines.lines[index])
+
+
+def _substitute_outside(text: str, pattern: "re.Pattern", variable: dict, kept: set) -> str:
+    """Every layout of ``variable`` replaced by its choice, except inside the conversions and
+    ops written by :func:`_give_own_layout` for ops that keep the old layout: those lines are
+    protected by a placeholder first."""
+    protected = {layout: _KEPT.format(i) for i, layout in enumerate(sorted(kept))}
+    out = []
+    for line in text.split("\n"):
+        if "%ll_advice" in line and kept:
+            for layout, mark in protected.items():
+                line = _protect_own(line, layout, mark)
+        out.append(line)
+    text = pattern.sub(lambda m: variable[m.group(0)], "\n".join(out))
+    for layout, mark in protected.items():
+        text = text.replace(mark, layout)
+    return text
+
+
+def _protect_own(line: str, layout: str, mark: str) -> str:
+    """In a line written for an op that keeps ``layout``: the types that are that op's own
+    (the op's types, a conversion's result side into it, a conversion's source side out of it)."""
+    head, colon, types = line.rpartition(" : ")
+    if not colon:
+        return line
+    if " -> " in types and "ttg.convert_layout" in head:
+        left, arrow, right = types.partition(" -> ")
+        if re.search(r"%ll_advice\d+_r\b", head):          # the result back: from the op's layout
+            return head + colon + left.replace(layout, mark) + arrow + right
+        return head + colon + left + arrow + right.replace(layout, mark)   # an operand into it
+    return head + colon + types.replace(layout, mark)
+
+
+def _short(layout: str) -> str:
+    from .layout_advice import gluon_expression
+    return gluon_expression(layout) if layout.startswith("#ttg.blocked") else layout
+
+
+@dataclass(frozen=True)
+class ApplyAdvice(ModulePass):
+    name = "ll-apply-advice"
+    description = ("Apply the report's layout advice (global accesses, replicated data, shared swizzles) as the "
+                   "author would edit the layouts, round by round while the modelled cost falls")
+    report: bool = False
+
+    def apply(self, module: Module, context: PassContext) -> None:
+        applied = apply_advice(module, context.target)
+        if context.remarks or self.report:
+            for line in applied.remarks():
+                context.report(f"{module.filename}: remark: [{self.name}] {line}")
+
+
+def kernel_text_with_advice(text: str, target: "str | Target | None" = None, filename: str = "<kernel>") -> str:
+    """``text`` (a TTGIR module) with the advice applied (for tools and tests)."""
+    module = parse_module(text, filename)
+    apply_advice(module, target)
+    return module.print(debuginfo=True)
