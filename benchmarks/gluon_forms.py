@@ -224,3 +224,15 @@ def test_parameters(text: str, test_name: str) -> list[dict]:
             values = [v if len(names) > 1 else (v,) for v in _constant(decorator.args[1])]
             axes.append([dict(zip(names, v)) for v in values])
     return [{k: v for part in combo for k, v in part.items()} for combo in itertools.product(*reversed(axes))]
+
+
+def gap_recovery(newcomer: list[float], advised: list[float]) -> float:
+    """How much of the newcomer-to-expert time gap the advice recovers, in geomean terms:
+    ``(N - A) / (N - 1)`` with ``N`` and ``A`` the geomeans of newcomer / expert and newcomer
+    with the advice applied / expert over the same kernels.  Example: N = 1.5, A = 1.05 ->
+    0.9 (90% of the gap); nan where there is no gap (N <= 1)."""
+    import statistics
+    if not newcomer or len(newcomer) != len(advised):
+        return float("nan")
+    n, a = statistics.geometric_mean(newcomer), statistics.geometric_mean(advised)
+    return (n - a) / (n - 1) if n > 1 else float("nan")

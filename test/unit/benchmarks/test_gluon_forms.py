@@ -128,6 +128,7 @@ def test_dry_run_of_our_copy_every_form_compiles():
     assert results["auto_ours"] == "compiles; 16-byte global loads 8, stores 8"
     assert results["auto_triton"] == "compiles; 16-byte global loads 8, stores 8"
     assert results["newcomer"] == "compiles; 16-byte global loads 0, stores 0"
+    assert results["newcomer_advised"] == "compiles; 16-byte global loads 8, stores 8"
 
 
 def test_dry_run_of_our_transpose_stock_rejects_the_auto_form_ours_compiles_it():
@@ -136,6 +137,7 @@ def test_dry_run_of_our_transpose_stock_rejects_the_auto_form_ours_compiles_it()
     assert gluon_forms_gpu.dry_compile(case, "auto_triton") == \
         "fails: 'tt.addptr' op found conflicting encodings for value:"
     assert gluon_forms_gpu.dry_compile(case, "auto_ours") == "compiles; 16-byte global loads 8, stores 8"
+    assert gluon_forms_gpu.dry_compile(case, "newcomer_advised") == "compiles; 16-byte global loads 8, stores 8"
 
 
 @pytest.mark.skipif(gluon_forms_gpu.check_tutorials() is not None,
@@ -160,9 +162,12 @@ def test_gpu_table_from_rows():
         "auto_ours": {"median_ms": 2.1, "bit_exact": True, "tests": {"passed": 4, "total": 4, "first_failure": None}},
         "auto_triton": {"error": "'tt.load' op found conflicting encodings for value:"},
         "newcomer": {"median_ms": 5.0, "bit_exact": False, "tests": {"passed": 3, "total": 4,
-                                                                    "first_failure": "{'n': 1}: mismatch"}}}}
+                                                                    "first_failure": "{'n': 1}: mismatch"}},
+        "newcomer_advised": {"median_ms": 2.2, "bit_exact": True, "advised": 1}}}
     text = gluon_forms_gpu.render_gpu([row], None, 3, "H100", "triton 3.6.0")
     assert "| k | 2.0000 | 1.050 | fails: 'tt.load' op found conflicting encodings for value: | 2.500 (output differs; " \
-           "tests 3/4: {'n': 1}: mismatch) | 4/4 |" in text
+           "tests 3/4: {'n': 1}: mismatch) | 1.100 | 4/4 |" in text
+    # newcomer 2.5, advised 1.1 (x the expert): (2.5 - 1.1) / (2.5 - 1) of the gap
+    assert "advice applied / expert geomean **1.100** over 1 kernels; gap recovered **0.93**" in text
     assert "geomean **1.050**, worst **1.050** over 1 of 1 kernels" in text
     assert "Triton's resolution compiles 0 of 1 auto forms" in text

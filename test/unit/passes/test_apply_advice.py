@@ -1,0 +1,131 @@
+"""``ll-apply-advice`` (``passes/advice/apply_advice.py``) and ``enable(apply_advice=True)``: the
+advice applied to newcomer kernels gives the kernel an author gets by writing the suggested
+layouts, and the advice then has nothing left to say (a fixed point)."""
+
+import os
+import sys
+from collections import Counter
+
+import pytest
+
+from support import REPO  # noqa: E402
+
+pytest.importorskip("triton.experimental.gluon")
+sys.path.insert(0, os.path.join(str(REPO), "benchmarks"))
+
+import triton  # noqa: E402
+from triton.backends.compiler import GPUTarget  # noqa: E402
+from triton.experimental import gluon  # noqa: E402
+from triton.experimental.gluon import language as gl  # noqa: E402
+from triton.experimental.gluon._runtime import GluonASTSource  # noqa: E402
+
+from linear_layouts.passes.advice.apply_advice import apply_advice, applicable  # noqa: E402
+from linear_layouts.passes.advice.layout_advice import REPLICATED, advise  # noqa: E402
+from linear_layouts.passes.ir.snapshot import parse_module  # noqa: E402
+
+SM90 = GPUTarget("cuda", 90, 32)
+ALIGNED4 = {(i,): [["tt.divisibility", 16]] for i in range(4)}
+
+
+@pytest.fixture(autouse=True)
+def _empty_triton_cache(tmp_path, monkeypatch):
+    from support.triton_cache import use_private_triton_cache
+    use_private_triton_cache(monkeypatch, tmp_path / "triton-cache")
+    monkeypatch.setenv("TRITON_ALWAYS_COMPILE", "1")
+
+
+@gluon.jit
+def transpose_by_hand(src, dst, M, N, BM: gl.constexpr, BN: gl.constexpr):
+    # the two expressions the advice gives for the newcomer's transpose, written by hand
+    load_layout: gl.constexpr = gl.BlockedLayout([1, 4], [2, 16], [4, 1], [1, 0])
+    store_layout: gl.constexpr = gl.BlockedLayout([4, 1], [16, 2], [1, 4], [0, 1])
+    pm = gl.program_id(0) * BM
+    pn = gl.program_id(1) * BN
+    r = pm + gl.arange(0, BM, layout=gl.SliceLayout(1, load_layout))
+    c = pn + gl.arange(0, BN, layout=gl.SliceLayout(0, load_layout))
+    x = gl.convert_layout(gl.load(src + r[:, None] * N + c[None, :]), store_layout)
+    ro = pm + gl.arange(0, BM, layout=gl.SliceLayout(1, store_layout))
+    co = pn + gl.arange(0, BN, layout=gl.SliceLayout(0, store_layout))
+    gl.store(dst + co[None, :] * M + ro[:, None], x)
+
+
+def _newcomer(name):
+    from gluon_auto_kernels import cases
+    case = next(c for c in cases() if c.name == name)
+    aligned = {(i,): [["tt.divisibility", 16]] for i in range(len(case.signature))}
+    return GluonASTSource(case.kernel, case.signature, {**case.constexprs, **case.layouts["newcomer"]}, attrs=aligned)
+
+
+def _memory_ops(module) -> Counter:
+    """(op, layout of its data) of every load, store and conversion: what decides the kernel's accesses."""
+    out = Counter()
+    for op in module.walk():
+        if op.name in ("tt.load", "tt.store"):
+            out[(op.name, op.operands[0].tensor_type.encoding)] += 1
+        elif op.name == "ttg.convert_layout" and op.results[0].tensor_type.element_type == "f32":
+            out[(op.name, op.operands[0].tensor_type.encoding, op.results[0].tensor_type.encoding)] += 1
+    return out
+
+
+def test_the_newcomers_transpose_advised_is_the_kernel_written_with_the_suggestions():
+    advised = parse_module(triton.compile(_newcomer("transpose"), target=SM90).asm["ttgir"], "<newcomer>")
+    applied = apply_advice(advised, "sm_90")
+    assert applied.rounds == 1 and applied.left == []
+    by_hand = triton.compile(GluonASTSource(transpose_by_hand, {"src": "*fp32", "dst": "*fp32", "M": "i32", "N": "i32"},
+                                            {"BM": 64, "BN": 64}, attrs=ALIGNED4), target=SM90)
+    expected = _memory_ops(parse_module(by_hand.asm["ttgir"], "<by hand>"))
+    assert _memory_ops(advised) == expected
+    assert len(expected) == 3      # the load, the conversion between the two layouts, the store
+
+
+@pytest.mark.parametrize("name", ["copy", "transpose", "column_sum", "row_softmax"])
+def test_the_advice_applied_is_a_fixed_point(name):
+    ttgir = triton.compile(_newcomer(name), target=SM90).asm["ttgir"]
+    assert applicable(advise(ttgir, "sm_90", merged=False))          # something to apply
+    module = parse_module(ttgir, "<newcomer>")
+    apply_advice(module, "sm_90")
+    assert applicable(advise(module.print(debuginfo=True), "sm_90", merged=False)) == []
+
+
+def test_a_row_softmax_keeps_a_warp_per_row():
+    findings = advise(triton.compile(_newcomer("row_softmax"), target=SM90).asm["ttgir"], "sm_90")
+    assert {f.suggestion for f in findings} == {"gl.BlockedLayout([1, 4], [1, 32], [4, 1], [1, 0])"}
+
+
+@gluon.jit
+def row_copy(src, dst, N: gl.constexpr):
+    layout: gl.constexpr = gl.BlockedLayout([1, 1], [1, 32], [4, 1], [1, 0])   # four warps on a dim of one
+    r = gl.arange(0, 1, layout=gl.SliceLayout(1, layout))
+    c = gl.arange(0, N, layout=gl.SliceLayout(0, layout))
+    offsets = r[:, None] * N + c[None, :]
+    gl.store(dst + offsets, gl.load(src + offsets))
+
+
+def test_replicated_warps_get_a_layout_with_the_warps_along_the_row():
+    ttgir = triton.compile(GluonASTSource(row_copy, {"src": "*fp32", "dst": "*fp32"}, {"N": 2048},
+                                          attrs={(0,): [["tt.divisibility", 16]], (1,): [["tt.divisibility", 16]]}),
+                           target=SM90).asm["ttgir"]
+    replicated = [f for f in advise(ttgir, "sm_90") if f.kind == REPLICATED]
+    assert [f.suggestion for f in replicated] == ["gl.BlockedLayout([1, 1], [1, 32], [1, 4], [1, 0])"]
+    module = parse_module(ttgir, "<row copy>")
+    apply_advice(module, "sm_90")
+    assert [f for f in advise(module.print(debuginfo=True), "sm_90") if f.kind == REPLICATED] == []
+
+
+def test_enable_apply_advice_compiles_the_newcomers_transpose_with_16_byte_accesses():
+    import linear_layouts
+    before = linear_layouts.stats().advice_applied
+    stock = triton.compile(_newcomer("transpose"), target=SM90).asm["ptx"]
+    with linear_layouts.enabled(apply_advice=True):
+        ptx = triton.compile(_newcomer("transpose"), target=SM90).asm["ptx"]
+    assert (stock.count("ld.global.v4"), stock.count("st.global.v4")) == (0, 0)
+    assert (ptx.count("ld.global.v4"), ptx.count("st.global.v4")) == (8, 8)
+    assert linear_layouts.stats().advice_applied == before + 1
+
+
+def test_gap_recovery_in_geomean_terms():
+    from gluon_forms import gap_recovery
+    assert gap_recovery([1.5], [1.05]) == pytest.approx(0.9)
+    assert gap_recovery([4.0, 1.0], [1.0, 1.0]) == pytest.approx(1.0)      # geomean 2.0 -> 1.0
+    assert gap_recovery([2.0, 2.0], [1.5, 1.5]) == pytest.approx(0.5)
+    assert gap_recovery([1.0], [1.0]) != gap_recovery([1.0], [1.0])        # nan: no gap
