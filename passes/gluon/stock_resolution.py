@@ -13,7 +13,7 @@ import sys
 
 def resolve_like_triton(text: str, filename: str = "<stdin>") -> str:
     from triton._C.libtriton import passes
-    from .ir.snapshot import parse_module
+    from ..ir.snapshot import parse_module
     module = parse_module(text, filename, safe=False)
     module.run_triton_passes(passes.gluon.add_inliner, passes.gluon.add_infer_coalesced_encodings,
                              passes.gluon.add_resolve_auto_encodings, passes.common.add_canonicalizer)
@@ -21,7 +21,7 @@ def resolve_like_triton(text: str, filename: str = "<stdin>") -> str:
 
 
 def main() -> None:
-    from .ir.diagnostics import IRError
+    from ..ir.diagnostics import IRError
     try:
         sys.stdout.write(resolve_like_triton(sys.stdin.read()))
     except IRError as error:
