@@ -176,7 +176,10 @@ def _conversions(module: Module) -> int:
 
 
 def _inline_if_needed(module: Module) -> None:
-    if any(op.name == "tt.call" and touches_auto(op) for op in module.walk()):
+    """Inline every call, as the ``ttgir`` stage's first pass (``gluon-inline``) does anyway: a
+    callee's automatic values then take layouts for the warps that run them (a function
+    called from a 2-warp partition resolved alone would get the module's warps)."""
+    if any(op.name == "tt.call" for op in module.walk()):
         from triton._C.libtriton import passes
         module.run_triton_passes(passes.gluon.add_inliner)
 
