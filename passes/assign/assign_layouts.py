@@ -56,8 +56,9 @@ from ..framework import ModulePass, PassContext, PassFailure
 from .dram_floor import dram_floor
 from .layout_costs import conversion_work, elementwise_work, memory_work, reduction_work
 from .layout_graph import LayoutGraph, build_graph, propose_candidates
-from .layout_rules import (ELEMENTWISE_OPS, ELEMENTWISE_PREFIXES, MEMORY_OPS, SHAPE_KINDS, combiner_is_redux,
-                           combiner_ops, encoding_of)
+from .layout_rules import (ASYNC_COPY, ELEMENTWISE_OPS, ELEMENTWISE_PREFIXES, MEMORY_OPS, SHAPE_KINDS,
+                           SHARED_ACCESS_OPS, combiner_is_redux, combiner_ops, encoding_of)
+from .shared_access_costs import async_copy_vector, local_load_work, local_store_work
 from .layout_solver import Costs, Solution, assignment_cost, assignment_work, conversion_cost, least_work, solve
 from .pipe_time import NOTHING, Work
 from .layout_text import ModuleLines, TextMismatch
@@ -131,8 +132,10 @@ def make_costs(graph: LayoutGraph, target: Target) -> Costs:
             count = sum(1 for v in node.op.operands if encoding_of(v) is not None)
             return reduction_work(key, operand.shape, node.rule.axis, target, combiner_is_redux(node.op), count,
                                   combiner_ops(node.op)).scaled(node.weight)
-        if node.op.name in MEMORY_OPS:
+        if node.op.name in MEMORY_OPS or node.op.name == ASYNC_COPY:
             return _memory_work(node, key).scaled(node.weight)
+        if node.op.name in SHARED_ACCESS_OPS:
+            return _shared_work(node, key).scaled(node.weight)
         work = NOTHING
         for v in node.op.results:
             if encoding_of(v) is not None:
@@ -142,7 +145,19 @@ def make_costs(graph: LayoutGraph, target: Target) -> Costs:
     def _memory_work(node, key: str) -> Work:
         pointer = node.op.operands[0].tensor_type
         bits = 8 * pointee_bytes(pointer.element_type)
-        return memory_work(key, pointer.shape, bits, node.contiguity.dim, node.contiguity.vector, target)
+        vector = node.contiguity.vector
+        if node.op.name == ASYNC_COPY:      # one run consecutive in global and shared memory
+            vector = min(vector, async_copy_vector(key, pointer.shape, node.op.operands[1].type, bits, target))
+        return memory_work(key, pointer.shape, bits, node.contiguity.dim, vector, target)
+
+    def _shared_work(node, key: str) -> Work:
+        """A local load (the result in ``key``) or store / alloc (operand 0 in ``key``)."""
+        load = node.op.name == "ttg.local_load"
+        tensor = node.op.results[0] if load else node.op.operands[0]
+        memdesc = node.op.operands[0] if load else (node.op.results[0] if node.op.name == "ttg.local_alloc"
+                                                    else node.op.operands[1])
+        price = local_load_work if load else local_store_work
+        return price(key, tensor.tensor_type.shape, memdesc.type, tensor.tensor_type.element.logical_bits, target)
 
     def convert_work(use, src: str, dst: str) -> Work:
         if src == dst:

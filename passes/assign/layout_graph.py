@@ -40,7 +40,8 @@ from dataclasses import dataclass, field, replace
 from typing import Optional
 
 from ...dialect import LayoutError
-from .layout_rules import MEMORY_OPS, SHAPE_KINDS, Rule, encoding_of, rule_for
+from .layout_rules import GLOBAL_ACCESS_OPS, SHAPE_KINDS, SHARED_ACCESS_OPS, Rule, encoding_of, rule_for
+from .shared_access_costs import buffer_fastest_dim, memdesc_of
 from .layout_text import ModuleLines
 from ..ir.layouts import tensor_layout_of
 from .layout_seeds import coalesced, reduce_friendly
@@ -206,7 +207,9 @@ def _branch_values(branch: Operation) -> list[tuple[int, list[Value], Value]]:
 
 
 def build_graph(function: Operation, lines: ModuleLines, reorder_reductions: bool = False,
-                memory_ops: bool = False) -> LayoutGraph:
+                memory_ops: bool = False, shared_ops: bool = False) -> LayoutGraph:
+    """The graph of ``function`` (module docstring); ``memory_ops`` and ``shared_ops`` as for
+    :func:`.layout_rules.rule_for`."""
     nodes: list[Node] = []
     node_of_op: dict[int, int] = {}
     producer_of: dict[int, int] = {}
@@ -247,11 +250,11 @@ def build_graph(function: Operation, lines: ModuleLines, reorder_reductions: boo
                 loop_nodes[(id(op), i)] = node.index
                 producer_of[id(result)] = node.index
             continue
-        rule = rule_for(op, lines.header(op), reorder_reductions, memory_ops)
+        rule = rule_for(op, lines.header(op), reorder_reductions, memory_ops, shared_ops)
         contiguity = None
-        if op.name in MEMORY_OPS and op.operands and op.operands[0].tensor_type is not None:
+        if op.name in GLOBAL_ACCESS_OPS and op.operands and op.operands[0].tensor_type is not None:
             contiguity = pointers.contiguity(op.operands[0])
-        if rule is None or (op.name in MEMORY_OPS and contiguity is None):
+        if rule is None or (op.name in GLOBAL_ACCESS_OPS and contiguity is None):
             # priced by its addresses: an op whose pointers the analysis cannot read stays fixed
             fixed.append(FixedOp(op, loop_weight(op, lines), lines.header(op), contiguity))
             continue
@@ -394,13 +397,21 @@ def propose_candidates(graph: LayoutGraph, pinned: frozenset = frozenset()) -> N
 
 
 def _seeds(node: Node) -> list[str]:
-    """A reduction's reduce-friendly key, a load's or store's coalesced key (where they differ
-    from its own)."""
+    """A reduction's reduce-friendly key, a load's or store's coalesced key, a local load's or
+    store's key with 16-byte vectors along its buffer (where they differ from its own)."""
     seeds = []
     if node.rule.kind == "reduce" and node.rule.axis >= 0:
         seeds.append(reduce_friendly(node.stock_key, node.op.operands[0].tensor_type.shape, node.rule.axis))
-    elif node.op.name in MEMORY_OPS and node.contiguity is not None:
+    elif node.op.name in GLOBAL_ACCESS_OPS and node.contiguity is not None:
         pointer = node.op.operands[0].tensor_type
         seeds.append(coalesced(node.stock_key, pointer.shape, node.contiguity.dim, node.contiguity.vector,
                                pointee_bytes(pointer.element_type)))
+    elif node.op.name in SHARED_ACCESS_OPS and node.position < 0:
+        # 16-byte vectors along the buffer's consecutive elements (the widest a plan reads)
+        tensor = next(v for v in list(node.op.operands) + list(node.op.results) if encoding_of(v) is not None)
+        memdesc = memdesc_of(node.op)
+        dim = buffer_fastest_dim(memdesc.type) if memdesc is not None else None
+        if dim is not None:
+            element_bytes = max(1, tensor.tensor_type.element.logical_bits // 8)
+            seeds.append(coalesced(node.stock_key, tensor.tensor_type.shape, dim, 16 // element_bytes, element_bytes))
     return [key for key in seeds if key is not None and key != node.stock_key]

@@ -34,6 +34,14 @@ value i                   value i, after region's yield in ``K``  arguments ``K`
 ``scf.if`` result i       both branches' yields in ``K``          result ``K``
 ``tt.load``/``tt.store``  pointer, mask, other value in ``K``     the loaded value in ``K``
 (with ``memory_ops``)
+``ttg.async_copy_global_  pointer, mask, other value in ``K``;    (a token)
+to_local`` (cp.async,     the shared destination as it is
+with ``shared_ops``)
+``ttg.local_load``        (a memdesc, as it is)                   ``K``
+(with ``shared_ops``)
+``ttg.local_store``,      the stored value in ``K``; the memdesc  (``local_alloc``: the memdesc,
+``ttg.local_alloc``       as it is                                as it is)
+(with ``shared_ops``)
 ========================  ======================================  ==============================
 
 Every other op (dots, atomics, memory descriptors, calls, an ``scf.while``'s values whose
@@ -80,6 +88,16 @@ SOURCE_OPS = frozenset({"tt.splat", "tt.make_range", "arith.constant"})
 # Global memory accesses through tensors of pointers: their layout decides coalescing, priced by
 # ``layout_costs.memory_cost``.
 MEMORY_OPS = frozenset({"tt.load", "tt.store"})
+# ``cp.async``: a global load into shared memory.  Its pointers (and mask, other value) are a
+# distributed tensor whose layout decides coalescing as a load's does; its destination is a
+# memdesc whose layout is fixed.  With ``shared_ops`` it takes the rule of a load.
+ASYNC_COPY = "ttg.async_copy_global_to_local"
+# Accesses priced by their pointers (``layout_costs.memory_work``).
+GLOBAL_ACCESS_OPS = MEMORY_OPS | {ASYNC_COPY}
+# Shared-memory accesses between a distributed tensor and a memdesc whose layout is fixed: the
+# tensor's layout is free, priced by the wavefronts of our local-load / local-store plans
+# (``shared_access_costs``).  With ``shared_ops``.
+SHARED_ACCESS_OPS = frozenset({"ttg.local_load", "ttg.local_store", "ttg.local_alloc"})
 
 # Combiner ops of a reduction whose result does not depend on the order of combination.
 ORDER_FREE_COMBINERS = frozenset({
@@ -299,12 +317,15 @@ def _combiner_is_order_free(op: Operation) -> bool:
 
 
 def rule_for(op: Operation, header: str = "", reorder_reductions: bool = False,
-             memory_ops: bool = False) -> Optional[Rule]:
+             memory_ops: bool = False, shared_ops: bool = False) -> Optional[Rule]:
     """The rule the op's types obey today, or None: the op is fixed.  ``header``: the op's
     printed first line (it tells a splat ``arith.constant`` from a list of values).
     ``memory_ops``: ``tt.load`` and ``tt.store`` may change layout too (identity rule: pointer,
-    mask, other value and result in the key)."""
+    mask, other value and result in the key).  ``shared_ops``: so may the distributed side of
+    ``cp.async`` and of local loads and stores (the memdesc keeps its layout)."""
     operands, results = _tensor_operands(op), [v for v in op.results if v.tensor_type is not None]
+    if op.name == ASYNC_COPY or op.name in SHARED_ACCESS_OPS:
+        return _shared_side_rule(op, operands + results) if shared_ops else None
     if not _all_distributed(operands + results):
         return None
     if op.name == "tt.reduce":
@@ -359,6 +380,20 @@ def rule_for(op: Operation, header: str = "", reorder_reductions: bool = False,
             return Rule("expand_dims", first, parts[0])
         return None
     return None
+
+
+def _shared_side_rule(op: Operation, values: list[Value]) -> Optional[Rule]:
+    """An op between distributed tensors and one memdesc (cp.async, local load/store/alloc):
+    the identity rule over its distributed values when they share one layout and shape (a
+    local_alloc without a source has none: fixed)."""
+    memdescs = [v for v in values if v.tensor_type.is_shared]
+    distributed = [v for v in values if not v.tensor_type.is_shared]
+    if len(memdescs) != 1 or not distributed or op.regions or not _all_distributed(distributed):
+        return None
+    key = encoding_of(distributed[0])
+    if any(encoding_of(v) != key for v in distributed) or len({v.tensor_type.shape for v in distributed}) != 1:
+        return None
+    return Rule("identity", key)
 
 
 def _reduce_rule(op: Operation, operands: list[Value], results: list[Value], reorder_reductions: bool) -> Optional[Rule]:

@@ -100,7 +100,10 @@ class PointerAnalysis:
             return min(LARGE, self.scalar_divisibility(op.operands[0]) * self.scalar_divisibility(op.operands[1]))
         if op.name in ("arith.addi", "arith.subi"):
             return min(self.scalar_divisibility(op.operands[0]), self.scalar_divisibility(op.operands[1]))
-        if op.name in ("arith.extsi", "arith.extui", "arith.index_cast"):
+        if op.name in ("arith.extsi", "arith.extui", "arith.index_cast") or (
+                op.name == "arith.bitcast" and op.operands[0].type == value.type):
+            # the same integer (Gluon's frontend passes a loop's bounds and step through
+            # ``arith.bitcast %c64_i32 : i32 to i32``)
             return self.scalar_divisibility(op.operands[0])
         if op.name == "tt.addptr" and op.operands[0].type.startswith("!tt.ptr<"):
             # a scalar pointer moved by an offset in elements: bytes, as tt.divisibility counts

@@ -37,7 +37,8 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ...dialect.attributes import BlockedEncoding
-from ..assign.layout_rules import (ELEMENTWISE_OPS, ELEMENTWISE_PREFIXES, MEMORY_OPS, Rule, slice_parts, trans_order)
+from ..assign.layout_rules import (ELEMENTWISE_OPS, ELEMENTWISE_PREFIXES, GLOBAL_ACCESS_OPS, SHARED_ACCESS_OPS, Rule,
+                                   slice_parts, trans_order)
 from ..assign.layout_seeds import coalesced
 from ..assign.layout_text import WARP_PARTITIONS
 from ..assign.pointer_contiguity import PointerAnalysis, pointee_bytes
@@ -107,13 +108,15 @@ def coalesced_for(shape, element_bytes: int, dim: int, vector: int, num_warps: i
 
 def _rule(op: Operation, header: str) -> Rule:
     name = op.name
-    if name == "ttg.convert_layout" and is_auto(op.results[0]):
-        return Rule("identity", "")      # a conversion to an automatic layout: ours to place or drop
+    if name in ("ttg.convert_layout", SET_AUTO_LAYOUT) and is_auto(op.results[0]):
+        # a conversion to an automatic layout (set_auto_layout to gl.CoalescedLayout(), as a
+        # store of a local_load's value writes it): ours to place or drop
+        return Rule("identity", "")
     if name == SET_AUTO_LAYOUT or name == "ttg.convert_layout":
         return Rule("convert", op.results[0].tensor_type.encoding)
     if name in ("tt.splat", "tt.make_range") or (name == "arith.constant" and "dense<" in header):
         return Rule("source", "")
-    if name in MEMORY_OPS or name == "tt.broadcast" or name in ELEMENTWISE_OPS or (
+    if name in GLOBAL_ACCESS_OPS or name in SHARED_ACCESS_OPS or name == "tt.broadcast" or name in ELEMENTWISE_OPS or (
             name.startswith(ELEMENTWISE_PREFIXES) and name != "arith.constant" and not op.regions):
         return Rule("identity", "")
     if name == "tt.expand_dims":
@@ -256,7 +259,7 @@ def seed_layouts(function: Operation, lines, num_warps: int, lanes: int) -> Seed
     spread()
     pointers = PointerAnalysis(lines, lines.header(function), lines.of[id(function)].arguments)
     for unit in units:                      # 2. loads and stores: their pointers' coalesced layout
-        if unit.key is None and unit.op.name in MEMORY_OPS:
+        if unit.key is None and unit.op.name in GLOBAL_ACCESS_OPS:
             pointer = unit.op.operands[0]
             contiguity = pointers.contiguity(pointer)
             dim, vector = (contiguity.dim, contiguity.vector) if contiguity else (len(pointer.tensor_type.shape) - 1, 1)

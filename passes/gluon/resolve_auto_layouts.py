@@ -47,7 +47,7 @@ from .auto_seeds import AUTO_ENCODINGS, SET_AUTO_LAYOUT, Seeding, Unresolvable, 
 from ..ir.diagnostics import IRError
 from ..framework import ModulePass, PassContext, PassFailure
 from ..assign.layout_graph import build_graph, propose_candidates
-from ..assign.layout_rules import MEMORY_OPS
+from ..assign.layout_rules import GLOBAL_ACCESS_OPS
 from ..assign.layout_seeds import coalesced
 from ..assign.layout_solver import assignment_work, solve
 from ..assign.layout_text import ModuleLines, TextMismatch
@@ -176,7 +176,10 @@ def _conversions(module: Module) -> int:
 
 
 def _inline_if_needed(module: Module) -> None:
-    if any(op.name == "tt.call" and touches_auto(op) for op in module.walk()):
+    """Inline every call, as the ``ttgir`` stage's first pass (``gluon-inline``) does anyway: a
+    callee's automatic values then take layouts for the warps that run them (a function
+    called from a 2-warp partition resolved alone would get the module's warps)."""
+    if any(op.name == "tt.call" for op in module.walk()):
         from triton._C.libtriton import passes
         module.run_triton_passes(passes.gluon.add_inliner)
 
@@ -250,7 +253,7 @@ def _choose(seeded_module: Module, seeded: Seeded, target: Target, result: Resol
     lines = ModuleLines(seeded_module, seeded_module.print(debuginfo=True))
     counter = [0]
     for function, seeding in zip(_functions(seeded_module), seeded.seedings):
-        graph = build_graph(function, lines, reorder_reductions=True, memory_ops=True)
+        graph = build_graph(function, lines, reorder_reductions=True, memory_ops=True, shared_ops=True)
         pinned = frozenset(n.index for n in graph.nodes
                            if not (id(n.op) in free_ops if n.position < 0
                                    else n.position in free_loop_positions.get(id(n.op), ())))
@@ -298,7 +301,7 @@ def _group_remarks(graph, keys: list[str], seeding: Seeding, original_of: dict, 
         members = [u for u in group if u.rule.kind != "convert"]
         if not members:
             continue
-        anchor = next((u for u in members if u.op.name in MEMORY_OPS or u.op.name == "tt.reduce"), members[0])
+        anchor = next((u for u in members if u.op.name in GLOBAL_ACCESS_OPS or u.op.name == "tt.reduce"), members[0])
         index = node_of.get((id(anchor.op), anchor.position))
         layout = keys[index] if index is not None else anchor.key
         node = graph.nodes[index] if index is not None else None
@@ -322,7 +325,7 @@ def _group_remarks(graph, keys: list[str], seeding: Seeding, original_of: dict, 
 
 def _coalesced_for(node) -> Optional[tuple[str, int, int]]:
     """(the coalesced layout, contiguous dim, vector) of a load's or store's node."""
-    if node.op.name not in MEMORY_OPS or node.contiguity is None:
+    if node.op.name not in GLOBAL_ACCESS_OPS or node.contiguity is None:
         return None
     pointer = node.op.operands[0].tensor_type
     layout = coalesced(node.stock_key, pointer.shape, node.contiguity.dim, node.contiguity.vector,
@@ -336,7 +339,7 @@ def modelled_cost(module: Module, target: Target) -> float:
     lines = ModuleLines(module, module.print(debuginfo=True))
     total = 0.0
     for function in _functions(module):
-        graph = build_graph(function, lines, reorder_reductions=True, memory_ops=True)
+        graph = build_graph(function, lines, reorder_reductions=True, memory_ops=True, shared_ops=True)
         costs = make_costs(graph, target)
         total += assignment_work(graph, graph.stock_keys(), costs).total
     return total
@@ -356,7 +359,7 @@ def _triton_resolution(text: str, filename: str) -> tuple[Optional[str], str]:
     "") or (None, Triton's first error line)."""
     # the child imports this package from where this process did (an installed copy, or the
     # benchmarks' symlink to a checkout)
-    package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (package_parent, os.environ.get("PYTHONPATH")) if p))
     try:
         run = subprocess.run([sys.executable, "-c", _STOCK_SCRIPT], input=text, capture_output=True, text=True,

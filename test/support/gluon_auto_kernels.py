@@ -104,3 +104,120 @@ KERNELS = {
 def source(name: str) -> GluonASTSource:
     kernel, signature, constexprs = KERNELS[name]
     return GluonASTSource(kernel, signature, constexprs, attrs=_ALIGNED)
+
+
+# --------------------------------------------------------------------------- shared memory, cp.async, TMA, warp specialization
+# (written like Triton's Gluon tutorials 03, 04 and 08 in their auto form; the names of the
+# copies into shared memory differ between releases, hence the aliases)
+
+from triton.experimental.gluon.language.nvidia.ampere import async_copy as _cp  # noqa: E402
+from triton.experimental.gluon.language.nvidia.hopper import (fence_async_shared as _fence_async_shared,  # noqa: E402
+                                                               mbarrier as _mbarrier, tma as _tma)
+
+_cp_async_load = getattr(_cp, "async_load", None) or _cp.async_copy_global_to_shared      # 3.9 / 3.6
+_tma_async_load = getattr(_tma, "async_load", None) or _tma.async_copy_global_to_shared    # 3.9 / 3.6
+_tma_async_store = getattr(_tma, "async_store", None) or _tma.async_copy_shared_to_global  # 3.9 / 3.6
+_barrier = getattr(gl, "barrier", None) or gl.thread_barrier                              # 3.9 / 3.6
+
+
+@gluon.jit
+def cp_async_copy(src, dst, N: gl.constexpr):
+    # cp.async into an unswizzled buffer, a local load with no layout, a store
+    i = gl.arange(0, N, layout=gl.CoalescedLayout())
+    smem = gl.allocate_shared_memory(gl.float32, [N], gl.SwizzledSharedLayout(1, 1, 1, [0]))
+    _cp_async_load(smem, src + i)
+    _cp.commit_group()
+    _cp.wait_group(0)
+    gl.store(dst + i, smem.load(gl.AutoLayout()))
+
+
+@gluon.jit
+def shared_round_trip(src, dst, M: gl.constexpr, N: gl.constexpr):
+    # a tile through a 128-byte swizzled buffer: local_alloc with a source, local_load,
+    # local_store, local_load again, every distributed layout automatic
+    r = gl.arange(0, M)[:, None]
+    c = gl.arange(0, N)[None, :]
+    layout: gl.constexpr = gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=32, rank=2)
+    smem = gl.allocate_shared_memory(gl.float32, [M, N], layout, gl.load(src + r * N + c))
+    x = smem.load(gl.AutoLayout())
+    _barrier()
+    smem.store(x * 2.0)
+    _barrier()
+    gl.store(dst + r * N + c, smem.load(gl.AutoLayout()))
+
+
+@gluon.jit
+def tma_scale(in_desc, out_desc):
+    # TMA into shared memory (no distributed layout), a local load with no layout, a local store
+    # and a TMA store: as 04-tma's elementwise add
+    smem = gl.allocate_shared_memory(in_desc.dtype, in_desc.block_type.shape, in_desc.layout)
+    bar = gl.allocate_shared_memory(gl.int64, [1], _mbarrier.MBarrierLayout())
+    _mbarrier.init(bar, count=1)
+    _mbarrier.expect(bar, in_desc.block_type.nbytes)
+    _tma_async_load(in_desc, [0, 0], bar, smem)
+    _mbarrier.wait(bar, phase=0)
+    _mbarrier.invalidate(bar)
+    x = smem.load(gl.AutoLayout())
+    smem.store(x * 2.0)
+    _fence_async_shared()
+    _tma_async_store(out_desc, [0, 0], smem)
+    _tma.store_wait(0)
+
+
+@gluon.jit
+def _ws_copy_part(src, dst, N: gl.constexpr):
+    i = gl.arange(0, N)
+    gl.store(dst + i, gl.load(src + i) + 1.0)
+
+
+@gluon.jit
+def _ws_default(src, dst, N: gl.constexpr):
+    _ws_copy_part(src, dst, N)
+
+
+@gluon.jit
+def _ws_worker(src, dst, N: gl.constexpr):
+    _ws_copy_part(src + N, dst + N, N)
+
+
+@gluon.jit
+def ws_copy(src, dst, N: gl.constexpr):
+    # two partitions (4 and 2 warps), each with automatic layouts of its own
+    gl.warp_specialize([(_ws_default, (src, dst, N)), (_ws_worker, (src, dst, N))], [2], [24])
+
+
+@gluon.jit
+def strided_add(a, b, c, xnumel, ynumel, xstride, XBLOCK: gl.constexpr, YBLOCK: gl.constexpr):
+    # 03's elementwise add in auto form: the loop's bounds reach the loads through arith.bitcast
+    x = gl.program_id(0) * XBLOCK + gl.arange(0, XBLOCK, gl.CoalescedLayout())
+    for y0 in range(0, ynumel, YBLOCK):
+        y = y0 + gl.arange(0, YBLOCK, gl.CoalescedLayout())
+        mask = (x < xnumel)[:, None] & (y < ynumel)[None, :]
+        offsets = xstride * x[:, None] + y[None, :]
+        gl.store(c + offsets, gl.load(a + offsets, mask=mask) + gl.load(b + offsets, mask=mask), mask=mask)
+
+
+def _tile_descriptor(shape):
+    layout = gl.NVMMASharedLayout.get_default_for(list(shape), gl.float32)
+    return f"tensordesc<fp32[{','.join(map(str, shape))}],{layout!r}>"
+
+
+_ADD = {"a": "*fp32", "b": "*fp32", "c": "*fp32", "xnumel": "i32", "ynumel": "i32", "xstride": "i32"}
+_ADD_ALIGNED = {(i,): [["tt.divisibility", 16]] for i in range(6)}
+
+# name -> (kernel, signature, constexprs[, attrs]): stock Triton's resolution rejects the first
+# four ("'ttg.local_load' op Failed to infer return type", or an assertion in its coalescing pass
+# for cp.async); both resolve strided_add.
+SHARED_KERNELS = {
+    "cp_async_copy": (cp_async_copy, _POINTERS, {"N": 4096}),
+    "shared_round_trip": (shared_round_trip, _POINTERS, {"M": 32, "N": 64}),
+    "tma_scale": (tma_scale, {"in_desc": _tile_descriptor((32, 64)), "out_desc": _tile_descriptor((32, 64))}, {}),
+    "ws_copy": (ws_copy, _POINTERS, {"N": 1024}),
+    "strided_add": (strided_add, _ADD, {"XBLOCK": 32, "YBLOCK": 64}, _ADD_ALIGNED),
+}
+KERNELS.update(SHARED_KERNELS)
+
+
+def source(name: str) -> GluonASTSource:  # noqa: F811 (the kernels above use the attrs they name)
+    kernel, signature, constexprs, *attrs = KERNELS[name]
+    return GluonASTSource(kernel, signature, constexprs, attrs=attrs[0] if attrs else _ALIGNED)
