@@ -95,8 +95,10 @@ class PluginConfig:
     passes: tuple[ModulePass, ...]
     remarks: bool = False
     # Gluon kernels: our ll-resolve-auto-layouts gives their automatic layouts concrete ones
-    # before Triton's resolution (which then finds nothing left), in the ``ttgir`` stage.
-    resolve_auto_layouts: bool = False
+    # before Triton's resolution (which then finds nothing left), in the ``ttgir`` stage.  On by
+    # default: it met its goals on the GPU (docs/gluon-auto-layouts.md); where it fails, Triton's
+    # own resolution runs instead (a fallback, never a failure where stock compiles).
+    resolve_auto_layouts: bool = True
     # Gluon kernels: the report's layout advice applied to the ``ttgir`` stage's result
     # (``ll-apply-advice``), where the author's layouts are final.
     apply_advice: bool = False
@@ -164,7 +166,7 @@ def hook_consulted_for_cache_key() -> bool:
 def enable(mode: Union[Mode, str] = Mode.LINEAR, *, only: Union[None, str, Sequence[Method]] = None,
            report: bool = False, remarks: bool = False, pipeline: Optional[str] = None,
            verify: Union[VerifyLevel, str] = VerifyLevel.EMITTED, assign_layouts: bool = False,
-           resolve_auto_layouts: bool = False, apply_advice: bool = False) -> PluginConfig:
+           resolve_auto_layouts: bool = True, apply_advice: bool = False) -> PluginConfig:
     """Run our passes in every kernel compiled from now on.
 
     ``mode`` is ``"linear"`` (our layout engine) or ``"legacy"`` (the pre-linear-layouts
@@ -178,7 +180,8 @@ def enable(mode: Union[Mode, str] = Mode.LINEAR, *, only: Union[None, str, Seque
     kernel's tensors by modelled cost (``ll-assign-layouts``; opt-in, see the README).
     ``resolve_auto_layouts`` gives a Gluon kernel's automatic layouts (``gl.AutoLayout()``,
     ``gl.CoalescedLayout()``) concrete ones by modelled cost (``ll-resolve-auto-layouts``, in
-    the ``ttgir`` stage; opt-in, see docs/gluon-auto-layouts.md).  ``apply_advice`` compiles
+    the ``ttgir`` stage; on by default, ``False`` leaves them to Triton's own resolution, see
+    docs/gluon-auto-layouts.md).  ``apply_advice`` compiles
     a Gluon kernel with the report's layout advice applied (``ll-apply-advice`` on the result
     of the ``ttgir`` stage; opt-in, see docs/report.md).  Every
     value is read into its type here (``passes.options``);
@@ -202,7 +205,7 @@ def _config_from(mode, only, pipeline, verify, **flags: bool) -> PluginConfig:
     mode = parse_word(Mode, mode, "mode", "mode")
     verify = parse_word(VerifyLevel, verify, "verify", "verify level")
     flags = {name: parse_flag(value, name) for name, value in flags.items()}
-    resolve = flags.pop("resolve_auto_layouts", False)
+    resolve = flags.pop("resolve_auto_layouts", True)
     advice = flags.pop("apply_advice", False)
     if only is not None:
         given, only = only, parse_methods(only, "only")
