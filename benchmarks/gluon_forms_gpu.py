@@ -221,8 +221,31 @@ def dry_compile(case, mode: str) -> str:
         fell_back = True                   # compiled, but not through ours
     unchanged = mode == "newcomer_advised" and _advised() == advised_before
     return ("compiles" + (" (ours fell back to Triton's)" if fell_back else "")
-            + (" (the advice changed nothing)" if unchanged else "")
-            + f"; 16-byte global loads {ptx.count('ld.global.v4')}, stores {ptx.count('st.global.v4')}")
+            + (" (the advice changed nothing)" if unchanged else "") + "; " + access_text(ptx))
+
+
+_SHARED_ACCESS = re.compile(r"^\s*(?:@!?%p\d+\s+)?((?:ld|st)\.shared(?:\.v\d)?|ldmatrix|stmatrix)\b", re.M)
+_CP_ASYNC = re.compile(r"^\s*(?:@!?%p\d+\s+)?cp\.async\.c[ag]\.shared\.global\s[^,]*,[^,]*,\s*(0x[0-9a-f]+|\d+)", re.M)
+
+
+def access_text(ptx: str) -> str:
+    """What decides a copy's speed in its PTX: 16-byte global loads and stores; where there are
+    any, shared-memory accesses by kind and width (``st.shared.v4 8``: 8 16-byte stores of 32-bit
+    words) and ``cp.async`` copies by bytes.  Example: ``16-byte global loads 8, stores 8;
+    shared st.shared.v4 8, ld.shared.v4 8``."""
+    text = f"16-byte global loads {ptx.count('ld.global.v4')}, stores {ptx.count('st.global.v4')}"
+    shared: dict = {}
+    for match in _SHARED_ACCESS.finditer(ptx):
+        shared[match.group(1)] = shared.get(match.group(1), 0) + 1
+    if shared:
+        text += "; shared " + ", ".join(f"{kind} {n}" for kind, n in shared.items())
+    copies: dict = {}
+    for match in _CP_ASYNC.finditer(ptx):
+        size = int(match.group(1), 0)
+        copies[size] = copies.get(size, 0) + 1
+    if copies:
+        text += "; cp.async " + ", ".join(f"{size}-byte {n}" for size, n in sorted(copies.items(), reverse=True))
+    return text
 
 
 def dry_run(names=None) -> tuple[list[dict], str | None]:

@@ -5,6 +5,10 @@ layouts costs something the report's advice names (``passes/advice/layout_advice
 layout to write instead::
 
     python -m linear_layouts report --format md examples/gluon_advice_example.py
+    python -m linear_layouts report --measure --format md examples/gluon_advice_example.py --launch   # GPU
+
+``--launch`` (a GPU and torch): launch each kernel once and check it against torch instead of
+compiling for a target, so ``report --measure`` times them as written and with the advice applied.
 
 * ``copy``: one element per thread, so 4-byte loads where the pointers allow 16 bytes;
 * ``column_sums``: a tile loaded with the threads down the columns (each warp's loads touch a
@@ -72,10 +76,32 @@ def transpose(X, Y, N: gl.constexpr):
     gl.store(Y + out_cols[None, :] * N + out_rows[:, None], columns)
 
 
+def launch() -> None:
+    """Each kernel once on the GPU, checked against torch."""
+    import torch
+    x = torch.randn(8 * 64 * 64, device="cuda")
+    y = torch.empty_like(x)
+    copy[(1,)](x, y, N=1024)
+    torch.testing.assert_close(y[:1024], x[:1024], rtol=0, atol=0)
+    column_sums[(1,)](x, y, M=64, N=64)
+    total = x.view(8, 64, 64).sum(0)
+    torch.testing.assert_close(y[:4096].view(64, 64), total.sum(0)[None, :] + total, rtol=1e-4, atol=1e-4)
+    scale_rows[(1,)](x, y, N=256)
+    torch.testing.assert_close(y[:256], 2 * x[:256], rtol=0, atol=0)
+    transpose[(1,)](x, y, N=64)
+    torch.testing.assert_close(y[:4096].view(64, 64), x[:4096].view(64, 64).T, rtol=0, atol=0)
+    print("launched and checked 4 Gluon kernels")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--target", choices=sorted(TARGETS), default="sm_90")
-    target = TARGETS[parser.parse_args().target]
+    parser.add_argument("--launch", action="store_true", help="launch each kernel on the GPU (needs torch)")
+    args = parser.parse_args()
+    if args.launch:
+        launch()
+        return
+    target = TARGETS[args.target]
     pointers = {"X": "*fp32", "Y": "*fp32"}
     triton.compile(GluonASTSource(copy, pointers, {"N": 1024}, attrs=ALIGNED), target=target)
     triton.compile(GluonASTSource(column_sums, pointers, {"M": 64, "N": 64}, attrs=ALIGNED), target=target)

@@ -10,14 +10,21 @@ them afterwards, or free them).  The program's own launch runs unchanged.
 After the program ends, ``time_launches`` replays each kept launch with stock Triton and with
 ``linear_layouts.enable()`` (fresh clones of the inputs for each, so a kernel that writes its
 inputs starts from the same values), timed by ``triton.testing.do_bench`` (median), and gives
-the ratio stock / ours (above 1: ours is faster).  Without a GPU nothing is recorded or timed
-and the report says why (``gpu_problem``).
+the ratio stock / ours (above 1: ours is faster).  A Gluon kernel is also timed with its layout
+advice applied (``linear_layouts.enable(apply_advice=True)``: every finding of the kernel at
+once, as ``ll-apply-advice`` applies them), in the same rounds, and its modelled gain is read
+from the two TTGIRs (ours as written, ours advised).  Each mode's final code is kept as a
+fingerprint (``code_fingerprint``): where two modes compile a launch to the same code, the
+report says "same binary" instead of reading run-to-run noise as a verdict.  Without a GPU
+nothing is recorded or timed and the report says why (``gpu_problem``).
 
 Only the process that runs the program records (launches in spawned workers are not timed).
 """
 
 from __future__ import annotations
 
+import hashlib
+import re
 import statistics
 import threading
 from dataclasses import dataclass, field
@@ -36,18 +43,38 @@ class Launch:
     signature: str                   # what tells launches apart: argument kinds, dtypes and shapes
 
 
-ROUNDS = 3      # stock and ours alternate, each timed this many times
+ROUNDS = 3      # stock and ours (and, for Gluon kernels, ours advised) alternate, each timed this many times
 
 
 @dataclass
 class Measurement:
-    """One kept launch timed in rounds: stock, ours, stock, ours, ... (``ROUNDS`` each)."""
+    """One kept launch timed in rounds: stock, ours, [advised,] stock, ours, ... (``ROUNDS`` each)."""
 
     name: str
     signature: str
     stock_runs: list = field(default_factory=list)     # milliseconds, one per round
     ours_runs: list = field(default_factory=list)
     problem: str = ""
+    advised_runs: list = field(default_factory=list)   # Gluon kernels: ours with the advice applied
+    advised_problem: str = ""                          # why the advised kernel was not timed
+    code: dict = field(default_factory=dict)           # mode -> code_fingerprint of its final code
+    modelled_gain: Optional[float] = None              # the advice's: modelled cost as written / advised
+
+    @property
+    def advised_ms(self) -> Optional[float]:
+        return statistics.median(self.advised_runs) if self.advised_runs else None
+
+    @property
+    def advice_ratio(self) -> Optional[float]:
+        """ours / ours advised, medians over the rounds (above 1: the advice made it faster)."""
+        if not self.ours_ms or not self.advised_ms:
+            return None
+        return self.ours_ms / self.advised_ms
+
+    def same_binary(self, a: str, b: str) -> bool:
+        """Whether modes ``a`` and ``b`` compiled this launch to the same final code (False when
+        either was not fingerprinted)."""
+        return bool(self.code.get(a)) and self.code.get(a) == self.code.get(b)
 
     @property
     def stock_ms(self) -> Optional[float]:
@@ -77,6 +104,55 @@ def run_noise(measurements: list) -> float:
     """The run's noise: the largest spread of one launch's stock timings (0 when nothing was
     timed twice)."""
     return max((m.noise for m in measurements if m.noise is not None), default=0.0)
+
+
+# What of a final code is not code: comments, debug line directives and debug sections.  Our
+# lowering keeps a conversion's location differently from Triton's, so two compiles of the same
+# instructions differ there (and their cubins in the line tables).
+_DEBUG_LINES = re.compile(r"^\s*\.(loc|file)\b[^\n]*$", re.M)
+_NOT_CODE = {"ptx": (re.compile(r"//[^\n]*"), _DEBUG_LINES,
+                     re.compile(r"^\s*\.section\s+\.debug\w*\s*\{.*?^\s*\}", re.M | re.S)),
+             "amdgcn": (re.compile(r"(;|//)[^\n]*"), _DEBUG_LINES)}
+
+
+def code_text(asm: dict) -> Optional[str]:
+    """A compiled kernel's final code without comments and debug information: its PTX (CUDA)
+    or AMDGCN (HIP); None when it has neither."""
+    for key, patterns in _NOT_CODE.items():
+        text = asm.get(key) if hasattr(asm, "get") else None
+        if isinstance(text, bytes):
+            text = text.decode(errors="replace")
+        if text:
+            for pattern in patterns:
+                text = pattern.sub("", text)
+            return "\n".join(line.rstrip() for line in text.splitlines() if line.strip())
+    return None
+
+
+def code_fingerprint(compiled) -> str:
+    """What tells two compiles of a kernel apart: a hash of its final code without comments
+    and debug information (``code_text``), or of its binary (cubin, hsaco) where there is no
+    text; "" for anything else (a launch that returned no compiled kernel)."""
+    asm = getattr(compiled, "asm", None)
+    if asm is None:
+        return ""
+    text = code_text(asm)
+    if text is not None:
+        return hashlib.sha256(text.encode()).hexdigest()
+    for key in ("cubin", "hsaco"):
+        binary = asm.get(key) if hasattr(asm, "get") else None
+        if binary:
+            return hashlib.sha256(binary if isinstance(binary, bytes) else str(binary).encode()).hexdigest()
+    return ""
+
+
+def is_gluon(function) -> bool:
+    """Whether a kept launch's function is a Gluon kernel (``GluonJITFunction.is_gluon()``)."""
+    check = getattr(function, "is_gluon", None)
+    try:
+        return bool(check()) if callable(check) else False
+    except Exception:     # a JITFunction of a release where is_gluon means something else
+        return False
 
 
 def _is_tensor(value) -> bool:
@@ -141,16 +217,17 @@ class LaunchRecorder:
         self._seen.add(key)
         self.launches.append(Launch(function, name, grid, clone_arguments(args), clone_keywords(kwargs), signature))
 
-    def replay(self, launch: Launch) -> Callable[[], None]:
+    def replay(self, launch: Launch) -> Callable[[], object]:
         """A function that launches ``launch`` once more on fresh clones of its inputs (made
-        now, outside the timed calls)."""
+        now, outside the timed calls); it returns what the launch returns (Triton's compiled
+        kernel)."""
         args, kwargs = clone_arguments(launch.args), clone_keywords(launch.kwargs)
         original = self._original or type(launch.function).run
 
         def once():
             self._local.replaying = True
             try:
-                original(launch.function, *args, grid=launch.grid, warmup=False, **kwargs)
+                return original(launch.function, *args, grid=launch.grid, warmup=False, **kwargs)
             finally:
                 self._local.replaying = False
         return once
@@ -191,29 +268,88 @@ def _ours():
     return hook.enabled("linear")
 
 
+def _advised():
+    from linear_layouts.passes import hook
+    return hook.enabled("linear", apply_advice=True)
+
+
+def _first_line(error: BaseException) -> str:
+    lines = str(error).strip().splitlines()
+    return (lines[0] if lines else type(error).__name__)[:160]
+
+
 def time_launches(recorder: LaunchRecorder, bench: Callable = _do_bench, stock=_stock, ours=_ours,
-                  synchronize: Optional[Callable[[], None]] = None, rounds: int = ROUNDS) -> list[Measurement]:
+                  synchronize: Optional[Callable[[], None]] = None, rounds: int = ROUNDS,
+                  advised=_advised, gain: Optional[Callable] = None) -> list[Measurement]:
     """Each kept launch timed stock and ours, alternating for ``rounds`` rounds (``bench``: a
-    function -> milliseconds; ``stock`` / ``ours``: context managers switching the lowering).
-    Alternating spreads drift (clocks, other work on the GPU) over both.  A launch that fails is a
-    measurement with its problem, never an exception."""
+    function -> milliseconds; ``stock`` / ``ours`` / ``advised``: context managers switching the
+    lowering), and a Gluon kernel (``is_gluon``) also ``advised``, in the same rounds.
+    Alternating spreads drift (clocks, other work on the GPU) over all.  Each mode's final code
+    is fingerprinted at its first launch (``code_fingerprint``); ``gain(ours, advised)`` (the
+    two compiled kernels; default ``advice_gain``) gives the advice's modelled gain.  A launch
+    that fails stock or ours is a measurement with its problem, never an exception; one that
+    fails advised keeps its stock and ours times and says why in ``advised_problem``."""
+    gain = gain or advice_gain
     measurements = []
     for launch in recorder.launches:
         measurement = Measurement(launch.name, launch.signature)
+        modes = [("stock", stock), ("ours", ours)] + ([("advised", advised)] if is_gluon(launch.function) else [])
+        compiled: dict = {}
+        which = "stock"
         try:
             for _ in range(rounds):
-                for which, mode in (("stock", stock), ("ours", ours)):
-                    with mode():
-                        once = recorder.replay(launch)
-                        once()                  # compile (and warm) outside the timing
-                        if synchronize is not None:
-                            synchronize()
-                        getattr(measurement, f"{which}_runs").append(bench(once))
-        except Exception as error:   # a user's kernel: whatever it raises is a note, not the end
-            lines = str(error).strip().splitlines()
-            measurement.problem = f"{which}: {(lines[0] if lines else type(error).__name__)[:160]}"
+                for which, mode in list(modes):
+                    try:
+                        with mode():
+                            once = recorder.replay(launch)
+                            kernel = once()                  # compile (and warm) outside the timing
+                            if which not in compiled:
+                                compiled[which] = kernel
+                                measurement.code[which] = code_fingerprint(kernel)
+                            if synchronize is not None:
+                                synchronize()
+                            getattr(measurement, f"{which}_runs").append(bench(once))
+                    except Exception as error:   # a user's kernel: whatever it raises is a note
+                        if which != "advised":
+                            raise
+                        measurement.advised_problem = _first_line(error)
+                        measurement.advised_runs = []
+                        modes = [m for m in modes if m[0] != "advised"]
+        except Exception as error:   # ... not the end of the report
+            measurement.problem = f"{which}: {_first_line(error)}"
+        if measurement.advised_runs and not measurement.same_binary("ours", "advised"):
+            measurement.modelled_gain = gain(compiled.get("ours"), compiled.get("advised"))
         measurements.append(measurement)
     return measurements
+
+
+def advice_gain(ours, advised) -> Optional[float]:
+    """The advice's modelled gain for one kernel: the cost model's loop-weighted cost of its
+    TTGIR as compiled by ours over that of its TTGIR with the advice applied
+    (``passes.gluon.resolve_auto_layouts.modelled_cost``, what ``ll-apply-advice`` reports);
+    None where either TTGIR or its target is missing or does not parse."""
+    texts = [getattr(k, "asm", {}).get("ttgir") if k is not None else None for k in (ours, advised)]
+    target = getattr(getattr(ours, "metadata", None), "target", None)
+    if not all(texts) or target is None:
+        return None
+    return modelled_gain(texts[0], texts[1], f"{target.backend}:{target.arch}")
+
+
+def modelled_gain(written: str, advised: str, target: str) -> Optional[float]:
+    """Modelled cost of the TTGIR ``written`` over that of ``advised`` for ``target``
+    (``cuda:90``, ``sm_90``, ...); None where a text does not parse or the target is unknown."""
+    from linear_layouts.lowering import UnknownTarget, target_named
+    from linear_layouts.passes.framework import PassFailure
+    from linear_layouts.passes.gluon.resolve_auto_layouts import modelled_cost
+    from linear_layouts.passes.ir.diagnostics import IRError
+    from linear_layouts.passes.ir.snapshot import parse_module
+    try:
+        hw_target = target_named(target)
+        before = modelled_cost(parse_module(written, "<written>"), hw_target)
+        after = modelled_cost(parse_module(advised, "<advised>"), hw_target)
+    except (UnknownTarget, PassFailure, IRError, ValueError):
+        return None
+    return before / after if after > 0 else None
 
 
 @dataclass

@@ -25,6 +25,8 @@ from linear_layouts.tools.report_text import (CONVERSION_HEADER, KERNEL_HEADER, 
                                               kernel_table_rows, run_lines, source_listing, stock_vs_ours_rows,
                                               summary_lines, weights_line, MEASURE_HEADER, measure_lines,
                                               measure_rows, measured_verdict, noise_threshold, NOISE_FLOOR,
+                                              ADVICE_MEASURE_HEADER, ADVICE_MEASURE_NOTE, advice_measure_rows,
+                                              pair_verdict, SAME_BINARY,
                                               advice_rows, ADVICE_HEADER, ADVICE_NOTE)
 
 MAX_PICTURE_ELEMENTS = 256      # 16 x 16 (or 8 rows of 32 for 1-D): larger tensors are drawn as a tile
@@ -197,6 +199,11 @@ def index_page(kernels: list[KernelEntry], options: ReportOptions, note: str = "
         if timed:
             body.append(chart_svg(timed, "milliseconds per launch (median of triton.testing.do_bench)"))
         body += _table(MEASURE_HEADER, measured)
+    advised = advice_measure_rows(options)
+    if advised:
+        body.append("<h2>Measured: the advice applied (ours as written vs ours advised)</h2>")
+        body.append(f'<p class="note">{_e(ADVICE_MEASURE_NOTE)}</p>')
+        body += _table(ADVICE_MEASURE_HEADER, advised)
     body.append("<h2>Kernels</h2>")
     links = {i: f"kernels/{k.slug}.html" for i, k in enumerate(kernels)}
     body += _table(KERNEL_HEADER, kernel_table_rows(kernels), links)
@@ -331,9 +338,10 @@ def kernel_page(kernel: KernelEntry, note: str = "", noise: float = NOISE_FLOOR)
                     + (f"{m.stock_ms:.4f} ms" if m.stock_ms else "-") + ", ours "
                     + (f"{m.ours_ms:.4f} ms" if m.ours_ms else "-")
                     + (f" (stock spread {100 * m.noise:.1f}%)" if m.noise is not None else "")
-                    + (f", stock / ours {m.ratio:.3f} ({measured_verdict(m.ratio, noise)})"
+                    + (f", stock and ours: {SAME_BINARY}" if m.same_binary("stock", "ours") else
+                       f", stock / ours {m.ratio:.3f} ({measured_verdict(m.ratio, noise)})"
                        if m.ratio is not None else "")
-                    + (f" ({_e(m.problem)})" if m.problem else "") + "</p>")
+                    + (f" ({_e(m.problem)})" if m.problem else "") + _advised_text(m, noise) + "</p>")
     if not kernel.conversions:
         body.append("<p>No <code>ttg.convert_layout</code> in this kernel's TTGIR: nothing to convert.</p>")
     else:
@@ -349,6 +357,23 @@ def kernel_page(kernel: KernelEntry, note: str = "", noise: float = NOISE_FLOOR)
             body += _conversion_section(c)
     body.append(f"<details><summary>Triton's TTGIR</summary><pre>{_e(kernel.ttgir)}</pre></details>")
     return _page(f"{kernel.name} on {kernel.target}", body)
+
+
+def _advised_text(m, noise: float) -> str:
+    """A kernel page's words for one launch timed with the advice applied ("" when it was not)."""
+    if m.advised_problem:
+        return f"; with the advice applied: not timed ({_e(m.advised_problem)})"
+    if not m.advised_runs:
+        return ""
+    if m.same_binary("ours", "advised"):
+        return f"; with the advice applied (all findings at once): {SAME_BINARY} as written"
+    text = f"; with the advice applied (all findings at once): {m.advised_ms:.4f} ms"
+    if m.advice_ratio is not None:
+        text += (f", measured gain {m.advice_ratio:.3f} "
+                 f"({pair_verdict(m, 'ours', 'advised', m.advice_ratio, noise)})")
+    if m.modelled_gain is not None:
+        text += f", modelled {m.modelled_gain:.2f}x"
+    return text
 
 
 def write_html(kernels: list[KernelEntry], options: ReportOptions) -> str:

@@ -12,7 +12,8 @@ from linear_layouts.tools.report_text import (CONVERSION_HEADER, KERNEL_HEADER, 
                                               STOCK_VS_OURS_NOTE, conversion_table_rows, kernel_chart_rows,
                                               kernel_table_rows, run_lines, source_listing, stock_vs_ours_rows,
                                               summary_lines, weights_line, MEASURE_HEADER, measure_lines,
-                                              measure_rows, advice_rows, ADVICE_HEADER, ADVICE_NOTE)
+                                              measure_rows, advice_rows, ADVICE_HEADER, ADVICE_NOTE,
+                                              ADVICE_MEASURE_HEADER, ADVICE_MEASURE_NOTE, advice_measure_rows)
 
 
 def md_code(text: str) -> str:
@@ -53,6 +54,11 @@ def markdown(kernels: list[KernelEntry], options: Optional["ReportOptions"] = No
     if measured:
         lines += ["", "## Measured (stock vs ours, the program's own launches)", "", "```"]
         lines += format_table(MEASURE_HEADER, measured) + ["```"]
+    advised = advice_measure_rows(options)
+    if advised:
+        lines += ["", "## Measured: the advice applied (ours as written vs ours advised)", "", ADVICE_MEASURE_NOTE,
+                  "", "```"]
+        lines += format_table(ADVICE_MEASURE_HEADER, advised) + ["```"]
     lines += ["", "## Kernels", "", "```"] + format_table(KERNEL_HEADER, kernel_table_rows(kernels)) + ["```"]
     lines += advice_lines(kernels)
     if any(stock_vs_ours_rows(k) for k in kernels):

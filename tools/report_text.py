@@ -244,8 +244,20 @@ def measured_verdict(ratio: Optional[float], threshold: float) -> str:
     return "within noise"
 
 
+SAME_BINARY = "same binary"
+
+
+def pair_verdict(m, a: str, b: str, ratio: Optional[float], threshold: float) -> str:
+    """``measured_verdict`` of modes ``a`` vs ``b`` of one launch, or "same binary" where both
+    compiled it to the same final code (then any difference in time is the run's noise)."""
+    if m.same_binary(a, b):
+        return SAME_BINARY
+    return measured_verdict(ratio, threshold)
+
+
 def measure_rows(options: ReportOptions) -> list[list[str]]:
-    """One row per timed launch (``report --measure``); [] when nothing was timed."""
+    """One row per timed launch (``report --measure``); [] when nothing was timed.  Where stock
+    and ours compiled the launch to the same code, its ratio is "same binary"."""
     measured = options.measured
     if measured is None:
         return []
@@ -253,11 +265,45 @@ def measure_rows(options: ReportOptions) -> list[list[str]]:
     rows = []
     for m in measured.measurements:
         ratio = m.ratio
+        same = m.same_binary("stock", "ours")
         rows.append([m.name, m.signature, f"{m.stock_ms:.4f}" if m.stock_ms else "-",
                      f"{m.ours_ms:.4f}" if m.ours_ms else "-",
                      f"{100 * m.noise:.1f}%" if m.noise is not None else "-",
-                     (f"{ratio:.3f}" if ratio is not None else "-") + (f" ({m.problem})" if m.problem else ""),
-                     measured_verdict(ratio, threshold)])
+                     (SAME_BINARY if same else f"{ratio:.3f}" if ratio is not None else "-")
+                     + (f" ({m.problem})" if m.problem else ""),
+                     pair_verdict(m, "stock", "ours", ratio, threshold)])
+    return rows
+
+
+ADVICE_MEASURE_HEADER = ["kernel", "arguments (first launch)", "ours ms", "advised ms", "measured gain",
+                         "modelled gain", "verdict"]
+ADVICE_MEASURE_NOTE = ("Gluon kernels compiled with their layout advice applied (linear_layouts.enable("
+                       "apply_advice=True), ll-apply-advice): all of a kernel's findings at once, so the gain is "
+                       "the kernel's, not one finding's. Measured gain: ours as written / ours advised (above 1: "
+                       "the advice made it faster), timed in the same rounds as stock and ours; modelled gain: the "
+                       "cost model's loop-weighted cost of the kernel's TTGIR as written over advised. \"same "
+                       "binary\": the advice left the final code as it was (nothing to measure).")
+
+
+def advice_measure_rows(options: ReportOptions) -> list[list[str]]:
+    """One row per timed Gluon launch: ours as written, ours with the advice applied, the
+    measured and the modelled gain and the verdict; [] when no Gluon kernel was timed advised."""
+    measured = options.measured
+    if measured is None:
+        return []
+    threshold = noise_threshold(measured)
+    rows = []
+    for m in measured.measurements:
+        if not m.advised_runs and not m.advised_problem:
+            continue
+        same = m.same_binary("ours", "advised")
+        ratio = m.advice_ratio
+        gain = SAME_BINARY if same else f"{ratio:.3f}" if ratio is not None else "-"
+        modelled = "1.00x" if same else f"{m.modelled_gain:.2f}x" if m.modelled_gain is not None else "-"
+        verdict = pair_verdict(m, "ours", "advised", ratio, threshold)
+        rows.append([m.name, m.signature, f"{m.ours_ms:.4f}" if m.ours_ms else "-",
+                     f"{m.advised_ms:.4f}" if m.advised_ms else "-", gain, modelled,
+                     verdict + (f" (advised: {m.advised_problem})" if m.advised_problem else "")])
     return rows
 
 
@@ -278,10 +324,36 @@ def measure_lines(options: ReportOptions) -> list[str]:
             f"(triton.testing.do_bench; medians)")
     if timed:
         threshold = noise_threshold(measured)
-        verdicts = Counter(measured_verdict(m.ratio, threshold) for m in timed)
+        verdicts = Counter(pair_verdict(m, "stock", "ours", m.ratio, threshold) for m in timed)
+        same = f", the same binary in {verdicts[SAME_BINARY]}" if verdicts[SAME_BINARY] else ""
         line += (f"; the run's noise (one launch's stock timings spread by up to "
                  f"{100 * run_noise(measured.measurements):.1f}%, counted as at least {NOISE_FLOOR:.0%}): ours "
                  f"faster beyond it in {verdicts['faster']} of {len(timed)}, slower beyond it in {verdicts['slower']}, "
-                 f"within it in {verdicts['within noise']}; geometric mean stock / ours "
+                 f"within it in {verdicts['within noise']}{same}; geometric mean stock / ours "
                  f"{statistics.geometric_mean(m.ratio for m in timed):.3f}")
+    return [line + "."] + _advice_measure_line(measured)
+
+
+def _advice_measure_line(measured) -> list[str]:
+    """The advice applied, in a sentence ([] when no Gluon kernel was timed advised)."""
+    tried = [m for m in measured.measurements if m.advised_runs or m.advised_problem]
+    if not tried:
+        return []
+    threshold = noise_threshold(measured)
+    same = [m for m in tried if m.same_binary("ours", "advised")]
+    changed = [m for m in tried if m not in same and m.advice_ratio is not None]
+    failed = [m for m in tried if m.advised_problem]
+    launches = f"{len(tried)} Gluon launch{'' if len(tried) == 1 else 'es'}"
+    line = (f"--measure, the advice applied: {launches} also timed with every finding of its kernel applied at "
+            f"once (enable(apply_advice=True)); the same binary as written in {len(same)}")
+    if changed:
+        verdicts = Counter(measured_verdict(m.advice_ratio, threshold) for m in changed)
+        modelled = [m.modelled_gain for m in changed if m.modelled_gain]
+        line += (f"; of the {len(changed)} it changed, faster beyond the noise in {verdicts['faster']}, slower in "
+                 f"{verdicts['slower']}, within it in {verdicts['within noise']}; measured gain (ours / advised) "
+                 f"geomean {statistics.geometric_mean(m.advice_ratio for m in changed):.3f}")
+        if modelled:
+            line += f", modelled {statistics.geometric_mean(modelled):.2f}x"
+    if failed:
+        line += f"; not timed advised: {', '.join(f'{m.name} ({m.advised_problem})' for m in failed)}"
     return [line + "."]

@@ -35,14 +35,21 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from math import prod
+
+from ...dialect.attributes import BlockedEncoding
+from ...dialect.linear_layout import LayoutError
 from ...lowering.target import Target, UnknownTarget, target_named
+from ..assign.layout_costs import conversion_cost
+from ..assign.layout_seeds import blocked_encoding
 from ..assign.layout_text import ModuleLines
 from ..assign.pointer_contiguity import PointerAnalysis, pointee_bytes
 from ..framework import ModulePass, PassContext, PassFailure
 from ..gluon.rematerialize import rematerialize_conversions
 from ..gluon.resolve_auto_layouts import modelled_cost
 from ..ir.snapshot import Module, Operation, parse_module
-from .layout_advice import GLOBAL_ACCESS, REPLICATED, SHARED_ACCESS, Finding, _access_cost, advise_module, op_keys
+from .layout_advice import (GLOBAL_ACCESS, REPLICATED, SHARED_ACCESS, Finding, _access_cost, _has_copies, advise_module,
+                            op_keys)
 
 APPLIED_KINDS = (GLOBAL_ACCESS, SHARED_ACCESS, REPLICATED)
 MAX_ROUNDS = 4
@@ -123,6 +130,10 @@ def _one_round(module: Module, text: str, findings: list[Finding], target: Targe
                 own[key] = layout
         elif finding is not None and finding.kind != SHARED_ACCESS:
             own[key] = finding.layout
+    for key, layout in list(own.items()):
+        if layout != ops[key].operands[0].tensor_type.encoding:      # a suggestion, not the author's kept layout
+            old = ops[key].operands[0].tensor_type.encoding
+            own[key] = _cheapest_to_convert(ops[key], layout, variable.get(old, old), module, lines, pointers, target)
     for layout, chosen in variable.items():
         gain = max(f.gain for f in by_op.values() if f.layout == chosen)
         edits.append(f"layout {_short(layout)} -> {_short(chosen)} (the variable; modelled {gain:.2f}x)")
@@ -161,21 +172,94 @@ def _variable_choices(by_op: dict, ops: dict) -> dict[str, str]:
 def _costlier(op: Operation, layout: str, chosen: str, module: Module, lines: ModuleLines, pointers: dict,
               target: Target) -> bool:
     """Whether the load or store ``op`` would cost more in ``chosen`` than in ``layout``."""
+    price = _access_pricer(op, lines, pointers, target)
+    return price is not None and price(chosen) > price(layout)
+
+
+def _access_pricer(op: Operation, lines: ModuleLines, pointers: dict, target: Target):
+    """layout -> the cost of the load or store ``op`` in it (its pointers' contiguity read once);
+    None where the contiguity is unknown."""
     function = op.parent_op
     while function is not None and function.name not in ("tt.func", "func.func"):
         function = function.parent_op
     if function is None:
-        return False
+        return None
     if id(function) not in pointers:
         pointers[id(function)] = PointerAnalysis(lines, lines.header(function), lines.of[id(function)].arguments)
     contiguity = pointers[id(function)].contiguity(op.operands[0])
     if contiguity is None:
-        return False
+        return None
     tensor = op.operands[0].tensor_type
     bits = 8 * pointee_bytes(tensor.element_type)
     shape = tuple(tensor.shape)
-    return _access_cost(chosen, shape, bits, contiguity.dim, contiguity.vector, target) > \
-        _access_cost(layout, shape, bits, contiguity.dim, contiguity.vector, target)
+    return lambda layout: _access_cost(layout, shape, bits, contiguity.dim, contiguity.vector, target)
+
+
+def _cheapest_to_convert(op: Operation, layout: str, other: str, module: Module, lines: ModuleLines,
+                         pointers: dict, target: Target) -> str:
+    """The layout a load or store given its own ``layout`` gets: of ``layout`` and its lane
+    variants (``_lane_variants``) that access memory at no higher cost, the one whose data
+    converts to or from ``other`` (the rest of the kernel's layout) cheapest; ``layout`` on a tie.
+    Why: equally coalesced layouts can differ in the conversion.  A 64x64 f32 transpose loaded in
+    ``[1, 4], [2, 16], [4, 1]`` and stored in ``[4, 1], [16, 2], [1, 4]`` shares no register bit
+    between the two, so its trip through shared memory is 4-byte accesses; the load's lanes split
+    ``[8, 4]`` instead (16-byte rows of 64 bytes: the same sectors) share two register bits with
+    the store's, and both sides move 16 bytes per access, as the expert's ``[4, 8]``/``[8, 4]`` pair."""
+    price = _access_pricer(op, lines, pointers, target)
+    data = op.results[0] if op.name == "tt.load" else op.operands[1] if len(op.operands) > 1 else None
+    if price is None or data is None or data.tensor_type is None or other == layout:
+        return layout
+    shape, bits = tuple(data.tensor_type.shape), data.tensor_type.element.logical_bits
+    limit = price(layout)
+
+    def converting(candidate: str) -> float:
+        if op.name == "tt.load":
+            return conversion_cost(candidate, other, shape, bits, target)
+        return conversion_cost(other, candidate, shape, bits, target)
+    best, best_cost = layout, converting(layout)
+    for candidate in _lane_variants(layout, shape):
+        try:
+            if price(candidate) > limit:
+                continue
+            cost = converting(candidate)
+        except LayoutError:
+            continue
+        if cost < best_cost:
+            best, best_cost = candidate, cost
+    return best
+
+
+def _lane_variants(encoding: str, shape: tuple) -> list[str]:
+    """``encoding`` (a blocked layout) with its lanes dealt otherwise over the dims (powers of
+    two, the same count), elements per thread, warps and order kept; those that hold no element
+    twice.  Example: ``[1, 4], [2, 16], [4, 1]`` on 64x64 -> lanes ``[4, 8]``, ``[8, 4]``,
+    ``[16, 2]`` (``[1, 32]`` tiles 128 columns, ``[32, 1]`` with 4 warps 128 rows: copies)."""
+    attr = blocked_encoding(encoding)
+    if attr is None:
+        return []
+    lanes = prod(attr.threads_per_warp)
+    out = []
+    for split in _power_splits(lanes, attr.rank):
+        if list(split) == list(attr.threads_per_warp):
+            continue
+        text = str(BlockedEncoding(list(attr.size_per_thread), list(split), list(attr.warps_per_cta), list(attr.order)))
+        try:
+            if not _has_copies(text, shape):
+                out.append(text)
+        except LayoutError:
+            continue
+    return out
+
+
+def _power_splits(total: int, rank: int) -> list[tuple]:
+    """Every way to write ``total`` (a power of two) as a product of ``rank`` powers of two."""
+    if rank == 1:
+        return [(total,)]
+    out, first = [], 1
+    while first <= total:
+        out += [(first,) + rest for rest in _power_splits(total // first, rank - 1)]
+        first *= 2
+    return out
 
 
 def _tensor_type(value, encoding: str) -> str:

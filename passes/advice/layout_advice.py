@@ -27,8 +27,8 @@ reads each kernel's TTGIR and prices, with the cost model of ``ll-assign-layouts
 
 Each finding names the op's location, what the layout gives, the layout to write instead as a
 Gluon expression where one exists (``gl.BlockedLayout(...)``), and the modelled gain (the cost
-model's cost now over its cost with the suggestion, loop-weighted).  Modelled, not measured:
-``--measure`` times the kernels as written.
+model's cost now over its cost with the suggestion, loop-weighted).  Modelled; ``report
+--measure`` on a GPU also times each Gluon kernel with its advice applied (``tools.launch_timing``).
 """
 
 from __future__ import annotations

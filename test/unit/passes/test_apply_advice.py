@@ -36,8 +36,10 @@ def _empty_triton_cache(tmp_path, monkeypatch):
 
 @gluon.jit
 def transpose_by_hand(src, dst, M, N, BM: gl.constexpr, BN: gl.constexpr):
-    # the two expressions the advice gives for the newcomer's transpose, written by hand
-    load_layout: gl.constexpr = gl.BlockedLayout([1, 4], [2, 16], [4, 1], [1, 0])
+    # the advice for the newcomer's transpose written by hand: the store's suggestion, and the
+    # load's suggestion ([1, 4], [2, 16], ...) with its lanes split [8, 4] (the same sectors; the
+    # conversion to the store's layout then moves 16 bytes per shared access: _cheapest_to_convert)
+    load_layout: gl.constexpr = gl.BlockedLayout([1, 4], [8, 4], [4, 1], [1, 0])
     store_layout: gl.constexpr = gl.BlockedLayout([4, 1], [16, 2], [1, 4], [0, 1])
     pm = gl.program_id(0) * BM
     pn = gl.program_id(1) * BN
@@ -120,7 +122,24 @@ def test_enable_apply_advice_compiles_the_newcomers_transpose_with_16_byte_acces
         ptx = triton.compile(_newcomer("transpose"), target=SM90).asm["ptx"]
     assert (stock.count("ld.global.v4"), stock.count("st.global.v4")) == (0, 0)
     assert (ptx.count("ld.global.v4"), ptx.count("st.global.v4")) == (8, 8)
+    # the conversion between the load's and the store's layouts: 16 bytes per shared access, as
+    # the expert's transpose (gluon_forms_builtin.py), not 32 scalar stores and loads
+    assert (ptx.count("st.shared.v4"), ptx.count("ld.shared.v4")) == (8, 8)
+    assert ptx.count("st.shared.b32") == ptx.count("ld.shared.b32") == 0
     assert linear_layouts.stats().advice_applied == before + 1
+
+
+def test_lane_variants_keep_elements_warps_and_order_and_hold_no_copies():
+    from linear_layouts.passes.advice.apply_advice import _lane_variants, _power_splits
+    assert _power_splits(8, 2) == [(1, 8), (2, 4), (4, 2), (8, 1)]
+    assert len(_power_splits(32, 3)) == 21 and all(a * b * c == 32 for a, b, c in _power_splits(32, 3))
+    variants = _lane_variants("#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [2, 16], "
+                              "warpsPerCTA = [4, 1], order = [1, 0]}>", (64, 64))
+    # [1, 32] would tile 128 columns of 64, [32, 1] with 4 warps 128 rows (copies); [2, 16] is the layout itself
+    assert [v.split("threadsPerWarp = ")[1].split("]")[0] + "]" for v in variants] == ["[4, 8]", "[8, 4]", "[16, 2]"]
+    assert all("sizePerThread = [1, 4]" in v and "warpsPerCTA = [4, 1]" in v and "order = [1, 0]" in v
+               for v in variants)
+    assert _lane_variants("#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [0]}>", (64,)) == []
 
 
 def test_gap_recovery_in_geomean_terms():
