@@ -12,7 +12,8 @@ A conversion qualifies when its operand is an integer or pointer tensor computed
 that read no memory and whose layouts follow one another by the rules below, from scalars:
 
 * ``tt.make_range``, ``tt.splat`` of a scalar, a splat ``arith.constant``: the leaves;
-* ``tt.broadcast``, ``tt.addptr`` and ``arith`` integer ops: operands in the result's layout;
+* ``tt.broadcast``, ``tt.addptr``, ``arith`` integer ops and ``arith.cmpi`` (a mask): operands in
+  the result's layout;
 * ``tt.expand_dims`` on axis ``a``: its operand in ``#ttg.slice<{dim = a, parent = L}>``;
 * ``ttg.convert_layout``: its operand recomputed in the layout needed (no copy of the op).
 
@@ -44,7 +45,7 @@ _LEAVES = frozenset({"tt.make_range", "tt.splat", "arith.constant"})
 _SAME_LAYOUT = frozenset({"tt.broadcast", "tt.addptr", "arith.addi", "arith.subi", "arith.muli", "arith.divsi",
                           "arith.divui", "arith.remsi", "arith.remui", "arith.andi", "arith.ori", "arith.xori",
                           "arith.shli", "arith.shrsi", "arith.shrui", "arith.extsi", "arith.extui", "arith.trunci",
-                          "arith.minsi", "arith.maxsi", "arith.minui", "arith.maxui"})
+                          "arith.minsi", "arith.maxsi", "arith.minui", "arith.maxui", "arith.cmpi"})
 _AXIS = re.compile(r"\baxis = (\d+)")
 
 

@@ -247,3 +247,39 @@ def test_random_programs_made_automatic_compile_to_ptx(seed, tmp_path):
                           "--emit", "ptx"], capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr[-2000:]
     assert ".entry random" in run.stdout
+
+
+_MASK_CONVERTED = """\
+#A = #ttg.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+#B = #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.target = "cuda:90", "ttg.threads-per-warp" = 32 : i32} {
+  tt.func public @masked(%p: !tt.ptr<f32>, %n: i32) {
+    %r = tt.make_range {end = 512 : i32, start = 0 : i32} : tensor<512xi32, #A>
+    %s = tt.splat %n : i32 -> tensor<512xi32, #A>
+    %m = arith.cmpi slt, %r, %s : tensor<512xi32, #A>
+    %c = ttg.convert_layout %m : tensor<512xi1, #A> -> tensor<512xi1, #B>
+    %rb = tt.make_range {end = 512 : i32, start = 0 : i32} : tensor<512xi32, #B>
+    %ps = tt.splat %p : !tt.ptr<f32> -> tensor<512x!tt.ptr<f32>, #B>
+    %q = tt.addptr %ps, %rb : tensor<512x!tt.ptr<f32>, #B>, tensor<512xi32, #B>
+    %v = tt.load %q, %c : tensor<512x!tt.ptr<f32>, #B>
+    tt.store %q, %v, %c : tensor<512x!tt.ptr<f32>, #B>
+    tt.return
+  }
+}
+"""
+
+
+def test_a_converted_mask_is_computed_again_in_the_layout_it_is_needed_in():
+    """A comparison of index vectors (a load's mask) is recomputed like the indices it compares:
+    converting an i1 tensor costs a trip through shared memory (Triton's memcpy_2d_inout tutorial,
+    advised, converted its mask so: 32 st.shared + 32 ld.shared, 2 barriers)."""
+    from linear_layouts.passes.gluon.rematerialize import rematerialize_conversions
+    module = parse_module(_MASK_CONVERTED, "mask.mlir", safe=False)
+    assert rematerialize_conversions(module) == 1
+    module.canonicalize()
+    text = module.print()
+    assert "ttg.convert_layout" not in text
+    # the mask is compared in the load's layout (#B, one element a thread), and #A is gone
+    assert "arith.cmpi slt, %0, %1 : tensor<512xi32, #blocked>" in text
+    assert text.split("module")[0].strip() == ("#blocked = #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], "
+                                               "warpsPerCTA = [4], order = [0]}>")
