@@ -46,7 +46,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from checkout import geomean, make_package_importable  # noqa: E402
+from harness.checkout import geomean, make_package_importable  # noqa: E402
 
 WITHIN = 1.03
 Z = 2.0

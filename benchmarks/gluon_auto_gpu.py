@@ -4,9 +4,10 @@ expert's layouts and a newcomer's: on the GPU (issue 44, Build 3).
     python benchmarks/gluon_auto_gpu.py --out benchmarks/results      # H100/H200: times
     python benchmarks/gluon_auto_gpu.py --dry                          # CPU: compile every form for sm_90
 
-The kernels and their three forms (one rule, stated in ``gluon_auto_kernels.py`` before
-measuring): copy, transpose, column sum, row softmax.  Modes, each in its own process with an
-empty Triton cache, alternated for ``--rounds`` rounds (``mode_rounds``):
+The kernels and their three forms (one rule, stated in ``harness/gluon_auto_kernels.py`` before
+measuring): copy, transpose, column sum, row softmax.  Modes (``harness/gluon_modes.py``), each
+in its own process with an empty Triton cache, alternated for ``--rounds`` rounds
+(``harness/mode_rounds.py``):
 
 * ``expert``: the expert form, stock Triton;
 * ``auto_ours``: the auto form with ``linear_layouts.enable(resolve_auto_layouts=True)``
@@ -31,25 +32,12 @@ import statistics
 import sys
 import warnings
 
-MODES = ("expert", "auto_ours", "auto_triton", "newcomer")
-FORM_OF = {"expert": "expert", "auto_ours": "auto", "auto_triton": "auto", "newcomer": "newcomer"}
+from harness.checkout import make_package_importable
+from harness.gluon_modes import FORM_OF, MODES, enable_for
+
 COPY_N = 64 * 1024 * 1024
 M, N = 8192, 8192
 SOFTMAX_M = 8192
-
-
-def _setup():
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from checkout import make_package_importable
-    make_package_importable()
-
-
-def _enable_for(mode: str) -> None:
-    import linear_layouts
-    if mode == "auto_ours":
-        linear_layouts.enable(resolve_auto_layouts=True)
-    else:
-        linear_layouts.disable()
 
 
 def _first_line(error: BaseException, stderr: str = "") -> str:
@@ -81,14 +69,14 @@ def _inputs(case, torch):
 
 def child(mode: str, out_path: str) -> None:
     """Compile and time every case in one mode; write times, outputs' digests and errors."""
-    _setup()
+    make_package_importable()
     import torch
     import triton
 
     import linear_layouts
-    from gluon_auto_kernels import WARPS, cases
+    from harness.gluon_auto_kernels import WARPS, cases
     from linear_layouts.passes.ir.diagnostics import CapturedStderr
-    _enable_for(mode)
+    enable_for(mode)
     torch.manual_seed(0)
     results = {}
     for case in cases():
@@ -164,7 +152,7 @@ def render(rows: list[dict], rounds: int, device: str, versions: str) -> str:
     lines = ["# Gluon's automatic layouts on the GPU: ours, Triton's, an expert's, a newcomer's", "",
              f"- {device}; {versions}",
              f"- command: `python benchmarks/gluon_auto_gpu.py --rounds {rounds}`; forms made by the rule in "
-             "`benchmarks/gluon_auto_kernels.py` before measuring; medians over rounds of `do_bench` medians; "
+             "`benchmarks/harness/gluon_auto_kernels.py` before measuring; medians over rounds of `do_bench` medians; "
              "each mode in its own process with an empty Triton cache",
              f"- auto with ours / expert: geomean **{geo(ours):.3f}**, worst **{max(ours, default=float('nan')):.3f}** "
              f"over {len(ours)} kernels",
@@ -192,7 +180,7 @@ def render(rows: list[dict], rounds: int, device: str, versions: str) -> str:
 
 def dry() -> list[dict]:
     """Compile every mode's form of every case for sm_90 on the CPU (no launch)."""
-    _setup()
+    make_package_importable()
     import tempfile
 
     import triton
@@ -200,7 +188,7 @@ def dry() -> list[dict]:
     from triton.experimental.gluon._runtime import GluonASTSource
 
     import linear_layouts
-    from gluon_auto_kernels import cases
+    from harness.gluon_auto_kernels import cases
     from linear_layouts.passes.ir.diagnostics import CapturedStderr
     os.environ.setdefault("TRITON_CACHE_DIR", tempfile.mkdtemp(prefix="ll_gluon_auto_dry_"))
     rows = []
@@ -208,7 +196,7 @@ def dry() -> list[dict]:
         aligned = {(i,): [["tt.divisibility", 16]] for i in range(len(case.signature))}
         row = {"name": case.name}
         for mode in MODES:
-            _enable_for(mode)
+            enable_for(mode)
             before = len(linear_layouts.stats().fallbacks)
             source = GluonASTSource(case.kernel, case.signature, {**case.constexprs, **case.layouts[FORM_OF[mode]]},
                                     attrs=aligned)
@@ -255,7 +243,7 @@ def main(argv=None) -> int:
         return 0 if all(r["auto_ours"].startswith("compiles") and "fell back" not in r["auto_ours"] for r in rows) else 1
     import torch
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from mode_rounds import run_mode_rounds
+    from harness.mode_rounds import run_mode_rounds
     runs = run_mode_rounds(__file__, MODES, args.rounds, "ll_gluon_auto_")
     rows = summarize(runs)
     text = render(rows, args.rounds, torch.cuda.get_device_name(), f"triton {triton.__version__}, torch {torch.__version__}")

@@ -15,7 +15,7 @@ conversion, where the chosen plan ranks among the measured ones:
 * chosen / fastest: the chosen plan's time over the fastest of (our candidates + stock);
 * chosen / stock:   the chosen plan's time over stock Triton's.
 
-The cases: every conversion of the TTGIR corpus (``conversions.corpus_cases``: real kernels,
+The cases: every conversion of the TTGIR corpus (``harness.conversion_cases.corpus_cases``: real kernels,
 each at several element widths) and random pairs of blocked layouts (1 to 8 warps, 8 to 64-bit
 elements), from a fixed seed.  Writes plan_choice.json (with each candidate's cost-model
 features, which ``benchmarks/studies/fit_cost_model.py`` fits the model's constants to) and
@@ -35,9 +35,8 @@ import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 
-from checkout import geomean, make_package_importable  # noqa: E402
-from conversions import (ITERATIONS, Case, _wrap, corpus_cases,  # noqa: E402
-                         kernel_ttgir)
+from harness.checkout import geomean, make_package_importable  # noqa: E402
+from harness.conversion_cases import ITERATIONS, Case, _wrap, corpus_cases, kernel_ttgir, pow2_split  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STOCK = -1               # the "rank" of stock Triton's own lowering
@@ -56,19 +55,10 @@ KERNEL_MARGIN = 0.01
 
 # --------------------------------------------------------------------------- cases
 
-def _pow2_split(total: int, parts: int, rng: random.Random) -> list[int]:
-    """``parts`` powers of two whose product is ``total`` (a power of two), at random."""
-    out = [1] * parts
-    while total > 1:
-        out[rng.randrange(parts)] *= 2
-        total //= 2
-    return out
-
-
 def _random_blocked(shape, num_warps, rng: random.Random) -> str:
     rank = len(shape)
-    threads = _pow2_split(32, rank, rng)
-    warps = _pow2_split(num_warps, rank, rng)
+    threads = pow2_split(32, rank, rng)
+    warps = pow2_split(num_warps, rank, rng)
     size = [rng.choice([1, 1, 2, 4, 8]) for _ in range(rank)]
     order = list(range(rank))
     rng.shuffle(order)
@@ -578,7 +568,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     make_package_importable()
     if args.fresh is not None:
-        from plan_contexts import main_fresh
+        from harness.plan_contexts import main_fresh
         return main_fresh(args, argv)
     if args.write_choices:
         return write_choices(args.results, args.write_choices)

@@ -36,7 +36,7 @@ with what stock would do, conversion by conversion.
 
 from __future__ import annotations
 
-import on_path  # noqa: E402,F401  (benchmarks/ on sys.path: checkout.py and the maintained harnesses)
+import on_path  # noqa: E402,F401  (benchmarks/ on sys.path: harness/ and the maintained harnesses)
 import argparse
 import gzip
 import json
@@ -48,7 +48,7 @@ import numpy as np
 from scipy.optimize import minimize
 
 import fit_choice
-from checkout import geomean, make_package_importable  # noqa: E402
+from harness.checkout import geomean, make_package_importable  # noqa: E402
 
 MIX_KEYS = ("shfl", "ld_shared", "st_shared", "ldmatrix", "stmatrix", "bar")
 CONTEXTS = ("chain", "latency")

@@ -1,0 +1,22 @@
+"""The modes both Gluon harnesses time (``gluon_auto_gpu.py``, ``gluon_forms_gpu.py``): which
+form of a kernel each mode compiles, and what the plugin does in it.
+
+* ``expert``: the expert's layouts, stock Triton;
+* ``auto_ours``: the auto form, ``linear_layouts.enable(resolve_auto_layouts=True)``;
+* ``auto_triton``: the auto form, stock Triton (Gluon's own resolution);
+* ``newcomer``: the newcomer form (one element per thread), stock Triton.
+"""
+
+from __future__ import annotations
+
+MODES = ("expert", "auto_ours", "auto_triton", "newcomer")
+FORM_OF = {"expert": "expert", "auto_ours": "auto", "auto_triton": "auto", "newcomer": "newcomer"}
+
+
+def enable_for(mode: str) -> None:
+    """The plugin as ``mode`` has it: on with the resolution for ``auto_ours``, off otherwise."""
+    import linear_layouts
+    if mode == "auto_ours":
+        linear_layouts.enable(resolve_auto_layouts=True)
+    else:
+        linear_layouts.disable()
