@@ -309,6 +309,13 @@ def _partial_slice(L: str, rank: int, kept: list) -> str:
 # --------------------------------------------------------------------------- compiling
 
 
+def release(version_text: str):
+    """The layout conventions of a Triton release, from its version string (a case's layouts
+    read under the release it was measured with)."""
+    from linear_layouts.dialect.conventions import TritonConventions
+    return TritonConventions(tuple(int(x) for x in version_text.split(".")[:2]))
+
+
 def _wrap(values, bits):
     import torch
     mask = (1 << bits) - 1

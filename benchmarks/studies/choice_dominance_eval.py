@@ -54,7 +54,7 @@ def load_cases(paths: list[str]) -> list[dict]:
     """One case per usable measured conversion: our pick (rank 0), its measured ratio to stock,
     the family gate's and the dominance rule's decisions."""
     make_package_importable()
-    from plan_choice import release
+    from harness.conversion_cases import release
     from linear_layouts.dialect.encodings import to_linear_layout
     from linear_layouts.lowering.choosing import fitted_model as choice
     from linear_layouts.lowering.planner import plan_conversion

@@ -5,7 +5,7 @@
         --fresh benchmarks/results/plan_fresh_101.json.gz benchmarks/results/plan_fresh_202.json.gz \
         benchmarks/results/plan_fresh_505_606.json.gz --out benchmarks/results/choice_signal.md
 
-The choice model (``lowering/choosing/fitted_model.py``, fitted by ``fit_choice.py``) keeps our plan in one plan
+The choice model (``lowering/choosing/fitted_model.py``, fitted by ``plan_choice.py fit``, ``harness/fit_choice.py``) keeps our plan in one plan
 family (warp-scope shuffles) and leaves the rest to stock: 84.9% of conversions within 3% of the
 fastest option held out, against 81.7% for stock everywhere; issue 25 asks for 90%.  The idea
 tested here: give the gate stock Triton's own lowering of the pair, so that it compares our pick
@@ -47,7 +47,7 @@ from collections import Counter, defaultdict
 import numpy as np
 from scipy.optimize import minimize
 
-import fit_choice
+from harness import fit_choice
 from harness.checkout import geomean, make_package_importable  # noqa: E402
 
 MIX_KEYS = ("shfl", "ld_shared", "st_shared", "ldmatrix", "stmatrix", "bar")
