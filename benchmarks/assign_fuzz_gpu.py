@@ -54,7 +54,7 @@ import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 
-from checkout import make_package_importable  # noqa: E402
+from harness.checkout import make_package_importable  # noqa: E402
 
 make_package_importable()
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")

@@ -45,7 +45,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 
-from checkout import make_package_importable  # noqa: E402
+from harness.checkout import make_package_importable  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 UNROLL = 32                # instructions per asm block (per loop iteration)

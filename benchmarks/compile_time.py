@@ -1,6 +1,11 @@
 """What the plugin adds to Triton's compile time (CPU only, no GPU needed).
 
     python benchmarks/compile_time.py --out benchmarks/results      # under the triton to measure
+    python benchmarks/compile_time.py corpus --repeats 3 --out benchmarks/results   # Liger-Kernel's 120
+
+``corpus`` measures the TTGIR files of a third-party library instead, stock / ours cold / warm
+(``harness/compile_time_corpus.py``, whose docstring says how; ``corpus --help`` its options).
+Without it:
 
 Every bundled kernel (``examples/kernels.py``) plus one without any ``ttg.convert_layout``
 (``vector_add``) is compiled from its TTIR to an sm_90 cubin, side by side in one process,
@@ -30,10 +35,11 @@ import sys
 import tempfile
 import time
 
-from checkout import geomean, make_package_importable  # noqa: E402
+from harness.checkout import geomean, make_package_importable  # noqa: E402
 
 make_package_importable()
-from compile_time_corpus import PluginClock, cpu_seconds  # noqa: E402
+from harness import compile_time_corpus  # noqa: E402
+from harness.compile_time_corpus import PluginClock, cpu_seconds  # noqa: E402
 os.environ["TRITON_ALWAYS_COMPILE"] = "1"
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 
@@ -69,6 +75,9 @@ def ttir_file(kernel, target, directory: str) -> str:
 
 
 def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["corpus"]:
+        return compile_time_corpus.main(argv[1:])
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
     parser.add_argument("--repeats", type=int, default=7)

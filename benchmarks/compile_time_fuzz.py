@@ -39,7 +39,7 @@ import sys
 import tempfile
 import time
 
-from checkout import make_package_importable  # noqa: E402
+from harness.checkout import make_package_importable  # noqa: E402
 
 make_package_importable()
 

@@ -34,7 +34,7 @@ import time
 from collections import Counter, defaultdict
 from dataclasses import asdict
 
-from checkout import make_package_importable  # noqa: E402
+from harness.checkout import make_package_importable  # noqa: E402
 
 make_package_importable()
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")

@@ -34,34 +34,13 @@ import statistics
 import sys
 import warnings
 
-MODES = ("expert", "auto_ours", "auto_triton", "newcomer", "newcomer_advised")
-FORM_OF = {"expert": "expert", "auto_ours": "auto", "auto_triton": "auto", "newcomer": "newcomer",
-           "newcomer_advised": "newcomer"}
+from harness.checkout import make_package_importable
+from harness.gluon_forms import gap_recovery
+from harness.gluon_modes import FORM_OF, MODES, enable_for
+
 COPY_N = 64 * 1024 * 1024
 M, N = 8192, 8192
 SOFTMAX_M = 8192
-
-
-def _setup():
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from checkout import make_package_importable
-    make_package_importable()
-
-
-def gap_recovery(newcomer, advised):
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from gluon_forms import gap_recovery as recovery
-    return recovery(newcomer, advised)
-
-
-def _enable_for(mode: str) -> None:
-    import linear_layouts
-    if mode == "auto_ours":
-        linear_layouts.enable(resolve_auto_layouts=True)
-    elif mode == "newcomer_advised":
-        linear_layouts.enable(apply_advice=True)
-    else:
-        linear_layouts.disable()
 
 
 def _first_line(error: BaseException, stderr: str = "") -> str:
@@ -93,14 +72,14 @@ def _inputs(case, torch):
 
 def child(mode: str, out_path: str) -> None:
     """Compile and time every case in one mode; write times, outputs' digests and errors."""
-    _setup()
+    make_package_importable()
     import torch
     import triton
 
     import linear_layouts
-    from gluon_auto_kernels import WARPS, cases
+    from harness.gluon_auto_kernels import WARPS, cases
     from linear_layouts.passes.ir.diagnostics import CapturedStderr
-    _enable_for(mode)
+    enable_for(mode)
     torch.manual_seed(0)
     results = {}
     for case in cases():
@@ -178,7 +157,7 @@ def render(rows: list[dict], rounds: int, device: str, versions: str) -> str:
     lines = ["# Gluon's automatic layouts on the GPU: ours, Triton's, an expert's, a newcomer's", "",
              f"- {device}; {versions}",
              f"- command: `python benchmarks/gluon_auto_gpu.py --rounds {rounds}`; forms made by the rule in "
-             "`benchmarks/gluon_auto_kernels.py` before measuring; medians over rounds of `do_bench` medians; "
+             "`benchmarks/harness/gluon_auto_kernels.py` before measuring; medians over rounds of `do_bench` medians; "
              "each mode in its own process with an empty Triton cache",
              f"- auto with ours / expert: geomean **{geo(ours):.3f}**, worst **{max(ours, default=float('nan')):.3f}** "
              f"over {len(ours)} kernels",
@@ -213,7 +192,7 @@ def render(rows: list[dict], rounds: int, device: str, versions: str) -> str:
 
 def dry() -> list[dict]:
     """Compile every mode's form of every case for sm_90 on the CPU (no launch)."""
-    _setup()
+    make_package_importable()
     import tempfile
 
     import triton
@@ -221,7 +200,7 @@ def dry() -> list[dict]:
     from triton.experimental.gluon._runtime import GluonASTSource
 
     import linear_layouts
-    from gluon_auto_kernels import cases
+    from harness.gluon_auto_kernels import cases
     from linear_layouts.passes.ir.diagnostics import CapturedStderr
     os.environ.setdefault("TRITON_CACHE_DIR", tempfile.mkdtemp(prefix="ll_gluon_auto_dry_"))
     rows = []
@@ -229,7 +208,7 @@ def dry() -> list[dict]:
         aligned = {(i,): [["tt.divisibility", 16]] for i in range(len(case.signature))}
         row = {"name": case.name}
         for mode in MODES:
-            _enable_for(mode)
+            enable_for(mode)
             before = len(linear_layouts.stats().fallbacks)
             advised_before = linear_layouts.stats().advice_applied
             source = GluonASTSource(case.kernel, case.signature, {**case.constexprs, **case.layouts[FORM_OF[mode]]},
@@ -280,7 +259,7 @@ def main(argv=None) -> int:
                         for m in ("auto_ours", "newcomer_advised")) else 1
     import torch
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from mode_rounds import run_mode_rounds
+    from harness.mode_rounds import run_mode_rounds
     runs = run_mode_rounds(__file__, MODES, args.rounds, "ll_gluon_auto_")
     rows = summarize(runs)
     text = render(rows, args.rounds, torch.cuda.get_device_name(), f"triton {triton.__version__}, torch {torch.__version__}")

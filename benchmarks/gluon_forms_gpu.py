@@ -5,7 +5,7 @@ compiled and timed side by side (issue 44, Build 3).
     python benchmarks/gluon_forms_gpu.py --dry-run                    # CPU: compile every form for sm_90
 
 The kernels: the selection rule in ``gluon_forms_cases.py`` (8 kernels of the tutorials of triton
-3.6.0, carried in ``.peer-tests/triton/python/tutorials/gluon/``, checked against MANIFEST below,
+3.6.0, carried in ``.peer-tests/triton/python/tutorials/gluon/``, checked against MANIFEST in ``harness/carry_gluon_tutorials.py``,
 plus 2 of our own in ``gluon_forms_builtin.py``).  The forms: the AST rule in ``gluon_forms.py``,
 applied to the whole file (kernels and host code).  Modes:
 
@@ -34,7 +34,6 @@ kernels_only=True)``) compiled for sm_90 with the launch written out in ``compil
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import re
@@ -45,45 +44,11 @@ import warnings
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import gluon_forms  # noqa: E402
-from gluon_forms_cases import TUTORIALS_DIR, Descriptor, Layout, cases  # noqa: E402
-
-MODES = ("expert", "auto_ours", "auto_triton", "newcomer", "newcomer_advised")
-FORM_OF = {"expert": "expert", "auto_ours": "auto", "auto_triton": "auto", "newcomer": "newcomer",
-           "newcomer_advised": "newcomer"}
-
-# The tutorials of the release the GPU machine has (3.6.0): the same commit as
-# triton_language_tests.py's SOURCE (see there how it was identified).
-SOURCE_COMMIT = "4b184cccbb42c3aa5f24e34c39c5358636b3e2bd"
-# carried file (under .peer-tests/triton/python/tutorials/gluon/) -> git blob hash at SOURCE_COMMIT
-MANIFEST = {
-    "01-intro.py": "754208cb17c0c15e1a0ba9ffbe520428012ab777",
-    "02-layouts.py": "537b580e0b3e8fbf78216bc31f220ddaf9b583b2",
-    "03-async-copy.py": "0abe84359d0e2dea579635104be9c1a82e9ad999",
-    "04-tma.py": "bad046fadc7482041c59e36462ba6b705d930d4b",
-    "05-wgmma.py": "bc0f976818724063b35cbaa2f20a766270e8488f",
-    "07-persistence.py": "634415723b6c23e4d4c17db1c2dee0a6c397020d",
-    "08-warp-specialization.py": "56032b091b55ae4cd524bff63ae556d96a134b38",
-}
-
-
-def git_blob_hash(path: str) -> str:
-    with open(path, "rb") as f:
-        data = f.read()
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
-
-
-def check_tutorials(folder: str = TUTORIALS_DIR) -> str | None:
-    """None when every file the cases use is carried with its blob hash; else why not."""
-    needed = sorted({os.path.basename(c.file) for c in cases() if not c.builtin})
-    missing = [n for n in needed if not os.path.exists(os.path.join(folder, n))]
-    if missing:
-        return f"tutorials not carried ({', '.join(missing)} missing in {os.path.relpath(folder)})"
-    wrong = [n for n in needed if git_blob_hash(os.path.join(folder, n)) != MANIFEST[n]]
-    if wrong:
-        return f"carried tutorials differ from triton {SOURCE_COMMIT[:10]}: {', '.join(wrong)}"
-    return None
-
+from harness import gluon_forms  # noqa: E402
+from harness.carry_gluon_tutorials import check_tutorials  # noqa: E402
+from harness.checkout import make_package_importable  # noqa: E402
+from harness.gluon_forms_cases import TUTORIALS_DIR, Descriptor, Layout, cases  # noqa: E402
+from harness.gluon_modes import FORM_OF, MODES, enable_for  # noqa: E402
 
 def selected_cases(names=None):
     """The cases to run and, when the tutorials cannot be used, why (then built-in ones only)."""
@@ -92,21 +57,6 @@ def selected_cases(names=None):
     if names:
         chosen = [c for c in chosen if any(n in c.name for n in names)]
     return chosen, why
-
-
-def _setup():
-    from checkout import make_package_importable
-    make_package_importable()
-
-
-def _enable_for(mode: str) -> None:
-    import linear_layouts
-    if mode == "auto_ours":
-        linear_layouts.enable(resolve_auto_layouts=True)
-    elif mode == "newcomer_advised":
-        linear_layouts.enable(apply_advice=True)
-    else:
-        linear_layouts.disable()
 
 
 _GENERIC = ("Failures have been detected while processing an MLIR pass pipeline", "PassManager::run failed")
@@ -200,7 +150,7 @@ def dry_compile(case, mode: str) -> str:
         return f"no {form} form: {error}"
     except Exception as error:        # the carried tutorials are 3.6's: a later release may lack a name
         return f"does not load: {type(error).__name__}: {_first_line(error)}"
-    _enable_for(mode)
+    enable_for(mode)
     before, resolved_before, advised_before = _fallbacks(), _resolved(), _advised()
     source = GluonASTSource(getattr(module, case.kernel), signature, constexprs, attrs=attrs)
     stderr = None
@@ -214,7 +164,7 @@ def dry_compile(case, mode: str) -> str:
             print(stderr.text if stderr else "(no stderr)", file=sys.stderr)
         return "fails: " + _first_line(error, stderr.text if stderr else "")
     finally:
-        _enable_for("expert")
+        enable_for("expert")
     ptx = compiled.asm["ptx"]
     fell_back = _fallbacks() > before
     if mode == "auto_ours" and not fell_back and _resolved() == resolved_before:
@@ -249,7 +199,7 @@ def access_text(ptx: str) -> str:
 
 
 def dry_run(names=None) -> tuple[list[dict], str | None]:
-    _setup()
+    make_package_importable()
     # an empty cache: a kernel served from the cache would not say whether ours resolved it
     os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="ll_gluon_forms_dry_")
     chosen, why = selected_cases(names)
@@ -259,8 +209,8 @@ def dry_run(names=None) -> tuple[list[dict], str | None]:
 
 def render_dry(rows: list[dict], why: str | None, version: str) -> str:
     lines = ["# Gluon tutorials in three forms: what compiles (CPU, sm_90, no timing)", "",
-             f"- triton {version}; forms by the rule in `benchmarks/gluon_forms.py`, kernels by the rule in "
-             "`benchmarks/gluon_forms_cases.py`",
+             f"- triton {version}; forms by the rule in `benchmarks/harness/gluon_forms.py`, kernels by the rule in "
+             "`benchmarks/harness/gluon_forms_cases.py`",
              "- command: `python benchmarks/gluon_forms_gpu.py --dry-run`"]
     if why:
         lines.append(f"- **{why}**: built-in kernels only")
@@ -305,7 +255,7 @@ def run_case(case, rounds: int, torch, triton, tests: bool = True) -> dict:
         except Exception as error:
             record["error"] = f"does not load: {type(error).__name__}: {_first_line(error)}"
             continue
-        _enable_for(mode)
+        enable_for(mode)
         before, resolved_before, advised_before = _fallbacks(), _resolved(), _advised()
         if tests:
             record["tests"] = _run_tests(module, case, text)
@@ -341,11 +291,11 @@ def run_case(case, rounds: int, torch, triton, tests: bool = True) -> dict:
             # The plugin's setting is part of every kernel's cache key (switching it clears the
             # in-memory kernels): each mode is timed with its own setting, after one launch that
             # takes its kernel back from the disk cache.
-            _enable_for(mode)
+            enable_for(mode)
             launches[mode]()
             torch.cuda.synchronize()
             row["modes"][mode]["ms"].append(triton.testing.do_bench(launches[mode], warmup=25, rep=100))
-    _enable_for("expert")
+    enable_for("expert")
     for mode in launches:
         row["modes"][mode]["median_ms"] = statistics.median(row["modes"][mode]["ms"])
     launches.clear()                 # the launches hold the tensors
@@ -388,7 +338,7 @@ def render_gpu(rows: list[dict], why, rounds: int, device: str, versions: str, c
              "a newcomer's", "",
              f"- {device}; {versions}",
              f"- command: `{command or f'python benchmarks/gluon_forms_gpu.py --rounds {rounds}'}`; kernels by the rule in "
-             "`benchmarks/gluon_forms_cases.py`, forms by the rule in `benchmarks/gluon_forms.py` (both stated "
+             "`benchmarks/harness/gluon_forms_cases.py`, forms by the rule in `benchmarks/harness/gluon_forms.py` (both stated "
              "before measuring); each kernel's modes side by side in one process, median over rounds of "
              "`do_bench` medians; outputs compared bit for bit with the expert's; the file's own test over all "
              "its parametrizations in every mode"]
@@ -418,7 +368,7 @@ def render_gpu(rows: list[dict], why, rounds: int, device: str, versions: str, c
 
 def gpu_run(args, argv=None) -> int:
     os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="ll_gluon_forms_")   # empty: see dry_run
-    _setup()
+    make_package_importable()
     import torch
     import triton
     sys.path.insert(0, TUTORIALS_DIR)        # a tutorial may import another at the top

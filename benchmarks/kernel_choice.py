@@ -35,14 +35,14 @@ import sys
 import tempfile
 import warnings
 
-from checkout import make_package_importable  # noqa: E402
+from harness.checkout import make_package_importable  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def conversions_of(kernel_text: str, name: str):
     """The distinct conversions of a kernel's TTGIR, as Cases (one per (src, dst, shape, bits))."""
-    from conversions import converts_in
+    from harness.conversion_cases import converts_in
 
     distinct = {}
     for _, case in converts_in(kernel_text, name):

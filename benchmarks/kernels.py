@@ -27,7 +27,7 @@ from typing import Callable
 
 import triton
 
-from checkout import geomean, make_package_importable  # noqa: E402
+from harness.checkout import geomean, make_package_importable  # noqa: E402
 
 make_package_importable()
 

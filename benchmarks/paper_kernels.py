@@ -65,7 +65,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from checkout import geomean, make_package_importable  # noqa: E402
+from harness.checkout import geomean, make_package_importable  # noqa: E402
 import kernels as suite  # noqa: E402  (the kernel suite's harness: run_mode, MODES)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

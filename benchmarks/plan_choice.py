@@ -3,6 +3,11 @@ side by side on the GPU.
 
     python benchmarks/plan_choice.py --out benchmarks/results        # on a GPU machine
     python benchmarks/plan_choice.py --dry-run --limit 5              # CPU: plan and compile only
+    python benchmarks/plan_choice.py fit RUN.json.gz ... --out choice_fit.md --write MODEL.json  # CPU
+
+``--fresh``/``--train`` time fresh draws as a kernel sees them (``harness/plan_contexts.py``);
+``fit`` fits the choice model to ``--train`` runs (``harness/fit_choice.py``, whose docstring
+says how); ``--write-choices`` writes the measured table.  Without them:
 
 For each conversion the planner builds its candidates (warp shuffles with and without packing,
 shared memory with each pair of store/load instructions, ...), verifies them and ranks them by
@@ -15,8 +20,8 @@ conversion, where the chosen plan ranks among the measured ones:
 * chosen / fastest: the chosen plan's time over the fastest of (our candidates + stock);
 * chosen / stock:   the chosen plan's time over stock Triton's.
 
-The cases: every conversion of the TTGIR corpus (``conversions.corpus_cases``: real kernels,
-each at several element widths) and random pairs of blocked layouts (1 to 8 warps, 8 to 64-bit
+The cases: every conversion of the TTGIR corpus (``harness.conversion_cases.corpus_cases``: real
+kernels, each at several element widths) and random pairs of blocked layouts (1 to 8 warps, 8 to 64-bit
 elements), from a fixed seed.  Writes plan_choice.json (with each candidate's cost-model
 features, which ``benchmarks/studies/fit_cost_model.py`` fits the model's constants to) and
 plan_choice.md into --out, with the GPU name and the Triton and torch versions.
@@ -35,9 +40,9 @@ import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 
-from checkout import geomean, make_package_importable  # noqa: E402
-from conversions import (ITERATIONS, Case, _wrap, corpus_cases,  # noqa: E402
-                         kernel_ttgir)
+from harness.checkout import geomean, make_package_importable  # noqa: E402
+from harness.conversion_cases import (ITERATIONS, Case, _wrap, corpus_cases, kernel_ttgir, pow2_split,  # noqa: E402
+                                     release)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STOCK = -1               # the "rank" of stock Triton's own lowering
@@ -56,19 +61,10 @@ KERNEL_MARGIN = 0.01
 
 # --------------------------------------------------------------------------- cases
 
-def _pow2_split(total: int, parts: int, rng: random.Random) -> list[int]:
-    """``parts`` powers of two whose product is ``total`` (a power of two), at random."""
-    out = [1] * parts
-    while total > 1:
-        out[rng.randrange(parts)] *= 2
-        total //= 2
-    return out
-
-
 def _random_blocked(shape, num_warps, rng: random.Random) -> str:
     rank = len(shape)
-    threads = _pow2_split(32, rank, rng)
-    warps = _pow2_split(num_warps, rank, rng)
+    threads = pow2_split(32, rank, rng)
+    warps = pow2_split(num_warps, rank, rng)
     size = [rng.choice([1, 1, 2, 4, 8]) for _ in range(rank)]
     order = list(range(rank))
     rng.shuffle(order)
@@ -377,12 +373,6 @@ def write_report(rows, out, environment, argv):
 
 # --------------------------------------------------------------------------- the measured-choice table
 
-def release(version_text: str):
-    """The layout conventions of a Triton release, from its version string."""
-    from linear_layouts.dialect.conventions import TritonConventions
-    return TritonConventions(tuple(int(x) for x in version_text.split(".")[:2]))
-
-
 def installed_release():
     import triton
     return release(triton.__version__)
@@ -543,6 +533,10 @@ def same_ptx(results_path: str, random_count: int) -> int:
 
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["fit"]:           # the choice model from --train runs (CPU): harness/fit_choice.py
+        make_package_importable()
+        from harness import fit_choice
+        return fit_choice.main(argv[1:])
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", default=os.path.join(REPO, "benchmarks", "results"))
     parser.add_argument("--dry-run", action="store_true", help="plan and compile only (no GPU needed)")
@@ -578,7 +572,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     make_package_importable()
     if args.fresh is not None:
-        from plan_contexts import main_fresh
+        from harness.plan_contexts import main_fresh
         return main_fresh(args, argv)
     if args.write_choices:
         return write_choices(args.results, args.write_choices)

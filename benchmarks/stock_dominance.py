@@ -36,7 +36,7 @@ import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 
-from checkout import make_package_importable  # noqa: E402
+from harness.checkout import make_package_importable  # noqa: E402
 
 DEFAULT_TARGETS = ("sm_90", "sm_80", "gfx942")
 

@@ -135,7 +135,7 @@ from .ir.snapshot import Module, Operation, in_loop
 # ``ttg.local_load`` / ``ttg.local_store`` / ``ttg.local_alloc`` with a source done by our own
 # island) are opt-in (``only=...,local_load,local_store,local_alloc``).  The rule for turning one
 # on: no kernel with more CTA barriers in its PTX than stock Triton (in all or inside loops), and
-# GPU time within noise of stock.  benchmarks/local_ops_barriers.py (every kernel of the paper and
+# GPU time within noise of stock.  benchmarks/studies/local_ops_barriers.py (every kernel of the paper and
 # kernel suites, sm_90 and sm_80, triton 3.6 and 3.9; results/local_ops_barriers.md) finds none
 # that qualifies: local loads leave more barriers than stock in 17 (3.6) / 24 (3.9) of 85 kernel x
 # target compiles (guards kept around the int4 gemms' and the mma v2 attention's loads), though

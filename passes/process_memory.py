@@ -14,7 +14,7 @@ Two kinds of memory:
   the installed Triton's release and conventions.  Every compile uses them alike.
 
 :func:`forget_kernels` empties the first kind, so that a benchmark of a *cold* compile
-(``benchmarks/compile_time.py``, ``benchmarks/compile_time_corpus.py``) measures what the first
+(``benchmarks/compile_time.py``, ``benchmarks/harness/compile_time_corpus.py``) measures what the first
 compile of a kernel costs, not its repeats.  Every ``functools.lru_cache`` of the package is
 found by looking, not listed by hand, so a cache added later is forgotten too unless it is one
 of :data:`PROCESS_DATA`.

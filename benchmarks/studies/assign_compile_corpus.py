@@ -17,7 +17,7 @@ never make a kernel fail that Triton compiles.  Files the installed Triton canno
 
 from __future__ import annotations
 
-import on_path  # noqa: E402,F401  (benchmarks/ on sys.path: checkout.py and the maintained harnesses)
+import on_path  # noqa: E402,F401  (benchmarks/ on sys.path: harness/ and the maintained harnesses)
 import argparse
 import glob
 import os

@@ -23,7 +23,7 @@ Until ``linear_layouts.passes.assign.assign_layouts`` exists the script says so 
 
 from __future__ import annotations
 
-import on_path  # noqa: E402,F401  (benchmarks/ on sys.path: checkout.py and the maintained harnesses)
+import on_path  # noqa: E402,F401  (benchmarks/ on sys.path: harness/ and the maintained harnesses)
 import argparse
 import glob
 import importlib
@@ -36,7 +36,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from checkout import make_package_importable  # noqa: E402
+from harness.checkout import make_package_importable  # noqa: E402
 
 REPO = on_path.REPO
 CORPUS = os.path.join(REPO, "test", "lit", "corpus")

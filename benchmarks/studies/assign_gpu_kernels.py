@@ -32,7 +32,7 @@ Triton's TTGIR, before anything is timed: see ``assign_gpu.py --select``.
 
 from __future__ import annotations
 
-import on_path  # noqa: E402,F401  (benchmarks/ on sys.path: checkout.py and the maintained harnesses)
+import on_path  # noqa: E402,F401  (benchmarks/ on sys.path: harness/ and the maintained harnesses)
 import os
 import sys
 
@@ -41,7 +41,7 @@ import triton
 import triton.language as tl
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from checkout import make_package_importable  # noqa: E402
+from harness.checkout import make_package_importable  # noqa: E402
 
 make_package_importable()
 from paper_kernels import PaperCase, Tensor, _normal, _strides  # noqa: E402

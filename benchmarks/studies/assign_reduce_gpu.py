@@ -11,7 +11,7 @@ few rows per program Triton's layout puts the warps along the row, so every row 
 cross-warp stage.
 
 Modes, each in its own process with its own empty Triton cache, alternated for ``--rounds``
-rounds (the order rotating each round, `benchmarks/mode_rounds.py`): ``stock`` (Triton alone) and ``ours``
+rounds (the order rotating each round, `benchmarks/harness/mode_rounds.py`): ``stock`` (Triton alone) and ``ours``
 (``enable(assign_layouts=True)``).  Per configuration: the median of ``do_bench`` medians, the
 outputs bit-identical to stock's, whether the assignment changed the kernel (conversions in its
 TTGIR), and stock against itself (its first round against its last) as the noise.
@@ -19,7 +19,7 @@ TTGIR), and stock against itself (its first round against its last) as the noise
 
 from __future__ import annotations
 
-import on_path  # noqa: E402,F401  (benchmarks/ on sys.path: checkout.py and the maintained harnesses)
+import on_path  # noqa: E402,F401  (benchmarks/ on sys.path: harness/ and the maintained harnesses)
 import argparse
 import json
 import os
@@ -57,7 +57,7 @@ def dry(out_dir: str) -> int:
     """No GPU: compile every configuration for sm_90 with the installed Triton and say what the
     default assignment would do to stock's TTGIR (``assign_reduce_dry.md``)."""
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from checkout import make_package_importable
+    from harness.checkout import make_package_importable
     make_package_importable()
     import triton
     from triton.backends.compiler import GPUTarget
@@ -93,7 +93,7 @@ def dry(out_dir: str) -> int:
 def child(mode: str, out_path: str) -> None:
     """Compile and time every configuration in one mode; write times and output checksums."""
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from checkout import make_package_importable
+    from harness.checkout import make_package_importable
     make_package_importable()
     import torch
     import triton
@@ -142,7 +142,7 @@ def main(argv=None) -> int:
         return 0
     import torch
     import triton
-    from mode_rounds import run_mode_rounds
+    from harness.mode_rounds import run_mode_rounds
     runs = run_mode_rounds(__file__, ("stock", "ours"), args.rounds, "ll_assign_reduce_")
     rows, ratios, noise = [], [], []
     for name in runs["stock"][0]:

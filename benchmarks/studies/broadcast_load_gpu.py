@@ -23,7 +23,7 @@ round over its first) as the noise.
 
 from __future__ import annotations
 
-import on_path  # noqa: E402,F401  (benchmarks/ on sys.path: checkout.py and the maintained harnesses)
+import on_path  # noqa: E402,F401  (benchmarks/ on sys.path: harness/ and the maintained harnesses)
 import argparse
 import json
 import os
@@ -45,7 +45,7 @@ PIPELINES = {"ours": "ll-assign-layouts{memory_ops=true},ll-lower-conversions",
 def child(mode: str, out_path: str) -> None:
     """Compile and time every configuration in one mode; write times, converts and checksums."""
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from checkout import make_package_importable
+    from harness.checkout import make_package_importable
     make_package_importable()
     import torch
     import triton
@@ -156,7 +156,7 @@ def main(argv=None) -> int:
         return 0
     import torch
     import triton
-    from mode_rounds import run_mode_rounds
+    from harness.mode_rounds import run_mode_rounds
     runs = run_mode_rounds(__file__, MODES, args.rounds, "ll_broadcast_load_")
     rows = summarize(runs)
     text = render(rows, args.rounds, torch.cuda.get_device_name(),

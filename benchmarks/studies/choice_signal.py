@@ -5,7 +5,7 @@
         --fresh benchmarks/results/plan_fresh_101.json.gz benchmarks/results/plan_fresh_202.json.gz \
         benchmarks/results/plan_fresh_505_606.json.gz --out benchmarks/results/choice_signal.md
 
-The choice model (``lowering/choosing/fitted_model.py``, fitted by ``fit_choice.py``) keeps our plan in one plan
+The choice model (``lowering/choosing/fitted_model.py``, fitted by ``plan_choice.py fit``, ``harness/fit_choice.py``) keeps our plan in one plan
 family (warp-scope shuffles) and leaves the rest to stock: 84.9% of conversions within 3% of the
 fastest option held out, against 81.7% for stock everywhere; issue 25 asks for 90%.  The idea
 tested here: give the gate stock Triton's own lowering of the pair, so that it compares our pick
@@ -36,7 +36,7 @@ with what stock would do, conversion by conversion.
 
 from __future__ import annotations
 
-import on_path  # noqa: E402,F401  (benchmarks/ on sys.path: checkout.py and the maintained harnesses)
+import on_path  # noqa: E402,F401  (benchmarks/ on sys.path: harness/ and the maintained harnesses)
 import argparse
 import gzip
 import json
@@ -47,8 +47,8 @@ from collections import Counter, defaultdict
 import numpy as np
 from scipy.optimize import minimize
 
-import fit_choice
-from checkout import geomean, make_package_importable  # noqa: E402
+from harness import fit_choice
+from harness.checkout import geomean, make_package_importable  # noqa: E402
 
 MIX_KEYS = ("shfl", "ld_shared", "st_shared", "ldmatrix", "stmatrix", "bar")
 CONTEXTS = ("chain", "latency")

@@ -39,7 +39,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from checkout import geomean, make_package_importable  # noqa: E402
+from harness.checkout import geomean, make_package_importable  # noqa: E402
 
 CONTEXTS = ("chain", "latency")
 MIX_KEYS = ("shfl", "ld_shared", "st_shared", "ldmatrix", "stmatrix", "bar")

@@ -31,7 +31,7 @@ Writes ``conversion_headroom_gpu.md`` and ``.json.gz`` into ``--out``.
 
 from __future__ import annotations
 
-import on_path  # noqa: E402,F401  (benchmarks/ on sys.path: checkout.py and the maintained harnesses)
+import on_path  # noqa: E402,F401  (benchmarks/ on sys.path: harness/ and the maintained harnesses)
 import argparse
 import gzip
 import json
@@ -43,7 +43,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from checkout import geomean, make_package_importable  # noqa: E402
+from harness.checkout import geomean, make_package_importable  # noqa: E402
 
 make_package_importable()
 

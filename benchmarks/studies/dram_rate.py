@@ -29,7 +29,7 @@ beside the target's other measured constants.
 
 from __future__ import annotations
 
-import on_path  # noqa: E402,F401  (benchmarks/ on sys.path: checkout.py and the maintained harnesses)
+import on_path  # noqa: E402,F401  (benchmarks/ on sys.path: harness/ and the maintained harnesses)
 import argparse
 import json
 import os

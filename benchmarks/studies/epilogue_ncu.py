@@ -5,10 +5,10 @@
 (first profiled launch: stock; second: ours).  See benchmarks/studies/epilogue_probe.py for why.
 """
 
-import on_path  # noqa: E402,F401  (benchmarks/ on sys.path: checkout.py and the maintained harnesses)
+import on_path  # noqa: E402,F401  (benchmarks/ on sys.path: harness/ and the maintained harnesses)
 import os
 
-from checkout import make_package_importable
+from harness.checkout import make_package_importable
 
 make_package_importable()
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")

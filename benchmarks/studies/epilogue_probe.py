@@ -15,13 +15,13 @@ conversions, side by side in one run:
 
 from __future__ import annotations
 
-import on_path  # noqa: E402,F401  (benchmarks/ on sys.path: checkout.py and the maintained harnesses)
+import on_path  # noqa: E402,F401  (benchmarks/ on sys.path: harness/ and the maintained harnesses)
 import argparse
 import json
 import os
 import sys
 
-from checkout import make_package_importable
+from harness.checkout import make_package_importable
 
 VARIANTS = {
     "stock": None,

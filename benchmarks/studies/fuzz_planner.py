@@ -11,7 +11,7 @@ printed (layouts, width, target) and the exit status is 1.  Generators are those
 
 from __future__ import annotations
 
-import on_path  # noqa: E402,F401  (benchmarks/ on sys.path: checkout.py and the maintained harnesses)
+import on_path  # noqa: E402,F401  (benchmarks/ on sys.path: harness/ and the maintained harnesses)
 import argparse
 import multiprocessing
 import os

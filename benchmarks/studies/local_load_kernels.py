@@ -22,14 +22,14 @@ Every mode is timed ``--rounds`` times (default 5) in a rotated order; the media
 
 from __future__ import annotations
 
-import on_path  # noqa: E402,F401  (benchmarks/ on sys.path: checkout.py and the maintained harnesses)
+import on_path  # noqa: E402,F401  (benchmarks/ on sys.path: harness/ and the maintained harnesses)
 import argparse
 import json
 import os
 import sys
 import tempfile
 
-from checkout import geomean, make_package_importable  # noqa: E402
+from harness.checkout import geomean, make_package_importable  # noqa: E402
 
 REPO = on_path.REPO
 KERNELS = ("matmul_fp16", "int4_matmul", "attention", "matmul_fp8")

@@ -1,8 +1,8 @@
 """Puts ``benchmarks/`` on ``sys.path`` for the studies in this folder.
 
 A study runs as ``python benchmarks/studies/<name>.py``, so Python puts this folder first on the
-path; its imports of ``checkout`` (the package from this checkout) and of the maintained
-harnesses (``paper_kernels``, ``kernels``, ``plan_contexts``, ...) live one folder up.
+path; its imports of ``harness`` (``harness.checkout``: the package from this checkout) and of
+the maintained harnesses (``paper_kernels``, ``kernels``, ``plan_choice``, ...) live one folder up.
 ``RESULTS`` is where the studies write by default, as the harnesses do.
 """
 

@@ -16,7 +16,7 @@ Triton's bank conflicts are not observable without a GPU profiler; ours are exac
 
 from __future__ import annotations
 
-import on_path  # noqa: E402,F401  (benchmarks/ on sys.path: checkout.py and the maintained harnesses)
+import on_path  # noqa: E402,F401  (benchmarks/ on sys.path: harness/ and the maintained harnesses)
 import argparse
 import json
 import os

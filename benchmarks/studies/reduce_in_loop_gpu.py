@@ -26,7 +26,7 @@ itself as the noise.  The report's verdict is about the model: does a predicted 
 
 from __future__ import annotations
 
-import on_path  # noqa: E402,F401  (benchmarks/ on sys.path: checkout.py and the maintained harnesses)
+import on_path  # noqa: E402,F401  (benchmarks/ on sys.path: harness/ and the maintained harnesses)
 import argparse
 import json
 import os
@@ -125,7 +125,7 @@ def predictions() -> dict[str, dict]:
     16-byte aligned, as a launch specializes them (without it the loads are not vectorized and
     the model sees another kernel); the GPU run models the TTGIR of the kernel it launched.)"""
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from checkout import make_package_importable
+    from harness.checkout import make_package_importable
     make_package_importable()
     import triton
     from triton.backends.compiler import GPUTarget
@@ -186,7 +186,7 @@ def dry(out_dir: str) -> int:
 def child(mode: str, out_path: str) -> None:
     """Compile and time every configuration in one mode; write times and output checksums."""
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from checkout import make_package_importable
+    from harness.checkout import make_package_importable
     make_package_importable()
     import torch
     import triton
@@ -243,7 +243,7 @@ def main(argv=None) -> int:
         return 0
     import torch
     import triton
-    from mode_rounds import run_mode_rounds
+    from harness.mode_rounds import run_mode_rounds
     modes = MODES if args.set == "first" else HELDOUT_MODES
     runs = run_mode_rounds(__file__, modes, args.rounds, "ll_reduce_in_loop_")
     rows = []

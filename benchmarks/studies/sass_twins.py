@@ -21,7 +21,7 @@ its candidates since) is reported and left out of the totals.
 
 **Contexts** (``--kinds``): ``chain``, the timed kernel of ``plan_contexts.chain_ttgir`` (A -> B
 -> A in a loop, the return trip stock's in both compiles), and ``single``,
-``conversions.kernel_ttgir`` (A -> B in a loop, added to an accumulator).
+``harness.conversion_cases.kernel_ttgir`` (A -> B in a loop, added to an accumulator).
 
 **Counts per loop iteration**: ptxas unrolls the 256- or 1024-iteration loop by a factor of its
 own choosing, often different for stock and ours; so the loop body (the span of the last
@@ -35,7 +35,7 @@ Run it with the Triton whose code is compared (the GPU timings are Triton 3.6's:
 
 from __future__ import annotations
 
-import on_path  # noqa: E402,F401  (benchmarks/ on sys.path: checkout.py and the maintained harnesses)
+import on_path  # noqa: E402,F401  (benchmarks/ on sys.path: harness/ and the maintained harnesses)
 import argparse
 import gzip
 import json
@@ -49,7 +49,7 @@ import time
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 
-from checkout import REPO_ROOT, geomean, make_package_importable  # noqa: E402
+from harness.checkout import REPO_ROOT, geomean, make_package_importable  # noqa: E402
 
 RUNS = ("benchmarks/results/plan_train.json.gz", "benchmarks/results/plan_train_303_404.json.gz")
 MEMORY_OPS = ("SHFL", "LDS", "STS", "LDSM", "STSM", "BAR")
@@ -140,8 +140,8 @@ def _compile_job(job):
     import linear_layouts
     from linear_layouts.passes import hook
     from linear_layouts.tools.testcases import instruction_classes
-    from conversions import Case, kernel_ttgir
-    from plan_contexts import chain_ttgir, keys_of
+    from harness.conversion_cases import Case, kernel_ttgir
+    from harness.plan_contexts import chain_ttgir, keys_of
 
     case = Case(entry["case"], "", entry["src"], entry["dst"], tuple(entry["shape"]), entry["bits"],
                 entry["num_warps"], "sass_twins")

@@ -17,14 +17,14 @@ says the layout means, and the rule must not offer it.  Writes ``shape_ops_gpu.m
 
 from __future__ import annotations
 
-import on_path  # noqa: E402,F401  (benchmarks/ on sys.path: checkout.py and the maintained harnesses)
+import on_path  # noqa: E402,F401  (benchmarks/ on sys.path: harness/ and the maintained harnesses)
 import argparse
 import os
 import random
 import sys
 import tempfile
 
-from checkout import make_package_importable  # noqa: E402
+from harness.checkout import make_package_importable  # noqa: E402
 
 make_package_importable()
 

@@ -13,12 +13,12 @@ direction: the kernel converts once).
 
 from __future__ import annotations
 
-import on_path  # noqa: E402,F401  (benchmarks/ on sys.path: checkout.py and the maintained harnesses)
+import on_path  # noqa: E402,F401  (benchmarks/ on sys.path: harness/ and the maintained harnesses)
 import argparse
 import sys
 import time
 
-from checkout import make_package_importable  # noqa: E402
+from harness.checkout import make_package_importable  # noqa: E402
 
 ELEMENT_TYPE = {8: "i8", 16: "f16", 32: "f32", 64: "i64"}
 
@@ -31,7 +31,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     make_package_importable()
     import triton
-    import plan_contexts
+    from harness import plan_contexts
     import planner_vs_triton
     from plan_choice import release
     from linear_layouts.dialect.encodings import to_linear_layout

@@ -12,7 +12,7 @@ only), and ours with ``verify="emitted"`` (the default: every island executed by
 
 from __future__ import annotations
 
-import on_path  # noqa: E402,F401  (benchmarks/ on sys.path: checkout.py and the maintained harnesses)
+import on_path  # noqa: E402,F401  (benchmarks/ on sys.path: harness/ and the maintained harnesses)
 import argparse
 import os
 import platform
@@ -20,7 +20,7 @@ import statistics
 import sys
 import time
 
-from checkout import geomean, make_package_importable  # noqa: E402
+from harness.checkout import geomean, make_package_importable  # noqa: E402
 
 make_package_importable()
 os.environ["TRITON_ALWAYS_COMPILE"] = "1"

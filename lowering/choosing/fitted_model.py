@@ -5,7 +5,7 @@ round trip A -> B -> A, each conversion waiting for the one before; issue 25), t
 pick was within noise of stock on most conversions and slower on many (geomean 1.02, worst
 9.9x on a 1-D slice), while the independent harness the measured table came from said 0.87: a
 shared-memory plan that overlaps across independent conversions pays its whole latency in a
-chain.  So the choice has two parts, both fitted to chain times (``benchmarks/fit_choice.py``,
+chain.  So the choice has two parts, both fitted to chain times (``benchmarks/plan_choice.py fit``,
 model in ``choice_model.json`` beside this module, accuracy on held-out folds in
 ``benchmarks/results/choice_fit.md``):
 
@@ -111,7 +111,7 @@ def shuffles_sub_word(plan) -> bool:
 def gated_family_of(plan, scope: str) -> str:
     """``family_of``, with ``/half-stock-shuffles`` where ``halves_stock_shuffles`` and
     ``/sub-word`` where ``shuffles_sub_word``: the family the gate decides by
-    (``benchmarks/fit_choice.py`` fits the gates by it)."""
+    (``benchmarks/plan_choice.py fit`` fits the gates by it)."""
     family = family_of(plan, scope)
     if halves_stock_shuffles(plan):
         family = f"{family}/{STOCK_HALVED}"
@@ -147,7 +147,7 @@ def load_model(path: str = MODEL_FILE) -> Optional[Model]:
     with open(path) as f:
         data = json.load(f)
     if tuple(data["features"]) != FEATURES:
-        return None   # fitted to other features: refit (benchmarks/fit_choice.py)
+        return None   # fitted to other features: refit (benchmarks/plan_choice.py fit)
     weights = None if data["weights"] is None else tuple(data["weights"])
     return Model(data["target"], data["triton"], data.get("measured_on", ""), weights, data["gates"])
 

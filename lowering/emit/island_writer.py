@@ -115,7 +115,7 @@ class IslandWriter:
         LLVM's SLP vectorizer one XOR reduction of like terms per address to try: Triton's
         ``make_llir`` on our module of neighborhood_attention_qk_f32_64 (Liger corpus, sm_90)
         took 36-39 ms more than on stock's with it, 10-17 ms more with this form (qk_bf16_64:
-        30-33 -> 21-24 ms; two runs of ``benchmarks/compile_time_corpus.py``).  Bits of ``ids`` above
+        30-33 -> 21-24 ms; two runs of ``benchmarks/harness/compile_time_corpus.py``).  Bits of ``ids`` above
         ``len(images)`` are masked off.  An image or ``const``
         that does not fit 32 unsigned bits raises ``EmitError`` (the convert is left to Triton).
         """

@@ -63,3 +63,16 @@ def private_triton_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("TRITON_DEFAULT_FP_FUSION", "1")
     yield
     hook.disable()
+
+
+@pytest.fixture
+def every_compile_counted(private_triton_cache, monkeypatch):
+    """``private_triton_cache``, and every compile runs (``TRITON_ALWAYS_COMPILE``) with the
+    plugin's counters at zero before it: for tests that read ``stats()`` after compiling (a
+    compile served from the cache would leave them at zero)."""
+    from linear_layouts.passes import hook
+
+    monkeypatch.setenv("TRITON_ALWAYS_COMPILE", "1")
+    hook.reset_stats()
+    yield
+    hook.reset_stats()

@@ -1,4 +1,5 @@
-"""The conversion benchmarks without a GPU (benchmarks/conversions.py, benchmarks/plan_choice.py):
+"""The conversion benchmarks without a GPU (benchmarks/conversions.py and its cases in
+benchmarks/harness/conversion_cases.py, benchmarks/plan_choice.py):
 their timing kernel holds exactly one ``ttg.convert_layout`` (the timed one), data enters and
 leaves it through Triton's own shared-memory staging in every mode, and every candidate of a
 case compiles.  A refactor that breaks a benchmark's imports fails here, not on the GPU."""
@@ -16,12 +17,13 @@ from support import REPO  # noqa: E402
 ROOT = str(REPO)
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 import conversions  # noqa: E402
+from harness import conversion_cases  # noqa: E402
 import kernel_choice  # noqa: E402,F401  (imported: a broken import fails here, not on the GPU)
 import plan_choice  # noqa: E402
 
 
 def _case(name_part: str):
-    return next(c for c in conversions.corpus_cases() if name_part in c.name)
+    return next(c for c in conversion_cases.corpus_cases() if name_part in c.name)
 
 
 def _case_without_measured_choice():
@@ -30,7 +32,7 @@ def _case_without_measured_choice():
     from linear_layouts.dialect import to_linear_layout
     from linear_layouts.lowering.choosing import measured_choices
 
-    for case in conversions.synthetic_cases():
+    for case in conversion_cases.synthetic_cases():
         src, dst = (to_linear_layout(e, case.shape) for e in (case.src, case.dst))
         if case.bits == 32 and measured_choices.lookup(src, dst, case.bits, "sm_90") is None:
             return case
@@ -39,7 +41,7 @@ def _case_without_measured_choice():
 
 def test_timing_kernel_has_one_convert_and_staging_through_shared_memory():
     case = _case("synthetic/spt4_to_spt2_tpw2x16:128x64:i32")
-    text = conversions.kernel_ttgir(case)
+    text = conversion_cases.kernel_ttgir(case)
     assert len(re.findall(r"= ttg\.convert_layout ", text)) == 1
     assert len(re.findall(r"= ttg\.local_alloc ", text)) == 2
     assert len(re.findall(r"= ttg\.local_load ", text)) == 2

@@ -1,4 +1,4 @@
-"""gluon_forms_gpu.py: the three forms' AST rule (exact output), the tests' parametrizations, the
+"""gluon_forms_gpu.py and harness/gluon_forms*.py: the three forms' AST rule (exact output), the tests' parametrizations, the
 tutorials' blob hashes, and the dry run (compiles for sm_90, no GPU) of our own kernels and -
 where ``.peer-tests`` carries them - of the tutorials'."""
 
@@ -12,9 +12,9 @@ import textwrap
 import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "benchmarks"))
-import gluon_forms  # noqa: E402
 import gluon_forms_gpu  # noqa: E402
-from gluon_forms_cases import cases  # noqa: E402
+from harness import carry_gluon_tutorials, gluon_forms  # noqa: E402
+from harness.gluon_forms_cases import cases  # noqa: E402
 
 KERNEL = textwrap.dedent('''
     import pytest
@@ -95,15 +95,15 @@ def test_blob_hash_is_gits(tmp_path):
     path = tmp_path / "f.py"
     path.write_bytes(b"print('hello')\n")
     expected = subprocess.run(["git", "hash-object", str(path)], capture_output=True, text=True, check=True).stdout
-    assert gluon_forms_gpu.git_blob_hash(str(path)) == expected.strip()
+    assert carry_gluon_tutorials.git_blob_hash(str(path)) == expected.strip()
 
 
 def test_a_changed_tutorial_is_named(tmp_path):
-    for name in gluon_forms_gpu.MANIFEST:
+    for name in carry_gluon_tutorials.MANIFEST:
         (tmp_path / name).write_text("# not Triton's\n")
-    why = gluon_forms_gpu.check_tutorials(str(tmp_path))
+    why = carry_gluon_tutorials.check_tutorials(str(tmp_path))
     assert why.startswith("carried tutorials differ") and "02-layouts.py" in why
-    assert "missing" in gluon_forms_gpu.check_tutorials(str(tmp_path / "none"))
+    assert "missing" in carry_gluon_tutorials.check_tutorials(str(tmp_path / "none"))
 
 
 def _case(name):
@@ -121,7 +121,7 @@ def _empty_triton_cache(tmp_path, monkeypatch):
 
 
 def test_dry_run_of_our_copy_every_form_compiles():
-    gluon_forms_gpu._setup()
+    gluon_forms_gpu.make_package_importable()
     case = _case("builtin/copy_kernel")
     results = {mode: gluon_forms_gpu.dry_compile(case, mode) for mode in gluon_forms_gpu.MODES}
     assert results["expert"] == "compiles; 16-byte global loads 8, stores 8"
@@ -132,7 +132,7 @@ def test_dry_run_of_our_copy_every_form_compiles():
 
 
 def test_dry_run_of_our_transpose_stock_rejects_the_auto_form_ours_compiles_it():
-    gluon_forms_gpu._setup()
+    gluon_forms_gpu.make_package_importable()
     case = _case("builtin/transpose_kernel")
     assert gluon_forms_gpu.dry_compile(case, "auto_triton") == \
         "fails: 'tt.addptr' op found conflicting encodings for value:"
@@ -146,12 +146,12 @@ def test_dry_run_of_our_transpose_stock_rejects_the_auto_form_ours_compiles_it()
         "compiles; 16-byte global loads 8, stores 8; shared st.shared.v4 8, ld.shared.v4 8"
 
 
-@pytest.mark.skipif(gluon_forms_gpu.check_tutorials() is not None,
-                    reason=f"Triton's Gluon tutorials: {gluon_forms_gpu.check_tutorials()} "
-                           "(python benchmarks/carry_gluon_tutorials.py --from-git <triton .git>)")
+@pytest.mark.skipif(carry_gluon_tutorials.check_tutorials() is not None,
+                    reason=f"Triton's Gluon tutorials: {carry_gluon_tutorials.check_tutorials()} "
+                           "(python benchmarks/harness/carry_gluon_tutorials.py --from-git <triton .git>)")
 def test_dry_run_of_a_tutorial_kernel():
     import triton
-    gluon_forms_gpu._setup()
+    gluon_forms_gpu.make_package_importable()
     case = _case("02-layouts/memcpy_2d_inout_kernel")
     assert gluon_forms_gpu.dry_compile(case, "expert") == \
         "compiles; 16-byte global loads 0, stores 0; shared st.shared.v4 32, ldmatrix 32"

@@ -52,7 +52,7 @@ def transpose_by_hand(src, dst, M, N, BM: gl.constexpr, BN: gl.constexpr):
 
 
 def _newcomer(name):
-    from gluon_auto_kernels import cases
+    from harness.gluon_auto_kernels import cases
     case = next(c for c in cases() if c.name == name)
     aligned = {(i,): [["tt.divisibility", 16]] for i in range(len(case.signature))}
     return GluonASTSource(case.kernel, case.signature, {**case.constexprs, **case.layouts["newcomer"]}, attrs=aligned)
@@ -143,7 +143,7 @@ def test_lane_variants_keep_elements_warps_and_order_and_hold_no_copies():
 
 
 def test_gap_recovery_in_geomean_terms():
-    from gluon_forms import gap_recovery
+    from harness.gluon_forms import gap_recovery
     assert gap_recovery([1.5], [1.05]) == pytest.approx(0.9)
     assert gap_recovery([4.0, 1.0], [1.0, 1.0]) == pytest.approx(1.0)      # geomean 2.0 -> 1.0
     assert gap_recovery([2.0, 2.0], [1.5, 1.5]) == pytest.approx(0.5)

@@ -19,18 +19,9 @@ from linear_layouts.passes.ir.parsing import triton_module_from_text  # noqa: E4
 
 # the kernel of the drop-in tests: a 32x32 transpose, whose convert crosses warps (shared memory)
 from support.hook_kernel import SOURCE, TARGET  # noqa: E402
-from support.triton_cache import use_private_triton_cache  # noqa: E402
 
 
-@pytest.fixture(autouse=True)
-def private_triton_cache(tmp_path, monkeypatch):
-    use_private_triton_cache(monkeypatch, tmp_path / "cache")
-    monkeypatch.setenv("TRITON_DEFAULT_FP_FUSION", "1")
-    monkeypatch.setenv("TRITON_ALWAYS_COMPILE", "1")
-    hook.reset_stats()
-    yield
-    hook.disable()
-    hook.reset_stats()
+pytestmark = pytest.mark.usefixtures("every_compile_counted")  # conftest.py
 
 
 def _edit_plugin_output(monkeypatch, edit):

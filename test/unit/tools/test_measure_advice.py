@@ -225,7 +225,7 @@ def test_modelled_gain_is_the_apply_passes_own_cost_ratio():
     from triton.backends.compiler import GPUTarget
     from triton.experimental.gluon._runtime import GluonASTSource
 
-    from gluon_auto_kernels import cases
+    from harness.gluon_auto_kernels import cases
     from linear_layouts.passes.advice.apply_advice import apply_advice
     from linear_layouts.passes.ir.snapshot import parse_module
     case = next(c for c in cases() if c.name == "transpose")

@@ -27,21 +27,12 @@ from linear_layouts.passes.gluon.resolve_auto_layouts import (ResolveAutoLayouts
 from linear_layouts.passes.ir.snapshot import parse_module  # noqa: E402
 from support.gluon_auto_kernels import KERNELS, TARGET, source  # noqa: E402
 from support.ptx_accesses import mean_access_bytes  # noqa: E402
-from support.triton_cache import use_private_triton_cache  # noqa: E402
 
 LIT = pathlib.Path(__file__).parents[3] / "lit" / "resolve-auto-layouts"
 STOCK_REJECTS = [name for name in KERNELS if name not in ("copy_coalesced", "reshape_fixed", "strided_add")]
 
 
-@pytest.fixture(autouse=True)
-def private_triton_cache(tmp_path, monkeypatch):
-    use_private_triton_cache(monkeypatch, tmp_path / "cache")
-    monkeypatch.setenv("TRITON_DEFAULT_FP_FUSION", "1")
-    monkeypatch.setenv("TRITON_ALWAYS_COMPILE", "1")
-    hook.reset_stats()
-    yield
-    hook.disable()
-    hook.reset_stats()
+pytestmark = pytest.mark.usefixtures("every_compile_counted")  # conftest.py
 
 
 def _compile_with_ours(name):

@@ -1,5 +1,5 @@
 """benchmarks/results keeps summaries, plots and small files; every raw file taken out is
-listed in benchmarks/regenerate_results.py with the command that writes it, and none is back."""
+listed in benchmarks/harness/regenerate_results.py with the command that writes it, and none is back."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import sys
 from support import REPO  # noqa: E402
 
 sys.path.insert(0, str(REPO / "benchmarks"))
-import regenerate_results  # noqa: E402
+from harness import regenerate_results  # noqa: E402
 
 RESULTS = REPO / "benchmarks" / "results"
 LIMIT_BYTES = 1536 * 1024

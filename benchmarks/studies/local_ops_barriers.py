@@ -2,8 +2,8 @@
 shared-memory ops (``ttg.local_load``, ``ttg.local_store``, ``ttg.local_alloc`` with a source).
 No GPU: every kernel is compiled on the CPU (``triton.compile(ASTSource(...), target=GPUTarget(...))``).
 
-    python benchmarks/local_ops_barriers.py --out benchmarks/results            # under the triton to measure
-    python benchmarks/local_ops_barriers.py --combine benchmarks/results        # the verdict over releases
+    python benchmarks/studies/local_ops_barriers.py --out benchmarks/results            # under the triton to measure
+    python benchmarks/studies/local_ops_barriers.py --combine benchmarks/results        # the verdict over releases
 
 Why.  Our islands that touch shared memory get *guard* barriers (``bar.sync 0; // guard``)
 because Triton's barrier analysis cannot see their accesses; ``passes.barriers.guard_barriers`` drops the
@@ -43,6 +43,7 @@ stock in each release.
 
 from __future__ import annotations
 
+import on_path  # noqa: E402,F401  (benchmarks/ on sys.path: harness/ and the maintained harnesses)
 import argparse
 import glob
 import json
@@ -55,8 +56,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(HERE)
+REPO = on_path.REPO
 
 PLUGIN_METHODS = "noop,rename,shuffle,shared"
 OP_KINDS = ("local_load", "local_store", "local_alloc")
@@ -151,6 +151,15 @@ def _blocks(lines: list[str]) -> list[_Block]:
     return blocks
 
 
+def _predecessors(successors: list[list[int]]) -> list[list[int]]:
+    """Each block's predecessors, from every block's successors."""
+    predecessors = [[] for _ in successors]
+    for i, targets in enumerate(successors):
+        for t in targets:
+            predecessors[t].append(i)
+    return predecessors
+
+
 def _dominators(successors: list[list[int]]) -> list[set | None]:
     """Each block's dominators (None: unreachable from the entry, block 0)."""
     reachable, work = {0}, [0]
@@ -159,10 +168,7 @@ def _dominators(successors: list[list[int]]) -> list[set | None]:
             if t not in reachable:
                 reachable.add(t)
                 work.append(t)
-    predecessors = [[] for _ in successors]
-    for i, targets in enumerate(successors):
-        for t in targets:
-            predecessors[t].append(i)
+    predecessors = _predecessors(successors)
     everything = set(reachable)
     dominators = [({0} if i == 0 else set(everything)) if i in reachable else None for i in range(len(successors))]
     changed = True
@@ -192,10 +198,7 @@ def _barrier_depths(lines: list[str]) -> tuple[list[tuple[int, bool]], list[str]
         if block.falls_through and i + 1 < len(blocks):
             targets.append(i + 1)
         successors.append(targets)
-    predecessors = [[] for _ in blocks]
-    for i, targets in enumerate(successors):
-        for t in targets:
-            predecessors[t].append(i)
+    predecessors = _predecessors(successors)
     dominators = _dominators(successors)
     loops: dict[int, set] = {}      # header -> body (back edges to one header make one loop)
     for i, targets in enumerate(successors):
@@ -291,8 +294,7 @@ KERNEL_SUITE = {
 
 def kernels() -> list[Kernel]:
     """The paper suite, then the kernel suite."""
-    sys.path.insert(0, HERE)
-    from checkout import make_package_importable
+    from harness.checkout import make_package_importable
     make_package_importable()
     import paper_kernels as paper
     from linear_layouts.examples import gpu_kernels
@@ -589,7 +591,7 @@ def combine(directory: str) -> str:
     versions = [d["environment"]["triton"] for d in documents]
     lines = ["# Can the shared-memory ops be on by default? CTA barriers vs stock Triton", "",
              "From " + ", ".join(f"`local_ops_barriers_{v}.md`" for v in versions) + " (`python "
-             "benchmarks/local_ops_barriers.py --out benchmarks/results` under each release, then `--combine "
+             "benchmarks/studies/local_ops_barriers.py --out benchmarks/results` under each release, then `--combine "
              "benchmarks/results`). Rule: no kernel may have more CTA barriers (`bar.sync` / `barrier.sync`) in "
              "its PTX than stock Triton, in all or inside loops (at any loop depth).", "",
              "| mode | " + " | ".join(f"above stock, triton {v}" for v in versions) + " | barriers: holds? |",
@@ -621,7 +623,7 @@ def combine(directory: str) -> str:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--out", default=os.path.join(HERE, "results"))
+    parser.add_argument("--out", default=on_path.RESULTS)
     parser.add_argument("--jobs", type=int, default=1, help="kernels compiled in parallel (one process each)")
     parser.add_argument("--only", help="comma-separated kernel names (a paper case's name, or a kernel-suite name)")
     parser.add_argument("--combine", metavar="DIR", help="write DIR/local_ops_barriers.md from the JSONs in DIR")
@@ -678,7 +680,7 @@ def main(argv=None) -> int:
             for m in MODES if m in d["modes"]) for t, d in row["targets"].items())
         print(f"[{len(finished)}/{len(indices)}] {row['suite']}/{row['kernel']}: {summary}", flush=True)
     rows = [finished[i] for i in indices]
-    command = "python benchmarks/local_ops_barriers.py --out benchmarks/results" + \
+    command = "python benchmarks/studies/local_ops_barriers.py --out benchmarks/results" + \
         (f" --only {args.only}" if args.only else "") + (f" --jobs {args.jobs}" if args.jobs != 1 else "")
     document = {"environment": {"triton": triton.__version__, "python": platform.python_version(),
                                 "cpus": os.cpu_count(), "seconds": time.perf_counter() - start,

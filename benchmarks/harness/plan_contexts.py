@@ -38,8 +38,8 @@ import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 
-from checkout import geomean, make_package_importable  # noqa: E402
-from conversions import INT_TYPE, Case, _wrap, kernel_ttgir  # noqa: E402
+from harness.checkout import geomean, make_package_importable  # noqa: E402
+from harness.conversion_cases import INT_TYPE, Case, _wrap, kernel_ttgir, loop_index_line, pow2_split  # noqa: E402
 
 CHAIN_ITERATIONS = 256
 ABOVE = 1.05
@@ -57,13 +57,8 @@ def chain_ttgir(case: Case, iterations: int = CHAIN_ITERATIONS) -> str:
     start = text.index("    %cn = arith.constant")
     end = text.index("    %accs = ttg.local_alloc")
     loop = [f"    %cn = arith.constant {iterations} : i32",
-            f"    %acc = scf.for %i = %c0 to %cn step %c1 iter_args(%a = %x) -> ({src_t})  : i32 {{"]
-    if ty == "i32":
-        loop.append("      %ik = arith.addi %i, %c0 : i32")
-    elif case.bits < 32:
-        loop.append(f"      %ik = arith.trunci %i : i32 to {ty}")
-    else:
-        loop.append(f"      %ik = arith.extsi %i : i32 to {ty}")
+            f"    %acc = scf.for %i = %c0 to %cn step %c1 iter_args(%a = %x) -> ({src_t})  : i32 {{",
+            loop_index_line(ty, case.bits)]
     loop += [f"      %is = tt.splat %ik : {ty} -> {src_t}",
              f"      %xi = arith.addi %a, %is : {src_t}",
              f"      %y = ttg.convert_layout %xi : {src_t} -> {dst_t}",
@@ -77,21 +72,13 @@ def chain_ttgir(case: Case, iterations: int = CHAIN_ITERATIONS) -> str:
 
 # --------------------------------------------------------------------------- fresh conversions
 
-def _pow2_split(total: int, parts: int, rng: random.Random) -> list[int]:
-    out = [1] * parts
-    while total > 1:
-        out[rng.randrange(parts)] *= 2
-        total //= 2
-    return out
-
-
 def _blocked(size, threads, warps, order) -> str:
     return (f"#ttg.blocked<{{sizePerThread = {list(size)}, threadsPerWarp = {list(threads)}, "
             f"warpsPerCTA = {list(warps)}, order = {list(order)}}}>")
 
 
 def _random_blocked(rank, num_warps, rng) -> str:
-    threads, warps = _pow2_split(32, rank, rng), _pow2_split(num_warps, rank, rng)
+    threads, warps = pow2_split(32, rank, rng), pow2_split(num_warps, rank, rng)
     size = [rng.choice([1, 1, 2, 4, 8]) for _ in range(rank)]
     order = list(range(rank))
     rng.shuffle(order)
@@ -101,7 +88,7 @@ def _random_blocked(rank, num_warps, rng) -> str:
 def _spt_change(rank, num_warps, rng) -> tuple[str, str]:
     """A blocked layout and the same with its fastest dim's sizePerThread doubled or halved (as a
     reduction's or an epilogue's vector width changes)."""
-    threads, warps = _pow2_split(32, rank, rng), _pow2_split(num_warps, rank, rng)
+    threads, warps = pow2_split(32, rank, rng), pow2_split(num_warps, rank, rng)
     order = list(range(rank))[::-1] if rng.random() < 0.8 else list(range(rank))
     size = [1] * rank
     fast = order[0]
@@ -142,7 +129,7 @@ def _random_mma(shape, num_warps, rng):
         warps = [num_warps, 1] if rng.random() < 0.6 or num_warps == 4 else [4, num_warps // 4]
         return (f"#ttg.nvidia_mma<{{versionMajor = 3, versionMinor = 0, warpsPerCTA = {warps}, "
                 f"instrShape = [16, {n}, 16]}}>")
-    warps = _pow2_split(num_warps, 2, rng)
+    warps = pow2_split(num_warps, 2, rng)
     return f"#ttg.nvidia_mma<{{versionMajor = 2, versionMinor = 0, warpsPerCTA = {warps}, instrShape = [16, 8]}}>"
 
 
@@ -339,7 +326,7 @@ def measure(cases, train=False, table=False, independent=False, jobs=15, rep=20,
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     grids = {"chain": sms * 4, "latency": sms, "independent": sms * 4}
     torch_type = {8: torch.int8, 16: torch.int16, 32: torch.int32, 64: torch.int64}
-    from conversions import ITERATIONS
+    from harness.conversion_cases import ITERATIONS
     rows = []
     partial = None
     for i, case in enumerate(cases):
@@ -496,14 +483,14 @@ def report_lines(rows, title, command, environment, modes=("ours", "pick", "ours
 
 def main_fresh(args, argv) -> int:
     make_package_importable()
-    from conversions import corpus_cases
+    from harness.conversion_cases import corpus_cases
     cases = []
     for seed in args.fresh:
         cases += fresh_cases(seed, args.count)
     if args.corpus:
         cases += [c for c in corpus_cases() if usable(c.src_resolved, c.dst_resolved, c.shape, c.bits)]
     if getattr(args, "held_out_kernels", False):
-        from conversions import held_out_kernel_cases
+        from harness.conversion_cases import held_out_kernel_cases
         cases += [c for c in held_out_kernel_cases() if usable(c.src_resolved, c.dst_resolved, c.shape, c.bits)]
     if args.issue_pairs:
         cases = issue_pairs() + cases

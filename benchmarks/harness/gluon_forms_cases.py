@@ -33,10 +33,10 @@ import os
 from dataclasses import dataclass, field
 from typing import Callable
 
-BENCHMARKS_DIR = os.path.dirname(os.path.abspath(__file__))
-REPO_ROOT = os.path.dirname(BENCHMARKS_DIR)
+HARNESS_DIR = os.path.dirname(os.path.abspath(__file__))
+REPO_ROOT = os.path.dirname(os.path.dirname(HARNESS_DIR))
 TUTORIALS_DIR = os.path.join(REPO_ROOT, ".peer-tests", "triton", "python", "tutorials", "gluon")
-BUILTIN = os.path.join(BENCHMARKS_DIR, "gluon_forms_builtin.py")
+BUILTIN = os.path.join(HARNESS_DIR, "gluon_forms_builtin.py")
 
 PTR = "*fp32"
 

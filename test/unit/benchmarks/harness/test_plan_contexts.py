@@ -1,4 +1,4 @@
-"""The issue-25 harness without a GPU (benchmarks/plan_contexts.py, benchmarks/fit_choice.py):
+"""The issue-25 harness without a GPU (benchmarks/harness/plan_contexts.py, benchmarks/harness/fit_choice.py):
 the chain kernel converts A -> B -> A once per iteration, each conversion depending on the one
 before; fresh draws are reproducible, cover every family and the stated ranges; the gate's
 decision rule on exact numbers."""
@@ -15,8 +15,8 @@ pytest.importorskip("triton")
 from support import REPO  # noqa: E402
 
 sys.path.insert(0, os.path.join(str(REPO), "benchmarks"))
-import fit_choice  # noqa: E402
-import plan_contexts  # noqa: E402
+from harness import fit_choice  # noqa: E402
+from harness import plan_contexts  # noqa: E402
 
 
 def test_chain_kernel_is_a_dependent_round_trip():

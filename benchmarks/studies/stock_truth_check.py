@@ -1,7 +1,7 @@
 """Where stock Triton's lowering of byte-sized conversions is wrong, against the true value.
 
-    python benchmarks/stock_truth_check.py --element i1 --cases 500 --seed 71 --out benchmarks/results   # GPU
-    python benchmarks/stock_truth_check.py --element i8 --cases 20 --dry-run --out /tmp/i8             # CPU
+    python benchmarks/studies/stock_truth_check.py --element i1 --cases 500 --seed 71 --out benchmarks/results   # GPU
+    python benchmarks/studies/stock_truth_check.py --element i8 --cases 20 --dry-run --out /tmp/i8             # CPU
 
 The GPU fuzz (``fuzz_gpu.py``) compares ours with stock bit for bit; for ``i1`` that hides a
 wrong stock.  Here random conversions of the fuzz's generator, made ``i1`` or ``i8`` (sm_90), are
@@ -16,6 +16,7 @@ to ``--out`` with the GPU and versions; exit 0 iff ours is never wrong.
 
 from __future__ import annotations
 
+import on_path  # noqa: E402,F401  (benchmarks/ on sys.path: harness/ and the maintained harnesses)
 import argparse
 import json
 import os
@@ -26,7 +27,7 @@ import time
 from collections import Counter
 from dataclasses import replace
 
-from checkout import make_package_importable  # noqa: E402
+from harness.checkout import make_package_importable  # noqa: E402
 
 make_package_importable()
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
@@ -142,7 +143,7 @@ def report_again(path: str, out: str) -> int:
     compiled = [{"stock": {"ok": r["stock_wrong"] is not None, "wrong": r["stock_wrong"], "examples": []},
                  "ours": {"ok": r["ours_wrong"] is not None, "wrong": r["ours_wrong"]}} for r in rows]
     name = os.path.basename(path)[:-5] + ".md"
-    header = [f"`python benchmarks/stock_truth_check.py --from-json {name[:-3]}.json`: the GPU run's per-case "
+    header = [f"`python benchmarks/studies/stock_truth_check.py --from-json {name[:-3]}.json`: the GPU run's per-case "
               "results, grouped by today's stock_hazard"]
     earlier = os.path.join(out, name)
     if os.path.exists(earlier):   # the run's own command and machine
@@ -182,7 +183,7 @@ def main(argv=None) -> int:
         import torch
         gpu = torch.cuda.get_device_name()
     flags = (" --shuffles-only" if args.shuffles_only else "") + (" --dry-run" if args.dry_run else "")
-    header = [f"`python benchmarks/stock_truth_check.py --element {args.element} --cases {args.cases} "
+    header = [f"`python benchmarks/studies/stock_truth_check.py --element {args.element} --cases {args.cases} "
               f"--seed {args.seed}{flags}`", "",
               f"GPU: {gpu}; triton {triton.__version__}; Python {platform.python_version()}; "
               f"{time.time() - start:.0f} s"]

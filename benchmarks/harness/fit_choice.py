@@ -1,7 +1,8 @@
 """Fit the choice model (``lowering/choosing/fitted_model.py``) to plan times measured the way a kernel sees them,
-and report its accuracy on held-out folds split by source kernel and by layout family.
+and report its accuracy on held-out folds split by source kernel and by layout family (run as
+``plan_choice.py fit``).
 
-    python benchmarks/fit_choice.py benchmarks/results/plan_train.json.gz \
+    python benchmarks/plan_choice.py fit benchmarks/results/plan_train.json.gz \
         benchmarks/results/plan_train_303_404.json.gz \
         --out benchmarks/results/choice_fit.md --write lowering/choosing/choice_model.json
 
@@ -46,7 +47,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from checkout import geomean, make_package_importable  # noqa: E402
+from harness.checkout import geomean, make_package_importable  # noqa: E402
 
 WITHIN = 1.03
 Z = 2.0
@@ -59,7 +60,7 @@ def load(paths):
     if isinstance(paths, str):
         paths = [paths]
     make_package_importable()
-    from plan_choice import release
+    from harness.conversion_cases import release
     from linear_layouts.dialect.encodings import to_linear_layout
     from linear_layouts.lowering.choosing import fitted_model as choice
     from linear_layouts.lowering.planner import plan_candidates
@@ -193,12 +194,13 @@ def source_group(case) -> str:
 
 def main(argv=None) -> int:
     from linear_layouts.lowering.choosing import fitted_model as choice
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="plan_choice.py fit", description=__doc__.split("\n")[0])
     parser.add_argument("train_json", nargs="+", help="plan_choice.py --fresh ... --train results")
     parser.add_argument("--out", default="")
     parser.add_argument("--write", default="", help="write the model fitted on all conversions here")
     parser.add_argument("--min-family", type=int, default=choice.MIN_FAMILY)
-    args = parser.parse_args(argv)
+    args_given = list(sys.argv[1:] if argv is None else argv)
+    args = parser.parse_args(args_given)
     cases, environment = load(args.train_json)
     mimic = environment.pop("stock_mimic")
     fitted = fit_weights(cases)
@@ -213,7 +215,7 @@ def main(argv=None) -> int:
     w = fitted if use_fitted else None
     gates = fit_gates(cases, w, args.min_family)
     lines = ["# The choice model: fitted to plan times in a dependent chain, scored on held-out folds", "",
-             f"Produced by `python benchmarks/fit_choice.py {' '.join(argv or sys.argv[1:])}` from "
+             f"Produced by `python benchmarks/plan_choice.py fit {' '.join(args_given)}` from "
              f"{environment.get('gpu')}, triton {environment.get('triton')}.", "",
              f"Conversions: {len(cases)}; features: {', '.join(choice.FEATURES)}.", "",
              f"Stock's lowering predicted (`lowering/choosing/stock_lowering.py`): the shuffle count of stock's round trip "
@@ -267,7 +269,7 @@ def main(argv=None) -> int:
     print(text)
     if args.write:
         model = {"target": "sm_90", "measured_on": environment.get("gpu"), "triton": environment.get("triton"),
-                 "made_by": f"python benchmarks/fit_choice.py {' '.join(argv or sys.argv[1:])}",
+                 "made_by": f"python benchmarks/plan_choice.py fit {' '.join(args_given)}",
                  "features": list(choice.FEATURES),
                  "weights": None if w is None else [round(float(x), 6) for x in w], "gates": gates}
         with open(args.write, "w") as f:

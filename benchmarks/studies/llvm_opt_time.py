@@ -1,7 +1,7 @@
 """LLVM's O3 time on one compile-time-fuzz case, stock vs the plugin, with and without SLP.
 
-    python benchmarks/llvm_opt_time.py --seed 1 --index 4          # triton 3.9: the flagged case 4
-    python benchmarks/llvm_opt_time.py --issue-case
+    python benchmarks/studies/llvm_opt_time.py --seed 1 --index 4          # triton 3.9: the flagged case 4
+    python benchmarks/studies/llvm_opt_time.py --issue-case
 
 Finds where a slow compile of ``benchmarks/compile_time_fuzz.py`` spends its time in LLVM: the
 case (same seed and index, so the same kernel) is compiled for its target in a fresh process
@@ -14,6 +14,7 @@ backend's ``make_llir``).
 
 from __future__ import annotations
 
+import on_path  # noqa: E402,F401  (benchmarks/ on sys.path: harness/ and the maintained harnesses)
 import argparse
 import json
 import os
@@ -24,7 +25,7 @@ import tempfile
 import time
 import types
 
-from checkout import make_package_importable  # noqa: E402
+from harness.checkout import make_package_importable  # noqa: E402
 
 make_package_importable()
 

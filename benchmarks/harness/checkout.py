@@ -11,7 +11,8 @@ import sys
 import tempfile
 from math import exp, log
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BENCHMARKS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO_ROOT = os.path.dirname(BENCHMARKS)
 
 
 def make_package_importable() -> None:

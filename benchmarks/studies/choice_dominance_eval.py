@@ -1,6 +1,6 @@
 """Per-conversion dominance against the per-family gate, on the committed H100 measurements (CPU).
 
-    python benchmarks/choice_dominance_eval.py --out benchmarks/results/choice_dominance_eval.md
+    python benchmarks/studies/choice_dominance_eval.py --out benchmarks/results/choice_dominance_eval.md
 
 The measurements (``benchmarks/results/plan_*.json.gz``, H100, triton 3.6) timed each conversion
 A -> B in a dependent round trip (B -> A always stock's), with stock's lowering and with ours; a
@@ -27,6 +27,7 @@ against the per-conversion best as timed (the GPU validation of the default:
 
 from __future__ import annotations
 
+import on_path  # noqa: E402,F401  (benchmarks/ on sys.path: harness/ and the maintained harnesses)
 import argparse
 import glob
 import gzip
@@ -35,9 +36,9 @@ import os
 import sys
 from collections import Counter
 
-from checkout import geomean, make_package_importable  # noqa: E402
+from harness.checkout import geomean, make_package_importable  # noqa: E402
 
-RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+RESULTS = on_path.RESULTS
 CONTEXTS = ("chain", "latency")
 MIX_KEYS = ("shfl", "ld_shared", "st_shared", "ldmatrix", "stmatrix", "bar")
 
@@ -53,7 +54,7 @@ def load_cases(paths: list[str]) -> list[dict]:
     """One case per usable measured conversion: our pick (rank 0), its measured ratio to stock,
     the family gate's and the dominance rule's decisions."""
     make_package_importable()
-    from plan_choice import release
+    from harness.conversion_cases import release
     from linear_layouts.dialect.encodings import to_linear_layout
     from linear_layouts.lowering.choosing import fitted_model as choice
     from linear_layouts.lowering.planner import plan_conversion
@@ -120,7 +121,7 @@ def score(cases, take) -> dict:
 
 def report(cases, command: str) -> str:
     lines = ["# Per-conversion dominance against the per-family gate (H100, triton 3.6 measurements)", "",
-             f"Produced by `{command}` (CPU; what it does: the docstring of `benchmarks/choice_dominance_eval.py`).", ""]
+             f"Produced by `{command}` (CPU; what it does: the docstring of `benchmarks/studies/choice_dominance_eval.py`).", ""]
     for name, subset in (("training rows (the gate was fitted on them)", [c for c in cases if c["set"] == "train"]),
                          ("fresh rows (held out for both)", [c for c in cases if c["set"] == "fresh"]),
                          ("all", cases)):
@@ -169,7 +170,7 @@ def main(argv=None) -> int:
     paths = args.paths or sorted(p for p in glob.glob(os.path.join(RESULTS, "plan_*.json.gz"))
                                  if "prevgate" not in p and ("train" in p or "fresh" in p))
     cases = load_cases(paths)
-    command = "python benchmarks/choice_dominance_eval.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    command = "python benchmarks/studies/choice_dominance_eval.py " + " ".join(argv if argv is not None else sys.argv[1:])
     text = report(cases, command.strip())
     if args.out:
         with open(args.out, "w") as f:

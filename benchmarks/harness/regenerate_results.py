@@ -7,10 +7,10 @@ every one of them.  For each removed file this script knows the command that wri
 need a GPU: the machine the summary names, ``- gpu:``), and it can restore the file exactly as
 it was from history::
 
-    python benchmarks/regenerate_results.py                     # the table: file, command, GPU
-    python benchmarks/regenerate_results.py --restore plan_choice.json kernel_choice.json
-    python benchmarks/regenerate_results.py --restore-all       # every removed file, from history
-    python benchmarks/regenerate_results.py --command fuzz_gpu.json   # how to run it again
+    python benchmarks/harness/regenerate_results.py                     # the table: file, command, GPU
+    python benchmarks/harness/regenerate_results.py --restore plan_choice.json kernel_choice.json
+    python benchmarks/harness/regenerate_results.py --restore-all       # every removed file, from history
+    python benchmarks/harness/regenerate_results.py --command fuzz_gpu.json   # how to run it again
 
 A restored file lands in ``benchmarks/results`` (git status shows it as new: do not commit it).
 Example: rebuilding ``lowering/choosing/measured_choices.json`` (``plan_choice.py --write-choices``, see
@@ -29,9 +29,9 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-RESULTS = os.path.join(HERE, "results")
-REPO = os.path.dirname(HERE)
+BENCHMARKS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RESULTS = os.path.join(BENCHMARKS, "results")
+REPO = os.path.dirname(BENCHMARKS)
 
 
 @dataclass(frozen=True)
@@ -71,9 +71,9 @@ REMOVED: tuple[Removed, ...] = (
     Removed("local_load_gpu_buffers.json", f"python benchmarks/local_load_gpu.py {_OUT} --buffers 3 --per-group 6"),
     Removed("local_load_gpu_subslice.json", f"python benchmarks/local_load_gpu.py --only subslice {_OUT}"),
     Removed("local_store_gpu.json", f"python benchmarks/local_load_gpu.py {_OUT} --buffers 2 --only local_load,local_store"),
-    Removed("local_ops_barriers_3.6.0.json", f"python benchmarks/local_ops_barriers.py {_OUT}",
+    Removed("local_ops_barriers_3.6.0.json", f"python benchmarks/studies/local_ops_barriers.py {_OUT}",
             needs="no GPU (compiles only), in .venv-compat (triton 3.6.0)"),
-    Removed("local_ops_barriers_3.9.0.json", f"python benchmarks/local_ops_barriers.py {_OUT}",
+    Removed("local_ops_barriers_3.9.0.json", f"python benchmarks/studies/local_ops_barriers.py {_OUT}",
             needs="no GPU (compiles only), in .venv (triton 3.9.0)"),
     Removed("paper_kernels.json", f"python benchmarks/paper_kernels.py {_OUT} --rounds 3"),
     Removed("paper_kernels_local_ops.json", f"python benchmarks/paper_kernels.py {_OUT} --rounds 2 --local-ops"),

@@ -1,7 +1,7 @@
 """Compile time on a third-party library's kernels: stock Triton and the plugin, TTGIR to cubin.
 
-    python benchmarks/compile_time_corpus.py                       # Liger-Kernel's 120 TTGIR files
-    python benchmarks/compile_time_corpus.py --repeats 5 --out benchmarks/results
+    python benchmarks/compile_time.py corpus                       # Liger-Kernel's 120 TTGIR files
+    python benchmarks/compile_time.py corpus --repeats 5 --out benchmarks/results
 
 The kernels are ``test/lit/corpus/liger_kernel/`` (compiled from Liger-Kernel 0.8.5 by
 ``tools/gen_corpus_thirdparty.py``; a file's name says its target, ``cuda90`` or ``cuda80``).
@@ -50,11 +50,11 @@ import tempfile
 import time
 from typing import NamedTuple
 
-from checkout import make_package_importable  # noqa: E402
+from harness.checkout import make_package_importable  # noqa: E402
 
 make_package_importable()
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CORPUS = os.path.join(REPO, "test", "lit", "corpus", "liger_kernel")
 TOO_SLOW = 0.15          # the issue's bound for a single kernel
 
@@ -337,7 +337,7 @@ def write_report(rows: list[dict], skipped: list[dict], run: dict, out: str) -> 
              f"triton {run['triton']}, python {run.get('python', '?')}, {run['cpus']} CPUs; "
              f"`{run.get('corpus', 'test/lit/corpus/liger_kernel')}`, TTGIR to cubin, median (and fastest) of {run['repeats']} "
              "compiles per mode, modes interleaved, Triton's cache off, ours with nothing remembered (`LINEAR_LAYOUTS_CACHE=off`, in-process caches emptied before each compile). "
-             f"Produced by `{run.get('command', 'python benchmarks/compile_time_corpus.py')}`.", ""]
+             f"Produced by `{run.get('command', 'python benchmarks/compile_time.py corpus')}`.", ""]
     clocks = clocks_of(rows)
     for clock in clocks:
         if len(clocks) > 1:
@@ -389,7 +389,7 @@ def table_lines(rows: list[dict], clocks: tuple[Clock, ...]) -> list[str]:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="compile_time.py corpus", description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", default=CORPUS, help="a folder of NAME.cudaNN.ttgir files")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--limit", type=int, default=0, help="only the first N files")
@@ -418,7 +418,8 @@ def main(argv=None) -> int:
     os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="ll_compile_corpus_")
     skipped: list = []
     rows = measure(paths, args.repeats, skipped)
-    command = "python benchmarks/compile_time_corpus.py" + "".join(f" {a}" for a in (argv or sys.argv[1:]))
+    command = "python benchmarks/compile_time.py corpus" + "".join(
+        f" {a}" for a in (argv if argv is not None else sys.argv[1:]))
     write_report(rows, skipped, {"triton": triton.__version__, "cpus": os.cpu_count(), "repeats": args.repeats,
                                  "python": platform.python_version(), "corpus": os.path.relpath(args.corpus, REPO),
                                  "command": command}, args.out)

@@ -1,4 +1,4 @@
-"""benchmarks/mode_rounds.py: every (mode, round) in a fresh process with its own Triton cache,
+"""benchmarks/harness/mode_rounds.py: every (mode, round) in a fresh process with its own Triton cache,
 the order rotating from round to round; and broadcast_load_gpu's summary from fake rounds."""
 
 import json
@@ -8,7 +8,7 @@ import sys
 from support import REPO
 
 sys.path[:0] = [os.path.join(str(REPO), "benchmarks"), os.path.join(str(REPO), "benchmarks", "studies")]
-import mode_rounds  # noqa: E402
+from harness import mode_rounds  # noqa: E402
 
 CHILD = """
 import json, os, sys

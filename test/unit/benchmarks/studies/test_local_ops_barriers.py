@@ -1,4 +1,4 @@
-"""benchmarks/local_ops_barriers.py without compiling anything: its count of CTA barriers in a
+"""benchmarks/studies/local_ops_barriers.py without compiling anything: its count of CTA barriers in a
 PTX text, in all and by loop depth (natural loops of the PTX's control flow, checked against
 LLVM's loop comments), and its rule for "more barriers than stock"."""
 
@@ -7,7 +7,7 @@ import sys
 
 from support import REPO
 
-sys.path.insert(0, os.path.join(str(REPO), "benchmarks"))
+sys.path.insert(0, os.path.join(str(REPO), "benchmarks", "studies"))
 import local_ops_barriers as lob  # noqa: E402
 
 # Two functions.  The kernel: a barrier before any loop; a loop (depth 1) holding an inner

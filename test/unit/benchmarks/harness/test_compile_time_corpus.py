@@ -1,4 +1,4 @@
-"""benchmarks/compile_time_corpus.py without timing anything: targets from file names, the summary."""
+"""benchmarks/harness/compile_time_corpus.py without timing anything: targets from file names, the summary."""
 
 import os
 import sys
@@ -10,7 +10,7 @@ pytest.importorskip("triton")
 from support import REPO  # noqa: E402
 
 sys.path.insert(0, os.path.join(str(REPO), "benchmarks"))
-import compile_time_corpus  # noqa: E402
+from harness import compile_time_corpus  # noqa: E402
 
 
 def test_importing_it_leaves_the_environment_alone():

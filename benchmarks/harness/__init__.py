@@ -1,0 +1,32 @@
+"""What the benchmark scripts share; nothing here measures on its own.
+
+A script runs as ``python benchmarks/<name>.py`` (or ``benchmarks/studies/<name>.py``, whose
+``on_path`` puts ``benchmarks/`` on the path) and imports these as ``harness.<module>``:
+
+* ``checkout``: ``import linear_layouts`` from this checkout without installing it (the GPU
+  machine has Triton and torch, not our package); ``geomean``.
+* ``mode_rounds``: each mode of a script in a fresh process with its own Triton cache, the order
+  rotated over rounds.
+* ``conversion_cases``: the conversions the choice harnesses time (the corpus's, Liger-Kernel's)
+  and the kernel ``conversions.py`` times one in.
+* ``plan_contexts``: the contexts ``plan_choice.py --fresh/--train`` times conversions in
+  (dependent round-trip chains, full grid, one program per SM) and the fresh draws.
+* ``fit_choice``: the choice model fitted to ``--train`` runs, run as ``plan_choice.py fit``.
+* ``compile_time_corpus``: compile time of Liger-Kernel's TTGIR files, run as
+  ``compile_time.py corpus``; its clocks (``PluginClock``, ``cpu_seconds``) serve ``compile_time.py``.
+* ``gluon_modes``: the modes both Gluon harnesses time (form compiled, plugin on or off).
+* ``gluon_auto_kernels``: the kernels of ``gluon_auto_gpu.py`` in their three forms.
+* ``gluon_forms``, ``gluon_forms_cases``, ``gluon_forms_builtin``: for ``gluon_forms_gpu.py``, the
+  rule that writes a file's auto and newcomer forms, which tutorial kernels are taken, and our
+  two built-in kernels.
+
+Two commands keep the harnesses' inputs and outputs:
+
+* ``python benchmarks/harness/carry_gluon_tutorials.py [--from-git DIR]``: Triton's Gluon
+  tutorials (not committed) into ``.peer-tests/``, checked against their blob hashes;
+* ``python benchmarks/harness/regenerate_results.py [--restore NAME]``: the raw result files taken
+  out of ``benchmarks/results`` (to keep it small), the command that writes each, and restoring
+  one from git history.
+
+Nothing here imports a script one folder up: the scripts and the studies import these.
+"""

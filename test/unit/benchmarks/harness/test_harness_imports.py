@@ -1,0 +1,33 @@
+"""benchmarks/harness/ is what the scripts share: the scripts and the studies import it, never the
+other way round (an arrow up would make a helper depend on a harness that may be merged or moved)."""
+
+import ast
+
+from support import REPO
+
+BENCHMARKS = REPO / "benchmarks"
+
+
+def _imported_modules(path) -> set[str]:
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def test_no_harness_module_imports_a_script_or_a_study():
+    scripts = {p.stem for p in BENCHMARKS.glob("*.py")} | {p.stem for p in (BENCHMARKS / "studies").glob("*.py")}
+    assert len(scripts) > 30
+    upward = {(p.name, name) for p in (BENCHMARKS / "harness").glob("*.py") for name in _imported_modules(p) & scripts}
+    assert upward == set()
+
+
+def test_the_package_says_what_it_holds():
+    """Every module of harness/ is named in its __init__.py's docstring."""
+    text = (BENCHMARKS / "harness" / "__init__.py").read_text(encoding="utf-8")
+    modules = {p.stem for p in (BENCHMARKS / "harness").glob("*.py") if p.stem != "__init__"}
+    assert len(modules) >= 10
+    assert sorted(m for m in modules if f"``{m}``" not in text and f"harness/{m}.py" not in text) == []
