@@ -3,6 +3,8 @@ compiled and timed side by side (issue 44, Build 3).
 
     python benchmarks/gluon_forms_gpu.py --out benchmarks/results     # GPU (H100): run, check, time
     python benchmarks/gluon_forms_gpu.py --dry-run                    # CPU: compile every form for sm_90
+    python benchmarks/gluon_forms_gpu.py kernels --rounds 3           # four kernels of our own, each mode
+                                                                      # in its own process (harness/gluon_auto_suite.py)
 
 The kernels: the selection rule in ``gluon_forms_cases.py`` (8 kernels of the tutorials of triton
 3.6.0, carried in ``.peer-tests/triton/python/tutorials/gluon/``, checked against MANIFEST in ``harness/carry_gluon_tutorials.py``,
@@ -394,6 +396,10 @@ def gpu_run(args, argv=None) -> int:
 
 
 def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["kernels"]:   # four kernels of our own, each mode in its own process
+        from harness import gluon_auto_suite
+        return gluon_auto_suite.main(argv[1:])
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
     parser.add_argument("--rounds", type=int, default=3)

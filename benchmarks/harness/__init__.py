@@ -15,7 +15,8 @@ A script runs as ``python benchmarks/<name>.py`` (or ``benchmarks/studies/<name>
 * ``compile_time_corpus``: compile time of Liger-Kernel's TTGIR files, run as
   ``compile_time.py corpus``; its clocks (``PluginClock``, ``cpu_seconds``) serve ``compile_time.py``.
 * ``gluon_modes``: the modes both Gluon harnesses time (form compiled, plugin on or off).
-* ``gluon_auto_kernels``: the kernels of ``gluon_auto_gpu.py`` in their three forms.
+* ``gluon_auto_suite``: ``gluon_forms_gpu.py kernels``, four kernels of our own in every form,
+  each mode in its own process; ``gluon_auto_kernels``: those kernels and their forms.
 * ``gluon_forms``, ``gluon_forms_cases``, ``gluon_forms_builtin``: for ``gluon_forms_gpu.py``, the
   rule that writes a file's auto and newcomer forms, which tutorial kernels are taken, and our
   two built-in kernels.

@@ -1,4 +1,4 @@
-"""Gluon kernels in three forms, for ``gluon_auto_gpu.py``: as an expert lays them out, *auto*
+"""Gluon kernels in three forms, for ``gluon_forms_gpu.py kernels`` (``gluon_auto_suite``): as an expert lays them out, *auto*
 and *newcomer*.
 
 Each kernel takes its layouts as ``gl.constexpr`` parameters, so the three forms are one source

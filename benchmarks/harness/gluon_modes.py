@@ -1,4 +1,4 @@
-"""The modes both Gluon harnesses time (``gluon_auto_gpu.py``, ``gluon_forms_gpu.py``): which
+"""The modes both Gluon harnesses time (``gluon_forms_gpu.py kernels`` (``gluon_auto_suite``), ``gluon_forms_gpu.py``): which
 form of a kernel each mode compiles, and what the plugin does in it.
 
 * ``expert``: the expert's layouts, stock Triton;

@@ -1,4 +1,4 @@
-"""benchmarks/gluon_auto_gpu.py on the CPU: ``--dry`` compiles every form of every kernel for
+"""benchmarks/gluon_forms_gpu.py kernels (harness/gluon_auto_suite.py) on the CPU: ``--dry`` compiles every form of every kernel for
 sm_90, the auto form with ours without a fallback; and the GPU summary's arithmetic on made-up
 runs."""
 
@@ -12,13 +12,13 @@ from support import REPO  # noqa: E402
 
 pytest.importorskip("triton.experimental.gluon")
 sys.path.insert(0, os.path.join(str(REPO), "benchmarks"))
-import gluon_auto_gpu  # noqa: E402
+from harness import gluon_auto_suite  # noqa: E402
 
 
 def test_dry_compiles_every_form_and_ours_resolves_every_auto_form(tmp_path):
     """The script as the lead runs it, in a process of its own (it imports this checkout)."""
     env = dict(os.environ, TRITON_CACHE_DIR=str(tmp_path / "cache"))
-    run = subprocess.run([sys.executable, os.path.join(str(REPO), "benchmarks", "gluon_auto_gpu.py"), "--dry",
+    run = subprocess.run([sys.executable, os.path.join(str(REPO), "benchmarks", "gluon_forms_gpu.py"), "kernels", "--dry",
                           "--out", str(tmp_path)], capture_output=True, text=True, env=env, timeout=900)
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     rows = {line.split(" | ")[0].strip("| "): [cell.strip() for cell in line.strip("|\n ").split(" | ")[1:]]
@@ -46,10 +46,10 @@ def test_summary_and_render_from_made_up_runs():
             "auto_triton": [{"copy": run(1.0, 7), "transpose": {"error": "found conflicting encodings for value:"}}] * 2,
             "newcomer": [{"copy": run(2.0, 7), "transpose": run(10.0, 9)}] * 2,
             "newcomer_advised": [{"copy": run(1.0, 7), "transpose": run(2.5, 9)}] * 2}
-    rows = gluon_auto_gpu.summarize(runs)
+    rows = gluon_auto_suite.summarize(runs)
     assert rows[1]["error"] == {"auto_triton": "found conflicting encodings for value:"}
     assert rows[1]["exact"] == {"expert": True, "auto_ours": False, "newcomer": True, "newcomer_advised": True}
-    text = gluon_auto_gpu.render(rows, 2, "H100", "triton x")
+    text = gluon_auto_suite.render(rows, 2, "H100", "triton x")
     assert "auto with ours / expert: geomean **1.059**, worst **1.100** over 2 kernels" in text
     assert "Triton's resolution compiles 1 of 2 auto forms; ours / Triton's geomean **1.020**, >= 10% faster on 0" in text
     assert "ours bit-identical to the expert's on 1/2; every mode that compiles equal to or within tolerance" in text

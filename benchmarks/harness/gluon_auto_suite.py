@@ -1,8 +1,9 @@
-"""Gluon kernels written with automatic layouts, resolved by us and by Triton, against an
-expert's layouts and a newcomer's: on the GPU (issue 44, Build 3).
+"""Four Gluon kernels of our own written with automatic layouts, resolved by us and by Triton,
+against an expert's layouts and a newcomer's: on the GPU (issue 44, Build 3).  Run through
+``gluon_forms_gpu.py`` (the Gluon harness; this is its ``kernels`` suite):
 
-    python benchmarks/gluon_auto_gpu.py --out benchmarks/results      # H100/H200: times
-    python benchmarks/gluon_auto_gpu.py --dry                          # CPU: compile every form for sm_90
+    python benchmarks/gluon_forms_gpu.py kernels --out benchmarks/results   # H100/H200: times
+    python benchmarks/gluon_forms_gpu.py kernels --dry                      # CPU: compile every form for sm_90
 
 The kernels and their three forms (one rule, stated in ``gluon_auto_kernels.py`` before
 measuring): copy, transpose, column sum, row softmax.  Modes, each in its own process with an
@@ -33,6 +34,10 @@ import os
 import statistics
 import sys
 import warnings
+
+BENCHMARKS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if BENCHMARKS not in sys.path:   # run as a child process by mode_rounds: harness/ is not a top-level script's folder
+    sys.path.insert(0, BENCHMARKS)
 
 from harness.checkout import make_package_importable
 from harness.gluon_forms import gap_recovery
@@ -156,7 +161,7 @@ def render(rows: list[dict], rounds: int, device: str, versions: str) -> str:
              if ratio(r, "newcomer") is not None and ratio(r, "newcomer_advised") is not None]
     lines = ["# Gluon's automatic layouts on the GPU: ours, Triton's, an expert's, a newcomer's", "",
              f"- {device}; {versions}",
-             f"- command: `python benchmarks/gluon_auto_gpu.py --rounds {rounds}`; forms made by the rule in "
+             f"- command: `python benchmarks/gluon_forms_gpu.py kernels --rounds {rounds}`; forms made by the rule in "
              "`benchmarks/harness/gluon_auto_kernels.py` before measuring; medians over rounds of `do_bench` medians; "
              "each mode in its own process with an empty Triton cache",
              f"- auto with ours / expert: geomean **{geo(ours):.3f}**, worst **{max(ours, default=float('nan')):.3f}** "
@@ -231,15 +236,15 @@ def dry() -> list[dict]:
 
 def render_dry(rows: list[dict], versions: str) -> str:
     lines = ["# Gluon's automatic layouts: what compiles (CPU, sm_90, no timing)", "", f"- {versions}",
-             "- command: `python benchmarks/gluon_auto_gpu.py --dry`", "",
+             "- command: `python benchmarks/gluon_forms_gpu.py kernels --dry`", "",
              "| kernel | " + " | ".join(MODES) + " |", "|---|" + "---|" * len(MODES)]
     lines += [f"| {r['name']} | " + " | ".join(r[m] for m in MODES) + " |" for r in rows]
     return "\n".join(lines) + "\n"
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
+    parser = argparse.ArgumentParser(prog="gluon_forms_gpu.py kernels", description=__doc__.split("\n")[0])
+    parser.add_argument("--out", default=os.path.join(BENCHMARKS, "results"))
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--dry", action="store_true", help="compile every form for sm_90 on the CPU, no timing")
     parser.add_argument("--child", nargs=2, metavar=("MODE", "JSON"), help=argparse.SUPPRESS)
@@ -258,7 +263,6 @@ def main(argv=None) -> int:
         return 0 if all(r[m].startswith("compiles") and "fell back" not in r[m] for r in rows
                         for m in ("auto_ours", "newcomer_advised")) else 1
     import torch
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from harness.mode_rounds import run_mode_rounds
     runs = run_mode_rounds(__file__, MODES, args.rounds, "ll_gluon_auto_")
     rows = summarize(runs)
