@@ -43,6 +43,12 @@ CONTEXTS = ("chain", "latency")
 MIX_KEYS = ("shfl", "ld_shared", "st_shared", "ldmatrix", "stmatrix", "bar")
 
 
+def measured_runs() -> list[str]:
+    """Every committed H100 run of ``plan_choice.py`` (training and fresh), the _prevgate rerun left out."""
+    return sorted(p for p in glob.glob(os.path.join(RESULTS, "plan_*.json.gz"))
+                  if "prevgate" not in p and ("train" in p or "fresh" in p))
+
+
 def worse_ratio(mode: dict, stock: dict):
     times = [mode.get(c, {}).get("us") for c in CONTEXTS]
     if not all(times):
@@ -167,9 +173,7 @@ def main(argv=None) -> int:
                                                  "of benchmarks/results, the _prevgate rerun left out)")
     parser.add_argument("--out", default="")
     args = parser.parse_args(argv)
-    paths = args.paths or sorted(p for p in glob.glob(os.path.join(RESULTS, "plan_*.json.gz"))
-                                 if "prevgate" not in p and ("train" in p or "fresh" in p))
-    cases = load_cases(paths)
+    cases = load_cases(args.paths or measured_runs())
     command = "python benchmarks/studies/choice_dominance_eval.py " + " ".join(argv if argv is not None else sys.argv[1:])
     text = report(cases, command.strip())
     if args.out:

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import on_path  # noqa: E402,F401  (benchmarks/ on sys.path)
 import argparse
-import glob
 import gzip
 import json
 import math
@@ -39,20 +38,12 @@ from collections import defaultdict
 
 import numpy as np
 
+from choice_dominance_eval import MIX_KEYS, measured_runs, worse_ratio  # noqa: E402
 from harness.checkout import geomean, make_package_importable  # noqa: E402
 
-CONTEXTS = ("chain", "latency")
-MIX_KEYS = ("shfl", "ld_shared", "st_shared", "ldmatrix", "stmatrix", "bar")
 COSTLY = ("shuffles", "store_wavefronts", "load_wavefronts", "cta_barriers", "warp_barriers", "selects")
 VARIANTS = {"counts": (), "counts + family": ("family",), "counts + family + width": ("family", "width"),
             "counts + family + width + plan cost": ("family", "width", "plan")}
-
-
-def worse_ratio(mode: dict, stock: dict):
-    times = [mode.get(c, {}).get("us") for c in CONTEXTS]
-    if not all(times) or not all(stock.get(c, {}).get("us") for c in CONTEXTS):
-        return None
-    return max(t / stock[c]["us"] for t, c in zip(times, CONTEXTS))
 
 
 def load_rows(paths: list[str]) -> list[dict]:
@@ -73,7 +64,7 @@ def load_rows(paths: list[str]) -> list[dict]:
             modes, stock = row["modes"], row["modes"]["stock"]
             timed_pick = fresh and "pick" in modes
             mode = modes.get("pick" if timed_pick else "ours" if fresh else "cand0", {})
-            ratio = worse_ratio(mode, stock)
+            ratio = worse_ratio(mode, stock) if all(stock.get(c, {}).get("us") for c in ("chain", "latency")) else None
             if ratio is None:
                 continue
             if fresh and not timed_pick and all(mode.get("chain_mix", {}).get(k) == stock.get("chain_mix", {}).get(k)
@@ -159,10 +150,8 @@ def main(argv=None) -> int:
                                                  "benchmarks/results, the _prevgate rerun left out)")
     parser.add_argument("--out", default="")
     args = parser.parse_args(argv)
-    paths = args.paths or sorted(p for p in glob.glob(os.path.join(on_path.RESULTS, "plan_*.json.gz"))
-                                 if "prevgate" not in p and ("train" in p or "fresh" in p))
     command = "python benchmarks/studies/choice_transfer.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    text = report(load_rows(paths), command.strip())
+    text = report(load_rows(args.paths or measured_runs()), command.strip())
     if args.out:
         with open(args.out, "w") as f:
             f.write(text)
