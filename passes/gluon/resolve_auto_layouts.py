@@ -52,6 +52,7 @@ from ..assign.layout_seeds import coalesced
 from ..assign.layout_solver import assignment_work, solve
 from ..assign.layout_text import ModuleLines, TextMismatch
 from ..assign.pointer_contiguity import pointee_bytes
+from .layout_expression import gluon_layout_expression
 from .rematerialize import rematerialize_conversions
 from ..ir.snapshot import Module, Operation, parse_module
 
@@ -61,10 +62,29 @@ _AUTO_TYPE = re.compile(r"tensor<((?:[^<>]|<[^<>]*>)*?), #gluon\.(?:auto|coalesc
 
 @dataclass
 class GroupRemark:
+    """One group of automatic values tied together (their layouts decided as one), named by an
+    op of it: a load, store or reduction first."""
+
     ops: int
-    anchor: str                # the op that names the group (a load, store or reduction first)
-    layout: str
+    op: str                    # the anchor op's name, ``tt.load``
+    location: str              # its source location, ``path:line:col``
+    layout: str                # the layout the anchor got (attribute text)
     why: str
+
+    @property
+    def anchor(self) -> str:
+        return f"{self.op} at {self.location}"
+
+    @property
+    def gluon(self) -> Optional[str]:
+        """The layout as a Gluon expression, where one exists (``gl.BlockedLayout(...)``)."""
+        return gluon_layout_expression(self.layout)
+
+
+# The key of the kernel's metadata under which the hook keeps a Resolution's record (what
+# ``python -m linear_layouts report`` shows; Triton writes the metadata into its cache, so a
+# cache hit brings it back).
+METADATA_KEY = "ll_auto_layouts"
 
 
 @dataclass
@@ -79,17 +99,43 @@ class Resolution:
     cost_ours: float = 0.0
     cost_triton: Optional[float] = None
     triton_error: str = ""
+    compared: bool = False           # Triton's resolution was run (compare=True)
+
+    def versus_triton(self) -> str:
+        """Triton's side of the comparison, in words."""
+        if self.cost_triton is not None:
+            return f"Triton's resolution {self.cost_triton:.1f}"
+        if self.triton_error:
+            return f"Triton's resolution fails: {self.triton_error}"
+        return "Triton's not run"
 
     def remarks(self) -> list[str]:
         if not self.resolved:
             return [f"not resolved: {self.reason}"]
         out = [f"group {i + 1} ({g.ops} ops, {g.anchor}): {g.layout}: {g.why}" for i, g in enumerate(self.groups)]
-        versus = (f"Triton's resolution {self.cost_triton:.1f}" if self.cost_triton is not None else
-                  f"Triton's resolution fails: {self.triton_error}" if self.triton_error else "Triton's not run")
         recomputed = f" (index arithmetic recomputed for {self.recomputed} more)" if self.recomputed else ""
         out.append(f"resolved {len(self.groups)} group(s) of automatic layouts; conversions added: "
-                   f"{self.conversions}{recomputed}; modelled cost (loop-weighted) ours {self.cost_ours:.1f}, {versus}")
+                   f"{self.conversions}{recomputed}; modelled cost (loop-weighted) ours {self.cost_ours:.1f}, "
+                   f"{self.versus_triton()}")
         return out
+
+    def record(self) -> dict:
+        """A JSON-able record (the kernel's metadata carries it: :data:`METADATA_KEY`)."""
+        return {"resolved": self.resolved, "reason": self.reason,
+                "groups": [{"ops": g.ops, "op": g.op, "location": g.location, "layout": g.layout, "why": g.why}
+                           for g in self.groups],
+                "conversions": self.conversions, "recomputed": self.recomputed, "cost_ours": self.cost_ours,
+                "cost_triton": self.cost_triton, "triton_error": self.triton_error, "compared": self.compared}
+
+    @classmethod
+    def from_record(cls, record: dict) -> "Resolution":
+        groups = [GroupRemark(int(g["ops"]), str(g["op"]), str(g["location"]), str(g["layout"]), str(g["why"]))
+                  for g in record.get("groups", ())]
+        cost_triton = record.get("cost_triton")
+        return cls(bool(record.get("resolved")), str(record.get("reason", "")), groups,
+                   int(record.get("conversions", 0)), int(record.get("recomputed", 0)),
+                   float(record.get("cost_ours", 0.0)), None if cost_triton is None else float(cost_triton),
+                   str(record.get("triton_error", "")), bool(record.get("compared")))
 
 
 def has_auto_layouts(text: str) -> bool:
@@ -212,6 +258,7 @@ def resolve_module(module: Module, target: "str | Target | None" = None, compare
     result.conversions = _conversions(module) - authors
     result.cost_ours = modelled_cost(module, hw_target)
     if triton is not None:
+        result.compared = True
         resolved_text, error = triton
         if resolved_text is not None:
             result.cost_triton = modelled_cost(parse_module(resolved_text, module.filename, safe=module.safe), hw_target)
@@ -318,8 +365,7 @@ def _group_remarks(graph, keys: list[str], seeding: Seeding, original_of: dict, 
             why = among[2:]
         else:
             why = "the only layout its rules allow"
-        remarks.append(GroupRemark(len({id(u.op) for u in members}), f"{anchor.op.name} at {anchor.op.location}",
-                                   layout, why))
+        remarks.append(GroupRemark(len({id(u.op) for u in members}), anchor.op.name, anchor.op.location, layout, why))
     return remarks
 
 
