@@ -77,7 +77,6 @@ from .ir.parsing import triton_module_from_text
 from .pipeline import PipelineError, parse_pipeline, pipeline_text
 from .advice.apply_advice import apply_advice
 from .gluon.resolve_auto_layouts import METADATA_KEY, Resolution, has_auto_layouts, resolve_module
-from . import recorder
 from .ir.snapshot import parse_module
 from .verified_islands import source_fingerprint
 from .version import __version__
@@ -618,11 +617,21 @@ def _advised_ttgir(ttgir_stage, config: PluginConfig):
     return ttgir
 
 
+# Whether the report records compiles (``passes.recorder`` says so): our resolution then prices
+# Triton's own too, for the report's "Automatic layouts" section.
+_report_recording = False
+
+
+def set_report_recording(on: bool) -> None:
+    global _report_recording
+    _report_recording = on
+
+
 def _resolve_auto_layouts(src, text: str, name: str, remarks: bool):
     """Our resolution of the Gluon module ``src`` (given as ``text``), as a new Triton module in
     its context, and the :class:`Resolution`; ``src`` itself is not modified.  Triton's own
     resolution is priced too (a subprocess) only for the remarks or the report."""
-    compare = remarks or recorder.recording_directory() is not None
+    compare = remarks or _report_recording
     with cyclic_gc_paused():
         module = parse_module(text, filename=f"<{name}>", safe=False, context=src.context, printed=True)
         resolution = resolve_module(module, compare=compare)

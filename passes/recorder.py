@@ -67,6 +67,7 @@ def start(directory: str, progress: bool = True, run: Optional[str] = None, appe
     triton.knobs.compilation.listener = _listener
     _directory = os.path.abspath(directory)
     _progress = progress
+    _tell_hook(True)
 
 
 def stop() -> None:
@@ -78,6 +79,15 @@ def stop() -> None:
         triton.knobs.compilation.listener = _previous_listener
     _previous_listener = None
     _directory = None
+    _tell_hook(False)
+
+
+def _tell_hook(recording: bool) -> None:
+    """While we record, ``ll-resolve-auto-layouts`` prices Triton's own resolution too (a
+    subprocess per Gluon kernel with automatic layouts): the report compares the two."""
+    from linear_layouts.passes import hook
+
+    hook.set_report_recording(recording)
 
 
 class paused:
