@@ -76,7 +76,7 @@ from .options import Mode, OptionError, VerifyLevel, parse_flag, parse_methods, 
 from .ir.parsing import triton_module_from_text
 from .pipeline import PipelineError, parse_pipeline, pipeline_text
 from .advice.apply_advice import apply_advice
-from .gluon.resolve_auto_layouts import has_auto_layouts, resolve_module
+from .gluon.resolve_auto_layouts import METADATA_KEY, Resolution, has_auto_layouts, resolve_module
 from .ir.snapshot import parse_module
 from .verified_islands import source_fingerprint
 from .version import __version__
@@ -502,10 +502,13 @@ def _compile_without_islands(kernel: str, ttgir: str, stage: str, error: BaseExc
     return value
 
 
+def _first_line(error: BaseException) -> str:
+    return (str(error).strip() or type(error).__name__).splitlines()[0][:300]
+
+
 def _record_fallback(kernel: str, ttgir: str, stage: str, error: BaseException, remarks: bool,
                      instead: str = "compiled it with stock Triton's lowering instead") -> None:
-    text = str(error).strip() or type(error).__name__
-    reason = text.splitlines()[0][:300]
+    reason = _first_line(error)
     _stats.fallbacks.append(Fallback(kernel, stage, reason))
     what = "failed" if stage in (RESOLVE_STAGE, ADVICE_STAGE) else "failed with our islands"
     message = f"linear-layouts: kernel {kernel}: {stage} {what} ({reason}); {instead}"
@@ -571,12 +574,15 @@ def _resolving_ttgir(stock_ttgir, config: PluginConfig):
             return stock_ttgir(src, metadata)
         name = _kernel_name(text)
         try:
-            resolved = _resolve_auto_layouts(src, text, name, config.remarks)
+            resolved, resolution = _resolve_auto_layouts(src, text, name, config.remarks)
             value = stock_ttgir(resolved, metadata)
         except Exception as error:  # never make a kernel fail that stock Triton compiles
+            # what the report says of this kernel (the metadata goes into Triton's cache with it)
+            metadata[METADATA_KEY] = Resolution(reason=_first_line(error)).record()
             return _compile_without_islands(name, text, RESOLVE_STAGE, error, config.remarks,
                                             lambda: stock_ttgir(src, metadata),
                                             "resolved its automatic layouts with Triton's own resolution instead")
+        metadata[METADATA_KEY] = resolution.record()
         _stats.auto_layouts_resolved += 1
         return value
     return ttgir
@@ -611,18 +617,30 @@ def _advised_ttgir(ttgir_stage, config: PluginConfig):
     return ttgir
 
 
+# Whether the report records compiles (``passes.recorder`` says so): our resolution then prices
+# Triton's own too, for the report's "Automatic layouts" section.
+_report_recording = False
+
+
+def set_report_recording(on: bool) -> None:
+    global _report_recording
+    _report_recording = on
+
+
 def _resolve_auto_layouts(src, text: str, name: str, remarks: bool):
     """Our resolution of the Gluon module ``src`` (given as ``text``), as a new Triton module in
-    its context; ``src`` itself is not modified."""
+    its context, and the :class:`Resolution`; ``src`` itself is not modified.  Triton's own
+    resolution is priced too (a subprocess) only for the remarks or the report."""
+    compare = remarks or _report_recording
     with cyclic_gc_paused():
         module = parse_module(text, filename=f"<{name}>", safe=False, context=src.context, printed=True)
-        resolution = resolve_module(module, compare=remarks)
+        resolution = resolve_module(module, compare=compare)
         if not resolution.resolved:
             raise RuntimeError(resolution.reason)
         if remarks:
             for line in resolution.remarks():
                 print(f"<{name}>: remark: [ll-resolve-auto-layouts] {line}", file=sys.stderr)
-        return triton_module_from_text(module.text_for_triton(), src.context)
+        return triton_module_from_text(module.text_for_triton(), src.context), resolution
 
 
 def _wrap_stages(stages: dict, config: PluginConfig) -> None:

@@ -16,7 +16,10 @@ files of other runs unless told to append, and ``read_records(directory, run)`` 
 
 A record holds: the kernel's name, its target (backend, arch, warp size), its specialization
 (signature and constants, as Triton prints them), ``num_warps``, whether it was a cache hit,
-and Triton's TTGIR with debug locations (``loc(...)``: the user's file:line:col).
+and Triton's TTGIR with debug locations (``loc(...)``: the user's file:line:col); for a Gluon
+kernel whose automatic layouts ``linear_layouts.enable()`` resolved, how (``auto_layouts``: the
+record of :class:`~linear_layouts.passes.gluon.resolve_auto_layouts.Resolution`; the TTGIR
+recorded is the one after the resolution).
 """
 
 from __future__ import annotations
@@ -64,6 +67,7 @@ def start(directory: str, progress: bool = True, run: Optional[str] = None, appe
     triton.knobs.compilation.listener = _listener
     _directory = os.path.abspath(directory)
     _progress = progress
+    _tell_hook(True)
 
 
 def stop() -> None:
@@ -75,6 +79,15 @@ def stop() -> None:
         triton.knobs.compilation.listener = _previous_listener
     _previous_listener = None
     _directory = None
+    _tell_hook(False)
+
+
+def _tell_hook(recording: bool) -> None:
+    """While we record, ``ll-resolve-auto-layouts`` prices Triton's own resolution too (a
+    subprocess per Gluon kernel with automatic layouts): the report compares the two."""
+    from linear_layouts.passes import hook
+
+    hook.set_report_recording(recording)
 
 
 class paused:
@@ -128,7 +141,17 @@ def kernel_record(src, metadata: dict, metadata_group: dict, cache_hit: bool) ->
         "run": _run,
         "mode": _compile_mode(),
         "ttgir": ttgir,
+        "auto_layouts": _auto_layouts(metadata),
     }
+
+
+def _auto_layouts(metadata: dict) -> Optional[dict]:
+    """How ``ll-resolve-auto-layouts`` resolved a Gluon kernel's automatic layouts (the record
+    the hook left in the kernel's metadata, which Triton's cache keeps), or None."""
+    from linear_layouts.passes.gluon.resolve_auto_layouts import METADATA_KEY
+
+    record = metadata.get(METADATA_KEY)
+    return record if isinstance(record, dict) else None
 
 
 def _compile_mode() -> str:

@@ -27,7 +27,9 @@ from linear_layouts.tools.report_text import (CONVERSION_HEADER, KERNEL_HEADER, 
                                               measure_rows, measured_verdict, noise_threshold, NOISE_FLOOR,
                                               ADVICE_MEASURE_HEADER, ADVICE_MEASURE_NOTE, advice_measure_rows,
                                               pair_verdict, SAME_BINARY,
-                                              advice_rows, ADVICE_HEADER, ADVICE_NOTE)
+                                              advice_rows, ADVICE_HEADER, ADVICE_NOTE,
+                                              AUTO_LAYOUTS_HEADER, AUTO_LAYOUTS_NOTE, auto_layout_kernels,
+                                              auto_layout_line, auto_layout_rows, auto_layout_summary)
 
 MAX_PICTURE_ELEMENTS = 256      # 16 x 16 (or 8 rows of 32 for 1-D): larger tensors are drawn as a tile
 PICTURE_WINDOW = 16             # rows and columns of that tile (1-D: 8 rows of 32)
@@ -173,6 +175,7 @@ def index_page(kernels: list[KernelEntry], options: ReportOptions, note: str = "
                         f"{count_text(len(k.conversions), 'conversion')}"
                         + (f", {left} left to Triton" if left else "") + "</li>")
         body.append("</ol>")
+    body += auto_layouts_html(kernels)
     advice = advice_rows(kernels)
     if advice:
         body.append("<h2>Advice: layouts worth changing</h2>")
@@ -218,6 +221,34 @@ def index_page(kernels: list[KernelEntry], options: ReportOptions, note: str = "
                     "(the darkest: the costliest line)</p>")
         body += listing
     return _page("linear-layouts report", body)
+
+
+def auto_layouts_html(kernels: list[KernelEntry], link_prefix: str = "kernels/") -> list[str]:
+    """The "Automatic layouts" section ([] when no kernel had automatic layouts resolved); on a
+    kernel page (``kernels`` that one kernel, ``link_prefix`` None) without the kernel column's
+    links, and with each group's layout as its TTGIR attribute too."""
+    found = auto_layout_kernels(kernels)
+    if not found:
+        return []
+    body = ["<h2>Automatic layouts</h2>", f'<p class="note">{_e(AUTO_LAYOUTS_NOTE)}</p>']
+    if link_prefix is not None:
+        body.append(f"<p>{_e(auto_layout_summary(kernels))}</p>")
+    body.append("<ul>" + "".join(f"<li>{_e(auto_layout_line(k))}</li>" for k in found) + "</ul>")
+    rows = auto_layout_rows(kernels)
+    if rows:
+        links = None
+        if link_prefix is not None:
+            slugs = {k.name: k.slug for k in found}
+            links = {i: f"{link_prefix}{slugs[row[0]]}.html" for i, row in enumerate(rows)}
+        body += _table(AUTO_LAYOUTS_HEADER, rows, links)
+    if link_prefix is None:
+        attributes = [f"group {n}, {op} at {location}: {layout}" for k in found if k.auto_layouts.resolved
+                      for n, g in enumerate(k.auto_layouts.groups, start=1)
+                      for op, location, layout, _ in [(g.op, g.location, g.layout, g.why)] + list(g.others)]
+        if attributes:
+            body.append("<details><summary>the layouts as TTGIR attributes</summary><pre>"
+                        + _e("\n".join(attributes)) + "</pre></details>")
+    return body
 
 
 def chart_svg(rows: list[tuple[str, float, float]], unit: str) -> str:
@@ -342,6 +373,10 @@ def kernel_page(kernel: KernelEntry, note: str = "", noise: float = NOISE_FLOOR)
                        f", stock / ours {m.ratio:.3f} ({measured_verdict(m.ratio, noise)})"
                        if m.ratio is not None else "")
                     + (f" ({_e(m.problem)})" if m.problem else "") + _advised_text(m, noise) + "</p>")
+    automatic = auto_layouts_html([kernel], link_prefix=None)
+    body += automatic
+    if automatic and kernel.conversions:
+        body.append("<h2>Conversions</h2>")
     if not kernel.conversions:
         body.append("<p>No <code>ttg.convert_layout</code> in this kernel's TTGIR: nothing to convert.</p>")
     else:

@@ -13,7 +13,9 @@ from linear_layouts.tools.report_text import (CONVERSION_HEADER, KERNEL_HEADER, 
                                               kernel_table_rows, run_lines, source_listing, stock_vs_ours_rows,
                                               summary_lines, weights_line, MEASURE_HEADER, measure_lines,
                                               measure_rows, advice_rows, ADVICE_HEADER, ADVICE_NOTE,
-                                              ADVICE_MEASURE_HEADER, ADVICE_MEASURE_NOTE, advice_measure_rows)
+                                              ADVICE_MEASURE_HEADER, ADVICE_MEASURE_NOTE, advice_measure_rows,
+                                              AUTO_LAYOUTS_HEADER, AUTO_LAYOUTS_NOTE, auto_layout_kernels,
+                                              auto_layout_line, auto_layout_rows, auto_layout_summary)
 
 
 def md_code(text: str) -> str:
@@ -60,6 +62,7 @@ def markdown(kernels: list[KernelEntry], options: Optional["ReportOptions"] = No
                   "", "```"]
         lines += format_table(ADVICE_MEASURE_HEADER, advised) + ["```"]
     lines += ["", "## Kernels", "", "```"] + format_table(KERNEL_HEADER, kernel_table_rows(kernels)) + ["```"]
+    lines += auto_layout_lines(kernels)
     lines += advice_lines(kernels)
     if any(stock_vs_ours_rows(k) for k in kernels):
         lines += ["", "Stock vs ours per conversion (in each kernel's section): " + STOCK_VS_OURS_NOTE]
@@ -97,6 +100,19 @@ def markdown(kernels: list[KernelEntry], options: Optional["ReportOptions"] = No
                 lines.append(f"{'>>' if marks else '  '}{number:5d}  {text}{note}")
             lines.append("```")
     return "\n".join(lines) + "\n"
+
+
+def auto_layout_lines(kernels: list[KernelEntry]) -> list[str]:
+    """The "Automatic layouts" section ([] when no kernel had automatic layouts resolved)."""
+    found = auto_layout_kernels(kernels)
+    if not found:
+        return []
+    lines = ["", "## Automatic layouts", "", AUTO_LAYOUTS_NOTE, "", auto_layout_summary(kernels), ""]
+    lines += [f"- {auto_layout_line(k)}" for k in found]
+    rows = auto_layout_rows(kernels)
+    if rows:
+        lines += ["", "```"] + format_table(AUTO_LAYOUTS_HEADER, rows) + ["```"]
+    return lines
 
 
 def advice_lines(kernels: list[KernelEntry]) -> list[str]:

@@ -98,6 +98,9 @@ class KernelEntry:
     problem: str = ""                 # why the kernel could not be analysed
     advice: list = field(default_factory=list)   # passes.advice.layout_advice.Finding: layouts worth changing
     advice_problem: str = ""          # why no advice could be given
+    # a Gluon kernel whose automatic layouts linear_layouts.enable() resolved: how
+    # (passes.gluon.resolve_auto_layouts.Resolution; not resolved: why, and Triton's resolution used)
+    auto_layouts: object = None
 
     @property
     def noops(self) -> int:
@@ -366,10 +369,23 @@ def build_kernels(records: list[dict], options: ReportOptions) -> list[KernelEnt
                                                             target_name(record), used))
             kernel.modes = Counter(r.get("mode") or "stock" for r in group)
             kernel.runs = {r.get("run") for r in group}
+            kernel.auto_layouts = auto_layouts_of(group)
             if options.compare and kernel.ttgir and not kernel.problem:
                 compare_final_code(kernel, record, workdir)
             kernels.append(kernel)
     return kernels
+
+
+def auto_layouts_of(group: list[dict]):
+    """The resolution of a kernel's automatic layouts its records carry (the hook's record,
+    ``passes.recorder``), one where Triton's resolution was priced first; None for a kernel
+    without automatic layouts (or compiled without ``linear_layouts.enable()``)."""
+    recorded = [r["auto_layouts"] for r in group if isinstance(r.get("auto_layouts"), dict)]
+    if not recorded:
+        return None
+    from linear_layouts.passes.gluon.resolve_auto_layouts import Resolution
+
+    return Resolution.from_record(max(recorded, key=lambda record: bool(record.get("compared"))))
 
 
 def worth_a_look(kernels: list[KernelEntry], count: int = 5) -> list[KernelEntry]:

@@ -7,6 +7,7 @@ import statistics
 from collections import Counter
 from typing import Optional
 
+from linear_layouts.passes.gluon.layout_expression import gluon_layout_expression
 from linear_layouts.tools.launch_timing import run_noise
 from linear_layouts.tools.loop_weights import ASSUMED_TRIPS
 from linear_layouts.tools.report_model import (MODE_TEXT, KernelEntry, ReportOptions,
@@ -104,6 +105,80 @@ def advice_rows(kernels: list[KernelEntry]) -> list[list[str]]:
     found = sorted(((f, k) for k in kernels for f in k.advice), key=lambda pair: -pair[0].gain)
     return [[k.name, f.location, f.kind, f.finding, f.suggestion, f"{f.gain:.2f}x" if f.gain > 1 else "-"]
             for f, k in found]
+
+
+AUTO_LAYOUTS_HEADER = ["kernel", "group", "ops", "op", "location", "layout", "why"]
+AUTO_LAYOUTS_NOTE = ("Gluon kernels whose automatic layouts (gl.AutoLayout(), gl.CoalescedLayout()) "
+                     "linear_layouts.enable() resolved by the cost model (ll-resolve-auto-layouts): per group of "
+                     "values tied together, the layout the named op got (a Gluon expression where one exists) and "
+                     "why; per kernel, the modelled cost (loop-weighted) with ours against Triton's own resolution, "
+                     "or Triton's error where it rejects the kernel.")
+NOT_PRICED = ("Triton's resolution not priced (compiled without the report, then served from Triton's cache; "
+              "TRITON_ALWAYS_COMPILE=1 compiles it again)")
+
+
+def auto_layout_kernels(kernels: list[KernelEntry]) -> list[KernelEntry]:
+    """The kernels whose automatic layouts ``linear_layouts.enable()`` resolved (or tried to)."""
+    return [k for k in kernels if k.auto_layouts is not None]
+
+
+def auto_layout_summary(kernels: list[KernelEntry]) -> str:
+    """The section's first sentence: how many kernels, and how Triton's resolution compares."""
+    found = [k.auto_layouts for k in auto_layout_kernels(kernels)]
+    resolved = [r for r in found if r.resolved]
+    text = (f"Automatic layouts resolved by ours in {count_text(len(resolved), 'kernel')} "
+            f"({count_text(sum(len(r.groups) for r in resolved), 'group')})")
+    if len(resolved) < len(found):
+        text += f"; not resolved by ours in {len(found) - len(resolved)} (compiled with Triton's own resolution)"
+    text += f"; Triton's own resolution rejects {sum(1 for r in resolved if r.triton_error)}"
+    verdicts = Counter(_versus_verdict(r) for r in resolved if r.cost_triton is not None)
+    if verdicts:
+        text += (f"; where it resolves, ours is modelled cheaper in {verdicts['ours cheaper']}, the same in "
+                 f"{verdicts['the same']}, costlier in {verdicts['ours costlier']}")
+    unpriced = sum(1 for r in resolved if r.cost_triton is None and not r.triton_error)
+    if unpriced:
+        text += f"; not priced in {unpriced}"
+    return text + "."
+
+
+def auto_layout_line(kernel: KernelEntry) -> str:
+    """One kernel's resolution in a sentence: groups, conversions added, ours vs Triton's."""
+    r = kernel.auto_layouts
+    head = f"{kernel.name} on {kernel.target}: "
+    if not r.resolved:
+        return head + f"not resolved by ours ({r.reason}); compiled with Triton's own resolution"
+    recomputed = f" (index arithmetic recomputed for {r.recomputed} more)" if r.recomputed else ""
+    text = (head + f"{count_text(len(r.groups), 'group')} of automatic values; conversions added: "
+            f"{r.conversions}{recomputed}; modelled cost (loop-weighted) ours {r.cost_ours:.1f}, ")
+    if r.cost_triton is not None:
+        verdict = _versus_verdict(r)
+        if verdict != "the same":
+            ratio = max(r.cost_ours, r.cost_triton) / max(min(r.cost_ours, r.cost_triton), 1e-9)
+            verdict = f"{verdict}, {ratio:.2f}x"
+        return text + f"with Triton's resolution {r.cost_triton:.1f} ({verdict})"
+    if r.triton_error:
+        return text + f"Triton's resolution rejects it: {r.triton_error}"
+    return text + NOT_PRICED
+
+
+def _versus_verdict(r) -> str:
+    """``ours cheaper`` / ``the same`` / ``ours costlier``: the modelled costs to one decimal."""
+    ours, triton = round(r.cost_ours, 1), round(r.cost_triton, 1)
+    return "the same" if ours == triton else "ours cheaper" if ours < triton else "ours costlier"
+
+
+def auto_layout_rows(kernels: list[KernelEntry]) -> list[list[str]]:
+    """One row per group of every resolved kernel (``AUTO_LAYOUTS_HEADER``), then one per load
+    or store of the group that got a layout of its own (ops ``-``)."""
+    rows = []
+    for k in auto_layout_kernels(kernels):
+        if not k.auto_layouts.resolved:
+            continue
+        for number, g in enumerate(k.auto_layouts.groups, start=1):
+            rows.append([k.name, str(number), str(g.ops), g.op, g.location, g.gluon or g.layout, g.why])
+            rows += [[k.name, str(number), "-", op, location, gluon_layout_expression(layout) or layout, why]
+                     for op, location, layout, why in g.others]
+    return rows
 
 
 def conversion_table_rows(kernel: KernelEntry) -> list[list[str]]:

@@ -48,6 +48,7 @@ from ..assign.layout_seeds import _deal, blocked_encoding, coalesced
 from ..assign.layout_text import ModuleLines
 from ..assign.pointer_contiguity import PointerAnalysis, pointee_bytes
 from ..gluon.auto_seeds import default_blocked
+from ..gluon.layout_expression import gluon_layout_expression
 from ..ir.layouts import tensor_layout_of
 from ..ir.snapshot import Operation, ops_under, parse_module
 from ..ir.op_locations import no_result_locations, users_of
@@ -82,11 +83,9 @@ def gluon_expression(encoding: str) -> str:
     """The Gluon expression of a blocked layout, or the layout's own text.  Example:
     ``#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1],
     order = [1, 0]}>`` -> ``gl.BlockedLayout([1, 4], [4, 8], [4, 1], [1, 0])``."""
-    attr = blocked_encoding(encoding)
-    if attr is None:
+    if blocked_encoding(encoding) is None:
         return encoding
-    return (f"gl.BlockedLayout({list(attr.size_per_thread)}, {list(attr.threads_per_warp)}, "
-            f"{list(attr.warps_per_cta)}, {list(attr.order)})")
+    return gluon_layout_expression(encoding)
 
 
 def advise(ttgir: str, target: "str | Target", filename: str = "<kernel>", merged: bool = True) -> list[Finding]:

@@ -41,6 +41,9 @@ import sys
 from dataclasses import dataclass, field
 from typing import Optional
 
+from ...dialect.attribute_parser import parse_attribute
+from ...dialect.attributes import SliceEncoding
+from ...dialect.linear_layout import LayoutError
 from ...lowering.target import Target, UnknownTarget, target_named
 from ..assign.assign_layouts import make_costs, rewrite
 from .auto_seeds import AUTO_ENCODINGS, SET_AUTO_LAYOUT, Seeding, Unresolvable, is_auto, seed_layouts, touches_auto
@@ -52,7 +55,9 @@ from ..assign.layout_seeds import coalesced
 from ..assign.layout_solver import assignment_work, solve
 from ..assign.layout_text import ModuleLines, TextMismatch
 from ..assign.pointer_contiguity import pointee_bytes
+from .layout_expression import gluon_layout_expression
 from .rematerialize import rematerialize_conversions
+from ..ir.op_locations import no_result_locations
 from ..ir.snapshot import Module, Operation, parse_module
 
 INSERTED = "ll-resolve-auto"          # the location of the conversions step 1 inserts
@@ -61,10 +66,31 @@ _AUTO_TYPE = re.compile(r"tensor<((?:[^<>]|<[^<>]*>)*?), #gluon\.(?:auto|coalesc
 
 @dataclass
 class GroupRemark:
+    """One group of automatic values tied together (their layouts decided as one), named by an
+    op of it: a load, store or reduction first."""
+
     ops: int
-    anchor: str                # the op that names the group (a load, store or reduction first)
-    layout: str
+    op: str                    # the anchor op's name, ``tt.load``
+    location: str              # its source location, ``path:line:col``
+    layout: str                # the layout the anchor got (attribute text)
     why: str
+    # the group's loads and stores that got another layout (not a slice of it): (op, location, layout, why)
+    others: list = field(default_factory=list)
+
+    @property
+    def anchor(self) -> str:
+        return f"{self.op} at {self.location}"
+
+    @property
+    def gluon(self) -> Optional[str]:
+        """The layout as a Gluon expression, where one exists (``gl.BlockedLayout(...)``)."""
+        return gluon_layout_expression(self.layout)
+
+
+# The key of the kernel's metadata under which the hook keeps a Resolution's record (what
+# ``python -m linear_layouts report`` shows; Triton writes the metadata into its cache, so a
+# cache hit brings it back).
+METADATA_KEY = "ll_auto_layouts"
 
 
 @dataclass
@@ -79,17 +105,46 @@ class Resolution:
     cost_ours: float = 0.0
     cost_triton: Optional[float] = None
     triton_error: str = ""
+    compared: bool = False           # Triton's resolution was run (compare=True)
+
+    def versus_triton(self) -> str:
+        """Triton's side of the comparison, in words."""
+        if self.cost_triton is not None:
+            return f"Triton's resolution {self.cost_triton:.1f}"
+        if self.triton_error:
+            return f"Triton's resolution fails: {self.triton_error}"
+        return "Triton's not run"
 
     def remarks(self) -> list[str]:
         if not self.resolved:
             return [f"not resolved: {self.reason}"]
-        out = [f"group {i + 1} ({g.ops} ops, {g.anchor}): {g.layout}: {g.why}" for i, g in enumerate(self.groups)]
-        versus = (f"Triton's resolution {self.cost_triton:.1f}" if self.cost_triton is not None else
-                  f"Triton's resolution fails: {self.triton_error}" if self.triton_error else "Triton's not run")
+        out = [f"group {i + 1} ({g.ops} ops, {g.anchor}): {g.layout}: {g.why}"
+               + "".join(f"; {op} at {location} gets {layout}: {why}" for op, location, layout, why in g.others)
+               for i, g in enumerate(self.groups)]
         recomputed = f" (index arithmetic recomputed for {self.recomputed} more)" if self.recomputed else ""
         out.append(f"resolved {len(self.groups)} group(s) of automatic layouts; conversions added: "
-                   f"{self.conversions}{recomputed}; modelled cost (loop-weighted) ours {self.cost_ours:.1f}, {versus}")
+                   f"{self.conversions}{recomputed}; modelled cost (loop-weighted) ours {self.cost_ours:.1f}, "
+                   f"{self.versus_triton()}")
         return out
+
+    def record(self) -> dict:
+        """A JSON-able record (the kernel's metadata carries it: :data:`METADATA_KEY`)."""
+        return {"resolved": self.resolved, "reason": self.reason,
+                "groups": [{"ops": g.ops, "op": g.op, "location": g.location, "layout": g.layout, "why": g.why,
+                            "others": [list(other) for other in g.others]} for g in self.groups],
+                "conversions": self.conversions, "recomputed": self.recomputed, "cost_ours": self.cost_ours,
+                "cost_triton": self.cost_triton, "triton_error": self.triton_error, "compared": self.compared}
+
+    @classmethod
+    def from_record(cls, record: dict) -> "Resolution":
+        groups = [GroupRemark(int(g["ops"]), str(g["op"]), str(g["location"]), str(g["layout"]), str(g["why"]),
+                              [tuple(str(x) for x in other) for other in g.get("others", ())])
+                  for g in record.get("groups", ())]
+        cost_triton = record.get("cost_triton")
+        return cls(bool(record.get("resolved")), str(record.get("reason", "")), groups,
+                   int(record.get("conversions", 0)), int(record.get("recomputed", 0)),
+                   float(record.get("cost_ours", 0.0)), None if cost_triton is None else float(cost_triton),
+                   str(record.get("triton_error", "")), bool(record.get("compared")))
 
 
 def has_auto_layouts(text: str) -> bool:
@@ -212,6 +267,7 @@ def resolve_module(module: Module, target: "str | Target | None" = None, compare
     result.conversions = _conversions(module) - authors
     result.cost_ours = modelled_cost(module, hw_target)
     if triton is not None:
+        result.compared = True
         resolved_text, error = triton
         if resolved_text is not None:
             result.cost_triton = modelled_cost(parse_module(resolved_text, module.filename, safe=module.safe), hw_target)
@@ -229,11 +285,13 @@ class Seeded:
     text: str
     walk: list
     seedings: list
+    located: dict = field(default_factory=dict)   # id(op) -> location of the original's ops without results
 
 
 def _seed(module: Module) -> Seeded:
     """Step 1 over every function (see :class:`Seeded`)."""
-    lines = ModuleLines(module, module.print(debuginfo=True))
+    original = module.print(debuginfo=True)
+    lines = ModuleLines(module, original)
     counter = [0]
     seedings = []
     lanes = module.threads_per_warp or 32
@@ -243,7 +301,7 @@ def _seed(module: Module) -> Seeded:
         seedings.append(seeding)
     walk = [(op, touches_auto(op) and op.name != SET_AUTO_LAYOUT,
              {i for i, v in enumerate(op.results) if is_auto(v)}) for op in module.walk()]
-    return Seeded(lines.text(), walk, seedings)
+    return Seeded(lines.text(), walk, seedings, no_result_locations(module, original))
 
 
 def _choose(seeded_module: Module, seeded: Seeded, target: Target, result: Resolution) -> str:
@@ -261,7 +319,7 @@ def _choose(seeded_module: Module, seeded: Seeded, target: Target, result: Resol
         costs = make_costs(graph, target)
         solution = solve(graph, costs)
         keys = solution.keys if solution.optimal else graph.stock_keys()
-        result.groups += _group_remarks(graph, keys, seeding, original_of, function)
+        result.groups += _group_remarks(graph, keys, seeding, original_of, seeded.located)
         rewrite(graph, keys, lines, counter)
     return lines.text()
 
@@ -290,7 +348,9 @@ def _free_ops(seeded_module: Module, walk: list) -> tuple[set, dict, dict]:
     return free, loops, original_of
 
 
-def _group_remarks(graph, keys: list[str], seeding: Seeding, original_of: dict, function) -> list[GroupRemark]:
+def _group_remarks(graph, keys: list[str], seeding: Seeding, original_of: dict, located: dict) -> list[GroupRemark]:
+    """Per group: its anchor's layout and why; ``located`` gives the locations of ops without
+    results (a store), which the parsed module does not hold."""
     node_of = {}
     for node in graph.nodes:
         source = original_of.get(id(node.op))
@@ -318,9 +378,45 @@ def _group_remarks(graph, keys: list[str], seeding: Seeding, original_of: dict, 
             why = among[2:]
         else:
             why = "the only layout its rules allow"
-        remarks.append(GroupRemark(len({id(u.op) for u in members}), f"{anchor.op.name} at {anchor.op.location}",
-                                   layout, why))
+        remark = GroupRemark(len({id(u.op) for u in members}), anchor.op.name,
+                             located.get(id(anchor.op), anchor.op.location), layout, why)
+        remark.others = _other_layouts(members, layout, graph, keys, node_of, located)
+        remarks.append(remark)
     return remarks
+
+
+def _other_layouts(members, layout: str, graph, keys: list[str], node_of: dict,
+                   located: dict) -> list[tuple[str, str, str, str]]:
+    """(op, location, layout, why) of each load or store of the group whose layout is not the
+    anchor's nor a slice of it (a conversion inside the group separates them), the first op
+    with each such layout.  Example: a transpose's load gets the coalesced layout of its
+    pointers, its store that of the other pointers."""
+    seen = {_root(layout)}
+    others = []
+    for unit in members:
+        index = node_of.get((id(unit.op), unit.position))
+        if unit.op.name not in GLOBAL_ACCESS_OPS or index is None:
+            continue
+        root = _root(keys[index])
+        if root not in seen:
+            seen.add(root)
+            contiguity = _coalesced_for(graph.nodes[index])
+            why = (f"coalesced for its pointers (dim {contiguity[1]} contiguous, {contiguity[2]} elements per access)"
+                   if contiguity is not None and contiguity[0] == keys[index] else "the cheapest by the cost model")
+            others.append((unit.op.name, located.get(id(unit.op), unit.op.location), keys[index],
+                           why + "; converted from the group's layout"))
+    return others
+
+
+def _root(layout: str):
+    """The layout a slice (of a slice ...) is taken from: the layout itself for any other."""
+    try:
+        attr = parse_attribute(layout)
+    except LayoutError:
+        return layout
+    while isinstance(attr, SliceEncoding):
+        attr = attr.parent
+    return attr
 
 
 def _coalesced_for(node) -> Optional[tuple[str, int, int]]:
@@ -370,7 +466,7 @@ def _triton_resolution(text: str, filename: str) -> tuple[Optional[str], str]:
         return run.stdout, ""
     errors = [line for line in run.stderr.splitlines() if "error:" in line]
     message = errors[0] if errors else (run.stderr.strip().splitlines() or [f"exit status {run.returncode}"])[-1]
-    return None, message.split("error: ", 1)[-1]
+    return None, message.split("error: ", 1)[-1].rstrip(":")     # "... for value:" (the value on the next line)
 
 
 # --------------------------------------------------------------------------- the pass
