@@ -38,23 +38,36 @@ _fingerprint: Optional[str] = None
 _accepted_in_memory: set[str] = set()
 
 
+def _shaping_files(root: str) -> list[str]:
+    """Every ``.py`` and ``.json`` file under dialect/, lowering/ and passes/, subfolders included,
+    in a fixed order."""
+    found = []
+    for folder in ("dialect", "lowering", "passes"):
+        for directory, subfolders, names in os.walk(os.path.join(root, folder)):
+            subfolders[:] = sorted(d for d in subfolders if d != "__pycache__")
+            found += [os.path.join(directory, n) for n in sorted(names) if n.endswith((".py", ".json"))]
+    return found
+
+
 def source_fingerprint() -> str:
-    """A hash of our own code that shapes compiled kernels (dialect/, lowering/, passes/), so a
-    changed lowering never reuses a kernel or a verdict recorded by an older one, even at the
-    same version number."""
+    """A hash of our own code and data that shape compiled kernels (dialect/, lowering/, passes/
+    and their subpackages: the ``.py`` files and the ``.json`` tables such as the measured
+    choices), so a changed lowering never reuses a kernel or a verdict recorded by an older one,
+    even at the same version number."""
     global _fingerprint
     if _fingerprint is None:
-        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        digest = hashlib.sha256()
-        for folder in ("dialect", "lowering", "passes"):
-            directory = os.path.join(root, folder)
-            for name in sorted(os.listdir(directory)):
-                if name.endswith(".py"):
-                    digest.update(name.encode())
-                    with open(os.path.join(directory, name), "rb") as f:
-                        digest.update(f.read())
-        _fingerprint = digest.hexdigest()[:16]
+        _fingerprint = fingerprint_of(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     return _fingerprint
+
+
+def fingerprint_of(root: str) -> str:
+    """The hash of ``root``'s shaping files (``_shaping_files``): their paths and contents."""
+    digest = hashlib.sha256()
+    for path in _shaping_files(root):
+        digest.update(os.path.relpath(path, root).encode())
+        with open(path, "rb") as f:
+            digest.update(f.read())
+    return digest.hexdigest()[:16]
 
 
 def caching_enabled() -> bool:

@@ -24,7 +24,7 @@ import re
 import sys
 import tempfile
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Optional
 
 from linear_layouts.tools.conversion_why import Why, explain, kernel_signature, no_result_locations, users_of
@@ -370,10 +370,23 @@ def build_kernels(records: list[dict], options: ReportOptions) -> list[KernelEnt
             kernel.modes = Counter(r.get("mode") or "stock" for r in group)
             kernel.runs = {r.get("run") for r in group}
             kernel.auto_layouts = auto_layouts_of(group)
+            if kernel.auto_layouts is not None and kernel.auto_layouts.resolved:
+                _chosen_by_our_resolution(kernel)
             if options.compare and kernel.ttgir and not kernel.problem:
                 compare_final_code(kernel, record, workdir)
             kernels.append(kernel)
     return kernels
+
+
+def _chosen_by_our_resolution(kernel: KernelEntry) -> None:
+    """In a Gluon kernel whose automatic layouts ``ll-resolve-auto-layouts`` chose, a load's or
+    store's layout was picked by our cost model, not by Triton's coalescing: say so."""
+    for entry in kernel.conversions:
+        if entry.why is not None and entry.why.kind in ("load", "store"):
+            entry.why = replace(entry.why, reason=(
+                f"a memory access: ll-resolve-auto-layouts chose the {entry.why.kind}'s layout by cost (Gluon's "
+                "automatic layouts) and its value comes in another layout; the conversion is placed where it "
+                "is cheapest"))
 
 
 def auto_layouts_of(group: list[dict]):

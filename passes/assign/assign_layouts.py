@@ -258,8 +258,11 @@ def rewrite(graph: LayoutGraph, keys: list[str], lines: ModuleLines, counter: li
             name = f"%ll_assign{counter[0]}"
             counter[0] += 1
             added[slot] = name
+            # the conversion takes the location of the op that needs it, so that remarks and the
+            # report point to that op's source line
             lines.insert_after_definition(use.value, f"{name} = ttg.convert_layout {lines.name_of(use.value)} : "
-                                                     f"{_retyped(use.value, provided)} -> {_retyped(use.value, required)}")
+                                                     f"{_retyped(use.value, provided)} -> {_retyped(use.value, required)}"
+                                                     + _location_of(lines, use.op))
         previous = renamed.setdefault((id(use.op), id(use.value)), added[slot])
         if previous != added[slot]:
             raise TextMismatch(f"{use.op.name} uses one value in two layouts")
@@ -267,6 +270,15 @@ def rewrite(graph: LayoutGraph, keys: list[str], lines: ModuleLines, counter: li
         use = next(u for u in graph.uses if id(u.op) == op_id and id(u.value) == value_id)
         lines.rename_operand(use.op, lines.name_of(use.value), new_name)
     return len(added)
+
+
+_TRAILING_LOCATION = re.compile(r"\s(loc\((?:[^()]|\([^()]*\))*\))\s*$")
+
+
+def _location_of(lines: ModuleLines, op) -> str:
+    """`` loc(...)`` as ``op``'s line prints it (the module's text carries locations), or ""."""
+    found = _TRAILING_LOCATION.search(lines.header(op))
+    return f" {found.group(1)}" if found else ""
 
 
 def _retype_convert(lines: ModuleLines, use, provided: str, required: str) -> None:

@@ -58,6 +58,7 @@ from ..assign.pointer_contiguity import pointee_bytes
 from .layout_expression import gluon_layout_expression
 from .rematerialize import rematerialize_conversions
 from ..ir.op_locations import no_result_locations
+from ..ir.op_locations import users_of
 from ..ir.snapshot import Module, Operation, parse_module
 
 INSERTED = "ll-resolve-auto"          # the location of the conversions step 1 inserts
@@ -260,6 +261,7 @@ def resolve_module(module: Module, target: "str | Target | None" = None, compare
         result.recomputed = rematerialize_conversions(module)
         module.canonicalize()
         module.cse()
+        _locate_inserted_conversions(module)
     except (Unresolvable, TextMismatch, IRError) as error:
         result.reason = str(error).splitlines()[0]
         return result
@@ -427,6 +429,30 @@ def _coalesced_for(node) -> Optional[tuple[str, int, int]]:
     layout = coalesced(node.stock_key, pointer.shape, node.contiguity.dim, node.contiguity.vector,
                        pointee_bytes(pointer.element_type))
     return layout, node.contiguity.dim, min(node.contiguity.vector, 16 // max(1, pointee_bytes(pointer.element_type)))
+
+
+_TRAILING_LOCATION = re.compile(r"\sloc\((?:[^()]|\([^()]*\))*\)\s*$")
+
+
+def _locate_inserted_conversions(module: Module) -> None:
+    """A conversion step 1 inserted carries the marker location ``ll-resolve-auto``; once the
+    layouts are chosen it takes the location of the op that uses it, so that remarks and the
+    report point at the source line that needs it (``tt.store at k.py:33:5``), not at the
+    printed module."""
+    text = module.print(debuginfo=True)
+    if f'"{INSERTED}"' not in text:
+        return
+    lines = ModuleLines(module, text)
+    users = users_of(module)
+    for op in module.walk():
+        if op.name != "ttg.convert_layout" or not op.location.startswith(INSERTED + ":"):
+            continue
+        user = next(iter(users.get(id(op.results[0]), [])), None)
+        placed, found = lines.of.get(id(op)), _TRAILING_LOCATION.search(lines.header(user)) if user else None
+        if placed is not None and found:
+            line = lines.lines[placed.header]
+            lines.lines[placed.header] = _TRAILING_LOCATION.sub(" " + found.group(0).strip(), line)
+    module.rewrite_text(lambda _text: lines.text())
 
 
 def modelled_cost(module: Module, target: Target) -> float:

@@ -198,3 +198,22 @@ def test_a_kernel_without_conversions_never_reaches_our_passes(monkeypatch, tmp_
         linear_layouts.disable()
     assert "ld.global" in kernel.asm["ptx"]
     assert linear_layouts.stats().kernels == 1 and not linear_layouts.stats().fallbacks
+
+
+def test_the_source_fingerprint_sees_every_subpackage_and_table(tmp_path):
+    """A change to a module in a subpackage (lowering/emit/, passes/gluon/, ...) or to a table
+    (lowering/choosing/measured_choices.json) must change the fingerprint that keys compiled
+    kernels and remembered verdicts: before, only the top-level files of the three folders were
+    read, so a changed emitter could reuse kernels an older one compiled."""
+    from linear_layouts.passes.verified_islands import _shaping_files, fingerprint_of
+    import pathlib
+    repo = pathlib.Path(verified_islands.__file__).resolve().parents[1]
+    names = {str(pathlib.Path(p).relative_to(repo)) for p in _shaping_files(str(repo))}
+    assert {"lowering/emit/emit_llvm.py", "passes/gluon/resolve_auto_layouts.py",
+            "lowering/choosing/measured_choices.json", "dialect/linear_layout.py"} <= names
+    for folder in ("dialect", "lowering/emit", "passes"):
+        (tmp_path / folder).mkdir(parents=True, exist_ok=True)
+    (tmp_path / "lowering" / "emit" / "emit.py").write_text("A = 1\n")
+    before = fingerprint_of(str(tmp_path))
+    (tmp_path / "lowering" / "emit" / "emit.py").write_text("A = 2\n")
+    assert fingerprint_of(str(tmp_path)) != before
