@@ -162,3 +162,14 @@ def test_resolution_record_round_trips_and_slices_have_gluon_expressions():
     assert resolution.groups[0].gluon == "gl.SliceLayout(1, gl.BlockedLayout([1, 4], [4, 8], [4, 1], [1, 0]))"
     assert gluon_layout_expression("#ttg.nvidia_mma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = [4, 1], "
                                    "instrShape = [16, 64, 16]}>") is None
+
+
+def test_a_conversion_our_resolution_adds_points_at_its_source_and_says_who_chose(tmp_path):
+    """The transpose's one conversion (inserted by ll-resolve-auto-layouts) is located at the
+    store that needs it, not at a line of the printed module, and its 'why' names our resolution,
+    not Triton's coalescing."""
+    kernels = record(tmp_path, ["transpose"])
+    (entry,) = kernels[0].conversions
+    assert entry.location.endswith(f"{PATH}:{STORE}")
+    assert entry.why.kind == "store"
+    assert entry.why.reason.startswith("a memory access: ll-resolve-auto-layouts chose the store's layout by cost")
