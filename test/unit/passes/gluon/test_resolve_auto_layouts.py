@@ -274,3 +274,13 @@ def test_a_converted_mask_is_computed_again_in_the_layout_it_is_needed_in():
     assert "arith.cmpi slt, %0, %1 : tensor<512xi32, #blocked>" in text
     assert text.split("module")[0].strip() == ("#blocked = #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], "
                                                "warpsPerCTA = [4], order = [0]}>")
+
+
+def test_a_conversion_step_one_inserted_takes_its_users_location():
+    """The conflict's conversion (placed before the loop) carried the marker location
+    'll-resolve-auto' while the layouts were chosen; in the result it points at the op that uses
+    it, so remarks and the report name a source line."""
+    module = parse_module(_lit_input("conflict-outside-loop.mlir"), "c.mlir", safe=False)
+    assert resolve_module(module, compare=False).resolved
+    (convert,) = [op for op in module.walk() if op.name == "ttg.convert_layout"]
+    assert convert.location == "c.mlir:52:7"
