@@ -226,14 +226,15 @@ def group_of(spec: dict, nodeid: str) -> str:
     return rule.get("group", relpath) if rule else "(not selected)"
 
 
-def outcomes_from_reports(reports: list[dict], timeouts: list[dict] = (), cuda_errors: list[dict] = ()) \
-        -> dict[str, str]:
+def outcomes_from_reports(reports: list[dict], timeouts: list[dict] = (), cuda_errors: list[dict] = (),
+                          cut_by_budget: bool = False) -> dict[str, str]:
     """Each test's outcome from its reports (setup / call / teardown, as pytest reports them;
     pytest-xdist reports a test whose worker died with ``when`` = '???'): passed, failed, error
     (setup or teardown failed, or collection), skipped, xfailed, xpassed, crashed (its process
     died), timeout (``timeouts``: its process was ended by the per-test time limit), not_run (its
     worker had ended itself after another test broke its CUDA context, ``cuda_errors``: xdist
-    reports the next test it had sent that worker as crashed)."""
+    reports the next test it had sent that worker as crashed; or the mode's time budget ended
+    the run while it ran, ``cut_by_budget``: one test per worker was in flight, not crashed)."""
     ended = {e.get("worker") for e in cuda_errors}
     phases: dict[str, dict] = {}
     for r in reports:
@@ -257,8 +258,8 @@ def outcomes_from_reports(reports: list[dict], timeouts: list[dict] = (), cuda_e
                 outcome = "xfailed" if call.get("xfail") else "skipped"
             else:
                 outcome = "failed"
-        else:
-            outcome = "crashed"     # a setup that passed and nothing after it
+        else:   # a setup that passed and nothing after it: its process died, or the budget ended it
+            outcome = "not_run" if cut_by_budget else "crashed"
         if outcome in ("passed", "xpassed", "skipped", "xfailed") and teardown is not None \
                 and teardown["outcome"] == "failed":
             outcome = "error"
@@ -492,7 +493,8 @@ def read_mode_records(records: str) -> dict:
 
 
 def summarize_mode(mode: str, run: dict, rec: dict) -> dict:
-    outcomes = outcomes_from_reports(rec["reports"], rec["timeouts"], rec["cuda_errors"])
+    outcomes = outcomes_from_reports(rec["reports"], rec["timeouts"], rec["cuda_errors"],
+                                     cut_by_budget=bool(run.get("cut_by_budget")))
     outcomes = {k: v for k, v in outcomes.items() if v != "not_run"}
     messages = {}
     for r in rec["reports"]:
@@ -785,9 +787,10 @@ def run_both(args, ws: Workspace, spec: dict, sources: dict, start: float) -> in
             log = os.path.join(ws.root, "pytest-rerun.log")
             logs["rerun"] = log
             budget = min(120.0, (args.budget - (time.monotonic() - start) - reserve) / (2 if mode == "plugin" else 1))
-            run_pytest(cmd, env, ws.tests, log, budget)
+            rerun_run = run_pytest(cmd, env, ws.tests, log, budget)
             rec = read_mode_records(records)
-            outcomes[mode] = outcomes_from_reports(rec["reports"], rec["timeouts"], rec["cuda_errors"])
+            outcomes[mode] = outcomes_from_reports(rec["reports"], rec["timeouts"], rec["cuda_errors"],
+                                                   cut_by_budget=rerun_run["cut_by_budget"])
         rerun = {i: (outcomes["stock"].get(i, "not_run"), outcomes["plugin"].get(i, "not_run")) for i in ids}
 
     result = {

@@ -69,6 +69,10 @@ def test_outcome_of_each_test_from_its_reports():
         "f.py::skip_in_call": "skipped", "f.py::xf": "xfailed", "f.py::xp": "xpassed", "f.py::td": "error",
         "f.py::died": "crashed", "f.py::hung": "timeout", "f.py::started": "crashed", "g.py": "error",
         "f.py::next": "not_run", "f.py::other": "crashed"}
+    # the mode's time budget ended the run: the test each worker had in flight (set up, nothing
+    # after) did not crash, it did not finish; a test whose worker died on its own still crashed
+    cut = h.outcomes_from_reports(reports, cut_by_budget=True)
+    assert cut["f.py::started"] == "not_run" and cut["f.py::died"] == "crashed"
 
 
 def test_comparison_of_the_two_modes():
