@@ -76,7 +76,7 @@ from .options import Mode, OptionError, VerifyLevel, parse_flag, parse_methods, 
 from .ir.parsing import triton_module_from_text
 from .pipeline import PipelineError, parse_pipeline, pipeline_text
 from .gluon.resolve_auto_layouts import has_auto_layouts, resolve_module
-from .ir.snapshot import parse_module
+from .ir.snapshot import parse_module, snapshot_of
 from .verified_islands import source_fingerprint
 from .version import __version__
 
@@ -780,9 +780,14 @@ def _run_plugin_pipeline(triton_module, config: PluginConfig, name: str, text: s
     """:func:`run_plugin_pipeline` after the kernel's name and text are known."""
     remarks = _RemarkLines(sys.stderr if config.remarks or config.reports else None)
     try:
-        # Parsed into the compilation's own context: its dialects are loaded already.
-        module = parse_module(text, filename=f"<{name}>", safe=False,
-                              context=getattr(triton_module, "context", None), printed=True)
+        if _reads_only(config):
+            # The passes only read the module and splice islands into its text: a snapshot of
+            # Triton's module itself, no copy parsed (a compile that falls back gets it unchanged).
+            module = snapshot_of(triton_module, text, f"<{name}>")
+        else:
+            # Parsed into the compilation's own context: its dialects are loaded already.
+            module = parse_module(text, filename=f"<{name}>", safe=False,
+                                  context=getattr(triton_module, "context", None), printed=True)
         context = PassContext(report_stream=remarks)
         assigned = {}
 
@@ -804,6 +809,13 @@ def _run_plugin_pipeline(triton_module, config: PluginConfig, name: str, text: s
         triton_module = triton_module_from_text(new_text, triton_module.context)
     return PipelineResult(triton_module, remarks=tuple(remarks.lines), assigned="text" in assigned,
                           conversions_after_assignment=len(_CONVERT_OP.findall(assigned.get("text", ""))), **counts)
+
+
+def _reads_only(config: PluginConfig) -> bool:
+    """Every pass of the pipeline only reads the module and rewrites its text
+    (``ll-lower-conversions``, the default): a read-only snapshot of Triton's own module will do
+    (``snapshot.snapshot_of``)."""
+    return all(type(p) is LowerConversions for p in config.passes)
 
 
 def _replaced_ops(text: str, new_text: str, owns_local_ops: bool) -> dict[str, int]:
