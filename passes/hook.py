@@ -622,18 +622,21 @@ class _WrappedStages:
             stages[name] = self._later_stage(name)
 
     def llir(self, src, metadata):
-        text = src.str()
-        kernel = self.kernel = _KernelCompile(stock_src=src, ttgir=text, name=_kernel_name(text))
+        names = _op_names(src)
         _stats.kernels += 1
-        _stats.conversions += len(_CONVERT_OP.findall(text))
+        _stats.conversions += names.count("ttg.convert_layout")
 
         def stock_llir():
             return self.original["llir"](src, metadata)
 
-        if not _has_work_for(self.config, text):
+        if not _has_work_for(self.config, names):
             # Nothing for us: our passes would only add attributes, and a module without
-            # islands is compiled from Triton's own TTGIR anyway.  No parse, no print.
+            # islands is compiled from Triton's own TTGIR anyway.  No print, no parse: the op
+            # names come from a walk of the module (about 0.02 ms where a print takes 0.7 ms).
+            self.kernel = _KernelCompile(stock_src=src)
             return stock_llir()
+        text = src.str()
+        kernel = self.kernel = _KernelCompile(stock_src=src, ttgir=text, name=_kernel_name(text))
         try:
             lowered = run_plugin_pipeline(src, self.config, {"name": kernel.name}, text)
         except Exception as error:  # never make a kernel fail that stock Triton compiles
@@ -694,10 +697,19 @@ class _WrappedStages:
             _stats.conversions_after_assignment += kernel.lowered.conversions_after_assignment
 
 
-def _has_work_for(config: PluginConfig, text: str) -> bool:
-    """The TTGIR holds an op the pipeline may replace."""
-    local_ops = "ttg.local_load" in text or "ttg.local_store" in text or "ttg.local_alloc %" in text
-    return "ttg.convert_layout" in text or (config.owns_local_loads and local_ops)
+def _has_work_for(config: PluginConfig, op_names: Sequence[str]) -> bool:
+    """The module (the names of its ops) holds an op the pipeline may replace (an allocation
+    counts whether or not it has a source: the pipeline looks)."""
+    names = set(op_names)
+    local_ops = bool(names & {"ttg.local_load", "ttg.local_store", "ttg.local_alloc"})
+    return "ttg.convert_layout" in names or (config.owns_local_loads and local_ops)
+
+
+def _op_names(module) -> list[str]:
+    """The name of every op of a Triton module, in walk order (no print of the module)."""
+    names: list[str] = []
+    module.walk(lambda op: names.append(op.get_name()))
+    return names
 
 
 # %5 = ttg.convert_layout %4 : tensor<...> -> tensor<...>  (one op per match; names in loc()
