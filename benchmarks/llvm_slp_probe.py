@@ -16,7 +16,11 @@ probes, edits of the module with the plugin's islands, each answering one questi
   data flow from the global loads into the island is cut);
 * ``global-stores-constant``: the global stores store 0 (the flow out of the island is cut);
 * ``island-loads-pure``: the island's ``ld.shared`` asm without ``has_side_effects`` (no longer
-  a memory access for LLVM).
+  a memory access for LLVM);
+* ``barrier-after-global-loads``, ``barrier-after-shared-stores``: a ``bar.sync`` after each;
+* ``island-tid-intrinsic``: the island's ``%tid.x`` asm read as Triton's own intrinsic;
+* ``loads-one-address-first-half``, ``-second-half``, ``-three-quarters``: the first probe on
+  part of the loads only.
 
 Modules are optimized interleaved (stock, ours, each probe, again), ``--repeats`` rounds; the
 median and fastest of each are printed, with the edit count (0: the probe did not apply).
@@ -46,6 +50,31 @@ _SHARED_STORE = re.compile(r'("st\.shared\.v4\.b32 \[\$0\], \{\$1, \$2, \$3, \$4
 _CONSTANT_ZERO = re.compile(r"^\s+(%\w+) = llvm\.mlir\.constant\(0 : (?:i32|index)\) : i32", re.M)
 
 
+_BARRIER = '    llvm.inline_asm has_side_effects asm_dialect = att "bar.sync 0;", ""  : () -> ()'
+_TID_ASM = 'llvm.inline_asm asm_dialect = att "mov.u32 $0, %tid.x;", "=r"  : () -> i32'
+
+
+def _loads_one_address(ours: str, collapsed) -> tuple[str, int]:
+    """The global loads whose number ``collapsed(k, total)`` accepts read ``%arg0``."""
+    total, seen = len(_GLOBAL_LOAD.findall(ours)), [0]
+
+    def edit(m: re.Match) -> str:
+        k, seen[0] = seen[0], seen[0] + 1
+        return m.group(1) + " %arg0" if collapsed(k, total) else m.group(0)
+    text = _GLOBAL_LOAD.sub(edit, ours)
+    return text, sum(collapsed(k, total) for k in range(total))
+
+
+def _barrier_after(ours: str, marker: str) -> tuple[str, int]:
+    lines, edits = [], 0
+    for line in ours.split("\n"):
+        lines.append(line)
+        if marker in line:
+            lines.append(_BARRIER)
+            edits += 1
+    return "\n".join(lines), edits
+
+
 def probes(ours: str) -> dict[str, tuple[str, int]]:
     """The edited copies of the module with islands: name -> (text, edits made)."""
     zero = _CONSTANT_ZERO.search(ours)
@@ -54,6 +83,12 @@ def probes(ours: str) -> dict[str, tuple[str, int]]:
         "loads-one-address": _GLOBAL_LOAD.subn(r"\1 %arg0", ours),
         "stores-one-address": _GLOBAL_STORE.subn(r"\1, %arg1", ours),
         "island-loads-pure": re.subn(r'has_side_effects (asm_dialect = att "ld\.shared)', r"\1", ours),
+        "barrier-after-global-loads": _barrier_after(ours, '"mov.u32 $0, 0x0;\\0A\\09ld.global'),
+        "barrier-after-shared-stores": _barrier_after(ours, '"st.shared'),
+        "island-tid-intrinsic": (ours.replace(_TID_ASM, "nvvm.read.ptx.sreg.tid.x : i32"), ours.count(_TID_ASM)),
+        "loads-one-address-first-half": _loads_one_address(ours, lambda k, n: k < n // 2),
+        "loads-one-address-second-half": _loads_one_address(ours, lambda k, n: k >= n // 2),
+        "loads-one-address-three-quarters": _loads_one_address(ours, lambda k, n: k >= n // 4),
     }
     if zero:
         edits["shared-stores-constant"] = _SHARED_STORE.subn(rf"\1, {zero}, {zero}, {zero}, {zero}", ours)
