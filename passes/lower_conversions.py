@@ -124,7 +124,7 @@ from ..lowering.thread_group import ThreadGroup
 from .ir.bindings import installed_conventions, triton_version
 from .framework import ModulePass, PassContext, PassFailure
 from .barriers.guard_placement import GuardPlacement
-from .island_splicing import allocation_around, splice_islands
+from .island_splicing import SPLICED_OPS, OpPositions, allocation_around, splice_islands
 from .ir.layouts import memdesc_layout, value_layout
 from .options import (CandidateRanks, Methods, Mode, VerifyLevel, parse_candidate_for, parse_methods,
                       parse_target, parse_word)
@@ -605,9 +605,14 @@ def lower_module(module: Module, options: Optional["LowerConversions"] = None, *
 def _lower_module(module: Module, options: "LowerConversions") -> list[ConvertOutcome]:
     planned = plan_module(module, options)
     guards = GuardPlacement(module, [(op, o.plan.method) for op, o in planned if o.plan is not None])
-    store_position = {id(op): k for k, op in enumerate(op for op in module.walk() if op.name == "ttg.local_store")}
     islands: dict[int, Island] = {}
-    store_islands: dict[int, int] = {}      # k-th ttg.local_store of the text -> island number
+    # Each op an island replaces is named by its position among the ops of its name: MLIR
+    # prints them in the order module.walk() visits (island_splicing.OpPositions).
+    positions, position_of = OpPositions(), {}
+    for op in module.walk():
+        if op.name in SPLICED_OPS:
+            position_of[id(op)] = (op.name, positions.totals.get(op.name, 0))
+            positions.totals[op.name] = positions.totals.get(op.name, 0) + 1
     for number, (op, outcome) in enumerate(planned):
         if outcome.plan is None:
             continue
@@ -618,15 +623,9 @@ def _lower_module(module: Module, options: "LowerConversions") -> list[ConvertOu
         # conversion anywhere hashes alike; each gets its own prefix in the module.
         island.text = island.text.replace(f"%{_CACHEABLE_PREFIX}_", f"%ll{number}_")
         outcome.island = islands[number] = island
-        if op.name == "ttg.local_store":
-            # No result, so no attribute can mark it (the bindings set attributes through an
-            # op's result): it is found as the k-th ttg.local_store of the printed text, which
-            # MLIR prints in the order module.walk() visits.
-            store_islands[store_position[id(op)]] = number
-        else:
-            module.set_attribute(op, ISLAND_ATTRIBUTE, f"{number} : i32")
+        positions.islands[position_of[id(op)]] = number
     if islands:
-        module.rewrite_text(lambda text: splice_islands(text, islands, store_islands))
+        module.rewrite_text(lambda text: splice_islands(text, islands, positions=positions))
     return [o for _, o in planned]
 
 

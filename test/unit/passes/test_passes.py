@@ -88,7 +88,7 @@ def test_pipeline_text_round_trips():
 
 
 @pytest.mark.parametrize("text,message", [
-    ("ll-nope", "unknown pass 'll-nope' (known passes: ll-assign-layouts, ll-attach-layouts"),
+    ("ll-nope", "unknown pass 'll-nope' (known passes: ll-apply-advice, ll-assign-layouts, ll-attach-layouts"),
     ("ll-classify-conversions{verbose=1}", "has no option 'verbose' (its options: report)"),
     ("ll-attach-layouts{x=1}", "has no option 'x' (its options: none)"),
     ("ll-classify-conversions{report=maybe}", "expects true or false, got 'maybe'"),

@@ -114,9 +114,11 @@ def test_a_kernel_ours_cannot_resolve_says_why(tmp_path):
 
 
 def test_a_kernel_from_the_cache_compiled_without_the_report_is_not_priced(tmp_path):
-    linear_layouts.enable()
-    triton.compile(auto_kernels.source("copy_coalesced"), target=auto_kernels.TARGET)   # no report: not priced
-    kernels = record(tmp_path, ["copy_coalesced"])                                      # a cache hit
+    with triton.knobs.compilation.scope():
+        triton.knobs.compilation.always_compile = False    # whatever the environment or an earlier test says
+        linear_layouts.enable()
+        triton.compile(auto_kernels.source("copy_coalesced"), target=auto_kernels.TARGET)   # no report: not priced
+        kernels = record(tmp_path, ["copy_coalesced"])                                      # a cache hit
     assert [r["cache_hit"] for r in recorder.read_records(str(tmp_path))] == [True]
     assert auto_layout_lines(kernels)[5:8] == [
         "Automatic layouts resolved by ours in 1 kernel (1 group); Triton's own resolution rejects 0; not priced "
@@ -144,11 +146,12 @@ def test_triton_resolution_runs_only_for_the_report_or_remarks(tmp_path, monkeyp
     calls = []
     real = resolve_auto_layouts._triton_resolution
     monkeypatch.setattr(resolve_auto_layouts, "_triton_resolution", lambda *a: calls.append(1) or real(*a))
-    monkeypatch.setenv("TRITON_ALWAYS_COMPILE", "1")
-    linear_layouts.enable()
-    triton.compile(auto_kernels.source("copy"), target=auto_kernels.TARGET)
-    assert calls == []                        # the report off: no subprocess, compile time as before
-    record(tmp_path, ["copy"])
+    with triton.knobs.compilation.scope():
+        triton.knobs.compilation.always_compile = True     # the second compile must not come from the cache
+        linear_layouts.enable()
+        triton.compile(auto_kernels.source("copy"), target=auto_kernels.TARGET)
+        assert calls == []                        # the report off: no subprocess, compile time as before
+        record(tmp_path, ["copy"])
     assert calls == [1]
 
 

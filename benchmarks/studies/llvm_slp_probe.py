@@ -1,0 +1,202 @@
+"""Which part of a module makes LLVM's SLP vectorizer slow: O3 timed on edited copies of it.
+
+    python benchmarks/studies/llvm_slp_probe.py --seed 1 --index 4      # triton 3.9: compile_time_fuzz's case 4
+    python benchmarks/studies/llvm_slp_probe.py --seed 1 --index 4 --repeats 3 --keep /tmp/probe
+
+The case (same seed and index as ``benchmarks/compile_time_fuzz.py``, so the same kernel) is
+compiled once by stock Triton and once with ``linear_layouts.enable()`` (stock gate off), and
+each time the LLVM-dialect module that Triton's ``make_llir`` hands to ``llvm.to_module`` is
+kept.  Then ``llvm.optimize_module`` (O3, Triton's flags) is timed on each kept module and on
+probes, edits of the module with the plugin's islands, each answering one question:
+
+* ``loads-one-address``: every global load (Triton's, before the island) reads ``%arg0``: the
+  load side's address arithmetic becomes dead;
+* ``stores-one-address``: the same for the global stores after the island;
+* ``shared-stores-constant``: the island stores the constant 0, not the loaded values (the
+  data flow from the global loads into the island is cut);
+* ``global-stores-constant``: the global stores store 0 (the flow out of the island is cut);
+* ``island-loads-pure``: the island's ``ld.shared`` asm without ``has_side_effects`` (no longer
+  a memory access for LLVM);
+* ``barrier-after-global-loads``, ``barrier-after-shared-stores``: a ``bar.sync`` after each;
+* ``island-tid-intrinsic``: the island's ``%tid.x`` asm read as Triton's own intrinsic;
+* ``loads-one-address-first-half``, ``-second-half``, ``-three-quarters``: the first probe on
+  part of the loads only.
+
+Modules are optimized interleaved (stock, ours, each probe, again), ``--repeats`` rounds; the
+median and fastest of each are printed, with the edit count (0: the probe did not apply).
+Probes change what the kernel computes: they are for timing only, never run.  sm_* targets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import re
+import statistics
+import sys
+import tempfile
+import time
+import types
+
+import on_path  # noqa: E402,F401  (benchmarks/ on sys.path: harness/ and the maintained harnesses)
+from harness.checkout import make_package_importable  # noqa: E402
+
+make_package_importable()
+
+_GLOBAL_LOAD = re.compile(r'("mov\.u32 \$0, 0x0;\\0A\\09ld\.global\.b32 \{ \$0 \}, \[ \$1 \+ 0 \];", "=r,l") %\w+')
+_GLOBAL_STORE = re.compile(r'("st\.global\.b32 \[ \$1 \+ 0 \], \{ \$0 \};", "r,l" %\w+), %\w+')
+_GLOBAL_STORE_VALUE = re.compile(r'("st\.global\.b32 \[ \$1 \+ 0 \], \{ \$0 \};", "r,l") %\w+,')
+_SHARED_STORE = re.compile(r'("st\.shared\.v4\.b32 \[\$0\], \{\$1, \$2, \$3, \$4\};", "r,r,r,r,r" %\w+)(?:, %\w+){4}')
+_CONSTANT_ZERO = re.compile(r"^\s+(%\w+) = llvm\.mlir\.constant\(0 : (?:i32|index)\) : i32", re.M)
+
+
+_BARRIER = '    llvm.inline_asm has_side_effects asm_dialect = att "bar.sync 0;", ""  : () -> ()'
+_TID_ASM = 'llvm.inline_asm asm_dialect = att "mov.u32 $0, %tid.x;", "=r"  : () -> i32'
+
+
+def _loads_one_address(ours: str, collapsed) -> tuple[str, int]:
+    """The global loads whose number ``collapsed(k, total)`` accepts read ``%arg0``."""
+    total, seen = len(_GLOBAL_LOAD.findall(ours)), [0]
+
+    def edit(m: re.Match) -> str:
+        k, seen[0] = seen[0], seen[0] + 1
+        return m.group(1) + " %arg0" if collapsed(k, total) else m.group(0)
+    text = _GLOBAL_LOAD.sub(edit, ours)
+    return text, sum(collapsed(k, total) for k in range(total))
+
+
+def _barrier_after(ours: str, marker: str) -> tuple[str, int]:
+    lines, edits = [], 0
+    for line in ours.split("\n"):
+        lines.append(line)
+        if marker in line:
+            lines.append(_BARRIER)
+            edits += 1
+    return "\n".join(lines), edits
+
+
+def probes(ours: str) -> dict[str, tuple[str, int]]:
+    """The edited copies of the module with islands: name -> (text, edits made)."""
+    zero = _CONSTANT_ZERO.search(ours)
+    zero = zero.group(1) if zero else None
+    edits = {
+        "loads-one-address": _GLOBAL_LOAD.subn(r"\1 %arg0", ours),
+        "stores-one-address": _GLOBAL_STORE.subn(r"\1, %arg1", ours),
+        "island-loads-pure": re.subn(r'has_side_effects (asm_dialect = att "ld\.shared)', r"\1", ours),
+        "barrier-after-global-loads": _barrier_after(ours, '"mov.u32 $0, 0x0;\\0A\\09ld.global'),
+        "barrier-after-shared-stores": _barrier_after(ours, '"st.shared'),
+        "island-tid-intrinsic": (ours.replace(_TID_ASM, "nvvm.read.ptx.sreg.tid.x : i32"), ours.count(_TID_ASM)),
+        "loads-one-address-first-half": _loads_one_address(ours, lambda k, n: k < n // 2),
+        "loads-one-address-second-half": _loads_one_address(ours, lambda k, n: k >= n // 2),
+        "loads-one-address-three-quarters": _loads_one_address(ours, lambda k, n: k >= n // 4),
+    }
+    if zero:
+        edits["shared-stores-constant"] = _SHARED_STORE.subn(rf"\1, {zero}, {zero}, {zero}, {zero}", ours)
+        edits["global-stores-constant"] = _GLOBAL_STORE_VALUE.subn(rf"\1 {zero},", ours)
+    return edits
+
+
+def capture(path: str, target: str) -> dict[str, str]:
+    """The LLVM-dialect module of ``path`` as Triton hands it to LLVM, stock and ours."""
+    os.environ["TRITON_ALWAYS_COMPILE"] = "1"
+    os.environ["LINEAR_LAYOUTS_CACHE"] = "off"
+    os.environ["LINEAR_LAYOUTS_STOCK_GATE"] = "off"
+    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+    import triton
+    import triton.backends.nvidia.compiler as nvidia
+
+    import linear_layouts
+    from linear_layouts.lowering.target import target_named
+    real, kept = nvidia.llvm, {}
+
+    def to_module(module, context, *args):
+        kept["text"] = module.str()
+        return real.to_module(module, context, *args)
+
+    shim = types.SimpleNamespace(**{n: getattr(real, n) for n in dir(real) if not n.startswith("__")})
+    shim.to_module = to_module
+    nvidia.llvm = shim
+    modules = {}
+    try:
+        for mode in ("stock", "ours"):
+            with (linear_layouts.enabled() if mode == "ours" else _nothing()):
+                triton.compile(path, target=target_named(target).gpu_target())
+            modules[mode] = kept.pop("text")
+    finally:
+        nvidia.llvm = real
+    return modules
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def optimize_seconds(text: str, directory: str, arch: str) -> float:
+    """Seconds of Triton's O3 (``llvm.optimize_module``) on LLVM-dialect module text."""
+    from triton._C.libtriton import ir, llvm, nvidia
+
+    path = os.path.join(directory, "probe.mlir")
+    with open(path, "w") as f:
+        f.write(text)
+    context = ir.context()
+    ir.load_dialects(context)
+    nvidia.load_dialects(context)
+    llvm.init_targets()
+    module = ir.parse_mlir_module(path, context)
+    module.context = context
+    llvm_module = llvm.to_module(module, llvm.context())
+    flags = ["nvptx-mad-wide-opt", "nvptx-short-ptr"]
+    llvm.attach_datalayout(llvm_module, "nvptx64-nvidia-cuda", arch, "+ptx86", flags)
+    start = time.perf_counter()
+    llvm.optimize_module(llvm_module, llvm.OPTIMIZE_O3, flags=flags, expand_masked_div_rem=True)
+    return time.perf_counter() - start
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--index", type=int, default=4, help="the case's number in compile_time_fuzz's run")
+    parser.add_argument("--cases", type=int, default=8, help="compile_time_fuzz's --cases of that run")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--keep", help="a folder to write the stock, ours and probe modules to")
+    args = parser.parse_args(argv)
+    import compile_time_fuzz as fuzz
+    cases = []
+    for t in fuzz.TARGETS:
+        rng = random.Random(f"{args.seed}:{t}")
+        cases += [fuzz.random_case(rng, t) for _ in range(args.cases)]
+    case = cases[args.index]
+    if not case["target"].startswith("sm_"):
+        print(f"case {args.index} is for {case['target']}: this probe times the NVIDIA backend only")
+        return 1
+    directory = args.keep or tempfile.mkdtemp(prefix="ll_slp_probe_")
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, "case.ttgir")
+    with open(path, "w") as f:
+        f.write(fuzz.case_text(case))
+    print(f"{case['target']} {case['kind']} {case['element']} {case['shape']}: {case['src']} -> {case['dst']}")
+    captured = capture(path, case["target"])
+    modules = {"stock": (captured["stock"], 0), "ours": (captured["ours"], 0), **probes(captured["ours"])}
+    if args.keep:
+        for name, (text, _) in modules.items():
+            with open(os.path.join(directory, f"{name}.mlir"), "w") as f:
+                f.write(text)
+    arch = "sm_" + case["target"].split("_")[1] + ("a" if case["target"] == "sm_90" else "")
+    seconds = {name: [] for name in modules}
+    for _ in range(args.repeats):
+        for name, (text, _) in modules.items():
+            seconds[name].append(optimize_seconds(text, directory, arch))
+    for name, (text, edits) in modules.items():
+        runs = seconds[name]
+        made = "" if name in ("stock", "ours") else f" ({edits} edits)"
+        print(f"{name:24s} optimize_module median {statistics.median(runs):.3f} s, fastest {min(runs):.3f} s{made}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

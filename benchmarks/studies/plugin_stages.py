@@ -1,0 +1,117 @@
+"""Where the plugin's own compile time goes, stage by stage, on the corpus's kernels (CPU only).
+
+    python benchmarks/studies/plugin_stages.py                      # the 25 Liger-Kernel kernels with a conversion
+    python benchmarks/studies/plugin_stages.py --repeats 5 --match neighborhood
+
+Every kernel of ``test/lit/corpus/liger_kernel/`` that holds a ``ttg.convert_layout`` is
+compiled (TTGIR to cubin) with ``linear_layouts.enable()``, cold as in
+``benchmarks/compile_time_corpus.py`` (nothing remembered: ``LINEAR_LAYOUTS_CACHE=off`` and
+``passes.process_memory.forget_kernels`` before each compile), after one warm-up round.  The
+plugin's functions below are wrapped with a clock for the run, and the report gives each one's
+wall time per kernel (inclusive: an indented stage is part of the one above it) and how often
+it ran.  Nothing else is changed.  Prints one line per stage, in the order of STAGES.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import glob
+import importlib
+import os
+import sys
+import time
+
+import on_path  # noqa: E402,F401  (benchmarks/ on sys.path: harness/ and the maintained harnesses)
+from harness.checkout import make_package_importable  # noqa: E402
+
+make_package_importable()
+
+CORPUS = os.path.join(on_path.REPO, "test", "lit", "corpus",
+                      "liger_kernel")
+# (module, attribute, label): what is timed.  Labels indented by two spaces run inside the one
+# above them.
+STAGES = (
+    ("passes.hook", "run_plugin_pipeline", "the plugin's pipeline, all of it"),
+    ("passes.hook", "snapshot_of", "  the snapshot of Triton's module"),
+    ("passes.hook", "parse_module", "  a parsed copy of the module (pipelines that edit it)"),
+    ("passes.lower_conversions", "plan_module", "  planning every op"),
+    ("passes.lower_conversions", "_plan_remembered", "    planner and plan verifier"),
+    ("passes.lower_conversions", "value_layout", "    layouts of the values"),
+    ("passes.lower_conversions", "_follow_model", "    the choice (ours or stock's)"),
+    ("passes.lower_conversions", "stock_hazard", "    stock's hazards"),
+    ("passes.lower_conversions", "GuardPlacement", "  guard barriers' placement"),
+    ("passes.lower_conversions", "_checked_island", "  emitting and simulating islands"),
+    ("passes.lower_conversions", "emit_island", "    emitting"),
+    ("passes.lower_conversions", "_simulate_unless_accepted", "    the simulator"),
+    ("passes.lower_conversions", "splice_islands", "  splicing islands into the text"),
+    ("passes.hook", "triton_module_from_text", "  Triton's parse of the module with islands"),
+)
+
+
+def clocked(totals: collections.Counter, calls: collections.Counter) -> None:
+    """Wrap every stage's function so that its time and calls add up in ``totals``, ``calls``."""
+    for module_name, attribute, label in STAGES:
+        module = importlib.import_module(f"linear_layouts.{module_name}")
+        real = getattr(module, attribute, None)
+        if real is None:            # a stage this tree does not have (an older one, compared)
+            continue
+
+        def timed(*args, _real=real, _label=label, **kwargs):
+            start = time.perf_counter()
+            try:
+                return _real(*args, **kwargs)
+            finally:
+                totals[_label] += time.perf_counter() - start
+                calls[_label] += 1
+        setattr(module, attribute, timed)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeats", type=int, default=3, help="cold compiles of each kernel")
+    parser.add_argument("--match", default="", help="only the files whose name contains this text")
+    args = parser.parse_args(argv)
+    os.environ["TRITON_ALWAYS_COMPILE"] = "1"
+    os.environ["LINEAR_LAYOUTS_CACHE"] = "off"
+    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+    import triton
+
+    import linear_layouts
+    from harness.compile_time_corpus import target_of
+    from linear_layouts.passes.process_memory import forget_kernels
+    paths = [p for p in sorted(glob.glob(os.path.join(CORPUS, "*.ttgir")))
+             if args.match in os.path.basename(p) and "ttg.convert_layout" in open(p).read()]
+    compiled = []
+    for path in paths:                  # stock compiles: Triton's warm-up, and files it cannot compile
+        try:
+            triton.compile(path, target=target_of(path))
+            compiled.append(path)
+        except Exception:               # ops newer than this Triton: not measured
+            pass
+    if not compiled:
+        print("plugin_stages: no kernel to measure", file=sys.stderr)
+        return 1
+    totals, calls = collections.Counter(), collections.Counter()
+    clocked(totals, calls)
+    linear_layouts.enable()
+    for path in compiled:               # warm-up: the plugin's imports and process data
+        forget_kernels()
+        triton.compile(path, target=target_of(path))
+    totals.clear()
+    calls.clear()
+    for _ in range(args.repeats):
+        for path in compiled:
+            forget_kernels()
+            triton.compile(path, target=target_of(path))
+    linear_layouts.disable()
+    compiles = len(compiled) * args.repeats
+    print(f"triton {triton.__version__}: {len(compiled)} kernels x {args.repeats} cold compiles; ms per kernel")
+    for _, _, label in STAGES:
+        if calls[label]:
+            print(f"{label:58s} {totals[label] / compiles * 1000:7.2f} ms  ({calls[label] / compiles:.1f} calls)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
