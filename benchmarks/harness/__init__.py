@@ -12,6 +12,8 @@ A script runs as ``python benchmarks/<name>.py`` (or ``benchmarks/studies/<name>
 * ``plan_contexts``: the contexts ``plan_choice.py --fresh/--train`` times conversions in
   (dependent round-trip chains, full grid, one program per SM) and the fresh draws.
 * ``fit_choice``: the choice model fitted to ``--train`` runs, run as ``plan_choice.py fit``.
+* ``compile_time_fuzz``: compile time of random large-register conversions, run as
+  ``compile_time.py fuzz`` (each mode in a fresh process of this module).
 * ``compile_time_corpus``: compile time of Liger-Kernel's TTGIR files, run as
   ``compile_time.py corpus``; its clocks (``PluginClock``, ``cpu_seconds``) serve ``compile_time.py``.
 * ``gluon_modes``: the modes both Gluon harnesses time (form compiled, plugin on or off).

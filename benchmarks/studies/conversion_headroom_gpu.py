@@ -140,11 +140,15 @@ def _xor_registers(lines: list, registers: list, element, name: str) -> str:
 def _free_lower_module(module, options):
     """``lower_conversions._lower_module`` for the free mode: every convert gets its
     reinterpretation island; local loads and stores are left to Triton as stock leaves them."""
-    from linear_layouts.passes.island_splicing import splice_islands
-    from linear_layouts.passes.lower_conversions import ISLAND_ATTRIBUTE, ConvertOutcome
+    from linear_layouts.passes.island_splicing import OpPositions, splice_islands
+    from linear_layouts.passes.lower_conversions import ConvertOutcome
 
-    islands, outcomes = {}, []
-    for number, op in enumerate(op for op in module.walk() if op.name == "ttg.convert_layout"):
+    # each convert is named by its position among the printed converts, as the plugin's own
+    # lowering names the ops it replaces (island_splicing.OpPositions): no edit of the module
+    islands, outcomes, positions = {}, [], OpPositions()
+    converts = [op for op in module.walk() if op.name == "ttg.convert_layout"]
+    positions.totals["ttg.convert_layout"] = len(converts)
+    for number, op in enumerate(converts):
         outcome = ConvertOutcome(op.location)
         outcomes.append(outcome)
         island = reinterpretation_island(op)
@@ -153,9 +157,9 @@ def _free_lower_module(module, options):
             continue
         island.text = island.text.replace("%free_", f"%free{number}_")
         islands[number] = outcome.island = island
-        module.set_attribute(op, ISLAND_ATTRIBUTE, f"{number} : i32")
+        positions.islands[("ttg.convert_layout", number)] = number
     if islands:
-        module.rewrite_text(lambda text: splice_islands(text, islands))
+        module.rewrite_text(lambda text: splice_islands(text, islands, positions=positions))
     FreeConversions.freed += len(islands)
     return outcomes
 

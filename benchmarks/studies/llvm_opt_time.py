@@ -3,7 +3,7 @@
     python benchmarks/studies/llvm_opt_time.py --seed 1 --index 4          # triton 3.9: the flagged case 4
     python benchmarks/studies/llvm_opt_time.py --issue-case
 
-Finds where a slow compile of ``benchmarks/compile_time_fuzz.py`` spends its time in LLVM: the
+Finds where a slow compile of ``benchmarks/compile_time.py fuzz` (`benchmarks/harness/compile_time_fuzz.py`)` spends its time in LLVM: the
 case (same seed and index, so the same kernel) is compiled for its target in a fresh process
 per measurement, and Triton's ``llvm.optimize_module`` call is timed (wrapped for the one
 compile), once as Triton calls it and once with ``disable_slp_vectorizer=True`` (an argument
@@ -73,7 +73,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.child:
         return child(*args.child)
-    import compile_time_fuzz as fuzz
+    from harness import compile_time_fuzz as fuzz
     if args.issue_case:
         case = fuzz.issue_case()
     else:

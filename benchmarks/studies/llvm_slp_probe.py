@@ -3,7 +3,7 @@
     python benchmarks/studies/llvm_slp_probe.py --seed 1 --index 4      # triton 3.9: compile_time_fuzz's case 4
     python benchmarks/studies/llvm_slp_probe.py --seed 1 --index 4 --repeats 3 --keep /tmp/probe
 
-The case (same seed and index as ``benchmarks/compile_time_fuzz.py``, so the same kernel) is
+The case (same seed and index as ``benchmarks/compile_time.py fuzz` (`benchmarks/harness/compile_time_fuzz.py`)`, so the same kernel) is
 compiled once by stock Triton and once with ``linear_layouts.enable()`` (stock gate off), and
 each time the LLVM-dialect module that Triton's ``make_llir`` hands to ``llvm.to_module`` is
 kept.  Then ``llvm.optimize_module`` (O3, Triton's flags) is timed on each kept module and on
@@ -165,7 +165,7 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--keep", help="a folder to write the stock, ours and probe modules to")
     args = parser.parse_args(argv)
-    import compile_time_fuzz as fuzz
+    from harness import compile_time_fuzz as fuzz
     cases = []
     for t in fuzz.TARGETS:
         rng = random.Random(f"{args.seed}:{t}")

@@ -7,7 +7,7 @@ optimizer is fast on an island when its code is straight-line work per register 
 per-register address arithmetic; these tests pin that shape down by counting the island's ops
 (structural, not a timing): every source register is read once, the thread's address
 arithmetic does not grow with R, and the island's size per register stays bounded, so doubling
-R at most doubles the island.  ``benchmarks/compile_time_fuzz.py`` measures the compile times.
+R at most doubles the island.  ``benchmarks/compile_time.py fuzz` (`benchmarks/harness/compile_time_fuzz.py`)` measures the compile times.
 """
 
 from __future__ import annotations
