@@ -293,6 +293,16 @@ def report(rows: list, command: str, seed: int, timeout: float) -> tuple[list[st
     return lines, bad
 
 
+def drawn_case(seed: int, cases: int, index: int) -> dict:
+    """Case ``index`` of a run with ``--seed seed --cases cases`` (every target's cases in turn):
+    the same kernel the studies of one flagged case probe."""
+    drawn = []
+    for target in TARGETS:
+        rng = random.Random(f"{seed}:{target}")
+        drawn += [random_case(rng, target) for _ in range(cases)]
+    return drawn[index]
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="compile_time.py fuzz", description=__doc__.split("\n")[0])
     parser.add_argument("--seed", type=int, default=1)

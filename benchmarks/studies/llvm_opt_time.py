@@ -18,7 +18,6 @@ import on_path  # noqa: E402,F401  (benchmarks/ on sys.path: harness/ and the ma
 import argparse
 import json
 import os
-import random
 import subprocess
 import sys
 import tempfile
@@ -74,14 +73,7 @@ def main(argv=None) -> int:
     if args.child:
         return child(*args.child)
     from harness import compile_time_fuzz as fuzz
-    if args.issue_case:
-        case = fuzz.issue_case()
-    else:
-        cases = []
-        for t in fuzz.TARGETS:
-            rng = random.Random(f"{args.seed}:{t}")
-            cases += [fuzz.random_case(rng, t) for _ in range(args.cases)]
-        case = cases[args.index]
+    case = fuzz.issue_case() if args.issue_case else fuzz.drawn_case(args.seed, args.cases, args.index)
     if not case["target"].startswith("sm_"):
         print(f"case {args.index} is for {case['target']}: this probe times the NVIDIA backend only")
         return 1

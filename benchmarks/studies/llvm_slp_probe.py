@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import random
 import re
 import statistics
 import sys
@@ -166,11 +165,7 @@ def main(argv=None) -> int:
     parser.add_argument("--keep", help="a folder to write the stock, ours and probe modules to")
     args = parser.parse_args(argv)
     from harness import compile_time_fuzz as fuzz
-    cases = []
-    for t in fuzz.TARGETS:
-        rng = random.Random(f"{args.seed}:{t}")
-        cases += [fuzz.random_case(rng, t) for _ in range(args.cases)]
-    case = cases[args.index]
+    case = fuzz.drawn_case(args.seed, args.cases, args.index)
     if not case["target"].startswith("sm_"):
         print(f"case {args.index} is for {case['target']}: this probe times the NVIDIA backend only")
         return 1
