@@ -27,11 +27,7 @@ SM90 = GPUTarget("cuda", 90, 32)
 ALIGNED4 = {(i,): [["tt.divisibility", 16]] for i in range(4)}
 
 
-@pytest.fixture(autouse=True)
-def _empty_triton_cache(tmp_path, monkeypatch):
-    from support.triton_cache import use_private_triton_cache
-    use_private_triton_cache(monkeypatch, tmp_path / "triton-cache")
-    monkeypatch.setenv("TRITON_ALWAYS_COMPILE", "1")
+pytestmark = pytest.mark.usefixtures("every_compile_counted")  # conftest.py: a private cache, every compile run
 
 
 @gluon.jit
