@@ -491,8 +491,8 @@ def _follow_measurement(plan, src, dst, bits, target, outcome: ConvertOutcome):
 
 
 def _follow_model(plan, src, dst, bits, target, outcome: ConvertOutcome) -> bool:
-    """Whether the choice (``lowering.choosing.fitted_model``: the model fitted to dependent-chain times for its
-    target and Triton release; elsewhere stock's floor, ``lowering.choosing.stock_bounds``) leaves the
+    """Whether the choice (``lowering.choosing.fitted_model``: the rule chosen on dependent-chain times for
+    its target and Triton release; elsewhere stock's floor, ``lowering.choosing.stock_bounds``) leaves the
     conversion to stock Triton; sets the remark."""
     decision = model_choice.decide(plan, target.name, triton_version())
     if decision is None or decision.plan is not None:
@@ -715,11 +715,11 @@ class LowerConversions(ModulePass):
     # take candidate RANK ("stock": left to Triton), the others are planned as usual: benchmarks/kernel_choice.py times
     # one conversion of a kernel with several at a time.
     candidate_for: CandidateRanks = CandidateRanks()
-    # Stock Triton's lowering is a candidate: where the choice model (lowering/choosing/fitted_model.py, fitted
-    # for this target and Triton release) cannot show a gain larger than its error, the convert
-    # is left to Triton; on other targets and releases, where our plan needs more of some costly
-    # instruction than stock's lowering at least (lowering/choosing/stock_bounds.py).  false: always our
-    # plan (tests of a lowering's structure).
+    # Stock Triton's lowering is a candidate: where conversions were timed (sm_90 + triton 3.6), the
+    # choice model's rule (lowering/choosing/fitted_model.py: stock where stock moves a lane-scope
+    # conversion with warp shuffles and our pick needs more); on other targets and releases, where
+    # our plan needs more of some costly instruction than stock's lowering at least
+    # (lowering/choosing/stock_bounds.py).  false: always our plan (tests of a lowering's structure).
     stock_gate: bool = True
 
     def __post_init__(self):

@@ -29,6 +29,15 @@ of 64x128 f16, 4 warps (issue 25's first pair) is a lane-scope conversion whose 
 through shared memory, family ``lane/shared/warps``; that family's picks ran 1.16x stock on
 average in a chain: left to Triton, whose 64 shuffles ran 1.24x faster than our old pick.
 
+Which of the two parts decides is the model file's ``rule``.  The shipped model for sm_90 +
+triton 3.6 now decides **per conversion** (``STOCK_SHUFFLES``, ``choose_by_stock_shuffles``): the
+family gate above was fitted on timings of older emitters, and on fresh conversions timed with
+today's (``benchmarks/plan_choice.py --fresh``, H100, triton 3.6) it sent to stock most of the
+conversions where our pick ran faster (1.06 and 1.03 x the per-conversion best of stock and the
+pick on two fresh sets), while the per-conversion rule scored 1.02 on both
+(``docs/lowering-choice.md``).  A model that ``plan_choice.py fit`` writes is a family gate
+(``FAMILY_GATE``), kept for comparison.
+
 The model answers for the target and Triton release it was fitted on (``applies_to``).  Elsewhere
 (another release, such as 3.9, or another target) nothing was measured, and the cost model's
 rank 0 is kept only where it needs no more of any costly instruction than stock's lowering of
@@ -60,6 +69,9 @@ MIN_FAMILY = 5   # a family with fewer training conversions cannot show a gain: 
 # ``ll-lower-conversions{stock_gate=false}`` does for one pipeline.  The unit tests set it (their
 # subject is our islands' structure and correctness), except those of the gate itself.
 GATE_VARIABLE = "LINEAR_LAYOUTS_STOCK_GATE"
+# The model file's "rule": how its choice is made (absent: the family gate).
+FAMILY_GATE = "family-gate"
+STOCK_SHUFFLES = "stock-shuffles"
 
 
 def plan_features(plan) -> tuple[float, ...]:
@@ -125,6 +137,7 @@ class Model:
     measured_on: str
     weights: Optional[tuple]   # None: the planner's order (the cost model's rank 0) ranks
     gates: dict
+    rule: str = FAMILY_GATE    # FAMILY_GATE (``gates`` decide) or STOCK_SHUFFLES (per conversion)
 
     def applies_to(self, target_name: str, triton_version: str) -> bool:
         """Fitted on this target with this release (major.minor)."""
@@ -149,7 +162,10 @@ def load_model(path: str = MODEL_FILE) -> Optional[Model]:
     if tuple(data["features"]) != FEATURES:
         return None   # fitted to other features: refit (benchmarks/plan_choice.py fit)
     weights = None if data["weights"] is None else tuple(data["weights"])
-    return Model(data["target"], data["triton"], data.get("measured_on", ""), weights, data["gates"])
+    rule = data.get("rule", FAMILY_GATE)
+    if rule not in (FAMILY_GATE, STOCK_SHUFFLES):
+        return None   # a rule this version does not know: the dominance rule answers instead
+    return Model(data["target"], data["triton"], data.get("measured_on", ""), weights, data.get("gates", {}), rule)
 
 
 @dataclass(frozen=True)
@@ -160,11 +176,40 @@ class Choice:
     reason: str             # for the remark
 
 
+def choose_by_stock_shuffles(plan, rank: int, model: Model) -> Choice:
+    """Per conversion: our pick, except a lane-scope conversion that stock Triton lowers with warp
+    shuffles (``stock_warp_shuffles`` predicts how many, exact on 991 measured conversions) where
+    our pick is not a shuffle plan needing at most as many: there, stock.
+
+    Why this line: where stock shuffles, its lowering is already the few-instruction one, and
+    a shared-memory pick pays a store, a barrier and a load in the conversion's latency (in a
+    dependent chain up to 1.6x stock's shuffles); everywhere else stock goes through shared memory
+    too, or shuffles more than we do, and there our pick ran at or below stock on fresh
+    conversions.  Example: issue 25's pair (64x128 f16, sizePerThread [1, 8] -> [1, 4], 4 warps):
+    stock shuffles 32 words a thread, our pick goes through shared memory: stock.  A pick with
+    32 shuffles where stock needs 64: ours."""
+    family = gated_family_of(plan, str(plan.scope))
+    if plan.scope is Scope.LANE:
+        stock = stock_warp_shuffles(plan.src, plan.dst, plan.element_bits, plan.target)
+        if stock is not None and not (plan.method is Method.SHUFFLE and plan_cost(plan).shuffles <= stock):
+            ours = (f"{plan_cost(plan).shuffles} warp shuffles" if plan.method is Method.SHUFFLE
+                    else f"a {plan.method} plan")
+            return Choice(None, STOCK, family,
+                          f"stock Triton's lowering: it moves this lane-scope conversion with {stock} warp shuffle(s) "
+                          f"a thread, our pick needs {ours} (rule {STOCK_SHUFFLES} of "
+                          f"lowering/choosing/choice_model.json, chosen on {model.measured_on}, triton {model.triton})")
+    return Choice(plan, rank, family, "" if rank == 0 else f"candidate {rank} by the fitted model "
+                                                           f"(lowering/choosing/choice_model.json)")
+
+
 def choose(plans: list, scope: str, model: Model) -> Choice:
     """``plans``: the verified candidates in the planner's order (rank 0 first).  The model's
-    cheapest candidate, unless its family's gate says stock."""
+    cheapest candidate, unless its rule (the family's gate, or ``choose_by_stock_shuffles``)
+    says stock."""
     rank = model.rank(plans)
     plan = plans[rank]
+    if model.rule == STOCK_SHUFFLES:
+        return choose_by_stock_shuffles(plan, rank, model)
     family = gated_family_of(plan, scope)
     gate = model.gates.get(family)
     if gate is None or gate["decision"] != "ours":

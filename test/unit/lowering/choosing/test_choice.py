@@ -5,7 +5,9 @@ import json
 
 import pytest
 
-from linear_layouts.lowering.plan import STOCK
+from linear_layouts.lowering.cost import plan_cost
+from linear_layouts.lowering.plan import STOCK, Scope
+from linear_layouts.lowering.choosing.stock_lowering import stock_warp_shuffles
 from hypothesis import given, settings, strategies as st
 
 from linear_layouts.dialect.conventions import TritonConventions
@@ -72,8 +74,9 @@ def test_the_shipped_model_leaves_issue_25s_pair_to_stock_under_its_release():
     choice.load_model.cache_clear()
     decision = choice.decide(plan, "sm_90", "3.6.0")
     assert decision is not None and decision.plan is None and decision.rank is STOCK
-    assert "cannot show a gain larger than its own error" in decision.reason
-    assert "lane/shared/warps" in decision.reason
+    assert decision.family == "lane/shared/warps"
+    assert decision.reason.startswith("stock Triton's lowering: it moves this lane-scope conversion with 32 warp "
+                                      "shuffle(s) a thread, our pick needs a shared plan (rule stock-shuffles")
 
 
 def test_the_shipped_model_keeps_warp_local_shuffles():
@@ -107,28 +110,53 @@ SLICED = "#ttg.slice<{dim = 1, parent = " + _blocked([1, 4], [8, 4], [1, 2], [1,
 FLAT = _blocked([1], [32], [2], [0])
 
 
-def test_sub_word_shuffles_have_their_own_family_and_go_to_stock():
+def test_sub_word_shuffles_have_their_own_family(tmp_path):
     """The same warp-scope shuffle plan on i32 and on i16: the i16 one packs two elements a
-    word, family ``warp/shuffle/warps/sub-word``, which the shipped model's training
-    conversions could not show faster than stock (9 of them, 0.90x with a spread of x1.19;
-    on fresh conversions such picks ran up to 1.72x stock); the i32 one stays ours."""
-    choice.load_model.cache_clear()
+    word, family ``warp/shuffle/warps/sub-word``, which a family gate can send to stock alone;
+    the shipped per-conversion rule keeps both (a warp-scope conversion: stock goes through
+    shared memory there)."""
     words, halves = _pick(SLICED, FLAT, (512,), 32), _pick(SLICED, FLAT, (512,), 16)
     assert not choice.shuffles_sub_word(words) and choice.shuffles_sub_word(halves)
     assert choice.gated_family_of(words, "warp") == "warp/shuffle/warps"
     assert choice.gated_family_of(halves, "warp") == "warp/shuffle/warps/sub-word"
+    choice.load_model.cache_clear()
     assert choice.decide(words, "sm_90", "3.6.0").plan is words
-    decision = choice.decide(halves, "sm_90", "3.6.0")
+    assert choice.decide(halves, "sm_90", "3.6.0").plan is halves
+    gate = {"decision": "stock", "n": 9, "geomean_pick_over_stock": 0.90, "spread": 1.19, "worst": 1.09}
+    path = _model(tmp_path, {"warp/shuffle/warps": {**gate, "decision": "ours", "geomean_pick_over_stock": 0.86},
+                             "warp/shuffle/warps/sub-word": gate})
+    assert choice.decide(words, "sm_90", "3.6.0", path=path).plan is words
+    decision = choice.decide(halves, "sm_90", "3.6.0", path=path)
     assert decision.plan is None and "family warp/shuffle/warps/sub-word:" in decision.reason
 
 
-def test_the_shipped_model_keeps_a_pick_with_half_of_stocks_shuffles_only():
+def test_the_shipped_rule_keeps_a_shuffle_pick_with_at_most_stocks_shuffles():
+    """Lane scope where stock shuffles: a shuffle pick with half (HALVED: 32 against 64) or as many
+    (AS_MANY: 32 against 32) is ours; a shared-memory pick (issue 25's pair) is stock's."""
     choice.load_model.cache_clear()
-    halved = _pick(*HALVED)
+    halved, as_many = _pick(*HALVED), _pick(*AS_MANY)
     decision = choice.decide(halved, "sm_90", "3.6.0")
     assert decision.plan is halved and decision.family == "lane/shuffle/warps/half-stock-shuffles"
-    decision = choice.decide(_pick(*AS_MANY), "sm_90", "3.6.0")
-    assert decision.plan is None and "family lane/shuffle/warps:" in decision.reason
+    assert choice.decide(as_many, "sm_90", "3.6.0").plan is as_many
+    assert choice.decide(_pick(SPT8, SPT4, (64, 128), 16), "sm_90", "3.6.0").plan is None
+
+
+def test_the_shipped_rule_sends_a_shuffle_pick_with_more_shuffles_than_stock_to_stock(monkeypatch):
+    """The count decides: with stock's count predicted below the pick's, the same pick is stock's."""
+    choice.load_model.cache_clear()
+    halved = _pick(*HALVED)
+    monkeypatch.setattr(choice, "stock_warp_shuffles", lambda *args: 31)
+    decision = choice.decide(halved, "sm_90", "3.6.0")
+    assert decision.plan is None
+    assert "with 31 warp shuffle(s) a thread, our pick needs 32 warp shuffles" in decision.reason
+
+
+def test_a_model_of_an_unknown_rule_is_not_used(tmp_path):
+    path = tmp_path / "model.json"
+    path.write_text(json.dumps({"target": "sm_90", "triton": "3.6.0", "features": list(choice.FEATURES),
+                                "weights": None, "gates": {}, "rule": "coin-toss"}))
+    choice.load_model.cache_clear()
+    assert choice.load_model(str(path)) is None
 
 
 def test_the_gate_takes_stock_when_the_family_showed_no_gain(tmp_path):
@@ -224,8 +252,12 @@ def test_every_choice_is_a_verified_candidate_or_stock(pair):
         assert pick.method not in ("noop", "rename")   # free conversions are always ours
     else:
         assert verify_plan(decision.plan).ok
-        model = choice.load_model()
-        assert pick.method in ("noop", "rename") or model.gates[decision.family]["decision"] == "ours"
+    # The shipped rule: stock exactly where stock shuffles a lane-scope conversion and the pick
+    # is not a shuffle plan with at most as many.
+    stock = stock_warp_shuffles(pick.src, pick.dst, bits, "sm_90") if pick.scope is Scope.LANE else None
+    to_stock = (pick.method not in ("noop", "rename") and stock is not None
+                and not (pick.method == "shuffle" and plan_cost(pick).shuffles <= stock))
+    assert (decision.plan is None) == to_stock
 
 
 @pytest.mark.parametrize("value", ["off", "0", "false"])
