@@ -32,7 +32,10 @@ and edits of stock's module:
 
 * ``stock-conversion-removed``: stock's ``nvvm.stmatrix``, shared loads (results ``undef``) and
   barriers removed, the counterpart of ``island-memory-removed``;
-* ``stock-no-stmatrix``, ``stock-shared-loads-undef``: one half of stock's conversion removed.
+* ``stock-no-stmatrix``, ``stock-shared-loads-undef``: one half of stock's conversion removed;
+* ``stock-stmatrix-only``: stock's ``stmatrix`` stores alone (shared loads ``undef``, no barriers),
+  and the same stores ``-at-base`` (every one at the scratch base: stock's address arithmetic
+  dead) or at a ``-fresh-tid-address`` (computed from a thread id read apart from Triton's).
 
 Modules are optimized interleaved (stock, ours, each probe, again), ``--repeats`` rounds; the
 median and fastest of each are printed, with the edit count (0: the probe did not apply).
@@ -176,9 +179,34 @@ def stock_probes(stock: str) -> dict[str, tuple[str, int]]:
     loads_undef, loads = _STOCK_SHARED_LOAD.subn(r"\1llvm.mlir.undef : \2", stock)
     removed, _ = _STOCK_SHARED_LOAD.subn(r"\1llvm.mlir.undef : \2", no_stmatrix)
     removed, barriers = _STOCK_BARRIER.subn("", removed)
+    # Stock's stmatrix stores alone (its shared loads undef, its barriers gone), then the same
+    # stores at other addresses: all at the scratch base (stock's address arithmetic dead), or at
+    # one computed from a thread id read apart from Triton's (its arithmetic shares nothing with
+    # the global accesses' address graphs).
+    stmatrix_only, _ = _STOCK_BARRIER.subn("", loads_undef)
+    smem = re.search(r"(%\w+) = llvm\.mlir\.addressof @global_smem", stock)
+    at_base, moved = re.subn(r"nvvm\.stmatrix %\w+,", f"nvvm.stmatrix {smem.group(1)},", stmatrix_only) if smem \
+        else (stmatrix_only, 0)
+    names = iter(range(1 << 30))
+
+    def fresh_address(m: re.Match) -> str:
+        k = next(names)
+        return (f"%fresh_tid{k} = {_TID_ASM}\n"
+                f"    %fresh_seven{k} = llvm.mlir.constant(7 : i32) : i32\n"
+                f"    %fresh_four{k} = llvm.mlir.constant(4 : i32) : i32\n"
+                f"    %fresh_row{k} = llvm.and %fresh_tid{k}, %fresh_seven{k} : i32\n"
+                f"    %fresh_offset{k} = llvm.shl %fresh_row{k}, %fresh_four{k} : i32\n"
+                f"    %fresh_ptr{k} = llvm.getelementptr inbounds {smem.group(1)}[%fresh_offset{k}] : "
+                f"(!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8\n"
+                f"    nvvm.stmatrix %fresh_ptr{k},")
+    fresh, refreshed = re.subn(r"nvvm\.stmatrix %\w+,", fresh_address, stmatrix_only) if smem \
+        else (stmatrix_only, 0)
     return {"stock-conversion-removed": (removed, stmatrix + loads + barriers),
             "stock-no-stmatrix": (no_stmatrix, stmatrix),
-            "stock-shared-loads-undef": (loads_undef, loads)}
+            "stock-shared-loads-undef": (loads_undef, loads),
+            "stock-stmatrix-only": (stmatrix_only, loads + barriers),
+            "stock-stmatrix-only-at-base": (at_base, moved),
+            "stock-stmatrix-only-fresh-tid-address": (fresh, refreshed)}
 
 
 def probes(ours: str) -> dict[str, tuple[str, int]]:
