@@ -6,7 +6,7 @@
 The case (same seed and index as ``benchmarks/compile_time.py fuzz` (`benchmarks/harness/compile_time_fuzz.py`)`, so the same kernel) is
 compiled once by stock Triton and once with ``linear_layouts.enable()`` (stock gate off), and
 each time the LLVM-dialect module that Triton's ``make_llir`` hands to ``llvm.to_module`` is
-kept.  Then ``llvm.optimize_module`` (O3, Triton's flags) is timed on each kept module and on
+kept (the plugin with its shared-access limit lifted: this case is one it hands back).  Then ``llvm.optimize_module`` (O3, Triton's flags) is timed on each kept module and on
 probes, edits of the module with the plugin's islands, each answering one question:
 
 * ``loads-one-address``: every global load (Triton's, before the island) reads ``%arg0``: the
@@ -45,6 +45,7 @@ Probes change what the kernel computes: they are for timing only, never run.  sm
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import statistics
@@ -255,12 +256,25 @@ def capture(path: str, target: str) -> dict[str, str]:
     modules = {}
     try:
         for mode in ("stock", "ours"):
-            with (linear_layouts.enabled() if mode == "ours" else _nothing()):
+            with (linear_layouts.enabled() if mode == "ours" else _nothing()), shared_access_limit_lifted():
                 triton.compile(path, target=target_named(target).gpu_target())
             modules[mode] = kept.pop("text")
     finally:
         nvidia.llvm = real
     return modules
+
+
+@contextlib.contextmanager
+def shared_access_limit_lifted():
+    """The plugin without ``MAX_SHARED_ACCESSES_PER_THREAD``: the islands these probes study are
+    the ones that limit now hands back to Triton (passes/lower_conversions.py)."""
+    from linear_layouts.passes import lower_conversions
+    since = lower_conversions.SHARED_ACCESS_LIMIT_SINCE
+    lower_conversions.SHARED_ACCESS_LIMIT_SINCE = (99, 0)
+    try:
+        yield
+    finally:
+        lower_conversions.SHARED_ACCESS_LIMIT_SINCE = since
 
 
 class _nothing:
