@@ -116,12 +116,12 @@ from ..lowering.legacy import (attribute_kind, plan_legacy_conversion, plan_lega
 from ..lowering.emit.emit_llvm import (ConvertSite, EmitError, Island, emit_island, emit_local_load_island,
                                        emit_local_store_island, island_element_type)
 from ..lowering.local_memory import LOCAL_ALLOC, LOCAL_LOAD, LOCAL_STORE, plan_local_load, plan_local_store
-from ..lowering.plan import STOCK, ConversionPlan, Method
+from ..lowering.plan import STOCK, ConversionPlan, Method, SharedAccess
 from ..lowering.planner import plan_conversion
 from ..lowering.choosing.stock_hazards import stock_hazard
 from ..lowering.target import Target, UnknownTarget, Vendor, target_named
 from ..lowering.thread_group import ThreadGroup
-from .ir.bindings import installed_conventions, triton_version
+from .ir.bindings import installed_conventions, installed_triton_version, triton_version
 from .framework import ModulePass, PassContext, PassFailure
 from .barriers.guard_placement import GuardPlacement
 from .island_splicing import SPLICED_OPS, OpPositions, allocation_around, splice_islands
@@ -154,6 +154,24 @@ ISLAND_ATTRIBUTE = "ll.island"
 # more than 255 32-bit values spills on every GPU we target, so larger tensors are left to
 # Triton, with a remark naming this limit.
 MAX_ELEMENTS_PER_THREAD = 1024
+
+# The most shared-memory accesses a thread (stores and loads of all rounds) an NVIDIA island may
+# make from triton 3.9 on; a conversion whose plan needs more is left to Triton, with a remark
+# naming this limit.  Why: on a 512-register f32 conversion (compile_time_fuzz seed 1, case 4:
+# 128 st.shared.v4 and 128 ld.shared.v4), LLVM's O3 took about 6x stock's time, all of it in
+# the SLP vectorizer working on Triton's own global-load and global-store address graphs around
+# the island; stock's shared-memory round trip, through its address arithmetic, keeps that cheap
+# and ours, in any form we tried, does not (docs/compile-time.md, the SLP section).  No property
+# of the island or of the kernel's accesses was found that separates that case from others of
+# the same size whose O3 is fast (case 3 of the same seed: the same accesses, O3 half stock's),
+# so every island of that size is handed back: what that can cost is the run time of those few
+# large conversions, never compile time.  Triton 3.6's LLVM showed no such case (its fuzz: none
+# above 2x), so there the limit does not apply.
+# 255: under the 256 accesses of a 512-register 32-bit conversion through 128-bit accesses (one
+# store and one load per 4 registers), above issue 43's 1,024-register bf16 case (132) and far
+# above the conversions of real kernels (test_shared_access_limit.py reads the kernel corpus).
+MAX_SHARED_ACCESSES_PER_THREAD = 255
+SHARED_ACCESS_LIMIT_SINCE = (3, 9)    # the first release whose LLVM was measured slow on such islands
 
 
 @dataclass
@@ -318,6 +336,7 @@ def _plan_convert(module: Module, op: Operation, hw_target, outcome: ConvertOutc
         outcome.reason = problem
         return
     bits = element.logical_bits
+    hazard = ""    # why stock's own lowering of this conversion must not be used (lowering.choosing.stock_hazards)
     if mode == "legacy":
         src_encoding, dst_encoding = source.tensor_type.encoding, result.tensor_type.encoding
         plan = plan_legacy_conversion(src, dst, bits, hw_target, same_attribute=src_encoding == dst_encoding,
@@ -342,6 +361,10 @@ def _plan_convert(module: Module, op: Operation, hw_target, outcome: ConvertOutc
             outcome.measured = f"never left to Triton: {hazard}"
     if not plan:
         outcome.reason = plan.reason
+        return
+    too_many = shared_accesses_problem(plan, hw_target)
+    if too_many and not hazard:
+        outcome.reason = too_many
         return
     outcome.method = plan.method
     if plan.method not in owned:
@@ -397,6 +420,23 @@ def _plan_store_into(module: Module, op: Operation, value, buffer_value, target,
         outcome.reason = plan.reason
         return
     outcome.plan = plan
+
+
+def shared_accesses_problem(plan: ConversionPlan, target: Target) -> str:
+    """Why a conversion's island would make too many shared-memory accesses a thread for LLVM's
+    O3 on this target and release ("" if it would not): ``MAX_SHARED_ACCESSES_PER_THREAD``."""
+    if target.vendor is not Vendor.NVIDIA or installed_triton_version() < SHARED_ACCESS_LIMIT_SINCE:
+        return ""
+    shared = getattr(plan, "shared", None)
+    if shared is None:
+        return ""
+    accesses = sum(1 for op in shared.ops if isinstance(op, SharedAccess))
+    if accesses <= MAX_SHARED_ACCESSES_PER_THREAD:
+        return ""
+    return (f"{accesses} shared-memory accesses per thread; islands are limited to "
+            f"{MAX_SHARED_ACCESSES_PER_THREAD} on NVIDIA from triton {'.'.join(map(str, SHARED_ACCESS_LIMIT_SINCE))} "
+            f"(MAX_SHARED_ACCESSES_PER_THREAD: LLVM's SLP vectorizer can take many times stock's compile time "
+            f"on such a module)")
 
 
 def _island_limits_problem(module: Module, target, *layouts) -> str:

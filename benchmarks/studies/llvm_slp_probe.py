@@ -6,7 +6,7 @@
 The case (same seed and index as ``benchmarks/compile_time.py fuzz` (`benchmarks/harness/compile_time_fuzz.py`)`, so the same kernel) is
 compiled once by stock Triton and once with ``linear_layouts.enable()`` (stock gate off), and
 each time the LLVM-dialect module that Triton's ``make_llir`` hands to ``llvm.to_module`` is
-kept.  Then ``llvm.optimize_module`` (O3, Triton's flags) is timed on each kept module and on
+kept (the plugin with its shared-access limit lifted: this case is one it hands back).  Then ``llvm.optimize_module`` (O3, Triton's flags) is timed on each kept module and on
 probes, edits of the module with the plugin's islands, each answering one question:
 
 * ``loads-one-address``: every global load (Triton's, before the island) reads ``%arg0``: the
@@ -20,7 +20,22 @@ probes, edits of the module with the plugin's islands, each answering one questi
 * ``barrier-after-global-loads``, ``barrier-after-shared-stores``: a ``bar.sync`` after each;
 * ``island-tid-intrinsic``: the island's ``%tid.x`` asm read as Triton's own intrinsic;
 * ``loads-one-address-first-half``, ``-second-half``, ``-three-quarters``: the first probe on
-  part of the loads only.
+  part of the loads only;
+* ``island-native-shared``: the island's ``st.shared.v4``/``ld.shared.v4`` asm as ``llvm.store`` /
+  ``llvm.load`` of a ``vector<4xi32>`` through a ``getelementptr`` from the island's scratch
+  base, the form stock's module reads its shared memory in (hypothesis: opaque asm accesses
+  make SLP's dependency graph costly);
+* ``island-memory-removed``: the island without its shared stores, loads (their results
+  ``undef``) and barriers: what is left is Triton's own loads and stores;
+
+and edits of stock's module:
+
+* ``stock-conversion-removed``: stock's ``nvvm.stmatrix``, shared loads (results ``undef``) and
+  barriers removed, the counterpart of ``island-memory-removed``;
+* ``stock-no-stmatrix``, ``stock-shared-loads-undef``: one half of stock's conversion removed;
+* ``stock-stmatrix-only``: stock's ``stmatrix`` stores alone (shared loads ``undef``, no barriers),
+  and the same stores ``-at-base`` (every one at the scratch base: stock's address arithmetic
+  dead) or at a ``-fresh-tid-address`` (computed from a thread id read apart from Triton's).
 
 Modules are optimized interleaved (stock, ours, each probe, again), ``--repeats`` rounds; the
 median and fastest of each are printed, with the edit count (0: the probe did not apply).
@@ -30,6 +45,7 @@ Probes change what the kernel computes: they are for timing only, never run.  sm
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import statistics
@@ -48,6 +64,26 @@ _GLOBAL_STORE = re.compile(r'("st\.global\.b32 \[ \$1 \+ 0 \], \{ \$0 \};", "r,l
 _GLOBAL_STORE_VALUE = re.compile(r'("st\.global\.b32 \[ \$1 \+ 0 \], \{ \$0 \};", "r,l") %\w+,')
 _SHARED_STORE = re.compile(r'("st\.shared\.v4\.b32 \[\$0\], \{\$1, \$2, \$3, \$4\};", "r,r,r,r,r" %\w+)(?:, %\w+){4}')
 _CONSTANT_ZERO = re.compile(r"^\s+(%\w+) = llvm\.mlir\.constant\(0 : (?:i32|index)\) : i32", re.M)
+
+
+# The island's 128-bit shared accesses (``emit_nvidia.NvidiaInstructions.store`` / ``load``).
+_SHARED_STORE_V4 = re.compile(
+    r'^(\s*)llvm\.inline_asm has_side_effects asm_dialect = att "st\.shared\.v4\.b32 \[\$0\], \{\$1, \$2, \$3, \$4\};", '
+    r'"r,r,r,r,r" (%\w+), (%\w+), (%\w+), (%\w+), (%\w+) : \([^)]*\) -> \(\)', re.M)
+_SHARED_LOAD_V4 = re.compile(
+    r'^(\s*)(%\w+) = llvm\.inline_asm has_side_effects asm_dialect = att "ld\.shared\.v4\.b32 \{\$0, \$1, \$2, \$3\}, '
+    r'\[\$4\];", "=r,=r,=r,=r,r" (%\w+) : \(i32\) -> !llvm\.struct<\(i32, i32, i32, i32\)>', re.M)
+_ISLAND_SHARED_BASE = re.compile(r"^\s*(%\w+) = llvm\.ptrtoint (%\w+) : !llvm\.ptr<3> to i32", re.M)
+_ANY_SHARED_STORE = re.compile(r'^\s*llvm\.inline_asm has_side_effects asm_dialect = att "st\.shared[^\n]*\n', re.M)
+_ANY_SHARED_LOAD = re.compile(
+    r'^(\s*%\w+ = )llvm\.inline_asm has_side_effects asm_dialect = att "ld\.shared[^"]*", "[^"]*" %\w+ : '
+    r'\(i32\) -> (!llvm\.struct<[^>]*>)', re.M)
+_ISLAND_BARRIER = re.compile(r'^\s*llvm\.inline_asm has_side_effects asm_dialect = att "bar\.sync 0;"[^\n]*\n', re.M)
+# Stock's shared-memory round trip (triton 3.9, this case): stmatrix stores, vector loads, barriers.
+_STOCK_STMATRIX = re.compile(r"^\s*nvvm\.stmatrix [^\n]*\n", re.M)
+_STOCK_SHARED_LOAD = re.compile(
+    r"^(\s*%\w+ = )llvm\.load %\w+ \{alignment = 16 : i64\} : !llvm\.ptr<3> -> (vector<4xi32>)", re.M)
+_STOCK_BARRIER = re.compile(r"^\s*nvvm\.barrier0?\b[^\n]*\n", re.M)
 
 
 _BARRIER = '    llvm.inline_asm has_side_effects asm_dialect = att "bar.sync 0;", ""  : () -> ()'
@@ -75,6 +111,105 @@ def _barrier_after(ours: str, marker: str) -> tuple[str, int]:
     return "\n".join(lines), edits
 
 
+def _native_shared_accesses(ours: str) -> tuple[str, int]:
+    """The island's 128-bit ``st.shared``/``ld.shared`` asm as LLVM's own ``llvm.store`` /
+    ``llvm.load`` of ``vector<4xi32>``, at the same addresses: ``getelementptr`` from the
+    scratch base by the island's byte offset (its 32-bit address minus the base's, which LLVM
+    folds back into the offset), as stock's module addresses its scratch."""
+    base = _ISLAND_SHARED_BASE.search(ours)
+    if not base:
+        return ours, 0
+    base_address, base_pointer = base.group(1), base.group(2)
+    names = iter(range(1 << 30))
+    vector, struct = "vector<4xi32>", "!llvm.struct<(i32, i32, i32, i32)>"
+
+    def pointer(indent: str, address: str, lines: list[str]) -> str:
+        k = next(names)
+        lines.append(f"{indent}%probe_off{k} = llvm.sub {address}, {base_address} : i32")
+        lines.append(f"{indent}%probe_ptr{k} = llvm.getelementptr inbounds {base_pointer}[%probe_off{k}] : "
+                     f"(!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8")
+        return f"%probe_ptr{k}"
+
+    def constant(indent: str, i: int, lines: list[str]) -> str:
+        name = f"%probe_c{next(names)}"
+        lines.append(f"{indent}{name} = llvm.mlir.constant({i} : i32) : i32")
+        return name
+
+    def store(m: re.Match) -> str:
+        indent, address, words, lines = m.group(1), m.group(2), m.group(3, 4, 5, 6), []
+        value = f"%probe_v{next(names)}"
+        lines.append(f"{indent}{value} = llvm.mlir.undef : {vector}")
+        for i, word in enumerate(words):
+            index, value_before = constant(indent, i, lines), value
+            value = f"%probe_v{next(names)}"
+            lines.append(f"{indent}{value} = llvm.insertelement {word}, {value_before}[{index} : i32] : {vector}")
+        lines.append(f"{indent}llvm.store {value}, {pointer(indent, address, lines)} {{alignment = 16 : i64}} : "
+                     f"{vector}, !llvm.ptr<3>")
+        return "\n".join(lines)
+
+    def load(m: re.Match) -> str:
+        indent, result, address, lines = m.group(1), m.group(2), m.group(3), []
+        loaded = f"%probe_v{next(names)}"
+        lines.append(f"{indent}{loaded} = llvm.load {pointer(indent, address, lines)} {{alignment = 16 : i64}} : "
+                     f"!llvm.ptr<3> -> {vector}")
+        packed = f"%probe_s{next(names)}"
+        lines.append(f"{indent}{packed} = llvm.mlir.undef : {struct}")
+        for i in range(4):    # the asm's struct result, rebuilt under its own name for its users
+            element = f"%probe_e{next(names)}"
+            lines.append(f"{indent}{element} = llvm.extractelement {loaded}[{constant(indent, i, lines)} : i32] : "
+                         f"{vector}")
+            packed_before, packed = packed, result if i == 3 else f"%probe_s{next(names)}"
+            lines.append(f"{indent}{packed} = llvm.insertvalue {element}, {packed_before}[{i}] : {struct}")
+        return "\n".join(lines)
+
+    text, stores = _SHARED_STORE_V4.subn(store, ours)
+    text, loads = _SHARED_LOAD_V4.subn(load, text)
+    return text, stores + loads
+
+
+def _island_memory_removed(ours: str) -> tuple[str, int]:
+    text, stores = _ANY_SHARED_STORE.subn("", ours)
+    text, loads = _ANY_SHARED_LOAD.subn(r"\1llvm.mlir.undef : \2", text)
+    text, barriers = _ISLAND_BARRIER.subn("", text)
+    return text, stores + loads + barriers
+
+
+def stock_probes(stock: str) -> dict[str, tuple[str, int]]:
+    """Edited copies of stock's module: name -> (text, edits made)."""
+    no_stmatrix, stmatrix = _STOCK_STMATRIX.subn("", stock)
+    loads_undef, loads = _STOCK_SHARED_LOAD.subn(r"\1llvm.mlir.undef : \2", stock)
+    removed, _ = _STOCK_SHARED_LOAD.subn(r"\1llvm.mlir.undef : \2", no_stmatrix)
+    removed, barriers = _STOCK_BARRIER.subn("", removed)
+    # Stock's stmatrix stores alone (its shared loads undef, its barriers gone), then the same
+    # stores at other addresses: all at the scratch base (stock's address arithmetic dead), or at
+    # one computed from a thread id read apart from Triton's (its arithmetic shares nothing with
+    # the global accesses' address graphs).
+    stmatrix_only, _ = _STOCK_BARRIER.subn("", loads_undef)
+    smem = re.search(r"(%\w+) = llvm\.mlir\.addressof @global_smem", stock)
+    at_base, moved = re.subn(r"nvvm\.stmatrix %\w+,", f"nvvm.stmatrix {smem.group(1)},", stmatrix_only) if smem \
+        else (stmatrix_only, 0)
+    names = iter(range(1 << 30))
+
+    def fresh_address(m: re.Match) -> str:
+        k = next(names)
+        return (f"%fresh_tid{k} = {_TID_ASM}\n"
+                f"    %fresh_seven{k} = llvm.mlir.constant(7 : i32) : i32\n"
+                f"    %fresh_four{k} = llvm.mlir.constant(4 : i32) : i32\n"
+                f"    %fresh_row{k} = llvm.and %fresh_tid{k}, %fresh_seven{k} : i32\n"
+                f"    %fresh_offset{k} = llvm.shl %fresh_row{k}, %fresh_four{k} : i32\n"
+                f"    %fresh_ptr{k} = llvm.getelementptr inbounds {smem.group(1)}[%fresh_offset{k}] : "
+                f"(!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8\n"
+                f"    nvvm.stmatrix %fresh_ptr{k},")
+    fresh, refreshed = re.subn(r"nvvm\.stmatrix %\w+,", fresh_address, stmatrix_only) if smem \
+        else (stmatrix_only, 0)
+    return {"stock-conversion-removed": (removed, stmatrix + loads + barriers),
+            "stock-no-stmatrix": (no_stmatrix, stmatrix),
+            "stock-shared-loads-undef": (loads_undef, loads),
+            "stock-stmatrix-only": (stmatrix_only, loads + barriers),
+            "stock-stmatrix-only-at-base": (at_base, moved),
+            "stock-stmatrix-only-fresh-tid-address": (fresh, refreshed)}
+
+
 def probes(ours: str) -> dict[str, tuple[str, int]]:
     """The edited copies of the module with islands: name -> (text, edits made)."""
     zero = _CONSTANT_ZERO.search(ours)
@@ -89,6 +224,8 @@ def probes(ours: str) -> dict[str, tuple[str, int]]:
         "loads-one-address-first-half": _loads_one_address(ours, lambda k, n: k < n // 2),
         "loads-one-address-second-half": _loads_one_address(ours, lambda k, n: k >= n // 2),
         "loads-one-address-three-quarters": _loads_one_address(ours, lambda k, n: k >= n // 4),
+        "island-native-shared": _native_shared_accesses(ours),
+        "island-memory-removed": _island_memory_removed(ours),
     }
     if zero:
         edits["shared-stores-constant"] = _SHARED_STORE.subn(rf"\1, {zero}, {zero}, {zero}, {zero}", ours)
@@ -119,12 +256,25 @@ def capture(path: str, target: str) -> dict[str, str]:
     modules = {}
     try:
         for mode in ("stock", "ours"):
-            with (linear_layouts.enabled() if mode == "ours" else _nothing()):
+            with (linear_layouts.enabled() if mode == "ours" else _nothing()), shared_access_limit_lifted():
                 triton.compile(path, target=target_named(target).gpu_target())
             modules[mode] = kept.pop("text")
     finally:
         nvidia.llvm = real
     return modules
+
+
+@contextlib.contextmanager
+def shared_access_limit_lifted():
+    """The plugin without ``MAX_SHARED_ACCESSES_PER_THREAD``: the islands these probes study are
+    the ones that limit now hands back to Triton (passes/lower_conversions.py)."""
+    from linear_layouts.passes import lower_conversions
+    since = lower_conversions.SHARED_ACCESS_LIMIT_SINCE
+    lower_conversions.SHARED_ACCESS_LIMIT_SINCE = (99, 0)
+    try:
+        yield
+    finally:
+        lower_conversions.SHARED_ACCESS_LIMIT_SINCE = since
 
 
 class _nothing:
@@ -149,10 +299,16 @@ def optimize_seconds(text: str, directory: str, arch: str) -> float:
     module = ir.parse_mlir_module(path, context)
     module.context = context
     llvm_module = llvm.to_module(module, llvm.context())
-    flags = ["nvptx-mad-wide-opt", "nvptx-short-ptr"]
-    llvm.attach_datalayout(llvm_module, "nvptx64-nvidia-cuda", arch, "+ptx86", flags)
-    start = time.perf_counter()
-    llvm.optimize_module(llvm_module, llvm.OPTIMIZE_O3, flags=flags, expand_masked_div_rem=True)
+    # As each release's make_llir calls them: 3.9 passes its LLVM flags to both, 3.6 to neither.
+    if "expand_masked_div_rem" in (llvm.optimize_module.__doc__ or ""):
+        flags = ["nvptx-mad-wide-opt", "nvptx-short-ptr"]
+        llvm.attach_datalayout(llvm_module, "nvptx64-nvidia-cuda", arch, "+ptx86", flags)
+        start = time.perf_counter()
+        llvm.optimize_module(llvm_module, llvm.OPTIMIZE_O3, flags=flags, expand_masked_div_rem=True)
+    else:
+        llvm.attach_datalayout(llvm_module, "nvptx64-nvidia-cuda", arch, "+ptx86")
+        start = time.perf_counter()
+        llvm.optimize_module(llvm_module, llvm.OPTIMIZE_O3)
     return time.perf_counter() - start
 
 
@@ -163,6 +319,7 @@ def main(argv=None) -> int:
     parser.add_argument("--cases", type=int, default=8, help="compile_time_fuzz's --cases of that run")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--keep", help="a folder to write the stock, ours and probe modules to")
+    parser.add_argument("--only", nargs="+", help="time these probes only (and stock and ours)")
     args = parser.parse_args(argv)
     from harness import compile_time_fuzz as fuzz
     case = fuzz.drawn_case(args.seed, args.cases, args.index)
@@ -176,7 +333,10 @@ def main(argv=None) -> int:
         f.write(fuzz.case_text(case))
     print(f"{case['target']} {case['kind']} {case['element']} {case['shape']}: {case['src']} -> {case['dst']}")
     captured = capture(path, case["target"])
-    modules = {"stock": (captured["stock"], 0), "ours": (captured["ours"], 0), **probes(captured["ours"])}
+    modules = {"stock": (captured["stock"], 0), "ours": (captured["ours"], 0), **probes(captured["ours"]),
+               **stock_probes(captured["stock"])}
+    if args.only:
+        modules = {name: module for name, module in modules.items() if name in ("stock", "ours", *args.only)}
     if args.keep:
         for name, (text, _) in modules.items():
             with open(os.path.join(directory, f"{name}.mlir"), "w") as f:
