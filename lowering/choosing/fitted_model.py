@@ -208,3 +208,22 @@ def decide(plan, target_name: str, triton_version: str, candidates=None, path: s
         return choose_dominant(plan)
     plans = candidates() if (model.weights is not None and candidates is not None) else [plan]
     return choose(plans or [plan], str(plan.scope), model)
+
+
+def could_be_ours(model: Model, scope: str, methods, warps: int) -> bool:
+    """Whether ``choose`` could keep a plan of a ``scope``-scope conversion over ``warps`` warps
+    whose candidates all have one of ``methods``: whether some family such a plan can fall in
+    (every family ``gated_family_of`` can name for these, matrix accesses or not, halving
+    stock's shuffles or not, sub-word or not) has the gate's decision "ours".  False: the
+    conversion goes to stock Triton whatever the planner builds, so the hook need not build it
+    (``passes.lower_conversions``).  Example: on the sm_90 / triton 3.6 model, a warp-scope
+    conversion with shared-memory candidates only: False (every ``warp/shared/...`` family is
+    stock's)."""
+    for method in methods:
+        for matrix in ((), ("matrix",)):
+            family = "/".join([str(scope), str(method), *matrix, "1warp" if warps == 1 else "warps"])
+            for suffix in ("", f"/{STOCK_HALVED}", f"/{SUB_WORD}", f"/{STOCK_HALVED}/{SUB_WORD}"):
+                gate = model.gates.get(family + suffix)
+                if gate is not None and gate["decision"] == "ours":
+                    return True
+    return False
