@@ -177,12 +177,14 @@ def _shared_candidates(src_full, src_u, dst_full, dst_u, bits, target, base_kwar
     src_local = cta_local(src_u, rows)
     dst_local = cta_local(dst_u, rows)
     plans = []
+    output = None     # the same for every pair: made once
     for store_form, load_form in instruction_pairs(target, bits):
         shared = plan_shared_memory(src_local, dst_local, bits, target, src_full.full_register, warp_local,
                                     store_form, load_form)
         if shared is not None:
-            plans.append(ConversionPlan(**base_kwargs, method=Method.SHARED, output=staging_rename(dst_full),
-                                        shared=shared))
+            if output is None:
+                output = staging_rename(dst_full)
+            plans.append(ConversionPlan(**base_kwargs, method=Method.SHARED, output=output, shared=shared))
     return plans
 
 
