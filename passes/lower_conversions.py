@@ -655,6 +655,8 @@ def lower_module(module: Module, options: Optional["LowerConversions"] = None, *
 
 def _lower_module(module: Module, options: "LowerConversions", gate_first: bool = False) -> list[ConvertOutcome]:
     planned = plan_module(module, options, gate_first)
+    if not any(outcome.plan is not None for _, outcome in planned):
+        return [o for _, o in planned]     # no island: no guards to place, nothing to splice
     guards = GuardPlacement(module, [(op, o.plan.method) for op, o in planned if o.plan is not None])
     islands: dict[int, Island] = {}
     # Each op an island replaces is named by its position among the ops of its name: MLIR
