@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Mapping, Optional, Sequence
 
 from .attributes import CGALayout
-from .linear_layout import LayoutError, LinearLayout
+from .linear_layout import LayoutError, LinearLayout, is_power_of_two
 
 REGISTER, LANE, WARP, BLOCK, OFFSET = "register", "lane", "warp", "block", "offset"
 
@@ -57,6 +57,18 @@ def identity_standard_nd(in_dim: str, shape: Sequence[int], order: Sequence[int]
     [dim1, dim0].  A size-1 dim still appears as an out dim, which fixes the out-dim order.
     """
     names = dim_names(len(shape))
+    if isinstance(in_dim, str) and in_dim and order and sorted(order) == list(range(len(shape))) and \
+            all(is_power_of_two(shape[d]) for d in order):
+        # The product of the 1-D identities, built at once: out dims in ``order``, each dim's
+        # bases one bit after another (what the loop below computes, without its products).
+        width = len(order)
+        bases = []
+        for position, d in enumerate(order):
+            for bit in range(shape[d].bit_length() - 1):
+                basis = [0] * width
+                basis[position] = 1 << bit
+                bases.append(tuple(basis))
+        return LinearLayout._raw(((in_dim, tuple(bases)),), tuple((names[d], shape[d]) for d in order))
     layout = LinearLayout.empty()
     for d in order:
         layout = layout * _identity(shape[d], in_dim, names[d])

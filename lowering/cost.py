@@ -241,7 +241,24 @@ def shared_cost(plan: SharedMemoryPlan, target: Target) -> dict:
 
 
 def plan_cost(plan: ConversionPlan) -> PlanCost:
-    """The cost of any plan (see ``PlanCost``)."""
+    """The cost of any plan (see ``PlanCost``).  Kept on the plan once computed (plans and
+    costs are immutable): the planner orders the candidates by it, then the choice and the
+    remarks ask for the pick's again."""
+    memo = getattr(plan, "__dict__", None)
+    if memo is not None:
+        cost = memo.get(_COST_MEMO)
+        if cost is None:
+            # beside the dataclass fields: not compared, hashed or printed; a plan made by
+            # dataclasses.replace starts without it
+            cost = memo[_COST_MEMO] = _plan_cost(plan)
+        return cost
+    return _plan_cost(plan)
+
+
+_COST_MEMO = "_plan_cost_memo"
+
+
+def _plan_cost(plan: ConversionPlan) -> PlanCost:
     if plan.shuffle is not None:
         s = plan.shuffle
         counts: Counter = Counter()

@@ -177,12 +177,14 @@ def _shared_candidates(src_full, src_u, dst_full, dst_u, bits, target, base_kwar
     src_local = cta_local(src_u, rows)
     dst_local = cta_local(dst_u, rows)
     plans = []
+    output = None     # the same for every pair: made once
     for store_form, load_form in instruction_pairs(target, bits):
         shared = plan_shared_memory(src_local, dst_local, bits, target, src_full.full_register, warp_local,
                                     store_form, load_form)
         if shared is not None:
-            plans.append(ConversionPlan(**base_kwargs, method=Method.SHARED, output=staging_rename(dst_full),
-                                        shared=shared))
+            if output is None:
+                output = staging_rename(dst_full)
+            plans.append(ConversionPlan(**base_kwargs, method=Method.SHARED, output=output, shared=shared))
     return plans
 
 
@@ -215,15 +217,42 @@ def plan_candidates(src: LinearLayout, dst: LinearLayout, bits, target) -> tuple
 
 
 @functools.lru_cache(maxsize=1024)
-def _plan_candidates(src: LinearLayout, dst: LinearLayout, bits, target) -> tuple[tuple[ConversionPlan, ...], str]:
-    """:func:`plan_candidates` with ``bits`` and ``target`` read, the plans as a tuple."""
+def _prepared(src: LinearLayout, dst: LinearLayout, target: Target):
+    """What every candidate starts from: (the aligned destination, both layouts on the hardware
+    dims with and without broadcast registers, the minimal conversion, its scope)."""
     dst = aligned_pair(src, dst, target.warp_size, target.name)
     order = src.out_dim_names
     src_full = HardwareLayout.of(src, order)
     dst_full = HardwareLayout.of(dst, order)
     src_u, dst_u = src_full.unique_registers(), dst_full.unique_registers()
     conversion = minimal_conversion(src, dst)
-    scope = scope_of(conversion)
+    return dst, src_full, dst_full, src_u, dst_u, conversion, scope_of(conversion)
+
+
+def candidate_methods(src: LinearLayout, dst: LinearLayout, target) -> tuple[Scope, frozenset]:
+    """(the conversion's scope, a superset of the methods of the candidates ``plan_candidates``
+    can return for it), without building any candidate: what a choice that depends only on the
+    scope and the method (``lowering.choosing.fitted_model.could_be_ours``) can be decided from
+    before planning.  Example: a warp-scope conversion whose source is not broadcast over warps
+    has no warp-local shuffle candidate: ``(Scope.WARP, {shared})``.  Raises what the planner
+    raises on invalid input (``INVALID_CONVERSION_ERRORS``)."""
+    target = target_named(target) if isinstance(target, str) else target
+    _, _, _, src_u, _, conversion, scope = _prepared(src, dst, target)
+    if scope is Scope.NONE:
+        return scope, frozenset({Method.NOOP})
+    if scope is Scope.REGISTER:
+        return scope, frozenset({Method.RENAME})
+    if scope is Scope.BLOCK:
+        return scope, frozenset({Method.SHARED} if target.has_distributed_shared_memory else ())
+    shuffles = (conversion.in_dim_size("lane") == target.warp_size if scope is Scope.LANE
+                else _warp_local_columns(conversion, src_u) is not None)
+    return scope, frozenset({Method.SHARED, Method.SHUFFLE} if shuffles else {Method.SHARED})
+
+
+@functools.lru_cache(maxsize=1024)
+def _plan_candidates(src: LinearLayout, dst: LinearLayout, bits, target) -> tuple[tuple[ConversionPlan, ...], str]:
+    """:func:`plan_candidates` with ``bits`` and ``target`` read, the plans as a tuple."""
+    dst, src_full, dst_full, src_u, dst_u, conversion, scope = _prepared(src, dst, target)
     base = dict(src=src, dst=dst, element_bits=bits, target=target, scope=scope)
     if scope in (Scope.NONE, Scope.REGISTER):
         method = Method.NOOP if scope is Scope.NONE else Method.RENAME

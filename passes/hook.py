@@ -897,7 +897,11 @@ def _reads_only(config: PluginConfig) -> bool:
 def _replaced_ops(text: str, new_text: str, owns_local_ops: bool) -> dict[str, int]:
     """How many ops of each kind islands replaced, counted on the text before and after (each
     island replaces one op; counting casts would not do: a shared-memory island holds two or
-    more, one of them its scratch buffer's)."""
+    more, one of them its scratch buffer's).  The same text: none (not counted)."""
+    if new_text is text:
+        return {"conversions_lowered": 0} if not owns_local_ops else \
+            {"conversions_lowered": 0, "local_loads": text.count("= ttg.local_load "), "local_loads_lowered": 0,
+             "local_writes_lowered": 0}
     conversions = len(_CONVERT_OP.findall(text)) - len(_CONVERT_OP.findall(new_text))
     if not owns_local_ops:
         return {"conversions_lowered": conversions}

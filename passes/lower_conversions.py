@@ -116,9 +116,10 @@ from ..lowering.legacy import (attribute_kind, plan_legacy_conversion, plan_lega
 from ..lowering.emit.emit_llvm import (ConvertSite, EmitError, Island, emit_island, emit_local_load_island,
                                        emit_local_store_island, island_element_type)
 from ..lowering.local_memory import LOCAL_ALLOC, LOCAL_LOAD, LOCAL_STORE, plan_local_load, plan_local_store
-from ..lowering.plan import STOCK, ConversionPlan, Method, SharedAccess
-from ..lowering.planner import plan_conversion
+from ..lowering.plan import STOCK, ConversionPlan, Method, Scope, SharedAccess
+from ..lowering.planner import INVALID_CONVERSION_ERRORS, candidate_methods, plan_conversion
 from ..lowering.choosing.stock_hazards import stock_hazard
+from ..lowering.choosing.stock_lowering import stock_warp_shuffles
 from ..lowering.target import Target, UnknownTarget, Vendor, target_named
 from ..lowering.thread_group import ThreadGroup
 from .ir.bindings import installed_conventions, installed_triton_version, triton_version
@@ -232,7 +233,8 @@ def _target_of(module: Module, target: Optional[Target]) -> tuple[Optional[Targe
         return None, str(error)
 
 
-def plan_module(module: Module, options: "LowerConversions") -> list[tuple[Operation, ConvertOutcome]]:
+def plan_module(module: Module, options: "LowerConversions",
+                gate_first: bool = False) -> list[tuple[Operation, ConvertOutcome]]:
     """Plan every op of ``module`` that ``options`` may own; outcomes with a plan we own have
     ``plan`` set.  The options (fields of :class:`LowerConversions`): ``mode=legacy``: plans of
     ``lowering.legacy`` instead of the planner's.  ``candidate``: the planner's ``rank`` (0, the
@@ -263,7 +265,7 @@ def plan_module(module: Module, options: "LowerConversions") -> list[tuple[Opera
                               "Triton's AMD lowering cannot analyse an island's result there (an assertion in "
                               "its axis analysis)")
             continue
-        _plan_op(module, op, hw_target, groups, outcome, options, owned)
+        _plan_op(module, op, hw_target, groups, outcome, options, owned, gate_first)
     return results
 
 
@@ -291,7 +293,7 @@ def _values_joined_at_region_ends(module: Module) -> set[int]:
 
 
 def _plan_op(module: Module, op: Operation, hw_target: Target, groups: WarpGroups, outcome: ConvertOutcome,
-             options: "LowerConversions", owned: tuple[Method, ...]) -> None:
+             options: "LowerConversions", owned: tuple[Method, ...], gate_first: bool = False) -> None:
     """Plan one op for the warps that run it (sets ``outcome.plan``, or ``outcome.reason``)."""
     group = groups.group_of(op)
     if isinstance(group, str):
@@ -310,7 +312,7 @@ def _plan_op(module: Module, op: Operation, hw_target: Target, groups: WarpGroup
         _plan_local_alloc(module, op, hw_target, outcome, mode)
     else:
         _plan_convert(module, op, hw_target, outcome, mode, owned, options.candidate_for.as_dict(),
-                      options.candidate, options.measured, options.stock_gate)
+                      options.candidate, options.measured, options.stock_gate, gate_first)
     if outcome.plan is not None:
         problem = layout_warps_problem(group, *(getattr(outcome.plan, name) for name in ("src", "dst")
                                                 if getattr(outcome.plan, name, None) is not None))
@@ -319,8 +321,11 @@ def _plan_op(module: Module, op: Operation, hw_target: Target, groups: WarpGroup
 
 
 def _plan_convert(module: Module, op: Operation, hw_target, outcome: ConvertOutcome, mode: str, owned,
-                  ranks: dict, candidate: int, measured: bool, stock_gate: bool = True) -> None:
-    """Plan one ``ttg.convert_layout`` (sets ``outcome.plan``, or ``outcome.reason``)."""
+                  ranks: dict, candidate: int, measured: bool, stock_gate: bool = True,
+                  gate_first: bool = False) -> None:
+    """Plan one ``ttg.convert_layout`` (sets ``outcome.plan``, or ``outcome.reason``).
+    ``gate_first``: where the stock gate leaves every plan the planner could build to Triton
+    (``_gate_before_planning``), no plan is built."""
     source, result = op.operands[0], op.results[0]
     try:
         src, dst = value_layout(source, op), value_layout(result, op)
@@ -347,6 +352,11 @@ def _plan_convert(module: Module, op: Operation, hw_target, outcome: ConvertOutc
             return
         plan = _plan_remembered(src, dst, bits, hw_target, ranks[key])
     else:
+        if gate_first and stock_gate and candidate == 0:
+            reason = _gate_before_planning(src, dst, bits, hw_target, measured)
+            if reason:
+                outcome.reason = reason
+                return
         plan = _plan_remembered(src, dst, bits, hw_target, candidate)
         # Where stock's lowering hangs or is wrong, neither a measurement nor the gate hands it back.
         hazard = stock_hazard(src, dst, bits, hw_target) if plan and candidate == 0 else ""
@@ -530,6 +540,49 @@ def _follow_measurement(plan, src, dst, bits, target, outcome: ConvertOutcome):
     return alternative, False
 
 
+def _gate_before_planning(src, dst, bits: int, target, measured: bool) -> str:
+    """Why the conversion is left to stock Triton whatever plan the planner would build for it,
+    or "" when that is not known without the plan.  Known where the model answers for this
+    target and release and its rule sends every plan of the conversion's scope and candidate
+    methods (``lowering.planner.candidate_methods``) to stock (``fitted_model.could_be_ours``);
+    never where stock's lowering is hazardous or a measurement is recorded for the conversion
+    (either can overrule the model).  The decision is the one ``_follow_model`` takes on the
+    planned pick (``test_gate_first``); only the remark may differ, so runs that print remarks
+    plan in full.  Example: on sm_90 with triton 3.6 (rule ``stock-shuffles``), a lane-scope
+    conversion stock moves with warp shuffles and for which the planner has shared-memory
+    candidates only: the planner, its verifier and the cost model do not run (about 2 ms a
+    conversion)."""
+    if os.environ.get(model_choice.GATE_VARIABLE, "").strip().lower() in ("0", "off", "false", "no"):
+        return ""
+    model = model_choice.load_model()
+    if model is None or not model.applies_to(target.name, triton_version()):
+        return ""
+    try:
+        scope, methods = candidate_methods(src, dst, target)
+    except INVALID_CONVERSION_ERRORS:
+        return ""          # the planner says why
+    if scope not in (Scope.LANE, Scope.WARP) or not methods:
+        return ""
+    warps = src.in_dim_size("warp") if src.has_in_dim("warp") else 1
+    by_stock_shuffles = model.rule == model_choice.STOCK_SHUFFLES
+    stock_shuffles = stock_warp_shuffles(src, dst, bits, target) if by_stock_shuffles and scope is Scope.LANE else None
+    if model_choice.could_be_ours(model, str(scope), methods, warps, stock_shuffles):
+        return ""
+    if measured and measured_choices.lookup(src, dst, bits, target.name) is not None:
+        return ""
+    if stock_hazard(src, dst, bits, target):
+        return ""
+    if by_stock_shuffles:
+        return (f"stock Triton's lowering: it moves this lane-scope conversion with {stock_shuffles} warp shuffle(s) "
+                f"a thread, and no plan of ours for it is a shuffle plan (rule {model_choice.STOCK_SHUFFLES} of "
+                f"lowering/choosing/choice_model.json, chosen on {model.measured_on}, triton {model.triton})")
+    kinds = "/".join(sorted(str(m) for m in methods))
+    return ("stock Triton's lowering: the cost model cannot show a gain larger than its own error for any "
+            f"{scope}-scope {kinds} plan over {warps} warp(s) (no such family is kept by "
+            f"lowering/choosing/choice_model.json, fitted on {model.measured_on}, triton {model.triton}; "
+            "remarks=true names the planned pick's family)")
+
+
 def _follow_model(plan, src, dst, bits, target, outcome: ConvertOutcome) -> bool:
     """Whether the choice (``lowering.choosing.fitted_model``: the rule chosen on dependent-chain times for
     its target and Triton release; elsewhere stock's floor, ``lowering.choosing.stock_bounds``) leaves the
@@ -626,10 +679,15 @@ def _strict_check() -> bool:
     return os.environ.get(STRICT_CHECK_VARIABLE, "").strip() not in ("", "0")
 
 
-def lower_module(module: Module, options: Optional["LowerConversions"] = None, **values) -> list[ConvertOutcome]:
+def lower_module(module: Module, options: Optional["LowerConversions"] = None, *, gate_first: bool = False,
+                 **values) -> list[ConvertOutcome]:
     """Replace every op we can lower by its island (in place); return every outcome.
     ``options``: the pass (its fields are the options); or the option values as keywords
-    (``lower_module(module, only="shuffle", target="sm_90")``), read as the pipeline reads them."""
+    (``lower_module(module, only="shuffle", target="sm_90")``), read as the pipeline reads them.
+    ``gate_first``: where the stock gate leaves every plan the planner could build to Triton,
+    build none (``_gate_before_planning``: the same decisions; such an outcome's reason names
+    the conversion's scope instead of the planned pick's family, and its ``method`` is unset).
+    The pass sets it when it prints no remarks."""
     if options is None:
         options = LowerConversions(**values)
     elif values:
@@ -637,13 +695,15 @@ def lower_module(module: Module, options: Optional["LowerConversions"] = None, *
     global _module_memo
     outer, _module_memo = _module_memo, _ModuleMemo()
     try:
-        return _lower_module(module, options)
+        return _lower_module(module, options, gate_first)
     finally:
         _module_memo = outer
 
 
-def _lower_module(module: Module, options: "LowerConversions") -> list[ConvertOutcome]:
-    planned = plan_module(module, options)
+def _lower_module(module: Module, options: "LowerConversions", gate_first: bool = False) -> list[ConvertOutcome]:
+    planned = plan_module(module, options, gate_first)
+    if not any(outcome.plan is not None for _, outcome in planned):
+        return [o for _, o in planned]     # no island: no guards to place, nothing to splice
     guards = GuardPlacement(module, [(op, o.plan.method) for op, o in planned if o.plan is not None])
     islands: dict[int, Island] = {}
     # Each op an island replaces is named by its position among the ops of its name: MLIR
@@ -785,8 +845,11 @@ class LowerConversions(ModulePass):
     def apply(self, module: Module, context: PassContext) -> None:
         options = self if self.target is not None or context.target is None else \
             dataclasses.replace(self, target=context.target)
-        outcomes = lower_module(module, options)
-        if self.remarks or getattr(context, "remarks", False):
+        remarks = self.remarks or getattr(context, "remarks", False)
+        # Without remarks no one reads why a conversion went to Triton: the gate may decide
+        # before planning (the same decisions; the reason then names the scope, not the pick's family).
+        outcomes = lower_module(module, options, gate_first=not remarks)
+        if remarks:
             for outcome in outcomes:
                 context.report(outcome.remark())
 

@@ -137,9 +137,10 @@ def _xor_registers(lines: list, registers: list, element, name: str) -> str:
     return name
 
 
-def _free_lower_module(module, options):
+def _free_lower_module(module, options, gate_first=False):
     """``lower_conversions._lower_module`` for the free mode: every convert gets its
-    reinterpretation island; local loads and stores are left to Triton as stock leaves them."""
+    reinterpretation island; local loads and stores are left to Triton as stock leaves them
+    (``gate_first``: no gate here, every convert is freed)."""
     from linear_layouts.passes.island_splicing import OpPositions, splice_islands
     from linear_layouts.passes.lower_conversions import ConvertOutcome
 

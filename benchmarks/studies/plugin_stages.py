@@ -2,6 +2,7 @@
 
     python benchmarks/studies/plugin_stages.py                      # the 25 Liger-Kernel kernels with a conversion
     python benchmarks/studies/plugin_stages.py --repeats 5 --match neighborhood
+    python benchmarks/studies/plugin_stages.py --bundled --repeats 7   # compile_time.py's kernels, one column each
 
 Every kernel of ``test/lit/corpus/liger_kernel/`` that holds a ``ttg.convert_layout`` is
 compiled (TTGIR to cubin) with ``linear_layouts.enable()``, cold as in
@@ -71,7 +72,12 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=3, help="cold compiles of each kernel")
     parser.add_argument("--match", default="", help="only the files whose name contains this text")
+    parser.add_argument("--bundled", action="store_true",
+                        help="compile_time.py's bundled kernels (TTIR to sm_90) instead of the corpus: the median "
+                             "of the cold compiles, per kernel")
     args = parser.parse_args(argv)
+    if args.bundled:
+        return bundled(args)
     os.environ["TRITON_ALWAYS_COMPILE"] = "1"
     os.environ["LINEAR_LAYOUTS_CACHE"] = "off"
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
@@ -110,6 +116,50 @@ def main(argv=None) -> int:
     for _, _, label in STAGES:
         if calls[label]:
             print(f"{label:58s} {totals[label] / compiles * 1000:7.2f} ms  ({calls[label] / compiles:.1f} calls)")
+    return 0
+
+
+def bundled(args) -> int:
+    """The stages of ``compile_time.py``'s kernels that hold a conversion: per kernel, the median
+    over ``--repeats`` cold compiles (after one warm-up compile of each)."""
+    import statistics
+    import tempfile
+
+    os.environ["TRITON_ALWAYS_COMPILE"] = "1"
+    os.environ["LINEAR_LAYOUTS_CACHE"] = "off"
+    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+    import triton
+    from triton.backends.compiler import GPUTarget
+
+    import compile_time
+    import linear_layouts
+    from linear_layouts.passes.process_memory import forget_kernels
+    target, workdir = GPUTarget("cuda", 90, 32), tempfile.mkdtemp(prefix="ll_stages_")
+    kernels = [(k, compile_time.ttir_file(k, target, workdir)) for k in compile_time.kernels()
+               if args.match in k.name]
+    totals, calls = collections.Counter(), collections.Counter()
+    clocked(totals, calls)
+    linear_layouts.enable()
+    columns = {}
+    for kernel, path in kernels:
+        options = {"num_warps": kernel.num_warps, **kernel.options}
+        forget_kernels()
+        triton.compile(path, target=target, options=options)     # warm-up
+        samples = collections.defaultdict(list)
+        for _ in range(args.repeats):
+            totals.clear()
+            forget_kernels()
+            triton.compile(path, target=target, options=options)
+            for _, _, label in STAGES:
+                samples[label].append(totals[label])
+        if any(samples[STAGES[0][2]]):                   # the plugin ran: the kernel has a conversion
+            columns[kernel.name.split()[0]] = {label: statistics.median(v) * 1000 for label, v in samples.items()}
+    linear_layouts.disable()
+    print(f"triton {triton.__version__}: bundled kernels, median of {args.repeats} cold compiles; ms")
+    print(f"{'':58s}" + "".join(f"{name[:11]:>12s}" for name in columns))
+    for _, _, label in STAGES:
+        if any(column[label] for column in columns.values()):
+            print(f"{label:58s}" + "".join(f"{column[label]:12.2f}" for column in columns.values()))
     return 0
 
 

@@ -253,3 +253,29 @@ def decide(plan, target_name: str, triton_version: str, candidates=None, path: s
         return choose_dominant(plan)
     plans = candidates() if (model.weights is not None and candidates is not None) else [plan]
     return choose(plans or [plan], str(plan.scope), model)
+
+
+def could_be_ours(model: Model, scope: str, methods, warps: int, stock_shuffles: Optional[int] = None) -> bool:
+    """Whether ``choose`` could keep a plan of a ``scope``-scope conversion over ``warps`` warps
+    whose candidates all have one of ``methods``.  False: the conversion goes to stock Triton
+    whatever the planner builds, so the hook need not build it (``passes.lower_conversions``).
+
+    * rule ``STOCK_SHUFFLES``: False only for a lane-scope conversion stock moves with warp
+      shuffles (``stock_shuffles``: ``stock_warp_shuffles`` of the pair, None where stock does
+      not shuffle) that has no shuffle candidate.  Example: issue 25's pair where the planner
+      could only go through shared memory: False;
+    * a family gate: whether some family such a plan can fall in (every family
+      ``gated_family_of`` can name for these, matrix accesses or not, halving stock's shuffles
+      or not, sub-word or not) has the gate's decision "ours".  Example: a warp-scope conversion
+      with shared-memory candidates only, under a gate that keeps no ``warp/shared/...`` family:
+      False."""
+    if model.rule == STOCK_SHUFFLES:
+        return not (scope == str(Scope.LANE) and stock_shuffles is not None and Method.SHUFFLE not in methods)
+    for method in methods:
+        for matrix in ((), ("matrix",)):
+            family = "/".join([str(scope), str(method), *matrix, "1warp" if warps == 1 else "warps"])
+            for suffix in ("", f"/{STOCK_HALVED}", f"/{SUB_WORD}", f"/{STOCK_HALVED}/{SUB_WORD}"):
+                gate = model.gates.get(family + suffix)
+                if gate is not None and gate["decision"] == "ours":
+                    return True
+    return False

@@ -447,7 +447,7 @@ class _Island:
             raise SimulationError(f"llvm.store: the value is not a fully defined {t}")
         if any(not isinstance(v, Scalar) or v.bits != bits for v in values):
             raise SimulationError(f"llvm.store: value and type {t} disagree")
-        threads = np.arange(self.m.T)
+        threads = self.m.all_threads
         offsets = self.m.byte_addresses(address, n * bits // 8, n * bits // 8, "llvm.store")
         for i, v in enumerate(values):  # element by element: the same bytes, the same race rules
             self.m.store_bytes(offsets + i * bits // 8, v.value, v.defined, bits // 8, threads, "llvm.store")
@@ -460,7 +460,7 @@ class _Island:
         address, t = self.m.scalar(m.group(1)), m.group(3).strip()
         n, bits = self._lds_access(t, int(m.group(2)), "llvm.load")
         offsets = self.m.byte_addresses(address, n * bits // 8, n * bits // 8, "llvm.load")
-        threads = np.arange(self.m.T)
+        threads = self.m.all_threads
         out = [Scalar(bits, *self.m.load_bytes(offsets + i * bits // 8, bits // 8, threads, "llvm.load"))
                for i in range(n)]
         return out if vector_type(t) else out[0]

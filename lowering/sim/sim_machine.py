@@ -129,6 +129,9 @@ class Machine:
             raise SimulationError(f"the layouts have {warps} warps, the island runs in the {self.group.name} "
                                   f"of {self.group.warps} warps")
         t = np.arange(self.T, dtype=np.int64)
+        # Every thread, in order: what an access of every thread passes as ``threads`` (the
+        # accesses recognize this very array and reuse what they derive from it, _access_rows).
+        self.all_threads = t
         self.block = t // (warps * warp_size)
         self.warp = (t // warp_size) % warps
         self.lane = t % warp_size
@@ -137,6 +140,8 @@ class Machine:
         self.vendor = vendor
         self.env: dict[str, object] = {}
         self.smem = None  # (B, nbytes) uint8 values, plus bookkeeping
+        self._flat_views: dict = {}   # flat views of the bookkeeping arrays (_flat)
+        self._rows: dict = {}         # what an access of every thread derives, by width (_access_rows)
         self.cta_epoch = 0
         self.warp_epoch = np.zeros(warps, dtype=np.int64)
         self.shared_ops_seen = 0
@@ -176,6 +181,8 @@ class Machine:
         self.read_cta = np.full((self.B, nbytes), -1, dtype=np.int64)
         self.read_warp_epoch = np.full((self.B, nbytes), -1, dtype=np.int64)
         self.read_warp = np.full((self.B, nbytes), -1, dtype=np.int64)          # -2: several warps
+        self._flat_views = {}
+        self._rows = {}
 
     def named_barrier(self, barrier_id: int, count: int | None) -> None:
         """``bar.sync id[, count]`` (no count: every thread of the CTA).  It completes only if
@@ -231,8 +238,28 @@ class Machine:
 
     def _flat(self, name: str) -> np.ndarray:
         """The (B, nbytes) bookkeeping array ``name`` as a flat view: index block * nbytes + byte
-        (one index computed per access instead of one per array read)."""
-        return getattr(self, name).reshape(-1)
+        (one index computed per access instead of one per array read).  The views are made once
+        per buffer (the arrays are only ever changed in place)."""
+        view = self._flat_views.get(name)
+        if view is None or view.base is not getattr(self, name):
+            view = self._flat_views[name] = getattr(self, name).reshape(-1)
+        return view
+
+    def _access_rows(self, nbytes: int, threads: np.ndarray):
+        """For an access of ``nbytes`` bytes by ``threads`` (row k: thread threads[k]): (the byte
+        numbers 0..nbytes-1, their shifts in a little-endian value, each byte's thread, its
+        block's first key ``block * buffer bytes`` and its warp), threads x bytes row-major.
+        Derived once per width when ``threads`` is ``all_threads`` (every access of an island)."""
+        cached = threads is self.all_threads
+        if cached and nbytes in self._rows:
+            return self._rows[nbytes]
+        byte_numbers = np.arange(nbytes)
+        shifts = byte_numbers.astype(np.uint64) * np.uint64(8)
+        each = np.repeat(threads, nbytes)
+        rows = (byte_numbers, shifts, each, self.block[each] * self.nbytes, self.warp[each])
+        if cached:
+            self._rows[nbytes] = rows
+        return rows
 
     def _groups(self, key: np.ndarray, threads: np.ndarray, warps: np.ndarray):
         """Per accessed (block, byte) of one instruction (``key`` = block * nbytes + byte): its
@@ -269,12 +296,10 @@ class Machine:
         self._note_shared()
         # Every byte of every thread at once: row k of the (threads x bytes) grid is thread
         # threads[k]'s bytes offsets[k] .. offsets[k] + nbytes - 1, little-endian.
-        shifts = np.arange(nbytes, dtype=np.uint64) * np.uint64(8)
-        addr = (offsets[:, None] + np.arange(nbytes)).ravel()
+        byte_numbers, shifts, threads, block_key, my_warp = self._access_rows(nbytes, threads)
+        addr = (offsets[:, None] + byte_numbers).ravel()
         byte = ((value[:, None] >> shifts) & np.uint64(0xFF)).ravel()
-        threads = np.repeat(threads, nbytes)
-        key = self.block[threads] * self.nbytes + addr
-        my_warp = self.warp[threads]
+        key = block_key + addr
         smem, reader, read_warp = self._flat("smem"), self._flat("reader"), self._flat("read_warp")
         writer_of = self._flat("writer")
         # write-after-read: another thread read this byte, no barrier since
@@ -322,10 +347,9 @@ class Machine:
         is allowed, using them is not)."""
         self._note_shared()
         count = len(offsets)
-        addr = (offsets[:, None] + np.arange(nbytes)).ravel()    # as in store_bytes: threads x bytes
-        reading = np.repeat(threads, nbytes)
-        key = self.block[reading] * self.nbytes + addr
-        my_warp = self.warp[reading]
+        byte_numbers, shifts, reading, block_key, my_warp = self._access_rows(nbytes, threads)
+        addr = (offsets[:, None] + byte_numbers).ravel()    # as in store_bytes: threads x bytes
+        key = block_key + addr
         written = self._flat("written")[key]
         if not written.all() and self.undefined_load is None:
             k = int(np.nonzero(~written)[0][0])
@@ -344,7 +368,6 @@ class Machine:
                 k = int(np.nonzero(race)[0][0])
                 raise SimulationError(f"{what}: {self.who(int(reading[k]))} reads byte {int(addr[k])}, which "
                                       f"another thread stored with no barrier in between (missing barrier)")
-        shifts = np.arange(nbytes, dtype=np.uint64) * np.uint64(8)
         value = np.bitwise_or.reduce(self._flat("smem")[key].reshape(count, nbytes).astype(np.uint64) << shifts,
                                      axis=1)
         # remember who read it (one thread, or -2 for several) since the last ordering barrier

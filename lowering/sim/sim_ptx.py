@@ -232,7 +232,7 @@ def st_shared(m: Machine, vec: int, bits: int, address: Scalar, values: list[Sca
     if len(values) != max(vec, 1):
         raise SimulationError("st.shared operand count differs from the vector width")
     offsets = m.byte_addresses(address, nbytes, nbytes, "st.shared")
-    threads = np.arange(m.T)
+    threads = m.all_threads
     for i, v in enumerate(values):   # a wider register stores its low bits
         m.store_bytes(offsets + i * bits // 8, v.value & mask(bits), v.defined, bits // 8, threads, "st.shared")
 
@@ -242,7 +242,7 @@ def ld_shared(m: Machine, vec: int, bits: int, address: Scalar, n_dests: int) ->
     if n_dests != max(vec, 1):
         raise SimulationError("ld.shared destination count differs from the vector width")
     offsets = m.byte_addresses(address, nbytes, nbytes, "ld.shared")
-    threads = np.arange(m.T)
+    threads = m.all_threads
     # a narrower access zero-extends into the 32-bit register (.b types)
     return [Scalar(32, *m.load_bytes(offsets + i * bits // 8, bits // 8, threads, "ld.shared"))
             for i in range(max(vec, 1))]
@@ -260,7 +260,7 @@ def matrix_access(m: Machine, kind: str, count: int, trans: bool, address: Scala
     rel = address.value.astype(np.int64) - SCRATCH_BASE
     warp_base = np.arange(m.T) - m.lane          # thread index of lane 0 of my warp
     t = m.lane
-    threads = np.arange(m.T)
+    threads = m.all_threads
     out = []
     for j in range(count):
         if trans:
