@@ -106,6 +106,20 @@ def random_case(rng: random.Random):
     return src, dst, bits, target
 
 
+def planned_random_cases(seed: int, count: int):
+    """``random_case`` drawn ``count`` times from ``seed``, with the planner's candidates of
+    each: (src, dst, bits, target, plans, scope); draws the planner rejects are skipped."""
+    from linear_layouts.lowering.planner import INVALID_CONVERSION_ERRORS, plan_candidates
+    rng = random.Random(seed)
+    for _ in range(count):
+        src, dst, bits, target = random_case(rng)
+        try:
+            plans, scope = plan_candidates(src, dst, bits, target)
+        except INVALID_CONVERSION_ERRORS:
+            continue
+        yield src, dst, bits, target, plans, scope
+
+
 def _same_warps(rng, src: LinearLayout, dst: LinearLayout) -> LinearLayout:
     """A destination that keeps src's warp and block bases and shuffles registers and lanes."""
     movable = [b for b in src.bases["register"] if any(b)] + [b for b in src.bases["lane"]]

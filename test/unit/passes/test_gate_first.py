@@ -17,13 +17,12 @@ import pytest
 
 from linear_layouts.lowering.choosing import fitted_model
 from linear_layouts.lowering.choosing.stock_hazards import stock_hazard
-from linear_layouts.lowering.planner import (INVALID_CONVERSION_ERRORS, candidate_methods, plan_candidates,
-                                             plan_conversion)
+from linear_layouts.lowering.planner import candidate_methods, plan_conversion
 from linear_layouts.lowering.target import target_named
 from linear_layouts.passes import lower_conversions
 from linear_layouts.passes.ir.diagnostics import IRError
 from linear_layouts.passes.lower_conversions import ConvertOutcome, lower_text
-from support.random_layouts import random_case
+from support.random_layouts import planned_random_cases, random_case
 
 CORPUS = os.path.join(os.path.dirname(__file__), "..", "..", "lit", "corpus", "liger_kernel")
 SM90 = target_named("sm_90")
@@ -66,14 +65,8 @@ def _cases(n: int, seed: int):
 
 
 def test_candidate_methods_names_every_candidates_method():
-    rng = random.Random(3)
     seen = set()
-    for _ in range(1500):
-        src, dst, bits, target = random_case(rng)
-        try:
-            plans, scope = plan_candidates(src, dst, bits, target)
-        except INVALID_CONVERSION_ERRORS:
-            continue
+    for src, dst, bits, target, plans, scope in planned_random_cases(seed=3, count=1500):
         got_scope, methods = candidate_methods(src, dst, target)
         assert got_scope == scope
         for plan in plans:
