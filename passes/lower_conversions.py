@@ -552,7 +552,7 @@ def _gate_before_planning(src, dst, bits: int, target, measured: bool) -> str:
     conversion stock moves with warp shuffles and for which the planner has shared-memory
     candidates only: the planner, its verifier and the cost model do not run (about 2 ms a
     conversion)."""
-    if os.environ.get(model_choice.GATE_VARIABLE, "").strip().lower() in ("0", "off", "false", "no"):
+    if model_choice.gate_turned_off():
         return ""
     model = model_choice.load_model()
     if model is None or not model.applies_to(target.name, triton_version()):
@@ -573,9 +573,7 @@ def _gate_before_planning(src, dst, bits: int, target, measured: bool) -> str:
     if stock_hazard(src, dst, bits, target):
         return ""
     if by_stock_shuffles:
-        return (f"stock Triton's lowering: it moves this lane-scope conversion with {stock_shuffles} warp shuffle(s) "
-                f"a thread, and no plan of ours for it is a shuffle plan (rule {model_choice.STOCK_SHUFFLES} of "
-                f"lowering/choosing/choice_model.json, chosen on {model.measured_on}, triton {model.triton})")
+        return model_choice.stock_shuffles_reason(stock_shuffles, "and no plan of ours for it is a shuffle plan", model)
     kinds = "/".join(sorted(str(m) for m in methods))
     return ("stock Triton's lowering: the cost model cannot show a gain larger than its own error for any "
             f"{scope}-scope {kinds} plan over {warps} warp(s) (no such family is kept by "

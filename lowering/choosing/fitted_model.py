@@ -176,6 +176,19 @@ class Choice:
     reason: str             # for the remark
 
 
+def gate_turned_off() -> bool:
+    """Whether ``GATE_VARIABLE`` turns the choice off for this process (every pick is ours)."""
+    return os.environ.get(GATE_VARIABLE, "").strip().lower() in ("0", "off", "false", "no")
+
+
+def stock_shuffles_reason(stock: int, why_not_ours: str, model: Model) -> str:
+    """The remark of rule ``STOCK_SHUFFLES`` leaving a conversion to stock, which moves it with
+    ``stock`` warp shuffles a thread; ``why_not_ours`` says what our side needs."""
+    return (f"stock Triton's lowering: it moves this lane-scope conversion with {stock} warp shuffle(s) a thread, "
+            f"{why_not_ours} (rule {STOCK_SHUFFLES} of lowering/choosing/choice_model.json, chosen on "
+            f"{model.measured_on}, triton {model.triton})")
+
+
 def choose_by_stock_shuffles(plan, rank: int, model: Model) -> Choice:
     """Per conversion: our pick, except a lane-scope conversion that stock Triton lowers with warp
     shuffles (``stock_warp_shuffles`` predicts how many, exact on 991 measured conversions) where
@@ -194,10 +207,7 @@ def choose_by_stock_shuffles(plan, rank: int, model: Model) -> Choice:
         if stock is not None and not (plan.method is Method.SHUFFLE and plan_cost(plan).shuffles <= stock):
             ours = (f"{plan_cost(plan).shuffles} warp shuffles" if plan.method is Method.SHUFFLE
                     else f"a {plan.method} plan")
-            return Choice(None, STOCK, family,
-                          f"stock Triton's lowering: it moves this lane-scope conversion with {stock} warp shuffle(s) "
-                          f"a thread, our pick needs {ours} (rule {STOCK_SHUFFLES} of "
-                          f"lowering/choosing/choice_model.json, chosen on {model.measured_on}, triton {model.triton})")
+            return Choice(None, STOCK, family, stock_shuffles_reason(stock, f"our pick needs {ours}", model))
     return Choice(plan, rank, family, "" if rank == 0 else f"candidate {rank} by the fitted model "
                                                            f"(lowering/choosing/choice_model.json)")
 
@@ -244,7 +254,7 @@ def decide(plan, target_name: str, triton_version: str, candidates=None, path: s
     gate is off (the pick stands).  ``candidates``:
     a callable giving all verified candidates in the planner's order, asked for only when the
     model ranks by its own weights (the verifier runs on each)."""
-    if os.environ.get(GATE_VARIABLE, "").strip().lower() in ("0", "off", "false", "no"):
+    if gate_turned_off():
         return None
     if plan.method in (Method.NOOP, Method.RENAME):
         return Choice(plan, 0, family_of(plan, str(plan.scope)), "")   # free either way
