@@ -17,10 +17,13 @@ for the target twice in a forked child:
   (the floor is above stock: a bug, it could take a plan needing more than stock);
 * with the plugin (``linear_layouts.enable()``'s pipeline, default options: the choice of
   ``lowering.choosing.fitted_model`` active): where it lowers the conversion, every kind in our kernel must be
-  no more than in stock's.
+  no more than in stock's; where it leaves a no-op or a register renaming to Triton because
+  stock moves nothing (``lowering.choosing.stock_lowering.stock_moves_nothing``), stock's kernel
+  must hold no costly instruction at all.
 
-The run fails (exit 1) on a *high* floor or on a conversion the plugin takes that needs more
-than stock of some kind.
+The run fails (exit 1) on a *high* floor, on a conversion the plugin takes that needs more
+than stock of some kind (where no measured model decides), or on a conversion left to Triton as
+moving nothing whose stock code moves something.
 """
 
 from __future__ import annotations
@@ -295,7 +298,11 @@ def report(rows: list[Row], command: str, triton_version: str, seconds: float) -
         from linear_layouts.lowering.choosing.fitted_model import load_model
         model = load_model()
         measured = model is not None and model.applies_to(target, triton_version)
-        ok &= not high and (measured or not worse)
+        # Left to Triton because stock's lowering moves nothing (a no-op or a renaming,
+        # lower_conversions._stock_forwards_values): stock's code must hold no costly instruction.
+        forwarded = [r for r in mine if not r.taken and FORWARDED in r.reason]
+        not_free = [r for r in forwarded if any(r.stock.values())]
+        ok &= not high and (measured or not worse) and not not_free
         lines += [f"## {target}", "",
                   f"Conversions compiled: {len(mine)} (not compiled: {len(errors)}: layouts this Triton rejects "
                   "or stock fails on).  Floor exact on every kind: **{0}** of {1}; above stock on some kind "
@@ -308,12 +315,18 @@ def report(rows: list[Row], command: str, triton_version: str, seconds: float) -
                   f"{dict(Counter(r.method for r in taken))}); ours needs more than stock of some kind on "
                   f"**{len(worse)}** ({'decided by the measured model here, lowering/choosing/choice_model.json: not a failure' if measured else 'must be 0'}); "
                   f"fewer of some kind on {len(better)}.", ""]
-        for r in high + worse:
+        lines += [f"Left to Triton as moving nothing (no-ops and register renamings): **{len(forwarded)}**; "
+                  f"stock's code holds a costly instruction on **{len(not_free)}** of them (must be 0).", ""]
+        for r in high + worse + not_free:
             lines.append(f"* {r.name} {r.element_type} {list(r.shape)} w{r.num_warps}: `{r.src}` -> `{r.dst}`: "
                          f"stock {r.stock}, floor {r.floor}, ours {r.ours or '-'}")
         left = Counter(_reason_class(r.reason) for r in mine if not r.taken)
         lines += ["", "Left to Triton, by reason: " + ", ".join(f"{k}: {n}" for k, n in left.most_common()), ""]
     return "\n".join(lines) + "\n", ok
+
+
+# The remark of a conversion left to Triton because neither side moves data.
+FORWARDED = "stock forwards the values without an instruction"
 
 
 def _reason_class(reason: str) -> str:

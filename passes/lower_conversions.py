@@ -119,7 +119,7 @@ from ..lowering.local_memory import LOCAL_ALLOC, LOCAL_LOAD, LOCAL_STORE, plan_l
 from ..lowering.plan import STOCK, ConversionPlan, Method, Scope, SharedAccess
 from ..lowering.planner import INVALID_CONVERSION_ERRORS, candidate_methods, plan_conversion
 from ..lowering.choosing.stock_hazards import stock_hazard
-from ..lowering.choosing.stock_lowering import stock_warp_shuffles
+from ..lowering.choosing.stock_lowering import stock_moves_nothing, stock_warp_shuffles
 from ..lowering.target import Target, UnknownTarget, Vendor, target_named
 from ..lowering.thread_group import ThreadGroup
 from .ir.bindings import installed_conventions, installed_triton_version, triton_version
@@ -352,6 +352,10 @@ def _plan_convert(module: Module, op: Operation, hw_target, outcome: ConvertOutc
             return
         plan = _plan_remembered(src, dst, bits, hw_target, ranks[key])
     else:
+        if stock_gate and candidate == 0 and not model_choice.gate_turned_off():
+            forwarded = _stock_forwards_values(src, dst, bits, hw_target, outcome)
+            if forwarded:
+                return
         if gate_first and stock_gate and candidate == 0:
             reason = _gate_before_planning(src, dst, bits, hw_target, measured)
             if reason:
@@ -538,6 +542,26 @@ def _follow_measurement(plan, src, dst, bits, target, outcome: ConvertOutcome):
         return plan, False
     outcome.measured = choice.explain()
     return alternative, False
+
+
+def _stock_forwards_values(src, dst, bits: int, target, outcome: ConvertOutcome) -> bool:
+    """Whether the conversion is left to stock Triton because neither side issues an instruction
+    for it (``stock_lowering.stock_moves_nothing``: a no-op or a renaming of registers): our island
+    would only cost compile time (its emission, its simulation, the module's re-parse; about
+    1 ms a conversion, and 1 to 3 ms for a kernel with no other island).  Sets the remark.
+    Example: ``blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1]}>``
+    to the same layout written as a ``#ttg.linear``: a no-op, left to Triton with a remark."""
+    try:
+        scope = stock_moves_nothing(src, dst, bits, target)
+    except INVALID_CONVERSION_ERRORS:
+        return False       # the planner says why
+    if scope is None or stock_hazard(src, dst, bits, target):
+        return False
+    outcome.method = Method.NOOP if scope is Scope.NONE else Method.RENAME
+    what = "the two layouts are one map" if scope is Scope.NONE else "it only renames registers"
+    outcome.reason = (f"stock Triton's lowering: {what}, and stock forwards the values without an instruction as "
+                      f"our island would (left to it, the compile makes no island)")
+    return True
 
 
 def _gate_before_planning(src, dst, bits: int, target, measured: bool) -> str:

@@ -92,3 +92,21 @@ def stock_warp_shuffles(src: LinearLayout, dst: LinearLayout, bits: int, target=
     if swaps and in_place:
         words //= 2
     return words
+
+
+def stock_moves_nothing(src: LinearLayout, dst: LinearLayout, bits: int, target="sm_90") -> Optional[Scope]:
+    """``Scope.NONE`` or ``Scope.REGISTER`` where stock Triton's lowering of ``src -> dst``
+    issues no instruction for ``bits``-bit elements; None otherwise.  Triton picks its lowering by
+    the in dims of the same minimal conversion (``minimalCvtLayout``; ``lowering.conversion``):
+    none left, the two layouts are one map and the op is replaced by its source; registers
+    only, the source's values are handed on in a new order (``transferWithinThread``).  Either way
+    the values are forwarded, as our no-op and rename islands forward them.  i1 is left out: in
+    ``benchmarks/stock_dominance.py``'s triton 3.6 run stock's kernel around a no-op i1
+    conversion held 1 to 8 selects that ours did not (17 pairs; the other 39 no-op pairs: no
+    costly instruction in either)."""
+    if bits == 1:
+        return None
+    target = target_named(target) if isinstance(target, str) else target
+    dst = aligned_pair(src, dst, target.warp_size, target.name)
+    scope = scope_of(minimal_conversion(src, dst))
+    return scope if scope in (Scope.NONE, Scope.REGISTER) else None

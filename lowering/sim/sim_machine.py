@@ -149,6 +149,8 @@ class Machine:
         self.barrier_since_last_shared = False
         self.pending_fence = None   # AMD: "release" seen, waiting for s.barrier; "s_barrier": for acquire
         self.undefined_load = None  # where shared bytes that no thread stored were first loaded
+        # Loads since the last CTA barrier whose reader bookkeeping is not done yet (_defer_reads)
+        self._pending_reads: list = []
         self.line = None            # the island line being executed (for notes)
 
     # -- values ----------------------------------------------------------------------------
@@ -183,6 +185,7 @@ class Machine:
         self.read_warp = np.full((self.B, nbytes), -1, dtype=np.int64)          # -2: several warps
         self._flat_views = {}
         self._rows = {}
+        self._pending_reads = []
 
     def named_barrier(self, barrier_id: int, count: int | None) -> None:
         """``bar.sync id[, count]`` (no count: every thread of the CTA).  It completes only if
@@ -203,6 +206,9 @@ class Machine:
 
     def barrier(self, cta: bool) -> None:
         if cta:
+            # Every load before a CTA barrier is ordered before every later access: its reader
+            # bookkeeping could never flag anything, so it is never done (_defer_reads).
+            self._pending_reads = []
             self.cta_epoch += 1
             if self.shared_ops_seen == 0:
                 self.barrier_before_first_shared = True
@@ -294,6 +300,7 @@ class Machine:
             k = int(np.nonzero(~defined)[0][0])
             raise SimulationError(f"{what}: {self.who(int(threads[k]))} stores an undefined value")
         self._note_shared()
+        self._record_pending_reads()
         # Every byte of every thread at once: row k of the (threads x bytes) grid is thread
         # threads[k]'s bytes offsets[k] .. offsets[k] + nbytes - 1, little-endian.
         byte_numbers, shifts, threads, block_key, my_warp = self._access_rows(nbytes, threads)
@@ -338,8 +345,9 @@ class Machine:
         writer_of[key] = threads
         self._flat("write_cta")[key] = self.cta_epoch
         self._flat("write_warp_epoch")[key] = self.warp_epoch[my_warp]
-        reader[key] = -1          # a byte stored by several lanes is set once per lane, to the same value
-        read_warp[key] = -1
+        if was_read.any():        # bytes never read since their last store have no reader to forget
+            reader[key] = -1      # a byte stored by several lanes is set once per lane, to the same value
+            read_warp[key] = -1
 
     def load_bytes(self, offsets: np.ndarray, nbytes: int, threads: np.ndarray, what: str):
         """The little-endian value of ``nbytes`` bytes at ``offsets[k]`` for thread ``threads[k]``,
@@ -370,20 +378,37 @@ class Machine:
                                       f"another thread stored with no barrier in between (missing barrier)")
         value = np.bitwise_or.reduce(self._flat("smem")[key].reshape(count, nbytes).astype(np.uint64) << shifts,
                                      axis=1)
-        # remember who read it (one thread, or -2 for several) since the last ordering barrier
+        self._pending_reads.append((key, reading, my_warp, self.warp_epoch.copy()))
+        return value, defined
+
+    # Deferred reader bookkeeping.  Who read a byte since the last barrier that orders it matters
+    # only to a later store (a write-after-read race), and no load before a CTA barrier can race
+    # with an access after it.  So a load only notes what it read (_pending_reads); the
+    # bookkeeping is done, in load order and with the warp barriers counted as they were at each
+    # load, when a store comes before the next CTA barrier, and never otherwise.  Example: an
+    # island "store, bar.sync, load x32" does it for none of its 32 loads; "store, bar.warp.sync,
+    # load, bar.warp.sync, store" does it for the load, at the second store.
+    def _record_pending_reads(self) -> None:
+        pending, self._pending_reads = self._pending_reads, []
+        for key, reading, my_warp, warp_epoch in pending:
+            self._record_read(key, reading, my_warp, warp_epoch)
+
+    def _record_read(self, key, reading, my_warp, warp_epoch) -> None:
+        """Remember who read the bytes ``key`` (one thread, or -2 for several; one warp, or -2)
+        since the last ordering barrier; ``warp_epoch``: each warp's barrier count at the load
+        (the CTA's is the current one: a CTA barrier drops the loads before it)."""
         group_keys, thread, warp = self._groups(key, reading, my_warp)
         reader, read_warp = self._flat("reader"), self._flat("read_warp")
         read_cta, read_warp_epoch = self._flat("read_cta"), self._flat("read_warp_epoch")
         prev_thread, prev_warp = reader[group_keys], read_warp[group_keys]
         prev_cta_ordered = read_cta[group_keys] < self.cta_epoch
         same_warp_ordered = (prev_warp == warp) & (warp >= 0) & \
-            (read_warp_epoch[group_keys] < self.warp_epoch[np.maximum(warp, 0)])
+            (read_warp_epoch[group_keys] < warp_epoch[np.maximum(warp, 0)])
         fresh = (prev_thread == -1) | prev_cta_ordered | same_warp_ordered
         reader[group_keys] = np.where(fresh | (prev_thread == thread), thread, -2)
         read_warp[group_keys] = np.where(fresh | (prev_warp == warp), warp, -2)
         read_cta[group_keys] = self.cta_epoch
-        read_warp_epoch[group_keys] = np.where(warp >= 0, self.warp_epoch[np.maximum(warp, 0)], -1)
-        return value, defined
+        read_warp_epoch[group_keys] = np.where(warp >= 0, warp_epoch[np.maximum(warp, 0)], -1)
 
 
 

@@ -10,6 +10,7 @@ matches is a failure (the simulator fails closed).  Memory accesses and barriers
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Callable, Optional
@@ -83,16 +84,16 @@ def run_inline_asm(machine: Machine, body: str):
     if machine.vendor != Vendor.NVIDIA:
         raise SimulationError(f"PTX inline assembly in an island for a {machine.vendor} target")
     operands = [machine.get(a.strip()) for a in args.split(",") if a.strip()]
-    n_out = _check_signature(constraints, operands, [t.strip() for t in arg_types.split(",") if t.strip()],
-                             result_type.strip())
+    n_out, n_in, handler, match = _read_asm(asm.strip(), constraints, arg_types, result_type.strip())
+    if n_in != len(operands):
+        raise SimulationError(f"inline asm constraints '{constraints}' name {n_in} inputs; there are "
+                              f"{len(operands)} operands")
+    if any(not isinstance(v, Scalar) or v.bits != 32 for v in operands):
+        raise SimulationError("inline asm operands must be i32 values")
     call = AsmCall(machine, asm.strip(), bool(side_effects), operands, n_out, [None] * n_out)
-    for pattern, handler in PTX_HANDLERS:
-        match = pattern.fullmatch(call.asm)
-        if match:
-            handler(call, match)
-            break
-    else:
+    if handler is None:
         raise call.unsupported()
+    handler(call, match)
     if any(r is None for r in call.results):
         raise SimulationError(f"'{call.asm}' does not write every output of its constraints")
     if n_out == 0:
@@ -100,17 +101,31 @@ def run_inline_asm(machine: Machine, body: str):
     return call.results[0] if result_type.strip() == "i32" else call.results
 
 
-def _check_signature(constraints: str, operands: list, types: list[str], rt: str) -> int:
-    """The number of outputs, after checking that constraints, operands and result type agree:
-    outputs (``=r``) first, then inputs (``r``), all i32."""
+@functools.lru_cache(maxsize=4096)
+def _read_asm(asm: str, constraints: str, arg_types: str, result_type: str):
+    """What an inline-asm op's text says, read once per distinct text (an island repeats a few
+    instructions with different operands): (outputs, inputs, the PTX_HANDLERS handler or None,
+    its match).  Raises what :func:`_check_signature` raises."""
+    types = [t.strip() for t in arg_types.split(",") if t.strip()]
+    n_out = _check_signature(constraints, types, result_type)
+    for pattern, handler in PTX_HANDLERS:
+        match = pattern.fullmatch(asm)
+        if match:
+            return n_out, len(types), handler, match
+    return n_out, len(types), None, None
+
+
+def _check_signature(constraints: str, types: list[str], rt: str) -> int:
+    """The number of outputs, after checking that constraints, operand types and result type
+    agree: outputs (``=r``) first, then inputs (``r``), all i32."""
     cons = [c.strip() for c in constraints.split(",")] if constraints.strip() else []
     n_out = sum(c.startswith("=") for c in cons)
     if any(c != "=r" for c in cons[:n_out]) or any(c != "r" for c in cons[n_out:]):
         raise SimulationError(f"inline asm constraints '{constraints}': outputs (=r) first, then inputs (r)")
-    if len(cons) - n_out != len(operands) or len(types) != len(operands):
+    if len(cons) - n_out != len(types):
         raise SimulationError(f"inline asm constraints '{constraints}' name {len(cons) - n_out} inputs; "
-                              f"there are {len(operands)} operands of {len(types)} types")
-    if any(t != "i32" for t in types) or any(not isinstance(v, Scalar) or v.bits != 32 for v in operands):
+                              f"there are {len(types)} operand types")
+    if any(t != "i32" for t in types):
         raise SimulationError("inline asm operands must be i32 values")
     if rt == "()":
         n_results = 0
