@@ -1,0 +1,95 @@
+"""No-op and register-renaming conversions are left to Triton where stock forwards the values
+too (``stock_lowering.stock_moves_nothing``, ``lower_conversions._stock_forwards_values``): no
+instruction either way, and no island to emit, simulate and re-parse.  i1 stays ours, and so
+does everything with the stock gate off.  ``benchmarks/stock_dominance.py`` checks the premise
+against final code (stock's kernel holds no costly instruction on every such pair)."""
+
+from __future__ import annotations
+
+import pytest
+
+from linear_layouts.lowering.choosing.stock_lowering import stock_moves_nothing
+from linear_layouts.lowering.plan import Method, Scope
+from linear_layouts.passes.lower_conversions import lower_text
+from linear_layouts.tools.testcases import single_convert_ttgir
+from support.random_layouts import planned_random_cases
+
+BLOCKED = "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>"
+# BLOCKED on a 16x32 tensor, written as a linear layout: the same map (a no-op)
+SAME_AS_LINEAR = ("#ttg.linear<{register = [[0, 1], [0, 2]], lane = [[0, 4], [0, 8], [0, 16], [1, 0], [2, 0]], "
+                  "warp = [[4, 0], [8, 0]], block = []}>")
+# BLOCKED with its two register bases swapped: each thread keeps its elements (a renaming)
+REGISTERS_SWAPPED = ("#ttg.linear<{register = [[0, 2], [0, 1]], lane = [[0, 4], [0, 8], [0, 16], [1, 0], [2, 0]], "
+                     "warp = [[4, 0], [8, 0]], block = []}>")
+# lanes and registers trade places: data moves between lanes (stock shuffles it)
+LANES_TRADED = ("#ttg.linear<{register = [[0, 4], [0, 2]], lane = [[0, 1], [0, 8], [0, 16], [1, 0], [2, 0]], "
+                "warp = [[4, 0], [8, 0]], block = []}>")
+NOOP_REMARK = ("stock Triton's lowering: the two layouts are one map, and stock forwards the values without an "
+               "instruction as our island would (left to it, the compile makes no island)")
+RENAME_REMARK = ("stock Triton's lowering: it only renames registers, and stock forwards the values without an "
+                 "instruction as our island would (left to it, the compile makes no island)")
+
+
+@pytest.fixture
+def gate_on(monkeypatch):
+    """The suite turns the stock gate off (conftest.py); these tests are about the gate."""
+    monkeypatch.delenv("LINEAR_LAYOUTS_STOCK_GATE", raising=False)
+
+
+def _outcome(element_type: str, dst: str, target: str = "sm_90", **options):
+    text = single_convert_ttgir((16, 32), element_type, BLOCKED, dst, 4, target)
+    _, outcomes = lower_text(text, **options)
+    assert len(outcomes) == 1
+    return outcomes[0]
+
+
+@pytest.mark.parametrize("target", ["sm_90", "sm_80"])   # under 3.6 sm_90 has a measured model too
+def test_a_noop_is_left_to_triton_with_the_remark(gate_on, target):
+    outcome = _outcome("f16", SAME_AS_LINEAR, target)
+    assert not outcome.lowered and outcome.reason == NOOP_REMARK and outcome.method == Method.NOOP
+
+
+def test_a_register_renaming_is_left_to_triton_with_the_remark(gate_on):
+    outcome = _outcome("f32", REGISTERS_SWAPPED)
+    assert not outcome.lowered and outcome.reason == RENAME_REMARK and outcome.method == Method.RENAME
+
+
+def test_i1_noops_stay_ours(gate_on):
+    # stock's kernel around a no-op i1 conversion held selects that ours did not (triton 3.6)
+    outcome = _outcome("i1", SAME_AS_LINEAR)
+    assert outcome.lowered and outcome.plan.method == Method.NOOP
+
+
+def test_the_gate_off_keeps_them_ours(gate_on, monkeypatch):
+    assert _outcome("f16", SAME_AS_LINEAR, stock_gate=False).lowered
+    monkeypatch.setenv("LINEAR_LAYOUTS_STOCK_GATE", "off")
+    assert _outcome("f32", REGISTERS_SWAPPED).lowered
+
+
+def test_a_conversion_that_moves_data_is_not_forwarded(gate_on):
+    outcome = _outcome("f32", LANES_TRADED)
+    assert "forwards the values" not in outcome.reason
+
+
+def test_the_scope_answer_on_the_fixture_layouts():
+    from linear_layouts.passes.ir.layouts import tensor_layout_of
+
+    src = tensor_layout_of(BLOCKED, (16, 32))
+    assert stock_moves_nothing(src, tensor_layout_of(SAME_AS_LINEAR, (16, 32)), 16) is Scope.NONE
+    assert stock_moves_nothing(src, tensor_layout_of(REGISTERS_SWAPPED, (16, 32)), 32) is Scope.REGISTER
+    assert stock_moves_nothing(src, tensor_layout_of(LANES_TRADED, (16, 32)), 32) is None
+    assert stock_moves_nothing(src, tensor_layout_of(SAME_AS_LINEAR, (16, 32)), 1) is None
+
+
+def test_forwarded_exactly_where_the_planner_plans_a_noop_or_a_rename():
+    """On random conversions (every target, every element width): ``stock_moves_nothing``
+    answers exactly where the planner's only candidate is a no-op or a renaming (i1 aside)."""
+    seen = {Scope.NONE: 0, Scope.REGISTER: 0, None: 0}
+    for src, dst, bits, target, plans, scope in planned_random_cases(seed=911, count=400):
+        answer = stock_moves_nothing(src, dst, bits, target)
+        forwarding_plan = len(plans) == 1 and plans[0].method in (Method.NOOP, Method.RENAME)
+        assert (answer is not None) == (forwarding_plan and bits != 1), (src, dst, bits, target.name)
+        if answer is not None:
+            assert answer == scope
+        seen[answer] += 1
+    assert seen[Scope.NONE] and seen[Scope.REGISTER] and seen[None]   # every answer was drawn
