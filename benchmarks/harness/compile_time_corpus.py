@@ -115,6 +115,46 @@ class PluginClock:
             setattr(hook, name, real)
 
 
+class PhaseClock:
+    """Adds up the wall time of each phase of the plugin's own work while it is entered (the
+    functions below wrapped where their callers look them up): the snapshot of Triton's module,
+    planning (layouts, candidates, choice, plan verifier), emission, the emitted-code simulator,
+    the re-parse of the module with its islands into Triton, and the pruning of guard barriers on
+    the LLVM IR.  What is left of :class:`PluginClock`'s total is the passes' glue (guard
+    placement, splicing, remarks)."""
+
+    PHASES = {"snapshot": ("hook", "snapshot_of"), "plan": ("lower_conversions", "plan_module"),
+              "emit": ("lower_conversions", "emit_island", "emit_local_load_island", "emit_local_store_island"),
+              "simulate": ("lower_conversions", "_simulate_unless_accepted"),
+              "re-parse": ("hook", "triton_module_from_text"), "prune guards": ("hook", "prune_guard_barriers")}
+
+    def __enter__(self):
+        import importlib
+
+        self.seconds = {phase: 0.0 for phase in self.PHASES}
+        self.saved = []
+        for phase, (module_name, *names) in self.PHASES.items():
+            module = importlib.import_module(f"linear_layouts.passes.{module_name}")
+            for name in names:
+                real = getattr(module, name)
+                self.saved.append((module, name, real))
+                setattr(module, name, self._timed(phase, real))
+        return self
+
+    def _timed(self, phase: str, real):
+        def timed(*args, **kwargs):
+            start = time.perf_counter()
+            try:
+                return real(*args, **kwargs)
+            finally:
+                self.seconds[phase] += time.perf_counter() - start
+        return timed
+
+    def __exit__(self, *exc):
+        for module, name, real in reversed(self.saved):
+            setattr(module, name, real)
+
+
 class _StageClock:
     """Adds up the wall time of Triton's own stages of a compile: a stages hook put into Triton's
     slot *beneath* the plugin (installed before ``enable()``, it is the hook the plugin's
