@@ -14,6 +14,7 @@ encoding uses to fit a tile to a shape: read it first), ``encodings_distributed`
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 from typing import Mapping, Optional, Sequence, Union
 
@@ -91,10 +92,12 @@ def _fmt_bases(bases) -> str:
     return "[" + ", ".join("[" + ", ".join(str(c) for c in b) + "]" for b in bases) + "]"
 
 
+@functools.lru_cache(maxsize=1024)
 def is_permutation_layout(layout: LinearLayout) -> bool:
     """Every basis is zero or a single power of two along one dim and, zero bases removed, the map
     is a bijection (Triton's ``isPermutationMatrixLayout``: such a distributed layout is a
-    ``#ttg.linear``, any other a ``#ttg.generic_linear``)."""
+    ``#ttg.linear``, any other a ``#ttg.generic_linear``).  Remembered: layouts are immutable,
+    and a conversion's two are asked about several times."""
     for bs in layout.bases.values():
         for b in bs:
             nonzero = [c for c in b if c]
