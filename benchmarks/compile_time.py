@@ -24,7 +24,7 @@ three ways:
 
 Each compile starts from an empty Triton cache (``TRITON_ALWAYS_COMPILE=1``), modes are
 interleaved so that drift hits every mode alike, and each figure is the median of
-``--repeats`` compiles.  Writes ``compile_time.md``.
+``--repeats`` compiles.  Writes ``compile_time_<triton version>.md``.
 """
 
 from __future__ import annotations
@@ -145,7 +145,7 @@ def main(argv=None) -> int:
              "- `cold`: nothing remembered (`LINEAR_LAYOUTS_CACHE=off`, in-process caches keyed by the kernel "
              "emptied before each compile: the first compile of a kernel); `warm`: plans and simulator verdicts "
              "remembered from an earlier compile (`passes/verified_islands.py`)",
-             f"- command: `python benchmarks/compile_time.py --out benchmarks/results --repeats {args.repeats}`", "",
+             f"- command: `python benchmarks/compile_time.py --out {args.out} --repeats {args.repeats}`", "",
              "- `assign`: cold, with `enable(assign_layouts=True)` (`ll-assign-layouts` first: graph, "
              "cost model, integer program, rewrite)", "",
              "| kernel | stock | ours, cold | ours, warm | assign, cold | cold / stock | warm / stock "
@@ -189,7 +189,7 @@ def main(argv=None) -> int:
         lines += ["", f"On the kernels with an island the fixed part alone is {min(with_islands) * 100:.1f}% to "
                   f"{max(with_islands) * 100:.1f}% of stock's compile (median {statistics.median(with_islands) * 100:.1f}%)."]
     os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "compile_time.md"), "w") as f:
+    with open(os.path.join(args.out, f"compile_time_{triton.__version__}.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     print(lines[-1])
     return 0
