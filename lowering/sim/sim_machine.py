@@ -142,6 +142,7 @@ class Machine:
         self.smem = None  # (B, nbytes) uint8 values, plus bookkeeping
         self._flat_views: dict = {}   # flat views of the bookkeeping arrays (_flat)
         self._rows: dict = {}         # what an access of every thread derives, by width (_access_rows)
+        self._tiled: dict = {}        # every thread repeated, by copies (tiled_threads)
         self.cta_epoch = 0
         self.warp_epoch = np.zeros(warps, dtype=np.int64)
         self.shared_ops_seen = 0
@@ -251,20 +252,30 @@ class Machine:
             view = self._flat_views[name] = getattr(self, name).reshape(-1)
         return view
 
+    def tiled_threads(self, copies: int) -> np.ndarray:
+        """Every thread, ``copies`` times over (row k: thread k % T): the threads of one access
+        that reads several pieces per thread (an ``ldmatrix .x4``), remembered per machine so
+        that ``_access_rows`` can reuse what it derives from them."""
+        tiled = self._tiled.get(copies)
+        if tiled is None:
+            tiled = self._tiled[copies] = np.tile(self.all_threads, copies)
+        return tiled
+
     def _access_rows(self, nbytes: int, threads: np.ndarray):
         """For an access of ``nbytes`` bytes by ``threads`` (row k: thread threads[k]): (the byte
         numbers 0..nbytes-1, their shifts in a little-endian value, each byte's thread, its
         block's first key ``block * buffer bytes`` and its warp), threads x bytes row-major.
         Derived once per width when ``threads`` is ``all_threads`` (every access of an island)."""
-        cached = threads is self.all_threads
-        if cached and nbytes in self._rows:
-            return self._rows[nbytes]
+        cached = threads is self.all_threads or any(threads is tiled for tiled in self._tiled.values())
+        key = (nbytes, len(threads))
+        if cached and key in self._rows:
+            return self._rows[key]
         byte_numbers = np.arange(nbytes)
         shifts = byte_numbers.astype(np.uint64) * np.uint64(8)
         each = np.repeat(threads, nbytes)
         rows = (byte_numbers, shifts, each, self.block[each] * self.nbytes, self.warp[each])
         if cached:
-            self._rows[nbytes] = rows
+            self._rows[key] = rows
         return rows
 
     def _groups(self, key: np.ndarray, threads: np.ndarray, warps: np.ndarray):

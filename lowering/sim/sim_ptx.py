@@ -257,10 +257,13 @@ def ld_shared(m: Machine, vec: int, bits: int, address: Scalar, n_dests: int) ->
     if n_dests != max(vec, 1):
         raise SimulationError("ld.shared destination count differs from the vector width")
     offsets = m.byte_addresses(address, nbytes, nbytes, "ld.shared")
-    threads = m.all_threads
-    # a narrower access zero-extends into the 32-bit register (.b types)
-    return [Scalar(32, *m.load_bytes(offsets + i * bits // 8, bits // 8, threads, "ld.shared"))
-            for i in range(max(vec, 1))]
+    if vec == 0:      # a narrower access zero-extends into the 32-bit register (.b types)
+        return [Scalar(32, *m.load_bytes(offsets, bits // 8, m.all_threads, "ld.shared"))]
+    # A vector's words, every thread's, as one load (the same bytes, the same race rules).
+    words = np.concatenate([offsets + i * bits // 8 for i in range(vec)])
+    value, defined = m.load_bytes(words, bits // 8, m.tiled_threads(vec), "ld.shared")
+    value, defined = value.reshape(vec, m.T), defined.reshape(vec, m.T)
+    return [Scalar(32, value[i], defined[i]) for i in range(vec)]
 
 
 def matrix_access(m: Machine, kind: str, count: int, trans: bool, address: Scalar,
@@ -275,30 +278,32 @@ def matrix_access(m: Machine, kind: str, count: int, trans: bool, address: Scala
     rel = address.value.astype(np.int64) - SCRATCH_BASE
     warp_base = np.arange(m.T) - m.lane          # thread index of lane 0 of my warp
     t = m.lane
-    threads = m.all_threads
-    out = []
-    for j in range(count):
-        if trans:
-            rows = [warp_base + 8 * j + 2 * (t & 3) + h for h in (0, 1)]
-            pieces = [(rel[r] + 2 * (t >> 2), 2, 16 * h) for h, r in enumerate(rows)]
-        else:
-            row = warp_base + 8 * j + (t >> 2)
-            pieces = [(rel[row] + 4 * (t & 3), 4, 0)]
-        _check_rows(m, kind, rel[warp_base + 8 * j + np.arange(m.T) % 8])
-        if kind == "ldmatrix":
-            value = np.zeros(m.T, dtype=np.uint64)
-            defined = np.ones(m.T, dtype=bool)
-            for offsets, nbytes, shift in pieces:
-                v, d = m.load_bytes(offsets, nbytes, threads, kind)
-                value |= v << np.uint64(shift)
-                defined &= d
-            out.append(Scalar(32, value, defined))
-        else:
-            word = words[j]
-            for offsets, nbytes, shift in pieces:
-                m.store_bytes(offsets, (word.value >> np.uint64(shift)) & mask(8 * nbytes), word.defined,
-                              nbytes, threads, kind)
-    return out
+    matrix = np.arange(count)[:, None]           # row j: matrix j, for every thread at once
+    _check_rows(m, kind, rel[warp_base + 8 * matrix + np.arange(m.T) % 8])
+    # Each matrix's pieces for every thread: (offsets (count, T), bytes, shift in the word).
+    if trans:
+        pieces = [(rel[warp_base + 8 * matrix + 2 * (t & 3) + h] + 2 * (t >> 2), 2, 16 * h) for h in (0, 1)]
+    else:
+        pieces = [(rel[warp_base + 8 * matrix + (t >> 2)] + 4 * (t & 3), 4, 0)]
+    if kind == "ldmatrix":
+        # One load of every piece of every matrix (the instruction's reads, as one access: the
+        # same bytes, the same race rules), then each word put together from its pieces.
+        nbytes = pieces[0][1]
+        offsets = np.concatenate([offsets.ravel() for offsets, _, _ in pieces])
+        value, defined = m.load_bytes(offsets, nbytes, m.tiled_threads(count * len(pieces)), kind)
+        value, defined = value.reshape(len(pieces), count, m.T), defined.reshape(len(pieces), count, m.T)
+        words = value[0].copy()
+        words_defined = defined[0].copy()
+        for k in range(1, len(pieces)):
+            words |= value[k] << np.uint64(pieces[k][2])
+            words_defined &= defined[k]
+        return [Scalar(32, words[j], words_defined[j]) for j in range(count)]
+    for j in range(count):                       # stmatrix: matrix by matrix, as separate stores
+        word = words[j]
+        for offsets, nbytes, shift in pieces:
+            m.store_bytes(offsets[j], (word.value >> np.uint64(shift)) & mask(8 * nbytes), word.defined,
+                          nbytes, m.all_threads, kind)
+    return []
 
 
 def _check_rows(m: Machine, kind: str, row_starts: np.ndarray) -> None:
