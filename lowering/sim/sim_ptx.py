@@ -247,9 +247,14 @@ def st_shared(m: Machine, vec: int, bits: int, address: Scalar, values: list[Sca
     if len(values) != max(vec, 1):
         raise SimulationError("st.shared operand count differs from the vector width")
     offsets = m.byte_addresses(address, nbytes, nbytes, "st.shared")
-    threads = m.all_threads
-    for i, v in enumerate(values):   # a wider register stores its low bits
-        m.store_bytes(offsets + i * bits // 8, v.value & mask(bits), v.defined, bits // 8, threads, "st.shared")
+    if vec == 0:                     # a wider register stores its low bits
+        m.store_bytes(offsets, values[0].value & mask(bits), values[0].defined, bits // 8, m.all_threads, "st.shared")
+        return
+    # A vector's words, every thread's, as one store: a thread's words are distinct bytes, so the
+    # race rules are those of separate stores (two threads' words on one byte: an error either way).
+    m.store_bytes(np.concatenate([offsets + i * bits // 8 for i in range(vec)]),
+                  np.concatenate([v.value & mask(bits) for v in values]),
+                  np.concatenate([v.defined for v in values]), bits // 8, m.tiled_threads(vec), "st.shared")
 
 
 def ld_shared(m: Machine, vec: int, bits: int, address: Scalar, n_dests: int) -> list[Scalar]:
