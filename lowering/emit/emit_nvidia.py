@@ -24,6 +24,8 @@ Instruction forms (PTX ISA 7.8+, all supported by the ptxas bundled with triton 
 
 from __future__ import annotations
 
+import os
+
 from . import island_writer
 from ..instructions import (AccessForm, AccessKind, AccessShape, AluOp, BarrierScope, FinalInstruction, FinalRole,
                             InstructionKey, MemorySpace, ShuffleMode)
@@ -205,8 +207,8 @@ class NvidiaInstructions:
         """Storage integers -> the i32 operands of one access, and its width in bits."""
         total = len(values) * bits
         if total >= 32:
-            return island_writer.element_words(w, _SHIFT_PACKER, bits, values), total
-        word = _SHIFT_PACKER.pack(w, values, bits)
+            return island_writer.element_words(w, _SHARED_PACKER, bits, values), total
+        word = _SHARED_PACKER.pack(w, values, bits)
         return [word], total
 
     def store(self, w: IslandWriter, op: SharedAccess, address: str, values: list[str], bits: int) -> None:
@@ -292,8 +294,16 @@ class _ShiftPacker:
     shuffle plans.
     """
 
+    def __init__(self, bytes_as_vectors: bool = False):
+        # only for shared-memory words (``_SHARED_PACKER``), and only when asked for
+        # (``bytes_as_vectors()``): shuffles keep shifts
+        self.bytes_as_vectors = bytes_as_vectors
+
+    def _vector_bytes(self, count: int, bits: int) -> bool:
+        return bits == 8 and count == 4 and self.bytes_as_vectors and bytes_as_vectors()
+
     def pack(self, w: IslandWriter, values: list[str], bits: int) -> str:
-        if bits == 16 and len(values) == 2:
+        if (bits == 16 and len(values) == 2) or self._vector_bytes(len(values), bits):
             vector = f"vector<{len(values)}xi{bits}>"
             v = w.op(f"llvm.mlir.undef : {vector}")
             for i, x in enumerate(values):
@@ -308,8 +318,8 @@ class _ShiftPacker:
         return out
 
     def unpack(self, w: IslandWriter, word: str, count: int, bits: int) -> list[str]:
-        if bits == 16 and count == 2:
-            vector = f"vector<{count}xi{bits}>"
+        if (bits == 16 and count == 2) or self._vector_bytes(count, bits):
+            vector = f"vector<{32 // bits}xi{bits}>"
             v = w.op(f"llvm.bitcast {word} : i32 to {vector}")
             return [w.op(f"llvm.extractelement {v}[{w.const(i)} : i32] : {vector}") for i in range(count)]
         out = []
@@ -320,6 +330,27 @@ class _ShiftPacker:
 
 
 _SHIFT_PACKER = _ShiftPacker()
+_SHARED_PACKER = _ShiftPacker(bytes_as_vectors=True)
+
+
+def bytes_as_vectors() -> bool:
+    """``LINEAR_LAYOUTS_BYTE_VECTORS=1``: the four bytes of a full shared-memory word packed and
+    unpacked through ``<4 x i8>`` (insertelement / extractelement and a bitcast), as stock
+    Triton does, instead of shifts and ors.  Off by default, an experiment to time.
+
+    What it changes (``benchmarks/studies/sass_slow_twins.py``, Triton 3.6, sm_90 SASS per loop
+    iteration of ``plan_contexts.chain_ttgir``): where our loads of one conversion feed the stores
+    of the next with nothing between (the timed A -> B -> A chain), LLVM folds the extract /
+    insert pairs of ``<4 x i8>`` into one ``prmt`` per word, as in stock's code, but cannot see a
+    byte permutation through shifts, ands and ors (13 instructions for two words where stock has
+    2 ``PRMT``): fresh2741/0 (32x256 i8, 1.18x stock on an H100) 395 -> 299 SASS (stock 299),
+    128 -> 96 registers; fresh2741/25 174 -> 157 (stock 157).  Where the bytes go to or come
+    from arithmetic, shifts are shorter (the low byte needs no instruction, the high byte one
+    shift; ``<4 x i8>`` costs a ``PRMT`` per byte): over the 137 8-bit conversions of the fresh
+    ``plan_*.json.gz`` runs, 21 shorter, 55 longer, 52 unchanged, summed 12316 -> 12367 (stock
+    12532), equal to stock's count in 56 instead of 31.  Shuffle plans keep shifts
+    (``NvidiaInstructions.pack``)."""
+    return os.environ.get("LINEAR_LAYOUTS_BYTE_VECTORS", "") not in ("", "0")
 
 
 def _bytes_through_a_vector(w: IslandWriter, word: str) -> list[str]:
@@ -338,5 +369,5 @@ def _bytes_through_a_vector(w: IslandWriter, word: str) -> list[str]:
 
 def _unpack_words(w: IslandWriter, words: list[str], count: int, bits: int) -> list[str]:
     if count * bits < 32:
-        return _SHIFT_PACKER.unpack(w, words[0], count, bits)
-    return island_writer.word_elements(w, _SHIFT_PACKER, bits, words, count)
+        return _SHARED_PACKER.unpack(w, words[0], count, bits)
+    return island_writer.word_elements(w, _SHARED_PACKER, bits, words, count)
