@@ -494,6 +494,8 @@ def main_fresh(args, argv) -> int:
         cases += [c for c in held_out_kernel_cases() if usable(c.src_resolved, c.dst_resolved, c.shape, c.bits)]
     if args.issue_pairs:
         cases = issue_pairs() + cases
+    if args.match:
+        cases = [c for c in cases if args.match in c.name]
     if args.limit:
         cases = cases[:args.limit]
     print(f"{len(cases)} conversions", flush=True)
