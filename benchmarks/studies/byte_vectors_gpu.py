@@ -15,6 +15,7 @@ median of the three runs without it.  Writes ``byte_vectors_gpu.md`` there.
 
 from __future__ import annotations
 
+import argparse
 import gzip
 import json
 import math
@@ -38,7 +39,10 @@ def ratios(path: str) -> dict:
     return out
 
 
-def main() -> int:
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", default=os.path.join(RESULTS, "byte_vectors_gpu.md"))
+    args = parser.parse_args(argv)
     off = [ratios(os.path.join(RESULTS, f"off_{i}.json.gz")) for i in (1, 2, 3)]
     on = ratios(os.path.join(RESULTS, "on_1.json.gz"))
     rows = []
@@ -61,7 +65,7 @@ def main() -> int:
              "| conversion | ours / stock, off (median; range of 3) | on | on / off |", "|---|---:|---:|---:|"]
     for ratio, case, median, low, high, switched in rows:
         lines.append(f"| {case} | {median:.3f} ({low:.3f}-{high:.3f}) | {switched:.3f} | {ratio:.3f} |")
-    with open(os.path.join(RESULTS, "byte_vectors_gpu.md"), "w") as f:
+    with open(args.out, "w") as f:
         f.write("\n".join(lines) + "\n")
     print(lines[4])
     return 0
