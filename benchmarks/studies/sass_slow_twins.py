@@ -82,31 +82,14 @@ def compile_job(job):
 def _compile_job(job):
     index, entry, mode, cuobjdump, dump = job
     make_package_importable()
-    import triton
-    from triton.backends.compiler import GPUTarget
-    import linear_layouts
-    from linear_layouts.passes import hook
     from linear_layouts.tools.testcases import instruction_classes
     from harness.conversion_cases import Case
     from harness.plan_contexts import chain_ttgir
 
     case = Case(entry["case"], "", entry["src"], entry["dst"], tuple(entry["shape"]), entry["bits"],
                 entry["num_warps"], "fresh:sass_slow")
-    with tempfile.TemporaryDirectory() as directory:
-        path = os.path.join(directory, f"c{index}_{mode}.ttgir")
-        with open(path, "w") as f:
-            f.write(chain_ttgir(case))
-        if mode == "ours":
-            linear_layouts.enable(pipeline=OURS)
-        try:
-            kernel = triton.compile(path, target=GPUTarget("cuda", 90, 32))
-        finally:
-            hook.disable()
-        cubin = os.path.join(directory, "k.cubin")
-        with open(cubin, "wb") as f:
-            f.write(kernel.asm["cubin"])
-        sass = subprocess.run([cuobjdump, "-sass", cubin], capture_output=True, text=True, check=True).stdout
-        usage = subprocess.run([cuobjdump, "-res-usage", cubin], capture_output=True, text=True, check=True).stdout
+    kernel, sass, usage = sass_twins.compile_and_disassemble(chain_ttgir(case), OURS if mode == "ours" else None,
+                                                             cuobjdump)
     ptx = kernel.asm["ptx"]
     if dump:
         os.makedirs(dump, exist_ok=True)

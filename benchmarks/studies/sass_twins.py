@@ -135,10 +135,6 @@ def _compile_job(job):
     index, entry, mode, kind, cuobjdump = job
     make_package_importable()
     sys.path.insert(0, os.path.join(REPO_ROOT, "benchmarks"))
-    import triton
-    from triton.backends.compiler import GPUTarget
-    import linear_layouts
-    from linear_layouts.passes import hook
     from linear_layouts.tools.testcases import instruction_classes
     from harness.conversion_cases import Case, kernel_ttgir
     from harness.plan_contexts import chain_ttgir, keys_of
@@ -146,14 +142,30 @@ def _compile_job(job):
     case = Case(entry["case"], "", entry["src"], entry["dst"], tuple(entry["shape"]), entry["bits"],
                 entry["num_warps"], "sass_twins")
     forward, back = keys_of(case)
+    # the return trip (chain) stays stock's, as in the timed cand<K> mode
+    pipeline = (f"ll-lower-conversions{{candidate_for={forward}:{entry['twin']},{back}:stock measured=false}}"
+                if mode == "ours" else None)
+    kernel, sass, usage = compile_and_disassemble(chain_ttgir(case) if kind == "chain" else kernel_ttgir(case),
+                                                  pipeline, cuobjdump)
+    ptx = kernel.asm["ptx"]
+    return index, mode, kind, {"mix": instruction_classes(ptx), "regs": int(re.search(r"REG:(\d+)", usage).group(1)),
+                               **loop_counts(ptx, sass)}
+
+
+def compile_and_disassemble(ttgir: str, pipeline, cuobjdump: str):
+    """(the compiled kernel, its SASS, cuobjdump's resource usage) of a TTGIR module compiled for
+    sm_90: stock Triton where ``pipeline`` is None, else with ``linear_layouts.enable(pipeline=...)``."""
+    import triton
+    from triton.backends.compiler import GPUTarget
+    import linear_layouts
+    from linear_layouts.passes import hook
+
     with tempfile.TemporaryDirectory() as directory:
-        path = os.path.join(directory, f"c{index}_{mode}_{kind}.ttgir")
+        path = os.path.join(directory, "kernel.ttgir")
         with open(path, "w") as f:
-            f.write(chain_ttgir(case) if kind == "chain" else kernel_ttgir(case))
-        if mode == "ours":
-            # the return trip (chain) stays stock's, as in the timed cand<K> mode
-            linear_layouts.enable(pipeline=f"ll-lower-conversions{{candidate_for={forward}:{entry['twin']},"
-                                           f"{back}:stock measured=false}}")
+            f.write(ttgir)
+        if pipeline is not None:
+            linear_layouts.enable(pipeline=pipeline)
         try:
             kernel = triton.compile(path, target=GPUTarget("cuda", 90, 32))
         finally:
@@ -163,9 +175,7 @@ def _compile_job(job):
             f.write(kernel.asm["cubin"])
         sass = subprocess.run([cuobjdump, "-sass", cubin], capture_output=True, text=True, check=True).stdout
         usage = subprocess.run([cuobjdump, "-res-usage", cubin], capture_output=True, text=True, check=True).stdout
-    ptx = kernel.asm["ptx"]
-    return index, mode, kind, {"mix": instruction_classes(ptx), "regs": int(re.search(r"REG:(\d+)", usage).group(1)),
-                               **loop_counts(ptx, sass)}
+    return kernel, sass, usage
 
 
 def cuobjdump_path() -> str:
