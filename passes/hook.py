@@ -123,11 +123,23 @@ class PluginConfig:
     def cache_key(self) -> str:
         resolve = "-resolve-auto-layouts" if self.resolve_auto_layouts else ""
         advice = "-apply-advice" if self.apply_advice else ""
-        return f"linear_layouts-{__version__}-{source_fingerprint()}-{self.mode}-{self.pipeline}{resolve}{advice}"
+        return (f"linear_layouts-{__version__}-{source_fingerprint()}-{self.mode}-{self.pipeline}{resolve}{advice}"
+                f"{environment_switches()}")
 
     @property
     def cache_hash(self) -> str:
         return hashlib.sha256(self.cache_key.encode()).hexdigest()
+
+
+def environment_switches() -> str:
+    """The environment variables that change what the plugin emits, as they are now, for the cache
+    key: a kernel compiled with ``LINEAR_LAYOUTS_STOCK_GATE=off`` (every conversion ours) or
+    ``LINEAR_LAYOUTS_BYTE_VECTORS=1`` must not be taken from Triton's cache by a run without it,
+    nor the reverse.  "" when none is set."""
+    from ..lowering.choosing.fitted_model import gate_turned_off
+    from ..lowering.emit.emit_nvidia import bytes_as_vectors
+
+    return ("-stock-gate-off" if gate_turned_off() else "") + ("-byte-vectors" if bytes_as_vectors() else "")
 
 
 def default_passes(mode: Mode, only: Sequence[Method] = (), report: bool = False, remarks: bool = False,

@@ -1,6 +1,7 @@
 """linear_layouts.enable(): our passes run inside triton.compile, and never share a cache entry
 with stock Triton (3.7+: the hook's cache key; 3.6: a private cache directory)."""
 
+import hashlib
 import os
 import re
 import subprocess
@@ -64,6 +65,20 @@ def test_cache_key_hook_protocol():
     assert digest == config.cache_hash
     other = linear_layouts.enable(mode="legacy", pipeline="ll-attach-layouts")
     assert other.cache_key != key
+
+
+@pytest.mark.parametrize("variable, value, mark", [("LINEAR_LAYOUTS_STOCK_GATE", "off", "-stock-gate-off"),
+                                                   ("LINEAR_LAYOUTS_BYTE_VECTORS", "1", "-byte-vectors")])
+def test_cache_key_names_the_switches_that_change_the_code(monkeypatch, variable, value, mark):
+    # A kernel compiled with the gate off (or bytes packed as vectors) is another kernel: a run
+    # without the switch must not find it in Triton's cache.
+    monkeypatch.delenv("LINEAR_LAYOUTS_STOCK_GATE", raising=False)
+    monkeypatch.delenv("LINEAR_LAYOUTS_BYTE_VECTORS", raising=False)
+    config = linear_layouts.enable()
+    plain = config.cache_key
+    assert "-stock-gate-off" not in plain and "-byte-vectors" not in plain
+    monkeypatch.setenv(variable, value)
+    assert config.cache_key == plain + mark and config.cache_hash != hashlib.sha256(plain.encode()).hexdigest()
 
 
 def test_private_cache_dir_on_triton_3_6(tmp_path):
