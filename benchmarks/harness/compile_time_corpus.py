@@ -37,6 +37,7 @@ Writes ``compile_time_corpus_<triton version>.md`` (and ``.json.gz``).
 from __future__ import annotations
 
 import argparse
+import collections
 import glob
 import gzip
 import json
@@ -86,73 +87,75 @@ class Timing(NamedTuple):
     after_llir: float = 0.0
 
 
-class PluginClock:
-    """Adds up the wall time spent in the hook's two calls into the plugin while it is entered."""
+class FunctionClock:
+    """Adds up, by label, the wall time and the calls of functions of the package while it is
+    entered.  ``stages``: (module under ``linear_layouts.``, attribute, label) rows; each function
+    is wrapped where its callers look it up and put back on exit.  A row whose function this tree
+    does not have is skipped (an older tree, compared).  Several rows may share a label."""
 
-    CALLS = ("run_plugin_pipeline", "prune_guard_barriers")
+    def __init__(self, stages):
+        self.stages = tuple(stages)
+        self.totals: collections.Counter = collections.Counter()
+        self.calls: collections.Counter = collections.Counter()
 
     def __enter__(self):
-        from linear_layouts.passes import hook
+        import importlib
 
-        self.seconds, self.saved = 0.0, {name: getattr(hook, name) for name in self.CALLS}
-        for name, real in self.saved.items():
-            setattr(hook, name, self._timed(real))
+        self.saved = []
+        for module_name, attribute, label in self.stages:
+            module = importlib.import_module(f"linear_layouts.{module_name}")
+            real = getattr(module, attribute, None)
+            if real is None:
+                continue
+            self.saved.append((module, attribute, real))
+            setattr(module, attribute, self._timed(label, real))
         return self
 
-    def _timed(self, real):
+    def _timed(self, label: str, real):
         def timed(*args, **kwargs):
             start = time.perf_counter()
             try:
                 return real(*args, **kwargs)
             finally:
-                self.seconds += time.perf_counter() - start
+                self.totals[label] += time.perf_counter() - start
+                self.calls[label] += 1
         return timed
 
     def __exit__(self, *exc):
-        from linear_layouts.passes import hook
-
-        for name, real in self.saved.items():
-            setattr(hook, name, real)
+        for module, attribute, real in reversed(self.saved):
+            setattr(module, attribute, real)
 
 
-class PhaseClock:
-    """Adds up the wall time of each phase of the plugin's own work while it is entered (the
-    functions below wrapped where their callers look them up): the snapshot of Triton's module,
-    planning (layouts, candidates, choice, plan verifier), emission, the emitted-code simulator,
-    the re-parse of the module with its islands into Triton, and the pruning of guard barriers on
-    the LLVM IR.  What is left of :class:`PluginClock`'s total is the passes' glue (guard
-    placement, splicing, remarks)."""
+class PluginClock(FunctionClock):
+    """The wall time spent in the hook's two calls into the plugin while it is entered (``seconds``)."""
+
+    def __init__(self):
+        super().__init__([("passes.hook", name, "plugin") for name in ("run_plugin_pipeline", "prune_guard_barriers")])
+
+    @property
+    def seconds(self) -> float:
+        return self.totals["plugin"]
+
+
+class PhaseClock(FunctionClock):
+    """Each phase of the plugin's own work while it is entered (``seconds``, by phase): the
+    snapshot of Triton's module, planning (layouts, candidates, choice, plan verifier), emission,
+    the emitted-code simulator, the re-parse of the module with its islands into Triton, and the
+    pruning of guard barriers on the LLVM IR.  What is left of :class:`PluginClock`'s total is the
+    passes' glue (guard placement, splicing, remarks)."""
 
     PHASES = {"snapshot": ("hook", "snapshot_of"), "plan": ("lower_conversions", "plan_module"),
               "emit": ("lower_conversions", "emit_island", "emit_local_load_island", "emit_local_store_island"),
               "simulate": ("lower_conversions", "_simulate_unless_accepted"),
               "re-parse": ("hook", "triton_module_from_text"), "prune guards": ("hook", "prune_guard_barriers")}
 
-    def __enter__(self):
-        import importlib
+    def __init__(self):
+        super().__init__([(f"passes.{module}", name, phase) for phase, (module, *names) in self.PHASES.items()
+                          for name in names])
 
-        self.seconds = {phase: 0.0 for phase in self.PHASES}
-        self.saved = []
-        for phase, (module_name, *names) in self.PHASES.items():
-            module = importlib.import_module(f"linear_layouts.passes.{module_name}")
-            for name in names:
-                real = getattr(module, name)
-                self.saved.append((module, name, real))
-                setattr(module, name, self._timed(phase, real))
-        return self
-
-    def _timed(self, phase: str, real):
-        def timed(*args, **kwargs):
-            start = time.perf_counter()
-            try:
-                return real(*args, **kwargs)
-            finally:
-                self.seconds[phase] += time.perf_counter() - start
-        return timed
-
-    def __exit__(self, *exc):
-        for module, name, real in reversed(self.saved):
-            setattr(module, name, real)
+    @property
+    def seconds(self) -> dict:
+        return {phase: self.totals[phase] for phase in self.PHASES}
 
 
 class _StageClock:

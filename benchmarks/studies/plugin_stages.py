@@ -18,13 +18,13 @@ from __future__ import annotations
 import argparse
 import collections
 import glob
-import importlib
 import os
 import sys
 import time
 
 import on_path  # noqa: E402,F401  (benchmarks/ on sys.path: harness/ and the maintained harnesses)
 from harness.checkout import make_package_importable  # noqa: E402
+from harness.compile_time_corpus import FunctionClock  # noqa: E402
 
 make_package_importable()
 
@@ -48,24 +48,6 @@ STAGES = (
     ("passes.lower_conversions", "splice_islands", "  splicing islands into the text"),
     ("passes.hook", "triton_module_from_text", "  Triton's parse of the module with islands"),
 )
-
-
-def clocked(totals: collections.Counter, calls: collections.Counter) -> None:
-    """Wrap every stage's function so that its time and calls add up in ``totals``, ``calls``."""
-    for module_name, attribute, label in STAGES:
-        module = importlib.import_module(f"linear_layouts.{module_name}")
-        real = getattr(module, attribute, None)
-        if real is None:            # a stage this tree does not have (an older one, compared)
-            continue
-
-        def timed(*args, _real=real, _label=label, **kwargs):
-            start = time.perf_counter()
-            try:
-                return _real(*args, **kwargs)
-            finally:
-                totals[_label] += time.perf_counter() - start
-                calls[_label] += 1
-        setattr(module, attribute, timed)
 
 
 def main(argv=None) -> int:
@@ -98,8 +80,8 @@ def main(argv=None) -> int:
     if not compiled:
         print("plugin_stages: no kernel to measure", file=sys.stderr)
         return 1
-    totals, calls = collections.Counter(), collections.Counter()
-    clocked(totals, calls)
+    clock = FunctionClock(STAGES).__enter__()     # for the rest of the run
+    totals, calls = clock.totals, clock.calls
     linear_layouts.enable()
     for path in compiled:               # warm-up: the plugin's imports and process data
         forget_kernels()
@@ -137,8 +119,8 @@ def bundled(args) -> int:
     target, workdir = GPUTarget("cuda", 90, 32), tempfile.mkdtemp(prefix="ll_stages_")
     kernels = [(k, compile_time.ttir_file(k, target, workdir)) for k in compile_time.kernels()
                if args.match in k.name]
-    totals, calls = collections.Counter(), collections.Counter()
-    clocked(totals, calls)
+    clock = FunctionClock(STAGES).__enter__()     # for the rest of the run
+    totals, calls = clock.totals, clock.calls
     linear_layouts.enable()
     columns = {}
     for kernel, path in kernels:

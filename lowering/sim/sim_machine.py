@@ -150,7 +150,7 @@ class Machine:
         self.barrier_since_last_shared = False
         self.pending_fence = None   # AMD: "release" seen, waiting for s.barrier; "s_barrier": for acquire
         self.undefined_load = None  # where shared bytes that no thread stored were first loaded
-        # Loads since the last CTA barrier whose reader bookkeeping is not done yet (_defer_reads)
+        # Loads since the last CTA barrier whose reader bookkeeping is not done yet (_record_pending_reads)
         self._pending_reads: list = []
         self.line = None            # the island line being executed (for notes)
 
@@ -208,7 +208,7 @@ class Machine:
     def barrier(self, cta: bool) -> None:
         if cta:
             # Every load before a CTA barrier is ordered before every later access: its reader
-            # bookkeeping could never flag anything, so it is never done (_defer_reads).
+            # bookkeeping could never flag anything, so it is never done (_record_pending_reads).
             self._pending_reads = []
             self.cta_epoch += 1
             if self.shared_ops_seen == 0:
