@@ -65,6 +65,7 @@ def load(paths):
     from linear_layouts.lowering.choosing import fitted_model as choice
     from linear_layouts.lowering.planner import plan_candidates
     from linear_layouts.lowering.choosing.stock_lowering import stock_warp_shuffles
+    from linear_layouts.lowering.cost import plan_cost
     from linear_layouts.lowering.verify import verify_plan
 
     runs = [json.load(gzip.open(path, "rt") if path.endswith(".gz") else open(path)) for path in paths]
@@ -100,7 +101,7 @@ def load(paths):
                 break
             ratio = max(times[c] / stock[c] for c in times)
             cands.append({"f": choice.plan_features(plan), "family": choice.gated_family_of(plan, str(scope)),
-                          "ratio": ratio, "us": times})
+                          "weight": plan_cost(plan).weight, "ratio": ratio, "us": times})
         if not cands:
             continue
         origin = row["family"]
