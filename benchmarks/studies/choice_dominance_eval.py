@@ -73,6 +73,7 @@ def load_cases(paths: list[str]) -> list[dict]:
     for path in paths:
         run = json.load(gzip.open(path, "rt") if path.endswith(".gz") else open(path))
         version = release(run["environment"]["triton"])
+        measured_on = f"{run['environment'].get('gpu', 'an unnamed GPU')}, triton {run['environment']['triton']}"
         fresh = "fresh" in os.path.basename(path)
         for row in run["rows"]:
             modes, stock = row["modes"], row["modes"]["stock"]
@@ -98,6 +99,7 @@ def load_cases(paths: list[str]) -> list[dict]:
             gate = choice.choose([plan], str(plan.scope), model) if plan.method not in ("noop", "rename") else None
             verdict = dominance(plan)
             cases.append({"case": row["case"], "set": "fresh" if fresh else "train", "ratio": ratio,
+                          "measured_on": measured_on,
                           "default_ratio": default,
                           "family": choice.gated_family_of(plan, str(plan.scope)),
                           "gate": gate is None or gate.plan is not None, "dominates": verdict.holds,
@@ -128,7 +130,9 @@ def score(cases, take) -> dict:
 
 
 def report(cases, command: str) -> str:
-    lines = ["# Per-conversion dominance against the per-family gate (H100, triton 3.6 measurements)", "",
+    measured_on = sorted({c["measured_on"] for c in cases})
+    lines = ["# Per-conversion dominance against the shipped rule", "",
+             f"Measured on {'; '.join(measured_on) or 'nothing'}.", "",
              f"Produced by `{command}` (CPU; what it does: the docstring of `benchmarks/studies/choice_dominance_eval.py`).", ""]
     for name, subset in (("training rows (the gate was fitted on them)", [c for c in cases if c["set"] == "train"]),
                          ("fresh rows (held out for both)", [c for c in cases if c["set"] == "fresh"]),
