@@ -5,7 +5,13 @@
   ``lane ^ c`` is a bpermute with index ``(lane ^ c) * 4``.
 * LDS (address space 3): ``llvm.store`` / ``llvm.load`` of i8, i16, i32, vector<2xi32>,
   vector<4xi32> with their natural alignment; the AMDGPU back end selects
-  ``ds_write_b8 ... ds_write_b128`` / ``ds_read_*``.
+  ``ds_write_b8 ... ds_write_b128`` / ``ds_read_*``.  Several 8- or 16-bit elements go in and
+  out through a vector of them and a bitcast (``vector<8xi8>`` -> ``vector<2xi32>``), as stock
+  Triton writes them, not through shifts and ors: where the bytes come straight from a global
+  load, the back end then stores the loaded words as they are.  Example (fresh seed 5101, i8
+  16x64 ``blocked<[1, 4], [16, 4]>`` -> ``amd_mfma`` v3, triton 3.6): with shifts LLVM narrowed
+  the global loads and re-joined the bytes with 2 ``v_perm_b32`` that stock's code does not
+  have; through a vector, none (``benchmarks/stock_dominance.py``, the final-code check).
 * Barriers: ``fence release; s_barrier; fence acquire`` at workgroup scope (what HIP's
   ``__syncthreads`` is).  The fences matter twice: they make the back end wait for LDS traffic
   (``s_waitcnt lgkmcnt(0)``), and they keep LLVM from moving our plain loads and stores across
@@ -82,7 +88,8 @@ class AmdInstructions:
             self.state.warp_id = w.binary("lshr", self._thread_id(w), w.const(shift))
         return self.state.warp_id
 
-    # -- packing with shifts and ors (the back end forms v_perm / v_lshl_or itself) ----------------
+    # -- packing with shifts and ors (the back end forms v_perm / v_lshl_or itself): what shuffles
+    # use; LDS accesses of several narrow elements go through a vector instead (module docstring)
     def pack(self, w: IslandWriter, values: list[str], bits: int) -> str:
         out = None
         for i, v in enumerate(values):
@@ -147,6 +154,8 @@ class AmdInstructions:
     def _combine(self, w: IslandWriter, values: list[str], bits: int, type_: str, total: int) -> str:
         """Elements (storage ints) -> the stored value: an integer of ``total`` bits, or a vector
         of 32-bit words."""
+        if len(values) > 1 and bits in (8, 16):
+            return self._through_a_vector(w, values, bits, type_)
         if total <= 32:
             if len(values) == 1:
                 return values[0]
@@ -158,7 +167,19 @@ class AmdInstructions:
             vec = w.op(f"llvm.insertelement {word}, {vec}[{w.const(i)} : i32] : {type_}")
         return vec
 
+    @staticmethod
+    def _through_a_vector(w: IslandWriter, values: list[str], bits: int, type_: str) -> str:
+        vector = f"vector<{len(values)}xi{bits}>"
+        elements = w.op(f"llvm.mlir.undef : {vector}")
+        for i, value in enumerate(values):
+            elements = w.op(f"llvm.insertelement {value}, {elements}[{w.const(i)} : i32] : {vector}")
+        return w.op(f"llvm.bitcast {elements} : {vector} to {type_}")
+
     def _split(self, w: IslandWriter, value: str, count: int, bits: int, type_: str, total: int) -> list[str]:
+        if count > 1 and bits in (8, 16):
+            vector = f"vector<{count}xi{bits}>"
+            elements = w.op(f"llvm.bitcast {value} : {type_} to {vector}")
+            return [w.op(f"llvm.extractelement {elements}[{w.const(i)} : i32] : {vector}") for i in range(count)]
         if total <= 32:
             if count == 1:
                 return [value]

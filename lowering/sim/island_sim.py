@@ -267,6 +267,27 @@ class _Island:
         return Scalar(to_bits, value.value.copy(), value.defined)
 
     def _vector_bitcast(self, value, from_type, to_type, from_vec, to_vec):
+        if from_vec and to_vec:  # vector -> vector: element j of the result is bits [j tb, (j+1) tb)
+            n, bits = from_vec
+            m, to_bits = to_vec
+            if not isinstance(value, list) or len(value) != n:
+                raise SimulationError(f"bitcast: operand is not a {from_type}")
+            if any(v is None for v in value):
+                raise SimulationError("bitcast of a vector with undefined elements")
+            if n * bits != m * to_bits:
+                raise SimulationError(f"bitcast {from_type} to {to_type}: sizes differ")
+            out = []
+            for j in range(m):
+                if to_bits >= bits:   # several source elements make one result element
+                    per = to_bits // bits
+                    word = self._vector_bitcast(value[j * per:(j + 1) * per], f"vector<{per}xi{bits}>",
+                                                f"i{to_bits}", (per, bits), None)
+                else:                 # one source element makes several result elements
+                    per = bits // to_bits
+                    word = self._vector_bitcast(value[j // per], f"i{bits}", f"vector<{per}xi{to_bits}>",
+                                                None, (per, to_bits))[j % per]
+                out.append(word)
+            return out
         if from_vec:  # vector -> scalar
             n, bits = from_vec
             if not isinstance(value, list) or len(value) != n:

@@ -304,7 +304,7 @@ ALLOC_CASES = {
                "order = [1, 0]}>", SWIZZLED), "guard bar.sync=1, st.shared.b128=2", r"st\.shared\.v4\.b32", 2),
     "gfx942": (((64, 64), "#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 8], warpsPerCTA = [4, 1], "
                 "order = [1, 0]}>", "#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [16, 4], warpsPerCTA = [4, 1], "
-                "order = [1, 0]}>", ROW_MAJOR), "ds_write.b128=2, guard s_barrier=1, pack=8", r"ds_write_b128", 2),
+                "order = [1, 0]}>", ROW_MAJOR), "ds_write.b128=2, guard s_barrier=1", r"ds_write_b128", 2),
 }
 
 

@@ -277,6 +277,11 @@ def _unpack_bytes_reversed(self, w, word, count, bits):
 
 ORIGINAL_NV_PACK = emit_nvidia.NvidiaInstructions.pack
 ORIGINAL_NV_UNPACK = emit_nvidia.NvidiaInstructions.unpack
+ORIGINAL_AMD_VECTOR = emit_amd.AmdInstructions._through_a_vector
+
+
+def _amd_vector_reversed(w, values, bits, type_):
+    return ORIGINAL_AMD_VECTOR(w, values[::-1], bits, type_)
 
 
 BIAS_ROW = (("#ttg.slice<{dim = 0, parent = #ttg.nvidia_mma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = [8, 1], "
@@ -317,6 +322,10 @@ MUTATIONS = [
      lambda: find_plan(is_shared), "guard"),
     ("output registers permuted", (emit_llvm.IslandWriter, "build_struct", _reversed_struct),
      lambda: find_plan(lambda p: p.method in ("shuffle", "shared")), "wrong element"),
+    ("AMD LDS store's elements in reverse", (emit_amd.AmdInstructions, "_through_a_vector",
+                                            staticmethod(_amd_vector_reversed)),
+     lambda: find_plan(lambda p: any(o.is_store and len(o.registers) >= 2 for o in shared_ops(p)),
+                       targets=("gfx942",), elements=("i8", "f16")), "wrong element"),
     ("AMD barrier without its fences", (emit_amd.AmdInstructions, "barrier", _amd_barrier_without_fences),
      lambda: find_plan(is_shared, targets=("gfx942",)), "fence"),
     ("warp term dropped from a send word", (emit_llvm, "_threads_of", _lanes_only), bias_row_plan,
@@ -424,3 +433,29 @@ def test_passes_side_by_side_catch_a_wrong_element_in_any_bit(monkeypatch, eleme
     assert swapped != text
     result = check_emitted(swapped, plan, site)
     assert not result and "hold the wrong element" in result.errors[0]
+
+
+def test_a_vector_to_vector_bitcast_keeps_the_bytes_in_order():
+    """``llvm.bitcast`` of ``vector<8xi8>`` to ``vector<2xi32>`` and back (the AMD emitter's LDS
+    accesses of 8- and 16-bit elements): element j of the result holds bits [32 j, 32 j + 32) of
+    the operand, lowest element first, as LLVM's little-endian layout does."""
+    import numpy as np
+    from linear_layouts.lowering.sim.island_sim import _Island
+    from linear_layouts.lowering.sim.sim_machine import Machine, Scalar
+
+    machine = Machine(1, 1, 64, "amd")
+    island = _Island([], machine, [], site=None)
+    lanes = np.arange(machine.T, dtype=np.uint64)
+    defined = np.ones(machine.T, dtype=bool)
+    bytes_ = [Scalar(8, (lanes + i) & np.uint64(0xFF), defined) for i in range(8)]
+    words = island._vector_bitcast(bytes_, "vector<8xi8>", "vector<2xi32>", (8, 8), (2, 32))
+    expect = [sum(((lanes + 4 * j + i) & np.uint64(0xFF)) << np.uint64(8 * i) for i in range(4)) for j in range(2)]
+    assert [w.bits for w in words] == [32, 32]
+    assert all((w.value == e).all() for w, e in zip(words, expect))
+    back = island._vector_bitcast(words, "vector<2xi32>", "vector<8xi8>", (2, 32), (8, 8))
+    assert all((b.value == a.value).all() and b.bits == 8 for a, b in zip(bytes_, back))
+    halves = island._vector_bitcast(words, "vector<2xi32>", "vector<4xi16>", (2, 32), (4, 16))
+    assert [int(h.value[3]) for h in halves] == [0x0403, 0x0605, 0x0807, 0x0a09]
+    from linear_layouts.lowering.sim.sim_machine import SimulationError
+    with pytest.raises(SimulationError, match="sizes differ"):
+        island._vector_bitcast(bytes_, "vector<8xi8>", "vector<4xi32>", (8, 8), (4, 32))
