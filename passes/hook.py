@@ -67,7 +67,6 @@ from ..lowering.emit.emit_nvidia import GUARD_MARK
 from .ir.bindings import installed_conventions
 from .ir.diagnostics import IRError
 from ..lowering.plan import Method
-from .assign.assign_layouts import AssignLayouts
 from .classify_conversions import ClassifyConversions
 from .framework import ModulePass, PassContext, run_pipeline
 from .barriers.guard_barriers import prune_guard_barriers
@@ -75,8 +74,10 @@ from .lower_conversions import LowerConversions
 from .options import Mode, OptionError, VerifyLevel, parse_flag, parse_methods, parse_word
 from .ir.parsing import triton_module_from_text
 from .pipeline import PipelineError, parse_pipeline, pipeline_text
-from .advice.apply_advice import apply_advice
-from .gluon.resolve_auto_layouts import METADATA_KEY, Resolution, has_auto_layouts, resolve_module
+# Imported where used, not here: the layout assignment (enable(assign_layouts=True)), the advice
+# (apply_advice=True) and Gluon's automatic layouts (Gluon kernels only) are most of the plugin's
+# import time, which every process that calls enable() pays before its first compile
+# (benchmarks/studies/first_compile.py).
 from .ir.snapshot import parse_module, snapshot_of
 from .verified_islands import source_fingerprint
 from .version import __version__
@@ -149,6 +150,8 @@ def default_passes(mode: Mode, only: Sequence[Method] = (), report: bool = False
     linear layouts (padded, unswizzled shared memory for every conversion that is not a register
     renaming).  ``assign_layouts``: first choose the kernel's layouts by cost
     (``ll-assign-layouts``)."""
+    if assign_layouts:
+        from .assign.assign_layouts import AssignLayouts
     assign = (AssignLayouts(report=remarks or report),) if assign_layouts else ()
     classify = (ClassifyConversions(report=True),) if report else ()
     return assign + classify + (LowerConversions(only=only, mode=mode, verify=verify, remarks=remarks),)
@@ -567,6 +570,7 @@ def _stages_hook(*args):
 
 
 RESOLVE_STAGE = "ll-resolve-auto-layouts"
+ASSIGN_LAYOUTS = "ll-assign-layouts"     # passes.assign.assign_layouts.AssignLayouts.name
 
 
 def _is_gluon(language) -> bool:
@@ -580,6 +584,8 @@ def _resolving_ttgir(stock_ttgir, config: PluginConfig):
     Never a failure where stock compiles: if our pass or the stage after it fails, the stage
     runs on Triton's own module (its resolution), with a warning and a fallback record; where
     that fails too, Triton's error goes to the caller."""
+    from .gluon.resolve_auto_layouts import METADATA_KEY, Resolution, has_auto_layouts
+
     def ttgir(src, metadata):
         text = src.str()
         if not has_auto_layouts(text):
@@ -607,6 +613,8 @@ def _advised_ttgir(ttgir_stage, config: PluginConfig):
     """Gluon's ``ttgir`` stage, then ``ll-apply-advice`` on its result (the author's layouts,
     final).  Never a failure where stock compiles: if the pass fails, the stage's own result is
     used, with a warning and a fallback record."""
+    from .advice.apply_advice import apply_advice
+
     def ttgir(src, metadata):
         value = ttgir_stage(src, metadata)
         text = value.str()
@@ -643,6 +651,8 @@ def _resolve_auto_layouts(src, text: str, name: str, remarks: bool):
     """Our resolution of the Gluon module ``src`` (given as ``text``), as a new Triton module in
     its context, and the :class:`Resolution`; ``src`` itself is not modified.  Triton's own
     resolution is priced too (a subprocess) only for the remarks or the report."""
+    from .gluon.resolve_auto_layouts import resolve_module
+
     compare = remarks or _report_recording
     with cyclic_gc_paused():
         module = parse_module(text, filename=f"<{name}>", safe=False, context=src.context, printed=True)
@@ -882,7 +892,7 @@ def _run_plugin_pipeline(triton_module, config: PluginConfig, name: str, text: s
         def after_pass(done, current):
             # ll-assign-layouts changes which conversions exist: islands are counted against
             # the conversions it left, and a module it rewrote is ours even without islands.
-            if done.name == AssignLayouts.name and current.has_rewrites:
+            if done.name == ASSIGN_LAYOUTS and current.has_rewrites:
                 assigned["text"] = current.print()
 
         context.after_pass = after_pass

@@ -13,7 +13,6 @@ import dataclasses
 
 from .framework import ModulePass
 from .options import OptionError
-from .registry import registered_passes
 
 
 class PipelineError(ValueError):
@@ -59,6 +58,8 @@ def _split_passes(text: str) -> list[str]:
 
 def parse_pipeline(text: str) -> list[ModulePass]:
     """``"a,b{opt=1 flag=true}"`` -> [A(), B(opt=1, flag=True)]; raises :class:`PipelineError`."""
+    from .registry import registered_passes   # every pass module: only where a pipeline is named
+
     passes_by_name = registered_passes()
     text = text.strip()
     for wrapper in ("builtin.module(", "any("):

@@ -485,3 +485,27 @@ def test_random_orders_of_switches_and_hooks(seed, monkeypatch):
         assert triton.knobs.runtime.add_stages_inspection_hook is None
     finally:
         triton.knobs.runtime.add_stages_inspection_hook = None
+
+
+def test_enable_leaves_the_opt_in_subsystems_unimported():
+    """``enable()`` with its defaults imports neither the layout assignment, nor the advice, nor
+    Gluon's automatic-layout resolution (most of the plugin's import time, paid before a process's
+    first compile: benchmarks/studies/first_compile.py); asking for them imports them."""
+    child = (
+        "import sys, linear_layouts\n"
+        "linear_layouts.enable()\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith(('linear_layouts.passes.assign', "
+        "'linear_layouts.passes.advice', 'linear_layouts.passes.gluon', 'linear_layouts.passes.registry')))\n"
+        "print('LOADED', loaded)\n"
+        "linear_layouts.enable(assign_layouts=True)\n"
+        "print('ASSIGN', 'linear_layouts.passes.assign.assign_layouts' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(
+                              filter(None, [str(REPO.parent), os.environ.get("PYTHONPATH")]))})
+    assert "LOADED []" in done.stdout, done.stdout + done.stderr[-2000:]
+    assert "ASSIGN True" in done.stdout, done.stdout + done.stderr[-2000:]
+
+
+def test_the_assignment_pass_is_named_as_the_hook_expects():
+    from linear_layouts.passes.assign.assign_layouts import AssignLayouts
+    assert hook.ASSIGN_LAYOUTS == AssignLayouts.name
