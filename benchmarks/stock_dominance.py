@@ -39,7 +39,7 @@ import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 
-from harness.checkout import make_package_importable  # noqa: E402
+from harness.checkout import make_package_importable, publish  # noqa: E402
 
 DEFAULT_TARGETS = ("sm_90", "sm_80", "gfx942")
 
@@ -367,10 +367,7 @@ def main(argv=None) -> int:
                     with open(args.json, "a") as f:
                         f.write(json.dumps(asdict(row)) + "\n")
     text, ok = report(rows, command, triton.__version__, time.time() - began)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text)
-    print(text)
+    publish(text, args.out)
     return 0 if ok else 1
 
 

@@ -37,3 +37,12 @@ def geomean(values) -> float:
     """Geometric mean of the positive values (NaN if there are none)."""
     values = [v for v in values if v and v > 0]
     return exp(sum(log(v) for v in values) / len(values)) if values else float("nan")
+
+
+def publish(text: str, out: str = "") -> None:
+    """Print a script's report, and write it to ``out`` as well when one is given (the end of
+    most report-writing scripts' ``main``)."""
+    if out:
+        with open(out, "w") as f:
+            f.write(text)
+    print(text)

@@ -38,7 +38,7 @@ import os
 import sys
 from collections import Counter
 
-from harness.checkout import geomean, make_package_importable  # noqa: E402
+from harness.checkout import geomean, make_package_importable, publish  # noqa: E402
 
 RESULTS = on_path.RESULTS
 CONTEXTS = ("chain", "latency")
@@ -188,10 +188,7 @@ def main(argv=None) -> int:
     cases = load_cases(args.paths or measured_runs())
     command = "python benchmarks/studies/choice_dominance_eval.py " + " ".join(argv if argv is not None else sys.argv[1:])
     text = report(cases, command.strip())
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text)
-    print(text)
+    publish(text, args.out)
     return 0
 
 

@@ -41,7 +41,7 @@ from collections import defaultdict
 import numpy as np
 
 from choice_dominance_eval import MIX_KEYS, measured_runs, worse_ratio  # noqa: E402
-from harness.checkout import geomean, make_package_importable  # noqa: E402
+from harness.checkout import geomean, make_package_importable, publish  # noqa: E402
 
 COSTLY = ("shuffles", "store_wavefronts", "load_wavefronts", "cta_barriers", "warp_barriers", "selects")
 VARIANTS = {"counts": (), "counts + family": ("family",), "counts + family + width": ("family", "width"),
@@ -154,10 +154,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     command = "python benchmarks/studies/choice_transfer.py " + " ".join(argv if argv is not None else sys.argv[1:])
     text = report(load_rows(args.paths or measured_runs()), command.strip())
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text)
-    print(text)
+    publish(text, args.out)
     return 0
 
 

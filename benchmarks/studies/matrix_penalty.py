@@ -29,7 +29,7 @@ import os
 import sys
 from collections import defaultdict
 
-from harness.checkout import geomean, make_package_importable  # noqa: E402
+from harness.checkout import geomean, make_package_importable, publish  # noqa: E402
 
 RESULTS = on_path.RESULTS
 TRAINING = ("plan_train.json.gz", "plan_train_303_404.json.gz", "plan_train_2111_2213.json.gz")
@@ -133,10 +133,7 @@ def main(argv=None) -> int:
     cases, environment = load_cases([os.path.join(RESULTS, name) for name in TRAINING])
     text = report(cases, environment, "python benchmarks/studies/matrix_penalty.py"
                   + (f" --out {os.path.relpath(args.out, on_path.REPO)}" if args.out else ""))
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text)
-    print(text)
+    publish(text, args.out)
     return 0
 
 
