@@ -41,8 +41,9 @@ def geomean(values) -> float:
 
 def publish(text: str, out: str = "") -> None:
     """Print a script's report, and write it to ``out`` as well when one is given (the end of
-    most report-writing scripts' ``main``)."""
+    most report-writing scripts' ``main``); the file ends with one newline whether ``text`` does
+    or not."""
     if out:
         with open(out, "w") as f:
-            f.write(text)
+            f.write(text if text.endswith("\n") else text + "\n")
     print(text)

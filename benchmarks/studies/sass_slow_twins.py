@@ -29,7 +29,7 @@ import time
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 
-from harness.checkout import REPO_ROOT, make_package_importable  # noqa: E402
+from harness.checkout import REPO_ROOT, make_package_importable, publish  # noqa: E402
 import sass_twins  # noqa: E402
 
 RUN = "benchmarks/results/plan_fresh_2741_2857.json.gz"
@@ -182,10 +182,7 @@ def main(argv=None) -> int:
         with open(args.json, "w") as f:
             json.dump({"cases": cases, "results": [{"index": i, "mode": m, **r} for (i, m), r in sorted(results.items())]}, f)
     text = report(cases, results, time.time() - began, argv, triton.__version__)
-    print(text)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text + "\n")
+    publish(text, args.out)
     return 0
 
 

@@ -49,7 +49,7 @@ import time
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 
-from harness.checkout import REPO_ROOT, geomean, make_package_importable  # noqa: E402
+from harness.checkout import REPO_ROOT, geomean, make_package_importable, publish  # noqa: E402
 
 RUNS = ("benchmarks/results/plan_train.json.gz", "benchmarks/results/plan_train_303_404.json.gz")
 MEMORY_OPS = ("SHFL", "LDS", "STS", "LDSM", "STSM", "BAR")
@@ -295,10 +295,7 @@ def main(argv=None) -> int:
                        "results": [{"index": i, "mode": m, "kind": k, **r} for (i, m, k), r in sorted(results.items())]},
                       f, indent=0)
     text = report(cases, results, kinds, argv, triton.__version__, time.time() - began, args.label or code_label())
-    print(text)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text + "\n")
+    publish(text, args.out)
     return 0
 
 

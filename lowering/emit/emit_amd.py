@@ -169,17 +169,23 @@ class AmdInstructions:
 
     @staticmethod
     def _through_a_vector(w: IslandWriter, values: list[str], bits: int, type_: str) -> str:
+        """Narrow elements -> the access's ``type_`` (module docstring: why not shifts)."""
         vector = f"vector<{len(values)}xi{bits}>"
         elements = w.op(f"llvm.mlir.undef : {vector}")
         for i, value in enumerate(values):
             elements = w.op(f"llvm.insertelement {value}, {elements}[{w.const(i)} : i32] : {vector}")
         return w.op(f"llvm.bitcast {elements} : {vector} to {type_}")
 
+    @staticmethod
+    def _out_of_a_vector(w: IslandWriter, value: str, count: int, bits: int, type_: str) -> list[str]:
+        """The inverse of ``_through_a_vector``: the loaded ``type_`` -> ``count`` narrow elements."""
+        vector = f"vector<{count}xi{bits}>"
+        elements = w.op(f"llvm.bitcast {value} : {type_} to {vector}")
+        return [w.op(f"llvm.extractelement {elements}[{w.const(i)} : i32] : {vector}") for i in range(count)]
+
     def _split(self, w: IslandWriter, value: str, count: int, bits: int, type_: str, total: int) -> list[str]:
         if count > 1 and bits in (8, 16):
-            vector = f"vector<{count}xi{bits}>"
-            elements = w.op(f"llvm.bitcast {value} : {type_} to {vector}")
-            return [w.op(f"llvm.extractelement {elements}[{w.const(i)} : i32] : {vector}") for i in range(count)]
+            return self._out_of_a_vector(w, value, count, bits, type_)
         if total <= 32:
             if count == 1:
                 return [value]
