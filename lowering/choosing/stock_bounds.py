@@ -112,7 +112,7 @@ def stock_floor(src: LinearLayout, dst: LinearLayout, bits, target) -> Optional[
     docstring); None where the conversion crosses CTAs (not modelled)."""
     target = target_named(target) if isinstance(target, str) else target
     dst = aligned_pair(src, dst, target.warp_size, target.name)
-    scope = scope_of(minimal_conversion(src, dst))
+    scope = _scope(src, dst, target)
     if scope in (Scope.NONE, Scope.REGISTER):
         return Costly()
     if scope is Scope.BLOCK:
@@ -130,6 +130,21 @@ def stock_floor(src: LinearLayout, dst: LinearLayout, bits, target) -> Optional[
     store = _side_floor(element_bits << len(src_hw.register), target)
     load = _side_floor(element_bits << len(dst_hw.register), target)
     return Costly(store_wavefronts=store, load_wavefronts=load, **_barrier_floor(scope, src, target))
+
+
+def _scope(src: LinearLayout, dst: LinearLayout, target: Target) -> Scope:
+    """How far the data of ``src -> dst`` moves, as stock's lowering sees it."""
+    return scope_of(minimal_conversion(src, aligned_pair(src, dst, target.warp_size, target.name)))
+
+
+def floor_says_nothing(src: LinearLayout, dst: LinearLayout, bits, target) -> bool:
+    """Whether ``stock_floor`` is zero in every kind although stock moves data (case 3 of the
+    module docstring: each warp already holds what it needs, and stock moves it with shuffles
+    or through shared memory, by release and layouts).  Such a floor is true but says nothing
+    about what stock issues: a remark must not compare ours with it as with stock's cost."""
+    target = target_named(target) if isinstance(target, str) else target
+    moves_data = _scope(src, dst, target) not in (Scope.NONE, Scope.REGISTER)
+    return moves_data and stock_floor(src, dst, bits, target) == Costly()
 
 
 def _each_warp_holds_what_it_needs(src: LinearLayout, dst: LinearLayout) -> bool:
@@ -161,6 +176,7 @@ class Dominance:
     ours: Costly
     stock: Optional[Costly]      # stock's floor; None: not modelled
     more: tuple[str, ...]        # kinds ours needs more of
+    floor_says_nothing: bool = False   # stock's floor is zero in every kind, yet stock moves data (``floor_says_nothing``)
 
     @property
     def holds(self) -> bool:
@@ -175,12 +191,21 @@ class Dominance:
     def reason(self) -> str:
         if self.stock is None:
             return "stock Triton's lowering of a cross-CTA conversion is not modelled"
+        if self.floor_says_nothing:
+            # A floor of zero in every kind is no measure of stock: it issues shuffles or shared
+            # accesses and barriers here, so "ours needs more shuffles (2 > 0)" would be false.
+            return (f"our plan ({self.ours.text()}) cannot be shown to need no more than stock Triton's lowering: "
+                    "each warp already holds the data it needs, which stock moves with shuffles inside each warp "
+                    "or through shared memory (by release and layouts), so no floor of its instructions is known "
+                    "to compare with (lowering/choosing/stock_bounds.py)")
+        stock_text = self.stock.text() if self.stock != Costly() else "no data movement (a renaming of registers)"
         return ("our plan needs more " + ", ".join(self.more) + " than stock Triton's lowering needs at least "
-                f"(ours: {self.ours.text()}; stock at least: {self.stock.text()}; lowering/choosing/stock_bounds.py)")
+                f"(ours: {self.ours.text()}; stock at least: {stock_text}; lowering/choosing/stock_bounds.py)")
 
 
 def dominance(plan) -> Dominance:
     """Whether ``plan`` needs no more of any costly kind than stock's lowering of its pair."""
     ours = Costly() if plan.method in (Method.NOOP, Method.RENAME) else plan_costly(plan)
     stock = stock_floor(plan.src, plan.dst, plan.element_bits, plan.target)
-    return Dominance(ours, stock, tuple(more_than(ours, stock)) if stock is not None else ())
+    more = tuple(more_than(ours, stock)) if stock is not None else ()
+    return Dominance(ours, stock, more, floor_says_nothing(plan.src, plan.dst, plan.element_bits, plan.target))
