@@ -6,12 +6,18 @@
     python -m linear_layouts run train.py --steps 10
     LINEAR_LAYOUTS=legacy python -m linear_layouts run bench.py
 
+At exit it prints the plugin's summary on stderr (``linear_layouts.stats().summary()``: kernels
+compiled through the plugin, islands, fallbacks); ``run --quiet`` leaves it out.
+
 ``report``: the program runs unchanged (stock Triton unless ``--mode linear``) while every
 kernel it compiles is recorded; then ``ll-report/index.html`` (or ``-o DIR``) explains each
 kernel's layout conversions (``tools.report``)::
 
     python -m linear_layouts report -o report/ examples/report_example.py
     python -m linear_layouts report --format md examples/report_example.py
+
+``report kernel.ttgir`` (or ``.mlir``): the report of one TTGIR module (Triton's cache keeps one
+per kernel), as if a program had compiled it once.
 """
 
 import os
@@ -20,10 +26,13 @@ import sys
 import traceback
 
 USAGE = ("usage: python -m linear_layouts run PROGRAM.py [ARGS...]\n"
-         "       (LINEAR_LAYOUTS=legacy selects the legacy baseline)\n"
+         "       (LINEAR_LAYOUTS=legacy selects the legacy baseline; --quiet before the program: no summary)\n"
+         "       python -m linear_layouts run --help\n"
          "       python -m linear_layouts report [-o DIR] [--format html|md] [--mode stock|linear]\n"
          "              [--pictures N] [--no-compare] [--measure] [--append] PROGRAM.py [ARGS...]\n"
+         "       python -m linear_layouts report [-o DIR] [--format html|md] kernel.ttgir\n"
          "       python -m linear_layouts report --help")
+MODULE_SUFFIXES = (".ttgir", ".mlir")   # TTGIR modules, not programs
 
 
 def _error(message: str) -> int:
@@ -37,10 +46,54 @@ def _run_program(program: str, args: list) -> None:
     runpy.run_path(program, run_name="__main__")
 
 
+def not_a_python_program(program: str):
+    """Why ``program`` cannot run as Python, in one line, or None.  Asked before anything is
+    recorded or written: a TTGIR module run as Python would end in a SyntaxError traceback (and
+    ``report`` in an empty report)."""
+    if program.endswith(MODULE_SUFFIXES):
+        return (f"{program} is a TTGIR module, not a Python program: "
+                f"python -m linear_layouts report {program}, or ll-opt {program} -p ll-lower-conversions --remarks")
+    try:
+        with open(program, "rb") as f:
+            compile(f.read(), program, "exec", dont_inherit=True)
+    except SyntaxError as e:
+        with open(program, encoding="utf-8", errors="replace") as f:
+            looks_like_ttgir = "tt.func" in f.read()
+        hint = "; it looks like a TTGIR module: name it .ttgir" if looks_like_ttgir else ""
+        return f"{program}:{e.lineno}: not a Python program: {e.msg}{hint}"
+    except ValueError as e:   # null bytes (Python 3.11 and older)
+        return f"{program}: not a Python program: {e}"
+    return None
+
+
+def run_parser():
+    import argparse
+
+    from .tools.cli import ArgumentParser
+
+    p = ArgumentParser(prog="python -m linear_layouts run",
+                       description="Run a Triton program with linear_layouts' lowering in every kernel it compiles "
+                                   "(LINEAR_LAYOUTS=legacy: the legacy baseline instead).",
+                       epilog="Options go before the program; everything after it is the program's own.")
+    p.add_argument("--quiet", action="store_true",
+                   help="do not print the plugin's summary (kernels, islands, fallbacks) on stderr at exit")
+    p.add_argument("program", help="the Triton program (a .py file)")
+    p.add_argument("args", nargs=argparse.REMAINDER, help="the program's own arguments")
+    return p
+
+
 def run_command(argv: list) -> int:
-    program = argv[0]
-    if not os.path.isfile(program):
-        return _error(f"no such program: {program}")
+    from .tools.cli import UsageError
+
+    try:
+        args = run_parser().parse_args(argv)
+    except UsageError as e:
+        return _error(str(e))
+    if not os.path.isfile(args.program):
+        return _error(f"no such program: {args.program}")
+    problem = not_a_python_program(args.program)
+    if problem:
+        return _error(problem)
     from .passes import hook
 
     os.environ.setdefault("LINEAR_LAYOUTS", "linear")
@@ -49,8 +102,21 @@ def run_command(argv: list) -> int:
             hook.enable_from_environment()
     except hook.PluginError as e:
         return _error(str(e))
-    _run_program(program, argv[1:])
+    try:
+        _run_program(args.program, args.args)
+    finally:   # however the program ends (sys.exit, an exception): what the plugin did
+        if not args.quiet:
+            print_summary(hook.stats())
     return 0
+
+
+def print_summary(stats) -> None:
+    """``linear_layouts.stats().summary()`` on stderr, with what it cannot count."""
+    print(stats.summary(), file=sys.stderr)
+    if stats.kernels == 0:
+        # Only compiles in this process reach the plugin: a kernel from Triton's cache does not.
+        print("linear-layouts: (kernels served from Triton's cache, or compiled in other processes, are not counted; "
+              "TRITON_ALWAYS_COMPILE=1 compiles every kernel again)", file=sys.stderr)
 
 
 def report_parser():
@@ -79,7 +145,7 @@ def report_parser():
                         "launch); without one the report says so")
     p.add_argument("--append", action="store_true",
                    help="keep the kernels of earlier runs recorded into the same directory (default: a fresh report)")
-    p.add_argument("program", help="the Triton program (a .py file)")
+    p.add_argument("program", help="the Triton program (a .py file), or a TTGIR module (a .ttgir or .mlir file)")
     p.add_argument("args", nargs=argparse.REMAINDER, help="the program's own arguments")
     return p
 
@@ -113,7 +179,7 @@ def _start_measuring(options):
 def report_command(argv: list) -> int:
     from .passes import recorder
     from .tools.cli import UsageError
-    from .tools.report import ReportOptions, ReportSetupError, is_writer, start, write_report
+    from .tools.report import ReportOptions, ReportSetupError, is_writer, start
 
     try:
         args = report_parser().parse_args(argv)
@@ -123,6 +189,11 @@ def report_command(argv: list) -> int:
         return _error(f"no such program: {args.program}")
     if args.pictures < 0:
         return _error(f"--pictures {args.pictures}: expected 0 or more")
+    if args.program.endswith(MODULE_SUFFIXES):
+        return report_module_command(args)
+    problem = not_a_python_program(args.program)
+    if problem:
+        return _error(problem)
     options = ReportOptions(args.out, args.format, not args.no_compare, args.pictures, append=args.append,
                             measure=args.measure)
     try:
@@ -155,15 +226,42 @@ def report_command(argv: list) -> int:
         print(f"linear-layouts report: timing {len(launches.launches)} launch(es) stock and ours (Gluon kernels "
               f"also with the layout advice applied)", file=sys.stderr)
         options.measured = MeasureResult(time_launches(launches))
+    return _write_report(options) or status
+
+
+def report_module_command(args) -> int:
+    """``report kernel.ttgir``: the report of one TTGIR module, read instead of recorded (no
+    program runs, so no program arguments, no --measure; --mode is what a program runs with)."""
+    from .tools.report import ReportOptions, ReportSetupError, check_options, module_record
+
+    if args.args:
+        return _error(f"{args.program} is a TTGIR module: it takes no arguments (got: {' '.join(args.args)})")
+    if args.measure or args.mode != "stock":
+        option = "--measure" if args.measure else f"--mode {args.mode}"
+        return _error(f"{option} is for a program that runs; {args.program} is a TTGIR module, read as it is")
+    options = ReportOptions(args.out, args.format, not args.no_compare, args.pictures)
     try:
-        path = write_report(options)
+        check_options(options, "stock")
+        record = module_record(args.program)
+    except (ReportSetupError, OSError, UnicodeDecodeError) as e:
+        return _error(str(e))
+    return _write_report(options, [record])
+
+
+def _write_report(options, records=None) -> int:
+    """Write the report (of ``records``, else of the run's); print it for ``--format md``.
+    0, or 1 with one error line where it cannot be written."""
+    from .tools.report import write_report
+
+    try:
+        path = write_report(options, records)
     except OSError as e:
         return _error(f"cannot write the report: {e}")
-    if args.format == "md":
+    if options.format == "md":
         with open(path, encoding="utf-8") as f:
             sys.stdout.write(f.read())
     print(f"linear-layouts report: wrote {path}", file=sys.stderr)
-    return status
+    return 0
 
 
 def main(argv=None) -> int:

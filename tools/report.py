@@ -57,6 +57,35 @@ def write_report(options: ReportOptions, records: Optional[list[dict]] = None) -
         return report_html.write_html(kernels, options)
 
 
+MODULE_MODE = "ttgir"   # a record's mode when it was read from a TTGIR file, not recorded from a run
+
+
+def module_record(path: str) -> dict:
+    """The record of a TTGIR module read from ``path`` (a ``.ttgir`` from Triton's cache,
+    ``kernel.asm["ttgir"]`` saved to a file), as the recorder would have made it when the
+    kernel compiled: the report of a module is the report of a run that compiled it once.
+    Raises ``ReportSetupError`` where the text is no TTGIR module the report can read."""
+    from linear_layouts.passes.ir.diagnostics import IRError
+    from linear_layouts.passes.ir.snapshot import parse_module
+
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    try:
+        module = parse_module(text, path)
+    except IRError as error:
+        raise ReportSetupError(f"{path}: not a TTGIR module Triton can parse: {str(error).splitlines()[0]}")
+    if module.target is None or ":" not in module.target:
+        raise ReportSetupError(f"{path}: no ttg.target attribute: a module after Triton's ttgir stage has one "
+                               "(a TTIR module, before layouts are assigned, has no conversions to report)")
+    backend, arch = module.target.split(":", 1)
+    functions = [op.symbol for op in module.ops_named("tt.func") if op.symbol]
+    name = functions[0] if functions else os.path.splitext(os.path.basename(path))[0]
+    return {"name": name, "backend": backend, "arch": int(arch) if arch.isdigit() else arch,
+            "warp_size": module.threads_per_warp, "num_warps": module.num_warps, "specialization": path,
+            "cache_hit": False, "pid": os.getpid(), "run": None, "mode": MODULE_MODE, "ttgir": text,
+            "auto_layouts": None}
+
+
 class _directory_lock:
     """An exclusive ``flock`` on ``DIR/.lock`` (where flock exists; elsewhere no lock)."""
 

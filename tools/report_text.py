@@ -50,6 +50,8 @@ def run_lines(kernels: list[KernelEntry], options: "ReportOptions") -> list[str]
     modes = Counter()
     for k in kernels:
         modes.update(k.modes)
+    if kernels and set(modes) == {"ttgir"}:   # python -m linear_layouts report kernel.ttgir
+        return [f"Read from a TTGIR file: {', '.join(k.specialization for k in kernels)} (no program ran)."]
     ran = ", ".join(f"{MODE_TEXT.get(mode, mode)} ({count_text(n, 'compile')})" for mode, n in modes.most_common())
     lines = [f"The program ran with: {ran or 'nothing compiled'}."]
     if options.append:
