@@ -2,7 +2,8 @@
 compiled and timed side by side (issue 44, Build 3).
 
     python benchmarks/gluon_forms_gpu.py --out benchmarks/results     # GPU (H100): run, check, time
-    python benchmarks/gluon_forms_gpu.py --dry-run                    # CPU: compile every form for sm_90
+    python benchmarks/gluon_forms_gpu.py --dry-run                    # CPU: compile every form for sm_90 (printed;
+                                                                      # --out benchmarks/results writes the committed file)
     python benchmarks/gluon_forms_gpu.py kernels --rounds 3           # four kernels of our own, each mode
                                                                       # in its own process (harness/gluon_auto_suite.py)
 
@@ -29,8 +30,9 @@ The dry run's exit status is 1 when an expert form fails to compile (a tutorial'
 3.6.0, their release: 3.9 removed ``async_copy_global_to_shared`` and ``get_tmem_reg_layout``).
 
 ``--dry-run``: no GPU, no torch; each form's kernels only (``gluon_forms.load_form(...,
-kernels_only=True)``) compiled for sm_90 with the launch written out in ``compile_args``; writes
-``gluon_forms_dry_<triton version>.md``.  Tutorials not carried: only the built-in kernels, said so.
+kernels_only=True)``) compiled for sm_90 with the launch written out in ``compile_args``; prints
+its table, and writes ``gluon_forms_dry_<triton version>.md`` only where ``--out`` says (a dry run
+must not rewrite the committed result).  Tutorials not carried: only the built-in kernels, said so.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from harness import gluon_forms  # noqa: E402
 from harness.carry_gluon_tutorials import check_tutorials  # noqa: E402
-from harness.checkout import make_package_importable  # noqa: E402
+from harness.checkout import make_package_importable, publish  # noqa: E402
 from harness.gluon_forms_cases import TUTORIALS_DIR, Descriptor, Layout, cases  # noqa: E402
 from harness.gluon_modes import FORM_OF, MODES, enable_for  # noqa: E402
 
@@ -213,7 +215,7 @@ def render_dry(rows: list[dict], why: str | None, version: str) -> str:
     lines = ["# Gluon tutorials in three forms: what compiles (CPU, sm_90, no timing)", "",
              f"- triton {version}; forms by the rule in `benchmarks/harness/gluon_forms.py`, kernels by the rule in "
              "`benchmarks/harness/gluon_forms_cases.py`",
-             "- command: `python benchmarks/gluon_forms_gpu.py --dry-run`"]
+             "- command: `python benchmarks/gluon_forms_gpu.py --dry-run --out benchmarks/results`"]
     if why:
         lines.append(f"- **{why}**: built-in kernels only")
     lines += ["", "| kernel | expert | auto, ours | auto, Triton's resolution | newcomer | newcomer, advice applied |",
@@ -401,7 +403,8 @@ def main(argv=None) -> int:
         from harness import gluon_auto_suite
         return gluon_auto_suite.main(argv[1:])
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
+    parser.add_argument("--out", help="the folder to write the result into (the GPU run's default: benchmarks/results; "
+                                      "--dry-run writes only where --out says)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--dry-run", action="store_true", help="compile every form for sm_90 on the CPU, no timing")
     parser.add_argument("--only", nargs="*", metavar="NAME", help="cases whose name contains one of these")
@@ -410,6 +413,7 @@ def main(argv=None) -> int:
     if args.rounds < 1:
         parser.error("--rounds must be at least 1")
     if not args.dry_run:
+        args.out = args.out or os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
         return gpu_run(args, argv)
     import triton
     rows, why = dry_run(args.only)
@@ -417,10 +421,9 @@ def main(argv=None) -> int:
         print(f"gluon_forms_gpu: no case matches {args.only}", file=sys.stderr)
         return 1
     text = render_dry(rows, why, triton.__version__)
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, f"gluon_forms_dry_{triton.__version__}.md"), "w") as f:
-        f.write(text)
-    print(text)
+    if args.out:
+        os.makedirs(args.out, exist_ok=True)
+    publish(text.rstrip("\n"), os.path.join(args.out, f"gluon_forms_dry_{triton.__version__}.md") if args.out else "")
     # the tutorials are 3.6.0's; a later release may have removed what they call (3.9 did)
     must_compile = [r for r in rows if r["name"].startswith("builtin/") or triton.__version__ == "3.6.0"]
     return 0 if all(r["expert"].startswith("compiles") for r in must_compile) else 1

@@ -3,7 +3,8 @@ against an expert's layouts and a newcomer's: on the GPU (issue 44, Build 3).  R
 ``gluon_forms_gpu.py`` (the Gluon harness; this is its ``kernels`` suite):
 
     python benchmarks/gluon_forms_gpu.py kernels --out benchmarks/results   # H100/H200: times
-    python benchmarks/gluon_forms_gpu.py kernels --dry                      # CPU: compile every form for sm_90
+    python benchmarks/gluon_forms_gpu.py kernels --dry                      # CPU: compile every form for sm_90 (printed)
+    python benchmarks/gluon_forms_gpu.py kernels --dry --out benchmarks/results   # ... and written, the committed file
 
 The kernels and their three forms (one rule, stated in ``gluon_auto_kernels.py`` before
 measuring): copy, transpose, column sum, row softmax.  Modes, each in its own process with an
@@ -23,7 +24,10 @@ Per kernel: medians over rounds of ``do_bench`` medians, each mode over ``expert
 outputs are bit-identical to the expert's, and equal to torch's reference (the copy, the
 transpose and the column sum: exact, the inputs are small integers) or within ``atol=1e-6,
 rtol=1e-5`` of it (the softmax), and whether our resolution fell back to Triton's.  ``--dry`` compiles each form for sm_90 on the CPU and
-reports what compiles (and what stock's resolution rejects), nothing timed.
+reports what compiles (and what stock's resolution rejects), nothing timed; it prints its table
+and writes ``gluon_auto_dry_<triton>.md`` only where ``--out`` says (the committed one is a result:
+a dry run to look at what compiles must not rewrite it).  The GPU run writes to ``--out``, by
+default ``benchmarks/results``.
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ BENCHMARKS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if BENCHMARKS not in sys.path:   # run as a child process by mode_rounds: harness/ is not a top-level script's folder
     sys.path.insert(0, BENCHMARKS)
 
-from harness.checkout import make_package_importable
+from harness.checkout import make_package_importable, publish
 from harness.gluon_forms import gap_recovery
 from harness.gluon_modes import FORM_OF, MODES, enable_for
 
@@ -236,15 +240,24 @@ def dry() -> list[dict]:
 
 def render_dry(rows: list[dict], versions: str) -> str:
     lines = ["# Gluon's automatic layouts: what compiles (CPU, sm_90, no timing)", "", f"- {versions}",
-             "- command: `python benchmarks/gluon_forms_gpu.py kernels --dry`", "",
+             "- command: `python benchmarks/gluon_forms_gpu.py kernels --dry --out benchmarks/results`", "",
              "| kernel | " + " | ".join(MODES) + " |", "|---|" + "---|" * len(MODES)]
     lines += [f"| {r['name']} | " + " | ".join(r[m] for m in MODES) + " |" for r in rows]
     return "\n".join(lines) + "\n"
 
 
+def _result_path(folder, name: str) -> str:
+    """``folder/name``, the folder made; "" (print only) where no folder was given."""
+    if not folder:
+        return ""
+    os.makedirs(folder, exist_ok=True)
+    return os.path.join(folder, name)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="gluon_forms_gpu.py kernels", description=__doc__.split("\n")[0])
-    parser.add_argument("--out", default=os.path.join(BENCHMARKS, "results"))
+    parser.add_argument("--out", help="the folder to write the result into (the GPU run's default: benchmarks/results; "
+                                      "--dry writes only where --out says)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--dry", action="store_true", help="compile every form for sm_90 on the CPU, no timing")
     parser.add_argument("--child", nargs=2, metavar=("MODE", "JSON"), help=argparse.SUPPRESS)
@@ -253,13 +266,10 @@ def main(argv=None) -> int:
         child(*args.child)
         return 0
     import triton
-    os.makedirs(args.out, exist_ok=True)
     if args.dry:
         rows = dry()
         text = render_dry(rows, f"triton {triton.__version__}")
-        with open(os.path.join(args.out, f"gluon_auto_dry_{triton.__version__}.md"), "w") as f:
-            f.write(text)
-        print(text)
+        publish(text.rstrip("\n"), _result_path(args.out, f"gluon_auto_dry_{triton.__version__}.md"))
         return 0 if all(r[m].startswith("compiles") and "fell back" not in r[m] for r in rows
                         for m in ("auto_ours", "newcomer_advised")) else 1
     import torch
@@ -267,9 +277,7 @@ def main(argv=None) -> int:
     runs = run_mode_rounds(__file__, MODES, args.rounds, "ll_gluon_auto_")
     rows = summarize(runs)
     text = render(rows, args.rounds, torch.cuda.get_device_name(), f"triton {triton.__version__}, torch {torch.__version__}")
-    with open(os.path.join(args.out, "gluon_auto_gpu.md"), "w") as f:
-        f.write(text)
-    print(text)
+    publish(text.rstrip("\n"), _result_path(args.out or os.path.join(BENCHMARKS, "results"), "gluon_auto_gpu.md"))
     return 0 if all(all(r["close"].values()) for r in rows) else 1
 
 
