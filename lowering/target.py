@@ -229,10 +229,16 @@ GFX1201 = Target("gfx1201", Vendor.AMD, 32, "gfx1201", "AMD RDNA4: RX 9070", sha
                  family="rdna4", wmma_version=2, dram_bytes_per_cycle=3.4, registers_per_thread=256)
 
 TARGETS = {t.name: t for t in (SM80, SM86, SM89, SM90, SM100, SM120, GFX90A, GFX942, GFX950, GFX1100, GFX1201)}
-TRITON_NAMES = tuple(t.triton_name for t in TARGETS.values())   # cuda:80, ..., hip:gfx942, ...
 # The four targets of the project before issue 29 (tools whose seeded draws must stay reproducible
 # default to these; ``--targets`` names the others).
 ORIGINAL_TARGETS = ("sm_80", "sm_90", "gfx90a", "gfx942")
+
+
+def known_target_names() -> str:
+    """Every target we know, in both spellings, as help texts and error messages list them:
+    ``sm_80 (cuda:80), ..., gfx942 (hip:gfx942), ...``.  Every tool names targets from this one
+    text, so that ``--help`` and an error never disagree about which targets exist."""
+    return ", ".join(f"{t.name} ({t.triton_name})" for t in TARGETS.values())
 
 
 def target_from_triton_name(name: str) -> Target:
@@ -240,7 +246,7 @@ def target_from_triton_name(name: str) -> Target:
     for target in TARGETS.values():
         if name == target.triton_name:
             return target
-    raise UnknownTarget(f"unknown target '{name}' (known: {', '.join(TRITON_NAMES)})")
+    raise UnknownTarget(f"unknown target '{name}'; known targets: {known_target_names()}")
 
 
 def target_named(name: str) -> Target:
@@ -249,4 +255,4 @@ def target_named(name: str) -> Target:
     for target in TARGETS.values():
         if key in (target.name, target.triton_name):
             return target
-    raise UnknownTarget(f"unknown target '{name}': known targets are {sorted(TARGETS)}")
+    raise UnknownTarget(f"unknown target '{name}'; known targets: {known_target_names()}")

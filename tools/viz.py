@@ -373,6 +373,8 @@ def draw(path: str, panels: list[tuple[str, LinearLayout]], bits: int,
 # ---------------------------------------------------------------------------- command line
 
 def build_parser() -> ArgumentParser:
+    from linear_layouts.lowering.target import known_target_names
+
     p = ArgumentParser(prog="ll-viz", description="Show which hardware coordinates hold each element of a layout.")
     p.add_argument("attribute", nargs="?", help="a layout attribute as Triton prints it")
     p.add_argument("--shape", help="tensor shape, e.g. 64,64")
@@ -382,8 +384,8 @@ def build_parser() -> ArgumentParser:
     p.add_argument("--plan", nargs=2, metavar=("SRC", "DST"),
                    help="show the verified plan converting distributed layout SRC to DST, and its cost")
     p.add_argument("--target", default="sm_90",
-                   help="sm_80, sm_90, gfx90a or gfx942 (default sm_90): --plan's target, and the bank model of "
-                        "shared layouts and --access")
+                   help="--plan's target, and the bank model of shared layouts and --access (default sm_90): "
+                        + known_target_names())
     p.add_argument("--access", metavar="DIST", help="shared layouts: mark the bank conflicts of this distributed layout's accesses")
     p.add_argument("--bits", type=int, default=None,
                    help="element bit width, for banks (default: an nvmma_shared layout's elementBitWidth, else 32)")

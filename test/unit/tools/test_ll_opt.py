@@ -183,11 +183,63 @@ def test_reserved_attributes_in_the_input_are_refused(tmp_path, capsys, attribut
 
 
 def test_target_option_reaches_the_lowering(transpose_file, capsys):
-    # The module says cuda:90; --target gfx942 makes ll-lower-conversions plan for AMD (64-lane
-    # warps), which this 32-lane module cannot use: the convert is left to Triton, with the reason.
-    assert main([str(transpose_file), "-p", "ll-lower-conversions", "--remarks", "--target", "hip:gfx942"]) == 0
+    # The module says cuda:90; --target gfx1100 (AMD RDNA3, 32-lane waves like the module's warps)
+    # makes ll-lower-conversions plan for AMD: LDS instructions, and the target named.
+    assert main([str(transpose_file), "-p", "ll-lower-conversions", "--remarks", "--target", "gfx1100"]) == 0
     err = capsys.readouterr().err
-    assert "left to Triton" in err and "gfx942" in err
+    assert "ds_write" in err and "gfx1100" in err
+
+
+@pytest.mark.parametrize("target", ["hip:gfx942", "gfx90a"])
+def test_a_target_with_another_warp_size_is_refused(transpose_file, tmp_path, capsys, target):
+    # A 32-lane module planned or compiled for 64-lane waves would be wrong code: refused, not
+    # lowered with a note (as before) nor compiled (as --emit amdgcn did).
+    out = tmp_path / "out.s"
+    assert main([str(transpose_file), "-p", "ll-lower-conversions", "--target", target, "--emit", "amdgcn",
+                 "-o", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err and not out.exists()
+    assert "the module is made for 32-lane warps (ttg.threads-per-warp = 32) but target" in err
+    assert "has 64 lanes per warp" in err
+
+
+# -- target names: one table (lowering.target), the same names everywhere ----------------------
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())   # argparse wraps help text: compare without the line breaks
+
+
+def test_every_tool_takes_both_spellings_of_every_target():
+    from linear_layouts.lowering.target import TARGETS
+    from linear_layouts.passes.pipeline import parse_pipeline
+    from linear_layouts.tools import viz
+    from linear_layouts.tools.ll_opt import _argument_parser
+
+    for target in TARGETS.values():
+        for spelling in (target.name, target.triton_name):
+            assert _argument_parser().parse_args(["--target", spelling]).target is target
+            assert viz.target_option(spelling) is target
+            (lower,) = parse_pipeline(f"ll-lower-conversions{{target={spelling}}}")
+            assert lower.target is target
+
+
+def test_help_and_errors_list_the_same_targets(capsys):
+    from linear_layouts.lowering.target import known_target_names
+    from linear_layouts.passes.pipeline import PipelineError, parse_pipeline
+    from linear_layouts.tools import viz
+    from linear_layouts.tools.ll_opt import _argument_parser
+
+    known = known_target_names()
+    assert "sm_90 (cuda:90)" in known and "gfx942 (hip:gfx942)" in known and "gfx1201 (hip:gfx1201)" in known
+    helps = [_one_line(_argument_parser().format_help()), _one_line(viz.build_parser().format_help())]
+    assert all(known in text for text in helps)
+    assert main(["--target", "sm_70", "-"]) == 1
+    assert viz.main(["--plan", "A", "B", "--target", "sm_70"]) == 1
+    errors = capsys.readouterr().err.splitlines()
+    with pytest.raises(PipelineError) as option_error:
+        parse_pipeline("ll-lower-conversions{target=sm_70}")
+    for error in errors + [str(option_error.value)]:
+        assert f"unknown target 'sm_70'; known targets: {known}" in error
 
 
 def test_a_convert_nested_a_thousand_ifs_deep_is_lowered(tmp_path, capsys):
@@ -217,3 +269,46 @@ def test_nesting_deeper_than_tritons_parser_takes_is_a_clear_error(tmp_path):
     assert "Traceback" not in result.stderr and "internal error" not in result.stderr
     assert "Triton aborted while parsing the module" in result.stderr
     assert "nests regions 6002 deep" in result.stderr, result.stderr
+
+
+# -- MLIR_ENABLE_DUMP=1 files (tools/mlir_dump.py) --------------------------------------------
+
+def _copy(header: str, module: str = TRANSPOSE) -> str:
+    return header + "\n" + module + "\n\n"
+
+
+def test_dump_headers_in_both_mlir_spellings_and_after_copies():
+    from linear_layouts.tools.mlir_dump import dumped_modules, is_dump, pick_module
+
+    llvm = "module {\n  llvm.func @k() {\n    llvm.return\n  }\n}\n"
+    text = ("some warning a Python process printed\n"
+            + _copy("// -----// IR Dump Before TritonGPUCoalesce: tritongpu-coalesce ('builtin.module' operation) //----- //")
+            + _copy("// -----// IR Dump Before Canonicalizer (canonicalize) ('tt.func' operation: @k(1,)c) //----- //",
+                    "tt.func @k() {\n}\n")
+            + _copy("// -----// IR Dump Before TritonGPURemoveLayoutConversions (tritongpu-remove-layout-conversions) "
+                    "('builtin.module' operation) //----- //")
+            + _copy("// -----// IR Dump Before ConvertTritonGPUToLLVM: convert-triton-gpu-to-llvm{compute-capability=90} "
+                    "('builtin.module' operation) //----- //")
+            + _copy("// -----// IR Dump After ll-attach-layouts //----- //", llvm))
+    assert is_dump(text) and not is_dump(TRANSPOSE)
+    modules = dumped_modules(text)
+    # the function-only copy is no module; both spellings give the class name and the argument
+    assert [(m.when, m.pass_name, m.pass_argument) for m in modules] == [
+        ("Before", "TritonGPUCoalesce", "tritongpu-coalesce"),
+        ("Before", "TritonGPURemoveLayoutConversions", "tritongpu-remove-layout-conversions"),
+        ("Before", "ConvertTritonGPUToLLVM", "convert-triton-gpu-to-llvm"),
+        ("After", "ll-attach-layouts", "")]
+    assert modules[0].first_line == 3 and modules[0].text == TRANSPOSE   # the blank lines after it left out
+    assert pick_module(modules) is modules[2]     # the last TTGIR one: the fourth is the LLVM dialect
+    assert pick_module(modules, after="tritongpu-coalesce") is modules[1]
+    assert pick_module(modules, before="TritonGPURemoveLayoutConversions") is modules[1]
+
+
+def test_a_dump_module_keeps_the_dumps_line_numbers(tmp_path, capsys):
+    header = "// -----// IR Dump Before TritonGPUCoalesce: tritongpu-coalesce ('builtin.module' operation) //----- //"
+    path = tmp_path / "dump.txt"
+    path.write_text(_copy(header) + _copy(header, TRANSPOSE.replace("%x :", "%nope :")))
+    assert main([str(path)]) == 1
+    err = capsys.readouterr().err
+    assert f"{path}:13: reading the module printed before TritonGPUCoalesce" in err   # the second copy
+    assert f"ll-opt: error: {path}:17:29: use of undeclared SSA value name" in err
