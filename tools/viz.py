@@ -140,49 +140,149 @@ def _balanced(text: str, start: int) -> str:
 
 
 _ALIAS_NAME = re.compile(r"#[\w.$-]+")
+# The results an op line defines: `%x = `, `%x:2 = ` (a pack of 2), `%a, %b = `.
+_RESULTS = re.compile(r"^(?P<results>%[\w.$-]+(?::\d+)?(?:\s*,\s*%[\w.$-]+(?::\d+)?)*)\s*=\s")
 
 
 def find_value_type(module_text: str, value: str, filename: str = "<module>"):
     """(shape, encoding text) of ``value`` in a TTGIR module, read from its definition: the
-    result type of the op defining it (the last type after '->' or ':'), or its type in a
-    function/block argument list.  None if not found or not a tensor/memdesc with a layout; a
-    :class:`VizError` naming ``filename`` and the line if the encoding is malformed."""
-    name = value if value.startswith("%") else "%" + value
+    result type of the op defining it, or its type in a function/block argument list, or the
+    loop result type matching a loop-carried ``iter_args`` value.  ``%r#1`` names result 1 of a
+    pack.  None if not found or not a tensor/memdesc with a layout; a :class:`VizError` naming
+    ``filename`` and the line if the encoding is malformed."""
+    name, index = _value_name(value)
+    lines = module_text.splitlines()
     candidates = []   # (line number, the text from the value's type on)
-    for number, line in enumerate(module_text.splitlines(), start=1):
+    for number, line in enumerate(lines, start=1):
         stripped = line.strip()
-        if stripped.startswith(name + " =") or stripped.startswith(name + ":") and "=" in stripped.split(":")[1][:3]:
-            types = stripped.rsplit("->", 1)[1] if "->" in stripped else stripped.rsplit(" : ", 1)[-1]
-            candidates.append((number, types))
-        else:
-            m = re.search(re.escape(name) + r": ", stripped)
-            if m:
-                candidates.append((number, stripped[m.end():]))
-    for number, types in candidates:
-        m = _TYPE_START.search(types)
-        if not m:
+        results = _RESULTS.match(stripped)
+        position = _result_position(results.group("results"), name, index) if results else None
+        if position is not None:
+            # An op with regions (tt.reduce, scf.for, scf.if) may print its types after the
+            # brace that closes its last region, lines further down: read them from there too.
+            signature = stripped + " " + _after_regions(lines, number - 1)
+            candidates.append((number, _nth_type(_result_types(signature), position)))
             continue
-        inner = _balanced(types, m.start() + len(m.group(1)) - 1)[1:-1]
-        dims, _, rest = inner.partition(",")
-        parts = dims.strip().split("x")[:-1]
-        try:
-            shape = [int(p) for p in parts]
-        except ValueError:
-            return None
-        encoding = rest.strip()
-        if encoding.startswith("#"):
-            if encoding.startswith("#ttg.") and "<" in encoding:
-                encoding = _balanced(encoding, encoding.index("<"))
-                encoding = rest.strip()[:rest.strip().index("<")] + encoding
-            else:
-                alias = _ALIAS_NAME.match(encoding)
-                if alias is None:   # '#' and then no name: '#', '# A', '#"x"'
-                    raise VizError(f"{filename}:{number}: the type of {name} has a malformed layout encoding "
-                                   f"'{encoding.split('>')[0]}': expected an alias such as #blocked or an "
-                                   f"attribute such as #ttg.blocked<{{...}}>")
-                encoding = alias.group(0)
-            return shape, encoding
+        m = re.search(re.escape(name) + r": ", stripped)
+        if m:   # a function or block argument: `%x: tensor<...>`
+            candidates.append((number, stripped[m.end():]))
+            continue
+        carried = _iter_args_position(stripped, name)
+        if carried is not None:   # a loop-carried value has the type of the loop's result there
+            candidates.append((number, _nth_type(_result_types(stripped), carried)))
+    for number, types in candidates:
+        found = _shape_and_encoding(types, name, number, filename)
+        if found is not None:
+            return found
     return None
+
+
+def _value_name(value: str) -> tuple[str, "int | None"]:
+    """``%r#1`` -> (``%r``, 1); ``%r`` or ``r`` -> (``%r``, None)."""
+    name = value if value.startswith("%") else "%" + value
+    base, hash_sign, number = name.partition("#")
+    return (base, int(number)) if hash_sign and number.isdigit() else (name, None)
+
+
+def _result_position(results: str, name: str, index: "int | None") -> "int | None":
+    """Which result of an op defining ``results`` (``%a, %b:2``) ``name`` (``#index``) is, or None."""
+    position = 0
+    for result in results.split(","):
+        result_name, _, count = result.strip().partition(":")
+        size = int(count) if count else 1
+        if result_name == name and (index or 0) < size:
+            return position + (index or 0)
+        position += size
+    return None
+
+
+def _after_regions(lines: list[str], start: int) -> str:
+    """For an op on ``lines[start]`` that opens regions (more '{' than '}' on the line), the
+    text after the '}' closing its last region (``}) : (tensor<...>) -> tensor<...>``); else ""."""
+    depth = 0
+    for number in range(start, len(lines)):
+        for i, char in enumerate(_without_strings(lines[number])):
+            if char == "{":
+                depth += 1
+            elif char == "}":
+                depth -= 1
+                if depth == 0 and number > start:
+                    return lines[number][i + 1:]
+        if depth <= 0:
+            return ""   # no region opened on the op's line (attribute dictionaries close on it)
+    return ""
+
+
+def _without_strings(line: str) -> str:
+    """``line`` with the inside of its "..." strings blanked (braces in them are no regions)."""
+    return re.sub(r'"(?:[^"\\]|\\.)*"', lambda m: '"' + " " * (len(m.group()) - 2) + '"', line)
+
+
+def _result_types(signature: str) -> list[str]:
+    """The result types of an op's text: after its last '->' (a parenthesized list or one
+    type), or else after its last ' : ' (the op's one type list)."""
+    types = signature.rsplit("->", 1)[1] if "->" in signature else signature.rsplit(" : ", 1)[-1]
+    types = types.strip()
+    if types.startswith("("):
+        types = _balanced(types, 0)[1:-1]
+    return _split_top_level(types)
+
+
+def _split_top_level(text: str) -> list[str]:
+    """``tensor<4xf32, #a>, tensor<4xi32, #b>`` -> the two types (commas inside brackets kept)."""
+    parts, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        if char in "<[{(":
+            depth += 1
+        elif char in ">]})":
+            depth -= 1
+        elif char == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return [p.strip() for p in parts]
+
+
+def _nth_type(types: list[str], position: int) -> str:
+    """Result ``position``'s type; one type for all results (``%a:2 = tt.split %x : A -> B``): that one."""
+    return types[position] if position < len(types) else types[0] if len(types) == 1 else ""
+
+
+def _iter_args_position(line: str, name: str) -> "int | None":
+    """Which loop-carried value ``name`` is in a loop's ``iter_args(%a = %x, %b = %y)``, or None."""
+    m = re.search(r"iter_args\(", line)
+    if m is None:
+        return None
+    carried = _split_top_level(_balanced(line, m.end() - 1)[1:-1])
+    for position, binding in enumerate(carried):
+        if binding.split("=")[0].strip() == name:
+            return position
+    return None
+
+
+def _shape_and_encoding(types: str, name: str, number: int, filename: str):
+    """(shape, encoding text) of the first tensor or memdesc type in ``types``, or None."""
+    m = _TYPE_START.search(types)
+    if not m:
+        return None
+    inner = _balanced(types, m.start() + len(m.group(1)) - 1)[1:-1]
+    dims, _, rest = inner.partition(",")
+    parts = dims.strip().split("x")[:-1]
+    try:
+        shape = [int(p) for p in parts]
+    except ValueError:
+        return None
+    encoding = rest.strip()
+    if not encoding.startswith("#"):
+        return None
+    if encoding.startswith("#ttg.") and "<" in encoding:
+        return shape, encoding[:encoding.index("<")] + _balanced(encoding, encoding.index("<"))
+    alias = _ALIAS_NAME.match(encoding)
+    if alias is None:   # '#' and then no name: '#', '# A', '#"x"'
+        raise VizError(f"{filename}:{number}: the type of {name} has a malformed layout encoding "
+                       f"'{encoding.split('>')[0]}': expected an alias such as #blocked or an "
+                       f"attribute such as #ttg.blocked<{{...}}>")
+    return shape, alias.group(0)
 
 
 # ---------------------------------------------------------------------------- text output

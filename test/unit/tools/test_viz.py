@@ -116,6 +116,60 @@ def test_value_from_a_module_file(capsys):
     assert lines[2].split()[:3] == ["0:", "w0:t0:r0", "w0:t1:r0"]
 
 
+# Values defined by ops with regions: a tt.reduce as Triton prints it (generic form: the types
+# after the brace closing its region), a reduce of two results, a loop of two results and its
+# carried values.
+REGIONS_MODULE = """#blocked = #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [4, 1], order = [1, 0]}>
+#blocked1 = #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, "ttg.threads-per-warp" = 32 : i32} {
+  tt.func public @k(%x: tensor<32x32xf32, #blocked>, %i: tensor<32x32xi32, #blocked>, %n: i32) {
+    %m = "tt.reduce"(%x) <{axis = 1 : i32}> ({
+    ^bb0(%a: f32 loc("a"), %b: f32 loc("b")):
+      %s = arith.addf %a, %b : f32
+      tt.reduce.return %s : f32
+    }) : (tensor<32x32xf32, #blocked>) -> tensor<32xf32, #ttg.slice<{dim = 1, parent = #blocked}>> loc(#loc)
+    %p:2 = "tt.reduce"(%x, %i) <{axis = 0 : i32}> ({
+    ^bb0(%a: f32, %ai: i32, %b: f32, %bi: i32):
+      tt.reduce.return %a, %ai : f32, i32
+    }) : (tensor<32x32xf32, #blocked>, tensor<32x32xi32, #blocked>) -> (tensor<32xf32, #ttg.slice<{dim = 0, parent = #blocked}>>, tensor<32xi32, #ttg.slice<{dim = 0, parent = #blocked}>>)
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %init = arith.constant dense<0.0> : tensor<32xf32, #blocked1>
+    %acc:2 = scf.for %k = %c0 to %n step %c1 iter_args(%carried = %init, %row = %m) -> (tensor<32xf32, #blocked1>, tensor<32xf32, #ttg.slice<{dim = 1, parent = #blocked}>>)  : i32 {
+      scf.yield %carried, %row : tensor<32xf32, #blocked1>, tensor<32xf32, #ttg.slice<{dim = 1, parent = #blocked}>>
+    } {tt.num_stages = 1 : i32}
+    tt.return
+  }
+}
+#loc = loc("k.py":3:4)
+"""
+
+
+@pytest.mark.parametrize("value, encoding, shape", [
+    ("%m", "#ttg.slice<{dim = 1, parent = #blocked}>", [32]),
+    ("%p#0", "#ttg.slice<{dim = 0, parent = #blocked}>", [32]),
+    ("%p#1", "#ttg.slice<{dim = 0, parent = #blocked}>", [32]),
+    ("%acc#0", "#blocked1", [32]),
+    ("%acc#1", "#ttg.slice<{dim = 1, parent = #blocked}>", [32]),
+    ("%carried", "#blocked1", [32]),
+    ("%row", "#ttg.slice<{dim = 1, parent = #blocked}>", [32]),
+    ("%x", "#blocked", [32, 32]),
+])
+def test_values_defined_by_ops_with_regions_are_found(tmp_path, capsys, value, encoding, shape):
+    """Once ``no value %m with a tensor or memdesc type`` for the result of a tt.reduce."""
+    assert viz.find_value_type(REGIONS_MODULE, value) == (shape, encoding)
+    path = tmp_path / "k.ttgir"
+    path.write_text(REGIONS_MODULE)
+    code, out, err = run(["--file", str(path), "--value", value], capsys)
+    assert code == 0 and err == "" and out.splitlines()[0] == f"{value}: {encoding}"
+
+
+def test_block_arguments_without_a_layout_are_not_found():
+    # %a is a block argument of the reduce's region: a scalar, so there is no layout to show.
+    assert viz.find_value_type(REGIONS_MODULE, "%a") is None
+    assert viz.find_value_type(REGIONS_MODULE, "%p#2") is None   # a pack of 2 has no result 2
+
+
 @pytest.mark.parametrize("args, message", [
     (["#ttg.blocked<{sizePerThread = [1]}>", "--shape", "4"], "ll-viz: error: "),
     ([BLOCKED_4x8, "--shape", "3,4"], "every size must be a power of two"),
