@@ -188,6 +188,16 @@ def interesting_rows(results: list[KernelResult]) -> list:
     return chosen
 
 
+def matplotlib_missing() -> bool:
+    """True where matplotlib cannot be imported: it draws the pictures, and the demo runs
+    without them (everything else it shows is text)."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return True
+    return False
+
+
 def draw_pictures(results: list[KernelResult], out_dir: str) -> list[str]:
     from linear_layouts.tools.plan_view import draw_plan
 
@@ -244,9 +254,12 @@ def main_job(args) -> int:
             print(line)
     if not args.no_pictures:
         print()
-        print(f"Pictures of the most interesting plans (ll-viz --plan), in {args.out}/:")
-        for line in draw_pictures(results, args.out):
-            print(f"  {line}")
+        if matplotlib_missing():
+            print("Pictures need matplotlib (pip install matplotlib): none drawn")
+        else:
+            print(f"Pictures of the most interesting plans (ll-viz --plan), in {args.out}/:")
+            for line in draw_pictures(results, args.out):
+                print(f"  {line}")
     print()
     for line in summary(results):
         print(line)

@@ -105,3 +105,23 @@ def test_readme_excerpt_is_the_demo_output(tmp_path, monkeypatch):
     printed = {line.rstrip() for line in buffer.getvalue().splitlines()}
     assert [line for line in excerpt if line not in printed] == []
     assert len(excerpt) == 14
+
+
+def test_demo_without_matplotlib_runs_and_says_pictures_need_it(tmp_path):
+    """Once a traceback (ModuleNotFoundError in plan_view.draw_plan).  matplotlib is hidden from a
+    fresh process (``sys.modules['matplotlib'] = None`` makes every import of it fail)."""
+    import os
+    import subprocess
+    import sys
+
+    script = ("import sys; sys.modules['matplotlib'] = None\n"
+              "from linear_layouts.tools import demo\n"
+              f"sys.exit(demo.main(['--kernel', 'transpose', '--target', 'sm_90', '--no-compare', "
+              f"'--out', {str(tmp_path / 'pictures')!r}]))\n")
+    env = dict(os.environ, TRITON_CACHE_DIR=str(tmp_path / "cache"))
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, env=env)
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    assert [line for line in result.stdout.splitlines() if "matplotlib" in line] == \
+        ["Pictures need matplotlib (pip install matplotlib): none drawn"]
+    assert "Conversions on sm_90" in result.stdout and not (tmp_path / "pictures").exists()
