@@ -27,6 +27,10 @@ same linear layouts on every type of the op count once).  Example: in ``%r = tt.
 result as a candidate (and with it no conversion at all), and the store's fixed layout flows
 back to the convert.
 
+**Requirements.**  A key the backend's lowering would reject for its op
+(:mod:`.backend_requirements`: a ``cp.async`` copying under 4 bytes a thread) is never offered;
+:func:`enforce_requirements` also takes out a node's own key where it breaks one.
+
 **Loop weights.**  An op inside ``scf.for`` loops runs once per iteration of each: its weight is
 the product of their trip counts, static where the bounds and step are ``arith.constant``\\ s,
 ``ASSUMED_TRIPS`` otherwise (also for ``scf.while``).  A conversion of a loop's block argument
@@ -40,7 +44,8 @@ from dataclasses import dataclass, field, replace
 from typing import Optional
 
 from ...dialect import LayoutError
-from .layout_rules import GLOBAL_ACCESS_OPS, SHAPE_KINDS, SHARED_ACCESS_OPS, Rule, encoding_of, rule_for
+from .backend_requirements import AsyncCopyFacts, async_copy_problem, best_async_copy_vector
+from .layout_rules import ASYNC_COPY, GLOBAL_ACCESS_OPS, SHAPE_KINDS, SHARED_ACCESS_OPS, Rule, encoding_of, rule_for
 from .shared_access_costs import buffer_fastest_dim, memdesc_of
 from .layout_text import ModuleLines
 from ..ir.layouts import tensor_layout_of
@@ -65,10 +70,18 @@ class Node:
     position: int = -1                 # scf.for, scf.while: which carried value; scf.if: which result
     candidates: list[str] = field(default_factory=list)
     contiguity: object = None          # tt.load/tt.store: the pointers' (pointer_contiguity.Contiguity)
+    # cp.async: what its vector depends on besides the layout (backend_requirements.AsyncCopyFacts)
+    async_copy: object = None
 
     @property
     def stock_key(self) -> str:
         return self.rule.stock_key
+
+    def problem(self, key: str) -> Optional[str]:
+        """Why the backend would reject ``key`` for this node's op (None: it accepts it)."""
+        if self.async_copy is not None and self.position < 0:
+            return async_copy_problem(key, self.async_copy)
+        return None
 
     def __str__(self) -> str:
         what = {"scf.for": "iteration argument", "scf.while": "carried value"}.get(self.op.name, "result")
@@ -258,7 +271,8 @@ def build_graph(function: Operation, lines: ModuleLines, reorder_reductions: boo
             # priced by its addresses: an op whose pointers the analysis cannot read stays fixed
             fixed.append(FixedOp(op, loop_weight(op, lines), lines.header(op), contiguity))
             continue
-        node = Node(len(nodes), op, rule, loop_weight(op, lines), contiguity=contiguity)
+        node = Node(len(nodes), op, rule, loop_weight(op, lines), contiguity=contiguity,
+                    async_copy=AsyncCopyFacts.of(op, pointers) if op.name == ASYNC_COPY else None)
         nodes.append(node)
         node_of_op[id(op)] = node.index
         for result in op.results:
@@ -360,6 +374,8 @@ def propose_candidates(graph: LayoutGraph, pinned: frozenset = frozenset()) -> N
     def offer(node: Node, key: str) -> bool:
         if node.index in pinned or key in node.candidates or len(node.candidates) >= MAX_CANDIDATES:
             return False
+        if node.problem(key) is not None:      # the backend would reject it: never a candidate
+            return False
         signature = key_signature(graph, node, key)
         if signature is None or signature in signatures[node.index]:
             return False
@@ -396,6 +412,23 @@ def propose_candidates(graph: LayoutGraph, pinned: frozenset = frozenset()) -> N
                         changed |= offer(producer, key)
 
 
+def enforce_requirements(graph: LayoutGraph, pinned: frozenset = frozenset()) -> list[tuple[Node, str]]:
+    """Take every candidate the backend would reject out of the nodes not ``pinned`` (the
+    node's own key too: in ``ll-resolve-auto-layouts`` that is a first guess, not a layout that
+    compiled).  Returns (node, why) for each node left with no candidate it accepts; such a
+    node keeps its own key, and its op must be left to Triton."""
+    stuck = []
+    for node in graph.nodes:
+        if node.index in pinned:
+            continue
+        valid = [key for key in node.candidates if node.problem(key) is None]
+        if valid:
+            node.candidates = valid
+        else:
+            stuck.append((node, node.problem(node.stock_key)))
+    return stuck
+
+
 def _seeds(node: Node) -> list[str]:
     """A reduction's reduce-friendly key, a load's or store's coalesced key, a local load's or
     store's key with 16-byte vectors along its buffer (where they differ from its own)."""
@@ -404,7 +437,8 @@ def _seeds(node: Node) -> list[str]:
         seeds.append(reduce_friendly(node.stock_key, node.op.operands[0].tensor_type.shape, node.rule.axis))
     elif node.op.name in GLOBAL_ACCESS_OPS and node.contiguity is not None:
         pointer = node.op.operands[0].tensor_type
-        seeds.append(coalesced(node.stock_key, pointer.shape, node.contiguity.dim, node.contiguity.vector,
+        vector = best_async_copy_vector(node.async_copy) if node.async_copy is not None else node.contiguity.vector
+        seeds.append(coalesced(node.stock_key, pointer.shape, node.contiguity.dim, vector,
                                pointee_bytes(pointer.element_type)))
     elif node.op.name in SHARED_ACCESS_OPS and node.position < 0:
         # 16-byte vectors along the buffer's consecutive elements (the widest a plan reads)

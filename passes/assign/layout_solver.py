@@ -167,7 +167,9 @@ def solve(graph: LayoutGraph, costs: Costs, pipes: bool = False, floor: float = 
     pipe (:meth:`.pipe_time.Work.time` with the DRAM ``floor``), ties broken by the sum."""
     stock = graph.stock_keys()
     if all(len(node.candidates) == 1 for node in graph.nodes):
-        return Solution(stock, assignment_cost(graph, stock, costs), True, "no choice")
+        # each node's one candidate: its own key, unless a backend requirement took that out
+        only = [node.candidates[0] for node in graph.nodes]
+        return Solution(only, assignment_cost(graph, only, costs), True, "no choice")
     if pipes and (costs.node_work is None or costs.conversion_work is None):
         raise ValueError("solve(pipes=True) needs the per-pipe costs (Costs.node_work, Costs.conversion_work)")
     program, x = _build_program(graph, costs, pipes)

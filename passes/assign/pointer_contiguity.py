@@ -60,6 +60,7 @@ def _pow2(value: int) -> int:
 
 
 _INT = re.compile(r"= arith\.constant (?:dense<)?(-?\d+)>? : ")
+_PREDICATE = re.compile(r"arith\.cmpi (\w+),")
 _ATTRIBUTE = {name: re.compile(name + r" = (-?\d+)") for name in ("axis", "start")}
 
 
@@ -67,6 +68,7 @@ class PointerAnalysis:
     def __init__(self, lines: ModuleLines, function_header: str, argument_names: list[str]):
         self.lines = lines
         self._memo: dict[int, Optional[Affine]] = {}
+        self._constancy_memo: dict[int, tuple] = {}
         # tt.divisibility of each argument, read from the function's first line
         self.argument_divisibility = {}
         for index, name in enumerate(argument_names):
@@ -122,7 +124,9 @@ class PointerAnalysis:
 
     def _affine(self, value: Value) -> Optional[Affine]:
         tensor_type = value.tensor_type
-        if tensor_type is None or value.is_block_argument:
+        if tensor_type is not None and value.is_block_argument:
+            return self._loop_carried(value)
+        if tensor_type is None:
             return None
         rank = len(tensor_type.shape)
         op = value.owner
@@ -182,6 +186,33 @@ class PointerAnalysis:
             return Affine(strides, min(LARGE, a.divisibility * b.divisibility), divisors)
         return None
 
+    def _loop_carried(self, argument: Value) -> Optional[Affine]:
+        """An ``scf.for`` iteration argument (pointers advanced each iteration, ``ptrs += step``):
+        what its initial value and what the body yields have in common, as Triton's AxisInfo
+        joins them.  Assumed to be the initial value, the yielded value is read; where it has the
+        same strides, the argument has them with the smaller divisibility, read again until
+        nothing changes.  Example: ``src + r * 64 + c`` advanced by ``4096`` f16 each iteration
+        keeps strides (64, 1) and 16-byte alignment."""
+        owner = argument.owner.parent.parent if argument.owner.parent is not None else None
+        if owner is None or owner.name != "scf.for" or argument.index < 1:
+            return None
+        position = argument.index - 1
+        terminator = owner.regions[0].blocks[0].operations[-1]
+        if 3 + position >= len(owner.operands) or position >= len(terminator.operands):
+            return None
+        assumed = self.affine(owner.operands[3 + position])
+        for _ in range(4):
+            if assumed is None:
+                return None
+            memo = dict(self._memo)
+            self._memo[id(argument)] = assumed
+            joined = _join(assumed, self.affine(terminator.operands[position]))
+            if joined == assumed:
+                return assumed
+            self._memo = memo                      # read again under the weaker assumption
+            assumed = joined
+        return None
+
     def _uniform_constant(self, value: Value) -> Optional[int]:
         op = value.defining_op
         if op is None:
@@ -203,6 +234,81 @@ class PointerAnalysis:
         affine = self.affine(value)
         return affine.divisibility if affine is not None else 1
 
+    def run_start_divisibility(self, affine: Affine, dim: int) -> int:
+        """What the first element of every run along ``dim`` is a multiple of: the base and
+        every other dim's stride (Triton's AxisInfo divisibility along ``dim``)."""
+        divisibility = affine.divisibility
+        for d, stride in enumerate(affine.strides):
+            if d != dim and stride != 0:
+                divisibility = min(divisibility, affine.stride_divisor(d))
+        return divisibility
+
+    def constancy(self, value: Value) -> tuple:
+        """Per dim, the length of the aligned runs along it that hold one value (for a mask:
+        how many consecutive elements one mask bit covers), as Triton's AxisInfo proves it;
+        1 along a dim the analysis cannot read.
+
+        Read: splats and splat constants (constant along every dim), ``broadcast`` (constant
+        along a stretched dim), ``expand_dims``, ``andi``/``ori``/``xori`` (the smaller of
+        the two), and ``cmpi`` of an index against a bound constant along the dim: for
+        ``c < n`` with ``c`` running 0..63 along the dim and ``n`` a multiple of 16, runs of
+        16 (the bound can only fall on a multiple of 16)."""
+        if id(value) in self._constancy_memo:
+            return self._constancy_memo[id(value)]
+        tensor_type = value.tensor_type
+        shape = tuple(tensor_type.shape) if tensor_type is not None else ()
+        self._constancy_memo[id(value)] = (1,) * len(shape)       # a cycle (loop-carried) is unknown
+        result = self._constancy(value, shape)
+        self._constancy_memo[id(value)] = result
+        return result
+
+    def _constancy(self, value: Value, shape: tuple) -> tuple:
+        unknown = (1,) * len(shape)
+        if value.is_block_argument:
+            return unknown
+        op = value.owner
+        name = op.name
+        if name == "tt.splat" or (name == "arith.constant" and "dense<[" not in self.lines.header(op)):
+            return shape
+        if name == "ttg.convert_layout":
+            return self.constancy(op.operands[0])
+        if name == "tt.broadcast":
+            source = op.operands[0].tensor_type.shape
+            inner = self.constancy(op.operands[0])
+            return tuple(shape[d] if source[d] == 1 and shape[d] != 1 else inner[d] for d in range(len(shape)))
+        if name == "tt.expand_dims":
+            axis = self._attribute(op, "axis")
+            if axis is None:
+                return unknown
+            inner = list(self.constancy(op.operands[0]))
+            inner.insert(axis, 1)
+            return tuple(inner)
+        if name in ("arith.andi", "arith.ori", "arith.xori"):
+            a, b = self.constancy(op.operands[0]), self.constancy(op.operands[1])
+            return tuple(min(x, y) for x, y in zip(a, b))
+        if name == "arith.cmpi":
+            m = _PREDICATE.search(self.lines.header(op))
+            a, b = self.affine(op.operands[0]), self.affine(op.operands[1])
+            if m is None or a is None or b is None:
+                return unknown
+            return tuple(self._compare_constancy(m.group(1), a, b, d, shape[d]) for d in range(len(shape)))
+        return unknown
+
+    def _compare_constancy(self, predicate: str, a: Affine, b: Affine, dim: int, size: int) -> int:
+        """Triton's rule for ``cmpi`` along one dim (the cases every release we support agrees
+        on): both sides constant along it: the whole dim; one side running 0, 1, 2, ... along
+        it and the other constant, compared so that the result flips at most once, from a
+        run start on: the gcd of the run and both sides' divisibility."""
+        if a.strides[dim] == 0 and b.strides[dim] == 0:
+            return size
+        if a.strides[dim] == 1 and b.strides[dim] == 0 and predicate in ("slt", "ult", "sge", "uge"):
+            running, bound = a, b
+        elif a.strides[dim] == 0 and b.strides[dim] == 1 and predicate in ("sgt", "ugt", "sle", "ule"):
+            running, bound = b, a
+        else:
+            return 1
+        return min(size, self.run_start_divisibility(running, dim), self.run_start_divisibility(bound, dim))
+
     def contiguity(self, pointer: Value) -> Optional[Contiguity]:
         """Along which dim a pointer tensor's elements are consecutive, and the vector width its
         alignment allows (None: the pointers are not an affine function the analysis reads)."""
@@ -220,6 +326,15 @@ class PointerAnalysis:
                 alignment = min(alignment, affine.stride_divisor(d) * element_bytes)
         vector = max(1, min(16, alignment) // element_bytes)
         return Contiguity(dim, min(vector, pointer.tensor_type.shape[dim]))
+
+
+def _join(a: Affine, b: Optional[Affine]) -> Optional[Affine]:
+    """What two values with the same strides have in common (None where the strides differ)."""
+    if b is None or a.strides != b.strides:
+        return None
+    rank = len(a.strides)
+    return Affine(a.strides, min(a.divisibility, b.divisibility),
+                  tuple(min(a.stride_divisor(d), b.stride_divisor(d)) for d in range(rank)))
 
 
 def pointee_bytes(pointer_type: str) -> int:

@@ -14,8 +14,10 @@ stores, ``scf.for`` iteration arguments, ``scf.if`` results, ``scf.while`` carri
 key.  Keys spread from op to op both ways, from these seeds, in this order:
 
 1. the layouts the author fixed (``set_auto_layout``'s result): its operand is asked for it;
-2. each load or store not reached yet: the coalesced blocked layout its pointers allow
-   (:func:`.layout_seeds.coalesced`, from :mod:`.pointer_contiguity`);
+2. each load, store or ``cp.async`` not reached yet (``cp.async`` first): the coalesced
+   blocked layout its pointers allow (:func:`.layout_seeds.coalesced`, from
+   :mod:`.pointer_contiguity`; for ``cp.async`` the vector its mask allows too, so that the
+   first guess copies at least 4 bytes a thread wherever some layout does);
 3. any op still without a key: the coalesced layout of its shape with one element per thread.
 
 Where two keys meet at one value (the conflict Triton rejects with "found conflicting encodings
@@ -37,8 +39,9 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ...dialect.attributes import BlockedEncoding
-from ..assign.layout_rules import (ELEMENTWISE_OPS, ELEMENTWISE_PREFIXES, GLOBAL_ACCESS_OPS, SHARED_ACCESS_OPS, Rule,
-                                   slice_parts, trans_order)
+from ..assign.backend_requirements import AsyncCopyFacts, best_async_copy_vector
+from ..assign.layout_rules import (ASYNC_COPY, ELEMENTWISE_OPS, ELEMENTWISE_PREFIXES, GLOBAL_ACCESS_OPS,
+                                   SHARED_ACCESS_OPS, Rule, slice_parts, trans_order)
 from ..assign.layout_seeds import coalesced
 from ..assign.layout_text import WARP_PARTITIONS
 from ..assign.pointer_contiguity import PointerAnalysis, pointee_bytes
@@ -258,11 +261,16 @@ def seed_layouts(function: Operation, lines, num_warps: int, lanes: int) -> Seed
             work.append(unit)
     spread()
     pointers = PointerAnalysis(lines, lines.header(function), lines.of[id(function)].arguments)
-    for unit in units:                      # 2. loads and stores: their pointers' coalesced layout
-        if unit.key is None and unit.op.name in GLOBAL_ACCESS_OPS:
+    # 2. loads, stores and cp.async: their pointers' coalesced layout; cp.async first, since the
+    # backend rejects one that copies under 4 bytes a thread while a narrow load only costs more
+    accesses = sorted((u for u in units if u.op.name in GLOBAL_ACCESS_OPS), key=lambda u: u.op.name != ASYNC_COPY)
+    for unit in accesses:
+        if unit.key is None:
             pointer = unit.op.operands[0]
             contiguity = pointers.contiguity(pointer)
             dim, vector = (contiguity.dim, contiguity.vector) if contiguity else (len(pointer.tensor_type.shape) - 1, 1)
+            if unit.op.name == ASYNC_COPY:      # the widest the mask allows too
+                vector = best_async_copy_vector(AsyncCopyFacts.of(unit.op, pointers))
             give(unit, coalesced_for(pointer.tensor_type.shape, pointee_bytes(pointer.tensor_type.element_type),
                                      dim, vector, warps_of(unit.op, lines, num_warps), lanes), f"coalesced:{dim}:{vector}")
             spread()

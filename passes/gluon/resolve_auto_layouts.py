@@ -49,8 +49,10 @@ from ..assign.assign_layouts import make_costs, rewrite
 from .auto_seeds import AUTO_ENCODINGS, SET_AUTO_LAYOUT, Seeding, Unresolvable, is_auto, seed_layouts, touches_auto
 from ..ir.diagnostics import IRError
 from ..framework import ModulePass, PassContext, PassFailure
-from ..assign.layout_graph import build_graph, propose_candidates
-from ..assign.layout_rules import GLOBAL_ACCESS_OPS
+from ..assign.layout_graph import build_graph, enforce_requirements, propose_candidates
+from ..assign.backend_requirements import AsyncCopyFacts, async_copy_problem
+from ..assign.layout_rules import ASYNC_COPY, GLOBAL_ACCESS_OPS, encoding_of
+from ..assign.pointer_contiguity import PointerAnalysis
 from ..assign.layout_seeds import coalesced
 from ..assign.layout_solver import assignment_work, solve
 from ..assign.layout_text import ModuleLines, TextMismatch
@@ -59,7 +61,7 @@ from .layout_expression import gluon_layout_expression
 from .rematerialize import rematerialize_conversions
 from ..ir.op_locations import no_result_locations
 from ..ir.op_locations import users_of
-from ..ir.snapshot import Module, Operation, parse_module
+from ..ir.snapshot import Module, Operation, ops_under, parse_module
 
 INSERTED = "ll-resolve-auto"          # the location of the conversions step 1 inserts
 _AUTO_TYPE = re.compile(r"tensor<((?:[^<>]|<[^<>]*>)*?), #gluon\.(?:auto|coalesced)_encoding>")
@@ -262,6 +264,7 @@ def resolve_module(module: Module, target: "str | Target | None" = None, compare
         module.canonicalize()
         module.cse()
         _locate_inserted_conversions(module)
+        _check_backend_requirements(module)
     except (Unresolvable, TextMismatch, IRError) as error:
         result.reason = str(error).splitlines()[0]
         return result
@@ -318,9 +321,12 @@ def _choose(seeded_module: Module, seeded: Seeded, target: Target, result: Resol
                            if not (id(n.op) in free_ops if n.position < 0
                                    else n.position in free_loop_positions.get(id(n.op), ())))
         propose_candidates(graph, pinned)
+        for node, why in enforce_requirements(graph, pinned):
+            raise Unresolvable(node.op, f"no layout the backend accepts: {why} (left to Triton's resolution)")
         costs = make_costs(graph, target)
         solution = solve(graph, costs)
-        keys = solution.keys if solution.optimal else graph.stock_keys()
+        # not optimal: each node's first candidate (its own key, where the backend accepts it)
+        keys = solution.keys if solution.optimal else [node.candidates[0] for node in graph.nodes]
         result.groups += _group_remarks(graph, keys, seeding, original_of, seeded.located)
         rewrite(graph, keys, lines, counter)
     return lines.text()
@@ -455,6 +461,21 @@ def _locate_inserted_conversions(module: Module) -> None:
     module.rewrite_text(lambda _text: lines.text())
 
 
+def _check_backend_requirements(module: Module) -> None:
+    """Every ``cp.async`` of the resolved module copies at least 4 bytes a thread, as the
+    backend's lowering will compute it on this very module (:mod:`..assign.backend_requirements`):
+    the last word before a kernel is handed on, whatever chose its layouts."""
+    lines = ModuleLines(module, module.print(debuginfo=True))
+    for function in _functions(module):
+        pointers = PointerAnalysis(lines, lines.header(function), lines.of[id(function)].arguments)
+        for op in ops_under(function):
+            if op.name != ASYNC_COPY or encoding_of(op.operands[0]) is None:
+                continue
+            problem = async_copy_problem(encoding_of(op.operands[0]), AsyncCopyFacts.of(op, pointers))
+            if problem is not None:
+                raise Unresolvable(op, f"{problem} (left to Triton's resolution)")
+
+
 def modelled_cost(module: Module, target: Target) -> float:
     """The whole module's modelled cost under its own layouts (loop-weighted, every op the
     model prices), as ``ll-assign-layouts`` prices Triton's assignment."""
@@ -507,6 +528,8 @@ class ResolveAutoLayouts(ModulePass):
     def apply(self, module: Module, context: PassContext) -> None:
         resolution = resolve_module(module, context.target, compare=self.compare)
         if not resolution.resolved and resolution.reason != "no automatic layouts":
+            if context.remarks or self.report:       # why, also where Triton's resolution fails too
+                context.report(f"{module.filename}: remark: [{self.name}] {resolution.remarks()[0]}")
             raise PassFailure(None, resolution.reason)
         if context.remarks or self.report:
             for line in resolution.remarks():

@@ -1,0 +1,148 @@
+"""What the backend's lowering requires of an op's distributed layout: requirements a layout
+choice must meet, not costs.  A candidate that breaks one is never chosen (by
+``ll-assign-layouts``, by ``ll-resolve-auto-layouts``, nor suggested by the advice): the
+lowering would reject the kernel, whatever the cost model says of it.
+
+``cp.async`` (``ttg.async_copy_global_to_local``).  Triton's lowering
+(``AsyncCopyGlobalToLocalOpConversion``, the same in 3.6 and 3.9) copies, per instruction, one
+run of elements that is at once
+
+* consecutive in one thread's registers along the layout's ``order[0]`` (Triton reads the order
+  off the linear layout: the dim of its first register basis, else the last dim);
+* consecutive and aligned in global memory along that dim: at most the pointers' contiguity
+  along it and their divisibility over the element size (Triton's AxisInfo, which reads
+  ``tt.divisibility`` of the arguments; here :mod:`.pointer_contiguity`, which claims no more);
+* under one mask bit: at most the mask's constancy along that dim;
+* consecutive in the shared buffer (registers to offsets, the buffer's own layout).
+
+A run under 4 bytes is an error ("cp.async does not support transfers smaller than 4 bytes");
+4, 8 and 16 bytes are one instruction (``cp.async.ca`` 4 / 8, ``cp.async.cg`` 16), longer runs
+several 16-byte ones.  So for f16: pointers known 16-byte aligned along a row, a buffer whose
+rows are consecutive, ``sizePerThread = [1, 8]`` copies 16 bytes; ``[1, 1]`` copies 2 bytes and
+is rejected; and with no alignment known (no ``tt.divisibility``) every layout is rejected: the
+pointers are only known 2-byte aligned.  Elements of 4 bytes or more always meet it.
+
+Where this analysis cannot read the pointers, the mask or the buffer, it claims one element a
+copy: a sub-4-byte element type then has no valid layout here, and the op is left to Triton.
+
+Other requirements of the backend are met by construction, not checked here: ``ldmatrix`` /
+``stmatrix`` and vector widths of local loads and stores are chosen by the lowering from any
+layout (our plans too, :mod:`lowering.local_memory`); MMA operands and results, TMA copies
+(which take no distributed layout) and memory descriptors are fixed ops the assignment never
+changes (:mod:`.layout_rules`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Optional
+
+from ...dialect import LayoutError
+from ..ir.layouts import tensor_layout_of
+from .pointer_contiguity import Contiguity, PointerAnalysis, pointee_bytes
+from .shared_access_costs import _buffer
+
+# The fewest bytes one cp.async may copy.
+MIN_ASYNC_COPY_BYTES = 4
+
+
+@dataclass(frozen=True)
+class AsyncCopyFacts:
+    """What a ``cp.async``'s vector depends on besides its layout."""
+
+    shape: tuple                       # the pointers' shape
+    element_bytes: int
+    pointer: Optional[Contiguity]      # the contiguous dim and aligned vector (None: unread)
+    mask_constancy: Optional[tuple]    # per dim (None: no mask)
+    memdesc_type: str                  # the shared destination's type
+
+    @classmethod
+    def of(cls, op, pointers: PointerAnalysis) -> "AsyncCopyFacts":
+        """The facts of one ``ttg.async_copy_global_to_local`` (operands: pointers, buffer,
+        then mask and other if present)."""
+        pointer = op.operands[0]
+        masks = [v for v in op.operands[2:] if v.tensor_type is not None and v.tensor_type.element_type == "i1"]
+        return cls(tuple(pointer.tensor_type.shape), pointee_bytes(pointer.tensor_type.element_type),
+                   pointers.contiguity(pointer), pointers.constancy(masks[0]) if masks else None,
+                   op.operands[1].type)
+
+
+def first_register_dim(layout) -> int:
+    """Triton's ``order[0]`` of a distributed linear layout: the dim its first moving register
+    basis moves along (the last dim where no register moves)."""
+    for basis in layout.bases.get("register", ()):
+        for dim, x in enumerate(basis):
+            if x:
+                return dim
+    return len(layout.out_dim_names) - 1
+
+
+def contiguous_registers(layout, dim: int) -> int:
+    """How many consecutive registers of a thread hold consecutive elements along ``dim``
+    (Triton's ``getContigPerThread``): the leading register bases 1, 2, 4, ... along it."""
+    run = 1
+    for basis in layout.bases.get("register", ()):
+        if basis[dim] != run or any(x for d, x in enumerate(basis) if d != dim):
+            break
+        run *= 2
+    return run
+
+
+@lru_cache(maxsize=4096)
+def async_copy_elements(key: str, facts: AsyncCopyFacts) -> int:
+    """The elements one thread's ``cp.async`` copies at once with its pointers in ``key``, as
+    Triton's lowering computes it (see the module docstring); 1 where unread."""
+    try:
+        layout = tensor_layout_of(key, facts.shape)
+    except (LayoutError, ValueError):
+        return 1
+    buffer = _buffer(facts.memdesc_type)
+    if facts.pointer is None or buffer is None or buffer[1]:
+        return 1
+    dim = first_register_dim(layout)
+    pointer_run = facts.pointer.vector if dim == facts.pointer.dim else 1
+    mask_run = facts.mask_constancy[dim] if facts.mask_constancy is not None else pointer_run
+    try:
+        shared_run = layout.invert_and_compose(buffer[0]).num_consecutive_in_out()
+    except (LayoutError, ValueError):
+        return 1
+    return max(1, min(contiguous_registers(layout, dim), pointer_run, mask_run, shared_run))
+
+
+def async_copy_problem(key: str, facts: AsyncCopyFacts) -> Optional[str]:
+    """Why ``key`` is not a layout the backend accepts for this ``cp.async`` (None: it is)."""
+    if facts.element_bytes >= MIN_ASYNC_COPY_BYTES:
+        return None
+    copied = async_copy_elements(key, facts) * facts.element_bytes
+    if copied >= MIN_ASYNC_COPY_BYTES:
+        return None
+    return f"cp.async would copy {copied} bytes per instruction (at least {MIN_ASYNC_COPY_BYTES} needed): " + \
+        limiting_fact(facts)
+
+
+def limiting_fact(facts: AsyncCopyFacts) -> str:
+    """The fact that keeps a ``cp.async`` of sub-4-byte elements narrow, in words."""
+    if facts.pointer is None:
+        return "its pointers are not an affine function this analysis reads"
+    if _buffer(facts.memdesc_type) is None or _buffer(facts.memdesc_type)[1]:
+        return "its buffer's layout is not one this analysis reads"
+    if facts.pointer.vector * facts.element_bytes < MIN_ASYNC_COPY_BYTES:
+        return (f"its pointers are known {facts.pointer.vector * facts.element_bytes}-byte aligned only "
+                f"(tt.divisibility of the base and strides)")
+    if facts.mask_constancy is not None and facts.mask_constancy[facts.pointer.dim] * facts.element_bytes < \
+            MIN_ASYNC_COPY_BYTES:
+        return f"its mask may change every {facts.mask_constancy[facts.pointer.dim]} element(s) along dim {facts.pointer.dim}"
+    return (f"no layout runs along dim {facts.pointer.dim} (its pointers' contiguous dim) in both memories: "
+            f"the buffer's consecutive elements run another way, or are swizzled apart")
+
+
+def best_async_copy_vector(facts: AsyncCopyFacts) -> int:
+    """The widest run (elements, at most 16 bytes) the pointers and the mask allow along the
+    pointers' contiguous dim: the vector of the coalesced layout offered for a ``cp.async``."""
+    if facts.pointer is None:
+        return 1
+    vector = min(facts.pointer.vector, 16 // max(1, facts.element_bytes))
+    if facts.mask_constancy is not None:
+        vector = min(vector, facts.mask_constancy[facts.pointer.dim])
+    return max(1, vector)
