@@ -1,20 +1,34 @@
 # linear-layouts: two commands on a fresh machine.
 #
-#   make demo         the main job: compile the bundled kernels (examples/) for sm_90 and gfx942
-#                     with our layout engine and report every conversion (ll-demo --tour: the algebra)
-#   make test         pytest + lit in .venv with the newest triton (3.9)
-#   make test-compat  the same in .venv-compat with triton 3.6.0 (what torch 2.11 pins)
+#   make demo           the main job: compile the bundled kernels (examples/) for sm_90 and gfx942
+#                       with our layout engine and report every conversion (ll-demo --tour: the algebra)
+#   make test           pytest + lit in .venv with the newest triton (3.9; Python >= 3.11)
+#   make test-compat    the same in .venv-compat with triton 3.6.0 (what torch 2.11 pins)
+#   make test-releases  lit and the drop-in, Gluon and report tests under triton 3.7 and 3.8
+#                       (torch 2.12-2.13 and 2.14 pin them), each in .venv-3.7 / .venv-3.8
+#   make smoke          build a wheel, install it (not editable) into a fresh .venv-smoke with
+#                       the runtime dependencies only, and run every entry point from it
+#                       (SMOKE_TRITON=3.6.0 for triton 3.6; default: the newest)
 #
 # Each target creates or refreshes its virtual environment first: the stamp file is rebuilt
-# whenever pyproject.toml or this Makefile changes.
+# whenever pyproject.toml or this Makefile changes.  The editable installs get the start-up
+# hook that a wheel installs by itself (tools/install/startup_hook.py).
 
-PYTHON      ?= python3
-VENV        ?= .venv
-COMPAT_VENV ?= .venv-compat
-PYTEST_ARGS ?=
-LIT_ARGS    ?= -q
+PYTHON        ?= python3
+VENV          ?= .venv
+COMPAT_VENV   ?= .venv-compat
+SMOKE_VENV    ?= .venv-smoke
+SMOKE_TRITON  ?= 3.9
+PYTEST_ARGS   ?=
+LIT_ARGS      ?= -q
+# The tests run under every release torch pins but the newest and the oldest (those run everything).
+RELEASE_TESTS ?= test/unit/passes/test_hook.py test/unit/passes/test_hook_fallback.py \
+                 test/unit/passes/test_startup.py test/unit/passes/gluon test/unit/passes/advice \
+                 test/unit/tools/test_report.py test/unit/tools/test_report_cli.py \
+                 test/unit/tools/test_report_auto_layouts.py test/unit/tools/test_packaging.py
 
-.PHONY: demo test test-compat test-unit test-lit check-lit venv venv-compat bench-algebra clean
+.PHONY: demo test test-compat test-releases test-release test-unit test-lit check-lit venv venv-compat \
+        smoke bench-algebra clean check-python-3.11
 
 demo: $(VENV)/.installed
 	$(VENV)/bin/ll-demo
@@ -25,22 +39,41 @@ test: $(VENV)/.installed
 test-compat: $(COMPAT_VENV)/.installed
 	$(MAKE) --no-print-directory test-lit test-unit VENV=$(COMPAT_VENV)
 
+test-releases:
+	$(MAKE) --no-print-directory test-release RELEASE=3.7
+	$(MAKE) --no-print-directory test-release RELEASE=3.8
+
+test-release: .venv-$(RELEASE)/.installed
+	$(MAKE) --no-print-directory test-lit test-unit VENV=.venv-$(RELEASE) PYTEST_ARGS="$(PYTEST_ARGS)" \
+	    UNIT_TESTS="$(RELEASE_TESTS)"
+
 # lit first and pytest last, so that a run ends with pytest's summary line.
 test-lit:
 	$(VENV)/bin/python -c "import triton; print('triton', triton.__version__)"
 	$(VENV)/bin/lit $(LIT_ARGS) test/lit
 
+UNIT_TESTS ?= test/unit
 test-unit:
-	$(VENV)/bin/python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS) test/unit
+	$(VENV)/bin/python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS) $(UNIT_TESTS)
 
 venv: $(VENV)/.installed
 venv-compat: $(COMPAT_VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml Makefile
+# Triton 3.9 has wheels for Python 3.11 and newer only: say so rather than let pip pick an older
+# triton in silence.
+check-python-3.11:
+	@$(PYTHON) -c "import sys; sys.exit(sys.version_info < (3, 11))" || { \
+	  echo "error: triton 3.9 (what 'make test' and 'make demo' install) needs Python >= 3.11;" \
+	       "$(PYTHON) is $$($(PYTHON) -V 2>&1)." >&2; \
+	  echo "       Run 'make PYTHON=python3.11 test', or 'make test-compat' (triton 3.6, Python >= 3.10)." >&2; \
+	  exit 1; }
+
+$(VENV)/.installed: pyproject.toml Makefile | check-python-3.11
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install -q --upgrade pip
-	$(VENV)/bin/python -m pip install -q --upgrade "triton>=3.6,<3.10"
+	$(VENV)/bin/python -m pip install -q --upgrade "triton>=3.9,<3.10"
 	$(VENV)/bin/python -m pip install -q -e ".[test,viz]"
+	$(VENV)/bin/python tools/install/startup_hook.py install
 	touch $@
 
 $(COMPAT_VENV)/.installed: pyproject.toml Makefile
@@ -48,10 +81,31 @@ $(COMPAT_VENV)/.installed: pyproject.toml Makefile
 	$(COMPAT_VENV)/bin/python -m pip install -q --upgrade pip
 	$(COMPAT_VENV)/bin/python -m pip install -q "triton==3.6.0"
 	$(COMPAT_VENV)/bin/python -m pip install -q -e ".[test,viz]"
+	$(COMPAT_VENV)/bin/python tools/install/startup_hook.py install
 	touch $@
+
+.venv-%/.installed: pyproject.toml Makefile
+	test -x .venv-$*/bin/python || $(PYTHON) -m venv .venv-$*
+	.venv-$*/bin/python -m pip install -q --upgrade pip
+	.venv-$*/bin/python -m pip install -q "triton==$*.*"
+	.venv-$*/bin/python -m pip install -q -e ".[test,viz]"
+	.venv-$*/bin/python tools/install/startup_hook.py install
+	touch $@
+
+# The package as users get it: a wheel, installed with its runtime dependencies only, used from
+# outside the source tree.
+smoke:
+	rm -rf $(SMOKE_VENV) dist
+	$(PYTHON) -m venv $(SMOKE_VENV)
+	$(SMOKE_VENV)/bin/python -m pip install -q --upgrade pip
+	$(SMOKE_VENV)/bin/python -m pip wheel -q --no-deps --wheel-dir dist .
+	$(SMOKE_VENV)/bin/python -m pip install -q "triton==$(SMOKE_TRITON).*" dist/linear_layouts-*.whl
+	cd /tmp && $(CURDIR)/$(SMOKE_VENV)/bin/python $(CURDIR)/test/smoke/installed_package.py
+	$(SMOKE_VENV)/bin/python -m pip install -q matplotlib
+	cd /tmp && $(CURDIR)/$(SMOKE_VENV)/bin/python $(CURDIR)/test/smoke/installed_package.py --pictures
 
 bench-algebra: $(VENV)/.installed
 	$(VENV)/bin/python benchmarks/algebra.py
 
 clean:
-	rm -rf $(VENV) $(COMPAT_VENV) build *.egg-info test/lit/**/Output
+	rm -rf $(VENV) $(COMPAT_VENV) $(SMOKE_VENV) .venv-3.7 .venv-3.8 build dist *.egg-info test/lit/**/Output

@@ -10,17 +10,26 @@ Subpackages, with dependencies pointing one way (tools -> passes -> lowering -> 
 The drop-in for Triton: ``linear_layouts.enable()`` makes every kernel compiled afterwards
 (``triton.compile`` and ``@triton.jit``) use our layout engine; ``disable()`` and the context
 manager ``enabled()`` undo it.  Setting ``LINEAR_LAYOUTS=1`` (or ``=legacy``) in the environment
-turns it on when this package is imported; ``python -m linear_layouts run prog.py`` does so for
-a program that does not import it.  ``LINEAR_LAYOUTS=report`` records every kernel compiled and
-writes a report of their layout conversions when the process ends (``python -m linear_layouts
-report prog.py`` does the same for one program).
+turns it on in every Python process of a program, right after the process imports triton: the
+package installs a start-up hook (``linear-layouts-startup.pth``) that imports this package only
+where the variable is set, so the worker processes torch.compile compiles kernels in are reached
+too (``passes.environment``, ``passes.after_triton``).  ``LINEAR_LAYOUTS=report`` records every
+kernel compiled and writes a report of their layout conversions when the process ends
+(``python -m linear_layouts report prog.py`` does the same for one program).
 """
 
-import os as _os
-
-from .dialect import LayoutError, LinearLayout
 from .passes.version import __version__
+
 __all__ = ["LayoutError", "LinearLayout", "__version__", "enable", "disable", "enabled", "stats"]
+
+
+def __getattr__(name):
+    # The algebra is imported on first use: ``import linear_layouts`` runs in every process of a
+    # program where LINEAR_LAYOUTS is set (the start-up hook), and must cost next to nothing there.
+    if name in ("LayoutError", "LinearLayout"):
+        from . import dialect
+        return getattr(dialect, name)
+    raise AttributeError(f"module 'linear_layouts' has no attribute {name!r}")
 
 
 def enable(mode: str = "linear", **options):
@@ -48,22 +57,43 @@ def enabled(mode: str = "linear", **options):
     return hook.enabled(mode, **options)
 
 
-if _os.environ.get("LINEAR_LAYOUTS", "").strip().lower() == "report":
-    # Record every kernel and write a report at exit (tools.report; LINEAR_LAYOUTS_REPORT_* options).
-    from .tools import report as _report
+def _turn_on_from_environment(mode: str) -> None:
+    """``LINEAR_LAYOUTS``, once triton is imported: record for a report, or ``enable()``."""
+    import warnings
+
+    if mode == "report":   # LINEAR_LAYOUTS_REPORT_* options (tools.report)
+        from .tools import report
+
+        try:
+            report.start_from_environment()
+        except (report.ReportSetupError, OSError) as error:
+            warnings.warn(f"linear-layouts report stays off: {error}", RuntimeWarning, stacklevel=2)
+        return
+    from .passes import hook
 
     try:
-        _report.start_from_environment()
-    except (_report.ReportSetupError, OSError) as _error:  # must not break `import linear_layouts`
-        import warnings as _warnings
+        hook.enable_from_environment()
+    except hook.PluginError as error:
+        warnings.warn(f"linear-layouts stays off: {error}", RuntimeWarning, stacklevel=2)
 
-        _warnings.warn(f"linear-layouts report stays off: {_error}", RuntimeWarning, stacklevel=2)
-elif _os.environ.get("LINEAR_LAYOUTS", "").strip() not in ("", "0"):
-    from .passes import hook as _hook
+
+def _read_environment() -> None:
+    """``LINEAR_LAYOUTS`` set: the plugin turns on as soon as triton is imported (now, if it is).
+    A value we cannot read is a warning, never an error: importing us must not break a program."""
+    from .passes import environment
 
     try:
-        _hook.enable_from_environment()
-    except _hook.PluginError as _error:  # a bad value must not break `import linear_layouts`
-        import warnings as _warnings
+        mode = environment.requested_mode()
+        environment.requested_options()
+    except environment.SettingError as error:
+        import warnings
 
-        _warnings.warn(f"linear-layouts stays off: {_error}", RuntimeWarning, stacklevel=2)
+        warnings.warn(f"linear-layouts stays off: {error}", RuntimeWarning, stacklevel=3)
+        return
+    if mode is not None:
+        from .passes.after_triton import call_after_triton_import
+
+        call_after_triton_import(lambda: _turn_on_from_environment(mode))
+
+
+_read_environment()

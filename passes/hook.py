@@ -14,8 +14,15 @@ other way round:
   on-disk cache and for ``@triton.jit``'s in-memory cache); we return ``(key, hash)`` naming
   our version, mode and pipeline.
 * Triton 3.6 does not.  There, while the plugin is on, Triton's cache directory is a
-  sub-directory of its own named after that same key, and every ``@triton.jit`` function's
+  sub-directory of its own named after that same key (``passes.cache_dirs``, which does the
+  same for torch.compile's caches under every release), and every ``@triton.jit`` function's
   in-memory kernel cache is cleared whenever the plugin is switched on or off.
+
+Processes started later (torch.compile's compile workers, spawned workers, subprocesses) get
+the setting through the environment: ``enable()`` writes ``LINEAR_LAYOUTS`` and
+``LINEAR_LAYOUTS_OPTIONS`` (``passes.environment``), the package's start-up hook turns the
+plugin on in them right after they import triton (``passes.after_triton``), and a pool of
+torch.compile workers already running is restarted (``passes.inductor``).
 
 Usage::
 
@@ -54,13 +61,14 @@ from __future__ import annotations
 import contextlib
 import gc
 import hashlib
+import inspect
 import os
 import re
 import signal
 import sys
 import threading
 import warnings
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field, replace
 from typing import Optional, Sequence, Union
 
 from ..lowering.emit.emit_nvidia import GUARD_MARK
@@ -78,6 +86,7 @@ from .pipeline import PipelineError, parse_pipeline, pipeline_text
 # (apply_advice=True) and Gluon's automatic layouts (Gluon kernels only) are most of the plugin's
 # import time, which every process that calls enable() pays before its first compile
 # (benchmarks/studies/first_compile.py).
+from . import cache_dirs, cache_hits, environment, inductor, shared_stats
 from .ir.snapshot import parse_module, snapshot_of
 from .verified_islands import source_fingerprint
 from .version import __version__
@@ -103,6 +112,10 @@ class PluginConfig:
     # Gluon kernels: the report's layout advice applied to the ``ttgir`` stage's result
     # (``ll-apply-advice``), where the author's layouts are final.
     apply_advice: bool = False
+    # enable()'s keyword arguments that differ from their defaults, as JSON-able values: written
+    # to the environment (LINEAR_LAYOUTS_OPTIONS) so that processes started later, torch.compile's
+    # workers among them, compile as this one does (passes.environment).
+    enable_options: dict = field(default_factory=dict, compare=False, hash=False)
 
     @property
     def pipeline(self) -> str:
@@ -210,8 +223,26 @@ def enable(mode: Union[Mode, str] = Mode.LINEAR, *, only: Union[None, str, Seque
                               apply_advice=apply_advice)
     except (OptionError, PipelineError) as error:
         raise PluginError(str(error)) from None
+    given = {"only": only, "pipeline": pipeline, "verify": verify, "report": report, "remarks": remarks,
+             "assign_layouts": assign_layouts, "resolve_auto_layouts": resolve_auto_layouts,
+             "apply_advice": apply_advice}
+    config = replace(config, enable_options=_non_default_options(given))
     _switch_to(config)
     return config
+
+
+def _non_default_options(given: dict) -> dict:
+    """enable()'s keyword arguments that differ from its defaults, as JSON values (a sequence of
+    methods as ``"shuffle,shared"``, an enum as its word)."""
+    defaults = {name: parameter.default for name, parameter in inspect.signature(enable).parameters.items()}
+    options = {}
+    for name, value in given.items():
+        if isinstance(value, (list, tuple)):
+            value = ",".join(getattr(item, "value", str(item)) for item in value)
+        value = getattr(value, "value", value)
+        if value != getattr(defaults[name], "value", defaults[name]):
+            options[name] = value
+    return options
 
 
 def _config_from(mode, only, pipeline, verify, **flags: bool) -> PluginConfig:
@@ -267,13 +298,16 @@ def _switch_to(config: Optional[PluginConfig]) -> None:
     previous, _config = _config, config
     if config is not None:
         _install_trampoline(triton.knobs.runtime)
-        if not hook_consulted_for_cache_key():
-            _use_private_cache_dir(config)
+        cache_dirs.use_plugin_directories(config.cache_hash, hook_consulted_for_cache_key())
+        environment.export(config.mode.value, config.enable_options)
     else:
         _remove_trampoline_if_on_top(triton.knobs.runtime)
-        _restore_cache_dir()
+        cache_dirs.restore_stock_directories()
+        environment.unexport()
+    cache_hits.install(config is not None and config.remarks)
     if config != previous:
         forget_jit_kernels()
+        inductor.follow_setting_change()
 
 
 def _trampoline_in_chain(current) -> bool:
@@ -313,67 +347,27 @@ def _remove_trampoline_if_on_top(runtime) -> None:
 
 
 def enable_from_environment() -> Optional[PluginConfig]:
-    """Honour ``LINEAR_LAYOUTS``: ``1``/``linear`` or ``legacy`` turns the plugin on; unset,
-    empty or ``0`` leaves it off."""
-    value = os.environ.get("LINEAR_LAYOUTS", "").strip().lower()
-    if value in ("", "0", "off", "false"):
+    """Honour ``LINEAR_LAYOUTS`` (``1``/``linear`` or ``legacy`` turns the plugin on; unset,
+    empty or ``0`` leaves it off) with ``LINEAR_LAYOUTS_OPTIONS`` (``enable()``'s keyword
+    arguments as JSON); see ``passes.environment``."""
+    try:
+        mode = environment.requested_mode()
+        options = environment.requested_options()
+    except environment.SettingError as error:
+        raise PluginError(str(error)) from None
+    if mode is None:
         return None
-    mode = Mode.LINEAR.value if value in ("1", "on", "true") else value
-    if mode not in {member.value for member in Mode}:
-        hint = " (report is for programs that import linear_layouts, or: python -m linear_layouts report)" \
-            if mode == "report" else ""
-        raise PluginError(f"LINEAR_LAYOUTS={value!r}: expected 1, linear or legacy{hint}")
-    return enable(mode)
+    if mode == "report":
+        raise PluginError(f"LINEAR_LAYOUTS='report': report is for programs that import linear_layouts, "
+                          f"or: python -m linear_layouts report")
+    unknown = sorted(set(options) - set(inspect.signature(enable).parameters) - {"mode"})
+    if unknown or "mode" in options:
+        raise PluginError(f"{environment.OPTIONS_VARIABLE}: unknown option(s) {', '.join(unknown or ['mode'])}; "
+                          f"expected keyword arguments of enable() (the mode is LINEAR_LAYOUTS itself)")
+    return enable(mode, **options)
 
 
-# --------------------------------------------------------------------------- caches (3.6)
-
-CACHE_DIR_VARIABLE = "TRITON_CACHE_DIR"
-
-
-@dataclass
-class _SavedCacheDir:
-    """What ``triton.knobs.cache.dir`` was before the plugin pointed it at its own directory.
-
-    Setting that knob pins it (later changes of ``TRITON_CACHE_DIR`` are ignored) and writes the
-    environment variable too, so putting it back by assignment would leave both pinned to
-    the old value.  Where the knob followed the environment, ``disable()`` lets it follow the
-    environment again and gives the variable back its old value (or none)."""
-
-    directory: str                   # the directory in use before
-    pinned: bool                     # set in Python (knobs.cache.dir = ...) rather than by the environment
-    environment: Optional[str]       # TRITON_CACHE_DIR before (None: unset)
-
-
-_saved_cache: Optional[_SavedCacheDir] = None
-
-
-def _use_private_cache_dir(config: PluginConfig) -> None:
-    global _saved_cache
-    import triton
-
-    if _saved_cache is None:
-        cache = triton.knobs.cache
-        _saved_cache = _SavedCacheDir(cache.dir, "dir" in vars(cache), os.environ.get(CACHE_DIR_VARIABLE))
-    triton.knobs.cache.dir = os.path.join(_saved_cache.directory, "linear_layouts", config.cache_hash[:16])
-
-
-def _restore_cache_dir() -> None:
-    global _saved_cache
-    if _saved_cache is None:
-        return
-    import triton
-
-    saved, _saved_cache = _saved_cache, None
-    if saved.pinned:
-        triton.knobs.cache.dir = saved.directory
-        return
-    vars(triton.knobs.cache).pop("dir", None)          # follow the environment again
-    if saved.environment is None:
-        os.environ.pop(CACHE_DIR_VARIABLE, None)
-    else:
-        os.environ[CACHE_DIR_VARIABLE] = saved.environment
-
+# --------------------------------------------------------------------------- in-memory caches
 
 def forget_jit_kernels() -> None:
     """Forget the kernels ``@triton.jit`` functions keep in memory, so none compiled under the
@@ -464,10 +458,30 @@ def stats() -> PluginStats:
     return _stats
 
 
+def combined_stats(directory: str) -> PluginStats:
+    """The counts every process of a program wrote into ``directory`` (``LINEAR_LAYOUTS_STATS_DIR``,
+    see ``passes.shared_stats``), added up."""
+    total = PluginStats()
+    for snapshot in shared_stats.read_snapshots(directory):
+        for name, value in snapshot.items():
+            if name == "fallbacks":
+                total.fallbacks += [Fallback(**f) for f in value]
+            elif isinstance(getattr(total, name, None), int):
+                setattr(total, name, getattr(total, name) + value)
+    return total
+
+
+def _share_stats() -> None:
+    shared_stats.write_snapshot(asdict(_stats))
+
+
 def reset_stats() -> None:
     global _stats
     _stats = PluginStats()
     _warned_specializations.clear()
+
+
+shared_stats.reset_in_forked_children(reset_stats)
 
 
 # Signals that stop a compile from outside (Ctrl-C, a harness's time limit, a closed terminal).
@@ -706,6 +720,8 @@ class _WrappedStages:
         stages["llir"] = self.llir
         for name in self.after_llir:
             stages[name] = self._later_stage(name)
+        if shared_stats.directory() is not None:
+            stages[self.last_stage] = _then_share_stats(stages[self.last_stage])
 
     def llir(self, src, metadata):
         names = _op_names(src)
@@ -781,6 +797,16 @@ class _WrappedStages:
         if kernel.lowered.assigned:
             _stats.kernels_assigned += 1
             _stats.conversions_after_assignment += kernel.lowered.conversions_after_assignment
+
+
+def _then_share_stats(stage):
+    """The kernel's last stage, then this process's counts written for the program's total."""
+    def run(src, metadata):
+        try:
+            return stage(src, metadata)
+        finally:
+            _share_stats()
+    return run
 
 
 def _has_work_for(config: PluginConfig, op_names: Sequence[str]) -> bool:

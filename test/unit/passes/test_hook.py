@@ -169,7 +169,7 @@ def test_environment_variable_values(monkeypatch):
     monkeypatch.setenv("LINEAR_LAYOUTS", "0")
     assert hook.enable_from_environment() is None
     monkeypatch.setenv("LINEAR_LAYOUTS", "sometimes")
-    with pytest.raises(hook.PluginError, match="expected 1, linear or legacy"):
+    with pytest.raises(hook.PluginError, match="expected 1, linear, legacy or report"):
         hook.enable_from_environment()
 
 
@@ -238,7 +238,7 @@ def test_enable_checks_every_option_when_given(kwargs, message):
 
 def test_bad_environment_value_warns_at_import_and_fails_the_runner(tmp_path):
     env = dict(os.environ, LINEAR_LAYOUTS="garbage")
-    imported = subprocess.run([sys.executable, "-c", "import linear_layouts; print(linear_layouts.passes.hook.active_config())"],
+    imported = subprocess.run([sys.executable, "-c", "import linear_layouts, triton; from linear_layouts.passes import hook; print(hook.active_config())"],
                               capture_output=True, text=True, env=env, cwd=tmp_path)
     assert imported.returncode == 0 and "Traceback" not in imported.stderr
     assert "linear-layouts stays off" in imported.stderr and "None" in imported.stdout

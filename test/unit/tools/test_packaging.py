@@ -34,3 +34,40 @@ def test_regular_install_contains_every_subpackage(tmp_path):
     assert "(empty layout)" in out
     # Tests, benchmarks and build files are not part of the package.
     assert not (target / "linear_layouts" / "test").exists()
+
+
+def _listed_packages() -> set:
+    import tomllib
+
+    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
+        return set(tomllib.load(f)["tool"]["setuptools"]["packages"])
+
+
+def test_every_package_folder_is_listed_in_pyproject():
+    # The list is written by hand (the import package is the repository root, which setuptools'
+    # discovery cannot map): a folder with an __init__.py that is missing from it would be
+    # missing from every wheel (it was: passes/gluon and passes/advice).
+    folders = set()
+    for top in ("dialect", "passes", "lowering", "tools", "examples"):
+        for directory, subdirectories, files in os.walk(os.path.join(ROOT, top)):
+            subdirectories[:] = [d for d in subdirectories if d != "__pycache__"]
+            if "__init__.py" in files:
+                relative = os.path.relpath(directory, ROOT).replace(os.sep, ".")
+                folders.add(f"linear_layouts.{relative}")
+    listed = _listed_packages()
+    assert folders - listed == set(), "package folders missing from pyproject.toml's packages"
+    assert listed - folders == {"linear_layouts"}, "pyproject.toml lists packages that do not exist"
+
+
+def test_wheel_installs_the_startup_hook_at_the_top_of_site_packages(tmp_path):
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--wheel-dir", str(tmp_path), ROOT],
+                   check=True, capture_output=True)
+    import zipfile
+
+    (wheel,) = tmp_path.glob("linear_layouts-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "linear_layouts_startup.pth" in names
+    for package in _listed_packages():
+        assert package.replace(".", "/") + "/__init__.py" in names, package
+    # the build step's own folder is not shipped
+    assert not any(name.startswith("linear_layouts/tools/install/") for name in names)
