@@ -22,8 +22,11 @@ per kernel), as if a program had compiled it once.
 
 import os
 import runpy
+import shutil
 import sys
+import tempfile
 import traceback
+from dataclasses import asdict
 
 USAGE = ("usage: python -m linear_layouts run PROGRAM.py [ARGS...]\n"
          "       (LINEAR_LAYOUTS=legacy selects the legacy baseline; --quiet before the program: no summary)\n"
@@ -94,9 +97,15 @@ def run_command(argv: list) -> int:
     problem = not_a_python_program(args.program)
     if problem:
         return _error(problem)
-    from .passes import hook
+    from .passes import hook, shared_stats
 
     os.environ.setdefault("LINEAR_LAYOUTS", "linear")
+    # The program's workers (torch.compile's, multiprocessing's) compile in processes of their
+    # own: each writes its counts into one directory, added up for the summary at exit.
+    own_stats_directory = None
+    if not args.quiet and shared_stats.directory() is None:
+        own_stats_directory = tempfile.mkdtemp(prefix="ll-run-stats-")
+        os.environ[shared_stats.STATS_DIR_VARIABLE] = own_stats_directory
     try:
         if hook.active_config() is None:
             hook.enable_from_environment()
@@ -106,16 +115,20 @@ def run_command(argv: list) -> int:
         _run_program(args.program, args.args)
     finally:   # however the program ends (sys.exit, an exception): what the plugin did
         if not args.quiet:
-            print_summary(hook.stats())
+            shared_stats.write_snapshot(asdict(hook.stats()))   # this process's last counts
+            print_summary(hook.combined_stats(shared_stats.directory()))
+        if own_stats_directory:
+            shutil.rmtree(own_stats_directory, ignore_errors=True)
     return 0
 
 
 def print_summary(stats) -> None:
-    """``linear_layouts.stats().summary()`` on stderr, with what it cannot count."""
+    """``linear_layouts.stats().summary()`` of every process of the program, on stderr, with
+    what it cannot count."""
     print(stats.summary(), file=sys.stderr)
     if stats.kernels == 0:
-        # Only compiles in this process reach the plugin: a kernel from Triton's cache does not.
-        print("linear-layouts: (kernels served from Triton's cache, or compiled in other processes, are not counted; "
+        # Only compiles reach the plugin: a kernel Triton serves from its cache does not.
+        print("linear-layouts: (kernels served from Triton's cache are not counted; "
               "TRITON_ALWAYS_COMPILE=1 compiles every kernel again)", file=sys.stderr)
 
 

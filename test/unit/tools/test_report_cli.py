@@ -148,6 +148,16 @@ def test_run_prints_the_plugins_summary_unless_quiet(tmp_path):
     assert quiet.returncode == 0 and "linear-layouts:" not in quiet.stderr, quiet.stderr
 
 
+def test_run_counts_the_kernels_of_the_programs_workers(tmp_path):
+    """A kernel compiled in a process the program starts is in the summary (LINEAR_LAYOUTS_STATS_DIR)."""
+    (tmp_path / "worker.py").write_text("import linear_layouts\n" + PROGRAM)
+    (tmp_path / "program.py").write_text("import subprocess, sys\n"
+                                         "subprocess.run([sys.executable, 'worker.py'], check=True)\n")
+    run = linear_layouts(tmp_path, "run", "program.py")
+    assert run.returncode == 0, run.stderr
+    assert "linear-layouts: 1 kernels, 1 with islands" in run.stderr
+
+
 def test_run_says_what_the_summary_cannot_count(tmp_path):
     """Nothing compiled in this process: the summary says why that may read 0."""
     (tmp_path / "program.py").write_text("print('no kernels')\n")
