@@ -119,6 +119,27 @@ def element_at(prefix: tuple[int, ...], row: int, col: int, rank: int) -> tuple[
     return prefix + (row, col)
 
 
+# Every picture of ll-viz (layouts, comparisons, plans) is written at PICTURE_DPI and at most
+# MAX_PICTURE_PIXELS on its long side (a 64 x 64 comparison was once 5475 x 2940 pixels).
+PICTURE_DPI = 150
+MAX_PICTURE_PIXELS = 2400
+
+# The mark of a cell (a bank conflict, an element that changes thread): a black hatched border.
+# Black is in none of the palettes below (tab20's darkest colour is a grey at 50%, tab20b's a
+# dark blue), so a mark never reads as a warp's or a bank's colour, as red once did (tab20's
+# colour of warp 3 and the mark were the same red).
+MARK_COLOUR = (0.0, 0.0, 0.0, 1.0)
+MARK_HATCH = "//"
+
+
+def warp_colours() -> list:
+    """The colours of warps in pictures (matplotlib's tab20: a warp's even and odd CTA get a
+    pair of shades)."""
+    import matplotlib.pyplot as plt
+
+    return [plt.get_cmap("tab20")(i) for i in range(20)]
+
+
 def bank_colours(count: int = 32) -> list:
     """``count`` distinct RGBA colours (one per shared-memory bank): matplotlib's tab20 and
     tab20b, 40 colours, none repeated, so 32 banks (or 64 on AMD's wide reads, 2 per colour

@@ -28,7 +28,7 @@ from linear_layouts.lowering.element_type import storage_bits_of
 from linear_layouts.lowering.emit.emit_llvm import mnemonic
 from linear_layouts.lowering.instructions import AccessKind, AccessShape
 from linear_layouts.lowering.plan import Barrier, ConversionPlan, Method, SharedAccess, Unsupported
-from linear_layouts.tools.layout_view import bank_colours
+from linear_layouts.tools.layout_view import MARK_COLOUR, MAX_PICTURE_PIXELS, PICTURE_DPI, bank_colours
 from linear_layouts.lowering.target import Target
 
 # ----------------------------------------------------------------------------- naming
@@ -210,9 +210,15 @@ def _first(plan: ConversionPlan, stores: bool) -> SharedAccess | None:
     return None
 
 
-def _draw_access(ax, access: SharedAccess, plan: ConversionPlan, title: str, cmap) -> None:
+# A scratch line's cells (a square per bank) are labelled only down to this height: a label
+# (``t31+1``, 4.5 points) needs about 0.2 inch of width.
+SMALLEST_LABELLED_LINE_INCHES = 0.2
+
+
+def _draw_access(ax, access: SharedAccess, plan: ConversionPlan, title: str, cmap, labels: bool = True) -> None:
     """Scratch lines (128 bytes = 32 banks) touched by ``access``: cells coloured by bank,
-    labelled with the lane(s), red border where the bank conflicts."""
+    labelled with the lane(s) (with ``labels``), the mark (a ``MARK_COLOUR`` border) where the
+    bank conflicts."""
     from matplotlib.patches import PathPatch, Rectangle
     from matplotlib.path import Path
 
@@ -233,15 +239,16 @@ def _draw_access(ax, access: SharedAccess, plan: ConversionPlan, title: str, cma
         if t.conflict:
             mark = Rectangle((bank + 0.06, row + 0.06), 0.88, 0.88)
             conflicts.append(mark.get_patch_transform().transform_path(mark.get_path()))
-        label = f"t{t.lanes[0]}" + (f"+{len(t.lanes) - 1}" if len(t.lanes) > 1 else "")
-        ax.text(bank + 0.5, row + 0.5, label, ha="center", va="center", fontsize=4.5)
+        if labels:
+            label = f"t{t.lanes[0]}" + (f"+{len(t.lanes) - 1}" if len(t.lanes) > 1 else "")
+            ax.text(bank + 0.5, row + 0.5, label, ha="center", va="center", fontsize=4.5)
     rows = max(len(lines), 1)
     ax.imshow(image, extent=(0, banks, rows, 0), interpolation="none")
     xs = [v for b in range(banks + 1) for v in (b, b, np.nan)] + [v for _ in range(rows + 1) for v in (0, banks, np.nan)]
     ys = [v for _ in range(banks + 1) for v in (0, rows, np.nan)] + [v for r in range(rows + 1) for v in (r, r, np.nan)]
     ax.plot(xs, ys, color="white", linewidth=0.5)
     if conflicts:
-        ax.add_patch(PathPatch(Path.make_compound_path(*conflicts), fill=False, edgecolor="red", lw=1.4))
+        ax.add_patch(PathPatch(Path.make_compound_path(*conflicts), fill=False, edgecolor=MARK_COLOUR, lw=1.4))
     ax.set_xlim(0, banks)
     ax.set_ylim(max(len(lines), 1), 0)
     ax.set_aspect("equal")
@@ -250,8 +257,9 @@ def _draw_access(ax, access: SharedAccess, plan: ConversionPlan, title: str, cma
     ax.set_xlabel("bank (4-byte word within a 128-byte line)", fontsize=7)
     ax.set_ylabel("scratch line (byte offset)", fontsize=7)
     waves, phases = access_wavefronts(access, plan.element_bits, plan.target)
+    what = "label: lane, +N: N more lanes on the word" if labels else "lines too thin to label"
     ax.set_title(f"{title}\n{waves} wavefronts in {phases} phases, {waves - phases} conflicts "
-                 f"(label: lane, +N: N more lanes on the word; red: conflict)", fontsize=7)
+                 f"({what}; black border: conflict)", fontsize=7)
 
 
 def _draw_round(ax, rnd, number: int, plan: ConversionPlan, cmap) -> None:
@@ -284,13 +292,16 @@ def draw_plan(plan: ConversionPlan, path: str, what: str = "") -> None:
 
     import textwrap
 
+    longest = MAX_PICTURE_PIXELS / PICTURE_DPI   # inches
     header = "\n".join(textwrap.wrap(what, 110)) + "\n" if what else ""
     header += \
         f"{lowering_name(plan)} on {plan.target.name}, {plan.element_bits}-bit elements: {cost_line(plan)}"
     if plan.shuffle is not None:
         rounds = list(plan.shuffle.rounds)
+        round_inches = min(1.9, (longest - 1.0) / len(rounds))
         fig, axes = plt.subplots(len(rounds), 1, squeeze=False,
-                                 figsize=(max(8.0, plan.target.warp_size * 0.3), 1.9 * len(rounds) + 1.0))
+                                 figsize=(min(longest, max(8.0, plan.target.warp_size * 0.3)),
+                                          round_inches * len(rounds) + 1.0))
         cmap = plt.get_cmap("tab10")
         for number, (ax, rnd) in enumerate(zip(axes[:, 0], rounds)):
             _draw_round(ax, rnd, number, plan, cmap)
@@ -298,18 +309,21 @@ def draw_plan(plan: ConversionPlan, path: str, what: str = "") -> None:
         store, load = _first(plan, True), _first(plan, False)
         counts = Counter(instruction_name(op, plan.element_bits, plan.target) for op in plan.shared.ops
                          if isinstance(op, SharedAccess))
-        # Store above load, each as tall as the scratch lines it touches.
+        # Store above load, each as tall as the scratch lines it touches; lines get thinner
+        # where up to 128 of them would make the picture taller than MAX_PICTURE_PIXELS.
         heights = [max(1, min(64, len({t.word // plan.target.num_banks for t in access_touches(a, plan)})))
                    for a in (store, load)]
-        fig, axes = plt.subplots(2, 1, squeeze=False, figsize=(11.0, 0.34 * sum(heights) + 3.0),
+        line_inches = min(0.34, (longest - 3.0) / sum(heights))
+        fig, axes = plt.subplots(2, 1, squeeze=False, figsize=(11.0, line_inches * sum(heights) + 3.0),
                                  gridspec_kw={"height_ratios": heights})
         cmap = bank_colours(plan.target.num_banks)   # one distinct colour per bank
         for ax, access, kind in ((axes[0, 0], store, "store"), (axes[1, 0], load, "load")):
             name = instruction_name(access, plan.element_bits, plan.target)
-            _draw_access(ax, access, plan, f"first {kind}: {name} (1 of {counts[name]}), warp 0", cmap)
+            _draw_access(ax, access, plan, f"first {kind}: {name} (1 of {counts[name]}), warp 0", cmap,
+                         labels=line_inches >= SMALLEST_LABELLED_LINE_INCHES)
     else:
         raise ValueError(f"a {plan.method} plan moves no data between threads: nothing to draw")
     fig.suptitle(header, fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=150)
+    fig.savefig(path, dpi=PICTURE_DPI)
     plt.close(fig)

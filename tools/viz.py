@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 import sys
+from dataclasses import dataclass
 
 from linear_layouts.dialect import LayoutError, LinearLayout
 from linear_layouts.lowering.element_type import storage_bits_of
@@ -365,20 +366,59 @@ def picture_grid(layout: LinearLayout, window: "tuple[int, int] | None" = None) 
     return shown_rows, shown_cols, rows, cols, element
 
 
+# Picture sizes.  A picture is at most view.MAX_PICTURE_PIXELS on its long side: cells shrink to
+# fit, and once a cell is too small for a label of MIN_LABEL_POINTS (about 9 pixels) the cells go
+# unlabelled; the legend still says what each colour is.
+LARGEST_CELL_INCHES = 0.55
+LABEL_POINTS = 6.0
+MIN_LABEL_POINTS = 4.5
+PANEL_MARGIN_INCHES = 0.9     # a panel's tick labels and axis label
+TITLE_INCHES = 1.6            # titles and notes above the panels, axis labels below
+LEGEND_ROW_INCHES = 0.22
+LEGEND_COLUMNS = 16
+
+
+@dataclass(frozen=True)
+class PictureSize:
+    """How large a picture of ``panels`` grids of ``rows`` x ``cols`` cells is drawn."""
+
+    cell_inches: float
+    width_inches: float
+    height_inches: float
+    label_points: float   # the cells' label font size; 0: no labels (cells too small to read them)
+
+
+def picture_size(rows: int, cols: int, panels: int, label_lines: int, legend_rows: int) -> PictureSize:
+    """The size that fits view.MAX_PICTURE_PIXELS: the largest cells that fit (at most
+    LARGEST_CELL_INCHES), and labels of ``label_lines`` lines (``t5`` / ``r2`` / ``×4``) as large
+    as a cell holds them (at most LABEL_POINTS), or none below MIN_LABEL_POINTS."""
+    longest = view.MAX_PICTURE_PIXELS / view.PICTURE_DPI
+    legend_inches = legend_rows * LEGEND_ROW_INCHES
+    cell = min(LARGEST_CELL_INCHES,
+               (longest - 0.5 - panels * PANEL_MARGIN_INCHES) / (panels * cols),
+               (longest - TITLE_INCHES - legend_inches) / rows)
+    width = min(longest, panels * (max(3.5, cols * cell) + PANEL_MARGIN_INCHES) + 0.5)
+    height = min(longest, max(2.5, rows * cell) + TITLE_INCHES + legend_inches)
+    cell_points = cell * 72
+    # A label of n lines needs about 1.25 n line heights; its widest line ("1023", "t31") about
+    # 2.5 font sizes of width.
+    points = min(LABEL_POINTS, cell_points / (1.25 * label_lines), cell_points / 2.5)
+    return PictureSize(cell, width, height, points if points >= MIN_LABEL_POINTS else 0.0)
+
+
 def draw(path: str, panels: list[tuple[str, LinearLayout]], bits: int,
          marked: set | None = None, mark_label: str = "", target=None,
          window: "tuple[int, int] | None" = None) -> None:
     """Write a PNG/SVG: one panel per layout, cells coloured by warp (distributed) or bank of
-    ``target`` (shared, 32 distinct colours), labelled with lane/register or offset; ``marked``
-    cells get a red border.  A 1-D layout is drawn as rows of ``ROW_LENGTH_1D``; ``window``
-    (rows, columns) draws only the top-left cells (a note says which)."""
+    ``target`` (shared, 32 distinct colours), labelled with lane/register or offset where cells
+    are large enough, a legend of the colours below; ``marked`` cells get the mark (a
+    ``layout_view.MARK_COLOUR`` border, no warp's or bank's colour; hatched in unlabelled cells).
+    A 1-D layout is drawn as rows of ``ROW_LENGTH_1D``; ``window`` (rows, columns) draws only the
+    top-left cells (a note says which)."""
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-        from matplotlib.patches import PathPatch, Rectangle
-        from matplotlib.path import Path
-        import numpy as np
     except ImportError:
         raise VizError("pictures need matplotlib: pip install matplotlib")
     if not path.endswith((".png", ".svg", ".pdf")):
@@ -386,88 +426,140 @@ def draw(path: str, panels: list[tuple[str, LinearLayout]], bits: int,
     import textwrap
 
     first = panels[0][1]
-    rows, cols, all_rows, all_cols, element_of = picture_grid(first, window)
-    rank = len(first.out_dims)
-    cell_inches = 0.55 if cols <= 32 else max(0.12, 18.0 / cols)
-    panel_width = max(4.0, cols * cell_inches)
-    fig, axes = plt.subplots(1, len(panels), squeeze=False,
-                             figsize=(panel_width * len(panels) + 0.5, max(2.5, rows * cell_inches) + 1.6))
-    cmap = plt.get_cmap("tab20")
-    banks = view.bank_colours(64)
-    font = 6 if cols <= 16 else 4.5 if cols <= 32 else 0
-    # Labels are drawn only where they fit and stay few (matplotlib draws text one by one);
-    # colours are one image and marks one collection, so a 256 x 256 picture takes seconds.
-    if rows * cols > 4096:
-        font = 0
-    copies_seen = False
-    for ax, (title, layout) in zip(axes[0], panels):
-        shared = view.is_shared(layout)
-        holders = view.holders_by_element(layout)
-        image = np.ones((rows, cols, 4))
-        marks = []
-        for r in range(rows):
-            for c in range(cols):
-                element = element_of(r, c)
-                hs = holders.get(element, [])
-                h = hs[0] if hs else None
-                if h is None:
-                    label = ""
-                elif shared:
-                    bank = view.bank_of(h.get("offset"), bits, target)
-                    image[r, c] = banks[bank % len(banks)]
-                    label = f"{h.get('offset')}\nb{bank}"
-                else:
-                    image[r, c] = cmap((h.get("warp") * 2 + (h.get("block") % 2)) % 20)
-                    label = f"t{h.get('lane')}\nr{h.get('register')}"
-                    if len(hs) > 1:
-                        label += f"\n×{len(hs)}"
-                        copies_seen = True
-                if marked and element in marked:
-                    marks.append(Rectangle((c + 0.05, r + 0.05), 0.9, 0.9))
-                if font and label:
-                    ax.text(c + 0.5, r + 0.5, label, ha="center", va="center", fontsize=font)
-        # "none": vector backends embed the image unresampled (one pixel per cell: a small SVG)
-        ax.imshow(image, extent=(0, cols, rows, 0), interpolation="none")
-        # Cell borders and marks are one path each (an SVG of one element, not one per cell).
-        if cols <= 64 and rows <= 64:   # white cell borders, where cells are large enough to see them
-            xs = [v for c in range(cols + 1) for v in (c, c, np.nan)]
-            ys = [v for _ in range(cols + 1) for v in (0, rows, np.nan)]
-            xs += [v for _ in range(rows + 1) for v in (0, cols, np.nan)]
-            ys += [v for r in range(rows + 1) for v in (r, r, np.nan)]
-            ax.plot(xs, ys, color="white", linewidth=0.5)
-        if marks:
-            compound = Path.make_compound_path(*(m.get_patch_transform().transform_path(m.get_path())
-                                                 for m in marks))
-            ax.add_patch(PathPatch(compound, facecolor="none", edgecolor="red", linewidth=1.2))
-        ax.set_xlim(0, cols)
-        ax.set_ylim(rows, 0)
-        ax.set_aspect("equal")
-        if rank == 1 and all_rows > 1:
-            ax.set_xlabel(f"dim0 mod {cols}")
-            ax.set_ylabel(f"dim0 // {cols}")
-        else:
-            ax.set_xlabel("dim1 (column)" if rank > 1 else "dim0")
-            ax.set_ylabel("dim0 (row)" if rank > 1 else "")
-        step = max(1, cols // 16)
-        ax.set_xticks([c + 0.5 for c in range(0, cols, step)], [str(c) for c in range(0, cols, step)], fontsize=6)
-        rstep = max(1, rows // 16)
-        ax.set_yticks([r + 0.5 for r in range(0, rows, rstep)], [str(r) for r in range(0, rows, rstep)], fontsize=6)
-        kind = "colour = bank, label = offset / bank" if shared else "colour = warp, label = lane t / register r"
-        width = max(30, int(panel_width * 11))
-        ax.set_title("\n".join(textwrap.wrap(title, width) + [f"({kind})"]), fontsize=7)
+    grid = picture_grid(first, window)
+    rows, cols, all_rows, all_cols, element_of = grid
+    drawn = [_panel_cells(layout, rows, cols, element_of, bits, target) for _, layout in panels]
+    copies_seen = any(cells.copies_seen for cells in drawn)
+    legend = _legend_entries(drawn, marked, mark_label)
+    legend_rows = -(-len(legend) // LEGEND_COLUMNS)
+    size = picture_size(rows, cols, len(panels), 3 if copies_seen else 2, legend_rows)
+    if marked and not size.label_points:
+        legend[-1].set_hatch(view.MARK_HATCH)   # as the marks of unlabelled cells are
+    fig, axes = plt.subplots(1, len(panels), squeeze=False, figsize=(size.width_inches, size.height_inches))
+    for ax, (title, layout), cells in zip(axes[0], panels, drawn):
+        _draw_panel(ax, title, cells, grid, len(first.out_dims), marked, size)
     notes = []
     if rows < all_rows or cols < all_cols:
         notes.append(f"showing rows 0-{rows - 1} and columns 0-{cols - 1} of {all_rows} x {all_cols}")
-    if copies_seen:
+    if copies_seen and size.label_points:
         notes.append("×N: the element is held by N threads (copies: a broadcast layout)")
     if marked:
-        notes.append(f"red border: {mark_label}")
+        notes.append(f"{'black' if size.label_points else 'hatched black'} border: {mark_label}")
+    if not size.label_points:
+        notes.append("cells too small to label: colours as the legend says (ll-viz without -o prints every cell)")
     if notes:
-        fig.suptitle("\n".join(textwrap.wrap("; ".join(notes), max(40, int(panel_width * len(panels) * 11)))),
-                     fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=150)
+        fig.suptitle("\n".join(textwrap.wrap("; ".join(notes), max(40, int(size.width_inches * 11)))), fontsize=7)
+    legend_inches = legend_rows * LEGEND_ROW_INCHES
+    if legend:
+        fig.legend(handles=legend, loc="lower center", ncol=min(LEGEND_COLUMNS, len(legend)), fontsize=6,
+                   frameon=False, handlelength=1.2, columnspacing=0.8)
+    fig.tight_layout(rect=(0, min(0.5, legend_inches / size.height_inches), 1, 1))
+    fig.savefig(path, dpi=view.PICTURE_DPI)
     plt.close(fig)
+
+
+@dataclass
+class PanelCells:
+    """What one panel shows in each cell: its colour, its label, and the legend's colours."""
+
+    shared: bool
+    image: "object"                    # rows x cols x RGBA
+    labels: dict                       # (row, col) -> label text
+    colours: dict                      # legend label ("warp 3", "bank 5") -> RGBA, in order of first use
+    copies_seen: bool = False
+
+
+def _panel_cells(layout: LinearLayout, rows: int, cols: int, element_of, bits: int, target) -> PanelCells:
+    """Colours and labels of one panel's cells: by warp (distributed) or bank (shared)."""
+    import numpy as np
+
+    shared = view.is_shared(layout)
+    holders = view.holders_by_element(layout)
+    warps, banks = view.warp_colours(), view.bank_colours(64)
+    cells = PanelCells(shared, np.ones((rows, cols, 4)), {}, {})
+    for r in range(rows):
+        for c in range(cols):
+            hs = holders.get(element_of(r, c), [])
+            if not hs:
+                continue
+            h = hs[0]
+            if shared:
+                bank = view.bank_of(h.get("offset"), bits, target)
+                colour, name = banks[bank % len(banks)], f"bank {bank}"
+                cells.labels[r, c] = f"{h.get('offset')}\nb{bank}"
+            else:
+                colour = warps[(h.get("warp") * 2 + (h.get("block") % 2)) % len(warps)]
+                name = f"warp {h.get('warp')}" + (" (odd CTA)" if h.get("block") % 2 else "")
+                cells.labels[r, c] = f"t{h.get('lane')}\nr{h.get('register')}"
+                if len(hs) > 1:
+                    cells.labels[r, c] += f"\n×{len(hs)}"
+                    cells.copies_seen = True
+            cells.image[r, c] = colour
+            cells.colours.setdefault(name, colour)
+    return cells
+
+
+def _legend_entries(drawn: list[PanelCells], marked, mark_label: str) -> list:
+    """The legend: each colour of the panels once (warps or banks, in order), and the mark."""
+    from matplotlib.patches import Patch
+
+    colours: dict = {}
+    for cells in drawn:
+        for name, colour in cells.colours.items():
+            colours.setdefault(name, colour)
+    key = (lambda name: [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)])
+    entries = [Patch(facecolor=colours[name], label=name) for name in sorted(colours, key=key)]
+    if marked:
+        entries.append(Patch(facecolor="white", edgecolor=view.MARK_COLOUR, linewidth=1.2,
+                             label=f"marked: {mark_label}"))
+    return entries
+
+
+def _draw_panel(ax, title: str, cells: PanelCells, grid, rank: int, marked, size: PictureSize) -> None:
+    """One panel: the cells' colours as one image, white borders and the marks as one path each
+    (an SVG of a few elements, not one per cell: a 256 x 256 picture takes seconds), labels
+    where they fit."""
+    import textwrap
+
+    import numpy as np
+    from matplotlib.patches import PathPatch, Rectangle
+    from matplotlib.path import Path
+
+    rows, cols, all_rows, _, element_of = grid
+    if size.label_points:
+        for (r, c), label in cells.labels.items():
+            ax.text(c + 0.5, r + 0.5, label, ha="center", va="center", fontsize=size.label_points)
+    # "none": vector backends embed the image unresampled (one pixel per cell: a small SVG)
+    ax.imshow(cells.image, extent=(0, cols, rows, 0), interpolation="none")
+    if size.cell_inches * view.PICTURE_DPI >= 6:   # white cell borders, where cells are large enough to see them
+        xs = [v for c in range(cols + 1) for v in (c, c, np.nan)] + [v for _ in range(rows + 1) for v in (0, cols, np.nan)]
+        ys = [v for _ in range(cols + 1) for v in (0, rows, np.nan)] + [v for r in range(rows + 1) for v in (r, r, np.nan)]
+        ax.plot(xs, ys, color="white", linewidth=0.5)
+    marks = [Rectangle((c + 0.08, r + 0.08), 0.84, 0.84) for r in range(rows) for c in range(cols)
+             if marked and element_of(r, c) in marked]
+    if marks:
+        compound = Path.make_compound_path(*(m.get_patch_transform().transform_path(m.get_path()) for m in marks))
+        # Hatched only where no label would be crossed out by it.
+        ax.add_patch(PathPatch(compound, facecolor="none", edgecolor=view.MARK_COLOUR, linewidth=1.2,
+                               hatch=None if size.label_points else view.MARK_HATCH))
+    ax.set_xlim(0, cols)
+    ax.set_ylim(rows, 0)
+    ax.set_aspect("equal")
+    if rank == 1 and all_rows > 1:
+        ax.set_xlabel(f"dim0 mod {cols}")
+        ax.set_ylabel(f"dim0 // {cols}")
+    else:
+        ax.set_xlabel("dim1 (column)" if rank > 1 else "dim0")
+        ax.set_ylabel("dim0 (row)" if rank > 1 else "")
+    step = max(1, cols // 16)
+    ax.set_xticks([c + 0.5 for c in range(0, cols, step)], [str(c) for c in range(0, cols, step)], fontsize=6)
+    rstep = max(1, rows // 16)
+    ax.set_yticks([r + 0.5 for r in range(0, rows, rstep)], [str(r) for r in range(0, rows, rstep)], fontsize=6)
+    colour = "colour = bank" if cells.shared else "colour = warp"
+    label = ("label = offset / bank" if cells.shared else "label = lane t / register r") if size.label_points \
+        else "no labels"
+    width = max(30, int(size.width_inches * 11 / max(1, len(ax.figure.axes))))
+    ax.set_title("\n".join(textwrap.wrap(title, width) + [f"({colour}, {label})"]), fontsize=7)
 
 
 # ---------------------------------------------------------------------------- command line

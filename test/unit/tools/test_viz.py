@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from linear_layouts.tools import viz
+from linear_layouts.tools import layout_view, viz
 from support import REPO  # noqa: E402
 
 ROOT = str(REPO)
@@ -295,3 +295,72 @@ def test_output_into_a_closed_pipe_ends_quietly():
     run = subprocess.run([sys.executable, "-c", script, BLOCKED_4x8], capture_output=True, text=True, timeout=120)
     assert run.stdout.split("\n", 1)[0] == "0"
     assert "Traceback" not in run.stdout and "BrokenPipeError" not in run.stdout, run.stdout
+
+
+# -- pictures: marks no colour of the cells has, sizes that stay readable ------------------------
+
+def test_the_mark_is_no_warp_or_bank_colour():
+    """Red was both tab20's colour of warp 3 (and of banks 6, 7) and the conflict mark."""
+    pytest.importorskip("matplotlib")
+    import matplotlib.pyplot as plt
+    shuffle_words = [plt.get_cmap("tab10")(i) for i in range(10)]   # ll-viz --plan's shuffle rounds
+    palette = layout_view.warp_colours() + layout_view.bank_colours(64) + shuffle_words
+    mark = layout_view.MARK_COLOUR
+    assert mark not in palette
+    # ... nor close to one: at least 0.3 apart in RGB (the nearest, tab20b's dark blue, is 0.57)
+    assert min(sum((a - b) ** 2 for a, b in zip(mark[:3], colour[:3])) ** 0.5 for colour in palette) > 0.3
+
+
+def test_bank_conflicts_and_moved_elements_are_marked_in_black_not_red(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    for args in ([ROW_SHARED, "--shape", "32,32", "--access", COLUMN_READER],
+                 ["--compare", BLOCKED_4x8, COLUMN_READER, "--shape", "32,32"]):
+        picture = tmp_path / "marked.svg"
+        code, _, _ = run(args + ["-o", str(picture)], capsys)
+        assert code == 0
+        svg = picture.read_text()
+        assert "#ff0000" not in svg   # matplotlib's "red"
+        assert "hatch" in svg or "stroke: #000000; stroke-width: 1.2" in svg   # the mark
+
+
+def _picture_pixels(path) -> tuple[int, int]:
+    import matplotlib.image
+    height, width = matplotlib.image.imread(str(path)).shape[:2]
+    return width, height
+
+
+def _cell_label_sizes(monkeypatch) -> list:
+    """Record the font size of every text matplotlib's Axes.text draws (ll-viz's cell labels)."""
+    import matplotlib.axes
+    sizes = []
+    original = matplotlib.axes.Axes.text
+
+    def recording(self, x, y, s, *args, **kwargs):
+        sizes.append(kwargs.get("fontsize"))
+        return original(self, x, y, s, *args, **kwargs)
+
+    monkeypatch.setattr(matplotlib.axes.Axes, "text", recording)
+    return sizes
+
+
+@pytest.mark.parametrize("shape, labelled", [("64,64", False), ("16,16", True)])
+def test_a_comparison_picture_fits_and_its_labels_are_readable(tmp_path, capsys, monkeypatch, shape, labelled):
+    """A 64 x 64 comparison was 5475 x 2940 pixels with 2-point labels.  Now: at most 2500 pixels
+    on the long side, and labels of at least 9 pixels, or none (the legend says the colours)."""
+    pytest.importorskip("matplotlib")
+    label_sizes = _cell_label_sizes(monkeypatch)
+    path = tmp_path / "compare.png"
+    code, _, _ = run(["--compare", BLOCKED_4x8, COLUMN_READER, "--shape", shape, "-o", str(path)], capsys)
+    assert code == 0
+    assert max(_picture_pixels(path)) <= 2500
+    pixels = [size * layout_view.PICTURE_DPI / 72 for size in label_sizes]
+    assert bool(pixels) == labelled and all(p >= 9 for p in pixels)
+
+
+def test_picture_size_shrinks_cells_and_drops_labels_only_when_they_no_longer_fit():
+    small = viz.picture_size(16, 16, panels=1, label_lines=2, legend_rows=1)
+    assert small.cell_inches == viz.LARGEST_CELL_INCHES and small.label_points == viz.LABEL_POINTS
+    for rows, cols, panels in ((64, 64, 2), (256, 256, 1), (8, 256, 2)):
+        size = viz.picture_size(rows, cols, panels, label_lines=3, legend_rows=2)
+        assert max(size.width_inches, size.height_inches) * layout_view.PICTURE_DPI <= layout_view.MAX_PICTURE_PIXELS
+        assert size.label_points == 0 or size.label_points >= viz.MIN_LABEL_POINTS

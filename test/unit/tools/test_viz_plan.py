@@ -128,6 +128,28 @@ def test_access_touches_marks_conflicting_words():
     assert sorted(lane for t in touches for lane in t.lanes) == list(range(64))
 
 
+def test_bank_conflicts_are_marked_in_no_bank_colour():
+    """The conflict mark was red, the colour of banks 6 and 7 (tab20) as well."""
+    pytest.importorskip("matplotlib")
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import to_rgba
+    from matplotlib.patches import PathPatch
+
+    from linear_layouts.tools.layout_view import MARK_COLOUR, bank_colours
+
+    plan = plan_conversion(to_linear_layout(ROWS_64, [32, 32]), to_linear_layout(COLUMNS_64, [32, 32]), 32, "gfx942")
+    column = SharedAccess(AccessKind.STORE, (0,), ThreadAffine(0, lane=(32, 64, 128, 256, 512, 1024)))  # all bank 0
+    fig, ax = plt.subplots()
+    banks = bank_colours(plan.target.num_banks)
+    plan_view._draw_access(ax, column, plan, "conflicting store", banks)
+    marks = [patch for patch in ax.patches if isinstance(patch, PathPatch)]
+    plt.close(fig)
+    assert len(marks) == 1 and marks[0].get_edgecolor() == to_rgba(MARK_COLOUR)
+    assert to_rgba(MARK_COLOUR) not in banks
+
+
 def test_lowering_names():
     plan = plan_conversion(to_linear_layout(ROWS, [16, 16]), to_linear_layout(COLUMNS, [16, 16]), 16, "sm_90")
     assert plan_view.lowering_name(plan).startswith("shared")
@@ -145,3 +167,22 @@ def test_64_lane_shuffle_rounds_print_in_blocks_of_32_lanes(capsys):
     labels = [line.split()[0] for line in lines[first_round + 1:first_round + 7]]
     assert labels == ["lane", "from", "word", "lane", "from", "word"]
     assert lines[first_round + 4].split()[1:3] == ["32", "33"]
+
+
+def test_plan_pictures_fit_the_largest_picture_size(tmp_path, capsys):
+    """A 64-lane shuffle plan was 2880 pixels wide (0.3 inch a lane)."""
+    pytest.importorskip("matplotlib")
+    import matplotlib.image
+
+    from linear_layouts.tools.layout_view import MAX_PICTURE_PIXELS
+
+    one_warp_rows = ROWS_64.replace("warpsPerCTA = [2, 1]", "warpsPerCTA = [1, 1]")
+    one_warp_columns = COLUMNS_64.replace("warpsPerCTA = [1, 2]", "warpsPerCTA = [1, 1]")
+    wide_rows = "#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>"
+    tall_columns = "#ttg.blocked<{sizePerThread = [8, 1], threadsPerWarp = [8, 4], warpsPerCTA = [1, 4], order = [0, 1]}>"
+    for args in (["--plan", one_warp_rows, one_warp_columns, "--shape", "16,16", "--target", "gfx942"],
+                 ["--plan", wide_rows, tall_columns, "--shape", "128,128"]):
+        path = tmp_path / "plan.png"
+        code, _, _ = run(args + ["-o", str(path)], capsys)
+        assert code == 0
+        assert max(matplotlib.image.imread(str(path)).shape[:2]) <= MAX_PICTURE_PIXELS
