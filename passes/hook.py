@@ -379,7 +379,11 @@ def forget_jit_kernels() -> None:
     with warnings.catch_warnings():  # isinstance() on some torch objects warns about deprecations
         warnings.simplefilter("ignore")
         for obj in gc.get_objects():
-            if isinstance(obj, JITFunction):
+            try:
+                is_jit_function = isinstance(obj, JITFunction)
+            except ReferenceError:   # a weak proxy whose object is gone (torch keeps some)
+                continue
+            if is_jit_function:
                 caches = getattr(obj, "device_caches", None)
                 if caches is not None:
                     caches.clear()

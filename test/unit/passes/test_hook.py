@@ -509,3 +509,22 @@ def test_enable_leaves_the_opt_in_subsystems_unimported():
 def test_the_assignment_pass_is_named_as_the_hook_expects():
     from linear_layouts.passes.assign.assign_layouts import AssignLayouts
     assert hook.ASSIGN_LAYOUTS == AssignLayouts.name
+
+
+def test_switching_survives_dead_weak_proxies_among_the_objects():
+    # torch keeps weak proxies whose objects are gone; isinstance() on one raises ReferenceError
+    # (enable() after `import torch` failed so on an H100)
+    import weakref
+
+    class Referent:
+        pass
+
+    referent = Referent()
+    proxies = [weakref.proxy(referent)]
+    del referent
+    try:
+        linear_layouts.enable()
+        linear_layouts.disable()
+    finally:
+        hook.disable()
+    assert len(proxies) == 1
