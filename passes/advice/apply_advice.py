@@ -8,7 +8,9 @@ them all; that is the edit made here, one round at a time:
 
 1. **the variable**: for each blocked layout ``L`` that advised loads or stores (or replicated
    data) use directly, the suggestion of largest modelled gain ``S`` replaces ``L`` everywhere
-   (slices of it included);
+   (slices of it included), unless a ``cp.async`` laid out in ``L`` would then copy under
+   4 bytes a thread, which the backend rejects (``L`` then stays, and its advised loads and
+   stores get their own layouts as in step 2);
 2. **a second variable where the author would split**: a load or store in ``L`` whose own
    suggestion differs from ``S`` (a transpose: its load wants rows, its store columns), one in
    ``L`` that ``S`` would make costlier (it keeps ``L``), and one in a slice of ``L`` (a row of
@@ -41,13 +43,15 @@ from ...dialect.attributes import BlockedEncoding
 from ...dialect.linear_layout import LayoutError
 from ...lowering.target import Target, UnknownTarget, target_named
 from ..assign.layout_costs import conversion_cost
+from ..assign.backend_requirements import AsyncCopyFacts, async_copy_problem
+from ..assign.layout_rules import ASYNC_COPY
 from ..assign.layout_seeds import blocked_encoding
 from ..assign.layout_text import ModuleLines
 from ..assign.pointer_contiguity import PointerAnalysis, pointee_bytes
 from ..framework import ModulePass, PassContext, PassFailure
 from ..gluon.rematerialize import rematerialize_conversions
 from ..gluon.resolve_auto_layouts import modelled_cost
-from ..ir.snapshot import Module, Operation, parse_module
+from ..ir.snapshot import Module, Operation, ops_under, parse_module
 from .layout_advice import (GLOBAL_ACCESS, REPLICATED, SHARED_ACCESS, Finding, _access_cost, _has_copies, advise_module,
                             op_keys)
 
@@ -115,6 +119,8 @@ def _one_round(module: Module, text: str, findings: list[Finding], target: Targe
     ops = {keys[id(op)]: op for op in module.walk()}
     by_op = {f.op_key: f for f in sorted(findings, key=lambda f: f.gain)}      # the larger gain wins
     variable = _variable_choices(by_op, ops)
+    for layout in _breaking_async_copies(variable, module, lines):
+        del variable[layout]        # its loads and stores get their own layouts instead (below)
     own: dict[tuple, str] = {}          # op key -> the layout it gets of its own (step 2)
     pointers = {}
     for key, op in ops.items():
@@ -167,6 +173,22 @@ def _variable_choices(by_op: dict, ops: dict) -> dict[str, str]:
         if layout not in best or f.gain > best[layout].gain:
             best[layout] = f
     return {layout: f.layout for layout, f in best.items() if f.layout != layout}
+
+
+def _breaking_async_copies(variable: dict[str, str], module: Module, lines: ModuleLines) -> list[str]:
+    """The layouts of ``variable`` whose replacement the backend would reject: a ``cp.async``
+    laid out in one would copy under 4 bytes a thread in its replacement
+    (:mod:`..assign.backend_requirements`).  Such a layout stays; the advised loads and stores
+    in it take their suggestions as layouts of their own."""
+    broken = []
+    for function in [op for op in module.walk() if op.name in ("tt.func", "func.func")]:
+        pointers = PointerAnalysis(lines, lines.header(function), lines.of[id(function)].arguments)
+        for op in ops_under(function):
+            layout = op.operands[0].tensor_type.encoding if op.name == ASYNC_COPY else None
+            if layout in variable and layout not in broken and \
+                    async_copy_problem(variable[layout], AsyncCopyFacts.of(op, pointers)) is not None:
+                broken.append(layout)
+    return broken
 
 
 def _costlier(op: Operation, layout: str, chosen: str, module: Module, lines: ModuleLines, pointers: dict,

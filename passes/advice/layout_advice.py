@@ -42,8 +42,10 @@ from ...dialect.attributes import BlockedEncoding
 from ...dialect.linear_layout import LayoutError
 from ...lowering.shared_conflicts import access_conflicts
 from ...lowering.target import Target, target_named
+from ..assign.backend_requirements import AsyncCopyFacts, async_copy_problem
 from ..assign.layout_costs import access_vector, conversion_cost, memory_work
 from ..assign.layout_graph import loop_weight
+from ..assign.layout_rules import ASYNC_COPY
 from ..assign.layout_seeds import _deal, blocked_encoding, coalesced
 from ..assign.layout_text import ModuleLines
 from ..assign.pointer_contiguity import PointerAnalysis, pointee_bytes
@@ -115,10 +117,12 @@ def advise_module(module, ttgir: str, hw_target: Target, merged: bool = True) ->
     placed = no_result_locations(module, ttgir)
     for function in [op for op in module.walk() if op.name in ("tt.func", "func.func")]:
         pointers = PointerAnalysis(lines, lines.header(function), lines.of[id(function)].arguments)
+        copies = [(op, AsyncCopyFacts.of(op, pointers)) for op in ops_under(function) if op.name == ASYNC_COPY]
         for op in ops_under(function):
             found = []
             if op.name in ("tt.load", "tt.store"):
-                found += _global_access(op, pointers, lines, hw_target, num_warps)
+                found += [_kept_for_async_copies(f, op, copies)
+                          for f in _global_access(op, pointers, lines, hw_target, num_warps)]
             elif op.name == "ttg.convert_layout":
                 found += _conversion_in_loop(op, pointers, lines, hw_target, users)
             found += _replicated_data(op)
@@ -181,6 +185,19 @@ def _global_access(op: Operation, pointers: PointerAnalysis, lines: ModuleLines,
                f"{contiguity.dim} and allow {allowed}-byte accesses (the suggestion: {vector_best}-byte, "
                f"no copies)")
     return [Finding(op.location, op.name, GLOBAL_ACCESS, finding, gluon_expression(best), now / then, layout=best)]
+
+
+def _kept_for_async_copies(finding: Finding, op: Operation, copies: list) -> Finding:
+    """A suggestion for a load or store whose layout a ``cp.async`` shares, where the backend
+    would reject that ``cp.async`` in the suggestion (under 4 bytes a thread,
+    :mod:`..assign.backend_requirements`): said to be for the load or store alone."""
+    layout = op.operands[0].tensor_type.encoding
+    for copy, facts in copies:
+        if copy.operands[0].tensor_type.encoding == layout and async_copy_problem(finding.layout, facts):
+            return replace(finding, suggestion=f"{finding.suggestion} for this {op.name} alone (the cp.async at "
+                                               f"{copy.location} keeps {_short(layout)}: in the suggestion it would "
+                                               f"copy under 4 bytes a thread)")
+    return finding
 
 
 def _coalesced_without_copies(key: str, shape: tuple, dim: int, vector: int, element_bytes: int) -> Optional[str]:

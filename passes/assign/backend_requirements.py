@@ -132,7 +132,8 @@ def limiting_fact(facts: AsyncCopyFacts) -> str:
                 f"(tt.divisibility of the base and strides)")
     if facts.mask_constancy is not None and facts.mask_constancy[facts.pointer.dim] * facts.element_bytes < \
             MIN_ASYNC_COPY_BYTES:
-        return f"its mask may change every {facts.mask_constancy[facts.pointer.dim]} element(s) along dim {facts.pointer.dim}"
+        run = facts.mask_constancy[facts.pointer.dim]
+        return f"its mask may change every {run} element(s) along dim {facts.pointer.dim}"
     return (f"no layout runs along dim {facts.pointer.dim} (its pointers' contiguous dim) in both memories: "
             f"the buffer's consecutive elements run another way, or are swizzled apart")
 

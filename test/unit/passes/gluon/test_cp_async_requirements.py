@@ -124,7 +124,8 @@ def test_resolution_says_why_no_layout_is_valid():
 
 # --------------------------------------------------------------------------- the backend's vector
 
-_ROW_MAJOR = "!ttg.memdesc<64x64xf16, #ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}>, #ttg.shared_memory, mutable>"
+_ROW_MAJOR = ("!ttg.memdesc<64x64xf16, #ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}>, "
+              "#ttg.shared_memory, mutable>")
 _COLUMN_MAJOR = _ROW_MAJOR.replace("order = [1, 0]", "order = [0, 1]")
 
 
@@ -143,3 +144,35 @@ def _blocked(per_thread, lanes, warps, order):
 def test_async_copy_elements_as_the_backend_computes_them(key, buffer, mask, elements):
     facts = AsyncCopyFacts((64, 64), 2, Contiguity(1, 8), mask, buffer)
     assert async_copy_elements(key, facts) == elements
+
+
+# --------------------------------------------------------------------------- the advice
+
+_LAID_OUT = """\
+#L = #ttg.blocked<{sizePerThread = [8], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+#shared = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [0]}>
+#smem = #ttg.shared_memory
+module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.target = "cuda:80", "ttg.threads-per-warp" = 32 : i32} {
+  tt.func public @copy(%src: !tt.ptr<f16> {tt.divisibility = 16 : i32}) attributes {noinline = false} {
+    %i = tt.make_range {end = 4096 : i32, start = 0 : i32} : tensor<4096xi32, #L>
+    %base = tt.splat %src : !tt.ptr<f16> -> tensor<4096x!tt.ptr<f16>, #L>
+    %pointers = tt.addptr %base, %i : tensor<4096x!tt.ptr<f16>, #L>, tensor<4096xi32, #L>
+    %smem = ttg.local_alloc : () -> !ttg.memdesc<4096xf16, #shared, #smem, mutable>
+    %token = ttg.async_copy_global_to_local %pointers, %smem : tensor<4096x!tt.ptr<f16>, #L> -> <4096xf16, #shared, #smem, mutable>
+    tt.return
+  }
+}
+"""
+
+
+def test_advice_keeps_a_layout_whose_replacement_breaks_a_cp_async():
+    """ll-apply-advice replaces a layout variable everywhere: not where a cp.async laid out in
+    it would then copy one f16 (2 bytes) a thread; four (8 bytes) is fine."""
+    from linear_layouts.passes.advice.apply_advice import _breaking_async_copies
+    from linear_layouts.passes.assign.layout_text import ModuleLines
+    module = parse_module(_LAID_OUT, "laid_out.mlir", safe=False)
+    lines = ModuleLines(module, module.print(debuginfo=True))
+    laid_out = module.ops_named("ttg.async_copy_global_to_local")[0].operands[0].tensor_type.encoding
+    one, four = (laid_out.replace("sizePerThread = [8]", f"sizePerThread = [{n}]") for n in (1, 4))
+    assert _breaking_async_copies({laid_out: one}, module, lines) == [laid_out]
+    assert _breaking_async_copies({laid_out: four}, module, lines) == []
