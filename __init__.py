@@ -90,7 +90,7 @@ def _read_environment() -> None:
 
         warnings.warn(f"linear-layouts stays off: {error}", RuntimeWarning, stacklevel=3)
         return
-    if mode is not None:
+    if mode is not None:   # a word that is no mode is named in a warning once triton is imported
         from .passes.after_triton import call_after_triton_import
 
         call_after_triton_import(lambda: _turn_on_from_environment(mode))

@@ -357,6 +357,10 @@ def enable_from_environment() -> Optional[PluginConfig]:
         raise PluginError(str(error)) from None
     if mode is None:
         return None
+    modes = [m.value for m in Mode]
+    if mode not in modes + ["report"]:
+        raise PluginError(f"{environment.VARIABLE}={mode!r}: expected 1, {', '.join(modes)} or report "
+                          f"(0 or unset: off)")
     if mode == "report":
         raise PluginError(f"LINEAR_LAYOUTS='report': report is for programs that import linear_layouts, "
                           f"or: python -m linear_layouts report")

@@ -31,7 +31,7 @@ def module_files() -> dict[str, Path]:
     for sub in SUBPACKAGES:
         for path in sorted((ROOT / sub).rglob("*.py")):
             if not (path.parent / "__init__.py").exists():
-                continue                      # a data folder (tools/report_site), not a package
+                continue                      # a folder of files that are not modules of ours (tools/install)
             parts = path.relative_to(ROOT).with_suffix("").parts
             name = ".".join((PACKAGE, *(parts[:-1] if parts[-1] == "__init__" else parts)))
             modules[name] = path
@@ -83,7 +83,15 @@ def import_graph() -> dict[str, set[str]]:
     return {module: imports_of(module, path, known) for module, path in files.items()}
 
 
+# Files Python runs at a process's start, before any of our layers (report's sitecustomize, put on
+# the PYTHONPATH of a reported program's children): they stand with the root package, whose
+# import is all they do.
+START_UP_FILES = {"linear_layouts.tools.report_site.sitecustomize"}
+
+
 def layer_of(module: str) -> str:
+    if module in START_UP_FILES:
+        return ""
     parts = module.split(".")
     return parts[1] if len(parts) > 2 or (len(parts) == 2 and parts[1] in SUBPACKAGES) else ""
 

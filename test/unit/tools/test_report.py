@@ -299,7 +299,8 @@ def test_environment_mode_merges_pytest_xdist_workers(tmp_path):
 
 def test_environment_mode_bad_option_warns_and_stays_off(tmp_path):
     env = child_environment(tmp_path, LINEAR_LAYOUTS="report", LINEAR_LAYOUTS_REPORT_PICTURES="many")
-    run = subprocess.run([sys.executable, "-c", "import linear_layouts; from linear_layouts.passes import recorder;"
+    # (recording starts once the process imports triton: the warning comes then)
+    run = subprocess.run([sys.executable, "-c", "import linear_layouts, triton; from linear_layouts.passes import recorder;"
                           " print(recorder.recording_directory())"], capture_output=True, text=True,
                          timeout=120, env=env)
     assert run.returncode == 0 and run.stdout.strip() == "None"
@@ -875,7 +876,7 @@ def test_pictures_are_tiles_of_large_tensors_rows_for_1d_and_small(tmp_path):
         assert os.path.getsize(out / "img" / name) < 300_000, name        # was 2 MB for a 64 x 64 grid
     epilogue = (out / "img" / "matmul_relu-sm_90-c1-layouts.svg").read_text()
     # the 128 x 128 epilogue: a tile, said so; the whole attribute in the title (wrapped, not cut)
-    assert "showing rows 0-15 and columns 0-15 of 128 x 128; red border: elements that change thread" in epilogue
+    assert "showing rows 0-15 and columns 0-15 of 128 x 128; black border: elements that change thread" in epilogue
     assert "source #ttg.nvidia_mma&lt;{versionMajor = 3" in epilogue and "16]}&gt;" in epilogue
     page = (out / "kernels" / "matmul_relu-sm_90.html").read_text()
     assert "element grids: the top-left 16 x 16 tile of 16384 elements" in page
