@@ -299,3 +299,13 @@ def test_enable_reaches_torch_compile_workers_started_before_it(start):
     run = python(POOL, env={"TORCHINDUCTOR_WORKER_START": start}, cwd=str(REPO / "test"))
     assert run.returncode == 0, run.stdout + run.stderr
     assert run.stdout.splitlines()[-3:] == ["before None", "after linear True", "disabled None"]
+
+
+def test_startup_hook_installer_says_where_and_refuses_a_bad_command():
+    script = str(REPO / "tools" / "install" / "startup_hook.py")
+    status = subprocess.run([sys.executable, script, "status"], capture_output=True, text=True)
+    assert status.returncode == 0
+    assert status.stdout.strip() == (f"{os.path.join(sysconfig.get_paths()['purelib'], 'linear_layouts_startup.pth')}: "
+                                     f"{'installed' if HOOK_INSTALLED else 'not installed'}")
+    wrong = subprocess.run([sys.executable, script, "instal"], capture_output=True, text=True)
+    assert wrong.returncode == 1 and "usage:" in wrong.stderr and "Traceback" not in wrong.stderr
