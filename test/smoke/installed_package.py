@@ -105,7 +105,9 @@ class Checks:
     def run(self, name: str, command: list[str], expect: str = "", env: dict | None = None,
             forbid: str = "Traceback", returncode: int = 0) -> None:
         environment = {k: v for k, v in os.environ.items() if not k.startswith("LINEAR_LAYOUTS")}
-        environment.update(env or {})
+        # a cache of this run's own: a kernel served from an earlier run's cache never reaches the plugin
+        environment.update({"TRITON_CACHE_DIR": os.path.join(self.workdir, "triton-cache"),
+                            "TRITON_DEFAULT_FP_FUSION": "1"}, **(env or {}))
         try:
             done = subprocess.run(command, cwd=self.workdir, capture_output=True, text=True, env=environment,
                                   timeout=TIME_LIMIT_S)
@@ -145,7 +147,7 @@ def main(argv: list[str]) -> int:
         checks = Checks(workdir)
         import linear_layouts
         installed = os.path.dirname(os.path.abspath(linear_layouts.__file__))
-        if installed.startswith(SOURCE_TREE + os.sep) or installed == SOURCE_TREE:
+        if os.path.realpath(installed) == os.path.realpath(SOURCE_TREE) or "site-packages" not in installed:
             print(f"FAILED  installed copy: linear_layouts comes from the source tree ({installed}), not a wheel")
             return 1
         examples = os.path.join(installed, "examples")
