@@ -20,6 +20,9 @@ COMPAT_VENV   ?= .venv-compat
 SMOKE_VENV    ?= .venv-smoke
 SMOKE_TRITON  ?= 3.9
 PYTEST_ARGS   ?=
+# setuptools warns at every editable install of a package mapped from the repository root
+# ("Editable installation ... folders with the same name as your package"); it says nothing here.
+QUIET_EDITABLE = PYTHONWARNINGS="ignore:Editable installation"
 LIT_ARGS      ?= -q
 # The tests run under every release torch pins but the newest and the oldest (those run everything).
 RELEASE_TESTS ?= test/unit/passes/test_hook.py test/unit/passes/test_hook_fallback.py \
@@ -72,7 +75,7 @@ $(VENV)/.installed: pyproject.toml Makefile | check-python-3.11
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install -q --upgrade pip
 	$(VENV)/bin/python -m pip install -q --upgrade "triton>=3.9,<3.10"
-	$(VENV)/bin/python -m pip install -q -e ".[test,viz]"
+	$(QUIET_EDITABLE) $(VENV)/bin/python -m pip install -q -e ".[test,viz]"
 	$(VENV)/bin/python tools/install/startup_hook.py install
 	touch $@
 
@@ -80,7 +83,7 @@ $(COMPAT_VENV)/.installed: pyproject.toml Makefile
 	test -x $(COMPAT_VENV)/bin/python || $(PYTHON) -m venv $(COMPAT_VENV)
 	$(COMPAT_VENV)/bin/python -m pip install -q --upgrade pip
 	$(COMPAT_VENV)/bin/python -m pip install -q "triton==3.6.0"
-	$(COMPAT_VENV)/bin/python -m pip install -q -e ".[test,viz]"
+	$(QUIET_EDITABLE) $(COMPAT_VENV)/bin/python -m pip install -q -e ".[test,viz]"
 	$(COMPAT_VENV)/bin/python tools/install/startup_hook.py install
 	touch $@
 
@@ -88,7 +91,7 @@ $(COMPAT_VENV)/.installed: pyproject.toml Makefile
 	test -x .venv-$*/bin/python || $(PYTHON) -m venv .venv-$*
 	.venv-$*/bin/python -m pip install -q --upgrade pip
 	.venv-$*/bin/python -m pip install -q "triton==$*.*"
-	.venv-$*/bin/python -m pip install -q -e ".[test,viz]"
+	$(QUIET_EDITABLE) .venv-$*/bin/python -m pip install -q -e ".[test,viz]"
 	.venv-$*/bin/python tools/install/startup_hook.py install
 	touch $@
 
