@@ -46,16 +46,17 @@ from ..assign.layout_costs import conversion_cost
 from ..assign.backend_requirements import AsyncCopyFacts, async_copy_problem
 from ..assign.layout_rules import ASYNC_COPY
 from ..assign.layout_seeds import blocked_encoding
-from ..assign.layout_text import ModuleLines
+from ..assign.layout_text import ModuleLines, TextMismatch
 from ..assign.pointer_contiguity import PointerAnalysis, pointee_bytes
 from ..framework import ModulePass, PassContext, PassFailure
 from ..gluon.rematerialize import rematerialize_conversions
-from ..gluon.resolve_auto_layouts import modelled_cost
+from ..ir.diagnostics import IRError
 from ..ir.snapshot import Module, Operation, ops_under, parse_module
-from .layout_advice import (GLOBAL_ACCESS, REPLICATED, SHARED_ACCESS, Finding, _access_cost, _has_copies, advise_module,
+from .kernel_price import KernelPrice, kernel_price
+from .layout_advice import (APPLIED, GLOBAL_ACCESS, REPLICATED, SHARED_ACCESS, Finding, _access_cost, _has_copies, advise_module,
                             op_keys)
 
-APPLIED_KINDS = (GLOBAL_ACCESS, SHARED_ACCESS, REPLICATED)
+APPLIED_KINDS = APPLIED
 MAX_ROUNDS = 4
 _MEMDESC_ENCODING = r"(!ttg\.memdesc<[^,>]*, ){old}"
 
@@ -87,29 +88,59 @@ def apply_advice(module: Module, target: "str | Target | None" = None) -> Applie
         hw_target = target if isinstance(target, Target) else target_named(target or module.target or "")
     except UnknownTarget as error:
         raise PassFailure(None, f"ll-apply-advice: {error}") from None
-    result = Applied(cost_before=modelled_cost(module, hw_target))
-    cost = result.cost_before
+    price = kernel_price(module, hw_target)
+    result = Applied(cost_before=price.cost)
     for _ in range(MAX_ROUNDS):
         text = module.print(debuginfo=True)
         findings = applicable(advise_module(module, text, hw_target, merged=False))
         if not findings:
             break
-        edits: list[str] = []
-        trial = parse_module(_one_round(module, text, findings, hw_target, edits), module.filename, safe=module.safe)
-        rematerialize_conversions(trial)
-        trial.canonicalize()
-        trial.cse()
-        new_text = trial.print(debuginfo=True)
-        if new_text == text:
+        kept = _cheaper_round(module, text, findings, hw_target, price)
+        if kept is None:
             break
-        new_cost = modelled_cost(trial, hw_target)
+        new_text, price, edits = kept
         module.rewrite_text(lambda _text, t=new_text: t)
-        cost = new_cost
         result.rounds += 1
         result.edits += edits
-    result.cost_after = cost
+    result.cost_after = price.cost
     result.left = applicable(advise_module(module, module.print(debuginfo=True), hw_target, merged=False))
     return result
+
+
+def _cheaper_round(module: Module, text: str, findings: list[Finding], target: Target, price: KernelPrice):
+    """(new text, its price, edits) of the first of these edits that lowers the whole kernel's
+    modelled cost without making it spill: every finding at once (what an author given the list
+    does), else each finding alone, largest whole-kernel gain first; None where none does.  The
+    findings' gains already say each alone lowers the cost, so the fallback finds one unless
+    the edit no longer reads back (the cost is that of the same edit: ``advised_module``)."""
+    tries = [findings] + [[f] for f in sorted(findings, key=lambda f: -f.gain)] if len(findings) > 1 else [findings]
+    for subset in tries:
+        edits: list[str] = []
+        try:
+            trial = advised_module(module, text, subset, target, edits)
+        except (TextMismatch, IRError, LayoutError):
+            continue
+        new_text = trial.print(debuginfo=True)
+        if new_text == text:
+            continue
+        new_price = kernel_price(trial, target)
+        if new_price.cost < price.cost and not new_price.spills_where(price, target):
+            return new_text, new_price, edits
+    return None
+
+
+def advised_module(module: Module, text: str, findings: list[Finding], target: Target,
+                   edits: "list[str] | None" = None) -> Module:
+    """A new module: ``module`` (printed as ``text``, with debug info) with ``findings`` applied
+    as one round of ``ll-apply-advice`` applies them (steps 1-3 of the module docstring, then
+    index arithmetic recomputed, canonicalized and CSE'd).  The advice prices each finding on
+    this (``layout_advice``), so what it reports is what applying it does."""
+    trial = parse_module(_one_round(module, text, findings, target, [] if edits is None else edits),
+                         module.filename, safe=module.safe)
+    rematerialize_conversions(trial)
+    trial.canonicalize()
+    trial.cse()
+    return trial
 
 
 def _one_round(module: Module, text: str, findings: list[Finding], target: Target, edits: list[str]) -> str:

@@ -26,9 +26,18 @@ reads each kernel's TTGIR and prices, with the cost model of ``ll-assign-layouts
   tensor): registers, work and accesses spent on copies.
 
 Each finding names the op's location, what the layout gives, the layout to write instead as a
-Gluon expression where one exists (``gl.BlockedLayout(...)``), and the modelled gain (the cost
-model's cost now over its cost with the suggestion, loop-weighted).  Modelled; ``report
---measure`` on a GPU also times each Gluon kernel with its advice applied (``tools.launch_timing``).
+Gluon expression (``gl.BlockedLayout(...)``, ``gl.SliceLayout(...)``; any other distributed
+layout as ``gl.DistributedLinearLayout(...)``), and the modelled gain of the **whole kernel**:
+its cost as written over its cost with the suggestion applied as ``ll-apply-advice`` applies it
+(``apply_advice.advised_module``: the layout variable edited everywhere it is used, loops
+included), both priced by the model ``ll-resolve-auto-layouts`` minimizes (``kernel_price``:
+every op, loop-weighted).  The access, buffer or value a finding names is only where the
+advice looked: a store after a loop advised 4-byte accesses in the layout the loop's loads
+share would make those loads narrower on every iteration, and the kernel's price says so where
+the store's alone would not.  A finding whose whole-kernel gain is under ``MIN_KERNEL_GAIN``,
+or whose edit would make a loop's data spill (``passes.assign.register_budget``), is dropped.
+Modelled; ``report --measure`` on a GPU also times each Gluon kernel with its advice applied
+(``tools.launch_timing``).
 """
 
 from __future__ import annotations
@@ -47,10 +56,11 @@ from ..assign.layout_costs import access_vector, conversion_cost, memory_work
 from ..assign.layout_graph import loop_weight
 from ..assign.layout_rules import ASYNC_COPY
 from ..assign.layout_seeds import _deal, blocked_encoding, coalesced
-from ..assign.layout_text import ModuleLines
+from ..assign.layout_text import ModuleLines, TextMismatch
+from ..ir.diagnostics import IRError
 from ..assign.pointer_contiguity import PointerAnalysis, pointee_bytes
 from ..gluon.auto_seeds import default_blocked
-from ..gluon.layout_expression import gluon_layout_expression
+from ..gluon.layout_expression import advice_layout_expression
 from ..ir.layouts import tensor_layout_of
 from ..ir.snapshot import Operation, ops_under, parse_module
 from ..ir.op_locations import no_result_locations, users_of
@@ -59,7 +69,9 @@ GLOBAL_ACCESS = "global access"
 SHARED_ACCESS = "shared-memory access"
 CONVERSION_IN_LOOP = "conversion in a loop"
 REPLICATED = "replicated data"
-MIN_GAIN = 1.1            # a finding must be worth at least this (modelled cost now / suggested)
+MIN_GAIN = 1.1            # an access or buffer is looked at if it alone gains at least this
+MIN_KERNEL_GAIN = 1.01    # a finding must gain the whole kernel at least this (cost as written / advised)
+APPLIED = (GLOBAL_ACCESS, SHARED_ACCESS, REPLICATED)    # the kinds ll-apply-advice applies (edits of layouts)
 LOOPS = ("scf.for", "scf.while")
 
 
@@ -70,10 +82,11 @@ class Finding:
     kind: str              # GLOBAL_ACCESS, SHARED_ACCESS, CONVERSION_IN_LOOP or REPLICATED
     finding: str           # what the layout gives, in words and numbers
     suggestion: str        # what to write instead (a Gluon expression where there is one)
-    gain: float            # modelled cost now / with the suggestion (loop-weighted); 1.0: not priced
+    gain: float            # the whole kernel's modelled cost now / with the suggestion (loop-weighted); 1.0: not priced
     alike: int = 0         # further ops with the same finding (listed once, at the first one's place)
     layout: str = ""       # the suggested layout as an attribute (what ``ll-apply-advice`` writes); "" if none
     op_key: tuple = ()     # (op name, k): the k-th op of that name in the module's walk (0, 1, ...)
+    saving: float = 0.0    # a conversion in a loop: the loop-weighted cost the suggestion saves (not an edit of layouts)
 
     def text(self) -> str:
         gain = f" (modelled {self.gain:.2f}x)" if self.gain > 1.0 else ""
@@ -81,13 +94,18 @@ class Finding:
         return f"{self.location}: {self.kind}: {self.finding}; instead: {self.suggestion}{gain}{alike}"
 
 
-def gluon_expression(encoding: str) -> str:
-    """The Gluon expression of a blocked layout, or the layout's own text.  Example:
+def gluon_expression(encoding: str, shape: Optional[tuple] = None) -> str:
+    """The Gluon expression of a layout, as an author writes it.  Example:
     ``#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1],
-    order = [1, 0]}>`` -> ``gl.BlockedLayout([1, 4], [4, 8], [4, 1], [1, 0])``."""
-    if blocked_encoding(encoding) is None:
-        return encoding
-    return gluon_layout_expression(encoding)
+    order = [1, 0]}>`` -> ``gl.BlockedLayout([1, 4], [4, 8], [4, 1], [1, 0])``; a slice of it
+    ``gl.SliceLayout(1, gl.BlockedLayout(...))``; a layout with no shorter expression, on a
+    tensor of ``shape``, ``gl.DistributedLinearLayout(...)``.  Without a shape (or for a layout
+    that is not distributed) and no expression: the layout's kind, in words."""
+    expression = advice_layout_expression(encoding, shape)
+    if expression is not None:
+        return expression
+    kind = encoding.split("<", 1)[0].rsplit(".", 1)[-1] if encoding.startswith("#") else "layout"
+    return f"a {kind} layout with no Gluon expression here"
 
 
 def advise(ttgir: str, target: "str | Target", filename: str = "<kernel>", merged: bool = True) -> list[Finding]:
@@ -131,23 +149,59 @@ def advise_module(module, ttgir: str, hw_target: Target, merged: bool = True) ->
     keys = op_keys(module)
     findings = [replace(f, op_key=keys[id(op)], location=placed.get(id(op), f.location)
                         if f.location == "unknown" else f.location) for op, f in findings]
-    return _merged(findings) if merged else findings
+    groups = _merged(findings) if merged else [[f] for f in findings]
+    return _priced_on_the_kernel(module, groups, hw_target)
 
 
-def _merged(findings: list[Finding]) -> list[Finding]:
-    """One finding per (op, kind, finding, suggestion), at the first known location, counting
-    the others (a load and the store of the same pointers; every op of a replicated tile)."""
-    first: dict[tuple, Finding] = {}
+def _merged(findings: list[Finding]) -> list[list[Finding]]:
+    """The findings grouped by (op, kind, finding, suggestion): a load and the store of the same
+    pointers, every op of a replicated tile.  Each group is shown once (:func:`_shown`) and
+    priced as one edit: an author told "and 2 more like it" changes all three."""
+    groups: dict[tuple, list[Finding]] = {}
     for f in findings:
         key = (f.op if f.kind == GLOBAL_ACCESS else "", f.kind, f.finding, f.suggestion)
-        kept = first.get(key)
-        if kept is None:
-            first[key] = f
-        elif kept.location == "unknown" and f.location != "unknown":
-            first[key] = replace(f, alike=kept.alike + 1)
+        groups.setdefault(key, []).append(f)
+    return list(groups.values())
+
+
+def _shown(group: list[Finding], gain: float) -> Finding:
+    """A group as one finding: at the first known location, the others counted, the group's gain."""
+    first = next((f for f in group if f.location != "unknown"), group[0])
+    return replace(first, alike=len(group) - 1, gain=gain)
+
+
+def _priced_on_the_kernel(module, groups: list[list[Finding]], target: Target) -> list[Finding]:
+    """Each group with the whole kernel's gain (module docstring), those under
+    ``MIN_KERNEL_GAIN`` dropped.  A layout edit (the kinds ``ll-apply-advice`` applies) is
+    applied to a copy of the module (``apply_advice.advised_module``) and the copy priced; a
+    conversion in a loop (a move of code, not of a layout) is priced by what it saves, loop-weighted,
+    against the kernel's cost; a replicated tile with no layout to suggest is left unpriced (1.0)."""
+    from .apply_advice import advised_module        # it applies this module's findings
+    from .kernel_price import kernel_price
+    if not groups:
+        return []
+    text = module.print(debuginfo=True)
+    before = kernel_price(module, target)
+    out = []
+    for group in groups:
+        edits = [f for f in group if f.kind in APPLIED and f.layout]
+        if edits:
+            try:
+                after = kernel_price(advised_module(module, text, edits, target), target)
+            except (TextMismatch, IRError, LayoutError):
+                continue            # an edit that does not read back is not advice
+            if after.spills_where(before, target):
+                continue
+            gain = before.cost / after.cost if after.cost > 0 else 1.0
+        elif any(f.saving > 0 for f in group):
+            saving = sum(f.saving for f in group)
+            gain = before.cost / (before.cost - saving) if before.cost > saving else 1.0
         else:
-            first[key] = replace(kept, alike=kept.alike + 1)
-    return list(first.values())
+            out.append(_shown(group, 1.0))
+            continue
+        if gain >= MIN_KERNEL_GAIN:
+            out.append(_shown(group, gain))
+    return out
 
 
 def _access_cost(encoding: str, shape: tuple, bits: int, dim: int, vector: int, target: Target) -> float:
@@ -181,10 +235,25 @@ def _global_access(op: Operation, pointers: PointerAnalysis, lines: ModuleLines,
     vector_now = _vector_bytes(encoding, shape, contiguity.dim, contiguity.vector, element_bytes)
     vector_best = _vector_bytes(best, shape, contiguity.dim, contiguity.vector, element_bytes)
     allowed = min(contiguity.vector * element_bytes, 16)
-    finding = (f"{vector_now}-byte accesses in {_short(encoding)}; its pointers are contiguous along dim "
-               f"{contiguity.dim} and allow {allowed}-byte accesses (the suggestion: {vector_best}-byte, "
-               f"no copies)")
-    return [Finding(op.location, op.name, GLOBAL_ACCESS, finding, gluon_expression(best), now / then, layout=best)]
+    finding = (f"{vector_now}-byte accesses in {_short(encoding, shape)}; its pointers are contiguous along dim "
+               f"{contiguity.dim} and {_allow(contiguity, shape, element_bytes)} (the suggestion: "
+               f"{vector_best}-byte, no copies)")
+    return [Finding(op.location, op.name, GLOBAL_ACCESS, finding, gluon_expression(best, shape), now / then,
+                    layout=best)]
+
+
+def _allow(contiguity, shape: tuple, element_bytes: int) -> str:
+    """What the pointers allow, and why no more where their alignment is what limits it (the
+    run along the contiguous dim is longer, 16 bytes would fit, but the start of a run is known
+    aligned to fewer bytes: no ``tt.divisibility``, or a row stride not known a multiple of 16
+    bytes).  Example: f16 rows with no divisibility: "its pointers' alignment is not known: 2-byte
+    accesses at most"."""
+    allowed = min(contiguity.vector * element_bytes, 16)
+    if allowed < 16 and contiguity.vector < shape[contiguity.dim]:
+        known = "its pointers' alignment is not known" if contiguity.vector == 1 else \
+            f"its pointers are known {allowed}-byte aligned only"
+        return f"{known}: {allowed}-byte accesses at most"
+    return f"allow {allowed}-byte accesses"
 
 
 def _kept_for_async_copies(finding: Finding, op: Operation, copies: list) -> Finding:
@@ -195,7 +264,7 @@ def _kept_for_async_copies(finding: Finding, op: Operation, copies: list) -> Fin
     for copy, facts in copies:
         if copy.operands[0].tensor_type.encoding == layout and async_copy_problem(finding.layout, facts):
             return replace(finding, suggestion=f"{finding.suggestion} for this {op.name} alone (the cp.async at "
-                                               f"{copy.location} keeps {_short(layout)}: in the suggestion it would "
+                                               f"{copy.location} keeps {_short(layout, op.operands[0].tensor_type.shape)}: in the suggestion it would "
                                                f"copy under 4 bytes a thread)")
     return finding
 
@@ -244,8 +313,8 @@ def _vector_bytes(encoding: str, shape: tuple, dim: int, vector: int, element_by
     return access_vector(tensor_layout_of(encoding, shape), dim, vector, 8 * element_bytes) * element_bytes
 
 
-def _short(encoding: str) -> str:
-    return gluon_expression(encoding) if blocked_encoding(encoding) is not None else encoding.split("<", 1)[0]
+def _short(encoding: str, shape: Optional[tuple] = None) -> str:
+    return gluon_expression(encoding, shape)
 
 
 def _enclosing_loop(op: Operation) -> Optional[Operation]:
@@ -281,9 +350,11 @@ def _conversion_in_loop(op: Operation, pointers: PointerAnalysis, lines: ModuleL
     if not source.is_block_argument and producer is not None and not _inside(producer, loop):
         # the same conversion on every iteration: once before the loop
         gain = cost * weight / (cost * loop_weight(loop, lines) + 1e-9) if weight > 1 else 1.0
-        finding = f"converts {_short(src)} -> {_short(dst)} on every iteration, of a value made before the loop"
+        finding = (f"converts {_short(src, shape)} -> {_short(dst, shape)} on every iteration, of a value made "
+                   f"before the loop")
         return [Finding(op.location, op.name, CONVERSION_IN_LOOP, finding,
-                        "convert once before the loop (gl.convert_layout there)", max(gain, 1.0))]
+                        "convert once before the loop (gl.convert_layout there)", max(gain, 1.0),
+                        saving=max(0.0, cost * weight - cost * loop_weight(loop, lines)))]
     if producer is not None and producer.name == "tt.load" and len(users.get(id(source), ())) == 1:
         contiguity = pointers.contiguity(producer.operands[0])
         if contiguity is None:
@@ -293,10 +364,11 @@ def _conversion_in_loop(op: Operation, pointers: PointerAnalysis, lines: ModuleL
         if load_there > load_now:
             return []
         gain = (load_now + cost) / max(load_there, 1e-9)
-        finding = (f"converts the load's {_short(src)} to {_short(dst)} on every iteration; loading in "
-                   f"{_short(dst)} costs no more")
+        finding = (f"converts the load's {_short(src, shape)} to {_short(dst, shape)} on every iteration; loading "
+                   f"in {_short(dst, shape)} costs no more")
         return [Finding(op.location, op.name, CONVERSION_IN_LOOP, finding,
-                        f"load in {gluon_expression(dst)} (its offsets in that layout)", gain)]
+                        f"load in {gluon_expression(dst, shape)} (its offsets in that layout)", gain,
+                        saving=(load_now + cost - load_there) * weight)]
     return []
 
 
@@ -327,7 +399,7 @@ def _shared_buffers(module, users: dict, target: Target) -> list[tuple[Operation
             continue
         kinds = ", ".join(sorted({name for name, _ in accesses}))
         finding = (f"{now[1]} extra wavefronts (bank conflicts) over {now[2]} accesses ({kinds}) of a "
-                   f"{'x'.join(map(str, shape))} buffer in {encoding.split('<', 1)[0]}")
+                   f"{'x'.join(map(str, shape))} buffer in {gluon_expression(encoding)}")
         out.append((alloc, Finding(alloc.location, alloc.name, SHARED_ACCESS, finding, best[0], now[0] / best_cost,
                                    layout=best[1])))
     return out
@@ -411,7 +483,7 @@ def _replicated_data(op: Operation) -> list[Finding]:
     where = " and ".join(f"{n} {dim} bit{'s' if n > 1 else ''}" for dim, n in copies.items() if n)
     verb = "repeat" if sum(copies.values()) > 1 else "repeats"
     fitted = _fitted_layout(attr, shape)
-    suggestion = gluon_expression(fitted) if fitted else "a layout whose lanes and warps fit the tensor's shape"
+    suggestion = gluon_expression(fitted, shape) if fitted else "a layout whose lanes and warps fit the tensor's shape"
     finding = (f"each element of the {'x'.join(map(str, shape))} tensor is held {times} times ({where} {verb} "
                f"it): the layout's tile is larger than the tensor")
     return [Finding(op.location, op.name, REPLICATED, finding, suggestion, float(times), layout=fitted or "")]
