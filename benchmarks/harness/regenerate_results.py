@@ -1,4 +1,4 @@
-"""How to get back the raw benchmark data that is no longer in the repository.
+"""How to get back the raw benchmark data, and the study scripts, that are no longer in the repository.
 
 ``benchmarks/results`` keeps what a reader needs: the Markdown summaries, the plots, and the
 small JSON files (under 12 KB).  The raw JSON of the large runs (every case, every timing: 11 MB
@@ -12,13 +12,19 @@ it was from history::
     python benchmarks/harness/regenerate_results.py --restore-all       # every removed file, from history
     python benchmarks/harness/regenerate_results.py --command fuzz_gpu.json   # how to run it again
 
-A restored file lands in ``benchmarks/results`` (git status shows it as new: do not commit it).
+A restored file lands in ``benchmarks/results`` (a study in ``benchmarks/studies``; git status shows it as new: do not commit it).
 Example: rebuilding ``lowering/choosing/measured_choices.json`` (``plan_choice.py --write-choices``, see
 the README) reads ``plan_choice_measured_pruned.json``, ``kernel_choice.json`` and
 ``kernel_choice_paper.json``: restore them first.
 
 The files a command writes go to its ``--out`` folder under the names below, except where the
 note says the run's files were renamed afterwards (e.g. the fuzz runs per seed).
+
+Summaries no page cites (per-seed GPU runs whose verdict the docs state in prose) were taken out
+the same way, and so were the scripts of answered studies (``folder="studies"``: docs/studies.md
+keeps each one's question, finding, command and numbers, and names the commit that holds it);
+``--restore NAME`` puts a script back in ``benchmarks/studies`` (it ran against the tree of that
+commit: ``git worktree add`` it there if today's package has moved on).
 """
 
 from __future__ import annotations
@@ -42,6 +48,11 @@ class Removed:
     command: str
     needs: str = "an H100 GPU"
     note: str = ""
+    folder: str = "results"     # under benchmarks/: "results", or "studies" for an archived study
+
+    @property
+    def path(self) -> str:
+        return f"benchmarks/{self.folder}/{self.name}"
 
 
 _OUT = "--out benchmarks/results"
@@ -165,6 +176,47 @@ REMOVED: tuple[Removed, ...] = (
     Removed("plan_choice_before_pruning.json", "", needs="git history only",
             note="plan_choice.json before guard pruning"),
     Removed("plan_choice_before_pruning.md", "", needs="git history only", note="its summary"),
+    # Issue 54: raw runs whose summary is kept, and summaries no page cites (the verdicts are in
+    # docs/reliability.md and docs/layout-assignment.md); history has them.
+    Removed("gluon_forms_gpu.json", f"python benchmarks/gluon_forms_gpu.py --rounds 3 {_OUT}",
+            note="the rows of gluon_forms_gpu.md"),
+    Removed("gluon_forms_gpu_memcpy_builtin_elementwise_add.md",
+            f"python benchmarks/gluon_forms_gpu.py --only memcpy builtin elementwise_add {_OUT}",
+            note="gluon_forms_gpu.md of an earlier run on three tutorials, renamed"),
+    *(Removed(f"plan_fresh_{seeds}.json.gz",
+              f"python benchmarks/plan_choice.py --fresh {seeds.replace('_', ' ')} {flags} --jobs 16 "
+              f"--stem plan_fresh_{seeds} {_OUT}", note=f"the rows of plan_fresh_{seeds}.md")
+      for seeds, flags in (("717_828", "--count 110 --no-pick --rep 15 --deadline 440"),
+                           ("939_1051", "--count 110 --no-pick --issue-pairs --rep 15 --deadline 240"),
+                           ("2311_2419", "--count 30 --rep 10 --deadline 240"),
+                           ("2521_2633", "--count 40 --rep 10 --deadline 240"))),
+    *(Removed(f"byte_vectors_gpu/{run}.json.gz",
+              f"python benchmarks/plan_choice.py --fresh 2741 717 828 939 --count 100 --match :i8: --no-pick "
+              f"--jobs 16 --rep 10 --deadline 150 --stem bv_{run} {_OUT}", needs="an H200 GPU",
+              note=f"bv_{run}.json.gz of that run, renamed" + (" (LINEAR_LAYOUTS_BYTE_VECTORS=1)" if run == "on_1" else "")
+                   + "; the comparison is byte_vectors_gpu/byte_vectors_gpu.md")
+      for run in ("off_1", "off_2", "off_3", "on_1")),
+    Removed("local_alloc_gpu_h200.md", f"python benchmarks/local_load_gpu.py {_OUT} --only local_load,local_alloc",
+            needs="an H200 GPU", note="local_alloc_gpu.md of that run, renamed (the H100 run is local_alloc_gpu.md)"),
+    *(Removed(f"fuzz_gpu_seed{seed}.md", f"python benchmarks/fuzz_gpu.py --cases {cases} --seed {seed} {_OUT}",
+              note="fuzz_gpu.md of that run, renamed: PASS, 0 failures")
+      for seed, cases in ((7, 1000), (31, 600), (53, 1500), (59, 1500))),
+    *(Removed(f"assign_fuzz_gpu_seed{name}.md", f"python benchmarks/assign_fuzz_gpu.py {flags} {_OUT}",
+              note="assign_fuzz_gpu.md of that run, renamed: " + (
+                  "1 differs of 200: int32 overflow folded differently, not a layout error "
+                  "(assign_fuzz_gpu_seed71_case178.txt)" if name.startswith("71_")
+                  else "0 wrong"))
+      for name, flags in (("2", "--cases 150 --seed 2 --memory-ops"),
+                          ("71_shape_ops_whiles", "--cases 200 --seed 71 --shape-ops --whiles"),
+                          ("73_memory_ops_shape_ops_whiles", "--cases 80 --seed 73 --memory-ops --shape-ops --whiles"),
+                          ("79_transposes_shape_ops_whiles", "--cases 200 --seed 79 --transposes --shape-ops --whiles"),
+                          ("97_loop_loads", "--cases 100 --seed 97 --memory-ops --loop-loads"),
+                          ("103_memory_ops_transposes_shape_ops_whiles",
+                           "--cases 100 --seed 103 --memory-ops --transposes --shape-ops --whiles"),
+                          ("107_memory_ops_loop_loads", "--cases 100 --seed 107 --memory-ops --loop-loads"),
+                          ("113_memory_ops_whiles_loop_loads", "--cases 100 --seed 113 --memory-ops --whiles --loop-loads"),
+                          ("127_memory_ops_transposes_shape_ops_whiles",
+                           "--cases 100 --seed 127 --memory-ops --transposes --shape-ops --whiles"))),
 )
 
 
@@ -181,13 +233,13 @@ def _git(*args: str) -> str:
 
 def restore(entry: Removed) -> str:
     """Write the file as it was in the last commit that had it; return that commit."""
-    path = f"benchmarks/results/{entry.name}"
+    path = entry.path
     deleted_in = _git("log", "-1", "--diff-filter=D", "--format=%H", "--", path).strip()
     if not deleted_in:
         raise SystemExit(f"regenerate_results: no commit in this checkout's history removed {path}")
     content = subprocess.run(["git", "-C", REPO, "show", f"{deleted_in}^:{path}"], check=True,
                              capture_output=True).stdout
-    with open(os.path.join(RESULTS, entry.name), "wb") as f:
+    with open(os.path.join(REPO, path), "wb") as f:
         f.write(content)
     return f"{deleted_in}^"
 
@@ -207,7 +259,7 @@ def main(argv=None) -> int:
             print(f"{entry.name}: restored from {restore(entry)}")
         return 0
     for entry in REMOVED:
-        print(f"{entry.name}\n    needs: {entry.needs}" + (f"\n    run:   {entry.command}" if entry.command else "")
+        print(f"{entry.name if entry.folder == 'results' else entry.path}\n    needs: {entry.needs}" + (f"\n    run:   {entry.command}" if entry.command else "")
               + (f"\n    note:  {entry.note}" if entry.note else ""))
     return 0
 

@@ -22,11 +22,20 @@ def test_results_stay_small():
 
 
 def test_removed_files_are_gone_and_say_how_to_get_them_back():
+    archived = {entry.path for entry in regenerate_results.REMOVED if entry.folder == "studies"}
     for entry in regenerate_results.REMOVED:
-        assert not (RESULTS / entry.name).exists(), f"{entry.name} is back in benchmarks/results"
+        assert entry.folder in ("results", "studies"), entry
+        assert not (REPO / entry.path).exists(), f"{entry.path} is back"
         assert entry.command or "history" in entry.needs, entry.name
         script = re.match(r"python (benchmarks/(?:studies/)?\w+\.py)", entry.command)
-        assert entry.command == "" or (script and (REPO / script.group(1)).exists()), entry.command
+        assert entry.command == "" or (script and ((REPO / script.group(1)).exists() or script.group(1) in archived)), \
+            entry.command
+
+
+def test_an_archived_study_names_the_commit_that_holds_it():
+    for entry in regenerate_results.REMOVED:
+        if entry.folder == "studies":
+            assert re.search(rf"git show [0-9a-f]{{7,}}:{re.escape(entry.path)}", entry.note), entry
 
 
 def test_every_results_file_named_by_the_code_exists_or_is_listed():
