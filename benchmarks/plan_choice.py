@@ -23,7 +23,7 @@ conversion, where the chosen plan ranks among the measured ones:
 The cases: every conversion of the TTGIR corpus (``harness.conversion_cases.corpus_cases``: real
 kernels, each at several element widths) and random pairs of blocked layouts (1 to 8 warps, 8 to 64-bit
 elements), from a fixed seed.  Writes plan_choice.json (with each candidate's cost-model
-features, which ``benchmarks/studies/fit_cost_model.py`` fits the model's constants to) and
+features, which the study ``fit_cost_model.py`` fitted the model's constants to: docs/studies.md) and
 plan_choice.md into --out, with the GPU name and the Triton and torch versions.
 """
 

@@ -134,7 +134,7 @@ SYNTHETIC = [
      "#ttg.blocked<{sizePerThread = [4, 1], threadsPerWarp = [8, 4], warpsPerCTA = [8, 1], order = [0, 1]}>", (64, 32), 8),
     # The epilogue of benchmarks/kernels.py's matmul_fp16 as triton 3.6 compiles it for sm_90
     # (wgmma accumulator -> one element per thread, 8 warps), where the whole kernel runs ~8%
-    # slower with our lowering (benchmarks/studies/epilogue_probe.py).
+    # slower with our lowering (the epilogue study, docs/studies.md).
     # Two conversions of the 13-kernel suite where stock's shuffles once ran 1.9x faster than
     # our shared-memory plan (both directions).
     ("spt4_to_spt2_tpw2x16", "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]}>",

@@ -24,7 +24,8 @@ Summaries no page cites (per-seed GPU runs whose verdict the docs state in prose
 the same way, and so were the scripts of answered studies (``folder="studies"``: docs/studies.md
 keeps each one's question, finding, command and numbers, and names the commit that holds it);
 ``--restore NAME`` puts a script back in ``benchmarks/studies`` (it ran against the tree of that
-commit: ``git worktree add`` it there if today's package has moved on).
+commit: ``git worktree add`` it there if today's package has moved on).  A command below that
+names an archived study runs once that study is restored.
 """
 
 from __future__ import annotations
@@ -217,6 +218,30 @@ REMOVED: tuple[Removed, ...] = (
                           ("113_memory_ops_whiles_loop_loads", "--cases 100 --seed 113 --memory-ops --whiles --loop-loads"),
                           ("127_memory_ops_transposes_shape_ops_whiles",
                            "--cases 100 --seed 127 --memory-ops --transposes --shape-ops --whiles"))),
+    # Issue 54: the scripts of answered studies (docs/studies.md keeps question, finding, command, numbers).
+    *(Removed(f"{name}.py", "", needs="git history only", folder="studies",
+              note=f"an answered study (docs/studies.md); git show {commit}:benchmarks/studies/{name}.py")
+      for name, commit in (
+          ("assign_compile_corpus", "fd6ab8f"),
+          ("assign_corpus", "fd6ab8f"),
+          ("assign_reduce_gpu", "fd6ab8f"),
+          ("broadcast_load_gpu", "fd6ab8f"),
+          ("byte_vectors_gpu", "9e80bae"),
+          ("choice_dominance_eval", "7c9c9e6"),
+          ("choice_signal", "54531e4"),
+          ("choice_transfer", "7c9c9e6"),
+          ("epilogue_ncu", "fd6ab8f"),
+          ("epilogue_probe", "fd6ab8f"),
+          ("fit_cost_model", "fd6ab8f"),
+          ("fuzz_case", "fd6ab8f"),
+          ("local_load_kernels", "fd6ab8f"),
+          ("matrix_penalty", "7c9c9e6"),
+          ("sass_slow_twins", "d78d603"),
+          ("sass_twins", "d78d603"),
+          ("shape_ops_gpu", "fd6ab8f"),
+          ("stock_lowering_oracle", "fd6ab8f"),
+          ("verify_cost", "fd6ab8f"),
+      )),
 )
 
 
