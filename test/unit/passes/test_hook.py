@@ -15,7 +15,7 @@ from triton.backends.compiler import GPUTarget  # noqa: E402
 from triton.compiler import ASTSource  # noqa: E402
 
 import linear_layouts  # noqa: E402
-from linear_layouts.passes import hook  # noqa: E402
+from linear_layouts.passes import hook, stage_wrappers  # noqa: E402
 
 from support import REPO  # noqa: E402
 
@@ -320,12 +320,12 @@ class ThirdPartyHook:
 def pipeline_runs(monkeypatch):
     """The pipeline of every run of our passes (the real ones run too)."""
     runs = []
-    real = hook.run_plugin_pipeline
+    real = stage_wrappers.run_plugin_pipeline
 
     def counted(module, config, metadata=None, text=None):
         runs.append(config.pipeline)
         return real(module, config, metadata, text)
-    monkeypatch.setattr(hook, "run_plugin_pipeline", counted)
+    monkeypatch.setattr(stage_wrappers, "run_plugin_pipeline", counted)
     monkeypatch.setenv("TRITON_ALWAYS_COMPILE", "1")
     yield runs
     triton.knobs.runtime.add_stages_inspection_hook = None

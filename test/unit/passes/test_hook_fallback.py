@@ -2,7 +2,7 @@
 with our islands, ``enable()`` compiles the kernel again from Triton's own TTGIR, warns once and
 records the fallback (``linear_layouts.stats()``).
 
-The failures are injected by wrapping ``hook.run_plugin_pipeline``: its real output is edited so
+The failures are injected by wrapping ``stage_wrappers.run_plugin_pipeline``: its real output is edited so
 that one later stage rejects it (a bad PTX instruction for ptxas, a struct of the wrong arity
 for the translation to LLVM IR, an exception in our passes)."""
 
@@ -13,7 +13,7 @@ import pytest
 
 triton = pytest.importorskip("triton")
 import linear_layouts  # noqa: E402
-from linear_layouts.passes import hook  # noqa: E402
+from linear_layouts.passes import hook, stage_wrappers  # noqa: E402
 from linear_layouts.passes.ir.parsing import triton_module_from_text  # noqa: E402
 
 
@@ -25,13 +25,13 @@ pytestmark = pytest.mark.usefixtures("every_compile_counted")  # conftest.py
 
 
 def _edit_plugin_output(monkeypatch, edit):
-    real = hook.run_plugin_pipeline
+    real = stage_wrappers.run_plugin_pipeline
 
     def broken(module, config, metadata=None, text=None):
         result = real(module, config, metadata, text)
         text = result.module.str()
         return dataclasses.replace(result, module=triton_module_from_text(edit(text), module.context))
-    monkeypatch.setattr(hook, "run_plugin_pipeline", broken)
+    monkeypatch.setattr(stage_wrappers, "run_plugin_pipeline", broken)
 
 
 def _stock_ptx():
@@ -99,7 +99,7 @@ def test_translation_failure_falls_back_to_stock(monkeypatch):
 def test_failure_in_our_passes_falls_back_to_stock(monkeypatch):
     def explode(module, config, metadata=None, text=None):
         raise ValueError("injected failure")
-    monkeypatch.setattr(hook, "run_plugin_pipeline", explode)
+    monkeypatch.setattr(stage_wrappers, "run_plugin_pipeline", explode)
     stock = _stock_ptx()
     kernel, caught = _compile_with_plugin()
     assert kernel.asm["ptx"] == stock
@@ -184,7 +184,7 @@ def test_a_stage_that_fails_for_stock_too_is_not_a_fallback(stage, monkeypatch):
 def test_our_passes_failing_where_stock_fails_too_is_not_a_fallback(monkeypatch):
     def explode(module, config, metadata=None, text=None):
         raise ValueError("injected failure")
-    monkeypatch.setattr(hook, "run_plugin_pipeline", explode)
+    monkeypatch.setattr(stage_wrappers, "run_plugin_pipeline", explode)
     monkeypatch.setattr(triton.knobs.runtime, "add_stages_inspection_hook", FailingStage("llir"))
     linear_layouts.enable()
     with pytest.raises(RuntimeError, match="llir failed, call 1"):

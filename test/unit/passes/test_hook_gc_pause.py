@@ -1,4 +1,4 @@
-"""passes.hook.cyclic_gc_paused: Python's cyclic collector is off while our pipeline runs and
+"""passes.plugin_pipeline.cyclic_gc_paused: Python's cyclic collector is off while our pipeline runs and
 exactly as before afterwards, whatever happens inside (an error, a second pipeline at once)."""
 
 import gc
@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from linear_layouts.passes import hook
+from linear_layouts.passes import hook, plugin_pipeline
 
 
 @pytest.fixture(autouse=True)
@@ -63,7 +63,7 @@ def test_two_pipelines_at_once_the_last_one_turns_it_back_on():
 def test_the_pipeline_runs_with_the_collector_paused(monkeypatch):
     """run_plugin_pipeline pauses it around the passes (where the snapshot's objects are made)."""
     states = []
-    monkeypatch.setattr(hook, "_run_plugin_pipeline", lambda *args: states.append(gc.isenabled()) or "result")
+    monkeypatch.setattr(plugin_pipeline, "_run_plugin_pipeline", lambda *args: states.append(gc.isenabled()) or "result")
     gc.enable()
     assert hook.run_plugin_pipeline(None, None, {"name": "k"}, text="module {}") == "result"
     assert states == [False] and gc.isenabled()

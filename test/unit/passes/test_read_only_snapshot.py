@@ -14,7 +14,7 @@ import pytest
 triton = pytest.importorskip("triton")
 
 from linear_layouts.lowering.emit.emit_llvm import Island  # noqa: E402
-from linear_layouts.passes import hook  # noqa: E402
+from linear_layouts.passes import hook, stage_wrappers  # noqa: E402
 from linear_layouts.passes.framework import PassFailure, run_pipeline  # noqa: E402
 from linear_layouts.passes.ir.bindings import bindings, new_context  # noqa: E402
 from linear_layouts.passes.ir.diagnostics import IRError  # noqa: E402
@@ -99,9 +99,9 @@ def test_a_print_that_is_not_the_walked_module_is_refused():
 
 def test_nothing_to_do_is_told_by_op_names():
     config = hook.PluginConfig(hook.Mode.LINEAR, (LowerConversions(),))
-    assert hook._has_work_for(config, hook._op_names(triton_module(WITH_CONVERTS[0])))
-    names = hook._op_names(triton_module(WITHOUT))
-    assert "tt.func" in names and not hook._has_work_for(config, names)
+    assert stage_wrappers.has_work_for(config, stage_wrappers.op_names(triton_module(WITH_CONVERTS[0])))
+    names = stage_wrappers.op_names(triton_module(WITHOUT))
+    assert "tt.func" in names and not stage_wrappers.has_work_for(config, names)
 
 
 def test_every_corpus_kernel_with_converts_is_named_by_its_ops():
@@ -111,7 +111,7 @@ def test_every_corpus_kernel_with_converts_is_named_by_its_ops():
             module = triton_module(os.path.basename(path))
         except RuntimeError:      # ops newer than this Triton (3.6 parses 99 of the 120)
             continue
-        names = hook._op_names(module)
+        names = stage_wrappers.op_names(module)
         assert names.count("ttg.convert_layout") == open(path).read().count("= ttg.convert_layout")
         checked += 1
     assert checked >= 99

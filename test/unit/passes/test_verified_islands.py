@@ -178,7 +178,7 @@ def test_a_kernel_without_conversions_never_reaches_our_passes(monkeypatch, tmp_
     from triton.compiler import ASTSource
 
     import linear_layouts
-    from linear_layouts.passes import hook
+    from linear_layouts.passes import hook, stage_wrappers
 
     @triton.jit
     def add(X, Y, N: tl.constexpr):
@@ -188,7 +188,7 @@ def test_a_kernel_without_conversions_never_reaches_our_passes(monkeypatch, tmp_
     def no_passes(*args, **kwargs):
         raise AssertionError("the pipeline ran on a module without ttg.convert_layout")
     use_private_triton_cache(monkeypatch, tmp_path / "cache")
-    monkeypatch.setattr(hook, "run_plugin_pipeline", no_passes)
+    monkeypatch.setattr(stage_wrappers, "run_plugin_pipeline", no_passes)
     hook.reset_stats()
     linear_layouts.enable()
     try:

@@ -1,0 +1,110 @@
+"""Gluon's ``ttgir`` stage with ours: automatic layouts resolved by our cost model first
+(``ll-resolve-auto-layouts``, on by default), and the layout advice applied after it
+(``ll-apply-advice``, opt-in).
+
+Triton 3.9 gives a Gluon source a ``glir`` stage of its own (the module as the front end built
+it) before ``ttgir``; 3.6 goes to ``ttgir`` at once.  Both run Triton's resolution inside
+``ttgir``, so that is the stage wrapped.  Never a failure where stock compiles: where ours fails,
+the stage runs as Triton wrote it, with a warning and a fallback record (``passes.plugin_stats``).
+The resolution and the advice are imported on first use: most of the plugin's import time, and
+only Gluon kernels need them.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from .ir.parsing import triton_module_from_text
+from .ir.snapshot import parse_module
+from .plugin_config import PluginConfig
+from .plugin_pipeline import cyclic_gc_paused, kernel_name
+from .plugin_stats import ADVICE_STAGE, RESOLVE_STAGE, compile_without_islands, first_line, stats
+
+
+def is_gluon(language) -> bool:
+    """Triton's ``Language.GLUON`` (3.6 and 3.9 name it so)."""
+    return str(getattr(language, "name", language)).upper().endswith("GLUON")
+
+
+def resolving_ttgir(stock_ttgir, config: PluginConfig):
+    """Gluon's ``ttgir`` stage with ``ll-resolve-auto-layouts`` first (see
+    :mod:`.resolve_auto_layouts`): Triton's own resolution then finds no automatic layout left.
+    Never a failure where stock compiles: if our pass or the stage after it fails, the stage
+    runs on Triton's own module (its resolution), with a warning and a fallback record; where
+    that fails too, Triton's error goes to the caller."""
+    from .gluon.resolve_auto_layouts import METADATA_KEY, Resolution, has_auto_layouts
+
+    def ttgir(src, metadata):
+        text = src.str()
+        if not has_auto_layouts(text):
+            return stock_ttgir(src, metadata)
+        name = kernel_name(text)
+        try:
+            resolved, resolution = _resolve_auto_layouts(src, text, name, config.remarks)
+            value = stock_ttgir(resolved, metadata)
+        except Exception as error:  # never make a kernel fail that stock Triton compiles
+            # what the report says of this kernel (the metadata goes into Triton's cache with it)
+            metadata[METADATA_KEY] = Resolution(reason=first_line(error)).record()
+            return compile_without_islands(name, text, RESOLVE_STAGE, error, config.remarks,
+                                            lambda: stock_ttgir(src, metadata),
+                                            "resolved its automatic layouts with Triton's own resolution instead")
+        metadata[METADATA_KEY] = resolution.record()
+        stats().auto_layouts_resolved += 1
+        return value
+    return ttgir
+
+
+def advised_ttgir(ttgir_stage, config: PluginConfig):
+    """Gluon's ``ttgir`` stage, then ``ll-apply-advice`` on its result (the author's layouts,
+    final).  Never a failure where stock compiles: if the pass fails, the stage's own result is
+    used, with a warning and a fallback record."""
+    from .advice.apply_advice import apply_advice
+
+    def ttgir(src, metadata):
+        value = ttgir_stage(src, metadata)
+        text = value.str()
+        name = kernel_name(text)
+        try:
+            with cyclic_gc_paused():
+                module = parse_module(text, filename=f"<{name}>", safe=False, context=value.context, printed=True)
+                applied = apply_advice(module)
+                if config.remarks:
+                    for line in applied.remarks():
+                        print(f"<{name}>: remark: [{ADVICE_STAGE}] {line}", file=sys.stderr)
+                if not applied.rounds:
+                    return value
+                advised = triton_module_from_text(module.text_for_triton(), value.context)
+        except Exception as error:  # never make a kernel fail that stock Triton compiles
+            return compile_without_islands(name, text, ADVICE_STAGE, error, config.remarks, lambda: value,
+                                            "compiled as written, without the advice")
+        stats().advice_applied += 1
+        return advised
+    return ttgir
+
+
+# Whether the report records compiles (``passes.recorder`` says so): our resolution then prices
+# Triton's own too, for the report's "Automatic layouts" section.
+_report_recording = False
+
+
+def set_report_recording(on: bool) -> None:
+    global _report_recording
+    _report_recording = on
+
+
+def _resolve_auto_layouts(src, text: str, name: str, remarks: bool):
+    """Our resolution of the Gluon module ``src`` (given as ``text``), as a new Triton module in
+    its context, and the :class:`Resolution`; ``src`` itself is not modified.  Triton's own
+    resolution is priced too (a subprocess) only for the remarks or the report."""
+    from .gluon.resolve_auto_layouts import resolve_module
+
+    compare = remarks or _report_recording
+    with cyclic_gc_paused():
+        module = parse_module(text, filename=f"<{name}>", safe=False, context=src.context, printed=True)
+        resolution = resolve_module(module, compare=compare)
+        if not resolution.resolved:
+            raise RuntimeError(resolution.reason)
+        if remarks:
+            for line in resolution.remarks():
+                print(f"<{name}>: remark: [ll-resolve-auto-layouts] {line}", file=sys.stderr)
+        return triton_module_from_text(module.text_for_triton(), src.context), resolution

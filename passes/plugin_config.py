@@ -1,0 +1,137 @@
+"""What the drop-in runs: ``PluginConfig``, made from ``enable()``'s arguments.
+
+A configuration is the pass objects with their typed options (the pipeline text is derived from
+them), the Gluon switches, and the cache key that goes with it all: two compiles share a cache
+entry only if their configurations' keys are equal (``cache_key``; Triton 3.7+ asks the stages
+hook for it, ``passes.cache_dirs`` keys the other caches with it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from ..lowering.plan import Method
+from .classify_conversions import ClassifyConversions
+from .framework import ModulePass
+from .lower_conversions import LowerConversions
+from .options import Mode, OptionError, VerifyLevel, parse_flag, parse_methods, parse_word
+from .pipeline import PipelineError, parse_pipeline, pipeline_text
+from .verified_islands import source_fingerprint
+from .version import __version__
+
+
+class PluginError(ValueError):
+    """enable() was called with an unknown mode, option or pipeline."""
+
+
+@dataclass(frozen=True)
+class PluginConfig:
+    """What the plugin runs on every kernel (the pass objects, with their typed options), and
+    the cache key that goes with it.  The pipeline text is derived from the passes."""
+
+    mode: Mode
+    passes: tuple[ModulePass, ...]
+    remarks: bool = False
+    # Gluon kernels: our ll-resolve-auto-layouts gives their automatic layouts concrete ones
+    # before Triton's resolution (which then finds nothing left), in the ``ttgir`` stage.  On by
+    # default: it met its goals on the GPU (docs/gluon-auto-layouts.md); where it fails, Triton's
+    # own resolution runs instead (a fallback, never a failure where stock compiles).
+    resolve_auto_layouts: bool = True
+    # Gluon kernels: the report's layout advice applied to the ``ttgir`` stage's result
+    # (``ll-apply-advice``), where the author's layouts are final.
+    apply_advice: bool = False
+    # enable()'s keyword arguments that differ from their defaults, as JSON-able values: written
+    # to the environment (LINEAR_LAYOUTS_OPTIONS) so that processes started later, torch.compile's
+    # workers among them, compile as this one does (passes.environment).
+    enable_options: dict = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def pipeline(self) -> str:
+        """The passes as an ``ll-opt -p`` pipeline string (non-default options only)."""
+        return pipeline_text(list(self.passes))
+
+    @property
+    def owns_local_loads(self) -> bool:
+        """The pipeline lowers ``ttg.local_load``, ``ttg.local_store`` or ``ttg.local_alloc`` (with a
+        source) too (``only=...,local_load``)."""
+        return any(isinstance(p, LowerConversions) and p.owns_local_memory_ops for p in self.passes)
+
+    @property
+    def reports(self) -> bool:
+        """A pass of the pipeline prints a line per conversion (``report=true``)."""
+        return any(getattr(p, "report", False) for p in self.passes)
+
+    @property
+    def cache_key(self) -> str:
+        resolve = "-resolve-auto-layouts" if self.resolve_auto_layouts else ""
+        advice = "-apply-advice" if self.apply_advice else ""
+        return (f"linear_layouts-{__version__}-{source_fingerprint()}-{self.mode}-{self.pipeline}{resolve}{advice}"
+                f"{environment_switches()}")
+
+    @property
+    def cache_hash(self) -> str:
+        return hashlib.sha256(self.cache_key.encode()).hexdigest()
+
+
+def environment_switches() -> str:
+    """The environment variables that change what the plugin emits, as they are now, for the cache
+    key: a kernel compiled with ``LINEAR_LAYOUTS_STOCK_GATE=off`` (every conversion ours) or
+    ``LINEAR_LAYOUTS_BYTE_VECTORS=1`` must not be taken from Triton's cache by a run without it,
+    nor the reverse.  "" when none is set."""
+    from ..lowering.choosing.fitted_model import gate_turned_off
+    from ..lowering.emit.emit_nvidia import bytes_as_vectors
+
+    return ("-stock-gate-off" if gate_turned_off() else "") + ("-byte-vectors" if bytes_as_vectors() else "")
+
+
+def default_passes(mode: Mode, only: Sequence[Method] = (), report: bool = False, remarks: bool = False,
+                   verify: VerifyLevel = VerifyLevel.EMITTED, assign_layouts: bool = False) -> tuple[ModulePass, ...]:
+    """The pipeline of a mode.  ``linear``: our lowering of every conversion we own (``only``
+    narrows it, e.g. ``(Method.SHUFFLE, Method.SHARED)``).  ``legacy``: Triton as it was before
+    linear layouts (padded, unswizzled shared memory for every conversion that is not a register
+    renaming).  ``assign_layouts``: first choose the kernel's layouts by cost
+    (``ll-assign-layouts``)."""
+    if assign_layouts:
+        from .assign.assign_layouts import AssignLayouts
+    assign = (AssignLayouts(report=remarks or report),) if assign_layouts else ()
+    classify = (ClassifyConversions(report=True),) if report else ()
+    return assign + classify + (LowerConversions(only=only, mode=mode, verify=verify, remarks=remarks),)
+def non_default_options(given: dict, defaults: dict) -> dict:
+    """The keyword arguments ``given`` that differ from ``defaults``, as JSON values (a sequence
+    of methods as ``"shuffle,shared"``, an enum as its word)."""
+    options = {}
+    for name, value in given.items():
+        if isinstance(value, (list, tuple)):
+            value = ",".join(getattr(item, "value", str(item)) for item in value)
+        value = getattr(value, "value", value)
+        if value != getattr(defaults[name], "value", defaults[name]):
+            options[name] = value
+    return options
+
+
+def config_from(mode, only, pipeline, verify, **flags: bool) -> PluginConfig:
+    """``enable()``'s arguments, read into their types, as a configuration.  ``flags``: the
+    boolean options, each checked to be True or False."""
+    mode = parse_word(Mode, mode, "mode", "mode")
+    verify = parse_word(VerifyLevel, verify, "verify", "verify level")
+    flags = {name: parse_flag(value, name) for name, value in flags.items()}
+    resolve = flags.pop("resolve_auto_layouts", True)
+    advice = flags.pop("apply_advice", False)
+    if only is not None:
+        given, only = only, parse_methods(only, "only")
+        if not only:   # enable(only="") names nothing; leave out ``only`` for the default methods
+            raise OptionError(f"only={given!r}: expected a comma-separated list of "
+                              f"{', '.join(m.value for m in Method)}")
+    if pipeline is None:
+        passes = default_passes(mode, only or (), verify=verify, **flags)
+    elif not isinstance(pipeline, str):
+        raise OptionError(f"pipeline must be a pipeline string such as 'll-lower-conversions', "
+                          f"got {type(pipeline).__name__}")
+    else:
+        try:
+            passes = tuple(parse_pipeline(pipeline))
+        except PipelineError as e:
+            raise PipelineError(f"pipeline '{pipeline}': {e}") from None
+    return PluginConfig(mode, passes, flags["remarks"], resolve, advice)
