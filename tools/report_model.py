@@ -372,6 +372,8 @@ def build_kernels(records: list[dict], options: ReportOptions) -> list[KernelEnt
             kernel.auto_layouts = auto_layouts_of(group)
             if kernel.auto_layouts is not None and kernel.auto_layouts.resolved:
                 _chosen_by_our_resolution(kernel)
+                from linear_layouts.passes.advice.layout_advice import without_resolved
+                kernel.advice = without_resolved(kernel.advice, kernel.auto_layouts)
             if options.compare and kernel.ttgir and not kernel.problem:
                 compare_final_code(kernel, record, workdir)
             kernels.append(kernel)

@@ -61,6 +61,7 @@ from ..ir.diagnostics import IRError
 from ..assign.pointer_contiguity import PointerAnalysis, pointee_bytes
 from ..gluon.auto_seeds import default_blocked
 from ..gluon.layout_expression import advice_layout_expression
+from ..gluon.resolve_auto_layouts import alignment_limit
 from ..ir.layouts import tensor_layout_of
 from ..ir.snapshot import Operation, ops_under, parse_module
 from ..ir.op_locations import no_result_locations, users_of
@@ -87,6 +88,7 @@ class Finding:
     layout: str = ""       # the suggested layout as an attribute (what ``ll-apply-advice`` writes); "" if none
     op_key: tuple = ()     # (op name, k): the k-th op of that name in the module's walk (0, 1, ...)
     saving: float = 0.0    # a conversion in a loop: the loop-weighted cost the suggestion saves (not an edit of layouts)
+    changes: tuple = ()    # the layouts (attributes) the suggestion would change
 
     def text(self) -> str:
         gain = f" (modelled {self.gain:.2f}x)" if self.gain > 1.0 else ""
@@ -151,6 +153,26 @@ def advise_module(module, ttgir: str, hw_target: Target, merged: bool = True) ->
                         if f.location == "unknown" else f.location) for op, f in findings]
     groups = _merged(findings) if merged else [[f] for f in findings]
     return _priced_on_the_kernel(module, groups, hw_target)
+
+
+def without_resolved(findings: list[Finding], resolution) -> list[Finding]:
+    """``findings`` less those that would change a layout ``ll-resolve-auto-layouts`` chose
+    (``resolution``: its :class:`~..gluon.resolve_auto_layouts.Resolution`, None for a kernel
+    it did not resolve): a layout of one of its groups, or a slice of one.  The resolution
+    minimized the model the advice prices with (``kernel_price``), so a finding it leaves is
+    one whose edit the resolution had no candidate for, not one the model prefers to the
+    resolution's own; its choices are final (the report reads the resolved kernel, where an
+    author's layouts and the resolution's look alike)."""
+    if resolution is None or not getattr(resolution, "resolved", False):
+        return findings
+    chosen = {_root(g.layout) for g in resolution.groups} | \
+        {_root(other[2]) for g in resolution.groups for other in g.others}
+    return [f for f in findings if not any(_root(layout) in chosen for layout in f.changes)]
+
+
+def _root(layout: str):
+    from ..gluon.resolve_auto_layouts import _root as root
+    return root(layout)
 
 
 def _merged(findings: list[Finding]) -> list[list[Finding]]:
@@ -239,21 +261,14 @@ def _global_access(op: Operation, pointers: PointerAnalysis, lines: ModuleLines,
                f"{contiguity.dim} and {_allow(contiguity, shape, element_bytes)} (the suggestion: "
                f"{vector_best}-byte, no copies)")
     return [Finding(op.location, op.name, GLOBAL_ACCESS, finding, gluon_expression(best, shape), now / then,
-                    layout=best)]
+                    layout=best, changes=(encoding,))]
 
 
 def _allow(contiguity, shape: tuple, element_bytes: int) -> str:
-    """What the pointers allow, and why no more where their alignment is what limits it (the
-    run along the contiguous dim is longer, 16 bytes would fit, but the start of a run is known
-    aligned to fewer bytes: no ``tt.divisibility``, or a row stride not known a multiple of 16
-    bytes).  Example: f16 rows with no divisibility: "its pointers' alignment is not known: 2-byte
-    accesses at most"."""
+    """What the pointers allow, and why no more where their alignment is what limits it
+    (``resolve_auto_layouts.alignment_limit``, as the resolution's remarks say it)."""
     allowed = min(contiguity.vector * element_bytes, 16)
-    if allowed < 16 and contiguity.vector < shape[contiguity.dim]:
-        known = "its pointers' alignment is not known" if contiguity.vector == 1 else \
-            f"its pointers are known {allowed}-byte aligned only"
-        return f"{known}: {allowed}-byte accesses at most"
-    return f"allow {allowed}-byte accesses"
+    return alignment_limit(contiguity, shape, element_bytes) or f"allow {allowed}-byte accesses"
 
 
 def _kept_for_async_copies(finding: Finding, op: Operation, copies: list) -> Finding:
@@ -353,7 +368,7 @@ def _conversion_in_loop(op: Operation, pointers: PointerAnalysis, lines: ModuleL
         finding = (f"converts {_short(src, shape)} -> {_short(dst, shape)} on every iteration, of a value made "
                    f"before the loop")
         return [Finding(op.location, op.name, CONVERSION_IN_LOOP, finding,
-                        "convert once before the loop (gl.convert_layout there)", max(gain, 1.0),
+                        "convert once before the loop (gl.convert_layout there)", max(gain, 1.0), changes=(src, dst),
                         saving=max(0.0, cost * weight - cost * loop_weight(loop, lines)))]
     if producer is not None and producer.name == "tt.load" and len(users.get(id(source), ())) == 1:
         contiguity = pointers.contiguity(producer.operands[0])
@@ -367,7 +382,7 @@ def _conversion_in_loop(op: Operation, pointers: PointerAnalysis, lines: ModuleL
         finding = (f"converts the load's {_short(src, shape)} to {_short(dst, shape)} on every iteration; loading "
                    f"in {_short(dst, shape)} costs no more")
         return [Finding(op.location, op.name, CONVERSION_IN_LOOP, finding,
-                        f"load in {gluon_expression(dst, shape)} (its offsets in that layout)", gain,
+                        f"load in {gluon_expression(dst, shape)} (its offsets in that layout)", gain, changes=(src, dst),
                         saving=(load_now + cost - load_there) * weight)]
     return []
 
@@ -401,7 +416,7 @@ def _shared_buffers(module, users: dict, target: Target) -> list[tuple[Operation
         finding = (f"{now[1]} extra wavefronts (bank conflicts) over {now[2]} accesses ({kinds}) of a "
                    f"{'x'.join(map(str, shape))} buffer in {gluon_expression(encoding)}")
         out.append((alloc, Finding(alloc.location, alloc.name, SHARED_ACCESS, finding, best[0], now[0] / best_cost,
-                                   layout=best[1])))
+                                   layout=best[1], changes=(encoding,) + tuple(e for _, e in accesses))))
     return out
 
 
@@ -486,7 +501,8 @@ def _replicated_data(op: Operation) -> list[Finding]:
     suggestion = gluon_expression(fitted, shape) if fitted else "a layout whose lanes and warps fit the tensor's shape"
     finding = (f"each element of the {'x'.join(map(str, shape))} tensor is held {times} times ({where} {verb} "
                f"it): the layout's tile is larger than the tensor")
-    return [Finding(op.location, op.name, REPLICATED, finding, suggestion, float(times), layout=fitted or "")]
+    return [Finding(op.location, op.name, REPLICATED, finding, suggestion, float(times), layout=fitted or "",
+                    changes=(tensor_type.encoding,))]
 
 
 def _fitted_layout(attr: BlockedEncoding, shape: tuple) -> Optional[str]:

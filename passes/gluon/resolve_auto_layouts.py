@@ -377,13 +377,14 @@ def _group_remarks(graph, keys: list[str], seeding: Seeding, original_of: dict, 
         among = f", the cheapest of {choices} candidates by the cost model" if choices > 1 else ""
         fixed = [u for u in group if u.rule.kind == "convert" and u.key == layout]
         contiguity = _coalesced_for(node) if node is not None else None
+        limit = _alignment_limit(node) if node is not None else None
         if fixed:
             why = f"the layout the author fixed at {fixed[0].op.location} (set_auto_layout){among}"
         elif contiguity is not None and contiguity[0] == layout:
-            why = (f"coalesced for its pointers (dim {contiguity[1]} contiguous, {contiguity[2]} elements per "
-                   f"access){among}")
+            per_access = limit or f"{contiguity[2]} elements per access"
+            why = f"coalesced for its pointers (dim {contiguity[1]} contiguous, {per_access}){among}"
         elif choices > 1:
-            why = among[2:]
+            why = among[2:] + (f"; {limit}" if limit else "")
         else:
             why = "the only layout its rules allow"
         remark = GroupRemark(len({id(u.op) for u in members}), anchor.op.name,
@@ -409,8 +410,11 @@ def _other_layouts(members, layout: str, graph, keys: list[str], node_of: dict,
         if root not in seen:
             seen.add(root)
             contiguity = _coalesced_for(graph.nodes[index])
-            why = (f"coalesced for its pointers (dim {contiguity[1]} contiguous, {contiguity[2]} elements per access)"
-                   if contiguity is not None and contiguity[0] == keys[index] else "the cheapest by the cost model")
+            limit = _alignment_limit(graph.nodes[index])
+            why = (f"coalesced for its pointers (dim {contiguity[1]} contiguous, "
+                   f"{limit or f'{contiguity[2]} elements per access'})"
+                   if contiguity is not None and contiguity[0] == keys[index]
+                   else "the cheapest by the cost model" + (f"; {limit}" if limit else ""))
             others.append((unit.op.name, located.get(id(unit.op), unit.op.location), keys[index],
                            why + "; converted from the group's layout"))
     return others
@@ -435,6 +439,30 @@ def _coalesced_for(node) -> Optional[tuple[str, int, int]]:
     layout = coalesced(node.stock_key, pointer.shape, node.contiguity.dim, node.contiguity.vector,
                        pointee_bytes(pointer.element_type))
     return layout, node.contiguity.dim, min(node.contiguity.vector, 16 // max(1, pointee_bytes(pointer.element_type)))
+
+
+def _alignment_limit(node) -> Optional[str]:
+    """Where a load's or store's vector is limited by what its pointers are known aligned to
+    (not by the tensor or by 16 bytes), that in words; else None."""
+    if node.op.name not in GLOBAL_ACCESS_OPS or node.contiguity is None:
+        return None
+    pointer = node.op.operands[0].tensor_type
+    return alignment_limit(node.contiguity, tuple(pointer.shape), pointee_bytes(pointer.element_type))
+
+
+def alignment_limit(contiguity, shape: tuple, element_bytes: int) -> Optional[str]:
+    """What limits the vector of accesses through pointers of this ``contiguity``
+    (``passes.assign.pointer_contiguity``), in words, where it is their alignment: the run along
+    the contiguous dim is longer than the vector and 16 bytes would fit, but a run's start is
+    known aligned to fewer bytes (no ``tt.divisibility``, or a row stride not known a multiple of
+    16 bytes); None otherwise.  Example: f16 rows with no divisibility: "its pointers' alignment
+    is not known: 2-byte accesses at most".  The resolution's remarks and the advice say it alike."""
+    allowed = min(contiguity.vector * element_bytes, 16)
+    if allowed >= 16 or contiguity.vector >= shape[contiguity.dim]:
+        return None
+    known = "its pointers' alignment is not known" if contiguity.vector == 1 else \
+        f"its pointers are known {allowed}-byte aligned only"
+    return f"{known}: {allowed}-byte accesses at most"
 
 
 _TRAILING_LOCATION = re.compile(r"\sloc\((?:[^()]|\([^()]*\))*\)\s*$")
