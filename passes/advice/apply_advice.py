@@ -22,13 +22,16 @@ them all; that is the edit made here, one round at a time:
 3. **shared buffers**: a buffer's ``gl.SwizzledSharedLayout`` suggestion replaces its layout in
    the buffer's allocation and accesses.
 
-Every finding of these kinds is applied, as an author would apply what the report says; the
-module's modelled cost (loop-weighted) before and after is given in the remarks but decides
-nothing (on triton 3.6 it rates the expert's column sum above a newcomer's that the H100 runs
-1.95x slower).  Rounds repeat until the advice has nothing left of these kinds to say (a fixed
+Each finding comes priced on the whole kernel (:mod:`.layout_advice`: the kernel with that
+finding applied by :func:`advised_module`, the edit made here, against the kernel as written,
+both by :mod:`.kernel_price`), and a round is kept only where the whole kernel's modelled cost
+falls without a loop's data spilling: every finding at once, else the single finding of largest
+gain that lowers it.  Why: a suggestion for one op reaches every op of its layout variable; a
+store after a loop advised narrower accesses would narrow the loop's loads too.  Rounds repeat
+until the advice has nothing left of these kinds to say or no edit lowers the cost (a fixed
 point; at most ``MAX_ROUNDS``).  Conversions in loops are not applied (their advice is a
 move of code, not of a layout).  Example, a 64x64 transpose written with one element per thread
-(``[1, 1], [1, 32], [4, 1]`` for the load and the store): the store's suggestion (7.9x) becomes the
+(``[1, 1], [1, 32], [4, 1]`` for the load and the store): the store's suggestion becomes the
 layout, the load keeps its own coalesced one, and the data goes between them by one
 ``ttg.convert_layout`` -- the kernel an expert writes.
 """
@@ -402,7 +405,7 @@ def _short(layout: str) -> str:
 class ApplyAdvice(ModulePass):
     name = "ll-apply-advice"
     description = ("Apply the report's layout advice (global accesses, replicated data, shared swizzles) as the "
-                   "author would edit the layouts, round by round while the modelled cost falls")
+                   "author would edit the layouts, round by round while the whole kernel's modelled cost falls")
     report: bool = False
 
     def apply(self, module: Module, context: PassContext) -> None:
