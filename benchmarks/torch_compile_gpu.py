@@ -48,23 +48,9 @@ MODES = ("stock", "env", "enable", "report")
 
 COUNTING_SITECUSTOMIZE = textwrap.dedent('''
     """Counts every kernel Triton compiles in this process (benchmarks/torch_compile_gpu.py)."""
-    import importlib, os, sys
+    import os
 
-    _HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-    def _chain():   # the sitecustomize this one shadows, if any, still runs
-        ours = sys.modules.pop("sitecustomize", None)
-        saved = sys.path[:]
-        sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
-        try:
-            importlib.import_module("sitecustomize")
-        except ImportError:
-            pass
-        finally:
-            sys.path[:] = saved
-            if ours is not None:
-                sys.modules["sitecustomize"] = ours
+    from linear_layouts.tools.report_site import run_shadowed_sitecustomize
 
 
     def _install_listener():
@@ -83,7 +69,7 @@ COUNTING_SITECUSTOMIZE = textwrap.dedent('''
         triton.knobs.compilation.listener = listener
 
 
-    _chain()
+    run_shadowed_sitecustomize(os.path.dirname(os.path.abspath(__file__)))
     if os.environ.get("LL_COUNT_DIR"):
         from linear_layouts.passes.after_triton import call_after_triton_import
         call_after_triton_import(_install_listener)

@@ -6,29 +6,14 @@ process's kernels into the same run once it imports ``triton``; the command writ
 once.  A process that never imports triton pays the import of a small package.  The ``sitecustomize`` this
 one hides, if any, still runs."""
 
-import importlib
 import os
 import sys
 
-_HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def _chain() -> None:
-    """Run the ``sitecustomize`` that this one shadows on ``sys.path``."""
-    ours = sys.modules.pop("sitecustomize", None)
-    saved = sys.path[:]
-    sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
-    try:
-        importlib.import_module("sitecustomize")
-    except ImportError:
-        pass
-    finally:
-        sys.path[:] = saved
-        if ours is not None:
-            sys.modules["sitecustomize"] = ours
-
-
-_chain()
+try:
+    from linear_layouts.tools.report_site import run_shadowed_sitecustomize
+    run_shadowed_sitecustomize(os.path.dirname(os.path.abspath(__file__)))
+except ImportError:   # linear_layouts not importable here: nothing of ours to do
+    pass
 if os.environ.get("LINEAR_LAYOUTS", "").strip().lower() == "report":
     try:   # a cheap import: recording starts right after the process imports triton (passes/after_triton.py)
         import linear_layouts  # noqa: F401
