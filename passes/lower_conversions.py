@@ -108,6 +108,7 @@ from typing import Optional
 from ..dialect.attributes import PaddedSharedEncoding
 from ..lowering.choosing import fitted_model as model_choice
 from ..lowering.choosing import measured_choices
+from ..lowering.compile_cost import work_problem
 from ..lowering.cost import plan_cost
 from ..lowering.cost_weights import CALIBRATED as CALIBRATED_WEIGHTS
 from ..lowering.describe import instruction_counts
@@ -376,7 +377,7 @@ def _plan_convert(module: Module, op: Operation, hw_target, outcome: ConvertOutc
     if not plan:
         outcome.reason = plan.reason
         return
-    too_many = shared_accesses_problem(plan, hw_target)
+    too_many = shared_accesses_problem(plan, hw_target) or work_problem(plan)
     if too_many and not hazard:
         outcome.reason = too_many
         return

@@ -2,6 +2,8 @@
 
     python benchmarks/compile_time.py fuzz --seed 1                    # 8 cases per target, minutes
     python benchmarks/compile_time.py fuzz --issue-case --repeats 3    # issue 43's 25x case only
+    python benchmarks/compile_time.py fuzz --issue-53 --repeats 2      # issue 53's case (round trips)
+    python benchmarks/compile_time.py fuzz --structured --seed 1       # destinations built from the source
 
 (``compile_time.py``'s ``fuzz`` suite; this module also runs as its own child process.)
 
@@ -148,6 +150,114 @@ def random_case(rng: random.Random, target: str) -> dict:
             "src": src, "dst": dst}
 
 
+STRUCTURED_PATTERNS = ("lane-picks", "mixed", "broadcast", "swap")
+
+
+def _bits_of(bases) -> list:
+    """The element bits of a layout's bases (nonzero vectors), as tuples."""
+    return [tuple(v) for v in bases if any(v)]
+
+
+def structured_case(rng: random.Random, target: str) -> dict:
+    """``_structured_case`` drawn until the source holds 256 to 4,096 registers a thread and the
+    destination's bases fit (a draw short of register bits for the lanes is drawn again)."""
+    while True:
+        try:
+            case = _structured_case(rng, target)
+        except (IndexError, ValueError):
+            continue
+        if 256 <= registers_per_thread(case["src"], case["shape"]) <= 4096:
+            return case
+
+
+def _structured_case(rng: random.Random, target: str) -> dict:
+    """A large-register conversion whose destination is built from the source's own bases (module
+    docstring of this file; issue 53): random permutations rarely make the lanes of a replicated
+    source pick different subsets of its registers, which is what these do.
+
+    Sources (256 to 4,096 registers a thread): a slice whose lanes hold the same data (issue 43's
+    and 53's kind), a slice whose lanes *and* warps all hold the same data (every thread holds
+    the whole tensor), or a blocked layout repeated over a larger tensor.  Destinations:
+
+    * ``lane-picks``: the source's warp bases kept, the lanes take random register bits of the
+      source (each lane picks its own subset of the replicated registers), the rest registers;
+    * ``mixed``: issue 53's shape, lanes from register and warp bits, warps from register bits;
+    * ``broadcast``: ``lane-picks`` with one or two lanes broadcasting (zero bases);
+    * ``swap``: the source's bases with a few register bits traded for lane or warp bits.
+
+    Half the kernels convert to the destination and back twice and store in the source layout
+    (issue 53's kernel), the others convert once.
+    """
+    from linear_layouts.lowering.target import target_named
+    from linear_layouts.passes.ir.layouts import tensor_layout_of
+    from linear_layouts.tools.testcases import linear_encoding_text
+    warp_size = target_named(target).warp_size
+    num_warps = rng.choice((4, 8))
+    element = rng.choice(ELEMENT_TYPES)
+    kind = rng.choice(("slice-broadcast", "slice-all-threads", "blocked-repeated"))
+    registers = 1 << rng.randint(8, 12 if kind.startswith("slice") else 10)
+    if kind == "slice-broadcast":
+        shape = (registers * num_warps,)
+        parent = _blocked([1 << rng.randint(0, 3), rng.choice((1, 8))], [1, warp_size], [num_warps, 1], [1, 0])
+        src = f"#ttg.slice<{{dim = 1, parent = {parent}}}>"
+    elif kind == "slice-all-threads":   # lanes and warps along the sliced dim: every thread holds all
+        shape = (registers,)
+        parent = _blocked([1 << rng.randint(0, 3), rng.choice((1, 8))], [1, warp_size], [1, num_warps], [1, 0])
+        src = f"#ttg.slice<{{dim = 1, parent = {parent}}}>"
+    else:
+        numel = registers * warp_size * num_warps
+        cols = 1 << rng.randint(4, min(12, numel.bit_length() - 5))
+        shape = (numel // cols, cols)
+        spt = [1 << rng.randint(0, 2), 1 << rng.randint(0, 3)]
+        tpw0 = 1 << rng.randint(0, warp_size.bit_length() - 1)
+        src = _blocked(spt, [tpw0, warp_size // tpw0], [num_warps, 1], rng.choice(([1, 0], [0, 1])))
+    bases = tensor_layout_of(src, shape).bases
+    reg, lane, warp = (_bits_of(bases[d]) for d in ("register", "lane", "warp"))
+    lanes_n, warps_n = warp_size.bit_length() - 1, num_warps.bit_length() - 1
+    zero = tuple(0 for _ in shape)
+    pattern = rng.choice(STRUCTURED_PATTERNS if len(lane) < lanes_n else ("swap", "mixed"))
+    pool = list(reg)
+    rng.shuffle(pool)
+    if pattern in ("lane-picks", "broadcast"):
+        d_warp = list(warp) if len(warp) == warps_n else [pool.pop() for _ in range(warps_n)]
+        d_lane = [pool.pop() for _ in range(lanes_n - len(lane))] + list(lane)
+        if pattern == "broadcast":
+            for i in rng.sample(range(lanes_n), rng.randint(1, 2)):
+                pool.append(d_lane[i])
+                d_lane[i] = zero
+        d_reg = pool
+    elif pattern == "mixed":
+        moved = list(warp) + list(lane)
+        rng.shuffle(moved)
+        keep = rng.randint(1, max(1, min(len(moved), lanes_n - 1)))
+        d_lane = moved[:keep] + [pool.pop() for _ in range(lanes_n - keep)]
+        rng.shuffle(d_lane)
+        d_warp = [pool.pop() for _ in range(warps_n)]
+        d_reg = pool + moved[keep:]
+    else:   # swap: a few register bits traded with lane / warp bits, the rest in place
+        d_lane, d_warp, d_reg = list(lane), list(warp), list(reg)
+        d_lane += [d_reg.pop(rng.randrange(len(d_reg))) for _ in range(lanes_n - len(d_lane))]
+        d_warp += [d_reg.pop(rng.randrange(len(d_reg))) for _ in range(warps_n - len(d_warp))]
+        for _ in range(rng.randint(1, 3)):
+            i, j = rng.randrange(len(d_reg)), rng.randrange(lanes_n + warps_n)
+            side, k = (d_lane, j) if j < lanes_n else (d_warp, j - lanes_n)
+            d_reg[i], side[k] = side[k], d_reg[i]
+    rng.shuffle(d_reg)
+    dst = linear_encoding_text({"register": [list(v) for v in d_reg], "lane": [list(v) for v in d_lane],
+                                "warp": [list(v) for v in d_warp]})
+    return {"kind": f"{kind}/{pattern}", "target": target, "shape": list(shape), "element": element,
+            "num_warps": num_warps, "src": src, "dst": dst, "round_trips": rng.choice((0, 2))}
+
+
+def issue53_case() -> dict:
+    """Issue 53's case, as reported: issue 43's source to a destination whose lanes pick
+    different subsets of the replicated registers, converted there and back twice."""
+    dst = ("#ttg.linear<{register = [[512], [256], [64], [4096], [1024]], lane = [[16], [2048], [8], [32], [4]], "
+           "warp = [[128], [2], [1]], block = []}>")
+    return {"kind": "issue-53", "target": "sm_90", "shape": [8192], "element": "bf16", "num_warps": 8,
+            "src": ISSUE_SOURCE, "dst": dst, "round_trips": 2}
+
+
 def issue_case() -> dict:
     """Issue 43's case: the source above to a random 32-register permutation (seed 43)."""
     rng = random.Random(43)
@@ -158,8 +268,36 @@ def issue_case() -> dict:
             "src": ISSUE_SOURCE, "dst": dst}
 
 
+def round_trip_ttgir(shape, element: str, src: str, dst: str, num_warps: int, target: str, trips: int,
+                     name: str = "k") -> str:
+    """``load X in src; (convert to dst; convert to src) x trips; store Y in src`` (issue 53's kernel)."""
+    from linear_layouts.lowering.target import target_named
+    from linear_layouts.tools.testcases import _offsets
+    t = target_named(target)
+    dims = "x".join(map(str, shape))
+    ptr = f"!tt.ptr<{element}>"
+    lines = [f"#src = {src}", f"#dst = {dst}",
+             f'module attributes {{"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = {num_warps} : i32, '
+             f'ttg.target = "{t.triton_name}", "ttg.threads-per-warp" = {t.warp_size} : i32}} {{',
+             f"  tt.func public @{name}(%X: {ptr}, %Y: {ptr}) {{"]
+    off = _offsets(lines, tuple(shape), "#src", "s")
+    lines += [f"    %xp0 = tt.splat %X : {ptr} -> tensor<{dims}x{ptr}, #src>",
+              f"    %xp = tt.addptr %xp0, {off} : tensor<{dims}x{ptr}, #src>, tensor<{dims}xi32, #src>",
+              f"    %v0 = tt.load %xp : tensor<{dims}x{ptr}, #src>"]
+    for i in range(trips):
+        lines += [f"    %w{i} = ttg.convert_layout %v{i} : tensor<{dims}x{element}, #src> -> tensor<{dims}x{element}, #dst>",
+                  f"    %v{i + 1} = ttg.convert_layout %w{i} : tensor<{dims}x{element}, #dst> -> tensor<{dims}x{element}, #src>"]
+    lines += [f"    %yp0 = tt.splat %Y : {ptr} -> tensor<{dims}x{ptr}, #src>",
+              f"    %yp = tt.addptr %yp0, {off} : tensor<{dims}x{ptr}, #src>, tensor<{dims}xi32, #src>",
+              f"    tt.store %yp, %v{trips} : tensor<{dims}x{ptr}, #src>", "    tt.return", "  }", "}", ""]
+    return "\n".join(lines)
+
+
 def case_text(case: dict) -> str:
     from linear_layouts.tools.testcases import single_convert_ttgir
+    if case.get("round_trips"):
+        return round_trip_ttgir(tuple(case["shape"]), case["element"], case["src"], case["dst"], case["num_warps"],
+                                case["target"], case["round_trips"])
     return single_convert_ttgir(tuple(case["shape"]), case["element"], case["src"], case["dst"],
                                 case["num_warps"], case["target"], name="k")
 
@@ -281,7 +419,8 @@ def report(rows: list, command: str, seed: int, timeout: float) -> tuple[list[st
              "| off / stock | default / stock |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for index, case, result in rows:
-        lines.append(f"| {index} | {case['target']} | {case['kind']} | {case['element']} | "
+        kind = case["kind"] + (f", there and back x{case['round_trips']}" if case.get("round_trips") else "")
+        lines.append(f"| {index} | {case['target']} | {kind} | {case['element']} | "
                      f"{'x'.join(map(str, case['shape']))} | {case['num_warps']} | "
                      f"{case['registers'][0]} -> {case['registers'][1]} | {_cell(result, 'stock')} | "
                      f"{_cell(result, 'off')} | {_cell(result, 'default')} | {_ratio(result, 'off')} | "
@@ -312,6 +451,9 @@ def main(argv=None) -> int:
     parser.add_argument("--retries", type=int, default=2, help="re-measurements of a flagged time")
     parser.add_argument("--repeats", type=int, default=1, help="compiles per mode, the fastest kept")
     parser.add_argument("--issue-case", action="store_true", help="issue 43's case only")
+    parser.add_argument("--issue-53", action="store_true", help="issue 53's case only (round trips)")
+    parser.add_argument("--structured", action="store_true",
+                        help="destinations built from the source's bases (structured_case), not random ones")
     parser.add_argument("--out", default=os.path.join(BENCHMARKS, "results"))
     parser.add_argument("--child", nargs=3, metavar=("MODE", "PATH", "TARGET"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -322,11 +464,14 @@ def main(argv=None) -> int:
     targets = [t.strip() for t in args.targets.split(",") if t.strip()]
     if args.issue_case:
         cases = [issue_case()]
+    elif args.issue_53:
+        cases = [issue53_case()]
     else:
+        draw = structured_case if args.structured else random_case
         cases = []
         for t in targets:
             rng = random.Random(f"{args.seed}:{t}")
-            cases += [random_case(rng, t) for _ in range(args.cases)]
+            cases += [draw(rng, t) for _ in range(args.cases)]
     directory = tempfile.mkdtemp(prefix="ll_compile_time_fuzz_")
     rows = []
     for index, case in enumerate(cases):
@@ -339,7 +484,10 @@ def main(argv=None) -> int:
     command = "python benchmarks/compile_time.py fuzz " + " ".join(argv if argv is not None else sys.argv[1:])
     lines, bad = report(rows, command.strip(), args.seed, args.timeout)
     os.makedirs(args.out, exist_ok=True)
-    name = "compile_time_fuzz_issue_case" if args.issue_case else "compile_time_fuzz"
+    name = ("compile_time_fuzz_issue_case" if args.issue_case else "compile_time_fuzz_issue53_case" if args.issue_53
+            else f"compile_time_fuzz_structured_seed{args.seed}" if args.structured else "compile_time_fuzz")
+    if args.structured and len(targets) == 1:
+        name += f"_{targets[0]}"
     path = os.path.join(args.out, f"{name}_{triton.__version__}.md")
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")

@@ -3,6 +3,7 @@
     python benchmarks/studies/fuzz_stage_times.py --seed 2 --target gfx942 --index 2
     python benchmarks/studies/fuzz_stage_times.py --seed 2 --target gfx942 --index 2 --variant dst-only
     python benchmarks/studies/fuzz_stage_times.py --seed 2 --target gfx942 --index 2 --mode off --no-limit
+    python benchmarks/studies/fuzz_stage_times.py --structured --seed 1 --target gfx942 --index 4 --mode off
 
 The case is drawn as ``benchmarks/compile_time.py fuzz --seed S --targets T`` draws it (its
 ``index``-th case for that target).  ``--variant`` compiles it as drawn (``convert``), or with the
@@ -28,10 +29,11 @@ import time
 from harness.checkout import make_package_importable  # noqa: E402
 
 
-def drawn(seed: int, target: str, index: int) -> dict:
-    from harness.compile_time_fuzz import random_case
+def drawn(seed: int, target: str, index: int, structured: bool = False) -> dict:
+    from harness.compile_time_fuzz import random_case, structured_case
     rng = random.Random(f"{seed}:{target}")
-    return [random_case(rng, target) for _ in range(index + 1)][index]
+    draw = structured_case if structured else random_case
+    return [draw(rng, target) for _ in range(index + 1)][index]
 
 
 def timed_stages(backend, stages, options, language, capability):
@@ -53,6 +55,7 @@ def main(argv=None) -> int:
     parser.add_argument("--index", type=int, required=True, help="the case's index among the target's cases")
     parser.add_argument("--variant", choices=("convert", "dst-only", "src-only"), default="convert")
     parser.add_argument("--mode", choices=("stock", "off", "default"), default="stock")
+    parser.add_argument("--structured", action="store_true", help="the case of `fuzz --structured`")
     parser.add_argument("--no-limit", action="store_true", help="lift MAX_ELEMENTS_PER_THREAD for this run")
     args = parser.parse_args(argv)
 
@@ -63,7 +66,7 @@ def main(argv=None) -> int:
         os.environ["LINEAR_LAYOUTS_STOCK_GATE"] = "off"
     from harness.compile_time_fuzz import case_text, registers_per_thread
 
-    case = dict(drawn(args.seed, args.target, args.index))
+    case = dict(drawn(args.seed, args.target, args.index, args.structured))
     if args.variant == "dst-only":
         case["src"] = case["dst"]
     elif args.variant == "src-only":
