@@ -53,7 +53,7 @@ class PluginConfig:
         return pipeline_text(list(self.passes))
 
     @property
-    def owns_local_loads(self) -> bool:
+    def owns_local_memory_ops(self) -> bool:
         """The pipeline lowers ``ttg.local_load``, ``ttg.local_store`` or ``ttg.local_alloc`` (with a
         source) too (``only=...,local_load``)."""
         return any(isinstance(p, LowerConversions) and p.owns_local_memory_ops for p in self.passes)

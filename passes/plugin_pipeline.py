@@ -129,7 +129,7 @@ def _run_plugin_pipeline(triton_module, config: PluginConfig, name: str, text: s
         new_text = module.text_for_triton() if module.has_rewrites else text
     except IRError as e:
         raise RuntimeError(f"linear-layouts: kernel {name}: {e}") from None
-    counts = _replaced_ops(assigned.get("text", text), new_text, config.owns_local_loads)
+    counts = _replaced_ops(assigned.get("text", text), new_text, config.owns_local_memory_ops)
     if new_text is not text:
         triton_module = triton_module_from_text(new_text, triton_module.context)
     return PipelineResult(triton_module, remarks=tuple(remarks.lines), assigned="text" in assigned,
@@ -143,16 +143,16 @@ def _reads_only(config: PluginConfig) -> bool:
     return all(type(p) is LowerConversions for p in config.passes)
 
 
-def _replaced_ops(text: str, new_text: str, owns_local_ops: bool) -> dict[str, int]:
+def _replaced_ops(text: str, new_text: str, owns_local_memory_ops: bool) -> dict[str, int]:
     """How many ops of each kind islands replaced, counted on the text before and after (each
     island replaces one op; counting casts would not do: a shared-memory island holds two or
     more, one of them its scratch buffer's).  The same text: none (not counted)."""
     if new_text is text:
-        return {"conversions_lowered": 0} if not owns_local_ops else \
+        return {"conversions_lowered": 0} if not owns_local_memory_ops else \
             {"conversions_lowered": 0, "local_loads": text.count("= ttg.local_load "), "local_loads_lowered": 0,
              "local_writes_lowered": 0}
     conversions = len(_CONVERT_OP.findall(text)) - len(_CONVERT_OP.findall(new_text))
-    if not owns_local_ops:
+    if not owns_local_memory_ops:
         return {"conversions_lowered": conversions}
     loads = text.count("= ttg.local_load ")
     writes = sum(text.count(op) - new_text.count(op) for op in ("ttg.local_store ", "= ttg.local_alloc %"))

@@ -157,7 +157,7 @@ def has_work_for(config: PluginConfig, op_names: Sequence[str]) -> bool:
     counts whether or not it has a source: the pipeline looks)."""
     names = set(op_names)
     local_ops = bool(names & {"ttg.local_load", "ttg.local_store", "ttg.local_alloc"})
-    return "ttg.convert_layout" in names or (config.owns_local_loads and local_ops)
+    return "ttg.convert_layout" in names or (config.owns_local_memory_ops and local_ops)
 
 
 def op_names(module) -> list[str]:

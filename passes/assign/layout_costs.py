@@ -80,20 +80,12 @@ def plan_work(cost, target: Target) -> Work:
     return Work(shared, alu, max(0.0, total - shared - alu), total)
 
 
-def unplanned_cost(src_registers: int, dst_registers: int, target: Target) -> float:
-    """A conversion left to Triton: every register stored and loaded once, two CTA barriers."""
-    return unplanned_work(src_registers, dst_registers, target).total
-
-
 def unplanned_work(src_registers: int, dst_registers: int, target: Target) -> Work:
+    """A conversion left to Triton: every register stored and loaded once, two CTA barriers."""
     w = weights_for(target.name)
     accesses = min(src_registers + dst_registers, MAX_UNPLANNED_REGISTERS)
     shared, sync = accesses * (w.shared_access + w.shared_wavefront), 2 * w.cta_barrier
     return Work(shared=shared, sync=sync, total=shared + sync)
-
-
-def elementwise_cost(encoding: str, shape: tuple[int, ...], target: Target) -> float:
-    return elementwise_work(encoding, shape, target).total
 
 
 def elementwise_work(encoding: str, shape: tuple[int, ...], target: Target) -> Work:

@@ -57,8 +57,8 @@ def test_enable_keeps_pass_objects():
         (lower,) = config.passes
         assert lower.mode is Mode.LEGACY and tuple(lower.only) == (Method.SHUFFLE,)
         assert config.pipeline == lower.pipeline_text()
-        assert not config.owns_local_loads
-        assert enable(only="shuffle,local_load").owns_local_loads
+        assert not config.owns_local_memory_ops
+        assert enable(only="shuffle,local_load").owns_local_memory_ops
     finally:
         hook.disable()
 
