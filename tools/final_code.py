@@ -40,8 +40,8 @@ _CONVERT = re.compile(r"^(?P<head>\s*%[^\s=]+(?::\d+)? = ttg\.convert_layout .*?
 # the barriers, for the modelled cost.  (name, regex, kind, bits-group or fixed bits)
 _NVIDIA = [
     ("shfl", re.compile(r"^\s*shfl\.sync"), "shuffle"),
-    ("st.shared", re.compile(r"^\s*st\.shared(?:\.v(\d))?\.[bfsu](\d+)"), "shared"),
-    ("ld.shared", re.compile(r"^\s*ld\.shared(?:\.v(\d))?\.[bfsu](\d+)"), "shared"),
+    ("st.shared", re.compile(r"^\s*st\.shared(?:::cta)?(?:\.v(\d))?\.[bfsu](\d+)"), "shared"),   # ::cta: 3.8 spells it out
+    ("ld.shared", re.compile(r"^\s*ld\.shared(?:::cta)?(?:\.v(\d))?\.[bfsu](\d+)"), "shared"),
     ("stmatrix", re.compile(r"^\s*stmatrix\.sync\.aligned\.[\w.]*?x(\d)"), "matrix"),
     ("ldmatrix", re.compile(r"^\s*ldmatrix\.sync\.aligned\.[\w.]*?x(\d)"), "matrix"),
     ("bar.sync", re.compile(r"^\s*(?:bar\.sync|barrier\.sync)\b"), "cta_barrier"),

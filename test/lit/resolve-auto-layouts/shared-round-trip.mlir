@@ -30,11 +30,11 @@
 
 // PTX-DAG: ld.global.v4.b32
 // PTX-DAG: st.global.v4.b32
-// PTX-DAG: ld.shared.v4.b32
-// PTX-DAG: st.shared.v4.b32
+// PTX-DAG: ld.shared{{(::cta)?}}.v4.b32
+// PTX-DAG: st.shared{{(::cta)?}}.v4.b32
 // PTX-DAG: ldmatrix.sync.aligned.m8n8.x4.shared.b16
 // PTX-DAG: stmatrix.sync.aligned.m8n8.x4.shared.b16
-// PTX-NOT: {{(ld|st)}}.shared.b32
+// PTX-NOT: {{(ld|st)}}.shared{{(::cta)?}}.b32
 
 #shared = #ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 32}>
 #smem = #ttg.shared_memory

@@ -125,3 +125,13 @@ def test_demo_without_matplotlib_runs_and_says_pictures_need_it(tmp_path):
     assert [line for line in result.stdout.splitlines() if "matplotlib" in line] == \
         ["Pictures need matplotlib (pip install matplotlib): none drawn"]
     assert "Conversions on sm_90" in result.stdout and not (tmp_path / "pictures").exists()
+
+
+def test_final_code_reads_the_cta_spelling_of_shared_accesses():
+    # triton 3.8's PTX writes st.shared::cta / ld.shared::cta where 3.6 and 3.9 write st.shared / ld.shared
+    from linear_layouts.tools.final_code import whole_mix
+    ptx = ("  st.shared::cta.v4.b32 [%r1 + 0], {%r2, %r3, %r4, %r5};\n  ld.shared::cta.v2.b32 {%r1, %r2}, [%r3];\n"
+           "  st.shared.b16 [%r1], %rs1;\n")
+    mix = whole_mix(ptx, "nvidia")
+    assert (mix.counts["st.shared"], mix.counts["ld.shared"]) == (2, 1)
+    assert dict(mix.shared_bits) == {128: 1, 64: 1, 16: 1}
