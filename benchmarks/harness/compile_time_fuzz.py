@@ -454,6 +454,8 @@ def main(argv=None) -> int:
     parser.add_argument("--issue-53", action="store_true", help="issue 53's case only (round trips)")
     parser.add_argument("--structured", action="store_true",
                         help="destinations built from the source's bases (structured_case), not random ones")
+    parser.add_argument("--indices", default="", help="measure only these cases (comma-separated), e.g. to "
+                        "measure again ones a busy host or a tree in flux failed")
     parser.add_argument("--out", default=os.path.join(BENCHMARKS, "results"))
     parser.add_argument("--child", nargs=3, metavar=("MODE", "PATH", "TARGET"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -474,7 +476,10 @@ def main(argv=None) -> int:
             cases += [draw(rng, t) for _ in range(args.cases)]
     directory = tempfile.mkdtemp(prefix="ll_compile_time_fuzz_")
     rows = []
+    wanted = {int(i) for i in args.indices.split(",") if i.strip()}
     for index, case in enumerate(cases):
+        if wanted and index not in wanted:
+            continue
         case["registers"] = (registers_per_thread(case["src"], case["shape"]),
                              registers_per_thread(case["dst"], case["shape"]))
         result = measure(case, directory, index, args.timeout, args.retries, args.repeats)
@@ -488,6 +493,8 @@ def main(argv=None) -> int:
             else f"compile_time_fuzz_structured_seed{args.seed}" if args.structured else "compile_time_fuzz")
     if args.structured and len(targets) == 1:
         name += f"_{targets[0]}"
+    if wanted:
+        name += "_cases_" + "_".join(map(str, sorted(wanted)))
     path = os.path.join(args.out, f"{name}_{triton.__version__}.md")
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
