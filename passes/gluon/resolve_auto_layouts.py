@@ -233,44 +233,51 @@ def _conversions(module: Module) -> int:
     return sum(1 for op in module.walk() if op.name == "ttg.convert_layout")
 
 
-def _inline_if_needed(module: Module) -> None:
+def _inline_if_needed(module: Module) -> bool:
     """Inline every call, as the ``ttgir`` stage's first pass (``gluon-inline``) does anyway: a
     callee's automatic values then take layouts for the warps that run them (a function
-    called from a 2-warp partition resolved alone would get the module's warps)."""
+    called from a 2-warp partition resolved alone would get the module's warps).  Whether the
+    module changed."""
     if any(op.name == "tt.call" for op in module.walk()):
         from triton._C.libtriton import passes
         module.run_triton_passes(passes.gluon.add_inliner)
+        return True
+    return False
 
 
 def resolve_module(module: Module, target: "str | Target | None" = None, compare: bool = True) -> Resolution:
     """Resolve every automatic layout of ``module`` in place (see the module docstring)."""
+    # The module is printed as few times as its text changes (each print of a large kernel costs
+    # milliseconds): once here, once after the layouts are chosen, once more only if the
+    # conversions' locations had to be rewritten.
     result = Resolution()
-    if not has_auto_layouts(module.print()):
+    original = module.print(debuginfo=True)
+    if not has_auto_layouts(original):
         result.reason = "no automatic layouts"
         return result
     try:
         hw_target = target if isinstance(target, Target) else target_named(target or module.target or "")
     except UnknownTarget as error:
         raise PassFailure(None, f"ll-resolve-auto-layouts: {error}") from None
-    original = module.print(debuginfo=True)
     authors = _conversions(module)
     triton = _triton_resolution(original, module.filename) if compare else None
     try:
-        _inline_if_needed(module)
-        seeded = _seed(module)
+        inlined = _inline_if_needed(module)
+        seeded = _seed(module, module.print(debuginfo=True) if inlined else original)
         new_text = _choose(parse_module(seeded.text, module.filename, safe=module.safe), seeded, hw_target, result)
         module.rewrite_text(lambda _text: new_text)
         result.recomputed = rematerialize_conversions(module)
-        module.canonicalize()
-        module.cse()
-        _locate_inserted_conversions(module)
-        _check_backend_requirements(module)
+        module.canonicalize_and_cse()
+        text = module.print(debuginfo=True)
+        if _locate_inserted_conversions(module, text):
+            text = module.print(debuginfo=True)
+        _check_backend_requirements(module, text)
     except (Unresolvable, TextMismatch, IRError) as error:
         result.reason = str(error).splitlines()[0]
         return result
     result.resolved = True
     result.conversions = _conversions(module) - authors
-    result.cost_ours = modelled_cost(module, hw_target)
+    result.cost_ours = modelled_cost(module, hw_target, text)
     if triton is not None:
         result.compared = True
         resolved_text, error = triton
@@ -293,9 +300,9 @@ class Seeded:
     located: dict = field(default_factory=dict)   # id(op) -> location of the original's ops without results
 
 
-def _seed(module: Module) -> Seeded:
-    """Step 1 over every function (see :class:`Seeded`)."""
-    original = module.print(debuginfo=True)
+def _seed(module: Module, original: str) -> Seeded:
+    """Step 1 over every function (see :class:`Seeded`); ``original``: the module printed with
+    locations."""
     lines = ModuleLines(module, original)
     counter = [0]
     seedings = []
@@ -468,14 +475,13 @@ def alignment_limit(contiguity, shape: tuple, element_bytes: int) -> Optional[st
 _TRAILING_LOCATION = re.compile(r"\sloc\((?:[^()]|\([^()]*\))*\)\s*$")
 
 
-def _locate_inserted_conversions(module: Module) -> None:
+def _locate_inserted_conversions(module: Module, text: str) -> bool:
     """A conversion step 1 inserted carries the marker location ``ll-resolve-auto``; once the
     layouts are chosen it takes the location of the op that uses it, so that remarks and the
     report point at the source line that needs it (``tt.store at k.py:33:5``), not at the
-    printed module."""
-    text = module.print(debuginfo=True)
+    printed module.  ``text``: the module printed with locations; whether it was rewritten."""
     if f'"{INSERTED}"' not in text:
-        return
+        return False
     lines = ModuleLines(module, text)
     users = users_of(module)
     for op in module.walk():
@@ -487,13 +493,15 @@ def _locate_inserted_conversions(module: Module) -> None:
             line = lines.lines[placed.header]
             lines.lines[placed.header] = _TRAILING_LOCATION.sub(" " + found.group(0).strip(), line)
     module.rewrite_text(lambda _text: lines.text())
+    return True
 
 
-def _check_backend_requirements(module: Module) -> None:
+def _check_backend_requirements(module: Module, text: str) -> None:
     """Every ``cp.async`` of the resolved module copies at least 4 bytes a thread, as the
     backend's lowering will compute it on this very module (:mod:`..assign.backend_requirements`):
-    the last word before a kernel is handed on, whatever chose its layouts."""
-    lines = ModuleLines(module, module.print(debuginfo=True))
+    the last word before a kernel is handed on, whatever chose its layouts.  ``text``: the
+    module printed with locations."""
+    lines = ModuleLines(module, text)
     for function in _functions(module):
         pointers = PointerAnalysis(lines, lines.header(function), lines.of[id(function)].arguments)
         for op in ops_under(function):
@@ -504,10 +512,11 @@ def _check_backend_requirements(module: Module) -> None:
                 raise Unresolvable(op, f"{problem} (left to Triton's resolution)")
 
 
-def modelled_cost(module: Module, target: Target) -> float:
+def modelled_cost(module: Module, target: Target, printed: Optional[str] = None) -> float:
     """The whole module's modelled cost under its own layouts (loop-weighted, every op the
-    model prices), as ``ll-assign-layouts`` prices Triton's assignment."""
-    lines = ModuleLines(module, module.print(debuginfo=True))
+    model prices), as ``ll-assign-layouts`` prices Triton's assignment; ``printed``: the module
+    printed with locations, where the caller has it."""
+    lines = ModuleLines(module, printed if printed is not None else module.print(debuginfo=True))
     total = 0.0
     for function in _functions(module):
         graph = build_graph(function, lines, reorder_reductions=True, memory_ops=True, shared_ops=True)

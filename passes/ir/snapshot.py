@@ -482,6 +482,11 @@ class Module:
         from triton._C.libtriton import passes
         self._run_triton_passes(passes.common.add_cse)
 
+    def canonicalize_and_cse(self) -> None:
+        """Both, in one pass manager: one print and one parse where two runs take two of each."""
+        from triton._C.libtriton import passes
+        self._run_triton_passes(passes.common.add_canonicalizer, passes.common.add_cse)
+
     # -- printing --------------------------------------------------------------------------
 
     def print(self, debuginfo: bool = False) -> str:
