@@ -9,8 +9,9 @@ one execution; the graph multiplies them by how often the op runs (its loop weig
   no-op).  A conversion our planner cannot build (cross-CTA, unsupported widths) is priced as a
   conversion through shared memory of the whole tile twice (a store and a load of every
   register, and two CTA barriers): such a conversion is never made cheaper by adding another.
-* **Elementwise work** costs one ALU op per register a thread holds: a layout that replicates
-  data (a slice held by every lane) does the same work on more registers.
+* **Elementwise work** costs one ALU op per distinct register a thread holds: a layout that
+  replicates data across lanes or warps (a slice held by every lane) does the same work in more
+  threads; copies within one thread's registers are computed once (:func:`registers`).
 * **A reduction** combines within a thread, then across lanes with one shuffle round per lane
   bit along the axis, then across warps through shared memory (a store, a CTA barrier, a load
   per warp along the axis, a second barrier): counted from the operand's linear layout.
@@ -44,8 +45,17 @@ def element_bits(tensor_type: TensorType) -> int:
 
 
 def registers(encoding: str, shape: tuple[int, ...]) -> int:
-    """Registers (elements) a thread holds of a tensor of ``shape`` in ``encoding``."""
-    return tensor_layout_of(encoding, shape).in_dim_size("register")
+    """Distinct registers (elements) a thread holds of a tensor of ``shape`` in ``encoding``.
+
+    A layout whose tile is larger than the tensor along some dimension (``sizePerThread = [1, 4]``
+    on a ``32x1`` column of row offsets) repeats each element in registers of its own.  Triton 3.6
+    keeps those copies in the linear layout (zero register bases), later releases drop them; either
+    way a thread computes each distinct element once (Triton's elementwise lowering deduplicates
+    the copies), so only the distinct ones are counted and the price does not depend on the release.
+    Example: ``32x1`` in ``blocked<{sizePerThread = [1, 4], threadsPerWarp = [1, 32],
+    warpsPerCTA = [4, 1]}>``: 8 registers, not 32."""
+    layout = tensor_layout_of(encoding, shape)
+    return 1 << sum(1 for basis in layout.bases.get("register", ()) if any(basis))
 
 
 def conversion_cost(src: str, dst: str, shape: tuple[int, ...], bits: int, target: Target) -> float:
