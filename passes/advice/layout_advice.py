@@ -42,7 +42,7 @@ Modelled; ``report --measure`` on a GPU also times each Gluon kernel with its ad
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from math import prod
 from typing import Optional
 
@@ -52,7 +52,7 @@ from ...dialect.linear_layout import LayoutError
 from ...lowering.shared_conflicts import access_conflicts
 from ...lowering.target import Target, target_named
 from ..assign.backend_requirements import AsyncCopyFacts, async_copy_problem
-from ..assign.layout_costs import access_vector, conversion_cost, memory_work
+from ..assign.layout_costs import access_vector, conversion_cost
 from ..assign.layout_graph import loop_weight
 from ..assign.layout_rules import ASYNC_COPY
 from ..assign.layout_seeds import _deal, blocked_encoding, coalesced
@@ -60,55 +60,14 @@ from ..assign.layout_text import ModuleLines, TextMismatch
 from ..ir.diagnostics import IRError
 from ..assign.pointer_contiguity import PointerAnalysis, pointee_bytes
 from ..gluon.auto_seeds import default_blocked
-from ..gluon.layout_expression import advice_layout_expression
 from ..gluon.resolve_auto_layouts import alignment_limit
 from ..ir.layouts import tensor_layout_of
 from ..ir.snapshot import Operation, ops_under, parse_module
 from ..ir.op_locations import no_result_locations, users_of
-
-GLOBAL_ACCESS = "global access"
-SHARED_ACCESS = "shared-memory access"
-CONVERSION_IN_LOOP = "conversion in a loop"
-REPLICATED = "replicated data"
-MIN_GAIN = 1.1            # an access or buffer is looked at if it alone gains at least this
-MIN_KERNEL_GAIN = 1.01    # a finding must gain the whole kernel at least this (cost as written / advised)
-APPLIED = (GLOBAL_ACCESS, SHARED_ACCESS, REPLICATED)    # the kinds ll-apply-advice applies (edits of layouts)
-LOOPS = ("scf.for", "scf.while")
-
-
-@dataclass(frozen=True)
-class Finding:
-    location: str          # file:line of the op
-    op: str                # tt.load, tt.store, ttg.convert_layout, ...
-    kind: str              # GLOBAL_ACCESS, SHARED_ACCESS, CONVERSION_IN_LOOP or REPLICATED
-    finding: str           # what the layout gives, in words and numbers
-    suggestion: str        # what to write instead (a Gluon expression where there is one)
-    gain: float            # the whole kernel's modelled cost now / with the suggestion (loop-weighted); 1.0: not priced
-    alike: int = 0         # further ops with the same finding (listed once, at the first one's place)
-    layout: str = ""       # the suggested layout as an attribute (what ``ll-apply-advice`` writes); "" if none
-    op_key: tuple = ()     # (op name, k): the k-th op of that name in the module's walk (0, 1, ...)
-    saving: float = 0.0    # a conversion in a loop: the loop-weighted cost the suggestion saves (not an edit of layouts)
-    changes: tuple = ()    # the layouts (attributes) the suggestion would change
-
-    def text(self) -> str:
-        gain = f" (modelled {self.gain:.2f}x)" if self.gain > 1.0 else ""
-        alike = f" (and {self.alike} more like it)" if self.alike else ""
-        return f"{self.location}: {self.kind}: {self.finding}; instead: {self.suggestion}{gain}{alike}"
-
-
-def gluon_expression(encoding: str, shape: Optional[tuple] = None) -> str:
-    """The Gluon expression of a layout, as an author writes it.  Example:
-    ``#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1],
-    order = [1, 0]}>`` -> ``gl.BlockedLayout([1, 4], [4, 8], [4, 1], [1, 0])``; a slice of it
-    ``gl.SliceLayout(1, gl.BlockedLayout(...))``; a layout with no shorter expression, on a
-    tensor of ``shape``, ``gl.DistributedLinearLayout(...)``.  Without a shape (or for a layout
-    that is not distributed) and no expression: the layout's kind, in words."""
-    expression = advice_layout_expression(encoding, shape)
-    if expression is not None:
-        return expression
-    kind = encoding.split("<", 1)[0].rsplit(".", 1)[-1] if encoding.startswith("#") else "layout"
-    return f"a {kind} layout with no Gluon expression here"
-
+from .advice_edits import advised_module
+from .findings import (APPLIED, CONVERSION_IN_LOOP, GLOBAL_ACCESS, LOOPS, MIN_GAIN, MIN_KERNEL_GAIN,  # noqa: F401
+                       REPLICATED, SHARED_ACCESS, Finding, access_cost, gluon_expression, has_copies, op_keys)
+from .kernel_price import kernel_price
 
 def advise(ttgir: str, target: "str | Target", filename: str = "<kernel>", merged: bool = True) -> list[Finding]:
     """Every finding for the module ``ttgir`` compiled for ``target`` (see the module docstring);
@@ -116,16 +75,6 @@ def advise(ttgir: str, target: "str | Target", filename: str = "<kernel>", merge
     hw_target = target if isinstance(target, Target) else target_named(target)
     module = parse_module(ttgir, filename)
     return advise_module(module, ttgir, hw_target, merged)
-
-
-def op_keys(module) -> dict[int, tuple[str, int]]:
-    """id(op) -> (op name, k): the op is the k-th of its name in the module's walk."""
-    seen: dict[str, int] = {}
-    keys = {}
-    for op in module.walk():
-        keys[id(op)] = (op.name, seen.get(op.name, 0))
-        seen[op.name] = keys[id(op)][1] + 1
-    return keys
 
 
 def advise_module(module, ttgir: str, hw_target: Target, merged: bool = True) -> list[Finding]:
@@ -198,8 +147,6 @@ def _priced_on_the_kernel(module, groups: list[list[Finding]], target: Target) -
     applied to a copy of the module (``apply_advice.advised_module``) and the copy priced; a
     conversion in a loop (a move of code, not of a layout) is priced by what it saves, loop-weighted,
     against the kernel's cost; a replicated tile with no layout to suggest is left unpriced (1.0)."""
-    from .apply_advice import advised_module        # it applies this module's findings
-    from .kernel_price import kernel_price
     if not groups:
         return []
     text = module.print(debuginfo=True)
@@ -226,10 +173,6 @@ def _priced_on_the_kernel(module, groups: list[list[Finding]], target: Target) -
     return out
 
 
-def _access_cost(encoding: str, shape: tuple, bits: int, dim: int, vector: int, target: Target) -> float:
-    return memory_work(encoding, shape, bits, dim, vector, target).total
-
-
 def _global_access(op: Operation, pointers: PointerAnalysis, lines: ModuleLines, target: Target,
                    num_warps: int) -> list[Finding]:
     pointer = op.operands[0]
@@ -248,8 +191,8 @@ def _global_access(op: Operation, pointers: PointerAnalysis, lines: ModuleLines,
         return []
     best = _with_warps_kept(best, encoding, shape, contiguity.dim, contiguity.vector, bits, target)
     try:
-        now = _access_cost(encoding, shape, bits, contiguity.dim, contiguity.vector, target)
-        then = _access_cost(best, shape, bits, contiguity.dim, contiguity.vector, target)
+        now = access_cost(encoding, shape, bits, contiguity.dim, contiguity.vector, target)
+        then = access_cost(best, shape, bits, contiguity.dim, contiguity.vector, target)
     except LayoutError:
         return []
     if then <= 0 or now / then < MIN_GAIN:
@@ -293,7 +236,7 @@ def _coalesced_without_copies(key: str, shape: tuple, dim: int, vector: int, ele
     width = vector
     while width >= 1:
         candidate = coalesced(key, shape, dim, width, element_bytes)
-        if candidate is not None and not _has_copies(candidate, shape):
+        if candidate is not None and not has_copies(candidate, shape):
             return candidate
         width //= 2
     return widest
@@ -310,17 +253,12 @@ def _with_warps_kept(best: str, encoding: str, shape: tuple, dim: int, vector: i
         return best
     kept = str(replace(chosen, warps_per_cta=list(now.warps_per_cta)))
     try:
-        if _has_copies(kept, shape) or _access_cost(kept, shape, bits, dim, vector, target) > \
-                _access_cost(best, shape, bits, dim, vector, target):
+        if has_copies(kept, shape) or access_cost(kept, shape, bits, dim, vector, target) > \
+                access_cost(best, shape, bits, dim, vector, target):
             return best
     except LayoutError:
         return best
     return kept
-
-
-def _has_copies(encoding: str, shape: tuple) -> bool:
-    layout = tensor_layout_of(encoding, shape)
-    return any(not any(basis) for dim in ("register", "lane", "warp") for basis in layout.bases.get(dim, ()))
 
 
 def _vector_bytes(encoding: str, shape: tuple, dim: int, vector: int, element_bytes: int) -> int:
@@ -374,8 +312,8 @@ def _conversion_in_loop(op: Operation, pointers: PointerAnalysis, lines: ModuleL
         contiguity = pointers.contiguity(producer.operands[0])
         if contiguity is None:
             return []
-        load_now = _access_cost(src, shape, bits, contiguity.dim, contiguity.vector, target)
-        load_there = _access_cost(dst, shape, bits, contiguity.dim, contiguity.vector, target)
+        load_now = access_cost(src, shape, bits, contiguity.dim, contiguity.vector, target)
+        load_there = access_cost(dst, shape, bits, contiguity.dim, contiguity.vector, target)
         if load_there > load_now:
             return []
         gain = (load_now + cost) / max(load_there, 1e-9)
@@ -523,7 +461,7 @@ def _fitted_layout(attr: BlockedEncoding, shape: tuple) -> Optional[str]:
     for candidate in candidates:
         text = str(candidate)
         try:
-            if not _has_copies(text, shape):
+            if not has_copies(text, shape):
                 return text
         except LayoutError:
             continue

@@ -126,7 +126,7 @@ def test_enable_apply_advice_compiles_the_newcomers_transpose_with_16_byte_acces
 
 
 def test_lane_variants_keep_elements_warps_and_order_and_hold_no_copies():
-    from linear_layouts.passes.advice.apply_advice import _lane_variants, _power_splits
+    from linear_layouts.passes.advice.advice_edits import _lane_variants, _power_splits
     assert _power_splits(8, 2) == [(1, 8), (2, 4), (4, 2), (8, 1)]
     assert len(_power_splits(32, 3)) == 21 and all(a * b * c == 32 for a, b, c in _power_splits(32, 3))
     variants = _lane_variants("#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [2, 16], "

@@ -1,0 +1,292 @@
+"""The edit ``ll-apply-advice`` makes for a set of findings, as an author would make it (the
+steps of :mod:`.apply_advice`'s docstring): :func:`advised_module` gives the module with them
+applied.  The advice prices each finding with this very edit (``layout_advice``), and the pass
+applies it (``apply_advice``), so what the report says of a finding is what applying it does."""
+
+from __future__ import annotations
+
+import re
+from math import prod
+
+from ...dialect.attributes import BlockedEncoding
+from ...dialect.linear_layout import LayoutError
+from ...lowering.target import Target
+from ..assign.layout_costs import conversion_cost
+from ..assign.backend_requirements import AsyncCopyFacts, async_copy_problem
+from ..assign.layout_rules import ASYNC_COPY
+from ..assign.layout_seeds import blocked_encoding
+from ..assign.layout_text import ModuleLines
+from ..assign.pointer_contiguity import PointerAnalysis, pointee_bytes
+from ..gluon.rematerialize import rematerialize_conversions
+from ..ir.snapshot import Module, Operation, ops_under, parse_module
+from .findings import SHARED_ACCESS, Finding, access_cost, gluon_expression, has_copies, op_keys
+
+_MEMDESC_ENCODING = r"(!ttg\.memdesc<[^,>]*, ){old}"
+
+
+def advised_module(module: Module, text: str, findings: list[Finding], target: Target,
+                   edits: "list[str] | None" = None) -> Module:
+    """A new module: ``module`` (printed as ``text``, with debug info) with ``findings`` applied
+    as one round of ``ll-apply-advice`` applies them (steps 1-3 of the module docstring, then
+    index arithmetic recomputed, canonicalized and CSE'd).  The advice prices each finding on
+    this (``layout_advice``), so what it reports is what applying it does."""
+    trial = parse_module(_one_round(module, text, findings, target, [] if edits is None else edits),
+                         module.filename, safe=module.safe)
+    rematerialize_conversions(trial)
+    trial.canonicalize()
+    trial.cse()
+    return trial
+
+
+def _one_round(module: Module, text: str, findings: list[Finding], target: Target, edits: list[str]) -> str:
+    """The module text with one round of edits (steps 1-3 of the module docstring)."""
+    lines = ModuleLines(module, text)
+    keys = op_keys(module)
+    ops = {keys[id(op)]: op for op in module.walk()}
+    by_op = {f.op_key: f for f in sorted(findings, key=lambda f: f.gain)}      # the larger gain wins
+    variable = _variable_choices(by_op, ops)
+    for layout in _breaking_async_copies(variable, module, lines):
+        del variable[layout]        # its loads and stores get their own layouts instead (below)
+    own: dict[tuple, str] = {}          # op key -> the layout it gets of its own (step 2)
+    pointers = {}
+    for key, op in ops.items():
+        if op.name not in ("tt.load", "tt.store") or op.operands[0].tensor_type is None:
+            continue
+        layout = op.operands[0].tensor_type.encoding
+        finding = by_op.get(key)
+        if layout in variable:
+            chosen = variable[layout]
+            if finding is not None and finding.layout != chosen and finding.kind != SHARED_ACCESS:
+                own[key] = finding.layout
+            elif finding is None and _costlier(op, layout, chosen, module, lines, pointers, target):
+                own[key] = layout
+        elif finding is not None and finding.kind != SHARED_ACCESS:
+            own[key] = finding.layout
+    for key, layout in list(own.items()):
+        if layout != ops[key].operands[0].tensor_type.encoding:      # a suggestion, not the author's kept layout
+            old = ops[key].operands[0].tensor_type.encoding
+            own[key] = _cheapest_to_convert(ops[key], layout, variable.get(old, old), module, lines, pointers, target)
+    for layout, chosen in variable.items():
+        gain = max(f.gain for f in by_op.values() if f.layout == chosen)
+        edits.append(f"layout {_short(layout)} -> {_short(chosen)} (the variable; modelled {gain:.2f}x)")
+    for key, layout in own.items():
+        _give_own_layout(lines, ops[key], layout, len(edits))
+        where = by_op[key].location if key in by_op else ops[key].location
+        edits.append(f"{key[0]} #{key[1]} at {where}: its own layout {_short(layout)}")
+    for f in by_op.values():
+        if f.kind == SHARED_ACCESS:
+            _swizzle_buffer(lines, ops[f.op_key], module, f.layout)
+            edits.append(f"buffer at {f.location}: {f.suggestion}")
+    new_text = lines.text()
+    if variable:
+        pattern = re.compile("|".join(re.escape(layout) for layout in sorted(variable, key=len, reverse=True)))
+        kept = {layout for layout in own.values()}
+        new_text = _substitute_outside(new_text, pattern, variable, kept)
+    return new_text
+
+
+def _variable_choices(by_op: dict, ops: dict) -> dict[str, str]:
+    """Blocked layout -> the suggestion that replaces it everywhere: the largest-gain suggestion
+    among the loads and stores (and replicated values) laid out in it directly."""
+    best: dict[str, Finding] = {}
+    for key, f in by_op.items():
+        op = ops[key]
+        if f.kind == SHARED_ACCESS or op.name not in ("tt.load", "tt.store"):
+            continue
+        layout = op.operands[0].tensor_type.encoding
+        if layout is None or not layout.startswith("#ttg.blocked"):
+            continue
+        if layout not in best or f.gain > best[layout].gain:
+            best[layout] = f
+    return {layout: f.layout for layout, f in best.items() if f.layout != layout}
+
+
+def _breaking_async_copies(variable: dict[str, str], module: Module, lines: ModuleLines) -> list[str]:
+    """The layouts of ``variable`` whose replacement the backend would reject: a ``cp.async``
+    laid out in one would copy under 4 bytes a thread in its replacement
+    (:mod:`..assign.backend_requirements`).  Such a layout stays; the advised loads and stores
+    in it take their suggestions as layouts of their own."""
+    broken = []
+    for function in [op for op in module.walk() if op.name in ("tt.func", "func.func")]:
+        pointers = PointerAnalysis(lines, lines.header(function), lines.of[id(function)].arguments)
+        for op in ops_under(function):
+            layout = op.operands[0].tensor_type.encoding if op.name == ASYNC_COPY else None
+            if layout in variable and layout not in broken and \
+                    async_copy_problem(variable[layout], AsyncCopyFacts.of(op, pointers)) is not None:
+                broken.append(layout)
+    return broken
+
+
+def _costlier(op: Operation, layout: str, chosen: str, module: Module, lines: ModuleLines, pointers: dict,
+              target: Target) -> bool:
+    """Whether the load or store ``op`` would cost more in ``chosen`` than in ``layout``."""
+    price = _access_pricer(op, lines, pointers, target)
+    return price is not None and price(chosen) > price(layout)
+
+
+def _access_pricer(op: Operation, lines: ModuleLines, pointers: dict, target: Target):
+    """layout -> the cost of the load or store ``op`` in it (its pointers' contiguity read once);
+    None where the contiguity is unknown."""
+    function = op.parent_op
+    while function is not None and function.name not in ("tt.func", "func.func"):
+        function = function.parent_op
+    if function is None:
+        return None
+    if id(function) not in pointers:
+        pointers[id(function)] = PointerAnalysis(lines, lines.header(function), lines.of[id(function)].arguments)
+    contiguity = pointers[id(function)].contiguity(op.operands[0])
+    if contiguity is None:
+        return None
+    tensor = op.operands[0].tensor_type
+    bits = 8 * pointee_bytes(tensor.element_type)
+    shape = tuple(tensor.shape)
+    return lambda layout: access_cost(layout, shape, bits, contiguity.dim, contiguity.vector, target)
+
+
+def _cheapest_to_convert(op: Operation, layout: str, other: str, module: Module, lines: ModuleLines,
+                         pointers: dict, target: Target) -> str:
+    """The layout a load or store given its own ``layout`` gets: of ``layout`` and its lane
+    variants (``_lane_variants``) that access memory at no higher cost, the one whose data
+    converts to or from ``other`` (the rest of the kernel's layout) cheapest; ``layout`` on a tie.
+    Why: equally coalesced layouts can differ in the conversion.  A 64x64 f32 transpose loaded in
+    ``[1, 4], [2, 16], [4, 1]`` and stored in ``[4, 1], [16, 2], [1, 4]`` shares no register bit
+    between the two, so its trip through shared memory is 4-byte accesses; the load's lanes split
+    ``[8, 4]`` instead (16-byte rows of 64 bytes: the same sectors) share two register bits with
+    the store's, and both sides move 16 bytes per access, as the expert's ``[4, 8]``/``[8, 4]`` pair."""
+    price = _access_pricer(op, lines, pointers, target)
+    data = op.results[0] if op.name == "tt.load" else op.operands[1] if len(op.operands) > 1 else None
+    if price is None or data is None or data.tensor_type is None or other == layout:
+        return layout
+    shape, bits = tuple(data.tensor_type.shape), data.tensor_type.element.logical_bits
+    limit = price(layout)
+
+    def converting(candidate: str) -> float:
+        if op.name == "tt.load":
+            return conversion_cost(candidate, other, shape, bits, target)
+        return conversion_cost(other, candidate, shape, bits, target)
+    best, best_cost = layout, converting(layout)
+    for candidate in _lane_variants(layout, shape):
+        try:
+            if price(candidate) > limit:
+                continue
+            cost = converting(candidate)
+        except LayoutError:
+            continue
+        if cost < best_cost:
+            best, best_cost = candidate, cost
+    return best
+
+
+def _lane_variants(encoding: str, shape: tuple) -> list[str]:
+    """``encoding`` (a blocked layout) with its lanes dealt otherwise over the dims (powers of
+    two, the same count), elements per thread, warps and order kept; those that hold no element
+    twice.  Example: ``[1, 4], [2, 16], [4, 1]`` on 64x64 -> lanes ``[4, 8]``, ``[8, 4]``,
+    ``[16, 2]`` (``[1, 32]`` tiles 128 columns, ``[32, 1]`` with 4 warps 128 rows: copies)."""
+    attr = blocked_encoding(encoding)
+    if attr is None:
+        return []
+    lanes = prod(attr.threads_per_warp)
+    out = []
+    for split in _power_splits(lanes, attr.rank):
+        if list(split) == list(attr.threads_per_warp):
+            continue
+        text = str(BlockedEncoding(list(attr.size_per_thread), list(split), list(attr.warps_per_cta), list(attr.order)))
+        try:
+            if not has_copies(text, shape):
+                out.append(text)
+        except LayoutError:
+            continue
+    return out
+
+
+def _power_splits(total: int, rank: int) -> list[tuple]:
+    """Every way to write ``total`` (a power of two) as a product of ``rank`` powers of two."""
+    if rank == 1:
+        return [(total,)]
+    out, first = [], 1
+    while first <= total:
+        out += [(first,) + rest for rest in _power_splits(total // first, rank - 1)]
+        first *= 2
+    return out
+
+
+def _tensor_type(value, encoding: str) -> str:
+    tensor = value.tensor_type
+    return f"tensor<{'x'.join(map(str, tensor.shape))}x{tensor.element_type}, {encoding}>"
+
+
+# An op that keeps a layout the variable's edit replaces prints it as this placeholder until the
+# edit is done (the edit is a text substitution of the old layout).
+_KEPT = "#ll_kept_layout_{}"
+
+
+def _give_own_layout(lines: ModuleLines, op: Operation, layout: str, number: int) -> None:
+    """``op`` (a load or store) in ``layout``: its tensor operands converted to it right after
+    they are defined, its result (a load's) converted back right after it."""
+    header_index = lines.of[id(op)].header
+    header = lines.lines[header_index]
+    old = op.operands[0].tensor_type.encoding
+    for position, operand in enumerate(op.operands):
+        if operand.tensor_type is None:
+            continue
+        name = lines.name_of(operand)
+        new_name = f"%ll_advice{number}_{position}"
+        lines.insert_after_definition(operand, f"{new_name} = ttg.convert_layout {name} : "
+                                               f"{_tensor_type(operand, operand.tensor_type.encoding)} -> "
+                                               f"{_tensor_type(operand, layout)}")
+        header = re.sub(re.escape(name) + r"(?![\w$.#-])", new_name, header, count=1)
+    head, colon, types = header.rpartition(" : ")
+    header = head + colon + types.replace(old, layout)
+    if op.results:
+        result = op.results[0]
+        name = lines.name_of(result)
+        loaded = f"%ll_advice{number}_r"
+        header = re.sub(r"^(\s*)" + re.escape(name) + " =", r"\1" + loaded + " =", header)
+        lines.insert_after_definition(result, f"{name} = ttg.convert_layout {loaded} : {_tensor_type(result, layout)}"
+                                              f" -> {_tensor_type(result, result.tensor_type.encoding)}")
+    lines.lines[header_index] = header
+
+
+def _swizzle_buffer(lines: ModuleLines, alloc: Operation, module: Module, layout: str) -> None:
+    """The buffer of ``alloc`` in the shared ``layout``: its allocation and every access."""
+    from ..ir.op_locations import users_of
+    old = alloc.results[0].tensor_type.encoding
+    pattern = re.compile(_MEMDESC_ENCODING.format(old=re.escape(old)))
+    for op in [alloc] + list(users_of(module).get(id(alloc.results[0]), ())):
+        index = lines.of[id(op)].header
+        lines.lines[index] = pattern.sub(lambda m: m.group(1) + layout, lines.lines[index])
+
+
+def _substitute_outside(text: str, pattern: "re.Pattern", variable: dict, kept: set) -> str:
+    """Every layout of ``variable`` replaced by its choice, except inside the conversions and
+    ops written by :func:`_give_own_layout` for ops that keep the old layout: those lines are
+    protected by a placeholder first."""
+    protected = {layout: _KEPT.format(i) for i, layout in enumerate(sorted(kept))}
+    out = []
+    for line in text.split("\n"):
+        if "%ll_advice" in line and kept:
+            for layout, mark in protected.items():
+                line = _protect_own(line, layout, mark)
+        out.append(line)
+    text = pattern.sub(lambda m: variable[m.group(0)], "\n".join(out))
+    for layout, mark in protected.items():
+        text = text.replace(mark, layout)
+    return text
+
+
+def _protect_own(line: str, layout: str, mark: str) -> str:
+    """In a line written for an op that keeps ``layout``: the types that are that op's own
+    (the op's types, a conversion's result side into it, a conversion's source side out of it)."""
+    head, colon, types = line.rpartition(" : ")
+    if not colon:
+        return line
+    if " -> " in types and "ttg.convert_layout" in head:
+        left, arrow, right = types.partition(" -> ")
+        if re.search(r"%ll_advice\d+_r\b", head):          # the result back: from the op's layout
+            return head + colon + left.replace(layout, mark) + arrow + right
+        return head + colon + left + arrow + right.replace(layout, mark)   # an operand into it
+    return head + colon + types.replace(layout, mark)
+
+
+def _short(layout: str) -> str:
+    return gluon_expression(layout) if layout.startswith("#ttg.blocked") else layout
