@@ -85,12 +85,15 @@ def _read_environment() -> None:
     try:
         mode = environment.requested_mode()
         environment.requested_options()
+        problem = environment.mode_problem(mode)
+        if problem:
+            raise environment.SettingError(problem)
     except environment.SettingError as error:
         import warnings
 
         warnings.warn(f"linear-layouts stays off: {error}", RuntimeWarning, stacklevel=3)
         return
-    if mode is not None:   # a word that is no mode is named in a warning once triton is imported
+    if mode is not None:
         from .passes.after_triton import call_after_triton_import
 
         call_after_triton_import(lambda: _turn_on_from_environment(mode))

@@ -48,6 +48,19 @@ def requested_mode(environ: Mapping[str, str] = os.environ) -> Optional[str]:
     return "linear" if value in ON_VALUES else value
 
 
+def mode_problem(mode: Optional[str]) -> Optional[str]:
+    """What is wrong with a mode :func:`requested_mode` gave (None: nothing).  Only a word other
+    than the default's and ``report`` costs the import of the modes (``passes.options``)."""
+    if mode is None or mode == "linear" or mode == "report":
+        return None
+    from .options import Mode
+
+    modes = [m.value for m in Mode]
+    if mode in modes:
+        return None
+    return f"{VARIABLE}={mode!r}: expected 1, {', '.join(modes)} or report (0 or unset: off)"
+
+
 def requested_options(environ: Mapping[str, str] = os.environ) -> dict:
     """``enable()``'s keyword arguments from ``LINEAR_LAYOUTS_OPTIONS`` ({} when unset)."""
     text = environ.get(OPTIONS_VARIABLE, "").strip()

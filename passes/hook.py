@@ -241,10 +241,9 @@ def enable_from_environment() -> Optional[PluginConfig]:
         raise PluginError(str(error)) from None
     if mode is None:
         return None
-    modes = [m.value for m in Mode]
-    if mode not in modes + ["report"]:
-        raise PluginError(f"{environment.VARIABLE}={mode!r}: expected 1, {', '.join(modes)} or report "
-                          f"(0 or unset: off)")
+    problem = environment.mode_problem(mode)
+    if problem:
+        raise PluginError(problem)
     if mode == "report":
         raise PluginError("LINEAR_LAYOUTS='report': report is for programs that import linear_layouts, "
                           "or: python -m linear_layouts report")
