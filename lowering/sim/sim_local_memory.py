@@ -15,10 +15,11 @@ import numpy as np
 
 from ..emit.emit_llvm import ConvertSite, memdesc_struct_type
 from ..hardware import xor_table
-# The checker's internals, shared with the conversion checker: the island runner, the common
-# set-up and the output, struct and guard checks.
-from .island_sim import (_check_guards, _check_struct, _CheckSetup, _compare_output, _element_ids, _Island,
+# The checker's internals, shared with the conversion checker: the common set-up and the
+# output, struct and guard checks; and the island runner.
+from .island_sim import (_check_guards, _check_struct, _CheckSetup, _compare_output, _element_ids,
                          _read_output, _set_up)
+from .sim_llvm import _Island
 from .sim_machine import SCRATCH_BASE, Machine, Scalar, SimulationError, mask, mix
 from ..verify import VerificationResult
 

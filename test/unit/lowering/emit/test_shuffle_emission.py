@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 
 from linear_layouts.dialect import to_linear_layout
-from linear_layouts.lowering.emit import emit_llvm
-from linear_layouts.lowering.emit.emit_llvm import ConvertSite, _bit_test_form, emit_island
+from linear_layouts.lowering.emit import thread_conditions
+from linear_layouts.lowering.emit.emit_llvm import ConvertSite, emit_island
+from linear_layouts.lowering.emit.thread_conditions import _bit_test_form
 from linear_layouts.lowering.sim.island_sim import check_emitted
 from linear_layouts.lowering.emit.island_writer import IslandState, IslandWriter
 from linear_layouts.lowering.emit.emit_nvidia import NvidiaInstructions
@@ -72,7 +73,7 @@ def test_bit_test_form(members, form):
 def _condition_text(lanes):
     w = IslandWriter("t")
     vendor = NvidiaInstructions(target_named("sm_90"), IslandState(in_loop=True))
-    emit_llvm.lane_mask_condition(w, vendor, np.array(lanes))
+    thread_conditions.lane_mask_condition(w, vendor, np.array(lanes))
     return "\n".join(w.lines)
 
 
