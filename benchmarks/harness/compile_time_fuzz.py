@@ -69,6 +69,15 @@ def _blocked(spt, tpw, wpc, order) -> str:
             f"warpsPerCTA = {list(wpc)}, order = {list(order)}}}>")
 
 
+def _repeated_blocked_source(rng, registers: int, warp_size: int, num_warps: int) -> tuple[tuple, str]:
+    """(shape, layout): a small blocked tile repeated over a tensor of ``registers`` a thread."""
+    numel = registers * warp_size * num_warps
+    cols = 1 << rng.randint(4, min(12, numel.bit_length() - 5))
+    spt = [1 << rng.randint(0, 2), 1 << rng.randint(0, 3)]
+    tpw0 = 1 << rng.randint(0, warp_size.bit_length() - 1)
+    return (numel // cols, cols), _blocked(spt, [tpw0, warp_size // tpw0], [num_warps, 1], rng.choice(([1, 0], [0, 1])))
+
+
 def _invertible(rng: random.Random, n: int) -> list[int]:
     """n random linearly independent n-bit vectors (a dense invertible matrix over F2)."""
     while True:
@@ -125,12 +134,7 @@ def random_case(rng: random.Random, target: str) -> dict:
         parent = _blocked([spt, rng.choice((1, 8))], [1, warp_size], [num_warps, 1], [1, 0])
         src = f"#ttg.slice<{{dim = 1, parent = {parent}}}>"
     elif kind == "blocked-repeated":     # a small tile repeated over a larger tensor
-        numel = registers * warp_size * num_warps
-        cols = 1 << rng.randint(4, min(12, numel.bit_length() - 5))
-        shape = (numel // cols, cols)
-        spt = [1 << rng.randint(0, 2), 1 << rng.randint(0, 3)]
-        tpw0 = 1 << rng.randint(0, warp_size.bit_length() - 1)
-        src = _blocked(spt, [tpw0, warp_size // tpw0], [num_warps, 1], rng.choice(([1, 0], [0, 1])))
+        shape, src = _repeated_blocked_source(rng, registers, warp_size, num_warps)
     else:
         numel = registers * warp_size * num_warps
         cols = 1 << rng.randint(3, numel.bit_length() - 4)
@@ -205,12 +209,7 @@ def _structured_case(rng: random.Random, target: str) -> dict:
         parent = _blocked([1 << rng.randint(0, 3), rng.choice((1, 8))], [1, warp_size], [1, num_warps], [1, 0])
         src = f"#ttg.slice<{{dim = 1, parent = {parent}}}>"
     else:
-        numel = registers * warp_size * num_warps
-        cols = 1 << rng.randint(4, min(12, numel.bit_length() - 5))
-        shape = (numel // cols, cols)
-        spt = [1 << rng.randint(0, 2), 1 << rng.randint(0, 3)]
-        tpw0 = 1 << rng.randint(0, warp_size.bit_length() - 1)
-        src = _blocked(spt, [tpw0, warp_size // tpw0], [num_warps, 1], rng.choice(([1, 0], [0, 1])))
+        shape, src = _repeated_blocked_source(rng, registers, warp_size, num_warps)
     bases = tensor_layout_of(src, shape).bases
     reg, lane, warp = (_bits_of(bases[d]) for d in ("register", "lane", "warp"))
     lanes_n, warps_n = warp_size.bit_length() - 1, num_warps.bit_length() - 1
