@@ -50,8 +50,9 @@ class PipelineResult:
     conversions_after_assignment: int = 0   # ttg.convert_layout ops in the module it rewrote
 
     @property
-    def islands(self) -> int:
-        """Every island in the module: one per op replaced."""
+    def ops_replaced(self) -> int:
+        """Every island in the module: one per op replaced (conversions and local-memory ops;
+        ``PluginStats.islands`` counts the conversions alone)."""
         return self.conversions_lowered + self.local_loads_lowered + self.local_writes_lowered
 
 

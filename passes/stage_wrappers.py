@@ -86,7 +86,7 @@ class _WrappedStages:
             lowered = run_plugin_pipeline(src, self.config, {"name": kernel.name}, text)
         except Exception as error:  # never make a kernel fail that stock Triton compiles
             return self._fall_back("our passes", error, stock_llir)
-        if lowered.islands == 0 and not lowered.assigned:
+        if lowered.ops_replaced == 0 and not lowered.assigned:
             return stock_llir()
         try:
             result = self.original["llir"](lowered.module, metadata)
