@@ -59,15 +59,19 @@ def advised_ttgir(ttgir_stage, config: PluginConfig):
     final).  Never a failure where stock compiles: if the pass fails, the stage's own result is
     used, with a warning and a fallback record."""
     from .advice.apply_advice import apply_advice
+    from .gluon.resolve_auto_layouts import METADATA_KEY, Resolution
 
     def ttgir(src, metadata):
         value = ttgir_stage(src, metadata)
         text = value.str()
         name = kernel_name(text)
+        # Layouts our resolution chose (the stage below records how) are final for the advice.
+        record = metadata.get(METADATA_KEY) if isinstance(metadata, dict) else None
+        resolution = Resolution.from_record(record) if record else None
         try:
             with cyclic_gc_paused():
                 module = parse_module(text, filename=f"<{name}>", safe=False, context=value.context, printed=True)
-                applied = apply_advice(module)
+                applied = apply_advice(module, resolution=resolution)
                 if config.remarks:
                     for line in applied.remarks():
                         print(f"<{name}>: remark: [{ADVICE_STAGE}] {line}", file=sys.stderr)

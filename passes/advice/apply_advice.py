@@ -49,7 +49,7 @@ from ..ir.snapshot import Module, parse_module
 from .kernel_price import KernelPrice, kernel_price
 from .advice_edits import advised_module
 from .findings import APPLIED, Finding
-from .layout_advice import advise_module
+from .layout_advice import advise_module, without_resolved
 
 APPLIED_KINDS = APPLIED
 MAX_ROUNDS = 4
@@ -76,8 +76,10 @@ def applicable(findings: list[Finding]) -> list[Finding]:
     return [f for f in findings if f.kind in APPLIED_KINDS and f.layout]
 
 
-def apply_advice(module: Module, target: "str | Target | None" = None) -> Applied:
-    """Apply the advice to ``module`` in place (see the module docstring)."""
+def apply_advice(module: Module, target: "str | Target | None" = None, resolution=None) -> Applied:
+    """Apply the advice to ``module`` in place (see the module docstring).  ``resolution``: the
+    :class:`~..gluon.resolve_auto_layouts.Resolution` that chose the module's automatic layouts,
+    if one did; a layout it chose is never changed (``layout_advice.without_resolved``)."""
     try:
         hw_target = target if isinstance(target, Target) else target_named(target or module.target or "")
     except UnknownTarget as error:
@@ -86,7 +88,7 @@ def apply_advice(module: Module, target: "str | Target | None" = None) -> Applie
     result = Applied(cost_before=price.cost)
     for _ in range(MAX_ROUNDS):
         text = module.print(debuginfo=True)
-        findings = applicable(advise_module(module, text, hw_target, merged=False))
+        findings = without_resolved(applicable(advise_module(module, text, hw_target, merged=False)), resolution)
         if not findings:
             break
         kept = _cheaper_round(module, text, findings, hw_target, price)
@@ -97,7 +99,8 @@ def apply_advice(module: Module, target: "str | Target | None" = None) -> Applie
         result.rounds += 1
         result.edits += edits
     result.cost_after = price.cost
-    result.left = applicable(advise_module(module, module.print(debuginfo=True), hw_target, merged=False))
+    result.left = without_resolved(applicable(advise_module(module, module.print(debuginfo=True), hw_target,
+                                                            merged=False)), resolution)
     return result
 
 

@@ -144,3 +144,18 @@ def test_gap_recovery_in_geomean_terms():
     assert gap_recovery([4.0, 1.0], [1.0, 1.0]) == pytest.approx(1.0)      # geomean 2.0 -> 1.0
     assert gap_recovery([2.0, 2.0], [1.5, 1.5]) == pytest.approx(0.5)
     assert gap_recovery([1.0], [1.0]) != gap_recovery([1.0], [1.0])        # nan: no gap
+
+
+def test_a_layout_the_resolution_chose_is_never_changed():
+    # enable(resolve_auto_layouts=True, apply_advice=True) hands the advice the resolution the
+    # ttgir stage recorded: a layout it chose is final, even where the advice would change it
+    from linear_layouts.passes.gluon.resolve_auto_layouts import GroupRemark, Resolution
+
+    ttgir = triton.compile(_newcomer("copy"), target=SM90).asm["ttgir"]
+    module = parse_module(ttgir, "<newcomer>")
+    [layout] = {op.operands[0].tensor_type.encoding for op in module.walk() if op.name == "tt.load"}
+    assert applicable(advise(ttgir, "sm_90", merged=False))          # the advice would change it
+    chose_it = Resolution(resolved=True, groups=[GroupRemark(2, "tt.load", "<newcomer>", layout, "chosen", [])])
+    applied = apply_advice(module, "sm_90", resolution=chose_it)
+    assert applied.rounds == 0 and applied.left == []
+    assert module.print(debuginfo=True) == parse_module(ttgir, "<newcomer>").print(debuginfo=True)
