@@ -85,15 +85,23 @@ def run_parser():
     return p
 
 
-def run_command(argv: list) -> int:
+def _program_arguments(parser, argv: list):
+    """(``argv`` read by ``parser``, None), or (None, what is wrong: a usage error, no such program)."""
     from .tools.cli import UsageError
 
     try:
-        args = run_parser().parse_args(argv)
+        args = parser.parse_args(argv)
     except UsageError as e:
-        return _error(str(e))
+        return None, str(e)
     if not os.path.isfile(args.program):
-        return _error(f"no such program: {args.program}")
+        return None, f"no such program: {args.program}"
+    return args, None
+
+
+def run_command(argv: list) -> int:
+    args, problem = _program_arguments(run_parser(), argv)
+    if problem:
+        return _error(problem)
     problem = not_a_python_program(args.program)
     if problem:
         return _error(problem)
@@ -191,15 +199,11 @@ def _start_measuring(options):
 
 def report_command(argv: list) -> int:
     from .passes import recorder
-    from .tools.cli import UsageError
     from .tools.report import ReportOptions, ReportSetupError, is_writer, start
 
-    try:
-        args = report_parser().parse_args(argv)
-    except UsageError as e:
-        return _error(str(e))
-    if not os.path.isfile(args.program):
-        return _error(f"no such program: {args.program}")
+    args, problem = _program_arguments(report_parser(), argv)
+    if problem:
+        return _error(problem)
     if args.pictures < 0:
         return _error(f"--pictures {args.pictures}: expected 0 or more")
     if args.program.endswith(MODULE_SUFFIXES):
