@@ -299,7 +299,7 @@ def report(rows: list[Row], command: str, triton_version: str, seconds: float) -
         model = load_model()
         measured = model is not None and model.applies_to(target, triton_version)
         # Left to Triton because stock's lowering moves nothing (a no-op or a renaming,
-        # lower_conversions._stock_forwards_values): stock's code must hold no costly instruction.
+        # lowering_choice._stock_moves_nothing): stock's code must hold no costly instruction.
         forwarded = [r for r in mine if not r.taken and FORWARDED in r.reason]
         not_free = [r for r in forwarded if any(r.stock.values())]
         ok &= not high and (measured or not worse) and not not_free

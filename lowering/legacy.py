@@ -1,6 +1,6 @@
 """The legacy planner: Triton as it was *before* linear layouts, as a baseline for benchmarks.
 
-``plan_legacy_conversion(src, dst, bits, target, same_attribute)`` returns ordinary plans
+``plan_legacy_conversion(src, dst, bits, target, encodings)`` returns ordinary plans
 (``lowering.plan``) that the exhaustive verifier checks and the emitters print, but it plans the
 way Triton did up to 3.0 (``getScratchConfigForCvt`` in lib/Analysis/Allocation.cpp and
 ``ConvertLayoutOpToLLVM``'s ``processReplica``; the paper's §5 baseline):
@@ -211,14 +211,14 @@ def _legacy_shared_plan(src_full: HardwareLayout, src_u: HardwareLayout, dst_u: 
     return plan, note
 
 
-def plan_legacy_conversion(src: LinearLayout, dst: LinearLayout, bits, target, same_attribute: bool = False,
-                           src_kind: str = "", dst_kind: str = "") -> ConversionPlan | Unsupported:
+def plan_legacy_conversion(src: LinearLayout, dst: LinearLayout, bits, target,
+                           encodings: tuple[str, str] = ("", "")) -> ConversionPlan | Unsupported:
     """A verified legacy plan (see the module docstring), or ``Unsupported`` with the reason.
 
-    ``same_attribute``: the two encodings are the same text (the convert is a no-op).
-    ``src_kind`` / ``dst_kind``: the attributes' names (``attribute_kind``: "blocked",
-    "nvidia_mma", ...) where known; they pick the padded dim and the mma -> blocked vector rule
-    as legacy Triton did ("" = unknown: treated like blocked).
+    ``encodings``: the two attributes as printed, where known.  The same text makes the convert
+    a no-op; the attributes' names (``attribute_kind``: "blocked", "nvidia_mma", ...) pick the
+    padded dim and the mma -> blocked vector rule as legacy Triton did ("" = unknown: treated
+    like blocked).
     """
     try:
         target = target_named(target) if isinstance(target, str) else target
@@ -226,28 +226,38 @@ def plan_legacy_conversion(src: LinearLayout, dst: LinearLayout, bits, target, s
         dst = aligned_pair(src, dst, target.warp_size, target.name)
         order = src.out_dim_names
         src_full, dst_full = HardwareLayout.of(src, order), HardwareLayout.of(dst, order)
-        src_u, dst_u = src_full.unique_registers(), dst_full.unique_registers()
         scope = scope_of(minimal_conversion(src, dst))
     except INVALID_CONVERSION_ERRORS as e:
         return Unsupported(f"invalid conversion: {e}")
-    base = dict(src=src, dst=dst, element_bits=bits, target=target, scope=scope)
     if scope is Scope.BLOCK:
         return Unsupported("cross-CTA conversion: legacy mode has no distributed shared memory; left to Triton",
                            scope)
-    if same_attribute or scope is Scope.REGISTER:
-        if scope not in (Scope.NONE, Scope.REGISTER):
-            return Unsupported(f"the attributes are the same text but the layouts differ ({scope} scope)", scope)
-        plan = ConversionPlan(**base, method=Method.NOOP if same_attribute else Method.RENAME,
-                              output=register_rename(src_full, src_u, dst_full, dst_u),
-                              notes=("legacy: same attribute, no-op",) if same_attribute else ())
-    else:
-        shared, note = _legacy_shared_plan(src_full, src_u, dst_u, _Dims(src), bits, target, src_kind, dst_kind)
-        plan = ConversionPlan(**base, method=Method.SHARED, output=staging_rename(dst_full), shared=shared,
-                              notes=(note,))
-    result = verify_plan(plan)
-    if not result.ok:
+    base = dict(src=src, dst=dst, element_bits=bits, target=target, scope=scope)
+    plan = _legacy_plan(base, src_full, dst_full, encodings)
+    result = verify_plan(plan) if plan else None
+    if result is not None and not result.ok:
         return Unsupported(f"legacy plan failed the verifier: {result.errors[0]}", scope)
     return plan
+
+
+def _legacy_plan(base: dict, src_full: HardwareLayout, dst_full: HardwareLayout,
+                 encodings: tuple[str, str]) -> ConversionPlan | Unsupported:
+    """The unverified legacy plan of an in-CTA conversion (``base``: the plan's fields so far):
+    a no-op or a register renaming where legacy Triton made one, else through padded shared
+    memory."""
+    src_u, dst_u = src_full.unique_registers(), dst_full.unique_registers()
+    scope = base["scope"]
+    same_attribute = bool(encodings[0]) and encodings[0] == encodings[1]
+    if same_attribute and scope not in (Scope.NONE, Scope.REGISTER):
+        return Unsupported(f"the attributes are the same text but the layouts differ ({scope} scope)", scope)
+    if same_attribute or scope is Scope.REGISTER:
+        return ConversionPlan(**base, method=Method.NOOP if same_attribute else Method.RENAME,
+                              output=register_rename(src_full, src_u, dst_full, dst_u),
+                              notes=("legacy: same attribute, no-op",) if same_attribute else ())
+    shared, note = _legacy_shared_plan(src_full, src_u, dst_u, _Dims(base["src"]), base["element_bits"], base["target"],
+                                       attribute_kind(encodings[0]), attribute_kind(encodings[1]))
+    return ConversionPlan(**base, method=Method.SHARED, output=staging_rename(dst_full), shared=shared,
+                          notes=(note,))
 
 
 def _reads_mma_operand(dst_encoding: str | None) -> bool:

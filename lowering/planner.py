@@ -300,18 +300,25 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, bits, target, rank: in
                else "the source's block directions overlap its in-CTA directions")
         return Unsupported(f"cross-CTA conversion: data moves between CTAs of a cluster; {why}; left to Triton",
                            scope)
+    return _verified_candidate(plans, scope, rank)
+
+
+def _verified_candidate(plans: list, scope: Scope, rank: int) -> ConversionPlan | Unsupported:
+    """The ``rank``-th of ``plans`` (cheapest first) that passes the verifier, or why none is."""
     failures = []
     verified = 0
     for plan in plans:
         result = verify_plan(plan)
+        if result.ok and verified == rank:
+            return plan
         if result.ok:
-            if verified == rank:
-                return plan
             verified += 1
-            continue
-        failures.append(f"{plan.method}: {result.errors[0]}")
+        else:
+            failures.append(f"{plan.method}: {result.errors[0]}")
     if not plans:
-        return Unsupported(f"no plan found for a {scope}-scope conversion", scope)
-    if verified:
-        return Unsupported(f"candidate {rank} asked for, and only {verified} plans passed the verifier", scope)
-    return Unsupported("no plan passed the verifier: " + "; ".join(failures), scope)
+        why = f"no plan found for a {scope}-scope conversion"
+    elif verified:
+        why = f"candidate {rank} asked for, and only {verified} plans passed the verifier"
+    else:
+        why = "no plan passed the verifier: " + "; ".join(failures)
+    return Unsupported(why, scope)

@@ -5,7 +5,7 @@ Two kinds of memory:
 * **Caches keyed by a kernel's contents**: layouts parsed from encoding texts
   (``passes.ir.layouts``), tensor types, shape-op layouts, the assignment's cost model
   (``passes.assign.layout_costs``: a conversion's plan cost, a reduction's, a load's), the planner's
-  plans (``passes.lower_conversions._PLANS``, only while ``LINEAR_LAYOUTS_CACHE`` is on), the
+  plans (``lowering.choosing.plan_memory.PROCESS_PLANS``, only while ``LINEAR_LAYOUTS_CACHE`` is on), the
   simulator's accepted islands in memory (``passes.verified_islands``) and small tables of the
   simulator and the F2 algebra.  A kernel compiled a second time in the same process finds its
   layouts there: its second compile is faster than its first (rotary embeddings, with
@@ -54,9 +54,9 @@ def forget_kernels() -> int:
         if name not in PROCESS_DATA:
             cache.cache_clear()
             emptied += 1
-    lower_conversions = sys.modules.get("linear_layouts.passes.lower_conversions")
-    if lower_conversions is not None:
-        lower_conversions._PLANS.clear()
+    plan_memory = sys.modules.get("linear_layouts.lowering.choosing.plan_memory")
+    if plan_memory is not None:
+        plan_memory.PROCESS_PLANS.forget()
     verified = sys.modules.get("linear_layouts.passes.verified_islands")
     if verified is not None:
         verified.forget_in_memory()

@@ -30,14 +30,9 @@ from typing import Optional
 
 from linear_layouts.passes import recorder
 from linear_layouts.tools import report_html
-from linear_layouts.tools.report_model import (DEFAULT_DIRECTORY, DEFAULT_PICTURES, ConversionEntry,  # noqa: F401
-                                               KernelEntry, ReportOptions, analyse_kernel, attach_measurements,
-                                               build_kernels,
-                                               costliest_conversions, count_text, target_name, worth_a_look,
-                                               write_atomically)
-from linear_layouts.tools.report_md import markdown, md_code  # noqa: F401
-from linear_layouts.tools.report_text import (conversion_table_rows, kernel_table_rows, run_lines,  # noqa: F401
-                                              summary_lines, weights_line)
+from linear_layouts.tools.report_model import (DEFAULT_DIRECTORY, DEFAULT_PICTURES, ReportOptions,
+                                               attach_measurements, build_kernels, write_atomically)
+from linear_layouts.tools.report_md import markdown
 
 
 def write_report(options: ReportOptions, records: Optional[list[dict]] = None) -> str:

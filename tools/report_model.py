@@ -176,11 +176,6 @@ def target_name(record: dict) -> str:
         return f"{backend}:{arch}"
 
 
-def distinct_kernels(records: list[dict]) -> list[tuple[dict, int]]:
-    """One (record, times compiled) per distinct (name, target, TTGIR), in first-seen order."""
-    return [(group[0], len(group)) for group in _groups(records)]
-
-
 def _groups(records: list[dict]) -> list[list[dict]]:
     """The records of each distinct (name, target, TTGIR), in first-seen order."""
     seen: dict[tuple, list] = {}

@@ -117,12 +117,9 @@ def stock_floor(src: LinearLayout, dst: LinearLayout, bits, target) -> Optional[
         return Costly()
     if scope is Scope.BLOCK:
         return None
-    if scope is Scope.LANE:
-        shuffles = stock_warp_shuffles(src, dst, bits, target)
-        if shuffles is not None:
-            return Costly(shuffles=shuffles)
-    elif _each_warp_holds_what_it_needs(src, dst):
-        return Costly()   # triton 3.9 moves such a conversion inside each warp (shuffles), 3.6 through shared memory
+    within_warps = _floor_within_warps(src, dst, bits, target, scope)
+    if within_warps is not None:
+        return within_warps
     element_bits = storage_bits_of(bits)
     order = src.out_dim_names
     src_hw = HardwareLayout.of(src, order).unique_registers()
@@ -130,6 +127,16 @@ def stock_floor(src: LinearLayout, dst: LinearLayout, bits, target) -> Optional[
     store = _side_floor(element_bits << len(src_hw.register), target)
     load = _side_floor(element_bits << len(dst_hw.register), target)
     return Costly(store_wavefronts=store, load_wavefronts=load, **_barrier_floor(scope, src, target))
+
+
+def _floor_within_warps(src: LinearLayout, dst: LinearLayout, bits, target: Target, scope: Scope) -> Optional[Costly]:
+    """The floor where stock moves the data without shared memory: warp shuffles it predicts
+    for a lane-scope conversion, nothing where each warp already holds what it needs (triton
+    3.9 moves such a conversion inside each warp, 3.6 through shared memory); None otherwise."""
+    if scope is Scope.LANE:
+        shuffles = stock_warp_shuffles(src, dst, bits, target)
+        return None if shuffles is None else Costly(shuffles=shuffles)
+    return Costly() if _each_warp_holds_what_it_needs(src, dst) else None
 
 
 def _scope(src: LinearLayout, dst: LinearLayout, target: Target) -> Scope:

@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ...dialect import LayoutError
-from ...lowering.target import Target, UnknownTarget, target_named
+from ...lowering.target import Target, UnknownTarget
 from ..framework import ModulePass, PassContext, PassFailure
 from .dram_floor import dram_floor
 from .layout_costs import conversion_work, elementwise_work, memory_work, reduction_work
@@ -65,6 +65,7 @@ from .layout_text import ModuleLines, TextMismatch
 from .pointer_contiguity import pointee_bytes
 from .register_budget import register_overflow
 from .scratch_budget import scratch_overflow
+from ..ir.module_target import module_target
 from ..ir.snapshot import Module, Operation, parse_module
 
 DEFAULT_MARGIN = 0.10
@@ -373,7 +374,7 @@ def assign_module(module: Module, target: "str | Target | None" = None, margin: 
     num_warps = module.num_warps or 4
     result = Assignment()
     try:
-        hw_target = target if isinstance(target, Target) else target_named(target or module.target or "")
+        hw_target = module_target(module, target)
     except UnknownTarget as error:
         raise PassFailure(None, f"ll-assign-layouts: {error}") from None
     state: dict = {}

@@ -21,7 +21,7 @@ import pytest
 from linear_layouts.dialect.encodings import to_linear_layout
 from linear_layouts.lowering.cost import plan_cost
 from linear_layouts.lowering.describe import cost_text
-from linear_layouts.lowering.legacy import (attribute_kind, plan_legacy_conversion, plan_legacy_local_load,
+from linear_layouts.lowering.legacy import (plan_legacy_conversion, plan_legacy_local_load,
                                             plan_legacy_local_store)
 from linear_layouts.lowering.instructions import AccessForm, AccessKind, BarrierScope
 from linear_layouts.lowering.local_memory import plan_local_load, plan_local_store
@@ -43,7 +43,7 @@ MMA_V2 = "#ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [4,
 
 def legacy(a: str, b: str, shape, bits=16, target="sm_90"):
     src, dst = to_linear_layout(a, list(shape)), to_linear_layout(b, list(shape))
-    return plan_legacy_conversion(src, dst, bits, target, a == b, attribute_kind(a), attribute_kind(b))
+    return plan_legacy_conversion(src, dst, bits, target, (a, b))
 
 
 def test_zoo_of_conversions_passes_the_verifier():
@@ -56,7 +56,7 @@ def test_zoo_of_conversions_passes_the_verifier():
         if src is None or dst is None:
             continue
         done += 1
-        plan = plan_legacy_conversion(src, dst, bits, target, a == b, attribute_kind(a), attribute_kind(b))
+        plan = plan_legacy_conversion(src, dst, bits, target, (a, b))
         if isinstance(plan, Unsupported):
             assert plan.scope == "block", f"{a} -> {b} {shape} {bits} {target.name}: {plan.reason}"
             methods["unsupported-block"] += 1

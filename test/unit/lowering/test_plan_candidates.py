@@ -147,7 +147,7 @@ def test_every_recorded_measurement_still_describes_the_planners_plans():
     planner change must come with a re-measurement (benchmarks/plan_choice.py --write-choices)."""
     import json
     from linear_layouts.lowering.choosing import measured_choices
-    from linear_layouts.passes.lower_conversions import _instruction_mix
+    from linear_layouts.lowering.choosing.lowering_choice import instruction_mix as _instruction_mix
 
     table = json.load(open(measured_choices.TABLE))
     from linear_layouts.dialect.conventions import TritonConventions

@@ -16,12 +16,14 @@ import random
 import pytest
 
 from linear_layouts.lowering.choosing import fitted_model
+from linear_layouts.lowering.choosing.lowering_choice import (Conversion, Policy, follow_model,
+                                                            gate_reason_without_plan, ours)
 from linear_layouts.lowering.choosing.stock_hazards import stock_hazard
 from linear_layouts.lowering.planner import candidate_methods, plan_conversion
 from linear_layouts.lowering.target import target_named
 from linear_layouts.passes import lower_conversions
 from linear_layouts.passes.ir.diagnostics import IRError
-from linear_layouts.passes.lower_conversions import ConvertOutcome, lower_text
+from linear_layouts.passes.lower_conversions import lower_text
 from support.random_layouts import planned_random_cases, random_case
 
 CORPUS = os.path.join(os.path.dirname(__file__), "..", "..", "lit", "corpus", "liger_kernel")
@@ -52,6 +54,16 @@ def _family_gate(kept: "str | None" = None):
                       "geomean_pick_over_stock": 1.0, "spread": 1.1, "worst": 1.2}
              for family, decision in FAMILIES.items()}
     return dataclasses.replace(fitted_model.load_model(), gates=gates, rule=fitted_model.FAMILY_GATE)
+
+
+def _gate_reason(src, dst, bits) -> str:
+    """Why the gate leaves the conversion to stock before planning ("" if it does not)."""
+    return gate_reason_without_plan(Conversion(src, dst, bits, SM90), Policy(triton="3.6.0"))
+
+
+def _model_sends_to_stock(plan, src, dst, bits) -> bool:
+    """The gate on the planned pick leaves the conversion to stock."""
+    return not follow_model(ours(plan), Conversion(src, dst, bits, SM90), Policy(triton="3.6.0")).ours
 
 
 def _cases(n: int, seed: int):
@@ -92,8 +104,8 @@ def test_gate_first_is_the_shipped_rules_decision_on_the_planned_pick():
     assert fitted_model.load_model().rule == fitted_model.STOCK_SHUFFLES
     sent_to_stock = 0
     for src, dst, bits, plan in _planned_cases():
-        reason = lower_conversions._gate_before_planning(src, dst, bits, SM90, measured=True)
-        to_stock = bool(plan) and lower_conversions._follow_model(plan, src, dst, bits, SM90, ConvertOutcome("x"))
+        reason = _gate_reason(src, dst, bits)
+        to_stock = bool(plan) and _model_sends_to_stock(plan, src, dst, bits)
         sent_to_stock += to_stock
         if reason:
             assert to_stock and "no plan of ours for it is a shuffle plan" in reason, (src, dst, bits)
@@ -121,7 +133,7 @@ def test_gate_first_is_the_gates_decision_on_the_planned_pick(monkeypatch, kept_
     monkeypatch.setattr(fitted_model, "load_model", lambda *args, **kwargs: model)
     decided_first = picks_of_the_family = 0
     for src, dst, bits, plan in _planned_cases():
-        reason = lower_conversions._gate_before_planning(src, dst, bits, SM90, measured=True)
+        reason = _gate_reason(src, dst, bits)
         if plan and fitted_model.gated_family_of(plan, str(plan.scope)) == kept_family:
             picks_of_the_family += 1
             assert not reason, (kept_family, src, dst, bits)
@@ -130,7 +142,7 @@ def test_gate_first_is_the_gates_decision_on_the_planned_pick(monkeypatch, kept_
         decided_first += 1
         assert not stock_hazard(src, dst, bits, SM90)
         if plan:   # the full path: the gate on the pick leaves it to Triton too
-            assert lower_conversions._follow_model(plan, src, dst, bits, SM90, ConvertOutcome("x")), \
+            assert _model_sends_to_stock(plan, src, dst, bits), \
                 (fitted_model.gated_family_of(plan, str(plan.scope)), src, dst, bits)
     assert decided_first >= 20   # not vacuous
 
@@ -147,7 +159,7 @@ def test_a_family_kept_by_the_gate_is_planned(monkeypatch):
     for src, dst, bits in _cases(400, seed=11):
         plan = plan_conversion(src, dst, bits, SM90)
         if plan and fitted_model.gated_family_of(plan, str(plan.scope)) == "warp/shared/warps":
-            assert not lower_conversions._gate_before_planning(src, dst, bits, SM90, measured=True)
+            assert not _gate_reason(src, dst, bits)
             found += 1
     assert found >= 5
 
@@ -181,8 +193,8 @@ def test_the_pass_decides_first_only_without_remarks(monkeypatch):
     """The pass (what the hook and ll-opt run) decides first unless it prints remarks; the
     Python API (lower_text, lower_module) plans in full unless asked."""
     seen = []
-    real = lower_conversions._lower_module
-    monkeypatch.setattr(lower_conversions, "_lower_module",
+    real = lower_conversions.plan_module
+    monkeypatch.setattr(lower_conversions, "plan_module",
                         lambda module, options, gate_first=False: seen.append(gate_first) or
                         real(module, options, gate_first))
     from linear_layouts.passes.framework import PassContext, run_pipeline

@@ -22,7 +22,8 @@ from collections import Counter
 
 import pytest
 
-from linear_layouts.passes.lower_conversions import MAX_ELEMENTS_PER_THREAD, lower_text
+from linear_layouts.lowering.choosing.island_limits import MAX_ELEMENTS_PER_THREAD
+from linear_layouts.passes.lower_conversions import lower_text
 from linear_layouts.tools.testcases import single_convert_ttgir
 from support import REPO
 

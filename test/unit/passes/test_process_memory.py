@@ -5,7 +5,8 @@ and simulator's in-memory stores."""
 from __future__ import annotations
 
 from linear_layouts.lowering.target import target_named
-from linear_layouts.passes import lower_conversions, process_memory, verified_islands
+from linear_layouts.lowering.choosing.plan_memory import PROCESS_PLANS
+from linear_layouts.passes import process_memory, verified_islands
 from linear_layouts.passes.assign.assign_layouts import assign_module
 from linear_layouts.passes.ir.layouts import tensor_layout_of
 from linear_layouts.passes.ir.snapshot import parse_module
@@ -32,7 +33,7 @@ def test_forget_kernels_empties_the_kernel_caches_and_keeps_process_data(monkeyp
     monkeypatch.setenv(verified_islands.CACHE_SWITCH, "on")
     assign_module(parse_module(KERNEL), target_named("sm_90"))
     tensor_layout_of(B, (64, 64))
-    lower_conversions._PLANS[("key",)] = "plan"
+    PROCESS_PLANS._plans[("key",)] = "plan"   # as if planned
     caches = process_memory.package_caches()
     filled = {name for name, cache in caches.items() if cache.cache_info().currsize}
     # the layouts parsed and the assignment's reduction cost are remembered
@@ -46,7 +47,7 @@ def test_forget_kernels_empties_the_kernel_caches_and_keeps_process_data(monkeyp
             assert cache.cache_info().currsize == kept[name], name
         else:
             assert cache.cache_info().currsize == 0, name
-    assert not lower_conversions._PLANS
+    assert not len(PROCESS_PLANS)
 
 
 def test_every_process_data_loader_exists():

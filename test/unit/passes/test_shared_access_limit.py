@@ -17,8 +17,10 @@ from linear_layouts.lowering.planner import plan_conversion
 from linear_layouts.lowering.target import target_named
 from linear_layouts.passes.ir.bindings import installed_triton_version
 from linear_layouts.passes.ir.layouts import tensor_layout_of
-from linear_layouts.passes.lower_conversions import (MAX_SHARED_ACCESSES_PER_THREAD, SHARED_ACCESS_LIMIT_SINCE,
-                                                     lower_text, shared_accesses_problem)
+from linear_layouts.lowering.choosing.island_limits import (MAX_SHARED_ACCESSES_PER_THREAD, SHARED_ACCESS_LIMIT_SINCE,
+                                                            shared_accesses_problem)
+from linear_layouts.passes.ir.bindings import triton_version
+from linear_layouts.passes.lower_conversions import lower_text
 from linear_layouts.tools.testcases import single_convert_ttgir
 
 FLAGGED_SOURCE = ("#ttg.linear<{register = [[16, 0], [0, 64], [2, 0], [64, 0], [0, 128], [0, 1], [1, 0], [0, 8], "
@@ -36,7 +38,7 @@ def _shared_accesses(source: str, shape: tuple[int, ...], target: str) -> tuple[
     plan = plan_conversion(tensor_layout_of(source, shape), tensor_layout_of(DESTINATION, shape), 32,
                            target_named(target))
     assert plan and plan.shared is not None, "the case no longer goes through shared memory"
-    return sum(isinstance(op, SharedAccess) for op in plan.shared.ops), shared_accesses_problem(plan, target_named(target))
+    return sum(isinstance(op, SharedAccess) for op in plan.shared.ops), shared_accesses_problem(plan, target_named(target), triton_version())
 
 
 def test_the_flagged_case_is_over_the_limit_and_its_half_is_not():
@@ -52,7 +54,16 @@ def test_the_limit_is_nvidia_only():
     shape = (256, 256)
     plan = plan_conversion(tensor_layout_of(FLAGGED_SOURCE, shape), tensor_layout_of(DESTINATION, shape), 32,
                            target_named("sm_90"))
-    assert shared_accesses_problem(plan, target_named("gfx942")) == ""
+    assert shared_accesses_problem(plan, target_named("gfx942"), "3.9.0") == ""
+
+
+def test_the_limit_holds_from_its_release_on():
+    shape = (256, 256)
+    plan = plan_conversion(tensor_layout_of(FLAGGED_SOURCE, shape), tensor_layout_of(DESTINATION, shape), 32,
+                           target_named("sm_90"))
+    assert shared_accesses_problem(plan, target_named("sm_90"), "3.8.1") == ""
+    assert "MAX_SHARED_ACCESSES_PER_THREAD" in shared_accesses_problem(plan, target_named("sm_90"), "3.9.0")
+    assert "MAX_SHARED_ACCESSES_PER_THREAD" in shared_accesses_problem(plan, target_named("sm_90"), "3.10.0")
 
 
 @pytest.mark.skipif(not LIMITED, reason=f"the limit applies from triton {SHARED_ACCESS_LIMIT_SINCE} on")

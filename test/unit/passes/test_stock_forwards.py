@@ -1,5 +1,5 @@
 """No-op and register-renaming conversions are left to Triton where stock forwards the values
-too (``stock_lowering.stock_moves_nothing``, ``lower_conversions._stock_forwards_values``): no
+too (``stock_lowering.stock_moves_nothing``, ``lowering_choice._stock_moves_nothing``): no
 instruction either way, and no island to emit, simulate and re-parse.  i1 stays ours, and so
 does everything with the stock gate off.  ``benchmarks/stock_dominance.py`` checks the premise
 against final code (stock's kernel holds no costly instruction on every such pair)."""

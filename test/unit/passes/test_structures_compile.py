@@ -6,7 +6,7 @@ The single-convert fuzz (``test_lower_conversions_compile.py``) has no structure
 conversion; here conversions sit in loop bodies, at loops' initial values and yields, in
 branches, in ``scf.while`` regions and in noinline callees.  This found that AMD's conversion to
 LLVM cannot take an island's result where a loop or branch joins values
-(``lower_conversions._values_joined_at_region_ends``).  Each compile is its own ``ll-opt``
+(``op_requests.values_joined_at_region_ends``).  Each compile is its own ``ll-opt``
 process: an abort inside Triton ends one compile, not the test run.  The programs use 32
 lanes, so the AMD targets are the wave32 ones (RDNA); ``amd-region-joins.mlir`` covers CDNA.
 """

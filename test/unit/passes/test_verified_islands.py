@@ -11,7 +11,9 @@ import pytest
 from linear_layouts.lowering.sim import island_sim
 from linear_layouts.tools.testcases import single_convert_ttgir
 from linear_layouts.lowering.verify import VerificationResult
-from linear_layouts.passes import lower_conversions, verified_islands
+from linear_layouts.lowering.choosing import plan_memory
+from linear_layouts.lowering.choosing.plan_memory import PROCESS_PLANS
+from linear_layouts.passes import verified_islands
 from linear_layouts.passes.ir.snapshot import parse_module
 from linear_layouts.passes.lower_conversions import lower_module, lower_text
 from support.triton_cache import use_private_triton_cache
@@ -27,7 +29,7 @@ def remembering(tmp_path, monkeypatch):
     monkeypatch.setenv(verified_islands.CACHE_SWITCH, "on")
     monkeypatch.setenv(verified_islands.CACHE_DIR_VARIABLE, str(tmp_path / "verified"))
     verified_islands.forget_in_memory()
-    lower_conversions._PLANS.clear()
+    PROCESS_PLANS.forget()
     runs = []
     real = island_sim.check_emitted
 
@@ -37,7 +39,7 @@ def remembering(tmp_path, monkeypatch):
     monkeypatch.setattr(island_sim, "check_emitted", counting)
     yield runs, tmp_path / "verified"
     verified_islands.forget_in_memory()
-    lower_conversions._PLANS.clear()
+    PROCESS_PLANS.forget()
 
 
 def test_second_lowering_reuses_the_verdict_and_prints_the_same_code(remembering):
@@ -78,7 +80,7 @@ def test_a_conversion_repeated_in_one_kernel_is_planned_and_simulated_once(monke
     verdict, with the memory across compiles off (as in a first compile); both are lowered."""
     monkeypatch.setenv(verified_islands.CACHE_SWITCH, "off")
     runs, plans = [], []
-    real_check, real_plan = island_sim.check_emitted, lower_conversions.plan_conversion
+    real_check, real_plan = island_sim.check_emitted, plan_memory.plan_conversion
 
     def counting_check(text, plan, site):
         runs.append(text)
@@ -88,7 +90,7 @@ def test_a_conversion_repeated_in_one_kernel_is_planned_and_simulated_once(monke
         plans.append(args)
         return real_plan(*args)
     monkeypatch.setattr(island_sim, "check_emitted", counting_check)
-    monkeypatch.setattr(lower_conversions, "plan_conversion", counting_plan)
+    monkeypatch.setattr(plan_memory, "plan_conversion", counting_plan)
     convert = "    %c = ttg.convert_layout %v : tensor<64x64xf32, #src> -> tensor<64x64xf32, #dst>\n"
     assert KERNEL.count(convert) == 1
     twice = KERNEL.replace(convert, convert + convert.replace("%c =", "%c2 =")).replace(

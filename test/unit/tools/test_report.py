@@ -18,8 +18,9 @@ from triton.compiler import ASTSource  # noqa: E402
 from linear_layouts.passes import hook, recorder  # noqa: E402
 from support import REPO  # noqa: E402
 from linear_layouts.tools.demo import bundled_kernels, compile_stock  # noqa: E402
-from linear_layouts.tools.report import (ReportOptions, build_kernels, conversion_table_rows, count_text,  # noqa: E402
-                                         kernel_table_rows, markdown, summary_lines)
+from linear_layouts.tools.report_md import markdown  # noqa: E402
+from linear_layouts.tools.report_model import ReportOptions, build_kernels, count_text  # noqa: E402
+from linear_layouts.tools.report_text import conversion_table_rows, kernel_table_rows, summary_lines  # noqa: E402
 
 ROOT = str(REPO)
 EXAMPLE = os.path.join(ROOT, "examples", "report_example.py")
@@ -137,7 +138,7 @@ def test_compare_counts_final_code_stock_and_ours(tmp_path):
 
 
 def test_verdict_names_kernels_where_ours_has_more():
-    from linear_layouts.tools.report import KernelEntry
+    from linear_layouts.tools.report_model import KernelEntry
     kernels = [KernelEntry("layer_norm", "sm_90", "cuda", "", 4, 1, "", "a", stock_counts={"shfl": 56},
                            ours_counts={"shfl": 58}),
                KernelEntry("copy", "sm_90", "cuda", "", 4, 1, "", "b", stock_counts={"st.shared": 2},
@@ -542,7 +543,7 @@ def test_markdown_code_spans_hold_backticks(tmp_path):
 
 
 def test_md_code_fences():
-    from linear_layouts.tools.report import md_code
+    from linear_layouts.tools.report_md import md_code
     assert md_code("a`b") == "``a`b``"
     assert md_code("`a``") == "``` `a`` ```"
     assert md_code("plain") == "`plain`"
@@ -889,7 +890,7 @@ def test_pictures_only_for_the_costliest_conversions_that_move_data():
     from linear_layouts.lowering.plan import Scope
     from linear_layouts.tools.conversion_report import ConversionRow
     from linear_layouts.tools.loop_weights import LoopWeight
-    from linear_layouts.tools.report import ConversionEntry, KernelEntry
+    from linear_layouts.tools.report_model import ConversionEntry, KernelEntry
     from linear_layouts.tools.report_html import picture_choice
 
     def entry(number, scope, cost, runs=1):

@@ -1,0 +1,72 @@
+"""What an island may be: limits that leave a conversion to stock Triton whatever its plan.
+
+Three limits, each checked before an island is emitted, each naming itself in the remark:
+
+* ``MAX_ELEMENTS_PER_THREAD``: every island is printed, re-parsed and simulated register by
+  register, and that work grows with the square of the registers (each struct op carries the
+  whole struct type).  A thread holding more 32-bit values than a GPU has registers spills on
+  every target anyway, so larger tensors go to Triton.
+* ``MAX_SHARED_ACCESSES_PER_THREAD`` (NVIDIA, from ``SHARED_ACCESS_LIMIT_SINCE``): LLVM's SLP
+  vectorizer in those releases can take many times stock's compile time on a module holding
+  an island with that many shared-memory accesses (it works on Triton's own address graphs
+  around the island), and no property of the island was found that tells the slow modules
+  from the fast ones; so every island of that size is handed back.  What that costs is the run
+  time of a few large conversions, never compile time.  The measurements are on
+  docs/compile-time.md (the SLP section).
+* the compile-cost bound of ``lowering.compile_cost`` (``work_problem``): the plan's predicted
+  instructions per value moved, so that LLVM's optimizer time stays linear in the island.
+
+Example: a 512-register f32 conversion through 128-bit accesses stores and loads 4 registers
+an access, 256 accesses in all: over 255, left to Triton under triton 3.9, kept under 3.6.
+"""
+
+from __future__ import annotations
+
+from ..compile_cost import work_problem
+from ..plan import SharedAccess
+from ..target import Target, Vendor
+
+MAX_ELEMENTS_PER_THREAD = 1024
+MAX_SHARED_ACCESSES_PER_THREAD = 255
+SHARED_ACCESS_LIMIT_SINCE = (3, 9)    # the first release whose LLVM was measured slow on such islands
+
+
+def release_of(version: str) -> tuple[int, int]:
+    """(major, minor) of a version string: ``"3.6.0"`` -> (3, 6); an unreadable one is the newest."""
+    parts = version.split(".")
+    try:
+        return int(parts[0]), int(parts[1])
+    except (IndexError, ValueError):
+        return (99, 0)
+
+
+def elements_problem(*layouts) -> str:
+    """Why an island for these distributed layouts holds too many elements a thread ("" if not)."""
+    per_thread = max(layout.in_dims.get("register", 1) for layout in layouts)
+    if per_thread > MAX_ELEMENTS_PER_THREAD:
+        return (f"{per_thread} elements per thread; islands are limited to {MAX_ELEMENTS_PER_THREAD} "
+                f"per thread (MAX_ELEMENTS_PER_THREAD)")
+    return ""
+
+
+def shared_accesses_problem(plan, target: Target, triton: str) -> str:
+    """Why a conversion's island would make too many shared-memory accesses a thread for LLVM's
+    O3 on this target and Triton release ``triton`` ("" if it would not)."""
+    if target.vendor is not Vendor.NVIDIA or release_of(triton) < SHARED_ACCESS_LIMIT_SINCE:
+        return ""
+    shared = getattr(plan, "shared", None)
+    if shared is None:
+        return ""
+    accesses = sum(1 for op in shared.ops if isinstance(op, SharedAccess))
+    if accesses <= MAX_SHARED_ACCESSES_PER_THREAD:
+        return ""
+    return (f"{accesses} shared-memory accesses per thread; islands are limited to "
+            f"{MAX_SHARED_ACCESSES_PER_THREAD} on NVIDIA from triton {'.'.join(map(str, SHARED_ACCESS_LIMIT_SINCE))} "
+            f"(MAX_SHARED_ACCESSES_PER_THREAD: LLVM's SLP vectorizer can take many times stock's compile time "
+            f"on such a module)")
+
+
+def island_size_problem(plan, target: Target, triton: str) -> str:
+    """Why a planned conversion's island is too large to emit ("" if it is not): the shared-access
+    limit, then the compile-cost bound."""
+    return shared_accesses_problem(plan, target, triton) or work_problem(plan)

@@ -1,0 +1,350 @@
+"""The one decision point: for a conversion (or a local-memory op), a target and a policy, which
+lowering it gets - ours, with its verified plan and a note, or stock Triton's, with the reason.
+
+The pass asks once per op (:func:`choose_conversion`, :func:`choose_local_load`,
+:func:`choose_local_store`) and emits what the answer says.  As Triton's ``matchAndRewrite``
+tries named cases in order and answers ``notifyMatchFailure`` with a reason, a conversion is
+decided by the first of these cases that answers:
+
+1. ``legacy``: the policy plans like Triton before linear layouts (``lowering.legacy``);
+2. ``named rank``: the policy names this conversion's candidate (``candidate_for``: benchmarks
+   time one conversion of a kernel at a time), or sends it to stock;
+3. ``stock moves nothing``: a no-op or a renaming of registers for stock too, so our island
+   would cost only compile time (``stock_lowering.stock_moves_nothing``);
+4. ``gate before planning``: the fitted model sends every plan the planner could build for
+   this conversion's scope to stock, so none is built (only when no one reads the remark,
+   which then names the scope instead of the planned pick's family);
+5. ``planned``: the planner's pick, unless stock's lowering is known to hang or be wrong for it
+   (``stock_hazards``: ours whatever the rest says), then a GPU measurement recorded for it
+   (``measured_choices``), then the model (``fitted_model.decide``).
+
+Whatever a case answers, ours is then held to the island limits (``island_limits``; a plan
+forced by a stock hazard is not, stock being no option) and to the methods the policy owns.
+
+Example (sm_90, triton 3.6): a lane-scope conversion that stock moves with 2 warp shuffles a
+thread and for which the planner has shared-memory candidates only is answered by case 4:
+``LoweringChoice(plan=None, reason="stock Triton's lowering: it moves this lane-scope
+conversion with 2 warp shuffle(s) a thread, ...")``, without running the planner.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Mapping, Optional
+
+from ..legacy import plan_legacy_conversion, plan_legacy_local_load, plan_legacy_local_store
+from ...dialect.linear_layout import LinearLayout
+from ..local_memory import LOCAL_LOAD, LOCAL_STORE, plan_local_load, plan_local_store
+from ..plan import STOCK, Method, Scope
+from ..planner import INVALID_CONVERSION_ERRORS, candidate_methods
+from ..target import Target
+from . import fitted_model, measured_choices
+from .island_limits import elements_problem, island_size_problem
+from .plan_memory import ModulePlans
+from .stock_hazards import stock_hazard
+from .stock_lowering import stock_moves_nothing, stock_warp_shuffles
+
+# What a run owns when its policy names nothing: the shared-memory ops (``local_load``,
+# ``local_store``, ``local_alloc``) are opt-in; docs/using-enable.md says why (more CTA barriers
+# than stock in real kernels).
+DEFAULT_METHODS = (Method.NOOP, Method.RENAME, Method.SHUFFLE, Method.SHARED)
+
+
+@dataclass(frozen=True)
+class Conversion:
+    """A ``ttg.convert_layout``: its layouts, element width and target; the encodings as
+    printed (legacy mode plans by the attribute's kind)."""
+
+    src: LinearLayout
+    dst: LinearLayout
+    bits: int
+    target: Target
+    src_encoding: str = ""
+    dst_encoding: str = ""
+
+
+@dataclass(frozen=True)
+class LocalAccess:
+    """A ``ttg.local_load`` (registers are the destination) or ``ttg.local_store`` / ``local_alloc``
+    with a source (registers are the source) of one memdesc; ``view``: it is a subslice view;
+    ``encoding``: the register side's encoding as printed (legacy ``ldmatrix`` needs it)."""
+
+    registers: LinearLayout
+    buffer: LinearLayout
+    bits: int
+    target: Target
+    view: bool = False
+    encoding: str = ""
+
+
+@dataclass(frozen=True)
+class Policy:
+    """How a run decides (the pass's options, read): ``legacy``: plan as Triton did before linear
+    layouts; ``candidate``: the planner's rank to take (0, the cost model's pick); ``ranks``:
+    ``candidate_for`` (conversion key -> rank or STOCK); ``measured``: follow GPU measurements;
+    ``stock_gate``: stock's lowering is a candidate; ``gate_first``: decide the gate before
+    planning where it can be; ``owned``: the methods this run emits; ``triton``: the release."""
+
+    triton: str
+    owned: tuple = DEFAULT_METHODS
+    legacy: bool = False
+    candidate: int = 0
+    ranks: Mapping = field(default_factory=dict)
+    measured: bool = True
+    stock_gate: bool = True
+    gate_first: bool = False
+
+    @property
+    def gate_applies(self) -> bool:
+        """The gate may hand the cost model's pick to stock (not for another rank, nor when the
+        environment turns it off)."""
+        return self.stock_gate and self.candidate == 0 and not fitted_model.gate_turned_off()
+
+
+@dataclass(frozen=True)
+class LoweringChoice:
+    """Ours (``plan`` set) or stock (``reason`` set).  ``method``: the plan's method, where one
+    was planned (for remarks and statistics, also when stock was chosen over it); ``note``: why
+    a measurement or a hazard changed what the model alone would have chosen; ``forced``: stock
+    is no option (a hazard), so no limit hands it back."""
+
+    plan: object = None
+    reason: str = ""
+    method: Optional[Method] = None
+    note: str = ""
+    forced: bool = False
+
+    @property
+    def ours(self) -> bool:
+        return self.plan is not None
+
+
+def stock(reason: str, method: Optional[Method] = None) -> LoweringChoice:
+    return LoweringChoice(reason=reason, method=method)
+
+
+def ours(plan, note: str = "", forced: bool = False) -> LoweringChoice:
+    return LoweringChoice(plan=plan, method=plan.method, note=note, forced=forced)
+
+
+def planned_or_why(plan) -> LoweringChoice:
+    """Ours with ``plan``, or stock with the planner's reason when it is ``Unsupported``."""
+    return ours(plan) if plan else stock(plan.reason)
+
+
+# --- conversions --------------------------------------------------------------------------
+
+def choose_conversion(conversion: Conversion, policy: Policy, plans: ModulePlans) -> LoweringChoice:
+    """Ours or stock for ``conversion`` (see the module docstring)."""
+    too_many = elements_problem(conversion.src, conversion.dst)
+    if too_many:
+        return stock(too_many)
+    for case in (_legacy, _named_rank, _stock_moves_nothing, _gate_before_planning, _planned):
+        choice = case(conversion, policy, plans)
+        if choice is not None:
+            return _held_to_limits(choice, conversion.target, policy)
+    raise AssertionError("the last case always answers")
+
+
+def _held_to_limits(choice: LoweringChoice, target: Target, policy: Policy) -> LoweringChoice:
+    if not choice.ours:
+        return choice
+    too_large = "" if choice.forced else island_size_problem(choice.plan, target, policy.triton)
+    if too_large:
+        return stock(too_large)
+    if choice.method not in policy.owned:
+        return stock(f"a {choice.method} plan, and this run owns only {','.join(policy.owned)}", choice.method)
+    return choice
+
+
+def _legacy(conversion: Conversion, policy: Policy, plans: ModulePlans) -> Optional[LoweringChoice]:
+    if not policy.legacy:
+        return None
+    plan = plan_legacy_conversion(conversion.src, conversion.dst, conversion.bits, conversion.target,
+                                  (conversion.src_encoding, conversion.dst_encoding))
+    return planned_or_why(plan)
+
+
+def _named_rank(conversion: Conversion, policy: Policy, plans: ModulePlans) -> Optional[LoweringChoice]:
+    if not policy.ranks:
+        return None
+    rank = policy.ranks.get(measured_choices.conversion_key(conversion.src, conversion.dst, conversion.bits,
+                                                            conversion.target.name))
+    if rank is None:
+        return None
+    if rank is STOCK:
+        return stock("option candidate_for: this conversion is left to Triton")
+    return planned_or_why(plans.plan(conversion.src, conversion.dst, conversion.bits, conversion.target, rank))
+
+
+def _stock_moves_nothing(conversion: Conversion, policy: Policy, plans: ModulePlans) -> Optional[LoweringChoice]:
+    """Stock forwards the values without an instruction (a no-op, or a renaming of registers):
+    our island would only cost compile time (its emission, its simulation, the module's
+    re-parse).  Example: ``blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8],
+    warpsPerCTA = [4, 1]}>`` to the same layout written as a ``#ttg.linear``."""
+    if not policy.gate_applies:
+        return None
+    c = conversion
+    try:
+        scope = stock_moves_nothing(c.src, c.dst, c.bits, c.target)
+    except INVALID_CONVERSION_ERRORS:
+        return None       # the planner says why
+    if scope is None or stock_hazard(c.src, c.dst, c.bits, c.target):
+        return None
+    what = "the two layouts are one map" if scope is Scope.NONE else "it only renames registers"
+    return stock(f"stock Triton's lowering: {what}, and stock forwards the values without an instruction as "
+                 f"our island would (left to it, the compile makes no island)",
+                 Method.NOOP if scope is Scope.NONE else Method.RENAME)
+
+
+def _gate_before_planning(conversion: Conversion, policy: Policy, plans: ModulePlans) -> Optional[LoweringChoice]:
+    """Stock, decided without a plan, where the fitted model sends every plan of the conversion's
+    scope and candidate methods (``lowering.planner.candidate_methods``) to stock
+    (``fitted_model.could_be_ours``); never where stock's lowering is hazardous or a measurement
+    is recorded for the conversion (either can overrule the model).  The decision is the one
+    :func:`follow_model` takes on the planned pick; only the remark may differ."""
+    if not (policy.gate_first and policy.gate_applies):
+        return None
+    reason = gate_reason_without_plan(conversion, policy)
+    return stock(reason) if reason else None
+
+
+def gate_reason_without_plan(conversion: Conversion, policy: Policy) -> str:
+    """Why the gate leaves ``conversion`` to stock whatever plan the planner would build, or ""
+    when that is not known without the plan (see :func:`_gate_before_planning`)."""
+    question = _GateQuestion.of(conversion, policy)
+    if question is None or question.could_be_ours() or question.overruled(conversion, policy):
+        return ""
+    return question.reason()
+
+
+@dataclass(frozen=True)
+class _GateQuestion:
+    """What the gate decides a conversion by before planning: the model that answers for the
+    target and release, the conversion's scope, the methods its candidates can have, its warps
+    and (rule ``stock-shuffles``, lane scope) stock's predicted warp shuffles."""
+
+    model: object
+    scope: Scope
+    methods: frozenset
+    warps: int
+    stock_shuffles: Optional[int]
+
+    @classmethod
+    def of(cls, conversion: Conversion, policy: Policy) -> Optional["_GateQuestion"]:
+        """None where the gate cannot decide this conversion without a plan."""
+        c = conversion
+        model = fitted_model.load_model()
+        if model is None or not model.applies_to(c.target.name, policy.triton):
+            return None
+        try:
+            scope, methods = candidate_methods(c.src, c.dst, c.target)
+        except INVALID_CONVERSION_ERRORS:
+            return None          # the planner says why
+        if scope not in (Scope.LANE, Scope.WARP) or not methods:
+            return None
+        by_stock_shuffles = model.rule == fitted_model.STOCK_SHUFFLES and scope is Scope.LANE
+        return cls(model, scope, methods, c.src.in_dim_size("warp") if c.src.has_in_dim("warp") else 1,
+                   stock_warp_shuffles(c.src, c.dst, c.bits, c.target) if by_stock_shuffles else None)
+
+    def could_be_ours(self) -> bool:
+        return fitted_model.could_be_ours(self.model, str(self.scope), self.methods, self.warps, self.stock_shuffles)
+
+    @staticmethod
+    def overruled(conversion: Conversion, policy: Policy) -> bool:
+        """A recorded measurement or a stock hazard can overrule the model on the planned pick."""
+        c = conversion
+        return (policy.measured and measured_choices.lookup(c.src, c.dst, c.bits, c.target.name) is not None) or \
+            bool(stock_hazard(c.src, c.dst, c.bits, c.target))
+
+    def reason(self) -> str:
+        model = self.model
+        if model.rule == fitted_model.STOCK_SHUFFLES:
+            return fitted_model.stock_shuffles_reason(self.stock_shuffles, "and no plan of ours for it is a shuffle plan",
+                                                      model)
+        kinds = "/".join(sorted(str(m) for m in self.methods))
+        return ("stock Triton's lowering: the cost model cannot show a gain larger than its own error for any "
+                f"{self.scope}-scope {kinds} plan over {self.warps} warp(s) (no such family is kept by "
+                f"lowering/choosing/choice_model.json, fitted on {model.measured_on}, triton {model.triton}; "
+                "remarks=true names the planned pick's family)")
+
+
+def _planned(conversion: Conversion, policy: Policy, plans: ModulePlans) -> LoweringChoice:
+    c = conversion
+    plan = plans.plan(c.src, c.dst, c.bits, c.target, policy.candidate)
+    if not plan or policy.candidate != 0:
+        return planned_or_why(plan)
+    hazard = stock_hazard(c.src, c.dst, c.bits, c.target)
+    if hazard:     # neither a measurement nor the gate may hand it to stock
+        return ours(plan, note=f"never left to Triton: {hazard}", forced=True)
+    return _measured_then_modelled(plan, conversion, policy, plans)
+
+
+def _measured_then_modelled(plan, conversion: Conversion, policy: Policy, plans: ModulePlans) -> LoweringChoice:
+    choice = follow_measurement(plan, conversion, policy, plans) if policy.measured else ours(plan)
+    if choice.ours and policy.stock_gate:
+        return follow_model(choice, conversion, policy)
+    return choice
+
+
+def follow_measurement(plan, conversion: Conversion, policy: Policy, plans: ModulePlans) -> LoweringChoice:
+    """A recorded GPU measurement overrules the cost model's ``plan``, while the planner still
+    builds the plans it measured: stock (for the release it was measured on) or the faster
+    candidate, with the measurement as the note."""
+    mix = instruction_mix
+    c = conversion
+    measured = measured_choices.lookup(c.src, c.dst, c.bits, c.target.name)
+    if measured is None or mix(plan) != measured.model_pick_mix:
+        return ours(plan)
+    if measured.fastest is STOCK:
+        same = measured_choices.same_release(measured.triton, policy.triton)
+        return stock(measured.explain(), plan.method) if same else ours(plan)
+    alternative = plans.plan(c.src, c.dst, c.bits, c.target, measured.fastest)
+    if not alternative or mix(alternative) != measured.fastest_mix:
+        return ours(plan)
+    return ours(alternative, note=measured.explain())
+
+
+def instruction_mix(plan) -> dict:
+    """The plan's instructions by name (``st.shared.b128=4, ...``), as measurements record them."""
+    from ..cost import plan_cost
+    from ..describe import instruction_counts
+    return instruction_counts(plan_cost(plan), plan.target)
+
+
+def follow_model(choice: LoweringChoice, conversion: Conversion, policy: Policy) -> LoweringChoice:
+    """The fitted model's verdict on ours (``fitted_model.decide``: the rule chosen on dependent-
+    chain times for its target and release; elsewhere stock's floor, ``stock_bounds``)."""
+    decision = fitted_model.decide(choice.plan, conversion.target.name, policy.triton)
+    if decision is None or decision.plan is not None:
+        return choice
+    return stock(decision.reason, choice.plan.method)
+
+
+# --- local-memory ops ---------------------------------------------------------------------
+
+def choose_local_load(access: LocalAccess, policy: Policy) -> LoweringChoice:
+    """Ours or stock for a ``ttg.local_load`` of ``access.buffer`` into ``access.registers``."""
+    a = access
+    problem = elements_problem(a.registers)
+    if problem:
+        return stock(problem, LOCAL_LOAD)
+    if policy.legacy:
+        plan = plan_legacy_local_load(a.buffer, a.registers, a.bits, a.target, a.encoding, view=a.view)
+    else:
+        plan = plan_local_load(a.buffer, a.registers, a.bits, a.target, view=a.view)
+    return ours(plan) if plan else stock(plan.reason, LOCAL_LOAD)
+
+
+def choose_local_store(access: LocalAccess, policy: Policy, method=LOCAL_STORE) -> LoweringChoice:
+    """Ours or stock for a store of ``access.registers`` into ``access.buffer``: a
+    ``ttg.local_store``, or (``method`` ``LOCAL_ALLOC``) the fill of an allocation with a source."""
+    a = access
+    problem = elements_problem(a.registers)
+    if problem:
+        return stock(problem, method)
+    if policy.legacy:
+        plan = plan_legacy_local_store(a.registers, a.buffer, a.bits, a.target, view=a.view)
+    else:
+        plan = plan_local_store(a.registers, a.buffer, a.bits, a.target, view=a.view)
+    return replace(ours(plan), method=method) if plan else stock(plan.reason, method)

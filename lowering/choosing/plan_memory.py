@@ -1,0 +1,73 @@
+"""Plans remembered: the planner is a pure function of (source, destination, element bits,
+target, rank), and it verifies every plan it returns, so a plan made once may be used again.
+
+Two memories, both explicit objects:
+
+* :class:`ProcessPlans`: plans made in this process, least recently used dropped first.  Real
+  programs ask for the same conversion again and again (every autotuning config, every
+  recompile of a kernel).  ``PROCESS_PLANS`` is the one the passes use; ``forget()`` empties it.
+* :class:`ModulePlans`: the plans of one module's lowering.  A kernel often converts the same
+  layouts twice (rotary embeddings: the cosine and the sine halves; attention: one conversion
+  per loop stage): the second takes the first one's plan, even where the process memory is
+  off.  The same work, not less checking.
+
+Example::
+
+    plans = ModulePlans(PROCESS_PLANS)        # or ModulePlans(None): this module only
+    plans.plan(src, dst, 16, target)          # planned and verified
+    plans.plan(src, dst, 16, target)          # the same object, not planned again
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Optional
+
+from ..planner import plan_conversion
+
+
+class ProcessPlans:
+    """Plans by key, at most ``kept`` of them, the least recently used dropped first."""
+
+    def __init__(self, kept: int = 4096):
+        self.kept = kept
+        self._plans: "OrderedDict[tuple, object]" = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._plans)
+
+    def plan(self, key: tuple):
+        """The plan of ``key`` (``plan_conversion``'s arguments), made and kept if absent."""
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = plan_conversion(*key)
+            self._plans[key] = plan
+            if len(self._plans) > self.kept:
+                self._plans.popitem(last=False)
+        else:
+            self._plans.move_to_end(key)
+        return plan
+
+    def forget(self) -> None:
+        self._plans.clear()
+
+
+PROCESS_PLANS = ProcessPlans()
+
+
+class ModulePlans:
+    """The plans of one module's lowering; ``across_compiles``: the process memory to share
+    (None: plans are remembered within the module only)."""
+
+    def __init__(self, across_compiles: Optional[ProcessPlans]):
+        self.across_compiles = across_compiles
+        self._plans: dict[tuple, object] = {}
+
+    def plan(self, src, dst, bits: int, target, rank: int = 0):
+        """The verified plan of rank ``rank`` (``lowering.planner.plan_conversion``), or the
+        planner's ``Unsupported``."""
+        key = (src, dst, bits, target, rank)
+        if key not in self._plans:
+            self._plans[key] = (self.across_compiles.plan(key) if self.across_compiles is not None
+                                else plan_conversion(*key))
+        return self._plans[key]
