@@ -50,7 +50,7 @@ TIE = 1e-3        # weight of the summed cost beside the busiest pipe's time (pi
 # Programs with at most this many assignments of their binaries are solved by trying them all
 # (:func:`_enumerate`): exact, and an order of magnitude faster than setting up and solving HiGHS
 # for even a program of ten variables (most kernels' programs are that small; timings:
-# docs/layout-assignment.md, 'Solver').
+# docs/layout-assignment.md, 'What the model rests on').
 ENUMERATION_LIMIT = 1024
 
 
