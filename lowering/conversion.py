@@ -60,7 +60,8 @@ def minimal_conversion(src: LinearLayout, dst: LinearLayout) -> LinearLayout:
     ``dst.invert_and_compose(src)`` that moves data (its in dims equal its out dims).
 
     Remembered (layouts are immutable): one conversion asks for it from the planner, the stock
-    gate and the predictions of stock's lowering, about 0.3 ms each time on a 2-core machine;
+    gate and the predictions of stock's lowering, and each computation costs a noticeable part
+    of a compile (docs/compile-time.md, 'What the small savings saved');
     ``passes.process_memory`` forgets it for a cold compile."""
     src = _strip_register_broadcast(src)
     dst = _strip_register_broadcast(dst)

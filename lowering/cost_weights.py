@@ -15,7 +15,7 @@ Where they come from:
   slot; a select or byte permute about half a shuffle.
 * ``sm_80``, ``gfx90a``, ``gfx942``: estimates from the hardware's documented rates
   (``HAND_SET``), until a calibration run on that hardware replaces them.
-* the targets of issue 29, with no GPU here to measure on (``ESTIMATED_FROM``): each reuses the
+* the newer targets, with no GPU here to measure on (``ESTIMATED_FROM``): each reuses the
   constants of the nearest target of its lineage, and its ``source`` says so - ``sm_100`` and
   ``sm_120`` (Blackwell) take sm_90's *measured* constants (same shared-memory and shuffle design:
   32 banks x 4 bytes, ``shfl.sync``, ``ldmatrix``/``stmatrix``); ``sm_86`` and ``sm_89`` (Ampere

@@ -31,10 +31,11 @@ AMD CDNA (gfx90a = MI200, gfx942 = MI300), facts from AMD's documentation:
   CDNA3's 128-bit *reads* (ds_read_b128) with the lanes of one phase being lane bits {0, 1, 4}
   (lanes 0-3 together with 16-19); we follow that for gfx942 loads.
 
-The newer targets (issue 29), facts read from Triton's sources and checked by compiling a kernel
-for each with triton 3.6.0 and 3.9.0 (``triton.compile(src, target=t.gpu_target())``: every one
-compiles, and the TTGIR says ``ttg.target = "cuda:100"`` / ``"hip:gfx950"`` ... and
-``"ttg.threads-per-warp"`` = 32, 64 for gfx950):
+The newer targets (all but the first four, ``ORIGINAL_TARGETS``; docs/targets.md), facts read
+from Triton's sources and checked by compiling a kernel for each with triton 3.6.0 and 3.9.0
+(``triton.compile(src, target=t.gpu_target())``: every one compiles, and the TTGIR says
+``ttg.target = "cuda:100"`` / ``"hip:gfx950"`` ... and ``"ttg.threads-per-warp"`` = 32, 64 for
+gfx950):
 
 * NVIDIA sm_86 (A10, RTX 30xx), sm_89 (Ada: L40, RTX 40xx), sm_100 (B200/GB200), sm_120 (RTX 50xx):
   32 lanes (``backends/nvidia/compiler.py``: ``warp_size: int = 32``).  ``ldmatrix`` (with
@@ -229,8 +230,8 @@ GFX1201 = Target("gfx1201", Vendor.AMD, 32, "gfx1201", "AMD RDNA4: RX 9070", sha
                  family="rdna4", wmma_version=2, dram_bytes_per_cycle=3.4, registers_per_thread=256)
 
 TARGETS = {t.name: t for t in (SM80, SM86, SM89, SM90, SM100, SM120, GFX90A, GFX942, GFX950, GFX1100, GFX1201)}
-# The four targets of the project before issue 29 (tools whose seeded draws must stay reproducible
-# default to these; ``--targets`` names the others).
+# The project's first four targets (tools whose seeded draws must stay reproducible default to
+# these, so that a recorded seed draws the same cases; ``--targets`` names the others).
 ORIGINAL_TARGETS = ("sm_80", "sm_90", "gfx90a", "gfx942")
 
 

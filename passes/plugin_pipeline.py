@@ -76,9 +76,9 @@ def cyclic_gc_paused():
     thousands of young objects for a large kernel, which the collector would traverse
     again and again as the passes allocate, promoting them to older generations (whose
     collections scan the whole heap) although they all die together when the pipeline ends.
-    Paused, they are collected once, at the next collection after it: on the corpus the
-    collector's time over whole compiles falls from 62 to 19 ms per 25 kernels.  What is
-    computed is unchanged.  Pipelines of several threads at once: the last one to end turns the
+    Paused, they are collected once, at the next collection after it, and most of the
+    collector's time over whole compiles goes (measured: docs/compile-time.md, 'What the small
+    savings saved').  What is computed is unchanged.  Pipelines of several threads at once: the last one to end turns the
     collector back on."""
     global _pipelines_running, _gc_was_on
     with _gc_lock:

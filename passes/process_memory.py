@@ -8,8 +8,8 @@ Two kinds of memory:
   plans (``lowering.choosing.plan_memory.PROCESS_PLANS``, only while ``LINEAR_LAYOUTS_CACHE`` is on), the
   simulator's accepted islands in memory (``passes.verified_islands``) and small tables of the
   simulator and the F2 algebra.  A kernel compiled a second time in the same process finds its
-  layouts there: its second compile is faster than its first (rotary embeddings, with
-  ``ll-assign-layouts``: 14 ms of the plugin's own work instead of 24 ms on a 2-core machine).
+  layouts there: its second compile is faster than its first (measured: docs/compile-time.md,
+  'What the small savings saved').
 * **Data loaded once per process**: the choice model and the measured table (JSON files),
   the installed Triton's release and conventions.  Every compile uses them alike.
 

@@ -22,7 +22,8 @@ never print.
 they lower is simulated); ``LINEAR_LAYOUTS_CACHE_DIR`` moves the directory (empty: memory only).
 
 For example, ``softmax`` compiled for two block sizes plans the same 1x4 -> 4x1 conversion
-twice; the second compile finds the island's key and skips the simulator (about 30 ms).
+twice; the second compile finds the island's key and skips the simulator (what that saves:
+docs/compile-time.md, 'What the small savings saved').
 """
 
 from __future__ import annotations

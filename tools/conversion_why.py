@@ -1,6 +1,6 @@
 """Why a ``ttg.convert_layout`` exists: the op that produced its source, the ops that use its
 result, their lines of source, the reason the IR shows, and a hint where the IR shows one
-(issue 27, item 4).
+(docs/report.md, 'Options and what the pages hold').
 
 Triton inserts a conversion where a value's layout is not the one its user wants: a ``tt.dot``
 operand (``#dot_op``), a store or load (the coalesced layout ``ttg.coalesce`` picked from the

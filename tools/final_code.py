@@ -1,4 +1,4 @@
-"""Stock Triton's final code and ours, per ``ttg.convert_layout`` (issue 27, item 3).
+"""Stock Triton's final code and ours, per ``ttg.convert_layout``.
 
 Both are compiled from the kernel's recorded TTGIR (no GPU needed): ``triton.compile`` of a
 ``.ttgir`` file runs only the stages after TTGIR (to LLVM, PTX / AMDGCN), so the conversions

@@ -1,5 +1,5 @@
 """``report --measure``: each kernel of the program timed stock and ours, with the program's own
-arguments (issue 27).
+arguments (docs/report.md, 'Options and what the pages hold').
 
 While the program runs, ``LaunchRecorder`` wraps ``JITFunction.run`` (what ``kernel[grid](...)``
 and the autotuner call): the first launch of each kernel with each argument signature is kept:

@@ -1,4 +1,4 @@
-"""The report's data model: records -> kernels -> conversions, analysed (issue 27, item 6).
+"""The report's data model: records -> kernels -> conversions, analysed.
 
 Nothing here renders: ``tools.report_text`` derives the tables and sentences both renderers
 show, ``tools.report_md`` and ``tools.report_html`` write them, ``tools.report`` runs it all.

@@ -37,8 +37,8 @@ class VizError(Exception):
 # Sizes ll-viz accepts, checked before any work, so that every run ends in seconds:
 # MAX_ELEMENTS is Triton's own largest tensor (TRITON_MAX_TENSOR_NUMEL); a view lists every
 # hardware position of a layout (register x lane x warp x block, or offset x block), at most
-# MAX_POSITIONS of them (about 2 s); a grid or picture shows at most MAX_GRID_CELLS elements
-# (a 256 x 256 tile).
+# MAX_POSITIONS of them (its time: docs/reliability.md, 'Bad input'); a grid or picture shows at
+# most MAX_GRID_CELLS elements (a 256 x 256 tile).
 MAX_ELEMENTS = 1 << 20
 MAX_POSITIONS = 1 << 18
 MAX_GRID_CELLS = 1 << 16

@@ -1,13 +1,12 @@
 """Which lowering a conversion gets: one of our verified candidates, or stock Triton's own.
 
-Stock Triton's lowering is a candidate everywhere.  Measured in a dependent chain (a kernel's
-round trip A -> B -> A, each conversion waiting for the one before; issue 25), the cost model's
-pick was within noise of stock on most conversions and slower on many (geomean 1.02, worst
-9.9x on a 1-D slice), while the independent harness the measured table came from said 0.87: a
-shared-memory plan that overlaps across independent conversions pays its whole latency in a
-chain.  So the choice has two parts, both fitted to chain times (``benchmarks/plan_choice.py fit``,
-model in ``choice_model.json`` beside this module, accuracy on held-out folds in
-``benchmarks/results/choice_fit.md``):
+Stock Triton's lowering is a candidate everywhere.  A kernel converts on its critical path, in
+a dependent chain (a round trip A -> B -> A, each conversion waiting for the one before): a
+shared-memory plan that overlaps across independent conversions pays its whole latency there,
+so a pick that beats stock in an independent harness can lose to it in a kernel (measured:
+docs/lowering-choice.md, 'What the rules rest on').  So the choice has two parts, both fitted
+to chain times (``benchmarks/plan_choice.py fit``, model in ``choice_model.json`` beside this
+module, accuracy on held-out folds in ``benchmarks/results/choice_fit.md``):
 
 1. ``rank``: a linear cost per candidate (``FEATURES``, per warp) in microseconds per round
    trip; the cheapest candidate is our pick;
@@ -18,25 +17,25 @@ model in ``choice_model.json`` beside this module, accuracy on held-out folds in
    model cannot show that, the convert is left to Triton, and the remark says so.
 
 Stock's lowering enters the family where it can be predicted exactly (``lowering.choosing.stock_lowering``:
-stock's warp shuffles, exact on all 991 measured conversions): an unpacked shuffle pick that moves
-at most half as many words as stock's shuffles is family ``.../half-stock-shuffles``.  Example:
+stock's warp shuffles): an unpacked shuffle pick that moves at most half as many words as stock's
+shuffles is family ``.../half-stock-shuffles``.  Example:
 ``blocked<[1, 8], [2, 16]> -> blocked<[1, 4], [2, 16]>`` of 32x16 i32, 4 warps: stock shuffles
-64 words per thread, our pick 32: ``lane/shuffle/warps/half-stock-shuffles`` (it ran 0.70x stock;
-the family's seven training conversions 0.75x, none slower).
+64 words per thread, our pick 32: ``lane/shuffle/warps/half-stock-shuffles`` (a family whose
+training conversions all ran faster than stock: docs/lowering-choice.md, 'What the rules rest on').
 
 Worked example (the model fitted on an H100, triton 3.6): ``blocked<[1, 8]> -> blocked<[1, 4]>``
-of 64x128 f16, 4 warps (issue 25's first pair) is a lane-scope conversion whose pick goes
-through shared memory, family ``lane/shared/warps``; that family's picks ran 1.16x stock on
-average in a chain: left to Triton, whose 64 shuffles ran 1.24x faster than our old pick.
+of 64x128 f16, 4 warps is a lane-scope conversion whose pick goes through shared memory, family
+``lane/shared/warps``; that family's picks ran slower than stock in a chain: left to Triton,
+whose 64 shuffles beat our old pick (same page).
 
 Which of the two parts decides is the model file's ``rule``.  The shipped model for sm_90 +
 triton 3.6 now decides **per conversion** (``STOCK_SHUFFLES``, ``choose_by_stock_shuffles``): the
 family gate above was fitted on timings of older emitters, and on fresh conversions timed with
-today's (``benchmarks/plan_choice.py --fresh``, H100, triton 3.6) it sent to stock most of the
-conversions where our pick ran faster (1.06 and 1.03 x the per-conversion best of stock and the
-pick on two fresh sets), while the per-conversion rule scored 1.02 on both
-(``docs/lowering-choice.md``).  A model that ``plan_choice.py fit`` writes is a family gate
-(``FAMILY_GATE``), kept for comparison.
+today's (``benchmarks/plan_choice.py --fresh``) it sent to stock most of the conversions where our
+pick ran faster, where the per-conversion rule came closer to the per-conversion best of stock
+and the pick (measured: docs/lowering-choice.md, 'Per conversion on sm_90 with triton 3.6').
+A model that ``plan_choice.py fit`` writes is a family gate (``FAMILY_GATE``), kept for
+comparison.
 
 The model answers for the target and Triton release it was fitted on (``applies_to``).  Elsewhere
 (another release, such as 3.9, or another target) nothing was measured, and the cost model's
@@ -101,8 +100,9 @@ STOCK_HALVED = "half-stock-shuffles"
 def halves_stock_shuffles(plan) -> bool:
     """Whether ``plan`` is a warp-shuffle plan moving one element per word (unpacked) that needs
     at most half the shuffles stock Triton's lowering of the same pair does.  Packed plans are
-    left out: with the same shuffle count as stock, our packed shuffles ran 1.2x to 1.6x stock
-    (their packing selects), so their count says little.  Example: stock 64, ours 32: True."""
+    left out: with the same shuffle count as stock, our packed shuffles run slower than stock's
+    (their packing selects; docs/lowering-choice.md, 'What the rules rest on'), so their count
+    says little.  Example: stock 64, ours 32: True."""
     if plan.method is not Method.SHUFFLE or plan.scope is not Scope.LANE or plan.shuffle.elements_per_word != 1:
         return False
     stock = stock_warp_shuffles(plan.src, plan.dst, plan.element_bits, plan.target)
@@ -191,15 +191,15 @@ def stock_shuffles_reason(stock: int, why_not_ours: str, model: Model) -> str:
 
 def choose_by_stock_shuffles(plan, rank: int, model: Model) -> Choice:
     """Per conversion: our pick, except a lane-scope conversion that stock Triton lowers with warp
-    shuffles (``stock_warp_shuffles`` predicts how many, exact on 991 measured conversions) where
-    our pick is not a shuffle plan needing at most as many: there, stock.
+    shuffles (``stock_warp_shuffles`` predicts how many) where our pick is not a shuffle plan
+    needing at most as many: there, stock.
 
     Why this line: where stock shuffles, its lowering is already the few-instruction one, and
-    a shared-memory pick pays a store, a barrier and a load in the conversion's latency (in a
-    dependent chain up to 1.6x stock's shuffles); everywhere else stock goes through shared memory
-    too, or shuffles more than we do, and there our pick ran at or below stock on fresh
-    conversions.  Example: issue 25's pair (64x128 f16, sizePerThread [1, 8] -> [1, 4], 4 warps):
-    stock shuffles 32 words a thread, our pick goes through shared memory: stock.  A pick with
+    a shared-memory pick pays a store, a barrier and a load in the conversion's latency; everywhere
+    else stock goes through shared memory too, or shuffles more than we do, and there our pick
+    ran at or below stock on fresh conversions (measured: docs/lowering-choice.md, 'Per
+    conversion on sm_90 with triton 3.6').  Example: 64x128 f16, sizePerThread [1, 8] -> [1, 4],
+    4 warps: stock shuffles 32 words a thread, our pick goes through shared memory: stock.  A pick with
     32 shuffles where stock needs 64: ours."""
     family = gated_family_of(plan, str(plan.scope))
     if plan.scope is Scope.LANE:
@@ -272,8 +272,8 @@ def could_be_ours(model: Model, scope: str, methods, warps: int, stock_shuffles:
 
     * rule ``STOCK_SHUFFLES``: False only for a lane-scope conversion stock moves with warp
       shuffles (``stock_shuffles``: ``stock_warp_shuffles`` of the pair, None where stock does
-      not shuffle) that has no shuffle candidate.  Example: issue 25's pair where the planner
-      could only go through shared memory: False;
+      not shuffle) that has no shuffle candidate.  Example: 64x128 f16, sizePerThread [1, 8] ->
+      [1, 4], 4 warps, where the planner could only go through shared memory: False;
     * a family gate: whether some family such a plan can fall in (every family
       ``gated_family_of`` can name for these, matrix accesses or not, halving stock's shuffles
       or not, sub-word or not) has the gate's decision "ours".  Example: a warp-scope conversion

@@ -17,7 +17,8 @@ more than stock).  What stock does, by the scope of the conversion (``lowering.c
 
 1. nothing, or a renaming of registers: all zero;
 2. a lane-scope conversion stock moves with warp shuffles (``stock_lowering.stock_warp_shuffles``,
-   exact on 399 of 400 fresh conversions, the miss low): that many shuffles, the rest zero;
+   exact but for rare misses, each low: docs/lowering-choice.md, 'What the rules rest on'): that
+   many shuffles, the rest zero;
 3. a conversion across warps where each warp already holds what it needs (a source broadcast
    over warps): zero (triton 3.9 moves it with shuffles inside each warp, 3.6 through shared
    memory; a floor for both);

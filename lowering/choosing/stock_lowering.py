@@ -2,13 +2,13 @@
 
 The choice between our plan and stock's (``lowering/choosing/fitted_model.py``) is better made knowing what
 stock would do with the pair.  This module predicts the part of Triton 3.6's
-``convert_layout`` lowering that decides the conversions measured in issue 25: whether stock
-moves the data with warp shuffles, and how many.  The rules were read off stock's PTX in the
-training and fresh runs (``benchmarks/results/plan_*.json.gz``: the shuffle count of stock's
+``convert_layout`` lowering that decides the conversions the choice was measured on: whether
+stock moves the data with warp shuffles, and how many.  The rules were read off stock's PTX in
+the training and fresh runs (``benchmarks/results/plan_*.json.gz``: the shuffle count of stock's
 round trip A -> B -> A, ``chain_mix``), not from Triton's source; ``benchmarks/studies/choice_signal.py``
-checks them against every measured row (exact on all 991), and ``benchmarks/studies/stock_lowering_oracle.py``
-against Triton 3.6's PTX on 400 pairs never seen (399 exact; the miss: a one-warp i8 slice whose
-other lanes are all broadcast, 16 shuffles where rule 3 predicts 8).
+checks them against every measured row, and ``benchmarks/studies/stock_lowering_oracle.py``
+against Triton 3.6's PTX on pairs never seen: exact but for rare misses, where stock shuffles more
+than rule 3 predicts (tallies: docs/lowering-choice.md, 'What the rules rest on').
 
 Terms.  C is the minimal conversion (``lowering.conversion``) of a lane-scope pair: for each
 destination (register, lane) bit, the source (register, lane) bits holding that element.  Crl
@@ -27,14 +27,15 @@ part, Cll its lane -> lane part.
    where it is (Cll maps it to itself, or it is broadcast), the swap is a butterfly: each lane
    trades one word of each pair of registers with its partner lane, one shuffle per pair.
 
-Worked examples (4 warps, i32; seed 303 of the training draws):
+Worked examples (4 warps, i32):
 
 * ``blocked<[1, 8], [2, 16]> -> blocked<[1, 4], [2, 16]>`` on 32x16: destination lane bit 1
   reads source lane bit 0 (a lane permutation besides the swap), so not in place: R = 64
-  registers, 64 shuffles; our planner's plan needs 32 (and ran 0.70x stock);
+  registers, 64 shuffles; our planner's plan needs 32;
 * the same sizes on 64x8 with ``threadsPerWarp = [4, 8]``: the other lanes stay put, in place:
-  32 shuffles, as many as ours (and ours ran 0.75x stock there too: not every gain is the
-  shuffle count; the gate only counts on the clear case).
+  32 shuffles, as many as ours (ours can still be faster there: not every gain is the shuffle
+  count, so the gate only counts on the clear case; the timings of both: docs/lowering-choice.md,
+  'What the rules rest on').
 """
 
 from __future__ import annotations
@@ -100,10 +101,9 @@ def stock_moves_nothing(src: LinearLayout, dst: LinearLayout, bits: int, target=
     the in dims of the same minimal conversion (``minimalCvtLayout``; ``lowering.conversion``):
     none left, the two layouts are one map and the op is replaced by its source; registers
     only, the source's values are handed on in a new order (``transferWithinThread``).  Either way
-    the values are forwarded, as our no-op and rename islands forward them.  i1 is left out: in
-    ``benchmarks/stock_dominance.py``'s triton 3.6 run stock's kernel around a no-op i1
-    conversion held 1 to 8 selects that ours did not (17 pairs; the other 39 no-op pairs: no
-    costly instruction in either)."""
+    the values are forwarded, as our no-op and rename islands forward them.  i1 is left out:
+    stock's kernel around a no-op i1 conversion can hold selects that ours does not (counted by
+    ``benchmarks/stock_dominance.py``: docs/lowering-choice.md, 'What the rules rest on')."""
     if bits == 1:
         return None
     target = target_named(target) if isinstance(target, str) else target

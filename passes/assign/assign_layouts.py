@@ -91,7 +91,7 @@ class FunctionAssignment:
     bound_before: str = ""                         # what sets it: a pipe, "dram" or "sum"
     bound_after: str = ""
     # The conversions' part of the modelled cost (.layout_solver.conversion_cost), loop-weighted:
-    # what the issue's corpus goal measures.
+    # what the corpus goal measures (docs/layout-assignment.md, "Conversion cost is not the objective").
     conversion_cost_before: float = 0.0
     conversion_cost_after: float = 0.0
 

@@ -2,10 +2,10 @@
 
 A kernel whose time is its memory traffic does not run faster when its conversions get cheaper:
 the warps wait for DRAM either way, and the saved shuffles or shared-memory round trips were
-hidden behind the loads.  Measured on an H100 (``benchmarks/studies/assign_reduce_gpu.py``,
-``benchmarks/studies/assign_gpu.py --only argmax``): every kernel whose layouts the assignment changed
-for a modelled gain of 10-40% in conversions and reductions ran 2-3% *slower*, and each moves
-more bytes per warp than its modelled instructions can hide.
+hidden behind the loads.  A modelled gain in conversions and reductions shows only where the
+kernel's bytes per warp do not already take longer than its modelled instructions: without this
+floor the assignment re-laid out memory-bound kernels that then ran slightly *slower*
+(measured: docs/layout-assignment.md, 'What the model rests on').
 
 So the assignment compares the two sides of a roofline, per warp and in the cost model's units
 (:mod:`.layout_costs`: one conflict-free 128-byte shared wavefront costs ``shared_wavefront``,
@@ -29,9 +29,9 @@ out, which errs the same way.
 
 **Data the whole grid shares is L2's, not DRAM's.**  A load whose address does not depend on
 the program id reads the same bytes in every program: after the first program, L2 serves them,
-at L2's rate (``l2_byte``, measured by ``benchmarks/studies/dram_rate.py``: 6.9 TB/s on an H100 against
-3.1 TB/s from DRAM).  :func:`grid_shared_bytes` follows each ``tt.load``'s pointer back through
-the ops that compute it: ``tt.get_program_id`` makes it per program; a loop's induction
+at L2's rate, well above DRAM's (``l2_byte``, measured by ``benchmarks/studies/dram_rate.py``;
+docs/studies.md).  :func:`grid_shared_bytes` follows each ``tt.load``'s pointer back through the
+ops that compute it: ``tt.get_program_id`` makes it per program; a loop's induction
 variable makes it one of as many addresses as the loop has iterations (static bounds) or of
 ``c`` where it only enters through a remainder by a constant ``c`` (``i % 4``, and likewise
 ``pid % 4``: a remainder takes at most ``c`` values whatever its input); an iteration
@@ -42,7 +42,7 @@ otherwise as DRAM bytes, as before.  Example (``benchmarks/studies/reduce_in_loo
 program reads ``X + (i % 4) * BLOCK_M * N``, tiles of 8x512 f32, 16 KiB, 8 warps): the loads
 are shared; ``i % 4`` is a signed remainder, so at most 7 distinct tiles, 112 KiB, fit L2; the
 floor falls from 192,938 units per warp to 85,564, below the loop's modelled time, and the
-model's trade can show (the H100 ran that change 0.73x stock).
+model's trade can show (it did: docs/layout-assignment.md, 'What the model rests on').
 
 Worked example (``benchmarks/studies/assign_reduce_gpu.py``'s 8 rows x 1024 f32 reduction, 8 warps, on
 sm_90): the tile load moves 32 KiB, 4 KiB per warp; at 12.8 bytes per SM cycle and a wavefront

@@ -48,8 +48,9 @@ from .pipe_time import PIPES, Work
 TIME_LIMIT_SECONDS = 2.0
 TIE = 1e-3        # weight of the summed cost beside the busiest pipe's time (pipes=True)
 # Programs with at most this many assignments of their binaries are solved by trying them all
-# (:func:`_enumerate`): exact, and a few hundred microseconds where HiGHS takes about 5 ms to
-# set up and solve even a program of ten variables (most kernels' programs are that small).
+# (:func:`_enumerate`): exact, and an order of magnitude faster than setting up and solving HiGHS
+# for even a program of ten variables (most kernels' programs are that small; timings:
+# docs/layout-assignment.md, 'What the model rests on').
 ENUMERATION_LIMIT = 1024
 
 

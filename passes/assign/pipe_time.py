@@ -3,12 +3,13 @@
 The model of :mod:`.layout_costs` weighs every instruction with a constant measured in isolation
 (``lowering.cost_weights``) and adds them up.  A sum is right for one warp alone; a kernel has
 many warps on every SM, and they share the SM's pipes.  Work on different pipes overlaps; work
-on one pipe queues.  Measured on an H100 (``benchmarks/studies/reduce_in_loop_gpu.py``, row sums of
-L1-resident tiles in a loop): converting a reduction's input so that the reduction needs fewer
-shuffles was modelled 25% cheaper as a sum and ran **1.75x slower**.  Stock's kernel already
-kept the SM's shared-memory/shuffle pipe busy (its tile loads' L1 wavefronts plus its shuffles:
-about 28 pipe cycles per warp and iteration, which is the measured time); the conversion added
-32 shared-memory wavefronts to that one pipe and took from the ALU work, which was not the bound.
+on one pipe queues.  A change that moves work onto the pipe that is already the bound makes
+the kernel slower however much the sum falls.  Example (``benchmarks/studies/reduce_in_loop_gpu.py``,
+row sums of L1-resident tiles in a loop): stock's kernel keeps the SM's shared-memory/shuffle
+pipe busy (its tile loads' L1 wavefronts plus its shuffles); converting the reduction's input so
+that the reduction needs fewer shuffles adds 32 shared-memory wavefronts to that one pipe and
+takes from the ALU work, which was not the bound: cheaper as a sum, slower on the GPU (measured:
+docs/layout-assignment.md, 'What the model rests on').
 
 So each cost is a :class:`Work` vector, one entry per pipe, in the cost model's units (a
 conflict-free 128-byte wavefront is about one SM cycle):
@@ -27,8 +28,8 @@ four warps' partials through shared memory; with the loop's tile load (16 L1 wav
 shared pipe holds 67.0 units plus 4.5 of barriers, the ALU 36.9: time 71.5.  Converting the
 input so that no warp splits a row saves the cross-warp stage but adds the conversion's
 wavefronts to the same pipe: 63.1 + 2.3 = 65.4, 8.5% less, under the 10% margin, so Triton's
-layouts stay.  (The H100 ran that change 1.57x slower; the summed model before reductions were
-priced as Triton lowers them had predicted 0.33.)
+layouts stay.  (The summed model, before reductions were priced as Triton lowers them, had
+called that change a large gain; it ran slower: same page.)
 """
 
 from __future__ import annotations

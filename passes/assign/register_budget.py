@@ -11,8 +11,8 @@ far more than any conversion an assignment saves.
 **A lower bound, so the rule only rejects what surely spills.**  Counting every tensor value live
 at a point would overstate badly: Triton's splats, broadcasts, ranges and pointer tensors are
 mostly not held element by element (ptxas folds a splat to one register and rebuilds addresses
-from a base and offsets); on the corpus such a count gives Triton's own matmuls 500 to 800
-"registers" per thread, and they do not spill.  So only what a thread must hold counts: the data
+from a base and offsets); such a count gives Triton's own matmuls several times the limit, and
+they do not spill (docs/layout-assignment.md, 'What the model rests on').  So only what a thread must hold counts: the data
 the loops carry (iteration arguments that are not pointers), each value as its distinct elements
 per thread (the layout's register bases that are not zero: a copy within a thread is free) times
 its bits over 32 (16- and 8-bit elements may share a register; booleans count as bits).

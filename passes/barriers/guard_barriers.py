@@ -6,8 +6,8 @@ island that reads or writes a buffer Triton's code also uses is fenced by a *gua
 before its first access and after its last (``passes.lower_conversions`` decides where, from
 the TTGIR alone).  Often Triton puts a barrier of its own right next to ours - after a
 ``ttg.async_wait``, at the end of a pipelined loop, before the next buffer is written - and
-ours then only costs time: an fp8 mma v2 matmul with our local loads ran 32% slower than stock
-for two such barriers per iteration.
+ours then only costs time, every iteration of a loop (measured: docs/studies.md, 'Shared-memory
+ops in whole kernels').
 
 What this does.  Once Triton has produced the LLVM IR (``make_llir``), every access to shared
 memory and every barrier of the kernel is in it, ours and Triton's alike.  A guard ``G`` can go
