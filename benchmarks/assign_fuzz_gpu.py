@@ -45,6 +45,8 @@ failure.
 from __future__ import annotations
 
 import argparse
+import importlib
+import importlib.util
 import json
 import os
 import platform
@@ -54,23 +56,37 @@ import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 
-from harness.checkout import make_package_importable  # noqa: E402
+from harness.common import require_package  # noqa: E402
 
-make_package_importable()
+require_package()
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 # The subject is our islands: the stock gate (lowering/choosing/fitted_model.py) would leave most of them to
 # Triton on the model's word, and the fuzz would test stock against stock.
 os.environ.setdefault("LINEAR_LAYOUTS_STOCK_GATE", "off")
 
 VARIANTS = ("stock", "assigned", "ours")
+TEST_SUPPORT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "test", "support")
+
+
+def random_programs():
+    """The unit tests' random kernel generator, ``test/support/random_programs.py`` (in a clone, not
+    in the package), as ``support.random_programs``: its package is loaded from its folder (once a
+    process; under pytest it is already imported), without putting ``test/`` on ``sys.path``."""
+    if "support" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("support", os.path.join(TEST_SUPPORT, "__init__.py"),
+                                                      submodule_search_locations=[TEST_SUPPORT])
+        if spec is None:
+            raise SystemExit(f"assign_fuzz_gpu: no {TEST_SUPPORT} (the generator is in a clone's test/support)")
+        package = sys.modules["support"] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(package)
+    return importlib.import_module("support.random_programs")
 
 
 def case_kernel(seed: int, index: int, transposes: bool = False, shape_ops: bool = False, whiles: bool = False,
                 loop_loads: bool = False, calls: bool = False):
     """Case ``index`` of ``seed``: a ``random_programs.RandomKernel`` (text, input bound, buffers)."""
-    from support.random_programs import random_kernel
     rng = random.Random(seed * 1_000_003 + index)
-    return random_kernel(rng, steps=rng.randint(4, 12), kernel=True, transposes=transposes, shape_ops=shape_ops,
+    return random_programs().random_kernel(rng, steps=rng.randint(4, 12), kernel=True, transposes=transposes, shape_ops=shape_ops,
                          whiles=whiles, loop_loads=loop_loads, calls=calls)
 
 
@@ -178,7 +194,8 @@ def input_buffers(result: dict, loop_loads: bool, rng) -> dict:
     variant that skips a store leaves visible.  In the kernel's argument order."""
     import numpy as np
 
-    from support.random_programs import MAX_TRIPS, M, N
+    generator = random_programs()
+    MAX_TRIPS, M, N = generator.MAX_TRIPS, generator.M, generator.N
     bound = max(1, result["input_bound"])
 
     def draw(count):
@@ -343,8 +360,7 @@ def main(argv=None) -> int:
                         help="programs that call noinline functions of their own, with conversions, loops and "
                              "branches inside (random_program(calls=True))")
     args = parser.parse_args(argv)
-    from support.random_programs import MAX_TRIPS
-    assert 0 <= LAUNCH_N <= MAX_TRIPS, "the buffers and the input bounds assume n <= MAX_TRIPS"
+    assert 0 <= LAUNCH_N <= random_programs().MAX_TRIPS, "the buffers and the input bounds assume n <= MAX_TRIPS"
     import triton
     directory = tempfile.mkdtemp(prefix="ll_assign_fuzz_")
     started = time.time()

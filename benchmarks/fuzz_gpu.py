@@ -34,9 +34,9 @@ import time
 from collections import Counter, defaultdict
 from dataclasses import asdict
 
-from harness.checkout import make_package_importable  # noqa: E402
+from harness.common import require_package  # noqa: E402
 
-make_package_importable()
+require_package()
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 
 from linear_layouts.passes.barriers.guard_barriers import guard_pruning  # noqa: E402

@@ -20,8 +20,8 @@ What it does (one process, about 3-6 minutes on a 16-core GPU machine):
 
 The exit status is 0 when every kernel with our lowering is bit-exact, 1 otherwise.
 
-It needs triton (3.6 - 3.9), torch and numpy, and *not* an installed ``linear_layouts``: the
-repository this file lives in is made importable through a symlink in a temporary directory.
+It needs triton (3.6 - 3.9), torch, numpy and the installed ``linear_layouts`` (``harness/common.py``
+says how to install it).
 """
 
 from __future__ import annotations
@@ -39,9 +39,9 @@ from collections import Counter, defaultdict
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-from harness.checkout import make_package_importable  # noqa: E402
+from harness.common import require_package  # noqa: E402
 
-make_package_importable()
+require_package()
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 
 from linear_layouts.passes.barriers.guard_barriers import guard_pruning  # noqa: E402
@@ -115,8 +115,7 @@ def build_cases(arch: int, seed: int, pairs_per_group: int):
 
 # ------------------------------------------------------------------------------ compile workers
 
-def _worker_init(repo_link_dir: str, cache_dir: str) -> None:
-    sys.path.insert(0, repo_link_dir)
+def _worker_init(cache_dir: str) -> None:
     os.environ["TRITON_CACHE_DIR"] = cache_dir
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 
@@ -180,13 +179,12 @@ def compile_all(cases, arch: int, jobs: int, worker=None, progress_every: int = 
     worker = worker or compile_case
     directory = tempfile.mkdtemp(prefix="ll_gpu_conversions_")
     cache = os.environ.setdefault("TRITON_CACHE_DIR", os.path.join(directory, "triton-cache"))
-    link_dir = os.path.dirname(os.path.dirname(sys.modules["linear_layouts"].__file__))
     # spawn, not fork: the parent may already hold a CUDA context
     context = multiprocessing.get_context("spawn")
     work = [(i, c, arch, directory) for i, c in enumerate(cases)]
     results = [None] * len(cases)
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_worker_init,
-                             initargs=(link_dir, cache)) as pool:
+                             initargs=(cache,)) as pool:
         for done, r in enumerate(pool.map(worker, work, chunksize=4), 1):
             results[r["index"]] = r
             if done % progress_every == 0 or done == len(work):

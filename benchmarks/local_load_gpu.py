@@ -39,9 +39,9 @@ import sys
 import time
 from collections import Counter
 
-from harness.checkout import make_package_importable  # noqa: E402
+from harness.common import require_package  # noqa: E402
 
-make_package_importable()
+require_package()
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 
 import gpu_conversions  # noqa: E402  (the worker pool and the launcher are the same)
