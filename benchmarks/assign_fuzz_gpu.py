@@ -44,18 +44,16 @@ failure.
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import importlib.util
 import json
 import os
-import platform
 import random
 import sys
 import tempfile
-import time
 from concurrent.futures import ProcessPoolExecutor
 
+from harness import skeleton  # noqa: E402
 from harness.common import require_package  # noqa: E402
 
 require_package()
@@ -338,14 +336,10 @@ def _per_case_table(results: list[dict]) -> list[str]:
     return lines
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def options(parser) -> None:
+    parser.set_defaults(jobs=max(1, (os.cpu_count() or 2) - 2))
     parser.add_argument("--cases", type=int, default=200)
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
-    parser.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) - 2))
     parser.add_argument("--memory-ops", action="store_true", help="ll-assign-layouts{memory_ops=true}")
-    parser.add_argument("--dry-run", action="store_true", help="compile only (no GPU)")
     parser.add_argument("--transposes", action="store_true",
                         help="programs with tt.trans steps too (random_program(transposes=True))")
     parser.add_argument("--shape-ops", action="store_true",
@@ -359,27 +353,37 @@ def main(argv=None) -> int:
     parser.add_argument("--calls", action="store_true",
                         help="programs that call noinline functions of their own, with conversions, loops and "
                              "branches inside (random_program(calls=True))")
-    args = parser.parse_args(argv)
+
+
+def cases(args, env) -> list:
+    """One compile job per case: (index, seed, work folder, the options of the draw)."""
     assert 0 <= LAUNCH_N <= random_programs().MAX_TRIPS, "the buffers and the input bounds assume n <= MAX_TRIPS"
-    import triton
     directory = tempfile.mkdtemp(prefix="ll_assign_fuzz_")
-    started = time.time()
-    jobs = [(i, args.seed, directory, args.memory_ops, args.transposes, args.shape_ops, args.whiles, args.loop_loads,
+    return [(i, args.seed, directory, args.memory_ops, args.transposes, args.shape_ops, args.whiles, args.loop_loads,
              args.calls) for i in range(args.cases)]
+
+
+def run(args, env, jobs) -> list:
     if args.jobs > 1:
         import multiprocessing
         with ProcessPoolExecutor(args.jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
             results = list(pool.map(compile_case, jobs))
     else:
         results = [compile_case(job) for job in jobs]
-    header = {"triton": triton.__version__, "python": platform.python_version(), "gpu": "no GPU (dry run)",
-              "torch": "-", "seconds": 0.0}
     if not args.dry_run:
-        import torch
-        header["gpu"], header["torch"] = torch.cuda.get_device_name(0), torch.__version__
         run_on_gpu(results, args.loop_loads)
-    header["seconds"] = round(time.time() - started, 1)
-    return write_reports(args.out, args, results, header)
+    return results
+
+
+def summary(args, env, jobs, results) -> int:
+    env.header.setdefault("torch", "-")
+    env.header["seconds"] = env.seconds()
+    return write_reports(args.out, args, results, env.header)
+
+
+def main(argv=None) -> int:
+    return skeleton.main("assign_fuzz_gpu", __doc__, argv, options=options, cases=cases, run=run, summary=summary,
+                         jobs=True, seed=1, dry_run="compile only (no GPU)")
 
 
 if __name__ == "__main__":
