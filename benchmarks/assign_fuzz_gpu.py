@@ -44,33 +44,47 @@ failure.
 
 from __future__ import annotations
 
-import argparse
+import importlib
+import importlib.util
 import json
 import os
-import platform
 import random
 import sys
 import tempfile
-import time
 from concurrent.futures import ProcessPoolExecutor
 
-from harness.checkout import make_package_importable  # noqa: E402
+from harness import skeleton  # noqa: E402
+from harness.common import require_package  # noqa: E402
 
-make_package_importable()
+require_package()
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 # The subject is our islands: the stock gate (lowering/choosing/fitted_model.py) would leave most of them to
 # Triton on the model's word, and the fuzz would test stock against stock.
 os.environ.setdefault("LINEAR_LAYOUTS_STOCK_GATE", "off")
 
 VARIANTS = ("stock", "assigned", "ours")
+TEST_SUPPORT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "test", "support")
+
+
+def random_programs():
+    """The unit tests' random kernel generator, ``test/support/random_programs.py`` (in a clone, not
+    in the package), as ``support.random_programs``: its package is loaded from its folder (once a
+    process; under pytest it is already imported), without putting ``test/`` on ``sys.path``."""
+    if "support" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("support", os.path.join(TEST_SUPPORT, "__init__.py"),
+                                                      submodule_search_locations=[TEST_SUPPORT])
+        if spec is None:
+            raise SystemExit(f"assign_fuzz_gpu: no {TEST_SUPPORT} (the generator is in a clone's test/support)")
+        package = sys.modules["support"] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(package)
+    return importlib.import_module("support.random_programs")
 
 
 def case_kernel(seed: int, index: int, transposes: bool = False, shape_ops: bool = False, whiles: bool = False,
                 loop_loads: bool = False, calls: bool = False):
     """Case ``index`` of ``seed``: a ``random_programs.RandomKernel`` (text, input bound, buffers)."""
-    from support.random_programs import random_kernel
     rng = random.Random(seed * 1_000_003 + index)
-    return random_kernel(rng, steps=rng.randint(4, 12), kernel=True, transposes=transposes, shape_ops=shape_ops,
+    return random_programs().random_kernel(rng, steps=rng.randint(4, 12), kernel=True, transposes=transposes, shape_ops=shape_ops,
                          whiles=whiles, loop_loads=loop_loads, calls=calls)
 
 
@@ -178,7 +192,8 @@ def input_buffers(result: dict, loop_loads: bool, rng) -> dict:
     variant that skips a store leaves visible.  In the kernel's argument order."""
     import numpy as np
 
-    from support.random_programs import MAX_TRIPS, M, N
+    generator = random_programs()
+    MAX_TRIPS, M, N = generator.MAX_TRIPS, generator.M, generator.N
     bound = max(1, result["input_bound"])
 
     def draw(count):
@@ -321,14 +336,10 @@ def _per_case_table(results: list[dict]) -> list[str]:
     return lines
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def options(parser) -> None:
+    parser.set_defaults(jobs=max(1, (os.cpu_count() or 2) - 2))
     parser.add_argument("--cases", type=int, default=200)
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
-    parser.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) - 2))
     parser.add_argument("--memory-ops", action="store_true", help="ll-assign-layouts{memory_ops=true}")
-    parser.add_argument("--dry-run", action="store_true", help="compile only (no GPU)")
     parser.add_argument("--transposes", action="store_true",
                         help="programs with tt.trans steps too (random_program(transposes=True))")
     parser.add_argument("--shape-ops", action="store_true",
@@ -342,28 +353,37 @@ def main(argv=None) -> int:
     parser.add_argument("--calls", action="store_true",
                         help="programs that call noinline functions of their own, with conversions, loops and "
                              "branches inside (random_program(calls=True))")
-    args = parser.parse_args(argv)
-    from support.random_programs import MAX_TRIPS
-    assert 0 <= LAUNCH_N <= MAX_TRIPS, "the buffers and the input bounds assume n <= MAX_TRIPS"
-    import triton
+
+
+def cases(args, env) -> list:
+    """One compile job per case: (index, seed, work folder, the options of the draw)."""
+    assert 0 <= LAUNCH_N <= random_programs().MAX_TRIPS, "the buffers and the input bounds assume n <= MAX_TRIPS"
     directory = tempfile.mkdtemp(prefix="ll_assign_fuzz_")
-    started = time.time()
-    jobs = [(i, args.seed, directory, args.memory_ops, args.transposes, args.shape_ops, args.whiles, args.loop_loads,
+    return [(i, args.seed, directory, args.memory_ops, args.transposes, args.shape_ops, args.whiles, args.loop_loads,
              args.calls) for i in range(args.cases)]
+
+
+def run(args, env, jobs) -> list:
     if args.jobs > 1:
         import multiprocessing
         with ProcessPoolExecutor(args.jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
             results = list(pool.map(compile_case, jobs))
     else:
         results = [compile_case(job) for job in jobs]
-    header = {"triton": triton.__version__, "python": platform.python_version(), "gpu": "no GPU (dry run)",
-              "torch": "-", "seconds": 0.0}
     if not args.dry_run:
-        import torch
-        header["gpu"], header["torch"] = torch.cuda.get_device_name(0), torch.__version__
         run_on_gpu(results, args.loop_loads)
-    header["seconds"] = round(time.time() - started, 1)
-    return write_reports(args.out, args, results, header)
+    return results
+
+
+def summary(args, env, jobs, results) -> int:
+    env.header.setdefault("torch", "-")
+    env.header["seconds"] = env.seconds()
+    return write_reports(args.out, args, results, env.header)
+
+
+def main(argv=None) -> int:
+    return skeleton.main("assign_fuzz_gpu", __doc__, argv, options=options, cases=cases, run=run, summary=summary,
+                         jobs=True, seed=1, dry_run="compile only (no GPU)")
 
 
 if __name__ == "__main__":

@@ -45,7 +45,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 
-from harness.checkout import make_package_importable  # noqa: E402
+from harness.common import require_package  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 UNROLL = 32                # instructions per asm block (per loop iteration)
@@ -358,8 +358,7 @@ def write_weights(fit: dict, environment: dict, path: str, target: str = "sm_90"
 
 def hand_set_weights() -> dict:
     """The estimates every uncalibrated target uses (``lowering/cost_weights.py``'s HAND_SET)."""
-    sys.path.insert(0, os.path.join(REPO, "lowering"))
-    import cost_weights as w  # no imports of its own: loaded without the package
+    from linear_layouts.lowering import cost_weights as w
     return {name: getattr(w.HAND_SET, name.lower()) for name in ("SHUFFLE", "ALU_OP", "SHARED_ACCESS",
                                                                  "SHARED_WAVEFRONT", "WARP_BARRIER", "CTA_BARRIER")}
 
@@ -384,7 +383,7 @@ def main(argv=None) -> int:
         if args.write_weights:
             write_weights(fit, environment, args.write_weights)
         return 0
-    make_package_importable()
+    require_package()
     directory = tempfile.mkdtemp(prefix="ll_calibrate_")
     probes = [p for p in PROBES if args.match in p.name]
     controls = {}

@@ -37,9 +37,9 @@ import sys
 import tempfile
 import time
 
-from harness.checkout import geomean, make_package_importable  # noqa: E402
+from harness.common import geomean, require_package  # noqa: E402
 
-make_package_importable()
+require_package()
 from harness import compile_time_corpus  # noqa: E402
 from harness.compile_time_corpus import PhaseClock, PluginClock, cpu_seconds  # noqa: E402
 os.environ["TRITON_ALWAYS_COMPILE"] = "1"

@@ -41,7 +41,7 @@ import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 
-from harness.checkout import geomean, make_package_importable  # noqa: E402
+from harness.common import geomean, require_package  # noqa: E402
 from harness.conversion_cases import ITERATIONS, _wrap, corpus_cases, kernel_ttgir  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -52,7 +52,7 @@ MODES = ("stock", "linear", "legacy")
 def compile_case(args):
     """Compile one case under one mode (in a worker process); returns (key, mode, result)."""
     index, case, mode, directory = args
-    make_package_importable()
+    require_package()
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
     import triton
     from triton.backends.compiler import GPUTarget
@@ -205,7 +205,7 @@ def main(argv=None) -> int:
     parser.add_argument("--match", default="", help="only the cases whose name contains this text")
     parser.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) - 1))
     args = parser.parse_args(argv)
-    make_package_importable()
+    require_package()
     cases = corpus_cases()
     if args.match:
         cases = [c for c in cases if args.match in c.name]

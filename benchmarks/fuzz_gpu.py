@@ -25,18 +25,16 @@ with a layout that replicates data over lanes or warps.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import platform
 import sys
-import time
 from collections import Counter, defaultdict
 from dataclasses import asdict
 
-from harness.checkout import make_package_importable  # noqa: E402
+from harness import skeleton  # noqa: E402
+from harness.common import require_package  # noqa: E402
 
-make_package_importable()
+require_package()
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 
 from linear_layouts.passes.barriers.guard_barriers import guard_pruning  # noqa: E402
@@ -219,46 +217,37 @@ def write_reports(out_dir: str, seed: int, cases, compiled, header: dict, dry_ru
     return len(failures)
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def _sm_90_only(major: int, minor: int) -> int:
+    if major != 9:
+        raise skeleton.NoGpu(f"this script compiles for sm_90; the GPU is sm_{major}{minor}")
+    return 90
+
+
+def options(parser) -> None:
     parser.add_argument("--cases", type=int, default=3000)
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
-    parser.add_argument("--jobs", type=int, default=min(16, os.cpu_count() or 2))
-    parser.add_argument("--dry-run", action="store_true", help="compile only (no GPU needed)")
-    args = parser.parse_args(argv)
 
-    import triton
 
+def cases(args, env) -> list:
     from linear_layouts.tools.conversion_fuzz import case_at
-    started = time.time()
-    header = {"triton": triton.__version__, "python": platform.python_version()}
-    arch = 90
-    if args.dry_run:
-        header["gpu"] = "none (dry run, compiled for sm_90)"
-    else:
-        import torch
-        if not torch.cuda.is_available():
-            print("fuzz_gpu: no CUDA GPU visible; use --dry-run to only compile", file=sys.stderr)
-            return 2
-        major, minor = torch.cuda.get_device_capability()
-        if major != 9:
-            print(f"fuzz_gpu: this script compiles for sm_90; the GPU is sm_{major}{minor}", file=sys.stderr)
-            return 2
-        header["gpu"] = torch.cuda.get_device_name()
-        header["torch"] = torch.__version__
-    cases = [case_at(args.seed, i, ("sm_90",)) for i in range(args.cases)]
-    print(f"fuzz_gpu: {len(cases)} cases (seed {args.seed}), compiling with {args.jobs} processes ...", flush=True)
-    compiled = compile_all(cases, arch, args.jobs)
-    header["compile_seconds"] = round(time.time() - started, 1)
-    if not args.dry_run:
-        print("fuzz_gpu: launching ...", flush=True)
-        run_on_gpu(cases, compiled, arch)
-    header["total_seconds"] = round(time.time() - started, 1)
-    failures = write_reports(args.out, args.seed, cases, compiled, header, args.dry_run)
-    print(f"fuzz_gpu: {len(cases)} cases, {failures} failures ({header['total_seconds']} s); "
+    print(f"fuzz_gpu: seed {args.seed}", flush=True)
+    return [case_at(args.seed, i, ("sm_90",)) for i in range(args.cases)]
+
+
+def run(args, env, cases) -> list:
+    return skeleton.compile_and_launch("fuzz_gpu", env, cases, args.jobs, compile_all, run_on_gpu)
+
+
+def summary(args, env, cases, compiled) -> int:
+    env.header["total_seconds"] = env.seconds()
+    failures = write_reports(args.out, args.seed, cases, compiled, env.header, args.dry_run)
+    print(f"fuzz_gpu: {len(cases)} cases, {failures} failures ({env.header['total_seconds']} s); "
           f"reports in {os.path.abspath(args.out)}/fuzz_gpu.md and .json")
     return 0 if failures == 0 else 1
+
+
+def main(argv=None) -> int:
+    return skeleton.main("fuzz_gpu", __doc__, argv, options=options, cases=cases, run=run, summary=summary,
+                         gpu_arch=_sm_90_only, jobs=True, seed=1)
 
 
 if __name__ == "__main__":

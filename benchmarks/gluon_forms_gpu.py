@@ -46,11 +46,9 @@ import sys
 import tempfile
 import warnings
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
 from harness import gluon_forms  # noqa: E402
 from harness.carry_gluon_tutorials import check_tutorials  # noqa: E402
-from harness.checkout import make_package_importable, publish  # noqa: E402
+from harness.common import require_package, publish  # noqa: E402
 from harness.gluon_forms_cases import TUTORIALS_DIR, Descriptor, Layout, cases  # noqa: E402
 from harness.gluon_modes import FORM_OF, MODES, enable_for  # noqa: E402
 
@@ -203,7 +201,7 @@ def access_text(ptx: str) -> str:
 
 
 def dry_run(names=None) -> tuple[list[dict], str | None]:
-    make_package_importable()
+    require_package()
     # an empty cache: a kernel served from the cache would not say whether ours resolved it
     os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="ll_gluon_forms_dry_")
     chosen, why = selected_cases(names)
@@ -372,7 +370,7 @@ def render_gpu(rows: list[dict], why, rounds: int, device: str, versions: str, c
 
 def gpu_run(args, argv=None) -> int:
     os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="ll_gluon_forms_")   # empty: see dry_run
-    make_package_importable()
+    require_package()
     import torch
     import triton
     sys.path.insert(0, TUTORIALS_DIR)        # a tutorial may import another at the top

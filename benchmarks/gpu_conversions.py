@@ -20,28 +20,26 @@ What it does (one process, about 3-6 minutes on a 16-core GPU machine):
 
 The exit status is 0 when every kernel with our lowering is bit-exact, 1 otherwise.
 
-It needs triton (3.6 - 3.9), torch and numpy, and *not* an installed ``linear_layouts``: the
-repository this file lives in is made importable through a symlink in a temporary directory.
+It needs triton (3.6 - 3.9), torch, numpy and the installed ``linear_layouts`` (``harness/common.py``
+says how to install it).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import platform
 import random
 import sys
 import tempfile
-import time
 from collections import Counter, defaultdict
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-from harness.checkout import make_package_importable  # noqa: E402
+from harness import skeleton  # noqa: E402
+from harness.common import require_package  # noqa: E402
 
-make_package_importable()
+require_package()
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 
 from linear_layouts.passes.barriers.guard_barriers import guard_pruning  # noqa: E402
@@ -115,8 +113,7 @@ def build_cases(arch: int, seed: int, pairs_per_group: int):
 
 # ------------------------------------------------------------------------------ compile workers
 
-def _worker_init(repo_link_dir: str, cache_dir: str) -> None:
-    sys.path.insert(0, repo_link_dir)
+def _worker_init(cache_dir: str) -> None:
     os.environ["TRITON_CACHE_DIR"] = cache_dir
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 
@@ -180,13 +177,12 @@ def compile_all(cases, arch: int, jobs: int, worker=None, progress_every: int = 
     worker = worker or compile_case
     directory = tempfile.mkdtemp(prefix="ll_gpu_conversions_")
     cache = os.environ.setdefault("TRITON_CACHE_DIR", os.path.join(directory, "triton-cache"))
-    link_dir = os.path.dirname(os.path.dirname(sys.modules["linear_layouts"].__file__))
     # spawn, not fork: the parent may already hold a CUDA context
     context = multiprocessing.get_context("spawn")
     work = [(i, c, arch, directory) for i, c in enumerate(cases)]
     results = [None] * len(cases)
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_worker_init,
-                             initargs=(link_dir, cache)) as pool:
+                             initargs=(cache,)) as pool:
         for done, r in enumerate(pool.map(worker, work, chunksize=4), 1):
             results[r["index"]] = r
             if done % progress_every == 0 or done == len(work):
@@ -319,45 +315,32 @@ def write_reports(out_dir: str, cases, compiled, header: dict, dry_run: bool) ->
     return len(ours_bad), len(stock_bad)
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--out", default=os.path.join(REPO_ROOT, "benchmarks", "results"),
-                        help="directory for gpu_conversions.json / .md")
-    parser.add_argument("--dry-run", action="store_true", help="compile only (no GPU needed); --arch picks the target")
+def options(parser) -> None:
     parser.add_argument("--arch", type=int, default=None, help="80 or 90 (default: the GPU's; 90 for --dry-run)")
     parser.add_argument("--pairs", type=int, default=18, help="zoo layout pairs per (dtype, warps) group, plus 4 intra-warp pairs (default 18: 396 cases)")
-    parser.add_argument("--jobs", type=int, default=min(16, os.cpu_count() or 2), help="compile processes")
-    parser.add_argument("--seed", type=int, default=2026)
-    args = parser.parse_args(argv)
 
-    import triton
-    started = time.time()
-    header = {"triton": triton.__version__, "python": platform.python_version()}
-    if args.dry_run:
-        arch = args.arch or 90
-        header["gpu"] = f"none (dry run, compiled for sm_{arch})"
-    else:
-        import torch
-        if not torch.cuda.is_available():
-            print("gpu_conversions: no CUDA GPU visible; use --dry-run to only compile", file=sys.stderr)
-            return 2
-        major, minor = torch.cuda.get_device_capability()
-        arch = args.arch or (90 if major >= 9 else 80)
-        header["gpu"] = torch.cuda.get_device_name()
-        header["torch"] = torch.__version__
-        header["capability"] = f"{major}.{minor} (compiled for sm_{arch})"
-    cases = build_cases(arch, args.seed, args.pairs)
-    print(f"gpu_conversions: {len(cases)} cases, compiling with {args.jobs} processes ...", flush=True)
-    compiled = compile_all(cases, arch, args.jobs)
-    header["compile_seconds"] = round(time.time() - started, 1)
-    if not args.dry_run:
-        print("gpu_conversions: launching ...", flush=True)
-        run_on_gpu(cases, compiled, arch)
-    header["total_seconds"] = round(time.time() - started, 1)
-    ours_bad, stock_bad = write_reports(args.out, cases, compiled, header, args.dry_run)
+
+def cases(args, env) -> list:
+    return build_cases(env.arch, args.seed, args.pairs)
+
+
+def run(args, env, cases) -> list:
+    return skeleton.compile_and_launch("gpu_conversions", env, cases, args.jobs, compile_all, run_on_gpu)
+
+
+def summary(args, env, cases, compiled) -> int:
+    env.header["total_seconds"] = env.seconds()
+    ours_bad, stock_bad = write_reports(args.out, cases, compiled, env.header, args.dry_run)
     print(f"gpu_conversions: {len(cases)} cases, ours failing {ours_bad}, stock failing {stock_bad} "
-          f"({header['total_seconds']} s); reports in {os.path.abspath(args.out)}/gpu_conversions.md and .json")
+          f"({env.header['total_seconds']} s); reports in {os.path.abspath(args.out)}/gpu_conversions.md and .json")
     return 0 if ours_bad == 0 else 1
+
+
+def main(argv=None) -> int:
+    return skeleton.main("gpu_conversions", __doc__, argv, options=options, cases=cases, run=run, summary=summary,
+                         gpu_arch=lambda major, minor: 90 if major >= 9 else 80, jobs=True, seed=2026,
+                         dry_run="compile only (no GPU needed); --arch picks the target",
+                         out_help="directory for gpu_conversions.json / .md")
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ import sys
 import tempfile
 import warnings
 
-from harness.checkout import make_package_importable  # noqa: E402
+from harness.common import require_package  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -156,7 +156,7 @@ def main(argv=None) -> int:
                                                     "(int4_gemm, mma_v2_gemm, streamk_gemm, layer_norm, template_attention)")
     parser.add_argument("--stem", default="kernel_choice", help="file names of the results (default kernel_choice)")
     args = parser.parse_args(argv)
-    make_package_importable()
+    require_package()
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
     import torch
     import triton

@@ -27,9 +27,9 @@ from typing import Callable
 
 import triton
 
-from harness.checkout import geomean, make_package_importable  # noqa: E402
+from harness.common import geomean, require_package  # noqa: E402
 
-make_package_importable()
+require_package()
 
 from linear_layouts.examples.gpu_kernels import (attention_fwd_kernel, column_sum_kernel,  # noqa: E402
                                                  cross_entropy_kernel, embedding_kernel, int4_matmul_kernel,

@@ -30,18 +30,16 @@ views' starts from the descriptors at run time.  Y covers X exactly once either 
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import platform
 import random
 import sys
-import time
 from collections import Counter
 
-from harness.checkout import make_package_importable  # noqa: E402
+from harness import skeleton  # noqa: E402
+from harness.common import require_package  # noqa: E402
 
-make_package_importable()
+require_package()
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 
 import gpu_conversions  # noqa: E402  (the worker pool and the launcher are the same)
@@ -264,62 +262,50 @@ def write_reports(out_dir: str, cases, compiled, header: dict, dry_run: bool, st
     return len(ours_bad)
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--out", default=os.path.join(REPO_ROOT, "benchmarks", "results"))
-    parser.add_argument("--dry-run", action="store_true", help="compile only (no GPU needed)")
+def options(parser) -> None:
     parser.add_argument("--arch", type=int, default=None, help="80 or 90 (default: the GPU's; 90 for --dry-run)")
     parser.add_argument("--per-group", type=int, default=18, help="cases per (dtype, warps) group (18: 324 cases)")
-    parser.add_argument("--jobs", type=int, default=min(16, os.cpu_count() or 2))
-    parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--buffers", type=int, default=0,
                         help="stage through the last of N buffers of one allocation (ttg.memdesc_index), as "
                              "pipelined loops do; writes local_load_gpu_buffers.json/.md")
     parser.add_argument("--only", default="local_load",
                         help="the lowerings we own (with --buffers: local_load,local_store lowers the store too); "
                              "'subslice': the subslice group (local loads from ttg.memdesc_subslice views)")
-    args = parser.parse_args(argv)
 
-    import triton
-    header = {"triton": triton.__version__, "python": platform.python_version(), "seed": args.seed,
-              "command": "python benchmarks/local_load_gpu.py " + " ".join(argv if argv is not None else sys.argv[1:])}
-    if args.dry_run:
-        arch = args.arch or 90
-        header["gpu"] = f"none (dry run, compiled for sm_{arch})"
-    else:
-        import torch
-        major, minor = torch.cuda.get_device_capability()
-        arch = args.arch or major * 10 + minor
-        header["gpu"] = torch.cuda.get_device_name()
-        header["torch"] = torch.__version__
-    started = time.time()
-    only = [name.strip() for name in args.only.split(",")]
-    subslice = "subslice" in only
-    if subslice:
-        cases = build_subslice_cases(arch, args.seed, args.per_group)
-        header["lowered"] = "ttg.local_load from ttg.memdesc_subslice views (constant and loop-carried)"
-    else:
-        cases = build_cases(arch, args.seed, args.per_group, args.buffers, args.only)
-    print(f"{len(cases)} cases; compiling with {args.jobs} processes", flush=True)
-    compiled = compile_all(cases, arch, args.jobs)
-    if not args.dry_run:
-        print("launching", flush=True)
-        run_on_gpu(cases, compiled, arch)
-    header["seconds"] = round(time.time() - started, 1)
+
+def cases(args, env) -> list:
+    env.header.update(seed=args.seed, command="python benchmarks/local_load_gpu.py " + " ".join(args.argv))
+    if "subslice" in [name.strip() for name in args.only.split(",")]:
+        env.header["lowered"] = "ttg.local_load from ttg.memdesc_subslice views (constant and loop-carried)"
+        return build_subslice_cases(env.arch, args.seed, args.per_group)
+    return build_cases(env.arch, args.seed, args.per_group, args.buffers, args.only)
+
+
+def run(args, env, cases) -> list:
+    return skeleton.compile_and_launch("local_load_gpu", env, cases, args.jobs, compile_all, run_on_gpu)
+
+
+def summary(args, env, cases, compiled) -> int:
+    env.header["seconds"] = env.seconds()
     stem = "local_load_gpu_buffers" if args.buffers > 1 else "local_load_gpu"
     if "local_store" in args.only:
         stem = "local_store_gpu"
-        header["lowered"] = "ttg.local_store and ttg.local_load, both by our islands"
+        env.header["lowered"] = "ttg.local_store and ttg.local_load, both by our islands"
     elif "local_alloc" in args.only:
         stem = "local_alloc_gpu"
-        header["lowered"] = "ttg.local_alloc with a source and ttg.local_load, both by our islands"
-    if subslice:
+        env.header["lowered"] = "ttg.local_alloc with a source and ttg.local_load, both by our islands"
+    if "subslice" in [name.strip() for name in args.only.split(",")]:
         stem = "local_load_gpu_subslice"
     if args.buffers > 1:
-        header["staging"] = f"the last of {args.buffers} buffers of one allocation (ttg.memdesc_index, local_store)"
-    failures = write_reports(args.out, cases, compiled, header, args.dry_run, stem)
+        env.header["staging"] = f"the last of {args.buffers} buffers of one allocation (ttg.memdesc_index, local_store)"
+    failures = write_reports(args.out, cases, compiled, env.header, args.dry_run, stem)
     print(open(os.path.join(args.out, stem + ".md")).read()[:2500])
     return 1 if failures else 0
+
+
+def main(argv=None) -> int:
+    return skeleton.main("local_load_gpu", __doc__, argv, options=options, cases=cases, run=run, summary=summary,
+                         jobs=True, seed=2026)
 
 
 if __name__ == "__main__":

@@ -64,8 +64,7 @@ import numpy as np  # noqa: E402
 import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness.checkout import geomean, make_package_importable  # noqa: E402
+from harness.common import geomean, require_package  # noqa: E402
 import kernels as suite  # noqa: E402  (the kernel suite's harness: run_mode, MODES)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -1080,7 +1079,7 @@ def main(argv=None) -> int:
     parser.add_argument("--only", help="comma-separated kernel names (int4_gemm, mma_v2_gemm, streamk_gemm, "
                                        "layer_norm, template_attention)")
     args = parser.parse_args(argv)
-    make_package_importable()
+    require_package()
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
     if args.interpret:
         cases = interpreter_cases()

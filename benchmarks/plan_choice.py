@@ -40,7 +40,7 @@ import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 
-from harness.checkout import geomean, make_package_importable  # noqa: E402
+from harness.common import geomean, require_package  # noqa: E402
 from harness.conversion_cases import (ITERATIONS, Case, _wrap, corpus_cases, kernel_ttgir, pow2_split,  # noqa: E402
                                      release)
 
@@ -152,7 +152,7 @@ def pipeline_of(rank: int) -> str | None:
 def compile_candidate(args):
     """Compile one case with one candidate (or stock) in a worker process."""
     index, case, rank, directory = args
-    make_package_importable()
+    require_package()
     import triton
     from triton.backends.compiler import GPUTarget
 
@@ -534,7 +534,7 @@ def same_ptx(results_path: str, random_count: int) -> int:
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["fit"]:           # the choice model from --train runs (CPU): harness/fit_choice.py
-        make_package_importable()
+        require_package()
         from harness import fit_choice
         return fit_choice.main(argv[1:])
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -570,7 +570,7 @@ def main(argv=None) -> int:
     parser.add_argument("--deadline", type=float, default=None, metavar="SECONDS",
                         help="--fresh: time no further conversion after this many seconds; report what was timed")
     args = parser.parse_args(argv)
-    make_package_importable()
+    require_package()
     if args.fresh is not None:
         from harness.plan_contexts import main_fresh
         return main_fresh(args, argv)

@@ -39,7 +39,7 @@ import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 
-from harness.checkout import make_package_importable, publish  # noqa: E402
+from harness.common import require_package, publish  # noqa: E402
 
 DEFAULT_TARGETS = ("sm_90", "sm_80", "gfx942")
 
@@ -346,7 +346,7 @@ def main(argv=None) -> int:
     parser.add_argument("--json", default="", help="append each row to this JSON-lines file")
     parser.add_argument("--report-from", default="", metavar="JSONL", help="report the rows of an earlier --json")
     args = parser.parse_args(argv)
-    make_package_importable()
+    require_package()
     os.environ.pop("LINEAR_LAYOUTS_STOCK_GATE", None)   # the default: the choice active
     import triton
 

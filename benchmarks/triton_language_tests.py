@@ -33,8 +33,8 @@ plugin, nothing run); 3 nothing to run (tests not carried, collection failed).
 
 Needs pytest and pytest-xdist in the interpreter that runs it (the GPU machine gets them from
 carried wheels: ``pip install --no-index --no-deps --target /tmp/site .whl/*.whl`` and
-``PYTHONPATH=/tmp/site``), torch, numpy and triton; not an installed ``linear_layouts``: the
-checkout is made importable through a symlink in a temporary folder.
+``PYTHONPATH=/tmp/site``), torch, numpy, triton and the installed ``linear_layouts``
+(``harness/common.py`` says how to install it), which every test process imports.
 """
 
 from __future__ import annotations
@@ -58,9 +58,14 @@ from collections import Counter
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PEER_DIR = os.path.join(REPO_ROOT, "benchmarks", "peer_tests")
 DEFAULT_TESTS = os.path.join(REPO_ROOT, ".peer-tests", "triton")
-sys.path.insert(0, PEER_DIR)
 
-import peer_pytest_plugin as plugin  # noqa: E402
+# The pytest plugin the runs load (``-p peer_pytest_plugin``, PEER_DIR on their PYTHONPATH), read
+# here for its variables' names: loaded from its file, under the name the runs give it.
+plugin = sys.modules.get("peer_pytest_plugin")
+if plugin is None:
+    _spec = importlib.util.spec_from_file_location("peer_pytest_plugin", os.path.join(PEER_DIR, "peer_pytest_plugin.py"))
+    plugin = sys.modules["peer_pytest_plugin"] = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(plugin)
 
 MODES = ("stock", "plugin")
 
@@ -370,7 +375,7 @@ def read_jsonl(path: str) -> list[dict]:
 
 
 class Workspace:
-    """Temporary folders of one harness run: a copy of the tests, the package link, selection,
+    """Temporary folders of one harness run: a copy of the tests, selection,
     pytest.ini, caches, records.  The tests run from a copy outside this repository: its root is
     the package ``linear_layouts`` (an ``__init__.py``), which pytest would otherwise make a
     package node above Triton's test folders (and import to set it up)."""
@@ -381,12 +386,6 @@ class Workspace:
         self.tests = os.path.join(self.root, "tests")
         shutil.rmtree(self.tests, ignore_errors=True)
         shutil.copytree(tests_root, self.tests, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
-        link_dir = os.path.join(self.root, "pkg")
-        os.makedirs(link_dir, exist_ok=True)
-        link = os.path.join(link_dir, "linear_layouts")
-        if not os.path.islink(link):
-            os.symlink(REPO_ROOT, link)
-        self.link_dir = link_dir
         self.selection = os.path.join(self.root, "selection.json")
         with open(self.selection, "w") as f:
             json.dump(spec, f, indent=1)
@@ -413,7 +412,7 @@ def pytest_env(ws: Workspace, mode: str, records: str, timeout: float, fake_targ
         plugin.MODE_VARIABLE: mode, plugin.OUT_VARIABLE: records, plugin.SELECTION_VARIABLE: ws.selection,
         plugin.TIMEOUT_VARIABLE: str(timeout), "TRITON_CACHE_DIR": ws.cache(mode),
         # (an empty entry, as "export PYTHONPATH=/tmp/site:$PYTHONPATH" leaves, would put the cwd on the path)
-        "PYTHONPATH": os.pathsep.join([PEER_DIR, ws.link_dir] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep)
+        "PYTHONPATH": os.pathsep.join([PEER_DIR] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep)
                                                                  if p]),
     })
     if fake_target:
@@ -690,6 +689,10 @@ def main(argv=None) -> int:
     parser.add_argument("--keep", metavar="DIR", help="keep the work folder (caches, records) in DIR")
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args(argv)
+    if importlib.util.find_spec("linear_layouts") is None:   # every test process imports it
+        from harness.common import INSTALL_HINT
+        print(f"triton_language_tests: {INSTALL_HINT}", file=sys.stderr)
+        return 3
     start = time.monotonic()
     args.tests = os.path.abspath(args.tests)
     args.extra = shlex.split(args.pytest_args)

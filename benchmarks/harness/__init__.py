@@ -1,10 +1,17 @@
 """What the benchmark scripts share; nothing here measures on its own.
 
-A script runs as ``python benchmarks/<name>.py`` (or ``benchmarks/studies/<name>.py``, whose
-``on_path`` puts ``benchmarks/`` on the path) and imports these as ``harness.<module>``:
+A script runs as ``python benchmarks/<name>.py``, which puts ``benchmarks/`` first on the path,
+and imports these as ``harness.<module>``; a module of this folder that runs in a child process
+runs as ``python -m harness.<module>`` from ``benchmarks/`` (``common.module_command``).  The
+scripts measure the installed ``linear_layouts`` (a clone: ``make`` or ``pip install -e .``; the
+GPU machine: the project's wheel, ``pip install --no-deps``); nothing here adds to ``sys.path``.
 
-* ``checkout``: ``import linear_layouts`` from this checkout without installing it (the GPU
-  machine has Triton and torch, not our package); ``geomean``.
+* ``common``: ``require_package`` (the installed package, or one line saying how to install it),
+  ``module_command``, ``geomean``, ``publish``.
+* ``skeleton``: the one shape of a harness (shared options ``--out``, ``--dry-run``, ``--rounds``,
+  ``--jobs``, ``--seed``; its cases, the run, the summary; the GPU or the dry run's target found
+  once); ``fuzz_gpu.py``, ``gpu_conversions.py``, ``local_load_gpu.py`` and ``assign_fuzz_gpu.py``
+  are written in it.
 * ``mode_rounds``: each mode of a script in a fresh process with its own Triton cache, the order
   rotated over rounds.
 * ``conversion_cases``: the conversions the choice harnesses time (the corpus's, Liger-Kernel's)
@@ -31,5 +38,5 @@ Two commands keep the harnesses' inputs and outputs:
   out of ``benchmarks/results`` (to keep it small), the command that writes each, and restoring
   one from git history.
 
-Nothing here imports a script one folder up: the scripts and the studies import these.
+Nothing here imports a script one folder up: the scripts import these.
 """

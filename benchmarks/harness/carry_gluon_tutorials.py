@@ -18,9 +18,10 @@ import os
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # benchmarks/, run as a command
-
-from harness.gluon_forms_cases import TUTORIALS_DIR, cases  # noqa: E402
+if __package__:                 # imported as harness.carry_gluon_tutorials
+    from .gluon_forms_cases import TUTORIALS_DIR, cases
+else:                           # run as a command: its own folder, harness/, is first on the path
+    from gluon_forms_cases import TUTORIALS_DIR, cases
 
 # The tutorials of the release the GPU machine has (3.6.0): the same commit as
 # triton_language_tests.py's SOURCE (see there how it was identified).

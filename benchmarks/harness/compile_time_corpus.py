@@ -51,9 +51,9 @@ import tempfile
 import time
 from typing import NamedTuple
 
-from harness.checkout import make_package_importable  # noqa: E402
+from harness.common import require_package  # noqa: E402
 
-make_package_importable()
+require_package()
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CORPUS = os.path.join(REPO, "test", "lit", "corpus", "liger_kernel")

@@ -43,13 +43,9 @@ import sys
 import tempfile
 import time
 
-BENCHMARKS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if BENCHMARKS not in sys.path:   # run as its own child process: harness/ is not a top-level script's folder
-    sys.path.insert(0, BENCHMARKS)
+from harness.common import BENCHMARKS, module_command, require_package
 
-from harness.checkout import make_package_importable  # noqa: E402
-
-make_package_importable()
+require_package()
 
 TARGETS = ("sm_90", "gfx942")
 ELEMENT_TYPES = ("bf16", "f16", "f32", "i8")
@@ -334,9 +330,10 @@ def child(mode: str, path: str, target: str) -> int:
 
 
 def compile_in_child(mode: str, path: str, target: str, timeout: float) -> dict:
-    command = [sys.executable, os.path.abspath(__file__), "--child", mode, path, target]
+    python, cwd = module_command(__file__)      # python -m harness.compile_time_fuzz, from benchmarks/
+    command = [*python, "--child", mode, os.path.abspath(path), target]
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=cwd)
     except subprocess.TimeoutExpired:
         return {"status": "timeout", "seconds": timeout}
     if done.returncode != 0:

@@ -47,7 +47,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from harness.checkout import geomean, make_package_importable  # noqa: E402
+from harness.common import geomean, require_package  # noqa: E402
 
 WITHIN = 1.03
 Z = 2.0
@@ -59,7 +59,7 @@ def load(paths):
     latency microseconds) and the plan family of each."""
     if isinstance(paths, str):
         paths = [paths]
-    make_package_importable()
+    require_package()
     from harness.conversion_cases import release
     from linear_layouts.dialect.encodings import to_linear_layout
     from linear_layouts.lowering.choosing import fitted_model as choice

@@ -40,10 +40,8 @@ import sys
 import warnings
 
 BENCHMARKS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if BENCHMARKS not in sys.path:   # run as a child process by mode_rounds: harness/ is not a top-level script's folder
-    sys.path.insert(0, BENCHMARKS)
 
-from harness.checkout import make_package_importable, publish
+from harness.common import require_package, publish
 from harness.gluon_forms import gap_recovery
 from harness.gluon_modes import FORM_OF, MODES, enable_for
 
@@ -81,7 +79,7 @@ def _inputs(case, torch):
 
 def child(mode: str, out_path: str) -> None:
     """Compile and time every case in one mode; write times, outputs' digests and errors."""
-    make_package_importable()
+    require_package()
     import torch
     import triton
 
@@ -201,7 +199,7 @@ def render(rows: list[dict], rounds: int, device: str, versions: str) -> str:
 
 def dry() -> list[dict]:
     """Compile every mode's form of every case for sm_90 on the CPU (no launch)."""
-    make_package_importable()
+    require_package()
     import tempfile
 
     import triton

@@ -1,6 +1,7 @@
 """Time a script's modes in fresh processes, alternated over rounds.
 
-Each (mode, round) runs ``python SCRIPT --child MODE JSON`` in a process of its own with an
+Each (mode, round) runs ``python SCRIPT --child MODE JSON`` (``python -m harness.NAME ...`` for a
+module of ``harness/``: ``common.module_command``) in a process of its own with an
 empty Triton cache (nothing compiled or cached in one mode reaches another), and the order of
 the modes rotates from round to round (with three modes: a b c, b c a, c a b), so that a drift
 of the GPU over the run does not favour one mode.  The child writes its results as JSON.
@@ -11,8 +12,9 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import tempfile
+
+from harness.common import module_command
 
 
 def run_mode_rounds(script: str, modes: tuple[str, ...], rounds: int, prefix: str) -> dict[str, list]:
@@ -24,7 +26,8 @@ def run_mode_rounds(script: str, modes: tuple[str, ...], rounds: int, prefix: st
         for mode in modes[shift:] + modes[:shift]:
             path = os.path.join(work, f"{mode}{round_}.json")
             env = dict(os.environ, TRITON_CACHE_DIR=os.path.join(work, f"cache-{mode}{round_}"))
-            subprocess.run([sys.executable, os.path.abspath(script), "--child", mode, path], check=True, env=env)
+            python, cwd = module_command(script)
+            subprocess.run([*python, "--child", mode, path], check=True, env=env, cwd=cwd)
             with open(path) as f:
                 runs[mode].append(json.load(f))
     return runs

@@ -38,7 +38,7 @@ import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 
-from harness.checkout import geomean, make_package_importable  # noqa: E402
+from harness.common import geomean, require_package  # noqa: E402
 from harness.conversion_cases import INT_TYPE, Case, _wrap, kernel_ttgir, loop_index_line, pow2_split  # noqa: E402
 
 CHAIN_ITERATIONS = 256
@@ -255,7 +255,7 @@ def _kernel_path(directory, index, mode, kind):
 
 def compile_one(job):
     index, case, mode, pipeline, kind, directory = job
-    make_package_importable()
+    require_package()
     import triton
     from triton.backends.compiler import GPUTarget
     import linear_layouts
@@ -482,7 +482,7 @@ def report_lines(rows, title, command, environment, modes=("ours", "pick", "ours
 
 
 def main_fresh(args, argv) -> int:
-    make_package_importable()
+    require_package()
     from harness.conversion_cases import corpus_cases
     cases = []
     for seed in args.fresh:

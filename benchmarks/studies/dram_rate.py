@@ -29,13 +29,13 @@ beside the target's other measured constants.
 
 from __future__ import annotations
 
-import on_path  # noqa: E402,F401  (benchmarks/ on sys.path: harness/ and the maintained harnesses)
 import argparse
 import json
 import os
 import statistics
 import sys
 
+RESULTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "results")   # benchmarks/results
 GIB = 1 << 30
 BLOCK = 4096
 REPEATS = 5
@@ -129,7 +129,7 @@ def write_weight(path: str, target: str, summary: dict, source: str) -> None:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", default="benchmarks/results")
-    parser.add_argument("--calibration", default=os.path.join(on_path.RESULTS, "calibration.json"))
+    parser.add_argument("--calibration", default=os.path.join(RESULTS, "calibration.json"))
     parser.add_argument("--write-weights", default="", metavar="JSON")
     parser.add_argument("--target", default="sm_90")
     parser.add_argument("--from-json", default="", help="no GPU: summarise an earlier run's dram_rate.json")

@@ -19,7 +19,6 @@ figure is the median over ``--repeats`` processes:
 
 from __future__ import annotations
 
-import on_path  # noqa: E402,F401  (benchmarks/ on sys.path)
 import argparse
 import json
 import os
@@ -28,7 +27,6 @@ import subprocess
 import sys
 import tempfile
 
-from harness.checkout import make_package_importable  # noqa: E402
 
 def child(mode: str, path: str, warps: int) -> int:
     """In a fresh process: (import + enable, first compile, second compile) seconds, as JSON."""
@@ -65,20 +63,19 @@ def measure(mode: str, path: str, warps: int) -> list:
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["--child"]:
-        make_package_importable()
         return child(argv[1], argv[2], int(argv[3]))
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--kernels", default="softmax,matmul,attention", help="bundled kernels, comma-separated")
     parser.add_argument("--repeats", type=int, default=5, help="fresh processes per mode and kernel")
     parser.add_argument("--out", default="", help="also write the table here (Markdown)")
     args = parser.parse_args(argv)
-    make_package_importable()
     import platform
 
     import triton
     from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
 
-    import compile_time
+    from linear_layouts.examples.kernels import KERNELS
     wanted = args.kernels.split(",")
     workdir = tempfile.mkdtemp(prefix="ll_first_compile_")
     command = "python benchmarks/studies/first_compile.py " + " ".join(argv)
@@ -89,11 +86,17 @@ def main(argv=None) -> int:
              "| kernel | mode | import + enable() | first compile | second compile (cold) |",
              "|---|---|---:|---:|---:|"]
     print("\n".join(lines))
-    for kernel in compile_time.kernels():
+    for kernel in KERNELS:
         name = kernel.name.split()[0]
         if name not in wanted:
             continue
-        path = compile_time.ttir_file(kernel, GPUTarget("cuda", 90, 32), workdir)
+        # the kernel's TTIR, from a stock compile of its source (as compile_time.py's ttir_file)
+        source = ASTSource(fn=kernel.function, signature=kernel.signature, constexprs=kernel.constexprs)
+        compiled = triton.compile(source, target=GPUTarget("cuda", 90, 32),
+                                  options={"num_warps": kernel.num_warps, **kernel.options})
+        path = os.path.join(workdir, name + ".ttir")
+        with open(path, "w") as f:
+            f.write(compiled.asm["ttir"])
         times = {"stock": [], "ours": []}
         for _ in range(args.repeats):
             for mode in times:

@@ -16,7 +16,6 @@ Triton's bank conflicts are not observable without a GPU profiler; ours are exac
 
 from __future__ import annotations
 
-import on_path  # noqa: E402,F401  (benchmarks/ on sys.path: harness/ and the maintained harnesses)
 import argparse
 import json
 import os
@@ -30,6 +29,8 @@ from linear_layouts.lowering.cost import plan_cost
 from linear_layouts.lowering.describe import instruction_counts
 from linear_layouts.lowering.plan import Unsupported
 from linear_layouts.lowering.planner import plan_conversion
+
+RESULTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "results")   # benchmarks/results
 
 COMPILE = r"""
 import json, re, sys, warnings
@@ -315,7 +316,7 @@ def summary(rows: list) -> str:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default=os.path.join(on_path.RESULTS, "planner_vs_triton.md"))
+    parser.add_argument("--out", default=os.path.join(RESULTS, "planner_vs_triton.md"))
     parser.add_argument("--random", type=int, default=0,
                         help="also compare N random blocked->blocked pairs (seeded) after the fixed list")
     parser.add_argument("--seed", type=int, default=0)

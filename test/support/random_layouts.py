@@ -1,5 +1,5 @@
 """Random layouts and conversion cases for fuzzing the planner (the unit tests' fuzzers and
-``benchmarks/studies/fuzz_planner.py`` draw from here; nothing in the package's passes uses it).
+the archived study ``fuzz_planner.py`` drew from here; nothing in the package's passes uses it).
 
 Two generators:
 

@@ -121,7 +121,7 @@ def _empty_triton_cache(tmp_path, monkeypatch):
 
 
 def test_dry_run_of_our_copy_every_form_compiles():
-    gluon_forms_gpu.make_package_importable()
+    gluon_forms_gpu.require_package()
     case = _case("builtin/copy_kernel")
     results = {mode: gluon_forms_gpu.dry_compile(case, mode) for mode in gluon_forms_gpu.MODES}
     assert results["expert"] == "compiles; 16-byte global loads 8, stores 8"
@@ -132,7 +132,7 @@ def test_dry_run_of_our_copy_every_form_compiles():
 
 
 def test_dry_run_of_our_transpose_stock_rejects_the_auto_form_ours_compiles_it():
-    gluon_forms_gpu.make_package_importable()
+    gluon_forms_gpu.require_package()
     case = _case("builtin/transpose_kernel")
     assert gluon_forms_gpu.dry_compile(case, "auto_triton") == \
         "fails: 'tt.addptr' op found conflicting encodings for value:"
@@ -151,7 +151,7 @@ def test_dry_run_of_our_transpose_stock_rejects_the_auto_form_ours_compiles_it()
                            "(python benchmarks/harness/carry_gluon_tutorials.py --from-git <triton .git>)")
 def test_dry_run_of_a_tutorial_kernel():
     import triton
-    gluon_forms_gpu.make_package_importable()
+    gluon_forms_gpu.require_package()
     case = _case("02-layouts/memcpy_2d_inout_kernel")
     assert gluon_forms_gpu.dry_compile(case, "expert") == \
         "compiles; 16-byte global loads 0, stores 0; shared st.shared.v4 32, ldmatrix 32"

@@ -9,7 +9,7 @@ island's text and shares no code with the verifier.
 
 ``FUZZ_CASES`` (environment) sets the number of cases: 16,000 by default, with the 4,000 of
 ``test_plan_encodings.py`` the 20,000 CI cases (about 50 s on one core).
-``benchmarks/studies/fuzz_planner.py`` runs the same generator for longer.
+Raise ``FUZZ_CASES`` for a longer run (the archived study ``fuzz_planner.py``, docs/studies.md, did so).
 """
 
 from __future__ import annotations

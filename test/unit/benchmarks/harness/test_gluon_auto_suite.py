@@ -16,7 +16,7 @@ from harness import gluon_auto_suite  # noqa: E402
 
 
 def test_dry_compiles_every_form_and_ours_resolves_every_auto_form(tmp_path):
-    """The script as the lead runs it, in a process of its own (it imports this checkout)."""
+    """The script as the lead runs it, in a process of its own (it imports the installed package)."""
     env = dict(os.environ, TRITON_CACHE_DIR=str(tmp_path / "cache"))
     run = subprocess.run([sys.executable, os.path.join(str(REPO), "benchmarks", "gluon_forms_gpu.py"), "kernels", "--dry",
                           "--out", str(tmp_path)], capture_output=True, text=True, env=env, timeout=900)

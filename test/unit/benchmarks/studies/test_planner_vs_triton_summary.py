@@ -5,12 +5,10 @@ bank conflicts.  Rows are made up here; nothing is compiled."""
 from __future__ import annotations
 
 import importlib.util
-import sys
 from pathlib import Path
 from support import REPO  # noqa: E402
 
 ROOT = REPO
-sys.path.insert(0, str(ROOT / "benchmarks" / "studies"))   # the study imports on_path, its sibling
 
 
 def load_benchmark():

@@ -36,7 +36,7 @@ print("RESULTS " + json.dumps(results))
 
 def test_every_study_starts():
     scripts = sorted(p for p in STUDIES.glob("*.py") if p.name not in GPU_AT_IMPORT)
-    assert len(scripts) >= 10
+    assert len(scripts) >= 3
     for name in GPU_AT_IMPORT:
         compile((STUDIES / name).read_text(encoding="utf-8"), name, "exec")
     plan = [(str(p), "argparse" in p.read_text(encoding="utf-8")) for p in scripts]

@@ -97,7 +97,7 @@ RESULTS = os.path.join(REPO, "benchmarks", "results")
 
 
 def test_every_conversion_stock_got_wrong_on_the_gpu_is_a_hazard():
-    """The committed GPU runs (``benchmarks/studies/stock_truth_check.py``): every case stock got wrong is
+    """The committed GPU runs (the archived study ``stock_truth_check.py``, docs/studies.md): every case stock got wrong is
     one the rule names, and no group the rule clears has a wrong stock."""
     import glob
     import re

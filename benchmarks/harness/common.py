@@ -1,0 +1,56 @@
+"""Helpers shared by the benchmark scripts (run as ``python benchmarks/<script>.py``, which puts
+``benchmarks/`` first on the path, so ``import harness.<module>`` needs nothing more).
+
+The scripts measure the installed ``linear_layouts``: from a clone, ``make`` (or
+``pip install -e .``); on a machine without network (the GPU machine), the wheel built from
+the checkout (``python -m pip wheel --no-deps --wheel-dir dist .``), then
+``python3 -m pip install --no-deps --force-reinstall dist/linear_layouts-*.whl``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from math import exp, log
+
+BENCHMARKS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO_ROOT = os.path.dirname(BENCHMARKS)
+INSTALL_HINT = ("linear_layouts is not installed in this Python: from a clone run `make` or `pip install -e .`; "
+                "on a machine without network, build the wheel elsewhere (`python -m pip wheel --no-deps "
+                "--wheel-dir dist .`) and `python3 -m pip install --no-deps dist/linear_layouts-*.whl`")
+
+
+def require_package() -> None:
+    """``import linear_layouts`` (the installed package), or exit with one line saying how to install it."""
+    try:
+        import linear_layouts  # noqa: F401
+    except ImportError as error:
+        if getattr(error, "name", None) not in ("linear_layouts", None):
+            raise                      # the package is there; something it imports is not
+        raise SystemExit(f"{os.path.basename(sys.argv[0]) or 'benchmarks'}: {INSTALL_HINT}") from None
+
+
+def module_command(path: str) -> tuple[list[str], str]:
+    """How to start ``path`` (a script of ``benchmarks/`` or a module of ``harness/``) in a fresh
+    Python process: ``(argv, cwd)``.  A ``harness`` module runs as ``python -m harness.<name>``
+    from ``benchmarks/`` (so its own ``import harness...`` works); any other file by its path."""
+    path = os.path.abspath(path)
+    if os.path.dirname(path) == os.path.join(BENCHMARKS, "harness"):
+        return [sys.executable, "-m", "harness." + os.path.splitext(os.path.basename(path))[0]], BENCHMARKS
+    return [sys.executable, path], os.getcwd()
+
+
+def geomean(values) -> float:
+    """Geometric mean of the positive values (NaN if there are none)."""
+    values = [v for v in values if v and v > 0]
+    return exp(sum(log(v) for v in values) / len(values)) if values else float("nan")
+
+
+def publish(text: str, out: str = "") -> None:
+    """Print a script's report, and write it to ``out`` as well when one is given (the end of
+    most report-writing scripts' ``main``); the file ends with one newline whether ``text`` does
+    or not."""
+    if out:
+        with open(out, "w") as f:
+            f.write(text if text.endswith("\n") else text + "\n")
+    print(text)

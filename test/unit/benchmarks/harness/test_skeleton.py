@@ -1,0 +1,57 @@
+"""benchmarks/harness/skeleton.py: the shared options, and cases -> run -> summary in that order
+with the dry run's environment; a GPU the harness cannot use ends it with status 2 and one line."""
+
+import os
+import sys
+
+import pytest
+
+from support import REPO
+
+sys.path.insert(0, os.path.join(str(REPO), "benchmarks"))
+from harness import skeleton  # noqa: E402
+
+pytest.importorskip("triton")
+
+
+def test_the_shared_options_have_one_name_and_default_everywhere():
+    args = skeleton.parser("A harness.\n\nmore", rounds=3, jobs=True, seed=7).parse_args([])
+    assert (args.dry_run, args.rounds, args.seed) == (False, 3, 7) and args.jobs >= 1
+    assert args.out == os.path.join(skeleton.BENCHMARKS, "results")
+    bare = skeleton.parser("x", dry_run="").parse_args(["--out", "/tmp/o"])
+    assert bare.out == "/tmp/o" and not hasattr(bare, "dry_run") and not hasattr(bare, "rounds")
+
+
+def test_main_runs_cases_then_run_then_summary(capsys):
+    calls = []
+
+    def options(parser):
+        parser.add_argument("--count", type=int, default=2)
+
+    def cases(args, env):
+        calls.append(("cases", env.arch, env.dry_run))
+        return list(range(args.count))
+
+    def run(args, env, chosen):
+        calls.append(("run", chosen))
+        return [c * 10 for c in chosen]
+
+    def summary(args, env, chosen, results):
+        calls.append(("summary", results, env.header["gpu"], args.argv))
+        return 5
+
+    status = skeleton.main("h", "doc", ["--dry-run", "--count", "3"], options=options, cases=cases, run=run,
+                           summary=summary)
+    assert status == 5
+    assert calls == [("cases", 90, True), ("run", [0, 1, 2]),
+                     ("summary", [0, 10, 20], "none (dry run, compiled for sm_90)", ["--dry-run", "--count", "3"])]
+
+
+def test_no_usable_gpu_exits_2_with_one_line(monkeypatch, capsys):
+    def no_gpu(dry_run, arch, gpu_arch):
+        raise skeleton.NoGpu("no CUDA GPU visible; use --dry-run to only compile")
+
+    monkeypatch.setattr(skeleton, "environment", no_gpu)
+    never = lambda *a: pytest.fail("ran without a GPU")  # noqa: E731
+    assert skeleton.main("h", "doc", [], options=lambda p: None, cases=never, run=never, summary=never) == 2
+    assert capsys.readouterr().err.strip() == "h: no CUDA GPU visible; use --dry-run to only compile"
