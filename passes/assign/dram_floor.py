@@ -38,7 +38,7 @@ variable makes it one of as many addresses as the loop has iterations (static bo
 argument or a ``scf.while`` argument is not followed (per program, to be safe).  The shared
 loads count at L2's rate only while their working set (bytes per access x distinct addresses,
 summed) fits the target's L2 (``Target.l2_bytes``), and only where ``l2_byte`` was measured;
-otherwise as DRAM bytes, as before.  Example (``benchmarks/studies/reduce_in_loop_gpu.py``: every
+otherwise as DRAM bytes, as before.  Example (the row-sum study of docs/studies.md, "Where DRAM is not the bound?": every
 program reads ``X + (i % 4) * BLOCK_M * N``, tiles of 8x512 f32, 16 KiB, 8 warps): the loads
 are shared; ``i % 4`` is a signed remainder, so at most 7 distinct tiles, 112 KiB, fit L2; the
 floor falls from 192,938 units per warp to 85,564, below the loop's modelled time, and the

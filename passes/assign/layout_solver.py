@@ -25,8 +25,8 @@ breaking ties (where the floor or an unchanged pipe bounds ``t``, the cheapest a
 instructions is taken).  A sum of terms is linear, so ``max`` over pipes stays a linear program
 in this form.  Worked example: stock puts 60 units on the shared pipe and 30 on the ALU; a
 candidate moves 20 shared units to 25 ALU units.  Summed, it costs 5 more and loses; as the
-busiest pipe it gives ``max(40, 55) = 55 < 60`` and wins, which is what ``reduce_in_loop_gpu``
-measured where the shared pipe was the bound.  SciPy's ``milp`` (HiGHS) solves it with a
+busiest pipe it gives ``max(40, 55) = 55 < 60`` and wins, which is what the row-sum study of
+docs/studies.md measured where the shared pipe was the bound.  SciPy's ``milp`` (HiGHS) solves it with a
 time limit; a graph whose nodes all have one candidate needs no solver at all, and one with at
 most ``ENUMERATION_LIMIT`` assignments is solved exactly by trying each (the continuous variables
 then take the least values their rows allow, which is what minimising gives them, since no

@@ -4,7 +4,7 @@ The model of :mod:`.layout_costs` weighs every instruction with a constant measu
 (``lowering.cost_weights``) and adds them up.  A sum is right for one warp alone; a kernel has
 many warps on every SM, and they share the SM's pipes.  Work on different pipes overlaps; work
 on one pipe queues.  A change that moves work onto the pipe that is already the bound makes
-the kernel slower however much the sum falls.  Example (``benchmarks/studies/reduce_in_loop_gpu.py``,
+the kernel slower however much the sum falls.  Example (the row-sum study of docs/studies.md, "Where DRAM is not the bound?",
 row sums of L1-resident tiles in a loop): stock's kernel keeps the SM's shared-memory/shuffle
 pipe busy (its tile loads' L1 wavefronts plus its shuffles); converting the reduction's input so
 that the reduction needs fewer shuffles adds 32 shared-memory wavefronts to that one pipe and
@@ -22,7 +22,7 @@ conflict-free 128-byte wavefront is about one SM cycle):
 and the kernel's modelled time per warp is ``max(shared + sync, alu + sync, DRAM floor)``.  The
 scalar sum stays as ``total`` (the cost the remarks printed before, and a tie-break).
 
-Worked example (``reduce_in_loop_gpu``'s i32 row sums, 8 rows x 512, 8 warps, per warp and
+Worked example (that study's i32 row sums, 8 rows x 512, 8 warps, per warp and
 iteration, sm_90's constants): Triton reduces each row with one ``redux.sync`` and passes the
 four warps' partials through shared memory; with the loop's tile load (16 L1 wavefronts) the
 shared pipe holds 67.0 units plus 4.5 of barriers, the ALU 36.9: time 71.5.  Converting the
