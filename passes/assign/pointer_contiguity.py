@@ -13,7 +13,8 @@ Every value is written as ``base + sum_d stride_d * index_d`` with ``stride_d`` 
 unknown) and ``base`` known only by its divisibility (the largest power of two it is a multiple
 of).  ``make_range`` has stride 1 along its dim; ``expand_dims`` adds a dim of stride 0;
 ``broadcast`` keeps strides; ``addi``/``addptr`` add them; ``muli`` by a constant scales them
-(by anything else: unknown, unless 0); splats and constants have stride 0 everywhere.  The
+(by anything else: unknown, unless 0); splats and constants have stride 0 everywhere; a ``min``
+or ``max`` is unknown along every dim where either operand varies (``_either``).  The
 pointer arguments' ``tt.divisibility`` (bytes) and integer arguments' (their value) seed the
 divisibility; anything else is divisible by 1.
 
@@ -167,6 +168,8 @@ class PointerAnalysis:
             strides = tuple(None if x is None or y is None else x + y for x, y in zip(a.strides, b.strides))
             divisors = tuple(min(a.stride_divisor(d), b.stride_divisor(d)) for d in range(rank))   # elements
             return Affine(strides, min(a.divisibility, min(LARGE, b.divisibility * scale)), divisors)
+        if name in _EITHER_OPERAND:
+            return _either(self.affine(op.operands[0]), self.affine(op.operands[1]))
         if name == "arith.muli":
             a, b = self.affine(op.operands[0]), self.affine(op.operands[1])
             if a is None or b is None:
@@ -283,7 +286,7 @@ class PointerAnalysis:
             inner = list(self.constancy(op.operands[0]))
             inner.insert(axis, 1)
             return tuple(inner)
-        if name in ("arith.andi", "arith.ori", "arith.xori"):
+        if name in ("arith.andi", "arith.ori", "arith.xori") or name in _EITHER_OPERAND:
             a, b = self.constancy(op.operands[0]), self.constancy(op.operands[1])
             return tuple(min(x, y) for x, y in zip(a, b))
         if name == "arith.cmpi":
@@ -326,6 +329,30 @@ class PointerAnalysis:
                 alignment = min(alignment, affine.stride_divisor(d) * element_bytes)
         vector = max(1, min(16, alignment) // element_bytes)
         return Contiguity(dim, min(vector, pointer.tensor_type.shape[dim]))
+
+
+# Ops whose result is, element by element, one of their two operands.
+_EITHER_OPERAND = ("arith.minsi", "arith.minui", "arith.maxsi", "arith.maxui")
+
+
+def _element_divisibility(value: Affine) -> int:
+    """What every element of ``value`` is a multiple of: its base and every varying dim's stride."""
+    return min([value.divisibility] + [value.stride_divisor(d) for d, s in enumerate(value.strides) if s != 0])
+
+
+def _either(a: Optional[Affine], b: Optional[Affine]) -> Optional[Affine]:
+    """A value that is, element by element, one of ``a`` and ``b`` (a min or a max): constant along
+    a dim where both are, elsewhere an unknown function of the index (stride None) whose values
+    are multiples of what divides every element of both; Triton's AxisInfo takes the smaller
+    divisibility and contiguity of the two likewise.  Example: rows clamped to the last valid
+    one, ``min(64 * pid + arange(64), n - 1)``: unknown along its dim; once expanded, multiplied
+    by a row stride of 4096 and added to ``arange(64)`` along dim 1, dim 1 stays contiguous and
+    every run starts at a multiple of 4096."""
+    if a is None or b is None:
+        return None
+    divides = min(_element_divisibility(a), _element_divisibility(b))
+    strides = tuple(0 if x == 0 and y == 0 else None for x, y in zip(a.strides, b.strides))
+    return Affine(strides, divides, tuple(LARGE if s == 0 else divides for s in strides))
 
 
 def _join(a: Affine, b: Optional[Affine]) -> Optional[Affine]:

@@ -52,9 +52,23 @@ def masked_copy(src, dst, m, n, M: gl.constexpr, N: gl.constexpr):
     gl.store(dst + r * N + c, smem.load(gl.AutoLayout()), mask=mask)
 
 
+@gluon.jit
+def clamped_rows(src, dst, n, M: gl.constexpr, N: gl.constexpr):
+    # rows clamped to the last valid one (gl.minimum), as attention-residual kernels read tokens
+    t = gl.program_id(0) * M + gl.arange(0, M, layout=gl.AutoLayout())
+    r = gl.minimum(t, n - 1)[:, None]
+    c = gl.arange(0, N, layout=gl.AutoLayout())[None, :]
+    smem = gl.allocate_shared_memory(src.dtype.element_ty, [M, N], gl.SwizzledSharedLayout(8, 1, 8, [1, 0]))
+    copy_to_shared(smem, src + r * N + c)
+    cp.commit_group()
+    cp.wait_group(0)
+    gl.store(dst + t[:, None] * N + c, smem.load(gl.AutoLayout()), mask=t[:, None] < n)
+
+
 KERNELS = {
     "tile_sum": (tile_sum, {"K": "i32"}, {"M": 64, "N": 64}),
     "masked_copy": (masked_copy, {"m": "i32", "n": "i32"}, {"M": 64, "N": 64}),
+    "clamped_rows": (clamped_rows, {"n": "i32"}, {"M": 64, "N": 64}),
 }
 
 

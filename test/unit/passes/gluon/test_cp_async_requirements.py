@@ -46,6 +46,19 @@ def test_fp16_cp_async_made_automatic_copies_16_bytes(tmp_path, name, arch):
     assert verdict["fallbacks"] == []
 
 
+@pytest.mark.parametrize("arch", [80, 90])
+def test_fp16_rows_clamped_with_minimum_copy_16_bytes(tmp_path, arch):
+    """Rows clamped to the last valid one (``gl.minimum(t, n - 1)``, as flash-linear-attention's
+    attention-residual kernels read tokens): the row offset is no affine function of the index,
+    but constant along the contiguous dim, whose 8 f16 stay 16-byte aligned.  The analysis did
+    not read ``arith.minsi`` and the automatic form was left to Triton, whose resolution fails."""
+    verdict, stderr = _compile(tmp_path, "clamped_rows", "fp16", arch, 16)
+    assert INVALID not in stderr
+    assert verdict is not None and verdict["compiled"], stderr[-3000:]
+    assert verdict["copies"] == [["cg", 16]] and verdict["size_per_thread"] == [1, 8]
+    assert verdict["fallbacks"] == []
+
+
 def test_fp16_pointers_known_4_byte_aligned_copy_4_bytes(tmp_path):
     """tt.divisibility = 4: two f16 a thread (cp.async.ca of 4 bytes), no more."""
     verdict, stderr = _compile(tmp_path, "tile_sum", "fp16", 80, 4)
