@@ -273,9 +273,9 @@ def _same_bits(torch, a, b) -> bool:
 
 def _time(triton, fn) -> float:
     try:
-        return triton.testing.do_bench_cudagraph(fn, rep=100)
+        return triton.testing.do_bench_cudagraph(fn, rep=100, return_mode="median")
     except Exception:          # a launch a graph cannot capture: timed as launched
-        return triton.testing.do_bench(fn, warmup=25, rep=100)
+        return triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median")
 
 
 def run_case(case, mode: str, round_: int, work: str, torch, triton, ours: OurResolution) -> dict:
