@@ -56,7 +56,7 @@ import warnings
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from harness import peer_gluon_cases as cases_module  # noqa: E402
-from harness.carry_peer_gluon import PEER_DIR, source_named, why_not_carried  # noqa: E402
+from harness.carry_peer_gluon import source_named, why_not_carried  # noqa: E402
 from harness.checkout import make_package_importable, publish  # noqa: E402
 from harness.peer_gluon_forms import install_api_shims, load_kernels  # noqa: E402
 
@@ -211,7 +211,8 @@ def _dry_cell(mode: str, r: dict) -> str:
         return text.replace("|", "/")
     notes = []
     if mode in ("enable", "advice", "auto_ours"):
-        notes.append(f"{r['islands']} of {r['conversions']} conversions as our islands")
+        notes.append(("through our pipeline" if r.get("kernels") else "NOT through our pipeline")
+                     + f", {r['islands']} of {r['conversions']} conversions as our islands")
         notes += [f"fell back: {f.split(': ', 1)[1]}" for f in r["fallbacks"]]
     if mode == "advice" and not r["advised"]:
         notes.append("the advice changed nothing")
@@ -343,12 +344,12 @@ def gpu_child(mode: str, round_: int, out: str, work: str, names=None) -> int:
     for case in chosen:
         print(f"[peer_gluon] round {round_} {mode} {case.name}", flush=True)
         rows[case.name] = run_case(case, mode, round_, work, torch, triton, ours)
-    with open(out, "w") as f:
-        json.dump(rows, f, indent=1)
+        with open(out, "w") as f:          # after every case: a crash later keeps the cases before it
+            json.dump(rows, f, indent=1)
     return 0
 
 
-def run_rounds(rounds: int, names=None) -> tuple[dict, list]:
+def run_rounds(rounds: int, names=None, child_timeout: int = 300) -> tuple[dict, list]:
     """{case: {mode: {"rounds": [the child's record of each round]}}}."""
     work = tempfile.mkdtemp(prefix="ll_peer_gluon_")
     chosen, missing = selected_cases(names)
@@ -359,14 +360,17 @@ def run_rounds(rounds: int, names=None) -> tuple[dict, list]:
         for mode in MODES[shift:] + MODES[:shift]:
             out = os.path.join(work, f"{mode}{round_}.json")
             argv = [sys.executable, os.path.abspath(__file__), "--child", mode, str(round_), out, work]
-            done = subprocess.run(argv + (["--only", *names] if names else []),
-                                  env=dict(env, TRITON_CACHE_DIR=os.path.join(work, f"cache-{mode}")))
+            try:
+                status = subprocess.run(argv + (["--only", *names] if names else []), timeout=child_timeout,
+                                        env=dict(env, TRITON_CACHE_DIR=os.path.join(work, f"cache-{mode}"))).returncode
+            except subprocess.TimeoutExpired:
+                status = f"ended after {child_timeout} s"
             records = {}
-            if done.returncode == 0 and os.path.exists(out):
+            if os.path.exists(out):
                 with open(out) as f:
                     records = json.load(f)
             for name in rows:
-                rows[name][mode]["rounds"].append(records.get(name, {"error": f"process status {done.returncode}"}))
+                rows[name][mode]["rounds"].append(records.get(name, {"error": f"not reached: process status {status}"}))
     for modes in rows.values():
         for record in modes.values():
             first = record["rounds"][0]
@@ -432,7 +436,8 @@ def _gpu_cell(row: dict, mode: str) -> str:
             diffs = "; ".join(f"{k} {v}" for k, v in r.get("differences", {}).items())
             notes.append(("within the project's tolerance" if r.get("within_tolerance") else "OUTSIDE the tolerance")
                          + f" ({diffs})")
-        notes.append(f"{r.get('islands', 0)} of {r.get('conversions', 0)} conversions ours")
+        notes.append(("" if r.get("kernels") or mode == "stock" else "NOT through our pipeline, ")
+                     + f"{r.get('islands', 0)} of {r.get('conversions', 0)} conversions ours")
         notes += [f"fell back: {f.split(': ', 1)[1]}" for f in r.get("fallbacks", [])]
     if mode == "advice" and not r.get("advised"):
         notes.append("advice changed nothing")
@@ -533,7 +538,7 @@ def main(argv=None) -> int:
     parser.add_argument("--no-tests", action="store_true", help="skip FLA's own test")
     parser.add_argument("--tests-only", action="store_true", help="only FLA's own test (stock and plugin)")
     parser.add_argument("--test-workers", type=int, default=4, help="pytest-xdist workers for FLA's test")
-    parser.add_argument("--test-timeout", type=int, default=420, help="seconds for each of FLA's test runs")
+    parser.add_argument("--test-timeout", type=int, default=300, help="seconds for each of FLA's test runs")
     parser.add_argument("--child", nargs=4, metavar=("MODE", "ROUND", "JSON", "WORK"), help=argparse.SUPPRESS)
     parser.add_argument("--dry-child", nargs=2, metavar=("MODE", "JSON"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)

@@ -178,7 +178,7 @@ def test_compile_spec_of_fla_forward_has_a_tuple_of_pointers():
 
 
 def _row(ms, **extra):
-    return {"rounds": [], "median_ms": ms, "islands": 0, "conversions": 0, "fallbacks": [], **extra}
+    return {"rounds": [], "median_ms": ms, "kernels": 1, "islands": 0, "conversions": 0, "fallbacks": [], **extra}
 
 
 def test_gpu_table_and_verdict_from_rows():
@@ -204,12 +204,13 @@ def test_gpu_table_and_verdict_from_rows():
 
 
 def test_dry_table_from_rows():
-    ok = {"status": "compiles", "access": "16-byte global loads 8, stores 8", "islands": 0, "conversions": 0,
+    ok = {"status": "compiles", "access": "16-byte global loads 8, stores 8", "kernels": 1, "islands": 0, "conversions": 0,
           "fallbacks": [], "advised": 0, "resolved": 1, "arange": "coalesced", "ours": []}
     rows = {"triton-viz/_masked_1d_memcpy_kernel": {m: dict(ok) for m in peer_gluon_gpu.DRY_MODES}}
     rows["triton-viz/_masked_1d_memcpy_kernel"]["auto_triton"] = {"status": "fails", "error": "a | b", "ours": []}
     text = peer_gluon_gpu.render_dry(rows, ["fla not carried as pinned (x)"], "3.6.0", "python x --dry")
     assert "the advice changed nothing" in text and "resolved by ours; aranges CoalescedLayout" in text
+    assert "compiles; through our pipeline, 0 of 0 conversions as our islands" in text
     assert "fails: a / b |" in text and "- **fla not carried as pinned (x)**: not compiled" in text
 
 
@@ -221,3 +222,36 @@ def test_dry_compile_of_a_carried_kernel_when_carried():
     peer_gluon_gpu.make_package_importable()
     record = peer_gluon_gpu.dry_compile(case, "stock", peer_gluon_gpu.OurResolution())
     assert record["status"] == "compiles", record
+
+
+def test_rounds_rotate_the_modes_and_keep_what_a_crashed_child_wrote(monkeypatch):
+    """The parent's bookkeeping, with children faked: each writes a time per case; stock's first
+    round writes the outputs' comparison fields; one child ends before its second case."""
+    import json as json_module
+    cases = [c for c in peer_gluon_cases.cases() if c.project == "triton-viz"][:2]
+    monkeypatch.setattr(peer_gluon_gpu, "selected_cases", lambda names=None: (cases, []))
+    order = []
+
+    def fake_run(argv, timeout=None, env=None):
+        mode, round_, out = argv[argv.index("--child") + 1], int(argv[argv.index("--child") + 2]), \
+            argv[argv.index("--child") + 3]
+        order.append((round_, mode))
+        assert env["TRITON_CACHE_DIR"].endswith(f"cache-{mode}") and "LINEAR_LAYOUTS" not in env
+        rows = {c.name: {"ms": 1.0 + round_ + (0.5 if mode == "advice" else 0), "islands": 0, "conversions": 0,
+                         "fallbacks": [], **({"bit_exact": True} if round_ == 0 and mode != "stock" else {})}
+                for c in cases}
+        if mode == "auto_ours" and round_ == 1:
+            rows.pop(cases[1].name)
+        with open(out, "w") as f:
+            json_module.dump(rows, f)
+        return subprocess.CompletedProcess(argv, 1 if mode == "auto_ours" and round_ == 1 else 0)
+    monkeypatch.setattr(peer_gluon_gpu.subprocess, "run", fake_run)
+    monkeypatch.setenv("LINEAR_LAYOUTS", "1")
+    rows, _ = peer_gluon_gpu.run_rounds(3)
+    assert [m for r, m in order if r == 0][0] == "stock"            # stock's outputs exist before the others compare
+    assert [m for r, m in order if r == 1] == ["enable", "advice", "auto_ours", "stock"]
+    first, second = (rows[c.name] for c in cases)
+    assert first["stock"]["median_ms"] == 2.0 and first["advice"]["median_ms"] == 2.5
+    assert first["enable"]["bit_exact"] is True and "ms" not in first["enable"]
+    assert second["auto_ours"]["rounds"][1] == {"error": "not reached: process status 1"}
+    assert "median_ms" not in second["auto_ours"]
