@@ -390,7 +390,7 @@ def run_project_tests(quick: bool, workers: int, timeout: int, modes=("stock", "
     for mode in modes:
         records = tempfile.mkdtemp(prefix=f"ll_peer_gluon_tests_{mode}_")
         env = {k: v for k, v in os.environ.items() if not k.startswith("LINEAR_LAYOUTS")}
-        env.update(FLA_ATTNRES_GLUON="1", LL_PEER_MODE=mode, LL_PEER_OUT=records,
+        env.update(FLA_ATTNRES_GLUON="1", LL_PEER_MODE=mode, LL_PEER_OUT=records, PYTHONDONTWRITEBYTECODE="1",
                    TRITON_CACHE_DIR=os.path.join(records, "cache"),
                    PYTHONPATH=os.pathsep.join([os.path.join(BENCHMARKS, "peer_tests"), folder]
                                               + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]))

@@ -89,10 +89,13 @@ def git_blob_hash(path: str) -> str:
 
 def git_tree_hash(folder: str) -> str:
     """The git tree hash of a folder as written (file modes 100644 / 100755, links 120000); empty
-    folders do not count, as in git."""
+    folders do not count, as in git, nor Python's bytecode caches (``__pycache__``: a run that
+    imports the carried package writes them)."""
     entries = []
     for name in os.listdir(folder):
         path = os.path.join(folder, name)
+        if name == "__pycache__":
+            continue
         if os.path.islink(path):
             mode, digest = b"120000", git_blob_hash(path)
         elif os.path.isdir(path):

@@ -140,6 +140,9 @@ def test_blob_and_tree_hashes_are_gits(project):
     repo, source = project
     assert carry_peer_gluon.git_blob_hash(str(repo / "kernel.py")) == source.files["kernel.py"]
     assert carry_peer_gluon.git_tree_hash(str(repo / "pkg")) == source.trees["pkg"]
+    (repo / "pkg" / "sub" / "__pycache__").mkdir()
+    (repo / "pkg" / "sub" / "__pycache__" / "b.cpython-312.pyc").write_bytes(b"\0")
+    assert carry_peer_gluon.git_tree_hash(str(repo / "pkg")) == source.trees["pkg"]   # bytecode does not count
 
 
 def test_carry_writes_the_pinned_files_and_check_names_a_change(project, capsys):
