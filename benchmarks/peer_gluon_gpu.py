@@ -477,13 +477,14 @@ def render_gpu(rows: dict, missing: list, tests: dict | None, device: str, versi
         lines.append(f"| {name} | {ms} | " + " | ".join(_gpu_cell(row, m) for m in MODES[1:]) + " |")
     if tests is not None:
         lines += ["", "## FLA's own test (`tests/ops/test_attnres.py`, `FLA_ATTNRES_GLUON=1`)", "",
-                  "| mode | outcomes | seconds | plugin counts (kernels, conversions, islands, fallbacks) | not passed |",
-                  "|---|---|---:|---|---|"]
+                  "| mode | outcomes | seconds | processes with the plugin on | plugin counts (kernels, conversions, islands, "
+                  "fallbacks) | not passed |",
+                  "|---|---|---:|---|---|---|"]
         for mode, t in tests.items():
             s = t["stats"]
             lines.append(f"| {mode}{' (LINEAR_LAYOUTS=1)' if mode == 'plugin' else ''} | "
                          + ", ".join(f"{k} {v}" for k, v in sorted(t["counts"].items())) + f" | {t['seconds']} | "
-                         f"{s['kernels']}, {s['conversions']}, {s['islands']}, {s['fallbacks']} | "
+                         f"{sum(map(bool, t.get('active', [])))} of {len(t.get('active', []))} | {s['kernels']}, {s['conversions']}, {s['islands']}, {s['fallbacks']} | "
                          + (", ".join(t["failed"][:5]) or "-") + " |")
         lines.append("")
         lines.append("triton-viz's tests run its kernels in triton-viz's CPU simulator, not compiled (and need "
@@ -506,6 +507,8 @@ def _bad(rows: dict, tests) -> list[str]:
     if tests and "plugin" in tests and "stock" in tests:
         worse = set(tests["plugin"]["failed"]) - set(tests["stock"]["failed"])
         bad += [f"FLA test fails with the plugin only: {n}" for n in sorted(worse)]
+    if tests and "plugin" in tests and not all(tests["plugin"].get("active") or [False]):
+        bad.append("FLA test: the plugin was not on in every process")
     return bad
 
 

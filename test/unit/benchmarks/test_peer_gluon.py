@@ -194,13 +194,13 @@ def test_gpu_table_and_verdict_from_rows():
                       "ours": ["gluon.py:179: cp.async would copy 2 bytes"]}}}
     tests = {"stock": {"counts": {"passed": 15}, "seconds": 60, "failed": [], "stats": {"kernels": 0, "conversions": 0,
                                                                                      "islands": 0, "fallbacks": 0}},
-             "plugin": {"counts": {"passed": 14, "failed": 1}, "seconds": 80, "failed": ["t[L3]"],
+             "plugin": {"counts": {"passed": 14, "failed": 1}, "seconds": 80, "failed": ["t[L3]"], "active": [True, True],
                         "stats": {"kernels": 40, "conversions": 2, "islands": 2, "fallbacks": 0}}}
     text = peer_gluon_gpu.render_gpu(rows, [], tests, "H100", "triton 3.6.0", "python benchmarks/peer_gluon_gpu.py", 3)
     assert "| fla/attnres_fwd_kernel_gluon | 0.2000 | 1.000 (bit-exact;" in text
     assert "0.950 (within the project's tolerance (o abs 0.001, ratio 0.0002)" in text
     assert "fails: 'tt.make_range' op Failed to infer return type (ours gave it back: gluon.py:179" in text
-    assert "| plugin (LINEAR_LAYOUTS=1) | failed 1, passed 14 | 80 | 40, 2, 2, 0 | t[L3] |" in text
+    assert "| plugin (LINEAR_LAYOUTS=1) | failed 1, passed 14 | 80 | 2 of 2 | 40, 2, 2, 0 | t[L3] |" in text
     assert peer_gluon_gpu._bad(rows, tests) == ["FLA test fails with the plugin only: t[L3]"]
     rows["fla/attnres_fwd_kernel_gluon"]["advice"]["within_tolerance"] = False
     assert "fla/attnres_fwd_kernel_gluon: advice outside the tolerance" in peer_gluon_gpu._bad(rows, None)
@@ -258,3 +258,32 @@ def test_rounds_rotate_the_modes_and_keep_what_a_crashed_child_wrote(monkeypatch
     assert first["enable"]["bit_exact"] is True and "ms" not in first["enable"]
     assert second["auto_ours"]["rounds"][1] == {"error": "not reached: process status 1"}
     assert "median_ms" not in second["auto_ours"]
+
+
+def test_project_tests_run_stock_and_with_the_plugin_in_every_process(tmp_path, monkeypatch):
+    """FLA's test run, with a stand-in test file (FLA's needs torch and a GPU): the backend's switch
+    is set, the plugin is on in every process of the plugin run and in none of the stock run, and
+    the outcomes come from the records."""
+    pytest.importorskip("triton")
+    tests = tmp_path / "tests" / "ops"
+    tests.mkdir(parents=True)
+    (tests / "test_attnres.py").write_text(textwrap.dedent('''
+        import os
+        import pytest
+
+        @pytest.mark.parametrize("case", ["L3-B1-T1000", "L3-B5-T1000"])
+        def test_attnres(case):
+            assert os.environ["FLA_ATTNRES_GLUON"] == "1"
+            assert case != "L3-B5-T1000"
+    '''))
+    monkeypatch.setattr(peer_gluon_gpu, "source_named", lambda name: type("S", (), {"folder": str(tmp_path)}))
+    peer_gluon_gpu.make_package_importable()
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in sys.path if p))
+    results = peer_gluon_gpu.run_project_tests(quick=False, workers=1, timeout=120)
+    for mode in ("stock", "plugin"):
+        assert results[mode]["counts"] == {"passed": 1, "failed": 1}, results[mode]["tail"]
+        assert results[mode]["failed"] == ["tests/ops/test_attnres.py::test_attnres[L3-B5-T1000]"]
+    assert results["plugin"]["active"] and all(results["plugin"]["active"])
+    assert not any(results["stock"]["active"])
+    quick = peer_gluon_gpu.run_project_tests(quick=True, workers=1, timeout=120, modes=("plugin",))
+    assert quick["plugin"]["counts"] == {"passed": 1}
