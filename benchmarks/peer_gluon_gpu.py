@@ -31,8 +31,11 @@ Then (unless ``--no-tests``) FLA's own ``tests/ops/test_attnres.py`` with its Gl
 plugin on in every process; ``peer_tests/peer_pytest_plugin.py`` records each process's counts),
 through pytest-xdist (``--test-workers``).  triton-viz's tests run its kernels in triton-viz's CPU
 simulator (and need ``triton_viz``): not run.  Writes ``peer_gluon_gpu.md`` and ``.json`` to
-``--out``.  Exit status 1 when a stock run fails, or a plugin mode fails where stock ran, or its
-output is outside the project's tolerance.
+``--out``.  Exit status 1 when a stock run fails, ``enable`` or ``advice`` fails on a kernel stock
+runs, any mode's output is outside the project's tolerance, a test of FLA fails only with the
+plugin, or a process of the plugin's test run had it off.  The automatic form not compiling (with
+ours or at all) is reported in the table, not in the exit status: it is a finding about the
+resolution, not a regression of a kernel as written.
 
 ``--dry``: no GPU, no torch; every kernel in every mode compiled for sm_90, each mode in its own
 process with an empty cache: what compiles, what falls back (the plugin's fallback records), the
