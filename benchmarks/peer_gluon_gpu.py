@@ -472,8 +472,9 @@ def render_gpu(rows: dict, missing: list, tests: dict | None, device: str, versi
         if ratios:
             lines.append(f"- {TITLES[mode]} / stock: geomean **{statistics.geometric_mean(ratios):.3f}**, "
                          f"worst {max(ratios):.3f}, over {len(ratios)} of {len(rows)} kernels")
-    lines += ["", "| kernel | stock ms | " + " | ".join(f"{TITLES[m]} / stock" for m in MODES[1:]) + " |",
-              "|---|---:|" + "---|" * (len(MODES) - 1)]
+    if rows:
+        lines += ["", "| kernel | stock ms | " + " | ".join(f"{TITLES[m]} / stock" for m in MODES[1:]) + " |",
+                  "|---|---:|" + "---|" * (len(MODES) - 1)]
     for name, row in rows.items():
         stock = row["stock"]
         ms = f"{stock['median_ms']:.4f}" if "median_ms" in stock else "fails: " + stock.get("error", "?")
@@ -491,7 +492,7 @@ def render_gpu(rows: dict, missing: list, tests: dict | None, device: str, versi
                          + (", ".join(t["failed"][:5]) or "-") + " |")
         lines.append("")
         lines.append("triton-viz's tests run its kernels in triton-viz's CPU simulator, not compiled (and need "
-                     "`triton_viz`): not run; its kernels' outputs are compared exactly above (its tests' `atol=0`).")
+                     "`triton_viz`): not run; its kernels' outputs are compared exactly in the kernel table of `peer_gluon_gpu.md` (its tests' `atol=0`).")
     return "\n".join(lines) + "\n"
 
 
