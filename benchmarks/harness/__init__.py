@@ -29,11 +29,17 @@ GPU machine: the project's wheel, ``pip install --no-deps``); nothing here adds 
 * ``gluon_forms``, ``gluon_forms_cases``, ``gluon_forms_builtin``: for ``gluon_forms_gpu.py``, the
   rule that writes a file's auto and newcomer forms, which tutorial kernels are taken, and our
   two built-in kernels.
+* ``peer_gluon_forms``, ``peer_gluon_cases``: for ``peer_gluon_gpu.py``, the automatic form's rule
+  and the kernels-only source of another project's file, and which of its kernels are taken and
+  how each is launched.
 
 Two commands keep the harnesses' inputs and outputs:
 
 * ``python benchmarks/harness/carry_gluon_tutorials.py [--from-git DIR]``: Triton's Gluon
   tutorials (not committed) into ``.peer-tests/``, checked against their blob hashes;
+* ``python benchmarks/harness/carry_peer_gluon.py [--mirrors DIR | --from-git PROJECT=DIR]``: the
+  Gluon kernels of other projects (flash-linear-attention, triton-viz; not committed) into
+  ``.peer-tests/``, checked against their blob and tree hashes;
 * ``python benchmarks/harness/regenerate_results.py [--restore NAME]``: the raw result files taken
   out of ``benchmarks/results`` (to keep it small), the command that writes each, and restoring
   one from git history.
