@@ -57,11 +57,9 @@ import tempfile
 import time
 import warnings
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
 from harness import peer_gluon_cases as cases_module  # noqa: E402
 from harness.carry_peer_gluon import source_named, why_not_carried  # noqa: E402
-from harness.checkout import make_package_importable, publish  # noqa: E402
+from harness.common import publish, require_package  # noqa: E402
 from harness.peer_gluon_forms import install_api_shims, load_kernels  # noqa: E402
 
 MODES = ("stock", "enable", "advice", "auto_ours")
@@ -190,7 +188,7 @@ def dry_compile(case, mode: str, ours: OurResolution) -> dict:
 
 
 def dry_child(mode: str, out: str, names=None) -> int:
-    make_package_importable()
+    require_package()
     import linear_layouts  # noqa: F401
     install_api_shims()
     ours = OurResolution()
@@ -335,7 +333,7 @@ def run_case(case, mode: str, round_: int, work: str, torch, triton, ours: OurRe
 
 
 def gpu_child(mode: str, round_: int, out: str, work: str, names=None) -> int:
-    make_package_importable()
+    require_package()
     import torch
     import triton
 

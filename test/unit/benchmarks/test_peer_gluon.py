@@ -222,7 +222,7 @@ def test_dry_compile_of_a_carried_kernel_when_carried():
     case = next(c for c in peer_gluon_cases.cases() if c.kernel == "_masked_1d_memcpy_kernel")
     if carry_peer_gluon.why_not_carried(case.project):
         pytest.skip(".peer-tests does not carry triton-viz (benchmarks/harness/carry_peer_gluon.py)")
-    peer_gluon_gpu.make_package_importable()
+    peer_gluon_gpu.require_package()
     record = peer_gluon_gpu.dry_compile(case, "stock", peer_gluon_gpu.OurResolution())
     assert record["status"] == "compiles", record
 
@@ -277,7 +277,7 @@ def test_project_tests_run_stock_and_with_the_plugin_in_every_process(tmp_path, 
             assert case != "L3-B5-T1000"
     '''))
     monkeypatch.setattr(peer_gluon_gpu, "source_named", lambda name: type("S", (), {"folder": str(tmp_path)}))
-    peer_gluon_gpu.make_package_importable()
+    peer_gluon_gpu.require_package()
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in sys.path if p))
     results = peer_gluon_gpu.run_project_tests(quick=False, workers=1, timeout=120)
     for mode in ("stock", "plugin"):
