@@ -1,0 +1,175 @@
+"""A Gluon matmul as an expert writes it for Ampere-style tensor cores, with and without the plugin.
+
+The kernel: fp16 tiles loaded from global memory in a 16-byte ``BlockedLayout``, converted
+(``gl.convert_layout``) to ``mma_v2``'s dot-operand layouts, multiplied with an fp32
+accumulator, the result converted back to the blocked layout and stored.  The two conversions in
+the loop are the ones ``enable()`` lowers; stock Triton goes through shared memory with
+``ldmatrix``.  Modes, each in a process of its own with an empty Triton cache, alternated over
+rounds (``harness/mode_rounds.py``):
+
+* ``stock``: Triton alone;
+* ``ours``: ``linear_layouts.enable()`` as shipped;
+* ``ours_asm``: the same, shared-memory accesses as inline PTX (``LINEAR_LAYOUTS_SHARED_ACCESS=asm``),
+  the form islands had before they were plain LLVM loads and stores.
+
+Outputs are compared with stock's bit for bit; times are medians of ``triton.testing.do_bench``.
+
+    python benchmarks/gluon_matmul_gpu.py --rounds 3 --out benchmarks/results   # GPU
+    python benchmarks/gluon_matmul_gpu.py --dry                                 # CPU: compiles, islands
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+
+from harness.common import publish, require_package
+
+MODES = ("stock", "ours", "ours_asm")
+SHAPES = ((1024, 1024, 1024), (4096, 4096, 4096))
+BLOCK_M, BLOCK_N, BLOCK_K, WARPS = 128, 128, 32, 4
+
+
+def matmul_kernel():
+    from triton.experimental import gluon
+    from triton.experimental.gluon import language as gl
+    from triton.experimental.gluon.language.nvidia.ampere import mma_v2
+
+    @gluon.jit
+    def kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: gl.constexpr, BN: gl.constexpr, BK: gl.constexpr):
+        blocked: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [gl.num_warps(), 1], [1, 0])
+        mma: gl.constexpr = gl.NVMMADistributedLayout(version=[2, 0], warps_per_cta=[gl.num_warps(), 1],
+                                                      instr_shape=[16, 8])
+        a_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=mma, k_width=8)
+        b_layout: gl.constexpr = gl.DotOperandLayout(operand_index=1, parent=mma, k_width=8)
+        pid_m, pid_n = gl.program_id(0), gl.program_id(1)
+        rm = pid_m * BM + gl.arange(0, BM, layout=gl.SliceLayout(1, blocked))
+        rn = pid_n * BN + gl.arange(0, BN, layout=gl.SliceLayout(0, blocked))
+        rk_a = gl.arange(0, BK, layout=gl.SliceLayout(0, blocked))
+        rk_b = gl.arange(0, BK, layout=gl.SliceLayout(1, blocked))
+        a_ptrs = a_ptr + rm[:, None] * K + rk_a[None, :]
+        b_ptrs = b_ptr + rk_b[:, None] * N + rn[None, :]
+        acc = gl.zeros([BM, BN], gl.float32, layout=mma)
+        for _ in range(0, K, BK):
+            a = gl.convert_layout(gl.load(a_ptrs), a_layout)
+            b = gl.convert_layout(gl.load(b_ptrs), b_layout)
+            acc = mma_v2(a, b, acc)
+            a_ptrs += BK
+            b_ptrs += BK * N
+        c = gl.convert_layout(acc.to(gl.float16), blocked)
+        gl.store(c_ptr + rm[:, None] * N + rn[None, :], c)
+
+    return kernel
+
+
+def _turn_on(mode: str) -> None:
+    if mode == "ours_asm":
+        os.environ["LINEAR_LAYOUTS_SHARED_ACCESS"] = "asm"
+    if mode != "stock":
+        import linear_layouts
+        linear_layouts.enable()
+
+
+def child(mode: str, path: str) -> int:
+    """One mode: every shape launched, checked and timed; JSON to ``path``."""
+    import hashlib
+
+    import torch
+    import triton
+
+    _turn_on(mode)
+    import linear_layouts
+    kernel = matmul_kernel()
+    results = {}
+    for m, n, k in SHAPES:
+        generator = torch.Generator(device="cuda").manual_seed(0)
+        a = torch.randn((m, k), device="cuda", dtype=torch.float16, generator=generator)
+        b = torch.randn((k, n), device="cuda", dtype=torch.float16, generator=generator)
+        c = torch.empty((m, n), device="cuda", dtype=torch.float16)
+        grid = (m // BLOCK_M, n // BLOCK_N)
+
+        def launch():
+            kernel[grid](a, b, c, m, n, k, BLOCK_M, BLOCK_N, BLOCK_K, num_warps=WARPS)
+        launch()
+        torch.cuda.synchronize()
+        digest = hashlib.sha256(c.cpu().numpy().tobytes()).hexdigest()[:16]
+        ms = triton.testing.do_bench(launch, warmup=50, rep=300)
+        results[f"{m}x{n}x{k}"] = {"ms": ms, "digest": digest}
+    results["islands"] = linear_layouts.stats().islands if mode != "stock" else 0
+    with open(path, "w") as f:
+        json.dump(results, f)
+    return 0
+
+
+def dry() -> str:
+    """Compile the kernel for sm_90 in each mode (CPU): its conversions and our islands."""
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.experimental.gluon._runtime import GluonASTSource
+
+    os.environ["TRITON_ALWAYS_COMPILE"] = "1"     # one process compiles the kernel once per mode
+    lines = ["| mode | compiles | islands | ld.shared / st.shared / ldmatrix in the PTX |", "|---|---|---|---|"]
+    for mode in MODES:
+        _turn_on(mode)
+        import linear_layouts
+        before = linear_layouts.stats().islands
+        source = GluonASTSource(matmul_kernel(), {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32",
+                                                  "N": "i32", "K": "i32"},
+                                {"BM": BLOCK_M, "BN": BLOCK_N, "BK": BLOCK_K},
+                                attrs={(i,): [["tt.divisibility", 16]] for i in range(6)})
+        compiled = triton.compile(source, target=GPUTarget("cuda", 90, 32), options={"num_warps": WARPS})
+        ptx = compiled.asm["ptx"]
+        counts = " / ".join(str(ptx.count(word)) for word in ("ld.shared", "st.shared", "ldmatrix"))
+        lines.append(f"| {mode} | yes | {linear_layouts.stats().islands - before} | {counts} |")
+        linear_layouts.disable()
+        os.environ.pop("LINEAR_LAYOUTS_SHARED_ACCESS", None)
+    return "\n".join(lines)
+
+
+def summary(runs: dict, rounds: int) -> str:
+    import torch
+    import triton
+
+    lines = ["# A Gluon mma_v2 matmul as written: stock Triton, the plugin, the plugin's inline-PTX form", "",
+             f"- {torch.cuda.get_device_name()}; triton {triton.__version__}, torch {torch.__version__}",
+             f"- command: `python benchmarks/gluon_matmul_gpu.py --rounds {rounds}`; tiles {BLOCK_M}x{BLOCK_N}x{BLOCK_K}, "
+             f"{WARPS} warps, fp16 in, fp32 accumulate; each mode in its own process, {rounds} rounds, order rotated; "
+             "median of `do_bench` medians", "",
+             "| shape | stock ms | ours / stock | ours_asm / stock | outputs |", "|---|---:|---|---|---|"]
+    for m, n, k in SHAPES:
+        key = f"{m}x{n}x{k}"
+        ms = {mode: statistics.median(r[key]["ms"] for r in runs[mode]) for mode in MODES}
+        digests = {mode: {r[key]["digest"] for r in runs[mode]} for mode in MODES}
+        same = all(digests[mode] == digests["stock"] for mode in MODES)
+        lines.append(f"| {key} | {ms['stock']:.4f} | {ms['ours'] / ms['stock']:.3f} | {ms['ours_asm'] / ms['stock']:.3f} "
+                     f"| {'bit-exact' if same else 'DIFFER: ' + str(digests)} |")
+    lines.append("")
+    lines.append(f"- islands per process: ours {runs['ours'][0]['islands']}, ours_asm {runs['ours_asm'][0]['islands']}")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--out", default="")
+    parser.add_argument("--dry", action="store_true", help="compile for sm_90 in each mode (CPU), no timing")
+    parser.add_argument("--child", nargs=2, metavar=("MODE", "JSON"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    require_package()
+    if args.child:
+        return child(*args.child)
+    if args.dry:
+        print(dry())
+        return 0
+    from harness.mode_rounds import run_mode_rounds
+    runs = run_mode_rounds(os.path.abspath(__file__), MODES, args.rounds, "ll_gluon_matmul_")
+    text = summary(runs, args.rounds)
+    publish(text, os.path.join(args.out, "gluon_matmul_gpu.md") if args.out else "")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
