@@ -15,7 +15,7 @@ from ..assign.layout_costs import conversion_cost
 from ..assign.backend_requirements import AsyncCopyFacts, async_copy_problem
 from ..assign.layout_rules import ASYNC_COPY
 from ..assign.layout_seeds import blocked_encoding
-from ..assign.layout_text import ModuleLines
+from ..ir.module_lines import ModuleLines
 from ..assign.pointer_contiguity import PointerAnalysis, pointee_bytes
 from ..gluon.rematerialize import rematerialize_conversions
 from ..ir.snapshot import Module, Operation, ops_under, parse_module

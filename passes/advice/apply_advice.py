@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 
 from ...dialect.linear_layout import LayoutError
 from ...lowering.target import Target, UnknownTarget, target_named
-from ..assign.layout_text import TextMismatch
+from ..ir.module_lines import TextMismatch
 from ..framework import ModulePass, PassContext, PassFailure
 from ..ir.diagnostics import IRError
 from ..ir.snapshot import Module, parse_module

@@ -37,7 +37,7 @@ import re
 from typing import Optional
 
 from ..assign.layout_rules import slice_of
-from ..assign.layout_text import ModuleLines
+from ..ir.module_lines import ModuleLines
 from ..ir.snapshot import Module, Operation, Value
 
 MAX_CHAIN = 32

@@ -55,7 +55,7 @@ from ..assign.layout_rules import ASYNC_COPY, GLOBAL_ACCESS_OPS, encoding_of
 from ..assign.pointer_contiguity import PointerAnalysis
 from ..assign.layout_seeds import coalesced
 from ..assign.layout_solver import assignment_work, solve
-from ..assign.layout_text import ModuleLines, TextMismatch
+from ..ir.module_lines import ModuleLines, TextMismatch
 from ..assign.pointer_contiguity import pointee_bytes
 from .layout_expression import gluon_layout_expression
 from .rematerialize import rematerialize_conversions
