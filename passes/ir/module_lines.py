@@ -96,7 +96,8 @@ class ModuleLines:
     """The module's printed lines, each op's place among them, and pending edits."""
 
     def __init__(self, module: Module, text: str):
-        self.lines = expand_aliases(text, module.aliases()).split("\n")
+        # the aliases the text itself defines: no print of the module to find them
+        self.lines = expand_aliases(text, module.aliases(text)).split("\n")
         self.of: dict[int, OpLines] = {}
         self._inserted: dict[int, list[str]] = {}
         self._position = 0
