@@ -111,8 +111,9 @@ def rematerialize_conversions(module: Module, text: Optional[str] = None) -> int
     """Recompute every qualifying conversion's operand in its result's layout (see the module
     docstring); returns how many conversions became no-ops.  ``text``: the text the module was
     just parsed from, where the caller has it (no print of the module; where its lines do not
-    line up or spell a type otherwise than MLIR, the module as printed)."""
-    if text is not None:
+    line up or spell a type otherwise than MLIR, or leave an op's location out, the module as
+    printed)."""
+    if text is not None and not module.has_temporary_locations:
         try:
             return _rematerialize(module, ModuleLines(module, text), strict=True)
         except TextMismatch:

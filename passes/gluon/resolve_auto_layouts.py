@@ -346,14 +346,16 @@ def _seed(module: Module, original: str) -> Seeded:
 def _choose(seeded_module: Module, seeded: Seeded, target: Target, result: Resolution) -> str:
     """Step 2: the solver over the seeded module, automatic ops free, the rest pinned; returns
     the rewritten text.  Its lines are the seeded text itself (the module was parsed from it:
-    no print); where they do not line up, the seeded module as MLIR prints it."""
-    groups = len(result.groups)
-    try:
-        return _choose_on(seeded_module, ModuleLines(seeded_module, seeded.text), seeded, target, result)
-    except TextMismatch:
-        del result.groups[groups:]
-        return _choose_on(seeded_module, ModuleLines(seeded_module, seeded_module.print(debuginfo=True)), seeded,
-                          target, result)
+    no print); where they do not line up or leave an op's location out, the seeded module as
+    MLIR prints it."""
+    if not seeded_module.has_temporary_locations:
+        groups = len(result.groups)
+        try:
+            return _choose_on(seeded_module, ModuleLines(seeded_module, seeded.text), seeded, target, result)
+        except TextMismatch:
+            del result.groups[groups:]
+    return _choose_on(seeded_module, ModuleLines(seeded_module, seeded_module.print(debuginfo=True)), seeded,
+                      target, result)
 
 
 def _choose_on(seeded_module: Module, lines: ModuleLines, seeded: Seeded, target: Target, result: Resolution) -> str:

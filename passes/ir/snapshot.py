@@ -8,9 +8,17 @@
   or owning block;
 * edits: :meth:`Module.set_attribute` (attribute text, exactly as MLIR prints it, committed
   through :mod:`.text_edits`), :meth:`Module.replace_all_uses_with`,
-  :meth:`Module.rewrite_text` (the general way: edit the printed module and re-parse it),
-  :meth:`Module.canonicalize` / :meth:`Module.cse`;
-* :meth:`Module.print` gives the text back (without locations unless asked for).
+  :meth:`Module.rewrite_text` / :meth:`Module.replace_text` (the general way: edit the printed
+  module and re-parse it), :meth:`Module.copy_location`, :meth:`Module.canonicalize` /
+  :meth:`Module.cse`;
+* :meth:`Module.print` gives the text back (without locations unless asked for);
+  :meth:`Module.handle_for` the module as a Triton module, for the drop-in to hand back.
+
+Round trips (print, edit, parse) are what the edits cost: a module is printed at most once
+while it does not change (the print is kept), its module attributes are read from the text it
+was parsed from, a text edit is parsed once when the module is next used, and a module parsed
+with ``marked=False`` runs Triton's passes as it is and can be handed to Triton without a
+print and a parse more (``test/unit/passes/gluon/test_stage_round_trips.py`` counts them).
 """
 
 from __future__ import annotations
@@ -264,7 +272,9 @@ class Module:
         self._ops_postorder = ops
         self._printed_with_locations = None
         self._header = None
-        self._last_print: Optional[str] = None   # print() of the module as it is now
+        # print() of the module as it is now, by debuginfo: a module is printed once however
+        # often passes read its text (every change of the module rebuilds the snapshot)
+        self._prints: dict[bool, str] = {}
 
     def _function_location(self, op: Operation) -> str:
         """Functions have no result to ask for a location: find the ``loc(...)`` printed after
@@ -323,7 +333,8 @@ class Module:
             # MLIR's print of the unchanged module, or the text it was parsed from (our edits
             # never touch the module's attributes), has the same header line (its locations
             # follow the closing brace): no need to print the module again.
-            source = (self._printed_source if not self._changed else self._source) or self._last_print
+            source = (self._printed_source if not self._changed else self._source) or \
+                self._prints.get(True) or self._prints.get(False)
             m = re.search(pattern, source, flags=re.M) if source is not None else None
             if m is None:
                 m = re.search(pattern, self.print(), flags=re.M)
@@ -510,6 +521,36 @@ class Module:
         op.results[0]._handle.set_loc(source.results[0]._handle.get_loc())
         op._location = source.location
         self._changed = True
+        self._prints = {}
+        self._printed_with_locations = None
+
+    def adopt(self, other: "Module") -> None:
+        """This module becomes ``other`` (a module of its own parsed from this one's edited text,
+        in this module's context: a trial a pass priced and keeps), its handle and snapshot
+        taken over as they are: no print and no parse of its text again.  ``other`` is not
+        to be used after."""
+        other._parsed()
+        if not other._own or other._ctx is not self._ctx:
+            raise IRError(f"{self.filename}: internal error: adopt a module of another context")
+        self._handle, self._ctx, self._temp_path = other._handle, other._ctx, other._temp_path
+        self._own, self._marked, self._changed = True, other._marked, True
+        self._pending, self._pending_func = other._pending, other._pending_func
+        self._unparsed, self._source = None, other._source
+        self._ops_postorder, self._temp_locations = other._ops_postorder, other._temp_locations
+        self._printed_with_locations, self._header, self._prints = None, None, dict(other._prints)
+        for op in self._ops_postorder:
+            if op._locate is not None:
+                op._locate = self._function_location
+
+    @property
+    def has_temporary_locations(self) -> bool:
+        """Whether an op's location names the temporary file the module was parsed from: a line
+        of the text without ``loc(...)`` (an op a pass wrote).  Its print then says where
+        (``"<file>":line:col``), which that text does not: a pass that reads the module's
+        lines takes them from the print, not from the text (which then would locate the op
+        anew where it is parsed next)."""
+        self._parsed()
+        return self._temp_locations
 
     @property
     def context(self):
@@ -542,6 +583,7 @@ class Module:
         self._source = None     # (the text it was parsed from is not this module any more)
         self._header = None
         self._pending, self._pending_func = {}, {}
+        self._prints = {}
         pm = ir.pass_manager(self._ctx)
         for add in adders:
             add(pm)
@@ -586,9 +628,9 @@ class Module:
         self._parsed()
         if self.has_pending_edits:
             self.commit()
-        text = self._text_with_edits(debuginfo)
-        self._last_print = text
-        return text.rstrip("\n") + "\n"
+        if debuginfo not in self._prints:
+            self._prints[debuginfo] = self._text_with_edits(debuginfo).rstrip("\n") + "\n"
+        return self._prints[debuginfo]
 
     def __str__(self) -> str:
         return self.print()

@@ -20,7 +20,7 @@ default path (``enable()``: remarks and report off, so Triton's resolution is no
 
 Before issue 54 a plain copy took 13 prints and 5 parses.  The advice stage
 (``enable(apply_advice=True)``), on a kernel it finds nothing to change in, adds one print
-(its input) and no parse.
+(its input) and no parse; where it applies a round, see the last test.
 """
 
 import collections
@@ -116,3 +116,34 @@ def test_the_advice_stage_prints_its_input_once_and_parses_nothing_where_it_chan
     assert hook.stats().advice_applied == 0
     assert counted.of("resolve") == {"print": 2, "parse": 2}
     assert counted.of("advice") == {"print": 1, "parse": 0}
+
+
+def test_the_advice_stage_where_it_applies_a_round(monkeypatch):
+    """The newcomer's transpose (``benchmarks/harness``), whose advice the stage applies (one
+    round; 42 prints and 14 parses before issue 54).  The advice is a search: each trial edit is
+    parsed once (its edits in one text) and printed once to be priced, Triton's canonicalizer and
+    CSE running on it as it is; here three trials (two findings priced alone, then both at once,
+    the round kept), two of which rematerialize index arithmetic: one print and one parse more
+    each (forced: their edits write conversions without a location, which only the print of the
+    trial gives them as the stage always did).  The kept trial is taken over as it is and handed
+    to Triton: no print and no parse of its text again, and the stage's input is printed once."""
+    import os
+    import sys
+
+    from support import REPO
+    sys.path.insert(0, os.path.join(str(REPO), "benchmarks"))
+    from harness.gluon_auto_kernels import cases
+    from triton.experimental.gluon._runtime import GluonASTSource
+
+    case = next(c for c in cases() if c.name == "transpose")
+    aligned = {(i,): [["tt.divisibility", 16]] for i in range(len(case.signature))}
+    src = GluonASTSource(case.kernel, case.signature, {**case.constexprs, **case.layouts["newcomer"]}, attrs=aligned)
+    counted = StageCounts(monkeypatch)
+    linear_layouts.enable(apply_advice=True)
+    try:
+        triton.compile(src, target=TARGET)
+    finally:
+        linear_layouts.disable()
+    assert hook.stats().advice_applied == 1 and not hook.stats().fallbacks
+    assert counted.of("resolve") == {"print": 1, "parse": 0}      # no automatic layout: its input only
+    assert counted.of("advice") == {"print": 1 + 3 + 2, "parse": 3 + 2}
