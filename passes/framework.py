@@ -25,17 +25,8 @@ from dataclasses import dataclass, field
 from typing import Callable, ClassVar, Optional, TextIO
 
 from ..lowering.target import Target
-from .ir.diagnostics import IRError
-from .ir.snapshot import Module, Operation
-
-
-class PassFailure(Exception):
-    """Raised by a pass when it cannot transform ``op``: the pipeline stops with a diagnostic."""
-
-    def __init__(self, op: Optional[Operation], message: str):
-        super().__init__(message)
-        self.op = op
-        self.message = message
+from .ir.diagnostics import IRError, PassFailure  # noqa: F401  (PassFailure: the passes import it from here)
+from .ir.snapshot import Module
 
 
 def _format_option(value) -> str:

@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import sys
 
-from .ir.parsing import triton_module_from_text
-from .ir.snapshot import parse_module
+from .ir.snapshot import snapshot_of
 from .plugin_config import PluginConfig
 from .plugin_pipeline import cyclic_gc_paused, kernel_name
 from .plugin_stats import ADVICE_STAGE, RESOLVE_STAGE, compile_without_islands, first_line, stats
@@ -70,14 +69,14 @@ def advised_ttgir(ttgir_stage, config: PluginConfig):
         resolution = Resolution.from_record(record) if record else None
         try:
             with cyclic_gc_paused():
-                module = parse_module(text, filename=f"<{name}>", safe=False, context=value.context, printed=True)
+                module = snapshot_of(value, text, f"<{name}>")
                 applied = apply_advice(module, resolution=resolution)
                 if config.remarks:
                     for line in applied.remarks():
                         print(f"<{name}>: remark: [{ADVICE_STAGE}] {line}", file=sys.stderr)
                 if not applied.rounds:
                     return value
-                advised = triton_module_from_text(module.text_for_triton(), value.context)
+                advised = module.handle_for(value.context)
         except Exception as error:  # never make a kernel fail that stock Triton compiles
             return compile_without_islands(name, text, ADVICE_STAGE, error, config.remarks, lambda: value,
                                             "compiled as written, without the advice")
@@ -97,18 +96,23 @@ def set_report_recording(on: bool) -> None:
 
 
 def _resolve_auto_layouts(src, text: str, name: str, remarks: bool):
-    """Our resolution of the Gluon module ``src`` (given as ``text``), as a new Triton module in
-    its context, and the :class:`Resolution`; ``src`` itself is not modified.  Triton's own
-    resolution is priced too (a subprocess) only for the remarks or the report."""
+    """Our resolution of the Gluon module ``src`` (given as ``text``, its print), as a new
+    Triton module in its context, and the :class:`Resolution`; ``src`` itself is not modified.
+    Triton's own resolution is priced too (a subprocess) only for the remarks or the report.
+
+    Round trips: ``text`` is the stage's one print of ``src``; the resolution starts from a
+    read-only snapshot of ``src`` (no parse), parses its edits into ``src``'s context, and the
+    last module it parsed is handed to Triton as it is (no print, no parse more): see
+    ``resolve_module`` for the count, and ``test_stage_round_trips.py``."""
     from .gluon.resolve_auto_layouts import resolve_module
 
     compare = remarks or _report_recording
     with cyclic_gc_paused():
-        module = parse_module(text, filename=f"<{name}>", safe=False, context=src.context, printed=True)
+        module = snapshot_of(src, text, f"<{name}>")
         resolution = resolve_module(module, compare=compare)
         if not resolution.resolved:
             raise RuntimeError(resolution.reason)
         if remarks:
             for line in resolution.remarks():
                 print(f"<{name}>: remark: [ll-resolve-auto-layouts] {line}", file=sys.stderr)
-        return triton_module_from_text(module.text_for_triton(), src.context), resolution
+        return module.handle_for(src.context), resolution

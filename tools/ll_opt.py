@@ -259,6 +259,7 @@ def input_modules(text: str, name: str, args) -> "list[Chunk] | None":
 def run_on_modules(chunks: list[Chunk], name: str, pipeline, args) -> "list[str] | None":
     """Each module through the pipeline, then printed or compiled (--emit); the outputs, or
     None if any module failed (each failure printed)."""
+    from ..passes.barriers.guard_barriers import guard_pruning
     from ..passes.ir.backend import compile_module
     from ..passes.ir.diagnostics import IRError
     from ..passes.framework import PassContext, run_pipeline
@@ -290,7 +291,7 @@ def run_on_modules(chunks: list[Chunk], name: str, pipeline, args) -> "list[str]
             if args.emit == "ttgir":
                 outputs.append(module.print(debuginfo=args.mlir_print_debuginfo))
             else:
-                outputs.append(compile_module(module, target, args.emit))
+                outputs.append(compile_module(module, target, args.emit, around=guard_pruning))
         except IRError as error:
             print(_error_lines(str(error)), file=sys.stderr)
             failed = True

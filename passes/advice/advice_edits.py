@@ -15,7 +15,7 @@ from ..assign.layout_costs import conversion_cost
 from ..assign.backend_requirements import AsyncCopyFacts, async_copy_problem
 from ..assign.layout_rules import ASYNC_COPY
 from ..assign.layout_seeds import blocked_encoding
-from ..assign.layout_text import ModuleLines
+from ..ir.module_lines import ModuleLines
 from ..assign.pointer_contiguity import PointerAnalysis, pointee_bytes
 from ..gluon.rematerialize import rematerialize_conversions
 from ..ir.snapshot import Module, Operation, ops_under, parse_module
@@ -30,9 +30,11 @@ def advised_module(module: Module, text: str, findings: list[Finding], target: T
     as one round of ``ll-apply-advice`` applies them (steps 1-3 of the module docstring, then
     index arithmetic recomputed, canonicalized and CSE'd).  The advice prices each finding on
     this (``layout_advice``), so what it reports is what applying it does."""
-    trial = parse_module(_one_round(module, text, findings, target, [] if edits is None else edits),
-                         module.filename, safe=module.safe)
-    rematerialize_conversions(trial)
+    # parsed once, without markers, into the module's context: rematerialization reads the text
+    # it was parsed from, and the canonicalizer and CSE run on it as it is (no copy)
+    edited = _one_round(module, text, findings, target, [] if edits is None else edits)
+    trial = parse_module(edited, module.filename, safe=module.safe, context=module.context, marked=False)
+    rematerialize_conversions(trial, edited)
     trial.canonicalize()
     trial.cse()
     return trial

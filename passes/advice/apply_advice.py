@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 
 from ...dialect.linear_layout import LayoutError
 from ...lowering.target import Target, UnknownTarget, target_named
-from ..assign.layout_text import TextMismatch
+from ..ir.module_lines import TextMismatch
 from ..framework import ModulePass, PassContext, PassFailure
 from ..ir.diagnostics import IRError
 from ..ir.snapshot import Module, parse_module
@@ -86,26 +86,33 @@ def apply_advice(module: Module, target: "str | Target | None" = None, resolutio
         raise PassFailure(None, f"ll-apply-advice: {error}") from None
     price = kernel_price(module, hw_target)
     result = Applied(cost_before=price.cost)
+    left = None      # the findings on the module as it is now, where the loop has them
     for _ in range(MAX_ROUNDS):
         text = module.print(debuginfo=True)
         findings = without_resolved(applicable(advise_module(module, text, hw_target, merged=False)), resolution)
+        left = findings
         if not findings:
             break
         kept = _cheaper_round(module, text, findings, hw_target, price)
         if kept is None:
             break
-        new_text, price, edits = kept
-        module.rewrite_text(lambda _text, t=new_text: t)
+        trial, price, edits = kept
+        # the trial is the round's module, parsed and canonicalized already: taken over as it
+        # is (no print and no parse of its text again)
+        module.adopt(trial)
+        left = None
         result.rounds += 1
         result.edits += edits
     result.cost_after = price.cost
-    result.left = without_resolved(applicable(advise_module(module, module.print(debuginfo=True), hw_target,
-                                                            merged=False)), resolution)
+    if left is None:   # (the advice on an unchanged module is not computed again: its trials cost round trips)
+        left = without_resolved(applicable(advise_module(module, module.print(debuginfo=True), hw_target,
+                                                         merged=False)), resolution)
+    result.left = left
     return result
 
 
 def _cheaper_round(module: Module, text: str, findings: list[Finding], target: Target, price: KernelPrice):
-    """(new text, its price, edits) of the first of these edits that lowers the whole kernel's
+    """(trial module, its price, edits) of the first of these edits that lowers the whole kernel's
     modelled cost without making it spill: every finding at once (what an author given the list
     does), else each finding alone, largest whole-kernel gain first; None where none does.  The
     findings' gains already say each alone lowers the cost, so the fallback finds one unless
@@ -122,7 +129,7 @@ def _cheaper_round(module: Module, text: str, findings: list[Finding], target: T
             continue
         new_price = kernel_price(trial, target)
         if new_price.cost < price.cost and not new_price.spills_where(price, target):
-            return new_text, new_price, edits
+            return trial, new_price, edits
     return None
 
 

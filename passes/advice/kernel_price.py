@@ -22,7 +22,7 @@ from ...lowering.target import Target
 from ..assign.assign_layouts import make_costs
 from ..assign.layout_graph import build_graph
 from ..assign.layout_solver import assignment_work
-from ..assign.layout_text import ModuleLines
+from ..ir.module_lines import ModuleLines
 from ..assign.register_budget import peak_registers
 from ..ir.snapshot import Module
 

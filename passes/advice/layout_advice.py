@@ -56,7 +56,7 @@ from ..assign.layout_costs import access_vector, conversion_cost
 from ..assign.layout_graph import loop_weight
 from ..assign.layout_rules import ASYNC_COPY
 from ..assign.layout_seeds import _deal, blocked_encoding, coalesced
-from ..assign.layout_text import ModuleLines, TextMismatch
+from ..ir.module_lines import ModuleLines, TextMismatch
 from ..ir.diagnostics import IRError
 from ..assign.pointer_contiguity import PointerAnalysis, pointee_bytes
 from ..gluon.auto_seeds import default_blocked

@@ -4,6 +4,7 @@ Holds the pass (``assign_layouts``: ``AssignLayouts``, ``assign_module``), the l
 function and its legality rules (``layout_graph``, ``layout_rules``, ``shape_layouts``,
 ``layout_seeds``), the cost model and its limits (``layout_costs``, ``pipe_time``, ``dram_floor``,
 ``pointer_contiguity``, ``register_budget``, ``scratch_budget``), the solver (``layout_solver``)
-and the rewrite of the module's text (``layout_text``).  From outside, import the pass from
+and the rewrite of the module's text (through ``passes.ir.module_lines``, the text editor the
+Gluon resolution and the advice share).  From outside, import the pass from
 ``assign_layouts``; the rest are its parts.  Nothing is imported here.
 """

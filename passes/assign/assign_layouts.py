@@ -61,7 +61,7 @@ from .layout_rules import (ASYNC_COPY, ELEMENTWISE_OPS, ELEMENTWISE_PREFIXES, ME
 from .shared_access_costs import async_copy_vector, local_load_work, local_store_work
 from .layout_solver import Costs, Solution, assignment_cost, assignment_work, conversion_cost, least_work, solve
 from .pipe_time import NOTHING, Work
-from .layout_text import ModuleLines, TextMismatch
+from ..ir.module_lines import ModuleLines, TextMismatch
 from .pointer_contiguity import pointee_bytes
 from .register_budget import register_overflow
 from .scratch_budget import scratch_overflow

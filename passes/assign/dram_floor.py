@@ -56,7 +56,7 @@ from typing import Iterable
 
 from ...lowering.target import Target
 from .layout_graph import _CONSTANT, _static_trips, loop_weight
-from .layout_text import ModuleLines
+from ..ir.module_lines import ModuleLines
 from .pointer_contiguity import pointee_bytes
 from ..ir.snapshot import Operation
 from ..ir.types import TensorType

@@ -47,7 +47,7 @@ from ...dialect import LayoutError
 from .backend_requirements import AsyncCopyFacts, async_copy_problem, best_async_copy_vector
 from .layout_rules import ASYNC_COPY, GLOBAL_ACCESS_OPS, SHAPE_KINDS, SHARED_ACCESS_OPS, Rule, encoding_of, rule_for
 from .shared_access_costs import buffer_fastest_dim, memdesc_of
-from .layout_text import ModuleLines
+from ..ir.module_lines import ModuleLines
 from ..ir.layouts import tensor_layout_of
 from .layout_seeds import coalesced, reduce_friendly
 from .pointer_contiguity import PointerAnalysis, pointee_bytes

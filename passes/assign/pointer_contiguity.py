@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
-from .layout_text import ModuleLines
+from ..ir.module_lines import ModuleLines
 from ..ir.snapshot import Value
 
 LARGE = 1 << 30        # divisibility of 0

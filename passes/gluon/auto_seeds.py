@@ -43,7 +43,7 @@ from ..assign.backend_requirements import AsyncCopyFacts, best_async_copy_vector
 from ..assign.layout_rules import (ASYNC_COPY, ELEMENTWISE_OPS, ELEMENTWISE_PREFIXES, GLOBAL_ACCESS_OPS,
                                    SHARED_ACCESS_OPS, Rule, slice_parts, trans_order)
 from ..assign.layout_seeds import coalesced
-from ..assign.layout_text import WARP_PARTITIONS
+from ..ir.module_lines import WARP_PARTITIONS
 from ..assign.pointer_contiguity import PointerAnalysis, pointee_bytes
 from ..ir.snapshot import Operation, Value, ops_under
 

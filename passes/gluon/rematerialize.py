@@ -37,7 +37,7 @@ import re
 from typing import Optional
 
 from ..assign.layout_rules import slice_of
-from ..assign.layout_text import ModuleLines
+from ..ir.module_lines import ModuleLines, TextMismatch
 from ..ir.snapshot import Module, Operation, Value
 
 MAX_CHAIN = 32
@@ -84,14 +84,19 @@ def _operand_encoding(op: Operation, header: str, encoding: str) -> str:
     return encoding
 
 
-def _copy_line(op: Operation, header: str, encoding: str, name: str, renamed: dict[str, str]) -> str:
+def _copy_line(op: Operation, header: str, encoding: str, name: str, renamed: dict[str, str],
+               strict: bool = False) -> str:
     """``op``'s line computing its result in ``encoding``, as ``name``, reading ``renamed``
-    operands."""
+    operands (``strict``: see ``_rematerialize``)."""
     line = header.strip()
     old = op.results[0].tensor_type.encoding
+    if strict and old not in line:
+        raise TextMismatch(f"{op.name}: its line does not print {old[:60]}")
     if op.name == "tt.expand_dims":
         head, arrow, result_type = line.rpartition(" -> ")
         old_operand = op.operands[0].tensor_type.encoding
+        if strict and (old_operand not in head or old not in result_type):
+            raise TextMismatch(f"{op.name}: its line does not print its types as MLIR does")
         line = head.replace(old_operand, _operand_encoding(op, header, encoding)) + arrow + \
             result_type.replace(old, encoding)
     else:
@@ -102,10 +107,23 @@ def _copy_line(op: Operation, header: str, encoding: str, name: str, renamed: di
     return line
 
 
-def rematerialize_conversions(module: Module) -> int:
+def rematerialize_conversions(module: Module, text: Optional[str] = None) -> int:
     """Recompute every qualifying conversion's operand in its result's layout (see the module
-    docstring); returns how many conversions became no-ops."""
-    lines = ModuleLines(module, module.print(debuginfo=True))
+    docstring); returns how many conversions became no-ops.  ``text``: the text the module was
+    just parsed from, where the caller has it (no print of the module; where its lines do not
+    line up or spell a type otherwise than MLIR, or leave an op's location out, the module as
+    printed)."""
+    if text is not None and not module.has_temporary_locations:
+        try:
+            return _rematerialize(module, ModuleLines(module, text), strict=True)
+        except TextMismatch:
+            pass
+    return _rematerialize(module, ModuleLines(module, module.print(debuginfo=True)))
+
+
+def _rematerialize(module: Module, lines: ModuleLines, strict: bool = False) -> int:
+    """``strict``: the lines are not MLIR's print, so every type an edit replaces must be
+    spelled on them as MLIR spells it (else TextMismatch, and the caller prints the module)."""
     counter = [0]
     done = 0
     for convert in [op for op in module.walk() if op.name == "ttg.convert_layout"]:
@@ -133,7 +151,7 @@ def rematerialize_conversions(module: Module) -> int:
                             renamed[lines.name_of(operand)] = copy(operand, needed)
                 name = f"%ll_remat{counter[0]}"
                 counter[0] += 1
-                new_lines.append(_copy_line(op, header, encoding, name, renamed))
+                new_lines.append(_copy_line(op, header, encoding, name, renamed, strict))
                 copies[key] = name
             return copies[key]
 
@@ -142,10 +160,11 @@ def rematerialize_conversions(module: Module) -> int:
             lines.insert_after_definition(source, text)
         index = lines.of[id(convert)].header
         head, arrow, result_type = lines.lines[index].rpartition(" -> ")
+        if strict and source.tensor_type.encoding not in head:
+            raise TextMismatch(f"ttg.convert_layout at line {index + 1} does not print {source.tensor_type.encoding[:60]}")
         head = re.sub(re.escape(lines.name_of(source)) + r"(?![\w$.#-])", recomputed, head)
         lines.lines[index] = head.replace(source.tensor_type.encoding, target) + arrow + result_type
         done += 1
     if done:
-        text = lines.text()
-        module.rewrite_text(lambda _text: text)
+        module.replace_text(lines.text())
     return done

@@ -55,7 +55,7 @@ from ..assign.layout_rules import ASYNC_COPY, GLOBAL_ACCESS_OPS, encoding_of
 from ..assign.pointer_contiguity import PointerAnalysis
 from ..assign.layout_seeds import coalesced
 from ..assign.layout_solver import assignment_work, solve
-from ..assign.layout_text import ModuleLines, TextMismatch
+from ..ir.module_lines import ModuleLines, TextMismatch
 from ..assign.pointer_contiguity import pointee_bytes
 from .layout_expression import gluon_layout_expression
 from .rematerialize import rematerialize_conversions
@@ -246,10 +246,29 @@ def _inline_if_needed(module: Module) -> bool:
 
 
 def resolve_module(module: Module, target: "str | Target | None" = None, compare: bool = True) -> Resolution:
-    """Resolve every automatic layout of ``module`` in place (see the module docstring)."""
-    # The module is printed as few times as its text changes (each print of a large kernel costs
-    # milliseconds): once here, once after the layouts are chosen, once more only if the
-    # conversions' locations had to be rewritten.
+    """Resolve every automatic layout of ``module`` in place (see the module docstring).
+
+    Round trips (each print or parse of a large kernel costs milliseconds; Triton's bindings
+    cannot create ops or change types, so every edit is one of the module's text).  The edits of
+    a step go into one text, parsed once; each text is kept and reused where the module it was
+    parsed into is read again, and the module is printed only where Triton's passes changed it.
+    Given a read-only snapshot of the module (the drop-in's ``snapshot_of``, printed already),
+    the resolution:
+
+    * prints no more (its text is the snapshot's) and parses nothing for step 1 (the seeding);
+    * parses the seeded text (forced: step 2's graph is built from the seeded module's ops, its
+      conversions and types, which only a parse makes);
+    * parses the chosen text (forced: rematerialization reads the chosen module), and the
+      rematerialized text where it changed anything (forced: the canonicalizer runs on a parsed
+      module); canonicalizer and CSE then run on that module, no copy;
+    * prints the canonicalized module once (forced: the backend check and the modelled cost read
+      the module Triton's canonicalizer made, in C++);
+    * only where a conversion step 1 inserted survives: one parse more (its location, the using
+      op's, is written into the text: the bindings set an op's location only from another op's
+      result, and the user, a ``tt.store``, has none).
+
+    With calls to inline, one parse (the copy the inliner runs on) and one print more.  The
+    drop-in then hands the last module parsed to Triton as it is (``Module.handle_for``)."""
     result = Resolution()
     original = module.print(debuginfo=True)
     if not has_auto_layouts(original):
@@ -264,20 +283,28 @@ def resolve_module(module: Module, target: "str | Target | None" = None, compare
     try:
         inlined = _inline_if_needed(module)
         seeded = _seed(module, module.print(debuginfo=True) if inlined else original)
-        new_text = _choose(parse_module(seeded.text, module.filename, safe=module.safe), seeded, hw_target, result)
-        module.rewrite_text(lambda _text: new_text)
-        result.recomputed = rematerialize_conversions(module)
+        seeded_module = parse_module(seeded.text, module.filename, safe=module.safe, context=module.context,
+                                     marked=False)
+        new_text = _choose(seeded_module, seeded, hw_target, result)
+        module.replace_text(new_text)
+        result.recomputed = rematerialize_conversions(module, new_text)
         module.canonicalize_and_cse()
         text = module.print(debuginfo=True)
-        if _locate_inserted_conversions(module, text):
-            text = module.print(debuginfo=True)
+        # on the canonicalized module as printed, before the locations of the conversions step
+        # 1 inserted are set (which neither reads): a text edit there leaves a module to parse
         _check_backend_requirements(module, text)
     except (Unresolvable, TextMismatch, IRError) as error:
         result.reason = str(error).splitlines()[0]
         return result
+    conversions = _conversions(module) - authors
+    cost = modelled_cost(module, hw_target, text)
+    try:
+        _locate_inserted_conversions(module, text)
+    except (TextMismatch, IRError) as error:
+        result.reason = str(error).splitlines()[0]
+        return result
     result.resolved = True
-    result.conversions = _conversions(module) - authors
-    result.cost_ours = modelled_cost(module, hw_target, text)
+    result.conversions, result.cost_ours = conversions, cost
     if triton is not None:
         result.compared = True
         resolved_text, error = triton
@@ -318,9 +345,21 @@ def _seed(module: Module, original: str) -> Seeded:
 
 def _choose(seeded_module: Module, seeded: Seeded, target: Target, result: Resolution) -> str:
     """Step 2: the solver over the seeded module, automatic ops free, the rest pinned; returns
-    the rewritten text."""
+    the rewritten text.  Its lines are the seeded text itself (the module was parsed from it:
+    no print); where they do not line up or leave an op's location out, the seeded module as
+    MLIR prints it."""
+    if not seeded_module.has_temporary_locations:
+        groups = len(result.groups)
+        try:
+            return _choose_on(seeded_module, ModuleLines(seeded_module, seeded.text), seeded, target, result)
+        except TextMismatch:
+            del result.groups[groups:]
+    return _choose_on(seeded_module, ModuleLines(seeded_module, seeded_module.print(debuginfo=True)), seeded,
+                      target, result)
+
+
+def _choose_on(seeded_module: Module, lines: ModuleLines, seeded: Seeded, target: Target, result: Resolution) -> str:
     free_ops, free_loop_positions, original_of = _free_ops(seeded_module, seeded.walk)
-    lines = ModuleLines(seeded_module, seeded_module.print(debuginfo=True))
     counter = [0]
     for function, seeding in zip(_functions(seeded_module), seeded.seedings):
         graph = build_graph(function, lines, reorder_reductions=True, memory_ops=True, shared_ops=True)
@@ -479,20 +518,31 @@ def _locate_inserted_conversions(module: Module, text: str) -> bool:
     """A conversion step 1 inserted carries the marker location ``ll-resolve-auto``; once the
     layouts are chosen it takes the location of the op that uses it, so that remarks and the
     report point at the source line that needs it (``tt.store at k.py:33:5``), not at the
-    printed module.  ``text``: the module printed with locations; whether it was rewritten."""
+    printed module.  ``text``: the module printed with locations; whether it was changed.
+
+    Where every such user has results (and no regions, whose first line prints no location),
+    the bindings copy the user's location onto the conversion: no print, no parse.  A user
+    without results (a ``tt.store``) has no location the bindings can read: the locations are
+    then written into the text, which the module becomes (one parse more, when next used)."""
     if f'"{INSERTED}"' not in text:
         return False
-    lines = ModuleLines(module, text)
     users = users_of(module)
-    for op in module.walk():
-        if op.name != "ttg.convert_layout" or not op.location.startswith(INSERTED + ":"):
-            continue
-        user = next(iter(users.get(id(op.results[0]), [])), None)
-        placed, found = lines.of.get(id(op)), _TRAILING_LOCATION.search(lines.header(user)) if user else None
+    inserted = [(op, next(iter(users.get(id(op.results[0]), [])), None)) for op in module.walk()
+                if op.name == "ttg.convert_layout" and op.location.startswith(INSERTED + ":")]
+    inserted = [(op, user) for op, user in inserted if user is not None and not user.regions]
+    if not inserted:
+        return False
+    if all(user.results for _op, user in inserted):
+        for op, user in inserted:
+            module.copy_location(user, op)
+        return True
+    lines = ModuleLines(module, text)
+    for op, user in inserted:
+        placed, found = lines.of.get(id(op)), _TRAILING_LOCATION.search(lines.header(user))
         if placed is not None and found:
             line = lines.lines[placed.header]
             lines.lines[placed.header] = _TRAILING_LOCATION.sub(" " + found.group(0).strip(), line)
-    module.rewrite_text(lambda _text: lines.text())
+    module.replace_text(lines.text())
     return True
 
 

@@ -1,4 +1,6 @@
-"""Triton's diagnostics as messages for our users, and the one exception the IR layer raises.
+"""Triton's diagnostics as messages for our users, and the exceptions of the IR layer:
+:class:`IRError` (a module could not be parsed or transformed) and :class:`PassFailure` (a pass
+cannot transform an op; ``passes.framework`` re-exports it, where the passes take it from).
 
 MLIR's C++ prints diagnostics to the process's stderr (fd 2) with the location of the file it
 parsed: a temporary file of ours.  :class:`CapturedStderr` collects them and
@@ -17,6 +19,17 @@ import tempfile
 class IRError(Exception):
     """A module could not be parsed, verified or transformed; ``str()`` is the user message,
     starting with a location (``file:line:col: error: ...``) when one is known."""
+
+
+class PassFailure(Exception):
+    """Raised by a pass when it cannot transform ``op`` (an :class:`~.snapshot.Operation`, or
+    None): the pipeline stops with a diagnostic.  Defined here, below the pass framework, so
+    that the IR layer (``layouts``) raises it without importing upward."""
+
+    def __init__(self, op, message: str):
+        super().__init__(message)
+        self.op = op
+        self.message = message
 
 
 _LOC_DIAG = re.compile(r'^loc\((?P<loc>.*?)\):\s*(?P<rest>(error|warning|note|remark):.*)$')

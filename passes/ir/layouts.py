@@ -26,7 +26,7 @@ from ...dialect import LayoutError, LinearLayout, linear_attribute, to_linear_la
 from ...dialect.conventions import TritonConventions
 from ...dialect.memdesc import MemdescLayout, memdesc_layout as _memdesc_layout
 from .bindings import installed_conventions
-from ..framework import PassFailure
+from .diagnostics import PassFailure
 from .snapshot import Operation, Value
 from .types import TensorType
 

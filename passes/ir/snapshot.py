@@ -8,9 +8,17 @@
   or owning block;
 * edits: :meth:`Module.set_attribute` (attribute text, exactly as MLIR prints it, committed
   through :mod:`.text_edits`), :meth:`Module.replace_all_uses_with`,
-  :meth:`Module.rewrite_text` (the general way: edit the printed module and re-parse it),
-  :meth:`Module.canonicalize` / :meth:`Module.cse`;
-* :meth:`Module.print` gives the text back (without locations unless asked for).
+  :meth:`Module.rewrite_text` / :meth:`Module.replace_text` (the general way: edit the printed
+  module and re-parse it), :meth:`Module.copy_location`, :meth:`Module.canonicalize` /
+  :meth:`Module.cse`;
+* :meth:`Module.print` gives the text back (without locations unless asked for);
+  :meth:`Module.handle_for` the module as a Triton module, for the drop-in to hand back.
+
+Round trips (print, edit, parse) are what the edits cost: a module is printed at most once
+while it does not change (the print is kept), its module attributes are read from the text it
+was parsed from, a text edit is parsed once when the module is next used, and a module parsed
+with ``marked=False`` runs Triton's passes as it is and can be handed to Triton without a
+print and a parse more (``test/unit/passes/gluon/test_stage_round_trips.py`` counts them).
 """
 
 from __future__ import annotations
@@ -120,18 +128,22 @@ def in_loop(op: Operation) -> bool:
 
 
 def parse_module(text: str, filename: str = "<stdin>", first_line: int = 1, safe: bool = True,
-                 context=None, printed: bool = False) -> "Module":
+                 context=None, printed: bool = False, marked: bool = True) -> "Module":
     """Parse TTGIR module text.  ``filename`` and ``first_line`` (where the text starts in that
     file, for ``--split-input-file`` chunks) make locations and diagnostics point at the
     user's file.  ``context``: a Triton MLIR context to parse into (the drop-in passes its
     compilation's; default: a fresh one).  ``printed``: the text is MLIR's own print of a
     module (the drop-in's input), so the module's attributes can be read from it without
-    printing the module again.  Raises :class:`IRError` with Triton's diagnostics on failure."""
+    printing the module again.  ``marked=False``: no marker attribute on the ops until an
+    attribute edit needs them (:meth:`Module.set_attribute`), so that Triton's passes run on the
+    parsed module as it is and the module can be handed to Triton (:meth:`Module.handle_for`)
+    without a print and a parse more.  Raises :class:`IRError` with Triton's diagnostics on
+    failure."""
     reject_reserved_attributes(text, filename, first_line)
     handle, ctx, temp_path = parse_handle(text, filename, first_line, safe, context)
-    module = Module(handle, ctx, filename, temp_path, safe=safe)
+    module = Module(handle, ctx, filename, temp_path, safe=safe, marked=marked, own=True)
     if printed:
-        module._printed_source = text
+        module._printed_source = module._source = text
     return module
 
 
@@ -145,8 +157,9 @@ def snapshot_of(handle, text: str, filename: str) -> "Module":
     a copy of its own: ``parse_module``.  Saves a parse and a print of the module per kernel (2 to
     5 ms on the Liger-Kernel corpus)."""
     reject_reserved_attributes(text, filename, 1)
-    module = Module(handle, getattr(handle, "context", None), filename, "", safe=False, marked=False)
+    module = Module(handle, getattr(handle, "context", None), filename, "", safe=False, marked=False, own=False)
     module._printed_source = text
+    module._source = text
     return module
 
 
@@ -155,11 +168,16 @@ def snapshot_of(handle, text: str, filename: str) -> "Module":
 class Module:
     """A TTGIR module: a Python snapshot of its ops over a Triton module handle."""
 
-    def __init__(self, handle, ctx, filename: str, temp_path: str, safe: bool = True, marked: bool = True):
+    def __init__(self, handle, ctx, filename: str, temp_path: str, safe: bool = True, marked: bool = True,
+                 own: bool = True):
         self._handle = handle
         # marked: every op with results carries our marker attribute (for attribute edits).  A
-        # read-only snapshot (snapshot_of) has none: it walks a module that is not ours to change.
+        # read-only snapshot (snapshot_of) has none: it walks a module that is not ours to change
+        # (own=False).  A module of its own parsed with marked=False gets its markers when an
+        # attribute edit first needs them (_ensure_marked); re-parses keep the choice.
         self._marked = marked
+        self._marks_on_parse = marked
+        self._own = own
         # safe: every re-parse of our own edits runs first in a forked child (ll-opt).  The
         # drop-in (``passes.hook``) parses with safe=False: it runs inside a process that may
         # hold CUDA state and threads, where fork() is unsafe.
@@ -174,6 +192,11 @@ class Module:
         self._unparsed: Optional[str] = None
         self._changed = False   # an edit was made (see has_rewrites)
         self._printed_source: Optional[str] = None   # MLIR's print of the module as parsed
+        # The text the module was last parsed from, where that is MLIR's print or our edit of
+        # one: the module attributes are read from it without a print.  None once Triton's
+        # passes have run (they may add module attributes).
+        self._source: Optional[str] = None
+        self._temp_locations = False   # an op's location names the temporary file (see handle_for)
         self._build()
 
     # -- snapshot ---------------------------------------------------------------------
@@ -209,6 +232,7 @@ class Module:
         # arguments) is created when its first op is visited, so operands defined earlier are
         # already known, except values defined later (graph regions): resolved afterwards.
         unresolved = []
+        self._temp_locations = False
         for index, h in enumerate(handles):
             name = h.get_name()
             op = Operation(name, _handle=h)
@@ -221,7 +245,10 @@ class Module:
                 if self._marked:
                     op._marker = index
                     op.results[0]._handle.set_attr(MARKER, builder.get_int32_attr(index))
-                op._location = location_text(str(op.results[0]._handle.get_loc()), self._temp_path, self.filename)
+                raw = str(op.results[0]._handle.get_loc())
+                if self._temp_path and self._temp_path in raw:
+                    self._temp_locations = True
+                op._location = location_text(raw, self._temp_path, self.filename)
             if name in ("tt.func", "func.func"):
                 op.symbol = h.get_str_attr("sym_name")
                 op._locate = self._function_location
@@ -245,6 +272,9 @@ class Module:
         self._ops_postorder = ops
         self._printed_with_locations = None
         self._header = None
+        # print() of the module as it is now, by debuginfo: a module is printed once however
+        # often passes read its text (every change of the module rebuilds the snapshot)
+        self._prints: dict[bool, str] = {}
 
     def _function_location(self, op: Operation) -> str:
         """Functions have no result to ask for a location: find the ``loc(...)`` printed after
@@ -300,9 +330,11 @@ class Module:
         self._parsed()
         if self._header is None:
             pattern = r"^module attributes \{(.*)\} \{$"
-            # MLIR's print of the unchanged module has the same header line (its locations
+            # MLIR's print of the unchanged module, or the text it was parsed from (our edits
+            # never touch the module's attributes), has the same header line (its locations
             # follow the closing brace): no need to print the module again.
-            source = self._printed_source if not self._changed else None
+            source = (self._printed_source if not self._changed else self._source) or \
+                self._prints.get(True) or self._prints.get(False)
             m = re.search(pattern, source, flags=re.M) if source is not None else None
             if m is None:
                 m = re.search(pattern, self.print(), flags=re.M)
@@ -327,12 +359,17 @@ class Module:
 
     # -- attribute aliases ---------------------------------------------------------------
 
-    def aliases(self) -> dict[str, str]:
+    def aliases(self, printed: Optional[str] = None) -> dict[str, str]:
         """Attribute aliases of the printed module, name -> fully expanded text, in print
-        order: ``{"#blocked": "#ttg.blocked<{...}>", "#mma": "#ttg.nvidia_mma<{...}>"}``."""
-        self._parsed()
-        text = self._handle.str_nodebug()
-        raw = dict(re.findall(r"^(#[\w$.-]+) = (.*)$", text, flags=re.M))
+        order: ``{"#blocked": "#ttg.blocked<{...}>", "#mma": "#ttg.nvidia_mma<{...}>"}``.
+        ``printed``: the module as printed, with or without locations, where the caller has it
+        (the aliases are read from it, without printing the module again; location aliases,
+        ``#loc...``, are not attribute aliases and are left out)."""
+        if printed is None:
+            self._parsed()
+            printed = self._handle.str_nodebug()
+        raw = {name: value for name, value in re.findall(r"^(#[\w$.-]+) = (.*)$", printed, flags=re.M)
+               if not name.startswith("#loc")}
         expanded = {}
         for name, value in raw.items():
             # aliases may refer to earlier aliases (e.g. a dot_op's parent): expand them
@@ -356,6 +393,7 @@ class Module:
         attribute is reported there, with Triton's diagnostic."""
         self._parsed()
         self._must_own("set an attribute")
+        self._ensure_marked()
         if op._marker is not None:
             self._pending.setdefault(op._marker, {})[name] = attribute_text
         elif op.symbol is not None:
@@ -368,23 +406,37 @@ class Module:
     def has_pending_edits(self) -> bool:
         return bool(self._pending or self._pending_func)
 
+    def _ensure_marked(self) -> None:
+        """Put the marker attribute on every op with results now (a module parsed with
+        ``marked=False``): the ops stay as they are, no re-parse."""
+        if self._marked:
+            return
+        builder = bindings().builder(self._ctx)
+        for index, op in enumerate(self._ops_postorder):
+            if op.results:
+                op._marker = index
+                op.results[0]._handle.set_attr(MARKER, builder.get_int32_attr(index))
+        self._marked = True
+
     def _must_own(self, what: str) -> None:
         """Refuse an edit of a read-only snapshot's module (see :func:`snapshot_of`)."""
-        if not self._marked:
+        if not self._own:
             raise IRError(f"{self.filename}: internal error: cannot {what} in a read-only snapshot "
                           "(parse_module makes a module of its own)")
 
     def _text_with_edits(self, debuginfo: bool = True) -> str:
         """The printed module with pending attributes in place of the markers (and no markers)."""
         self._parsed()
-        if not self._marked:   # nothing to replace; Triton's own print when it is at hand
+        if not self._own:   # nothing to replace; Triton's own print when it is at hand
             if debuginfo and self._printed_source is not None:
                 return self._printed_source
             return str(self._handle) if debuginfo else self._handle.str_nodebug()
         text = str(self._handle) if debuginfo else self._handle.str_nodebug()
         # Locations that Triton took from our temporary file name point at the user's file.
-        text = text.replace(f'"{self._temp_path}"', mlir_string_literal(self.filename))
-        text = replace_markers(text, self._pending)
+        if self._temp_path:
+            text = text.replace(f'"{self._temp_path}"', mlir_string_literal(self.filename))
+        if self._marked:
+            text = replace_markers(text, self._pending)
         for symbol, attrs in self._pending_func.items():
             text = add_function_attributes(text, symbol, attrs)
         return text
@@ -402,11 +454,16 @@ class Module:
 
     def _reparse(self, text: str) -> None:
         self._changed = True
-        self._marked = True     # a module of its own from here on
+        self._own = True        # a module of its own from here on
+        self._marked = self._marks_on_parse
         # Our own edits are checked by a safe parse too: a bad attribute must not crash ll-opt.
-        handle, ctx, temp_path = parse_handle(text, self.filename, 1, safe=self.safe)
+        # The module's context is reused (the drop-in's: the compilation's own, where the result
+        # is handed back): loading every dialect into a fresh one costs about 2 ms.
+        handle, ctx, temp_path = parse_handle(text, self.filename, 1, safe=self.safe, context=self._ctx)
         self._handle, self._ctx, self._temp_path = handle, ctx, temp_path
         self._pending, self._pending_func = {}, {}
+        self._source = text
+        self._header = None
         self._build()
 
     def rewrite_text(self, transform: Callable[[str], str]) -> None:
@@ -417,6 +474,16 @@ class Module:
         self._unparsed = transform(self._text_with_edits())
         self._changed = True
         self._pending, self._pending_func = {}, {}   # they are in the text now
+
+    def replace_text(self, text: str) -> None:
+        """The module becomes ``text`` (module text a pass wrote from this module's print, with
+        locations), parsed when the module is next used, as after :meth:`rewrite_text`, but
+        without printing the module for a transform that does not read it.  Attribute edits
+        still pending would be lost: they are refused."""
+        if self.has_pending_edits:
+            raise IRError(f"{self.filename}: internal error: replace_text with attribute edits pending")
+        self._unparsed = text
+        self._changed = True
 
     def _parsed(self) -> None:
         """Parse text left by :meth:`rewrite_text`, if any, into this module."""
@@ -433,6 +500,63 @@ class Module:
             return self._unparsed
         return self.print(debuginfo=True)
 
+    def handle_for(self, context):
+        """The module as a Triton module in ``context``, to hand back to Triton's pipeline (the
+        drop-in's path): the module's own handle where it can be (a module of its own, parsed
+        into that context, with no marker, no pending edit and no location naming our
+        temporary file), which saves a print and a parse; else :meth:`text_for_triton` parsed
+        into ``context``.  The module is not to be used after."""
+        if self._unparsed is None and self._own and not self._marked and not self.has_pending_edits \
+                and self._ctx is context and not self._temp_locations:
+            return self._handle
+        from .parsing import triton_module_from_text
+        return triton_module_from_text(self.text_for_triton(), context)
+
+    def copy_location(self, source: Operation, op: Operation) -> None:
+        """``op`` takes ``source``'s location (the same location attribute), through the
+        bindings: no print, no parse.  Both need results (the bindings reach an op's location
+        through its results only)."""
+        self._parsed()
+        self._must_own("set a location")
+        op.results[0]._handle.set_loc(source.results[0]._handle.get_loc())
+        op._location = source.location
+        self._changed = True
+        self._prints = {}
+        self._printed_with_locations = None
+
+    def adopt(self, other: "Module") -> None:
+        """This module becomes ``other`` (a module of its own parsed from this one's edited text,
+        in this module's context: a trial a pass priced and keeps), its handle and snapshot
+        taken over as they are: no print and no parse of its text again.  ``other`` is not
+        to be used after."""
+        other._parsed()
+        if not other._own or other._ctx is not self._ctx:
+            raise IRError(f"{self.filename}: internal error: adopt a module of another context")
+        self._handle, self._ctx, self._temp_path = other._handle, other._ctx, other._temp_path
+        self._own, self._marked, self._changed = True, other._marked, True
+        self._pending, self._pending_func = other._pending, other._pending_func
+        self._unparsed, self._source = None, other._source
+        self._ops_postorder, self._temp_locations = other._ops_postorder, other._temp_locations
+        self._printed_with_locations, self._header, self._prints = None, None, dict(other._prints)
+        for op in self._ops_postorder:
+            if op._locate is not None:
+                op._locate = self._function_location
+
+    @property
+    def has_temporary_locations(self) -> bool:
+        """Whether an op's location names the temporary file the module was parsed from: a line
+        of the text without ``loc(...)`` (an op a pass wrote).  Its print then says where
+        (``"<file>":line:col``), which that text does not: a pass that reads the module's
+        lines takes them from the print, not from the text (which then would locate the op
+        anew where it is parsed next)."""
+        self._parsed()
+        return self._temp_locations
+
+    @property
+    def context(self):
+        """The Triton MLIR context the module lives in (the compilation's, in the drop-in)."""
+        return self._ctx
+
     def replace_all_uses_with(self, old: Value, new: Value) -> None:
         self._parsed()
         self._must_own("replace uses")
@@ -445,12 +569,21 @@ class Module:
 
     def _run_triton_passes(self, *adders) -> None:
         ir = bindings()
-        # Markers would keep CSE from merging ops (their values differ): strip them first.
-        handle, ctx, temp_path = parse_handle(self._text_with_edits(), self.filename, 1, safe=self.safe)
-        self._handle, self._ctx, self._temp_path = handle, ctx, temp_path
+        self._parsed()
+        if not self._own or self._marked or self.has_pending_edits:
+            # A copy of our own first (Triton's module is not ours to change), without markers:
+            # they would keep CSE from merging ops (their values differ).  A module of its own
+            # with none runs the passes as it is: no print and no parse.
+            handle, ctx, temp_path = parse_handle(self._text_with_edits(), self.filename, 1, safe=self.safe,
+                                                  context=self._ctx)
+            self._handle, self._ctx, self._temp_path = handle, ctx, temp_path
+            self._marked = self._marks_on_parse
         self._changed = True
-        self._marked = True     # a module of its own from here on
+        self._own = True        # a module of its own from here on
+        self._source = None     # (the text it was parsed from is not this module any more)
+        self._header = None
         self._pending, self._pending_func = {}, {}
+        self._prints = {}
         pm = ir.pass_manager(self._ctx)
         for add in adders:
             add(pm)
@@ -495,8 +628,9 @@ class Module:
         self._parsed()
         if self.has_pending_edits:
             self.commit()
-        text = self._text_with_edits(debuginfo)
-        return text.rstrip("\n") + "\n"
+        if debuginfo not in self._prints:
+            self._prints[debuginfo] = self._text_with_edits(debuginfo).rstrip("\n") + "\n"
+        return self._prints[debuginfo]
 
     def __str__(self) -> str:
         return self.print()

@@ -181,3 +181,14 @@ def test_the_report_model_imports_no_renderer():
     assert not graph["linear_layouts.tools.report_text"] & (renderers | {"linear_layouts.tools.report"})
     for renderer in renderers:
         assert "linear_layouts.tools.report" not in graph[renderer]
+
+
+def test_the_ir_layer_imports_nothing_above_it():
+    """issue 54: ``passes/ir`` (the bindings, the snapshot, the text editor ``module_lines``) is
+    the bottom of ``passes``: it imports only itself, ``lowering`` and ``dialect``, never another
+    part of ``passes`` (``framework``, ``barriers``, ``assign``, ...)."""
+    graph = import_graph()
+    ir = "linear_layouts.passes.ir"
+    upward = sorted((a, b) for a, targets in graph.items() if a == ir or a.startswith(ir + ".")
+                    for b in targets if layer_of(b) == "passes" and not (b == ir or b.startswith(ir + ".")))
+    assert not upward, "passes/ir imports from above it:\n" + "\n".join(f"    {a} -> {b}" for a, b in upward)

@@ -18,7 +18,7 @@ from linear_layouts.lowering.target import target_named
 from linear_layouts.passes.assign.assign_layouts import assign_module, make_costs
 from linear_layouts.passes.assign.layout_graph import build_graph, propose_candidates
 from linear_layouts.passes.assign.layout_solver import assignment_cost, assignment_work, solve
-from linear_layouts.passes.assign.layout_text import ModuleLines
+from linear_layouts.passes.ir.module_lines import ModuleLines
 from linear_layouts.passes.ir.diagnostics import IRError
 from linear_layouts.passes.ir.snapshot import parse_module
 from support.random_programs import random_program, structure
@@ -806,7 +806,7 @@ def test_module_lines_edit_an_scf_while(debuginfo):
 def test_module_lines_refuse_a_while_text_that_does_not_line_up():
     """A missing ^bb0 line, or a type that is not where it is expected, raises TextMismatch
     (the pass then keeps the module as it was) instead of writing wrong text."""
-    from linear_layouts.passes.assign.layout_text import TextMismatch
+    from linear_layouts.passes.ir.module_lines import TextMismatch
     module = parse_module(WHILE)
     text = module.print()
     with pytest.raises(TextMismatch):

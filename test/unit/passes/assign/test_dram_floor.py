@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 from linear_layouts.lowering.target import TARGETS, target_named
 from linear_layouts.passes.assign.assign_layouts import assign_module
 from linear_layouts.passes.assign.dram_floor import bytes_moved, dram_byte_cost, dram_floor
-from linear_layouts.passes.assign.layout_text import ModuleLines
+from linear_layouts.passes.ir.module_lines import ModuleLines
 from linear_layouts.passes.ir.snapshot import parse_module
 from support.random_programs import random_program
 

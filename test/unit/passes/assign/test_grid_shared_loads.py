@@ -7,7 +7,7 @@ import pytest
 
 from linear_layouts.lowering.target import target_named
 from linear_layouts.passes.assign.dram_floor import dram_byte_cost, dram_floor, grid_shared_bytes
-from linear_layouts.passes.assign.layout_text import ModuleLines
+from linear_layouts.passes.ir.module_lines import ModuleLines
 from linear_layouts.passes.ir.snapshot import parse_module
 
 V = "#ttg.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>"

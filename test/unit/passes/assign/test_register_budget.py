@@ -12,7 +12,7 @@ from linear_layouts.lowering.target import target_named
 from linear_layouts.passes.assign import assign_layouts
 from linear_layouts.passes.assign.assign_layouts import assign_module
 from linear_layouts.passes.assign.layout_graph import build_graph, propose_candidates
-from linear_layouts.passes.assign.layout_text import ModuleLines
+from linear_layouts.passes.ir.module_lines import ModuleLines
 from linear_layouts.passes.assign.register_budget import peak_registers, register_overflow, value_registers
 from linear_layouts.passes.ir.snapshot import parse_module
 

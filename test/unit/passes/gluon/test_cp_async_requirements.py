@@ -182,7 +182,7 @@ def test_advice_keeps_a_layout_whose_replacement_breaks_a_cp_async():
     """ll-apply-advice replaces a layout variable everywhere: not where a cp.async laid out in
     it would then copy one f16 (2 bytes) a thread; four (8 bytes) is fine."""
     from linear_layouts.passes.advice.advice_edits import _breaking_async_copies
-    from linear_layouts.passes.assign.layout_text import ModuleLines
+    from linear_layouts.passes.ir.module_lines import ModuleLines
     module = parse_module(_LAID_OUT, "laid_out.mlir", safe=False)
     lines = ModuleLines(module, module.print(debuginfo=True))
     laid_out = module.ops_named("ttg.async_copy_global_to_local")[0].operands[0].tensor_type.encoding

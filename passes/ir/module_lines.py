@@ -1,7 +1,9 @@
-"""Edits of a module's printed text that change the layouts of its tensors.
+"""The text editor of a printed module: edits that change the layouts of its tensors, insert
+conversions and rename operands, shared by ``ll-assign-layouts`` (``passes.assign``),
+``ll-resolve-auto-layouts`` (``passes.gluon``) and ``ll-apply-advice`` (``passes.advice``).
 
-Triton's Python bindings cannot change a value's type or build most ops, so ``ll-assign-layouts``
-rewrites the printed module (as every other structural edit here does, see
+Triton's Python bindings cannot change a value's type or build most ops, so these passes
+rewrite the printed module (as every other structural edit here does, see
 :meth:`.snapshot.Module.rewrite_text`) and lets Triton's parser check the result.
 
 :class:`ModuleLines` ties the snapshot's ops to the lines that print them.  MLIR prints a module
@@ -37,8 +39,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from ..ir.snapshot import Module, Operation, Value
-from ..ir.types import alias_pattern, split_top_level
+from .snapshot import Module, Operation, Value
+from .types import alias_pattern, split_top_level
 
 
 WARP_PARTITIONS = "ttg.warp_specialize.partitions"
@@ -94,7 +96,8 @@ class ModuleLines:
     """The module's printed lines, each op's place among them, and pending edits."""
 
     def __init__(self, module: Module, text: str):
-        self.lines = expand_aliases(text, module.aliases()).split("\n")
+        # the aliases the text itself defines: no print of the module to find them
+        self.lines = expand_aliases(text, module.aliases(text)).split("\n")
         self.of: dict[int, OpLines] = {}
         self._inserted: dict[int, list[str]] = {}
         self._position = 0

@@ -1,0 +1,149 @@
+"""How often the drop-in's Gluon ``ttgir`` stage prints and parses a module (issue 54): each
+print or parse of a large kernel costs milliseconds, and Triton's bindings cannot create ops or
+change types, so every edit of ours is a round trip through text.
+
+Counted in a real compile (``triton.compile`` with ``enable()``, sm_90, on the CPU), at
+Triton's bindings: every print of a module (``str()``, ``str_nodebug()``) and every parse
+(``parse_mlir_module``) made by our part of the stage, not by the stock stage it wraps.  The
+default path (``enable()``: remarks and report off, so Triton's resolution is not priced):
+
+* 1 print: the stage's input (``src.str()``), whose text the resolution starts from (a
+  read-only snapshot of ``src``: no parse);
+* 1 parse: the chosen layouts (the edits of choosing, written into one text); canonicalizer
+  and CSE run on that very module, which is handed to Triton as it is;
+* forced beyond that (``resolve_module``'s docstring says why): 1 parse of the seeded text
+  (the solver's graph is built from the seeded module's ops), 1 print of the canonicalized
+  module (the backend check and the modelled cost read what Triton's canonicalizer made, in
+  C++); 1 parse more where rematerialization rewrote index arithmetic (the canonicalizer must
+  see it); 1 print and 1 parse more where calls are inlined (the inliner needs a module of its
+  own, and the seeding its text).
+
+Before issue 54 a plain copy took 13 prints and 5 parses.  The advice stage
+(``enable(apply_advice=True)``), on a kernel it finds nothing to change in, adds one print
+(its input) and no parse; where it applies a round, see the last test.
+"""
+
+import collections
+
+import pytest
+
+triton = pytest.importorskip("triton")
+pytest.importorskip("triton.experimental.gluon")
+import linear_layouts  # noqa: E402
+from linear_layouts.passes import hook  # noqa: E402
+from support.gluon_auto_kernels import TARGET, source  # noqa: E402
+
+pytestmark = pytest.mark.usefixtures("every_compile_counted")  # conftest.py
+
+
+class StageCounts:
+    """Prints and parses per stage of ours, counted at Triton's bindings; a stage's own call of
+    the stage it wraps (the stock ``ttgir``, or for the advice our resolution) is not its own."""
+
+    def __init__(self, monkeypatch):
+        from triton._C.libtriton import ir
+
+        self.counts = collections.defaultdict(collections.Counter)
+        self._active: list = []
+        for name in ("str", "str_nodebug", "__str__"):
+            self._count(monkeypatch, ir.module, name, "print")
+        self._count(monkeypatch, ir, "parse_mlir_module", "parse")
+        monkeypatch.setattr(hook, "resolving_ttgir", self._stage("resolve", hook.resolving_ttgir))
+        monkeypatch.setattr(hook, "advised_ttgir", self._stage("advice", hook.advised_ttgir))
+
+    def _count(self, monkeypatch, owner, name, kind):
+        real = getattr(owner, name)
+
+        def counted(*args, **kwargs):
+            if self._active and self._active[-1] is not None:
+                self.counts[self._active[-1]][kind] += 1
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(owner, name, counted)
+
+    def _stage(self, name, make_stage):
+        def make(wrapped, config):
+            def below(*args, **kwargs):
+                self._active.append(None)          # the wrapped stage's work is not ours
+                try:
+                    return wrapped(*args, **kwargs)
+                finally:
+                    self._active.pop()
+
+            stage = make_stage(below, config)
+
+            def ours(*args, **kwargs):
+                self._active.append(name)
+                try:
+                    return stage(*args, **kwargs)
+                finally:
+                    self._active.pop()
+            return ours
+        return make
+
+    def of(self, stage) -> dict:
+        return {"print": self.counts[stage]["print"], "parse": self.counts[stage]["parse"]}
+
+
+def _compile(name, **options):
+    linear_layouts.enable(**options)
+    try:
+        kernel = triton.compile(source(name), target=TARGET)
+    finally:
+        linear_layouts.disable()
+    assert hook.stats().auto_layouts_resolved == 1 and not hook.stats().fallbacks
+    assert "#gluon" not in kernel.asm["ttgir"]
+    return kernel
+
+
+# (kernel, prints, parses): a plain copy; a transpose, whose row and column offsets are
+# recomputed in the store's layout (rematerialized: one parse more); a column sum, whose
+# reduction calls its combine function (inlined: one print and one parse more)
+DEFAULT_PATH = [("copy", 2, 2), ("transpose", 2, 3), ("column_sum", 3, 3)]
+
+
+@pytest.mark.parametrize("name, prints, parses", DEFAULT_PATH)
+def test_the_resolving_stage_prints_and_parses_each_module_once_plus_what_is_forced(monkeypatch, name, prints,
+                                                                                      parses):
+    counted = StageCounts(monkeypatch)
+    _compile(name)
+    assert counted.of("resolve") == {"print": prints, "parse": parses}
+
+
+def test_the_advice_stage_prints_its_input_once_and_parses_nothing_where_it_changes_nothing(monkeypatch):
+    counted = StageCounts(monkeypatch)
+    _compile("copy", apply_advice=True)
+    assert hook.stats().advice_applied == 0
+    assert counted.of("resolve") == {"print": 2, "parse": 2}
+    assert counted.of("advice") == {"print": 1, "parse": 0}
+
+
+def test_the_advice_stage_where_it_applies_a_round(monkeypatch):
+    """The newcomer's transpose (``benchmarks/harness``), whose advice the stage applies (one
+    round; 42 prints and 14 parses before issue 54).  The advice is a search: each trial edit is
+    parsed once (its edits in one text) and printed once to be priced, Triton's canonicalizer and
+    CSE running on it as it is; here three trials (two findings priced alone, then both at once,
+    the round kept), two of which rematerialize index arithmetic: one print and one parse more
+    each (forced: their edits write conversions without a location, which only the print of the
+    trial gives them as the stage always did).  The kept trial is taken over as it is and handed
+    to Triton: no print and no parse of its text again, and the stage's input is printed once."""
+    import os
+    import sys
+
+    from support import REPO
+    sys.path.insert(0, os.path.join(str(REPO), "benchmarks"))
+    from harness.gluon_auto_kernels import cases
+    from triton.experimental.gluon._runtime import GluonASTSource
+
+    case = next(c for c in cases() if c.name == "transpose")
+    aligned = {(i,): [["tt.divisibility", 16]] for i in range(len(case.signature))}
+    src = GluonASTSource(case.kernel, case.signature, {**case.constexprs, **case.layouts["newcomer"]}, attrs=aligned)
+    counted = StageCounts(monkeypatch)
+    linear_layouts.enable(apply_advice=True)
+    try:
+        triton.compile(src, target=TARGET)
+    finally:
+        linear_layouts.disable()
+    assert hook.stats().advice_applied == 1 and not hook.stats().fallbacks
+    assert counted.of("resolve") == {"print": 1, "parse": 0}      # no automatic layout: its input only
+    assert counted.of("advice") == {"print": 1 + 3 + 2, "parse": 3 + 2}
