@@ -31,7 +31,8 @@ def resolving_ttgir(stock_ttgir, config: PluginConfig):
     Never a failure where stock compiles: if our pass or the stage after it fails, the stage
     runs on Triton's own module (its resolution), with a warning and a fallback record; where
     that fails too, Triton's error goes to the caller."""
-    from .gluon.resolve_auto_layouts import METADATA_KEY, Resolution, has_auto_layouts
+    from .gluon.resolution_record import METADATA_KEY, Resolution
+    from .gluon.resolve_auto_layouts import has_auto_layouts
 
     def ttgir(src, metadata):
         text = src.str()
@@ -58,7 +59,7 @@ def advised_ttgir(ttgir_stage, config: PluginConfig):
     final).  Never a failure where stock compiles: if the pass fails, the stage's own result is
     used, with a warning and a fallback record."""
     from .advice.apply_advice import apply_advice
-    from .gluon.resolve_auto_layouts import METADATA_KEY, Resolution
+    from .gluon.resolution_record import METADATA_KEY, Resolution
 
     def ttgir(src, metadata):
         value = ttgir_stage(src, metadata)

@@ -18,7 +18,7 @@ A record holds: the kernel's name, its target (backend, arch, warp size), its sp
 (signature and constants, as Triton prints them), ``num_warps``, whether it was a cache hit,
 and Triton's TTGIR with debug locations (``loc(...)``: the user's file:line:col); for a Gluon
 kernel whose automatic layouts ``linear_layouts.enable()`` resolved, how (``auto_layouts``: the
-record of :class:`~linear_layouts.passes.gluon.resolve_auto_layouts.Resolution`; the TTGIR
+record of :class:`~linear_layouts.passes.gluon.resolution_record.Resolution`; the TTGIR
 recorded is the one after the resolution).
 """
 
@@ -148,7 +148,7 @@ def kernel_record(src, metadata: dict, metadata_group: dict, cache_hit: bool) ->
 def _auto_layouts(metadata: dict) -> Optional[dict]:
     """How ``ll-resolve-auto-layouts`` resolved a Gluon kernel's automatic layouts (the record
     the hook left in the kernel's metadata, which Triton's cache keeps), or None."""
-    from linear_layouts.passes.gluon.resolve_auto_layouts import METADATA_KEY
+    from linear_layouts.passes.gluon.resolution_record import METADATA_KEY
 
     record = metadata.get(METADATA_KEY)
     return record if isinstance(record, dict) else None

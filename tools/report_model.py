@@ -99,7 +99,7 @@ class KernelEntry:
     advice: list = field(default_factory=list)   # passes.advice.layout_advice.Finding: layouts worth changing
     advice_problem: str = ""          # why no advice could be given
     # a Gluon kernel whose automatic layouts linear_layouts.enable() resolved: how
-    # (passes.gluon.resolve_auto_layouts.Resolution; not resolved: why, and Triton's resolution used)
+    # (passes.gluon.resolution_record.Resolution; not resolved: why, and Triton's resolution used)
     auto_layouts: object = None
 
     @property
@@ -393,7 +393,7 @@ def auto_layouts_of(group: list[dict]):
     recorded = [r["auto_layouts"] for r in group if isinstance(r.get("auto_layouts"), dict)]
     if not recorded:
         return None
-    from linear_layouts.passes.gluon.resolve_auto_layouts import Resolution
+    from linear_layouts.passes.gluon.resolution_record import Resolution
 
     return Resolution.from_record(max(recorded, key=lambda record: bool(record.get("compared"))))
 

@@ -41,11 +41,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ...dialect.linear_layout import LayoutError
-from ...lowering.target import Target, UnknownTarget, target_named
+from ...lowering.target import Target, UnknownTarget
 from ..ir.module_lines import TextMismatch
 from ..framework import ModulePass, PassContext, PassFailure
 from ..ir.diagnostics import IRError
-from ..ir.snapshot import Module, parse_module
+from ..ir.module_target import module_target
+from ..ir.snapshot import Module
 from .kernel_price import KernelPrice, kernel_price
 from .advice_edits import advised_module
 from .findings import APPLIED, Finding
@@ -78,10 +79,10 @@ def applicable(findings: list[Finding]) -> list[Finding]:
 
 def apply_advice(module: Module, target: "str | Target | None" = None, resolution=None) -> Applied:
     """Apply the advice to ``module`` in place (see the module docstring).  ``resolution``: the
-    :class:`~..gluon.resolve_auto_layouts.Resolution` that chose the module's automatic layouts,
+    :class:`~..gluon.resolution_record.Resolution` that chose the module's automatic layouts,
     if one did; a layout it chose is never changed (``layout_advice.without_resolved``)."""
     try:
-        hw_target = target if isinstance(target, Target) else target_named(target or module.target or "")
+        hw_target = module_target(module, target)
     except UnknownTarget as error:
         raise PassFailure(None, f"ll-apply-advice: {error}") from None
     price = kernel_price(module, hw_target)
@@ -145,10 +146,3 @@ class ApplyAdvice(ModulePass):
         if context.remarks or self.report:
             for line in applied.remarks():
                 context.report(f"{module.filename}: remark: [{self.name}] {line}")
-
-
-def kernel_text_with_advice(text: str, target: "str | Target | None" = None, filename: str = "<kernel>") -> str:
-    """``text`` (a TTGIR module) with the advice applied (for tools and tests)."""
-    module = parse_module(text, filename)
-    apply_advice(module, target)
-    return module.print(debuginfo=True)

@@ -60,7 +60,7 @@ from ..ir.module_lines import ModuleLines, TextMismatch
 from ..ir.diagnostics import IRError
 from ..assign.pointer_contiguity import PointerAnalysis, pointee_bytes
 from ..gluon.auto_seeds import default_blocked
-from ..gluon.resolve_auto_layouts import alignment_limit
+from ..gluon.resolution_record import alignment_limit
 from ..ir.layouts import tensor_layout_of
 from ..ir.snapshot import Operation, ops_under, parse_module
 from ..ir.op_locations import no_result_locations, users_of
@@ -106,7 +106,7 @@ def advise_module(module, ttgir: str, hw_target: Target, merged: bool = True) ->
 
 def without_resolved(findings: list[Finding], resolution) -> list[Finding]:
     """``findings`` less those that would change a layout ``ll-resolve-auto-layouts`` chose
-    (``resolution``: its :class:`~..gluon.resolve_auto_layouts.Resolution`, None for a kernel
+    (``resolution``: its :class:`~..gluon.resolution_record.Resolution`, None for a kernel
     it did not resolve): a layout of one of its groups, or a slice of one.  The resolution
     minimized the model the advice prices with (``kernel_price``), so a finding it leaves is
     one whose edit the resolution had no candidate for, not one the model prefers to the
@@ -120,7 +120,7 @@ def without_resolved(findings: list[Finding], resolution) -> list[Finding]:
 
 
 def _root(layout: str):
-    from ..gluon.resolve_auto_layouts import _root as root
+    from ..gluon.resolution_record import root_layout as root
     return root(layout)
 
 
@@ -209,7 +209,7 @@ def _global_access(op: Operation, pointers: PointerAnalysis, lines: ModuleLines,
 
 def _allow(contiguity, shape: tuple, element_bytes: int) -> str:
     """What the pointers allow, and why no more where their alignment is what limits it
-    (``resolve_auto_layouts.alignment_limit``, as the resolution's remarks say it)."""
+    (``resolution_record.alignment_limit``, as the resolution's remarks say it)."""
     allowed = min(contiguity.vector * element_bytes, 16)
     return alignment_limit(contiguity, shape, element_bytes) or f"allow {allowed}-byte accesses"
 

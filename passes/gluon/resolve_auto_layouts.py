@@ -41,23 +41,19 @@ import sys
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ...dialect.attribute_parser import parse_attribute
-from ...dialect.attributes import SliceEncoding
-from ...dialect.linear_layout import LayoutError
-from ...lowering.target import Target, UnknownTarget, target_named
+from ...lowering.target import Target, UnknownTarget
 from ..assign.assign_layouts import make_costs, rewrite
 from .auto_seeds import AUTO_ENCODINGS, SET_AUTO_LAYOUT, Seeding, Unresolvable, is_auto, seed_layouts, touches_auto
 from ..ir.diagnostics import IRError
 from ..framework import ModulePass, PassContext, PassFailure
 from ..assign.layout_graph import build_graph, enforce_requirements, propose_candidates
 from ..assign.backend_requirements import AsyncCopyFacts, async_copy_problem
-from ..assign.layout_rules import ASYNC_COPY, GLOBAL_ACCESS_OPS, encoding_of
+from ..assign.layout_rules import ASYNC_COPY, encoding_of
 from ..assign.pointer_contiguity import PointerAnalysis
-from ..assign.layout_seeds import coalesced
 from ..assign.layout_solver import assignment_work, solve
 from ..ir.module_lines import ModuleLines, TextMismatch
-from ..assign.pointer_contiguity import pointee_bytes
-from .layout_expression import gluon_layout_expression
+from ..ir.module_target import module_target
+from .resolution_record import Resolution, group_remarks
 from .rematerialize import rematerialize_conversions
 from ..ir.op_locations import no_result_locations
 from ..ir.op_locations import users_of
@@ -65,89 +61,6 @@ from ..ir.snapshot import Module, Operation, ops_under, parse_module
 
 INSERTED = "ll-resolve-auto"          # the location of the conversions step 1 inserts
 _AUTO_TYPE = re.compile(r"tensor<((?:[^<>]|<[^<>]*>)*?), #gluon\.(?:auto|coalesced)_encoding>")
-
-
-@dataclass
-class GroupRemark:
-    """One group of automatic values tied together (their layouts decided as one), named by an
-    op of it: a load, store or reduction first."""
-
-    ops: int
-    op: str                    # the anchor op's name, ``tt.load``
-    location: str              # its source location, ``path:line:col``
-    layout: str                # the layout the anchor got (attribute text)
-    why: str
-    # the group's loads and stores that got another layout (not a slice of it): (op, location, layout, why)
-    others: list = field(default_factory=list)
-
-    @property
-    def anchor(self) -> str:
-        return f"{self.op} at {self.location}"
-
-    @property
-    def gluon(self) -> Optional[str]:
-        """The layout as a Gluon expression, where one exists (``gl.BlockedLayout(...)``)."""
-        return gluon_layout_expression(self.layout)
-
-
-# The key of the kernel's metadata under which the hook keeps a Resolution's record (what
-# ``python -m linear_layouts report`` shows; Triton writes the metadata into its cache, so a
-# cache hit brings it back).
-METADATA_KEY = "ll_auto_layouts"
-
-
-@dataclass
-class Resolution:
-    """What the pass did to one module."""
-
-    resolved: bool = False
-    reason: str = ""
-    groups: list[GroupRemark] = field(default_factory=list)
-    conversions: int = 0             # conversions added (the module's less the author's)
-    recomputed: int = 0              # conversions of index arithmetic recomputed instead (.rematerialize)
-    cost_ours: float = 0.0
-    cost_triton: Optional[float] = None
-    triton_error: str = ""
-    compared: bool = False           # Triton's resolution was run (compare=True)
-
-    def versus_triton(self) -> str:
-        """Triton's side of the comparison, in words."""
-        if self.cost_triton is not None:
-            return f"Triton's resolution {self.cost_triton:.1f}"
-        if self.triton_error:
-            return f"Triton's resolution fails: {self.triton_error}"
-        return "Triton's not run"
-
-    def remarks(self) -> list[str]:
-        if not self.resolved:
-            return [f"not resolved: {self.reason}"]
-        out = [f"group {i + 1} ({g.ops} ops, {g.anchor}): {g.layout}: {g.why}"
-               + "".join(f"; {op} at {location} gets {layout}: {why}" for op, location, layout, why in g.others)
-               for i, g in enumerate(self.groups)]
-        recomputed = f" (index arithmetic recomputed for {self.recomputed} more)" if self.recomputed else ""
-        out.append(f"resolved {len(self.groups)} group(s) of automatic layouts; conversions added: "
-                   f"{self.conversions}{recomputed}; modelled cost (loop-weighted) ours {self.cost_ours:.1f}, "
-                   f"{self.versus_triton()}")
-        return out
-
-    def record(self) -> dict:
-        """A JSON-able record (the kernel's metadata carries it: :data:`METADATA_KEY`)."""
-        return {"resolved": self.resolved, "reason": self.reason,
-                "groups": [{"ops": g.ops, "op": g.op, "location": g.location, "layout": g.layout, "why": g.why,
-                            "others": [list(other) for other in g.others]} for g in self.groups],
-                "conversions": self.conversions, "recomputed": self.recomputed, "cost_ours": self.cost_ours,
-                "cost_triton": self.cost_triton, "triton_error": self.triton_error, "compared": self.compared}
-
-    @classmethod
-    def from_record(cls, record: dict) -> "Resolution":
-        groups = [GroupRemark(int(g["ops"]), str(g["op"]), str(g["location"]), str(g["layout"]), str(g["why"]),
-                              [tuple(str(x) for x in other) for other in g.get("others", ())])
-                  for g in record.get("groups", ())]
-        cost_triton = record.get("cost_triton")
-        return cls(bool(record.get("resolved")), str(record.get("reason", "")), groups,
-                   int(record.get("conversions", 0)), int(record.get("recomputed", 0)),
-                   float(record.get("cost_ours", 0.0)), None if cost_triton is None else float(cost_triton),
-                   str(record.get("triton_error", "")), bool(record.get("compared")))
 
 
 def has_auto_layouts(text: str) -> bool:
@@ -275,7 +188,7 @@ def resolve_module(module: Module, target: "str | Target | None" = None, compare
         result.reason = "no automatic layouts"
         return result
     try:
-        hw_target = target if isinstance(target, Target) else target_named(target or module.target or "")
+        hw_target = module_target(module, target)
     except UnknownTarget as error:
         raise PassFailure(None, f"ll-resolve-auto-layouts: {error}") from None
     authors = _conversions(module)
@@ -373,7 +286,7 @@ def _choose_on(seeded_module: Module, lines: ModuleLines, seeded: Seeded, target
         solution = solve(graph, costs)
         # not optimal: each node's first candidate (its own key, where the backend accepts it)
         keys = solution.keys if solution.optimal else [node.candidates[0] for node in graph.nodes]
-        result.groups += _group_remarks(graph, keys, seeding, original_of, seeded.located)
+        result.groups += group_remarks(graph, keys, seeding, original_of, seeded.located)
         rewrite(graph, keys, lines, counter)
     return lines.text()
 
@@ -400,115 +313,6 @@ def _free_ops(seeded_module: Module, walk: list) -> tuple[set, dict, dict]:
         if op.name in ("scf.for", "scf.if", "scf.while"):
             loops[id(op)] = auto_results
     return free, loops, original_of
-
-
-def _group_remarks(graph, keys: list[str], seeding: Seeding, original_of: dict, located: dict) -> list[GroupRemark]:
-    """Per group: its anchor's layout and why; ``located`` gives the locations of ops without
-    results (a store), which the parsed module does not hold."""
-    node_of = {}
-    for node in graph.nodes:
-        source = original_of.get(id(node.op))
-        if source is not None:
-            node_of[(id(source), node.position)] = node.index
-    remarks = []
-    for group in seeding.groups:
-        members = [u for u in group if u.rule.kind != "convert"]
-        if not members:
-            continue
-        anchor = next((u for u in members if u.op.name in GLOBAL_ACCESS_OPS or u.op.name == "tt.reduce"), members[0])
-        index = node_of.get((id(anchor.op), anchor.position))
-        layout = keys[index] if index is not None else anchor.key
-        node = graph.nodes[index] if index is not None else None
-        choices = len(node.candidates) if node is not None else 1
-        among = f", the cheapest of {choices} candidates by the cost model" if choices > 1 else ""
-        fixed = [u for u in group if u.rule.kind == "convert" and u.key == layout]
-        contiguity = _coalesced_for(node) if node is not None else None
-        limit = _alignment_limit(node) if node is not None else None
-        if fixed:
-            why = f"the layout the author fixed at {fixed[0].op.location} (set_auto_layout){among}"
-        elif contiguity is not None and contiguity[0] == layout:
-            per_access = limit or f"{contiguity[2]} elements per access"
-            why = f"coalesced for its pointers (dim {contiguity[1]} contiguous, {per_access}){among}"
-        elif choices > 1:
-            why = among[2:] + (f"; {limit}" if limit else "")
-        else:
-            why = "the only layout its rules allow"
-        remark = GroupRemark(len({id(u.op) for u in members}), anchor.op.name,
-                             located.get(id(anchor.op), anchor.op.location), layout, why)
-        remark.others = _other_layouts(members, layout, graph, keys, node_of, located)
-        remarks.append(remark)
-    return remarks
-
-
-def _other_layouts(members, layout: str, graph, keys: list[str], node_of: dict,
-                   located: dict) -> list[tuple[str, str, str, str]]:
-    """(op, location, layout, why) of each load or store of the group whose layout is not the
-    anchor's nor a slice of it (a conversion inside the group separates them), the first op
-    with each such layout.  Example: a transpose's load gets the coalesced layout of its
-    pointers, its store that of the other pointers."""
-    seen = {_root(layout)}
-    others = []
-    for unit in members:
-        index = node_of.get((id(unit.op), unit.position))
-        if unit.op.name not in GLOBAL_ACCESS_OPS or index is None:
-            continue
-        root = _root(keys[index])
-        if root not in seen:
-            seen.add(root)
-            contiguity = _coalesced_for(graph.nodes[index])
-            limit = _alignment_limit(graph.nodes[index])
-            why = (f"coalesced for its pointers (dim {contiguity[1]} contiguous, "
-                   f"{limit or f'{contiguity[2]} elements per access'})"
-                   if contiguity is not None and contiguity[0] == keys[index]
-                   else "the cheapest by the cost model" + (f"; {limit}" if limit else ""))
-            others.append((unit.op.name, located.get(id(unit.op), unit.op.location), keys[index],
-                           why + "; converted from the group's layout"))
-    return others
-
-
-def _root(layout: str):
-    """The layout a slice (of a slice ...) is taken from: the layout itself for any other."""
-    try:
-        attr = parse_attribute(layout)
-    except LayoutError:
-        return layout
-    while isinstance(attr, SliceEncoding):
-        attr = attr.parent
-    return attr
-
-
-def _coalesced_for(node) -> Optional[tuple[str, int, int]]:
-    """(the coalesced layout, contiguous dim, vector) of a load's or store's node."""
-    if node.op.name not in GLOBAL_ACCESS_OPS or node.contiguity is None:
-        return None
-    pointer = node.op.operands[0].tensor_type
-    layout = coalesced(node.stock_key, pointer.shape, node.contiguity.dim, node.contiguity.vector,
-                       pointee_bytes(pointer.element_type))
-    return layout, node.contiguity.dim, min(node.contiguity.vector, 16 // max(1, pointee_bytes(pointer.element_type)))
-
-
-def _alignment_limit(node) -> Optional[str]:
-    """Where a load's or store's vector is limited by what its pointers are known aligned to
-    (not by the tensor or by 16 bytes), that in words; else None."""
-    if node.op.name not in GLOBAL_ACCESS_OPS or node.contiguity is None:
-        return None
-    pointer = node.op.operands[0].tensor_type
-    return alignment_limit(node.contiguity, tuple(pointer.shape), pointee_bytes(pointer.element_type))
-
-
-def alignment_limit(contiguity, shape: tuple, element_bytes: int) -> Optional[str]:
-    """What limits the vector of accesses through pointers of this ``contiguity``
-    (``passes.assign.pointer_contiguity``), in words, where it is their alignment: the run along
-    the contiguous dim is longer than the vector and 16 bytes would fit, but a run's start is
-    known aligned to fewer bytes (no ``tt.divisibility``, or a row stride not known a multiple of
-    16 bytes); None otherwise.  Example: f16 rows with no divisibility: "its pointers' alignment
-    is not known: 2-byte accesses at most".  The resolution's remarks and the advice say it alike."""
-    allowed = min(contiguity.vector * element_bytes, 16)
-    if allowed >= 16 or contiguity.vector >= shape[contiguity.dim]:
-        return None
-    known = "its pointers' alignment is not known" if contiguity.vector == 1 else \
-        f"its pointers are known {allowed}-byte aligned only"
-    return f"{known}: {allowed}-byte accesses at most"
 
 
 _TRAILING_LOCATION = re.compile(r"\sloc\((?:[^()]|\([^()]*\))*\)\s*$")

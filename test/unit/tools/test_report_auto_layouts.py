@@ -19,7 +19,7 @@ import linear_layouts  # noqa: E402
 from linear_layouts.passes import recorder  # noqa: E402
 from linear_layouts.passes.gluon import resolve_auto_layouts  # noqa: E402
 from linear_layouts.passes.gluon.layout_expression import gluon_layout_expression  # noqa: E402
-from linear_layouts.passes.gluon.resolve_auto_layouts import GroupRemark, Resolution  # noqa: E402
+from linear_layouts.passes.gluon.resolution_record import GroupRemark, Resolution  # noqa: E402
 from linear_layouts.tools.report_html import index_page, kernel_page  # noqa: E402
 from linear_layouts.tools.report_md import auto_layout_lines, markdown  # noqa: E402
 from linear_layouts.tools.report_model import ReportOptions, build_kernels  # noqa: E402

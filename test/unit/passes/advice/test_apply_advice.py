@@ -149,7 +149,7 @@ def test_gap_recovery_in_geomean_terms():
 def test_a_layout_the_resolution_chose_is_never_changed():
     # enable(resolve_auto_layouts=True, apply_advice=True) hands the advice the resolution the
     # ttgir stage recorded: a layout it chose is final, even where the advice would change it
-    from linear_layouts.passes.gluon.resolve_auto_layouts import GroupRemark, Resolution
+    from linear_layouts.passes.gluon.resolution_record import GroupRemark, Resolution
 
     ttgir = triton.compile(_newcomer("copy"), target=SM90).asm["ttgir"]
     module = parse_module(ttgir, "<newcomer>")
