@@ -64,6 +64,24 @@ GUARD_BARRIER_ASM = "bar.sync 0;" + GUARD_MARK
 # and never dropped: the pruning reasons about whole-CTA barriers only.
 
 
+SHARED_ACCESS_VARIABLE = "LINEAR_LAYOUTS_SHARED_ACCESS"
+SHARED_ACCESS_FORMS = ("llvm", "asm")
+
+
+def shared_access_form(requested: str = "") -> str:
+    """How an NVIDIA island prints its shared-memory loads and stores (not ``ldmatrix`` /
+    ``stmatrix``, which stay inline PTX either way): ``"llvm"`` (the default), ``llvm.load`` /
+    ``llvm.store`` on ``!llvm.ptr<3>``; ``"asm"``, the inline PTX ``st.shared`` / ``ld.shared`` of
+    before.  ``requested`` (``ConvertSite.shared_access``) wins; "" reads the environment
+    variable ``LINEAR_LAYOUTS_SHARED_ACCESS`` (``asm`` or ``llvm``; unset or empty: ``llvm``), the
+    switch the GPU A/B flips (``benchmarks/README.md``).  Anything else is an error, not a
+    silent default."""
+    form = requested or os.environ.get(SHARED_ACCESS_VARIABLE, "") or "llvm"
+    if form not in SHARED_ACCESS_FORMS:
+        raise ValueError(f"{SHARED_ACCESS_VARIABLE}={form!r}: expected one of {', '.join(SHARED_ACCESS_FORMS)}")
+    return form
+
+
 def warp_group_barrier(group: ThreadGroup, warp_size: int) -> str:
     """The PTX of a CTA barrier for the threads of ``group``, as Triton spells its own in a
     warp-specialized kernel: ``bar.sync 0, 128`` (the default group of 4 warps), ``bar.sync 2,
@@ -191,16 +209,34 @@ class NvidiaInstructions:
         return w.op(f"nvvm.shfl.sync {kind} {mask}, {value}, {lane_or_mask}, {clamp} : i32 -> i32")
 
     # -- shared memory -----------------------------------------------------------------------------
+    @property
+    def _llvm_access(self) -> bool:
+        """Shared-memory accesses as LLVM loads and stores (module docstring), not inline PTX."""
+        return self.state.shared_access == "llvm"
+
     def shared_address(self, w: IslandWriter, base: str, byte_offset: str) -> str:
+        if self._llvm_access:   # a !llvm.ptr<3>, as Triton's own accesses take it
+            return island_writer.shared_pointer(w, base, byte_offset)
         if self.state.shared_base is None:  # 32-bit shared addresses, as Triton's own PTX
             self.state.shared_base = w.op(f"llvm.ptrtoint {base} : !llvm.ptr<3> to i32")
         return w.binary("add", self.state.shared_base, byte_offset)
 
     def advance(self, w: IslandWriter, address: str, byte_constant: int) -> str:
-        """``address + byte_constant``, an i32 add like ``shared_address``'s own: the PTX has
-        ``add.s32 %r2, %r1, 512`` and the access ``[%r2]``, and ptxas folds the add into the
-        access (``STS [R1+0x200]``), as it does for Triton's ``[%r1+512]``."""
+        """``address + byte_constant``: a GEP of i8 (LLVM form) or an i32 add (inline PTX), like
+        ``shared_address``'s own.  Either way the PTX has ``[%r2+512]`` or ``add.s32 %r2, %r1, 512``
+        and ``[%r2]``, and ptxas folds the add into the access (``STS [R1+0x200]``), as it does for
+        Triton's ``[%r1+512]``."""
+        if self._llvm_access:
+            return island_writer.shared_pointer(w, address, w.const(byte_constant))
         return w.binary("add", address, w.const(byte_constant))
+
+    def _asm_address(self, w: IslandWriter, address: str) -> str:
+        """The i32 shared address inline PTX takes (``ldmatrix``/``stmatrix``, and every access in
+        the inline-PTX form): ``address`` itself there, else a ``ptrtoint`` of the pointer (free:
+        shared pointers are 32 bits in Triton's NVPTX data layout, ``p3:32:32``)."""
+        if not self._llvm_access:
+            return address
+        return w.op(f"llvm.ptrtoint {address} : !llvm.ptr<3> to i32")
 
     @staticmethod
     def _words_of(w: IslandWriter, values: list[str], bits: int) -> tuple[list[str], int]:
@@ -219,7 +255,15 @@ class NvidiaInstructions:
             regs = ", ".join(f"${i + 1}" for i in range(n))
             asm = f"stmatrix.sync.aligned.m8n8.x{n}{trans}.shared.b16 [$0], {{{regs}}};"
             w.counts["stmatrix" + trans] += 1
-            w.inline_asm(asm, ",".join(["r"] * (n + 1)), [address] + words, ["i32"] * (n + 1), None)
+            w.inline_asm(asm, ",".join(["r"] * (n + 1)), [self._asm_address(w, address)] + words,
+                         ["i32"] * (n + 1), None)
+            return
+        if op.space is not MemorySpace.SHARED:
+            raise EmitError("stores to another CTA's shared memory are not emitted")
+        total = len(values) * bits
+        if self._llvm_access:
+            w.counts[f"st.shared.b{total}"] += 1
+            island_writer.shared_store(w, address, self._access_value(w, values, bits, total), total)
             return
         words, total = self._words_of(w, values, bits)
         w.counts[f"st.shared.b{total}"] += 1
@@ -230,16 +274,38 @@ class NvidiaInstructions:
             asm = f"st.shared.v{len(words)}.b32 [$0], {{{regs}}};"
         w.inline_asm(asm, ",".join(["r"] * (len(words) + 1)), [address] + words, ["i32"] * (len(words) + 1), None)
 
+    def _access_value(self, w: IslandWriter, values: list[str], bits: int, total: int) -> str:
+        """Storage integers -> the value an ``llvm.store`` of ``total`` bits writes: the element
+        itself, the packed word (truncated below 32 bits), or a ``vector<Nxi32>`` of the words.
+        The words are packed as for the inline-PTX form (``_SHARED_PACKER``)."""
+        if len(values) == 1 and total <= 32:
+            return values[0]
+        words, total = self._words_of(w, values, bits)
+        if total < 32:
+            return w.cast("trunc", words[0], "i32", f"i{total}")
+        return words[0] if total == 32 else island_writer.words_to_vector(w, words)
+
     def load(self, w: IslandWriter, op: SharedAccess, address: str, count: int, bits: int) -> list[str]:
         if op.space is not MemorySpace.SHARED:
             raise EmitError("loads from another CTA's shared memory are not emitted")
         total = count * bits
         n_words = max(1, total // 32)
+        if self._llvm_access and not op.form.is_matrix:
+            w.counts[f"ld.shared.b{total}"] += 1
+            value = island_writer.shared_load(w, address, total)
+            if count == 1 and total <= 32:
+                return [value]
+            if total < 32:
+                words = [w.cast("zext", value, f"i{total}", "i32")]
+            else:
+                words = [value] if total == 32 else island_writer.vector_to_words(w, value, n_words)
+            return _unpack_words(w, words, count, bits)
         if op.form.is_matrix:
             trans = ".trans" if op.form is AccessForm.MATRIX_TRANS else ""
             regs = ", ".join(f"${i}" for i in range(n_words))
             asm = f"ldmatrix.sync.aligned.m8n8.x{n_words}{trans}.shared.b16 {{{regs}}}, [${n_words}];"
             w.counts["ldmatrix" + trans] += 1
+            address = self._asm_address(w, address)
         elif total <= 32:
             asm = f"ld.shared.b{total} $0, [$1];"
             w.counts[f"ld.shared.b{total}"] += 1

@@ -403,12 +403,14 @@ class _Island:
 
     @staticmethod
     def _lds_access(t: str, alignment: int, what: str) -> tuple[int, int]:
-        """(count, bits) of an LDS access type the AMD emitter makes: i8, i16, i32, vector<2|4xi32>;
-        the alignment it claims must be its natural one (LLVM trusts it)."""
+        """(count, bits) of a shared-memory access type the emitters make (AMD always, NVIDIA in
+        its LLVM form: ``island_writer.shared_access_type``): i8, i16, i32, vector<2|4xi32>; the
+        alignment it claims must be its natural one (LLVM trusts it), and the address
+        (``Machine.byte_addresses``) must have it."""
         vec = vector_type(t)
         n, bits = vec if vec else (1, type_bits(t))
         if vec and (bits != 32 or n not in (2, 4)) or not vec and bits not in (8, 16, 32):
-            raise SimulationError(f"{what} of {t} is not an LDS access the AMD emitter makes")
+            raise SimulationError(f"{what} of {t} is not a shared-memory access the emitters make")
         if alignment != n * bits // 8:
             raise SimulationError(f"{what} of {t} claims alignment {alignment}, its natural alignment is {n * bits // 8}")
         return n, bits

@@ -9,6 +9,7 @@ nothing - and (2) ``check_emitted`` to reject it with the expected kind of messa
 from __future__ import annotations
 
 import random
+import dataclasses
 import re
 
 import numpy as np
@@ -284,6 +285,19 @@ def _amd_vector_reversed(w, values, bits, type_):
     return ORIGINAL_AMD_VECTOR(w, values[::-1], bits, type_)
 
 
+def _vector_words_reversed(w, words):
+    return ORIGINAL_WORDS_TO_VECTOR(w, words[::-1])
+
+
+ORIGINAL_WORDS_TO_VECTOR = island_writer.words_to_vector
+
+
+def _overclaimed_alignment(w, address, value, total):
+    """An ``llvm.store`` that claims twice its natural alignment (LLVM would trust it)."""
+    type_ = island_writer.shared_access_type(total)
+    w.line(f"llvm.store {value}, {address} {{alignment = {total // 4} : i64}} : {type_}, !llvm.ptr<3>")
+
+
 BIAS_ROW = (("#ttg.slice<{dim = 0, parent = #ttg.nvidia_mma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = [8, 1], "
              "instrShape = [16, 256, 16]}>}>"),
             "#ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [8], order = [0]}>")
@@ -328,6 +342,11 @@ MUTATIONS = [
                        targets=("gfx942",), elements=("i8", "f16")), "wrong element"),
     ("AMD barrier without its fences", (emit_amd.AmdInstructions, "barrier", _amd_barrier_without_fences),
      lambda: find_plan(is_shared, targets=("gfx942",)), "fence"),
+    ("NVIDIA vector store's words in reverse", (island_writer, "words_to_vector", _vector_words_reversed),
+     lambda: find_plan(lambda p: any(o.is_store and len(o.registers) >= 2 and not o.form.is_matrix
+                                     for o in shared_ops(p))), "wrong element"),
+    ("a store claims more alignment than it has", (island_writer, "shared_store", _overclaimed_alignment),
+     lambda: find_plan(is_shared), "alignment"),
     ("warp term dropped from a send word", (emit_llvm, "_threads_of", _lanes_only), bias_row_plan,
      "wrong element"),
     ("an output field never inserted", (emit_llvm.IslandWriter, "build_struct", _skip_a_field),
@@ -365,14 +384,17 @@ def test_at_least_fifteen_distinct_mutations():
     assert len({(m[1][0], m[1][1], m[1][2]) for m in MUTATIONS}) == len(MUTATIONS)
 
 
-def test_text_level_mutations_are_caught():
+@pytest.mark.parametrize("form, store, load", [("llvm", "llvm.store ", "llvm.load "), ("asm", "st.shared", "ld.shared")])
+def test_text_level_mutations_are_caught(form, store, load):
     plan, element = find_plan(is_shared)
-    site = site_for(element)
+    site = dataclasses.replace(site_for(element), shared_access=form)
     text = emit_island(plan, site).text
+    assert check_emitted(text, plan, site)
     # a store moved after the loads (program order)
     lines = text.splitlines()
-    stores = [i for i, l in enumerate(lines) if "st.shared" in l]
-    loads = [i for i, l in enumerate(lines) if "ld.shared" in l]
+    stores = [i for i, l in enumerate(lines) if store in l]
+    loads = [i for i, l in enumerate(lines) if load in l]
+    assert stores and loads
     moved = lines[:stores[0]] + lines[stores[0] + 1:loads[-1] + 1] + [lines[stores[0]]] + lines[loads[-1] + 1:]
     assert not check_emitted("\n".join(moved), plan, site)
     # the scratch buffer halved
