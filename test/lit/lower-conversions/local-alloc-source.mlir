@@ -40,7 +40,8 @@
 // BOTH: %[[VIEW:[0-9]+]] = ttg.memdesc_subslice
 // BOTH-NEXT: builtin.unrealized_conversion_cast %[[VIEW]] : !ttg.memdesc<64x64xf16, #shared, #smem> to !llvm.struct<(ptr<3>, i32, i32)>
 // BOTH: "bar.sync 0; // guard"
-// BOTH-COUNT-4: ld.shared.v4.b32
+// BOTH-COUNT-4: llvm.load %{{[0-9]+}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<4xi32>
+// BOTH-NOT: llvm.load
 // BOTH-NOT: ttg.local_load
 
 // Opt-in: without local_alloc in `only`, the allocation is Triton's.
