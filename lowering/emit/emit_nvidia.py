@@ -252,6 +252,11 @@ class NvidiaInstructions:
             words, total = self._words_of(w, values, bits)
             trans = ".trans" if op.form is AccessForm.MATRIX_TRANS else ""
             n = len(words)
+            if self._llvm_access:
+                w.counts["stmatrix" + trans] += 1
+                types = ", ".join(["!llvm.ptr<3>"] + ["i32"] * n)
+                w.line(f"nvvm.stmatrix {address}, {', '.join(words)} {_matrix_attributes(op, None)} : {types}")
+                return
             regs = ", ".join(f"${i + 1}" for i in range(n))
             asm = f"stmatrix.sync.aligned.m8n8.x{n}{trans}.shared.b16 [$0], {{{regs}}};"
             w.counts["stmatrix" + trans] += 1
@@ -290,7 +295,16 @@ class NvidiaInstructions:
             raise EmitError("loads from another CTA's shared memory are not emitted")
         total = count * bits
         n_words = max(1, total // 32)
-        if self._llvm_access and not op.form.is_matrix:
+        if self._llvm_access and op.form.is_matrix:
+            trans = ".trans" if op.form is AccessForm.MATRIX_TRANS else ""
+            w.counts["ldmatrix" + trans] += 1
+            rtype = "i32" if n_words == 1 else "!llvm.struct<(" + ", ".join(["i32"] * n_words) + ")>"
+            result = w.op(f"nvvm.ldmatrix {address} {_matrix_attributes(op, n_words)} : (!llvm.ptr<3>) -> {rtype}")
+            words = [result] if n_words == 1 else [w.extract(result, i, rtype) for i in range(n_words)]
+            if bits == 8 and self.state.keeps_words:
+                return [byte for word in words for byte in _bytes_through_a_vector(w, word)][:count]
+            return _unpack_words(w, words, count, bits)
+        if self._llvm_access:
             w.counts[f"ld.shared.b{total}"] += 1
             value = island_writer.shared_load(w, address, total)
             if count == 1 and total <= 32:
@@ -348,6 +362,19 @@ class NvidiaInstructions:
             raise EmitError(f"{self.target.name} has no async proxy to fence")
         w.counts["fence.proxy.async"] += 1
         w.inline_asm("fence.proxy.async.shared::cta;", "", [], [], None)
+
+
+def _matrix_attributes(op: SharedAccess, num: int | None) -> str:
+    """The attributes of ``nvvm.ldmatrix`` (``num``: its matrix count) / ``nvvm.stmatrix``
+    (``num`` None: its operand count says it) for an m8n8 .b16 access, ``.trans`` being the
+    ``col`` layout.  The spelling with ``shape`` and ``eltType`` is the one the MLIR of triton
+    3.6 and of 3.9 both require (without them: "'nvvm.ldmatrix' op requires attribute
+    'eltType'"); both lower it to ``llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4[.trans].b16.p3``, the
+    intrinsic of Triton's own ``local_load``."""
+    layout = "col" if op.form is AccessForm.MATRIX_TRANS else "row"
+    count = "" if num is None else f", num = {num} : i32"
+    return (f"{{eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<{layout}>{count}, "
+            f"shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>}}")
 
 
 class _ShiftPacker:

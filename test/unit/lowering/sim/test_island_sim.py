@@ -481,3 +481,57 @@ def test_a_vector_to_vector_bitcast_keeps_the_bytes_in_order():
     from linear_layouts.lowering.sim.sim_machine import SimulationError
     with pytest.raises(SimulationError, match="sizes differ"):
         island._vector_bitcast(bytes_, "vector<8xi8>", "vector<4xi32>", (8, 8), (4, 32))
+
+
+# ------------------------------------------------------------ the two forms of NVIDIA shared accesses
+
+
+@pytest.mark.parametrize("kind, form", [("stmatrix", AccessForm.MATRIX), ("ldmatrix", AccessForm.MATRIX),
+                                        ("ldmatrix", AccessForm.MATRIX_TRANS)])
+def test_matrix_accesses_are_nvvm_ops_and_the_simulator_runs_both_forms(kind, form):
+    """In the LLVM form (the default) ldmatrix / stmatrix are ``nvvm.ldmatrix`` / ``nvvm.stmatrix``
+    (Triton's own form); with ``shared_access="asm"`` the inline PTX of before.  The simulator runs
+    both, and reads the NVVM op's layout: ``col`` (.trans) for ``row`` is a wrong element."""
+    store = kind == "stmatrix"
+    plan, element = find_plan(lambda p: any(op.form is form and op.is_store == store for op in shared_ops(p)),
+                              elements=("f16",))
+    site = site_for(element)
+    text = emit_island(plan, site).text
+    assert f"nvvm.{kind} " in text and f"{kind}.sync" not in text
+    assert check_emitted(text, plan, site)
+    asm_site = dataclasses.replace(site, shared_access="asm")
+    asm = emit_island(plan, asm_site).text
+    assert f"nvvm.{kind}" not in asm and f'"{kind}.sync' in asm and "llvm.load " not in asm and "llvm.store " not in asm
+    assert check_emitted(asm, plan, asm_site)
+    wanted, other = ("col", "row") if form is AccessForm.MATRIX_TRANS else ("row", "col")
+    lines = text.splitlines()
+    first = next(i for i, line in enumerate(lines) if f"nvvm.{kind} " in line)
+    lines[first] = lines[first].replace(f"mma_layout<{wanted}>", f"mma_layout<{other}>")
+    result = check_emitted("\n".join(lines), plan, site)
+    assert not result and "wrong element" in result.errors[0], result.errors
+
+
+def test_nvvm_ldmatrix_result_must_match_its_count():
+    plan, element = find_plan(lambda p: any(op.form.is_matrix and not op.is_store and len(op.registers) * 16 == 128
+                                            for op in shared_ops(p)), elements=("f16",))
+    site = site_for(element)
+    text = emit_island(plan, site).text
+    bad = text.replace("num = 4 : i32", "num = 2 : i32", 1)
+    assert bad != text
+    result = check_emitted(bad, plan, site)
+    assert not result and "nvvm.ldmatrix num = 2" in result.errors[0]
+
+
+def test_the_environment_switch_picks_the_inline_ptx_form(monkeypatch):
+    plan, element = find_plan(lambda p: is_shared(p) and any(not op.form.is_matrix for op in shared_ops(p)))
+    site = site_for(element)
+    assert "llvm.store " in emit_island(plan, site).text
+    monkeypatch.setenv("LINEAR_LAYOUTS_SHARED_ACCESS", "asm")
+    text = emit_island(plan, site).text
+    assert "llvm.store " not in text and "llvm.load " not in text and "st.shared" in text
+    assert check_emitted(text, plan, site)
+    # the site's own choice wins over the environment
+    assert "llvm.store " in emit_island(plan, dataclasses.replace(site, shared_access="llvm")).text
+    monkeypatch.setenv("LINEAR_LAYOUTS_SHARED_ACCESS", "ptx")
+    with pytest.raises(ValueError, match="LINEAR_LAYOUTS_SHARED_ACCESS"):
+        emit_island(plan, site)
