@@ -1,25 +1,47 @@
-"""NVIDIA (sm_80, sm_90) instructions for islands: inline PTX through ``llvm.inline_asm``, and
-``nvvm.shfl.sync`` for shuffles.
+"""NVIDIA (sm_80, sm_90) instructions for islands: shared memory as LLVM loads and stores, NVVM
+ops for ldmatrix / stmatrix and shuffles, inline PTX for barriers and the thread id.
 
-Why inline PTX: the NVVM dialect's spellings drift between Triton releases (``nvvm.barrier0`` on
-3.6, ``nvvm.barrier`` on 3.9, ldmatrix op syntax too), while ``llvm.inline_asm`` with PTX text
-parses the same on 3.6 through 3.9.  The exception is the shuffle: ``nvvm.shfl.sync`` parses
-the same on both, and LLVM knows its intrinsic is *convergent*; an inline-asm shuffle is not,
-and LLVM then unswitches loops on lane-dependent conditions around it (see ``shuffle``).  Every memory access and
-barrier is ``has_side_effects``, so LLVM keeps them in program order: a load is never hoisted
-above the barrier that makes its data visible.
+What is emitted, per kind (the same text on triton 3.6 and 3.9; PTX from the LLVM of either):
 
-Shared-memory addresses are 32-bit (``ptrtoint`` of the ``ptr<3>`` scratch base), as Triton's own
-PTX uses them.  Accesses narrower than 32 bits use a 32-bit register (PTX lets ``ld``/``st``
-operands be wider than the access: ``st.shared.b16 [a], %r`` stores the low 16 bits).
+* shared-memory stores and loads of 8, 16, 32, 64 and 128 bits a thread: ``llvm.store`` /
+  ``llvm.load`` of ``i8``, ``i16``, ``i32``, ``vector<2xi32>``, ``vector<4xi32>`` on a
+  ``!llvm.ptr<3>`` (a ``getelementptr`` of i8 from the buffer's base), claiming the access's
+  natural alignment (``island_writer.shared_store``): the NVPTX back end selects exactly
+  ``st.shared.b8/.b16/.b32``, ``st.shared.v2.b32`` / ``.v4.b32`` and the same ``ld.shared``
+  (the type suffix is LLVM's to pick, ``.b`` or ``.u``: ``tools.final_code`` counts by width),
+  with constant offsets folded (``[%r+512]``).  That is Triton's own form (its ``local_load`` / conversions: ``store <4 x
+  i32>, ptr addrspace(3)``, align 16), which LLVM can schedule, see through and fold with the
+  code around the island; inline PTX it could not.  The alignment is what the plan proves: the
+  verifier rejects an n-element access whose address is not a multiple of n elements from the
+  buffer's start (``verify.access_positions``), the simulator checks every address it runs, and
+  the base is a Triton allocation (16-byte aligned; the inline-PTX ``.v4`` needed that too).
+* ``ldmatrix`` / ``stmatrix`` (m8n8 .b16, .x1/.x2/.x4, .trans): ``nvvm.ldmatrix`` /
+  ``nvvm.stmatrix`` with ``shape`` and ``eltType`` (``_matrix_attributes``: the spelling both
+  releases' MLIR require), the ``llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.b16.p3`` intrinsic of
+  Triton's own ``local_load`` on 3.6 and 3.9.
+* shuffles: ``nvvm.shfl.sync`` (``shfl.sync.bfly.b32`` / ``.idx.b32``), which LLVM knows is
+  *convergent*; an inline-asm shuffle is not, and LLVM then unswitched loops on lane-dependent
+  conditions around it (see ``shuffle``).
+* barriers: inline PTX ``bar.sync 0`` / ``bar.sync id, n`` / ``bar.warp.sync``, with
+  ``has_side_effects`` and no memory attributes, so LLVM treats each as reading and writing any
+  memory: no load or store of the island (or of Triton's) moves across it.  Inline PTX because
+  the NVVM barrier op's spelling drifts (``nvvm.barrier0`` on 3.6, ``nvvm.barrier`` on 3.9) and
+  because ``passes.barriers.guard_barriers`` finds our guards by their text (``GUARD_MARK``).
+  ``test/unit/passes/test_shared_access_forms.py`` checks in the PTX of both releases that
+  every access stays on its side of every barrier.
+* ``fence.proxy.async.shared::cta`` and the thread id outside loops: inline PTX (see
+  ``_thread_id``).
 
-Instruction forms (PTX ISA 7.8+, all supported by the ptxas bundled with triton 3.6-3.9):
+Not emitted: loads from another CTA's shared memory (``ld.shared::cluster``): ``load`` raises
+``EmitError`` and the convert stays Triton's.
 
-* ``shfl.sync.bfly.b32`` (lane ^ c) and ``shfl.sync.idx.b32`` (any lane), from ``nvvm.shfl.sync``;
-* ``st.shared{.v2,.v4}.b32``, ``st.shared.b8/.b16`` and the same ``ld.shared`` forms;
-* ``ldmatrix.sync.aligned.m8n8.x{1,2,4}{.trans}.shared.b16`` (sm >= 75) and ``stmatrix...``
-  (sm >= 90);
-* ``bar.sync 0`` (whole CTA) and ``bar.warp.sync 0xffffffff`` (one warp).
+``shared_access_form`` keeps the former inline-PTX form for loads, stores, ldmatrix and stmatrix
+(``LINEAR_LAYOUTS_SHARED_ACCESS=asm``, or ``ConvertSite.shared_access="asm"``): ``st.shared
+[$0], ...`` through ``llvm.inline_asm has_side_effects``, on 32-bit addresses (a ``ptrtoint``
+of the base, then i32 adds); narrow accesses use a 32-bit register there (``st.shared.b16 [a],
+%r`` stores the low 16 bits).  It is the baseline of the GPU A/B (``benchmarks/README.md``).
+Both forms pack elements into 32-bit words the same way (``_ShiftPacker``) and count the same
+instructions (``IslandWriter.counts``).
 """
 
 from __future__ import annotations

@@ -3,7 +3,9 @@
 ``_Island`` reads the island's text line by line (never the plan) and runs each op with its
 method (``op_`` and the op's name, dots as underscores: ``op_llvm_select``), on a
 ``sim_machine.Machine`` holding every thread of the CTA at once (inline PTX goes to
-``sim_ptx.run_inline_asm``).  It checks the text as it goes: the island starts with the source
+``sim_ptx.run_inline_asm``; ``nvvm.ldmatrix`` / ``nvvm.stmatrix`` to ``sim_ptx.matrix_access``,
+the same code as their inline-PTX spellings; ``llvm.load`` / ``llvm.store`` on ``!llvm.ptr<3>``,
+both vendors' shared-memory accesses, to the machine's bytes).  It checks the text as it goes: the island starts with the source
 cast, defines every SSA name once, casts back once, uses vendor ops only on their vendor's
 target, finishes the AMD barrier sequence.  An op it does not know is a failure (the simulator
 fails closed).  What the run must produce, and the checks on
