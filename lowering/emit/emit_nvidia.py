@@ -91,10 +91,10 @@ SHARED_ACCESS_FORMS = ("llvm", "asm")
 
 
 def shared_access_form(requested: str = "") -> str:
-    """How an NVIDIA island prints its shared-memory loads and stores (not ``ldmatrix`` /
-    ``stmatrix``, which stay inline PTX either way): ``"llvm"`` (the default), ``llvm.load`` /
-    ``llvm.store`` on ``!llvm.ptr<3>``; ``"asm"``, the inline PTX ``st.shared`` / ``ld.shared`` of
-    before.  ``requested`` (``ConvertSite.shared_access``) wins; "" reads the environment
+    """How an NVIDIA island prints its shared-memory accesses: ``"llvm"`` (the default),
+    ``llvm.load`` / ``llvm.store`` on ``!llvm.ptr<3>`` and ``nvvm.ldmatrix`` / ``nvvm.stmatrix``;
+    ``"asm"``, the inline PTX ``st.shared`` / ``ld.shared`` / ``ldmatrix`` / ``stmatrix`` of
+    before (barriers are inline PTX in both).  ``requested`` (``ConvertSite.shared_access``) wins; "" reads the environment
     variable ``LINEAR_LAYOUTS_SHARED_ACCESS`` (``asm`` or ``llvm``; unset or empty: ``llvm``), the
     switch the GPU A/B flips (``benchmarks/README.md``).  Anything else is an error, not a
     silent default."""
@@ -252,14 +252,6 @@ class NvidiaInstructions:
             return island_writer.shared_pointer(w, address, w.const(byte_constant))
         return w.binary("add", address, w.const(byte_constant))
 
-    def _asm_address(self, w: IslandWriter, address: str) -> str:
-        """The i32 shared address inline PTX takes (``ldmatrix``/``stmatrix``, and every access in
-        the inline-PTX form): ``address`` itself there, else a ``ptrtoint`` of the pointer (free:
-        shared pointers are 32 bits in Triton's NVPTX data layout, ``p3:32:32``)."""
-        if not self._llvm_access:
-            return address
-        return w.op(f"llvm.ptrtoint {address} : !llvm.ptr<3> to i32")
-
     @staticmethod
     def _words_of(w: IslandWriter, values: list[str], bits: int) -> tuple[list[str], int]:
         """Storage integers -> the i32 operands of one access, and its width in bits."""
@@ -282,8 +274,7 @@ class NvidiaInstructions:
             regs = ", ".join(f"${i + 1}" for i in range(n))
             asm = f"stmatrix.sync.aligned.m8n8.x{n}{trans}.shared.b16 [$0], {{{regs}}};"
             w.counts["stmatrix" + trans] += 1
-            w.inline_asm(asm, ",".join(["r"] * (n + 1)), [self._asm_address(w, address)] + words,
-                         ["i32"] * (n + 1), None)
+            w.inline_asm(asm, ",".join(["r"] * (n + 1)), [address] + words, ["i32"] * (n + 1), None)
             return
         if op.space is not MemorySpace.SHARED:
             raise EmitError("stores to another CTA's shared memory are not emitted")
@@ -341,7 +332,6 @@ class NvidiaInstructions:
             regs = ", ".join(f"${i}" for i in range(n_words))
             asm = f"ldmatrix.sync.aligned.m8n8.x{n_words}{trans}.shared.b16 {{{regs}}}, [${n_words}];"
             w.counts["ldmatrix" + trans] += 1
-            address = self._asm_address(w, address)
         elif total <= 32:
             asm = f"ld.shared.b{total} $0, [$1];"
             w.counts[f"ld.shared.b{total}"] += 1
