@@ -494,6 +494,11 @@ def report_lines(rows, title, command, environment, modes=("ours", "ours_asm", "
         lines.append(f"| {mode} | {s['n']} | {s['geomean']:.3f} | {worst} | {s['above_1.05']} | "
                      f"{s['above_1.05_beyond_noise']} | {s['bit_exact']} |")
     s = summary(rows, "ours")
+    direct = [x for x in (worst_ratio(r, "ours", "ours_asm") for r in rows) if x]
+    if direct:   # --shared-asm: the LLVM form of shared accesses against the inline PTX, directly
+        lines += ["", f"ours / ours_asm (LLVM-form shared accesses over inline PTX, worse context): "
+                  f"{len(direct)} conversions, geomean {geomean(direct):.3f}, best {min(direct):.3f}, "
+                  f"worst {max(direct):.3f}, above 1.05: {sum(x > 1.05 for x in direct)}."]
     lines += ["", f"Noise (stock timed twice, worse context): 95th percentile {s['noise_p95']:.3f}.", "",
               "Per family (mode ours):", "", "| family | n | geomean | worst |", "|---|---:|---:|---:|"]
     families = sorted({r["family"] for r in rows})
