@@ -567,6 +567,8 @@ def main(argv=None) -> int:
     parser.add_argument("--rep", type=int, default=20, help="--fresh: do_bench's rep (ms)")
     parser.add_argument("--stem", default="", help="--fresh: the result files' name")
     parser.add_argument("--no-pick", action="store_true", help="--fresh: leave out the ungated pick (ours vs stock only)")
+    parser.add_argument("--shared-asm", action="store_true",
+                        help="--fresh: also time ours_asm, ours with inline-PTX shared accesses (LINEAR_LAYOUTS_SHARED_ACCESS=asm)")
     parser.add_argument("--deadline", type=float, default=None, metavar="SECONDS",
                         help="--fresh: time no further conversion after this many seconds; report what was timed")
     args = parser.parse_args(argv)

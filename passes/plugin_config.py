@@ -77,13 +77,16 @@ class PluginConfig:
 
 def environment_switches() -> str:
     """The environment variables that change what the plugin emits, as they are now, for the cache
-    key: a kernel compiled with ``LINEAR_LAYOUTS_STOCK_GATE=off`` (every conversion ours) or
-    ``LINEAR_LAYOUTS_BYTE_VECTORS=1`` must not be taken from Triton's cache by a run without it,
-    nor the reverse.  "" when none is set."""
+    key: a kernel compiled with ``LINEAR_LAYOUTS_STOCK_GATE=off`` (every conversion ours),
+    ``LINEAR_LAYOUTS_BYTE_VECTORS=1`` or ``LINEAR_LAYOUTS_SHARED_ACCESS=asm`` (inline-PTX shared
+    accesses) must not be taken from Triton's cache by a run without it, nor the reverse.  "" when
+    none is set."""
     from ..lowering.choosing.fitted_model import gate_turned_off
-    from ..lowering.emit.emit_nvidia import bytes_as_vectors
+    from ..lowering.emit.emit_nvidia import bytes_as_vectors, shared_access_form
 
-    return ("-stock-gate-off" if gate_turned_off() else "") + ("-byte-vectors" if bytes_as_vectors() else "")
+    shared = shared_access_form()
+    return (("-stock-gate-off" if gate_turned_off() else "") + ("-byte-vectors" if bytes_as_vectors() else "")
+            + ("" if shared == "llvm" else f"-shared-{shared}"))
 
 
 def default_passes(mode: Mode, only: Sequence[Method] = (), report: bool = False, remarks: bool = False,

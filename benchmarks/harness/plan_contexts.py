@@ -28,6 +28,7 @@ not a win.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -229,16 +230,21 @@ def candidate_count(case: Case) -> int:
     return sum(1 for p in plans if verify_plan(p).ok)
 
 
-def modes_of(case: Case, train: bool, table: bool, pick: bool = True) -> dict:
+def modes_of(case: Case, train: bool, table: bool, pick: bool = True, shared_asm: bool = False) -> dict:
     """mode name -> pipeline (None: stock).  ``ours``: the plugin's default with the measured
     table off (the model and its stock gate alone); ``ours_table``: table on; ``pick``: the
     cost model's rank 0 in both directions, ungated (what the plugin did before issue 25);
     ``cand<K>``: the forward conversion's candidate K, the return trip left to stock.  ``pick``
-    False leaves the ungated pick out (a shorter run when only ours vs stock is asked)."""
+    False leaves the ungated pick out (a shorter run when only ours vs stock is asked).
+    ``shared_asm``: also ``ours_asm``, ``ours`` with NVIDIA shared-memory accesses as the inline
+    PTX of before (``LINEAR_LAYOUTS_SHARED_ACCESS=asm`` while it compiles: ``_shared_access``),
+    the A/B of the LLVM form against it in one run."""
     forward, back = keys_of(case)
     modes = {"stock": None, "stock_again": None}
     if not train:
         modes["ours"] = "ll-lower-conversions{measured=false}"
+    if shared_asm and not train:
+        modes["ours_asm"] = modes["ours"]
     if pick:
         modes["pick"] = f"ll-lower-conversions{{candidate_for={forward}:0,{back}:0 measured=false}}"
     if table and not case.origin.startswith("fresh:"):   # no table holds a fresh conversion
@@ -251,6 +257,25 @@ def modes_of(case: Case, train: bool, table: bool, pick: bool = True) -> dict:
 
 def _kernel_path(directory, index, mode, kind):
     return os.path.join(directory, f"c{index}_{mode}_{kind}.ttgir")
+
+
+@contextlib.contextmanager
+def _shared_access(mode: str):
+    """The environment a mode compiles in: ``*_asm`` modes with ``LINEAR_LAYOUTS_SHARED_ACCESS=asm``
+    (read when an island is emitted; also in Triton's cache key, so the two forms never share a
+    cached kernel), the others as the process has it."""
+    if not mode.endswith("_asm"):
+        yield
+        return
+    saved = os.environ.get("LINEAR_LAYOUTS_SHARED_ACCESS")
+    os.environ["LINEAR_LAYOUTS_SHARED_ACCESS"] = "asm"
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop("LINEAR_LAYOUTS_SHARED_ACCESS", None)
+        else:
+            os.environ["LINEAR_LAYOUTS_SHARED_ACCESS"] = saved
 
 
 def compile_one(job):
@@ -267,12 +292,13 @@ def compile_one(job):
         f.write(chain_ttgir(case) if kind == "chain" else kernel_ttgir(case))
     start = time.perf_counter()
     try:
-        if pipeline:
-            linear_layouts.enable(pipeline=pipeline)
-        try:
-            kernel = triton.compile(path, target=GPUTarget("cuda", 90, 32))
-        finally:
-            hook.disable()
+        with _shared_access(mode):   # before enable(): on 3.6 it picks its cache directory by the key
+            if pipeline:
+                linear_layouts.enable(pipeline=pipeline)
+            try:
+                kernel = triton.compile(path, target=GPUTarget("cuda", 90, 32))
+            finally:
+                hook.disable()
         return index, mode, kind, {"ok": True, "compile_s": round(time.perf_counter() - start, 3),
                                    **instruction_classes(kernel.asm["ptx"]), "regs": None}
     except Exception as e:  # the Triton boundary: reported per mode, never fatal
@@ -284,23 +310,24 @@ def _load(directory, index, mode, pipeline, kind):
     import triton
     from linear_layouts.passes import hook
     from triton.backends.compiler import GPUTarget
-    if pipeline:
-        linear_layouts.enable(pipeline=pipeline)
-    try:
-        return triton.compile(_kernel_path(directory, index, mode, kind), target=GPUTarget("cuda", 90, 32))
-    finally:
-        hook.disable()
+    with _shared_access(mode):   # before enable(): on 3.6 it picks its cache directory by the key
+        if pipeline:
+            linear_layouts.enable(pipeline=pipeline)
+        try:
+            return triton.compile(_kernel_path(directory, index, mode, kind), target=GPUTarget("cuda", 90, 32))
+        finally:
+            hook.disable()
 
 
 def measure(cases, train=False, table=False, independent=False, jobs=15, rep=20, checkpoint=None,
-            pick=True, deadline=None):
+            pick=True, deadline=None, shared_asm=False):
     """Compile every case in every mode, time each in every context; rows with times in us per
     kernel (medians of ``do_bench``).  ``deadline``: seconds from the start after which no further
     conversion is timed (the environment's ``partial`` then says how many were); a call with a
     time limit ends with a report of what it timed instead of none."""
     began = time.perf_counter()
     directory = tempfile.mkdtemp(prefix="ll_ctx_")
-    modes = [modes_of(c, train, table, pick) for c in cases]
+    modes = [modes_of(c, train, table, pick, shared_asm) for c in cases]
     kinds = ["chain", "independent"]
 
     def kinds_of(case):   # the old harness only where asked, and always for the pairs of issue 25
@@ -450,7 +477,7 @@ def summary(rows, mode="ours") -> dict:
             "noise_p95": noise_p95, "bit_exact": exact, "above_cases": sorted(above, key=lambda t: -t[1])[:10]}
 
 
-def report_lines(rows, title, command, environment, modes=("ours", "pick", "ours_table")) -> list[str]:
+def report_lines(rows, title, command, environment, modes=("ours", "ours_asm", "pick", "ours_table")) -> list[str]:
     if environment.get("partial"):
         title += f" (PARTIAL: {environment['partial']})"
     lines = [f"# {title}", "", f"GPU: {environment.get('gpu')}; triton {environment.get('triton')}; "
@@ -467,6 +494,11 @@ def report_lines(rows, title, command, environment, modes=("ours", "pick", "ours
         lines.append(f"| {mode} | {s['n']} | {s['geomean']:.3f} | {worst} | {s['above_1.05']} | "
                      f"{s['above_1.05_beyond_noise']} | {s['bit_exact']} |")
     s = summary(rows, "ours")
+    direct = [x for x in (worst_ratio(r, "ours", "ours_asm") for r in rows) if x]
+    if direct:   # --shared-asm: the LLVM form of shared accesses against the inline PTX, directly
+        lines += ["", f"ours / ours_asm (LLVM-form shared accesses over inline PTX, worse context): "
+                  f"{len(direct)} conversions, geomean {geomean(direct):.3f}, best {min(direct):.3f}, "
+                  f"worst {max(direct):.3f}, above 1.05: {sum(x > 1.05 for x in direct)}."]
     lines += ["", f"Noise (stock timed twice, worse context): 95th percentile {s['noise_p95']:.3f}.", "",
               "Per family (mode ours):", "", "| family | n | geomean | worst |", "|---|---:|---:|---:|"]
     families = sorted({r["family"] for r in rows})
@@ -510,7 +542,7 @@ def main_fresh(args, argv) -> int:
         return environment
     rows, environment = measure(cases, train=args.train, table=args.table, independent=args.independent,
                                 jobs=args.jobs, rep=args.rep, checkpoint=save, pick=not args.no_pick,
-                                deadline=args.deadline)
+                                deadline=args.deadline, shared_asm=getattr(args, "shared_asm", False))
     environment = save(rows, environment)
     if environment.get("gpu"):
         lines = report_lines(rows, "Fresh conversions: stock and ours side by side", "python benchmarks/plan_choice.py "

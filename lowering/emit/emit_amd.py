@@ -122,33 +122,26 @@ class AmdInstructions:
 
     # -- LDS ---------------------------------------------------------------------------------------
     def shared_address(self, w: IslandWriter, base: str, byte_offset: str) -> str:
-        return w.op(f"llvm.getelementptr {base}[{byte_offset}] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8")
+        return island_writer.shared_pointer(w, base, byte_offset)
 
     def advance(self, w: IslandWriter, address: str, byte_constant: int) -> str:
         """A GEP of ``byte_constant`` i8 from ``address``, like ``shared_address``'s own: the
         AMDGPU backend folds it into the access (``ds_read_b64 v0, v1 offset:512``)."""
         return self.shared_address(w, address, w.const(byte_constant))
 
-    @staticmethod
-    def _access_type(count: int, bits: int) -> tuple[str, int]:
-        total = count * bits
-        if total < 32:
-            return f"i{total}", total
-        if total == 32:
-            return "i32", total
-        return f"vector<{total // 32}xi32>", total
-
     def store(self, w: IslandWriter, op: SharedAccess, address: str, values: list[str], bits: int) -> None:
-        type_, total = self._access_type(len(values), bits)
+        total = len(values) * bits
+        type_ = island_writer.shared_access_type(total)
         name = mnemonic(AccessShape(op.kind, op.form, op.space, total))  # an EmitError for matrix forms
         value = self._combine(w, values, bits, type_, total)
         w.counts[name] += 1
-        w.line(f"llvm.store {value}, {address} {{alignment = {total // 8} : i64}} : {type_}, !llvm.ptr<3>")
+        island_writer.shared_store(w, address, value, total)
 
     def load(self, w: IslandWriter, op: SharedAccess, address: str, count: int, bits: int) -> list[str]:
-        type_, total = self._access_type(count, bits)
+        total = count * bits
+        type_ = island_writer.shared_access_type(total)
         w.counts[mnemonic(AccessShape(op.kind, op.form, op.space, total))] += 1  # an EmitError for matrix forms
-        value = w.op(f"llvm.load {address} {{alignment = {total // 8} : i64}} : !llvm.ptr<3> -> {type_}")
+        value = island_writer.shared_load(w, address, total)
         return self._split(w, value, count, bits, type_, total)
 
     def _combine(self, w: IslandWriter, values: list[str], bits: int, type_: str, total: int) -> str:
@@ -161,11 +154,7 @@ class AmdInstructions:
                 return values[0]
             word = self.pack(w, values, bits)
             return w.cast("trunc", word, "i32", type_)
-        words = island_writer.element_words(w, self, bits, values)
-        vec = w.op(f"llvm.mlir.undef : {type_}")
-        for i, word in enumerate(words):
-            vec = w.op(f"llvm.insertelement {word}, {vec}[{w.const(i)} : i32] : {type_}")
-        return vec
+        return island_writer.words_to_vector(w, island_writer.element_words(w, self, bits, values))
 
     @staticmethod
     def _through_a_vector(w: IslandWriter, values: list[str], bits: int, type_: str) -> str:
@@ -191,7 +180,7 @@ class AmdInstructions:
                 return [value]
             word = w.cast("zext", value, type_, "i32")
             return self.unpack(w, word, count, bits)
-        words = [w.op(f"llvm.extractelement {value}[{w.const(i)} : i32] : {type_}") for i in range(total // 32)]
+        words = island_writer.vector_to_words(w, value, total // 32)
         return island_writer.word_elements(w, self, bits, words, count)
 
     # -- barriers ----------------------------------------------------------------------------------

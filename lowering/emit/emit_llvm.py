@@ -113,6 +113,9 @@ class ConvertSite:
     # The warps that run the island, when not the whole CTA: a warp group of a warp-specialized
     # kernel (its warp ids and named barriers; ``lowering.thread_group``).
     threads: Optional[ThreadGroup] = None
+    # NVIDIA: "llvm" (llvm.load / llvm.store) or "asm" (inline PTX) shared-memory accesses; ""
+    # takes LINEAR_LAYOUTS_SHARED_ACCESS, else "llvm" (emit_nvidia.shared_access_form).
+    shared_access: str = ""
 
 
 @dataclass
@@ -392,7 +395,7 @@ def scratch_type(scratch_bytes: int) -> str:
 
 def emit_island(plan: ConversionPlan, site: ConvertSite) -> Island:
     """The LLVM-dialect text replacing the convert at ``site``, per the verified ``plan``."""
-    vendor = vendor_for(plan.target, IslandState(in_loop=site.in_loop, threads=site.threads))
+    vendor = vendor_for(plan.target, _island_state(site))
     element = island_element_type(site.element_type)
     w = IslandWriter(site.prefix)
     src_hw, dst_hw = HardwareLayout.of(plan.src), HardwareLayout.of(plan.dst, plan.src.out_dim_names)
@@ -473,7 +476,7 @@ def emit_local_load_island(plan, site: ConvertSite, rank: int) -> Island:
     XORs ``L^-1(o)`` into every address, as Triton's own lowering does (its
     ``getShmemOffset``): one ``select``-free term per start bit that can be set, e.g. for the
     32x8 view of a 32x16 buffer ``((o1 >> 3) & 1) * 8``; a constant start folds away in LLVM."""
-    vendor = vendor_for(plan.target, IslandState(in_loop=site.in_loop, threads=site.threads, keeps_words=True))
+    vendor = vendor_for(plan.target, _island_state(site, keeps_words=True))
     element = island_element_type(site.element_type)
     w = IslandWriter(site.prefix)
     dst_hw = HardwareLayout.of(plan.dst, plan.buffer.out_dim_names)
@@ -517,7 +520,7 @@ def emit_local_store_island(plan, site: ConvertSite, rank: int) -> Island:
     (``plan.view``) reads the descriptor's offsets o and XORs ``L^-1(o)`` into every store
     address, as ``emit_local_load_island`` does for loads (and as Triton's stores into views
     do); a whole buffer's island reads the base pointer only."""
-    vendor = vendor_for(plan.target, IslandState(in_loop=site.in_loop, threads=site.threads))
+    vendor = vendor_for(plan.target, _island_state(site))
     element = island_element_type(site.element_type)
     w = IslandWriter(site.prefix)
     src_hw = HardwareLayout.of(plan.src, plan.buffer.out_dim_names)
@@ -531,6 +534,11 @@ def emit_local_store_island(plan, site: ConvertSite, rank: int) -> Island:
     view_part, view_mask = _view_start_offset(w, plan, descriptor, descriptor_type, rank)
     _emit_shared(w, vendor, plan, element, src, 0, site, base, view_part, view_mask)
     return Island("\n".join(w.lines), w.counts)
+
+
+def _island_state(site: ConvertSite, keeps_words: bool = False) -> IslandState:
+    return IslandState(in_loop=site.in_loop, threads=site.threads, keeps_words=keeps_words,
+                       shared_access=emit_nvidia.shared_access_form(site.shared_access))
 
 
 def vendor_for(target: Target, state: IslandState) -> VendorInstructions:

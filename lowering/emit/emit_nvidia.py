@@ -1,25 +1,47 @@
-"""NVIDIA (sm_80, sm_90) instructions for islands: inline PTX through ``llvm.inline_asm``, and
-``nvvm.shfl.sync`` for shuffles.
+"""NVIDIA (sm_80, sm_90) instructions for islands: shared memory as LLVM loads and stores, NVVM
+ops for ldmatrix / stmatrix and shuffles, inline PTX for barriers and the thread id.
 
-Why inline PTX: the NVVM dialect's spellings drift between Triton releases (``nvvm.barrier0`` on
-3.6, ``nvvm.barrier`` on 3.9, ldmatrix op syntax too), while ``llvm.inline_asm`` with PTX text
-parses the same on 3.6 through 3.9.  The exception is the shuffle: ``nvvm.shfl.sync`` parses
-the same on both, and LLVM knows its intrinsic is *convergent*; an inline-asm shuffle is not,
-and LLVM then unswitches loops on lane-dependent conditions around it (see ``shuffle``).  Every memory access and
-barrier is ``has_side_effects``, so LLVM keeps them in program order: a load is never hoisted
-above the barrier that makes its data visible.
+What is emitted, per kind (the same text on triton 3.6 and 3.9; PTX from the LLVM of either):
 
-Shared-memory addresses are 32-bit (``ptrtoint`` of the ``ptr<3>`` scratch base), as Triton's own
-PTX uses them.  Accesses narrower than 32 bits use a 32-bit register (PTX lets ``ld``/``st``
-operands be wider than the access: ``st.shared.b16 [a], %r`` stores the low 16 bits).
+* shared-memory stores and loads of 8, 16, 32, 64 and 128 bits a thread: ``llvm.store`` /
+  ``llvm.load`` of ``i8``, ``i16``, ``i32``, ``vector<2xi32>``, ``vector<4xi32>`` on a
+  ``!llvm.ptr<3>`` (a ``getelementptr`` of i8 from the buffer's base), claiming the access's
+  natural alignment (``island_writer.shared_store``): the NVPTX back end selects exactly
+  ``st.shared.b8/.b16/.b32``, ``st.shared.v2.b32`` / ``.v4.b32`` and the same ``ld.shared``
+  (the type suffix is LLVM's to pick, ``.b`` or ``.u``: ``tools.final_code`` counts by width),
+  with constant offsets folded (``[%r+512]``).  That is Triton's own form (its ``local_load`` / conversions: ``store <4 x
+  i32>, ptr addrspace(3)``, align 16), which LLVM can schedule, see through and fold with the
+  code around the island; inline PTX it could not.  The alignment is what the plan proves: the
+  verifier rejects an n-element access whose address is not a multiple of n elements from the
+  buffer's start (``verify.access_positions``), the simulator checks every address it runs, and
+  the base is a Triton allocation (16-byte aligned; the inline-PTX ``.v4`` needed that too).
+* ``ldmatrix`` / ``stmatrix`` (m8n8 .b16, .x1/.x2/.x4, .trans): ``nvvm.ldmatrix`` /
+  ``nvvm.stmatrix`` with ``shape`` and ``eltType`` (``_matrix_attributes``: the spelling both
+  releases' MLIR require), the ``llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.b16.p3`` intrinsic of
+  Triton's own ``local_load`` on 3.6 and 3.9.
+* shuffles: ``nvvm.shfl.sync`` (``shfl.sync.bfly.b32`` / ``.idx.b32``), which LLVM knows is
+  *convergent*; an inline-asm shuffle is not, and LLVM then unswitched loops on lane-dependent
+  conditions around it (see ``shuffle``).
+* barriers: inline PTX ``bar.sync 0`` / ``bar.sync id, n`` / ``bar.warp.sync``, with
+  ``has_side_effects`` and no memory attributes, so LLVM treats each as reading and writing any
+  memory: no load or store of the island (or of Triton's) moves across it.  Inline PTX because
+  the NVVM barrier op's spelling drifts (``nvvm.barrier0`` on 3.6, ``nvvm.barrier`` on 3.9) and
+  because ``passes.barriers.guard_barriers`` finds our guards by their text (``GUARD_MARK``).
+  ``test/unit/passes/test_shared_access_forms.py`` checks in the PTX of both releases that
+  every access stays on its side of every barrier.
+* ``fence.proxy.async.shared::cta`` and the thread id outside loops: inline PTX (see
+  ``_thread_id``).
 
-Instruction forms (PTX ISA 7.8+, all supported by the ptxas bundled with triton 3.6-3.9):
+Not emitted: loads from another CTA's shared memory (``ld.shared::cluster``): ``load`` raises
+``EmitError`` and the convert stays Triton's.
 
-* ``shfl.sync.bfly.b32`` (lane ^ c) and ``shfl.sync.idx.b32`` (any lane), from ``nvvm.shfl.sync``;
-* ``st.shared{.v2,.v4}.b32``, ``st.shared.b8/.b16`` and the same ``ld.shared`` forms;
-* ``ldmatrix.sync.aligned.m8n8.x{1,2,4}{.trans}.shared.b16`` (sm >= 75) and ``stmatrix...``
-  (sm >= 90);
-* ``bar.sync 0`` (whole CTA) and ``bar.warp.sync 0xffffffff`` (one warp).
+``shared_access_form`` keeps the former inline-PTX form for loads, stores, ldmatrix and stmatrix
+(``LINEAR_LAYOUTS_SHARED_ACCESS=asm``, or ``ConvertSite.shared_access="asm"``): ``st.shared
+[$0], ...`` through ``llvm.inline_asm has_side_effects``, on 32-bit addresses (a ``ptrtoint``
+of the base, then i32 adds); narrow accesses use a 32-bit register there (``st.shared.b16 [a],
+%r`` stores the low 16 bits).  It is the baseline of the GPU A/B (``benchmarks/README.md``).
+Both forms pack elements into 32-bit words the same way (``_ShiftPacker``) and count the same
+instructions (``IslandWriter.counts``).
 """
 
 from __future__ import annotations
@@ -62,6 +84,24 @@ GUARD_MARK = " // guard"
 GUARD_BARRIER_ASM = "bar.sync 0;" + GUARD_MARK
 # A warp group's guard (``bar.sync 2, 128; // guard``: lowering.thread_group) is marked alike,
 # and never dropped: the pruning reasons about whole-CTA barriers only.
+
+
+SHARED_ACCESS_VARIABLE = "LINEAR_LAYOUTS_SHARED_ACCESS"
+SHARED_ACCESS_FORMS = ("llvm", "asm")
+
+
+def shared_access_form(requested: str = "") -> str:
+    """How an NVIDIA island prints its shared-memory accesses: ``"llvm"`` (the default),
+    ``llvm.load`` / ``llvm.store`` on ``!llvm.ptr<3>`` and ``nvvm.ldmatrix`` / ``nvvm.stmatrix``;
+    ``"asm"``, the inline PTX ``st.shared`` / ``ld.shared`` / ``ldmatrix`` / ``stmatrix`` of
+    before (barriers are inline PTX in both).  ``requested`` (``ConvertSite.shared_access``) wins; "" reads the environment
+    variable ``LINEAR_LAYOUTS_SHARED_ACCESS`` (``asm`` or ``llvm``; unset or empty: ``llvm``), the
+    switch the GPU A/B flips (``benchmarks/README.md``).  Anything else is an error, not a
+    silent default."""
+    form = requested or os.environ.get(SHARED_ACCESS_VARIABLE, "") or "llvm"
+    if form not in SHARED_ACCESS_FORMS:
+        raise ValueError(f"{SHARED_ACCESS_VARIABLE}={form!r}: expected one of {', '.join(SHARED_ACCESS_FORMS)}")
+    return form
 
 
 def warp_group_barrier(group: ThreadGroup, warp_size: int) -> str:
@@ -191,15 +231,25 @@ class NvidiaInstructions:
         return w.op(f"nvvm.shfl.sync {kind} {mask}, {value}, {lane_or_mask}, {clamp} : i32 -> i32")
 
     # -- shared memory -----------------------------------------------------------------------------
+    @property
+    def _llvm_access(self) -> bool:
+        """Shared-memory accesses as LLVM loads and stores (module docstring), not inline PTX."""
+        return self.state.shared_access == "llvm"
+
     def shared_address(self, w: IslandWriter, base: str, byte_offset: str) -> str:
+        if self._llvm_access:   # a !llvm.ptr<3>, as Triton's own accesses take it
+            return island_writer.shared_pointer(w, base, byte_offset)
         if self.state.shared_base is None:  # 32-bit shared addresses, as Triton's own PTX
             self.state.shared_base = w.op(f"llvm.ptrtoint {base} : !llvm.ptr<3> to i32")
         return w.binary("add", self.state.shared_base, byte_offset)
 
     def advance(self, w: IslandWriter, address: str, byte_constant: int) -> str:
-        """``address + byte_constant``, an i32 add like ``shared_address``'s own: the PTX has
-        ``add.s32 %r2, %r1, 512`` and the access ``[%r2]``, and ptxas folds the add into the
-        access (``STS [R1+0x200]``), as it does for Triton's ``[%r1+512]``."""
+        """``address + byte_constant``: a GEP of i8 (LLVM form) or an i32 add (inline PTX), like
+        ``shared_address``'s own.  Either way the PTX has ``[%r2+512]`` or ``add.s32 %r2, %r1, 512``
+        and ``[%r2]``, and ptxas folds the add into the access (``STS [R1+0x200]``), as it does for
+        Triton's ``[%r1+512]``."""
+        if self._llvm_access:
+            return island_writer.shared_pointer(w, address, w.const(byte_constant))
         return w.binary("add", address, w.const(byte_constant))
 
     @staticmethod
@@ -216,10 +266,22 @@ class NvidiaInstructions:
             words, total = self._words_of(w, values, bits)
             trans = ".trans" if op.form is AccessForm.MATRIX_TRANS else ""
             n = len(words)
+            if self._llvm_access:
+                w.counts["stmatrix" + trans] += 1
+                types = ", ".join(["!llvm.ptr<3>"] + ["i32"] * n)
+                w.line(f"nvvm.stmatrix {address}, {', '.join(words)} {_matrix_attributes(op, None)} : {types}")
+                return
             regs = ", ".join(f"${i + 1}" for i in range(n))
             asm = f"stmatrix.sync.aligned.m8n8.x{n}{trans}.shared.b16 [$0], {{{regs}}};"
             w.counts["stmatrix" + trans] += 1
             w.inline_asm(asm, ",".join(["r"] * (n + 1)), [address] + words, ["i32"] * (n + 1), None)
+            return
+        if op.space is not MemorySpace.SHARED:
+            raise EmitError("stores to another CTA's shared memory are not emitted")
+        total = len(values) * bits
+        if self._llvm_access:
+            w.counts[f"st.shared.b{total}"] += 1
+            island_writer.shared_store(w, address, self._access_value(w, values, bits, total), total)
             return
         words, total = self._words_of(w, values, bits)
         w.counts[f"st.shared.b{total}"] += 1
@@ -230,11 +292,41 @@ class NvidiaInstructions:
             asm = f"st.shared.v{len(words)}.b32 [$0], {{{regs}}};"
         w.inline_asm(asm, ",".join(["r"] * (len(words) + 1)), [address] + words, ["i32"] * (len(words) + 1), None)
 
+    def _access_value(self, w: IslandWriter, values: list[str], bits: int, total: int) -> str:
+        """Storage integers -> the value an ``llvm.store`` of ``total`` bits writes: the element
+        itself, the packed word (truncated below 32 bits), or a ``vector<Nxi32>`` of the words.
+        The words are packed as for the inline-PTX form (``_SHARED_PACKER``)."""
+        if len(values) == 1 and total <= 32:
+            return values[0]
+        words, total = self._words_of(w, values, bits)
+        if total < 32:
+            return w.cast("trunc", words[0], "i32", f"i{total}")
+        return words[0] if total == 32 else island_writer.words_to_vector(w, words)
+
     def load(self, w: IslandWriter, op: SharedAccess, address: str, count: int, bits: int) -> list[str]:
         if op.space is not MemorySpace.SHARED:
             raise EmitError("loads from another CTA's shared memory are not emitted")
         total = count * bits
         n_words = max(1, total // 32)
+        if self._llvm_access and op.form.is_matrix:
+            trans = ".trans" if op.form is AccessForm.MATRIX_TRANS else ""
+            w.counts["ldmatrix" + trans] += 1
+            rtype = "i32" if n_words == 1 else "!llvm.struct<(" + ", ".join(["i32"] * n_words) + ")>"
+            result = w.op(f"nvvm.ldmatrix {address} {_matrix_attributes(op, n_words)} : (!llvm.ptr<3>) -> {rtype}")
+            words = [result] if n_words == 1 else [w.extract(result, i, rtype) for i in range(n_words)]
+            if bits == 8 and self.state.keeps_words:
+                return [byte for word in words for byte in _bytes_through_a_vector(w, word)][:count]
+            return _unpack_words(w, words, count, bits)
+        if self._llvm_access:
+            w.counts[f"ld.shared.b{total}"] += 1
+            value = island_writer.shared_load(w, address, total)
+            if count == 1 and total <= 32:
+                return [value]
+            if total < 32:
+                words = [w.cast("zext", value, f"i{total}", "i32")]
+            else:
+                words = [value] if total == 32 else island_writer.vector_to_words(w, value, n_words)
+            return _unpack_words(w, words, count, bits)
         if op.form.is_matrix:
             trans = ".trans" if op.form is AccessForm.MATRIX_TRANS else ""
             regs = ", ".join(f"${i}" for i in range(n_words))
@@ -282,6 +374,19 @@ class NvidiaInstructions:
             raise EmitError(f"{self.target.name} has no async proxy to fence")
         w.counts["fence.proxy.async"] += 1
         w.inline_asm("fence.proxy.async.shared::cta;", "", [], [], None)
+
+
+def _matrix_attributes(op: SharedAccess, num: int | None) -> str:
+    """The attributes of ``nvvm.ldmatrix`` (``num``: its matrix count) / ``nvvm.stmatrix``
+    (``num`` None: its operand count says it) for an m8n8 .b16 access, ``.trans`` being the
+    ``col`` layout.  The spelling with ``shape`` and ``eltType`` is the one the MLIR of triton
+    3.6 and of 3.9 both require (without them: "'nvvm.ldmatrix' op requires attribute
+    'eltType'"); both lower it to ``llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4[.trans].b16.p3``, the
+    intrinsic of Triton's own ``local_load``."""
+    layout = "col" if op.form is AccessForm.MATRIX_TRANS else "row"
+    count = "" if num is None else f", num = {num} : i32"
+    return (f"{{eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<{layout}>{count}, "
+            f"shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>}}")
 
 
 class _ShiftPacker:

@@ -170,6 +170,9 @@ class IslandState:
     lane_id: str | None = None
     warp_id: str | None = None
     shared_base: str | None = None   # the scratch base as the vendor's addresses need it
+    # NVIDIA: how shared-memory accesses are printed, "llvm" (loads and stores LLVM sees) or
+    # "asm" (the inline PTX of before); emit_nvidia.shared_access_form
+    shared_access: str = "llvm"
 
 
 class Packer(Protocol):
@@ -212,6 +215,56 @@ class VendorInstructions(Packer, Protocol):
 
     def async_proxy_fence(self, w: IslandWriter) -> None:
         """Order this thread's shared-memory stores before later async-proxy reads (NVIDIA sm_90+)."""
+
+
+# -- shared-memory accesses as LLVM loads and stores (AMD always; NVIDIA unless asked for inline PTX)
+
+def shared_access_type(total: int) -> str:
+    """The LLVM type of a shared-memory access of ``total`` bits per thread, as both back ends
+    select it back to one instruction of that width: ``i8``, ``i16``, ``i32``, ``vector<2xi32>``
+    (``st.shared.v2.b32`` / ``ds_write_b64``), ``vector<4xi32>`` (``.v4`` / ``_b128``)."""
+    if total in (8, 16, 32):
+        return f"i{total}"
+    if total in (64, 128):
+        return f"vector<{total // 32}xi32>"
+    raise EmitError(f"a {total}-bit shared-memory access has no instruction")
+
+
+def shared_pointer(w: IslandWriter, base: str, byte_offset: str) -> str:
+    """``base + byte_offset`` bytes, a GEP of i8 on ``!llvm.ptr<3>`` (``byte_offset``: an i32 SSA
+    name), Triton's own form: a constant offset folds into the access's immediate
+    (``st.shared [%r+512]``, ``ds_read_b64 ... offset:512``)."""
+    return w.op(f"llvm.getelementptr {base}[{byte_offset}] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8")
+
+
+def shared_store(w: IslandWriter, address: str, value: str, total: int) -> None:
+    """``llvm.store`` of ``value`` (of ``shared_access_type(total)``) at ``address`` (a
+    ``!llvm.ptr<3>``), claiming the access's natural alignment, ``total / 8`` bytes: the
+    verifier proves every address of an n-element access a multiple of n elements from the
+    buffer's start (``verify.access_positions``), and the simulator checks it on the text."""
+    type_ = shared_access_type(total)
+    w.line(f"llvm.store {value}, {address} {{alignment = {total // 8} : i64}} : {type_}, !llvm.ptr<3>")
+
+
+def shared_load(w: IslandWriter, address: str, total: int) -> str:
+    """``llvm.load`` of ``shared_access_type(total)`` from ``address``; alignment as ``shared_store``."""
+    type_ = shared_access_type(total)
+    return w.op(f"llvm.load {address} {{alignment = {total // 8} : i64}} : !llvm.ptr<3> -> {type_}")
+
+
+def words_to_vector(w: IslandWriter, words: list[str]) -> str:
+    """i32 words -> ``vector<Nxi32>`` (insertelement), the value of a 64- or 128-bit access."""
+    type_ = f"vector<{len(words)}xi32>"
+    vec = w.op(f"llvm.mlir.undef : {type_}")
+    for i, word in enumerate(words):
+        vec = w.op(f"llvm.insertelement {word}, {vec}[{w.const(i)} : i32] : {type_}")
+    return vec
+
+
+def vector_to_words(w: IslandWriter, value: str, n: int) -> list[str]:
+    """The inverse of ``words_to_vector``: the ``n`` i32 words of a loaded ``vector<nxi32>``."""
+    type_ = f"vector<{n}xi32>"
+    return [w.op(f"llvm.extractelement {value}[{w.const(i)} : i32] : {type_}") for i in range(n)]
 
 
 def element_words(w: IslandWriter, packer: Packer, bits: int, values: list[str]) -> list[str]:

@@ -35,7 +35,9 @@ What else is checked, with the line of the island that broke it:
   multiple of 4 below 4 * 64);
 * inline PTX read as LLVM does: ``$k`` is output k below the number of ``=r`` constraints, else
   operand k - outputs (a store whose ``{$1, $2}`` were swapped stores them swapped); memory
-  accesses and barriers must be ``has_side_effects``; LDS accesses claim their natural alignment;
+  accesses and barriers must be ``has_side_effects``; ``llvm.load`` / ``llvm.store`` of shared
+  memory (AMD LDS, NVIDIA's default form) claim their natural alignment, and the address has it;
+  ``nvvm.ldmatrix`` / ``nvvm.stmatrix`` run as their inline-PTX spellings;
 * the AMD barrier sequence ``fence release; s_barrier; fence acquire`` complete before the next
   LDS access; vendor ops (``nvvm.*``, ``rocdl.*``, inline PTX) only on their vendor's target;
 * the text itself: the island starts with the source cast, defines every SSA name once, and

@@ -3,7 +3,9 @@
 ``_Island`` reads the island's text line by line (never the plan) and runs each op with its
 method (``op_`` and the op's name, dots as underscores: ``op_llvm_select``), on a
 ``sim_machine.Machine`` holding every thread of the CTA at once (inline PTX goes to
-``sim_ptx.run_inline_asm``).  It checks the text as it goes: the island starts with the source
+``sim_ptx.run_inline_asm``; ``nvvm.ldmatrix`` / ``nvvm.stmatrix`` to ``sim_ptx.matrix_access``,
+the same code as their inline-PTX spellings; ``llvm.load`` / ``llvm.store`` on ``!llvm.ptr<3>``,
+both vendors' shared-memory accesses, to the machine's bytes).  It checks the text as it goes: the island starts with the source
 cast, defines every SSA name once, casts back once, uses vendor ops only on their vendor's
 target, finishes the AMD barrier sequence.  An op it does not know is a failure (the simulator
 fails closed).  What the run must produce, and the checks on
@@ -19,7 +21,7 @@ import numpy as np
 from ..emit.emit_llvm import ConvertSite
 from .sim_machine import (BINARY, SCRATCH_BASE, Machine, Scalar, SimulationError, fullmatch, mask, shift,
                           struct_fields, type_bits, vector_type)
-from .sim_ptx import run_inline_asm
+from .sim_ptx import matrix_access, run_inline_asm
 from ..target import Vendor
 
 # ops that exist on one vendor only: an NVVM op in an AMD island (or the reverse) is a wrong emitter
@@ -403,12 +405,14 @@ class _Island:
 
     @staticmethod
     def _lds_access(t: str, alignment: int, what: str) -> tuple[int, int]:
-        """(count, bits) of an LDS access type the AMD emitter makes: i8, i16, i32, vector<2|4xi32>;
-        the alignment it claims must be its natural one (LLVM trusts it)."""
+        """(count, bits) of a shared-memory access type the emitters make (AMD always, NVIDIA in
+        its LLVM form: ``island_writer.shared_access_type``): i8, i16, i32, vector<2|4xi32>; the
+        alignment it claims must be its natural one (LLVM trusts it), and the address
+        (``Machine.byte_addresses``) must have it."""
         vec = vector_type(t)
         n, bits = vec if vec else (1, type_bits(t))
         if vec and (bits != 32 or n not in (2, 4)) or not vec and bits not in (8, 16, 32):
-            raise SimulationError(f"{what} of {t} is not an LDS access the AMD emitter makes")
+            raise SimulationError(f"{what} of {t} is not a shared-memory access the emitters make")
         if alignment != n * bits // 8:
             raise SimulationError(f"{what} of {t} claims alignment {alignment}, its natural alignment is {n * bits // 8}")
         return n, bits
@@ -441,6 +445,42 @@ class _Island:
         out = [Scalar(bits, *self.m.load_bytes(offsets + i * bits // 8, bits // 8, threads, "llvm.load"))
                for i in range(n)]
         return out if vector_type(t) else out[0]
+
+    # -- ldmatrix / stmatrix (NVIDIA), the NVVM ops ---------------------------------------------
+    _MATRIX_ATTRIBUTES = (r"\{eltType = #nvvm\.ld_st_matrix_elt_type<b16>, layout = #nvvm\.mma_layout<(row|col)>"
+                          r"(?:, num = (\d) : i32)?, shape = #nvvm\.ld_st_matrix_shape<m = 8, n = 8>\}")
+
+    def op_nvvm_ldmatrix(self, body):
+        """``nvvm.ldmatrix %p {eltType = b16, layout = row|col, num = N, shape = m8n8} : (!llvm.ptr<3>)
+        -> i32 | !llvm.struct<(i32 x N)>``: ``ldmatrix.sync.aligned.m8n8.xN[.trans].shared.b16``
+        (``col``: ``.trans``), run as ``sim_ptx`` runs the inline-PTX form."""
+        m = fullmatch(r"nvvm\.ldmatrix (\S+) " + self._MATRIX_ATTRIBUTES + r" : \(!llvm\.ptr<3>\) -> (.+)", body)
+        if not m or m.group(3) is None:
+            raise SimulationError("cannot read nvvm.ldmatrix")
+        address, trans, count, rtype = self.m.scalar(m.group(1)), m.group(2) == "col", int(m.group(3)), m.group(4)
+        if count not in (1, 2, 4):
+            raise SimulationError(f"nvvm.ldmatrix num = {count}")
+        fields = ("i32",) if rtype == "i32" else struct_fields(rtype)
+        if fields != ("i32",) * count or (count == 1) != (rtype == "i32"):
+            raise SimulationError(f"nvvm.ldmatrix num = {count} returns {rtype}")
+        words = matrix_access(self.m, "ldmatrix", count, trans, address, None)
+        return words[0] if count == 1 else words
+
+    def op_nvvm_stmatrix(self, body):
+        """``nvvm.stmatrix %p, %w0, ... {eltType = b16, layout = row|col, shape = m8n8} :
+        !llvm.ptr<3>, i32, ...``: ``stmatrix.sync.aligned.m8n8.xN[.trans].shared.b16``, N the
+        number of words."""
+        m = fullmatch(r"nvvm\.stmatrix (\S+), ([^{]+) " + self._MATRIX_ATTRIBUTES + r" : !llvm\.ptr<3>((?:, i32)+)", body)
+        if not m or m.group(4) is not None:
+            raise SimulationError("cannot read nvvm.stmatrix")
+        address = self.m.scalar(m.group(1))
+        words = [self.m.scalar(x.strip()) for x in m.group(2).split(",")]
+        if len(words) not in (1, 2, 4) or m.group(5).count("i32") != len(words):
+            raise SimulationError(f"nvvm.stmatrix of {len(words)} words, types {m.group(5)}")
+        if any(word.bits != 32 for word in words):
+            raise SimulationError("nvvm.stmatrix of a value that is not i32")
+        matrix_access(self.m, "stmatrix", len(words), m.group(3) == "col", address, words)
+        return None
 
     # -- inline assembly (NVIDIA) ------------------------------------------------------------
     def op_llvm_inline_asm(self, body):

@@ -101,6 +101,9 @@ _HARMLESS_INTRINSICS = (
     "llvm.sadd.with.overflow.", "llvm.uadd.with.overflow.",
 )
 
+# The shared-memory matrix intrinsics: ``ldmatrix`` a read, ``stmatrix`` a write (``classify``).
+_MATRIX_INTRINSICS = ("llvm.nvvm.ldmatrix.", "llvm.nvvm.stmatrix.")
+
 # Inline-assembly instructions that touch no shared memory: register arithmetic and global
 # memory (Triton's loads and stores of tensors).  Matched on the mnemonic's start.
 _HARMLESS_ASM = (
@@ -224,6 +227,10 @@ def classify(line: str) -> str | int:
         call = _CALLEE.search(line)
         if call and _unquoted(call.group("name")).startswith(_HARMLESS_INTRINSICS):
             return 0
+        if call and _unquoted(call.group("name")).startswith(_MATRIX_INTRINSICS):
+            # ldmatrix reads shared memory, stmatrix writes it (Triton's local loads and our
+            # islands' NVVM form both call them), as their inline-PTX spellings above
+            return READ if _unquoted(call.group("name")).startswith("llvm.nvvm.ldmatrix.") else WRITE
         return BOTH          # any other function, or a call through a pointer
     memory = _MEMORY.match(line)
     if memory:

@@ -1,5 +1,7 @@
 // RUN: ll-opt %s -p "ll-lower-conversions{stock_gate=false}" --remarks 2>&1 | FileCheck %s --check-prefix=IR
 // RUN: ll-opt %s -p "ll-lower-conversions{stock_gate=false}" --emit ptx | FileCheck %s --check-prefix=PTX
+// RUN: env LINEAR_LAYOUTS_SHARED_ACCESS=asm ll-opt %s -p "ll-lower-conversions{stock_gate=false}" | FileCheck %s --check-prefix=ASM
+// RUN: env LINEAR_LAYOUTS_SHARED_ACCESS=asm ll-opt %s -p "ll-lower-conversions{stock_gate=false}" --emit ptx | FileCheck %s --check-prefix=PTX
 
 // A Hopper matmul epilogue: the wgmma accumulator (fp16, 4 warps) goes to a row-major
 // blocked layout for the global store.  The plan stores with stmatrix.x4 (each lane supplies
@@ -12,9 +14,14 @@ module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.targ
   // IR: remark: [ll-lower-conversions] lowered: shared, bar.sync=1, ld.shared.b128=16, stmatrix=4, scratch=8192B
   tt.func public @epilogue(%acc: tensor<64x64xf16, #mma>, %Y: !tt.ptr<f16>) {
     // IR: ttg.local_alloc : () -> !ttg.memdesc<8192xi8
-    // IR-COUNT-4: stmatrix.sync.aligned.m8n8.x4.shared.b16
+    // IR-COUNT-4: nvvm.stmatrix %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<row>, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>} : !llvm.ptr<3>, i32, i32, i32, i32
     // IR: bar.sync 0;
-    // IR-COUNT-16: ld.shared.v4.b32
+    // IR-COUNT-16: llvm.load %{{[0-9]+}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<4xi32>
+    // IR-NOT: llvm.load
+    // ASM-COUNT-4: stmatrix.sync.aligned.m8n8.x4.shared.b16
+    // ASM: bar.sync 0;
+    // ASM-COUNT-16: ld.shared.v4.b32 {$0, $1, $2, $3}, [$4];
+    // ASM-NOT: llvm.load
     // IR: ttg.local_dealloc
     %c = ttg.convert_layout %acc : tensor<64x64xf16, #mma> -> tensor<64x64xf16, #blocked>
     %ys = tt.splat %Y : !tt.ptr<f16> -> tensor<64x64x!tt.ptr<f16>, #blocked>

@@ -9,12 +9,13 @@
 
 // LINEAR: remark: [ll-lower-conversions] lowered: local_store, guard bar.sync=1, stmatrix=4
 // LINEAR: remark: [ll-lower-conversions] lowered: local_load, guard bar.sync=1, ld.shared.b128=4
-// LINEAR-NOT: st.shared
+// LINEAR-NOT: {{st\.shared|llvm\.store}}
 
 // LEGACY: remark: [ll-lower-conversions] lowered: local_store, guard bar.sync=1, st.shared.b32=16
 // LEGACY: remark: [ll-lower-conversions] lowered: local_load, guard bar.sync=1, ld.shared.b128=4
 // LEGACY-NOT: stmatrix
-// LEGACY-COUNT-16: st.shared.b32
+// LEGACY-COUNT-16: llvm.store %{{[0-9]+}}, %{{[0-9]+}} {alignment = 4 : i64} : i32, !llvm.ptr<3>
+// LEGACY-NOT: llvm.store
 // LEGACY-NOT: ttg.local_store
 // LEGACY-NOT: ttg.local_load
 

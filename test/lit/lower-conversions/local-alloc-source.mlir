@@ -26,7 +26,7 @@
 // CHECK-NOT: bar.sync
 // CHECK: builtin.unrealized_conversion_cast %[[BUF]] : !ttg.memdesc<64x64xf16, #shared, #smem, mutable> to !llvm.struct<(ptr<3>, i32, i32)>
 // CHECK-NOT: bar.sync
-// CHECK-COUNT-4: stmatrix.sync.aligned.m8n8.x4.shared.b16
+// CHECK-COUNT-4: nvvm.stmatrix %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<row>, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>} : !llvm.ptr<3>, i32, i32, i32, i32
 // CHECK-NEXT: "bar.sync 0; // guard"
 // CHECK-NEXT: %[[VIEW:[0-9]+]] = ttg.memdesc_subslice %[[BUF]][0, 0] : !ttg.memdesc<64x64xf16, #shared, #smem, mutable> -> !ttg.memdesc<64x64xf16, #shared, #smem>
 // CHECK-NEXT: ttg.local_load %[[VIEW]] : !ttg.memdesc<64x64xf16, #shared, #smem> -> tensor<64x64xf16, #blocked>
@@ -35,12 +35,13 @@
 // With our local loads too, the load island's guard barrier is the one between stores and loads.
 // BOTH: lowered: local_alloc, stmatrix=4
 // BOTH: lowered: local_load, guard bar.sync=1, ld.shared.b128=4
-// BOTH-COUNT-4: stmatrix.sync.aligned.m8n8.x4.shared.b16
+// BOTH-COUNT-4: nvvm.stmatrix %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<row>, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>} : !llvm.ptr<3>, i32, i32, i32, i32
 // BOTH-NOT: bar.sync
 // BOTH: %[[VIEW:[0-9]+]] = ttg.memdesc_subslice
 // BOTH-NEXT: builtin.unrealized_conversion_cast %[[VIEW]] : !ttg.memdesc<64x64xf16, #shared, #smem> to !llvm.struct<(ptr<3>, i32, i32)>
 // BOTH: "bar.sync 0; // guard"
-// BOTH-COUNT-4: ld.shared.v4.b32
+// BOTH-COUNT-4: llvm.load %{{[0-9]+}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<4xi32>
+// BOTH-NOT: llvm.load
 // BOTH-NOT: ttg.local_load
 
 // Opt-in: without local_alloc in `only`, the allocation is Triton's.

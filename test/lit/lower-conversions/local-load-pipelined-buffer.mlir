@@ -8,7 +8,7 @@
 // CHECK: remark: [ll-lower-conversions] lowered: local_load, guard bar.sync=1, ldmatrix.trans=4
 // CHECK: [[VIEW:%[0-9]+]] = ttg.memdesc_index
 // CHECK: builtin.unrealized_conversion_cast [[VIEW]] : !ttg.memdesc<32x64xf16, #shared, #smem, mutable> to !llvm.struct<(ptr<3>, i32, i32)>
-// CHECK-COUNT-4: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
+// CHECK-COUNT-4: nvvm.ldmatrix %{{[0-9]+}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<col>, num = 4 : i32, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>} : (!llvm.ptr<3>) -> !llvm.struct<(i32, i32, i32, i32)>
 // CHECK-NOT: ttg.local_load
 
 #src = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>

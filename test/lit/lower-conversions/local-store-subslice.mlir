@@ -24,15 +24,14 @@
 // CHECK: [[TWO:%[0-9]+]] = llvm.mlir.constant(2 : i32) : i32
 // CHECK: [[BYTES:%[0-9]+]] = llvm.shl [[START]], [[TWO]] : i32
 // CHECK: [[OFFSET:%[0-9]+]] = llvm.xor %{{[0-9]+}}, [[BYTES]] : i32
-// CHECK: [[POINTER:%[0-9]+]] = llvm.ptrtoint [[BASE]]
-// CHECK: [[ADDRESS:%[0-9]+]] = llvm.add [[POINTER]], [[OFFSET]] : i32
-// CHECK: st.shared.v2.b32 {{.*}} [[ADDRESS]]
+// CHECK: [[ADDRESS:%[0-9]+]] = llvm.getelementptr [[BASE]]{{\[}}[[OFFSET]]{{\]}} : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
+// CHECK: llvm.store %{{[0-9]+}}, [[ADDRESS]] {alignment = 8 : i64} : vector<2xi32>, !llvm.ptr<3>
 
 // The loop's view is a block argument: the same island, writing through its own descriptor.
 // CHECK: scf.for {{.*}} iter_args([[HALF:%arg[0-9]+]] = %{{[0-9]+}})
 // CHECK: [[LOOPDESC:%[0-9]+]] = builtin.unrealized_conversion_cast [[HALF]] : !ttg.memdesc<32x8xf32, #shared, #smem, mutable, 32x16> to !llvm.struct<(ptr<3>, i32, i32)>
 // CHECK: llvm.extractvalue [[LOOPDESC]][2]
-// CHECK: st.shared.v2.b32
+// CHECK: llvm.store {{.*}} {alignment = 8 : i64} : vector<2xi32>, !llvm.ptr<3>
 // CHECK-NOT: ttg.local_store
 // CHECK: ttg.local_load
 

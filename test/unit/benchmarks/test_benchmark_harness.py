@@ -243,3 +243,19 @@ def test_ptx_digest_ignores_the_debug_information_naming_the_source_file():
                 + "".join(f".b8 {ord(c)}\n" for c in name) + "\t}\n")
     assert plan_choice.ptx_digest(ptx("case0_rank-1.ttgir")) == plan_choice.ptx_digest(ptx("case0_rank-2.ttgir"))
     assert plan_choice.ptx_digest(ptx("case0_rank-1.ttgir")) != plan_choice.ptx_digest(ptx("case0_rank-1.ttgir", "or.b32"))
+
+
+def test_plan_choice_shared_asm_mode_compiles_the_inline_ptx_form(monkeypatch):
+    """``plan_choice.py --fresh --shared-asm``: ``ours_asm`` is ``ours`` compiled with
+    ``LINEAR_LAYOUTS_SHARED_ACCESS=asm`` (set around enable() and the compile, restored after)."""
+    from harness import plan_contexts
+
+    monkeypatch.delenv("LINEAR_LAYOUTS_SHARED_ACCESS", raising=False)
+    case = plan_contexts.fresh_cases(1, 1)[0]
+    modes = plan_contexts.modes_of(case, False, False, False, shared_asm=True)
+    assert modes["ours_asm"] == modes["ours"] and "ours_asm" not in plan_contexts.modes_of(case, False, False, False)
+    with plan_contexts._shared_access("ours_asm"):
+        assert os.environ["LINEAR_LAYOUTS_SHARED_ACCESS"] == "asm"
+    assert "LINEAR_LAYOUTS_SHARED_ACCESS" not in os.environ
+    with plan_contexts._shared_access("ours"):
+        assert "LINEAR_LAYOUTS_SHARED_ACCESS" not in os.environ

@@ -82,7 +82,9 @@ def test_address_arithmetic_does_not_grow_with_registers(islands):
 def test_island_size_is_linear_in_registers(islands):
     sizes = {r: sum(_ops(text).values()) for r, text in islands.items()}
     for registers, size in sizes.items():
-        assert size <= 5 * registers, sizes          # 4,567 ops for 1,024 registers today
+        # 5,207 ops for 1,024 registers today; 4,567 with inline-PTX shared accesses: the LLVM form
+        # builds each stored vector<4xi32> with an undef and 4 insertelements (stock's own form)
+        assert 2 * size <= 11 * registers, sizes
     assert sizes[512] <= 2 * sizes[256] + 64, sizes
     assert sizes[1024] <= 2 * sizes[512] + 64, sizes
 

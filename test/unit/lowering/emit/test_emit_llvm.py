@@ -5,6 +5,8 @@ same counts survive LLVM, in ``test_lower_conversions_compile.py``)."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import random
 from collections import Counter
 
@@ -132,12 +134,12 @@ def test_thread_id_is_pure_only_inside_loops(in_loop, expected, absent):
     assert check_emitted(text, plan, site)
 
 
-@pytest.mark.parametrize("target", ["sm_90", "gfx942"])
-def test_shared_addresses_are_one_base_per_thread_map_plus_constants(target):
+@pytest.mark.parametrize("target, form", [("sm_90", "llvm"), ("sm_90", "asm"), ("gfx942", "llvm")])
+def test_shared_addresses_are_one_base_per_thread_map_plus_constants(target, form):
     """``_emit_shared``'s addresses: one base address per distinct (lane map, warp map, constant
     bits shared with them), and each access at a constant number of bytes past its base
-    (``vendor.advance``: an i32 add on NVIDIA, an i8 GEP on AMD), the form the back ends fold into
-    the access's immediate offset.  Byte offsets come from shifts: no multiply."""
+    (``vendor.advance``: an i8 GEP, or an i32 add in NVIDIA's inline-PTX form), the form the back
+    ends fold into the access's immediate offset.  Byte offsets come from shifts: no multiply."""
     import re
 
     rows = "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>"
@@ -149,10 +151,11 @@ def test_shared_addresses_are_one_base_per_thread_map_plus_constants(target):
     shape = [64, 64]
     plan = plan_conversion(to_linear_layout(rows, shape), to_linear_layout(cols, shape), 32, target)
     assert plan.method == "shared"
-    text = emit_island(plan, _site()).text
-    assert check_emitted(text, plan, _site())
+    site = dataclasses.replace(_site(), shared_access=form)
+    text = emit_island(plan, site).text
+    assert check_emitted(text, plan, site)
     constants = dict(re.findall(r"(%\w+) = llvm\.mlir\.constant\((-?\d+) : i32\)", text))
-    if target.startswith("sm"):
+    if form == "asm":
         pointer = re.search(r"(%\w+) = llvm\.ptrtoint", text).group(1)
         adds = re.findall(r"(%\w+) = llvm\.add (%\w+), (%\w+) : i32", text)
         bases = {name for name, a, _ in adds if a == pointer}

@@ -9,6 +9,7 @@ nothing - and (2) ``check_emitted`` to reject it with the expected kind of messa
 from __future__ import annotations
 
 import random
+import dataclasses
 import re
 
 import numpy as np
@@ -284,6 +285,19 @@ def _amd_vector_reversed(w, values, bits, type_):
     return ORIGINAL_AMD_VECTOR(w, values[::-1], bits, type_)
 
 
+def _vector_words_reversed(w, words):
+    return ORIGINAL_WORDS_TO_VECTOR(w, words[::-1])
+
+
+ORIGINAL_WORDS_TO_VECTOR = island_writer.words_to_vector
+
+
+def _overclaimed_alignment(w, address, value, total):
+    """An ``llvm.store`` that claims twice its natural alignment (LLVM would trust it)."""
+    type_ = island_writer.shared_access_type(total)
+    w.line(f"llvm.store {value}, {address} {{alignment = {total // 4} : i64}} : {type_}, !llvm.ptr<3>")
+
+
 BIAS_ROW = (("#ttg.slice<{dim = 0, parent = #ttg.nvidia_mma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = [8, 1], "
              "instrShape = [16, 256, 16]}>}>"),
             "#ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [8], order = [0]}>")
@@ -328,6 +342,11 @@ MUTATIONS = [
                        targets=("gfx942",), elements=("i8", "f16")), "wrong element"),
     ("AMD barrier without its fences", (emit_amd.AmdInstructions, "barrier", _amd_barrier_without_fences),
      lambda: find_plan(is_shared, targets=("gfx942",)), "fence"),
+    ("NVIDIA vector store's words in reverse", (island_writer, "words_to_vector", _vector_words_reversed),
+     lambda: find_plan(lambda p: any(o.is_store and len(o.registers) >= 2 and not o.form.is_matrix
+                                     for o in shared_ops(p))), "wrong element"),
+    ("a store claims more alignment than it has", (island_writer, "shared_store", _overclaimed_alignment),
+     lambda: find_plan(is_shared), "alignment"),
     ("warp term dropped from a send word", (emit_llvm, "_threads_of", _lanes_only), bias_row_plan,
      "wrong element"),
     ("an output field never inserted", (emit_llvm.IslandWriter, "build_struct", _skip_a_field),
@@ -365,14 +384,17 @@ def test_at_least_fifteen_distinct_mutations():
     assert len({(m[1][0], m[1][1], m[1][2]) for m in MUTATIONS}) == len(MUTATIONS)
 
 
-def test_text_level_mutations_are_caught():
+@pytest.mark.parametrize("form, store, load", [("llvm", "llvm.store ", "llvm.load "), ("asm", "st.shared", "ld.shared")])
+def test_text_level_mutations_are_caught(form, store, load):
     plan, element = find_plan(is_shared)
-    site = site_for(element)
+    site = dataclasses.replace(site_for(element), shared_access=form)
     text = emit_island(plan, site).text
+    assert check_emitted(text, plan, site)
     # a store moved after the loads (program order)
     lines = text.splitlines()
-    stores = [i for i, l in enumerate(lines) if "st.shared" in l]
-    loads = [i for i, l in enumerate(lines) if "ld.shared" in l]
+    stores = [i for i, l in enumerate(lines) if store in l]
+    loads = [i for i, l in enumerate(lines) if load in l]
+    assert stores and loads
     moved = lines[:stores[0]] + lines[stores[0] + 1:loads[-1] + 1] + [lines[stores[0]]] + lines[loads[-1] + 1:]
     assert not check_emitted("\n".join(moved), plan, site)
     # the scratch buffer halved
@@ -459,3 +481,57 @@ def test_a_vector_to_vector_bitcast_keeps_the_bytes_in_order():
     from linear_layouts.lowering.sim.sim_machine import SimulationError
     with pytest.raises(SimulationError, match="sizes differ"):
         island._vector_bitcast(bytes_, "vector<8xi8>", "vector<4xi32>", (8, 8), (4, 32))
+
+
+# ------------------------------------------------------------ the two forms of NVIDIA shared accesses
+
+
+@pytest.mark.parametrize("kind, form", [("stmatrix", AccessForm.MATRIX), ("ldmatrix", AccessForm.MATRIX),
+                                        ("ldmatrix", AccessForm.MATRIX_TRANS)])
+def test_matrix_accesses_are_nvvm_ops_and_the_simulator_runs_both_forms(kind, form):
+    """In the LLVM form (the default) ldmatrix / stmatrix are ``nvvm.ldmatrix`` / ``nvvm.stmatrix``
+    (Triton's own form); with ``shared_access="asm"`` the inline PTX of before.  The simulator runs
+    both, and reads the NVVM op's layout: ``col`` (.trans) for ``row`` is a wrong element."""
+    store = kind == "stmatrix"
+    plan, element = find_plan(lambda p: any(op.form is form and op.is_store == store for op in shared_ops(p)),
+                              elements=("f16",))
+    site = site_for(element)
+    text = emit_island(plan, site).text
+    assert f"nvvm.{kind} " in text and f"{kind}.sync" not in text
+    assert check_emitted(text, plan, site)
+    asm_site = dataclasses.replace(site, shared_access="asm")
+    asm = emit_island(plan, asm_site).text
+    assert f"nvvm.{kind}" not in asm and f'"{kind}.sync' in asm and "llvm.load " not in asm and "llvm.store " not in asm
+    assert check_emitted(asm, plan, asm_site)
+    wanted, other = ("col", "row") if form is AccessForm.MATRIX_TRANS else ("row", "col")
+    lines = text.splitlines()
+    first = next(i for i, line in enumerate(lines) if f"nvvm.{kind} " in line)
+    lines[first] = lines[first].replace(f"mma_layout<{wanted}>", f"mma_layout<{other}>")
+    result = check_emitted("\n".join(lines), plan, site)
+    assert not result and "wrong element" in result.errors[0], result.errors
+
+
+def test_nvvm_ldmatrix_result_must_match_its_count():
+    plan, element = find_plan(lambda p: any(op.form.is_matrix and not op.is_store and len(op.registers) * 16 == 128
+                                            for op in shared_ops(p)), elements=("f16",))
+    site = site_for(element)
+    text = emit_island(plan, site).text
+    bad = text.replace("num = 4 : i32", "num = 2 : i32", 1)
+    assert bad != text
+    result = check_emitted(bad, plan, site)
+    assert not result and "nvvm.ldmatrix num = 2" in result.errors[0]
+
+
+def test_the_environment_switch_picks_the_inline_ptx_form(monkeypatch):
+    plan, element = find_plan(lambda p: is_shared(p) and any(not op.form.is_matrix for op in shared_ops(p)))
+    site = site_for(element)
+    assert "llvm.store " in emit_island(plan, site).text
+    monkeypatch.setenv("LINEAR_LAYOUTS_SHARED_ACCESS", "asm")
+    text = emit_island(plan, site).text
+    assert "llvm.store " not in text and "llvm.load " not in text and "st.shared" in text
+    assert check_emitted(text, plan, site)
+    # the site's own choice wins over the environment
+    assert "llvm.store " in emit_island(plan, dataclasses.replace(site, shared_access="llvm")).text
+    monkeypatch.setenv("LINEAR_LAYOUTS_SHARED_ACCESS", "ptx")
+    with pytest.raises(ValueError, match="LINEAR_LAYOUTS_SHARED_ACCESS"):
+        emit_island(plan, site)

@@ -48,8 +48,8 @@ def _broken(text: str) -> list[str]:
     barriers = [i for i, line in enumerate(lines) if "bar.sync" in line or "bar.warp.sync" in line]
     if barriers:
         out.append("\n".join(line for i, line in enumerate(lines) if i != barriers[len(barriers) // 2]))
-    stores = [i for i, line in enumerate(lines) if "st.shared" in line or "stmatrix" in line]
-    loads = [i for i, line in enumerate(lines) if "ld.shared" in line or "ldmatrix" in line]
+    stores = [i for i, line in enumerate(lines) if re.search(r"st\.shared|stmatrix|llvm\.store ", line)]
+    loads = [i for i, line in enumerate(lines) if re.search(r"ld\.shared|ldmatrix|llvm\.load ", line)]
     if stores and loads and stores[0] < loads[-1]:
         out.append("\n".join(lines[:stores[0]] + lines[stores[0] + 1:loads[-1] + 1] + [lines[stores[0]]]
                              + lines[loads[-1] + 1:]))

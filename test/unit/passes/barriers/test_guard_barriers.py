@@ -40,6 +40,12 @@ def test_classification_of_instructions():
     assert classify("  %r = atomicrmw add ptr addrspace(3) %p, i32 1 seq_cst") == BOTH
     assert classify("  %r = cmpxchg ptr %p, i32 %a, i32 %b seq_cst seq_cst") == BOTH
     assert classify("  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()") == 0
+    # the matrix intrinsics (Triton's local loads, our islands' nvvm.ldmatrix / nvvm.stmatrix)
+    assert classify("  %m = tail call { i32, i32, i32, i32 } @llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.b16.p3"
+                    "(ptr addrspace(3) %p), !dbg !18") == READ
+    assert classify("  %m = tail call i32 @llvm.nvvm.ldmatrix.sync.aligned.m8n8.x1.trans.b16.p3(ptr addrspace(3) %p)") == READ
+    assert classify("  tail call void @llvm.nvvm.stmatrix.sync.aligned.m8n8.x4.b16.p3(ptr addrspace(3) %p, i32 %a, "
+                    "i32 %b, i32 %c, i32 %d)") == WRITE
     # Anything not recognised is a read and a write: wgmma, cp.async, a named barrier, a call.
     assert classify("  call void @llvm.nvvm.wgmma.commit_group.sync.aligned()") == BOTH
     assert classify('  call void asm sideeffect "cp.async.wait_group 0;", ""()') == BOTH
