@@ -29,6 +29,9 @@ import sys
 from harness.common import publish, require_package
 
 MODES = ("stock", "ours", "ours_asm")
+# --per-conversion: ours with one of the kernel's conversions left to stock Triton (candidate_for=KEY:stock),
+# to see which island costs what (as kernel_choice.py does for the suite's kernels)
+PER_CONVERSION = ("ours_a_stock", "ours_b_stock", "ours_c_stock")
 SHAPES = ((1024, 1024, 1024), (4096, 4096, 4096))
 BLOCK_M, BLOCK_N, BLOCK_K, WARPS = 128, 128, 32, 4
 
@@ -65,11 +68,30 @@ def matmul_kernel():
     return kernel
 
 
+def conversion_keys() -> dict[str, str]:
+    """The kernel's three conversions by name (a, b: the operands; c: the result), as
+    ``lowering.choosing.measured_choices.conversion_key`` names them for sm_90."""
+    from linear_layouts.lowering.choosing.measured_choices import conversion_key
+    from linear_layouts.passes.ir.layouts import tensor_layout_of
+    blocked = "#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>"
+    mma = f"#ttg.nvidia_mma<{{versionMajor = 2, versionMinor = 0, warpsPerCTA = [{WARPS}, 1], instrShape = [16, 8]}}>"
+    pairs = {"a": (blocked, f"#ttg.dot_op<{{opIdx = 0, parent = {mma}, kWidth = 8}}>", (BLOCK_M, BLOCK_K)),
+             "b": (blocked, f"#ttg.dot_op<{{opIdx = 1, parent = {mma}, kWidth = 8}}>", (BLOCK_K, BLOCK_N)),
+             "c": (mma, blocked, (BLOCK_M, BLOCK_N))}
+    return {name: conversion_key(tensor_layout_of(src, shape), tensor_layout_of(dst, shape), 16, "sm_90")
+            for name, (src, dst, shape) in pairs.items()}
+
+
 def _turn_on(mode: str) -> None:
     if mode == "ours_asm":
         os.environ["LINEAR_LAYOUTS_SHARED_ACCESS"] = "asm"
-    if mode != "stock":
-        import linear_layouts
+    if mode == "stock":
+        return
+    import linear_layouts
+    if mode in PER_CONVERSION:
+        key = conversion_keys()[mode.split("_")[1]]
+        linear_layouts.enable(pipeline=f"ll-lower-conversions{{candidate_for={key}:stock}}")
+    else:
         linear_layouts.enable()
 
 
@@ -112,7 +134,7 @@ def dry() -> str:
 
     os.environ["TRITON_ALWAYS_COMPILE"] = "1"     # one process compiles the kernel once per mode
     lines = ["| mode | compiles | islands | ld.shared / st.shared / ldmatrix in the PTX |", "|---|---|---|---|"]
-    for mode in MODES:
+    for mode in MODES + PER_CONVERSION:
         _turn_on(mode)
         import linear_layouts
         before = linear_layouts.stats().islands
@@ -135,17 +157,24 @@ def summary(runs: dict, rounds: int) -> str:
 
     lines = ["# A Gluon mma_v2 matmul as written: stock Triton, the plugin, the plugin's inline-PTX form", "",
              f"- {torch.cuda.get_device_name()}; triton {triton.__version__}, torch {torch.__version__}",
-             f"- command: `python benchmarks/gluon_matmul_gpu.py --rounds {rounds}`; tiles {BLOCK_M}x{BLOCK_N}x{BLOCK_K}, "
+             f"- command: `python benchmarks/gluon_matmul_gpu.py --rounds {rounds}"
+             + (" --per-conversion" if any(mode in PER_CONVERSION for mode in runs) else "") + "`;"
+             + f" tiles {BLOCK_M}x{BLOCK_N}x{BLOCK_K}, "
              f"{WARPS} warps, fp16 in, fp32 accumulate; each mode in its own process, {rounds} rounds, order rotated; "
              "median of `do_bench` medians", "",
              "| shape | stock ms | ours / stock | ours_asm / stock | outputs |", "|---|---:|---|---|---|"]
+    extra = [mode for mode in runs if mode in PER_CONVERSION]
+    if extra:
+        lines[-2] = lines[-2].replace(" | outputs |", "".join(f" | {mode} / stock" for mode in extra) + " | outputs |")
+        lines[-1] = lines[-1].replace("|---|", "|---" * (len(extra) + 1) + "|", 1)
     for m, n, k in SHAPES:
         key = f"{m}x{n}x{k}"
-        ms = {mode: statistics.median(r[key]["ms"] for r in runs[mode]) for mode in MODES}
-        digests = {mode: {r[key]["digest"] for r in runs[mode]} for mode in MODES}
-        same = all(digests[mode] == digests["stock"] for mode in MODES)
+        ms = {mode: statistics.median(r[key]["ms"] for r in runs[mode]) for mode in runs}
+        digests = {mode: {r[key]["digest"] for r in runs[mode]} for mode in runs}
+        same = all(digests[mode] == digests["stock"] for mode in runs)
         lines.append(f"| {key} | {ms['stock']:.4f} | {ms['ours'] / ms['stock']:.3f} | {ms['ours_asm'] / ms['stock']:.3f} "
-                     f"| {'bit-exact' if same else 'DIFFER: ' + str(digests)} |")
+                     + "".join(f"| {ms[mode] / ms['stock']:.3f} " for mode in extra)
+                     + f"| {'bit-exact' if same else 'DIFFER: ' + str(digests)} |")
     lines.append("")
     lines.append(f"- islands per process: ours {runs['ours'][0]['islands']}, ours_asm {runs['ours_asm'][0]['islands']}")
     return "\n".join(lines) + "\n"
@@ -156,6 +185,8 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--out", default="")
     parser.add_argument("--dry", action="store_true", help="compile for sm_90 in each mode (CPU), no timing")
+    parser.add_argument("--per-conversion", action="store_true",
+                        help="also time ours with each conversion in turn left to stock Triton")
     parser.add_argument("--child", nargs=2, metavar=("MODE", "JSON"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     require_package()
@@ -165,7 +196,8 @@ def main(argv=None) -> int:
         print(dry())
         return 0
     from harness.mode_rounds import run_mode_rounds
-    runs = run_mode_rounds(os.path.abspath(__file__), MODES, args.rounds, "ll_gluon_matmul_")
+    modes = MODES + (PER_CONVERSION if args.per_conversion else ())
+    runs = run_mode_rounds(os.path.abspath(__file__), modes, args.rounds, "ll_gluon_matmul_")
     text = summary(runs, args.rounds)
     publish(text, os.path.join(args.out, "gluon_matmul_gpu.md") if args.out else "")
     return 0
