@@ -16,6 +16,10 @@ Outputs are compared with stock's bit for bit; times are medians of ``triton.tes
 
     python benchmarks/gluon_matmul_gpu.py --rounds 3 --out benchmarks/results   # GPU
     python benchmarks/gluon_matmul_gpu.py --dry                                 # CPU: compiles, islands
+
+``--per-conversion`` also times ours with each conversion in turn left to stock and writes
+``gluon_matmul_choice.json`` (in-kernel rows, kernel_choice.json's format), from which
+``plan_choice.py --write-choices`` takes the measured table's entries for these conversions.
 """
 
 from __future__ import annotations
@@ -73,13 +77,17 @@ def conversion_keys() -> dict[str, str]:
     ``lowering.choosing.measured_choices.conversion_key`` names them for sm_90."""
     from linear_layouts.lowering.choosing.measured_choices import conversion_key
     from linear_layouts.passes.ir.layouts import tensor_layout_of
+    return {name: conversion_key(tensor_layout_of(src, shape), tensor_layout_of(dst, shape), 16, "sm_90")
+            for name, (src, dst, shape) in _conversions().items()}
+
+
+def _conversions() -> dict:
+    """name -> (source encoding, destination encoding, shape) of the kernel's three conversions."""
     blocked = "#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>"
     mma = f"#ttg.nvidia_mma<{{versionMajor = 2, versionMinor = 0, warpsPerCTA = [{WARPS}, 1], instrShape = [16, 8]}}>"
-    pairs = {"a": (blocked, f"#ttg.dot_op<{{opIdx = 0, parent = {mma}, kWidth = 8}}>", (BLOCK_M, BLOCK_K)),
-             "b": (blocked, f"#ttg.dot_op<{{opIdx = 1, parent = {mma}, kWidth = 8}}>", (BLOCK_K, BLOCK_N)),
-             "c": (mma, blocked, (BLOCK_M, BLOCK_N))}
-    return {name: conversion_key(tensor_layout_of(src, shape), tensor_layout_of(dst, shape), 16, "sm_90")
-            for name, (src, dst, shape) in pairs.items()}
+    return {"a": (blocked, f"#ttg.dot_op<{{opIdx = 0, parent = {mma}, kWidth = 8}}>", (BLOCK_M, BLOCK_K)),
+            "b": (blocked, f"#ttg.dot_op<{{opIdx = 1, parent = {mma}, kWidth = 8}}>", (BLOCK_K, BLOCK_N)),
+            "c": (mma, blocked, (BLOCK_M, BLOCK_N))}
 
 
 def _turn_on(mode: str) -> None:
@@ -151,6 +159,35 @@ def dry() -> str:
     return "\n".join(lines)
 
 
+def choice_rows(runs: dict) -> dict:
+    """The per-conversion runs as in-kernel rows of kernel_choice.json's format (``kernel/...``:
+    the kernel's time with the planner's pick for that conversion, and with that conversion
+    left to stock, the others ours), which ``plan_choice.py --write-choices`` turns into entries
+    of the measured table (``lowering/choosing/measured_choices.json``)."""
+    import torch
+    import triton
+    from linear_layouts.lowering.choosing.lowering_choice import instruction_mix
+    from linear_layouts.lowering.planner import plan_conversion
+    from linear_layouts.lowering.target import target_named
+    from linear_layouts.passes.ir.layouts import tensor_layout_of
+
+    rows = []
+    for name, (src, dst, shape) in _conversions().items():
+        pick = plan_conversion(tensor_layout_of(src, shape), tensor_layout_of(dst, shape), 16, target_named("sm_90"))
+        for m, n, k in SHAPES:
+            key = f"{m}x{n}x{k}"
+            ours = [r[key]["ms"] for r in runs["ours"]]
+            left = [r[key]["ms"] for r in runs[f"ours_{name}_stock"]]
+            rows.append({"case": f"kernel/gluon_matmul_{key}/{name}", "src": src, "dst": dst, "shape": list(shape),
+                         "bits": 16, "num_warps": WARPS,
+                         "candidates": [{"instructions": instruction_mix(pick), "ms": statistics.median(ours),
+                                         "round_ms": ours}],
+                         "stock": {"ms": statistics.median(left), "round_ms": left},
+                         "noise": max(ours) / min(ours) - 1})
+    return {"environment": {"gpu": torch.cuda.get_device_name(), "triton": triton.__version__,
+                            "torch": torch.__version__}, "cases": rows}
+
+
 def summary(runs: dict, rounds: int) -> str:
     import torch
     import triton
@@ -200,6 +237,9 @@ def main(argv=None) -> int:
     runs = run_mode_rounds(os.path.abspath(__file__), modes, args.rounds, "ll_gluon_matmul_")
     text = summary(runs, args.rounds)
     publish(text, os.path.join(args.out, "gluon_matmul_gpu.md") if args.out else "")
+    if args.per_conversion and args.out:
+        with open(os.path.join(args.out, "gluon_matmul_choice.json"), "w") as f:
+            json.dump(choice_rows(runs), f, indent=1)
     return 0
 
 
