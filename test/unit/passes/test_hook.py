@@ -195,8 +195,9 @@ def test_default_pipeline_lowers_the_conversion(target, capfd):
     err = capfd.readouterr().err
     assert "remark: [ll-lower-conversions] lowered: shared" in err
     if target.backend == "cuda":
-        # Our islands speak inline PTX: more `asm sideeffect` blocks than stock's own lowering.
-        assert ours.asm["llir"].count("asm sideeffect") > stock.asm["llir"].count("asm sideeffect")
+        # The island is in the final code: the LLVM IR is not stock's (its shared accesses are
+        # plain loads and stores, as stock's, so no instruction count tells them apart).
+        assert ours.asm["llir"] != stock.asm["llir"]
         assert "ld.shared" in ours.asm["ptx"] or "ldmatrix" in ours.asm["ptx"]
     else:
         assert "ds_write" in ours.asm["amdgcn"] and "ds_read" in ours.asm["amdgcn"]
