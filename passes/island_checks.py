@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 from typing import Optional
 
-from ..lowering.emit.emit_llvm import (ConvertSite, EmitError, Island, emit_island, emit_local_load_island,
+from ..lowering.emit.emit_llvm import (IslandSite, EmitError, Island, emit_island, emit_local_load_island,
                                        emit_local_store_island)
 from ..lowering.local_memory import LOCAL_LOAD, LOCAL_STORE
 from .barriers.guard_placement import GuardPlacement
@@ -50,7 +50,7 @@ def memdesc_rank(op: Operation) -> int:
     return 0 if memdesc is None else len(memdesc().tensor_type.shape)
 
 
-def site_for(op: Operation, threads, guards: GuardPlacement) -> ConvertSite:
+def site_for(op: Operation, threads, guards: GuardPlacement) -> IslandSite:
     """Where the island goes: placeholders for the op's SSA names and types (filled in when it
     is spliced), its element type, its guards, and the warps that run it (``threads``: None for
     the whole CTA)."""
@@ -58,7 +58,7 @@ def site_for(op: Operation, threads, guards: GuardPlacement) -> ConvertSite:
     allocating = op.name == "ttg.local_alloc"
     value = op.operands[0] if storing else op.results[0]
     buffer = f"%{CACHEABLE_PREFIX}_buffer" if allocating else "%BUFFER"
-    site = ConvertSite(result="" if storing else "%RESULT", source="%SOURCE", src_type="@SRC_TYPE@",
+    site = IslandSite(result="" if storing else "%RESULT", source="%SOURCE", src_type="@SRC_TYPE@",
                        dst_type="" if storing else "@DST_TYPE@", element_type=value.tensor_type.element_type,
                        buffer=buffer if storing else "", buffer_type="@BUFFER_TYPE@" if storing else "",
                        guard_before=guards.before(op), guard_after=guards.after(op),
@@ -77,7 +77,7 @@ class IslandChecks:
         self.verify = verify
         self.verdicts: dict[str, object] = {}
 
-    def checked_island(self, op: Operation, plan, site: ConvertSite) -> tuple[Optional[Island], object, str]:
+    def checked_island(self, op: Operation, plan, site: IslandSite) -> tuple[Optional[Island], object, str]:
         """(the op's island or None, the simulator's verdict or None where it did not run, why
         there is no island).  A failure is an error instead under ``LINEAR_LAYOUTS_STRICT_CHECK``."""
         rank = memdesc_rank(op)
@@ -100,7 +100,7 @@ class IslandChecks:
             island.text = allocation_around(island.text, site.buffer, rank)
         return island, check, ""
 
-    def _simulated(self, island_text: str, plan, site: ConvertSite, rank: int):
+    def _simulated(self, island_text: str, plan, site: IslandSite, rank: int):
         """The simulator's verdict on ``island_text``: remembered if it accepted this very text
         for this plan and site before, else a fresh run.  ``rank``: the memdesc's rank for a
         local load's or store's island (0 for a convert's)."""

@@ -248,7 +248,7 @@ class CaseResult:
 
 def check_case(index: int, case: FuzzCase) -> CaseResult:
     """Plan, emit and simulate the conversion, with the layouts the installed Triton gives."""
-    from ..lowering.emit.emit_llvm import ConvertSite, EmitError, emit_island, island_element_type
+    from ..lowering.emit.emit_llvm import IslandSite, EmitError, emit_island, island_element_type
     from ..lowering.sim.island_sim import check_emitted
     from ..lowering.planner import plan_conversion
     from ..lowering.target import target_named
@@ -264,7 +264,7 @@ def check_case(index: int, case: FuzzCase) -> CaseResult:
             result.outcome, result.reason = "left", plan.reason
             return result
         result.method = plan.method
-        site = ConvertSite(result="%RESULT", source="%SOURCE", src_type="@SRC_TYPE@", dst_type="@DST_TYPE@",
+        site = IslandSite(result="%RESULT", source="%SOURCE", src_type="@SRC_TYPE@", dst_type="@DST_TYPE@",
                            element_type=case.element_type, guard_before=True, guard_after=index % 2 == 0,
                            unique_struct=installed_conventions().struct_holds_unique_registers, in_loop=index % 3 == 0)
         try:

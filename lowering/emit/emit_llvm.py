@@ -85,14 +85,16 @@ def struct_type(element: ElementType, n: int) -> str:
 
 
 @dataclass
-class ConvertSite:
-    """What the emitter needs to know about one ``ttg.convert_layout`` in the module text.
+class IslandSite:
+    """What the emitter needs to know about the op an island replaces in the module text: a
+    ``ttg.convert_layout``, or a ``ttg.local_load``, ``ttg.local_store`` or ``ttg.local_alloc``
+    with a source (``buffer``/``buffer_type`` then name the memdesc).
 
     ``result``/``source``: SSA names (``%5``, ``%arg0``); ``src_type``/``dst_type``: the tensor
     types as printed; ``guard_before``/``guard_after``: emit a CTA barrier before the first store
     / after the last load of the scratch buffer, because other shared-memory users of the kernel
     (Triton's own, or another island) may touch the same bytes and Triton's barrier analysis
-    does not see our accesses (see ``passes.lower_conversions``).
+    does not see our accesses (see ``passes.barriers.guard_placement``).
     """
 
     result: str
@@ -353,7 +355,7 @@ class _SharedAddresses:
 
 
 def _emit_shared(w: IslandWriter, vendor: VendorInstructions, plan: ConversionPlan, element: ElementType,
-                 src: list[str], staging_size: int, site: ConvertSite, scratch: str,
+                 src: list[str], staging_size: int, site: IslandSite, scratch: str,
                  view_part: str | None = None, view_mask: int = 0) -> list[str]:
     """Stores, barriers and loads through the scratch buffer (``SharedMemoryPlan``), at the
     addresses of ``_SharedAddresses`` (``view_part``, ``view_mask``: see there)."""
@@ -393,7 +395,7 @@ def scratch_type(scratch_bytes: int) -> str:
     return f"!ttg.memdesc<{size}xi8, {layout}, #ttg.shared_memory, mutable>"
 
 
-def emit_island(plan: ConversionPlan, site: ConvertSite) -> Island:
+def emit_island(plan: ConversionPlan, site: IslandSite) -> Island:
     """The LLVM-dialect text replacing the convert at ``site``, per the verified ``plan``."""
     vendor = vendor_for(plan.target, _island_state(site))
     element = island_element_type(site.element_type)
@@ -446,7 +448,7 @@ def _source_registers(w: IslandWriter, src_hw: HardwareLayout, src_map: list[int
     return src
 
 
-def _cast_result(w: IslandWriter, file: list, fields: list[int], dst_struct: str, site: ConvertSite) -> None:
+def _cast_result(w: IslandWriter, file: list, fields: list[int], dst_struct: str, site: IslandSite) -> None:
     """Build the result struct (field k = ``file[fields[k]]``) and cast it to the result tensor."""
     out_values = []
     for i in fields:
@@ -465,7 +467,7 @@ def memdesc_struct_type(rank: int) -> str:
     return "!llvm.struct<(" + ", ".join(["ptr<3>"] + ["i32"] * rank) + ")>"
 
 
-def emit_local_load_island(plan, site: ConvertSite, rank: int) -> Island:
+def emit_local_load_island(plan, site: IslandSite, rank: int) -> Island:
     """The LLVM-dialect text replacing a ``ttg.local_load`` at ``site`` (its source is the
     memdesc, ``site.src_type`` its type, of rank ``rank``), per the verified
     ``local_memory.LocalLoadPlan``: the loads of ``plan.shared`` from the memdesc's base
@@ -512,7 +514,7 @@ def _view_start_offset(w: IslandWriter, plan, descriptor: str, descriptor_type: 
     return (w.const(0) if part is None else part), plan.view.start_mask
 
 
-def emit_local_store_island(plan, site: ConvertSite, rank: int) -> Island:
+def emit_local_store_island(plan, site: IslandSite, rank: int) -> Island:
     """The LLVM-dialect text replacing a ``ttg.local_store`` of ``site.source`` (a tensor of type
     ``site.src_type``) into ``site.buffer`` (a memdesc of type ``site.buffer_type`` and rank
     ``rank``), per the verified ``local_memory.LocalStorePlan``.  No result: the island ends
@@ -536,7 +538,7 @@ def emit_local_store_island(plan, site: ConvertSite, rank: int) -> Island:
     return Island("\n".join(w.lines), w.counts)
 
 
-def _island_state(site: ConvertSite, keeps_words: bool = False) -> IslandState:
+def _island_state(site: IslandSite, keeps_words: bool = False) -> IslandState:
     return IslandState(in_loop=site.in_loop, threads=site.threads, keeps_words=keeps_words,
                        shared_access=emit_nvidia.shared_access_form(site.shared_access))
 

@@ -36,7 +36,7 @@ Not emitted: loads from another CTA's shared memory (``ld.shared::cluster``): ``
 ``EmitError`` and the convert stays Triton's.
 
 ``shared_access_form`` keeps the former inline-PTX form for loads, stores, ldmatrix and stmatrix
-(``LINEAR_LAYOUTS_SHARED_ACCESS=asm``, or ``ConvertSite.shared_access="asm"``): ``st.shared
+(``LINEAR_LAYOUTS_SHARED_ACCESS=asm``, or ``IslandSite.shared_access="asm"``): ``st.shared
 [$0], ...`` through ``llvm.inline_asm has_side_effects``, on 32-bit addresses (a ``ptrtoint``
 of the base, then i32 adds); narrow accesses use a 32-bit register there (``st.shared.b16 [a],
 %r`` stores the low 16 bits).  It is the baseline of the GPU A/B (``benchmarks/README.md``).
@@ -94,7 +94,7 @@ def shared_access_form(requested: str = "") -> str:
     """How an NVIDIA island prints its shared-memory accesses: ``"llvm"`` (the default),
     ``llvm.load`` / ``llvm.store`` on ``!llvm.ptr<3>`` and ``nvvm.ldmatrix`` / ``nvvm.stmatrix``;
     ``"asm"``, the inline PTX ``st.shared`` / ``ld.shared`` / ``ldmatrix`` / ``stmatrix`` of
-    before (barriers are inline PTX in both).  ``requested`` (``ConvertSite.shared_access``) wins; "" reads the environment
+    before (barriers are inline PTX in both).  ``requested`` (``IslandSite.shared_access``) wins; "" reads the environment
     variable ``LINEAR_LAYOUTS_SHARED_ACCESS`` (``asm`` or ``llvm``; unset or empty: ``llvm``), the
     switch the GPU A/B flips (``benchmarks/README.md``).  Anything else is an error, not a
     silent default."""

@@ -59,7 +59,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..element_type import ElementType
-from ..emit.emit_llvm import ConvertSite, struct_registers
+from ..emit.emit_llvm import IslandSite, struct_registers
 from ..hardware import HardwareLayout
 from ..plan import ConversionPlan
 from .sim_llvm import _Island
@@ -81,7 +81,7 @@ def _element_ids(hw: HardwareLayout, struct_regs: list[int]) -> np.ndarray:
     return table.reshape(B * W * L, R)[:, struct_regs]
 
 
-def check_emitted(island_text: str, plan: ConversionPlan, site: ConvertSite) -> VerificationResult:
+def check_emitted(island_text: str, plan: ConversionPlan, site: IslandSite) -> VerificationResult:
     """Execute ``island_text`` (``Island.text`` as emitted for ``site``: its source operand is
     ``site.source``) for every thread and check it converts ``plan.src`` into ``plan.dst``; see
     the module docstring."""
@@ -107,7 +107,7 @@ class _CheckSetup:
     passes: int
 
 
-def _set_up(island_text: str, plan, site: ConvertSite, layout, order, what: str,
+def _set_up(island_text: str, plan, site: IslandSite, layout, order, what: str,
             registers_elsewhere: int = 0) -> _CheckSetup:
     """The checks every checker makes first (the island's length, the warp size, the size of
     the simulation: ``registers_elsewhere`` counts the other side's struct, if larger), and
@@ -128,7 +128,7 @@ def _set_up(island_text: str, plan, site: ConvertSite, layout, order, what: str,
     return _CheckSetup(lines, element, hw, regs, (B, W, L), passes)
 
 
-def _check(island_text: str, plan: ConversionPlan, site: ConvertSite) -> None:
+def _check(island_text: str, plan: ConversionPlan, site: IslandSite) -> None:
     dst_hw = HardwareLayout.of(plan.dst, plan.src.out_dim_names)
     dst_regs = struct_registers(dst_hw, site.unique_struct)
     setup = _set_up(island_text, plan, site, plan.src, None, "conversion", len(dst_regs))
@@ -201,7 +201,7 @@ def _check_struct(which: str, struct_type, element: ElementType, count: int) -> 
         raise SimulationError(f"the {which} struct's fields are not {element.llvm}: {struct_type}")
 
 
-def _check_guards(machine: Machine, site: ConvertSite) -> None:
+def _check_guards(machine: Machine, site: IslandSite) -> None:
     if machine.shared_ops_seen == 0:
         return
     if site.guard_before and not machine.barrier_before_first_shared:

@@ -18,7 +18,7 @@ import re
 
 import numpy as np
 
-from ..emit.emit_llvm import ConvertSite
+from ..emit.emit_llvm import IslandSite
 from .sim_machine import (BINARY, SCRATCH_BASE, Machine, Scalar, SimulationError, fullmatch, mask, shift,
                           struct_fields, type_bits, vector_type)
 from .sim_ptx import matrix_access, run_inline_asm
@@ -32,7 +32,7 @@ _ASSIGN = re.compile(r"^(%[\w.$#-]+) = (.*)$")
 class _Island:
     """Runs the island text once (one pass) on a machine."""
 
-    def __init__(self, lines: list[str], machine: Machine, source_struct: list[Scalar], site: ConvertSite,
+    def __init__(self, lines: list[str], machine: Machine, source_struct: list[Scalar], site: IslandSite,
                  has_result: bool = True, buffer_rank: int = 0, buffer_fields=None):
         self.lines = lines
         self.m = machine

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..emit.emit_llvm import ConvertSite, memdesc_struct_type
+from ..emit.emit_llvm import IslandSite, memdesc_struct_type
 from ..hardware import xor_table
 # The checker's internals, shared with the conversion checker: the common set-up and the
 # output, struct and guard checks; and the island runner.
@@ -23,7 +23,7 @@ from .sim_llvm import _Island
 from .sim_machine import SCRATCH_BASE, Machine, Scalar, SimulationError, mask, mix
 from ..verify import VerificationResult
 
-def check_emitted_local_load(island_text: str, plan, site: ConvertSite, rank: int) -> VerificationResult:
+def check_emitted_local_load(island_text: str, plan, site: IslandSite, rank: int) -> VerificationResult:
     """Execute an island that replaced a ``ttg.local_load`` (``emit_llvm.emit_local_load_island``)
     for every thread: the memdesc's buffer starts with the element its layout names at every
     offset (stored before the island, so ordered before it), the island must read it through the
@@ -41,7 +41,7 @@ def check_emitted_local_load(island_text: str, plan, site: ConvertSite, rank: in
     return VerificationResult(True)
 
 
-def _check_local_load(island_text: str, plan, site: ConvertSite, rank: int) -> None:
+def _check_local_load(island_text: str, plan, site: IslandSite, rank: int) -> None:
     order = plan.buffer.out_dim_names
     setup = _set_up(island_text, plan, site, plan.dst, order, "load")
     lines, element, dst_regs, (B, W, L) = setup.lines, setup.element, setup.regs, setup.shape
@@ -106,7 +106,7 @@ def _run_local_load(lines, plan, site, machine_shape, buffer_ids, nbytes, value_
 
 # ----------------------------------------------------------------------------- local stores
 
-def check_emitted_local_store(island_text: str, plan, site: ConvertSite, rank: int) -> VerificationResult:
+def check_emitted_local_store(island_text: str, plan, site: IslandSite, rank: int) -> VerificationResult:
     """Execute an island that replaced a ``ttg.local_store`` (``emit_llvm.emit_local_store_island``)
     for every thread on an empty buffer: afterwards every byte of the buffer must hold the
     element its layout names at that offset (stored, defined, no race).
@@ -123,7 +123,7 @@ def check_emitted_local_store(island_text: str, plan, site: ConvertSite, rank: i
     return VerificationResult(True)
 
 
-def _check_local_store(island_text: str, plan, site: ConvertSite, rank: int) -> None:
+def _check_local_store(island_text: str, plan, site: IslandSite, rank: int) -> None:
     order = plan.buffer.out_dim_names
     setup = _set_up(island_text, plan, site, plan.src, order, "store")
     lines, element, src_regs, (B, W, L) = setup.lines, setup.element, setup.regs, setup.shape

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from linear_layouts.dialect import to_linear_layout  # noqa: E402
 from linear_layouts.lowering.describe import cost_text  # noqa: E402
-from linear_layouts.lowering.emit.emit_llvm import ConvertSite, emit_local_load_island  # noqa: E402
+from linear_layouts.lowering.emit.emit_llvm import IslandSite, emit_local_load_island  # noqa: E402
 from linear_layouts.tools.testcases import linear_encoding_text, random_linear_bases, single_convert_ttgir  # noqa: E402
 from linear_layouts.lowering.instructions import AccessForm  # noqa: E402
 from linear_layouts.lowering.sim.sim_local_memory import check_emitted_local_load  # noqa: E402
@@ -36,7 +36,7 @@ def plan_for(shared, dst, shape, bits, target="sm_80"):
 
 
 def site(element_type="f16"):
-    return ConvertSite(result="%r", source="%m", src_type="!ttg.memdesc<...>", dst_type="tensor<...>",
+    return IslandSite(result="%r", source="%m", src_type="!ttg.memdesc<...>", dst_type="tensor<...>",
                        element_type=element_type, in_loop=True)
 
 
@@ -239,7 +239,7 @@ def store_plan_for(src, shared, shape, bits, target):
 
 
 def store_site(element_type):
-    return ConvertSite(result="", source="%v", src_type="tensor<...>", dst_type="", element_type=element_type,
+    return IslandSite(result="", source="%v", src_type="tensor<...>", dst_type="", element_type=element_type,
                        in_loop=True, buffer="%m", buffer_type="!ttg.memdesc<...>")
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from linear_layouts.dialect import to_linear_layout
 from linear_layouts.lowering.cost_weights import CALIBRATED, weights_for
-from linear_layouts.lowering.emit.emit_llvm import ConvertSite, emit_island
+from linear_layouts.lowering.emit.emit_llvm import IslandSite, emit_island
 from linear_layouts.lowering.sim.island_sim import check_emitted
 from linear_layouts.lowering.planner import plan_conversion
 from linear_layouts.lowering.target import ORIGINAL_TARGETS, TARGETS, target_named
@@ -60,7 +60,7 @@ def test_gpu_target_matches_triton():
 
 
 def _site(element):
-    return ConvertSite(result="%RESULT", source="%SOURCE", src_type="@SRC_TYPE@", dst_type="@DST_TYPE@",
+    return IslandSite(result="%RESULT", source="%SOURCE", src_type="@SRC_TYPE@", dst_type="@DST_TYPE@",
                        element_type=element, guard_before=True, guard_after=True, unique_struct=False)
 
 

@@ -11,7 +11,7 @@ import random
 import pytest
 
 from linear_layouts.dialect import to_linear_layout
-from linear_layouts.lowering.emit.emit_llvm import ConvertSite, EmitError, emit_island
+from linear_layouts.lowering.emit.emit_llvm import IslandSite, EmitError, emit_island
 from linear_layouts.lowering.emit.emit_nvidia import warp_group_barrier
 from linear_layouts.lowering.sim.island_sim import check_emitted
 from linear_layouts.lowering.planner import plan_conversion
@@ -36,7 +36,7 @@ def transpose_plan(warps: int, shape=(64, 64)):
 
 
 def site(group, guards=True):
-    return ConvertSite(result="%RESULT", source="%SOURCE", src_type="@SRC_TYPE@", dst_type="@DST_TYPE@",
+    return IslandSite(result="%RESULT", source="%SOURCE", src_type="@SRC_TYPE@", dst_type="@DST_TYPE@",
                        element_type="f32", guard_before=guards, guard_after=guards, threads=group)
 
 

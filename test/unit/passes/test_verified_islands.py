@@ -131,20 +131,20 @@ def test_an_unwritable_directory_is_not_an_error(remembering, monkeypatch, tmp_p
 
 
 def test_the_key_names_everything_the_verdict_depends_on():
-    from linear_layouts.lowering.emit.emit_llvm import ConvertSite
+    from linear_layouts.lowering.emit.emit_llvm import IslandSite
     from linear_layouts.lowering.planner import plan_conversion
     from linear_layouts.lowering.target import target_named
     from linear_layouts.dialect import to_linear_layout
 
     src, dst = to_linear_layout(BLOCKED_A, [64, 64]), to_linear_layout(BLOCKED_B, [64, 64])
     plan = plan_conversion(src, dst, 32, target_named("sm_90"))
-    site = ConvertSite(result="%RESULT", source="%SOURCE", src_type="@SRC_TYPE@", dst_type="@DST_TYPE@",
+    site = IslandSite(result="%RESULT", source="%SOURCE", src_type="@SRC_TYPE@", dst_type="@DST_TYPE@",
                        element_type="f32")
     key = verified_islands.verdict_key("text", plan, site, "3.6.0")
     assert key == verified_islands.verdict_key("text", plan, site, "3.6.0")
     assert key != verified_islands.verdict_key("text ", plan, site, "3.6.0")
     assert key != verified_islands.verdict_key("text", plan, site, "3.9.0")
-    assert key != verified_islands.verdict_key("text", plan, ConvertSite(**{**site.__dict__, "in_loop": True}),
+    assert key != verified_islands.verdict_key("text", plan, IslandSite(**{**site.__dict__, "in_loop": True}),
                                                "3.6.0")
     other = plan_conversion(dst, src, 32, target_named("sm_90"))
     assert key != verified_islands.verdict_key("text", other, site, "3.6.0")

@@ -13,7 +13,7 @@ from collections import Counter
 import pytest
 
 from linear_layouts.lowering.element_type import ElementType
-from linear_layouts.lowering.emit.emit_llvm import ConvertSite, EmitError, emit_island, island_element_type, struct_registers
+from linear_layouts.lowering.emit.emit_llvm import IslandSite, EmitError, emit_island, island_element_type, struct_registers
 from linear_layouts.tools.testcases import random_linear_encoding
 from linear_layouts.lowering.hardware import HardwareLayout
 from linear_layouts.lowering.sim.island_sim import check_emitted
@@ -51,7 +51,7 @@ def test_struct_models_of_triton_36_and_39():
 
 
 def _site(element="f32"):
-    return ConvertSite(result="%out", source="%in", src_type="tensor<T1>", dst_type="tensor<T2>",
+    return IslandSite(result="%out", source="%in", src_type="tensor<T1>", dst_type="tensor<T2>",
                        element_type=element, guard_before=False, guard_after=False)
 
 
@@ -127,7 +127,7 @@ def test_thread_id_is_pure_only_inside_loops(in_loop, expected, absent):
     cols = "#ttg.blocked<{sizePerThread = [4, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 4], order = [0, 1]}>"
     plan = plan_conversion(to_linear_layout(rows, [64, 64]), to_linear_layout(cols, [64, 64]), 32, "sm_90")
     assert plan.method == "shared"
-    site = ConvertSite(result="%r", source="%s", src_type="tensor<64x64xf32, #a>", dst_type="tensor<64x64xf32, #b>",
+    site = IslandSite(result="%r", source="%s", src_type="tensor<64x64xf32, #a>", dst_type="tensor<64x64xf32, #b>",
                        element_type="f32", in_loop=in_loop)
     text = emit_island(plan, site).text
     assert expected in text and absent not in text

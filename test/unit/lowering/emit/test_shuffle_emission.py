@@ -14,7 +14,7 @@ import pytest
 
 from linear_layouts.dialect import to_linear_layout
 from linear_layouts.lowering.emit import thread_conditions
-from linear_layouts.lowering.emit.emit_llvm import ConvertSite, emit_island
+from linear_layouts.lowering.emit.emit_llvm import IslandSite, emit_island
 from linear_layouts.lowering.emit.thread_conditions import _bit_test_form
 from linear_layouts.lowering.sim.island_sim import check_emitted
 from linear_layouts.lowering.emit.island_writer import IslandState, IslandWriter
@@ -48,7 +48,7 @@ def twin_island(name):
     plans, _ = plan_candidates(to_linear_layout(src, shape), to_linear_layout(dst, shape), bits, "sm_90")
     plan = [p for p in plans if verify_plan(p).ok][twin]
     assert plan.method == "shuffle"
-    site = ConvertSite(result="%out", source="%in", src_type="tensor<T1>", dst_type="tensor<T2>",
+    site = IslandSite(result="%out", source="%in", src_type="tensor<T1>", dst_type="tensor<T2>",
                        element_type=element, guard_before=False, guard_after=False)
     island = emit_island(plan, site)
     assert check_emitted(island.text, plan, site)   # the simulator runs every island it is given

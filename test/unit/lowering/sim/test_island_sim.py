@@ -19,7 +19,7 @@ from linear_layouts.dialect import to_linear_layout
 from linear_layouts.lowering.cost import plan_cost
 from linear_layouts.lowering.emit import emit_amd, emit_llvm, emit_nvidia, island_writer
 from linear_layouts.lowering.describe import describe_plan
-from linear_layouts.lowering.emit.emit_llvm import ConvertSite, emit_island
+from linear_layouts.lowering.emit.emit_llvm import IslandSite, emit_island
 from linear_layouts.tools.testcases import random_linear_encoding
 from linear_layouts.lowering.instructions import AccessForm, BarrierScope, ShuffleMode
 from linear_layouts.lowering.sim.island_sim import check_emitted
@@ -33,7 +33,7 @@ ELEMENTS = {"f32": 32, "f16": 16, "bf16": 16, "i8": 8, "f8E4M3FN": 8, "i1": 1, "
 
 
 def site_for(element="f32", unique=False, guards=True):
-    return ConvertSite(result="%RESULT", source="%SOURCE", src_type="@SRC_TYPE@", dst_type="@DST_TYPE@",
+    return IslandSite(result="%RESULT", source="%SOURCE", src_type="@SRC_TYPE@", dst_type="@DST_TYPE@",
                        element_type=element, guard_before=guards, guard_after=guards, unique_struct=unique)
 
 

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 
 from linear_layouts.dialect import to_linear_layout
-from linear_layouts.lowering.emit.emit_llvm import ConvertSite, emit_local_load_island
+from linear_layouts.lowering.emit.emit_llvm import IslandSite, emit_local_load_island
 from linear_layouts.lowering.instructions import AccessForm
 from linear_layouts.lowering.sim.sim_local_memory import check_emitted_local_load
 from linear_layouts.lowering.local_memory import plan_local_load, subslice_view
@@ -34,7 +34,7 @@ def view_plan(shared, dst, buffer_shape, view_shape, bits, target="sm_80"):
 
 
 def site(element_type="f64"):
-    return ConvertSite(result="%r", source="%m", src_type="!ttg.memdesc<...>", dst_type="tensor<...>",
+    return IslandSite(result="%r", source="%m", src_type="!ttg.memdesc<...>", dst_type="tensor<...>",
                        element_type=element_type, in_loop=True)
 
 

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 
 from linear_layouts.dialect import to_linear_layout
-from linear_layouts.lowering.emit.emit_llvm import ConvertSite, emit_local_store_island
+from linear_layouts.lowering.emit.emit_llvm import IslandSite, emit_local_store_island
 from linear_layouts.lowering.instructions import AccessForm
 from linear_layouts.lowering.sim.sim_local_memory import check_emitted_local_store
 from linear_layouts.lowering.legacy import plan_legacy_local_store
@@ -34,7 +34,7 @@ def view_plan(shared, src, buffer_shape, view_shape, bits, target="sm_80"):
 
 
 def site(element_type="f32"):
-    return ConvertSite(result="", source="%s", src_type="tensor<...>", dst_type="", element_type=element_type,
+    return IslandSite(result="", source="%s", src_type="tensor<...>", dst_type="", element_type=element_type,
                        buffer="%m", buffer_type="!ttg.memdesc<...>", in_loop=True)
 
 

@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from linear_layouts.lowering.emit.emit_llvm import ConvertSite, emit_island
+from linear_layouts.lowering.emit.emit_llvm import IslandSite, emit_island
 from linear_layouts.lowering.planner import plan_conversion
 from linear_layouts.lowering.sim import sim_machine
 from linear_layouts.lowering.sim.island_sim import check_emitted
@@ -22,7 +22,7 @@ ELEMENT_TYPES = {1: "i1", 8: "i8", 16: "f16", 32: "f32", 64: "i64"}
 
 
 def _site(bits):
-    return ConvertSite(result="%RESULT", source="%SOURCE", src_type="@SRC_TYPE@", dst_type="@DST_TYPE@",
+    return IslandSite(result="%RESULT", source="%SOURCE", src_type="@SRC_TYPE@", dst_type="@DST_TYPE@",
                        element_type=ELEMENT_TYPES[bits], guard_before=True, guard_after=True)
 
 
