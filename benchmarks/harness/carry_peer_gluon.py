@@ -9,8 +9,8 @@ They are not part of this repository: like Triton's tutorials (``carry_gluon_tut
 each project's files are read from a git repository of it that has the pinned commit
 (``git show <commit>:<path>``; a folder through ``git archive``), checked against the blob hash
 of each file and the tree hash of each folder in ``SOURCES``, and written to
-``.peer-tests/<project>/<path>`` (untracked and not ignored: the device tool carries it with the
-checkout, about 6 MB).  Exit status 1 when something is missing or differs.
+``.peer-tests/<project>/<path>`` (git-ignored, about 7 MB: name it in the device tool's ``carry``,
+``[".peer-tests", ...]``).  Exit status 1 when something is missing or differs.
 
 The projects (chosen by the rule in ``peer_gluon_cases.py``):
 
