@@ -6,8 +6,8 @@
 They are not part of this repository: each file is read from a git repository of Triton that has
 the commit ``SOURCE_COMMIT`` (``git show <commit>:python/tutorials/gluon/<file>``), checked
 against its blob hash in ``MANIFEST`` and written to
-``.peer-tests/triton/python/tutorials/gluon/`` (which the device tool carries with the checkout,
-like the language tests' files).  Exit status 1 when a file is missing or differs.
+``.peer-tests/triton/python/tutorials/gluon/`` (git-ignored, like the language tests' files: name
+``.peer-tests`` in the device tool's ``carry``).  Exit status 1 when a file is missing or differs.
 """
 
 from __future__ import annotations
