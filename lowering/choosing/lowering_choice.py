@@ -291,16 +291,15 @@ def follow_measurement(plan, conversion: Conversion, policy: Policy, plans: Modu
     """A recorded GPU measurement overrules the cost model's ``plan``, while the planner still
     builds the plans it measured: stock (for the release it was measured on) or the faster
     candidate, with the measurement as the note."""
-    mix = instruction_mix
     c = conversion
     measured = measured_choices.lookup(c.src, c.dst, c.bits, c.target.name)
-    if measured is None or mix(plan) != measured.model_pick_mix:
+    if measured is None or instruction_mix(plan) != measured.model_pick_mix:
         return ours(plan)
     if measured.fastest is STOCK:
         same = measured_choices.same_release(measured.triton, policy.triton)
         return stock(measured.explain(), plan.method) if same else ours(plan)
     alternative = plans.plan(c.src, c.dst, c.bits, c.target, measured.fastest)
-    if not alternative or mix(alternative) != measured.fastest_mix:
+    if not alternative or instruction_mix(alternative) != measured.fastest_mix:
         return ours(plan)
     return ours(alternative, note=measured.explain())
 
