@@ -17,6 +17,13 @@ Outputs are compared with stock's bit for bit; times are medians of ``triton.tes
     python benchmarks/gluon_matmul_gpu.py --rounds 3 --out benchmarks/results   # GPU
     python benchmarks/gluon_matmul_gpu.py --dry                                 # CPU: compiles, islands
 
+``--auto`` also times the kernel's automatic form (``harness/gluon_matmul_kernel.py`` through
+``harness.peer_gluon_forms``' rule: its blocked and slice layouts become ``AutoLayout``, its
+aranges ``CoalescedLayout`` where the front end takes them and ``AutoLayout`` where not), with its
+layouts resolved by ours (``auto_ours``: ``enable()``) and by Triton's own resolution
+(``auto_triton``), against the kernel as written under stock Triton: the expert's layouts.  A
+mode that does not compile is reported with its error.
+
 ``--per-conversion`` also times ours with each conversion in turn left to stock and writes
 ``gluon_matmul_choice.json`` (in-kernel rows, kernel_choice.json's format), from which
 ``plan_choice.py --write-choices`` takes the measured table's entries for these conversions.
@@ -40,36 +47,16 @@ SHAPES = ((1024, 1024, 1024), (4096, 4096, 4096))
 BLOCK_M, BLOCK_N, BLOCK_K, WARPS = 128, 128, 32, 4
 
 
-def matmul_kernel():
-    from triton.experimental import gluon
-    from triton.experimental.gluon import language as gl
-    from triton.experimental.gluon.language.nvidia.ampere import mma_v2
+KERNEL_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "harness", "gluon_matmul_kernel.py")
+# the automatic form (``--auto``): ours resolves its layouts (``enable()``), or Triton's own resolution does
+AUTO_MODES = ("auto_ours", "auto_triton")
 
-    @gluon.jit
-    def kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: gl.constexpr, BN: gl.constexpr, BK: gl.constexpr):
-        blocked: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [gl.num_warps(), 1], [1, 0])
-        mma: gl.constexpr = gl.NVMMADistributedLayout(version=[2, 0], warps_per_cta=[gl.num_warps(), 1],
-                                                      instr_shape=[16, 8])
-        a_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=mma, k_width=8)
-        b_layout: gl.constexpr = gl.DotOperandLayout(operand_index=1, parent=mma, k_width=8)
-        pid_m, pid_n = gl.program_id(0), gl.program_id(1)
-        rm = pid_m * BM + gl.arange(0, BM, layout=gl.SliceLayout(1, blocked))
-        rn = pid_n * BN + gl.arange(0, BN, layout=gl.SliceLayout(0, blocked))
-        rk_a = gl.arange(0, BK, layout=gl.SliceLayout(0, blocked))
-        rk_b = gl.arange(0, BK, layout=gl.SliceLayout(1, blocked))
-        a_ptrs = a_ptr + rm[:, None] * K + rk_a[None, :]
-        b_ptrs = b_ptr + rk_b[:, None] * N + rn[None, :]
-        acc = gl.zeros([BM, BN], gl.float32, layout=mma)
-        for _ in range(0, K, BK):
-            a = gl.convert_layout(gl.load(a_ptrs), a_layout)
-            b = gl.convert_layout(gl.load(b_ptrs), b_layout)
-            acc = mma_v2(a, b, acc)
-            a_ptrs += BK
-            b_ptrs += BK * N
-        c = gl.convert_layout(acc.to(gl.float16), blocked)
-        gl.store(c_ptr + rm[:, None] * N + rn[None, :], c)
 
-    return kernel
+def matmul_kernel(form: str = "as_written", arange: str = "coalesced"):
+    """The kernel (``harness/gluon_matmul_kernel.py``) as written, or in the automatic form with
+    ``arange``'s layout (``harness.peer_gluon_forms``)."""
+    from harness.peer_gluon_forms import load_kernels
+    return load_kernels(KERNEL_FILE, form, arange).matmul
 
 
 def conversion_keys() -> dict[str, str]:
@@ -93,7 +80,7 @@ def _conversions() -> dict:
 def _turn_on(mode: str) -> None:
     if mode == "ours_asm":
         os.environ["LINEAR_LAYOUTS_SHARED_ACCESS"] = "asm"
-    if mode == "stock":
+    if mode in ("stock", "auto_triton"):
         return
     import linear_layouts
     if mode in PER_CONVERSION:
@@ -112,8 +99,14 @@ def child(mode: str, path: str) -> int:
 
     _turn_on(mode)
     import linear_layouts
-    kernel = matmul_kernel()
     results = {}
+    try:
+        kernel, results["arange"] = _kernel_for(mode)
+    except Exception as error:          # the automatic form under a resolution that fails: say so
+        results["failed"] = str(error).strip().splitlines()[-1][:300]
+        with open(path, "w") as f:
+            json.dump(results, f)
+        return 0
     for m, n, k in SHAPES:
         generator = torch.Generator(device="cuda").manual_seed(0)
         a = torch.randn((m, k), device="cuda", dtype=torch.float16, generator=generator)
@@ -126,34 +119,76 @@ def child(mode: str, path: str) -> int:
         launch()
         torch.cuda.synchronize()
         digest = hashlib.sha256(c.cpu().numpy().tobytes()).hexdigest()[:16]
+        error = (c.float() - a.float() @ b.float()).abs().max().item()     # against an fp32 matmul
         ms = triton.testing.do_bench(launch, warmup=50, rep=300)
-        results[f"{m}x{n}x{k}"] = {"ms": ms, "digest": digest}
-    results["islands"] = linear_layouts.stats().islands if mode != "stock" else 0
+        results[f"{m}x{n}x{k}"] = {"ms": ms, "digest": digest, "max_error": error}
+    plugin_on = mode not in ("stock", "auto_triton")
+    results["islands"] = linear_layouts.stats().islands if plugin_on else 0
+    results["resolved_by_ours"] = linear_layouts.stats().auto_layouts_resolved if plugin_on else 0
     with open(path, "w") as f:
         json.dump(results, f)
     return 0
 
 
+def _kernel_for(mode: str):
+    """(the kernel, the aranges' layout) for ``mode``.  The automatic form takes
+    ``CoalescedLayout`` aranges where Gluon's front end accepts them (tried by compiling for a
+    small launch) and ``AutoLayout`` ones where it does not, as the rule for other projects'
+    kernels says."""
+    if mode not in AUTO_MODES:
+        return matmul_kernel(), ""
+    import torch
+    from triton.compiler.errors import CompilationError
+
+    m, n, k = BLOCK_M, BLOCK_N, BLOCK_K
+    a = torch.zeros((m, k), device="cuda", dtype=torch.float16)
+    b = torch.zeros((k, n), device="cuda", dtype=torch.float16)
+    c = torch.empty((m, n), device="cuda", dtype=torch.float16)
+    for arange in ("coalesced", "auto"):
+        kernel = matmul_kernel("auto", arange)
+        try:
+            kernel[(1, 1)](a, b, c, m, n, k, BLOCK_M, BLOCK_N, BLOCK_K, num_warps=WARPS)
+            return kernel, arange
+        except CompilationError:
+            if arange == "auto":
+                raise
+    raise AssertionError("unreachable")
+
+
 def dry() -> str:
-    """Compile the kernel for sm_90 in each mode (CPU): its conversions and our islands."""
+    """Compile the kernel for sm_90 in each mode (CPU): its conversions, our islands, and the
+    accesses of its final code (global loads by width, shared accesses, ``ldmatrix``)."""
+    import re
+
     import triton
     from triton.backends.compiler import GPUTarget
+    from triton.compiler.errors import CompilationError
     from triton.experimental.gluon._runtime import GluonASTSource
 
     os.environ["TRITON_ALWAYS_COMPILE"] = "1"     # one process compiles the kernel once per mode
-    lines = ["| mode | compiles | islands | ld.shared / st.shared / ldmatrix in the PTX |", "|---|---|---|---|"]
-    for mode in MODES + PER_CONVERSION:
+    words = (r"ld\.global\.v4", r"ld\.global\.(?:v2\.)?b32", r"ld\.global\.b16", r"ld\.shared",
+             r"st\.shared", "ldmatrix", r"bar\.sync")
+    lines = ["| mode | aranges | islands | ld.global.v4 / .b32 or .v2.b32 / .b16 | ld.shared / st.shared / "
+             "ldmatrix / bar.sync |", "|---|---|---|---|---|"]
+    for mode in MODES + PER_CONVERSION + AUTO_MODES:
         _turn_on(mode)
         import linear_layouts
         before = linear_layouts.stats().islands
-        source = GluonASTSource(matmul_kernel(), {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32",
-                                                  "N": "i32", "K": "i32"},
-                                {"BM": BLOCK_M, "BN": BLOCK_N, "BK": BLOCK_K},
-                                attrs={(i,): [["tt.divisibility", 16]] for i in range(6)})
-        compiled = triton.compile(source, target=GPUTarget("cuda", 90, 32), options={"num_warps": WARPS})
-        ptx = compiled.asm["ptx"]
-        counts = " / ".join(str(ptx.count(word)) for word in ("ld.shared", "st.shared", "ldmatrix"))
-        lines.append(f"| {mode} | yes | {linear_layouts.stats().islands - before} | {counts} |")
+        for arange in ("coalesced", "auto") if mode in AUTO_MODES else ("",):
+            form = "auto" if mode in AUTO_MODES else "as_written"
+            source = GluonASTSource(matmul_kernel(form, arange or "coalesced"),
+                                    {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32",
+                                     "K": "i32"}, {"BM": BLOCK_M, "BN": BLOCK_N, "BK": BLOCK_K},
+                                    attrs={(i,): [["tt.divisibility", 16]] for i in range(6)})
+            try:
+                compiled = triton.compile(source, target=GPUTarget("cuda", 90, 32), options={"num_warps": WARPS})
+                break
+            except CompilationError:
+                if arange != "coalesced":
+                    raise
+        counts = [len(re.findall(word, compiled.asm["ptx"])) for word in words]
+        lines.append(f"| {mode} | {arange or '-'} | {linear_layouts.stats().islands - before} | "
+                     f"{' / '.join(map(str, counts[:3]))} | {' / '.join(map(str, counts[3:]))} |")
         linear_layouts.disable()
         os.environ.pop("LINEAR_LAYOUTS_SHARED_ACCESS", None)
     return "\n".join(lines)
@@ -192,28 +227,39 @@ def summary(runs: dict, rounds: int) -> str:
     import torch
     import triton
 
-    lines = ["# A Gluon mma_v2 matmul as written: stock Triton, the plugin, the plugin's inline-PTX form", "",
+    timed = [mode for mode in runs if mode != "stock" and not any("failed" in r for r in runs[mode])]
+    failed = {mode: runs[mode][0]["failed"] for mode in runs if any("failed" in r for r in runs[mode])}
+    flags = "".join(f" {flag}" for flag, modes in (("--per-conversion", PER_CONVERSION), ("--auto", AUTO_MODES))
+                    if any(mode in modes for mode in runs))
+    lines = ["# A Gluon mma_v2 matmul: stock Triton, the plugin, the plugin's inline-PTX form"
+             + (", the automatic form" if any(mode in AUTO_MODES for mode in runs) else ""), "",
              f"- {torch.cuda.get_device_name()}; triton {triton.__version__}, torch {torch.__version__}",
-             f"- command: `python benchmarks/gluon_matmul_gpu.py --rounds {rounds}"
-             + (" --per-conversion" if any(mode in PER_CONVERSION for mode in runs) else "") + "`;"
-             + f" tiles {BLOCK_M}x{BLOCK_N}x{BLOCK_K}, "
-             f"{WARPS} warps, fp16 in, fp32 accumulate; each mode in its own process, {rounds} rounds, order rotated; "
-             "median of `do_bench` medians", "",
-             "| shape | stock ms | ours / stock | ours_asm / stock | outputs |", "|---|---:|---|---|---|"]
-    extra = [mode for mode in runs if mode in PER_CONVERSION]
-    if extra:
-        lines[-2] = lines[-2].replace(" | outputs |", "".join(f" | {mode} / stock" for mode in extra) + " | outputs |")
-        lines[-1] = lines[-1].replace("|---|", "|---" * (len(extra) + 1) + "|", 1)
+             f"- command: `python benchmarks/gluon_matmul_gpu.py --rounds {rounds}{flags}`; tiles "
+             f"{BLOCK_M}x{BLOCK_N}x{BLOCK_K}, {WARPS} warps, fp16 in, fp32 accumulate; each mode in its own process, "
+             f"{rounds} rounds, order rotated; median of `do_bench` medians; `stock` is the kernel as written "
+             "under Triton alone (the expert's layouts)", "",
+             "| shape | stock ms |" + "".join(f" {mode} / stock |" for mode in timed) + " outputs |",
+             "|---|---:|" + "---:|" * len(timed) + "---|"]
     for m, n, k in SHAPES:
         key = f"{m}x{n}x{k}"
-        ms = {mode: statistics.median(r[key]["ms"] for r in runs[mode]) for mode in runs}
-        digests = {mode: {r[key]["digest"] for r in runs[mode]} for mode in runs}
-        same = all(digests[mode] == digests["stock"] for mode in runs)
-        lines.append(f"| {key} | {ms['stock']:.4f} | {ms['ours'] / ms['stock']:.3f} | {ms['ours_asm'] / ms['stock']:.3f} "
-                     + "".join(f"| {ms[mode] / ms['stock']:.3f} " for mode in extra)
-                     + f"| {'bit-exact' if same else 'DIFFER: ' + str(digests)} |")
+        ms = {mode: statistics.median(r[key]["ms"] for r in runs[mode]) for mode in ["stock"] + timed}
+        digests = {mode: {r[key]["digest"] for r in runs[mode]} for mode in ["stock"] + timed}
+        differ = [mode for mode in timed if digests[mode] != digests["stock"]]
+        errors = {mode: max(r[key]["max_error"] for r in runs[mode]) for mode in ["stock"] + differ}
+        outputs = "bit-exact" if not differ else (
+            f"bit-exact but {', '.join(differ)}; max error against an fp32 matmul: "
+            + ", ".join(f"{mode} {errors[mode]:.3g}" for mode in errors))
+        lines.append(f"| {key} | {ms['stock']:.4f} |" + "".join(f" {ms[mode] / ms['stock']:.3f} |" for mode in timed)
+                     + f" {outputs} |")
     lines.append("")
-    lines.append(f"- islands per process: ours {runs['ours'][0]['islands']}, ours_asm {runs['ours_asm'][0]['islands']}")
+    lines.append("- islands per process: " + ", ".join(f"{mode} {runs[mode][0]['islands']}" for mode in timed))
+    for mode in timed:
+        if mode in AUTO_MODES:
+            lines.append(f"- {mode}: aranges `{runs[mode][0]['arange']}`"
+                         + (f"; automatic layouts resolved by ours: {runs[mode][0]['resolved_by_ours']} kernel(s)"
+                            if mode == "auto_ours" else "; Triton's own resolution"))
+    for mode, why in failed.items():
+        lines.append(f"- {mode}: does not compile: `{why}`")
     return "\n".join(lines) + "\n"
 
 
@@ -224,6 +270,8 @@ def main(argv=None) -> int:
     parser.add_argument("--dry", action="store_true", help="compile for sm_90 in each mode (CPU), no timing")
     parser.add_argument("--per-conversion", action="store_true",
                         help="also time ours with each conversion in turn left to stock Triton")
+    parser.add_argument("--auto", action="store_true",
+                        help="also time the kernel's automatic form, resolved by ours and by Triton")
     parser.add_argument("--child", nargs=2, metavar=("MODE", "JSON"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     require_package()
@@ -233,7 +281,7 @@ def main(argv=None) -> int:
         print(dry())
         return 0
     from harness.mode_rounds import run_mode_rounds
-    modes = MODES + (PER_CONVERSION if args.per_conversion else ())
+    modes = MODES + (PER_CONVERSION if args.per_conversion else ()) + (AUTO_MODES if args.auto else ())
     runs = run_mode_rounds(os.path.abspath(__file__), modes, args.rounds, "ll_gluon_matmul_")
     text = summary(runs, args.rounds)
     publish(text, os.path.join(args.out, "gluon_matmul_gpu.md") if args.out else "")
