@@ -26,6 +26,7 @@ from typing import Optional, Sequence
 from ...dialect.attribute_parser import parse_attribute
 from ...dialect.attributes import BlockedEncoding
 from ...dialect.linear_layout import LayoutError
+from ..ir.layouts import tensor_layout_of
 
 MAX_ACCESS_BYTES = 16
 
@@ -69,15 +70,42 @@ def reduce_friendly(key: str, shape: Sequence[int], axis: int) -> Optional[str]:
 def coalesced(key: str, shape: Sequence[int], contiguous_dim: int, vector: int, element_bytes: int) -> Optional[str]:
     """The coalesced blocked layout for accesses to a tensor of ``shape`` whose ``contiguous_dim``
     is contiguous in memory and aligned to ``vector`` elements, with ``key``'s numbers of lanes
-    and warps (None if ``key`` is not a one-CTA blocked layout of that rank)."""
-    attr = blocked_encoding(key)
-    if attr is None or attr.rank != len(shape) or not 0 <= contiguous_dim < len(shape):
+    and warps (None if ``key`` is not a one-CTA layout of that rank).
+
+    ``key`` need not be blocked: a load that Gluon's author reached with an MMA or dot-operand
+    layout (``gl.convert_layout(gl.load(p), dot_operand)`` with the load's layout automatic) is
+    offered the coalesced layout too, its other dims in row-major order.  Example: a 32x128 f16
+    tile, dim 1 contiguous and 16-byte aligned, seeded with an ``mma`` layout of 4 warps:
+    ``sizePerThread = [1, 8]``, ``threadsPerWarp = [2, 16]``, ``warpsPerCTA = [4, 1]``."""
+    if not 0 <= contiguous_dim < len(shape):
         return None
-    rank = attr.rank
-    order = [contiguous_dim] + [d for d in attr.order if d != contiguous_dim]
+    attr = blocked_encoding(key)
+    if attr is not None:
+        if attr.rank != len(shape):
+            return None
+        lane_count, warp_count = prod(attr.threads_per_warp), prod(attr.warps_per_cta)
+        order = [contiguous_dim] + [d for d in attr.order if d != contiguous_dim]
+    else:
+        counts = _lanes_and_warps(key, shape)
+        if counts is None:
+            return None
+        lane_count, warp_count = counts
+        order = [contiguous_dim] + [d for d in reversed(range(len(shape))) if d != contiguous_dim]
+    rank = len(shape)
     per_thread = [1] * rank
     per_thread[contiguous_dim] = max(1, min(vector, MAX_ACCESS_BYTES // max(1, element_bytes), shape[contiguous_dim]))
-    lanes = _deal(prod(attr.threads_per_warp), order, [max(1, shape[d] // per_thread[d]) for d in range(rank)])
-    warps = _deal(prod(attr.warps_per_cta), order,
-                  [max(1, shape[d] // (per_thread[d] * lanes[d])) for d in range(rank)])
+    lanes = _deal(lane_count, order, [max(1, shape[d] // per_thread[d]) for d in range(rank)])
+    warps = _deal(warp_count, order, [max(1, shape[d] // (per_thread[d] * lanes[d])) for d in range(rank)])
     return str(BlockedEncoding(per_thread, lanes, warps, order))
+
+
+def _lanes_and_warps(key: str, shape: Sequence[int]) -> Optional[tuple[int, int]]:
+    """(lanes per warp, warps) of any one-CTA layout ``key`` of a tensor of ``shape`` (None if
+    it does not describe such a tensor)."""
+    try:
+        layout = tensor_layout_of(key, tuple(shape))
+    except (LayoutError, ValueError, KeyError, IndexError):
+        return None
+    if len(layout.out_dim_names) != len(shape) or layout.bases.get("block"):
+        return None
+    return 1 << len(layout.bases.get("lane", ())), 1 << len(layout.bases.get("warp", ()))
