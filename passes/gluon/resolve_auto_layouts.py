@@ -57,9 +57,11 @@ from .resolution_record import Resolution, group_remarks
 from .rematerialize import rematerialize_conversions
 from ..ir.op_locations import no_result_locations
 from ..ir.op_locations import users_of
-from ..ir.snapshot import Module, Operation, ops_under, parse_module
+from ..ir.edited_snapshot import SnapshotEditor
+from ..ir.snapshot import Module, Operation, Value, ops_under, parse_module
 
 INSERTED = "ll-resolve-auto"          # the location of the conversions step 1 inserts
+INSERTED_AT = f"{INSERTED}:0:0"       # (as an op's location reads it)
 _AUTO_TYPE = re.compile(r"tensor<((?:[^<>]|<[^<>]*>)*?), #gluon\.(?:auto|coalesced)_encoding>")
 
 
@@ -73,19 +75,25 @@ def _base(value) -> str:
     return _AUTO_TYPE.match(value.type).group(1)
 
 
-def _write_seeding(lines: ModuleLines, seeding: Seeding, counter: list[int]) -> None:
-    """Write the first layouts into ``lines``: types, conversions, set_auto_layout renamed."""
+def _write_seeding(lines: ModuleLines, editor: SnapshotEditor, seeding: Seeding, counter: list[int]) -> None:
+    """Write the first layouts into ``lines``: types, conversions, set_auto_layout renamed;
+    ``editor`` records the same edits on the module's snapshot (the seeded module, unparsed)."""
     printed: dict[tuple[int, int], str] = {}            # (id(op), operand) -> encoding printed
-    added: dict[tuple[int, str], str] = {}
+    added: dict[tuple[int, str], tuple[str, Value]] = {}
+    for value_id, encoding in seeding.encoding.items():
+        editor.retype(seeding.values[value_id], f"tensor<{_base(seeding.values[value_id])}, {encoding}>")
     for value, op, operand, provided, needed in seeding.conversions:
         slot = (id(value), needed)
         if slot not in added:
-            added[slot] = f"%ll_resolve{counter[0]}"
+            name = f"%ll_resolve{counter[0]}"
             counter[0] += 1
-            lines.insert_after_definition(value, f"{added[slot]} = ttg.convert_layout {lines.name_of(value)} : "
+            lines.insert_after_definition(value, f"{name} = ttg.convert_layout {lines.name_of(value)} : "
                                                  f"tensor<{_base(value)}, {provided}> -> tensor<{_base(value)}, {needed}>"
                                                  f' loc("{INSERTED}":0:0)')
-        lines.rename_operand(op, lines.name_of(value), added[slot])
+            added[slot] = name, editor.insert_after_definition(value, "ttg.convert_layout", [value],
+                                                               f"tensor<{_base(value)}, {needed}>", INSERTED_AT)
+        lines.rename_operand(op, lines.name_of(value), added[slot][0])
+        editor.replace_operand(op, value, added[slot][1])
         printed[(id(op), operand)] = needed
     ops = {id(u.op): u.op for u in seeding.units}
     for unit in seeding.units:
@@ -100,6 +108,7 @@ def _write_seeding(lines: ModuleLines, seeding: Seeding, counter: list[int]) -> 
             _retype(lines, op, [(_base(v), seeding.encoding[id(v)]) for v in op.results if is_auto(v)], after_label=True)
         if op.name == SET_AUTO_LAYOUT:
             _hoist_set_auto_layout(lines, op)
+            editor.move_after_definition(op, "ttg.convert_layout", INSERTED_AT)
 
 
 _LOCATION = re.compile(r"\s+loc\(.*\)\s*$")
@@ -196,9 +205,7 @@ def resolve_module(module: Module, target: "str | Target | None" = None, compare
     try:
         inlined = _inline_if_needed(module)
         seeded = _seed(module, module.print(debuginfo=True) if inlined else original)
-        seeded_module = parse_module(seeded.text, module.filename, safe=module.safe, context=module.context,
-                                     marked=False)
-        new_text = _choose(seeded_module, seeded, hw_target, result)
+        new_text = _choose(module, seeded, hw_target, result)
         module.replace_text(new_text)
         result.recomputed = rematerialize_conversions(module, new_text)
         module.canonicalize_and_cse()
@@ -238,29 +245,45 @@ class Seeded:
     walk: list
     seedings: list
     located: dict = field(default_factory=dict)   # id(op) -> location of the original's ops without results
+    module: Optional[Module] = None               # the seeded module as its text parses, built in Python
 
 
 def _seed(module: Module, original: str) -> Seeded:
     """Step 1 over every function (see :class:`Seeded`); ``original``: the module printed with
     locations."""
     lines = ModuleLines(module, original)
+    editor = SnapshotEditor(module)
     counter = [0]
     seedings = []
     lanes = module.threads_per_warp or 32
     for function in _functions(module):
         seeding = seed_layouts(function, lines, module.num_warps or 4, lanes)
-        _write_seeding(lines, seeding, counter)
+        _write_seeding(lines, editor, seeding, counter)
         seedings.append(seeding)
     walk = [(op, touches_auto(op) and op.name != SET_AUTO_LAYOUT,
              {i for i, v in enumerate(op.results) if is_auto(v)}) for op in module.walk()]
-    return Seeded(lines.text(), walk, seedings, no_result_locations(module, original))
+    text = lines.text()
+    try:
+        seeded_module = editor.build(text)
+    except TextMismatch:
+        seeded_module = None        # (parsed instead)
+    return Seeded(text, walk, seedings, no_result_locations(module, original), seeded_module)
 
 
-def _choose(seeded_module: Module, seeded: Seeded, target: Target, result: Resolution) -> str:
+def _choose(module: Module, seeded: Seeded, target: Target, result: Resolution) -> str:
     """Step 2: the solver over the seeded module, automatic ops free, the rest pinned; returns
-    the rewritten text.  Its lines are the seeded text itself (the module was parsed from it:
-    no print); where they do not line up or leave an op's location out, the seeded module as
-    MLIR prints it."""
+    the rewritten text.  The seeded module is the one step 1 built in Python, read with the
+    seeded text itself: no parse, no print.  Where it could not be built, or its lines do not
+    line up, the seeded text parsed, read with that text; where that leaves an op's location
+    out, with the parsed module as MLIR prints it."""
+    if seeded.module is not None and not seeded.module.has_temporary_locations:
+        groups = len(result.groups)
+        try:
+            return _choose_on(seeded.module, ModuleLines(seeded.module, seeded.text), seeded, target, result)
+        except TextMismatch:
+            del result.groups[groups:]
+    seeded_module = parse_module(seeded.text, module.filename, safe=module.safe, context=module.context,
+                                 marked=False)
     if not seeded_module.has_temporary_locations:
         groups = len(result.groups)
         try:

@@ -69,6 +69,35 @@ def snapshot_of(handle, text: str, filename: str) -> "Module":
     return module
 
 
+def built_snapshot(root: Operation, text: str, filename: str, temporary_locations: bool = False) -> "Module":
+    """A read-only snapshot over ops built in Python (``root``: the ``builtin.module`` op; see
+    :mod:`.edited_snapshot`), ``text`` the module text they stand for: no Triton handle, so it
+    is walked and read with ``text`` (``ModuleLines(module, text)``, the module attributes), and
+    :meth:`Module.print` with locations gives ``text``; anything else that needs a module of
+    Triton's (a print without locations, a pass, an edit) is an internal error.
+    ``temporary_locations``: an op's line prints no location (see
+    :attr:`Module.has_temporary_locations`)."""
+    module = Module.__new__(Module)
+    module._handle, module._ctx, module.filename, module._temp_path = None, None, filename, ""
+    module._marked = module._marks_on_parse = module._own = module.safe = False
+    module._pending, module._pending_func, module._unparsed, module._changed = {}, {}, None, False
+    module._printed_source = module._source = text
+    module._temp_locations = temporary_locations
+    postorder: list[Operation] = []
+    pending = [(root, False)]
+    while pending:                          # children before their op, the ops of a block in order
+        op, children_done = pending.pop()
+        if children_done:
+            postorder.append(op)
+            continue
+        pending.append((op, True))
+        pending.extend((child, False) for region in reversed(op.regions) for block in reversed(region.blocks)
+                       for child in reversed(block.operations))
+    module._ops_postorder = postorder
+    module._printed_with_locations, module._header, module._prints = None, None, {}
+    return module
+
+
 # --------------------------------------------------------------------------- the module
 
 class Module:
@@ -336,6 +365,9 @@ class Module:
         if not self._own:   # nothing to replace; Triton's own print when it is at hand
             if debuginfo and self._printed_source is not None:
                 return self._printed_source
+            if self._handle is None:
+                raise IRError(f"{self.filename}: internal error: a snapshot built in Python has no print "
+                              "without locations")
             return str(self._handle) if debuginfo else self._handle.str_nodebug()
         text = str(self._handle) if debuginfo else self._handle.str_nodebug()
         # Locations that Triton took from our temporary file name point at the user's file.
