@@ -60,6 +60,10 @@ class SnapshotEditor:
     def retype(self, value: Value, new_type: str) -> None:
         self._types[id(value)] = new_type
 
+    def type_of(self, value: Value) -> str:
+        """The value's type with the retypes so far."""
+        return self._types.get(id(value), value.type)
+
     def insert_after_definition(self, value: Value, name: str, operands: list[Value], result_type: str,
                                 location: Optional[str]) -> Value:
         """A new op ``name`` reading ``operands`` (values of the snapshot or ones inserted
