@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sys
 
-from .ir.snapshot import snapshot_of
+from .ir.snapshot import inline_calls_in_place, snapshot_of
 from .plugin_config import PluginConfig
 from .plugin_pipeline import cyclic_gc_paused, kernel_name
 from .plugin_stats import ADVICE_STAGE, RESOLVE_STAGE, compile_without_islands, first_line, stats
@@ -35,6 +35,8 @@ def resolving_ttgir(stock_ttgir, config: PluginConfig):
     from .gluon.resolve_auto_layouts import has_auto_layouts
 
     def ttgir(src, metadata):
+        # the stage's own first pass, run first (see inline_calls_in_place): one print of src
+        inline_calls_in_place(src)
         text = src.str()
         if not has_auto_layouts(text):
             return stock_ttgir(src, metadata)

@@ -121,9 +121,24 @@ def rematerialize_conversions(module: Module, text: Optional[str] = None) -> int
     return _rematerialize(module, ModuleLines(module, module.print(debuginfo=True)))
 
 
-def _rematerialize(module: Module, lines: ModuleLines, strict: bool = False) -> int:
+def rematerialized(module: Module, text: str) -> tuple[Optional[int], str]:
+    """(how many conversions became no-ops, the new text) for ``module`` read with ``text``,
+    the text it stands for, without changing ``module``: where ``module`` was built in Python
+    (``passes.ir.edited_snapshot``), the edits go into the one text parsed next.  (None, ``text``)
+    where its lines do not line up or spell a type otherwise than MLIR (the caller parses
+    ``text`` and calls :func:`rematerialize_conversions`)."""
+    try:
+        lines = ModuleLines(module, text)
+        done = _rematerialize(module, lines, strict=True, commit=False)
+    except TextMismatch:
+        return None, text
+    return done, lines.text() if done else text
+
+
+def _rematerialize(module: Module, lines: ModuleLines, strict: bool = False, commit: bool = True) -> int:
     """``strict``: the lines are not MLIR's print, so every type an edit replaces must be
-    spelled on them as MLIR spells it (else TextMismatch, and the caller prints the module)."""
+    spelled on them as MLIR spells it (else TextMismatch, and the caller prints the module).
+    ``commit``: the module becomes the edited lines (else the caller takes them)."""
     counter = [0]
     done = 0
     for convert in [op for op in module.walk() if op.name == "ttg.convert_layout"]:
@@ -165,6 +180,6 @@ def _rematerialize(module: Module, lines: ModuleLines, strict: bool = False) -> 
         head = re.sub(re.escape(lines.name_of(source)) + r"(?![\w$.#-])", recomputed, head)
         lines.lines[index] = head.replace(source.tensor_type.encoding, target) + arrow + result_type
         done += 1
-    if done:
+    if done and commit:
         module.replace_text(lines.text())
     return done

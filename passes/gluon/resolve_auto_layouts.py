@@ -43,6 +43,7 @@ from typing import Optional
 
 from ...lowering.target import Target, UnknownTarget
 from ..assign.assign_layouts import make_costs, rewrite
+from ..assign.layout_rules import SHAPE_KINDS
 from .auto_seeds import AUTO_ENCODINGS, SET_AUTO_LAYOUT, Seeding, Unresolvable, is_auto, seed_layouts, touches_auto
 from ..ir.diagnostics import IRError
 from ..framework import ModulePass, PassContext, PassFailure
@@ -54,12 +55,14 @@ from ..assign.layout_solver import assignment_work, solve
 from ..ir.module_lines import ModuleLines, TextMismatch
 from ..ir.module_target import module_target
 from .resolution_record import Resolution, group_remarks
-from .rematerialize import rematerialize_conversions
+from .rematerialize import rematerialize_conversions, rematerialized
 from ..ir.op_locations import no_result_locations
 from ..ir.op_locations import users_of
-from ..ir.snapshot import Module, Operation, ops_under, parse_module
+from ..ir.edited_snapshot import SnapshotEditor
+from ..ir.snapshot import Module, Operation, Value, ops_under, parse_module
 
 INSERTED = "ll-resolve-auto"          # the location of the conversions step 1 inserts
+INSERTED_AT = f"{INSERTED}:0:0"       # (as an op's location reads it)
 _AUTO_TYPE = re.compile(r"tensor<((?:[^<>]|<[^<>]*>)*?), #gluon\.(?:auto|coalesced)_encoding>")
 
 
@@ -73,19 +76,25 @@ def _base(value) -> str:
     return _AUTO_TYPE.match(value.type).group(1)
 
 
-def _write_seeding(lines: ModuleLines, seeding: Seeding, counter: list[int]) -> None:
-    """Write the first layouts into ``lines``: types, conversions, set_auto_layout renamed."""
+def _write_seeding(lines: ModuleLines, editor: SnapshotEditor, seeding: Seeding, counter: list[int]) -> None:
+    """Write the first layouts into ``lines``: types, conversions, set_auto_layout renamed;
+    ``editor`` records the same edits on the module's snapshot (the seeded module, unparsed)."""
     printed: dict[tuple[int, int], str] = {}            # (id(op), operand) -> encoding printed
-    added: dict[tuple[int, str], str] = {}
+    added: dict[tuple[int, str], tuple[str, Value]] = {}
+    for value_id, encoding in seeding.encoding.items():
+        editor.retype(seeding.values[value_id], f"tensor<{_base(seeding.values[value_id])}, {encoding}>")
     for value, op, operand, provided, needed in seeding.conversions:
         slot = (id(value), needed)
         if slot not in added:
-            added[slot] = f"%ll_resolve{counter[0]}"
+            name = f"%ll_resolve{counter[0]}"
             counter[0] += 1
-            lines.insert_after_definition(value, f"{added[slot]} = ttg.convert_layout {lines.name_of(value)} : "
+            lines.insert_after_definition(value, f"{name} = ttg.convert_layout {lines.name_of(value)} : "
                                                  f"tensor<{_base(value)}, {provided}> -> tensor<{_base(value)}, {needed}>"
                                                  f' loc("{INSERTED}":0:0)')
-        lines.rename_operand(op, lines.name_of(value), added[slot])
+            added[slot] = name, editor.insert_after_definition(value, "ttg.convert_layout", [value],
+                                                               f"tensor<{_base(value)}, {needed}>", INSERTED_AT)
+        lines.rename_operand(op, lines.name_of(value), added[slot][0])
+        editor.replace_operand(op, value, added[slot][1])
         printed[(id(op), operand)] = needed
     ops = {id(u.op): u.op for u in seeding.units}
     for unit in seeding.units:
@@ -100,6 +109,7 @@ def _write_seeding(lines: ModuleLines, seeding: Seeding, counter: list[int]) -> 
             _retype(lines, op, [(_base(v), seeding.encoding[id(v)]) for v in op.results if is_auto(v)], after_label=True)
         if op.name == SET_AUTO_LAYOUT:
             _hoist_set_auto_layout(lines, op)
+            editor.move_after_definition(op, "ttg.convert_layout", INSERTED_AT)
 
 
 _LOCATION = re.compile(r"\s+loc\(.*\)\s*$")
@@ -161,27 +171,31 @@ def _inline_if_needed(module: Module) -> bool:
 def resolve_module(module: Module, target: "str | Target | None" = None, compare: bool = True) -> Resolution:
     """Resolve every automatic layout of ``module`` in place (see the module docstring).
 
-    Round trips (each print or parse of a large kernel costs milliseconds; Triton's bindings
-    cannot create ops or change types, so every edit is one of the module's text).  The edits of
-    a step go into one text, parsed once; each text is kept and reused where the module it was
-    parsed into is read again, and the module is printed only where Triton's passes changed it.
-    Given a read-only snapshot of the module (the drop-in's ``snapshot_of``, printed already),
-    the resolution:
+    Round trips (each print or parse of a large kernel costs milliseconds).  Given a read-only
+    snapshot of a module without calls (the drop-in's ``snapshot_of``, printed already; its
+    stage inlines calls first, ``inline_calls_in_place``), the resolution parses once and prints
+    once:
 
-    * prints no more (its text is the snapshot's) and parses nothing for step 1 (the seeding);
-    * parses the seeded text (forced: step 2's graph is built from the seeded module's ops, its
-      conversions and types, which only a parse makes);
-    * parses the chosen text (forced: rematerialization reads the chosen module), and the
-      rematerialized text where it changed anything (forced: the canonicalizer runs on a parsed
-      module); canonicalizer and CSE then run on that module, no copy;
-    * prints the canonicalized module once (forced: the backend check and the modelled cost read
-      the module Triton's canonicalizer made, in C++);
-    * only where a conversion step 1 inserted survives: one parse more (its location, the using
-      op's, is written into the text: the bindings set an op's location only from another op's
-      result, and the user, a ``tt.store``, has none).
+    * step 1 (the seeding) and step 2 (the solver's choice) edit text and read the modules those
+      texts stand for, built in Python (:mod:`..ir.edited_snapshot`): no parse; rematerialization
+      reads the chosen module so built and adds its edits to the same text;
+    * that text is parsed once; canonicalizer and CSE run on that module, no copy;
+    * the canonicalized module is printed once (forced: the backend check and the modelled cost
+      read the module Triton's canonicalizer made, and reading it takes its text: the bindings
+      read no attribute as text and no block argument's attributes; 3.6's ops offer
+      ``get_str_attr``, ``get_bool_attr`` and ``get_flat_symbol_ref_attr`` only (3.9 adds
+      ``get_int_attr`` and ``get_constant_value``), so a function argument's
+      ``tt.divisibility`` (the pointer analysis) is out of reach in both, and in 3.6 a
+      reduction's ``axis`` and a constant's value (trip counts, index arithmetic) too; the
+      canonicalizer makes constants of its own, so the chosen text does not stand in);
+    * only where a conversion step 1 inserted survives and its user has no result (a
+      ``tt.store``): one parse more (its location, the user's, is written into the text: the
+      bindings set an op's location only from another op's result).
 
-    With calls to inline, one parse (the copy the inliner runs on) and one print more.  The
-    drop-in then hands the last module parsed to Triton as it is (``Module.handle_for``)."""
+    Where a built module does not line up with its text, that text is parsed instead (one parse
+    more, as before).  With calls to inline (``ll-opt``, a module of its own): one parse (the
+    copy the inliner runs on) and one print more.  The drop-in then hands the last module
+    parsed to Triton as it is (``Module.handle_for``)."""
     result = Resolution()
     original = module.print(debuginfo=True)
     if not has_auto_layouts(original):
@@ -196,11 +210,11 @@ def resolve_module(module: Module, target: "str | Target | None" = None, compare
     try:
         inlined = _inline_if_needed(module)
         seeded = _seed(module, module.print(debuginfo=True) if inlined else original)
-        seeded_module = parse_module(seeded.text, module.filename, safe=module.safe, context=module.context,
-                                     marked=False)
-        new_text = _choose(seeded_module, seeded, hw_target, result)
+        new_text, chosen = _choose(module, seeded, hw_target, result)
+        result.recomputed, new_text = rematerialized(chosen, new_text) if chosen is not None else (None, new_text)
         module.replace_text(new_text)
-        result.recomputed = rematerialize_conversions(module, new_text)
+        if result.recomputed is None:       # (the chosen module could not be built: parsed to read)
+            result.recomputed = rematerialize_conversions(module, new_text)
         module.canonicalize_and_cse()
         text = module.print(debuginfo=True)
         # on the canonicalized module as printed, before the locations of the conversions step
@@ -238,40 +252,63 @@ class Seeded:
     walk: list
     seedings: list
     located: dict = field(default_factory=dict)   # id(op) -> location of the original's ops without results
+    module: Optional[Module] = None               # the seeded module as its text parses, built in Python
 
 
 def _seed(module: Module, original: str) -> Seeded:
     """Step 1 over every function (see :class:`Seeded`); ``original``: the module printed with
     locations."""
     lines = ModuleLines(module, original)
+    editor = SnapshotEditor(module)
     counter = [0]
     seedings = []
     lanes = module.threads_per_warp or 32
     for function in _functions(module):
         seeding = seed_layouts(function, lines, module.num_warps or 4, lanes)
-        _write_seeding(lines, seeding, counter)
+        _write_seeding(lines, editor, seeding, counter)
         seedings.append(seeding)
     walk = [(op, touches_auto(op) and op.name != SET_AUTO_LAYOUT,
              {i for i, v in enumerate(op.results) if is_auto(v)}) for op in module.walk()]
-    return Seeded(lines.text(), walk, seedings, no_result_locations(module, original))
+    text = lines.text()
+    try:
+        seeded_module = editor.build(text)
+    except TextMismatch:
+        seeded_module = None        # (parsed instead)
+    return Seeded(text, walk, seedings, no_result_locations(module, original), seeded_module)
 
 
-def _choose(seeded_module: Module, seeded: Seeded, target: Target, result: Resolution) -> str:
+def _choose(module: Module, seeded: Seeded, target: Target, result: Resolution) -> tuple[str, Optional[Module]]:
     """Step 2: the solver over the seeded module, automatic ops free, the rest pinned; returns
-    the rewritten text.  Its lines are the seeded text itself (the module was parsed from it:
-    no print); where they do not line up or leave an op's location out, the seeded module as
-    MLIR prints it."""
+    the rewritten text and, where it could be built, the module that text parses to, built in
+    Python (for rematerialization).  The seeded module is the one step 1 built in Python, read
+    with the seeded text itself: no parse, no print.  Where it could not be built, or its lines
+    do not line up, the seeded text parsed, read with that text; where that leaves an op's
+    location out, with the parsed module as MLIR prints it."""
+    if seeded.module is not None and not seeded.module.has_temporary_locations:
+        groups = len(result.groups)
+        editor = SnapshotEditor(seeded.module)
+        try:
+            text = _choose_on(seeded.module, ModuleLines(seeded.module, seeded.text), seeded, target, result, editor)
+            try:
+                return text, editor.build(text)
+            except TextMismatch:
+                return text, None
+        except TextMismatch:
+            del result.groups[groups:]
+    seeded_module = parse_module(seeded.text, module.filename, safe=module.safe, context=module.context,
+                                 marked=False)
     if not seeded_module.has_temporary_locations:
         groups = len(result.groups)
         try:
-            return _choose_on(seeded_module, ModuleLines(seeded_module, seeded.text), seeded, target, result)
+            return _choose_on(seeded_module, ModuleLines(seeded_module, seeded.text), seeded, target, result), None
         except TextMismatch:
             del result.groups[groups:]
     return _choose_on(seeded_module, ModuleLines(seeded_module, seeded_module.print(debuginfo=True)), seeded,
-                      target, result)
+                      target, result), None
 
 
-def _choose_on(seeded_module: Module, lines: ModuleLines, seeded: Seeded, target: Target, result: Resolution) -> str:
+def _choose_on(seeded_module: Module, lines: ModuleLines, seeded: Seeded, target: Target, result: Resolution,
+               editor: Optional[SnapshotEditor] = None) -> str:
     free_ops, free_loop_positions, original_of = _free_ops(seeded_module, seeded.walk)
     counter = [0]
     for function, seeding in zip(_functions(seeded_module), seeded.seedings):
@@ -288,7 +325,57 @@ def _choose_on(seeded_module: Module, lines: ModuleLines, seeded: Seeded, target
         keys = solution.keys if solution.optimal else [node.candidates[0] for node in graph.nodes]
         result.groups += group_remarks(graph, keys, seeding, original_of, seeded.located)
         rewrite(graph, keys, lines, counter)
+        if editor is not None:
+            _record_rewrite(editor, graph, keys)
     return lines.text()
+
+
+def _retyped(value: Value, encoding: str) -> str:
+    """``value``'s tensor type with ``encoding`` (as ``assign_layouts.rewrite`` writes it)."""
+    tensor_type = value.tensor_type
+    return f"tensor<{'x'.join(str(d) for d in tensor_type.shape)}x{tensor_type.element_type}, {encoding}>"
+
+
+def _record_rewrite(editor: SnapshotEditor, graph, keys: list[str]) -> None:
+    """``assign_layouts.rewrite``'s edits of the text, recorded on the seeded snapshot (the
+    chosen module, unparsed, for rematerialization): each op's line with the key's encoding in
+    place of the stock one (so its results' types), a conversion after a value for each layout
+    a use needs that it does not have, the uses renamed to it, a conversion's own types."""
+    def replace(value, old: str, new: str) -> None:
+        editor.retype(value, editor.type_of(value).replace(old, new))
+
+    for node, key in zip(graph.nodes, keys):
+        if key == node.stock_key or node.rule.kind == "convert":
+            continue
+        op = node.op
+        if node.position >= 0:
+            carried = [op.results[node.position]]
+            if op.name == "scf.for":
+                carried.append(op.regions[0].blocks[0].arguments[1 + node.position])
+            elif op.name == "scf.while":
+                carried += [region.blocks[0].arguments[node.position] for region in op.regions]
+            for value in carried:
+                replace(value, node.stock_key, key)
+        elif node.rule.kind in ("trans",) + SHAPE_KINDS:
+            for value in op.results:
+                replace(value, node.rule.result(node.stock_key), node.rule.result(key))
+        else:
+            for value in op.results:
+                replace(value, node.stock_key, key)
+    added: dict[tuple[int, str], Value] = {}
+    for use in graph.uses:
+        provided, required = graph.value_encoding(use.value, keys), graph.requirement(use, keys)
+        if use.private:
+            editor.retype(use.op.results[0], _retyped(use.op.results[0], required))
+            continue
+        if provided == required:
+            continue
+        slot = (id(use.value), required)
+        if slot not in added:
+            # (its location, the using op's, is read by no one before the module is parsed)
+            added[slot] = editor.insert_after_definition(use.value, "ttg.convert_layout", [use.value],
+                                                         _retyped(use.value, required), "unknown")
+        editor.replace_operand(use.op, use.value, added[slot])
 
 
 def _free_ops(seeded_module: Module, walk: list) -> tuple[set, dict, dict]:

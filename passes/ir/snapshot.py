@@ -69,6 +69,56 @@ def snapshot_of(handle, text: str, filename: str) -> "Module":
     return module
 
 
+def inline_calls_in_place(handle) -> bool:
+    """Run Gluon's inliner (``gluon-inline``) on a module Triton holds, in place, where it has a
+    ``tt.call``; whether it had one.  For the drop-in's Gluon ``ttgir`` stage only: that stage's
+    own first pass is this inliner on this very module (Triton 3.6 and 3.9, NVIDIA and AMD), so
+    the stage, ours or Triton's on a fallback, sees what it would have made itself, and the
+    resolution gets a module without calls to print once (no copy parsed to inline, no print of
+    the copy).  The inliner's failure is a RuntimeError, as in Triton's own stage."""
+    names: list[str] = []
+    handle.walk(lambda op: names.append(op.get_name()))
+    if "tt.call" not in names:
+        return False
+    from triton._C.libtriton import passes
+    pm = bindings().pass_manager(handle.context)
+    passes.gluon.add_inliner(pm)
+    try:
+        pm.run(handle, "gluon-inline")   # 3.9: run(module, name)
+    except TypeError:
+        pm.run(handle)                   # 3.6: run(module)
+    return True
+
+
+def built_snapshot(root: Operation, text: str, filename: str, temporary_locations: bool = False) -> "Module":
+    """A read-only snapshot over ops built in Python (``root``: the ``builtin.module`` op; see
+    :mod:`.edited_snapshot`), ``text`` the module text they stand for: no Triton handle, so it
+    is walked and read with ``text`` (``ModuleLines(module, text)``, the module attributes), and
+    :meth:`Module.print` with locations gives ``text``; anything else that needs a module of
+    Triton's (a print without locations, a pass, an edit) is an internal error.
+    ``temporary_locations``: an op's line prints no location (see
+    :attr:`Module.has_temporary_locations`)."""
+    module = Module.__new__(Module)
+    module._handle, module._ctx, module.filename, module._temp_path = None, None, filename, ""
+    module._marked = module._marks_on_parse = module._own = module.safe = False
+    module._pending, module._pending_func, module._unparsed, module._changed = {}, {}, None, False
+    module._printed_source = module._source = text
+    module._temp_locations = temporary_locations
+    postorder: list[Operation] = []
+    pending = [(root, False)]
+    while pending:                          # children before their op, the ops of a block in order
+        op, children_done = pending.pop()
+        if children_done:
+            postorder.append(op)
+            continue
+        pending.append((op, True))
+        pending.extend((child, False) for region in reversed(op.regions) for block in reversed(region.blocks)
+                       for child in reversed(block.operations))
+    module._ops_postorder = postorder
+    module._printed_with_locations, module._header, module._prints = None, None, {}
+    return module
+
+
 # --------------------------------------------------------------------------- the module
 
 class Module:
@@ -336,6 +386,9 @@ class Module:
         if not self._own:   # nothing to replace; Triton's own print when it is at hand
             if debuginfo and self._printed_source is not None:
                 return self._printed_source
+            if self._handle is None:
+                raise IRError(f"{self.filename}: internal error: a snapshot built in Python has no print "
+                              "without locations")
             return str(self._handle) if debuginfo else self._handle.str_nodebug()
         text = str(self._handle) if debuginfo else self._handle.str_nodebug()
         # Locations that Triton took from our temporary file name point at the user's file.
