@@ -137,7 +137,7 @@ def enable(mode: Union[Mode, str] = Mode.LINEAR, *, only: Union[None, str, Seque
     a Gluon kernel with the report's layout advice applied (``ll-apply-advice`` on the result
     of the ``ttgir`` stage; opt-in, see docs/report.md); ``advice_findings`` (with it) applies
     only the findings of those keys (``"tt.store#0:global-access,..."``, as the report names
-    them), as one edit.  Every
+    them in ``report --measure``), as one edit.  Every
     value is read into its type here (``passes.options``);
     a bad one is a :class:`PluginError` naming it, and the plugin stays as it was.
     """

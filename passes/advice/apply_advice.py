@@ -37,9 +37,9 @@ layout, the load keeps its own coalesced one, and the data goes between them by 
 
 **Named findings** (``apply_advice(..., findings=KEYS)``, ``enable(apply_advice=True,
 advice_findings=KEYS)``, ``ll-apply-advice{findings=KEYS}``): only the findings named by their
-keys (``Finding.key``, as the report lists them: alike ops merged), applied as one edit, the very
-edit each finding's gain was priced on -- no rounds, no fallback to another subset.  What
-``report --measure`` times a kernel's best findings with, one at a time.
+keys (``Finding.key``, as ``report --measure`` names them; alike ops are one finding), as one
+edit, the very edit each finding's gain was priced on -- no rounds, no fallback to another
+subset.  What ``report --measure`` times a kernel's best findings with, one at a time.
 """
 
 from __future__ import annotations

@@ -110,5 +110,5 @@ def parse_finding_keys(value: Union[None, str, Iterable[str]], option: str = "ad
     bad = [key for key in keys if not _KEY.match(key)]
     if bad:
         raise OptionError(f"{option}: {', '.join(repr(k) for k in bad)} is not a finding key (OP#K:KIND, such as "
-                          "'tt.store#0:global-access': the report names each finding's key)")
+                          "'tt.store#0:global-access': report --measure names the keys of a kernel's best findings)")
     return keys
