@@ -162,8 +162,8 @@ def report_parser():
                    help="do not recompile each kernel stock and with our lowering to count final-code instructions")
     p.add_argument("--measure", action="store_true",
                    help="with a GPU: time each kernel the program launched, stock and ours (Gluon kernels also with "
-                        "their layout advice applied), with the program's own arguments (inputs cloned at the "
-                        "launch); without one the report says so")
+                        "their best findings alone and all applied, and the fastest beyond the noise chosen), with "
+                        "the program's own arguments (inputs cloned at the launch); without one the report says so")
     p.add_argument("--append", action="store_true",
                    help="keep the kernels of earlier runs recorded into the same directory (default: a fresh report)")
     p.add_argument("program", help="the Triton program (a .py file), or a TTGIR module (a .ttgir or .mlir file)")
@@ -241,7 +241,7 @@ def report_command(argv: list) -> int:
     if launches is not None:
         from .tools.launch_timing import MeasureResult, time_launches
         print(f"linear-layouts report: timing {len(launches.launches)} launch(es) stock and ours (Gluon kernels "
-              f"also with the layout advice applied)", file=sys.stderr)
+              f"also with their best findings alone and all applied)", file=sys.stderr)
         options.measured = MeasureResult(time_launches(launches))
     return _write_report(options) or status
 

@@ -117,7 +117,8 @@ def hook_consulted_for_cache_key() -> bool:
 def enable(mode: Union[Mode, str] = Mode.LINEAR, *, only: Union[None, str, Sequence[Method]] = None,
            report: bool = False, remarks: bool = False, pipeline: Optional[str] = None,
            verify: Union[VerifyLevel, str] = VerifyLevel.EMITTED, assign_layouts: bool = False,
-           resolve_auto_layouts: bool = True, apply_advice: bool = False) -> PluginConfig:
+           resolve_auto_layouts: bool = True, apply_advice: bool = False,
+           advice_findings: Union[None, str, Sequence[str]] = None) -> PluginConfig:
     """Run our passes in every kernel compiled from now on.
 
     ``mode`` is ``"linear"`` (our layout engine) or ``"legacy"`` (the pre-linear-layouts
@@ -134,7 +135,9 @@ def enable(mode: Union[Mode, str] = Mode.LINEAR, *, only: Union[None, str, Seque
     the ``ttgir`` stage; on by default, ``False`` leaves them to Triton's own resolution, see
     docs/gluon-auto-layouts.md).  ``apply_advice`` compiles
     a Gluon kernel with the report's layout advice applied (``ll-apply-advice`` on the result
-    of the ``ttgir`` stage; opt-in, see docs/report.md).  Every
+    of the ``ttgir`` stage; opt-in, see docs/report.md); ``advice_findings`` (with it) applies
+    only the findings of those keys (``"tt.store#0:global-access,..."``, as the report names
+    them in ``report --measure``), as one edit.  Every
     value is read into its type here (``passes.options``);
     a bad one is a :class:`PluginError` naming it, and the plugin stays as it was.
     """
@@ -143,12 +146,12 @@ def enable(mode: Union[Mode, str] = Mode.LINEAR, *, only: Union[None, str, Seque
     try:
         config = config_from(mode, only, pipeline, verify, report=report, remarks=remarks,
                               assign_layouts=assign_layouts, resolve_auto_layouts=resolve_auto_layouts,
-                              apply_advice=apply_advice)
+                              apply_advice=apply_advice, advice_findings=advice_findings)
     except (OptionError, PipelineError) as error:
         raise PluginError(str(error)) from None
     given = {"only": only, "pipeline": pipeline, "verify": verify, "report": report, "remarks": remarks,
              "assign_layouts": assign_layouts, "resolve_auto_layouts": resolve_auto_layouts,
-             "apply_advice": apply_advice}
+             "apply_advice": apply_advice, "advice_findings": advice_findings}
     defaults = {name: p.default for name, p in inspect.signature(enable).parameters.items()}
     config = replace(config, enable_options=non_default_options(given, defaults))
     _switch_to(config)

@@ -73,7 +73,7 @@ def advised_ttgir(ttgir_stage, config: PluginConfig):
         try:
             with cyclic_gc_paused():
                 module = snapshot_of(value, text, f"<{name}>")
-                applied = apply_advice(module, resolution=resolution)
+                applied = apply_advice(module, resolution=resolution, findings=config.advice_findings or None)
                 if config.remarks:
                     for line in applied.remarks():
                         print(f"<{name}>: remark: [{ADVICE_STAGE}] {line}", file=sys.stderr)

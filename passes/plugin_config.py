@@ -42,6 +42,9 @@ class PluginConfig:
     # Gluon kernels: the report's layout advice applied to the ``ttgir`` stage's result
     # (``ll-apply-advice``), where the author's layouts are final.
     apply_advice: bool = False
+    # With apply_advice: only the findings of these keys (``Finding.key``), as one edit; () for all
+    # of them, round by round (passes/advice/apply_advice.py, "named findings").
+    advice_findings: tuple = ()
     # enable()'s keyword arguments that differ from their defaults, as JSON-able values: written
     # to the environment (LINEAR_LAYOUTS_OPTIONS) so that processes started later, torch.compile's
     # workers among them, compile as this one does (passes.environment).
@@ -67,6 +70,7 @@ class PluginConfig:
     def cache_key(self) -> str:
         resolve = "-resolve-auto-layouts" if self.resolve_auto_layouts else ""
         advice = "-apply-advice" if self.apply_advice else ""
+        advice += "".join(f"-{key}" for key in self.advice_findings)
         return (f"linear_layouts-{__version__}-{source_fingerprint()}-{self.mode}-{self.pipeline}{resolve}{advice}"
                 f"{environment_switches()}")
 
@@ -114,14 +118,21 @@ def non_default_options(given: dict, defaults: dict) -> dict:
     return options
 
 
-def config_from(mode, only, pipeline, verify, **flags: bool) -> PluginConfig:
+def config_from(mode, only, pipeline, verify, advice_findings=None, **flags: bool) -> PluginConfig:
     """``enable()``'s arguments, read into their types, as a configuration.  ``flags``: the
     boolean options, each checked to be True or False."""
     mode = parse_word(Mode, mode, "mode", "mode")
+    findings = ()
+    if advice_findings is not None:     # (the advice is imported only where it is asked for)
+        from .advice.findings import parse_finding_keys
+        findings = parse_finding_keys(advice_findings)
     verify = parse_word(VerifyLevel, verify, "verify", "verify level")
     flags = {name: parse_flag(value, name) for name, value in flags.items()}
     resolve = flags.pop("resolve_auto_layouts", True)
     advice = flags.pop("apply_advice", False)
+    if findings and not advice:
+        raise OptionError(f"advice_findings={advice_findings!r} names findings for the advice to apply: "
+                          "it needs apply_advice=True")
     if only is not None:
         given, only = only, parse_methods(only, "only")
         if not only:   # enable(only="") names nothing; leave out ``only`` for the default methods
@@ -137,4 +148,4 @@ def config_from(mode, only, pipeline, verify, **flags: bool) -> PluginConfig:
             passes = tuple(parse_pipeline(pipeline))
         except PipelineError as e:
             raise PipelineError(f"pipeline '{pipeline}': {e}") from None
-    return PluginConfig(mode, passes, flags["remarks"], resolve, advice)
+    return PluginConfig(mode, passes, flags["remarks"], resolve, advice, findings)

@@ -10,13 +10,18 @@ them afterwards, or free them).  The program's own launch runs unchanged.
 After the program ends, ``time_launches`` replays each kept launch with stock Triton and with
 ``linear_layouts.enable()`` (fresh clones of the inputs for each, so a kernel that writes its
 inputs starts from the same values), timed by ``triton.testing.do_bench`` (median), and gives
-the ratio stock / ours (above 1: ours is faster).  A Gluon kernel is also timed with its layout
-advice applied (``linear_layouts.enable(apply_advice=True)``: every finding of the kernel at
-once, as ``ll-apply-advice`` applies them), in the same rounds, and its modelled gain is read
-from the two TTGIRs (ours as written, ours advised).  Each mode's final code is kept as a
-fingerprint (``code_fingerprint``): where two modes compile a launch to the same code, the
-report says "same binary" instead of reading run-to-run noise as a verdict.  Without a GPU
-nothing is recorded or timed and the report says why (``gpu_problem``).
+the ratio stock / ours (above 1: ours is faster).  A Gluon kernel is also timed, in the same
+rounds, with its candidates: each of its best findings alone (at most ``ALONE``, by modelled
+whole-kernel gain: ``best_findings``; ``enable(apply_advice=True, advice_findings=KEY)``) and
+every finding at once (``enable(apply_advice=True)``, as ``ll-apply-advice`` applies them).
+Each mode's final code is kept as a fingerprint (``code_fingerprint``): a candidate that
+compiles to the code of ours or of a candidate before it is timed once (``same_code_as``), and
+where stock and ours compile a launch to the same code the report says "same binary" instead of
+reading run-to-run noise as a verdict.  ``Measurement.winner`` then chooses, as autotuners do:
+the fastest candidate where the kernel as written over it is beyond the run's noise
+(``noise_threshold``), else the kernel as written.  A candidate that fails to compile says why
+and the others are still timed.  Without a GPU nothing is recorded or timed and the report says
+why (``gpu_problem``).
 
 Only the process that runs the program records (launches in spawned workers are not timed).
 """
@@ -43,26 +48,66 @@ class Launch:
     signature: str                   # what tells launches apart: argument kinds, dtypes and shapes
 
 
-ROUNDS = 3      # stock and ours (and, for Gluon kernels, ours advised) alternate, each timed this many times
+ROUNDS = 3      # stock, ours and (Gluon kernels) the candidates alternate, each timed this many times
+ALONE = 3       # a Gluon kernel's best findings timed alone, besides all of them at once
+ADVISED = "advised"     # the mode of the candidate with every finding applied (enable(apply_advice=True))
+NOISE_FLOOR = 0.01      # below 1% a difference is never called a win or a loss
+
+
+@dataclass
+class Candidate:
+    """A change of a Gluon kernel timed against the kernel as written (ours): its advice applied
+    (mode ``advised``, every finding, as ``enable(apply_advice=True)``) or one finding alone
+    (mode: the finding's key, as ``enable(apply_advice=True, advice_findings=KEY)``)."""
+
+    mode: str
+    change: str                                    # what the author writes for it, in words and Gluon
+    modelled_gain: Optional[float] = None          # the cost model's: the kernel as written / changed
+    runs: list = field(default_factory=list)       # milliseconds, one per round
+    problem: str = ""                              # why it was not timed (its compile failed)
+    same_code_as: str = ""                         # a mode compiled to the same code before it: timed once
+
+    @property
+    def ms(self) -> Optional[float]:
+        return statistics.median(self.runs) if self.runs else None
 
 
 @dataclass
 class Measurement:
-    """One kept launch timed in rounds: stock, ours, [advised,] stock, ours, ... (``ROUNDS`` each)."""
+    """One kept launch timed in rounds: stock, ours, [candidates,] stock, ours, ... (``ROUNDS`` each)."""
 
     name: str
     signature: str
     stock_runs: list = field(default_factory=list)     # milliseconds, one per round
     ours_runs: list = field(default_factory=list)
     problem: str = ""
-    advised_runs: list = field(default_factory=list)   # Gluon kernels: ours with the advice applied
-    advised_problem: str = ""                          # why the advised kernel was not timed
     code: dict = field(default_factory=dict)           # mode -> code_fingerprint of its final code
-    modelled_gain: Optional[float] = None              # the advice's: modelled cost as written / advised
+    candidates: list = field(default_factory=list)     # Gluon kernels: Candidate, findings alone first, then advised
+
+    def candidate(self, mode: str) -> Optional[Candidate]:
+        return next((c for c in self.candidates if c.mode == mode), None)
+
+    @property
+    def advised_runs(self) -> list:
+        advised = self.candidate(ADVISED)
+        return advised.runs if advised else []
+
+    @property
+    def advised_problem(self) -> str:
+        advised = self.candidate(ADVISED)
+        return advised.problem if advised else ""
+
+    @property
+    def modelled_gain(self) -> Optional[float]:
+        """The advice's (every finding at once): modelled cost as written / advised."""
+        advised = self.candidate(ADVISED)
+        return advised.modelled_gain if advised else None
 
     @property
     def advised_ms(self) -> Optional[float]:
-        return statistics.median(self.advised_runs) if self.advised_runs else None
+        """The advised kernel's median time (that of the mode it compiled the same code as)."""
+        advised = self.candidate(ADVISED)
+        return self.ms_of(advised) if advised else None
 
     @property
     def advice_ratio(self) -> Optional[float]:
@@ -75,6 +120,24 @@ class Measurement:
         """Whether modes ``a`` and ``b`` compiled this launch to the same final code (False when
         either was not fingerprinted)."""
         return bool(self.code.get(a)) and self.code.get(a) == self.code.get(b)
+
+    def ms_of(self, candidate: Candidate) -> Optional[float]:
+        """A candidate's median time: its own, or that of the mode it compiled the same code as."""
+        if candidate.same_code_as == "ours":
+            return self.ours_ms
+        if candidate.same_code_as:
+            return self.ms_of(self.candidate(candidate.same_code_as))
+        return candidate.ms
+
+    def winner(self, threshold: float) -> Optional[Candidate]:
+        """The candidate to write: the fastest one timed, where the kernel as written over it is
+        beyond ``threshold`` (the run's noise: ``noise_threshold``); None for the kernel as written
+        (ties go to it: a change that is not measurably faster is never recommended)."""
+        timed = [c for c in self.candidates if c.ms and not c.same_code_as]
+        if not timed or not self.ours_ms:
+            return None
+        best = min(timed, key=lambda c: c.ms)
+        return best if self.ours_ms / best.ms > 1 + threshold else None
 
     @property
     def stock_ms(self) -> Optional[float]:
@@ -104,6 +167,12 @@ def run_noise(measurements: list) -> float:
     """The run's noise: the largest spread of one launch's stock timings (0 when nothing was
     timed twice)."""
     return max((m.noise for m in measurements if m.noise is not None), default=0.0)
+
+
+def noise_threshold(measurements: list) -> float:
+    """What a difference must exceed to be called faster or slower: the run's noise, at least
+    ``NOISE_FLOOR``."""
+    return max(NOISE_FLOOR, run_noise(measurements))
 
 
 # What of a final code is not code: comments, debug line directives and debug sections.  Our
@@ -273,6 +342,49 @@ def _advised():
     return hook.enabled("linear", apply_advice=True)
 
 
+def _alone(key: str):
+    """The context in which a launch compiles with the finding ``key`` alone applied."""
+    from linear_layouts.passes import hook
+    return hook.enabled("linear", apply_advice=True, advice_findings=(key,))
+
+
+def best_findings(compiled, count: int = ALONE) -> list:
+    """The ``count`` findings of largest modelled whole-kernel gain that ``ll-apply-advice`` can
+    apply to a Gluon kernel compiled by ours (``apply_advice.ranked_findings`` on its TTGIR, for
+    its target, none that changes a layout our resolution chose: the kernel's metadata says
+    which); [] where its TTGIR or target is missing or the advice cannot read it."""
+    from linear_layouts.dialect.linear_layout import LayoutError
+    from linear_layouts.lowering import UnknownTarget, target_named
+    from linear_layouts.passes.advice.apply_advice import ranked_findings
+    from linear_layouts.passes.framework import PassFailure
+    from linear_layouts.passes.gluon.resolution_record import METADATA_KEY, Resolution
+    from linear_layouts.passes.ir.diagnostics import IRError
+    from linear_layouts.passes.ir.module_lines import TextMismatch
+    from linear_layouts.passes.ir.snapshot import parse_module
+
+    metadata = getattr(compiled, "metadata", None)
+    ttgir = getattr(compiled, "asm", {}).get("ttgir") if compiled is not None else None
+    target = getattr(metadata, "target", None)
+    if not ttgir or target is None:
+        return []
+    record = getattr(metadata, METADATA_KEY, None)
+    resolution = Resolution.from_record(record) if isinstance(record, dict) else None
+    try:
+        module = parse_module(ttgir, f"<{getattr(metadata, 'name', 'kernel')}>")
+        return ranked_findings(module, target_named(f"{target.backend}:{target.arch}"), resolution)[:count]
+    except (UnknownTarget, PassFailure, IRError, LayoutError, TextMismatch, ValueError):
+        return []
+
+
+def finding_change(finding) -> str:
+    """What an author writes for a finding: its Gluon expression at its place, and its key."""
+    where = finding.location.rsplit("/", 1)[-1]
+    return f"{finding.suggestion} at {where} ({finding.key})"
+
+
+ADVISED_CHANGE = "every finding at once (enable(apply_advice=True))"
+
+
 def _first_line(error: BaseException) -> str:
     lines = str(error).strip().splitlines()
     return (lines[0] if lines else type(error).__name__)[:160]
@@ -280,25 +392,34 @@ def _first_line(error: BaseException) -> str:
 
 def time_launches(recorder: LaunchRecorder, bench: Callable = _do_bench, stock=_stock, ours=_ours,
                   synchronize: Optional[Callable[[], None]] = None, rounds: int = ROUNDS,
-                  advised=_advised, gain: Optional[Callable] = None) -> list[Measurement]:
+                  advised=_advised, gain: Optional[Callable] = None, alone: Callable = _alone,
+                  findings: Callable = best_findings) -> list[Measurement]:
     """Each kept launch timed stock and ours, alternating for ``rounds`` rounds (``bench``: a
     function -> milliseconds; ``stock`` / ``ours`` / ``advised``: context managers switching the
-    lowering), and a Gluon kernel (``is_gluon``) also ``advised``, in the same rounds.
-    Alternating spreads drift (clocks, other work on the GPU) over all.  Each mode's final code
-    is fingerprinted at its first launch (``code_fingerprint``); ``gain(ours, advised)`` (the
-    two compiled kernels; default ``advice_gain``) gives the advice's modelled gain.  A launch
-    that fails stock or ours is a measurement with its problem, never an exception; one that
-    fails advised keeps its stock and ours times and says why in ``advised_problem``."""
+    lowering; ``alone(key)``: one with finding ``key`` alone applied), and a Gluon kernel
+    (``is_gluon``) also its candidates, in the same rounds: each of ``findings(ours)`` (the
+    compiled kernel; default ``best_findings``) alone, then ``advised``.  Alternating spreads
+    drift (clocks, other work on the GPU) over all.  Each mode's final code is fingerprinted at
+    its first compile (``code_fingerprint``); a candidate whose code is that of ours or of a
+    candidate before it is not timed (``same_code_as``: one binary timed once).  ``gain(ours,
+    advised)`` (the two compiled kernels; default ``advice_gain``) gives the advice's modelled
+    gain, a finding's is its own.  A launch that fails stock or ours is a measurement with its
+    problem, never an exception; a candidate that fails to compile says why in its ``problem``
+    and the others are still timed."""
     gain = gain or advice_gain
     measurements = []
     for launch in recorder.launches:
         measurement = Measurement(launch.name, launch.signature)
-        modes = [("stock", stock), ("ours", ours)] + ([("advised", advised)] if is_gluon(launch.function) else [])
+        modes = [("stock", stock), ("ours", ours)]
+        dropped: set = set()
         compiled: dict = {}
         which = "stock"
         try:
             for _ in range(rounds):
-                for which, mode in list(modes):
+                for which, mode in modes:          # (the candidates join the list after ours' first compile)
+                    if which in dropped:
+                        continue
+                    candidate = measurement.candidate(which)
                     try:
                         with mode():
                             once = recorder.replay(launch)
@@ -306,21 +427,51 @@ def time_launches(recorder: LaunchRecorder, bench: Callable = _do_bench, stock=_
                             if which not in compiled:
                                 compiled[which] = kernel
                                 measurement.code[which] = code_fingerprint(kernel)
+                                if candidate is not None:
+                                    candidate.same_code_as = _compiled_before(measurement, which)
+                            if candidate is not None and candidate.same_code_as:
+                                dropped.add(which)
+                                continue
                             if synchronize is not None:
                                 synchronize()
-                            getattr(measurement, f"{which}_runs").append(bench(once))
+                            runs = candidate.runs if candidate is not None else getattr(measurement, f"{which}_runs")
+                            runs.append(bench(once))
                     except Exception as error:   # a user's kernel: whatever it raises is a note
-                        if which != "advised":
+                        if candidate is None:
                             raise
-                        measurement.advised_problem = _first_line(error)
-                        measurement.advised_runs = []
-                        modes = [m for m in modes if m[0] != "advised"]
+                        candidate.problem, candidate.runs = _first_line(error), []
+                        dropped.add(which)
+                    if which == "ours" and len(compiled) == 2 and not measurement.candidates \
+                            and is_gluon(launch.function):
+                        modes += _candidate_modes(measurement, findings(compiled["ours"]), alone, advised)
         except Exception as error:   # ... not the end of the report
             measurement.problem = f"{which}: {_first_line(error)}"
-        if measurement.advised_runs and not measurement.same_binary("ours", "advised"):
-            measurement.modelled_gain = gain(compiled.get("ours"), compiled.get("advised"))
+        advised_one = measurement.candidate(ADVISED)
+        if advised_one is not None and ADVISED in compiled and not measurement.same_binary("ours", ADVISED):
+            advised_one.modelled_gain = gain(compiled.get("ours"), compiled.get(ADVISED))
         measurements.append(measurement)
     return measurements
+
+
+def _candidate_modes(measurement: Measurement, findings: list, alone: Callable, advised) -> list:
+    """The candidates of a Gluon launch, added to ``measurement``, and their (mode, context) pairs:
+    each finding alone (best first), then every finding at once."""
+    modes = []
+    for finding in findings:
+        measurement.candidates.append(Candidate(finding.key, finding_change(finding), finding.gain))
+        modes.append((finding.key, lambda key=finding.key: alone(key)))
+    measurement.candidates.append(Candidate(ADVISED, ADVISED_CHANGE))
+    return modes + [(ADVISED, advised)]
+
+
+def _compiled_before(measurement: Measurement, mode: str) -> str:
+    """The mode compiled before candidate ``mode`` to the same final code: ours, or a candidate
+    before it; "" where none was."""
+    earlier = ["ours"] + [c.mode for c in measurement.candidates]
+    for other in earlier[:earlier.index(mode)]:
+        if measurement.same_binary(other, mode):
+            return other
+    return ""
 
 
 def advice_gain(ours, advised) -> Optional[float]:

@@ -26,6 +26,7 @@ from linear_layouts.tools.report_text import (CONVERSION_HEADER, KERNEL_HEADER, 
                                               summary_lines, weights_line, MEASURE_HEADER, measure_lines,
                                               measure_rows, measured_verdict, noise_threshold, NOISE_FLOOR,
                                               ADVICE_MEASURE_HEADER, ADVICE_MEASURE_NOTE, advice_measure_rows,
+                                              CHOICE_HEADER, CHOICE_NOTE, candidate_text, choice_rows,
                                               pair_verdict, SAME_BINARY,
                                               advice_rows, ADVICE_HEADER, ADVICE_NOTE,
                                               AUTO_LAYOUTS_HEADER, AUTO_LAYOUTS_NOTE, auto_layout_kernels,
@@ -207,6 +208,11 @@ def index_page(kernels: list[KernelEntry], options: ReportOptions, note: str = "
         body.append("<h2>Measured: the advice applied (ours as written vs ours advised)</h2>")
         body.append(f'<p class="note">{_e(ADVICE_MEASURE_NOTE)}</p>')
         body += _table(ADVICE_MEASURE_HEADER, advised)
+    chosen = choice_rows(options)
+    if chosen:
+        body.append("<h2>Measured: which to write (the kernel as written or its advice)</h2>")
+        body.append(f'<p class="note">{_e(CHOICE_NOTE)}</p>')
+        body += _table(CHOICE_HEADER, chosen)
     body.append("<h2>Kernels</h2>")
     links = {i: f"kernels/{k.slug}.html" for i, k in enumerate(kernels)}
     body += _table(KERNEL_HEADER, kernel_table_rows(kernels), links)
@@ -373,6 +379,14 @@ def kernel_page(kernel: KernelEntry, note: str = "", noise: float = NOISE_FLOOR)
                        f", stock / ours {m.ratio:.3f} ({measured_verdict(m.ratio, noise)})"
                        if m.ratio is not None else "")
                     + (f" ({_e(m.problem)})" if m.problem else "") + _advised_text(m, noise) + "</p>")
+        if m.candidates:
+            winner = m.winner(noise)
+            body.append("<p><b>which to write</b>: "
+                        + (f"{_e(winner.change)}, measured {m.ours_ms / winner.ms:.3f}x the kernel as written"
+                           + (f" (modelled {winner.modelled_gain:.2f}x)" if winner.modelled_gain is not None else "")
+                           if winner is not None else "the kernel as written (no candidate faster beyond the noise)")
+                        + "; candidates: " + _e("; ".join(candidate_text(m, c, noise) for c in m.candidates))
+                        + "</p>")
     automatic = auto_layouts_html([kernel], link_prefix=None)
     body += automatic
     if automatic and kernel.conversions:
@@ -398,10 +412,10 @@ def _advised_text(m, noise: float) -> str:
     """A kernel page's words for one launch timed with the advice applied ("" when it was not)."""
     if m.advised_problem:
         return f"; with the advice applied: not timed ({_e(m.advised_problem)})"
-    if not m.advised_runs:
-        return ""
     if m.same_binary("ours", "advised"):
         return f"; with the advice applied (all findings at once): {SAME_BINARY} as written"
+    if not m.advised_ms:
+        return ""
     text = f"; with the advice applied (all findings at once): {m.advised_ms:.4f} ms"
     if m.advice_ratio is not None:
         text += (f", measured gain {m.advice_ratio:.3f} "

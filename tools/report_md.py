@@ -14,6 +14,7 @@ from linear_layouts.tools.report_text import (CONVERSION_HEADER, KERNEL_HEADER, 
                                               summary_lines, weights_line, MEASURE_HEADER, measure_lines,
                                               measure_rows, advice_rows, ADVICE_HEADER, ADVICE_NOTE,
                                               ADVICE_MEASURE_HEADER, ADVICE_MEASURE_NOTE, advice_measure_rows,
+                                              CHOICE_HEADER, CHOICE_NOTE, choice_rows,
                                               AUTO_LAYOUTS_HEADER, AUTO_LAYOUTS_NOTE, auto_layout_kernels,
                                               auto_layout_line, auto_layout_rows, auto_layout_summary)
 
@@ -61,6 +62,10 @@ def markdown(kernels: list[KernelEntry], options: Optional["ReportOptions"] = No
         lines += ["", "## Measured: the advice applied (ours as written vs ours advised)", "", ADVICE_MEASURE_NOTE,
                   "", "```"]
         lines += format_table(ADVICE_MEASURE_HEADER, advised) + ["```"]
+    chosen = choice_rows(options)
+    if chosen:
+        lines += ["", "## Measured: which to write (the kernel as written or its advice)", "", CHOICE_NOTE, "", "```"]
+        lines += format_table(CHOICE_HEADER, chosen) + ["```"]
     lines += ["", "## Kernels", "", "```"] + format_table(KERNEL_HEADER, kernel_table_rows(kernels)) + ["```"]
     lines += auto_layout_lines(kernels)
     lines += advice_lines(kernels)

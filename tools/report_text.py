@@ -8,7 +8,8 @@ from collections import Counter
 from typing import Optional
 
 from linear_layouts.passes.gluon.layout_expression import gluon_layout_expression
-from linear_layouts.tools.launch_timing import run_noise
+from linear_layouts.tools import launch_timing
+from linear_layouts.tools.launch_timing import ADVISED, NOISE_FLOOR, run_noise
 from linear_layouts.tools.loop_weights import ASSUMED_TRIPS
 from linear_layouts.tools.report_model import (MODE_TEXT, KernelEntry, ReportOptions,
                                                _counter_text, count_text)
@@ -301,13 +302,10 @@ def source_listing(kernels: list[KernelEntry], whole_file_lines: int = WHOLE_FIL
 
 MEASURE_HEADER = ["kernel", "arguments (first launch)", "stock ms", "ours ms", "stock spread", "stock / ours",
                   "verdict"]
-NOISE_FLOOR = 0.01      # below 1% a difference is never called a win or a loss
-
-
 def noise_threshold(measured) -> float:
     """The run's noise (the largest spread of one launch's stock timings), at least
-    ``NOISE_FLOOR``."""
-    return max(NOISE_FLOOR, run_noise(measured.measurements))
+    ``NOISE_FLOOR`` (``launch_timing.noise_threshold``)."""
+    return launch_timing.noise_threshold(measured.measurements)
 
 
 def measured_verdict(ratio: Optional[float], threshold: float) -> str:
@@ -364,24 +362,94 @@ ADVICE_MEASURE_NOTE = ("Gluon kernels compiled with their layout advice applied 
 
 def advice_measure_rows(options: ReportOptions) -> list[list[str]]:
     """One row per timed Gluon launch: ours as written, ours with the advice applied, the
-    measured and the modelled gain and the verdict; [] when no Gluon kernel was timed advised."""
+    measured and the modelled gain and the verdict; [] when no Gluon kernel was timed advised.
+    Where the advised code is that of another candidate its time is that one's (timed once)."""
     measured = options.measured
     if measured is None:
         return []
     threshold = noise_threshold(measured)
     rows = []
     for m in measured.measurements:
-        if not m.advised_runs and not m.advised_problem:
+        if m.candidate(ADVISED) is None:
             continue
-        same = m.same_binary("ours", "advised")
+        same = m.same_binary("ours", ADVISED)
         ratio = m.advice_ratio
         gain = SAME_BINARY if same else f"{ratio:.3f}" if ratio is not None else "-"
         modelled = "1.00x" if same else f"{m.modelled_gain:.2f}x" if m.modelled_gain is not None else "-"
-        verdict = pair_verdict(m, "ours", "advised", ratio, threshold)
+        verdict = pair_verdict(m, "ours", ADVISED, ratio, threshold)
         rows.append([m.name, m.signature, f"{m.ours_ms:.4f}" if m.ours_ms else "-",
                      f"{m.advised_ms:.4f}" if m.advised_ms else "-", gain, modelled,
                      verdict + (f" (advised: {m.advised_problem})" if m.advised_problem else "")])
     return rows
+
+
+CHOICE_HEADER = ["kernel", "arguments (first launch)", "write", "as written ms", "its ms", "measured gain",
+                 "modelled gain", "candidates"]
+CHOICE_NOTE = ("Per Gluon launch, the kernel as written (ours) against its candidates, timed in the same rounds as "
+               "stock and ours: each of its best findings alone (at most 3, by modelled whole-kernel gain; "
+               "enable(apply_advice=True, advice_findings=KEY)) and every finding at once (enable(apply_advice=True)). "
+               "The fastest wins where the kernel as written over it is beyond the run's noise; otherwise the kernel "
+               "as written (ties go to it). Measured gain: as written / the winner; modelled gain: the cost model's, "
+               "the kernel as written over the winner. A candidate compiled to the same code as one before it is "
+               "timed once (\"same code as\").")
+
+
+def candidate_text(m, c, threshold: float) -> str:
+    """One candidate of a launch in a few words: its key (or "advised") and its measured gain and
+    verdict, or why it has none."""
+    name = c.mode
+    if c.problem:
+        return f"{name}: failed ({c.problem})"
+    if c.same_code_as:
+        return f"{name}: same code as {'written' if c.same_code_as == 'ours' else c.same_code_as}"
+    if not c.ms or not m.ours_ms:
+        return f"{name}: not timed"
+    ratio = m.ours_ms / c.ms
+    return f"{name}: {ratio:.3f} ({measured_verdict(ratio, threshold)})"
+
+
+def choice_rows(options: ReportOptions) -> list[list[str]]:
+    """One row per Gluon launch timed with candidates (``CHOICE_HEADER``): what to write (the
+    winner's change, or "as written"), its time against the kernel as written, its modelled gain
+    and every candidate's result; [] when no launch had candidates."""
+    measured = options.measured
+    if measured is None:
+        return []
+    threshold = noise_threshold(measured)
+    rows = []
+    for m in measured.measurements:
+        if not m.candidates:
+            continue
+        winner = m.winner(threshold)
+        candidates = "; ".join(candidate_text(m, c, threshold) for c in m.candidates)
+        if winner is None:
+            rows.append([m.name, m.signature, "as written", f"{m.ours_ms:.4f}" if m.ours_ms else "-", "-", "-", "-",
+                         candidates])
+            continue
+        modelled = f"{winner.modelled_gain:.2f}x" if winner.modelled_gain is not None else "-"
+        rows.append([m.name, m.signature, winner.change, f"{m.ours_ms:.4f}", f"{winner.ms:.4f}",
+                     f"{m.ours_ms / winner.ms:.3f}", modelled, candidates])
+    return rows
+
+
+def _choice_line(measured) -> list[str]:
+    """The choice among candidates, in a sentence ([] when no launch had candidates)."""
+    chosen = [m for m in measured.measurements if m.candidates]
+    if not chosen:
+        return []
+    threshold = noise_threshold(measured)
+    winners = [(m, m.winner(threshold)) for m in chosen]
+    changed = [(m, w) for m, w in winners if w is not None]
+    candidates = [c for m in chosen for c in m.candidates]
+    same = sum(1 for c in candidates if c.same_code_as)
+    failed = sum(1 for c in candidates if c.problem)
+    launches = f"{len(chosen)} Gluon launch{'' if len(chosen) == 1 else 'es'}"
+    line = (f"--measure, the choice: of {launches}, {count_text(len(candidates), 'candidate')} (findings alone and "
+            f"all at once), {same} the same code as one before it (timed once), {failed} failed to compile; a change "
+            f"wins beyond the noise in {len(changed)}, the kernel as written in {len(chosen) - len(changed)}")
+    if changed:
+        line += " (" + "; ".join(f"{m.name}: {w.mode}, measured {m.ours_ms / w.ms:.3f}" for m, w in changed) + ")"
+    return [line + "."]
 
 
 def measure_lines(options: ReportOptions) -> list[str]:
@@ -408,12 +476,12 @@ def measure_lines(options: ReportOptions) -> list[str]:
                  f"faster beyond it in {verdicts['faster']} of {len(timed)}, slower beyond it in {verdicts['slower']}, "
                  f"within it in {verdicts['within noise']}{same}; geometric mean stock / ours "
                  f"{statistics.geometric_mean(m.ratio for m in timed):.3f}")
-    return [line + "."] + _advice_measure_line(measured)
+    return [line + "."] + _advice_measure_line(measured) + _choice_line(measured)
 
 
 def _advice_measure_line(measured) -> list[str]:
     """The advice applied, in a sentence ([] when no Gluon kernel was timed advised)."""
-    tried = [m for m in measured.measurements if m.advised_runs or m.advised_problem]
+    tried = [m for m in measured.measurements if m.candidate(ADVISED) is not None]
     if not tried:
         return []
     threshold = noise_threshold(measured)

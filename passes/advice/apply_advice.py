@@ -34,22 +34,30 @@ move of code, not of a layout).  Example, a 64x64 transpose written with one ele
 (``[1, 1], [1, 32], [4, 1]`` for the load and the store): the store's suggestion becomes the
 layout, the load keeps its own coalesced one, and the data goes between them by one
 ``ttg.convert_layout`` -- the kernel an expert writes.
+
+**Named findings** (``apply_advice(..., findings=KEYS)``, ``enable(apply_advice=True,
+advice_findings=KEYS)``, ``ll-apply-advice{findings=KEYS}``): only the findings named by their
+keys (``Finding.key``, as ``report --measure`` names them; alike ops are one finding), as one
+edit, the very edit each finding's gain was priced on -- no rounds, no fallback to another
+subset.  What ``report --measure`` times a kernel's best findings with, one at a time.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Collection, Optional
 
 from ...dialect.linear_layout import LayoutError
 from ...lowering.target import Target, UnknownTarget
 from ..ir.module_lines import TextMismatch
 from ..framework import ModulePass, PassContext, PassFailure
+from ..options import OptionError
 from ..ir.diagnostics import IRError
 from ..ir.module_target import module_target
 from ..ir.snapshot import Module
 from .kernel_price import KernelPrice, kernel_price
 from .advice_edits import advised_module
-from .findings import APPLIED, Finding
+from .findings import APPLIED, Finding, parse_finding_keys
 from .layout_advice import advise_module, without_resolved
 
 APPLIED_KINDS = APPLIED
@@ -77,14 +85,18 @@ def applicable(findings: list[Finding]) -> list[Finding]:
     return [f for f in findings if f.kind in APPLIED_KINDS and f.layout]
 
 
-def apply_advice(module: Module, target: "str | Target | None" = None, resolution=None) -> Applied:
+def apply_advice(module: Module, target: "str | Target | None" = None, resolution=None,
+                 findings: Optional[Collection[str]] = None) -> Applied:
     """Apply the advice to ``module`` in place (see the module docstring).  ``resolution``: the
     :class:`~..gluon.resolution_record.Resolution` that chose the module's automatic layouts,
-    if one did; a layout it chose is never changed (``layout_advice.without_resolved``)."""
+    if one did; a layout it chose is never changed (``layout_advice.without_resolved``).
+    ``findings``: keys of findings to apply, only those, as one edit (named findings, above)."""
     try:
         hw_target = module_target(module, target)
     except UnknownTarget as error:
         raise PassFailure(None, f"ll-apply-advice: {error}") from None
+    if findings is not None:
+        return _apply_named(module, hw_target, resolution, set(findings))
     price = kernel_price(module, hw_target)
     result = Applied(cost_before=price.cost)
     left = None      # the findings on the module as it is now, where the loop has them
@@ -109,6 +121,35 @@ def apply_advice(module: Module, target: "str | Target | None" = None, resolutio
         left = without_resolved(applicable(advise_module(module, module.print(debuginfo=True), hw_target,
                                                          merged=False)), resolution)
     result.left = left
+    return result
+
+
+def ranked_findings(module: Module, target: Target, resolution=None) -> list[Finding]:
+    """The findings ``ll-apply-advice`` can apply to ``module`` as the report shows them (alike
+    ops merged into one finding, its ``edits``, priced as one edit), largest whole-kernel gain
+    first; none that would change a layout ``resolution`` chose."""
+    shown = advise_module(module, module.print(debuginfo=True), target, merged=True)
+    return sorted(without_resolved(applicable(shown), resolution), key=lambda f: -f.gain)
+
+
+def _apply_named(module: Module, target: Target, resolution, keys: set) -> Applied:
+    """Named findings (module docstring): the findings of ``keys`` applied as one edit.  A key no
+    finding of the module has is a :class:`PassFailure` naming the keys it has."""
+    findings = ranked_findings(module, target, resolution)
+    named = [f for f in findings if f.key in keys]
+    missing = sorted(keys - {f.key for f in named})
+    if missing:
+        has = ", ".join(f.key for f in findings) or "none"
+        raise PassFailure(None, f"ll-apply-advice: no finding {', '.join(missing)} in this kernel "
+                                f"(its findings: {has})")
+    result = Applied(cost_before=kernel_price(module, target).cost,
+                     left=[f for f in findings if f.key not in keys])
+    if named:
+        trial = advised_module(module, module.print(debuginfo=True), [e for f in named for e in f.edits], target,
+                               result.edits)
+        module.adopt(trial)
+        result.rounds = 1
+    result.cost_after = kernel_price(module, target).cost
     return result
 
 
@@ -140,9 +181,18 @@ class ApplyAdvice(ModulePass):
     description = ("Apply the report's layout advice (global accesses, replicated data, shared swizzles) as the "
                    "author would edit the layouts, round by round while the whole kernel's modelled cost falls")
     report: bool = False
+    findings: str = ""       # finding keys, comma-separated: only those, as one edit (module docstring)
+
+    def check_options(self) -> Optional[str]:
+        try:
+            parse_finding_keys(self.findings, "findings")
+        except OptionError as error:
+            return str(error)
+        return None
 
     def apply(self, module: Module, context: PassContext) -> None:
-        applied = apply_advice(module, context.target)
+        keys = parse_finding_keys(self.findings, "findings")
+        applied = apply_advice(module, context.target, findings=keys or None)
         if context.remarks or self.report:
             for line in applied.remarks():
                 context.report(f"{module.filename}: remark: [{self.name}] {line}")

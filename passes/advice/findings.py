@@ -4,13 +4,15 @@ application (``advice_edits``) read.  No pass of its own; nothing here applies o
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from typing import Optional
+from typing import Iterable, Optional, Union
 
 from ...lowering.target import Target
 from ..assign.layout_costs import memory_work
 from ..gluon.layout_expression import advice_layout_expression
 from ..ir.layouts import tensor_layout_of
+from ..options import OptionError
 
 GLOBAL_ACCESS = "global access"
 SHARED_ACCESS = "shared-memory access"
@@ -35,6 +37,17 @@ class Finding:
     op_key: tuple = ()     # (op name, k): the k-th op of that name in the module's walk (0, 1, ...)
     saving: float = 0.0    # a conversion in a loop: the loop-weighted cost the suggestion saves (not an edit of layouts)
     changes: tuple = ()    # the layouts (attributes) the suggestion would change
+    edits: tuple = ()      # the findings, one per op, its edit applies (itself and those alike; ``layout_advice``)
+
+    @property
+    def key(self) -> str:
+        """The finding's name in its kernel, stable from one compile of the kernel to the next: the
+        op (its name and rank among the ops of that name in the module's walk) and the kind.
+        ``tt.store#1:global-access``: the second ``tt.store``'s global access.  What
+        ``enable(apply_advice=True, advice_findings=...)`` names; "" for a finding not placed."""
+        if not self.op_key:
+            return ""
+        return f"{self.op_key[0]}#{self.op_key[1]}:{self.kind.replace(' ', '-')}"
 
     def text(self) -> str:
         gain = f" (modelled {self.gain:.2f}x)" if self.gain > 1.0 else ""
@@ -73,3 +86,29 @@ def access_cost(encoding: str, shape: tuple, bits: int, dim: int, vector: int, t
 def has_copies(encoding: str, shape: tuple) -> bool:
     layout = tensor_layout_of(encoding, shape)
     return any(not any(basis) for dim in ("register", "lane", "warp") for basis in layout.bases.get(dim, ()))
+
+
+_KEY = re.compile(r"^[\w.]+#\d+:[a-z-]+$")
+
+
+def parse_finding_keys(value: Union[None, str, Iterable[str]], option: str = "advice_findings") -> tuple[str, ...]:
+    """Finding keys (:attr:`Finding.key`) given as ``"k1,k2"`` or a sequence of strings, checked
+    for their form (not for being in any kernel: a kernel's findings are known when it compiles);
+    () for None or ""."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        items = value.split(",")
+    elif isinstance(value, (list, tuple)):
+        items = list(value)
+    else:
+        items = None
+    if items is None or not all(isinstance(item, str) for item in items):
+        raise OptionError(f"{option}={value!r}: expected finding keys such as 'tt.store#0:global-access', "
+                          "as a comma-separated string or a sequence of strings")
+    keys = tuple(item.strip() for item in items if item.strip())
+    bad = [key for key in keys if not _KEY.match(key)]
+    if bad:
+        raise OptionError(f"{option}: {', '.join(repr(k) for k in bad)} is not a finding key (OP#K:KIND, such as "
+                          "'tt.store#0:global-access': report --measure names the keys of a kernel's best findings)")
+    return keys

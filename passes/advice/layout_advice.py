@@ -136,9 +136,11 @@ def _merged(findings: list[Finding]) -> list[list[Finding]]:
 
 
 def _shown(group: list[Finding], gain: float) -> Finding:
-    """A group as one finding: at the first known location, the others counted, the group's gain."""
+    """A group as one finding: at the first known location, the others counted, the group's gain,
+    and the group's layout edits (``edits``: what ``ll-apply-advice`` applies for it, the edit priced)."""
     first = next((f for f in group if f.location != "unknown"), group[0])
-    return replace(first, alike=len(group) - 1, gain=gain)
+    return replace(first, alike=len(group) - 1, gain=gain,
+                   edits=tuple(f for f in group if f.kind in APPLIED and f.layout))
 
 
 def _priced_on_the_kernel(module, groups: list[list[Finding]], target: Target) -> list[Finding]:

@@ -159,3 +159,48 @@ def test_a_layout_the_resolution_chose_is_never_changed():
     applied = apply_advice(module, "sm_90", resolution=chose_it)
     assert applied.rounds == 0 and applied.left == []
     assert module.print(debuginfo=True) == parse_module(ttgir, "<newcomer>").print(debuginfo=True)
+
+
+def test_named_findings_are_applied_alone_as_the_edit_their_gain_was_priced_on():
+    # the newcomer's transpose has two findings; its store's alone makes the stores 16 bytes
+    # wide and leaves the loads as written, and the kernel's cost falls by exactly the store's gain
+    from linear_layouts.lowering import target_named
+    from linear_layouts.passes.advice.apply_advice import ranked_findings
+    ttgir = triton.compile(_newcomer("transpose"), target=SM90).asm["ttgir"]
+    ranked = ranked_findings(parse_module(ttgir, "<newcomer>"), target_named("sm_90"))
+    assert [f.key for f in ranked] == ["tt.store#0:global-access", "tt.load#0:global-access"]
+    module = parse_module(ttgir, "<newcomer>")
+    applied = apply_advice(module, "sm_90", findings=["tt.store#0:global-access"])
+    assert applied.rounds == 1 and [f.key for f in applied.left] == ["tt.load#0:global-access"]
+    assert applied.cost_before / applied.cost_after == pytest.approx(ranked[0].gain)
+    assert [f.key for f in ranked_findings(module, target_named("sm_90"))] == ["tt.load#0:global-access"]
+
+
+def test_enable_advice_findings_compiles_with_the_named_finding_only():
+    import linear_layouts
+    from linear_layouts.passes import hook
+    with linear_layouts.enabled(apply_advice=True, advice_findings="tt.store#0:global-access") as alone:
+        ptx = triton.compile(_newcomer("transpose"), target=SM90).asm["ptx"]
+    assert (ptx.count("ld.global.v4"), ptx.count("st.global.v4")) == (0, 8)
+    with linear_layouts.enabled(apply_advice=True) as every:
+        pass
+    assert alone.cache_key != every.cache_key          # never served one another from Triton's cache
+    assert alone.advice_findings == ("tt.store#0:global-access",)
+    with pytest.raises(hook.PluginError, match="needs apply_advice=True"):
+        linear_layouts.enable(advice_findings="tt.store#0:global-access")
+    with pytest.raises(hook.PluginError, match="'store' is not a finding key"):
+        linear_layouts.enable(apply_advice=True, advice_findings="store")
+    assert hook.active_config() is None
+
+
+def test_a_named_finding_the_kernel_does_not_have_is_a_clear_failure():
+    from linear_layouts.passes.framework import PassFailure
+    from linear_layouts.passes.pipeline import PipelineError, parse_pipeline
+    module = parse_module(triton.compile(_newcomer("transpose"), target=SM90).asm["ttgir"], "<newcomer>")
+    with pytest.raises(PassFailure, match=r"no finding tt.store#3:global-access in this kernel \(its findings: "
+                                          r"tt.store#0:global-access, tt.load#0:global-access\)"):
+        apply_advice(module, "sm_90", findings=["tt.store#3:global-access"])
+    [named] = parse_pipeline("ll-apply-advice{findings=tt.load#0:global-access,tt.store#0:global-access}")
+    assert named.findings == "tt.load#0:global-access,tt.store#0:global-access"
+    with pytest.raises(PipelineError, match="'load' is not a finding key"):
+        parse_pipeline("ll-apply-advice{findings=load}")
