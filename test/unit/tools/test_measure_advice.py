@@ -422,7 +422,8 @@ def test_measure_chooses_what_to_write_for_each_gluon_example(tmp_path):
     assert "launched and checked 4 Gluon kernels" in run.stdout
     text = (out / "report.md").read_text()
     section = text.split("## Measured: which to write (the kernel as written or its advice)", 1)[1]
-    rows = {line.split()[0]: line for line in section.split("```")[1].splitlines()[2:] if line.strip()}
+    table = [line for line in section.split("```")[1].splitlines() if line.strip()]
+    rows = {line.split()[0]: line for line in table[2:]}          # below the header and its rule
     assert sorted(rows) == ["column_sums", "copy", "scale_rows", "transpose"]
     noise = float(re.search(r"stock timings spread by up to ([\d.]+)%", text).group(1)) / 100
     for name, row in rows.items():
