@@ -24,6 +24,8 @@ GPU machine: the project's wheel, ``pip install --no-deps``); nothing here adds 
 * ``compile_time_corpus``: compile time of Liger-Kernel's TTGIR files, run as
   ``compile_time.py corpus``; its clocks (``PluginClock``, ``cpu_seconds``) serve ``compile_time.py``.
 * ``gluon_modes``: the modes both Gluon harnesses time (form compiled, plugin on or off).
+* ``quiet_compile``: the Gluon dry runs' compile for sm_90 on the CPU (warnings silenced, MLIR's
+  diagnostics captured, a failure returned), the failure as one line, the PTX's memory accesses.
 * ``gluon_auto_suite``: ``gluon_forms_gpu.py kernels``, four kernels of our own in every form,
   each mode in its own process; ``gluon_auto_kernels``: those kernels and their forms.
 * ``gluon_forms``, ``gluon_forms_cases``, ``gluon_forms_builtin``: for ``gluon_forms_gpu.py``, the
