@@ -10,8 +10,8 @@ GPU machine: the project's wheel, ``pip install --no-deps``); nothing here adds 
   ``module_command``, ``geomean``, ``publish``.
 * ``skeleton``: the one shape of a harness (shared options ``--out``, ``--dry-run``, ``--rounds``,
   ``--jobs``, ``--seed``; its cases, the run, the summary; the GPU or the dry run's target found
-  once); ``fuzz_gpu.py``, ``gpu_conversions.py``, ``local_load_gpu.py`` and ``assign_fuzz_gpu.py``
-  are written in it.
+  once); ``fuzz_gpu.py``, ``gpu_conversions.py``, ``local_load_gpu.py``, ``assign_fuzz_gpu.py``,
+  ``conversions.py``, ``calibrate.py`` and ``gluon_matmul_gpu.py`` are written in it.
 * ``mode_rounds``: each mode of a script in a fresh process with its own Triton cache, the order
   rotated over rounds.
 * ``conversion_cases``: the conversions the choice harnesses time (the corpus's, Liger-Kernel's)
