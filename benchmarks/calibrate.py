@@ -36,7 +36,6 @@ issue, one wavefront) costs 1.5, the scale of the hand-set constants.  Writes ca
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import re
@@ -45,9 +44,8 @@ import sys
 import tempfile
 from dataclasses import dataclass
 
-from harness.common import require_package  # noqa: E402
+from harness import skeleton  # noqa: E402
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 UNROLL = 32                # instructions per asm block (per loop iteration)
 CHAINS = 8                 # independent registers per thread (throughput probes)
 ITERATIONS = 256
@@ -363,29 +361,24 @@ def hand_set_weights() -> dict:
                                                                  "SHARED_WAVEFRONT", "WARP_BARRIER", "CTA_BARRIER")}
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--out", default=os.path.join(REPO, "benchmarks", "results"))
-    parser.add_argument("--dry-run", action="store_true", help="compile every probe and check its SASS (no GPU)")
+def options(parser) -> None:
     parser.add_argument("--match", default="", help="only the probes whose name contains this text")
     parser.add_argument("--from", dest="results", default="", metavar="JSON",
                         help="a calibration.json: fit and write the report again from its times (no GPU)")
     parser.add_argument("--write-weights", default="", metavar="JSON",
                         help="record the fitted constants as sm_90's in this file "
                              "(lowering/calibrated_weights.json is the planner's)")
-    args = parser.parse_args(argv)
-    if args.results:
-        data = json.load(open(args.results))
-        probes = data["probes"]
-        environment = {**data["environment"], "hand_set": hand_set_weights()}
-        fit = fit_weights({k: v for k, v in probes.items() if "error" not in v})
-        write_report(probes, fit, environment, args.out)
-        if args.write_weights:
-            write_weights(fit, environment, args.write_weights)
-        return 0
-    require_package()
+
+
+def cases(args, env) -> list:
+    """The probes to run (none with ``--from``: its times are recorded)."""
+    return [] if args.results else [p for p in PROBES if args.match in p.name]
+
+
+def _compile_and_check(probes: list) -> tuple[dict, dict, dict, list, dict]:
+    """Compile every probe and its control and check the SASS: (controls, kernels, results,
+    problems, SASS counts); a probe that fails either has its error in ``results``."""
     directory = tempfile.mkdtemp(prefix="ll_calibrate_")
-    probes = [p for p in PROBES if args.match in p.name]
     controls = {}
     for probe in probes:
         control = control_of(probe)
@@ -406,10 +399,18 @@ def main(argv=None) -> int:
             problems.append(probe.name)
             continue
         kernels[probe.name] = kernel
+    return controls, kernels, results, problems, sass
+
+
+def run(args, env, probes) -> dict:
+    """``--from``: the recorded times; else compile and check every probe and, unless
+    ``--dry-run``, time it: ``{"results", "environment"}`` (``problems`` on a dry run)."""
+    if args.results:
+        data = json.load(open(args.results))
+        return {"results": data["probes"], "environment": {**data["environment"], "hand_set": hand_set_weights()}}
+    controls, kernels, results, problems, sass = _compile_and_check(probes)
     if args.dry_run:
-        print(f"{len(probes) - len(problems)} of {len(probes)} probes compiled with their instructions"
-              + (f"; problems: {', '.join(problems)}" if problems else ""))
-        return 1 if problems else 0
+        return {"problems": problems}
     import torch
     import triton
 
@@ -428,11 +429,28 @@ def main(argv=None) -> int:
         print(f"{probe.name}: {results[probe.name]}", flush=True)
     environment = {"gpu": torch.cuda.get_device_name(), "triton": triton.__version__, "torch": torch.__version__,
                    "sms": sms, "hand_set": hand_set_weights(), "controls_ms": control_ms}
+    return {"results": results, "environment": environment}
+
+
+def summary(args, env, probes, ran) -> int:
+    """The dry run: which probes compiled with their instructions; else the fit and its reports."""
+    if args.dry_run and not args.results:
+        problems = ran["problems"]
+        print(f"{len(probes) - len(problems)} of {len(probes)} probes compiled with their instructions"
+              + (f"; problems: {', '.join(problems)}" if problems else ""))
+        return 1 if problems else 0
+    results, environment = ran["results"], ran["environment"]
     fit = fit_weights({k: v for k, v in results.items() if "error" not in v})
     write_report(results, fit, environment, args.out)
     if args.write_weights:
         write_weights(fit, environment, args.write_weights)
     return 0
+
+
+def main(argv=None) -> int:
+    return skeleton.main("calibrate", __doc__, argv, options=options, cases=cases, run=run, summary=summary,
+                         dry_run="compile every probe and check its SASS (no GPU)",
+                         no_gpu=lambda args: bool(args.results))
 
 
 if __name__ == "__main__":

@@ -33,7 +33,6 @@ the Triton and torch versions.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -41,10 +40,10 @@ import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 
+from harness import skeleton  # noqa: E402
 from harness.common import geomean, require_package  # noqa: E402
 from harness.conversion_cases import ITERATIONS, _wrap, corpus_cases, kernel_ttgir  # noqa: E402
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 MODES = ("stock", "linear", "legacy")
 
@@ -197,21 +196,23 @@ def write_report(results, out, environment):
     print("\n".join(lines[:9]))
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--out", default=os.path.join(REPO, "benchmarks", "results"))
-    parser.add_argument("--dry-run", action="store_true", help="build and compile only (no GPU needed)")
+def options(parser) -> None:
     parser.add_argument("--limit", type=int, default=0, help="only the first N cases")
     parser.add_argument("--match", default="", help="only the cases whose name contains this text")
-    parser.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) - 1))
-    args = parser.parse_args(argv)
-    require_package()
-    cases = corpus_cases()
+
+
+def cases(args, env) -> list:
+    chosen = corpus_cases()
     if args.match:
-        cases = [c for c in cases if args.match in c.name]
+        chosen = [c for c in chosen if args.match in c.name]
     if args.limit:
-        cases = cases[:args.limit]
-    print(f"{len(cases)} cases", flush=True)
+        chosen = chosen[:args.limit]
+    print(f"{len(chosen)} cases", flush=True)
+    return chosen
+
+
+def run(args, env, cases) -> dict:
+    """Compile every case in every mode (worker processes); then, unless ``--dry-run``, time them."""
     directory = tempfile.mkdtemp(prefix="ll_bench_")
     jobs = [(i, c, m, directory) for i, c in enumerate(cases) for m in MODES]
     compiled = {}
@@ -224,16 +225,27 @@ def main(argv=None) -> int:
         bad = [(cases[i].name, r.get("error")) for (i, m), r in compiled.items() if m == mode and not r["ok"]]
         print(f"  {mode}: {len(cases) - len(bad)} compiled, {len(bad)} failed" + (f" (first: {bad[0]})" if bad else ""))
     if args.dry_run:
-        return 0 if all(r["ok"] for (i, m), r in compiled.items() if m == "stock") else 1
+        return {"compiled": compiled}
+    results, grid = run_on_gpu(cases, compiled, directory)
+    return {"compiled": compiled, "results": results, "grid": grid}
+
+
+def summary(args, env, cases, ran) -> int:
+    """The dry run passes when stock compiles every case; the GPU run writes the reports."""
+    if args.dry_run:
+        return 0 if all(r["ok"] for (i, m), r in ran["compiled"].items() if m == "stock") else 1
     import torch
     import triton
 
     environment = {"gpu": torch.cuda.get_device_name(), "triton": triton.__version__, "torch": torch.__version__,
-                   "python": sys.version.split()[0]}
-    results, grid = run_on_gpu(cases, compiled, directory)
-    environment["grid"] = grid
-    write_report(results, args.out, environment)
+                   "python": sys.version.split()[0], "grid": ran["grid"]}
+    write_report(ran["results"], args.out, environment)
     return 0
+
+
+def main(argv=None) -> int:
+    return skeleton.main("conversions", __doc__, argv, options=options, cases=cases, run=run, summary=summary,
+                         dry_run="build and compile only (no GPU needed)", jobs=True)
 
 
 if __name__ == "__main__":

@@ -40,7 +40,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import statistics
 import sys
 import tempfile
@@ -51,6 +50,7 @@ from harness.carry_gluon_tutorials import check_tutorials  # noqa: E402
 from harness.common import require_package, publish  # noqa: E402
 from harness.gluon_forms_cases import TUTORIALS_DIR, Descriptor, Layout, cases  # noqa: E402
 from harness.gluon_modes import FORM_OF, MODES, enable_for  # noqa: E402
+from harness.quiet_compile import access_text, compile_for_sm90, first_line  # noqa: E402
 
 def selected_cases(names=None):
     """The cases to run and, when the tutorials cannot be used, why (then built-in ones only)."""
@@ -59,34 +59,6 @@ def selected_cases(names=None):
     if names:
         chosen = [c for c in chosen if any(n in c.name for n in names)]
     return chosen, why
-
-
-_GENERIC = ("Failures have been detected while processing an MLIR pass pipeline", "PassManager::run failed")
-
-
-def _first_line(error: BaseException, stderr: str = "") -> str:
-    """Triton's first specific diagnostic (MLIR prints them on fd 2; a crash names its pass),
-    else the last line of a frontend error (``at 8:4:``, the source, then the message), else the
-    exception's first line."""
-    text = stderr + "\n" + str(error)
-    errors = [line.split("error: ", 1)[1].strip() for line in text.splitlines() if "error: " in line]
-    specific = [e for e in errors if not e.startswith(_GENERIC)]
-    crashed_in = re.search(r"Pipeline failed while executing \[`(\w+)`", text)
-    assertion = re.search(r"Assertion `(.*)' failed", text)
-    where = f" in {crashed_in.group(1)}" if crashed_in else ""
-    if assertion:
-        line = f"assertion `{assertion.group(1)}` failed{where}"
-    elif crashed_in and (not specific or specific[0].startswith("A signal was caught")):
-        line = f"crash{where}"
-    elif specific:
-        line = specific[0]
-    else:
-        message = [line.strip() for line in str(error).splitlines() if line.strip()]
-        if message and re.fullmatch(r"at \d+:\d+:", message[0]):      # a frontend error: the cause says why
-            line = _first_line(error.__cause__) if error.__cause__ is not None else message[-1]
-        else:
-            line = (message or errors or [type(error).__name__])[0]
-    return line[:160].replace("|", "/")
 
 
 def _layout_value(expression: str, form: str, num_warps: int):
@@ -139,11 +111,8 @@ def _compile_spec(case, form: str):
 
 def dry_compile(case, mode: str) -> str:
     """Compile one mode's form of one case for sm_90: 'compiles; ...' or 'fails: <error>'."""
-    import triton
-    from triton.backends.compiler import GPUTarget
     from triton.experimental.gluon._runtime import GluonASTSource
 
-    from linear_layouts.passes.ir.diagnostics import CapturedStderr
     form = FORM_OF[mode]
     try:
         module = gluon_forms.load_form(case.file, form, kernels_only=True)
@@ -151,53 +120,25 @@ def dry_compile(case, mode: str) -> str:
     except gluon_forms.FormError as error:
         return f"no {form} form: {error}"
     except Exception as error:        # the carried tutorials are 3.6's: a later release may lack a name
-        return f"does not load: {type(error).__name__}: {_first_line(error)}"
+        return f"does not load: {type(error).__name__}: {first_line(error)}"
     enable_for(mode)
     before, resolved_before, advised_before = _fallbacks(), _resolved(), _advised()
     source = GluonASTSource(getattr(module, case.kernel), signature, constexprs, attrs=attrs)
-    stderr = None
     try:
-        with warnings.catch_warnings(), CapturedStderr() as stderr:
-            warnings.simplefilter("ignore")
-            compiled = triton.compile(source, target=GPUTarget("cuda", 90, 32),
-                                      options={"num_warps": case.num_warps, **case.options})
-    except Exception as error:
-        if os.environ.get("LL_GLUON_FORMS_DEBUG"):
-            print(stderr.text if stderr else "(no stderr)", file=sys.stderr)
-        return "fails: " + _first_line(error, stderr.text if stderr else "")
+        result = compile_for_sm90(source, {"num_warps": case.num_warps, **case.options})
     finally:
         enable_for("expert")
-    ptx = compiled.asm["ptx"]
+    if result.error is not None:
+        if os.environ.get("LL_GLUON_FORMS_DEBUG"):
+            print(result.stderr or "(no stderr)", file=sys.stderr)
+        return "fails: " + first_line(result.error, result.stderr)
+    ptx = result.compiled.asm["ptx"]
     fell_back = _fallbacks() > before
     if mode == "auto_ours" and not fell_back and _resolved() == resolved_before:
         fell_back = True                   # compiled, but not through ours
     unchanged = mode == "newcomer_advised" and _advised() == advised_before
     return ("compiles" + (" (ours fell back to Triton's)" if fell_back else "")
             + (" (the advice changed nothing)" if unchanged else "") + "; " + access_text(ptx))
-
-
-_SHARED_ACCESS = re.compile(r"^\s*(?:@!?%p\d+\s+)?((?:ld|st)\.shared(?:\.v\d)?|ldmatrix|stmatrix)\b", re.M)
-_CP_ASYNC = re.compile(r"^\s*(?:@!?%p\d+\s+)?cp\.async\.c[ag]\.shared\.global\s[^,]*,[^,]*,\s*(0x[0-9a-f]+|\d+)", re.M)
-
-
-def access_text(ptx: str) -> str:
-    """What decides a copy's speed in its PTX: 16-byte global loads and stores; where there are
-    any, shared-memory accesses by kind and width (``st.shared.v4 8``: 8 16-byte stores of 32-bit
-    words) and ``cp.async`` copies by bytes.  Example: ``16-byte global loads 8, stores 8;
-    shared st.shared.v4 8, ld.shared.v4 8``."""
-    text = f"16-byte global loads {ptx.count('ld.global.v4')}, stores {ptx.count('st.global.v4')}"
-    shared: dict = {}
-    for match in _SHARED_ACCESS.finditer(ptx):
-        shared[match.group(1)] = shared.get(match.group(1), 0) + 1
-    if shared:
-        text += "; shared " + ", ".join(f"{kind} {n}" for kind, n in shared.items())
-    copies: dict = {}
-    for match in _CP_ASYNC.finditer(ptx):
-        size = int(match.group(1), 0)
-        copies[size] = copies.get(size, 0) + 1
-    if copies:
-        text += "; cp.async " + ", ".join(f"{size}-byte {n}" for size, n in sorted(copies.items(), reverse=True))
-    return text
 
 
 def dry_run(names=None) -> tuple[list[dict], str | None]:
@@ -232,7 +173,7 @@ def _run_tests(module, case, text: str) -> dict:
             getattr(module, case.test)(**p)
             passed += 1
         except Exception as error:
-            failures.append(f"{p}: {_first_line(error)}")
+            failures.append(f"{p}: {first_line(error)}")
     return {"passed": passed, "total": len(params), "first_failure": failures[0] if failures else None}
 
 
@@ -255,7 +196,7 @@ def run_case(case, rounds: int, torch, triton, tests: bool = True) -> dict:
             record["error"] = f"no {form} form: {error}"
             continue
         except Exception as error:
-            record["error"] = f"does not load: {type(error).__name__}: {_first_line(error)}"
+            record["error"] = f"does not load: {type(error).__name__}: {first_line(error)}"
             continue
         enable_for(mode)
         before, resolved_before, advised_before = _fallbacks(), _resolved(), _advised()
@@ -275,7 +216,7 @@ def run_case(case, rounds: int, torch, triton, tests: bool = True) -> dict:
                 launch()
             torch.cuda.synchronize()
         except Exception as error:
-            record["error"] = _first_line(error, stderr.text if stderr else "")
+            record["error"] = first_line(error, stderr.text if stderr else "")
             continue
         finally:
             record["fell_back"] = _fallbacks() > before

@@ -15,14 +15,15 @@ rounds (``harness/mode_rounds.py``):
 Outputs are compared with stock's bit for bit; times are medians of ``triton.testing.do_bench``.
 
     python benchmarks/gluon_matmul_gpu.py --rounds 3 --out benchmarks/results   # GPU
-    python benchmarks/gluon_matmul_gpu.py --dry                                 # CPU: compiles, islands
+    python benchmarks/gluon_matmul_gpu.py --dry-run                             # CPU: compiles, islands
 
 ``--auto`` also times the kernel's automatic form (``harness/gluon_matmul_kernel.py`` through
 ``harness.peer_gluon_forms``' rule: its blocked and slice layouts become ``AutoLayout``, its
 aranges ``CoalescedLayout`` where the front end takes them and ``AutoLayout`` where not), with its
 layouts resolved by ours (``auto_ours``: ``enable()``) and by Triton's own resolution
 (``auto_triton``), against the kernel as written under stock Triton: the expert's layouts.  A
-mode that does not compile is reported with its error.
+mode that does not compile is reported with its error; the report is
+``gluon_matmul_auto_gpu.md``.
 
 ``--per-conversion`` also times ours with each conversion in turn left to stock and writes
 ``gluon_matmul_choice.json`` (in-kernel rows, kernel_choice.json's format), from which
@@ -31,12 +32,12 @@ mode that does not compile is reported with its error.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
 import sys
 
+from harness import skeleton
 from harness.common import publish, require_package
 
 MODES = ("stock", "ours", "ours_asm")
@@ -263,32 +264,47 @@ def summary(runs: dict, rounds: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--out", default="")
-    parser.add_argument("--dry", action="store_true", help="compile for sm_90 in each mode (CPU), no timing")
+def options(parser) -> None:
     parser.add_argument("--per-conversion", action="store_true",
                         help="also time ours with each conversion in turn left to stock Triton")
     parser.add_argument("--auto", action="store_true",
                         help="also time the kernel's automatic form, resolved by ours and by Triton")
-    parser.add_argument("--child", nargs=2, metavar=("MODE", "JSON"), help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
-    require_package()
-    if args.child:
-        return child(*args.child)
-    if args.dry:
-        print(dry())
-        return 0
+
+
+def cases(args, env) -> tuple:
+    """The modes, each run in a process of its own."""
+    return MODES + (PER_CONVERSION if args.per_conversion else ()) + (AUTO_MODES if args.auto else ())
+
+
+def run(args, env, modes) -> dict | str:
+    """The dry run's table (compiled here, every mode in turn); else every mode's rounds."""
+    if args.dry_run:
+        return dry()
     from harness.mode_rounds import run_mode_rounds
-    modes = MODES + (PER_CONVERSION if args.per_conversion else ()) + (AUTO_MODES if args.auto else ())
-    runs = run_mode_rounds(os.path.abspath(__file__), modes, args.rounds, "ll_gluon_matmul_")
+    return run_mode_rounds(os.path.abspath(__file__), modes, args.rounds, "ll_gluon_matmul_")
+
+
+def write_summary(args, env, modes, runs) -> int:
+    if args.dry_run:
+        print(runs)
+        return 0
     text = summary(runs, args.rounds)
-    publish(text, os.path.join(args.out, "gluon_matmul_gpu.md") if args.out else "")
+    name = "gluon_matmul_auto_gpu.md" if args.auto else "gluon_matmul_gpu.md"
+    publish(text, os.path.join(args.out, name) if args.out else "")
     if args.per_conversion and args.out:
         with open(os.path.join(args.out, "gluon_matmul_choice.json"), "w") as f:
             json.dump(choice_rows(runs), f, indent=1)
     return 0
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["--child"]:           # one mode's process (harness/mode_rounds.py): --child MODE JSON
+        require_package()
+        return child(*argv[1:3])
+    return skeleton.main("gluon_matmul_gpu", __doc__, argv, options=options, cases=cases, run=run,
+                         summary=write_summary, dry_run="compile for sm_90 in each mode (CPU), no timing",
+                         rounds=3, out_default="", out_help="write the report here too (default: print it only)")
 
 
 if __name__ == "__main__":

@@ -61,6 +61,7 @@ from harness import peer_gluon_cases as cases_module  # noqa: E402
 from harness.carry_peer_gluon import source_named, why_not_carried  # noqa: E402
 from harness.common import publish, require_package  # noqa: E402
 from harness.peer_gluon_forms import install_api_shims, load_kernels  # noqa: E402
+from harness.quiet_compile import access_text, compile_for_sm90, first_line  # noqa: E402
 
 MODES = ("stock", "enable", "advice", "auto_ours")
 DRY_MODES = MODES + ("auto_triton",)
@@ -150,12 +151,8 @@ def _is_front_end_error(error: BaseException) -> bool:
 
 def dry_compile(case, mode: str, ours: OurResolution) -> dict:
     """Compile one case in one mode for sm_90 (the plugin as ``mode`` has it)."""
-    import triton
-    from triton.backends.compiler import GPUTarget
     from triton.experimental.gluon._runtime import GluonASTSource
 
-    from gluon_forms_gpu import _first_line, access_text
-    from linear_layouts.passes.ir.diagnostics import CapturedStderr
     form = FORM_OF[mode]
     record: dict = {}
     rejected = {}
@@ -165,24 +162,19 @@ def dry_compile(case, mode: str, ours: OurResolution) -> dict:
             module = load_kernels(case.file, form, arange)
             signature, constexprs, attrs = cases_module.compile_spec(case, form, arange)
         except Exception as error:
-            return {"status": "fails", "error": f"does not load: {type(error).__name__}: {_first_line(error)}"}
+            return {"status": "fails", "error": f"does not load: {type(error).__name__}: {first_line(error)}"}
         before, reasons = stats_now(), len(ours.reasons)
         source = GluonASTSource(getattr(module, case.kernel), signature, constexprs, attrs=attrs)
-        stderr = None
-        try:
-            with warnings.catch_warnings(), CapturedStderr() as stderr:
-                warnings.simplefilter("ignore")
-                compiled = triton.compile(source, target=GPUTarget("cuda", 90, 32),
-                                          options={"num_warps": case.num_warps, **case.options})
-        except Exception as error:
+        result = compile_for_sm90(source, {"num_warps": case.num_warps, **case.options})
+        if result.error is not None:
             record.update(stats_delta(before, stats_now()), ours=ours.reasons[reasons:])
-            if form == "auto" and arange == "coalesced" and _is_front_end_error(error):
-                rejected = {"front_end_rejects_coalesced": _first_line(error)}
+            if form == "auto" and arange == "coalesced" and _is_front_end_error(result.error):
+                rejected = {"front_end_rejects_coalesced": first_line(result.error)}
                 continue
-            record.update(status="fails", error=_carried_locations(_first_line(error, stderr.text if stderr else "")))
+            record.update(status="fails", error=_carried_locations(first_line(result.error, result.stderr)))
             return record
         record.update(stats_delta(before, stats_now()), ours=ours.reasons[reasons:], status="compiles",
-                      access=access_text(compiled.asm["ptx"]))
+                      access=access_text(result.compiled.asm["ptx"]))
         return record
     return record
 
@@ -282,7 +274,6 @@ def _time(triton, fn) -> float:
 
 
 def run_case(case, mode: str, round_: int, work: str, torch, triton, ours: OurResolution) -> dict:
-    from gluon_forms_gpu import _first_line
     from linear_layouts.passes.ir.diagnostics import CapturedStderr
     form = FORM_OF[mode]
     record: dict = {}
@@ -293,7 +284,7 @@ def run_case(case, mode: str, round_: int, work: str, torch, triton, ours: OurRe
             module = load_kernels(case.file, form, arange)
             args, outputs = cases_module.launch_arguments(case, torch, form, arange)
         except Exception as error:
-            return {"error": f"does not load: {type(error).__name__}: {_first_line(error)}"}
+            return {"error": f"does not load: {type(error).__name__}: {first_line(error)}"}
         kernel = getattr(module, case.kernel)
 
         def launch(kernel=kernel, args=args):
@@ -308,9 +299,9 @@ def run_case(case, mode: str, round_: int, work: str, torch, triton, ours: OurRe
         except Exception as error:
             record.update(stats_delta(before, stats_now()), ours=ours.reasons[reasons:])
             if form == "auto" and arange == "coalesced" and _is_front_end_error(error):
-                rejected = {"front_end_rejects_coalesced": _first_line(error)}
+                rejected = {"front_end_rejects_coalesced": first_line(error)}
                 continue
-            record["error"] = _carried_locations(_first_line(error, stderr.text if stderr else ""))
+            record["error"] = _carried_locations(first_line(error, stderr.text if stderr else ""))
             return record
         record.update(stats_delta(before, stats_now()), ours=ours.reasons[reasons:])
         break

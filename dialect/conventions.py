@@ -14,11 +14,28 @@ What differs, each fact checked against every release's own translation and LLVM
   ``#ttg.linear`` (:meth:`~TritonConventions.attribute_text`);
 * from 3.7 Triton asks the stages hook for a cache key
   (:attr:`~TritonConventions.stages_hook_gives_cache_key`).
+
+A release is ``(major, minor)``, read from a version string by :func:`release_of`, the one
+reader of Triton's version strings (the installed ``triton.__version__``, the release recorded
+in a measurement table): ``"3.7.1+git0a1b2c3"`` -> (3, 7), ``"3.9.0rc1"`` -> (3, 9), and
+``"3.10.0"`` -> (3, 10), which compares above (3, 9) as the strings would not.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from typing import Optional
+
+_RELEASE = re.compile(r"\s*(\d+)\.(\d+)")
+
+
+def release_of(version) -> Optional[tuple[int, int]]:
+    """``(major, minor)`` of a Triton version string, whatever follows them (patch, ``rc1``,
+    ``+git...``, ``.post1``); None where the string names no release (``""``, ``"3"``, ``"main"``,
+    not a string): each caller says what an unreadable release means to it."""
+    match = _RELEASE.match(version) if isinstance(version, str) else None
+    return (int(match.group(1)), int(match.group(2))) if match else None
 
 
 @dataclass(frozen=True)

@@ -59,17 +59,18 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from dataclasses import dataclass
 
 from ..dialect.linear_layout import LinearLayout
 from .conversion import minimal_conversion, scope_of
 from .hardware import HardwareLayout, aligned_pair
 from .instructions import AccessForm, AccessKind, BarrierScope
 from .plan import Barrier, ConversionPlan, Method, Scope, SharedMemoryPlan, Unsupported
-from .planner import INVALID_CONVERSION_ERRORS, register_rename, staging_rename, element_bits_of
+from .planner import INVALID_CONVERSION_ERRORS, PlanInputs, staging_rename, element_bits_of
 from .element_type import storage_bits_of
 from .local_memory import LocalLoadPlan, LocalStorePlan, plan_local_load_candidates, plan_local_store_candidates
 from .shared import cta_space, side_vector, vector_accesses
-from .target import Target, target_named
+from .target import target_named
 from .verify import verify_plan
 
 _KIND = re.compile(r"#(?:ttg|triton_gpu)\.(\w+)")
@@ -142,25 +143,40 @@ def contiguity(layout: HardwareLayout, dims: _Dims, dim: int) -> int:
     return 1 << m
 
 
-def legacy_vectors(src_order: list[int], dst_order: list[int], src_contig: int, dst_contig: int,
-                   rank: int, src_kind: str = "", dst_kind: str = "") -> tuple[int, int]:
+@dataclass(frozen=True)
+class ScratchSide:
+    """One side of a conversion as legacy ``getScratchConfigForCvt`` read it: its tensor dims
+    fastest first, the consecutive elements a thread holds along the fastest, and its attribute's
+    kind (``attribute_kind``; "" where unknown)."""
+    order: list[int]
+    contiguity: int
+    kind: str = ""
+
+    @classmethod
+    def of(cls, layout: HardwareLayout, dims: _Dims, kind: str = "") -> "ScratchSide":
+        order = layout_order(layout, dims)
+        return cls(order, contiguity(layout, dims, order[0]), kind)
+
+
+def legacy_vectors(src: ScratchSide, dst: ScratchSide, rank: int) -> tuple[int, int]:
     """(inVec, outVec) as legacy ``getScratchConfigForCvt`` chose them: vectorise only along the
     last dim (the "legacy issue" its TODO mentions), except mma -> blocked loads."""
     inner = rank - 1
-    in_vec = src_contig if dst_order[0] == inner and src_order[0] == inner else 1
-    out_vec = dst_contig if dst_order[0] == inner else 1
-    if src_kind == "nvidia_mma" and dst_kind == "blocked":
-        out_vec = dst_contig
+    in_vec = src.contiguity if dst.order[0] == inner and src.order[0] == inner else 1
+    out_vec = dst.contiguity if dst.order[0] == inner else 1
+    if src.kind == "nvidia_mma" and dst.kind == "blocked":
+        out_vec = dst.contiguity
     return in_vec, out_vec
 
 
-def _legacy_shared_plan(src_full: HardwareLayout, src_u: HardwareLayout, dst_u: HardwareLayout, dims: _Dims,
-                        bits: int, target: Target, src_kind: str, dst_kind: str) -> tuple[SharedMemoryPlan, str]:
-    """The padded, unswizzled, one-round shared-memory plan and a one-line description."""
+def _legacy_shared_plan(inputs: PlanInputs, kinds: tuple[str, str]) -> tuple[SharedMemoryPlan, str]:
+    """The padded, unswizzled, one-round shared-memory plan and a one-line description
+    (``kinds``: the two attributes' kinds)."""
+    src_u, dst_u, dims = inputs.src_u, inputs.dst_u, _Dims(inputs.src)
+    src_side, dst_side = ScratchSide.of(src_u, dims, kinds[0]), ScratchSide.of(dst_u, dims, kinds[1])
     rows = cta_space(src_u)
     pivots = [r & -r for r in rows]  # element bit that stands for each direction of the CTA tile
-    src_order = layout_order(src_u, dims)
-    dst_order = layout_order(dst_u, dims)
+    dst_order, dst_kind = dst_side.order, dst_side.kind
     # Scratch bit i <- pivot bit, sorted by (dim's place in the destination order, bit): the
     # row-major linearisation of the CTA's tile with the destination's fastest dim lowest.
     place = {d: i for i, d in enumerate(dst_order)}
@@ -172,10 +188,10 @@ def _legacy_shared_plan(src_full: HardwareLayout, src_u: HardwareLayout, dst_u: 
         return sum(1 << i for i, p in enumerate(scratch_pivots) if element & p)
 
     k = len(scratch_pivots)
+    bits = inputs.bits
     ebits = storage_bits_of(bits)
     max_vector = max(1, 128 // ebits)
-    in_vec, out_vec = legacy_vectors(src_order, dst_order, contiguity(src_u, dims, src_order[0]),
-                                     contiguity(dst_u, dims, dst_order[0]), dims.rank, src_kind, dst_kind)
+    in_vec, out_vec = legacy_vectors(src_side, dst_side, dims.rank)
     in_vec, out_vec = min(in_vec, max_vector), min(out_vec, max_vector)
 
     # Padding: the padded dim gets ``pad`` more elements per row; see the module docstring.
@@ -194,7 +210,7 @@ def _legacy_shared_plan(src_full: HardwareLayout, src_u: HardwareLayout, dst_u: 
 
     st_log2, st_pos = side_vector(src_u, to_scratch, in_vec.bit_length() - 1)
     ld_log2, ld_pos = side_vector(dst_u, to_scratch, out_vec.bit_length() - 1)
-    [stores] = vector_accesses(src_u, one_round, st_log2, st_pos, AccessKind.STORE, src_full.full_register, 1,
+    [stores] = vector_accesses(src_u, one_round, st_log2, st_pos, AccessKind.STORE, inputs.src_full.full_register, 1,
                                pad_row_log2=pad_row_log2, pad_elements=pad_elements)
     [loads] = vector_accesses(dst_u, one_round, ld_log2, ld_pos, AccessKind.LOAD, lambda u: u, 1,
                               pad_row_log2=pad_row_log2, pad_elements=pad_elements)
@@ -232,32 +248,27 @@ def plan_legacy_conversion(src: LinearLayout, dst: LinearLayout, bits, target,
     if scope is Scope.BLOCK:
         return Unsupported("cross-CTA conversion: legacy mode has no distributed shared memory; left to Triton",
                            scope)
-    base = dict(src=src, dst=dst, element_bits=bits, target=target, scope=scope)
-    plan = _legacy_plan(base, src_full, dst_full, encodings)
+    inputs = PlanInputs(src, dst, scope, bits, target, src_full, src_full.unique_registers(), dst_full,
+                        dst_full.unique_registers())
+    plan = _legacy_plan(inputs, encodings)
     result = verify_plan(plan) if plan else None
     if result is not None and not result.ok:
         return Unsupported(f"legacy plan failed the verifier: {result.errors[0]}", scope)
     return plan
 
 
-def _legacy_plan(base: dict, src_full: HardwareLayout, dst_full: HardwareLayout,
-                 encodings: tuple[str, str]) -> ConversionPlan | Unsupported:
-    """The unverified legacy plan of an in-CTA conversion (``base``: the plan's fields so far):
-    a no-op or a register renaming where legacy Triton made one, else through padded shared
-    memory."""
-    src_u, dst_u = src_full.unique_registers(), dst_full.unique_registers()
-    scope = base["scope"]
+def _legacy_plan(inputs: PlanInputs, encodings: tuple[str, str]) -> ConversionPlan | Unsupported:
+    """The unverified legacy plan of an in-CTA conversion: a no-op or a register renaming where
+    legacy Triton made one, else through padded shared memory."""
+    scope = inputs.scope
     same_attribute = bool(encodings[0]) and encodings[0] == encodings[1]
     if same_attribute and scope not in (Scope.NONE, Scope.REGISTER):
         return Unsupported(f"the attributes are the same text but the layouts differ ({scope} scope)", scope)
     if same_attribute or scope is Scope.REGISTER:
-        return ConversionPlan(**base, method=Method.NOOP if same_attribute else Method.RENAME,
-                              output=register_rename(src_full, src_u, dst_full, dst_u),
-                              notes=("legacy: same attribute, no-op",) if same_attribute else ())
-    shared, note = _legacy_shared_plan(src_full, src_u, dst_u, _Dims(base["src"]), base["element_bits"], base["target"],
-                                       attribute_kind(encodings[0]), attribute_kind(encodings[1]))
-    return ConversionPlan(**base, method=Method.SHARED, output=staging_rename(dst_full), shared=shared,
-                          notes=(note,))
+        return inputs.plan(Method.NOOP if same_attribute else Method.RENAME, inputs.rename(),
+                           notes=("legacy: same attribute, no-op",) if same_attribute else ())
+    shared, note = _legacy_shared_plan(inputs, (attribute_kind(encodings[0]), attribute_kind(encodings[1])))
+    return inputs.plan(Method.SHARED, staging_rename(inputs.dst_full), shared=shared, notes=(note,))
 
 
 def _reads_mma_operand(dst_encoding: str | None) -> bool:

@@ -22,8 +22,7 @@
 from __future__ import annotations
 
 import functools
-
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from ..dialect import f2
 from ..dialect.linear_layout import LayoutError, LinearLayout
@@ -59,6 +58,34 @@ def element_bits_of(bits) -> int:
     if bits not in SUPPORTED_BITS:
         raise UnsupportedElementWidth(f"element width {bits} bits is not supported (supported: {SUPPORTED_BITS})")
     return bits
+
+
+@dataclass(frozen=True)
+class PlanInputs:
+    """What every candidate plan of one conversion is built from: the two linear layouts (the
+    destination aligned to the source), the scope, the element width and the target, which every
+    plan carries, and both layouts on the hardware dims with their broadcast registers
+    (``*_full``: the registers a plan reads and writes) and without (``*_u``: each element once).
+    """
+    src: LinearLayout
+    dst: LinearLayout
+    scope: Scope
+    bits: int
+    target: Target
+    src_full: HardwareLayout
+    src_u: HardwareLayout
+    dst_full: HardwareLayout
+    dst_u: HardwareLayout
+
+    def plan(self, method: Method, output, **parts) -> ConversionPlan:
+        """A plan of this conversion by ``method``, its output renaming and its ``parts``
+        (``shuffle=``, ``shared=``, ``notes=``)."""
+        return ConversionPlan(src=self.src, dst=self.dst, element_bits=self.bits, target=self.target,
+                              scope=self.scope, method=method, output=output, **parts)
+
+    def rename(self) -> RegisterRename:
+        """The destination's registers from the source's (none/register scope)."""
+        return register_rename(self.src_full, self.src_u, self.dst_full, self.dst_u)
 
 
 def register_rename(src_full: HardwareLayout, src_u: HardwareLayout, dst_full: HardwareLayout,
@@ -111,10 +138,8 @@ def _warp_local_columns(conversion: LinearLayout, src_u: HardwareLayout) -> tupl
     warp bit 1 is column 4: C(warp 2) = (lane 1, warp 0); K adds warp 2: warp 2 reads lane 1 of
     its own copy, an intra-warp conversion with the warp-dependent source lane ``... ^ w1``.
     """
-    if not conversion.has_in_dim("warp") or "block" in conversion.in_dim_names:
-        return None
     outs = conversion.out_dim_names
-    if "warp" not in outs:
+    if not conversion.has_in_dim("warp") or "block" in conversion.in_dim_names or "warp" not in outs:
         return None
     wi = outs.index("warp")
     broadcast = sum(1 << i for i, c in enumerate(src_u.warp) if c == 0)
@@ -128,15 +153,16 @@ def _warp_local_columns(conversion: LinearLayout, src_u: HardwareLayout) -> tupl
     return _columns(conversion, "warp")
 
 
-def _shuffle_candidates(src_full, src_u, dst_full, dst_u, conversion: LinearLayout, bits: int, target: Target,
-                        base_kwargs: dict, warp_columns: tuple[tuple, tuple] = ((), ())) -> list[ConversionPlan]:
+def _shuffle_candidates(inputs: PlanInputs, conversion: LinearLayout,
+                        warp_columns: tuple[tuple, tuple] = ((), ())) -> list[ConversionPlan]:
+    src_full, src_u, dst_u, target = inputs.src_full, inputs.src_u, inputs.dst_u, inputs.target
     if conversion.in_dim_size("lane") != target.warp_size:
         return []
     crr, crl = _columns(conversion, "register")
     clr, cll = _columns(conversion, "lane")
     conv = LaneConversion(len(src_u.register), len(dst_u.register), target.lane_bits, crr, crl, clr, cll,
                           *warp_columns)
-    ebits = storage_bits_of(bits)
+    ebits = storage_bits_of(inputs.bits)
     words_per_element = 2 if ebits == 64 else 1
     max_pairs = (32 // ebits).bit_length() - 1 if ebits <= 16 else 0
     pairs_all = packing_pairs(conv, max_pairs)
@@ -163,12 +189,12 @@ def _shuffle_candidates(src_full, src_u, dst_full, dst_u, conversion: LinearLayo
         if found is None:
             continue
         shuffle_plan, _ = found
-        plans.append(ConversionPlan(**base_kwargs, method=Method.SHUFFLE, output=staging_rename(dst_full),
-                                    shuffle=shuffle_plan))
+        plans.append(inputs.plan(Method.SHUFFLE, staging_rename(inputs.dst_full), shuffle=shuffle_plan))
     return plans
 
 
-def _shared_candidates(src_full, src_u, dst_full, dst_u, bits, target, base_kwargs, warp_local) -> list[ConversionPlan]:
+def _shared_candidates(inputs: PlanInputs, warp_local: bool) -> list[ConversionPlan]:
+    src_u, dst_u, bits, target = inputs.src_u, inputs.dst_u, inputs.bits, inputs.target
     rows = cta_space(src_u)
     rows_dst = cta_space(dst_u)
     basis = f2.EchelonBasis(rows)
@@ -179,28 +205,29 @@ def _shared_candidates(src_full, src_u, dst_full, dst_u, bits, target, base_kwar
     plans = []
     output = None     # the same for every pair: made once
     for store_form, load_form in instruction_pairs(target, bits):
-        shared = plan_shared_memory(src_local, dst_local, bits, target, src_full.full_register, warp_local,
+        shared = plan_shared_memory(src_local, dst_local, bits, target, inputs.src_full.full_register, warp_local,
                                     store_form, load_form)
         if shared is not None:
             if output is None:
-                output = staging_rename(dst_full)
-            plans.append(ConversionPlan(**base_kwargs, method=Method.SHARED, output=output, shared=shared))
+                output = staging_rename(inputs.dst_full)
+            plans.append(inputs.plan(Method.SHARED, output, shared=shared))
     return plans
 
 
-def _cluster_candidates(src_full, src_u, dst_full, dst_u, bits, target, base_kwargs) -> list[ConversionPlan]:
+def _cluster_candidates(inputs: PlanInputs) -> list[ConversionPlan]:
     """Cross-CTA conversions through distributed shared memory (sm_90): every CTA stores its
     elements into its own buffer, cluster barrier, every thread loads from the CTA holding the
     element it wants (a load from distributed shared memory), cluster barrier."""
-    found = cluster_coordinates(src_u, dst_u)
+    found = cluster_coordinates(inputs.src_u, inputs.dst_u)
     if found is None:
         return []
     src_c, dst_c, view = found
-    shared = plan_shared_memory(src_c, dst_c, bits, target, src_full.full_register, False, cluster=view)
+    shared = plan_shared_memory(src_c, dst_c, inputs.bits, inputs.target, inputs.src_full.full_register, False,
+                                cluster=view)
     if shared is None:
         return []
-    return [ConversionPlan(**base_kwargs, method=Method.SHARED, output=staging_rename(dst_full), shared=shared,
-                           notes=("distributed shared memory: loads read other CTAs' buffers",))]
+    return [inputs.plan(Method.SHARED, staging_rename(inputs.dst_full), shared=shared,
+                        notes=("distributed shared memory: loads read other CTAs' buffers",))]
 
 
 def plan_candidates(src: LinearLayout, dst: LinearLayout, bits, target) -> tuple[list[ConversionPlan], str]:
@@ -253,27 +280,25 @@ def candidate_methods(src: LinearLayout, dst: LinearLayout, target) -> tuple[Sco
 def _plan_candidates(src: LinearLayout, dst: LinearLayout, bits, target) -> tuple[tuple[ConversionPlan, ...], str]:
     """:func:`plan_candidates` with ``bits`` and ``target`` read, the plans as a tuple."""
     dst, src_full, dst_full, src_u, dst_u, conversion, scope = _prepared(src, dst, target)
-    base = dict(src=src, dst=dst, element_bits=bits, target=target, scope=scope)
+    inputs = PlanInputs(src, dst, scope, bits, target, src_full, src_u, dst_full, dst_u)
     if scope in (Scope.NONE, Scope.REGISTER):
-        method = Method.NOOP if scope is Scope.NONE else Method.RENAME
-        return (ConversionPlan(**base, method=method, output=register_rename(src_full, src_u, dst_full, dst_u)),), scope
+        return (inputs.plan(Method.NOOP if scope is Scope.NONE else Method.RENAME, inputs.rename()),), scope
     if scope is Scope.BLOCK:
         if not target.has_distributed_shared_memory:
             return (), scope
-        return tuple(_cluster_candidates(src_full, src_u, dst_full, dst_u, bits, target, base)), scope
+        return tuple(_cluster_candidates(inputs)), scope
     plans = []
     if scope is Scope.LANE:
-        plans += _shuffle_candidates(src_full, src_u, dst_full, dst_u, conversion, bits, target, base)
+        plans += _shuffle_candidates(inputs, conversion)
     elif scope is Scope.WARP:
         warp_columns = _warp_local_columns(conversion, src_u)
         if warp_columns is not None:
             notes = ("warp-local: the source is broadcast over warps, every warp reads its own copy",)
-            plans += [replace(p, notes=notes) for p in _shuffle_candidates(
-                src_full, src_u, dst_full, dst_u, conversion, bits, target, base, warp_columns)]
+            plans += [replace(p, notes=notes) for p in _shuffle_candidates(inputs, conversion, warp_columns)]
     # A warp barrier is enough when data stays in its warp and no two warps share (broadcast) data:
     # two warps holding copies would store to the same words (Triton's isCvtDimSync(warp)).
     warp_local = scope is Scope.LANE and all(src_u.warp) and all(dst_u.warp)
-    plans += _shared_candidates(src_full, src_u, dst_full, dst_u, bits, target, base, warp_local=warp_local)
+    plans += _shared_candidates(inputs, warp_local=warp_local)
     # Cheapest first; on a tie the smaller scratch buffer (more rounds), like Triton's tie-break.
     costs = [plan_cost(p) for p in plans]
     keys = [(c.weight, c.scratch_bytes, i) for i, c in enumerate(costs)]

@@ -10,8 +10,8 @@ GPU machine: the project's wheel, ``pip install --no-deps``); nothing here adds 
   ``module_command``, ``geomean``, ``publish``.
 * ``skeleton``: the one shape of a harness (shared options ``--out``, ``--dry-run``, ``--rounds``,
   ``--jobs``, ``--seed``; its cases, the run, the summary; the GPU or the dry run's target found
-  once); ``fuzz_gpu.py``, ``gpu_conversions.py``, ``local_load_gpu.py`` and ``assign_fuzz_gpu.py``
-  are written in it.
+  once); ``fuzz_gpu.py``, ``gpu_conversions.py``, ``local_load_gpu.py``, ``assign_fuzz_gpu.py``,
+  ``conversions.py``, ``calibrate.py`` and ``gluon_matmul_gpu.py`` are written in it.
 * ``mode_rounds``: each mode of a script in a fresh process with its own Triton cache, the order
   rotated over rounds.
 * ``conversion_cases``: the conversions the choice harnesses time (the corpus's, Liger-Kernel's)
@@ -24,6 +24,8 @@ GPU machine: the project's wheel, ``pip install --no-deps``); nothing here adds 
 * ``compile_time_corpus``: compile time of Liger-Kernel's TTGIR files, run as
   ``compile_time.py corpus``; its clocks (``PluginClock``, ``cpu_seconds``) serve ``compile_time.py``.
 * ``gluon_modes``: the modes both Gluon harnesses time (form compiled, plugin on or off).
+* ``quiet_compile``: the Gluon dry runs' compile for sm_90 on the CPU (warnings silenced, MLIR's
+  diagnostics captured, a failure returned), the failure as one line, the PTX's memory accesses.
 * ``gluon_auto_suite``: ``gluon_forms_gpu.py kernels``, four kernels of our own in every form,
   each mode in its own process; ``gluon_auto_kernels``: those kernels and their forms.
 * ``gluon_forms``, ``gluon_forms_cases``, ``gluon_forms_builtin``: for ``gluon_forms_gpu.py``, the

@@ -202,13 +202,11 @@ def dry() -> list[dict]:
     require_package()
     import tempfile
 
-    import triton
-    from triton.backends.compiler import GPUTarget
     from triton.experimental.gluon._runtime import GluonASTSource
 
     import linear_layouts
     from harness.gluon_auto_kernels import cases
-    from linear_layouts.passes.ir.diagnostics import CapturedStderr
+    from harness.quiet_compile import compile_for_sm90
     os.environ.setdefault("TRITON_CACHE_DIR", tempfile.mkdtemp(prefix="ll_gluon_auto_dry_"))
     rows = []
     for case in cases():
@@ -220,17 +218,16 @@ def dry() -> list[dict]:
             advised_before = linear_layouts.stats().advice_applied
             source = GluonASTSource(case.kernel, case.signature, {**case.constexprs, **case.layouts[FORM_OF[mode]]},
                                     attrs=aligned)
-            try:
-                with warnings.catch_warnings(), CapturedStderr() as stderr:
-                    warnings.simplefilter("ignore")
-                    ptx = triton.compile(source, target=GPUTarget("cuda", 90, 32)).asm["ptx"]
+            result = compile_for_sm90(source)
+            if result.error is not None:
+                row[mode] = "fails: " + _first_line(result.error, result.stderr)
+            else:
+                ptx = result.compiled.asm["ptx"]
                 fell_back = len(linear_layouts.stats().fallbacks) > before
                 unchanged = mode == "newcomer_advised" and linear_layouts.stats().advice_applied == advised_before
                 row[mode] = ("compiles" + (" (ours fell back to Triton's)" if fell_back else "")
                              + (" (the advice changed nothing)" if unchanged else "")
                              + f"; 128-bit loads {ptx.count('ld.global.v4')}, stores {ptx.count('st.global.v4')}")
-            except Exception as error:
-                row[mode] = "fails: " + _first_line(error, stderr.text)
         linear_layouts.disable()
         rows.append(row)
     return rows

@@ -7,8 +7,9 @@ A harness gives four functions and ``skeleton.main`` does the rest, in this orde
                              jobs=True, seed=1)
 
 * ``options(parser)``: the harness's own flags.  The shared ones are added here, with the same
-  names everywhere: ``--out`` (default ``benchmarks/results``), ``--dry-run`` (compile on the CPU,
-  no GPU needed), and where asked ``--rounds N`` (timing harnesses), ``--jobs N`` (compile
+  names everywhere: ``--out`` (default ``benchmarks/results``, or nowhere: print only), ``--dry-run``
+  (compile on the CPU, no GPU needed; ``--dry`` is its older spelling), and where asked
+  ``--rounds N`` (timing harnesses), ``--jobs N`` (compile
   processes) and ``--seed N``;
 * ``cases(args, env) -> list``: what is measured, decided before anything runs;
 * ``run(args, env, cases) -> results``: compile every case and, unless ``--dry-run``, launch it;
@@ -18,7 +19,9 @@ A harness gives four functions and ``skeleton.main`` does the rest, in this orde
 ``args.argv`` is the command line as given (for the reports' command line).  ``env`` is the :class:`Environment`: ``env.header`` (triton, Python, the GPU or the dry run's
 target, torch, the capability) is what the reports record, ``env.arch`` the target compiled for,
 ``env.seconds()`` the time since the start.  Without a usable GPU (and no ``--dry-run``) the
-harness exits with status 2 and one line saying why.
+harness exits with status 2 and one line saying why.  A run that needs no GPU although it is no
+dry run (``calibrate.py --from JSON`` fits recorded times again) says so with
+``no_gpu(args) -> bool``: it gets the dry run's environment.
 """
 
 from __future__ import annotations
@@ -52,12 +55,16 @@ class Environment:
 
 
 def parser(doc: str, *, dry_run: str = "compile only (no GPU needed)", rounds: int | None = None,
-           jobs: bool = False, seed: int | None = None, out_help: str | None = None) -> argparse.ArgumentParser:
-    """An ArgumentParser with the shared options (the first line of ``doc`` as its description)."""
+           jobs: bool = False, seed: int | None = None, out_help: str | None = None,
+           out_default: str | None = RESULTS) -> argparse.ArgumentParser:
+    """An ArgumentParser with the shared options (the first line of ``doc`` as its description).
+    ``out_default``: None or "" for a harness that prints its report and writes it only where
+    ``--out`` says.  ``--dry`` is the hidden older spelling of ``--dry-run``."""
     p = argparse.ArgumentParser(description=(doc or "").strip().split("\n")[0])
-    p.add_argument("--out", default=RESULTS, help=out_help or "folder for the reports (default: benchmarks/results)")
+    p.add_argument("--out", default=out_default, help=out_help or "folder for the reports (default: benchmarks/results)")
     if dry_run:
         p.add_argument("--dry-run", action="store_true", help=dry_run)
+        p.add_argument("--dry", dest="dry_run", action="store_true", help=argparse.SUPPRESS)
     if rounds is not None:
         p.add_argument("--rounds", type=int, default=rounds, help="rounds, the modes' order rotated (default: %(default)s)")
     if jobs:
@@ -94,7 +101,7 @@ def environment(dry_run: bool, arch: int | None = None, gpu_arch: Callable[[int,
 
 
 def main(name: str, doc: str, argv, *, options: Callable, cases: Callable, run: Callable, summary: Callable,
-         gpu_arch: Callable[[int, int], int] = any_arch, **shared) -> int:
+         gpu_arch: Callable[[int, int], int] = any_arch, no_gpu: Callable = lambda args: False, **shared) -> int:
     """Parse the options, find the GPU (or the dry run's target), then cases -> run -> summary."""
     require_package()
     p = parser(doc, **shared)
@@ -102,7 +109,7 @@ def main(name: str, doc: str, argv, *, options: Callable, cases: Callable, run: 
     args = p.parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)     # the command line, for the reports
     try:
-        env = environment(getattr(args, "dry_run", False), getattr(args, "arch", None), gpu_arch)
+        env = environment(getattr(args, "dry_run", False) or no_gpu(args), getattr(args, "arch", None), gpu_arch)
     except NoGpu as why:
         print(f"{name}: {why}", file=sys.stderr)
         return 2

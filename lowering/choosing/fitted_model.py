@@ -57,6 +57,7 @@ from typing import Optional
 from ..cost import plan_cost
 from ..instructions import AccessShape, BarrierScope
 from ..plan import STOCK, Method, Scope, Stock
+from .measured_choices import same_release
 from .stock_bounds import dominance
 from .stock_lowering import stock_warp_shuffles
 
@@ -141,7 +142,7 @@ class Model:
 
     def applies_to(self, target_name: str, triton_version: str) -> bool:
         """Fitted on this target with this release (major.minor)."""
-        return target_name == self.target and triton_version.split(".")[:2] == self.triton.split(".")[:2]
+        return target_name == self.target and same_release(self.triton, triton_version)
 
     def cost(self, plan) -> float:
         return sum(w * f for w, f in zip(self.weights, plan_features(plan)))

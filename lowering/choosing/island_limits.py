@@ -22,6 +22,7 @@ an access, 256 accesses in all: over 255, left to Triton under triton 3.9, kept 
 
 from __future__ import annotations
 
+from ...dialect.conventions import release_of
 from ..compile_cost import work_problem
 from ..plan import SharedAccess
 from ..target import Target, Vendor
@@ -29,15 +30,6 @@ from ..target import Target, Vendor
 MAX_ELEMENTS_PER_THREAD = 1024
 MAX_SHARED_ACCESSES_PER_THREAD = 255
 SHARED_ACCESS_LIMIT_SINCE = (3, 9)    # the first release whose LLVM was measured slow on such islands
-
-
-def release_of(version: str) -> tuple[int, int]:
-    """(major, minor) of a version string: ``"3.6.0"`` -> (3, 6); an unreadable one is the newest."""
-    parts = version.split(".")
-    try:
-        return int(parts[0]), int(parts[1])
-    except (IndexError, ValueError):
-        return (99, 0)
 
 
 def elements_problem(*layouts) -> str:
@@ -52,7 +44,8 @@ def elements_problem(*layouts) -> str:
 def shared_accesses_problem(plan, target: Target, triton: str) -> str:
     """Why a conversion's island would make too many shared-memory accesses a thread for LLVM's
     O3 on this target and Triton release ``triton`` ("" if it would not)."""
-    if target.vendor is not Vendor.NVIDIA or release_of(triton) < SHARED_ACCESS_LIMIT_SINCE:
+    release = release_of(triton) or SHARED_ACCESS_LIMIT_SINCE     # unreadable: limited, as the newest
+    if target.vendor is not Vendor.NVIDIA or release < SHARED_ACCESS_LIMIT_SINCE:
         return ""
     shared = getattr(plan, "shared", None)
     if shared is None:

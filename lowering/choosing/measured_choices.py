@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Optional
 
+from ...dialect.conventions import release_of
 from ..plan import STOCK, Stock
 
 TABLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "measured_choices.json")
@@ -81,5 +82,7 @@ def lookup(src, dst, bits: int, target_name: str, path: Optional[str] = None) ->
 
 
 def same_release(measured: str, installed: str) -> bool:
-    """Stock entries hold for the release (major.minor) they were measured with."""
-    return measured.split(".")[:2] == installed.split(".")[:2]
+    """Stock entries hold for the release (major.minor) they were measured with: ``"3.6.0"``
+    and ``"3.6.1+git..."`` are one release; a table that names none matches no release."""
+    release = release_of(measured)
+    return release is not None and release == release_of(installed)

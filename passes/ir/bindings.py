@@ -7,10 +7,9 @@ modules of :mod:`linear_layouts.passes` that call them keep to what both offer.
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 
-from ...dialect.conventions import TritonConventions
+from ...dialect.conventions import NEWEST, TritonConventions, release_of
 
 _triton_ir = None
 
@@ -47,9 +46,9 @@ def triton_version() -> str:
 
 @lru_cache(maxsize=1)
 def installed_triton_version() -> tuple[int, int]:
-    """(major, minor) of the installed Triton, e.g. (3, 6)."""
-    m = re.match(r"(\d+)\.(\d+)", triton_version())
-    return (int(m.group(1)), int(m.group(2))) if m else (3, 9)
+    """(major, minor) of the installed Triton, e.g. (3, 6); a version string that names no
+    release (a source build's) counts as the newest release the plugin knows."""
+    return release_of(triton_version()) or NEWEST.release
 
 
 @lru_cache(maxsize=1)

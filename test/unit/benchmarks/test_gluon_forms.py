@@ -178,17 +178,3 @@ def test_gpu_table_from_rows():
     assert "advice applied / expert geomean **1.100** over 1 kernels; gap recovered **0.93**" in text
     assert "geomean **1.050**, worst **1.050** over 1 of 1 kernels" in text
     assert "Triton's resolution compiles 0 of 1 auto forms" in text
-
-
-def test_access_text_counts_global_shared_and_cp_async_widths():
-    ptx = "\n".join(["\tld.global.v4.b32 {%r1, %r2, %r3, %r4}, [%rd1];", "\t@%p1 st.global.v4.b32 [%rd2], {%r1};",
-                     "\tst.global.b32 [%rd3], %r5;", "\tst.shared.v4.b32 [%r6], {%r1, %r2, %r3, %r4};",
-                     "\tst.shared.v4.b32 [%r7], {%r1, %r2, %r3, %r4};", "\tld.shared.b32 %r8, [%r6];",
-                     "\tldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r1, %r2, %r3, %r4}, [%r9];",
-                     "\tcp.async.cg.shared.global [ %r1 + 0 ], [ %rd1 + 0 ], 0x10, %r2;",
-                     "\t@!%p2 cp.async.ca.shared.global [ %r1 + 0 ], [ %rd1 + 0 ], 0x4, %r2;",
-                     "\tcp.async.cg.shared.global [ %r3 + 0 ], [ %rd2 + 0 ], 0x10, %r4;",
-                     "\tcp.async.commit_group;"])
-    assert gluon_forms_gpu.access_text(ptx) == ("16-byte global loads 1, stores 1; shared st.shared.v4 2, ld.shared 1, "
-                                                "ldmatrix 1; cp.async 16-byte 2, 4-byte 1")
-    assert gluon_forms_gpu.access_text("\tld.global.b32 %r1, [%rd1];") == "16-byte global loads 0, stores 0"

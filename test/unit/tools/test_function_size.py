@@ -65,9 +65,11 @@ def test_the_hook_is_an_adapter():
 
 
 # The choice between ours and stock (lowering/choosing) and the pass that asks it: small
-# questions with few inputs and few ways out, as Triton's matchAndRewrite cases are.
+# questions with few inputs and few ways out, as Triton's matchAndRewrite cases are.  The
+# planners' candidate builders too: what travels together goes as one value (``PlanInputs``,
+# ``ScratchSide``), not as a row of parameters.
 CHOICE_PATH = ("lowering/choosing/*.py", "passes/lower_conversions.py", "passes/op_requests.py",
-               "passes/island_checks.py")
+               "passes/island_checks.py", "lowering/planner.py", "lowering/legacy.py")
 MAX_PARAMETERS, MAX_RETURNS = 6, 4
 
 
@@ -109,6 +111,11 @@ def test_the_check_sees_a_wide_function(tmp_path, monkeypatch):
     returns = "\n".join(f"    if a == {i}:\n        return {i}" for i in range(5))
     (tmp_path / "lowering" / "choosing" / "wide.py").write_text(
         f"def wide(a, b, c, d, e, f, g):\n    return a\n\n\ndef many(a):\n{returns}\n")
+    builder = "def _shared_candidates(src_full, src_u, dst_full, dst_u, bits, target, base):\n    return []\n"
+    (tmp_path / "lowering" / "planner.py").write_text(builder)
+    (tmp_path / "lowering" / "legacy.py").write_text(builder.replace("_shared_candidates", "legacy_vectors"))
     monkeypatch.setattr(check, "REPO", tmp_path)
     assert check.wide_functions() == ["lowering/choosing/wide.py:1 wide (7 parameters, 1 returns)",
-                                      "lowering/choosing/wide.py:5 many (1 parameters, 5 returns)"]
+                                      "lowering/choosing/wide.py:5 many (1 parameters, 5 returns)",
+                                      "lowering/planner.py:1 _shared_candidates (7 parameters, 1 returns)",
+                                      "lowering/legacy.py:1 legacy_vectors (7 parameters, 1 returns)"]

@@ -49,3 +49,55 @@ def test_the_package_says_what_it_holds():
     modules = {p.stem for p in (BENCHMARKS / "harness").glob("*.py") if p.stem != "__init__"}
     assert len(modules) >= 10
     assert sorted(m for m in modules if f"``{m}``" not in text and f"harness/{m}.py" not in text) == []
+
+
+# The scripts not written in harness/skeleton.py yet, each with why; every other script at the top
+# of benchmarks/ must be (its ``main`` returns ``skeleton.main(...)``), and one moved onto it
+# leaves this list.
+OFF_THE_SKELETON = {
+    "paper_kernels": "--interpret re-executes itself under Triton's interpreter before any import",
+    "plan_choice": "subcommands (fit, --write-choices, --fresh) to split into harnesses first",
+    "gluon_forms_gpu": "the kernels subcommand and the tutorials' children to move with it",
+    "peer_gluon_gpu": "its children (--child, --dry-child) and --tests-only to move with it",
+    "kernels": "GPU only: no dry run to check a move against",
+    "kernel_choice": "GPU only: no dry run to check a move against",
+    "torch_compile_gpu": "GPU only: no dry run to check a move against",
+    "algebra": "CPU only: no GPU, no dry run",
+    "compile_time": "CPU only, with subcommands (corpus, fuzz)",
+    "stock_dominance": "CPU only: no GPU, no dry run",
+    "triton_language_tests": "runs Triton's own test suite, not cases of ours",
+}
+
+
+def _calls_the_skeleton(path) -> bool:
+    """``main`` calls ``skeleton.main``."""
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.FunctionDef) and node.name == "main":
+            return any(isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                       and call.func.attr == "main" and isinstance(call.func.value, ast.Name)
+                       and call.func.value.id == "skeleton" for call in ast.walk(node))
+    return False
+
+
+def skeleton_problems(folder=BENCHMARKS) -> list[str]:
+    scripts = {p.stem: _calls_the_skeleton(p) for p in sorted(folder.glob("*.py"))}
+    return ([f"{name}.py is not written in harness/skeleton.py" for name, on in scripts.items()
+             if not on and name not in OFF_THE_SKELETON]
+            + [f"{name}.py is written in the skeleton: take it off OFF_THE_SKELETON" for name, on in scripts.items()
+               if on and name in OFF_THE_SKELETON]
+            + [f"{name}: no such script" for name in sorted(set(OFF_THE_SKELETON) - set(scripts))])
+
+
+def test_every_harness_is_written_in_the_skeleton():
+    assert len([p for p in BENCHMARKS.glob("*.py") if _calls_the_skeleton(p)]) >= 7
+    assert skeleton_problems() == []
+
+
+def test_the_check_sees_a_harness_off_the_skeleton(tmp_path):
+    (tmp_path / "on.py").write_text("def main(argv=None):\n    return skeleton.main('on', __doc__, argv)\n")
+    (tmp_path / "off.py").write_text("def main(argv=None):\n    return argparse.ArgumentParser().parse_args(argv)\n")
+    (tmp_path / "kernels.py").write_text("def main(argv=None):\n    return skeleton.main('k', __doc__, argv)\n")
+    problems = skeleton_problems(tmp_path)
+    assert problems[:2] == ["off.py is not written in harness/skeleton.py",
+                            "kernels.py is written in the skeleton: take it off OFF_THE_SKELETON"]
+    assert "algebra: no such script" in problems

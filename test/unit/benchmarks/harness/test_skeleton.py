@@ -55,3 +55,25 @@ def test_no_usable_gpu_exits_2_with_one_line(monkeypatch, capsys):
     never = lambda *a: pytest.fail("ran without a GPU")  # noqa: E731
     assert skeleton.main("h", "doc", [], options=lambda p: None, cases=never, run=never, summary=never) == 2
     assert capsys.readouterr().err.strip() == "h: no CUDA GPU visible; use --dry-run to only compile"
+
+
+def test_a_run_that_needs_no_gpu_gets_the_dry_runs_environment(monkeypatch):
+    """``no_gpu(args)`` (``calibrate.py --from JSON``): no GPU looked for, the dry run's target."""
+    seen = []
+
+    def options(parser):
+        parser.add_argument("--from", dest="recorded", default="")
+
+    def summary(args, env, chosen, results):
+        seen.append((env.dry_run, args.dry_run, env.arch))
+        return 0
+
+    status = skeleton.main("h", "doc", ["--from", "x.json"], options=options, cases=lambda a, e: [],
+                           run=lambda a, e, c: None, summary=summary, no_gpu=lambda args: bool(args.recorded))
+    assert (status, seen) == (0, [(True, False, 90)])
+
+
+def test_dry_is_the_older_spelling_of_dry_run_and_out_may_default_to_nowhere():
+    args = skeleton.parser("x", out_default="").parse_args(["--dry"])
+    assert args.dry_run is True and args.out == ""
+    assert "--dry " not in skeleton.parser("x").format_help()
