@@ -51,7 +51,9 @@ AMD's other buffer ops take any layout: ``amdg.buffer_load`` and ``amdg.buffer_s
 ``cdna3.buffer_load`` / ``buffer_store``) split each thread's registers into vectors the
 hardware has, whatever their length (``BufferEmitter::getBufferOpType`` in
 ``BufferOpsEmitter.cpp`` picks a 1- to 16-byte type for the vector the lowering computes from
-the layout and the offsets' alignment), as ``tt.load`` does; the atomics likewise.  MFMA and
+the layout and the offsets' alignment), as ``tt.load`` does.  ``amdg.buffer_load_to_local``
+(``buffer_load_to_shared``) has the direct-to-LDS rules above but no rule in the resolution,
+which leaves a kernel with it automatic to Triton.  MFMA and
 WMMA operands are fixed layouts the assignment never changes.
 
 Other requirements of the backend are met by construction, not checked here: ``ldmatrix`` /
