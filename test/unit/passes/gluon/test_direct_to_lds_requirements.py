@@ -205,3 +205,25 @@ def test_automatic_direct_to_lds_copy_compiles(tmp_path, dtype, arch, per_thread
     assert verdict is not None and verdict["compiled"], stderr[-3000:]
     assert verdict["size_per_thread"] == per_thread and verdict["loads"] == [load]
     assert verdict["fallbacks"] == []
+
+
+def test_advice_for_a_load_sharing_the_layout_says_why_the_copy_keeps_it():
+    """A load's suggestion that would break the direct-to-LDS load laid out alike is said to be
+    for the load alone, with the AMD reason (not the cp.async one, "under 4 bytes")."""
+    from linear_layouts.passes.advice.findings import Finding
+    from linear_layouts.passes.advice.layout_advice import _kept_for_async_copies
+    from linear_layouts.passes.assign.pointer_contiguity import PointerAnalysis
+    from linear_layouts.passes.ir.module_lines import ModuleLines
+    module = parse_module(_LAID_OUT, "laid_out.mlir", safe=False)
+    lines = ModuleLines(module, module.print(debuginfo=True))
+    (function,) = module.ops_named("tt.func")
+    pointers = PointerAnalysis(lines, lines.header(function), lines.of[id(function)].arguments)
+    (copy,) = module.ops_named("ttg.async_copy_global_to_local")
+    laid_out = copy.operands[0].tensor_type.encoding
+    eight = laid_out.replace("sizePerThread = [2]", "sizePerThread = [8]")
+    finding = Finding("k.py:1", "tt.load", "global access", "", "write L8", 1.5, layout=eight)
+    kept = _kept_for_async_copies(finding, copy, [(copy, AsyncCopyFacts.of(copy, pointers))])
+    assert kept.suggestion.endswith(
+        "in the suggestion it would be rejected (the direct-to-LDS load (ttg.async_copy_global_to_local on gfx942) "
+        "would load 16 bytes a lane (gfx942 has 4)))")
+    assert "under 4 bytes" not in kept.suggestion
