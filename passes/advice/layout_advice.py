@@ -222,10 +222,13 @@ def _kept_for_async_copies(finding: Finding, op: Operation, copies: list) -> Fin
     :mod:`..assign.backend_requirements`): said to be for the load or store alone."""
     layout = op.operands[0].tensor_type.encoding
     for copy, facts in copies:
-        if copy.operands[0].tensor_type.encoding == layout and async_copy_problem(finding.layout, facts):
+        problem = async_copy_problem(finding.layout, facts) if copy.operands[0].tensor_type.encoding == layout else None
+        if problem:
+            # on AMD the copy is a direct-to-LDS load, with rules of its own: the problem says which
+            broken = "copy under 4 bytes a thread" if facts.amd_architecture is None else f"be rejected ({problem})"
             return replace(finding, suggestion=f"{finding.suggestion} for this {op.name} alone (the cp.async at "
                                                f"{copy.location} keeps {_short(layout, op.operands[0].tensor_type.shape)}: in the suggestion it would "
-                                               f"copy under 4 bytes a thread)")
+                                               f"{broken})")
     return finding
 
 

@@ -25,6 +25,37 @@ pointers are only known 2-byte aligned.  Elements of 4 bytes or more always meet
 Where this analysis cannot read the pointers, the mask or the buffer, it claims one element a
 copy: a sub-4-byte element type then has no valid layout here, and the op is left to Triton.
 
+``ttg.async_copy_global_to_local`` on AMD (Gluon's ``cdna4.async_copy.global_to_shared``;
+targets ``hip:...``) is no ``cp.async`` but a direct-to-LDS load (``global_load_lds_dword*``),
+with other rules (``LoadStoreOpToLLVM.cpp`` of ``third_party/amd``, ``AsyncCopyGlobalToLocalOpConversion``
+and ``canCoalesceWriteIntoSharedMemory`` in ``Utility.cpp``; ``TargetInfo::supportsDirectToLdsLoadBitWidth``).
+One instruction writes one vector a lane, and a warp's lanes write one run of shared memory:
+
+* the vector is the run of registers consecutive in the buffer (``getNumConsecutiveInOut`` of
+  registers to shared offsets), at most 16 bytes and what the pointers' alignment and the mask
+  allow; where those allow less than the run, the lowering would write shared memory with a
+  stride, and rejects the copy;
+* its width must be one the target's direct-to-LDS loads have: 4 bytes on gfx942 (CDNA3), 4 or
+  16 on gfx950 (CDNA4), 4, 8 or 16 on gfx1250;
+* lane ``i`` of the layout moves ``vector * 2**i`` elements in the buffer (the warp's lanes
+  write one consecutive run).
+
+So on gfx942, f16 in an unswizzled row-major buffer: ``sizePerThread = [1, 2]`` (4 bytes) is
+the only valid run, ``[1, 8]`` (16 bytes, what a coalesced load would take) is rejected; on
+gfx950 ``[1, 8]`` is valid, ``[1, 4]`` (8 bytes) is not.  Elements of 4 bytes on gfx942: one
+a thread.  The checks of the lowering not modelled here (the swizzle of a warp's rows staying
+inside the warp, ``doesSwizzleInsideWarp``) leave a kernel to fail in Triton as it would
+without us.
+
+AMD's other buffer ops take any layout: ``amdg.buffer_load`` and ``amdg.buffer_store`` (Gluon's
+``cdna3.buffer_load`` / ``buffer_store``) split each thread's registers into vectors the
+hardware has, whatever their length (``BufferEmitter::getBufferOpType`` in
+``BufferOpsEmitter.cpp`` picks a 1- to 16-byte type for the vector the lowering computes from
+the layout and the offsets' alignment), as ``tt.load`` does.  ``amdg.buffer_load_to_local``
+(``buffer_load_to_shared``) has the direct-to-LDS rules above but no rule in the resolution,
+which leaves a kernel with it automatic to Triton.  MFMA and
+WMMA operands are fixed layouts the assignment never changes.
+
 Other requirements of the backend are met by construction, not checked here: ``ldmatrix`` /
 ``stmatrix`` and vector widths of local loads and stores are chosen by the lowering from any
 layout (our plans too, :mod:`lowering.local_memory`); MMA operands and results, TMA copies
@@ -34,6 +65,7 @@ changes (:mod:`.layout_rules`).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Optional
@@ -45,6 +77,10 @@ from .shared_access_costs import _buffer
 
 # The fewest bytes one cp.async may copy.
 MIN_ASYNC_COPY_BYTES = 4
+# The widths (bytes) of one lane's direct-to-LDS load per AMD architecture
+# (TargetInfo::supportsDirectToLdsLoadBitWidth); an architecture not named: the 4 bytes every
+# one of them has.
+DIRECT_TO_LDS_BYTES = {"gfx942": (4,), "gfx950": (4, 16), "gfx1250": (4, 8, 16)}
 
 
 @dataclass(frozen=True)
@@ -56,6 +92,12 @@ class AsyncCopyFacts:
     pointer: Optional[Contiguity]      # the contiguous dim and aligned vector (None: unread)
     mask_constancy: Optional[tuple]    # per dim (None: no mask)
     memdesc_type: str                  # the shared destination's type
+    target: str = ""                   # the module's ttg.target ("cuda:90", "hip:gfx942"; "": cuda)
+
+    @property
+    def amd_architecture(self) -> Optional[str]:
+        """``gfx942`` for ``hip:gfx942``; None on NVIDIA (a ``cp.async``)."""
+        return self.target[len("hip:"):] if self.target.startswith("hip:") else None
 
     @classmethod
     def of(cls, op, pointers: PointerAnalysis) -> "AsyncCopyFacts":
@@ -65,7 +107,20 @@ class AsyncCopyFacts:
         masks = [v for v in op.operands[2:] if v.tensor_type is not None and v.tensor_type.element_type == "i1"]
         return cls(tuple(pointer.tensor_type.shape), pointee_bytes(pointer.tensor_type.element_type),
                    pointers.contiguity(pointer), pointers.constancy(masks[0]) if masks else None,
-                   op.operands[1].type)
+                   op.operands[1].type, module_target_text(pointers.lines.lines))
+
+
+_TARGET = re.compile(r'^module attributes \{.*ttg\.target = "([^"]*)"')
+
+
+def module_target_text(lines: list) -> str:
+    """The ``ttg.target`` of a printed module ("" where it has none): its module line, after
+    the attribute aliases."""
+    for line in lines:
+        if line.startswith("module"):
+            found = _TARGET.match(line)
+            return found.group(1) if found else ""
+    return ""
 
 
 def first_register_dim(layout) -> int:
@@ -111,7 +166,10 @@ def async_copy_elements(key: str, facts: AsyncCopyFacts) -> int:
 
 
 def async_copy_problem(key: str, facts: AsyncCopyFacts) -> Optional[str]:
-    """Why ``key`` is not a layout the backend accepts for this ``cp.async`` (None: it is)."""
+    """Why ``key`` is not a layout the backend accepts for this ``cp.async``, or on AMD this
+    direct-to-LDS load (None: it is)."""
+    if facts.amd_architecture is not None:
+        return direct_to_lds_problem(key, facts)
     if facts.element_bytes >= MIN_ASYNC_COPY_BYTES:
         return None
     copied = async_copy_elements(key, facts) * facts.element_bytes
@@ -140,10 +198,93 @@ def limiting_fact(facts: AsyncCopyFacts) -> str:
 
 def best_async_copy_vector(facts: AsyncCopyFacts) -> int:
     """The widest run (elements, at most 16 bytes) the pointers and the mask allow along the
-    pointers' contiguous dim: the vector of the coalesced layout offered for a ``cp.async``."""
+    pointers' contiguous dim: the vector of the coalesced layout offered for a ``cp.async``; on
+    AMD the widest of those a direct-to-LDS load of the target has (1 where none fits)."""
     if facts.pointer is None:
         return 1
     vector = min(facts.pointer.vector, 16 // max(1, facts.element_bytes))
     if facts.mask_constancy is not None:
         vector = min(vector, facts.mask_constancy[facts.pointer.dim])
+    if facts.amd_architecture is not None:
+        fitting = [width // facts.element_bytes for width in direct_to_lds_widths(facts.amd_architecture)
+                   if width % max(1, facts.element_bytes) == 0 and width // max(1, facts.element_bytes) <= vector]
+        return max(fitting, default=1)
     return max(1, vector)
+
+
+# --------------------------------------------------------------------------- AMD: direct to LDS
+
+def direct_to_lds_widths(architecture: str) -> tuple:
+    """The bytes one lane's direct-to-LDS load may move on ``architecture`` (``gfx942``)."""
+    return DIRECT_TO_LDS_BYTES.get(architecture, (MIN_ASYNC_COPY_BYTES,))
+
+
+@dataclass(frozen=True)
+class DirectToLds:
+    """How the lowering would copy one lane's registers: the run consecutive in the buffer
+    (elements), the vector its loads take (elements), and whether a warp's lanes write one
+    consecutive run of it; None where this analysis cannot read the layout or the buffer."""
+
+    shared_run: int
+    vector: int
+    lanes_consecutive: bool
+
+
+@lru_cache(maxsize=4096)
+def direct_to_lds(key: str, facts: AsyncCopyFacts) -> Optional[DirectToLds]:
+    """The direct-to-LDS copy of ``facts`` with its pointers in ``key``, as the AMD lowering
+    computes it (see the module docstring)."""
+    try:
+        layout = tensor_layout_of(key, facts.shape)
+    except (LayoutError, ValueError):
+        return None
+    buffer = _buffer(facts.memdesc_type)
+    if buffer is None or buffer[1]:
+        return None
+    try:
+        to_shared = layout.invert_and_compose(buffer[0])
+        shared_run = to_shared.num_consecutive_in_out()
+    except (LayoutError, ValueError):
+        return None
+    dim = first_register_dim(layout)
+    pointer_run = facts.pointer.vector if facts.pointer is not None and dim == facts.pointer.dim else 1
+    mask_run = facts.mask_constancy[dim] if facts.mask_constancy is not None else pointer_run
+    vector = max(1, min(shared_run, pointer_run, mask_run, 16 // max(1, facts.element_bytes)))
+    lanes = to_shared.bases.get("lane", ())
+    consecutive = all(basis[0] == shared_run << i for i, basis in enumerate(lanes))
+    return DirectToLds(shared_run, vector, consecutive)
+
+
+def direct_to_lds_problem(key: str, facts: AsyncCopyFacts) -> Optional[str]:
+    """Why the AMD lowering would reject ``key`` for this direct-to-LDS load (None: it would
+    not).  Example (gfx942, f16, pointers 16-byte aligned, a row-major unswizzled buffer):
+    ``sizePerThread = [1, 8]`` -> "... would load 16 bytes a lane (gfx942 has 4)"."""
+    architecture = facts.amd_architecture
+    widths = direct_to_lds_widths(architecture)
+    copy = direct_to_lds(key, facts)
+    name = f"the direct-to-LDS load (ttg.async_copy_global_to_local on {architecture})"
+    if copy is None:
+        return None if facts.element_bytes in widths else \
+            f"{name}: its layout or buffer is not one this analysis reads ({facts.element_bytes}-byte elements)"
+    loaded = copy.vector * facts.element_bytes
+    if copy.vector < copy.shared_run:
+        return (f"{name} would load {loaded} bytes a lane into {copy.shared_run * facts.element_bytes} consecutive "
+                f"bytes of shared memory (a strided write): " + _narrowing_fact(facts, copy))
+    if loaded not in widths:
+        supported = " or ".join(str(w) for w in widths)
+        return f"{name} would load {loaded} bytes a lane ({architecture} has {supported})"
+    if not copy.lanes_consecutive:
+        return f"{name}: a warp's lanes would not write consecutive shared memory (its buffer's rows run another way)"
+    return None
+
+
+def _narrowing_fact(facts: AsyncCopyFacts, copy: DirectToLds) -> str:
+    """Why a lane's direct-to-LDS vector is shorter than its run in the buffer, in words."""
+    if copy.shared_run * facts.element_bytes > 16:
+        return "more than 16 bytes consecutive in one lane"
+    if facts.pointer is None:
+        return "its pointers are not an affine function this analysis reads"
+    if facts.pointer.vector < copy.shared_run:
+        return (f"its pointers are known {facts.pointer.vector * facts.element_bytes}-byte aligned only "
+                f"(tt.divisibility of the base and strides)")
+    return f"its mask may change within {copy.shared_run} elements"

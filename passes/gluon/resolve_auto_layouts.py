@@ -438,7 +438,8 @@ def _locate_inserted_conversions(module: Module, text: str) -> bool:
 
 
 def _check_backend_requirements(module: Module, text: str) -> None:
-    """Every ``cp.async`` of the resolved module copies at least 4 bytes a thread, as the
+    """Every ``cp.async`` of the resolved module copies at least 4 bytes a thread (on AMD,
+    every direct-to-LDS load loads a width the target has, its whole run in the buffer), as the
     backend's lowering will compute it on this very module (:mod:`..assign.backend_requirements`):
     the last word before a kernel is handed on, whatever chose its layouts.  ``text``: the
     module printed with locations."""
