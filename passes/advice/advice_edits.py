@@ -15,10 +15,12 @@ from ..assign.layout_costs import conversion_cost
 from ..assign.backend_requirements import AsyncCopyFacts, async_copy_problem
 from ..assign.layout_rules import ASYNC_COPY
 from ..assign.layout_seeds import blocked_encoding
-from ..ir.module_lines import ModuleLines
+from ..ir.diagnostics import IRError
+from ..ir.module_lines import ModuleLines, TextMismatch
 from ..assign.pointer_contiguity import PointerAnalysis, pointee_bytes
 from ..gluon.rematerialize import rematerialize_conversions
 from ..ir.snapshot import Module, Operation, ops_under, parse_module
+from .kernel_price import kernel_price
 from .findings import SHARED_ACCESS, Finding, access_cost, gluon_expression, has_copies, op_keys
 
 _MEMDESC_ENCODING = r"(!ttg\.memdesc<[^,>]*, ){old}"
@@ -30,14 +32,82 @@ def advised_module(module: Module, text: str, findings: list[Finding], target: T
     as one round of ``ll-apply-advice`` applies them (steps 1-3 of the module docstring, then
     index arithmetic recomputed, canonicalized and CSE'd).  The advice prices each finding on
     this (``layout_advice``), so what it reports is what applying it does."""
-    # parsed once, without markers, into the module's context: rematerialization reads the text
-    # it was parsed from, and the canonicalizer and CSE run on it as it is (no copy)
-    edited = _one_round(module, text, findings, target, [] if edits is None else edits)
+    edited = edited_text(module, text, findings, target, [] if edits is None else edits)
+    return _parsed_trial(module, edited)
+
+
+def _parsed_trial(module: Module, edited: str) -> Module:
+    """``edited`` (an :func:`edited_text` of ``module``) as the trial module: parsed once,
+    without markers, into the module's context; rematerialization reads the text it was parsed
+    from (every line located: no print), and the canonicalizer and CSE run on it as it is (no
+    copy)."""
     trial = parse_module(edited, module.filename, safe=module.safe, context=module.context, marked=False)
     rematerialize_conversions(trial, edited)
     trial.canonicalize()
     trial.cse()
     return trial
+
+
+class Trials:
+    """The trial modules of one round of ``ll-apply-advice`` on ``module`` (printed as ``text``),
+    each priced (:func:`.kernel_price.kernel_price`): one parse and one print per distinct
+    edited text, however often the round asks for it.  The advice prices each finding alone
+    (``layout_advice``), then the round tries them all at once, else each alone again
+    (``apply_advice``): with one finding, or on a fallback, the same text comes back, and its
+    module and price are taken as they were made (the same text parses to the same module).
+    A trial whose text does not read back raises the same error each time it is asked for.
+    ``module`` is not to change while the round lasts."""
+
+    def __init__(self, module: Module, text: str, target: Target):
+        self.module, self.text, self.target = module, text, target
+        self._by_text: dict = {}        # edited text -> (trial, its price) or the error it raised
+
+    def priced(self, findings: list[Finding], edits: "list[str] | None" = None):
+        """(trial module, its :class:`~.kernel_price.KernelPrice`) of ``findings`` as one edit
+        (:func:`advised_module`); ``edits`` gets the edits' descriptions, as there."""
+        edited = edited_text(self.module, self.text, findings, self.target, [] if edits is None else edits)
+        if edited not in self._by_text:
+            try:
+                trial = _parsed_trial(self.module, edited)
+                self._by_text[edited] = (trial, kernel_price(trial, self.target))
+            except (TextMismatch, IRError, LayoutError) as error:
+                self._by_text[edited] = error
+        made = self._by_text[edited]
+        if isinstance(made, Exception):
+            raise made
+        return made
+
+
+def edited_text(module: Module, text: str, findings: list[Finding], target: Target, edits: list[str]) -> str:
+    """The text :func:`advised_module` parses: ``text`` with one round of edits, every line
+    written for them located (:func:`_located`)."""
+    return _located(_one_round(module, text, findings, target, edits), module.filename)
+
+
+# A conversion line ``_give_own_layout`` writes: the operand into the op's own layout
+# (``%ll_adviceN_P = ttg.convert_layout ...``) or the result back (``... %ll_adviceN_r ...``).
+_WRITTEN_CONVERSION = re.compile(r"^(\s*%[\w$.#-]+ = )ttg\.convert_layout (%ll_advice\d+_r\b|)")
+_OWN_OPERAND = re.compile(r"^\s*%ll_advice\d+_\d+ = ")
+
+
+def _located(text: str, filename: str) -> str:
+    """``text`` with each conversion line the edits wrote (they print no ``loc(...)``) located
+    where parsing ``text`` would place it, in ``filename``: its line and the column of its op
+    name, as MLIR locates an op of a custom form (``"<filename>":line:col``).  Why: an op parsed
+    from a line without a location is located in the temporary file the text is parsed from,
+    and reading the module's lines then takes a print of it (``has_temporary_locations``); the
+    location written here is the one that print gives the op, so the kernel is the same.
+    Example: line 12 ``    %ll_advice1_0 = ttg.convert_layout ...`` gets
+    ``loc("<kernel>":12:21)``."""
+    from ..ir.text_edits import mlir_string_literal
+    name = mlir_string_literal(filename)
+    out = text.split("\n")
+    for number, line in enumerate(out):
+        m = _WRITTEN_CONVERSION.match(line)
+        if m is None or " loc(" in line or not (m.group(2) or _OWN_OPERAND.match(line)):
+            continue
+        out[number] = f"{line} loc({name}:{number + 1}:{len(m.group(1)) + 1})"
+    return "\n".join(out)
 
 
 def _one_round(module: Module, text: str, findings: list[Finding], target: Target, edits: list[str]) -> str:

@@ -56,7 +56,7 @@ from ..ir.diagnostics import IRError
 from ..ir.module_target import module_target
 from ..ir.snapshot import Module
 from .kernel_price import KernelPrice, kernel_price
-from .advice_edits import advised_module
+from .advice_edits import Trials, advised_module  # noqa: F401  (advised_module: this pass's edit)
 from .findings import APPLIED, Finding, parse_finding_keys
 from .layout_advice import advise_module, without_resolved
 
@@ -102,11 +102,13 @@ def apply_advice(module: Module, target: "str | Target | None" = None, resolutio
     left = None      # the findings on the module as it is now, where the loop has them
     for _ in range(MAX_ROUNDS):
         text = module.print(debuginfo=True)
-        findings = without_resolved(applicable(advise_module(module, text, hw_target, merged=False)), resolution)
+        trials = Trials(module, text, hw_target)      # the round's: each edited text parsed once
+        findings = without_resolved(applicable(advise_module(module, text, hw_target, merged=False, trials=trials)),
+                                    resolution)
         left = findings
         if not findings:
             break
-        kept = _cheaper_round(module, text, findings, hw_target, price)
+        kept = _cheaper_round(trials, findings, price)
         if kept is None:
             break
         trial, price, edits = kept
@@ -124,18 +126,20 @@ def apply_advice(module: Module, target: "str | Target | None" = None, resolutio
     return result
 
 
-def ranked_findings(module: Module, target: Target, resolution=None) -> list[Finding]:
+def ranked_findings(module: Module, target: Target, resolution=None, trials: Optional[Trials] = None) -> list[Finding]:
     """The findings ``ll-apply-advice`` can apply to ``module`` as the report shows them (alike
     ops merged into one finding, its ``edits``, priced as one edit), largest whole-kernel gain
-    first; none that would change a layout ``resolution`` chose."""
-    shown = advise_module(module, module.print(debuginfo=True), target, merged=True)
+    first; none that would change a layout ``resolution`` chose.  ``trials``: as
+    ``advise_module``'s."""
+    shown = advise_module(module, module.print(debuginfo=True), target, merged=True, trials=trials)
     return sorted(without_resolved(applicable(shown), resolution), key=lambda f: -f.gain)
 
 
 def _apply_named(module: Module, target: Target, resolution, keys: set) -> Applied:
     """Named findings (module docstring): the findings of ``keys`` applied as one edit.  A key no
     finding of the module has is a :class:`PassFailure` naming the keys it has."""
-    findings = ranked_findings(module, target, resolution)
+    trials = Trials(module, module.print(debuginfo=True), target)
+    findings = ranked_findings(module, target, resolution, trials)
     named = [f for f in findings if f.key in keys]
     missing = sorted(keys - {f.key for f in named})
     if missing:
@@ -145,32 +149,32 @@ def _apply_named(module: Module, target: Target, resolution, keys: set) -> Appli
     result = Applied(cost_before=kernel_price(module, target).cost,
                      left=[f for f in findings if f.key not in keys])
     if named:
-        trial = advised_module(module, module.print(debuginfo=True), [e for f in named for e in f.edits], target,
-                               result.edits)
+        # the edit each finding's gain was priced on: one finding's is that very trial
+        trial, _ = trials.priced([e for f in named for e in f.edits], result.edits)
         module.adopt(trial)
         result.rounds = 1
     result.cost_after = kernel_price(module, target).cost
     return result
 
 
-def _cheaper_round(module: Module, text: str, findings: list[Finding], target: Target, price: KernelPrice):
+def _cheaper_round(trials: Trials, findings: list[Finding], price: KernelPrice):
     """(trial module, its price, edits) of the first of these edits that lowers the whole kernel's
     modelled cost without making it spill: every finding at once (what an author given the list
     does), else each finding alone, largest whole-kernel gain first; None where none does.  The
     findings' gains already say each alone lowers the cost, so the fallback finds one unless
-    the edit no longer reads back (the cost is that of the same edit: ``advised_module``)."""
+    the edit no longer reads back (the cost is that of the same edit: ``advised_module``; an
+    edit the advice priced already, as one finding at once is, is not parsed again:
+    :class:`~.advice_edits.Trials`)."""
     tries = [findings] + [[f] for f in sorted(findings, key=lambda f: -f.gain)] if len(findings) > 1 else [findings]
     for subset in tries:
         edits: list[str] = []
         try:
-            trial = advised_module(module, text, subset, target, edits)
+            trial, new_price = trials.priced(subset, edits)
         except (TextMismatch, IRError, LayoutError):
             continue
-        new_text = trial.print(debuginfo=True)
-        if new_text == text:
+        if trial.print(debuginfo=True) == trials.text:
             continue
-        new_price = kernel_price(trial, target)
-        if new_price.cost < price.cost and not new_price.spills_where(price, target):
+        if new_price.cost < price.cost and not new_price.spills_where(price, trials.target):
             return trial, new_price, edits
     return None
 
