@@ -23,7 +23,7 @@ them all; that is the edit made here, one round at a time:
    the buffer's allocation and accesses.
 
 Each finding comes priced on the whole kernel (:mod:`.layout_advice`: the kernel with that
-finding applied by :func:`advised_module`, the edit made here, against the kernel as written,
+finding applied by :func:`.advice_edits.advised_module`, the edit made here, against the kernel as written,
 both by :mod:`.kernel_price`), and a round is kept only where the whole kernel's modelled cost
 falls without a loop's data spilling: every finding at once, else the single finding of largest
 gain that lowers it.  Why: a suggestion for one op reaches every op of its layout variable; a
@@ -56,7 +56,7 @@ from ..ir.diagnostics import IRError
 from ..ir.module_target import module_target
 from ..ir.snapshot import Module
 from .kernel_price import KernelPrice, kernel_price
-from .advice_edits import Trials, advised_module  # noqa: F401  (advised_module: this pass's edit)
+from .advice_edits import Trials
 from .findings import APPLIED, Finding, parse_finding_keys
 from .layout_advice import advise_module, without_resolved
 
@@ -90,7 +90,14 @@ def apply_advice(module: Module, target: "str | Target | None" = None, resolutio
     """Apply the advice to ``module`` in place (see the module docstring).  ``resolution``: the
     :class:`~..gluon.resolution_record.Resolution` that chose the module's automatic layouts,
     if one did; a layout it chose is never changed (``layout_advice.without_resolved``).
-    ``findings``: keys of findings to apply, only those, as one edit (named findings, above)."""
+    ``findings``: keys of findings to apply, only those, as one edit (named findings, above).
+
+    Round trips, on a read-only snapshot printed already (the drop-in's): per round, one parse
+    and one print per distinct trial the round prices (``advice_edits.Trials``: the findings
+    alone, then together, then the fallbacks; a trial asked for again is not made again), and
+    the trial kept is taken over as it is.  So a kernel with one finding takes one parse and
+    one print beyond the snapshot's, the closest to one of each the bindings allow: that print
+    is forced (``advice_edits``' module docstring says why)."""
     try:
         hw_target = module_target(module, target)
     except UnknownTarget as error:

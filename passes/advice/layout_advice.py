@@ -29,7 +29,7 @@ Each finding names the op's location, what the layout gives, the layout to write
 Gluon expression (``gl.BlockedLayout(...)``, ``gl.SliceLayout(...)``; any other distributed
 layout as ``gl.DistributedLinearLayout(...)``), and the modelled gain of the **whole kernel**:
 its cost as written over its cost with the suggestion applied as ``ll-apply-advice`` applies it
-(``apply_advice.advised_module``: the layout variable edited everywhere it is used, loops
+(``advice_edits.advised_module``: the layout variable edited everywhere it is used, loops
 included), both priced by the model ``ll-resolve-auto-layouts`` minimizes (``kernel_price``:
 every op, loop-weighted).  The access, buffer or value a finding names is only where the
 advice looked: a store after a loop advised 4-byte accesses in the layout the loop's loads
@@ -151,7 +151,7 @@ def _priced_on_the_kernel(module, groups: list[list[Finding]], target: Target,
                           trials: Optional[Trials] = None) -> list[Finding]:
     """Each group with the whole kernel's gain (module docstring), those under
     ``MIN_KERNEL_GAIN`` dropped.  A layout edit (the kinds ``ll-apply-advice`` applies) is
-    applied to a copy of the module (``apply_advice.advised_module``) and the copy priced; a
+    applied to a copy of the module (``advice_edits.advised_module``) and the copy priced; a
     conversion in a loop (a move of code, not of a layout) is priced by what it saves, loop-weighted,
     against the kernel's cost; a replicated tile with no layout to suggest is left unpriced (1.0)."""
     if not groups:
