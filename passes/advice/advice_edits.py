@@ -45,6 +45,7 @@ from ..gluon.rematerialize import rematerialize_conversions, rematerialized
 from ..ir.edited_snapshot import SnapshotEditor
 from ..ir.op_locations import users_of
 from ..ir.snapshot import Module, Operation, Value, ops_under, parse_module
+from ..ir.text_edits import mlir_string_literal
 from .kernel_price import kernel_price
 from .findings import SHARED_ACCESS, Finding, access_cost, gluon_expression, has_copies, op_keys
 
@@ -142,7 +143,6 @@ def _located(text: str, filename: str) -> str:
     location written here is the one that print gives the op, so the kernel is the same.
     Example: line 12 ``    %ll_advice1_0 = ttg.convert_layout ...`` gets
     ``loc("<kernel>":12:21)``."""
-    from ..ir.text_edits import mlir_string_literal
     name = mlir_string_literal(filename)
     out = text.split("\n")
     for number, line in enumerate(out):
@@ -156,7 +156,7 @@ def _located(text: str, filename: str) -> str:
 def _one_round(module: Module, text: str, findings: list[Finding], target: Target, edits: list[str],
                editor: Optional[SnapshotEditor] = None) -> str:
     """The module text with one round of edits (steps 1-3 of the module docstring); ``editor``:
-    the same edits recorded on the module's objects too (:func:`_built_trial`)."""
+    the same edits recorded on the module's objects too (:func:`_edited_and_built`)."""
     lines = ModuleLines(module, text)
     keys = op_keys(module)
     ops = {keys[id(op)]: op for op in module.walk()}
