@@ -1,12 +1,35 @@
 """The edit ``ll-apply-advice`` makes for a set of findings, as an author would make it (the
 steps of :mod:`.apply_advice`'s docstring): :func:`advised_module` gives the module with them
 applied.  The advice prices each finding with this very edit (``layout_advice``), and the pass
-applies it (``apply_advice``), so what the report says of a finding is what applying it does."""
+applies it (``apply_advice``), so what the report says of a finding is what applying it does.
+
+Round trips (each print or parse of a large kernel costs milliseconds).  A trial (one set of
+findings as one edit) takes one parse and one print, and a round asks for each distinct trial
+once (:class:`Trials`):
+
+* the edits are text (Triton's bindings create no ops and change no types), recorded on the
+  module's objects too (:class:`_Mirror`, :mod:`..ir.edited_snapshot`): the module the edited
+  text stands for is built in Python, rematerialization reads it and adds its edits to the same
+  text, and that text is parsed once.  The conversions the edits write carry the location a
+  parse would give them (:func:`_located`), so nothing is located in a temporary file and no
+  print is needed to read the lines;
+* the parsed trial is canonicalized and CSE'd as it is, then printed once to be priced
+  (forced: the price is that of the module Triton's canonicalizer makes -- it folds the
+  conversions an edit makes redundant, erases the index arithmetic rematerialization left
+  dead, and folds what Gluon's own canonicalizer leaves in the kernel as written -- which only
+  running it tells, and reading that module takes its text: the bindings read no attribute as
+  text and no function argument's ``tt.divisibility``, which the pointer analysis needs);
+* the trial a round keeps is the very module priced, handed on as it is.
+
+Where an edit has no counterpart on the objects (an op that reads one value twice) or the built
+module does not line up with its text, the edited text is parsed and rematerialization reads
+that module: one parse more."""
 
 from __future__ import annotations
 
 import re
 from math import prod
+from typing import Optional
 
 from ...dialect.attributes import BlockedEncoding
 from ...dialect.linear_layout import LayoutError
@@ -15,10 +38,15 @@ from ..assign.layout_costs import conversion_cost
 from ..assign.backend_requirements import AsyncCopyFacts, async_copy_problem
 from ..assign.layout_rules import ASYNC_COPY
 from ..assign.layout_seeds import blocked_encoding
-from ..ir.module_lines import ModuleLines
+from ..ir.diagnostics import IRError
+from ..ir.module_lines import ModuleLines, TextMismatch
 from ..assign.pointer_contiguity import PointerAnalysis, pointee_bytes
-from ..gluon.rematerialize import rematerialize_conversions
-from ..ir.snapshot import Module, Operation, ops_under, parse_module
+from ..gluon.rematerialize import rematerialize_conversions, rematerialized
+from ..ir.edited_snapshot import SnapshotEditor
+from ..ir.op_locations import users_of
+from ..ir.snapshot import Module, Operation, Value, ops_under, parse_module
+from ..ir.text_edits import mlir_string_literal
+from .kernel_price import kernel_price
 from .findings import SHARED_ACCESS, Finding, access_cost, gluon_expression, has_copies, op_keys
 
 _MEMDESC_ENCODING = r"(!ttg\.memdesc<[^,>]*, ){old}"
@@ -30,18 +58,105 @@ def advised_module(module: Module, text: str, findings: list[Finding], target: T
     as one round of ``ll-apply-advice`` applies them (steps 1-3 of the module docstring, then
     index arithmetic recomputed, canonicalized and CSE'd).  The advice prices each finding on
     this (``layout_advice``), so what it reports is what applying it does."""
-    # parsed once, without markers, into the module's context: rematerialization reads the text
-    # it was parsed from, and the canonicalizer and CSE run on it as it is (no copy)
-    edited = _one_round(module, text, findings, target, [] if edits is None else edits)
-    trial = parse_module(edited, module.filename, safe=module.safe, context=module.context, marked=False)
-    rematerialize_conversions(trial, edited)
+    edited, built = _edited_and_built(module, text, findings, target, [] if edits is None else edits)
+    return _parsed_trial(module, edited, built)
+
+
+def _edited_and_built(module: Module, text: str, findings: list[Finding], target: Target, edits: list[str]):
+    """(:func:`edited_text`, the module it parses to built in Python from ``module`` and the
+    edits (:mod:`..ir.edited_snapshot`), or None where an edit has no counterpart there)."""
+    editor = SnapshotEditor(module)
+    start = len(edits)
+    try:
+        edited = _located(_one_round(module, text, findings, target, edits, editor), module.filename)
+        return edited, editor.build(edited)
+    except TextMismatch:
+        del edits[start:]
+        return edited_text(module, text, findings, target, edits), None
+
+
+def _parsed_trial(module: Module, edited: str, built: Optional[Module]) -> Module:
+    """``edited`` (an :func:`edited_text` of ``module``) as the trial module, parsed once,
+    without markers, into the module's context, canonicalized and CSE'd as it is (no copy).
+    Index arithmetic is recomputed (``passes.gluon.rematerialize``) on ``built``, the module
+    ``edited`` stands for, before the parse: its edits go into the one text parsed.  Where
+    there is no ``built`` or its lines do not line up, on the parsed module, read with
+    ``edited`` (every line located: no print), whose edits take a parse more."""
+    done, final = rematerialized(built, edited) if built is not None else (None, edited)
+    trial = parse_module(final, module.filename, safe=module.safe, context=module.context, marked=False)
+    if done is None:
+        rematerialize_conversions(trial, edited)
     trial.canonicalize()
     trial.cse()
     return trial
 
 
-def _one_round(module: Module, text: str, findings: list[Finding], target: Target, edits: list[str]) -> str:
-    """The module text with one round of edits (steps 1-3 of the module docstring)."""
+class Trials:
+    """The trial modules of one round of ``ll-apply-advice`` on ``module`` (printed as ``text``),
+    each priced (:func:`.kernel_price.kernel_price`): one parse and one print per distinct
+    edited text, however often the round asks for it.  The advice prices each finding alone
+    (``layout_advice``), then the round tries them all at once, else each alone again
+    (``apply_advice``): with one finding, or on a fallback, the same text comes back, and its
+    module and price are taken as they were made (the same text parses to the same module).
+    A trial whose text does not read back raises the same error each time it is asked for.
+    ``module`` is not to change while the round lasts."""
+
+    def __init__(self, module: Module, text: str, target: Target):
+        self.module, self.text, self.target = module, text, target
+        self._by_text: dict = {}        # edited text -> (trial, its price) or the error it raised
+
+    def priced(self, findings: list[Finding], edits: "list[str] | None" = None):
+        """(trial module, its :class:`~.kernel_price.KernelPrice`) of ``findings`` as one edit
+        (:func:`advised_module`); ``edits`` gets the edits' descriptions, as there."""
+        edited, built = _edited_and_built(self.module, self.text, findings, self.target,
+                                          [] if edits is None else edits)
+        if edited not in self._by_text:
+            try:
+                trial = _parsed_trial(self.module, edited, built)
+                self._by_text[edited] = (trial, kernel_price(trial, self.target))
+            except (TextMismatch, IRError, LayoutError) as error:
+                self._by_text[edited] = error
+        made = self._by_text[edited]
+        if isinstance(made, Exception):
+            raise made
+        return made
+
+
+def edited_text(module: Module, text: str, findings: list[Finding], target: Target, edits: list[str]) -> str:
+    """The text :func:`advised_module` parses: ``text`` with one round of edits, every line
+    written for them located (:func:`_located`)."""
+    return _located(_one_round(module, text, findings, target, edits), module.filename)
+
+
+# A conversion line ``_give_own_layout`` writes: the operand into the op's own layout
+# (``%ll_adviceN_P = ttg.convert_layout ...``) or the result back (``... %ll_adviceN_r ...``).
+_WRITTEN_CONVERSION = re.compile(r"^(\s*%[\w$.#-]+ = )ttg\.convert_layout (%ll_advice\d+_r\b|)")
+_OWN_OPERAND = re.compile(r"^\s*%ll_advice\d+_\d+ = ")
+
+
+def _located(text: str, filename: str) -> str:
+    """``text`` with each conversion line the edits wrote (they print no ``loc(...)``) located
+    where parsing ``text`` would place it, in ``filename``: its line and the column of its op
+    name, as MLIR locates an op of a custom form (``"<filename>":line:col``).  Why: an op parsed
+    from a line without a location is located in the temporary file the text is parsed from,
+    and reading the module's lines then takes a print of it (``has_temporary_locations``); the
+    location written here is the one that print gives the op, so the kernel is the same.
+    Example: line 12 ``    %ll_advice1_0 = ttg.convert_layout ...`` gets
+    ``loc("<kernel>":12:21)``."""
+    name = mlir_string_literal(filename)
+    out = text.split("\n")
+    for number, line in enumerate(out):
+        m = _WRITTEN_CONVERSION.match(line)
+        if m is None or " loc(" in line or not (m.group(2) or _OWN_OPERAND.match(line)):
+            continue
+        out[number] = f"{line} loc({name}:{number + 1}:{len(m.group(1)) + 1})"
+    return "\n".join(out)
+
+
+def _one_round(module: Module, text: str, findings: list[Finding], target: Target, edits: list[str],
+               editor: Optional[SnapshotEditor] = None) -> str:
+    """The module text with one round of edits (steps 1-3 of the module docstring); ``editor``:
+    the same edits recorded on the module's objects too (:func:`_edited_and_built`)."""
     lines = ModuleLines(module, text)
     keys = op_keys(module)
     ops = {keys[id(op)]: op for op in module.walk()}
@@ -71,20 +186,78 @@ def _one_round(module: Module, text: str, findings: list[Finding], target: Targe
     for layout, chosen in variable.items():
         gain = max(f.gain for f in by_op.values() if f.layout == chosen)
         edits.append(f"layout {_short(layout)} -> {_short(chosen)} (the variable; modelled {gain:.2f}x)")
+    pattern = re.compile("|".join(re.escape(layout) for layout in sorted(variable, key=len, reverse=True))) \
+        if variable else None
+    kept = {layout for layout in own.values()}
+    mirror = _Mirror(editor, module, pattern, variable, kept) if editor is not None else None
     for key, layout in own.items():
-        _give_own_layout(lines, ops[key], layout, len(edits))
+        _give_own_layout(lines, ops[key], layout, len(edits), mirror)
         where = by_op[key].location if key in by_op else ops[key].location
         edits.append(f"{key[0]} #{key[1]} at {where}: its own layout {_short(layout)}")
     for f in by_op.values():
         if f.kind == SHARED_ACCESS:
-            _swizzle_buffer(lines, ops[f.op_key], module, f.layout)
+            _swizzle_buffer(lines, ops[f.op_key], module, f.layout, mirror)
             edits.append(f"buffer at {f.location}: {f.suggestion}")
     new_text = lines.text()
     if variable:
-        pattern = re.compile("|".join(re.escape(layout) for layout in sorted(variable, key=len, reverse=True)))
-        kept = {layout for layout in own.values()}
         new_text = _substitute_outside(new_text, pattern, variable, kept)
+    if mirror is not None:
+        mirror.substitute_all()
     return new_text
+
+
+class _Mirror:
+    """The edits of :func:`_one_round` on the module's objects (a :class:`SnapshotEditor`), call
+    for call beside the text edits: the conversions :func:`_give_own_layout` writes, the operands
+    it renames, the types it and :func:`_swizzle_buffer` change, and last the variable's
+    substitution (:func:`_substitute_outside`) on every value's type, with the same protection
+    of the kept layouts on the types the lines written for an own op print.  Where an edit of
+    the text has no exact counterpart here (an op reading one value twice: the text renames
+    one occurrence per conversion), :class:`TextMismatch`, and the trial is parsed to be read
+    instead."""
+
+    def __init__(self, editor: SnapshotEditor, module: Module, pattern, variable: dict, kept: set):
+        self.editor, self.module, self.pattern, self.variable = editor, module, pattern, variable
+        self.protected = {layout: _KEPT.format(i) for i, layout in enumerate(sorted(kept))}
+        self.final: set[int] = set()          # ids of values whose type is final already
+        self.inserted: list[Value] = []       # the conversions written, in order
+        self.back: dict[int, Value] = {}      # id(own load's result) -> the conversion back
+        self._users = None
+
+    def final_type(self, type_text: str, protect: bool) -> str:
+        """``type_text`` as the variable's substitution leaves it; ``protect``: printed on a line
+        written for an own op, where the kept layouts stay."""
+        if self.pattern is None:
+            return type_text
+        if protect:
+            for layout, mark in self.protected.items():
+                type_text = type_text.replace(layout, mark)
+        type_text = self.pattern.sub(lambda m: self.variable[m.group(0)], type_text)
+        for layout, mark in self.protected.items():
+            type_text = type_text.replace(mark, layout)
+        return type_text
+
+    def users(self, value: Value) -> list:
+        if self._users is None:
+            self._users = users_of(self.module)
+        return self._users.get(id(value), [])
+
+    def convert(self, value: Value, result_type: str, protect: bool) -> Value:
+        """A conversion written right after ``value``'s definition, reading what the name
+        ``value`` prints reads by then (an own load's result: the conversion back)."""
+        converted = self.editor.insert_after_definition(value, "ttg.convert_layout", [self.back.get(id(value), value)],
+                                                        self.final_type(result_type, protect), _WRITTEN_AT)
+        self.inserted.append(converted)
+        return converted
+
+    def substitute_all(self) -> None:
+        """The variable's substitution on every value of the module not given its final type."""
+        for op in self.module.walk():
+            values = list(op.results) + [a for region in op.regions for block in region.blocks
+                                         for a in block.arguments]
+            for value in values:
+                if id(value) not in self.final:
+                    self.editor.retype(value, self.final_type(self.editor.type_of(value), False))
 
 
 def _variable_choices(by_op: dict, ops: dict) -> dict[str, str]:
@@ -217,17 +390,26 @@ def _tensor_type(value, encoding: str) -> str:
     return f"tensor<{'x'.join(map(str, tensor.shape))}x{tensor.element_type}, {encoding}>"
 
 
+# The location the mirror gives a conversion it records (never read: the text the trial is
+# parsed from locates it, ``_located``).
+_WRITTEN_AT = "unknown"
+
 # An op that keeps a layout the variable's edit replaces prints it as this placeholder until the
 # edit is done (the edit is a text substitution of the old layout).
 _KEPT = "#ll_kept_layout_{}"
 
 
-def _give_own_layout(lines: ModuleLines, op: Operation, layout: str, number: int) -> None:
+def _give_own_layout(lines: ModuleLines, op: Operation, layout: str, number: int,
+                     mirror: Optional[_Mirror] = None) -> None:
     """``op`` (a load or store) in ``layout``: its tensor operands converted to it right after
-    they are defined, its result (a load's) converted back right after it."""
+    they are defined, its result (a load's) converted back right after it (``mirror``: the same
+    on the module's objects)."""
     header_index = lines.of[id(op)].header
     header = lines.lines[header_index]
     old = op.operands[0].tensor_type.encoding
+    tensors = [operand for operand in op.operands if operand.tensor_type is not None]
+    if mirror is not None and len({id(operand) for operand in tensors}) < len(tensors):
+        raise TextMismatch(f"{op.name}: reads one value twice")
     for position, operand in enumerate(op.operands):
         if operand.tensor_type is None:
             continue
@@ -237,6 +419,8 @@ def _give_own_layout(lines: ModuleLines, op: Operation, layout: str, number: int
                                                f"{_tensor_type(operand, operand.tensor_type.encoding)} -> "
                                                f"{_tensor_type(operand, layout)}")
         header = re.sub(re.escape(name) + r"(?![\w$.#-])", new_name, header, count=1)
+        if mirror is not None:
+            mirror.editor.replace_operand(op, operand, mirror.convert(operand, _tensor_type(operand, layout), True))
     head, colon, types = header.rpartition(" : ")
     header = head + colon + types.replace(old, layout)
     if op.results:
@@ -246,17 +430,31 @@ def _give_own_layout(lines: ModuleLines, op: Operation, layout: str, number: int
         header = re.sub(r"^(\s*)" + re.escape(name) + " =", r"\1" + loaded + " =", header)
         lines.insert_after_definition(result, f"{name} = ttg.convert_layout {loaded} : {_tensor_type(result, layout)}"
                                               f" -> {_tensor_type(result, result.tensor_type.encoding)}")
+        if mirror is not None:
+            # the load's result in its own layout; its readers read the conversion back (which
+            # takes the result's name), the conversions written before it included
+            readers = list(mirror.users(result)) + [v.owner for v in mirror.inserted if result in v.owner.operands]
+            mirror.editor.retype(result, mirror.final_type(_tensor_type(result, layout), True))
+            mirror.final.add(id(result))
+            back = mirror.convert(result, _tensor_type(result, result.tensor_type.encoding), False)
+            mirror.back[id(result)] = back
+            for reader in readers:
+                mirror.editor.replace_operand(reader, result, back)
     lines.lines[header_index] = header
 
 
-def _swizzle_buffer(lines: ModuleLines, alloc: Operation, module: Module, layout: str) -> None:
-    """The buffer of ``alloc`` in the shared ``layout``: its allocation and every access."""
-    from ..ir.op_locations import users_of
+def _swizzle_buffer(lines: ModuleLines, alloc: Operation, module: Module, layout: str,
+                    mirror: Optional[_Mirror] = None) -> None:
+    """The buffer of ``alloc`` in the shared ``layout``: its allocation and every access (the
+    lines that print the buffer's type; ``mirror``: the buffer retyped)."""
     old = alloc.results[0].tensor_type.encoding
     pattern = re.compile(_MEMDESC_ENCODING.format(old=re.escape(old)))
     for op in [alloc] + list(users_of(module).get(id(alloc.results[0]), ())):
         index = lines.of[id(op)].header
         lines.lines[index] = pattern.sub(lambda m: m.group(1) + layout, lines.lines[index])
+    if mirror is not None:
+        buffer = alloc.results[0]
+        mirror.editor.retype(buffer, pattern.sub(lambda m: m.group(1) + layout, mirror.editor.type_of(buffer)))
 
 
 def _substitute_outside(text: str, pattern: "re.Pattern", variable: dict, kept: set) -> str:

@@ -23,7 +23,7 @@ them all; that is the edit made here, one round at a time:
    the buffer's allocation and accesses.
 
 Each finding comes priced on the whole kernel (:mod:`.layout_advice`: the kernel with that
-finding applied by :func:`advised_module`, the edit made here, against the kernel as written,
+finding applied by :func:`.advice_edits.advised_module`, the edit made here, against the kernel as written,
 both by :mod:`.kernel_price`), and a round is kept only where the whole kernel's modelled cost
 falls without a loop's data spilling: every finding at once, else the single finding of largest
 gain that lowers it.  Why: a suggestion for one op reaches every op of its layout variable; a
@@ -56,7 +56,7 @@ from ..ir.diagnostics import IRError
 from ..ir.module_target import module_target
 from ..ir.snapshot import Module
 from .kernel_price import KernelPrice, kernel_price
-from .advice_edits import advised_module
+from .advice_edits import Trials
 from .findings import APPLIED, Finding, parse_finding_keys
 from .layout_advice import advise_module, without_resolved
 
@@ -90,7 +90,14 @@ def apply_advice(module: Module, target: "str | Target | None" = None, resolutio
     """Apply the advice to ``module`` in place (see the module docstring).  ``resolution``: the
     :class:`~..gluon.resolution_record.Resolution` that chose the module's automatic layouts,
     if one did; a layout it chose is never changed (``layout_advice.without_resolved``).
-    ``findings``: keys of findings to apply, only those, as one edit (named findings, above)."""
+    ``findings``: keys of findings to apply, only those, as one edit (named findings, above).
+
+    Round trips, on a read-only snapshot printed already (the drop-in's): per round, one parse
+    and one print per distinct trial the round prices (``advice_edits.Trials``: the findings
+    alone, then together, then the fallbacks; a trial asked for again is not made again), and
+    the trial kept is taken over as it is.  So a kernel with one finding takes one parse and
+    one print beyond the snapshot's, the closest to one of each the bindings allow: that print
+    is forced (``advice_edits``' module docstring says why)."""
     try:
         hw_target = module_target(module, target)
     except UnknownTarget as error:
@@ -102,11 +109,13 @@ def apply_advice(module: Module, target: "str | Target | None" = None, resolutio
     left = None      # the findings on the module as it is now, where the loop has them
     for _ in range(MAX_ROUNDS):
         text = module.print(debuginfo=True)
-        findings = without_resolved(applicable(advise_module(module, text, hw_target, merged=False)), resolution)
+        trials = Trials(module, text, hw_target)      # the round's: each edited text parsed once
+        findings = without_resolved(applicable(advise_module(module, text, hw_target, merged=False, trials=trials)),
+                                    resolution)
         left = findings
         if not findings:
             break
-        kept = _cheaper_round(module, text, findings, hw_target, price)
+        kept = _cheaper_round(trials, findings, price)
         if kept is None:
             break
         trial, price, edits = kept
@@ -124,18 +133,20 @@ def apply_advice(module: Module, target: "str | Target | None" = None, resolutio
     return result
 
 
-def ranked_findings(module: Module, target: Target, resolution=None) -> list[Finding]:
+def ranked_findings(module: Module, target: Target, resolution=None, trials: Optional[Trials] = None) -> list[Finding]:
     """The findings ``ll-apply-advice`` can apply to ``module`` as the report shows them (alike
     ops merged into one finding, its ``edits``, priced as one edit), largest whole-kernel gain
-    first; none that would change a layout ``resolution`` chose."""
-    shown = advise_module(module, module.print(debuginfo=True), target, merged=True)
+    first; none that would change a layout ``resolution`` chose.  ``trials``: as
+    ``advise_module``'s."""
+    shown = advise_module(module, module.print(debuginfo=True), target, merged=True, trials=trials)
     return sorted(without_resolved(applicable(shown), resolution), key=lambda f: -f.gain)
 
 
 def _apply_named(module: Module, target: Target, resolution, keys: set) -> Applied:
     """Named findings (module docstring): the findings of ``keys`` applied as one edit.  A key no
     finding of the module has is a :class:`PassFailure` naming the keys it has."""
-    findings = ranked_findings(module, target, resolution)
+    trials = Trials(module, module.print(debuginfo=True), target)
+    findings = ranked_findings(module, target, resolution, trials)
     named = [f for f in findings if f.key in keys]
     missing = sorted(keys - {f.key for f in named})
     if missing:
@@ -145,32 +156,32 @@ def _apply_named(module: Module, target: Target, resolution, keys: set) -> Appli
     result = Applied(cost_before=kernel_price(module, target).cost,
                      left=[f for f in findings if f.key not in keys])
     if named:
-        trial = advised_module(module, module.print(debuginfo=True), [e for f in named for e in f.edits], target,
-                               result.edits)
+        # the edit each finding's gain was priced on: one finding's is that very trial
+        trial, _ = trials.priced([e for f in named for e in f.edits], result.edits)
         module.adopt(trial)
         result.rounds = 1
     result.cost_after = kernel_price(module, target).cost
     return result
 
 
-def _cheaper_round(module: Module, text: str, findings: list[Finding], target: Target, price: KernelPrice):
+def _cheaper_round(trials: Trials, findings: list[Finding], price: KernelPrice):
     """(trial module, its price, edits) of the first of these edits that lowers the whole kernel's
     modelled cost without making it spill: every finding at once (what an author given the list
     does), else each finding alone, largest whole-kernel gain first; None where none does.  The
     findings' gains already say each alone lowers the cost, so the fallback finds one unless
-    the edit no longer reads back (the cost is that of the same edit: ``advised_module``)."""
+    the edit no longer reads back (the cost is that of the same edit: ``advised_module``; an
+    edit the advice priced already, as one finding at once is, is not parsed again:
+    :class:`~.advice_edits.Trials`)."""
     tries = [findings] + [[f] for f in sorted(findings, key=lambda f: -f.gain)] if len(findings) > 1 else [findings]
     for subset in tries:
         edits: list[str] = []
         try:
-            trial = advised_module(module, text, subset, target, edits)
+            trial, new_price = trials.priced(subset, edits)
         except (TextMismatch, IRError, LayoutError):
             continue
-        new_text = trial.print(debuginfo=True)
-        if new_text == text:
+        if trial.print(debuginfo=True) == trials.text:
             continue
-        new_price = kernel_price(trial, target)
-        if new_price.cost < price.cost and not new_price.spills_where(price, target):
+        if new_price.cost < price.cost and not new_price.spills_where(price, trials.target):
             return trial, new_price, edits
     return None
 

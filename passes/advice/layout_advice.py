@@ -29,7 +29,7 @@ Each finding names the op's location, what the layout gives, the layout to write
 Gluon expression (``gl.BlockedLayout(...)``, ``gl.SliceLayout(...)``; any other distributed
 layout as ``gl.DistributedLinearLayout(...)``), and the modelled gain of the **whole kernel**:
 its cost as written over its cost with the suggestion applied as ``ll-apply-advice`` applies it
-(``apply_advice.advised_module``: the layout variable edited everywhere it is used, loops
+(``advice_edits.advised_module``: the layout variable edited everywhere it is used, loops
 included), both priced by the model ``ll-resolve-auto-layouts`` minimizes (``kernel_price``:
 every op, loop-weighted).  The access, buffer or value a finding names is only where the
 advice looked: a store after a loop advised 4-byte accesses in the layout the loop's loads
@@ -64,7 +64,7 @@ from ..gluon.resolution_record import alignment_limit
 from ..ir.layouts import tensor_layout_of
 from ..ir.snapshot import Operation, ops_under, parse_module
 from ..ir.op_locations import no_result_locations, users_of
-from .advice_edits import advised_module
+from .advice_edits import Trials
 from .findings import (APPLIED, CONVERSION_IN_LOOP, GLOBAL_ACCESS, LOOPS, MIN_GAIN, MIN_KERNEL_GAIN,  # noqa: F401
                        REPLICATED, SHARED_ACCESS, Finding, access_cost, gluon_expression, has_copies, op_keys)
 from .kernel_price import kernel_price
@@ -77,8 +77,12 @@ def advise(ttgir: str, target: "str | Target", filename: str = "<kernel>", merge
     return advise_module(module, ttgir, hw_target, merged)
 
 
-def advise_module(module, ttgir: str, hw_target: Target, merged: bool = True) -> list[Finding]:
-    """:func:`advise` on a parsed module (``ttgir``: its text, for the locations of stores)."""
+def advise_module(module, ttgir: str, hw_target: Target, merged: bool = True,
+                  trials: Optional[Trials] = None) -> list[Finding]:
+    """:func:`advise` on a parsed module (``ttgir``: its text, for the locations of stores).
+    ``trials``: the :class:`~.advice_edits.Trials` of ``module`` its caller goes on to try
+    (``ll-apply-advice``), where the edits are priced, so that an edit tried again is not
+    parsed again."""
     lines = ModuleLines(module, module.print(debuginfo=True))
     num_warps = module.num_warps or 4
     findings: list[Finding] = []
@@ -101,7 +105,7 @@ def advise_module(module, ttgir: str, hw_target: Target, merged: bool = True) ->
     findings = [replace(f, op_key=keys[id(op)], location=placed.get(id(op), f.location)
                         if f.location == "unknown" else f.location) for op, f in findings]
     groups = _merged(findings) if merged else [[f] for f in findings]
-    return _priced_on_the_kernel(module, groups, hw_target)
+    return _priced_on_the_kernel(module, groups, hw_target, trials)
 
 
 def without_resolved(findings: list[Finding], resolution) -> list[Finding]:
@@ -143,22 +147,24 @@ def _shown(group: list[Finding], gain: float) -> Finding:
                    edits=tuple(f for f in group if f.kind in APPLIED and f.layout))
 
 
-def _priced_on_the_kernel(module, groups: list[list[Finding]], target: Target) -> list[Finding]:
+def _priced_on_the_kernel(module, groups: list[list[Finding]], target: Target,
+                          trials: Optional[Trials] = None) -> list[Finding]:
     """Each group with the whole kernel's gain (module docstring), those under
     ``MIN_KERNEL_GAIN`` dropped.  A layout edit (the kinds ``ll-apply-advice`` applies) is
-    applied to a copy of the module (``apply_advice.advised_module``) and the copy priced; a
+    applied to a copy of the module (``advice_edits.advised_module``) and the copy priced; a
     conversion in a loop (a move of code, not of a layout) is priced by what it saves, loop-weighted,
     against the kernel's cost; a replicated tile with no layout to suggest is left unpriced (1.0)."""
     if not groups:
         return []
-    text = module.print(debuginfo=True)
+    if trials is None or trials.module is not module:
+        trials = Trials(module, module.print(debuginfo=True), target)
     before = kernel_price(module, target)
     out = []
     for group in groups:
         edits = [f for f in group if f.kind in APPLIED and f.layout]
         if edits:
             try:
-                after = kernel_price(advised_module(module, text, edits, target), target)
+                after = trials.priced(edits)[1]
             except (TextMismatch, IRError, LayoutError):
                 continue            # an edit that does not read back is not advice
             if after.spills_where(before, target):

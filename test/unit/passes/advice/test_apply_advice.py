@@ -204,3 +204,54 @@ def test_a_named_finding_the_kernel_does_not_have_is_a_clear_failure():
     assert named.findings == "tt.load#0:global-access,tt.store#0:global-access"
     with pytest.raises(PipelineError, match="'load' is not a finding key"):
         parse_pipeline("ll-apply-advice{findings=load}")
+
+
+def _structure(module) -> list:
+    """Per op in walk order: its name, result types, block argument types, and which op's
+    result (or block argument) each operand is."""
+    ops = list(module.walk())
+    where = {}
+    for i, op in enumerate(ops):
+        where.update({id(r): (i, r.index) for r in op.results})
+        where.update({id(a): (i, "argument", a.index) for region in op.regions for block in region.blocks
+                      for a in block.arguments})
+    return [(op.name, [r.type for r in op.results], [where.get(id(v)) for v in op.operands],
+             [[a.type for a in block.arguments] for region in op.regions for block in region.blocks]) for op in ops]
+
+
+def _trials(name):
+    """(module, its text, the target, every edit a round of ll-apply-advice tries) for a newcomer kernel."""
+    from linear_layouts.lowering.target import target_named
+    from linear_layouts.passes.advice.layout_advice import advise_module
+    module = parse_module(triton.compile(_newcomer(name), target=SM90).asm["ttgir"], "<newcomer>")
+    text, target = module.print(debuginfo=True), target_named("sm_90")
+    findings = applicable(advise_module(module, text, target, merged=False))
+    return module, text, target, [[f] for f in findings] + ([findings] if len(findings) > 1 else [])
+
+
+@pytest.mark.parametrize("name", ["copy", "transpose", "column_sum", "row_softmax"])
+def test_a_trial_built_in_python_is_the_module_its_text_parses_to(name):
+    # what rematerialization reads before the one parse of a trial (advice_edits._Mirror)
+    from linear_layouts.passes.advice.advice_edits import _edited_and_built
+    module, text, target, subsets = _trials(name)
+    assert subsets
+    for subset in subsets:
+        edited, built = _edited_and_built(module, text, subset, target, [])
+        assert built is not None
+        assert _structure(built) == _structure(parse_module(edited, module.filename))
+
+
+def test_the_conversions_an_edit_writes_are_located_where_a_parse_of_their_lines_places_them():
+    # advice_edits._located: the location written is the one the print of a parse gives the op
+    # (the kernel compiled is the same), and the trial has no op located in a temporary file
+    import re
+    from linear_layouts.passes.advice.advice_edits import edited_text
+    module, text, target, subsets = _trials("transpose")
+    edited = edited_text(module, text, subsets[-1], target, [])
+    written = [line for line in edited.split("\n") if "ttg.convert_layout" in line and "%ll_advice" in line]
+    assert len(written) == 2        # the load's pointers into its own layout, its result back to the store's
+    unlocated = re.sub(r' loc\("<newcomer>":\d+:\d+\)$', "", edited, flags=re.M)
+    assert unlocated.count("\n") == edited.count("\n") and unlocated != edited
+    located = parse_module(edited, module.filename)
+    assert not located.has_temporary_locations
+    assert located.print(debuginfo=True) == parse_module(unlocated, module.filename).print(debuginfo=True)

@@ -94,7 +94,7 @@ def _per_access_findings(ttgir):
     module = parse_module(ttgir, "<kernel>")
     target = target_named("sm_90")
     original = layout_advice._priced_on_the_kernel
-    layout_advice._priced_on_the_kernel = lambda _m, groups, _t: [f for group in groups for f in group]
+    layout_advice._priced_on_the_kernel = lambda _m, groups, _t, _trials=None: [f for group in groups for f in group]
     try:
         return layout_advice.advise_module(module, ttgir, target, merged=False)
     finally:
@@ -102,7 +102,7 @@ def _per_access_findings(ttgir):
 
 
 def _whole_kernel_gain(module, finding):
-    from linear_layouts.passes.advice.apply_advice import advised_module
+    from linear_layouts.passes.advice.advice_edits import advised_module
     target = target_named("sm_90")
     advised = advised_module(module, module.print(debuginfo=True), [finding], target)
     return modelled_cost(module, target) / modelled_cost(advised, target)

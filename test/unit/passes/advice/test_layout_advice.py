@@ -41,7 +41,7 @@ def _kernel_gain(kernel, constexprs, finding):
     """The whole kernel's modelled cost as written over its cost with ``finding`` applied (as
     ll-apply-advice applies it), priced independently of the advice's own pricing."""
     from linear_layouts.lowering.target import target_named
-    from linear_layouts.passes.advice.apply_advice import advised_module
+    from linear_layouts.passes.advice.advice_edits import advised_module
     from linear_layouts.passes.gluon.resolve_auto_layouts import modelled_cost
     from linear_layouts.passes.ir.snapshot import parse_module
     compiled = triton.compile(GluonASTSource(kernel, POINTERS, constexprs, attrs=example.ALIGNED), target=TARGET)

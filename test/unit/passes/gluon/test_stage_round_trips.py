@@ -118,15 +118,7 @@ def test_the_advice_stage_prints_its_input_once_and_parses_nothing_where_it_chan
     assert counted.of("advice") == {"print": 1, "parse": 0}
 
 
-def test_the_advice_stage_where_it_applies_a_round(monkeypatch):
-    """The newcomer's transpose (``benchmarks/harness``), whose advice the stage applies (one
-    round; 42 prints and 14 parses before issue 54).  The advice is a search: each trial edit is
-    parsed once (its edits in one text) and printed once to be priced, Triton's canonicalizer and
-    CSE running on it as it is; here three trials (two findings priced alone, then both at once,
-    the round kept), two of which rematerialize index arithmetic: one print and one parse more
-    each (forced: their edits write conversions without a location, which only the print of the
-    trial gives them as the stage always did).  The kept trial is taken over as it is and handed
-    to Triton: no print and no parse of its text again, and the stage's input is printed once."""
+def _newcomer(name):
     import os
     import sys
 
@@ -135,15 +127,34 @@ def test_the_advice_stage_where_it_applies_a_round(monkeypatch):
     from harness.gluon_auto_kernels import cases
     from triton.experimental.gluon._runtime import GluonASTSource
 
-    case = next(c for c in cases() if c.name == "transpose")
+    case = next(c for c in cases() if c.name == name)
     aligned = {(i,): [["tt.divisibility", 16]] for i in range(len(case.signature))}
-    src = GluonASTSource(case.kernel, case.signature, {**case.constexprs, **case.layouts["newcomer"]}, attrs=aligned)
+    return GluonASTSource(case.kernel, case.signature, {**case.constexprs, **case.layouts["newcomer"]}, attrs=aligned)
+
+
+# (newcomer kernel of ``benchmarks/harness``, prints, parses) where the advice stage applies one
+# round: the copy and the row softmax with one finding each (one trial, priced, then kept), the
+# transpose with two (three trials: each finding alone, then both at once, kept)
+ONE_ROUND = [("copy", 1 + 1, 1), ("row_softmax", 1 + 1, 1), ("transpose", 1 + 3, 3)]
+
+
+@pytest.mark.parametrize("name, prints, parses", ONE_ROUND)
+def test_the_advice_stage_where_it_applies_a_round(monkeypatch, name, prints, parses):
+    """The advice is a search: each distinct trial edit is parsed once (its edits and the index
+    arithmetic rematerialization recomputes in one text, the module that text stands for built
+    in Python: ``advice_edits._Mirror``) and printed once to be priced (forced: the price reads
+    the module Triton's canonicalizer and CSE made, see ``advice_edits.Trials``); a trial asked
+    for again (one finding: priced alone, then tried as the round) is taken as it was made.
+    The kept trial is taken over as it is and handed to Triton: no print and no parse of its
+    text again, and the stage's input is printed once.  The transpose took 42 prints and 14
+    parses before issue 54, 6 and 5 before its trials were built in Python; the copy and the
+    row softmax 4 and 3."""
     counted = StageCounts(monkeypatch)
     linear_layouts.enable(apply_advice=True)
     try:
-        triton.compile(src, target=TARGET)
+        triton.compile(_newcomer(name), target=TARGET)
     finally:
         linear_layouts.disable()
     assert hook.stats().advice_applied == 1 and not hook.stats().fallbacks
     assert counted.of("resolve") == {"print": 1, "parse": 0}      # no automatic layout: its input only
-    assert counted.of("advice") == {"print": 1 + 3 + 2, "parse": 3 + 2}
+    assert counted.of("advice") == {"print": prints, "parse": parses}
