@@ -43,9 +43,15 @@ config.substitutions.append(("FileCheck", _find_filecheck()))
 config.substitutions.append(("%python", sys.executable))
 
 # The installed Triton's release as a feature (`REQUIRES: triton-3.6`, `UNSUPPORTED: triton-3.6`):
-# a few tests show what one release accepts and another rejects.
+# a few tests show what one release accepts and another rejects.  The release is read the one
+# way the package reads it (`dialect.conventions.release_of`: "3.6.0", "3.9.0rc1", "3.7.0+git..."
+# all name their major.minor); the package is installed in this interpreter's venv, as the RUN
+# lines' console scripts are.  No feature where Triton is missing or its version names no release.
 try:
     import triton
-    config.available_features.add("triton-" + ".".join(triton.__version__.split(".")[:2]))
+    from linear_layouts.dialect.conventions import release_of
+    _release = release_of(triton.__version__)
+    if _release is not None:
+        config.available_features.add("triton-%d.%d" % _release)
 except ImportError:
     pass
