@@ -7,11 +7,15 @@ A harness gives four functions and ``skeleton.main`` does the rest, in this orde
                              jobs=True, seed=1)
 
 * ``options(parser)``: the harness's own flags.  The shared ones are added here, with the same
-  names everywhere: ``--out`` (default ``benchmarks/results``, or nowhere: print only), ``--dry-run``
+  names everywhere: ``--out`` (default ``benchmarks/results``, or nowhere: print only; with
+  ``dry_run_prints`` a dry run's default is nowhere, so that it never rewrites a committed
+  result, and a GPU run's ``benchmarks/results``), ``--dry-run``
   (compile on the CPU, no GPU needed; ``--dry`` is its older spelling), and where asked
-  ``--rounds N`` (timing harnesses), ``--jobs N`` (compile
+  ``--rounds N`` (timing harnesses; at least 1), ``--jobs N`` (compile
   processes) and ``--seed N``;
-* ``cases(args, env) -> list``: what is measured, decided before anything runs;
+* ``cases(args, env) -> list``: what is measured, decided before anything runs (a choice the
+  options cannot check, ``--only`` naming no kernel, raises :class:`UsageError`: the usage, the
+  message, status 2, as for any bad option);
 * ``run(args, env, cases) -> results``: compile every case and, unless ``--dry-run``, launch it;
 * ``summary(args, env, cases, results) -> int``: write the reports into ``--out``, print what
   matters, return the exit status (0: everything passed).
@@ -43,6 +47,10 @@ class NoGpu(Exception):
     """No GPU this harness can run on (the message says why)."""
 
 
+class UsageError(Exception):
+    """Options that do not go together, or name nothing (the message says which)."""
+
+
 @dataclass
 class Environment:
     header: dict
@@ -56,12 +64,13 @@ class Environment:
 
 def parser(doc: str, *, dry_run: str = "compile only (no GPU needed)", rounds: int | None = None,
            jobs: bool = False, seed: int | None = None, out_help: str | None = None,
-           out_default: str | None = RESULTS) -> argparse.ArgumentParser:
+           out_default: str | None = RESULTS, dry_run_prints: bool = False) -> argparse.ArgumentParser:
     """An ArgumentParser with the shared options (the first line of ``doc`` as its description).
     ``out_default``: None or "" for a harness that prints its report and writes it only where
-    ``--out`` says.  ``--dry`` is the hidden older spelling of ``--dry-run``."""
+    ``--out`` says; ``dry_run_prints``: that for the dry run only (``--out`` is left None here and
+    :func:`main` decides).  ``--dry`` is the hidden older spelling of ``--dry-run``."""
     p = argparse.ArgumentParser(description=(doc or "").strip().split("\n")[0])
-    p.add_argument("--out", default=out_default, help=out_help or "folder for the reports (default: benchmarks/results)")
+    p.add_argument("--out", default=None if dry_run_prints else out_default, help=out_help or "folder for the reports (default: benchmarks/results)")
     if dry_run:
         p.add_argument("--dry-run", action="store_true", help=dry_run)
         p.add_argument("--dry", dest="dry_run", action="store_true", help=argparse.SUPPRESS)
@@ -107,13 +116,20 @@ def main(name: str, doc: str, argv, *, options: Callable, cases: Callable, run: 
     p = parser(doc, **shared)
     options(p)
     args = p.parse_args(argv)
+    if getattr(args, "rounds", 1) < 1:
+        p.error("--rounds must be at least 1")
+    if shared.get("dry_run_prints") and args.out is None:
+        args.out = "" if getattr(args, "dry_run", False) else shared.get("out_default", RESULTS)
     args.argv = list(sys.argv[1:] if argv is None else argv)     # the command line, for the reports
     try:
         env = environment(getattr(args, "dry_run", False) or no_gpu(args), getattr(args, "arch", None), gpu_arch)
     except NoGpu as why:
         print(f"{name}: {why}", file=sys.stderr)
         return 2
-    chosen = cases(args, env)
+    try:
+        chosen = cases(args, env)
+    except UsageError as why:
+        p.error(str(why))
     return summary(args, env, chosen, run(args, env, chosen))
 
 

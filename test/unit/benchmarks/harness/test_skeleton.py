@@ -77,3 +77,32 @@ def test_dry_is_the_older_spelling_of_dry_run_and_out_may_default_to_nowhere():
     args = skeleton.parser("x", out_default="").parse_args(["--dry"])
     assert args.dry_run is True and args.out == ""
     assert "--dry " not in skeleton.parser("x").format_help()
+
+
+def _dry_run_out(argv) -> str:
+    seen = []
+    skeleton.main("h", "doc", argv, options=lambda p: None, cases=lambda a, e: [], run=lambda a, e, c: None,
+                  summary=lambda args, env, chosen, results: seen.append(args.out) or 0,
+                  no_gpu=lambda args: True, dry_run_prints=True)
+    return seen[0]
+
+
+def test_dry_run_prints_writes_a_dry_run_only_where_out_says():
+    """``dry_run_prints`` (gluon_forms_gpu, peer_gluon_gpu): a dry run never rewrites a committed
+    result unless ``--out`` says so; a GPU run writes into benchmarks/results by default."""
+    assert _dry_run_out(["--dry-run"]) == ""
+    assert _dry_run_out(["--dry-run", "--out", "/tmp/o"]) == "/tmp/o"
+    assert _dry_run_out([]) == os.path.join(skeleton.BENCHMARKS, "results")
+
+
+def test_rounds_below_one_and_a_usage_error_of_cases_end_with_the_usage(capsys):
+    def cases(args, env):
+        raise skeleton.UsageError("--only: unknown kernel 'nope'")
+
+    never = lambda *a: pytest.fail("ran past a usage error")  # noqa: E731
+    for argv, message, pick in ((["--dry-run", "--rounds", "0"], "--rounds must be at least 1", never),
+                                (["--dry-run"], "--only: unknown kernel 'nope'", cases)):
+        with pytest.raises(SystemExit) as ended:
+            skeleton.main("h", "doc", argv, options=lambda p: None, cases=pick, run=never, summary=never, rounds=3)
+        assert ended.value.code == 2
+        assert capsys.readouterr().err.strip().splitlines()[-1].endswith(f"error: {message}")
