@@ -37,7 +37,6 @@ must not rewrite the committed result).  Tutorials not carried: only the built-i
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
@@ -45,7 +44,7 @@ import sys
 import tempfile
 import warnings
 
-from harness import gluon_forms  # noqa: E402
+from harness import gluon_forms, skeleton  # noqa: E402
 from harness.carry_gluon_tutorials import check_tutorials  # noqa: E402
 from harness.common import require_package, publish  # noqa: E402
 from harness.gluon_forms_cases import TUTORIALS_DIR, Descriptor, Layout, cases  # noqa: E402
@@ -141,13 +140,11 @@ def dry_compile(case, mode: str) -> str:
             + (" (the advice changed nothing)" if unchanged else "") + "; " + access_text(ptx))
 
 
-def dry_run(names=None) -> tuple[list[dict], str | None]:
+def dry_run(chosen: list) -> list[dict]:
     require_package()
     # an empty cache: a kernel served from the cache would not say whether ours resolved it
     os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="ll_gluon_forms_dry_")
-    chosen, why = selected_cases(names)
-    rows = [{"name": c.name, **{mode: dry_compile(c, mode) for mode in MODES}} for c in chosen]
-    return rows, why
+    return [{"name": c.name, **{mode: dry_compile(c, mode) for mode in MODES}} for c in chosen]
 
 
 def render_dry(rows: list[dict], why: str | None, version: str) -> str:
@@ -309,13 +306,12 @@ def render_gpu(rows: list[dict], why, rounds: int, device: str, versions: str, c
     return "\n".join(lines) + "\n"
 
 
-def gpu_run(args, argv=None) -> int:
+def gpu_run(args, chosen: list, why: str | None, argv=None) -> int:
     os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="ll_gluon_forms_")   # empty: see dry_run
     require_package()
     import torch
     import triton
     sys.path.insert(0, TUTORIALS_DIR)        # a tutorial may import another at the top
-    chosen, why = selected_cases(args.only)
     rows = []
     for case in chosen:
         print(f"[gluon_forms] {case.name}", flush=True)
@@ -336,36 +332,52 @@ def gpu_run(args, argv=None) -> int:
     return 1 if bad else 0
 
 
-def main(argv=None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["kernels"]:   # four kernels of our own, each mode in its own process
-        from harness import gluon_auto_suite
-        return gluon_auto_suite.main(argv[1:])
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--out", help="the folder to write the result into (the GPU run's default: benchmarks/results; "
-                                      "--dry-run writes only where --out says)")
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--dry-run", action="store_true", help="compile every form for sm_90 on the CPU, no timing")
+# --------------------------------------------------------------------------- the skeleton's four parts
+
+def options(parser) -> None:
     parser.add_argument("--only", nargs="*", metavar="NAME", help="cases whose name contains one of these")
     parser.add_argument("--no-tests", action="store_true", help="GPU: skip the files' own tests (outputs still compared)")
-    args = parser.parse_args(argv)
-    if args.rounds < 1:
-        parser.error("--rounds must be at least 1")
-    if not args.dry_run:
-        args.out = args.out or os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
-        return gpu_run(args, argv)
-    import triton
-    rows, why = dry_run(args.only)
+
+
+def chosen_cases(args, env) -> tuple[list, str | None]:
+    return selected_cases(args.only)
+
+
+def run(args, env, chosen) -> list[dict] | int:
+    """The dry run's rows; the GPU run measures and writes its report itself (its exit status)."""
+    selected, why = chosen
+    if not env.dry_run:
+        return gpu_run(args, selected, why, args.argv)
+    return dry_run(selected)
+
+
+def summary(args, env, chosen, rows) -> int:
+    if not env.dry_run:
+        return rows
     if not rows:
         print(f"gluon_forms_gpu: no case matches {args.only}", file=sys.stderr)
         return 1
-    text = render_dry(rows, why, triton.__version__)
+    version = env.header["triton"]
+    text = render_dry(rows, chosen[1], version)
     if args.out:
         os.makedirs(args.out, exist_ok=True)
-    publish(text.rstrip("\n"), os.path.join(args.out, f"gluon_forms_dry_{triton.__version__}.md") if args.out else "")
+    publish(text.rstrip("\n"), os.path.join(args.out, f"gluon_forms_dry_{version}.md") if args.out else "")
     # the tutorials are 3.6.0's; a later release may have removed what they call (3.9 did)
-    must_compile = [r for r in rows if r["name"].startswith("builtin/") or triton.__version__ == "3.6.0"]
+    must_compile = [r for r in rows if r["name"].startswith("builtin/") or version == "3.6.0"]
     return 0 if all(r["expert"].startswith("compiles") for r in must_compile) else 1
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["kernels"]:   # four kernels of our own, each mode in its own process
+        require_package()
+        from harness import gluon_auto_suite
+        return gluon_auto_suite.main(argv[1:])
+    return skeleton.main("gluon_forms_gpu", __doc__, argv, options=options, cases=chosen_cases, run=run,
+                         summary=summary, dry_run="compile every form for sm_90 on the CPU, no timing",
+                         rounds=3, dry_run_prints=True,
+                         out_help="the folder to write the result into (the GPU run's default: benchmarks/results; "
+                                  "--dry-run writes only where --out says)")
 
 
 if __name__ == "__main__":

@@ -49,7 +49,6 @@ import sys
 if __name__ == "__main__" and "--interpret" in sys.argv[1:]:
     os.environ["TRITON_INTERPRET"] = "1"
 
-import argparse  # noqa: E402
 import contextlib  # noqa: E402
 import json  # noqa: E402
 import math  # noqa: E402
@@ -64,7 +63,8 @@ import numpy as np  # noqa: E402
 import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
-from harness.common import geomean, require_package  # noqa: E402
+from harness import skeleton  # noqa: E402
+from harness.common import geomean  # noqa: E402
 import kernels as suite  # noqa: E402  (the kernel suite's harness: run_mode, MODES)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -1065,25 +1065,24 @@ def gpu_run(cases: list, out: str, rounds: int = 3, local_ops: bool = False) -> 
 
 # =========================================================================== main
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--out", default=os.path.join(REPO, "benchmarks", "results"))
-    how = parser.add_mutually_exclusive_group()
-    how.add_argument("--dry", action="store_true", help="no GPU: compile every case and mode for sm_90, print op counts")
-    how.add_argument("--interpret", action="store_true",
-                     help="no GPU: run tiny versions of every kernel in Triton's interpreter against numpy")
-    parser.add_argument("--rounds", type=int, default=3, help="times each mode is timed, order rotated (default 3)")
+def options(parser) -> None:
+    parser.add_argument("--interpret", action="store_true",
+                        help="no GPU: run tiny versions of every kernel in Triton's interpreter against numpy")
     parser.add_argument("--local-ops", action="store_true",
                         help="the linear and legacy modes own local loads, stores and allocations too "
                              "(writes paper_kernels_local_ops.*)")
     parser.add_argument("--only", help="comma-separated kernel names (int4_gemm, mma_v2_gemm, streamk_gemm, "
                                        "layer_norm, template_attention)")
-    args = parser.parse_args(argv)
-    require_package()
+
+
+def chosen_cases(args, env) -> list:
+    """The interpreter's tiny cases, or the paper's (the GPU's SM count sets stream-K's split)."""
+    if args.interpret and args.dry_run:
+        raise skeleton.UsageError("argument --interpret: not allowed with argument --dry-run/--dry")
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
     if args.interpret:
         cases = interpreter_cases()
-    elif args.dry:
+    elif args.dry_run:
         cases = paper_cases()
     else:
         import torch
@@ -1092,13 +1091,25 @@ def main(argv=None) -> int:
         wanted = {name.strip() for name in args.only.split(",")}
         unknown = wanted - {case.kernel for case in cases}
         if unknown:
-            parser.error(f"--only: unknown kernel {sorted(unknown)[0]!r}")
+            raise skeleton.UsageError(f"--only: unknown kernel {sorted(unknown)[0]!r}")
         cases = [case for case in cases if case.kernel in wanted]
+    return cases
+
+
+def run(args, env, cases) -> int:
+    """Each mode prints (and the GPU run writes) its own report: the exit status."""
     if args.interpret:
         return interpret(cases)
-    if args.dry:
+    if args.dry_run:
         return dry_run(cases, args.local_ops)
     return gpu_run(cases, args.out, args.rounds, args.local_ops)
+
+
+def main(argv=None) -> int:
+    return skeleton.main("paper_kernels", __doc__, argv, options=options, cases=chosen_cases, run=run,
+                         summary=lambda args, env, cases, status: status, rounds=3,
+                         dry_run="no GPU: compile every case and mode for sm_90, print op counts",
+                         no_gpu=lambda args: args.interpret)
 
 
 if __name__ == "__main__":

@@ -58,6 +58,7 @@ import time
 import warnings
 
 from harness import peer_gluon_cases as cases_module  # noqa: E402
+from harness import skeleton  # noqa: E402
 from harness.carry_peer_gluon import source_named, why_not_carried  # noqa: E402
 from harness.common import publish, require_package  # noqa: E402
 from harness.peer_gluon_forms import install_api_shims, load_kernels  # noqa: E402
@@ -239,9 +240,8 @@ def render_dry(rows: dict, missing: list, version: str, command: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def dry_run(names=None) -> tuple[dict, list]:
+def dry_run(chosen: list, names=None) -> dict:
     work = tempfile.mkdtemp(prefix="ll_peer_gluon_dry_")
-    chosen, missing = selected_cases(names)
     rows = {c.name: {} for c in chosen}
     for mode in DRY_MODES:
         out = os.path.join(work, f"{mode}.json")
@@ -256,7 +256,7 @@ def dry_run(names=None) -> tuple[dict, list]:
         with open(out) as f:
             for name, record in json.load(f).items():
                 rows[name][mode] = record
-    return rows, missing
+    return rows
 
 
 # --------------------------------------------------------------------------- the GPU run
@@ -526,12 +526,9 @@ def gpu_run(args, argv) -> int:
     return 1 if bad else 0
 
 
-def main(argv=None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--out", help="the folder to write into (GPU default: benchmarks/results; --dry: only where given)")
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--dry", action="store_true", help="compile every mode for sm_90 on the CPU, no timing")
+# --------------------------------------------------------------------------- the skeleton's four parts
+
+def options(parser) -> None:
     parser.add_argument("--only", nargs="*", metavar="NAME", help="cases whose name contains one of these")
     parser.add_argument("--quick", action="store_true", help=f"FLA's test: only the cases matching -k {QUICK_TESTS}")
     parser.add_argument("--no-tests", action="store_true", help="skip FLA's own test")
@@ -540,30 +537,59 @@ def main(argv=None) -> int:
     parser.add_argument("--test-timeout", type=int, default=300, help="seconds for each of FLA's test runs")
     parser.add_argument("--test-modes", nargs="+", choices=("stock", "plugin"), default=["stock", "plugin"],
                         help="FLA's test: stock (plugin off) and/or plugin (LINEAR_LAYOUTS=1)")
-    parser.add_argument("--child", nargs=4, metavar=("MODE", "ROUND", "JSON", "WORK"), help=argparse.SUPPRESS)
-    parser.add_argument("--dry-child", nargs=2, metavar=("MODE", "JSON"), help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
-    if args.rounds < 1:
-        parser.error("--rounds must be at least 1")
-    if args.child:
-        mode, round_, out, work = args.child
-        return gpu_child(mode, int(round_), out, work, args.only)
-    if args.dry_child:
-        return dry_child(*args.dry_child, names=args.only)
-    if not args.dry:
-        args.out = args.out or os.path.join(BENCHMARKS, "results")
-        return gpu_run(args, argv)
-    import triton
-    rows, missing = dry_run(args.only)
+
+
+def chosen_cases(args, env) -> tuple[list, list]:
+    """The dry run's cases and why the others are not compiled; the GPU run's processes choose
+    theirs from ``--only`` themselves (each a ``--child``)."""
+    return selected_cases(args.only) if env.dry_run else ([], [])
+
+
+def run(args, env, chosen) -> dict | int:
+    """The dry run's rows; the GPU run measures and writes its report itself (its exit status)."""
+    if not env.dry_run:
+        return gpu_run(args, args.argv)
+    return dry_run(chosen[0], args.only)
+
+
+def summary(args, env, chosen, rows) -> int:
+    if not env.dry_run:
+        return rows
+    missing = chosen[1]
     if not rows:
         print(f"peer_gluon_gpu: nothing to compile ({'; '.join(missing) or 'no case matches'})", file=sys.stderr)
         return 1
+    version = env.header["triton"]
     command = "python benchmarks/peer_gluon_gpu.py --dry" + (" --out benchmarks/results" if args.out else "")
-    text = render_dry(rows, missing, triton.__version__, command)
+    text = render_dry(rows, missing, version, command)
     if args.out:
         os.makedirs(args.out, exist_ok=True)
-    publish(text.rstrip("\n"), os.path.join(args.out, f"peer_gluon_dry_{triton.__version__}.md") if args.out else "")
+    publish(text.rstrip("\n"), os.path.join(args.out, f"peer_gluon_dry_{version}.md") if args.out else "")
     return 0 if all(r.get("stock", {}).get("status") == "compiles" for r in rows.values()) else 1
+
+
+def child_main(argv: list) -> int:
+    """One mode's process, started by :func:`run_rounds` (``--child MODE ROUND JSON WORK``) or
+    :func:`dry_run` (``--dry-child MODE JSON``), each with the parent's ``--only``."""
+    parser = argparse.ArgumentParser(prog="peer_gluon_gpu.py")
+    parser.add_argument("--child", nargs=4, metavar=("MODE", "ROUND", "JSON", "WORK"))
+    parser.add_argument("--dry-child", nargs=2, metavar=("MODE", "JSON"))
+    parser.add_argument("--only", nargs="*", metavar="NAME")
+    args = parser.parse_args(argv)
+    if args.child:
+        mode, round_, out, work = args.child
+        return gpu_child(mode, int(round_), out, work, args.only)
+    return dry_child(*args.dry_child, names=args.only)
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] in (["--child"], ["--dry-child"]):
+        return child_main(argv)
+    return skeleton.main("peer_gluon_gpu", __doc__, argv, options=options, cases=chosen_cases, run=run,
+                         summary=summary, dry_run="compile every mode for sm_90 on the CPU, no timing",
+                         rounds=3, dry_run_prints=True,
+                         out_help="the folder to write into (GPU default: benchmarks/results; --dry: only where given)")
 
 
 if __name__ == "__main__":

@@ -29,7 +29,6 @@ plan_choice.md into --out, with the GPU name and the Triton and torch versions.
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import os
@@ -40,6 +39,7 @@ import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 
+from harness import skeleton  # noqa: E402
 from harness.common import geomean, require_package  # noqa: E402
 from harness.conversion_cases import (ITERATIONS, Case, _wrap, corpus_cases, kernel_ttgir, pow2_split,  # noqa: E402
                                      release)
@@ -531,17 +531,10 @@ def same_ptx(results_path: str, random_count: int) -> int:
     return 0
 
 
-def main(argv=None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["fit"]:           # the choice model from --train runs (CPU): harness/fit_choice.py
-        require_package()
-        from harness import fit_choice
-        return fit_choice.main(argv[1:])
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--out", default=os.path.join(REPO, "benchmarks", "results"))
-    parser.add_argument("--dry-run", action="store_true", help="plan and compile only (no GPU needed)")
+# --------------------------------------------------------------------------- the skeleton's four parts
+
+def options(parser) -> None:
     parser.add_argument("--random", type=int, default=110, help="how many random conversions (default 110)")
-    parser.add_argument("--seed", type=int, default=12)
     parser.add_argument("--limit", type=int, default=0, help="only the first N cases")
     parser.add_argument("--match", default="", help="only the cases whose name contains this text")
     parser.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) - 1))
@@ -571,20 +564,35 @@ def main(argv=None) -> int:
                         help="--fresh: also time ours_asm, ours with inline-PTX shared accesses (LINEAR_LAYOUTS_SHARED_ACCESS=asm)")
     parser.add_argument("--deadline", type=float, default=None, metavar="SECONDS",
                         help="--fresh: time no further conversion after this many seconds; report what was timed")
-    args = parser.parse_args(argv)
-    require_package()
-    if args.fresh is not None:
-        from harness.plan_contexts import main_fresh
-        return main_fresh(args, argv)
-    if args.write_choices:
-        return write_choices(args.results, args.write_choices)
-    if args.same_ptx:
-        return same_ptx(args.results, args.random)
+
+
+def chosen_cases(args, env) -> list:
+    """The conversions whose candidates are timed (``--fresh`` draws its own; ``--write-choices``
+    and ``--same-ptx`` read ``--from``'s)."""
+    if args.write_choices or args.same_ptx:
+        unread = [path for path in args.results.split(",") if not os.path.isfile(path)] if args.results else ["(none given)"]
+        if unread:
+            raise skeleton.UsageError(f"--from: no such results file {unread[0]}")
+    if args.fresh is not None or args.write_choices or args.same_ptx:
+        return []
     cases = corpus_cases() + random_cases(args.random, args.seed)
     if args.match:
         cases = [c for c in cases if args.match in c.name]
     if args.limit:
         cases = cases[:args.limit]
+    return cases
+
+
+def run(args, env, cases) -> dict | int:
+    """Every verified candidate of every case (and stock) compiled and, unless ``--dry-run``, timed;
+    the other modes run whole here (their exit status)."""
+    if args.fresh is not None:
+        from harness.plan_contexts import main_fresh
+        return main_fresh(args, args.argv)
+    if args.write_choices:
+        return write_choices(args.results, args.write_choices)
+    if args.same_ptx:
+        return same_ptx(args.results, args.random)
     candidates = []
     from linear_layouts.dialect import LayoutError
     from linear_layouts.lowering.planner import UnsupportedElementWidth
@@ -610,15 +618,32 @@ def main(argv=None) -> int:
           + (f" (first: {bad[0]})" if bad else ""), flush=True)
     if args.dry_run:
         return 0 if not bad else 1
+    rows, grid = time_on_gpu(cases, candidates, overruled, compiled, directory)
+    return {"rows": rows, "grid": grid}
+
+
+def summary(args, env, cases, results) -> int:
+    if isinstance(results, int):
+        return results
     import torch
     import triton
 
     environment = {"gpu": torch.cuda.get_device_name(), "triton": triton.__version__, "torch": torch.__version__,
                    "python": sys.version.split()[0], "seed": args.seed}
-    rows, grid = time_on_gpu(cases, candidates, overruled, compiled, directory)
-    environment["grid"] = grid
-    write_report(rows, args.out, environment, argv)
+    environment["grid"] = results["grid"]
+    write_report(results["rows"], args.out, environment, args.argv)
     return 0
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["fit"]:           # the choice model from --train runs (CPU): harness/fit_choice.py
+        require_package()
+        from harness import fit_choice
+        return fit_choice.main(argv[1:])
+    return skeleton.main("plan_choice", __doc__, argv, options=options, cases=chosen_cases, run=run, summary=summary,
+                         seed=12, dry_run="plan and compile only (no GPU needed)",
+                         no_gpu=lambda args: bool(args.write_choices or args.same_ptx))
 
 
 if __name__ == "__main__":

@@ -11,7 +11,8 @@ GPU machine: the project's wheel, ``pip install --no-deps``); nothing here adds 
 * ``skeleton``: the one shape of a harness (shared options ``--out``, ``--dry-run``, ``--rounds``,
   ``--jobs``, ``--seed``; its cases, the run, the summary; the GPU or the dry run's target found
   once); ``fuzz_gpu.py``, ``gpu_conversions.py``, ``local_load_gpu.py``, ``assign_fuzz_gpu.py``,
-  ``conversions.py``, ``calibrate.py`` and ``gluon_matmul_gpu.py`` are written in it.
+  ``conversions.py``, ``calibrate.py``, ``gluon_matmul_gpu.py``, ``gluon_forms_gpu.py``,
+  ``peer_gluon_gpu.py``, ``paper_kernels.py`` and ``plan_choice.py`` are written in it.
 * ``mode_rounds``: each mode of a script in a fresh process with its own Triton cache, the order
   rotated over rounds.
 * ``conversion_cases``: the conversions the choice harnesses time (the corpus's, Liger-Kernel's)
@@ -31,6 +32,8 @@ GPU machine: the project's wheel, ``pip install --no-deps``); nothing here adds 
 * ``gluon_forms``, ``gluon_forms_cases``, ``gluon_forms_builtin``: for ``gluon_forms_gpu.py``, the
   rule that writes a file's auto and newcomer forms, which tutorial kernels are taken, and our
   two built-in kernels.
+* ``gluon_matmul_kernel``: the expert's Gluon ``mma_v2`` matmul that ``gluon_matmul_gpu.py`` times,
+  a file of its own so that ``peer_gluon_forms.load_kernels`` can write its automatic form.
 * ``peer_gluon_forms``, ``peer_gluon_cases``: for ``peer_gluon_gpu.py``, the automatic form's rule
   and the kernels-only source of another project's file, and which of its kernels are taken and
   how each is launched.

@@ -259,3 +259,15 @@ def test_plan_choice_shared_asm_mode_compiles_the_inline_ptx_form(monkeypatch):
     assert "LINEAR_LAYOUTS_SHARED_ACCESS" not in os.environ
     with plan_contexts._shared_access("ours"):
         assert "LINEAR_LAYOUTS_SHARED_ACCESS" not in os.environ
+
+
+def test_plan_choice_names_a_missing_results_file_in_one_line(tmp_path, capsys):
+    """--write-choices and --same-ptx read --from's runs: a missing file is a usage error, no traceback."""
+    missing = str(tmp_path / "plan_choice.json")
+    for argv in (["--write-choices", str(tmp_path / "table.json"), "--from", missing], ["--same-ptx"]):
+        with pytest.raises(SystemExit) as ended:
+            plan_choice.main(argv)
+        assert ended.value.code == 2
+        assert capsys.readouterr().err.strip().splitlines()[-1].endswith(
+            f"error: --from: no such results file {missing if '--from' in argv else '(none given)'}")
+    assert not (tmp_path / "table.json").exists()

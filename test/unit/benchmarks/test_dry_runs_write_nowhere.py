@@ -33,7 +33,7 @@ def fake_checkout(tmp_path, monkeypatch):
     monkeypatch.setattr(gluon_auto_suite, "BENCHMARKS", str(folder))
     monkeypatch.setattr(gluon_auto_suite, "dry", lambda: ROWS)
     monkeypatch.setattr(gluon_forms_gpu, "__file__", str(folder / "gluon_forms_gpu.py"))
-    monkeypatch.setattr(gluon_forms_gpu, "dry_run", lambda only: (ROWS, None))
+    monkeypatch.setattr(gluon_forms_gpu, "dry_run", lambda chosen: ROWS)
     work = tmp_path / "work"
     work.mkdir()
     monkeypatch.chdir(work)
