@@ -44,7 +44,8 @@ import sys
 import tempfile
 import warnings
 
-from harness import gluon_forms, skeleton  # noqa: E402
+from harness import gluon_forms  # noqa: E402
+from harness import skeleton  # noqa: E402
 from harness.carry_gluon_tutorials import check_tutorials  # noqa: E402
 from harness.common import require_package, publish  # noqa: E402
 from harness.gluon_forms_cases import TUTORIALS_DIR, Descriptor, Layout, cases  # noqa: E402
