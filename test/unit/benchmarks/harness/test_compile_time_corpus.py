@@ -88,3 +88,16 @@ def test_the_account_splits_the_extra_time_and_the_table_shows_it(tmp_path):
     text = (tmp_path / "compile_time_corpus_9.9.9.md").read_text()
     assert "Wall time, fastest of the repeats:" in text and account[0] in text
     assert "| b | 2 | 1000.0 | 1500.0 | 1.500 | 1000.0 | 1.000 | 1.500 | +250.0 | +50.0 |" in text
+
+
+def test_a_named_report_and_another_corpus(tmp_path):
+    """``--corpus`` measures another folder (here one without TTGIR files: a clear message, exit
+    1), and ``--name`` names the report (a held-out corpus's must not overwrite Liger's)."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert compile_time_corpus.main(["--corpus", str(empty)]) == 1
+    rows = [{"file": "a", "converts": 1, "stock": 1.0, "ours": 1.1, "ratio": 1.1, "warm": 1.0, "warm_ratio": 1.0}]
+    compile_time_corpus.write_report(rows, [], {"triton": "9.9.9", "cpus": 2, "repeats": 1,
+                                                "name": "compile_time_heldout"}, str(tmp_path))
+    assert (tmp_path / "compile_time_heldout_9.9.9.md").exists()
+    assert not (tmp_path / "compile_time_corpus_9.9.9.md").exists()
