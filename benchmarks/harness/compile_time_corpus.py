@@ -95,8 +95,10 @@ class Timing(NamedTuple):
 class FunctionClock:
     """Adds up, by label, the wall time and the calls of functions of the package while it is
     entered.  ``stages``: (module under ``linear_layouts.``, attribute, label) rows; each function
-    is wrapped where its callers look it up and put back on exit.  A row whose function this tree
-    does not have is skipped (an older tree, compared).  Several rows may share a label."""
+    is wrapped where its callers look it up and put back on exit (an attribute may be a class's
+    method, ``Class.method``).  A row whose function this tree does not have is skipped (an older
+    tree, compared).  Several rows may share a label; a row that names where an older tree's
+    callers looked a function up is harmless (nothing calls it there now)."""
 
     def __init__(self, stages):
         self.stages = tuple(stages)
@@ -108,12 +110,18 @@ class FunctionClock:
 
         self.saved = []
         for module_name, attribute, label in self.stages:
-            module = importlib.import_module(f"linear_layouts.{module_name}")
-            real = getattr(module, attribute, None)
+            try:
+                owner = importlib.import_module(f"linear_layouts.{module_name}")
+            except ImportError:
+                continue
+            *path, attribute = attribute.split(".")
+            for name in path:
+                owner = getattr(owner, name, None)
+            real = None if owner is None else owner.__dict__.get(attribute)
             if real is None:
                 continue
-            self.saved.append((module, attribute, real))
-            setattr(module, attribute, self._timed(label, real))
+            self.saved.append((owner, attribute, real))
+            setattr(owner, attribute, self._timed(label, real))
         return self
 
     def _timed(self, label: str, real):
@@ -134,8 +142,13 @@ class FunctionClock:
 class PluginClock(FunctionClock):
     """The wall time spent in the hook's two calls into the plugin while it is entered (``seconds``)."""
 
+    # Where the stage wrappers look the two up; ``passes.hook`` was the place before the hook was
+    # split into rooms (kept, so that an older tree is still timed).
+    CALLERS = ("passes.stage_wrappers", "passes.hook")
+
     def __init__(self):
-        super().__init__([("passes.hook", name, "plugin") for name in ("run_plugin_pipeline", "prune_guard_barriers")])
+        super().__init__([(module, name, "plugin") for module in self.CALLERS
+                          for name in ("run_plugin_pipeline", "prune_guard_barriers")])
 
     @property
     def seconds(self) -> float:
@@ -149,14 +162,21 @@ class PhaseClock(FunctionClock):
     pruning of guard barriers on the LLVM IR.  What is left of :class:`PluginClock`'s total is the
     passes' glue (guard placement, splicing, remarks)."""
 
-    PHASES = {"snapshot": ("hook", "snapshot_of"), "plan": ("lower_conversions", "plan_module"),
-              "emit": ("lower_conversions", "emit_island", "emit_local_load_island", "emit_local_store_island"),
-              "simulate": ("lower_conversions", "_simulate_unless_accepted"),
-              "re-parse": ("hook", "triton_module_from_text"), "prune guards": ("hook", "prune_guard_barriers")}
+    # phase: (module, names) rows where the callers look the functions up, today's first, then
+    # an older tree's (before the hook was split into rooms and the island checks left
+    # lower_conversions).
+    PHASES = {"snapshot": [("plugin_pipeline", "snapshot_of"), ("hook", "snapshot_of")],
+              "plan": [("lower_conversions", "plan_module")],
+              "emit": [("island_checks", "emit_island", "emit_local_load_island", "emit_local_store_island"),
+                       ("lower_conversions", "emit_island", "emit_local_load_island", "emit_local_store_island")],
+              "simulate": [("island_checks", "IslandChecks._simulated"),
+                           ("lower_conversions", "_simulate_unless_accepted")],
+              "re-parse": [("plugin_pipeline", "triton_module_from_text"), ("hook", "triton_module_from_text")],
+              "prune guards": [("stage_wrappers", "prune_guard_barriers"), ("hook", "prune_guard_barriers")]}
 
     def __init__(self):
-        super().__init__([(f"passes.{module}", name, phase) for phase, (module, *names) in self.PHASES.items()
-                          for name in names])
+        super().__init__([(f"passes.{module}", name, phase) for phase, rows in self.PHASES.items()
+                          for module, *names in rows for name in names])
 
     @property
     def seconds(self) -> dict:
