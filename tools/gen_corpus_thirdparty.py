@@ -1,12 +1,20 @@
-"""Generate test/lit/corpus/liger_kernel/: the TTGIR of a third-party Triton kernel library.
+"""Generate a third-party Triton library's TTGIR corpus under test/lit/corpus/<library>/.
 
-The library is Liger-Kernel (LinkedIn, BSD-2-Clause), version pinned in ``LIBRARY_VERSION``.
-Its kernels are compiled by *us*, with the Triton of the repository's ``.venv`` (the one named in
-``test/lit/corpus/VERSION``), for sm_90 (two configurations per kernel: fp32 and bf16 data, two
-block sizes / warp counts) and sm_80 (one configuration), without a GPU, through
+Two libraries, chosen by ``--library``:
+
+* ``liger_kernel`` (the default; ``test/lit/corpus/liger_kernel/``): Liger-Kernel (LinkedIn,
+  BSD-2-Clause), version pinned in ``LIGER.version``; the corpus the compile-time benchmark and
+  earlier work were tuned on;
+* ``fla`` (``test/lit/corpus/fla/``): flash-linear-attention (MIT), the commit pinned in
+  ``FLA.version``; a held-out corpus no benchmark of the project was built from (chunked linear
+  attention forward and backward, softmax attention forward and backward, triangular solves,
+  cumulative sums, norms, pooling, token shift).
+
+Either library's kernels are compiled by *us*, with the Triton of the repository's ``.venv`` (the
+one named in ``test/lit/corpus/VERSION``), for sm_90 and (some) sm_80, without a GPU, through
 ``triton.compile(ASTSource(fn, signature, constexprs), target=GPUTarget(...))``.  Nothing of the
-library (nor torch, which it imports at module level) is a dependency of the package: install
-both into a scratch folder outside the repository and put it on ``PYTHONPATH``::
+library (nor torch, which both import at module level) is a dependency of the package: install
+them into a scratch folder outside the repository and put it on ``PYTHONPATH``::
 
     python -m pip download --no-deps liger-kernel==0.8.5 -d /tmp/ll_scratch/dl
     python -m pip install --no-deps --target /tmp/ll_scratch/site torch==2.13.0 \\
@@ -14,6 +22,22 @@ both into a scratch folder outside the repository and put it on ``PYTHONPATH``::
     python -m pip install --target /tmp/ll_scratch/site2 typing_extensions sympy networkx jinja2 fsspec filelock
     PYTHONPATH=/tmp/ll_scratch/site:/tmp/ll_scratch/site2 .venv/bin/python tools/gen_corpus_thirdparty.py
     PYTHONPATH=... .venv/bin/python tools/gen_corpus_thirdparty.py --check   # list the files only
+
+    # flash-linear-attention: its source at the pinned commit (no wheel of that commit), plus einops
+    git clone https://github.com/fla-org/flash-linear-attention /tmp/ll_scratch/fla_git
+    git -C /tmp/ll_scratch/fla_git archive COMMIT fla LICENSE | tar -x -C /tmp/ll_scratch/fla
+    python -m pip install --target /tmp/ll_scratch/site2 einops
+    PYTHONPATH=/tmp/ll_scratch/fla:/tmp/ll_scratch/site:/tmp/ll_scratch/site2 \\
+        .venv/bin/python tools/gen_corpus_thirdparty.py --library fla
+
+flash-linear-attention's ``fla/__init__.py`` and ``fla/ops/__init__.py`` import every operator,
+and some of those modules are rejected by Triton 3.9 at import (an autotune key that names no
+argument); so the generator registers those two packages without running their ``__init__``
+and imports only the modules it compiles.  Its kernels are wrapped in ``triton.autotune`` /
+``triton.heuristics``: the generator takes the ``triton.jit`` function beneath, the first
+autotune configuration with 4 warps (else the first) for the block sizes, warps and stages,
+and sets the heuristics' flags itself (``IS_VARLEN`` off, ``USE_G`` on, other flags off unless a
+case says otherwise).
 
 Each file is ``<case>.<target>.ttgir`` (``target`` = cuda90 or cuda80); ``SOURCES.md`` beside
 them (written by this script) says which kernel and which constants each one is.  ``loc(...)``
@@ -31,15 +55,34 @@ import importlib
 import os
 import re
 import sys
+import types
+from typing import Callable, NamedTuple
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-OUT = os.path.join(REPO, "test", "lit", "corpus", "liger_kernel")
-LIBRARY = "liger_kernel"
-LIBRARY_VERSION = "0.8.5"
-LICENSE = "BSD-2-Clause (Copyright 2024 LinkedIn Corporation); see the wheel's LICENSE and NOTICE"
-HOME = "https://github.com/linkedin/Liger-Kernel"
-WHEEL = f"liger_kernel-{LIBRARY_VERSION}-py3-none-any.whl"
-WHEEL_SHA256 = "60789cd576af073ab9b192b570d2597fd0cdad489cd62fb44fb16256d43754c9"
+CORPUS = os.path.join(REPO, "test", "lit", "corpus")
+
+
+class Library(NamedTuple):
+    """One library the generator knows: ``key`` is ``--library``'s value and the folder under
+    ``test/lit/corpus/``; ``package`` the module its kernels are imported from, ``modules`` the
+    prefix of a case's module under it; ``cases()`` yields the cases (see ``_liger_cases``);
+    ``prepare(fn, data, overrides, constexprs, warps)`` gives ``(jit function, signature,
+    constexprs, options)``; ``installed_version()`` what is installed (warned about when it is not
+    ``version``); ``provenance`` how the source was obtained, for SOURCES.md."""
+
+    key: str
+    title: str
+    package: str
+    modules: str
+    version: str
+    home: str
+    license: str
+    provenance: str
+    cases: Callable
+    prepare: Callable
+    installed_version: Callable
+    minimum: int
+
 
 # Argument names that are integers (strides, sizes, indices) whatever the kernel.
 _INT_NAMES = re.compile(r"(stride|^n_|_size$|^sl$|^T$|^TK$|^L$|^D$|^S$|^dim$|^hidden_dim$|^n_tiles$|^vocab_start$|"
@@ -98,7 +141,7 @@ def _rows(block_small=1024, block_big=4096, warps_small=4, warps_big=8, key="BLO
             ("bf16_%d" % block_small, "cuda80", BF16, {key: block_small}, warps_small)]
 
 
-def _cases():
+def _liger_cases():
     import triton.language as tl
 
     bf16 = tl.bfloat16
@@ -248,18 +291,201 @@ def _cases():
         {"E": 64, "BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_M_TOKEN": 128}, [("i32", "cuda90", "*i32", {}, 4)]
 
 
-def compile_case(fn, data, overrides, constexprs, num_warps, target_name):
+def _liger_prepare(fn, data, overrides, constexprs, num_warps):
+    """Liger's kernels are plain ``triton.jit`` functions: the signature by argument names."""
+    overrides = {k: (data if v is None else v) for k, v in overrides.items()}
+    return fn, signature_for(fn, data, overrides, constexprs), dict(constexprs), {"num_warps": num_warps}
+
+
+def _liger_version() -> str:
+    library = importlib.import_module("liger_kernel")
+    version = getattr(library, "__version__", None)
+    if version is None:
+        from importlib.metadata import version as _version
+        version = _version("liger-kernel")
+    return version
+
+
+LIGER = Library(
+    key="liger_kernel", title="Liger-Kernel", package="liger_kernel", modules="ops", version="0.8.5",
+    home="https://github.com/linkedin/Liger-Kernel",
+    license="BSD-2-Clause (Copyright 2024 LinkedIn Corporation); see the wheel's LICENSE and NOTICE",
+    provenance="`liger-kernel` on PyPI, the wheel liger_kernel-0.8.5-py3-none-any.whl, sha256 "
+               "60789cd576af073ab9b192b570d2597fd0cdad489cd62fb44fb16256d43754c9",
+    cases=_liger_cases, prepare=_liger_prepare, installed_version=_liger_version, minimum=90)
+
+
+# --------------------------------------------------------------------------- flash-linear-attention
+# Runtime arguments by name: sizes and strides are i32, ``scale``-like ones fp32, index tables
+# i32 pointers, gates / states / attention matrices / statistics fp32 pointers (what the
+# library's Python wrappers allocate), everything else a pointer of the case's data type.
+_FLA_INTS = re.compile(r"^(T|B|N|NT|NS|S|M|L|D|G|C|BH|P|stride\w*|s_\w+|n_\w+|chunk_size|window_size|\w+_len|num_\w+)$")
+_FLA_FLOATS = re.compile(r"^(scale|eps|gamma|alpha|temperature|softcap|sm_scale)$")
+_FLA_INT_POINTERS = re.compile(r"(cu_seqlens|chunk_indices|chunk_offsets|indices|offsets|block_counts|lens|seq_ids)")
+_FLA_FP32_POINTERS = re.compile(r"^(g|gk|gv|gi|ge|g_cumsum|gc|dg|dgk|dgv|h0|ht|dh0|dht|h|dh|A|Aqk|Akk|Aw|Au|dA|dAqk|"
+                                r"dAkk|lse|m|delta|z|s|ds|beta|dbeta|g_gamma|w|u)$")
+# Constexprs every case starts from (heads, head dims, chunk and block sizes, the gate on); an
+# autotune configuration and the case's own constexprs override them; any other all-capitals
+# flag is off.
+_FLA_CONSTEXPRS = {"H": 4, "HV": 4, "HQ": 4, "G": 1, "B": 2, "K": 128, "V": 128, "D": 128, "BT": 64, "BK": 64,
+                   "BV": 64, "BC": 16, "BS": 64, "BD": 128, "NC": 4, "S": 16, "M": 64, "USE_G": True}
+
+
+def _fla_unwrap(fn):
+    """The ``triton.jit`` function beneath ``triton.heuristics`` / ``triton.autotune`` wrappers,
+    and the configurations of the outermost autotuner (empty where there is none)."""
+    from triton.runtime.jit import JITFunction
+
+    configs = []
+    while not isinstance(fn, JITFunction):
+        configs = configs or list(getattr(fn, "configs", None) or [])
+        fn = fn.fn
+    return fn, configs
+
+
+def _fla_prepare(fn, data, overrides, constexprs, num_warps):
+    jit, configs = _fla_unwrap(fn)
+    config = next((c for c in configs if c.num_warps == 4), configs[0] if configs else None)
+    tuned = dict(config.kwargs) if config else {}
+    options = {"num_warps": num_warps or (config.num_warps if config else 4)}
+    if config and config.num_stages:
+        options["num_stages"] = config.num_stages
+    signature, values = {}, {}
+    for param in jit.params:
+        name = param.name
+        if param.is_constexpr:
+            if name in constexprs:
+                value = constexprs[name]
+            elif name in tuned:
+                value = tuned[name]
+            elif name in _FLA_CONSTEXPRS:
+                value = _FLA_CONSTEXPRS[name]
+            elif re.fullmatch(r"[A-Z][A-Z_0-9]*", name):
+                value = False
+            else:
+                raise ValueError(f"{jit.__name__}: no value for the constexpr {name}")
+            values[name], signature[name] = value, "constexpr"
+        elif name in overrides:
+            signature[name] = data if overrides[name] is None else overrides[name]
+        elif _FLA_INTS.match(name):
+            signature[name] = "i32"
+        elif _FLA_FLOATS.match(name):
+            signature[name] = "fp32"
+        elif _FLA_INT_POINTERS.search(name):
+            signature[name] = "*i32"
+        elif _FLA_FP32_POINTERS.match(name):
+            signature[name] = "*fp32"
+        else:
+            signature[name] = data
+    return jit, signature, values, options
+
+
+def _import_without_package_init(packages: list[str]) -> None:
+    """Register each package (outermost first) as an empty module with its ``__path__``, without
+    running its ``__init__`` (whose imports of every operator a newer Triton may reject)."""
+    import importlib.util
+
+    for name in packages:
+        if name in sys.modules:
+            continue
+        parent, _, leaf = name.rpartition(".")
+        locations = (list(importlib.util.find_spec(name).submodule_search_locations) if not parent
+                     else [os.path.join(sys.modules[parent].__path__[0], leaf)])
+        module = types.ModuleType(name)
+        module.__path__ = locations
+        sys.modules[name] = module
+
+
+FLA_COMMIT = "bc3b101dcb713ddc5bd8924b66754eb68b5ccf89"
+FLA_VERSION = "0.5.2"
+
+
+def _fla_version() -> str:
+    """The ``__version__`` that ``fla/__init__.py`` declares (read, not run: see
+    ``_import_without_package_init``); the registered packages get it, as some modules import it."""
+    import importlib.util
+
+    init = importlib.util.find_spec("fla").origin
+    match = re.search(r'^__version__ = "([^"]+)"', open(init).read(), re.M)
+    _import_without_package_init(["fla", "fla.ops"])
+    sys.modules["fla"].__version__ = match.group(1) if match else "?"
+    return f"{sys.modules['fla'].__version__} at {FLA_COMMIT[:12]}" if match else "?"
+
+
+def _fla_cases():
+    # (stem, module under fla., kernel, {arg: type} overrides, constexprs, variants); a variant's
+    # warps None: the autotune configuration's.
+    bf16 = [("bf16", "cuda90", "*bf16", {}, None)]
+    bf16_80 = bf16 + [("bf16", "cuda80", "*bf16", {}, None)]
+    yield "chunk_o_fwd", "ops.common.chunk_o", "chunk_fwd_kernel_o", {}, {}, \
+        [("f32", "cuda90", "*fp32", {}, None)]
+    yield "chunk_o_bwd_dv", "ops.common.chunk_o", "chunk_bwd_kernel_dv", {}, {}, bf16
+    yield "chunk_o_bwd_dv_local", "ops.common.chunk_o", "chunk_bwd_kernel_dv_local", {}, {}, bf16
+    yield "chunk_h_fwd", "ops.common.chunk_h", "chunk_fwd_kernel_h", {}, {}, bf16_80
+    yield "chunk_h_bwd_dh", "ops.common.chunk_h", "chunk_bwd_kernel_dh", {}, {}, bf16
+    yield "gla_fwd_o", "ops.gla.chunk", "chunk_gla_fwd_kernel_o", {}, {}, bf16_80
+    yield "gla_fwd_A_inter", "ops.gla.chunk", "chunk_gla_fwd_A_kernel_intra_sub_inter", {}, {}, bf16
+    yield "gla_bwd_dA", "ops.gla.chunk", "chunk_gla_bwd_kernel_dA", {}, {}, bf16
+    yield "gla_bwd_dv", "ops.gla.chunk", "chunk_gla_bwd_kernel_dv", {}, {}, bf16
+    yield "gla_bwd_inter", "ops.gla.chunk", "chunk_gla_bwd_kernel_inter", {}, {}, bf16
+    attention = {"BT": 128, "BS": 64, "BK": 128, "BV": 128}
+    yield "attn_fwd", "ops.attn.parallel", "parallel_attn_fwd_kernel", {}, dict(attention, USE_G=False), \
+        [("bf16", "cuda90", "*bf16", {"BV": 64}, 4), ("bf16", "cuda80", "*bf16", {"BS": 32, "BV": 64}, 4)]
+    yield "attn_bwd_preprocess", "ops.attn.parallel", "parallel_attn_bwd_kernel_preprocess", {}, {}, bf16
+    yield "attn_bwd_dq", "ops.attn.parallel", "parallel_attn_bwd_kernel_dq", {}, \
+        dict(attention, BT=64, BS=32, USE_G=False), [("bf16", "cuda90", "*bf16", {}, 4)]
+    yield "attn_bwd_dkv", "ops.attn.parallel", "parallel_attn_bwd_kernel_dkv", {}, \
+        dict(attention, BT=64, BS=32, USE_G=False), [("bf16", "cuda90", "*bf16", {}, 4)]
+    yield "simple_gla_parallel_fwd", "ops.simple_gla.parallel", "parallel_simple_gla_fwd_kernel", {}, {}, bf16
+    yield "wy_recompute_w_u", "ops.delta_rule.wy_fast", "recompute_w_u_fwd_kernel", {}, {}, bf16
+    yield "solve_tril_16x16", "ops.utils.solve_tril", "solve_tril_16x16_kernel", {}, {}, bf16_80
+    yield "solve_tril_merge_32x32", "ops.utils.solve_tril", "merge_16x16_to_32x32_inverse_kernel", {}, {}, bf16
+    yield "solve_tril_merge_64x64", "ops.utils.solve_tril", "merge_16x16_to_64x64_inverse_kernel", {}, {}, bf16
+    yield "cumsum_local_vector", "ops.utils.cumsum", "chunk_local_cumsum_vector_kernel", {}, {}, bf16
+    yield "cumsum_global_scalar", "ops.utils.cumsum", "chunk_global_cumsum_scalar_kernel", {}, {}, bf16
+    yield "softmax_fwd", "ops.utils.softmax", "softmax_fwd_kernel", {}, {}, bf16
+    yield "logsumexp_fwd", "ops.utils.logsumexp", "logsumexp_fwd_kernel", {}, {}, bf16
+    yield "hgrn_fwd_h", "ops.hgrn.chunk", "chunk_hgrn_fwd_kernel_h", {}, {}, bf16
+    yield "hgrn_fwd_o", "ops.hgrn.chunk", "chunk_hgrn_fwd_kernel_o", {}, {}, bf16
+    yield "hgrn_bwd_o", "ops.hgrn.chunk", "chunk_hgrn_bwd_kernel_o", {}, {}, bf16
+    yield "rwkv6_fwd_cumsum", "ops.rwkv6.chunk", "chunk_rwkv6_fwd_cumsum_kernel", {}, {}, bf16
+    yield "rwkv6_fwd_A_intra_split", "ops.rwkv6.chunk", "chunk_rwkv6_fwd_A_kernel_intra_sub_intra_split", {}, {}, bf16
+    yield "rwkv6_bwd_dh", "ops.rwkv6.chunk", "chunk_rwkv6_bwd_kernel_dh", {}, {}, bf16
+    yield "l2norm_fwd", "modules.l2norm", "l2norm_fwd_kernel", {}, {}, bf16
+    yield "l2norm_bwd", "modules.l2norm", "l2norm_bwd_kernel", {}, {}, bf16
+    yield "mean_pooling_fwd", "ops.utils.pooling", "mean_pooling_fwd_kernel", {}, {}, bf16_80
+    yield "mean_pooling_bwd", "ops.utils.pooling", "mean_pooling_bwd_kernel", {}, {}, bf16
+    yield "rwkv6_fwd_A_inter", "ops.rwkv6.chunk", "chunk_rwkv6_fwd_A_kernel_intra_sub_inter", {}, {}, bf16
+    yield "rwkv6_fwd_A_intra", "ops.rwkv6.chunk", "chunk_rwkv6_fwd_A_kernel_intra_sub_intra", {}, {}, bf16
+    yield "rwkv6_bwd_inter", "ops.rwkv6.chunk", "chunk_rwkv6_bwd_kernel_inter", {}, {}, bf16
+    yield "gsa_bwd_intra_dvg", "ops.gsa.chunk", "chunk_gsa_bwd_k_kernel_intra_dvg", {}, {}, bf16
+    yield "abc_fwd_intra_V", "ops.abc.chunk", "chunk_abc_fwd_kernel_intra_V", {}, {}, bf16
+    yield "abc_bwd_intra_K", "ops.abc.chunk", "chunk_abc_bwd_kernel_intra_K", {}, {}, bf16
+    yield "abc_bwd_rcum_intra", "ops.abc.chunk", "chunk_abc_bwd_kernel_rcum_intra", {}, {}, bf16
+    yield "logcumsumexp_fwd", "ops.utils.logcumsumexp", "logcumsumexp_fwd_kernel", {}, {}, bf16
+    yield "token_shift_fwd", "modules.token_shift", "token_shift_fwd_kernel_long", {}, {}, bf16
+
+
+FLA = Library(
+    key="fla", title="flash-linear-attention", package="fla", modules="", version=f"{FLA_VERSION} at {FLA_COMMIT[:12]}",
+    home="https://github.com/fla-org/flash-linear-attention",
+    license="MIT (Copyright (c) 2023-2026 Songlin Yang, Yu Zhang, Zhiyuan Li); see the repository's LICENSE",
+    provenance=f"the git repository at commit {FLA_COMMIT} (`git archive {FLA_COMMIT} fla LICENSE`)",
+    cases=_fla_cases, prepare=_fla_prepare, installed_version=_fla_version, minimum=30)
+
+LIBRARIES = {library.key: library for library in (LIGER, FLA)}
+
+
+def compile_case(library: Library, fn, data, overrides, constexprs, num_warps, target_name):
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
-    overrides = {k: (data if v is None else v) for k, v in overrides.items()}
-    constexprs = dict(constexprs)
-    signature = signature_for(fn, data, overrides, constexprs)
+    jit, signature, constexprs, options = library.prepare(fn, data, overrides, constexprs, num_warps)
     capability = {"cuda90": 90, "cuda80": 80}[target_name]
-    source = ASTSource(fn, signature, constexprs=constexprs)
-    options = {"num_warps": num_warps}
-    return triton.compile(source, target=GPUTarget("cuda", capability, 32), options=options).asm["ttgir"]
+    source = ASTSource(jit, signature, constexprs=constexprs)
+    compiled = triton.compile(source, target=GPUTarget("cuda", capability, 32), options=options)
+    return compiled.asm["ttgir"], constexprs, options
 
 
 def strip_locations(text: str) -> str:
@@ -316,43 +542,54 @@ def record_parsers(out: str, ll_opts: list[str]) -> int:
     return 1 if first_failed else 0
 
 
+DATA_TYPES = {"liger_kernel": "statistics such as rstd / mean / loss / lse are fp32, labels and indices integers",
+              "fla": "gates, states, attention matrices and statistics are fp32, index tables int32"}
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--library", choices=sorted(LIBRARIES), default=LIGER.key,
+                        help="which library's kernels (default: %(default)s)")
     parser.add_argument("--check", action="store_true", help="list the files without compiling")
-    parser.add_argument("--out", default=OUT)
+    parser.add_argument("--out", default=None, help="default: test/lit/corpus/<library>")
     parser.add_argument("--only", default=None, help="regex over case stems")
-    parser.add_argument("--min", type=int, default=90, help="exit 1 if fewer files were written")
+    parser.add_argument("--min", type=int, default=None, help="exit 1 if fewer files were written "
+                        "(default: 90 for liger_kernel, 30 for fla)")
     parser.add_argument("--parsers", nargs="+", metavar="LL_OPT",
                         help="instead of generating: run each ll-opt (e.g. .venv/bin/ll-opt .venv-compat/bin/ll-opt) "
                              "on every file and record which parse in SOURCES.md")
     args = parser.parse_args(argv)
+    library = LIBRARIES[args.library]
+    out = args.out or os.path.join(CORPUS, library.key)
+    minimum = library.minimum if args.min is None else args.min
     if args.parsers:
-        return record_parsers(args.out, args.parsers)
+        return record_parsers(out, args.parsers)
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
     import triton
 
-    library = importlib.import_module(LIBRARY)
-    version = getattr(library, "__version__", None)
-    if version is None:
-        from importlib.metadata import version as _version
-        version = _version("liger-kernel")
-    if version != LIBRARY_VERSION:
-        print(f"warning: {LIBRARY} {version} installed, the corpus is of {LIBRARY_VERSION}", file=sys.stderr)
-    os.makedirs(args.out, exist_ok=True)
+    if args.check:
+        for stem, _, _, _, _, variants in library.cases():
+            if not args.only or re.search(args.only, stem):
+                for suffix, target_name, *_ in variants:
+                    print(os.path.join(out, f"{stem}_{suffix}.{target_name}.ttgir"))
+        return 0
+    version = library.installed_version()
+    if version != library.version:
+        print(f"warning: {library.package} {version} installed, the corpus is of {library.version}", file=sys.stderr)
+    os.makedirs(out, exist_ok=True)
     rows, failures = [], []
-    for stem, module, kernel, overrides, constexprs, variants in _cases():
+    for stem, module, kernel, overrides, constexprs, variants in library.cases():
         if args.only and not re.search(args.only, stem):
             continue
-        fn = getattr(importlib.import_module(f"{LIBRARY}.ops.{module}"), kernel)
+        module_path = f"{library.modules}.{module}" if library.modules else module
+        fn = getattr(importlib.import_module(f"{library.package}.{module_path}"), kernel)
         for suffix, target_name, data, updates, warps in variants:
             name = f"{stem}_{suffix}.{target_name}.ttgir"
-            path = os.path.join(args.out, name)
-            ce = dict(constexprs, **updates)
-            if args.check:
-                print(path)
-                continue
+            path = os.path.join(out, name)
             try:
-                text = strip_locations(compile_case(fn, data, overrides, ce, warps, target_name))
+                text, ce, options = compile_case(library, fn, data, overrides, dict(constexprs, **updates), warps,
+                                                 target_name)
+                text = strip_locations(text)
             except Exception as error:  # a case the library's kernel or this Triton rejects
                 failures.append((name, f"{type(error).__name__}: {str(error).splitlines()[0][:200] if str(error) else ''}"))
                 print(f"FAILED {name}: {failures[-1][1]}", file=sys.stderr)
@@ -360,27 +597,24 @@ def main(argv=None) -> int:
             with open(path, "w") as f:
                 f.write(text)
             shown = {k: (str(v) if not isinstance(v, str) else repr(v)) for k, v in ce.items()}
-            rows.append((name, f"ops/{module}.py", kernel, data[1:], warps,
-                         ", ".join(f"{k}={v}" for k, v in shown.items())))
+            stages = f", num_stages={options['num_stages']}" if "num_stages" in options else ""
+            rows.append((name, module_path.replace(".", "/") + ".py", kernel, data[1:], options["num_warps"],
+                         ", ".join(f"{k}={v}" for k, v in shown.items()) + stages))
             print(f"wrote {name} ({len(text)} chars)", file=sys.stderr)
-    if args.check:
-        return 0
     if args.only:  # a partial run leaves SOURCES.md (the whole corpus's) alone
         print(f"wrote {len(rows)} files; {len(failures)} failed", file=sys.stderr)
         return 0 if not failures else 1
-    with open(os.path.join(args.out, "SOURCES.md"), "w") as f:
-        f.write(f"# Liger-Kernel TTGIR corpus\n\n"
-                f"- library: Liger-Kernel (`liger-kernel` on PyPI), version {version}, {HOME}; the wheel {WHEEL}, "
-                f"sha256 {WHEEL_SHA256}\n"
-                f"- license: {LICENSE}\n"
+    with open(os.path.join(out, "SOURCES.md"), "w") as f:
+        f.write(f"# {library.title} TTGIR corpus\n\n"
+                f"- library: {library.title}, version {version}, {library.home}; {library.provenance}\n"
+                f"- license: {library.license}\n"
                 f"- compiled by: triton {triton.__version__} (see ../VERSION), `triton.compile(ASTSource(...), "
                 f"target=GPUTarget('cuda', 90|80, 32))`, no GPU, `TRITON_DEFAULT_FP_FUSION=1`\n"
-                f"- generator: `tools/gen_corpus_thirdparty.py` (its docstring says how to rerun it); "
-                f"`loc(...)` stripped\n"
-                f"- data type: the type of the data pointers (statistics such as rstd / mean / loss / lse "
-                f"are fp32, labels and indices integers)\n\n"
+                f"- generator: `tools/gen_corpus_thirdparty.py --library {library.key}` (its docstring says how to "
+                f"rerun it); `loc(...)` stripped\n"
+                f"- data type: the type of the data pointers ({DATA_TYPES[library.key]})\n\n"
                 f"{len(rows)} files.\n\n"
-                "| file | source (liger_kernel/) | kernel | data | warps | constexprs |\n"
+                f"| file | source ({library.package}/) | kernel | data | warps | constexprs |\n"
                 "|---|---|---|---|---|---|\n")
         for row in rows:
             f.write("| " + " | ".join(str(x) for x in row) + " |\n")
@@ -388,8 +622,8 @@ def main(argv=None) -> int:
             f.write("\nCases that did not compile (skipped):\n\n")
             for name, why in failures:
                 f.write(f"- `{name}`: {why}\n")
-    print(f"wrote {len(rows)} files under {args.out}; {len(failures)} failed", file=sys.stderr)
-    return 0 if len(rows) >= args.min else 1
+    print(f"wrote {len(rows)} files under {out}; {len(failures)} failed", file=sys.stderr)
+    return 0 if len(rows) >= minimum else 1
 
 
 if __name__ == "__main__":

@@ -22,8 +22,8 @@ GPU machine: the project's wheel, ``pip install --no-deps``); nothing here adds 
 * ``fit_choice``: the choice model fitted to ``--train`` runs, run as ``plan_choice.py fit``.
 * ``compile_time_fuzz``: compile time of random large-register conversions, run as
   ``compile_time.py fuzz`` (each mode in a fresh process of this module).
-* ``compile_time_corpus``: compile time of Liger-Kernel's TTGIR files, run as
-  ``compile_time.py corpus``; its clocks (``PluginClock``, ``cpu_seconds``) serve ``compile_time.py``.
+* ``compile_time_corpus``: compile time of Liger-Kernel's TTGIR files (or the held-out
+  flash-linear-attention corpus, ``--corpus``), run as ``compile_time.py corpus``; its clocks (``PluginClock``, ``cpu_seconds``) serve ``compile_time.py``.
 * ``gluon_modes``: the modes both Gluon harnesses time (form compiled, plugin on or off).
 * ``quiet_compile``: the Gluon dry runs' compile for sm_90 on the CPU (warnings silenced, MLIR's
   diagnostics captured, a failure returned), the failure as one line, the PTX's memory accesses.

@@ -2,9 +2,12 @@
 
     python benchmarks/compile_time.py corpus                       # Liger-Kernel's 120 TTGIR files
     python benchmarks/compile_time.py corpus --repeats 5 --out benchmarks/results
+    python benchmarks/compile_time.py corpus --corpus test/lit/corpus/fla --name compile_time_heldout
 
 The kernels are ``test/lit/corpus/liger_kernel/`` (compiled from Liger-Kernel 0.8.5 by
-``tools/gen_corpus_thirdparty.py``; a file's name says its target, ``cuda90`` or ``cuda80``).
+``tools/gen_corpus_thirdparty.py``; a file's name says its target, ``cuda90`` or ``cuda80``), or
+the folder ``--corpus`` names: ``test/lit/corpus/fla/`` is a held-out one (flash-linear-attention,
+``gen_corpus_thirdparty.py --library fla``), which no benchmark or tuning of the project used.
 Each file is compiled by ``triton.compile(path)`` from its TTGIR to a cubin, two ways, the
 modes interleaved so that drift hits both alike, each compile with Triton's cache off
 (``TRITON_ALWAYS_COMPILE=1``):
@@ -31,7 +34,8 @@ Where ours' extra time goes: the plugin's own work is timed inside the compile, 
 stages (``make_llir`` on the module with our islands, then PTX and cubin) are timed beneath the
 plugin, so each kernel's overhead splits into the plugin's work and Triton's extra work on our
 islands.  ``--match TEXT`` measures only the files whose name contains TEXT.
-Writes ``compile_time_corpus_<triton version>.md`` (and ``.json.gz``).
+Writes ``<--name>_<triton version>.md`` (and ``.json.gz``; ``--name`` is ``compile_time_corpus``
+unless given).
 """
 
 from __future__ import annotations
@@ -58,6 +62,7 @@ require_package()
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CORPUS = os.path.join(REPO, "test", "lit", "corpus", "liger_kernel")
 TOO_SLOW = 0.15          # the issue's bound for a single kernel
+REPORT_NAME = "compile_time_corpus"
 
 
 def target_of(path: str):
@@ -90,8 +95,10 @@ class Timing(NamedTuple):
 class FunctionClock:
     """Adds up, by label, the wall time and the calls of functions of the package while it is
     entered.  ``stages``: (module under ``linear_layouts.``, attribute, label) rows; each function
-    is wrapped where its callers look it up and put back on exit.  A row whose function this tree
-    does not have is skipped (an older tree, compared).  Several rows may share a label."""
+    is wrapped where its callers look it up and put back on exit (an attribute may be a class's
+    method, ``Class.method``).  A row whose function this tree does not have is skipped (an older
+    tree, compared).  Several rows may share a label; a row that names where an older tree's
+    callers looked a function up is harmless (nothing calls it there now)."""
 
     def __init__(self, stages):
         self.stages = tuple(stages)
@@ -103,12 +110,18 @@ class FunctionClock:
 
         self.saved = []
         for module_name, attribute, label in self.stages:
-            module = importlib.import_module(f"linear_layouts.{module_name}")
-            real = getattr(module, attribute, None)
+            try:
+                owner = importlib.import_module(f"linear_layouts.{module_name}")
+            except ImportError:
+                continue
+            *path, attribute = attribute.split(".")
+            for name in path:
+                owner = getattr(owner, name, None)
+            real = None if owner is None else owner.__dict__.get(attribute)
             if real is None:
                 continue
-            self.saved.append((module, attribute, real))
-            setattr(module, attribute, self._timed(label, real))
+            self.saved.append((owner, attribute, real))
+            setattr(owner, attribute, self._timed(label, real))
         return self
 
     def _timed(self, label: str, real):
@@ -129,8 +142,13 @@ class FunctionClock:
 class PluginClock(FunctionClock):
     """The wall time spent in the hook's two calls into the plugin while it is entered (``seconds``)."""
 
+    # Where the stage wrappers look the two up; ``passes.hook`` was the place before the hook was
+    # split into rooms (kept, so that an older tree is still timed).
+    CALLERS = ("passes.stage_wrappers", "passes.hook")
+
     def __init__(self):
-        super().__init__([("passes.hook", name, "plugin") for name in ("run_plugin_pipeline", "prune_guard_barriers")])
+        super().__init__([(module, name, "plugin") for module in self.CALLERS
+                          for name in ("run_plugin_pipeline", "prune_guard_barriers")])
 
     @property
     def seconds(self) -> float:
@@ -144,14 +162,21 @@ class PhaseClock(FunctionClock):
     pruning of guard barriers on the LLVM IR.  What is left of :class:`PluginClock`'s total is the
     passes' glue (guard placement, splicing, remarks)."""
 
-    PHASES = {"snapshot": ("hook", "snapshot_of"), "plan": ("lower_conversions", "plan_module"),
-              "emit": ("lower_conversions", "emit_island", "emit_local_load_island", "emit_local_store_island"),
-              "simulate": ("lower_conversions", "_simulate_unless_accepted"),
-              "re-parse": ("hook", "triton_module_from_text"), "prune guards": ("hook", "prune_guard_barriers")}
+    # phase: (module, names) rows where the callers look the functions up, today's first, then
+    # an older tree's (before the hook was split into rooms and the island checks left
+    # lower_conversions).
+    PHASES = {"snapshot": [("plugin_pipeline", "snapshot_of"), ("hook", "snapshot_of")],
+              "plan": [("lower_conversions", "plan_module")],
+              "emit": [("island_checks", "emit_island", "emit_local_load_island", "emit_local_store_island"),
+                       ("lower_conversions", "emit_island", "emit_local_load_island", "emit_local_store_island")],
+              "simulate": [("island_checks", "IslandChecks._simulated"),
+                           ("lower_conversions", "_simulate_unless_accepted")],
+              "re-parse": [("plugin_pipeline", "triton_module_from_text"), ("hook", "triton_module_from_text")],
+              "prune guards": [("stage_wrappers", "prune_guard_barriers"), ("hook", "prune_guard_barriers")]}
 
     def __init__(self):
-        super().__init__([(f"passes.{module}", name, phase) for phase, (module, *names) in self.PHASES.items()
-                          for name in names])
+        super().__init__([(f"passes.{module}", name, phase) for phase, rows in self.PHASES.items()
+                          for module, *names in rows for name in names])
 
     @property
     def seconds(self) -> dict:
@@ -392,7 +417,7 @@ def write_report(rows: list[dict], skipped: list[dict], run: dict, out: str) -> 
                      + "; ".join(f"{s['file']} ({s['why']})" for s in skipped))
     lines += [""] + table_lines(rows, clocks)
     os.makedirs(out, exist_ok=True)
-    stem = os.path.join(out, f"compile_time_corpus_{run['triton']}")
+    stem = os.path.join(out, f"{run.get('name', REPORT_NAME)}_{run['triton']}")
     with open(stem + ".md", "w") as f:
         f.write("\n".join(lines) + "\n")
     # gzipped: benchmarks/results stays under its size limit (test_regenerate_results)
@@ -438,13 +463,15 @@ def main(argv=None) -> int:
     parser.add_argument("--limit", type=int, default=0, help="only the first N files")
     parser.add_argument("--match", default="", help="only the files whose name contains this text")
     parser.add_argument("--out", default=os.path.join(REPO, "benchmarks", "results"))
+    parser.add_argument("--name", default=REPORT_NAME,
+                        help="the report's file name before _<triton version>.md (default: %(default)s)")
     parser.add_argument("--render", metavar="JSON",
                         help="measure nothing: rewrite the report of an earlier run from its .json or .json.gz (into --out)")
     args = parser.parse_args(argv)
     if args.render:
         with (gzip.open(args.render, "rt") if args.render.endswith(".gz") else open(args.render)) as f:
             saved = json.load(f)
-        write_report(saved["rows"], saved.get("skipped", []), saved, args.out)
+        write_report(saved["rows"], saved.get("skipped", []), {"name": args.name, **saved}, args.out)
         return 0
     if args.repeats < 1:
         parser.error(f"--repeats {args.repeats}: expected 1 or more")
@@ -465,7 +492,7 @@ def main(argv=None) -> int:
         f" {a}" for a in (argv if argv is not None else sys.argv[1:]))
     write_report(rows, skipped, {"triton": triton.__version__, "cpus": os.cpu_count(), "repeats": args.repeats,
                                  "python": platform.python_version(), "corpus": os.path.relpath(args.corpus, REPO),
-                                 "command": command}, args.out)
+                                 "command": command, "name": args.name}, args.out)
     for clock in clocks_of(rows):
         print(f"{clock.name}:\n" + "\n".join(summary_lines(rows, clock)))
     return 0

@@ -13,7 +13,7 @@ rules.  Which guards Triton's own barriers make redundant is decided later, on t
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Sequence
 
 from ...lowering.plan import Method
 from ..ir.snapshot import Module, Operation, in_loop, ops_under
@@ -34,21 +34,23 @@ _SMEM_FREE = {
 }
 
 
-def needs_guards(module: Module, shared_converts: list[Operation]) -> bool:
+def needs_guards(module: Module, shared_converts: list[Operation], calls: Optional["CallGraph"] = None,
+                 walked: Optional[Sequence[Operation]] = None) -> bool:
     """Guard barriers unless one island is the kernel's only possible shared-memory user and
     runs once (it sits directly in a function body, not in a loop or branch, and that function
     is no callee).  A ``tt.call`` of a function that touches no shared memory, itself or through
-    its own calls, is no user (see ``CallGraph``)."""
+    its own calls, is no user (see ``CallGraph``).  ``calls`` and ``walked`` (``module.walk()``
+    as a list): the module's call graph and ops, if the caller has them already."""
     if len(shared_converts) != 1:
         return True
     island = shared_converts[0]
     parent = island.parent_op
     if parent is None or parent.name != "tt.func":
         return True
-    calls = CallGraph.of(island)
+    calls = calls if calls is not None else CallGraph.of(island)
     if calls.may_be_called(island):
         return True
-    for op in module.walk():
+    for op in (walked if walked is not None else module.walk()):
         if op is not island and _may_use_shared_memory(op, calls):
             return True
     return False
@@ -100,6 +102,7 @@ class CallGraph:
                 elif _may_use_shared_memory(op, self):
                     uses_directly.add(name)
         self.called = {callee for callees in self.calls_in.values() for callee in callees}
+        self._function_ranges: dict[int, range] = {}
         # Transitively, to a fixed point (recursion terminates: the set only grows).
         self._touching = set(uses_directly)
         changed = True
@@ -128,25 +131,31 @@ class CallGraph:
         return function.symbol in self.called or (None in self.called and len(self.functions) > 1)
 
     def same_function(self, op: Operation) -> range:
-        """The text positions (``Module.walk`` order) of the ops of the function holding ``op``."""
+        """The text positions (``Module.walk`` order) of the ops of the function holding ``op``
+        (found once per function: every island of a function asks)."""
         function = _function_of(op)
         module_op = function.parent_op if function is not None else None
         if module_op is None:
             return range(0, 1 << 62)
+        known = self._function_ranges.get(id(function))
+        if known is not None:
+            return known
         start = 0
         for position, other in enumerate(ops_under(module_op)):
             if other is function:
                 start = position
                 break
-        return range(start, start + sum(1 for _ in ops_under(function)))
+        known = self._function_ranges[id(function)] = range(start, start + sum(1 for _ in ops_under(function)))
+        return known
 
 
-def triton_shared_memory_users(module: Module, lowered: set[int]) -> list[int]:
+def triton_shared_memory_users(module: Module, lowered: set[int], calls: Optional["CallGraph"] = None,
+                               walked: Optional[Sequence[Operation]] = None) -> list[int]:
     """Positions (in text order) of the ops that Triton lowers, not our islands, and that may
-    use shared memory; a ``tt.call`` is one when its callee may touch shared memory."""
+    use shared memory; a ``tt.call`` is one when its callee may touch shared memory
+    (``calls``, ``walked``: as for :func:`needs_guards`)."""
     users = []
-    calls = None
-    for position, op in enumerate(module.walk()):
+    for position, op in enumerate(walked if walked is not None else module.walk()):
         if calls is None:
             calls = CallGraph(op)        # the first op walked is the module
         if id(op) not in lowered and _may_use_shared_memory(op, calls):
@@ -154,7 +163,8 @@ def triton_shared_memory_users(module: Module, lowered: set[int]) -> list[int]:
     return users
 
 
-def needs_guard_after(op: Operation, position: int, triton_users: list[int]) -> bool:
+def needs_guard_after(op: Operation, position: int, triton_users: list[int],
+                      calls: Optional[CallGraph] = None) -> bool:
     """A guard barrier after an island's last load is needed only if one of Triton's own
     shared-memory users can run after the island: Triton may put its buffer on the same bytes,
     and its barrier analysis cannot see our reads.
@@ -167,8 +177,9 @@ def needs_guard_after(op: Operation, position: int, triton_users: list[int]) -> 
     Only users in the island's own function count by position (a ``tt.call`` after the island
     stands for its callee's users); an island in a function that may be called always gets the
     guard: its caller may touch shared memory after the call returns, or call it again.
+    ``calls``: the module's call graph, if already built (the same for every op of the module).
     """
-    calls = CallGraph.of(op)
+    calls = calls if calls is not None else CallGraph.of(op)
     if calls.may_be_called(op):
         return True
     here = calls.same_function(op)
@@ -178,15 +189,16 @@ def needs_guard_after(op: Operation, position: int, triton_users: list[int]) -> 
     return in_loop(op) or any(user > position for user in users_here)
 
 
-def needs_guard_before(op: Operation, position: int, users: list[int], single_function: bool) -> bool:
+def needs_guard_before(op: Operation, position: int, users: list[int], single_function: bool,
+                       calls: Optional[CallGraph] = None) -> bool:
     """A guard barrier before the stores into a *fresh* allocation is needed only if a
     shared-memory user (Triton's or an island) can run before it: its bytes may be another
     buffer's whose reads Triton's barrier analysis cannot order before our stores.  Users count
     by position in the island's own function only (a ``tt.call`` before it stands for its
     callee's); an island in a function that may be called always gets it: the caller's accesses
     before the call come first (``single_function``: the module has one function, the kernel,
-    which nothing calls)."""
-    calls = CallGraph.of(op)
+    which nothing calls; ``calls`` as for :func:`needs_guard_after`)."""
+    calls = calls if calls is not None else CallGraph.of(op)
     if in_loop(op) or (not single_function and calls.may_be_called(op)):
         return True
     here = calls.same_function(op)
@@ -213,14 +225,17 @@ def async_proxy_reads(module: Module, op: Operation, lowered_allocs: set[int]) -
     return False
 
 
-def following_in_a_row(module: Module, ops: list[Operation]) -> set[int]:
+def following_in_a_row(module: Module, ops: list[Operation], walked: Optional[Sequence[Operation]] = None) -> set[int]:
     """ids of the ops in ``ops`` that directly follow another of them: in the same block, with
     only shared-memory-free ops in between.  Reads do not race with reads, and allocations in a
     row store into distinct live buffers, so a run of local loads, or of allocations, needs one
-    guard barrier before its first and one after its last."""
+    guard barrier before its first and one after its last (``walked``: as for
+    :func:`needs_guards`)."""
+    if len(ops) < 2:
+        return set()         # nothing can follow another
     wanted = {id(op) for op in ops}
     follows, previous = set(), None
-    for op in module.walk():
+    for op in (walked if walked is not None else module.walk()):
         if id(op) in wanted:
             if previous is not None and previous.parent_op is op.parent_op:
                 follows.add(id(op))
@@ -243,19 +258,23 @@ class GuardPlacement:
         self._module = module
         shared_ops = [op for op, method in islands
                       if method in (Method.SHARED, Method.LOCAL_LOAD, Method.LOCAL_STORE)]
-        self._guards = needs_guards(module, shared_ops)
-        self._triton_users = triton_shared_memory_users(module, {id(op) for op, _ in islands})
-        self._position_of = {id(op): position for position, op in enumerate(module.walk())}
+        # One walk of the module and one call graph: every question below is about the same ops
+        # and functions (the graph was built once per island, each a walk of the whole module).
+        walked = list(module.walk())         # the module op first
+        self._calls = CallGraph(walked[0])
+        self._guards = needs_guards(module, shared_ops, self._calls, walked)
+        self._triton_users = triton_shared_memory_users(module, {id(op) for op, _ in islands}, self._calls, walked)
+        self._position_of = {id(op): position for position, op in enumerate(walked)}
         local_loads = [op for op, method in islands if method == Method.LOCAL_LOAD]
-        self._follows = following_in_a_row(module, local_loads)
+        self._follows = following_in_a_row(module, local_loads, walked)
         self._followed = {id(a) for a, b in zip(local_loads, local_loads[1:]) if id(b) in self._follows}
         allocs = [op for op, _ in islands if op.name == "ttg.local_alloc"]
-        allocs_follow = following_in_a_row(module, allocs)
+        allocs_follow = following_in_a_row(module, allocs, walked)
         self._follows |= allocs_follow
         self._followed |= {id(a) for a, b in zip(allocs, allocs[1:]) if id(b) in allocs_follow}
         self._lowered_allocs = {id(op) for op in allocs}
         self._island_positions = [self._position_of[id(op)] for op in shared_ops]
-        self._single_function = sum(op.name == "tt.func" for op in module.walk()) == 1
+        self._single_function = sum(op.name == "tt.func" for op in walked) == 1
 
     def before(self, op: Operation) -> bool:
         """A guard before the island's first store (an allocation's only when a shared-memory
@@ -263,12 +282,13 @@ class GuardPlacement:
         if not self._guards or id(op) in self._follows:
             return False
         return op.name != "ttg.local_alloc" or needs_guard_before(
-            op, self._position_of[id(op)], self._triton_users + self._island_positions, self._single_function)
+            op, self._position_of[id(op)], self._triton_users + self._island_positions, self._single_function,
+            self._calls)
 
     def after(self, op: Operation) -> bool:
         """A guard after the island's last access."""
         return (self._guards and id(op) not in self._followed
-                and needs_guard_after(op, self._position_of[id(op)], self._triton_users))
+                and needs_guard_after(op, self._position_of[id(op)], self._triton_users, self._calls))
 
     def async_fence(self, op: Operation) -> bool:
         """An allocation's island fences its stores for the async proxy before its guard after

@@ -75,3 +75,12 @@ def test_final_code_counts_by_kind():
     assert stock_dominance.costly_of_code(amdgcn, target_named("gfx942")) == {
         "shuffles": 2, "store_wavefronts": 8, "load_wavefronts": 0, "cta_barriers": 1, "warp_barriers": 0,
         "selects": 1}
+
+
+def test_the_held_out_corpus_stays_out_of_the_dominance_table():
+    """test/lit/corpus/fla is the held-out corpus of the compile-time benchmark: no conversion of
+    it enters the table the choice is checked and tuned on (its file names say cuda90 / cuda80,
+    which alone would let them in); the other folders' conversions do."""
+    folders = {row.name.split("/")[0] for row in stock_dominance.kernel_rows(("sm_90", "sm_80"))}
+    assert "fla" not in folders
+    assert {"cuda90", "cuda80", "liger_kernel"} <= folders

@@ -1,4 +1,5 @@
-"""benchmarks/harness/compile_time_corpus.py without timing anything: targets from file names, the summary."""
+"""benchmarks/harness/compile_time_corpus.py: targets from file names, the summary, the reports (nothing timed), and
+one cold compile that shows the clocks see the plugin's work."""
 
 import os
 import sys
@@ -88,3 +89,40 @@ def test_the_account_splits_the_extra_time_and_the_table_shows_it(tmp_path):
     text = (tmp_path / "compile_time_corpus_9.9.9.md").read_text()
     assert "Wall time, fastest of the repeats:" in text and account[0] in text
     assert "| b | 2 | 1000.0 | 1500.0 | 1.500 | 1000.0 | 1.000 | 1.500 | +250.0 | +50.0 |" in text
+
+
+def test_a_named_report_and_another_corpus(tmp_path):
+    """``--corpus`` measures another folder (here one without TTGIR files: a clear message, exit
+    1), and ``--name`` names the report (a held-out corpus's must not overwrite Liger's)."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert compile_time_corpus.main(["--corpus", str(empty)]) == 1
+    rows = [{"file": "a", "converts": 1, "stock": 1.0, "ours": 1.1, "ratio": 1.1, "warm": 1.0, "warm_ratio": 1.0}]
+    compile_time_corpus.write_report(rows, [], {"triton": "9.9.9", "cpus": 2, "repeats": 1,
+                                                "name": "compile_time_heldout"}, str(tmp_path))
+    assert (tmp_path / "compile_time_heldout_9.9.9.md").exists()
+    assert not (tmp_path / "compile_time_corpus_9.9.9.md").exists()
+
+
+def test_the_clocks_see_the_plugin_work_in_a_compile(monkeypatch):
+    """The clocks wrap the functions where the plugin's callers look them up today: a cold compile
+    of a kernel with a conversion shows the plugin's own time and every phase called (they read 0
+    when the hook was split into rooms and the clocks still wrapped its old names)."""
+    pytest.importorskip("triton")
+    import triton
+
+    import linear_layouts
+    from linear_layouts.passes.process_memory import forget_kernels
+
+    monkeypatch.setenv("TRITON_ALWAYS_COMPILE", "1")
+    monkeypatch.setenv("LINEAR_LAYOUTS_CACHE", "off")
+    path = str(REPO / "test" / "lit" / "corpus" / "fla" / "gla_bwd_dA_bf16.cuda90.ttgir")  # islands and guards
+    forget_kernels()
+    linear_layouts.enable()
+    try:
+        with compile_time_corpus.PluginClock() as plugin, compile_time_corpus.PhaseClock() as phases:
+            triton.compile(path, target=compile_time_corpus.target_of(path))
+    finally:
+        linear_layouts.disable()
+    assert plugin.seconds > 0
+    assert {phase for phase in compile_time_corpus.PhaseClock.PHASES if phases.calls[phase] == 0} == set()
