@@ -56,13 +56,13 @@ from ..framework import ModulePass, PassContext, PassFailure
 from .dram_floor import dram_floor
 from .layout_costs import conversion_work, elementwise_work, memory_work, reduction_work
 from .layout_graph import LayoutGraph, build_graph, propose_candidates
-from .layout_rules import (ASYNC_COPY, ELEMENTWISE_OPS, ELEMENTWISE_PREFIXES, MEMORY_OPS, SHAPE_KINDS,
-                           SHARED_ACCESS_OPS, combiner_is_redux, combiner_ops, encoding_of)
+from .layout_rules import (BUFFER_LOAD, BUFFER_STORE, ELEMENTWISE_OPS, ELEMENTWISE_PREFIXES, GLOBAL_ACCESS_OPS,
+                           MEMORY_OPS, SHAPE_KINDS, SHARED_ACCESS_OPS, combiner_is_redux, combiner_ops, encoding_of,
+                           global_access)
 from .shared_access_costs import async_copy_vector, local_load_work, local_store_work
 from .layout_solver import Costs, Solution, assignment_cost, assignment_work, conversion_cost, least_work, solve
 from .pipe_time import NOTHING, Work
 from ..ir.module_lines import ModuleLines, TextMismatch
-from .pointer_contiguity import pointee_bytes
 from .register_budget import register_overflow
 from .scratch_budget import scratch_overflow
 from ..ir.module_target import module_target
@@ -133,7 +133,7 @@ def make_costs(graph: LayoutGraph, target: Target) -> Costs:
             count = sum(1 for v in node.op.operands if encoding_of(v) is not None)
             return reduction_work(key, operand.shape, node.rule.axis, target, combiner_is_redux(node.op), count,
                                   combiner_ops(node.op)).scaled(node.weight)
-        if node.op.name in MEMORY_OPS or node.op.name == ASYNC_COPY:
+        if node.op.name in GLOBAL_ACCESS_OPS:
             return _memory_work(node, key).scaled(node.weight)
         if node.op.name in SHARED_ACCESS_OPS:
             return _shared_work(node, key).scaled(node.weight)
@@ -144,12 +144,12 @@ def make_costs(graph: LayoutGraph, target: Target) -> Costs:
         return work.scaled(node.weight)
 
     def _memory_work(node, key: str) -> Work:
-        pointer = node.op.operands[0].tensor_type
-        bits = 8 * pointee_bytes(pointer.element_type)
+        access = global_access(node.op)       # pointers, or a buffer op's offsets
+        bits = 8 * access.element_bytes
         vector = node.contiguity.vector
-        if node.op.name == ASYNC_COPY:      # one run consecutive in global and shared memory
-            vector = min(vector, async_copy_vector(key, pointer.shape, node.op.operands[1].type, bits, target))
-        return memory_work(key, pointer.shape, bits, node.contiguity.dim, vector, target)
+        if node.async_copy is not None:       # one run consecutive in global and shared memory
+            vector = min(vector, async_copy_vector(key, access.shape, node.async_copy.memdesc_type, bits, target))
+        return memory_work(key, access.shape, bits, node.contiguity.dim, vector, target)
 
     def _shared_work(node, key: str) -> Work:
         """A local load (the result in ``key``) or store / alloc (operand 0 in ``key``)."""
@@ -184,17 +184,17 @@ def fixed_work(graph: LayoutGraph, target: Target) -> Work:
     for fixed in graph.fixed:
         op = fixed.op
         try:
-            if op.name in MEMORY_OPS:
-                pointer = op.operands[0].tensor_type
-                key = encoding_of(op.operands[0])
+            if op.name in MEMORY_OPS or op.name in (BUFFER_LOAD, BUFFER_STORE):
+                access = global_access(op)
+                key = encoding_of(access.addresses) if access is not None else None
                 if key is None:
                     continue
-                bits = 8 * pointee_bytes(pointer.element_type)
+                bits = 8 * access.element_bytes
                 # Pointers the analysis cannot read: one element per access, the last dim
                 # contiguous (the fewest bytes per instruction Triton would issue).
                 dim, vector = ((fixed.contiguity.dim, fixed.contiguity.vector) if fixed.contiguity is not None
-                               else (len(pointer.shape) - 1, 1))
-                work = memory_work(key, pointer.shape, bits, dim, vector, target)
+                               else (len(access.shape) - 1, 1))
+                work = memory_work(key, access.shape, bits, dim, vector, target)
             elif op.name == "tt.reduce":
                 operands = [v for v in op.operands if encoding_of(v) is not None]
                 axis = _AXIS.search(fixed.header)

@@ -52,9 +52,10 @@ AMD's other buffer ops take any layout: ``amdg.buffer_load`` and ``amdg.buffer_s
 hardware has, whatever their length (``BufferEmitter::getBufferOpType`` in
 ``BufferOpsEmitter.cpp`` picks a 1- to 16-byte type for the vector the lowering computes from
 the layout and the offsets' alignment), as ``tt.load`` does.  ``amdg.buffer_load_to_local``
-(``buffer_load_to_shared``) has the direct-to-LDS rules above but no rule in the resolution,
-which leaves a kernel with it automatic to Triton.  MFMA and
-WMMA operands are fixed layouts the assignment never changes.
+(Gluon's ``cdna4.async_copy.buffer_load_to_shared``, lowered to ``buffer_load_dword* ... lds``)
+is a direct-to-LDS load with the rules above, its pointers the base plus the offsets: on gfx942
+f16 ``[1, 2]`` only, on gfx950 ``[1, 2]`` or ``[1, 8]``, as for the copy through pointers.  MFMA
+and WMMA operands are fixed layouts the assignment never changes.
 
 Other requirements of the backend are met by construction, not checked here: ``ldmatrix`` /
 ``stmatrix`` and vector widths of local loads and stores are chosen by the lowering from any
@@ -72,7 +73,8 @@ from typing import Optional
 
 from ...dialect import LayoutError
 from ..ir.layouts import tensor_layout_of
-from .pointer_contiguity import Contiguity, PointerAnalysis, pointee_bytes
+from .layout_rules import global_access
+from .pointer_contiguity import Contiguity, PointerAnalysis
 from .shared_access_costs import _buffer
 
 # The fewest bytes one cp.async may copy.
@@ -93,6 +95,7 @@ class AsyncCopyFacts:
     mask_constancy: Optional[tuple]    # per dim (None: no mask)
     memdesc_type: str                  # the shared destination's type
     target: str = ""                   # the module's ttg.target ("cuda:90", "hip:gfx942"; "": cuda)
+    op_name: str = "ttg.async_copy_global_to_local"      # or amdg.buffer_load_to_local
 
     @property
     def amd_architecture(self) -> Optional[str]:
@@ -102,12 +105,15 @@ class AsyncCopyFacts:
     @classmethod
     def of(cls, op, pointers: PointerAnalysis) -> "AsyncCopyFacts":
         """The facts of one ``ttg.async_copy_global_to_local`` (operands: pointers, buffer,
-        then mask and other if present)."""
-        pointer = op.operands[0]
-        masks = [v for v in op.operands[2:] if v.tensor_type is not None and v.tensor_type.element_type == "i1"]
-        return cls(tuple(pointer.tensor_type.shape), pointee_bytes(pointer.tensor_type.element_type),
-                   pointers.contiguity(pointer), pointers.constancy(masks[0]) if masks else None,
-                   op.operands[1].type, module_target_text(pointers.lines.lines))
+        then mask and other if present) or ``amdg.buffer_load_to_local`` (buffer, base,
+        offsets, then mask, other, stride if present: :func:`.layout_rules.global_access`)."""
+        access = global_access(op)
+        buffer = next(v for v in op.operands if v.tensor_type is not None and v.tensor_type.is_shared)
+        masks = [v for v in op.operands if v is not access.addresses and v.tensor_type is not None
+                 and v.tensor_type.element_type == "i1"]
+        return cls(access.shape, access.element_bytes, pointers.contiguity(access.addresses, access.base),
+                   pointers.constancy(masks[0]) if masks else None, buffer.type,
+                   module_target_text(pointers.lines.lines), op.name)
 
 
 _TARGET = re.compile(r'^module attributes \{.*ttg\.target = "([^"]*)"')
@@ -262,7 +268,7 @@ def direct_to_lds_problem(key: str, facts: AsyncCopyFacts) -> Optional[str]:
     architecture = facts.amd_architecture
     widths = direct_to_lds_widths(architecture)
     copy = direct_to_lds(key, facts)
-    name = f"the direct-to-LDS load (ttg.async_copy_global_to_local on {architecture})"
+    name = f"the direct-to-LDS load ({facts.op_name} on {architecture})"
     if copy is None:
         return None if facts.element_bytes in widths else \
             f"{name}: its layout or buffer is not one this analysis reads ({facts.element_bytes}-byte elements)"

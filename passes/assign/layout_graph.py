@@ -45,12 +45,13 @@ from typing import Optional
 
 from ...dialect import LayoutError
 from .backend_requirements import AsyncCopyFacts, async_copy_problem, best_async_copy_vector
-from .layout_rules import ASYNC_COPY, GLOBAL_ACCESS_OPS, SHAPE_KINDS, SHARED_ACCESS_OPS, Rule, encoding_of, rule_for
+from .layout_rules import (DIRECT_TO_SHARED_OPS, GLOBAL_ACCESS_OPS, SHAPE_KINDS, SHARED_ACCESS_OPS, Rule, encoding_of,
+                           global_access, rule_for)
 from .shared_access_costs import buffer_fastest_dim, memdesc_of
 from ..ir.module_lines import ModuleLines
 from ..ir.layouts import tensor_layout_of
 from .layout_seeds import coalesced, reduce_friendly
-from .pointer_contiguity import PointerAnalysis, pointee_bytes
+from .pointer_contiguity import PointerAnalysis
 from ..ir.snapshot import Operation, Value, ops_under
 
 MAX_CANDIDATES = 6
@@ -265,14 +266,15 @@ def build_graph(function: Operation, lines: ModuleLines, reorder_reductions: boo
             continue
         rule = rule_for(op, lines.header(op), reorder_reductions, memory_ops, shared_ops)
         contiguity = None
-        if op.name in GLOBAL_ACCESS_OPS and op.operands and op.operands[0].tensor_type is not None:
-            contiguity = pointers.contiguity(op.operands[0])
+        access = global_access(op) if op.name in GLOBAL_ACCESS_OPS else None
+        if access is not None:
+            contiguity = pointers.contiguity(access.addresses, access.base)
         if rule is None or (op.name in GLOBAL_ACCESS_OPS and contiguity is None):
             # priced by its addresses: an op whose pointers the analysis cannot read stays fixed
             fixed.append(FixedOp(op, loop_weight(op, lines), lines.header(op), contiguity))
             continue
         node = Node(len(nodes), op, rule, loop_weight(op, lines), contiguity=contiguity,
-                    async_copy=AsyncCopyFacts.of(op, pointers) if op.name == ASYNC_COPY else None)
+                    async_copy=AsyncCopyFacts.of(op, pointers) if op.name in DIRECT_TO_SHARED_OPS else None)
         nodes.append(node)
         node_of_op[id(op)] = node.index
         for result in op.results:
@@ -436,10 +438,9 @@ def _seeds(node: Node) -> list[str]:
     if node.rule.kind == "reduce" and node.rule.axis >= 0:
         seeds.append(reduce_friendly(node.stock_key, node.op.operands[0].tensor_type.shape, node.rule.axis))
     elif node.op.name in GLOBAL_ACCESS_OPS and node.contiguity is not None:
-        pointer = node.op.operands[0].tensor_type
+        access = global_access(node.op)
         vector = best_async_copy_vector(node.async_copy) if node.async_copy is not None else node.contiguity.vector
-        seeds.append(coalesced(node.stock_key, pointer.shape, node.contiguity.dim, vector,
-                               pointee_bytes(pointer.element_type)))
+        seeds.append(coalesced(node.stock_key, access.shape, node.contiguity.dim, vector, access.element_bytes))
     elif node.op.name in SHARED_ACCESS_OPS and node.position < 0:
         # 16-byte vectors along the buffer's consecutive elements (the widest a plan reads)
         tensor = next(v for v in list(node.op.operands) + list(node.op.results) if encoding_of(v) is not None)

@@ -34,9 +34,14 @@ value i                   value i, after region's yield in ``K``  arguments ``K`
 ``scf.if`` result i       both branches' yields in ``K``          result ``K``
 ``tt.load``/``tt.store``  pointer, mask, other value in ``K``     the loaded value in ``K``
 (with ``memory_ops``)
+``amdg.buffer_load``/     offsets, mask, other / stored value     the loaded value in ``K``
+``amdg.buffer_store``     in ``K``; the base pointer a scalar
+(with ``memory_ops``)
 ``ttg.async_copy_global_  pointer, mask, other value in ``K``;    (a token)
 to_local`` (cp.async,     the shared destination as it is
 with ``shared_ops``)
+``amdg.buffer_load_to_    offsets, mask, other value in ``K``;    (a token)
+local`` (``shared_ops``)  the base a scalar, the buffer as it is
 ``ttg.local_load``        (a memdesc, as it is)                   ``K``
 (with ``shared_ops``)
 ``ttg.local_store``,      the stored value in ``K``; the memdesc  (``local_alloc``: the memdesc,
@@ -92,8 +97,17 @@ MEMORY_OPS = frozenset({"tt.load", "tt.store"})
 # distributed tensor whose layout decides coalescing as a load's does; its destination is a
 # memdesc whose layout is fixed.  With ``shared_ops`` it takes the rule of a load.
 ASYNC_COPY = "ttg.async_copy_global_to_local"
+# AMD's buffer ops: a scalar base pointer and a tensor of offsets (elements) in place of a tensor
+# of pointers; base + offsets are the pointers.  ``buffer_load`` / ``buffer_store`` take the rule
+# of a load / store (offsets, mask, other value, stored or loaded value in the key, with
+# ``memory_ops``); ``buffer_load_to_local`` (a direct-to-LDS load, as ``ttg.async_copy_global_to_local``
+# on AMD) the rule of a ``cp.async`` (with ``shared_ops``).
+BUFFER_LOAD, BUFFER_STORE, BUFFER_LOAD_TO_LOCAL = "amdg.buffer_load", "amdg.buffer_store", "amdg.buffer_load_to_local"
+BUFFER_OPS = frozenset({BUFFER_LOAD, BUFFER_STORE, BUFFER_LOAD_TO_LOCAL})
+# Global loads straight into shared memory: the backend's rules of ``.backend_requirements`` apply.
+DIRECT_TO_SHARED_OPS = frozenset({ASYNC_COPY, BUFFER_LOAD_TO_LOCAL})
 # Accesses priced by their pointers (``layout_costs.memory_work``).
-GLOBAL_ACCESS_OPS = MEMORY_OPS | {ASYNC_COPY}
+GLOBAL_ACCESS_OPS = MEMORY_OPS | BUFFER_OPS | {ASYNC_COPY}
 # Shared-memory accesses between a distributed tensor and a memdesc whose layout is fixed: the
 # tensor's layout is free, priced by the wavefronts of our local-load / local-store plans
 # (``shared_access_costs``).  With ``shared_ops``.
@@ -276,6 +290,44 @@ class Rule:
         return key.startswith(prefixes)
 
 
+@dataclass(frozen=True)
+class GlobalAccess:
+    """Where a global access's addresses are: a tensor of pointers (``tt.load``, ``tt.store``,
+    ``cp.async``), or a tensor of offsets from a scalar base pointer (AMD's buffer ops, whose
+    operands are ``buffer_load(base, offsets, [stride], [mask], [other])``,
+    ``buffer_store(value, base, offsets, [stride], [mask])`` and
+    ``buffer_load_to_local(buffer, base, offsets, [mask], [other], [stride])``).  ``addresses``
+    carries the access's layout and shape either way."""
+
+    addresses: Value
+    base: Optional[Value] = None
+
+    @property
+    def element_bytes(self) -> int:
+        from .pointer_contiguity import pointee_bytes
+        return pointee_bytes(self.base.type if self.base is not None else self.addresses.tensor_type.element_type)
+
+    @property
+    def shape(self) -> tuple:
+        return tuple(self.addresses.tensor_type.shape)
+
+
+def global_access(op: Operation) -> Optional[GlobalAccess]:
+    """The addresses of a global access op (one of ``GLOBAL_ACCESS_OPS``), None where it has no
+    tensor of them (e.g. ``tt.load`` of a tensor descriptor)."""
+    if op.name in BUFFER_OPS:
+        for i, v in enumerate(op.operands[:-1]):
+            # the base: the first scalar pointer; the offsets: the operand after it
+            if v is not None and v.tensor_type is None and v.type.startswith("!tt.ptr<"):
+                offsets = op.operands[i + 1]
+                return GlobalAccess(offsets, v) if offsets.tensor_type is not None and \
+                    not offsets.tensor_type.is_shared else None
+        return None
+    if op.name in GLOBAL_ACCESS_OPS and op.operands and op.operands[0].tensor_type is not None:
+        return GlobalAccess(op.operands[0])
+    return None
+
+
 def _tensor_operands(op: Operation) -> list[Value]:
     return [v for v in op.operands if v is not None and v.tensor_type is not None]
 
@@ -324,13 +376,13 @@ def rule_for(op: Operation, header: str = "", reorder_reductions: bool = False,
     mask, other value and result in the key).  ``shared_ops``: so may the distributed side of
     ``cp.async`` and of local loads and stores (the memdesc keeps its layout)."""
     operands, results = _tensor_operands(op), [v for v in op.results if v.tensor_type is not None]
-    if op.name == ASYNC_COPY or op.name in SHARED_ACCESS_OPS:
+    if op.name in DIRECT_TO_SHARED_OPS or op.name in SHARED_ACCESS_OPS:
         return _shared_side_rule(op, operands + results) if shared_ops else None
     if not _all_distributed(operands + results):
         return None
     if op.name == "tt.reduce":
         return _reduce_rule(op, operands, results, reorder_reductions)
-    if op.name in MEMORY_OPS:
+    if op.name in MEMORY_OPS or op.name in (BUFFER_LOAD, BUFFER_STORE):
         values = operands + results
         if not memory_ops or not values or op.regions or any(encoding_of(v) != encoding_of(values[0]) for v in values):
             return None

@@ -312,13 +312,24 @@ class PointerAnalysis:
             return 1
         return min(size, self.run_start_divisibility(running, dim), self.run_start_divisibility(bound, dim))
 
-    def contiguity(self, pointer: Value) -> Optional[Contiguity]:
+    def contiguity(self, pointer: Value, base: Optional[Value] = None) -> Optional[Contiguity]:
         """Along which dim a pointer tensor's elements are consecutive, and the vector width its
-        alignment allows (None: the pointers are not an affine function the analysis reads)."""
-        affine = self.affine(pointer)
+        alignment allows (None: the pointers are not an affine function the analysis reads).
+
+        With ``base`` (a scalar pointer), ``pointer`` is a tensor of offsets (elements) from it,
+        as AMD's buffer ops take them: the pointers are ``base + offsets``, read as
+        ``tt.addptr(tt.splat(base), offsets)`` is.  Example: ``base`` with ``tt.divisibility =
+        16``, f16, offsets ``r * 64 + c``: strides (64, 1), 8 f16 a vector, as for the
+        pointers ``base + r * 64 + c``."""
+        if base is None:
+            affine, element_bytes = self.affine(pointer), pointee_bytes(pointer.tensor_type.element_type)
+        else:
+            offsets, element_bytes = self.affine(pointer), pointee_bytes(base.type)
+            affine = None if offsets is None else Affine(
+                offsets.strides, min(self.scalar_divisibility(base), LARGE, offsets.divisibility * element_bytes),
+                tuple(offsets.stride_divisor(d) for d in range(len(offsets.strides))))
         if affine is None:
             return None
-        element_bytes = pointee_bytes(pointer.tensor_type.element_type)
         unit = [d for d, s in enumerate(affine.strides) if s == 1]
         if not unit:
             return Contiguity(len(affine.strides) - 1, 1)

@@ -14,10 +14,12 @@ stores, ``scf.for`` iteration arguments, ``scf.if`` results, ``scf.while`` carri
 key.  Keys spread from op to op both ways, from these seeds, in this order:
 
 1. the layouts the author fixed (``set_auto_layout``'s result): its operand is asked for it;
-2. each load, store or ``cp.async`` not reached yet (``cp.async`` first): the coalesced
+2. each load, store or ``cp.async`` not reached yet (``cp.async`` first), AMD's buffer ops
+   alike (their pointers: a scalar base plus a tensor of offsets): the coalesced
    blocked layout its pointers allow (:func:`.layout_seeds.coalesced`, from
-   :mod:`.pointer_contiguity`; for ``cp.async`` the vector its mask allows too, so that the
-   first guess copies at least 4 bytes a thread wherever some layout does);
+   :mod:`.pointer_contiguity`; for ``cp.async`` and AMD's direct-to-LDS loads the vector the
+   target and the mask allow too, so that the first guess copies at least 4 bytes a thread
+   wherever some layout does);
 3. any op still without a key: the coalesced layout of its shape with one element per thread.
 
 Where two keys meet at one value (the conflict Triton rejects with "found conflicting encodings
@@ -40,11 +42,11 @@ from typing import Optional
 
 from ...dialect.attributes import BlockedEncoding
 from ..assign.backend_requirements import AsyncCopyFacts, best_async_copy_vector
-from ..assign.layout_rules import (ASYNC_COPY, ELEMENTWISE_OPS, ELEMENTWISE_PREFIXES, GLOBAL_ACCESS_OPS,
-                                   SHARED_ACCESS_OPS, Rule, slice_parts, trans_order)
+from ..assign.layout_rules import (DIRECT_TO_SHARED_OPS, ELEMENTWISE_OPS, ELEMENTWISE_PREFIXES, GLOBAL_ACCESS_OPS,
+                                   SHARED_ACCESS_OPS, Rule, global_access, slice_parts, trans_order)
 from ..assign.layout_seeds import coalesced
 from ..ir.module_lines import WARP_PARTITIONS
-from ..assign.pointer_contiguity import PointerAnalysis, pointee_bytes
+from ..assign.pointer_contiguity import PointerAnalysis
 from ..ir.snapshot import Operation, Value, ops_under
 
 AUTO_ENCODINGS = ("#gluon.auto_encoding", "#gluon.coalesced_encoding")
@@ -263,16 +265,17 @@ def seed_layouts(function: Operation, lines, num_warps: int, lanes: int) -> Seed
     pointers = PointerAnalysis(lines, lines.header(function), lines.of[id(function)].arguments)
     # 2. loads, stores and cp.async: their pointers' coalesced layout; cp.async first, since the
     # backend rejects one that copies under 4 bytes a thread while a narrow load only costs more
-    accesses = sorted((u for u in units if u.op.name in GLOBAL_ACCESS_OPS), key=lambda u: u.op.name != ASYNC_COPY)
+    accesses = sorted((u for u in units if u.op.name in GLOBAL_ACCESS_OPS and global_access(u.op) is not None),
+                      key=lambda u: u.op.name not in DIRECT_TO_SHARED_OPS)
     for unit in accesses:
         if unit.key is None:
-            pointer = unit.op.operands[0]
-            contiguity = pointers.contiguity(pointer)
-            dim, vector = (contiguity.dim, contiguity.vector) if contiguity else (len(pointer.tensor_type.shape) - 1, 1)
-            if unit.op.name == ASYNC_COPY:      # the widest the mask allows too
+            access = global_access(unit.op)        # pointers, or a buffer op's base and offsets
+            contiguity = pointers.contiguity(access.addresses, access.base)
+            dim, vector = (contiguity.dim, contiguity.vector) if contiguity else (len(access.shape) - 1, 1)
+            if unit.op.name in DIRECT_TO_SHARED_OPS:      # the widest the target and the mask allow too
                 vector = best_async_copy_vector(AsyncCopyFacts.of(unit.op, pointers))
-            give(unit, coalesced_for(pointer.tensor_type.shape, pointee_bytes(pointer.tensor_type.element_type),
-                                     dim, vector, warps_of(unit.op, lines, num_warps), lanes), f"coalesced:{dim}:{vector}")
+            give(unit, coalesced_for(access.shape, access.element_bytes, dim, vector,
+                                     warps_of(unit.op, lines, num_warps), lanes), f"coalesced:{dim}:{vector}")
             spread()
     for unit in units:                      # 3. the rest: one element per thread, coalesced
         if unit.key is None:

@@ -18,9 +18,8 @@ from typing import Optional
 from ...dialect.attribute_parser import parse_attribute
 from ...dialect.attributes import SliceEncoding
 from ...dialect.linear_layout import LayoutError
-from ..assign.layout_rules import GLOBAL_ACCESS_OPS
+from ..assign.layout_rules import GLOBAL_ACCESS_OPS, global_access
 from ..assign.layout_seeds import coalesced
-from ..assign.pointer_contiguity import pointee_bytes
 from .auto_seeds import Seeding
 from .layout_expression import gluon_layout_expression
 
@@ -188,10 +187,9 @@ def _coalesced_for(node) -> Optional[tuple[str, int, int]]:
     """(the coalesced layout, contiguous dim, vector) of a load's or store's node."""
     if node.op.name not in GLOBAL_ACCESS_OPS or node.contiguity is None:
         return None
-    pointer = node.op.operands[0].tensor_type
-    layout = coalesced(node.stock_key, pointer.shape, node.contiguity.dim, node.contiguity.vector,
-                       pointee_bytes(pointer.element_type))
-    return layout, node.contiguity.dim, min(node.contiguity.vector, 16 // max(1, pointee_bytes(pointer.element_type)))
+    access = global_access(node.op)           # pointers, or a buffer op's offsets
+    layout = coalesced(node.stock_key, access.shape, node.contiguity.dim, node.contiguity.vector, access.element_bytes)
+    return layout, node.contiguity.dim, min(node.contiguity.vector, 16 // max(1, access.element_bytes))
 
 
 def _alignment_limit(node) -> Optional[str]:
@@ -199,8 +197,8 @@ def _alignment_limit(node) -> Optional[str]:
     (not by the tensor or by 16 bytes), that in words; else None."""
     if node.op.name not in GLOBAL_ACCESS_OPS or node.contiguity is None:
         return None
-    pointer = node.op.operands[0].tensor_type
-    return alignment_limit(node.contiguity, tuple(pointer.shape), pointee_bytes(pointer.element_type))
+    access = global_access(node.op)
+    return alignment_limit(node.contiguity, access.shape, access.element_bytes)
 
 
 def alignment_limit(contiguity, shape: tuple, element_bytes: int) -> Optional[str]:

@@ -49,7 +49,7 @@ from ..ir.diagnostics import IRError
 from ..framework import ModulePass, PassContext, PassFailure
 from ..assign.layout_graph import build_graph, enforce_requirements, propose_candidates
 from ..assign.backend_requirements import AsyncCopyFacts, async_copy_problem
-from ..assign.layout_rules import ASYNC_COPY, encoding_of
+from ..assign.layout_rules import DIRECT_TO_SHARED_OPS, encoding_of, global_access
 from ..assign.pointer_contiguity import PointerAnalysis
 from ..assign.layout_solver import assignment_work, solve
 from ..ir.module_lines import ModuleLines, TextMismatch
@@ -447,9 +447,10 @@ def _check_backend_requirements(module: Module, text: str) -> None:
     for function in _functions(module):
         pointers = PointerAnalysis(lines, lines.header(function), lines.of[id(function)].arguments)
         for op in ops_under(function):
-            if op.name != ASYNC_COPY or encoding_of(op.operands[0]) is None:
+            access = global_access(op) if op.name in DIRECT_TO_SHARED_OPS else None
+            if access is None or encoding_of(access.addresses) is None:
                 continue
-            problem = async_copy_problem(encoding_of(op.operands[0]), AsyncCopyFacts.of(op, pointers))
+            problem = async_copy_problem(encoding_of(access.addresses), AsyncCopyFacts.of(op, pointers))
             if problem is not None:
                 raise Unresolvable(op, f"{problem} (left to Triton's resolution)")
 

@@ -1,0 +1,80 @@
+"""Gluon kernels through AMD's buffer ops (a scalar base pointer and a tensor of offsets:
+``cdna3.buffer_load`` / ``buffer_store``, ``amdg.buffer_load`` / ``amdg.buffer_store``;
+``cdna4.async_copy.buffer_load_to_shared``, ``amdg.buffer_load_to_local``, lowered to
+``buffer_load_dword* ... lds``), every distributed layout automatic, for
+``test_buffer_ops.py``.  Run as a script it compiles one of them with
+``linear_layouts.enable(remarks=True)`` and prints a JSON verdict (the test runs it in a
+subprocess: the plugin's state is per process)::
+
+    python buffer_ops_kernels.py KERNEL DTYPE ARCH       (KERNEL: copy or to_shared)
+
+Triton 3.9's front end takes automatic layouts for all three ops; 3.6's for
+``buffer_load`` / ``buffer_store`` only (``buffer_load_to_shared`` asks for a blocked or slice
+layout)."""
+
+import json
+import re
+import sys
+
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.amd import cdna3
+from triton.experimental.gluon.language.amd.cdna4 import async_copy as cp
+
+
+@gluon.jit
+def buffer_copy(src, dst, n, M: gl.constexpr, N: gl.constexpr):
+    # a masked 64 x 64 tile, doubled, through offsets from scalar bases
+    r = gl.arange(0, M, layout=gl.AutoLayout())[:, None]
+    c = gl.arange(0, N, layout=gl.AutoLayout())[None, :]
+    offsets = r * N + c
+    x = cdna3.buffer_load(src, offsets, mask=offsets < n, other=0.0)
+    cdna3.buffer_store(x * 2, dst, offsets, mask=offsets < n)
+
+
+@gluon.jit
+def buffer_to_shared(src, dst, n, M: gl.constexpr, N: gl.constexpr):
+    # a 64 x 64 tile through an unswizzled row-major buffer, as a matmul stages its operands
+    r = gl.arange(0, M, layout=gl.AutoLayout())[:, None]
+    c = gl.arange(0, N, layout=gl.AutoLayout())[None, :]
+    smem = gl.allocate_shared_memory(src.dtype.element_ty, [M, N], gl.SwizzledSharedLayout(1, 1, 1, [1, 0]))
+    cp.buffer_load_to_shared(smem, src, r * N + c)
+    cp.commit_group()
+    cp.wait_group(0)
+    gl.store(dst + r * N + c, smem.load(gl.AutoLayout()))
+
+
+KERNELS = {"copy": (buffer_copy, r"amdg\.buffer_load %\w+\[%\w+\][^:]*: (?:[^:]*-> )?tensor<[^,]*, #(\w+)>"),
+           "to_shared": (buffer_to_shared, r"amdg\.buffer_load_to_local [^:]* : [^\[]*\[tensor<[^,]*, #(\w+)>\]")}
+
+
+def compile_kernel(kernel: str, dtype: str, arch: str) -> dict:
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.experimental.gluon._runtime import GluonASTSource
+
+    import linear_layouts
+
+    function, layout_of_access = KERNELS[kernel]
+    signature = {"src": f"*{dtype}", "dst": f"*{dtype}", "n": "i32"}
+    attrs = {(i,): [["tt.divisibility", 16]] for i in range(len(signature))}
+    linear_layouts.enable(remarks=True)
+    try:
+        compiled = triton.compile(GluonASTSource(function, signature, {"M": 64, "N": 64}, attrs=attrs),
+                                  target=GPUTarget("hip", arch, 64))
+    except Exception as error:   # the verdict says why; stderr holds Triton's diagnostics and our remarks
+        return {"compiled": False, "error": str(error).splitlines()[0]}
+    amdgcn, ttgir = compiled.asm["amdgcn"], compiled.asm["ttgir"]
+    layout = re.search(layout_of_access, ttgir)
+    per_thread = re.search(r"#" + layout.group(1) + r" = #ttg\.blocked<\{sizePerThread = \[([\d, ]+)\]", ttgir)
+    stats = linear_layouts.stats()
+    return {"compiled": True,
+            # "buffer_load_dwordx4 ... lds": a direct-to-LDS load
+            "buffer_ops": sorted({m.group(1) + (" ... lds" if m.group(2) else "") for m in
+                                  re.finditer(r"\b(buffer_(?:load|store)_\w+)[^\n]*?( lds)?$", amdgcn, re.M)}),
+            "size_per_thread": [int(x) for x in per_thread.group(1).split(", ")],
+            "resolved": stats.auto_layouts_resolved, "fallbacks": [f.stage for f in stats.fallbacks]}
+
+
+if __name__ == "__main__":
+    print(json.dumps(compile_kernel(*sys.argv[1:4])))
