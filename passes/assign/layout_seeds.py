@@ -11,7 +11,9 @@ their own, derived from an op's key (its warps, lanes and elements per thread st
 * **coalesced**, for a load or store (with ``memory_ops``): the blocked layout Triton's coalescing
   would give its pointers: the contiguous dimension fastest, as many elements per thread as one
   aligned access of at most 16 bytes reads (the pointer analysis's vector width), lanes and then
-  warps along the fastest dimensions first.
+  warps along the fastest dimensions first.  Whatever the op's own key (an MMA or dot-operand
+  layout a Gluon load took from the operand it feeds included): only its numbers of lanes and
+  warps are kept.
 
 Both are only candidates: the cost model prices them (the reduction's rounds and cross-warp
 stage, the accesses' sectors) against every conversion they would add.
