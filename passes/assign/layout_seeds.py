@@ -106,8 +106,8 @@ def _lanes_and_warps(key: str, shape: Sequence[int]) -> Optional[tuple[int, int]
     it does not describe such a tensor)."""
     try:
         layout = tensor_layout_of(key, tuple(shape))
+        if len(layout.out_dim_names) != len(shape) or layout.bases.get("block"):
+            return None
+        return layout.in_dim_size("lane"), layout.in_dim_size("warp")
     except (LayoutError, ValueError, KeyError, IndexError):
         return None
-    if len(layout.out_dim_names) != len(shape) or layout.bases.get("block"):
-        return None
-    return 1 << len(layout.bases.get("lane", ())), 1 << len(layout.bases.get("warp", ()))
