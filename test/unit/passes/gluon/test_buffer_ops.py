@@ -25,7 +25,7 @@ from linear_layouts.passes.ir.diagnostics import IRError  # noqa: E402
 from linear_layouts.passes.ir.module_lines import ModuleLines  # noqa: E402
 from linear_layouts.passes.ir.snapshot import parse_module  # noqa: E402
 
-KERNELS = pathlib.Path(__file__).with_name("buffer_ops_kernels.py")
+KERNELS = pathlib.Path(__file__).with_name("amd_copy_kernels.py")
 AUTO = "#gluon.auto_encoding"
 
 _HEAD = """\

@@ -23,7 +23,7 @@ from linear_layouts.passes.assign.pointer_contiguity import Contiguity  # noqa: 
 from linear_layouts.passes.gluon.resolve_auto_layouts import resolve_module  # noqa: E402
 from linear_layouts.passes.ir.snapshot import parse_module  # noqa: E402
 
-KERNELS = pathlib.Path(__file__).with_name("direct_to_lds_kernels.py")
+KERNELS = pathlib.Path(__file__).with_name("amd_copy_kernels.py")
 
 
 def _buffer(element, order="[1, 0]"):
@@ -175,7 +175,7 @@ def test_advice_keeps_a_layout_whose_replacement_breaks_a_direct_to_lds_load():
 
 def _compile(tmp_path, dtype, arch):
     env = {**__import__("os").environ, "TRITON_CACHE_DIR": str(tmp_path / "cache")}
-    run = subprocess.run([sys.executable, str(KERNELS), dtype, arch], capture_output=True, text=True, timeout=600,
+    run = subprocess.run([sys.executable, str(KERNELS), "global_to_shared", dtype, arch], capture_output=True, text=True, timeout=600,
                          env=env)
     lines = run.stdout.strip().splitlines()
     return (json.loads(lines[-1]) if run.returncode == 0 and lines else None), run.stderr

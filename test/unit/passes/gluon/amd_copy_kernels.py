@@ -1,16 +1,20 @@
-"""Gluon kernels through AMD's buffer ops (a scalar base pointer and a tensor of offsets:
-``cdna3.buffer_load`` / ``buffer_store``, ``amdg.buffer_load`` / ``amdg.buffer_store``;
-``cdna4.async_copy.buffer_load_to_shared``, ``amdg.buffer_load_to_local``, lowered to
-``buffer_load_dword* ... lds``), every distributed layout automatic, for
-``test_buffer_ops.py``.  Run as a script it compiles one of them with
-``linear_layouts.enable(remarks=True)`` and prints a JSON verdict (the test runs it in a
-subprocess: the plugin's state is per process)::
+"""Gluon kernels that copy through AMD's memory ops with every distributed layout automatic, for
+``test_direct_to_lds_requirements.py`` and ``test_buffer_ops.py``:
 
-    python buffer_ops_kernels.py KERNEL DTYPE ARCH       (KERNEL: copy or to_shared)
+* ``global_to_shared``: ``cdna4.async_copy.global_load_to_shared`` (``ttg.async_copy_global_to_local``,
+  lowered to ``global_load_lds_dword*``);
+* ``copy``: ``cdna3.buffer_load`` / ``buffer_store`` (a scalar base and a tensor of offsets:
+  ``amdg.buffer_load`` / ``amdg.buffer_store``);
+* ``to_shared``: ``cdna4.async_copy.buffer_load_to_shared`` (``amdg.buffer_load_to_local``,
+  lowered to ``buffer_load_dword* ... lds``).
 
-Triton 3.9's front end takes automatic layouts for all three ops; 3.6's for
-``buffer_load`` / ``buffer_store`` only (``buffer_load_to_shared`` asks for a blocked or slice
-layout)."""
+Run as a script it compiles one of them with ``linear_layouts.enable(remarks=True)`` and prints a
+JSON verdict (the tests run it in a subprocess: the plugin's state is per process)::
+
+    python amd_copy_kernels.py KERNEL DTYPE ARCH
+
+Triton 3.9's front end takes automatic layouts for all three; 3.6's for ``buffer_load`` /
+``buffer_store`` only (the copies into shared memory ask for a blocked or slice layout)."""
 
 import json
 import re
@@ -20,6 +24,18 @@ from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.amd import cdna3
 from triton.experimental.gluon.language.amd.cdna4 import async_copy as cp
+
+
+@gluon.jit
+def global_to_shared(src, dst, M: gl.constexpr, N: gl.constexpr):
+    # a 64 x 64 tile through an unswizzled row-major buffer, as a matmul stages its operands
+    r = gl.arange(0, M, layout=gl.AutoLayout())[:, None]
+    c = gl.arange(0, N, layout=gl.AutoLayout())[None, :]
+    smem = gl.allocate_shared_memory(src.dtype.element_ty, [M, N], gl.SwizzledSharedLayout(1, 1, 1, [1, 0]))
+    cp.global_load_to_shared(smem, src + r * N + c)
+    cp.commit_group()
+    cp.wait_group(0)
+    gl.store(dst + r * N + c, smem.load(gl.AutoLayout()))
 
 
 @gluon.jit
@@ -44,8 +60,11 @@ def buffer_to_shared(src, dst, n, M: gl.constexpr, N: gl.constexpr):
     gl.store(dst + r * N + c, smem.load(gl.AutoLayout()))
 
 
-KERNELS = {"copy": (buffer_copy, r"amdg\.buffer_load %\w+\[%\w+\][^:]*: (?:[^:]*-> )?tensor<[^,]*, #(\w+)>"),
-           "to_shared": (buffer_to_shared, r"amdg\.buffer_load_to_local [^:]* : [^\[]*\[tensor<[^,]*, #(\w+)>\]")}
+# name -> (kernel, whether it takes the element count n, where the TTGIR names the access's layout)
+KERNELS = {"global_to_shared": (global_to_shared, False, r"ttg\.async_copy_global_to_local [^:]* : tensor<[^,]*, #(\w+)>"),
+           "copy": (buffer_copy, True, r"amdg\.buffer_load %\w+\[%\w+\][^:]*: (?:[^:]*-> )?tensor<[^,]*, #(\w+)>"),
+           "to_shared": (buffer_to_shared, True,
+                         r"amdg\.buffer_load_to_local [^:]* : [^\[]*\[tensor<[^,]*, #(\w+)>\]")}
 
 
 def compile_kernel(kernel: str, dtype: str, arch: str) -> dict:
@@ -55,8 +74,8 @@ def compile_kernel(kernel: str, dtype: str, arch: str) -> dict:
 
     import linear_layouts
 
-    function, layout_of_access = KERNELS[kernel]
-    signature = {"src": f"*{dtype}", "dst": f"*{dtype}", "n": "i32"}
+    function, takes_n, layout_of_access = KERNELS[kernel]
+    signature = {"src": f"*{dtype}", "dst": f"*{dtype}", **({"n": "i32"} if takes_n else {})}
     attrs = {(i,): [["tt.divisibility", 16]] for i in range(len(signature))}
     linear_layouts.enable(remarks=True)
     try:
@@ -72,6 +91,7 @@ def compile_kernel(kernel: str, dtype: str, arch: str) -> dict:
             # "buffer_load_dwordx4 ... lds": a direct-to-LDS load
             "buffer_ops": sorted({m.group(1) + (" ... lds" if m.group(2) else "") for m in
                                   re.finditer(r"\b(buffer_(?:load|store)_\w+)[^\n]*?( lds)?$", amdgcn, re.M)}),
+            "loads": sorted(set(re.findall(r"\bglobal_load_lds_\w+", amdgcn))),
             "size_per_thread": [int(x) for x in per_thread.group(1).split(", ")],
             "resolved": stats.auto_layouts_resolved, "fallbacks": [f.stage for f in stats.fallbacks]}
 
