@@ -2,6 +2,10 @@
 ``ttg.local_load``, ``ttg.local_store`` and ``ttg.local_alloc`` with a source) by an
 LLVM-dialect island.
 
+A *conversion* here is any op that changes the layout a tensor is held in: registers to
+registers (``convert_layout``), shared memory to registers (``local_load``) or registers to
+shared memory (``local_store``, ``local_alloc``); hence one pass, and one name, for all four.
+
 For every such op, in order:
 
 1. read what it asks for (``passes.op_requests``: its layouts, element width, buffer);

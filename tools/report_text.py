@@ -319,6 +319,21 @@ def measured_verdict(ratio: Optional[float], threshold: float) -> str:
     return "within noise"
 
 
+def timed_launches(options: ReportOptions) -> list[tuple[object, float]]:
+    """Each launch ``report --measure`` timed, with the run's noise threshold (the same for all);
+    [] when nothing was timed.  The rows of the three tables below are built over these."""
+    measured = options.measured
+    if measured is None:
+        return []
+    threshold = noise_threshold(measured)
+    return [(m, threshold) for m in measured.measurements]
+
+
+def _ms(value) -> str:
+    """A time in milliseconds as the tables print it, "-" where there is none."""
+    return f"{value:.4f}" if value else "-"
+
+
 SAME_BINARY = "same binary"
 
 
@@ -333,16 +348,11 @@ def pair_verdict(m, a: str, b: str, ratio: Optional[float], threshold: float) ->
 def measure_rows(options: ReportOptions) -> list[list[str]]:
     """One row per timed launch (``report --measure``); [] when nothing was timed.  Where stock
     and ours compiled the launch to the same code, its ratio is "same binary"."""
-    measured = options.measured
-    if measured is None:
-        return []
-    threshold = noise_threshold(measured)
     rows = []
-    for m in measured.measurements:
+    for m, threshold in timed_launches(options):
         ratio = m.ratio
         same = m.same_binary("stock", "ours")
-        rows.append([m.name, m.signature, f"{m.stock_ms:.4f}" if m.stock_ms else "-",
-                     f"{m.ours_ms:.4f}" if m.ours_ms else "-",
+        rows.append([m.name, m.signature, _ms(m.stock_ms), _ms(m.ours_ms),
                      f"{100 * m.noise:.1f}%" if m.noise is not None else "-",
                      (SAME_BINARY if same else f"{ratio:.3f}" if ratio is not None else "-")
                      + (f" ({m.problem})" if m.problem else ""),
@@ -364,12 +374,8 @@ def advice_measure_rows(options: ReportOptions) -> list[list[str]]:
     """One row per timed Gluon launch: ours as written, ours with the advice applied, the
     measured and the modelled gain and the verdict; [] when no Gluon kernel was timed advised.
     Where the advised code is that of another candidate its time is that one's (timed once)."""
-    measured = options.measured
-    if measured is None:
-        return []
-    threshold = noise_threshold(measured)
     rows = []
-    for m in measured.measurements:
+    for m, threshold in timed_launches(options):
         if m.candidate(ADVISED) is None:
             continue
         same = m.same_binary("ours", ADVISED)
@@ -377,8 +383,8 @@ def advice_measure_rows(options: ReportOptions) -> list[list[str]]:
         gain = SAME_BINARY if same else f"{ratio:.3f}" if ratio is not None else "-"
         modelled = "1.00x" if same else f"{m.modelled_gain:.2f}x" if m.modelled_gain is not None else "-"
         verdict = pair_verdict(m, "ours", ADVISED, ratio, threshold)
-        rows.append([m.name, m.signature, f"{m.ours_ms:.4f}" if m.ours_ms else "-",
-                     f"{m.advised_ms:.4f}" if m.advised_ms else "-", gain, modelled,
+        rows.append([m.name, m.signature, _ms(m.ours_ms),
+                     _ms(m.advised_ms), gain, modelled,
                      verdict + (f" (advised: {m.advised_problem})" if m.advised_problem else "")])
     return rows
 
@@ -412,18 +418,14 @@ def choice_rows(options: ReportOptions) -> list[list[str]]:
     """One row per Gluon launch timed with candidates (``CHOICE_HEADER``): what to write (the
     winner's change, or "as written"), its time against the kernel as written, its modelled gain
     and every candidate's result; [] when no launch had candidates."""
-    measured = options.measured
-    if measured is None:
-        return []
-    threshold = noise_threshold(measured)
     rows = []
-    for m in measured.measurements:
+    for m, threshold in timed_launches(options):
         if not m.candidates:
             continue
         winner = m.winner(threshold)
         candidates = "; ".join(candidate_text(m, c, threshold) for c in m.candidates)
         if winner is None:
-            rows.append([m.name, m.signature, "as written", f"{m.ours_ms:.4f}" if m.ours_ms else "-", "-", "-", "-",
+            rows.append([m.name, m.signature, "as written", _ms(m.ours_ms), "-", "-", "-",
                          candidates])
             continue
         modelled = f"{winner.modelled_gain:.2f}x" if winner.modelled_gain is not None else "-"
