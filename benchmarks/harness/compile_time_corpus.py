@@ -17,7 +17,12 @@ modes interleaved so that drift hits both alike, each compile with Triton's cach
   every in-process cache keyed by a kernel emptied first: ``passes.process_memory.forget_kernels``):
   every conversion planned, emitted, verified and simulated, as on a first compile;
 * ``warm``: the same with the plans and simulator verdicts of an earlier compile of the file
-  remembered (``passes/verified_islands.py``), as for a recompile or an autotuner's next config.
+  remembered (``passes/verified_islands.py``), as for a recompile or an autotuner's next config;
+* ``round_trip``: stock Triton, but its TTGIR module printed and parsed back, unchanged, before
+  its ``make_llir``: the text round trip every compile that gets an island of ours pays (Triton's
+  bindings create no ops, so islands reach Triton as text), whatever our passes cost.  Its
+  overhead is a floor under ours on a kernel with islands: a bound below it is out of reach
+  there without ops built in place.
 
 The plugin works after TTGIR (it lowers conversions to LLVM IR), so starting from TTGIR leaves
 out only stock work (parsing Python, TTIR, the TTGIR passes): the overhead measured here is an
@@ -74,7 +79,7 @@ def target_of(path: str):
     return GPUTarget("cuda", int(match.group(1)), 32)
 
 
-MODES = ("stock", "ours", "warm")
+MODES = ("stock", "ours", "warm", "round_trip")
 
 
 class Timing(NamedTuple):
@@ -189,8 +194,9 @@ class _StageClock:
     trampoline finds and calls first), so it wraps Triton's stage functions themselves and the
     plugin's work around ``llir`` is not in them."""
 
-    def __init__(self):
+    def __init__(self, round_trip: bool = False):
         self.seconds: dict[str, float] = {}
+        self.round_trip = round_trip     # llir gets the module printed and parsed back (mode round_trip)
 
     def hook(self, *args):
         if not args:                 # Triton 3.7+: asked for a cache key (nothing to add)
@@ -199,6 +205,8 @@ class _StageClock:
         if stages is not None:
             for name, stage in list(stages.items()):
                 stages[name] = self._timed(name, stage)
+            if self.round_trip and "llir" in stages:
+                stages["llir"] = _after_round_trip(stages["llir"])
         return None
 
     def _timed(self, name: str, stage):
@@ -229,6 +237,16 @@ class _StageClock:
         triton.knobs.runtime.add_stages_inspection_hook = self.saved
 
 
+def _after_round_trip(make_llir):
+    """``make_llir`` given its module printed (with locations, as the plugin prints it) and
+    parsed back into the compile's context, unchanged: the round trip alone."""
+    from linear_layouts.passes.ir.parsing import triton_module_from_text
+
+    def llir(src, metadata):
+        return make_llir(triton_module_from_text(src.str(), src.context), metadata)
+    return llir
+
+
 def cpu_seconds() -> float:
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
@@ -246,8 +264,8 @@ def compile_as(mode: str, path: str, target) -> Timing:
     if mode == "ours":          # cold: the first compile of the kernel in this process
         from linear_layouts.passes.process_memory import forget_kernels
         forget_kernels()
-    with _StageClock() as stages:
-        if mode != "stock":
+    with _StageClock(round_trip=mode == "round_trip") as stages:
+        if mode in ("ours", "warm"):
             linear_layouts.enable()
         try:
             with PluginClock() as plugin:
@@ -293,6 +311,7 @@ def measure(paths: list[str], repeats: int, skipped: list) -> list[dict]:
         for clock in CLOCKS:
             row[clock.key("ratio")] = row[clock.key("ours")] / row[clock.key("stock")]
             row[clock.key("warm_ratio")] = row[clock.key("warm")] / row[clock.key("stock")]
+            row[clock.key("round_trip_ratio")] = row[clock.key("round_trip")] / row[clock.key("stock")]
         rows.append(row)
         print(f"[{number}/{len(paths)}] {row['file']}: stock {row['stock'] * 1000:.0f} ms, ours "
               f"{row['ours'] * 1000:.0f} ms ({row['ratio']:.3f}), warm {row['warm'] * 1000:.0f} ms "
@@ -362,7 +381,22 @@ def summary_lines(rows: list[dict], clock: Clock = WALL) -> list[str]:
                         if warm_converts else "")
                      + f"; worst {worst_warm['file']} {(worst_warm[warm_ratio] - 1) * 100:+.1f}%; above "
                      f"+{TOO_SLOW:.0%}: {sum(1 for x in warm if x - 1 > TOO_SLOW)}")
+    lines += round_trip_lines(rows, clock)
     return lines
+
+
+def round_trip_lines(rows: list[dict], clock: Clock) -> list[str]:
+    """The floor the text round trip puts under ours (mode ``round_trip``; none for older runs):
+    its median overhead over the kernels with a conversion, and ours' beside it."""
+    key = clock.key("round_trip_ratio")
+    with_converts = [r for r in rows if r["converts"] and key in r]
+    if not with_converts:
+        return []
+    floor = statistics.median(r[key] for r in with_converts)
+    ours = statistics.median(r[clock.key("ratio")] for r in with_converts)
+    return [f"* the text round trip alone (stock, its module printed and parsed back before `make_llir`: what a "
+            f"compile with an island pays before any pass of ours), median over the kernels with a conversion: "
+            f"**{(floor - 1) * 100:+.1f}%** (ours: {(ours - 1) * 100:+.1f}%)"]
 
 
 def _stage_delta(row: dict, stage: str) -> float:
@@ -438,6 +472,10 @@ def table_lines(rows: list[dict], clocks: tuple[Clock, ...]) -> list[str]:
     if fastest:
         header += " fastest: ours / stock |"
         rule += "---:|"
+    round_trip = cpu and all("round_trip_ratio_cpu" in r for r in rows)
+    if round_trip:
+        header += " CPU: round trip / stock |"
+        rule += "---:|"
     if stages:
         header += " Triton's make_llir: ours - stock ms | later stages: ours - stock ms |"
         rule += "---:|---:|"
@@ -450,6 +488,8 @@ def table_lines(rows: list[dict], clocks: tuple[Clock, ...]) -> list[str]:
                      f"| {r['ours_plugin'] * 1000:.1f} |")
         if fastest:
             line += f" {r['ratio_min']:.3f} |"
+        if round_trip:
+            line += f" {r['round_trip_ratio_cpu']:.3f} |"
         if stages:
             line += f" {_stage_delta(r, 'llir') * 1000:+.1f} | {_stage_delta(r, 'after_llir') * 1000:+.1f} |"
         lines.append(line)

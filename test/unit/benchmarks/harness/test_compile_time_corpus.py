@@ -126,3 +126,38 @@ def test_the_clocks_see_the_plugin_work_in_a_compile(monkeypatch):
         linear_layouts.disable()
     assert plugin.seconds > 0
     assert {phase for phase in compile_time_corpus.PhaseClock.PHASES if phases.calls[phase] == 0} == set()
+
+
+def test_the_round_trip_floor_is_summarised_and_tabled(tmp_path):
+    """Rows with the ``round_trip`` mode: a line per clock with its median overhead over the kernels
+    with a conversion beside ours, and a CPU column; an older run without it has neither."""
+    def row(name, converts, ours, round_trip):
+        return {"file": name, "converts": converts, "stock": 1.0, "ours": ours, "ratio": ours, "warm": 1.0,
+                "warm_ratio": 1.0, "stock_cpu": 2.0, "ours_cpu": 2 * ours, "ratio_cpu": ours, "warm_cpu": 2.0,
+                "warm_ratio_cpu": 1.0, "round_trip_cpu": 2 * round_trip, "round_trip_ratio_cpu": round_trip,
+                "round_trip": round_trip, "round_trip_ratio": round_trip, "ours_plugin": 0.0, "plugin_share": 0.0}
+    rows = [row("a", 0, 1.0, 1.3), row("b", 3, 1.08, 1.02), row("c", 1, 1.04, 1.03), row("d", 2, 1.10, 1.01)]
+    line = ("* the text round trip alone (stock, its module printed and parsed back before `make_llir`: what a "
+            "compile with an island pays before any pass of ours), median over the kernels with a conversion: "
+            "**+2.0%** (ours: +8.0%)")
+    assert compile_time_corpus.round_trip_lines(rows, compile_time_corpus.CPU) == [line]
+    assert compile_time_corpus.summary_lines(rows, compile_time_corpus.CPU)[-1] == line
+    compile_time_corpus.write_report(rows, [], {"triton": "9.9.9", "cpus": 2, "repeats": 1}, str(tmp_path))
+    text = (tmp_path / "compile_time_corpus_9.9.9.md").read_text()
+    assert "CPU: round trip / stock |" in text and "| 1.080 | 0.0 | 1.020 |" in text
+    older = [{k: v for k, v in r.items() if not k.startswith("round_trip")} for r in rows]
+    assert compile_time_corpus.round_trip_lines(older, compile_time_corpus.CPU) == []
+
+
+def test_the_round_trip_mode_compiles_stock_from_its_module_printed_and_parsed(monkeypatch):
+    """``round_trip``: Triton's ``make_llir`` gets a module parsed from the print of its own (one
+    parse, no pass of ours), and the compile still makes a kernel."""
+    from linear_layouts.passes.ir import parsing
+
+    monkeypatch.setenv("TRITON_ALWAYS_COMPILE", "1")
+    parses = []
+    real = parsing.triton_module_from_text
+    monkeypatch.setattr(parsing, "triton_module_from_text", lambda text, context: parses.append(text) or real(text, context))
+    path = str(REPO / "test" / "lit" / "corpus" / "fla" / "l2norm_fwd_bf16.cuda90.ttgir")
+    timing = compile_time_corpus.compile_as("round_trip", path, compile_time_corpus.target_of(path))
+    assert len(parses) == 1 and "tt.func" in parses[0] and timing.plugin == 0.0 and timing.cpu > 0
