@@ -14,7 +14,7 @@ stores, ``scf.for`` iteration arguments, ``scf.if`` results, ``scf.while`` carri
 key.  Keys spread from op to op both ways, from these seeds, in this order:
 
 1. the layouts the author fixed (``set_auto_layout``'s result): its operand is asked for it;
-2. each load, store, atomic or ``cp.async`` not reached yet (first those the backend requires
+2. each load, store, buffer atomic or ``cp.async`` not reached yet (first those the backend requires
    something of: ``cp.async``, a packed f16 / bf16 buffer atomic), AMD's buffer ops alike
    (their pointers: a scalar base plus a tensor of offsets): the coalesced
    blocked layout its pointers allow (:func:`.layout_seeds.coalesced`, from
@@ -265,7 +265,7 @@ def seed_layouts(function: Operation, lines, num_warps: int, lanes: int) -> Seed
             work.append(unit)
     spread()
     pointers = PointerAnalysis(lines, lines.header(function), lines.of[id(function)].arguments)
-    # 2. loads, stores, atomics and cp.async: their pointers' coalesced layout; first the ops the
+    # 2. loads, stores, buffer atomics and cp.async: their pointers' coalesced layout; first the ops the
     # backend requires something of (cp.async, a packed buffer atomic), since it rejects one
     # that is too narrow while a narrow load only costs more
     accesses = sorted((u for u in units if u.op.name in GLOBAL_ACCESS_OPS and global_access(u.op) is not None),
