@@ -35,8 +35,8 @@ from ...dialect.attributes import BlockedEncoding
 from ...dialect.linear_layout import LayoutError
 from ...lowering.target import Target
 from ..assign.layout_costs import conversion_cost
-from ..assign.backend_requirements import AsyncCopyFacts, async_copy_problem
-from ..assign.layout_rules import ASYNC_COPY
+from ..assign.backend_requirements import layout_problem, requirement_facts
+from ..assign.layout_rules import encoding_of, global_access
 from ..assign.layout_seeds import blocked_encoding
 from ..ir.diagnostics import IRError
 from ..ir.module_lines import ModuleLines, TextMismatch
@@ -162,7 +162,7 @@ def _one_round(module: Module, text: str, findings: list[Finding], target: Targe
     ops = {keys[id(op)]: op for op in module.walk()}
     by_op = {f.op_key: f for f in sorted(findings, key=lambda f: f.gain)}      # the larger gain wins
     variable = _variable_choices(by_op, ops)
-    for layout in _breaking_async_copies(variable, module, lines):
+    for layout in _breaking_requirements(variable, module, lines):
         del variable[layout]        # its loads and stores get their own layouts instead (below)
     own: dict[tuple, str] = {}          # op key -> the layout it gets of its own (step 2)
     pointers = {}
@@ -276,18 +276,21 @@ def _variable_choices(by_op: dict, ops: dict) -> dict[str, str]:
     return {layout: f.layout for layout, f in best.items() if f.layout != layout}
 
 
-def _breaking_async_copies(variable: dict[str, str], module: Module, lines: ModuleLines) -> list[str]:
-    """The layouts of ``variable`` whose replacement the backend would reject: a ``cp.async``
-    laid out in one would copy under 4 bytes a thread in its replacement
-    (:mod:`..assign.backend_requirements`).  Such a layout stays; the advised loads and stores
-    in it take their suggestions as layouts of their own."""
+def _breaking_requirements(variable: dict[str, str], module: Module, lines: ModuleLines) -> list[str]:
+    """The layouts of ``variable`` whose replacement the backend would reject: an op it requires
+    something of, laid out in one, would break the requirement in its replacement
+    (:mod:`..assign.backend_requirements`: a ``cp.async`` copying under 4 bytes a thread, an AMD
+    direct-to-LDS load -- ``ttg.async_copy_global_to_local`` or ``amdg.buffer_load_to_local``
+    -- of a width the target lacks, a packed f16 / bf16 buffer atomic updating one element at a
+    time).  Such a layout stays; the advised loads and stores in it take their suggestions as
+    layouts of their own."""
     broken = []
     for function in [op for op in module.walk() if op.name in ("tt.func", "func.func")]:
         pointers = PointerAnalysis(lines, lines.header(function), lines.of[id(function)].arguments)
         for op in ops_under(function):
-            layout = op.operands[0].tensor_type.encoding if op.name == ASYNC_COPY else None
-            if layout in variable and layout not in broken and \
-                    async_copy_problem(variable[layout], AsyncCopyFacts.of(op, pointers)) is not None:
+            facts = requirement_facts(op, pointers)
+            layout = encoding_of(global_access(op).addresses) if facts is not None else None
+            if layout in variable and layout not in broken and layout_problem(variable[layout], facts) is not None:
                 broken.append(layout)
     return broken
 

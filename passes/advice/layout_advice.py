@@ -51,10 +51,10 @@ from ...dialect.attributes import BlockedEncoding
 from ...dialect.linear_layout import LayoutError
 from ...lowering.shared_conflicts import access_conflicts
 from ...lowering.target import Target, target_named
-from ..assign.backend_requirements import AsyncCopyFacts, async_copy_problem
+from ..assign.backend_requirements import AsyncCopyFacts, layout_problem, requirement_facts
 from ..assign.layout_costs import access_vector, conversion_cost
 from ..assign.layout_graph import loop_weight
-from ..assign.layout_rules import ASYNC_COPY
+from ..assign.layout_rules import ASYNC_COPY, encoding_of, global_access
 from ..assign.layout_seeds import _deal, blocked_encoding, coalesced
 from ..ir.module_lines import ModuleLines, TextMismatch
 from ..ir.diagnostics import IRError
@@ -90,11 +90,12 @@ def advise_module(module, ttgir: str, hw_target: Target, merged: bool = True,
     placed = no_result_locations(module, ttgir)
     for function in [op for op in module.walk() if op.name in ("tt.func", "func.func")]:
         pointers = PointerAnalysis(lines, lines.header(function), lines.of[id(function)].arguments)
-        copies = [(op, AsyncCopyFacts.of(op, pointers)) for op in ops_under(function) if op.name == ASYNC_COPY]
+        required = [(op, facts) for op in ops_under(function)
+                    if (facts := requirement_facts(op, pointers)) is not None]
         for op in ops_under(function):
             found = []
             if op.name in ("tt.load", "tt.store"):
-                found += [_kept_for_async_copies(f, op, copies)
+                found += [_kept_for_requirements(f, op, required)
                           for f in _global_access(op, pointers, lines, hw_target, num_warps)]
             elif op.name == "ttg.convert_layout":
                 found += _conversion_in_loop(op, pointers, lines, hw_target, users)
@@ -222,18 +223,24 @@ def _allow(contiguity, shape: tuple, element_bytes: int) -> str:
     return alignment_limit(contiguity, shape, element_bytes) or f"allow {allowed}-byte accesses"
 
 
-def _kept_for_async_copies(finding: Finding, op: Operation, copies: list) -> Finding:
-    """A suggestion for a load or store whose layout a ``cp.async`` shares, where the backend
-    would reject that ``cp.async`` in the suggestion (under 4 bytes a thread,
-    :mod:`..assign.backend_requirements`): said to be for the load or store alone."""
+def _kept_for_requirements(finding: Finding, op: Operation, required: list) -> Finding:
+    """A suggestion for a load or store whose layout an op the backend requires something of
+    shares (``required``: (op, facts) of :func:`..assign.backend_requirements.requirement_facts`:
+    a ``cp.async``, an AMD direct-to-LDS load through pointers or a buffer
+    (``DIRECT_TO_SHARED_OPS``), a packed buffer atomic), where the backend would reject that op
+    in the suggestion: said to be for the load or store alone."""
     layout = op.operands[0].tensor_type.encoding
-    for copy, facts in copies:
-        problem = async_copy_problem(finding.layout, facts) if copy.operands[0].tensor_type.encoding == layout else None
+    for other, facts in required:
+        shares = encoding_of(global_access(other).addresses) == layout
+        problem = layout_problem(finding.layout, facts) if shares else None
         if problem:
-            # on AMD the copy is a direct-to-LDS load, with rules of its own: the problem says which
-            broken = "copy under 4 bytes a thread" if facts.amd_architecture is None else f"be rejected ({problem})"
-            return replace(finding, suggestion=f"{finding.suggestion} for this {op.name} alone (the cp.async at "
-                                               f"{copy.location} keeps {_short(layout, op.operands[0].tensor_type.shape)}: in the suggestion it would "
+            # a cp.async copying under 4 bytes says so; every other op (on AMD, a direct-to-LDS
+            # load, a packed atomic) has rules of its own: the problem says which
+            nvidia_copy = isinstance(facts, AsyncCopyFacts) and facts.amd_architecture is None
+            broken = "copy under 4 bytes a thread" if nvidia_copy else f"be rejected ({problem})"
+            name = "the cp.async" if other.name == ASYNC_COPY else f"the {other.name}"
+            return replace(finding, suggestion=f"{finding.suggestion} for this {op.name} alone ({name} at "
+                                               f"{other.location} keeps {_short(layout, op.operands[0].tensor_type.shape)}: in the suggestion it would "
                                                f"{broken})")
     return finding
 

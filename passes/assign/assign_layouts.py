@@ -56,7 +56,7 @@ from ..framework import ModulePass, PassContext, PassFailure
 from .dram_floor import dram_floor
 from .layout_costs import conversion_work, elementwise_work, memory_work, reduction_work
 from .layout_graph import LayoutGraph, build_graph, propose_candidates
-from .layout_rules import (BUFFER_LOAD, BUFFER_STORE, ELEMENTWISE_OPS, ELEMENTWISE_PREFIXES, GLOBAL_ACCESS_OPS,
+from .layout_rules import (BUFFER_MEMORY_OPS, ELEMENTWISE_OPS, ELEMENTWISE_PREFIXES, GLOBAL_ACCESS_OPS,
                            MEMORY_OPS, SHAPE_KINDS, SHARED_ACCESS_OPS, combiner_is_redux, combiner_ops, encoding_of,
                            global_access)
 from .shared_access_costs import async_copy_vector, local_load_work, local_store_work
@@ -184,7 +184,7 @@ def fixed_work(graph: LayoutGraph, target: Target) -> Work:
     for fixed in graph.fixed:
         op = fixed.op
         try:
-            if op.name in MEMORY_OPS or op.name in (BUFFER_LOAD, BUFFER_STORE):
+            if op.name in MEMORY_OPS or op.name in BUFFER_MEMORY_OPS:
                 access = global_access(op)
                 key = encoding_of(access.addresses) if access is not None else None
                 if key is None:

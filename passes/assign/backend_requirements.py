@@ -57,6 +57,22 @@ is a direct-to-LDS load with the rules above, its pointers the base plus the off
 f16 ``[1, 2]`` only, on gfx950 ``[1, 2]`` or ``[1, 8]``, as for the copy through pointers.  MFMA
 and WMMA operands are fixed layouts the assignment never changes.
 
+AMD's buffer atomics (``amdg.buffer_atomic_rmw``: Gluon's ``cdna3`` / ``cdna4.buffer_atomic_add``,
+``_max``, ...; ``amdg.buffer_atomic_cas`` from Triton's ``tt.atomic_cas``) update one element a
+thread at a time (``BufferAtomicRMWOpConversion`` and ``BufferAtomicCASOpConversion`` in
+``LoadStoreOpToLLVM.cpp``, the same in 3.6 and 3.9), except f16 and bf16, which the hardware
+updates in pairs only (``buffer_atomic_pk_add_f16``, no single-element form): the lowering
+takes the vector of a buffer store (the thread's run of consecutive registers along the layout's
+``order[0]``, at most what the offsets' contiguity and the base's alignment allow), asserts that
+it is at least 2 and issues 2-element atomics, then narrows them to the mask's constancy.  So a
+packed atomic needs a run of 2 elements consecutive in a thread's registers, in memory (4-byte
+aligned) and under one mask bit.  Example (f16, 64 x 64 row-major offsets, base 16-byte
+aligned, mask ``offsets < n`` with ``n`` a multiple of 16): ``sizePerThread = [1, 2]`` and wider
+compile to ``buffer_atomic_pk_add_f16``; ``[1, 1]`` fails Triton's assertion (``vec >= 2``); a
+mask that may change every element (``n`` of unknown divisibility) leaves no layout: LLVM
+cannot select a 1-element f16 buffer atomic.  Every other element type takes any layout, one
+element an atomic (the price of ``.layout_costs.memory_work`` with that vector).
+
 Other requirements of the backend are met by construction, not checked here: ``ldmatrix`` /
 ``stmatrix`` and vector widths of local loads and stores are chosen by the lowering from any
 layout (our plans too, :mod:`lowering.local_memory`); MMA operands and results, TMA copies
@@ -73,7 +89,7 @@ from typing import Optional
 
 from ...dialect import LayoutError
 from ..ir.layouts import tensor_layout_of
-from .layout_rules import global_access
+from .layout_rules import BUFFER_ATOMICS, BUFFER_ATOMIC_RMW, DIRECT_TO_SHARED_OPS, global_access
 from .pointer_contiguity import Contiguity, PointerAnalysis
 from .shared_access_costs import _buffer
 
@@ -83,6 +99,9 @@ MIN_ASYNC_COPY_BYTES = 4
 # (TargetInfo::supportsDirectToLdsLoadBitWidth); an architecture not named: the 4 bytes every
 # one of them has.
 DIRECT_TO_LDS_BYTES = {"gfx942": (4,), "gfx950": (4, 16), "gfx1250": (4, 8, 16)}
+# Element types AMD's buffer atomics update in pairs only, and the pair.
+PACKED_ATOMIC_TYPES = frozenset({"f16", "bf16"})
+PACKED_ATOMIC_ELEMENTS = 2
 
 
 @dataclass(frozen=True)
@@ -294,3 +313,101 @@ def _narrowing_fact(facts: AsyncCopyFacts, copy: DirectToLds) -> str:
         return (f"its pointers are known {facts.pointer.vector * facts.element_bytes}-byte aligned only "
                 f"(tt.divisibility of the base and strides)")
     return f"its mask may change within {copy.shared_run} elements"
+
+
+# --------------------------------------------------------------------------- AMD: buffer atomics
+
+def buffer_atomic_elements(op) -> int:
+    """The most elements one atomic instruction of the buffer atomic ``op`` updates, whatever
+    its layout: 2 for f16 and bf16 (packed), 1 for every other element type."""
+    value = op.results[0].tensor_type if op.results else None
+    packed = value is not None and value.element_type in PACKED_ATOMIC_TYPES
+    return PACKED_ATOMIC_ELEMENTS if packed else 1
+
+
+@dataclass(frozen=True)
+class BufferAtomicFacts:
+    """What a packed (f16, bf16) ``amdg.buffer_atomic_rmw``'s vector depends on besides its layout."""
+
+    shape: tuple                       # the offsets' shape
+    element_type: str
+    pointer: Optional[Contiguity]      # base plus offsets: the contiguous dim and aligned vector
+    mask_constancy: Optional[tuple]    # per dim (None: no mask)
+    op_name: str = BUFFER_ATOMIC_RMW
+
+    @classmethod
+    def of(cls, op, pointers: PointerAnalysis) -> Optional["BufferAtomicFacts"]:
+        """The facts of a buffer atomic whose lowering requires something of its layout (one of
+        packed elements), None for any other op."""
+        access = global_access(op) if op.name in BUFFER_ATOMICS else None
+        if access is None or buffer_atomic_elements(op) < PACKED_ATOMIC_ELEMENTS:
+            return None
+        masks = [v for v in op.operands if v is not None and v is not access.addresses and v.tensor_type is not None
+                 and v.tensor_type.element_type == "i1"]
+        return cls(access.shape, op.results[0].tensor_type.element_type,
+                   pointers.contiguity(access.addresses, access.base),
+                   pointers.constancy(masks[0]) if masks else None, op.name)
+
+
+@lru_cache(maxsize=4096)
+def packed_atomic_run(key: str, facts: BufferAtomicFacts) -> Optional[int]:
+    """The elements the lowering finds consecutive for one atomic with the offsets in ``key``:
+    the thread's run of registers along the layout's ``order[0]``, as far as the offsets'
+    alignment and the mask allow (None: a layout this analysis cannot read)."""
+    try:
+        layout = tensor_layout_of(key, facts.shape)
+    except (LayoutError, ValueError):
+        return None
+    dim = first_register_dim(layout)
+    pointer_run = facts.pointer.vector if facts.pointer is not None and dim == facts.pointer.dim else 1
+    mask_run = facts.mask_constancy[dim] if facts.mask_constancy is not None else pointer_run
+    return max(1, min(contiguous_registers(layout, dim), pointer_run, mask_run))
+
+
+def buffer_atomic_problem(key: str, facts: BufferAtomicFacts) -> Optional[str]:
+    """Why the AMD lowering would reject ``key`` for this packed buffer atomic (None: it would
+    not).  Example (f16, ``sizePerThread = [1, 1]``): "the packed buffer atomic
+    (amdg.buffer_atomic_rmw of f16) would update 1 element at a time (2 needed): 1 consecutive
+    in a thread's registers"."""
+    run = packed_atomic_run(key, facts)
+    if run is None or run >= PACKED_ATOMIC_ELEMENTS:
+        return None
+    name = f"the packed buffer atomic ({facts.op_name} of {facts.element_type})"
+    layout = tensor_layout_of(key, facts.shape)
+    dim = first_register_dim(layout)
+    if contiguous_registers(layout, dim) < PACKED_ATOMIC_ELEMENTS:
+        why = f"1 element consecutive in a thread's registers along dim {dim}"
+    elif facts.pointer is None:
+        why = "its offsets are not an affine function this analysis reads"
+    elif facts.pointer.dim != dim:
+        why = f"its offsets are contiguous along dim {facts.pointer.dim}, the layout's registers along dim {dim}"
+    elif facts.pointer.vector < PACKED_ATOMIC_ELEMENTS:
+        why = (f"its base and offsets are known {facts.pointer.vector * 2}-byte aligned only "
+               f"(tt.divisibility of the base and strides)")
+    else:
+        why = f"its mask may change every element along dim {dim}"
+    return f"{name} would update 1 element at a time ({PACKED_ATOMIC_ELEMENTS} needed): {why}"
+
+
+# --------------------------------------------------------------------------- any op
+
+def requirement_facts(op, pointers: PointerAnalysis):
+    """What the backend's requirement of ``op``'s layout depends on, for :func:`layout_problem`:
+    :class:`AsyncCopyFacts` of a global load straight into shared memory, :class:`BufferAtomicFacts`
+    of a packed buffer atomic; None for an op that takes any layout (or whose addresses are no
+    tensor: :func:`.layout_rules.global_access`)."""
+    if global_access(op) is None:
+        return None
+    if op.name in DIRECT_TO_SHARED_OPS:
+        return AsyncCopyFacts.of(op, pointers)
+    return BufferAtomicFacts.of(op, pointers)
+
+
+def layout_problem(key: str, facts) -> Optional[str]:
+    """Why the backend would reject ``key`` for the op of ``facts`` (:func:`requirement_facts`);
+    None: it would not."""
+    if isinstance(facts, AsyncCopyFacts):
+        return async_copy_problem(key, facts)
+    if isinstance(facts, BufferAtomicFacts):
+        return buffer_atomic_problem(key, facts)
+    return None

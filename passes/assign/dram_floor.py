@@ -52,6 +52,7 @@ loads, reduction and stores in either layout: memory-bound, no gain from re-layi
 
 from __future__ import annotations
 
+from math import prod
 from typing import Iterable
 
 from ...lowering.target import Target
@@ -70,10 +71,28 @@ GLOBAL_MEMORY_OPS = frozenset({
     "ttng.async_tma_copy_global_to_local", "ttng.async_tma_copy_local_to_global",
     "ttng.async_tma_gather", "ttng.async_tma_scatter",
     "amdgpu.buffer_load", "amdgpu.buffer_store", "amdgpu.buffer_load_to_local",   # as 3.6 prints them
+    "amdgpu.buffer_atomic_rmw", "amdgpu.buffer_atomic_cas",
     "amdg.buffer_load", "amdg.buffer_store", "amdg.buffer_load_to_local",         # as 3.9 prints them
+    "amdg.buffer_atomic_rmw", "amdg.buffer_atomic_cas",
 })
+# AMD's buffer ops (a scalar base and a tensor of offsets), in either spelling.
+BUFFER_OP_NAMES = frozenset(name for name in GLOBAL_MEMORY_OPS if ".buffer_" in name)
 # An atomic reads and writes its bytes.
-READ_AND_WRITE = frozenset({"tt.atomic_rmw", "tt.atomic_cas"})
+READ_AND_WRITE = frozenset({"tt.atomic_rmw", "tt.atomic_cas", "amdgpu.buffer_atomic_rmw", "amdgpu.buffer_atomic_cas",
+                            "amdg.buffer_atomic_rmw", "amdg.buffer_atomic_cas"})
+
+
+def _buffer_bytes(op: Operation):
+    """The bytes an AMD buffer op names: as many of its base's elements as it has offsets (the
+    operand after the scalar base); None where it has no such operands."""
+    operands = list(op.operands)
+    for i, v in enumerate(operands[:-1]):
+        if v is not None and v.tensor_type is None and v.type.startswith("!tt.ptr<"):
+            offsets = operands[i + 1].tensor_type if operands[i + 1] is not None else None
+            if offsets is None or offsets.is_shared:
+                return None
+            return prod(offsets.shape) * pointee_bytes(v.type)
+    return None
 
 
 def _tensor_bytes(tensor_type: TensorType) -> int:
@@ -88,16 +107,21 @@ def _tensor_bytes(tensor_type: TensorType) -> int:
 def bytes_moved(op: Operation) -> int:
     """Bytes of global memory one execution of ``op`` reads or writes (0 for a scalar access).
 
-    A tensor of pointers names its bytes (``tensor<64x!tt.ptr<f16>>``: 128); otherwise the
-    largest tensor or shared buffer among the op's operands and results is the data (a
-    descriptor load's result, a TMA copy's buffer), masks (``i1``) aside.
+    A tensor of pointers names its bytes (``tensor<64x!tt.ptr<f16>>``: 128), and so do AMD's
+    buffer ops' offsets from a scalar base (``!tt.ptr<f16>`` and ``tensor<64xi32>``: 128, not
+    the 256 bytes of the offsets); otherwise the largest tensor or shared buffer among the op's
+    operands and results is the data (a descriptor load's result, a TMA copy's buffer), masks
+    (``i1``) aside.
     """
     values = list(op.operands) + list(op.results)
     types = [v.tensor_type for v in values if v is not None]
     types = [t for t in types if t is not None]
     pointers = [t for t in types if t.element_type.startswith("!tt.ptr")]
+    buffer = _buffer_bytes(op) if op.name in BUFFER_OP_NAMES else None
     if pointers:
         moved = max(_tensor_bytes(t) for t in pointers)
+    elif buffer is not None:
+        moved = buffer
     else:
         data = [t for t in types if t.element_type != "i1"]
         moved = max((_tensor_bytes(t) for t in data), default=0)

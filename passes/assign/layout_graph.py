@@ -28,7 +28,9 @@ result as a candidate (and with it no conversion at all), and the store's fixed 
 back to the convert.
 
 **Requirements.**  A key the backend's lowering would reject for its op
-(:mod:`.backend_requirements`: a ``cp.async`` copying under 4 bytes a thread) is never offered;
+(:mod:`.backend_requirements`: a ``cp.async`` copying under 4 bytes a thread, an AMD
+direct-to-LDS load of a width the target lacks, a packed f16 buffer atomic with one element a
+thread) is never offered;
 :func:`enforce_requirements` also takes out a node's own key where it breaks one.
 
 **Loop weights.**  An op inside ``scf.for`` loops runs once per iteration of each: its weight is
@@ -44,8 +46,9 @@ from dataclasses import dataclass, field, replace
 from typing import Optional
 
 from ...dialect import LayoutError
-from .backend_requirements import AsyncCopyFacts, async_copy_problem, best_async_copy_vector
-from .layout_rules import (DIRECT_TO_SHARED_OPS, GLOBAL_ACCESS_OPS, SHAPE_KINDS, SHARED_ACCESS_OPS, Rule, encoding_of,
+from .backend_requirements import (AsyncCopyFacts, BufferAtomicFacts, best_async_copy_vector, buffer_atomic_elements,
+                                   layout_problem, requirement_facts)
+from .layout_rules import (BUFFER_ATOMICS, GLOBAL_ACCESS_OPS, SHAPE_KINDS, SHARED_ACCESS_OPS, Rule, encoding_of,
                            global_access, rule_for)
 from .shared_access_costs import buffer_fastest_dim, memdesc_of
 from ..ir.module_lines import ModuleLines
@@ -73,6 +76,8 @@ class Node:
     contiguity: object = None          # tt.load/tt.store: the pointers' (pointer_contiguity.Contiguity)
     # cp.async: what its vector depends on besides the layout (backend_requirements.AsyncCopyFacts)
     async_copy: object = None
+    # a packed (f16, bf16) buffer atomic: the same (backend_requirements.BufferAtomicFacts)
+    buffer_atomic: object = None
 
     @property
     def stock_key(self) -> str:
@@ -80,9 +85,9 @@ class Node:
 
     def problem(self, key: str) -> Optional[str]:
         """Why the backend would reject ``key`` for this node's op (None: it accepts it)."""
-        if self.async_copy is not None and self.position < 0:
-            return async_copy_problem(key, self.async_copy)
-        return None
+        if self.position >= 0:
+            return None
+        return layout_problem(key, self.async_copy if self.async_copy is not None else self.buffer_atomic)
 
     def __str__(self) -> str:
         what = {"scf.for": "iteration argument", "scf.while": "carried value"}.get(self.op.name, "result")
@@ -268,13 +273,15 @@ def build_graph(function: Operation, lines: ModuleLines, reorder_reductions: boo
         contiguity = None
         access = global_access(op) if op.name in GLOBAL_ACCESS_OPS else None
         if access is not None:
-            contiguity = pointers.contiguity(access.addresses, access.base)
+            contiguity = access_contiguity(op, pointers)
         if rule is None or (op.name in GLOBAL_ACCESS_OPS and contiguity is None):
             # priced by its addresses: an op whose pointers the analysis cannot read stays fixed
             fixed.append(FixedOp(op, loop_weight(op, lines), lines.header(op), contiguity))
             continue
+        facts = requirement_facts(op, pointers)
         node = Node(len(nodes), op, rule, loop_weight(op, lines), contiguity=contiguity,
-                    async_copy=AsyncCopyFacts.of(op, pointers) if op.name in DIRECT_TO_SHARED_OPS else None)
+                    async_copy=facts if isinstance(facts, AsyncCopyFacts) else None,
+                    buffer_atomic=facts if isinstance(facts, BufferAtomicFacts) else None)
         nodes.append(node)
         node_of_op[id(op)] = node.index
         for result in op.results:
@@ -283,6 +290,18 @@ def build_graph(function: Operation, lines: ModuleLines, reorder_reductions: boo
     _share_printed_encodings(ops, nodes)
     uses = _uses(ops, nodes, node_of_op, loop_nodes, producer_of, lines)
     return LayoutGraph(function, nodes, uses, producer_of, fixed)
+
+
+def access_contiguity(op: Operation, pointers: PointerAnalysis):
+    """The contiguity (``pointer_contiguity.Contiguity``) of a global access's addresses, its
+    vector no wider than one instruction of the op moves: a buffer atomic's 2 elements (f16,
+    bf16) or 1 (``backend_requirements.buffer_atomic_elements``), so that it is priced and
+    seeded as the lowering issues it.  None where the analysis cannot read them."""
+    access = global_access(op)
+    contiguity = pointers.contiguity(access.addresses, access.base) if access is not None else None
+    if contiguity is not None and op.name in BUFFER_ATOMICS:
+        contiguity = replace(contiguity, vector=min(contiguity.vector, buffer_atomic_elements(op)))
+    return contiguity
 
 
 def _share_printed_encodings(ops: list[Operation], nodes: list[Node]) -> None:

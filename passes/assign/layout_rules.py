@@ -37,6 +37,10 @@ value i                   value i, after region's yield in ``K``  arguments ``K`
 ``amdg.buffer_load``/     offsets, mask, other / stored value     the loaded value in ``K``
 ``amdg.buffer_store``     in ``K``; the base pointer a scalar
 (with ``memory_ops``)
+``amdg.buffer_atomic_    offsets, value, mask in ``K``; the      the old values in ``K``
+rmw``/``amdg.buffer_      base pointer a scalar (``cas``:
+atomic_cas`` (with        offsets, compared and new values in
+``memory_ops``)           ``K``)
 ``ttg.async_copy_global_  pointer, mask, other value in ``K``;    (a token)
 to_local`` (cp.async,     the shared destination as it is
 with ``shared_ops``)
@@ -49,7 +53,7 @@ local`` (``shared_ops``)  the base a scalar, the buffer as it is
 (with ``shared_ops``)
 ========================  ======================================  ==============================
 
-Every other op (dots, atomics, memory descriptors, calls, an ``scf.while``'s values whose
+Every other op (dots, atomics through tensors of pointers, memory descriptors, calls, an ``scf.while``'s values whose
 layouts differ between its regions, reshapes that may reorder elements, gathers Triton marked
 ``efficient_layout``, transposes of MMA or slice layouts, ...) is **fixed**: its operands must arrive in the layouts they have today and its
 results keep theirs.  A rule applies to an op only if the op's types *today* obey it (an
@@ -103,7 +107,17 @@ ASYNC_COPY = "ttg.async_copy_global_to_local"
 # ``memory_ops``); ``buffer_load_to_local`` (a direct-to-LDS load, as ``ttg.async_copy_global_to_local``
 # on AMD) the rule of a ``cp.async`` (with ``shared_ops``).
 BUFFER_LOAD, BUFFER_STORE, BUFFER_LOAD_TO_LOCAL = "amdg.buffer_load", "amdg.buffer_store", "amdg.buffer_load_to_local"
-BUFFER_OPS = frozenset({BUFFER_LOAD, BUFFER_STORE, BUFFER_LOAD_TO_LOCAL})
+# AMD's buffer atomics (Gluon's ``cdna3`` / ``cdna4.buffer_atomic_add`` and the like: ``rmw``;
+# ``cas`` only from Triton's own ``tt.atomic_cas``): one atomic per element of the offsets, the
+# old values returned in the offsets' layout, so they take the rule of a load too.  Which
+# element a thread updates does not change what is computed (the order of atomics to one
+# address is the hardware's either way); what the lowering requires of the layout is
+# ``.backend_requirements``'.
+BUFFER_ATOMIC_RMW, BUFFER_ATOMIC_CAS = "amdg.buffer_atomic_rmw", "amdg.buffer_atomic_cas"
+BUFFER_ATOMICS = frozenset({BUFFER_ATOMIC_RMW, BUFFER_ATOMIC_CAS})
+BUFFER_OPS = frozenset({BUFFER_LOAD, BUFFER_STORE, BUFFER_LOAD_TO_LOCAL}) | BUFFER_ATOMICS
+# Buffer ops whose offsets, values and mask take the identity rule with ``memory_ops``.
+BUFFER_MEMORY_OPS = frozenset({BUFFER_LOAD, BUFFER_STORE}) | BUFFER_ATOMICS
 # Global loads straight into shared memory: the backend's rules of ``.backend_requirements`` apply.
 DIRECT_TO_SHARED_OPS = frozenset({ASYNC_COPY, BUFFER_LOAD_TO_LOCAL})
 # Accesses priced by their pointers (``layout_costs.memory_work``).
@@ -295,9 +309,11 @@ class GlobalAccess:
     """Where a global access's addresses are: a tensor of pointers (``tt.load``, ``tt.store``,
     ``cp.async``), or a tensor of offsets from a scalar base pointer (AMD's buffer ops, whose
     operands are ``buffer_load(base, offsets, [stride], [mask], [other])``,
-    ``buffer_store(value, base, offsets, [stride], [mask])`` and
-    ``buffer_load_to_local(buffer, base, offsets, [mask], [other], [stride])``).  ``addresses``
-    carries the access's layout and shape either way."""
+    ``buffer_store(value, base, offsets, [stride], [mask])``,
+    ``buffer_load_to_local(buffer, base, offsets, [mask], [other], [stride])``,
+    ``buffer_atomic_rmw(base, offsets, value, [stride], [mask])`` and
+    ``buffer_atomic_cas(base, offsets, compared, value, [stride])``).  ``addresses`` carries the
+    access's layout and shape either way."""
 
     addresses: Value
     base: Optional[Value] = None
@@ -373,7 +389,7 @@ def rule_for(op: Operation, header: str = "", reorder_reductions: bool = False,
     """The rule the op's types obey today, or None: the op is fixed.  ``header``: the op's
     printed first line (it tells a splat ``arith.constant`` from a list of values).
     ``memory_ops``: ``tt.load`` and ``tt.store`` may change layout too (identity rule: pointer,
-    mask, other value and result in the key).  ``shared_ops``: so may the distributed side of
+    mask, other value and result in the key), and so may AMD's buffer loads, stores and atomics.  ``shared_ops``: so may the distributed side of
     ``cp.async`` and of local loads and stores (the memdesc keeps its layout)."""
     operands, results = _tensor_operands(op), [v for v in op.results if v.tensor_type is not None]
     if op.name in DIRECT_TO_SHARED_OPS or op.name in SHARED_ACCESS_OPS:
@@ -382,7 +398,7 @@ def rule_for(op: Operation, header: str = "", reorder_reductions: bool = False,
         return None
     if op.name == "tt.reduce":
         return _reduce_rule(op, operands, results, reorder_reductions)
-    if op.name in MEMORY_OPS or op.name in (BUFFER_LOAD, BUFFER_STORE):
+    if op.name in MEMORY_OPS or op.name in BUFFER_MEMORY_OPS:
         values = operands + results
         if not memory_ops or not values or op.regions or any(encoding_of(v) != encoding_of(values[0]) for v in values):
             return None

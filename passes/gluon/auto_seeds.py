@@ -14,8 +14,9 @@ stores, ``scf.for`` iteration arguments, ``scf.if`` results, ``scf.while`` carri
 key.  Keys spread from op to op both ways, from these seeds, in this order:
 
 1. the layouts the author fixed (``set_auto_layout``'s result): its operand is asked for it;
-2. each load, store or ``cp.async`` not reached yet (``cp.async`` first), AMD's buffer ops
-   alike (their pointers: a scalar base plus a tensor of offsets): the coalesced
+2. each load, store, buffer atomic or ``cp.async`` not reached yet (first those the backend requires
+   something of: ``cp.async``, a packed f16 / bf16 buffer atomic), AMD's buffer ops alike
+   (their pointers: a scalar base plus a tensor of offsets): the coalesced
    blocked layout its pointers allow (:func:`.layout_seeds.coalesced`, from
    :mod:`.pointer_contiguity`; for ``cp.async`` and AMD's direct-to-LDS loads the vector the
    target and the mask allow too, so that the first guess copies at least 4 bytes a thread
@@ -41,7 +42,8 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ...dialect.attributes import BlockedEncoding
-from ..assign.backend_requirements import AsyncCopyFacts, best_async_copy_vector
+from ..assign.backend_requirements import AsyncCopyFacts, best_async_copy_vector, requirement_facts
+from ..assign.layout_graph import access_contiguity
 from ..assign.layout_rules import (DIRECT_TO_SHARED_OPS, ELEMENTWISE_OPS, ELEMENTWISE_PREFIXES, GLOBAL_ACCESS_OPS,
                                    SHARED_ACCESS_OPS, Rule, global_access, slice_parts, trans_order)
 from ..assign.layout_seeds import coalesced
@@ -263,14 +265,15 @@ def seed_layouts(function: Operation, lines, num_warps: int, lanes: int) -> Seed
             work.append(unit)
     spread()
     pointers = PointerAnalysis(lines, lines.header(function), lines.of[id(function)].arguments)
-    # 2. loads, stores and cp.async: their pointers' coalesced layout; cp.async first, since the
-    # backend rejects one that copies under 4 bytes a thread while a narrow load only costs more
+    # 2. loads, stores, buffer atomics and cp.async: their pointers' coalesced layout; first the ops the
+    # backend requires something of (cp.async, a packed buffer atomic), since it rejects one
+    # that is too narrow while a narrow load only costs more
     accesses = sorted((u for u in units if u.op.name in GLOBAL_ACCESS_OPS and global_access(u.op) is not None),
-                      key=lambda u: u.op.name not in DIRECT_TO_SHARED_OPS)
+                      key=lambda u: requirement_facts(u.op, pointers) is None)
     for unit in accesses:
         if unit.key is None:
             access = global_access(unit.op)        # pointers, or a buffer op's base and offsets
-            contiguity = pointers.contiguity(access.addresses, access.base)
+            contiguity = access_contiguity(unit.op, pointers)
             dim, vector = (contiguity.dim, contiguity.vector) if contiguity else (len(access.shape) - 1, 1)
             if unit.op.name in DIRECT_TO_SHARED_OPS:      # the widest the target and the mask allow too
                 vector = best_async_copy_vector(AsyncCopyFacts.of(unit.op, pointers))

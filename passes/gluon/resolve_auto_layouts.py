@@ -48,8 +48,8 @@ from .auto_seeds import AUTO_ENCODINGS, SET_AUTO_LAYOUT, Seeding, Unresolvable, 
 from ..ir.diagnostics import IRError
 from ..framework import ModulePass, PassContext, PassFailure
 from ..assign.layout_graph import build_graph, enforce_requirements, propose_candidates
-from ..assign.backend_requirements import AsyncCopyFacts, async_copy_problem
-from ..assign.layout_rules import DIRECT_TO_SHARED_OPS, encoding_of, global_access
+from ..assign.backend_requirements import layout_problem, requirement_facts
+from ..assign.layout_rules import encoding_of, global_access
 from ..assign.pointer_contiguity import PointerAnalysis
 from ..assign.layout_solver import assignment_work, solve
 from ..ir.module_lines import ModuleLines, TextMismatch
@@ -439,18 +439,20 @@ def _locate_inserted_conversions(module: Module, text: str) -> bool:
 
 def _check_backend_requirements(module: Module, text: str) -> None:
     """Every ``cp.async`` of the resolved module copies at least 4 bytes a thread (on AMD,
-    every direct-to-LDS load loads a width the target has, its whole run in the buffer), as the
-    backend's lowering will compute it on this very module (:mod:`..assign.backend_requirements`):
-    the last word before a kernel is handed on, whatever chose its layouts.  ``text``: the
-    module printed with locations."""
+    every direct-to-LDS load loads a width the target has, its whole run in the buffer; every
+    packed f16 / bf16 buffer atomic updates 2 elements at a time), as the backend's lowering
+    will compute it on this very module (:mod:`..assign.backend_requirements`): the last word
+    before a kernel is handed on, whatever chose its layouts.  ``text``: the module printed
+    with locations."""
     lines = ModuleLines(module, text)
     for function in _functions(module):
         pointers = PointerAnalysis(lines, lines.header(function), lines.of[id(function)].arguments)
         for op in ops_under(function):
-            access = global_access(op) if op.name in DIRECT_TO_SHARED_OPS else None
+            facts = requirement_facts(op, pointers)
+            access = global_access(op) if facts is not None else None
             if access is None or encoding_of(access.addresses) is None:
                 continue
-            problem = async_copy_problem(encoding_of(access.addresses), AsyncCopyFacts.of(op, pointers))
+            problem = layout_problem(encoding_of(access.addresses), facts)
             if problem is not None:
                 raise Unresolvable(op, f"{problem} (left to Triton's resolution)")
 

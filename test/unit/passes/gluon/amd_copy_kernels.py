@@ -6,7 +6,12 @@
 * ``copy``: ``cdna3.buffer_load`` / ``buffer_store`` (a scalar base and a tensor of offsets:
   ``amdg.buffer_load`` / ``amdg.buffer_store``);
 * ``to_shared``: ``cdna4.async_copy.buffer_load_to_shared`` (``amdg.buffer_load_to_local``,
-  lowered to ``buffer_load_dword* ... lds``).
+  lowered to ``buffer_load_dword* ... lds``);
+* ``atomic_add``: ``cdna3.buffer_atomic_add`` (``amdg.buffer_atomic_rmw fadd``, lowered to
+  ``buffer_atomic_pk_add_f16`` for f16, ``buffer_atomic_add_f32`` for f32);
+* ``transposed_atomic_add``: the same of a tile loaded column by column (``gl.load`` of pointers
+  contiguous along dim 0): the loads would take 16-byte columns, and the atomic, in their layout,
+  one element a thread along its rows, which a packed f16 atomic cannot do.
 
 Run as a script it compiles one of them with ``linear_layouts.enable(remarks=True)`` and prints a
 JSON verdict (the tests run it in a subprocess: the plugin's state is per process)::
@@ -60,11 +65,34 @@ def buffer_to_shared(src, dst, n, M: gl.constexpr, N: gl.constexpr):
     gl.store(dst + r * N + c, smem.load(gl.AutoLayout()))
 
 
+@gluon.jit
+def atomic_add_into(src, dst, n, M: gl.constexpr, N: gl.constexpr):
+    # a masked 64 x 64 tile added into another, the old values written back over the source
+    r = gl.arange(0, M, layout=gl.AutoLayout())[:, None]
+    c = gl.arange(0, N, layout=gl.AutoLayout())[None, :]
+    offsets = r * N + c
+    x = cdna3.buffer_load(src, offsets, mask=offsets < n, other=0.0)
+    old = cdna3.buffer_atomic_add(dst, offsets, x, mask=offsets < n)
+    cdna3.buffer_store(old, src, offsets, mask=offsets < n)
+
+
+@gluon.jit
+def transposed_add_into(src, dst, n, M: gl.constexpr, N: gl.constexpr):
+    # a 64 x 64 tile read column-major, added into a row-major one
+    r = gl.arange(0, M, layout=gl.AutoLayout())[:, None]
+    c = gl.arange(0, N, layout=gl.AutoLayout())[None, :]
+    x = gl.load(src + r + c * M)
+    cdna3.buffer_atomic_add(dst, r * N + c, x)
+
+
+_ATOMIC_LAYOUT = r"amdg\.buffer_atomic_rmw [^:]*: (?:[^:]*-> )?tensor<[^,]*, #(\w+)>"
 # name -> (kernel, whether it takes the element count n, where the TTGIR names the access's layout)
 KERNELS = {"global_to_shared": (global_to_shared, False, r"ttg\.async_copy_global_to_local [^:]* : tensor<[^,]*, #(\w+)>"),
            "copy": (buffer_copy, True, r"amdg\.buffer_load %\w+\[%\w+\][^:]*: (?:[^:]*-> )?tensor<[^,]*, #(\w+)>"),
            "to_shared": (buffer_to_shared, True,
-                         r"amdg\.buffer_load_to_local [^:]* : [^\[]*\[tensor<[^,]*, #(\w+)>\]")}
+                         r"amdg\.buffer_load_to_local [^:]* : [^\[]*\[tensor<[^,]*, #(\w+)>\]"),
+           "atomic_add": (atomic_add_into, True, _ATOMIC_LAYOUT),
+           "transposed_atomic_add": (transposed_add_into, True, _ATOMIC_LAYOUT)}
 
 
 def compile_kernel(kernel: str, dtype: str, arch: str) -> dict:
@@ -90,7 +118,7 @@ def compile_kernel(kernel: str, dtype: str, arch: str) -> dict:
     return {"compiled": True,
             # "buffer_load_dwordx4 ... lds": a direct-to-LDS load
             "buffer_ops": sorted({m.group(1) + (" ... lds" if m.group(2) else "") for m in
-                                  re.finditer(r"\b(buffer_(?:load|store)_\w+)[^\n]*?( lds)?$", amdgcn, re.M)}),
+                                  re.finditer(r"\b(buffer_(?:load|store|atomic)_\w+)[^\n]*?( lds)?$", amdgcn, re.M)}),
             "loads": sorted(set(re.findall(r"\bglobal_load_lds_\w+", amdgcn))),
             "size_per_thread": [int(x) for x in per_thread.group(1).split(", ")],
             "resolved": stats.auto_layouts_resolved, "fallbacks": [f.stage for f in stats.fallbacks]}

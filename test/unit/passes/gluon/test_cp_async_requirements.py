@@ -181,11 +181,11 @@ module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.targ
 def test_advice_keeps_a_layout_whose_replacement_breaks_a_cp_async():
     """ll-apply-advice replaces a layout variable everywhere: not where a cp.async laid out in
     it would then copy one f16 (2 bytes) a thread; four (8 bytes) is fine."""
-    from linear_layouts.passes.advice.advice_edits import _breaking_async_copies
+    from linear_layouts.passes.advice.advice_edits import _breaking_requirements
     from linear_layouts.passes.ir.module_lines import ModuleLines
     module = parse_module(_LAID_OUT, "laid_out.mlir", safe=False)
     lines = ModuleLines(module, module.print(debuginfo=True))
     laid_out = module.ops_named("ttg.async_copy_global_to_local")[0].operands[0].tensor_type.encoding
     one, four = (laid_out.replace("sizePerThread = [8]", f"sizePerThread = [{n}]") for n in (1, 4))
-    assert _breaking_async_copies({laid_out: one}, module, lines) == [laid_out]
-    assert _breaking_async_copies({laid_out: four}, module, lines) == []
+    assert _breaking_requirements({laid_out: one}, module, lines) == [laid_out]
+    assert _breaking_requirements({laid_out: four}, module, lines) == []

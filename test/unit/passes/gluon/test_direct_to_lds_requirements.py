@@ -161,14 +161,14 @@ module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.targ
 def test_advice_keeps_a_layout_whose_replacement_breaks_a_direct_to_lds_load():
     """ll-apply-advice replaces a layout variable everywhere: on gfx942 not where the direct-to-LDS
     load laid out in it would then load 16 bytes (eight f16) a lane; two (4 bytes) is what it has."""
-    from linear_layouts.passes.advice.advice_edits import _breaking_async_copies
+    from linear_layouts.passes.advice.advice_edits import _breaking_requirements
     from linear_layouts.passes.ir.module_lines import ModuleLines
     module = parse_module(_LAID_OUT, "laid_out.mlir", safe=False)
     lines = ModuleLines(module, module.print(debuginfo=True))
     laid_out = module.ops_named("ttg.async_copy_global_to_local")[0].operands[0].tensor_type.encoding
     eight, four = (laid_out.replace("sizePerThread = [2]", f"sizePerThread = [{n}]") for n in (8, 4))
-    assert _breaking_async_copies({laid_out: eight}, module, lines) == [laid_out]
-    assert _breaking_async_copies({laid_out: four}, module, lines) == [laid_out]
+    assert _breaking_requirements({laid_out: eight}, module, lines) == [laid_out]
+    assert _breaking_requirements({laid_out: four}, module, lines) == [laid_out]
 
 
 # --------------------------------------------------------------------------- Gluon, compiled
@@ -211,7 +211,7 @@ def test_advice_for_a_load_sharing_the_layout_says_why_the_copy_keeps_it():
     """A load's suggestion that would break the direct-to-LDS load laid out alike is said to be
     for the load alone, with the AMD reason (not the cp.async one, "under 4 bytes")."""
     from linear_layouts.passes.advice.findings import Finding
-    from linear_layouts.passes.advice.layout_advice import _kept_for_async_copies
+    from linear_layouts.passes.advice.layout_advice import _kept_for_requirements
     from linear_layouts.passes.assign.pointer_contiguity import PointerAnalysis
     from linear_layouts.passes.ir.module_lines import ModuleLines
     module = parse_module(_LAID_OUT, "laid_out.mlir", safe=False)
@@ -222,7 +222,7 @@ def test_advice_for_a_load_sharing_the_layout_says_why_the_copy_keeps_it():
     laid_out = copy.operands[0].tensor_type.encoding
     eight = laid_out.replace("sizePerThread = [2]", "sizePerThread = [8]")
     finding = Finding("k.py:1", "tt.load", "global access", "", "write L8", 1.5, layout=eight)
-    kept = _kept_for_async_copies(finding, copy, [(copy, AsyncCopyFacts.of(copy, pointers))])
+    kept = _kept_for_requirements(finding, copy, [(copy, AsyncCopyFacts.of(copy, pointers))])
     assert kept.suggestion.endswith(
         "in the suggestion it would be rejected (the direct-to-LDS load (ttg.async_copy_global_to_local on gfx942) "
         "would load 16 bytes a lane (gfx942 has 4)))")
