@@ -3,11 +3,14 @@
     python benchmarks/compile_time.py --out benchmarks/results      # under the triton to measure
     python benchmarks/compile_time.py corpus --repeats 3 --out benchmarks/results   # Liger-Kernel's 120
     python benchmarks/compile_time.py fuzz --seed 1 --out benchmarks/results        # large random conversions
+    python benchmarks/compile_time.py prune --reference OLD_guard_barriers.py       # the guard pruning alone
 
 ``corpus`` measures the TTGIR files of a third-party library instead, stock / ours cold / warm
 (``harness/compile_time_corpus.py``, whose docstring says how; ``corpus --help`` its options);
 ``fuzz`` random conversions with 256 to 4,096 registers a thread, each mode in a fresh process
-under a time limit (``harness/compile_time_fuzz.py``; ``fuzz --help``).  Without either:
+under a time limit (``harness/compile_time_fuzz.py``; ``fuzz --help``); ``prune`` the guard-barrier
+pruning alone on the LLVM IR of the FLA and Liger-Kernel corpora (``harness/compile_time_pruning.py``).
+Without any of them:
 
 Every bundled kernel (``examples/kernels.py``) plus one without any ``ttg.convert_layout``
 (``vector_add``) is compiled from its TTIR to an sm_90 cubin, side by side in one process,
@@ -83,6 +86,9 @@ def main(argv=None) -> int:
     if argv[:1] == ["fuzz"]:   # random large-register conversions, each mode in a fresh process
         from harness import compile_time_fuzz
         return compile_time_fuzz.main(argv[1:])
+    if argv[:1] == ["prune"]:  # prune_guard_barriers alone on real kernels' LLVM IR
+        from harness import compile_time_pruning
+        return compile_time_pruning.main(argv[1:])
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
     parser.add_argument("--repeats", type=int, default=7)

@@ -24,6 +24,8 @@ GPU machine: the project's wheel, ``pip install --no-deps``); nothing here adds 
   ``compile_time.py fuzz`` (each mode in a fresh process of this module).
 * ``compile_time_corpus``: compile time of Liger-Kernel's TTGIR files (or the held-out
   flash-linear-attention corpus, ``--corpus``), run as ``compile_time.py corpus``; its clocks (``PluginClock``, ``cpu_seconds``) serve ``compile_time.py``.
+* ``compile_time_pruning``: the guard-barrier pruning alone on those corpora's LLVM IR, against
+  an older copy of its module, run as ``compile_time.py prune``.
 * ``gluon_modes``: the modes both Gluon harnesses time (form compiled, plugin on or off).
 * ``quiet_compile``: the Gluon dry runs' compile for sm_90 on the CPU (warnings silenced, MLIR's
   diagnostics captured, a failure returned), the failure as one line, the PTX's memory accesses.

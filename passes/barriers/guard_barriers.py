@@ -64,13 +64,23 @@ barriers (``bar.sync 0``, ``llvm.nvvm.barrier0``, ...) stop a walk; so a guard s
 cannot prove it idle.  Asynchronous work (``cp.async``, wgmma, TMA) is never recognised, so its
 issue and its wait both count as accesses.  Only NVIDIA guards are handled; on AMD a barrier is
 more than an ``s_barrier`` (LDS counters must drain first) and ours stay as emitted.
+
+What it reads.  This runs on every kernel with a guard, so it reads little of the text: the
+blocks come from the lines at the margin (``define``, labels, ``}``) and each block's
+terminator; only lines holding one of a few words (a call, inline assembly, a load, a store,
+an atomic) can access shared memory or synchronise, and a walk looks at those alone, in the
+blocks it enters, from its guard outward; a walk from a guard stops once it has met both kinds.
+The answers are those of a classification of every line (docs/compile-time.md, 'Pruning guard
+barriers: reading less').
 """
 
 from __future__ import annotations
 
+import bisect
 import contextlib
+import functools
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 
 # A guard barrier is spelled ``bar.sync 0; // guard`` (lowering.emit.emit_nvidia), which tells it
@@ -115,12 +125,44 @@ _HARMLESS_ASM = (
 )
 
 
-@dataclass
 class _Block:
-    name: str
-    lines: list[int] = field(default_factory=list)      # indices into the text's lines
-    successors: list[str] = field(default_factory=list)
-    predecessors: list[str] = field(default_factory=list)
+    """A basic block: the lines ``first`` to ``end`` (its label's line not included) of the
+    text, where it branches to and what branches to it.
+
+    A walk looks only at the lines of a block that may access shared memory, synchronise or
+    call (``_may_access``; not comments): every other line is no access (``classify`` gives 0)
+    and no call, so it steps from one of these lines straight to the next.  ``lines``: all of
+    them, in order, found the first time a walk enters the block at an edge; a walk from a line
+    inside it (a guard, a call) that finds them not yet known looks at the lines it crosses
+    only (a guard is often a few lines from a barrier in a block of thousands)."""
+
+    def __init__(self, name: str, text_lines: list[str], first: int, end: int):
+        self.name, self.text_lines, self.first, self.end = name, text_lines, first, end
+        self.successors: list[str] = []
+        self.predecessors: list[str] = []
+
+    @functools.cached_property
+    def lines(self) -> list[int]:
+        return list(self._scan(self.first, self.end, 1))
+
+    def crossed(self, position: int, forward: bool):
+        """The lines a walk from line ``position`` (exclusive; ``first - 1`` and ``end`` are
+        the block's edges) crosses that may matter, nearest first."""
+        if "lines" in self.__dict__ or position in (self.first - 1, self.end):
+            lines = self.lines
+            if forward:
+                return lines[bisect.bisect_right(lines, position):]
+            return reversed(lines[:bisect.bisect_left(lines, position)])
+        if forward:
+            return self._scan(position + 1, self.end, 1)
+        return self._scan(position - 1, self.first - 1, -1)
+
+    def _scan(self, start: int, stop: int, step: int):
+        text_lines = self.text_lines
+        for index in range(start, stop, step):
+            line = text_lines[index]
+            if _may_access(line) and line.lstrip()[:1] != ";":
+                yield index
 
 
 @dataclass
@@ -132,8 +174,8 @@ class _Function:
 
 @dataclass(frozen=True)
 class _Point:
-    """A place to walk from: after (forward) or before (backward) ``lines[position]`` of a
-    block; position -1 (forward) or ``len(lines)`` (backward) is the block's edge."""
+    """A place to walk from: after (forward) or before (backward) line ``position`` of the text,
+    in a block; ``first - 1`` (forward) or ``end`` (backward) is the block's edge."""
     function: str
     block: str
     position: int
@@ -153,20 +195,26 @@ class _Summaries:
 _NAME = r'"(?:[^"\\]|\\.)*"|[-\w.$]+'
 _LABEL = re.compile(r'^(?P<name>[-\w.$]+|"[^"]+"):')
 _TARGET = re.compile(r"label %(?P<name>[-\w.$]+|\"[^\"]+\")")
-_ASM = re.compile(r'asm (?:sideeffect )?(?:alignstack )?(?:inteldialect )?"(?P<text>(?:[^"\\]|\\.)*)"')
+_ASM = re.compile(r'asm (?:sideeffect )?(?:alignstack )?(?:inteldialect )?"(?P<text>[^"\\]*(?:\\.[^"\\]*)*)"')
 _CALL = re.compile(r"^\s*(?:%[-\w.$\"]+ = )?(?:(?:tail|musttail|notail) )?call(?:br)?\b")
 _CALLEE = re.compile(r"call [^@]*@(?P<name>" + _NAME + r")\(")
 _DEFINE = re.compile(r"^define [^@]*@(?P<name>" + _NAME + r")\(")
 _MEMORY = re.compile(r"^\s*(?:%[-\w.$]+ = )?(?P<op>load|store|atomicrmw|cmpxchg)\b(?P<rest>.*)$")
-# Every line ``classify`` does not call 0 holds one of these words: one search for them lets the
-# (many) plain arithmetic lines of a kernel skip the four patterns above.
-_MAY_ACCESS = re.compile(r"asm|call|load|store|atomicrmw|cmpxchg")
+
+
+def _may_access(line: str) -> bool:
+    """Whether ``line`` holds one of the words every line that ``classify`` does not call 0
+    holds: the (many) plain arithmetic lines of a kernel skip the patterns above (``in`` tests:
+    several times quicker than one search for the alternatives)."""
+    return ("call" in line or "asm" in line or "store" in line or "load" in line or "atomicrmw" in line
+            or "cmpxchg" in line)
 
 
 def _unquoted(name: str) -> str:
     return name[1:-1] if name.startswith('"') else name
 
 
+@functools.lru_cache(maxsize=1024)
 def _asm_access(text: str) -> int:
     """The access kinds of an inline-assembly string (LLVM escapes: \\0A newline, \\09 tab)."""
     text = text.replace("\\0A", "\n").replace("\\09", " ")
@@ -190,10 +238,21 @@ def _asm_access(text: str) -> int:
     return kinds
 
 
+_POINTER = re.compile(r"\s*ptr(?: addrspace\((\d+)\))?")
+_FIRST_POINTER = re.compile(r"\bptr(?: addrspace\((\d+)\))?")
+# The first comma, with no bracket before it but whole ``<...>`` (a vector type) holding none:
+# a comma at the top level, found by one match where most loads and stores have one.
+_PLAIN_FIRST_COMMA = re.compile(r"[^,()\[\]{}<>]*(?:<[^,()\[\]{}<>]*>[^,()\[\]{}<>]*)*,")
+
+
 def _pointer_space(rest: str) -> str:
     """The address space of the pointer operand of a load/store/atomic (``""`` = generic): the
     operand after the first top-level comma (``load <type>, ptr addrspace(3) %p``, ``store
     <type> %v, ptr %p``; commas inside constant expressions do not count)."""
+    plain = _PLAIN_FIRST_COMMA.match(rest)
+    if plain:
+        m = _POINTER.match(rest, plain.end())
+        return (m.group(1) or "") if m else ""
     depth = 0
     for at, char in enumerate(rest):
         if char in "([{<":
@@ -201,19 +260,18 @@ def _pointer_space(rest: str) -> str:
         elif char in ")]}>":
             depth -= 1
         elif char == "," and depth == 0:
-            m = re.match(r"\s*ptr(?: addrspace\((\d+)\))?", rest[at + 1:])
+            m = _POINTER.match(rest, at + 1)
             return (m.group(1) or "") if m else ""
     return ""            # not understood: as generic (may be shared memory)
-    return ""
 
 
 def classify(line: str) -> str | int:
     """``"guard"``, ``"barrier"``, or the access kinds (0, READ, WRITE, BOTH) of one line.  A
     call of a function (other than a harmless intrinsic) is a read and a write here; the walks
     below see through calls of functions defined in the module (``_Program``)."""
-    if not _MAY_ACCESS.search(line):
+    if not _may_access(line):
         return 0
-    asm = _ASM.search(line)
+    asm = _ASM.search(line) if "asm " in line else None      # (the words each pattern needs first)
     if asm:
         text = asm.group("text")
         if text == GUARD_BARRIER_ASM:
@@ -221,62 +279,122 @@ def classify(line: str) -> str | int:
         if text in _BARRIER_ASM:
             return "barrier"
         return _asm_access(text)
-    if _BARRIER_CALLS.search(line):
+    if "@llvm.nvvm.barrier" in line and _BARRIER_CALLS.search(line):
         return "barrier"
-    if _CALL.match(line):
+    if "call" in line and _CALL.match(line):
         call = _CALLEE.search(line)
-        if call and _unquoted(call.group("name")).startswith(_HARMLESS_INTRINSICS):
+        name = _unquoted(call.group("name")) if call else ""
+        if call and name.startswith(_HARMLESS_INTRINSICS):
             return 0
-        if call and _unquoted(call.group("name")).startswith(_MATRIX_INTRINSICS):
+        if call and name.startswith(_MATRIX_INTRINSICS):
             # ldmatrix reads shared memory, stmatrix writes it (Triton's local loads and our
             # islands' NVVM form both call them), as their inline-PTX spellings above
-            return READ if _unquoted(call.group("name")).startswith("llvm.nvvm.ldmatrix.") else WRITE
+            return READ if name.startswith("llvm.nvvm.ldmatrix.") else WRITE
         return BOTH          # any other function, or a call through a pointer
     memory = _MEMORY.match(line)
     if memory:
-        if memory.group("op") in ("load", "store"):
-            space = _pointer_space(memory.group("rest"))
+        op, rest = memory.group("op", "rest")
+        if op in ("load", "store"):
+            space = _pointer_space(rest)
         else:   # atomicrmw <op> ptr ..., cmpxchg ptr ...: the pointer comes first
-            first = re.search(r"\bptr(?: addrspace\((\d+)\))?", memory.group("rest"))
+            first = _FIRST_POINTER.search(rest)
             space = (first.group(1) or "") if first else ""
         if space not in ("", "3"):
             return 0    # global, constant, local memory
-        if memory.group("op") == "load":
-            return READ
-        if memory.group("op") == "store":
-            return WRITE
-        return BOTH
+        return READ if op == "load" else WRITE if op == "store" else BOTH
     return 0
 
 
-def _blocks(lines: list[str], first: int, end: int) -> tuple[dict[str, _Block], str]:
-    """The blocks of one function body (lines ``first`` to ``end``) and its entry block's name
-    (``"<entry>"`` unless the body starts with a label)."""
-    blocks: dict[str, _Block] = {}
-    current = _Block("<entry>")
-    blocks[current.name] = current
-    in_switch = False       # a switch's cases follow it on lines of their own, up to "]"
+_TERMINATORS = ("br ", "switch ", "indirectbr ", "callbr ")
+
+
+def _targets(text_lines: list[str], first: int, end: int) -> list[str]:
+    """The labels the block of lines ``first`` to ``end`` branches to, read off its terminator:
+    its last instruction, on one line of its own (LLVM's printer puts nothing after it).  A
+    switch may list its cases on lines of their own, up to "]": a block whose last line is not
+    a terminator is read line by line, a switch's case lines with it."""
+    for index in range(end - 1, first - 1, -1):
+        last = text_lines[index].strip()
+        if last and last[0] != ";":
+            break
+    else:
+        return []
+    if last.startswith(_TERMINATORS):
+        return _TARGET.findall(text_lines[index])
+    if last.startswith(("ret", "unreachable")):
+        return []
+    targets: list[str] = []
+    in_switch = False
     for index in range(first, end):
-        line = lines[index]
-        label = _LABEL.match(line) if line[:1] not in (" ", "") else None   # instructions are indented
-        if label:
-            if current.name == "<entry>" and not current.lines:
-                del blocks["<entry>"]         # the body starts with a label: that block is the entry
-            current = _Block(label.group("name"))
-            blocks[current.name] = current
-            continue
-        stripped = line.strip()
+        stripped = text_lines[index].strip()
         if not stripped or stripped[0] == ";":
             continue
-        current.lines.append(index)
-        if in_switch or stripped.startswith(("br ", "switch ", "indirectbr ", "callbr ")):
-            current.successors += [m.group("name") for m in _TARGET.finditer(line)]
+        if in_switch or stripped.startswith(_TERMINATORS):
+            targets += _TARGET.findall(text_lines[index])
             in_switch = (in_switch or stripped.startswith("switch ")) and not stripped.endswith("]")
+    return targets
+
+
+def _blocks(text_lines: list[str], first: int, end: int, labels: list[tuple[int, str]]
+            ) -> tuple[dict[str, _Block], str]:
+    """The blocks of one function body (lines ``first`` to ``end``, whose label lines are
+    ``labels``: (index, name)) and its entry block's name (``"<entry>"`` unless the body starts
+    with a label: no instruction before its first one)."""
+    blocks: dict[str, _Block] = {}
+    first_label = labels[0][0] if labels else end
+    if not labels or any((line := text_lines[index].strip()) and line[0] != ";" for index in range(first, first_label)):
+        blocks["<entry>"] = _Block("<entry>", text_lines, first, first_label)
+    ends = [index for index, _ in labels[1:]] + [end]
+    for (index, name), block_end in zip(labels, ends):
+        blocks[name] = _Block(name, text_lines, index + 1, block_end)
     for block in blocks.values():
-        block.successors = [name for name in block.successors if name in blocks]
+        block.successors = [name for name in _targets(text_lines, block.first, block.end) if name in blocks]
         for successor in block.successors:
             blocks[successor].predecessors.append(block.name)
     return blocks, next(iter(blocks))
+
+
+def _functions(text_lines: list[str]) -> dict[str, _Function]:
+    """The functions defined in the text, from its lines that start at the margin (``define``,
+    labels, ``}``; instructions are indented)."""
+    functions: dict[str, _Function] = {}
+    start, name, labels = None, "", []
+    for index in [index for index, line in enumerate(text_lines) if line[:1] not in " "]:
+        line = text_lines[index]
+        define = _DEFINE.match(line) if line.startswith("define ") else None
+        if define:
+            start, name, labels = index, _unquoted(define.group("name")), []
+        elif start is None:
+            continue
+        elif line.startswith("}"):
+            blocks, entry = _blocks(text_lines, start + 1, index, labels)
+            functions[name] = _Function(name, blocks, entry)
+            start = None
+        else:
+            label = _LABEL.match(line)
+            if label:
+                labels.append((index, label.group("name")))
+    return functions
+
+
+def _lines_holding(text: str, text_lines: list[str], needles: tuple[str, ...]) -> dict[int, int]:
+    """The lines of ``text`` (split into ``text_lines``) that hold any of ``needles``: {index:
+    offset of the line's start}.  Each is found by its text in the list, from the previous one
+    on (quicker than counting the newlines before it): a line equal to it in between would
+    hold a needle too, and have been found first."""
+    starts = set()
+    for needle in needles:
+        at = text.find(needle)
+        while at >= 0:
+            starts.add(text.rfind("\n", 0, at) + 1)
+            at = text.find(needle, at + 1)
+    found: dict[int, int] = {}
+    index = -1
+    for start in sorted(starts):
+        end = text.find("\n", start)
+        index = text_lines.index(text[start:] if end < 0 else text[start:end], index + 1)
+        found[index] = start
+    return found
 
 
 class _Program:
@@ -288,37 +406,60 @@ class _Program:
     function (its entry, backward; a return, forward) goes on from each of them.  A function
     without call sites is an entry point of the kernel: nothing of this CTA runs before or after
     it.  A call through a pointer could enter any function, so with one in the module leaving
-    any function meets "unknown: both" (Triton's LLVM IR has none).
+    any function meets "unknown: both" (``indirect_calls``, looked for by the guard check only
+    where it could change the answer; Triton's LLVM IR has none).
+
+    Built from the few lines that matter: those at the margin (``define``, labels, ``}``), each
+    block's terminator, and the lines that name a function of the module; a block's other lines
+    are looked at only when a walk crosses them (``_Block.crossed``).
     """
 
-    def __init__(self, lines: list[str]):
-        self.functions: dict[str, _Function] = {}
-        start, name = None, ""
-        for index, line in enumerate(lines):
-            # (_DEFINE is anchored at "define ": most lines are not looked at by the pattern)
-            define = _DEFINE.match(line) if line.startswith("define ") else None
-            if define:
-                start, name = index, _unquoted(define.group("name"))
-            elif line.startswith("}") and start is not None:
-                blocks, entry = _blocks(lines, start + 1, index)
-                self.functions[name] = _Function(name, blocks, entry)
-                start = None
+    def __init__(self, text: str, text_lines: list[str]):
+        self.text_lines = text_lines
+        self.functions = _functions(text_lines)
+        self._spans = sorted(((block.first, block.end, function, block)
+                              for function in self.functions.values() for block in function.blocks.values()
+                              if block.first < block.end), key=lambda span: span[0])
+        self._span_firsts = [span[0] for span in self._spans]
         self.callee_at: dict[int, str] = {}
         self.call_sites: dict[str, list[_Point]] = {name: [] for name in self.functions}
-        self.indirect_calls = False
-        for function in self.functions.values():
-            for block in function.blocks.values():
-                for position, index in enumerate(block.lines):
-                    line = lines[index]
-                    if "call" not in line or not _CALL.match(line) or _ASM.search(line):
-                        continue
-                    call = _CALLEE.search(line)
-                    if call is None:
-                        self.indirect_calls = True
-                    elif _unquoted(call.group("name")) in self.functions:
-                        callee = _unquoted(call.group("name"))
-                        self.callee_at[index] = callee
-                        self.call_sites[callee].append(_Point(function.name, block.name, position))
+        self.callees: dict[str, set[str]] = {name: set() for name in self.functions}
+        spellings = tuple(f"@{spelled}(" for name in self.functions for spelled in (name, f'"{name}"'))
+        for index in _lines_holding(text, text_lines, spellings):
+            located = self.block_of(index)
+            line = text_lines[index]
+            if located is None or "call" not in line or not _CALL.match(line) or _ASM.search(line):
+                continue
+            call = _CALLEE.search(line)
+            if call is not None and _unquoted(call.group("name")) in self.functions:
+                function, block = located
+                callee = _unquoted(call.group("name"))
+                self.callee_at[index] = callee
+                self.callees[function.name].add(callee)
+                self.call_sites[callee].append(_Point(function.name, block.name, index))
+
+    def block_of(self, index: int) -> tuple[_Function, _Block] | None:
+        """The function and block that line ``index`` is an instruction of (None: a comment, a
+        label, a line outside every function)."""
+        at = bisect.bisect_right(self._span_firsts, index) - 1
+        if at < 0:
+            return None
+        first, end, function, block = self._spans[at]
+        line = self.text_lines[index].strip()
+        if not first <= index < end or not line or line[0] == ";":
+            return None
+        return function, block
+
+    @functools.cached_property
+    def indirect_calls(self) -> bool:
+        """Whether some instruction calls through a pointer (a call that names no function)."""
+        for first, end, _, _ in self._spans:
+            for line in self.text_lines[first:end]:
+                if "call" not in line or ("asm " in line and _ASM.search(line)) or not _CALL.match(line):
+                    continue
+                if _CALLEE.search(line) is None:
+                    return True
+        return False
 
     def in_order(self) -> list[_Function]:
         """The functions, callees before their callers (ties and cycles by name): a result that
@@ -330,9 +471,7 @@ class _Program:
             if name in done:
                 return
             done.add(name)
-            callees = sorted({self.callee_at[index] for block in self.functions[name].blocks.values()
-                              for index in block.lines if index in self.callee_at})
-            for callee in callees:
+            for callee in sorted(self.callees[name]):
                 visit(callee)
             order.append(self.functions[name])
 
@@ -351,9 +490,10 @@ class _Program:
         while changed:
             changed = False
             for name, function in self.functions.items():
-                entry, transparent = self.walk(kinds, summaries, [_Point(name, function.entry, -1)],
+                entry, transparent = self.walk(kinds, summaries, [_Point(name, function.entry,
+                                                                        function.blocks[function.entry].first - 1)],
                                                forward=True, leave=False)
-                exits = [_Point(name, block.name, len(block.lines))
+                exits = [_Point(name, block.name, block.end)
                          for block in function.blocks.values() if not block.successors]
                 exit_, _ = self.walk(kinds, summaries, exits, forward=False, leave=False)
                 if (entry, exit_, transparent) != (summaries.entry[name], summaries.exit[name],
@@ -369,7 +509,11 @@ class _Program:
         barrier (a guard still in place counts), and whether some path left its function (at a
         return, forward; at the entry, backward).  A call of a function of the module is met as
         its summary and crossed only if it is transparent.  ``leave``: a path that leaves its
-        function goes on at every call site of it (before the call, backward; after it, forward)."""
+        function goes on at every call site of it (before the call, backward; after it, forward);
+        such a walk (a guard's) ends as soon as it has met both kinds, which nothing further can
+        change, and its second answer then only says whether a path left before.  What a call
+        through a pointer adds where a path leaves a function is the caller's to add
+        (``indirect_calls``): it needs a look at every call of the module."""
         met, left = 0, False
         seen: set[_Point] = set()
         work = list(starts)
@@ -377,9 +521,8 @@ class _Program:
             point = work.pop()
             function = self.functions[point.function]
             block = function.blocks[point.block]
-            indices = block.lines[point.position + 1:] if forward else reversed(block.lines[:point.position])
             stopped = False
-            for index in indices:
+            for index in block.crossed(point.position, forward):
                 kind = kinds[index]
                 if kind in ("barrier", "guard"):
                     stopped = True
@@ -387,6 +530,8 @@ class _Program:
                 callee = self.callee_at.get(index)
                 if callee is None:
                     met |= kind
+                    if leave and met == BOTH:
+                        return met, left
                     continue
                 met |= summaries.entry[callee] if forward else summaries.exit[callee]
                 if not summaries.transparent[callee]:
@@ -397,7 +542,8 @@ class _Program:
             neighbours = block.successors if forward else block.predecessors
             if neighbours:
                 for name in neighbours:
-                    nxt = _Point(function.name, name, -1 if forward else len(function.blocks[name].lines))
+                    neighbour = function.blocks[name]
+                    nxt = _Point(function.name, name, neighbour.first - 1 if forward else neighbour.end)
                     if nxt not in seen:
                         seen.add(nxt)
                         work.append(nxt)
@@ -405,8 +551,6 @@ class _Program:
             left = True             # a return (forward) or the entry (backward): the function is left
             if not leave:
                 continue
-            if self.indirect_calls:
-                met |= BOTH
             for site in self.call_sites[function.name]:
                 if site not in seen:
                     seen.add(site)
@@ -427,34 +571,58 @@ class _LineKinds(dict):
         return kind
 
 
+def _needed(behind: int, ahead: int) -> bool:
+    """Whether a guard with these access kinds behind and ahead of it orders a conflicting pair."""
+    return bool((behind & WRITE and ahead) or (behind & READ and ahead & WRITE))
+
+
 def prune_guard_barriers(llir: str) -> tuple[str, int]:
     """``llir`` without the guard barriers proven redundant, and how many were dropped."""
     if GUARD_BARRIER_ASM not in llir:
         return llir, 0
     lines = llir.split("\n")
     kinds = _LineKinds(lines)
-    program = _Program(lines)
+    program = _Program(llir, lines)
+    line_starts = _lines_holding(llir, lines, (GUARD_BARRIER_ASM,))
+    guards: dict[_Block, list[int]] = {}
+    for index in line_starts:
+        located = program.block_of(index)
+        if located is not None:
+            guards.setdefault(located[1], []).append(index)
     summaries = None
-    removed: set[int] = set()
+    removed: list[int] = []
     for function in program.in_order():
         for block in function.blocks.values():
-            for position, index in enumerate(block.lines):
-                if GUARD_BARRIER_ASM not in lines[index] or kinds[index] != "guard":
+            for index in guards.get(block, ()):
+                if kinds[index] != "guard":
                     continue
                 if summaries is None:
                     summaries = program.summaries(kinds)
-                here = [_Point(function.name, block.name, position)]
-                behind, _ = program.walk(kinds, summaries, here, forward=False, leave=True)
-                ahead, _ = program.walk(kinds, summaries, here, forward=True, leave=True)
-                if (behind & WRITE and ahead) or (behind & READ and ahead & WRITE):
+                here = [_Point(function.name, block.name, index)]
+                behind, left_behind = program.walk(kinds, summaries, here, forward=False, leave=True)
+                ahead, left_ahead = 0, False
+                if behind or left_behind:
+                    ahead, left_ahead = program.walk(kinds, summaries, here, forward=True, leave=True)
+                # A walk that left a function met both kinds if the module calls through a
+                # pointer; that can only keep a guard, so it is looked for only when the guard
+                # would go without it.
+                if not _needed(behind, ahead) and (left_behind or left_ahead) and program.indirect_calls:
+                    behind, ahead = (BOTH if left_behind else behind), (BOTH if left_ahead else ahead)
+                if _needed(behind, ahead):
                     continue
                 kinds[index] = 0          # gone: later checks see it absent
-                removed.add(index)
+                removed.append(index)
                 if program.call_sites[function.name]:
                     summaries = None      # this function's summary (and its callers') may grow
     if not removed:
         return llir, 0
-    return "\n".join(line for index, line in enumerate(lines) if index not in removed), len(removed)
+    # The text less each removed line and its newline (a guard's line has one: "}" follows it).
+    pieces, kept_from = [], 0
+    for index in sorted(removed):
+        pieces.append(llir[kept_from:line_starts[index]])
+        kept_from = line_starts[index] + len(lines[index]) + 1
+    pieces.append(llir[kept_from:])
+    return "".join(pieces), len(removed)
 
 
 def pruning_stages_hook(*args):

@@ -607,3 +607,138 @@ def test_lines_past_the_nearest_barriers_are_never_classified(monkeypatch):
     seen.clear()
     prune_guard_barriers(text)
     assert 0 < len(seen) < 10
+
+
+# ------------------------------------------------------------------ the lines a walk looks at
+#
+# A walk looks only at lines that may access shared memory, synchronise or call, in the blocks
+# it enters, from its guard outward (passes.barriers.guard_barriers._Block); blocks come from the
+# labels and each block's terminator.  Each case: the exact text out.
+
+def plain(count: int, first: int = 0) -> list[str]:
+    """``count`` lines of arithmetic (no access, no call): the lines a walk steps over."""
+    return [f"  %n{first + i} = add i32 %a, {first + i}" for i in range(count)]
+
+
+def without(text: str, line: str) -> str:
+    """``text`` less its one line ``line`` (as the pruning drops a guard)."""
+    assert text.count(line + "\n") == 1
+    return text.replace(line + "\n", "", 1)
+
+
+def test_the_pointer_operand_after_brackets():
+    """The pointer is the operand after the first comma outside brackets: after a vector type
+    (one match), after a struct or a vector constant whose commas do not count."""
+    assert classify("  store <2 x i32> %v, ptr addrspace(3) %p, align 8") == WRITE
+    assert classify("  store <2 x i32> %v, ptr addrspace(1) %p, align 8") == 0
+    assert classify("  store { i32, i32 } %s, ptr addrspace(3) %p") == WRITE
+    assert classify("  store { i32, i32 } %s, ptr addrspace(1) %p") == 0
+    assert classify("  store <2 x i32> <i32 1, i32 2>, ptr addrspace(1) %p") == 0
+    assert classify("  store <2 x i32> <i32 1, i32 2>, ptr %p") == WRITE
+    assert classify("  %v = load <2 x float>, ptr addrspace(3) getelementptr (i8, ptr addrspace(3) @s, i32 8)") == READ
+
+
+def test_accesses_far_apart_in_one_block():
+    """The store and the load 300 lines from the guard, nothing between that matters: the guard
+    stays; with Triton's barrier past the arithmetic behind it, it goes."""
+    kept = kernel(TRITON_STORE, *plain(300), GUARD, *plain(300, 300), OUR_LOAD, "  ret void")
+    assert prune_guard_barriers(kept) == (kept, 0)
+    fenced = kernel(TRITON_STORE, TRITON_BARRIER, *plain(300), GUARD, *plain(300, 300), OUR_LOAD, "  ret void")
+    assert prune_guard_barriers(fenced) == (without(fenced, GUARD), 1)
+
+
+def test_blocks_with_nothing_that_matters_are_crossed():
+    """Behind the guard, two blocks of arithmetic only (a branch and a join), then the store:
+    the guard stays; with Triton's barrier after the store, it goes."""
+    def text(*entry: str) -> str:
+        return kernel(*entry, "  br i1 %c, label %left, label %right",
+                      "left:", *plain(50), "  br label %join",
+                      "right:", *plain(50, 50), "  br label %join",
+                      "join:", GUARD, OUR_LOAD, "  ret void")
+    kept = text(TRITON_STORE)
+    assert prune_guard_barriers(kept) == (kept, 0)
+    fenced = text(TRITON_STORE, TRITON_BARRIER)
+    assert prune_guard_barriers(fenced) == (without(fenced, GUARD), 1)
+
+
+def test_both_targets_of_a_branch_are_followed():
+    """A block's successors are read off its terminator: the store behind the second target of
+    the guard's block's branch keeps the guard; on neither branch, it goes."""
+    def text(second: str) -> str:
+        return kernel(OUR_LOAD, GUARD, *plain(20), "  br i1 %c, label %first, label %second",
+                      "first:", *plain(20, 20), "  ret void",
+                      "second:", *plain(20, 40), second, "  ret void")
+    kept = text(TRITON_STORE)
+    assert prune_guard_barriers(kept) == (kept, 0)
+    dropped = text(GLOBAL_STORE)
+    assert prune_guard_barriers(dropped) == (without(dropped, GUARD), 1)
+
+
+def test_a_call_far_from_the_guard_is_met():
+    """A call of a function that writes, 200 lines of arithmetic after the guard (after our
+    reads): the guard stays; a function with no access there, and it goes."""
+    writes = function("writes", TRITON_STORE, "  ret void")
+    pure = function("pure", *plain(3), "  ret void")
+    for name, callee, dropped in (("writes", writes, False), ("pure", pure, True)):
+        caller = function("k", OUR_LOAD, GUARD, *plain(200), f"  call void @{name}()", *plain(200, 200),
+                          "  ret void")
+        for text in ("\n".join((callee, caller)) + "\n", "\n".join((caller, callee)) + "\n"):
+            assert prune_guard_barriers(text) == ((without(text, GUARD), 1) if dropped else (text, 0))
+
+
+def test_a_helpers_guard_sees_past_a_call_in_the_middle_of_a_block():
+    """The helper's exit guard: its walk leaves the helper at its ``ret`` and goes on after the
+    call, in the middle of the caller's block: 100 lines later, a store (the guard stays), or
+    Triton's barrier first (it goes).  The entry guard: nothing but arithmetic before the call."""
+    for after, kept in (([TRITON_STORE], {"!dbg !2"}), ([TRITON_BARRIER, TRITON_STORE], set())):
+        caller = function("k", *plain(100), "  call void @helper()", *plain(100, 100), *after, "  ret void")
+        for pruned in pruned_both_orders("\n".join(HELPER), caller):
+            assert guards_kept(pruned) == kept
+
+
+def test_comments_are_not_instructions():
+    """A comment that spells a barrier neither stops a walk nor counts as an access."""
+    text = kernel(TRITON_STORE, "  ; call void @llvm.nvvm.barrier0()", GUARD, OUR_LOAD, "  ret void")
+    assert prune_guard_barriers(text) == (text, 0)
+    text = kernel(TRITON_BARRIER, "  ; store i32 %x, ptr addrspace(3) %p", GUARD, OUR_LOAD, "  ret void")
+    assert prune_guard_barriers(text) == (without(text, GUARD), 1)
+
+
+def test_a_body_that_starts_with_a_label():
+    """The first label is the entry block (nothing before it): the backward walk leaves the
+    kernel there, having met nothing, and the guard goes."""
+    text = kernel("start:", *plain(5), "  br label %next", "next:", GUARD, OUR_LOAD, TRITON_STORE, "  ret void")
+    assert prune_guard_barriers(text) == (without(text, GUARD), 1)
+
+
+def test_an_indirect_call_counts_only_where_a_walk_leaves_the_function():
+    """A call through a pointer could enter any function, so a walk that leaves one meets both
+    kinds; a guard whose walks stop at barriers is judged without it."""
+    fenced = kernel(TRITON_BARRIER, GUARD, OUR_LOAD, TRITON_BARRIER, "  call void %p()", "  ret void")
+    assert prune_guard_barriers(fenced) == (without(fenced, GUARD), 1)
+    leaves = kernel(GUARD, OUR_LOAD, TRITON_BARRIER, "  call void %p()", "  ret void")
+    assert prune_guard_barriers(leaves) == (leaves, 0)
+    direct = kernel(GUARD, OUR_LOAD, TRITON_BARRIER, "  call void @elsewhere()", "  ret void")
+    assert prune_guard_barriers("declare void @elsewhere()\n" + direct)[1] == 1
+
+
+def test_two_guards_dropped_from_the_middle_of_the_text():
+    """The text out is the text in less exactly the dropped lines, wherever they are."""
+    first, second = GUARD + ", !dbg !1", GUARD + ", !dbg !2"
+    text = ("; a module\n" + kernel(TRITON_BARRIER, first, OUR_LOAD, *plain(3), TRITON_BARRIER, second, OUR_LOAD,
+                                    "  ret void") + "declare void @elsewhere()\n")
+    assert prune_guard_barriers(text) == (without(without(text, first), second), 2)
+
+
+def test_lines_far_from_the_guard_are_never_read(monkeypatch):
+    """A guard between two of Triton's barriers in a block of 5,000 lines: the walks look at the
+    few lines between the barriers, not at the block (nor at the other blocks)."""
+    from linear_layouts.passes.barriers import guard_barriers
+
+    text = kernel(*plain(2500), TRITON_BARRIER, TRITON_STORE, GUARD, OUR_LOAD, TRITON_BARRIER, *plain(2500, 2500),
+                  "  br label %next", "next:", *plain(1000, 5000), "  ret void")
+    read = []
+    real = guard_barriers._may_access
+    monkeypatch.setattr(guard_barriers, "_may_access", lambda line: (read.append(line), real(line))[1])
+    assert prune_guard_barriers(text) == (text, 0)          # a write behind, a read ahead: it stays
+    assert 0 < len(read) < 10
