@@ -101,7 +101,8 @@ def set_report_recording(on: bool) -> None:
 def _resolve_auto_layouts(src, text: str, name: str, remarks: bool):
     """Our resolution of the Gluon module ``src`` (given as ``text``, its print), as a new
     Triton module in its context, and the :class:`Resolution`; ``src`` itself is not modified.
-    Triton's own resolution is priced too (a subprocess) only for the remarks or the report.
+    Both resolutions are priced only for the remarks or the report (ours costs a print of the
+    resolved module, Triton's a subprocess): elsewhere the record has neither cost.
 
     Round trips: ``text`` is the stage's one print of ``src``; the resolution starts from a
     read-only snapshot of ``src`` (no parse), parses its edits into ``src``'s context, and the
@@ -112,7 +113,7 @@ def _resolve_auto_layouts(src, text: str, name: str, remarks: bool):
     compare = remarks or _report_recording
     with cyclic_gc_paused():
         module = snapshot_of(src, text, f"<{name}>")
-        resolution = resolve_module(module, compare=compare)
+        resolution = resolve_module(module, compare=compare, price=compare)
         if not resolution.resolved:
             raise RuntimeError(resolution.reason)
         if remarks:

@@ -116,7 +116,9 @@ AUTO_LAYOUTS_NOTE = ("Gluon kernels whose automatic layouts (gl.AutoLayout(), gl
                      "values tied together, the layout the named op got (a Gluon expression where one exists) and "
                      "why; per kernel, the modelled cost (loop-weighted) with ours against Triton's own resolution, "
                      "or Triton's error where it rejects the kernel.")
-NOT_PRICED = ("Triton's resolution not priced (compiled without the report, then served from Triton's cache; "
+# A kernel compiled without the report (the resolution priced neither its own module nor Triton's:
+# each costs a print or a subprocess) and then served from Triton's cache.
+NOT_PRICED = ("not priced (compiled without the report, then served from Triton's cache; "
               "TRITON_ALWAYS_COMPILE=1 compiles it again)")
 
 
@@ -152,7 +154,10 @@ def auto_layout_line(kernel: KernelEntry) -> str:
         return head + f"not resolved by ours ({r.reason}); compiled with Triton's own resolution"
     recomputed = f" (index arithmetic recomputed for {r.recomputed} more)" if r.recomputed else ""
     text = (head + f"{count_text(len(r.groups), 'group')} of automatic values; conversions added: "
-            f"{r.conversions}{recomputed}; modelled cost (loop-weighted) ours {r.cost_ours:.1f}, ")
+            f"{r.conversions}{recomputed}; modelled cost (loop-weighted) ")
+    if r.cost_ours is None:
+        return text + NOT_PRICED
+    text += f"ours {r.cost_ours:.1f}, "
     if r.cost_triton is not None:
         verdict = _versus_verdict(r)
         if verdict != "the same":
@@ -161,7 +166,7 @@ def auto_layout_line(kernel: KernelEntry) -> str:
         return text + f"with Triton's resolution {r.cost_triton:.1f} ({verdict})"
     if r.triton_error:
         return text + f"Triton's resolution rejects it: {r.triton_error}"
-    return text + NOT_PRICED
+    return text + "Triton's resolution " + NOT_PRICED
 
 
 def _versus_verdict(r) -> str:

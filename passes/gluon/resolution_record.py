@@ -62,7 +62,9 @@ class Resolution:
     groups: list[GroupRemark] = field(default_factory=list)
     conversions: int = 0             # conversions added (the module's less the author's)
     recomputed: int = 0              # conversions of index arithmetic recomputed instead (.rematerialize)
-    cost_ours: float = 0.0
+    # the resolved module's modelled cost; None where it was not priced: pricing it prints the
+    # canonicalized module, so the drop-in prices it only for the remarks or the report
+    cost_ours: Optional[float] = None
     cost_triton: Optional[float] = None
     triton_error: str = ""
     compared: bool = False           # Triton's resolution was run (compare=True)
@@ -83,9 +85,14 @@ class Resolution:
                for i, g in enumerate(self.groups)]
         recomputed = f" (index arithmetic recomputed for {self.recomputed} more)" if self.recomputed else ""
         out.append(f"resolved {len(self.groups)} group(s) of automatic layouts; conversions added: "
-                   f"{self.conversions}{recomputed}; modelled cost (loop-weighted) ours {self.cost_ours:.1f}, "
-                   f"{self.versus_triton()}")
+                   f"{self.conversions}{recomputed}; modelled cost (loop-weighted) {self.costs()}")
         return out
+
+    def costs(self) -> str:
+        """The modelled costs in words: ``ours 71.7, Triton's resolution 71.7``."""
+        if self.cost_ours is None:
+            return "not priced"
+        return f"ours {self.cost_ours:.1f}, {self.versus_triton()}"
 
     def record(self) -> dict:
         """A JSON-able record (the kernel's metadata carries it: :data:`METADATA_KEY`)."""
@@ -100,10 +107,10 @@ class Resolution:
         groups = [GroupRemark(int(g["ops"]), str(g["op"]), str(g["location"]), str(g["layout"]), str(g["why"]),
                               [tuple(str(x) for x in other) for other in g.get("others", ())])
                   for g in record.get("groups", ())]
-        cost_triton = record.get("cost_triton")
+        cost_ours, cost_triton = record.get("cost_ours"), record.get("cost_triton")
         return cls(bool(record.get("resolved")), str(record.get("reason", "")), groups,
                    int(record.get("conversions", 0)), int(record.get("recomputed", 0)),
-                   float(record.get("cost_ours", 0.0)), None if cost_triton is None else float(cost_triton),
+                   None if cost_ours is None else float(cost_ours), None if cost_triton is None else float(cost_triton),
                    str(record.get("triton_error", "")), bool(record.get("compared")))
 
 

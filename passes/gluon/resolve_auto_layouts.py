@@ -168,34 +168,44 @@ def _inline_if_needed(module: Module) -> bool:
     return False
 
 
-def resolve_module(module: Module, target: "str | Target | None" = None, compare: bool = True) -> Resolution:
+def resolve_module(module: Module, target: "str | Target | None" = None, compare: bool = True,
+                   price: bool = True) -> Resolution:
     """Resolve every automatic layout of ``module`` in place (see the module docstring).
+    ``compare``: price Triton's own resolution too (a subprocess); ``price``: the resolved
+    module's modelled cost (``Resolution.cost_ours``; always where ``compare``), which costs a
+    print of it (below): the drop-in asks for it only for the remarks or the report.
 
     Round trips (each print or parse of a large kernel costs milliseconds).  Given a read-only
     snapshot of a module without calls (the drop-in's ``snapshot_of``, printed already; its
-    stage inlines calls first, ``inline_calls_in_place``), the resolution parses once and prints
-    once:
+    stage inlines calls first, ``inline_calls_in_place``), the resolution parses once and, not
+    priced, prints nothing:
 
     * step 1 (the seeding) and step 2 (the solver's choice) edit text and read the modules those
       texts stand for, built in Python (:mod:`..ir.edited_snapshot`): no parse; rematerialization
       reads the chosen module so built and adds its edits to the same text;
-    * that text is parsed once; canonicalizer and CSE run on that module, no copy;
-    * the canonicalized module is printed once (forced: the backend check and the modelled cost
-      read the module Triton's canonicalizer made, and reading it takes its text: the bindings
-      read no attribute as text and no block argument's attributes; 3.6's ops offer
-      ``get_str_attr``, ``get_bool_attr`` and ``get_flat_symbol_ref_attr`` only (3.9 adds
-      ``get_int_attr`` and ``get_constant_value``), so a function argument's
+    * that text is parsed once; the backend check reads that module with that text, before
+      the canonicalizer (which changes neither the layouts of the checked ops' operands nor the
+      function's arguments: its verdict is the same either way); canonicalizer and CSE then
+      run on that module, no copy;
+    * priced (``price`` or ``compare``): the canonicalized module is printed once (forced: the
+      modelled cost reads the module Triton's canonicalizer made, and reading it takes its
+      text: the bindings read no attribute as text and no block argument's attributes; 3.6's
+      ops offer ``get_str_attr``, ``get_bool_attr`` and ``get_flat_symbol_ref_attr`` only (3.9
+      adds ``get_int_attr`` and ``get_constant_value``), so a function argument's
       ``tt.divisibility`` (the pointer analysis) is out of reach in both, and in 3.6 a
       reduction's ``axis`` and a constant's value (trip counts, index arithmetic) too; the
       canonicalizer makes constants of its own, so the chosen text does not stand in);
     * only where a conversion step 1 inserted survives and its user has no result (a
-      ``tt.store``): one parse more (its location, the user's, is written into the text: the
-      bindings set an op's location only from another op's result).
+      ``tt.store``): one print (where not priced) and one parse more (its location, the
+      user's, is written into the text: the bindings set an op's location only from another
+      op's result).
 
     Where a built module does not line up with its text, that text is parsed instead (one parse
-    more, as before).  With calls to inline (``ll-opt``, a module of its own): one parse (the
-    copy the inliner runs on) and one print more.  The drop-in then hands the last module
-    parsed to Triton as it is (``Module.handle_for``)."""
+    more, as before); where the parsed module does not line up with it, the backend check reads
+    the canonicalized module's print (one print, shared with the price).  With calls to inline
+    (``ll-opt``, a module of its own): one parse (the copy the inliner runs on) and one print
+    more.  The drop-in then hands the last module parsed to Triton as it is
+    (``Module.handle_for``)."""
     result = Resolution()
     original = module.print(debuginfo=True)
     if not has_auto_layouts(original):
@@ -215,18 +225,28 @@ def resolve_module(module: Module, target: "str | Target | None" = None, compare
         module.replace_text(new_text)
         if result.recomputed is None:       # (the chosen module could not be built: parsed to read)
             result.recomputed = rematerialize_conversions(module, new_text)
+            if result.recomputed:           # (its edits are not in new_text)
+                new_text = None
+        # the backend check on the module as parsed, read with the text it was parsed from (no
+        # print): the canonicalizer changes neither the layouts of the checked ops' operands
+        # (its patterns replace a conversion by an op of the same result type) nor the
+        # function's arguments
+        checked = _check_backend_requirements_on(module, new_text)
         module.canonicalize_and_cse()
-        text = module.print(debuginfo=True)
-        # on the canonicalized module as printed, before the locations of the conversions step
-        # 1 inserted are set (which neither reads): a text edit there leaves a module to parse
-        _check_backend_requirements(module, text)
+        if not checked:
+            # on the canonicalized module as printed, before the locations of the conversions
+            # step 1 inserted are set (which it does not read): a text edit there leaves a
+            # module to parse
+            _check_backend_requirements(module, ModuleLines(module, module.print(debuginfo=True)))
     except (Unresolvable, TextMismatch, IRError) as error:
         result.reason = str(error).splitlines()[0]
         return result
     conversions = _conversions(module) - authors
-    cost = modelled_cost(module, hw_target, text)
+    # (priced before the locations are set, which it does not read: the print, where made, is
+    # the one _locate_inserted_conversions reads)
+    cost = modelled_cost(module, hw_target) if price or compare else None
     try:
-        _locate_inserted_conversions(module, text)
+        _locate_inserted_conversions(module)
     except (TextMismatch, IRError) as error:
         result.reason = str(error).splitlines()[0]
         return result
@@ -405,21 +425,22 @@ def _free_ops(seeded_module: Module, walk: list) -> tuple[set, dict, dict]:
 _TRAILING_LOCATION = re.compile(r"\sloc\((?:[^()]|\([^()]*\))*\)\s*$")
 
 
-def _locate_inserted_conversions(module: Module, text: str) -> bool:
+def _locate_inserted_conversions(module: Module) -> bool:
     """A conversion step 1 inserted carries the marker location ``ll-resolve-auto``; once the
     layouts are chosen it takes the location of the op that uses it, so that remarks and the
     report point at the source line that needs it (``tt.store at k.py:33:5``), not at the
-    printed module.  ``text``: the module printed with locations; whether it was changed.
+    printed module.  Whether the module was changed.
 
     Where every such user has results (and no regions, whose first line prints no location),
     the bindings copy the user's location onto the conversion: no print, no parse.  A user
-    without results (a ``tt.store``) has no location the bindings can read: the locations are
-    then written into the text, which the module becomes (one parse more, when next used)."""
-    if f'"{INSERTED}"' not in text:
+    without results (a ``tt.store``) has no location the bindings can read: the module is then
+    printed, the locations are written into the text, which the module becomes (one parse
+    more, when next used)."""
+    marked = [op for op in module.walk() if op.name == "ttg.convert_layout" and op.location.startswith(INSERTED + ":")]
+    if not marked:
         return False
     users = users_of(module)
-    inserted = [(op, next(iter(users.get(id(op.results[0]), [])), None)) for op in module.walk()
-                if op.name == "ttg.convert_layout" and op.location.startswith(INSERTED + ":")]
+    inserted = [(op, next(iter(users.get(id(op.results[0]), [])), None)) for op in marked]
     inserted = [(op, user) for op, user in inserted if user is not None and not user.regions]
     if not inserted:
         return False
@@ -427,7 +448,7 @@ def _locate_inserted_conversions(module: Module, text: str) -> bool:
         for op, user in inserted:
             module.copy_location(user, op)
         return True
-    lines = ModuleLines(module, text)
+    lines = ModuleLines(module, module.print(debuginfo=True))
     for op, user in inserted:
         placed, found = lines.of.get(id(op)), _TRAILING_LOCATION.search(lines.header(user))
         if placed is not None and found:
@@ -437,14 +458,27 @@ def _locate_inserted_conversions(module: Module, text: str) -> bool:
     return True
 
 
-def _check_backend_requirements(module: Module, text: str) -> None:
+def _check_backend_requirements_on(module: Module, text: Optional[str]) -> bool:
+    """:func:`_check_backend_requirements` on ``module`` read with ``text``, the text it was
+    just parsed from; whether it was checked (False where there is no such text, or the module
+    does not line up with it: the caller checks the module as printed)."""
+    if text is None:
+        return False
+    try:
+        lines = ModuleLines(module, text)
+    except TextMismatch:
+        return False
+    _check_backend_requirements(module, lines)
+    return True
+
+
+def _check_backend_requirements(module: Module, lines: ModuleLines) -> None:
     """Every ``cp.async`` of the resolved module copies at least 4 bytes a thread (on AMD,
     every direct-to-LDS load loads a width the target has, its whole run in the buffer; every
     packed f16 / bf16 buffer atomic updates 2 elements at a time), as the backend's lowering
     will compute it on this very module (:mod:`..assign.backend_requirements`): the last word
-    before a kernel is handed on, whatever chose its layouts.  ``text``: the module printed
-    with locations."""
-    lines = ModuleLines(module, text)
+    before a kernel is handed on, whatever chose its layouts.  ``lines``: the module's lines
+    (its print, or the text it was parsed from)."""
     for function in _functions(module):
         pointers = PointerAnalysis(lines, lines.header(function), lines.of[id(function)].arguments)
         for op in ops_under(function):
@@ -457,11 +491,11 @@ def _check_backend_requirements(module: Module, text: str) -> None:
                 raise Unresolvable(op, f"{problem} (left to Triton's resolution)")
 
 
-def modelled_cost(module: Module, target: Target, printed: Optional[str] = None) -> float:
+def modelled_cost(module: Module, target: Target) -> float:
     """The whole module's modelled cost under its own layouts (loop-weighted, every op the
-    model prices), as ``ll-assign-layouts`` prices Triton's assignment; ``printed``: the module
-    printed with locations, where the caller has it."""
-    lines = ModuleLines(module, printed if printed is not None else module.print(debuginfo=True))
+    model prices), as ``ll-assign-layouts`` prices Triton's assignment; reads the module's print
+    (made once per snapshot)."""
+    lines = ModuleLines(module, module.print(debuginfo=True))
     total = 0.0
     for function in _functions(module):
         graph = build_graph(function, lines, reorder_reductions=True, memory_ops=True, shared_ops=True)

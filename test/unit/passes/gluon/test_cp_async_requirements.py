@@ -135,6 +135,52 @@ def test_resolution_says_why_no_layout_is_valid():
     assert "known 2-byte aligned only" in resolution.reason and "left to Triton's resolution" in resolution.reason
 
 
+def _last_check_events(monkeypatch, lines_up: bool) -> tuple[list, str]:
+    """The resolution of the unaligned copy with the solver's own check of the backend off, so
+    that the last check (before the module is handed on) is what rejects it: (the order in
+    which it checked and canonicalized, the reason); ``lines_up=False``: as where the chosen
+    text does not line up with the module parsed from it."""
+    from linear_layouts.passes.gluon import resolve_auto_layouts
+    from linear_layouts.passes.ir.snapshot import Module
+
+    events = []
+    monkeypatch.setattr(resolve_auto_layouts, "enforce_requirements", lambda graph, pinned: [])
+    check = resolve_auto_layouts._check_backend_requirements
+    monkeypatch.setattr(resolve_auto_layouts, "_check_backend_requirements",
+                        lambda module, lines: events.append("checked") or check(module, lines))
+    canonicalize = Module.canonicalize_and_cse
+    monkeypatch.setattr(Module, "canonicalize_and_cse",
+                        lambda module: events.append("canonicalized") or canonicalize(module))
+    if not lines_up:
+        monkeypatch.setattr(resolve_auto_layouts, "_check_backend_requirements_on", lambda module, text: False)
+    resolution = resolve_module(_copy_module(0), compare=False)
+    assert not resolution.resolved
+    return events, resolution.reason
+
+
+def test_the_last_check_reads_the_parsed_module_before_canonicalization_or_else_its_print(monkeypatch):
+    """The check reads the module as parsed, with the text it was parsed from (no print: the
+    canonicalizer changes neither the copy's pointer layout nor the function's arguments);
+    where that text does not line up, the canonicalized module's print, with the same verdict."""
+    parsed, reason = _last_check_events(monkeypatch, lines_up=True)
+    assert parsed == ["checked"]              # rejected before the canonicalizer ran
+    assert "cp.async would copy 2 bytes per instruction" in reason
+    monkeypatch.undo()
+    printed, printed_reason = _last_check_events(monkeypatch, lines_up=False)
+    assert printed == ["canonicalized", "checked"] and printed_reason == reason
+
+
+def test_the_last_check_takes_only_the_text_its_module_was_parsed_from():
+    from linear_layouts.passes.gluon.resolve_auto_layouts import _check_backend_requirements_on
+
+    module = _copy_module(16)
+    assert resolve_module(module, compare=False).resolved
+    text = module.print(debuginfo=True)
+    assert _check_backend_requirements_on(module, text)
+    assert not _check_backend_requirements_on(module, None)
+    assert not _check_backend_requirements_on(module, text.replace("tt.store", "tt.load"))
+
+
 # --------------------------------------------------------------------------- the backend's vector
 
 _ROW_MAJOR = ("!ttg.memdesc<64x64xf16, #ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}>, "
