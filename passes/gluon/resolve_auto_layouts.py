@@ -218,26 +218,7 @@ def resolve_module(module: Module, target: "str | Target | None" = None, compare
     authors = _conversions(module)
     triton = _triton_resolution(original, module.filename) if compare else None
     try:
-        inlined = _inline_if_needed(module)
-        seeded = _seed(module, module.print(debuginfo=True) if inlined else original)
-        new_text, chosen = _choose(module, seeded, hw_target, result)
-        result.recomputed, new_text = rematerialized(chosen, new_text) if chosen is not None else (None, new_text)
-        module.replace_text(new_text)
-        if result.recomputed is None:       # (the chosen module could not be built: parsed to read)
-            result.recomputed = rematerialize_conversions(module, new_text)
-            if result.recomputed:           # (its edits are not in new_text)
-                new_text = None
-        # the backend check on the module as parsed, read with the text it was parsed from (no
-        # print): the canonicalizer changes neither the layouts of the checked ops' operands
-        # (its patterns replace a conversion by an op of the same result type) nor the
-        # function's arguments
-        checked = _check_backend_requirements_on(module, new_text)
-        module.canonicalize_and_cse()
-        if not checked:
-            # on the canonicalized module as printed, before the locations of the conversions
-            # step 1 inserted are set (which it does not read): a text edit there leaves a
-            # module to parse
-            _check_backend_requirements(module, ModuleLines(module, module.print(debuginfo=True)))
+        _choose_check_and_canonicalize(module, original, hw_target, result)
     except (Unresolvable, TextMismatch, IRError) as error:
         result.reason = str(error).splitlines()[0]
         return result
@@ -253,13 +234,43 @@ def resolve_module(module: Module, target: "str | Target | None" = None, compare
     result.resolved = True
     result.conversions, result.cost_ours = conversions, cost
     if triton is not None:
-        result.compared = True
-        resolved_text, error = triton
-        if resolved_text is not None:
-            result.cost_triton = modelled_cost(parse_module(resolved_text, module.filename, safe=module.safe), hw_target)
-        else:
-            result.triton_error = error
+        _price_triton_resolution(result, triton, module, hw_target)
     return result
+
+
+def _choose_check_and_canonicalize(module: Module, original: str, hw_target: Target, result: Resolution) -> None:
+    """Steps 1 and 2 and rematerialization, on the text; the chosen text parsed into ``module``,
+    checked against the backend's requirements, canonicalized (see ``resolve_module``)."""
+    inlined = _inline_if_needed(module)
+    seeded = _seed(module, module.print(debuginfo=True) if inlined else original)
+    new_text, chosen = _choose(module, seeded, hw_target, result)
+    result.recomputed, new_text = rematerialized(chosen, new_text) if chosen is not None else (None, new_text)
+    module.replace_text(new_text)
+    if result.recomputed is None:       # (the chosen module could not be built: parsed to read)
+        result.recomputed = rematerialize_conversions(module, new_text)
+        if result.recomputed:           # (its edits are not in new_text)
+            new_text = None
+    # the backend check on the module as parsed, read with the text it was parsed from (no
+    # print): the canonicalizer changes neither the layouts of the checked ops' operands (its
+    # patterns replace a conversion by an op of the same result type) nor the function's
+    # arguments
+    checked = _check_backend_requirements_on(module, new_text)
+    module.canonicalize_and_cse()
+    if not checked:
+        # on the canonicalized module as printed, before the locations of the conversions step 1
+        # inserted are set (which it does not read): a text edit there leaves a module to parse
+        _check_backend_requirements(module, ModuleLines(module, module.print(debuginfo=True)))
+
+
+def _price_triton_resolution(result: Resolution, triton: tuple, module: Module, hw_target: Target) -> None:
+    """Record Triton's own resolution of the module (its text, or why it failed) and its
+    modelled cost, beside ours."""
+    result.compared = True
+    resolved_text, error = triton
+    if resolved_text is not None:
+        result.cost_triton = modelled_cost(parse_module(resolved_text, module.filename, safe=module.safe), hw_target)
+    else:
+        result.triton_error = error
 
 
 @dataclass

@@ -738,7 +738,7 @@ def test_lines_far_from_the_guard_are_never_read(monkeypatch):
     text = kernel(*plain(2500), TRITON_BARRIER, TRITON_STORE, GUARD, OUR_LOAD, TRITON_BARRIER, *plain(2500, 2500),
                   "  br label %next", "next:", *plain(1000, 5000), "  ret void")
     read = []
-    real = guard_barriers._may_access
-    monkeypatch.setattr(guard_barriers, "_may_access", lambda line: (read.append(line), real(line))[1])
+    real = guard_barriers.may_access
+    monkeypatch.setattr(guard_barriers, "may_access", lambda line: (read.append(line), real(line))[1])
     assert prune_guard_barriers(text) == (text, 0)          # a write behind, a read ahead: it stays
     assert 0 < len(read) < 10
