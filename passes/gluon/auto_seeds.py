@@ -14,7 +14,7 @@ stores, ``scf.for`` iteration arguments, ``scf.if`` results, ``scf.while`` carri
 key.  Keys spread from op to op both ways, from these seeds, in this order:
 
 1. the layouts the author fixed (``set_auto_layout``'s result): its operand is asked for it;
-2. each load, store, buffer atomic or ``cp.async`` not reached yet (first those the backend requires
+2. each load, store, atomic or ``cp.async`` not reached yet (first those the backend requires
    something of: ``cp.async``, a packed f16 / bf16 buffer atomic), AMD's buffer ops alike
    (their pointers: a scalar base plus a tensor of offsets): the coalesced
    blocked layout its pointers allow (:func:`.layout_seeds.coalesced`, from
