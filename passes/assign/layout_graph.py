@@ -48,8 +48,8 @@ from typing import Optional
 from ...dialect import LayoutError
 from .backend_requirements import (AsyncCopyFacts, BufferAtomicFacts, atomic_elements, best_async_copy_vector,
                                    buffer_atomic_elements, layout_problem, module_target_text, requirement_facts)
-from .layout_rules import (ATOMICS, BUFFER_ATOMICS, GLOBAL_ACCESS_OPS, SHAPE_KINDS, SHARED_ACCESS_OPS, Rule, encoding_of,
-                           global_access, rule_for)
+from .layout_rules import (ATOMICS, BUFFER_ATOMICS, GLOBAL_ACCESS_OPS, SHAPE_KINDS, SHARED_ACCESS_OPS, Rule,
+                           encoding_of, global_access, rule_for)
 from .shared_access_costs import buffer_fastest_dim, memdesc_of
 from ..ir.module_lines import ModuleLines
 from ..ir.layouts import tensor_layout_of

@@ -19,6 +19,11 @@ import sys
 import pytest
 
 pytest.importorskip("triton.experimental.gluon")
+from triton.experimental import gluon  # noqa: E402
+from triton.experimental.gluon import language as gl  # noqa: E402
+
+from linear_layouts.passes.advice.apply_advice import apply_advice  # noqa: E402
+from linear_layouts.passes.advice.layout_advice import GLOBAL_ACCESS, advise  # noqa: E402
 from linear_layouts.passes.assign.backend_requirements import (OneElementCasFacts, atomic_elements,  # noqa: E402
                                                                 layout_problem, requirement_facts)
 from linear_layouts.passes.assign.dram_floor import bytes_moved  # noqa: E402
@@ -72,7 +77,8 @@ def _module(tail=_RMW, target="cuda:90", element="f32", layout=None, n=1024, kin
 
 
 def _blocked(per_thread, lanes=32):
-    return f"#ttg.blocked<{{sizePerThread = [{per_thread}], threadsPerWarp = [{lanes}], warpsPerCTA = [4], order = [0]}}>"
+    return (f"#ttg.blocked<{{sizePerThread = [{per_thread}], threadsPerWarp = [{lanes}], warpsPerCTA = [4], "
+            f"order = [0]}}>")
 
 
 def _pointers(module):
@@ -141,7 +147,8 @@ def test_the_graph_prices_an_atomic_as_the_lowering_issues_it(target, element, v
     graph = build_graph(function, lines, memory_ops=True)
     (atomic,) = [n for n in graph.nodes if n.op.name == "tt.atomic_rmw"]
     (load,) = [n for n in graph.nodes if n.op.name == "tt.load"]
-    assert atomic.contiguity == Contiguity(0, vector) and load.contiguity == Contiguity(0, 16 // (int(element[1:]) // 8))
+    assert atomic.contiguity == Contiguity(0, vector)
+    assert load.contiguity == Contiguity(0, 16 // (int(element[1:]) // 8))
     assert atomic.problem(_blocked(1, lanes)) is None and atomic.problem(_blocked(8, lanes)) is None
 
 
@@ -152,7 +159,8 @@ def test_the_dram_floor_reads_and_writes_an_atomics_elements(tail, element):
 
 # --------------------------------------------------------------------------- the requirement
 
-@pytest.mark.parametrize("tail, target", [(_RMW, "cuda:90"), (_RMW, "hip:gfx942"), (_CAS, "cuda:90"), (_CAS, "cuda:80")])
+@pytest.mark.parametrize("tail, target", [(_RMW, "cuda:90"), (_RMW, "hip:gfx942"), (_CAS, "cuda:90"),
+                                         (_CAS, "cuda:80")])
 def test_atomics_take_any_layout(tail, target):
     module = _module(tail, target=target, element="i32" if tail is _CAS else "f16",
                      layout=_blocked(4, 64 if "hip" in target else 32))
@@ -217,6 +225,47 @@ def test_resolution_of_a_cas_no_layout_fits_says_why():
         assert not resolution.resolved
         assert "Triton 3.6's AMD lowering of tt.atomic_cas takes one element a thread; this layout gives each " \
                "thread 4" in resolution.reason
+
+
+# --------------------------------------------------------------------------- the advice
+
+@gluon.jit
+def swapped_and_zeroed(X, Y, Z):
+    # 256 elements compared and swapped, one a thread; 15 tiles of 1024 zeroed in the same layout
+    L: gl.constexpr = gl.BlockedLayout([1], [64], [4], [0])
+    offs = gl.arange(0, 256, layout=L)
+    x = gl.load(X + offs)
+    old = gl.atomic_cas(Y + offs, x, x + 1)
+    gl.store(Z + offs, old)
+    wide = gl.arange(0, 1024, layout=L)
+    for t in range(1, 16):
+        gl.store(Z + t * 1024 + wide, gl.zeros([1024], gl.int32, L))
+
+
+@pytest.mark.skipif(installed_triton_version() >= (3, 7), reason="the lowering of 3.7 and later takes any layout")
+def test_the_advice_keeps_the_layout_a_cas_on_amd_needs(tmp_path, monkeypatch):
+    """The stores alone would gain from 4 elements a thread; laid out so, the cas would take 1
+    element a thread no more.  Before, the advice suggested [4] for the layout and
+    ``ll-apply-advice`` gave it to the cas too."""
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.experimental.gluon._runtime import GluonASTSource
+
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "cache"))
+    compiled = triton.compile(GluonASTSource(swapped_and_zeroed, {"X": "*i32", "Y": "*i32", "Z": "*i32"}, {},
+                                             attrs={(i,): [["tt.divisibility", 16]] for i in range(3)}),
+                              target=GPUTarget("hip", "gfx942", 64))
+    ttgir = compiled.asm["ttgir"]
+    (finding,) = [f for f in advise(ttgir, "gfx942") if f.kind == GLOBAL_ACCESS]
+    assert finding.op == "tt.store" and finding.suggestion.startswith(
+        "gl.BlockedLayout([4], [64], [4], [0]) for this tt.store alone (the tt.atomic_cas at ")
+    assert finding.suggestion.endswith(
+        "keeps gl.BlockedLayout([1], [64], [4], [0]): in the suggestion it would be rejected (Triton 3.6's AMD "
+        "lowering of tt.atomic_cas takes one element a thread; this layout gives each thread 4))")
+    module = parse_module(ttgir, "<kernel>")
+    apply_advice(module, "gfx942")
+    (cas,) = module.ops_named("tt.atomic_cas")
+    assert cas.operands[0].tensor_type.encoding == _blocked(1, 64)
 
 
 # --------------------------------------------------------------------------- Gluon, compiled
