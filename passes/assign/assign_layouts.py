@@ -302,7 +302,8 @@ def _functions(module: Module) -> list[Operation]:
 # Why an op keeps Triton's layout, by op name (see layout_rules: these have no rule).
 _FIXED_BECAUSE = {
     "tt.dot": "an MMA accumulator", "ttng.warp_group_dot": "an MMA accumulator", "ttng.tc_gen5_mma": "an MMA",
-    "tt.load": "a global load", "tt.store": "a global store", "tt.trans": "a transpose of a layout the rule does not transpose",
+    "tt.load": "a global load", "tt.store": "a global store", "tt.atomic_rmw": "a global atomic",
+    "tt.atomic_cas": "a global atomic", "tt.trans": "a transpose of a layout the rule does not transpose",
     "tt.reshape": "a reshape that may reorder elements, or of a layout the rule does not reshape",
     "tt.join": "a join of a layout the rule does not join", "tt.split": "a split of a layout the rule does not split",
     "ttg.local_load": "a shared-memory load", "ttg.local_alloc": "a shared-memory store",

@@ -73,6 +73,27 @@ mask that may change every element (``n`` of unknown divisibility) leaves no lay
 cannot select a 1-element f16 buffer atomic.  Every other element type takes any layout, one
 element an atomic (the price of ``.layout_costs.memory_work`` with that vector).
 
+Triton's own atomics through a tensor of pointers (``tt.atomic_rmw``: Gluon's ``gl.atomic_add``,
+``_max``, ``_min``, ``_and``, ``_or``, ``_xor``, ``_xchg``; ``tt.atomic_cas``: ``gl.atomic_cas``)
+take any layout.  Both lowerings (``AtomicRMWOpConversion`` and ``AtomicCASOpConversion`` in the
+NVIDIA and the AMD ``LoadStoreOpToLLVM.cpp``) take the vector of a store (the run the pointers'
+contiguity, the layout and the mask allow) and cut it to what one instruction updates
+(:func:`atomic_elements`): on NVIDIA sm_90 and later an ``fadd`` of f32, f16 or bf16 updates up
+to 16 bytes (``atom.global.v4.f32.add``, ``.v8.f16``), on older targets f16 goes in pairs
+(``atom.add.noftz.f16x2``), everything else one element; on AMD f16 and bf16 go in pairs
+(``global_atomic_pk_add_f16`` / ``_bf16``; a lone element is paired with the next lane's through
+DPP, no assertion), everything else one element; a ``cas`` is one element everywhere.  A narrower
+run issues more instructions, never an error: compiling Gluon kernels of 1024 elements in
+``BlockedLayout([s])``, s = 1, 2, 4, for f32 and f16 (add, masked add, max, xchg, cas) and i32
+and bf16 (add, cas) for sm_90, sm_80, gfx942 and gfx950 on the CPU, every layout compiles under
+triton 3.9 and 3.6 (f16 max / xchg are rejected by the front end whatever the layout; so are
+3.6's float cas on AMD, ``llvm.cmpxchg`` of a float), with one exception: Triton 3.6's AMD
+lowering of a tensor ``tt.atomic_cas`` reads the i-th element's old value from field i of the
+i-th ``cmpxchg``'s (value, success) pair, so it compiles only where each thread holds one
+element (256 i32 on gfx942, 4 warps: ``[1]`` compiles, ``[2]`` and ``[4]`` fail to verify;
+1024 i32: every layout fails).  3.7 and 3.8 compile the 256 in ``[2]`` too, 3.9 the 1024 in
+every layout: :class:`OneElementCasFacts` says so for 3.6 only.
+
 Other requirements of the backend are met by construction, not checked here: ``ldmatrix`` /
 ``stmatrix`` and vector widths of local loads and stores are chosen by the lowering from any
 layout (our plans too, :mod:`lowering.local_memory`); MMA operands and results, TMA copies
@@ -89,7 +110,7 @@ from typing import Optional
 
 from ...dialect import LayoutError
 from ..ir.layouts import tensor_layout_of
-from .layout_rules import BUFFER_ATOMICS, BUFFER_ATOMIC_RMW, DIRECT_TO_SHARED_OPS, global_access
+from .layout_rules import ATOMIC_CAS, BUFFER_ATOMICS, BUFFER_ATOMIC_RMW, DIRECT_TO_SHARED_OPS, global_access
 from .pointer_contiguity import Contiguity, PointerAnalysis
 from .shared_access_costs import _buffer
 
@@ -102,6 +123,11 @@ DIRECT_TO_LDS_BYTES = {"gfx942": (4,), "gfx950": (4, 16), "gfx1250": (4, 8, 16)}
 # Element types AMD's buffer atomics update in pairs only, and the pair.
 PACKED_ATOMIC_TYPES = frozenset({"f16", "bf16"})
 PACKED_ATOMIC_ELEMENTS = 2
+# NVIDIA's vectorized atomics (``atom.global.v2 / .v4 / .v8``, sm_90 and later, ``fadd`` only):
+# their element types (bytes) and the most bytes one instruction updates.
+VECTOR_ATOMIC_CAPABILITY = 90
+VECTOR_ATOMIC_TYPES = {"f32": 4, "f16": 2, "bf16": 2}
+VECTOR_ATOMIC_BYTES = 16
 
 
 @dataclass(frozen=True)
@@ -315,7 +341,7 @@ def _narrowing_fact(facts: AsyncCopyFacts, copy: DirectToLds) -> str:
     return f"its mask may change within {copy.shared_run} elements"
 
 
-# --------------------------------------------------------------------------- AMD: buffer atomics
+# --------------------------------------------------------------------------- atomics: what one instruction updates
 
 def buffer_atomic_elements(op) -> int:
     """The most elements one atomic instruction of the buffer atomic ``op`` updates, whatever
@@ -324,6 +350,32 @@ def buffer_atomic_elements(op) -> int:
     packed = value is not None and value.element_type in PACKED_ATOMIC_TYPES
     return PACKED_ATOMIC_ELEMENTS if packed else 1
 
+
+_RMW_KIND = re.compile(r"\btt\.atomic_rmw\s+(\w+)")
+_CUDA_CAPABILITY = re.compile(r"^cuda:(\d+)")
+
+
+def atomic_elements(op, header: str, target: str) -> int:
+    """The most elements one instruction of Triton's atomic ``op`` (``tt.atomic_rmw`` /
+    ``tt.atomic_cas``; ``header``: its printed first line) updates on ``target`` (the module's
+    ``ttg.target``), as the lowering issues it from a long enough run of consecutive, aligned
+    elements (module docstring): 16 bytes of an f32 / f16 / bf16 ``fadd`` on sm_90 and later,
+    2 elements of an f16 ``rmw`` on older NVIDIA targets and of an f16 / bf16 one on AMD, else 1
+    (every ``cas``).  Example: ``tt.atomic_rmw fadd`` of f32 on ``cuda:90``: 4."""
+    value = op.results[0].tensor_type if op.results else None
+    if op.name != "tt.atomic_rmw" or value is None:
+        return 1
+    element, kind = value.element_type, _RMW_KIND.search(header)
+    capability = _CUDA_CAPABILITY.match(target)
+    if target.startswith("hip:"):
+        return PACKED_ATOMIC_ELEMENTS if element in PACKED_ATOMIC_TYPES else 1
+    if capability and int(capability.group(1)) >= VECTOR_ATOMIC_CAPABILITY and kind and kind.group(1) == "fadd" \
+            and element in VECTOR_ATOMIC_TYPES:
+        return VECTOR_ATOMIC_BYTES // VECTOR_ATOMIC_TYPES[element]
+    return PACKED_ATOMIC_ELEMENTS if element == "f16" else 1
+
+
+# --------------------------------------------------------------------------- AMD: packed buffer atomics
 
 @dataclass(frozen=True)
 class BufferAtomicFacts:
@@ -389,17 +441,62 @@ def buffer_atomic_problem(key: str, facts: BufferAtomicFacts) -> Optional[str]:
     return f"{name} would update 1 element at a time ({PACKED_ATOMIC_ELEMENTS} needed): {why}"
 
 
+# --------------------------------------------------------------------------- AMD: tt.atomic_cas in Triton 3.6
+
+# The first release whose AMD lowering of a tensor tt.atomic_cas takes any layout.
+ONE_ELEMENT_CAS_FIXED = (3, 7)
+
+
+@dataclass(frozen=True)
+class OneElementCasFacts:
+    """A tensor ``tt.atomic_cas`` that Triton 3.6's AMD lowering compiles only where each thread
+    holds one element (module docstring)."""
+
+    shape: tuple                       # the pointers' shape
+    op_name: str = ATOMIC_CAS
+
+    @classmethod
+    def of(cls, op, pointers: PointerAnalysis, release: Optional[tuple] = None) -> Optional["OneElementCasFacts"]:
+        """The facts of a tensor ``tt.atomic_cas`` on AMD where the lowering of ``release``
+        ((major, minor); None: the installed Triton's) takes one element a thread; None otherwise."""
+        if op.name != ATOMIC_CAS or not module_target_text(pointers.lines.lines).startswith("hip:"):
+            return None
+        if release is None:
+            from ..ir.bindings import installed_triton_version
+            release = installed_triton_version()
+        access = global_access(op)
+        return cls(access.shape) if release < ONE_ELEMENT_CAS_FIXED and access is not None else None
+
+
+def one_element_cas_problem(key: str, facts: OneElementCasFacts) -> Optional[str]:
+    """Why Triton 3.6's AMD lowering would reject ``key`` for this ``tt.atomic_cas`` (None: it
+    would not).  Example (256 elements, 4 warps of 64 lanes): ``sizePerThread = [2]`` ->
+    "... takes one element a thread; this layout gives each thread 2"."""
+    try:
+        layout = tensor_layout_of(key, facts.shape)
+    except (LayoutError, ValueError):
+        return None
+    registers = 1 << len(layout.bases.get("register", ()))
+    if registers == 1:
+        return None
+    return (f"Triton 3.6's AMD lowering of {facts.op_name} takes one element a thread; this layout gives each "
+            f"thread {registers}")
+
+
 # --------------------------------------------------------------------------- any op
 
 def requirement_facts(op, pointers: PointerAnalysis):
     """What the backend's requirement of ``op``'s layout depends on, for :func:`layout_problem`:
     :class:`AsyncCopyFacts` of a global load straight into shared memory, :class:`BufferAtomicFacts`
-    of a packed buffer atomic; None for an op that takes any layout (or whose addresses are no
-    tensor: :func:`.layout_rules.global_access`)."""
+    of a packed buffer atomic, :class:`OneElementCasFacts` of a ``tt.atomic_cas`` on AMD under
+    Triton 3.6; None for an op that takes any layout (or whose addresses are no tensor:
+    :func:`.layout_rules.global_access`)."""
     if global_access(op) is None:
         return None
     if op.name in DIRECT_TO_SHARED_OPS:
         return AsyncCopyFacts.of(op, pointers)
+    if op.name == ATOMIC_CAS:
+        return OneElementCasFacts.of(op, pointers)
     return BufferAtomicFacts.of(op, pointers)
 
 
@@ -410,4 +507,6 @@ def layout_problem(key: str, facts) -> Optional[str]:
         return async_copy_problem(key, facts)
     if isinstance(facts, BufferAtomicFacts):
         return buffer_atomic_problem(key, facts)
+    if isinstance(facts, OneElementCasFacts):
+        return one_element_cas_problem(key, facts)
     return None

@@ -46,10 +46,10 @@ from dataclasses import dataclass, field, replace
 from typing import Optional
 
 from ...dialect import LayoutError
-from .backend_requirements import (AsyncCopyFacts, BufferAtomicFacts, best_async_copy_vector, buffer_atomic_elements,
-                                   layout_problem, requirement_facts)
-from .layout_rules import (BUFFER_ATOMICS, GLOBAL_ACCESS_OPS, SHAPE_KINDS, SHARED_ACCESS_OPS, Rule, encoding_of,
-                           global_access, rule_for)
+from .backend_requirements import (AsyncCopyFacts, BufferAtomicFacts, atomic_elements, best_async_copy_vector,
+                                   buffer_atomic_elements, layout_problem, module_target_text, requirement_facts)
+from .layout_rules import (ATOMICS, BUFFER_ATOMICS, GLOBAL_ACCESS_OPS, SHAPE_KINDS, SHARED_ACCESS_OPS, Rule,
+                           encoding_of, global_access, rule_for)
 from .shared_access_costs import buffer_fastest_dim, memdesc_of
 from ..ir.module_lines import ModuleLines
 from ..ir.layouts import tensor_layout_of
@@ -295,12 +295,18 @@ def build_graph(function: Operation, lines: ModuleLines, reorder_reductions: boo
 def access_contiguity(op: Operation, pointers: PointerAnalysis):
     """The contiguity (``pointer_contiguity.Contiguity``) of a global access's addresses, its
     vector no wider than one instruction of the op moves: a buffer atomic's 2 elements (f16,
-    bf16) or 1 (``backend_requirements.buffer_atomic_elements``), so that it is priced and
-    seeded as the lowering issues it.  None where the analysis cannot read them."""
+    bf16) or 1 (``backend_requirements.buffer_atomic_elements``), a ``tt.atomic_rmw`` /
+    ``tt.atomic_cas``'s what the target's atomics update at once
+    (``backend_requirements.atomic_elements``: 4 f32 of an ``fadd`` on sm_90, 1 on sm_80), so
+    that it is priced and seeded as the lowering issues it.  None where the analysis cannot
+    read them."""
     access = global_access(op)
     contiguity = pointers.contiguity(access.addresses, access.base) if access is not None else None
     if contiguity is not None and op.name in BUFFER_ATOMICS:
         contiguity = replace(contiguity, vector=min(contiguity.vector, buffer_atomic_elements(op)))
+    elif contiguity is not None and op.name in ATOMICS:
+        elements = atomic_elements(op, pointers.lines.header(op), module_target_text(pointers.lines.lines))
+        contiguity = replace(contiguity, vector=min(contiguity.vector, elements))
     return contiguity
 
 

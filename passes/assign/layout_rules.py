@@ -34,6 +34,9 @@ value i                   value i, after region's yield in ``K``  arguments ``K`
 ``scf.if`` result i       both branches' yields in ``K``          result ``K``
 ``tt.load``/``tt.store``  pointer, mask, other value in ``K``     the loaded value in ``K``
 (with ``memory_ops``)
+``tt.atomic_rmw``/        pointer, value, mask in ``K``           the old values in ``K``
+``tt.atomic_cas`` (with   (``cas``: pointer, compared and new
+``memory_ops``)           values in ``K``)
 ``amdg.buffer_load``/     offsets, mask, other / stored value     the loaded value in ``K``
 ``amdg.buffer_store``     in ``K``; the base pointer a scalar
 (with ``memory_ops``)
@@ -53,7 +56,7 @@ local`` (``shared_ops``)  the base a scalar, the buffer as it is
 (with ``shared_ops``)
 ========================  ======================================  ==============================
 
-Every other op (dots, atomics through tensors of pointers, memory descriptors, calls, an ``scf.while``'s values whose
+Every other op (dots, memory descriptors, calls, an ``scf.while``'s values whose
 layouts differ between its regions, reshapes that may reorder elements, gathers Triton marked
 ``efficient_layout``, transposes of MMA or slice layouts, ...) is **fixed**: its operands must arrive in the layouts they have today and its
 results keep theirs.  A rule applies to an op only if the op's types *today* obey it (an
@@ -94,9 +97,17 @@ ELEMENTWISE_OPS = frozenset({
     "tt.precise_sqrt", "tt.precise_divf", "tt.mulhiui", "tt.extern_elementwise",
 })
 SOURCE_OPS = frozenset({"tt.splat", "tt.make_range", "arith.constant"})
+# Triton's atomics through a tensor of pointers (Gluon's ``gl.atomic_add``, ``_max``, ``_min``,
+# ``_and``, ``_or``, ``_xor``, ``_xchg``: ``rmw``; ``gl.atomic_cas``): one atomic per element of
+# the pointers, the old values returned in the pointers' layout, so they take the rule of a load.
+# Which thread updates an element does not change what is computed (the order of atomics to one
+# address is the hardware's either way); what the lowering requires of the layout is
+# ``.backend_requirements``' (nothing, for these).
+ATOMIC_RMW, ATOMIC_CAS = "tt.atomic_rmw", "tt.atomic_cas"
+ATOMICS = frozenset({ATOMIC_RMW, ATOMIC_CAS})
 # Global memory accesses through tensors of pointers: their layout decides coalescing, priced by
 # ``layout_costs.memory_cost``.
-MEMORY_OPS = frozenset({"tt.load", "tt.store"})
+MEMORY_OPS = frozenset({"tt.load", "tt.store"}) | ATOMICS
 # ``cp.async``: a global load into shared memory.  Its pointers (and mask, other value) are a
 # distributed tensor whose layout decides coalescing as a load's does; its destination is a
 # memdesc whose layout is fixed.  With ``shared_ops`` it takes the rule of a load.
@@ -307,7 +318,8 @@ class Rule:
 @dataclass(frozen=True)
 class GlobalAccess:
     """Where a global access's addresses are: a tensor of pointers (``tt.load``, ``tt.store``,
-    ``cp.async``), or a tensor of offsets from a scalar base pointer (AMD's buffer ops, whose
+    ``cp.async``, ``tt.atomic_rmw(pointers, value, [mask])``, ``tt.atomic_cas(pointers, compared,
+    value)``), or a tensor of offsets from a scalar base pointer (AMD's buffer ops, whose
     operands are ``buffer_load(base, offsets, [stride], [mask], [other])``,
     ``buffer_store(value, base, offsets, [stride], [mask])``,
     ``buffer_load_to_local(buffer, base, offsets, [mask], [other], [stride])``,
@@ -389,7 +401,8 @@ def rule_for(op: Operation, header: str = "", reorder_reductions: bool = False,
     """The rule the op's types obey today, or None: the op is fixed.  ``header``: the op's
     printed first line (it tells a splat ``arith.constant`` from a list of values).
     ``memory_ops``: ``tt.load`` and ``tt.store`` may change layout too (identity rule: pointer,
-    mask, other value and result in the key), and so may AMD's buffer loads, stores and atomics.  ``shared_ops``: so may the distributed side of
+    mask, other value and result in the key), and so may Triton's atomics and AMD's buffer loads,
+    stores and atomics.  ``shared_ops``: so may the distributed side of
     ``cp.async`` and of local loads and stores (the memdesc keeps its layout)."""
     operands, results = _tensor_operands(op), [v for v in op.results if v.tensor_type is not None]
     if op.name in DIRECT_TO_SHARED_OPS or op.name in SHARED_ACCESS_OPS:

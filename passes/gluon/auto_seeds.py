@@ -14,13 +14,13 @@ stores, ``scf.for`` iteration arguments, ``scf.if`` results, ``scf.while`` carri
 key.  Keys spread from op to op both ways, from these seeds, in this order:
 
 1. the layouts the author fixed (``set_auto_layout``'s result): its operand is asked for it;
-2. each load, store, buffer atomic or ``cp.async`` not reached yet (first those the backend requires
-   something of: ``cp.async``, a packed f16 / bf16 buffer atomic), AMD's buffer ops alike
-   (their pointers: a scalar base plus a tensor of offsets): the coalesced
+2. each load, store, atomic or ``cp.async`` not reached yet (first those the backend requires
+   something of: ``cp.async``, a packed f16 / bf16 buffer atomic, 3.6's AMD ``tt.atomic_cas``),
+   AMD's buffer ops alike (their pointers: a scalar base plus a tensor of offsets): the coalesced
    blocked layout its pointers allow (:func:`.layout_seeds.coalesced`, from
    :mod:`.pointer_contiguity`; for ``cp.async`` and AMD's direct-to-LDS loads the vector the
    target and the mask allow too, so that the first guess copies at least 4 bytes a thread
-   wherever some layout does);
+   wherever some layout does; for an atomic no more than one instruction updates);
 3. any op still without a key: the coalesced layout of its shape with one element per thread.
 
 Where two keys meet at one value (the conflict Triton rejects with "found conflicting encodings
