@@ -307,6 +307,8 @@ def source_listing(kernels: list[KernelEntry], whole_file_lines: int = WHOLE_FIL
 
 MEASURE_HEADER = ["kernel", "arguments (first launch)", "stock ms", "ours ms", "stock spread", "stock / ours",
                   "verdict"]
+
+
 def noise_threshold(measured) -> float:
     """The run's noise (the largest spread of one launch's stock timings), at least
     ``NOISE_FLOOR`` (``launch_timing.noise_threshold``)."""
