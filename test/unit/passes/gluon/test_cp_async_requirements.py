@@ -19,6 +19,7 @@ from linear_layouts.passes.assign.backend_requirements import AsyncCopyFacts, as
 from linear_layouts.passes.assign.pointer_contiguity import Contiguity  # noqa: E402
 from linear_layouts.passes.gluon.resolve_auto_layouts import resolve_module  # noqa: E402
 from linear_layouts.passes.ir.snapshot import parse_module  # noqa: E402
+from support.async_copy_advice import advice_on_copy_widths  # noqa: E402
 
 KERNELS = pathlib.Path(__file__).with_name("cp_async_kernels.py")
 INVALID = "cp.async does not support transfers smaller than 4 bytes"
@@ -207,31 +208,8 @@ def test_async_copy_elements_as_the_backend_computes_them(key, buffer, mask, ele
 
 # --------------------------------------------------------------------------- the advice
 
-_LAID_OUT = """\
-#L = #ttg.blocked<{sizePerThread = [8], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
-#shared = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [0]}>
-#smem = #ttg.shared_memory
-module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.target = "cuda:80", "ttg.threads-per-warp" = 32 : i32} {
-  tt.func public @copy(%src: !tt.ptr<f16> {tt.divisibility = 16 : i32}) attributes {noinline = false} {
-    %i = tt.make_range {end = 4096 : i32, start = 0 : i32} : tensor<4096xi32, #L>
-    %base = tt.splat %src : !tt.ptr<f16> -> tensor<4096x!tt.ptr<f16>, #L>
-    %pointers = tt.addptr %base, %i : tensor<4096x!tt.ptr<f16>, #L>, tensor<4096xi32, #L>
-    %smem = ttg.local_alloc : () -> !ttg.memdesc<4096xf16, #shared, #smem, mutable>
-    %token = ttg.async_copy_global_to_local %pointers, %smem : tensor<4096x!tt.ptr<f16>, #L> -> <4096xf16, #shared, #smem, mutable>
-    tt.return
-  }
-}
-"""
-
-
 def test_advice_keeps_a_layout_whose_replacement_breaks_a_cp_async():
     """ll-apply-advice replaces a layout variable everywhere: not where a cp.async laid out in
     it would then copy one f16 (2 bytes) a thread; four (8 bytes) is fine."""
-    from linear_layouts.passes.advice.advice_edits import _breaking_requirements
-    from linear_layouts.passes.ir.module_lines import ModuleLines
-    module = parse_module(_LAID_OUT, "laid_out.mlir", safe=False)
-    lines = ModuleLines(module, module.print(debuginfo=True))
-    laid_out = module.ops_named("ttg.async_copy_global_to_local")[0].operands[0].tensor_type.encoding
-    one, four = (laid_out.replace("sizePerThread = [8]", f"sizePerThread = [{n}]") for n in (1, 4))
-    assert _breaking_requirements({laid_out: one}, module, lines) == [laid_out]
-    assert _breaking_requirements({laid_out: four}, module, lines) == []
+    laid_out, kept = advice_on_copy_widths("cuda:80", lanes=32, per_thread=8, widths=(1, 4))
+    assert kept == {1: [laid_out], 4: []}

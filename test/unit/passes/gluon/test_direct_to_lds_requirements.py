@@ -22,6 +22,7 @@ from linear_layouts.passes.assign.backend_requirements import (AsyncCopyFacts, a
 from linear_layouts.passes.assign.pointer_contiguity import Contiguity  # noqa: E402
 from linear_layouts.passes.gluon.resolve_auto_layouts import resolve_module  # noqa: E402
 from linear_layouts.passes.ir.snapshot import parse_module  # noqa: E402
+from support.async_copy_advice import advice_on_copy_widths, laid_out_copy  # noqa: E402
 
 KERNELS = pathlib.Path(__file__).with_name("amd_copy_kernels.py")
 
@@ -141,34 +142,11 @@ def test_resolution_gives_the_copy_a_width_the_target_has(arch, per_thread):
 
 # --------------------------------------------------------------------------- the advice
 
-_LAID_OUT = """\
-#L = #ttg.blocked<{sizePerThread = [2], threadsPerWarp = [64], warpsPerCTA = [4], order = [0]}>
-#shared = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [0]}>
-#smem = #ttg.shared_memory
-module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.target = "hip:gfx942", "ttg.threads-per-warp" = 64 : i32} {
-  tt.func public @copy(%src: !tt.ptr<f16> {tt.divisibility = 16 : i32}) attributes {noinline = false} {
-    %i = tt.make_range {end = 4096 : i32, start = 0 : i32} : tensor<4096xi32, #L>
-    %base = tt.splat %src : !tt.ptr<f16> -> tensor<4096x!tt.ptr<f16>, #L>
-    %pointers = tt.addptr %base, %i : tensor<4096x!tt.ptr<f16>, #L>, tensor<4096xi32, #L>
-    %smem = ttg.local_alloc : () -> !ttg.memdesc<4096xf16, #shared, #smem, mutable>
-    %token = ttg.async_copy_global_to_local %pointers, %smem : tensor<4096x!tt.ptr<f16>, #L> -> <4096xf16, #shared, #smem, mutable>
-    tt.return
-  }
-}
-"""
-
-
 def test_advice_keeps_a_layout_whose_replacement_breaks_a_direct_to_lds_load():
     """ll-apply-advice replaces a layout variable everywhere: on gfx942 not where the direct-to-LDS
     load laid out in it would then load 16 bytes (eight f16) a lane; two (4 bytes) is what it has."""
-    from linear_layouts.passes.advice.advice_edits import _breaking_requirements
-    from linear_layouts.passes.ir.module_lines import ModuleLines
-    module = parse_module(_LAID_OUT, "laid_out.mlir", safe=False)
-    lines = ModuleLines(module, module.print(debuginfo=True))
-    laid_out = module.ops_named("ttg.async_copy_global_to_local")[0].operands[0].tensor_type.encoding
-    eight, four = (laid_out.replace("sizePerThread = [2]", f"sizePerThread = [{n}]") for n in (8, 4))
-    assert _breaking_requirements({laid_out: eight}, module, lines) == [laid_out]
-    assert _breaking_requirements({laid_out: four}, module, lines) == [laid_out]
+    laid_out, kept = advice_on_copy_widths("hip:gfx942", lanes=64, per_thread=2, widths=(8, 4))
+    assert kept == {8: [laid_out], 4: [laid_out]}
 
 
 # --------------------------------------------------------------------------- Gluon, compiled
@@ -214,7 +192,7 @@ def test_advice_for_a_load_sharing_the_layout_says_why_the_copy_keeps_it():
     from linear_layouts.passes.advice.layout_advice import _kept_for_requirements
     from linear_layouts.passes.assign.pointer_contiguity import PointerAnalysis
     from linear_layouts.passes.ir.module_lines import ModuleLines
-    module = parse_module(_LAID_OUT, "laid_out.mlir", safe=False)
+    module = parse_module(laid_out_copy("hip:gfx942", lanes=64, per_thread=2), "laid_out.mlir", safe=False)
     lines = ModuleLines(module, module.print(debuginfo=True))
     (function,) = module.ops_named("tt.func")
     pointers = PointerAnalysis(lines, lines.header(function), lines.of[id(function)].arguments)
