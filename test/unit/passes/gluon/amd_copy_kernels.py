@@ -2,11 +2,11 @@
 ``test_direct_to_lds_requirements.py`` and ``test_buffer_ops.py``:
 
 * ``global_to_shared``: ``cdna4.async_copy.global_load_to_shared`` (``ttg.async_copy_global_to_local``,
-  lowered to ``global_load_lds_dword*``);
+  lowered to ``global_load_lds_dword*``), ``copy_through_shared`` from a tensor of pointers;
 * ``copy``: ``cdna3.buffer_load`` / ``buffer_store`` (a scalar base and a tensor of offsets:
   ``amdg.buffer_load`` / ``amdg.buffer_store``);
 * ``to_shared``: ``cdna4.async_copy.buffer_load_to_shared`` (``amdg.buffer_load_to_local``,
-  lowered to ``buffer_load_dword* ... lds``);
+  lowered to ``buffer_load_dword* ... lds``), the same kernel from a scalar base and offsets;
 * ``atomic_add``: ``cdna3.buffer_atomic_add`` (``amdg.buffer_atomic_rmw fadd``, lowered to
   ``buffer_atomic_pk_add_f16`` for f16, ``buffer_atomic_add_f32`` for f32);
 * ``transposed_atomic_add``: the same of a tile loaded column by column (``gl.load`` of pointers
@@ -32,12 +32,16 @@ from triton.experimental.gluon.language.amd.cdna4 import async_copy as cp
 
 
 @gluon.jit
-def global_to_shared(src, dst, M: gl.constexpr, N: gl.constexpr):
-    # a 64 x 64 tile through an unswizzled row-major buffer, as a matmul stages its operands
+def copy_through_shared(src, dst, M: gl.constexpr, N: gl.constexpr, BUFFER: gl.constexpr):
+    # a 64 x 64 tile through an unswizzled row-major buffer, as a matmul stages its operands:
+    # loaded into it from a tensor of pointers, or (BUFFER) from a scalar base and offsets
     r = gl.arange(0, M, layout=gl.AutoLayout())[:, None]
     c = gl.arange(0, N, layout=gl.AutoLayout())[None, :]
     smem = gl.allocate_shared_memory(src.dtype.element_ty, [M, N], gl.SwizzledSharedLayout(1, 1, 1, [1, 0]))
-    cp.global_load_to_shared(smem, src + r * N + c)
+    if BUFFER:
+        cp.buffer_load_to_shared(smem, src, r * N + c)
+    else:
+        cp.global_load_to_shared(smem, src + r * N + c)
     cp.commit_group()
     cp.wait_group(0)
     gl.store(dst + r * N + c, smem.load(gl.AutoLayout()))
@@ -51,18 +55,6 @@ def buffer_copy(src, dst, n, M: gl.constexpr, N: gl.constexpr):
     offsets = r * N + c
     x = cdna3.buffer_load(src, offsets, mask=offsets < n, other=0.0)
     cdna3.buffer_store(x * 2, dst, offsets, mask=offsets < n)
-
-
-@gluon.jit
-def buffer_to_shared(src, dst, n, M: gl.constexpr, N: gl.constexpr):
-    # a 64 x 64 tile through an unswizzled row-major buffer, as a matmul stages its operands
-    r = gl.arange(0, M, layout=gl.AutoLayout())[:, None]
-    c = gl.arange(0, N, layout=gl.AutoLayout())[None, :]
-    smem = gl.allocate_shared_memory(src.dtype.element_ty, [M, N], gl.SwizzledSharedLayout(1, 1, 1, [1, 0]))
-    cp.buffer_load_to_shared(smem, src, r * N + c)
-    cp.commit_group()
-    cp.wait_group(0)
-    gl.store(dst + r * N + c, smem.load(gl.AutoLayout()))
 
 
 @gluon.jit
@@ -86,13 +78,14 @@ def transposed_add_into(src, dst, n, M: gl.constexpr, N: gl.constexpr):
 
 
 _ATOMIC_LAYOUT = r"amdg\.buffer_atomic_rmw [^:]*: (?:[^:]*-> )?tensor<[^,]*, #(\w+)>"
-# name -> (kernel, whether it takes the element count n, where the TTGIR names the access's layout)
-KERNELS = {"global_to_shared": (global_to_shared, False, r"ttg\.async_copy_global_to_local [^:]* : tensor<[^,]*, #(\w+)>"),
-           "copy": (buffer_copy, True, r"amdg\.buffer_load %\w+\[%\w+\][^:]*: (?:[^:]*-> )?tensor<[^,]*, #(\w+)>"),
-           "to_shared": (buffer_to_shared, True,
+# name -> (kernel, its constexprs besides M and N, where the TTGIR names the access's layout)
+KERNELS = {"global_to_shared": (copy_through_shared, {"BUFFER": False},
+                                r"ttg\.async_copy_global_to_local [^:]* : tensor<[^,]*, #(\w+)>"),
+           "copy": (buffer_copy, {}, r"amdg\.buffer_load %\w+\[%\w+\][^:]*: (?:[^:]*-> )?tensor<[^,]*, #(\w+)>"),
+           "to_shared": (copy_through_shared, {"BUFFER": True},
                          r"amdg\.buffer_load_to_local [^:]* : [^\[]*\[tensor<[^,]*, #(\w+)>\]"),
-           "atomic_add": (atomic_add_into, True, _ATOMIC_LAYOUT),
-           "transposed_atomic_add": (transposed_add_into, True, _ATOMIC_LAYOUT)}
+           "atomic_add": (atomic_add_into, {}, _ATOMIC_LAYOUT),
+           "transposed_atomic_add": (transposed_add_into, {}, _ATOMIC_LAYOUT)}
 
 
 def compile_kernel(kernel: str, dtype: str, arch: str) -> dict:
@@ -102,12 +95,12 @@ def compile_kernel(kernel: str, dtype: str, arch: str) -> dict:
 
     import linear_layouts
 
-    function, takes_n, layout_of_access = KERNELS[kernel]
-    signature = {"src": f"*{dtype}", "dst": f"*{dtype}", **({"n": "i32"} if takes_n else {})}
+    function, constexprs, layout_of_access = KERNELS[kernel]
+    signature = {"src": f"*{dtype}", "dst": f"*{dtype}", **({"n": "i32"} if "n" in function.arg_names else {})}
     attrs = {(i,): [["tt.divisibility", 16]] for i in range(len(signature))}
     linear_layouts.enable(remarks=True)
     try:
-        compiled = triton.compile(GluonASTSource(function, signature, {"M": 64, "N": 64}, attrs=attrs),
+        compiled = triton.compile(GluonASTSource(function, signature, {"M": 64, "N": 64, **constexprs}, attrs=attrs),
                                   target=GPUTarget("hip", arch, 64))
     except Exception as error:   # the verdict says why; stderr holds Triton's diagnostics and our remarks
         return {"compiled": False, "error": str(error).splitlines()[0]}
