@@ -132,28 +132,48 @@ def child(mode: str, path: str) -> int:
 
 
 def _kernel_for(mode: str):
-    """(the kernel, the aranges' layout) for ``mode``.  The automatic form takes
-    ``CoalescedLayout`` aranges where Gluon's front end accepts them (tried by compiling for a
-    small launch) and ``AutoLayout`` ones where it does not, as the rule for other projects'
-    kernels says."""
+    """(the kernel, the aranges' layout) for ``mode``: the automatic form's by the rule for other
+    projects' kernels (``harness.peer_gluon_forms.by_the_arange_rule``), tried by compiling for a
+    small launch."""
     if mode not in AUTO_MODES:
         return matmul_kernel(), ""
     import torch
-    from triton.compiler.errors import CompilationError
 
+    from harness.peer_gluon_forms import by_the_arange_rule
     m, n, k = BLOCK_M, BLOCK_N, BLOCK_K
     a = torch.zeros((m, k), device="cuda", dtype=torch.float16)
     b = torch.zeros((k, n), device="cuda", dtype=torch.float16)
     c = torch.empty((m, n), device="cuda", dtype=torch.float16)
-    for arange in ("coalesced", "auto"):
+
+    def attempt(arange: str, rejected):
         kernel = matmul_kernel("auto", arange)
         try:
             kernel[(1, 1)](a, b, c, m, n, k, BLOCK_M, BLOCK_N, BLOCK_K, num_warps=WARPS)
-            return kernel, arange
-        except CompilationError:
-            if arange == "auto":
-                raise
-    raise AssertionError("unreachable")
+        except Exception as error:      # the rule retries the front end's rejection; any other is raised
+            return error, error
+        return (kernel, arange), None
+    outcome = by_the_arange_rule("auto", attempt)
+    if isinstance(outcome, Exception):
+        raise outcome
+    return outcome
+
+
+def _compile_for_sm90(form: str, arange: str):
+    """((the compiled kernel, or the error it failed with; ``arange``), the error or None): one
+    attempt of ``harness.peer_gluon_forms.by_the_arange_rule`` on the CPU."""
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.experimental.gluon._runtime import GluonASTSource
+
+    source = GluonASTSource(matmul_kernel(form, arange),
+                            {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32",
+                             "K": "i32"}, {"BM": BLOCK_M, "BN": BLOCK_N, "BK": BLOCK_K},
+                            attrs={(i,): [["tt.divisibility", 16]] for i in range(6)})
+    try:
+        compiled = triton.compile(source, target=GPUTarget("cuda", 90, 32), options={"num_warps": WARPS})
+    except Exception as error:      # the rule retries the front end's rejection; any other is raised
+        return (error, arange), error
+    return (compiled, arange), None
 
 
 def dry() -> str:
@@ -161,10 +181,7 @@ def dry() -> str:
     accesses of its final code (global loads by width, shared accesses, ``ldmatrix``)."""
     import re
 
-    import triton
-    from triton.backends.compiler import GPUTarget
-    from triton.compiler.errors import CompilationError
-    from triton.experimental.gluon._runtime import GluonASTSource
+    from harness.peer_gluon_forms import by_the_arange_rule
 
     os.environ["TRITON_ALWAYS_COMPILE"] = "1"     # one process compiles the kernel once per mode
     words = (r"ld\.global\.v4", r"ld\.global\.(?:v2\.)?b32", r"ld\.global\.b16", r"ld\.shared",
@@ -175,20 +192,12 @@ def dry() -> str:
         _turn_on(mode)
         import linear_layouts
         before = linear_layouts.stats().islands
-        for arange in ("coalesced", "auto") if mode in AUTO_MODES else ("",):
-            form = "auto" if mode in AUTO_MODES else "as_written"
-            source = GluonASTSource(matmul_kernel(form, arange or "coalesced"),
-                                    {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32",
-                                     "K": "i32"}, {"BM": BLOCK_M, "BN": BLOCK_N, "BK": BLOCK_K},
-                                    attrs={(i,): [["tt.divisibility", 16]] for i in range(6)})
-            try:
-                compiled = triton.compile(source, target=GPUTarget("cuda", 90, 32), options={"num_warps": WARPS})
-                break
-            except CompilationError:
-                if arange != "coalesced":
-                    raise
+        form = "auto" if mode in AUTO_MODES else "as_written"
+        compiled, arange = by_the_arange_rule(form, lambda arange, rejected: _compile_for_sm90(form, arange))
+        if isinstance(compiled, Exception):
+            raise compiled
         counts = [len(re.findall(word, compiled.asm["ptx"])) for word in words]
-        lines.append(f"| {mode} | {arange or '-'} | {linear_layouts.stats().islands - before} | "
+        lines.append(f"| {mode} | {arange if form == 'auto' else '-'} | {linear_layouts.stats().islands - before} | "
                      f"{' / '.join(map(str, counts[:3]))} | {' / '.join(map(str, counts[3:]))} |")
         linear_layouts.disable()
         os.environ.pop("LINEAR_LAYOUTS_SHARED_ACCESS", None)

@@ -61,7 +61,7 @@ from harness import peer_gluon_cases as cases_module  # noqa: E402
 from harness import skeleton  # noqa: E402
 from harness.carry_peer_gluon import source_named, why_not_carried  # noqa: E402
 from harness.common import publish, require_package  # noqa: E402
-from harness.peer_gluon_forms import install_api_shims, load_kernels  # noqa: E402
+from harness.peer_gluon_forms import by_the_arange_rule, install_api_shims, load_kernels  # noqa: E402
 from harness.quiet_compile import access_text, compile_for_sm90, first_line  # noqa: E402
 
 MODES = ("stock", "enable", "advice", "auto_ours")
@@ -143,9 +143,11 @@ def stats_delta(before: dict, after: dict) -> dict:
     return delta
 
 
-def _is_front_end_error(error: BaseException) -> bool:
-    from triton.compiler.errors import CompilationError
-    return isinstance(error, CompilationError)
+def _arange_record(form: str, arange: str, rejected) -> dict:
+    """A row's start: the automatic form's aranges, and the front end's rejection of coalesced ones."""
+    if form != "auto":
+        return {}
+    return dict({"arange": arange}, **({"front_end_rejects_coalesced": first_line(rejected)} if rejected is not None else {}))
 
 
 # --------------------------------------------------------------------------- the CPU dry run
@@ -155,29 +157,24 @@ def dry_compile(case, mode: str, ours: OurResolution) -> dict:
     from triton.experimental.gluon._runtime import GluonASTSource
 
     form = FORM_OF[mode]
-    record: dict = {}
-    rejected = {}
-    for arange in (("coalesced", "auto") if form == "auto" else ("coalesced",)):
-        record = dict({"arange": arange}, **rejected) if form == "auto" else {}
+
+    def attempt(arange: str, rejected) -> tuple[dict, BaseException | None]:
+        record = _arange_record(form, arange, rejected)
         try:
             module = load_kernels(case.file, form, arange)
             signature, constexprs, attrs = cases_module.compile_spec(case, form, arange)
         except Exception as error:
-            return {"status": "fails", "error": f"does not load: {type(error).__name__}: {first_line(error)}"}
+            return {"status": "fails", "error": f"does not load: {type(error).__name__}: {first_line(error)}"}, None
         before, reasons = stats_now(), len(ours.reasons)
         source = GluonASTSource(getattr(module, case.kernel), signature, constexprs, attrs=attrs)
         result = compile_for_sm90(source, {"num_warps": case.num_warps, **case.options})
+        record.update(stats_delta(before, stats_now()), ours=ours.reasons[reasons:])
         if result.error is not None:
-            record.update(stats_delta(before, stats_now()), ours=ours.reasons[reasons:])
-            if form == "auto" and arange == "coalesced" and _is_front_end_error(result.error):
-                rejected = {"front_end_rejects_coalesced": first_line(result.error)}
-                continue
             record.update(status="fails", error=_carried_locations(first_line(result.error, result.stderr)))
-            return record
-        record.update(stats_delta(before, stats_now()), ours=ours.reasons[reasons:], status="compiles",
-                      access=access_text(result.compiled.asm["ptx"]))
-        return record
-    return record
+            return record, result.error
+        record.update(status="compiles", access=access_text(result.compiled.asm["ptx"]))
+        return record, None
+    return by_the_arange_rule(form, attempt)
 
 
 def dry_child(mode: str, out: str, names=None) -> int:
@@ -273,38 +270,43 @@ def _time(triton, fn) -> float:
         return triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median")
 
 
-def run_case(case, mode: str, round_: int, work: str, torch, triton, ours: OurResolution) -> dict:
+def _first_launch(case, form: str, arange: str, rejected, torch, ours: OurResolution):
+    """((the row so far, (the launch, its outputs) or None where it failed), the error or None):
+    one attempt of :func:`harness.peer_gluon_forms.by_the_arange_rule`."""
     from linear_layouts.passes.ir.diagnostics import CapturedStderr
-    form = FORM_OF[mode]
-    record: dict = {}
-    rejected = {}
-    for arange in (("coalesced", "auto") if form == "auto" else ("coalesced",)):
-        record = dict({"arange": arange}, **rejected) if form == "auto" else {}
-        try:
-            module = load_kernels(case.file, form, arange)
-            args, outputs = cases_module.launch_arguments(case, torch, form, arange)
-        except Exception as error:
-            return {"error": f"does not load: {type(error).__name__}: {first_line(error)}"}
-        kernel = getattr(module, case.kernel)
+    record = _arange_record(form, arange, rejected)
+    try:
+        module = load_kernels(case.file, form, arange)
+        args, outputs = cases_module.launch_arguments(case, torch, form, arange)
+    except Exception as error:
+        return ({"error": f"does not load: {type(error).__name__}: {first_line(error)}"}, None), None
+    kernel = getattr(module, case.kernel)
 
-        def launch(kernel=kernel, args=args):
-            kernel[case.grid](*args, num_warps=case.num_warps, **case.options)
-        before, reasons = stats_now(), len(ours.reasons)
-        stderr = None
-        try:
-            with warnings.catch_warnings(), CapturedStderr() as stderr:
-                warnings.simplefilter("ignore")
-                launch()
-            torch.cuda.synchronize()
-        except Exception as error:
-            record.update(stats_delta(before, stats_now()), ours=ours.reasons[reasons:])
-            if form == "auto" and arange == "coalesced" and _is_front_end_error(error):
-                rejected = {"front_end_rejects_coalesced": first_line(error)}
-                continue
-            record["error"] = _carried_locations(first_line(error, stderr.text if stderr else ""))
-            return record
+    def launch(kernel=kernel, args=args):
+        kernel[case.grid](*args, num_warps=case.num_warps, **case.options)
+    before, reasons = stats_now(), len(ours.reasons)
+    stderr = None
+    try:
+        with warnings.catch_warnings(), CapturedStderr() as stderr:
+            warnings.simplefilter("ignore")
+            launch()
+        torch.cuda.synchronize()
+    except Exception as error:
         record.update(stats_delta(before, stats_now()), ours=ours.reasons[reasons:])
-        break
+        record["error"] = _carried_locations(first_line(error, stderr.text if stderr else ""))
+        # without its traceback, whose frames would keep this attempt's tensors through the next
+        return (record, None), error.with_traceback(None)
+    record.update(stats_delta(before, stats_now()), ours=ours.reasons[reasons:])
+    return (record, (launch, outputs)), None
+
+
+def run_case(case, mode: str, round_: int, work: str, torch, triton, ours: OurResolution) -> dict:
+    form = FORM_OF[mode]
+    record, launched = by_the_arange_rule(
+        form, lambda arange, rejected: _first_launch(case, form, arange, rejected, torch, ours))
+    if launched is None:
+        return record
+    launch, outputs = launched
     if round_ == 0:
         stock_file = os.path.join(work, f"stock-{case.name.replace('/', '-')}.pt")
         if mode == "stock":
@@ -318,7 +320,7 @@ def run_case(case, mode: str, round_: int, work: str, torch, triton, ours: OurRe
                 record["within_tolerance"] = all(ok for ok, _ in checks.values())
                 record["differences"] = {k: measure for k, (_, measure) in checks.items()}
     record["ms"] = _time(triton, launch)
-    del args, outputs
+    del launched, launch, outputs
     torch.cuda.empty_cache()
     return record
 

@@ -10,7 +10,8 @@ kernel source (and to the layout expressions a launch passes as constexpr argume
   end accepts it and ``<gl>.AutoLayout()`` where it does not: a kernel is compiled with
   ``CoalescedLayout`` aranges first (``arange="coalesced"``) and, only where Gluon's front end
   rejects that source (an error raised while the Python is traced, before any MLIR pass runs),
-  with ``AutoLayout`` aranges (``arange="auto"``); which one a kernel got is reported;
+  with ``AutoLayout`` aranges (``arange="auto"``); which one a kernel got is reported
+  (``by_the_arange_rule`` tries them, for every script that compiles or launches a form);
 * a ``<gl>.convert_layout(x, L)`` whose ``L`` is one of the replaced calls, or a name the file
   never binds to another layout call, becomes ``x`` (between two automatic layouts it names
   nothing: the same clause as ``gluon_forms.py``'s auto form, issue 44).
@@ -65,6 +66,29 @@ class _AutoForm(ast.NodeTransformer):
             self.replaced += 1
             _set_argument(node, 2, "layout", _layout_call(node, self.arange_layout))
         return node
+
+
+def front_end_rejects(error) -> bool:
+    """Whether ``error`` (an exception, or None) is Gluon's front end rejecting the source: a
+    ``CompilationError``, raised while the Python is traced."""
+    from triton.compiler.errors import CompilationError
+    return isinstance(error, CompilationError)
+
+
+def by_the_arange_rule(form: str, attempt):
+    """The outcome of compiling or launching a kernel of ``form`` by the automatic form's arange
+    rule (the module docstring).  ``attempt(arange, rejected)`` compiles or launches the form
+    with ``arange``'s aranges and returns (its outcome, the error it failed with or None);
+    ``rejected`` is the front end's error on ``CoalescedLayout`` aranges (None while there is
+    none).  The as-written form is attempted once (its aranges are left as written); the
+    automatic form with ``"coalesced"``, and with ``"auto"`` only where ``front_end_rejects`` that
+    attempt's error.  The last attempt's outcome is returned, whether it failed or not."""
+    if form not in FORMS:
+        raise ValueError(f"form must be one of {', '.join(FORMS)}, not {form!r}")
+    outcome, error = attempt("coalesced", None)
+    if form == "auto" and front_end_rejects(error):
+        outcome, _ = attempt("auto", error)
+    return outcome
 
 
 def auto_tree(tree: ast.AST, arange: str = "coalesced") -> ast.AST:

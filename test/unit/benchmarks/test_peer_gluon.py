@@ -5,6 +5,7 @@ report's table from fake rows - all without a GPU."""
 
 from __future__ import annotations
 
+import ast
 import os
 import shutil
 import subprocess
@@ -71,6 +72,27 @@ def test_auto_form_of_a_launch_layout_and_a_wrong_arange_choice():
     assert peer_gluon_forms.auto_expression(shared) == shared
     with pytest.raises(ValueError, match="arange"):
         peer_gluon_forms.auto_source(SOURCE, arange="blocked")
+
+
+def test_arange_rule_tries_auto_aranges_only_where_the_front_end_rejects_coalesced_ones():
+    from triton.compiler.errors import CompilationError
+    front_end = CompilationError("x = 1", ast.parse("x = 1").body[0], "Layout mismatch")
+    later = RuntimeError("PassManager::run failed")
+    tried = []
+
+    def failing_with(error):
+        def attempt(arange, rejected):
+            tried.append((arange, rejected))
+            return f"{arange} outcome", (error if arange == "coalesced" else None)
+        return attempt
+    assert peer_gluon_forms.by_the_arange_rule("auto", failing_with(front_end)) == "auto outcome"
+    assert tried == [("coalesced", None), ("auto", front_end)]
+    tried.clear()
+    assert peer_gluon_forms.by_the_arange_rule("auto", failing_with(later)) == "coalesced outcome"
+    assert peer_gluon_forms.by_the_arange_rule("as_written", failing_with(front_end)) == "coalesced outcome"
+    assert tried == [("coalesced", None), ("coalesced", None)]
+    with pytest.raises(ValueError, match="form"):
+        peer_gluon_forms.by_the_arange_rule("automatic", failing_with(None))
 
 
 def test_kernel_source_keeps_triton_and_the_kernels_only():
