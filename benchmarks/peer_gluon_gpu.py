@@ -147,7 +147,8 @@ def _arange_record(form: str, arange: str, rejected) -> dict:
     """A row's start: the automatic form's aranges, and the front end's rejection of coalesced ones."""
     if form != "auto":
         return {}
-    return dict({"arange": arange}, **({"front_end_rejects_coalesced": first_line(rejected)} if rejected is not None else {}))
+    rejection = {} if rejected is None else {"front_end_rejects_coalesced": first_line(rejected)}
+    return dict({"arange": arange}, **rejection)
 
 
 # --------------------------------------------------------------------------- the CPU dry run
