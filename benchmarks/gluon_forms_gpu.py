@@ -42,7 +42,6 @@ import os
 import statistics
 import sys
 import tempfile
-import warnings
 
 from harness import gluon_forms  # noqa: E402
 from harness import skeleton  # noqa: E402
@@ -50,7 +49,7 @@ from harness.carry_gluon_tutorials import check_tutorials  # noqa: E402
 from harness.common import require_package, publish  # noqa: E402
 from harness.gluon_forms_cases import TUTORIALS_DIR, Descriptor, Layout, cases  # noqa: E402
 from harness.gluon_modes import FORM_OF, MODES, enable_for  # noqa: E402
-from harness.quiet_compile import access_text, compile_for_sm90, first_line  # noqa: E402
+from harness.quiet_compile import access_text, compile_for_sm90, first_line, launch_quietly  # noqa: E402
 
 def selected_cases(names=None):
     """The cases to run and, when the tutorials cannot be used, why (then built-in ones only)."""
@@ -177,7 +176,6 @@ def _run_tests(module, case, text: str) -> dict:
 
 def run_case(case, rounds: int, torch, triton, tests: bool = True) -> dict:
     """Every mode of one case: tests, output against the expert's, times."""
-    from linear_layouts.passes.ir.diagnostics import CapturedStderr
     with open(case.file) as f:
         text = f.read()
     torch.manual_seed(0)
@@ -207,19 +205,14 @@ def run_case(case, rounds: int, torch, triton, tests: bool = True) -> dict:
         def launch(module=module, layout=layout):
             case.launch(module, tensors, layout)
         out.fill_(float("nan"))
-        stderr = None
-        try:
-            with warnings.catch_warnings(), CapturedStderr() as stderr:
-                warnings.simplefilter("ignore")
-                launch()
-            torch.cuda.synchronize()
-        except Exception as error:
-            record["error"] = first_line(error, stderr.text if stderr else "")
+        result = launch_quietly(launch, torch)
+        if result.error is not None:
+            record["error"] = first_line(result.error, result.stderr)
+        record["fell_back"] = _fallbacks() > before
+        record["resolved_by_ours"] = _resolved() - resolved_before
+        record["advised"] = _advised() - advised_before
+        if result.error is not None:
             continue
-        finally:
-            record["fell_back"] = _fallbacks() > before
-            record["resolved_by_ours"] = _resolved() - resolved_before
-            record["advised"] = _advised() - advised_before
         if mode == "expert":
             expert_out = out.clone()
         record["bit_exact"] = bool(expert_out is not None and torch.equal(out.view(torch.int32),

@@ -55,14 +55,13 @@ import subprocess
 import sys
 import tempfile
 import time
-import warnings
 
 from harness import peer_gluon_cases as cases_module  # noqa: E402
 from harness import skeleton  # noqa: E402
 from harness.carry_peer_gluon import source_named, why_not_carried  # noqa: E402
 from harness.common import publish, require_package  # noqa: E402
 from harness.peer_gluon_forms import by_the_arange_rule, install_api_shims, load_kernels  # noqa: E402
-from harness.quiet_compile import access_text, compile_for_sm90, first_line  # noqa: E402
+from harness.quiet_compile import access_text, compile_for_sm90, first_line, launch_quietly  # noqa: E402
 
 MODES = ("stock", "enable", "advice", "auto_ours")
 DRY_MODES = MODES + ("auto_triton",)
@@ -274,7 +273,6 @@ def _time(triton, fn) -> float:
 def _first_launch(case, form: str, arange: str, rejected, torch, ours: OurResolution):
     """((the row so far, (the launch, its outputs) or None where it failed), the error or None):
     one attempt of :func:`harness.peer_gluon_forms.by_the_arange_rule`."""
-    from linear_layouts.passes.ir.diagnostics import CapturedStderr
     record = _arange_record(form, arange, rejected)
     try:
         module = load_kernels(case.file, form, arange)
@@ -286,18 +284,12 @@ def _first_launch(case, form: str, arange: str, rejected, torch, ours: OurResolu
     def launch(kernel=kernel, args=args):
         kernel[case.grid](*args, num_warps=case.num_warps, **case.options)
     before, reasons = stats_now(), len(ours.reasons)
-    stderr = None
-    try:
-        with warnings.catch_warnings(), CapturedStderr() as stderr:
-            warnings.simplefilter("ignore")
-            launch()
-        torch.cuda.synchronize()
-    except Exception as error:
-        record.update(stats_delta(before, stats_now()), ours=ours.reasons[reasons:])
-        record["error"] = _carried_locations(first_line(error, stderr.text if stderr else ""))
-        # without its traceback, whose frames would keep this attempt's tensors through the next
-        return (record, None), error.with_traceback(None)
+    result = launch_quietly(launch, torch)
     record.update(stats_delta(before, stats_now()), ours=ours.reasons[reasons:])
+    if result.error is not None:
+        record["error"] = _carried_locations(first_line(result.error, result.stderr))
+        # without its traceback, whose frames would keep this attempt's tensors through the next
+        return (record, None), result.error.with_traceback(None)
     return (record, (launch, outputs)), None
 
 

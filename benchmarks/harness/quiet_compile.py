@@ -13,7 +13,8 @@ must read as one table cell, not as pages of warnings and MLIR diagnostics, so t
 :func:`first_line` turns a failure and its captured text into the cell.  Example: a pass that
 rejects an op prints ``loc(...): error: 'tt.make_range' op Failed to infer return type`` on fd 2
 and raises "PassManager::run failed"; the cell reads ``'tt.make_range' op Failed to infer
-return type``.  :func:`access_text` says what the compiled PTX does with memory.
+return type``.  :func:`launch_quietly` does the same for a GPU launch (the harnesses' GPU runs
+compile at the first launch).  :func:`access_text` says what the compiled PTX does with memory.
 """
 
 from __future__ import annotations
@@ -46,6 +47,21 @@ def compile_for_sm90(source, options: Optional[dict] = None) -> QuietCompile:
     except Exception as error:
         return QuietCompile(error=error, stderr=stderr.text if stderr else "")
     return QuietCompile(compiled=compiled, stderr=stderr.text)
+
+
+def launch_quietly(launch, torch) -> QuietCompile:
+    """``launch()`` (whose first call compiles) and a wait for the GPU, as quiet as
+    :func:`compile_for_sm90`: a failure comes back in ``error``, never raised."""
+    from linear_layouts.passes.ir.diagnostics import CapturedStderr
+    stderr = None
+    try:
+        with warnings.catch_warnings(), CapturedStderr() as stderr:
+            warnings.simplefilter("ignore")
+            launch()
+        torch.cuda.synchronize()
+    except Exception as error:
+        return QuietCompile(error=error, stderr=stderr.text if stderr else "")
+    return QuietCompile(stderr=stderr.text)
 
 
 _GENERIC = ("Failures have been detected while processing an MLIR pass pipeline", "PassManager::run failed")

@@ -1,5 +1,5 @@
 """benchmarks/harness/quiet_compile.py: a failed sm_90 compile comes back (not raised) with what
-MLIR printed on fd 2, and reads as one table cell; what a kernel's PTX does with memory."""
+MLIR printed on fd 2, and reads as one table cell (a failed launch likewise); what a kernel's PTX does with memory."""
 
 import os
 import sys
@@ -38,6 +38,20 @@ def test_a_failed_compile_comes_back_with_its_error():
     pytest.importorskip("triton")
     result = quiet_compile.compile_for_sm90("not a source")
     assert result.compiled is None and isinstance(result.error, Exception) and isinstance(result.stderr, str)
+
+
+def test_a_failed_launch_comes_back_with_what_it_printed_and_a_good_one_waits_for_the_gpu():
+    waits = []
+    torch = type("FakeTorch", (), {"cuda": type("FakeCuda", (), {"synchronize": staticmethod(lambda: waits.append(1))})})
+
+    def failing():
+        os.write(2, b"loc(\"k.py\":3:5): error: 'tt.make_range' op Failed to infer return type\n")
+        raise RuntimeError("PassManager::run failed")
+    result = quiet_compile.launch_quietly(failing, torch)
+    assert isinstance(result.error, RuntimeError) and waits == []
+    assert quiet_compile.first_line(result.error, result.stderr) == "'tt.make_range' op Failed to infer return type"
+    result = quiet_compile.launch_quietly(lambda: None, torch)
+    assert result.error is None and result.stderr == "" and waits == [1]
 
 
 def test_access_text_counts_global_shared_and_cp_async_widths():
