@@ -19,7 +19,7 @@ from linear_layouts.passes.assign.backend_requirements import AsyncCopyFacts, as
 from linear_layouts.passes.assign.pointer_contiguity import Contiguity  # noqa: E402
 from linear_layouts.passes.gluon.resolve_auto_layouts import resolve_module  # noqa: E402
 from linear_layouts.passes.ir.snapshot import parse_module  # noqa: E402
-from support.async_copy_advice import advice_on_copy_widths  # noqa: E402
+from support.async_copy_modules import advice_on_copy_widths, automatic_copy  # noqa: E402
 
 KERNELS = pathlib.Path(__file__).with_name("cp_async_kernels.py")
 INVALID = "cp.async does not support transfers smaller than 4 bytes"
@@ -86,38 +86,11 @@ def test_fp32_pointers_of_unknown_alignment_copy_4_bytes(tmp_path):
 
 # --------------------------------------------------------------------------- the pass on TTGIR
 
-_COPY = """\
-#shared = #ttg.swizzled_shared<{{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}}>
-#smem = #ttg.shared_memory
-module attributes {{"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.target = "cuda:80", "ttg.threads-per-warp" = 32 : i32}} {{
-  tt.func public @copy(%src: !tt.ptr<f16>{attribute}, %dst: !tt.ptr<f16> {{tt.divisibility = 16 : i32}}) attributes {{noinline = false}} {{
-    %r = tt.make_range {{end = 64 : i32, start = 0 : i32}} : tensor<64xi32, #gluon.auto_encoding>
-    %r2 = tt.expand_dims %r {{axis = 1 : i32}} : tensor<64xi32, #gluon.auto_encoding> -> tensor<64x1xi32, #gluon.auto_encoding>
-    %c64 = arith.constant dense<64> : tensor<64x1xi32, #gluon.auto_encoding>
-    %rows = arith.muli %r2, %c64 : tensor<64x1xi32, #gluon.auto_encoding>
-    %rb = tt.broadcast %rows : tensor<64x1xi32, #gluon.auto_encoding> -> tensor<64x64xi32, #gluon.auto_encoding>
-    %c = tt.expand_dims %r {{axis = 0 : i32}} : tensor<64xi32, #gluon.auto_encoding> -> tensor<1x64xi32, #gluon.auto_encoding>
-    %cb = tt.broadcast %c : tensor<1x64xi32, #gluon.auto_encoding> -> tensor<64x64xi32, #gluon.auto_encoding>
-    %offsets = arith.addi %rb, %cb : tensor<64x64xi32, #gluon.auto_encoding>
-    %base = tt.splat %src : !tt.ptr<f16> -> tensor<64x64x!tt.ptr<f16>, #gluon.auto_encoding>
-    %pointers = tt.addptr %base, %offsets : tensor<64x64x!tt.ptr<f16>, #gluon.auto_encoding>, tensor<64x64xi32, #gluon.auto_encoding>
-    %smem = ttg.local_alloc : () -> !ttg.memdesc<64x64xf16, #shared, #smem, mutable>
-    %token = ttg.async_copy_global_to_local %pointers, %smem : tensor<64x64x!tt.ptr<f16>, #gluon.auto_encoding> -> <64x64xf16, #shared, #smem, mutable>
-    %group = ttg.async_commit_group
-    %done = ttg.async_wait {{num = 0 : i32}}
-    %x = ttg.local_load %smem : !ttg.memdesc<64x64xf16, #shared, #smem, mutable> -> tensor<64x64xf16, #gluon.auto_encoding>
-    %out = tt.splat %dst : !tt.ptr<f16> -> tensor<64x64x!tt.ptr<f16>, #gluon.auto_encoding>
-    %to = tt.addptr %out, %offsets : tensor<64x64x!tt.ptr<f16>, #gluon.auto_encoding>, tensor<64x64xi32, #gluon.auto_encoding>
-    tt.store %to, %x : tensor<64x64x!tt.ptr<f16>, #gluon.auto_encoding>
-    tt.return
-  }}
-}}
-"""
+_SHARED = "#ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}>"
 
 
 def _copy_module(divisibility):
-    attribute = f" {{tt.divisibility = {divisibility} : i32}}" if divisibility else ""
-    return parse_module(_COPY.format(attribute=attribute), "copy.mlir", safe=False)
+    return parse_module(automatic_copy("cuda:80", 32, _SHARED, divisibility), "copy.mlir", safe=False)
 
 
 def test_resolution_gives_the_copy_16_bytes_a_thread():

@@ -22,7 +22,7 @@ from linear_layouts.passes.assign.backend_requirements import (AsyncCopyFacts, a
 from linear_layouts.passes.assign.pointer_contiguity import Contiguity  # noqa: E402
 from linear_layouts.passes.gluon.resolve_auto_layouts import resolve_module  # noqa: E402
 from linear_layouts.passes.ir.snapshot import parse_module  # noqa: E402
-from support.async_copy_advice import advice_on_copy_widths, laid_out_copy  # noqa: E402
+from support.async_copy_modules import advice_on_copy_widths, automatic_copy, laid_out_copy  # noqa: E402
 
 KERNELS = pathlib.Path(__file__).with_name("amd_copy_kernels.py")
 
@@ -102,38 +102,12 @@ def test_cuda_copies_keep_the_cp_async_rule():
 
 # --------------------------------------------------------------------------- the pass on TTGIR
 
-_COPY = """\
-#shared = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>
-#smem = #ttg.shared_memory
-module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.target = "hip:ARCH", "ttg.threads-per-warp" = 64 : i32} {
-  tt.func public @copy(%src: !tt.ptr<f16> {tt.divisibility = 16 : i32}, %dst: !tt.ptr<f16> {tt.divisibility = 16 : i32}) attributes {noinline = false} {
-    %r = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #gluon.auto_encoding>
-    %r2 = tt.expand_dims %r {axis = 1 : i32} : tensor<64xi32, #gluon.auto_encoding> -> tensor<64x1xi32, #gluon.auto_encoding>
-    %c64 = arith.constant dense<64> : tensor<64x1xi32, #gluon.auto_encoding>
-    %rows = arith.muli %r2, %c64 : tensor<64x1xi32, #gluon.auto_encoding>
-    %rb = tt.broadcast %rows : tensor<64x1xi32, #gluon.auto_encoding> -> tensor<64x64xi32, #gluon.auto_encoding>
-    %c = tt.expand_dims %r {axis = 0 : i32} : tensor<64xi32, #gluon.auto_encoding> -> tensor<1x64xi32, #gluon.auto_encoding>
-    %cb = tt.broadcast %c : tensor<1x64xi32, #gluon.auto_encoding> -> tensor<64x64xi32, #gluon.auto_encoding>
-    %offsets = arith.addi %rb, %cb : tensor<64x64xi32, #gluon.auto_encoding>
-    %base = tt.splat %src : !tt.ptr<f16> -> tensor<64x64x!tt.ptr<f16>, #gluon.auto_encoding>
-    %pointers = tt.addptr %base, %offsets : tensor<64x64x!tt.ptr<f16>, #gluon.auto_encoding>, tensor<64x64xi32, #gluon.auto_encoding>
-    %smem = ttg.local_alloc : () -> !ttg.memdesc<64x64xf16, #shared, #smem, mutable>
-    %token = ttg.async_copy_global_to_local %pointers, %smem : tensor<64x64x!tt.ptr<f16>, #gluon.auto_encoding> -> <64x64xf16, #shared, #smem, mutable>
-    %group = ttg.async_commit_group
-    %done = ttg.async_wait {num = 0 : i32}
-    %x = ttg.local_load %smem : !ttg.memdesc<64x64xf16, #shared, #smem, mutable> -> tensor<64x64xf16, #gluon.auto_encoding>
-    %out = tt.splat %dst : !tt.ptr<f16> -> tensor<64x64x!tt.ptr<f16>, #gluon.auto_encoding>
-    %to = tt.addptr %out, %offsets : tensor<64x64x!tt.ptr<f16>, #gluon.auto_encoding>, tensor<64x64xi32, #gluon.auto_encoding>
-    tt.store %to, %x : tensor<64x64x!tt.ptr<f16>, #gluon.auto_encoding>
-    tt.return
-  }
-}
-"""
+_SHARED = "#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>"
 
 
 @pytest.mark.parametrize("arch, per_thread", [("gfx942", "[1, 2]"), ("gfx950", "[1, 8]")])
 def test_resolution_gives_the_copy_a_width_the_target_has(arch, per_thread):
-    module = parse_module(_COPY.replace("ARCH", arch), "copy.mlir", safe=False)
+    module = parse_module(automatic_copy(f"hip:{arch}", 64, _SHARED), "copy.mlir", safe=False)
     resolution = resolve_module(module, compare=False)
     assert resolution.resolved, resolution.reason
     (copy,) = module.ops_named("ttg.async_copy_global_to_local")
