@@ -49,8 +49,9 @@ def geomean(values) -> float:
 def publish(text: str, out: str = "") -> None:
     """Print a script's report, and write it to ``out`` as well when one is given (the end of
     most report-writing scripts' ``main``); the file ends with one newline whether ``text`` does
-    or not."""
+    or not; its folder is made where it does not exist yet."""
     if out:
+        os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
         with open(out, "w") as f:
             f.write(text if text.endswith("\n") else text + "\n")
     print(text)

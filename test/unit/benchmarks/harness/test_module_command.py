@@ -37,3 +37,12 @@ def test_compile_time_fuzz_child_starts_as_a_module(tmp_path):
         result = compile_time_fuzz.compile_in_child(mode, str(path), "sm_90", timeout=300)
         assert result["status"] == "ok", result
         assert result["seconds"] > 0 and "islands" in result   # linear_layouts.stats() of the child
+
+
+def test_publish_writes_into_a_folder_it_makes(tmp_path, capsys):
+    """A GPU run's ``--out $OUT/name`` names a folder that does not exist yet: the report is
+    written there (before, the run's results were lost to a FileNotFoundError at the end)."""
+    out = tmp_path / "matmul" / "report.md"
+    common.publish("| a | b |", str(out))
+    assert out.read_text() == "| a | b |\n"
+    assert capsys.readouterr().out == "| a | b |\n"
