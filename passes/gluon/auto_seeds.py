@@ -8,10 +8,12 @@ the author did not lay out one encoding whatever its rank (``tensor<32xi32,
 author's layout meets an automatic one with ``gluon.set_auto_layout %v : T<auto> -> T<#L>``.
 
 Each op that touches automatic values gets a :class:`~.layout_rules.Rule` (the same rules as
-``ll-assign-layouts``: elementwise, source, ``expand_dims``, ``reduce``, ``trans``, loads and
-stores, ``scf.for`` iteration arguments, ``scf.if`` results, ``scf.while`` carried values) and a
-*key*; its values' encodings follow from the
-key.  Keys spread from op to op both ways, from these seeds, in this order:
+``ll-assign-layouts``: elementwise, source, ``expand_dims``, ``reduce``, ``trans``, ``reshape``,
+``join`` and ``split``, loads and stores, ``scf.for`` iteration arguments, ``scf.if`` results,
+``scf.while`` carried values) and a *key*; its values' encodings follow from the key.  A reshape,
+join or split takes only a key its result follows from (:mod:`..assign.shape_layouts`: a split's
+operand must hold each pair in one thread's consecutive registers); a use that arrives in another
+layout is converted; a reshape that may reorder elements (``allow_reorder``) has no rule.  Keys spread from op to op both ways, from these seeds, in this order:
 
 1. the layouts the author fixed (``set_auto_layout``'s result): its operand is asked for it;
 2. each load, store, atomic or ``cp.async`` not reached yet (first those the backend requires
@@ -258,6 +260,9 @@ def seed_layouts(function: Operation, lines, num_warps: int, lanes: int) -> Seed
             unit = work.popleft()
             for v in unit.defines:
                 encoding[id(v)] = unit.rule.result(unit.key) if unit.position < 0 else unit.key
+                if encoding[id(v)] is None:      # (a key the rule has no result for: never written)
+                    raise Unresolvable(unit.op, f"no result layout follows from {unit.key} "
+                                                "(left to Triton's resolution)")
                 for consumer, index in consumers.get(id(v), []):
                     if consumer.key is None:
                         keys = _keys_for_use(consumer, index, encoding[id(v)])
