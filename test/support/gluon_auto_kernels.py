@@ -234,8 +234,8 @@ def source(name: str) -> GluonASTSource:  # noqa: F811 (the kernels above use th
 
 
 # --------------------------------------------------------------------------- join and split
-# (not in KERNELS: triton 3.6's Gluon aborts building gl.split of an automatic layout, an
-# assertion in its builder; test_shape_ops.py compiles split_auto under 3.9 only)
+# (not in KERNELS: triton 3.6 and 3.7's Gluon abort building gl.split of an automatic layout, an
+# assertion in its builder; test_shape_ops.py compiles split_auto from 3.8 on)
 
 @gluon.jit
 def join_auto(src, dst, N: gl.constexpr):
