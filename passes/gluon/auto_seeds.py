@@ -231,13 +231,7 @@ def _while_units(loop: Operation) -> list[Unit]:
 
 def seed_layouts(function: Operation, lines, num_warps: int, lanes: int) -> Seeding:
     """Give every automatic value of ``function`` an encoding (see the module docstring)."""
-    units = build_units(function, lines)
-    # a shape op's result that is the same layout as one the author wrote is printed as that
-    # one, so that the set_auto_layout it meets folds away (see Rule.known)
-    known = tuple(dict.fromkeys(u.rule.stock_key for u in units if u.rule.kind == "convert"))
-    for unit in units:
-        if unit.rule.kind in SHAPE_KINDS:
-            unit.rule = replace(unit.rule, known=known)
+    units = _printing_authors_layouts(build_units(function, lines))
     values: dict[int, Value] = {}
     producer: dict[int, Unit] = {}
     consumers: dict[int, list[tuple[Unit, int]]] = {}
@@ -311,6 +305,16 @@ def seed_layouts(function: Operation, lines, num_warps: int, lanes: int) -> Seed
                 seeding.conversions.append((v, op, operand, encoding[id(v)], needed))
     seeding.groups = _groups(units, producer, consumers)
     return seeding
+
+
+def _printing_authors_layouts(units: list[Unit]) -> list[Unit]:
+    """``units``, each shape op's result that is the same layout as one the author wrote printed
+    as that one, so that the set_auto_layout it meets folds away (see ``Rule.known``)."""
+    known = tuple(dict.fromkeys(u.rule.stock_key for u in units if u.rule.kind == "convert"))
+    for unit in units:
+        if unit.rule.kind in SHAPE_KINDS:
+            unit.rule = replace(unit.rule, known=known)
+    return units
 
 
 def _keys_for_use(unit: Unit, index: int, encoding: str) -> list[str]:
