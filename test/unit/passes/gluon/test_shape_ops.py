@@ -93,35 +93,15 @@ def test_join_and_split_compile_with_ours(name, target):
     assert (".entry " + name if target == "sm_90" else name + ":") in code
 
 
-# Gluon's split_auto as 3.6 and 3.9 print it before resolution (3.6's Gluon cannot build it):
-# interleaved pairs loaded through a join of offsets, split and summed.
-_SPLIT = """\
-module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.target = "TARGET", "ttg.threads-per-warp" = LANES : i32} {
-  tt.func public @split(%src: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %dst: !tt.ptr<f32> {tt.divisibility = 16 : i32}) {
-    %i = tt.make_range {end = 512 : i32, start = 0 : i32} : tensor<512xi32, #gluon.auto_encoding>
-    %c2 = arith.constant dense<2> : tensor<512xi32, #gluon.auto_encoding>
-    %c1 = arith.constant dense<1> : tensor<512xi32, #gluon.auto_encoding>
-    %e = arith.muli %i, %c2 : tensor<512xi32, #gluon.auto_encoding>
-    %o = arith.addi %e, %c1 : tensor<512xi32, #gluon.auto_encoding>
-    %j = tt.join %e, %o : tensor<512xi32, #gluon.auto_encoding> -> tensor<512x2xi32, #gluon.auto_encoding>
-    %p = tt.splat %src : !tt.ptr<f32> -> tensor<512x2x!tt.ptr<f32>, #gluon.auto_encoding>
-    %q = tt.addptr %p, %j : tensor<512x2x!tt.ptr<f32>, #gluon.auto_encoding>, tensor<512x2xi32, #gluon.auto_encoding>
-    %x = tt.load %q : tensor<512x2x!tt.ptr<f32>, #gluon.auto_encoding>
-    %a, %b = tt.split %x : tensor<512x2xf32, #gluon.auto_encoding> -> tensor<512xf32, #gluon.auto_encoding>
-    %s = arith.addf %a, %b : tensor<512xf32, #gluon.auto_encoding>
-    %d = tt.splat %dst : !tt.ptr<f32> -> tensor<512x!tt.ptr<f32>, #gluon.auto_encoding>
-    %r = tt.addptr %d, %i : tensor<512x!tt.ptr<f32>, #gluon.auto_encoding>, tensor<512xi32, #gluon.auto_encoding>
-    tt.store %r, %s : tensor<512x!tt.ptr<f32>, #gluon.auto_encoding>
-    tt.return
-  }
-}
-"""
 _SPLIT_TARGETS = {"sm_90": ("cuda:90", 32, "ptx", ".entry split"), "gfx942": ("hip:gfx942", 64, "amdgcn", "split:")}
 
 
 def _split_text(target):
+    """join-split.mlir (Gluon's split_auto as 3.6 and 3.9 print it before resolution; 3.6's
+    Gluon cannot build it) for ``target``."""
     where, lanes, _, _ = _SPLIT_TARGETS[target]
-    return _SPLIT.replace("TARGET", where).replace("LANES", str(lanes))
+    return (LIT / "join-split.mlir").read_text().replace('ttg.target = "cuda:90"', f'ttg.target = "{where}"').replace(
+        '"ttg.threads-per-warp" = 32', f'"ttg.threads-per-warp" = {lanes}')
 
 
 def test_a_split_takes_an_operand_whose_pairs_are_in_one_thread():
