@@ -13,7 +13,8 @@ Each op that touches automatic values gets a :class:`~.layout_rules.Rule` (the s
 ``scf.while`` carried values) and a *key*; its values' encodings follow from the key.  A reshape,
 join or split takes only a key its result follows from (:mod:`..assign.shape_layouts`: a split's
 operand must hold each pair in one thread's consecutive registers); a use that arrives in another
-layout is converted; a reshape that may reorder elements (``allow_reorder``) has no rule.  Keys spread from op to op both ways, from these seeds, in this order:
+layout is converted; a reshape that may reorder elements (``allow_reorder``) has no rule.  Keys
+spread from op to op both ways, from these seeds, in this order:
 
 1. the layouts the author fixed (``set_auto_layout``'s result): its operand is asked for it;
 2. each load, store, atomic or ``cp.async`` not reached yet (first those the backend requires
