@@ -8,10 +8,13 @@ the author did not lay out one encoding whatever its rank (``tensor<32xi32,
 author's layout meets an automatic one with ``gluon.set_auto_layout %v : T<auto> -> T<#L>``.
 
 Each op that touches automatic values gets a :class:`~.layout_rules.Rule` (the same rules as
-``ll-assign-layouts``: elementwise, source, ``expand_dims``, ``reduce``, ``trans``, loads and
-stores, ``scf.for`` iteration arguments, ``scf.if`` results, ``scf.while`` carried values) and a
-*key*; its values' encodings follow from the
-key.  Keys spread from op to op both ways, from these seeds, in this order:
+``ll-assign-layouts``: elementwise, source, ``expand_dims``, ``reduce``, ``trans``, ``reshape``,
+``join`` and ``split``, loads and stores, ``scf.for`` iteration arguments, ``scf.if`` results,
+``scf.while`` carried values) and a *key*; its values' encodings follow from the key.  A reshape,
+join or split takes only a key its result follows from (:mod:`..assign.shape_layouts`: a split's
+operand must hold each pair in one thread's consecutive registers); a use that arrives in another
+layout is converted; a reshape that may reorder elements (``allow_reorder``) has no rule.  Keys
+spread from op to op both ways, from these seeds, in this order:
 
 1. the layouts the author fixed (``set_auto_layout``'s result): its operand is asked for it;
 2. each load, store, atomic or ``cp.async`` not reached yet (first those the backend requires
@@ -38,14 +41,14 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Optional
 
 from ...dialect.attributes import BlockedEncoding
 from ..assign.backend_requirements import AsyncCopyFacts, best_async_copy_vector, requirement_facts
 from ..assign.layout_graph import access_contiguity
 from ..assign.layout_rules import (DIRECT_TO_SHARED_OPS, ELEMENTWISE_OPS, ELEMENTWISE_PREFIXES, GLOBAL_ACCESS_OPS,
-                                   SHARED_ACCESS_OPS, Rule, global_access, slice_parts, trans_order)
+                                   SHAPE_KINDS, SHARED_ACCESS_OPS, Rule, global_access, slice_parts, trans_order)
 from ..assign.layout_seeds import coalesced
 from ..ir.module_lines import WARP_PARTITIONS
 from ..assign.pointer_contiguity import PointerAnalysis
@@ -54,6 +57,7 @@ from ..ir.snapshot import Operation, Value, ops_under
 AUTO_ENCODINGS = ("#gluon.auto_encoding", "#gluon.coalesced_encoding")
 SET_AUTO_LAYOUT = "gluon.set_auto_layout"
 _AXIS = re.compile(r"\baxis = (\d+)")
+_REORDERS = re.compile(r"\b(allow_reorder|efficient_layout)\b")
 
 
 class Unresolvable(Exception):
@@ -135,6 +139,13 @@ def _rule(op: Operation, header: str) -> Rule:
         perm = trans_order(header)
         if perm:
             return Rule("trans", "", perm=perm)
+    if name in ("tt.reshape", "tt.join", "tt.split"):
+        kind = name.split(".")[1]
+        if kind == "reshape" and _REORDERS.search(header):
+            # its result's element order follows the layouts Triton picks: not ours to choose
+            raise Unresolvable(op, "no layout rule for a reshape that may reorder elements with automatic layouts "
+                                   "(left to Triton's resolution)")
+        return Rule(kind, "", shapes=(op.operands[0].tensor_type.shape, op.results[0].tensor_type.shape))
     raise Unresolvable(op, "no layout rule for this op with automatic layouts (left to Triton's resolution)")
 
 
@@ -221,7 +232,7 @@ def _while_units(loop: Operation) -> list[Unit]:
 
 def seed_layouts(function: Operation, lines, num_warps: int, lanes: int) -> Seeding:
     """Give every automatic value of ``function`` an encoding (see the module docstring)."""
-    units = build_units(function, lines)
+    units = _printing_authors_layouts(build_units(function, lines))
     values: dict[int, Value] = {}
     producer: dict[int, Unit] = {}
     consumers: dict[int, list[tuple[Unit, int]]] = {}
@@ -244,6 +255,9 @@ def seed_layouts(function: Operation, lines, num_warps: int, lanes: int) -> Seed
             unit = work.popleft()
             for v in unit.defines:
                 encoding[id(v)] = unit.rule.result(unit.key) if unit.position < 0 else unit.key
+                if encoding[id(v)] is None:      # (a key the rule has no result for: never written)
+                    raise Unresolvable(unit.op, f"no result layout follows from {unit.key} "
+                                                "(left to Triton's resolution)")
                 for consumer, index in consumers.get(id(v), []):
                     if consumer.key is None:
                         keys = _keys_for_use(consumer, index, encoding[id(v)])
@@ -256,7 +270,7 @@ def seed_layouts(function: Operation, lines, num_warps: int, lanes: int) -> Seed
                 source = producer.get(id(v))
                 if needed is None or source is None or source.key is not None:
                     continue
-                keys = [needed] if source.position >= 0 else source.rule.keys_for_result(needed)
+                keys = [needed] if source.position >= 0 else _usable(source, source.rule.keys_for_result(needed))
                 if keys:
                     give(source, keys[0], unit.why)
 
@@ -282,8 +296,7 @@ def seed_layouts(function: Operation, lines, num_warps: int, lanes: int) -> Seed
             spread()
     for unit in units:                      # 3. the rest: one element per thread, coalesced
         if unit.key is None:
-            shape = _key_shape(unit)
-            give(unit, coalesced_for(shape, 4, len(shape) - 1, 1, warps_of(unit.op, lines, num_warps), lanes), "default")
+            give(unit, _default_key(unit, warps_of(unit.op, lines, num_warps), lanes), "default")
             spread()
     seeding = Seeding(units, encoding, values)
     for unit in units:
@@ -295,17 +308,54 @@ def seed_layouts(function: Operation, lines, num_warps: int, lanes: int) -> Seed
     return seeding
 
 
+def _printing_authors_layouts(units: list[Unit]) -> list[Unit]:
+    """``units``, each shape op's result that is the same layout as one the author wrote printed
+    as that one, so that the set_auto_layout it meets folds away (see ``Rule.known``)."""
+    known = tuple(dict.fromkeys(u.rule.stock_key for u in units if u.rule.kind == "convert"))
+    for unit in units:
+        if unit.rule.kind in SHAPE_KINDS:
+            unit.rule = replace(unit.rule, known=known)
+    return units
+
+
 def _keys_for_use(unit: Unit, index: int, encoding: str) -> list[str]:
     if unit.rule.kind == "convert":
         return []
     if unit.position >= 0:
         return [encoding]
-    return unit.rule.keys_for_operand(encoding, unit.uses[index][2])
+    return _usable(unit, unit.rule.keys_for_operand(encoding, unit.uses[index][2]))
+
+
+def _usable(unit: Unit, keys: list[str]) -> list[str]:
+    """``keys`` a reshape, join or split can take: those the algebra gives a result for (a split
+    takes only an operand whose last dimension is register basis 0; the use of a value in any
+    other layout gets a conversion instead)."""
+    if unit.rule.kind not in SHAPE_KINDS:
+        return keys
+    return [key for key in keys if unit.rule.accepts(key)]
+
+
+def _default_key(unit: Unit, num_warps: int, lanes: int) -> str:
+    """Step 3's key: one element per thread, coalesced, on the key's shape; for a shape op whose
+    operand cannot take that (a split), the key that gives its result that layout instead."""
+    shape = _key_shape(unit)
+    key = coalesced_for(shape, 4, len(shape) - 1, 1, num_warps, lanes)
+    if unit.rule.kind not in SHAPE_KINDS or unit.rule.accepts(key):
+        return key
+    result_shape = unit.defines[0].tensor_type.shape
+    keys = _usable(unit, unit.rule.keys_for_result(coalesced_for(result_shape, 4, len(result_shape) - 1, 1,
+                                                                 num_warps, lanes)))
+    if not keys:
+        raise Unresolvable(unit.op, "no layout of its operand that this op's result can take "
+                                    "(left to Triton's resolution)")
+    return keys[0]
 
 
 def _key_shape(unit: Unit) -> tuple:
-    """The shape whose rank the unit's key has (a reduction's and a transpose's operand)."""
-    if unit.rule.kind in ("reduce", "trans") or unit.rule.kind == "identity" and unit.uses and not unit.defines:
+    """The shape whose rank the unit's key has (a reduction's, a transpose's and a reshape's,
+    join's or split's operand)."""
+    if unit.rule.kind in ("reduce", "trans") + SHAPE_KINDS or \
+            unit.rule.kind == "identity" and unit.uses and not unit.defines:
         return unit.uses[0][0].tensor_type.shape
     return unit.defines[0].tensor_type.shape
 

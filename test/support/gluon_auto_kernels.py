@@ -1,7 +1,7 @@
 """Gluon kernels written with automatic layouts (``gl.AutoLayout()`` by default, loads and
 stores through ``gl.CoalescedLayout()`` where said), for the tests of
 ``ll-resolve-auto-layouts`` (``test_resolve_auto_layouts.py``).  Stock Triton's resolution
-rejects all but ``copy_coalesced`` and ``reshape_fixed``."""
+rejects all but ``copy_coalesced``, ``reshape_fixed`` and ``histogram_fixed``."""
 
 from triton.backends.compiler import GPUTarget
 from triton.experimental import gluon
@@ -76,12 +76,21 @@ def conflict(src, dst, N: gl.constexpr):
 
 @gluon.jit
 def reshape_fixed(src, dst, N: gl.constexpr):
-    # an automatic value through tt.reshape, which ll-resolve-auto-layouts has no rule for
-    # (stock resolves it: the 2-D layout the store fixes flows back through the reshape)
+    # an automatic value through tt.reshape: the 2-D layout the store fixes flows back through
+    # the reshape (stock resolves it too)
     L: gl.constexpr = gl.BlockedLayout([1, 4], [8, 4], [4, 1], [1, 0])
     i = gl.reshape(gl.arange(0, N), [N // 32, 32])
     j = gl.set_auto_layout(i, L)
     gl.store(dst + j, gl.load(src + j))
+
+
+@gluon.jit
+def histogram_fixed(src, dst, N: gl.constexpr, B: gl.constexpr):
+    # an automatic value out of tt.histogram, which ll-resolve-auto-layouts has no rule for
+    # (stock resolves it: the layout the store fixes flows back to the histogram)
+    L: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
+    h = gl.histogram(gl.load(src + gl.arange(0, N, layout=L)), B, layout=gl.AutoLayout())
+    gl.store(dst + gl.arange(0, B, layout=L), gl.set_auto_layout(h, L))
 
 
 _ALIGNED = {(0,): [["tt.divisibility", 16]], (1,): [["tt.divisibility", 16]]}
@@ -98,6 +107,7 @@ KERNELS = {
     "branch": (branch, {**_POINTERS, "flag": "i32"}, {"N": 1024}),
     "conflict": (conflict, _POINTERS, {"N": 512}),
     "reshape_fixed": (reshape_fixed, _POINTERS, {"N": 1024}),
+    "histogram_fixed": (histogram_fixed, {"src": "*i32", "dst": "*i32"}, {"N": 1024, "B": 64}),
 }
 
 
@@ -219,5 +229,31 @@ KERNELS.update(SHARED_KERNELS)
 
 
 def source(name: str) -> GluonASTSource:  # noqa: F811 (the kernels above use the attrs they name)
-    kernel, signature, constexprs, *attrs = KERNELS[name]
+    kernel, signature, constexprs, *attrs = KERNELS[name] if name in KERNELS else SHAPE_KERNELS[name]
     return GluonASTSource(kernel, signature, constexprs, attrs=attrs[0] if attrs else _ALIGNED)
+
+
+# --------------------------------------------------------------------------- join and split
+# (not in KERNELS: triton 3.6 and 3.7's Gluon abort building gl.split of an automatic layout, an
+# assertion in its builder; test_shape_ops.py compiles split_auto from 3.8 on)
+
+@gluon.jit
+def join_auto(src, dst, N: gl.constexpr):
+    # pairs (x, 2x) stored interleaved: two joins, every layout automatic
+    i = gl.arange(0, N)
+    x = gl.load(src + i)
+    gl.store(dst + gl.join(i * 2, i * 2 + 1), gl.join(x, x * 2.0))
+
+
+@gluon.jit
+def split_auto(src, dst, N: gl.constexpr):
+    # interleaved pairs loaded, split and summed, every layout automatic
+    i = gl.arange(0, N)
+    a, b = gl.split(gl.load(src + gl.join(i * 2, i * 2 + 1)))
+    gl.store(dst + i, a + b)
+
+
+SHAPE_KERNELS = {
+    "join_auto": (join_auto, _POINTERS, {"N": 512}),
+    "split_auto": (split_auto, _POINTERS, {"N": 512}),
+}

@@ -35,8 +35,8 @@ RELEASE = ".".join(triton.__version__.split(".")[:2])
 TRANSPOSE_COST = "464.3"
 # What differs between releases is Triton's: the columns its locations point at (3.6 and 3.7
 # alike; later releases as 3.9).
-LOCATIONS_3_6 = ("30:38", "30:30", "23:30", "82:36")
-LOAD, STORE, COPY, RESHAPE = {"3.6": LOCATIONS_3_6, "3.7": LOCATIONS_3_6}.get(RELEASE, ("30:31", "30:5", "23:23", "82:9"))
+LOCATIONS_3_6 = ("30:38", "30:30", "23:30", "92:63")
+LOAD, STORE, COPY, HISTOGRAM = {"3.6": LOCATIONS_3_6, "3.7": LOCATIONS_3_6}.get(RELEASE, ("30:31", "30:5", "23:23", "92:9"))
 
 
 @pytest.fixture(autouse=True)
@@ -108,12 +108,12 @@ def test_transpose_and_copy_say_which_layout_each_group_got_and_why(tmp_path):
 
 
 def test_a_kernel_ours_cannot_resolve_says_why(tmp_path):
-    kernels = record(tmp_path, ["reshape_fixed"])
+    kernels = record(tmp_path, ["histogram_fixed"])
     assert auto_layout_lines(kernels)[5:8] == [
         "Automatic layouts resolved by ours in 0 kernels (0 groups); not resolved by ours in 1 (compiled with "
         "Triton's own resolution); Triton's own resolution rejects 0.", "",
-        f"- reshape_fixed on sm_90: not resolved by ours ({PATH}:{RESHAPE}: tt.reshape: no layout rule for this op with "
-        "automatic layouts (left to Triton's resolution)); compiled with Triton's own resolution"]
+        f"- histogram_fixed on sm_90: not resolved by ours ({PATH}:{HISTOGRAM}: tt.histogram: no layout rule for this op "
+        "with automatic layouts (left to Triton's resolution)); compiled with Triton's own resolution"]
 
 
 def test_a_kernel_from_the_cache_compiled_without_the_report_is_not_priced(tmp_path):

@@ -62,7 +62,8 @@ def seedings(monkeypatch):
     return made
 
 
-@pytest.mark.parametrize("path", sorted(p.name for p in LIT.glob("*.mlir") if p.name != "unsupported-op.mlir"))
+@pytest.mark.parametrize("path", sorted(p.name for p in LIT.glob("*.mlir")
+                                          if p.name not in ("unsupported-op.mlir", "reshape-reorder.mlir")))
 def test_the_built_seeded_module_is_the_parsed_one_on_every_lit_module(seedings, path):
     for number, chunk in enumerate((LIT / path).read_text().split("// -----")):
         if "module" in chunk:
