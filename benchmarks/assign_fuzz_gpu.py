@@ -4,7 +4,7 @@
     python benchmarks/assign_fuzz_gpu.py --cases 20 --dry-run --out /tmp/dry            # CPU: compile only
     python benchmarks/assign_fuzz_gpu.py --cases 60 --seed 83 --memory-ops --loop-loads  # loads in loops
 
-Each case is a kernel from ``test/support/random_programs.py`` (``random_program(kernel=True)``): it
+Each case is a kernel from ``linear_layouts.tools.random_programs`` (``random_program(kernel=True)``): it
 loads a 32x64 and a 32-element i32 tensor in random layouts, combines them through elementwise
 ops, expand_dims + broadcast, max-reductions, make_range, splats and an ``scf.for`` whose
 accumulator is converted back and forth (with ``--transposes``, also ``tt.trans`` there and
@@ -44,8 +44,6 @@ failure.
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import json
 import os
 import random
@@ -63,21 +61,13 @@ os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 os.environ.setdefault("LINEAR_LAYOUTS_STOCK_GATE", "off")
 
 VARIANTS = ("stock", "assigned", "ours")
-TEST_SUPPORT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "test", "support")
 
 
 def random_programs():
-    """The unit tests' random kernel generator, ``test/support/random_programs.py`` (in a clone, not
-    in the package), as ``support.random_programs``: its package is loaded from its folder (once a
-    process; under pytest it is already imported), without putting ``test/`` on ``sys.path``."""
-    if "support" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("support", os.path.join(TEST_SUPPORT, "__init__.py"),
-                                                      submodule_search_locations=[TEST_SUPPORT])
-        if spec is None:
-            raise SystemExit(f"assign_fuzz_gpu: no {TEST_SUPPORT} (the generator is in a clone's test/support)")
-        package = sys.modules["support"] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(package)
-    return importlib.import_module("support.random_programs")
+    """The random kernel generator the unit tests draw from too (``linear_layouts.tools.random_programs``,
+    in the installed package: imported when first needed)."""
+    from linear_layouts.tools import random_programs as generator
+    return generator
 
 
 def case_kernel(seed: int, index: int, transposes: bool = False, shape_ops: bool = False, whiles: bool = False,

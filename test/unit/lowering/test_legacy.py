@@ -28,7 +28,7 @@ from linear_layouts.lowering.local_memory import plan_local_load, plan_local_sto
 from linear_layouts.lowering.plan import Barrier, Unsupported
 from linear_layouts.lowering.target import target_named
 from linear_layouts.lowering.verify import verify_plan
-from support.random_layouts import layout_of, random_encoding_case
+from linear_layouts.tools.random_layouts import layout_of, random_encoding_case
 
 ZOO_CASES = 300
 

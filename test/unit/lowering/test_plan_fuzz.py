@@ -1,5 +1,5 @@
 """Fuzzing the planner: random (source, destination, element width, warps, target) cases from
-``support.random_layouts.random_case``.
+``linear_layouts.tools.random_layouts.random_case``.
 
 The planner returns only plans its own exhaustive verifier passed, so re-running that verifier
 here would prove nothing.  What is checked instead: a plan exists for every case (a cross-CTA
@@ -20,7 +20,7 @@ from collections import Counter
 
 from linear_layouts.lowering.planner import plan_conversion
 from linear_layouts.lowering.plan import Unsupported
-from support.random_layouts import random_case
+from linear_layouts.tools.random_layouts import random_case
 from support.simulation import simulate
 
 # One plan in SIMULATED_EVERY is emitted and simulated (the simulator costs about 30 ms a plan).

@@ -20,7 +20,7 @@ import sys
 
 import pytest
 
-from support.random_programs import random_program
+from linear_layouts.tools.random_programs import random_program
 
 TARGETS = {"cuda:80": "ptx", "cuda:90": "ptx", "cuda:100": "ptx", "cuda:120": "ptx", "hip:gfx1100": "amdgcn",
            "hip:gfx1201": "amdgcn"}
