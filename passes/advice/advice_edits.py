@@ -286,7 +286,7 @@ def _breaking_requirements(variable: dict[str, str], module: Module, lines: Modu
     layouts of their own."""
     broken = []
     for function in [op for op in module.walk() if op.name in ("tt.func", "func.func")]:
-        pointers = PointerAnalysis(lines, lines.header(function), lines.of[id(function)].arguments)
+        pointers = PointerAnalysis.of_function(lines, function)
         for op in ops_under(function):
             facts = requirement_facts(op, pointers)
             layout = encoding_of(global_access(op).addresses) if facts is not None else None
@@ -311,7 +311,7 @@ def _access_pricer(op: Operation, lines: ModuleLines, pointers: dict, target: Ta
     if function is None:
         return None
     if id(function) not in pointers:
-        pointers[id(function)] = PointerAnalysis(lines, lines.header(function), lines.of[id(function)].arguments)
+        pointers[id(function)] = PointerAnalysis.of_function(lines, function)
     contiguity = pointers[id(function)].contiguity(op.operands[0])
     if contiguity is None:
         return None

@@ -89,7 +89,7 @@ def advise_module(module, ttgir: str, hw_target: Target, merged: bool = True,
     users = users_of(module)
     placed = no_result_locations(module, ttgir)
     for function in [op for op in module.walk() if op.name in ("tt.func", "func.func")]:
-        pointers = PointerAnalysis(lines, lines.header(function), lines.of[id(function)].arguments)
+        pointers = PointerAnalysis.of_function(lines, function)
         required = [(op, facts) for op in ops_under(function)
                     if (facts := requirement_facts(op, pointers)) is not None]
         for op in ops_under(function):

@@ -235,7 +235,7 @@ def build_graph(function: Operation, lines: ModuleLines, reorder_reductions: boo
     loop_nodes: dict[tuple[int, int], int] = {}      # (id(scf.for or scf.if), position) -> node
     ops = [op for op in ops_under(function) if op is not function]
     fixed: list[FixedOp] = []
-    pointers = PointerAnalysis(lines, lines.header(function), lines.of[id(function)].arguments)
+    pointers = PointerAnalysis.of_function(lines, function)
     for op in ops:
         if op.name == "scf.for" and op.regions and op.regions[0].blocks:
             for i, init, argument, yielded, result in _loop_iteration_values(op):

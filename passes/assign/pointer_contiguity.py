@@ -76,6 +76,12 @@ class PointerAnalysis:
             m = re.search(re.escape(name) + r": [^,{]*\{[^}]*tt\.divisibility = (\d+)", function_header)
             self.argument_divisibility[index] = int(m.group(1)) if m else 1
 
+    @classmethod
+    def of_function(cls, lines: ModuleLines, function) -> "PointerAnalysis":
+        """The analysis of ``function`` (a ``tt.func``), its arguments' divisibility read from its
+        header as ``lines`` prints it."""
+        return cls(lines, lines.header(function), lines.of[id(function)].arguments)
+
     def _attribute(self, op, name: str) -> Optional[int]:
         m = _ATTRIBUTE[name].search(self.lines.header(op))
         return int(m.group(1)) if m else None

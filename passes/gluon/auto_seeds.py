@@ -278,7 +278,7 @@ def seed_layouts(function: Operation, lines, num_warps: int, lanes: int) -> Seed
         if unit.key is not None:
             work.append(unit)
     spread()
-    pointers = PointerAnalysis(lines, lines.header(function), lines.of[id(function)].arguments)
+    pointers = PointerAnalysis.of_function(lines, function)
     # 2. loads, stores, buffer atomics and cp.async: their pointers' coalesced layout; first the ops the
     # backend requires something of (cp.async, a packed buffer atomic), since it rejects one
     # that is too narrow while a narrow load only costs more

@@ -491,7 +491,7 @@ def _check_backend_requirements(module: Module, lines: ModuleLines) -> None:
     before a kernel is handed on, whatever chose its layouts.  ``lines``: the module's lines
     (its print, or the text it was parsed from)."""
     for function in _functions(module):
-        pointers = PointerAnalysis(lines, lines.header(function), lines.of[id(function)].arguments)
+        pointers = PointerAnalysis.of_function(lines, function)
         for op in ops_under(function):
             facts = requirement_facts(op, pointers)
             access = global_access(op) if facts is not None else None

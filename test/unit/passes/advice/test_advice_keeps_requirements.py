@@ -65,7 +65,7 @@ def _staging_problem(module):
     """What gfx942 would say of the staging load's layout in ``module`` (None: nothing)."""
     lines = ModuleLines(module, module.print(debuginfo=True))
     (function,) = module.ops_named("tt.func")
-    pointers = PointerAnalysis(lines, lines.header(function), lines.of[id(function)].arguments)
+    pointers = PointerAnalysis.of_function(lines, function)
     (copy,) = module.ops_named("amdg.buffer_load_to_local")
     return layout_problem(copy.operands[2].tensor_type.encoding, requirement_facts(copy, pointers))
 

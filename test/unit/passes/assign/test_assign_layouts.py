@@ -272,7 +272,7 @@ def test_pointer_contiguity_reads_strides_and_alignment():
     def read(text):
         lines = ModuleLines(module, text)
         function = next(op for op in module.walk() if op.name == "tt.func")
-        analysis = PointerAnalysis(lines, lines.header(function), lines.of[id(function)].arguments)
+        analysis = PointerAnalysis.of_function(lines, function)
         for op in (op for op in module.walk() if op.name == "tt.load"):
             found.append((analysis.contiguity(op.operands[0]), analysis.affine(op.operands[0]).strides))
         return text
@@ -331,7 +331,7 @@ def test_pointer_contiguity_reads_loop_counters_and_divisible_strides():
     def read(text):
         lines = ModuleLines(module, text)
         function = next(op for op in module.walk() if op.name == "tt.func")
-        analysis = PointerAnalysis(lines, lines.header(function), lines.of[id(function)].arguments)
+        analysis = PointerAnalysis.of_function(lines, function)
         for op in (op for op in module.walk() if op.name == "tt.load"):
             affine = analysis.affine(op.operands[0])
             found.append((analysis.contiguity(op.operands[0]), affine.strides, affine.stride_divisor(0)))

@@ -84,7 +84,7 @@ def _blocked(per_thread, lanes=32):
 def _pointers(module):
     (function,) = module.ops_named("tt.func")
     lines = ModuleLines(module, module.print(debuginfo=True))
-    return lines, PointerAnalysis(lines, lines.header(function), lines.of[id(function)].arguments)
+    return lines, PointerAnalysis.of_function(lines, function)
 
 
 def _op(module):

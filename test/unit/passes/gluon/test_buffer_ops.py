@@ -151,7 +151,7 @@ def _column(per_thread):
 def _pointers(module):
     (function,) = module.ops_named("tt.func")
     lines = ModuleLines(module, module.print(debuginfo=True))
-    return lines, PointerAnalysis(lines, lines.header(function), lines.of[id(function)].arguments)
+    return lines, PointerAnalysis.of_function(lines, function)
 
 
 # --------------------------------------------------------------------------- the rules

@@ -169,7 +169,7 @@ def test_advice_for_a_load_sharing_the_layout_says_why_the_copy_keeps_it():
     module = parse_module(laid_out_copy("hip:gfx942", lanes=64, per_thread=2), "laid_out.mlir", safe=False)
     lines = ModuleLines(module, module.print(debuginfo=True))
     (function,) = module.ops_named("tt.func")
-    pointers = PointerAnalysis(lines, lines.header(function), lines.of[id(function)].arguments)
+    pointers = PointerAnalysis.of_function(lines, function)
     (copy,) = module.ops_named("ttg.async_copy_global_to_local")
     laid_out = copy.operands[0].tensor_type.encoding
     eight = laid_out.replace("sizePerThread = [2]", "sizePerThread = [8]")
