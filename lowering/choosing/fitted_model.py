@@ -239,12 +239,21 @@ def choose(plans: list, scope: str, model: Model) -> Choice:
 
 
 def choose_dominant(plan) -> Choice:
-    """Where nothing was measured: our plan only where it needs no more of any costly
-    instruction than stock's lowering issues at least (``lowering.choosing.stock_bounds``); else stock,
-    the remark naming what ours needs more of."""
+    """Where nothing was measured: our plan only where it provably gains, needing no more of any
+    costly instruction than stock's lowering issues at least and fewer of some kind
+    (``lowering.choosing.stock_bounds``); else stock, the remark naming what ours needs more of,
+    or that it needs just what stock does.
+
+    Why a tie goes to stock: a plan that needs exactly stock's floor in every kind can at best
+    match stock's run time, while its island costs compile time (planning, emission, the
+    simulator's proof, the module's re-parse; docs/compile-time.md).  Example: 1024 x i32,
+    sizePerThread 4 -> 1 over 4 warps, sm_90 under triton 3.9: our shared-memory plan stores 8
+    and loads 8 wavefronts a warp around one barrier, what stock needs at least: stock.  A
+    lane-scope plan with 32 warp shuffles where stock's lowering needs 64, and nothing else more:
+    ours."""
     verdict = dominance(plan)
     family = family_of(plan, str(plan.scope))
-    if verdict.holds:
+    if verdict.gains:
         return Choice(plan, 0, family, "")
     return Choice(None, STOCK, family, f"stock Triton's lowering: {verdict.reason()}")
 

@@ -190,6 +190,12 @@ class Dominance:
     def holds(self) -> bool:
         return self.stock is not None and not self.more
 
+    @property
+    def gains(self) -> bool:
+        """Ours provably needs less than stock's lowering: no more of any kind, and fewer of some
+        (or nothing at all where stock moves data but its floor says nothing, case 3)."""
+        return self.holds and (self.fewer() or self.floor_says_nothing)
+
     def fewer(self) -> bool:
         """Whether ours needs fewer of some kind than stock's floor (not merely as many)."""
         return self.stock is not None and (any(n < getattr(self.stock, kind) for kind, n in self.ours.items())
@@ -207,6 +213,9 @@ class Dominance:
                     "or through shared memory (by release and layouts), so no floor of its instructions is known "
                     "to compare with (lowering/choosing/stock_bounds.py)")
         stock_text = self.stock.text() if self.stock != Costly() else "no data movement (a renaming of registers)"
+        if not self.more:
+            return (f"our plan needs just what stock Triton's lowering needs at least ({self.ours.text()}), no fewer "
+                    "of any kind: no gain to show for the island's compile time (lowering/choosing/stock_bounds.py)")
         return ("our plan needs more " + ", ".join(self.more) + " than stock Triton's lowering needs at least "
                 f"(ours: {self.ours.text()}; stock at least: {stock_text}; lowering/choosing/stock_bounds.py)")
 

@@ -1,6 +1,7 @@
-// RUN: ll-opt %s -p 'll-lower-conversions{only=shuffle}' --remarks 2>&1 | FileCheck %s
+// RUN: ll-opt %s -p 'll-lower-conversions{only=shuffle stock_gate=false}' --remarks 2>&1 | FileCheck %s
 
-// With only=shuffle we own warp shuffles only: a conversion whose verified plan goes through
+// With only=shuffle we own warp shuffles only (and stock_gate=false, so that the choice does not
+// hand the conversion to stock first): a conversion whose verified plan goes through
 // shared memory stays a ttg.convert_layout for Triton, and the remark says why.
 
 #a = #ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [2, 2], order = [1, 0]}>

@@ -87,17 +87,39 @@ def test_where_nothing_was_measured_a_plan_needing_more_goes_to_stock():
     assert "needs more store_wavefronts" in decision.reason and "load_wavefronts" in decision.reason
 
 
-def test_where_nothing_was_measured_a_dominating_plan_is_kept():
+def test_where_nothing_was_measured_a_plan_that_only_ties_goes_to_stock():
     """1024 x i32 sizePerThread 4 -> 1 over 4 warps: our shared-memory plan needs what stock needs
-    at least, no more: kept, on sm_90 under 3.9 as on gfx942."""
+    at least, no more and no fewer: a tie, which gains nothing for the island's compile time, so
+    stock, on sm_90 under 3.9 as on gfx942; the remark says so."""
     for target in ("sm_90", "gfx942"):
         warp = 32 if target.startswith("sm") else 64
         n = 1024 if warp == 32 else 2048
         plan = plan_conversion(layout(blocked([4], [warp], [4]), (n,)), layout(blocked([1], [warp], [4]), (n,)),
                                32, target)
         verdict = dominance(plan)
-        assert verdict.holds, verdict.reason()
-        assert choice.decide(plan, target, "3.9.0").plan is plan
+        assert verdict.holds and not verdict.fewer() and not verdict.gains, verdict.reason()
+        decision = choice.decide(plan, target, "3.9.0")
+        assert decision.plan is None
+        assert "needs just what stock Triton's lowering needs at least" in decision.reason
+        assert "no gain to show for the island's compile time" in decision.reason
+
+
+@pytest.mark.parametrize("ours, stock, floor_says_nothing, gains", [
+    (Costly(shuffles=32), Costly(shuffles=64), False, True),                   # fewer shuffles, nothing more
+    (Costly(shuffles=32, selects=1), Costly(shuffles=64), False, False),       # one select more
+    (Costly(store_wavefronts=8, load_wavefronts=8, cta_barriers=1),
+     Costly(store_wavefronts=8, load_wavefronts=8, cta_barriers=1), False, False),   # a tie
+    (Costly(store_wavefronts=8, load_wavefronts=8, warp_barriers=1),
+     Costly(store_wavefronts=8, load_wavefronts=8, cta_barriers=1), False, True),    # a warp barrier for a CTA one
+    (Costly(store_wavefronts=8, load_wavefronts=8), Costly(store_wavefronts=8, load_wavefronts=8, cta_barriers=1),
+     False, True),                                                              # one barrier fewer
+    (Costly(), Costly(), True, True),                # stock moves data its floor cannot show; ours moves nothing
+    (Costly(selects=3), Costly(), True, False),      # ... and ours selects
+])
+def test_a_gain_is_no_more_of_any_kind_and_fewer_of_some(ours, stock, floor_says_nothing, gains):
+    from linear_layouts.lowering.choosing.stock_bounds import Dominance, more_than
+    verdict = Dominance(ours, stock, tuple(more_than(ours, stock)), floor_says_nothing)
+    assert verdict.gains is gains
 
 
 def test_warp_dependent_selects_are_counted_for_the_choice():
