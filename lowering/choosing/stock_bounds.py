@@ -1,5 +1,6 @@
 """The least stock Triton's lowering of a conversion can issue, kind by kind, and whether our
-plan needs no more of any kind (the choice where no timing was measured: ``lowering.choosing.fitted_model``).
+plan provably gains on it: no more of any kind, fewer of some (the choice where no timing was
+measured: ``lowering.choosing.fitted_model``).
 
 Costly kinds, counted per thread's program (per warp) the way the final code is counted
 (``benchmarks/stock_dominance.py`` reads them off PTX / AMDGCN):
