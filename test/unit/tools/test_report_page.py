@@ -46,7 +46,8 @@ def test_the_excerpt_is_what_the_installed_release_reports(tmp_path):
         pytest.skip(f"docs/report.md's excerpt was made with triton {release}; this is triton {triton.__version__}")
     lines = report_lines(tmp_path)
     summary = [line for line in excerpt if line.startswith(("Final code, ours vs stock", "Per conversion, final code"))]
-    assert len(summary) == 2 and all(line in lines for line in summary), (summary, lines[:12])
+    # the per-conversion line is there only where some conversion is ours
+    assert summary and all(line in lines for line in summary), (summary, lines[:12])
     for line in excerpt:
         if line.endswith(CUT):
             assert any(shown.startswith(line[:-len(CUT)]) for shown in lines), line
