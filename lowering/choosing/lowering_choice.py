@@ -11,9 +11,10 @@ decided by the first of these cases that answers:
    time one conversion of a kernel at a time), or sends it to stock;
 3. ``stock moves nothing``: a no-op or a renaming of registers for stock too, so our island
    would cost only compile time (``stock_lowering.stock_moves_nothing``);
-4. ``gate before planning``: the fitted model sends every plan the planner could build for
-   this conversion's scope to stock, so none is built (only when no one reads the remark,
-   which then names the scope instead of the planned pick's family);
+4. ``gate before planning``: the choice would send every plan the planner could build for
+   this conversion's scope to stock (the fitted model keeps none; where nothing was measured,
+   none can gain on stock's floor), so none is built (only when no one reads the remark, which
+   then names the scope instead of the planned pick);
 5. ``planned``: the planner's pick, unless stock's lowering is known to hang or be wrong for it
    (``stock_hazards``: ours whatever the rest says), then a GPU measurement recorded for it
    (``measured_choices``), then the model (``fitted_model.decide``).
@@ -32,8 +33,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Mapping, Optional
 
-from ..legacy import plan_legacy_conversion, plan_legacy_local_load, plan_legacy_local_store
+from ...dialect.conventions import NEWEST, TritonConventions, release_of
 from ...dialect.linear_layout import LinearLayout
+from ..legacy import plan_legacy_conversion, plan_legacy_local_load, plan_legacy_local_store
 from ..local_memory import LOCAL_LOAD, LOCAL_STORE, plan_local_load, plan_local_store
 from ..plan import STOCK, Method, Scope
 from ..planner import INVALID_CONVERSION_ERRORS, candidate_methods
@@ -41,6 +43,7 @@ from ..target import Target
 from . import fitted_model, measured_choices
 from .island_limits import elements_problem, island_size_problem
 from .plan_memory import ModulePlans
+from .stock_bounds import why_no_plan_gains
 from .stock_hazards import stock_hazard
 from .stock_lowering import stock_moves_nothing, stock_warp_shuffles
 
@@ -186,7 +189,7 @@ def _stock_moves_nothing(conversion: Conversion, policy: Policy, plans: ModulePl
         return None
     c = conversion
     try:
-        scope = stock_moves_nothing(c.src, c.dst, c.bits, c.target)
+        scope = stock_moves_nothing(c.src, c.dst, c.bits, c.target, _struct_holds_unique_registers(policy.triton))
     except INVALID_CONVERSION_ERRORS:
         return None       # the planner says why
     if scope is None or stock_hazard(c.src, c.dst, c.bits, c.target):
@@ -197,12 +200,20 @@ def _stock_moves_nothing(conversion: Conversion, policy: Policy, plans: ModulePl
                  Method.NOOP if scope is Scope.NONE else Method.RENAME)
 
 
+def _struct_holds_unique_registers(triton: str) -> bool:
+    """The release's LLVM struct of a tensor holds each distinct register once (a version that
+    names no release counts as the newest the plugin knows, as ``passes.ir.bindings`` reads it)."""
+    return TritonConventions(release_of(triton) or NEWEST.release).struct_holds_unique_registers
+
+
 def _gate_before_planning(conversion: Conversion, policy: Policy, plans: ModulePlans) -> Optional[LoweringChoice]:
-    """Stock, decided without a plan, where the fitted model sends every plan of the conversion's
-    scope and candidate methods (``lowering.planner.candidate_methods``) to stock
-    (``fitted_model.could_be_ours``); never where stock's lowering is hazardous or a measurement
-    is recorded for the conversion (either can overrule the model).  The decision is the one
-    :func:`follow_model` takes on the planned pick; only the remark may differ."""
+    """Stock, decided without a plan, where the choice would send every plan the planner could
+    build for this conversion's scope and candidate methods (``lowering.planner.candidate_methods``)
+    to stock: where a fitted model answers, when it keeps no such plan
+    (``fitted_model.could_be_ours``); elsewhere, when no such plan can gain on stock's floor
+    (``stock_bounds.why_no_plan_gains``).  Never where stock's lowering is hazardous or a
+    measurement is recorded for the conversion (either can overrule the choice).  The decision is
+    the one :func:`follow_model` takes on the planned pick; only the remark may differ."""
     if not (policy.gate_first and policy.gate_applies):
         return None
     reason = gate_reason_without_plan(conversion, policy)
@@ -212,17 +223,34 @@ def _gate_before_planning(conversion: Conversion, policy: Policy, plans: ModuleP
 def gate_reason_without_plan(conversion: Conversion, policy: Policy) -> str:
     """Why the gate leaves ``conversion`` to stock whatever plan the planner would build, or ""
     when that is not known without the plan (see :func:`_gate_before_planning`)."""
-    question = _GateQuestion.of(conversion, policy)
-    if question is None or question.could_be_ours() or question.overruled(conversion, policy):
+    c = conversion
+    try:
+        scope, methods = candidate_methods(c.src, c.dst, c.target)
+    except INVALID_CONVERSION_ERRORS:
+        return ""          # the planner says why
+    if scope not in (Scope.LANE, Scope.WARP) or not methods:
         return ""
-    return question.reason()
+    model = fitted_model.load_model()
+    if model is not None and model.applies_to(c.target.name, policy.triton):
+        question = _GateQuestion.of(conversion, model, scope, methods)
+        reason = "" if question.could_be_ours() else question.reason()
+    else:
+        reason = why_no_plan_gains(c.src, c.dst, c.bits, c.target, scope, methods)
+    return "" if not reason or _overruled(conversion, policy) else reason
+
+
+def _overruled(conversion: Conversion, policy: Policy) -> bool:
+    """A recorded measurement or a stock hazard can overrule the gate on the planned pick."""
+    c = conversion
+    return (policy.measured and measured_choices.lookup(c.src, c.dst, c.bits, c.target.name) is not None) or \
+        bool(stock_hazard(c.src, c.dst, c.bits, c.target))
 
 
 @dataclass(frozen=True)
 class _GateQuestion:
-    """What the gate decides a conversion by before planning: the model that answers for the
-    target and release, the conversion's scope, the methods its candidates can have, its warps
-    and (rule ``stock-shuffles``, lane scope) stock's predicted warp shuffles."""
+    """What a fitted model decides a conversion by before planning: the model that answers for
+    the target and release, the conversion's scope, the methods its candidates can have, its
+    warps and (rule ``stock-shuffles``, lane scope) stock's predicted warp shuffles."""
 
     model: object
     scope: Scope
@@ -231,31 +259,14 @@ class _GateQuestion:
     stock_shuffles: Optional[int]
 
     @classmethod
-    def of(cls, conversion: Conversion, policy: Policy) -> Optional["_GateQuestion"]:
-        """None where the gate cannot decide this conversion without a plan."""
+    def of(cls, conversion: Conversion, model, scope: Scope, methods: frozenset) -> "_GateQuestion":
         c = conversion
-        model = fitted_model.load_model()
-        if model is None or not model.applies_to(c.target.name, policy.triton):
-            return None
-        try:
-            scope, methods = candidate_methods(c.src, c.dst, c.target)
-        except INVALID_CONVERSION_ERRORS:
-            return None          # the planner says why
-        if scope not in (Scope.LANE, Scope.WARP) or not methods:
-            return None
         by_stock_shuffles = model.rule == fitted_model.STOCK_SHUFFLES and scope is Scope.LANE
         return cls(model, scope, methods, c.src.in_dim_size("warp") if c.src.has_in_dim("warp") else 1,
                    stock_warp_shuffles(c.src, c.dst, c.bits, c.target) if by_stock_shuffles else None)
 
     def could_be_ours(self) -> bool:
         return fitted_model.could_be_ours(self.model, str(self.scope), self.methods, self.warps, self.stock_shuffles)
-
-    @staticmethod
-    def overruled(conversion: Conversion, policy: Policy) -> bool:
-        """A recorded measurement or a stock hazard can overrule the model on the planned pick."""
-        c = conversion
-        return (policy.measured and measured_choices.lookup(c.src, c.dst, c.bits, c.target.name) is not None) or \
-            bool(stock_hazard(c.src, c.dst, c.bits, c.target))
 
     def reason(self) -> str:
         model = self.model

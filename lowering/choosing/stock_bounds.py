@@ -180,6 +180,53 @@ def _barrier_floor(scope: Scope, src: LinearLayout, target: Target) -> dict:
     return {"warp_barriers": 1}
 
 
+def why_no_plan_gains(src: LinearLayout, dst: LinearLayout, bits, target, scope: Scope, methods) -> str:
+    """Why no plan the planner can build for ``src -> dst`` gains on stock's floor (so that,
+    where nothing was measured, the conversion is left to stock without planning it), or ""
+    where some plan might gain and only planning tells.  ``scope`` and ``methods``: our
+    conversion's scope and its candidates' methods (``planner.candidate_methods``).
+
+    Every lane- or warp-scope plan moves data: a shuffle plan shuffles, a shared-memory plan
+    stores, waits at a barrier and loads.  Against stock's floor (the module docstring):
+
+    * a floor of nothing (each warp already holds what it needs, or stock moves nothing):
+      any plan needs more of some kind;
+    * a floor of S warp shuffles (stock shuffles this lane-scope conversion): a shared-memory
+      plan needs store wavefronts, which stock's floor has none of;
+    * a shared-memory floor: a shared-memory plan of ours stores every distinct register of each
+      thread and loads every distinct register it needs (the accesses' wavefronts are at least
+      their phases, ``lowering.cost``, so at least the bytes over ``wavefront_bytes``), and waits
+      at a barrier as stock does: stock's floor at best, never below it.
+
+    Only a shuffle candidate can beat a shared-memory floor, and only one with fewer shuffles
+    can beat a shuffle floor: where the methods hold a shuffle, the plan decides.  Example
+    (sm_80, triton 3.9): ``blocked<[1, 8], [4, 8], [4, 1]> -> blocked<[8, 1], [8, 4], [1, 4]>``
+    of 64x64 bf16 over 4 warps moves data across warps, so shared memory only; each thread holds
+    32 distinct elements (512 bits) on either side, so stock's floor is ``32 * 512 / 8 / 128`` =
+    16 store and 16 load wavefronts and a CTA barrier, which our plan can only match: stock,
+    unplanned.
+    ``test_gate_first.py`` checks, on random conversions and the corpus, that the planned pick is
+    left to stock wherever this answers."""
+    if scope not in (Scope.LANE, Scope.WARP) or not methods:
+        return ""
+    floor = stock_floor(src, dst, bits, target)
+    if floor is None:
+        return ""
+    if floor == Costly():
+        return (f"stock Triton's lowering: every {scope}-scope plan of ours moves data (a shuffle or a shared-memory "
+                "access at least), and stock's lowering moves it within each warp, so no floor of its "
+                "instructions is known that ours could show to be below (lowering/choosing/stock_bounds.py)")
+    if Method.SHUFFLE in methods:
+        return ""
+    if floor.shuffles:
+        return (f"stock Triton's lowering: it moves this {scope}-scope conversion with {floor.shuffles} warp "
+                "shuffle(s) a thread and no shared-memory access, and every plan of ours goes through shared "
+                "memory (lowering/choosing/stock_bounds.py)")
+    return (f"stock Triton's lowering: every {scope}-scope plan of ours goes through shared memory, and needs at "
+            f"least what stock's lowering needs at least ({floor.text()}): no gain to show for the island's "
+            "compile time (lowering/choosing/stock_bounds.py)")
+
+
 @dataclass(frozen=True)
 class Dominance:
     ours: Costly

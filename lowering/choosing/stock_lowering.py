@@ -95,18 +95,32 @@ def stock_warp_shuffles(src: LinearLayout, dst: LinearLayout, bits: int, target=
     return words
 
 
-def stock_moves_nothing(src: LinearLayout, dst: LinearLayout, bits: int, target="sm_90") -> Optional[Scope]:
+def stock_moves_nothing(src: LinearLayout, dst: LinearLayout, bits: int, target="sm_90",
+                        unique_struct: bool = True) -> Optional[Scope]:
     """``Scope.NONE`` or ``Scope.REGISTER`` where stock Triton's lowering of ``src -> dst``
     issues no instruction for ``bits``-bit elements; None otherwise.  Triton picks its lowering by
     the in dims of the same minimal conversion (``minimalCvtLayout``; ``lowering.conversion``):
     none left, the two layouts are one map and the op is replaced by its source; registers
     only, the source's values are handed on in a new order (``transferWithinThread``).  Either way
-    the values are forwarded, as our no-op and rename islands forward them.  i1 is left out:
-    stock's kernel around a no-op i1 conversion can hold selects that ours does not (counted by
-    ``benchmarks/stock_dominance.py``: docs/lowering-choice.md, 'What the rules rest on')."""
-    if bits == 1:
+    the values are forwarded, as our no-op and rename islands forward them.
+
+    One exception, i1 where a side holds copies of a register (a register basis is zero: a
+    tensor smaller than the layout's tile) and the release's LLVM struct keeps every copy
+    (``unique_struct`` False: ``TritonConventions.struct_holds_unique_registers``, before triton
+    3.9): stock's kernel then widens and narrows each copy (a ``selp`` and an ``and`` per copy)
+    where our island forwards each distinct register once.  Example (sm_80, triton 3.6):
+    ``blocked<[8, 2], [4, 8]> -> blocked<[8, 2], [8, 4]>`` of a 1x1 i1 tensor, one warp: stock 16
+    selects, ours 1.  Everywhere else stock's i1 kernel and ours are the same instructions
+    (``benchmarks/i1_forwarding.py``: 130 pairs a release, identical but for such copies)."""
+    if bits == 1 and not unique_struct and (holds_register_copies(src) or holds_register_copies(dst)):
         return None
     target = target_named(target) if isinstance(target, str) else target
     dst = aligned_pair(src, dst, target.warp_size, target.name)
     scope = scope_of(minimal_conversion(src, dst))
     return scope if scope in (Scope.NONE, Scope.REGISTER) else None
+
+
+def holds_register_copies(layout: LinearLayout) -> bool:
+    """Whether two registers of a thread hold the same element (a zero register basis)."""
+    return layout.has_in_dim("register") and any(not any(basis) for basis in layout.bases["register"])
+

@@ -3,8 +3,11 @@ hook runs when no remark is printed): where the model's rule sends every plan of
 scope and candidate methods to stock, the conversion is left to Triton without building a plan.
 These tests show that this is the decision the model takes on the planned pick, on random
 conversions (under the shipped per-conversion rule, and under family gates with every family
-flipped in turn, so that the families it names are checked) and on the Liger-Kernel corpus; and
-that ``planner.candidate_methods`` names every method the planner's candidates have."""
+flipped in turn, so that the families it names are checked) and on the Liger-Kernel corpus;
+that where nothing was measured (triton 3.9, sm_80, AMD) the conversions decided first because
+no plan can gain on stock's floor (``stock_bounds.why_no_plan_gains``) are ones whose every
+candidate the floor rule sends to stock, on random conversions and both corpora; and that
+``planner.candidate_methods`` names every method the planner's candidates have."""
 
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ import pytest
 from linear_layouts.lowering.choosing import fitted_model
 from linear_layouts.lowering.choosing.lowering_choice import (Conversion, Policy, follow_model,
                                                             gate_reason_without_plan, ours)
+from linear_layouts.lowering.choosing.stock_bounds import dominance
 from linear_layouts.lowering.choosing.stock_hazards import stock_hazard
 from linear_layouts.lowering.planner import candidate_methods, plan_conversion
 from linear_layouts.lowering.target import target_named
@@ -26,7 +30,8 @@ from linear_layouts.passes.ir.diagnostics import IRError
 from linear_layouts.passes.lower_conversions import lower_text
 from linear_layouts.tools.random_layouts import planned_random_cases, random_case
 
-CORPUS = os.path.join(os.path.dirname(__file__), "..", "..", "lit", "corpus", "liger_kernel")
+CORPORA = os.path.join(os.path.dirname(__file__), "..", "..", "lit", "corpus")
+CORPUS = os.path.join(CORPORA, "liger_kernel")
 SM90 = target_named("sm_90")
 
 
@@ -164,29 +169,92 @@ def test_a_family_kept_by_the_gate_is_planned(monkeypatch):
     assert found >= 5
 
 
-def _corpus_files():
-    return [p for p in sorted(glob.glob(os.path.join(CORPUS, "*.ttgir"))) if "ttg.convert_layout" in open(p).read()]
+def _corpus_files(folder: str = CORPUS):
+    return [p for p in sorted(glob.glob(os.path.join(folder, "*.ttgir"))) if "ttg.convert_layout" in open(p).read()]
 
 
-def test_gate_first_lowers_the_corpus_as_the_full_gate_does():
+def _lowered_both_ways(path: str):
+    """(outcomes planned in full, outcomes with the gate first) of one corpus file, after
+    checking that both give the same module; None where the installed Triton cannot read it."""
     from linear_layouts.passes.ir.snapshot import parse_module
     from linear_layouts.passes.lower_conversions import LowerConversions, lower_module
 
+    text = open(path).read()
+    try:
+        full_text, full = lower_text(text, path, measured=True)
+    except IRError:     # ops newer than the installed Triton (the corpus is 3.9's)
+        return None
+    module = parse_module(text, path)
+    first = lower_module(module, LowerConversions(measured=True), gate_first=True)
+    assert module.print(debuginfo=True) == full_text, path
+    assert [o.lowered for o in first] == [o.lowered for o in full], path
+    return full, first
+
+
+def test_gate_first_lowers_the_corpus_as_the_full_gate_does():
     files = _corpus_files()
     assert len(files) >= 20
     decided_first = 0
     for path in files:
-        text = open(path).read()
-        try:
-            full_text, full = lower_text(text, path, measured=True)
-        except IRError:     # ops newer than the installed Triton (the corpus is 3.9's)
-            continue
-        module = parse_module(text, path)
-        first = lower_module(module, LowerConversions(measured=True), gate_first=True)
-        assert module.print(debuginfo=True) == full_text, path
-        assert [o.lowered for o in first] == [o.lowered for o in full], path
-        decided_first += sum("no plan of ours for it is a shuffle plan" in o.reason for o in first)
-    assert decided_first >= 0   # the corpus's lane-scope conversions all have shuffle candidates
+        both = _lowered_both_ways(path)
+        if both is not None:
+            decided_first += sum(f.reason != g.reason for f, g in zip(*both))
+    # sm_90: every lane-scope conversion of the corpus has a shuffle candidate, so the measured
+    # rule decides none first; its sm_80 kernels are decided by stock's floor (nothing measured).
+    assert decided_first >= 5
+
+
+# --- where nothing was measured: stock's floor ------------------------------------------------
+
+FLOOR_REASONS = ("every warp-scope plan of ours", "every lane-scope plan of ours", "every plan of ours goes through")
+
+
+@pytest.mark.parametrize("seed", [17, 29])
+def test_no_candidate_gains_where_the_floor_decides_first(seed):
+    """Triton 3.9 (no model answers): wherever the floor decides before planning, no candidate
+    the planner builds gains on stock's floor (so the planned pick, whichever it is, is left to
+    stock by ``choose_dominant``), on random conversions of every target."""
+    policy = Policy(triton="3.9.0")
+    decided_first = 0
+    for src, dst, bits, target, plans, scope in planned_random_cases(seed=seed, count=300):
+        reason = gate_reason_without_plan(Conversion(src, dst, bits, target), policy)
+        gains = [plan for plan in plans if dominance(plan).gains]
+        if reason:
+            decided_first += 1
+            assert any(words in reason for words in FLOOR_REASONS), reason
+            assert not gains, (src, dst, bits, target.name, reason)
+            if plans:
+                assert not follow_model(ours(plans[0]), Conversion(src, dst, bits, target), policy).ours
+    assert decided_first >= 40     # not vacuous: most shared-memory-only conversions are decided first
+
+
+def test_the_floor_decides_first_only_without_a_shuffle_candidate_or_where_the_floor_is_nothing():
+    """A shuffle candidate can beat a shared-memory floor (no shared access, no barrier) or a
+    shuffle floor (fewer shuffles): such a conversion is planned."""
+    policy = Policy(triton="3.9.0")
+    shuffle_floors_planned = 0
+    for src, dst, bits, target, plans, scope in planned_random_cases(seed=41, count=300):
+        reason = gate_reason_without_plan(Conversion(src, dst, bits, target), policy)
+        _, methods = candidate_methods(src, dst, target)
+        if reason and "shuffle" in methods:
+            assert "moves data" in reason, reason   # the floor is nothing: any plan needs more
+        shuffle_floors_planned += not reason and "shuffle" in methods
+    assert shuffle_floors_planned >= 10
+
+
+@pytest.mark.parametrize("corpus", ["liger_kernel", "fla", "cuda80", "gfx942"])
+def test_the_floor_first_lowers_a_corpus_as_planning_in_full_does(monkeypatch, corpus):
+    """Under triton 3.9 (no model answers), each corpus module lowers to the same text with the
+    floor deciding first as with every conversion planned, and the floor decides some first."""
+    monkeypatch.setattr(lower_conversions, "triton_version", lambda: "3.9.0")
+    files = _corpus_files(os.path.join(CORPORA, corpus))
+    assert files
+    decided_first = 0
+    for path in files:
+        both = _lowered_both_ways(path)
+        if both is not None:
+            decided_first += sum(any(words in g.reason for words in FLOOR_REASONS) for g in both[1])
+    assert decided_first >= 1, corpus
 
 
 def test_the_pass_decides_first_only_without_remarks(monkeypatch):

@@ -138,3 +138,38 @@ def test_warp_dependent_selects_are_counted_for_the_choice():
     assert plan_costly(plan).selects == 3
     assert stock_floor(src, dst, 8, "gfx942") == Costly()
     assert dominance(plan).more == ("selects (3 > 0)",)
+
+
+def test_the_unplanned_example_is_decided_on_the_floor_alone():
+    """``why_no_plan_gains``'s docstring example: 64x64 bf16 across warps on sm_80 (shared memory
+    only; 32 distinct elements a thread, 16 wavefronts each way and a CTA barrier at least): no
+    plan of ours can gain, said before any plan is built; the pick, planned, only ties."""
+    from linear_layouts.lowering.choosing.stock_bounds import why_no_plan_gains
+    from linear_layouts.lowering.plan import Method, Scope
+
+    shape = (64, 64)
+    src = layout(blocked([1, 8], [4, 8], [4, 1]), shape)
+    dst = layout(blocked([8, 1], [8, 4], [1, 4], order=[0, 1]), shape)
+    floor = Costly(store_wavefronts=16, load_wavefronts=16, cta_barriers=1)
+    assert stock_floor(src, dst, 16, "sm_80") == floor
+    assert why_no_plan_gains(src, dst, 16, "sm_80", Scope.WARP, {Method.SHARED}) == (
+        "stock Triton's lowering: every warp-scope plan of ours goes through shared memory, and needs at least "
+        "what stock's lowering needs at least (store_wavefronts=16 load_wavefronts=16 cta_barriers=1): no gain "
+        "to show for the island's compile time (lowering/choosing/stock_bounds.py)")
+    # A shuffle candidate could beat the floor: only the plan tells.
+    assert why_no_plan_gains(src, dst, 16, "sm_80", Scope.WARP, {Method.SHARED, Method.SHUFFLE}) == ""
+    verdict = dominance(plan_conversion(src, dst, 16, "sm_80"))
+    assert verdict.holds and not verdict.gains
+
+
+def test_a_shuffle_floor_rules_out_shared_memory_plans():
+    """Issue 25's pair: stock shuffles 32 words a thread; a conversion with only shared-memory
+    candidates cannot gain on it (stores, which stock has none of), one with shuffles might."""
+    from linear_layouts.lowering.choosing.stock_bounds import why_no_plan_gains
+    from linear_layouts.lowering.plan import Method, Scope
+
+    shape = (64, 128)
+    src, dst = layout(blocked([1, 8], [4, 8], [4, 1]), shape), layout(blocked([1, 4], [4, 8], [4, 1]), shape)
+    assert "with 32 warp shuffle(s) a thread and no shared-memory access" in \
+        why_no_plan_gains(src, dst, 16, "sm_90", Scope.LANE, {Method.SHARED})
+    assert why_no_plan_gains(src, dst, 16, "sm_90", Scope.LANE, {Method.SHARED, Method.SHUFFLE}) == ""
