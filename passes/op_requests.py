@@ -19,7 +19,7 @@ descriptor has bit 3 set.
 
 from __future__ import annotations
 
-from typing import Union
+from typing import Optional, Union
 
 from ..dialect.attributes import PaddedSharedEncoding
 from ..lowering.choosing.lowering_choice import Conversion, LocalAccess
@@ -28,6 +28,7 @@ from ..lowering.local_memory import LOCAL_ALLOC, LOCAL_LOAD, LOCAL_STORE
 from ..lowering.target import Target
 from .framework import PassFailure
 from .ir.layouts import memdesc_layout, value_layout
+from .ir.operations import Value
 from .ir.snapshot import Module, Operation
 
 # The op each lowering method replaces.
@@ -36,7 +37,13 @@ OP_OF_METHOD = {LOCAL_LOAD: "ttg.local_load", LOCAL_STORE: "ttg.local_store", LO
 
 def read_conversion(module: Module, op: Operation, target: Target) -> Union[Conversion, str]:
     """The conversion ``op`` (a ``ttg.convert_layout``) asks for, or why it cannot be read."""
-    source, result = op.operands[0], op.results[0]
+    return conversion_between(op.operands[0], op.results[0], module.threads_per_warp, target, op)
+
+
+def conversion_between(source: Value, result: Value, threads_per_warp: Optional[int], target: Target,
+                       op: Optional[Operation] = None) -> Union[Conversion, str]:
+    """The conversion from ``source`` to ``result`` (a ``ttg.convert_layout``'s operand and
+    result, known by their types) in a module of ``threads_per_warp``, or why it cannot be read."""
     try:
         src, dst = value_layout(source, op), value_layout(result, op)
         element = island_element_type(result.tensor_type.element_type)
@@ -44,7 +51,7 @@ def read_conversion(module: Module, op: Operation, target: Target) -> Union[Conv
         return getattr(error, "message", str(error))
     if result.tensor_type.shape != source.tensor_type.shape:
         return "source and result shapes differ"
-    return warp_size_problem(module, target) or \
+    return warp_size_problem(threads_per_warp, target) or \
         Conversion(src, dst, element.logical_bits, target, str(source.tensor_type.encoding or ""),
                    str(result.tensor_type.encoding or ""))
 
@@ -65,14 +72,14 @@ def read_local_access(module: Module, op: Operation, target: Target) -> Union[Lo
         element = island_element_type(registers.tensor_type.element_type)
     except (PassFailure, EmitError) as error:
         return getattr(error, "message", str(error))
-    return problem or warp_size_problem(module, target) or \
+    return problem or warp_size_problem(module.threads_per_warp, target) or \
         LocalAccess(layout, buffer, element.logical_bits, target, view, str(registers.tensor_type.encoding or ""))
 
 
-def warp_size_problem(module: Module, target: Target) -> str:
-    """Why islands for ``target`` cannot go into ``module`` ("" if they can)."""
-    if (module.threads_per_warp or target.warp_size) != target.warp_size:
-        return f"the module has {module.threads_per_warp} threads per warp, {target.name} has {target.warp_size}"
+def warp_size_problem(threads_per_warp: Optional[int], target: Target) -> str:
+    """Why islands for ``target`` cannot go into a module of ``threads_per_warp`` ("" if they can)."""
+    if (threads_per_warp or target.warp_size) != target.warp_size:
+        return f"the module has {threads_per_warp} threads per warp, {target.name} has {target.warp_size}"
     return ""
 
 

@@ -20,6 +20,7 @@ from .barriers.guard_barriers import prune_guard_barriers
 from .plugin_config import PluginConfig
 from .plugin_pipeline import PipelineResult, kernel_name, run_plugin_pipeline
 from .plugin_stats import compile_without_islands, share_stats, stats
+from .types_first import every_conversion_is_stocks
 
 
 def wrap_stages(stages: dict, config: PluginConfig) -> None:
@@ -74,11 +75,12 @@ class _WrappedStages:
         def stock_llir():
             return self.original["llir"](src, metadata)
 
-        if not has_work_for(self.config, names):
+        if not has_work_for(self.config, names) or every_conversion_is_stocks(src, self.config):
             # Nothing for us: our passes would only add attributes, and a module without
             # islands is compiled from Triton's own TTGIR anyway.  No print, no parse: the op
             # names come from a walk of the module, far cheaper than a print (docs/compile-time.md,
-            # 'What the small savings saved').
+            # 'What the small savings saved'), and where every conversion goes to stock that is
+            # known from their types (``types_first``).
             self.kernel = _KernelCompile(stock_src=src)
             return stock_llir()
         text = src.str()

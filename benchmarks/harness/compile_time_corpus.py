@@ -145,7 +145,8 @@ class FunctionClock:
 
 
 class PluginClock(FunctionClock):
-    """The wall time spent in the hook's two calls into the plugin while it is entered (``seconds``)."""
+    """The wall time spent in the hook's calls into the plugin while it is entered (``seconds``):
+    the conversions asked from their types (``types_first``), the pipeline, the guard pruning."""
 
     # Where the stage wrappers look the two up; ``passes.hook`` was the place before the hook was
     # split into rooms (kept, so that an older tree is still timed).
@@ -153,7 +154,7 @@ class PluginClock(FunctionClock):
 
     def __init__(self):
         super().__init__([(module, name, "plugin") for module in self.CALLERS
-                          for name in ("run_plugin_pipeline", "prune_guard_barriers")])
+                          for name in ("every_conversion_is_stocks", "run_plugin_pipeline", "prune_guard_barriers")])
 
     @property
     def seconds(self) -> float:
@@ -162,7 +163,8 @@ class PluginClock(FunctionClock):
 
 class PhaseClock(FunctionClock):
     """Each phase of the plugin's own work while it is entered (``seconds``, by phase): the
-    snapshot of Triton's module, planning (layouts, candidates, choice, plan verifier), emission,
+    conversions asked from their types before anything is printed, the snapshot of Triton's
+    module, planning (layouts, candidates, choice, plan verifier), emission,
     the emitted-code simulator, the re-parse of the module with its islands into Triton, and the
     pruning of guard barriers on the LLVM IR.  What is left of :class:`PluginClock`'s total is the
     passes' glue (guard placement, splicing, remarks)."""
@@ -170,7 +172,8 @@ class PhaseClock(FunctionClock):
     # phase: (module, names) rows where the callers look the functions up, today's first, then
     # an older tree's (before the hook was split into rooms and the island checks left
     # lower_conversions).
-    PHASES = {"snapshot": [("plugin_pipeline", "snapshot_of"), ("hook", "snapshot_of")],
+    PHASES = {"types first": [("stage_wrappers", "every_conversion_is_stocks")],
+              "snapshot": [("plugin_pipeline", "snapshot_of"), ("hook", "snapshot_of")],
               "plan": [("lower_conversions", "plan_module")],
               "emit": [("island_checks", "emit_island", "emit_local_load_island", "emit_local_store_island"),
                        ("lower_conversions", "emit_island", "emit_local_load_island", "emit_local_store_island")],

@@ -1,6 +1,6 @@
 """What an island may be: limits that leave a conversion to stock Triton whatever its plan.
 
-Three limits, each checked before an island is emitted, each naming itself in the remark:
+Four limits, each checked before an island is emitted, each naming itself in the remark:
 
 * ``MAX_ELEMENTS_PER_THREAD``: every island is printed, re-parsed and simulated register by
   register, and that work grows with the square of the registers (each struct op carries the
@@ -13,6 +13,15 @@ Three limits, each checked before an island is emitted, each naming itself in th
   from the fast ones; so every island of that size is handed back.  What that costs is the run
   time of a few large conversions, never compile time.  The measurements are on
   docs/compile-time.md (the SLP section).
+* ``AMD_REGISTER_FILE_LIMIT_BEFORE`` (AMD, releases before it): a side holding more elements
+  a thread than the target has registers a lane (``Target.registers_per_thread``, 512 on CDNA)
+  puts the kernel past the register file, and there LLVM's AMDGPU back end of those releases
+  spends its time in the machine scheduler's high-pressure stages, growing with the spills: on
+  gfx942 under triton 3.6, a 1,024-register bf16 slice converted there and back twice compiled in
+  5x stock's time with our islands (ours spilled 2,003 VGPRs, stock 1,325), and in 1.07x under
+  3.9 (docs/compile-time.md, "Issue 53").  Such a kernel spills whoever lowers the conversion, so
+  stock's lowering is kept; by default the floor hands these conversions to Triton anyway, so
+  the limit shows with the stock gate off.
 * the compile-cost bound of ``lowering.compile_cost`` (``work_problem``): the plan's predicted
   instructions per value moved, so that LLVM's optimizer time stays linear in the island.
 
@@ -30,6 +39,7 @@ from ..target import Target, Vendor
 MAX_ELEMENTS_PER_THREAD = 1024
 MAX_SHARED_ACCESSES_PER_THREAD = 255
 SHARED_ACCESS_LIMIT_SINCE = (3, 9)    # the first release whose LLVM was measured slow on such islands
+AMD_REGISTER_FILE_LIMIT_BEFORE = (3, 9)   # the first release whose AMDGPU back end was measured fast there
 
 
 def elements_problem(*layouts) -> str:
@@ -59,7 +69,26 @@ def shared_accesses_problem(plan, target: Target, triton: str) -> str:
             f"on such a module)")
 
 
+def register_file_problem(plan, target: Target, triton: str) -> str:
+    """Why a conversion's island would hold more elements a thread than an AMD lane has registers,
+    under a release whose AMDGPU back end is slow past the register file ("" if not).  Example:
+    gfx942 (512 registers a lane), triton 3.6, a bf16 slice of 1,024 registers a thread: left to
+    Triton; the same under triton 3.9, or with 512 registers: kept."""
+    release = release_of(triton) or AMD_REGISTER_FILE_LIMIT_BEFORE      # unreadable: as the newest
+    if target.vendor is not Vendor.AMD or release >= AMD_REGISTER_FILE_LIMIT_BEFORE or not target.registers_per_thread:
+        return ""
+    sides = [getattr(plan, name, None) for name in ("src", "dst")]
+    per_thread = max((layout.in_dims.get("register", 1) for layout in sides if layout is not None), default=0)
+    if per_thread <= target.registers_per_thread:
+        return ""
+    return (f"{per_thread} elements per thread, more than {target.name}'s {target.registers_per_thread} registers a "
+            f"lane: the kernel spills whoever lowers the conversion, and before triton "
+            f"{'.'.join(map(str, AMD_REGISTER_FILE_LIMIT_BEFORE))} LLVM's AMDGPU back end takes many times stock's "
+            "compile time on such an island's spills (AMD_REGISTER_FILE_LIMIT_BEFORE)")
+
+
 def island_size_problem(plan, target: Target, triton: str) -> str:
     """Why a planned conversion's island is too large to emit ("" if it is not): the shared-access
-    limit, then the compile-cost bound."""
-    return shared_accesses_problem(plan, target, triton) or work_problem(plan)
+    limit, the AMD register-file limit, then the compile-cost bound."""
+    return shared_accesses_problem(plan, target, triton) or register_file_problem(plan, target, triton) \
+        or work_problem(plan)

@@ -1,0 +1,118 @@
+"""The drop-in asks each conversion from its types before printing Triton's module
+(``passes.types_first``): where every conversion goes to stock that way, the pipeline would have
+made no island, so the hook compiles Triton's own module without a print or a snapshot.
+
+What must hold: wherever the types say "stock's, every one", the pipeline run on the module
+makes no island (on the corpora, under the release installed and, for the measured model of
+sm_90, as triton 3.6 decides); the question is asked only of the default pipeline; and it is
+not vacuous (the FLA corpus under 3.9 is answered from the types throughout)."""
+
+import glob
+import os
+
+import pytest
+
+triton = pytest.importorskip("triton")
+
+from linear_layouts.passes import lower_conversions, stage_wrappers  # noqa: E402
+from linear_layouts.passes.hook import Mode, PluginConfig  # noqa: E402
+from linear_layouts.passes.ir.bindings import bindings, new_context  # noqa: E402
+from linear_layouts.passes.lower_conversions import LowerConversions  # noqa: E402
+from linear_layouts.passes.plugin_pipeline import run_plugin_pipeline  # noqa: E402
+from linear_layouts.passes.types_first import every_conversion_is_stocks  # noqa: E402
+
+from support import REPO  # noqa: E402
+
+CORPORA = REPO / "test" / "lit" / "corpus"
+DEFAULT = PluginConfig(Mode.LINEAR, (LowerConversions(),))
+
+
+@pytest.fixture(autouse=True)
+def _gate_on(monkeypatch):
+    """The suite turns the stock gate off (conftest.py); this is about the default."""
+    monkeypatch.delenv("LINEAR_LAYOUTS_STOCK_GATE", raising=False)
+
+
+def _modules(folder: str):
+    """(file name, Triton's module) of each file of a corpus folder with a conversion that the
+    installed Triton parses."""
+    for path in sorted(glob.glob(str(CORPORA / folder / "*.ttgir"))):
+        if "ttg.convert_layout" not in open(path).read():
+            continue
+        context = new_context()
+        try:
+            module = bindings().parse_mlir_module(path, context)
+        except RuntimeError:      # ops newer than this Triton
+            continue
+        module.context = context
+        yield os.path.basename(path), module
+
+
+@pytest.mark.parametrize("release", ["installed", "3.6.0"])
+@pytest.mark.parametrize("folder", ["fla", "liger_kernel", "cuda90", "cuda80", "gfx942"])
+def test_stocks_from_the_types_means_no_island(monkeypatch, folder, release):
+    if release != "installed":
+        monkeypatch.setattr(lower_conversions, "triton_version", lambda: release)
+    checked = 0
+    for name, module in _modules(folder):
+        if every_conversion_is_stocks(module, DEFAULT):
+            result = run_plugin_pipeline(module, DEFAULT, {"name": name})
+            assert result.ops_replaced == 0, (folder, name)
+            checked += 1
+    assert checked or folder in ("cuda90", "liger_kernel") and release == "3.6.0"
+
+
+def test_the_held_out_corpus_is_answered_from_the_types_under_3_9(monkeypatch):
+    """Under 3.9 nothing of FLA's is ours (docs/compile-time.md): every kernel with a conversion
+    is answered before any print."""
+    monkeypatch.setattr(lower_conversions, "triton_version", lambda: "3.9.0")
+    modules = list(_modules("fla"))
+    assert len(modules) >= 30
+    assert all(every_conversion_is_stocks(module, DEFAULT) for _, module in modules)
+
+
+def test_a_kernel_with_an_island_is_not_answered_from_the_types(monkeypatch):
+    """Under 3.6 on sm_90 the measured rule keeps FLA's ldmatrix islands: such a kernel goes
+    through the pipeline, which makes them."""
+    monkeypatch.setattr(lower_conversions, "triton_version", lambda: "3.6.0")
+    found = 0
+    for name, module in _modules("fla"):
+        if not every_conversion_is_stocks(module, DEFAULT):
+            found += run_plugin_pipeline(module, DEFAULT, {"name": name}).ops_replaced > 0
+    assert found >= 5
+
+
+@pytest.mark.parametrize("config", [
+    PluginConfig(Mode.LINEAR, (LowerConversions(),), remarks=True),
+    PluginConfig(Mode.LINEAR, (LowerConversions(remarks=True),)),
+    PluginConfig(Mode.LINEAR, (LowerConversions(only="shuffle,shared,local_load"),)),
+], ids=["remarks", "pass-remarks", "local-ops"])
+def test_only_the_default_pipeline_is_answered_from_the_types(monkeypatch, config):
+    monkeypatch.setattr(lower_conversions, "triton_version", lambda: "3.9.0")
+    _, module = next(_modules("fla"))
+    assert every_conversion_is_stocks(module, DEFAULT)
+    assert not every_conversion_is_stocks(module, config)
+
+
+def test_the_gate_off_keeps_every_kernel_on_the_pipeline(monkeypatch):
+    monkeypatch.setenv("LINEAR_LAYOUTS_STOCK_GATE", "off")
+    assert not any(every_conversion_is_stocks(module, DEFAULT) for _, module in _modules("fla"))
+
+
+def test_the_hook_skips_the_print_where_the_types_answer(monkeypatch):
+    """The llir stage compiles Triton's own module, never printing it, where the types answer."""
+    monkeypatch.setattr(lower_conversions, "triton_version", lambda: "3.9.0")
+    name, module = next(_modules("fla"))
+    printed = []
+    calls = []
+
+    class Watched:
+        def __getattr__(self, attribute):
+            if attribute == "str":
+                printed.append(attribute)
+            return getattr(module, attribute)
+
+    wrapped = stage_wrappers._WrappedStages({"llir": lambda src, metadata: calls.append(src) or "llir"},
+                                            DEFAULT)
+    assert wrapped.llir(Watched(), {}) == "llir"
+    assert not printed and len(calls) == 1
