@@ -61,6 +61,8 @@ OFF_THE_SKELETON = {
     "algebra": "CPU only: no GPU, no dry run",
     "compile_time": "CPU only, with subcommands (corpus, fuzz)",
     "stock_dominance": "CPU only: no GPU, no dry run",
+    "i1_forwarding": "CPU only: no GPU, no dry run",
+    "floor_first": "CPU only: no GPU, no compile",
     "triton_language_tests": "runs Triton's own test suite, not cases of ours",
 }
 
