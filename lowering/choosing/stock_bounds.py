@@ -207,24 +207,23 @@ def why_no_plan_gains(src: LinearLayout, dst: LinearLayout, bits, target, scope:
     unplanned.
     ``test_gate_first.py`` checks, on random conversions and the corpus, that the planned pick is
     left to stock wherever this answers."""
-    if scope not in (Scope.LANE, Scope.WARP) or not methods:
+    floor = stock_floor(src, dst, bits, target) if scope in (Scope.LANE, Scope.WARP) and methods else None
+    if floor is None or (Method.SHUFFLE in methods and floor != Costly()):
         return ""
-    floor = stock_floor(src, dst, bits, target)
-    if floor is None:
-        return ""
+    return f"stock Triton's lowering: {_floor_no_plan_beats(floor, scope)} (lowering/choosing/stock_bounds.py)"
+
+
+def _floor_no_plan_beats(floor: Costly, scope: Scope) -> str:
+    """Why no plan of shared-memory candidates (any plan, for a floor of nothing) beats ``floor``."""
     if floor == Costly():
-        return (f"stock Triton's lowering: every {scope}-scope plan of ours moves data (a shuffle or a shared-memory "
-                "access at least), and stock's lowering moves it within each warp, so no floor of its "
-                "instructions is known that ours could show to be below (lowering/choosing/stock_bounds.py)")
-    if Method.SHUFFLE in methods:
-        return ""
+        return (f"every {scope}-scope plan of ours moves data (a shuffle or a shared-memory access at least), and "
+                "stock's lowering moves it within each warp, so no floor of its instructions is known that ours "
+                "could show to be below")
     if floor.shuffles:
-        return (f"stock Triton's lowering: it moves this {scope}-scope conversion with {floor.shuffles} warp "
-                "shuffle(s) a thread and no shared-memory access, and every plan of ours goes through shared "
-                "memory (lowering/choosing/stock_bounds.py)")
-    return (f"stock Triton's lowering: every {scope}-scope plan of ours goes through shared memory, and needs at "
-            f"least what stock's lowering needs at least ({floor.text()}): no gain to show for the island's "
-            "compile time (lowering/choosing/stock_bounds.py)")
+        return (f"it moves this {scope}-scope conversion with {floor.shuffles} warp shuffle(s) a thread and no "
+                "shared-memory access, and every plan of ours goes through shared memory")
+    return (f"every {scope}-scope plan of ours goes through shared memory, and needs at least what stock's lowering "
+            f"needs at least ({floor.text()}): no gain to show for the island's compile time")
 
 
 @dataclass(frozen=True)

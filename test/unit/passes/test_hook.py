@@ -321,13 +321,22 @@ class ThirdPartyHook:
 
 @pytest.fixture
 def pipeline_runs(monkeypatch):
-    """The pipeline of every run of our passes (the real ones run too)."""
+    """The pipeline of every compile our hook asked about its conversions (the real functions
+    run too): with a conversion in the kernel, the llir stage first asks them from their types
+    (``types_first``), with the active configuration, then runs the pipeline where one could be
+    ours, or where the configuration's pipeline cannot be asked from the types."""
     runs = []
-    real = stage_wrappers.run_plugin_pipeline
+    real_first, real_pipeline = stage_wrappers.every_conversion_is_stocks, stage_wrappers.run_plugin_pipeline
+
+    def asked_first(module, config):
+        runs.append(config.pipeline)
+        return real_first(module, config)
 
     def counted(module, config, metadata=None, text=None):
-        runs.append(config.pipeline)
-        return real(module, config, metadata, text)
+        if not runs or runs[-1] != config.pipeline:    # a pipeline not asked from the types
+            runs.append(config.pipeline)
+        return real_pipeline(module, config, metadata, text)
+    monkeypatch.setattr(stage_wrappers, "every_conversion_is_stocks", asked_first)
     monkeypatch.setattr(stage_wrappers, "run_plugin_pipeline", counted)
     monkeypatch.setenv("TRITON_ALWAYS_COMPILE", "1")
     yield runs
