@@ -58,7 +58,7 @@ import statistics
 import sys
 import tempfile
 import time
-from typing import NamedTuple
+from typing import NamedTuple, Optional
 
 from harness.common import require_package  # noqa: E402
 
@@ -95,6 +95,7 @@ class Timing(NamedTuple):
     plugin: float = 0.0
     llir: float = 0.0
     after_llir: float = 0.0
+    phases: Optional[dict] = None    # the plugin's own work by phase (PhaseClock), ours modes
 
 
 class FunctionClock:
@@ -271,13 +272,13 @@ def compile_as(mode: str, path: str, target) -> Timing:
         if mode in ("ours", "warm"):
             linear_layouts.enable()
         try:
-            with PluginClock() as plugin:
+            with PluginClock() as plugin, PhaseClock() as phases:
                 start, cpu_start = time.perf_counter(), cpu_seconds()
                 triton.compile(path, target=target)
                 wall, cpu = time.perf_counter() - start, cpu_seconds() - cpu_start
         finally:
             linear_layouts.disable()
-    return Timing(wall, cpu, plugin.seconds, *stages.split())
+    return Timing(wall, cpu, plugin.seconds, *stages.split(), phases=phases.seconds)
 
 
 def measure(paths: list[str], repeats: int, skipped: list) -> list[dict]:
@@ -308,6 +309,8 @@ def measure(paths: list[str], repeats: int, skipped: list) -> list[dict]:
                **{f"{mode}_cpu": statistics.median(t.cpu for t in values) for mode, values in times.items()},
                **{f"{mode}_min": min(t.wall for t in values) for mode, values in times.items()},
                "ours_plugin": statistics.median(t.plugin for t in times["ours"]),
+               "ours_phases": {phase: statistics.median((t.phases or {}).get(phase, 0.0) for t in times["ours"])
+                               for phase in PhaseClock.PHASES},
                **{f"{mode}_{stage}": statistics.median(getattr(t, stage) for t in times[mode])
                   for mode in ("stock", "ours") for stage in ("llir", "after_llir")}}
         row["plugin_share"] = row["ours_plugin"] / row["stock"]
@@ -425,9 +428,27 @@ def account_lines(rows: list[dict]) -> list[str]:
              "after": lambda r: _stage_delta(r, "after_llir")}
     medians = {name: statistics.median(part(r) for r in timed) for name, part in parts.items()}
     worst = max(timed, key=lambda r: r["ratio"])
-    return [f"* where the extra time goes (Triton's stages timed beneath the plugin), medians over the kernels with a "
-            f"conversion: {account(medians)}; on the worst, {worst['file']} (+{(worst['ours'] - worst['stock']) * 1000:.0f}"
-            f" ms): {account({name: part(worst) for name, part in parts.items()})}"]
+    lines = [f"* where the extra time goes (Triton's stages timed beneath the plugin), medians over the kernels with a "
+             f"conversion: {account(medians)}; on the worst, {worst['file']} (+{(worst['ours'] - worst['stock']) * 1000:.0f}"
+             f" ms): {account({name: part(worst) for name, part in parts.items()})}"]
+    return lines + phase_lines(timed)
+
+
+def phase_lines(rows: list[dict]) -> list[str]:
+    """The plugin's own work by phase (``PhaseClock``), medians over the kernels with a
+    conversion that got an island and over those that got none (rows of runs that timed the
+    phases; none for older ones)."""
+    timed = [r for r in rows if r.get("ours_phases")]
+    lines = []
+    for label, group in (("with an island", [r for r in timed if r["ours_phases"].get("emit", 0.0) > 0]),
+                         ("without one", [r for r in timed if not r["ours_phases"].get("emit", 0.0) > 0])):
+        if not group:
+            continue
+        medians = {phase: statistics.median(r["ours_phases"].get(phase, 0.0) for r in group) for phase in PhaseClock.PHASES}
+        plugin = statistics.median(r["ours_plugin"] for r in group)
+        lines.append(f"* the plugin's own work on the {len(group)} kernels {label}, medians: {plugin * 1000:.1f} ms in all; "
+                     + ", ".join(f"{phase} {seconds * 1000:.1f} ms" for phase, seconds in medians.items() if seconds))
+    return lines
 
 
 def clocks_of(rows: list[dict]) -> tuple[Clock, ...]:
