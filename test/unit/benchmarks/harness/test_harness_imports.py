@@ -58,6 +58,7 @@ OFF_THE_SKELETON = {
     "kernels": "GPU only: no dry run to check a move against",
     "kernel_choice": "GPU only: no dry run to check a move against",
     "torch_compile_gpu": "GPU only: no dry run to check a move against",
+    "fla_ops_gpu": "GPU only: whole third-party ops, no dry run",
     "algebra": "CPU only: no GPU, no dry run",
     "compile_time": "CPU only, with subcommands (corpus, fuzz)",
     "stock_dominance": "CPU only: no GPU, no dry run",
