@@ -6,7 +6,9 @@ do the islands the plugin keeps in FLA's kernels pay for themselves in the whole
 ``PATH`` holds flash-linear-attention's ``fla`` package (version 0.5.2 at bc3b101, the commit
 ``test/lit/corpus/fla`` was compiled from: ``git archive bc3b101 fla LICENSE``); its Python
 dependencies beyond torch and triton are ``einops`` and ``packaging``.  Each op of ``OPS`` (the
-corpus's shapes: 4 heads, 128-wide keys and values, bf16, batch 2, ``--tokens`` a sequence) runs
+corpus's shapes: 4 heads, 128-wide keys and values, bf16, batch 2, ``--tokens`` a sequence,
+32,768 by default: at 4,096 the ops take 1-2.5 ms, mostly launches, and differ by up to 1.6x
+between processes) runs
 forward and backward, in a process of its own per mode and round, with its own empty Triton
 cache: ``stock`` (Triton alone) and ``ours`` (``enable()`` with its defaults), the two modes
 interleaved over ``--rounds`` rounds.  Reported per op: the median time of forward + backward
@@ -145,7 +147,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--fla", default="", help="the folder holding flash-linear-attention's fla package")
     parser.add_argument("--ops", default=",".join(OPS))
-    parser.add_argument("--tokens", type=int, default=4096)
+    parser.add_argument("--tokens", type=int, default=32768,
+                        help="tokens a sequence (at 4,096 the ops are launch-bound: a few ms, noise 13-61%%)")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--timeout", type=int, default=240, help="seconds a child may take")
     parser.add_argument("--out", default="")
