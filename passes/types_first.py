@@ -28,7 +28,8 @@ from __future__ import annotations
 from typing import Optional
 
 from ..lowering.choosing.lowering_choice import choose_conversion
-from ..lowering.target import Target, UnknownTarget, target_named
+from ..lowering.target import Target, UnknownTarget
+from .ir.module_target import target_of
 from .ir.operations import Value
 from .lower_conversions import LowerConversions
 from .op_requests import conversion_between
@@ -71,12 +72,9 @@ def every_conversion_is_stocks(handle, config: PluginConfig) -> bool:
 
 
 def _target(handle, lowering: LowerConversions) -> Optional[Target]:
-    """The target the pass plans for: its option, else the module's ``ttg.target``; None where
-    neither names one (the pass then says why; that takes the module)."""
-    if isinstance(lowering.target, Target):
-        return lowering.target
+    """The target the pass plans for (``ir.module_target``: its option, else the module's
+    ``ttg.target``); None where neither names one (the pass then says why; that takes the module)."""
     try:
-        name = handle.get_operation().get_str_attr("ttg.target")
-        return target_named(name) if name else None
+        return target_of(lowering.target, lambda: handle.get_operation().get_str_attr("ttg.target"))
     except (UnknownTarget, AttributeError, RuntimeError, TypeError, ValueError):
         return None

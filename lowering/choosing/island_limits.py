@@ -42,9 +42,14 @@ SHARED_ACCESS_LIMIT_SINCE = (3, 9)    # the first release whose LLVM was measure
 AMD_REGISTER_FILE_LIMIT_BEFORE = (3, 9)   # the first release whose AMDGPU back end was measured fast there
 
 
+def elements_per_thread(*layouts) -> int:
+    """The most registers a thread holds on any of these distributed layouts (copies counted)."""
+    return max(layout.in_dims.get("register", 1) for layout in layouts)
+
+
 def elements_problem(*layouts) -> str:
     """Why an island for these distributed layouts holds too many elements a thread ("" if not)."""
-    per_thread = max(layout.in_dims.get("register", 1) for layout in layouts)
+    per_thread = elements_per_thread(*layouts)
     if per_thread > MAX_ELEMENTS_PER_THREAD:
         return (f"{per_thread} elements per thread; islands are limited to {MAX_ELEMENTS_PER_THREAD} "
                 f"per thread (MAX_ELEMENTS_PER_THREAD)")
@@ -77,8 +82,7 @@ def register_file_problem(plan, target: Target, triton: str) -> str:
     release = release_of(triton) or AMD_REGISTER_FILE_LIMIT_BEFORE      # unreadable: as the newest
     if target.vendor is not Vendor.AMD or release >= AMD_REGISTER_FILE_LIMIT_BEFORE or not target.registers_per_thread:
         return ""
-    sides = [getattr(plan, name, None) for name in ("src", "dst")]
-    per_thread = max((layout.in_dims.get("register", 1) for layout in sides if layout is not None), default=0)
+    per_thread = elements_per_thread(*(side for side in (plan.src, plan.dst) if side is not None))
     if per_thread <= target.registers_per_thread:
         return ""
     return (f"{per_thread} elements per thread, more than {target.name}'s {target.registers_per_thread} registers a "

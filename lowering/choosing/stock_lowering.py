@@ -123,4 +123,3 @@ def stock_moves_nothing(src: LinearLayout, dst: LinearLayout, bits: int, target=
 def holds_register_copies(layout: LinearLayout) -> bool:
     """Whether two registers of a thread hold the same element (a zero register basis)."""
     return layout.has_in_dim("register") and any(not any(basis) for basis in layout.bases["register"])
-

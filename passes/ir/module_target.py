@@ -15,9 +15,16 @@ from .snapshot import Module
 
 def module_target(module: Module, target: Union[str, Target, None] = None) -> Target:
     """The target to plan ``module`` for; ``UnknownTarget`` naming what is wrong where there is none."""
+    return target_of(target, lambda: module.target)
+
+
+def target_of(target: Union[str, Target, None], attribute) -> Target:
+    """``target`` (a caller's option), else the target the module's ``ttg.target`` names, read by
+    ``attribute()`` only when needed (a snapshot's header, or Triton's module through its
+    bindings: ``passes.types_first``); ``UnknownTarget`` where neither names one."""
     if isinstance(target, Target):
         return target
-    name = target or module.target
+    name = target or attribute()
     if not name:
         raise UnknownTarget("the module has no ttg.target attribute (pass target=...)")
     return target_named(name)
