@@ -17,6 +17,19 @@ stock between rounds (the noise), the plugin's islands in the op's kernels (``li
 and whether ours computes what stock computes (the forward output and every gradient, bit for
 bit, else the largest difference).  Each kernel runs FLA's first autotuning configuration
 (``_one_config_each``), so that both modes time the same kernels.
+
+    python benchmarks/fla_ops_gpu.py --fla PATH --ops chunk_gla --per-kernel --keep-ir DIR
+
+``--per-kernel`` also times every kernel of the op on its own (``torch.profiler``, the GPU time a
+forward + backward spends in each kernel, over ``--profile-steps`` steps) and writes a table of
+kernels, stock against ours: which kernels an op's difference comes from.  ``--keep-ir DIR``
+archives each mode's compiled kernels (TTGIR, LLVM IR, PTX) of the first round as
+``DIR/<op>.<mode>.tar.gz``, to read offline which conversions a kernel has and how each mode lowered
+them.  ``--variants NAME=KEY,KEY;NAME=...`` adds modes: ``enable()`` with those conversions
+(``lowering.choosing.measured_choices.conversion_key``, 24 hex digits) left to Triton
+(``candidate_for=KEY:stock``), every other conversion as the default plans it.  Kernels are
+independent, so a variant that moves one conversion in each of several kernels answers for each
+of those kernels at once in the per-kernel table.
 """
 
 from __future__ import annotations
@@ -85,16 +98,62 @@ def _one_config_each() -> None:
     autotuner.Autotuner.__init__ = first_config
 
 
-def child(op: str, mode: str, tokens: int, out_file: str) -> None:
+def _enable_mode(mode: str, variants: dict) -> None:
+    """``ours``: ``enable()`` with its defaults; a variant's name: ``enable()`` with that variant's
+    conversions left to Triton; ``stock``: nothing."""
+    if mode == "stock":
+        return
+    import linear_layouts
+    if mode == "ours":
+        linear_layouts.enable()
+        return
+    from linear_layouts.tools.final_code import lower_pipeline
+    linear_layouts.enable(pipeline=lower_pipeline(",".join(f"{key}:stock" for key in variants[mode])))
+
+
+def parse_variants(text: str) -> dict:
+    """``"a=KEY,KEY;b=KEY"`` -> ``{"a": [KEY, KEY], "b": [KEY]}``."""
+    variants = {}
+    for part in filter(None, (p.strip() for p in text.split(";"))):
+        name, _, keys = part.partition("=")
+        if not name or name in ("stock", "ours") or not keys:
+            raise SystemExit(f"--variants: {part!r} is not NAME=KEY,KEY (NAME other than stock and ours)")
+        variants[name.strip()] = [k.strip() for k in keys.split(",") if k.strip()]
+    return variants
+
+
+def kernel_times(step, leaves, steps: int) -> dict:
+    """GPU microseconds each kernel takes in one call of ``step`` (mean over ``steps`` calls),
+    by kernel name, from ``torch.profiler``'s CUDA activity."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    for _ in range(3):
+        step()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(steps):
+            for x in leaves:
+                x.grad = None
+            step()
+        torch.cuda.synchronize()
+    times = {}
+    for event in prof.key_averages():
+        total = getattr(event, "self_device_time_total", None)
+        if total is None:
+            total = getattr(event, "self_cuda_time_total", 0)
+        if total:
+            times[event.key] = times.get(event.key, 0.0) + total / steps
+    return times
+
+
+def child(op: str, mode: str, tokens: int, out_file: str, variants: dict, profile_steps: int) -> None:
     """One op in one mode in this process: time it, save its results, write a JSON line."""
     import torch
     import triton
 
     _one_config_each()
-
-    if mode == "ours":
-        import linear_layouts
-        linear_layouts.enable()
+    _enable_mode(mode, variants)
     run, leaves = _inputs(op, tokens)
     out = run()
     do = torch.randn_like(out)
@@ -107,7 +166,9 @@ def child(op: str, mode: str, tokens: int, out_file: str) -> None:
     results = [out.detach().float().cpu()] + [x.grad.detach().float().cpu() for x in leaves]
     ms = triton.testing.do_bench(forward_backward, warmup=25, rep=200, grad_to_none=leaves, return_mode="median")
     row = {"op": op, "mode": mode, "ms": ms}
-    if mode == "ours":
+    if profile_steps:
+        row["kernels"] = kernel_times(forward_backward, leaves, profile_steps)
+    if mode != "stock":
         import linear_layouts
         stats = linear_layouts.stats()
         row.update(islands=getattr(stats, "islands", None), kernels_with_islands=getattr(stats, "kernels_with_islands", None),
@@ -117,26 +178,65 @@ def child(op: str, mode: str, tokens: int, out_file: str) -> None:
         f.write(json.dumps(row) + "\n")
 
 
-def _run_child(op, mode, tokens, fla, out_file, timeout) -> str:
-    env = dict(os.environ, TRITON_CACHE_DIR=tempfile.mkdtemp(prefix=f"fla_{op}_{mode}_"),
+def _run_child(op, mode, tokens, fla, out_file, timeout, child_args=(), keep_ir="") -> str:
+    cache = tempfile.mkdtemp(prefix=f"fla_{op}_{mode}_")
+    env = dict(os.environ, TRITON_CACHE_DIR=cache,
                PYTHONPATH=os.pathsep.join(filter(None, [fla, os.environ.get("PYTHONPATH")])))
     env.pop("LINEAR_LAYOUTS_STOCK_GATE", None)
     command = [sys.executable, os.path.abspath(__file__), "--child", op, mode, "--tokens", str(tokens),
-               "--json", out_file]
+               "--json", out_file, *child_args]
     try:
         done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return f"timed out after {timeout} s"
+    if keep_ir:
+        _keep_ir(cache, os.path.join(keep_ir, f"{op}.{mode}"))
     if done.returncode:
         lines = (done.stderr or done.stdout).strip().splitlines()
         return " | ".join(lines[-3:])[:400]
     return ""
 
 
-def compare(out_file: str, op: str) -> str:
+def _keep_ir(cache: str, into: str) -> None:
+    """Write the compiled kernels' TTGIR, LLVM IR and PTX under ``cache`` (Triton's cache of one
+    child, the plugin's sub-directory included) into the archive ``into.tar.gz``, one file."""
+    import tarfile
+
+    os.makedirs(os.path.dirname(into) or ".", exist_ok=True)
+    with tarfile.open(into + ".tar.gz", "w:gz") as archive:
+        for folder, _, names in os.walk(cache):
+            for name in sorted(names):
+                if name.endswith((".ttgir", ".llir", ".ptx")):
+                    archive.add(os.path.join(folder, name), arcname=name)
+
+
+def kernel_table(op: str, rows: list, modes: list) -> list[str]:
+    """Markdown: each kernel's GPU time a step under each mode (median over rounds), and each
+    mode's time over stock's; kernels by stock's time, largest first."""
+    per_mode = {}
+    for mode in modes:
+        runs = [r["kernels"] for r in rows if r["op"] == op and r["mode"] == mode and r.get("kernels")]
+        names = set().union(*runs) if runs else set()
+        per_mode[mode] = {n: statistics.median(run.get(n, 0.0) for run in runs) for n in names}
+    stock = per_mode.get("stock", {})
+    names = sorted(set().union(*per_mode.values()), key=lambda n: -stock.get(n, 0.0))
+    others = [m for m in modes if m != "stock"]
+    lines = [f"### {op}: GPU time a forward + backward step, by kernel (µs, median over rounds)", "",
+             "| kernel | stock | " + " | ".join(others) + " | " + " | ".join(f"{m} / stock" for m in others) + " |",
+             "|---|" + "---:|" * (1 + 2 * len(others))]
+    for name in names + ["(all)"]:
+        times = {m: (sum(per_mode[m].values()) if name == "(all)" else per_mode[m].get(name, 0.0)) for m in modes}
+        base = times.get("stock", 0.0)
+        ratios = [f"{times[m] / base:.3f}" if base else "-" for m in others]
+        lines.append(f"| `{name[:70]}` | {base:.1f} | " + " | ".join(f"{times[m]:.1f}" for m in others) +
+                     " | " + " | ".join(ratios) + " |")
+    return lines + [""]
+
+
+def compare(out_file: str, op: str, mode: str = "ours") -> str:
     import torch
     stock = torch.load(out_file + f".{op}.stock.pt")
-    ours = torch.load(out_file + f".{op}.ours.pt")
+    ours = torch.load(out_file + f".{op}.{mode}.pt")
     if all(torch.equal(a, b) for a, b in zip(stock, ours)):
         return "bit-exact"
     worst = max(float((a - b).abs().max()) for a, b in zip(stock, ours))
@@ -154,10 +254,19 @@ def main(argv=None) -> int:
     parser.add_argument("--out", default="")
     parser.add_argument("--child", nargs=2, metavar=("OP", "MODE"), help=argparse.SUPPRESS)
     parser.add_argument("--json", default="", help=argparse.SUPPRESS)
+    parser.add_argument("--per-kernel", action="store_true", help="also time every kernel of the op (torch.profiler)")
+    parser.add_argument("--profile-steps", type=int, default=20, help="steps the per-kernel profile averages")
+    parser.add_argument("--keep-ir", default="", help="copy the first round's compiled kernels here, per op and mode")
+    parser.add_argument("--variants", default="", help="NAME=KEY,KEY;...: enable() with those conversions left to Triton")
+    parser.add_argument("--name", default="fla_ops_gpu", help="the results' file stem")
     args = parser.parse_args(argv)
+    variants = parse_variants(args.variants)
+    steps = args.profile_steps if args.per_kernel else 0
+    child_args = ["--profile-steps", str(steps), "--variants", args.variants]
     if args.child:
-        child(*args.child, args.tokens, args.json)
+        child(*args.child, args.tokens, args.json, variants, args.profile_steps)
         return 0
+    modes = ["stock", "ours", *variants]
     import torch
     import triton
 
@@ -168,18 +277,21 @@ def main(argv=None) -> int:
     for op in args.ops.split(","):
         for round_ in range(args.rounds):
             out_file = os.path.join(work, f"{op}.r{round_}.jsonl")
-            for mode in (("stock", "ours") if round_ % 2 == 0 else ("ours", "stock")):
-                why = _run_child(op, mode, args.tokens, fla, out_file, args.timeout)
+            for mode in (modes if round_ % 2 == 0 else modes[::-1]):
+                why = _run_child(op, mode, args.tokens, fla, out_file, args.timeout, child_args,
+                                 args.keep_ir if round_ == 0 else "")
                 if why:
                     failures[(op, mode, round_)] = why
                 print(f"{op} {mode} round {round_}: {why or 'ok'}", flush=True)
             if os.path.exists(out_file):
                 rows += [dict(json.loads(line), round=round_) for line in open(out_file) if line.strip()]
-            if round_ == 0 and not any(k[0] == op and k[2] == 0 for k in failures):
-                exact[op] = compare(out_file, op)
+            if round_ == 0:
+                for mode in modes[1:]:
+                    if not any(k[0] == op and k[2] == 0 and k[1] in ("stock", mode) for k in failures):
+                        exact[(op, mode)] = compare(out_file, op, mode)
         if args.out:      # the rows so far, in case a time limit stops the run
             os.makedirs(args.out, exist_ok=True)
-            with open(os.path.join(args.out, "fla_ops_gpu.jsonl"), "w") as f:
+            with open(os.path.join(args.out, f"{args.name}.jsonl"), "w") as f:
                 f.writelines(json.dumps(r) + "\n" for r in rows)
     lines = [f"# flash-linear-attention's ops, whole: stock against `enable()`", "",
              f"Produced by `python benchmarks/fla_ops_gpu.py {' '.join(argv if argv is not None else sys.argv[1:])}` "
@@ -202,7 +314,22 @@ def main(argv=None) -> int:
         lines.append(f"| {op} | {statistics.median(stock_times):.3f} | "
                      f"{statistics.median(mine[('ours', k)]['ms'] for k in rounds):.3f} | "
                      f"{', '.join(f'{x:.3f}' for x in per_round)} | {statistics.median(per_round):.3f} | {noise:.3f} | "
-                     f"{ours_row.get('islands')} ({ours_row.get('kernels_with_islands')}) | {exact.get(op, '-')} |")
+                     f"{ours_row.get('islands')} ({ours_row.get('kernels_with_islands')}) | {exact.get((op, 'ours'), '-')} |")
+        for variant in variants:
+            done = [k for k in rounds if (variant, k) in mine]
+            if done:
+                per_round = [mine[(variant, k)]["ms"] / mine[("stock", k)]["ms"] for k in done]
+                row = mine[(variant, done[0])]
+                lines.append(f"| {op}, {variant} | | {statistics.median(mine[(variant, k)]['ms'] for k in done):.3f} | "
+                             f"{', '.join(f'{x:.3f}' for x in per_round)} | {statistics.median(per_round):.3f} | | "
+                             f"{row.get('islands')} ({row.get('kernels_with_islands')}) | {exact.get((op, variant), '-')} |")
+    if variants:
+        lines += ["", "Variants (``enable()`` with these conversions left to Triton):", ""]
+        lines += [f"* {name}: {', '.join(keys)}" for name, keys in variants.items()]
+    if args.per_kernel:
+        lines.append("")
+        for op in args.ops.split(","):
+            lines += kernel_table(op, rows, modes)
     if ratios:
         geomean = statistics.geometric_mean(ratios)
         lines += ["", f"Geometric mean of the per-op medians, ours / stock: **{geomean:.3f}** over {len(ratios)} ops."]
@@ -212,7 +339,7 @@ def main(argv=None) -> int:
     print(text)
     if args.out:
         os.makedirs(args.out, exist_ok=True)
-        with open(os.path.join(args.out, "fla_ops_gpu.md"), "w") as f:
+        with open(os.path.join(args.out, f"{args.name}.md"), "w") as f:
             f.write(text)
     return 0
 

@@ -62,6 +62,7 @@ def site_for(op: Operation, threads, guards: GuardPlacement) -> IslandSite:
                        dst_type="" if storing else "@DST_TYPE@", element_type=value.tensor_type.element_type,
                        buffer=buffer if storing else "", buffer_type="@BUFFER_TYPE@" if storing else "",
                        guard_before=guards.before(op), guard_after=guards.after(op),
+                       guard_before_alone=guards.before_alone(op),
                        prefix=CACHEABLE_PREFIX,
                        unique_struct=installed_conventions().struct_holds_unique_registers, in_loop=in_loop(op),
                        threads=threads)

@@ -187,7 +187,7 @@ class AmdInstructions:
     def async_proxy_fence(self, w: IslandWriter) -> None:
         raise EmitError("AMD targets have no async proxy to fence")
 
-    def barrier(self, w: IslandWriter, scope: BarrierScope, guard: bool = False) -> None:
+    def barrier(self, w: IslandWriter, scope: BarrierScope, guard: bool = False, alone: bool = False) -> None:
         if scope is BarrierScope.WARP:
             w.counts["fence"] += 1
             w.line('llvm.fence syncscope("workgroup") acq_rel')

@@ -104,6 +104,10 @@ class IslandSite:
     element_type: str
     guard_before: bool = True
     guard_after: bool = True
+    # The guard before orders the island after nothing but itself, in its loop's previous
+    # iteration (``GuardPlacement.before_alone``); marked so that the guard pruning can judge it
+    # by that (NVIDIA; elsewhere the same guard).
+    guard_before_alone: bool = False
     prefix: str = "ll"
     unique_struct: bool = False     # Triton >= 3.9: the struct has no broadcast register copies
     in_loop: bool = False           # the convert runs in a loop (see NvidiaInstructions._thread_id)
@@ -363,7 +367,7 @@ def _emit_shared(w: IslandWriter, vendor: VendorInstructions, plan: ConversionPl
     addresses = _SharedAddresses(w, vendor, scratch, element, view_part, view_mask)
     staging: list[str | None] = [None] * staging_size
     if site.guard_before:
-        vendor.barrier(w, BarrierScope.CTA, guard=True)
+        vendor.barrier(w, BarrierScope.CTA, guard=True, alone=site.guard_before_alone)
     for op in sh.ops:
         if isinstance(op, Barrier):
             vendor.barrier(w, op.scope)

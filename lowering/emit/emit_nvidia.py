@@ -82,6 +82,9 @@ FINAL_CODE_PATTERNS = {row.name: row.pattern for row in FINAL_CODE_INSTRUCTIONS 
 # LLVM IR and drop it where Triton's own barriers already order every access it would.
 GUARD_MARK = " // guard"
 GUARD_BARRIER_ASM = "bar.sync 0;" + GUARD_MARK
+# The guard before an island that is alone (``IslandSite.guard_before_alone``): the same barrier,
+# marked apart, because ``passes.barriers.guard_barriers`` judges it by a rule of its own.
+ALONE_GUARD_BARRIER_ASM = GUARD_BARRIER_ASM + " alone"
 # A warp group's guard (``bar.sync 2, 128; // guard``: lowering.thread_group) is marked alike,
 # and never dropped: the pruning reasons about whole-CTA barriers only.
 
@@ -351,7 +354,7 @@ class NvidiaInstructions:
         return _unpack_words(w, words, count, bits)
 
     # -- barriers ----------------------------------------------------------------------------------
-    def barrier(self, w: IslandWriter, scope: BarrierScope, guard: bool = False) -> None:
+    def barrier(self, w: IslandWriter, scope: BarrierScope, guard: bool = False, alone: bool = False) -> None:
         if scope is BarrierScope.WARP:
             asm = f"bar.warp.sync {FULL_MASK};"
         elif scope is BarrierScope.CTA and self.state.threads is not None:
@@ -359,7 +362,7 @@ class NvidiaInstructions:
             asm = warp_group_barrier(self.state.threads, self.target.warp_size)
             asm = asm + GUARD_MARK if guard else asm
         elif scope is BarrierScope.CTA:
-            asm = GUARD_BARRIER_ASM if guard else "bar.sync 0;"
+            asm = (ALONE_GUARD_BARRIER_ASM if alone else GUARD_BARRIER_ASM) if guard else "bar.sync 0;"
         else:
             raise EmitError(f"{scope.value} barriers are not emitted")
         name = asm.split()[0]     # bar.sync, or bar.warp.sync for a one-warp group's barrier

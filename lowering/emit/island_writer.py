@@ -210,8 +210,10 @@ class VendorInstructions(Packer, Protocol):
 
     def load(self, w: IslandWriter, op: SharedAccess, address: str, count: int, bits: int) -> list[str]: ...
 
-    def barrier(self, w: IslandWriter, scope: BarrierScope, guard: bool = False) -> None:
-        """A barrier over ``scope``; ``guard``: one of the site's guard barriers (counted apart)."""
+    def barrier(self, w: IslandWriter, scope: BarrierScope, guard: bool = False, alone: bool = False) -> None:
+        """A barrier over ``scope``; ``guard``: one of the site's guard barriers (counted apart);
+        ``alone``: the guard before an island alone (``IslandSite.guard_before_alone``), marked
+        so where the vendor's guards are pruned."""
 
     def async_proxy_fence(self, w: IslandWriter) -> None:
         """Order this thread's shared-memory stores before later async-proxy reads (NVIDIA sm_90+)."""

@@ -224,7 +224,7 @@ def _matrix_instruction(call: AsmCall, match: re.Match) -> None:
 PTX_HANDLERS: tuple[tuple[re.Pattern, Callable[[AsmCall, re.Match], None]], ...] = (
     (re.compile(r"mov\.u32 (\$\d+), %tid\.x;"), _mov_tid),
     (re.compile(r"prmt\.b32 .*"), _prmt),
-    (re.compile(r"bar\.sync (\d+)(?:, (\d+))?;(?: // guard)?"), _bar_sync),
+    (re.compile(r"bar\.sync (\d+)(?:, (\d+))?;(?: // guard(?: alone)?)?"), _bar_sync),
     (re.compile(r"fence\.proxy\.async\.shared::cta;"), _fence_proxy_async),
     (re.compile(r"bar\.warp\.sync (?:0xffffffff;|-1;|-1; // guard)"), _bar_warp_sync),
     (re.compile(r"st\.shared.*", re.S), _st_shared_instruction),

@@ -57,6 +57,29 @@ read behind and a write ahead: (2) stays, the one barrier between the two calls 
 has one there too).  Stopping at the entry and the ``ret``, as this did before, both went and
 the second call's stores could overwrite bytes the first call's loads had not read yet.
 
+Guards of an island alone.  The guard before a conversion's island that is the kernel's only
+shared-memory island, and whose kernel has no shared-memory op of Triton's that could touch its
+bytes (``passes.barriers.buffer_spans``), orders the island after one thing only: itself, in the
+previous iteration of its loop (``GuardPlacement.before_alone``; spelled ``bar.sync 0; // guard
+alone``).  Triton's accesses do not matter to it, so its walk looks for barriers alone: walking
+backward from it, every path must meet one of Triton's own CTA barriers (an NVVM barrier call;
+inline ``bar.sync`` may be the plan's own, inside the island) before it meets the guard again
+(any copy of it: where LLVM duplicated the island, reaching one is reaching the island's code,
+which lies just after it).  Reaching the kernel's entry is fine: nothing of the island ran
+before.  Example, a pipelined loop::
+
+    loop:
+      bar.sync 0; // guard alone    <- behind: the back edge, then Triton's barrier: it goes
+      st.shared ...; ld.shared ...   (the island)
+      st.global ...
+      cp.async.wait_group 0
+      barrier.cta.sync 0            (Triton's, after its async wait)
+      ldmatrix ...; cp.async ...     (Triton's, on buffers apart from the island's)
+      br loop
+
+These are judged only where every guard of the module is such a guard: a regular guard's walk
+may have stopped at one, and the two rules must not each lean on the other.
+
 Conservative by construction: an instruction we do not recognise (a call of a function the
 module does not define, a call through a pointer, inline assembly other than plain register or
 global-memory code, a generic-pointer load) counts as both a read and a write, and only full CTA
@@ -85,7 +108,7 @@ from dataclasses import dataclass
 
 # A guard barrier is spelled ``bar.sync 0; // guard`` (lowering.emit.emit_nvidia), which tells it
 # from Triton's barriers and from the barriers inside a plan; those are never dropped.
-from ...lowering.emit.emit_nvidia import GUARD_BARRIER_ASM
+from ...lowering.emit.emit_nvidia import ALONE_GUARD_BARRIER_ASM, GUARD_BARRIER_ASM
 # What each line does (``classify``); READ, WRITE, BOTH are re-exported for the tests and tools.
 from .shared_accesses import (BOTH, CALL, CALLEE, INLINE_ASM, NAME, READ, WRITE, classify, may_access,  # noqa: F401
                               unquoted)
@@ -449,10 +472,17 @@ def prune_guard_barriers(llir: str) -> tuple[str, int]:
             guards.setdefault(located[1], []).append(index)
     summaries = None
     removed: list[int] = []
+    all_alone = all(ALONE_GUARD_BARRIER_ASM in lines[index] for index in line_starts)
     for function in program.in_order():
         for block in function.blocks.values():
             for index in guards.get(block, ()):
                 if kinds[index] != "guard":
+                    continue
+                if all_alone:
+                    if _alone_guard_needed(program, kinds, lines, _Point(function.name, block.name, index)):
+                        continue
+                    kinds[index] = 0
+                    removed.append(index)
                     continue
                 if summaries is None:
                     summaries = program.summaries(kinds)
@@ -481,6 +511,39 @@ def prune_guard_barriers(llir: str) -> tuple[str, int]:
         kept_from = line_starts[index] + len(lines[index]) + 1
     pieces.append(llir[kept_from:])
     return "".join(pieces), len(removed)
+
+
+class _AloneKinds(dict):
+    """What the walk of a guard of an island alone sees (see the module docstring): a copy of
+    such a guard, in place or dropped, is the island itself (a write: the walk has reached it);
+    one of Triton's CTA barriers (an NVVM call) or another guard stops the walk; nothing else
+    matters (inline ``bar.sync`` included: it may be the plan's own, inside the island)."""
+
+    def __init__(self, kinds: "_LineKinds", lines: list[str]):
+        super().__init__()
+        self.kinds, self.lines = kinds, lines
+
+    def __missing__(self, index: int) -> str | int:
+        line = self.lines[index]
+        if ALONE_GUARD_BARRIER_ASM in line:
+            kind = WRITE
+        else:
+            kind = self.kinds[index]
+            if kind == "barrier" and "asm " in line:
+                kind = 0
+            elif kind not in ("barrier", "guard"):
+                kind = 0
+        self[index] = kind
+        return kind
+
+
+def _alone_guard_needed(program: _Program, kinds: "_LineKinds", lines: list[str], here: _Point) -> bool:
+    """Whether a path back from the guard of an island alone at ``here`` reaches the island
+    again without one of Triton's barriers on it."""
+    view = _AloneKinds(kinds, lines)
+    summaries = program.summaries(view)
+    behind, left = program.walk(view, summaries, [here], forward=False, leave=True)
+    return bool(behind) or (left and program.indirect_calls)
 
 
 def pruning_stages_hook(*args):

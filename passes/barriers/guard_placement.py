@@ -7,8 +7,12 @@ first store and after its last load; one that is the kernel's only shared-memory
 once gets none (see ``passes.lower_conversions``' docstring, "Scratch memory and barriers" and
 "Calls").  :class:`GuardPlacement` answers, for every op of a module that gets an island, whether
 it needs a guard before, after, and a fence for the async proxy; the functions below it are the
-rules.  Which guards Triton's own barriers make redundant is decided later, on the LLVM IR
-(``passes.barriers.guard_barriers``).
+rules.  Triton's ops that can never touch an island's bytes (they access only buffers live across
+the island, which Triton's allocator keeps apart: ``buffer_spans``) do not count as users.  Which
+guards Triton's own barriers make redundant is decided later, on the LLVM IR
+(``passes.barriers.guard_barriers``); a conversion's guard that orders its island after nothing
+but itself in the previous iteration is marked as such (``GuardPlacement.before_alone``) and
+judged there by its own rule.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from typing import Optional, Sequence
 
 from ...lowering.plan import Method
 from ..ir.snapshot import Module, Operation, in_loop, ops_under
+from .buffer_spans import BufferSpans
 
 # Ops whose Triton lowering never touches shared memory.  A kernel made only of these plus one
 # shared-memory island needs no guard barriers (see the module docstring).
@@ -275,20 +280,46 @@ class GuardPlacement:
         self._lowered_allocs = {id(op) for op in allocs}
         self._island_positions = [self._position_of[id(op)] for op in shared_ops]
         self._single_function = sum(op.name == "tt.func" for op in walked) == 1
+        self._walked = walked
+        self._spans = BufferSpans(walked)
+        self._near: dict[int, list[int]] = {}
+
+    def _triton_users_near(self, op: Operation) -> list[int]:
+        """The positions of Triton's shared-memory users that may touch the bytes of ``op``'s
+        island: for a conversion (its scratch buffer) or an allocation (its new buffer), all but
+        those apart from it (``buffer_spans``); for a local load or store, which access a
+        buffer Triton's ops use too, all of them."""
+        if op.name not in ("ttg.convert_layout", "ttg.local_alloc"):
+            return self._triton_users
+        near = self._near.get(id(op))
+        if near is None:
+            near = self._near[id(op)] = [position for position in self._triton_users
+                                         if not self._spans.apart(self._walked[position], op)]
+        return near
 
     def before(self, op: Operation) -> bool:
-        """A guard before the island's first store (an allocation's only when a shared-memory
-        user can run before it: its buffer is fresh)."""
+        """A guard before the island's first store, when a shared-memory user that may touch
+        its bytes can run before it (its buffer is fresh): Triton's, other than those apart from
+        it, or another island; in a loop, the island itself in the previous iteration."""
         if not self._guards or id(op) in self._follows:
             return False
-        return op.name != "ttg.local_alloc" or needs_guard_before(
-            op, self._position_of[id(op)], self._triton_users + self._island_positions, self._single_function,
-            self._calls)
+        return needs_guard_before(op, self._position_of[id(op)], self._triton_users_near(op) + self._island_positions,
+                                  self._single_function, self._calls)
 
     def after(self, op: Operation) -> bool:
         """A guard after the island's last access."""
         return (self._guards and id(op) not in self._followed
-                and needs_guard_after(op, self._position_of[id(op)], self._triton_users, self._calls))
+                and needs_guard_after(op, self._position_of[id(op)], self._triton_users_near(op), self._calls))
+
+    def before_alone(self, op: Operation) -> bool:
+        """The guard before a conversion's island orders it after nothing but itself (in the
+        previous iteration of its loop): it is the module's only shared-memory island, in the
+        kernel (one function, not called), and every one of Triton's shared-memory users in it
+        is apart from it.  Such a guard goes wherever one of Triton's own barriers lies on every
+        path from the island back to itself (``guard_barriers``, "Guards of an island alone")."""
+        return (self.before(op) and op.name == "ttg.convert_layout" and self._single_function
+                and self._island_positions == [self._position_of[id(op)]]
+                and not self._calls.may_be_called(op) and not self._triton_users_near(op))
 
     def async_fence(self, op: Operation) -> bool:
         """An allocation's island fences its stores for the async proxy before its guard after

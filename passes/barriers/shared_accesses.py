@@ -9,7 +9,7 @@ plain register or global-memory code, a load or store through a generic pointer.
     store i32 %v, ptr addrspace(3) %p                    -> WRITE
     %x = load <4 x i32>, ptr addrspace(1) %q              -> 0 (global memory)
     call void asm sideeffect "ldmatrix.sync...", ...      -> READ
-    call void asm sideeffect "bar.sync 0; // guard", ""   -> "guard"
+    call void asm sideeffect "bar.sync 0; // guard", ""   -> "guard" (also "... // guard alone")
     call void @llvm.nvvm.barrier0()                       -> "barrier"
 """
 
@@ -20,7 +20,7 @@ import re
 
 # A guard barrier is spelled ``bar.sync 0; // guard`` (lowering.emit.emit_nvidia), which tells it
 # from Triton's barriers and from the barriers inside a plan; those are never dropped.
-from ...lowering.emit.emit_nvidia import GUARD_BARRIER_ASM
+from ...lowering.emit.emit_nvidia import ALONE_GUARD_BARRIER_ASM, GUARD_BARRIER_ASM
 
 READ, WRITE = 1, 2
 BOTH = READ | WRITE
@@ -141,7 +141,7 @@ def classify(line: str) -> str | int:
     asm = INLINE_ASM.search(line) if "asm " in line else None      # (the words each pattern needs first)
     if asm:
         text = asm.group("text")
-        if text == GUARD_BARRIER_ASM:
+        if text == GUARD_BARRIER_ASM or text == ALONE_GUARD_BARRIER_ASM:
             return "guard"
         if text in _BARRIER_ASM:
             return "barrier"

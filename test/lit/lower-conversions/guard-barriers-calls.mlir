@@ -82,10 +82,12 @@ module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.targ
 // -----
 
 // An island in the kernel before a call of a function that may touch shared memory: the call
-// is a shared-memory user after the island (guard after), wherever the callee is in the text.
-// A call of a function that touches none is no user: the kernel's island, alone, needs no guard.
+// is a shared-memory user after the island (guard after), wherever the callee is in the text;
+// nothing runs before the kernel's island (no guard before).  The callee's island may run after
+// the caller's shared-memory work: both guards.  A call of a function that touches none is no
+// user: the kernel's island, alone, needs no guard.
 
-// CHECK: guard-barriers-calls.mlir:[[#@LINE+9]]:10: remark: [ll-lower-conversions] lowered: shared, bar.sync=1, guard bar.sync=2, ld.shared.b32=32, st.shared.b32=32
+// CHECK: guard-barriers-calls.mlir:[[#@LINE+9]]:10: remark: [ll-lower-conversions] lowered: shared, bar.sync=1, guard bar.sync=1, ld.shared.b32=32, st.shared.b32=32
 // CHECK: guard-barriers-calls.mlir:[[#@LINE+17]]:10: remark: [ll-lower-conversions] lowered: shared, bar.sync=1, guard bar.sync=2, ld.shared.b32=32, st.shared.b32=32
 
 #blocked = #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [2, 2], order = [1, 0]}>
