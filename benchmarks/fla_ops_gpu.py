@@ -27,7 +27,8 @@ archives each mode's compiled kernels (TTGIR, LLVM IR, PTX) of the first round a
 ``DIR/<op>.<mode>.tar.gz``, to read offline which conversions a kernel has and how each mode lowered
 them.  ``--variants NAME=KEY,KEY;NAME=...`` adds modes: ``enable()`` with those conversions
 (``lowering.choosing.measured_choices.conversion_key``, 24 hex digits) left to Triton
-(``candidate_for=KEY:stock``), every other conversion as the default plans it.  Kernels are
+(``candidate_for=KEY:stock``), or given our candidate ``RANK`` where written ``KEY:RANK``, every
+other conversion as the default plans it.  Kernels are
 independent, so a variant that moves one conversion in each of several kernels answers for each
 of those kernels at once in the per-kernel table.
 """
@@ -108,7 +109,8 @@ def _enable_mode(mode: str, variants: dict) -> None:
         linear_layouts.enable()
         return
     from linear_layouts.tools.final_code import lower_pipeline
-    linear_layouts.enable(pipeline=lower_pipeline(",".join(f"{key}:stock" for key in variants[mode])))
+    linear_layouts.enable(pipeline=lower_pipeline(",".join(key if ":" in key else f"{key}:stock"
+                                                           for key in variants[mode])))
 
 
 def parse_variants(text: str) -> dict:
@@ -257,7 +259,8 @@ def main(argv=None) -> int:
     parser.add_argument("--per-kernel", action="store_true", help="also time every kernel of the op (torch.profiler)")
     parser.add_argument("--profile-steps", type=int, default=20, help="steps the per-kernel profile averages")
     parser.add_argument("--keep-ir", default="", help="copy the first round's compiled kernels here, per op and mode")
-    parser.add_argument("--variants", default="", help="NAME=KEY,KEY;...: enable() with those conversions left to Triton")
+    parser.add_argument("--variants", default="",
+                        help="NAME=KEY,KEY:RANK;...: enable() with those conversions left to Triton (KEY:RANK: ours)")
     parser.add_argument("--name", default="fla_ops_gpu", help="the results' file stem")
     args = parser.parse_args(argv)
     variants = parse_variants(args.variants)
@@ -324,7 +327,7 @@ def main(argv=None) -> int:
                              f"{', '.join(f'{x:.3f}' for x in per_round)} | {statistics.median(per_round):.3f} | | "
                              f"{row.get('islands')} ({row.get('kernels_with_islands')}) | {exact.get((op, variant), '-')} |")
     if variants:
-        lines += ["", "Variants (``enable()`` with these conversions left to Triton):", ""]
+        lines += ["", "Variants (``enable()`` with these conversions left to Triton, or given the candidate named):", ""]
         lines += [f"* {name}: {', '.join(keys)}" for name, keys in variants.items()]
     if args.per_kernel:
         lines.append("")

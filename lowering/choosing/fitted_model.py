@@ -191,10 +191,46 @@ def stock_shuffles_reason(stock: int, why_not_ours: str, model: Model) -> str:
             f"{model.measured_on}, triton {model.triton})")
 
 
+ONE_WARP_MEASURED = ("in a CTA of one warp our shared-memory picks ran 1.17x stock (76 conversions) and 1.06x "
+                     "with ldmatrix/stmatrix (33), and FLA's one-warp kernels lost 4-16% with them; our shuffle "
+                     "picks there gain only where they need less than stock's floor "
+                     "(benchmarks/results/one_warp_choice.md)")
+
+
+def one_warp(plan) -> bool:
+    """A lane-scope conversion whose layouts span one warp: a kernel of ``num_warps=1`` (what was
+    measured: a conversion across the CTAs of a cluster is left to the rest of the rule)."""
+    return plan.scope is Scope.LANE and (not plan.src.has_in_dim("warp") or plan.src.in_dim_size("warp") == 1)
+
+
+def one_warp_choice(plan, rank: int, family: str) -> Optional[Choice]:
+    """In a CTA of one warp: stock for a shared-memory pick; a shuffle pick only where it
+    provably gains on stock's floor (``choose_dominant``).  None for a conversion over more
+    warps (the rest of ``choose_by_stock_shuffles`` decides).
+
+    Why: with one warp, stock's shared-memory round trip synchronises with ``bar.warp.sync``
+    alone, so the barriers and wavefronts our plans save elsewhere are not there to save.
+    Measured (H100, triton 3.6): over the committed timings of ``plan_choice.py``, our one-warp
+    shared-memory picks ran 1.17x stock (lane/shared/1warp, 76 conversions) and 1.06x
+    (lane/shared/matrix/1warp, 33), our one-warp shuffle picks 1.04x (14); in FLA's
+    ``chunk_gla``, the one-warp kernels with our islands ran 4-16% slower than stock
+    (``benchmarks/results/one_warp_choice.md``, ``fla_gla_kernels_guards.md``).  Example: FLA's
+    ``chunk_fwd_kernel_h``, 32x32 f32 mma -> blocked over one warp, our pick through shared memory:
+    stock."""
+    if not one_warp(plan):
+        return None
+    if plan.method is Method.SHARED:
+        return Choice(None, STOCK, family, f"stock Triton's lowering: {ONE_WARP_MEASURED}")
+    verdict = dominance(plan)
+    if verdict.gains:
+        return Choice(plan, rank, family, "")
+    return Choice(None, STOCK, family, f"stock Triton's lowering: {verdict.reason()}; {ONE_WARP_MEASURED}")
+
+
 def choose_by_stock_shuffles(plan, rank: int, model: Model) -> Choice:
-    """Per conversion: our pick, except a lane-scope conversion that stock Triton lowers with warp
-    shuffles (``stock_warp_shuffles`` predicts how many) where our pick is not a shuffle plan
-    needing at most as many: there, stock.
+    """Per conversion: our pick, except in a CTA of one warp (``one_warp_choice``) and a
+    lane-scope conversion that stock Triton lowers with warp shuffles (``stock_warp_shuffles``
+    predicts how many) where our pick is not a shuffle plan needing at most as many: there, stock.
 
     Why this line: where stock shuffles, its lowering is already the few-instruction one, and
     a shared-memory pick pays a store, a barrier and a load in the conversion's latency; everywhere
@@ -204,6 +240,9 @@ def choose_by_stock_shuffles(plan, rank: int, model: Model) -> Choice:
     4 warps: stock shuffles 32 words a thread, our pick goes through shared memory: stock.  A pick with
     32 shuffles where stock needs 64: ours."""
     family = gated_family_of(plan, str(plan.scope))
+    one_warp_answer = one_warp_choice(plan, rank, family)
+    if one_warp_answer is not None:
+        return one_warp_answer
     if plan.scope is Scope.LANE:
         stock = stock_warp_shuffles(plan.src, plan.dst, plan.element_bits, plan.target)
         if stock is not None and not (plan.method is Method.SHUFFLE and plan_cost(plan).shuffles <= stock):
@@ -281,7 +320,8 @@ def could_be_ours(model: Model, scope: str, methods, warps: int, stock_shuffles:
     whose candidates all have one of ``methods``.  False: the conversion goes to stock Triton
     whatever the planner builds, so the hook need not build it (``passes.lower_conversions``).
 
-    * rule ``STOCK_SHUFFLES``: False only for a lane-scope conversion stock moves with warp
+    * rule ``STOCK_SHUFFLES``: False for a conversion over one warp without a shuffle
+      candidate (``one_warp_choice``), and for a lane-scope conversion stock moves with warp
       shuffles (``stock_shuffles``: ``stock_warp_shuffles`` of the pair, None where stock does
       not shuffle) that has no shuffle candidate.  Example: 64x128 f16, sizePerThread [1, 8] ->
       [1, 4], 4 warps, where the planner could only go through shared memory: False;
@@ -291,6 +331,8 @@ def could_be_ours(model: Model, scope: str, methods, warps: int, stock_shuffles:
       with shared-memory candidates only, under a gate that keeps no ``warp/shared/...`` family:
       False."""
     if model.rule == STOCK_SHUFFLES:
+        if scope == str(Scope.LANE) and warps == 1 and Method.SHUFFLE not in methods:
+            return False                  # one warp: a shared-memory pick goes to stock (one_warp_choice)
         return not (scope == str(Scope.LANE) and stock_shuffles is not None and Method.SHUFFLE not in methods)
     for method in methods:
         for matrix in ((), ("matrix",)):

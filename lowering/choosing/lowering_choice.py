@@ -270,6 +270,10 @@ class _GateQuestion:
 
     def reason(self) -> str:
         model = self.model
+        if (model.rule == fitted_model.STOCK_SHUFFLES and self.scope is Scope.LANE and self.warps == 1
+                and Method.SHUFFLE not in self.methods):
+            return (f"stock Triton's lowering: no plan of ours for it is a shuffle plan, and "
+                    f"{fitted_model.ONE_WARP_MEASURED}")
         if model.rule == fitted_model.STOCK_SHUFFLES:
             return fitted_model.stock_shuffles_reason(self.stock_shuffles, "and no plan of ours for it is a shuffle plan",
                                                       model)

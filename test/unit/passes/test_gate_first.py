@@ -114,6 +114,8 @@ def test_gate_first_is_the_shipped_rules_decision_on_the_planned_pick():
         sent_to_stock += to_stock
         if reason:
             assert to_stock and "no plan of ours for it is a shuffle plan" in reason, (src, dst, bits)
+            one_warp = plan.scope == "lane" and (not src.has_in_dim("warp") or src.in_dim_size("warp") == 1)
+            assert ("in a CTA of one warp" in reason) == one_warp, (src, dst, bits, reason)
         elif to_stock:
             _, methods = candidate_methods(src, dst, SM90)
             assert "shuffle" in methods or stock_hazard(src, dst, bits, SM90), (src, dst, bits)
@@ -129,6 +131,9 @@ def test_the_shipped_rule_decides_first_only_without_a_shuffle_candidate():
     assert fitted_model.could_be_ours(model, lane, {"shared", "shuffle"}, 4, stock_shuffles=32)
     assert fitted_model.could_be_ours(model, lane, {"shared"}, 4, stock_shuffles=None)
     assert fitted_model.could_be_ours(model, warp, {"shared"}, 4, stock_shuffles=None)
+    # over one warp, a shared-memory pick goes to stock whatever stock does: decided first
+    assert not fitted_model.could_be_ours(model, lane, {"shared"}, 1, stock_shuffles=None)
+    assert fitted_model.could_be_ours(model, lane, {"shared", "shuffle"}, 1, stock_shuffles=None)
 
 
 @pytest.mark.parametrize("kept_family", [None] + sorted(FAMILIES),

@@ -93,14 +93,16 @@ def test_a_conversion_repeated_in_one_kernel_is_planned_and_simulated_once(monke
     monkeypatch.setattr(plan_memory, "plan_conversion", counting_plan)
     convert = "    %c = ttg.convert_layout %v : tensor<64x64xf32, #src> -> tensor<64x64xf32, #dst>\n"
     assert KERNEL.count(convert) == 1
-    twice = KERNEL.replace(convert, convert + convert.replace("%c =", "%c2 =")).replace(
-        "tt.store %d_p, %c :", "tt.store %d_p, %c2 :")
-    lowered, outcomes = lower_text(twice)
-    assert [o.lowered for o in outcomes] == [True, True]
-    assert len(plans) == 1 and len(runs) == 1
+    # Three in a row: the first needs no guard (nothing touches shared memory before it), the
+    # second and third a guard before (the island before them): two sites, one of them twice.
+    thrice = KERNEL.replace(convert, convert + convert.replace("%c =", "%c2 =") + convert.replace("%c =", "%c3 =")
+                            ).replace("tt.store %d_p, %c :", "tt.store %d_p, %c3 :")
+    lowered, outcomes = lower_text(thrice)
+    assert [o.lowered for o in outcomes] == [True, True, True]
+    assert len(plans) == 1 and len(runs) == 2
     assert "ttg.convert_layout" not in lowered
-    lower_text(twice)
-    assert len(plans) == 2 and len(runs) == 2, "nothing is remembered from one module to the next"
+    lower_text(thrice)
+    assert len(plans) == 2 and len(runs) == 4, "nothing is remembered from one module to the next"
 
 
 def test_a_rejection_is_never_remembered(remembering, monkeypatch):

@@ -64,6 +64,7 @@ OFF_THE_SKELETON = {
     "stock_dominance": "CPU only: no GPU, no dry run",
     "i1_forwarding": "CPU only: no GPU, no dry run",
     "floor_first": "CPU only: no GPU, no compile",
+    "one_warp_choice": "CPU only: no GPU, no compile",
     "triton_language_tests": "runs Triton's own test suite, not cases of ours",
 }
 

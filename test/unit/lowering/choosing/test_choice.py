@@ -7,6 +7,7 @@ import pytest
 
 from linear_layouts.lowering.cost import plan_cost
 from linear_layouts.lowering.plan import STOCK, Scope
+from linear_layouts.lowering.choosing.stock_bounds import dominance
 from linear_layouts.lowering.choosing.stock_lowering import stock_warp_shuffles
 from hypothesis import given, settings, strategies as st
 
@@ -235,7 +236,7 @@ def _blocked_pairs(draw):
     return src, dst, draw(st.sampled_from([8, 16, 32, 64]))
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(_blocked_pairs())
 def test_every_choice_is_a_verified_candidate_or_stock(pair):
     src_text, dst_text, bits = pair
@@ -252,12 +253,19 @@ def test_every_choice_is_a_verified_candidate_or_stock(pair):
         assert pick.method not in ("noop", "rename")   # free conversions are always ours
     else:
         assert verify_plan(decision.plan).ok
-    # The shipped rule: stock exactly where stock shuffles a lane-scope conversion and the pick
-    # is not a shuffle plan with at most as many.
+    # The shipped rule: over one warp, stock for a shared-memory pick and for a shuffle pick that
+    # does not gain on stock's floor; elsewhere stock exactly where stock shuffles a lane-scope
+    # conversion and the pick is not a shuffle plan with at most as many.
     stock = stock_warp_shuffles(pick.src, pick.dst, bits, "sm_90") if pick.scope is Scope.LANE else None
-    to_stock = (pick.method not in ("noop", "rename") and stock is not None
-                and not (pick.method == "shuffle" and plan_cost(pick).shuffles <= stock))
+    if pick.method in ("noop", "rename"):
+        to_stock = False
+    elif "warpsPerCTA = [1, 1]" in src_text and pick.scope is Scope.LANE:
+        to_stock = pick.method == "shared" or not dominance(pick).gains
+    else:
+        to_stock = stock is not None and not (pick.method == "shuffle" and plan_cost(pick).shuffles <= stock)
     assert (decision.plan is None) == to_stock
+    if "warpsPerCTA = [1, 1]" in src_text and pick.scope is Scope.LANE and decision.plan is None:
+        assert "one_warp_choice.md" in decision.reason
 
 
 @pytest.mark.parametrize("value", ["off", "0", "false"])

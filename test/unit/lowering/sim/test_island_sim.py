@@ -139,10 +139,10 @@ def shared_with_warp_addresses(plan):
     return any(any(op.address.warp) for op in shared_ops(plan))
 
 
-def wrong_barrier(self, w, scope, guard=False):
+def wrong_barrier(self, w, scope, guard=False, alone=False):
     if scope is BarrierScope.CTA and not guard:
         return None
-    return ORIGINAL_NV_BARRIER(self, w, scope, guard)
+    return ORIGINAL_NV_BARRIER(self, w, scope, guard, alone)
 
 
 ORIGINAL_NV_BARRIER = emit_nvidia.NvidiaInstructions.barrier
@@ -220,10 +220,10 @@ def _bpermute_unscaled(self, w, value, rnd, warp_size):
     return w.op(f"rocdl.ds_bpermute {source}, {value} : (i32, i32) -> i32")
 
 
-def _no_guard(self, w, scope, guard=False):
+def _no_guard(self, w, scope, guard=False, alone=False):
     if guard:
         return None
-    return ORIGINAL_NV_BARRIER(self, w, scope, guard)
+    return ORIGINAL_NV_BARRIER(self, w, scope, guard, alone)
 
 
 def _reversed_struct(self, values, struct_type):
@@ -233,7 +233,7 @@ def _reversed_struct(self, values, struct_type):
 ORIGINAL_BUILD_STRUCT = emit_llvm.IslandWriter.build_struct
 
 
-def _amd_barrier_without_fences(self, w, scope, guard=False):
+def _amd_barrier_without_fences(self, w, scope, guard=False, alone=False):
     if scope is BarrierScope.CTA:
         w.line("rocdl.s.barrier")
         return None
