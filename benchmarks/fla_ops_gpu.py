@@ -16,7 +16,8 @@ interleaved over ``--rounds`` rounds.  Reported per op: the median time of forwa
 stock between rounds (the noise), the plugin's islands in the op's kernels (``linear_layouts.stats()``),
 and whether ours computes what stock computes (the forward output and every gradient, bit for
 bit, else the largest difference).  Each kernel runs FLA's first autotuning configuration
-(``_one_config_each``), so that both modes time the same kernels.
+(``_one_config_each``; ``--warps N``: the first with N warps), so that both modes time the same
+kernels.
 
     python benchmarks/fla_ops_gpu.py --fla PATH --ops chunk_gla --per-kernel --keep-ir DIR
 
@@ -85,17 +86,19 @@ def _inputs(op: str, tokens: int):
     raise ValueError(f"unknown op {op}")
 
 
-def _one_config_each() -> None:
-    """Make every autotuner keep the first of its configurations: FLA autotunes each kernel over
-    up to 18 configurations, a compile each (through its own ``CachedAutotuner``, a subclass of
-    Triton's ``Autotuner``), and a process's pick can differ between runs; with one, both modes
-    time the same kernels (FLA's first configuration of each)."""
+def _one_config_each(warps: int = 0) -> None:
+    """Make every autotuner keep the first of its configurations (``warps``: the first with that
+    many warps, where a kernel has one): FLA autotunes each kernel over up to 18 configurations,
+    a compile each (through its own ``CachedAutotuner``, a subclass of Triton's ``Autotuner``),
+    and a process's pick can differ between runs; with one, both modes time the same kernels."""
     from triton.runtime import autotuner
 
     real = autotuner.Autotuner.__init__
 
     def first_config(self, fn, arg_names, configs, *args, **kwargs):
-        real(self, fn, arg_names, list(configs)[:1], *args, **kwargs)
+        configs = list(configs)
+        chosen = [c for c in configs if getattr(c, "num_warps", None) == warps][:1] if warps else []
+        real(self, fn, arg_names, chosen or configs[:1], *args, **kwargs)
     autotuner.Autotuner.__init__ = first_config
 
 
@@ -149,12 +152,13 @@ def kernel_times(step, leaves, steps: int) -> dict:
     return times
 
 
-def child(op: str, mode: str, tokens: int, out_file: str, variants: dict, profile_steps: int) -> None:
+def child(op: str, mode: str, tokens: int, out_file: str, variants: dict, profile_steps: int,
+          warps: int = 0) -> None:
     """One op in one mode in this process: time it, save its results, write a JSON line."""
     import torch
     import triton
 
-    _one_config_each()
+    _one_config_each(warps)
     _enable_mode(mode, variants)
     run, leaves = _inputs(op, tokens)
     out = run()
@@ -262,12 +266,14 @@ def main(argv=None) -> int:
     parser.add_argument("--variants", default="",
                         help="NAME=KEY,KEY:RANK;...: enable() with those conversions left to Triton (KEY:RANK: ours)")
     parser.add_argument("--name", default="fla_ops_gpu", help="the results' file stem")
+    parser.add_argument("--warps", type=int, default=0,
+                        help="each kernel's first configuration with this many warps (default: its first)")
     args = parser.parse_args(argv)
     variants = parse_variants(args.variants)
     steps = args.profile_steps if args.per_kernel else 0
-    child_args = ["--profile-steps", str(steps), "--variants", args.variants]
+    child_args = ["--profile-steps", str(steps), "--variants", args.variants, "--warps", str(args.warps)]
     if args.child:
-        child(*args.child, args.tokens, args.json, variants, args.profile_steps)
+        child(*args.child, args.tokens, args.json, variants, args.profile_steps, args.warps)
         return 0
     modes = ["stock", "ours", *variants]
     import torch
