@@ -23,6 +23,31 @@ from dataclasses import dataclass, field
 READ, WRITE = 1, 2
 BOTH = READ | WRITE
 
+# Lines of the simple LLVM IR the tests write (``llvm_program`` reads them; the pruning classifies
+# them as the names say): our guard, Triton's CTA barrier (3.9's and 3.6's spelling), an
+# island's inline-PTX load and store, Triton's store to shared memory, a store to global memory.
+GUARD = '  call void asm sideeffect "bar.sync 0; // guard", ""()'
+TRITON_BARRIER = "  call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)"
+TRITON_BARRIER_36 = "  call void @llvm.nvvm.barrier0()"
+OUR_LOAD = '  %v = call i32 asm sideeffect "ld.shared.b32 $0, [$1];", "=r,r"(i32 %a)'
+OUR_STORE = '  call void asm sideeffect "st.shared.b32 [$0], $1;", "r,r"(i32 %a, i32 %b)'
+TRITON_STORE = "  store i32 %x, ptr addrspace(3) %p, align 4"
+GLOBAL_STORE = '  call void asm sideeffect "@$2 st.global.b32 [ $1 + 0 ], { $0 };", "r,l,b"(i32 %x, ptr addrspace(1) %q, i1 true)'
+
+
+def terminator(targets: list[int]) -> str:
+    """A random block's last line: ``ret`` with no target, else a branch to blocks ``%b<n>``."""
+    if not targets:
+        return "  ret void"
+    if len(targets) == 1:
+        return f"  br label %b{targets[0]}"
+    return f"  br i1 %c, label %b{targets[0]}, label %b{targets[1]}"
+
+
+def kernel(*lines: str) -> str:
+    """A kernel ``@k`` of those lines (labels and branches included as written)."""
+    return "define void @k() {\n" + "\n".join(lines) + "\n}\n"
+
 
 @dataclass
 class Block:

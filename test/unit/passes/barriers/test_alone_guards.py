@@ -8,21 +8,14 @@ from hypothesis import strategies as st
 from linear_layouts.lowering.emit.emit_nvidia import ALONE_GUARD_BARRIER_ASM
 from linear_layouts.passes.barriers import guard_barriers
 from linear_layouts.passes.barriers.guard_barriers import classify, prune_guard_barriers
-from support.barrier_paths import llvm_program, unprotected_pairs
+from support.barrier_paths import (GUARD, TRITON_BARRIER, TRITON_STORE, kernel, llvm_program, terminator,
+                                   unprotected_pairs)
+from support.barrier_paths import OUR_LOAD as ISLAND_LOAD, OUR_STORE as ISLAND_STORE
 
 ALONE = f'  call void asm sideeffect "{ALONE_GUARD_BARRIER_ASM}", ""()'
-GUARD = '  call void asm sideeffect "bar.sync 0; // guard", ""()'
 PLAN_BARRIER = '  call void asm sideeffect "bar.sync 0;", ""()'
-TRITON_BARRIER = "  call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)"
-ISLAND_STORE = '  call void asm sideeffect "st.shared.b32 [$0], $1;", "r,r"(i32 %a, i32 %b)'
-ISLAND_LOAD = '  %v = call i32 asm sideeffect "ld.shared.b32 $0, [$1];", "=r,r"(i32 %a)'
-TRITON_STORE = "  store i32 %x, ptr addrspace(3) %p, align 4"
 TRITON_LOAD = "  %t = load i32, ptr addrspace(3) %p, align 4"
 ASYNC_WAIT = '  call void asm sideeffect "cp.async.wait_group 0;", ""()'
-
-
-def kernel(*lines: str) -> str:
-    return "define void @k() {\n" + "\n".join(lines) + "\n}\n"
 
 
 def loop(*body: str) -> str:
@@ -122,12 +115,7 @@ def _kernels(draw):
             uid += 10
             lines += _line(kind, uid)
         targets = sorted(set(draw(st.lists(st.integers(1, n_blocks - 1), max_size=2)))) if n_blocks > 1 else []
-        if not targets:
-            lines.append("  ret void")
-        elif len(targets) == 1:
-            lines.append(f"  br label %b{targets[0]}")
-        else:
-            lines.append(f"  br i1 %c, label %b{targets[0]}, label %b{targets[1]}")
+        lines.append(terminator(targets))
     return "\n".join(lines + ["}"]) + "\n"
 
 
@@ -148,37 +136,34 @@ def test_pruning_alone_guards_never_leaves_the_island_unordered_after_itself(tex
     assert _sound(text)
 
 
-def test_the_property_fails_if_the_plans_barriers_count(monkeypatch):
-    """A walk that stops at the plan's own inline barrier (inside the island) would drop guards
-    the island's loads need: the property test must catch it."""
+def _unsound_when(wrong_kind) -> str:
+    """A random kernel on which pruning goes wrong once ``_AloneKinds`` answers ``wrong_kind(line)``
+    ("barrier") for the lines it picks (``hypothesis.find`` raises if there is none)."""
     missing = guard_barriers._AloneKinds.__missing__
 
-    def counts_inline_barriers(self, index):
-        if self.lines[index].strip().startswith('call void asm sideeffect "bar.sync 0;", ""()'):
+    def patched(self, index):
+        if wrong_kind(self.lines[index]):
             self[index] = "barrier"
             return "barrier"
         return missing(self, index)
 
-    with monkeypatch.context() as patch:
-        patch.setattr(guard_barriers._AloneKinds, "__missing__", counts_inline_barriers)
-        example = find(_kernels(), lambda text: not _sound(text),
-                       settings=settings(max_examples=3000, deadline=None, database=None))
+    guard_barriers._AloneKinds.__missing__ = patched
+    try:
+        return find(_kernels(), lambda text: not _sound(text),
+                    settings=settings(max_examples=3000, deadline=None, database=None))
+    finally:
+        guard_barriers._AloneKinds.__missing__ = missing
+
+
+def test_the_property_fails_if_the_plans_barriers_count():
+    """A walk that stops at the plan's own inline barrier (inside the island) would drop guards
+    the island's loads need: the property test must catch it."""
+    example = _unsound_when(lambda line: line.strip().startswith('call void asm sideeffect "bar.sync 0;", ""()'))
     assert ALONE_GUARD_BARRIER_ASM in example
 
 
-def test_the_property_fails_if_copies_of_the_island_are_not_the_island(monkeypatch):
+def test_the_property_fails_if_copies_of_the_island_are_not_the_island():
     """A walk that meets another copy of the guard as a barrier (as a regular guard's walk
     does) would drop both copies of a duplicated island: caught too."""
-    missing = guard_barriers._AloneKinds.__missing__
-
-    def copies_as_barriers(self, index):
-        if ALONE_GUARD_BARRIER_ASM in self.lines[index]:
-            self[index] = "barrier"
-            return "barrier"
-        return missing(self, index)
-
-    with monkeypatch.context() as patch:
-        patch.setattr(guard_barriers._AloneKinds, "__missing__", copies_as_barriers)
-        example = find(_kernels(), lambda text: not _sound(text),
-                       settings=settings(max_examples=3000, deadline=None, database=None))
+    example = _unsound_when(lambda line: ALONE_GUARD_BARRIER_ASM in line)
     assert example.count(ALONE_GUARD_BARRIER_ASM) >= 1

@@ -26,6 +26,23 @@ BUF = "!ttg.memdesc<2x64x64xf16, #shared, #smem, mutable>"
 SLOT = "!ttg.memdesc<64x64xf16, #shared, #smem, mutable>"
 
 
+# A software-pipelined loop's parts: the buffers %buf, allocated before the loop, and its first async
+# copy, the loop's top (LOOP_TOP); an iteration's wait, local load of %buf and next copy (ITERATION).
+LOOP_TOP = f'''    %buf = ttg.local_alloc : () -> {BUF}
+    %s0 = ttg.memdesc_index %buf[%c0] : {BUF} -> {SLOT}
+    %t0 = ttg.async_copy_global_to_local %xs, %s0 : tensor<64x64x!tt.ptr<f16>, #blocked> -> <64x64xf16, #shared, #smem, mutable>
+    %g0 = ttg.async_commit_group tokens %t0
+    %out:2 = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero, %tok = %g0) -> (tensor<64x64xf16, #blocked>, !ttg.async.token)  : i32 {{
+'''
+ITERATION = f'''      %w = ttg.async_wait %tok {{num = 0 : i32}}
+      %s = ttg.memdesc_index %buf[%c0] : {BUF} -> {SLOT}
+      %v = ttg.local_load %s token %w : {SLOT} -> tensor<64x64xf16, #blocked>
+      %acc2 = arith.addf %acc, %v : tensor<64x64xf16, #blocked>
+      %t = ttg.async_copy_global_to_local %xs, %s : tensor<64x64x!tt.ptr<f16>, #blocked> -> <64x64xf16, #shared, #smem, mutable>
+      %g = ttg.async_commit_group tokens %t
+'''
+
+
 def module(body: str):
     return parse_module(HEADER + body + FOOTER)
 
@@ -41,20 +58,9 @@ def spans_of(body: str):
     return m, walked, BufferSpans(walked), island, named
 
 
-PIPELINED = f'''    %buf = ttg.local_alloc : () -> {BUF}
-    %s0 = ttg.memdesc_index %buf[%c0] : {BUF} -> {SLOT}
-    %t0 = ttg.async_copy_global_to_local %xs, %s0 : tensor<64x64x!tt.ptr<f16>, #blocked> -> <64x64xf16, #shared, #smem, mutable>
-    %g0 = ttg.async_commit_group tokens %t0
-    %out:2 = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero, %tok = %g0) -> (tensor<64x64xf16, #blocked>, !ttg.async.token)  : i32 {{
-      %c = ttg.convert_layout %acc : tensor<64x64xf16, #blocked> -> tensor<64x64xf16, #blocked1>
+PIPELINED = LOOP_TOP + f'''      %c = ttg.convert_layout %acc : tensor<64x64xf16, #blocked> -> tensor<64x64xf16, #blocked1>
       tt.store %ys, %c : tensor<64x64x!tt.ptr<f16>, #blocked1>
-      %w = ttg.async_wait %tok {{num = 0 : i32}}
-      %s = ttg.memdesc_index %buf[%c0] : {BUF} -> {SLOT}
-      %v = ttg.local_load %s token %w : {SLOT} -> tensor<64x64xf16, #blocked>
-      %acc2 = arith.addf %acc, %v : tensor<64x64xf16, #blocked>
-      %t = ttg.async_copy_global_to_local %xs, %s : tensor<64x64x!tt.ptr<f16>, #blocked> -> <64x64xf16, #shared, #smem, mutable>
-      %g = ttg.async_commit_group tokens %t
-      scf.yield %acc2, %g : tensor<64x64xf16, #blocked>, !ttg.async.token
+{ITERATION}      scf.yield %acc2, %g : tensor<64x64xf16, #blocked>, !ttg.async.token
     }}
     %done = ttg.async_wait {{num = 0 : i32}}
     ttg.local_dealloc %buf : {BUF}
@@ -79,18 +85,7 @@ def test_without_a_use_after_the_island_nothing_is_apart():
     # The island last in the loop body, after every use of %buf, and no deallocation after the
     # loop: no use of %buf follows the island in the text.  (Triton's post-order ids would
     # still make the loop op itself a later use; we do not lean on that: not apart, guards.)
-    body = f'''    %buf = ttg.local_alloc : () -> {BUF}
-    %s0 = ttg.memdesc_index %buf[%c0] : {BUF} -> {SLOT}
-    %t0 = ttg.async_copy_global_to_local %xs, %s0 : tensor<64x64x!tt.ptr<f16>, #blocked> -> <64x64xf16, #shared, #smem, mutable>
-    %g0 = ttg.async_commit_group tokens %t0
-    %out:2 = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero, %tok = %g0) -> (tensor<64x64xf16, #blocked>, !ttg.async.token)  : i32 {{
-      %w = ttg.async_wait %tok {{num = 0 : i32}}
-      %s = ttg.memdesc_index %buf[%c0] : {BUF} -> {SLOT}
-      %v = ttg.local_load %s token %w : {SLOT} -> tensor<64x64xf16, #blocked>
-      %acc2 = arith.addf %acc, %v : tensor<64x64xf16, #blocked>
-      %t = ttg.async_copy_global_to_local %xs, %s : tensor<64x64x!tt.ptr<f16>, #blocked> -> <64x64xf16, #shared, #smem, mutable>
-      %g = ttg.async_commit_group tokens %t
-      %c = ttg.convert_layout %acc2 : tensor<64x64xf16, #blocked> -> tensor<64x64xf16, #blocked1>
+    body = LOOP_TOP + f'''{ITERATION}      %c = ttg.convert_layout %acc2 : tensor<64x64xf16, #blocked> -> tensor<64x64xf16, #blocked1>
       tt.store %ys, %c : tensor<64x64x!tt.ptr<f16>, #blocked1>
       scf.yield %acc2, %g : tensor<64x64xf16, #blocked>, !ttg.async.token
     }}

@@ -7,19 +7,9 @@ import re
 import pytest
 
 from linear_layouts.passes.barriers.guard_barriers import BOTH, READ, WRITE, classify, prune_guard_barriers
-from support.barrier_paths import llvm_program, ptx_program, unprotected_pairs
-
-GUARD = '  call void asm sideeffect "bar.sync 0; // guard", ""()'
-TRITON_BARRIER = "  call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)"
-TRITON_BARRIER_36 = "  call void @llvm.nvvm.barrier0()"
-OUR_LOAD = '  %v = call i32 asm sideeffect "ld.shared.b32 $0, [$1];", "=r,r"(i32 %a)'
-OUR_STORE = '  call void asm sideeffect "st.shared.b32 [$0], $1;", "r,r"(i32 %a, i32 %b)'
-TRITON_STORE = "  store i32 %x, ptr addrspace(3) %p, align 4"
-GLOBAL_STORE = '  call void asm sideeffect "@$2 st.global.b32 [ $1 + 0 ], { $0 };", "r,l,b"(i32 %x, ptr addrspace(1) %q, i1 true)'
-
-
-def kernel(*blocks: str) -> str:
-    return "define void @k() {\n" + "\n".join(blocks) + "\n}\n"
+from support.barrier_paths import (GLOBAL_STORE, GUARD, OUR_LOAD, OUR_STORE, TRITON_BARRIER, TRITON_BARRIER_36,
+                                   TRITON_STORE, kernel, llvm_program, ptx_program, terminator,
+                                   unprotected_pairs)
 
 
 def guards_left(text: str) -> int:
@@ -468,12 +458,7 @@ def _function_text(name: str, blocks, uid: int) -> tuple[list[str], int]:
         for kind in body:
             uid += 1
             lines.append(_instruction(kind, uid))
-        if not targets:
-            lines.append("  ret void")
-        elif len(targets) == 1:
-            lines.append(f"  br label %b{targets[0]}")
-        else:
-            lines.append(f"  br i1 %c, label %b{targets[0]}, label %b{targets[1]}")
+        lines.append(terminator(targets))
     return lines + ["}"], uid
 
 
