@@ -34,7 +34,9 @@ family gate above was fitted on timings of older emitters, and on fresh conversi
 today's (``benchmarks/plan_choice.py --fresh``) it sent to stock most of the conversions where our
 pick ran faster, where the per-conversion rule came closer to the per-conversion best of stock
 and the pick (measured: docs/lowering-choice.md, 'Per conversion on sm_90 with triton 3.6').
-A model that ``plan_choice.py fit`` writes is a family gate (``FAMILY_GATE``), kept for
+Its first step is for CTAs of one warp (``one_warp_choice``: a shared-memory pick goes to stock,
+a shuffle pick stays only where it provably gains; docs/lowering-choice.md, 'One-warp CTAs on
+sm_90 with triton 3.6').  A model that ``plan_choice.py fit`` writes is a family gate (``FAMILY_GATE``), kept for
 comparison.
 
 The model answers for the target and Triton release it was fitted on (``applies_to``).  Elsewhere
