@@ -72,12 +72,13 @@ def is_memdesc(value: Value) -> bool:
 class BufferSpans:
     """Answers "is this op apart from the island at that position?" for one module.
 
-    ``walked``: ``Module.walk()`` as a list (the module op first); uses of every value are
-    gathered once, so each question looks only at the op, its buffers and their uses."""
+    ``walked``: ``Module.walk()`` as a list (the module op first), ``position_of``: id(op) ->
+    its index there, if the caller has it; uses of every value are gathered once, so each
+    question looks only at the op, its buffers and their uses."""
 
-    def __init__(self, walked: Sequence[Operation]):
+    def __init__(self, walked: Sequence[Operation], position_of: Optional[dict[int, int]] = None):
         self._walked = walked
-        self._position = {id(op): position for position, op in enumerate(walked)}
+        self._position = position_of if position_of is not None else {id(op): k for k, op in enumerate(walked)}
         self._users: dict[int, list[Operation]] = {}
         for op in walked:
             for value in op.operands:
@@ -86,9 +87,6 @@ class BufferSpans:
         for op in walked:
             if op.name == ASYNC_COPY:
                 self._async_copies.setdefault(id(_function_of(op)), []).append(op)
-
-    def position(self, op: Operation) -> int:
-        return self._position[id(op)]
 
     def apart(self, op: Operation, island: Operation) -> bool:
         """Whether ``op`` (one of Triton's) can never touch the island's scratch bytes."""

@@ -17,6 +17,7 @@ judged there by its own rule.
 
 from __future__ import annotations
 
+import functools
 from typing import Optional, Sequence
 
 from ...lowering.plan import Method
@@ -281,8 +282,12 @@ class GuardPlacement:
         self._island_positions = [self._position_of[id(op)] for op in shared_ops]
         self._single_function = sum(op.name == "tt.func" for op in walked) == 1
         self._walked = walked
-        self._spans = BufferSpans(walked)
         self._near: dict[int, list[int]] = {}
+
+    @functools.cached_property
+    def _spans(self) -> BufferSpans:
+        """Built when a guard is first asked about (a module without guards never needs it)."""
+        return BufferSpans(self._walked, self._position_of)
 
     def _triton_users_near(self, op: Operation) -> list[int]:
         """The positions of Triton's shared-memory users that may touch the bytes of ``op``'s
