@@ -93,9 +93,13 @@ def family_of(plan, scope: str) -> str:
     plan with ldmatrix of a 4-warp lane-scope conversion is ``lane/shared/matrix/warps``."""
     cost = plan_cost(plan)
     matrix = any(isinstance(key, AccessShape) and key.form.is_matrix for key in cost.counts)
-    warps = plan.src.in_dim_size("warp") if plan.src.has_in_dim("warp") else 1
     return "/".join([str(scope), str(plan.method)] + (["matrix"] if matrix else [])
-                    + ["1warp" if warps == 1 else "warps"])
+                    + ["1warp" if _warps(plan) == 1 else "warps"])
+
+
+def _warps(plan) -> int:
+    """The warps the conversion's layouts span (1 where they have no warp dimension)."""
+    return plan.src.in_dim_size("warp") if plan.src.has_in_dim("warp") else 1
 
 
 STOCK_HALVED = "half-stock-shuffles"
@@ -202,7 +206,7 @@ ONE_WARP_MEASURED = ("in a CTA of one warp our shared-memory picks ran 1.17x sto
 def one_warp(plan) -> bool:
     """A lane-scope conversion whose layouts span one warp: a kernel of ``num_warps=1`` (what was
     measured: a conversion across the CTAs of a cluster is left to the rest of the rule)."""
-    return plan.scope is Scope.LANE and (not plan.src.has_in_dim("warp") or plan.src.in_dim_size("warp") == 1)
+    return plan.scope is Scope.LANE and _warps(plan) == 1
 
 
 def one_warp_choice(plan, rank: int, family: str) -> Optional[Choice]:
