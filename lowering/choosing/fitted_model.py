@@ -63,6 +63,7 @@ from ..plan import STOCK, Method, Scope, Stock
 from .measured_choices import same_release
 from .stock_bounds import dominance
 from .stock_lowering import stock_warp_shuffles
+from .stock_shared import is_stock_twin
 
 MODEL_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "choice_model.json")
 FEATURES = ("shuffles", "alu", "shared_accesses", "wavefronts", "warp_barriers", "cta_barriers",
@@ -233,10 +234,16 @@ def one_warp_choice(plan, rank: int, family: str) -> Optional[Choice]:
     return Choice(None, STOCK, family, f"stock Triton's lowering: {verdict.reason()}; {ONE_WARP_MEASURED}")
 
 
+TWIN_MEASURED = ("with stock's exact instructions our islands ran 1.043x stock (251 measured conversions, "
+                 "benchmarks/results/choice_signal.md) and cost an island's compile time")
+
+
 def choose_by_stock_shuffles(plan, rank: int, model: Model) -> Choice:
-    """Per conversion: our pick, except in a CTA of one warp (``one_warp_choice``) and a
-    lane-scope conversion that stock Triton lowers with warp shuffles (``stock_warp_shuffles``
-    predicts how many) where our pick is not a shuffle plan needing at most as many: there, stock.
+    """Per conversion: our pick, except in a CTA of one warp (``one_warp_choice``), where the
+    pick is stock's own code (``stock_shared.is_stock_twin``: it can only tie, and with the same
+    instructions our islands ran slower), and a lane-scope conversion that stock Triton lowers
+    with warp shuffles (``stock_warp_shuffles`` predicts how many) where our pick is not a shuffle
+    plan needing at most as many: there, stock.
 
     Why this line: where stock shuffles, its lowering is already the few-instruction one, and
     a shared-memory pick pays a store, a barrier and a load in the conversion's latency; everywhere
@@ -244,11 +251,16 @@ def choose_by_stock_shuffles(plan, rank: int, model: Model) -> Choice:
     ran at or below stock on fresh conversions (measured: docs/lowering-choice.md, 'Per
     conversion on sm_90 with triton 3.6').  Example: 64x128 f16, sizePerThread [1, 8] -> [1, 4],
     4 warps: stock shuffles 32 words a thread, our pick goes through shared memory: stock.  A pick with
-    32 shuffles where stock needs 64: ours."""
+    32 shuffles where stock needs 64: ours.  FLA's ``chunk_h`` kernel, 16x16 f32 ``nvidia_mma`` v2 ->
+    blocked over 4 warps, our pick storing and loading 64-bit vectors as stock does: stock."""
     family = gated_family_of(plan, str(plan.scope))
     one_warp_answer = one_warp_choice(plan, rank, family)
     if one_warp_answer is not None:
         return one_warp_answer
+    if is_stock_twin(plan):
+        return Choice(None, STOCK, family, "stock Triton's lowering: our pick stores and loads shared memory as stock "
+                                           f"does (plain vectors of its width, no matrix instruction fits: "
+                                           f"lowering/choosing/stock_shared.py); {TWIN_MEASURED}")
     if plan.scope is Scope.LANE:
         stock = stock_warp_shuffles(plan.src, plan.dst, plan.element_bits, plan.target)
         if stock is not None and not (plan.method is Method.SHUFFLE and plan_cost(plan).shuffles <= stock):

@@ -9,6 +9,7 @@ from linear_layouts.lowering.cost import plan_cost
 from linear_layouts.lowering.plan import STOCK, Scope
 from linear_layouts.lowering.choosing.stock_bounds import dominance
 from linear_layouts.lowering.choosing.stock_lowering import stock_warp_shuffles
+from linear_layouts.lowering.choosing.stock_shared import is_stock_twin
 from hypothesis import given, settings, strategies as st
 
 from linear_layouts.dialect.conventions import TritonConventions
@@ -254,16 +255,20 @@ def test_every_choice_is_a_verified_candidate_or_stock(pair):
     else:
         assert verify_plan(decision.plan).ok
     # The shipped rule: over one warp, stock for a shared-memory pick and for a shuffle pick that
-    # does not gain on stock's floor; elsewhere stock exactly where stock shuffles a lane-scope
-    # conversion and the pick is not a shuffle plan with at most as many.
+    # does not gain on stock's floor; elsewhere stock for a twin of stock's own shared-memory code,
+    # and where stock shuffles a lane-scope conversion and the pick is not a shuffle plan with at
+    # most as many.
     stock = stock_warp_shuffles(pick.src, pick.dst, bits, "sm_90") if pick.scope is Scope.LANE else None
     if pick.method in ("noop", "rename"):
         to_stock = False
     elif "warpsPerCTA = [1, 1]" in src_text and pick.scope is Scope.LANE:
         to_stock = pick.method == "shared" or not dominance(pick).gains
     else:
-        to_stock = stock is not None and not (pick.method == "shuffle" and plan_cost(pick).shuffles <= stock)
+        to_stock = is_stock_twin(pick) or (stock is not None and
+                                           not (pick.method == "shuffle" and plan_cost(pick).shuffles <= stock))
     assert (decision.plan is None) == to_stock
+    if is_stock_twin(pick) and "warpsPerCTA = [1, 1]" not in src_text:
+        assert "stock_shared.py" in decision.reason
     if "warpsPerCTA = [1, 1]" in src_text and pick.scope is Scope.LANE and decision.plan is None:
         assert "one_warp_choice.md" in decision.reason
 

@@ -1,0 +1,208 @@
+"""Stock Triton's shared-memory instructions for a conversion, predicted
+(``lowering/choosing/stock_shared.py``) against Triton's own PTX (CPU only; run it with the
+triton release the prediction describes, 3.6).
+
+    python benchmarks/studies/stock_shared_oracle.py --seed 919 --count 300 \
+        --out benchmarks/results/stock_shared_oracle_3.6.0.md
+    python benchmarks/studies/stock_shared_oracle.py --corpus test/lit/corpus/fla --count 0 \
+        --out benchmarks/results/stock_shared_oracle_fla_3.6.0.md
+
+Two questions, per conversion that stock lowers through shared memory:
+
+1. does stock use ``stmatrix``/``ldmatrix``: ``stock_matrix_pairs`` (a matrix pair fits) against
+   the PTX;
+2. is our planner's pick stock's own code: ``is_stock_twin`` against the instructions of both:
+   stock's from the PTX (``st.shared``/``ld.shared`` and their widths, ``stmatrix``/``ldmatrix``),
+   ours from the plan.  A *false twin* (predicted, and the instructions differ) would send to
+   stock a conversion our pick may gain on; a missed one only keeps an island that ties.
+
+Conversions: ``--seed``/``--count``, drawn by ``harness.plan_contexts.fresh_cases`` (the
+generator of the timed draws) as load -> convert -> store kernels (``planner_vs_triton.ttgir``);
+``--corpus DIR``, every ``*.cuda90.ttgir`` kernel there, its conversions marked and read off the
+whole kernel's PTX (``tools.final_code``).  Each compile runs in a subprocess or through
+``triton.compile`` of a TTGIR file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import os
+import sys
+import tempfile
+import time
+from collections import Counter
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # benchmarks/: harness/
+
+ELEMENT_TYPE = {8: "i8", 16: "f16", 32: "f32", 64: "i64"}
+NAMES = ("st.shared", "ld.shared", "stmatrix", "ldmatrix")
+
+
+def plan_mix(plan) -> tuple[Counter, Counter]:
+    """Our plan's shared-memory instructions: (count by name, count by bits per lane of the
+    vector accesses)."""
+    from linear_layouts.lowering.element_type import storage_bits_of
+    from linear_layouts.lowering.instructions import AccessForm, AccessKind
+    from linear_layouts.lowering.plan import SharedAccess
+
+    names, bits = Counter(), Counter()
+    element_bits = storage_bits_of(plan.element_bits)
+    for op in plan.shared.ops:
+        if not isinstance(op, SharedAccess):
+            continue
+        store = op.kind is AccessKind.STORE
+        if op.form is AccessForm.VECTOR:
+            names["st.shared" if store else "ld.shared"] += 1
+            bits[len(op.registers) * element_bits] += 1
+        else:
+            names["stmatrix" if store else "ldmatrix"] += 1
+    return names, bits
+
+
+def ptx_ops_mix(ops: dict) -> tuple[Counter, Counter]:
+    """``planner_vs_triton.compile_stock``'s op counts (``st.shared.v2.b32``: 2) as a mix."""
+    names, bits = Counter(), Counter()
+    for key, n in ops.items():
+        for name in NAMES:
+            if key.startswith(name):
+                names[name] += n
+                if name in ("st.shared", "ld.shared"):
+                    width, element = key[len(name) + 2:].split(".b")
+                    bits[int(width) * int(element)] += n
+    return names, bits
+
+
+def code_mix(mix) -> tuple[Counter, Counter]:
+    """A ``tools.final_code.CodeMix`` of one conversion as a mix."""
+    return (Counter({n: c for n, c in mix.counts.items() if n in NAMES and c}),
+            Counter({b: c for b, c in mix.shared_bits.items() if c}))
+
+
+class Tally:
+    def __init__(self):
+        self.matrix = Counter()      # (predicted, used) -> conversions
+        self.twin = Counter()        # (predicted twin, same instructions) -> conversions
+        self.false_twins, self.unfollowed, self.errors = [], 0, []
+
+    def add(self, name: str, src, dst, bits: int, target, stock: tuple[Counter, Counter]) -> None:
+        from linear_layouts.lowering import Unsupported, plan_conversion
+        from linear_layouts.lowering.choosing.stock_shared import is_stock_twin, stock_matrix_pairs
+        from linear_layouts.lowering.plan import Method
+
+        names, _ = stock
+        if not (names["st.shared"] or names["stmatrix"]):
+            return                                    # stock does not go through shared memory
+        pairs = stock_matrix_pairs(src, dst, bits, target)
+        if pairs is None:
+            self.unfollowed += 1
+            return
+        self.matrix[(bool(pairs), bool(names["stmatrix"] or names["ldmatrix"]))] += 1
+        plan = plan_conversion(src, dst, bits, target)
+        if isinstance(plan, Unsupported) or plan.method is not Method.SHARED or plan.shared is None:
+            return
+        ours = plan_mix(plan)
+        same = ours == stock
+        twin = is_stock_twin(plan)
+        self.twin[(twin, same)] += 1
+        if twin and not same:
+            self.false_twins.append((name, dict(stock[0]), dict(stock[1]), dict(ours[0]), dict(ours[1])))
+
+
+def fresh(tally: Tally, seed: int, count: int) -> None:
+    import planner_vs_triton
+    import triton
+    from harness import plan_contexts
+    from harness.conversion_cases import release
+    from linear_layouts.dialect.encodings import to_linear_layout
+    from linear_layouts.lowering import target_named
+
+    version = release(triton.__version__)
+    target = target_named("sm_90")
+    for case in plan_contexts.fresh_cases(seed, count):
+        shape = tuple(case.shape)
+        text = planner_vs_triton.ttgir(case.src, case.dst, list(shape), ELEMENT_TYPE[case.bits], case.num_warps, 90)
+        result = planner_vs_triton.compile_stock(text, 90)
+        if "error" in result:
+            tally.errors.append((case.name, result["error"]))
+            continue
+        tally.add(case.name, to_linear_layout(case.src, shape, conventions=version),
+                  to_linear_layout(case.dst, shape, conventions=version), case.bits, target, ptx_ops_mix(result["ops"]))
+
+
+def corpus(tally: Tally, directory: str) -> None:
+    from triton.backends.compiler import GPUTarget
+    from linear_layouts.lowering import target_named
+    from linear_layouts.passes.ir.snapshot import parse_module
+    from linear_layouts.passes.op_requests import conversion_between
+    from linear_layouts.tools.final_code import compile_ttgir, conversion_mixes, mark_conversions
+
+    target = target_named("sm_90")
+    for path in sorted(glob.glob(os.path.join(directory, "*.cuda90.ttgir"))):
+        name = os.path.basename(path).split(".")[0]
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        marked, count = mark_conversions(text)
+        with tempfile.TemporaryDirectory() as tmp:
+            marked_path = os.path.join(tmp, "k.ttgir")
+            with open(marked_path, "w", encoding="utf-8") as f:
+                f.write(marked)
+            try:
+                ptx = compile_ttgir(marked_path, GPUTarget("cuda", 90, 32), None).asm["ptx"]
+            except Exception as error:   # the Triton boundary: a kernel it cannot compile is listed
+                tally.errors.append((name, (str(error).strip().splitlines() or ["?"])[-1][:160]))
+                continue
+        converts = [op for op in parse_module(text).walk() if op.name == "ttg.convert_layout"]
+        for i, (op, mix) in enumerate(zip(converts, conversion_mixes(ptx, "nvidia", count))):
+            conversion = conversion_between(op.operands[0], op.results[0], 32, target, op)
+            if isinstance(conversion, str):
+                continue
+            tally.add(f"{name} #{i}", conversion.src, conversion.dst, conversion.bits, target, code_mix(mix))
+
+
+def report(tally: Tally, command: str, seconds: float) -> str:
+    import triton
+
+    m, t = tally.matrix, tally.twin
+    lines = ["# Stock Triton's shared-memory instructions: predicted against its PTX", "",
+             f"Produced by `python benchmarks/studies/stock_shared_oracle.py {command}` with triton "
+             f"{triton.__version__} ({seconds:.0f} s, CPU).  What it checks: the study's docstring.", "",
+             f"Conversions stock lowers through shared memory: {sum(m.values())} "
+             f"(and {tally.unfollowed} whose register directions are not single bits, not followed).", "",
+             "| stmatrix/ldmatrix | stock uses them | stock does not |", "|---|---:|---:|",
+             f"| predicted | {m[(True, True)]} | {m[(True, False)]} |",
+             f"| not predicted | {m[(False, True)]} | {m[(False, False)]} |", "",
+             "Our planner's shared-memory pick against stock's instructions:", "",
+             "| | the same instructions | others |", "|---|---:|---:|",
+             f"| predicted twin | {t[(True, True)]} | {t[(True, False)]} |",
+             f"| not predicted | {t[(False, True)]} | {t[(False, False)]} |", ""]
+    if tally.false_twins:
+        lines += ["False twins (stock's names, widths; ours):", ""]
+        lines += [f"* {name}: stock {a} {b}; ours {c} {d}" for name, a, b, c, d in tally.false_twins]
+    lines += [f"* not compiled: {name}: {error}" for name, error in tally.errors]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seed", type=int, default=919)
+    parser.add_argument("--count", type=int, default=300, help="fresh conversions (0: none)")
+    parser.add_argument("--corpus", default="", help="a folder of *.cuda90.ttgir kernels")
+    parser.add_argument("--out", default="")
+    args = parser.parse_args(argv)
+    began = time.time()
+    tally = Tally()
+    if args.count:
+        fresh(tally, args.seed, args.count)
+    if args.corpus:
+        corpus(tally, args.corpus)
+    text = report(tally, " ".join(argv if argv is not None else sys.argv[1:]), time.time() - began)
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as f:
+            f.write(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
