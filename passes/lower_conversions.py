@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..lowering.choosing.lowering_choice import (DEFAULT_METHODS, LoweringChoice, Policy, choose_conversion,
-                                                 choose_local_load, choose_local_store, stock)
+                                                 choose_local_load, choose_local_store, kept_among_islands, stock)
 from ..lowering.choosing.plan_memory import PROCESS_PLANS, ModulePlans
 from ..lowering.cost_weights import CALIBRATED as CALIBRATED_WEIGHTS
 from ..lowering.emit.emit_llvm import Island
@@ -120,7 +120,7 @@ def plan_module(module: Module, options: "LowerConversions", gate_first: bool = 
     groups = WarpGroups(module)
     amd = hw_target is not None and hw_target.vendor is Vendor.AMD
     joined = values_joined_at_region_ends(module) if amd else set()
-    results = []
+    results, decided = [], []
     for op in (op for op in module.walk() if op.name in wanted):
         if op.name == "ttg.local_alloc" and not op.operands:
             continue   # an allocation without a source stores nothing: Triton's (or our scratch)
@@ -134,7 +134,11 @@ def plan_module(module: Module, options: "LowerConversions", gate_first: bool = 
                               "Triton's AMD lowering cannot analyse an island's result there (an assertion in "
                               "its axis analysis)")
         else:
-            _decide_op(module, op, hw_target, groups, policy, plans).apply_to(outcome)
+            decided.append((outcome, _decide_op(module, op, hw_target, groups, policy, plans)))
+    # Twins of stock's code are islands only beside islands of ours (kept_among_islands).
+    kept = kept_among_islands([d.choice for _, d in decided])
+    for (outcome, d), choice in zip(decided, kept):
+        _Decided(choice, d.threads).apply_to(outcome)
     return results
 
 
@@ -157,11 +161,12 @@ def _decide_op(module: Module, op: Operation, target: Target, groups: WarpGroups
     if group is not None and target.vendor is not Vendor.NVIDIA:
         return _Decided(stock(f"the {group.name} of a warp-specialized kernel on {target.name} (not handled on AMD)"))
     choice = _choose_for(module, op, target, policy, plans)
-    if choice.ours:
-        problem = layout_warps_problem(group, *(getattr(choice.plan, name) for name in ("src", "dst")
-                                                if getattr(choice.plan, name, None) is not None))
+    if choice.ours or choice.twin_plan is not None:
+        plan = choice.plan if choice.ours else choice.twin_plan
+        problem = layout_warps_problem(group, *(getattr(plan, name) for name in ("src", "dst")
+                                                if getattr(plan, name, None) is not None))
         if problem:
-            choice = stock(problem, choice.method)
+            choice = stock(problem, choice.method) if choice.ours else dataclasses.replace(choice, twin_plan=None)
     return _Decided(choice, group)
 
 

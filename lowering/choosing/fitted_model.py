@@ -183,6 +183,7 @@ class Choice:
     rank: "int | Stock"     # its rank in the planner's order, or STOCK
     family: str
     reason: str             # for the remark
+    twin: bool = False      # stock, because the pick is stock's own code (kept where the kernel has islands)
 
 
 def gate_turned_off() -> bool:
@@ -234,14 +235,16 @@ def one_warp_choice(plan, rank: int, family: str) -> Optional[Choice]:
     return Choice(None, STOCK, family, f"stock Triton's lowering: {verdict.reason()}; {ONE_WARP_MEASURED}")
 
 
-TWIN_MEASURED = ("with stock's exact instructions our islands ran 1.043x stock (251 measured conversions, "
-                 "benchmarks/results/choice_signal.md) and cost an island's compile time")
+TWIN_MEASURED = ("alone, with stock's exact instructions, our islands ran 1.043x stock (251 measured conversions, "
+                 "benchmarks/results/choice_signal.md) and cost an island's compile time; it stays ours only in a "
+                 "kernel with other islands (lowering_choice.kept_among_islands)")
 
 
 def choose_by_stock_shuffles(plan, rank: int, model: Model) -> Choice:
     """Per conversion: our pick, except in a CTA of one warp (``one_warp_choice``), where the
-    pick is stock's own code (``stock_shared.is_stock_twin``: it can only tie, and with the same
-    instructions our islands ran slower), and a lane-scope conversion that stock Triton lowers
+    pick is stock's own code (``stock_shared.is_stock_twin``: alone it can only tie, and with the
+    same instructions our islands ran slower; ``twin`` set, the pass keeps it in a kernel that has
+    islands anyway), and a lane-scope conversion that stock Triton lowers
     with warp shuffles (``stock_warp_shuffles`` predicts how many) where our pick is not a shuffle
     plan needing at most as many: there, stock.
 
@@ -260,7 +263,7 @@ def choose_by_stock_shuffles(plan, rank: int, model: Model) -> Choice:
     if is_stock_twin(plan):
         return Choice(None, STOCK, family, "stock Triton's lowering: our pick stores and loads shared memory as stock "
                                            f"does (plain vectors of its width, no matrix instruction fits: "
-                                           f"lowering/choosing/stock_shared.py); {TWIN_MEASURED}")
+                                           f"lowering/choosing/stock_shared.py); {TWIN_MEASURED}", twin=True)
     if plan.scope is Scope.LANE:
         stock = stock_warp_shuffles(plan.src, plan.dst, plan.element_bits, plan.target)
         if stock is not None and not (plan.method is Method.SHUFFLE and plan_cost(plan).shuffles <= stock):

@@ -109,13 +109,16 @@ class LoweringChoice:
     """Ours (``plan`` set) or stock (``reason`` set).  ``method``: the plan's method, where one
     was planned (for remarks and statistics, also when stock was chosen over it); ``note``: why
     a measurement or a hazard changed what the model alone would have chosen; ``forced``: stock
-    is no option (a hazard), so no limit hands it back."""
+    is no option (a hazard), so no limit hands it back; ``twin_plan``: stock was chosen because
+    this verified plan is stock's own code (``stock_shared``), and it is the conversion's island
+    where the kernel has islands of ours anyway (:func:`kept_among_islands`)."""
 
     plan: object = None
     reason: str = ""
     method: Optional[Method] = None
     note: str = ""
     forced: bool = False
+    twin_plan: object = None
 
     @property
     def ours(self) -> bool:
@@ -150,6 +153,8 @@ def choose_conversion(conversion: Conversion, policy: Policy, plans: ModulePlans
 
 
 def _held_to_limits(choice: LoweringChoice, target: Target, policy: Policy) -> LoweringChoice:
+    if choice.twin_plan is not None and not _held_to_limits(ours(choice.twin_plan), target, policy).ours:
+        return replace(choice, twin_plan=None)
     if not choice.ours:
         return choice
     too_large = "" if choice.forced else island_size_problem(choice.plan, target, policy.triton)
@@ -332,7 +337,27 @@ def follow_model(choice: LoweringChoice, conversion: Conversion, policy: Policy)
     decision = fitted_model.decide(choice.plan, conversion.target.name, policy.triton)
     if decision is None or decision.plan is not None:
         return choice
-    return stock(decision.reason, choice.plan.method)
+    return replace(stock(decision.reason, choice.plan.method), twin_plan=choice.plan if decision.twin else None)
+
+
+TWIN_AMONG_ISLANDS = ("stock's own code (lowering/choosing/stock_shared.py), kept as an island because the kernel "
+                      "has islands of ours: stock's conversions among our islands cost up to 5% in FLA's "
+                      "chunk_gla_bwd_kernel_intra (benchmarks/results/fla_gla_twins_gpu.md)")
+
+
+def kept_among_islands(choices: list) -> list:
+    """``choices`` (one kernel's, in order) with each twin of stock's code (``twin_plan``) made
+    ours where some other choice of the kernel is ours; unchanged where none is.
+
+    Why: a twin alone can only tie with stock, so in a kernel without islands it goes to stock
+    and the compile makes no island at all (no print, no re-parse).  Among islands it saves
+    nothing, and stock's conversions between our islands cost: FLA's chunk_gla_bwd_kernel_intra
+    (4 warps, H200, triton 3.6) ran 0.947x stock with its two twins as islands and 0.999x with
+    them left to stock.  Example: a kernel whose only conversion is a twin: stock; the same
+    kernel with one more conversion our pick gains on: both islands."""
+    if not any(c.ours for c in choices):
+        return list(choices)
+    return [replace(ours(c.twin_plan), note=TWIN_AMONG_ISLANDS) if c.twin_plan is not None else c for c in choices]
 
 
 # --- local-memory ops ---------------------------------------------------------------------
