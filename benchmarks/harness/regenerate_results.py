@@ -197,6 +197,23 @@ REMOVED: tuple[Removed, ...] = (
               note=f"bv_{run}.json.gz of that run, renamed" + (" (LINEAR_LAYOUTS_BYTE_VECTORS=1)" if run == "on_1" else "")
                    + "; the comparison is byte_vectors_gpu/byte_vectors_gpu.md")
       for run in ("off_1", "off_2", "off_3", "on_1")),
+    # Issue 53: the raw rows of FLA's whole-op runs; each run's summary and per-kernel table are
+    # its .md, whose first line gives the whole command (the variants' keys included).
+    *(Removed(f"{name}.jsonl", f"python benchmarks/fla_ops_gpu.py --fla PATH {flags} {_OUT} --name {name}",
+              needs=needs, note=f"the rows of {name}.md")
+      for name, flags, needs in (
+          ("fla_gla_kernels", "--ops chunk_gla --rounds 2 --per-kernel", "an H100 GPU"),
+          ("fla_gla_kernels_guards", "--ops chunk_gla --rounds 2 --per-kernel --variants (fla_gla_kernels_guards.md)",
+           "an H100 GPU"),
+          ("fla_gla_one_warp", "--ops chunk_gla --rounds 2 --per-kernel --variants (fla_gla_one_warp.md)",
+           "an H100 GPU"),
+          ("fla_ops_gpu_4warps", "--ops chunk_gla,chunk_rwkv6 --rounds 2 --warps 4 --per-kernel", "an H100 GPU"),
+          ("fla_ops_gpu_4warps_twins", "--ops chunk_gla,chunk_rwkv6 --rounds 2 --warps 4 --per-kernel", "an H200 GPU"),
+          ("fla_ops_gpu_4warps_twins_kernel", "--ops chunk_gla,chunk_rwkv6 --rounds 2 --warps 4 --per-kernel",
+           "an H200 GPU"),
+          ("fla_rwkv6_attn_one_warp", "--ops chunk_rwkv6,parallel_attn --rounds 2 --per-kernel", "an H100 GPU"),
+          ("fla_rwkv6_variants", "--ops chunk_rwkv6 --rounds 2 --per-kernel --variants (fla_rwkv6_variants.md)",
+           "an H200 GPU"))),
     Removed("local_alloc_gpu_h200.md", f"python benchmarks/local_load_gpu.py {_OUT} --only local_load,local_alloc",
             needs="an H200 GPU", note="local_alloc_gpu.md of that run, renamed (the H100 run is local_alloc_gpu.md)"),
     *(Removed(f"fuzz_gpu_seed{seed}.md", f"python benchmarks/fuzz_gpu.py --cases {cases} --seed {seed} {_OUT}",

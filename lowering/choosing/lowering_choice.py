@@ -17,7 +17,10 @@ decided by the first of these cases that answers:
    then names the scope instead of the planned pick);
 5. ``planned``: the planner's pick, unless stock's lowering is known to hang or be wrong for it
    (``stock_hazards``: ours whatever the rest says), then a GPU measurement recorded for it
-   (``measured_choices``), then the model (``fitted_model.decide``).
+   (``measured_choices``), then the model (``fitted_model.decide``).  A pick the model sends to
+   stock as stock's own code keeps its plan (``twin_plan``): the pass, which sees the whole
+   kernel, makes it an island where another conversion of the kernel is ours
+   (:func:`kept_among_islands`).
 
 Whatever a case answers, ours is then held to the island limits (``island_limits``; a plan
 forced by a stock hazard is not, stock being no option) and to the methods the policy owns.
@@ -153,8 +156,7 @@ def choose_conversion(conversion: Conversion, policy: Policy, plans: ModulePlans
 
 
 def _held_to_limits(choice: LoweringChoice, target: Target, policy: Policy) -> LoweringChoice:
-    if choice.twin_plan is not None and not _held_to_limits(ours(choice.twin_plan), target, policy).ours:
-        return replace(choice, twin_plan=None)
+    choice = _twin_held_to_limits(choice, target, policy)
     if not choice.ours:
         return choice
     too_large = "" if choice.forced else island_size_problem(choice.plan, target, policy.triton)
@@ -163,6 +165,14 @@ def _held_to_limits(choice: LoweringChoice, target: Target, policy: Policy) -> L
     if choice.method not in policy.owned:
         return stock(f"a {choice.method} plan, and this run owns only {','.join(policy.owned)}", choice.method)
     return choice
+
+
+def _twin_held_to_limits(choice: LoweringChoice, target: Target, policy: Policy) -> LoweringChoice:
+    """``choice`` without its twin plan where that plan could not be an island of this run (the
+    island limits, the methods the run owns): then it stays stock whatever the kernel holds."""
+    if choice.twin_plan is None or _held_to_limits(ours(choice.twin_plan), target, policy).ours:
+        return choice
+    return replace(choice, twin_plan=None)
 
 
 def _legacy(conversion: Conversion, policy: Policy, plans: ModulePlans) -> Optional[LoweringChoice]:

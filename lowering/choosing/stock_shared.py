@@ -33,7 +33,7 @@ on source registers or lanes, which they are not: stock stores and loads ``.v2.b
 Our plain-vector candidate does the same: a twin.  Our ``stmatrix`` candidate (a plan Triton
 does not build for this pair) is not.
 
-Checked against Triton's PTX: ``benchmarks/studies/stock_shared_oracle.py``.
+Checked against Triton's PTX: ``benchmarks/stock_shared_oracle.py``.
 """
 
 from __future__ import annotations
@@ -95,33 +95,33 @@ def _common_registers(regs_a: list[int], regs_b: list[int]) -> Optional[list[int
 
 def _pair_fits(a: LinearLayout, b: LinearLayout, tile_a: Tile, tile_b: Tile, total: int) -> Optional[bool]:
     """Triton's ``optimalSwizzlingTile`` and ``getTile`` for one pair; None where not followed."""
-    reg_a, reg_b = total - len(tile_a.lane_contig), total - len(tile_b.lane_contig)
-    if reg_a < reg_b:
-        a, b, tile_a, tile_b, reg_a, reg_b = b, a, tile_b, tile_a, reg_b, reg_a
-    regs_a, regs_b = _flat(a, "register"), _flat(b, "register")
-    lanes_a, lanes_b = _flat(a, "lane"), _flat(b, "lane")
-    common = _common_registers(regs_a, regs_b)
+    regs_a, regs_b = total - len(tile_a.lane_contig), total - len(tile_b.lane_contig)
+    if regs_a < regs_b:                   # the side whose tile holds more registers first
+        a, b, tile_a, tile_b, regs_a, regs_b = b, a, tile_b, tile_a, regs_b, regs_a
+    common = _common_registers(_flat(a, "register"), _flat(b, "register"))
     if common is None:
         return None
-    if len(common) < reg_b or len(lanes_a) < 5 or len(lanes_b) < 5:
+    if len(common) < regs_b or not _tile_lanes_fit(a, b, tile_a, tile_b, regs_a - regs_b):
         return False
-    vector = common[:reg_b]
-    if any(lanes_a[i] == 0 for i in tile_a.lane_contig) or any(lanes_b[i] == 0 for i in tile_b.lane_contig):
+    vector = common[:regs_b] + [_flat(b, "lane")[i] for i in tile_b.lane_contig]
+    # getTile: the row addresses not given by lanes come from registers outside the vector
+    return all(len([r for r in _flat(side, "register") if r not in vector]) >= 3 - len(tile.lane_addr)
+               for side, tile in ((a, tile_a), (b, tile_b)))
+
+
+def _tile_lanes_fit(a: LinearLayout, b: LinearLayout, tile_a: Tile, tile_b: Tile, extra: int) -> bool:
+    """The tiles' contiguous lanes hold data (no broadcast), ``b``'s first ``extra`` of them land
+    on ``a``'s registers and the rest on ``a``'s contiguous lanes, in order."""
+    lanes_a, lanes_b = _flat(a, "lane"), _flat(b, "lane")
+    if len(lanes_a) < 5 or len(lanes_b) < 5 or any(lanes_a[i] == 0 for i in tile_a.lane_contig) \
+            or any(lanes_b[i] == 0 for i in tile_b.lane_contig):
         return False
     b_to_a = b.invert_and_compose(a)      # b's hardware coordinates -> a's holding the same element
-    for i in range(reg_a - reg_b):        # b's first contiguous lanes: a's registers
-        if b_to_a.get_basis("lane", tile_b.lane_contig[i], "register") == 0:
-            return False
+    on_registers = all(b_to_a.get_basis("lane", tile_b.lane_contig[i], "register") != 0 for i in range(extra))
     tail = tile_b.lane_contig[len(tile_b.lane_contig) - len(tile_a.lane_contig):] if tile_a.lane_contig else ()
-    for lane_a, lane_b in zip(tile_a.lane_contig, tail):      # the rest: the same contiguous lanes
-        if b_to_a.get_basis("lane", lane_b, "lane") != 1 << lane_a:
-            return False
-    vector += [lanes_b[i] for i in tile_b.lane_contig]
-    # getTile: the row addresses not given by lanes come from registers outside the vector
-    for tile, regs in ((tile_a, regs_a), (tile_b, regs_b)):
-        if len([r for r in regs if r not in vector]) < 3 - len(tile.lane_addr):
-            return False
-    return True
+    on_lanes = all(b_to_a.get_basis("lane", lane_b, "lane") == 1 << lane_a
+                   for lane_a, lane_b in zip(tile_a.lane_contig, tail))
+    return on_registers and on_lanes
 
 
 def stock_matrix_pairs(src: LinearLayout, dst: LinearLayout, bits: int, target: Target) -> Optional[list[tuple[str, str]]]:
@@ -168,14 +168,11 @@ def is_stock_twin(plan) -> bool:
     shared = plan.shared
     if plan.method is not Method.SHARED or shared is None or plan.scope not in (Scope.LANE, Scope.WARP):
         return False
-    if plan.scope is Scope.LANE and stock_warp_shuffles(plan.src, plan.dst, plan.element_bits, plan.target) is not None:
-        return False
     accesses = [op for op in shared.ops if isinstance(op, SharedAccess)]
-    if any(op.form is not AccessForm.VECTOR or op.space is not MemorySpace.SHARED for op in accesses):
+    if any(op.form is not AccessForm.VECTOR or op.space is not MemorySpace.SHARED for op in accesses) or \
+            (plan.scope is Scope.LANE and
+             stock_warp_shuffles(plan.src, plan.dst, plan.element_bits, plan.target) is not None):
         return False
-    target = plan.target
-    pairs = stock_matrix_pairs(plan.src, plan.dst, plan.element_bits, target)
-    if pairs is None or pairs:
-        return False
+    pairs = stock_matrix_pairs(plan.src, plan.dst, plan.element_bits, plan.target)
     width = stock_vector_elements(plan.src, plan.dst, plan.element_bits)
-    return width is not None and shared.store_vector == width and shared.load_vector == width
+    return pairs == [] and width is not None and shared.store_vector == width and shared.load_vector == width

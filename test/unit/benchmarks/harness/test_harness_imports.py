@@ -65,6 +65,7 @@ OFF_THE_SKELETON = {
     "i1_forwarding": "CPU only: no GPU, no dry run",
     "floor_first": "CPU only: no GPU, no compile",
     "one_warp_choice": "CPU only: no GPU, no compile",
+    "stock_shared_oracle": "CPU only: compiles for the PTX, no GPU, no dry run",
     "triton_language_tests": "runs Triton's own test suite, not cases of ours",
 }
 

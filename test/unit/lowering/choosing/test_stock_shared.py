@@ -3,6 +3,8 @@
 and Triton's own PTX (oracle, in a subprocess, under triton 3.6 only: the prediction is that
 release's), on the examples and on fresh conversions."""
 
+import json
+import subprocess
 import sys
 from collections import Counter
 
@@ -13,7 +15,7 @@ from linear_layouts.dialect.encodings import to_linear_layout
 from linear_layouts.lowering import plan_candidates, target_named
 from linear_layouts.lowering.choosing import fitted_model
 from linear_layouts.lowering.choosing.stock_shared import is_stock_twin, stock_matrix_pairs, stock_vector_elements
-from linear_layouts.lowering.instructions import AccessForm
+from linear_layouts.lowering.instructions import AccessForm, AccessKind
 from linear_layouts.lowering.plan import STOCK, Method, SharedAccess
 from support import REPO
 
@@ -104,40 +106,54 @@ def test_the_choice_sends_a_twin_to_stock_and_keeps_the_matrix_pick():
     assert fitted_model.choose_by_stock_shuffles(matrix, 0, model).plan is matrix
 
 
-def _oracle():
+def _triton_36():
     triton = pytest.importorskip("triton")
     if tuple(int(x) for x in triton.__version__.split(".")[:2]) != (3, 6):
         pytest.skip(f"the prediction is triton 3.6's; installed: {triton.__version__}")
-    sys.path[:0] = [str(REPO / "benchmarks"), str(REPO / "benchmarks" / "studies")]
+
+
+def _stock_ptx(src, dst, shape, bits) -> dict:
+    """Stock's shared-memory instructions for a load -> convert -> store kernel, compiled by
+    Triton in a subprocess (no GPU needed)."""
+    sys.path[:0] = [str(REPO / "benchmarks" / "studies")]
     import planner_vs_triton
-    import stock_shared_oracle
-    return planner_vs_triton, stock_shared_oracle
+    result = planner_vs_triton.compile_stock(planner_vs_triton.ttgir(src, dst, list(shape), {16: "f16", 32: "f32"}[bits],
+                                                                     4, 90), 90)
+    assert "error" not in result, result
+    return {k: v for k, v in result["ops"].items() if k.startswith(("st.shared", "ld.shared", "stmatrix", "ldmatrix"))}
 
 
 @pytest.mark.parametrize("src, dst, shape, bits, pairs, vector, ptx", EXAMPLES)
 def test_examples_against_tritons_ptx(src, dst, shape, bits, pairs, vector, ptx):
-    """Oracle: Triton 3.6 compiles a load -> convert -> store kernel; its shared-memory
-    instructions are the ones above, and where a twin is predicted they are the twin's."""
-    planner_vs_triton, oracle = _oracle()
-    result = planner_vs_triton.compile_stock(planner_vs_triton.ttgir(src, dst, list(shape), {16: "f16", 32: "f32"}[bits],
-                                                                     4, 90), 90)
-    assert "error" not in result, result
-    shared = {k: v for k, v in result["ops"].items() if k.startswith(oracle.NAMES)}
-    assert shared == ptx
+    """Oracle: Triton 3.6's shared-memory instructions are the ones above, and where a twin is
+    predicted they are the twin's (its plain vectors: count and width)."""
+    _triton_36()
+    stock = _stock_ptx(src, dst, shape, bits)
+    assert stock == ptx
     for plan in _shared_plans(src, dst, shape, bits):
         if is_stock_twin(plan):
-            assert oracle.plan_mix(plan) == oracle.ptx_ops_mix(result["ops"])
+            ours = Counter()
+            for op in plan.shared.ops:
+                if isinstance(op, SharedAccess):
+                    words = len(op.registers) * bits // 32
+                    kind = "st.shared" if op.kind is AccessKind.STORE else "ld.shared"
+                    ours[f"{kind}.v{words}.b32" if words > 1 else f"{kind}.b32"] += 1
+            assert dict(ours) == stock
 
 
-def test_no_false_twin_on_fresh_conversions():
-    """Oracle on 40 conversions drawn fresh (seed 1201, never used to write the rules): every
-    predicted twin has stock's instructions, and where no matrix pair is predicted stock uses
-    none (the direction a twin rests on; a pair predicted where stock uses none only keeps an
-    island: 4 of these 40, benchmarks/results/stock_shared_oracle_3.6.0.md)."""
-    _, oracle = _oracle()
-    tally = oracle.Tally()
-    oracle.fresh(tally, 1201, 40)
-    assert not tally.false_twins and not tally.errors
-    assert tally.matrix[(False, True)] == 0
-    assert sum(tally.matrix.values()) >= 10
-    assert Counter(twin for twin, _ in tally.twin.elements())[True] >= 1
+def test_no_false_twin_on_fresh_conversions(tmp_path):
+    """Oracle on 40 conversions drawn fresh (seed 1201, never used to write the rules), by
+    benchmarks/stock_shared_oracle.py in a subprocess: every predicted twin has stock's
+    instructions, and where no matrix pair is predicted stock uses none (the direction a twin
+    rests on; a pair predicted where stock uses none only keeps an island)."""
+    _triton_36()
+    out = tmp_path / "tally.json"
+    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "stock_shared_oracle.py"), "--seed", "1201",
+                           "--count", "40", "--json", str(out)], capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    tally = json.loads(out.read_text())
+    assert tally["false_twins"] == [] and tally["errors"] == []
+    matrix = {(p, u): n for p, u, n in tally["matrix"]}
+    twins = {(p, same): n for p, same, n in tally["twin"]}
+    assert matrix.get((False, True), 0) == 0
+    assert sum(matrix.values()) >= 10 and twins.get((True, True), 0) >= 1

@@ -2,9 +2,9 @@
 (``lowering/choosing/stock_shared.py``) against Triton's own PTX (CPU only; run it with the
 triton release the prediction describes, 3.6).
 
-    python benchmarks/studies/stock_shared_oracle.py --seed 919 --count 300 \
-        --out benchmarks/results/stock_shared_oracle_3.6.0.md
-    python benchmarks/studies/stock_shared_oracle.py --corpus test/lit/corpus/fla --count 0 \
+    python benchmarks/stock_shared_oracle.py --seed 977 --count 300 \
+        --out benchmarks/results/stock_shared_oracle_977_3.6.0.md
+    python benchmarks/stock_shared_oracle.py --corpus test/lit/corpus/fla --count 0 \
         --out benchmarks/results/stock_shared_oracle_fla_3.6.0.md
 
 Two questions, per conversion that stock lowers through shared memory:
@@ -17,25 +17,25 @@ Two questions, per conversion that stock lowers through shared memory:
    stock a conversion our pick may gain on; a missed one only keeps an island that ties.
 
 Conversions: ``--seed``/``--count``, drawn by ``harness.plan_contexts.fresh_cases`` (the
-generator of the timed draws) as load -> convert -> store kernels (``planner_vs_triton.ttgir``);
-``--corpus DIR``, every ``*.cuda90.ttgir`` kernel there, its conversions marked and read off the
-whole kernel's PTX (``tools.final_code``).  Each compile runs in a subprocess or through
-``triton.compile`` of a TTGIR file.
+generator of the timed draws), each in the kernel that times it (``conversion_cases.kernel_ttgir``);
+``--corpus DIR``, every ``*.cuda90.ttgir`` kernel there.  Each kernel is compiled by
+``triton.compile`` from its TTGIR with its conversions marked, and each conversion's instructions
+are read off the PTX by its mark (``tools.final_code``).  ``--json PATH`` writes the tally.
 """
 
 from __future__ import annotations
 
 import argparse
 import glob
+import json
 import os
 import sys
 import tempfile
 import time
 from collections import Counter
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # benchmarks/: harness/
+from harness.common import require_package  # noqa: E402
 
-ELEMENT_TYPE = {8: "i8", 16: "f16", 32: "f32", 64: "i64"}
 NAMES = ("st.shared", "ld.shared", "stmatrix", "ldmatrix")
 
 
@@ -60,19 +60,6 @@ def plan_mix(plan) -> tuple[Counter, Counter]:
     return names, bits
 
 
-def ptx_ops_mix(ops: dict) -> tuple[Counter, Counter]:
-    """``planner_vs_triton.compile_stock``'s op counts (``st.shared.v2.b32``: 2) as a mix."""
-    names, bits = Counter(), Counter()
-    for key, n in ops.items():
-        for name in NAMES:
-            if key.startswith(name):
-                names[name] += n
-                if name in ("st.shared", "ld.shared"):
-                    width, element = key[len(name) + 2:].split(".b")
-                    bits[int(width) * int(element)] += n
-    return names, bits
-
-
 def code_mix(mix) -> tuple[Counter, Counter]:
     """A ``tools.final_code.CodeMix`` of one conversion as a mix."""
     return (Counter({n: c for n, c in mix.counts.items() if n in NAMES and c}),
@@ -84,6 +71,12 @@ class Tally:
         self.matrix = Counter()      # (predicted, used) -> conversions
         self.twin = Counter()        # (predicted twin, same instructions) -> conversions
         self.false_twins, self.unfollowed, self.errors = [], 0, []
+
+    def as_json(self) -> dict:
+        return {"matrix": [[p, u, n] for (p, u), n in self.matrix.items()],
+                "twin": [[p, same, n] for (p, same), n in self.twin.items()],
+                "false_twins": [name for name, *_ in self.false_twins], "errors": self.errors,
+                "unfollowed": self.unfollowed}
 
     def add(self, name: str, src, dst, bits: int, target, stock: tuple[Counter, Counter]) -> None:
         from linear_layouts.lowering import Unsupported, plan_conversion
@@ -109,51 +102,58 @@ class Tally:
             self.false_twins.append((name, dict(stock[0]), dict(stock[1]), dict(ours[0]), dict(ours[1])))
 
 
+def conversion_mixes_of(ttgir: str) -> list:
+    """The per-conversion instructions (``tools.final_code.CodeMix``) of stock's PTX for a TTGIR
+    module, in the order of its conversions; raises what ``triton.compile`` raises."""
+    from triton.backends.compiler import GPUTarget
+    from linear_layouts.tools.final_code import compile_ttgir, conversion_mixes, mark_conversions
+
+    marked, count = mark_conversions(ttgir)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "k.ttgir")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(marked)
+        ptx = compile_ttgir(path, GPUTarget("cuda", 90, 32), None).asm["ptx"]
+    return conversion_mixes(ptx, "nvidia", count)
+
+
 def fresh(tally: Tally, seed: int, count: int) -> None:
-    import planner_vs_triton
     import triton
     from harness import plan_contexts
-    from harness.conversion_cases import release
+    from harness.conversion_cases import kernel_ttgir, release
     from linear_layouts.dialect.encodings import to_linear_layout
     from linear_layouts.lowering import target_named
 
     version = release(triton.__version__)
     target = target_named("sm_90")
     for case in plan_contexts.fresh_cases(seed, count):
-        shape = tuple(case.shape)
-        text = planner_vs_triton.ttgir(case.src, case.dst, list(shape), ELEMENT_TYPE[case.bits], case.num_warps, 90)
-        result = planner_vs_triton.compile_stock(text, 90)
-        if "error" in result:
-            tally.errors.append((case.name, result["error"]))
+        try:
+            (mix,) = conversion_mixes_of(kernel_ttgir(case))
+        except Exception as error:   # the Triton boundary: a kernel it cannot compile is listed
+            tally.errors.append((case.name, (str(error).strip().splitlines() or ["?"])[-1][:160]))
             continue
+        shape = tuple(case.shape)
         tally.add(case.name, to_linear_layout(case.src, shape, conventions=version),
-                  to_linear_layout(case.dst, shape, conventions=version), case.bits, target, ptx_ops_mix(result["ops"]))
+                  to_linear_layout(case.dst, shape, conventions=version), case.bits, target, code_mix(mix))
 
 
 def corpus(tally: Tally, directory: str) -> None:
-    from triton.backends.compiler import GPUTarget
     from linear_layouts.lowering import target_named
     from linear_layouts.passes.ir.snapshot import parse_module
     from linear_layouts.passes.op_requests import conversion_between
-    from linear_layouts.tools.final_code import compile_ttgir, conversion_mixes, mark_conversions
 
     target = target_named("sm_90")
     for path in sorted(glob.glob(os.path.join(directory, "*.cuda90.ttgir"))):
         name = os.path.basename(path).split(".")[0]
         with open(path, encoding="utf-8") as f:
             text = f.read()
-        marked, count = mark_conversions(text)
-        with tempfile.TemporaryDirectory() as tmp:
-            marked_path = os.path.join(tmp, "k.ttgir")
-            with open(marked_path, "w", encoding="utf-8") as f:
-                f.write(marked)
-            try:
-                ptx = compile_ttgir(marked_path, GPUTarget("cuda", 90, 32), None).asm["ptx"]
-            except Exception as error:   # the Triton boundary: a kernel it cannot compile is listed
-                tally.errors.append((name, (str(error).strip().splitlines() or ["?"])[-1][:160]))
-                continue
+        try:
+            mixes = conversion_mixes_of(text)
+        except Exception as error:   # the Triton boundary: a kernel it cannot compile is listed
+            tally.errors.append((name, (str(error).strip().splitlines() or ["?"])[-1][:160]))
+            continue
         converts = [op for op in parse_module(text).walk() if op.name == "ttg.convert_layout"]
-        for i, (op, mix) in enumerate(zip(converts, conversion_mixes(ptx, "nvidia", count))):
+        for i, (op, mix) in enumerate(zip(converts, mixes)):
             conversion = conversion_between(op.operands[0], op.results[0], 32, target, op)
             if isinstance(conversion, str):
                 continue
@@ -165,7 +165,7 @@ def report(tally: Tally, command: str, seconds: float) -> str:
 
     m, t = tally.matrix, tally.twin
     lines = ["# Stock Triton's shared-memory instructions: predicted against its PTX", "",
-             f"Produced by `python benchmarks/studies/stock_shared_oracle.py {command}` with triton "
+             f"Produced by `python benchmarks/stock_shared_oracle.py {command}` with triton "
              f"{triton.__version__} ({seconds:.0f} s, CPU).  What it checks: the study's docstring.", "",
              f"Conversions stock lowers through shared memory: {sum(m.values())} "
              f"(and {tally.unfollowed} whose register directions are not single bits, not followed).", "",
@@ -189,7 +189,9 @@ def main(argv=None) -> int:
     parser.add_argument("--count", type=int, default=300, help="fresh conversions (0: none)")
     parser.add_argument("--corpus", default="", help="a folder of *.cuda90.ttgir kernels")
     parser.add_argument("--out", default="")
+    parser.add_argument("--json", default="", help="write the tally here (the tests read it)")
     args = parser.parse_args(argv)
+    require_package()
     began = time.time()
     tally = Tally()
     if args.count:
@@ -200,6 +202,9 @@ def main(argv=None) -> int:
     if args.out:
         with open(args.out, "w", encoding="utf-8") as f:
             f.write(text)
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(tally.as_json(), f)
     print(text)
     return 0
 
