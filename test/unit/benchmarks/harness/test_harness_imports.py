@@ -66,6 +66,7 @@ OFF_THE_SKELETON = {
     "floor_first": "CPU only: no GPU, no compile",
     "one_warp_choice": "CPU only: no GPU, no compile",
     "stock_shared_oracle": "CPU only: compiles for the PTX, no GPU, no dry run",
+    "twin_choice": "CPU only: no GPU, no compile",
     "triton_language_tests": "runs Triton's own test suite, not cases of ours",
 }
 
