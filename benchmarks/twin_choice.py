@@ -22,7 +22,7 @@ import argparse
 import sys
 
 from harness.common import geomean, publish, require_package  # noqa: E402
-from one_warp_choice import cases  # noqa: E402  (the rows and the rule as shipped)
+from one_warp_choice import cases, chosen_table  # noqa: E402  (the rows, the rule as shipped)
 
 
 def cases_without_twins() -> list[dict]:
@@ -36,30 +36,21 @@ def cases_without_twins() -> list[dict]:
         fitted_model.is_stock_twin = real
 
 
-def report(now: list[dict], without: list[dict], command: str) -> str:
+def report(found: list[dict], command: str) -> str:
     import triton
 
-    twins = [(a, b) for a, b in zip(without, now) if a["now"] != b["now"]]
+    twins = [c for c in found if c["without_twins"] != c["now"]]
     lines = ["# Twins of stock's code on the committed GPU timings", "",
              f"Produced by `{command}` (CPU, triton {triton.__version__}; what it does: the docstring of "
              "`benchmarks/twin_choice.py`).", "",
              "## Picks the twin step sends to stock", "",
              "| rows | twins | their pick / stock (geomean) | fastest | slowest |", "|---|---:|---:|---:|---:|"]
     for name, kind in (("training", "train"), ("fresh (held out)", "fresh")):
-        group = [a["ratio"] for a, _ in twins if a["set"] == kind]
+        group = [c["ratio"] for c in twins if c["set"] == kind]
         if group:
             lines.append(f"| {name} | {len(group)} | {geomean(group):.3f} | {min(group):.3f} | {max(group):.3f} |")
-    lines += ["", "## Every measured conversion, chosen / stock (geomean; stock's own 1.000)", "",
-              "| run | conversions | twins | without the twin step | with it |", "|---|---:|---:|---:|---:|"]
-    runs = sorted({c["run"] for c in now})
-    groups = [(run, lambda c, run=run: c["run"] == run) for run in runs]
-    groups += [("all training rows", lambda c: c["set"] == "train"),
-               ("all fresh rows (held out)", lambda c: c["set"] == "fresh")]
-    for name, member in groups:
-        pairs = [(a, b) for a, b in zip(without, now) if member(a)]
-        before = geomean([a["ratio"] if a["now"] else 1.0 for a, _ in pairs])
-        after = geomean([b["ratio"] if b["now"] else 1.0 for _, b in pairs])
-        lines.append(f"| {name} | {len(pairs)} | {sum(a['now'] != b['now'] for a, b in pairs)} | {before:.3f} | {after:.3f} |")
+    lines += chosen_table(found, "twins", lambda c: c["without_twins"] != c["now"],
+                          ("without the twin step", "without_twins"), ("with it", "now"))
     return "\n".join(lines) + "\n"
 
 
@@ -68,10 +59,12 @@ def main(argv=None) -> int:
     parser.add_argument("--out", default="", help="the report's path (default: print only)")
     args = parser.parse_args(argv)
     require_package()
-    now, without = cases(), cases_without_twins()
-    assert [c["ratio"] for c in now] == [c["ratio"] for c in without]
+    found, without = cases(), cases_without_twins()
+    assert [c["ratio"] for c in found] == [c["ratio"] for c in without]
+    for row, other in zip(found, without):
+        row["without_twins"] = other["now"]
     command = "python benchmarks/twin_choice.py" + (f" --out {args.out}" if args.out else "")
-    publish(report(now, without, command), args.out)
+    publish(report(found, command), args.out)
     return 0
 
 

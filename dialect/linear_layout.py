@@ -345,6 +345,11 @@ class LinearLayout:
     def in_dim_size(self, name: str) -> int:
         return 1 << self.in_dim_size_log2(name)
 
+    def in_dim_size_or_one(self, name: str) -> int:
+        """The size of in dim ``name``, 1 where the layout has no such dim: a distributed layout
+        without a ``warp`` dim lives in one warp, one without ``register`` holds one register."""
+        return self.in_dim_size(name) if self.has_in_dim(name) else 1
+
     def out_dim_size(self, name: str) -> int:
         return self._out[self._out_index(name)][1]
 

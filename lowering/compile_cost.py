@@ -58,7 +58,7 @@ class IslandWork:
 
 
 def _registers(layout) -> int:
-    return layout.in_dim_size("register") if layout.has_in_dim("register") else 1
+    return layout.in_dim_size_or_one("register")
 
 
 def island_work(plan) -> IslandWork:
@@ -71,7 +71,7 @@ def island_work(plan) -> IslandWork:
     selects = cost.selects
     shuffle = getattr(plan, "shuffle", None)
     if shuffle is not None and selects:
-        num_warps = plan.src.in_dim_size("warp") if plan.src.has_in_dim("warp") else 1
+        num_warps = plan.src.in_dim_size_or_one("warp")
         selects = max(selects, selects_with_warp_choices(shuffle, plan.target.warp_size, num_warps)
                       * shuffle.words_per_element)
     instructions = sum(v for k, v in counts.items() if getattr(k, "value", k) != "select") + selects

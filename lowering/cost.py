@@ -267,7 +267,7 @@ def _plan_cost(plan: ConversionPlan) -> PlanCost:
             if r.mode is not ShuffleMode.LOCAL:
                 shuffles += s.words_per_element
                 counts[r.mode] += s.words_per_element
-        num_warps = plan.src.in_dim_size("warp") if plan.src.has_in_dim("warp") else 1
+        num_warps = plan.src.in_dim_size_or_one("warp")
         selects = exact_select_count(s, plan.target.warp_size, num_warps) * s.words_per_element
         packs = (len(s.src_words) + len(s.dst_words)) * (s.elements_per_word - 1)
         if selects:

@@ -133,11 +133,11 @@ def aligned_pair(src: LinearLayout, dst: LinearLayout, warp_size: int, target_na
             raise LayoutError(f"source and destination shapes differ along '{name}': "
                               f"{src.out_dim_size(name)} vs {dst.out_dim_size(name)}")
     for name in ("lane", "warp", "block"):
-        a = src.in_dim_size(name) if src.has_in_dim(name) else 1
-        b = dst.in_dim_size(name) if dst.has_in_dim(name) else 1
+        a = src.in_dim_size_or_one(name)
+        b = dst.in_dim_size_or_one(name)
         if a != b:
             raise LayoutError(f"source and destination use different numbers of {name}s: {a} vs {b}")
-    lanes = src.in_dim_size("lane") if src.has_in_dim("lane") else 1
+    lanes = src.in_dim_size_or_one("lane")
     if lanes != warp_size:
         raise LayoutError(f"the layouts have {lanes} lanes but a {target_name} warp has {warp_size}")
     return dst

@@ -101,7 +101,7 @@ def family_of(plan, scope: str) -> str:
 
 def _warps(plan) -> int:
     """The warps the conversion's layouts span (1 where they have no warp dimension)."""
-    return plan.src.in_dim_size("warp") if plan.src.has_in_dim("warp") else 1
+    return plan.src.in_dim_size_or_one("warp")
 
 
 STOCK_HALVED = "half-stock-shuffles"

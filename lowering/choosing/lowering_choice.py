@@ -277,7 +277,7 @@ class _GateQuestion:
     def of(cls, conversion: Conversion, model, scope: Scope, methods: frozenset) -> "_GateQuestion":
         c = conversion
         by_stock_shuffles = model.rule == fitted_model.STOCK_SHUFFLES and scope is Scope.LANE
-        return cls(model, scope, methods, c.src.in_dim_size("warp") if c.src.has_in_dim("warp") else 1,
+        return cls(model, scope, methods, c.src.in_dim_size_or_one("warp"),
                    stock_warp_shuffles(c.src, c.dst, c.bits, c.target) if by_stock_shuffles else None)
 
     def could_be_ours(self) -> bool:

@@ -95,7 +95,7 @@ def plan_costly(plan) -> Costly:
     cost = plan_cost(plan)
     selects = cost.selects
     if plan.shuffle is not None:
-        warps = plan.src.in_dim_size("warp") if plan.src.has_in_dim("warp") else 1
+        warps = plan.src.in_dim_size_or_one("warp")
         selects = max(selects, selects_with_warp_choices(plan.shuffle, plan.target.warp_size, warps)
                       * plan.shuffle.words_per_element)
     return Costly(shuffles=cost.shuffles, store_wavefronts=cost.store_wavefronts,

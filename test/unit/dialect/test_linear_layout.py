@@ -32,6 +32,14 @@ def every_input(layout: LinearLayout):
 
 # ------------------------------------------------------------------------------ worked examples
 
+def test_in_dim_size_or_one_is_one_where_the_dim_is_absent():
+    layout = LinearLayout.from_bases({"register": [[1], [2]], "lane": [[4]]}, ["dim0"])
+    assert layout.in_dim_size_or_one("register") == 4 and layout.in_dim_size_or_one("lane") == 2
+    assert layout.in_dim_size_or_one("warp") == 1
+    with pytest.raises(LayoutError):
+        layout.in_dim_size("warp")
+
+
 def test_invert_and_compose_permutation():  # triton.md §1.7
     l1 = L.from_bases({"in1": [[2], [1], [4]]}, ["out"])
     l2 = L.from_bases({"in2": [[4], [1], [2]]}, ["out"])
