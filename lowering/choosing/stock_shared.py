@@ -43,6 +43,7 @@ from typing import Optional
 
 from ...dialect.linear_layout import LinearLayout
 from ..element_type import storage_bits_of
+from ..hardware import HardwareLayout
 from ..instructions import AccessForm, MemorySpace
 from ..plan import Method, Scope, SharedAccess
 from ..target import Target
@@ -80,7 +81,14 @@ def tiles_for(target: Target, element_bits: int, store: bool) -> list[Tile]:
 
 
 def _flat(layout: LinearLayout, dim: str) -> list[int]:
-    return [layout.pack(b) for b in layout.bases.get(dim, ())] if layout.has_in_dim(dim) else []
+    """The directions of ``dim``'s bases, flattened (``HardwareLayout``: the first out dim lowest,
+    as Triton's ``flattenOuts``)."""
+    return list(HardwareLayout.of(layout).columns(dim))
+
+
+def _vector_bases(element_bits: int) -> int:
+    """log2 of the elements in 128 bits: the widest vector (and tile) Triton's search builds."""
+    return max(0, (128 // element_bits).bit_length() - 1)
 
 
 def _common_registers(regs_a: list[int], regs_b: list[int]) -> Optional[list[int]]:
@@ -131,7 +139,7 @@ def stock_matrix_pairs(src: LinearLayout, dst: LinearLayout, bits: int, target: 
     element_bits = storage_bits_of(bits)
     src = src.remove_zero_bases_along_dim("register")
     dst = dst.remove_zero_bases_along_dim("register")
-    total = max(0, (128 // element_bits).bit_length() - 1)
+    total = _vector_bases(element_bits)
     pairs = []
     for store in tiles_for(target, element_bits, store=True):
         for load in tiles_for(target, element_bits, store=False):
@@ -155,8 +163,7 @@ def stock_vector_elements(src: LinearLayout, dst: LinearLayout, bits: int) -> Op
     common = _common_registers(regs_src, regs_dst)
     if common is None:
         return None
-    most = max(0, (128 // element_bits).bit_length() - 1)
-    return 1 << min(len(common), most)
+    return 1 << min(len(common), _vector_bases(element_bits))
 
 
 def is_stock_twin(plan) -> bool:
