@@ -24,6 +24,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Callable, ClassVar, Optional, TextIO
 
+from ..lowering.choosing.plan_memory import ModulePlans
 from ..lowering.target import Target
 from .ir.diagnostics import IRError, PassFailure  # noqa: F401  (PassFailure: the passes import it from here)
 from .ir.snapshot import Module
@@ -77,6 +78,9 @@ class PassContext:
     after_pass: Optional[Callable[[ModulePass, Module], None]] = None
     remarks: bool = False  # passes may explain their decisions (ll-opt --remarks)
     target: Optional[Target] = None  # the driver's target (ll-opt --target): passes that plan for a target use it
+    # The compile's memory of plans and choices, where its driver asked questions of the module
+    # before the passes ran (the drop-in, ``types_first``); None: each pass run keeps its own.
+    plans: Optional[ModulePlans] = None
 
     def report(self, line: str) -> None:
         print(line, file=self.report_stream)

@@ -183,19 +183,20 @@ def _choose_for(module: Module, op: Operation, target: Target, policy: Policy, p
 
 
 def lower_module(module: Module, options: Optional["LowerConversions"] = None, *, gate_first: bool = False,
-                 **values) -> list[LoweringOutcome]:
+                 plans: Optional[ModulePlans] = None, **values) -> list[LoweringOutcome]:
     """Replace every op we can lower by its island (in place); return every outcome.
     ``options``: the pass (its fields are the options); or the option values as keywords
     (``lower_module(module, only="shuffle", target="sm_90")``), read as the pipeline reads them.
     ``gate_first``: where the stock gate leaves every plan the planner could build to Triton,
     build none (the same decisions; such an outcome's reason names the conversion's scope
     instead of the planned pick's family, and its ``method`` is unset).  The pass sets it when
-    it prints no remarks."""
+    it prints no remarks.  ``plans``: the module's memory of plans and choices (default: a fresh
+    one, ``LowerConversions.module_plans``)."""
     if options is None:
         options = LowerConversions(**values)
     elif values:
         raise TypeError("lower_module: give either a LowerConversions pass or option values, not both")
-    planned = plan_module(module, options, gate_first)
+    planned = plan_module(module, options, gate_first, plans)
     if not any(outcome.plan is not None for _, outcome in planned):
         return [o for _, o in planned]     # no island: no guards to place, nothing to splice
     guards = GuardPlacement(module, [(op, o.plan.method) for op, o in planned if o.plan is not None])
@@ -295,7 +296,7 @@ class LowerConversions(ModulePass):
         remarks = self.remarks or getattr(context, "remarks", False)
         # Without remarks no one reads why a conversion went to Triton: the gate may decide
         # before planning (the same decisions; the reason then names the scope, not the pick's family).
-        outcomes = lower_module(module, options, gate_first=not remarks)
+        outcomes = lower_module(module, options, gate_first=not remarks, plans=context.plans)
         if remarks:
             for outcome in outcomes:
                 context.report(outcome.remark())

@@ -18,6 +18,7 @@ import threading
 from dataclasses import dataclass
 from typing import Optional
 
+from ..lowering.choosing.plan_memory import ModulePlans
 from .framework import PassContext, run_pipeline
 from .ir.diagnostics import IRError
 from .ir.parsing import triton_module_from_text
@@ -57,16 +58,17 @@ class PipelineResult:
 
 
 def run_plugin_pipeline(triton_module, config: PluginConfig, metadata=None,
-                        text: Optional[str] = None) -> PipelineResult:
+                        text: Optional[str] = None, plans: Optional[ModulePlans] = None) -> PipelineResult:
     """Run ``config``'s pipeline on a Triton TTGIR module; return what it did: a new Triton
     module (in the same context) for the next stage and how many ops islands replaced (when no
     pass rewrote the module's text: the module given, and none).  The module given is not
-    modified.  Errors name the kernel and say what failed."""
+    modified.  Errors name the kernel and say what failed.  ``plans``: the compile's memory of
+    plans and choices, where the caller asked the pass's questions first (``types_first``)."""
     name = (metadata or {}).get("name", "kernel") if isinstance(metadata, dict) else "kernel"
     if text is None:
         text = triton_module.str()
     with cyclic_gc_paused():
-        return _run_plugin_pipeline(triton_module, config, name, text)
+        return _run_plugin_pipeline(triton_module, config, name, text, plans)
 
 
 @contextlib.contextmanager
@@ -102,7 +104,8 @@ _gc_was_on = False
 _gc_lock = threading.Lock()
 
 
-def _run_plugin_pipeline(triton_module, config: PluginConfig, name: str, text: str) -> PipelineResult:
+def _run_plugin_pipeline(triton_module, config: PluginConfig, name: str, text: str,
+                         plans: Optional[ModulePlans]) -> PipelineResult:
     """:func:`run_plugin_pipeline` after the kernel's name and text are known."""
     remarks = _RemarkLines(sys.stderr if config.remarks or config.reports else None)
     try:
@@ -114,7 +117,7 @@ def _run_plugin_pipeline(triton_module, config: PluginConfig, name: str, text: s
             # Parsed into the compilation's own context: its dialects are loaded already.
             module = parse_module(text, filename=f"<{name}>", safe=False,
                                   context=getattr(triton_module, "context", None), printed=True)
-        context = PassContext(report_stream=remarks)
+        context = PassContext(report_stream=remarks, plans=plans)
         assigned = {}
 
         def after_pass(done, current):

@@ -17,6 +17,7 @@ from typing import Optional, Sequence
 from ..lowering.emit.emit_nvidia import GUARD_MARK
 from . import shared_stats
 from .barriers.guard_barriers import prune_guard_barriers
+from .lower_conversions import LowerConversions
 from .plugin_config import PluginConfig
 from .plugin_pipeline import PipelineResult, kernel_name, run_plugin_pipeline
 from .plugin_stats import compile_without_islands, share_stats, stats
@@ -75,7 +76,10 @@ class _WrappedStages:
         def stock_llir():
             return self.original["llir"](src, metadata)
 
-        if not has_work_for(self.config, names) or every_conversion_is_stocks(src, self.config):
+        # One memory of plans and choices for the compile: the pass takes the answers its
+        # questions got from the types instead of asking them again.
+        plans = LowerConversions.module_plans()
+        if not has_work_for(self.config, names) or every_conversion_is_stocks(src, self.config, plans):
             # Nothing for us: our passes would only add attributes, and a module without
             # islands is compiled from Triton's own TTGIR anyway.  No print, no parse: the op
             # names come from a walk of the module, far cheaper than a print (docs/compile-time.md,
@@ -86,7 +90,7 @@ class _WrappedStages:
         text = src.str()
         kernel = self.kernel = _KernelCompile(stock_src=src, ttgir=text, name=kernel_name(text))
         try:
-            lowered = run_plugin_pipeline(src, self.config, {"name": kernel.name}, text)
+            lowered = run_plugin_pipeline(src, self.config, {"name": kernel.name}, text, plans)
         except Exception as error:  # never make a kernel fail that stock Triton compiles
             return self._fall_back("our passes", error, stock_llir)
         if lowered.ops_replaced == 0 and not lowered.assigned:

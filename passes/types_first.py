@@ -15,7 +15,8 @@ of a warp-specialized partition, AMD's values joined at region ends, the warps a
 module without a known target).  So where every conversion is stock's from its types, the pass
 would make no island, and the hook compiles Triton's own module, unprinted.  Where one could be
 ours, the pipeline runs as before; the layouts and plans read here are remembered by the caches
-it reads them from.
+it reads them from, and the drop-in hands the pass this question's memory of plans and choices
+(``plan_memory.ModulePlans``), so a conversion asked here is not asked again.
 
 Only for the default pipeline: ``ll-lower-conversions`` alone, without remarks or reports and
 owning no local-memory op (those need the module; so does every other pass).  Example: FLA's
@@ -28,6 +29,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ..lowering.choosing.lowering_choice import choose_conversion
+from ..lowering.choosing.plan_memory import ModulePlans
 from ..lowering.target import Target, UnknownTarget
 from .ir.module_target import target_of
 from .ir.operations import Value
@@ -47,11 +49,12 @@ def lowering_asked_first(config: PluginConfig) -> Optional[LowerConversions]:
     return lowering
 
 
-def every_conversion_is_stocks(handle, config: PluginConfig) -> bool:
+def every_conversion_is_stocks(handle, config: PluginConfig, plans: Optional[ModulePlans] = None) -> bool:
     """Whether the pipeline of ``config`` would leave every ``ttg.convert_layout`` of Triton's
     module ``handle`` to Triton, known from the conversions' types; False where that is not
     known so (another pipeline, a module whose attributes cannot be read) or some conversion
-    could be ours."""
+    could be ours.  ``plans``: the compile's memory of plans and choices, for the pass to take
+    the answers given here (default: one of this question's own)."""
     lowering = lowering_asked_first(config)
     if lowering is None:
         return False
@@ -61,7 +64,7 @@ def every_conversion_is_stocks(handle, config: PluginConfig) -> bool:
     threads_per_warp = handle.get_int_attr("ttg.threads-per-warp")
     converts = []
     handle.walk(lambda op: converts.append(op) if op.get_name() == "ttg.convert_layout" else None)
-    policy, plans = lowering.policy(gate_first=True), lowering.module_plans()
+    policy, plans = lowering.policy(gate_first=True), plans or lowering.module_plans()
     for op in converts:
         source = Value(str(op.get_operand(0).get_type()), None, 0)
         result = Value(str(op.get_result(0).get_type()), None, 0)

@@ -144,7 +144,12 @@ def planned_or_why(plan) -> LoweringChoice:
 # --- conversions --------------------------------------------------------------------------
 
 def choose_conversion(conversion: Conversion, policy: Policy, plans: ModulePlans) -> LoweringChoice:
-    """Ours or stock for ``conversion`` (see the module docstring)."""
+    """Ours or stock for ``conversion`` (see the module docstring); asked once per module
+    (``plans`` remembers the answer)."""
+    return plans.choice(conversion, policy, lambda: _choose_conversion(conversion, policy, plans))
+
+
+def _choose_conversion(conversion: Conversion, policy: Policy, plans: ModulePlans) -> LoweringChoice:
     too_many = elements_problem(conversion.src, conversion.dst)
     if too_many:
         return stock(too_many)

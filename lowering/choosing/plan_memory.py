@@ -6,10 +6,13 @@ Two memories, both explicit objects:
 * :class:`ProcessPlans`: plans made in this process, least recently used dropped first.  Real
   programs ask for the same conversion again and again (every autotuning config, every
   recompile of a kernel).  ``PROCESS_PLANS`` is the one the passes use; ``forget()`` empties it.
-* :class:`ModulePlans`: the plans of one module's lowering.  A kernel often converts the same
-  layouts twice (rotary embeddings: the cosine and the sine halves; attention: one conversion
-  per loop stage): the second takes the first one's plan, even where the process memory is
-  off.  The same work, not less checking.
+* :class:`ModulePlans`: the plans of one module's lowering, and the choices made with them.  A
+  kernel often converts the same layouts twice (rotary embeddings: the cosine and the sine
+  halves; attention: one conversion per loop stage): the second takes the first one's plan,
+  even where the process memory is off.  The same work, not less checking.  One compile asks
+  its questions twice: from the conversions' types before the module is printed
+  (``passes.types_first``), then in the pass; the drop-in hands both the same memory, so the
+  pass takes the answers the types gave instead of asking again.
 
 Example::
 
@@ -21,7 +24,7 @@ Example::
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Optional
+from typing import Callable, Optional
 
 from ..planner import plan_conversion
 
@@ -62,6 +65,7 @@ class ModulePlans:
     def __init__(self, across_compiles: Optional[ProcessPlans]):
         self.across_compiles = across_compiles
         self._plans: dict[tuple, object] = {}
+        self._choices: dict[object, list[tuple[object, object]]] = {}
 
     def plan(self, src, dst, bits: int, target, rank: int = 0):
         """The verified plan of rank ``rank`` (``lowering.planner.plan_conversion``), or the
@@ -71,3 +75,16 @@ class ModulePlans:
             self._plans[key] = (self.across_compiles.plan(key) if self.across_compiles is not None
                                 else plan_conversion(*key))
         return self._plans[key]
+
+    def choice(self, request, policy, choose: Callable[[], object]):
+        """The choice for ``request`` under ``policy``: the one made before in this module, else
+        ``choose()``'s, kept.  The choice is a pure function of the two (``lowering_choice``), so
+        only an equal request under an equal policy takes it.  (A policy holds a dict, so it is
+        compared, not hashed.)"""
+        made = self._choices.setdefault(request, [])
+        for earlier_policy, choice in made:
+            if earlier_policy == policy:
+                return choice
+        choice = choose()
+        made.append((policy, choice))
+        return choice

@@ -328,14 +328,14 @@ def pipeline_runs(monkeypatch):
     runs = []
     real_first, real_pipeline = stage_wrappers.every_conversion_is_stocks, stage_wrappers.run_plugin_pipeline
 
-    def asked_first(module, config):
+    def asked_first(module, config, plans=None):
         runs.append(config.pipeline)
-        return real_first(module, config)
+        return real_first(module, config, plans)
 
-    def counted(module, config, metadata=None, text=None):
+    def counted(module, config, metadata=None, text=None, plans=None):
         if not runs or runs[-1] != config.pipeline:    # a pipeline not asked from the types
             runs.append(config.pipeline)
-        return real_pipeline(module, config, metadata, text)
+        return real_pipeline(module, config, metadata, text, plans)
     monkeypatch.setattr(stage_wrappers, "every_conversion_is_stocks", asked_first)
     monkeypatch.setattr(stage_wrappers, "run_plugin_pipeline", counted)
     monkeypatch.setenv("TRITON_ALWAYS_COMPILE", "1")

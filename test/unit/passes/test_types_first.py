@@ -82,6 +82,35 @@ def test_a_kernel_with_an_island_is_not_answered_from_the_types(monkeypatch):
     assert found >= 5
 
 
+def test_the_pass_takes_the_answers_the_types_gave(monkeypatch):
+    """The drop-in hands the pass the memory its question from the types used
+    (``plan_memory.ModulePlans``): each conversion asked there is not asked again, and the
+    islands are those of a pass that asks everything itself, character for character."""
+    from linear_layouts.lowering.choosing import lowering_choice
+    monkeypatch.setattr(lower_conversions, "triton_version", lambda: "3.6.0")
+    asked = []
+    real = lowering_choice._choose_conversion
+    monkeypatch.setattr(lowering_choice, "_choose_conversion",
+                        lambda conversion, policy, plans: asked.append(conversion) or real(conversion, policy, plans))
+    compared = 0
+    for name, module in _modules("fla"):
+        asked.clear()
+        alone = run_plugin_pipeline(module, DEFAULT, {"name": name})
+        asked_alone = len(asked)
+        asked.clear()
+        plans = LowerConversions.module_plans()
+        if every_conversion_is_stocks(module, DEFAULT, plans):
+            continue
+        asked_first = len(asked)
+        shared = run_plugin_pipeline(module, DEFAULT, {"name": name}, plans=plans)
+        asked_in_pass = len(asked) - asked_first
+        assert asked_first >= 1
+        assert asked_in_pass == asked_alone - asked_first, name
+        assert str(shared.module) == str(alone.module), name
+        compared += 1
+    assert compared >= 5
+
+
 @pytest.mark.parametrize("config", [
     PluginConfig(Mode.LINEAR, (LowerConversions(),), remarks=True),
     PluginConfig(Mode.LINEAR, (LowerConversions(remarks=True),)),
@@ -116,3 +145,26 @@ def test_the_hook_skips_the_print_where_the_types_answer(monkeypatch):
                                             DEFAULT)
     assert wrapped.llir(Watched(), {}) == "llir"
     assert not printed and len(calls) == 1
+
+
+def test_the_hook_hands_the_pass_the_memory_its_question_used(monkeypatch):
+    """Where the types do not answer, the llir stage runs the pipeline with the very memory of
+    plans and choices its question from the types filled."""
+    monkeypatch.setattr(lower_conversions, "triton_version", lambda: "3.6.0")
+    module = next(m for _, m in _modules("fla") if not every_conversion_is_stocks(m, DEFAULT))
+    memories = []
+    real_first, real_pipeline = stage_wrappers.every_conversion_is_stocks, stage_wrappers.run_plugin_pipeline
+
+    def asked_first(handle, config, plans=None):
+        memories.append(plans)
+        return real_first(handle, config, plans)
+
+    def pipeline(handle, config, metadata=None, text=None, plans=None):
+        memories.append(plans)
+        return real_pipeline(handle, config, metadata, text, plans)
+    monkeypatch.setattr(stage_wrappers, "every_conversion_is_stocks", asked_first)
+    monkeypatch.setattr(stage_wrappers, "run_plugin_pipeline", pipeline)
+    wrapped = stage_wrappers._WrappedStages({"llir": lambda src, metadata: "llir"}, DEFAULT)
+    wrapped.llir(module, {})
+    assert len(memories) == 2 and memories[0] is memories[1] is not None
+    assert memories[0]._choices      # the question filled it
