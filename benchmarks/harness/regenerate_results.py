@@ -213,7 +213,11 @@ REMOVED: tuple[Removed, ...] = (
            "an H200 GPU"),
           ("fla_rwkv6_attn_one_warp", "--ops chunk_rwkv6,parallel_attn --rounds 2 --per-kernel", "an H100 GPU"),
           ("fla_rwkv6_variants", "--ops chunk_rwkv6 --rounds 2 --per-kernel --variants (fla_rwkv6_variants.md)",
-           "an H200 GPU"))),
+           "an H200 GPU"),
+          ("fla_heldout_4warps", "--ops chunk_gated_delta_rule,parallel_attn --rounds 2 --warps 4 --per-kernel",
+           "an H200 GPU"),
+          ("fla_gla_fwdo_variant", "--ops chunk_gla --rounds 2 --warps 4 --per-kernel --variants "
+           "(fla_gla_fwdo_variant.md)", "an H200 GPU"))),
     Removed("local_alloc_gpu_h200.md", f"python benchmarks/local_load_gpu.py {_OUT} --only local_load,local_alloc",
             needs="an H200 GPU", note="local_alloc_gpu.md of that run, renamed (the H100 run is local_alloc_gpu.md)"),
     *(Removed(f"fuzz_gpu_seed{seed}.md", f"python benchmarks/fuzz_gpu.py --cases {cases} --seed {seed} {_OUT}",
