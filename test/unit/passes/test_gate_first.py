@@ -271,8 +271,8 @@ def test_the_pass_decides_first_only_without_remarks(monkeypatch):
     seen = []
     real = lower_conversions.plan_module
     monkeypatch.setattr(lower_conversions, "plan_module",
-                        lambda module, options, gate_first=False: seen.append(gate_first) or
-                        real(module, options, gate_first))
+                        lambda module, options, gate_first=False, plans=None: seen.append(gate_first) or
+                        real(module, options, gate_first, plans))
     from linear_layouts.passes.framework import PassContext, run_pipeline
     from linear_layouts.passes.ir.snapshot import parse_module
     from linear_layouts.passes.lower_conversions import LowerConversions

@@ -27,8 +27,8 @@ pytestmark = pytest.mark.usefixtures("every_compile_counted")  # conftest.py
 def _edit_plugin_output(monkeypatch, edit):
     real = stage_wrappers.run_plugin_pipeline
 
-    def broken(module, config, metadata=None, text=None):
-        result = real(module, config, metadata, text)
+    def broken(module, config, metadata=None, text=None, plans=None):
+        result = real(module, config, metadata, text, plans)
         text = result.module.str()
         return dataclasses.replace(result, module=triton_module_from_text(edit(text), module.context))
     monkeypatch.setattr(stage_wrappers, "run_plugin_pipeline", broken)
@@ -97,7 +97,7 @@ def test_translation_failure_falls_back_to_stock(monkeypatch):
 
 
 def test_failure_in_our_passes_falls_back_to_stock(monkeypatch):
-    def explode(module, config, metadata=None, text=None):
+    def explode(module, config, metadata=None, text=None, plans=None):
         raise ValueError("injected failure")
     monkeypatch.setattr(stage_wrappers, "run_plugin_pipeline", explode)
     stock = _stock_ptx()
@@ -182,7 +182,7 @@ def test_a_stage_that_fails_for_stock_too_is_not_a_fallback(stage, monkeypatch):
 
 
 def test_our_passes_failing_where_stock_fails_too_is_not_a_fallback(monkeypatch):
-    def explode(module, config, metadata=None, text=None):
+    def explode(module, config, metadata=None, text=None, plans=None):
         raise ValueError("injected failure")
     monkeypatch.setattr(stage_wrappers, "run_plugin_pipeline", explode)
     monkeypatch.setattr(triton.knobs.runtime, "add_stages_inspection_hook", FailingStage("llir"))
