@@ -26,7 +26,9 @@ forward + backward spends in each kernel, over ``--profile-steps`` steps) and wr
 kernels, stock against ours: which kernels an op's difference comes from.  ``--keep-ir DIR``
 archives each mode's compiled kernels (TTGIR, LLVM IR, PTX) of the first round as
 ``DIR/<op>.<mode>.tar.gz``, to read offline which conversions a kernel has and how each mode lowered
-them.  ``--variants NAME=KEY,KEY;NAME=...`` adds modes: ``enable()`` with those conversions
+them.  ``--in-place`` adds the mode ``in_place``: ``enable()`` with the shared-memory islands
+built in Triton's module (``LINEAR_LAYOUTS_IN_PLACE=1``, ``passes/in_place.py``).
+``--variants NAME=KEY,KEY;NAME=...`` adds modes: ``enable()`` with those conversions
 (``lowering.choosing.measured_choices.conversion_key``, 24 hex digits) left to Triton
 (``candidate_for=KEY:stock``), or given our candidate ``RANK`` where written ``KEY:RANK``, every
 other conversion as the default plans it.  Kernels are
@@ -45,6 +47,7 @@ import sys
 import tempfile
 import time
 
+IN_PLACE = "in_place"   # the mode of --in-place
 OPS = ("chunk_gla", "chunk_simple_gla", "parallel_attn", "chunk_rwkv6", "chunk_gated_delta_rule")
 
 
@@ -103,12 +106,16 @@ def _one_config_each(warps: int = 0) -> None:
 
 
 def _enable_mode(mode: str, variants: dict) -> None:
-    """``ours``: ``enable()`` with its defaults; a variant's name: ``enable()`` with that variant's
-    conversions left to Triton; ``stock``: nothing."""
+    """``ours``: ``enable()`` with its defaults; ``in_place``: the same with the shared-memory
+    islands built in Triton's module (``passes.in_place``); a variant's name: ``enable()`` with
+    that variant's conversions left to Triton; ``stock``: nothing."""
     if mode == "stock":
         return
     import linear_layouts
-    if mode == "ours":
+    if mode in ("ours", IN_PLACE):
+        if mode == IN_PLACE:
+            from linear_layouts.passes.in_place import IN_PLACE_VARIABLE
+            os.environ[IN_PLACE_VARIABLE] = "1"
         linear_layouts.enable()
         return
     from linear_layouts.tools.final_code import lower_pipeline
@@ -121,7 +128,7 @@ def parse_variants(text: str) -> dict:
     variants = {}
     for part in filter(None, (p.strip() for p in text.split(";"))):
         name, _, keys = part.partition("=")
-        if not name or name in ("stock", "ours") or not keys:
+        if not name or name in ("stock", "ours", IN_PLACE) or not keys:
             raise SystemExit(f"--variants: {part!r} is not NAME=KEY,KEY (NAME other than stock and ours)")
         variants[name.strip()] = [k.strip() for k in keys.split(",") if k.strip()]
     return variants
@@ -266,6 +273,8 @@ def main(argv=None) -> int:
     parser.add_argument("--variants", default="",
                         help="NAME=KEY,KEY:RANK;...: enable() with those conversions left to Triton (KEY:RANK: ours)")
     parser.add_argument("--name", default="fla_ops_gpu", help="the results' file stem")
+    parser.add_argument("--in-place", action="store_true",
+                        help="also a mode in_place: enable() with LINEAR_LAYOUTS_IN_PLACE=1 (passes/in_place.py)")
     parser.add_argument("--warps", type=int, default=0,
                         help="each kernel's first configuration with this many warps (default: its first)")
     args = parser.parse_args(argv)
@@ -275,7 +284,7 @@ def main(argv=None) -> int:
     if args.child:
         child(*args.child, args.tokens, args.json, variants, args.profile_steps, args.warps)
         return 0
-    modes = ["stock", "ours", *variants]
+    modes = ["stock", "ours", *([IN_PLACE] if args.in_place else []), *variants]
     import torch
     import triton
 
@@ -324,7 +333,7 @@ def main(argv=None) -> int:
                      f"{statistics.median(mine[('ours', k)]['ms'] for k in rounds):.3f} | "
                      f"{', '.join(f'{x:.3f}' for x in per_round)} | {statistics.median(per_round):.3f} | {noise:.3f} | "
                      f"{ours_row.get('islands')} ({ours_row.get('kernels_with_islands')}) | {exact.get((op, 'ours'), '-')} |")
-        for variant in variants:
+        for variant in modes[2:]:
             done = [k for k in rounds if (variant, k) in mine]
             if done:
                 per_round = [mine[(variant, k)]["ms"] / mine[("stock", k)]["ms"] for k in done]

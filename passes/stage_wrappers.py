@@ -21,7 +21,9 @@ from .lower_conversions import LowerConversions
 from .plugin_config import PluginConfig
 from .plugin_pipeline import PipelineResult, kernel_name, run_plugin_pipeline
 from .plugin_stats import compile_without_islands, share_stats, stats
-from .types_first import every_conversion_is_stocks
+from .in_place import in_place_enabled, lower_in_place
+from .ir.parsing import triton_module_from_text
+from .types_first import every_conversion_is_stocks, lowering_asked_first
 
 
 def wrap_stages(stages: dict, config: PluginConfig) -> None:
@@ -42,7 +44,8 @@ class _KernelCompile:
     """One kernel's trip through the wrapped stages: what a later stage needs to compile it
     again without our islands, and what is booked in the stats once its last stage succeeds."""
 
-    stock_src: object = None           # Triton's own TTGIR module
+    stock_src: object = None           # Triton's own TTGIR module (None: changed in place, see ttgir)
+    context: object = None             # the compilation's MLIR context (to parse ttgir back)
     ttgir: str = ""                    # ... as text (tells specializations apart in warnings)
     name: str = "kernel"
     lowered: Optional["PipelineResult"] = None   # set while the kernel carries our islands
@@ -88,6 +91,9 @@ class _WrappedStages:
             self.kernel = _KernelCompile(stock_src=src)
             return stock_llir()
         text = src.str()
+        lowering = lowering_asked_first(self.config)
+        if lowering is not None and in_place_enabled():
+            return self._llir_in_place(src, metadata, text, lowering, plans)
         kernel = self.kernel = _KernelCompile(stock_src=src, ttgir=text, name=kernel_name(text))
         try:
             lowered = run_plugin_pipeline(src, self.config, {"name": kernel.name}, text, plans)
@@ -109,12 +115,42 @@ class _WrappedStages:
         self._book_if_last("llir")
         return result
 
+    def _llir_in_place(self, src, metadata, text: str, lowering, plans):
+        """The default pipeline's shared-memory islands built in Triton's module itself
+        (``passes.in_place``, opt-in), then Triton's ``make_llir`` on it.  The module is
+        changed in place, so a fallback compiles a copy parsed from ``text``."""
+        kernel = self.kernel = _KernelCompile(stock_src=None, ttgir=text, name=kernel_name(text),
+                                              context=getattr(src, "context", None))
+
+        def stock_llir():
+            return self.original["llir"](self._stock_module(), metadata)
+        try:
+            rewritten = lower_in_place(src, text, kernel.name, lowering, plans)
+        except Exception as error:  # never make a kernel fail that stock Triton compiles
+            return self._fall_back("our passes", error, stock_llir)
+        if not rewritten:
+            return self.original["llir"](src, metadata)
+        try:
+            result = self.original["llir"](src, metadata)
+        except Exception as error:
+            return self._fall_back("llir", error, stock_llir)
+        kernel.lowered = PipelineResult(src, conversions_lowered=rewritten)
+        self._book_if_last("llir")
+        return result
+
+    def _stock_module(self):
+        """Triton's own TTGIR module of the kernel: the one given, or, where ours changed it in
+        place, a copy parsed from its print."""
+        if self.kernel.stock_src is None:
+            self.kernel.stock_src = triton_module_from_text(self.kernel.ttgir, self.kernel.context)
+        return self.kernel.stock_src
+
     def _later_stage(self, name: str):
         def run(src, metadata):
             try:
                 value = self.original[name](src, metadata)
             except Exception as error:  # a later Triton stage: fall back if our islands are in the kernel
-                if self.kernel.lowered is None or self.kernel.stock_src is None:
+                if self.kernel.lowered is None or (self.kernel.stock_src is None and not self.kernel.ttgir):
                     raise
                 self.kernel.lowered = None
                 return self._fall_back(name, error, lambda: self._stock_up_to(name, metadata))
@@ -124,7 +160,7 @@ class _WrappedStages:
 
     def _stock_up_to(self, name: str, metadata):
         """Triton's own compile of the kernel, from its TTGIR, up to stage ``name``."""
-        value = self.original["llir"](self.kernel.stock_src, metadata)
+        value = self.original["llir"](self._stock_module(), metadata)
         for stage in self.after_llir[:self.after_llir.index(name) + 1]:
             value = self.original[stage](value, metadata)
         return value

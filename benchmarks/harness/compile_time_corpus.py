@@ -147,7 +147,8 @@ class FunctionClock:
 
 class PluginClock(FunctionClock):
     """The wall time spent in the hook's calls into the plugin while it is entered (``seconds``):
-    the conversions asked from their types (``types_first``), the pipeline, the guard pruning."""
+    the conversions asked from their types (``types_first``), the pipeline, the guard pruning, or
+    the islands built in place (``passes.in_place``, opt-in)."""
 
     # Where the stage wrappers look the two up; ``passes.hook`` was the place before the hook was
     # split into rooms (kept, so that an older tree is still timed).
@@ -155,7 +156,8 @@ class PluginClock(FunctionClock):
 
     def __init__(self):
         super().__init__([(module, name, "plugin") for module in self.CALLERS
-                          for name in ("every_conversion_is_stocks", "run_plugin_pipeline", "prune_guard_barriers")])
+                          for name in ("every_conversion_is_stocks", "run_plugin_pipeline", "prune_guard_barriers",
+                                          "lower_in_place")])
 
     @property
     def seconds(self) -> float:
@@ -166,16 +168,18 @@ class PhaseClock(FunctionClock):
     """Each phase of the plugin's own work while it is entered (``seconds``, by phase): the
     conversions asked from their types before anything is printed, the snapshot of Triton's
     module, planning (layouts, candidates, choice, plan verifier), emission,
-    the emitted-code simulator, the re-parse of the module with its islands into Triton, and the
-    pruning of guard barriers on the LLVM IR.  What is left of :class:`PluginClock`'s total is the
+    the emitted-code simulator, the re-parse of the module with its islands into Triton, the
+    pruning of guard barriers on the LLVM IR, and (``LINEAR_LAYOUTS_IN_PLACE=1``) the islands built
+    in Triton's module (``passes.in_place``; its snapshot and planning count as theirs).  What is left of :class:`PluginClock`'s total is the
     passes' glue (guard placement, splicing, remarks)."""
 
     # phase: (module, names) rows where the callers look the functions up, today's first, then
     # an older tree's (before the hook was split into rooms and the island checks left
     # lower_conversions).
     PHASES = {"types first": [("stage_wrappers", "every_conversion_is_stocks")],
-              "snapshot": [("plugin_pipeline", "snapshot_of"), ("hook", "snapshot_of")],
-              "plan": [("lower_conversions", "plan_module")],
+              "snapshot": [("plugin_pipeline", "snapshot_of"), ("hook", "snapshot_of"), ("in_place", "snapshot_of")],
+              "plan": [("lower_conversions", "plan_module"), ("in_place", "plan_module")],
+              "build in place": [("in_place", "build_in_place")],
               "emit": [("island_checks", "emit_island", "emit_local_load_island", "emit_local_store_island"),
                        ("lower_conversions", "emit_island", "emit_local_load_island", "emit_local_store_island")],
               "simulate": [("island_checks", "IslandChecks._simulated"),
@@ -434,14 +438,20 @@ def account_lines(rows: list[dict]) -> list[str]:
     return lines + phase_lines(timed)
 
 
+def _has_island(row: dict) -> bool:
+    """The kernel got an island: one was emitted, or built in place (``passes.in_place``)."""
+    phases = row["ours_phases"]
+    return phases.get("emit", 0.0) > 0 or phases.get("build in place", 0.0) > 0
+
+
 def phase_lines(rows: list[dict]) -> list[str]:
     """The plugin's own work by phase (``PhaseClock``), medians over the kernels with a
     conversion that got an island and over those that got none (rows of runs that timed the
     phases; none for older ones)."""
     timed = [r for r in rows if r.get("ours_phases")]
     lines = []
-    for label, group in (("with an island", [r for r in timed if r["ours_phases"].get("emit", 0.0) > 0]),
-                         ("without one", [r for r in timed if not r["ours_phases"].get("emit", 0.0) > 0])):
+    for label, group in (("with an island", [r for r in timed if _has_island(r)]),
+                         ("without one", [r for r in timed if not _has_island(r)])):
         if not group:
             continue
         medians = {phase: statistics.median(r["ours_phases"].get(phase, 0.0) for r in group) for phase in PhaseClock.PHASES}
@@ -552,8 +562,10 @@ def main(argv=None) -> int:
     os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="ll_compile_corpus_")
     skipped: list = []
     rows = measure(paths, args.repeats, skipped)
-    command = "python benchmarks/compile_time.py corpus" + "".join(
-        f" {a}" for a in (argv if argv is not None else sys.argv[1:]))
+    from linear_layouts.passes.in_place import IN_PLACE_VARIABLE, in_place_enabled
+    command = ("LINEAR_LAYOUTS_IN_PLACE=1 " if in_place_enabled() else "") + "python benchmarks/compile_time.py corpus" + \
+        "".join(f" {a}" for a in (argv if argv is not None else sys.argv[1:]))
+    assert IN_PLACE_VARIABLE in command or not in_place_enabled()
     write_report(rows, skipped, {"triton": triton.__version__, "cpus": os.cpu_count(), "repeats": args.repeats,
                                  "python": platform.python_version(), "corpus": os.path.relpath(args.corpus, REPO),
                                  "command": command, "name": args.name}, args.out)

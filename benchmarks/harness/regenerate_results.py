@@ -164,6 +164,11 @@ REMOVED: tuple[Removed, ...] = (
             note="a second dry run of the held-out set, superseded by reduce_in_loop_heldout_gpu.md"),
     Removed("sass_twins.json.gz", "python benchmarks/studies/sass_twins.py --out benchmarks/results/sass_twins.md",
             needs="no GPU (compiles to SASS with triton 3.6's cuobjdump)", note="the rows of sass_twins.md"),
+    Removed("compile_time_heldout_in_place_3.6.0.json.gz",
+            "python benchmarks/compile_time.py corpus --corpus test/lit/corpus/fla "
+            f"--name compile_time_heldout_in_place --repeats 3 {_OUT}",
+            needs="triton 3.6 (.venv-compat), LINEAR_LAYOUTS_IN_PLACE=1 in the environment, no GPU",
+            note="the rows of compile_time_heldout_in_place_3.6.0.md"),
     Removed("plan_issue25_pairs.json", "", needs="git history only",
             note="the run of issue 25's three pairs, table off and on; its summary plan_issue25_pairs.md is kept"),
     # Snapshots of earlier runs (the summaries that replaced them are kept); history only.
@@ -217,7 +222,9 @@ REMOVED: tuple[Removed, ...] = (
           ("fla_heldout_4warps", "--ops chunk_gated_delta_rule,parallel_attn --rounds 2 --warps 4 --per-kernel",
            "an H200 GPU"),
           ("fla_gla_fwdo_variant", "--ops chunk_gla --rounds 2 --warps 4 --per-kernel --variants "
-           "(fla_gla_fwdo_variant.md)", "an H200 GPU"))),
+           "(fla_gla_fwdo_variant.md)", "an H200 GPU"),
+          ("fla_in_place_4warps", "--ops chunk_gla,chunk_rwkv6 --rounds 2 --warps 4 --per-kernel --in-place",
+           "an H200 GPU"))),
     Removed("local_alloc_gpu_h200.md", f"python benchmarks/local_load_gpu.py {_OUT} --only local_load,local_alloc",
             needs="an H200 GPU", note="local_alloc_gpu.md of that run, renamed (the H100 run is local_alloc_gpu.md)"),
     *(Removed(f"fuzz_gpu_seed{seed}.md", f"python benchmarks/fuzz_gpu.py --cases {cases} --seed {seed} {_OUT}",

@@ -69,16 +69,19 @@ def test_cache_key_hook_protocol():
 
 @pytest.mark.parametrize("variable, value, mark", [("LINEAR_LAYOUTS_STOCK_GATE", "off", "-stock-gate-off"),
                                                    ("LINEAR_LAYOUTS_BYTE_VECTORS", "1", "-byte-vectors"),
-                                                   ("LINEAR_LAYOUTS_SHARED_ACCESS", "asm", "-shared-asm")])
+                                                   ("LINEAR_LAYOUTS_SHARED_ACCESS", "asm", "-shared-asm"),
+                                                   ("LINEAR_LAYOUTS_IN_PLACE", "1", "-in-place")])
 def test_cache_key_names_the_switches_that_change_the_code(monkeypatch, variable, value, mark):
     # A kernel compiled with the gate off (or bytes packed as vectors) is another kernel: a run
     # without the switch must not find it in Triton's cache.
     monkeypatch.delenv("LINEAR_LAYOUTS_STOCK_GATE", raising=False)
     monkeypatch.delenv("LINEAR_LAYOUTS_BYTE_VECTORS", raising=False)
     monkeypatch.delenv("LINEAR_LAYOUTS_SHARED_ACCESS", raising=False)
+    monkeypatch.delenv("LINEAR_LAYOUTS_IN_PLACE", raising=False)
     config = linear_layouts.enable()
     plain = config.cache_key
     assert "-stock-gate-off" not in plain and "-byte-vectors" not in plain and "-shared-" not in plain
+    assert "-in-place" not in plain
     monkeypatch.setenv(variable, value)
     assert config.cache_key == plain + mark and config.cache_hash != hashlib.sha256(plain.encode()).hexdigest()
 

@@ -1,0 +1,129 @@
+"""Islands built in place (experimental, opt-in: ``LINEAR_LAYOUTS_IN_PLACE=1``): the drop-in
+rewrites each conversion it would lower through shared memory in one round as Triton's own
+shared-memory ops, with our swizzle, in Triton's module, instead of splicing an LLVM-dialect
+island into its text.
+
+Why: a compile with an island pays Triton's print of the module, the island's emission and its
+simulation, the re-parse of the edited text and the pruning of our guard barriers
+(docs/compile-time.md, "The floor the text round trip puts under a compile with an island").
+Triton's bindings create no LLVM-dialect op, but ``gluon_ir.GluonOpBuilder`` creates
+``ttg.local_alloc``, ``ttg.local_store`` and ``ttg.local_load`` where we say, and a
+``#ttg.shared_linear`` layout from its bases.  A shared-memory plan of one round *is* such a
+layout: its ``smem_layout`` maps the scratch offset (``vector``, ``bank``, ``segment`` bits, in
+address order) to the element.  So
+
+    %c = ttg.convert_layout %v : tensor<32x32xbf16, #mma> -> tensor<32x32xbf16, #blocked1>
+
+becomes, right after it (its uses moved; the dead convert is left to Triton's clean-up),
+
+    %buf = ttg.local_alloc : () -> !ttg.memdesc<32x32xbf16, #ttg.shared_linear<{offset = [[0, 1],
+           [0, 2], [0, 4], [1, 0], [0, 8], [0, 16], [8, 0], [16, 0], [2, 8], [4, 16]]}, alignment = 16>,
+           #smem, mutable>
+    ttg.local_store %v, %buf
+    %c2 = ttg.local_load %buf
+
+Worked example of the bases: the plan's swizzle maps ``vector=1`` to element 32 of the
+flattened 32x32 tensor (dim0 lowest), which is ``[0, 1]``; ``segment=4`` to 258 = 2 + 8 * 32,
+``[2, 8]``.  Store and load through any layout that is a bijection onto the tensor convert
+exactly; which instructions come out (``stmatrix``, ``ldmatrix``, vector widths) is Triton's
+lowering of the two ops for that layout, and its barrier analysis sees the buffer
+(``benchmarks/studies/in_place_islands.py``: on FLA's kernels under 3.6 the instructions are
+our islands' in 13 of 16 kernels, stock's exact code in the other 3).
+
+What is not built in place (left to Triton, as the text splice would have it): plans of several
+rounds, shuffle plans, conversions of several CTAs, the partitions of a warp-specialized kernel,
+element types other than 8- to 64-bit integers and floats, AMD targets.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Optional
+
+from ..lowering.choosing.plan_memory import ModulePlans
+from ..lowering.plan import Method, Scope
+from ..lowering.target import Vendor
+from .ir.snapshot import snapshot_of
+from .lower_conversions import LowerConversions, plan_module
+
+IN_PLACE_VARIABLE = "LINEAR_LAYOUTS_IN_PLACE"
+_ELEMENT_TYPES = {"bf16": "get_bf16_ty", "f16": "get_half_ty", "f32": "get_float_ty", "f64": "get_double_ty",
+                  "i8": "get_int8_ty", "i16": "get_int16_ty", "i32": "get_int32_ty", "i64": "get_int64_ty"}
+
+
+def in_place_enabled() -> bool:
+    return os.environ.get(IN_PLACE_VARIABLE, "").strip().lower() in ("1", "on", "true", "yes")
+
+
+def offset_bases(plan, shape: list[int]) -> Optional[list[list[int]]]:
+    """The ``#ttg.shared_linear`` offset bases of a one-round shared-memory plan (see the module
+    docstring), or None where its swizzle is not a bijection onto the tensor (then it is not
+    built in place)."""
+    swizzle = plan.shared.smem_layout
+    flat = [element for dim in ("vector", "bank", "segment") for (element,) in swizzle.bases.get(dim, [])]
+    elements = 1
+    for size in shape:
+        elements *= size
+    if (1 << len(flat)) != elements or not _independent(flat):
+        return None
+    bases = []
+    for element in flat:
+        coords = []
+        for size in shape:              # the flattened index has dim0 lowest
+            coords.append(element % size)
+            element //= size
+        bases.append(coords)
+    return bases
+
+
+def _independent(vectors: list[int]) -> bool:
+    """The F2 vectors (ints) are linearly independent (none zero, no combination zero)."""
+    pivots: dict[int, int] = {}
+    for v in vectors:
+        while v:
+            top = v.bit_length() - 1
+            if top not in pivots:
+                pivots[top] = v
+                break
+            v ^= pivots[top]
+        if not v:
+            return False
+    return True
+
+
+def lower_in_place(handle, text: str, name: str, lowering: LowerConversions, plans: ModulePlans) -> int:
+    """Rewrite, in ``handle`` (Triton's module; ``text`` its print), each conversion the pass
+    would lower through shared memory in one round, as the module docstring shows; return how
+    many.  Every other conversion stays Triton's."""
+    from triton._C.libtriton import gluon_ir
+
+    snapshot = snapshot_of(handle, text, f"<{name}>")
+    builder = gluon_ir.GluonOpBuilder(handle.context)
+    rewritten = 0
+    for op, outcome in plan_module(snapshot, lowering, gate_first=True, plans=plans):
+        plan = outcome.plan
+        if op.name != "ttg.convert_layout" or plan is None or outcome.threads is not None:
+            continue
+        if plan.method is not Method.SHARED or plan.shared.num_rounds != 1 or plan.scope is Scope.BLOCK \
+                or plan.target.vendor is not Vendor.NVIDIA:
+            continue
+        tensor = op.results[0].tensor_type
+        element = _ELEMENT_TYPES.get(tensor.element_type)
+        bases = offset_bases(plan, list(tensor.shape)) if element is not None else None
+        if bases is None or any(plan.src.bases.get("block", [])):
+            continue
+        build_in_place(builder, op._handle, getattr(builder, element)(), list(tensor.shape), bases)
+        rewritten += 1
+    return rewritten
+
+
+def build_in_place(builder, convert, element, shape: list[int], bases: list[list[int]]) -> None:
+    """After the ``ttg.convert_layout`` op ``convert``: a buffer of ``element`` x ``shape`` laid
+    out by the offset ``bases``, the convert's source stored into it and loaded back in the
+    result's layout; the convert's uses moved to the load."""
+    source, result = convert.get_operand(0), convert.get_result(0)
+    layout = builder.get_shared_linear_layout(bases, [], 16)
+    builder.set_insertion_point_after(convert)
+    buffer = builder.create_local_alloc(builder.get_shared_mem_desc_ty(element, shape, layout, shape))
+    builder.create_local_store(buffer, source)
+    result.replace_all_uses_with(builder.create_local_load(result.get_type(), buffer))

@@ -1,0 +1,142 @@
+"""Islands built in place (``passes.in_place``, opt-in with ``LINEAR_LAYOUTS_IN_PLACE=1``): each
+one-round shared-memory plan becomes ``ttg.local_alloc`` / ``ttg.local_store`` /
+``ttg.local_load`` with our swizzle as a ``#ttg.shared_linear`` layout, in Triton's own module.
+
+What must hold: the offset bases are the plan's swizzle written as coordinates (a worked
+example), and only a bijection onto the tensor is built; through the drop-in, FLA's kernels
+under the measured rule of sm_90 (triton 3.6's) get their islands that way, the compile then
+equals Triton's own compile of the rewritten module, and where Triton's ``make_llir`` fails on
+it the kernel falls back to stock's code from a copy of its original module."""
+
+import glob
+import os
+import re
+
+import pytest
+
+triton = pytest.importorskip("triton")
+
+from triton.backends.compiler import GPUTarget  # noqa: E402
+
+import linear_layouts  # noqa: E402
+from linear_layouts.dialect.linear_layout import LinearLayout  # noqa: E402
+from linear_layouts.passes import in_place, lower_conversions, stage_wrappers  # noqa: E402
+from linear_layouts.passes.in_place import IN_PLACE_VARIABLE, offset_bases  # noqa: E402
+
+from support import REPO  # noqa: E402
+
+FLA = REPO / "test" / "lit" / "corpus" / "fla"
+TARGET = GPUTarget("cuda", 90, 32)
+
+
+class _Plan:
+    """What ``offset_bases`` reads of a plan: its swizzle."""
+
+    def __init__(self, swizzle):
+        self.shared = type("Shared", (), {"smem_layout": swizzle})()
+
+
+def _swizzle(vector, bank, segment, size):
+    return LinearLayout.from_bases({"vector": [[v] for v in vector], "bank": [[b] for b in bank],
+                                    "segment": [[s] for s in segment], "reps": []}, {"dim0": size},
+                                   require_surjective=False)
+
+
+def test_offset_bases_write_the_swizzle_as_coordinates():
+    # FLA's chunk_fwd_kernel_h (mma -> blocked, bf16 32x32): the plan's swizzle, flattened with dim0 lowest
+    swizzle = _swizzle([32, 64, 128], [1, 256, 512], [8, 16, 258, 516], 1024)
+    assert offset_bases(_Plan(swizzle), [32, 32]) == [[0, 1], [0, 2], [0, 4], [1, 0], [0, 8], [0, 16],
+                                                      [8, 0], [16, 0], [2, 8], [4, 16]]
+
+
+@pytest.mark.parametrize("vector, why", [([32, 64, 64 ^ 32], "dependent"), ([32, 64], "too few for the tensor"),
+                                         ([0, 64, 128], "a zero basis")])
+def test_only_a_bijection_onto_the_tensor_is_built(vector, why):
+    swizzle = _swizzle(vector, [1, 256, 512], [8, 16, 258, 516], 1024)
+    assert offset_bases(_Plan(swizzle), [32, 32]) is None, why
+
+
+@pytest.fixture
+def in_place_on_3_6(monkeypatch):
+    monkeypatch.setattr(lower_conversions, "triton_version", lambda: "3.6.0")
+    monkeypatch.delenv("LINEAR_LAYOUTS_STOCK_GATE", raising=False)   # the measured rule decides
+    monkeypatch.setenv("TRITON_ALWAYS_COMPILE", "1")
+    monkeypatch.setenv("LINEAR_LAYOUTS_CACHE", "off")
+    monkeypatch.setenv(IN_PLACE_VARIABLE, "1")
+    yield
+    linear_layouts.disable()
+
+
+def _ptx(path, plugin):
+    if plugin:
+        linear_layouts.enable()
+    try:
+        return triton.compile(str(path), target=TARGET).asm["ptx"]
+    finally:
+        linear_layouts.disable()
+
+
+def _rewritten_text(path):
+    """The module of ``path`` as the drop-in rewrites it, printed (the hook's own function on a
+    module parsed here)."""
+    from linear_layouts.lowering.choosing.plan_memory import ModulePlans
+    from linear_layouts.passes.ir.bindings import bindings, new_context
+    from linear_layouts.passes.lower_conversions import LowerConversions
+
+    context = new_context()
+    handle = bindings().parse_mlir_module(str(path), context)
+    handle.context = context
+    count = in_place.lower_in_place(handle, handle.str(), "k", LowerConversions(), ModulePlans(None))
+    return str(handle), count
+
+
+def _normalized(ptx):
+    return [re.sub(r"%(r|rd|rs|p|f|fd)\d+", "%", line) for line in ptx.splitlines() if not line.startswith("//")]
+
+
+def test_the_drop_in_builds_fla_islands_in_place(in_place_on_3_6, tmp_path):
+    path = FLA / "abc_bwd_intra_K_bf16.cuda90.ttgir"
+    text, count = _rewritten_text(path)
+    assert count == 3 and text.count("ttg.local_store") - open(path).read().count("ttg.local_store") == 3
+    assert text.count("#ttg.shared_linear<") >= 1
+    rewritten = tmp_path / "rewritten.ttgir"
+    rewritten.write_text(text)
+    before = linear_layouts.stats().islands
+    ours = _ptx(path, plugin=True)
+    assert linear_layouts.stats().islands - before == 3
+    os.environ.pop(IN_PLACE_VARIABLE)
+    assert _normalized(ours) == _normalized(_ptx(rewritten, plugin=False))
+
+
+def test_a_failing_make_llir_falls_back_to_a_copy_of_the_original(in_place_on_3_6, monkeypatch):
+    path = FLA / "abc_bwd_intra_K_bf16.cuda90.ttgir"
+    stock = _ptx(path, plugin=False)
+    real = stage_wrappers._WrappedStages._llir_in_place
+
+    def failing_llir(self, src, metadata, text, lowering, plans):
+        original = self.original["llir"]
+
+        def fails_on_ours(module, meta):
+            if "ttg.local_store %" in module.str() and module is src:
+                raise RuntimeError("injected failure on the module built in place")
+            return original(module, meta)
+        self.original["llir"] = fails_on_ours
+        return real(self, src, metadata, text, lowering, plans)
+    monkeypatch.setattr(stage_wrappers._WrappedStages, "_llir_in_place", failing_llir)
+    with pytest.warns(RuntimeWarning, match="injected failure"):
+        ours = _ptx(path, plugin=True)
+    assert _normalized(ours) == _normalized(stock)
+
+
+@pytest.mark.parametrize("variable", ["1", ""])
+def test_the_variable_picks_the_route(in_place_on_3_6, monkeypatch, variable):
+    """Set, the drop-in builds in place and splices no text; unset, it splices as before."""
+    monkeypatch.setenv(IN_PLACE_VARIABLE, variable)
+    calls = []
+    real_in_place, real_pipeline = stage_wrappers.lower_in_place, stage_wrappers.run_plugin_pipeline
+    monkeypatch.setattr(stage_wrappers, "lower_in_place",
+                        lambda *args: calls.append("in place") or real_in_place(*args))
+    monkeypatch.setattr(stage_wrappers, "run_plugin_pipeline",
+                        lambda *args: calls.append("text") or real_pipeline(*args))
+    _ptx(FLA / "abc_bwd_intra_K_bf16.cuda90.ttgir", plugin=True)
+    assert calls == (["in place"] if variable else ["text"])
