@@ -117,15 +117,24 @@ def test_the_clocks_see_the_plugin_work_in_a_compile(monkeypatch):
     monkeypatch.setenv("TRITON_ALWAYS_COMPILE", "1")
     monkeypatch.setenv("LINEAR_LAYOUTS_CACHE", "off")
     path = str(REPO / "test" / "lit" / "corpus" / "fla" / "gla_bwd_dA_bf16.cuda90.ttgir")  # islands and guards
-    forget_kernels()
-    linear_layouts.enable()
-    try:
-        with compile_time_corpus.PluginClock() as plugin, compile_time_corpus.PhaseClock() as phases:
-            triton.compile(path, target=compile_time_corpus.target_of(path))
-    finally:
-        linear_layouts.disable()
-    assert plugin.seconds > 0
-    assert {phase for phase in compile_time_corpus.PhaseClock.PHASES if phases.calls[phase] == 0} == set()
+    in_place_phases = {"build in place"}      # passes.in_place, opt-in (LINEAR_LAYOUTS_IN_PLACE=1)
+    for in_place in (False, True):
+        if in_place:
+            monkeypatch.setenv("LINEAR_LAYOUTS_IN_PLACE", "1")
+            monkeypatch.setattr("linear_layouts.passes.lower_conversions.triton_version", lambda: "3.6.0")
+        forget_kernels()
+        linear_layouts.enable()
+        try:
+            with compile_time_corpus.PluginClock() as plugin, compile_time_corpus.PhaseClock() as phases:
+                triton.compile(path, target=compile_time_corpus.target_of(path))
+        finally:
+            linear_layouts.disable()
+        assert plugin.seconds > 0
+        uncalled = {phase for phase in compile_time_corpus.PhaseClock.PHASES if phases.calls[phase] == 0}
+        if in_place:      # sm_90 keeps an island under 3.6's rule: built in place, nothing emitted
+            assert uncalled == {"emit", "simulate", "re-parse", "prune guards"}
+        else:
+            assert uncalled == in_place_phases
 
 
 def test_the_round_trip_floor_is_summarised_and_tabled(tmp_path):
