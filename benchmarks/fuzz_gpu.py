@@ -2,6 +2,7 @@
 
     python benchmarks/fuzz_gpu.py --cases 3000 --seed 1 --out benchmarks/results   # on an H100/H200
     python benchmarks/fuzz_gpu.py --cases 50 --dry-run --out /tmp/dry              # CPU: compile only
+    python benchmarks/fuzz_gpu.py --cases 3000 --seed 101 --in-place --out DIR     # ours built in place
 
 The cases come from ``tools/conversion_fuzz.py`` (``ll-fuzz``'s generator, the CUDA target of
 the GPU): random ``#ttg.linear`` layouts with broadcast bases, tiny tensors, blocked tiles larger
@@ -58,6 +59,7 @@ def compile_case(job):
 
     from linear_layouts.tools.testcases import single_convert_ttgir
     from linear_layouts.passes.ir.sandbox import run_forked
+    from linear_layouts.passes.in_place import in_place_enabled, in_place_module_text
     from linear_layouts.passes.lower_conversions import lower_text
     text = single_convert_ttgir(case.shape, case.element_type, case.src, case.dst, case.num_warps, f"sm_{arch}",
                                 name="k")
@@ -77,7 +79,12 @@ def compile_case(job):
         path = os.path.join(directory, f"{index}-{variant}.ttgir")
         try:
             module_text = text
-            if variant == "ours":
+            if variant == "ours" and in_place_enabled():
+                module_text, built = in_place_module_text(text, f"case{index}")
+                out["lowered"] = built > 0
+                out["method"] = "shared, in place" if built else "-"
+                out["reason"] = "" if built else "not a one-round shared-memory plan: nothing built in place"
+            elif variant == "ours":
                 module_text, outcomes = lower_text(text, filename=f"case{index}")
                 out["lowered"] = outcomes[0].lowered
                 out["method"] = outcomes[0].method or "-"
@@ -225,11 +232,18 @@ def _sm_90_only(major: int, minor: int) -> int:
 
 def options(parser) -> None:
     parser.add_argument("--cases", type=int, default=3000)
+    parser.add_argument("--in-place", action="store_true",
+                        help="ours: the conversions built in place (passes/in_place.py, LINEAR_LAYOUTS_IN_PLACE=1), "
+                             "not spliced as islands")
 
 
 def cases(args, env) -> list:
+    from linear_layouts.passes.in_place import IN_PLACE_VARIABLE
     from linear_layouts.tools.conversion_fuzz import case_at
-    print(f"fuzz_gpu: seed {args.seed}", flush=True)
+    if args.in_place:     # the compile workers inherit it
+        os.environ[IN_PLACE_VARIABLE] = "1"
+        env.header["in_place"] = True
+    print(f"fuzz_gpu: seed {args.seed}" + (", built in place" if args.in_place else ""), flush=True)
     return [case_at(args.seed, i, ("sm_90",)) for i in range(args.cases)]
 
 

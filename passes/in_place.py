@@ -38,6 +38,7 @@ element types other than 8- to 64-bit integers and floats, AMD targets.
 from __future__ import annotations
 
 import os
+import tempfile
 from typing import Optional
 
 from ..lowering.choosing.plan_memory import ModulePlans
@@ -115,6 +116,25 @@ def lower_in_place(handle, text: str, name: str, lowering: LowerConversions, pla
         build_in_place(builder, op._handle, getattr(builder, element)(), list(tensor.shape), bases)
         rewritten += 1
     return rewritten
+
+
+def in_place_module_text(text: str, name: str = "kernel", lowering: Optional[LowerConversions] = None) -> tuple[str, int]:
+    """TTGIR ``text`` with its conversions built in place as the drop-in builds them (parsed into
+    a fresh context, rewritten, printed), and how many were: for tools and checks that compile
+    modules from text (``benchmarks/fuzz_gpu.py --in-place``, the study)."""
+    from .ir.bindings import bindings, new_context
+
+    context = new_context()
+    fd, path = tempfile.mkstemp(suffix=".ttgir", prefix="ll_in_place_")
+    try:
+        with os.fdopen(fd, "w") as handle:
+            handle.write(text)
+        module = bindings().parse_mlir_module(path, context)
+    finally:
+        os.unlink(path)
+    module.context = context
+    count = lower_in_place(module, module.str(), name, lowering or LowerConversions(), ModulePlans(None))
+    return str(module), count
 
 
 def build_in_place(builder, convert, element, shape: list[int], bases: list[list[int]]) -> None:

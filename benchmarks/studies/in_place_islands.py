@@ -38,12 +38,12 @@ SHARED_INSTRUCTIONS = re.compile(r"(?:st|ld)matrix[a-z0-9.]*|(?:st|ld)\.shared\.
 
 
 def normalized(ptx: str) -> list[str]:
-    """PTX lines without comments, registers and labels renumbered (two compiles of the same code
-    differ only there)."""
+    """PTX lines without comments and debug locations, registers and labels renumbered (two
+    compiles of the same code, from files of other names, differ only there)."""
     lines = []
-    for line in ptx.splitlines():
+    for line in re.split(r"^\s*\.section\s+\.debug", ptx, maxsplit=1, flags=re.M)[0].splitlines():
         line = line.strip()
-        if not line or line.startswith("//"):
+        if not line or line.startswith(("//", ".file", ".loc")):
             continue
         line = re.sub(r"%(r|rd|rs|p|f|fd|h|hh)\d+", r"%\1", line)
         lines.append(re.sub(r"\$L__BB\d+_\d+", "L", re.sub(r"\s+", " ", line)))
@@ -55,60 +55,13 @@ def shared_mix(ptx: str) -> str:
     return ", ".join(f"{name.replace('.sync.aligned', '')} {n}" for name, n in sorted(counts.items()))
 
 
-def offset_bases(plan, shape: list[int]) -> list[list[int]]:
-    """The ``#ttg.shared_linear`` offset bases of a one-round shared-memory plan: its swizzle's
-    in-dims in address order (vector, bank, segment), each element index written as coordinates
-    (the flattened index has dim0 lowest, as ``HardwareLayout`` flattens)."""
-    swizzle = plan.shared.smem_layout
-    bases = []
-    for dim in ("vector", "bank", "segment"):
-        for (element,) in swizzle.bases.get(dim, []):
-            coords = []
-            for size in shape:
-                coords.append(element % size)
-                element //= size
-            bases.append(coords)
-    return bases
-
-
 def in_place_text(path: str) -> tuple[str, int]:
     """The module of ``path`` with every conversion the default lowers through shared memory in
-    one round rewritten in place (see the module docstring), printed; and how many were."""
-    from triton._C.libtriton import gluon_ir
+    one round rewritten in place, as the drop-in does (``passes.in_place``), printed; and how many
+    were."""
+    from linear_layouts.passes.in_place import in_place_module_text
 
-    from linear_layouts.lowering.plan import Method
-    from linear_layouts.passes.ir.bindings import bindings, new_context
-    from linear_layouts.passes.ir.snapshot import snapshot_of
-    from linear_layouts.passes.lower_conversions import LowerConversions, plan_module
-
-    context = new_context()
-    handle = bindings().parse_mlir_module(path, context)
-    handle.context = context
-    snapshot = snapshot_of(handle, handle.str(), os.path.basename(path))
-    builder = gluon_ir.GluonOpBuilder(context)
-    rewritten = 0
-    for op, outcome in plan_module(snapshot, LowerConversions(), gate_first=True):
-        plan = outcome.plan
-        if op.name != "ttg.convert_layout" or plan is None or plan.method is not Method.SHARED \
-                or plan.shared.num_rounds != 1 or plan.scope.name == "BLOCK":
-            continue
-        source, result = op._handle.get_operand(0), op._handle.get_result(0)
-        shape = op.results[0].tensor_type.shape
-        element = _element_type(builder, op.results[0].tensor_type.element_type)
-        layout = builder.get_shared_linear_layout(offset_bases(plan, list(shape)), [], 16)
-        buffer_type = builder.get_shared_mem_desc_ty(element, list(shape), layout, list(shape))
-        builder.set_insertion_point_after(op._handle)
-        buffer = builder.create_local_alloc(buffer_type)
-        builder.create_local_store(buffer, source)
-        result.replace_all_uses_with(builder.create_local_load(result.get_type(), buffer))
-        rewritten += 1
-    return str(handle), rewritten
-
-
-def _element_type(builder, name: str):
-    return {"bf16": builder.get_bf16_ty, "f16": builder.get_half_ty, "f32": builder.get_float_ty,
-            "i32": builder.get_int32_ty, "i64": builder.get_int64_ty, "i8": builder.get_int8_ty,
-            "i16": builder.get_int16_ty, "i1": builder.get_int1_ty}[name]()
+    return in_place_module_text(open(path).read(), os.path.basename(path))
 
 
 def compile_ptx(path: str, ours: bool) -> str:
