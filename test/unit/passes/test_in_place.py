@@ -140,3 +140,27 @@ def test_the_variable_picks_the_route(in_place_on_3_6, monkeypatch, variable):
                         lambda *args: calls.append("text") or real_pipeline(*args))
     _ptx(FLA / "abc_bwd_intra_K_bf16.cuda90.ttgir", plugin=True)
     assert calls == (["in place"] if variable else ["text"])
+
+
+def test_a_later_stage_failing_falls_back_to_a_copy_of_the_original(in_place_on_3_6, monkeypatch):
+    """After ``make_llir`` the module built in place is gone: a failing later stage (here ptxas's
+    turn, ``make_ptx``) recompiles stock from a copy parsed from the module's print.  (Another
+    kernel than the test above's: a fallback is warned about once per kernel name.)"""
+    path = FLA / "abc_fwd_intra_V_bf16.cuda90.ttgir"
+    stock = _ptx(path, plugin=False)
+    real = stage_wrappers._WrappedStages._llir_in_place
+
+    def then_ptx_fails_once(self, src, metadata, text, lowering, plans):
+        original, failed = self.original["ptx"], []
+
+        def fails_once(module, meta):
+            if not failed:
+                failed.append(True)
+                raise RuntimeError("injected failure after the module was built in place")
+            return original(module, meta)
+        self.original["ptx"] = fails_once
+        return real(self, src, metadata, text, lowering, plans)
+    monkeypatch.setattr(stage_wrappers._WrappedStages, "_llir_in_place", then_ptx_fails_once)
+    with pytest.warns(RuntimeWarning, match="injected failure after"):
+        ours = _ptx(path, plugin=True)
+    assert _normalized(ours) == _normalized(stock)
