@@ -563,9 +563,8 @@ def main(argv=None) -> int:
     skipped: list = []
     rows = measure(paths, args.repeats, skipped)
     from linear_layouts.passes.in_place import IN_PLACE_VARIABLE, in_place_enabled
-    command = ("LINEAR_LAYOUTS_IN_PLACE=1 " if in_place_enabled() else "") + "python benchmarks/compile_time.py corpus" + \
+    command = (f"{IN_PLACE_VARIABLE}=1 " if in_place_enabled() else "") + "python benchmarks/compile_time.py corpus" + \
         "".join(f" {a}" for a in (argv if argv is not None else sys.argv[1:]))
-    assert IN_PLACE_VARIABLE in command or not in_place_enabled()
     write_report(rows, skipped, {"triton": triton.__version__, "cpus": os.cpu_count(), "repeats": args.repeats,
                                  "python": platform.python_version(), "corpus": os.path.relpath(args.corpus, REPO),
                                  "command": command, "name": args.name}, args.out)
