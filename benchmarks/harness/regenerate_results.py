@@ -164,6 +164,9 @@ REMOVED: tuple[Removed, ...] = (
             note="a second dry run of the held-out set, superseded by reduce_in_loop_heldout_gpu.md"),
     Removed("sass_twins.json.gz", "python benchmarks/studies/sass_twins.py --out benchmarks/results/sass_twins.md",
             needs="no GPU (compiles to SASS with triton 3.6's cuobjdump)", note="the rows of sass_twins.md"),
+    Removed("compile_time_corpus_3.6.0.json.gz",
+            f"python benchmarks/compile_time.py corpus --repeats 3 {_OUT}", needs="triton 3.6 (.venv-compat), no GPU",
+            note="the rows of compile_time_corpus_3.6.0.md"),
     Removed("compile_time_heldout_in_place_3.6.0.json.gz",
             "python benchmarks/compile_time.py corpus --corpus test/lit/corpus/fla "
             f"--name compile_time_heldout_in_place --repeats 3 {_OUT}",
