@@ -108,22 +108,29 @@ def test_the_drop_in_builds_fla_islands_in_place(in_place_on_3_6, tmp_path):
     assert _normalized(ours) == _normalized(_ptx(rewritten, plugin=False))
 
 
-def test_a_failing_make_llir_falls_back_to_a_copy_of_the_original(in_place_on_3_6, monkeypatch):
-    path = FLA / "abc_bwd_intra_K_bf16.cuda90.ttgir"
+@pytest.mark.parametrize("stage, kernel", [("llir", "gla_fwd_o"), ("ptx", "abc_fwd_intra_V")])
+def test_a_failing_stage_falls_back_to_a_copy_of_the_original(in_place_on_3_6, monkeypatch, stage, kernel):
+    """The module built in place is not Triton's any more: where Triton's ``make_llir`` fails on
+    it, or a later stage (ptxas's turn, ``make_ptx``), the kernel is compiled as stock from a copy
+    parsed from the module's print.  (One kernel per stage, a fallback being warned about once per
+    kernel name; each one whose in-place PTX differs from stock's, so that compiling the changed
+    module instead would show.)"""
+    path = FLA / f"{kernel}_bf16.cuda90.ttgir"
     stock = _ptx(path, plugin=False)
     real = stage_wrappers._WrappedStages._llir_in_place
 
-    def failing_llir(self, src, metadata, text, lowering, plans):
-        original = self.original["llir"]
+    def stage_fails_once(self, src, metadata, text, lowering, plans):
+        original, failed = self.original[stage], []
 
-        def fails_on_ours(module, meta):
-            if "ttg.local_store %" in module.str() and module is src:
-                raise RuntimeError("injected failure on the module built in place")
+        def fails_once(module, meta):      # the first call is on our module, later ones on stock's
+            if not failed:
+                failed.append(True)
+                raise RuntimeError(f"injected failure of {stage} on the module built in place")
             return original(module, meta)
-        self.original["llir"] = fails_on_ours
+        self.original[stage] = fails_once
         return real(self, src, metadata, text, lowering, plans)
-    monkeypatch.setattr(stage_wrappers._WrappedStages, "_llir_in_place", failing_llir)
-    with pytest.warns(RuntimeWarning, match="injected failure"):
+    monkeypatch.setattr(stage_wrappers._WrappedStages, "_llir_in_place", stage_fails_once)
+    with pytest.warns(RuntimeWarning, match=f"injected failure of {stage}"):
         ours = _ptx(path, plugin=True)
     assert _normalized(ours) == _normalized(stock)
 
@@ -140,27 +147,3 @@ def test_the_variable_picks_the_route(in_place_on_3_6, monkeypatch, variable):
                         lambda *args: calls.append("text") or real_pipeline(*args))
     _ptx(FLA / "abc_bwd_intra_K_bf16.cuda90.ttgir", plugin=True)
     assert calls == (["in place"] if variable else ["text"])
-
-
-def test_a_later_stage_failing_falls_back_to_a_copy_of_the_original(in_place_on_3_6, monkeypatch):
-    """After ``make_llir`` the module built in place is gone: a failing later stage (here ptxas's
-    turn, ``make_ptx``) recompiles stock from a copy parsed from the module's print.  (Another
-    kernel than the test above's: a fallback is warned about once per kernel name.)"""
-    path = FLA / "abc_fwd_intra_V_bf16.cuda90.ttgir"
-    stock = _ptx(path, plugin=False)
-    real = stage_wrappers._WrappedStages._llir_in_place
-
-    def then_ptx_fails_once(self, src, metadata, text, lowering, plans):
-        original, failed = self.original["ptx"], []
-
-        def fails_once(module, meta):
-            if not failed:
-                failed.append(True)
-                raise RuntimeError("injected failure after the module was built in place")
-            return original(module, meta)
-        self.original["ptx"] = fails_once
-        return real(self, src, metadata, text, lowering, plans)
-    monkeypatch.setattr(stage_wrappers._WrappedStages, "_llir_in_place", then_ptx_fails_once)
-    with pytest.warns(RuntimeWarning, match="injected failure after"):
-        ours = _ptx(path, plugin=True)
-    assert _normalized(ours) == _normalized(stock)
