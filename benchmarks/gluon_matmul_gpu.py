@@ -10,7 +10,9 @@ rounds (``harness/mode_rounds.py``):
 * ``stock``: Triton alone;
 * ``ours``: ``linear_layouts.enable()`` as shipped;
 * ``ours_asm``: the same, shared-memory accesses as inline PTX (``LINEAR_LAYOUTS_SHARED_ACCESS=asm``),
-  the form islands had before they were plain LLVM loads and stores.
+  the form islands had before they were plain LLVM loads and stores;
+* ``ours_in_place`` (``--in-place``): ``enable()`` with its one-round shared-memory plans built in
+  Triton's module (``LINEAR_LAYOUTS_IN_PLACE=1``, ``passes/in_place.py``).
 
 Outputs are compared with stock's bit for bit; times are medians of ``triton.testing.do_bench``.
 
@@ -51,6 +53,9 @@ BLOCK_M, BLOCK_N, BLOCK_K, WARPS = 128, 128, 32, 4
 KERNEL_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "harness", "gluon_matmul_kernel.py")
 # the automatic form (``--auto``): ours resolves its layouts (``enable()``), or Triton's own resolution does
 AUTO_MODES = ("auto_ours", "auto_triton")
+IN_PLACE_MODES = ("ours_in_place",)
+# what a mode sets in the environment before the plugin is on (both are in Triton's cache key)
+MODE_ENVIRONMENT = {"ours_asm": ("LINEAR_LAYOUTS_SHARED_ACCESS", "asm"), "ours_in_place": ("LINEAR_LAYOUTS_IN_PLACE", "1")}
 
 
 def matmul_kernel(form: str = "as_written", arange: str = "coalesced"):
@@ -79,8 +84,11 @@ def _conversions() -> dict:
 
 
 def _turn_on(mode: str) -> None:
-    if mode == "ours_asm":
-        os.environ["LINEAR_LAYOUTS_SHARED_ACCESS"] = "asm"
+    for variable, _ in MODE_ENVIRONMENT.values():
+        os.environ.pop(variable, None)
+    if mode in MODE_ENVIRONMENT:
+        variable, value = MODE_ENVIRONMENT[mode]
+        os.environ[variable] = value
     if mode in ("stock", "auto_triton"):
         return
     import linear_layouts
@@ -188,7 +196,7 @@ def dry() -> str:
              r"st\.shared", "ldmatrix", r"bar\.sync")
     lines = ["| mode | aranges | islands | ld.global.v4 / .b32 or .v2.b32 / .b16 | ld.shared / st.shared / "
              "ldmatrix / bar.sync |", "|---|---|---|---|---|"]
-    for mode in MODES + PER_CONVERSION + AUTO_MODES:
+    for mode in MODES + IN_PLACE_MODES + PER_CONVERSION + AUTO_MODES:
         _turn_on(mode)
         import linear_layouts
         before = linear_layouts.stats().islands
@@ -200,7 +208,7 @@ def dry() -> str:
         lines.append(f"| {mode} | {arange if form == 'auto' else '-'} | {linear_layouts.stats().islands - before} | "
                      f"{' / '.join(map(str, counts[:3]))} | {' / '.join(map(str, counts[3:]))} |")
         linear_layouts.disable()
-        os.environ.pop("LINEAR_LAYOUTS_SHARED_ACCESS", None)
+    _turn_on("stock")
     return "\n".join(lines)
 
 
@@ -239,7 +247,8 @@ def summary(runs: dict, rounds: int) -> str:
 
     timed = [mode for mode in runs if mode != "stock" and not any("failed" in r for r in runs[mode])]
     failed = {mode: runs[mode][0]["failed"] for mode in runs if any("failed" in r for r in runs[mode])}
-    flags = "".join(f" {flag}" for flag, modes in (("--per-conversion", PER_CONVERSION), ("--auto", AUTO_MODES))
+    flags = "".join(f" {flag}" for flag, modes in (("--per-conversion", PER_CONVERSION), ("--auto", AUTO_MODES),
+                                                   ("--in-place", IN_PLACE_MODES))
                     if any(mode in modes for mode in runs))
     lines = ["# A Gluon mma_v2 matmul: stock Triton, the plugin, the plugin's inline-PTX form"
              + (", the automatic form" if any(mode in AUTO_MODES for mode in runs) else ""), "",
@@ -276,13 +285,16 @@ def summary(runs: dict, rounds: int) -> str:
 def options(parser) -> None:
     parser.add_argument("--per-conversion", action="store_true",
                         help="also time ours with each conversion in turn left to stock Triton")
+    parser.add_argument("--in-place", action="store_true",
+                        help="also time ours with its one-round shared-memory plans built in Triton's module")
     parser.add_argument("--auto", action="store_true",
                         help="also time the kernel's automatic form, resolved by ours and by Triton")
 
 
 def cases(args, env) -> tuple:
     """The modes, each run in a process of its own."""
-    return MODES + (PER_CONVERSION if args.per_conversion else ()) + (AUTO_MODES if args.auto else ())
+    return (MODES + (IN_PLACE_MODES if args.in_place else ()) + (PER_CONVERSION if args.per_conversion else ())
+            + (AUTO_MODES if args.auto else ()))
 
 
 def run(args, env, modes) -> dict | str:
@@ -298,7 +310,8 @@ def write_summary(args, env, modes, runs) -> int:
         print(runs)
         return 0
     text = summary(runs, args.rounds)
-    name = "gluon_matmul_auto_gpu.md" if args.auto else "gluon_matmul_gpu.md"
+    name = ("gluon_matmul_auto_gpu.md" if args.auto else
+            "gluon_matmul_in_place_gpu.md" if args.in_place else "gluon_matmul_gpu.md")
     publish(text, os.path.join(args.out, name) if args.out else "")
     if args.per_conversion and args.out:
         with open(os.path.join(args.out, "gluon_matmul_choice.json"), "w") as f:

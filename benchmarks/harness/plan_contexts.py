@@ -230,21 +230,26 @@ def candidate_count(case: Case) -> int:
     return sum(1 for p in plans if verify_plan(p).ok)
 
 
-def modes_of(case: Case, train: bool, table: bool, pick: bool = True, shared_asm: bool = False) -> dict:
+def modes_of(case: Case, train: bool, table: bool, pick: bool = True, shared_asm: bool = False,
+             in_place: bool = False) -> dict:
     """mode name -> pipeline (None: stock).  ``ours``: the plugin's default with the measured
     table off (the model and its stock gate alone); ``ours_table``: table on; ``pick``: the
     cost model's rank 0 in both directions, ungated (what the plugin did before issue 25);
     ``cand<K>``: the forward conversion's candidate K, the return trip left to stock.  ``pick``
     False leaves the ungated pick out (a shorter run when only ours vs stock is asked).
     ``shared_asm``: also ``ours_asm``, ``ours`` with NVIDIA shared-memory accesses as the inline
-    PTX of before (``LINEAR_LAYOUTS_SHARED_ACCESS=asm`` while it compiles: ``_shared_access``),
-    the A/B of the LLVM form against it in one run."""
+    PTX of before (``LINEAR_LAYOUTS_SHARED_ACCESS=asm`` while it compiles: ``_mode_environment``),
+    the A/B of the LLVM form against it in one run.  ``in_place``: also ``ours_in_place``,
+    ``ours`` with its one-round shared-memory plans built in Triton's module
+    (``LINEAR_LAYOUTS_IN_PLACE=1``, ``passes/in_place.py``; its other plans are Triton's)."""
     forward, back = keys_of(case)
     modes = {"stock": None, "stock_again": None}
     if not train:
         modes["ours"] = "ll-lower-conversions{measured=false}"
     if shared_asm and not train:
         modes["ours_asm"] = modes["ours"]
+    if in_place and not train:
+        modes["ours_in_place"] = modes["ours"]
     if pick:
         modes["pick"] = f"ll-lower-conversions{{candidate_for={forward}:0,{back}:0 measured=false}}"
     if table and not case.origin.startswith("fresh:"):   # no table holds a fresh conversion
@@ -259,23 +264,29 @@ def _kernel_path(directory, index, mode, kind):
     return os.path.join(directory, f"c{index}_{mode}_{kind}.ttgir")
 
 
+# What a mode's name asks of the environment while it compiles (read when an island is emitted
+# or built; both are in Triton's cache key, so modes never share a cached kernel).
+MODE_ENVIRONMENT = {"_asm": ("LINEAR_LAYOUTS_SHARED_ACCESS", "asm"), "_in_place": ("LINEAR_LAYOUTS_IN_PLACE", "1")}
+
+
 @contextlib.contextmanager
-def _shared_access(mode: str):
-    """The environment a mode compiles in: ``*_asm`` modes with ``LINEAR_LAYOUTS_SHARED_ACCESS=asm``
-    (read when an island is emitted; also in Triton's cache key, so the two forms never share a
-    cached kernel), the others as the process has it."""
-    if not mode.endswith("_asm"):
+def _mode_environment(mode: str):
+    """The environment a mode compiles in: ``*_asm`` modes with ``LINEAR_LAYOUTS_SHARED_ACCESS=asm``,
+    ``*_in_place`` modes with ``LINEAR_LAYOUTS_IN_PLACE=1``, the others as the process has it."""
+    switch = next((value for suffix, value in MODE_ENVIRONMENT.items() if mode.endswith(suffix)), None)
+    if switch is None:
         yield
         return
-    saved = os.environ.get("LINEAR_LAYOUTS_SHARED_ACCESS")
-    os.environ["LINEAR_LAYOUTS_SHARED_ACCESS"] = "asm"
+    variable, value = switch
+    saved = os.environ.get(variable)
+    os.environ[variable] = value
     try:
         yield
     finally:
         if saved is None:
-            os.environ.pop("LINEAR_LAYOUTS_SHARED_ACCESS", None)
+            os.environ.pop(variable, None)
         else:
-            os.environ["LINEAR_LAYOUTS_SHARED_ACCESS"] = saved
+            os.environ[variable] = saved
 
 
 def compile_one(job):
@@ -292,7 +303,7 @@ def compile_one(job):
         f.write(chain_ttgir(case) if kind == "chain" else kernel_ttgir(case))
     start = time.perf_counter()
     try:
-        with _shared_access(mode):   # before enable(): on 3.6 it picks its cache directory by the key
+        with _mode_environment(mode):   # before enable(): on 3.6 it picks its cache directory by the key
             if pipeline:
                 linear_layouts.enable(pipeline=pipeline)
             try:
@@ -310,7 +321,7 @@ def _load(directory, index, mode, pipeline, kind):
     import triton
     from linear_layouts.passes import hook
     from triton.backends.compiler import GPUTarget
-    with _shared_access(mode):   # before enable(): on 3.6 it picks its cache directory by the key
+    with _mode_environment(mode):   # before enable(): on 3.6 it picks its cache directory by the key
         if pipeline:
             linear_layouts.enable(pipeline=pipeline)
         try:
@@ -320,14 +331,14 @@ def _load(directory, index, mode, pipeline, kind):
 
 
 def measure(cases, train=False, table=False, independent=False, jobs=15, rep=20, checkpoint=None,
-            pick=True, deadline=None, shared_asm=False):
+            pick=True, deadline=None, shared_asm=False, in_place=False):
     """Compile every case in every mode, time each in every context; rows with times in us per
     kernel (medians of ``do_bench``).  ``deadline``: seconds from the start after which no further
     conversion is timed (the environment's ``partial`` then says how many were); a call with a
     time limit ends with a report of what it timed instead of none."""
     began = time.perf_counter()
     directory = tempfile.mkdtemp(prefix="ll_ctx_")
-    modes = [modes_of(c, train, table, pick, shared_asm) for c in cases]
+    modes = [modes_of(c, train, table, pick, shared_asm, in_place) for c in cases]
     kinds = ["chain", "independent"]
 
     def kinds_of(case):   # the old harness only where asked, and always for the pairs of issue 25
@@ -477,7 +488,7 @@ def summary(rows, mode="ours") -> dict:
             "noise_p95": noise_p95, "bit_exact": exact, "above_cases": sorted(above, key=lambda t: -t[1])[:10]}
 
 
-def report_lines(rows, title, command, environment, modes=("ours", "ours_asm", "pick", "ours_table")) -> list[str]:
+def report_lines(rows, title, command, environment, modes=("ours", "ours_asm", "ours_in_place", "pick", "ours_table")) -> list[str]:
     if environment.get("partial"):
         title += f" (PARTIAL: {environment['partial']})"
     lines = [f"# {title}", "", f"GPU: {environment.get('gpu')}; triton {environment.get('triton')}; "
@@ -499,6 +510,14 @@ def report_lines(rows, title, command, environment, modes=("ours", "ours_asm", "
         lines += ["", f"ours / ours_asm (LLVM-form shared accesses over inline PTX, worse context): "
                   f"{len(direct)} conversions, geomean {geomean(direct):.3f}, best {min(direct):.3f}, "
                   f"worst {max(direct):.3f}, above 1.05: {sum(x > 1.05 for x in direct)}."]
+    built = [r for r in rows if (r["modes"].get("ours_in_place", {}).get("chain_mix") or {})
+             != (r["modes"].get("ours", {}).get("chain_mix") or {})]
+    placed = [x for x in (worst_ratio(r, "ours_in_place", "ours") for r in rows) if x]
+    if placed:   # --in-place: the islands built in Triton's module against the text splice, directly
+        lines += ["", f"ours_in_place / ours (one-round shared plans built in place over the spliced islands, "
+                  f"worse context): {len(placed)} conversions, geomean {geomean(placed):.3f}, best {min(placed):.3f}, "
+                  f"worst {max(placed):.3f}, above 1.05: {sum(x > 1.05 for x in placed)}; "
+                  f"{len(built)} with another instruction mix than ours."]
     lines += ["", f"Noise (stock timed twice, worse context): 95th percentile {s['noise_p95']:.3f}.", "",
               "Per family (mode ours):", "", "| family | n | geomean | worst |", "|---|---:|---:|---:|"]
     families = sorted({r["family"] for r in rows})
@@ -542,7 +561,8 @@ def main_fresh(args, argv) -> int:
         return environment
     rows, environment = measure(cases, train=args.train, table=args.table, independent=args.independent,
                                 jobs=args.jobs, rep=args.rep, checkpoint=save, pick=not args.no_pick,
-                                deadline=args.deadline, shared_asm=getattr(args, "shared_asm", False))
+                                deadline=args.deadline, shared_asm=getattr(args, "shared_asm", False),
+                                in_place=getattr(args, "in_place", False))
     environment = save(rows, environment)
     if environment.get("gpu"):
         lines = report_lines(rows, "Fresh conversions: stock and ours side by side", "python benchmarks/plan_choice.py "
