@@ -30,16 +30,20 @@ lowering of the two ops for that layout, and its barrier analysis sees the buffe
 (``benchmarks/studies/in_place_islands.py``: on FLA's kernels under 3.6 the instructions are
 our islands' in 13 of 16 kernels, stock's exact code in the other 3).
 
-What is not built in place (left to Triton, as the text splice would have it): plans of several
-rounds, shuffle plans, conversions of several CTAs, the partitions of a warp-specialized kernel,
-element types other than 8- to 64-bit integers and floats, AMD targets.
+What is not built in place: plans of several rounds, shuffle plans, conversions of several
+CTAs, the partitions of a warp-specialized kernel, element types other than 8- to 64-bit
+integers and floats, AMD targets.  Those the pass would lower go the text route after the
+rewrite (``passes.stage_wrappers``): the module, as rewritten, is printed and they are spliced
+as islands; the built conversions, dead by then, are left to Triton (``plans.built_in_place``).
+Why both: on held-out conversions the plans this route does not build are where most of the
+text route's gain is (``benchmarks/results/plan_fresh_5003_5113_in_place.md``).
 """
 
 from __future__ import annotations
 
 import os
 import tempfile
-from typing import Optional
+from typing import NamedTuple, Optional
 
 from ..lowering.choosing.plan_memory import ModulePlans
 from ..lowering.plan import Method, Scope
@@ -92,36 +96,59 @@ def _independent(vectors: list[int]) -> bool:
     return True
 
 
-def lower_in_place(handle, text: str, name: str, lowering: LowerConversions, plans: ModulePlans) -> int:
+class InPlace(NamedTuple):
+    """What :func:`lower_in_place` did: conversions built in place, and conversions the pass
+    would lower that were not (several rounds, shuffles, partitions...: the text route's)."""
+
+    built: int
+    left_ours: int
+
+
+def lower_in_place(handle, text: str, name: str, lowering: LowerConversions, plans: ModulePlans) -> InPlace:
     """Rewrite, in ``handle`` (Triton's module; ``text`` its print), each conversion the pass
-    would lower through shared memory in one round, as the module docstring shows; return how
-    many.  Every other conversion stays Triton's."""
+    would lower through shared memory in one round, as the module docstring shows; say how many,
+    and how many others the pass would lower (the drop-in splices those as text afterwards:
+    the built ones are remembered in ``plans.built_in_place``, so that pass leaves them)."""
     from triton._C.libtriton import gluon_ir
 
     snapshot = snapshot_of(handle, text, f"<{name}>")
     builder = gluon_ir.GluonOpBuilder(handle.context)
-    rewritten = 0
+    built = left_ours = 0
     for op, outcome in plan_module(snapshot, lowering, gate_first=True, plans=plans):
-        plan = outcome.plan
-        if op.name != "ttg.convert_layout" or plan is None or outcome.threads is not None:
+        if outcome.plan is None:
             continue
-        if plan.method is not Method.SHARED or plan.shared.num_rounds != 1 or plan.scope is Scope.BLOCK \
-                or plan.target.vendor is not Vendor.NVIDIA:
+        bases = _buildable(op, outcome)
+        if bases is None:
+            left_ours += 1
             continue
         tensor = op.results[0].tensor_type
-        element = _ELEMENT_TYPES.get(tensor.element_type)
-        bases = offset_bases(plan, list(tensor.shape)) if element is not None else None
-        if bases is None or any(plan.src.bases.get("block", [])):
-            continue
-        build_in_place(builder, op._handle, getattr(builder, element)(), list(tensor.shape), bases)
-        rewritten += 1
-    return rewritten
+        build_in_place(builder, op._handle, getattr(builder, _ELEMENT_TYPES[tensor.element_type])(),
+                       list(tensor.shape), bases)
+        plans.built_in_place.add(op.results[0]._handle.id())
+        built += 1
+    return InPlace(built, left_ours)
+
+
+def _buildable(op, outcome) -> Optional[list[list[int]]]:
+    """The offset bases to build ``op``'s conversion in place with, or None where this route
+    does not build it (see the module docstring)."""
+    plan = outcome.plan
+    if op.name != "ttg.convert_layout" or outcome.threads is not None:
+        return None
+    if plan.method is not Method.SHARED or plan.shared.num_rounds != 1 or plan.scope is Scope.BLOCK \
+            or plan.target.vendor is not Vendor.NVIDIA or any(plan.src.bases.get("block", [])):
+        return None
+    tensor = op.results[0].tensor_type
+    if tensor.element_type not in _ELEMENT_TYPES:
+        return None
+    return offset_bases(plan, list(tensor.shape))
 
 
 def in_place_module_text(text: str, name: str = "kernel", lowering: Optional[LowerConversions] = None) -> tuple[str, int]:
     """TTGIR ``text`` with its conversions built in place as the drop-in builds them (parsed into
-    a fresh context, rewritten, printed), and how many were: for tools and checks that compile
-    modules from text (``benchmarks/fuzz_gpu.py --in-place``, the study)."""
+    a fresh context, rewritten, printed; the others as they were), and how many were built: for
+    tools and checks that compile modules from text (``benchmarks/fuzz_gpu.py --in-place``, the
+    study)."""
     from .ir.bindings import bindings, new_context
 
     context = new_context()
@@ -133,8 +160,8 @@ def in_place_module_text(text: str, name: str = "kernel", lowering: Optional[Low
     finally:
         os.unlink(path)
     module.context = context
-    count = lower_in_place(module, module.str(), name, lowering or LowerConversions(), ModulePlans(None))
-    return str(module), count
+    built = lower_in_place(module, module.str(), name, lowering or LowerConversions(), ModulePlans(None))
+    return str(module), built.built
 
 
 def build_in_place(builder, convert, element, shape: list[int], bases: list[list[int]]) -> None:

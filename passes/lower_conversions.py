@@ -124,6 +124,8 @@ def plan_module(module: Module, options: "LowerConversions", gate_first: bool = 
     for op in (op for op in module.walk() if op.name in wanted):
         if op.name == "ttg.local_alloc" and not op.operands:
             continue   # an allocation without a source stores nothing: Triton's (or our scratch)
+        if plans.built_in_place and _result_id(op) in plans.built_in_place:
+            continue   # built in place before this pass (passes.in_place): dead, Triton's to drop
         outcome = LoweringOutcome(op.location)
         results.append((op, outcome))
         if hw_target is None:
@@ -140,6 +142,12 @@ def plan_module(module: Module, options: "LowerConversions", gate_first: bool = 
     for (outcome, d), choice in zip(decided, kept):
         _Decided(choice, d.threads).apply_to(outcome)
     return results
+
+
+def _result_id(op: Operation) -> Optional[int]:
+    """The id of the first result of ``op`` in Triton's module (None: not a module Triton holds)."""
+    handle = getattr(op.results[0], "_handle", None) if op.results else None
+    return handle.id() if handle is not None else None
 
 
 @dataclass

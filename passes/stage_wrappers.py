@@ -11,6 +11,7 @@ stage succeeds.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
@@ -94,13 +95,23 @@ class _WrappedStages:
         lowering = lowering_asked_first(self.config)
         if lowering is not None and in_place_enabled():
             return self._llir_in_place(src, metadata, text, lowering, plans)
-        kernel = self.kernel = _KernelCompile(stock_src=src, ttgir=text, name=kernel_name(text))
+        self.kernel = _KernelCompile(stock_src=src, ttgir=text, name=kernel_name(text))
+        return self._llir_with_islands(src, metadata, text, plans, stock_llir)
+
+    def _llir_with_islands(self, src, metadata, text: str, plans, stock_llir, built_in_place: int = 0):
+        """Our pipeline on ``src`` (``text``: its print), its islands spliced as text into a new
+        module, then Triton's ``make_llir`` on that; ``stock_llir`` on any failure.
+        ``built_in_place``: conversions already built in ``src`` itself (``_llir_in_place``),
+        counted with the islands; ``src`` is then compiled even where the pipeline adds none."""
+        kernel = self.kernel
         try:
             lowered = run_plugin_pipeline(src, self.config, {"name": kernel.name}, text, plans)
         except Exception as error:  # never make a kernel fail that stock Triton compiles
             return self._fall_back("our passes", error, stock_llir)
-        if lowered.ops_replaced == 0 and not lowered.assigned:
-            return stock_llir()
+        if lowered.ops_replaced == 0 and not lowered.assigned and not built_in_place:
+            return self.original["llir"](src, metadata)
+        if built_in_place:
+            lowered = dataclasses.replace(lowered, conversions_lowered=lowered.conversions_lowered + built_in_place)
         try:
             result = self.original["llir"](lowered.module, metadata)
         except Exception as error:  # Triton's llir stage on our islands: fall back, never fail the kernel
@@ -116,25 +127,31 @@ class _WrappedStages:
         return result
 
     def _llir_in_place(self, src, metadata, text: str, lowering, plans):
-        """The default pipeline's shared-memory islands built in Triton's module itself
-        (``passes.in_place``, opt-in), then Triton's ``make_llir`` on it.  The module is
-        changed in place, so a fallback compiles a copy parsed from ``text``."""
+        """The default pipeline's one-round shared-memory islands built in Triton's module itself
+        (``passes.in_place``, opt-in); the conversions it would lower otherwise spliced as text
+        into the module so rewritten (``_llir_with_islands``); then Triton's ``make_llir``.  The
+        module is changed in place, so a fallback compiles a copy parsed from ``text``."""
         kernel = self.kernel = _KernelCompile(stock_src=None, ttgir=text, name=kernel_name(text),
                                               context=getattr(src, "context", None))
 
         def stock_llir():
             return self.original["llir"](self._stock_module(), metadata)
         try:
-            rewritten = lower_in_place(src, text, kernel.name, lowering, plans)
+            built = lower_in_place(src, text, kernel.name, lowering, plans)
         except Exception as error:  # never make a kernel fail that stock Triton compiles
             return self._fall_back("our passes", error, stock_llir)
-        if not rewritten:
+        if built.left_ours:
+            # The built conversions are dead in the module as rewritten: its pass leaves them
+            # (plans.built_in_place).
+            return self._llir_with_islands(src, metadata, src.str() if built.built else text, plans, stock_llir,
+                                           built_in_place=built.built)
+        if not built.built:
             return self.original["llir"](src, metadata)
         try:
             result = self.original["llir"](src, metadata)
         except Exception as error:
             return self._fall_back("llir", error, stock_llir)
-        kernel.lowered = PipelineResult(src, conversions_lowered=rewritten)
+        kernel.lowered = PipelineResult(src, conversions_lowered=built.built)
         self._book_if_last("llir")
         return result
 

@@ -66,6 +66,10 @@ class ModulePlans:
         self.across_compiles = across_compiles
         self._plans: dict[tuple, object] = {}
         self._choices: dict[object, list[tuple[object, object]]] = {}
+        # The results (value ids) of conversions already built in Triton's module by the drop-in
+        # (``passes.in_place``): each such convert is dead there, left to Triton's clean-up, and
+        # a pass over the same module after it leaves it alone.
+        self.built_in_place: set[int] = set()
 
     def plan(self, src, dst, bits: int, target, rank: int = 0):
         """The verified plan of rank ``rank`` (``lowering.planner.plan_conversion``), or the

@@ -86,8 +86,9 @@ def _rewritten_text(path):
     context = new_context()
     handle = bindings().parse_mlir_module(str(path), context)
     handle.context = context
-    count = in_place.lower_in_place(handle, handle.str(), "k", LowerConversions(), ModulePlans(None))
-    return str(handle), count
+    built = in_place.lower_in_place(handle, handle.str(), "k", LowerConversions(), ModulePlans(None))
+    assert built.left_ours == 0, "a kernel whose every island is built in place"
+    return str(handle), built.built
 
 
 def _normalized(ptx):
@@ -137,7 +138,8 @@ def test_a_failing_stage_falls_back_to_a_copy_of_the_original(in_place_on_3_6, m
 
 @pytest.mark.parametrize("variable", ["1", ""])
 def test_the_variable_picks_the_route(in_place_on_3_6, monkeypatch, variable):
-    """Set, the drop-in builds in place and splices no text; unset, it splices as before."""
+    """Set, the drop-in builds in place and splices no text (every island of this kernel can be
+    built); unset, it splices as before."""
     monkeypatch.setenv(IN_PLACE_VARIABLE, variable)
     calls = []
     real_in_place, real_pipeline = stage_wrappers.lower_in_place, stage_wrappers.run_plugin_pipeline
@@ -147,3 +149,33 @@ def test_the_variable_picks_the_route(in_place_on_3_6, monkeypatch, variable):
                         lambda *args: calls.append("text") or real_pipeline(*args))
     _ptx(FLA / "abc_bwd_intra_K_bf16.cuda90.ttgir", plugin=True)
     assert calls == (["in place"] if variable else ["text"])
+
+
+def test_what_is_not_built_in_place_is_spliced_as_text(in_place_on_3_6, monkeypatch):
+    """FLA's ``chunk_gla_bwd_kernel_inter`` under 3.6's rule: 10 conversions built in place and
+    one the pass lowers otherwise.  That one is spliced as an island into the module as
+    rewritten (printed after the rewrite), the 10 dead converts left alone by that pass: Triton's
+    ``make_llir`` gets one module holding both, and the kernel counts 11 islands."""
+    path = FLA / "gla_bwd_inter_bf16.cuda90.ttgir"
+    original = open(path).read()
+    calls, handed = [], []
+    real_in_place, real_pipeline = stage_wrappers.lower_in_place, stage_wrappers.run_plugin_pipeline
+    monkeypatch.setattr(stage_wrappers, "lower_in_place",
+                        lambda *args: calls.append("in place") or real_in_place(*args))
+
+    def pipeline(src, config, metadata, text, plans):
+        calls.append("text")
+        assert text.count("ttg.local_store") - original.count("ttg.local_store") == 10, "printed after the rewrite"
+        lowered = real_pipeline(src, config, metadata, text, plans)
+        handed.append(lowered.module.str())
+        return lowered
+    monkeypatch.setattr(stage_wrappers, "run_plugin_pipeline", pipeline)
+    before = linear_layouts.stats().islands
+    _ptx(path, plugin=True)
+    assert calls == ["in place", "text"]
+    assert linear_layouts.stats().islands - before == 11
+    (module,) = handed
+    assert module.count("ttg.local_store") - original.count("ttg.local_store") == 10
+    assert module.count("ttg.convert_layout") == original.count("ttg.convert_layout") - 1, \
+        "one convert spliced, the dead ones left"
+    assert "llvm.inline_asm" in module or "llvm.store" in module, "the island itself"
