@@ -26,8 +26,11 @@ forward + backward spends in each kernel, over ``--profile-steps`` steps) and wr
 kernels, stock against ours: which kernels an op's difference comes from.  ``--keep-ir DIR``
 archives each mode's compiled kernels (TTGIR, LLVM IR, PTX) of the first round as
 ``DIR/<op>.<mode>.tar.gz``, to read offline which conversions a kernel has and how each mode lowered
-them.  ``--in-place`` adds the mode ``in_place``: ``enable()`` with the shared-memory islands
-built in Triton's module (``LINEAR_LAYOUTS_IN_PLACE=1``, ``passes/in_place.py``).
+them.  ``--text`` adds the mode ``text``: ``enable()`` with every island spliced as text, none
+built in Triton's module (``LINEAR_LAYOUTS_IN_PLACE=0``, ``passes/in_place.py``; the default
+builds one-round shared-memory islands in place).  ``--in-place`` adds the mode ``in_place``,
+``LINEAR_LAYOUTS_IN_PLACE=1`` (the default's route; the runs made while the text route was the
+default used it).
 ``--variants NAME=KEY,KEY;NAME=...`` adds modes: ``enable()`` with those conversions
 (``lowering.choosing.measured_choices.conversion_key``, 24 hex digits) left to Triton
 (``candidate_for=KEY:stock``), or given our candidate ``RANK`` where written ``KEY:RANK``, every
@@ -48,6 +51,8 @@ import tempfile
 import time
 
 IN_PLACE = "in_place"   # the mode of --in-place
+TEXT = "text"           # the mode of --text
+ROUTES = {IN_PLACE: "1", TEXT: "0"}     # LINEAR_LAYOUTS_IN_PLACE in those modes
 OPS = ("chunk_gla", "chunk_simple_gla", "parallel_attn", "chunk_rwkv6", "chunk_gated_delta_rule")
 
 
@@ -106,16 +111,17 @@ def _one_config_each(warps: int = 0) -> None:
 
 
 def _enable_mode(mode: str, variants: dict) -> None:
-    """``ours``: ``enable()`` with its defaults; ``in_place``: the same with the shared-memory
-    islands built in Triton's module (``passes.in_place``); a variant's name: ``enable()`` with
-    that variant's conversions left to Triton; ``stock``: nothing."""
+    """``ours``: ``enable()`` with its defaults; ``in_place`` / ``text``: the same with the
+    shared-memory islands built in Triton's module / every island spliced as text
+    (``passes.in_place``); a variant's name: ``enable()`` with that variant's conversions left to
+    Triton; ``stock``: nothing."""
     if mode == "stock":
         return
     import linear_layouts
-    if mode in ("ours", IN_PLACE):
-        if mode == IN_PLACE:
+    if mode == "ours" or mode in ROUTES:
+        if mode in ROUTES:
             from linear_layouts.passes.in_place import IN_PLACE_VARIABLE
-            os.environ[IN_PLACE_VARIABLE] = "1"
+            os.environ[IN_PLACE_VARIABLE] = ROUTES[mode]
         linear_layouts.enable()
         return
     from linear_layouts.tools.final_code import lower_pipeline
@@ -128,7 +134,7 @@ def parse_variants(text: str) -> dict:
     variants = {}
     for part in filter(None, (p.strip() for p in text.split(";"))):
         name, _, keys = part.partition("=")
-        if not name or name in ("stock", "ours", IN_PLACE) or not keys:
+        if not name or name in ("stock", "ours", *ROUTES) or not keys:
             raise SystemExit(f"--variants: {part!r} is not NAME=KEY,KEY (NAME other than stock and ours)")
         variants[name.strip()] = [k.strip() for k in keys.split(",") if k.strip()]
     return variants
@@ -275,6 +281,8 @@ def main(argv=None) -> int:
     parser.add_argument("--name", default="fla_ops_gpu", help="the results' file stem")
     parser.add_argument("--in-place", action="store_true",
                         help="also a mode in_place: enable() with LINEAR_LAYOUTS_IN_PLACE=1 (passes/in_place.py)")
+    parser.add_argument("--text", action="store_true",
+                        help="also a mode text: enable() with LINEAR_LAYOUTS_IN_PLACE=0 (every island spliced as text)")
     parser.add_argument("--warps", type=int, default=0,
                         help="each kernel's first configuration with this many warps (default: its first)")
     args = parser.parse_args(argv)
@@ -284,7 +292,7 @@ def main(argv=None) -> int:
     if args.child:
         child(*args.child, args.tokens, args.json, variants, args.profile_steps, args.warps)
         return 0
-    modes = ["stock", "ours", *([IN_PLACE] if args.in_place else []), *variants]
+    modes = ["stock", "ours", *([IN_PLACE] if args.in_place else []), *([TEXT] if args.text else []), *variants]
     import torch
     import triton
 

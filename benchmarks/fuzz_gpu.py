@@ -240,8 +240,9 @@ def options(parser) -> None:
 def cases(args, env) -> list:
     from linear_layouts.passes.in_place import IN_PLACE_VARIABLE
     from linear_layouts.tools.conversion_fuzz import case_at
-    if args.in_place:     # the compile workers inherit it
-        os.environ[IN_PLACE_VARIABLE] = "1"
+    # The compile workers inherit it: ours is the text route's island unless --in-place.
+    os.environ[IN_PLACE_VARIABLE] = "1" if args.in_place else "0"
+    if args.in_place:
         env.header["in_place"] = True
     print(f"fuzz_gpu: seed {args.seed}" + (", built in place" if args.in_place else ""), flush=True)
     return [case_at(args.seed, i, ("sm_90",)) for i in range(args.cases)]

@@ -12,7 +12,8 @@ rounds (``harness/mode_rounds.py``):
 * ``ours_asm``: the same, shared-memory accesses as inline PTX (``LINEAR_LAYOUTS_SHARED_ACCESS=asm``),
   the form islands had before they were plain LLVM loads and stores;
 * ``ours_in_place`` (``--in-place``): ``enable()`` with its one-round shared-memory plans built in
-  Triton's module (``LINEAR_LAYOUTS_IN_PLACE=1``, ``passes/in_place.py``).
+  Triton's module (``LINEAR_LAYOUTS_IN_PLACE=1``, ``passes/in_place.py``: the default's route);
+* ``ours_text`` (``--text``): ``enable()`` with every island spliced as text (``LINEAR_LAYOUTS_IN_PLACE=0``).
 
 Outputs are compared with stock's bit for bit; times are medians of ``triton.testing.do_bench``.
 
@@ -54,8 +55,10 @@ KERNEL_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "harness"
 # the automatic form (``--auto``): ours resolves its layouts (``enable()``), or Triton's own resolution does
 AUTO_MODES = ("auto_ours", "auto_triton")
 IN_PLACE_MODES = ("ours_in_place",)
+TEXT_MODES = ("ours_text",)
 # what a mode sets in the environment before the plugin is on (both are in Triton's cache key)
-MODE_ENVIRONMENT = {"ours_asm": ("LINEAR_LAYOUTS_SHARED_ACCESS", "asm"), "ours_in_place": ("LINEAR_LAYOUTS_IN_PLACE", "1")}
+MODE_ENVIRONMENT = {"ours_asm": ("LINEAR_LAYOUTS_SHARED_ACCESS", "asm"), "ours_in_place": ("LINEAR_LAYOUTS_IN_PLACE", "1"),
+                    "ours_text": ("LINEAR_LAYOUTS_IN_PLACE", "0")}
 
 
 def matmul_kernel(form: str = "as_written", arange: str = "coalesced"):
@@ -196,7 +199,7 @@ def dry() -> str:
              r"st\.shared", "ldmatrix", r"bar\.sync")
     lines = ["| mode | aranges | islands | ld.global.v4 / .b32 or .v2.b32 / .b16 | ld.shared / st.shared / "
              "ldmatrix / bar.sync |", "|---|---|---|---|---|"]
-    for mode in MODES + IN_PLACE_MODES + PER_CONVERSION + AUTO_MODES:
+    for mode in MODES + IN_PLACE_MODES + TEXT_MODES + PER_CONVERSION + AUTO_MODES:
         _turn_on(mode)
         import linear_layouts
         before = linear_layouts.stats().islands
@@ -248,7 +251,7 @@ def summary(runs: dict, rounds: int) -> str:
     timed = [mode for mode in runs if mode != "stock" and not any("failed" in r for r in runs[mode])]
     failed = {mode: runs[mode][0]["failed"] for mode in runs if any("failed" in r for r in runs[mode])}
     flags = "".join(f" {flag}" for flag, modes in (("--per-conversion", PER_CONVERSION), ("--auto", AUTO_MODES),
-                                                   ("--in-place", IN_PLACE_MODES))
+                                                   ("--in-place", IN_PLACE_MODES), ("--text", TEXT_MODES))
                     if any(mode in modes for mode in runs))
     lines = ["# A Gluon mma_v2 matmul: stock Triton, the plugin, the plugin's inline-PTX form"
              + (", the automatic form" if any(mode in AUTO_MODES for mode in runs) else ""), "",
@@ -287,13 +290,15 @@ def options(parser) -> None:
                         help="also time ours with each conversion in turn left to stock Triton")
     parser.add_argument("--in-place", action="store_true",
                         help="also time ours with its one-round shared-memory plans built in Triton's module")
+    parser.add_argument("--text", action="store_true", help="also time ours with every island spliced as text")
     parser.add_argument("--auto", action="store_true",
                         help="also time the kernel's automatic form, resolved by ours and by Triton")
 
 
 def cases(args, env) -> tuple:
     """The modes, each run in a process of its own."""
-    return (MODES + (IN_PLACE_MODES if args.in_place else ()) + (PER_CONVERSION if args.per_conversion else ())
+    return (MODES + (IN_PLACE_MODES if args.in_place else ()) + (TEXT_MODES if args.text else ())
+            + (PER_CONVERSION if args.per_conversion else ())
             + (AUTO_MODES if args.auto else ()))
 
 

@@ -564,7 +564,9 @@ def options(parser) -> None:
                         help="--fresh: also time ours_asm, ours with inline-PTX shared accesses (LINEAR_LAYOUTS_SHARED_ACCESS=asm)")
     parser.add_argument("--in-place", action="store_true",
                         help="--fresh: also time ours_in_place, ours with its one-round shared-memory plans built in "
-                             "Triton's module (LINEAR_LAYOUTS_IN_PLACE=1) and its other plans left to Triton")
+                             "Triton's module and its others spliced as text (LINEAR_LAYOUTS_IN_PLACE=1, the default)")
+    parser.add_argument("--text", action="store_true",
+                        help="--fresh: also time ours_text, ours with every island spliced as text (LINEAR_LAYOUTS_IN_PLACE=0)")
     parser.add_argument("--deadline", type=float, default=None, metavar="SECONDS",
                         help="--fresh: time no further conversion after this many seconds; report what was timed")
 

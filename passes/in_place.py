@@ -1,7 +1,7 @@
-"""Islands built in place (experimental, opt-in: ``LINEAR_LAYOUTS_IN_PLACE=1``): the drop-in
-rewrites each conversion it would lower through shared memory in one round as Triton's own
-shared-memory ops, with our swizzle, in Triton's module, instead of splicing an LLVM-dialect
-island into its text.
+"""Islands built in place (the drop-in's default; ``LINEAR_LAYOUTS_IN_PLACE=0`` splices every
+island as text): the drop-in rewrites each conversion it would lower through shared memory in
+one round as Triton's own shared-memory ops, with our swizzle, in Triton's module, instead of
+splicing an LLVM-dialect island into its text.
 
 Why: a compile with an island pays Triton's print of the module, the island's emission and its
 simulation, the re-parse of the edited text and the pruning of our guard barriers
@@ -32,7 +32,7 @@ our islands' in 13 of 16 kernels, stock's exact code in the other 3).
 
 What is not built in place: plans of several rounds, shuffle plans, conversions of several
 CTAs, the partitions of a warp-specialized kernel, element types other than 8- to 64-bit
-integers and floats, AMD targets.  Those the pass would lower go the text route after the
+integers and floats, AMD targets, and any conversion of a kernel that calls a function.  Those the pass would lower go the text route after the
 rewrite (``passes.stage_wrappers``): the module, as rewritten, is printed and they are spliced
 as islands; the built conversions, dead by then, are left to Triton (``plans.built_in_place``).
 Why both: on held-out conversions the plans this route does not build are where most of the
@@ -57,7 +57,8 @@ _ELEMENT_TYPES = {"bf16": "get_bf16_ty", "f16": "get_half_ty", "f32": "get_float
 
 
 def in_place_enabled() -> bool:
-    return os.environ.get(IN_PLACE_VARIABLE, "").strip().lower() in ("1", "on", "true", "yes")
+    """On unless ``LINEAR_LAYOUTS_IN_PLACE`` says off (``0``, ``off``, ``false``, ``no``)."""
+    return os.environ.get(IN_PLACE_VARIABLE, "").strip().lower() not in ("0", "off", "false", "no")
 
 
 def offset_bases(plan, shape: list[int]) -> Optional[list[list[int]]]:
@@ -102,6 +103,7 @@ class InPlace(NamedTuple):
 
     built: int
     left_ours: int
+    snapshot: object = None     # the module as it was read: still the module where nothing was built
 
 
 def lower_in_place(handle, text: str, name: str, lowering: LowerConversions, plans: ModulePlans) -> InPlace:
@@ -113,11 +115,16 @@ def lower_in_place(handle, text: str, name: str, lowering: LowerConversions, pla
 
     snapshot = snapshot_of(handle, text, f"<{name}>")
     builder = gluon_ir.GluonOpBuilder(handle.context)
+    # A kernel that calls a function (a noinline helper) builds nothing in place: Triton's barrier
+    # analysis does not order a helper's buffer between two calls of it (the store of the second
+    # call races the load of the first; test_guard_barriers' helper called twice), where the text
+    # route's guards do.
+    calls = any(op.name == "tt.call" for op in snapshot.walk())
     built = left_ours = 0
     for op, outcome in plan_module(snapshot, lowering, gate_first=True, plans=plans):
         if outcome.plan is None:
             continue
-        bases = _buildable(op, outcome)
+        bases = None if calls else _buildable(op, outcome)
         if bases is None:
             left_ours += 1
             continue
@@ -126,7 +133,7 @@ def lower_in_place(handle, text: str, name: str, lowering: LowerConversions, pla
                        list(tensor.shape), bases)
         plans.built_in_place.add(op.results[0]._handle.id())
         built += 1
-    return InPlace(built, left_ours)
+    return InPlace(built, left_ours, snapshot)
 
 
 def _buildable(op, outcome) -> Optional[list[list[int]]]:

@@ -83,15 +83,16 @@ def environment_switches() -> str:
     """The environment variables that change what the plugin emits, as they are now, for the cache
     key: a kernel compiled with ``LINEAR_LAYOUTS_STOCK_GATE=off`` (every conversion ours),
     ``LINEAR_LAYOUTS_BYTE_VECTORS=1`` or ``LINEAR_LAYOUTS_SHARED_ACCESS=asm`` (inline-PTX shared
-    accesses) or ``LINEAR_LAYOUTS_IN_PLACE=1`` (islands built in Triton's module, ``passes.in_place``)
-    must not be taken from Triton's cache by a run without it, nor the reverse.  "" when none is set."""
+    accesses) or ``LINEAR_LAYOUTS_IN_PLACE=0`` (every island spliced as text, none built in
+    Triton's module: ``passes.in_place``) must not be taken from Triton's cache by a run without
+    it, nor the reverse.  "" when none is set."""
     from ..lowering.choosing.fitted_model import gate_turned_off
     from ..lowering.emit.emit_nvidia import bytes_as_vectors, shared_access_form
     from .in_place import in_place_enabled
 
     shared = shared_access_form()
     return (("-stock-gate-off" if gate_turned_off() else "") + ("-byte-vectors" if bytes_as_vectors() else "")
-            + ("" if shared == "llvm" else f"-shared-{shared}") + ("-in-place" if in_place_enabled() else ""))
+            + ("" if shared == "llvm" else f"-shared-{shared}") + ("" if in_place_enabled() else "-text-islands"))
 
 
 def default_passes(mode: Mode, only: Sequence[Method] = (), report: bool = False, remarks: bool = False,

@@ -58,17 +58,20 @@ class PipelineResult:
 
 
 def run_plugin_pipeline(triton_module, config: PluginConfig, metadata=None,
-                        text: Optional[str] = None, plans: Optional[ModulePlans] = None) -> PipelineResult:
+                        text: Optional[str] = None, plans: Optional[ModulePlans] = None,
+                        snapshot=None) -> PipelineResult:
     """Run ``config``'s pipeline on a Triton TTGIR module; return what it did: a new Triton
     module (in the same context) for the next stage and how many ops islands replaced (when no
     pass rewrote the module's text: the module given, and none).  The module given is not
     modified.  Errors name the kernel and say what failed.  ``plans``: the compile's memory of
-    plans and choices, where the caller asked the pass's questions first (``types_first``)."""
+    plans and choices, where the caller asked the pass's questions first (``types_first``);
+    ``snapshot``: a snapshot of ``triton_module`` read before (``snapshot.snapshot_of``, the
+    module unchanged since), for a pipeline that only reads."""
     name = (metadata or {}).get("name", "kernel") if isinstance(metadata, dict) else "kernel"
     if text is None:
         text = triton_module.str()
     with cyclic_gc_paused():
-        return _run_plugin_pipeline(triton_module, config, name, text, plans)
+        return _run_plugin_pipeline(triton_module, config, name, text, plans, snapshot)
 
 
 @contextlib.contextmanager
@@ -105,14 +108,14 @@ _gc_lock = threading.Lock()
 
 
 def _run_plugin_pipeline(triton_module, config: PluginConfig, name: str, text: str,
-                         plans: Optional[ModulePlans]) -> PipelineResult:
+                         plans: Optional[ModulePlans], snapshot=None) -> PipelineResult:
     """:func:`run_plugin_pipeline` after the kernel's name and text are known."""
     remarks = _RemarkLines(sys.stderr if config.remarks or config.reports else None)
     try:
         if _reads_only(config):
             # The passes only read the module and splice islands into its text: a snapshot of
             # Triton's module itself, no copy parsed (a compile that falls back gets it unchanged).
-            module = snapshot_of(triton_module, text, f"<{name}>")
+            module = snapshot or snapshot_of(triton_module, text, f"<{name}>")
         else:
             # Parsed into the compilation's own context: its dialects are loaded already.
             module = parse_module(text, filename=f"<{name}>", safe=False,

@@ -98,14 +98,16 @@ class _WrappedStages:
         self.kernel = _KernelCompile(stock_src=src, ttgir=text, name=kernel_name(text))
         return self._llir_with_islands(src, metadata, text, plans, stock_llir)
 
-    def _llir_with_islands(self, src, metadata, text: str, plans, stock_llir, built_in_place: int = 0):
+    def _llir_with_islands(self, src, metadata, text: str, plans, stock_llir, built_in_place: int = 0,
+                           snapshot=None):
         """Our pipeline on ``src`` (``text``: its print), its islands spliced as text into a new
         module, then Triton's ``make_llir`` on that; ``stock_llir`` on any failure.
         ``built_in_place``: conversions already built in ``src`` itself (``_llir_in_place``),
-        counted with the islands; ``src`` is then compiled even where the pipeline adds none."""
+        counted with the islands; ``src`` is then compiled even where the pipeline adds none.
+        ``snapshot``: ``src`` as read before, unchanged since (not read again)."""
         kernel = self.kernel
         try:
-            lowered = run_plugin_pipeline(src, self.config, {"name": kernel.name}, text, plans)
+            lowered = run_plugin_pipeline(src, self.config, {"name": kernel.name}, text, plans, snapshot=snapshot)
         except Exception as error:  # never make a kernel fail that stock Triton compiles
             return self._fall_back("our passes", error, stock_llir)
         if lowered.ops_replaced == 0 and not lowered.assigned and not built_in_place:
@@ -142,9 +144,10 @@ class _WrappedStages:
             return self._fall_back("our passes", error, stock_llir)
         if built.left_ours:
             # The built conversions are dead in the module as rewritten: its pass leaves them
-            # (plans.built_in_place).
-            return self._llir_with_islands(src, metadata, src.str() if built.built else text, plans, stock_llir,
-                                           built_in_place=built.built)
+            # (plans.built_in_place).  Where none was built, the module is as it was read.
+            if built.built:
+                return self._llir_with_islands(src, metadata, src.str(), plans, stock_llir, built_in_place=built.built)
+            return self._llir_with_islands(src, metadata, text, plans, stock_llir, snapshot=built.snapshot)
         if not built.built:
             return self.original["llir"](src, metadata)
         try:

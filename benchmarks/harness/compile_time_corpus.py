@@ -148,7 +148,7 @@ class FunctionClock:
 class PluginClock(FunctionClock):
     """The wall time spent in the hook's calls into the plugin while it is entered (``seconds``):
     the conversions asked from their types (``types_first``), the pipeline, the guard pruning, or
-    the islands built in place (``passes.in_place``, opt-in)."""
+    the islands built in place (``passes.in_place``, the default)."""
 
     # Where the stage wrappers look the two up; ``passes.hook`` was the place before the hook was
     # split into rooms (kept, so that an older tree is still timed).
@@ -169,7 +169,7 @@ class PhaseClock(FunctionClock):
     conversions asked from their types before anything is printed, the snapshot of Triton's
     module, planning (layouts, candidates, choice, plan verifier), emission,
     the emitted-code simulator, the re-parse of the module with its islands into Triton, the
-    pruning of guard barriers on the LLVM IR, and (``LINEAR_LAYOUTS_IN_PLACE=1``) the islands built
+    pruning of guard barriers on the LLVM IR, and (unless ``LINEAR_LAYOUTS_IN_PLACE=0``) the islands built
     in Triton's module (``passes.in_place``; its snapshot and planning count as theirs).  What is left of :class:`PluginClock`'s total is the
     passes' glue (guard placement, splicing, remarks)."""
 
@@ -563,7 +563,7 @@ def main(argv=None) -> int:
     skipped: list = []
     rows = measure(paths, args.repeats, skipped)
     from linear_layouts.passes.in_place import IN_PLACE_VARIABLE, in_place_enabled
-    command = (f"{IN_PLACE_VARIABLE}=1 " if in_place_enabled() else "") + "python benchmarks/compile_time.py corpus" + \
+    command = ("" if in_place_enabled() else f"{IN_PLACE_VARIABLE}=0 ") + "python benchmarks/compile_time.py corpus" + \
         "".join(f" {a}" for a in (argv if argv is not None else sys.argv[1:]))
     write_report(rows, skipped, {"triton": triton.__version__, "cpus": os.cpu_count(), "repeats": args.repeats,
                                  "python": platform.python_version(), "corpus": os.path.relpath(args.corpus, REPO),

@@ -231,7 +231,7 @@ def candidate_count(case: Case) -> int:
 
 
 def modes_of(case: Case, train: bool, table: bool, pick: bool = True, shared_asm: bool = False,
-             in_place: bool = False) -> dict:
+             in_place: bool = False, text: bool = False) -> dict:
     """mode name -> pipeline (None: stock).  ``ours``: the plugin's default with the measured
     table off (the model and its stock gate alone); ``ours_table``: table on; ``pick``: the
     cost model's rank 0 in both directions, ungated (what the plugin did before issue 25);
@@ -240,8 +240,10 @@ def modes_of(case: Case, train: bool, table: bool, pick: bool = True, shared_asm
     ``shared_asm``: also ``ours_asm``, ``ours`` with NVIDIA shared-memory accesses as the inline
     PTX of before (``LINEAR_LAYOUTS_SHARED_ACCESS=asm`` while it compiles: ``_mode_environment``),
     the A/B of the LLVM form against it in one run.  ``in_place``: also ``ours_in_place``,
-    ``ours`` with its one-round shared-memory plans built in Triton's module
-    (``LINEAR_LAYOUTS_IN_PLACE=1``, ``passes/in_place.py``; its other plans are Triton's)."""
+    ``ours`` with its one-round shared-memory plans built in Triton's module and the others
+    spliced as text (``LINEAR_LAYOUTS_IN_PLACE=1``, ``passes/in_place.py``: the default since it
+    was measured so).  ``text``: also ``ours_text``, every island spliced as text
+    (``LINEAR_LAYOUTS_IN_PLACE=0``)."""
     forward, back = keys_of(case)
     modes = {"stock": None, "stock_again": None}
     if not train:
@@ -250,6 +252,8 @@ def modes_of(case: Case, train: bool, table: bool, pick: bool = True, shared_asm
         modes["ours_asm"] = modes["ours"]
     if in_place and not train:
         modes["ours_in_place"] = modes["ours"]
+    if text and not train:
+        modes["ours_text"] = modes["ours"]
     if pick:
         modes["pick"] = f"ll-lower-conversions{{candidate_for={forward}:0,{back}:0 measured=false}}"
     if table and not case.origin.startswith("fresh:"):   # no table holds a fresh conversion
@@ -266,13 +270,15 @@ def _kernel_path(directory, index, mode, kind):
 
 # What a mode's name asks of the environment while it compiles (read when an island is emitted
 # or built; both are in Triton's cache key, so modes never share a cached kernel).
-MODE_ENVIRONMENT = {"_asm": ("LINEAR_LAYOUTS_SHARED_ACCESS", "asm"), "_in_place": ("LINEAR_LAYOUTS_IN_PLACE", "1")}
+MODE_ENVIRONMENT = {"_asm": ("LINEAR_LAYOUTS_SHARED_ACCESS", "asm"), "_in_place": ("LINEAR_LAYOUTS_IN_PLACE", "1"),
+                    "_text": ("LINEAR_LAYOUTS_IN_PLACE", "0")}
 
 
 @contextlib.contextmanager
 def _mode_environment(mode: str):
     """The environment a mode compiles in: ``*_asm`` modes with ``LINEAR_LAYOUTS_SHARED_ACCESS=asm``,
-    ``*_in_place`` modes with ``LINEAR_LAYOUTS_IN_PLACE=1``, the others as the process has it."""
+    ``*_in_place`` / ``*_text`` modes with ``LINEAR_LAYOUTS_IN_PLACE=1`` / ``0``, the others as
+    the process has it."""
     switch = next((value for suffix, value in MODE_ENVIRONMENT.items() if mode.endswith(suffix)), None)
     if switch is None:
         yield
@@ -331,14 +337,14 @@ def _load(directory, index, mode, pipeline, kind):
 
 
 def measure(cases, train=False, table=False, independent=False, jobs=15, rep=20, checkpoint=None,
-            pick=True, deadline=None, shared_asm=False, in_place=False):
+            pick=True, deadline=None, shared_asm=False, in_place=False, text=False):
     """Compile every case in every mode, time each in every context; rows with times in us per
     kernel (medians of ``do_bench``).  ``deadline``: seconds from the start after which no further
     conversion is timed (the environment's ``partial`` then says how many were); a call with a
     time limit ends with a report of what it timed instead of none."""
     began = time.perf_counter()
     directory = tempfile.mkdtemp(prefix="ll_ctx_")
-    modes = [modes_of(c, train, table, pick, shared_asm, in_place) for c in cases]
+    modes = [modes_of(c, train, table, pick, shared_asm, in_place, text) for c in cases]
     kinds = ["chain", "independent"]
 
     def kinds_of(case):   # the old harness only where asked, and always for the pairs of issue 25
@@ -488,7 +494,7 @@ def summary(rows, mode="ours") -> dict:
             "noise_p95": noise_p95, "bit_exact": exact, "above_cases": sorted(above, key=lambda t: -t[1])[:10]}
 
 
-def report_lines(rows, title, command, environment, modes=("ours", "ours_asm", "ours_in_place", "pick", "ours_table")) -> list[str]:
+def report_lines(rows, title, command, environment, modes=("ours", "ours_asm", "ours_in_place", "ours_text", "pick", "ours_table")) -> list[str]:
     if environment.get("partial"):
         title += f" (PARTIAL: {environment['partial']})"
     lines = [f"# {title}", "", f"GPU: {environment.get('gpu')}; triton {environment.get('triton')}; "
@@ -518,6 +524,11 @@ def report_lines(rows, title, command, environment, modes=("ours", "ours_asm", "
                   f"worse context): {len(placed)} conversions, geomean {geomean(placed):.3f}, best {min(placed):.3f}, "
                   f"worst {max(placed):.3f}, above 1.05: {sum(x > 1.05 for x in placed)}; "
                   f"{len(built)} with another instruction mix than ours."]
+    spliced = [x for x in (worst_ratio(r, "ours", "ours_text") for r in rows) if x]
+    if spliced:  # --text: the default (shared plans built in place) against every island spliced as text
+        lines += ["", f"ours / ours_text (the default's islands, one-round shared plans built in place, over every "
+                  f"island spliced as text, worse context): {len(spliced)} conversions, geomean {geomean(spliced):.3f}, "
+                  f"best {min(spliced):.3f}, worst {max(spliced):.3f}, above 1.05: {sum(x > 1.05 for x in spliced)}."]
     lines += ["", f"Noise (stock timed twice, worse context): 95th percentile {s['noise_p95']:.3f}.", "",
               "Per family (mode ours):", "", "| family | n | geomean | worst |", "|---|---:|---:|---:|"]
     families = sorted({r["family"] for r in rows})
@@ -562,7 +573,7 @@ def main_fresh(args, argv) -> int:
     rows, environment = measure(cases, train=args.train, table=args.table, independent=args.independent,
                                 jobs=args.jobs, rep=args.rep, checkpoint=save, pick=not args.no_pick,
                                 deadline=args.deadline, shared_asm=getattr(args, "shared_asm", False),
-                                in_place=getattr(args, "in_place", False))
+                                in_place=getattr(args, "in_place", False), text=getattr(args, "text", False))
     environment = save(rows, environment)
     if environment.get("gpu"):
         lines = report_lines(rows, "Fresh conversions: stock and ours side by side", "python benchmarks/plan_choice.py "

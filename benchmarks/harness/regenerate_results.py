@@ -167,6 +167,9 @@ REMOVED: tuple[Removed, ...] = (
     Removed("compile_time_corpus_3.6.0.json.gz",
             f"python benchmarks/compile_time.py corpus --repeats 3 {_OUT}", needs="triton 3.6 (.venv-compat), no GPU",
             note="the rows of compile_time_corpus_3.6.0.md"),
+    Removed("compile_time_corpus_3.9.0.json.gz",
+            f"python benchmarks/compile_time.py corpus --repeats 3 {_OUT}", needs="triton 3.9 (.venv), no GPU",
+            note="the rows of compile_time_corpus_3.9.0.md"),
     Removed("compile_time_heldout_in_place_3.6.0.json.gz",
             "python benchmarks/compile_time.py corpus --corpus test/lit/corpus/fla "
             f"--name compile_time_heldout_in_place --repeats 3 {_OUT}",

@@ -254,11 +254,17 @@ def test_plan_choice_shared_asm_mode_compiles_the_inline_ptx_form(monkeypatch):
     case = plan_contexts.fresh_cases(1, 1)[0]
     modes = plan_contexts.modes_of(case, False, False, False, shared_asm=True)
     assert modes["ours_asm"] == modes["ours"] and "ours_asm" not in plan_contexts.modes_of(case, False, False, False)
-    with plan_contexts._shared_access("ours_asm"):
+    with plan_contexts._mode_environment("ours_asm"):
         assert os.environ["LINEAR_LAYOUTS_SHARED_ACCESS"] == "asm"
     assert "LINEAR_LAYOUTS_SHARED_ACCESS" not in os.environ
-    with plan_contexts._shared_access("ours"):
+    with plan_contexts._mode_environment("ours"):
         assert "LINEAR_LAYOUTS_SHARED_ACCESS" not in os.environ
+    routes = plan_contexts.modes_of(case, False, False, False, in_place=True, text=True)
+    assert routes["ours_in_place"] == routes["ours_text"] == routes["ours"]
+    for mode, value in (("ours_in_place", "1"), ("ours_text", "0")):
+        with plan_contexts._mode_environment(mode):
+            assert os.environ["LINEAR_LAYOUTS_IN_PLACE"] == value
+        assert "LINEAR_LAYOUTS_IN_PLACE" not in os.environ
 
 
 def test_plan_choice_names_a_missing_results_file_in_one_line(tmp_path, capsys):

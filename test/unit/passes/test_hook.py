@@ -70,7 +70,7 @@ def test_cache_key_hook_protocol():
 @pytest.mark.parametrize("variable, value, mark", [("LINEAR_LAYOUTS_STOCK_GATE", "off", "-stock-gate-off"),
                                                    ("LINEAR_LAYOUTS_BYTE_VECTORS", "1", "-byte-vectors"),
                                                    ("LINEAR_LAYOUTS_SHARED_ACCESS", "asm", "-shared-asm"),
-                                                   ("LINEAR_LAYOUTS_IN_PLACE", "1", "-in-place")])
+                                                   ("LINEAR_LAYOUTS_IN_PLACE", "0", "-text-islands")])
 def test_cache_key_names_the_switches_that_change_the_code(monkeypatch, variable, value, mark):
     # A kernel compiled with the gate off (or bytes packed as vectors) is another kernel: a run
     # without the switch must not find it in Triton's cache.
@@ -81,7 +81,7 @@ def test_cache_key_names_the_switches_that_change_the_code(monkeypatch, variable
     config = linear_layouts.enable()
     plain = config.cache_key
     assert "-stock-gate-off" not in plain and "-byte-vectors" not in plain and "-shared-" not in plain
-    assert "-in-place" not in plain
+    assert "-text-islands" not in plain
     monkeypatch.setenv(variable, value)
     assert config.cache_key == plain + mark and config.cache_hash != hashlib.sha256(plain.encode()).hexdigest()
 
@@ -335,10 +335,10 @@ def pipeline_runs(monkeypatch):
         runs.append(config.pipeline)
         return real_first(module, config, plans)
 
-    def counted(module, config, metadata=None, text=None, plans=None):
+    def counted(module, config, metadata=None, text=None, plans=None, **more):
         if not runs or runs[-1] != config.pipeline:    # a pipeline not asked from the types
             runs.append(config.pipeline)
-        return real_pipeline(module, config, metadata, text, plans)
+        return real_pipeline(module, config, metadata, text, plans, **more)
     monkeypatch.setattr(stage_wrappers, "every_conversion_is_stocks", asked_first)
     monkeypatch.setattr(stage_wrappers, "run_plugin_pipeline", counted)
     monkeypatch.setenv("TRITON_ALWAYS_COMPILE", "1")

@@ -24,11 +24,18 @@ from support.hook_kernel import SOURCE, TARGET  # noqa: E402
 pytestmark = pytest.mark.usefixtures("every_compile_counted")  # conftest.py
 
 
+@pytest.fixture(autouse=True)
+def islands_as_text(monkeypatch):
+    """The text route, whose output these tests edit: the transpose's conversion would otherwise
+    be built in Triton's module (``passes.in_place``, whose fallbacks test_in_place.py tests)."""
+    monkeypatch.setenv("LINEAR_LAYOUTS_IN_PLACE", "0")
+
+
 def _edit_plugin_output(monkeypatch, edit):
     real = stage_wrappers.run_plugin_pipeline
 
-    def broken(module, config, metadata=None, text=None, plans=None):
-        result = real(module, config, metadata, text, plans)
+    def broken(module, config, metadata=None, text=None, plans=None, **more):
+        result = real(module, config, metadata, text, plans, **more)
         text = result.module.str()
         return dataclasses.replace(result, module=triton_module_from_text(edit(text), module.context))
     monkeypatch.setattr(stage_wrappers, "run_plugin_pipeline", broken)
@@ -97,7 +104,7 @@ def test_translation_failure_falls_back_to_stock(monkeypatch):
 
 
 def test_failure_in_our_passes_falls_back_to_stock(monkeypatch):
-    def explode(module, config, metadata=None, text=None, plans=None):
+    def explode(module, config, metadata=None, text=None, plans=None, **more):
         raise ValueError("injected failure")
     monkeypatch.setattr(stage_wrappers, "run_plugin_pipeline", explode)
     stock = _stock_ptx()
@@ -182,7 +189,7 @@ def test_a_stage_that_fails_for_stock_too_is_not_a_fallback(stage, monkeypatch):
 
 
 def test_our_passes_failing_where_stock_fails_too_is_not_a_fallback(monkeypatch):
-    def explode(module, config, metadata=None, text=None, plans=None):
+    def explode(module, config, metadata=None, text=None, plans=None, **more):
         raise ValueError("injected failure")
     monkeypatch.setattr(stage_wrappers, "run_plugin_pipeline", explode)
     monkeypatch.setattr(triton.knobs.runtime, "add_stages_inspection_hook", FailingStage("llir"))

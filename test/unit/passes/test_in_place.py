@@ -1,4 +1,5 @@
-"""Islands built in place (``passes.in_place``, opt-in with ``LINEAR_LAYOUTS_IN_PLACE=1``): each
+"""Islands built in place (``passes.in_place``, the drop-in's default; ``LINEAR_LAYOUTS_IN_PLACE=0``
+splices every island as text instead): each
 one-round shared-memory plan becomes ``ttg.local_alloc`` / ``ttg.local_store`` /
 ``ttg.local_load`` with our swizzle as a ``#ttg.shared_linear`` layout, in Triton's own module.
 
@@ -136,19 +137,19 @@ def test_a_failing_stage_falls_back_to_a_copy_of_the_original(in_place_on_3_6, m
     assert _normalized(ours) == _normalized(stock)
 
 
-@pytest.mark.parametrize("variable", ["1", ""])
+@pytest.mark.parametrize("variable", ["1", "", "0", "off"])
 def test_the_variable_picks_the_route(in_place_on_3_6, monkeypatch, variable):
-    """Set, the drop-in builds in place and splices no text (every island of this kernel can be
-    built); unset, it splices as before."""
+    """Unset or on, the drop-in builds in place and splices no text (every island of this kernel
+    can be built); off, it splices every island as text."""
     monkeypatch.setenv(IN_PLACE_VARIABLE, variable)
     calls = []
     real_in_place, real_pipeline = stage_wrappers.lower_in_place, stage_wrappers.run_plugin_pipeline
     monkeypatch.setattr(stage_wrappers, "lower_in_place",
                         lambda *args: calls.append("in place") or real_in_place(*args))
     monkeypatch.setattr(stage_wrappers, "run_plugin_pipeline",
-                        lambda *args: calls.append("text") or real_pipeline(*args))
+                        lambda *args, **more: calls.append("text") or real_pipeline(*args, **more))
     _ptx(FLA / "abc_bwd_intra_K_bf16.cuda90.ttgir", plugin=True)
-    assert calls == (["in place"] if variable else ["text"])
+    assert calls == (["text"] if variable in ("0", "off") else ["in place"])
 
 
 def test_what_is_not_built_in_place_is_spliced_as_text(in_place_on_3_6, monkeypatch):
@@ -163,10 +164,10 @@ def test_what_is_not_built_in_place_is_spliced_as_text(in_place_on_3_6, monkeypa
     monkeypatch.setattr(stage_wrappers, "lower_in_place",
                         lambda *args: calls.append("in place") or real_in_place(*args))
 
-    def pipeline(src, config, metadata, text, plans):
+    def pipeline(src, config, metadata, text, plans, **more):
         calls.append("text")
         assert text.count("ttg.local_store") - original.count("ttg.local_store") == 10, "printed after the rewrite"
-        lowered = real_pipeline(src, config, metadata, text, plans)
+        lowered = real_pipeline(src, config, metadata, text, plans, **more)
         handed.append(lowered.module.str())
         return lowered
     monkeypatch.setattr(stage_wrappers, "run_plugin_pipeline", pipeline)

@@ -47,6 +47,9 @@ def test_epilogue_island_keeps_wgmma_pipelined(tmp_path, monkeypatch):
     # measured=false: under Triton 3.6 the measured table leaves this epilogue to stock (timed
     # in the kernel, stock's lowering was 2% faster); this test is about our island's effect on
     # ptxas, so it asks for the island the planner makes.
+    # The island as text (LINEAR_LAYOUTS_IN_PLACE=0): built in Triton's module, this epilogue's
+    # conversion compiles to stock's own PTX.
+    monkeypatch.setenv("LINEAR_LAYOUTS_IN_PLACE", "0")
     with linear_layouts.enabled(pipeline="ll-lower-conversions{measured=false}"):
         ours = triton.compile(source, target=GPUTarget("cuda", 90, 32), options=options)
     assert "wgmma" in ours.asm["ptx"], "the matmul should use wgmma on sm_90"

@@ -147,10 +147,13 @@ def test_the_hook_skips_the_print_where_the_types_answer(monkeypatch):
     assert not printed and len(calls) == 1
 
 
-def test_the_hook_hands_the_pass_the_memory_its_question_used(monkeypatch):
-    """Where the types do not answer, the llir stage runs the pipeline with the very memory of
-    plans and choices its question from the types filled."""
+@pytest.mark.parametrize("in_place", ["1", "0"])
+def test_the_hook_hands_the_pass_the_memory_its_question_used(monkeypatch, in_place):
+    """Where the types do not answer, the llir stage builds in place (``passes.in_place``) or
+    runs the pipeline with the very memory of plans and choices its question from the types
+    filled."""
     monkeypatch.setattr(lower_conversions, "triton_version", lambda: "3.6.0")
+    monkeypatch.setenv("LINEAR_LAYOUTS_IN_PLACE", in_place)
     module = next(m for _, m in _modules("fla") if not every_conversion_is_stocks(m, DEFAULT))
     memories = []
     real_first, real_pipeline = stage_wrappers.every_conversion_is_stocks, stage_wrappers.run_plugin_pipeline
@@ -159,12 +162,18 @@ def test_the_hook_hands_the_pass_the_memory_its_question_used(monkeypatch):
         memories.append(plans)
         return real_first(handle, config, plans)
 
-    def pipeline(handle, config, metadata=None, text=None, plans=None):
+    def pipeline(handle, config, metadata=None, text=None, plans=None, **more):
         memories.append(plans)
-        return real_pipeline(handle, config, metadata, text, plans)
+        return real_pipeline(handle, config, metadata, text, plans, **more)
+
+    def built_in_place(handle, text, name, lowering, plans):
+        memories.append(plans)
+        return real_in_place(handle, text, name, lowering, plans)
+    real_in_place = stage_wrappers.lower_in_place
     monkeypatch.setattr(stage_wrappers, "every_conversion_is_stocks", asked_first)
     monkeypatch.setattr(stage_wrappers, "run_plugin_pipeline", pipeline)
+    monkeypatch.setattr(stage_wrappers, "lower_in_place", built_in_place)
     wrapped = stage_wrappers._WrappedStages({"llir": lambda src, metadata: "llir"}, DEFAULT)
     wrapped.llir(module, {})
-    assert len(memories) == 2 and memories[0] is memories[1] is not None
+    assert len(memories) >= 2 and memories[0] is not None and all(m is memories[0] for m in memories)
     assert memories[0]._choices      # the question filled it

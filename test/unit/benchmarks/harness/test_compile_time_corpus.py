@@ -116,12 +116,15 @@ def test_the_clocks_see_the_plugin_work_in_a_compile(monkeypatch):
 
     monkeypatch.setenv("TRITON_ALWAYS_COMPILE", "1")
     monkeypatch.setenv("LINEAR_LAYOUTS_CACHE", "off")
-    path = str(REPO / "test" / "lit" / "corpus" / "fla" / "gla_bwd_dA_bf16.cuda90.ttgir")  # islands and guards
-    in_place_phases = {"build in place"}      # passes.in_place, opt-in (LINEAR_LAYOUTS_IN_PLACE=1)
+    fla = REPO / "test" / "lit" / "corpus" / "fla"
+    in_place_phases = {"build in place"}      # passes.in_place (off: LINEAR_LAYOUTS_IN_PLACE=0)
     for in_place in (False, True):
-        if in_place:
-            monkeypatch.setenv("LINEAR_LAYOUTS_IN_PLACE", "1")
+        monkeypatch.setenv("LINEAR_LAYOUTS_IN_PLACE", "1" if in_place else "0")
+        # as text: islands and guards; in place: every island of it built there under 3.6's rule
+        path = str(fla / ("abc_bwd_intra_K_bf16.cuda90.ttgir" if in_place else "gla_bwd_dA_bf16.cuda90.ttgir"))
+        if in_place:      # 3.6's measured rule (the suite turns the stock gate off)
             monkeypatch.setattr("linear_layouts.passes.lower_conversions.triton_version", lambda: "3.6.0")
+            monkeypatch.delenv("LINEAR_LAYOUTS_STOCK_GATE", raising=False)
         forget_kernels()
         linear_layouts.enable()
         try:
