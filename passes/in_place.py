@@ -45,11 +45,14 @@ import os
 import tempfile
 from typing import NamedTuple, Optional
 
+from ..lowering.choosing.lowering_choice import kept_among_islands
 from ..lowering.choosing.plan_memory import ModulePlans
 from ..lowering.plan import Method, Scope
 from ..lowering.target import Vendor
 from .ir.snapshot import snapshot_of
+from .ir.operations import Value
 from .lower_conversions import LowerConversions, plan_module
+from .types_first import conversion_choices
 
 IN_PLACE_VARIABLE = "LINEAR_LAYOUTS_IN_PLACE"
 _ELEMENT_TYPES = {"bf16": "get_bf16_ty", "f16": "get_half_ty", "f32": "get_float_ty", "f64": "get_double_ty",
@@ -136,16 +139,49 @@ def lower_in_place(handle, text: str, name: str, lowering: LowerConversions, pla
     return InPlace(built, left_ours, snapshot)
 
 
+def lower_in_place_from_types(handle, config, plans: ModulePlans) -> Optional[InPlace]:
+    """:func:`lower_in_place` without a snapshot, for a module of an NVIDIA target with neither a
+    warp-specialized region nor a call (the caller knows its op names): there the pass decides
+    each conversion from its types alone (``types_first``; ``lower_conversions._decide_op`` sees
+    no partition), so the choices asked from them are the pass's, twins kept among islands as it
+    keeps them.  None where they cannot be asked so (another pipeline, an unknown target, AMD)."""
+    from triton._C.libtriton import gluon_ir
+
+    answered = conversion_choices(handle, config, plans)
+    if answered is None or any(choice.ours and choice.plan.target.vendor is not Vendor.NVIDIA
+                               for _, choice in answered):
+        return None
+    builder = gluon_ir.GluonOpBuilder(handle.context)
+    built = left_ours = 0
+    for (op, _), choice in zip(answered, kept_among_islands([choice for _, choice in answered])):
+        if not choice.ours:
+            continue
+        result = op.get_result(0)
+        tensor = Value(str(result.get_type()), None, 0).tensor_type
+        bases = _buildable_plan(choice.plan, tensor)
+        if bases is None:
+            left_ours += 1
+            continue
+        build_in_place(builder, op, getattr(builder, _ELEMENT_TYPES[tensor.element_type])(), list(tensor.shape), bases)
+        plans.built_in_place.add(result.id())
+        built += 1
+    return InPlace(built, left_ours)
+
+
 def _buildable(op, outcome) -> Optional[list[list[int]]]:
     """The offset bases to build ``op``'s conversion in place with, or None where this route
     does not build it (see the module docstring)."""
-    plan = outcome.plan
     if op.name != "ttg.convert_layout" or outcome.threads is not None:
         return None
+    return _buildable_plan(outcome.plan, op.results[0].tensor_type)
+
+
+def _buildable_plan(plan, tensor) -> Optional[list[list[int]]]:
+    """The offset bases of ``plan`` (a conversion's, to ``tensor``'s type) where this route builds
+    it, else None."""
     if plan.method is not Method.SHARED or plan.shared.num_rounds != 1 or plan.scope is Scope.BLOCK \
             or plan.target.vendor is not Vendor.NVIDIA or any(plan.src.bases.get("block", [])):
         return None
-    tensor = op.results[0].tensor_type
     if tensor.element_type not in _ELEMENT_TYPES:
         return None
     return offset_bases(plan, list(tensor.shape))

@@ -18,13 +18,18 @@ from typing import Optional, Sequence
 from ..lowering.emit.emit_nvidia import GUARD_MARK
 from . import shared_stats
 from .barriers.guard_barriers import prune_guard_barriers
+from .barriers.partitions import WARP_SPECIALIZE
 from .lower_conversions import LowerConversions
 from .plugin_config import PluginConfig
 from .plugin_pipeline import PipelineResult, kernel_name, run_plugin_pipeline
 from .plugin_stats import compile_without_islands, share_stats, stats
-from .in_place import in_place_enabled, lower_in_place
+from .in_place import in_place_enabled, lower_in_place, lower_in_place_from_types
 from .ir.parsing import triton_module_from_text
 from .types_first import every_conversion_is_stocks, lowering_asked_first
+
+
+# Ops after which the in-place route reads the module as a snapshot (partitions, calls).
+SNAPSHOT_NEEDED = frozenset({WARP_SPECIALIZE, "tt.call"})
 
 
 def wrap_stages(stages: dict, config: PluginConfig) -> None:
@@ -94,7 +99,7 @@ class _WrappedStages:
         text = src.str()
         lowering = lowering_asked_first(self.config)
         if lowering is not None and in_place_enabled():
-            return self._llir_in_place(src, metadata, text, lowering, plans)
+            return self._llir_in_place(src, metadata, text, lowering, plans, names)
         self.kernel = _KernelCompile(stock_src=src, ttgir=text, name=kernel_name(text))
         return self._llir_with_islands(src, metadata, text, plans, stock_llir)
 
@@ -128,18 +133,24 @@ class _WrappedStages:
         self._book_if_last("llir")
         return result
 
-    def _llir_in_place(self, src, metadata, text: str, lowering, plans):
+    def _llir_in_place(self, src, metadata, text: str, lowering, plans, names: Sequence[str] = ()):
         """The default pipeline's one-round shared-memory islands built in Triton's module itself
         (``passes.in_place``, opt-in); the conversions it would lower otherwise spliced as text
         into the module so rewritten (``_llir_with_islands``); then Triton's ``make_llir``.  The
-        module is changed in place, so a fallback compiles a copy parsed from ``text``."""
+        module is changed in place, so a fallback compiles a copy parsed from ``text``.  ``names``:
+        its op names; without a warp-specialized region or a call among them, the conversions'
+        choices come from their types, no snapshot taken (``in_place.lower_in_place_from_types``)."""
         kernel = self.kernel = _KernelCompile(stock_src=None, ttgir=text, name=kernel_name(text),
                                               context=getattr(src, "context", None))
 
         def stock_llir():
             return self.original["llir"](self._stock_module(), metadata)
         try:
-            built = lower_in_place(src, text, kernel.name, lowering, plans)
+            built = None
+            if names and not SNAPSHOT_NEEDED.intersection(names):
+                built = lower_in_place_from_types(src, self.config, plans)
+            if built is None:
+                built = lower_in_place(src, text, kernel.name, lowering, plans)
         except Exception as error:  # never make a kernel fail that stock Triton compiles
             return self._fall_back("our passes", error, stock_llir)
         if built.left_ours:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ..lowering.choosing.lowering_choice import choose_conversion
+from ..lowering.choosing.lowering_choice import LoweringChoice, choose_conversion, stock
 from ..lowering.choosing.plan_memory import ModulePlans
 from ..lowering.target import Target, UnknownTarget
 from .ir.module_target import target_of
@@ -55,23 +55,36 @@ def every_conversion_is_stocks(handle, config: PluginConfig, plans: Optional[Mod
     known so (another pipeline, a module whose attributes cannot be read) or some conversion
     could be ours.  ``plans``: the compile's memory of plans and choices, for the pass to take
     the answers given here (default: one of this question's own)."""
+    answered = conversion_choices(handle, config, plans, until_ours=True)
+    return answered is not None and not any(choice.ours for _, choice in answered)
+
+
+def conversion_choices(handle, config: PluginConfig, plans: Optional[ModulePlans] = None,
+                       until_ours: bool = False) -> Optional[list[tuple[object, LoweringChoice]]]:
+    """Each ``ttg.convert_layout`` op of ``handle`` (Triton's op handle) with the pass's choice for
+    it, asked from the types (twins of stock's code not yet kept among islands:
+    ``lowering_choice.kept_among_islands``); None where the question cannot be asked so.
+    ``until_ours``: stop after the first conversion that could be ours."""
     lowering = lowering_asked_first(config)
     if lowering is None:
-        return False
+        return None
     target = _target(handle, lowering)
     if target is None:
-        return False
+        return None
     threads_per_warp = handle.get_int_attr("ttg.threads-per-warp")
     converts = []
     handle.walk(lambda op: converts.append(op) if op.get_name() == "ttg.convert_layout" else None)
     policy, plans = lowering.policy(gate_first=True), plans or lowering.module_plans()
+    answered = []
     for op in converts:
         source = Value(str(op.get_operand(0).get_type()), None, 0)
         result = Value(str(op.get_result(0).get_type()), None, 0)
         request = conversion_between(source, result, threads_per_warp, target)
-        if not isinstance(request, str) and choose_conversion(request, policy, plans).ours:
-            return False
-    return True
+        choice = stock(request) if isinstance(request, str) else choose_conversion(request, policy, plans)
+        answered.append((op, choice))
+        if until_ours and choice.ours:
+            break
+    return answered
 
 
 def _target(handle, lowering: LowerConversions) -> Optional[Target]:

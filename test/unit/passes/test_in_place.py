@@ -121,7 +121,7 @@ def test_a_failing_stage_falls_back_to_a_copy_of_the_original(in_place_on_3_6, m
     stock = _ptx(path, plugin=False)
     real = stage_wrappers._WrappedStages._llir_in_place
 
-    def stage_fails_once(self, src, metadata, text, lowering, plans):
+    def stage_fails_once(self, src, metadata, text, lowering, plans, *more):
         original, failed = self.original[stage], []
 
         def fails_once(module, meta):      # the first call is on our module, later ones on stock's
@@ -130,11 +130,19 @@ def test_a_failing_stage_falls_back_to_a_copy_of_the_original(in_place_on_3_6, m
                 raise RuntimeError(f"injected failure of {stage} on the module built in place")
             return original(module, meta)
         self.original[stage] = fails_once
-        return real(self, src, metadata, text, lowering, plans)
+        return real(self, src, metadata, text, lowering, plans, *more)
     monkeypatch.setattr(stage_wrappers._WrappedStages, "_llir_in_place", stage_fails_once)
     with pytest.warns(RuntimeWarning, match=f"injected failure of {stage}"):
         ours = _ptx(path, plugin=True)
     assert _normalized(ours) == _normalized(stock)
+
+
+def _spy_on_in_place(monkeypatch, calls):
+    """``calls`` gets "in place" each time the drop-in builds in place (from the types or from a
+    snapshot: one call either way on these kernels)."""
+    for name in ("lower_in_place", "lower_in_place_from_types"):
+        real = getattr(stage_wrappers, name)
+        monkeypatch.setattr(stage_wrappers, name, lambda *args, real=real: calls.append("in place") or real(*args))
 
 
 @pytest.mark.parametrize("variable", ["1", "", "0", "off"])
@@ -143,9 +151,8 @@ def test_the_variable_picks_the_route(in_place_on_3_6, monkeypatch, variable):
     can be built); off, it splices every island as text."""
     monkeypatch.setenv(IN_PLACE_VARIABLE, variable)
     calls = []
-    real_in_place, real_pipeline = stage_wrappers.lower_in_place, stage_wrappers.run_plugin_pipeline
-    monkeypatch.setattr(stage_wrappers, "lower_in_place",
-                        lambda *args: calls.append("in place") or real_in_place(*args))
+    _spy_on_in_place(monkeypatch, calls)
+    real_pipeline = stage_wrappers.run_plugin_pipeline
     monkeypatch.setattr(stage_wrappers, "run_plugin_pipeline",
                         lambda *args, **more: calls.append("text") or real_pipeline(*args, **more))
     _ptx(FLA / "abc_bwd_intra_K_bf16.cuda90.ttgir", plugin=True)
@@ -160,9 +167,8 @@ def test_what_is_not_built_in_place_is_spliced_as_text(in_place_on_3_6, monkeypa
     path = FLA / "gla_bwd_inter_bf16.cuda90.ttgir"
     original = open(path).read()
     calls, handed = [], []
-    real_in_place, real_pipeline = stage_wrappers.lower_in_place, stage_wrappers.run_plugin_pipeline
-    monkeypatch.setattr(stage_wrappers, "lower_in_place",
-                        lambda *args: calls.append("in place") or real_in_place(*args))
+    real_pipeline = stage_wrappers.run_plugin_pipeline
+    _spy_on_in_place(monkeypatch, calls)
 
     def pipeline(src, config, metadata, text, plans, **more):
         calls.append("text")
@@ -180,3 +186,40 @@ def test_what_is_not_built_in_place_is_spliced_as_text(in_place_on_3_6, monkeypa
     assert module.count("ttg.convert_layout") == original.count("ttg.convert_layout") - 1, \
         "one convert spliced, the dead ones left"
     assert "llvm.inline_asm" in module or "llvm.store" in module, "the island itself"
+
+
+def test_the_types_build_what_the_snapshot_builds(in_place_on_3_6):
+    """Without a warp-specialized region or a call, the drop-in builds from the conversions' types
+    (``lower_in_place_from_types``, no snapshot): on every FLA and Liger-Kernel sm_90 kernel Triton
+    parses, the module comes out character for character as the snapshot's route builds it, with
+    the same counts (one kernel at least builds, one leaves a conversion for the text route)."""
+    from linear_layouts.lowering.choosing.plan_memory import ModulePlans
+    from linear_layouts.passes.ir.bindings import bindings, new_context
+    from linear_layouts.passes.lower_conversions import LowerConversions
+    from linear_layouts.passes.plugin_config import Mode, PluginConfig
+
+    config = PluginConfig(Mode.LINEAR, (LowerConversions(),))
+
+    def parsed(path):
+        context = new_context()
+        handle = bindings().parse_mlir_module(str(path), context)
+        handle.context = context
+        return handle
+    compared, counts = 0, []
+    for path in sorted(glob.glob(str(FLA / "*.cuda90.ttgir"))
+                       + glob.glob(str(REPO / "test" / "lit" / "corpus" / "liger_kernel" / "*.cuda90.ttgir"))):
+        try:
+            by_types, by_snapshot = parsed(path), parsed(path)
+        except Exception:      # ops this Triton does not know: not a kernel it compiles
+            continue
+        names = stage_wrappers.op_names(by_types)
+        if stage_wrappers.SNAPSHOT_NEEDED.intersection(names) or "ttg.convert_layout" not in names:
+            continue
+        from_types = in_place.lower_in_place_from_types(by_types, config, ModulePlans(None))
+        from_snapshot = in_place.lower_in_place(by_snapshot, by_snapshot.str(), "k", LowerConversions(), ModulePlans(None))
+        assert (from_types.built, from_types.left_ours) == (from_snapshot.built, from_snapshot.left_ours), path
+        assert by_types.str() == by_snapshot.str(), path
+        compared += 1
+        counts.append((from_types.built, from_types.left_ours))
+    assert compared >= 40
+    assert any(built for built, _ in counts) and any(left for _, left in counts)

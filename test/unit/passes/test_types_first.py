@@ -169,10 +169,15 @@ def test_the_hook_hands_the_pass_the_memory_its_question_used(monkeypatch, in_pl
     def built_in_place(handle, text, name, lowering, plans):
         memories.append(plans)
         return real_in_place(handle, text, name, lowering, plans)
-    real_in_place = stage_wrappers.lower_in_place
+
+    def built_from_types(handle, config, plans):
+        memories.append(plans)
+        return real_from_types(handle, config, plans)
+    real_in_place, real_from_types = stage_wrappers.lower_in_place, stage_wrappers.lower_in_place_from_types
     monkeypatch.setattr(stage_wrappers, "every_conversion_is_stocks", asked_first)
     monkeypatch.setattr(stage_wrappers, "run_plugin_pipeline", pipeline)
     monkeypatch.setattr(stage_wrappers, "lower_in_place", built_in_place)
+    monkeypatch.setattr(stage_wrappers, "lower_in_place_from_types", built_from_types)
     wrapped = stage_wrappers._WrappedStages({"llir": lambda src, metadata: "llir"}, DEFAULT)
     wrapped.llir(module, {})
     assert len(memories) >= 2 and memories[0] is not None and all(m is memories[0] for m in memories)
