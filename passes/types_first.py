@@ -18,6 +18,10 @@ ours, the pipeline runs as before; the layouts and plans read here are remembere
 it reads them from, and the drop-in hands the pass this question's memory of plans and choices
 (``plan_memory.ModulePlans``), so a conversion asked here is not asked again.
 
+The same answers, every conversion's (``conversion_choices``), are what the drop-in builds its
+shared-memory islands in place from where the module has no warp-specialized region and no call
+(``in_place.lower_in_place_from_types``): there the pass would see nothing the types do not say.
+
 Only for the default pipeline: ``ll-lower-conversions`` alone, without remarks or reports and
 owning no local-memory op (those need the module; so does every other pass).  Example: FLA's
 ``gla_fwd_o`` kernel for sm_80 under triton 3.9 holds 9 conversions, each a no-op stock forwards

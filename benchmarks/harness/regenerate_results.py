@@ -170,6 +170,23 @@ REMOVED: tuple[Removed, ...] = (
     Removed("compile_time_corpus_3.9.0.json.gz",
             f"python benchmarks/compile_time.py corpus --repeats 3 {_OUT}", needs="triton 3.9 (.venv), no GPU",
             note="the rows of compile_time_corpus_3.9.0.md"),
+    Removed("plan_fresh_shared_ab_partial.json.gz",
+            "python benchmarks/plan_choice.py --fresh 101 202 --count 110 --no-pick --shared-asm --held-out-kernels "
+            f"{_OUT}", needs="an H100 GPU, LINEAR_LAYOUTS_STOCK_GATE=off in the environment",
+            note="the 100 rows with all modes of a run its time limit stopped after 116 of 229 conversions; "
+                 "docs/lowering-choice.md ('The LLVM form against inline PTX, timed') gives its figures"),
+    Removed("plan_fresh_5003_5113_in_place.json.gz",
+            "python benchmarks/plan_choice.py --fresh 5003 5113 --count 40 --held-out-kernels --in-place --no-pick "
+            f"--jobs 15 --rep 10 --deadline 230 --stem plan_fresh_5003_5113_in_place {_OUT}",
+            needs="an H200 GPU and the tree at 6bd43e4 (the in-place route's first version)",
+            note="the rows of plan_fresh_5003_5113_in_place.md"),
+    Removed("plan_fresh_505_606.json.gz",
+            "python benchmarks/plan_choice.py --fresh 505 606 --count 110 --no-pick --jobs 16 --rep 15 --deadline 500 "
+            f"--stem plan_fresh_505_606 {_OUT}", needs="an H100 GPU", note="the rows of plan_fresh_505_606.md"),
+    Removed("compile_time_liger_converts_3.6.0.json.gz",
+            f"python benchmarks/compile_time.py corpus --corpus DIR --name compile_time_liger_converts --repeats 3 {_OUT}",
+            needs="triton 3.6 (.venv-compat), no GPU; DIR: Liger-Kernel's corpus files that hold a ttg.convert_layout",
+            note="the rows of compile_time_liger_converts_3.6.0.md"),
     Removed("compile_time_heldout_in_place_3.6.0.json.gz",
             "python benchmarks/compile_time.py corpus --corpus test/lit/corpus/fla "
             f"--name compile_time_heldout_in_place --repeats 3 {_OUT}",
