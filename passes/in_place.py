@@ -52,16 +52,11 @@ from ..lowering.target import Vendor
 from .ir.snapshot import snapshot_of
 from .ir.operations import Value
 from .lower_conversions import LowerConversions, plan_module
+from .plugin_config import IN_PLACE_VARIABLE, in_place_enabled  # noqa: F401  (read here, kept in plugin_config for its cache key)
 from .types_first import conversion_choices
 
-IN_PLACE_VARIABLE = "LINEAR_LAYOUTS_IN_PLACE"
 _ELEMENT_TYPES = {"bf16": "get_bf16_ty", "f16": "get_half_ty", "f32": "get_float_ty", "f64": "get_double_ty",
                   "i8": "get_int8_ty", "i16": "get_int16_ty", "i32": "get_int32_ty", "i64": "get_int64_ty"}
-
-
-def in_place_enabled() -> bool:
-    """On unless ``LINEAR_LAYOUTS_IN_PLACE`` says off (``0``, ``off``, ``false``, ``no``)."""
-    return os.environ.get(IN_PLACE_VARIABLE, "").strip().lower() not in ("0", "off", "false", "no")
 
 
 def offset_bases(plan, shape: list[int]) -> Optional[list[list[int]]]:

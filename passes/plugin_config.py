@@ -9,6 +9,7 @@ hook for it, ``passes.cache_dirs`` keys the other caches with it).
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -88,11 +89,20 @@ def environment_switches() -> str:
     it, nor the reverse.  "" when none is set."""
     from ..lowering.choosing.fitted_model import gate_turned_off
     from ..lowering.emit.emit_nvidia import bytes_as_vectors, shared_access_form
-    from .in_place import in_place_enabled
 
     shared = shared_access_form()
     return (("-stock-gate-off" if gate_turned_off() else "") + ("-byte-vectors" if bytes_as_vectors() else "")
             + ("" if shared == "llvm" else f"-shared-{shared}") + ("" if in_place_enabled() else "-text-islands"))
+
+
+IN_PLACE_VARIABLE = "LINEAR_LAYOUTS_IN_PLACE"
+
+
+def in_place_enabled() -> bool:
+    """Whether the drop-in builds its one-round shared-memory islands in Triton's module
+    (``passes.in_place``): on unless ``LINEAR_LAYOUTS_IN_PLACE`` says off (``0``, ``off``,
+    ``false``, ``no``)."""
+    return os.environ.get(IN_PLACE_VARIABLE, "").strip().lower() not in ("0", "off", "false", "no")
 
 
 def default_passes(mode: Mode, only: Sequence[Method] = (), report: bool = False, remarks: bool = False,
