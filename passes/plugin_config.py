@@ -92,17 +92,39 @@ def environment_switches() -> str:
 
     shared = shared_access_form()
     return (("-stock-gate-off" if gate_turned_off() else "") + ("-byte-vectors" if bytes_as_vectors() else "")
-            + ("" if shared == "llvm" else f"-shared-{shared}") + ("" if in_place_enabled() else "-text-islands"))
+            + ("" if shared == "llvm" else f"-shared-{shared}") + in_place_mark())
 
 
 IN_PLACE_VARIABLE = "LINEAR_LAYOUTS_IN_PLACE"
+# The releases where building in place is the default: those it was measured on (compile time and
+# the GPU, docs/compile-time.md).  Elsewhere it is opt-in: under triton 3.8 Triton's own lowering
+# of a store through our layout was narrower than our island's (test_apply_advice's transpose:
+# scalar stores where the island stores 16 bytes).
+IN_PLACE_BY_DEFAULT = ((3, 6),)
 
 
 def in_place_enabled() -> bool:
     """Whether the drop-in builds its one-round shared-memory islands in Triton's module
-    (``passes.in_place``): on unless ``LINEAR_LAYOUTS_IN_PLACE`` says off (``0``, ``off``,
-    ``false``, ``no``)."""
-    return os.environ.get(IN_PLACE_VARIABLE, "").strip().lower() not in ("0", "off", "false", "no")
+    (``passes.in_place``): ``LINEAR_LAYOUTS_IN_PLACE`` on (``1``, ``on``...) or off (``0``,
+    ``off``, ``false``, ``no``); unset, on under the releases of ``IN_PLACE_BY_DEFAULT``."""
+    value = os.environ.get(IN_PLACE_VARIABLE, "").strip().lower()
+    if value:
+        return value not in ("0", "off", "false", "no")
+    return in_place_by_default()
+
+
+def in_place_by_default() -> bool:
+    from .ir.bindings import installed_triton_version
+    try:
+        return installed_triton_version() in IN_PLACE_BY_DEFAULT
+    except Exception:  # no Triton, or a version string without a release: the text route
+        return False
+
+
+def in_place_mark() -> str:
+    """The cache key's mark of a route other than the release's default ("" for the default)."""
+    enabled, default = in_place_enabled(), in_place_by_default()
+    return "" if enabled == default else ("-in-place" if enabled else "-text-islands")
 
 
 def default_passes(mode: Mode, only: Sequence[Method] = (), report: bool = False, remarks: bool = False,

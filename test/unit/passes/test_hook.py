@@ -16,6 +16,7 @@ from triton.compiler import ASTSource  # noqa: E402
 
 import linear_layouts  # noqa: E402
 from linear_layouts.passes import hook, stage_wrappers  # noqa: E402
+from linear_layouts.passes.plugin_config import in_place_by_default  # noqa: E402
 
 from support import REPO  # noqa: E402
 
@@ -70,7 +71,9 @@ def test_cache_key_hook_protocol():
 @pytest.mark.parametrize("variable, value, mark", [("LINEAR_LAYOUTS_STOCK_GATE", "off", "-stock-gate-off"),
                                                    ("LINEAR_LAYOUTS_BYTE_VECTORS", "1", "-byte-vectors"),
                                                    ("LINEAR_LAYOUTS_SHARED_ACCESS", "asm", "-shared-asm"),
-                                                   ("LINEAR_LAYOUTS_IN_PLACE", "0", "-text-islands")])
+                                                   ("LINEAR_LAYOUTS_IN_PLACE", *(("0", "-text-islands")
+                                                                                 if in_place_by_default() else
+                                                                                 ("1", "-in-place")))])
 def test_cache_key_names_the_switches_that_change_the_code(monkeypatch, variable, value, mark):
     # A kernel compiled with the gate off (or bytes packed as vectors) is another kernel: a run
     # without the switch must not find it in Triton's cache.
@@ -81,7 +84,7 @@ def test_cache_key_names_the_switches_that_change_the_code(monkeypatch, variable
     config = linear_layouts.enable()
     plain = config.cache_key
     assert "-stock-gate-off" not in plain and "-byte-vectors" not in plain and "-shared-" not in plain
-    assert "-text-islands" not in plain
+    assert "-text-islands" not in plain and "-in-place" not in plain
     monkeypatch.setenv(variable, value)
     assert config.cache_key == plain + mark and config.cache_hash != hashlib.sha256(plain.encode()).hexdigest()
 

@@ -23,6 +23,7 @@ import linear_layouts  # noqa: E402
 from linear_layouts.dialect.linear_layout import LinearLayout  # noqa: E402
 from linear_layouts.passes import in_place, lower_conversions, stage_wrappers  # noqa: E402
 from linear_layouts.passes.in_place import IN_PLACE_VARIABLE, offset_bases  # noqa: E402
+from linear_layouts.passes.plugin_config import in_place_by_default  # noqa: E402
 
 from support import REPO  # noqa: E402
 
@@ -147,8 +148,8 @@ def _spy_on_in_place(monkeypatch, calls):
 
 @pytest.mark.parametrize("variable", ["1", "", "0", "off"])
 def test_the_variable_picks_the_route(in_place_on_3_6, monkeypatch, variable):
-    """Unset or on, the drop-in builds in place and splices no text (every island of this kernel
-    can be built); off, it splices every island as text."""
+    """On, the drop-in builds in place and splices no text (every island of this kernel can be
+    built); off, it splices every island as text; unset, the release decides (on under 3.6)."""
     monkeypatch.setenv(IN_PLACE_VARIABLE, variable)
     calls = []
     _spy_on_in_place(monkeypatch, calls)
@@ -156,7 +157,8 @@ def test_the_variable_picks_the_route(in_place_on_3_6, monkeypatch, variable):
     monkeypatch.setattr(stage_wrappers, "run_plugin_pipeline",
                         lambda *args, **more: calls.append("text") or real_pipeline(*args, **more))
     _ptx(FLA / "abc_bwd_intra_K_bf16.cuda90.ttgir", plugin=True)
-    assert calls == (["text"] if variable in ("0", "off") else ["in place"])
+    in_place = variable in ("1",) or (variable == "" and in_place_by_default())
+    assert calls == (["in place"] if in_place else ["text"])
 
 
 def test_what_is_not_built_in_place_is_spliced_as_text(in_place_on_3_6, monkeypatch):
@@ -223,3 +225,17 @@ def test_the_types_build_what_the_snapshot_builds(in_place_on_3_6):
         counts.append((from_types.built, from_types.left_ours))
     assert compared >= 40
     assert any(built for built, _ in counts) and any(left for _, left in counts)
+
+
+@pytest.mark.parametrize("release, variable, enabled, mark", [
+    ((3, 6), "", True, ""), ((3, 6), "0", False, "-text-islands"), ((3, 6), "1", True, ""),
+    ((3, 8), "", False, ""), ((3, 8), "1", True, "-in-place"), ((3, 9), "off", False, "")])
+def test_the_release_decides_the_default(monkeypatch, release, variable, enabled, mark):
+    """Building in place is the default under the release it was measured on (3.6); elsewhere the
+    variable turns it on.  The cache key names a route other than the release's default."""
+    from linear_layouts.passes import plugin_config
+    from linear_layouts.passes.ir import bindings
+    monkeypatch.setattr(bindings, "installed_triton_version", lambda: release)
+    monkeypatch.setenv(IN_PLACE_VARIABLE, variable)
+    assert plugin_config.in_place_enabled() is enabled
+    assert plugin_config.in_place_mark() == mark

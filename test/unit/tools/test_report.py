@@ -684,8 +684,9 @@ def test_each_conversion_says_why_it_exists(tmp_path):
 
 # ----------------------------------------------------------------------------- stock vs ours per conversion (item 3)
 
-def test_stock_and_ours_final_code_per_conversion(tmp_path):
+def test_stock_and_ours_final_code_per_conversion(tmp_path, monkeypatch):
     from linear_layouts.tools.report_text import stock_vs_ours_rows, verdict_counts
+    monkeypatch.setenv("LINEAR_LAYOUTS_IN_PLACE", "1")     # triton 3.6's default, on every release here
     records = record_bundled(tmp_path, ["transpose", "rotary", "matmul"])
     kernels = build_kernels(records, ReportOptions(str(tmp_path), compare=True, progress=False))
     assert all(k.compare_problem == "" for k in kernels)
