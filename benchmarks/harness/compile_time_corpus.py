@@ -562,8 +562,9 @@ def main(argv=None) -> int:
     os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="ll_compile_corpus_")
     skipped: list = []
     rows = measure(paths, args.repeats, skipped)
-    from linear_layouts.passes.in_place import IN_PLACE_VARIABLE, in_place_enabled
-    command = ("" if in_place_enabled() else f"{IN_PLACE_VARIABLE}=0 ") + "python benchmarks/compile_time.py corpus" + \
+    from linear_layouts.passes.in_place import IN_PLACE_VARIABLE
+    route = os.environ.get(IN_PLACE_VARIABLE, "")      # the route, where the environment names one
+    command = (f"{IN_PLACE_VARIABLE}={route} " if route else "") + "python benchmarks/compile_time.py corpus" + \
         "".join(f" {a}" for a in (argv if argv is not None else sys.argv[1:]))
     write_report(rows, skipped, {"triton": triton.__version__, "cpus": os.cpu_count(), "repeats": args.repeats,
                                  "python": platform.python_version(), "corpus": os.path.relpath(args.corpus, REPO),
