@@ -135,7 +135,7 @@ class _WrappedStages:
 
     def _llir_in_place(self, src, metadata, text: str, lowering, plans, names: Sequence[str] = ()):
         """The default pipeline's one-round shared-memory islands built in Triton's module itself
-        (``passes.in_place``, opt-in); the conversions it would lower otherwise spliced as text
+        (``passes.in_place``; on by default under triton 3.6); the conversions it would lower otherwise spliced as text
         into the module so rewritten (``_llir_with_islands``); then Triton's ``make_llir``.  The
         module is changed in place, so a fallback compiles a copy parsed from ``text``.  ``names``:
         its op names; without a warp-specialized region or a call among them, the conversions'
