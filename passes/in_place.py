@@ -1,7 +1,7 @@
-"""Islands built in place (the drop-in's default; ``LINEAR_LAYOUTS_IN_PLACE=0`` splices every
-island as text): the drop-in rewrites each conversion it would lower through shared memory in
-one round as Triton's own shared-memory ops, with our swizzle, in Triton's module, instead of
-splicing an LLVM-dialect island into its text.
+"""Islands built in place (the drop-in's default under triton 3.6, opt-in under 3.7-3.9:
+``LINEAR_LAYOUTS_IN_PLACE``, ``plugin_config.in_place_enabled``): the drop-in rewrites each
+conversion it would lower through shared memory in one round as Triton's own shared-memory ops,
+with our swizzle, in Triton's module, instead of splicing an LLVM-dialect island into its text.
 
 Why: a compile with an island pays Triton's print of the module, the island's emission and its
 simulation, the re-parse of the edited text and the pruning of our guard barriers

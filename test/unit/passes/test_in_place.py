@@ -1,5 +1,6 @@
-"""Islands built in place (``passes.in_place``, the drop-in's default; ``LINEAR_LAYOUTS_IN_PLACE=0``
-splices every island as text instead): each
+"""Islands built in place (``passes.in_place``, the drop-in's default under triton 3.6;
+``LINEAR_LAYOUTS_IN_PLACE=0`` splices every island as text instead, ``=1`` builds under any
+release): each
 one-round shared-memory plan becomes ``ttg.local_alloc`` / ``ttg.local_store`` /
 ``ttg.local_load`` with our swizzle as a ``#ttg.shared_linear`` layout, in Triton's own module.
 
