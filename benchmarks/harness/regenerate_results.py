@@ -246,6 +246,8 @@ REMOVED: tuple[Removed, ...] = (
           ("fla_in_place_4warps", "--ops chunk_gla,chunk_rwkv6 --rounds 2 --warps 4 --per-kernel --in-place",
            "an H200 GPU"),
           ("fla_hybrid_4warps", "--ops chunk_gla,chunk_rwkv6 --rounds 2 --warps 4 --per-kernel --in-place",
+           "an H200 GPU"),
+          ("fla_default_4warps", "--ops chunk_gla,chunk_rwkv6 --rounds 2 --warps 4 --per-kernel --text",
            "an H200 GPU"))),
     Removed("local_alloc_gpu_h200.md", f"python benchmarks/local_load_gpu.py {_OUT} --only local_load,local_alloc",
             needs="an H200 GPU", note="local_alloc_gpu.md of that run, renamed (the H100 run is local_alloc_gpu.md)"),
