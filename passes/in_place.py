@@ -126,10 +126,7 @@ def lower_in_place(handle, text: str, name: str, lowering: LowerConversions, pla
         if bases is None:
             left_ours += 1
             continue
-        tensor = op.results[0].tensor_type
-        build_in_place(builder, op._handle, getattr(builder, _ELEMENT_TYPES[tensor.element_type])(),
-                       list(tensor.shape), bases)
-        plans.built_in_place.add(op.results[0]._handle.id())
+        build_in_place(builder, op._handle, op.results[0].tensor_type, bases, plans)
         built += 1
     return InPlace(built, left_ours, snapshot)
 
@@ -157,8 +154,7 @@ def lower_in_place_from_types(handle, config, plans: ModulePlans) -> Optional[In
         if bases is None:
             left_ours += 1
             continue
-        build_in_place(builder, op, getattr(builder, _ELEMENT_TYPES[tensor.element_type])(), list(tensor.shape), bases)
-        plans.built_in_place.add(result.id())
+        build_in_place(builder, op, tensor, bases, plans)
         built += 1
     return InPlace(built, left_ours)
 
@@ -202,13 +198,16 @@ def in_place_module_text(text: str, name: str = "kernel", lowering: Optional[Low
     return str(module), built.built
 
 
-def build_in_place(builder, convert, element, shape: list[int], bases: list[list[int]]) -> None:
-    """After the ``ttg.convert_layout`` op ``convert``: a buffer of ``element`` x ``shape`` laid
-    out by the offset ``bases``, the convert's source stored into it and loaded back in the
-    result's layout; the convert's uses moved to the load."""
+def build_in_place(builder, convert, tensor, bases: list[list[int]], plans: ModulePlans) -> None:
+    """After the ``ttg.convert_layout`` op ``convert`` (its result of type ``tensor``): a buffer of
+    its element type and shape laid out by the offset ``bases``, the convert's source stored into
+    it and loaded back in the result's layout; the convert's uses moved to the load, and the
+    convert remembered as built (``plans.built_in_place``)."""
+    element, shape = getattr(builder, _ELEMENT_TYPES[tensor.element_type])(), list(tensor.shape)
     source, result = convert.get_operand(0), convert.get_result(0)
     layout = builder.get_shared_linear_layout(bases, [], 16)
     builder.set_insertion_point_after(convert)
     buffer = builder.create_local_alloc(builder.get_shared_mem_desc_ty(element, shape, layout, shape))
     builder.create_local_store(buffer, source)
     result.replace_all_uses_with(builder.create_local_load(result.get_type(), buffer))
+    plans.built_in_place.add(result.id())
