@@ -31,10 +31,10 @@ lowering of the two ops for that layout, and its barrier analysis sees the buffe
 our islands' in 13 of 16 kernels, stock's exact code in the other 3).
 
 What is not built in place: plans of several rounds, shuffle plans, conversions of several
-CTAs, the partitions of a warp-specialized kernel, element types other than 8- to 64-bit
-integers and floats, AMD targets, and any conversion of a kernel that calls a function.  Those the pass would lower go the text route after the
-rewrite (``passes.stage_wrappers``): the module, as rewritten, is printed and they are spliced
-as islands; the built conversions, dead by then, are left to Triton (``plans.built_in_place``).
+CTAs, the partitions of a warp-specialized kernel, tensors of pointers, AMD targets, and any
+conversion of a kernel that calls a function.  (Booleans are built on bytes, below.)  Those
+the pass would lower go the text route after the rewrite (``passes.stage_wrappers``): the
+module, as rewritten, is printed and they are spliced as islands; the built conversions, dead by then, are left to Triton (``plans.built_in_place``).
 Why both: on held-out conversions the plans this route does not build are where most of the
 text route's gain is (``benchmarks/results/plan_fresh_5003_5113_in_place.md``).
 """
@@ -49,14 +49,28 @@ from ..lowering.choosing.lowering_choice import kept_among_islands
 from ..lowering.choosing.plan_memory import ModulePlans
 from ..lowering.plan import Method, Scope
 from ..lowering.target import Vendor
+from .ir.bindings import parse_type
 from .ir.snapshot import snapshot_of
 from .ir.operations import Value
 from .lower_conversions import LowerConversions, plan_module
 from .plugin_config import IN_PLACE_VARIABLE, in_place_enabled  # noqa: F401  (read here, kept in plugin_config for its cache key)
 from .types_first import conversion_choices
 
+# The element types built in place: TTGIR's spelling -> the builder's method for the buffer's type.
 _ELEMENT_TYPES = {"bf16": "get_bf16_ty", "f16": "get_half_ty", "f32": "get_float_ty", "f64": "get_double_ty",
-                  "i8": "get_int8_ty", "i16": "get_int16_ty", "i32": "get_int32_ty", "i64": "get_int64_ty"}
+                  "i8": "get_int8_ty", "i16": "get_int16_ty", "i32": "get_int32_ty", "i64": "get_int64_ty",
+                  "f8E4M3FN": "get_fp8e4nv_ty", "f8E5M2": "get_fp8e5_ty", "i1": "get_int8_ty"}
+
+# Booleans go through memory as bytes, as in Triton's own conversions (and as our plans count
+# them: ``lowering/element_type.py``, i1 stored in 8 bits): the source widened to i8 before the
+# store (``arith.extui``, 0 -> 0, 1 -> 1), the load narrowed back (``arith.trunci``), both exact
+# on the two values an i1 holds.  Example: ``tensor<64x64xi1, #blocked2> -> #mma`` becomes
+#
+#     %w = arith.extui %v : tensor<64x64xi1, #blocked2> to tensor<64x64xi8, #blocked2>
+#     ttg.local_store %w, %buf        (an i8 buffer in our swizzle)
+#     %l = ttg.local_load %buf : ... -> tensor<64x64xi8, #mma>
+#     %c = arith.trunci %l : tensor<64x64xi8, #mma> to tensor<64x64xi1, #mma>
+_WIDENED_TO_BYTES = "i1"
 
 
 def offset_bases(plan, shape: list[int]) -> Optional[list[list[int]]]:
@@ -200,14 +214,27 @@ def in_place_module_text(text: str, name: str = "kernel", lowering: Optional[Low
 
 def build_in_place(builder, convert, tensor, bases: list[list[int]], plans: ModulePlans) -> None:
     """After the ``ttg.convert_layout`` op ``convert`` (its result of type ``tensor``): a buffer of
-    its element type and shape laid out by the offset ``bases``, the convert's source stored into
-    it and loaded back in the result's layout; the convert's uses moved to the load, and the
-    convert remembered as built (``plans.built_in_place``)."""
+    its element type (bytes for i1) and shape laid out by the offset ``bases``, the convert's
+    source stored into it and loaded back in the result's layout; the convert's uses moved to
+    the load, and the convert remembered as built (``plans.built_in_place``)."""
     element, shape = getattr(builder, _ELEMENT_TYPES[tensor.element_type])(), list(tensor.shape)
     source, result = convert.get_operand(0), convert.get_result(0)
+    widened = tensor.element_type == _WIDENED_TO_BYTES
     layout = builder.get_shared_linear_layout(bases, [], 16)
     builder.set_insertion_point_after(convert)
+    if widened:
+        source = builder.create_int_cast(source, _as_bytes(source), False)
     buffer = builder.create_local_alloc(builder.get_shared_mem_desc_ty(element, shape, layout, shape))
     builder.create_local_store(buffer, source)
-    result.replace_all_uses_with(builder.create_local_load(result.get_type(), buffer))
+    loaded = builder.create_local_load(_as_bytes(result) if widened else result.get_type(), buffer)
+    if widened:
+        loaded = builder.create_int_cast(loaded, result.get_type(), False)
+    result.replace_all_uses_with(loaded)
     plans.built_in_place.add(result.id())
+
+
+def _as_bytes(value):
+    """The type of ``value`` (a tensor of i1) with i8 elements, its layout kept."""
+    text = str(value.get_type())
+    shape, rest = text.split("xi1", 1)
+    return parse_type(f"{shape}xi8{rest}", value.get_context())

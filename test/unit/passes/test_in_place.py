@@ -147,6 +147,56 @@ def _spy_on_in_place(monkeypatch, calls):
         monkeypatch.setattr(stage_wrappers, name, lambda *args, real=real: calls.append("in place") or real(*args))
 
 
+def test_booleans_are_built_on_bytes(in_place_on_3_6, monkeypatch, tmp_path):
+    """Liger-Kernel's ``neighborhood_attention_qk`` (f32) converts an i1 mask (blocked -> mma) and
+    an f32 tile.  The mask goes through memory as bytes: widened before the store, the load
+    narrowed back, each in its own side's layout.  Both conversions are built, none is left for
+    the text route (the kernel pays no print, splice and re-parse), and the drop-in's compile is
+    Triton's own compile of the module as rewritten."""
+    path = REPO / "test" / "lit" / "corpus" / "liger_kernel" / "neighborhood_attention_qk_f32_64.cuda90.ttgir"
+    text, count = _rewritten_text(path)
+    assert count == 2
+    assert re.search(r"arith.extui %\S+ : tensor<64x64xi1, #blocked2> to tensor<64x64xi8, #blocked2>", text)
+    assert re.search(r"ttg.local_load %\S+ : !ttg.memdesc<64x64xi8, #shared\d*, #smem, mutable> -> tensor<64x64xi8, #mma>",
+                     text)
+    assert re.search(r"arith.trunci %\S+ : tensor<64x64xi8, #mma> to tensor<64x64xi1, #mma>", text)
+    rewritten = tmp_path / "rewritten.ttgir"
+    rewritten.write_text(text)
+    calls = []
+    _spy_on_in_place(monkeypatch, calls)
+    real_pipeline = stage_wrappers.run_plugin_pipeline
+    monkeypatch.setattr(stage_wrappers, "run_plugin_pipeline",
+                        lambda *args, **more: calls.append("text") or real_pipeline(*args, **more))
+    ours = _ptx(path, plugin=True)
+    assert calls == ["in place"], "no conversion left for the text route"
+    os.environ.pop(IN_PLACE_VARIABLE)
+    assert _normalized(ours) == _normalized(_ptx(rewritten, plugin=False))
+
+
+@pytest.mark.parametrize("element", ["i1", "f8E4M3FN", "f8E5M2", "i8"])
+def test_each_element_type_is_built_with_its_own_buffer(in_place_on_3_6, monkeypatch, tmp_path, element):
+    """One conversion (blocked -> mma v3, 64x64, 4 warps) of each byte-wide element type, every
+    plan ours (the gate off): built in place, through a buffer of the type's bytes (i1 as i8,
+    each fp8 as itself), and compiled by Triton to a kernel that stores through shared memory."""
+    from linear_layouts.tools.testcases import single_convert_ttgir
+
+    monkeypatch.setenv("LINEAR_LAYOUTS_STOCK_GATE", "off")
+    text = single_convert_ttgir((64, 64), element,
+                                "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [2, 2], order = [1, 0]}>",
+                                "#ttg.nvidia_mma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = [4, 1], instrShape = [16, 64, 16]}>",
+                                4)
+    path = tmp_path / f"{element}.ttgir"
+    path.write_text(text)
+    rewritten, count = _rewritten_text(path)
+    assert count == 1
+    buffer = "i8" if element == "i1" else element
+    assert re.search(rf"ttg.local_store %\S+, %\S+ : tensor<64x64x{buffer}, #blocked\d*> -> !ttg.memdesc<64x64x{buffer}, "
+                     rf"#shared\d*, #smem, mutable>", rewritten), rewritten
+    assert ("arith.trunci" in rewritten) == (element == "i1")
+    ptx = _ptx(path, plugin=True)
+    assert "st.shared" in ptx and ".entry convert_kernel" in ptx
+
+
 @pytest.mark.parametrize("variable", ["1", "", "0", "off"])
 def test_the_variable_picks_the_route(in_place_on_3_6, monkeypatch, variable):
     """On, the drop-in builds in place and splices no text (every island of this kernel can be
