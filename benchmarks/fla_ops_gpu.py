@@ -16,7 +16,7 @@ interleaved over ``--rounds`` rounds.  Reported per op: the median time of forwa
 stock between rounds (the noise), the plugin's islands in the op's kernels (``linear_layouts.stats()``),
 and whether ours computes what stock computes (the forward output and every gradient, bit for
 bit, else the largest difference).  Each kernel runs FLA's first autotuning configuration
-(``_one_config_each``; ``--warps N``: the first with N warps), so that both modes time the same
+(``harness.op_rounds.one_config_each``; ``--warps N``: the first with N warps), so that both modes time the same
 kernels.
 
     python benchmarks/fla_ops_gpu.py --fla PATH --ops chunk_gla --per-kernel --keep-ir DIR
@@ -45,14 +45,13 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 
-IN_PLACE = "in_place"   # the mode of --in-place
-TEXT = "text"           # the mode of --text
-ROUTES = {IN_PLACE: "1", TEXT: "0"}     # LINEAR_LAYOUTS_IN_PLACE in those modes
+from harness.op_rounds import (IN_PLACE, ROUTES, TEXT, closing, enable_route, one_config_each, op_table, run_child,
+                               run_rounds, time_forward_backward)
+
 OPS = ("chunk_gla", "chunk_simple_gla", "parallel_attn", "chunk_rwkv6", "chunk_gated_delta_rule")
 
 
@@ -94,36 +93,14 @@ def _inputs(op: str, tokens: int):
     raise ValueError(f"unknown op {op}")
 
 
-def _one_config_each(warps: int = 0) -> None:
-    """Make every autotuner keep the first of its configurations (``warps``: the first with that
-    many warps, where a kernel has one): FLA autotunes each kernel over up to 18 configurations,
-    a compile each (through its own ``CachedAutotuner``, a subclass of Triton's ``Autotuner``),
-    and a process's pick can differ between runs; with one, both modes time the same kernels."""
-    from triton.runtime import autotuner
-
-    real = autotuner.Autotuner.__init__
-
-    def first_config(self, fn, arg_names, configs, *args, **kwargs):
-        configs = list(configs)
-        chosen = [c for c in configs if getattr(c, "num_warps", None) == warps][:1] if warps else []
-        real(self, fn, arg_names, chosen or configs[:1], *args, **kwargs)
-    autotuner.Autotuner.__init__ = first_config
-
-
 def _enable_mode(mode: str, variants: dict) -> None:
     """``ours``: ``enable()`` with its defaults; ``in_place`` / ``text``: the same with the
     shared-memory islands built in Triton's module / every island spliced as text
     (``passes.in_place``); a variant's name: ``enable()`` with that variant's conversions left to
     Triton; ``stock``: nothing."""
-    if mode == "stock":
+    if enable_route(mode):
         return
     import linear_layouts
-    if mode == "ours" or mode in ROUTES:
-        if mode in ROUTES:
-            from linear_layouts.passes.in_place import IN_PLACE_VARIABLE
-            os.environ[IN_PLACE_VARIABLE] = ROUTES[mode]
-        linear_layouts.enable()
-        return
     from linear_layouts.tools.final_code import lower_pipeline
     linear_layouts.enable(pipeline=lower_pipeline(",".join(key if ":" in key else f"{key}:stock"
                                                            for key in variants[mode])))
@@ -168,52 +145,19 @@ def kernel_times(step, leaves, steps: int) -> dict:
 def child(op: str, mode: str, tokens: int, out_file: str, variants: dict, profile_steps: int,
           warps: int = 0) -> None:
     """One op in one mode in this process: time it, save its results, write a JSON line."""
-    import torch
-    import triton
-
-    _one_config_each(warps)
+    one_config_each(warps)
     _enable_mode(mode, variants)
     run, leaves = _inputs(op, tokens)
-    out = run()
-    do = torch.randn_like(out)
-
-    def forward_backward():
-        run().backward(do)
-
-    out.backward(do)                                   # compile and autotune, forward and backward
-    torch.cuda.synchronize()
-    results = [out.detach().float().cpu()] + [x.grad.detach().float().cpu() for x in leaves]
-    ms = triton.testing.do_bench(forward_backward, warmup=25, rep=200, grad_to_none=leaves, return_mode="median")
-    row = {"op": op, "mode": mode, "ms": ms}
-    if profile_steps:
-        row["kernels"] = kernel_times(forward_backward, leaves, profile_steps)
-    if mode != "stock":
-        import linear_layouts
-        stats = linear_layouts.stats()
-        row.update(islands=getattr(stats, "islands", None), kernels_with_islands=getattr(stats, "kernels_with_islands", None),
-                   conversions=getattr(stats, "conversions", None))
-    torch.save(results, out_file + f".{op}.{mode}.pt")
-    with open(out_file, "a") as f:
-        f.write(json.dumps(row) + "\n")
+    extra = (lambda step: {"kernels": kernel_times(step, leaves, profile_steps)}) if profile_steps else None
+    time_forward_backward(op, mode, run, leaves, out_file, extra=extra)
 
 
 def _run_child(op, mode, tokens, fla, out_file, timeout, child_args=(), keep_ir="") -> str:
-    cache = tempfile.mkdtemp(prefix=f"fla_{op}_{mode}_")
-    env = dict(os.environ, TRITON_CACHE_DIR=cache,
-               PYTHONPATH=os.pathsep.join(filter(None, [fla, os.environ.get("PYTHONPATH")])))
-    env.pop("LINEAR_LAYOUTS_STOCK_GATE", None)
     command = [sys.executable, os.path.abspath(__file__), "--child", op, mode, "--tokens", str(tokens),
                "--json", out_file, *child_args]
-    try:
-        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return f"timed out after {timeout} s"
-    if keep_ir:
-        _keep_ir(cache, os.path.join(keep_ir, f"{op}.{mode}"))
-    if done.returncode:
-        lines = (done.stderr or done.stdout).strip().splitlines()
-        return " | ".join(lines[-3:])[:400]
-    return ""
+    pythonpath = os.pathsep.join(filter(None, [fla, os.environ.get("PYTHONPATH")]))
+    keep = (lambda cache: _keep_ir(cache, os.path.join(keep_ir, f"{op}.{mode}"))) if keep_ir else None
+    return run_child(command, timeout, f"fla_{op}_{mode}_", {"PYTHONPATH": pythonpath}, keep)
 
 
 def _keep_ir(cache: str, into: str) -> None:
@@ -252,16 +196,6 @@ def kernel_table(op: str, rows: list, modes: list) -> list[str]:
     return lines + [""]
 
 
-def compare(out_file: str, op: str, mode: str = "ours") -> str:
-    import torch
-    stock = torch.load(out_file + f".{op}.stock.pt")
-    ours = torch.load(out_file + f".{op}.{mode}.pt")
-    if all(torch.equal(a, b) for a, b in zip(stock, ours)):
-        return "bit-exact"
-    worst = max(float((a - b).abs().max()) for a, b in zip(stock, ours))
-    return f"differs (largest difference {worst:.3g})"
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--fla", default="", help="the folder holding flash-linear-attention's fla package")
@@ -298,57 +232,25 @@ def main(argv=None) -> int:
 
     began = time.time()
     work = tempfile.mkdtemp(prefix="fla_ops_")
-    rows, failures, exact = [], {}, {}
     fla = os.path.abspath(args.fla) if args.fla else ""
-    for op in args.ops.split(","):
-        for round_ in range(args.rounds):
-            out_file = os.path.join(work, f"{op}.r{round_}.jsonl")
-            for mode in (modes if round_ % 2 == 0 else modes[::-1]):
-                why = _run_child(op, mode, args.tokens, fla, out_file, args.timeout, child_args,
-                                 args.keep_ir if round_ == 0 else "")
-                if why:
-                    failures[(op, mode, round_)] = why
-                print(f"{op} {mode} round {round_}: {why or 'ok'}", flush=True)
-            if os.path.exists(out_file):
-                rows += [dict(json.loads(line), round=round_) for line in open(out_file) if line.strip()]
-            if round_ == 0:
-                for mode in modes[1:]:
-                    if not any(k[0] == op and k[2] == 0 and k[1] in ("stock", mode) for k in failures):
-                        exact[(op, mode)] = compare(out_file, op, mode)
-        if args.out:      # the rows so far, in case a time limit stops the run
+
+    def start(op, mode, round_, out_file):
+        return _run_child(op, mode, args.tokens, fla, out_file, args.timeout, child_args,
+                          args.keep_ir if round_ == 0 else "")
+
+    def write_rows(rows):      # the rows so far, in case a time limit stops the run
+        if args.out:
             os.makedirs(args.out, exist_ok=True)
             with open(os.path.join(args.out, f"{args.name}.jsonl"), "w") as f:
                 f.writelines(json.dumps(r) + "\n" for r in rows)
+
+    rows, failures, exact = run_rounds(args.ops.split(","), modes, args.rounds, start, work, write_rows)
     lines = [f"# flash-linear-attention's ops, whole: stock against `enable()`", "",
              f"Produced by `python benchmarks/fla_ops_gpu.py {' '.join(argv if argv is not None else sys.argv[1:])}` "
              f"on {torch.cuda.get_device_name()}, triton {triton.__version__}, torch {torch.__version__} "
-             f"({time.time() - began:.0f} s).  What it measures: the docstring of `benchmarks/fla_ops_gpu.py`.", "",
-             "| op | stock ms (median of rounds) | ours ms | ours / stock, per round | median | stock / stock (noise) | "
-             "islands (kernels with one) | ours against stock |", "|---|---:|---:|---|---:|---:|---|---|"]
-    ratios = []
-    for op in args.ops.split(","):
-        mine = {(r["mode"], r["round"]): r for r in rows if r["op"] == op}
-        rounds = [k for k in range(args.rounds) if ("stock", k) in mine and ("ours", k) in mine]
-        if not rounds:
-            lines.append(f"| {op} | - | - | - | - | - | - | failed: {next((w for k, w in failures.items() if k[0] == op), '?')} |")
-            continue
-        per_round = [mine[("ours", k)]["ms"] / mine[("stock", k)]["ms"] for k in rounds]
-        stock_times = [mine[("stock", k)]["ms"] for k in rounds]
-        noise = max(stock_times) / min(stock_times) if len(stock_times) > 1 else float("nan")
-        ours_row = mine[("ours", rounds[0])]
-        ratios.append(statistics.median(per_round))
-        lines.append(f"| {op} | {statistics.median(stock_times):.3f} | "
-                     f"{statistics.median(mine[('ours', k)]['ms'] for k in rounds):.3f} | "
-                     f"{', '.join(f'{x:.3f}' for x in per_round)} | {statistics.median(per_round):.3f} | {noise:.3f} | "
-                     f"{ours_row.get('islands')} ({ours_row.get('kernels_with_islands')}) | {exact.get((op, 'ours'), '-')} |")
-        for variant in modes[2:]:
-            done = [k for k in rounds if (variant, k) in mine]
-            if done:
-                per_round = [mine[(variant, k)]["ms"] / mine[("stock", k)]["ms"] for k in done]
-                row = mine[(variant, done[0])]
-                lines.append(f"| {op}, {variant} | | {statistics.median(mine[(variant, k)]['ms'] for k in done):.3f} | "
-                             f"{', '.join(f'{x:.3f}' for x in per_round)} | {statistics.median(per_round):.3f} | | "
-                             f"{row.get('islands')} ({row.get('kernels_with_islands')}) | {exact.get((op, variant), '-')} |")
+             f"({time.time() - began:.0f} s).  What it measures: the docstring of `benchmarks/fla_ops_gpu.py`.", ""]
+    table, ratios = op_table(args.ops.split(","), rows, failures, exact, modes, args.rounds)
+    lines += table
     if variants:
         lines += ["", "Variants (``enable()`` with these conversions left to Triton, or given the candidate named):", ""]
         lines += [f"* {name}: {', '.join(keys)}" for name, keys in variants.items()]
@@ -356,11 +258,7 @@ def main(argv=None) -> int:
         lines.append("")
         for op in args.ops.split(","):
             lines += kernel_table(op, rows, modes)
-    if ratios:
-        geomean = statistics.geometric_mean(ratios)
-        lines += ["", f"Geometric mean of the per-op medians, ours / stock: **{geomean:.3f}** over {len(ratios)} ops."]
-    for (op, mode, round_), why in failures.items():
-        lines.append(f"* {op} {mode} round {round_}: {why}")
+    lines += closing(ratios, failures)
     text = "\n".join(lines) + "\n"
     print(text)
     if args.out:

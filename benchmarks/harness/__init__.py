@@ -15,6 +15,9 @@ GPU machine: the project's wheel, ``pip install --no-deps``); nothing here adds 
   ``peer_gluon_gpu.py``, ``paper_kernels.py`` and ``plan_choice.py`` are written in it.
 * ``mode_rounds``: each mode of a script in a fresh process with its own Triton cache, the order
   rotated over rounds.
+* ``op_rounds``: whole third-party ops, forward + backward, stock against ``enable()``, each
+  (op, mode, round) in a fresh process, the modes reversed on odd rounds; the timing, the
+  bit-exactness check and the report's table (``fla_ops_gpu.py``, ``liger_ops_gpu.py``).
 * ``conversion_cases``: the conversions the choice harnesses time (the corpus's, Liger-Kernel's)
   and the kernel ``conversions.py`` times one in.
 * ``plan_contexts``: the contexts ``plan_choice.py --fresh/--train`` times conversions in

@@ -59,6 +59,7 @@ OFF_THE_SKELETON = {
     "kernel_choice": "GPU only: no dry run to check a move against",
     "torch_compile_gpu": "GPU only: no dry run to check a move against",
     "fla_ops_gpu": "GPU only: whole third-party ops, no dry run",
+    "liger_ops_gpu": "GPU only: whole third-party ops, no dry run",
     "algebra": "CPU only: no GPU, no dry run",
     "compile_time": "CPU only, with subcommands (corpus, fuzz)",
     "stock_dominance": "CPU only: no GPU, no dry run",
