@@ -938,7 +938,8 @@ def write_report(rows: list, summary: dict, environment_info: dict, out: str, el
              "(modes in a rotated order, each compiled afresh every round) of `triton.testing.do_bench` medians (min and max of "
              "every repeat in brackets); every output checked against numpy after poisoning.", "",
              f"Produced by `python benchmarks/paper_kernels.py --out benchmarks/results --rounds "
-             f"{environment_info.get('rounds', 1)}{' --local-ops' if local_ops else ''}` (all modes in one run).", "",
+             f"{environment_info.get('rounds', 1)}{' --local-ops' if local_ops else ''}"
+             f"{' --only ' + environment_info['only'] if environment_info.get('only') else ''}` (all modes in one run).", "",
              f"* time ours / stock, geometric mean over all cases: **{_fmt(summary['ours_over_stock'])}**",
              f"* time ours / legacy, geometric mean over all cases: **{_fmt(summary['ours_over_legacy'])}** "
              f"(speedup {_fmt(1 / summary['ours_over_legacy'] if summary['ours_over_legacy'] else None, 2)}x)",
@@ -1042,7 +1043,7 @@ def plot(rows: list, summary: dict, environment_info: dict, path: str) -> None:
     fig.savefig(path, dpi=120)
 
 
-def gpu_run(cases: list, out: str, rounds: int = 3, local_ops: bool = False) -> int:
+def gpu_run(cases: list, out: str, rounds: int = 3, local_ops: bool = False, only: str = "") -> int:
     import torch
 
     start = time.perf_counter()
@@ -1057,7 +1058,7 @@ def gpu_run(cases: list, out: str, rounds: int = 3, local_ops: bool = False) -> 
     environment_info = {"gpu": torch.cuda.get_device_name(), "triton": triton.__version__,
                         "torch": torch.__version__, "python": sys.version.split()[0],
                         "sm_count": torch.cuda.get_device_properties(0).multi_processor_count, "rounds": rounds,
-                        "local_ops": local_ops}
+                        "local_ops": local_ops, "only": only}
     write_report(rows, summarize(rows), environment_info, out, time.perf_counter() - start,
                  "paper_kernels_local_ops" if local_ops else "paper_kernels")
     return 0 if all(row[m].get("correct") for row in rows for m in MODES) else 1
@@ -1102,7 +1103,7 @@ def run(args, env, cases) -> int:
         return interpret(cases)
     if args.dry_run:
         return dry_run(cases, args.local_ops)
-    return gpu_run(cases, args.out, args.rounds, args.local_ops)
+    return gpu_run(cases, args.out, args.rounds, args.local_ops, only=args.only or "")
 
 
 def main(argv=None) -> int:

@@ -131,3 +131,8 @@ def test_report_ratios_noise_and_verdicts(tmp_path):
     assert "* norm[d] [linear]: wrong result" in md
     assert json.loads((tmp_path / "paper_kernels.json").read_text())["summary"]["per_kernel"]["norm"]
     assert (tmp_path / "paper_kernels.png").stat().st_size > 10_000
+    assert "Produced by `python benchmarks/paper_kernels.py --out benchmarks/results --rounds 1` " in md
+    # a run of some kernels names them, so that its command reproduces it
+    paper_kernels.write_report(rows, summary, dict(environment, only="gemm,norm", rounds=2), str(tmp_path), elapsed_s=90)
+    assert ("Produced by `python benchmarks/paper_kernels.py --out benchmarks/results --rounds 2 --only gemm,norm` "
+            in (tmp_path / "paper_kernels.md").read_text())
