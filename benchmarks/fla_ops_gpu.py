@@ -50,7 +50,7 @@ import tempfile
 import time
 
 from harness.op_rounds import (IN_PLACE, ROUTES, TEXT, closing, enable_route, one_config_each, op_table, run_child,
-                               run_rounds, time_forward_backward)
+                               publish, run_rounds, time_forward_backward)
 
 OPS = ("chunk_gla", "chunk_simple_gla", "parallel_attn", "chunk_rwkv6", "chunk_gated_delta_rule")
 
@@ -260,11 +260,7 @@ def main(argv=None) -> int:
             lines += kernel_table(op, rows, modes)
     lines += closing(ratios, failures)
     text = "\n".join(lines) + "\n"
-    print(text)
-    if args.out:
-        os.makedirs(args.out, exist_ok=True)
-        with open(os.path.join(args.out, f"{args.name}.md"), "w") as f:
-            f.write(text)
+    publish(text, args.out, args.name)
     return 0
 
 

@@ -64,7 +64,7 @@ import tempfile
 import time
 
 from harness.op_rounds import (IN_PLACE, TEXT, closing, enable_route, one_config_each, op_table, run_child,
-                               run_rounds, time_forward_backward)
+                               publish, run_rounds, time_forward_backward)
 
 # op -> (Liger's autograd Function, liger_kernel.ops.<module>.<name>; the shapes, dtype last)
 OPS_AND_SHAPES = {
@@ -333,11 +333,7 @@ def main(argv=None) -> int:
               f"liger-kernel {version('liger-kernel')} ({time.time() - began:.0f} s)")
     command = " ".join(argv if argv is not None else sys.argv[1:])
     text = report(command, header, ops, modes, args.rounds, rows, failures, exact)
-    print(text)
-    if args.out:
-        os.makedirs(args.out, exist_ok=True)
-        with open(os.path.join(args.out, f"{args.name}.md"), "w") as f:
-            f.write(text)
+    publish(text, args.out, args.name)
     return 0
 
 

@@ -210,3 +210,12 @@ def closing(ratios: list, failures: dict) -> list[str]:
         lines += ["", f"Geometric mean of the per-op medians, ours / stock: **{geomean:.3f}** over {len(ratios)} ops."]
     lines += [f"* {op} {mode} round {round_}: {why}" for (op, mode, round_), why in failures.items()]
     return lines
+
+
+def publish(text: str, out: str, name: str) -> None:
+    """Print the report and, where ``out`` is given, write it as ``out/<name>.md``."""
+    print(text)
+    if out:
+        os.makedirs(out, exist_ok=True)
+        with open(os.path.join(out, f"{name}.md"), "w") as f:
+            f.write(text)
