@@ -180,6 +180,11 @@ REMOVED: tuple[Removed, ...] = (
             f"--jobs 15 --rep 10 --deadline 230 --stem plan_fresh_5003_5113_in_place {_OUT}",
             needs="an H200 GPU and the tree at 6bd43e4 (the in-place route's first version)",
             note="the rows of plan_fresh_5003_5113_in_place.md"),
+    Removed("compile_time_heldout_3.9.0.json.gz",
+            "python benchmarks/compile_time.py corpus --corpus test/lit/corpus/fla "
+            f"--name compile_time_heldout --repeats 3 {_OUT}",
+            needs="triton 3.9 (.venv), no GPU",
+            note="the rows of compile_time_heldout_3.9.0.md"),
     Removed("compile_time_heldout_3.6.0.json.gz",
             "python benchmarks/compile_time.py corpus --corpus test/lit/corpus/fla "
             f"--name compile_time_heldout --repeats 3 {_OUT}",
