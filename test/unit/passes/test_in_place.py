@@ -173,6 +173,23 @@ def test_booleans_are_built_on_bytes(in_place_on_3_6, monkeypatch, tmp_path):
     assert _normalized(ours) == _normalized(_ptx(rewritten, plugin=False))
 
 
+@pytest.mark.parametrize("encoding", [
+    "#ttg.nvidia_mma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = [4, 1], instrShape = [16, 64, 16]}>",
+    "#ttg.dot_op<{opIdx = 0, parent = #ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [2, 4], "
+    "instrShape = [16, 8]}>, kWidth = 2}>",
+    "#ttg.linear<{register = [[0, 1]], lane = [[1, 0], [2, 0], [4, 0], [8, 0], [16, 0]], warp = [[32, 0]], block = []}>"])
+def test_a_type_is_made_from_its_text_in_the_modules_context(encoding):
+    """``parse_type`` (how a boolean's byte-wide twin type is made): the type of that text, made in
+    the context given (it prints back the same); a text that is no type is an error, not an abort."""
+    from linear_layouts.passes.ir.bindings import new_context, parse_type
+
+    context = new_context()
+    text = f"tensor<64x64xi8, {encoding}>"
+    assert str(parse_type(text, context)) == text
+    with pytest.raises(RuntimeError):
+        parse_type(text.replace("#ttg.", "#ttg.no_such_"), context)
+
+
 @pytest.mark.parametrize("element", ["i1", "f8E4M3FN", "f8E5M2", "i8"])
 def test_each_element_type_is_built_with_its_own_buffer(in_place_on_3_6, monkeypatch, tmp_path, element):
     """One conversion (blocked -> mma v3, 64x64, 4 warps) of each byte-wide element type, every
