@@ -34,7 +34,8 @@ What is not built in place: plans of several rounds, shuffle plans, conversions 
 CTAs, the partitions of a warp-specialized kernel, tensors of pointers, AMD targets, and any
 conversion of a kernel that calls a function.  (Booleans are built on bytes, below.)  Those
 the pass would lower go the text route after the rewrite (``passes.stage_wrappers``): the
-module, as rewritten, is printed and they are spliced as islands; the built conversions, dead by then, are left to Triton (``plans.built_in_place``).
+module, as rewritten, is printed and they are spliced as islands; the built conversions, dead
+by then, are left to Triton (``plans.built_in_place``).
 Why both: on held-out conversions the plans this route does not build are where most of the
 text route's gain is (``benchmarks/results/plan_fresh_5003_5113_in_place.md``).
 """
