@@ -42,15 +42,13 @@ text route's gain is (``benchmarks/results/plan_fresh_5003_5113_in_place.md``).
 
 from __future__ import annotations
 
-import os
-import tempfile
 from typing import NamedTuple, Optional
 
 from ..lowering.choosing.lowering_choice import kept_among_islands
 from ..lowering.choosing.plan_memory import ModulePlans
 from ..lowering.plan import Method, Scope
 from ..lowering.target import Vendor
-from .ir.bindings import parse_type
+from .ir.parsing import parse_type, triton_module_from_text
 from .ir.snapshot import snapshot_of
 from .ir.operations import Value
 from .lower_conversions import LowerConversions, plan_module
@@ -198,17 +196,9 @@ def in_place_module_text(text: str, name: str = "kernel", lowering: Optional[Low
     a fresh context, rewritten, printed; the others as they were), and how many were built: for
     tools and checks that compile modules from text (``benchmarks/fuzz_gpu.py --in-place``, the
     study)."""
-    from .ir.bindings import bindings, new_context
+    from .ir.bindings import new_context
 
-    context = new_context()
-    fd, path = tempfile.mkstemp(suffix=".ttgir", prefix="ll_in_place_")
-    try:
-        with os.fdopen(fd, "w") as handle:
-            handle.write(text)
-        module = bindings().parse_mlir_module(path, context)
-    finally:
-        os.unlink(path)
-    module.context = context
+    module = triton_module_from_text(text, new_context())
     built = lower_in_place(module, module.str(), name, lowering or LowerConversions(), ModulePlans(None))
     return str(module), built.built
 

@@ -57,27 +57,3 @@ def installed_conventions() -> TritonConventions:
     the lowering where Triton releases differ (see :mod:`linear_layouts.dialect.conventions`)."""
     return TritonConventions(installed_triton_version())
 
-
-def parse_type(text: str, context):
-    """The MLIR type printed as ``text`` (e.g. ``tensor<64x64xi8, #ttg.blocked<{...}>>``), made
-    in ``context``, the context of the module it is used in.
-
-    Why a parse: Triton's bindings make a tensor type with a given encoding only from an
-    encoding attribute, and give none back from a value; Gluon's Python layouts do
-    (``get_gluon_layout_from_tensor``), at the cost of importing Gluon's language (about 20 ms
-    on the first compile of a process).  A one-function module parsed in the same context costs
-    under a millisecond, and the type it yields is the context's own (types are uniqued per
-    context), so ops built with it are of the module's types."""
-    import os
-    import tempfile
-
-    fd, path = tempfile.mkstemp(suffix=".mlir", prefix="ll_type_")
-    try:
-        with os.fdopen(fd, "w") as handle:
-            handle.write("module {\n  tt.func private @type_of(%%value: %s) {\n    tt.return\n  }\n}\n" % text)
-        module = bindings().parse_mlir_module(path, context)
-    finally:
-        os.unlink(path)
-    returns = []
-    module.walk(lambda op: returns.append(op) if op.get_name() == "tt.return" else None)
-    return returns[0].get_block().arg(0).get_type()

@@ -116,3 +116,21 @@ def triton_module_from_text(text: str, context):
         return parse_file_into(path, context, "<plugin output>")
     finally:
         os.unlink(path)
+
+
+def parse_type(text: str, context):
+    """The MLIR type printed as ``text`` (e.g. ``tensor<64x64xi8, #ttg.blocked<{...}>>``), made
+    in ``context``, the context of the module it is used in; an :class:`IRError` where the text
+    is no type.
+
+    Why a parse: Triton's bindings make a tensor type with a given encoding only from an
+    encoding attribute, and give none back from a value; Gluon's Python layouts do
+    (``get_gluon_layout_from_tensor``), at the cost of importing Gluon's language (about 20 ms
+    on the first compile of a process).  A one-function module parsed in the same context costs
+    under a millisecond, and the type it yields is the context's own (types are uniqued per
+    context), so ops built with it are of the module's types."""
+    module = triton_module_from_text(
+        "module {\n  tt.func private @type_of(%%value: %s) {\n    tt.return\n  }\n}\n" % text, context)
+    returns = []
+    module.walk(lambda op: returns.append(op) if op.get_name() == "tt.return" else None)
+    return returns[0].get_block().arg(0).get_type()

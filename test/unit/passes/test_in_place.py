@@ -181,12 +181,14 @@ def test_booleans_are_built_on_bytes(in_place_on_3_6, monkeypatch, tmp_path):
 def test_a_type_is_made_from_its_text_in_the_modules_context(encoding):
     """``parse_type`` (how a boolean's byte-wide twin type is made): the type of that text, made in
     the context given (it prints back the same); a text that is no type is an error, not an abort."""
-    from linear_layouts.passes.ir.bindings import new_context, parse_type
+    from linear_layouts.passes.ir.bindings import new_context
+    from linear_layouts.passes.ir.diagnostics import IRError
+    from linear_layouts.passes.ir.parsing import parse_type
 
     context = new_context()
     text = f"tensor<64x64xi8, {encoding}>"
     assert str(parse_type(text, context)) == text
-    with pytest.raises(RuntimeError):
+    with pytest.raises(IRError):
         parse_type(text.replace("#ttg.", "#ttg.no_such_"), context)
 
 
