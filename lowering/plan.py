@@ -247,6 +247,10 @@ class SharedMemoryPlan:
     ``segment``) plus the round index (``reps``) to the tensor element, flattened: it is the
     swizzle.  ``ops`` is the program, in order; a ``Barrier`` separates each round's stores from
     its loads, and a round's stores from the previous round's loads.
+
+    ``rounds_merged``: how many round directions of stock's swizzle this plan moved into its
+    buffer instead (each halves the rounds and doubles the buffer: ``lowering.shared``,
+    ``fewer_rounds``); 0 for a plan with the rounds Triton's own swizzle takes.
     """
 
     element_bits: int
@@ -256,6 +260,7 @@ class SharedMemoryPlan:
     ops: tuple[SharedAccess | Barrier, ...]
     store_vector: int
     load_vector: int
+    rounds_merged: int = 0
 
     @property
     def scratch_bytes(self) -> int:

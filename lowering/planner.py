@@ -9,7 +9,8 @@
    * none / register: a register rename, no instructions;
    * lane: warp shuffles (``lowering.shuffle``) or shared memory, whichever the cost model
      (``lowering.cost``) says is cheaper;
-   * warp: shared memory with the optimal swizzle (``lowering.shared``, ``lowering.swizzle``);
+   * warp: shared memory with the optimal swizzle (``lowering.shared``, ``lowering.swizzle``),
+     in Triton's rounds;
    * block (the data crosses the CTAs of a cluster): on targets with distributed shared memory
      (sm_90), every CTA stores to its own buffer and loads from the CTA holding what it wants,
      between cluster barriers (``_cluster_candidates``); elsewhere ``Unsupported`` (left to
@@ -22,6 +23,7 @@
 from __future__ import annotations
 
 import functools
+import os
 from dataclasses import dataclass, replace
 
 from ..dialect import f2
@@ -29,7 +31,8 @@ from ..dialect.linear_layout import LayoutError, LinearLayout
 from .conversion import minimal_conversion, scope_of
 from .cost import plan_cost
 from .hardware import HardwareLayout, aligned_pair, to_linear_layout
-from .plan import ConversionPlan, Method, RegisterRename, Scope, Unsupported
+from .instructions import AccessKind, BarrierScope
+from .plan import Barrier, ConversionPlan, Method, RegisterRename, Scope, SharedAccess, Unsupported
 from .element_type import ElementType, UnknownElementType, storage_bits_of
 from .shared import cluster_coordinates, cta_local, cta_space, instruction_pairs, plan_shared_memory
 from .shuffle import LaneConversion, packing_pairs, plan_shuffles, with_phantom_registers, word_level, word_registers
@@ -47,6 +50,31 @@ class UnsupportedElementWidth(ValueError):
 # layouts of one tensor, a target or element type we do not know.  A planner entry point
 # answers these with ``Unsupported``; any other exception is a bug and propagates.
 INVALID_CONVERSION_ERRORS = (LayoutError, UnknownTarget, UnknownElementType, UnsupportedElementWidth)
+
+
+# The largest scratch buffer (bytes) a shared-memory candidate may take to do a conversion in
+# fewer rounds than Triton's swizzle does (``lowering.shared.fewer_rounds``); 0 plans Triton's
+# rounds only.  Why a bound: the buffer adds to the kernel's shared memory while the conversion
+# runs (Triton's allocator reuses it afterwards), and shared memory bounds how many CTAs an SM
+# holds.  Measured: docs/lowering-choice.md, 'Fewer rounds'.
+ROUND_SCRATCH_VARIABLE = "LINEAR_LAYOUTS_ROUND_SCRATCH"
+DEFAULT_ROUND_SCRATCH = 16384
+
+
+def round_scratch_budget() -> int:
+    """``LINEAR_LAYOUTS_ROUND_SCRATCH`` in bytes (``DEFAULT_ROUND_SCRATCH`` when unset).
+    Raises ValueError, naming the variable, on a value that is no number of bytes."""
+    value = os.environ.get(ROUND_SCRATCH_VARIABLE, "").strip()
+    if not value:
+        return DEFAULT_ROUND_SCRATCH
+    try:
+        budget = int(value)
+    except ValueError:
+        budget = -1
+    if budget < 0:
+        raise ValueError(f"{ROUND_SCRATCH_VARIABLE}={value!r}: expected a number of bytes, 0 or more "
+                         f"(0: Triton's rounds only)")
+    return budget
 
 
 def element_bits_of(bits) -> int:
@@ -326,6 +354,53 @@ def plan_conversion(src: LinearLayout, dst: LinearLayout, bits, target, rank: in
         return Unsupported(f"cross-CTA conversion: data moves between CTAs of a cluster; {why}; left to Triton",
                            scope)
     return _verified_candidate(plans, scope, rank)
+
+
+def with_fewer_rounds(plan: ConversionPlan, budget_bytes: int | None = None) -> ConversionPlan:
+    """``plan`` doing its shared-memory rounds through a larger buffer, in fewer rounds, where a
+    buffer of at most ``budget_bytes`` (default ``round_scratch_budget()``) allows it and the
+    verifier passes the result; else ``plan`` itself.
+
+    Triton's swizzle converts in rounds whenever both sides hold a direction in registers that
+    is not part of the vector: each round stores, waits at a CTA barrier, loads, and waits again
+    before the next round overwrites the buffer.  The same accesses through a buffer twice as
+    large need half the rounds.  Worked example (sm_90, i32, 4 warps): ``#ttg.linear`` 32x256 ->
+    ``blocked<[1, 4], [8, 4], [2, 2], order [0, 1]>``: Triton's swizzle takes 4 rounds through
+    8 KB (16 ``st.shared.v4`` and 16 ``ld.shared.v4`` a thread, 7 barriers); with the default
+    16 KB, 2 rounds (the same 32 accesses, 3 barriers); with 32 KB, 1 round (1 barrier).
+
+    Kept apart from ``plan_candidates``: a candidate's rank names a measured plan
+    (``lowering.choosing.measured_choices``), so the ranks stay those of Triton's rounds, and the
+    choice (``lowering.choosing.lowering_choice``) applies this to the plan it picked."""
+    shared = plan.shared if plan else None
+    if (plan.method is not Method.SHARED or shared is None or shared.num_rounds == 1
+            or plan.scope not in (Scope.LANE, Scope.WARP)):
+        return plan
+    budget = round_scratch_budget() if budget_bytes is None else budget_bytes
+    if budget < 2 * shared.scratch_bytes:
+        return plan
+    return _fewer_rounds(plan, budget) or plan
+
+
+@functools.lru_cache(maxsize=1024)
+def _fewer_rounds(plan: ConversionPlan, budget: int) -> ConversionPlan | None:
+    """``plan`` planned again with ``budget`` bytes for its buffer (the same instruction pair
+    and barrier scope), verified; None where that saves no round or fails the verifier."""
+    ops = plan.shared.ops
+    accesses = [op for op in ops if isinstance(op, SharedAccess)]
+    store_form = next(op.form for op in accesses if op.kind is AccessKind.STORE)
+    load_form = next(op.form for op in accesses if op.kind is AccessKind.LOAD)
+    warp_local = any(isinstance(op, Barrier) and op.scope is BarrierScope.WARP for op in ops)
+    _, src_full, _, src_u, dst_u, _, _ = _prepared(plan.src, plan.dst, plan.target)
+    rows = cta_space(src_u)
+    shared = plan_shared_memory(cta_local(src_u, rows), cta_local(dst_u, rows), plan.element_bits, plan.target,
+                                src_full.full_register, warp_local, store_form, load_form, round_budget_bytes=budget)
+    if shared is None or shared.num_rounds >= plan.shared.num_rounds:
+        return None
+    note = (f"{shared.num_rounds} round(s) through {shared.scratch_bytes} bytes, where Triton's swizzle takes "
+            f"{plan.shared.num_rounds} through {plan.shared.scratch_bytes}")
+    fewer = replace(plan, shared=shared, notes=tuple(plan.notes) + (note,))
+    return fewer if verify_plan(fewer).ok else None
 
 
 def _verified_candidate(plans: list, scope: Scope, rank: int) -> ConversionPlan | Unsupported:

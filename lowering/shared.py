@@ -16,6 +16,13 @@ Steps (Triton's ``transferSwizzlingLocalMem``, ``lib/Conversion/TritonGPUToLLVM/
    registers of that round; a barrier before the next round's stores (they overwrite the buffer
    the previous loads read).
 
+Rounds keep the buffer small (Triton's choice: a 32x256 i32 tensor over 4 warps goes through an
+8 KB buffer in 4 rounds, 7 CTA barriers).  ``fewer_rounds`` trades buffer for barriers: each
+round direction moved into the buffer's segment bits doubles the buffer and halves the rounds
+(2 rounds through 16 KB, 3 barriers; or 1 round through 32 KB, 1 barrier).  The accesses are the
+same instructions with the same lanes, so the same bank conflicts: a moved direction is a
+register direction of both sides, it changes no lane's address within an access.
+
 Addresses are affine in the thread ids: offset(r, l, w) = T(r) ^ T(l) ^ T(w) with T = the swizzle
 inverse composed with the layout; T(r) is a per-instruction constant.
 """
@@ -171,7 +178,7 @@ def matrix_accesses(layout: HardwareLayout, tile: MatrixTile, inverse, register_
 def plan_shared_memory(src: HardwareLayout, dst: HardwareLayout, element_bits: int, target: Target,
                        src_register_name, warp_local: bool, store_form: AccessForm = AccessForm.VECTOR,
                        load_form: AccessForm = AccessForm.VECTOR,
-                       cluster: ClusterView | None = None) -> SharedMemoryPlan | None:
+                       cluster: ClusterView | None = None, round_budget_bytes: int = 0) -> SharedMemoryPlan | None:
     """A shared-memory plan (the caller runs the verifier), or None if the instruction pair does
     not fit these layouts.
 
@@ -181,6 +188,8 @@ def plan_shared_memory(src: HardwareLayout, dst: HardwareLayout, element_bits: i
     (vectorized accesses), ``MATRIX`` (8x8 matrices: stmatrix/ldmatrix) or ``MATRIX_TRANS``.
     ``cluster``: a cross-CTA conversion (``ClusterView``); ``dst`` then has coordinates above
     k (the CTA part) and block directions, and the loads read other CTAs' buffers.
+    ``round_budget_bytes``: the largest buffer the plan may take to do fewer rounds than
+    Triton's swizzle (``fewer_rounds``); 0 keeps Triton's rounds.
     """
     if cluster is not None and (store_form.is_matrix or load_form.is_matrix):
         return None  # matrix loads cannot read another CTA's buffer; keep cross-CTA plans plain
@@ -197,6 +206,11 @@ def plan_shared_memory(src: HardwareLayout, dst: HardwareLayout, element_bits: i
     else:
         vector = common_vector(list(src.register), list(dst.register), ebits)
     swizzle = _choose_swizzle(src, dst, vector, store_tile, load_tile, ebits, target, max_log2)
+    merged = 0
+    if round_budget_bytes and cluster is None:
+        fewer = fewer_rounds(swizzle, ebits, round_budget_bytes)
+        merged = len(swizzle.reps) - len(fewer.reps)
+        swizzle = fewer
     inverse = swizzle.inverse()
     num_rounds = 1 << len(swizzle.reps)
 
@@ -221,7 +235,22 @@ def plan_shared_memory(src: HardwareLayout, dst: HardwareLayout, element_bits: i
     smem = LinearLayout([("vector", [(c,) for c in swizzle.vector]), ("bank", [(c,) for c in swizzle.bank]),
                          ("segment", [(c,) for c in swizzle.segment]), ("reps", [(c,) for c in swizzle.reps])],
                         [("dim0", 1 << k)], require_surjective=False)
-    return SharedMemoryPlan(element_bits, 1 << swizzle.offset_bits, smem, num_rounds, tuple(ops), st_vec, ld_vec)
+    return SharedMemoryPlan(element_bits, 1 << swizzle.offset_bits, smem, num_rounds, tuple(ops), st_vec, ld_vec,
+                            merged)
+
+
+def fewer_rounds(swizzle: Swizzle, element_bits: int, budget_bytes: int) -> Swizzle:
+    """``swizzle`` with as many of its round directions moved into the buffer (as its top
+    segment bits) as a buffer of at most ``budget_bytes`` allows, in order; the swizzle itself if
+    none fits.  Example: i32, 11 offset bits (an 8 KB buffer), reps (64, 128): a budget of 16 KB
+    moves 64 (12 offset bits, reps (128,): 2 rounds), 32 KB moves both (1 round)."""
+    reps = list(swizzle.reps)
+    segment = list(swizzle.segment)
+    offset_bits = swizzle.offset_bits
+    while reps and (1 << (offset_bits + 1)) * element_bits // 8 <= budget_bytes:
+        segment.append(reps.pop(0))
+        offset_bits += 1
+    return Swizzle(swizzle.vector, swizzle.bank, tuple(segment), tuple(reps))
 
 
 def _matrix_tiles(src: HardwareLayout, dst: HardwareLayout, store_form: AccessForm, load_form: AccessForm,

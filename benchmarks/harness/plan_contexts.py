@@ -231,7 +231,7 @@ def candidate_count(case: Case) -> int:
 
 
 def modes_of(case: Case, train: bool, table: bool, pick: bool = True, shared_asm: bool = False,
-             in_place: bool = False, text: bool = False) -> dict:
+             in_place: bool = False, text: bool = False, rounds: bool = False) -> dict:
     """mode name -> pipeline (None: stock).  ``ours``: the plugin's default with the measured
     table off (the model and its stock gate alone); ``ours_table``: table on; ``pick``: the
     cost model's rank 0 in both directions, ungated (what the plugin did before issue 25);
@@ -243,7 +243,9 @@ def modes_of(case: Case, train: bool, table: bool, pick: bool = True, shared_asm
     ``ours`` with its one-round shared-memory plans built in Triton's module and the others
     spliced as text (``LINEAR_LAYOUTS_IN_PLACE=1``, ``passes/in_place.py``: the default since it
     was measured so).  ``text``: also ``ours_text``, every island spliced as text
-    (``LINEAR_LAYOUTS_IN_PLACE=0``)."""
+    (``LINEAR_LAYOUTS_IN_PLACE=0``).  ``rounds``: also ``ours_stock_rounds``, shared plans in
+    Triton's rounds only (``LINEAR_LAYOUTS_ROUND_SCRATCH=0``), and ``ours_wide_rounds``, fewer
+    rounds through buffers of up to 64 KB (the default allows ``DEFAULT_ROUND_SCRATCH``)."""
     forward, back = keys_of(case)
     modes = {"stock": None, "stock_again": None}
     if not train:
@@ -254,6 +256,9 @@ def modes_of(case: Case, train: bool, table: bool, pick: bool = True, shared_asm
         modes["ours_in_place"] = modes["ours"]
     if text and not train:
         modes["ours_text"] = modes["ours"]
+    if rounds and not train:
+        modes["ours_stock_rounds"] = modes["ours"]
+        modes["ours_wide_rounds"] = modes["ours"]
     if pick:
         modes["pick"] = f"ll-lower-conversions{{candidate_for={forward}:0,{back}:0 measured=false}}"
     if table and not case.origin.startswith("fresh:"):   # no table holds a fresh conversion
@@ -271,14 +276,16 @@ def _kernel_path(directory, index, mode, kind):
 # What a mode's name asks of the environment while it compiles (read when an island is emitted
 # or built; both are in Triton's cache key, so modes never share a cached kernel).
 MODE_ENVIRONMENT = {"_asm": ("LINEAR_LAYOUTS_SHARED_ACCESS", "asm"), "_in_place": ("LINEAR_LAYOUTS_IN_PLACE", "1"),
-                    "_text": ("LINEAR_LAYOUTS_IN_PLACE", "0")}
+                    "_text": ("LINEAR_LAYOUTS_IN_PLACE", "0"), "_stock_rounds": ("LINEAR_LAYOUTS_ROUND_SCRATCH", "0"),
+                    "_wide_rounds": ("LINEAR_LAYOUTS_ROUND_SCRATCH", "65536")}
 
 
 @contextlib.contextmanager
 def _mode_environment(mode: str):
     """The environment a mode compiles in: ``*_asm`` modes with ``LINEAR_LAYOUTS_SHARED_ACCESS=asm``,
-    ``*_in_place`` / ``*_text`` modes with ``LINEAR_LAYOUTS_IN_PLACE=1`` / ``0``, the others as
-    the process has it."""
+    ``*_in_place`` / ``*_text`` modes with ``LINEAR_LAYOUTS_IN_PLACE=1`` / ``0``, ``*_stock_rounds`` /
+    ``*_wide_rounds`` with ``LINEAR_LAYOUTS_ROUND_SCRATCH=0`` / ``65536``, the others as the process
+    has it."""
     switch = next((value for suffix, value in MODE_ENVIRONMENT.items() if mode.endswith(suffix)), None)
     if switch is None:
         yield
@@ -337,14 +344,14 @@ def _load(directory, index, mode, pipeline, kind):
 
 
 def measure(cases, train=False, table=False, independent=False, jobs=15, rep=20, checkpoint=None,
-            pick=True, deadline=None, shared_asm=False, in_place=False, text=False):
+            pick=True, deadline=None, shared_asm=False, in_place=False, text=False, rounds=False):
     """Compile every case in every mode, time each in every context; rows with times in us per
     kernel (medians of ``do_bench``).  ``deadline``: seconds from the start after which no further
     conversion is timed (the environment's ``partial`` then says how many were); a call with a
     time limit ends with a report of what it timed instead of none."""
     began = time.perf_counter()
     directory = tempfile.mkdtemp(prefix="ll_ctx_")
-    modes = [modes_of(c, train, table, pick, shared_asm, in_place, text) for c in cases]
+    modes = [modes_of(c, train, table, pick, shared_asm, in_place, text, rounds) for c in cases]
     kinds = ["chain", "independent"]
 
     def kinds_of(case):   # the old harness only where asked, and always for the pairs of issue 25
@@ -497,7 +504,9 @@ def summary(rows, mode="ours") -> dict:
             "noise_p95": noise_p95, "bit_exact": exact, "above_cases": sorted(above, key=lambda t: -t[1])[:10]}
 
 
-def report_lines(rows, title, command, environment, modes=("ours", "ours_asm", "ours_in_place", "ours_text", "pick", "ours_table")) -> list[str]:
+def report_lines(rows, title, command, environment, modes=("ours", "ours_asm", "ours_in_place", "ours_text",
+                                                          "ours_stock_rounds", "ours_wide_rounds", "pick",
+                                                          "ours_table")) -> list[str]:
     if environment.get("partial"):
         title += f" (PARTIAL: {environment['partial']})"
     lines = [f"# {title}", "", f"GPU: {environment.get('gpu')}; triton {environment.get('triton')}; "
@@ -533,6 +542,10 @@ def report_lines(rows, title, command, environment, modes=("ours", "ours_asm", "
         lines += ["", f"ours / ours_text (the default's islands, one-round shared plans built in place, over every "
                   f"island spliced as text, worse context): {len(spliced)} conversions, geomean {geomean(spliced):.3f}, "
                   f"best {min(spliced):.3f}, worst {max(spliced):.3f}, above 1.05: {sum(x > 1.05 for x in spliced)}."]
+    for other, what in (("ours_stock_rounds", "the default's fewer rounds (buffers up to 16 KB) over Triton's rounds"),
+                        ("ours_wide_rounds", "buffers up to 64 KB over the default's 16 KB")):
+        lines += mix_comparison(rows, "ours" if other == "ours_stock_rounds" else other,
+                                other if other == "ours_stock_rounds" else "ours", what)
     lines += ["", f"Noise (stock timed twice, worse context): 95th percentile {s['noise_p95']:.3f}.", "",
               "Per family (mode ours):", "", "| family | n | geomean | worst |", "|---|---:|---:|---:|"]
     families = sorted({r["family"] for r in rows})
@@ -545,6 +558,23 @@ def report_lines(rows, title, command, environment, modes=("ours", "ours_asm", "
         lines += ["", "Above 1.05 (ours/stock, worse context):", ""]
         lines += [f"* {c}: {x:.3f}" for c, x in s["above_cases"]]
     return lines
+
+
+def mix_comparison(rows, mode: str, base: str, what: str) -> list[str]:
+    """A report's lines comparing ``mode`` with ``base`` directly (worse context), on the
+    conversions whose chain's instruction mix differs between the two (elsewhere both run the
+    same code); [] where neither differs or ``mode`` was not timed."""
+    differ = [r for r in rows if mode in r["modes"] and base in r["modes"]
+              and (r["modes"][mode].get("chain_mix") or {}) != (r["modes"][base].get("chain_mix") or {})]
+    ratios = [x for x in (worst_ratio(r, mode, base) for r in differ) if x]
+    if not ratios:
+        return []
+    over_stock = [x for x in (worst_ratio(r, mode) for r in differ) if x]
+    base_over_stock = [x for x in (worst_ratio(r, base) for r in differ) if x]
+    return ["", f"{mode} / {base} ({what}; worse context) on the {len(ratios)} conversions whose instruction mix "
+                f"differs: geomean {geomean(ratios):.3f}, best {min(ratios):.3f}, worst {max(ratios):.3f}, above 1.05: "
+                f"{sum(x > 1.05 for x in ratios)}; over stock there {geomean(over_stock):.3f} ({mode}) against "
+                f"{geomean(base_over_stock):.3f} ({base})."]
 
 
 def main_fresh(args, argv) -> int:
@@ -577,7 +607,8 @@ def main_fresh(args, argv) -> int:
     rows, environment = measure(cases, train=args.train, table=args.table, independent=args.independent,
                                 jobs=args.jobs, rep=args.rep, checkpoint=save, pick=not args.no_pick,
                                 deadline=args.deadline, shared_asm=getattr(args, "shared_asm", False),
-                                in_place=getattr(args, "in_place", False), text=getattr(args, "text", False))
+                                in_place=getattr(args, "in_place", False), text=getattr(args, "text", False),
+                                rounds=getattr(args, "rounds", False))
     environment = save(rows, environment)
     if environment.get("gpu"):
         lines = report_lines(rows, "Fresh conversions: stock and ours side by side", "python benchmarks/plan_choice.py "

@@ -17,7 +17,9 @@ decided by the first of these cases that answers:
    then names the scope instead of the planned pick);
 5. ``planned``: the planner's pick, unless stock's lowering is known to hang or be wrong for it
    (``stock_hazards``: ours whatever the rest says), then a GPU measurement recorded for it
-   (``measured_choices``), then the model (``fitted_model.decide``).  A pick the model sends to
+   (``measured_choices``), then, in fewer shared-memory rounds where a buffer of
+   ``lowering.planner.round_scratch_budget()`` bytes allows (``with_fewer_rounds``), the model
+   (``fitted_model.decide``).  A pick the model sends to
    stock as stock's own code keeps its plan (``twin_plan``): the pass, which sees the whole
    kernel, makes it an island where another conversion of the kernel is ours
    (:func:`kept_among_islands`).
@@ -41,7 +43,7 @@ from ...dialect.linear_layout import LinearLayout
 from ..legacy import plan_legacy_conversion, plan_legacy_local_load, plan_legacy_local_store
 from ..local_memory import LOCAL_LOAD, LOCAL_STORE, plan_local_load, plan_local_store
 from ..plan import STOCK, Method, Scope
-from ..planner import INVALID_CONVERSION_ERRORS, candidate_methods
+from ..planner import INVALID_CONVERSION_ERRORS, candidate_methods, with_fewer_rounds
 from ..target import Target
 from . import fitted_model, measured_choices
 from .island_limits import elements_problem, island_size_problem
@@ -317,6 +319,8 @@ def _planned(conversion: Conversion, policy: Policy, plans: ModulePlans) -> Lowe
 
 def _measured_then_modelled(plan, conversion: Conversion, policy: Policy, plans: ModulePlans) -> LoweringChoice:
     choice = follow_measurement(plan, conversion, policy, plans) if policy.measured else ours(plan)
+    if choice.ours:   # in fewer rounds where the buffer budget allows (then no twin of stock's code)
+        choice = replace(choice, plan=with_fewer_rounds(choice.plan))
     if choice.ours and policy.stock_gate:
         return follow_model(choice, conversion, policy)
     return choice

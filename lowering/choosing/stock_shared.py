@@ -170,10 +170,14 @@ def is_stock_twin(plan) -> bool:
     """Whether ``plan`` is stock Triton's own shared-memory code for its conversion: a plan of
     plain vector stores and loads within the CTA, for a conversion stock moves through shared
     memory too (not one it moves with warp shuffles: ``stock_lowering``), where no matrix pair
-    fits stock's search and both vectors are stock's width (``stock_vector_elements``).  False
-    wherever this module does not follow stock (then nothing is claimed)."""
+    fits stock's search and both vectors are stock's width (``stock_vector_elements``), in
+    stock's rounds (a plan that moved rounds into a larger buffer, ``rounds_merged``, waits at
+    fewer barriers than stock).  False wherever this module does not follow stock (then nothing
+    is claimed)."""
     shared = plan.shared
     if plan.method is not Method.SHARED or shared is None or plan.scope not in (Scope.LANE, Scope.WARP):
+        return False
+    if shared.rounds_merged:
         return False
     accesses = [op for op in shared.ops if isinstance(op, SharedAccess)]
     if any(op.form is not AccessForm.VECTOR or op.space is not MemorySpace.SHARED for op in accesses) or \
