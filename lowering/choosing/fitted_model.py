@@ -64,7 +64,8 @@ from ..plan import STOCK, Method, Scope, Stock
 from .measured_choices import same_release
 from .stock_bounds import dominance
 from .stock_lowering import stock_warp_shuffles
-from .stock_shared import is_stock_twin
+from ..element_type import storage_bits_of
+from .stock_shared import is_stock_twin, stock_matrix_pairs
 
 MODEL_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "choice_model.json")
 FEATURES = ("shuffles", "alu", "shared_accesses", "wavefronts", "warp_barriers", "cta_barriers",
@@ -241,6 +242,26 @@ TWIN_MEASURED = ("alone, with stock's exact instructions, our islands ran 1.043x
                  "kernel with other islands (lowering_choice.kept_among_islands)")
 
 
+BYTE_MATRIX_MEASURED = ("on the six committed held-out draws (H100 and H200, triton 3.6), our 8-bit picks with ldmatrix/stmatrix "
+                        "where stock stores and loads plain vectors ran 1.01x stock in geomean, 12 of 30 above 1.05x "
+                        "(a matrix access moves whole 32-bit words, and our islands pack bytes into them with more "
+                        "instructions than Triton's byte vectors: docs/lowering-choice.md, 'Bytes through matrices')")
+
+
+def bytes_through_matrices(plan) -> bool:
+    """Whether ``plan`` moves 8-bit elements (``i8``, fp8; ``i1`` as bytes) through shared memory
+    with ``ldmatrix``/``stmatrix`` where stock Triton's tile search finds no matrix pair
+    (``stock_shared.stock_matrix_pairs`` empty: stock stores and loads plain vectors).
+    Example: ``blocked<[4, 2], [8, 4], [1, 2]> -> blocked<[1, 1], [8, 4], [2, 1]>`` of 64x16 i8
+    over 2 warps, our pick storing with ``stmatrix``: True; the same pick on i16: False."""
+    if plan.method is not Method.SHARED or plan.shared is None or storage_bits_of(plan.element_bits) != 8:
+        return False
+    cost = plan_cost(plan)
+    if not any(isinstance(key, AccessShape) and key.form.is_matrix for key in cost.counts):
+        return False
+    return stock_matrix_pairs(plan.src, plan.dst, plan.element_bits, plan.target) == []
+
+
 def choose_by_stock_shuffles(plan, rank: int, model: Model) -> Choice:
     """Per conversion: our pick, except in a CTA of one warp (``one_warp_choice``), where the
     pick is stock's own code (``stock_shared.is_stock_twin``: alone it can only tie, and with the
@@ -256,11 +277,16 @@ def choose_by_stock_shuffles(plan, rank: int, model: Model) -> Choice:
     conversion on sm_90 with triton 3.6').  Example: 64x128 f16, sizePerThread [1, 8] -> [1, 4],
     4 warps: stock shuffles 32 words a thread, our pick goes through shared memory: stock.  A pick with
     32 shuffles where stock needs 64: ours.  FLA's ``chunk_h`` kernel, 16x16 f32 ``nvidia_mma`` v2 ->
-    blocked over 4 warps, our pick storing and loading 64-bit vectors as stock does: stock."""
+    blocked over 4 warps, our pick storing and loading 64-bit vectors as stock does: stock.  An
+    8-bit pick with ``ldmatrix``/``stmatrix`` where stock uses plain vectors
+    (``bytes_through_matrices``): stock."""
     family = gated_family_of(plan, str(plan.scope))
     one_warp_answer = one_warp_choice(plan, rank, family)
     if one_warp_answer is not None:
         return one_warp_answer
+    if bytes_through_matrices(plan):
+        return Choice(None, STOCK, family, f"stock Triton's lowering: our pick moves bytes with ldmatrix/stmatrix where "
+                                           f"stock stores and loads plain vectors; {BYTE_MATRIX_MEASURED}")
     if is_stock_twin(plan):
         return Choice(None, STOCK, family, "stock Triton's lowering: our pick stores and loads shared memory as stock "
                                            f"does (plain vectors of its width, no matrix instruction fits: "

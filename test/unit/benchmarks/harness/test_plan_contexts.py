@@ -155,6 +155,31 @@ def test_a_perfect_gate_on_the_committed_held_out_draws():
         assert (round(s["geomean"], 3), round(s["perfect_gate"], 3)) == (default, gate)
 
 
+HELD_OUT_DRAWS = ("plan_fresh_2741_2857", "plan_fresh_3001_3109", "plan_fresh_4111_4219", "plan_fresh_5003_5113_hybrid",
+                  "plan_fresh_6007_6113_hybrid", "plan_fresh_7001_7109_rounds")
+
+
+def test_bytes_through_matrices_on_the_committed_held_out_draws():
+    """``fitted_model.BYTE_MATRIX_MEASURED`` (and docs/lowering-choice.md) quote these: over the
+    six committed held-out draws, the 8-bit conversions whose default chain used more
+    ldmatrix/stmatrix than stock's ran 1.010x stock in geomean, 12 of 30 above 1.05x."""
+    import gzip
+    import json
+    from linear_layouts.lowering.choosing.fitted_model import BYTE_MATRIX_MEASURED
+    ratios = []
+    for stem in HELD_OUT_DRAWS:
+        rows = json.load(gzip.open(os.path.join(str(REPO), "benchmarks", "results", stem + ".json.gz"), "rt"))["rows"]
+        for row in rows:
+            mode = "ours_in_place" if "ours_in_place" in row["modes"] else "ours"
+            ratio = plan_contexts.worst_ratio(row, mode)
+            stock_mix, our_mix = row["modes"]["stock"].get("chain_mix"), row["modes"][mode].get("chain_mix")
+            if ratio and row["bits"] == 8 and stock_mix and our_mix and \
+                    our_mix["ldmatrix"] + our_mix["stmatrix"] > stock_mix["ldmatrix"] + stock_mix["stmatrix"]:
+                ratios.append(ratio)
+    assert (len(ratios), round(plan_contexts.geomean(ratios), 2), sum(x > 1.05 for x in ratios)) == (30, 1.01, 12)
+    assert "1.01x stock in geomean, 12 of 30 above 1.05x" in BYTE_MATRIX_MEASURED
+
+
 def test_fit_choice_reads_several_runs_gzipped_or_not_of_one_release(tmp_path):
     import gzip
     import json

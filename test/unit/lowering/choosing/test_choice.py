@@ -255,19 +255,19 @@ def test_every_choice_is_a_verified_candidate_or_stock(pair):
     else:
         assert verify_plan(decision.plan).ok
     # The shipped rule: over one warp, stock for a shared-memory pick and for a shuffle pick that
-    # does not gain on stock's floor; elsewhere stock for a twin of stock's own shared-memory code,
-    # and where stock shuffles a lane-scope conversion and the pick is not a shuffle plan with at
-    # most as many.
+    # does not gain on stock's floor; elsewhere stock for bytes through matrices where stock
+    # uses plain vectors, for a twin of stock's own shared-memory code, and where stock shuffles
+    # a lane-scope conversion and the pick is not a shuffle plan with at most as many.
     stock = stock_warp_shuffles(pick.src, pick.dst, bits, "sm_90") if pick.scope is Scope.LANE else None
     if pick.method in ("noop", "rename"):
         to_stock = False
     elif "warpsPerCTA = [1, 1]" in src_text and pick.scope is Scope.LANE:
         to_stock = pick.method == "shared" or not dominance(pick).gains
     else:
-        to_stock = is_stock_twin(pick) or (stock is not None and
+        to_stock = choice.bytes_through_matrices(pick) or is_stock_twin(pick) or (stock is not None and
                                            not (pick.method == "shuffle" and plan_cost(pick).shuffles <= stock))
     assert (decision.plan is None) == to_stock
-    if is_stock_twin(pick) and "warpsPerCTA = [1, 1]" not in src_text:
+    if is_stock_twin(pick) and "warpsPerCTA = [1, 1]" not in src_text and not choice.bytes_through_matrices(pick):
         assert "stock_shared.py" in decision.reason
     if "warpsPerCTA = [1, 1]" in src_text and pick.scope is Scope.LANE and decision.plan is None:
         assert "one_warp_choice.md" in decision.reason
@@ -278,3 +278,32 @@ def test_the_environment_turns_the_gate_off(monkeypatch, value):
     monkeypatch.setenv("LINEAR_LAYOUTS_STOCK_GATE", value)
     choice.load_model.cache_clear()
     assert choice.decide(_pick(SPT8, SPT4, (64, 128), 16), "sm_90", "3.6.0") is None
+
+
+# Held-out fresh7109/44: an i8 conversion over 2 warps whose pick stores with stmatrix where stock
+# stores and loads plain vectors.
+BYTES_SRC = _blocked([4, 2], [8, 4], [1, 2], [1, 0])
+BYTES_DST = _blocked([1, 1], [8, 4], [2, 1], [0, 1])
+
+
+def test_bytes_through_matrices_go_to_stock():
+    from linear_layouts.lowering.choosing.stock_shared import stock_matrix_pairs
+    plan = _pick(BYTES_SRC, BYTES_DST, [64, 16], 8)
+    assert plan.method == "shared" and _matrix_accesses(plan) == 1     # one stmatrix
+    assert stock_matrix_pairs(plan.src, plan.dst, 8, plan.target) == []
+    assert choice.bytes_through_matrices(plan)
+    decided = choice.decide(plan, "sm_90", "3.6.0")
+    assert decided.plan is None and "moves bytes with ldmatrix/stmatrix" in decided.reason
+    # the same conversion on 16-bit elements: not bytes, the rule does not apply
+    wide = _pick(BYTES_SRC, BYTES_DST, [64, 16], 16)
+    assert not choice.bytes_through_matrices(wide)
+    assert "moves bytes" not in (choice.decide(wide, "sm_90", "3.6.0").reason or "")
+    # an 8-bit pick without matrix accesses: not this rule either
+    verified = [p for p in plan_candidates(plan.src, plan.dst, 8, "sm_90")[0] if verify_plan(p).ok]
+    plain = next(p for p in verified if _matrix_accesses(p) == 0)
+    assert not choice.bytes_through_matrices(plain)
+
+
+def _matrix_accesses(plan):
+    from linear_layouts.lowering.plan import SharedAccess
+    return sum(op.form.is_matrix for op in plan.shared.ops if isinstance(op, SharedAccess))
