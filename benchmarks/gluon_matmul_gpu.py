@@ -244,6 +244,14 @@ def choice_rows(runs: dict) -> dict:
                             "torch": torch.__version__}, "cases": rows}
 
 
+def environment_prefix() -> str:
+    """The plugin's variables set for this run that change what it emits, as a command's prefix
+    (``LINEAR_LAYOUTS_ROUND_SCRATCH=0 ``), "" when none is."""
+    names = ("LINEAR_LAYOUTS_ROUND_SCRATCH", "LINEAR_LAYOUTS_STOCK_GATE", "LINEAR_LAYOUTS_IN_PLACE",
+             "LINEAR_LAYOUTS_SHARED_ACCESS", "LINEAR_LAYOUTS_BYTE_VECTORS")
+    return "".join(f"{name}={os.environ[name]} " for name in names if os.environ.get(name))
+
+
 def summary(runs: dict, rounds: int) -> str:
     import torch
     import triton
@@ -256,7 +264,7 @@ def summary(runs: dict, rounds: int) -> str:
     lines = ["# A Gluon mma_v2 matmul: stock Triton, the plugin, the plugin's inline-PTX form"
              + (", the automatic form" if any(mode in AUTO_MODES for mode in runs) else ""), "",
              f"- {torch.cuda.get_device_name()}; triton {triton.__version__}, torch {torch.__version__}",
-             f"- command: `python benchmarks/gluon_matmul_gpu.py --rounds {rounds}{flags}`; tiles "
+             f"- command: `{environment_prefix()}python benchmarks/gluon_matmul_gpu.py --rounds {rounds}{flags}`; tiles "
              f"{BLOCK_M}x{BLOCK_N}x{BLOCK_K}, {WARPS} warps, fp16 in, fp32 accumulate; each mode in its own process, "
              f"{rounds} rounds, order rotated; median of `do_bench` medians; `stock` is the kernel as written "
              "under Triton alone (the expert's layouts)", "",

@@ -567,7 +567,7 @@ def options(parser) -> None:
                              "Triton's module and its others spliced as text (LINEAR_LAYOUTS_IN_PLACE=1, the default)")
     parser.add_argument("--text", action="store_true",
                         help="--fresh: also time ours_text, ours with every island spliced as text (LINEAR_LAYOUTS_IN_PLACE=0)")
-    parser.add_argument("--rounds", action="store_true",
+    parser.add_argument("--round-modes", action="store_true",
                         help="--fresh: also time ours_stock_rounds (shared plans in Triton's rounds only, "
                              "LINEAR_LAYOUTS_ROUND_SCRATCH=0) and ours_wide_rounds (fewer rounds through buffers "
                              "of up to 64 KB)")

@@ -78,6 +78,10 @@ def offset_bases(plan, shape: list[int]) -> Optional[list[list[int]]]:
     built in place)."""
     swizzle = plan.shared.smem_layout
     flat = [element for dim in ("vector", "bank", "segment") for (element,) in swizzle.bases.get(dim, [])]
+    if not flat:
+        # A buffer of one element (legacy mode plans a 1-element tensor through shared memory):
+        # Triton's ``get_shared_linear_layout`` crashes the process on an empty basis list.
+        return None
     elements = 1
     for size in shape:
         elements *= size

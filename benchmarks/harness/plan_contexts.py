@@ -608,7 +608,7 @@ def main_fresh(args, argv) -> int:
                                 jobs=args.jobs, rep=args.rep, checkpoint=save, pick=not args.no_pick,
                                 deadline=args.deadline, shared_asm=getattr(args, "shared_asm", False),
                                 in_place=getattr(args, "in_place", False), text=getattr(args, "text", False),
-                                rounds=getattr(args, "rounds", False))
+                                rounds=getattr(args, "round_modes", False))
     environment = save(rows, environment)
     if environment.get("gpu"):
         lines = report_lines(rows, "Fresh conversions: stock and ours side by side", "python benchmarks/plan_choice.py "

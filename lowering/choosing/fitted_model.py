@@ -262,6 +262,20 @@ def bytes_through_matrices(plan) -> bool:
     return stock_matrix_pairs(plan.src, plan.dst, plan.element_bits, plan.target) == []
 
 
+def stock_shared_choice(plan, family: str) -> Optional[Choice]:
+    """Stock, where the pick's shared-memory code is known to gain nothing on stock's: bytes
+    through matrices where stock uses plain vectors (``bytes_through_matrices``), or stock's own
+    code (``stock_shared.is_stock_twin``, marked ``twin``); None elsewhere."""
+    if bytes_through_matrices(plan):
+        return Choice(None, STOCK, family, f"stock Triton's lowering: our pick moves bytes with ldmatrix/stmatrix where "
+                                           f"stock stores and loads plain vectors; {BYTE_MATRIX_MEASURED}")
+    if is_stock_twin(plan):
+        return Choice(None, STOCK, family, "stock Triton's lowering: our pick stores and loads shared memory as stock "
+                                           f"does (plain vectors of its width, no matrix instruction fits: "
+                                           f"lowering/choosing/stock_shared.py); {TWIN_MEASURED}", twin=True)
+    return None
+
+
 def choose_by_stock_shuffles(plan, rank: int, model: Model) -> Choice:
     """Per conversion: our pick, except in a CTA of one warp (``one_warp_choice``), where the
     pick is stock's own code (``stock_shared.is_stock_twin``: alone it can only tie, and with the
@@ -281,16 +295,9 @@ def choose_by_stock_shuffles(plan, rank: int, model: Model) -> Choice:
     8-bit pick with ``ldmatrix``/``stmatrix`` where stock uses plain vectors
     (``bytes_through_matrices``): stock."""
     family = gated_family_of(plan, str(plan.scope))
-    one_warp_answer = one_warp_choice(plan, rank, family)
-    if one_warp_answer is not None:
-        return one_warp_answer
-    if bytes_through_matrices(plan):
-        return Choice(None, STOCK, family, f"stock Triton's lowering: our pick moves bytes with ldmatrix/stmatrix where "
-                                           f"stock stores and loads plain vectors; {BYTE_MATRIX_MEASURED}")
-    if is_stock_twin(plan):
-        return Choice(None, STOCK, family, "stock Triton's lowering: our pick stores and loads shared memory as stock "
-                                           f"does (plain vectors of its width, no matrix instruction fits: "
-                                           f"lowering/choosing/stock_shared.py); {TWIN_MEASURED}", twin=True)
+    answer = one_warp_choice(plan, rank, family) or stock_shared_choice(plan, family)
+    if answer is not None:
+        return answer
     if plan.scope is Scope.LANE:
         stock = stock_warp_shuffles(plan.src, plan.dst, plan.element_bits, plan.target)
         if stock is not None and not (plan.method is Method.SHUFFLE and plan_cost(plan).shuffles <= stock):

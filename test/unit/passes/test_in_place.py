@@ -59,6 +59,39 @@ def test_only_a_bijection_onto_the_tensor_is_built(vector, why):
     assert offset_bases(_Plan(swizzle), [32, 32]) is None, why
 
 
+def test_a_buffer_of_one_element_is_not_built():
+    # Legacy mode plans a 1-element tensor (a row's mean in a layer norm) through shared
+    # memory; its swizzle has no basis, and Triton's get_shared_linear_layout crashes the
+    # process on an empty basis list.
+    assert offset_bases(_Plan(_swizzle([], [], [], 1)), [1]) is None
+
+
+LAYER_NORM_ROW = """
+#slice = #ttg.slice<{dim = 1, parent = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [1, 32], warpsPerCTA = [1, 4], order = [1, 0]}>}>
+#one = #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.target = "cuda:90", "ttg.threads-per-warp" = 32 : i32} {
+  tt.func public @k(%x: tensor<1xf32, #slice>, %y: tensor<1x!tt.ptr<f32>, #one>) {
+    %0 = ttg.convert_layout %x : tensor<1xf32, #slice> -> tensor<1xf32, #one>
+    tt.store %y, %0 : tensor<1x!tt.ptr<f32>, #one>
+    tt.return
+  }
+}
+"""
+
+
+def test_legacy_mode_leaves_a_one_element_conversion_to_the_text_route():
+    """paper_kernels' layer norm of 4096 columns under mode=legacy crashed here (in a forked
+    child: a crash must fail the test, not end the run)."""
+    from linear_layouts.passes.ir.sandbox import run_forked
+    from linear_layouts.passes.lower_conversions import LowerConversions
+    from linear_layouts.passes.options import Mode
+
+    def child():
+        text, built = in_place.in_place_module_text(LAYER_NORM_ROW, "k", LowerConversions(mode=Mode.LEGACY))
+        return f"built {built}, convert kept: {'ttg.convert_layout' in text}"
+    assert run_forked(child) == "built 0, convert kept: True"
+
+
 @pytest.fixture
 def in_place_on_3_6(monkeypatch):
     monkeypatch.setattr(lower_conversions, "triton_version", lambda: "3.6.0")
@@ -152,7 +185,11 @@ def test_booleans_are_built_on_bytes(in_place_on_3_6, monkeypatch, tmp_path):
     an f32 tile.  The mask goes through memory as bytes: widened before the store, the load
     narrowed back, each in its own side's layout.  Both conversions are built, none is left for
     the text route (the kernel pays no print, splice and re-parse), and the drop-in's compile is
-    Triton's own compile of the module as rewritten."""
+    Triton's own compile of the module as rewritten.  The subject is how a boolean is built, so
+    the rule that sends the mask's plan (bytes through ``ldmatrix``) to stock is taken out
+    (``fitted_model.bytes_through_matrices``; with it, the tile, stock's own code, goes too)."""
+    from linear_layouts.lowering.choosing import fitted_model
+    monkeypatch.setattr(fitted_model, "bytes_through_matrices", lambda plan: False)
     path = REPO / "test" / "lit" / "corpus" / "liger_kernel" / "neighborhood_attention_qk_f32_64.cuda90.ttgir"
     text, count = _rewritten_text(path)
     assert count == 2
