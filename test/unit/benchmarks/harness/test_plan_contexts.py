@@ -180,6 +180,26 @@ def test_bytes_through_matrices_on_the_committed_held_out_draws():
     assert "1.01x stock in geomean, 12 of 30 above 1.05x" in BYTE_MATRIX_MEASURED
 
 
+def test_bytes_through_matrices_on_the_draw_made_after_the_rule():
+    """docs/lowering-choice.md: on 8101/8209, the 8-bit conversions over 2 warps or more whose
+    ungated pick used more ldmatrix/stmatrix than stock went to stock (0.996-1.006x), where the
+    pick ran 0.986-1.450x, 5 of 7 above 1.05."""
+    import gzip
+    import json
+    rows = json.load(gzip.open(os.path.join(str(REPO), "benchmarks", "results", "plan_fresh_8101_8209.json.gz"),
+                               "rt"))["rows"]
+    ours, pick = [], []
+    for row in rows:
+        stock_mix, pick_mix = row["modes"]["stock"]["chain_mix"], row["modes"]["pick"]["chain_mix"]
+        if row["bits"] == 8 and row["num_warps"] >= 2 and \
+                pick_mix["ldmatrix"] + pick_mix["stmatrix"] > stock_mix["ldmatrix"] + stock_mix["stmatrix"]:
+            assert row["modes"]["ours"]["chain_mix"] == stock_mix, row["case"]     # left to stock
+            ours.append(plan_contexts.worst_ratio(row, "ours"))
+            pick.append(plan_contexts.worst_ratio(row, "pick"))
+    assert (len(ours), round(min(ours), 3), round(max(ours), 3)) == (7, 0.996, 1.006)
+    assert (round(min(pick), 3), round(max(pick), 3), sum(x > 1.05 for x in pick)) == (0.986, 1.45, 5)
+
+
 def test_fit_choice_reads_several_runs_gzipped_or_not_of_one_release(tmp_path):
     import gzip
     import json
