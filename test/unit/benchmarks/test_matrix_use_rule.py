@@ -1,0 +1,33 @@
+"""benchmarks/studies/matrix_use_rule.py: the gates on shared-memory picks whose matrix
+instructions differ from stock's, scored on the committed held-out draws.  docs/lowering-choice.md
+quotes these totals ('Bytes through matrices'), so they are read here from the rows."""
+
+from __future__ import annotations
+
+import sys
+
+from support import REPO  # noqa: E402
+
+sys.path.insert(0, str(REPO / "benchmarks" / "studies"))
+import matrix_use_rule  # noqa: E402
+
+
+def test_the_totals_the_docs_quote(monkeypatch):
+    monkeypatch.delenv("LINEAR_LAYOUTS_STOCK_GATE", raising=False)    # the suite's conftest turns the gate off
+    text = "\n".join(matrix_use_rule.report())
+    assert ("* bytes: above 1.05 over the draws 70 measured, 58 gated; 35 conversions taken to stock, which had run "
+            "1.008x stock in geomean, 12 above 1.05") in text
+    assert ("* matrices where stock has none: above 1.05 over the draws 70 measured, 44 gated; 114 conversions taken "
+            "to stock, which had run 1.008x stock in geomean, 26 above 1.05") in text
+    assert ("* matrix use: above 1.05 over the draws 70 measured, 35 gated; 182 conversions taken to stock, which had "
+            "run 0.996x stock in geomean, 35 above 1.05") in text
+
+
+def test_a_gate_that_takes_nothing_leaves_the_draw_as_measured():
+    import gzip
+    import json
+    with gzip.open(REPO / "benchmarks" / "results" / "plan_fresh_3001_3109.json.gz", "rt") as f:
+        rows = json.load(f)["rows"]
+    s = matrix_use_rule.score(rows, lambda plan: False)
+    assert (s["n"], round(s["geomean"], 3), s["above"], s["taken"], s["partly"]) == (80, 0.955, 9, 0, 0)
+    assert s["gated"] == s["geomean"] and s["gated_above"] == s["above"]
