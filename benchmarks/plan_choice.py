@@ -555,6 +555,7 @@ def options(parser) -> None:
     parser.add_argument("--held-out-kernels", action="store_true",
                         help="--fresh: add Liger-Kernel's sm_90 conversions (never measured before)")
     parser.add_argument("--issue-pairs", action="store_true", help="--fresh: add the three pairs of issue 25")
+    parser.add_argument("--issue-53", action="store_true", help="--fresh: add issue 53's case as reported")
     parser.add_argument("--independent", action="store_true",
                         help="--fresh: also the old harness (one direction, independent conversions)")
     parser.add_argument("--rep", type=int, default=20, help="--fresh: do_bench's rep (ms)")

@@ -590,6 +590,8 @@ def main_fresh(args, argv) -> int:
         cases += [c for c in held_out_kernel_cases() if usable(c.src_resolved, c.dst_resolved, c.shape, c.bits)]
     if args.issue_pairs:
         cases = issue_pairs() + cases
+    if getattr(args, "issue_53", False):
+        cases = [issue53_pair()] + cases
     if args.match:
         cases = [c for c in cases if args.match in c.name]
     if args.limit:
@@ -617,6 +619,16 @@ def main_fresh(args, argv) -> int:
             f.write("\n".join(lines) + "\n")
         print("\n".join(lines[:20]))
     return 0
+
+
+def issue53_pair() -> Case:
+    """Issue 53's case as reported (bf16, 8,192 elements, 8 warps: a slice of a blocked parent
+    to a linear layout whose lanes pick different subsets of the replicated registers), the
+    layouts of ``harness.compile_time_fuzz.issue53_case``."""
+    from harness.compile_time_fuzz import issue53_case
+    case = issue53_case()
+    return Case("issue53/8192:i16:w8", "", case["src"], case["dst"], tuple(case["shape"]), 16, case["num_warps"],
+                "issue53")
 
 
 # The three pairs of issue 25 (64x128 f16 spt 8 <-> 4; 64 f32 one warp spt 2 -> 1; 1024 f16 spt 8 -> 4).
