@@ -15,12 +15,15 @@ import matrix_use_rule  # noqa: E402
 def test_the_totals_the_docs_quote(monkeypatch):
     monkeypatch.delenv("LINEAR_LAYOUTS_STOCK_GATE", raising=False)    # the suite's conftest turns the gate off
     text = "\n".join(matrix_use_rule.report())
-    assert ("* bytes: above 1.05 over the draws 70 measured, 58 gated; 35 conversions taken to stock, which had run "
+    assert ("* bytes: above 1.05 over the 7 draws it was written on: 70 measured, 58 gated; 35 conversions taken to stock, which had run "
             "1.008x stock in geomean, 12 above 1.05") in text
-    assert ("* matrices where stock has none: above 1.05 over the draws 70 measured, 44 gated; 114 conversions taken "
+    assert ("* matrices where stock has none: above 1.05 over the 7 draws it was written on: 70 measured, 44 gated; 114 conversions taken "
             "to stock, which had run 1.008x stock in geomean, 26 above 1.05") in text
-    assert ("* matrix use: above 1.05 over the draws 70 measured, 35 gated; 182 conversions taken to stock, which had "
-            "run 0.996x stock in geomean, 35 above 1.05") in text
+    assert ("* matrix use: above 1.05 over the 7 draws it was written on: 70 measured, 35 gated; 182 conversions taken to "
+            "stock, which had run 0.996x stock in geomean, 35 above 1.05") in text
+    # the draw made after the gates (issue 53's case left out)
+    assert ("| plan_fresh_9001_9109 (drawn after the gates) | matrices where stock has none | 129 | 0.951 / 6 | 0.952 / 4 "
+            "| 17, 0.994, 2 | 2 |") in text
 
 
 def test_a_gate_that_takes_nothing_leaves_the_draw_as_measured():
