@@ -79,6 +79,7 @@ from dataclasses import replace
 from typing import Optional, Sequence, Union
 
 from ..lowering.plan import Method
+from ..lowering.planner import round_scratch_budget
 from . import cache_dirs, cache_hits, environment, inductor
 from .layout_stages import advised_ttgir, is_gluon, resolving_ttgir, set_report_recording  # noqa: F401
 from .ir.bindings import installed_conventions
@@ -148,6 +149,10 @@ def enable(mode: Union[Mode, str] = Mode.LINEAR, *, only: Union[None, str, Seque
                               assign_layouts=assign_layouts, resolve_auto_layouts=resolve_auto_layouts,
                               apply_advice=apply_advice, advice_findings=advice_findings)
     except (OptionError, PipelineError) as error:
+        raise PluginError(str(error)) from None
+    try:
+        round_scratch_budget()     # the environment's setting, read now so that a bad one is named here
+    except ValueError as error:
         raise PluginError(str(error)) from None
     given = {"only": only, "pipeline": pipeline, "verify": verify, "report": report, "remarks": remarks,
              "assign_layouts": assign_layouts, "resolve_auto_layouts": resolve_auto_layouts,

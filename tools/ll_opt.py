@@ -191,6 +191,12 @@ def run(argv: list[str]) -> int:
     except PipelineError as error:
         print(f"ll-opt: error: invalid pipeline: {error}", file=sys.stderr)
         return 1
+    from ..lowering.planner import round_scratch_budget
+    try:
+        round_scratch_budget()     # a bad value is named before any module is read
+    except ValueError as error:
+        print(f"ll-opt: error: {error}", file=sys.stderr)
+        return 1
 
     name = "<stdin>" if args.input == "-" else args.input
     text = read_input(args.input, name)

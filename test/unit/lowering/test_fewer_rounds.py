@@ -147,3 +147,15 @@ def test_random_conversions_in_fewer_rounds_are_verified_and_simulated(seed):
     site = _site(element)
     result = check_emitted(emit_island(fewer, site).text, fewer, site)
     assert result, result.errors
+
+
+def test_enable_names_a_bad_budget_and_stays_off(monkeypatch):
+    triton = pytest.importorskip("triton")  # noqa: F841 - enable() needs Triton
+    import linear_layouts
+    from linear_layouts.passes import hook
+    from linear_layouts.passes.plugin_config import PluginError
+    linear_layouts.disable()
+    monkeypatch.setenv(ROUND_SCRATCH_VARIABLE, "16k")
+    with pytest.raises(PluginError, match=f"{ROUND_SCRATCH_VARIABLE}='16k'"):
+        linear_layouts.enable()
+    assert hook.active_config() is None      # the plugin stays as it was: off
