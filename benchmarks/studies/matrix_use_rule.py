@@ -27,9 +27,11 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import math
 import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # benchmarks/, for harness
+from harness.plan_contexts import geomean, worst_ratio  # noqa: E402
 
 from linear_layouts.dialect.conventions import TritonConventions
 from linear_layouts.dialect.encodings import to_linear_layout
@@ -87,21 +89,6 @@ def default_choice(src: str, dst: str, shape, bits: int):
     finally:
         fitted_model.bytes_through_matrices = shipped
     return decided is None or decided.plan is not None, plan
-
-
-def worst_ratio(row, mode: str, base: str = "stock"):
-    ratios = []
-    for context in ("chain", "latency"):
-        a = row["modes"].get(mode, {}).get(context, {}).get("us")
-        b = row["modes"].get(base, {}).get(context, {}).get("us")
-        if not a or not b:
-            return None
-        ratios.append(a / b)
-    return max(ratios)
-
-
-def geomean(values) -> float:
-    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
 
 
 def score(rows, gate) -> dict:
