@@ -372,8 +372,8 @@ def with_fewer_rounds(plan: ConversionPlan, budget_bytes: int | None = None) -> 
     Kept apart from ``plan_candidates``: a candidate's rank names a measured plan
     (``lowering.choosing.measured_choices``), so the ranks stay those of Triton's rounds, and the
     choice (``lowering.choosing.lowering_choice``) applies this to the plan it picked."""
-    shared = plan.shared if plan else None
-    if (plan.method is not Method.SHARED or shared is None or shared.num_rounds == 1
+    shared = plan.shared if plan else None     # an Unsupported answer has no plan to change
+    if (shared is None or plan.method is not Method.SHARED or shared.num_rounds == 1
             or plan.scope not in (Scope.LANE, Scope.WARP)):
         return plan
     budget = round_scratch_budget() if budget_bytes is None else budget_bytes

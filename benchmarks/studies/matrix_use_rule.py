@@ -27,11 +27,9 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import math
 import os
 import sys
-
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # benchmarks/, for harness
-from harness.plan_contexts import geomean, worst_ratio  # noqa: E402
 
 from linear_layouts.dialect.conventions import TritonConventions
 from linear_layouts.dialect.encodings import to_linear_layout
@@ -89,6 +87,24 @@ def default_choice(src: str, dst: str, shape, bits: int):
     finally:
         fitted_model.bytes_through_matrices = shipped
     return decided is None or decided.plan is not None, plan
+
+
+# A study imports the installed package only (benchmarks/harness is the top-level scripts'; issue
+# 54): the two helpers below are harness.plan_contexts.worst_ratio's and harness.common.geomean's.
+def worst_ratio(row, mode: str, base: str = "stock"):
+    """The mode's time over ``base``'s in its worse context (chain, latency), or None."""
+    ratios = []
+    for context in ("chain", "latency"):
+        a = row["modes"].get(mode, {}).get(context, {}).get("us")
+        b = row["modes"].get(base, {}).get(context, {}).get("us")
+        if not a or not b:
+            return None
+        ratios.append(a / b)
+    return max(ratios)
+
+
+def geomean(values) -> float:
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
 
 
 def score(rows, gate) -> dict:
