@@ -244,13 +244,14 @@ class CaseResult:
     method: str = ""
     reason: str = ""               # why left to Triton, or what failed
     compiled: str = ""             # "", "both", "stock-failed", "ours-failed"
+    fewer_rounds: bool = False     # the plan checked is the planner's in fewer rounds (as the choice emits it)
 
 
 def check_case(index: int, case: FuzzCase) -> CaseResult:
     """Plan, emit and simulate the conversion, with the layouts the installed Triton gives."""
     from ..lowering.emit.emit_llvm import IslandSite, EmitError, emit_island, island_element_type
     from ..lowering.sim.island_sim import check_emitted
-    from ..lowering.planner import plan_conversion
+    from ..lowering.planner import plan_conversion, with_fewer_rounds
     from ..lowering.target import target_named
     from ..passes.ir.bindings import installed_conventions
     from ..passes.ir.layouts import tensor_layout_of
@@ -263,6 +264,8 @@ def check_case(index: int, case: FuzzCase) -> CaseResult:
         if not plan:
             result.outcome, result.reason = "left", plan.reason
             return result
+        fewer = with_fewer_rounds(plan)     # what the choice emits (lowering_choice), checked the same way
+        result.fewer_rounds, plan = fewer is not plan, fewer
         result.method = plan.method
         site = IslandSite(result="%RESULT", source="%SOURCE", src_type="@SRC_TYPE@", dst_type="@DST_TYPE@",
                            element_type=case.element_type, guard_before=True, guard_after=index % 2 == 0,
@@ -359,7 +362,8 @@ class FuzzReport:
         lines = [f"ll-fuzz: seed {self.seed}, {len(self.results)} cases in {self.seconds:.1f} s: "
                  f"{counts['lowered']} lowered and simulated, {counts['left']} left to Triton, "
                  f"{len(self.failures)} failed",
-                 "  methods: " + ", ".join(f"{k}={v}" for k, v in sorted(methods.items())),
+                 "  methods: " + ", ".join(f"{k}={v}" for k, v in sorted(methods.items()))
+                 + f" ({sum(r.fewer_rounds for r in self.results if r.outcome == 'lowered')} shared in fewer rounds)",
                  "  by kind: " + ", ".join(f"{k}/{o}={v}" for (k, o), v in sorted(by_kind.items()))]
         if compiled:
             lines.append("  compiled: " + ", ".join(f"{k}={v}" for k, v in sorted(compiled.items())))

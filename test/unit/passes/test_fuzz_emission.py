@@ -38,6 +38,8 @@ def test_random_conversions_lower_and_simulate_and_compile():
     assert not report.failures, report.summary()
     outcomes = Counter(r.outcome for r in report.results)
     assert outcomes["lowered"] > 0.9 * CASES, report.summary()
+    # plans in fewer shared-memory rounds (what the choice emits) are among those simulated
+    assert sum(r.fewer_rounds for r in report.results if r.outcome == "lowered") > 0.02 * CASES, report.summary()
     compiled = Counter(r.compiled for r in report.results if r.compiled)
     assert compiled["both"] > 0.8 * COMPILE, report.summary()
 
