@@ -275,9 +275,12 @@ def _kernel_path(directory, index, mode, kind):
 
 # What a mode's name asks of the environment while it compiles (read when an island is emitted
 # or built; both are in Triton's cache key, so modes never share a cached kernel).
+# The buffer ``ours_wide_rounds`` may take for fewer rounds (the default's is
+# ``lowering.planner.DEFAULT_ROUND_SCRATCH``).
+WIDE_ROUND_SCRATCH = 65536
 MODE_ENVIRONMENT = {"_asm": ("LINEAR_LAYOUTS_SHARED_ACCESS", "asm"), "_in_place": ("LINEAR_LAYOUTS_IN_PLACE", "1"),
                     "_text": ("LINEAR_LAYOUTS_IN_PLACE", "0"), "_stock_rounds": ("LINEAR_LAYOUTS_ROUND_SCRATCH", "0"),
-                    "_wide_rounds": ("LINEAR_LAYOUTS_ROUND_SCRATCH", "65536")}
+                    "_wide_rounds": ("LINEAR_LAYOUTS_ROUND_SCRATCH", str(WIDE_ROUND_SCRATCH))}
 
 
 @contextlib.contextmanager
@@ -542,8 +545,10 @@ def report_lines(rows, title, command, environment, modes=("ours", "ours_asm", "
         lines += ["", f"ours / ours_text (the default's islands, one-round shared plans built in place, over every "
                   f"island spliced as text, worse context): {len(spliced)} conversions, geomean {geomean(spliced):.3f}, "
                   f"best {min(spliced):.3f}, worst {max(spliced):.3f}, above 1.05: {sum(x > 1.05 for x in spliced)}."]
-    for other, what in (("ours_stock_rounds", "the default's fewer rounds (buffers up to 16 KB) over Triton's rounds"),
-                        ("ours_wide_rounds", "buffers up to 64 KB over the default's 16 KB")):
+    from linear_layouts.lowering.planner import DEFAULT_ROUND_SCRATCH
+    default_kb, wide_kb = DEFAULT_ROUND_SCRATCH // 1024, WIDE_ROUND_SCRATCH // 1024
+    for other, what in (("ours_stock_rounds", f"the default's fewer rounds (buffers up to {default_kb} KB) over Triton's rounds"),
+                        ("ours_wide_rounds", f"buffers up to {wide_kb} KB over the default's {default_kb} KB")):
         lines += mix_comparison(rows, "ours" if other == "ours_stock_rounds" else other,
                                 other if other == "ours_stock_rounds" else "ours", what)
     lines += ["", f"Noise (stock timed twice, worse context): 95th percentile {s['noise_p95']:.3f}.", "",

@@ -223,3 +223,19 @@ def test_source_folds_keep_seeds_apart():
         "fresh draw 303, part 2"
     assert fit_choice.source_group({"origin": "fresh:slice", "case": "fresh1/12:slice:64:i8:w4"}) == "fresh draw 1, part 2"
     assert fit_choice.source_group({"origin": "cuda90/gather.ttgir", "case": "x"}) == "cuda90/gather.ttgir"
+
+
+def test_mix_comparison_reads_only_the_conversions_whose_code_differs():
+    def row(case, ours_us, base_us, same):
+        mix = {"bar": 7}
+        return {"case": case, "modes": {
+            "stock": {"chain": {"us": 100.0}, "latency": {"us": 100.0}, "chain_mix": mix},
+            "ours": {"chain": {"us": ours_us}, "latency": {"us": ours_us}, "chain_mix": {"bar": 3}},
+            "ours_stock_rounds": {"chain": {"us": base_us}, "latency": {"us": base_us},
+                                  "chain_mix": {"bar": 3} if same else mix}}}
+    rows = [row("a", 90.0, 100.0, False), row("b", 110.0, 100.0, True)]
+    [_, line] = plan_contexts.mix_comparison(rows, "ours", "ours_stock_rounds", "what")
+    assert line.startswith("ours / ours_stock_rounds (what; worse context) on the 1 conversions whose instruction mix differs: "
+                           "geomean 0.900, best 0.900, worst 0.900, above 1.05: 0; over stock there 0.900 (ours) against "
+                           "1.000 (ours_stock_rounds).")
+    assert plan_contexts.mix_comparison([rows[1]], "ours", "ours_stock_rounds", "what") == []
