@@ -549,6 +549,9 @@ def options(parser) -> None:
                              "timed as a kernel sees them: stock and ours, round trips in a dependent chain, grid "
                              "full and one program per SM; prints the geomean, the worst case and the count above 1.05")
     parser.add_argument("--count", type=int, default=220, help="--fresh: conversions per seed")
+    parser.add_argument("--registers", type=int, nargs=2, default=None, metavar=("LOW", "HIGH"),
+                        help="--fresh: draw conversions whose larger layout holds more than LOW and at most HIGH "
+                             "32-bit registers a thread (default 0 64)")
     parser.add_argument("--train", action="store_true", help="--fresh: time every candidate too (the model's fit)")
     parser.add_argument("--table", action="store_true", help="--fresh: also time the plugin with the measured table on")
     parser.add_argument("--corpus", action="store_true", help="--fresh: add the TTGIR corpus's conversions")
@@ -556,6 +559,10 @@ def options(parser) -> None:
                         help="--fresh: add Liger-Kernel's sm_90 conversions (never measured before)")
     parser.add_argument("--issue-pairs", action="store_true", help="--fresh: add the three pairs of issue 25")
     parser.add_argument("--issue-53", action="store_true", help="--fresh: add issue 53's case as reported")
+    parser.add_argument("--structured", type=int, nargs="*", default=None, metavar="SEED",
+                        help="--fresh: add large-register conversions (256 to 1,024 registers a thread) drawn from "
+                             "these seeds as the compile-time fuzz draws them (plan_contexts.structured_cases)")
+    parser.add_argument("--structured-count", type=int, default=12, help="--structured: conversions per seed")
     parser.add_argument("--independent", action="store_true",
                         help="--fresh: also the old harness (one direction, independent conversions)")
     parser.add_argument("--rep", type=int, default=20, help="--fresh: do_bench's rep (ms)")
@@ -572,6 +579,9 @@ def options(parser) -> None:
                         help="--fresh: also time ours_stock_rounds (shared plans in Triton's rounds only, "
                              "LINEAR_LAYOUTS_ROUND_SCRATCH=0) and ours_wide_rounds (fewer rounds through buffers "
                              "of up to 64 KB)")
+    parser.add_argument("--ptxas-usage", action="store_true",
+                        help="--fresh: record what ptxas -v says of every compile (registers, spill bytes; "
+                             "with --dry-run, on a CPU)")
     parser.add_argument("--deadline", type=float, default=None, metavar="SECONDS",
                         help="--fresh: time no further conversion after this many seconds; report what was timed")
 

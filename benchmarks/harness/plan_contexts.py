@@ -137,11 +137,13 @@ def _random_mma(shape, num_warps, rng):
 FAMILIES = ("blocked", "spt", "slice", "mma", "linear")
 
 
-def fresh_cases(seed: int, count: int) -> list[Case]:
+def fresh_cases(seed: int, count: int, registers: tuple = (0, 64)) -> list[Case]:
     """``count`` conversions drawn from ``seed``: blocked <-> blocked, sizePerThread changes,
     slices of 2-D blocked layouts (1-D tensors), MMA accumulators <-> blocked, and random linear
     layouts; 1 to 8 warps, 1-D and 2-D, 8- to 64-bit elements.  Each case's ``origin`` names its
-    family (``fresh:<family>``).  A case the planner cannot take is skipped (``usable``)."""
+    family (``fresh:<family>``).  A case the planner cannot take is skipped (``usable``).
+    ``registers`` (low, high): the larger layout holds more than ``low`` and at most ``high``
+    32-bit registers a thread (the default: at most 64, kernels of every size people write)."""
     rng = random.Random(seed)
     cases, seen = [], set()
     attempts = 0
@@ -182,7 +184,9 @@ def fresh_cases(seed: int, count: int) -> list[Case]:
         if rng.random() < 0.5:
             src, dst = dst, src
         key = (src, dst, shape, bits, num_warps)
-        if src == dst or key in seen or not usable(src, dst, shape, bits):
+        if src == dst or key in seen or not usable(src, dst, shape, bits, registers[1]):
+            continue
+        if registers[0] and max_registers_of(src, dst, shape, bits) <= registers[0]:
             continue
         seen.add(key)
         dims = "x".join(map(str, shape))
@@ -191,10 +195,17 @@ def fresh_cases(seed: int, count: int) -> list[Case]:
     return cases
 
 
-def usable(src: str, dst: str, shape, bits) -> bool:
-    """Both layouts parse for this shape, hold at most 64 32-bit registers per thread, and the
-    conversion has at least one verified plan in each direction (not a no-op or a rename: those
-    cost nothing either way)."""
+def max_registers_of(src: str, dst: str, shape, bits) -> int:
+    """The 32-bit registers a thread holds on the larger of the two layouts (copies counted)."""
+    from linear_layouts.dialect.encodings import to_linear_layout
+    layouts = (to_linear_layout(src, shape), to_linear_layout(dst, shape))
+    return max(x.in_dim_size("register") for x in layouts) * max(1, bits // 32)
+
+
+def usable(src: str, dst: str, shape, bits, max_registers: int = 64) -> bool:
+    """Both layouts parse for this shape, hold at most ``max_registers`` 32-bit registers per
+    thread (64 unless said), and the conversion has at least one verified plan in each direction
+    (not a no-op or a rename: those cost nothing either way)."""
     from linear_layouts.dialect.encodings import to_linear_layout
     from linear_layouts.lowering.planner import plan_conversion
     try:
@@ -203,7 +214,7 @@ def usable(src: str, dst: str, shape, bits) -> bool:
         # is a kernel nobody writes, and ptxas takes a minute over each (an H100 run spent 5
         # minutes compiling a few such draws).
         words = max(1, bits // 32)
-        if max(x.in_dim_size("register") for x in (a, b)) * words > 64:
+        if max(x.in_dim_size("register") for x in (a, b)) * words > max_registers:
             return False
         forward, back = plan_conversion(a, b, bits, "sm_90"), plan_conversion(b, a, bits, "sm_90")
     except Exception:  # noqa: BLE001 - any layout our parser or planner rejects is not drawn
@@ -305,8 +316,34 @@ def _mode_environment(mode: str):
             os.environ[variable] = saved
 
 
+def ptxas_usage(ptx: str, directory: str) -> dict:
+    """What ptxas says a kernel uses a thread (``ptxas -v`` on sm_90a, the ptxas Triton ships):
+    registers and bytes of spill stores and loads; {} where ptxas cannot be run or says nothing."""
+    import subprocess
+    from triton.backends.nvidia.compiler import get_ptxas
+    tool = get_ptxas(90)
+    binary = getattr(tool, "path", None) or tool[0]
+    with tempfile.NamedTemporaryFile("w", suffix=".ptx", dir=directory, delete=False) as f:
+        f.write(ptx)
+    try:
+        said = subprocess.run([binary, "-v", "--gpu-name", "sm_90a", f.name, "-o", f.name + ".o"],
+                              capture_output=True, text=True, timeout=600).stderr
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    finally:
+        for path in (f.name, f.name + ".o"):
+            if os.path.exists(path):
+                os.remove(path)
+    registers = re.search(r"Used (\d+) registers", said)
+    spills = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", said)
+    if not registers or not spills:
+        return {}
+    return {"registers": int(registers.group(1)), "spill_stores": int(spills.group(1)),
+            "spill_loads": int(spills.group(2))}
+
+
 def compile_one(job):
-    index, case, mode, pipeline, kind, directory = job
+    index, case, mode, pipeline, kind, directory, usage = job
     require_package()
     import triton
     from triton.backends.compiler import GPUTarget
@@ -326,8 +363,9 @@ def compile_one(job):
                 kernel = triton.compile(path, target=GPUTarget("cuda", 90, 32))
             finally:
                 hook.disable()
-        return index, mode, kind, {"ok": True, "compile_s": round(time.perf_counter() - start, 3),
-                                   **instruction_classes(kernel.asm["ptx"]), "regs": None}
+        seconds = round(time.perf_counter() - start, 3)
+        return index, mode, kind, {"ok": True, "compile_s": seconds, **instruction_classes(kernel.asm["ptx"]),
+                                   **({"ptxas": ptxas_usage(kernel.asm["ptx"], directory)} if usage else {})}
     except Exception as e:  # the Triton boundary: reported per mode, never fatal
         return index, mode, kind, {"ok": False, "error": f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:200]}
 
@@ -347,11 +385,12 @@ def _load(directory, index, mode, pipeline, kind):
 
 
 def measure(cases, train=False, table=False, independent=False, jobs=15, rep=20, checkpoint=None,
-            pick=True, deadline=None, shared_asm=False, in_place=False, text=False, rounds=False):
+            pick=True, deadline=None, shared_asm=False, in_place=False, text=False, rounds=False, usage=False):
     """Compile every case in every mode, time each in every context; rows with times in us per
     kernel (medians of ``do_bench``).  ``deadline``: seconds from the start after which no further
     conversion is timed (the environment's ``partial`` then says how many were); a call with a
-    time limit ends with a report of what it timed instead of none."""
+    time limit ends with a report of what it timed instead of none.  ``usage``: each compile also
+    records what ``ptxas -v`` says of it (registers, spill bytes: ``ptxas_usage``)."""
     began = time.perf_counter()
     directory = tempfile.mkdtemp(prefix="ll_ctx_")
     modes = [modes_of(c, train, table, pick, shared_asm, in_place, text, rounds) for c in cases]
@@ -359,7 +398,7 @@ def measure(cases, train=False, table=False, independent=False, jobs=15, rep=20,
 
     def kinds_of(case):   # the old harness only where asked, and always for the pairs of issue 25
         return kinds if independent or case.origin == "issue25" else ["chain"]
-    work = [(i, c, m, p, k, directory) for i, c in enumerate(cases) for m, p in modes[i].items()
+    work = [(i, c, m, p, k, directory, usage) for i, c in enumerate(cases) for m, p in modes[i].items()
             if m != "stock_again" for k in kinds_of(c)]
     compiled = {}
     start = time.perf_counter()
@@ -587,7 +626,7 @@ def main_fresh(args, argv) -> int:
     from harness.conversion_cases import corpus_cases
     cases = []
     for seed in args.fresh:
-        cases += fresh_cases(seed, args.count)
+        cases += fresh_cases(seed, args.count, tuple(getattr(args, "registers", None) or (0, 64)))
     if args.corpus:
         cases += [c for c in corpus_cases() if usable(c.src_resolved, c.dst_resolved, c.shape, c.bits)]
     if getattr(args, "held_out_kernels", False):
@@ -597,6 +636,8 @@ def main_fresh(args, argv) -> int:
         cases = issue_pairs() + cases
     if getattr(args, "issue_53", False):
         cases = [issue53_pair()] + cases
+    for seed in getattr(args, "structured", None) or ():
+        cases += structured_cases(seed, args.structured_count)
     if args.match:
         cases = [c for c in cases if args.match in c.name]
     if args.limit:
@@ -615,7 +656,7 @@ def main_fresh(args, argv) -> int:
                                 jobs=args.jobs, rep=args.rep, checkpoint=save, pick=not args.no_pick,
                                 deadline=args.deadline, shared_asm=getattr(args, "shared_asm", False),
                                 in_place=getattr(args, "in_place", False), text=getattr(args, "text", False),
-                                rounds=getattr(args, "round_modes", False))
+                                rounds=getattr(args, "round_modes", False), usage=getattr(args, "ptxas_usage", False))
     environment = save(rows, environment)
     if environment.get("gpu"):
         lines = report_lines(rows, "Fresh conversions: stock and ours side by side", "python benchmarks/plan_choice.py "
@@ -624,6 +665,42 @@ def main_fresh(args, argv) -> int:
             f.write("\n".join(lines) + "\n")
         print("\n".join(lines[:20]))
     return 0
+
+
+# The largest layouts ``structured_cases`` draws: the islands' limit (``island_limits``), above
+# which every conversion is stock's whatever the choice.
+STRUCTURED_MAX_REGISTERS = 1024
+# The timed kernel stages the whole tensor through shared memory; above this many bytes it does
+# not fit an H100's 227 KB with the conversion's own buffer (stock fails with OutOfResources).
+STRUCTURED_MAX_TENSOR_BYTES = 128 * 1024
+
+
+def structured_cases(seed: int, count: int) -> list[Case]:
+    """``count`` large-register conversions drawn from ``seed`` as the compile-time fuzz draws
+    them (``harness.compile_time_fuzz.structured_case``, sm_90): a source holding 256 to 1,024
+    registers a thread (a slice whose lanes, or lanes and warps, hold the same data, or a blocked
+    layout repeated over a larger tensor) to a destination built from its own bases.  Kernels
+    of this size spill; they are timed to see what the choice does where they do."""
+    from harness.compile_time_fuzz import structured_case
+    from harness.conversion_cases import ELEMENT_WIDTH
+    from linear_layouts.dialect.encodings import to_linear_layout
+    rng = random.Random(seed)
+    cases, seen, attempts = [], set(), 0
+    while len(cases) < count and attempts < 50 * count:
+        attempts += 1
+        case = structured_case(rng, "sm_90")
+        shape, bits = tuple(case["shape"]), ELEMENT_WIDTH[case["element"]]
+        key = (case["src"], case["dst"], shape, bits, case["num_warps"])
+        if math.prod(shape) * bits // 8 > STRUCTURED_MAX_TENSOR_BYTES or key in seen:
+            continue
+        if not usable(case["src"], case["dst"], shape, bits, STRUCTURED_MAX_REGISTERS):
+            continue
+        seen.add(key)
+        registers = to_linear_layout(case["src"], shape).in_dim_size("register")
+        kind = case["kind"].replace("/", "-")
+        cases.append(Case(f"structured{seed}/{len(cases)}:{kind}:{registers}r:i{bits}:w{case['num_warps']}", "",
+                          case["src"], case["dst"], shape, bits, case["num_warps"], f"structured:{kind}"))
+    return cases
 
 
 def issue53_pair() -> Case:

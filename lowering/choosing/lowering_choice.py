@@ -11,11 +11,14 @@ decided by the first of these cases that answers:
    time one conversion of a kernel at a time), or sends it to stock;
 3. ``stock moves nothing``: a no-op or a renaming of registers for stock too, so our island
    would cost only compile time (``stock_lowering.stock_moves_nothing``);
-4. ``gate before planning``: the choice would send every plan the planner could build for
+4. ``past the register file``: the two layouts hold more values a thread than the target has
+   registers, so the kernel spills whoever lowers it and stock's code is kept
+   (``register_file.past_register_file``; not where stock's lowering is hazardous);
+5. ``gate before planning``: the choice would send every plan the planner could build for
    this conversion's scope to stock (the fitted model keeps none; where nothing was measured,
    none can gain on stock's floor), so none is built (only when no one reads the remark, which
    then names the scope instead of the planned pick);
-5. ``planned``: the planner's pick, unless stock's lowering is known to hang or be wrong for it
+6. ``planned``: the planner's pick, unless stock's lowering is known to hang or be wrong for it
    (``stock_hazards``: ours whatever the rest says), then a GPU measurement recorded for it
    (``measured_choices``), then, in fewer shared-memory rounds where a buffer of
    ``lowering.planner.round_scratch_budget()`` bytes allows (``with_fewer_rounds``), the model
@@ -48,6 +51,7 @@ from ..target import Target
 from . import fitted_model, measured_choices
 from .island_limits import elements_problem, island_size_problem
 from .plan_memory import ModulePlans
+from .register_file import past_register_file
 from .stock_bounds import why_no_plan_gains
 from .stock_hazards import stock_hazard
 from .stock_lowering import stock_moves_nothing, stock_warp_shuffles
@@ -155,7 +159,7 @@ def _choose_conversion(conversion: Conversion, policy: Policy, plans: ModulePlan
     too_many = elements_problem(conversion.src, conversion.dst)
     if too_many:
         return stock(too_many)
-    for case in (_legacy, _named_rank, _stock_moves_nothing, _gate_before_planning, _planned):
+    for case in (_legacy, _named_rank, _stock_moves_nothing, _past_register_file, _gate_before_planning, _planned):
         choice = case(conversion, policy, plans)
         if choice is not None:
             return _held_to_limits(choice, conversion.target, policy)
@@ -220,6 +224,19 @@ def _stock_moves_nothing(conversion: Conversion, policy: Policy, plans: ModulePl
     return stock(f"stock Triton's lowering: {what}, and stock forwards the values without an instruction as "
                  f"our island would (left to it, the compile makes no island)",
                  Method.NOOP if scope is Scope.NONE else Method.RENAME)
+
+
+def _past_register_file(conversion: Conversion, policy: Policy, plans: ModulePlans) -> Optional[LoweringChoice]:
+    """Stock, without a plan, where the conversion's values do not fit in a thread's registers
+    (``register_file``: the kernel spills, and the spills decide its time); a gate like the
+    others, so not with the gate off nor where stock's lowering is hazardous."""
+    if not policy.gate_applies:
+        return None
+    c = conversion
+    reason = past_register_file(c.src, c.dst, c.bits, c.target)
+    if not reason or stock_hazard(c.src, c.dst, c.bits, c.target):
+        return None
+    return stock(reason)
 
 
 def _struct_holds_unique_registers(triton: str) -> bool:

@@ -239,3 +239,40 @@ def test_mix_comparison_reads_only_the_conversions_whose_code_differs():
                            "geomean 0.900, best 0.900, worst 0.900, above 1.05: 0; over stock there 0.900 (ours) against "
                            "1.000 (ours_stock_rounds).")
     assert plan_contexts.mix_comparison([rows[1]], "ours", "ours_stock_rounds", "what") == []
+
+
+def _registers(case):
+    from linear_layouts.dialect.encodings import to_linear_layout
+    return [to_linear_layout(x, case.shape).in_dim_size("register") * max(1, case.bits // 32)
+            for x in (case.src, case.dst)]
+
+
+def test_fresh_draws_in_a_register_band_hold_that_many_registers():
+    """--registers 64 255: the larger layout of every draw holds 65 to 255 32-bit registers (the
+    default draws hold at most 64)."""
+    band = plan_contexts.fresh_cases(6301, 12, (64, 255))
+    assert len(band) == 12 and all(64 < max(_registers(c)) <= 255 for c in band)
+    assert all(max(_registers(c)) <= 64 for c in plan_contexts.fresh_cases(3, 20))
+
+
+def test_structured_draws_hold_256_to_1024_registers_and_fit_shared_memory():
+    cases = plan_contexts.structured_cases(6101, 8)
+    assert len(cases) == 8 and [c.name for c in cases] == [c.name for c in plan_contexts.structured_cases(6101, 8)]
+    for case in cases:
+        assert 256 <= _registers(case)[0] <= plan_contexts.STRUCTURED_MAX_REGISTERS
+        assert math.prod(case.shape) * case.bits // 8 <= plan_contexts.STRUCTURED_MAX_TENSOR_BYTES
+        assert case.origin.startswith("structured:") and case.name.startswith("structured6101/")
+    # the committed held-out run drew exactly these
+    assert cases[0].name == "structured6101/0:slice-broadcast-mixed:1024r:i16:w8"
+
+
+def test_ptxas_usage_reads_registers_and_spills(tmp_path):
+    """A dry compile with --ptxas-usage records what ptxas -v says: issue 53's case as stock
+    lowers it spills (1,024 registers a thread of the source alone)."""
+    case = plan_contexts.issue53_pair()
+    _, _, _, result = plan_contexts.compile_one((0, case, "stock", None, "chain", str(tmp_path), True))
+    assert result["ok"], result
+    usage = result["ptxas"]
+    assert usage["registers"] <= 255 and usage["spill_stores"] > 0 and usage["spill_loads"] > 0
+    _, _, _, quiet = plan_contexts.compile_one((0, case, "stock", None, "chain", str(tmp_path), False))
+    assert "ptxas" not in quiet

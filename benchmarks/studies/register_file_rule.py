@@ -1,0 +1,146 @@
+"""The register-file rule (``lowering/choosing/register_file.py``) scored on the committed GPU
+runs (CPU only; the timings are the runs', nothing is run on a GPU).
+
+A conversion whose two layouts hold more 32-bit values a thread than the target has registers
+goes to stock.  Two H100 runs (triton 3.6, ``benchmarks/plan_choice.py``) time such conversions:
+
+* ``plan_structured_5301_5409_5517``, before the rule: large-register conversions drawn as the
+  compile-time fuzz draws them (``--structured``) and issue 53's case, with the plugin's default
+  of then (``ours``: islands) and its rounds modes.  The rule was written after this run.
+* ``plan_registers_6301_6407_structured_6101_6203``, after the rule, on seeds drawn for it: more
+  structured conversions, and fresh conversions whose larger layout holds 65 to 255 registers
+  (``--registers 64 255``), on both sides of the limit; ``ours`` is the default with the rule,
+  ``pick`` the planner's pick ungated (the islands the rule gives up).
+
+Each row is decided again here with the rule as shipped (``past_register_file``), so the report
+shows what the rule takes and what those conversions ran as islands.  It also checks the rule on
+the committed held-out draws of ordinary conversions (``plan_fresh_*``), where it must take
+nothing but issue 53's case (their layouts hold at most 64 registers a thread).
+
+    python benchmarks/studies/register_file_rule.py --out benchmarks/results/register_file_rule.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import gzip
+import json
+import math
+import os
+import sys
+
+from linear_layouts.dialect.encodings import to_linear_layout
+from linear_layouts.lowering.choosing.register_file import past_register_file, registers_held
+from linear_layouts.lowering.target import target_named
+
+RESULTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "results")
+WRITTEN_ON = "plan_structured_5301_5409_5517"
+HELD_OUT = "plan_registers_6301_6407_structured_6101_6203"
+TARGET = target_named("sm_90")
+
+
+def rows_of(stem: str) -> list:
+    with gzip.open(os.path.join(RESULTS, stem + ".json.gz"), "rt") as f:
+        return json.load(f)["rows"]
+
+
+def worst_ratio(row, mode: str):
+    """``mode`` over stock in the worse of the two timed contexts (None where either is missing)."""
+    ratios = []
+    for context in ("chain", "latency"):
+        mine = ((row["modes"].get(mode) or {}).get(context) or {}).get("us")
+        stock = ((row["modes"].get("stock") or {}).get(context) or {}).get("us")
+        if mine and stock:
+            ratios.append(mine / stock)
+    return max(ratios) if ratios else None
+
+
+def geomean(xs) -> float:
+    return math.exp(sum(math.log(x) for x in xs) / len(xs))
+
+
+def held(row) -> tuple:
+    """The 32-bit registers a thread holds on each side, and whether the rule takes the row."""
+    shape = tuple(row["shape"])
+    src, dst = to_linear_layout(row["src"], shape), to_linear_layout(row["dst"], shape)
+    return (registers_held(src, row["bits"]), registers_held(dst, row["bits"]),
+            bool(past_register_file(src, dst, row["bits"], TARGET)))
+
+
+def spread(ratios) -> str:
+    if not ratios:
+        return "none timed"
+    return (f"{len(ratios)} timed, geomean {geomean(ratios):.3f}, {min(ratios):.3f} to {max(ratios):.3f}, "
+            f"above 1.05: {sum(x > 1.05 for x in ratios)}, below 0.95: {sum(x < 0.95 for x in ratios)}")
+
+
+def summary(stem: str, islands: str, rule: str = "") -> dict:
+    """For one run: the rows the rule takes and those it leaves, with the ratios of ``islands``
+    (the mode that timed islands there) and of ``rule`` (the default with the rule, if timed)."""
+    taken, left = [], []
+    for row in rows_of(stem):
+        if worst_ratio(row, "stock_again") is None:
+            continue       # stock did not run (a draw over the GPU's shared memory)
+        a, b, past = held(row)
+        (taken if past else left).append((row, a, b))
+    ratio = lambda rows, mode: [x for x in (worst_ratio(r, mode) for r, _, _ in rows) if x]  # noqa: E731
+    return {"taken": taken, "left": left, "islands_taken": ratio(taken, islands),
+            "rule_taken": ratio(taken, rule) if rule else [], "left_default": ratio(left, rule or islands),
+            "noise": ratio(taken + left, "stock_again")}
+
+
+def draws_taken() -> list:
+    """(draw, case) of every committed held-out draw row the rule takes."""
+    out = []
+    for path in sorted(glob.glob(os.path.join(RESULTS, "plan_fresh_*.json.gz"))):
+        stem = os.path.basename(path)[:-len(".json.gz")]
+        out += [(stem, row["case"]) for row in rows_of(stem) if held(row)[2]]
+    return out
+
+
+def report() -> list:
+    before, after = summary(WRITTEN_ON, "ours"), summary(HELD_OUT, "pick", "ours")
+    lines = ["# The register-file rule, scored on the committed runs", "",
+             "Produced by `python benchmarks/studies/register_file_rule.py` (CPU; timings from the H100 runs named, "
+             "triton 3.6; a ratio is the worse of the two timed contexts).", "",
+             "A conversion whose two layouts hold more 32-bit values a thread than sm_90's 255 registers goes to "
+             "stock (`lowering/choosing/register_file.py`).", "",
+             f"## {WRITTEN_ON} (the run the rule was written after)", "",
+             f"* taken by the rule: {len(before['taken'])}; their islands (the default of then) over stock: "
+             f"{spread(before['islands_taken'])}",
+             f"* left to the choice: {len(before['left'])}",
+             f"* stock against itself: {spread(before['noise'])}", "",
+             f"## {HELD_OUT} (seeds drawn after the rule)", "",
+             f"* taken by the rule: {len(after['taken'])}; the ungated islands over stock: {spread(after['islands_taken'])}; "
+             f"the default with the rule over stock: {spread(after['rule_taken'])}",
+             f"* left to the choice (the two layouts within 255 registers): {len(after['left'])}; the default over stock: "
+             f"{spread(after['left_default'])}",
+             f"* stock against itself: {spread(after['noise'])}", "",
+             "| run | conversion | registers (source + destination) | islands / stock | default / stock |",
+             "|---|---|---:|---:|---:|"]
+    for stem, s, islands, rule in ((WRITTEN_ON, before, "ours", ""), (HELD_OUT, after, "pick", "ours")):
+        for row, a, b in s["taken"]:
+            x, y = worst_ratio(row, islands), worst_ratio(row, rule) if rule else None
+            lines.append(f"| {stem} | {row['case']} | {a} + {b} | {x:.3f} | {'' if y is None else f'{y:.3f}'} |")
+    taken = draws_taken()
+    lines += ["", "## The committed held-out draws of ordinary conversions", "",
+              f"Rows the rule takes over every `plan_fresh_*` draw: {len(taken)} "
+              f"({', '.join(sorted({case for _, case in taken})) or 'none'})."]
+    return lines
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default="", help="write the report here (default: print it)")
+    args = parser.parse_args(argv)
+    text = "\n".join(report()) + "\n"
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
