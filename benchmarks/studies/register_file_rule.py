@@ -15,8 +15,13 @@ goes to stock.  Two H100 runs (triton 3.6, ``benchmarks/plan_choice.py``) time s
 Each row is decided again here with the rule as shipped (``past_register_file``), so the report
 shows what the rule takes and what those conversions ran as islands.  It also checks the rule on
 the committed held-out draws of ordinary conversions (``plan_fresh_*``), where it must take
-nothing but issue 53's case (their layouts hold at most 64 registers a thread).
+nothing but issue 53's case (their layouts hold at most 64 registers a thread), and groups the
+conversions it takes by what ``ptxas -v`` says the islands' kernel spills against stock's (the
+held-out run's kernels compiled again on a CPU, ``plan_choice.py ... --ptxas-usage --dry-run``).
 
+    .venv-compat/bin/python benchmarks/plan_choice.py --fresh 6301 6407 --registers 64 255 --count 12 \
+        --structured 6101 6203 --structured-count 8 --issue-53 --ptxas-usage --dry-run --jobs 2 \
+        --stem plan_registers_6301_6407_structured_6101_6203_ptxas --out benchmarks/results   # then gzip it
     python benchmarks/studies/register_file_rule.py --out benchmarks/results/register_file_rule.md
 """
 
@@ -37,6 +42,9 @@ from linear_layouts.lowering.target import target_named
 RESULTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "results")
 WRITTEN_ON = "plan_structured_5301_5409_5517"
 HELD_OUT = "plan_registers_6301_6407_structured_6101_6203"
+# The held-out run's kernels compiled again on a CPU with ``--ptxas-usage --dry-run`` (the same
+# triton, 3.6, and the ptxas it ships): what ``ptxas -v`` says of each mode's chain kernel.
+PTXAS = HELD_OUT + "_ptxas"
 TARGET = target_named("sm_90")
 
 
@@ -90,6 +98,32 @@ def summary(stem: str, islands: str, rule: str = "") -> dict:
             "noise": ratio(taken + left, "stock_again")}
 
 
+def spill_bytes() -> dict:
+    """(case, mode) -> spill stores + loads, in bytes a thread, of the chain kernel."""
+    out = {}
+    for row in rows_of(PTXAS):
+        for mode, kinds in row["modes"].items():
+            usage = ((kinds or {}).get("chain") or {}).get("ptxas")
+            if usage:
+                out[(row["case"], mode)] = usage["spill_stores"] + usage["spill_loads"]
+    return out
+
+
+def by_spills(rows, islands: str) -> list:
+    """Lines grouping the ``rows`` (taken by the rule) by whether the islands' kernel spills more
+    than stock's, as much, or less, with the islands' time over stock's in each group."""
+    spills = spill_bytes()
+    groups = {"more": [], "as much": [], "less": []}
+    for row, _, _ in rows:
+        mine, stock = spills.get((row["case"], islands)), spills.get((row["case"], "stock"))
+        ratio = worst_ratio(row, islands)
+        if mine is None or stock is None or ratio is None:
+            continue
+        groups["more" if mine > stock else "less" if mine < stock else "as much"].append(ratio)
+    return [f"* islands spilling {name} than stock's kernel: {spread(ratios)}" if name != "as much" else
+            f"* islands spilling as much as stock's kernel: {spread(ratios)}" for name, ratios in groups.items()]
+
+
 def draws_taken() -> list:
     """(draw, case) of every committed held-out draw row the rule takes."""
     out = []
@@ -117,12 +151,18 @@ def report() -> list:
              f"* left to the choice (the two layouts within 255 registers): {len(after['left'])}; the default over stock: "
              f"{spread(after['left_default'])}",
              f"* stock against itself: {spread(after['noise'])}", "",
-             "| run | conversion | registers (source + destination) | islands / stock | default / stock |",
-             "|---|---|---:|---:|---:|"]
+             "Bytes a thread spilled (`ptxas -v`, spill stores + loads of the timed chain kernel, the held-out run's "
+             f"kernels compiled again on a CPU: `{PTXAS}.json.gz`), for the conversions the rule takes:", "",
+             *by_spills(after["taken"], "pick"), "",
+             "| run | conversion | registers (source + destination) | islands / stock | default / stock | spilled: islands / stock |",
+             "|---|---|---:|---:|---:|---:|"]
+    spills = spill_bytes()
     for stem, s, islands, rule in ((WRITTEN_ON, before, "ours", ""), (HELD_OUT, after, "pick", "ours")):
         for row, a, b in s["taken"]:
             x, y = worst_ratio(row, islands), worst_ratio(row, rule) if rule else None
-            lines.append(f"| {stem} | {row['case']} | {a} + {b} | {x:.3f} | {'' if y is None else f'{y:.3f}'} |")
+            mine, stock = spills.get((row["case"], islands)), spills.get((row["case"], "stock"))
+            spilled = f"{mine} / {stock}" if stem == HELD_OUT and mine is not None and stock is not None else ""
+            lines.append(f"| {stem} | {row['case']} | {a} + {b} | {x:.3f} | {'' if y is None else f'{y:.3f}'} | {spilled} |")
     taken = draws_taken()
     lines += ["", "## The committed held-out draws of ordinary conversions", "",
               f"Rows the rule takes over every `plan_fresh_*` draw: {len(taken)} "

@@ -23,6 +23,13 @@ def test_the_totals_the_docs_quote():
             "0.999 to 1.004, above 1.05: 0, below 0.95: 0") in text
     assert ("* left to the choice (the two layouts within 255 registers): 12; the default over stock: 12 timed, "
             "geomean 0.927, 0.427 to 1.324, above 1.05: 1, below 0.95: 2") in text
+    # what decides: the bytes the islands' kernel spills against stock's (ptxas -v, the same kernels)
+    assert ("* islands spilling more than stock's kernel: 10 timed, geomean 1.460, 0.975 to 3.900, above 1.05: 5, "
+            "below 0.95: 0") in text
+    assert ("* islands spilling as much as stock's kernel: 12 timed, geomean 1.008, 0.902 to 1.102, above 1.05: 2, "
+            "below 0.95: 1") in text
+    assert ("* islands spilling less than stock's kernel: 7 timed, geomean 0.488, 0.031 to 1.050, above 1.05: 1, "
+            "below 0.95: 4") in text
     # the ordinary held-out draws hold at most 64 registers a layout: the rule takes only issue 53's case
     assert "Rows the rule takes over every `plan_fresh_*` draw: 1 (issue53/8192:i16:w8)." in text
 
