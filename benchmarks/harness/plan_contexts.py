@@ -135,15 +135,18 @@ def _random_mma(shape, num_warps, rng):
 
 
 FAMILIES = ("blocked", "spt", "slice", "mma", "linear")
+# What a draw's larger layout holds, in 32-bit registers a thread: more than the first, at most
+# the second (the default: every size people write kernels with; plan_choice.py --registers).
+DRAWN_REGISTERS = (0, 64)
 
 
-def fresh_cases(seed: int, count: int, registers: tuple = (0, 64)) -> list[Case]:
+def fresh_cases(seed: int, count: int, registers: tuple = DRAWN_REGISTERS) -> list[Case]:
     """``count`` conversions drawn from ``seed``: blocked <-> blocked, sizePerThread changes,
     slices of 2-D blocked layouts (1-D tensors), MMA accumulators <-> blocked, and random linear
     layouts; 1 to 8 warps, 1-D and 2-D, 8- to 64-bit elements.  Each case's ``origin`` names its
     family (``fresh:<family>``).  A case the planner cannot take is skipped (``usable``).
     ``registers`` (low, high): the larger layout holds more than ``low`` and at most ``high``
-    32-bit registers a thread (the default: at most 64, kernels of every size people write)."""
+    32-bit registers a thread (``DRAWN_REGISTERS`` unless said)."""
     rng = random.Random(seed)
     cases, seen = [], set()
     attempts = 0
@@ -202,7 +205,7 @@ def max_registers_of(src: str, dst: str, shape, bits) -> int:
     return max(x.in_dim_size("register") for x in layouts) * max(1, bits // 32)
 
 
-def usable(src: str, dst: str, shape, bits, max_registers: int = 64) -> bool:
+def usable(src: str, dst: str, shape, bits, max_registers: int = DRAWN_REGISTERS[1]) -> bool:
     """Both layouts parse for this shape, hold at most ``max_registers`` 32-bit registers per
     thread (64 unless said), and the conversion has at least one verified plan in each direction
     (not a no-op or a rename: those cost nothing either way)."""
@@ -626,7 +629,7 @@ def main_fresh(args, argv) -> int:
     from harness.conversion_cases import corpus_cases
     cases = []
     for seed in args.fresh:
-        cases += fresh_cases(seed, args.count, tuple(getattr(args, "registers", None) or (0, 64)))
+        cases += fresh_cases(seed, args.count, tuple(getattr(args, "registers", None) or DRAWN_REGISTERS))
     if args.corpus:
         cases += [c for c in corpus_cases() if usable(c.src_resolved, c.dst_resolved, c.shape, c.bits)]
     if getattr(args, "held_out_kernels", False):
