@@ -35,6 +35,7 @@ from linear_layouts.dialect.conventions import TritonConventions
 from linear_layouts.dialect.encodings import to_linear_layout
 from linear_layouts.lowering.choosing import fitted_model
 from linear_layouts.lowering.choosing.stock_shared import stock_matrix_pairs
+from linear_layouts.lowering.instructions import AccessKind
 from linear_layouts.lowering.plan import Method, SharedAccess
 from linear_layouts.lowering.planner import plan_conversion, with_fewer_rounds
 
@@ -68,8 +69,23 @@ def matrices_where_stock_has_none(plan) -> bool:
     return uses_matrices(plan) and stock_matrix_pairs(plan.src, plan.dst, plan.element_bits, plan.target) == []
 
 
+def ldmatrix_after_plain_stores(plan) -> bool:
+    """A 16-bit shared-memory pick that loads with ``ldmatrix`` after plain stores (no
+    ``stmatrix``) where stock's search finds no matrix pair (written after the gates above, on
+    their draws and 9001/9109; tried first on 9301/9409: ``LATER``)."""
+    if plan.method is not Method.SHARED or plan.shared is None or plan.element_bits != 16:
+        return False
+    accesses = [op for op in plan.shared.ops if isinstance(op, SharedAccess)]
+    loads = any(op.form.is_matrix and op.kind is AccessKind.LOAD for op in accesses)
+    stores = any(op.form.is_matrix and op.kind is AccessKind.STORE for op in accesses)
+    return loads and not stores and stock_matrix_pairs(plan.src, plan.dst, plan.element_bits, plan.target) == []
+
+
 GATES = {"bytes": lambda plan: fitted_model.bytes_through_matrices(plan),
          "matrices where stock has none": matrices_where_stock_has_none, "matrix use": matrix_use_differs}
+# A later gate, not shipped: the draws it was written on, and the one it was tried on first.
+LATER = ("ldmatrix after plain stores (16-bit)", ldmatrix_after_plain_stores, DRAWS + HELD_OUT,
+         ("plan_fresh_9301_9409",))
 
 
 def default_choice(src: str, dst: str, shape, bits: int):
@@ -166,6 +182,22 @@ def report(draws=DRAWS, held_out=HELD_OUT) -> list[str]:
     lines += [""] + [f"* {name}: above 1.05 over the {len(draws)} draws it was written on: {a} measured, {g} gated; {len(t)} conversions taken to "
                      f"stock, which had run {geomean(t):.3f}x stock in geomean, {sum(x > 1.05 for x in t)} above 1.05"
                      for name, (a, g, t) in totals.items()]
+    return lines + later_gate_lines(*LATER)
+
+
+def later_gate_lines(name: str, gate, written_on, tried_on) -> list[str]:
+    """The later gate's scores: over the draws it was written on, and on the draw it was tried on
+    before that draw's rows were looked at (whole round trips only count as taken)."""
+    lines = ["", f"## A later gate: {name}", "", f"`{gate.__name__}`, not shipped.", ""]
+    for label, stems in (("written on", written_on), ("tried first on", tried_on)):
+        taken, partly = [], 0
+        for stem in stems:
+            s = score(draw_rows(stem), gate)
+            taken += s["taken_ratios"]
+            partly += s["partly"]
+        lines.append(f"* {label} {len(stems)} draw(s): {len(taken)} round trips taken whole, geomean "
+                     f"{geomean(taken):.3f}, above 1.05: {sum(x > 1.05 for x in taken)}, below 0.95: "
+                     f"{sum(x < 0.95 for x in taken)}; {partly} taken in one direction only")
     return lines
 
 

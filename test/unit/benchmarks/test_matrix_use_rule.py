@@ -24,6 +24,11 @@ def test_the_totals_the_docs_quote(monkeypatch):
     # the draw made after the gates (issue 53's case left out)
     assert ("| plan_fresh_9001_9109 (drawn after the gates) | matrices where stock has none | 129 | 0.951 / 6 | 0.952 / 4 "
             "| 17, 0.994, 2 | 2 |") in text
+    # the later gate, not shipped: on the draw it was tried on first it takes no round trip whole
+    assert ("* written on 8 draw(s): 13 round trips taken whole, geomean 1.078, above 1.05: 8, below 0.95: 1; "
+            "49 taken in one direction only") in text
+    assert ("* tried first on 1 draw(s): 0 round trips taken whole, geomean nan, above 1.05: 0, below 0.95: 0; "
+            "8 taken in one direction only") in text
 
 
 def test_a_gate_that_takes_nothing_leaves_the_draw_as_measured():
