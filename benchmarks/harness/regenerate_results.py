@@ -112,6 +112,9 @@ REMOVED: tuple[Removed, ...] = (
     Removed("assign_corpus_all_options.json",
             f"python benchmarks/studies/assign_corpus.py --json --option memory_ops=true --option reorder_reductions=true "
             f"--name assign_corpus_all_options {_OUT}", needs="no GPU"),
+    Removed("report_measure_gluon_advice.md", "", needs="git history only (an H100 GPU to measure it again)",
+            note="the `report --measure --launch` output of examples/gluon_advice_example.py (commit 6800af2); no page "
+                 "cites it: docs/report-measure-gluon-h100/ keeps the report page"),
     Removed("assign_corpus_memory_ops.md",
             f"python benchmarks/studies/assign_corpus.py --option memory_ops=true --name assign_corpus_memory_ops {_OUT}",
             needs="no GPU", note="its finding (2 of 192 kernels changed) is in docs/layout-assignment.md"),
