@@ -274,6 +274,19 @@ REMOVED: tuple[Removed, ...] = (
     *(Removed(f"fuzz_gpu_seed{seed}.md", f"python benchmarks/fuzz_gpu.py --cases {cases} --seed {seed} {_OUT}",
               note="fuzz_gpu.md of that run, renamed: PASS, 0 failures")
       for seed, cases in ((7, 1000), (31, 600), (53, 1500), (59, 1500))),
+    Removed("fuzz_gpu_seed71_after_refactor.md", f"python benchmarks/fuzz_gpu.py --cases 500 --seed 71 {_OUT}",
+            note="fuzz_gpu.md of that run, renamed: PASS, 500 cases, 0 failures"),
+    Removed("fuzz_gpu_seed73_llvm_form.md", f"python benchmarks/fuzz_gpu.py --cases 1000 --seed 73 {_OUT}",
+            note="fuzz_gpu.md of that run (shared accesses as LLVM loads and stores), renamed: PASS, 1000 cases, 0 "
+                 "failures (docs/status.md states it)"),
+    Removed("gpu_conversions_llvm_form.md", f"python benchmarks/gpu_conversions.py {_OUT}",
+            note="gpu_conversions.md of that run (shared accesses as LLVM loads and stores), renamed: PASS, 396/396 "
+                 "(docs/status.md states it)"),
+    Removed("peer_gluon_gpu_1round_check.md", f"python benchmarks/peer_gluon_gpu.py --rounds 1 --no-tests {_OUT}",
+            note="a one-round check of the paths a refactor touched (commit a127887): enable 0.998, advice 0.979, "
+                 "auto 0.835; peer_gluon_gpu.md is the full run"),
+    Removed("gluon_matmul_auto_gpu_1round_check.md", "python benchmarks/gluon_matmul_gpu.py --rounds 1 --auto",
+            note="a one-round check of the same refactor: the automatic matmul 0.710 / 0.637 x the expert's"),
     *(Removed(f"assign_fuzz_gpu_seed{name}.md", f"python benchmarks/assign_fuzz_gpu.py {flags} {_OUT}",
               note="assign_fuzz_gpu.md of that run, renamed: " + (
                   "1 differs of 200: int32 overflow folded differently, not a layout error "
