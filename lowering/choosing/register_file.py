@@ -5,10 +5,10 @@ values from the first load on; where the two layouts together hold more 32-bit v
 than the target has registers a thread (``Target.registers_per_thread``: 255 on NVIDIA, 512 on
 CDNA), the kernel around the conversion spills to local memory whoever lowers it.  Its time is
 then decided by where ptxas places those spills, not by the conversion's instructions, and no
-cost model of ours sees that: on an H100 (triton 3.6), islands for such conversions ran from 0.10x
-to 2.7x stock, with the same shared-memory accesses as stock's code or nearly, and plans in fewer
-rounds lost to Triton's rounds on every one where they differed
-(``benchmarks/results/plan_structured_*.md``).  Stock's code, at least, is what the kernel's
+cost model of ours sees that: on an H100 (triton 3.6), the islands of 29 such conversions drawn
+after this rule was written ran from 0.03x to 3.9x stock, some with exactly stock's instruction
+mix, and followed the bytes ptxas spilled, more or fewer than stock's kernel
+(``benchmarks/results/register_file_rule.md``).  Stock's code, at least, is what the kernel's
 author timed.
 
 Counting: an element of 32 bits or fewer takes one 32-bit register (Triton's LLVM struct holds one
