@@ -24,11 +24,6 @@ the scores say so: run it without.)
 
 from __future__ import annotations
 
-import argparse
-import gzip
-import json
-import math
-import os
 import sys
 
 from linear_layouts.dialect.conventions import TritonConventions
@@ -38,8 +33,8 @@ from linear_layouts.lowering.choosing.stock_shared import stock_matrix_pairs
 from linear_layouts.lowering.instructions import AccessKind
 from linear_layouts.lowering.plan import Method, SharedAccess
 from linear_layouts.lowering.planner import plan_conversion, with_fewer_rounds
+from timed_rows import geomean, rows_of, worst_ratio, write_report
 
-RESULTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "results")
 DRAWS = ("plan_fresh_2741_2857", "plan_fresh_3001_3109", "plan_fresh_4111_4219", "plan_fresh_5003_5113_hybrid",
          "plan_fresh_6007_6113_hybrid", "plan_fresh_7001_7109_rounds", "plan_fresh_8101_8209")
 # Drawn after the gates were written (the last also times issue 53's case, left out here: it is
@@ -105,24 +100,6 @@ def default_choice(src: str, dst: str, shape, bits: int):
     return decided is None or decided.plan is not None, plan
 
 
-# A study imports the installed package only (benchmarks/harness is the top-level scripts'; issue
-# 54): the two helpers below are harness.plan_contexts.worst_ratio's and harness.common.geomean's.
-def worst_ratio(row, mode: str, base: str = "stock"):
-    """The mode's time over ``base``'s in its worse context (chain, latency), or None."""
-    ratios = []
-    for context in ("chain", "latency"):
-        a = row["modes"].get(mode, {}).get(context, {}).get("us")
-        b = row["modes"].get(base, {}).get(context, {}).get("us")
-        if not a or not b:
-            return None
-        ratios.append(a / b)
-    return max(ratios)
-
-
-def geomean(values) -> float:
-    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
-
-
 def score(rows, gate) -> dict:
     """The draw's geomean and count above 1.05 as measured and with ``gate`` applied."""
     measured, gated, taken, partly = [], [], [], 0
@@ -150,9 +127,7 @@ def score(rows, gate) -> dict:
 
 
 def draw_rows(stem: str) -> list:
-    with gzip.open(os.path.join(RESULTS, stem + ".json.gz"), "rt") as f:
-        rows = json.load(f)["rows"]
-    return [row for row in rows if not row["case"].startswith("issue53/")]
+    return [row for row in rows_of(stem) if not row["case"].startswith("issue53/")]
 
 
 def report(draws=DRAWS, held_out=HELD_OUT) -> list[str]:
@@ -202,15 +177,7 @@ def later_gate_lines(name: str, gate, written_on, tried_on) -> list[str]:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default="", help="write the report here (default: print it)")
-    args = parser.parse_args(argv)
-    text = "\n".join(report()) + "\n"
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text)
-    sys.stdout.write(text)
-    return 0
+    return write_report(__doc__, report, argv)
 
 
 if __name__ == "__main__":

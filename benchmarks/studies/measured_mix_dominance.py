@@ -24,35 +24,16 @@ bank conflicts, and its rounds: not modelled).  The report is the bound such a m
 
 from __future__ import annotations
 
-import argparse
-import gzip
-import json
-import math
-import os
 import sys
 
-RESULTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "results")
+from timed_rows import geomean, rows_of, worst_ratio, write_report
+
 # The held-out draws it reads (every committed one when it was written; a draw added later is
 # added here, and the numbers the docs quote move with it).
 DRAWS = ("plan_fresh_101", "plan_fresh_202", "plan_fresh_505_606", "plan_fresh_2741_2857", "plan_fresh_3001_3109",
          "plan_fresh_4111_4219", "plan_fresh_5003_5113_hybrid", "plan_fresh_6007_6113_hybrid",
          "plan_fresh_7001_7109_rounds", "plan_fresh_8101_8209", "plan_fresh_9001_9109", "plan_fresh_9301_9409")
 KINDS = ("dominated", "fewer barriers", "fewer accesses", "shuffles")
-
-
-def worst_ratio(row, mode: str):
-    """``mode`` over stock in the worse of the two timed contexts (None where either is missing)."""
-    ratios = []
-    for context in ("chain", "latency"):
-        mine = ((row["modes"].get(mode) or {}).get(context) or {}).get("us")
-        stock = ((row["modes"].get("stock") or {}).get(context) or {}).get("us")
-        if mine and stock:
-            ratios.append(mine / stock)
-    return max(ratios) if ratios else None
-
-
-def geomean(xs) -> float:
-    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
 
 
 def accesses(mix: dict) -> int:
@@ -68,11 +49,6 @@ def kind_of(ours: dict, stock: dict) -> str:
     if accesses(ours) < accesses(stock):
         return "fewer accesses"
     return "dominated"
-
-
-def rows_of(path: str) -> list:
-    with gzip.open(path, "rt") as f:
-        return json.load(f)["rows"]
 
 
 def classified(rows) -> list:
@@ -99,8 +75,8 @@ def report() -> list:
              "|---|---:|---|---|---|"]
     totals = {kind: [] for kind in KINDS}
     matrices = 0
-    for path in (os.path.join(RESULTS, stem + ".json.gz") for stem in DRAWS):
-        rows = classified(rows_of(path))
+    for stem in DRAWS:
+        rows = classified(rows_of(stem))
         for ratio, kind, with_pair in rows:
             if kind:
                 totals[kind].append(ratio)
@@ -108,7 +84,7 @@ def report() -> list:
         taken = [(r, m) for r, k, m in rows if k == "dominated"]
         gated = [1.0 if k == "dominated" else r for r, k, _ in rows]
         ratios = [r for r, _, _ in rows]
-        lines.append(f"| {os.path.basename(path)[:-len('.json.gz')]} | {len(rows)} | {geomean(ratios):.3f} / "
+        lines.append(f"| {stem} | {len(rows)} | {geomean(ratios):.3f} / "
                      f"{sum(x > 1.05 for x in ratios)} | {len(taken)}, {geomean([r for r, _ in taken]):.3f}, "
                      f"{sum(r > 1.05 for r, _ in taken)}, {sum(m for _, m in taken)} | {geomean(gated):.3f} / "
                      f"{sum(x > 1.05 for x in gated)} |")
@@ -121,15 +97,7 @@ def report() -> list:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default="", help="write the report here (default: print it)")
-    args = parser.parse_args(argv)
-    text = "\n".join(report()) + "\n"
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text)
-    print(text)
-    return 0
+    return write_report(__doc__, report, argv)
 
 
 if __name__ == "__main__":

@@ -27,45 +27,21 @@ held-out run's kernels compiled again on a CPU, ``plan_choice.py ... --ptxas-usa
 
 from __future__ import annotations
 
-import argparse
 import glob
-import gzip
-import json
-import math
 import os
 import sys
 
 from linear_layouts.dialect.encodings import to_linear_layout
 from linear_layouts.lowering.choosing.register_file import past_register_file, registers_held
 from linear_layouts.lowering.target import target_named
+from timed_rows import RESULTS, geomean, rows_of, worst_ratio, write_report
 
-RESULTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "results")
 WRITTEN_ON = "plan_structured_5301_5409_5517"
 HELD_OUT = "plan_registers_6301_6407_structured_6101_6203"
 # The held-out run's kernels compiled again on a CPU with ``--ptxas-usage --dry-run`` (the same
 # triton, 3.6, and the ptxas it ships): what ``ptxas -v`` says of each mode's chain kernel.
 PTXAS = HELD_OUT + "_ptxas"
 TARGET = target_named("sm_90")
-
-
-def rows_of(stem: str) -> list:
-    with gzip.open(os.path.join(RESULTS, stem + ".json.gz"), "rt") as f:
-        return json.load(f)["rows"]
-
-
-def worst_ratio(row, mode: str):
-    """``mode`` over stock in the worse of the two timed contexts (None where either is missing)."""
-    ratios = []
-    for context in ("chain", "latency"):
-        mine = ((row["modes"].get(mode) or {}).get(context) or {}).get("us")
-        stock = ((row["modes"].get("stock") or {}).get(context) or {}).get("us")
-        if mine and stock:
-            ratios.append(mine / stock)
-    return max(ratios) if ratios else None
-
-
-def geomean(xs) -> float:
-    return math.exp(sum(math.log(x) for x in xs) / len(xs))
 
 
 def held(row) -> tuple:
@@ -171,15 +147,7 @@ def report() -> list:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default="", help="write the report here (default: print it)")
-    args = parser.parse_args(argv)
-    text = "\n".join(report()) + "\n"
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text)
-    print(text)
-    return 0
+    return write_report(__doc__, report, argv)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,56 @@
+"""What the studies of committed GPU runs share: reading a run's rows, a mode's ratio over stock
+in the worse timed context, the geometric mean, and a report's command line.
+
+A study imports the installed package and its neighbours here, not ``benchmarks/harness`` (the
+scripts' helpers one folder up), so these few lines live beside the studies that read
+``benchmarks/results/<run>.json.gz``: ``matrix_use_rule.py``, ``register_file_rule.py``,
+``measured_mix_dominance.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import math
+import os
+
+RESULTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "results")
+
+
+def rows_of(stem: str) -> list:
+    """The rows of ``benchmarks/results/<stem>.json.gz``."""
+    with gzip.open(os.path.join(RESULTS, stem + ".json.gz"), "rt") as f:
+        return json.load(f)["rows"]
+
+
+def worst_ratio(row, mode: str, base: str = "stock"):
+    """``mode``'s time over ``base``'s in the worse of the two timed contexts (chain, latency), or
+    None where either context is missing for either mode."""
+    ratios = []
+    for context in ("chain", "latency"):
+        mine = ((row["modes"].get(mode) or {}).get(context) or {}).get("us")
+        theirs = ((row["modes"].get(base) or {}).get(context) or {}).get("us")
+        if not mine or not theirs:
+            return None
+        ratios.append(mine / theirs)
+    return max(ratios)
+
+
+def geomean(values) -> float:
+    values = list(values)
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
+
+
+def write_report(doc: str, report, argv=None) -> int:
+    """A study's command line: ``--out FILE`` writes ``report()``'s lines there; they are printed
+    either way."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--out", default="", help="write the report here (default: print it)")
+    args = parser.parse_args(argv)
+    text = "\n".join(report()) + "\n"
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text)
+    print(text, end="")
+    return 0
