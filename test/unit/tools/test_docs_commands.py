@@ -169,11 +169,15 @@ def test_every_benchmark_command_shown_exists_with_its_flags():
 def _with_harness_modules(text: str) -> str:
     """A script's text and that of the ``benchmarks/harness`` modules it imports: a script may
     hand a command on to one (``compile_time.py corpus`` parses its flags in
-    ``harness/compile_time_corpus.py``)."""
+    ``harness/compile_time_corpus.py``); likewise a study and the helper beside it that parses
+    its flags (``studies/timed_rows.py``)."""
     names = re.findall(r"from harness(?:\.(\w+))? import (\w+)", text)
     modules = {module or name for module, name in names}
-    return text + "".join((REPO / "benchmarks" / "harness" / f"{m}.py").read_text(encoding="utf-8")
-                          for m in sorted(modules) if (REPO / "benchmarks" / "harness" / f"{m}.py").exists())
+    helpers = set(re.findall(r"^from (\w+) import", text, re.M))
+    return (text + "".join((REPO / "benchmarks" / "harness" / f"{m}.py").read_text(encoding="utf-8")
+                           for m in sorted(modules) if (REPO / "benchmarks" / "harness" / f"{m}.py").exists())
+            + "".join((REPO / "benchmarks" / "studies" / f"{m}.py").read_text(encoding="utf-8")
+                      for m in sorted(helpers) if (REPO / "benchmarks" / "studies" / f"{m}.py").exists()))
 
 
 @functools.lru_cache(maxsize=None)
