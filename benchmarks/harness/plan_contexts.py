@@ -201,8 +201,8 @@ def fresh_cases(seed: int, count: int, registers: tuple = DRAWN_REGISTERS) -> li
 def max_registers_of(src: str, dst: str, shape, bits) -> int:
     """The 32-bit registers a thread holds on the larger of the two layouts (copies counted)."""
     from linear_layouts.dialect.encodings import to_linear_layout
-    layouts = (to_linear_layout(src, shape), to_linear_layout(dst, shape))
-    return max(x.in_dim_size("register") for x in layouts) * max(1, bits // 32)
+    from linear_layouts.lowering.choosing.register_file import registers_held
+    return max(registers_held(to_linear_layout(x, shape), bits) for x in (src, dst))
 
 
 def usable(src: str, dst: str, shape, bits, max_registers: int = DRAWN_REGISTERS[1]) -> bool:
@@ -210,14 +210,14 @@ def usable(src: str, dst: str, shape, bits, max_registers: int = DRAWN_REGISTERS
     thread (64 unless said), and the conversion has at least one verified plan in each direction
     (not a no-op or a rename: those cost nothing either way)."""
     from linear_layouts.dialect.encodings import to_linear_layout
+    from linear_layouts.lowering.choosing.register_file import registers_held
     from linear_layouts.lowering.planner import plan_conversion
     try:
         a, b = to_linear_layout(src, shape), to_linear_layout(dst, shape)
         # At most 64 32-bit registers per thread in either layout (replication included): more
         # is a kernel nobody writes, and ptxas takes a minute over each (an H100 run spent 5
         # minutes compiling a few such draws).
-        words = max(1, bits // 32)
-        if max(x.in_dim_size("register") for x in (a, b)) * words > max_registers:
+        if max(registers_held(x, bits) for x in (a, b)) > max_registers:
             return False
         forward, back = plan_conversion(a, b, bits, "sm_90"), plan_conversion(b, a, bits, "sm_90")
     except Exception:  # noqa: BLE001 - any layout our parser or planner rejects is not drawn
