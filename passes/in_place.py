@@ -30,12 +30,13 @@ lowering of the two ops for that layout, and its barrier analysis sees the buffe
 (``benchmarks/studies/in_place_islands.py``: on FLA's kernels under 3.6 the instructions are
 our islands' in 13 of 16 kernels, stock's exact code in the other 3).
 
-What is not built in place: plans of several rounds, shuffle plans, conversions of several
-CTAs, the partitions of a warp-specialized kernel, tensors of pointers, AMD targets, and any
-conversion of a kernel that calls a function.  (Booleans are built on bytes, below.)  Those
-the pass would lower go the text route after the rewrite (``passes.stage_wrappers``): the
-module, as rewritten, is printed and they are spliced as islands; the built conversions, dead
-by then, are left to Triton (``plans.built_in_place``).
+What is not built in place: plans of several rounds, plans whose data stays in each warp of
+several (``waits_for_its_warp_only``: Triton's barriers there are the CTA's), shuffle plans,
+conversions of several CTAs, the partitions of a warp-specialized kernel, tensors of pointers,
+AMD targets, and any conversion of a kernel that calls a function.  (Booleans are built on
+bytes, below.)  Those the pass would lower go the text route after the rewrite
+(``passes.stage_wrappers``): the module, as rewritten, is printed and they are spliced as
+islands; the built conversions, dead by then, are left to Triton (``plans.built_in_place``).
 Why both: on held-out conversions the plans this route does not build are where most of the
 text route's gain is (``benchmarks/results/plan_fresh_5003_5113_in_place.md``).
 """
@@ -46,7 +47,8 @@ from typing import NamedTuple, Optional
 
 from ..lowering.choosing.lowering_choice import kept_among_islands
 from ..lowering.choosing.plan_memory import ModulePlans
-from ..lowering.plan import Method, Scope
+from ..lowering.instructions import BarrierScope
+from ..lowering.plan import Barrier, Method, Scope
 from ..lowering.target import Vendor
 from .ir.parsing import parse_type, triton_module_from_text
 from .ir.snapshot import snapshot_of
@@ -190,9 +192,25 @@ def _buildable_plan(plan, tensor) -> Optional[list[list[int]]]:
     if plan.method is not Method.SHARED or plan.shared.num_rounds != 1 or plan.scope is Scope.BLOCK \
             or plan.target.vendor is not Vendor.NVIDIA or any(plan.src.bases.get("block", [])):
         return None
+    if waits_for_its_warp_only(plan):
+        return None
     if tensor.element_type not in _ELEMENT_TYPES:
         return None
     return offset_bases(plan, list(tensor.shape))
+
+
+def waits_for_its_warp_only(plan) -> bool:
+    """The plan's data never leaves a warp (its barrier is ``bar.warp.sync``) in a CTA of
+    several warps.  Built in place, Triton's barrier analysis sees only a buffer stored and
+    then loaded: it puts a CTA barrier (``bar.sync``) between them and another before the next
+    store, where the plan waits for its own warp once.  Example: an f16 32x128 blocked
+    (``sizePerThread = [2, 4]``) to an mma v2 accumulator over 2 warps stays in each warp; in a
+    loop converting there and back, in place leaves 4 ``bar.sync`` a trip where the spliced
+    island leaves 2 and 2 ``bar.warp.sync`` (stock's own code the same), and on an H100 it ran
+    1.136x stock (``benchmarks/results/plan_fresh_9301_9409.md``).  Such plans go the text route.
+    In a CTA of one warp both barriers wait for the same 32 threads: built in place as before."""
+    return bool(plan.src.bases.get("warp")) and any(
+        isinstance(op, Barrier) and op.scope is BarrierScope.WARP for op in plan.shared.ops)
 
 
 def in_place_module_text(text: str, name: str = "kernel", lowering: Optional[LowerConversions] = None) -> tuple[str, int]:

@@ -346,3 +346,89 @@ def test_the_release_decides_the_default(monkeypatch, release, variable, enabled
     monkeypatch.setenv(IN_PLACE_VARIABLE, variable)
     assert plugin_config.in_place_enabled() is enabled
     assert plugin_config.in_place_mark() == mark
+
+
+# An f16 ROWS x 128 tile converted to an mma v2 accumulator and back in a loop, over ``WARPS``
+# warps.  Every element stays in its warp (with 2 warps and 32 rows, rows 0-15 are warp 0's in
+# both layouts): the plan waits with ``bar.warp.sync``.
+WARP_LOCAL_LOOP = """
+#src = #ttg.blocked<{sizePerThread = [2, 4], threadsPerWarp = [8, 4], warpsPerCTA = [WARPS, 1], order = [1, 0]}>
+#mma = #ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [WARPS, 1], instrShape = [16, 8]}>
+module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = WARPS : i32, ttg.target = "cuda:90", "ttg.threads-per-warp" = 32 : i32} {
+  tt.func public @warp_local(%X: !tt.ptr<f16>, %Y: !tt.ptr<f16>) {
+    %r0 = tt.make_range {end = ROWS : i32, start = 0 : i32} : tensor<ROWSxi32, #ttg.slice<{dim = 1, parent = #src}>>
+    %r0e = tt.expand_dims %r0 {axis = 1 : i32} : tensor<ROWSxi32, #ttg.slice<{dim = 1, parent = #src}>> -> tensor<ROWSx1xi32, #src>
+    %s0 = arith.constant dense<128> : tensor<ROWSx1xi32, #src>
+    %rows = arith.muli %r0e, %s0 : tensor<ROWSx1xi32, #src>
+    %rowsb = tt.broadcast %rows : tensor<ROWSx1xi32, #src> -> tensor<ROWSx128xi32, #src>
+    %r1 = tt.make_range {end = 128 : i32, start = 0 : i32} : tensor<128xi32, #ttg.slice<{dim = 0, parent = #src}>>
+    %r1e = tt.expand_dims %r1 {axis = 0 : i32} : tensor<128xi32, #ttg.slice<{dim = 0, parent = #src}>> -> tensor<1x128xi32, #src>
+    %colsb = tt.broadcast %r1e : tensor<1x128xi32, #src> -> tensor<ROWSx128xi32, #src>
+    %offs = arith.addi %rowsb, %colsb : tensor<ROWSx128xi32, #src>
+    %xs = tt.splat %X : !tt.ptr<f16> -> tensor<ROWSx128x!tt.ptr<f16>, #src>
+    %xp = tt.addptr %xs, %offs : tensor<ROWSx128x!tt.ptr<f16>, #src>, tensor<ROWSx128xi32, #src>
+    %x = tt.load %xp : tensor<ROWSx128x!tt.ptr<f16>, #src>
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %cn = arith.constant 64 : i32
+    %out = scf.for %i = %c0 to %cn step %c1 iter_args(%a = %x) -> (tensor<ROWSx128xf16, #src>) : i32 {
+      %y = ttg.convert_layout %a : tensor<ROWSx128xf16, #src> -> tensor<ROWSx128xf16, #mma>
+      %y2 = arith.addf %y, %y : tensor<ROWSx128xf16, #mma>
+      %b = ttg.convert_layout %y2 : tensor<ROWSx128xf16, #mma> -> tensor<ROWSx128xf16, #src>
+      scf.yield %b : tensor<ROWSx128xf16, #src>
+    }
+    %ys = tt.splat %Y : !tt.ptr<f16> -> tensor<ROWSx128x!tt.ptr<f16>, #src>
+    %yp = tt.addptr %ys, %offs : tensor<ROWSx128x!tt.ptr<f16>, #src>, tensor<ROWSx128xi32, #src>
+    tt.store %yp, %out : tensor<ROWSx128x!tt.ptr<f16>, #src>
+    tt.return
+  }
+}
+"""
+
+
+def _barriers(ptx):
+    return ptx.count("bar.sync"), ptx.count("bar.warp.sync")
+
+
+def test_a_plan_that_stays_in_its_warp_is_spliced_as_text(in_place_on_3_6, monkeypatch, tmp_path):
+    """Built in place, Triton's barrier analysis would put a CTA barrier between our stores and
+    loads (and another before the next trip's stores) where the plan waits for its own warp:
+    ``waits_for_its_warp_only`` sends such plans the text route.  The drop-in's kernel then has
+    the text route's barriers exactly (CTA barriers only around the two conversions, each
+    waiting for its warp inside); building them in place anyway leaves more ``bar.sync``."""
+    monkeypatch.setattr(lower_conversions, "triton_version", lambda: "3.6.0")
+    path = tmp_path / "warp_local.ttgir"
+    path.write_text(WARP_LOCAL_LOOP.replace("WARPS", "2").replace("ROWS", "32"))
+    built = []
+    real = stage_wrappers.lower_in_place_from_types
+    monkeypatch.setattr(stage_wrappers, "lower_in_place_from_types",
+                        lambda *args: built.append(real(*args)) or built[-1])
+    in_place_ptx = _ptx(path, plugin=True)
+    assert [(b.built, b.left_ours) for b in built] == [(0, 2)], "both conversions left to the text route"
+    monkeypatch.setenv(IN_PLACE_VARIABLE, "0")
+    text_ptx = _ptx(path, plugin=True)
+    assert _barriers(in_place_ptx) == _barriers(text_ptx)
+    assert _barriers(text_ptx)[1] >= 2, "each conversion waits for its warp"
+
+    monkeypatch.setenv(IN_PLACE_VARIABLE, "1")
+    monkeypatch.setattr(in_place, "waits_for_its_warp_only", lambda plan: False)
+    built.clear()
+    forced_ptx = _ptx(path, plugin=True)
+    assert [(b.built, b.left_ours) for b in built] == [(2, 0)]
+    assert _barriers(forced_ptx)[0] > _barriers(text_ptx)[0], "in place: CTA barriers instead of the warp's"
+
+
+def test_in_a_cta_of_one_warp_the_plan_is_built_in_place(in_place_on_3_6, monkeypatch, tmp_path):
+    """One warp: the plan's warp barrier and Triton's CTA barrier wait for the same 32 threads,
+    so the conversions are built in place as before.  (The gate is off: by default a CTA of one
+    warp leaves its shared-memory conversions to stock.)"""
+    monkeypatch.setattr(lower_conversions, "triton_version", lambda: "3.6.0")
+    monkeypatch.setenv("LINEAR_LAYOUTS_STOCK_GATE", "off")
+    path = tmp_path / "one_warp.ttgir"
+    path.write_text(WARP_LOCAL_LOOP.replace("WARPS", "1").replace("ROWS", "16"))
+    built = []
+    real = stage_wrappers.lower_in_place_from_types
+    monkeypatch.setattr(stage_wrappers, "lower_in_place_from_types",
+                        lambda *args: built.append(real(*args)) or built[-1])
+    _ptx(path, plugin=True)
+    assert [(b.built, b.left_ours) for b in built] == [(2, 0)]
