@@ -536,7 +536,8 @@ def same_ptx(results_path: str, random_count: int) -> int:
 def options(parser) -> None:
     parser.add_argument("--random", type=int, default=110, help="how many random conversions (default 110)")
     parser.add_argument("--limit", type=int, default=0, help="only the first N cases")
-    parser.add_argument("--match", default="", help="only the cases whose name contains this text")
+    parser.add_argument("--match", nargs="+", default=[], metavar="TEXT",
+                        help="only the cases whose name contains one of these texts")
     parser.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) - 1))
     parser.add_argument("--write-choices", default="", metavar="TABLE",
                         help="write the measured-choice table from the results given by --from, and stop")
@@ -597,7 +598,7 @@ def chosen_cases(args, env) -> list:
         return []
     cases = corpus_cases() + random_cases(args.random, args.seed)
     if args.match:
-        cases = [c for c in cases if args.match in c.name]
+        cases = [c for c in cases if any(text in c.name for text in args.match)]
     if args.limit:
         cases = cases[:args.limit]
     return cases

@@ -642,7 +642,7 @@ def main_fresh(args, argv) -> int:
     for seed in getattr(args, "structured", None) or ():
         cases += structured_cases(seed, args.structured_count)
     if args.match:
-        cases = [c for c in cases if args.match in c.name]
+        cases = [c for c in cases if any(text in c.name for text in args.match)]
     if args.limit:
         cases = cases[:args.limit]
     print(f"{len(cases)} conversions", flush=True)
