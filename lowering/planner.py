@@ -376,6 +376,13 @@ def with_fewer_rounds(plan: ConversionPlan, budget_bytes: int | None = None) -> 
     if (shared is None or plan.method is not Method.SHARED or shared.num_rounds == 1
             or plan.scope not in (Scope.LANE, Scope.WARP)):
         return plan
+    if any(isinstance(op, Barrier) and op.scope is BarrierScope.WARP for op in shared.ops):
+        # The data stays in its warp: each round waits at ``bar.warp.sync -1``, which ptxas
+        # compiles to a NOP on sm_90 (stock's 2-warp f16 32x128 blocked -> mma v2: 14 in the PTX
+        # of its loop, 14 NOPs in the SASS).  Fewer rounds would save no wait and only grow the
+        # buffer: on an H100 that conversion in one round through 8 KB ran 1.126x stock's own
+        # code in two through 4 KB (benchmarks/results/plan_warp_local_rows.md).
+        return plan
     budget = round_scratch_budget() if budget_bytes is None else budget_bytes
     if budget < 2 * shared.scratch_bytes:
         return plan

@@ -348,38 +348,38 @@ def test_the_release_decides_the_default(monkeypatch, release, variable, enabled
     assert plugin_config.in_place_mark() == mark
 
 
-# An f16 ROWS x 128 tile converted to an mma v2 accumulator and back in a loop, over ``WARPS``
-# warps.  Every element stays in its warp (with 2 warps and 32 rows, rows 0-15 are warp 0's in
-# both layouts): the plan waits with ``bar.warp.sync``.
+# An f16 ROWS x 8 tile converted between two blocked layouts and back in a loop, over ``WARPS``
+# warps (the held-out fresh9301/24 with 2 warps and 64 rows).  Every element stays in its warp
+# (rows 0-31 are warp 0's in both layouts): the plan, one round, waits with ``bar.warp.sync``.
 WARP_LOCAL_LOOP = """
-#src = #ttg.blocked<{sizePerThread = [2, 4], threadsPerWarp = [8, 4], warpsPerCTA = [WARPS, 1], order = [1, 0]}>
-#mma = #ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [WARPS, 1], instrShape = [16, 8]}>
+#src = #ttg.blocked<{sizePerThread = [2, 8], threadsPerWarp = [16, 2], warpsPerCTA = [WARPS, 1], order = [1, 0]}>
+#dst = #ttg.blocked<{sizePerThread = [8, 2], threadsPerWarp = [4, 8], warpsPerCTA = [WARPS, 1], order = [1, 0]}>
 module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = WARPS : i32, ttg.target = "cuda:90", "ttg.threads-per-warp" = 32 : i32} {
   tt.func public @warp_local(%X: !tt.ptr<f16>, %Y: !tt.ptr<f16>) {
     %r0 = tt.make_range {end = ROWS : i32, start = 0 : i32} : tensor<ROWSxi32, #ttg.slice<{dim = 1, parent = #src}>>
     %r0e = tt.expand_dims %r0 {axis = 1 : i32} : tensor<ROWSxi32, #ttg.slice<{dim = 1, parent = #src}>> -> tensor<ROWSx1xi32, #src>
-    %s0 = arith.constant dense<128> : tensor<ROWSx1xi32, #src>
+    %s0 = arith.constant dense<8> : tensor<ROWSx1xi32, #src>
     %rows = arith.muli %r0e, %s0 : tensor<ROWSx1xi32, #src>
-    %rowsb = tt.broadcast %rows : tensor<ROWSx1xi32, #src> -> tensor<ROWSx128xi32, #src>
-    %r1 = tt.make_range {end = 128 : i32, start = 0 : i32} : tensor<128xi32, #ttg.slice<{dim = 0, parent = #src}>>
-    %r1e = tt.expand_dims %r1 {axis = 0 : i32} : tensor<128xi32, #ttg.slice<{dim = 0, parent = #src}>> -> tensor<1x128xi32, #src>
-    %colsb = tt.broadcast %r1e : tensor<1x128xi32, #src> -> tensor<ROWSx128xi32, #src>
-    %offs = arith.addi %rowsb, %colsb : tensor<ROWSx128xi32, #src>
-    %xs = tt.splat %X : !tt.ptr<f16> -> tensor<ROWSx128x!tt.ptr<f16>, #src>
-    %xp = tt.addptr %xs, %offs : tensor<ROWSx128x!tt.ptr<f16>, #src>, tensor<ROWSx128xi32, #src>
-    %x = tt.load %xp : tensor<ROWSx128x!tt.ptr<f16>, #src>
+    %rowsb = tt.broadcast %rows : tensor<ROWSx1xi32, #src> -> tensor<ROWSx8xi32, #src>
+    %r1 = tt.make_range {end = 8 : i32, start = 0 : i32} : tensor<8xi32, #ttg.slice<{dim = 0, parent = #src}>>
+    %r1e = tt.expand_dims %r1 {axis = 0 : i32} : tensor<8xi32, #ttg.slice<{dim = 0, parent = #src}>> -> tensor<1x8xi32, #src>
+    %colsb = tt.broadcast %r1e : tensor<1x8xi32, #src> -> tensor<ROWSx8xi32, #src>
+    %offs = arith.addi %rowsb, %colsb : tensor<ROWSx8xi32, #src>
+    %xs = tt.splat %X : !tt.ptr<f16> -> tensor<ROWSx8x!tt.ptr<f16>, #src>
+    %xp = tt.addptr %xs, %offs : tensor<ROWSx8x!tt.ptr<f16>, #src>, tensor<ROWSx8xi32, #src>
+    %x = tt.load %xp : tensor<ROWSx8x!tt.ptr<f16>, #src>
     %c0 = arith.constant 0 : i32
     %c1 = arith.constant 1 : i32
     %cn = arith.constant 64 : i32
-    %out = scf.for %i = %c0 to %cn step %c1 iter_args(%a = %x) -> (tensor<ROWSx128xf16, #src>) : i32 {
-      %y = ttg.convert_layout %a : tensor<ROWSx128xf16, #src> -> tensor<ROWSx128xf16, #mma>
-      %y2 = arith.addf %y, %y : tensor<ROWSx128xf16, #mma>
-      %b = ttg.convert_layout %y2 : tensor<ROWSx128xf16, #mma> -> tensor<ROWSx128xf16, #src>
-      scf.yield %b : tensor<ROWSx128xf16, #src>
+    %out = scf.for %i = %c0 to %cn step %c1 iter_args(%a = %x) -> (tensor<ROWSx8xf16, #src>) : i32 {
+      %y = ttg.convert_layout %a : tensor<ROWSx8xf16, #src> -> tensor<ROWSx8xf16, #dst>
+      %y2 = arith.addf %y, %y : tensor<ROWSx8xf16, #dst>
+      %b = ttg.convert_layout %y2 : tensor<ROWSx8xf16, #dst> -> tensor<ROWSx8xf16, #src>
+      scf.yield %b : tensor<ROWSx8xf16, #src>
     }
-    %ys = tt.splat %Y : !tt.ptr<f16> -> tensor<ROWSx128x!tt.ptr<f16>, #src>
-    %yp = tt.addptr %ys, %offs : tensor<ROWSx128x!tt.ptr<f16>, #src>, tensor<ROWSx128xi32, #src>
-    tt.store %yp, %out : tensor<ROWSx128x!tt.ptr<f16>, #src>
+    %ys = tt.splat %Y : !tt.ptr<f16> -> tensor<ROWSx8x!tt.ptr<f16>, #src>
+    %yp = tt.addptr %ys, %offs : tensor<ROWSx8x!tt.ptr<f16>, #src>, tensor<ROWSx8xi32, #src>
+    tt.store %yp, %out : tensor<ROWSx8x!tt.ptr<f16>, #src>
     tt.return
   }
 }
@@ -398,7 +398,7 @@ def test_a_plan_that_stays_in_its_warp_is_spliced_as_text(in_place_on_3_6, monke
     waiting for its warp inside); building them in place anyway leaves more ``bar.sync``."""
     monkeypatch.setattr(lower_conversions, "triton_version", lambda: "3.6.0")
     path = tmp_path / "warp_local.ttgir"
-    path.write_text(WARP_LOCAL_LOOP.replace("WARPS", "2").replace("ROWS", "32"))
+    path.write_text(WARP_LOCAL_LOOP.replace("WARPS", "2").replace("ROWS", "64"))
     built = []
     real = stage_wrappers.lower_in_place_from_types
     monkeypatch.setattr(stage_wrappers, "lower_in_place_from_types",
@@ -425,7 +425,7 @@ def test_in_a_cta_of_one_warp_the_plan_is_built_in_place(in_place_on_3_6, monkey
     monkeypatch.setattr(lower_conversions, "triton_version", lambda: "3.6.0")
     monkeypatch.setenv("LINEAR_LAYOUTS_STOCK_GATE", "off")
     path = tmp_path / "one_warp.ttgir"
-    path.write_text(WARP_LOCAL_LOOP.replace("WARPS", "1").replace("ROWS", "16"))
+    path.write_text(WARP_LOCAL_LOOP.replace("WARPS", "1").replace("ROWS", "32"))
     built = []
     real = stage_wrappers.lower_in_place_from_types
     monkeypatch.setattr(stage_wrappers, "lower_in_place_from_types",
