@@ -22,13 +22,18 @@ What is emitted, per kind (the same text on triton 3.6 and 3.9; PTX from the LLV
 * shuffles: ``nvvm.shfl.sync`` (``shfl.sync.bfly.b32`` / ``.idx.b32``), which LLVM knows is
   *convergent*; an inline-asm shuffle is not, and LLVM then unswitched loops on lane-dependent
   conditions around it (see ``shuffle``).
-* barriers: inline PTX ``bar.sync 0`` / ``bar.sync id, n`` / ``bar.warp.sync``, with
-  ``has_side_effects`` and no memory attributes, so LLVM treats each as reading and writing any
-  memory: no load or store of the island (or of Triton's) moves across it.  Inline PTX because
-  the NVVM barrier op's spelling drifts (``nvvm.barrier0`` on 3.6, ``nvvm.barrier`` on 3.9) and
-  because ``passes.barriers.guard_barriers`` finds our guards by their text (``GUARD_MARK``).
-  ``test/unit/passes/test_shared_access_forms.py`` checks in the PTX of both releases that
-  every access stays on its side of every barrier.
+* barriers: the NVVM ops, which LLVM knows are *convergent* like the shuffles: ``nvvm.barrier``
+  (``bar.sync 0``, the spelling both releases parse: 3.9 has no ``nvvm.barrier0``), ``nvvm.barrier
+  id = %id number_of_threads = %n`` (``bar.sync id, n``, a warp group's) and ``nvvm.bar.warp.sync``.
+  They were inline PTX, which LLVM may duplicate under a branch: on a held-out conversion whose
+  return trip selects by lane (fresh9703/45) it unswitched the loop on the lane's conditions,
+  each copy with its own ``bar.sync``, and the kernel hung on an H100.  A barrier call reads and
+  writes any memory to LLVM: no load or store of the island (or of Triton's) moves across it.
+  A *guard* barrier (one added around an island for Triton's sake) is the same op after an empty
+  inline-asm marker, ``// guard`` (``GUARD_MARKER``), by which ``passes.barriers.guard_barriers``
+  finds it in the LLVM IR; a plan's own CTA barrier has one too (``// island barrier``), so that
+  the pruning never takes it for one of Triton's.  ``test/unit/passes/test_shared_access_forms.py`` checks in the PTX of
+  both releases that every access stays on its side of every barrier.
 * ``fence.proxy.async.shared::cta`` and the thread id outside loops: inline PTX (see
   ``_thread_id``).
 
@@ -78,15 +83,30 @@ FINAL_CODE_INSTRUCTIONS = (
 FINAL_CODE_PATTERNS = {row.name: row.pattern for row in FINAL_CODE_INSTRUCTIONS if row.role is FinalRole.MOVES_DATA}
 
 # A guard barrier (one the pass adds around an island for Triton's sake, not one of the plan's):
-# the same ``bar.sync 0`` with a comment, so that ``passes.barriers.guard_barriers`` can find it in the
-# LLVM IR and drop it where Triton's own barriers already order every access it would.
-GUARD_MARK = " // guard"
-GUARD_BARRIER_ASM = "bar.sync 0;" + GUARD_MARK
-# The guard before an island that is alone (``IslandSite.guard_before_alone``): the same barrier,
-# marked apart, because ``passes.barriers.guard_barriers`` judges it by a rule of its own.
+# the barrier op right after an inline-asm comment, the marker, so that
+# ``passes.barriers.guard_barriers`` can find it in the LLVM IR and drop it where Triton's own
+# barriers already order every access it would:
+#
+#     call void asm sideeffect "// guard", ""()
+#     call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)
+#
+# The marker emits nothing but a comment in the PTX.
+GUARD_MARK = "// guard"
+GUARD_MARKER = GUARD_MARK
+# The guard before an island that is alone (``IslandSite.guard_before_alone``): marked apart,
+# because ``passes.barriers.guard_barriers`` judges it by a rule of its own.
+ALONE_GUARD_MARKER = GUARD_MARK + " alone"
+# A warp group's guard (``bar.sync 2, 128``: lowering.thread_group) has a marker of its own, and
+# is never dropped: the pruning reasons about whole-CTA barriers only.
+GROUP_GUARD_MARKER = GUARD_MARK + " of a warp group"
+# A plan's own whole-CTA barrier (inside an island) has a marker too: to the pruning it is not
+# one of Triton's barriers (a guard before an island alone is judged by those only).
+ISLAND_BARRIER_MARKER = "// island barrier"
+# The pruning's own spelling of each marked barrier, one line for the marker and its barrier
+# (``guard_barriers.prune_guard_barriers`` joins the two into it and splits them again after).
+GUARD_BARRIER_ASM = "bar.sync 0; " + GUARD_MARK
 ALONE_GUARD_BARRIER_ASM = GUARD_BARRIER_ASM + " alone"
-# A warp group's guard (``bar.sync 2, 128; // guard``: lowering.thread_group) is marked alike,
-# and never dropped: the pruning reasons about whole-CTA barriers only.
+ISLAND_BARRIER_ASM = "bar.sync 0;"
 
 
 SHARED_ACCESS_VARIABLE = "LINEAR_LAYOUTS_SHARED_ACCESS"
@@ -355,19 +375,30 @@ class NvidiaInstructions:
 
     # -- barriers ----------------------------------------------------------------------------------
     def barrier(self, w: IslandWriter, scope: BarrierScope, guard: bool = False, alone: bool = False) -> None:
+        group = self.state.threads
         if scope is BarrierScope.WARP:
-            asm = f"bar.warp.sync {FULL_MASK};"
-        elif scope is BarrierScope.CTA and self.state.threads is not None:
-            # a warp group of a warp-specialized kernel: its own named barrier, as Triton's
-            asm = warp_group_barrier(self.state.threads, self.target.warp_size)
-            asm = asm + GUARD_MARK if guard else asm
+            ptx = f"bar.warp.sync {FULL_MASK};"
         elif scope is BarrierScope.CTA:
-            asm = (ALONE_GUARD_BARRIER_ASM if alone else GUARD_BARRIER_ASM) if guard else "bar.sync 0;"
+            # a warp group of a warp-specialized kernel: its own named barrier, as Triton's
+            ptx = "bar.sync 0;" if group is None else warp_group_barrier(group, self.target.warp_size)
         else:
             raise EmitError(f"{scope.value} barriers are not emitted")
-        name = asm.split()[0]     # bar.sync, or bar.warp.sync for a one-warp group's barrier
+        name = ptx.split()[0]     # bar.sync, or bar.warp.sync for a one-warp group's barrier
         w.counts["guard " + name if guard else name] += 1
-        w.inline_asm(asm, "", [], [], None)
+        whole_cta = ptx == "bar.sync 0;"
+        if guard:
+            marker = (ALONE_GUARD_MARKER if alone else GUARD_MARKER) if whole_cta else GROUP_GUARD_MARKER
+        else:
+            marker = ISLAND_BARRIER_MARKER if whole_cta else None
+        if marker:
+            w.inline_asm(marker, "", [], [], None)
+        if name == "bar.warp.sync":
+            w.line(f"nvvm.bar.warp.sync {w.const(-1)} : i32")
+        elif ptx == "bar.sync 0;":
+            w.line("nvvm.barrier")
+        else:                     # bar.sync id, n
+            barrier_id, threads = (int(x) for x in ptx[len("bar.sync "):-1].split(", "))
+            w.line(f"nvvm.barrier id = {w.const(barrier_id)} number_of_threads = {w.const(threads)}")
 
     def async_proxy_fence(self, w: IslandWriter) -> None:
         """Make this thread's shared-memory stores visible to the async proxy (wgmma, TMA): what

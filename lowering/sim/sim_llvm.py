@@ -482,6 +482,36 @@ class _Island:
         matrix_access(self.m, "stmatrix", len(words), m.group(3) == "col", address, words)
         return None
 
+    # -- barriers (NVIDIA) ------------------------------------------------------------------
+    def op_nvvm_barrier(self, body):
+        """``nvvm.barrier`` (``bar.sync 0``: every thread of the CTA) or ``nvvm.barrier id = %i
+        number_of_threads = %n`` (``bar.sync i, n``: a warp group's named barrier)."""
+        if body == "nvvm.barrier":
+            self.m.named_barrier(0, None)
+            return None
+        m = fullmatch(r"nvvm\.barrier id = (\S+) number_of_threads = (\S+)", body)
+        if not m:
+            raise SimulationError(f"cannot read '{body}'")
+        barrier_id, threads = (self.m.scalar(x) for x in m.groups())
+        if not (barrier_id.defined.all() and threads.defined.all()) or len(set(barrier_id.value)) != 1 \
+                or len(set(threads.value)) != 1:
+            raise SimulationError("nvvm.barrier: its id and thread count must be one constant each")
+        self.m.named_barrier(int(barrier_id.value[0]), int(threads.value[0]))
+        return None
+
+    def op_nvvm_bar_warp_sync(self, body):
+        """``nvvm.bar.warp.sync %mask : i32``, the full warp's mask (-1)."""
+        m = fullmatch(r"nvvm\.bar\.warp\.sync (\S+) : i32", body)
+        if not m:
+            raise SimulationError(f"cannot read '{body}'")
+        mask = self.m.scalar(m.group(1))
+        if not mask.defined.all() or mask.bits != 32 or (mask.value != np.uint64(0xFFFFFFFF)).any():
+            raise SimulationError("bar.warp.sync member mask is not the full warp")
+        m = self.m
+        # a one-warp group's barrier (Triton's, in a partition of one warp) orders the group
+        m.barrier(cta=m.W == 1 and m.group.barrier_id is not None)
+        return None
+
     # -- inline assembly (NVIDIA) ------------------------------------------------------------
     def op_llvm_inline_asm(self, body):
         """Inline PTX: ``lowering.sim.sim_ptx`` reads it as LLVM does and runs its instruction."""

@@ -160,6 +160,12 @@ def _bar_sync(call: AsmCall, match: re.Match) -> None:
     call.machine.named_barrier(int(match.group(1)), int(match.group(2)) if match.group(2) else None)
 
 
+def _guard_marker(call: AsmCall, match: re.Match) -> None:
+    # The comment before a guard or a plan's barrier (lowering.emit.emit_nvidia.GUARD_MARKER): no
+    # instruction; it must stay next to its barrier, so it is a side effect like one.
+    call.needs_side_effects("the guard marker")
+
+
 def _fence_proxy_async(call: AsmCall, match: re.Match) -> None:
     # Orders this thread's generic-proxy accesses before later async-proxy ones (wgmma,
     # TMA), which islands do not contain: nothing to simulate, but it must stay put.
@@ -224,9 +230,10 @@ def _matrix_instruction(call: AsmCall, match: re.Match) -> None:
 PTX_HANDLERS: tuple[tuple[re.Pattern, Callable[[AsmCall, re.Match], None]], ...] = (
     (re.compile(r"mov\.u32 (\$\d+), %tid\.x;"), _mov_tid),
     (re.compile(r"prmt\.b32 .*"), _prmt),
-    (re.compile(r"bar\.sync (\d+)(?:, (\d+))?;(?: // guard(?: alone)?)?"), _bar_sync),
+    (re.compile(r"bar\.sync (\d+)(?:, (\d+))?;"), _bar_sync),
+    (re.compile(r"// (?:guard(?: alone| of a warp group)?|island barrier)"), _guard_marker),
     (re.compile(r"fence\.proxy\.async\.shared::cta;"), _fence_proxy_async),
-    (re.compile(r"bar\.warp\.sync (?:0xffffffff;|-1;|-1; // guard)"), _bar_warp_sync),
+    (re.compile(r"bar\.warp\.sync (?:0xffffffff;|-1;)"), _bar_warp_sync),
     (re.compile(r"st\.shared.*", re.S), _st_shared_instruction),
     (re.compile(r"ld\.shared.*", re.S), _ld_shared_instruction),
     (re.compile(r"(?:ldmatrix|stmatrix).*", re.S), _matrix_instruction),

@@ -10,7 +10,7 @@
 // call, and the first call ends with the exit guard), the exit guard stays - the one barrier
 // between the two calls, where stock Triton has one in the kernel.
 
-// CHECK: guard-barriers-calls.mlir:[[#@LINE+25]]:10: remark: [ll-lower-conversions] lowered: shared, bar.sync=1, guard bar.sync=2, ld.shared.b32=32, st.shared.b32=32
+// CHECK: guard-barriers-calls.mlir:[[#@LINE+26]]:10: remark: [ll-lower-conversions] lowered: shared, bar.sync=1, guard bar.sync=2, ld.shared.b32=32, st.shared.b32=32
 
 // PTX: .entry kernel_first(
 // PTX-COUNT-2: call.uni transpose_store,
@@ -20,7 +20,8 @@
 // PTX: st.shared
 // PTX: bar.sync 0;
 // PTX: ld.shared
-// PTX: bar.sync 0; // guard
+// PTX: {{^[[:space:]]*}}// guard
+// PTX: bar.sync 0;
 // PTX-NOT: bar.sync
 // PTX: ret;
 
@@ -46,7 +47,7 @@ module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.targ
 
 // The same module, the helper first: the same guards, and the same one kept.
 
-// CHECK: guard-barriers-calls.mlir:[[#@LINE+21]]:10: remark: [ll-lower-conversions] lowered: shared, bar.sync=1, guard bar.sync=2, ld.shared.b32=32, st.shared.b32=32
+// CHECK: guard-barriers-calls.mlir:[[#@LINE+22]]:10: remark: [ll-lower-conversions] lowered: shared, bar.sync=1, guard bar.sync=2, ld.shared.b32=32, st.shared.b32=32
 
 // PTX: // -----
 // PTX: .func transpose_store(
@@ -54,7 +55,8 @@ module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.targ
 // PTX: st.shared
 // PTX: bar.sync 0;
 // PTX: ld.shared
-// PTX: bar.sync 0; // guard
+// PTX: {{^[[:space:]]*}}// guard
+// PTX: bar.sync 0;
 // PTX-NOT: bar.sync
 // PTX: .entry helper_first(
 // PTX-COUNT-2: call.uni transpose_store,

@@ -48,21 +48,21 @@ module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.targ
 }
 // Outside the warp_specialize and in its default region: the default group's barrier.
 // CHECK-LABEL: tt.func public @partitions
-// CHECK-NOT: "bar.sync 0;
-// CHECK: "bar.sync 0, 128;"
+// CHECK-NOT: nvvm.barrier{{$}}
+// CHECK: nvvm.barrier id = %{{[0-9]+}} number_of_threads = %{{[0-9]+}}
 // CHECK: ttg.warp_specialize
 // CHECK: default
-// CHECK-NOT: "bar.sync 0;
-// CHECK: "bar.sync 0, 128;"
+// CHECK-NOT: nvvm.barrier{{$}}
+// CHECK: nvvm.barrier id = %{{[0-9]+}} number_of_threads = %{{[0-9]+}}
 // CHECK: partition0
 // CHECK: llvm.and
-// CHECK-NOT: "bar.sync 0;
-// CHECK: "bar.sync 2, 128;"
+// CHECK-NOT: nvvm.barrier{{$}}
+// CHECK: nvvm.barrier id = %{{[0-9]+}} number_of_threads = %{{[0-9]+}}
 // CHECK: partition1
-// CHECK-NOT: "bar.sync 0;
-// CHECK: "bar.sync 3, 64;"
+// CHECK-NOT: nvvm.barrier{{$}}
+// CHECK: nvvm.barrier id = %{{[0-9]+}} number_of_threads = %{{[0-9]+}}
 // CHECK: partition2
-// CHECK-NOT: "bar.sync
+// CHECK-NOT: nvvm.barrier
 // CHECK: ttg.warp_return
 
 // -----

@@ -7,6 +7,7 @@ whose warp ids are not the group's fails it."""
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 
@@ -65,9 +66,14 @@ def test_island_in_a_group_passes_and_uses_the_groups_barrier(group):
     where = site(group)
     text = emit_island(plan, where).text
     assert check_emitted(text, plan, where)
-    barrier = warp_group_barrier(group, 32)
-    assert f'"{barrier}"' in text and f'"{barrier} // guard"' in text
-    assert '"bar.sync 0;' not in text
+    # the group's named barrier (bar.sync id, 128), as NVVM ops: the plan's and the guard's
+    named = re.findall(r"nvvm\.barrier id = (%\S+) number_of_threads = (%\S+)", text)
+    constants = dict(re.findall(r"(%\S+) = llvm\.mlir\.constant\((-?\d+) : i32\)", text))
+    assert len(named) >= 2
+    assert {(int(constants[i]), int(constants[n])) for i, n in named} == {(group.barrier_id, 128)}
+    assert warp_group_barrier(group, 32) == f"bar.sync {group.barrier_id}, 128;"
+    assert '"// guard of a warp group"' in text
+    assert not re.search(r"nvvm\.barrier$", text, re.M), "no whole-CTA barrier"
 
 
 def test_the_whole_cta_island_hangs_in_a_partition():
@@ -89,7 +95,17 @@ def test_the_whole_cta_island_hangs_in_a_partition():
 def test_a_wrong_named_barrier_fails(wrong, message):
     plan = transpose_plan(4)
     where = site(PARTITION_0)
-    text = emit_island(plan, where).text.replace("bar.sync 2, 128;", wrong)
+    barrier_id, threads = (int(x) for x in wrong[len("bar.sync "):-1].split(", "))
+    made = iter(range(1000))
+
+    def wrong_barrier(match):   # the same op with other constants (fresh names each time)
+        k = next(made)
+        return (f"%wrong_id{k} = llvm.mlir.constant({barrier_id} : i32) : i32\n    "
+                f"%wrong_n{k} = llvm.mlir.constant({threads} : i32) : i32\n    "
+                f"nvvm.barrier id = %wrong_id{k} number_of_threads = %wrong_n{k}")
+    text, replaced = re.subn(r"nvvm\.barrier id = \S+ number_of_threads = \S+", wrong_barrier,
+                             emit_island(plan, where).text)
+    assert replaced >= 2
     result = check_emitted(text, plan, where)
     assert not result and message in result.errors[0], result.errors
 
