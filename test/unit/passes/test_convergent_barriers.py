@@ -78,15 +78,15 @@ def test_the_loop_is_not_unswitched_on_the_lane(text_islands, tmp_path):
     llir, ptx = _compiled(tmp_path)
     assert ptx.count("Inner Loop Header") == 1, "one copy of the loop"
     assert ".split" not in llir
-    # the loop's barriers: the guard before the stores and the plan's own (the guard after the
-    # loads goes: the next trip's guard orders them)
+    # the loop's barriers: the guard before the stores (the island is alone in its loop, the
+    # only one after its loads is itself: "guard alone") and the plan's own
     loop = ptx[ptx.index("Inner Loop Header"):]
     loop = loop[:loop.index("bra")]
     assert loop.count("bar.sync") == 2
     # no barrier is inline PTX any more: each is an NVVM call, after its marker
     assert not re.search(r'asm sideeffect "[^"]*bar\.sync', llir)
     markers = re.findall(r'asm sideeffect "(// [a-z ]+)"', llir)
-    assert sorted(set(markers)) == ["// guard", "// island barrier"]
+    assert sorted(set(markers)) == ["// guard alone", "// island barrier"]
 
 
 def test_inline_barriers_were_unswitched(text_islands, tmp_path, monkeypatch):
