@@ -155,6 +155,8 @@ REMOVED: tuple[Removed, ...] = (
     Removed("plan_choice_column_sum.json",
             f"python benchmarks/plan_choice.py {_OUT} --match column_sum_acc --jobs 15",
             note="plan_choice.json of that run, renamed; its summary is plan_choice_column_sum.md"),
+    Removed("conversion_headroom_gpu.json.gz", "", needs="git history only",
+            note="the rows of conversion_headroom_gpu.md, whose study is archived (docs/studies.md)"),
     Removed("plan_fresh_939_1051_prevgate.json.gz", "", needs="git history only",
             note="the draw of plan_fresh_939_1051 under the gate before sub-word shuffles had a family of their own; "
                  "its summary plan_fresh_939_1051_prevgate.md is kept"),

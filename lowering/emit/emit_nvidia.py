@@ -1,5 +1,6 @@
 """NVIDIA (sm_80, sm_90) instructions for islands: shared memory as LLVM loads and stores, NVVM
-ops for ldmatrix / stmatrix and shuffles, inline PTX for barriers and the thread id.
+ops for ldmatrix / stmatrix, shuffles and barriers, inline PTX for the thread id (and the barriers'
+markers).
 
 What is emitted, per kind (the same text on triton 3.6 and 3.9; PTX from the LLVM of either):
 
@@ -117,7 +118,7 @@ def shared_access_form(requested: str = "") -> str:
     """How an NVIDIA island prints its shared-memory accesses: ``"llvm"`` (the default),
     ``llvm.load`` / ``llvm.store`` on ``!llvm.ptr<3>`` and ``nvvm.ldmatrix`` / ``nvvm.stmatrix``;
     ``"asm"``, the inline PTX ``st.shared`` / ``ld.shared`` / ``ldmatrix`` / ``stmatrix`` of
-    before (barriers are inline PTX in both).  ``requested`` (``IslandSite.shared_access``) wins; "" reads the environment
+    before (barriers are NVVM ops in both).  ``requested`` (``IslandSite.shared_access``) wins; "" reads the environment
     variable ``LINEAR_LAYOUTS_SHARED_ACCESS`` (``asm`` or ``llvm``; unset or empty: ``llvm``), the
     switch the GPU A/B flips (``benchmarks/README.md``).  Anything else is an error, not a
     silent default."""
