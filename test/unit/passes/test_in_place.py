@@ -386,6 +386,18 @@ module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = WARPS : i32, ttg.
 """
 
 
+def _warp_local_kernel(tmp_path, monkeypatch, warps, rows):
+    """``WARP_LOCAL_LOOP`` over ``warps`` and ``rows`` in a file, and a list that gets what each
+    build in place (from the types) did."""
+    path = tmp_path / f"warp_local_{warps}.ttgir"
+    path.write_text(WARP_LOCAL_LOOP.replace("WARPS", str(warps)).replace("ROWS", str(rows)))
+    built = []
+    real = stage_wrappers.lower_in_place_from_types
+    monkeypatch.setattr(stage_wrappers, "lower_in_place_from_types",
+                        lambda *args: built.append(real(*args)) or built[-1])
+    return path, built
+
+
 def _barriers(ptx):
     return ptx.count("bar.sync"), ptx.count("bar.warp.sync")
 
@@ -396,13 +408,7 @@ def test_a_plan_that_stays_in_its_warp_is_spliced_as_text(in_place_on_3_6, monke
     ``waits_for_its_warp_only`` sends such plans the text route.  The drop-in's kernel then has
     the text route's barriers exactly (CTA barriers only around the two conversions, each
     waiting for its warp inside); building them in place anyway leaves more ``bar.sync``."""
-    monkeypatch.setattr(lower_conversions, "triton_version", lambda: "3.6.0")
-    path = tmp_path / "warp_local.ttgir"
-    path.write_text(WARP_LOCAL_LOOP.replace("WARPS", "2").replace("ROWS", "64"))
-    built = []
-    real = stage_wrappers.lower_in_place_from_types
-    monkeypatch.setattr(stage_wrappers, "lower_in_place_from_types",
-                        lambda *args: built.append(real(*args)) or built[-1])
+    path, built = _warp_local_kernel(tmp_path, monkeypatch, warps=2, rows=64)
     in_place_ptx = _ptx(path, plugin=True)
     assert [(b.built, b.left_ours) for b in built] == [(0, 2)], "both conversions left to the text route"
     monkeypatch.setenv(IN_PLACE_VARIABLE, "0")
@@ -422,13 +428,7 @@ def test_in_a_cta_of_one_warp_the_plan_is_built_in_place(in_place_on_3_6, monkey
     """One warp: the plan's warp barrier and Triton's CTA barrier wait for the same 32 threads,
     so the conversions are built in place as before.  (The gate is off: by default a CTA of one
     warp leaves its shared-memory conversions to stock.)"""
-    monkeypatch.setattr(lower_conversions, "triton_version", lambda: "3.6.0")
     monkeypatch.setenv("LINEAR_LAYOUTS_STOCK_GATE", "off")
-    path = tmp_path / "one_warp.ttgir"
-    path.write_text(WARP_LOCAL_LOOP.replace("WARPS", "1").replace("ROWS", "32"))
-    built = []
-    real = stage_wrappers.lower_in_place_from_types
-    monkeypatch.setattr(stage_wrappers, "lower_in_place_from_types",
-                        lambda *args: built.append(real(*args)) or built[-1])
+    path, built = _warp_local_kernel(tmp_path, monkeypatch, warps=1, rows=32)
     _ptx(path, plugin=True)
     assert [(b.built, b.left_ours) for b in built] == [(2, 0)]
