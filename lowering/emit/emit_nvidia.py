@@ -33,8 +33,8 @@ What is emitted, per kind (the same text on triton 3.6 and 3.9; PTX from the LLV
   A *guard* barrier (one added around an island for Triton's sake) is the same op after an empty
   inline-asm marker, ``// guard`` (``GUARD_MARKER``), by which ``passes.barriers.guard_barriers``
   finds it in the LLVM IR; a plan's own CTA barrier has one too (``// island barrier``), so that
-  the pruning never takes it for one of Triton's.  ``test/unit/passes/test_shared_access_forms.py`` checks in the PTX of
-  both releases that every access stays on its side of every barrier.
+  the pruning never takes it for one of Triton's.  ``test/unit/passes/test_shared_access_forms.py``
+  checks in the PTX of both releases that every access stays on its side of every barrier.
 * ``fence.proxy.async.shared::cta`` and the thread id outside loops: inline PTX (see
   ``_thread_id``).
 
@@ -92,8 +92,8 @@ FINAL_CODE_PATTERNS = {row.name: row.pattern for row in FINAL_CODE_INSTRUCTIONS 
 #     call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)
 #
 # The marker emits nothing but a comment in the PTX.
-GUARD_MARK = "// guard"
-GUARD_MARKER = GUARD_MARK
+GUARD_MARK = "// guard"           # in every guard's marker (the plugin counts guards by it)
+GUARD_MARKER = GUARD_MARK         # a regular guard's marker
 # The guard before an island that is alone (``IslandSite.guard_before_alone``): marked apart,
 # because ``passes.barriers.guard_barriers`` judges it by a rule of its own.
 ALONE_GUARD_MARKER = GUARD_MARK + " alone"
