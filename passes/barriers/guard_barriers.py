@@ -108,8 +108,8 @@ from dataclasses import dataclass
 
 # A guard barrier is read as one line, ``bar.sync 0; // guard`` (lowering.emit.emit_nvidia), which
 # tells it from Triton's barriers and from the barriers inside a plan; those are never dropped.
-from ...lowering.emit.emit_nvidia import (ALONE_GUARD_BARRIER_ASM, ALONE_GUARD_MARKER, GUARD_BARRIER_ASM,
-                                          GUARD_MARKER, ISLAND_BARRIER_ASM, ISLAND_BARRIER_MARKER)
+from ...lowering.emit.emit_nvidia import ALONE_GUARD_BARRIER_ASM, GUARD_BARRIER_ASM
+from .barrier_pairs import joined_pairs, split_pairs
 # What each line does (``classify``); READ, WRITE, BOTH are re-exported for the tests and tools.
 from .shared_accesses import (BOTH, CALL, CALLEE, INLINE_ASM, NAME, READ, WRITE, classify, may_access,  # noqa: F401
                               unquoted)
@@ -458,67 +458,18 @@ def _needed(behind: int, ahead: int) -> bool:
     return bool((behind & WRITE and ahead) or (behind & READ and ahead & WRITE))
 
 
-# Our islands' whole-CTA barriers are NVVM barrier calls (convergent, so LLVM never duplicates
-# one under a lane-dependent branch), each right after an inline-asm marker saying whose it is:
-#
-#     call void asm sideeffect "// guard", ""()                           (or "// guard alone",
-#     call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)             "// island barrier")
-#
-# The pruning reads each such pair as the one line of inline PTX the barriers once were
-# (``bar.sync 0; // guard``, ``... alone``, ``bar.sync 0;``: ``classify`` tells them from
-# Triton's barrier calls) and splits the pairs it keeps back after.
-_MARKER_LINE = re.compile(
-    r'^(?P<head>\s*(?:(?:tail|notail|musttail) )?)call void asm sideeffect "(?P<marker>// [a-z ]+)", ""\(\)(?P<tail>.*)$')
-_CTA_BARRIER_LINE = re.compile(
-    r"^\s*(?:(?:tail|notail|musttail) )?call void @llvm\.nvvm\.(?:barrier0\(\)|barrier\.cta\.sync\.aligned(?:\.all)?\(i32 0\)|barrier\.sync\(i32 0\))")
-_JOINED = {GUARD_MARKER: GUARD_BARRIER_ASM, ALONE_GUARD_MARKER: ALONE_GUARD_BARRIER_ASM,
-           ISLAND_BARRIER_MARKER: ISLAND_BARRIER_ASM}
-_PAIR_TAG = re.compile(r" ; ll-pair (\d+)$")
-
-
-def _joined_pairs(llir: str) -> tuple[str, list[str]] | None:
-    """``llir`` with each marker and the barrier call right after it as one inline-asm line
-    tagged ``; ll-pair K``, and the K-th pair's two lines as they were; None where a marker is not
-    right before a whole-CTA barrier call (LLVM put something between: nothing is pruned then,
-    since that barrier could pass for one of Triton's)."""
-    if not any(marker in llir for marker in _JOINED):
-        return llir, []
-    lines = llir.split("\n")
-    out, pairs, i = [], [], 0
-    while i < len(lines):
-        marker = _MARKER_LINE.match(lines[i]) if "asm sideeffect \"// " in lines[i] else None
-        if marker and marker.group("marker") in _JOINED:
-            if i + 1 == len(lines) or not _CTA_BARRIER_LINE.match(lines[i + 1]):
-                return None
-            out.append(f'{marker.group("head")}call void asm sideeffect "{_JOINED[marker.group("marker")]}", ""()'
-                       f'{marker.group("tail")} ; ll-pair {len(pairs)}')
-            pairs.append(lines[i] + "\n" + lines[i + 1])
-            i += 2
-            continue
-        out.append(lines[i])
-        i += 1
-    return "\n".join(out), pairs
-
-
-def _split_pairs(llir: str, pairs: list[str]) -> str:
-    if not pairs:
-        return llir
-    return "\n".join(pairs[int(tag.group(1))] if (tag := _PAIR_TAG.search(line)) else line
-                     for line in llir.split("\n"))
-
-
 def prune_guard_barriers(llir: str) -> tuple[str, int]:
     """``llir`` without the guard barriers proven redundant, and how many were dropped."""
-    joined = _joined_pairs(llir)
+    joined = joined_pairs(llir)
     if joined is None:
         return llir, 0
     text, pairs = joined
     pruned, dropped = _prune_joined(text)
-    return (_split_pairs(pruned, pairs), dropped) if dropped else (llir, 0)
+    return (split_pairs(pruned, pairs), dropped) if dropped else (llir, 0)
 
 
 def _prune_joined(llir: str) -> tuple[str, int]:
-    """``prune_guard_barriers`` on a text whose barrier pairs are joined (``_joined_pairs``)."""
+    """``prune_guard_barriers`` on a text whose barrier pairs are joined (``barrier_pairs``)."""
     if GUARD_BARRIER_ASM not in llir:
         return llir, 0
     lines = llir.split("\n")
