@@ -266,6 +266,11 @@ class SharedMemoryPlan:
     def scratch_bytes(self) -> int:
         return self.scratch_elements * storage_bits_of(self.element_bits) // 8
 
+    @property
+    def waits_for_its_warp(self) -> bool:
+        """The data never leaves a warp: its barriers are the warp's (``bar.warp.sync``)."""
+        return any(isinstance(op, Barrier) and op.scope is BarrierScope.WARP for op in self.ops)
+
 
 # -------------------------------------------------------------------------------- the plan
 

@@ -31,8 +31,8 @@ from ..dialect.linear_layout import LayoutError, LinearLayout
 from .conversion import minimal_conversion, scope_of
 from .cost import plan_cost
 from .hardware import HardwareLayout, aligned_pair, to_linear_layout
-from .instructions import AccessKind, BarrierScope
-from .plan import Barrier, ConversionPlan, Method, RegisterRename, Scope, SharedAccess, Unsupported
+from .instructions import AccessKind
+from .plan import ConversionPlan, Method, RegisterRename, Scope, SharedAccess, Unsupported
 from .element_type import ElementType, UnknownElementType, storage_bits_of
 from .shared import cluster_coordinates, cta_local, cta_space, instruction_pairs, plan_shared_memory
 from .shuffle import LaneConversion, packing_pairs, plan_shuffles, with_phantom_registers, word_level, word_registers
@@ -376,7 +376,7 @@ def with_fewer_rounds(plan: ConversionPlan, budget_bytes: int | None = None) -> 
     if (shared is None or plan.method is not Method.SHARED or shared.num_rounds == 1
             or plan.scope not in (Scope.LANE, Scope.WARP)):
         return plan
-    if any(isinstance(op, Barrier) and op.scope is BarrierScope.WARP for op in shared.ops):
+    if shared.waits_for_its_warp:
         # The data stays in its warp: each round waits at ``bar.warp.sync -1``, which ptxas
         # compiles to a NOP on sm_90 (stock's 2-warp f16 32x128 blocked -> mma v2: 14 in the PTX
         # of its loop, 14 NOPs in the SASS).  Fewer rounds would save no wait and only grow the
@@ -397,7 +397,7 @@ def _fewer_rounds(plan: ConversionPlan, budget: int) -> ConversionPlan | None:
     accesses = [op for op in ops if isinstance(op, SharedAccess)]
     store_form = next(op.form for op in accesses if op.kind is AccessKind.STORE)
     load_form = next(op.form for op in accesses if op.kind is AccessKind.LOAD)
-    warp_local = any(isinstance(op, Barrier) and op.scope is BarrierScope.WARP for op in ops)
+    warp_local = plan.shared.waits_for_its_warp
     _, src_full, _, src_u, dst_u, _, _ = _prepared(plan.src, plan.dst, plan.target)
     rows = cta_space(src_u)
     shared = plan_shared_memory(cta_local(src_u, rows), cta_local(dst_u, rows), plan.element_bits, plan.target,

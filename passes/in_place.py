@@ -47,8 +47,7 @@ from typing import NamedTuple, Optional
 
 from ..lowering.choosing.lowering_choice import kept_among_islands
 from ..lowering.choosing.plan_memory import ModulePlans
-from ..lowering.instructions import BarrierScope
-from ..lowering.plan import Barrier, Method, Scope
+from ..lowering.plan import Method, Scope
 from ..lowering.target import Vendor
 from .ir.parsing import parse_type, triton_module_from_text
 from .ir.snapshot import snapshot_of
@@ -209,8 +208,7 @@ def waits_for_its_warp_only(plan) -> bool:
     island leaves 2 and 2 ``bar.warp.sync`` (stock's own code the same), and on an H100 it ran
     1.136x stock (``benchmarks/results/plan_fresh_9301_9409.md``).  Such plans go the text route.
     In a CTA of one warp both barriers wait for the same 32 threads: built in place as before."""
-    return bool(plan.src.bases.get("warp")) and any(
-        isinstance(op, Barrier) and op.scope is BarrierScope.WARP for op in plan.shared.ops)
+    return bool(plan.src.bases.get("warp")) and plan.shared.waits_for_its_warp
 
 
 def in_place_module_text(text: str, name: str = "kernel", lowering: Optional[LowerConversions] = None) -> tuple[str, int]:
