@@ -23,9 +23,14 @@ What is emitted, per kind (the same text on triton 3.6 and 3.9; PTX from the LLV
 * shuffles: ``nvvm.shfl.sync`` (``shfl.sync.bfly.b32`` / ``.idx.b32``), which LLVM knows is
   *convergent*; an inline-asm shuffle is not, and LLVM then unswitched loops on lane-dependent
   conditions around it (see ``shuffle``).
-* barriers: the NVVM ops, which LLVM knows are *convergent* like the shuffles: ``nvvm.barrier``
-  (``bar.sync 0``, the spelling both releases parse: 3.9 has no ``nvvm.barrier0``), ``nvvm.barrier
-  id = %id number_of_threads = %n`` (``bar.sync id, n``, a warp group's) and ``nvvm.bar.warp.sync``.
+* barriers: calls of the NVVM barrier intrinsics, which LLVM knows are *convergent* like the
+  shuffles: ``llvm.call_intrinsic "llvm.nvvm.barrier.cta.sync.aligned.all"(%0)`` (``bar.sync
+  0``), ``... "llvm.nvvm.barrier.cta.sync.aligned.count"(%id, %n)`` (``bar.sync id, n``, a warp
+  group's) and the op ``nvvm.bar.warp.sync``.  The intrinsic call is the one spelling every
+  release from 3.6 to 3.9 parses, prints and parses again: 3.9 has no ``nvvm.barrier0``, and the
+  ``nvvm.barrier`` of 3.7 reads a trailing ``loc(...)`` as its reduction attribute (any module
+  printed with locations fails to parse again).  Each release translates the call to the same
+  LLVM call its own ``nvvm.barrier`` becomes.
   They were inline PTX, which LLVM may duplicate under a branch: on a held-out conversion whose
   return trip selects by lane (fresh9703/45) it unswitched the loop on the lane's conditions,
   each copy with its own ``bar.sync``, and the kernel hung on an H100.  A barrier call reads and
@@ -83,6 +88,10 @@ FINAL_CODE_INSTRUCTIONS = (
 # The data-movement columns of a conversion's report: column name -> pattern over lines.
 FINAL_CODE_PATTERNS = {row.name: row.pattern for row in FINAL_CODE_INSTRUCTIONS if row.role is FinalRole.MOVES_DATA}
 
+# The barriers' intrinsics (see the module's docstring): ``bar.sync 0`` and ``bar.sync id, n``.
+CTA_BARRIER_INTRINSIC = "llvm.nvvm.barrier.cta.sync.aligned.all"
+GROUP_BARRIER_INTRINSIC = "llvm.nvvm.barrier.cta.sync.aligned.count"
+
 # A guard barrier (one the pass adds around an island for Triton's sake, not one of the plan's):
 # the barrier op right after an inline-asm comment, the marker, so that
 # ``passes.barriers.guard_barriers`` can find it in the LLVM IR and drop it where Triton's own
@@ -118,7 +127,7 @@ def shared_access_form(requested: str = "") -> str:
     """How an NVIDIA island prints its shared-memory accesses: ``"llvm"`` (the default),
     ``llvm.load`` / ``llvm.store`` on ``!llvm.ptr<3>`` and ``nvvm.ldmatrix`` / ``nvvm.stmatrix``;
     ``"asm"``, the inline PTX ``st.shared`` / ``ld.shared`` / ``ldmatrix`` / ``stmatrix`` of
-    before (barriers are NVVM ops in both).  ``requested`` (``IslandSite.shared_access``) wins; "" reads the environment
+    before (barriers are NVVM intrinsic calls in both).  ``requested`` (``IslandSite.shared_access``) wins; "" reads the environment
     variable ``LINEAR_LAYOUTS_SHARED_ACCESS`` (``asm`` or ``llvm``; unset or empty: ``llvm``), the
     switch the GPU A/B flips (``benchmarks/README.md``).  Anything else is an error, not a
     silent default."""
@@ -391,15 +400,18 @@ class NvidiaInstructions:
             marker = (ALONE_GUARD_MARKER if alone else GUARD_MARKER) if whole_cta else GROUP_GUARD_MARKER
         else:
             marker = ISLAND_BARRIER_MARKER if whole_cta else None
-        if marker:
-            w.inline_asm(marker, "", [], [], None)
+        # the barrier's constants first: its marker must be right before it
         if name == "bar.warp.sync":
-            w.line(f"nvvm.bar.warp.sync {w.const(-1)} : i32")
-        elif ptx == "bar.sync 0;":
-            w.line("nvvm.barrier")
+            call = f"nvvm.bar.warp.sync {w.const(-1)} : i32"
+        elif whole_cta:
+            call = f'llvm.call_intrinsic "{CTA_BARRIER_INTRINSIC}"({w.const(0)}) : (i32) -> ()'
         else:                     # bar.sync id, n
             barrier_id, threads = (int(x) for x in ptx[len("bar.sync "):-1].split(", "))
-            w.line(f"nvvm.barrier id = {w.const(barrier_id)} number_of_threads = {w.const(threads)}")
+            call = (f'llvm.call_intrinsic "{GROUP_BARRIER_INTRINSIC}"({w.const(barrier_id)}, {w.const(threads)})'
+                    " : (i32, i32) -> ()")
+        if marker:
+            w.inline_asm(marker, "", [], [], None)
+        w.line(call)
 
     def async_proxy_fence(self, w: IslandWriter) -> None:
         """Make this thread's shared-memory stores visible to the async proxy (wgmma, TMA): what

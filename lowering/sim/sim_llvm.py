@@ -483,20 +483,29 @@ class _Island:
         return None
 
     # -- barriers (NVIDIA) ------------------------------------------------------------------
-    def op_nvvm_barrier(self, body):
-        """``nvvm.barrier`` (``bar.sync 0``: every thread of the CTA) or ``nvvm.barrier id = %i
-        number_of_threads = %n`` (``bar.sync i, n``: a warp group's named barrier)."""
-        if body == "nvvm.barrier":
-            self.m.named_barrier(0, None)
-            return None
-        m = fullmatch(r"nvvm\.barrier id = (\S+) number_of_threads = (\S+)", body)
-        if not m:
-            raise SimulationError(f"cannot read '{body}'")
-        barrier_id, threads = (self.m.scalar(x) for x in m.groups())
-        if not (barrier_id.defined.all() and threads.defined.all()) or len(set(barrier_id.value)) != 1 \
-                or len(set(threads.value)) != 1:
-            raise SimulationError("nvvm.barrier: its id and thread count must be one constant each")
-        self.m.named_barrier(int(barrier_id.value[0]), int(threads.value[0]))
+    _BARRIER_INTRINSICS = {'"llvm.nvvm.barrier.cta.sync.aligned.all"': 1,
+                           '"llvm.nvvm.barrier.cta.sync.aligned.count"': 2}
+
+    def op_llvm_call_intrinsic(self, body):
+        """The barrier intrinsics, the only ones an island calls:
+        ``llvm.call_intrinsic "llvm.nvvm.barrier.cta.sync.aligned.all"(%id) : (i32) -> ()``
+        (``bar.sync id``: every thread of the CTA; the id is 0) and ``...aligned.count"(%id, %n)
+        : (i32, i32) -> ()`` (``bar.sync id, n``: a warp group's named barrier)."""
+        m = fullmatch(r'llvm\.call_intrinsic ("[^"]+")\(([^)]*)\) : \(([^)]*)\) -> \(\)', body)
+        if not m or m.group(1) not in self._BARRIER_INTRINSICS:
+            raise SimulationError(f"cannot read '{body}' (an island calls the barrier intrinsics only)")
+        if self.m.vendor != Vendor.NVIDIA:
+            raise SimulationError(f"{m.group(1)} is an {Vendor.NVIDIA} intrinsic; the target is {self.m.vendor}")
+        operands = [x.strip() for x in m.group(2).split(",")]
+        if len(operands) != self._BARRIER_INTRINSICS[m.group(1)] or m.group(3) != ", ".join(["i32"] * len(operands)):
+            raise SimulationError(f"{m.group(1)} with operands ({m.group(2)}) : ({m.group(3)})")
+        values = [self.m.scalar(x) for x in operands]
+        if any(not v.defined.all() or len(set(v.value)) != 1 for v in values):
+            raise SimulationError(f"{m.group(1)}: its id and thread count must be one constant each")
+        barrier_id, *threads = (int(v.value[0]) for v in values)
+        if not threads and barrier_id != 0:
+            raise SimulationError(f"{m.group(1)} with id {barrier_id}: the whole CTA's barrier is 0")
+        self.m.named_barrier(barrier_id, threads[0] if threads else None)
         return None
 
     def op_nvvm_bar_warp_sync(self, body):

@@ -16,12 +16,12 @@ module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.targ
     // IR: ttg.local_alloc : () -> !ttg.memdesc<8192xi8
     // IR-COUNT-4: nvvm.stmatrix %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<row>, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>} : !llvm.ptr<3>, i32, i32, i32, i32
     // IR: "// island barrier"
-    // IR-NEXT: nvvm.barrier
+    // IR-NEXT: llvm.call_intrinsic "llvm.nvvm.barrier.cta.sync.aligned.all"
     // IR-COUNT-16: llvm.load %{{[0-9]+}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<4xi32>
     // IR-NOT: llvm.load
     // ASM-COUNT-4: stmatrix.sync.aligned.m8n8.x4.shared.b16
     // ASM: "// island barrier"
-    // ASM-NEXT: nvvm.barrier
+    // ASM-NEXT: llvm.call_intrinsic "llvm.nvvm.barrier.cta.sync.aligned.all"
     // ASM-COUNT-16: ld.shared.v4.b32 {$0, $1, $2, $3}, [$4];
     // ASM-NOT: llvm.load
     // IR: ttg.local_dealloc

@@ -16,19 +16,19 @@
 // Input:                                              Output:
 //   %a = ttg.local_alloc %v : (tensor<..., #src>)       %B = ttg.local_alloc : () -> !ttg.memdesc<..., mutable>
 //          -> !ttg.memdesc<64x64xf16, #shared, #smem>   <cast %B to !llvm.struct<(ptr<3>, i32, i32)>, 4 x stmatrix>
-//                                                       "// guard", nvvm.barrier
+//                                                       "// guard", the barrier
 //                                                       %a = ttg.memdesc_subslice %B[0, 0] : ... mutable> -> !ttg.memdesc<64x64xf16, #shared, #smem>
 //   %c = ttg.local_load %a : ...                        %c = ttg.local_load %a : ... (unchanged)
 
 // CHECK: remark: [ll-lower-conversions] lowered: local_alloc, guard bar.sync=1, stmatrix=4
-// CHECK-NOT: nvvm.barrier
+// CHECK-NOT: "llvm.nvvm.barrier.cta
 // CHECK: %[[BUF:[0-9]+]] = ttg.local_alloc : () -> !ttg.memdesc<64x64xf16, #shared, #smem, mutable>
-// CHECK-NOT: nvvm.barrier
+// CHECK-NOT: "llvm.nvvm.barrier.cta
 // CHECK: builtin.unrealized_conversion_cast %[[BUF]] : !ttg.memdesc<64x64xf16, #shared, #smem, mutable> to !llvm.struct<(ptr<3>, i32, i32)>
-// CHECK-NOT: nvvm.barrier
+// CHECK-NOT: "llvm.nvvm.barrier.cta
 // CHECK-COUNT-4: nvvm.stmatrix %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<row>, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>} : !llvm.ptr<3>, i32, i32, i32, i32
 // CHECK-NEXT: "// guard"
-// CHECK-NEXT: nvvm.barrier
+// CHECK-NEXT: llvm.call_intrinsic "llvm.nvvm.barrier.cta.sync.aligned.all"
 // CHECK-NEXT: %[[VIEW:[0-9]+]] = ttg.memdesc_subslice %[[BUF]][0, 0] : !ttg.memdesc<64x64xf16, #shared, #smem, mutable> -> !ttg.memdesc<64x64xf16, #shared, #smem>
 // CHECK-NEXT: ttg.local_load %[[VIEW]] : !ttg.memdesc<64x64xf16, #shared, #smem> -> tensor<64x64xf16, #blocked>
 // CHECK-NOT: ttg.local_alloc %
@@ -37,11 +37,11 @@
 // BOTH: lowered: local_alloc, stmatrix=4
 // BOTH: lowered: local_load, guard bar.sync=1, ld.shared.b128=4
 // BOTH-COUNT-4: nvvm.stmatrix %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<row>, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>} : !llvm.ptr<3>, i32, i32, i32, i32
-// BOTH-NOT: nvvm.barrier
+// BOTH-NOT: "llvm.nvvm.barrier.cta
 // BOTH: %[[VIEW:[0-9]+]] = ttg.memdesc_subslice
 // BOTH-NEXT: builtin.unrealized_conversion_cast %[[VIEW]] : !ttg.memdesc<64x64xf16, #shared, #smem> to !llvm.struct<(ptr<3>, i32, i32)>
 // BOTH: "// guard"
-// BOTH-NEXT: nvvm.barrier
+// BOTH-NEXT: llvm.call_intrinsic "llvm.nvvm.barrier.cta.sync.aligned.all"
 // BOTH-COUNT-4: llvm.load %{{[0-9]+}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<4xi32>
 // BOTH-NOT: llvm.load
 // BOTH-NOT: ttg.local_load

@@ -11,9 +11,9 @@
 // CHECK: remark: [ll-lower-conversions] lowered: local_load, guard bar.sync=1, ldmatrix=4
 // CHECK: builtin.unrealized_conversion_cast %{{.*}} : !ttg.memdesc<64x32xf16, #shared, #smem> to !llvm.struct<(ptr<3>, i32, i32)>
 // CHECK: "// guard"
-// CHECK-NEXT: nvvm.barrier
+// CHECK-NEXT: llvm.call_intrinsic "llvm.nvvm.barrier.cta.sync.aligned.all"
 // CHECK-COUNT-4: nvvm.ldmatrix %{{[0-9]+}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<row>, num = 4 : i32, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>} : (!llvm.ptr<3>) -> !llvm.struct<(i32, i32, i32, i32)>
-// CHECK-NOT: nvvm.barrier
+// CHECK-NOT: "llvm.nvvm.barrier.cta
 // CHECK-NOT: ttg.local_load
 // CHECK: tt.store
 

@@ -9,10 +9,10 @@
 // CHECK: remark: [ll-lower-conversions] lowered: local_store, guard bar.sync=2, stmatrix=4
 // CHECK: builtin.unrealized_conversion_cast %{{[0-9]+}} : !ttg.memdesc<64x64xf16, #shared, #smem, mutable> to !llvm.struct<(ptr<3>, i32, i32)>
 // CHECK: "// guard"
-// CHECK-NEXT: nvvm.barrier
+// CHECK-NEXT: llvm.call_intrinsic "llvm.nvvm.barrier.cta.sync.aligned.all"
 // CHECK-COUNT-4: nvvm.stmatrix %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<row>, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>} : !llvm.ptr<3>, i32, i32, i32, i32
 // CHECK-NEXT: "// guard"
-// CHECK-NEXT: nvvm.barrier
+// CHECK-NEXT: llvm.call_intrinsic "llvm.nvvm.barrier.cta.sync.aligned.all"
 // CHECK-NOT: ttg.local_store
 // CHECK: ttg.local_load
 

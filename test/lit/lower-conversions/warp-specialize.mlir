@@ -48,21 +48,21 @@ module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.targ
 }
 // Outside the warp_specialize and in its default region: the default group's barrier.
 // CHECK-LABEL: tt.func public @partitions
-// CHECK-NOT: nvvm.barrier{{$}}
-// CHECK: nvvm.barrier id = %{{[0-9]+}} number_of_threads = %{{[0-9]+}}
+// CHECK-NOT: "llvm.nvvm.barrier.cta.sync.aligned.all"
+// CHECK: llvm.call_intrinsic "llvm.nvvm.barrier.cta.sync.aligned.count"(%{{[0-9]+}}, %{{[0-9]+}})
 // CHECK: ttg.warp_specialize
 // CHECK: default
-// CHECK-NOT: nvvm.barrier{{$}}
-// CHECK: nvvm.barrier id = %{{[0-9]+}} number_of_threads = %{{[0-9]+}}
+// CHECK-NOT: "llvm.nvvm.barrier.cta.sync.aligned.all"
+// CHECK: llvm.call_intrinsic "llvm.nvvm.barrier.cta.sync.aligned.count"(%{{[0-9]+}}, %{{[0-9]+}})
 // CHECK: partition0
 // CHECK: llvm.and
-// CHECK-NOT: nvvm.barrier{{$}}
-// CHECK: nvvm.barrier id = %{{[0-9]+}} number_of_threads = %{{[0-9]+}}
+// CHECK-NOT: "llvm.nvvm.barrier.cta.sync.aligned.all"
+// CHECK: llvm.call_intrinsic "llvm.nvvm.barrier.cta.sync.aligned.count"(%{{[0-9]+}}, %{{[0-9]+}})
 // CHECK: partition1
-// CHECK-NOT: nvvm.barrier{{$}}
-// CHECK: nvvm.barrier id = %{{[0-9]+}} number_of_threads = %{{[0-9]+}}
+// CHECK-NOT: "llvm.nvvm.barrier.cta.sync.aligned.all"
+// CHECK: llvm.call_intrinsic "llvm.nvvm.barrier.cta.sync.aligned.count"(%{{[0-9]+}}, %{{[0-9]+}})
 // CHECK: partition2
-// CHECK-NOT: nvvm.barrier
+// CHECK-NOT: "llvm.nvvm.barrier.cta
 // CHECK: ttg.warp_return
 
 // -----

@@ -13,7 +13,7 @@ import pytest
 
 from linear_layouts.dialect import to_linear_layout
 from linear_layouts.lowering.emit.emit_llvm import IslandSite, EmitError, emit_island
-from linear_layouts.lowering.emit.emit_nvidia import warp_group_barrier
+from linear_layouts.lowering.emit.emit_nvidia import CTA_BARRIER_INTRINSIC, GROUP_BARRIER_INTRINSIC, warp_group_barrier
 from linear_layouts.lowering.sim.island_sim import check_emitted
 from linear_layouts.lowering.planner import plan_conversion
 from linear_layouts.lowering.target import target_named
@@ -66,14 +66,14 @@ def test_island_in_a_group_passes_and_uses_the_groups_barrier(group):
     where = site(group)
     text = emit_island(plan, where).text
     assert check_emitted(text, plan, where)
-    # the group's named barrier (bar.sync id, 128), as NVVM ops: the plan's and the guard's
-    named = re.findall(r"nvvm\.barrier id = (%\S+) number_of_threads = (%\S+)", text)
+    # the group's named barrier (bar.sync id, 128), as intrinsic calls: the plan's and the guard's
+    named = re.findall(r'llvm\.call_intrinsic "' + re.escape(GROUP_BARRIER_INTRINSIC) + r'"\((%\S+), (%\S+)\)', text)
     constants = dict(re.findall(r"(%\S+) = llvm\.mlir\.constant\((-?\d+) : i32\)", text))
     assert len(named) >= 2
     assert {(int(constants[i]), int(constants[n])) for i, n in named} == {(group.barrier_id, 128)}
     assert warp_group_barrier(group, 32) == f"bar.sync {group.barrier_id}, 128;"
     assert '"// guard of a warp group"' in text
-    assert not re.search(r"nvvm\.barrier$", text, re.M), "no whole-CTA barrier"
+    assert CTA_BARRIER_INTRINSIC not in text, "no whole-CTA barrier"
 
 
 def test_the_whole_cta_island_hangs_in_a_partition():
@@ -102,8 +102,9 @@ def test_a_wrong_named_barrier_fails(wrong, message):
         k = next(made)
         return (f"%wrong_id{k} = llvm.mlir.constant({barrier_id} : i32) : i32\n    "
                 f"%wrong_n{k} = llvm.mlir.constant({threads} : i32) : i32\n    "
-                f"nvvm.barrier id = %wrong_id{k} number_of_threads = %wrong_n{k}")
-    text, replaced = re.subn(r"nvvm\.barrier id = \S+ number_of_threads = \S+", wrong_barrier,
+                f'llvm.call_intrinsic "{GROUP_BARRIER_INTRINSIC}"(%wrong_id{k}, %wrong_n{k}) : (i32, i32) -> ()')
+    text, replaced = re.subn(r'llvm\.call_intrinsic "' + re.escape(GROUP_BARRIER_INTRINSIC) + r'"\([^)]*\) : \(i32, i32\) -> \(\)',
+                             wrong_barrier,
                              emit_island(plan, where).text)
     assert replaced >= 2
     result = check_emitted(text, plan, where)

@@ -1,4 +1,4 @@
-"""Our islands' barriers are NVVM ops, which LLVM knows are convergent
+"""Our islands' barriers are calls of NVVM intrinsics, which LLVM knows are convergent
 (``lowering.emit.emit_nvidia``, "barriers").
 
 Why: as inline PTX, LLVM was free to copy a barrier under a branch.  On the held-out conversion

@@ -99,6 +99,42 @@ def test_unknown_ops_fail_closed():
     assert not result and "unsupported op 'llvm.frobnicate'" in result.errors[0]
 
 
+@pytest.mark.parametrize("call, message", [
+    # another intrinsic than the two barriers
+    ('llvm.call_intrinsic "llvm.nvvm.barrier0.popc"(%Z) : (i32) -> ()', "barrier intrinsics only"),
+    # the whole CTA's barrier on another id than 0
+    ('llvm.call_intrinsic "llvm.nvvm.barrier.cta.sync.aligned.all"(%ONE) : (i32) -> ()', "barrier is 0"),
+    # a named barrier without its thread count
+    ('llvm.call_intrinsic "llvm.nvvm.barrier.cta.sync.aligned.count"(%Z) : (i32) -> ()', "with operands (%Z)"),
+])
+def test_barrier_intrinsic_calls_are_read_exactly(call, message):
+    """An island's barrier is an intrinsic call (emit_nvidia, "barriers"); the simulator runs the
+    two it emits and refuses any other call, id or operand count."""
+    plan, element = find_plan(lambda p: is_shared(p) and any(isinstance(o, Barrier) for o in p.shared.ops))
+    site = site_for(element)
+    text = emit_island(plan, site).text
+    assert text.count(f'"{emit_nvidia.CTA_BARRIER_INTRINSIC}"') >= 1
+    assert check_emitted(text, plan, site)
+    constants = "    %Z = llvm.mlir.constant(0 : i32) : i32\n    %ONE = llvm.mlir.constant(1 : i32) : i32\n"
+    wrong = re.sub(r'llvm\.call_intrinsic "' + re.escape(emit_nvidia.CTA_BARRIER_INTRINSIC) + r'"\(\S+\) : \(i32\) -> \(\)',
+                   lambda _: call, text, count=1)
+    lines = wrong.splitlines(keepends=True)
+    result = check_emitted(lines[0] + constants + "".join(lines[1:]), plan, site)
+    assert not result and message in result.errors[0], result.errors
+
+
+def test_an_nvidia_barrier_call_in_an_amd_island_fails():
+    plan, element = find_plan(lambda p: is_shared(p) and any(isinstance(o, Barrier) for o in p.shared.ops),
+                              targets=("gfx942",))
+    site = site_for(element)
+    text = emit_island(plan, site).text
+    lines = text.splitlines()
+    lines.insert(1, "    %Z = llvm.mlir.constant(0 : i32) : i32")
+    lines.insert(2, f'    llvm.call_intrinsic "{emit_nvidia.CTA_BARRIER_INTRINSIC}"(%Z) : (i32) -> ()')
+    result = check_emitted("\n".join(lines), plan, site)
+    assert not result and "the target is" in result.errors[0], result.errors
+
+
 # ------------------------------------------------------------------------------ mutations
 
 
