@@ -140,9 +140,36 @@ def widened(swizzle: Swizzle, registers: list[int]) -> Swizzle:
 
 
 def common_vector(src_registers: list[int], dst_registers: list[int], element_bits: int) -> list[int]:
-    """Directions held in registers by both sides, in source-register order, capped at 128 bits
-    (Triton's ``getVecBasisLdSt``).  For 16x32 transposes this is empty; for blocked[1,4] ->
-    blocked[1,4] with other lane orders it is the 4 consecutive columns."""
+    """Directions held in registers by both sides, capped at 128 bits, in an order that is the
+    same for a conversion and its inverse.
+
+    The first directions of the vector make the 32-bit words of the buffer: for 16-bit elements
+    the first pairs two elements into a word, for 8-bit the first two pack four.  Triton's
+    ``getVecBasisLdSt`` orders them as the source holds them; then a conversion A -> B and its
+    return B -> A pair B's elements differently (A's first common register, then B's), and
+    where B's values only pass through (a round trip in a loop) the words the first loads must
+    be unpacked and packed again for the second's stores (in the PTX, two ``mov.b32 {%rs, %rs}``
+    a word; one ``PRMT`` each in the SASS).  Ordered instead by how early a direction comes in
+    either side's registers (its smaller rank; then its larger rank; then its offset), the words
+    are the same both ways and LLVM folds the round trip's unpack and pack.
+
+    Example, 16-bit elements (a held-out conversion, 4096 elements over 2 warps): A = blocked,
+    one element a thread, registers [64, 128, 256, 512, 1024, 2048]; B = registers [2, 256,
+    2048, 8, 128, 1].  Common: 128 (rank 1 in A, 4 in B), 256 (2 and 1), 2048 (5 and 2).  In A's
+    order the vector is [128, 256, 2048] and in B's [256, 2048, 128]: words pair x with x ^ 128
+    one way and x ^ 256 the other.  Here both ways it is [256, 128, 2048] (ranks (1, 2), (1, 4),
+    (2, 5)).  Where the source's first register is common and the destination's is not (most
+    blocked sources), this is Triton's order.
+
+    For 16x32 transposes the vector is empty; for blocked[1,4] -> blocked[1,4] with other lane
+    orders it is the 4 consecutive columns."""
     max_vec = max(0, (128 // element_bits).bit_length() - 1)
-    dst = set(dst_registers)
-    return [v for v in src_registers if v and v in dst][:max_vec]
+    rank_src = {v: i for i, v in reversed(list(enumerate(src_registers)))}
+    rank_dst = {v: i for i, v in reversed(list(enumerate(dst_registers)))}
+    common = [v for v in rank_src if v and v in rank_dst]
+
+    def earliest_first(v):
+        ranks = (rank_src[v], rank_dst[v])
+        return min(ranks), max(ranks), v
+
+    return sorted(common, key=earliest_first)[:max_vec]

@@ -5,6 +5,9 @@ from __future__ import annotations
 import itertools
 import random
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from linear_layouts.dialect import f2
 from linear_layouts.lowering.swizzle import common_vector, swizzle_for
 
@@ -55,6 +58,31 @@ def test_common_vector_is_capped_at_128_bits():
     assert common_vector([1, 2, 4, 8], [1, 2, 4, 8], 32) == [1, 2]
     assert common_vector([1, 2], [2, 4], 32) == [2]
     assert common_vector([1, 2, 4], [1, 2, 4], 8) == [1, 2, 4]
+
+
+def test_common_vector_is_the_same_for_a_conversion_and_its_inverse():
+    # the worked example of common_vector: 16-bit, A = one element a thread over 4096
+    a = [64, 128, 256, 512, 1024, 2048]
+    b = [2, 256, 2048, 8, 128, 1]
+    assert common_vector(a, b, 16) == common_vector(b, a, 16) == [256, 128, 2048]
+    # the source's first register common, the destination's not: Triton's (source) order
+    assert common_vector([1, 2, 4, 8], [16, 4, 2, 1], 16) == [1, 2, 4]
+    # both sides' first registers common, each as late in the other side: the smaller offset first
+    assert common_vector([1, 2, 4, 8], [8, 4, 2, 1], 16) == common_vector([8, 4, 2, 1], [1, 2, 4, 8], 16) == [1, 8, 2]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([0] + [1 << i for i in range(12)]), max_size=8),
+       st.lists(st.sampled_from([0] + [1 << i for i in range(12)]), max_size=8),
+       st.sampled_from([8, 16, 32, 64]))
+def test_common_vector_property(src, dst, bits):
+    """Symmetric in the two sides, made of directions both hold (no zero, none twice), capped at
+    128 bits, and as long as the common set allows."""
+    vector = common_vector(src, dst, bits)
+    assert vector == common_vector(dst, src, bits)
+    common = {v for v in src if v} & set(dst)
+    assert set(vector) <= common and len(set(vector)) == len(vector)
+    assert len(vector) == min(len(common), (128 // bits).bit_length() - 1)
 
 
 def test_rounds_are_register_directions_of_both_sides():
