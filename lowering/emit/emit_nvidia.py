@@ -58,6 +58,7 @@ instructions (``IslandWriter.counts``).
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 
 from . import island_writer
 from ..instructions import (AccessForm, AccessKind, AccessShape, AluOp, BarrierScope, FinalInstruction, FinalRole,
@@ -67,7 +68,6 @@ from ..plan import ShuffleRound, SharedAccess
 from ..target import Target
 from ..thread_group import ThreadGroup
 
-FULL_MASK = "0xffffffff"
 FULL_MASK_SIGNED = "-1"     # how Triton spells the full mask of its one-warp barrier
 
 # The instructions of final PTX that tools count (stock Triton's code and ours side by side), one
@@ -137,17 +137,43 @@ def shared_access_form(requested: str = "") -> str:
     return form
 
 
-def warp_group_barrier(group: ThreadGroup, warp_size: int) -> str:
-    """The PTX of a CTA barrier for the threads of ``group``, as Triton spells its own in a
-    warp-specialized kernel: ``bar.sync 0, 128`` (the default group of 4 warps), ``bar.sync 2,
-    128`` (partition 0 of 4 warps), ``bar.warp.sync -1`` (a group of one warp); ``bar.sync 0``
-    for the whole CTA of a kernel without warp specialization."""
-    if group.is_whole_cta:
-        return "bar.sync 0;"
+@dataclass(frozen=True)
+class GroupBarrier:
+    """A barrier for the threads that run an island, as Triton spells its own: ``bar.sync 0``
+    (``threads`` None: the whole CTA), ``bar.sync id, n`` (a warp group of a warp-specialized
+    kernel, its named barrier ``id`` for its ``n`` threads) or ``bar.warp.sync -1`` (one warp:
+    ``one_warp``)."""
+
+    barrier_id: int = 0
+    threads: int | None = None
+    one_warp: bool = False
+
+    @property
+    def whole_cta(self) -> bool:
+        return self.threads is None and not self.one_warp
+
+    @property
+    def ptx(self) -> str:
+        if self.one_warp:
+            return f"bar.warp.sync {FULL_MASK_SIGNED};"
+        return "bar.sync 0;" if self.threads is None else f"bar.sync {self.barrier_id}, {self.threads};"
+
+
+WHOLE_CTA_BARRIER = GroupBarrier()
+ONE_WARP_BARRIER = GroupBarrier(one_warp=True)
+
+
+def warp_group_barrier(group: ThreadGroup | None, warp_size: int) -> GroupBarrier:
+    """The CTA barrier of ``group``'s threads: ``bar.sync 0, 128`` (the default group of 4
+    warps), ``bar.sync 2, 128`` (partition 0 of 4 warps), ``bar.warp.sync -1`` (a group of one
+    warp); ``bar.sync 0`` for the whole CTA of a kernel without warp specialization (``group``
+    None or the whole CTA)."""
+    if group is None or group.is_whole_cta:
+        return WHOLE_CTA_BARRIER
     threads = group.warps * warp_size
     if threads == warp_size:
-        return f"bar.warp.sync {FULL_MASK_SIGNED};"
-    return f"bar.sync {group.barrier_id}, {threads};"
+        return ONE_WARP_BARRIER
+    return GroupBarrier(group.barrier_id, threads)
 
 
 def mnemonic(key: InstructionKey) -> str:
@@ -385,30 +411,27 @@ class NvidiaInstructions:
 
     # -- barriers ----------------------------------------------------------------------------------
     def barrier(self, w: IslandWriter, scope: BarrierScope, guard: bool = False, alone: bool = False) -> None:
-        group = self.state.threads
         if scope is BarrierScope.WARP:
-            ptx = f"bar.warp.sync {FULL_MASK};"
+            barrier = ONE_WARP_BARRIER
         elif scope is BarrierScope.CTA:
             # a warp group of a warp-specialized kernel: its own named barrier, as Triton's
-            ptx = "bar.sync 0;" if group is None else warp_group_barrier(group, self.target.warp_size)
+            barrier = warp_group_barrier(self.state.threads, self.target.warp_size)
         else:
             raise EmitError(f"{scope.value} barriers are not emitted")
-        name = ptx.split()[0]     # bar.sync, or bar.warp.sync for a one-warp group's barrier
+        name = barrier.ptx.split()[0]     # bar.sync, or bar.warp.sync for a one-warp group's barrier
         w.counts["guard " + name if guard else name] += 1
-        whole_cta = ptx == "bar.sync 0;"
         if guard:
-            marker = (ALONE_GUARD_MARKER if alone else GUARD_MARKER) if whole_cta else GROUP_GUARD_MARKER
+            marker = (ALONE_GUARD_MARKER if alone else GUARD_MARKER) if barrier.whole_cta else GROUP_GUARD_MARKER
         else:
-            marker = ISLAND_BARRIER_MARKER if whole_cta else None
+            marker = ISLAND_BARRIER_MARKER if barrier.whole_cta else None
         # the barrier's constants first: its marker must be right before it
-        if name == "bar.warp.sync":
+        if barrier.one_warp:
             call = f"nvvm.bar.warp.sync {w.const(-1)} : i32"
-        elif whole_cta:
+        elif barrier.whole_cta:
             call = f'llvm.call_intrinsic "{CTA_BARRIER_INTRINSIC}"({w.const(0)}) : (i32) -> ()'
-        else:                     # bar.sync id, n
-            barrier_id, threads = (int(x) for x in ptx[len("bar.sync "):-1].split(", "))
-            call = (f'llvm.call_intrinsic "{GROUP_BARRIER_INTRINSIC}"({w.const(barrier_id)}, {w.const(threads)})'
-                    " : (i32, i32) -> ()")
+        else:
+            call = (f'llvm.call_intrinsic "{GROUP_BARRIER_INTRINSIC}"({w.const(barrier.barrier_id)}, '
+                    f'{w.const(barrier.threads)}) : (i32, i32) -> ()')
         if marker:
             w.inline_asm(marker, "", [], [], None)
         w.line(call)

@@ -46,11 +46,11 @@ DEFAULT = ThreadGroup(4, first_warp=0, cta_warps=8, barrier_id=0, name="default 
 
 
 def test_barrier_spellings_are_tritons():
-    assert warp_group_barrier(ThreadGroup(4), 32) == "bar.sync 0;"
-    assert warp_group_barrier(DEFAULT, 32) == "bar.sync 0, 128;"
-    assert warp_group_barrier(PARTITION_0, 32) == "bar.sync 2, 128;"
-    assert warp_group_barrier(ThreadGroup(2, 8, 12, 3, "partition 1"), 32) == "bar.sync 3, 64;"
-    assert warp_group_barrier(ThreadGroup(1, 10, 12, 4, "partition 2"), 32) == "bar.warp.sync -1;"
+    assert warp_group_barrier(ThreadGroup(4), 32).ptx == "bar.sync 0;"
+    assert warp_group_barrier(DEFAULT, 32).ptx == "bar.sync 0, 128;"
+    assert warp_group_barrier(PARTITION_0, 32).ptx == "bar.sync 2, 128;"
+    assert warp_group_barrier(ThreadGroup(2, 8, 12, 3, "partition 1"), 32).ptx == "bar.sync 3, 64;"
+    assert warp_group_barrier(ThreadGroup(1, 10, 12, 4, "partition 2"), 32).ptx == "bar.warp.sync -1;"
 
 
 def test_group_must_be_aligned_and_a_power_of_two():
@@ -71,7 +71,7 @@ def test_island_in_a_group_passes_and_uses_the_groups_barrier(group):
     constants = dict(re.findall(r"(%\S+) = llvm\.mlir\.constant\((-?\d+) : i32\)", text))
     assert len(named) >= 2
     assert {(int(constants[i]), int(constants[n])) for i, n in named} == {(group.barrier_id, 128)}
-    assert warp_group_barrier(group, 32) == f"bar.sync {group.barrier_id}, 128;"
+    assert warp_group_barrier(group, 32).ptx == f"bar.sync {group.barrier_id}, 128;"
     assert '"// guard of a warp group"' in text
     assert CTA_BARRIER_INTRINSIC not in text, "no whole-CTA barrier"
 
