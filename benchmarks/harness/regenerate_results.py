@@ -59,6 +59,36 @@ class Removed:
 _OUT = "--out benchmarks/results"
 _FUZZ = "python benchmarks/fuzz_gpu.py --cases 3000"
 
+# common_vector_both_ways.md (benchmarks/studies/ab_rows.py) compares two runs of the same rows:
+# those the change of common_vector moves in four fresh draws, and in the eight committed draws
+# it was found on; each with the wheel before the change and with the change's.
+_BOTH_WAYS_ROWS = {
+    "sym_fresh": ("10103 10211 10313 10427",
+                  "fresh10103/1: fresh10103/3: fresh10103/27: fresh10211/2: fresh10211/24: fresh10211/31: "
+                  "fresh10211/48: fresh10211/50: fresh10313/9: fresh10313/29: fresh10313/45: fresh10313/52: "
+                  "fresh10313/53: fresh10427/1: fresh10427/9: fresh10427/20: fresh10427/22: fresh10427/45: "
+                  "fresh10427/52: fresh10427/55: fresh10427/57: "),
+    "sym_insample": ("8101 8209 9001 9109 9301 9409 9703 9811",
+                  "fresh8101/1: fresh8101/6: fresh8101/15: fresh8101/39: fresh8101/46: fresh8101/51: "
+                  "fresh8209/9: fresh8209/38: fresh8209/39: fresh8209/41: fresh8209/43: fresh8209/56: "
+                  "fresh8209/57: fresh9001/2: fresh9001/19: fresh9001/49: fresh9109/31: fresh9109/35: "
+                  "fresh9109/45: fresh9109/57: fresh9301/3: fresh9301/15: fresh9301/28: fresh9301/57: "
+                  "fresh9409/10: fresh9409/14: fresh9409/17: fresh9409/25: fresh9409/36: fresh9409/41: "
+                  "fresh9703/19: fresh9703/37: fresh9703/41: fresh9811/8: fresh9811/13: fresh9811/16: "
+                  "fresh9811/23: fresh9811/33: fresh9811/54: fresh9811/56: fresh9811/58: "),
+}
+_BOTH_WAYS_WHEELS = {"old": "fe348c2", "new": "4ac6428 (the change)"}
+
+
+def _both_ways_run(stem: str, side: str) -> Removed:
+    seeds, rows = _BOTH_WAYS_ROWS[stem]
+    return Removed(f"{stem}_{side}.json",
+                   f"python benchmarks/plan_choice.py --fresh {seeds} --count 60 --no-pick --rep 10 --jobs 15 "
+                   f"--match {rows.strip()} --stem {stem}_{side} {_OUT}",
+                   needs=f"an H100 GPU, with the wheel of {_BOTH_WAYS_WHEELS[side]} installed",
+                   note="read by common_vector_both_ways.md's command")
+
+
 REMOVED: tuple[Removed, ...] = (
     Removed("conversions.json", f"python benchmarks/conversions.py {_OUT}"),
     Removed("fuzz_gpu.json", f"{_FUZZ} --seed 1 {_OUT}"),
@@ -345,24 +375,7 @@ REMOVED: tuple[Removed, ...] = (
           ("stock_truth_check", "88e399b"),
           ("thirdparty_liger", "88e399b"),
       )),
-    # The two runs of each side of common_vector_both_ways.md (benchmarks/studies/ab_rows.py reads them):
-    # the same rows with the wheel of commit fe348c2 (_old) and of 4ac6428 (_new, the change) installed.
-    Removed("sym_fresh_old.json",
-            "python benchmarks/plan_choice.py --fresh 10103 10211 10313 10427 --count 60 --no-pick --rep 10 --jobs 15 --match fresh10103/1: fresh10103/3: fresh10103/27: fresh10211/2: fresh10211/24: fresh10211/31: fresh10211/48: fresh10211/50: fresh10313/9: fresh10313/29: fresh10313/45: fresh10313/52: fresh10313/53: fresh10427/1: fresh10427/9: fresh10427/20: fresh10427/22: fresh10427/45: fresh10427/52: fresh10427/55: fresh10427/57: --stem sym_fresh_old " f"{_OUT}",
-            needs="an H100 GPU, with the wheel of fe348c2 installed",
-            note="read by common_vector_both_ways.md's command"),
-    Removed("sym_fresh_new.json",
-            "python benchmarks/plan_choice.py --fresh 10103 10211 10313 10427 --count 60 --no-pick --rep 10 --jobs 15 --match fresh10103/1: fresh10103/3: fresh10103/27: fresh10211/2: fresh10211/24: fresh10211/31: fresh10211/48: fresh10211/50: fresh10313/9: fresh10313/29: fresh10313/45: fresh10313/52: fresh10313/53: fresh10427/1: fresh10427/9: fresh10427/20: fresh10427/22: fresh10427/45: fresh10427/52: fresh10427/55: fresh10427/57: --stem sym_fresh_new " f"{_OUT}",
-            needs="an H100 GPU, with the wheel of 4ac6428 installed",
-            note="read by common_vector_both_ways.md's command"),
-    Removed("sym_insample_old.json",
-            "python benchmarks/plan_choice.py --fresh 8101 8209 9001 9109 9301 9409 9703 9811 --count 60 --no-pick --rep 10 --jobs 15 --match fresh8101/1: fresh8101/6: fresh8101/15: fresh8101/39: fresh8101/46: fresh8101/51: fresh8209/9: fresh8209/38: fresh8209/39: fresh8209/41: fresh8209/43: fresh8209/56: fresh8209/57: fresh9001/2: fresh9001/19: fresh9001/49: fresh9109/31: fresh9109/35: fresh9109/45: fresh9109/57: fresh9301/3: fresh9301/15: fresh9301/28: fresh9301/57: fresh9409/10: fresh9409/14: fresh9409/17: fresh9409/25: fresh9409/36: fresh9409/41: fresh9703/19: fresh9703/37: fresh9703/41: fresh9811/8: fresh9811/13: fresh9811/16: fresh9811/23: fresh9811/33: fresh9811/54: fresh9811/56: fresh9811/58: --stem sym_insample_old " f"{_OUT}",
-            needs="an H100 GPU, with the wheel of fe348c2 installed",
-            note="read by common_vector_both_ways.md's command"),
-    Removed("sym_insample_new.json",
-            "python benchmarks/plan_choice.py --fresh 8101 8209 9001 9109 9301 9409 9703 9811 --count 60 --no-pick --rep 10 --jobs 15 --match fresh8101/1: fresh8101/6: fresh8101/15: fresh8101/39: fresh8101/46: fresh8101/51: fresh8209/9: fresh8209/38: fresh8209/39: fresh8209/41: fresh8209/43: fresh8209/56: fresh8209/57: fresh9001/2: fresh9001/19: fresh9001/49: fresh9109/31: fresh9109/35: fresh9109/45: fresh9109/57: fresh9301/3: fresh9301/15: fresh9301/28: fresh9301/57: fresh9409/10: fresh9409/14: fresh9409/17: fresh9409/25: fresh9409/36: fresh9409/41: fresh9703/19: fresh9703/37: fresh9703/41: fresh9811/8: fresh9811/13: fresh9811/16: fresh9811/23: fresh9811/33: fresh9811/54: fresh9811/56: fresh9811/58: --stem sym_insample_new " f"{_OUT}",
-            needs="an H100 GPU, with the wheel of 4ac6428 installed",
-            note="read by common_vector_both_ways.md's command"),
+    *(_both_ways_run(stem, side) for stem in _BOTH_WAYS_ROWS for side in _BOTH_WAYS_WHEELS),
     Removed("compile_time_fuzz_issue_case_3.6.0.md", f"python benchmarks/compile_time.py fuzz --issue-case --repeats 2 {_OUT}",
             needs="no GPU, in .venv-compat (triton 3.6.0)",
             note="the rebuilt case of issue 43 (a random 32-register destination); issue 53's case as reported is "
