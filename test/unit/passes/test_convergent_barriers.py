@@ -15,10 +15,9 @@ import pytest
 
 triton = pytest.importorskip("triton")
 
-from triton.backends.compiler import GPUTarget  # noqa: E402
-
 import linear_layouts  # noqa: E402
 from linear_layouts.passes.in_place import IN_PLACE_VARIABLE  # noqa: E402
+from support.sm90_compile import compiled_for_sm90  # noqa: E402
 
 # x = load (blocked: one element a thread, the 64 elements twice over the 4 warps); 256 times
 # x = convert(convert(x + i) to the slice) back; store.
@@ -64,13 +63,8 @@ def text_islands(monkeypatch):
 def _compiled(tmp_path):
     path = tmp_path / "lane_select.ttgir"
     path.write_text(LANE_SELECT_LOOP)
-    before = linear_layouts.stats().islands
-    linear_layouts.enable()
-    try:
-        kernel = triton.compile(str(path), target=GPUTarget("cuda", 90, 32))
-    finally:
-        linear_layouts.disable()
-    assert linear_layouts.stats().islands - before == 2, "both conversions are islands"
+    kernel, islands = compiled_for_sm90(path, with_plugin=True)
+    assert islands == 2, "both conversions are islands"
     return kernel.asm["llir"], kernel.asm["ptx"]
 
 

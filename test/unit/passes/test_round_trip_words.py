@@ -14,9 +14,7 @@ import pytest
 
 triton = pytest.importorskip("triton")
 
-from triton.backends.compiler import GPUTarget  # noqa: E402
-
-import linear_layouts  # noqa: E402
+from support.sm90_compile import compiled_for_sm90  # noqa: E402
 
 BLOCKED = "#ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [2], order = [0]}>"
 LINEAR = ("#ttg.linear<{register = [[2], [256], [2048], [8], [128], [1]], lane = [[4], [1024], [64], [16], [512]], "
@@ -56,14 +54,9 @@ def _loop_ptx(tmp_path, ours: bool, monkeypatch) -> str:
     monkeypatch.setenv("LINEAR_LAYOUTS_CACHE", "off")
     path = tmp_path / f"round_trip_{'ours' if ours else 'stock'}.ttgir"
     path.write_text(ROUND_TRIP_LOOP)
-    before = linear_layouts.stats().islands
-    if ours:
-        linear_layouts.enable()
-    try:
-        ptx = triton.compile(str(path), target=GPUTarget("cuda", 90, 32)).asm["ptx"]
-    finally:
-        linear_layouts.disable()
-    assert linear_layouts.stats().islands - before == (2 if ours else 0)
+    kernel, islands = compiled_for_sm90(path, with_plugin=ours)
+    assert islands == (2 if ours else 0)
+    ptx = kernel.asm["ptx"]
     loop = ptx[ptx.index("Loop Header"):]
     return loop[:loop.index("bra")]
 
