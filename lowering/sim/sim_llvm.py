@@ -19,6 +19,7 @@ import re
 import numpy as np
 
 from ..emit.emit_llvm import IslandSite
+from ..emit.emit_nvidia import CTA_BARRIER_INTRINSIC, GROUP_BARRIER_INTRINSIC
 from .sim_machine import (BINARY, SCRATCH_BASE, Machine, Scalar, SimulationError, fullmatch, mask, shift,
                           struct_fields, type_bits, vector_type)
 from .sim_ptx import matrix_access, run_inline_asm
@@ -483,8 +484,8 @@ class _Island:
         return None
 
     # -- barriers (NVIDIA) ------------------------------------------------------------------
-    _BARRIER_INTRINSICS = {'"llvm.nvvm.barrier.cta.sync.aligned.all"': 1,
-                           '"llvm.nvvm.barrier.cta.sync.aligned.count"': 2}
+    # the quoted intrinsic name -> its operand count (the id; the id and the thread count)
+    _BARRIER_INTRINSICS = {f'"{CTA_BARRIER_INTRINSIC}"': 1, f'"{GROUP_BARRIER_INTRINSIC}"': 2}
 
     def op_llvm_call_intrinsic(self, body):
         """The barrier intrinsics, the only ones an island calls:
