@@ -20,6 +20,9 @@ COMPAT_VENV   ?= .venv-compat
 SMOKE_VENV    ?= .venv-smoke
 SMOKE_TRITON  ?= 3.9
 PYTEST_ARGS   ?=
+# pytest-xdist workers: one per core, at most four (each compiles with Triton; more would need
+# more memory than they save time).  PYTEST_WORKERS=0 runs the tests in one process.
+PYTEST_WORKERS ?= auto
 # setuptools warns at every editable install of a package mapped from the repository root
 # ("Editable installation ... folders with the same name as your package"); it says nothing here.
 QUIET_EDITABLE = PYTHONWARNINGS="ignore:Editable installation"
@@ -57,7 +60,8 @@ test-lit:
 
 UNIT_TESTS ?= test/unit
 test-unit:
-	$(VENV)/bin/python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS) $(UNIT_TESTS)
+	$(VENV)/bin/python -m pytest -q -p no:cacheprovider -n $(PYTEST_WORKERS) --maxprocesses=4 \
+	    $(PYTEST_ARGS) $(UNIT_TESTS)
 
 venv: $(VENV)/.installed
 venv-compat: $(COMPAT_VENV)/.installed

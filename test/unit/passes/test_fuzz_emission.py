@@ -1,9 +1,9 @@
 """The CPU fuzz through emission (``ll-fuzz``, ``tools/conversion_fuzz.py``), run in CI under
 both Triton releases of the suite (3.9 and 3.6).
 
-* ``LL_FUZZ_EMIT_CASES`` (default 5000) random conversions are planned, emitted and executed by
+* ``LL_FUZZ_EMIT_CASES`` (default 3000) random conversions are planned, emitted and executed by
   the emitted-code simulator, with the layouts and LLVM structs of the installed Triton;
-* ``LL_FUZZ_EMIT_COMPILE`` (default 200) of them are compiled to cubin / hsaco with stock Triton
+* ``LL_FUZZ_EMIT_COMPILE`` (default 100) of them are compiled to cubin / hsaco with stock Triton
   and with our islands: stock compiling a case that we fail on is a failure;
 * every other target of ``lowering.target`` (sm_86, sm_89, sm_100, sm_120, gfx950, gfx1100,
   gfx1201; the run above keeps the first four so that its recorded (seed, index) still name the
@@ -25,8 +25,8 @@ import pytest
 from linear_layouts.tools import conversion_fuzz as fuzz
 
 SEED = int(os.environ.get("LL_FUZZ_SEED", "20261122"))
-CASES = int(os.environ.get("LL_FUZZ_EMIT_CASES", "5000"))
-COMPILE = int(os.environ.get("LL_FUZZ_EMIT_COMPILE", "200"))
+CASES = int(os.environ.get("LL_FUZZ_EMIT_CASES", "3000"))
+COMPILE = int(os.environ.get("LL_FUZZ_EMIT_COMPILE", "100"))
 TARGET_CASES = int(os.environ.get("LL_FUZZ_TARGET_CASES", "30"))
 TARGET_COMPILE = int(os.environ.get("LL_FUZZ_TARGET_COMPILE", "2"))
 NEW_TARGETS = tuple(t for t in fuzz.ALL_TARGETS if t not in fuzz.TARGETS)
