@@ -10,7 +10,8 @@ both Triton releases of the suite (3.9 and 3.6).
   same cases) gets ``LL_FUZZ_TARGET_CASES`` (default 30) cases, ``LL_FUZZ_TARGET_COMPILE``
   (default 2) of them compiled: few, to keep CI short (bigger runs by hand:
   ``benchmarks/results/fuzz_targets.md``);
-* the seed is fixed (``LL_FUZZ_SEED`` overrides it) so a failure is reproducible from the
+* the seed is fixed for each Triton release (``support.release_seed``: the two releases of CI
+  draw different cases; ``LL_FUZZ_SEED`` overrides it) so a failure is reproducible from the
   printed (seed, index): ``conversion_fuzz.case_at(seed, index)``.
 """
 
@@ -23,8 +24,9 @@ from collections import Counter
 import pytest
 
 from linear_layouts.tools import conversion_fuzz as fuzz
+from support.release_seed import seed_for_this_release
 
-SEED = int(os.environ.get("LL_FUZZ_SEED", "20261122"))
+SEED = int(os.environ.get("LL_FUZZ_SEED", seed_for_this_release(20261122)))
 CASES = int(os.environ.get("LL_FUZZ_EMIT_CASES", "3000"))
 COMPILE = int(os.environ.get("LL_FUZZ_EMIT_COMPILE", "100"))
 TARGET_CASES = int(os.environ.get("LL_FUZZ_TARGET_CASES", "30"))
