@@ -20,8 +20,8 @@ COMPAT_VENV   ?= .venv-compat
 SMOKE_VENV    ?= .venv-smoke
 SMOKE_TRITON  ?= 3.9
 PYTEST_ARGS   ?=
-# pytest-xdist workers: one per core, at most four (each compiles with Triton; more would need
-# more memory than they save time).  PYTEST_WORKERS=0 runs the tests in one process.
+# pytest-xdist workers: one per core, at most four (each worker holds a Triton of its own in
+# memory).  PYTEST_WORKERS=0 runs the tests in one process (docs/development.md).
 PYTEST_WORKERS ?= auto
 # setuptools warns at every editable install of a package mapped from the repository root
 # ("Editable installation ... folders with the same name as your package"); it says nothing here.
