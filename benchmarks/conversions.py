@@ -41,7 +41,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 
 from harness import skeleton  # noqa: E402
-from harness.common import geomean, require_package  # noqa: E402
+from harness.common import geomean, require_package, save_chart  # noqa: E402
 from harness.conversion_cases import ITERATIONS, _wrap, corpus_cases, kernel_ttgir  # noqa: E402
 
 
@@ -190,7 +190,7 @@ def write_report(results, out, environment):
         ax.set_ylabel("time ours / stock")
         ax.set_title(f"convert_layout x{ITERATIONS}: ours / stock Triton ({environment.get('gpu')})")
         fig.tight_layout()
-        fig.savefig(os.path.join(out, "conversions.png"), dpi=120)
+        save_chart(fig, os.path.join(out, "conversions.png"))
     except Exception as e:  # matplotlib (missing, no backend, ...): pictures are a bonus
         print(f"(no plot: {e})")
     print("\n".join(lines[:9]))

@@ -27,7 +27,7 @@ from typing import Callable
 
 import triton
 
-from harness.common import geomean, require_package  # noqa: E402
+from harness.common import geomean, require_package, save_chart  # noqa: E402
 
 require_package()
 
@@ -327,7 +327,7 @@ def write_report(rows, environment, out, rounds: int = 1):
         ax.set_ylabel("time ours / stock")
         ax.set_title(f"kernel suite ({environment['gpu']}, triton {environment['triton']})")
         fig.tight_layout()
-        fig.savefig(os.path.join(out, "kernels.png"), dpi=120)
+        save_chart(fig, os.path.join(out, "kernels.png"))
     except Exception as e:  # matplotlib (missing, no backend, ...): the plot is a bonus
         print(f"(no plot: {e})")
 

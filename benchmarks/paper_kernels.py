@@ -64,7 +64,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from harness import skeleton  # noqa: E402
-from harness.common import geomean  # noqa: E402
+from harness.common import geomean, save_chart  # noqa: E402
 import kernels as suite  # noqa: E402  (the kernel suite's harness: run_mode, MODES)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -1040,7 +1040,7 @@ def plot(rows: list, summary: dict, environment_info: dict, path: str) -> None:
         bottom.set_ylim(min(0.9, min(finite) - 0.02), max(1.1, max(finite) + 0.02))
     bottom.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save_chart(fig, path)
 
 
 def gpu_run(cases: list, out: str, rounds: int = 3, local_ops: bool = False, only: str = "") -> int:

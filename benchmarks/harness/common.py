@@ -46,6 +46,17 @@ def geomean(values) -> float:
     return exp(sum(log(v) for v in values) / len(values)) if values else float("nan")
 
 
+def save_chart(fig, path: str, dpi: int = 120) -> None:
+    """Save a matplotlib chart as a PNG of at most 128 colours: a bar chart has a few dozen, and
+    the palette makes the file about a third of matplotlib's RGBA (``benchmarks/results`` stays
+    under its size limit, ``test_regenerate_results.LIMIT_BYTES``).  Pillow comes with matplotlib."""
+    from PIL import Image
+    fig.savefig(path, dpi=dpi)
+    with Image.open(path) as picture:
+        palette = picture.convert("RGB").quantize(colors=128, method=Image.Quantize.MEDIANCUT)
+    palette.save(path, optimize=True)
+
+
 def publish(text: str, out: str = "") -> None:
     """Print a script's report, and write it to ``out`` as well when one is given (the end of
     most report-writing scripts' ``main``); the file ends with one newline whether ``text`` does

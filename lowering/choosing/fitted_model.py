@@ -60,7 +60,7 @@ from typing import Optional
 
 from ..cost import plan_cost
 from ..instructions import AccessShape, BarrierScope
-from ..plan import STOCK, Method, Scope, Stock
+from ..plan import STOCK, Method, Scope, SharedAccess, Stock
 from .measured_choices import same_release
 from .stock_bounds import dominance
 from .stock_lowering import stock_warp_shuffles
@@ -262,13 +262,61 @@ def bytes_through_matrices(plan) -> bool:
     return stock_matrix_pairs(plan.src, plan.dst, plan.element_bits, plan.target) == []
 
 
+SIXTEEN_BIT_MATRIX_MEASURED = ("on the five held-out draws it was written on (H100 and H200, triton 3.6), the 94 conversions "
+                               "it sends to stock had run 1.002x stock in geomean, 22 above 1.05x and 18 below 0.95x; on "
+                               "a draw timed afterwards with and without it, the 17 it changes ran 1.024x stock before "
+                               "(5 above 1.05x) and 1.003x with it (none above): "
+                               "benchmarks/results/sixteen_bit_matrix_rule.md")
+
+
+def sixteen_bits_where_matrices_are_in_play(plan) -> bool:
+    """Whether ``plan`` converts 16-bit elements where ``ldmatrix``/``stmatrix`` is in play: the
+    pick stores or loads with them, or stock Triton's tile search finds a matrix pair for the
+    conversion (``stock_shared.stock_matrix_pairs``: then stock stores or loads with one), in
+    Triton's rounds (a pick that moved rounds into a larger buffer, ``rounds_merged``, waits at
+    fewer barriers than stock: not this rule's).  Whatever the pick's method: a shuffle pick of
+    such a conversion too.
+
+    Why: there our islands and stock's code differ in how 16-bit halves meet in 32-bit words
+    and in which accesses run at all, and the timings do not separate a gain from a loss by the
+    counts: as many ran faster as slower, and most of the held-out conversions above 1.05x stock
+    were of this kind (``SIXTEEN_BIT_MATRIX_MEASURED``).  Example:
+    ``blocked<[1], [32], [2]> -> blocked<[2], [32], [2]>`` of 512 i16, our pick storing with
+    ``stmatrix`` and loading plain vectors where stock stores and loads plain vectors: True; the
+    same pick on i32, or on i16 in one round where Triton takes two: False."""
+    if storage_bits_of(plan.element_bits) != 16 or plan.method not in (Method.SHARED, Method.SHUFFLE):
+        return False
+    if plan.shared is not None and plan.shared.rounds_merged:
+        return False
+    cost = plan_cost(plan)
+    if any(isinstance(key, AccessShape) and key.form.is_matrix for key in cost.counts):
+        return True
+    return bool(stock_matrix_pairs(plan.src, plan.dst, plan.element_bits, plan.target))
+
+
+def _stores_and_loads_a_stock_pair(plan) -> bool:
+    """The pick's (store, load) forms are a pair stock's tile search finds for the conversion."""
+    if plan.method is not Method.SHARED or plan.shared is None:
+        return False
+    accesses = [op for op in plan.shared.ops if isinstance(op, SharedAccess)]
+    store = next(op.form.value for op in accesses if op.is_store)
+    load = next(op.form.value for op in accesses if not op.is_store)
+    return (store, load) in (stock_matrix_pairs(plan.src, plan.dst, plan.element_bits, plan.target) or [])
+
+
 def stock_shared_choice(plan, family: str) -> Optional[Choice]:
     """Stock, where the pick's shared-memory code is known to gain nothing on stock's: bytes
-    through matrices where stock uses plain vectors (``bytes_through_matrices``), or stock's own
+    through matrices where stock uses plain vectors (``bytes_through_matrices``), 16-bit elements
+    where matrix instructions are in play (``sixteen_bits_where_matrices_are_in_play``; marked
+    ``twin`` where the pick stores and loads with a pair stock's search finds), or stock's own
     code (``stock_shared.is_stock_twin``, marked ``twin``); None elsewhere."""
     if bytes_through_matrices(plan):
         return Choice(None, STOCK, family, f"stock Triton's lowering: our pick moves bytes with ldmatrix/stmatrix where "
                                            f"stock stores and loads plain vectors; {BYTE_MATRIX_MEASURED}")
+    if sixteen_bits_where_matrices_are_in_play(plan):
+        return Choice(None, STOCK, family, "stock Triton's lowering: 16-bit elements where ldmatrix/stmatrix is in play "
+                                           f"(ours or stock's) in Triton's rounds; {SIXTEEN_BIT_MATRIX_MEASURED}",
+                      twin=_stores_and_loads_a_stock_pair(plan))
     if is_stock_twin(plan):
         return Choice(None, STOCK, family, "stock Triton's lowering: our pick stores and loads shared memory as stock "
                                            f"does (plain vectors of its width, no matrix instruction fits: "

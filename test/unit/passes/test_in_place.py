@@ -93,6 +93,15 @@ def test_legacy_mode_leaves_a_one_element_conversion_to_the_text_route():
 
 
 @pytest.fixture
+def sixteen_bit_rule_off(monkeypatch):
+    """The rule that leaves 16-bit conversions where ldmatrix/stmatrix is in play to stock
+    (``fitted_model.sixteen_bits_where_matrices_are_in_play``) taken out: for tests whose subject
+    is how islands are built or spliced, on 16-bit kernels whose conversions it sends to stock."""
+    from linear_layouts.lowering.choosing import fitted_model
+    monkeypatch.setattr(fitted_model, "sixteen_bits_where_matrices_are_in_play", lambda plan: False)
+
+
+@pytest.fixture
 def in_place_on_3_6(monkeypatch):
     monkeypatch.setattr(lower_conversions, "triton_version", lambda: "3.6.0")
     monkeypatch.delenv("LINEAR_LAYOUTS_STOCK_GATE", raising=False)   # the measured rule decides
@@ -146,7 +155,8 @@ def test_the_drop_in_builds_fla_islands_in_place(in_place_on_3_6, tmp_path):
 
 
 @pytest.mark.parametrize("stage, kernel", [("llir", "gla_fwd_o"), ("ptx", "abc_fwd_intra_V")])
-def test_a_failing_stage_falls_back_to_a_copy_of_the_original(in_place_on_3_6, monkeypatch, stage, kernel):
+def test_a_failing_stage_falls_back_to_a_copy_of_the_original(in_place_on_3_6, sixteen_bit_rule_off, monkeypatch, stage,
+                                                             kernel):
     """The module built in place is not Triton's any more: where Triton's ``make_llir`` fails on
     it, or a later stage (ptxas's turn, ``make_ptx``), the kernel is compiled as stock from a copy
     parsed from the module's print.  (One kernel per stage, a fallback being warned about once per
@@ -268,8 +278,8 @@ def test_the_variable_picks_the_route(in_place_on_3_6, monkeypatch, variable):
     assert calls == (["in place"] if in_place else ["text"])
 
 
-def test_what_is_not_built_in_place_is_spliced_as_text(in_place_on_3_6, monkeypatch):
-    """FLA's ``chunk_gla_bwd_kernel_inter`` under 3.6's rule: 10 conversions built in place and
+def test_what_is_not_built_in_place_is_spliced_as_text(in_place_on_3_6, sixteen_bit_rule_off, monkeypatch):
+    """FLA's ``chunk_gla_bwd_kernel_inter`` under 3.6's rule (the 16-bit one out): 10 conversions built in place and
     one the pass lowers otherwise.  That one is spliced as an island into the module as
     rewritten (printed after the rewrite), the 10 dead converts left alone by that pass: Triton's
     ``make_llir`` gets one module holding both, and the kernel counts 11 islands."""
@@ -402,7 +412,7 @@ def _barriers(ptx):
     return ptx.count("bar.sync"), ptx.count("bar.warp.sync")
 
 
-def test_a_plan_that_stays_in_its_warp_is_spliced_as_text(in_place_on_3_6, monkeypatch, tmp_path):
+def test_a_plan_that_stays_in_its_warp_is_spliced_as_text(in_place_on_3_6, sixteen_bit_rule_off, monkeypatch, tmp_path):
     """Built in place, Triton's barrier analysis would put a CTA barrier between our stores and
     loads (and another before the next trip's stores) where the plan waits for its own warp:
     ``waits_for_its_warp_only`` sends such plans the text route.  The drop-in's kernel then has

@@ -264,10 +264,12 @@ def test_every_choice_is_a_verified_candidate_or_stock(pair):
     elif "warpsPerCTA = [1, 1]" in src_text and pick.scope is Scope.LANE:
         to_stock = pick.method == "shared" or not dominance(pick).gains
     else:
-        to_stock = choice.bytes_through_matrices(pick) or is_stock_twin(pick) or (stock is not None and
-                                           not (pick.method == "shuffle" and plan_cost(pick).shuffles <= stock))
+        to_stock = choice.bytes_through_matrices(pick) or choice.sixteen_bits_where_matrices_are_in_play(pick) or \
+            is_stock_twin(pick) or (stock is not None and
+                                    not (pick.method == "shuffle" and plan_cost(pick).shuffles <= stock))
     assert (decision.plan is None) == to_stock
-    if is_stock_twin(pick) and "warpsPerCTA = [1, 1]" not in src_text and not choice.bytes_through_matrices(pick):
+    if is_stock_twin(pick) and "warpsPerCTA = [1, 1]" not in src_text and not choice.bytes_through_matrices(pick) \
+            and not choice.sixteen_bits_where_matrices_are_in_play(pick):
         assert "stock_shared.py" in decision.reason
     if "warpsPerCTA = [1, 1]" in src_text and pick.scope is Scope.LANE and decision.plan is None:
         assert "one_warp_choice.md" in decision.reason
@@ -302,6 +304,59 @@ def test_bytes_through_matrices_go_to_stock():
     verified = [p for p in plan_candidates(plan.src, plan.dst, 8, "sm_90")[0] if verify_plan(p).ok]
     plain = next(p for p in verified if _matrix_accesses(p) == 0)
     assert not choice.bytes_through_matrices(plain)
+
+
+# Held-out fresh11117/47 (H200, triton 3.6): 512 i16 over 2 warps, sizePerThread [1] -> [2]; the
+# pick stores with stmatrix and loads plain vectors where stock's search finds no matrix pair.
+SPT1_512 = _blocked([1], [32], [2], [0])
+SPT2_512 = _blocked([2], [32], [2], [0])
+# Held-out fresh9703/29: 32x16 i16 mma v3 -> blocked over 4 warps; the pick stores with stmatrix,
+# a pair stock's search finds too.
+MMA3_32x16 = "#ttg.nvidia_mma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = [4, 1], instrShape = [16, 16, 16]}>"
+BLOCKED_1x8 = _blocked([1, 8], [4, 8], [2, 2], [1, 0])
+
+
+def test_sixteen_bits_where_matrices_are_in_play_go_to_stock():
+    from linear_layouts.lowering.choosing.stock_shared import stock_matrix_pairs
+    plan = _pick(SPT1_512, SPT2_512, [512], 16)
+    assert plan.method == "shared" and _matrix_accesses(plan) > 0
+    assert stock_matrix_pairs(plan.src, plan.dst, 16, plan.target) == []
+    assert choice.sixteen_bits_where_matrices_are_in_play(plan)
+    decided = choice.decide(plan, "sm_90", "3.6.0")
+    assert decided.plan is None and "16-bit elements where ldmatrix/stmatrix is in play" in decided.reason
+    assert not decided.twin          # stock's search has no matrix pair: not stock's code
+    # the same conversion on 32-bit elements: not this rule
+    wide = _pick(SPT1_512, SPT2_512, [512], 32)
+    assert not choice.sixteen_bits_where_matrices_are_in_play(wide)
+    assert "16-bit" not in (choice.decide(wide, "sm_90", "3.6.0").reason or "")
+    # the rule is sm_90 + triton 3.6's (where it was measured): under 3.9 stock's floor decides
+    assert "16-bit" not in (choice.decide(plan, "sm_90", "3.9.0").reason or "")
+
+
+def test_a_sixteen_bit_pick_with_a_stock_pair_goes_to_stock_as_a_twin():
+    from linear_layouts.lowering.choosing.stock_shared import stock_matrix_pairs
+    plan = _pick(MMA3_32x16, BLOCKED_1x8, [32, 16], 16)
+    assert plan.method == "shared" and plan.shared.rounds_merged == 0
+    assert ("matrix", "vector") in stock_matrix_pairs(plan.src, plan.dst, 16, plan.target)
+    decided = choice.decide(plan, "sm_90", "3.6.0")
+    assert decided.plan is None and decided.twin     # kept as an island among other islands
+
+
+def test_a_sixteen_bit_pick_in_fewer_rounds_than_triton_is_not_the_rules():
+    """A pick in fewer rounds waits at fewer barriers than stock: not this rule (the Gluon matmul's
+    A tile, benchmarks/gluon_matmul_gpu.py, gains that way).  Held-out fresh9811/44: 1024 i16
+    slices over 4 warps (stock's search finds a matrix pair, the pick stores and loads plain
+    vectors), Triton's 4 rounds merged into one."""
+    from linear_layouts.lowering.planner import with_fewer_rounds
+    src = "#ttg.slice<{dim = 0, parent = " + _blocked([1, 1], [4, 8], [2, 2], [0, 1]) + "}>"
+    dst = "#ttg.slice<{dim = 0, parent = " + _blocked([2, 2], [2, 16], [4, 1], [1, 0]) + "}>"
+    plan = _pick(src, dst, [1024], 16)
+    from linear_layouts.lowering.choosing.stock_shared import stock_matrix_pairs
+    assert stock_matrix_pairs(plan.src, plan.dst, 16, plan.target)      # stock stores or loads with a matrix
+    assert choice.sixteen_bits_where_matrices_are_in_play(plan)       # in Triton's rounds
+    fewer = with_fewer_rounds(plan)
+    assert fewer.shared.rounds_merged == 2                             # 4 rounds to 1
+    assert not choice.sixteen_bits_where_matrices_are_in_play(fewer)
 
 
 def _matrix_accesses(plan):
