@@ -1,11 +1,31 @@
 """The package installs both ways: editable (what `make test` uses) and as a regular wheel."""
 
+import contextlib
+import fcntl
+import hashlib
 import os
 import subprocess
 import sys
+import tempfile
 from support import REPO  # noqa: E402
 
 ROOT = str(REPO)
+
+
+@contextlib.contextmanager
+def one_build_of_the_tree_at_a_time():
+    """pip builds a source tree in place (setuptools writes ``build/`` and the ``.egg-info`` in
+    it): two builds of the same tree at once, from two test workers (``make test-unit`` runs
+    pytest-xdist), overwrite each other's files, and one wheel came out holding only
+    ``__main__.py``.  A lock file beside the system's temporary files serializes them."""
+    tree = hashlib.sha256(ROOT.encode()).hexdigest()[:16]      # str's hash() differs between processes
+    path = os.path.join(tempfile.gettempdir(), f"linear_layouts_build_{tree}.lock")
+    with open(path, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def test_editable_install_maps_the_top_level_folders():
@@ -21,8 +41,9 @@ def test_editable_install_maps_the_top_level_folders():
 
 def test_regular_install_contains_every_subpackage(tmp_path):
     target = tmp_path / "site"
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-compile",
-                    "--target", str(target), ROOT], check=True, capture_output=True)
+    with one_build_of_the_tree_at_a_time():
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-compile",
+                        "--target", str(target), ROOT], check=True, capture_output=True)
     for sub in ("dialect", "passes", "lowering", "tools"):
         assert (target / "linear_layouts" / sub / "__init__.py").exists(), sub
     assert (target / "linear_layouts" / "tools" / "report_site" / "sitecustomize.py").exists()
@@ -60,8 +81,9 @@ def test_every_package_folder_is_listed_in_pyproject():
 
 
 def test_wheel_installs_the_startup_hook_at_the_top_of_site_packages(tmp_path):
-    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "-v", "--no-deps", "--wheel-dir", str(tmp_path), ROOT],
-                           check=True, capture_output=True, text=True)
+    with one_build_of_the_tree_at_a_time():
+        built = subprocess.run([sys.executable, "-m", "pip", "wheel", "-v", "--no-deps", "--wheel-dir", str(tmp_path),
+                                ROOT], check=True, capture_output=True, text=True)
     # setuptools names every folder of .py files it would ship as data rather than as a package
     # (it did so for tools/report_site, about 40 lines at every `make`)
     assert "is absent from the `packages` configuration" not in built.stdout + built.stderr
