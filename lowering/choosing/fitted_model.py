@@ -283,7 +283,8 @@ def sixteen_bits_where_matrices_are_in_play(plan) -> bool:
     were of this kind (``SIXTEEN_BIT_MATRIX_MEASURED``).  Example:
     ``blocked<[1], [32], [2]> -> blocked<[2], [32], [2]>`` of 512 i16, our pick storing with
     ``stmatrix`` and loading plain vectors where stock stores and loads plain vectors: True; the
-    same pick on i32, or on i16 in one round where Triton takes two: False."""
+    same conversion of i32: False; 1024 i16 slices over 4 warps whose pick does in one round what
+    Triton does in four (``rounds_merged`` 2): False."""
     if storage_bits_of(plan.element_bits) != 16 or plan.method not in (Method.SHARED, Method.SHUFFLE):
         return False
     if plan.shared is not None and plan.shared.rounds_merged:
