@@ -33,7 +33,7 @@ from linear_layouts.lowering.choosing.stock_shared import stock_matrix_pairs
 from linear_layouts.lowering.instructions import AccessKind
 from linear_layouts.lowering.plan import Method, SharedAccess
 from linear_layouts.lowering.planner import plan_conversion, with_fewer_rounds
-from timed_rows import geomean, rows_of, worst_ratio, write_report
+from timed_rows import geomean, rows_of, rules_taken_out, worst_ratio, write_report
 
 DRAWS = ("plan_fresh_2741_2857", "plan_fresh_3001_3109", "plan_fresh_4111_4219", "plan_fresh_5003_5113_hybrid",
          "plan_fresh_6007_6113_hybrid", "plan_fresh_7001_7109_rounds", "plan_fresh_8101_8209")
@@ -93,12 +93,8 @@ def default_choice(src: str, dst: str, shape, bits: int):
     if not plan:
         return False, None
     plan = with_fewer_rounds(plan)
-    shipped = fitted_model.bytes_through_matrices, fitted_model.sixteen_bits_where_matrices_are_in_play
-    fitted_model.bytes_through_matrices = fitted_model.sixteen_bits_where_matrices_are_in_play = lambda plan: False
-    try:
+    with rules_taken_out(fitted_model, "bytes_through_matrices", "sixteen_bits_where_matrices_are_in_play"):
         decided = fitted_model.decide(plan, "sm_90", "3.6.0")
-    finally:
-        fitted_model.bytes_through_matrices, fitted_model.sixteen_bits_where_matrices_are_in_play = shipped
     return decided is None or decided.plan is not None, plan
 
 

@@ -31,7 +31,7 @@ from linear_layouts.lowering.choosing import fitted_model
 from linear_layouts.lowering.choosing.lowering_choice import Conversion, Policy, choose_conversion
 from linear_layouts.lowering.choosing.plan_memory import ModulePlans
 from linear_layouts.lowering.target import target_named
-from timed_rows import geomean, rows_of, worst_ratio, write_report
+from timed_rows import geomean, rows_of, rules_taken_out, worst_ratio, write_report
 
 WRITTEN_ON = ("plan_fresh_8101_8209", "plan_fresh_9001_9109", "plan_fresh_9301_9409", "plan_fresh_9703_9811",
               "plan_fresh_11003_11117")
@@ -43,17 +43,12 @@ SM90 = target_named("sm_90")
 def islands_of(row, rule_on: bool) -> tuple[bool, bool]:
     """Whether the default makes an island of each direction of ``row``'s round trip (A -> B,
     B -> A) under triton 3.6 on sm_90, with the 16-bit rule or without it."""
-    shipped = fitted_model.sixteen_bits_where_matrices_are_in_play
-    if not rule_on:
-        fitted_model.sixteen_bits_where_matrices_are_in_play = lambda plan: False
-    try:
-        a = to_linear_layout(row["src"], row["shape"], conventions=RELEASE)
-        b = to_linear_layout(row["dst"], row["shape"], conventions=RELEASE)
-        policy = Policy(triton="3.6.0")
-        return tuple(choose_conversion(Conversion(s, d, row["bits"], SM90), policy, ModulePlans(None)).ours
-                     for s, d in ((a, b), (b, a)))
-    finally:
-        fitted_model.sixteen_bits_where_matrices_are_in_play = shipped
+    a = to_linear_layout(row["src"], row["shape"], conventions=RELEASE)
+    b = to_linear_layout(row["dst"], row["shape"], conventions=RELEASE)
+    taken_out = () if rule_on else ("sixteen_bits_where_matrices_are_in_play",)
+    with rules_taken_out(fitted_model, *taken_out):
+        return tuple(choose_conversion(Conversion(s, d, row["bits"], SM90), Policy(triton="3.6.0"),
+                                       ModulePlans(None)).ours for s, d in ((a, b), (b, a)))
 
 
 def what_the_rule_does(row) -> str:

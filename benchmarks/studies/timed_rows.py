@@ -10,6 +10,7 @@ scripts' helpers one folder up), so these few lines live beside the studies that
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gzip
 import json
 import math
@@ -54,3 +55,17 @@ def write_report(doc: str, report, argv=None) -> int:
             f.write(text)
     print(text, end="")
     return 0
+
+
+@contextlib.contextmanager
+def rules_taken_out(module, *names: str):
+    """While the block runs, ``module``'s rules ``names`` (functions of a plan) answer False, as
+    if not shipped: a study scores a rule by deciding the same rows with it and without it."""
+    shipped = {name: getattr(module, name) for name in names}
+    for name in names:
+        setattr(module, name, lambda plan: False)
+    try:
+        yield
+    finally:
+        for name, rule in shipped.items():
+            setattr(module, name, rule)

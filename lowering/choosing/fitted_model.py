@@ -91,12 +91,15 @@ def plan_features(plan) -> tuple[float, ...]:
             float(matrix), cost.scratch_bytes / 1024)
 
 
+def uses_matrix_accesses(plan) -> bool:
+    """Whether ``plan`` stores or loads shared memory with ``stmatrix``/``ldmatrix``."""
+    return any(isinstance(key, AccessShape) and key.form.is_matrix for key in plan_cost(plan).counts)
+
+
 def family_of(plan, scope: str) -> str:
     """``scope/method[/matrix]/1warp|warps``: what the gate decides by.  Example: a shared-memory
     plan with ldmatrix of a 4-warp lane-scope conversion is ``lane/shared/matrix/warps``."""
-    cost = plan_cost(plan)
-    matrix = any(isinstance(key, AccessShape) and key.form.is_matrix for key in cost.counts)
-    return "/".join([str(scope), str(plan.method)] + (["matrix"] if matrix else [])
+    return "/".join([str(scope), str(plan.method)] + (["matrix"] if uses_matrix_accesses(plan) else [])
                     + ["1warp" if _warps(plan) == 1 else "warps"])
 
 
@@ -256,8 +259,7 @@ def bytes_through_matrices(plan) -> bool:
     over 2 warps, our pick storing with ``stmatrix``: True; the same pick on i16: False."""
     if plan.method is not Method.SHARED or plan.shared is None or storage_bits_of(plan.element_bits) != 8:
         return False
-    cost = plan_cost(plan)
-    if not any(isinstance(key, AccessShape) and key.form.is_matrix for key in cost.counts):
+    if not uses_matrix_accesses(plan):
         return False
     return stock_matrix_pairs(plan.src, plan.dst, plan.element_bits, plan.target) == []
 
@@ -289,10 +291,7 @@ def sixteen_bits_where_matrices_are_in_play(plan) -> bool:
         return False
     if plan.shared is not None and plan.shared.rounds_merged:
         return False
-    cost = plan_cost(plan)
-    if any(isinstance(key, AccessShape) and key.form.is_matrix for key in cost.counts):
-        return True
-    return bool(stock_matrix_pairs(plan.src, plan.dst, plan.element_bits, plan.target))
+    return uses_matrix_accesses(plan) or bool(stock_matrix_pairs(plan.src, plan.dst, plan.element_bits, plan.target))
 
 
 def _stores_and_loads_a_stock_pair(plan) -> bool:
