@@ -558,6 +558,9 @@ def options(parser) -> None:
     parser.add_argument("--corpus", action="store_true", help="--fresh: add the TTGIR corpus's conversions")
     parser.add_argument("--held-out-kernels", action="store_true",
                         help="--fresh: add Liger-Kernel's sm_90 conversions (never measured before)")
+    parser.add_argument("--fla-kernels", action="store_true",
+                        help="--fresh: add flash-linear-attention's sm_90 conversions (test/lit/corpus/fla: "
+                             "no choice was fitted on them)")
     parser.add_argument("--issue-pairs", action="store_true", help="--fresh: add the three pairs of issue 25")
     parser.add_argument("--issue-53", action="store_true", help="--fresh: add issue 53's case as reported")
     parser.add_argument("--structured", type=int, nargs="*", default=None, metavar="SEED",

@@ -3,7 +3,8 @@
 A ``Case`` is one ``ttg.convert_layout`` (source and destination layout, shape, element width,
 warps) seen in a real kernel: every convert of the sm_90 and sm_80 TTGIR corpus
 (``corpus_cases``, each at 8, 16, 32 and 64 bits, plus a few synthetic ones), or of
-Liger-Kernel's sm_90 files (``held_out_kernel_cases``, never used to fit anything).
+a third-party library's sm_90 files (``held_out_kernel_cases``: Liger-Kernel's or
+flash-linear-attention's, never used to fit anything).
 ``kernel_ttgir`` writes the kernel ``conversions.py`` times (the convert run ``ITERATIONS`` times
 in a loop, data staged through shared memory in a plain blocked layout; that script's docstring
 draws it); ``plan_choice.py``, ``kernel_choice.py`` and ``plan_contexts`` build on the same cases,
@@ -105,18 +106,27 @@ def corpus_cases() -> list[Case]:
     return list(cases.values()) + synthetic_cases()
 
 
-def held_out_kernel_cases() -> list[Case]:
-    """Every distinct conversion of Liger-Kernel's sm_90 kernels (``test/lit/corpus/liger_kernel``,
-    ``*.cuda90.ttgir``), at its own element width: real-kernel conversions that no measurement the
-    choice model or the measured table was fitted on came from (those used ``corpus_cases``)."""
+# The third-party TTGIR folders of ``test/lit/corpus`` whose conversions no choice was fitted on,
+# and the short name a case of each carries.
+HELD_OUT_LIBRARIES = {"liger_kernel": "liger", "fla": "fla"}
+
+
+def held_out_kernel_cases(library: str = "liger_kernel") -> list[Case]:
+    """Every distinct conversion of a third-party library's sm_90 kernels
+    (``test/lit/corpus/<library>/*.cuda90.ttgir``: Liger-Kernel's, or flash-linear-attention's
+    with ``library="fla"``), at its own element width: real-kernel conversions that no
+    measurement the choice model, its rules or the measured table was fitted on came from (those
+    used ``corpus_cases`` and fresh draws).  A case is named
+    ``<short>/<file>#<line>:<shape>:i<bits>``, e.g. ``fla/chunk_gla_fwd_o_bf16#95:64x64:i16``."""
+    short = HELD_OUT_LIBRARIES[library]
     cases: dict = {}
-    folder = os.path.join(CORPUS, "liger_kernel")
+    folder = os.path.join(CORPUS, library)
     for file in sorted(f for f in os.listdir(folder) if f.endswith(".cuda90.ttgir")):
         text = open(os.path.join(folder, file)).read()
-        for line_number, found in converts_in(text, f"liger_kernel/{file}"):
-            name = f"liger/{file.removesuffix('.cuda90.ttgir')}#{line_number}:{'x'.join(map(str, found.shape))}:i{found.bits}"
+        for line_number, found in converts_in(text, f"{library}/{file}"):
+            name = f"{short}/{file.removesuffix('.cuda90.ttgir')}#{line_number}:{'x'.join(map(str, found.shape))}:i{found.bits}"
             case = Case(name, found.aliases, found.src, found.dst, found.shape, found.bits, found.num_warps,
-                        f"liger_kernel/{file}")
+                        f"{library}/{file}")
             cases.setdefault(case.key, case)
     return list(cases.values())
 

@@ -624,6 +624,20 @@ def mix_comparison(rows, mode: str, base: str, what: str) -> list[str]:
                 f"{geomean(base_over_stock):.3f} ({base})."]
 
 
+def held_out_cases(liger: bool, fla: bool) -> list:
+    """The timeable conversions (``usable``) of the held-out libraries asked for: Liger-Kernel's
+    (``--held-out-kernels``) and flash-linear-attention's (``--fla-kernels``); a conversion both
+    hold (two of fla's are also Liger's) is timed once, under Liger's name."""
+    from harness.conversion_cases import held_out_kernel_cases
+    cases, seen = [], set()
+    for library, wanted in (("liger_kernel", liger), ("fla", fla)):
+        for case in held_out_kernel_cases(library) if wanted else ():
+            if case.key not in seen and usable(case.src_resolved, case.dst_resolved, case.shape, case.bits):
+                seen.add(case.key)
+                cases.append(case)
+    return cases
+
+
 def main_fresh(args, argv) -> int:
     require_package()
     from harness.conversion_cases import corpus_cases
@@ -632,9 +646,7 @@ def main_fresh(args, argv) -> int:
         cases += fresh_cases(seed, args.count, tuple(getattr(args, "registers", None) or DRAWN_REGISTERS))
     if args.corpus:
         cases += [c for c in corpus_cases() if usable(c.src_resolved, c.dst_resolved, c.shape, c.bits)]
-    if getattr(args, "held_out_kernels", False):
-        from harness.conversion_cases import held_out_kernel_cases
-        cases += [c for c in held_out_kernel_cases() if usable(c.src_resolved, c.dst_resolved, c.shape, c.bits)]
+    cases += held_out_cases(liger=getattr(args, "held_out_kernels", False), fla=getattr(args, "fla_kernels", False))
     if args.issue_pairs:
         cases = issue_pairs() + cases
     if getattr(args, "issue_53", False):

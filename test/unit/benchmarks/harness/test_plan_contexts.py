@@ -43,6 +43,28 @@ def test_fresh_draws_are_reproducible_and_cover_the_ranges():
     assert not other & {(c.src, c.dst, c.shape, c.bits) for c in first}
 
 
+def test_held_out_kernel_cases_of_each_library_at_their_own_width():
+    """Liger-Kernel's and flash-linear-attention's sm_90 conversions, each distinct once, named by
+    library, file and line; the counts are those of the committed corpora (55 distinct in fla's
+    32 files with a convert, 26 of them with a plan each way and at most 64 registers)."""
+    from harness.conversion_cases import held_out_kernel_cases
+    fla = held_out_kernel_cases("fla")
+    assert len(fla) == 55 and len({c.key for c in fla}) == 55
+    assert all(c.name.startswith("fla/") and c.origin.startswith("fla/") and c.origin.endswith(".cuda90.ttgir")
+               for c in fla)
+    timed = [c for c in fla if plan_contexts.usable(c.src_resolved, c.dst_resolved, c.shape, c.bits)]
+    assert len(timed) == 26 and {(c.bits, c.num_warps) for c in timed} == {(32, 4), (16, 4)}
+    assert "fla/attn_fwd_bf16#275:128x64:i16" in {c.name for c in timed}
+    liger = held_out_kernel_cases()
+    assert liger and all(c.name.startswith("liger/") for c in liger)
+    shared = {c.key for c in liger} & {c.key for c in timed}
+    assert {c.name for c in timed if c.key in shared} == {"fla/chunk_o_bwd_dv_bf16#255:64x64:i16",
+                                                          "fla/chunk_o_fwd_f32#321:64x64:i32"}
+    both = plan_contexts.held_out_cases(liger=True, fla=True)
+    assert len(both) == len({c.key for c in both}) == 9 + 26 - 2
+    assert [c.name for c in both[:9]] == [c.name for c in plan_contexts.held_out_cases(liger=True, fla=False)]
+
+
 def test_spt_change_doubles_or_halves_the_fastest_dim():
     import random
     rng = random.Random(0)
