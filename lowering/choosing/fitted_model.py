@@ -59,7 +59,7 @@ from functools import lru_cache
 from typing import Optional
 
 from ..cost import plan_cost
-from ..instructions import AccessShape, BarrierScope
+from ..instructions import AccessShape, BarrierScope, ShuffleMode
 from ..plan import STOCK, Method, Scope, SharedAccess, Stock
 from .measured_choices import same_release
 from .stock_bounds import dominance
@@ -294,6 +294,33 @@ def sixteen_bits_where_matrices_are_in_play(plan) -> bool:
     return uses_matrix_accesses(plan) or bool(stock_matrix_pairs(plan.src, plan.dst, plan.element_bits, plan.target))
 
 
+BROADCAST_SHUFFLES_MEASURED = ("the two such picks in the committed timings (H200, triton 3.6) ran 1.29x stock "
+                               "(flash-linear-attention's abc_bwd_intra_K, 16 x i32 over 4 warps, 8 broadcasts, in a "
+                               "full grid) and 1.50x (a fresh 64 x i32 slice over 2 warps, 64 broadcasts, one CTA an "
+                               "SM): benchmarks/results/plan_heldout_kernels.md, docs/lowering-choice.md, "
+                               "'Broadcast shuffles'")
+
+
+def shuffles_only_broadcast(plan) -> bool:
+    """Whether ``plan`` is a warp-shuffle plan whose every shuffle is a broadcast: all lanes of a
+    warp read the same lane (``source_lane`` has no lane term), as where the destination holds
+    every element in every lane.
+
+    Why: a broadcast shuffle delivers one 32-bit word a lane, where a shared-memory load of one
+    address (stock's lowering of such a pair) delivers up to 16 bytes to every lane of the warp;
+    the pick trades a barrier for four times the instructions, and the two measured picks of this
+    kind lost to stock by more than a quarter, one in a full grid and one with one CTA an SM
+    (``BROADCAST_SHUFFLES_MEASURED``).  Example: ``blocked<[1], [32], [4]> -> slice<{dim = 1,
+    parent = blocked<[1, 1], [1, 32], [2, 2]>}>`` of 16 i32: every lane of the destination holds
+    the 8 elements of its warp's half, our pick reads each from the one lane holding it (8
+    ``shfl.idx`` with a constant source lane): True; ``blocked<[2], [32], [1]> ->
+    blocked<[1], [32], [1]>`` of 64 elements, each lane reading its neighbour: False."""
+    if plan.method is not Method.SHUFFLE or plan.shuffle is None:
+        return False
+    exchanges = [r for r in plan.shuffle.rounds if r.mode is not ShuffleMode.LOCAL]
+    return bool(exchanges) and all(not any(r.source_lane.lane) for r in exchanges)
+
+
 def _stores_and_loads_a_stock_pair(plan) -> bool:
     """The pick's (store, load) forms are a pair stock's tile search finds for the conversion."""
     if plan.method is not Method.SHARED or plan.shared is None:
@@ -305,11 +332,12 @@ def _stores_and_loads_a_stock_pair(plan) -> bool:
 
 
 def stock_shared_choice(plan, family: str) -> Optional[Choice]:
-    """Stock, where the pick's shared-memory code is known to gain nothing on stock's: bytes
-    through matrices where stock uses plain vectors (``bytes_through_matrices``), 16-bit elements
-    where matrix instructions are in play (``sixteen_bits_where_matrices_are_in_play``; marked
-    ``twin`` where the pick stores and loads with a pair stock's search finds), or stock's own
-    code (``stock_shared.is_stock_twin``, marked ``twin``); None elsewhere."""
+    """Stock, where the pick's code is known to gain nothing on stock's: bytes through matrices
+    where stock uses plain vectors (``bytes_through_matrices``), 16-bit elements where matrix
+    instructions are in play (``sixteen_bits_where_matrices_are_in_play``; marked ``twin`` where
+    the pick stores and loads with a pair stock's search finds), shuffles that are all broadcasts
+    (``shuffles_only_broadcast``), or stock's own shared-memory code
+    (``stock_shared.is_stock_twin``, marked ``twin``); None elsewhere."""
     if bytes_through_matrices(plan):
         return Choice(None, STOCK, family, f"stock Triton's lowering: our pick moves bytes with ldmatrix/stmatrix where "
                                            f"stock stores and loads plain vectors; {BYTE_MATRIX_MEASURED}")
@@ -317,6 +345,10 @@ def stock_shared_choice(plan, family: str) -> Optional[Choice]:
         return Choice(None, STOCK, family, "stock Triton's lowering: 16-bit elements where ldmatrix/stmatrix is in play "
                                            f"(ours or stock's) in Triton's rounds; {SIXTEEN_BIT_MATRIX_MEASURED}",
                       twin=_stores_and_loads_a_stock_pair(plan))
+    if shuffles_only_broadcast(plan):
+        return Choice(None, STOCK, family, "stock Triton's lowering: every warp shuffle of our pick is a broadcast (all "
+                                           "lanes read one lane: one word a lane an instruction, where a shared-memory "
+                                           f"load of one address gives every lane up to 16 bytes); {BROADCAST_SHUFFLES_MEASURED}")
     if is_stock_twin(plan):
         return Choice(None, STOCK, family, "stock Triton's lowering: our pick stores and loads shared memory as stock "
                                            f"does (plain vectors of its width, no matrix instruction fits: "

@@ -222,6 +222,38 @@ def test_bytes_through_matrices_on_the_draw_made_after_the_rule():
     assert (round(min(pick), 3), round(max(pick), 3), sum(x > 1.05 for x in pick)) == (0.986, 1.45, 5)
 
 
+def test_broadcast_shuffles_on_every_committed_draw():
+    """``fitted_model.BROADCAST_SHUFFLES_MEASURED`` quotes these: over every committed timing of
+    fresh and held-out-kernel conversions (the draws before a rule excepted), the rows whose
+    default ran a shuffle pick made only of broadcasts in one direction are two, at 1.29x and
+    1.50x stock in the worse context."""
+    import glob
+    import gzip
+    import json
+    from linear_layouts.dialect.conventions import TritonConventions
+    from linear_layouts.dialect.encodings import to_linear_layout
+    from linear_layouts.lowering.choosing.fitted_model import BROADCAST_SHUFFLES_MEASURED, shuffles_only_broadcast
+    from linear_layouts.lowering.planner import plan_conversion
+    release = TritonConventions((3, 6))
+    results = os.path.join(str(REPO), "benchmarks", "results")
+    stems = sorted(os.path.basename(p)[:-len(".json.gz")] for p in glob.glob(os.path.join(results, "plan_fresh_*.json.gz"))
+                   if not p.endswith("_before.json.gz")) + ["plan_heldout_kernels"]
+    found = {}
+    for stem in stems:
+        rows = json.load(gzip.open(os.path.join(results, stem + ".json.gz"), "rt"))["rows"]
+        for row in rows:
+            mode = "ours_in_place" if "ours_in_place" in row["modes"] else "ours"
+            mix = row["modes"].get(mode, {}).get("chain_mix") or {}
+            if not mix.get("shfl") or not row.get("src"):
+                continue
+            a, b = (to_linear_layout(row[k], row["shape"], conventions=release) for k in ("src", "dst"))
+            picks = (plan_conversion(a, b, row["bits"], "sm_90"), plan_conversion(b, a, row["bits"], "sm_90"))
+            if any(pick and shuffles_only_broadcast(pick) for pick in picks):
+                found[row["case"]] = f"{plan_contexts.worst_ratio(row, mode):.2f}"
+    assert found == {"fla/abc_bwd_intra_K_bf16#247:16:i32": "1.29", "fresh12007/19:slice:64:i32:w2": "1.50"}
+    assert "ran 1.29x stock" in BROADCAST_SHUFFLES_MEASURED and "and 1.50x" in BROADCAST_SHUFFLES_MEASURED
+
+
 def test_fit_choice_reads_several_runs_gzipped_or_not_of_one_release(tmp_path):
     import gzip
     import json

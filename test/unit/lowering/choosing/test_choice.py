@@ -265,11 +265,11 @@ def test_every_choice_is_a_verified_candidate_or_stock(pair):
         to_stock = pick.method == "shared" or not dominance(pick).gains
     else:
         to_stock = choice.bytes_through_matrices(pick) or choice.sixteen_bits_where_matrices_are_in_play(pick) or \
-            is_stock_twin(pick) or (stock is not None and
+            choice.shuffles_only_broadcast(pick) or is_stock_twin(pick) or (stock is not None and
                                     not (pick.method == "shuffle" and plan_cost(pick).shuffles <= stock))
     assert (decision.plan is None) == to_stock
     if is_stock_twin(pick) and "warpsPerCTA = [1, 1]" not in src_text and not choice.bytes_through_matrices(pick) \
-            and not choice.sixteen_bits_where_matrices_are_in_play(pick):
+            and not choice.sixteen_bits_where_matrices_are_in_play(pick) and not choice.shuffles_only_broadcast(pick):
         assert "stock_shared.py" in decision.reason
     if "warpsPerCTA = [1, 1]" in src_text and pick.scope is Scope.LANE and decision.plan is None:
         assert "one_warp_choice.md" in decision.reason
@@ -304,6 +304,33 @@ def test_bytes_through_matrices_go_to_stock():
     verified = [p for p in plan_candidates(plan.src, plan.dst, 8, "sm_90")[0] if verify_plan(p).ok]
     plain = next(p for p in verified if _matrix_accesses(p) == 0)
     assert not choice.bytes_through_matrices(plain)
+
+
+# flash-linear-attention's abc_bwd_intra_K (test/lit/corpus/fla, line 247): 16 i32 over 4 warps,
+# a row of per-warp halves every lane holds whole <-> one element a lane.
+WHOLE_IN_EVERY_LANE = "#ttg.slice<{dim = 1, parent = " + _blocked([1, 1], [1, 32], [2, 2], [1, 0]) + "}>"
+ONE_A_LANE_16 = _blocked([1], [32], [4], [0])
+
+
+def test_shuffles_that_are_all_broadcasts_go_to_stock():
+    to_every_lane = _pick(ONE_A_LANE_16, WHOLE_IN_EVERY_LANE, [16], 32)
+    assert to_every_lane.method == "shuffle" and plan_cost(to_every_lane).shuffles == 8
+    rounds = to_every_lane.shuffle.rounds
+    assert all(not any(r.source_lane.lane) for r in rounds)          # each read from one lane
+    assert choice.shuffles_only_broadcast(to_every_lane)
+    decided = choice.decide(to_every_lane, "sm_90", "3.6.0")
+    assert decided.plan is None and not decided.twin and "is a broadcast" in decided.reason
+    assert "plan_heldout_kernels.md" in decided.reason
+    # the way back goes through shared memory: not this rule's, and it stays ours
+    back = _pick(WHOLE_IN_EVERY_LANE, ONE_A_LANE_16, [16], 32)
+    assert back.method == "shared" and not choice.shuffles_only_broadcast(back)
+    assert choice.decide(back, "sm_90", "3.6.0").plan is back
+    # shuffles reading a lane that depends on the reader's own lane are not broadcasts
+    neighbour = _pick(_blocked([2], [32], [1], [0]), _blocked([1], [32], [1], [0]), [64], 32)
+    assert neighbour.method == "shuffle" and any(any(r.source_lane.lane) for r in neighbour.shuffle.rounds)
+    assert not choice.shuffles_only_broadcast(neighbour)
+    # sm_90 + triton 3.6's rule (where it was measured): under 3.9 stock's floor decides
+    assert "broadcast" not in (choice.decide(to_every_lane, "sm_90", "3.9.0").reason or "")
 
 
 # Held-out fresh11117/47 (H200, triton 3.6): 512 i16 over 2 warps, sizePerThread [1] -> [2]; the
