@@ -36,9 +36,11 @@ pick ran faster, where the per-conversion rule came closer to the per-conversion
 and the pick (measured: docs/lowering-choice.md, 'Per conversion on sm_90 with triton 3.6').
 Its first step is for CTAs of one warp (``one_warp_choice``: a shared-memory pick goes to stock,
 a shuffle pick stays only where it provably gains; docs/lowering-choice.md, 'One-warp CTAs on
-sm_90 with triton 3.6'); its second for picks that are stock's own code (``stock_shared``:
-stock, marked ``twin`` so that the pass keeps them in a kernel with other islands).  A model that ``plan_choice.py fit`` writes is a family gate (``FAMILY_GATE``), kept for
-comparison.
+sm_90 with triton 3.6'); its second for picks whose code is known to gain nothing on stock's
+(``stock_shared_choice``: bytes through matrices, 16-bit elements where matrices are in play,
+shuffles that are all broadcasts, and stock's own shared-memory code, the last marked ``twin`` so
+that the pass keeps it in a kernel with other islands).  A model that ``plan_choice.py fit``
+writes is a family gate (``FAMILY_GATE``), kept for comparison.
 
 The model answers for the target and Triton release it was fitted on (``applies_to``).  Elsewhere
 (another release, such as 3.9, or another target) nothing was measured, and the cost model's
