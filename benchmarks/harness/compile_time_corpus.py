@@ -66,7 +66,8 @@ require_package()
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CORPUS = os.path.join(REPO, "test", "lit", "corpus", "liger_kernel")
-TOO_SLOW = 0.15          # the issue's bound for a single kernel
+TOO_SLOW = 0.15          # issue 43's bound for a single kernel
+PER_KERNEL_BOUND = 0.10  # issue 53's: no kernel above +10%
 REPORT_NAME = "compile_time_corpus"
 
 
@@ -391,8 +392,44 @@ def summary_lines(rows: list[dict], clock: Clock = WALL) -> list[str]:
                         if warm_converts else "")
                      + f"; worst {worst_warm['file']} {(worst_warm[warm_ratio] - 1) * 100:+.1f}%; above "
                      f"+{TOO_SLOW:.0%}: {sum(1 for x in warm if x - 1 > TOO_SLOW)}")
+    lines += per_kernel_lines(rows, clock)
     lines += round_trip_lines(rows, clock)
     return lines
+
+
+def _untouched(row: dict) -> bool:
+    """Every conversion of the kernel went to stock from its types (``passes/types_first.py``):
+    no phase but ``types first`` ran, so Triton compiled its own module, unprinted and unchanged."""
+    phases = row.get("ours_phases") or {}
+    return bool(phases) and all(seconds == 0 for phase, seconds in phases.items() if phase != "types first")
+
+
+def per_kernel_lines(rows: list[dict], clock: Clock) -> list[str]:
+    """The per-kernel bound (``PER_KERNEL_BOUND``) apart from the machine's noise where that can
+    be done exactly: on a kernel the plugin left untouched (``_untouched``) stock's compile and
+    ours run the same stages on the same module, so its overhead is the plugin's own work, timed
+    inside the compile; on the kernels it changed, the measured ratio on ``clock``.  Example: a
+    kernel whose compile took 1.76 s for stock and 2.01 s for ours, 20 ms of it the plugin's own
+    types-first pass and nothing else of ours: +1.1%, not +14% (its extra 230 ms are noise: the
+    two compiles did the same work).  None for runs that did not time the phases."""
+    timed = [r for r in rows if r["converts"] and r.get("ours_phases") and "plugin_share" in r]
+    if not timed:
+        return []
+    untouched = [r for r in timed if _untouched(r)]
+    changed = [r for r in timed if not _untouched(r)]
+    parts = []
+    if untouched:
+        worst = max(untouched, key=lambda r: r["plugin_share"])
+        parts.append(f"on the {len(untouched)} kernels whose every conversion went to stock from its types (Triton "
+                     f"compiled its own module), the plugin's own work: worst {worst['plugin_share']:+.1%} "
+                     f"({worst['file']})")
+    ratio = clock.key("ratio")
+    if changed:
+        worst = max(changed, key=lambda r: r[ratio])
+        above = sum(1 for r in changed if r[ratio] - 1 > PER_KERNEL_BOUND)
+        parts.append(f"on the {len(changed)} it changed, measured: worst {(worst[ratio] - 1) * 100:+.1f}% "
+                     f"({worst['file']}), above +{PER_KERNEL_BOUND:.0%}: {above}")
+    return ["* per kernel apart from the noise: " + "; ".join(parts)]
 
 
 def round_trip_lines(rows: list[dict], clock: Clock) -> list[str]:
