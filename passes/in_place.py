@@ -136,11 +136,19 @@ def lower_in_place(handle, text: str, name: str, lowering: LowerConversions, pla
     # call races the load of the first; test_guard_barriers' helper called twice), where the text
     # route's guards do.
     calls = any(op.name == "tt.call" for op in snapshot.walk())
+    threads = handle.get_int_attr("ttg.num-warps") * handle.get_int_attr("ttg.threads-per-warp")
+    loops = any(op.name in LOOPS for op in snapshot.walk())
     built = left_ours = 0
     for op, outcome in plan_module(snapshot, lowering, gate_first=True, plans=plans):
         if outcome.plan is None:
             continue
         bases = None if calls else _buildable(op, outcome)
+        # (a function's top block runs once a program only where no function is called: a
+        # helper's runs at every call)
+        if bases is None and not calls and op.name == "ttg.convert_layout" and \
+                not_worth_a_text_route(op._handle, op.results[0].tensor_type, threads, loops):
+            plans.left_to_stock.add(op._handle.get_result(0).id())
+            continue
         if bases is None:
             left_ours += 1
             continue
@@ -162,6 +170,10 @@ def lower_in_place_from_types(handle, config, plans: ModulePlans) -> Optional[In
                                for _, choice in answered):
         return None
     builder = gluon_ir.GluonOpBuilder(handle.context)
+    threads = handle.get_int_attr("ttg.num-warps") * handle.get_int_attr("ttg.threads-per-warp")
+    names: list[str] = []
+    handle.walk(lambda op: names.append(op.get_name()))
+    loops = bool(LOOPS.intersection(names))
     built = left_ours = 0
     for (op, _), choice in zip(answered, kept_among_islands([choice for _, choice in answered])):
         if not choice.ours:
@@ -169,12 +181,61 @@ def lower_in_place_from_types(handle, config, plans: ModulePlans) -> Optional[In
         result = op.get_result(0)
         tensor = Value(str(result.get_type()), None, 0).tensor_type
         bases = _buildable_plan(choice.plan, tensor)
+        if bases is None and not_worth_a_text_route(op, tensor, threads, loops):
+            plans.left_to_stock.add(result.id())
+            continue
         if bases is None:
             left_ours += 1
             continue
         build_in_place(builder, op, tensor, bases, plans)
         built += 1
     return InPlace(built, left_ours)
+
+
+# Ops that repeat a kernel's work (``not_worth_a_text_route``).
+LOOPS = frozenset({"scf.for", "scf.while"})
+
+
+def not_worth_a_text_route(op, tensor, threads: int, kernel_loops: bool) -> bool:
+    """Whether the drop-in leaves the conversion ``op`` to Triton rather than take the text route
+    for it (a plan not built in place: shuffles, several rounds): in a kernel whose work repeats
+    in a loop (``kernel_loops``), a conversion outside every loop on a tensor that fits one
+    register a thread (``runs_once_in_a_register``).
+
+    Why: the text route prints the whole module, parses it into a snapshot and back after
+    splicing: on FLA's ``gla_bwd_inter`` under triton 3.6, 33 of the plugin's 52 ms, its compile
+    +13% over stock's where issue 53's bound is +10%
+    (``benchmarks/results/compile_time_heldout_islands_repeats11_3.6.0.md``).  Such a conversion
+    runs once a program while the loop runs many times, so its island's gain is a small share of
+    the kernel's time; in a kernel without a loop the same conversion can be a visible share, and
+    it stays ours (Liger's ``block_rms_norm`` forward kernel has no loop and such an island; the
+    whole op, with the islands of its two kernels, ran 0.989x stock:
+    ``benchmarks/results/liger_ops_gpu_b.md``).  Example:
+    ``gla_bwd_inter``'s ``tensor<1x16xf32, #mma> -> #blocked`` after its loop, our pick 1 shuffle
+    and 3 selects: left to Triton, and the module, whose other islands are built in place, is
+    neither printed nor parsed again."""
+    return kernel_loops and runs_once_in_a_register(op, tensor, threads)
+
+
+def runs_once_in_a_register(op, tensor, threads: int) -> bool:
+    """Whether the ``ttg.convert_layout`` ``op`` (Triton's op handle; its result of type
+    ``tensor``) sits in its function's top block (no loop or branch around it: once a program
+    where no function is called) on a tensor whose elements together fit one 32-bit register a
+    thread of the CTA (``threads``).  Example: ``tensor<1x16xf32, #blocked>`` after a loop, 128
+    threads: True; the same inside the loop, or a 64x16 tile: False."""
+    if tensor.element.storage_bits * _elements(tensor.shape) > 32 * threads:
+        return False
+    region, depth = op.get_block().get_parent(), 0
+    while region is not None and depth <= 2:
+        region, depth = region.get_parent_region(), depth + 1
+    return depth == 2      # the function's body, then the module's: nothing between
+
+
+def _elements(shape) -> int:
+    count = 1
+    for size in shape:
+        count *= size
+    return count
 
 
 def _buildable(op, outcome) -> Optional[list[list[int]]]:

@@ -126,6 +126,8 @@ def plan_module(module: Module, options: "LowerConversions", gate_first: bool = 
             continue   # an allocation without a source stores nothing: Triton's (or our scratch)
         if plans.built_in_place and _result_id(op) in plans.built_in_place:
             continue   # built in place before this pass (passes.in_place): dead, Triton's to drop
+        if plans.left_to_stock and _result_id(op) in plans.left_to_stock:
+            continue   # left to Triton by the drop-in (passes.in_place.not_worth_a_text_route)
         outcome = LoweringOutcome(op.location)
         results.append((op, outcome))
         if hw_target is None:

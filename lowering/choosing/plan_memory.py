@@ -70,6 +70,10 @@ class ModulePlans:
         # (``passes.in_place``): each such convert is dead there, left to Triton's clean-up, and
         # a pass over the same module after it leaves it alone.
         self.built_in_place: set[int] = set()
+        # The results of conversions the drop-in left to Triton after choosing ours, because
+        # taking them would have cost a text route they cannot pay back
+        # (``passes.in_place.not_worth_a_text_route``): a pass over the module leaves them too.
+        self.left_to_stock: set[int] = set()
 
     def plan(self, src, dst, bits: int, target, rank: int = 0):
         """The verified plan of rank ``rank`` (``lowering.planner.plan_conversion``), or the

@@ -279,15 +279,18 @@ def test_the_variable_picks_the_route(in_place_on_3_6, monkeypatch, variable):
 
 
 def test_what_is_not_built_in_place_is_spliced_as_text(in_place_on_3_6, sixteen_bit_rule_off, monkeypatch):
-    """FLA's ``chunk_gla_bwd_kernel_inter`` under 3.6's rule (the 16-bit one out): 10 conversions built in place and
-    one the pass lowers otherwise.  That one is spliced as an island into the module as
-    rewritten (printed after the rewrite), the 10 dead converts left alone by that pass: Triton's
+    """FLA's ``chunk_gla_bwd_kernel_inter`` under 3.6's rule (the 16-bit rule and
+    ``not_worth_a_text_route`` taken out): 10 conversions built in place and one the pass lowers
+    otherwise.  That one is spliced as an island into the module as rewritten (printed after the rewrite), the 10 dead converts left alone by that pass: Triton's
     ``make_llir`` gets one module holding both, and the kernel counts 11 islands."""
     path = FLA / "gla_bwd_inter_bf16.cuda90.ttgir"
     original = open(path).read()
     calls, handed = [], []
     real_pipeline = stage_wrappers.run_plugin_pipeline
     _spy_on_in_place(monkeypatch, calls)
+    # that one runs once a program on 16 elements: the rule that leaves such a conversion to
+    # Triton rather than pay the text route is taken out (its own test is below)
+    monkeypatch.setattr(in_place, "not_worth_a_text_route", lambda *args: False)
 
     def pipeline(src, config, metadata, text, plans, **more):
         calls.append("text")
@@ -307,11 +310,51 @@ def test_what_is_not_built_in_place_is_spliced_as_text(in_place_on_3_6, sixteen_
     assert "llvm.inline_asm" in module or "llvm.store" in module, "the island itself"
 
 
-def test_the_types_build_what_the_snapshot_builds(in_place_on_3_6):
+def test_a_conversion_run_once_in_a_register_pays_no_text_route(in_place_on_3_6, monkeypatch):
+    """The same kernel under 3.6's rule: its one conversion the pass would lower otherwise
+    (``tensor<1x16xf32, #mma> -> #blocked`` after the loop, 16 elements over 128 threads: a
+    shuffle plan, in a kernel whose work is in a loop) is left to Triton
+    (``in_place.not_worth_a_text_route``), so the module is
+    neither printed nor spliced: Triton's ``make_llir`` gets the module as rewritten in place,
+    that convert still in it.  The converts inside the loop (16 x i1, 16 x i32) and the 64x16
+    tiles are not the rule's, nor is FLA's ``l2norm_fwd``, a kernel without a loop: its one
+    conversion (8 elements) still goes the text route."""
+    path = FLA / "gla_bwd_inter_bf16.cuda90.ttgir"
+    calls = []
+    real_pipeline = stage_wrappers.run_plugin_pipeline
+    _spy_on_in_place(monkeypatch, calls)
+    monkeypatch.setattr(stage_wrappers, "run_plugin_pipeline",
+                        lambda *args, **more: calls.append("text") or pytest.fail("no text route expected"))
+    before = linear_layouts.stats().islands
+    _ptx(path, plugin=True)
+    assert calls == ["in place"]
+    assert linear_layouts.stats().islands - before >= 1        # the ones built in place
+    from linear_layouts.passes.ir.bindings import new_context
+    from linear_layouts.passes.ir.parsing import triton_module_from_text
+    module = triton_module_from_text(open(path).read(), new_context())
+    converts = []
+    module.walk(lambda op: converts.append(op) if op.get_name() == "ttg.convert_layout" else None)
+    tensors = [in_place.Value(str(op.get_result(0).get_type()), None, 0).tensor_type for op in converts]
+    once = [in_place.runs_once_in_a_register(op, t, 128) for op, t in zip(converts, tensors)]
+    assert sum(once) == 7 and len(once) == 20
+    assert [t.shape for t, o in zip(tensors, once) if not o and t.shape in ((16,), (1, 16))] == [(16,), (1, 16)] * 2
+    calls.clear()
+    monkeypatch.setattr(stage_wrappers, "run_plugin_pipeline", lambda *args, **more: calls.append("text") or
+                        real_pipeline(*args, **more))
+    _ptx(FLA / "l2norm_fwd_bf16.cuda90.ttgir", plugin=True)
+    assert calls == ["in place", "text"]
+
+
+@pytest.mark.parametrize("text_route_rule", [True, False])
+def test_the_types_build_what_the_snapshot_builds(in_place_on_3_6, monkeypatch, text_route_rule):
     """Without a warp-specialized region or a call, the drop-in builds from the conversions' types
     (``lower_in_place_from_types``, no snapshot): on every FLA and Liger-Kernel sm_90 kernel Triton
     parses, the module comes out character for character as the snapshot's route builds it, with
-    the same counts (one kernel at least builds, one leaves a conversion for the text route)."""
+    the same counts and the same conversions left to Triton (one kernel at least builds, one
+    leaves a conversion for the text route; with ``not_worth_a_text_route`` one kernel,
+    gla_bwd_inter, leaves one to Triton instead, without it none)."""
+    if not text_route_rule:
+        monkeypatch.setattr(in_place, "not_worth_a_text_route", lambda *args: False)
     from linear_layouts.lowering.choosing.plan_memory import ModulePlans
     from linear_layouts.passes.ir.bindings import bindings, new_context
     from linear_layouts.passes.lower_conversions import LowerConversions
@@ -334,14 +377,18 @@ def test_the_types_build_what_the_snapshot_builds(in_place_on_3_6):
         names = stage_wrappers.op_names(by_types)
         if stage_wrappers.SNAPSHOT_NEEDED.intersection(names) or "ttg.convert_layout" not in names:
             continue
-        from_types = in_place.lower_in_place_from_types(by_types, config, ModulePlans(None))
-        from_snapshot = in_place.lower_in_place(by_snapshot, by_snapshot.str(), "k", LowerConversions(), ModulePlans(None))
+        types_plans, snapshot_plans = ModulePlans(None), ModulePlans(None)
+        from_types = in_place.lower_in_place_from_types(by_types, config, types_plans)
+        from_snapshot = in_place.lower_in_place(by_snapshot, by_snapshot.str(), "k", LowerConversions(), snapshot_plans)
         assert (from_types.built, from_types.left_ours) == (from_snapshot.built, from_snapshot.left_ours), path
+        assert len(types_plans.left_to_stock) == len(snapshot_plans.left_to_stock), path
         assert by_types.str() == by_snapshot.str(), path
         compared += 1
-        counts.append((from_types.built, from_types.left_ours))
+        counts.append((from_types.built, from_types.left_ours, len(types_plans.left_to_stock)))
     assert compared >= 40
-    assert any(built for built, _ in counts) and any(left for _, left in counts)
+    assert any(built for built, _, _ in counts)
+    assert any(left for _, left, _ in counts)
+    assert sum(1 for _, _, stock in counts if stock) == (1 if text_route_rule else 0)
 
 
 @pytest.mark.parametrize("release, variable, enabled, mark", [
