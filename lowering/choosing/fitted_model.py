@@ -333,28 +333,46 @@ def _stores_and_loads_a_stock_pair(plan) -> bool:
     return (store, load) in (stock_matrix_pairs(plan.src, plan.dst, plan.element_bits, plan.target) or [])
 
 
+def _never_a_twin(plan) -> bool:
+    return False
+
+
+def _always_a_twin(plan) -> bool:
+    return True
+
+
+# The picks known to gain nothing on stock's code, in the order they are asked: (the name of the
+# function saying whether the rule takes the pick, the remark, whether the pick is a twin of
+# stock's code).  By name, looked up when asked: the studies take a rule out by replacing its
+# function in this module (``benchmarks/studies/timed_rows.rules_taken_out``).
+STOCK_RULES = (
+    ("bytes_through_matrices",
+     "stock Triton's lowering: our pick moves bytes with ldmatrix/stmatrix where stock stores and loads plain "
+     f"vectors; {BYTE_MATRIX_MEASURED}", _never_a_twin),
+    ("sixteen_bits_where_matrices_are_in_play",
+     "stock Triton's lowering: 16-bit elements where ldmatrix/stmatrix is in play (ours or stock's) in Triton's "
+     f"rounds; {SIXTEEN_BIT_MATRIX_MEASURED}", _stores_and_loads_a_stock_pair),
+    ("shuffles_only_broadcast",
+     "stock Triton's lowering: every warp shuffle of our pick is a broadcast (all lanes read one lane: one word a "
+     "lane an instruction, where a shared-memory load of one address gives every lane up to 16 bytes); "
+     f"{BROADCAST_SHUFFLES_MEASURED}", _never_a_twin),
+    ("is_stock_twin",
+     "stock Triton's lowering: our pick stores and loads shared memory as stock does (plain vectors of its width, "
+     f"no matrix instruction fits: lowering/choosing/stock_shared.py); {TWIN_MEASURED}", _always_a_twin),
+)
+
+
 def stock_shared_choice(plan, family: str) -> Optional[Choice]:
-    """Stock, where the pick's code is known to gain nothing on stock's: bytes through matrices
-    where stock uses plain vectors (``bytes_through_matrices``), 16-bit elements where matrix
-    instructions are in play (``sixteen_bits_where_matrices_are_in_play``; marked ``twin`` where
-    the pick stores and loads with a pair stock's search finds), shuffles that are all broadcasts
-    (``shuffles_only_broadcast``), or stock's own shared-memory code
-    (``stock_shared.is_stock_twin``, marked ``twin``); None elsewhere."""
-    if bytes_through_matrices(plan):
-        return Choice(None, STOCK, family, f"stock Triton's lowering: our pick moves bytes with ldmatrix/stmatrix where "
-                                           f"stock stores and loads plain vectors; {BYTE_MATRIX_MEASURED}")
-    if sixteen_bits_where_matrices_are_in_play(plan):
-        return Choice(None, STOCK, family, "stock Triton's lowering: 16-bit elements where ldmatrix/stmatrix is in play "
-                                           f"(ours or stock's) in Triton's rounds; {SIXTEEN_BIT_MATRIX_MEASURED}",
-                      twin=_stores_and_loads_a_stock_pair(plan))
-    if shuffles_only_broadcast(plan):
-        return Choice(None, STOCK, family, "stock Triton's lowering: every warp shuffle of our pick is a broadcast (all "
-                                           "lanes read one lane: one word a lane an instruction, where a shared-memory "
-                                           f"load of one address gives every lane up to 16 bytes); {BROADCAST_SHUFFLES_MEASURED}")
-    if is_stock_twin(plan):
-        return Choice(None, STOCK, family, "stock Triton's lowering: our pick stores and loads shared memory as stock "
-                                           f"does (plain vectors of its width, no matrix instruction fits: "
-                                           f"lowering/choosing/stock_shared.py); {TWIN_MEASURED}", twin=True)
+    """Stock, where the pick's code is known to gain nothing on stock's (``STOCK_RULES``, the
+    first that takes it): bytes through matrices where stock uses plain vectors
+    (``bytes_through_matrices``), 16-bit elements where matrix instructions are in play
+    (``sixteen_bits_where_matrices_are_in_play``; marked ``twin`` where the pick stores and loads
+    with a pair stock's search finds), shuffles that are all broadcasts
+    (``shuffles_only_broadcast``), or stock's own shared-memory code (``stock_shared.is_stock_twin``,
+    marked ``twin``); None elsewhere."""
+    for takes, reason, twin in STOCK_RULES:
+        if globals()[takes](plan):
+            return Choice(None, STOCK, family, reason, twin=twin(plan))
     return None
 
 
