@@ -38,7 +38,10 @@ bytes, below.)  Those the pass would lower go the text route after the rewrite
 (``passes.stage_wrappers``): the module, as rewritten, is printed and they are spliced as
 islands; the built conversions, dead by then, are left to Triton (``plans.built_in_place``).
 Why both: on held-out conversions the plans this route does not build are where most of the
-text route's gain is (``benchmarks/results/plan_fresh_5003_5113_in_place.md``).
+text route's gain is (``benchmarks/results/plan_fresh_5003_5113_in_place.md``).  One kind of them
+is left to Triton instead (``not_worth_a_text_route``): in a kernel whose work is in a loop, a
+conversion outside every loop on a tensor that fits one register a thread, which cannot pay back
+the text route's print and re-parse of the whole module.
 """
 
 from __future__ import annotations
