@@ -46,6 +46,7 @@ the text route's print and re-parse of the whole module.
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple, Optional
 
 from ..lowering.choosing.lowering_choice import kept_among_islands
@@ -226,19 +227,12 @@ def runs_once_in_a_register(op, tensor, threads: int) -> bool:
     where no function is called) on a tensor whose elements together fit one 32-bit register a
     thread of the CTA (``threads``).  Example: ``tensor<1x16xf32, #blocked>`` after a loop, 128
     threads: True; the same inside the loop, or a 64x16 tile: False."""
-    if tensor.element.storage_bits * _elements(tensor.shape) > 32 * threads:
+    if tensor.element.storage_bits * math.prod(tensor.shape) > 32 * threads:
         return False
     region, depth = op.get_block().get_parent(), 0
     while region is not None and depth <= 2:
         region, depth = region.get_parent_region(), depth + 1
     return depth == 2      # the function's body, then the module's: nothing between
-
-
-def _elements(shape) -> int:
-    count = 1
-    for size in shape:
-        count *= size
-    return count
 
 
 def _buildable(op, outcome) -> Optional[list[list[int]]]:
