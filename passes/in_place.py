@@ -53,6 +53,7 @@ from ..lowering.choosing.lowering_choice import kept_among_islands
 from ..lowering.choosing.plan_memory import ModulePlans
 from ..lowering.plan import Method, Scope
 from ..lowering.target import Vendor
+from .ir.bindings import op_names
 from .ir.parsing import parse_type, triton_module_from_text
 from .ir.snapshot import snapshot_of
 from .ir.operations import Value
@@ -175,9 +176,7 @@ def lower_in_place_from_types(handle, config, plans: ModulePlans) -> Optional[In
         return None
     builder = gluon_ir.GluonOpBuilder(handle.context)
     threads = handle.get_int_attr("ttg.num-warps") * handle.get_int_attr("ttg.threads-per-warp")
-    names: list[str] = []
-    handle.walk(lambda op: names.append(op.get_name()))
-    loops = bool(LOOPS.intersection(names))
+    loops = bool(LOOPS.intersection(op_names(handle)))
     built = left_ours = 0
     for (op, _), choice in zip(answered, kept_among_islands([choice for _, choice in answered])):
         if not choice.ours:

@@ -24,6 +24,7 @@ from .plugin_config import PluginConfig
 from .plugin_pipeline import PipelineResult, kernel_name, run_plugin_pipeline
 from .plugin_stats import compile_without_islands, share_stats, stats
 from .in_place import in_place_enabled, lower_in_place, lower_in_place_from_types
+from .ir.bindings import op_names
 from .ir.parsing import triton_module_from_text
 from .types_first import every_conversion_is_stocks, lowering_asked_first
 
@@ -232,12 +233,5 @@ def has_work_for(config: PluginConfig, op_names: Sequence[str]) -> bool:
     names = set(op_names)
     local_ops = bool(names & {"ttg.local_load", "ttg.local_store", "ttg.local_alloc"})
     return "ttg.convert_layout" in names or (config.owns_local_memory_ops and local_ops)
-
-
-def op_names(module) -> list[str]:
-    """The name of every op of a Triton module, in walk order (no print of the module)."""
-    names: list[str] = []
-    module.walk(lambda op: names.append(op.get_name()))
-    return names
 
 

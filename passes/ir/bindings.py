@@ -57,3 +57,9 @@ def installed_conventions() -> TritonConventions:
     the lowering where Triton releases differ (see :mod:`linear_layouts.dialect.conventions`)."""
     return TritonConventions(installed_triton_version())
 
+
+def op_names(module) -> list[str]:
+    """The name of every op of a Triton module handle, in walk order (no print of the module)."""
+    names: list[str] = []
+    module.walk(lambda op: names.append(op.get_name()))
+    return names
