@@ -583,6 +583,13 @@ def options(parser) -> None:
                         help="--fresh: also time ours_stock_rounds (shared plans in Triton's rounds only, "
                              "LINEAR_LAYOUTS_ROUND_SCRATCH=0) and ours_wide_rounds (fewer rounds through buffers "
                              "of up to 64 KB)")
+    parser.add_argument("--forward", action="store_true",
+                        help="--fresh: also time ours_forward, the default's choice for the case's own direction "
+                             "with stock's lowering of the return trip (what a kernel converting A -> B runs)")
+    parser.add_argument("--every-pair", action="store_true",
+                        help="--fresh: also time every pair of the forward and return trip's verified candidates "
+                             "(stock's lowering of either direction among them): the best any choice among "
+                             "today's plans reaches (plan_contexts.best_of_every_pair)")
     parser.add_argument("--ptxas-usage", action="store_true",
                         help="--fresh: record what ptxas -v says of every compile (registers, spill bytes; "
                              "with --dry-run, on a CPU)")

@@ -86,9 +86,10 @@ def environment_switches() -> str:
     ``LINEAR_LAYOUTS_BYTE_VECTORS=1`` or ``LINEAR_LAYOUTS_SHARED_ACCESS=asm`` (inline-PTX shared
     accesses) or ``LINEAR_LAYOUTS_IN_PLACE=0`` (every island spliced as text, none built in
     Triton's module: ``passes.in_place``) or ``LINEAR_LAYOUTS_ROUND_SCRATCH`` (the buffer a plan
-    may take for fewer rounds: ``lowering.planner``) must not be taken from Triton's cache by a
-    run without it, nor the reverse.  "" when none is set."""
-    from ..lowering.choosing.fitted_model import gate_turned_off
+    may take for fewer rounds: ``lowering.planner``) or ``LINEAR_LAYOUTS_SHARED_PICKS=1`` (shared-memory
+    picks in Triton's rounds kept ours: ``fitted_model.shared_picks_kept``) must not be taken from
+    Triton's cache by a run without it, nor the reverse.  "" when none is set."""
+    from ..lowering.choosing.fitted_model import gate_turned_off, shared_picks_kept
     from ..lowering.emit.emit_nvidia import bytes_as_vectors, shared_access_form
     from ..lowering.planner import DEFAULT_ROUND_SCRATCH, round_scratch_budget
 
@@ -96,7 +97,8 @@ def environment_switches() -> str:
     budget = round_scratch_budget()
     return (("-stock-gate-off" if gate_turned_off() else "") + ("-byte-vectors" if bytes_as_vectors() else "")
             + ("" if shared == "llvm" else f"-shared-{shared}") + in_place_mark()
-            + ("" if budget == DEFAULT_ROUND_SCRATCH else f"-round-scratch-{budget}"))
+            + ("" if budget == DEFAULT_ROUND_SCRATCH else f"-round-scratch-{budget}")
+            + ("-shared-picks" if shared_picks_kept() else ""))
 
 
 IN_PLACE_VARIABLE = "LINEAR_LAYOUTS_IN_PLACE"

@@ -234,18 +234,21 @@ def keys_of(case: Case):
     return conversion_key(a, b, case.bits, "sm_90"), conversion_key(b, a, case.bits, "sm_90")
 
 
-def candidate_count(case: Case) -> int:
-    """How many verified candidates the forward conversion has."""
+def candidate_count(case: Case, back: bool = False) -> int:
+    """How many verified candidates the forward conversion has (``back``: the return trip)."""
     from linear_layouts.dialect.encodings import to_linear_layout
     from linear_layouts.lowering.planner import plan_candidates
     from linear_layouts.lowering.verify import verify_plan
     a, b = to_linear_layout(case.src_resolved, case.shape), to_linear_layout(case.dst_resolved, case.shape)
+    if back:
+        a, b = b, a
     plans, _ = plan_candidates(a, b, case.bits, "sm_90")
     return sum(1 for p in plans if verify_plan(p).ok)
 
 
 def modes_of(case: Case, train: bool, table: bool, pick: bool = True, shared_asm: bool = False,
-             in_place: bool = False, text: bool = False, rounds: bool = False) -> dict:
+             in_place: bool = False, text: bool = False, rounds: bool = False, every_pair: bool = False,
+             forward: bool = False) -> dict:
     """mode name -> pipeline (None: stock).  ``ours``: the plugin's default with the measured
     table off (the model and its stock gate alone); ``ours_table``: table on; ``pick``: the
     cost model's rank 0 in both directions, ungated (what the plugin did before issue 25);
@@ -259,11 +262,20 @@ def modes_of(case: Case, train: bool, table: bool, pick: bool = True, shared_asm
     was measured so).  ``text``: also ``ours_text``, every island spliced as text
     (``LINEAR_LAYOUTS_IN_PLACE=0``).  ``rounds``: also ``ours_stock_rounds``, shared plans in
     Triton's rounds only (``LINEAR_LAYOUTS_ROUND_SCRATCH=0``), and ``ours_wide_rounds``, fewer
-    rounds through buffers of up to 64 KB (the default allows ``DEFAULT_ROUND_SCRATCH``)."""
+    rounds through buffers of up to 64 KB (the default allows ``DEFAULT_ROUND_SCRATCH``).
+    ``every_pair``: also ``pair<F>_<B>``, the forward conversion's candidate F with the return
+    trip's candidate B (``s``: stock's lowering of that direction), every pair but stock's own:
+    what any choice among today's plans can reach (``best_of_every_pair``).  ``forward``: also
+    ``ours_forward``, the default's choice for the case's own direction (the one its kernel
+    converts) with stock's lowering of the return trip, which no kernel of a corpus case runs:
+    the round trip's ``ours`` credits both."""
+    forward_only = forward
     forward, back = keys_of(case)
     modes = {"stock": None, "stock_again": None}
     if not train:
         modes["ours"] = "ll-lower-conversions{measured=false}"
+    if forward_only:
+        modes["ours_forward"] = f"ll-lower-conversions{{candidate_for={back}:stock measured=false}}"
     if shared_asm and not train:
         modes["ours_asm"] = modes["ours"]
     if in_place and not train:
@@ -280,6 +292,14 @@ def modes_of(case: Case, train: bool, table: bool, pick: bool = True, shared_asm
     if train:
         for k in range(candidate_count(case)):
             modes[f"cand{k}"] = f"ll-lower-conversions{{candidate_for={forward}:{k},{back}:stock measured=false}}"
+    if every_pair:
+        forward_plans = ["s"] + [str(k) for k in range(candidate_count(case))]
+        back_plans = ["s"] + [str(k) for k in range(candidate_count(case, back=True))]
+        for f in forward_plans:
+            for b in back_plans:
+                if (f, b) != ("s", "s"):
+                    chosen = ",".join(f"{key}:{'stock' if k == 's' else k}" for key, k in ((forward, f), (back, b)))
+                    modes[f"pair{f}_{b}"] = f"ll-lower-conversions{{candidate_for={chosen} measured=false}}"
     return modes
 
 
@@ -388,7 +408,8 @@ def _load(directory, index, mode, pipeline, kind):
 
 
 def measure(cases, train=False, table=False, independent=False, jobs=15, rep=20, checkpoint=None,
-            pick=True, deadline=None, shared_asm=False, in_place=False, text=False, rounds=False, usage=False):
+            pick=True, deadline=None, shared_asm=False, in_place=False, text=False, rounds=False, usage=False,
+            every_pair=False, forward=False):
     """Compile every case in every mode, time each in every context; rows with times in us per
     kernel (medians of ``do_bench``).  ``deadline``: seconds from the start after which no further
     conversion is timed (the environment's ``partial`` then says how many were); a call with a
@@ -396,7 +417,7 @@ def measure(cases, train=False, table=False, independent=False, jobs=15, rep=20,
     records what ``ptxas -v`` says of it (registers, spill bytes: ``ptxas_usage``)."""
     began = time.perf_counter()
     directory = tempfile.mkdtemp(prefix="ll_ctx_")
-    modes = [modes_of(c, train, table, pick, shared_asm, in_place, text, rounds) for c in cases]
+    modes = [modes_of(c, train, table, pick, shared_asm, in_place, text, rounds, every_pair, forward) for c in cases]
     kinds = ["chain", "independent"]
 
     def kinds_of(case):   # the old harness only where asked, and always for the pairs of issue 25
@@ -549,7 +570,51 @@ def summary(rows, mode="ours") -> dict:
             "noise_p95": noise_p95, "bit_exact": exact, "above_cases": sorted(above, key=lambda t: -t[1])[:10]}
 
 
-def report_lines(rows, title, command, environment, modes=("ours", "ours_asm", "ours_in_place", "ours_text",
+def best_of_every_pair(rows) -> dict:
+    """What the best choice among today's plans reaches on rows timed with ``every_pair``: per
+    conversion the one code (a pair of plans, ours, or stock's at 1.0) whose worse context is
+    best, so a choice that must pick one code for both contexts; its geomean is the bound on any
+    gate or model choosing among the plans the planner builds.  ``best`` names each row's pair.
+
+    ``forward`` is the same over the pairs whose return trip is stock's (``pair<F>_s``, and
+    ``ours_forward``): the bound for the direction the case's kernel converts.  The two differ
+    where a pair gains only together: on Liger's neighborhood attention (64x64 i8) our plans of
+    both directions, each slower than stock alone (1.08x, 1.10x), ran 0.79x as a pair, the bytes
+    one plan loads going straight into the other's stores, which a kernel converting once never
+    has."""
+    def best_of(row, wanted):
+        choices = [(1.0, "stock")] + [(x, mode) for mode in row["modes"] if wanted(mode)
+                                      for x in [worst_ratio(row, mode)] if x]
+        return (row["case"], *min(choices))
+    best = [best_of(r, lambda m: m == "ours" or m.startswith("pair")) for r in rows]
+    forward = [best_of(r, lambda m: m == "ours_forward" or (m.startswith("pair") and m.endswith("_s"))) for r in rows]
+
+    def mean(items):
+        return geomean([x for _, x, _ in items]) if items else None
+    return {"n": len(best), "geomean": mean(best), "below_1": sum(x < 1.0 for _, x, _ in best), "best": best,
+            "forward_geomean": mean(forward), "forward": forward,
+            "pairs": sum(1 for r in rows for m in r["modes"] if m.startswith("pair"))}
+
+
+def every_pair_lines(rows) -> list[str]:
+    """The report's section on ``best_of_every_pair``; [] where no pair was timed."""
+    b = best_of_every_pair(rows)
+    if not b["pairs"]:
+        return []
+    forward = dict((case, (x, mode)) for case, x, mode in b["forward"])
+    lines = ["", f"Every pair of today's plans ({b['pairs']} pairs of the forward and return trip's verified "
+             f"candidates, stock's lowering of either direction among them): the best one code per conversion "
+             f"(worse context) gives geomean **{b['geomean']:.3f}** x stock over {b['n']} conversions, "
+             f"{b['below_1']} of them below 1.0. Over the pairs whose return trip is stock's (the direction "
+             f"the kernel converts, alone): **{b['forward_geomean']:.3f}**. No choice among these plans does "
+             "better; each best is the least of many timings, so it leans low by the run's noise.", "",
+             "| conversion | best pair | pair | best, return trip stock's | pair |", "|---|---:|---|---:|---|"]
+    lines += [f"| {case} | {x:.3f} | {mode} | {forward[case][0]:.3f} | {forward[case][1]} |"
+              for case, x, mode in sorted(b["best"], key=lambda t: t[1])]
+    return lines
+
+
+def report_lines(rows, title, command, environment, modes=("ours", "ours_forward", "ours_asm", "ours_in_place", "ours_text",
                                                           "ours_stock_rounds", "ours_wide_rounds", "pick",
                                                           "ours_table")) -> list[str]:
     if environment.get("partial"):
@@ -593,6 +658,7 @@ def report_lines(rows, title, command, environment, modes=("ours", "ours_asm", "
                         ("ours_wide_rounds", f"buffers up to {wide_kb} KB over the default's {default_kb} KB")):
         lines += mix_comparison(rows, "ours" if other == "ours_stock_rounds" else other,
                                 other if other == "ours_stock_rounds" else "ours", what)
+    lines += every_pair_lines(rows)
     lines += ["", f"Noise (stock timed twice, worse context): 95th percentile {s['noise_p95']:.3f}.", "",
               "Per family (mode ours):", "", "| family | n | geomean | worst |", "|---|---:|---:|---:|"]
     families = sorted({r["family"] for r in rows})
@@ -671,7 +737,8 @@ def main_fresh(args, argv) -> int:
                                 jobs=args.jobs, rep=args.rep, checkpoint=save, pick=not args.no_pick,
                                 deadline=args.deadline, shared_asm=getattr(args, "shared_asm", False),
                                 in_place=getattr(args, "in_place", False), text=getattr(args, "text", False),
-                                rounds=getattr(args, "round_modes", False), usage=getattr(args, "ptxas_usage", False))
+                                rounds=getattr(args, "round_modes", False), usage=getattr(args, "ptxas_usage", False),
+                                every_pair=getattr(args, "every_pair", False), forward=getattr(args, "forward", False))
     environment = save(rows, environment)
     if environment.get("gpu"):
         lines = report_lines(rows, "Fresh conversions: stock and ours side by side", "python benchmarks/plan_choice.py "

@@ -241,6 +241,16 @@ REMOVED: tuple[Removed, ...] = (
             f"--name compile_time_heldout_in_place --repeats 3 {_OUT}",
             needs="triton 3.6 (.venv-compat), LINEAR_LAYOUTS_IN_PLACE=1 in the environment, no GPU",
             note="the rows of compile_time_heldout_in_place_3.6.0.md"),
+    Removed("compile_time_heldout_quiet_host_3.6.0.json.gz",
+            "python benchmarks/compile_time.py corpus --corpus test/lit/corpus/fla "
+            f"--name compile_time_heldout_quiet_host --repeats 3 {_OUT}",
+            needs="triton 3.6 and a quiet host of 16 CPUs (the GPU machine), no GPU",
+            note="the rows of compile_time_heldout_quiet_host_3.6.0.md (also in git history)"),
+    Removed("compile_time_heldout_repeats5_3.6.0.json.gz",
+            "python benchmarks/compile_time.py corpus --corpus test/lit/corpus/fla "
+            f"--name compile_time_heldout_repeats5 --repeats 5 {_OUT}",
+            needs="triton 3.6 (.venv-compat), no GPU",
+            note="the rows of compile_time_heldout_repeats5_3.6.0.md (also in git history)"),
     Removed("plan_issue25_pairs.json", "", needs="git history only",
             note="the run of issue 25's three pairs, table off and on; its summary plan_issue25_pairs.md is kept"),
     # Snapshots of earlier runs (the summaries that replaced them are kept); history only.

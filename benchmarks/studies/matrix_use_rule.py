@@ -86,14 +86,16 @@ LATER = ("ldmatrix after plain stores (16-bit)", ldmatrix_after_plain_stores, DR
 def default_choice(src: str, dst: str, shape, bits: int):
     """(ours?, the plan) as the default decides it under triton 3.6 on sm_90, fewer rounds
     applied, without the shipped byte rule and the later 16-bit rule
-    (``sixteen_bits_where_matrices_are_in_play``, scored by ``sixteen_bit_matrix_rule.py``):
+    (``sixteen_bits_where_matrices_are_in_play``, scored by ``sixteen_bit_matrix_rule.py``) and
+    one-direction rule (``shared_memory_in_tritons_rounds``):
     each gate is scored from the same starting point."""
     plan = plan_conversion(to_linear_layout(src, shape, conventions=RELEASE),
                            to_linear_layout(dst, shape, conventions=RELEASE), bits, "sm_90")
     if not plan:
         return False, None
     plan = with_fewer_rounds(plan)
-    with rules_taken_out(fitted_model, "bytes_through_matrices", "sixteen_bits_where_matrices_are_in_play"):
+    with rules_taken_out(fitted_model, "bytes_through_matrices", "sixteen_bits_where_matrices_are_in_play",
+                         "shared_memory_in_tritons_rounds"):
         decided = fitted_model.decide(plan, "sm_90", "3.6.0")
     return decided is None or decided.plan is not None, plan
 

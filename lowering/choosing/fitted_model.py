@@ -323,6 +323,45 @@ def shuffles_only_broadcast(plan) -> bool:
     return bool(exchanges) and all(not any(r.source_lane.lane) for r in exchanges)
 
 
+SHARED_IN_ONE_DIRECTION_MEASURED = (
+    "timed in the direction a kernel converts (the return trip left to stock: plan_choice.py --forward, H200, "
+    "triton 3.6), such picks ran 1.085x stock on 120 fresh conversions (17 picks, 10 above 1.05x, best 0.917x) and "
+    "1.071x on the 33 conversions of flash-linear-attention's and Liger-Kernel's kernels (5 picks, 2 above 1.05x); "
+    "benchmarks/results/plan_forward_16007_16111.md, docs/lowering-choice.md, 'One direction at a time'")
+
+
+def shared_memory_in_tritons_rounds(plan) -> bool:
+    """Whether ``plan`` goes through shared memory in Triton's rounds (``rounds_merged`` 0): one
+    store, one barrier and one load a round, as stock's own lowering, with other instructions.
+
+    Why: stock's shared-memory lowering is already the swizzled, vectorized one of the paper, and
+    a pick of ours that stores and loads differently (other vector widths, ``stmatrix`` or
+    ``ldmatrix`` where stock has plain vectors or the other way round) waits at the same barriers
+    and moves the same bytes.  Timed in the direction a kernel converts, with the return trip
+    stock's, those picks lost (``SHARED_IN_ONE_DIRECTION_MEASURED``): a round trip of two of our
+    islands had hidden it, the bytes one loads going straight into the other's stores.  Shuffle
+    picks keep their gains there (every one ran at or below stock), and a pick in fewer rounds than
+    Triton's waits at fewer barriers (the expert Gluon matmul's A tile: the whole kernel 0.95x):
+    neither is this rule's.  Example: ``nvidia_mma`` v3 -> ``blocked<[1, 1], [2, 16], [4, 1]>`` of
+    64x16 i32 over 4 warps (flash-linear-attention's gla backward), our pick storing with
+    ``stmatrix`` and loading ``ld.shared.v2`` in one round as Triton does: True (it ran 1.19x
+    stock); a pick of 8 ``shfl.idx``: False."""
+    if shared_picks_kept():
+        return False
+    return plan.method is Method.SHARED and plan.shared is not None and not plan.shared.rounds_merged
+
+
+# Set to 1: shared-memory picks in Triton's rounds stay ours (the choice before
+# ``shared_memory_in_tritons_rounds``), to time them again or to build islands the in-place route
+# can be tested on.
+SHARED_PICKS_VARIABLE = "LINEAR_LAYOUTS_SHARED_PICKS"
+
+
+def shared_picks_kept() -> bool:
+    """Whether ``SHARED_PICKS_VARIABLE`` keeps shared-memory picks in Triton's rounds ours."""
+    return os.environ.get(SHARED_PICKS_VARIABLE, "").strip().lower() in ("1", "on", "true", "yes")
+
+
 def _stores_and_loads_a_stock_pair(plan) -> bool:
     """The pick's (store, load) forms are a pair stock's tile search finds for the conversion."""
     if plan.method is not Method.SHARED or plan.shared is None:
@@ -361,16 +400,25 @@ STOCK_RULES = (
      f"no matrix instruction fits: lowering/choosing/stock_shared.py); {TWIN_MEASURED}", _always_a_twin),
 )
 
+# Asked after the lane-scope rule of ``choose_by_stock_shuffles`` (where stock shuffles, that
+# rule's remark says more): the other shared-memory picks in Triton's rounds.
+STOCK_RULES_AFTER_SHUFFLES = (
+    ("shared_memory_in_tritons_rounds",
+     "stock Triton's lowering: our pick goes through shared memory in Triton's rounds, other stores and loads around "
+     f"the same barriers; {SHARED_IN_ONE_DIRECTION_MEASURED}", _never_a_twin),
+)
 
-def stock_shared_choice(plan, family: str) -> Optional[Choice]:
+
+def stock_shared_choice(plan, family: str, rules=STOCK_RULES) -> Optional[Choice]:
     """Stock, where the pick's code is known to gain nothing on stock's (``STOCK_RULES``, the
     first that takes it): bytes through matrices where stock uses plain vectors
     (``bytes_through_matrices``), 16-bit elements where matrix instructions are in play
     (``sixteen_bits_where_matrices_are_in_play``; marked ``twin`` where the pick stores and loads
     with a pair stock's search finds), shuffles that are all broadcasts
     (``shuffles_only_broadcast``), or stock's own shared-memory code (``stock_shared.is_stock_twin``,
-    marked ``twin``); None elsewhere."""
-    for takes, reason, twin in STOCK_RULES:
+    marked ``twin``); None elsewhere.  ``rules``: another table of the same form
+    (``STOCK_RULES_AFTER_SHUFFLES``)."""
+    for takes, reason, twin in rules:
         if globals()[takes](plan):
             return Choice(None, STOCK, family, reason, twin=twin(plan))
     return None
@@ -382,13 +430,15 @@ def choose_by_stock_shuffles(plan, rank: int, model: Model) -> Choice:
     same instructions our islands ran slower; ``twin`` set, the pass keeps it in a kernel that has
     islands anyway), and a lane-scope conversion that stock Triton lowers
     with warp shuffles (``stock_warp_shuffles`` predicts how many) where our pick is not a shuffle
-    plan needing at most as many: there, stock.
+    plan needing at most as many: there, stock; then any other shared-memory pick in Triton's
+    rounds (``shared_memory_in_tritons_rounds``): stock.
 
     Why this line: where stock shuffles, its lowering is already the few-instruction one, and
     a shared-memory pick pays a store, a barrier and a load in the conversion's latency; everywhere
-    else stock goes through shared memory too, or shuffles more than we do, and there our pick
-    ran at or below stock on fresh conversions (measured: docs/lowering-choice.md, 'Per
-    conversion on sm_90 with triton 3.6').  Example: 64x128 f16, sizePerThread [1, 8] -> [1, 4],
+    else stock goes through shared memory, and there our shuffle picks and our picks in fewer
+    rounds ran at or below stock, our other shared-memory picks above it once timed in the one
+    direction a kernel converts (docs/lowering-choice.md, 'Per conversion on sm_90 with triton
+    3.6' and 'One direction at a time').  Example: 64x128 f16, sizePerThread [1, 8] -> [1, 4],
     4 warps: stock shuffles 32 words a thread, our pick goes through shared memory: stock.  A pick with
     32 shuffles where stock needs 64: ours.  FLA's ``chunk_h`` kernel, 16x16 f32 ``nvidia_mma`` v2 ->
     blocked over 4 warps, our pick storing and loading 64-bit vectors as stock does: stock.  An
@@ -404,6 +454,9 @@ def choose_by_stock_shuffles(plan, rank: int, model: Model) -> Choice:
             ours = (f"{plan_cost(plan).shuffles} warp shuffles" if plan.method is Method.SHUFFLE
                     else f"a {plan.method} plan")
             return Choice(None, STOCK, family, stock_shuffles_reason(stock, f"our pick needs {ours}", model))
+    answer = stock_shared_choice(plan, family, STOCK_RULES_AFTER_SHUFFLES)
+    if answer is not None:
+        return answer
     return Choice(plan, rank, family, "" if rank == 0 else f"candidate {rank} by the fitted model "
                                                            f"(lowering/choosing/choice_model.json)")
 

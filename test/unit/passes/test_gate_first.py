@@ -120,11 +120,13 @@ def test_gate_first_is_the_shipped_rules_decision_on_the_planned_pick():
         elif to_stock:
             _, methods = candidate_methods(src, dst, SM90)
             # decided after planning: a shuffle candidate could have been ours, a hazard, a twin
-            # of stock's shared-memory code (``stock_shared``), bytes through matrices or 16 bits
-            # where matrices are in play is known from the plan only
+            # of stock's shared-memory code (``stock_shared``), bytes through matrices, 16 bits
+            # where matrices are in play or a shared-memory pick in Triton's rounds (whether the
+            # planner moves it into fewer rounds) is known from the plan only
             assert ("shuffle" in methods or stock_hazard(src, dst, bits, SM90) or is_stock_twin(plan)
                     or fitted_model.bytes_through_matrices(plan)
-                    or fitted_model.sixteen_bits_where_matrices_are_in_play(plan)), (src, dst, bits)
+                    or fitted_model.sixteen_bits_where_matrices_are_in_play(plan)
+                    or fitted_model.shared_memory_in_tritons_rounds(plan)), (src, dst, bits)
     # Not vacuous: the rule sends picks to stock here.  (Almost every lane-scope conversion has
     # a shuffle candidate, so under this rule little is decided before planning.)
     assert sent_to_stock >= 10

@@ -92,6 +92,14 @@ def test_legacy_mode_leaves_a_one_element_conversion_to_the_text_route():
     assert run_forked(child) == "built 0, convert kept: True"
 
 
+@pytest.fixture(autouse=True)
+def shared_picks_kept(monkeypatch):
+    """Shared-memory picks in Triton's rounds kept ours (``LINEAR_LAYOUTS_SHARED_PICKS=1``): under
+    triton 3.6 the default sends them to stock (``fitted_model.shared_memory_in_tritons_rounds``),
+    and this module's subject is how such islands are built and spliced."""
+    monkeypatch.setenv("LINEAR_LAYOUTS_SHARED_PICKS", "1")
+
+
 @pytest.fixture
 def sixteen_bit_rule_off(monkeypatch):
     """The rule that leaves 16-bit conversions where ldmatrix/stmatrix is in play to stock

@@ -38,6 +38,14 @@ TOGETHER = HEADER + """  tt.func public @f(%x: tensor<16x16xf32, #mma2>, %v: ten
 
 
 @pytest.fixture(autouse=True)
+def shared_picks_kept(monkeypatch):
+    """Shared-memory picks in Triton's rounds kept ours (``LINEAR_LAYOUTS_SHARED_PICKS=1``): under
+    triton 3.6 the default sends them to stock (``fitted_model.shared_memory_in_tritons_rounds``),
+    and this module's subject is how such islands are built and spliced."""
+    monkeypatch.setenv("LINEAR_LAYOUTS_SHARED_PICKS", "1")
+
+
+@pytest.fixture(autouse=True)
 def triton_36(monkeypatch):
     """The suite turns the stock gate off (conftest.py); the twin rule is the gate's, under 3.6."""
     monkeypatch.delenv("LINEAR_LAYOUTS_STOCK_GATE", raising=False)

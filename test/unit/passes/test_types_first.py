@@ -28,6 +28,14 @@ DEFAULT = PluginConfig(Mode.LINEAR, (LowerConversions(),))
 
 
 @pytest.fixture(autouse=True)
+def shared_picks_kept(monkeypatch):
+    """Shared-memory picks in Triton's rounds kept ours (``LINEAR_LAYOUTS_SHARED_PICKS=1``): under
+    triton 3.6 the default sends them to stock (``fitted_model.shared_memory_in_tritons_rounds``),
+    and this module's subject is how such islands are built and spliced."""
+    monkeypatch.setenv("LINEAR_LAYOUTS_SHARED_PICKS", "1")
+
+
+@pytest.fixture(autouse=True)
 def _gate_on(monkeypatch):
     """The suite turns the stock gate off (conftest.py); this is about the default."""
     monkeypatch.delenv("LINEAR_LAYOUTS_STOCK_GATE", raising=False)

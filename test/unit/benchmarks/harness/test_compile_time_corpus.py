@@ -122,9 +122,11 @@ def test_the_clocks_see_the_plugin_work_in_a_compile(monkeypatch):
         monkeypatch.setenv("LINEAR_LAYOUTS_IN_PLACE", "1" if in_place else "0")
         # as text: islands and guards; in place: every island of it built there under 3.6's rule
         path = str(fla / ("abc_bwd_intra_K_bf16.cuda90.ttgir" if in_place else "gla_bwd_dA_bf16.cuda90.ttgir"))
-        if in_place:      # 3.6's measured rule (the suite turns the stock gate off)
+        if in_place:      # 3.6's measured rule (the suite turns the stock gate off), its shared
+            # picks in Triton's rounds kept ours (the default sends them to stock) for an island
             monkeypatch.setattr("linear_layouts.passes.lower_conversions.triton_version", lambda: "3.6.0")
             monkeypatch.delenv("LINEAR_LAYOUTS_STOCK_GATE", raising=False)
+            monkeypatch.setenv("LINEAR_LAYOUTS_SHARED_PICKS", "1")
         forget_kernels()
         linear_layouts.enable()
         try:

@@ -266,8 +266,11 @@ def test_every_choice_is_a_verified_candidate_or_stock(pair):
     else:
         to_stock = choice.bytes_through_matrices(pick) or choice.sixteen_bits_where_matrices_are_in_play(pick) or \
             choice.shuffles_only_broadcast(pick) or is_stock_twin(pick) or (stock is not None and
-                                    not (pick.method == "shuffle" and plan_cost(pick).shuffles <= stock))
+                                    not (pick.method == "shuffle" and plan_cost(pick).shuffles <= stock)) or \
+            (pick.method == "shared" and not pick.shared.rounds_merged)
     assert (decision.plan is None) == to_stock
+    if decision.plan is not None and pick.method == "shared":
+        assert pick.shared.rounds_merged            # ours through shared memory only in fewer rounds
     if is_stock_twin(pick) and "warpsPerCTA = [1, 1]" not in src_text and not choice.bytes_through_matrices(pick) \
             and not choice.sixteen_bits_where_matrices_are_in_play(pick) and not choice.shuffles_only_broadcast(pick):
         assert "stock_shared.py" in decision.reason
@@ -321,10 +324,11 @@ def test_shuffles_that_are_all_broadcasts_go_to_stock():
     decided = choice.decide(to_every_lane, "sm_90", "3.6.0")
     assert decided.plan is None and not decided.twin and "is a broadcast" in decided.reason
     assert "plan_heldout_kernels.md" in decided.reason
-    # the way back goes through shared memory: not this rule's, and it stays ours
+    # the way back goes through shared memory in Triton's rounds: not this rule's, and stock by
+    # the rule of one direction at a time
     back = _pick(WHOLE_IN_EVERY_LANE, ONE_A_LANE_16, [16], 32)
     assert back.method == "shared" and not choice.shuffles_only_broadcast(back)
-    assert choice.decide(back, "sm_90", "3.6.0").plan is back
+    assert "in Triton's rounds" in choice.decide(back, "sm_90", "3.6.0").reason
     # shuffles reading a lane that depends on the reader's own lane are not broadcasts
     neighbour = _pick(_blocked([2], [32], [1], [0]), _blocked([1], [32], [1], [0]), [64], 32)
     assert neighbour.method == "shuffle" and any(any(r.source_lane.lane) for r in neighbour.shuffle.rounds)
@@ -389,3 +393,22 @@ def test_a_sixteen_bit_pick_in_fewer_rounds_than_triton_is_not_the_rules():
 def _matrix_accesses(plan):
     from linear_layouts.lowering.plan import SharedAccess
     return sum(op.form.is_matrix for op in plan.shared.ops if isinstance(op, SharedAccess))
+
+
+def test_shared_picks_in_tritons_rounds_go_to_stock_unless_kept(monkeypatch):
+    """Under 3.6 a shared-memory pick in Triton's rounds goes to stock (the one-direction rule);
+    ``LINEAR_LAYOUTS_SHARED_PICKS=1`` keeps it ours and marks the cache key; under 3.9 stock's
+    floor decides, as before."""
+    from linear_layouts.passes.plugin_config import environment_switches
+    monkeypatch.delenv("LINEAR_LAYOUTS_STOCK_GATE", raising=False)
+    back = _pick(WHOLE_IN_EVERY_LANE, ONE_A_LANE_16, [16], 32)
+    assert back.method == "shared" and not back.shared.rounds_merged
+    choice.load_model.cache_clear()
+    taken = choice.decide(back, "sm_90", "3.6.0")
+    assert taken.plan is None and not taken.twin and "plan_forward_16007_16111.md" in taken.reason
+    assert "shared-picks" not in environment_switches()
+    monkeypatch.setenv("LINEAR_LAYOUTS_SHARED_PICKS", "1")
+    assert choice.decide(back, "sm_90", "3.6.0").plan is back
+    assert environment_switches().endswith("-shared-picks")
+    monkeypatch.delenv("LINEAR_LAYOUTS_SHARED_PICKS")
+    assert "in Triton's rounds" not in (choice.decide(back, "sm_90", "3.9.0").reason or "")

@@ -3,6 +3,7 @@
 and Triton's own PTX (oracle, in a subprocess, under triton 3.6 only: the prediction is that
 release's), on the examples and on fresh conversions."""
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -94,16 +95,22 @@ def test_no_twin_where_our_vector_is_wider_than_stocks():
     assert not any(is_stock_twin(p) for p in plans)
 
 
-def test_the_choice_sends_a_twin_to_stock_and_keeps_the_matrix_pick():
+def test_the_choice_sends_a_twin_to_stock_as_a_twin_and_the_matrix_pick_by_its_direction():
+    """Both go to stock: the twin as a twin (kept among other islands), the ``stmatrix`` pick,
+    in Triton's rounds, by ``shared_memory_in_tritons_rounds`` (not a twin); the same pick
+    moved into fewer rounds would stay ours."""
     model = fitted_model.load_model()
     src, dst, shape, bits = EXAMPLES[0][:4]
     plans = _shared_plans(src, dst, shape, bits)
     twin = next(p for p in plans if is_stock_twin(p))
     choice = fitted_model.choose_by_stock_shuffles(twin, 0, model)
-    assert choice.plan is None and choice.rank is STOCK
+    assert choice.plan is None and choice.rank is STOCK and choice.twin
     assert "stock_shared.py" in choice.reason and "1.043x" in choice.reason
     matrix = next(p for p in plans if AccessForm.MATRIX in _forms(p))
-    assert fitted_model.choose_by_stock_shuffles(matrix, 0, model).plan is matrix
+    taken = fitted_model.choose_by_stock_shuffles(matrix, 0, model)
+    assert taken.plan is None and not taken.twin and "plan_forward_16007_16111.md" in taken.reason
+    fewer_rounds = dataclasses.replace(matrix, shared=dataclasses.replace(matrix.shared, rounds_merged=1))
+    assert fitted_model.choose_by_stock_shuffles(fewer_rounds, 0, model).plan is fewer_rounds
 
 
 def _triton_36():
