@@ -345,7 +345,8 @@ def shared_memory_in_tritons_rounds(plan) -> bool:
     neither is this rule's.  Example: ``nvidia_mma`` v3 -> ``blocked<[1, 1], [2, 16], [4, 1]>`` of
     64x16 i32 over 4 warps (flash-linear-attention's gla backward), our pick storing with
     ``stmatrix`` and loading ``ld.shared.v2`` in one round as Triton does: True (it ran 1.19x
-    stock); a pick of 8 ``shfl.idx``: False."""
+    stock); a pick of 8 ``shfl.idx``: False.  Alone in a kernel such a pick goes to stock; beside
+    islands of ours it stays one (``STOCK_RULES_AFTER_SHUFFLES``)."""
     if shared_picks_kept():
         return False
     return plan.method is Method.SHARED and plan.shared is not None and not plan.shared.rounds_merged
@@ -401,11 +402,16 @@ STOCK_RULES = (
 )
 
 # Asked after the lane-scope rule of ``choose_by_stock_shuffles`` (where stock shuffles, that
-# rule's remark says more): the other shared-memory picks in Triton's rounds.
+# rule's remark says more): the other shared-memory picks in Triton's rounds.  Marked as twins:
+# alone they go to stock, in a kernel with islands of ours they stay islands
+# (``lowering_choice.kept_among_islands``), since stock's conversions among our islands cost:
+# Liger's mHC op ran 1.005x stock with its 11 such picks left to stock beside its 17 other
+# islands, 1.000x with all 28 as islands (benchmarks/results/liger_ops_gpu_one_direction.md,
+# liger_ops_gpu_mhc.md).
 STOCK_RULES_AFTER_SHUFFLES = (
     ("shared_memory_in_tritons_rounds",
      "stock Triton's lowering: our pick goes through shared memory in Triton's rounds, other stores and loads around "
-     f"the same barriers; {SHARED_IN_ONE_DIRECTION_MEASURED}", _never_a_twin),
+     f"the same barriers; {SHARED_IN_ONE_DIRECTION_MEASURED}", _always_a_twin),
 )
 
 

@@ -376,9 +376,10 @@ def follow_model(choice: LoweringChoice, conversion: Conversion, policy: Policy)
     return replace(stock(decision.reason, choice.plan.method), twin_plan=choice.plan if decision.twin else None)
 
 
-TWIN_AMONG_ISLANDS = ("stock's own code (lowering/choosing/stock_shared.py), kept as an island because the kernel "
-                      "has islands of ours: stock's conversions among our islands cost up to 5% in FLA's "
-                      "chunk_gla_bwd_kernel_intra (benchmarks/results/fla_gla_twins_gpu.md)")
+TWIN_AMONG_ISLANDS = ("stock's own code (lowering/choosing/stock_shared.py), or a pick the choice leaves to stock "
+                      "when alone (fitted_model.STOCK_RULES), kept as an island because the kernel has islands of "
+                      "ours: stock's conversions among our islands cost up to 5% in FLA's chunk_gla_bwd_kernel_intra "
+                      "(benchmarks/results/fla_gla_twins_gpu.md)")
 
 
 def kept_among_islands(choices: list) -> list:

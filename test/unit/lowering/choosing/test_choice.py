@@ -396,7 +396,8 @@ def _matrix_accesses(plan):
 
 
 def test_shared_picks_in_tritons_rounds_go_to_stock_unless_kept(monkeypatch):
-    """Under 3.6 a shared-memory pick in Triton's rounds goes to stock (the one-direction rule);
+    """Under 3.6 a shared-memory pick in Triton's rounds goes to stock (the one-direction rule),
+    kept as an island beside islands of ours (``twin``);
     ``LINEAR_LAYOUTS_SHARED_PICKS=1`` keeps it ours and marks the cache key; under 3.9 stock's
     floor decides, as before."""
     from linear_layouts.passes.plugin_config import environment_switches
@@ -405,7 +406,7 @@ def test_shared_picks_in_tritons_rounds_go_to_stock_unless_kept(monkeypatch):
     assert back.method == "shared" and not back.shared.rounds_merged
     choice.load_model.cache_clear()
     taken = choice.decide(back, "sm_90", "3.6.0")
-    assert taken.plan is None and not taken.twin and "plan_forward_16007_16111.md" in taken.reason
+    assert taken.plan is None and taken.twin and "plan_forward_16007_16111.md" in taken.reason
     assert "shared-picks" not in environment_switches()
     monkeypatch.setenv("LINEAR_LAYOUTS_SHARED_PICKS", "1")
     assert choice.decide(back, "sm_90", "3.6.0").plan is back

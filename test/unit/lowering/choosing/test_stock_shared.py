@@ -96,9 +96,9 @@ def test_no_twin_where_our_vector_is_wider_than_stocks():
 
 
 def test_the_choice_sends_a_twin_to_stock_as_a_twin_and_the_matrix_pick_by_its_direction():
-    """Both go to stock: the twin as a twin (kept among other islands), the ``stmatrix`` pick,
-    in Triton's rounds, by ``shared_memory_in_tritons_rounds`` (not a twin); the same pick
-    moved into fewer rounds would stay ours."""
+    """Both go to stock and stay islands beside other islands (``twin``): the twin as stock's
+    code, the ``stmatrix`` pick, in Triton's rounds, by ``shared_memory_in_tritons_rounds``; the
+    same pick moved into fewer rounds stays ours."""
     model = fitted_model.load_model()
     src, dst, shape, bits = EXAMPLES[0][:4]
     plans = _shared_plans(src, dst, shape, bits)
@@ -108,7 +108,7 @@ def test_the_choice_sends_a_twin_to_stock_as_a_twin_and_the_matrix_pick_by_its_d
     assert "stock_shared.py" in choice.reason and "1.043x" in choice.reason
     matrix = next(p for p in plans if AccessForm.MATRIX in _forms(p))
     taken = fitted_model.choose_by_stock_shuffles(matrix, 0, model)
-    assert taken.plan is None and not taken.twin and "plan_forward_16007_16111.md" in taken.reason
+    assert taken.plan is None and taken.twin and "plan_forward_16007_16111.md" in taken.reason
     fewer_rounds = dataclasses.replace(matrix, shared=dataclasses.replace(matrix.shared, rounds_merged=1))
     assert fitted_model.choose_by_stock_shuffles(fewer_rounds, 0, model).plan is fewer_rounds
 
