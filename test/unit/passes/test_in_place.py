@@ -497,3 +497,38 @@ def test_in_a_cta_of_one_warp_the_plan_is_built_in_place(in_place_on_3_6, monkey
     path, built = _warp_local_kernel(tmp_path, monkeypatch, warps=1, rows=32)
     _ptx(path, plugin=True)
     assert [(b.built, b.left_ours) for b in built] == [(2, 0)]
+
+
+BRANCHED = """
+#blocked = #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+#blocked1 = #ttg.blocked<{sizePerThread = [2], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.target = "cuda:90", "ttg.threads-per-warp" = 32 : i32} {
+  tt.func public @k(%c: i1, %p: !tt.ptr<i32>) {
+    %a = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32, #blocked>
+    %top = ttg.convert_layout %a : tensor<16xi32, #blocked> -> tensor<16xi32, #blocked1>
+    scf.if %c {
+      %inner = ttg.convert_layout %a : tensor<16xi32, #blocked> -> tensor<16xi32, #blocked1>
+      %s = tt.splat %p : !tt.ptr<i32> -> tensor<16x!tt.ptr<i32>, #blocked1>
+      tt.store %s, %inner : tensor<16x!tt.ptr<i32>, #blocked1>
+    }
+    %s2 = tt.splat %p : !tt.ptr<i32> -> tensor<16x!tt.ptr<i32>, #blocked1>
+    tt.store %s2, %top : tensor<16x!tt.ptr<i32>, #blocked1>
+    tt.return
+  }
+}
+"""
+
+
+def test_a_conversion_under_a_branch_does_not_run_once_in_the_sense_of_the_rule():
+    """``runs_once_in_a_register`` asks for the function's top block: 16 x i32 (one register a
+    thread of 128 holds 4096 bits) directly in the body: True; the same convert inside an
+    ``scf.if``: False, as inside a loop."""
+    from linear_layouts.passes.ir.bindings import new_context
+    from linear_layouts.passes.ir.parsing import triton_module_from_text
+    module = triton_module_from_text(BRANCHED, new_context())
+    converts = []
+    module.walk(lambda op: converts.append(op) if op.get_name() == "ttg.convert_layout" else None)
+    tensors = [in_place.Value(str(op.get_result(0).get_type()), None, 0).tensor_type for op in converts]
+    once = sorted(in_place.runs_once_in_a_register(op, t, 128) for op, t in zip(converts, tensors))
+    assert once == [False, True]
+    assert not any(in_place.runs_once_in_a_register(op, t, 8) for op, t in zip(converts, tensors))   # 512 > 256 bits
