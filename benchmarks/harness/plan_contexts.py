@@ -248,7 +248,7 @@ def candidate_count(case: Case, back: bool = False) -> int:
 
 def modes_of(case: Case, train: bool, table: bool, pick: bool = True, shared_asm: bool = False,
              in_place: bool = False, text: bool = False, rounds: bool = False, every_pair: bool = False,
-             forward: bool = False) -> dict:
+             own_direction: bool = False) -> dict:
     """mode name -> pipeline (None: stock).  ``ours``: the plugin's default with the measured
     table off (the model and its stock gate alone); ``ours_table``: table on; ``pick``: the
     cost model's rank 0 in both directions, ungated (what the plugin did before issue 25);
@@ -265,16 +265,15 @@ def modes_of(case: Case, train: bool, table: bool, pick: bool = True, shared_asm
     rounds through buffers of up to 64 KB (the default allows ``DEFAULT_ROUND_SCRATCH``).
     ``every_pair``: also ``pair<F>_<B>``, the forward conversion's candidate F with the return
     trip's candidate B (``s``: stock's lowering of that direction), every pair but stock's own:
-    what any choice among today's plans can reach (``best_of_every_pair``).  ``forward``: also
+    what any choice among today's plans can reach (``best_of_every_pair``).  ``own_direction``: also
     ``ours_forward``, the default's choice for the case's own direction (the one its kernel
     converts) with stock's lowering of the return trip, which no kernel of a corpus case runs:
     the round trip's ``ours`` credits both."""
-    forward_only = forward
     forward, back = keys_of(case)
     modes = {"stock": None, "stock_again": None}
     if not train:
         modes["ours"] = "ll-lower-conversions{measured=false}"
-    if forward_only:
+    if own_direction:
         modes["ours_forward"] = f"ll-lower-conversions{{candidate_for={back}:stock measured=false}}"
     if shared_asm and not train:
         modes["ours_asm"] = modes["ours"]
@@ -409,7 +408,7 @@ def _load(directory, index, mode, pipeline, kind):
 
 def measure(cases, train=False, table=False, independent=False, jobs=15, rep=20, checkpoint=None,
             pick=True, deadline=None, shared_asm=False, in_place=False, text=False, rounds=False, usage=False,
-            every_pair=False, forward=False):
+            every_pair=False, own_direction=False):
     """Compile every case in every mode, time each in every context; rows with times in us per
     kernel (medians of ``do_bench``).  ``deadline``: seconds from the start after which no further
     conversion is timed (the environment's ``partial`` then says how many were); a call with a
@@ -417,7 +416,7 @@ def measure(cases, train=False, table=False, independent=False, jobs=15, rep=20,
     records what ``ptxas -v`` says of it (registers, spill bytes: ``ptxas_usage``)."""
     began = time.perf_counter()
     directory = tempfile.mkdtemp(prefix="ll_ctx_")
-    modes = [modes_of(c, train, table, pick, shared_asm, in_place, text, rounds, every_pair, forward) for c in cases]
+    modes = [modes_of(c, train, table, pick, shared_asm, in_place, text, rounds, every_pair, own_direction) for c in cases]
     kinds = ["chain", "independent"]
 
     def kinds_of(case):   # the old harness only where asked, and always for the pairs of issue 25
@@ -738,7 +737,7 @@ def main_fresh(args, argv) -> int:
                                 deadline=args.deadline, shared_asm=getattr(args, "shared_asm", False),
                                 in_place=getattr(args, "in_place", False), text=getattr(args, "text", False),
                                 rounds=getattr(args, "round_modes", False), usage=getattr(args, "ptxas_usage", False),
-                                every_pair=getattr(args, "every_pair", False), forward=getattr(args, "forward", False))
+                                every_pair=getattr(args, "every_pair", False), own_direction=getattr(args, "forward", False))
     environment = save(rows, environment)
     if environment.get("gpu"):
         lines = report_lines(rows, "Fresh conversions: stock and ours side by side", "python benchmarks/plan_choice.py "

@@ -151,7 +151,7 @@ def test_every_pair_times_each_forward_plan_with_each_return_plan_but_stock_with
     assert pairs["pairs_1"] == f"ll-lower-conversions{{candidate_for={forward}:stock,{back}:1 measured=false}}"
     assert pairs["pair0_s"] == f"ll-lower-conversions{{candidate_for={forward}:0,{back}:stock measured=false}}"
     assert "pair0_0" not in plan_contexts.modes_of(case, train=False, table=False, pick=False)
-    own = plan_contexts.modes_of(case, train=False, table=False, pick=False, forward=True)["ours_forward"]
+    own = plan_contexts.modes_of(case, train=False, table=False, pick=False, own_direction=True)["ours_forward"]
     assert own == f"ll-lower-conversions{{candidate_for={back}:stock measured=false}}"
 
 
