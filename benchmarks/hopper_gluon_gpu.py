@@ -58,8 +58,9 @@ PTX_COUNTS = {"st.global.v4": r"st\.global\.v4", "st.global (scalar)": r"st\.glo
               "ldmatrix": r"ldmatrix", "stmatrix": r"stmatrix"}
 
 
-def compile_mode(name: str, mode: str):
-    """(CompiledKernel or None, error or "", plugin's fallback reasons)."""
+def compile_mode(name: str, mode: str, target=None):
+    """(CompiledKernel or None, error or "", plugin's fallback reasons).  ``target``: the GPU's
+    own (a cubin for sm_80 does not load on sm_90); default, the kernel's."""
     auto, options = MODES[mode]
     reset_stats()
     if options is not None:
@@ -67,7 +68,7 @@ def compile_mode(name: str, mode: str):
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return triton.compile(kernels.source(name, auto), target=kernels.target(name)), "", \
+            return triton.compile(kernels.source(name, auto), target=target or kernels.target(name)), "", \
                 [f.reason for f in linear_layouts.stats().fallbacks] if options is not None else []
     except Exception as error:  # a mode that does not compile is a row of the table
         lines = [line for line in str(error).splitlines() if "error:" in line] or str(error).splitlines() or [""]
@@ -122,13 +123,14 @@ def run_gpu(rounds: int) -> dict:
     import torch
     results = {"device": torch.cuda.get_device_name(0), "triton": triton.__version__, "rounds": rounds,
                "kernels": {}}
+    gpu = triton.runtime.driver.active.get_current_target()
     for name in kernels.KERNELS:
         row = results["kernels"][name] = {"modes": {}}
         grid, args, out = problem(name, torch)
         launches = {}
         expected = None
         for mode in MODES:
-            compiled, error, fallbacks = compile_mode(name, mode)
+            compiled, error, fallbacks = compile_mode(name, mode, gpu)
             entry = row["modes"][mode] = {"error": error, "fallbacks": fallbacks}
             if compiled is None:
                 continue
