@@ -11,16 +11,23 @@ compiled through the plugin, islands, fallbacks); ``run --quiet`` leaves it out.
 
 ``report``: the program runs unchanged (stock Triton unless ``--mode linear``) while every
 kernel it compiles is recorded; then ``ll-report/index.html`` (or ``-o DIR``) explains each
-kernel's layout conversions (``tools.report``)::
+kernel's layout conversions::
 
     python -m linear_layouts report -o report/ examples/report_example.py
     python -m linear_layouts report --format md examples/report_example.py
 
 ``report kernel.ttgir`` (or ``.mlir``): the report of one TTGIR module (Triton's cache keeps one
 per kernel), as if a program had compiled it once.
+
+``-m MODULE`` in place of the program runs a module, as ``python -m`` does
+(``report -m linear_layouts.examples.report_example``).  The examples the docs name
+(``examples/report_example.py``...) are installed with the package: named so from a directory
+that does not hold them, the installed one runs, and a line on stderr says so.
 """
 
+import contextlib
 import os
+import re
 import runpy
 import shutil
 import sys
@@ -28,14 +35,18 @@ import tempfile
 import traceback
 from dataclasses import asdict
 
-USAGE = ("usage: python -m linear_layouts run PROGRAM.py [ARGS...]\n"
+USAGE = ("usage: python -m linear_layouts run PROGRAM.py|-m MODULE [ARGS...]\n"
          "       (LINEAR_LAYOUTS=legacy selects the legacy baseline; --quiet before the program: no summary)\n"
          "       python -m linear_layouts run --help\n"
          "       python -m linear_layouts report [-o DIR] [--format html|md] [--mode stock|linear]\n"
-         "              [--pictures N] [--no-compare] [--measure] [--append] PROGRAM.py [ARGS...]\n"
+         "              [--pictures N] [--no-compare] [--measure] [--append] PROGRAM.py|-m MODULE [ARGS...]\n"
          "       python -m linear_layouts report [-o DIR] [--format html|md] kernel.ttgir\n"
-         "       python -m linear_layouts report --help")
+         "       python -m linear_layouts report --help\n"
+         "       python -m linear_layouts --version")
 MODULE_SUFFIXES = (".ttgir", ".mlir")   # TTGIR modules, not programs
+TTIR_SUFFIX = ".ttir"                   # Triton's IR before layouts: no conversions to report yet
+# The folder of the examples installed with the package (linear_layouts.examples).
+EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "examples")
 
 
 def _error(message: str) -> int:
@@ -43,16 +54,45 @@ def _error(message: str) -> int:
     return 1
 
 
-def _run_program(program: str, args: list) -> None:
+def _run_program(program: str, args: list, module: str = None) -> None:
+    """Run ``program`` (a file) or ``module`` (``-m``) as ``__main__`` with ``args``."""
+    if module is not None:
+        sys.argv = [module] + args
+        sys.path.insert(0, os.getcwd())
+        runpy.run_module(module, run_name="__main__", alter_sys=True)
+        return
     sys.argv = [program] + args
     sys.path.insert(0, os.path.dirname(os.path.abspath(program)))
     runpy.run_path(program, run_name="__main__")
+
+
+def installed_example(program: str):
+    """The installed copy of an example the docs name (``examples/report_example.py``), where
+    ``program`` is not a file here but names one; else None."""
+    head, name = os.path.split(os.path.normpath(program))
+    if os.path.isfile(program) or head not in ("", "examples") or not name.endswith(".py"):
+        return None
+    path = os.path.join(EXAMPLES, name)
+    return path if name != "__init__.py" and os.path.isfile(path) else None
+
+
+def is_ttir(program: str, text: str) -> bool:
+    """A TTIR module (Triton's IR before it assigns layouts): a ``.ttir`` file, or ``tt.func``
+    text without the ``ttg.num-warps`` every TTGIR module carries."""
+    return program.endswith(TTIR_SUFFIX) or ("tt.func" in text and "ttg.num-warps" not in text)
+
+
+TTIR_PROBLEM = ("{program} is a TTIR module (Triton's IR before it assigns layouts): it has no layout "
+                "conversions yet, so there is nothing to report; give the kernel's TTGIR instead "
+                "(kernel.asm[\"ttgir\"] saved to a .ttgir file, or the .ttgir in Triton's cache, ~/.triton/cache)")
 
 
 def not_a_python_program(program: str):
     """Why ``program`` cannot run as Python, in one line, or None.  Asked before anything is
     recorded or written: a TTGIR module run as Python would end in a SyntaxError traceback (and
     ``report`` in an empty report)."""
+    if program.endswith(TTIR_SUFFIX):
+        return TTIR_PROBLEM.format(program=program)
     if program.endswith(MODULE_SUFFIXES):
         return (f"{program} is a TTGIR module, not a Python program: "
                 f"python -m linear_layouts report {program}, or ll-opt {program} -p ll-lower-conversions --remarks")
@@ -61,8 +101,10 @@ def not_a_python_program(program: str):
             compile(f.read(), program, "exec", dont_inherit=True)
     except SyntaxError as e:
         with open(program, encoding="utf-8", errors="replace") as f:
-            looks_like_ttgir = "tt.func" in f.read()
-        hint = "; it looks like a TTGIR module: name it .ttgir" if looks_like_ttgir else ""
+            text = f.read()
+        if "tt.func" in text and is_ttir(program, text):
+            return TTIR_PROBLEM.format(program=program)
+        hint = "; it looks like a TTGIR module: name it .ttgir" if "tt.func" in text else ""
         return f"{program}:{e.lineno}: not a Python program: {e.msg}{hint}"
     except ValueError as e:   # null bytes (Python 3.11 and older)
         return f"{program}: not a Python program: {e}"
@@ -80,29 +122,73 @@ def run_parser():
                        epilog="Options go before the program; everything after it is the program's own.")
     p.add_argument("--quiet", action="store_true",
                    help="do not print the plugin's summary (kernels, islands, fallbacks) on stderr at exit")
-    p.add_argument("program", help="the Triton program (a .py file)")
+    p.add_argument("-m", dest="module", metavar="MODULE", help="run a module as the program, as python -m does")
+    p.add_argument("program", nargs="?", help="the Triton program (a .py file)")
     p.add_argument("args", nargs=argparse.REMAINDER, help="the program's own arguments")
     return p
+
+
+def _split_module(parser, argv: list):
+    """``argv`` up to ``-m MODULE`` (our options), the module, and what follows it (the module's
+    own arguments, as ``python -m`` takes them); (argv, None, []) without ``-m``."""
+    takes_value = {s for a in parser._actions if a.nargs is None and a.option_strings
+                   and a.dest != "module" for s in a.option_strings}
+    i = 0
+    while i < len(argv):
+        token = argv[i]
+        if token == "-m":
+            if i + 1 == len(argv):
+                return argv, None, []     # argparse says "-m: expected one argument"
+            return argv[:i], argv[i + 1], argv[i + 2:]
+        if not token.startswith("-"):
+            break                         # the program: everything after it is its own
+        i += 2 if token in takes_value else 1
+    return argv, None, []
 
 
 def _program_arguments(parser, argv: list):
     """(``argv`` read by ``parser``, None), or (None, what is wrong: a usage error, no such program)."""
     from .tools.cli import UsageError
 
+    ours, module, rest = _split_module(parser, argv)
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(ours)
     except UsageError as e:
         return None, str(e)
+    if module is not None:
+        import importlib.util
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            return None, f"no such module: {module}"
+        args.module, args.program, args.args = module, None, rest
+        return args, None
+    args.module = None
+    if args.program is None:
+        return None, f"no program given (a .py file, or -m MODULE)\n{USAGE}"
+    example = installed_example(args.program)
+    if example:
+        print(f"linear_layouts: {args.program} is not here; running the example installed with the package, "
+              f"{example}", file=sys.stderr)
+        args.program = example
     if not os.path.isfile(args.program):
-        return None, f"no such program: {args.program}"
+        return None, (f"no such program: {args.program} (the examples are installed with the package: "
+                      f"{', '.join('examples/' + n for n in installed_examples())}, or -m linear_layouts.examples.NAME)")
     return args, None
+
+
+def installed_examples() -> list:
+    """The example programs installed with the package, by file name."""
+    return sorted(n for n in os.listdir(EXAMPLES) if n.endswith(".py") and n != "__init__.py")
 
 
 def run_command(argv: list) -> int:
     args, problem = _program_arguments(run_parser(), argv)
     if problem:
         return _error(problem)
-    problem = not_a_python_program(args.program)
+    problem = args.module is None and not_a_python_program(args.program)
     if problem:
         return _error(problem)
     from .passes import hook, shared_stats
@@ -120,7 +206,7 @@ def run_command(argv: list) -> int:
     except hook.PluginError as e:
         return _error(str(e))
     try:
-        _run_program(args.program, args.args)
+        _run_program(args.program, args.args, args.module)
     finally:   # however the program ends (sys.exit, an exception): what the plugin did
         if not args.quiet:
             shared_stats.write_snapshot(asdict(hook.stats()))   # this process's last counts
@@ -166,7 +252,11 @@ def report_parser():
                         "the program's own arguments (inputs cloned at the launch); without one the report says so")
     p.add_argument("--append", action="store_true",
                    help="keep the kernels of earlier runs recorded into the same directory (default: a fresh report)")
-    p.add_argument("program", help="the Triton program (a .py file), or a TTGIR module (a .ttgir or .mlir file)")
+    p.add_argument("-m", dest="module", metavar="MODULE",
+                   help="run a module as the program, as python -m does (e.g. linear_layouts.examples.report_example)")
+    p.add_argument("program", nargs="?",
+                   help="the Triton program (a .py file), or a TTGIR module (a .ttgir or .mlir file); the examples "
+                        "the docs name (examples/report_example.py) run from anywhere: they are installed with the package")
     p.add_argument("args", nargs=argparse.REMAINDER, help="the program's own arguments")
     return p
 
@@ -206,9 +296,9 @@ def report_command(argv: list) -> int:
         return _error(problem)
     if args.pictures < 0:
         return _error(f"--pictures {args.pictures}: expected 0 or more")
-    if args.program.endswith(MODULE_SUFFIXES):
+    if args.module is None and args.program.endswith(MODULE_SUFFIXES):
         return report_module_command(args)
-    problem = not_a_python_program(args.program)
+    problem = args.module is None and not_a_python_program(args.program)
     if problem:
         return _error(problem)
     options = ReportOptions(args.out, args.format, not args.no_compare, args.pictures, append=args.append,
@@ -226,7 +316,8 @@ def report_command(argv: list) -> int:
     launches = _start_measuring(options)
     status = 0
     try:
-        _run_program(args.program, args.args)
+        with _program_output_to_stderr(args.format == "md"):
+            _run_program(args.program, args.args, args.module)
     except SystemExit as e:   # the program's own exit: still write the report of what it compiled
         status = _exit_status(e.code)
     except BaseException:     # the program failed (no GPU, a bug): its traceback, then the report
@@ -244,6 +335,28 @@ def report_command(argv: list) -> int:
               f"also with their best findings alone and all applied)", file=sys.stderr)
         options.measured = MeasureResult(time_launches(launches))
     return _write_report(options) or status
+
+
+@contextlib.contextmanager
+def _program_output_to_stderr(divert: bool):
+    """With ``divert``: everything the program writes to stdout (its ``print``s, its
+    subprocesses', its C code's) goes to stderr instead, so that stdout carries the Markdown
+    report alone (``report --format md prog.py > report.md``)."""
+    if not divert:
+        yield
+        return
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        yield
+    finally:
+        try:
+            sys.stdout.flush()
+        except (OSError, ValueError):
+            pass
+        os.dup2(saved, 1)
+        os.close(saved)
 
 
 def report_module_command(args) -> int:
@@ -281,16 +394,27 @@ def _write_report(options, records=None) -> int:
     return 0
 
 
+def help_text() -> str:
+    """``--help``: this module's docstring as plain text (no reStructuredText markup), then the usage."""
+    text = re.sub(r"``([^`]+)``", r"\1", __doc__.strip())
+    text = re.sub(r"::\n", ":\n", text)
+    return text + "\n\n" + USAGE
+
+
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in ("-h", "--help", "help"):
-        print(__doc__.strip() + "\n\n" + USAGE)
+        from .tools.cli import print_output
+        return print_output(help_text())
+    if argv and argv[0] == "--version":
+        from .tools.cli import version_text
+        print(version_text("python -m linear_layouts"))
         return 0
     if not argv or argv[0] not in ("run", "report"):
         what = f"unknown command '{argv[0]}'" if argv else "no command given"
         return _error(f"{what}\n{USAGE}")
     if len(argv) < 2:
-        return _error(f"no program given\n{USAGE}")
+        return _error(f"no program given (a .py file, or -m MODULE)\n{USAGE}")
     if argv[0] == "run":
         return run_command(argv[1:])
     return report_command(argv[1:])

@@ -25,7 +25,10 @@ class ClassifyConversions(ModulePass):
     report: bool = False
 
     def apply(self, module: Module, context: PassContext) -> None:
-        for op in module.ops_named("ttg.convert_layout"):
+        converts = module.ops_named("ttg.convert_layout")
+        if self.report and not converts:   # a report that says nothing would read as a failure
+            context.report(f"{self.name}: 0 conversions (no ttg.convert_layout in this module)")
+        for op in converts:
             source, result = op.operands[0], op.results[0]
             src, dst = value_layout(source, op), value_layout(result, op)
             try:

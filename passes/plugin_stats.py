@@ -73,9 +73,17 @@ class PluginStats:
             self.fallbacks = []
 
     def summary(self) -> str:
-        lines = [f"linear-layouts: {self.kernels} kernels, {self.kernels_with_islands} with islands, "
+        """Everything the plugin did, in one line, then one line per fallback with its reason:
+        conversions and islands; for Gluon kernels, automatic layouts resolved and advice
+        applied; layouts re-chosen; local-memory ops lowered; guard barriers dropped."""
+        lines = [f"linear-layouts: {counted(self.kernels, 'kernel')}, {self.kernels_with_islands} with islands, "
                  f"{self.islands} of {self.conversions} conversions lowered by us, "
-                 f"{len(self.fallbacks)} kernels compiled without them after a failure"
+                 f"{counted(len(self.fallbacks), 'kernel')} compiled without them after a failure"
+                 f"; Gluon: automatic layouts resolved in {counted(self.auto_layouts_resolved, 'kernel')}, "
+                 f"layout advice applied in {self.advice_applied}"
+                 + (f"; layouts re-chosen by cost in {counted(self.kernels_assigned, 'kernel')} "
+                    f"({counted(self.conversions_after_assignment, 'conversion')} left after it)"
+                    if self.kernels_assigned else "")
                  + (f"; {self.local_loads_lowered} of {self.local_loads} local loads lowered" if self.local_loads else "")
                  + (f"; {self.local_writes_lowered} local stores and allocations with a source lowered"
                     if self.local_writes_lowered else "")
@@ -83,6 +91,11 @@ class PluginStats:
                     if self.guard_barriers else "")]
         lines += [f"  {f.kernel}: {f.stage}: {f.reason}" for f in self.fallbacks]
         return "\n".join(lines)
+
+
+def counted(number: int, noun: str) -> str:
+    """``1 kernel``, ``2 kernels``."""
+    return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
 _stats = PluginStats()

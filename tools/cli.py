@@ -24,7 +24,29 @@ class UsageError(Exception):
     """A command line argparse rejected; the message says which argument and why."""
 
 
+def version_text(prog: str) -> str:
+    """What ``--version`` prints: the package's version and the Triton it runs with, e.g.
+    ``ll-opt 0.1.0 (linear-layouts; triton 3.9.0)``.  Triton's version is read from its installed
+    metadata, not by importing it (``--version`` stays instant)."""
+    from importlib import metadata
+
+    from ..passes.version import __version__
+
+    try:
+        triton = f"triton {metadata.version('triton')}"
+    except metadata.PackageNotFoundError:
+        triton = "triton not installed"
+    return f"{prog} {__version__} (linear-layouts; {triton})"
+
+
 class ArgumentParser(argparse.ArgumentParser):
+    """argparse's parser with our usage errors (:class:`UsageError`) and a ``--version`` option."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.add_argument("--version", action="version", version=version_text(self.prog),
+                          help="print the package's version and the Triton it runs with, then exit")
+
     def error(self, message):  # argparse would print the usage block and exit 2
         raise UsageError(f"{message} (see {self.prog} --help)")
 

@@ -415,12 +415,15 @@ def run_fuzz(cases: int, seed: int, *, compile_count: int = 0, jobs: int = 2, ta
 
 def main(argv=None) -> int:
     p = ArgumentParser(prog="ll-fuzz", description="Random layout conversions: lowered, simulated, optionally compiled.")
-    p.add_argument("--cases", type=int, default=1000)
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--cases", type=int, default=1000, metavar="N",
+                   help="how many random conversions to draw, plan, emit and simulate (default 1000)")
+    p.add_argument("--seed", type=int, default=1,
+                   help="the random seed: the same seed draws the same cases (default 1)")
     p.add_argument("--compile", type=int, default=0, help="also compile this many cases (stock and ours)")
     p.add_argument("--targets", default=",".join(TARGETS),
                    help=f"comma-separated, or 'all' ({', '.join(ALL_TARGETS)})")
-    p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--jobs", type=int, default=2, metavar="N",
+                   help="worker processes to spread the cases over (default 2)")
     try:
         args = p.parse_args(argv)
     except UsageError as error:

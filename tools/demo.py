@@ -210,14 +210,20 @@ def draw_pictures(results: list[KernelResult], out_dir: str) -> list[str]:
     return written
 
 
+def counted(number: int, noun: str) -> str:
+    """``1 kernel``, ``8 kernels``."""
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
 def summary(results: list[KernelResult]) -> list[str]:
     rows = [r for res in results for r in res.rows]
     lowered = Counter(r.lowering for r in rows if r.plan is not None)
     left = sum(1 for r in rows if r.plan is None)
     noops = sum(1 for r in rows if r.is_noop)
     by_lowering = ", ".join(f"{name} {count}" for name, count in sorted(lowered.items(), key=lambda kv: -kv[1]))
-    lines = [f"{len(rows)} conversions in {len({r.kernel for r in results})} kernels x {len(DEMO_TARGETS)} targets; "
-             f"{noops} are no-ops (the same linear map: nothing to do)",
+    kernels, targets = len({r.kernel for r in results}), len({r.target for r in results})
+    lines = [f"{counted(len(rows), 'conversion')} in {counted(kernels, 'kernel')} x {counted(targets, 'target')}; "
+             f"{noops} {'is a no-op' if noops == 1 else 'are no-ops'} (the same linear map: nothing to do)",
              f"by lowering: {by_lowering or 'none'}; left to Triton: {left}"]
     failed = [r for r in results if r.error or r.ours_problem]
     for r in failed:

@@ -58,9 +58,10 @@ def target_option(name: str):
 
 def parse_shape(text: str) -> list[int]:
     try:
-        shape = [int(s) for s in text.replace("x", ",").split(",") if s.strip()]
-    except ValueError:
-        raise VizError(f"--shape {text!r}: expected sizes separated by commas, e.g. 64,64")
+        shape = [int(s) for s in text.replace("x", ",").split(",")]
+    except ValueError:   # "32,3x": not a number (it used to read as 32,3, "not a power of two")
+        raise VizError(f"--shape {text!r}: not a list of numbers; expected sizes separated by commas "
+                       f"(or x), e.g. 64,64 or 64x64") from None
     if not shape or any(s <= 0 or s & (s - 1) for s in shape):
         raise VizError(f"--shape {text!r}: every size must be a power of two")
     total = 1
@@ -694,6 +695,11 @@ def run_plan(src_text: str, dst_text: str, shape: list[int] | None, bits: int, t
             raise VizError(f"--plan: {name} is a shared-memory layout; a conversion is between distributed layouts")
     if list(src.out_dims.values()) != list(dst.out_dims.values()):
         raise VizError("--plan: the two layouts cover different shapes")
+    for dim, unit in (("warp", "warps"), ("block", "CTAs")):
+        if src.in_dims.get(dim, 1) != dst.in_dims.get(dim, 1):
+            raise VizError(f"--plan: SRC spreads over {src.in_dims.get(dim, 1)} {unit}, DST over "
+                           f"{dst.in_dims.get(dim, 1)}: a conversion stays within one kernel's {unit} "
+                           f"(give both layouts the same {'warpsPerCTA product' if dim == 'warp' else 'CTAsPerCGA product'})")
     if output and not output.endswith((".png", ".svg", ".pdf")):
         raise VizError(f"-o {output}: the picture must be .png, .svg or .pdf")
     shape_text = "x".join(str(s) for s in src.out_dims.values())

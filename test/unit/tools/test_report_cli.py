@@ -135,7 +135,7 @@ def test_run_refuses_a_module(ttgir_file, tmp_path):
 def test_run_help_is_runs_usage(tmp_path, flag):
     run = linear_layouts(tmp_path, "run", flag)
     assert run.returncode == 0 and run.stderr == ""
-    assert run.stdout.startswith("usage: python -m linear_layouts run [-h] [--quiet] program ...")
+    assert run.stdout.startswith("usage: python -m linear_layouts run [-h] [--version] [--quiet] [-m MODULE]")
     assert "--quiet" in run.stdout and "no such program" not in run.stdout
 
 
@@ -143,7 +143,7 @@ def test_run_prints_the_plugins_summary_unless_quiet(tmp_path):
     (tmp_path / "program.py").write_text(PROGRAM)
     run = linear_layouts(tmp_path, "run", "program.py")
     assert run.returncode == 0, run.stderr
-    assert "linear-layouts: 1 kernels, 1 with islands, 1 of 1 conversions lowered by us" in run.stderr
+    assert "linear-layouts: 1 kernel, 1 with islands, 1 of 1 conversions lowered by us" in run.stderr
     quiet = linear_layouts(tmp_path, "run", "--quiet", "program.py")
     assert quiet.returncode == 0 and "linear-layouts:" not in quiet.stderr, quiet.stderr
 
@@ -155,7 +155,7 @@ def test_run_counts_the_kernels_of_the_programs_workers(tmp_path):
                                          "subprocess.run([sys.executable, 'worker.py'], check=True)\n")
     run = linear_layouts(tmp_path, "run", "program.py")
     assert run.returncode == 0, run.stderr
-    assert "linear-layouts: 1 kernels, 1 with islands" in run.stderr
+    assert "linear-layouts: 1 kernel, 1 with islands" in run.stderr
 
 
 def test_run_says_what_the_summary_cannot_count(tmp_path):

@@ -173,6 +173,7 @@ def test_block_arguments_without_a_layout_are_not_found():
 @pytest.mark.parametrize("args, message", [
     (["#ttg.blocked<{sizePerThread = [1]}>", "--shape", "4"], "ll-viz: error: "),
     ([BLOCKED_4x8, "--shape", "3,4"], "every size must be a power of two"),
+    ([BLOCKED_4x8, "--shape", "32,3x"], "--shape '32,3x': not a list of numbers"),
     ([BLOCKED_4x8], "needs --shape"),
     ([], "give a layout attribute"),
     ([BLOCKED_4x8, "--shape", "4,4", "-o", "x.jpg"], "must be .png, .svg or .pdf"),

@@ -85,6 +85,16 @@ def test_unsupported_conversion_is_an_answer_not_an_error(capsys):
     assert lines[4] == "this conversion is left to Triton's own lowering"
 
 
+def test_layouts_over_different_warp_counts_are_an_error(capsys):
+    """No conversion is between layouts of different warp counts (one kernel has one num_warps):
+    exit 1 with the reason, not "no plan: invalid conversion" and exit 0."""
+    four_warps = ROWS.replace("warpsPerCTA = [1, 1]", "warpsPerCTA = [4, 1]")
+    code, out, err = run(["--plan", ROWS, four_warps, "--shape", "64,64"], capsys)
+    assert code == 1 and out == ""
+    assert err == ("ll-viz: error: --plan: SRC spreads over 1 warps, DST over 4: a conversion stays within one "
+                   "kernel's warps (give both layouts the same warpsPerCTA product)\n")
+
+
 @pytest.mark.parametrize("src, dst, shape, bits", [(PAIRS, SINGLES, "64", "32"), (ROWS, COLUMNS, "16,16", "16"),
                                                    (PAIRS, PAIRS, "64", "32")])
 def test_picture_is_written(tmp_path, capsys, src, dst, shape, bits):
