@@ -56,6 +56,9 @@ from ..ir.snapshot import Operation, Value, ops_under
 
 AUTO_ENCODINGS = ("#gluon.auto_encoding", "#gluon.coalesced_encoding")
 SET_AUTO_LAYOUT = "gluon.set_auto_layout"
+# the stock key of a conversion whose result layout is ours to choose (a conversion from a
+# fixed layout to an automatic one): no layout yet, its users' or a seed's decides the first
+CHOSEN = ""
 _AXIS = re.compile(r"\baxis = (\d+)")
 _REORDERS = re.compile(r"\b(allow_reorder|efficient_layout)\b")
 
@@ -120,8 +123,14 @@ def coalesced_for(shape, element_bytes: int, dim: int, vector: int, num_warps: i
 def _rule(op: Operation, header: str) -> Rule:
     name = op.name
     if name in ("ttg.convert_layout", SET_AUTO_LAYOUT) and is_auto(op.results[0]):
-        # a conversion to an automatic layout (set_auto_layout to gl.CoalescedLayout(), as a
-        # store of a local_load's value writes it): ours to place or drop
+        if not is_auto(op.operands[0]):
+            # a conversion from the author's layout to an automatic one (``convert_layout(acc,
+            # gl.AutoLayout())`` after an MMA): the place where the author asks us to choose;
+            # its result's layout is free, the operand keeps its own, and the op converts
+            # between them (nowhere, where the solver gives the result the operand's layout)
+            return Rule("convert", CHOSEN)
+        # a conversion between two automatic layouts (set_auto_layout to gl.CoalescedLayout(),
+        # as a store of a local_load's value writes it): ours to place or drop
         return Rule("identity", "")
     if name == SET_AUTO_LAYOUT or name == "ttg.convert_layout":
         return Rule("convert", op.results[0].tensor_type.encoding)
@@ -176,8 +185,10 @@ def build_units(function: Operation, lines) -> list[Unit]:
         fixed = [v for v in list(op.operands) + list(op.results) if v.tensor_type is not None
                  and v.tensor_type.encoding is not None and not is_auto(v) and not v.tensor_type.is_shared]
         unit = Unit(op, rule, defines, uses)
-        if rule.kind == "convert":
+        if rule.kind == "convert" and rule.stock_key != CHOSEN:
             unit.key, unit.why = rule.stock_key, "set_auto_layout"
+        elif rule.kind == "convert":
+            pass                  # its operand is the author's: a use of no automatic value
         elif fixed:
             raise Unresolvable(op, "an op mixing automatic and fixed layouts")
         units.append(unit)
@@ -311,7 +322,8 @@ def seed_layouts(function: Operation, lines, num_warps: int, lanes: int) -> Seed
 def _printing_authors_layouts(units: list[Unit]) -> list[Unit]:
     """``units``, each shape op's result that is the same layout as one the author wrote printed
     as that one, so that the set_auto_layout it meets folds away (see ``Rule.known``)."""
-    known = tuple(dict.fromkeys(u.rule.stock_key for u in units if u.rule.kind == "convert"))
+    known = tuple(dict.fromkeys(u.rule.stock_key for u in units if u.rule.kind == "convert"
+                                and u.rule.stock_key != CHOSEN))
     for unit in units:
         if unit.rule.kind in SHAPE_KINDS:
             unit.rule = replace(unit.rule, known=known)

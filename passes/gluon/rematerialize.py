@@ -36,7 +36,9 @@ from __future__ import annotations
 import re
 from typing import Optional
 
+from ..assign.layout_costs import elementwise_work
 from ..assign.layout_rules import slice_of
+from ..assign.pipe_time import Work
 from ..ir.module_lines import ModuleLines, TextMismatch
 from ..ir.snapshot import Module, Operation, Value
 
@@ -105,6 +107,25 @@ def _copy_line(op: Operation, header: str, encoding: str, name: str, renamed: di
     for before, after in renamed.items():
         line = re.sub(re.escape(before) + r"(?![\w$.#-])", after, line)
     return line
+
+
+def recompute_work(value: Value, lines: ModuleLines, encoding: str, target) -> Optional[Work]:
+    """What recomputing ``value`` in ``encoding`` costs, as this module will do it in place of a
+    conversion (None: its chain does not qualify, the conversion stays).  The solver prices a
+    conversion of such a value at the least of the two, so that an index vector two layouts
+    need (a bias load's columns and a store's) does not tie their layouts together.  Priced
+    as every op of the chain run in ``encoding`` on the value's shape: an upper bound (the
+    ops before an ``expand_dims`` hold fewer elements).  Example: the columns of a 64x64
+    store, ``tt.make_range`` in a slice of the accumulator's layout, needed in a slice of a
+    blocked one: one range, 2 registers a thread, where a conversion through shared memory
+    costs a store, a barrier and a load."""
+    if value.tensor_type is None or not _is_index(value) or value.tensor_type.encoding is None:
+        return None
+    chain = _chain(value, lines)
+    if chain is None:
+        return None
+    ops = sum(1 for op in chain if op.name != "ttg.convert_layout")
+    return elementwise_work(encoding, value.tensor_type.shape, target).scaled(ops)
 
 
 def rematerialize_conversions(module: Module, text: Optional[str] = None) -> int:
@@ -176,7 +197,7 @@ def _rematerialize(module: Module, lines: ModuleLines, strict: bool = False, com
         index = lines.of[id(convert)].header
         head, arrow, result_type = lines.lines[index].rpartition(" -> ")
         if strict and source.tensor_type.encoding not in head:
-            raise TextMismatch(f"ttg.convert_layout at line {index + 1} does not print {source.tensor_type.encoding[:60]}")
+            raise TextMismatch(f"ttg.convert_layout at line {lines.line_number(index)} does not print {source.tensor_type.encoding[:60]}")
         head = re.sub(re.escape(lines.name_of(source)) + r"(?![\w$.#-])", recomputed, head)
         lines.lines[index] = head.replace(source.tensor_type.encoding, target) + arrow + result_type
         done += 1

@@ -134,7 +134,7 @@ def group_remarks(graph, keys: list[str], seeding: Seeding, original_of: dict, l
         node = graph.nodes[index] if index is not None else None
         choices = len(node.candidates) if node is not None else 1
         among = f", the cheapest of {choices} candidates by the cost model" if choices > 1 else ""
-        fixed = [u for u in group if u.rule.kind == "convert" and u.key == layout]
+        fixed = [u for u in group if u.rule.kind == "convert" and u.why == "set_auto_layout" and u.key == layout]
         contiguity = _coalesced_for(node) if node is not None else None
         limit = _alignment_limit(node) if node is not None else None
         if fixed:

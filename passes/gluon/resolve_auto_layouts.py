@@ -38,7 +38,7 @@ import os
 import re
 import subprocess
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Optional
 
 from ...lowering.target import Target, UnknownTarget
@@ -55,7 +55,9 @@ from ..assign.layout_solver import assignment_work, solve
 from ..ir.module_lines import ModuleLines, TextMismatch
 from ..ir.module_target import module_target
 from .resolution_record import Resolution, group_remarks
-from .rematerialize import rematerialize_conversions, rematerialized
+from .rematerialize import recompute_work, rematerialize_conversions, rematerialized
+from ..assign.layout_solver import Costs
+from ..assign.pipe_time import Work
 from ..ir.op_locations import no_result_locations
 from ..ir.op_locations import users_of
 from ..ir.edited_snapshot import SnapshotEditor
@@ -350,7 +352,7 @@ def _choose_on(seeded_module: Module, lines: ModuleLines, seeded: Seeded, target
         propose_candidates(graph, pinned)
         for node, why in enforce_requirements(graph, pinned):
             raise Unresolvable(node.op, f"no layout the backend accepts: {why} (left to Triton's resolution)")
-        costs = make_costs(graph, target)
+        costs = _recomputing_index_arithmetic(make_costs(graph, target), lines, target)
         solution = solve(graph, costs)
         # not optimal: each node's first candidate (its own key, where the backend accepts it)
         keys = solution.keys if solution.optimal else [node.candidates[0] for node in graph.nodes]
@@ -359,6 +361,20 @@ def _choose_on(seeded_module: Module, lines: ModuleLines, seeded: Seeded, target
         if editor is not None:
             _record_rewrite(editor, graph, keys)
     return lines.text()
+
+
+def _recomputing_index_arithmetic(costs: Costs, lines: ModuleLines, target: Target) -> Costs:
+    """``costs`` with a conversion of index arithmetic priced as rematerialization will do it:
+    the chain recomputed in the layout needed where that is cheaper (:func:`.recompute_work`)."""
+    def convert_work(use, src: str, dst: str) -> Work:
+        work = costs.conversion_work(use, src, dst)
+        if src == dst or work.total == 0:
+            return work
+        recompute = recompute_work(use.value, lines, dst, target)
+        return recompute if recompute is not None and recompute.total < work.total else work
+
+    return replace(costs, conversion=lambda use, src, dst: convert_work(use, src, dst).total,
+                   conversion_work=convert_work)
 
 
 def _retyped(value: Value, encoding: str) -> str:

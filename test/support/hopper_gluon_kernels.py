@@ -11,6 +11,9 @@ not force left to ``gl.AutoLayout()``).
   shared memory (``permute`` of a shared view, ``load``, ``store``), 16-bit elements;
 * ``wgmma_epilogue``: a wgmma accumulator with a bias, an activation and a store, the epilogue
   written as every Gluon tutorial does it: ``convert_layout(acc, <layout>)`` then the store;
+* ``wgmma_direct_epilogue``: the same with no conversion written: the bias, the indices and
+  the store meet the accumulator's layout directly (its expert form stores from the
+  accumulator's layout);
 * ``mma_v2_epilogue``: the same after an ``mma_v2`` dot (sm_80 and up).
 
 The copies into shared memory changed names between releases (``async_copy_global_to_shared`` on
@@ -162,6 +165,34 @@ def wgmma_epilogue(a_ptr, b_ptr, bias_ptr, c_ptr, AUTO: gl.constexpr, M: gl.cons
 
 
 @gluon.jit
+def wgmma_direct_epilogue(a_ptr, b_ptr, bias_ptr, c_ptr, AUTO: gl.constexpr, M: gl.constexpr, N: gl.constexpr,
+                          K: gl.constexpr):
+    # wgmma_epilogue with no conversion written: the bias, the indices and the store meet the
+    # accumulator's layout directly (Gluon's front end marks each meeting with set_auto_layout)
+    load_layout: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0])
+    a_rows = gl.arange(0, M, gl.SliceLayout(1, load_layout))
+    k_cols = gl.arange(0, K, gl.SliceLayout(0, load_layout))
+    k_rows = gl.arange(0, K, gl.SliceLayout(1, load_layout))
+    n_cols = gl.arange(0, N, gl.SliceLayout(0, load_layout))
+    a = gl.load(a_ptr + a_rows[:, None] * K + k_cols[None, :])
+    b = gl.load(b_ptr + k_rows[:, None] * N + n_cols[None, :])
+    a_s = gl.allocate_shared_memory(gl.float16, [M, K], gl.NVMMASharedLayout.get_default_for([M, K], gl.float16), a)
+    b_s = gl.allocate_shared_memory(gl.float16, [K, N], gl.NVMMASharedLayout.get_default_for([K, N], gl.float16), b)
+    fence_async_shared()
+    acc_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
+                                                         instr_shape=[16, N, 16])
+    acc = warpgroup_mma(a_s, b_s, gl.zeros([M, N], gl.float32, acc_layout))
+    if AUTO:
+        rows = gl.arange(0, M)
+        cols = gl.arange(0, N)
+    else:
+        rows = gl.arange(0, M, gl.SliceLayout(1, acc_layout))
+        cols = gl.arange(0, N, gl.SliceLayout(0, acc_layout))
+    y = gl.maximum(acc + gl.load(bias_ptr + cols)[None, :], 0.0)
+    gl.store(c_ptr + rows[:, None] * N + cols[None, :], y.to(gl.float16))
+
+
+@gluon.jit
 def mma_v2_epilogue(a_ptr, b_ptr, c_ptr, AUTO: gl.constexpr, M: gl.constexpr, N: gl.constexpr,
                     K: gl.constexpr):
     load_layout: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0])
@@ -214,6 +245,9 @@ KERNELS = {
                             "c_desc": _descriptor((64, 64)), "M": "i32", "N": "i32", "K": "i32"}, {}, SM90),
     "wgmma_epilogue": (wgmma_epilogue, {"a_ptr": "*fp16", "b_ptr": "*fp16", "bias_ptr": "*fp32", "c_ptr": "*fp16"},
                        {"M": 64, "N": 64, "K": 64}, SM90),
+    "wgmma_direct_epilogue": (wgmma_direct_epilogue,
+                              {"a_ptr": "*fp16", "b_ptr": "*fp16", "bias_ptr": "*fp32", "c_ptr": "*fp16"},
+                              {"M": 64, "N": 64, "K": 64}, SM90),
     "mma_v2_epilogue": (mma_v2_epilogue, {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16"},
                         {"M": 64, "N": 64, "K": 32}, SM80),
 }
