@@ -21,8 +21,26 @@ arguments are printed), is remembered with the while::
       scf.yield %p, %q : T0, i32
     }
 
-Walking the snapshot and the lines together gives every op its lines; an op whose line does not
-name it stops the walk (:class:`TextMismatch`), and the caller keeps the module as it was.
+Walking the snapshot and the lines together gives every op its lines.  The snapshot has ops
+the print leaves out: an ``scf.if`` without results and an ``scf.for`` without iteration
+arguments print their regions without the ``scf.yield`` that ends each block (MLIR's
+``printBlockTerminators=false``).  Whether a yield was left out is read from where the walk
+stands, never from what the next op is: the yield is the last op of its block, so it was left
+out exactly when the next line closes its region::
+
+    %acc = scf.for %k = ... iter_args(%a = %cst) -> (T) : i32 {
+      scf.if %p {
+        ttng.barrier_expect %b, 24576, %true : ...
+      }                                          <- the if's yield: left out, its region ends here
+      scf.yield %a : T                           <- the for's yield: printed (it carries %a)
+    }
+
+(Peeking for "the next op line is an ``scf.yield``" would give the for's yield to the if, and
+the walk would lose its place.)  Every other line must be what the walk expects: the op's own
+line (its first word is the op's name), its own ``}`` at its indentation, or a line of no op
+(``} else {``, ``^bb0(...):``, a region label); anything else stops the walk with a
+:class:`TextMismatch` that names the op and its line in the text given (alias definitions
+counted), and the caller keeps the module as it was.
 
 Encoding aliases (``#blocked = #ttg.blocked<...>``) are expanded first, so every type on a line
 is spelled exactly as :attr:`.snapshot.Value.type` spells it and a layout change is a text
@@ -70,13 +88,19 @@ _ITER_ARGS = re.compile(r"iter_args\((.*?)\) ->")
 _WHILE_ARGS = re.compile(r"scf\.while \((.*?)\) : \(")
 _LOCATION_ALIAS = re.compile(r"^#loc")
 _FUNCTION_ARGUMENT = re.compile(r"(%[\w$.-]+): ")
+# an op's line: results (``%a, %b = ``, ``%r:2 = ``), then the op's name, quoted in generic form
+_OP_NAME = re.compile(r'^\s*(?:%[^=]*? = )?"?([\w$.]+)')
+
+
+def _defines_alias(line: str) -> bool:
+    """``#blocked = #ttg.blocked<...>`` (location aliases ``#loc3 = loc(...)`` are kept)."""
+    return line.startswith("#") and not _LOCATION_ALIAS.match(line) and " = " in line
 
 
 def expand_aliases(text: str, aliases: dict[str, str]) -> str:
     """``text`` with every attribute alias except locations replaced by what it stands for,
     and the alias definitions removed."""
-    lines = [line for line in text.split("\n")
-             if not (line.startswith("#") and not _LOCATION_ALIAS.match(line) and " = " in line)]
+    lines = [line for line in text.split("\n") if not _defines_alias(line)]
     text = "\n".join(lines)
     for name in sorted(aliases, key=len, reverse=True):
         if not name.startswith("#loc"):
@@ -98,20 +122,41 @@ class ModuleLines:
     def __init__(self, module: Module, text: str):
         # the aliases the text itself defines: no print of the module to find them
         self.lines = expand_aliases(text, module.aliases(text)).split("\n")
+        # self.lines[i] is line _line_numbers[i] of ``text``: messages name the line the user sees
+        self._line_numbers = [number for number, line in enumerate(text.split("\n"), start=1)
+                              if not _defines_alias(line)]
         self.of: dict[int, OpLines] = {}
         self._inserted: dict[int, list[str]] = {}
         self._position = 0
         self._place(module.body)
 
+    def line_number(self, index: int) -> int:
+        """The number of the line of the text given that ``self.lines[index]`` is (1-based)."""
+        return self._line_numbers[index] if index < len(self._line_numbers) else index + 1
+
     # -- lining up ---------------------------------------------------------------------
 
-    def _next_op_line(self) -> int:
+    def _unreadable(self, op: Operation, index: int, what: str) -> TextMismatch:
+        line = self.lines[index].strip() if index < len(self.lines) else "the end of the module"
+        where = f" ({op.location})" if op.location != "unknown" else ""
+        return TextMismatch(f"cannot read {op.name}{where}: line {self.line_number(index)} "
+                            f"({line[:60]}) {what}")
+
+    def _next_op_line(self, op: Operation) -> int:
+        """The index of the line that must print ``op``: the next line past blank lines and
+        lines of no op (see :func:`_of_no_op`)."""
         while self._position < len(self.lines):
-            stripped = self.lines[self._position].strip()
-            if stripped and not stripped.startswith(("^", "}", "#", "//")) and not _REGION_LABEL.match(stripped):
+            if not _of_no_op(self.lines, self._position):
                 return self._position
             self._position += 1
-        raise TextMismatch("the printed module ended before its last op")
+        raise self._unreadable(op, self._position, "is reached before the op's line")
+
+    def _region_ends_here(self) -> bool:
+        """Whether the next non-blank line closes a region (``}``, ``} else {``, ``})``)."""
+        index = self._position
+        while index < len(self.lines) and not self.lines[index].strip():
+            index += 1
+        return index < len(self.lines) and self.lines[index].strip().startswith("}")
 
     def _place(self, root: Operation) -> None:
         # Iterative: an explicit stack of (op, children left) mirrors the pre-order walk.
@@ -123,7 +168,7 @@ class ModuleLines:
                 self._open(children.pop(0), stack)
                 continue
             stack.pop()
-            if op.regions and op.name != WARP_PARTITIONS:
+            if op.name != WARP_PARTITIONS and any(region.blocks for region in op.regions):
                 self._close(op)
 
     def _open(self, op: Operation, stack: list) -> None:
@@ -134,18 +179,12 @@ class ModuleLines:
             return
         if _opens_after_region(op):
             self._read_after_label(op.parent_op)
-        if op.name == "scf.yield" and not op.operands and not op.regions:
-            # MLIR leaves out a region's terminator that yields nothing (an scf.if without
-            # results, a loop without iteration arguments): such a yield has no line.
-            saved = self._position
-            printed = self.lines[self._next_op_line()].strip().startswith("scf.yield")
-            self._position = saved
-            if not printed:
-                return
-        index = self._next_op_line()
+        if _may_be_left_out(op) and self._region_ends_here():
+            return                       # a terminator the print leaves out (module docstring)
+        index = self._next_op_line(op)
         line = self.lines[index]
-        if _printed_name(op) not in line:
-            raise TextMismatch(f"line {index + 1} ({line.strip()[:60]}) does not print {op.name}")
+        if _printed_op(line) != _printed_name(op):
+            raise self._unreadable(op, index, "prints another op")
         placed = OpLines(index, result_names=_result_names(line))
         if op.name == "scf.for":
             m = _ITER_ARGS.search(line)
@@ -155,7 +194,7 @@ class ModuleLines:
             placed.iter_args = [pair.split(" = ")[0].strip() for pair in split_top_level(m.group(1))] if m else []
             if len(placed.iter_args) != len(op.regions[0].blocks[0].arguments if op.regions and op.regions[0].blocks
                                             else []):
-                raise TextMismatch(f"line {index + 1} does not print the arguments of scf.while")
+                raise self._unreadable(op, index, "does not print the arguments of scf.while")
         elif op.name in ("tt.func", "func.func"):
             placed.arguments = _FUNCTION_ARGUMENT.findall(line[line.find("("):])
         self.of[id(op)] = placed
@@ -175,25 +214,32 @@ class ModuleLines:
                     if "(" in stripped else []
                 placed.after_label, placed.after_args = self._position, [a.split(":")[0].strip() for a in args]
                 if len(args) != expected:
-                    raise TextMismatch(f"line {self._position + 1} does not print the after region's arguments")
+                    raise self._unreadable(loop, self._position, "does not print the after region's arguments")
                 self._position += 1
                 return
             if stripped and not stripped.startswith(("}", "//")):
                 break
             self._position += 1
         if expected:
-            raise TextMismatch(f"no ^bb0 line for the after region of scf.while at line {placed.header + 1}")
+            raise self._unreadable(loop, placed.header, "has no ^bb0 line for its after region")
 
     def _close(self, op: Operation) -> None:
+        """After the op's last region: its own ``}`` at the indentation of its first line (past
+        blank lines and the ``} else {`` of an else region whose one op was left out)."""
         placed = self.of[id(op)]
         indent = _indent(self.lines[placed.header])
         while self._position < len(self.lines):
             line = self.lines[self._position]
-            self._position += 1
-            if line.strip().startswith("}") and _indent(line) == indent:
-                placed.closer = self._position - 1
+            stripped = line.strip()
+            if stripped and not (stripped.startswith("}") and stripped.endswith("{") and _indent(line) == indent):
+                if not stripped.startswith("}") or _indent(line) != indent:
+                    raise self._unreadable(op, self._position, f"is not the end of the op at line "
+                                                               f"{self.line_number(placed.header)}")
+                placed.closer = self._position
+                self._position += 1
                 return
-        raise TextMismatch(f"no closing line for {op.name} at line {placed.header + 1}")
+            self._position += 1
+        raise self._unreadable(op, placed.header, "has no closing line")
 
     # -- reading -----------------------------------------------------------------------
 
@@ -252,7 +298,7 @@ class ModuleLines:
                 found = True
                 self.lines[index] = self.lines[index].replace(old, new)
         if not found:
-            raise TextMismatch(f"{op.name} at line {self.of[id(op)].header + 1} does not print {old[:60]}")
+            raise TextMismatch(f"{op.name} at line {self.line_number(self.of[id(op)].header)} does not print {old[:60]}")
 
     def replace_each_type(self, op: Operation, pattern: "re.Pattern", choose: Callable[[str], str],
                           after_label: bool = False) -> int:
@@ -285,13 +331,13 @@ class ModuleLines:
         head, colon, types = line.rpartition(" : ")
         left, arrow, right = types.partition(" -> ")
         if not colon or not arrow or operand[0] not in left or result[0] not in right:
-            raise TextMismatch(f"{op.name} at line {index + 1} does not print its types as expected")
+            raise TextMismatch(f"{op.name} at line {self.line_number(index)} does not print its types as expected")
         if operand_index is None:
             left = left.replace(*operand)
         else:
             listed = split_top_level(left.strip()[1:-1]) if left.strip().startswith("(") else []
             if operand_index >= len(listed) or operand[0] not in listed[operand_index]:
-                raise TextMismatch(f"{op.name} at line {index + 1}: operand type {operand_index} is not in {operand[0][:60]}")
+                raise TextMismatch(f"{op.name} at line {self.line_number(index)}: operand type {operand_index} is not in {operand[0][:60]}")
             listed[operand_index] = listed[operand_index].replace(*operand)
             left = "(" + ", ".join(listed) + ")"
         self.lines[index] = head + colon + left + arrow + right.replace(*result)
@@ -308,7 +354,7 @@ class ModuleLines:
         line = self.lines[index]
         if op.name in ("scf.yield", "scf.condition"):
             if " : " not in line:
-                raise TextMismatch(f"{op.name} at line {index + 1} prints no types")
+                raise TextMismatch(f"{op.name} at line {self.line_number(index)} prints no types")
             start = line.index(" : ") + 3
             end = line.find(" loc(", start)
             spans = [(start, len(line) if end < 0 else end)]
@@ -316,11 +362,11 @@ class ModuleLines:
             # "scf.while (%a = %x) : (T0, T1) -> (T0, T1) {", one result printed without parentheses
             arguments = _WHILE_ARGS.search(line)
             if arguments is None:
-                raise TextMismatch(f"scf.while at line {index + 1} does not print its types as expected")
+                raise TextMismatch(f"scf.while at line {self.line_number(index)} does not print its types as expected")
             before = _within_parentheses(line, arguments.end() - 1)
             arrow = before[1] + len(") -> ")
             if not line.startswith(") -> ", before[1]):
-                raise TextMismatch(f"scf.while at line {index + 1} does not print its result types")
+                raise TextMismatch(f"scf.while at line {self.line_number(index)} does not print its result types")
             after = _within_parentheses(line, arrow) if line.startswith("(", arrow) else (arrow, line.rindex(" {"))
             spans = [after, before]        # right to left: replacing one span keeps the other's offsets
         else:
@@ -347,7 +393,7 @@ class ModuleLines:
         start, end = _within_parentheses(line, line.index("("))
         arguments = split_top_level(line[start:end])
         if position >= len(arguments) or old_encoding not in arguments[position]:
-            raise TextMismatch(f"^bb0 at line {index + 1}: argument {position} is not in {old_encoding[:60]}")
+            raise TextMismatch(f"^bb0 at line {self.line_number(index)}: argument {position} is not in {old_encoding[:60]}")
         arguments[position] = arguments[position].replace(old_encoding, new_encoding)
         self.lines[index] = line[:start] + ", ".join(arguments) + line[end:]
 
@@ -358,7 +404,7 @@ class ModuleLines:
         pattern = re.compile(re.escape(old_name) + r"(?![\w$.#-])")
         line, count = pattern.subn(new_name, self.lines[index])
         if not count:
-            raise TextMismatch(f"{op.name} at line {index + 1} does not use {old_name}")
+            raise TextMismatch(f"{op.name} at line {self.line_number(index)} does not use {old_name}")
         self.lines[index] = line
 
     def insert_after_definition(self, value: Value, text: str) -> None:
@@ -386,6 +432,35 @@ class ModuleLines:
             out.append(line)
             out.extend(self._inserted.get(index, []))
         return "\n".join(out)
+
+
+def _printed_op(line: str) -> str:
+    """The op name a line prints: ``%5 = arith.addf ...`` -> arith.addf, ``%r = "tt.reduce"(...``
+    -> tt.reduce, ``scf.for %k = ...`` -> scf.for."""
+    m = _OP_NAME.match(line)
+    return m.group(1) if m else ""
+
+
+def _of_no_op(lines: list[str], index: int) -> bool:
+    """Whether ``lines[index]`` prints no op: a blank line, a comment, a location alias, a block
+    label (``^bb0(...):``), a line between two regions of one op (``} else {``, ``} do {``,
+    ``default {``, ``partition0(...) num_warps(4) {``), or the ``}`` that ends one region of a
+    ``ttg.warp_specialize`` before the next one's label."""
+    stripped = lines[index].strip()
+    if not stripped or stripped.startswith(("^", "#", "//")) or _REGION_LABEL.match(stripped):
+        return True
+    if stripped.startswith("}") and stripped.endswith("{"):
+        return True
+    following = next((line.strip() for line in lines[index + 1:] if line.strip()), "")
+    return stripped == "}" and bool(_REGION_LABEL.match(following))
+
+
+def _may_be_left_out(op: Operation) -> bool:
+    """Whether the print may leave the op out: it ends its block and yields nothing (the
+    implicit ``scf.yield`` of an ``scf.if`` without results, an ``scf.for`` without iteration
+    arguments)."""
+    return (not op.operands and not op.results and not op.regions and op.parent is not None
+            and op.parent.operations[-1] is op)
 
 
 def _result_names(line: str) -> list[str]:
