@@ -8,13 +8,12 @@ generic form) through Triton's parser and printer and walks MLIR's print of them
 
 from __future__ import annotations
 
-import re
-
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from linear_layouts.passes.ir.module_lines import ModuleLines, TextMismatch
 from linear_layouts.passes.ir.snapshot import parse_module
+from support.module_lines_law import check_every_op_has_its_own_lines
 
 BLOCKED = "#ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [1], order = [0]}>"
 HEADER = (f"#blocked = {BLOCKED}\n"
@@ -126,53 +125,12 @@ def module_text(statements) -> str:
             + "\n".join(printer.lines) + "\n    tt.return\n  }\n}\n")
 
 
-# --------------------------------------------------------------------------- the law
-
-def _names(line: str, op_name: str) -> bool:
-    """Whether the line prints ``op_name`` as its op: after its results, plain or quoted."""
-    printed = "module" if op_name == "builtin.module" else op_name
-    return re.match(r'\s*(%[^=]*? = )?"?' + re.escape(printed) + r'(?![\w.$])', line) is not None
-
-
-def _left_out_by_mlir(op) -> bool:
-    """MLIR's rule, independent of the walk: ``scf.if`` without results and ``scf.for`` without
-    iteration arguments print their blocks without the ``scf.yield`` at their end."""
-    parent = op.parent_op
-    return (op.name == "scf.yield" and parent is not None and not parent.results
-            and parent.name in ("scf.if", "scf.for"))
-
-
-def _check_every_op_has_its_own_lines(module, text: str) -> None:
-    lines = ModuleLines(module, text)
-    claimed: list[int] = []
-    for op in module.walk():
-        if _left_out_by_mlir(op):
-            assert id(op) not in lines.of, f"{op.name} is left out by MLIR but was given a line"
-            continue
-        placed = lines.of[id(op)]
-        assert _names(lines.lines[placed.header], op.name), (op.name, lines.lines[placed.header])
-        claimed.append(placed.header)
-        if any(region.blocks for region in op.regions):
-            closer = lines.lines[placed.closer]
-            assert closer.strip().startswith("}") and not closer.strip().endswith("{"), (op.name, closer)
-            assert len(closer) - len(closer.lstrip()) == len(lines.lines[placed.header]) - \
-                len(lines.lines[placed.header].lstrip())
-            claimed.append(placed.closer)
-    assert len(claimed) == len(set(claimed)), "two ops were given one line"
-    # every other line prints no op: blank, a location alias, a block label, a region separator
-    for index, line in enumerate(lines.lines):
-        if index not in set(claimed):
-            stripped = line.strip()
-            assert (not stripped or stripped.startswith(("#loc", "^bb")) or stripped in ("} else {", "} do {")), \
-                f"line {index + 1} ({stripped}) was given to no op"
-
-
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(STATEMENTS, min_size=1, max_size=4))
 def test_every_op_of_a_random_nested_module_gets_its_own_lines(statements):
     module = parse_module(module_text(statements), "random.mlir")
-    _check_every_op_has_its_own_lines(module, module.print(debuginfo=True))
-    _check_every_op_has_its_own_lines(module, module.print())
+    check_every_op_has_its_own_lines(module, module.print(debuginfo=True))
+    check_every_op_has_its_own_lines(module, module.print())
 
 
 # --------------------------------------------------------------------------- the cases that broke it

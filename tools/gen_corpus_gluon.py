@@ -1,0 +1,269 @@
+"""Generate the Gluon TTGIR corpus under test/lit/corpus/gluon/<release>/ (issue 74, item 1): the
+printed modules of Hopper- and Blackwell-class Gluon kernels that the ``ModuleLines`` walk and
+every pass of ours must read (``test/unit/passes/ir/test_gluon_corpus_walk.py``).
+
+    .venv/bin/python tools/gen_corpus_gluon.py            # writes test/lit/corpus/gluon/triton-3.9/
+    .venv-compat/bin/python tools/gen_corpus_gluon.py     # writes test/lit/corpus/gluon/triton-3.6/
+    .venv/bin/python tools/gen_corpus_gluon.py --check    # list the cases without compiling
+
+One folder per Triton release, each written by that release: a module printed by 3.9 does not
+always parse under 3.6 (and the kernels of other projects, written for 3.6's Gluon, do not build
+under 3.9), so each release's test reads its own folder.
+
+The kernels:
+
+* ours (``test/support/``): every kernel of ``hopper_gluon_kernels.py`` in both forms (TMA,
+  mbarrier, ``warpgroup_mma`` and its wait, a pipelined K loop holding an ``scf.if`` without
+  results, a persistent loop, ``mma_v2``); the automatic-layout kernels of
+  ``gluon_auto_kernels.py`` (shared memory, cp.async, TMA, ``ttg.warp_specialize``);
+  ``ws_kernels.py``'s warp-specialized kernel (four partitions) and Triton's automatic warp
+  specialization of a TMA matmul (``auto_ws_matmul``: a Triton-language kernel, on sm_100
+  ``tc_gen5_mma`` and tensor memory);
+* Triton's Gluon tutorials (triton v3.6.0, MIT) and the Hopper Gluon kernels of three projects
+  (FlagDNN, LMDeploy, gpt-oss-gluon; Apache-2.0), in the form their authors wrote, as
+  ``benchmarks/harness/hopper_cases.py`` launches them (written for 3.6's Gluon: under 3.9 they
+  do not build, and SOURCES.md lists why); their sources are carried into ``.peer-tests/`` (git-ignored) by
+  ``benchmarks/harness/carry_gluon_tutorials.py`` and ``carry_hopper_sources.py``, never
+  committed; where they are not carried (or that module is absent) the cases are skipped and
+  SOURCES.md says so.
+
+Each case is compiled on the CPU (no GPU) for each of its targets, and one file is kept:
+
+* ``<project>.<kernel>.<target>.ttgir``: for a kernel whose layouts are all written, Triton's TTGIR
+  after its own pipeline (pipelined loops, warp specialization, tensor memory);
+* ``<project>.<kernel>_auto.<target>.input.ttgir``: for an automatic form, the module Gluon hands
+  its ``ttgir`` stage (after Gluon's inliner): what ``ll-resolve-auto-layouts`` reads.  Stock
+  Triton's own resolution rejects several of these kernels; the input is kept all the same (and
+  where it resolves them, the TTGIR after its pipeline is the written form's, nearly).
+
+``loc(...)`` is stripped (``gen_corpus_thirdparty.strip_locations``): the files stay small and
+name no path of this machine.  SOURCES.md beside them lists every file and every case that did
+not compile, with Triton's reason.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from typing import Callable
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+GLUON_CORPUS = os.path.join(REPO, "test", "lit", "corpus", "gluon")
+sys.path[:0] = [os.path.join(REPO, "test"), os.path.join(REPO, "benchmarks"), REPO]
+
+from tools.gen_corpus_thirdparty import strip_locations  # noqa: E402
+
+TARGETS = {"sm80": ("cuda", 80, 32), "sm90": ("cuda", 90, 32), "sm100": ("cuda", 100, 32),
+           "gfx942": ("hip", "gfx942", 64), "gfx950": ("hip", "gfx950", 64)}
+
+
+@dataclass
+class Case:
+    """One kernel in one form: ``source()`` gives ``(ASTSource or GluonASTSource, options)``."""
+
+    project: str
+    kernel: str                  # the file stem: kernel name, "_auto" for an automatic form
+    origin: str                  # where the kernel is written, for SOURCES.md
+    source: Callable
+    targets: tuple
+    auto: bool = False
+
+
+@dataclass
+class Written:
+    rows: list = field(default_factory=list)       # (file, project, kernel, origin, size)
+    failures: list = field(default_factory=list)   # (case file stem, why)
+
+
+# --------------------------------------------------------------------------- the cases
+
+def _our_cases():
+    from support import gluon_auto_kernels as A, hopper_gluon_kernels as H, ws_kernels as W
+
+    for name in H.KERNELS:
+        own = f"sm{H.target(name).arch}"
+        for auto in (False, True):
+            yield Case("ours", name + ("_auto" if auto else ""), "test/support/hopper_gluon_kernels.py",
+                       lambda name=name, auto=auto: (H.source(name, auto), {}), (own,), auto)
+    import triton
+    for name in list(A.KERNELS) + list(A.SHAPE_KERNELS):
+        if name == "split_auto" and _release(triton.__version__) < (3, 8):
+            continue                # 3.6 and 3.7 abort building gl.split of an automatic layout
+        yield Case("ours", name if name.endswith("_auto") else name + "_auto", "test/support/gluon_auto_kernels.py",
+                   lambda name=name: (A.source(name), {}), ("sm90",), True)
+    yield Case("ours", "ws_kernel", "test/support/ws_kernels.py", lambda: (W.source(), {}), ("sm90",))
+    # a Triton-language kernel: on sm_100 Triton's pipeline gives tc_gen5_mma and tensor memory
+    yield Case("ours", "auto_ws_matmul", "test/support/ws_kernels.py",
+               lambda: (W.auto_ws_source(), {"num_warps": 4}), ("sm90", "sm100"))
+
+
+def _carried_cases():
+    """The tutorials' and other projects' cases of ``hopper_cases.py``; (cases, why not) ."""
+    try:
+        from harness import hopper_cases
+    except ImportError as error:
+        return [], f"benchmarks/harness/hopper_cases.py not importable ({error})"
+    cases, missing = [], set()
+    for case in hopper_cases.cases():
+        why = case.why_not_available()
+        if why is not None:
+            missing.add(f"{case.project}: {why}")
+            continue
+        project = "triton-tutorials" if case.project == "triton" else case.project
+        origin = os.path.relpath(case.file, REPO)
+        # the form its authors wrote (hopper_cases' automatic forms are of our making)
+        def source(case=case):
+            src, options, _replaced = hopper_cases.source(case, False)
+            return src, options
+        cases.append(Case(project, case.kernel, origin, source, ("sm90",)))
+    return cases, "; ".join(sorted(missing))
+
+
+# --------------------------------------------------------------------------- compiling
+
+class _TTGIRWritten(Exception):
+    """Raised after the ``ttgir`` stage: the corpus needs nothing later (no LLVM, no ptxas; and
+    LLVM aborts the process on an op the target lacks, wgmma on sm_100)."""
+
+
+@contextlib.contextmanager
+def ttgir_stage(record: dict):
+    """While open, a compile stops after its ``ttgir`` stage, leaving in ``record`` the module that
+    stage returned (``"output"``) and, for Gluon, the module it received (``"input"``), after
+    Gluon's inliner (the stage's own first pass; running it here first changes nothing for it)."""
+    from triton.backends.amd.compiler import HIPBackend
+    from triton.backends.nvidia.compiler import CUDABackend
+    from linear_layouts.passes.ir.snapshot import inline_calls_in_place
+
+    originals = {cls: cls.add_stages for cls in (CUDABackend, HIPBackend)}
+
+    def patched(original):
+        def add_stages(self, stages, options, *rest):
+            original(self, stages, options, *rest)
+            stage, gluon = stages["ttgir"], "ttir" not in stages
+
+            def recorded(module, metadata):
+                if gluon:
+                    inline_calls_in_place(module)
+                    record["input"] = module.str()
+                record["output"] = stage(module, metadata).str()
+                raise _TTGIRWritten()
+            stages["ttgir"] = recorded
+        return add_stages
+
+    for cls, original in originals.items():
+        cls.add_stages = patched(original)
+    try:
+        yield
+    finally:
+        for cls, original in originals.items():
+            cls.add_stages = original
+
+
+def compile_case(case: Case, target_name: str) -> tuple[dict, str]:
+    """{file suffix: module text} of one compile, and why stock Triton failed ("" if it did not)."""
+    import triton
+    from triton.backends.compiler import GPUTarget
+
+    texts, record, failed = {}, {}, ""
+    try:
+        src, options = case.source()
+    except Exception as error:              # the kernel does not build under this release
+        return {}, _reason(error)
+    with ttgir_stage(record):
+        try:
+            triton.compile(src, target=GPUTarget(*TARGETS[target_name]), options=options or None)
+        except _TTGIRWritten:
+            pass
+        except Exception as error:
+            failed = _reason(error)
+    if case.auto and "input" in record:
+        texts["input.ttgir"] = strip_locations(record["input"])
+    elif not case.auto and "output" in record:
+        texts["ttgir"] = strip_locations(record["output"])
+    return texts, failed
+
+
+def _release(version: str) -> tuple:
+    return tuple(int(part) for part in version.split(".")[:2])
+
+
+def _reason(error: Exception) -> str:
+    lines = [line for line in str(error).splitlines() if line.strip()]
+    # a CompilationError ends with its cause, after the source lines it quotes
+    detail = lines[-1] if type(error).__name__ == "CompilationError" and lines else \
+        next((line for line in lines if "error" in line.lower()), lines[0] if lines else "")
+    detail = re.sub(r" \(/[^)]*\)", "", detail)          # no path of this machine
+    return f"{type(error).__name__}: {detail.strip()[:160]}"
+
+
+# --------------------------------------------------------------------------- main
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="list the cases without compiling")
+    parser.add_argument("--only", default=None, help="regex over '<project>.<kernel>'")
+    parser.add_argument("--out", default=None, help="default: test/lit/corpus/gluon/triton-<major.minor>")
+    args = parser.parse_args(argv)
+    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+    os.environ["TRITON_ALWAYS_COMPILE"] = "1"
+    import triton
+
+    release = ".".join(triton.__version__.split(".")[:2])
+    out = args.out or os.path.join(GLUON_CORPUS, f"triton-{release}")
+    carried, not_carried = _carried_cases()
+    cases = [case for case in list(_our_cases()) + carried
+             if not args.only or re.search(args.only, f"{case.project}.{case.kernel}")]
+    if args.check:
+        for case in cases:
+            print(f"{case.project}.{case.kernel}: {', '.join(case.targets)} ({case.origin})")
+        return 0
+    os.makedirs(out, exist_ok=True)
+    written = Written()
+    for case in cases:
+        for target_name in case.targets:
+            stem = f"{case.project}.{case.kernel}.{target_name}"
+            texts, failed = compile_case(case, target_name)
+            if failed and not texts:
+                written.failures.append((stem, failed))
+                print(f"stock failed {stem}: {failed}", file=sys.stderr)
+            for suffix, text in texts.items():
+                name = f"{stem}.{suffix}"
+                with open(os.path.join(out, name), "w") as f:
+                    f.write(text)
+                written.rows.append((name, case.project, case.kernel, case.origin, len(text)))
+                print(f"wrote {name} ({len(text)} chars)", file=sys.stderr)
+    if not args.only:
+        _write_sources(out, written, triton.__version__, not_carried)
+    print(f"wrote {len(written.rows)} files under {out} "
+          f"({sum(row[4] for row in written.rows)} chars); {len(written.failures)} compiles failed", file=sys.stderr)
+    return 0 if written.rows else 1
+
+
+def _write_sources(out: str, written: Written, version: str, not_carried: str) -> None:
+    with open(os.path.join(out, "SOURCES.md"), "w") as f:
+        f.write(f"# Gluon TTGIR corpus, triton {version}\n\n"
+                f"- generator: `tools/gen_corpus_gluon.py` under triton {version} (its docstring says what each "
+                f"file is and how to rerun it); `loc(...)` stripped\n"
+                f"- compiled with `triton.compile(...)`, no GPU, `TRITON_DEFAULT_FP_FUSION=1`\n"
+                f"- `.ttgir`: Triton's TTGIR after its pipeline; `.input.ttgir`: the module Gluon's `ttgir` stage "
+                f"receives (automatic forms)\n")
+        if not_carried:
+            f.write(f"- skipped, not carried: {not_carried}\n")
+        f.write(f"\n{len(written.rows)} files, {sum(row[4] for row in written.rows)} characters.\n\n"
+                "| file | project | kernel | source |\n|---|---|---|---|\n")
+        for name, project, kernel, origin, _size in written.rows:
+            f.write(f"| {name} | {project} | {kernel} | {origin} |\n")
+        if written.failures:
+            f.write("\nCases that gave no file (the kernel does not build under this release, or stock Triton "
+                    "rejects the written form for this target):\n\n")
+            for stem, why in written.failures:
+                f.write(f"- `{stem}`: {why}\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
