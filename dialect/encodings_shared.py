@@ -100,13 +100,14 @@ def _nvmma_shared(attr: NvmmaSharedEncoding, shape: Sequence[int], conventions: 
         layout = ensure_layout_not_smaller_than(layout, {"dim0": per_cta[0]})
         return combine_cta_cga_with_shape(layout, cga, shape)
     if not swizzle:
+        transposed = attr.transposed and not conventions.unswizzled_nvmma_ignores_transposed
         # An identity over the box, the fastest dim last in `frame` (slowest first).  A
         # transposed box puts the last dim slowest: rank 3 -> frame [dim2, dim0, dim1].
         # Transposed, Triton sizes the frame's dims with the box rotated left (dim0 last), so
         # dims get one another's extents: shape [16, 16, 8] -> frame [dim2, dim0, dim1] sized
         # [16, 8, 16]; the excess is clipped (copies) or repeated later like any other.
-        frame = list(range(rank)) if not attr.transposed else [rank - 1] + list(range(rank - 1))
-        sizes = box if not attr.transposed else box[1:] + box[:1]
+        frame = list(range(rank)) if not transposed else [rank - 1] + list(range(rank - 1))
+        sizes = box if not transposed else box[1:] + box[:1]
         extent = {d: sizes[i] for i, d in enumerate(frame)}
         layout = LinearLayout.empty()
         for d in reversed(frame):

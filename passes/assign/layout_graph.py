@@ -53,7 +53,7 @@ from .layout_rules import (ATOMICS, BUFFER_ATOMICS, GLOBAL_ACCESS_OPS, SHAPE_KIN
 from .shared_access_costs import buffer_fastest_dim, memdesc_of
 from ..ir.module_lines import ModuleLines
 from ..ir.layouts import tensor_layout_of
-from .layout_seeds import coalesced, reduce_friendly
+from .layout_seeds import coalesced, reduce_friendly, shared_tile
 from .pointer_contiguity import PointerAnalysis
 from ..ir.snapshot import Operation, Value, ops_under
 
@@ -458,7 +458,8 @@ def enforce_requirements(graph: LayoutGraph, pinned: frozenset = frozenset()) ->
 
 def _seeds(node: Node) -> list[str]:
     """A reduction's reduce-friendly key, a load's or store's coalesced key, a local load's or
-    store's key with 16-byte vectors along its buffer (where they differ from its own)."""
+    store's key with 16-byte vectors along its buffer and its 2-D tile
+    (:func:`.layout_seeds.shared_tile`), where they differ from its own."""
     seeds = []
     if node.rule.kind == "reduce" and node.rule.axis >= 0:
         seeds.append(reduce_friendly(node.stock_key, node.op.operands[0].tensor_type.shape, node.rule.axis))
@@ -474,4 +475,6 @@ def _seeds(node: Node) -> list[str]:
         if dim is not None:
             element_bytes = max(1, tensor.tensor_type.element.logical_bits // 8)
             seeds.append(coalesced(node.stock_key, tensor.tensor_type.shape, dim, 16 // element_bytes, element_bytes))
+            # and 2-D tiles: vectors along the buffer and along the next dim (a transpose's other side)
+            seeds.append(shared_tile(node.stock_key, tensor.tensor_type.shape, dim, element_bytes))
     return [key for key in seeds if key is not None and key != node.stock_key]

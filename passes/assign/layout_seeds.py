@@ -101,6 +101,41 @@ def coalesced(key: str, shape: Sequence[int], contiguous_dim: int, vector: int, 
     return str(BlockedEncoding(per_thread, lanes, warps, order))
 
 
+def shared_tile(key: str, shape: Sequence[int], fastest_dim: int, element_bytes: int) -> Optional[str]:
+    """A blocked layout whose threads each hold a 2-D tile: a 16-byte vector along the buffer's
+    ``fastest_dim`` and the rest of their elements along the next dim (up to 16 bytes too),
+    with ``key``'s numbers of lanes and warps (None where ``key`` is not a one-CTA layout of
+    ``shape``, the tensor is 1-D, or a thread holds no more than one vector).
+
+    For a tile read through one buffer and written to another whose elements run along the
+    other dim (a transpose through shared memory), each thread then moves whole vectors on both
+    sides, where a layout vectorised for one side moves single elements on the other.  Example:
+    64x64 f16, 4 warps, read along dim 0: ``sizePerThread = [8, 4]``, ``threadsPerWarp =
+    [8, 4]``, ``warpsPerCTA = [1, 4]``, ``order = [0, 1]``: 16-byte reads and 8-byte writes
+    into a buffer whose rows run along dim 1, 4 + 8 accesses a thread where ``[8, 1]`` makes
+    4 + 32."""
+    if len(shape) < 2 or not 0 <= fastest_dim < len(shape):
+        return None
+    attr = blocked_encoding(key)
+    counts = (prod(attr.threads_per_warp), prod(attr.warps_per_cta)) if attr is not None and attr.rank == len(shape) \
+        else _lanes_and_warps(key, shape)
+    if counts is None:
+        return None
+    lane_count, warp_count = counts
+    vector = MAX_ACCESS_BYTES // max(1, element_bytes)
+    per_thread_elements = prod(shape) // (lane_count * warp_count)
+    order = [fastest_dim] + [d for d in reversed(range(len(shape))) if d != fastest_dim]
+    per_thread = [1] * len(shape)
+    per_thread[fastest_dim] = max(1, min(vector, shape[fastest_dim], per_thread_elements))
+    other = order[1]
+    per_thread[other] = max(1, min(vector, shape[other], per_thread_elements // per_thread[fastest_dim]))
+    if per_thread[other] == 1:
+        return None
+    lanes = _deal(lane_count, order, [max(1, shape[d] // per_thread[d]) for d in range(len(shape))])
+    warps = _deal(warp_count, order, [max(1, shape[d] // (per_thread[d] * lanes[d])) for d in range(len(shape))])
+    return str(BlockedEncoding(per_thread, lanes, warps, order))
+
+
 def _lanes_and_warps(key: str, shape: Sequence[int]) -> Optional[tuple[int, int]]:
     """(lanes per warp, warps) of any one-CTA layout ``key`` of a tensor of ``shape`` (None if
     it does not describe such a tensor)."""

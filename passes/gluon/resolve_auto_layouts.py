@@ -38,7 +38,7 @@ import os
 import re
 import subprocess
 import sys
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Optional
 
 from ...lowering.target import Target, UnknownTarget
@@ -55,9 +55,8 @@ from ..assign.layout_solver import assignment_work, solve
 from ..ir.module_lines import ModuleLines, TextMismatch
 from ..ir.module_target import module_target
 from .resolution_record import Resolution, group_remarks
-from .rematerialize import recompute_work, rematerialize_conversions, rematerialized
-from ..assign.layout_solver import Costs
-from ..assign.pipe_time import Work
+from .priced_as_emitted import folded_loads, local_load_layouts, priced_as_emitted
+from .rematerialize import rematerialize_conversions, rematerialized
 from ..ir.op_locations import no_result_locations
 from ..ir.op_locations import users_of
 from ..ir.edited_snapshot import SnapshotEditor
@@ -154,8 +153,12 @@ def _functions(module: Module) -> list[Operation]:
     return [op for op in module.walk() if op.name in ("tt.func", "func.func") and op.regions]
 
 
-def _conversions(module: Module) -> int:
-    return sum(1 for op in module.walk() if op.name == "ttg.convert_layout")
+def _conversions(module: Module, fixed_only: bool = False) -> int:
+    """The module's ``ttg.convert_layout`` ops; ``fixed_only``: those into a layout the author
+    wrote (a conversion into an automatic layout asks us to choose: it is ours to place or drop,
+    and counts as one we added where it remains)."""
+    return sum(1 for op in module.walk() if op.name == "ttg.convert_layout"
+               and not (fixed_only and is_auto(op.results[0])))
 
 
 def _inline_if_needed(module: Module) -> bool:
@@ -217,7 +220,7 @@ def resolve_module(module: Module, target: "str | Target | None" = None, compare
         hw_target = module_target(module, target)
     except UnknownTarget as error:
         raise PassFailure(None, f"ll-resolve-auto-layouts: {error}") from None
-    authors = _conversions(module)
+    authors = _conversions(module, fixed_only=True)
     triton = _triton_resolution(original, module.filename) if compare else None
     try:
         _choose_check_and_canonicalize(module, original, hw_target, result)
@@ -257,11 +260,24 @@ def _choose_check_and_canonicalize(module: Module, original: str, hw_target: Tar
     # patterns replace a conversion by an op of the same result type) nor the function's
     # arguments
     checked = _check_backend_requirements_on(module, new_text)
+    chosen_loads = local_load_layouts(module)
     module.canonicalize_and_cse()
+    _describe_folds(result, folded_loads(chosen_loads, local_load_layouts(module)))
     if not checked:
         # on the canonicalized module as printed, before the locations of the conversions step 1
         # inserted are set (which it does not read): a text edit there leaves a module to parse
         _check_backend_requirements(module, ModuleLines(module, module.print(debuginfo=True)))
+
+
+def _describe_folds(result: Resolution, folds: list[tuple[str, str]]) -> None:
+    """Where Triton's canonicalizer folded a conversion into a local load after the choice
+    (:mod:`.priced_as_emitted` prices the fold, so the solver should not leave one to fold),
+    the remark of the load's group names the layout the load ends with, not the one chosen."""
+    for before, after in folds:
+        for group in result.groups:
+            if group.op == "ttg.local_load" and group.layout == before:
+                group.layout = after
+                group.why += f"; Triton's canonicalizer folded the conversion after it into it (chosen: {before})"
 
 
 def _price_triton_resolution(result: Resolution, triton: tuple, module: Module, hw_target: Target) -> None:
@@ -352,7 +368,7 @@ def _choose_on(seeded_module: Module, lines: ModuleLines, seeded: Seeded, target
         propose_candidates(graph, pinned)
         for node, why in enforce_requirements(graph, pinned):
             raise Unresolvable(node.op, f"no layout the backend accepts: {why} (left to Triton's resolution)")
-        costs = _recomputing_index_arithmetic(make_costs(graph, target), lines, target)
+        costs = priced_as_emitted(make_costs(graph, target), lines, target)
         solution = solve(graph, costs)
         # not optimal: each node's first candidate (its own key, where the backend accepts it)
         keys = solution.keys if solution.optimal else [node.candidates[0] for node in graph.nodes]
@@ -361,20 +377,6 @@ def _choose_on(seeded_module: Module, lines: ModuleLines, seeded: Seeded, target
         if editor is not None:
             _record_rewrite(editor, graph, keys)
     return lines.text()
-
-
-def _recomputing_index_arithmetic(costs: Costs, lines: ModuleLines, target: Target) -> Costs:
-    """``costs`` with a conversion of index arithmetic priced as rematerialization will do it:
-    the chain recomputed in the layout needed where that is cheaper (:func:`.recompute_work`)."""
-    def convert_work(use, src: str, dst: str) -> Work:
-        work = costs.conversion_work(use, src, dst)
-        if src == dst or work.total == 0:
-            return work
-        recompute = recompute_work(use.value, lines, dst, target)
-        return recompute if recompute is not None and recompute.total < work.total else work
-
-    return replace(costs, conversion=lambda use, src, dst: convert_work(use, src, dst).total,
-                   conversion_work=convert_work)
 
 
 def _retyped(value: Value, encoding: str) -> str:

@@ -8,7 +8,8 @@
 // Stock Triton's resolution rejects it ("'ttg.local_load' op Failed to infer return type").
 // Ours: the local_alloc's source, the local loads' results and the local store's operand are
 // free (the buffer keeps its layout), priced by our local-load / local-store plans; a
-// candidate with 16-byte vectors along the buffer's rows is offered.  Group 1 (the global
+// candidate with 16-byte vectors along the buffer's rows is offered, and one where each
+// thread holds a 2-D tile (16 bytes along the rows, the rest down the columns).  Group 1 (the global
 // load, the allocation, the last local load, the store) takes the coalesced 16-byte layout
 // its pointers allow.  Group 2 (local load, x * 2, local store: no pointer in it) is a tie
 // the model states: its one-element-per-thread seed reads and writes the swizzled rows with
@@ -25,7 +26,7 @@
 // CHECK-NOT: ttg.convert_layout
 
 // REMARK: group 1 (19 ops, tt.load at {{.*}}): #ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]}>: coalesced for its pointers (dim 1 contiguous, 4 elements per access)
-// REMARK: group 2 (4 ops, {{.*}}): #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [2, 2], order = [1, 0]}>: the cheapest of 2 candidates by the cost model
+// REMARK: group 2 (4 ops, {{.*}}): #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [2, 2], order = [1, 0]}>: the cheapest of 3 candidates by the cost model
 // REMARK: resolved 2 group(s) of automatic layouts; conversions added: 0; modelled cost (loop-weighted) ours {{[0-9.]+}}, Triton's resolution fails: {{.*}}Failed to infer return type
 
 // PTX-DAG: ld.global.v4.b32

@@ -247,9 +247,18 @@ def _renamed(layout, names):
     return temporary.transpose_outs([f"dim{i}" for i in range(len(names))])
 
 
+def _unswizzled_nvmma(type_text: str) -> bool:
+    return "nvmma_shared<{swizzlingByteWidth = 0," in type_text
+
+
 def test_trans_is_the_source_layout_with_dims_permuted():
+    """Except, on 3.6, a view of an NVMMA buffer without swizzle: 3.6 reads it along its last
+    dim whether transposed or not (``TritonConventions.unswizzled_nvmma_ignores_transposed``),
+    so its transposed view does move data."""
     checked = 0
     for case, result in results("trans"):
+        if CONVENTIONS.unswizzled_nvmma_ignores_transposed and _unswizzled_nvmma(result["types"][-1]):
+            continue
         source, transposed = ours(result["types"][-2]), ours(result["types"][-1])
         order = case["steps"][-1][1]
         expected = _renamed(source.buffer, [f"dim{d}" for d in order])

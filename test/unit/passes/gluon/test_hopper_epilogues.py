@@ -87,3 +87,69 @@ def test_values_meeting_the_accumulator_directly_compile_as_stock_does():
 def test_every_kernel_has_both_forms():
     assert set(KERNELS) >= {"pipelined_matmul", "transpose_epilogue", "wgmma_epilogue", "wgmma_direct_epilogue",
                             "mma_v2_epilogue"}
+
+
+# --------------------------------------------------------------------------- a transpose through shared memory
+
+_SHARED_ACCESS = re.compile(r"\b(ld|st)\.shared((?:\.v(\d))?)\.b(8|16|32|64|128)\b")
+
+
+def _shared_bytes(ptx: str, kind: str) -> list[int]:
+    """Bytes each ``kind`` ("ld" or "st") ``.shared`` instruction moves (``ld.shared.v4.b16`` -> 8)."""
+    return [int(m.group(3) or 1) * int(m.group(4)) // 8 for m in _SHARED_ACCESS.finditer(ptx) if m.group(1) == kind]
+
+
+def test_a_transposing_epilogue_loads_at_least_as_wide_as_the_expert():
+    expert, _ = _compile("transpose_epilogue", False, ours=False)
+    automatic, caught = _compile("transpose_epilogue", True)
+    assert caught == []
+    _resolved_alone(automatic)
+    ours, theirs = _shared_bytes(automatic.asm["ptx"], "ld"), _shared_bytes(expert.asm["ptx"], "ld")
+    assert theirs and min(ours) >= min(theirs)               # the expert's: 8 bytes (ld.shared.v4.b16)
+    assert _count(automatic.asm["ptx"], "ld.shared.b16") == 0
+    # the tile's 64x64 f16 over 128 threads: 64 bytes a thread, in four 16-byte reads (the
+    # expert's layout holds each element twice: 128 bytes a thread, in 8-byte reads on 3.9);
+    # written back in no more writes than the expert's, none of them scalar (on 3.9, whose view
+    # runs along dim 0, 8-byte writes into the buffer whose rows run along dim 1; on 3.6, whose
+    # view runs along dim 1 as the buffer does, 16-byte ones)
+    assert _count(automatic.asm["ptx"], "ld.shared.v4.b32") == 4
+    assert min(_shared_bytes(automatic.asm["ptx"], "st")) >= 8
+    assert len(_shared_bytes(automatic.asm["ptx"], "st")) <= len(_shared_bytes(expert.asm["ptx"], "st"))
+
+
+def _record(kernel):
+    from linear_layouts.passes.gluon.resolution_record import METADATA_KEY, Resolution
+    return Resolution.from_record(getattr(kernel.metadata, METADATA_KEY))
+
+
+def _local_load_layouts(ttgir: str) -> list[str]:
+    """The result layout of every local_load of ``ttgir``, with its aliases spelled out."""
+    aliases = dict(re.findall(r"^(#[\w]+) = (#ttg\.\w+<.*>)$", ttgir, re.MULTILINE))
+    found = re.findall(r"ttg\.local_load .* -> tensor<[^,]+, (#[\w]+)>", ttgir)
+    return [aliases.get(name, name) for name in found]
+
+
+@pytest.mark.parametrize("name", ["transpose_epilogue", "wgmma_epilogue"])
+def test_the_remarks_describe_the_module_handed_on(name):
+    """A conversion of a local load's result that Triton's canonicalizer would fold into the
+    load is priced as the load it becomes; the remark names the layout the load ends with and
+    the count is of the conversions left."""
+    kernel, _ = _compile(name, True)
+    record, ttgir = _record(kernel), kernel.asm["ttgir"]
+    assert record.resolved
+    assert record.conversions == ttgir.count("ttg.convert_layout")
+    for group in record.groups:
+        if group.op == "ttg.local_load":
+            assert group.layout in _local_load_layouts(ttgir)
+
+
+def test_a_fold_after_the_choice_is_named_in_the_remark():
+    from linear_layouts.passes.gluon.priced_as_emitted import folded_loads
+    from linear_layouts.passes.gluon.resolution_record import GroupRemark, Resolution
+    from linear_layouts.passes.gluon.resolve_auto_layouts import _describe_folds
+    chosen, final = ["#A", "#B"], ["#A", "#C"]
+    assert folded_loads(chosen, final) == [("#B", "#C")]
+    assert folded_loads(chosen, ["#A"]) == []           # a load left dead: no one-to-one reading
+    result = Resolution(True, groups=[GroupRemark(2, "ttg.local_load", "k.py:3:4", "#B", "the cheapest")])
+    _describe_folds(result, folded_loads(chosen, final))
+    assert result.groups[0].layout == "#C" and "folded" in result.groups[0].why
