@@ -33,7 +33,6 @@ def __getattr__(name):
 
 
 def enable(mode: str = "linear", **options):
-    """Run our passes in every Triton kernel compiled from now on (see ``passes.hook.enable``)."""
     from .passes import hook
     return hook.enable(mode, **options)
 
@@ -52,9 +51,21 @@ def stats():
 
 
 def enabled(mode: str = "linear", **options):
-    """Context manager: the plugin is on inside the ``with`` block."""
     from .passes import hook
     return hook.enabled(mode, **options)
+
+
+def _with_the_options(function, first_line: str) -> None:
+    """``function``'s signature and docstring from the one definition of the options
+    (``passes.enable_options``): ``help(linear_layouts.enable)`` lists every option."""
+    from .passes import enable_options
+
+    function.__signature__ = enable_options.signature()
+    function.__doc__ = enable_options.docstring(first_line)
+
+
+_with_the_options(enable, "Run our passes in every Triton kernel compiled from now on (disable() undoes it).")
+_with_the_options(enabled, "Context manager: the plugin is on, with these options, inside the with block only.")
 
 
 def _turn_on_from_environment(mode: str) -> None:

@@ -72,15 +72,13 @@ from __future__ import annotations
 import contextlib
 import gc
 import hashlib
-import inspect
 import threading
 import warnings
 from dataclasses import replace
-from typing import Optional, Sequence, Union
+from typing import Optional, Union
 
-from ..lowering.plan import Method
 from ..lowering.planner import round_scratch_budget
-from . import cache_dirs, cache_hits, environment, inductor
+from . import cache_dirs, cache_hits, enable_options, environment, inductor
 from .layout_stages import advised_ttgir, is_gluon, resolving_ttgir, set_report_recording  # noqa: F401
 from .ir.bindings import installed_conventions
 from .options import Mode, OptionError, VerifyLevel
@@ -115,52 +113,33 @@ def hook_consulted_for_cache_key() -> bool:
     return installed_conventions().stages_hook_gives_cache_key
 
 
-def enable(mode: Union[Mode, str] = Mode.LINEAR, *, only: Union[None, str, Sequence[Method]] = None,
-           report: bool = False, remarks: bool = False, pipeline: Optional[str] = None,
-           verify: Union[VerifyLevel, str] = VerifyLevel.EMITTED, assign_layouts: bool = False,
-           resolve_auto_layouts: bool = True, apply_advice: bool = False,
-           advice_findings: Union[None, str, Sequence[str]] = None) -> PluginConfig:
-    """Run our passes in every kernel compiled from now on.
-
-    ``mode`` is ``"linear"`` (our layout engine) or ``"legacy"`` (the pre-linear-layouts
-    baseline, for comparisons).  ``only`` picks which lowerings we own (as in
-    ``ll-lower-conversions{only=...}``: ``"shuffle,shared"`` or a sequence of ``Method``),
-    ``report`` prints one line per conversion, ``remarks`` says why a conversion was left to
-    Triton; ``pipeline`` replaces the whole pipeline (an ``ll-opt -p`` string).  ``verify`` is
-    ``"emitted"`` (default: every island is executed by the emitted-code simulator before it is
-    used, and one that fails is left to Triton) or ``"plan"`` (only the plan verifier; cheaper
-    compiles, see the README).  ``assign_layouts`` first re-chooses the layouts of every
-    kernel's tensors by modelled cost (``ll-assign-layouts``; opt-in, see the README).
-    ``resolve_auto_layouts`` gives a Gluon kernel's automatic layouts (``gl.AutoLayout()``,
-    ``gl.CoalescedLayout()``) concrete ones by modelled cost (``ll-resolve-auto-layouts``, in
-    the ``ttgir`` stage; on by default, ``False`` leaves them to Triton's own resolution, see
-    docs/gluon-auto-layouts.md).  ``apply_advice`` compiles
-    a Gluon kernel with the report's layout advice applied (``ll-apply-advice`` on the result
-    of the ``ttgir`` stage; opt-in, see docs/report.md); ``advice_findings`` (with it) applies
-    only the findings of those keys (``"tt.store#0:global-access,..."``, as the report names
-    them in ``report --measure``), as one edit.  Every
-    value is read into its type here (``passes.options``);
-    a bad one is a :class:`PluginError` naming it, and the plugin stays as it was.
-    """
-    # A new boolean option: a keyword of enable(), passed on here among the flags (checked to be
-    # True or False by _config_from), and a parameter of default_passes() that adds its pass.
+def enable(mode: Union[Mode, str] = Mode.LINEAR, **options) -> PluginConfig:
+    # The options, their defaults and their docs are declared once, in passes.enable_options
+    # (this function's signature and docstring are made from it, below).  Every value is read
+    # into its type in config_from (passes.options); a bad one, or a name that is no option, is
+    # a PluginError naming it, and the plugin stays as it was.
+    problem = enable_options.unknown_names_problem(options)
+    if problem:
+        raise PluginError(problem)
+    given = {**{name: default for name, default in enable_options.DEFAULTS.items() if name != "mode"}, **options}
     try:
-        config = config_from(mode, only, pipeline, verify, report=report, remarks=remarks,
-                              assign_layouts=assign_layouts, resolve_auto_layouts=resolve_auto_layouts,
-                              apply_advice=apply_advice, advice_findings=advice_findings)
+        config = config_from(mode, given["only"], given["pipeline"], given["verify"], report=given["report"],
+                             remarks=given["remarks"], assign_layouts=given["assign_layouts"],
+                             resolve_auto_layouts=given["resolve_auto_layouts"],
+                             apply_advice=given["apply_advice"], advice_findings=given["advice_findings"])
     except (OptionError, PipelineError) as error:
         raise PluginError(str(error)) from None
     try:
         round_scratch_budget()     # the environment's setting, read now so that a bad one is named here
     except ValueError as error:
         raise PluginError(str(error)) from None
-    given = {"only": only, "pipeline": pipeline, "verify": verify, "report": report, "remarks": remarks,
-             "assign_layouts": assign_layouts, "resolve_auto_layouts": resolve_auto_layouts,
-             "apply_advice": apply_advice, "advice_findings": advice_findings}
-    defaults = {name: p.default for name, p in inspect.signature(enable).parameters.items()}
-    config = replace(config, enable_options=non_default_options(given, defaults))
+    config = replace(config, enable_options=non_default_options(given, enable_options.DEFAULTS))
     _switch_to(config)
     return config
+
+
+enable.__signature__ = enable_options.signature().replace(return_annotation="PluginConfig")
+enable.__doc__ = enable_options.docstring("Run our passes in every Triton kernel compiled from now on.")
 
 
 def disable() -> None:
@@ -255,10 +234,12 @@ def enable_from_environment() -> Optional[PluginConfig]:
     if mode == "report":
         raise PluginError("LINEAR_LAYOUTS='report': report is for programs that import linear_layouts, "
                           "or: python -m linear_layouts report")
-    unknown = sorted(set(options) - set(inspect.signature(enable).parameters) - {"mode"})
-    if unknown or "mode" in options:
-        raise PluginError(f"{environment.OPTIONS_VARIABLE}: unknown option(s) {', '.join(unknown or ['mode'])}; "
-                          f"expected keyword arguments of enable() (the mode is LINEAR_LAYOUTS itself)")
+    if "mode" in options:
+        raise PluginError(f"{environment.OPTIONS_VARIABLE}: unknown option 'mode' (the mode is "
+                          f"{environment.VARIABLE} itself)")
+    problem = enable_options.unknown_names_problem(options, environment.OPTIONS_VARIABLE)
+    if problem:
+        raise PluginError(problem)
     return enable(mode, **options)
 
 

@@ -61,9 +61,17 @@ class ConversionEntry:
 
     def verdict(self) -> str:
         """``ours better`` / ``same`` / ``ours worse`` by the modelled cost of each final code;
-        ``left to Triton (reason)``; "" when the final code was not compared."""
+        ``left to Triton by RULE (reason)``; "" when the final code was not compared.  Where our
+        plan is priced below stock's final code and still left to Triton, the verdict says that
+        the rule, not the price, decided (a plan at 9.7 beside stock's 24.8 reads otherwise as a
+        contradiction)."""
         if not self.owned:
-            return "left to Triton (" + self.outcome.removeprefix("left to Triton: ") + ")"
+            reason = self.outcome.removeprefix("left to Triton: ")
+            text = f"left to Triton by {rule_of(reason)}"
+            if self.code is not None and 0 < round(self.cost, 1) < round(self.code.stock_cost, 1):
+                text += (f", not by the cost model's price (our plan {self.cost:.1f} against stock's "
+                         f"{self.code.stock_cost:.1f})")
+            return f"{text} ({reason})"
         if self.code is None:
             return ""
         return self.code.verdict(True)
@@ -151,6 +159,31 @@ class KernelEntry:
         if counts is None:
             return self.compare_problem or "-"
         return counts_text(counts)
+
+
+# The rules of the lowering choice that leave a conversion to Triton, each named by what its
+# remark mentions (lowering/choosing/lowering_choice.py lists the cases in order).
+RULES = (
+    ("stock_bounds.py", "the instruction-count rule (where no GPU timing decides: ours only where it needs no more "
+                        "of any costly instruction than stock's lowering needs at least)"),
+    ("One-warp CTAs", "the one-warp rule (fitted to GPU timings)"),
+    ("moves bytes with ldmatrix", "the bytes-through-matrices rule (fitted to GPU timings)"),
+    ("16-bit elements where ldmatrix", "the 16-bit matrix rule (fitted to GPU timings)"),
+    ("is a broadcast", "the broadcast-shuffle rule (fitted to GPU timings)"),
+    ("One direction at a time", "the shared-memory rule (fitted to GPU timings)"),
+    ("stores and loads shared memory as stock does", "the rule for twins of stock's code (fitted to GPU timings)"),
+    ("choice_model.json", "the rule fitted to GPU timings"),
+    ("register_file.py", "the register-file rule"),
+    ("measured_choices.json", "a GPU measurement of this conversion"),
+    ("forwards the values without an instruction", "the no-movement rule (stock moves nothing either)"),
+    ("this run owns only", "the methods this run owns (option only)"),
+    ("candidate_for", "option candidate_for"),
+)
+
+
+def rule_of(reason: str) -> str:
+    """The name of the rule of the lowering choice that gave ``reason`` (its remark)."""
+    return next((name for marker, name in RULES if marker in reason), "the lowering choice")
 
 
 def count_text(n: int, noun: str) -> str:

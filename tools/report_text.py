@@ -66,14 +66,19 @@ def run_lines(kernels: list[KernelEntry], options: "ReportOptions") -> list[str]
 def summary_lines(kernels: list[KernelEntry]) -> list[str]:
     """Where the data movement is, in a few sentences."""
     conversions = [c for k in kernels for c in k.conversions]
-    lowering = Counter(c.row.lowering for c in conversions if c.row.lowering != "-")
+    ours = Counter(c.row.lowering for c in conversions if c.owned and c.row.lowering != "-")
+    planned_left = Counter(c.row.lowering for c in conversions if not c.owned and c.row.lowering != "-")
     scopes = Counter(c.row.scope for c in conversions)
     left = sum(1 for c in conversions if not c.owned)
+    owned = len(conversions) - left
+    lowered = (f"Lowered by us: {owned}" + (f" ({_counter_text(ours)})" if ours else "") + f"; left to Triton: {left}"
+               + (f" (our verified plans for them, not used: {_counter_text(planned_left)})" if planned_left else "")
+               + ".")
     lines = [f"{count_text(len(kernels), 'kernel')} ({count_text(sum(k.compiles for k in kernels), 'compile')}), "
              f"{sum(1 for k in kernels if k.conversions)} with layout conversions; "
              f"{count_text(len(conversions), 'conversion')}, {sum(1 for c in conversions if c.row.is_noop)} of them no-ops.",
              f"How far the data moves (scope): {_counter_text(scopes)}.",
-             f"Planned lowering: {_counter_text(lowering)}; left to Triton: {left}."]
+             lowered]
     compared = [k for k in kernels if k.verdict()]
     if compared:
         fewer = [k for k in compared if k.verdict().endswith("fewer")]
@@ -243,15 +248,22 @@ STOCK_VS_OURS_NOTE = ("Stock: the instructions Triton's lowering of the conversi
 
 # ----------------------------------------------------------------------------- index: chart and source listing
 
+def stock_rejects(kernel: KernelEntry) -> bool:
+    """A Gluon kernel whose automatic layouts stock Triton's resolution rejects: there is no stock
+    final code to show (its "stock" compile would be stock's lowering of the layouts we chose)."""
+    return bool(getattr(kernel.auto_layouts, "triton_error", ""))
+
+
 def kernel_chart_rows(kernels: list[KernelEntry]) -> list[tuple[str, float, float]]:
     """Per compared kernel: (``name on target``, stock's final code, ours), the data-movement
-    instructions of the whole kernel priced by the cost model (``tools.final_code.modelled_cost``)."""
+    instructions of the whole kernel priced by the cost model (``tools.final_code.modelled_cost``).
+    A Gluon kernel stock Triton rejects (:func:`stock_rejects`) has no bar."""
     from linear_layouts.lowering import UnknownTarget, target_named
     from linear_layouts.tools.final_code import modelled_cost
 
     rows = []
     for k in kernels:
-        if k.stock_mix is None or k.ours_mix is None:
+        if k.stock_mix is None or k.ours_mix is None or stock_rejects(k):
             continue
         try:
             target = target_named(k.target)

@@ -209,7 +209,7 @@ def stock_shuffles_reason(stock: int, why_not_ours: str, model: Model) -> str:
 ONE_WARP_MEASURED = ("in a CTA of one warp our shared-memory picks ran 1.17x stock (76 conversions) and 1.06x "
                      "with ldmatrix/stmatrix (33), and FLA's one-warp kernels lost 4-16% with them; our shuffle "
                      "picks there gain only where they need less than stock's floor "
-                     "(benchmarks/results/one_warp_choice.md)")
+                     "(docs/lowering-choice.md, 'One-warp CTAs on sm_90 with triton 3.6')")
 
 
 def one_warp(plan) -> bool:
@@ -243,7 +243,7 @@ def one_warp_choice(plan, rank: int, family: str) -> Optional[Choice]:
 
 
 TWIN_MEASURED = ("alone, with stock's exact instructions, our islands ran 1.043x stock (251 measured conversions, "
-                 "benchmarks/results/choice_signal.md) and cost an island's compile time; it stays ours only in a "
+                 "docs/lowering-choice.md, 'Twins of stock's code on sm_90 with triton 3.6') and cost an island's compile time; it stays ours only in a "
                  "kernel with other islands (lowering_choice.kept_among_islands)")
 
 
@@ -270,7 +270,7 @@ SIXTEEN_BIT_MATRIX_MEASURED = ("on the five held-out draws it was written on (H1
                                "it sends to stock had run 1.002x stock in geomean, 22 above 1.05x and 18 below 0.95x; on "
                                "a draw timed afterwards with and without it, the 17 it changes ran 1.024x stock before "
                                "(5 above 1.05x) and 1.003x with it (none above): "
-                               "benchmarks/results/sixteen_bit_matrix_rule.md")
+                               "docs/lowering-choice.md, 'Sixteen bits where matrices are in play'")
 
 
 def sixteen_bits_where_matrices_are_in_play(plan) -> bool:
@@ -299,7 +299,7 @@ def sixteen_bits_where_matrices_are_in_play(plan) -> bool:
 BROADCAST_SHUFFLES_MEASURED = ("the two such picks in the committed timings (H200, triton 3.6) ran 1.29x stock "
                                "(flash-linear-attention's abc_bwd_intra_K, 16 x i32 over 4 warps, 8 broadcasts, in a "
                                "full grid) and 1.50x (a fresh 64 x i32 slice over 2 warps, 64 broadcasts, one CTA an "
-                               "SM): benchmarks/results/plan_heldout_kernels.md, docs/lowering-choice.md, "
+                               "SM): docs/lowering-choice.md, "
                                "'Broadcast shuffles'")
 
 
@@ -327,7 +327,7 @@ SHARED_IN_ONE_DIRECTION_MEASURED = (
     "timed in the direction a kernel converts (the return trip left to stock: plan_choice.py --forward, H200, "
     "triton 3.6), such picks ran 1.085x stock on 120 fresh conversions (17 picks, 10 above 1.05x, best 0.917x) and "
     "1.071x on the 33 conversions of flash-linear-attention's and Liger-Kernel's kernels (5 picks, 2 above 1.05x); "
-    "benchmarks/results/plan_forward_16007_16111.md, docs/lowering-choice.md, 'One direction at a time'")
+    "docs/lowering-choice.md, 'One direction at a time'")
 
 
 def shared_memory_in_tritons_rounds(plan) -> bool:

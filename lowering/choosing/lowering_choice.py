@@ -379,7 +379,7 @@ def follow_model(choice: LoweringChoice, conversion: Conversion, policy: Policy)
 TWIN_AMONG_ISLANDS = ("stock's own code (lowering/choosing/stock_shared.py), or a pick the choice leaves to stock "
                       "when alone (fitted_model.STOCK_RULES), kept as an island because the kernel has islands of "
                       "ours: stock's conversions among our islands cost up to 5% in FLA's chunk_gla_bwd_kernel_intra "
-                      "(benchmarks/results/fla_gla_twins_gpu.md)")
+                      "(docs/lowering-choice.md, 'Twins of stock's code on sm_90 with triton 3.6')")
 
 
 def kept_among_islands(choices: list) -> list:

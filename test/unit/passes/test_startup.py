@@ -123,7 +123,7 @@ def test_bad_options_warn_at_import_and_leave_the_plugin_off():
         print(hook.active_config())
     """, env={"LINEAR_LAYOUTS": "1", "LINEAR_LAYOUTS_OPTIONS": '{"colour": "red"}'})
     assert run.returncode == 0 and run.stdout.strip() == "None" and "Traceback" not in run.stderr
-    assert "linear-layouts stays off: LINEAR_LAYOUTS_OPTIONS: unknown option(s) colour" in run.stderr
+    assert "linear-layouts stays off: LINEAR_LAYOUTS_OPTIONS: unknown option 'colour'" in run.stderr
 
 
 def test_enable_writes_the_environment_for_later_processes_and_disable_restores_it():

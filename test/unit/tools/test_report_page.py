@@ -53,3 +53,38 @@ def test_the_excerpt_is_what_the_installed_release_reports(tmp_path):
             assert any(shown.startswith(line[:-len(CUT)]) for shown in lines), line
         else:
             assert line.rstrip() in lines, line
+
+
+def test_what_the_page_says_of_triton_3_6_is_what_3_6_reports(tmp_path):
+    """The page once said 3.6 "keeps ours for all three"; it keeps ours for normalize_rows only."""
+    text = " ".join(PAGE.read_text(encoding="utf-8").split())
+    claim = re.search(r"Under triton 3\.6 on sm_90 the choice fitted to H100 timings keeps ours for (.*?) only", text)
+    assert claim, "docs/report.md no longer says what triton 3.6 keeps"
+    if not triton.__version__.startswith("3.6."):
+        pytest.skip(f"the page's sentence is about triton 3.6; this is triton {triton.__version__}")
+    named = set(re.findall(r"`(\w+)`", claim.group(1)))
+    lines = report_lines(tmp_path)
+    table = lines[lines.index("## Kernels") + 3:]
+    ours = {line.split()[0] for line in table[:table.index("```")] if re.search(r"\bours [1-9]\d* of ", line)}
+    assert named == ours, (named, ours)
+
+
+PICTURE_SOURCE = REPO / "docs" / "images" / "report-index.md"
+
+
+def index_part(lines: list[str]) -> list[str]:
+    """What the picture of the index shows: the summary through the end of the kernels table."""
+    end = lines.index("## Kernels")
+    end = lines.index("```", end + 3)
+    return [line.rstrip() for line in lines[:end + 1]]
+
+
+def test_the_index_picture_is_drawn_from_what_the_release_reports(tmp_path):
+    """docs/images/report-index.png once showed "ours 1 of 1" and "left to Triton: 2" where the
+    report said "ours 0 of 1" and 3: the picture is regenerated with the Markdown it was drawn
+    from (docs/report.md names the command), and that Markdown is checked here."""
+    release, _ = page_excerpt()
+    if triton.__version__ != release:
+        pytest.skip(f"docs/images/report-index.md was made with triton {release}; this is triton {triton.__version__}")
+    committed = index_part(PICTURE_SOURCE.read_text(encoding="utf-8").splitlines())
+    assert index_part(report_lines(tmp_path)) == committed

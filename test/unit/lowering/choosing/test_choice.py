@@ -275,7 +275,7 @@ def test_every_choice_is_a_verified_candidate_or_stock(pair):
             and not choice.sixteen_bits_where_matrices_are_in_play(pick) and not choice.shuffles_only_broadcast(pick):
         assert "stock_shared.py" in decision.reason
     if "warpsPerCTA = [1, 1]" in src_text and pick.scope is Scope.LANE and decision.plan is None:
-        assert "one_warp_choice.md" in decision.reason
+        assert "'One-warp CTAs on sm_90 with triton 3.6'" in decision.reason
 
 
 @pytest.mark.parametrize("value", ["off", "0", "false"])
@@ -323,7 +323,7 @@ def test_shuffles_that_are_all_broadcasts_go_to_stock():
     assert choice.shuffles_only_broadcast(to_every_lane)
     decided = choice.decide(to_every_lane, "sm_90", "3.6.0")
     assert decided.plan is None and not decided.twin and "is a broadcast" in decided.reason
-    assert "plan_heldout_kernels.md" in decided.reason
+    assert "'Broadcast shuffles'" in decided.reason
     # the way back goes through shared memory in Triton's rounds: not this rule's, and stock by
     # the rule of one direction at a time
     back = _pick(WHOLE_IN_EVERY_LANE, ONE_A_LANE_16, [16], 32)
@@ -406,7 +406,7 @@ def test_shared_picks_in_tritons_rounds_go_to_stock_unless_kept(monkeypatch):
     assert back.method == "shared" and not back.shared.rounds_merged
     choice.load_model.cache_clear()
     taken = choice.decide(back, "sm_90", "3.6.0")
-    assert taken.plan is None and taken.twin and "plan_forward_16007_16111.md" in taken.reason
+    assert taken.plan is None and taken.twin and "'One direction at a time'" in taken.reason
     assert "shared-picks" not in environment_switches()
     monkeypatch.setenv("LINEAR_LAYOUTS_SHARED_PICKS", "1")
     assert choice.decide(back, "sm_90", "3.6.0").plan is back
