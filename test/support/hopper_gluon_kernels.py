@@ -14,7 +14,9 @@ not force left to ``gl.AutoLayout()``).
 * ``wgmma_direct_epilogue``: the same with no conversion written: the bias, the indices and
   the store meet the accumulator's layout directly (its expert form stores from the
   accumulator's layout);
-* ``mma_v2_epilogue``: the same after an ``mma_v2`` dot (sm_80 and up).
+* ``mma_v2_epilogue``: the same after an ``mma_v2`` dot (sm_80 and up);
+* ``tcgen05_epilogue``: the same on Blackwell (sm_100): a ``tcgen05_mma`` into tensor memory,
+  the accumulator loaded in the layout the tmem load needs, then converted for the store.
 
 The copies into shared memory changed names between releases (``async_copy_global_to_shared`` on
 3.6, ``async_load`` from 3.7 on): the aliases below take whichever the installed Gluon has."""
@@ -23,12 +25,16 @@ from triton.backends.compiler import GPUTarget
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon._runtime import GluonASTSource
+from triton.experimental.gluon.language.nvidia import blackwell as _blackwell
 from triton.experimental.gluon.language.nvidia.ampere import mma_v2
+from triton.experimental.gluon.language.nvidia.blackwell import (TensorMemoryLayout, allocate_tensor_memory,
+                                                                  tcgen05_commit, tcgen05_mma)
 from triton.experimental.gluon.language.nvidia.hopper import (fence_async_shared, mbarrier, tma, warpgroup_mma,
                                                                warpgroup_mma_wait)
 
 SM90 = GPUTarget("cuda", 90, 32)
 SM80 = GPUTarget("cuda", 80, 32)
+SM100 = GPUTarget("cuda", 100, 32)
 
 _tma_load = getattr(tma, "async_load", None) or tma.async_copy_global_to_shared       # 3.7+ / 3.6
 _tma_store = getattr(tma, "async_store", None) or tma.async_copy_shared_to_global     # 3.7+ / 3.6
@@ -221,6 +227,55 @@ def mma_v2_epilogue(a_ptr, b_ptr, c_ptr, AUTO: gl.constexpr, M: gl.constexpr, N:
     gl.store(c_ptr + rows[:, None] * N + cols[None, :], y.to(gl.float16))
 
 
+# --------------------------------------------------------------------------- a tcgen05 epilogue (sm_100)
+
+@gluon.jit
+def tcgen05_epilogue(a_ptr, b_ptr, c_ptr, AUTO: gl.constexpr, M: gl.constexpr, N: gl.constexpr, K: gl.constexpr,
+                     REG_LAYOUT: gl.constexpr):
+    # one tile on Blackwell: the accumulator in tensor memory, read into registers in the layout
+    # the tmem load needs (REG_LAYOUT), then converted for the store
+    load_layout: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0])
+    a_rows = gl.arange(0, M, gl.SliceLayout(1, load_layout))
+    k_cols = gl.arange(0, K, gl.SliceLayout(0, load_layout))
+    k_rows = gl.arange(0, K, gl.SliceLayout(1, load_layout))
+    n_cols = gl.arange(0, N, gl.SliceLayout(0, load_layout))
+    a = gl.load(a_ptr + a_rows[:, None] * K + k_cols[None, :])
+    b = gl.load(b_ptr + k_rows[:, None] * N + n_cols[None, :])
+    a_s = gl.allocate_shared_memory(gl.float16, [M, K], gl.NVMMASharedLayout.get_default_for([M, K], gl.float16), a)
+    b_s = gl.allocate_shared_memory(gl.float16, [K, N], gl.NVMMASharedLayout.get_default_for([K, N], gl.float16), b)
+    fence_async_shared()
+    acc_tmem = allocate_tensor_memory(gl.float32, [M, N], TensorMemoryLayout(block=(M, N), col_stride=1))
+    bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    mbarrier.init(bar, count=1)
+    tcgen05_mma(a_s, b_s, acc_tmem, use_acc=False)
+    tcgen05_commit(bar)
+    mbarrier.wait(bar, 0)
+    mbarrier.invalidate(bar)
+    acc = acc_tmem.load(REG_LAYOUT)
+    if AUTO:
+        out_layout: gl.constexpr = gl.AutoLayout()
+    else:
+        out_layout: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0])
+    y = gl.convert_layout(acc, out_layout)
+    if AUTO:
+        rows = gl.arange(0, M)
+        cols = gl.arange(0, N)
+    else:
+        rows = gl.arange(0, M, gl.SliceLayout(1, out_layout))
+        cols = gl.arange(0, N, gl.SliceLayout(0, out_layout))
+    gl.store(c_ptr + rows[:, None] * N + cols[None, :], y.to(gl.float16))
+
+
+def _tmem_register_layout(shape, num_warps=4):
+    """The register layout a 32x32b tmem load of an f32 accumulator of ``shape`` needs (3.9
+    asks the descriptor's type, 3.6 a function)."""
+    tmem = TensorMemoryLayout(block=tuple(shape), col_stride=1)
+    if hasattr(_blackwell, "get_tmem_reg_layout"):                                   # 3.6
+        return _blackwell.get_tmem_reg_layout(gl.float32, list(shape), tmem, num_warps)
+    return _blackwell.tensor_memory_descriptor_type(gl.float32, list(shape), tmem, list(shape)).get_reg_layout(
+        num_warps=num_warps)
+
+
 # --------------------------------------------------------------------------- sources
 
 def _descriptor(shape, dtype="fp16", transposed=False):
@@ -250,6 +305,8 @@ KERNELS = {
                               {"M": 64, "N": 64, "K": 64}, SM90),
     "mma_v2_epilogue": (mma_v2_epilogue, {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16"},
                         {"M": 64, "N": 64, "K": 32}, SM80),
+    "tcgen05_epilogue": (tcgen05_epilogue, {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16"},
+                         {"M": 128, "N": 64, "K": 64, "REG_LAYOUT": _tmem_register_layout((128, 64))}, SM100),
 }
 
 

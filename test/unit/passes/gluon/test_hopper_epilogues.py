@@ -153,3 +153,34 @@ def test_a_fold_after_the_choice_is_named_in_the_remark():
     result = Resolution(True, groups=[GroupRemark(2, "ttg.local_load", "k.py:3:4", "#B", "the cheapest")])
     _describe_folds(result, folded_loads(chosen, final))
     assert result.groups[0].layout == "#C" and "folded" in result.groups[0].why
+
+
+# --------------------------------------------------------------------------- Blackwell
+
+def _conversions(ttgir: str) -> list[tuple[str, str, tuple, str]]:
+    """(source layout, destination layout, shape, element type) of every conversion of ``ttgir``."""
+    aliases = dict(re.findall(r"^(#[\w]+) = (#ttg\.\w+<.*>)$", ttgir, re.MULTILINE))
+    found = re.findall(r"ttg\.convert_layout %\S+ : tensor<([\dx]+)x(\w+), (#[\w]+)> -> tensor<[^,]+, (#[\w]+)>", ttgir)
+    return [(aliases.get(src, src), aliases.get(dst, dst), tuple(int(d) for d in shape.split("x")), element)
+            for shape, element, src, dst in found]
+
+
+def test_a_tcgen05_epilogue_resolves_with_each_conversion_verified():
+    """``convert_layout(tmem.load(reg_layout), gl.AutoLayout())`` on sm_100: resolved, stores
+    as wide as the expert's, and every conversion left has a plan our verifier proves."""
+    from linear_layouts.lowering.planner import plan_conversion
+    from linear_layouts.lowering.plan import Unsupported
+    from linear_layouts.passes.ir.layouts import tensor_layout_of
+    with pytest.raises(Exception):             # Triton: "Failed to infer return type"
+        _compile("tcgen05_epilogue", True, ours=False)
+    expert, _ = _compile("tcgen05_epilogue", False, ours=False)
+    kernel, caught = _compile("tcgen05_epilogue", True)
+    assert caught == []
+    _resolved_alone(kernel)
+    assert _count(kernel.asm["ptx"], "st.global.v4") == _count(expert.asm["ptx"], "st.global.v4") == 8
+    conversions = _conversions(kernel.asm["ttgir"])
+    assert len(conversions) == 1                      # the accumulator, after its cast to f16
+    for src, dst, shape, element in conversions:
+        bits = {"f16": 16, "bf16": 16, "f32": 32}[element]
+        plan = plan_conversion(tensor_layout_of(src, shape), tensor_layout_of(dst, shape), bits, "sm_100")
+        assert not isinstance(plan, Unsupported), plan
