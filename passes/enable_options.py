@@ -8,6 +8,10 @@ docs/using-enable.md (:func:`markdown_table`; a test checks the page against it)
 the valid names, close matches first).  The values are read into their types in one place too,
 ``passes.plugin_config.config_from`` (``passes.options``).
 
+A new option is an entry of :data:`ENABLE_OPTIONS` and its reading into its type in
+``config_from`` (``passes.hook.enable`` hands every option on by name); the docs' table is then
+regenerated with :func:`markdown_table` (``test_enable_options.py`` says when it is stale).
+
 Like ``passes.environment`` this module imports nothing of Triton or of the plugin:
 ``import linear_layouts`` builds ``enable()``'s signature from it and must cost next to nothing.
 

@@ -41,7 +41,7 @@ def page_commands() -> list[tuple[str, str]]:
         for language, block in re.findall(r"```(\w*)\n(.*?)```", page.read_text(encoding="utf-8"), flags=re.S):
             if language not in ("", "sh", "bash", "shell"):
                 continue
-            for line in block.splitlines():
+            for line in re.sub(r"\\\n\s*", "", block).splitlines():   # a line continued with a backslash is one
                 line = re.split(r"\s+#\s", line)[0].strip()
                 if COMMAND.match(line):
                     seen.setdefault(line, page.name)
