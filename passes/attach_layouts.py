@@ -6,7 +6,8 @@
   ``unit`` for results that are not tensors (so that entry i always belongs to result i);
 * tensor block arguments (function arguments, ``scf.for`` iteration arguments, ...) get theirs
   on the op that owns the block, as ``ll.arg_layouts`` (one entry per argument, ``unit`` for
-  non-tensors such as the loop induction variable).
+  non-tensors such as the loop induction variable).  The arguments of a ``ttg.warp_specialize``'s
+  partitions get none: they are the values it captures, whose layouts are on their own ops.
 
 A shared-memory descriptor's entry is the layout of **one buffer** as Triton translates the
 type (see ``dialect/memdesc.py``): a view (``memdesc_subslice``) gets the layout of the buffer it
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 from .framework import ModulePass, PassContext, PassFailure
 from .ir.snapshot import Module, Value
 from .ir.layouts import layout_attribute, memdesc_layout
+from .ir.module_lines import WARP_PARTITIONS
 
 
 def _entry(value: Value, op, context: PassContext, what: str) -> str:
@@ -78,7 +80,10 @@ class AttachLayouts(ModulePass):
                 else:
                     module.set_attribute(op, "ll.layout", "[" + ", ".join(entries) + "]")
                 _set_buffers(module, op, "ll.buffers", results, single=len(results) == 1)
-            arguments = op.block_arguments
+            # A ttg.warp_specialize's partitions op has no results and so no attribute of its own;
+            # its regions' arguments are the values the warp_specialize captures (its operands,
+            # one to one, of the same types), whose layouts are on the ops that define them.
+            arguments = op.block_arguments if op.name != WARP_PARTITIONS else []
             if any(a.tensor_type is not None for a in arguments):
                 entries = [_entry(a, op, context, f"block argument {i}") for i, a in enumerate(arguments)]
                 module.set_attribute(op, "ll.arg_layouts", "[" + ", ".join(entries) + "]")
