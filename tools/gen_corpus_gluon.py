@@ -16,7 +16,8 @@ The kernels:
   mbarrier, ``warpgroup_mma`` and its wait, a pipelined K loop holding an ``scf.if`` without
   results, a persistent loop, ``mma_v2``); the automatic-layout kernels of
   ``gluon_auto_kernels.py`` (shared memory, cp.async, TMA, ``ttg.warp_specialize``);
-  ``ws_kernels.py``'s warp-specialized kernel (four partitions) and Triton's automatic warp
+  ``blackwell_gluon_kernels.py``'s ``tcgen05_matmul`` (sm_100: ``tcgen05_mma`` into tensor memory,
+  ``tmem_load``); ``ws_kernels.py``'s warp-specialized kernel (four partitions) and Triton's automatic warp
   specialization of a TMA matmul (``auto_ws_matmul``: a Triton-language kernel, on sm_100
   ``tc_gen5_mma`` and tensor memory);
 * Triton's Gluon tutorials (triton v3.6.0, MIT) and the Hopper Gluon kernels of three projects
@@ -82,7 +83,7 @@ class Written:
 # --------------------------------------------------------------------------- the cases
 
 def _our_cases():
-    from support import gluon_auto_kernels as A, hopper_gluon_kernels as H, ws_kernels as W
+    from support import blackwell_gluon_kernels as B, gluon_auto_kernels as A, hopper_gluon_kernels as H, ws_kernels as W
 
     for name in H.KERNELS:
         own = f"sm{H.target(name).arch}"
@@ -95,6 +96,7 @@ def _our_cases():
             continue                # 3.6 and 3.7 abort building gl.split of an automatic layout
         yield Case("ours", name if name.endswith("_auto") else name + "_auto", "test/support/gluon_auto_kernels.py",
                    lambda name=name: (A.source(name), {}), ("sm90",), True)
+    yield Case("ours", "tcgen05_matmul", "test/support/blackwell_gluon_kernels.py", lambda: (B.source(), {}), ("sm100",))
     yield Case("ours", "ws_kernel", "test/support/ws_kernels.py", lambda: (W.source(), {}), ("sm90",))
     # a Triton-language kernel: on sm_100 Triton's pipeline gives tc_gen5_mma and tensor memory
     yield Case("ours", "auto_ws_matmul", "test/support/ws_kernels.py",

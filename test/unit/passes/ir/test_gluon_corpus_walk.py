@@ -87,7 +87,7 @@ def _as_declared(name: str, pass_name: str, why: str) -> None:
 
 def test_the_corpus_has_the_kernels_it_was_built_from():
     assert {"ours.pipelined_matmul.sm90.ttgir", "ours.pipelined_matmul_auto.sm90.input.ttgir",
-            "ours.ws_kernel.sm90.ttgir", "ours.auto_ws_matmul.sm100.ttgir"} <= set(FILES)
+            "ours.ws_kernel.sm90.ttgir", "ours.auto_ws_matmul.sm100.ttgir", "ours.tcgen05_matmul.sm100.ttgir"} <= set(FILES)
 
 
 @pytest.mark.parametrize("name", FILES)
