@@ -144,10 +144,17 @@ class KernelEntry:
                                                      for reason, n in reasons.items())
         return text
 
+    @property
+    def stock_rejects(self) -> bool:
+        """A Gluon kernel whose automatic layouts stock Triton's resolution rejects: it has no
+        stock final code (compiling its recorded TTGIR stock would be stock's lowering of the
+        layouts we chose, not what stock Triton does with the kernel)."""
+        return bool(getattr(self.auto_layouts, "triton_error", ""))
+
     def verdict(self) -> str:
         """Ours vs stock in the final code's data-movement instructions (all kinds summed):
-        ``ours 20 fewer``, ``same``, ``ours 2 more``; "" when not compared."""
-        if self.stock_counts is None or self.ours_counts is None:
+        ``ours 20 fewer``, ``same``, ``ours 2 more``; "" when not compared (or stock rejects it)."""
+        if self.stock_counts is None or self.ours_counts is None or self.stock_rejects:
             return ""
         difference = sum(self.ours_counts.values()) - sum(self.stock_counts.values())
         if difference == 0:
@@ -155,6 +162,8 @@ class KernelEntry:
         return f"ours {abs(difference)} {'fewer' if difference < 0 else 'more'}"
 
     def final_code_text(self, which: str) -> str:
+        if which == "stock" and self.stock_rejects:
+            return "- (stock Triton rejects the kernel)"
         counts = self.stock_counts if which == "stock" else self.ours_counts
         if counts is None:
             return self.compare_problem or "-"

@@ -248,22 +248,16 @@ STOCK_VS_OURS_NOTE = ("Stock: the instructions Triton's lowering of the conversi
 
 # ----------------------------------------------------------------------------- index: chart and source listing
 
-def stock_rejects(kernel: KernelEntry) -> bool:
-    """A Gluon kernel whose automatic layouts stock Triton's resolution rejects: there is no stock
-    final code to show (its "stock" compile would be stock's lowering of the layouts we chose)."""
-    return bool(getattr(kernel.auto_layouts, "triton_error", ""))
-
-
 def kernel_chart_rows(kernels: list[KernelEntry]) -> list[tuple[str, float, float]]:
     """Per compared kernel: (``name on target``, stock's final code, ours), the data-movement
     instructions of the whole kernel priced by the cost model (``tools.final_code.modelled_cost``).
-    A Gluon kernel stock Triton rejects (:func:`stock_rejects`) has no bar."""
+    A Gluon kernel stock Triton rejects (``KernelEntry.stock_rejects``) has no bar."""
     from linear_layouts.lowering import UnknownTarget, target_named
     from linear_layouts.tools.final_code import modelled_cost
 
     rows = []
     for k in kernels:
-        if k.stock_mix is None or k.ours_mix is None or stock_rejects(k):
+        if k.stock_mix is None or k.ours_mix is None or k.stock_rejects:
             continue
         try:
             target = target_named(k.target)

@@ -57,3 +57,5 @@ def test_a_gluon_kernel_stock_rejects_has_no_stock_bar():
     rejected = kernel("auto", stock_mix=object(), ours_mix=object(),
                       auto_layouts=SimpleNamespace(triton_error="found conflicting encodings"))
     assert kernel_chart_rows([rejected]) == []
+    rejected.stock_counts, rejected.ours_counts = {"st.shared": 4}, {"st.shared": 2}
+    assert rejected.verdict() == "" and rejected.final_code_text("stock") == "- (stock Triton rejects the kernel)"
