@@ -18,7 +18,7 @@ EVIDENCE_PAGES = {"architecture.md", "benchmarks.md", "compile-time.md", "develo
                   "status.md", "studies.md", "verified-facts.md"}
 USER_PAGES = [REPO / "README.md"] + [page for page in sorted((REPO / "docs").glob("*.md"))
                                      if page.name not in EVIDENCE_PAGES]
-HISTORY = re.compile(r"\b[Ii]ssues? #?\d+\b(?![-\d])|\bitem \d+\b|\b[a-z]+-session\b")
+HISTORY = re.compile(r"\b[Ii]ssues? #?\d+\b(?![-\d])|\bitem \d+\b|\b[a-z]+-session\b|\bthis wave\b")
 CODE_FOLDERS = ("dialect", "lowering", "passes", "tools")
 
 
