@@ -82,8 +82,8 @@ def is_ttir(program: str, text: str) -> bool:
     return program.endswith(TTIR_SUFFIX) or ("tt.func" in text and "ttg.num-warps" not in text)
 
 
-TTIR_PROBLEM = ("{program} is a TTIR module (Triton's IR before it assigns layouts): it has no layout "
-                "conversions yet, so there is nothing to report; give the kernel's TTGIR instead "
+TTIR_PROBLEM = ("{program} is a TTIR module (Triton's IR before it assigns layouts), not a Python program: it "
+                "has no layout conversions yet; to see them, give the kernel's TTGIR instead "
                 "(kernel.asm[\"ttgir\"] saved to a .ttgir file, or the .ttgir in Triton's cache, ~/.triton/cache)")
 
 
