@@ -410,9 +410,13 @@ def propose_candidates(graph: LayoutGraph, pinned: frozenset = frozenset()) -> N
         signatures[node.index].append(signature)
         return True
 
+    matrix_layouts = _matrix_layouts(graph)
     for node in graph.nodes:               # layouts no neighbour implies (see layout_seeds)
         for key in _seeds(node):
             offer(node, key)
+        if node.op.name in SHARED_ACCESS_OPS and node.position < 0:
+            for key in matrix_layouts.get(_tensor_shape(node), ()):
+                offer(node, key)
 
     changed = True
     while changed:
@@ -454,6 +458,30 @@ def enforce_requirements(graph: LayoutGraph, pinned: frozenset = frozenset()) ->
         else:
             stuck.append((node, node.problem(node.stock_key)))
     return stuck
+
+
+def _tensor_shape(node: Node) -> tuple:
+    tensor = next((v for v in list(node.op.operands) + list(node.op.results) if encoding_of(v) is not None), None)
+    return tuple(tensor.tensor_type.shape) if tensor is not None else ()
+
+
+def _matrix_layouts(graph: LayoutGraph) -> dict[tuple, list[str]]:
+    """The MMA layouts (``#ttg.nvidia_mma``) the function's values have, by tensor shape: a
+    local load or store of that shape is offered them, since Triton lowers a shared access in
+    an MMA layout with ``ldmatrix`` / ``stmatrix`` (8x8 tiles of 16-bit elements, a
+    ``.trans`` form for a transposed view).  Example: a 64x64 f16 tile read through a
+    transposed view and written to another buffer, in the wgmma accumulator's layout: 4
+    ``ldmatrix.x4.trans`` and 4 ``stmatrix.x4`` a thread, where 16-byte vectors take 4 reads
+    and 8 writes."""
+    found: dict[tuple, list[str]] = {}
+    for op in ops_under(graph.function):
+        for value in list(op.results):
+            encoding = encoding_of(value)
+            if encoding is not None and encoding.startswith("#ttg.nvidia_mma"):
+                layouts = found.setdefault(tuple(value.tensor_type.shape), [])
+                if encoding not in layouts:
+                    layouts.append(encoding)
+    return found
 
 
 def _seeds(node: Node) -> list[str]:

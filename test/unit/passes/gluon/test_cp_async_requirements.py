@@ -37,13 +37,15 @@ def _compile(tmp_path, name, dtype, arch, divisibility):
 @pytest.mark.parametrize("arch", [80, 90])
 @pytest.mark.parametrize("name", ["tile_sum", "masked_copy"])
 def test_fp16_cp_async_made_automatic_copies_16_bytes(tmp_path, name, arch):
-    """16-byte aligned f16 pointers: 8 elements a thread, one cp.async.cg of 16 bytes each.  The
-    loop-carried pointers of tile_sum (as attention kernels advance K and V) were unread: the
-    copy got one f16 a thread and Triton rejected the kernel (2 bytes)."""
+    """16-byte aligned f16 pointers: 8 elements a thread along the rows, one cp.async.cg of 16
+    bytes each (the rows a thread holds, 1 or a 2-D tile of 4 that its local load reads as
+    well, are the cost model's).  The loop-carried pointers of tile_sum (as attention kernels
+    advance K and V) were unread: the copy got one f16 a thread and Triton rejected the kernel
+    (2 bytes)."""
     verdict, stderr = _compile(tmp_path, name, "fp16", arch, 16)
     assert INVALID not in stderr
     assert verdict is not None and verdict["compiled"], stderr[-3000:]
-    assert verdict["copies"] == [["cg", 16]] and verdict["size_per_thread"] == [1, 8]
+    assert verdict["copies"] == [["cg", 16]] and verdict["size_per_thread"][1] == 8
     assert verdict["fallbacks"] == []
 
 
