@@ -3,6 +3,8 @@
 ``resolve_auto_layouts`` (the pass: ``ResolveAutoLayouts``, ``resolve_module``,
 ``has_auto_layouts``), ``auto_seeds`` (a first legal layout for every automatic value),
 ``rematerialize`` (index arithmetic recomputed in the layout it is needed in instead of
-converted) and ``stock_resolution`` (Triton's own resolution, run in a subprocess to compare
+converted), ``priced_as_emitted`` (each conversion priced as the rewrites after the choice
+emit it: recomputed index arithmetic, a conversion folded into a local load) and
+``stock_resolution`` (Triton's own resolution, run in a subprocess to compare
 against).  From outside, import from ``resolve_auto_layouts``.  Nothing is imported here.
 """

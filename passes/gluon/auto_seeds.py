@@ -16,7 +16,9 @@ operand must hold each pair in one thread's consecutive registers); a use that a
 layout is converted; a reshape that may reorder elements (``allow_reorder``) has no rule.  Keys
 spread from op to op both ways, from these seeds, in this order:
 
-1. the layouts the author fixed (``set_auto_layout``'s result): its operand is asked for it;
+1. the layouts the author fixed (``set_auto_layout``'s result): its operand is asked for it
+   (a ``convert_layout`` from the author's layout into an automatic one fixes nothing: its
+   result takes a key like any automatic value, and the op converts to it);
 2. each load, store, atomic or ``cp.async`` not reached yet (first those the backend requires
    something of: ``cp.async``, a packed f16 / bf16 buffer atomic, 3.6's AMD ``tt.atomic_cas``),
    AMD's buffer ops alike (their pointers: a scalar base plus a tensor of offsets): the coalesced

@@ -17,7 +17,8 @@ automatic layouts):
 2. the assignment of ``ll-assign-layouts`` over that module (:mod:`.layout_graph`: the same
    rules, candidates, costs and solver; loads, stores and reductions may change layout), with
    every op the author laid out pinned to its layout: the solver picks each automatic value's
-   layout and where each conversion runs (once, outside a loop, where that is cheapest);
+   layout and where each conversion runs (once, outside a loop, where that is cheapest), each
+   conversion priced as the rewrites after the choice emit it (:mod:`.priced_as_emitted`);
 3. the module rewritten; conversions of index arithmetic recomputed in the layout they are
    needed in instead (:mod:`.rematerialize`), then canonicalized (no-op conversions fold away).
 
