@@ -10,7 +10,8 @@ its automatic form, ``gl.AutoLayout()`` wherever the hardware does not force a l
   stock compiles them;
 * a transposing epilogue through shared memory loads at least as wide as the expert's;
 * the remarks and the count of conversions describe the module handed on, after Triton's
-  canonicalizer folded a conversion into a ``local_load``."""
+  canonicalizer folded a conversion into a ``local_load``;
+* the model reads a transposed shared view as the installed Triton's PTX does."""
 
 import re
 import warnings
@@ -20,6 +21,9 @@ import pytest
 triton = pytest.importorskip("triton")
 pytest.importorskip("triton.experimental.gluon")
 import linear_layouts  # noqa: E402
+from triton.experimental import gluon  # noqa: E402
+from triton.experimental.gluon import language as gl  # noqa: E402
+from triton.experimental.gluon._runtime import GluonASTSource  # noqa: E402
 from support.hopper_gluon_kernels import KERNELS, source, target  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("every_compile_counted")  # conftest.py
@@ -186,3 +190,40 @@ def test_a_tcgen05_epilogue_resolves_with_each_conversion_verified():
         bits = {"f16": 16, "bf16": 16, "f32": 32}[element]
         plan = plan_conversion(tensor_layout_of(src, shape), tensor_layout_of(dst, shape), bits, "sm_100")
         assert not isinstance(plan, Unsupported), plan
+
+
+# --------------------------------------------------------------------------- the model against Triton's PTX
+
+@gluon.jit
+def _transposed_view_load(c_ptr, LAYOUT: gl.constexpr):
+    tile = gl.allocate_shared_memory(gl.float16, [64, 64],
+                                     gl.NVMMASharedLayout(swizzle_byte_width=0, element_bitwidth=16, rank=2))
+    x = tile.permute((1, 0)).load(LAYOUT)
+    rows = gl.arange(0, 64, gl.SliceLayout(1, LAYOUT))
+    cols = gl.arange(0, 64, gl.SliceLayout(0, LAYOUT))
+    gl.store(c_ptr + rows[:, None] * 64 + cols[None, :], x)
+
+
+_VIEW = ("!ttg.memdesc<64x64xf16, #ttg.nvmma_shared<{swizzlingByteWidth = 0, transposed = true, "
+         "elementBitWidth = 16}>, #ttg.shared_memory, mutable>")
+_DOWN = ("#ttg.blocked<{sizePerThread = [8, 1], threadsPerWarp = [8, 4], warpsPerCTA = [1, 4], order = [0, 1]}>",
+         gl.BlockedLayout([8, 1], [8, 4], [1, 4], [0, 1]))
+_ACROSS = ("#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>",
+           gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
+
+
+def test_the_model_reads_a_transposed_view_as_triton_emits_it():
+    """A transposed view of an unswizzled NVMMA buffer, read in 8 elements a thread down dim 0
+    or across dim 1: the one the installed Triton reads in 16-byte vectors (the other in 2-byte
+    loads: 3.9 reads the view down dim 0, 3.6 across dim 1) is the one the model prices lower."""
+    from linear_layouts.lowering.target import target_named
+    from linear_layouts.passes.assign.shared_access_costs import local_load_work
+    widths, prices = {}, {}
+    for text, layout in (_DOWN, _ACROSS):
+        kernel = triton.compile(GluonASTSource(_transposed_view_load, {"c_ptr": "*fp16"}, {"LAYOUT": layout},
+                                               attrs={(0,): [["tt.divisibility", 16]]}), target=target("wgmma_epilogue"))
+        widths[text] = min(_shared_bytes(kernel.asm["ptx"], "ld"))
+        prices[text] = local_load_work(text, (64, 64), _VIEW, 16, target_named("sm_90")).total
+    wide, narrow = sorted(widths, key=widths.get, reverse=True)
+    assert (widths[wide], widths[narrow]) == (16, 2)
+    assert prices[wide] < prices[narrow]
