@@ -169,7 +169,7 @@ def main(argv: list[str]) -> int:
         checks.run("report --format md", [sys.executable, "-m", "linear_layouts", "report", "--format", "md",
                                           "--no-compare", os.path.join(examples, "report_example.py")],
                    expect="linear-layouts report: wrote")
-        checks.run("enable() on a Triton kernel", python_code(TRITON_KERNEL, workdir, "triton_kernel.py"), expect="linear-layouts: 1 kernels")
+        checks.run("enable() on a Triton kernel", python_code(TRITON_KERNEL, workdir, "triton_kernel.py"), expect="linear-layouts: 1 kernel,")
         checks.run("enable() on Gluon kernels with and without layouts", python_code(GLUON_KERNELS, workdir, "gluon_kernels.py"),
                    expect="linear-layouts: 2 kernels")
         checks.run("start-up hook: LINEAR_LAYOUTS=1 reaches a process that imports triton",
