@@ -1,6 +1,11 @@
 """ll-assign-layouts: the rules against Triton's verifier, the solver against brute force, and
 random programs end to end (the rewritten module parses, computes what the original computed,
-and costs what the model said, never more than Triton's assignment)."""
+and costs what the model said, never more than Triton's assignment).
+
+The properties whose subject is ours (the solver, the rewrite's meaning, the counts) draw half
+their examples under each release of CI's two full runs, from a seed of each
+(``examples_split_between_releases``); those that compare with Triton's verifier draw every
+example under every release."""
 
 from __future__ import annotations
 
@@ -22,6 +27,7 @@ from linear_layouts.passes.ir.module_lines import ModuleLines
 from linear_layouts.passes.ir.diagnostics import IRError
 from linear_layouts.passes.ir.snapshot import parse_module
 from linear_layouts.tools.random_programs import random_program, structure
+from support.release_seed import examples_split_between_releases
 
 SM90 = target_named("sm_90")
 CORPUS = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "..", "..", "..", "lit", "corpus", "*", "*.ttgir")))
@@ -78,7 +84,7 @@ def solver_path(path: str):
 
 
 @pytest.mark.parametrize("path", SOLVER_PATHS)
-@settings(max_examples=25, deadline=None, derandomize=True)
+@examples_split_between_releases(25)
 @given(st.integers(0, 2**32 - 1))
 def test_solver_finds_the_cheapest_assignment(path, seed):
     """The integer program's optimum is the brute-force minimum over every combination of
@@ -96,7 +102,7 @@ def brute_force_time(graph, costs, floor: float) -> float:
 
 
 @pytest.mark.parametrize("path", SOLVER_PATHS)
-@settings(max_examples=25, deadline=None, derandomize=True)
+@examples_split_between_releases(25)
 @given(st.integers(0, 2**32 - 1), st.sampled_from([0.0, 0.5, 0.9, 1.1]))
 def test_solver_finds_the_least_busiest_pipe(path, seed, floor_share):
     """With ``pipes``, the program's optimum is the brute-force least ``max(floor, busiest
@@ -128,7 +134,7 @@ def test_the_busiest_pipe_and_the_sum_choose_differently():
     assert lower_time >= 1 and higher_sum >= 1, (lower_time, higher_sum)
 
 
-@settings(max_examples=30, deadline=None, derandomize=True)
+@examples_split_between_releases(30)
 @given(st.integers(0, 2**32 - 1))
 def test_random_programs_keep_their_meaning_and_cost_no_more(seed):
     text = random_program(random.Random(seed))
@@ -183,7 +189,7 @@ def test_float_sums_keep_their_layout_unless_allowed():
     assert [n.op.name for n in graph_sum.nodes if n.rule.kind == "reduce"] == []
 
 
-@settings(max_examples=15, deadline=None, derandomize=True)
+@examples_split_between_releases(15)
 @given(st.integers(0, 2**32 - 1))
 def test_memory_ops_option_keeps_meaning(seed):
     """memory_ops=true lets the stores change layout too: still the same computation, and never
@@ -200,7 +206,7 @@ def test_memory_ops_option_keeps_meaning(seed):
         assert second.cost_before <= first.cost_after + 1e-6   # the addresses are read from the IR, not the layout
 
 
-@settings(max_examples=10, deadline=None, derandomize=True)
+@examples_split_between_releases(10)
 @given(st.integers(0, 2**32 - 1))
 def test_memory_ops_on_loads_in_loops_keeps_meaning(seed):
     """Programs whose loops load and store tiles (random_program(loop_loads=True)): memory_ops
@@ -467,7 +473,7 @@ def assign_and_check_meaning(text: str):
     return result, module
 
 
-@settings(max_examples=30, deadline=None, derandomize=True)
+@examples_split_between_releases(30)
 @given(st.integers(0, 2**32 - 1))
 def test_random_programs_with_transposes_keep_their_meaning(seed):
     assign_and_check_meaning(random_program(random.Random(seed), transposes=True))
@@ -645,7 +651,7 @@ def test_corpus_shape_ops_obey_the_rules():
         assert all(free == ruled for free, ruled in pairs), (name, pairs)
 
 
-@settings(max_examples=30, deadline=None, derandomize=True)
+@examples_split_between_releases(30)
 @given(st.integers(0, 2**32 - 1))
 def test_random_programs_with_shape_ops_keep_their_meaning(seed):
     assign_and_check_meaning(random_program(random.Random(seed), shape_ops=True))
@@ -714,7 +720,7 @@ def test_seeds_are_candidates_and_a_reduction_across_warps_is_converted_before()
 
 # --------------------------------------------------------------------------- scf.while
 
-@settings(max_examples=30, deadline=None, derandomize=True)
+@examples_split_between_releases(30)
 @given(st.integers(0, 2**32 - 1))
 def test_random_programs_with_whiles_keep_their_meaning(seed):
     result, module = assign_and_check_meaning(random_program(random.Random(seed), whiles=True))
@@ -891,7 +897,7 @@ def test_conversion_cost_is_the_conversions_part_loop_weighted():
     assert assignment_cost(graph, stock, costs) == pytest.approx(nodes + expected)
 
 
-@settings(max_examples=40, deadline=None, derandomize=True)
+@examples_split_between_releases(40)
 @given(st.integers(0, 2**32 - 1), st.sampled_from([0.0, 0.5, 0.9, 1.1]), st.booleans())
 def test_least_work_bounds_every_assignment_and_never_hides_an_accepted_one(seed, floor_share, reorder_reductions):
     """``least_work`` is a lower bound, pipe by pipe and in the summed cost, of every assignment
@@ -925,7 +931,7 @@ def test_least_work_bounds_every_assignment_and_never_hides_an_accepted_one(seed
             assert time_before - best <= max(0.1 * time_before, 1e-6)
 
 
-@settings(max_examples=12, deadline=None, derandomize=True)
+@examples_split_between_releases(12)
 @given(st.integers(0, 2**32 - 1), st.sampled_from([0.0, 0.9, 1.1]))
 def test_least_work_bounds_the_solvers_answer_where_loads_and_stores_choose(seed, floor_share):
     """With ``memory_ops`` (loads in loops, free to change layout: graphs far too large to
@@ -993,7 +999,7 @@ def _sectors_by_sets(registers, lanes, rank, instructions, vector, contiguous_di
     return sectors
 
 
-@settings(max_examples=200, deadline=None, derandomize=True)
+@examples_split_between_releases(200)
 @given(st.integers(1, 3), st.integers(0, 2**32 - 1))
 def test_sector_count_matches_the_slow_count(rank, seed):
     """``_sectors_touched`` (arrays) counts what a set per instruction counts, for random bases
@@ -1031,7 +1037,7 @@ def _boundaries(module) -> list:
     return out
 
 
-@settings(max_examples=30, deadline=None, derandomize=True)
+@examples_split_between_releases(30)
 @given(st.integers(0, 2**32 - 1))
 def test_random_programs_with_calls_keep_their_meaning_and_signatures(seed):
     """Programs that call noinline functions of their own (random_program(calls=True)): the
