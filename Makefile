@@ -9,16 +9,21 @@
 #   make smoke          build a wheel, install it (not editable) into a fresh .venv-smoke with
 #                       the runtime dependencies only, and run every entry point from it
 #                       (SMOKE_TRITON=3.6.0 for triton 3.6; default: the newest)
+#   make wheelhouse     download every wheel the targets above install, each once, into
+#                       .wheelhouse (CI then installs from there only: .ci/run)
 #
 # Each target creates or refreshes its virtual environment first: the stamp file is rebuilt
 # whenever pyproject.toml or this Makefile changes.  The editable installs get the start-up
 # hook that a wheel installs by itself (tools/install/startup_hook.py).
+# The venv's own pip does every install (Python >= 3.11 brings pip >= 22.3, which installs a
+# pyproject.toml package editable); upgrading it in every venv cost a download and 13 s each.
 
 PYTHON        ?= python3
 VENV          ?= .venv
 COMPAT_VENV   ?= .venv-compat
 SMOKE_VENV    ?= .venv-smoke
 SMOKE_TRITON  ?= 3.9
+WHEELHOUSE    ?= .wheelhouse
 PYTEST_ARGS   ?=
 # pytest-xdist workers: one per core, at most four (each worker holds a Triton of its own in
 # memory).  PYTEST_WORKERS=0 runs the tests in one process (docs/development.md).
@@ -34,7 +39,7 @@ RELEASE_TESTS ?= test/unit/passes/test_hook.py test/unit/passes/test_hook_fallba
                  test/unit/tools/test_report_auto_layouts.py test/unit/tools/test_packaging.py
 
 .PHONY: demo test test-compat test-releases test-release test-unit test-lit check-lit venv venv-compat \
-        smoke bench-algebra clean check-python-3.11
+        smoke wheelhouse bench-algebra clean check-python-3.11
 
 demo: $(VENV)/.installed
 	$(VENV)/bin/ll-demo
@@ -77,7 +82,6 @@ check-python-3.11:
 
 $(VENV)/.installed: pyproject.toml Makefile | check-python-3.11
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/python -m pip install -q --upgrade pip
 	$(VENV)/bin/python -m pip install -q --upgrade "triton>=3.9,<3.10"
 	$(QUIET_EDITABLE) $(VENV)/bin/python -m pip install -q -e ".[test,viz]"
 	$(VENV)/bin/python tools/install/startup_hook.py install
@@ -85,7 +89,6 @@ $(VENV)/.installed: pyproject.toml Makefile | check-python-3.11
 
 $(COMPAT_VENV)/.installed: pyproject.toml Makefile
 	test -x $(COMPAT_VENV)/bin/python || $(PYTHON) -m venv $(COMPAT_VENV)
-	$(COMPAT_VENV)/bin/python -m pip install -q --upgrade pip
 	$(COMPAT_VENV)/bin/python -m pip install -q "triton==3.6.0"
 	$(QUIET_EDITABLE) $(COMPAT_VENV)/bin/python -m pip install -q -e ".[test,viz]"
 	$(COMPAT_VENV)/bin/python tools/install/startup_hook.py install
@@ -93,7 +96,6 @@ $(COMPAT_VENV)/.installed: pyproject.toml Makefile
 
 .venv-%/.installed: pyproject.toml Makefile
 	test -x .venv-$*/bin/python || $(PYTHON) -m venv .venv-$*
-	.venv-$*/bin/python -m pip install -q --upgrade pip
 	.venv-$*/bin/python -m pip install -q "triton==$*.*"
 	$(QUIET_EDITABLE) .venv-$*/bin/python -m pip install -q -e ".[test,viz]"
 	.venv-$*/bin/python tools/install/startup_hook.py install
@@ -104,15 +106,27 @@ $(COMPAT_VENV)/.installed: pyproject.toml Makefile
 smoke:
 	rm -rf $(SMOKE_VENV) dist
 	$(PYTHON) -m venv $(SMOKE_VENV)
-	$(SMOKE_VENV)/bin/python -m pip install -q --upgrade pip
 	$(SMOKE_VENV)/bin/python -m pip wheel -q --no-deps --wheel-dir dist .
 	$(SMOKE_VENV)/bin/python -m pip install -q "triton==$(SMOKE_TRITON).*" dist/linear_layouts-*.whl
 	cd /tmp && $(CURDIR)/$(SMOKE_VENV)/bin/python $(CURDIR)/test/smoke/installed_package.py
 	$(SMOKE_VENV)/bin/python -m pip install -q matplotlib
 	cd /tmp && $(CURDIR)/$(SMOKE_VENV)/bin/python $(CURDIR)/test/smoke/installed_package.py --pictures
 
+# Every wheel the targets above install, downloaded once: the package's dependencies with its
+# test and viz extras (and the newest triton), what builds it, and each older triton of the suites.
+# pip takes what is already there (--find-links).  With PIP_FIND_LINKS=$(WHEELHOUSE) and
+# PIP_NO_INDEX=1 in the environment (.ci/run) every install, the tests' own builds of the package
+# included, is served from it; without them (a developer's `make test`) pip uses the index as ever.
+# A triton a rule above asks for and this list lacks fails there at once ("No matching distribution").
+wheelhouse: | check-python-3.11
+	$(PYTHON) -m pip download -q --dest $(WHEELHOUSE) --find-links $(WHEELHOUSE) \
+	    "setuptools>=77" wheel ".[test,viz]"
+	for triton in "triton==3.8.*" "triton==3.7.*" "triton==3.6.0"; do \
+	  $(PYTHON) -m pip download -q --no-deps --dest $(WHEELHOUSE) --find-links $(WHEELHOUSE) "$$triton" || exit 1; \
+	done
+
 bench-algebra: $(VENV)/.installed
 	$(VENV)/bin/python benchmarks/algebra.py
 
 clean:
-	rm -rf $(VENV) $(COMPAT_VENV) $(SMOKE_VENV) .venv-3.7 .venv-3.8 build dist *.egg-info test/lit/**/Output
+	rm -rf $(VENV) $(COMPAT_VENV) $(SMOKE_VENV) .venv-3.7 .venv-3.8 $(WHEELHOUSE) build dist *.egg-info test/lit/**/Output
