@@ -40,15 +40,23 @@ def priced_as_emitted(costs: Costs, lines: ModuleLines, target: Target) -> Costs
     """``costs`` with each conversion priced as the rewrites after the choice emit it (see the
     module docstring): the least of converting and recomputing index arithmetic; for a
     ``local_load``'s result, the load in the layout converted to."""
+    # (id(value), dst) -> (its price as emitted, whether that replaces the conversion whatever
+    # the conversion costs); computed once, as the solver asks for every pair of candidates
+    emitted: dict[tuple[int, str], tuple[Optional[Work], bool]] = {}
+
     def convert_work(use, src: str, dst: str) -> Work:
         work = costs.conversion_work(use, src, dst)
         if src == dst or work.total == 0:
             return work
-        folded = _folded_load_work(use.value.defining_op, dst, target)
-        if folded is not None:
-            return folded
-        recompute = recompute_work(use.value, lines, dst, target)
-        return recompute if recompute is not None and recompute.total < work.total else work
+        key = (id(use.value), dst)
+        if key not in emitted:
+            folded = _folded_load_work(use.value.defining_op, dst, target)
+            emitted[key] = (folded, True) if folded is not None else \
+                (recompute_work(use.value, lines, dst, target), False)
+        price, certain = emitted[key]
+        if price is not None and (certain or price.total < work.total):
+            return price
+        return work
 
     return replace(costs, conversion=lambda use, src, dst: convert_work(use, src, dst).total,
                    conversion_work=convert_work)
