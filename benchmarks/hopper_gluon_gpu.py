@@ -220,6 +220,8 @@ def run_gpu(rounds: int, only=None) -> dict:
     for name, row in selected(only):
         entry_row = results["kernels"][name] = {**_about(row), "modes": {}}
         why = None if isinstance(row, str) else row.why_not_available()
+        if isinstance(row, str) and kernels.target(row).arch > gpu.arch:
+            why = f"written for sm_{kernels.target(row).arch}; this GPU is sm_{gpu.arch}"
         if why:
             entry_row["skipped"] = why
             continue
