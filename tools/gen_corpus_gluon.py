@@ -26,7 +26,11 @@ The kernels:
   do not build, and SOURCES.md lists why); their sources are carried into ``.peer-tests/`` (git-ignored) by
   ``benchmarks/harness/carry_gluon_tutorials.py`` and ``carry_hopper_sources.py``, never
   committed; where they are not carried (or that module is absent) the cases are skipped and
-  SOURCES.md says so.
+  SOURCES.md says so;
+* AMD's aiter (MIT): the int8 and fp8 GEMMs of its Gluon backend for CDNA4, on gfx950 (buffer
+  loads, swizzled shared memory, MFMA and scaled MFMA), under 3.9 and 3.6; carried into
+  ``.peer-tests/aiter/`` by ``--carry-aiter GIT_DIR`` (the pinned commit, blob hashes checked)
+  and loaded without their host code (``_aiter_kernels``).
 
 Each case is compiled on the CPU (no GPU) for each of its targets, and one file is kept:
 
@@ -125,6 +129,77 @@ def _carried_cases():
     return cases, "; ".join(sorted(missing))
 
 
+# AMD's aiter (MIT): the int8 and fp8 GEMMs of its Gluon backend for CDNA4 (gfx950): buffer loads,
+# swizzled shared memory, MFMA (scaled for fp8).  Carried like the others (never committed):
+#   python tools/gen_corpus_gluon.py --carry-aiter /work/.mirror/ROCm+aiter/repo
+AITER_COMMIT = "e4048607a535ace3a2b51ded31b1c8c2d45c0879"
+AITER_FILES = {"aiter/ops/triton/gluon/gemm_a8w8.py": "da5d00f7e576e86b72e1366f3e11adb103f8c0e3",
+               "aiter/ops/triton/utils/_triton/pid_preprocessing.py": "d1a2a001d5a8cfda959a1a10209dd12eda0b3902",
+               "LICENSE": "6311bdec0f330b61adb89cd32f719a43717504ed"}
+
+
+def _aiter_source():
+    from harness.carry_peer_gluon import Source
+    return Source("aiter", "ROCm/aiter", AITER_COMMIT, "MIT", files=AITER_FILES)
+
+
+def _aiter_kernels():
+    """The carried file's ``@gluon.jit`` kernels, loaded without its host code (torch, aiter's
+    configuration and logging): a module of its triton imports, the kernels (their
+    ``triton.heuristics`` left out: the generator gives every constexpr) and aiter's own
+    ``pid_grid`` and ``remap_xcd`` (triton-only), written beside the carried file."""
+    import ast
+    import importlib.util
+
+    folder = _aiter_source().folder
+    path = os.path.join(folder, "aiter/ops/triton/gluon/gemm_a8w8.py")
+    tree = ast.parse(open(path).read())
+    kept = []
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            module = node.module if isinstance(node, ast.ImportFrom) else node.names[0].name
+            if module.split(".")[0] == "triton":
+                kept.append(node)
+        elif isinstance(node, ast.FunctionDef) and any("gluon.jit" in ast.unparse(d) for d in node.decorator_list):
+            node.decorator_list = [d for d in node.decorator_list if "gluon.jit" in ast.unparse(d)]
+            kept.append(node)
+    helpers = os.path.join(folder, "aiter/ops/triton/utils/_triton/pid_preprocessing.py")
+    text = (f"import importlib.util as _u\n_s = _u.spec_from_file_location('aiter_pid_preprocessing', {helpers!r})\n"
+            "_m = _u.module_from_spec(_s)\n_s.loader.exec_module(_m)\npid_grid, remap_xcd = _m.pid_grid, _m.remap_xcd\n"
+            + ast.unparse(ast.Module(kept, [])) + "\n")
+    loaded = os.path.join(folder, "gemm_a8w8_kernels.py")
+    with open(loaded, "w") as f:
+        f.write(text)
+    spec = importlib.util.spec_from_file_location("aiter_gemm_a8w8_kernels", loaded)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _aiter_cases():
+    """(cases, why not): aiter's GEMMs at 256x256x128 tiles, 8 warps, on gfx950."""
+    from harness.carry_peer_gluon import check_source
+    problems = check_source(_aiter_source())
+    if problems:
+        return [], f"aiter: {problems[0]}"
+    origin = ".peer-tests/aiter/aiter/ops/triton/gluon/gemm_a8w8.py"
+    pointers = {"a_scale_ptr": "*fp32", "b_scale_ptr": "*fp32", "bias_ptr": "*fp32", "c_ptr": "*bf16"}
+    integers = ("M", "N", "K", "stride_am", "stride_ak", "stride_bk", "stride_bn", "stride_cm", "stride_cn")
+
+    def source(data: str, fp8_format):
+        from triton.experimental.gluon._runtime import GluonASTSource
+        kernel = _aiter_kernels()._gemm_a8w8_kernel
+        signature = {"a_ptr": data, "b_ptr": data, **pointers, **{name: "i32" for name in integers}}
+        constexprs = {"HAS_BIAS": True, "BLOCK_SIZE_M": 256, "BLOCK_SIZE_N": 256, "BLOCK_SIZE_K": 128,
+                      "GROUP_SIZE_M": 4, "EVEN_K": True, "GRID_MN": 64, "NUM_XCDS": 8, "NUM_WARPS": 8,
+                      "FP8_FORMAT": fp8_format}
+        attrs = {(kernel.arg_names.index(name),): [["tt.divisibility", 16]]
+                 for name in ("a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "stride_am", "stride_bn", "stride_cm")}
+        return GluonASTSource(kernel, signature, constexprs, attrs=attrs), {"num_warps": 8}
+    return [Case("aiter", "_gemm_a8w8_kernel_i8", origin, lambda: source("*i8", None), ("gfx950",)),
+            Case("aiter", "_gemm_a8w8_kernel_fp8", origin, lambda: source("*fp8e4nv", "e4m3"), ("gfx950",))], ""
+
+
 # --------------------------------------------------------------------------- compiling
 
 class _TTGIRWritten(Exception):
@@ -210,7 +285,16 @@ def main(argv=None) -> int:
     parser.add_argument("--check", action="store_true", help="list the cases without compiling")
     parser.add_argument("--only", default=None, help="regex over '<project>.<kernel>'")
     parser.add_argument("--out", default=None, help="default: test/lit/corpus/gluon/triton-<major.minor>")
+    parser.add_argument("--carry-aiter", metavar="GIT_DIR", help="first write aiter's files from a git repository "
+                        "of ROCm/aiter that has the pinned commit (e.g. /work/.mirror/ROCm+aiter/repo)")
     args = parser.parse_args(argv)
+    if args.carry_aiter:
+        from harness.carry_peer_gluon import carry_source
+        problems = carry_source(_aiter_source(), args.carry_aiter)
+        for problem in problems:
+            print(f"not carried: {problem}", file=sys.stderr)
+        if problems:
+            return 1
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
     os.environ["TRITON_ALWAYS_COMPILE"] = "1"
     import triton
@@ -218,7 +302,9 @@ def main(argv=None) -> int:
     release = ".".join(triton.__version__.split(".")[:2])
     out = args.out or os.path.join(GLUON_CORPUS, f"triton-{release}")
     carried, not_carried = _carried_cases()
-    cases = [case for case in list(_our_cases()) + carried
+    amd, amd_not_carried = _aiter_cases()
+    not_carried = "; ".join(why for why in (not_carried, amd_not_carried) if why)
+    cases = [case for case in list(_our_cases()) + carried + amd
              if not args.only or re.search(args.only, f"{case.project}.{case.kernel}")]
     if args.check:
         for case in cases:
