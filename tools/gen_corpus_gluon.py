@@ -87,7 +87,8 @@ class Written:
 # --------------------------------------------------------------------------- the cases
 
 def _our_cases():
-    from support import blackwell_gluon_kernels as B, gluon_auto_kernels as A, hopper_gluon_kernels as H, ws_kernels as W
+    from support import blackwell_gluon_kernels as B, gluon_auto_kernels as A, hopper_gluon_kernels as H
+    from support import ws_kernels as W
 
     for name in H.KERNELS:
         own = f"sm{H.target(name).arch}"
@@ -100,7 +101,8 @@ def _our_cases():
             continue                # 3.6 and 3.7 abort building gl.split of an automatic layout
         yield Case("ours", name if name.endswith("_auto") else name + "_auto", "test/support/gluon_auto_kernels.py",
                    lambda name=name: (A.source(name), {}), ("sm90",), True)
-    yield Case("ours", "tcgen05_matmul", "test/support/blackwell_gluon_kernels.py", lambda: (B.source(), {}), ("sm100",))
+    yield Case("ours", "tcgen05_matmul", "test/support/blackwell_gluon_kernels.py", lambda: (B.source(), {}),
+               ("sm100",))
     yield Case("ours", "ws_kernel", "test/support/ws_kernels.py", lambda: (W.source(), {}), ("sm90",))
     # a Triton-language kernel: on sm_100 Triton's pipeline gives tc_gen5_mma and tensor memory
     yield Case("ours", "auto_ws_matmul", "test/support/ws_kernels.py",
