@@ -16,7 +16,11 @@ not force left to ``gl.AutoLayout()``).
   accumulator's layout);
 * ``mma_v2_epilogue``: the same after an ``mma_v2`` dot (sm_80 and up);
 * ``tcgen05_epilogue``: the same on Blackwell (sm_100): a ``tcgen05_mma`` into tensor memory,
-  the accumulator loaded in the layout the tmem load needs, then converted for the store.
+  the accumulator loaded in the layout the tmem load needs, then converted for the store;
+* ``fp8_transposing_copy`` (not in ``KERNELS``: one warp, compiled by ``fp8_copy_source``): the
+  producer partition of a warp-specialized fp8 matmul that hands wgmma a K-major operand: 8x64
+  slices of an fp8 tile copied from a 64-byte-swizzled NVMMA buffer into a transposed one,
+  through registers (``local_load`` then ``local_store``).
 
 The copies into shared memory changed names between releases (``async_copy_global_to_shared`` on
 3.6, ``async_load`` from 3.7 on): the aliases below take whichever the installed Gluon has."""
@@ -264,6 +268,33 @@ def tcgen05_epilogue(a_ptr, b_ptr, c_ptr, AUTO: gl.constexpr, M: gl.constexpr, N
         rows = gl.arange(0, M, gl.SliceLayout(1, out_layout))
         cols = gl.arange(0, N, gl.SliceLayout(0, out_layout))
     gl.store(c_ptr + rows[:, None] * N + cols[None, :], y.to(gl.float16))
+
+
+@gluon.jit
+def fp8_transposing_copy(src_ptr, dst_ptr, AUTO: gl.constexpr):
+    io: gl.constexpr = gl.BlockedLayout([1, 16], [8, 4], [1, 1], [1, 0])
+    offsets = gl.arange(0, 64, gl.SliceLayout(1, io))[:, None] * 64 + gl.arange(0, 64, gl.SliceLayout(0, io))[None, :]
+    staged = gl.allocate_shared_memory(gl.float8e4nv, [64, 64],
+                                       gl.NVMMASharedLayout(swizzle_byte_width=64, element_bitwidth=8, rank=2),
+                                       gl.load(src_ptr + offsets))
+    transposed = gl.allocate_shared_memory(gl.float8e4nv, [64, 64],
+                                           gl.NVMMASharedLayout(swizzle_byte_width=64, element_bitwidth=8, rank=2,
+                                                                transposed=True))
+    if AUTO:
+        copy_layout: gl.constexpr = gl.AutoLayout()
+    else:
+        copy_layout: gl.constexpr = gl.BlockedLayout([1, 1], [1, 32], [1, 1], [1, 0])   # the author's
+    for i in gl.static_range(8):
+        transposed.slice(8 * i, 8, dim=0).store(staged.slice(8 * i, 8, dim=0).load(copy_layout))
+    _barrier()
+    gl.store(dst_ptr + offsets, transposed.load(io))
+
+
+def fp8_copy_source(auto: bool) -> GluonASTSource:
+    """``fp8_transposing_copy`` in its expert or automatic form (compile with ``num_warps=1``)."""
+    signature = {"src_ptr": "*fp8e4nv", "dst_ptr": "*fp8e4nv"}
+    return GluonASTSource(fp8_transposing_copy, signature, {"AUTO": auto},
+                          attrs=_aligned(fp8_transposing_copy, signature))
 
 
 def _tmem_register_layout(shape, num_warps=4):

@@ -227,3 +227,51 @@ def test_the_model_reads_a_transposed_view_as_triton_emits_it():
     wide, narrow = sorted(widths, key=widths.get, reverse=True)
     assert (widths[wide], widths[narrow]) == (16, 2)
     assert prices[wide] < prices[narrow]
+
+
+def _fp8_copy_ptx(auto: bool) -> str:
+    from support.hopper_gluon_kernels import SM90, fp8_copy_source
+    if auto:
+        linear_layouts.enable(resolve_auto_layouts=True)
+    try:
+        return triton.compile(fp8_copy_source(auto), target=SM90, options={"num_warps": 1}).asm["ptx"]
+    finally:
+        if auto:
+            linear_layouts.disable()
+
+
+def test_an_fp8_transposing_copy_reads_bytes_as_the_author_does():
+    """One warp copies 8x64 fp8 slices from a 64-byte-swizzled NVMMA buffer into a transposed
+    one.  Reading two bytes per load (``ld.shared.v2.b8``) halves the loads but Triton widens
+    every byte before packing it into the transposed store: 128 ``cvt.u32.u16`` and 65 more
+    ``prmt.b32``, 1.098x the author's run time in flagdnn's fp8 matmul on an H200.  The model
+    prices that unpacking, so the automatic form emits the author's instructions, both
+    releases: 128 byte loads for the copy and 128 for the final read, 3 ``prmt`` per packed
+    word, no widening."""
+    expert, auto = _fp8_copy_ptx(False), _fp8_copy_ptx(True)
+    for ptx in (expert, auto):
+        assert _count(ptx, "ld.shared.b8") == 256
+        assert _count(ptx, "ld.shared.v2.b8") == 0
+        assert _count(ptx, "cvt.u32.u16") == 0
+        assert _count(ptx, "prmt.b32") == 192
+    for kind in ("st.shared.v2.b32", "st.shared.v4.b32", "st.shared.b32"):
+        assert _count(auto, kind) == _count(expert, kind)
+
+
+def test_the_model_prices_unpacking_bytes_loaded_in_vectors():
+    """The copy's two candidate layouts as the model sees them: the 2-byte read costs fewer
+    shared accesses but more ALU work, and more in all."""
+    from linear_layouts.lowering.target import target_named
+    from linear_layouts.passes.assign.shared_access_costs import local_load_work, local_store_work
+    view = ("!ttg.memdesc<8x64xf8E4M3FN, #ttg.nvmma_shared<{{swizzlingByteWidth = 64, transposed = {}, "
+            "elementBitWidth = 8}}>, #ttg.shared_memory, mutable, 64x64>")
+    sm90 = target_named("sm_90")
+    costs = {}
+    for name, spt, order in (("bytes", "[8, 1]", "[0, 1]"), ("pairs", "[8, 2]", "[0, 1]")):
+        enc = (f"#ttg.blocked<{{sizePerThread = {spt}, threadsPerWarp = [1, 32], warpsPerCTA = [1, 1], "
+               f"order = {order}}}>")
+        costs[name] = (local_load_work(enc, (8, 64), view.format("false"), 8, sm90),
+                       local_store_work(enc, (8, 64), view.format("true"), 8, sm90))
+    assert costs["pairs"][0].shared < costs["bytes"][0].shared
+    assert costs["pairs"][0].alu > costs["bytes"][0].alu == 0
+    assert sum(w.total for w in costs["pairs"]) > sum(w.total for w in costs["bytes"])
