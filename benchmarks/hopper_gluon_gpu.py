@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import statistics
@@ -312,6 +313,7 @@ def table(results: dict) -> str:
             exact = {True: "yes", False: "NO"}.get(entry.get("bit_exact"), "")
             lines.append(f"| {name} | {mode} | {ok if mode != 'expert_again' else ''} | {exact} | {ratio} | {spread} "
                          f"| {ptx} | {_note(entry)} |")
+    lines += summary(results)
     cases = [(n, r) for n, r in results["kernels"].items() if r.get("project") not in (None, "ours")]
     if cases:
         lines += ["", "## The kernels of others", "",
@@ -320,6 +322,25 @@ def table(results: dict) -> str:
                   "", "| kernel | source | launch |", "|---|---|---|"]
         lines += [f"| {n} | `{r['source']}` | {r.get('shapes', '')} |" for n, r in cases]
     return "\n".join(lines) + "\n"
+
+
+def summary(results: dict) -> list[str]:
+    """Per mode: how many kernels were timed, the geometric mean of their ratios, the worst one;
+    the A/A row (``expert_again``) first, since every other ratio is read against its spread."""
+    timed = {mode: [(n, row["modes"][mode]) for n, row in results["kernels"].items()
+                    if "ratio" in row.get("modes", {}).get(mode, {})] for mode in ("expert_again", *MODES)}
+    timed = {mode: rows for mode, rows in timed.items() if rows and mode != "expert"}
+    if not timed:
+        return []
+    lines = ["", "## Summary", "",
+             "| mode | kernels timed | geomean x expert | worst (kernel) | worst end of a range over rounds |",
+             "|---|---|---|---|---|"]
+    for mode, rows in timed.items():
+        geomean = math.exp(sum(math.log(e["ratio"]) for _, e in rows) / len(rows))
+        worst_name, worst = max(rows, key=lambda item: item[1]["ratio"])
+        top = max(e["ratio_range"][1] for _, e in rows)
+        lines.append(f"| {mode} | {len(rows)} | {geomean:.3f} | {worst['ratio']:.3f} ({worst_name}) | {top:.3f} |")
+    return lines
 
 
 def run_dry(only=None) -> dict:
@@ -344,7 +365,12 @@ def main(argv=None) -> int:
     parser.add_argument("--out", default="", help="folder to write hopper_gluon_gpu[_dry].md and .json to")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="kernels whose name contains a NAME ('ours': our four)")
     parser.add_argument("--merge", action="store_true", help="add to the .json already at --out instead of replacing it")
+    parser.add_argument("--table", metavar="JSON", help="no run: print the table of a results file written before")
     args = parser.parse_args(argv)
+    if args.table:
+        with open(args.table) as f:
+            print(table(json.load(f)), end="")
+        return 0
     start = time.time()
     results = run_dry(args.only) if args.dry else run_gpu(args.rounds, args.only)
     results["seconds"] = round(time.time() - start, 1)
