@@ -4,7 +4,7 @@ with the timing method's own noise measured in the same run.
     python benchmarks/hopper_gluon_gpu.py --out benchmarks/results      # GPU (H100/H200): check and time
     python benchmarks/hopper_gluon_gpu.py --dry                         # CPU: compile every mode for its target
 
-The kernels: our own four, ``test/support/hopper_gluon_kernels.py`` (written for this check, none
+The kernels: our own four, ``benchmarks/harness/hopper_kernels.py`` (written for this check, none
 tuned on), each with an expert form (every layout spelled out) and an automatic form (one rule:
 every layout the hardware does not force is ``gl.AutoLayout()``); and ``harness/hopper_cases.py``'s:
 Triton's Hopper Gluon tutorials of v3.6.0 (TMA, wgmma, persistent, warp-specialized) and the Hopper
@@ -29,17 +29,18 @@ row sums may add in another order - also passes within it).  Then ``--rounds`` r
 timed with ``triton.testing.do_bench_cudagraph`` (median), in an order that rotates from round to
 round.  A mode's ratio is the median over rounds of its time over the expert's in the same round;
 the A/A ratio's spread over rounds is the noise every other ratio is read against.  Writes
-``hopper_gluon_gpu.md`` and ``.json`` to ``--out``; exit status 1 when a mode that compiled
+``hopper_gluon_gpu.md`` and ``.json.gz`` to ``--out``; exit status 1 when a mode that compiled
 gives a different output, or the expert fails.
 
 ``--only NAME ...`` runs the kernels whose name contains one of the NAMEs (``ours`` for our own
-four); ``--merge`` adds the run's kernels to the ``.json`` already at ``--out`` (and rewrites the
+four); ``--merge`` adds the run's kernels to the ``.json.gz`` already at ``--out`` (and rewrites the
 ``.md`` from the union): the device tool's ten-minute commands can then run the set in parts.
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import math
 import os
@@ -51,16 +52,19 @@ import warnings
 
 os.environ.setdefault("TRITON_ALWAYS_COMPILE", "1")
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "test"))
+
+from harness.common import require_package  # noqa: E402
+
+require_package()
 
 import triton  # noqa: E402
 from triton.backends.compiler import GPUTarget  # noqa: E402
 
 import linear_layouts  # noqa: E402
 from linear_layouts.passes.plugin_stats import reset_stats  # noqa: E402
-from support import hopper_gluon_kernels as kernels  # noqa: E402
 
 from harness import hopper_cases  # noqa: E402
+from harness import hopper_kernels as kernels  # noqa: E402
 from harness.peer_gluon_forms import front_end_rejects  # noqa: E402
 
 MODES = {
@@ -207,7 +211,7 @@ def _compile_row(row, mode, target=None):
 
 def _about(row) -> dict:
     if isinstance(row, str):
-        return {"project": "ours", "source": "test/support/hopper_gluon_kernels.py"}
+        return {"project": "ours", "source": "benchmarks/harness/hopper_kernels.py"}
     return {"project": row.project, "source": os.path.relpath(row.file, os.path.join(HERE, "..")),
             "kernel": row.kernel, "shapes": row.shapes, "tolerance": row.tolerance}
 
@@ -358,27 +362,31 @@ def run_dry(only=None) -> dict:
     return results
 
 
+def read_results(path: str) -> dict:
+    """A results file this script wrote (``.json.gz``; a plain ``.json`` read too)."""
+    with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
+        return json.load(f)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dry", action="store_true", help="no GPU: compile every mode for sm_90 and print the table")
     parser.add_argument("--rounds", type=int, default=5, help="timing rounds (modes rotated)")
-    parser.add_argument("--out", default="", help="folder to write hopper_gluon_gpu[_dry].md and .json to")
+    parser.add_argument("--out", default="", help="folder to write hopper_gluon_gpu[_dry_<triton>].md and .json.gz to")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="kernels whose name contains a NAME ('ours': our four)")
-    parser.add_argument("--merge", action="store_true", help="add to the .json already at --out instead of replacing it")
-    parser.add_argument("--table", metavar="JSON", help="no run: print the table of a results file written before")
+    parser.add_argument("--merge", action="store_true", help="add to the .json.gz already at --out instead of replacing it")
+    parser.add_argument("--table", metavar="JSON_GZ", help="no run: print the table of a results file written before")
     args = parser.parse_args(argv)
     if args.table:
-        with open(args.table) as f:
-            print(table(json.load(f)), end="")
+        print(table(read_results(args.table)), end="")
         return 0
     start = time.time()
     results = run_dry(args.only) if args.dry else run_gpu(args.rounds, args.only)
     results["seconds"] = round(time.time() - start, 1)
     stem = os.path.join(args.out, "hopper_gluon_gpu" + ("_dry_" + triton.__version__ if args.dry else "")) \
         if args.out else ""
-    if stem and args.merge and os.path.exists(stem + ".json"):
-        with open(stem + ".json") as f:
-            previous = json.load(f)
+    if stem and args.merge and os.path.exists(stem + ".json.gz"):
+        previous = read_results(stem + ".json.gz")
         results["kernels"] = {**previous.get("kernels", {}), **results["kernels"]}
         results["seconds"] = round(previous.get("seconds", 0) + results["seconds"], 1)
     text = table(results)
@@ -386,8 +394,8 @@ def main(argv=None) -> int:
     if stem:
         with open(stem + ".md", "w") as f:
             f.write(text)
-        with open(stem + ".json", "w") as f:
-            json.dump(results, f, indent=1)
+        with gzip.open(stem + ".json.gz", "wt") as f:
+            json.dump(results, f, separators=(",", ":"))
     bad = [(n, m) for n, row in results["kernels"].items() for m, e in row["modes"].items()
            if (e.get("bit_exact") is False and not e.get("within_tolerance")) or (m == "expert" and e.get("error"))]
     for name, mode in bad:

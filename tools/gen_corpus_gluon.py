@@ -93,7 +93,7 @@ def _our_cases():
     for name in H.KERNELS:
         own = f"sm{H.target(name).arch}"
         for auto in (False, True):
-            yield Case("ours", name + ("_auto" if auto else ""), "test/support/hopper_gluon_kernels.py",
+            yield Case("ours", name + ("_auto" if auto else ""), "benchmarks/harness/hopper_kernels.py",
                        lambda name=name, auto=auto: (H.source(name, auto), {}), (own,), auto)
     import triton
     for name in list(A.KERNELS) + list(A.SHAPE_KERNELS):

@@ -42,6 +42,10 @@ GPU machine: the project's wheel, ``pip install --no-deps``); nothing here adds 
 * ``peer_gluon_forms``, ``peer_gluon_cases``: for ``peer_gluon_gpu.py``, the automatic form's rule
   and the kernels-only source of another project's file, and which of its kernels are taken and
   how each is launched.
+* ``hopper_kernels``, ``hopper_cases``: for ``hopper_gluon_gpu.py``, our Hopper-class Gluon kernels
+  (TMA, mbarrier, wgmma, persistent loops and their epilogues; the tests compile them too, as
+  ``support.hopper_gluon_kernels``) and the cases of others: Triton's Hopper tutorials and the
+  Hopper kernels of other projects, their automatic form and how each is launched.
 
 Two commands keep the harnesses' inputs and outputs:
 
@@ -50,6 +54,9 @@ Two commands keep the harnesses' inputs and outputs:
 * ``python benchmarks/harness/carry_peer_gluon.py [--mirrors DIR | --from-git PROJECT=DIR]``: the
   Gluon kernels of other projects (flash-linear-attention, triton-viz; not committed) into
   ``.peer-tests/``, checked against their blob and tree hashes;
+* ``python benchmarks/harness/carry_hopper_sources.py [--mirrors DIR]``: the Hopper Gluon kernels
+  ``hopper_cases`` launches (FlagDNN, LMDeploy, gpt-oss-gluon; not committed) into ``.peer-tests/``,
+  checked against the MANIFEST's commits and blob hashes;
 * ``python benchmarks/harness/regenerate_results.py [--restore NAME]``: the raw result files taken
   out of ``benchmarks/results`` (to keep it small), the command that writes each, and restoring
   one from git history.

@@ -69,6 +69,7 @@ OFF_THE_SKELETON = {
     "stock_shared_oracle": "CPU only: compiles for the PTX, no GPU, no dry run",
     "twin_choice": "CPU only: no GPU, no compile",
     "triton_language_tests": "runs Triton's own test suite, not cases of ours",
+    "hopper_gluon_gpu": "its modes in one process, so that the expert's own binary is timed again as a mode (the A/A run)",
 }
 
 
