@@ -12,7 +12,7 @@ What differs, each fact checked against every release's own translation and LLVM
   (:attr:`~TritonConventions.struct_holds_unique_registers`);
 * ``#ttg.generic_linear`` exists from 3.8; older releases take the same bases under
   ``#ttg.linear`` (:meth:`~TritonConventions.attribute_text`);
-* up to 3.6 an NVMMA shared layout without swizzle ignores ``transposed``
+* up to 3.7 an NVMMA shared layout without swizzle ignores ``transposed``
   (:attr:`~TritonConventions.unswizzled_nvmma_ignores_transposed`; read off the PTX);
 * from 3.7 Triton asks the stages hook for a cache key
   (:attr:`~TritonConventions.stages_hook_gives_cache_key`).
@@ -58,13 +58,14 @@ class TritonConventions:
 
     @property
     def unswizzled_nvmma_ignores_transposed(self) -> bool:
-        """Triton 3.6 lays out an NVMMA shared layout without swizzle (``swizzlingByteWidth =
-        0``) the same whether ``transposed`` or not: the last dim fastest.  So a transposed
-        view of such a buffer (``memdesc_trans``, whose type is the transposed encoding) is
-        read along its last dim.  Read off 3.6's PTX: a 64x64 f16 local load from that view
-        issues 16-byte loads for ``sizePerThread = [1, 8]`` and 2-byte ones for ``[8, 1]``;
-        3.9 the other way round, as its ``toLinearLayout`` says (the oracle checks 3.7 on)."""
-        return self.release < (3, 7)
+        """Triton 3.6 and 3.7 lay out an NVMMA shared layout without swizzle
+        (``swizzlingByteWidth = 0``) the same whether ``transposed`` or not: the last dim
+        fastest.  So a transposed view of such a buffer (``memdesc_trans``, whose type is the
+        transposed encoding) is read along its last dim.  Read off their PTX: a 64x64 f16 local
+        load from that view issues 16-byte loads for ``sizePerThread = [1, 8]`` and 2-byte ones
+        for ``[8, 1]``; 3.8 and 3.9 the other way round, as their ``toLinearLayout`` says
+        (``test_hopper_epilogues.py`` reads the PTX under every release)."""
+        return self.release < (3, 8)
 
     @property
     def stages_hook_gives_cache_key(self) -> bool:

@@ -215,7 +215,7 @@ _ACROSS = ("#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warps
 def test_the_model_reads_a_transposed_view_as_triton_emits_it():
     """A transposed view of an unswizzled NVMMA buffer, read in 8 elements a thread down dim 0
     or across dim 1: the one the installed Triton reads in 16-byte vectors (the other in 2-byte
-    loads: 3.9 reads the view down dim 0, 3.6 across dim 1) is the one the model prices lower."""
+    loads: 3.8 and 3.9 read the view down dim 0, 3.6 and 3.7 across dim 1) is the one the model prices lower."""
     from linear_layouts.lowering.target import target_named
     from linear_layouts.passes.assign.shared_access_costs import local_load_work
     widths, prices = {}, {}
