@@ -70,14 +70,15 @@ def test_loads_vectorize(name):
 
 
 # Per kernel touching shared memory: what ours must issue (every access 16 bytes, or ldmatrix /
-# stmatrix, which move 16 bytes a lane too) and what it must not (a scalar access).
+# stmatrix, which move 16 bytes a lane too) and what it must not (a scalar access).  Triton 3.8
+# spells some accesses with their state space: st.shared::cta.v4.b32.
 _SHARED_PTX = {
-    "cp_async_copy": ([r"cp\.async\.cg\.shared\.global \[[^]]*\], \[[^]]*\], 0x10", r"ld\.shared\.v4\.b32",
-                       r"st\.global\.v4\.b32"], [r"cp\.async\.ca", r"ld\.shared\.b32", r"st\.global\.b32"]),
-    "shared_round_trip": ([r"ld\.global\.v4\.b32", r"st\.global\.v4\.b32", r"(ld\.shared\.v4|ldmatrix)",
-                           r"(st\.shared\.v4|stmatrix)"], [r"ld\.shared\.b32", r"st\.shared\.b32"]),
-    "tma_scale": ([r"cp\.async\.bulk\.tensor", r"(ld\.shared\.v4|ldmatrix)", r"(st\.shared\.v4|stmatrix)"],
-                  [r"ld\.shared\.b32", r"st\.shared\.b32"]),
+    "cp_async_copy": ([r"cp\.async\.cg\.shared\.global \[[^]]*\], \[[^]]*\], 0x10", r"ld\.shared(?:::cta)?\.v4\.b32",
+                       r"st\.global\.v4\.b32"], [r"cp\.async\.ca", r"ld\.shared(?:::cta)?\.b32", r"st\.global\.b32"]),
+    "shared_round_trip": ([r"ld\.global\.v4\.b32", r"st\.global\.v4\.b32", r"(ld\.shared(?:::cta)?\.v4|ldmatrix)",
+                           r"(st\.shared(?:::cta)?\.v4|stmatrix)"], [r"ld\.shared(?:::cta)?\.b32", r"st\.shared(?:::cta)?\.b32"]),
+    "tma_scale": ([r"cp\.async\.bulk\.tensor", r"(ld\.shared(?:::cta)?\.v4|ldmatrix)", r"(st\.shared(?:::cta)?\.v4|stmatrix)"],
+                  [r"ld\.shared(?:::cta)?\.b32", r"st\.shared(?:::cta)?\.b32"]),
     "ws_copy": ([r"ld\.global\.v4\.b32", r"st\.global\.v4\.b32"], [r"ld\.global\.b32", r"st\.global\.b32"]),
 }
 
