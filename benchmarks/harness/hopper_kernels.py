@@ -143,9 +143,8 @@ def transpose_epilogue(a_desc, b_desc, c_desc, M, N, K, AUTO: gl.constexpr):
 # --------------------------------------------------------------------------- accumulator epilogues
 
 @gluon.jit
-def wgmma_epilogue(a_ptr, b_ptr, bias_ptr, c_ptr, AUTO: gl.constexpr, M: gl.constexpr, N: gl.constexpr,
-                   K: gl.constexpr):
-    # one tile: operands loaded into NVMMA shared buffers, one wgmma, a bias and a ReLU, a store
+def _one_wgmma_tile(a_ptr, b_ptr, acc_layout: gl.constexpr, M: gl.constexpr, N: gl.constexpr, K: gl.constexpr):
+    # the two wgmma epilogues' common start: operands loaded into NVMMA shared buffers, one wgmma
     load_layout: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0])
     a_rows = gl.arange(0, M, gl.SliceLayout(1, load_layout))
     k_cols = gl.arange(0, K, gl.SliceLayout(0, load_layout))
@@ -156,9 +155,15 @@ def wgmma_epilogue(a_ptr, b_ptr, bias_ptr, c_ptr, AUTO: gl.constexpr, M: gl.cons
     a_s = gl.allocate_shared_memory(gl.float16, [M, K], gl.NVMMASharedLayout.get_default_for([M, K], gl.float16), a)
     b_s = gl.allocate_shared_memory(gl.float16, [K, N], gl.NVMMASharedLayout.get_default_for([K, N], gl.float16), b)
     fence_async_shared()
+    return warpgroup_mma(a_s, b_s, gl.zeros([M, N], gl.float32, acc_layout))
+
+@gluon.jit
+def wgmma_epilogue(a_ptr, b_ptr, bias_ptr, c_ptr, AUTO: gl.constexpr, M: gl.constexpr, N: gl.constexpr,
+                   K: gl.constexpr):
+    # one tile: operands loaded into NVMMA shared buffers, one wgmma, a bias and a ReLU, a store
     acc_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
                                                          instr_shape=[16, N, 16])
-    acc = warpgroup_mma(a_s, b_s, gl.zeros([M, N], gl.float32, acc_layout))
+    acc = _one_wgmma_tile(a_ptr, b_ptr, acc_layout, M, N, K)
     if AUTO:
         out_layout: gl.constexpr = gl.AutoLayout()
     else:
@@ -179,19 +184,9 @@ def wgmma_direct_epilogue(a_ptr, b_ptr, bias_ptr, c_ptr, AUTO: gl.constexpr, M: 
                           K: gl.constexpr):
     # wgmma_epilogue with no conversion written: the bias, the indices and the store meet the
     # accumulator's layout directly (Gluon's front end marks each meeting with set_auto_layout)
-    load_layout: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0])
-    a_rows = gl.arange(0, M, gl.SliceLayout(1, load_layout))
-    k_cols = gl.arange(0, K, gl.SliceLayout(0, load_layout))
-    k_rows = gl.arange(0, K, gl.SliceLayout(1, load_layout))
-    n_cols = gl.arange(0, N, gl.SliceLayout(0, load_layout))
-    a = gl.load(a_ptr + a_rows[:, None] * K + k_cols[None, :])
-    b = gl.load(b_ptr + k_rows[:, None] * N + n_cols[None, :])
-    a_s = gl.allocate_shared_memory(gl.float16, [M, K], gl.NVMMASharedLayout.get_default_for([M, K], gl.float16), a)
-    b_s = gl.allocate_shared_memory(gl.float16, [K, N], gl.NVMMASharedLayout.get_default_for([K, N], gl.float16), b)
-    fence_async_shared()
     acc_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
                                                          instr_shape=[16, N, 16])
-    acc = warpgroup_mma(a_s, b_s, gl.zeros([M, N], gl.float32, acc_layout))
+    acc = _one_wgmma_tile(a_ptr, b_ptr, acc_layout, M, N, K)
     if AUTO:
         rows = gl.arange(0, M)
         cols = gl.arange(0, N)
