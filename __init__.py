@@ -13,7 +13,7 @@ manager ``enabled()`` undo it.  Setting ``LINEAR_LAYOUTS=1`` (or ``=legacy``) in
 turns it on in every Python process of a program, right after the process imports triton: the
 package installs a start-up hook (``linear-layouts-startup.pth``) that imports this package only
 where the variable is set, so the worker processes torch.compile compiles kernels in are reached
-too (``passes.environment``, ``passes.after_triton``).  ``LINEAR_LAYOUTS=report`` records every
+too (``passes.drop_in.environment``, ``passes.drop_in.after_triton``).  ``LINEAR_LAYOUTS=report`` records every
 kernel compiled and writes a report of their layout conversions when the process ends
 (``python -m linear_layouts report prog.py`` does the same for one program).
 """
@@ -33,32 +33,32 @@ def __getattr__(name):
 
 
 def enable(mode: str = "linear", **options):
-    from .passes import hook
+    from .passes.drop_in import hook
     return hook.enable(mode, **options)
 
 
 def disable() -> None:
     """Back to stock Triton for kernels compiled from now on."""
-    from .passes import hook
+    from .passes.drop_in import hook
     hook.disable()
 
 
 def stats():
     """What the drop-in did: kernels seen, kernels with islands, and every kernel compiled
     without our islands after a failure (``stats().fallbacks``, ``stats().summary()``)."""
-    from .passes import hook
+    from .passes.drop_in import hook
     return hook.stats()
 
 
 def enabled(mode: str = "linear", **options):
-    from .passes import hook
+    from .passes.drop_in import hook
     return hook.enabled(mode, **options)
 
 
 def _with_the_options(function, first_line: str) -> None:
     """``function``'s signature and docstring from the one definition of the options
-    (``passes.enable_options``): ``help(linear_layouts.enable)`` lists every option."""
-    from .passes import enable_options
+    (``passes.drop_in.enable_options``): ``help(linear_layouts.enable)`` lists every option."""
+    from .passes.drop_in import enable_options
 
     function.__signature__ = enable_options.signature()
     function.__doc__ = enable_options.docstring(first_line)
@@ -80,7 +80,7 @@ def _turn_on_from_environment(mode: str) -> None:
         except (report.ReportSetupError, OSError) as error:
             warnings.warn(f"linear-layouts report stays off: {error}", RuntimeWarning, stacklevel=2)
         return
-    from .passes import hook
+    from .passes.drop_in import hook
 
     try:
         hook.enable_from_environment()
@@ -91,7 +91,7 @@ def _turn_on_from_environment(mode: str) -> None:
 def _read_environment() -> None:
     """``LINEAR_LAYOUTS`` set: the plugin turns on as soon as triton is imported (now, if it is).
     A value we cannot read is a warning, never an error: importing us must not break a program."""
-    from .passes import environment
+    from .passes.drop_in import environment
 
     try:
         mode = environment.requested_mode()
@@ -105,7 +105,7 @@ def _read_environment() -> None:
         warnings.warn(f"linear-layouts stays off: {error}", RuntimeWarning, stacklevel=3)
         return
     if mode is not None:
-        from .passes.after_triton import call_after_triton_import
+        from .passes.drop_in.after_triton import call_after_triton_import
 
         call_after_triton_import(lambda: _turn_on_from_environment(mode))
 

@@ -191,7 +191,7 @@ def run_command(argv: list) -> int:
     problem = args.module is None and not_a_python_program(args.program)
     if problem:
         return _error(problem)
-    from .passes import hook, shared_stats
+    from .passes.drop_in import hook, shared_stats
 
     os.environ.setdefault("LINEAR_LAYOUTS", "linear")
     # The program's workers (torch.compile's, multiprocessing's) compile in processes of their
@@ -288,7 +288,7 @@ def _start_measuring(options):
 
 
 def report_command(argv: list) -> int:
-    from .passes import recorder
+    from .passes.drop_in import recorder
     from .tools.report import ReportOptions, ReportSetupError, is_writer, start
 
     args, problem = _program_arguments(report_parser(), argv)

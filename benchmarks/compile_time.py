@@ -19,11 +19,11 @@ three ways:
 * ``stock``: Triton alone;
 * ``ours, cold``: ``linear_layouts.enable()`` with nothing remembered
   (``LINEAR_LAYOUTS_CACHE=off``, and every in-process cache keyed by the kernel emptied before
-  the compile, ``passes.process_memory.forget_kernels``): every conversion planned, emitted and
+  the compile, ``passes.drop_in.process_memory.forget_kernels``): every conversion planned, emitted and
   simulated, as in the first compile of the kernel;
 * ``ours, warm``: the same after one compile of the kernel, as for every autotuning config
   after the first and every recompile: plans and the simulator's verdicts come from
-  ``passes.verified_islands`` (its disk directory is a fresh temporary one here).
+  ``passes.islands.verified_islands`` (its disk directory is a fresh temporary one here).
 
 Each compile starts from an empty Triton cache (``TRITON_ALWAYS_COMPILE=1``), modes are
 interleaved so that drift hits every mode alike, and each figure is the median of
@@ -97,8 +97,8 @@ def main(argv=None) -> int:
     from triton.backends.compiler import GPUTarget
 
     import linear_layouts
-    from linear_layouts.passes import verified_islands
-    from linear_layouts.passes.process_memory import forget_kernels
+    from linear_layouts.passes.islands import verified_islands
+    from linear_layouts.passes.drop_in.process_memory import forget_kernels
 
     target = GPUTarget("cuda", 90, 32)
     workdir = tempfile.mkdtemp(prefix="ll_compile_time_")
@@ -150,7 +150,7 @@ def main(argv=None) -> int:
              "cache off (`TRITON_ALWAYS_COMPILE=1`)",
              "- `cold`: nothing remembered (`LINEAR_LAYOUTS_CACHE=off`, in-process caches keyed by the kernel "
              "emptied before each compile: the first compile of a kernel); `warm`: plans and simulator verdicts "
-             "remembered from an earlier compile (`passes/verified_islands.py`)",
+             "remembered from an earlier compile (`passes/islands/verified_islands.py`)",
              f"- command: `python benchmarks/compile_time.py --out {args.out} --repeats {args.repeats}`", "",
              "- `assign`: cold, with `enable(assign_layouts=True)` (`ll-assign-layouts` first: graph, "
              "cost model, integer program, rewrite)", "",

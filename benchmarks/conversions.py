@@ -63,7 +63,7 @@ def compile_case(args):
     start = time.perf_counter()
     try:
         import linear_layouts
-        from linear_layouts.passes import hook
+        from linear_layouts.passes.drop_in import hook
 
         if mode != "stock":
             linear_layouts.enable(mode)
@@ -128,7 +128,7 @@ def load_kernel(case_index, mode, directory):
     this is a hit in Triton's on-disk cache (the plugin's own cache entry for plugin modes)."""
     import linear_layouts
     import triton
-    from linear_layouts.passes import hook
+    from linear_layouts.passes.drop_in import hook
     from triton.backends.compiler import GPUTarget
 
     path = os.path.join(directory, f"case{case_index}_{mode}.ttgir")

@@ -27,7 +27,7 @@ kernels, stock against ours: which kernels an op's difference comes from.  ``--k
 archives each mode's compiled kernels (TTGIR, LLVM IR, PTX) of the first round as
 ``DIR/<op>.<mode>.tar.gz``, to read offline which conversions a kernel has and how each mode lowered
 them.  ``--text`` adds the mode ``text``: ``enable()`` with every island spliced as text, none
-built in Triton's module (``LINEAR_LAYOUTS_IN_PLACE=0``, ``passes/in_place.py``; the default
+built in Triton's module (``LINEAR_LAYOUTS_IN_PLACE=0``, ``passes/drop_in/in_place.py``; the default
 builds one-round shared-memory islands in place).  ``--in-place`` adds the mode ``in_place``,
 ``LINEAR_LAYOUTS_IN_PLACE=1`` (the default's route; the runs made while the text route was the
 default used it).
@@ -96,7 +96,7 @@ def _inputs(op: str, tokens: int):
 def _enable_mode(mode: str, variants: dict) -> None:
     """``ours``: ``enable()`` with its defaults; ``in_place`` / ``text``: the same with the
     shared-memory islands built in Triton's module / every island spliced as text
-    (``passes.in_place``); a variant's name: ``enable()`` with that variant's conversions left to
+    (``passes.drop_in.in_place``); a variant's name: ``enable()`` with that variant's conversions left to
     Triton; ``stock``: nothing."""
     if enable_route(mode):
         return
@@ -214,7 +214,7 @@ def main(argv=None) -> int:
                         help="NAME=KEY,KEY:RANK;...: enable() with those conversions left to Triton (KEY:RANK: ours)")
     parser.add_argument("--name", default="fla_ops_gpu", help="the results' file stem")
     parser.add_argument("--in-place", action="store_true",
-                        help="also a mode in_place: enable() with LINEAR_LAYOUTS_IN_PLACE=1 (passes/in_place.py)")
+                        help="also a mode in_place: enable() with LINEAR_LAYOUTS_IN_PLACE=1 (passes/drop_in/in_place.py)")
     parser.add_argument("--text", action="store_true",
                         help="also a mode text: enable() with LINEAR_LAYOUTS_IN_PLACE=0 (every island spliced as text)")
     parser.add_argument("--warps", type=int, default=0,

@@ -59,7 +59,7 @@ def compile_case(job):
 
     from linear_layouts.tools.testcases import single_convert_ttgir
     from linear_layouts.passes.ir.sandbox import run_forked
-    from linear_layouts.passes.in_place import in_place_enabled, in_place_module_text
+    from linear_layouts.passes.drop_in.in_place import in_place_enabled, in_place_module_text
     from linear_layouts.passes.lower_conversions import lower_text
     text = single_convert_ttgir(case.shape, case.element_type, case.src, case.dst, case.num_warps, f"sm_{arch}",
                                 name="k")
@@ -254,12 +254,12 @@ def _sm_90_only(major: int, minor: int) -> int:
 def options(parser) -> None:
     parser.add_argument("--cases", type=int, default=3000)
     parser.add_argument("--in-place", action="store_true",
-                        help="ours: the conversions built in place (passes/in_place.py, LINEAR_LAYOUTS_IN_PLACE=1), "
+                        help="ours: the conversions built in place (passes/drop_in/in_place.py, LINEAR_LAYOUTS_IN_PLACE=1), "
                              "not spliced as islands")
 
 
 def cases(args, env) -> list:
-    from linear_layouts.passes.in_place import IN_PLACE_VARIABLE
+    from linear_layouts.passes.drop_in.in_place import IN_PLACE_VARIABLE
     from linear_layouts.tools.conversion_fuzz import case_at
     # The compile workers inherit it: ours is the text route's island unless --in-place.
     os.environ[IN_PLACE_VARIABLE] = "1" if args.in_place else "0"

@@ -12,7 +12,7 @@ rounds (``harness/mode_rounds.py``):
 * ``ours_asm``: the same, shared-memory accesses as inline PTX (``LINEAR_LAYOUTS_SHARED_ACCESS=asm``),
   the form islands had before they were plain LLVM loads and stores;
 * ``ours_in_place`` (``--in-place``): ``enable()`` with its one-round shared-memory plans built in
-  Triton's module (``LINEAR_LAYOUTS_IN_PLACE=1``, ``passes/in_place.py``: the default's route);
+  Triton's module (``LINEAR_LAYOUTS_IN_PLACE=1``, ``passes/drop_in/in_place.py``: the default's route);
 * ``ours_text`` (``--text``): ``enable()`` with every island spliced as text (``LINEAR_LAYOUTS_IN_PLACE=0``).
 
 Outputs are compared with stock's bit for bit; times are medians of ``triton.testing.do_bench``.

@@ -61,7 +61,7 @@ import triton  # noqa: E402
 from triton.backends.compiler import GPUTarget  # noqa: E402
 
 import linear_layouts  # noqa: E402
-from linear_layouts.passes.plugin_stats import reset_stats  # noqa: E402
+from linear_layouts.passes.drop_in.plugin_stats import reset_stats  # noqa: E402
 
 from harness import hopper_cases  # noqa: E402
 from harness import hopper_kernels as kernels  # noqa: E402

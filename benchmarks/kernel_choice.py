@@ -54,7 +54,7 @@ def launched_ttgir(bench) -> str:
     """The TTGIR of the kernel ``bench`` launches (compiled by stock Triton)."""
     import gc
 
-    from linear_layouts.passes.hook import forget_jit_kernels
+    from linear_layouts.passes.drop_in.hook import forget_jit_kernels
     from triton.runtime.jit import JITFunction
 
     forget_jit_kernels()

@@ -185,7 +185,7 @@ def run_mode(bench: Bench, mode: str, cache_root: str, only: str | None = None, 
     import triton.testing
 
     import linear_layouts
-    from linear_layouts.passes import hook
+    from linear_layouts.passes.drop_in import hook
 
     result = {"ok": False}
     hook.forget_jit_kernels()   # no kernel object kept in memory from an earlier run: compile or load anew

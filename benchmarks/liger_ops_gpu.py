@@ -41,7 +41,7 @@ see other values than the first (which the exactness check uses); the kernels an
 same.  RMSNorm and PolyNorm run with ``in_place=False`` so that the gradient fed back stays as drawn.
 
 ``--text`` adds the mode ``text``: ``enable()`` with every island spliced as text, none built in
-Triton's module (``LINEAR_LAYOUTS_IN_PLACE=0``, ``passes/in_place.py``); ``--in-place`` adds the
+Triton's module (``LINEAR_LAYOUTS_IN_PLACE=0``, ``passes/drop_in/in_place.py``); ``--in-place`` adds the
 mode ``in_place``, ``LINEAR_LAYOUTS_IN_PLACE=1``.  ``--out DIR`` writes ``DIR/<--name>.md`` and the
 rows as ``DIR/<--name>.jsonl`` (rewritten after every op, in case a time limit stops the run).
 
@@ -285,7 +285,7 @@ def main(argv=None) -> int:
     parser.add_argument("--out", default="", help="folder for <name>.md and <name>.jsonl (default: print only)")
     parser.add_argument("--name", default="liger_ops_gpu", help="the results' file stem")
     parser.add_argument("--in-place", action="store_true",
-                        help="also a mode in_place: enable() with LINEAR_LAYOUTS_IN_PLACE=1 (passes/in_place.py)")
+                        help="also a mode in_place: enable() with LINEAR_LAYOUTS_IN_PLACE=1 (passes/drop_in/in_place.py)")
     parser.add_argument("--text", action="store_true",
                         help="also a mode text: enable() with LINEAR_LAYOUTS_IN_PLACE=0 (every island spliced as text)")
     parser.add_argument("--list", action="store_true", help="print the ops, their Liger symbols and shapes, and exit")

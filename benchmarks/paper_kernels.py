@@ -585,7 +585,7 @@ class PluginCounts:
     """What ``linear_layouts.stats()`` counted during one compile (differences of its totals)."""
 
     def __init__(self):
-        from linear_layouts.passes import hook
+        from linear_layouts.passes.drop_in import hook
         self._stats = hook.stats
         self._before = self._snapshot()
 

@@ -101,12 +101,12 @@ class OurResolution:
     """Why our resolution of automatic layouts gave a kernel back to Triton's: the plugin records a
     fallback only where Triton's resolution then compiles it, and where that fails too, only
     Triton's error reaches the caller.  This watches the plugin's resolution step
-    (``passes.layout_stages._resolve_auto_layouts``) and keeps the first line of each error it
+    (``passes.drop_in.layout_stages._resolve_auto_layouts``) and keeps the first line of each error it
     raises (the harness's instrument; the plugin's behaviour is unchanged)."""
 
     def __init__(self):
         self.reasons: list[str] = []
-        from linear_layouts.passes import layout_stages
+        from linear_layouts.passes.drop_in import layout_stages
         original = getattr(layout_stages, "_resolve_auto_layouts", None)
         if original is None:
             return

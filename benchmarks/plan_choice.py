@@ -162,7 +162,7 @@ def compile_candidate(args):
     start = time.perf_counter()
     try:
         import linear_layouts
-        from linear_layouts.passes import hook
+        from linear_layouts.passes.drop_in import hook
 
         if pipeline_of(rank):
             linear_layouts.enable(pipeline=pipeline_of(rank))
@@ -199,7 +199,7 @@ def load_candidate(index, rank, directory):
     """The compiled kernel (a hit in Triton's cache: the workers compiled it)."""
     import linear_layouts
     import triton
-    from linear_layouts.passes import hook
+    from linear_layouts.passes.drop_in import hook
     from triton.backends.compiler import GPUTarget
 
     if pipeline_of(rank):

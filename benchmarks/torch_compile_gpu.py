@@ -71,7 +71,7 @@ COUNTING_SITECUSTOMIZE = textwrap.dedent('''
 
     run_shadowed_sitecustomize(os.path.dirname(os.path.abspath(__file__)))
     if os.environ.get("LL_COUNT_DIR"):
-        from linear_layouts.passes.after_triton import call_after_triton_import
+        from linear_layouts.passes.drop_in.after_triton import call_after_triton_import
         call_after_triton_import(_install_listener)
 ''')
 
@@ -258,13 +258,13 @@ def count_lines(directory: str) -> dict:
 
 def plugin_counts(directory: str) -> dict:
     """{pid: kernels} from the plugin's own counts (LINEAR_LAYOUTS_STATS_DIR)."""
-    from linear_layouts.passes import shared_stats
+    from linear_layouts.passes.drop_in import shared_stats
 
     return {s["pid"]: s.get("kernels", 0) for s in shared_stats.read_snapshots(directory)}
 
 
 def plugin_summary(directory: str) -> str:
-    from linear_layouts.passes import hook
+    from linear_layouts.passes.drop_in import hook
 
     return hook.combined_stats(directory).summary().splitlines()[0]
 

@@ -62,7 +62,7 @@ def minimal_conversion(src: LinearLayout, dst: LinearLayout) -> LinearLayout:
     Remembered (layouts are immutable): one conversion asks for it from the planner, the stock
     gate and the predictions of stock's lowering, and each computation costs a noticeable part
     of a compile (docs/compile-time.md, 'What the small savings saved');
-    ``passes.process_memory`` forgets it for a cold compile."""
+    ``passes.drop_in.process_memory`` forgets it for a cold compile."""
     src = _strip_register_broadcast(src)
     dst = _strip_register_broadcast(dst)
     conversion = dst.invert_and_compose(src)

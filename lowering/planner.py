@@ -264,7 +264,7 @@ def plan_candidates(src: LinearLayout, dst: LinearLayout, bits, target) -> tuple
 
     Remembered per process (plans are immutable, the planner a pure function of its inputs): in
     a compile with ``ll-assign-layouts``, the cost model prices the candidate conversions and the
-    lowering then plans the ones it keeps, the same calls; ``passes.process_memory`` forgets
+    lowering then plans the ones it keeps, the same calls; ``passes.drop_in.process_memory`` forgets
     them for a cold compile."""
     target = target_named(target) if isinstance(target, str) else target
     plans, scope = _plan_candidates(src, dst, element_bits_of(bits), target)

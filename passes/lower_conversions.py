@@ -13,7 +13,7 @@ For every such op, in order:
    plan, every plan the planner returns having passed the exhaustive verifier - or stock
    Triton's lowering, with the reason;
 3. for ours, emit the island, run it in the emitted-code simulator for every thread
-   (``passes.island_checks``), and put it in place of the op (``passes.island_splicing``).
+   (``passes.islands.island_checks``), and put it in place of the op (``passes.islands.island_splicing``).
 
 Anything else leaves the op to Triton, with a remark that says why (``ll-opt --remarks``, or
 the option ``remarks=true``).  Remarks look like::
@@ -57,8 +57,8 @@ from .framework import ModulePass, PassContext
 from .ir.bindings import triton_version
 from .ir.module_target import target_or_why
 from .ir.snapshot import Module, Operation
-from .island_checks import CACHEABLE_PREFIX, IslandChecks, site_for
-from .island_splicing import SPLICED_OPS, OpPositions, splice_islands
+from .islands.island_checks import CACHEABLE_PREFIX, IslandChecks, site_for
+from .islands.island_splicing import SPLICED_OPS, OpPositions, splice_islands
 from .op_requests import OP_OF_METHOD, read_conversion, read_local_access, values_joined_at_region_ends
 from .options import (CandidateRanks, Methods, Mode, VerifyLevel, parse_candidate_for, parse_methods,
                       parse_target, parse_word)
@@ -125,9 +125,9 @@ def plan_module(module: Module, options: "LowerConversions", gate_first: bool = 
         if op.name == "ttg.local_alloc" and not op.operands:
             continue   # an allocation without a source stores nothing: Triton's (or our scratch)
         if plans.built_in_place and _result_id(op) in plans.built_in_place:
-            continue   # built in place before this pass (passes.in_place): dead, Triton's to drop
+            continue   # built in place before this pass (passes.drop_in.in_place): dead, Triton's to drop
         if plans.left_to_stock and _result_id(op) in plans.left_to_stock:
-            continue   # left to Triton by the drop-in (passes.in_place.not_worth_a_text_route)
+            continue   # left to Triton by the drop-in (passes.drop_in.in_place.not_worth_a_text_route)
         outcome = LoweringOutcome(op.location)
         results.append((op, outcome))
         if hw_target is None:
@@ -285,8 +285,8 @@ class LowerConversions(ModulePass):
     @staticmethod
     def module_plans() -> ModulePlans:
         """The plans of one module's lowering, shared across compiles while
-        ``passes.verified_islands`` remembers (``LINEAR_LAYOUTS_CACHE``)."""
-        from . import verified_islands
+        ``passes.islands.verified_islands`` remembers (``LINEAR_LAYOUTS_CACHE``)."""
+        from .islands import verified_islands
         return ModulePlans(PROCESS_PLANS if verified_islands.caching_enabled() else None)
 
     def check_options(self) -> Optional[str]:

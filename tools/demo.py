@@ -90,7 +90,7 @@ def compile_ours(ttgir: str, target: str, workdir: str, name: str) -> str:
     (our pass runs before Triton's ``make_llir``).  Returns the final PTX / AMDGCN."""
     import triton
 
-    from linear_layouts.passes import hook
+    from linear_layouts.passes.drop_in import hook
 
     path = os.path.join(workdir, f"{name}-{target}.ttgir")
     with open(path, "w") as f:

@@ -210,7 +210,7 @@ def compile_ttgir(path: str, gpu_target, pipeline: Optional[str]):
     """``triton.compile`` of a TTGIR file, stock (``pipeline`` None) or with our pipeline."""
     import triton
 
-    from linear_layouts.passes import hook, recorder
+    from linear_layouts.passes.drop_in import hook, recorder
 
     with recorder.paused():
         if pipeline is None:
@@ -224,7 +224,7 @@ def lower_pipeline(candidate_for: str = "") -> str:
     """Our default pipeline, with ``candidate_for`` (``KEY:stock,...``) when given."""
     import dataclasses
 
-    from linear_layouts.passes.hook import default_passes
+    from linear_layouts.passes.drop_in.hook import default_passes
     from linear_layouts.passes.lower_conversions import LowerConversions
     from linear_layouts.passes.options import Mode
     from linear_layouts.passes.pipeline import pipeline_text

@@ -319,7 +319,7 @@ def _do_bench(function: Callable[[], None]) -> float:
 
 
 def _stock():
-    from linear_layouts.passes import hook
+    from linear_layouts.passes.drop_in import hook
 
     class _Stock:
         def __enter__(self):
@@ -333,18 +333,18 @@ def _stock():
 
 
 def _ours():
-    from linear_layouts.passes import hook
+    from linear_layouts.passes.drop_in import hook
     return hook.enabled("linear")
 
 
 def _advised():
-    from linear_layouts.passes import hook
+    from linear_layouts.passes.drop_in import hook
     return hook.enabled("linear", apply_advice=True)
 
 
 def _alone(key: str):
     """The context in which a launch compiles with the finding ``key`` alone applied."""
-    from linear_layouts.passes import hook
+    from linear_layouts.passes.drop_in import hook
     return hook.enabled("linear", apply_advice=True, advice_findings=(key,))
 
 

@@ -1,6 +1,6 @@
 """``python -m linear_layouts report PROG.py``: what layout conversions a user's own program has.
 
-The recorder (``passes.recorder``) stores every kernel the program compiled.  This module runs
+The recorder (``passes.drop_in.recorder``) stores every kernel the program compiled.  This module runs
 the report: the data model (``tools.report_model``) turns the records into an explanation,
 kernel by kernel, and a renderer (``tools.report_md``, ``tools.report_html``) writes it:
 
@@ -28,7 +28,7 @@ import sys
 import time
 from typing import Optional
 
-from linear_layouts.passes import recorder
+from linear_layouts.passes.drop_in import recorder
 from linear_layouts.tools import report_html
 from linear_layouts.tools.report_model import (DEFAULT_DIRECTORY, DEFAULT_PICTURES, ReportOptions,
                                                attach_measurements, build_kernels, write_atomically)
@@ -149,7 +149,7 @@ def check_options(options: ReportOptions, mode: str) -> None:
 def start(options: ReportOptions, mode: str, write_at_exit: bool) -> None:
     """Record from now on (and, for ``mode="linear"``, run our lowering); with
     ``write_at_exit``, write the report when the process ends."""
-    from linear_layouts.passes import hook
+    from linear_layouts.passes.drop_in import hook
 
     check_options(options, mode)
     if mode == "linear" and hook.active_config() is None:

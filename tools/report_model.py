@@ -333,7 +333,7 @@ def compare_final_code(kernel: KernelEntry, record: dict, workdir: str) -> None:
     (``tools.final_code``).  Problems are recorded, never raised."""
     from linear_layouts.lowering import UnknownTarget, target_named
     from linear_layouts.lowering.choosing.measured_choices import conversion_key
-    from linear_layouts.passes import hook
+    from linear_layouts.passes.drop_in import hook
     from linear_layouts.tools.final_code import compare_conversions
 
     try:
@@ -430,7 +430,7 @@ def _chosen_by_our_resolution(kernel: KernelEntry) -> None:
 
 def auto_layouts_of(group: list[dict]):
     """The resolution of a kernel's automatic layouts its records carry (the hook's record,
-    ``passes.recorder``), one where Triton's resolution was priced first; None for a kernel
+    ``passes.drop_in.recorder``), one where Triton's resolution was priced first; None for a kernel
     without automatic layouts (or compiled without ``linear_layouts.enable()``)."""
     recorded = [r["auto_layouts"] for r in group if isinstance(r.get("auto_layouts"), dict)]
     if not recorded:

@@ -14,10 +14,10 @@ modes interleaved so that drift hits both alike, each compile with Triton's cach
 
 * ``stock``: Triton alone;
 * ``ours``: ``linear_layouts.enable()`` with nothing remembered (``LINEAR_LAYOUTS_CACHE=off``, and
-  every in-process cache keyed by a kernel emptied first: ``passes.process_memory.forget_kernels``):
+  every in-process cache keyed by a kernel emptied first: ``passes.drop_in.process_memory.forget_kernels``):
   every conversion planned, emitted, verified and simulated, as on a first compile;
 * ``warm``: the same with the plans and simulator verdicts of an earlier compile of the file
-  remembered (``passes/verified_islands.py``), as for a recompile or an autotuner's next config;
+  remembered (``passes/islands/verified_islands.py``), as for a recompile or an autotuner's next config;
 * ``round_trip``: stock Triton, but its TTGIR module printed and parsed back, unchanged, before
   its ``make_llir``: the text round trip every compile that gets an island of ours pays (Triton's
   bindings create no ops, so islands reach Triton as text), whatever our passes cost.  Its
@@ -149,13 +149,13 @@ class FunctionClock:
 class PluginClock(FunctionClock):
     """The wall time spent in the hook's calls into the plugin while it is entered (``seconds``):
     the conversions asked from their types (``types_first``), the pipeline, the guard pruning, or
-    the islands built in place (``passes.in_place``, the default; from the types, its choices of
+    the islands built in place (``passes.drop_in.in_place``, the default; from the types, its choices of
     the conversions ``types_first`` did not reach included: a run before this clock counted
     them out, and so under-read the plugin's own work on kernels built in place)."""
 
-    # Where the stage wrappers look the two up; ``passes.hook`` was the place before the hook was
+    # Where the stage wrappers look the two up; ``passes.drop_in.hook`` was the place before the hook was
     # split into rooms (kept, so that an older tree is still timed).
-    CALLERS = ("passes.stage_wrappers", "passes.hook")
+    CALLERS = ("passes.drop_in.stage_wrappers", "passes.drop_in.hook")
 
     def __init__(self):
         super().__init__([(module, name, "plugin") for module in self.CALLERS
@@ -173,22 +173,29 @@ class PhaseClock(FunctionClock):
     module, planning (layouts, candidates, choice, plan verifier), emission,
     the emitted-code simulator, the re-parse of the module with its islands into Triton, the
     pruning of guard barriers on the LLVM IR, and (unless ``LINEAR_LAYOUTS_IN_PLACE=0``) the islands built
-    in Triton's module (``passes.in_place``; its snapshot and planning count as theirs).  What is left of :class:`PluginClock`'s total is the
+    in Triton's module (``passes.drop_in.in_place``; its snapshot and planning count as theirs).  What is left of :class:`PluginClock`'s total is the
     passes' glue (guard placement, splicing, remarks)."""
 
     # phase: (module, names) rows where the callers look the functions up, today's first, then
-    # an older tree's (before the hook was split into rooms and the island checks left
-    # lower_conversions).
-    PHASES = {"types first": [("stage_wrappers", "every_conversion_is_stocks")],
-              "snapshot": [("plugin_pipeline", "snapshot_of"), ("hook", "snapshot_of"), ("in_place", "snapshot_of")],
-              "plan": [("lower_conversions", "plan_module"), ("in_place", "plan_module", "conversion_choices")],
-              "build in place": [("in_place", "build_in_place")],
-              "emit": [("island_checks", "emit_island", "emit_local_load_island", "emit_local_store_island"),
+    # older trees' (before the drop-in and the islands had folders of their own under passes/,
+    # before the hook was split into rooms, before the island checks left lower_conversions).
+    PHASES = {"types first": [("drop_in.stage_wrappers", "every_conversion_is_stocks"),
+                              ("stage_wrappers", "every_conversion_is_stocks")],
+              "snapshot": [("drop_in.plugin_pipeline", "snapshot_of"), ("drop_in.in_place", "snapshot_of"),
+                           ("plugin_pipeline", "snapshot_of"), ("hook", "snapshot_of"), ("in_place", "snapshot_of")],
+              "plan": [("lower_conversions", "plan_module"), ("drop_in.in_place", "plan_module", "conversion_choices"),
+                       ("in_place", "plan_module", "conversion_choices")],
+              "build in place": [("drop_in.in_place", "build_in_place"), ("in_place", "build_in_place")],
+              "emit": [("islands.island_checks", "emit_island", "emit_local_load_island", "emit_local_store_island"),
+                       ("island_checks", "emit_island", "emit_local_load_island", "emit_local_store_island"),
                        ("lower_conversions", "emit_island", "emit_local_load_island", "emit_local_store_island")],
-              "simulate": [("island_checks", "IslandChecks._simulated"),
+              "simulate": [("islands.island_checks", "IslandChecks._simulated"),
+                           ("island_checks", "IslandChecks._simulated"),
                            ("lower_conversions", "_simulate_unless_accepted")],
-              "re-parse": [("plugin_pipeline", "triton_module_from_text"), ("hook", "triton_module_from_text")],
-              "prune guards": [("stage_wrappers", "prune_guard_barriers"), ("hook", "prune_guard_barriers")]}
+              "re-parse": [("drop_in.plugin_pipeline", "triton_module_from_text"),
+                           ("plugin_pipeline", "triton_module_from_text"), ("hook", "triton_module_from_text")],
+              "prune guards": [("drop_in.stage_wrappers", "prune_guard_barriers"),
+                               ("stage_wrappers", "prune_guard_barriers"), ("hook", "prune_guard_barriers")]}
 
     def __init__(self):
         super().__init__([(f"passes.{module}", name, phase) for phase, rows in self.PHASES.items()
@@ -269,11 +276,11 @@ def compile_as(mode: str, path: str, target) -> Timing:
     import triton
 
     import linear_layouts
-    from linear_layouts.passes import verified_islands
+    from linear_layouts.passes.islands import verified_islands
 
     os.environ[verified_islands.CACHE_SWITCH] = "on" if mode == "warm" else "off"
     if mode == "ours":          # cold: the first compile of the kernel in this process
-        from linear_layouts.passes.process_memory import forget_kernels
+        from linear_layouts.passes.drop_in.process_memory import forget_kernels
         forget_kernels()
     with _StageClock(round_trip=mode == "round_trip") as stages:
         if mode in ("ours", "warm"):
@@ -290,7 +297,7 @@ def compile_as(mode: str, path: str, target) -> Timing:
 
 def measure(paths: list[str], repeats: int, skipped: list) -> list[dict]:
     """Rows of medians per file; files stock Triton cannot compile go to ``skipped`` with why."""
-    from linear_layouts.passes import verified_islands
+    from linear_layouts.passes.islands import verified_islands
 
     os.environ[verified_islands.CACHE_DIR_VARIABLE] = tempfile.mkdtemp(prefix="ll_compile_corpus_verified_")
     for mode in ("stock", "ours"):        # warm up: imports, Triton's first-compile setup
@@ -388,7 +395,7 @@ def summary_lines(rows: list[dict], clock: Clock = WALL) -> list[str]:
         warm = [r[warm_ratio] for r in rows]
         warm_converts = [r[warm_ratio] for r in rows if r["converts"]]
         worst_warm = max(rows, key=lambda r: r[warm_ratio])
-        lines.append(f"* warm (islands remembered from an earlier compile, `passes/verified_islands.py`): median "
+        lines.append(f"* warm (islands remembered from an earlier compile, `passes/islands/verified_islands.py`): median "
                      f"**{(statistics.median(warm) - 1) * 100:+.1f}%**"
                      + (f"; over the kernels with a conversion: {(statistics.median(warm_converts) - 1) * 100:+.1f}%"
                         if warm_converts else "")
@@ -400,7 +407,7 @@ def summary_lines(rows: list[dict], clock: Clock = WALL) -> list[str]:
 
 
 def _untouched(row: dict) -> bool:
-    """Every conversion of the kernel went to stock from its types (``passes/types_first.py``):
+    """Every conversion of the kernel went to stock from its types (``passes/drop_in/types_first.py``):
     no phase but ``types first`` ran, so Triton compiled its own module, unprinted and unchanged."""
     phases = row.get("ours_phases") or {}
     return bool(phases) and all(seconds == 0 for phase, seconds in phases.items() if phase != "types first")
@@ -478,7 +485,7 @@ def account_lines(rows: list[dict]) -> list[str]:
 
 
 def _has_island(row: dict) -> bool:
-    """The kernel got an island: one was emitted, or built in place (``passes.in_place``)."""
+    """The kernel got an island: one was emitted, or built in place (``passes.drop_in.in_place``)."""
     phases = row["ours_phases"]
     return phases.get("emit", 0.0) > 0 or phases.get("build in place", 0.0) > 0
 
@@ -601,7 +608,7 @@ def main(argv=None) -> int:
     os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="ll_compile_corpus_")
     skipped: list = []
     rows = measure(paths, args.repeats, skipped)
-    from linear_layouts.passes.in_place import IN_PLACE_VARIABLE
+    from linear_layouts.passes.drop_in.in_place import IN_PLACE_VARIABLE
     route = os.environ.get(IN_PLACE_VARIABLE, "")      # the route, where the environment names one
     command = (f"{IN_PLACE_VARIABLE}={route} " if route else "") + "python benchmarks/compile_time.py corpus" + \
         "".join(f" {a}" for a in (argv if argv is not None else sys.argv[1:]))

@@ -51,7 +51,7 @@ def capture(paths: list[str]) -> dict[str, str]:
     import triton
 
     import linear_layouts
-    from linear_layouts.passes import stage_wrappers
+    from linear_layouts.passes.drop_in import stage_wrappers
     from linear_layouts.passes.ir.diagnostics import CapturedStderr
 
     texts: dict[str, str] = {}

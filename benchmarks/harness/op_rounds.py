@@ -46,14 +46,14 @@ def one_config_each(warps: int = 0) -> None:
 def enable_route(mode: str) -> bool:
     """``stock``: nothing; ``ours``: ``enable()`` with its defaults; ``in_place`` / ``text``: the
     same with the shared-memory islands built in Triton's module / every island spliced as text
-    (``LINEAR_LAYOUTS_IN_PLACE``, ``passes.in_place``).  False for any other mode (the script's own)."""
+    (``LINEAR_LAYOUTS_IN_PLACE``, ``passes.drop_in.in_place``).  False for any other mode (the script's own)."""
     if mode == "stock":
         return True
     if mode != "ours" and mode not in ROUTES:
         return False
     import linear_layouts
     if mode in ROUTES:
-        from linear_layouts.passes.in_place import IN_PLACE_VARIABLE
+        from linear_layouts.passes.drop_in.in_place import IN_PLACE_VARIABLE
         os.environ[IN_PLACE_VARIABLE] = ROUTES[mode]
     linear_layouts.enable()
     return True

@@ -258,7 +258,7 @@ def modes_of(case: Case, train: bool, table: bool, pick: bool = True, shared_asm
     PTX of before (``LINEAR_LAYOUTS_SHARED_ACCESS=asm`` while it compiles: ``_mode_environment``),
     the A/B of the LLVM form against it in one run.  ``in_place``: also ``ours_in_place``,
     ``ours`` with its one-round shared-memory plans built in Triton's module and the others
-    spliced as text (``LINEAR_LAYOUTS_IN_PLACE=1``, ``passes/in_place.py``: the default since it
+    spliced as text (``LINEAR_LAYOUTS_IN_PLACE=1``, ``passes/drop_in/in_place.py``: the default since it
     was measured so).  ``text``: also ``ours_text``, every island spliced as text
     (``LINEAR_LAYOUTS_IN_PLACE=0``).  ``rounds``: also ``ours_stock_rounds``, shared plans in
     Triton's rounds only (``LINEAR_LAYOUTS_ROUND_SCRATCH=0``), and ``ours_wide_rounds``, fewer
@@ -370,7 +370,7 @@ def compile_one(job):
     import triton
     from triton.backends.compiler import GPUTarget
     import linear_layouts
-    from linear_layouts.passes import hook
+    from linear_layouts.passes.drop_in import hook
     from linear_layouts.tools.testcases import instruction_classes
 
     path = _kernel_path(directory, index, mode, kind)
@@ -395,7 +395,7 @@ def compile_one(job):
 def _load(directory, index, mode, pipeline, kind):
     import linear_layouts
     import triton
-    from linear_layouts.passes import hook
+    from linear_layouts.passes.drop_in import hook
     from triton.backends.compiler import GPUTarget
     with _mode_environment(mode):   # before enable(): on 3.6 it picks its cache directory by the key
         if pipeline:

@@ -89,7 +89,7 @@ def process_start(origin: str, worker: str | None = None) -> dict | None:
             append_record("processes.jsonl", _started)
         return _started
     import linear_layouts
-    from linear_layouts.passes import hook
+    from linear_layouts.passes.drop_in import hook
 
     error = None
     if mode == "plugin" and hook.active_config() is None:
@@ -115,7 +115,7 @@ def write_stats() -> None:
     if path is None:
         return
     try:
-        from linear_layouts.passes import hook
+        from linear_layouts.passes.drop_in import hook
         s = hook.stats()
     except Exception:
         return
@@ -353,7 +353,7 @@ def _after_test_in_plugin_mode(nodeid: str) -> None:
     ``hook_lost.jsonl``."""
     global _last_counts
     import triton
-    from linear_layouts.passes import hook
+    from linear_layouts.passes.drop_in import hook
 
     global _last_stats_write
     s = hook.stats()

@@ -46,7 +46,7 @@ def child(mode: str, path: str, warps: int) -> int:
     triton.compile(path, target=target, options={"num_warps": warps})
     first = time.perf_counter()
     if mode == "ours":
-        from linear_layouts.passes.process_memory import forget_kernels
+        from linear_layouts.passes.drop_in.process_memory import forget_kernels
         forget_kernels()
     triton.compile(path, target=target, options={"num_warps": warps})
     second = time.perf_counter()

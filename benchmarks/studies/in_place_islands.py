@@ -57,9 +57,9 @@ def shared_mix(ptx: str) -> str:
 
 def in_place_text(path: str) -> tuple[str, int]:
     """The module of ``path`` with every conversion the default lowers through shared memory in
-    one round rewritten in place, as the drop-in does (``passes.in_place``), printed; and how many
+    one round rewritten in place, as the drop-in does (``passes.drop_in.in_place``), printed; and how many
     were."""
-    from linear_layouts.passes.in_place import in_place_module_text
+    from linear_layouts.passes.drop_in.in_place import in_place_module_text
 
     return in_place_module_text(open(path).read(), os.path.basename(path))
 

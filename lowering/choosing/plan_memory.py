@@ -11,7 +11,7 @@ Two memories, both explicit objects:
   halves; attention: one conversion per loop stage): the second takes the first one's plan,
   even where the process memory is off.  The same work, not less checking.  One compile asks
   its questions twice: from the conversions' types before the module is printed
-  (``passes.types_first``), then in the pass; the drop-in hands both the same memory, so the
+  (``passes.drop_in.types_first``), then in the pass; the drop-in hands both the same memory, so the
   pass takes the answers the types gave instead of asking again.
 
 Example::
@@ -67,12 +67,12 @@ class ModulePlans:
         self._plans: dict[tuple, object] = {}
         self._choices: dict[object, list[tuple[object, object]]] = {}
         # The results (value ids) of conversions already built in Triton's module by the drop-in
-        # (``passes.in_place``): each such convert is dead there, left to Triton's clean-up, and
+        # (``passes.drop_in.in_place``): each such convert is dead there, left to Triton's clean-up, and
         # a pass over the same module after it leaves it alone.
         self.built_in_place: set[int] = set()
         # The results of conversions the drop-in left to Triton after choosing ours, because
         # taking them would have cost a text route they cannot pay back
-        # (``passes.in_place.not_worth_a_text_route``): a pass over the module leaves them too.
+        # (``passes.drop_in.in_place.not_worth_a_text_route``): a pass over the module leaves them too.
         self.left_to_stock: set[int] = set()
 
     def plan(self, src, dst, bits: int, target, rank: int = 0):

@@ -21,7 +21,7 @@ def module_target(module: Module, target: Union[str, Target, None] = None) -> Ta
 def target_of(target: Union[str, Target, None], attribute) -> Target:
     """``target`` (a caller's option), else the target the module's ``ttg.target`` names, read by
     ``attribute()`` only when needed (a snapshot's header, or Triton's module through its
-    bindings: ``passes.types_first``); ``UnknownTarget`` where neither names one."""
+    bindings: ``passes.drop_in.types_first``); ``UnknownTarget`` where neither names one."""
     if isinstance(target, Target):
         return target
     name = target or attribute()

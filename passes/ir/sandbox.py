@@ -6,7 +6,7 @@ by ``fork()`` (cheap after the bindings are loaded: copy on write): the child's 
 stderr, where MLIR prints its diagnostics, go through a pipe to the parent, and the function's
 text result through a temporary file (it may be megabytes of PTX).
 
-Never used on the drop-in's path (``passes.hook``): a process that holds CUDA state and
+Never used on the drop-in's path (``passes.drop_in.hook``): a process that holds CUDA state and
 threads must not fork.
 """
 

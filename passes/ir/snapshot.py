@@ -135,7 +135,7 @@ class Module:
         self._marks_on_parse = marked
         self._own = own
         # safe: every re-parse of our own edits runs first in a forked child (ll-opt).  The
-        # drop-in (``passes.hook``) parses with safe=False: it runs inside a process that may
+        # drop-in (``passes.drop_in.hook``) parses with safe=False: it runs inside a process that may
         # hold CUDA state and threads, where fork() is unsafe.
         self.safe = safe
         self._ctx = ctx

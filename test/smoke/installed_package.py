@@ -80,7 +80,7 @@ STARTUP_HOOK_ON = textwrap.dedent("""
     assert "linear_layouts" in sys.modules, "the start-up hook did not import linear_layouts"
     assert "triton" not in sys.modules, "the start-up hook imported triton before the program did"
     import triton
-    from linear_layouts.passes import hook
+    from linear_layouts.passes.drop_in import hook
     assert hook.active_config() is not None, "the plugin is not on after import triton"
     print("on after import triton")
 """)
@@ -91,7 +91,7 @@ CHILD_OF_ENABLE = textwrap.dedent("""
     import subprocess, sys
     import triton, linear_layouts
     linear_layouts.enable(remarks=True)
-    child = "import triton; from linear_layouts.passes import hook; c = hook.active_config(); print(c.remarks)"
+    child = "import triton; from linear_layouts.passes.drop_in import hook; c = hook.active_config(); print(c.remarks)"
     print(subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, check=True).stdout.strip())
 """)
 

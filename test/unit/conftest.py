@@ -15,7 +15,7 @@ import pytest
 # does that by default); in the tests a failing island is an error, not a silent hand-back to
 # Triton.  Subprocesses (ll-opt, compile workers) inherit it.
 os.environ.setdefault("LINEAR_LAYOUTS_STRICT_CHECK", "1")
-# ... and simulated every time: no verdict is taken from an earlier compile (passes.verified_islands;
+# ... and simulated every time: no verdict is taken from an earlier compile (passes.islands.verified_islands;
 # test_verified_islands.py turns the memory on where it tests it).
 os.environ.setdefault("LINEAR_LAYOUTS_CACHE", "off")
 # ... and lowered by us: the stock gate (lowering/choosing/fitted_model.py, fitted for triton 3.6 on sm_90) would
@@ -56,7 +56,7 @@ def private_triton_cache(tmp_path, monkeypatch):
     """Compiles of this test in a Triton cache of its own (nothing served from another test's
     compile, with or without the plugin), fp fusion on as Triton's default, and the plugin off
     afterwards.  Modules that compile use it with ``pytestmark = pytest.mark.usefixtures(...)``."""
-    from linear_layouts.passes import hook
+    from linear_layouts.passes.drop_in import hook
     from support.triton_cache import use_private_triton_cache
 
     use_private_triton_cache(monkeypatch, tmp_path / "cache")
@@ -70,7 +70,7 @@ def every_compile_counted(private_triton_cache, monkeypatch):
     """``private_triton_cache``, and every compile runs (``TRITON_ALWAYS_COMPILE``) with the
     plugin's counters at zero before it: for tests that read ``stats()`` after compiling (a
     compile served from the cache would leave them at zero)."""
-    from linear_layouts.passes import hook
+    from linear_layouts.passes.drop_in import hook
 
     monkeypatch.setenv("TRITON_ALWAYS_COMPILE", "1")
     hook.reset_stats()

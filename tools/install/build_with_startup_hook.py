@@ -8,7 +8,7 @@ build, so that the wheel installs it and ``pip uninstall`` removes it.
 
 The hook's one line does nothing unless ``LINEAR_LAYOUTS`` is set (and not ``0``); then it
 imports ``linear_layouts``, which turns the plugin on right after the process imports triton
-(``passes/after_triton.py``).  An error there is one line on stderr, never a failed start.
+(``passes/drop_in/after_triton.py``).  An error there is one line on stderr, never a failed start.
 
 This folder is not a package (no ``__init__.py``): it is used while building, and not shipped.
 An editable install (``pip install -e .``) has no build step that can place the file; the

@@ -15,7 +15,7 @@ try:
 except ImportError:   # linear_layouts not importable here: nothing of ours to do
     pass
 if os.environ.get("LINEAR_LAYOUTS", "").strip().lower() == "report":
-    try:   # a cheap import: recording starts right after the process imports triton (passes/after_triton.py)
+    try:   # a cheap import: recording starts right after the process imports triton (passes/drop_in/after_triton.py)
         import linear_layouts  # noqa: F401
     except Exception as error:   # recording must never break the program
         print(f"linear-layouts report: this process is not recorded: {error}", file=sys.stderr)

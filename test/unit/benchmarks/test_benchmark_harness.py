@@ -55,7 +55,7 @@ def test_only_the_timed_conversion_differs_between_modes(tmp_path, private_trito
     """Stock and the plugin compile the same staging code: the plugin lowers one conversion
     (the timed one) and no local load; the code outside the loop has the same shared-memory
     accesses in both."""
-    from linear_layouts.passes import hook
+    from linear_layouts.passes.drop_in import hook
 
     # (a Triton cache of its own: the hook runs only on a real compile, never on a cache hit)
     case = _case_without_measured_choice()

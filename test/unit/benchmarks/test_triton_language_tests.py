@@ -183,7 +183,7 @@ import pytest
 
 
 def plugin_on():
-    from linear_layouts.passes import hook
+    from linear_layouts.passes.drop_in import hook
     return hook.active_config() is not None
 
 
@@ -204,7 +204,7 @@ def test_skipped():
 
 
 def test_a_process_the_test_starts_has_the_plugin_too():
-    out = subprocess.run([sys.executable, "-c", "from linear_layouts.passes import hook; "
+    out = subprocess.run([sys.executable, "-c", "from linear_layouts.passes.drop_in import hook; "
                           "print(hook.active_config() is not None)"], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == str(os.environ["LL_PEER_MODE"] == "plugin")
 

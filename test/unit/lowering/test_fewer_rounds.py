@@ -99,7 +99,7 @@ def test_the_budget_comes_from_the_environment(monkeypatch):
 
 
 def test_the_budget_is_part_of_the_cache_key(monkeypatch):
-    from linear_layouts.passes.plugin_config import environment_switches
+    from linear_layouts.passes.drop_in.plugin_config import environment_switches
     monkeypatch.delenv(ROUND_SCRATCH_VARIABLE, raising=False)
     assert "round-scratch" not in environment_switches()
     monkeypatch.setenv(ROUND_SCRATCH_VARIABLE, "0")
@@ -178,8 +178,8 @@ def test_a_plan_that_stays_in_its_warp_keeps_triton_rounds(monkeypatch):
 def test_enable_names_a_bad_budget_and_stays_off(monkeypatch):
     triton = pytest.importorskip("triton")  # noqa: F841 - enable() needs Triton
     import linear_layouts
-    from linear_layouts.passes import hook
-    from linear_layouts.passes.plugin_config import PluginError
+    from linear_layouts.passes.drop_in import hook
+    from linear_layouts.passes.drop_in.plugin_config import PluginError
     linear_layouts.disable()
     monkeypatch.setenv(ROUND_SCRATCH_VARIABLE, "16k")
     with pytest.raises(PluginError, match=f"{ROUND_SCRATCH_VARIABLE}='16k'"):

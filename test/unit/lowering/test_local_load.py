@@ -436,7 +436,7 @@ def test_the_drop_in_lowers_allocations_with_a_source_and_counts_them(tmp_path, 
     allocations become islands (fenced for the async proxy), counted apart from conversions."""
     import triton
     import linear_layouts
-    from linear_layouts.passes import hook
+    from linear_layouts.passes.drop_in import hook
     from triton.backends.compiler import GPUTarget
     use_private_triton_cache(monkeypatch, tmp_path / "cache")
     monkeypatch.setenv("TRITON_DEFAULT_FP_FUSION", "1")

@@ -16,7 +16,7 @@ import pytest
 triton = pytest.importorskip("triton")
 
 import linear_layouts  # noqa: E402
-from linear_layouts.passes.in_place import IN_PLACE_VARIABLE  # noqa: E402
+from linear_layouts.passes.drop_in.in_place import IN_PLACE_VARIABLE  # noqa: E402
 from support.sm90_compile import compiled_for_sm90  # noqa: E402
 
 # x = load (blocked: one element a thread, the 64 elements twice over the 4 warps); 256 times

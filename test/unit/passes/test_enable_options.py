@@ -1,4 +1,4 @@
-"""``enable()``'s options are declared once (``passes.enable_options``): its signature, its
+"""``enable()``'s options are declared once (``passes.drop_in.enable_options``): its signature, its
 docstring, the table of docs/using-enable.md and the names ``LINEAR_LAYOUTS_OPTIONS`` takes all
 come from that one definition, and a misspelt name is answered with the valid ones."""
 
@@ -10,14 +10,14 @@ import pytest
 from support import REPO
 
 import linear_layouts
-from linear_layouts.passes import enable_options, hook
-from linear_layouts.passes.enable_options import ENABLE_OPTIONS
+from linear_layouts.passes.drop_in import enable_options, hook
+from linear_layouts.passes.drop_in.enable_options import ENABLE_OPTIONS
 
 
 @pytest.mark.parametrize("function", [linear_layouts.enable, linear_layouts.enabled, hook.enable],
                          ids=["enable", "enabled", "hook.enable"])
 def test_the_signature_is_every_option_with_its_default(function):
-    """help() used to show ``enable(mode='linear', **options)`` and "see passes.hook.enable"."""
+    """help() used to show ``enable(mode='linear', **options)`` and "see passes.drop_in.hook.enable"."""
     parameters = inspect.signature(function).parameters
     assert [(p.name, p.default) for p in parameters.values()] == [(o.name, o.default) for o in ENABLE_OPTIONS]
     assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in list(parameters.values())[1:])
@@ -25,7 +25,7 @@ def test_the_signature_is_every_option_with_its_default(function):
 
 def test_the_docstring_lists_every_option():
     doc = inspect.getdoc(linear_layouts.enable)
-    assert "passes.hook" not in doc
+    assert "passes.drop_in.hook" not in doc
     for option in ENABLE_OPTIONS:
         assert re.search(rf"^{option.name}={re.escape(repr(option.default))}: ", doc, re.M), option.name
 
@@ -35,7 +35,7 @@ def test_the_docs_table_is_the_definitions():
     table = re.search(r"<!-- options table:.*?-->\n(.*?)\n<!-- end of options table -->", page, re.S)
     assert table, "docs/using-enable.md has lost its options table"
     assert table.group(1) == enable_options.markdown_table(), \
-        "regenerate the table: python -c 'from linear_layouts.passes.enable_options import markdown_table; " \
+        "regenerate the table: python -c 'from linear_layouts.passes.drop_in.enable_options import markdown_table; " \
         "print(markdown_table())'"
 
 

@@ -15,8 +15,8 @@ from triton.backends.compiler import GPUTarget  # noqa: E402
 from triton.compiler import ASTSource  # noqa: E402
 
 import linear_layouts  # noqa: E402
-from linear_layouts.passes import hook, stage_wrappers  # noqa: E402
-from linear_layouts.passes.plugin_config import in_place_by_default  # noqa: E402
+from linear_layouts.passes.drop_in import hook, stage_wrappers# noqa: E402
+from linear_layouts.passes.drop_in.plugin_config import in_place_by_default  # noqa: E402
 
 from support import REPO  # noqa: E402
 
@@ -247,7 +247,7 @@ def test_enable_checks_every_option_when_given(kwargs, message):
 
 def test_bad_environment_value_warns_at_import_and_fails_the_runner(tmp_path):
     env = dict(os.environ, LINEAR_LAYOUTS="garbage")
-    imported = subprocess.run([sys.executable, "-c", "import linear_layouts, triton; from linear_layouts.passes import hook; print(hook.active_config())"],
+    imported = subprocess.run([sys.executable, "-c", "import linear_layouts, triton; from linear_layouts.passes.drop_in import hook; print(hook.active_config())"],
                               capture_output=True, text=True, env=env, cwd=tmp_path)
     assert imported.returncode == 0 and "Traceback" not in imported.stderr
     assert "linear-layouts stays off" in imported.stderr and "None" in imported.stdout

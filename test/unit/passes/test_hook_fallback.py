@@ -13,7 +13,7 @@ import pytest
 
 triton = pytest.importorskip("triton")
 import linear_layouts  # noqa: E402
-from linear_layouts.passes import hook, stage_wrappers  # noqa: E402
+from linear_layouts.passes.drop_in import hook, stage_wrappers# noqa: E402
 from linear_layouts.passes.ir.parsing import triton_module_from_text  # noqa: E402
 
 
@@ -31,7 +31,7 @@ pytestmark = pytest.mark.usefixtures("every_compile_counted")  # conftest.py
 @pytest.fixture(autouse=True)
 def islands_as_text(monkeypatch):
     """The text route, whose output these tests edit: the transpose's conversion would otherwise
-    be built in Triton's module (``passes.in_place``, whose fallbacks test_in_place.py tests)."""
+    be built in Triton's module (``passes.drop_in.in_place``, whose fallbacks test_in_place.py tests)."""
     monkeypatch.setenv("LINEAR_LAYOUTS_IN_PLACE", "0")
 
 

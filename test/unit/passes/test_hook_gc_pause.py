@@ -1,4 +1,4 @@
-"""passes.plugin_pipeline.cyclic_gc_paused: Python's cyclic collector is off while our pipeline runs and
+"""passes.drop_in.plugin_pipeline.cyclic_gc_paused: Python's cyclic collector is off while our pipeline runs and
 exactly as before afterwards, whatever happens inside (an error, a second pipeline at once)."""
 
 import gc
@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from linear_layouts.passes import hook, plugin_pipeline
+from linear_layouts.passes.drop_in import hook, plugin_pipeline
 
 
 @pytest.fixture(autouse=True)

@@ -101,7 +101,7 @@ exec "{real}" "$@"
 @pytest.mark.parametrize("code, expected", [(-2, signal.SIGINT), (-15, signal.SIGTERM), (130, signal.SIGINT),
                                             (1, None), (-11, None), (-9, None), (255, None)])
 def test_interrupting_signal_reads_triton_s_error(code, expected):
-    from linear_layouts.passes.hook import interrupting_signal
+    from linear_layouts.passes.drop_in.hook import interrupting_signal
     try:
         try:
             raise subprocess.CalledProcessError(code, ["ptxas"])

@@ -1,4 +1,4 @@
-"""Islands built in place (``passes.in_place``, the drop-in's default under triton 3.6;
+"""Islands built in place (``passes.drop_in.in_place``, the drop-in's default under triton 3.6;
 ``LINEAR_LAYOUTS_IN_PLACE=0`` splices every island as text instead, ``=1`` builds under any
 release): each
 one-round shared-memory plan becomes ``ttg.local_alloc`` / ``ttg.local_store`` /
@@ -22,9 +22,9 @@ from triton.backends.compiler import GPUTarget  # noqa: E402
 
 import linear_layouts  # noqa: E402
 from linear_layouts.dialect.linear_layout import LinearLayout  # noqa: E402
-from linear_layouts.passes import in_place, lower_conversions, stage_wrappers  # noqa: E402
-from linear_layouts.passes.in_place import IN_PLACE_VARIABLE, offset_bases  # noqa: E402
-from linear_layouts.passes.plugin_config import in_place_by_default  # noqa: E402
+from linear_layouts.passes.drop_in import in_place, stage_wrappers; from linear_layouts.passes import lower_conversions# noqa: E402
+from linear_layouts.passes.drop_in.in_place import IN_PLACE_VARIABLE, offset_bases  # noqa: E402
+from linear_layouts.passes.drop_in.plugin_config import in_place_by_default  # noqa: E402
 
 from support import REPO  # noqa: E402
 
@@ -366,7 +366,7 @@ def test_the_types_build_what_the_snapshot_builds(in_place_on_3_6, monkeypatch, 
     from linear_layouts.lowering.choosing.plan_memory import ModulePlans
     from linear_layouts.passes.ir.bindings import bindings, new_context
     from linear_layouts.passes.lower_conversions import LowerConversions
-    from linear_layouts.passes.plugin_config import Mode, PluginConfig
+    from linear_layouts.passes.drop_in.plugin_config import Mode, PluginConfig
 
     config = PluginConfig(Mode.LINEAR, (LowerConversions(),))
 
@@ -405,7 +405,7 @@ def test_the_types_build_what_the_snapshot_builds(in_place_on_3_6, monkeypatch, 
 def test_the_release_decides_the_default(monkeypatch, release, variable, enabled, mark):
     """Building in place is the default under the release it was measured on (3.6); elsewhere the
     variable turns it on.  The cache key names a route other than the release's default."""
-    from linear_layouts.passes import plugin_config
+    from linear_layouts.passes.drop_in import plugin_config
     from linear_layouts.passes.ir import bindings
     monkeypatch.setattr(bindings, "installed_triton_version", lambda: release)
     monkeypatch.setenv(IN_PLACE_VARIABLE, variable)

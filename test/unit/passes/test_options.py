@@ -12,7 +12,7 @@ import pytest
 from support import REPO  # noqa: E402
 
 from linear_layouts.lowering.plan import Method
-from linear_layouts.passes.hook import PluginError, enable
+from linear_layouts.passes.drop_in.hook import PluginError, enable
 from linear_layouts.passes.lower_conversions import LowerConversions, lower_text
 from linear_layouts.passes.options import CandidateRanks, Methods, Mode, OptionError, VerifyLevel
 from linear_layouts.passes.pipeline import PipelineError, parse_pipeline
@@ -51,7 +51,7 @@ def test_options_are_typed_after_parsing():
 
 
 def test_enable_keeps_pass_objects():
-    from linear_layouts.passes import hook
+    from linear_layouts.passes.drop_in import hook
     try:
         config = enable("legacy", only="shuffle", verify="plan", remarks=True)
         (lower,) = config.passes

@@ -1,4 +1,4 @@
-"""passes/process_memory.py: forget_kernels empties every cache keyed by a kernel's contents
+"""passes/drop_in/process_memory.py: forget_kernels empties every cache keyed by a kernel's contents
 (found by looking at the package's lru caches), keeps the per-process data, and the planner's
 and simulator's in-memory stores."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from linear_layouts.lowering.target import target_named
 from linear_layouts.lowering.choosing.plan_memory import PROCESS_PLANS
-from linear_layouts.passes import process_memory, verified_islands
+from linear_layouts.passes.drop_in import process_memory; from linear_layouts.passes.islands import verified_islands
 from linear_layouts.passes.assign.assign_layouts import assign_module
 from linear_layouts.passes.ir.layouts import tensor_layout_of
 from linear_layouts.passes.ir.snapshot import parse_module

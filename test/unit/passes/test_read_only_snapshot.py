@@ -1,4 +1,4 @@
-"""The drop-in's cheap path (passes.hook): a read-only snapshot of Triton's own module
+"""The drop-in's cheap path (passes.drop_in.hook): a read-only snapshot of Triton's own module
 (``snapshot_of``), islands spliced by their op's position in Triton's print of it
 (``island_splicing.OpPositions``), and kernels with nothing for us told by their op names.
 
@@ -14,12 +14,12 @@ import pytest
 triton = pytest.importorskip("triton")
 
 from linear_layouts.lowering.emit.emit_llvm import Island  # noqa: E402
-from linear_layouts.passes import hook, stage_wrappers  # noqa: E402
+from linear_layouts.passes.drop_in import hook, stage_wrappers# noqa: E402
 from linear_layouts.passes.framework import PassFailure, run_pipeline  # noqa: E402
 from linear_layouts.passes.ir.bindings import bindings, new_context  # noqa: E402
 from linear_layouts.passes.ir.diagnostics import IRError  # noqa: E402
 from linear_layouts.passes.ir.snapshot import parse_module, snapshot_of  # noqa: E402
-from linear_layouts.passes.island_splicing import OpPositions, splice_islands  # noqa: E402
+from linear_layouts.passes.islands.island_splicing import OpPositions, splice_islands  # noqa: E402
 from linear_layouts.passes.lower_conversions import LowerConversions  # noqa: E402
 
 from support import REPO  # noqa: E402

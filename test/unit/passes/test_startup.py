@@ -18,7 +18,7 @@ import textwrap
 import pytest
 from support import REPO
 
-from linear_layouts.passes import cache_dirs, environment, shared_stats
+from linear_layouts.passes.drop_in import cache_dirs, environment, shared_stats
 
 STARTUP_LINE = (REPO / "tools" / "install" / "linear_layouts_startup.pth").read_text()
 HOOK_INSTALLED = os.path.exists(os.path.join(sysconfig.get_paths()["purelib"], "linear_layouts_startup.pth"))
@@ -56,7 +56,7 @@ def test_startup_line_turns_the_plugin_on_after_triton_and_not_before():
 import sys
 print('linear_layouts' in sys.modules, 'triton' in sys.modules, 'numpy' in sys.modules)
 import triton
-from linear_layouts.passes import hook
+from linear_layouts.passes.drop_in import hook
 print(hook.active_config().mode.value)
 """, env={"LINEAR_LAYOUTS": "1"})
     assert run.returncode == 0, run.stderr
@@ -75,7 +75,7 @@ def test_startup_line_never_breaks_the_process():
 
 def test_a_failing_turn_on_never_breaks_import_triton():
     run = python("""
-        from linear_layouts.passes.after_triton import call_after_triton_import
+        from linear_layouts.passes.drop_in.after_triton import call_after_triton_import
         def broken():
             raise RuntimeError("broken on purpose")
         call_after_triton_import(broken)
@@ -93,7 +93,7 @@ def test_installed_startup_hook_reaches_a_plain_python_process():
         import sys
         assert 'triton' not in sys.modules
         import triton
-        from linear_layouts.passes import hook
+        from linear_layouts.passes.drop_in import hook
         print(hook.active_config().mode.value, hook.active_config().remarks)
     """, env={"LINEAR_LAYOUTS": "legacy", "LINEAR_LAYOUTS_OPTIONS": '{"remarks": true}'})
     assert run.returncode == 0, run.stderr
@@ -119,7 +119,7 @@ def test_bad_settings_name_the_variable():
 def test_bad_options_warn_at_import_and_leave_the_plugin_off():
     run = python("""
         import linear_layouts, triton
-        from linear_layouts.passes import hook
+        from linear_layouts.passes.drop_in import hook
         print(hook.active_config())
     """, env={"LINEAR_LAYOUTS": "1", "LINEAR_LAYOUTS_OPTIONS": '{"colour": "red"}'})
     assert run.returncode == 0 and run.stdout.strip() == "None" and "Traceback" not in run.stderr
@@ -133,7 +133,7 @@ def test_enable_writes_the_environment_for_later_processes_and_disable_restores_
         linear_layouts.enable(only="shuffle,shared", remarks=True)
         print(os.environ["LINEAR_LAYOUTS"], json.loads(os.environ["LINEAR_LAYOUTS_OPTIONS"]) ==
               {"only": "shuffle,shared", "remarks": True})
-        child = ("import triton; from linear_layouts.passes import hook; c = hook.active_config(); "
+        child = ("import triton; from linear_layouts.passes.drop_in import hook; c = hook.active_config(); "
                  "print(c.remarks, c.pipeline)")
         print(subprocess.run([sys.executable, "-c", "import linear_layouts; " + child], capture_output=True,
                              text=True, check=True).stdout.strip())
@@ -190,11 +190,11 @@ def test_a_child_process_uses_its_parents_cache_directories(tmp_path):
     run = python("""
         import os, subprocess, sys
         import triton, linear_layouts
-        from linear_layouts.passes import hook
+        from linear_layouts.passes.drop_in import hook
         linear_layouts.enable()
         print(hook.hook_consulted_for_cache_key())
         print(triton.knobs.cache.dir, os.environ["TORCHINDUCTOR_CACHE_DIR"])
-        child = ("import os, triton, linear_layouts; from linear_layouts.passes import hook; "
+        child = ("import os, triton, linear_layouts; from linear_layouts.passes.drop_in import hook; "
                  "print(triton.knobs.cache.dir, os.environ['TORCHINDUCTOR_CACHE_DIR'])")
         print(subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, check=True).stdout.strip())
     """, env={"TRITON_CACHE_DIR": str(tmp_path / "triton"), "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor")})
@@ -238,7 +238,7 @@ def test_counts_of_every_process_add_up(tmp_path):
         compile_one(64)
         os._exit(0)
     os.waitpid(pid, 0)
-    from linear_layouts.passes import hook
+    from linear_layouts.passes.drop_in import hook
     total = hook.combined_stats(os.environ["LINEAR_LAYOUTS_STATS_DIR"])
     print(total.kernels, len(os.listdir(os.environ["LINEAR_LAYOUTS_STATS_DIR"])))
     """, env={"LINEAR_LAYOUTS_STATS_DIR": str(stats_dir), "TRITON_CACHE_DIR": str(tmp_path / "cache"),

@@ -1,5 +1,5 @@
 """The drop-in asks each conversion from its types before printing Triton's module
-(``passes.types_first``): where every conversion goes to stock that way, the pipeline would have
+(``passes.drop_in.types_first``): where every conversion goes to stock that way, the pipeline would have
 made no island, so the hook compiles Triton's own module without a print or a snapshot.
 
 What must hold: wherever the types say "stock's, every one", the pipeline run on the module
@@ -14,12 +14,12 @@ import pytest
 
 triton = pytest.importorskip("triton")
 
-from linear_layouts.passes import lower_conversions, stage_wrappers  # noqa: E402
-from linear_layouts.passes.hook import Mode, PluginConfig  # noqa: E402
+from linear_layouts.passes import lower_conversions; from linear_layouts.passes.drop_in import stage_wrappers# noqa: E402
+from linear_layouts.passes.drop_in.hook import Mode, PluginConfig  # noqa: E402
 from linear_layouts.passes.ir.bindings import bindings, new_context  # noqa: E402
 from linear_layouts.passes.lower_conversions import LowerConversions  # noqa: E402
-from linear_layouts.passes.plugin_pipeline import run_plugin_pipeline  # noqa: E402
-from linear_layouts.passes.types_first import every_conversion_is_stocks  # noqa: E402
+from linear_layouts.passes.drop_in.plugin_pipeline import run_plugin_pipeline  # noqa: E402
+from linear_layouts.passes.drop_in.types_first import every_conversion_is_stocks  # noqa: E402
 
 from support import REPO  # noqa: E402
 
@@ -157,7 +157,7 @@ def test_the_hook_skips_the_print_where_the_types_answer(monkeypatch):
 
 @pytest.mark.parametrize("in_place", ["1", "0"])
 def test_the_hook_hands_the_pass_the_memory_its_question_used(monkeypatch, in_place):
-    """Where the types do not answer, the llir stage builds in place (``passes.in_place``) or
+    """Where the types do not answer, the llir stage builds in place (``passes.drop_in.in_place``) or
     runs the pipeline with the very memory of plans and choices its question from the types
     filled."""
     monkeypatch.setattr(lower_conversions, "triton_version", lambda: "3.6.0")

@@ -1,4 +1,4 @@
-"""Remembered simulator verdicts (``passes.verified_islands``) and the compile-time fast paths:
+"""Remembered simulator verdicts (``passes.islands.verified_islands``) and the compile-time fast paths:
 a verdict is reused only for the very text it was given for, rejections are never remembered,
 the memory survives on disk, and a module without conversions costs the drop-in nothing."""
 
@@ -13,7 +13,7 @@ from linear_layouts.tools.testcases import single_convert_ttgir
 from linear_layouts.lowering.verify import VerificationResult
 from linear_layouts.lowering.choosing import plan_memory
 from linear_layouts.lowering.choosing.plan_memory import PROCESS_PLANS
-from linear_layouts.passes import verified_islands
+from linear_layouts.passes.islands import verified_islands
 from linear_layouts.passes.ir.snapshot import parse_module
 from linear_layouts.passes.lower_conversions import lower_module, lower_text
 from support.triton_cache import use_private_triton_cache
@@ -182,7 +182,7 @@ def test_a_kernel_without_conversions_never_reaches_our_passes(monkeypatch, tmp_
     from triton.compiler import ASTSource
 
     import linear_layouts
-    from linear_layouts.passes import hook, stage_wrappers
+    from linear_layouts.passes.drop_in import hook, stage_wrappers
 
     @triton.jit
     def add(X, Y, N: tl.constexpr):
@@ -209,12 +209,13 @@ def test_the_source_fingerprint_sees_every_subpackage_and_table(tmp_path):
     (lowering/choosing/measured_choices.json) must change the fingerprint that keys compiled
     kernels and remembered verdicts: before, only the top-level files of the three folders were
     read, so a changed emitter could reuse kernels an older one compiled."""
-    from linear_layouts.passes.verified_islands import _shaping_files, fingerprint_of
+    from linear_layouts.passes.islands.verified_islands import _shaping_files, fingerprint_of
     import pathlib
-    repo = pathlib.Path(verified_islands.__file__).resolve().parents[1]
+    repo = pathlib.Path(verified_islands.__file__).resolve().parents[2]
     names = {str(pathlib.Path(p).relative_to(repo)) for p in _shaping_files(str(repo))}
     assert {"lowering/emit/emit_llvm.py", "passes/gluon/resolve_auto_layouts.py",
             "lowering/choosing/measured_choices.json", "dialect/linear_layout.py"} <= names
+    assert verified_islands.source_fingerprint() == fingerprint_of(str(repo))   # read from the package's root
     for folder in ("dialect", "lowering/emit", "passes"):
         (tmp_path / folder).mkdir(parents=True, exist_ok=True)
     (tmp_path / "lowering" / "emit" / "emit.py").write_text("A = 1\n")

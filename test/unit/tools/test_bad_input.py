@@ -468,7 +468,7 @@ ENABLE_ROWS = [
 @pytest.mark.parametrize("kwargs, message", [(k, m) for _, k, m in ENABLE_ROWS], ids=[r[0] for r in ENABLE_ROWS])
 def test_enable_rejects_bad_options_when_given(kwargs, message):
     import linear_layouts
-    from linear_layouts.passes.hook import PluginError
+    from linear_layouts.passes.drop_in.hook import PluginError
 
     mode = kwargs.pop("mode", "linear")
     with pytest.raises(PluginError) as info:
@@ -476,7 +476,7 @@ def test_enable_rejects_bad_options_when_given(kwargs, message):
     assert isinstance(info.value, ValueError)
     assert message.lower() in str(info.value).lower()
     assert linear_layouts.stats() is not None
-    from linear_layouts.passes import hook
+    from linear_layouts.passes.drop_in import hook
     assert hook.active_config() is None, "a rejected enable() must leave the plugin off"
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from linear_layouts import __version__
-from linear_layouts.passes.plugin_stats import Fallback, PluginStats
+from linear_layouts.passes.drop_in.plugin_stats import Fallback, PluginStats
 
 BIN = Path(sys.executable).parent
 COMMANDS = [[str(BIN / name)] for name in ("ll-opt", "ll-viz", "ll-demo", "ll-fuzz")] + \

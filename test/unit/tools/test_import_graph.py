@@ -134,9 +134,9 @@ def test_the_graph_sees_relative_absolute_and_function_level_imports():
     # relative, inside a function: ll-opt reads the pass registry only for --list-passes
     assert "linear_layouts.passes.registry" in graph["linear_layouts.tools.ll_opt"]
     # absolute, inside a function (the demo switches the plugin on around one compile)
-    assert "linear_layouts.passes.hook" in graph["linear_layouts.tools.demo"]
+    assert "linear_layouts.passes.drop_in.hook" in graph["linear_layouts.tools.demo"]
     # `from .passes import hook` inside a function of the root package
-    assert "linear_layouts.passes.hook" in graph["linear_layouts"]
+    assert "linear_layouts.passes.drop_in.hook" in graph["linear_layouts"]
 
 
 def test_cycles_are_found():
@@ -192,3 +192,26 @@ def test_the_ir_layer_imports_nothing_above_it():
     upward = sorted((a, b) for a, targets in graph.items() if a == ir or a.startswith(ir + ".")
                     for b in targets if layer_of(b) == "passes" and not (b == ir or b.startswith(ir + ".")))
     assert not upward, "passes/ir imports from above it:\n" + "\n".join(f"    {a} -> {b}" for a, b in upward)
+
+
+def test_the_passes_import_nothing_of_the_drop_in():
+    """``passes/drop_in`` is how the passes reach ``triton.compile``; a pass never reaches back
+    into it (a pass runs the same under ``ll-opt`` as inside a compile)."""
+    graph = import_graph()
+    drop_in = "linear_layouts.passes.drop_in"
+    inside = lambda name: name == drop_in or name.startswith(drop_in + ".")  # noqa: E731
+    backward = sorted((a, b) for a, targets in graph.items()
+                      if layer_of(a) == "passes" and not inside(a) for b in targets if inside(b))
+    assert not backward, "passes that import the drop-in:\n" + "\n".join(f"    {a} -> {b}" for a, b in backward)
+
+
+PASSES_TOP_LEVEL_LIMIT = 12
+
+
+def test_the_top_of_passes_holds_the_framework_and_the_passes_only():
+    """At most 12 modules at ``passes/``'s top (its ``__init__`` counted): the framework, the
+    registry, the options and the passes; the Triton integration has its own folder
+    (``passes/drop_in``), as do the islands, the IR layer, and each family of passes."""
+    top = sorted(path.name for path in (ROOT / "passes").glob("*.py"))
+    assert len(top) <= PASSES_TOP_LEVEL_LIMIT, f"{len(top)} modules at passes/'s top: {top}"
+    assert (ROOT / "passes" / "drop_in" / "hook.py").is_file()

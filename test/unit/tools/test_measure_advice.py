@@ -382,7 +382,7 @@ def test_the_candidates_of_a_compiled_kernel_are_its_best_findings_each_compiled
     from triton.experimental.gluon._runtime import GluonASTSource
 
     from harness.gluon_auto_kernels import cases
-    from linear_layouts.passes import hook
+    from linear_layouts.passes.drop_in import hook
     from linear_layouts.tools.launch_timing import _advised, _alone, _ours, best_findings
     case = next(c for c in cases() if c.name == "transpose")
     aligned = {(i,): [["tt.divisibility", 16]] for i in range(len(case.signature))}

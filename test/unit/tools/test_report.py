@@ -15,7 +15,7 @@ triton = pytest.importorskip("triton")
 from triton.backends.compiler import GPUTarget  # noqa: E402
 from triton.compiler import ASTSource  # noqa: E402
 
-from linear_layouts.passes import hook, recorder  # noqa: E402
+from linear_layouts.passes.drop_in import hook, recorder# noqa: E402
 from support import REPO  # noqa: E402
 from linear_layouts.tools.demo import bundled_kernels, compile_stock  # noqa: E402
 from linear_layouts.tools.report_md import markdown  # noqa: E402
@@ -302,7 +302,7 @@ def test_environment_mode_merges_pytest_xdist_workers(tmp_path):
 def test_environment_mode_bad_option_warns_and_stays_off(tmp_path):
     env = child_environment(tmp_path, LINEAR_LAYOUTS="report", LINEAR_LAYOUTS_REPORT_PICTURES="many")
     # (recording starts once the process imports triton: the warning comes then)
-    run = subprocess.run([sys.executable, "-c", "import linear_layouts, triton; from linear_layouts.passes import recorder;"
+    run = subprocess.run([sys.executable, "-c", "import linear_layouts, triton; from linear_layouts.passes.drop_in import recorder;"
                           " print(recorder.recording_directory())"], capture_output=True, text=True,
                          timeout=120, env=env)
     assert run.returncode == 0 and run.stdout.strip() == "None"
@@ -697,7 +697,7 @@ def test_stock_and_ours_final_code_per_conversion(tmp_path, monkeypatch):
         "transpose": [["st.shared=32 bar.sync=1 ld.shared=32", "st.shared=32 bar.sync=1 ld.shared=32", "98.2",
                        "98.2", "same"]],
         # stock: 8 shuffles and 16 selects per conversion; ours a warp-local shared round trip built in
-        # Triton's module (passes.in_place), whose barriers Triton places: CTA-wide, two per conversion
+        # Triton's module (passes.drop_in.in_place), whose barriers Triton places: CTA-wide, two per conversion
         # (as a text island: bar.warp.sync=1 and a guard bar.sync=1, priced 21.4)
         "rotary_embedding": [["selp=16 shfl=8", "st.shared=2 bar.sync=2 ld.shared=2", "20.4", "23.3",
                               "ours worse"]] * 2,

@@ -16,7 +16,7 @@ import pytest
 triton = pytest.importorskip("triton")
 pytest.importorskip("triton.experimental.gluon")
 import linear_layouts  # noqa: E402
-from linear_layouts.passes import recorder  # noqa: E402
+from linear_layouts.passes.drop_in import recorder# noqa: E402
 from linear_layouts.passes.gluon import resolve_auto_layouts  # noqa: E402
 from linear_layouts.passes.gluon.layout_expression import gluon_layout_expression  # noqa: E402
 from linear_layouts.passes.gluon.resolution_record import GroupRemark, Resolution  # noqa: E402

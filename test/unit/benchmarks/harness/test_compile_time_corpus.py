@@ -112,12 +112,12 @@ def test_the_clocks_see_the_plugin_work_in_a_compile(monkeypatch):
     import triton
 
     import linear_layouts
-    from linear_layouts.passes.process_memory import forget_kernels
+    from linear_layouts.passes.drop_in.process_memory import forget_kernels
 
     monkeypatch.setenv("TRITON_ALWAYS_COMPILE", "1")
     monkeypatch.setenv("LINEAR_LAYOUTS_CACHE", "off")
     fla = REPO / "test" / "lit" / "corpus" / "fla"
-    in_place_phases = {"build in place"}      # passes.in_place (off: LINEAR_LAYOUTS_IN_PLACE=0)
+    in_place_phases = {"build in place"}      # passes.drop_in.in_place (off: LINEAR_LAYOUTS_IN_PLACE=0)
     for in_place in (False, True):
         monkeypatch.setenv("LINEAR_LAYOUTS_IN_PLACE", "1" if in_place else "0")
         # as text: islands and guards; in place: every island of it built there under 3.6's rule

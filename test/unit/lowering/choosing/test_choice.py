@@ -400,7 +400,7 @@ def test_shared_picks_in_tritons_rounds_go_to_stock_unless_kept(monkeypatch):
     kept as an island beside islands of ours (``twin``);
     ``LINEAR_LAYOUTS_SHARED_PICKS=1`` keeps it ours and marks the cache key; under 3.9 stock's
     floor decides, as before."""
-    from linear_layouts.passes.plugin_config import environment_switches
+    from linear_layouts.passes.drop_in.plugin_config import environment_switches
     monkeypatch.delenv("LINEAR_LAYOUTS_STOCK_GATE", raising=False)
     back = _pick(WHOLE_IN_EVERY_LANE, ONE_A_LANE_16, [16], 32)
     assert back.method == "shared" and not back.shared.rounds_merged

@@ -334,7 +334,7 @@ def test_a_jit_fp64_dot_compiles_through_the_drop_in_with_its_views_lowered(capa
     import triton
     import triton.language as tl
     import linear_layouts
-    from linear_layouts.passes import hook
+    from linear_layouts.passes.drop_in import hook
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 

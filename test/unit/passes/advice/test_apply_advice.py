@@ -178,7 +178,7 @@ def test_named_findings_are_applied_alone_as_the_edit_their_gain_was_priced_on()
 
 def test_enable_advice_findings_compiles_with_the_named_finding_only():
     import linear_layouts
-    from linear_layouts.passes import hook
+    from linear_layouts.passes.drop_in import hook
     with linear_layouts.enabled(apply_advice=True, advice_findings="tt.store#0:global-access") as alone:
         ptx = triton.compile(_newcomer("transpose"), target=SM90).asm["ptx"]
     assert (ptx.count("ld.global.v4"), ptx.count("st.global.v4")) == (0, 8)

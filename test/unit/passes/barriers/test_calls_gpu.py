@@ -80,7 +80,7 @@ def test_the_helpers_conversion_is_an_island(monkeypatch, tmp_path):
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
-    from linear_layouts.passes import hook
+    from linear_layouts.passes.drop_in import hook
     use_private_triton_cache(monkeypatch, tmp_path / "cache")
     hook.reset_stats()
     with linear_layouts.enabled():

@@ -218,7 +218,7 @@ def _ptx_barriers(kernel_fn, signature, constexprs, only, monkeypatch, mma_v3: b
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
-    from linear_layouts.passes import hook
+    from linear_layouts.passes.drop_in import hook
     if not mma_v3:
         monkeypatch.setenv("DISABLE_MMA_V3", "1")
     hook.reset_stats()
@@ -314,7 +314,7 @@ def _compile(kernel_fn, signature, plugin: bool):
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
-    from linear_layouts.passes import hook
+    from linear_layouts.passes.drop_in import hook
     hook.reset_stats()
     if plugin:
         hook.enable()

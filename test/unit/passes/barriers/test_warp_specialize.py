@@ -15,7 +15,7 @@ import triton
 from triton.backends.compiler import GPUTarget
 
 import linear_layouts
-from linear_layouts.passes import hook
+from linear_layouts.passes.drop_in import hook
 from support import cuda_gpu_missing, ws_kernels
 from support.triton_cache import use_private_triton_cache
 

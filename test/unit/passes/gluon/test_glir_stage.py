@@ -16,7 +16,7 @@ import pytest
 triton = pytest.importorskip("triton")
 pytest.importorskip("triton.experimental.gluon")
 import linear_layouts  # noqa: E402
-from linear_layouts.passes import hook  # noqa: E402
+from linear_layouts.passes.drop_in import hook# noqa: E402
 from support.gluon_auto_kernels import TARGET, source  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("every_compile_counted")  # conftest.py

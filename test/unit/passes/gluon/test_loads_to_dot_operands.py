@@ -21,7 +21,7 @@ from triton.experimental.gluon._runtime import GluonASTSource  # noqa: E402
 from triton.experimental.gluon.language.nvidia.ampere import mma_v2  # noqa: E402
 
 import linear_layouts  # noqa: E402
-from linear_layouts.passes import hook  # noqa: E402
+from linear_layouts.passes.drop_in import hook# noqa: E402
 from linear_layouts.passes.assign.layout_seeds import coalesced  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("every_compile_counted")  # conftest.py

@@ -19,7 +19,7 @@ import pytest
 triton = pytest.importorskip("triton")
 pytest.importorskip("triton.experimental.gluon")
 import linear_layouts  # noqa: E402
-from linear_layouts.passes import hook  # noqa: E402
+from linear_layouts.passes.drop_in import hook# noqa: E402
 from linear_layouts.passes.ir.diagnostics import IRError  # noqa: E402
 from linear_layouts.passes.framework import PassContext, run_pipeline  # noqa: E402
 from linear_layouts.passes.gluon.resolve_auto_layouts import (ResolveAutoLayouts, has_auto_layouts,  # noqa: E402

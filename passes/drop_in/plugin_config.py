@@ -3,7 +3,7 @@
 A configuration is the pass objects with their typed options (the pipeline text is derived from
 them), the Gluon switches, and the cache key that goes with it all: two compiles share a cache
 entry only if their configurations' keys are equal (``cache_key``; Triton 3.7+ asks the stages
-hook for it, ``passes.cache_dirs`` keys the other caches with it).
+hook for it, ``passes.drop_in.cache_dirs`` keys the other caches with it).
 """
 
 from __future__ import annotations
@@ -13,14 +13,14 @@ import os
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from ..lowering.plan import Method
-from .classify_conversions import ClassifyConversions
-from .framework import ModulePass
-from .lower_conversions import LowerConversions
-from .options import Mode, OptionError, VerifyLevel, parse_flag, parse_methods, parse_word
-from .pipeline import PipelineError, parse_pipeline, pipeline_text
-from .verified_islands import source_fingerprint
-from .version import __version__
+from ...lowering.plan import Method
+from ..classify_conversions import ClassifyConversions
+from ..framework import ModulePass
+from ..lower_conversions import LowerConversions
+from ..options import Mode, OptionError, VerifyLevel, parse_flag, parse_methods, parse_word
+from ..pipeline import PipelineError, parse_pipeline, pipeline_text
+from ..islands.verified_islands import source_fingerprint
+from ..version import __version__
 
 
 class PluginError(ValueError):
@@ -48,7 +48,7 @@ class PluginConfig:
     advice_findings: tuple = ()
     # enable()'s keyword arguments that differ from their defaults, as JSON-able values: written
     # to the environment (LINEAR_LAYOUTS_OPTIONS) so that processes started later, torch.compile's
-    # workers among them, compile as this one does (passes.environment).
+    # workers among them, compile as this one does (passes.drop_in.environment).
     enable_options: dict = field(default_factory=dict, compare=False, hash=False)
 
     @property
@@ -85,13 +85,13 @@ def environment_switches() -> str:
     key: a kernel compiled with ``LINEAR_LAYOUTS_STOCK_GATE=off`` (every conversion ours),
     ``LINEAR_LAYOUTS_BYTE_VECTORS=1`` or ``LINEAR_LAYOUTS_SHARED_ACCESS=asm`` (inline-PTX shared
     accesses) or ``LINEAR_LAYOUTS_IN_PLACE=0`` (every island spliced as text, none built in
-    Triton's module: ``passes.in_place``) or ``LINEAR_LAYOUTS_ROUND_SCRATCH`` (the buffer a plan
+    Triton's module: ``passes.drop_in.in_place``) or ``LINEAR_LAYOUTS_ROUND_SCRATCH`` (the buffer a plan
     may take for fewer rounds: ``lowering.planner``) or ``LINEAR_LAYOUTS_SHARED_PICKS=1`` (shared-memory
     picks in Triton's rounds kept ours: ``fitted_model.shared_picks_kept``) must not be taken from
     Triton's cache by a run without it, nor the reverse.  "" when none is set."""
-    from ..lowering.choosing.fitted_model import gate_turned_off, shared_picks_kept
-    from ..lowering.emit.emit_nvidia import bytes_as_vectors, shared_access_form
-    from ..lowering.planner import DEFAULT_ROUND_SCRATCH, round_scratch_budget
+    from ...lowering.choosing.fitted_model import gate_turned_off, shared_picks_kept
+    from ...lowering.emit.emit_nvidia import bytes_as_vectors, shared_access_form
+    from ...lowering.planner import DEFAULT_ROUND_SCRATCH, round_scratch_budget
 
     shared = shared_access_form()
     budget = round_scratch_budget()
@@ -111,7 +111,7 @@ IN_PLACE_BY_DEFAULT = ((3, 6),)
 
 def in_place_enabled() -> bool:
     """Whether the drop-in builds its one-round shared-memory islands in Triton's module
-    (``passes.in_place``): ``LINEAR_LAYOUTS_IN_PLACE`` on (``1``, ``on``...) or off (``0``,
+    (``passes.drop_in.in_place``): ``LINEAR_LAYOUTS_IN_PLACE`` on (``1``, ``on``...) or off (``0``,
     ``off``, ``false``, ``no``); unset, on under the releases of ``IN_PLACE_BY_DEFAULT``."""
     value = os.environ.get(IN_PLACE_VARIABLE, "").strip().lower()
     if value:
@@ -120,7 +120,7 @@ def in_place_enabled() -> bool:
 
 
 def in_place_by_default() -> bool:
-    from .ir.bindings import installed_triton_version
+    from ..ir.bindings import installed_triton_version
     try:
         return installed_triton_version() in IN_PLACE_BY_DEFAULT
     except Exception:  # no Triton, or a version string without a release: the text route
@@ -141,7 +141,7 @@ def default_passes(mode: Mode, only: Sequence[Method] = (), report: bool = False
     renaming).  ``assign_layouts``: first choose the kernel's layouts by cost
     (``ll-assign-layouts``)."""
     if assign_layouts:
-        from .assign.assign_layouts import AssignLayouts
+        from ..assign.assign_layouts import AssignLayouts
     assign = (AssignLayouts(report=remarks or report),) if assign_layouts else ()
     classify = (ClassifyConversions(report=True),) if report else ()
     return assign + classify + (LowerConversions(only=only, mode=mode, verify=verify, remarks=remarks),)
@@ -164,7 +164,7 @@ def config_from(mode, only, pipeline, verify, advice_findings=None, **flags: boo
     mode = parse_word(Mode, mode, "mode", "mode")
     findings = ()
     if advice_findings is not None:     # (the advice is imported only where it is asked for)
-        from .advice.findings import parse_finding_keys
+        from ..advice.findings import parse_finding_keys
         findings = parse_finding_keys(advice_findings)
     verify = parse_word(VerifyLevel, verify, "verify", "verify level")
     flags = {name: parse_flag(value, name) for name, value in flags.items()}

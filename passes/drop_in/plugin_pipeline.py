@@ -18,12 +18,12 @@ import threading
 from dataclasses import dataclass
 from typing import Optional
 
-from ..lowering.choosing.plan_memory import ModulePlans
-from .framework import PassContext, run_pipeline
-from .ir.diagnostics import IRError
-from .ir.parsing import triton_module_from_text
-from .ir.snapshot import parse_module, snapshot_of
-from .lower_conversions import LowerConversions
+from ...lowering.choosing.plan_memory import ModulePlans
+from ..framework import PassContext, run_pipeline
+from ..ir.diagnostics import IRError
+from ..ir.parsing import triton_module_from_text
+from ..ir.snapshot import parse_module, snapshot_of
+from ..lower_conversions import LowerConversions
 from .plugin_config import PluginConfig
 
 ASSIGN_LAYOUTS = "ll-assign-layouts"     # passes.assign.assign_layouts.AssignLayouts.name

@@ -32,13 +32,13 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ..lowering.choosing.lowering_choice import LoweringChoice, choose_conversion, stock
-from ..lowering.choosing.plan_memory import ModulePlans
-from ..lowering.target import Target, UnknownTarget
-from .ir.module_target import target_of
-from .ir.operations import Value
-from .lower_conversions import LowerConversions
-from .op_requests import conversion_between
+from ...lowering.choosing.lowering_choice import LoweringChoice, choose_conversion, stock
+from ...lowering.choosing.plan_memory import ModulePlans
+from ...lowering.target import Target, UnknownTarget
+from ..ir.module_target import target_of
+from ..ir.operations import Value
+from ..lower_conversions import LowerConversions
+from ..op_requests import conversion_between
 from .plugin_config import PluginConfig
 
 

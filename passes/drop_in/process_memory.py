@@ -6,7 +6,7 @@ Two kinds of memory:
   (``passes.ir.layouts``), tensor types, shape-op layouts, the assignment's cost model
   (``passes.assign.layout_costs``: a conversion's plan cost, a reduction's, a load's), the planner's
   plans (``lowering.choosing.plan_memory.PROCESS_PLANS``, only while ``LINEAR_LAYOUTS_CACHE`` is on), the
-  simulator's accepted islands in memory (``passes.verified_islands``) and small tables of the
+  simulator's accepted islands in memory (``passes.islands.verified_islands``) and small tables of the
   simulator and the F2 algebra.  A kernel compiled a second time in the same process finds its
   layouts there: its second compile is faster than its first (measured: docs/compile-time.md,
   'What the small savings saved').
@@ -57,7 +57,7 @@ def forget_kernels() -> int:
     plan_memory = sys.modules.get("linear_layouts.lowering.choosing.plan_memory")
     if plan_memory is not None:
         plan_memory.PROCESS_PLANS.forget()
-    verified = sys.modules.get("linear_layouts.passes.verified_islands")
+    verified = sys.modules.get("linear_layouts.passes.islands.verified_islands")
     if verified is not None:
         verified.forget_in_memory()
     return emptied

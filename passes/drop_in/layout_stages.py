@@ -5,7 +5,7 @@
 Triton 3.9 gives a Gluon source a ``glir`` stage of its own (the module as the front end built
 it) before ``ttgir``; 3.6 goes to ``ttgir`` at once.  Both run Triton's resolution inside
 ``ttgir``, so that is the stage wrapped.  Never a failure where stock compiles: where ours fails,
-the stage runs as Triton wrote it, with a warning and a fallback record (``passes.plugin_stats``).
+the stage runs as Triton wrote it, with a warning and a fallback record (``passes.drop_in.plugin_stats``).
 The resolution and the advice are imported on first use: most of the plugin's import time, and
 only Gluon kernels need them.
 """
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sys
 
-from .ir.snapshot import inline_calls_in_place, snapshot_of
+from ..ir.snapshot import inline_calls_in_place, snapshot_of
 from .plugin_config import PluginConfig
 from .plugin_pipeline import cyclic_gc_paused, kernel_name
 from .plugin_stats import ADVICE_STAGE, RESOLVE_STAGE, compile_without_islands, first_line, stats
@@ -31,8 +31,8 @@ def resolving_ttgir(stock_ttgir, config: PluginConfig):
     Never a failure where stock compiles: if our pass or the stage after it fails, the stage
     runs on Triton's own module (its resolution), with a warning and a fallback record; where
     that fails too, Triton's error goes to the caller."""
-    from .gluon.resolution_record import METADATA_KEY, Resolution
-    from .gluon.resolve_auto_layouts import has_auto_layouts
+    from ..gluon.resolution_record import METADATA_KEY, Resolution
+    from ..gluon.resolve_auto_layouts import has_auto_layouts
 
     def ttgir(src, metadata):
         # the stage's own first pass, run first (see inline_calls_in_place): one print of src
@@ -60,8 +60,8 @@ def advised_ttgir(ttgir_stage, config: PluginConfig):
     """Gluon's ``ttgir`` stage, then ``ll-apply-advice`` on its result (the author's layouts,
     final).  Never a failure where stock compiles: if the pass fails, the stage's own result is
     used, with a warning and a fallback record."""
-    from .advice.apply_advice import apply_advice
-    from .gluon.resolution_record import METADATA_KEY, Resolution
+    from ..advice.apply_advice import apply_advice
+    from ..gluon.resolution_record import METADATA_KEY, Resolution
 
     def ttgir(src, metadata):
         value = ttgir_stage(src, metadata)
@@ -88,7 +88,7 @@ def advised_ttgir(ttgir_stage, config: PluginConfig):
     return ttgir
 
 
-# Whether the report records compiles (``passes.recorder`` says so): our resolution then prices
+# Whether the report records compiles (``passes.drop_in.recorder`` says so): our resolution then prices
 # Triton's own too, for the report's "Automatic layouts" section.
 _report_recording = False
 
@@ -108,7 +108,7 @@ def _resolve_auto_layouts(src, text: str, name: str, remarks: bool):
     read-only snapshot of ``src`` (no parse), parses its edits into ``src``'s context, and the
     last module it parsed is handed to Triton as it is (no print, no parse more): see
     ``resolve_module`` for the count, and ``test_stage_round_trips.py``."""
-    from .gluon.resolve_auto_layouts import resolve_module
+    from ..gluon.resolve_auto_layouts import resolve_module
 
     compare = remarks or _report_recording
     with cyclic_gc_paused():

@@ -85,7 +85,7 @@ def stop() -> None:
 def _tell_hook(recording: bool) -> None:
     """While we record, ``ll-resolve-auto-layouts`` prices Triton's own resolution too (a
     subprocess per Gluon kernel with automatic layouts): the report compares the two."""
-    from linear_layouts.passes import hook
+    from linear_layouts.passes.drop_in import hook
 
     hook.set_report_recording(recording)
 
@@ -156,7 +156,7 @@ def _auto_layouts(metadata: dict) -> Optional[dict]:
 
 def _compile_mode() -> str:
     """What this compile ran with: ``stock`` Triton, or the plugin's mode (``linear``/``legacy``)."""
-    from linear_layouts.passes import hook
+    from linear_layouts.passes.drop_in import hook
 
     config = hook.active_config()
     return "stock" if config is None else str(config.mode)

@@ -6,13 +6,13 @@ shows (:func:`signature`), its docstring's list (:func:`docstring`), the table o
 docs/using-enable.md (:func:`markdown_table`; a test checks the page against it), the names
 ``LINEAR_LAYOUTS_OPTIONS`` may hold, and the answer to a misspelt name (:func:`unknown_names_problem`:
 the valid names, close matches first).  The values are read into their types in one place too,
-``passes.plugin_config.config_from`` (``passes.options``).
+``passes.drop_in.plugin_config.config_from`` (``passes.options``).
 
 A new option is an entry of :data:`ENABLE_OPTIONS` and its reading into its type in
-``config_from`` (``passes.hook.enable`` hands every option on by name); the docs' table is then
+``config_from`` (``passes.drop_in.hook.enable`` hands every option on by name); the docs' table is then
 regenerated with :func:`markdown_table` (``test_enable_options.py`` says when it is stale).
 
-Like ``passes.environment`` this module imports nothing of Triton or of the plugin:
+Like ``passes.drop_in.environment`` this module imports nothing of Triton or of the plugin:
 ``import linear_layouts`` builds ``enable()``'s signature from it and must cost next to nothing.
 
 Example: ``enable(remark=True)`` is answered ``unknown option 'remark' (did you mean remarks?
@@ -47,7 +47,7 @@ class EnableOption:
     @property
     def environment(self) -> str:
         """How a process that does not call ``enable()`` gets this option (every process of a
-        program reads the environment, ``passes.environment``)."""
+        program reads the environment, ``passes.drop_in.environment``)."""
         if self.name == "mode":
             return f"{MODE_VARIABLE}={self.example}"
         return f"{OPTIONS_VARIABLE}='{json.dumps({self.name: self.example})}'"

@@ -2,7 +2,7 @@
 
 Inductor compiles Triton kernels in a pool of worker processes (a sidecar subprocess that forks
 its workers, or forked or spawned workers: ``TORCHINDUCTOR_WORKER_START``).  Those processes
-get the plugin from the environment (``passes.environment``; the package's start-up hook turns
+get the plugin from the environment (``passes.drop_in.environment``; the package's start-up hook turns
 it on right after they import triton), and the environment is what their parent had when the
 pool started.  ``enable()`` writes the environment; a pool started before it would compile
 stock kernels for the rest of the program, so when the setting changes and a pool is up, it is

@@ -35,7 +35,7 @@ several (``waits_for_its_warp_only``: Triton's barriers there are the CTA's), sh
 conversions of several CTAs, the partitions of a warp-specialized kernel, tensors of pointers,
 AMD targets, and any conversion of a kernel that calls a function.  (Booleans are built on
 bytes, below.)  Those the pass would lower go the text route after the rewrite
-(``passes.stage_wrappers``): the module, as rewritten, is printed and they are spliced as
+(``passes.drop_in.stage_wrappers``): the module, as rewritten, is printed and they are spliced as
 islands; the built conversions, dead by then, are left to Triton (``plans.built_in_place``).
 Why both: on held-out conversions the plans this route does not build are where most of the
 text route's gain is (``benchmarks/results/plan_fresh_5003_5113_in_place.md``).  One kind of them
@@ -49,15 +49,15 @@ from __future__ import annotations
 import math
 from typing import NamedTuple, Optional
 
-from ..lowering.choosing.lowering_choice import kept_among_islands
-from ..lowering.choosing.plan_memory import ModulePlans
-from ..lowering.plan import Method, Scope
-from ..lowering.target import Vendor
-from .ir.bindings import op_names
-from .ir.parsing import parse_type, triton_module_from_text
-from .ir.snapshot import snapshot_of
-from .ir.operations import Value
-from .lower_conversions import LowerConversions, plan_module
+from ...lowering.choosing.lowering_choice import kept_among_islands
+from ...lowering.choosing.plan_memory import ModulePlans
+from ...lowering.plan import Method, Scope
+from ...lowering.target import Vendor
+from ..ir.bindings import op_names
+from ..ir.parsing import parse_type, triton_module_from_text
+from ..ir.snapshot import snapshot_of
+from ..ir.operations import Value
+from ..lower_conversions import LowerConversions, plan_module
 from .plugin_config import IN_PLACE_VARIABLE, in_place_enabled  # noqa: F401  (read here, kept in plugin_config for its cache key)
 from .types_first import conversion_choices
 
@@ -273,7 +273,7 @@ def in_place_module_text(text: str, name: str = "kernel", lowering: Optional[Low
     a fresh context, rewritten, printed; the others as they were), and how many were built: for
     tools and checks that compile modules from text (``benchmarks/fuzz_gpu.py --in-place``, the
     study)."""
-    from .ir.bindings import new_context
+    from ..ir.bindings import new_context
 
     module = triton_module_from_text(text, new_context())
     built = lower_in_place(module, module.str(), name, lowering or LowerConversions(), ModulePlans(None))

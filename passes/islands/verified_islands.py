@@ -57,7 +57,8 @@ def source_fingerprint() -> str:
     even at the same version number."""
     global _fingerprint
     if _fingerprint is None:
-        _fingerprint = fingerprint_of(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # passes/islands/ -> root
+        _fingerprint = fingerprint_of(package_root)
     return _fingerprint
 
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..lowering.emit.emit_llvm import Island
-from .framework import PassFailure
+from ...lowering.emit.emit_llvm import Island
+from ..framework import PassFailure
 
 
 def allocation_around(store_island: str, buffer: str, rank: int) -> str:

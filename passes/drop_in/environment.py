@@ -3,7 +3,7 @@
 The environment is how a setting reaches every process of a program: the worker processes
 torch.compile starts, multiprocessing's spawned workers, subprocesses.  Each of them reads it
 when it imports ``linear_layouts`` (the package's start-up hook imports it in every Python
-process where ``LINEAR_LAYOUTS`` is set; see ``passes.after_triton``).
+process where ``LINEAR_LAYOUTS`` is set; see ``passes.drop_in.after_triton``).
 
 ``LINEAR_LAYOUTS``:
 
@@ -41,7 +41,7 @@ class SettingError(ValueError):
 
 def requested_mode(environ: Mapping[str, str] = os.environ) -> Optional[str]:
     """``None`` (off), ``"linear"`` for the words that mean on, else the word itself, lower case
-    (``"legacy"``, ``"report"``; ``passes.hook`` checks it against the modes it knows)."""
+    (``"legacy"``, ``"report"``; ``passes.drop_in.hook`` checks it against the modes it knows)."""
     value = environ.get(VARIABLE, "").strip().lower()
     if value in OFF_VALUES:
         return None
@@ -53,7 +53,7 @@ def mode_problem(mode: Optional[str]) -> Optional[str]:
     than the default's and ``report`` costs the import of the modes (``passes.options``)."""
     if mode is None or mode == "linear" or mode == "report":
         return None
-    from .options import Mode
+    from ..options import Mode
 
     modes = [m.value for m in Mode]
     if mode in modes:

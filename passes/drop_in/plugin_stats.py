@@ -1,7 +1,7 @@
 """What the drop-in did, and the kernels it handed back to stock Triton (fallbacks).
 
 ``stats()`` counts this process's compiles (``linear_layouts.stats()``); ``combined_stats``
-adds up those of every process of a program (``passes.shared_stats``).  A fallback is a kernel
+adds up those of every process of a program (``passes.drop_in.shared_stats``).  A fallback is a kernel
 compiled without our islands because something after our passes failed on them:
 :func:`compile_without_islands` compiles it stock, records it and warns once per specialization;
 a stage stopped by a signal from outside is no failure of ours (:func:`interrupting_signal`).
@@ -20,7 +20,7 @@ from typing import Optional
 from . import shared_stats
 
 # The stages of ours a fallback can name besides Triton's (``llir``, ``ptx``, ...): the Gluon
-# stages (``passes.layout_stages``) and our passes.
+# stages (``passes.drop_in.layout_stages``) and our passes.
 RESOLVE_STAGE = "ll-resolve-auto-layouts"
 ADVICE_STAGE = "ll-apply-advice"
 
@@ -111,7 +111,7 @@ def stats() -> PluginStats:
 
 def combined_stats(directory: str) -> PluginStats:
     """The counts every process of a program wrote into ``directory`` (``LINEAR_LAYOUTS_STATS_DIR``,
-    see ``passes.shared_stats``), added up."""
+    see ``passes.drop_in.shared_stats``), added up."""
     total = PluginStats()
     for snapshot in shared_stats.read_snapshots(directory):
         for name, value in snapshot.items():

@@ -1,7 +1,7 @@
 """The ``llir`` stage and every stage after it, with our pipeline before ``llir``.
 
 ``wrap_stages`` puts them into the stages Triton assembles for one compile.  ``llir`` runs our
-pipeline (``passes.plugin_pipeline``) on Triton's TTGIR module, then Triton's ``make_llir`` on
+pipeline (``passes.drop_in.plugin_pipeline``) on Triton's TTGIR module, then Triton's ``make_llir`` on
 the result, and drops the guard barriers that Triton's own barriers make redundant; a kernel
 whose module holds nothing for us skips the pipeline (the op names come from a walk, no print).
 If ``llir`` or a later stage fails on our islands, the kernel is compiled again from Triton's own
@@ -15,17 +15,17 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-from ..lowering.emit.emit_nvidia import GUARD_MARK
+from ...lowering.emit.emit_nvidia import GUARD_MARK
 from . import shared_stats
-from .barriers.guard_barriers import prune_guard_barriers
-from .barriers.partitions import WARP_SPECIALIZE
-from .lower_conversions import LowerConversions
+from ..barriers.guard_barriers import prune_guard_barriers
+from ..barriers.partitions import WARP_SPECIALIZE
+from ..lower_conversions import LowerConversions
 from .plugin_config import PluginConfig
 from .plugin_pipeline import PipelineResult, kernel_name, run_plugin_pipeline
 from .plugin_stats import compile_without_islands, share_stats, stats
 from .in_place import in_place_enabled, lower_in_place, lower_in_place_from_types
-from .ir.bindings import op_names
-from .ir.parsing import triton_module_from_text
+from ..ir.bindings import op_names
+from ..ir.parsing import triton_module_from_text
 from .types_first import every_conversion_is_stocks, lowering_asked_first
 
 
@@ -136,7 +136,7 @@ class _WrappedStages:
 
     def _llir_in_place(self, src, metadata, text: str, lowering, plans, names: Sequence[str] = ()):
         """The default pipeline's one-round shared-memory islands built in Triton's module itself
-        (``passes.in_place``; on by default under triton 3.6); the conversions it would lower otherwise spliced as text
+        (``passes.drop_in.in_place``; on by default under triton 3.6); the conversions it would lower otherwise spliced as text
         into the module so rewritten (``_llir_with_islands``); then Triton's ``make_llir``.  The
         module is changed in place, so a fallback compiles a copy parsed from ``text``.  ``names``:
         its op names; without a warp-specialized region or a call among them, the conversions'

@@ -9,7 +9,7 @@ test suites set it) such a failure is an error instead.  ``verify=plan`` skips t
 
 A verdict depends only on the island's text, its plan and its site, so :class:`IslandChecks`
 remembers the verdicts of one module's lowering (a kernel often converts the same layouts twice)
-and accepted ones across compiles (``passes.verified_islands``).  Islands are emitted with one
+and accepted ones across compiles (``passes.islands.verified_islands``).  Islands are emitted with one
 SSA prefix (``%llX_7``) so that the same conversion anywhere has the same text; each is given its
 own prefix when it goes into the module.
 """
@@ -19,15 +19,15 @@ from __future__ import annotations
 import os
 from typing import Optional
 
-from ..lowering.emit.emit_llvm import (IslandSite, EmitError, Island, emit_island, emit_local_load_island,
+from ...lowering.emit.emit_llvm import (IslandSite, EmitError, Island, emit_island, emit_local_load_island,
                                        emit_local_store_island)
-from ..lowering.local_memory import LOCAL_LOAD, LOCAL_STORE
-from .barriers.guard_placement import GuardPlacement
-from .framework import PassFailure
-from .ir.bindings import installed_conventions, triton_version
-from .ir.snapshot import Operation, in_loop
+from ...lowering.local_memory import LOCAL_LOAD, LOCAL_STORE
+from ..barriers.guard_placement import GuardPlacement
+from ..framework import PassFailure
+from ..ir.bindings import installed_conventions, triton_version
+from ..ir.snapshot import Operation, in_loop
 from .island_splicing import allocation_around
-from .options import VerifyLevel
+from ..options import VerifyLevel
 
 STRICT_CHECK_VARIABLE = "LINEAR_LAYOUTS_STRICT_CHECK"
 CACHEABLE_PREFIX = "llX"    # the SSA prefix islands are emitted with; renamed to ``%ll<number>_`` on splicing
@@ -105,9 +105,9 @@ class IslandChecks:
         """The simulator's verdict on ``island_text``: remembered if it accepted this very text
         for this plan and site before, else a fresh run.  ``rank``: the memdesc's rank for a
         local load's or store's island (0 for a convert's)."""
-        from ..lowering.sim.island_sim import check_emitted
-        from ..lowering.sim.sim_local_memory import check_emitted_local_load, check_emitted_local_store
-        from ..lowering.verify import VerificationResult
+        from ...lowering.sim.island_sim import check_emitted
+        from ...lowering.sim.sim_local_memory import check_emitted_local_load, check_emitted_local_store
+        from ...lowering.verify import VerificationResult
         from . import verified_islands
 
         key = verified_islands.verdict_key(island_text, plan, site, triton_version())

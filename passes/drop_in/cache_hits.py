@@ -10,7 +10,7 @@ every compile) says so, one line per cache hit::
     were printed when it was compiled (TRITON_ALWAYS_COMPILE=1 compiles it again)
 
 Triton has one listener slot: ours calls the listener it found there first, and is taken out
-only while it is the one in the slot (as the stages hook is, ``passes.hook``).
+only while it is the one in the slot (as the stages hook is, ``passes.drop_in.hook``).
 """
 
 from __future__ import annotations

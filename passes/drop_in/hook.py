@@ -14,15 +14,15 @@ other way round:
   on-disk cache and for ``@triton.jit``'s in-memory cache); we return ``(key, hash)`` naming
   our version, mode and pipeline.
 * Triton 3.6 does not.  There, while the plugin is on, Triton's cache directory is a
-  sub-directory of its own named after that same key (``passes.cache_dirs``, which does the
+  sub-directory of its own named after that same key (``passes.drop_in.cache_dirs``, which does the
   same for torch.compile's caches under every release), and every ``@triton.jit`` function's
   in-memory kernel cache is cleared whenever the plugin is switched on or off.
 
 Processes started later (torch.compile's compile workers, spawned workers, subprocesses) get
 the setting through the environment: ``enable()`` writes ``LINEAR_LAYOUTS`` and
-``LINEAR_LAYOUTS_OPTIONS`` (``passes.environment``), the package's start-up hook turns the
-plugin on in them right after they import triton (``passes.after_triton``), and a pool of
-torch.compile workers already running is restarted (``passes.inductor``).
+``LINEAR_LAYOUTS_OPTIONS`` (``passes.drop_in.environment``), the package's start-up hook turns the
+plugin on in them right after they import triton (``passes.drop_in.after_triton``), and a pool of
+torch.compile workers already running is restarted (``passes.drop_in.inductor``).
 
 Usage::
 
@@ -77,12 +77,12 @@ import warnings
 from dataclasses import replace
 from typing import Optional, Union
 
-from ..lowering.planner import round_scratch_budget
+from ...lowering.planner import round_scratch_budget
 from . import cache_dirs, cache_hits, enable_options, environment, inductor
 from .layout_stages import advised_ttgir, is_gluon, resolving_ttgir, set_report_recording  # noqa: F401
-from .ir.bindings import installed_conventions
-from .options import Mode, OptionError, VerifyLevel
-from .pipeline import PipelineError
+from ..ir.bindings import installed_conventions
+from ..options import Mode, OptionError, VerifyLevel
+from ..pipeline import PipelineError
 # The rooms of the drop-in, re-exported here where callers know them by this module's name.
 from .plugin_config import (PluginConfig, PluginError, config_from, default_passes,  # noqa: F401
                             environment_switches, non_default_options)
@@ -114,7 +114,7 @@ def hook_consulted_for_cache_key() -> bool:
 
 
 def enable(mode: Union[Mode, str] = Mode.LINEAR, **options) -> PluginConfig:
-    # The options, their defaults and their docs are declared once, in passes.enable_options
+    # The options, their defaults and their docs are declared once, in passes.drop_in.enable_options
     # (this function's signature and docstring are made from it, below).  Every value is read
     # into its type in config_from (passes.options); a bad one, or a name that is no option, is
     # a PluginError naming it, and the plugin stays as it was.
@@ -220,7 +220,7 @@ def _remove_trampoline_if_on_top(runtime) -> None:
 def enable_from_environment() -> Optional[PluginConfig]:
     """Honour ``LINEAR_LAYOUTS`` (``1``/``linear`` or ``legacy`` turns the plugin on; unset,
     empty or ``0`` leaves it off) with ``LINEAR_LAYOUTS_OPTIONS`` (``enable()``'s keyword
-    arguments as JSON); see ``passes.environment``."""
+    arguments as JSON); see ``passes.drop_in.environment``."""
     try:
         mode = environment.requested_mode()
         options = environment.requested_options()
