@@ -1,5 +1,5 @@
 """A Blackwell-class Gluon kernel (sm_100: ``tcgen05_mma`` into tensor memory), written for the
-Gluon corpus (``tools/gen_corpus_gluon.py``) that the IR walk and our passes must read.
+Gluon corpus (``test/support/gen_corpus_gluon.py``) that the IR walk and our passes must read.
 
 * ``tcgen05_matmul``: a TMA + mbarrier K loop that issues ``tcgen05_mma`` into an accumulator in
   tensor memory (``ttng.tmem_alloc``, ``ttng.tc_gen5_mma``, ``tcgen05_commit``), then loads it into

@@ -1,5 +1,5 @@
 """Every module of the Gluon corpus (``test/lit/corpus/gluon/triton-<release>/``, written by
-``tools/gen_corpus_gluon.py``: Hopper- and Blackwell-class Gluon kernels, TMA, mbarriers,
+``test/support/gen_corpus_gluon.py``: Hopper- and Blackwell-class Gluon kernels, TMA, mbarriers,
 ``warpgroup_mma``, pipelined and persistent loops, ``ttg.warp_specialize``, tensor memory) is
 read by the ``ModuleLines`` walk and by every pass of ours:
 
@@ -38,7 +38,7 @@ FOLDER = os.path.join(str(REPO), "test", "lit", "corpus", "gluon", RELEASE)
 FILES = sorted(os.path.basename(path) for path in glob.glob(os.path.join(FOLDER, "*.ttgir")))
 
 if not FILES:
-    pytest.skip(f"no Gluon corpus for {RELEASE} (tools/gen_corpus_gluon.py writes one under it)",
+    pytest.skip(f"no Gluon corpus for {RELEASE} (test/support/gen_corpus_gluon.py writes one under it)",
                 allow_module_level=True)
 
 RESOLVE = "ll-resolve-auto-layouts{compare=false}"   # compare=true would also run stock's resolution

@@ -2,9 +2,9 @@
 printed modules of Hopper- and Blackwell-class Gluon kernels that the ``ModuleLines`` walk and
 every pass of ours must read (``test/unit/passes/ir/test_gluon_corpus_walk.py``).
 
-    .venv/bin/python tools/gen_corpus_gluon.py            # writes test/lit/corpus/gluon/triton-3.9/
-    .venv-compat/bin/python tools/gen_corpus_gluon.py     # writes test/lit/corpus/gluon/triton-3.6/
-    .venv/bin/python tools/gen_corpus_gluon.py --check    # list the cases without compiling
+    .venv/bin/python test/support/gen_corpus_gluon.py            # writes test/lit/corpus/gluon/triton-3.9/
+    .venv-compat/bin/python test/support/gen_corpus_gluon.py     # writes test/lit/corpus/gluon/triton-3.6/
+    .venv/bin/python test/support/gen_corpus_gluon.py --check    # list the cases without compiling
 
 One folder per Triton release, each written by that release: a module printed by 3.9 does not
 always parse under 3.6 (and the kernels of other projects, written for 3.6's Gluon, do not build
@@ -56,7 +56,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Callable
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GLUON_CORPUS = os.path.join(REPO, "test", "lit", "corpus", "gluon")
 sys.path[:0] = [os.path.join(REPO, "test"), os.path.join(REPO, "benchmarks"), REPO]
 
@@ -133,7 +133,7 @@ def _carried_cases():
 
 # AMD's aiter (MIT): the int8 and fp8 GEMMs of its Gluon backend for CDNA4 (gfx950): buffer loads,
 # swizzled shared memory, MFMA (scaled for fp8).  Carried like the others (never committed):
-#   python tools/gen_corpus_gluon.py --carry-aiter /work/.mirror/ROCm+aiter/repo
+#   python test/support/gen_corpus_gluon.py --carry-aiter /work/.mirror/ROCm+aiter/repo
 AITER_COMMIT = "e4048607a535ace3a2b51ded31b1c8c2d45c0879"
 AITER_FILES = {"aiter/ops/triton/gluon/gemm_a8w8.py": "da5d00f7e576e86b72e1366f3e11adb103f8c0e3",
                "aiter/ops/triton/utils/_triton/pid_preprocessing.py": "d1a2a001d5a8cfda959a1a10209dd12eda0b3902",
@@ -337,7 +337,7 @@ def main(argv=None) -> int:
 def _write_sources(out: str, written: Written, version: str, not_carried: str) -> None:
     with open(os.path.join(out, "SOURCES.md"), "w") as f:
         f.write(f"# Gluon TTGIR corpus, triton {version}\n\n"
-                f"- generator: `tools/gen_corpus_gluon.py` under triton {version} (its docstring says what each "
+                f"- generator: `test/support/gen_corpus_gluon.py` under triton {version} (its docstring says what each "
                 f"file is and how to rerun it); `loc(...)` stripped\n"
                 f"- compiled with `triton.compile(...)`, no GPU, `TRITON_DEFAULT_FP_FUSION=1`\n"
                 f"- `.ttgir`: Triton's TTGIR after its pipeline; `.input.ttgir`: the module Gluon's `ttgir` stage "
