@@ -27,6 +27,12 @@ The kernels:
   ``benchmarks/harness/carry_gluon_tutorials.py`` and ``carry_hopper_sources.py``, never
   committed; where they are not carried (or that module is absent) the cases are skipped and
   SOURCES.md says so;
+* Triton's own tutorials and examples beyond those (``support/gluon_tutorial_cases.py``): under
+  3.6, 01-intro to 08 and the Blackwell attention example of v3.6.0 (sm_90; 06, 08's matmul and
+  the example on sm_100); under 3.9, the same launches of the newest Triton tree that can be had
+  here (``triton-next``: main at 9d9a2d7a, 2026-04-27; v3.9.0's own tree cannot, see
+  ``carry_gluon_tutorials.py``) plus 10-tcgen05-copy: what 3.9 builds of them is in the folder,
+  and SOURCES.md gives, per file, why the rest is not (3.9 removed ``async_copy_*``);
 * AMD's aiter (MIT): the int8 and fp8 GEMMs of its Gluon backend for CDNA4, on gfx950 (buffer
   loads, swizzled shared memory, MFMA and scaled MFMA), under 3.9 and 3.6; carried into
   ``.peer-tests/aiter/`` by ``--carry-aiter GIT_DIR`` (the pinned commit, blob hashes checked)
@@ -129,6 +135,24 @@ def _carried_cases():
             return src, options
         cases.append(Case(project, case.kernel, origin, source, ("sm90",)))
     return cases, "; ".join(sorted(missing))
+
+
+def _tutorial_cases(release: tuple):
+    """(cases, why not) of Triton's own tutorials and examples beyond ``hopper_cases``'
+    (``support/gluon_tutorial_cases.py``): under 3.6 its release's, under a later release the
+    newest Triton tree carried (main at 9d9a2d7a; v3.9.0's own tree cannot be had here)."""
+    from support import gluon_tutorial_cases as T
+    newer = release >= (3, 7)
+    why = T.why_not_carried(newer)
+    if why:
+        return [], why
+    out = []
+    for item in (T.next_cases() if newer else T.release_36_cases()):
+        project = "triton-next" if newer else "triton-tutorials"
+        origin = os.path.relpath(item.case.file, REPO)
+
+        out.append(Case(project, item.case.kernel, origin, lambda case=item.case: T.source(case), item.targets))
+    return out, ""
 
 
 # AMD's aiter (MIT): the int8 and fp8 GEMMs of its Gluon backend for CDNA4 (gfx950): buffer loads,
@@ -272,6 +296,10 @@ def _release(version: str) -> tuple:
 
 
 def _reason(error: Exception) -> str:
+    # a CompilationError raised in a called function wraps the callee's (its last line a caret):
+    # the innermost CompilationError names the cause
+    while type(error).__name__ == "CompilationError" and type(error.__cause__).__name__ == "CompilationError":
+        error = error.__cause__
     lines = [line for line in str(error).splitlines() if line.strip()]
     # a CompilationError ends with its cause, after the source lines it quotes
     detail = lines[-1] if type(error).__name__ == "CompilationError" and lines else \
@@ -304,9 +332,10 @@ def main(argv=None) -> int:
     release = ".".join(triton.__version__.split(".")[:2])
     out = args.out or os.path.join(GLUON_CORPUS, f"triton-{release}")
     carried, not_carried = _carried_cases()
+    tutorials, tutorials_not_carried = _tutorial_cases(_release(triton.__version__))
     amd, amd_not_carried = _aiter_cases()
-    not_carried = "; ".join(why for why in (not_carried, amd_not_carried) if why)
-    cases = [case for case in list(_our_cases()) + carried + amd
+    not_carried = "; ".join(why for why in (not_carried, tutorials_not_carried, amd_not_carried) if why)
+    cases = [case for case in list(_our_cases()) + carried + tutorials + amd
              if not args.only or re.search(args.only, f"{case.project}.{case.kernel}")]
     if args.check:
         for case in cases:
@@ -328,13 +357,30 @@ def main(argv=None) -> int:
                 written.rows.append((name, case.project, case.kernel, case.origin, len(text)))
                 print(f"wrote {name} ({len(text)} chars)", file=sys.stderr)
     if not args.only:
-        _write_sources(out, written, triton.__version__, not_carried)
+        notes = _tutorial_notes(_release(triton.__version__), written)
+        _write_sources(out, written, triton.__version__, not_carried, notes)
     print(f"wrote {len(written.rows)} files under {out} "
           f"({sum(row[4] for row in written.rows)} chars); {len(written.failures)} compiles failed", file=sys.stderr)
     return 0 if written.rows else 1
 
 
-def _write_sources(out: str, written: Written, version: str, not_carried: str) -> None:
+def _tutorial_notes(release: tuple, written: Written) -> list[str]:
+    """SOURCES.md's lines on Triton's tutorials and examples: for a release after 3.6, which
+    files of the carried tree no kernel here comes from, and why."""
+    from support import gluon_tutorial_cases as T
+    if release < (3, 7) or T.why_not_carried(True):
+        return []
+    compiled = {os.path.join(REPO, row[3]) for row in written.rows if row[1] == "triton-next"}
+    lines = [f"Triton's Gluon tutorials and examples under this release: v{'.'.join(map(str, release))}.0's own tree "
+             f"cannot be had here (the carry script, `benchmarks/harness/carry_gluon_tutorials.py`, says why); "
+             f"`triton-next` is the newest tree that can, {T.NEXT_ORIGIN} (2026-04-27), its files as written "
+             f"(`.peer-tests/triton-next/`).  Its files of which no kernel is in this folder:", ""]
+    for path, why in T.next_file_reasons(compiled):
+        lines.append(f"- `{path}`: {why}")
+    return lines
+
+
+def _write_sources(out: str, written: Written, version: str, not_carried: str, notes=()) -> None:
     with open(os.path.join(out, "SOURCES.md"), "w") as f:
         f.write(f"# Gluon TTGIR corpus, triton {version}\n\n"
                 f"- generator: `test/support/gen_corpus_gluon.py` under triton {version} (its docstring says what each "
@@ -348,6 +394,8 @@ def _write_sources(out: str, written: Written, version: str, not_carried: str) -
                 "| file | project | kernel | source |\n|---|---|---|---|\n")
         for name, project, kernel, origin, _size in written.rows:
             f.write(f"| {name} | {project} | {kernel} | {origin} |\n")
+        if notes:
+            f.write("\n" + "\n".join(notes) + "\n")
         if written.failures:
             f.write("\nCases that gave no file (the kernel does not build under this release, or stock Triton "
                     "rejects the written form for this target):\n\n")
