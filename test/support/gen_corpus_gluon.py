@@ -368,7 +368,15 @@ def _tutorial_notes(release: tuple, written: Written) -> list[str]:
     """SOURCES.md's lines on Triton's tutorials and examples: for a release after 3.6, which
     files of the carried tree no kernel here comes from, and why."""
     from support import gluon_tutorial_cases as T
-    if release < (3, 7) or T.why_not_carried(True):
+    if release < (3, 7):
+        if T.why_not_carried(False):
+            return []
+        return ["Triton's Gluon tutorials and example of this release: every file (01-intro to 08, "
+                "`python/examples/gluon/01-attention-forward.py`) has its kernels here, each launch as its test or "
+                "benchmark writes it (`support/gluon_tutorial_cases.py`, `harness/hopper_cases.py`), but "
+                "01's `memcpy_kernel_autotune` (an autotuned call of `memcpy_kernel`, which is here); the "
+                "`@gluon.jit` helpers they call are inlined in them."]
+    if T.why_not_carried(True):
         return []
     compiled = {os.path.join(REPO, row[3]) for row in written.rows if row[1] == "triton-next"}
     lines = [f"Triton's Gluon tutorials and examples under this release: v{'.'.join(map(str, release))}.0's own tree "

@@ -98,6 +98,15 @@ def test_the_corpus_has_the_kernels_it_was_built_from():
     assert {"ours.pipelined_matmul.sm90.ttgir", "ours.pipelined_matmul_auto.sm90.input.ttgir",
             "ours.ws_kernel.sm90.ttgir", "ours.auto_ws_matmul.sm100.ttgir", "ours.tcgen05_matmul.sm100.ttgir",
             "aiter._gemm_a8w8_kernel_i8.gfx950.ttgir", "aiter._gemm_a8w8_kernel_fp8.gfx950.ttgir"} <= set(FILES)
+    # Triton's own tutorials and examples: its release's under 3.6 (the Blackwell attention example
+    # among them); under 3.9 those of the newest Triton tree that can be had (SOURCES.md says why)
+    tutorials = {"triton-3.6": {"triton-tutorials.attention_kernel.sm100.ttgir",
+                                "triton-tutorials.matmul_warp_specialized_kernel.sm100.ttgir",
+                                "triton-tutorials.memcpy_2d_inout_kernel.sm90.ttgir"},
+                 "triton-3.9": {"triton-next.matmul_accumulate_kernel.sm100.ttgir",
+                                "triton-next.tcgen05_copy_kernel.sm100.ttgir",
+                                "triton-next.elementwise_add_pipelined_kernel.sm90.ttgir"}}
+    assert tutorials.get(RELEASE, set()) <= set(FILES)
 
 
 @pytest.mark.parametrize("name", FILES)
