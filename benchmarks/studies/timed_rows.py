@@ -1,10 +1,13 @@
-"""What the studies of committed GPU runs share: reading a run's rows, a mode's ratio over stock
-in the worse timed context, the geometric mean, and a report's command line.
+"""What the studies share: reading a run's rows, a mode's ratio over stock in the worse timed
+context, the geometric mean, a report's command line, the installed package or one line saying
+how to install it, and a report printed and written.
 
 A study imports the installed package and its neighbours here, not ``benchmarks/harness`` (the
 scripts' helpers one folder up), so these few lines live beside the studies that read
 ``benchmarks/results/<run>.json.gz``: ``matrix_use_rule.py``, ``register_file_rule.py``,
-``measured_mix_dominance.py``.
+``measured_mix_dominance.py``, ``one_warp_choice.py``, ``twin_choice.py``; ``require_package``
+and ``publish`` (as ``harness/common.py`` has them) serve the studies that were scripts at the
+top of ``benchmarks/`` before (``floor_first.py``, ``stock_dominance.py``, ``i1_forwarding.py``).
 """
 
 from __future__ import annotations
@@ -15,8 +18,32 @@ import gzip
 import json
 import math
 import os
+import sys
 
 RESULTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "results")
+INSTALL_HINT = ("linear_layouts is not installed in this Python: from a clone run `make` or `pip install -e .`; "
+                "on a machine without network, build the wheel elsewhere (`python -m pip wheel --no-deps "
+                "--wheel-dir dist .`) and `python3 -m pip install --no-deps dist/linear_layouts-*.whl`")
+
+
+def require_package() -> None:
+    """``import linear_layouts`` (the installed package), or exit with one line saying how to install it."""
+    try:
+        import linear_layouts  # noqa: F401
+    except ImportError as error:
+        if getattr(error, "name", None) not in ("linear_layouts", None):
+            raise                      # the package is there; something it imports is not
+        raise SystemExit(f"{os.path.basename(sys.argv[0]) or 'benchmarks'}: {INSTALL_HINT}") from None
+
+
+def publish(text: str, out: str = "") -> None:
+    """Print a report, and write it to ``out`` as well when one is given; the file ends with one
+    newline whether ``text`` does or not; its folder is made where it does not exist yet."""
+    if out:
+        os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+        with open(out, "w") as f:
+            f.write(text if text.endswith("\n") else text + "\n")
+    print(text)
 
 
 def rows_of(stem: str) -> list:

@@ -11,7 +11,7 @@
   load, the back end then stores the loaded words as they are.  Example (fresh seed 5101, i8
   16x64 ``blocked<[1, 4], [16, 4]>`` -> ``amd_mfma`` v3, triton 3.6): with shifts LLVM narrowed
   the global loads and re-joined the bytes with 2 ``v_perm_b32`` that stock's code does not
-  have; through a vector, none (``benchmarks/stock_dominance.py``, the final-code check).
+  have; through a vector, none (``benchmarks/studies/stock_dominance.py``, the final-code check).
 * Barriers: ``fence release; s_barrier; fence acquire`` at workgroup scope (what HIP's
   ``__syncthreads`` is).  The fences matter twice: they make the back end wait for LDS traffic
   (``s_waitcnt lgkmcnt(0)``), and they keep LLVM from moving our plain loads and stores across

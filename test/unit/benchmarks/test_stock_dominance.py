@@ -1,4 +1,4 @@
-"""benchmarks/stock_dominance.py on a fixed sample (CPU, about a minute): stock's floor is never
+"""benchmarks/studies/stock_dominance.py on a fixed sample (CPU, about a minute): stock's floor is never
 above stock's final code, and every conversion the plugin takes with default options (the
 choice of lowering/choosing/fitted_model.py active) needs no more of any costly kind than stock's final code,
 on sm_90, sm_80 and gfx942.  Where the measured model answers (sm_90 under triton 3.6) the
@@ -10,7 +10,7 @@ import tempfile
 
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "benchmarks"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "benchmarks", "studies"))
 
 import stock_dominance  # noqa: E402
 

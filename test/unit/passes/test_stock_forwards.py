@@ -1,8 +1,8 @@
 """No-op and register-renaming conversions are left to Triton where stock forwards the values
 too (``stock_lowering.stock_moves_nothing``, ``lowering_choice._stock_moves_nothing``): no
 instruction either way, and no island to emit, simulate and re-parse.  i1 too (stock's kernel
-is ours, instruction for instruction: ``benchmarks/i1_forwarding.py``); with the stock gate off
-every one stays ours.  ``benchmarks/stock_dominance.py`` checks the premise
+is ours, instruction for instruction: ``benchmarks/studies/i1_forwarding.py``); with the stock gate off
+every one stays ours.  ``benchmarks/studies/stock_dominance.py`` checks the premise
 against final code (stock's kernel holds no costly instruction on every such pair)."""
 
 from __future__ import annotations

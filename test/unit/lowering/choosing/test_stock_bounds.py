@@ -1,7 +1,7 @@
 """Stock's floor (lowering/choosing/stock_bounds.py) on conversions whose stock final code is known, and
 the choice it makes where nothing was measured (lowering.choosing.fitted_model.choose_dominant).  The floors
 below were read off stock Triton's PTX / AMDGCN of the single-conversion kernel
-(``benchmarks/stock_dominance.py`` compiles them; the same numbers on triton 3.6 and 3.9)."""
+(``benchmarks/studies/stock_dominance.py`` compiles them; the same numbers on triton 3.6 and 3.9)."""
 
 import pytest
 

@@ -1,7 +1,7 @@
 """Does an island of ours change the final code of an i1 no-op or register renaming?  (CPU only.)
 
-    .venv/bin/python benchmarks/i1_forwarding.py --out benchmarks/results/i1_forwarding_3.9.0.md
-    .venv-compat/bin/python benchmarks/i1_forwarding.py --out benchmarks/results/i1_forwarding_3.6.0.md
+    .venv/bin/python benchmarks/studies/i1_forwarding.py --out benchmarks/results/i1_forwarding_3.9.0.md
+    .venv-compat/bin/python benchmarks/studies/i1_forwarding.py --out benchmarks/results/i1_forwarding_3.6.0.md
 
 A ``ttg.convert_layout`` that stock Triton forwards without an instruction (the two layouts are
 one map, or the conversion only renames registers: ``stock_lowering.stock_moves_nothing``) is
@@ -36,7 +36,7 @@ import tempfile
 import time
 from collections import Counter
 
-from harness.common import publish, require_package  # noqa: E402
+from timed_rows import publish, require_package  # noqa: E402
 
 TARGETS = ("sm_90", "sm_80", "gfx942")
 
@@ -68,7 +68,7 @@ def candidate_rows(seed: int, count: int):
     from linear_layouts.tools.conversion_fuzz import random_case
 
     rows = []
-    root = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "test", "lit", "corpus")
+    root = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "test", "lit", "corpus")
     for path in sorted(glob.glob(os.path.join(root, "*", "*.ttgir"))):
         folder, name = os.path.basename(os.path.dirname(path)), os.path.basename(path)
         target = sd.CORPUS_TARGETS.get(folder) or next((t for f, t in sd.CORPUS_TARGETS.items() if f in name), None)
@@ -136,7 +136,7 @@ def main(argv=None) -> int:
     require_package()
     import triton
 
-    command = "python benchmarks/i1_forwarding.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    command = "python benchmarks/studies/i1_forwarding.py " + " ".join(argv if argv is not None else sys.argv[1:])
     began = time.time()
     rows = candidate_rows(args.seed, args.count)
     same, differ, failed = [], [], []
@@ -157,7 +157,7 @@ def main(argv=None) -> int:
     left_and_differ = [row for row, _ in differ if not row.taken]
     lines = [f"# i1 no-ops and renamings: stock's final code against our island's (triton {triton.__version__})", "",
              f"Produced by `{command}` ({time.time() - began:.0f} s, CPU).  What it compares: the docstring of "
-             "`benchmarks/i1_forwarding.py`.", "",
+             "`benchmarks/studies/i1_forwarding.py`.", "",
              f"* i1 conversions stock forwards without an instruction: **{len(rows)}** "
              f"({', '.join(f'{t}: {n}' for t, n in sorted(by_target.items()))}; "
              f"{sum(r.method == 'none' for r in rows)} no-ops, {sum(r.method == 'register' for r in rows)} renamings)",

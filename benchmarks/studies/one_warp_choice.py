@@ -1,7 +1,7 @@
 """Our picks in CTAs of one warp, on every committed GPU timing: do they run faster than stock, and
 what does the rule for them (``fitted_model.one_warp_choice``) change (CPU only, no compile)?
 
-    .venv-compat/bin/python benchmarks/one_warp_choice.py --out benchmarks/results/one_warp_choice.md
+    .venv-compat/bin/python benchmarks/studies/one_warp_choice.py --out benchmarks/results/one_warp_choice.md
 
 Reads the runs of ``plan_choice.py`` committed under ``benchmarks/results`` (``plan_train*`` the
 rules were fitted on, ``plan_fresh*`` held out; H100 and H200, triton 3.6): for each measured
@@ -28,9 +28,8 @@ import os
 import sys
 from collections import defaultdict
 
-from harness.common import geomean, publish, require_package  # noqa: E402
+from timed_rows import RESULTS, geomean, publish, require_package  # noqa: E402
 
-RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 CONTEXTS = ("chain", "latency")
 MIX_KEYS = ("shfl", "ld_shared", "st_shared", "ldmatrix", "stmatrix", "bar")
 
@@ -67,7 +66,7 @@ def _rows(path: str):
 def cases() -> list[dict]:
     """One per distinct measured conversion with a plan: its run, ratio, family, and whether the
     rule before and the rule now keep our pick."""
-    from harness.conversion_cases import release
+    from linear_layouts.dialect.conventions import TritonConventions
     from linear_layouts.dialect.encodings import to_linear_layout
     from linear_layouts.lowering.choosing import fitted_model
     from linear_layouts.lowering.plan import Method
@@ -82,7 +81,7 @@ def cases() -> list[dict]:
                 continue
             seen.add(key)
             shape = tuple(row["shape"])
-            conventions = release(triton)
+            conventions = TritonConventions(tuple(int(x) for x in triton.split(".")[:2]))   # the run's release
             plan = plan_conversion(to_linear_layout(row["src"], shape, conventions=conventions),
                                    to_linear_layout(row["dst"], shape, conventions=conventions), row["bits"], "sm_90")
             if not plan or plan.method in (Method.NOOP, Method.RENAME):
@@ -112,7 +111,7 @@ def report(found: list[dict], command: str) -> str:
 
     lines = ["# Our picks in CTAs of one warp, on the committed GPU timings", "",
              f"Produced by `{command}` (CPU, triton {triton.__version__}; what it does: the docstring of "
-             "`benchmarks/one_warp_choice.py`).", "",
+             "`benchmarks/studies/one_warp_choice.py`).", "",
              "## One-warp picks by family", "",
              "| family | conversions (train + fresh) | our pick / stock (geomean) | worst | kept before | kept now |",
              "|---|---:|---:|---:|---:|---:|"]
@@ -158,7 +157,7 @@ def main(argv=None) -> int:
     parser.add_argument("--out", default="", help="write the report here too")
     args = parser.parse_args(argv)
     require_package()
-    command = "python benchmarks/one_warp_choice.py" + (f" --out {args.out}" if args.out else "")
+    command = "python benchmarks/studies/one_warp_choice.py" + (f" --out {args.out}" if args.out else "")
     publish(report(cases(), command), args.out)
     return 0
 

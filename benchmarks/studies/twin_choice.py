@@ -2,7 +2,7 @@
 (``stock_shared.is_stock_twin`` in ``fitted_model.choose_by_stock_shuffles``) change (CPU only, no
 compile)?
 
-    .venv-compat/bin/python benchmarks/twin_choice.py --out benchmarks/results/twin_choice.md
+    .venv-compat/bin/python benchmarks/studies/twin_choice.py --out benchmarks/results/twin_choice.md
 
 Reads the same rows as ``one_warp_choice.py`` (the runs of ``plan_choice.py`` committed under
 ``benchmarks/results``: ``plan_train*`` the rules were fitted on, ``plan_fresh*`` held out; H100
@@ -21,7 +21,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from harness.common import geomean, publish, require_package  # noqa: E402
+from timed_rows import geomean, publish, require_package  # noqa: E402
 from one_warp_choice import cases, chosen_table  # noqa: E402  (the rows, the rule as shipped)
 
 
@@ -42,7 +42,7 @@ def report(found: list[dict], command: str) -> str:
     twins = [c for c in found if c["without_twins"] != c["now"]]
     lines = ["# Twins of stock's code on the committed GPU timings", "",
              f"Produced by `{command}` (CPU, triton {triton.__version__}; what it does: the docstring of "
-             "`benchmarks/twin_choice.py`).", "",
+             "`benchmarks/studies/twin_choice.py`).", "",
              "## Picks the twin step sends to stock", "",
              "| rows | twins | their pick / stock (geomean) | fastest | slowest |", "|---|---:|---:|---:|---:|"]
     for name, kind in (("training", "train"), ("fresh (held out)", "fresh")):
@@ -63,7 +63,7 @@ def main(argv=None) -> int:
     assert [c["ratio"] for c in found] == [c["ratio"] for c in without]
     for row, other in zip(found, without):
         row["without_twins"] = other["now"]
-    command = "python benchmarks/twin_choice.py" + (f" --out {args.out}" if args.out else "")
+    command = "python benchmarks/studies/twin_choice.py" + (f" --out {args.out}" if args.out else "")
     publish(report(found, command), args.out)
     return 0
 

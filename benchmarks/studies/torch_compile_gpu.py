@@ -1,7 +1,7 @@
 """torch.compile with the plugin, on a GPU: does every kernel Inductor compiles go through it,
 in every worker process, and what does the compiled program cost?
 
-    python benchmarks/torch_compile_gpu.py --out benchmarks/results/torch_compile_gpu.md
+    python benchmarks/studies/torch_compile_gpu.py --out benchmarks/results/torch_compile_gpu.md
 
 Needs torch with CUDA and the package installed as users install it (a wheel: its start-up
 hook is what reaches Inductor's workers).  Each run is a fresh process with cold caches of its
@@ -47,7 +47,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 MODES = ("stock", "env", "enable", "report")
 
 COUNTING_SITECUSTOMIZE = textwrap.dedent('''
-    """Counts every kernel Triton compiles in this process (benchmarks/torch_compile_gpu.py)."""
+    """Counts every kernel Triton compiles in this process (benchmarks/studies/torch_compile_gpu.py)."""
     import os
 
     from linear_layouts.tools.report_site import run_shadowed_sitecustomize
@@ -326,7 +326,7 @@ def coverage(run: dict) -> tuple[int, int, int]:
     return sum(compiles.values()) - run.get("compiles_before_enable", 0), through, len(compiles)
 
 
-def markdown(runs: list[dict], gpu: str, versions: str, command: str = "python benchmarks/torch_compile_gpu.py") -> str:
+def markdown(runs: list[dict], gpu: str, versions: str, command: str = "python benchmarks/studies/torch_compile_gpu.py") -> str:
     lines = [f"# torch.compile with the plugin ({gpu}; {versions})", "",
              f"Command: `{command}` (each run a fresh process, cold caches, "
              "Inductor's pool up before the plugin is asked for in `enable` mode; modes alternated).", "",
@@ -389,7 +389,7 @@ def main(argv=None) -> int:
     modes = [m for m in args.modes.split(",") if m]
     gpu = torch.cuda.get_device_name()
     versions = f"torch {torch.__version__}, triton {triton.__version__}, Python {platform.python_version()}"
-    command = " ".join(["python benchmarks/torch_compile_gpu.py"] + list(sys.argv[1:] if argv is None else argv))
+    command = " ".join(["python benchmarks/studies/torch_compile_gpu.py"] + list(sys.argv[1:] if argv is None else argv))
     workdir = tempfile.mkdtemp(prefix="ll-torch-compile-")
     runs = []
     try:

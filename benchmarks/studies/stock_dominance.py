@@ -1,8 +1,8 @@
 """Stock's floor against stock's final code, and ours against stock's, per conversion (CPU only).
 
-    .venv/bin/python benchmarks/stock_dominance.py --seed 4301 --count 30 --kernels \
+    .venv/bin/python benchmarks/studies/stock_dominance.py --seed 4301 --count 30 --kernels \
         --json /tmp/stock_dominance_3.9.0.jsonl --out benchmarks/results/stock_dominance_3.9.0.md
-    .venv-compat/bin/python benchmarks/stock_dominance.py --seed 4301 --count 30 --kernels \
+    .venv-compat/bin/python benchmarks/studies/stock_dominance.py --seed 4301 --count 30 --kernels \
         --json /tmp/stock_dominance_3.6.0.jsonl --out benchmarks/results/stock_dominance_3.6.0.md
 
 For each conversion (fresh random ones, ``tools.conversion_fuzz.random_case`` drawn from
@@ -39,7 +39,7 @@ import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 
-from harness.common import require_package, publish  # noqa: E402
+from timed_rows import publish, require_package  # noqa: E402
 
 DEFAULT_TARGETS = ("sm_90", "sm_80", "gfx942")
 
@@ -253,7 +253,7 @@ def kernel_rows(targets) -> list[Row]:
     import glob
 
     rows, seen = [], set()
-    root = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "test", "lit", "corpus")
+    root = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "test", "lit", "corpus")
     for path in sorted(glob.glob(os.path.join(root, "*", "*.ttgir"))):
         folder, name = os.path.basename(os.path.dirname(path)), os.path.basename(path)
         if folder in HELD_OUT:
@@ -288,7 +288,7 @@ def report(rows: list[Row], command: str, triton_version: str, seconds: float) -
     checked = [r for r in rows if r.stock]
     lines = [f"# Stock's floor and the plugin's choice against final code (triton {triton_version})", "",
              f"Produced by `{command}` ({seconds:.0f} s, CPU).  What it checks: the docstring of "
-             "`benchmarks/stock_dominance.py`; the rule: `lowering/choosing/stock_bounds.py`.", ""]
+             "`benchmarks/studies/stock_dominance.py`; the rule: `lowering/choosing/stock_bounds.py`.", ""]
     ok = True
     for target in sorted({r.target for r in rows}):
         mine = [r for r in checked if r.target == target]
@@ -357,7 +357,7 @@ def main(argv=None) -> int:
     import triton
 
     targets = tuple(t for t in args.targets.split(",") if t)
-    command = "python benchmarks/stock_dominance.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    command = "python benchmarks/studies/stock_dominance.py " + " ".join(argv if argv is not None else sys.argv[1:])
     began = time.time()
     if args.report_from:
         with open(args.report_from) as f:

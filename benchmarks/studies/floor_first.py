@@ -1,7 +1,7 @@
 """How many conversions stock's floor decides before planning, and whether any candidate could
 have gained (CPU only, no compile).
 
-    .venv/bin/python benchmarks/floor_first.py --out benchmarks/results/floor_first_3.9.0.md
+    .venv/bin/python benchmarks/studies/floor_first.py --out benchmarks/results/floor_first_3.9.0.md
 
 Where no fitted model answers (triton 3.9; sm_80 and AMD on any release) a plan of ours is kept
 only where it needs fewer of some costly kind than stock's floor
@@ -28,9 +28,9 @@ import sys
 import time
 from collections import Counter
 
-from harness.common import publish, require_package  # noqa: E402
+from timed_rows import publish, require_package  # noqa: E402
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def random_counts(seeds, count: int, triton: str) -> list[dict]:
@@ -110,7 +110,7 @@ def main(argv=None) -> int:
     os.environ.pop("LINEAR_LAYOUTS_STOCK_GATE", None)    # the default: the choice active
     import triton
 
-    command = "python benchmarks/floor_first.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    command = "python benchmarks/studies/floor_first.py " + " ".join(argv if argv is not None else sys.argv[1:])
     began = time.time()
     seeds = [int(s) for s in args.seeds.split(",") if s]
     rows = random_counts(seeds, args.count, triton.__version__)
@@ -119,7 +119,7 @@ def main(argv=None) -> int:
     reasons = sum((r["reasons"] for r in rows), Counter())
     lines = [f"# Decided on stock's floor before planning (triton {triton.__version__})", "",
              f"Produced by `{command}` ({time.time() - began:.0f} s, CPU).  What it counts: the docstring of "
-             "`benchmarks/floor_first.py`.", "",
+             "`benchmarks/studies/floor_first.py`.", "",
              f"Random conversions (every target, seeds {args.seeds}, {args.count} draws each): **{total['drawn']}** "
              f"planned; decided before planning: **{total['first']}** "
              f"({', '.join(f'{k}: {n}' for k, n in reasons.most_common())}); with a candidate that gains on the "
