@@ -12,7 +12,7 @@ Two sets, carried by ``benchmarks/harness/carry_gluon_tutorials.py`` (never comm
   forward (sm_100);
 * ``NEXT``: the same launches of the newest Triton tree this workplace can read (main at
   ``9d9a2d7a``, 2026-04-27: see the carry script for why not v3.9.0's own) plus 10-tcgen05-copy's
-  two kernels (sm_100).  Its files that no case here compiles are listed by ``next_file_reasons``
+  two kernels and 09-tma-gather-scatter's three (sm_100).  Its files that no case here compiles are listed by ``next_file_reasons``
   with why (Gluon names that 3.9 removed, found in the file, or an import 3.9 fails).
 
 Arguments as in ``hopper_cases`` (``Desc``, ``Ptr``, ``Const``; an ``int`` is a runtime integer,
@@ -43,6 +43,19 @@ class Expr(Const):
     def resolve(self, module):
         from triton.experimental.gluon import language as gl
         return eval(self.expression, {"gl": gl, **vars(module)})
+
+
+@dataclass(frozen=True)
+class RowDesc(Desc):
+    """A descriptor whose block is one row (09's gather and scatter) but whose NVMMA layout the
+    launcher takes for the whole tile: ``get_default_for(layout_block, dtype)``."""
+
+    layout_block: tuple = ()
+
+    def layout(self):
+        from triton.experimental.gluon import language as gl
+        from harness.hopper_cases import _GL_DTYPES
+        return gl.NVMMASharedLayout.get_default_for(list(self.layout_block), getattr(gl, _GL_DTYPES[self.dtype]))
 
 
 @dataclass(frozen=True)
@@ -161,6 +174,25 @@ def _cases(tutorials: str, examples: str | None, project: str, newer: bool) -> l
                                            expression="GroupedPersistentTileScheduler(8)"), "num_buffers": Const(3)},
             ("sm100",), "test_matmul_accumulate (1024 x 1024 x 2048, 128 x 128 x 64, 3 buffers)",
             siblings={"t7": t("07-persistence.py"), "t8": t("08-warp-specialization.py")})
+        add(t("09-tma-gather-scatter.py"), "async_gather_kernel",
+            {"out_ptr": Ptr("bf16"), "out_stride_x": 16, "out_stride_y": 1,
+             "tensor_desc": RowDesc((1, 16), "bf16", layout_block=(8, 16)), "x_offsets_ptr": Ptr("i32"),
+             "y_offset": 48, "BLOCK_X": Const(8)}, ("sm100",),
+            "test_async_gather (bf16, BLOCK_X 8, BLOCK_Y 16, y_offset 48)")
+        add(t("09-tma-gather-scatter.py"), "async_scatter_kernel",
+            {"tensor_desc": RowDesc((1, 16), "bf16", layout_block=(8, 16)), "x_offsets_ptr": Ptr("i32"),
+             "y_offset": 48, "src_ptr": Ptr("bf16"), "src_stride_x": 16, "src_stride_y": 1, "BLOCK_X": Const(8)},
+            ("sm100",), "test_async_scatter (bf16, BLOCK_X 8, BLOCK_Y 16, y_offset 48)")
+        add(t("09-tma-gather-scatter.py"), "matmul_fused_gather_scatter_kernel",
+            {"X_desc": RowDesc((1, 64), "bf16", layout_block=(128, 64)),
+             "W_desc": Desc((64, 128), "bf16"), "out_desc": RowDesc((1, 128), "bf16", layout_block=(128, 128)),
+             "X_gather_indx_ptr": Ptr("i32"), "out_scatter_indx_ptr": Ptr("i32"), "BLOCK_M": Const(128),
+             "SchedulerImpl": HostFunction(sibling="t7", file=t("07-persistence.py"),
+                                           function="GroupedPersistentTileScheduler",
+                                           expression="GroupedPersistentTileScheduler(8)"),
+             "num_buffers": Const(3)}, ("sm100",),
+            "test_matmul_fused_gather_scatter (1024 x 1024 x 2048 bf16, 128 x 128 x 64, 3 buffers)",
+            siblings={"t7": t("07-persistence.py")})
     return out
 
 
