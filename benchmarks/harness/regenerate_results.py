@@ -399,6 +399,41 @@ REMOVED: tuple[Removed, ...] = (
     Removed("compile_time_fuzz_issue_case_3.9.0.md", f"python benchmarks/compile_time.py fuzz --issue-case --repeats 2 {_OUT}",
             needs="no GPU, in .venv (triton 3.9.0)",
             note="the rebuilt case of issue 43, as above; docs/compile-time.md states its figures"),
+    # Issue 76: results under 1.5 MB.  Per-seed CPU runs no page names (docs/compile-time.md states
+    # seed 2's gfx942 finding in prose), and the raw rows of whole-op runs whose .md is kept.
+    *(Removed(f"compile_time_fuzz_seed2_gfx942_{release}.md",
+              f"python benchmarks/compile_time.py fuzz --seed 2 --targets gfx942 --timeout 400 {_OUT}",
+              needs=f"no GPU, in {venv} (triton {release})",
+              note=f"compile_time_fuzz_{release}.md of that run, renamed")
+      for release, venv in (("3.6.0", ".venv-compat"), ("3.9.0", ".venv"))),
+    *(Removed(f"{name}.jsonl", f"python benchmarks/fla_ops_gpu.py --fla build/fla_carry {flags} {_OUT}",
+              needs=needs, note=f"the rows of {name}.md" + (" (fla_ops_gpu.jsonl of that run, renamed)"
+                                                            if "--name" not in flags and name != "fla_ops_gpu" else ""))
+      for name, flags, needs in (
+          ("fla_ops_gpu", "--ops chunk_rwkv6,chunk_gla --rounds 3 --timeout 150", "an H100 GPU"),
+          ("fla_ops_gpu_32k", "--ops chunk_rwkv6,chunk_gla --rounds 2 --tokens 32768 --timeout 130", "an H100 GPU"),
+          ("fla_ops_gpu_one_direction", "--ops chunk_gla --rounds 2 --tokens 32768 --per-kernel --timeout 150 "
+           "--name fla_ops_gpu_one_direction", "an H200 GPU"),
+          ("fla_ops_gpu_sixteen_bits", "--ops chunk_gla,chunk_rwkv6,parallel_attn --rounds 2 --tokens 32768 "
+           "--timeout 130 --name fla_ops_gpu_sixteen_bits", "an H200 GPU"),
+          ("fla_ops_gpu_text_route", "--ops chunk_gla --rounds 3 --tokens 32768 --timeout 160 --per-kernel "
+           "--name fla_ops_gpu_text_route", "an H200 GPU"))),
+    *(Removed(f"{name}.jsonl", f"python benchmarks/liger_ops_gpu.py {flags} --name {name} {_OUT}",
+              needs=needs, note=f"the rows of {name}.md")
+      for name, flags, needs in (
+          ("liger_ops_gpu_b", "--ops block_rms_norm,llama4_rope,rope --rounds 2 --timeout 150", "an H200 GPU"),
+          ("liger_ops_gpu_c", "--ops neighborhood_attention,mhc,qwen2vl_mrope --rounds 1 --text --timeout 120",
+           "an H200 GPU"),
+          ("liger_ops_gpu_mhc", "--ops mhc --rounds 2 --timeout 120", "an H200 GPU"),
+          ("liger_ops_gpu_na_h100", "--ops neighborhood_attention --rounds 2", "an H100 GPU"),
+          ("liger_ops_gpu_na_h100_rounds5", "--ops neighborhood_attention --rounds 5", "an H100 GPU"),
+          ("liger_ops_gpu_na_sixteen_bits", "--ops neighborhood_attention --rounds 3", "an H200 GPU"),
+          ("liger_ops_gpu_one_direction", "--ops llama4_rope,mhc,neighborhood_attention --rounds 2 --timeout 200",
+           "an H200 GPU"))),
+    Removed("fuzz_gpu_seed79.md", f"python benchmarks/fuzz_gpu.py --cases 500 --seed 79 {_OUT}",
+            note="fuzz_gpu.md of that run, renamed: PASS, 500 cases, 0 failures; no page cites it"),
+    Removed("gluon_matmul_gpu_guards.md", "python benchmarks/gluon_matmul_gpu.py --rounds 3",
+            note="gluon_matmul_gpu.md of the run with guard pruning, renamed: no page cites it"),
 )
 
 
