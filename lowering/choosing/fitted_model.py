@@ -191,6 +191,7 @@ class Choice:
     family: str
     reason: str             # for the remark
     twin: bool = False      # stock, because the pick is stock's own code (kept where the kernel has islands)
+    answered_by: str = ""   # the function of this module whose question decided (choice_order names its rule)
 
 
 def gate_turned_off() -> bool:
@@ -235,11 +236,13 @@ def one_warp_choice(plan, rank: int, family: str) -> Optional[Choice]:
     if not one_warp(plan):
         return None
     if plan.method is Method.SHARED:
-        return Choice(None, STOCK, family, f"stock Triton's lowering: {ONE_WARP_MEASURED}")
+        return Choice(None, STOCK, family, f"stock Triton's lowering: {ONE_WARP_MEASURED}",
+                      answered_by="one_warp_choice")
     verdict = dominance(plan)
     if verdict.gains:
-        return Choice(plan, rank, family, "")
-    return Choice(None, STOCK, family, f"stock Triton's lowering: {verdict.reason()}; {ONE_WARP_MEASURED}")
+        return Choice(plan, rank, family, "", answered_by="one_warp_choice")
+    return Choice(None, STOCK, family, f"stock Triton's lowering: {verdict.reason()}; {ONE_WARP_MEASURED}",
+                  answered_by="one_warp_choice")
 
 
 TWIN_MEASURED = ("alone, with stock's exact instructions, our islands ran 1.043x stock (251 measured conversions, "
@@ -426,7 +429,7 @@ def stock_shared_choice(plan, family: str, rules=STOCK_RULES) -> Optional[Choice
     (``STOCK_RULES_AFTER_SHUFFLES``)."""
     for takes, reason, twin in rules:
         if globals()[takes](plan):
-            return Choice(None, STOCK, family, reason, twin=twin(plan))
+            return Choice(None, STOCK, family, reason, twin=twin(plan), answered_by=takes)
     return None
 
 
@@ -451,20 +454,28 @@ def choose_by_stock_shuffles(plan, rank: int, model: Model) -> Choice:
     8-bit pick with ``ldmatrix``/``stmatrix`` where stock uses plain vectors
     (``bytes_through_matrices``): stock."""
     family = gated_family_of(plan, str(plan.scope))
-    answer = one_warp_choice(plan, rank, family) or stock_shared_choice(plan, family)
-    if answer is not None:
-        return answer
-    if plan.scope is Scope.LANE:
-        stock = stock_warp_shuffles(plan.src, plan.dst, plan.element_bits, plan.target)
-        if stock is not None and not (plan.method is Method.SHUFFLE and plan_cost(plan).shuffles <= stock):
-            ours = (f"{plan_cost(plan).shuffles} warp shuffles" if plan.method is Method.SHUFFLE
-                    else f"a {plan.method} plan")
-            return Choice(None, STOCK, family, stock_shuffles_reason(stock, f"our pick needs {ours}", model))
-    answer = stock_shared_choice(plan, family, STOCK_RULES_AFTER_SHUFFLES)
+    answer = (one_warp_choice(plan, rank, family) or stock_shared_choice(plan, family)
+              or stock_shuffles_choice(plan, family, model)
+              or stock_shared_choice(plan, family, STOCK_RULES_AFTER_SHUFFLES))
     if answer is not None:
         return answer
     return Choice(plan, rank, family, "" if rank == 0 else f"candidate {rank} by the fitted model "
-                                                           f"(lowering/choosing/choice_model.json)")
+                                                           f"(lowering/choosing/choice_model.json)",
+                  answered_by="choose_by_stock_shuffles")
+
+
+def stock_shuffles_choice(plan, family: str, model: Model) -> Optional[Choice]:
+    """Stock for a lane-scope conversion that stock Triton lowers with warp shuffles
+    (``stock_warp_shuffles``) where the pick is not a shuffle plan needing at most as many (the
+    lane-scope step of ``choose_by_stock_shuffles``); None elsewhere."""
+    if plan.scope is not Scope.LANE:
+        return None
+    stock = stock_warp_shuffles(plan.src, plan.dst, plan.element_bits, plan.target)
+    if stock is None or (plan.method is Method.SHUFFLE and plan_cost(plan).shuffles <= stock):
+        return None
+    ours = f"{plan_cost(plan).shuffles} warp shuffles" if plan.method is Method.SHUFFLE else f"a {plan.method} plan"
+    return Choice(None, STOCK, family, stock_shuffles_reason(stock, f"our pick needs {ours}", model),
+                  answered_by="stock_shuffles_choice")
 
 
 def choose(plans: list, scope: str, model: Model) -> Choice:
@@ -487,9 +498,10 @@ def choose(plans: list, scope: str, model: Model) -> Choice:
                    f"(spread x{gate['spread']}) over {gate['n']} measured conversions")
         return Choice(None, STOCK, family, "stock Triton's lowering: the cost model cannot show a gain larger than "
                                         f"its own error here ({why}; lowering/choosing/choice_model.json, fitted on "
-                                        f"{model.measured_on}, triton {model.triton})")
+                                        f"{model.measured_on}, triton {model.triton})", answered_by="choose")
     return Choice(plan, rank, family, "" if rank == 0 else f"candidate {rank} by the fitted model "
-                                                           f"(lowering/choosing/choice_model.json)")
+                                                           f"(lowering/choosing/choice_model.json)",
+                  answered_by="choose")
 
 
 def choose_dominant(plan) -> Choice:
@@ -508,8 +520,8 @@ def choose_dominant(plan) -> Choice:
     verdict = dominance(plan)
     family = family_of(plan, str(plan.scope))
     if verdict.gains:
-        return Choice(plan, 0, family, "")
-    return Choice(None, STOCK, family, f"stock Triton's lowering: {verdict.reason()}")
+        return Choice(plan, 0, family, "", answered_by="choose_dominant")
+    return Choice(None, STOCK, family, f"stock Triton's lowering: {verdict.reason()}", answered_by="choose_dominant")
 
 
 def decide(plan, target_name: str, triton_version: str, candidates=None, path: str = MODEL_FILE) -> Optional[Choice]:
@@ -521,7 +533,7 @@ def decide(plan, target_name: str, triton_version: str, candidates=None, path: s
     if gate_turned_off():
         return None
     if plan.method in (Method.NOOP, Method.RENAME):
-        return Choice(plan, 0, family_of(plan, str(plan.scope)), "")   # free either way
+        return Choice(plan, 0, family_of(plan, str(plan.scope)), "", answered_by="decide")   # free either way
     model = load_model(path)
     if model is None or not model.applies_to(target_name, triton_version):
         return choose_dominant(plan)
