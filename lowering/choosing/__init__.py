@@ -1,7 +1,8 @@
 """Which lowering a conversion gets: one of our verified plans, or stock Triton's own.
 
 The question is answered in one place, ``lowering_choice`` (``choose_conversion``,
-``choose_local_load``, ``choose_local_store``), by named cases in order.  The cases read:
+``choose_local_load``, ``choose_local_store``), by named rules in the order ``choice_order``
+declares, each with the file of its evidence and what it was measured on.  The rules read:
 ``fitted_model`` (the choice where conversions were timed, sm_90 + triton 3.6: per conversion,
 ``choose_by_stock_shuffles``; a per-family gate as ``plan_choice.py fit`` writes it; ``decide``),
 ``measured_choices`` (conversions a GPU run settled, and their table), ``stock_lowering`` (stock's

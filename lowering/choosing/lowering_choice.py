@@ -4,34 +4,21 @@ lowering it gets - ours, with its verified plan and a note, or stock Triton's, w
 The pass asks once per op (:func:`choose_conversion`, :func:`choose_local_load`,
 :func:`choose_local_store`) and emits what the answer says.  As Triton's ``matchAndRewrite``
 tries named cases in order and answers ``notifyMatchFailure`` with a reason, a conversion is
-decided by the first of these cases that answers:
-
-1. ``legacy``: the policy plans like Triton before linear layouts (``lowering.legacy``);
-2. ``named rank``: the policy names this conversion's candidate (``candidate_for``: benchmarks
-   time one conversion of a kernel at a time), or sends it to stock;
-3. ``stock moves nothing``: a no-op or a renaming of registers for stock too, so our island
-   would cost only compile time (``stock_lowering.stock_moves_nothing``);
-4. ``past the register file``: the two layouts hold more values a thread than the target has
-   registers, so the kernel spills whoever lowers it and stock's code is kept
-   (``register_file.past_register_file``; not where stock's lowering is hazardous);
-5. ``gate before planning``: the choice would send every plan the planner could build for
-   this conversion's scope to stock (the fitted model keeps none; where nothing was measured,
-   none can gain on stock's floor), so none is built (only when no one reads the remark, which
-   then names the scope instead of the planned pick);
-6. ``planned``: the planner's pick, unless stock's lowering is known to hang or be wrong for it
-   (``stock_hazards``: ours whatever the rest says), then a GPU measurement recorded for it
-   (``measured_choices``), then, in fewer shared-memory rounds where a buffer of
-   ``lowering.planner.round_scratch_budget()`` bytes allows (``with_fewer_rounds``), the model
-   (``fitted_model.decide``).  A pick the model sends to
-   stock as stock's own code keeps its plan (``twin_plan``): the pass, which sees the whole
-   kernel, makes it an island where another conversion of the kernel is ours
-   (:func:`kept_among_islands`).
-
-Whatever a case answers, ours is then held to the island limits (``island_limits``; a plan
-forced by a stock hazard is not, stock being no option) and to the methods the policy owns.
+decided by the first rule that answers, in the order ``choice_order`` declares (read it there,
+top to bottom, each rule with its evidence): :data:`~.choice_order.CONVERSION_RULES` (too many
+elements, legacy, named rank, stock moves nothing, past the register file, gate before planning,
+planned), the last asking the planner's pick :data:`~.choice_order.PLANNED_RULES` (no verified
+plan, rank asked for, stock hazard, measured, fitted model); an answer that is ours is then held
+to :data:`~.choice_order.LIMIT_RULES` (a plan forced by a stock hazard is not held to the island
+size, stock being no option), and the pass, which sees the whole kernel, asks
+:data:`~.choice_order.KERNEL_RULES` (:func:`kept_among_islands`).  This module holds the rules'
+functions that read the policy (the others live in their own modules: ``register_file``,
+``stock_hazards``, ``measured_choices``, ``fitted_model``, ``island_limits``, ...); the answer
+names the rule that gave it (``LoweringChoice.rule``).
 
 Example (sm_90, triton 3.6): a lane-scope conversion that stock moves with 2 warp shuffles a
-thread and for which the planner has shared-memory candidates only is answered by case 4:
+thread and for which the planner has shared-memory candidates only is answered, with
+``gate_first``, by rule ``gate before planning``:
 ``LoweringChoice(plan=None, reason="stock Triton's lowering: it moves this lane-scope
 conversion with 2 warp shuffle(s) a thread, ...")``, without running the planner.
 """
@@ -49,6 +36,8 @@ from ..plan import STOCK, Method, Scope
 from ..planner import INVALID_CONVERSION_ERRORS, candidate_methods, with_fewer_rounds
 from ..target import Target
 from . import fitted_model, measured_choices
+from .choice_order import (CONVERSION_RULES, ELSEWHERE_RULES, FITTED_RULES, LIMIT_RULES, PLANNED_RULES, Rule,
+                           first_answer, rule_answered_by, rule_named)
 from .island_limits import elements_problem, island_size_problem
 from .plan_memory import ModulePlans
 from .register_file import past_register_file
@@ -120,7 +109,8 @@ class LoweringChoice:
     a measurement or a hazard changed what the model alone would have chosen; ``forced``: stock
     is no option (a hazard), so no limit hands it back; ``twin_plan``: stock was chosen because
     this verified plan is stock's own code (``stock_shared``), and it is the conversion's island
-    where the kernel has islands of ours anyway (:func:`kept_among_islands`)."""
+    where the kernel has islands of ours anyway (:func:`kept_among_islands`); ``rule``: the name of
+    the rule that answered (``choice_order``), not part of the answer's identity."""
 
     plan: object = None
     reason: str = ""
@@ -128,6 +118,7 @@ class LoweringChoice:
     note: str = ""
     forced: bool = False
     twin_plan: object = None
+    rule: str = field(default="", compare=False)   # the rule of choice_order that gave the answer
 
     @property
     def ours(self) -> bool:
@@ -147,6 +138,11 @@ def planned_or_why(plan) -> LoweringChoice:
     return ours(plan) if plan else stock(plan.reason)
 
 
+def named(choice: LoweringChoice, rule: Rule) -> LoweringChoice:
+    """``choice`` as given by ``rule``, unless a rule asked inside it named itself already."""
+    return choice if choice.rule else replace(choice, rule=rule.name)
+
+
 # --- conversions --------------------------------------------------------------------------
 
 def choose_conversion(conversion: Conversion, policy: Policy, plans: ModulePlans) -> LoweringChoice:
@@ -156,34 +152,16 @@ def choose_conversion(conversion: Conversion, policy: Policy, plans: ModulePlans
 
 
 def _choose_conversion(conversion: Conversion, policy: Policy, plans: ModulePlans) -> LoweringChoice:
+    """The first of ``choice_order.CONVERSION_RULES`` that answers, held to the limits."""
+    rule, choice = first_answer(CONVERSION_RULES, conversion, policy, plans)
+    return _held_to_limits(named(choice, rule), conversion.target, policy)
+
+
+def _too_many_elements(conversion: Conversion, policy: Policy, plans: ModulePlans) -> Optional[LoweringChoice]:
+    """Rule ``too many elements``: stock where a side holds more elements a thread than any island
+    may (``island_limits.elements_problem``)."""
     too_many = elements_problem(conversion.src, conversion.dst)
-    if too_many:
-        return stock(too_many)
-    for case in (_legacy, _named_rank, _stock_moves_nothing, _past_register_file, _gate_before_planning, _planned):
-        choice = case(conversion, policy, plans)
-        if choice is not None:
-            return _held_to_limits(choice, conversion.target, policy)
-    raise AssertionError("the last case always answers")
-
-
-def _held_to_limits(choice: LoweringChoice, target: Target, policy: Policy) -> LoweringChoice:
-    choice = _twin_held_to_limits(choice, target, policy)
-    if not choice.ours:
-        return choice
-    too_large = "" if choice.forced else island_size_problem(choice.plan, target, policy.triton)
-    if too_large:
-        return stock(too_large)
-    if choice.method not in policy.owned:
-        return stock(f"a {choice.method} plan, and this run owns only {','.join(policy.owned)}", choice.method)
-    return choice
-
-
-def _twin_held_to_limits(choice: LoweringChoice, target: Target, policy: Policy) -> LoweringChoice:
-    """``choice`` without its twin plan where that plan could not be an island of this run (the
-    island limits, the methods the run owns): then it stays stock whatever the kernel holds."""
-    if choice.twin_plan is None or _held_to_limits(ours(choice.twin_plan), target, policy).ours:
-        return choice
-    return replace(choice, twin_plan=None)
+    return stock(too_many) if too_many else None
 
 
 def _legacy(conversion: Conversion, policy: Policy, plans: ModulePlans) -> Optional[LoweringChoice]:
@@ -324,23 +302,47 @@ class _GateQuestion:
 
 
 def _planned(conversion: Conversion, policy: Policy, plans: ModulePlans) -> LoweringChoice:
+    """Rule ``planned``: the planner's pick (the policy's rank), asked ``choice_order.PLANNED_RULES``."""
     c = conversion
     plan = plans.plan(c.src, c.dst, c.bits, c.target, policy.candidate)
-    if not plan or policy.candidate != 0:
-        return planned_or_why(plan)
+    rule, choice = first_answer(PLANNED_RULES, plan, conversion, policy, plans)
+    return named(choice, rule)
+
+
+def _no_verified_plan(plan, conversion: Conversion, policy: Policy, plans: ModulePlans) -> Optional[LoweringChoice]:
+    """Rule ``no verified plan``: stock, with the planner's reason (``Unsupported``)."""
+    return None if plan else stock(plan.reason)
+
+
+def _rank_asked_for(plan, conversion: Conversion, policy: Policy, plans: ModulePlans) -> Optional[LoweringChoice]:
+    """Rule ``rank asked for``: another rank than the cost model's pick is the run's to judge."""
+    return ours(plan) if policy.candidate != 0 else None
+
+
+def _stock_hazard_forces_ours(plan, conversion: Conversion, policy: Policy,
+                              plans: ModulePlans) -> Optional[LoweringChoice]:
+    """Rule ``stock hazard``: neither a measurement nor the gate may hand it to stock."""
+    c = conversion
     hazard = stock_hazard(c.src, c.dst, c.bits, c.target)
-    if hazard:     # neither a measurement nor the gate may hand it to stock
-        return ours(plan, note=f"never left to Triton: {hazard}", forced=True)
-    return _measured_then_modelled(plan, conversion, policy, plans)
+    return ours(plan, note=f"never left to Triton: {hazard}", forced=True) if hazard else None
 
 
-def _measured_then_modelled(plan, conversion: Conversion, policy: Policy, plans: ModulePlans) -> LoweringChoice:
+def _measured_stock(plan, conversion: Conversion, policy: Policy, plans: ModulePlans) -> Optional[LoweringChoice]:
+    """Rule ``measured``: stock where a GPU measurement of this pick found stock faster (for the
+    release it was measured on); a faster candidate goes on to the model (:func:`_modelled`)."""
+    if not policy.measured:
+        return None
+    choice = follow_measurement(plan, conversion, policy, plans)
+    return None if choice.ours else choice
+
+
+def _modelled(plan, conversion: Conversion, policy: Policy, plans: ModulePlans) -> LoweringChoice:
+    """Rule ``fitted model``: the pick, or the candidate a measurement found faster, in fewer
+    shared-memory rounds where the buffer budget allows (then no twin of stock's code), then,
+    the gate on, the fitted model's verdict (:func:`follow_model`)."""
     choice = follow_measurement(plan, conversion, policy, plans) if policy.measured else ours(plan)
-    if choice.ours:   # in fewer rounds where the buffer budget allows (then no twin of stock's code)
-        choice = replace(choice, plan=with_fewer_rounds(choice.plan))
-    if choice.ours and policy.stock_gate:
-        return follow_model(choice, conversion, policy)
-    return choice
+    choice = replace(choice, plan=with_fewer_rounds(choice.plan))
+    return follow_model(choice, conversion, policy) if policy.stock_gate else choice
 
 
 def follow_measurement(plan, conversion: Conversion, policy: Policy, plans: ModulePlans) -> LoweringChoice:
@@ -369,11 +371,49 @@ def instruction_mix(plan) -> dict:
 
 def follow_model(choice: LoweringChoice, conversion: Conversion, policy: Policy) -> LoweringChoice:
     """The fitted model's verdict on ours (``fitted_model.decide``: the rule chosen on dependent-
-    chain times for its target and release; elsewhere stock's floor, ``stock_bounds``)."""
+    chain times for its target and release; elsewhere stock's floor, ``stock_bounds``), named by
+    the rule of ``choice_order.FITTED_RULES`` or ``ELSEWHERE_RULES`` that gave it."""
     decision = fitted_model.decide(choice.plan, conversion.target.name, policy.triton)
-    if decision is None or decision.plan is not None:
+    if decision is None:
         return choice
-    return replace(stock(decision.reason, choice.plan.method), twin_plan=choice.plan if decision.twin else None)
+    rule = rule_answered_by(ELSEWHERE_RULES + FITTED_RULES, f"fitted_model.{decision.answered_by}")
+    if decision.plan is not None:
+        return named(choice, rule) if rule else choice
+    answer = replace(stock(decision.reason, choice.plan.method), twin_plan=choice.plan if decision.twin else None)
+    return named(answer, rule) if rule else answer
+
+
+# --- the limits every answer of ours is held to, and the kernel's rule ----------------------
+
+def _held_to_limits(choice: LoweringChoice, target: Target, policy: Policy) -> LoweringChoice:
+    """Ours held to ``choice_order.LIMIT_RULES`` (the first that answers hands it to stock)."""
+    choice = _twin_held_to_limits(choice, target, policy)
+    if not choice.ours:
+        return choice
+    rule, handed_back = first_answer(LIMIT_RULES, choice, target, policy)
+    return choice if rule is None else named(handed_back, rule)
+
+
+def _twin_held_to_limits(choice: LoweringChoice, target: Target, policy: Policy) -> LoweringChoice:
+    """``choice`` without its twin plan where that plan could not be an island of this run (the
+    island limits, the methods the run owns): then it stays stock whatever the kernel holds."""
+    if choice.twin_plan is None or _held_to_limits(ours(choice.twin_plan), target, policy).ours:
+        return choice
+    return replace(choice, twin_plan=None)
+
+
+def _island_too_large(choice: LoweringChoice, target: Target, policy: Policy) -> Optional[LoweringChoice]:
+    """Rule ``island size``: stock where the island is too large to emit (``island_limits``), not
+    where a stock hazard forced ours."""
+    too_large = "" if choice.forced else island_size_problem(choice.plan, target, policy.triton)
+    return stock(too_large) if too_large else None
+
+
+def _method_not_owned(choice: LoweringChoice, target: Target, policy: Policy) -> Optional[LoweringChoice]:
+    """Rule ``methods owned``: stock where the run does not own the plan's method."""
+    if choice.method in policy.owned:
+        return None
+    return stock(f"a {choice.method} plan, and this run owns only {','.join(policy.owned)}", choice.method)
 
 
 TWIN_AMONG_ISLANDS = ("stock's own code (lowering/choosing/stock_shared.py), or a pick the choice leaves to stock "
@@ -394,7 +434,11 @@ def kept_among_islands(choices: list) -> list:
     kernel with one more conversion our pick gains on: both islands."""
     if not any(c.ours for c in choices):
         return list(choices)
-    return [replace(ours(c.twin_plan), note=TWIN_AMONG_ISLANDS) if c.twin_plan is not None else c for c in choices]
+    return [replace(ours(c.twin_plan), note=TWIN_AMONG_ISLANDS, rule=_TWINS_AMONG_ISLANDS)
+            if c.twin_plan is not None else c for c in choices]
+
+
+_TWINS_AMONG_ISLANDS = rule_named("twins among islands").name
 
 
 # --- local-memory ops ---------------------------------------------------------------------
