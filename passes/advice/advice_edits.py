@@ -47,7 +47,8 @@ from ..ir.op_locations import users_of
 from ..ir.snapshot import Module, Operation, Value, ops_under, parse_module
 from ..ir.text_edits import mlir_string_literal
 from .kernel_price import kernel_price
-from .findings import SHARED_ACCESS, Finding, access_cost, gluon_expression, has_copies, op_keys
+from .epilogue_edit import epilogue_trial
+from .findings import EPILOGUE_STORE, SHARED_ACCESS, Finding, access_cost, gluon_expression, has_copies, op_keys
 
 _MEMDESC_ENCODING = r"(!ttg\.memdesc<[^,>]*, ){old}"
 
@@ -57,9 +58,21 @@ def advised_module(module: Module, text: str, findings: list[Finding], target: T
     """A new module: ``module`` (printed as ``text``, with debug info) with ``findings`` applied
     as one round of ``ll-apply-advice`` applies them (steps 1-3 of the module docstring, then
     index arithmetic recomputed, canonicalized and CSE'd).  The advice prices each finding on
-    this (``layout_advice``), so what it reports is what applying it does."""
-    edited, built = _edited_and_built(module, text, findings, target, [] if edits is None else edits)
-    return _parsed_trial(module, edited, built)
+    this (``layout_advice``), so what it reports is what applying it does.  Epilogue-store
+    findings are applied last, on that module (:func:`.epilogue_edit.epilogue_trial`)."""
+    edits = [] if edits is None else edits
+    layouts, stores = _split(findings)
+    edited, built = _edited_and_built(module, text, layouts, target, edits)
+    trial = _parsed_trial(module, edited, built)
+    return epilogue_trial(trial, stores, target, edits) if stores else trial
+
+
+def _split(findings: list[Finding]) -> tuple[list[Finding], list[tuple]]:
+    """(the findings edited as layouts, (op key, location) of the stores an epilogue-store
+    finding converts before: those stores' own global-access findings give way to it)."""
+    stores = sorted({(f.op_key, f.location) for f in findings if f.kind == EPILOGUE_STORE})
+    converted = {key for key, _ in stores}
+    return [f for f in findings if f.kind != EPILOGUE_STORE and f.op_key not in converted], stores
 
 
 def _edited_and_built(module: Module, text: str, findings: list[Finding], target: Target, edits: list[str]):
@@ -108,18 +121,24 @@ class Trials:
     def priced(self, findings: list[Finding], edits: "list[str] | None" = None):
         """(trial module, its :class:`~.kernel_price.KernelPrice`) of ``findings`` as one edit
         (:func:`advised_module`); ``edits`` gets the edits' descriptions, as there."""
-        edited, built = _edited_and_built(self.module, self.text, findings, self.target,
-                                          [] if edits is None else edits)
-        if edited not in self._by_text:
+        edits = [] if edits is None else edits
+        layouts, stores = _split(findings)
+        edited, built = _edited_and_built(self.module, self.text, layouts, self.target, edits)
+        key = (edited, tuple(stores))
+        if key not in self._by_text:
+            said: list[str] = []
             try:
                 trial = _parsed_trial(self.module, edited, built)
-                self._by_text[edited] = (trial, kernel_price(trial, self.target))
+                if stores:
+                    trial = epilogue_trial(trial, stores, self.target, said)
+                self._by_text[key] = (trial, kernel_price(trial, self.target), said)
             except (TextMismatch, IRError, LayoutError) as error:
-                self._by_text[edited] = error
-        made = self._by_text[edited]
+                self._by_text[key] = error
+        made = self._by_text[key]
         if isinstance(made, Exception):
             raise made
-        return made
+        edits += made[2]
+        return made[:2]
 
 
 def edited_text(module: Module, text: str, findings: list[Finding], target: Target, edits: list[str]) -> str:
@@ -157,6 +176,7 @@ def _one_round(module: Module, text: str, findings: list[Finding], target: Targe
                editor: Optional[SnapshotEditor] = None) -> str:
     """The module text with one round of edits (steps 1-3 of the module docstring); ``editor``:
     the same edits recorded on the module's objects too (:func:`_edited_and_built`)."""
+    findings = _split(findings)[0]      # (an epilogue store's edit is made on the trial: advised_module)
     lines = ModuleLines(module, text)
     keys = op_keys(module)
     ops = {keys[id(op)]: op for op in module.walk()}

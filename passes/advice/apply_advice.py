@@ -21,6 +21,11 @@ them all; that is the edit made here, one round at a time:
    a conversion of a conversion into one;
 3. **shared buffers**: a buffer's ``gl.SwizzledSharedLayout`` suggestion replaces its layout in
    the buffer's allocation and accesses.
+4. **epilogue stores**: a store of a value in a layout the hardware forces (an MMA
+   accumulator's) is converted before it, on the module steps 1-3 made: the store and every op
+   that only feeds it left to ``ll-resolve-auto-layouts`` behind a conversion from the
+   accumulator (:mod:`.epilogue_edit`), which places the conversion and lays out the bias, the
+   activation and the index arithmetic by the model the round is priced with.
 
 Each finding comes priced on the whole kernel (:mod:`.layout_advice`: the kernel with that
 finding applied by :func:`.advice_edits.advised_module`, the edit made here, against the kernel as written,
@@ -189,7 +194,8 @@ def _cheaper_round(trials: Trials, findings: list[Finding], price: KernelPrice):
 @dataclass(frozen=True)
 class ApplyAdvice(ModulePass):
     name = "ll-apply-advice"
-    description = ("Apply the report's layout advice (global accesses, replicated data, shared swizzles) as the "
+    description = ("Apply the report's layout advice (global accesses, replicated data, shared swizzles, epilogue "
+                   "stores) as the "
                    "author would edit the layouts, round by round while the whole kernel's modelled cost falls")
     report: bool = False
     findings: str = ""       # finding keys, comma-separated: only those, as one edit (module docstring)

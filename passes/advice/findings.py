@@ -18,9 +18,10 @@ GLOBAL_ACCESS = "global access"
 SHARED_ACCESS = "shared-memory access"
 CONVERSION_IN_LOOP = "conversion in a loop"
 REPLICATED = "replicated data"
+EPILOGUE_STORE = "epilogue store"
 MIN_GAIN = 1.1            # an access or buffer is looked at if it alone gains at least this
 MIN_KERNEL_GAIN = 1.01    # a finding must gain the whole kernel at least this (cost as written / advised)
-APPLIED = (GLOBAL_ACCESS, SHARED_ACCESS, REPLICATED)    # the kinds ll-apply-advice applies (edits of layouts)
+APPLIED = (GLOBAL_ACCESS, SHARED_ACCESS, REPLICATED, EPILOGUE_STORE)    # the kinds ll-apply-advice applies
 LOOPS = ("scf.for", "scf.while")
 
 
@@ -28,7 +29,7 @@ LOOPS = ("scf.for", "scf.while")
 class Finding:
     location: str          # file:line of the op
     op: str                # tt.load, tt.store, ttg.convert_layout, ...
-    kind: str              # GLOBAL_ACCESS, SHARED_ACCESS, CONVERSION_IN_LOOP or REPLICATED
+    kind: str              # GLOBAL_ACCESS, SHARED_ACCESS, CONVERSION_IN_LOOP, REPLICATED or EPILOGUE_STORE
     finding: str           # what the layout gives, in words and numbers
     suggestion: str        # what to write instead (a Gluon expression where there is one)
     gain: float            # the whole kernel's modelled cost now / with the suggestion (loop-weighted); 1.0: not priced

@@ -3,7 +3,7 @@
 In Gluon the author writes every layout and no pass repairs a poor one; in Triton's own
 language the compiler picks them.  For either, the report (``python -m linear_layouts report``)
 reads each kernel's TTGIR and prices, with the cost model of ``ll-assign-layouts``
-(``passes.assign.layout_costs``), three kinds of choice:
+(``passes.assign.layout_costs``), these kinds of choice:
 
 * **global accesses**: a ``tt.load`` or ``tt.store``'s vector width and the 32-byte sectors one
   warp touches, in the layout its pointers have, against the coalesced layout those pointers
@@ -24,15 +24,28 @@ reads each kernel's TTGIR and prices, with the cost model of ``ll-assign-layouts
 * **replicated data**: a loaded or stored tensor whose layout holds each element more than
   once, in several registers or several threads (the layout's tile is larger than the
   tensor): registers, work and accesses spent on copies.
+* **epilogue stores**: a ``tt.store`` whose value is in a layout the hardware forces (an MMA
+  accumulator's: ``#ttg.nvidia_mma`` v2/v3, ``#ttg.amd_mfma``, ``#ttg.amd_wmma``; a tcgen05
+  ``tmem_load``'s result; ``epilogue_edit.forced_layout``) and whose pointers allow a wider
+  access in a coalesced layout (a global-access finding of its own).  No layout variable is
+  the author's to edit there: the suggestion is a conversion, ``y = gl.convert_layout(y,
+  gl.BlockedLayout(...))``, with the work after it and the store's indices in that layout's
+  slices.  Where to convert and into what are chosen by ``ll-resolve-auto-layouts`` on the
+  kernel with the store and every op that only feeds it left automatic (:mod:`.epilogue_edit`);
+  that edit is the one priced and applied.  Example: ``benchmarks/studies/epilogue_store.py``'s
+  direct epilogue (bias and ReLU in the ``wgmma`` layout, 4-byte stores) is advised to convert
+  right after ``acc.to(gl.float16)`` into ``gl.BlockedLayout([1, 8], ...)``: the bias loaded
+  coalesced and 16-byte stores, the expert's converted epilogue.  The store's own
+  global-access finding (its layout alone) gives way to it.
 
 Each finding names the op's location, what the layout gives, the layout to write instead as a
 Gluon expression (``gl.BlockedLayout(...)``, ``gl.SliceLayout(...)``; any other distributed
 layout as ``gl.DistributedLinearLayout(...)``), and the modelled gain of the **whole kernel**:
 its cost as written over its cost with the suggestion applied as ``ll-apply-advice`` applies it
 (``advice_edits.advised_module``: the layout variable edited everywhere it is used, loops
-included), both priced by the model ``ll-resolve-auto-layouts`` minimizes (``kernel_price``:
-every op, loop-weighted).  The access, buffer or value a finding names is only where the
-advice looked: a store after a loop advised 4-byte accesses in the layout the loop's loads
+included; an epilogue store's conversion as :mod:`.epilogue_edit` makes it), both priced by
+the model ``ll-resolve-auto-layouts`` minimizes (``kernel_price``: every op, loop-weighted).
+The access, buffer or value a finding names is only where the advice looked: a store after a loop advised 4-byte accesses in the layout the loop's loads
 share would make those loads narrower on every iteration, and the kernel's price says so where
 the store's alone would not.  A finding whose whole-kernel gain is under ``MIN_KERNEL_GAIN``,
 or whose edit would make a loop's data spill (``passes.assign.register_budget``), is dropped.
@@ -65,7 +78,8 @@ from ..ir.layouts import tensor_layout_of
 from ..ir.snapshot import Operation, ops_under, parse_module
 from ..ir.op_locations import no_result_locations, users_of
 from .advice_edits import Trials
-from .findings import (APPLIED, CONVERSION_IN_LOOP, GLOBAL_ACCESS, LOOPS, MIN_GAIN, MIN_KERNEL_GAIN,  # noqa: F401
+from .epilogue_edit import forced_layout
+from .findings import (APPLIED, CONVERSION_IN_LOOP, EPILOGUE_STORE, GLOBAL_ACCESS, LOOPS, MIN_GAIN, MIN_KERNEL_GAIN,  # noqa: F401
                        REPLICATED, SHARED_ACCESS, Finding, access_cost, gluon_expression, has_copies, op_keys)
 from .kernel_price import kernel_price
 
@@ -95,8 +109,9 @@ def advise_module(module, ttgir: str, hw_target: Target, merged: bool = True,
         for op in ops_under(function):
             found = []
             if op.name in ("tt.load", "tt.store"):
-                found += [_kept_for_requirements(f, op, required)
-                          for f in _global_access(op, pointers, lines, hw_target, num_warps)]
+                accesses = _global_access(op, pointers, lines, hw_target, num_warps)
+                found += [_kept_for_requirements(f, op, required) for f in accesses]
+                found += _epilogue_store(op, accesses)
             elif op.name == "ttg.convert_layout":
                 found += _conversion_in_loop(op, pointers, lines, hw_target, users)
             found += _replicated_data(op)
@@ -135,7 +150,7 @@ def _merged(findings: list[Finding]) -> list[list[Finding]]:
     priced as one edit: an author told "and 2 more like it" changes all three."""
     groups: dict[tuple, list[Finding]] = {}
     for f in findings:
-        key = (f.op if f.kind == GLOBAL_ACCESS else "", f.kind, f.finding, f.suggestion)
+        key = (f.op if f.kind in (GLOBAL_ACCESS, EPILOGUE_STORE) else "", f.kind, f.finding, f.suggestion)
         groups.setdefault(key, []).append(f)
     return list(groups.values())
 
@@ -165,12 +180,14 @@ def _priced_on_the_kernel(module, groups: list[list[Finding]], target: Target,
         edits = [f for f in group if f.kind in APPLIED and f.layout]
         if edits:
             try:
-                after = trials.priced(edits)[1]
+                trial, after = trials.priced(edits)
             except (TextMismatch, IRError, LayoutError):
                 continue            # an edit that does not read back is not advice
             if after.spills_where(before, target):
                 continue
             gain = before.cost / after.cost if after.cost > 0 else 1.0
+            if group[0].kind == EPILOGUE_STORE and gain >= MIN_KERNEL_GAIN:
+                group = [_epilogue_said(f, trial) for f in group]
         elif any(f.saving > 0 for f in group):
             saving = sum(f.saving for f in group)
             gain = before.cost / (before.cost - saving) if before.cost > saving else 1.0
@@ -179,7 +196,56 @@ def _priced_on_the_kernel(module, groups: list[list[Finding]], target: Target,
             continue
         if gain >= MIN_KERNEL_GAIN:
             out.append(_shown(group, gain))
-    return out
+    # a store converted before (an epilogue store) is advised so, not also in a layout of its own
+    converted = {f.op_key for f in out if f.kind == EPILOGUE_STORE}
+    return [f for f in out if not (f.kind == GLOBAL_ACCESS and f.op_key in converted)]
+
+
+def _epilogue_store(op: Operation, accesses: list[Finding]) -> list[Finding]:
+    """A store (``accesses``: its global-access finding, if it has one) whose value is in a
+    layout the hardware forces (``epilogue_edit.forced_layout``: an MMA accumulator's, a
+    ``tmem_load``'s): converted before the store, with the work feeding it, by the edit of
+    :mod:`.epilogue_edit`.  Its suggestion is what the priced edit chose (:func:`_epilogue_said`)."""
+    if op.name != "tt.store" or not accesses or len(op.operands) < 2:
+        return []
+    forced = forced_layout(op.operands[1])
+    if forced is None:
+        return []
+    access = accesses[0]
+    shape = tuple(op.operands[1].tensor_type.shape)
+    finding = (f"stored in the layout the hardware gives the accumulator, {_short(forced, shape)}: "
+               f"{access.finding.split(' in ', 1)[0]}; {access.finding.split('; ', 1)[-1]}")
+    return [Finding(op.location, op.name, EPILOGUE_STORE, finding,
+                    f"y = gl.convert_layout(y, {access.suggestion}) before the store", access.gain,
+                    layout=access.layout, changes=(forced,))]
+
+
+def _epilogue_said(finding: Finding, trial) -> Finding:
+    """``finding`` (an epilogue store) saying what its edit, priced on ``trial``, chose: the
+    layout the store takes and where the value is converted to it (the op that makes the value
+    converted, as the author's source names it)."""
+    keys = op_keys(trial)
+    store = next((op for op in trial.walk() if keys[id(op)] == finding.op_key), None)
+    if store is None:
+        return finding
+    shape = tuple(store.operands[0].tensor_type.shape)
+    layout = store.operands[0].tensor_type.encoding
+    forced = finding.changes[0]
+    conversions = [op for op in trial.walk() if op.name == "ttg.convert_layout"
+                   and op.operands[0].tensor_type.encoding == forced and op.parent_op is store.parent_op]
+    where = ""
+    if conversions:
+        source = conversions[0].operands[0]
+        made = source.defining_op if not source.is_block_argument else None
+        target_layout = conversions[0].results[0].tensor_type.encoding
+        if made is not None and made.location != "unknown":
+            where = f" on the value made at {made.location}"
+        if target_layout != layout:
+            where += f" (to {gluon_expression(target_layout, tuple(conversions[0].results[0].tensor_type.shape))})"
+    expression = gluon_expression(layout, shape)
+    suggestion = (f"y = gl.convert_layout(y, {expression}){where}, the work after it and the store's offsets in that "
+                  f"layout (gl.arange(..., layout=gl.SliceLayout(d, that layout)))")
+    return replace(finding, suggestion=suggestion, layout=layout)
 
 
 def _global_access(op: Operation, pointers: PointerAnalysis, lines: ModuleLines, target: Target,
