@@ -9,14 +9,3 @@ REPO = Path(__file__).resolve().parents[2]
 # input aborts Triton's process): gluon_oracle.py, memdesc_oracle.py, struct_oracle.py,
 # triton_ll_oracle.py.
 ORACLES = Path(__file__).resolve().parent
-
-
-def cuda_gpu_missing():
-    """Why a test that launches kernels cannot run here (None: torch sees a CUDA GPU)."""
-    try:
-        import torch
-    except ImportError:
-        return "needs torch and a CUDA GPU (torch is not installed)"
-    if not torch.cuda.is_available():
-        return "needs a CUDA GPU (none visible to torch)"
-    return None

@@ -40,6 +40,7 @@ def _gpu_reason() -> str | None:
 
 
 def pytest_collection_modifyitems(config, items):
+    _mark_release_independent(items)
     gpu_items = [item for item in items if "gpu" in item.keywords]
     if not gpu_items:
         return
@@ -49,6 +50,16 @@ def pytest_collection_modifyitems(config, items):
     skip = pytest.mark.skip(reason=f"GPU test skipped: {reason}")
     for item in gpu_items:
         item.add_marker(skip)
+
+
+def _mark_release_independent(items) -> None:
+    """``release_independent``: the test's module reaches nothing of the installed Triton
+    (``support.release_independence``); ``make test-compat`` leaves these out, ``make test`` runs them."""
+    from support.release_independence import is_release_independent
+    marker = pytest.mark.release_independent
+    for item in items:
+        if is_release_independent(str(item.path)):
+            item.add_marker(marker)
 
 
 @pytest.fixture

@@ -10,7 +10,8 @@ import sys
 import tempfile
 
 import pytest
-from support import REPO, cuda_gpu_missing  # noqa: E402
+from support import REPO  # noqa: E402
+from support.gpu import cuda_gpu_missing  # noqa: E402
 
 REPO = str(REPO)
 

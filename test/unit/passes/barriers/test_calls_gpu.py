@@ -10,7 +10,7 @@ import triton
 import triton.language as tl
 
 import linear_layouts
-from support import cuda_gpu_missing
+from support.gpu import cuda_gpu_missing
 from support.triton_cache import use_private_triton_cache
 
 

@@ -16,7 +16,8 @@ from triton.backends.compiler import GPUTarget
 
 import linear_layouts
 from linear_layouts.passes.drop_in import hook
-from support import cuda_gpu_missing, ws_kernels
+from support import ws_kernels
+from support.gpu import cuda_gpu_missing
 from support.triton_cache import use_private_triton_cache
 
 TARGET = GPUTarget("cuda", 90, 32)

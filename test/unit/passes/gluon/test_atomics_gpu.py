@@ -14,7 +14,7 @@ import pytest
 pytest.importorskip("triton.experimental.gluon")
 
 import linear_layouts  # noqa: E402
-from support import cuda_gpu_missing  # noqa: E402
+from support.gpu import cuda_gpu_missing  # noqa: E402
 from support.triton_cache import use_private_triton_cache  # noqa: E402
 
 

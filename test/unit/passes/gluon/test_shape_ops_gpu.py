@@ -11,7 +11,7 @@ pytest.importorskip("triton.experimental.gluon")
 
 import linear_layouts  # noqa: E402
 from linear_layouts.passes.ir.bindings import installed_triton_version  # noqa: E402
-from support import cuda_gpu_missing  # noqa: E402
+from support.gpu import cuda_gpu_missing  # noqa: E402
 from support.gluon_auto_kernels import KERNELS, SHAPE_KERNELS  # noqa: E402
 from support.triton_cache import use_private_triton_cache  # noqa: E402
 
