@@ -171,7 +171,7 @@ class KernelEntry:
 
 
 # The rules of the lowering choice that leave a conversion to Triton, each named by what its
-# remark mentions (lowering/choosing/lowering_choice.py lists the cases in order).
+# remark mentions (lowering/choosing/choice_order.py asks them in order).
 RULES = (
     ("stock_bounds.py", "the instruction-count rule (where no GPU timing decides: ours only where it needs no more "
                         "of any costly instruction than stock's lowering needs at least)"),
