@@ -6,7 +6,10 @@ thread, four threads to a row: stored as it is, one warp's ``st.global.b32`` tou
 bytes (8 half-used 32-byte sectors).  Converting it first to a row-contiguous blocked layout
 (``[1, 8]`` per thread) stores 16 bytes a thread, at the price of a round trip through shared
 memory.  The advice (``passes.advice``) prices the whole kernel with the model
-``ll-resolve-auto-layouts`` minimizes; for a one-tile kernel it prices the conversion as a loss.
+``ll-resolve-auto-layouts`` minimizes; its epilogue-store finding (``passes/advice/epilogue_edit.py``)
+advises the direct form to convert, with the bias, the ReLU and the store's indices laid out by
+that resolution (the "advice findings" column; ``ll-apply-advice`` makes the converted form's
+16-byte stores of it).
 This study times both epilogues on real tiles, each program its own (the Hopper benchmark's
 one-tile kernels are launched on many programs that all write one tile, which makes uncoalesced
 stores collide in L2 and is no fair judge), and prints the model's price of each beside the GPU's

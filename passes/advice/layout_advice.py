@@ -175,8 +175,13 @@ def _priced_on_the_kernel(module, groups: list[list[Finding]], target: Target,
     if trials is None or trials.module is not module:
         trials = Trials(module, module.print(debuginfo=True), target)
     before = kernel_price(module, target)
-    out = []
-    for group in groups:
+    out: list[tuple[int, Finding]] = []
+    converted: set = set()      # op keys of the stores an epilogue-store finding kept converts before
+    # (epilogue stores first: a store converted before is advised so, not also in a layout of
+    # its own, whose edit is then not priced)
+    for index, group in sorted(enumerate(groups), key=lambda ig: ig[1][0].kind != EPILOGUE_STORE):
+        if group[0].kind == GLOBAL_ACCESS and all(f.op_key in converted for f in group):
+            continue
         edits = [f for f in group if f.kind in APPLIED and f.layout]
         if edits:
             try:
@@ -188,17 +193,16 @@ def _priced_on_the_kernel(module, groups: list[list[Finding]], target: Target,
             gain = before.cost / after.cost if after.cost > 0 else 1.0
             if group[0].kind == EPILOGUE_STORE and gain >= MIN_KERNEL_GAIN:
                 group = [_epilogue_said(f, trial) for f in group]
+                converted |= {f.op_key for f in group}
         elif any(f.saving > 0 for f in group):
             saving = sum(f.saving for f in group)
             gain = before.cost / (before.cost - saving) if before.cost > saving else 1.0
         else:
-            out.append(_shown(group, 1.0))
+            out.append((index, _shown(group, 1.0)))
             continue
         if gain >= MIN_KERNEL_GAIN:
-            out.append(_shown(group, gain))
-    # a store converted before (an epilogue store) is advised so, not also in a layout of its own
-    converted = {f.op_key for f in out if f.kind == EPILOGUE_STORE}
-    return [f for f in out if not (f.kind == GLOBAL_ACCESS and f.op_key in converted)]
+            out.append((index, _shown(group, gain)))
+    return [f for _, f in sorted(out, key=lambda item: item[0])]
 
 
 def _epilogue_store(op: Operation, accesses: list[Finding]) -> list[Finding]:
