@@ -191,15 +191,15 @@ def run_command(argv: list) -> int:
     problem = args.module is None and not_a_python_program(args.program)
     if problem:
         return _error(problem)
-    from .passes.drop_in import hook, shared_stats
+    from .passes.drop_in import environment, hook, shared_stats
 
-    os.environ.setdefault("LINEAR_LAYOUTS", "linear")
+    environment.set_default(environment.VARIABLE, "linear")
     # The program's workers (torch.compile's, multiprocessing's) compile in processes of their
     # own: each writes its counts into one directory, added up for the summary at exit.
     own_stats_directory = None
     if not args.quiet and shared_stats.directory() is None:
         own_stats_directory = tempfile.mkdtemp(prefix="ll-run-stats-")
-        os.environ[shared_stats.STATS_DIR_VARIABLE] = own_stats_directory
+        environment.set_setting("stats_dir", own_stats_directory)
     try:
         if hook.active_config() is None:
             hook.enable_from_environment()
@@ -288,7 +288,7 @@ def _start_measuring(options):
 
 
 def report_command(argv: list) -> int:
-    from .passes.drop_in import recorder
+    from .passes.drop_in import environment, recorder
     from .tools.report import ReportOptions, ReportSetupError, is_writer, start
 
     args, problem = _program_arguments(report_parser(), argv)
@@ -310,9 +310,10 @@ def report_command(argv: list) -> int:
     # Workers the program starts (multiprocessing's spawn, subprocesses) record into the same run
     # once they import triton (tools/report_site/sitecustomize.py); the report is written here, once.
     site = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tools", "report_site")
-    os.environ.update({"LINEAR_LAYOUTS": "report", "LINEAR_LAYOUTS_REPORT_DIR": os.path.abspath(args.out),
-                       "LINEAR_LAYOUTS_REPORT_MODE": args.mode, "LINEAR_LAYOUTS_REPORT_APPEND": "1",
-                       "PYTHONPATH": os.pathsep.join(filter(None, [site, os.environ.get("PYTHONPATH")]))})
+    for name, value in {"LINEAR_LAYOUTS": "report", "LINEAR_LAYOUTS_REPORT_DIR": os.path.abspath(args.out),
+                        "LINEAR_LAYOUTS_REPORT_MODE": args.mode, "LINEAR_LAYOUTS_REPORT_APPEND": "1",
+                        "PYTHONPATH": os.pathsep.join(filter(None, [site, environment.variable("PYTHONPATH")]))}.items():
+        environment.set_variable(name, value)
     launches = _start_measuring(options)
     status = 0
     try:

@@ -573,7 +573,7 @@ def options(parser) -> None:
     parser.add_argument("--stem", default="", help="--fresh: the result files' name")
     parser.add_argument("--no-pick", action="store_true", help="--fresh: leave out the ungated pick (ours vs stock only)")
     parser.add_argument("--shared-asm", action="store_true",
-                        help="--fresh: also time ours_asm, ours with inline-PTX shared accesses (LINEAR_LAYOUTS_SHARED_ACCESS=asm)")
+                        help="--fresh: also time ours_asm, ours with inline-PTX shared accesses (the study switch emit_nvidia.SHARED_ACCESS_FORM)")
     parser.add_argument("--in-place", action="store_true",
                         help="--fresh: also time ours_in_place, ours with its one-round shared-memory plans built in "
                              "Triton's module and its others spliced as text (LINEAR_LAYOUTS_IN_PLACE=1, the default)")

@@ -19,13 +19,17 @@ instruction names), ``emit_llvm`` (islands)), ``sim`` (the emitted-code simulato
 hazards).  Imports between them form no cycle (``test_lowering_imports``).
 """
 
-from .cost import PlanCost, plan_cost
-from .describe import describe_plan
-from .plan import ConversionPlan, Unsupported
-from .planner import plan_candidates, plan_conversion
-from .target import (GFX90A, GFX942, GFX950, GFX1100, GFX1201, SM80, SM86, SM89, SM90, SM100, SM120, TARGETS, Target,
-                     UnknownTarget, target_named)
-from .verify import VerificationResult, verify_plan
+import importlib
+
+# Each name from the module that defines it, imported on first use (PEP 562): ``import
+# linear_layouts`` imports ``lowering.settings`` (passes.drop_in.environment fills it) in every
+# process where LINEAR_LAYOUTS is set, and must not pay for the planner there.
+_FROM = {**dict.fromkeys(("PlanCost", "plan_cost"), "cost"), "describe_plan": "describe",
+         **dict.fromkeys(("ConversionPlan", "Unsupported"), "plan"),
+         **dict.fromkeys(("plan_candidates", "plan_conversion"), "planner"),
+         **dict.fromkeys(("GFX90A", "GFX942", "GFX950", "GFX1100", "GFX1201", "SM80", "SM86", "SM89", "SM90", "SM100",
+                          "SM120", "TARGETS", "Target", "UnknownTarget", "target_named"), "target"),
+         **dict.fromkeys(("VerificationResult", "verify_plan"), "verify")}
 
 __all__ = ["ConversionPlan", "Unsupported", "PlanCost", "plan_cost", "describe_plan", "plan_candidates",
            "plan_conversion",
@@ -33,3 +37,9 @@ __all__ = ["ConversionPlan", "Unsupported", "PlanCost", "plan_cost", "describe_p
            "GFX1100", "GFX1201", "UnknownTarget", "target_named",
            "VerificationResult",
            "verify_plan"]
+
+
+def __getattr__(name):
+    if name in _FROM:
+        return getattr(importlib.import_module(f".{_FROM[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

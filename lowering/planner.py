@@ -23,7 +23,6 @@
 from __future__ import annotations
 
 import functools
-import os
 from dataclasses import dataclass, replace
 
 from ..dialect import f2
@@ -36,6 +35,8 @@ from .plan import ConversionPlan, Method, RegisterRename, Scope, SharedAccess, U
 from .element_type import ElementType, UnknownElementType, storage_bits_of
 from .shared import cluster_coordinates, cta_local, cta_space, instruction_pairs, plan_shared_memory
 from .shuffle import LaneConversion, packing_pairs, plan_shuffles, with_phantom_registers, word_level, word_registers
+from . import settings
+from .settings import DEFAULT_ROUND_SCRATCH  # noqa: F401  (the default, known by this module's name too)
 from .target import Target, UnknownTarget, target_named
 from .verify import verify_plan
 
@@ -56,25 +57,16 @@ INVALID_CONVERSION_ERRORS = (LayoutError, UnknownTarget, UnknownElementType, Uns
 # fewer rounds than Triton's swizzle does (``lowering.shared.fewer_rounds``); 0 plans Triton's
 # rounds only.  Why a bound: the buffer adds to the kernel's shared memory while the conversion
 # runs (Triton's allocator reuses it afterwards), and shared memory bounds how many CTAs an SM
-# holds.  Measured: docs/lowering-choice.md, 'Fewer rounds'.
+# holds.  Measured: docs/lowering-choice.md, 'Fewer rounds'.  The plugin's setting
+# ``round_scratch`` (``enable(round_scratch=...)``, or ``LINEAR_LAYOUTS_ROUND_SCRATCH``).
 ROUND_SCRATCH_VARIABLE = "LINEAR_LAYOUTS_ROUND_SCRATCH"
-DEFAULT_ROUND_SCRATCH = 16384
 
 
 def round_scratch_budget() -> int:
-    """``LINEAR_LAYOUTS_ROUND_SCRATCH`` in bytes (``DEFAULT_ROUND_SCRATCH`` when unset).
-    Raises ValueError, naming the variable, on a value that is no number of bytes."""
-    value = os.environ.get(ROUND_SCRATCH_VARIABLE, "").strip()
-    if not value:
-        return DEFAULT_ROUND_SCRATCH
-    try:
-        budget = int(value)
-    except ValueError:
-        budget = -1
-    if budget < 0:
-        raise ValueError(f"{ROUND_SCRATCH_VARIABLE}={value!r}: expected a number of bytes, 0 or more "
-                         f"(0: Triton's rounds only)")
-    return budget
+    """The setting ``round_scratch`` in bytes (``DEFAULT_ROUND_SCRATCH`` unless set;
+    ``lowering.settings``).  A value that is no number of bytes is an error where it is read
+    (``passes.drop_in.environment``), naming where it came from."""
+    return settings.current().round_scratch
 
 
 def element_bits_of(bits) -> int:

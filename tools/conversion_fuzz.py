@@ -289,7 +289,8 @@ def compile_case(job) -> tuple[int, str, str]:
     """(index, verdict, detail): compile the single-convert kernel with stock Triton, then with
     our islands (``lower_text``), for the case's target."""
     index, case = job
-    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+    from ..passes.drop_in import environment
+    environment.set_default("TRITON_DEFAULT_FP_FUSION", "1")
     import triton
 
     from .testcases import single_convert_ttgir

@@ -232,7 +232,8 @@ def summary(results: list[KernelResult]) -> list[str]:
 
 
 def main_job(args) -> int:
-    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")  # quiet Triton 3.9's warning, keep its default
+    from ..passes.drop_in import environment
+    environment.set_default("TRITON_DEFAULT_FP_FUSION", "1")  # quiet Triton 3.9's warning, keep its default
     started = time.time()
     kernels = bundled_kernels(args.kernel)
     targets = args.target or list(DEMO_TARGETS)

@@ -87,7 +87,8 @@ def main(argv=None) -> int:
     parser.add_argument("--check", action="store_true", help="list the files without compiling")
     parser.add_argument("--out", default=CORPUS, help="corpus directory (default: test/lit/corpus)")
     args = parser.parse_args(argv)
-    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+    from ..passes.drop_in import environment
+    environment.set_default("TRITON_DEFAULT_FP_FUSION", "1")
     count = 0
     for target_name, target in TARGETS.items():
         os.makedirs(os.path.join(args.out, target_name), exist_ok=True)

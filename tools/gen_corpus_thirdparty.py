@@ -564,7 +564,8 @@ def main(argv=None) -> int:
     minimum = library.minimum if args.min is None else args.min
     if args.parsers:
         return record_parsers(out, args.parsers)
-    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+    from ..passes.drop_in import environment
+    environment.set_default("TRITON_DEFAULT_FP_FUSION", "1")
     import triton
 
     if args.check:

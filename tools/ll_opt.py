@@ -191,10 +191,10 @@ def run(argv: list[str]) -> int:
     except PipelineError as error:
         print(f"ll-opt: error: invalid pipeline: {error}", file=sys.stderr)
         return 1
-    from ..lowering.planner import round_scratch_budget
+    from ..passes.drop_in import environment
     try:
-        round_scratch_budget()     # a bad value is named before any module is read
-    except ValueError as error:
+        environment.settings()     # a bad setting is named before any module is read
+    except environment.SettingError as error:
         print(f"ll-opt: error: {error}", file=sys.stderr)
         return 1
 
@@ -266,6 +266,7 @@ def run_on_modules(chunks: list[Chunk], name: str, pipeline, args) -> "list[str]
     """Each module through the pipeline, then printed or compiled (--emit); the outputs, or
     None if any module failed (each failure printed)."""
     from ..passes.barriers.guard_barriers import guard_pruning
+    from ..passes.drop_in import environment
     from ..passes.ir.backend import compile_module
     from ..passes.ir.diagnostics import IRError
     from ..passes.framework import PassContext, run_pipeline
@@ -297,6 +298,7 @@ def run_on_modules(chunks: list[Chunk], name: str, pipeline, args) -> "list[str]
             if args.emit == "ttgir":
                 outputs.append(module.print(debuginfo=args.mlir_print_debuginfo))
             else:
+                environment.set_default("TRITON_DEFAULT_FP_FUSION", "1")   # Triton 3.9's default, without its notice
                 outputs.append(compile_module(module, target, args.emit, around=guard_pruning))
         except IRError as error:
             print(_error_lines(str(error)), file=sys.stderr)
@@ -339,14 +341,16 @@ def write_output(path: str, text: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")  # silence 3.9's FP-fusion notice
+    from ..passes.drop_in import environment
+
+    environment.set_default("TRITON_DEFAULT_FP_FUSION", "1")  # silence 3.9's FP-fusion notice
     try:
         return run(sys.argv[1:] if argv is None else argv)
     except KeyboardInterrupt:
         print("ll-opt: error: interrupted", file=sys.stderr)
         return 1
     except Exception as error:  # a bug of ours: say so in one line (LL_OPT_TRACEBACK=1 for details)
-        if os.environ.get("LL_OPT_TRACEBACK"):
+        if environment.variable("LL_OPT_TRACEBACK"):
             raise
         print(f"ll-opt: error: internal error: {type(error).__name__}: {error}", file=sys.stderr)
         return 1

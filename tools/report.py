@@ -28,7 +28,7 @@ import sys
 import time
 from typing import Optional
 
-from linear_layouts.passes.drop_in import recorder
+from linear_layouts.passes.drop_in import environment, recorder
 from linear_layouts.tools import report_html
 from linear_layouts.tools.report_model import (DEFAULT_DIRECTORY, DEFAULT_PICTURES, ReportOptions,
                                                attach_measurements, build_kernels, write_atomically)
@@ -119,19 +119,19 @@ class ReportSetupError(ValueError):
 
 def options_from_environment() -> tuple[ReportOptions, str]:
     """(report options, mode) from the ``LINEAR_LAYOUTS_REPORT_*`` variables."""
-    env = os.environ
-    mode = env.get("LINEAR_LAYOUTS_REPORT_MODE", "stock").strip().lower() or "stock"
-    fmt = env.get("LINEAR_LAYOUTS_REPORT_FORMAT", "html").strip().lower() or "html"
-    pictures = env.get("LINEAR_LAYOUTS_REPORT_PICTURES", str(DEFAULT_PICTURES)).strip()
-    compare = env.get("LINEAR_LAYOUTS_REPORT_COMPARE", "1").strip().lower()
-    append = env.get("LINEAR_LAYOUTS_REPORT_APPEND", "0").strip().lower()
+    env = environment.variable
+    mode = env("LINEAR_LAYOUTS_REPORT_MODE", "stock").strip().lower() or "stock"
+    fmt = env("LINEAR_LAYOUTS_REPORT_FORMAT", "html").strip().lower() or "html"
+    pictures = env("LINEAR_LAYOUTS_REPORT_PICTURES", str(DEFAULT_PICTURES)).strip()
+    compare = env("LINEAR_LAYOUTS_REPORT_COMPARE", "1").strip().lower()
+    append = env("LINEAR_LAYOUTS_REPORT_APPEND", "0").strip().lower()
     if not pictures.isdigit():
         raise ReportSetupError(f"LINEAR_LAYOUTS_REPORT_PICTURES={pictures!r}: expected a number of pictures")
     if compare not in ("0", "1", "true", "false", "on", "off"):
         raise ReportSetupError(f"LINEAR_LAYOUTS_REPORT_COMPARE={compare!r}: expected 1 or 0")
     if append not in ("0", "1", "true", "false", "on", "off"):
         raise ReportSetupError(f"LINEAR_LAYOUTS_REPORT_APPEND={append!r}: expected 1 or 0")
-    options = ReportOptions(env.get("LINEAR_LAYOUTS_REPORT_DIR", DEFAULT_DIRECTORY) or DEFAULT_DIRECTORY, fmt,
+    options = ReportOptions(env("LINEAR_LAYOUTS_REPORT_DIR", DEFAULT_DIRECTORY) or DEFAULT_DIRECTORY, fmt,
                             compare in ("1", "true", "on"), int(pictures), append=append in ("1", "true", "on"))
     check_options(options, mode)
     return options, mode
@@ -154,8 +154,8 @@ def start(options: ReportOptions, mode: str, write_at_exit: bool) -> None:
     check_options(options, mode)
     if mode == "linear" and hook.active_config() is None:
         hook.enable("linear")
-    inherited = os.environ.get(RUN_VARIABLE)
-    xdist = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    inherited = environment.variable(RUN_VARIABLE)
+    xdist = environment.variable("PYTEST_XDIST_TESTRUNUID")
     if inherited:
         options.run = inherited
     elif xdist:
@@ -164,8 +164,8 @@ def start(options: ReportOptions, mode: str, write_at_exit: bool) -> None:
         options.run = f"{os.getpid()}-{time.time_ns()}"
         # children (forks, multiprocessing's spawned workers, subprocesses) are of this run, and
         # this process writes the report
-        os.environ[RUN_VARIABLE] = options.run
-        os.environ[WRITER_VARIABLE] = str(os.getpid())
+        environment.set_variable(RUN_VARIABLE, options.run)
+        environment.set_variable(WRITER_VARIABLE, str(os.getpid()))
     recorder.start(options.directory, progress=options.progress, run=options.run, append=options.append)
     if write_at_exit:
         atexit.register(_write_at_exit, options)
@@ -174,7 +174,7 @@ def start(options: ReportOptions, mode: str, write_at_exit: bool) -> None:
 def is_writer() -> bool:
     """Whether this process writes the report: not a child (fork, spawned worker) of the process
     that started the run; every pytest-xdist worker writes (the last one leaves the whole report)."""
-    writer = os.environ.get(WRITER_VARIABLE)
+    writer = environment.variable(WRITER_VARIABLE)
     return not writer or writer == str(os.getpid())
 
 

@@ -255,7 +255,8 @@ def modes_of(case: Case, train: bool, table: bool, pick: bool = True, shared_asm
     ``cand<K>``: the forward conversion's candidate K, the return trip left to stock.  ``pick``
     False leaves the ungated pick out (a shorter run when only ours vs stock is asked).
     ``shared_asm``: also ``ours_asm``, ``ours`` with NVIDIA shared-memory accesses as the inline
-    PTX of before (``LINEAR_LAYOUTS_SHARED_ACCESS=asm`` while it compiles: ``_mode_environment``),
+    PTX of before (the study switch ``emit_nvidia.SHARED_ACCESS_FORM = "asm"`` while it compiles:
+    ``_mode_environment``),
     the A/B of the LLVM form against it in one run.  ``in_place``: also ``ours_in_place``,
     ``ours`` with its one-round shared-memory plans built in Triton's module and the others
     spliced as text (``LINEAR_LAYOUTS_IN_PLACE=1``, ``passes/drop_in/in_place.py``: the default since it
@@ -311,17 +312,34 @@ def _kernel_path(directory, index, mode, kind):
 # The buffer ``ours_wide_rounds`` may take for fewer rounds (the default's is
 # ``lowering.planner.DEFAULT_ROUND_SCRATCH``).
 WIDE_ROUND_SCRATCH = 65536
-MODE_ENVIRONMENT = {"_asm": ("LINEAR_LAYOUTS_SHARED_ACCESS", "asm"), "_in_place": ("LINEAR_LAYOUTS_IN_PLACE", "1"),
+MODE_ENVIRONMENT = {"_in_place": ("LINEAR_LAYOUTS_IN_PLACE", "1"),
                     "_text": ("LINEAR_LAYOUTS_IN_PLACE", "0"), "_stock_rounds": ("LINEAR_LAYOUTS_ROUND_SCRATCH", "0"),
                     "_wide_rounds": ("LINEAR_LAYOUTS_ROUND_SCRATCH", str(WIDE_ROUND_SCRATCH))}
+# What a mode's name sets in this process that is no setting of the plugin but a study's switch
+# (module, name, value; also in the cache key).
+MODE_STUDY_SWITCHES = {"_asm": ("linear_layouts.lowering.emit.emit_nvidia", "SHARED_ACCESS_FORM", "asm")}
 
 
 @contextlib.contextmanager
 def _mode_environment(mode: str):
-    """The environment a mode compiles in: ``*_asm`` modes with ``LINEAR_LAYOUTS_SHARED_ACCESS=asm``,
-    ``*_in_place`` / ``*_text`` modes with ``LINEAR_LAYOUTS_IN_PLACE=1`` / ``0``, ``*_stock_rounds`` /
-    ``*_wide_rounds`` with ``LINEAR_LAYOUTS_ROUND_SCRATCH=0`` / ``65536``, the others as the process
-    has it."""
+    """The environment a mode compiles in: ``*_asm`` modes with the study switch
+    ``emit_nvidia.SHARED_ACCESS_FORM = "asm"``, ``*_in_place`` / ``*_text`` modes with
+    ``LINEAR_LAYOUTS_IN_PLACE=1`` / ``0``, ``*_stock_rounds`` / ``*_wide_rounds`` with
+    ``LINEAR_LAYOUTS_ROUND_SCRATCH=0`` / ``65536`` (the settings ``in_place`` and ``round_scratch``),
+    the others as the process has it."""
+    study = next((value for suffix, value in MODE_STUDY_SWITCHES.items() if mode.endswith(suffix)), None)
+    if study is not None:
+        import importlib
+
+        module, name, value = study
+        module = importlib.import_module(module)
+        saved = getattr(module, name)
+        setattr(module, name, value)
+        try:
+            yield
+        finally:
+            setattr(module, name, saved)
+        return
     switch = next((value for suffix, value in MODE_ENVIRONMENT.items() if mode.endswith(suffix)), None)
     if switch is None:
         yield

@@ -73,7 +73,8 @@ MODEL_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "choice_mo
 FEATURES = ("shuffles", "alu", "shared_accesses", "wavefronts", "warp_barriers", "cta_barriers",
             "matrix_accesses", "scratch_kb")
 MIN_FAMILY = 5   # a family with fewer training conversions cannot show a gain: stock
-# "off" (or 0/false): never leave a conversion to stock on the model's word, as
+# The plugin's setting ``stock_gate`` (``enable(stock_gate=False)``, ``LINEAR_LAYOUTS_OPTIONS``
+# or this older variable set to "off"): never leave a conversion to stock on the model's word, as
 # ``ll-lower-conversions{stock_gate=false}`` does for one pipeline.  The unit tests set it (their
 # subject is our islands' structure and correctness), except those of the gate itself.
 GATE_VARIABLE = "LINEAR_LAYOUTS_STOCK_GATE"
@@ -195,8 +196,11 @@ class Choice:
 
 
 def gate_turned_off() -> bool:
-    """Whether ``GATE_VARIABLE`` turns the choice off for this process (every pick is ours)."""
-    return os.environ.get(GATE_VARIABLE, "").strip().lower() in ("0", "off", "false", "no")
+    """Whether the setting ``stock_gate`` turns the choice off for this process (every pick is
+    ours); ``lowering.settings`` has it from the plugin's configuration."""
+    from ..settings import current
+
+    return not current().stock_gate
 
 
 def stock_shuffles_reason(stock: int, why_not_ours: str, model: Model) -> str:
@@ -355,15 +359,17 @@ def shared_memory_in_tritons_rounds(plan) -> bool:
     return plan.method is Method.SHARED and plan.shared is not None and not plan.shared.rounds_merged
 
 
-# Set to 1: shared-memory picks in Triton's rounds stay ours (the choice before
-# ``shared_memory_in_tritons_rounds``), to time them again or to build islands the in-place route
-# can be tested on.
-SHARED_PICKS_VARIABLE = "LINEAR_LAYOUTS_SHARED_PICKS"
+# A study's switch, no setting of the plugin: True keeps shared-memory picks in Triton's rounds
+# ours (the choice before ``shared_memory_in_tritons_rounds``), to time them again or to build
+# islands the in-place route can be tested on.  A study or a test sets it in its own process
+# (``monkeypatch.setattr(fitted_model, "SHARED_PICKS_KEPT", True)``); the cache key marks it
+# (``passes.drop_in.plugin_config.environment_switches``).
+SHARED_PICKS_KEPT = False
 
 
 def shared_picks_kept() -> bool:
-    """Whether ``SHARED_PICKS_VARIABLE`` keeps shared-memory picks in Triton's rounds ours."""
-    return os.environ.get(SHARED_PICKS_VARIABLE, "").strip().lower() in ("1", "on", "true", "yes")
+    """Whether ``SHARED_PICKS_KEPT`` keeps shared-memory picks in Triton's rounds ours."""
+    return SHARED_PICKS_KEPT
 
 
 def _stores_and_loads_a_stock_pair(plan) -> bool:

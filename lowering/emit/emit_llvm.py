@@ -120,7 +120,7 @@ class IslandSite:
     # kernel (its warp ids and named barriers; ``lowering.thread_group``).
     threads: Optional[ThreadGroup] = None
     # NVIDIA: "llvm" (llvm.load / llvm.store) or "asm" (inline PTX) shared-memory accesses; ""
-    # takes LINEAR_LAYOUTS_SHARED_ACCESS, else "llvm" (emit_nvidia.shared_access_form).
+    # takes emit_nvidia.SHARED_ACCESS_FORM, "llvm" unless a study sets it (emit_nvidia.shared_access_form).
     shared_access: str = ""
 
 

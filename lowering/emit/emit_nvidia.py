@@ -47,7 +47,7 @@ Not emitted: loads from another CTA's shared memory (``ld.shared::cluster``): ``
 ``EmitError`` and the convert stays Triton's.
 
 ``shared_access_form`` keeps the former inline-PTX form for loads, stores, ldmatrix and stmatrix
-(``LINEAR_LAYOUTS_SHARED_ACCESS=asm``, or ``IslandSite.shared_access="asm"``): ``st.shared
+(``SHARED_ACCESS_FORM = "asm"``, or ``IslandSite.shared_access="asm"``): ``st.shared
 [$0], ...`` through ``llvm.inline_asm has_side_effects``, on 32-bit addresses (a ``ptrtoint``
 of the base, then i32 adds); narrow accesses use a 32-bit register there (``st.shared.b16 [a],
 %r`` stores the low 16 bits).  It is the baseline of the GPU A/B (``benchmarks/README.md``).
@@ -57,7 +57,6 @@ instructions (``IslandWriter.counts``).
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 from . import island_writer
@@ -119,21 +118,24 @@ ALONE_GUARD_BARRIER_ASM = GUARD_BARRIER_ASM + " alone"
 ISLAND_BARRIER_ASM = "bar.sync 0;"
 
 
-SHARED_ACCESS_VARIABLE = "LINEAR_LAYOUTS_SHARED_ACCESS"
 SHARED_ACCESS_FORMS = ("llvm", "asm")
+# A study's switch, no setting of the plugin: the form an island's shared accesses take where its
+# site asks for none.  The GPU A/B of the two forms sets it in its own process
+# (``benchmarks/harness/plan_contexts.py``); the cache key marks it
+# (``passes.drop_in.plugin_config.environment_switches``).
+SHARED_ACCESS_FORM = "llvm"
 
 
 def shared_access_form(requested: str = "") -> str:
     """How an NVIDIA island prints its shared-memory accesses: ``"llvm"`` (the default),
     ``llvm.load`` / ``llvm.store`` on ``!llvm.ptr<3>`` and ``nvvm.ldmatrix`` / ``nvvm.stmatrix``;
     ``"asm"``, the inline PTX ``st.shared`` / ``ld.shared`` / ``ldmatrix`` / ``stmatrix`` of
-    before (barriers are NVVM intrinsic calls in both).  ``requested`` (``IslandSite.shared_access``) wins; "" reads the environment
-    variable ``LINEAR_LAYOUTS_SHARED_ACCESS`` (``asm`` or ``llvm``; unset or empty: ``llvm``), the
-    switch the GPU A/B flips (``benchmarks/README.md``).  Anything else is an error, not a
-    silent default."""
-    form = requested or os.environ.get(SHARED_ACCESS_VARIABLE, "") or "llvm"
+    before (barriers are NVVM intrinsic calls in both).  ``requested`` (``IslandSite.shared_access``) wins; "" takes
+    ``SHARED_ACCESS_FORM`` (``llvm`` unless a study sets ``asm``: the switch the GPU A/B flips,
+    ``benchmarks/README.md``).  Anything else is an error, not a silent default."""
+    form = requested or SHARED_ACCESS_FORM or "llvm"
     if form not in SHARED_ACCESS_FORMS:
-        raise ValueError(f"{SHARED_ACCESS_VARIABLE}={form!r}: expected one of {', '.join(SHARED_ACCESS_FORMS)}")
+        raise ValueError(f"shared access form {form!r}: expected one of {', '.join(SHARED_ACCESS_FORMS)}")
     return form
 
 
@@ -508,8 +510,13 @@ _SHIFT_PACKER = _ShiftPacker()
 _SHARED_PACKER = _ShiftPacker(bytes_as_vectors=True)
 
 
+# A study's switch, no setting of the plugin (``benchmarks/studies``' byte-vector runs set it in
+# their own process; the cache key marks it): see ``bytes_as_vectors``.
+BYTES_AS_VECTORS = False
+
+
 def bytes_as_vectors() -> bool:
-    """``LINEAR_LAYOUTS_BYTE_VECTORS=1``: the four bytes of a full shared-memory word packed and
+    """``BYTES_AS_VECTORS = True``: the four bytes of a full shared-memory word packed and
     unpacked through ``<4 x i8>`` (insertelement / extractelement and a bitcast), as stock
     Triton does, instead of shifts and ors.  Off by default, an experiment to time.
 
@@ -525,7 +532,7 @@ def bytes_as_vectors() -> bool:
     ``plan_*.json.gz`` runs, 21 shorter, 55 longer, 52 unchanged, summed 12316 -> 12367 (stock
     12532), equal to stock's count in 56 instead of 31.  Shuffle plans keep shifts
     (``NvidiaInstructions.pack``)."""
-    return os.environ.get("LINEAR_LAYOUTS_BYTE_VECTORS", "") not in ("", "0")
+    return BYTES_AS_VECTORS
 
 
 def _bytes_through_a_vector(w: IslandWriter, word: str) -> list[str]:

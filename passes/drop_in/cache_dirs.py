@@ -26,6 +26,8 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
+from . import environment
+
 TRITON_VARIABLE = "TRITON_CACHE_DIR"
 INDUCTOR_VARIABLE = "TORCHINDUCTOR_CACHE_DIR"
 
@@ -76,9 +78,9 @@ def _use_for_triton(cache_hash: str) -> None:
 
     cache = triton.knobs.cache
     if _saved_triton is None:
-        environment = os.environ.get(TRITON_VARIABLE)
+        variable = environment.variable(TRITON_VARIABLE)
         _saved_triton = _Saved(stock_directory(cache.dir), "dir" in vars(cache),
-                               None if environment is None else stock_directory(environment))
+                               None if variable is None else stock_directory(variable))
     cache.dir = plugin_directory(_saved_triton.directory, cache_hash)
 
 
@@ -100,12 +102,12 @@ def _restore_triton() -> None:
 
 def _use_for_inductor(cache_hash: str) -> None:
     global _saved_inductor
-    current = os.environ.get(INDUCTOR_VARIABLE)
+    current = environment.variable(INDUCTOR_VARIABLE)
     if _saved_inductor is None:
         _saved_inductor = _Saved(None if current is None else stock_directory(current), False,
                                  None if current is None else stock_directory(current))
     base = _saved_inductor.directory or _inductor_default_directory()
-    os.environ[INDUCTOR_VARIABLE] = plugin_directory(base, cache_hash)
+    environment.set_variable(INDUCTOR_VARIABLE, plugin_directory(base, cache_hash))
 
 
 def _restore_inductor() -> None:
@@ -136,7 +138,4 @@ def _inductor_default_directory() -> str:
 
 
 def _set_variable(name: str, value: Optional[str]) -> None:
-    if value is None:
-        os.environ.pop(name, None)
-    else:
-        os.environ[name] = value
+    environment.set_variable(name, value)

@@ -10,7 +10,10 @@ the valid names, close matches first).  The values are read into their types in 
 
 A new option is an entry of :data:`ENABLE_OPTIONS` and its reading into its type in
 ``config_from`` (``passes.drop_in.hook.enable`` hands every option on by name); the docs' table is then
-regenerated with :func:`markdown_table` (``test_enable_options.py`` says when it is stale).
+regenerated with :func:`markdown_table` (``test_enable_options.py`` says when it is stale).  A
+*setting* (an entry with a ``variable``: it holds for the whole process and is read where it is
+used) is instead a field of ``lowering.settings.Settings`` with its reader in
+``passes.drop_in.environment`` (``_READERS``), the one module that reads the environment.
 
 Like ``passes.drop_in.environment`` this module imports nothing of Triton or of the plugin:
 ``import linear_layouts`` builds ``enable()``'s signature from it and must cost next to nothing.
@@ -43,6 +46,15 @@ class EnableOption:
     annotation: str
     does: str
     example: object
+    # A setting of the whole process (read where it is used, through ``passes.drop_in.environment
+    # .settings()``) rather than of the pipeline: the variable that spelt it before it was an option,
+    # still read (see ``environment``).  "" for the pipeline's options.
+    variable: str = ""
+    variable_example: str = ""
+
+    @property
+    def is_setting(self) -> bool:
+        return bool(self.variable)
 
     @property
     def environment(self) -> str:
@@ -76,10 +88,37 @@ ENABLE_OPTIONS = (
     EnableOption("advice_findings", None, "str | Sequence[str] | None",
                  "with `apply_advice`: apply only the findings of these keys, as the report names them",
                  "tt.store#0:global-access"),
+    # The settings of the whole process (each read where it is used: environment.settings()).
+    EnableOption("in_place", None, "bool | None",
+                 "one-round shared-memory islands built as Triton's own ops in Triton's module (`True`), or every "
+                 "island spliced as text (`False`); `None`: the release's default (in place under triton 3.6)",
+                 False, "LINEAR_LAYOUTS_IN_PLACE", "0"),
+    EnableOption("stock_gate", True, "bool",
+                 "leave to Triton the conversions the lowering choice gives it (docs/lowering-choice.md); `False`: "
+                 "every conversion we can lower is ours (the unit tests' setting)", False,
+                 "LINEAR_LAYOUTS_STOCK_GATE", "off"),
+    EnableOption("round_scratch", 16384, "int",
+                 "the bytes of shared memory a plan may take to convert in fewer rounds than Triton's swizzle "
+                 "(`0`: Triton's rounds)", 65536, "LINEAR_LAYOUTS_ROUND_SCRATCH", "65536"),
+    EnableOption("strict_check", False, "bool",
+                 "an island the simulator rejects is an error instead of a hand-back to Triton (the test suites' "
+                 "setting)", True, "LINEAR_LAYOUTS_STRICT_CHECK", "1"),
+    EnableOption("island_cache", True, "bool",
+                 "remember verified islands across compiles (`False`: every island is simulated anew)", False,
+                 "LINEAR_LAYOUTS_CACHE", "off"),
+    EnableOption("island_cache_dir", None, "str | None",
+                 "where verified islands are remembered (`None`: under Triton's cache directory; `\"\"`: in memory "
+                 "only)", "/tmp/ll-verified", "LINEAR_LAYOUTS_CACHE_DIR", "/tmp/ll-verified"),
+    EnableOption("stats_dir", None, "str | None",
+                 "a directory where every process of the program writes its counts, added up by "
+                 "`python -m linear_layouts run` (which sets it)", "/tmp/ll-stats", "LINEAR_LAYOUTS_STATS_DIR",
+                 "/tmp/ll-stats"),
 )
 
 NAMES = tuple(option.name for option in ENABLE_OPTIONS)
 DEFAULTS = {option.name: option.default for option in ENABLE_OPTIONS}
+SETTINGS = tuple(option for option in ENABLE_OPTIONS if option.is_setting)
+SETTING_NAMES = tuple(option.name for option in SETTINGS)
 
 
 def signature() -> inspect.Signature:
@@ -105,7 +144,8 @@ def markdown_table() -> str:
     """The table of options in docs/using-enable.md."""
     rows = ["| option | default | what it does | from the environment |", "|---|---|---|---|"]
     for o in ENABLE_OPTIONS:
-        rows.append(f"| `{o.name}` | `{o.default!r}` | {o.does} | `{o.environment}` |")
+        older = f" (or `{o.variable}={o.variable_example}`)" if o.is_setting else ""
+        rows.append(f"| `{o.name}` | `{o.default!r}` | {o.does} | `{o.environment}`{older} |")
     return "\n".join(rows)
 
 

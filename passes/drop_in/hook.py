@@ -77,7 +77,6 @@ import warnings
 from dataclasses import replace
 from typing import Optional, Union
 
-from ...lowering.planner import round_scratch_budget
 from . import cache_dirs, cache_hits, enable_options, environment, inductor
 from .layout_stages import advised_ttgir, is_gluon, resolving_ttgir, set_report_recording  # noqa: F401
 from ..ir.bindings import installed_conventions
@@ -121,7 +120,17 @@ def enable(mode: Union[Mode, str] = Mode.LINEAR, **options) -> PluginConfig:
     problem = enable_options.unknown_names_problem(options)
     if problem:
         raise PluginError(problem)
-    given = {**{name: default for name, default in enable_options.DEFAULTS.items() if name != "mode"}, **options}
+    # The settings of the whole process (in_place, stock_gate, ...: environment.settings()): those
+    # given here win over the environment's; the others stay as the environment has them.
+    settings_given = {name: value for name, value in options.items() if name in enable_options.SETTING_NAMES}
+    options = {name: value for name, value in options.items() if name not in settings_given}
+    try:
+        typed_settings = {name: environment.read_setting(name, value) for name, value in settings_given.items()}
+        environment.settings(given=typed_settings)   # the environment's too: a bad one is named here
+    except environment.SettingError as error:
+        raise PluginError(str(error)) from None
+    given = {**{name: default for name, default in enable_options.DEFAULTS.items()
+                if name != "mode" and name not in enable_options.SETTING_NAMES}, **options}
     try:
         config = config_from(mode, given["only"], given["pipeline"], given["verify"], report=given["report"],
                              remarks=given["remarks"], assign_layouts=given["assign_layouts"],
@@ -129,11 +138,8 @@ def enable(mode: Union[Mode, str] = Mode.LINEAR, **options) -> PluginConfig:
                              apply_advice=given["apply_advice"], advice_findings=given["advice_findings"])
     except (OptionError, PipelineError) as error:
         raise PluginError(str(error)) from None
-    try:
-        round_scratch_budget()     # the environment's setting, read now so that a bad one is named here
-    except ValueError as error:
-        raise PluginError(str(error)) from None
-    config = replace(config, enable_options=non_default_options(given, enable_options.DEFAULTS))
+    config = replace(config, enable_options={**non_default_options(given, enable_options.DEFAULTS), **settings_given},
+                     settings=tuple(sorted(typed_settings.items())))
     _switch_to(config)
     return config
 
@@ -167,6 +173,7 @@ def _switch_to(config: Optional[PluginConfig]) -> None:
     import triton
 
     previous, _config = _config, config
+    environment.use_given_settings(dict(config.settings) if config is not None else {})
     if config is not None:
         _install_trampoline(triton.knobs.runtime)
         cache_dirs.use_plugin_directories(config.cache_hash, hook_consulted_for_cache_key())

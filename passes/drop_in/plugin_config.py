@@ -9,7 +9,6 @@ hook for it, ``passes.drop_in.cache_dirs`` keys the other caches with it).
 from __future__ import annotations
 
 import hashlib
-import os
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -21,6 +20,7 @@ from ..options import Mode, OptionError, VerifyLevel, parse_flag, parse_methods,
 from ..pipeline import PipelineError, parse_pipeline, pipeline_text
 from ..islands.verified_islands import source_fingerprint
 from ..version import __version__
+from ...lowering import settings
 
 
 class PluginError(ValueError):
@@ -50,6 +50,9 @@ class PluginConfig:
     # to the environment (LINEAR_LAYOUTS_OPTIONS) so that processes started later, torch.compile's
     # workers among them, compile as this one does (passes.drop_in.environment).
     enable_options: dict = field(default_factory=dict, compare=False, hash=False)
+    # The settings enable() was given (name, typed value), over the environment's while this
+    # configuration is in force (passes.drop_in.environment.use_given_settings).
+    settings: tuple = ()
 
     @property
     def pipeline(self) -> str:
@@ -81,14 +84,15 @@ class PluginConfig:
 
 
 def environment_switches() -> str:
-    """The environment variables that change what the plugin emits, as they are now, for the cache
-    key: a kernel compiled with ``LINEAR_LAYOUTS_STOCK_GATE=off`` (every conversion ours),
-    ``LINEAR_LAYOUTS_BYTE_VECTORS=1`` or ``LINEAR_LAYOUTS_SHARED_ACCESS=asm`` (inline-PTX shared
-    accesses) or ``LINEAR_LAYOUTS_IN_PLACE=0`` (every island spliced as text, none built in
-    Triton's module: ``passes.drop_in.in_place``) or ``LINEAR_LAYOUTS_ROUND_SCRATCH`` (the buffer a plan
-    may take for fewer rounds: ``lowering.planner``) or ``LINEAR_LAYOUTS_SHARED_PICKS=1`` (shared-memory
-    picks in Triton's rounds kept ours: ``fitted_model.shared_picks_kept``) must not be taken from
-    Triton's cache by a run without it, nor the reverse.  "" when none is set."""
+    """The settings and study switches that change what the plugin emits, as they are now, for
+    the cache key: a kernel compiled with ``stock_gate=False`` (every conversion ours),
+    ``in_place`` other than the release's default (``passes.drop_in.in_place``) or another
+    ``round_scratch`` (the buffer a plan may take for fewer rounds: ``lowering.planner``; the
+    settings: ``passes.drop_in.environment``), or under a study that set
+    ``emit_nvidia.BYTES_AS_VECTORS``, ``emit_nvidia.SHARED_ACCESS_FORM = "asm"`` (inline-PTX shared
+    accesses) or ``fitted_model.SHARED_PICKS_KEPT`` (shared-memory picks in Triton's rounds kept
+    ours) must not be taken from Triton's cache by a run without it, nor the reverse.  "" when
+    every one has its default."""
     from ...lowering.choosing.fitted_model import gate_turned_off, shared_picks_kept
     from ...lowering.emit.emit_nvidia import bytes_as_vectors, shared_access_form
     from ...lowering.planner import DEFAULT_ROUND_SCRATCH, round_scratch_budget
@@ -101,7 +105,7 @@ def environment_switches() -> str:
             + ("-shared-picks" if shared_picks_kept() else ""))
 
 
-IN_PLACE_VARIABLE = "LINEAR_LAYOUTS_IN_PLACE"
+IN_PLACE_VARIABLE = "LINEAR_LAYOUTS_IN_PLACE"   # the older spelling of the setting in_place
 # The releases where building in place is the default: those it was measured on (compile time and
 # the GPU, docs/compile-time.md).  Elsewhere it is opt-in: under triton 3.8 Triton's own lowering
 # of a store through our layout was narrower than our island's (test_apply_advice's transpose:
@@ -111,12 +115,11 @@ IN_PLACE_BY_DEFAULT = ((3, 6),)
 
 def in_place_enabled() -> bool:
     """Whether the drop-in builds its one-round shared-memory islands in Triton's module
-    (``passes.drop_in.in_place``): ``LINEAR_LAYOUTS_IN_PLACE`` on (``1``, ``on``...) or off (``0``,
-    ``off``, ``false``, ``no``); unset, on under the releases of ``IN_PLACE_BY_DEFAULT``."""
-    value = os.environ.get(IN_PLACE_VARIABLE, "").strip().lower()
-    if value:
-        return value not in ("0", "off", "false", "no")
-    return in_place_by_default()
+    (``passes.drop_in.in_place``): the setting ``in_place`` (``enable(in_place=...)``,
+    ``LINEAR_LAYOUTS_OPTIONS`` or ``LINEAR_LAYOUTS_IN_PLACE``); unset, on under the releases of
+    ``IN_PLACE_BY_DEFAULT``."""
+    value = settings.current().in_place
+    return in_place_by_default() if value is None else value
 
 
 def in_place_by_default() -> bool:

@@ -17,12 +17,14 @@ import json
 import os
 from typing import Callable, Optional
 
-STATS_DIR_VARIABLE = "LINEAR_LAYOUTS_STATS_DIR"
+from ...lowering import settings
+
+STATS_DIR_VARIABLE = "LINEAR_LAYOUTS_STATS_DIR"   # the older spelling of the setting stats_dir
 
 
 def directory() -> Optional[str]:
-    """Where this process writes its counts, or None (the variable unset or empty)."""
-    return os.environ.get(STATS_DIR_VARIABLE, "").strip() or None
+    """Where this process writes its counts, or None (the setting ``stats_dir`` unset or empty)."""
+    return settings.current().stats_dir or None
 
 
 def write_snapshot(counts: dict) -> None:

@@ -536,8 +536,10 @@ def modelled_cost(module: Module, target: Target) -> float:
 
 # --------------------------------------------------------------------------- Triton's resolution
 
+# sys.argv[1]: the folder this process imports the package from, put where PYTHONPATH would put it
 _STOCK_SCRIPT = """
 import sys
+sys.path.insert(1, sys.argv.pop(1))
 from linear_layouts.passes.gluon.stock_resolution import main
 main()
 """
@@ -549,10 +551,9 @@ def _triton_resolution(text: str, filename: str) -> tuple[Optional[str], str]:
     # the child imports this package from where this process did (an installed copy, or the
     # benchmarks' symlink to a checkout)
     package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (package_parent, os.environ.get("PYTHONPATH")) if p))
     try:
-        run = subprocess.run([sys.executable, "-c", _STOCK_SCRIPT], input=text, capture_output=True, text=True,
-                             timeout=120, env=env)
+        run = subprocess.run([sys.executable, "-c", _STOCK_SCRIPT, package_parent], input=text, capture_output=True,
+                             text=True, timeout=120)
     except subprocess.TimeoutExpired:
         return None, "timed out"
     if run.returncode == 0:

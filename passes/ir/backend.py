@@ -44,10 +44,10 @@ def compile_module(module: Module, gpu: Target, stage: str,
             path = os.path.join(directory, "module.ttgir")
             with open(path, "w") as f:
                 f.write(text)
-            os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")  # silence 3.9's notice
             # A private cache: concurrent ll-opt runs never race on Triton's shared cache, and
-            # an output always comes from this compilation.
-            os.environ["TRITON_CACHE_DIR"] = os.path.join(directory, "cache")
+            # an output always comes from this compilation.  (ll-opt sets TRITON_DEFAULT_FP_FUSION,
+            # Triton 3.9's default without its notice, before it forks this child.)
+            triton.knobs.cache.dir = os.path.join(directory, "cache")
             # ll-opt's: as inside triton.compile with the plugin on, guard barriers that Triton's
             # own barriers make redundant are dropped from the LLVM IR (passes.barriers.guard_barriers).
             with around():

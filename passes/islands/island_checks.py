@@ -16,11 +16,11 @@ own prefix when it goes into the module.
 
 from __future__ import annotations
 
-import os
 from typing import Optional
 
 from ...lowering.emit.emit_llvm import (IslandSite, EmitError, Island, emit_island, emit_local_load_island,
                                        emit_local_store_island)
+from ...lowering import settings
 from ...lowering.local_memory import LOCAL_LOAD, LOCAL_STORE
 from ..barriers.guard_placement import GuardPlacement
 from ..framework import PassFailure
@@ -29,12 +29,13 @@ from ..ir.snapshot import Operation, in_loop
 from .island_splicing import allocation_around
 from ..options import VerifyLevel
 
-STRICT_CHECK_VARIABLE = "LINEAR_LAYOUTS_STRICT_CHECK"
+STRICT_CHECK_VARIABLE = "LINEAR_LAYOUTS_STRICT_CHECK"   # the older spelling of the setting strict_check
 CACHEABLE_PREFIX = "llX"    # the SSA prefix islands are emitted with; renamed to ``%ll<number>_`` on splicing
 
 
 def strict_check() -> bool:
-    return os.environ.get(STRICT_CHECK_VARIABLE, "").strip() not in ("", "0")
+    """The setting ``strict_check``: a rejected island is an error (the suites set it)."""
+    return settings.current().strict_check
 
 
 def stores_registers(op: Operation) -> bool:

@@ -32,6 +32,9 @@ import hashlib
 import os
 from typing import Optional
 
+from ...lowering import settings
+
+# The older spellings of the settings island_cache and island_cache_dir (lowering.settings).
 CACHE_SWITCH = "LINEAR_LAYOUTS_CACHE"
 CACHE_DIR_VARIABLE = "LINEAR_LAYOUTS_CACHE_DIR"
 
@@ -73,21 +76,23 @@ def fingerprint_of(root: str) -> str:
 
 
 def caching_enabled() -> bool:
-    return os.environ.get(CACHE_SWITCH, "").strip().lower() not in ("off", "0", "false", "no")
+    """The setting ``island_cache``."""
+    return settings.current().island_cache
 
 
 def cache_directory() -> Optional[str]:
-    """Where accepted verdicts are kept on disk, or None (memory only)."""
-    if CACHE_DIR_VARIABLE in os.environ:
-        return os.environ[CACHE_DIR_VARIABLE].strip() or None
+    """Where accepted verdicts are kept on disk, or None (memory only): the setting
+    ``island_cache_dir``, else under Triton's cache directory."""
+    chosen = settings.current().island_cache_dir
+    if chosen is not None:
+        return chosen or None
     try:  # Triton's own setting (knobs.cache.dir follows $TRITON_CACHE_DIR, or is set by the program)
         from triton import knobs
         triton_cache = knobs.cache.dir
-    except (ImportError, AttributeError):
+    except (ImportError, AttributeError):   # (triton 3.6 to 3.9 all have the knob)
         triton_cache = None
     if not triton_cache:
-        triton_cache = os.environ.get("TRITON_CACHE_DIR", "").strip() or os.path.join(
-            os.path.expanduser("~"), ".triton", "cache")
+        triton_cache = os.path.join(os.path.expanduser("~"), ".triton", "cache")
     return os.path.join(triton_cache, "linear_layouts", "verified")
 
 

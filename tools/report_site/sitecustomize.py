@@ -14,8 +14,11 @@ try:
     run_shadowed_sitecustomize(os.path.dirname(os.path.abspath(__file__)))
 except ImportError:   # linear_layouts not importable here: nothing of ours to do
     pass
-if os.environ.get("LINEAR_LAYOUTS", "").strip().lower() == "report":
-    try:   # a cheap import: recording starts right after the process imports triton (passes/drop_in/after_triton.py)
-        import linear_layouts  # noqa: F401
+else:
+    try:   # a cheap import (the settings' module imports nothing of Triton): recording starts right
+        # after the process imports triton (passes/drop_in/after_triton.py)
+        from linear_layouts.passes.drop_in import environment
+        if environment.requested_mode() == "report":
+            import linear_layouts  # noqa: F401
     except Exception as error:   # recording must never break the program
         print(f"linear-layouts report: this process is not recorded: {error}", file=sys.stderr)

@@ -246,19 +246,19 @@ def test_ptx_digest_ignores_the_debug_information_naming_the_source_file():
 
 
 def test_plan_choice_shared_asm_mode_compiles_the_inline_ptx_form(monkeypatch):
-    """``plan_choice.py --fresh --shared-asm``: ``ours_asm`` is ``ours`` compiled with
-    ``LINEAR_LAYOUTS_SHARED_ACCESS=asm`` (set around enable() and the compile, restored after)."""
+    """``plan_choice.py --fresh --shared-asm``: ``ours_asm`` is ``ours`` compiled with the study
+    switch ``emit_nvidia.SHARED_ACCESS_FORM = "asm"`` (set around enable() and the compile, restored after)."""
     from harness import plan_contexts
+    from linear_layouts.lowering.emit import emit_nvidia
 
-    monkeypatch.delenv("LINEAR_LAYOUTS_SHARED_ACCESS", raising=False)
     case = plan_contexts.fresh_cases(1, 1)[0]
     modes = plan_contexts.modes_of(case, False, False, False, shared_asm=True)
     assert modes["ours_asm"] == modes["ours"] and "ours_asm" not in plan_contexts.modes_of(case, False, False, False)
     with plan_contexts._mode_environment("ours_asm"):
-        assert os.environ["LINEAR_LAYOUTS_SHARED_ACCESS"] == "asm"
-    assert "LINEAR_LAYOUTS_SHARED_ACCESS" not in os.environ
+        assert emit_nvidia.shared_access_form() == "asm"
+    assert emit_nvidia.shared_access_form() == "llvm"
     with plan_contexts._mode_environment("ours"):
-        assert "LINEAR_LAYOUTS_SHARED_ACCESS" not in os.environ
+        assert emit_nvidia.shared_access_form() == "llvm"
     routes = plan_contexts.modes_of(case, False, False, False, in_place=True, text=True)
     assert routes["ours_in_place"] == routes["ours_text"] == routes["ours"]
     for mode, value in (("ours_in_place", "1"), ("ours_text", "0")):

@@ -68,25 +68,35 @@ def test_cache_key_hook_protocol():
     assert other.cache_key != key
 
 
-@pytest.mark.parametrize("variable, value, mark", [("LINEAR_LAYOUTS_STOCK_GATE", "off", "-stock-gate-off"),
-                                                   ("LINEAR_LAYOUTS_BYTE_VECTORS", "1", "-byte-vectors"),
-                                                   ("LINEAR_LAYOUTS_SHARED_ACCESS", "asm", "-shared-asm"),
-                                                   ("LINEAR_LAYOUTS_IN_PLACE", *(("0", "-text-islands")
-                                                                                 if in_place_by_default() else
-                                                                                 ("1", "-in-place")))])
-def test_cache_key_names_the_switches_that_change_the_code(monkeypatch, variable, value, mark):
+@pytest.mark.parametrize("switch, value, mark", [
+    ("LINEAR_LAYOUTS_STOCK_GATE", "off", "-stock-gate-off"),
+    ("LINEAR_LAYOUTS_OPTIONS", '{"stock_gate": false}', "-stock-gate-off"),
+    ("LINEAR_LAYOUTS_OPTIONS", '{"round_scratch": 0}', "-round-scratch-0"),
+    ("LINEAR_LAYOUTS_IN_PLACE", *(("0", "-text-islands") if in_place_by_default() else ("1", "-in-place"))),
+    ("linear_layouts.lowering.emit.emit_nvidia.BYTES_AS_VECTORS", True, "-byte-vectors"),           # study switches
+    ("linear_layouts.lowering.emit.emit_nvidia.SHARED_ACCESS_FORM", "asm", "-shared-asm"),
+    ("linear_layouts.lowering.choosing.fitted_model.SHARED_PICKS_KEPT", True, "-shared-picks")])
+def test_cache_key_names_the_switches_that_change_the_code(monkeypatch, switch, value, mark):
     # A kernel compiled with the gate off (or bytes packed as vectors) is another kernel: a run
-    # without the switch must not find it in Triton's cache.
-    monkeypatch.delenv("LINEAR_LAYOUTS_STOCK_GATE", raising=False)
-    monkeypatch.delenv("LINEAR_LAYOUTS_BYTE_VECTORS", raising=False)
-    monkeypatch.delenv("LINEAR_LAYOUTS_SHARED_ACCESS", raising=False)
-    monkeypatch.delenv("LINEAR_LAYOUTS_IN_PLACE", raising=False)
+    # without the switch must not find it in Triton's cache.  A setting from the environment or a
+    # study's switch set in its process alike.
+    for name in ("LINEAR_LAYOUTS_STOCK_GATE", "LINEAR_LAYOUTS_IN_PLACE", "LINEAR_LAYOUTS_OPTIONS"):
+        monkeypatch.delenv(name, raising=False)
     config = linear_layouts.enable()
     plain = config.cache_key
     assert "-stock-gate-off" not in plain and "-byte-vectors" not in plain and "-shared-" not in plain
-    assert "-text-islands" not in plain and "-in-place" not in plain
-    monkeypatch.setenv(variable, value)
+    assert "-text-islands" not in plain and "-in-place" not in plain and "-round-scratch" not in plain
+    if switch.startswith("LINEAR_LAYOUTS"):
+        monkeypatch.setenv(switch, value)
+    else:
+        monkeypatch.setattr(switch, value)
     assert config.cache_key == plain + mark and config.cache_hash != hashlib.sha256(plain.encode()).hexdigest()
+
+
+def test_a_setting_given_to_enable_is_in_the_cache_key(monkeypatch):
+    monkeypatch.delenv("LINEAR_LAYOUTS_STOCK_GATE", raising=False)
+    assert linear_layouts.enable(stock_gate=False).cache_key.endswith("-stock-gate-off")
+    assert not linear_layouts.enable().cache_key.endswith("-stock-gate-off")
 
 
 def test_private_cache_dir_on_triton_3_6(tmp_path):

@@ -94,10 +94,10 @@ def test_legacy_mode_leaves_a_one_element_conversion_to_the_text_route():
 
 @pytest.fixture(autouse=True)
 def shared_picks_kept(monkeypatch):
-    """Shared-memory picks in Triton's rounds kept ours (``LINEAR_LAYOUTS_SHARED_PICKS=1``): under
+    """Shared-memory picks in Triton's rounds kept ours (the study switch ``SHARED_PICKS_KEPT``): under
     triton 3.6 the default sends them to stock (``fitted_model.shared_memory_in_tritons_rounds``),
     and this module's subject is how such islands are built and spliced."""
-    monkeypatch.setenv("LINEAR_LAYOUTS_SHARED_PICKS", "1")
+    monkeypatch.setattr("linear_layouts.lowering.choosing.fitted_model.SHARED_PICKS_KEPT", True)
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 """The final PTX holds exactly the shared-memory instructions the plan has, in both forms of
 NVIDIA islands (``emit_nvidia.shared_access_form``): ``llvm`` (the default: ``llvm.load`` /
 ``llvm.store`` on ``!llvm.ptr<3>``, ``nvvm.ldmatrix`` / ``nvvm.stmatrix``) and ``asm`` (the
-inline PTX of before, ``LINEAR_LAYOUTS_SHARED_ACCESS=asm``).
+inline PTX of before, the study switch ``emit_nvidia.SHARED_ACCESS_FORM = "asm"``).
 
 LLVM sees the LLVM form: it could split a vector access (``st.shared.v4.b32`` into two ``.v2``),
 merge neighbours into a wider one, narrow a load whose words are not all used, forward a store
@@ -30,7 +30,6 @@ import pytest
 triton = pytest.importorskip("triton")
 from triton.backends.compiler import GPUTarget  # noqa: E402
 
-from linear_layouts.lowering.emit.emit_nvidia import SHARED_ACCESS_VARIABLE  # noqa: E402
 from linear_layouts.lowering.plan import Barrier  # noqa: E402
 from linear_layouts.passes.lower_conversions import lower_text  # noqa: E402
 from linear_layouts.tools.testcases import ptx_mix, single_convert_ttgir  # noqa: E402
@@ -142,7 +141,7 @@ def _plan_order(plan) -> list[str]:
 
 def _compile(case, form, monkeypatch, cache):
     target, shape, element, warps, src, dst = case
-    monkeypatch.setenv(SHARED_ACCESS_VARIABLE, form)
+    monkeypatch.setattr("linear_layouts.lowering.emit.emit_nvidia.SHARED_ACCESS_FORM", form)
     text = single_convert_ttgir(shape, element, src, dst, warps, target)
     lowered, outcomes = lower_text(text, filename="case")
     assert len(outcomes) == 1 and outcomes[0].lowered, outcomes

@@ -215,3 +215,32 @@ def test_the_top_of_passes_holds_the_framework_and_the_passes_only():
     top = sorted(path.name for path in (ROOT / "passes").glob("*.py"))
     assert len(top) <= PASSES_TOP_LEVEL_LIMIT, f"{len(top)} modules at passes/'s top: {top}"
     assert (ROOT / "passes" / "drop_in" / "hook.py").is_file()
+
+
+ENVIRONMENT_MODULE = "linear_layouts.passes.drop_in.environment"
+
+
+def environment_uses(path: Path) -> list[int]:
+    """The lines of ``path`` that touch the process's environment: ``os.environ``, ``os.getenv``,
+    ``os.putenv``, ``os.unsetenv`` or ``from os import environ`` (and the like)."""
+    names = ("environ", "environb", "getenv", "getenvb", "putenv", "unsetenv")
+    lines = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Attribute) and node.attr in names and isinstance(node.value, ast.Name) \
+                and node.value.id == "os":
+            lines.append(node.lineno)
+        elif isinstance(node, ast.ImportFrom) and node.module == "os" and any(a.name in names for a in node.names):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_only_the_configuration_module_reads_the_environment():
+    """issue 76: every setting the package honours is read in one place,
+    ``passes/drop_in/environment.py`` (typed, checked, handed to workers as one JSON); every other
+    module, the tools included, asks it (``environment.settings()``, ``lowering.settings.current()``,
+    ``environment.variable``)."""
+    found = {name: environment_uses(path) for name, path in module_files().items() if name != ENVIRONMENT_MODULE}
+    readers = {name: lines for name, lines in found.items() if lines}
+    assert not readers, "modules that read the environment themselves:\n" + "\n".join(
+        f"    {name}: lines {lines}" for name, lines in sorted(readers.items()))
+    assert environment_uses(module_files()[ENVIRONMENT_MODULE])    # (the check sees a use where there is one)

@@ -126,7 +126,7 @@ def test_the_clocks_see_the_plugin_work_in_a_compile(monkeypatch):
             # picks in Triton's rounds kept ours (the default sends them to stock) for an island
             monkeypatch.setattr("linear_layouts.passes.lower_conversions.triton_version", lambda: "3.6.0")
             monkeypatch.delenv("LINEAR_LAYOUTS_STOCK_GATE", raising=False)
-            monkeypatch.setenv("LINEAR_LAYOUTS_SHARED_PICKS", "1")
+            monkeypatch.setattr("linear_layouts.lowering.choosing.fitted_model.SHARED_PICKS_KEPT", True)
         forget_kernels()
         linear_layouts.enable()
         try:

@@ -398,8 +398,8 @@ def _matrix_accesses(plan):
 def test_shared_picks_in_tritons_rounds_go_to_stock_unless_kept(monkeypatch):
     """Under 3.6 a shared-memory pick in Triton's rounds goes to stock (the one-direction rule),
     kept as an island beside islands of ours (``twin``);
-    ``LINEAR_LAYOUTS_SHARED_PICKS=1`` keeps it ours and marks the cache key; under 3.9 stock's
-    floor decides, as before."""
+    the study switch ``fitted_model.SHARED_PICKS_KEPT`` keeps it ours and marks the cache key; under
+    3.9 stock's floor decides, as before."""
     from linear_layouts.passes.drop_in.plugin_config import environment_switches
     monkeypatch.delenv("LINEAR_LAYOUTS_STOCK_GATE", raising=False)
     back = _pick(WHOLE_IN_EVERY_LANE, ONE_A_LANE_16, [16], 32)
@@ -408,8 +408,8 @@ def test_shared_picks_in_tritons_rounds_go_to_stock_unless_kept(monkeypatch):
     taken = choice.decide(back, "sm_90", "3.6.0")
     assert taken.plan is None and taken.twin and "'One direction at a time'" in taken.reason
     assert "shared-picks" not in environment_switches()
-    monkeypatch.setenv("LINEAR_LAYOUTS_SHARED_PICKS", "1")
+    monkeypatch.setattr(choice, "SHARED_PICKS_KEPT", True)
     assert choice.decide(back, "sm_90", "3.6.0").plan is back
     assert environment_switches().endswith("-shared-picks")
-    monkeypatch.delenv("LINEAR_LAYOUTS_SHARED_PICKS")
+    monkeypatch.setattr(choice, "SHARED_PICKS_KEPT", False)
     assert "in Triton's rounds" not in (choice.decide(back, "sm_90", "3.9.0").reason or "")

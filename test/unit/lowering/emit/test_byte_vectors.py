@@ -1,4 +1,4 @@
-"""``LINEAR_LAYOUTS_BYTE_VECTORS=1`` (``emit_nvidia.bytes_as_vectors``): the four bytes of a full
+"""The study switch ``emit_nvidia.BYTES_AS_VECTORS`` (``bytes_as_vectors``): the four bytes of a full
 shared-memory word go through ``<4 x i8>`` instead of shifts.  Off by default (timed: on / off
 1.013 over 57 i8 conversions, ``benchmarks/results/byte_vectors_gpu/byte_vectors_gpu.md``); these
 tests show that the switch changes the emitted form, and that the island it emits passes the
@@ -16,10 +16,7 @@ DST = ("#ttg.linear<{register = [[2, 0], [0, 16], [16, 0], [4, 0], [8, 0], [1, 0
 
 
 def _island(monkeypatch, switch: str) -> str:
-    if switch:
-        monkeypatch.setenv("LINEAR_LAYOUTS_BYTE_VECTORS", switch)
-    else:
-        monkeypatch.delenv("LINEAR_LAYOUTS_BYTE_VECTORS", raising=False)
+    monkeypatch.setattr("linear_layouts.lowering.emit.emit_nvidia.BYTES_AS_VECTORS", switch not in ("", "0"))
     text, outcomes = lower_text(single_convert_ttgir((32, 256), "i8", SRC, DST, 4, "sm_90"), stock_gate=False)
     assert outcomes[0].lowered and str(outcomes[0].plan.method) == "shared"
     return text

@@ -558,16 +558,16 @@ def test_nvvm_ldmatrix_result_must_match_its_count():
     assert not result and "nvvm.ldmatrix num = 2" in result.errors[0]
 
 
-def test_the_environment_switch_picks_the_inline_ptx_form(monkeypatch):
+def test_the_study_switch_picks_the_inline_ptx_form(monkeypatch):
     plan, element = find_plan(lambda p: is_shared(p) and any(not op.form.is_matrix for op in shared_ops(p)))
     site = site_for(element)
     assert "llvm.store " in emit_island(plan, site).text
-    monkeypatch.setenv("LINEAR_LAYOUTS_SHARED_ACCESS", "asm")
+    monkeypatch.setattr("linear_layouts.lowering.emit.emit_nvidia.SHARED_ACCESS_FORM", "asm")
     text = emit_island(plan, site).text
     assert "llvm.store " not in text and "llvm.load " not in text and "st.shared" in text
     assert check_emitted(text, plan, site)
-    # the site's own choice wins over the environment
+    # the site's own choice wins over the switch
     assert "llvm.store " in emit_island(plan, dataclasses.replace(site, shared_access="llvm")).text
-    monkeypatch.setenv("LINEAR_LAYOUTS_SHARED_ACCESS", "ptx")
-    with pytest.raises(ValueError, match="LINEAR_LAYOUTS_SHARED_ACCESS"):
+    monkeypatch.setattr("linear_layouts.lowering.emit.emit_nvidia.SHARED_ACCESS_FORM", "ptx")
+    with pytest.raises(ValueError, match="shared access form 'ptx': expected one of llvm, asm"):
         emit_island(plan, site)
