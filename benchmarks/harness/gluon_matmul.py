@@ -9,7 +9,7 @@ rounds (``harness/mode_rounds.py``):
 
 * ``stock``: Triton alone;
 * ``ours``: ``linear_layouts.enable()`` as shipped;
-* ``ours_asm``: the same, shared-memory accesses as inline PTX (``LINEAR_LAYOUTS_SHARED_ACCESS=asm``),
+* ``ours_asm``: the same, shared-memory accesses as inline PTX (``emit_nvidia.SHARED_ACCESS_FORM = "asm"``),
   the form islands had before they were plain LLVM loads and stores;
 * ``ours_in_place`` (``--in-place``): ``enable()`` with its one-round shared-memory plans built in
   Triton's module (``LINEAR_LAYOUTS_IN_PLACE=1``, ``passes/drop_in/in_place.py``: the default's route);
@@ -56,9 +56,9 @@ KERNEL_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "harness"
 AUTO_MODES = ("auto_ours", "auto_triton")
 IN_PLACE_MODES = ("ours_in_place",)
 TEXT_MODES = ("ours_text",)
-# what a mode sets in the environment before the plugin is on (both are in Triton's cache key)
-MODE_ENVIRONMENT = {"ours_asm": ("LINEAR_LAYOUTS_SHARED_ACCESS", "asm"), "ours_in_place": ("LINEAR_LAYOUTS_IN_PLACE", "1"),
-                    "ours_text": ("LINEAR_LAYOUTS_IN_PLACE", "0")}
+# what a mode sets in the environment before the plugin is on (the setting in_place; in Triton's
+# cache key); ``ours_asm`` sets the study switch ``emit_nvidia.SHARED_ACCESS_FORM`` (in the key too)
+MODE_ENVIRONMENT = {"ours_in_place": ("LINEAR_LAYOUTS_IN_PLACE", "1"), "ours_text": ("LINEAR_LAYOUTS_IN_PLACE", "0")}
 
 
 def matmul_kernel(form: str = "as_written", arange: str = "coalesced"):
@@ -92,6 +92,8 @@ def _turn_on(mode: str) -> None:
     if mode in MODE_ENVIRONMENT:
         variable, value = MODE_ENVIRONMENT[mode]
         os.environ[variable] = value
+    from linear_layouts.lowering.emit import emit_nvidia
+    emit_nvidia.SHARED_ACCESS_FORM = "asm" if mode == "ours_asm" else "llvm"
     if mode in ("stock", "auto_triton"):
         return
     import linear_layouts
@@ -247,8 +249,7 @@ def choice_rows(runs: dict) -> dict:
 def environment_prefix() -> str:
     """The plugin's variables set for this run that change what it emits, as a command's prefix
     (``LINEAR_LAYOUTS_ROUND_SCRATCH=0 ``), "" when none is."""
-    names = ("LINEAR_LAYOUTS_ROUND_SCRATCH", "LINEAR_LAYOUTS_STOCK_GATE", "LINEAR_LAYOUTS_IN_PLACE",
-             "LINEAR_LAYOUTS_SHARED_ACCESS", "LINEAR_LAYOUTS_BYTE_VECTORS")
+    names = ("LINEAR_LAYOUTS_ROUND_SCRATCH", "LINEAR_LAYOUTS_STOCK_GATE", "LINEAR_LAYOUTS_IN_PLACE")
     return "".join(f"{name}={os.environ[name]} " for name in names if os.environ.get(name))
 
 
