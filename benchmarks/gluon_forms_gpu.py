@@ -6,6 +6,9 @@ compiled and timed side by side (issue 44, Build 3).
                                                                       # --out benchmarks/results writes the committed file)
     python benchmarks/gluon_forms_gpu.py kernels --rounds 3           # four kernels of our own, each mode
                                                                       # in its own process (harness/gluon_auto_suite.py)
+    python benchmarks/gluon_forms_gpu.py matmul --rounds 3            # an expert's mma_v2 matmul: stock, ours,
+                                                                      # ours with inline-PTX shared accesses
+                                                                      # (harness/gluon_matmul.py; matmul --dry-run: CPU)
 
 The kernels: the selection rule in ``gluon_forms_cases.py`` (8 kernels of the tutorials of triton
 3.6.0, carried in ``.peer-tests/triton/python/tutorials/gluon/``, checked against MANIFEST in ``harness/carry_gluon_tutorials.py``,
@@ -367,6 +370,9 @@ def main(argv=None) -> int:
         require_package()
         from harness import gluon_auto_suite
         return gluon_auto_suite.main(argv[1:])
+    if argv[:1] == ["matmul"]:    # an expert's Gluon mma_v2 matmul, each mode in its own process
+        from harness import gluon_matmul
+        return gluon_matmul.main(argv[1:])
     return skeleton.main("gluon_forms_gpu", __doc__, argv, options=options, cases=chosen_cases, run=run,
                          summary=summary, dry_run="compile every form for sm_90 on the CPU, no timing",
                          rounds=3, dry_run_prints=True,

@@ -7,6 +7,11 @@ Each is compiled, its outputs compared with stock's and timed, in every mode bel
     python benchmarks/peer_gluon_gpu.py --tests-only --out benchmarks/results       # GPU: FLA's own test, stock and plugin
     python benchmarks/peer_gluon_gpu.py --dry                                       # CPU: compile every mode for sm_90
                                                                                     # (printed; --out writes the committed file)
+    python benchmarks/peer_gluon_gpu.py hopper --out benchmarks/results             # Hopper-class Gluon kernels (ours,
+                                                                                    # Triton's tutorials, other projects'),
+                                                                                    # every mode in one process with an
+                                                                                    # A/A run (harness/hopper_gluon.py;
+                                                                                    # hopper --dry: CPU)
 
 The kernels: the selection rule and launches in ``harness/peer_gluon_cases.py`` (6 kernels of
 flash-linear-attention and triton-viz, carried in ``.peer-tests/`` by
@@ -581,6 +586,9 @@ def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] in (["--child"], ["--dry-child"]):
         return child_main(argv)
+    if argv[:1] == ["hopper"]:    # Hopper-class Gluon kernels, every mode in this process (the A/A run)
+        from harness import hopper_gluon
+        return hopper_gluon.main(argv[1:])
     return skeleton.main("peer_gluon_gpu", __doc__, argv, options=options, cases=chosen_cases, run=run,
                          summary=summary, dry_run="compile every mode for sm_90 on the CPU, no timing",
                          rounds=3, dry_run_prints=True,

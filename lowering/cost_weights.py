@@ -7,7 +7,7 @@ weight.
 
 Where they come from:
 
-* ``sm_90``: measured.  ``benchmarks/calibrate.py`` times each instruction class in isolation
+* ``sm_90``: measured.  ``benchmarks/plan_choice.py calibrate`` times each instruction class in isolation
   on an H100 (triton 3.6; table and fit in ``benchmarks/results/calibration.md``, constants in
   ``calibrated_weights.json`` beside this module): a shuffle costs as much as a conflict-free
   32-bit shared access; with the banks saturated an access costs its wavefronts (a 128-bit
@@ -57,7 +57,7 @@ HAND_SET = CostWeights(shuffle=1.5, alu_op=0.25, shared_access=1.0, shared_wavef
                        warp_barrier=0.5, cta_barrier=2.0,
                        source="estimates from documented instruction rates")
 
-# Measured constants, per target: written by ``benchmarks/calibrate.py --write-weights`` from its
+# Measured constants, per target: written by ``benchmarks/plan_choice.py calibrate --write-weights`` from its
 # fit (the run's table: benchmarks/results/calibration.md).
 CALIBRATION_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "calibrated_weights.json")
 

@@ -256,8 +256,8 @@ class LowerConversions(ModulePass):
     # Triton is faster here": left to Triton with a remark); see lowering/choosing/measured_choices.py.
     measured: bool = True
     # "KEY:RANK,...": the conversions with these keys (lowering.choosing.measured_choices.conversion_key)
-    # take candidate RANK ("stock": left to Triton), the others are planned as usual: benchmarks/kernel_choice.py times
-    # one conversion of a kernel with several at a time.
+    # take candidate RANK ("stock": left to Triton), the others are planned as usual: benchmarks/plan_choice.py
+    # kernels times one conversion of a kernel with several at a time.
     candidate_for: CandidateRanks = CandidateRanks()
     # Stock Triton's lowering is a candidate: where conversions were timed (sm_90 + triton 3.6), the
     # choice model's rule (lowering/choosing/fitted_model.py: stock where stock moves a lane-scope

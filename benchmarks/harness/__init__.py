@@ -11,8 +11,8 @@ GPU machine: the project's wheel, ``pip install --no-deps``); nothing here adds 
 * ``skeleton``: the one shape of a harness (shared options ``--out``, ``--dry-run``, ``--rounds``,
   ``--jobs``, ``--seed``; its cases, the run, the summary; the GPU or the dry run's target found
   once); ``fuzz_gpu.py``, ``gpu_conversions.py``, ``local_load_gpu.py``, ``assign_fuzz_gpu.py``,
-  ``conversions.py``, ``calibrate.py``, ``gluon_matmul_gpu.py``, ``gluon_forms_gpu.py``,
-  ``peer_gluon_gpu.py``, ``paper_kernels.py`` and ``plan_choice.py`` are written in it.
+  ``conversions.py``, ``gluon_forms_gpu.py``, ``peer_gluon_gpu.py``, ``paper_kernels.py`` and
+  ``plan_choice.py`` are written in it, and the modules ``calibrate`` and ``gluon_matmul`` here.
 * ``mode_rounds``: each mode of a script in a fresh process with its own Triton cache, the order
   rotated over rounds.
 * ``op_rounds``: whole third-party ops, forward + backward, stock against ``enable()``, each
@@ -23,6 +23,10 @@ GPU machine: the project's wheel, ``pip install --no-deps``); nothing here adds 
 * ``plan_contexts``: the contexts ``plan_choice.py --fresh/--train`` times conversions in
   (dependent round-trip chains, full grid, one program per SM) and the fresh draws.
 * ``fit_choice``: the choice model fitted to ``--train`` runs, run as ``plan_choice.py fit``.
+* ``calibrate``: the cost model's constants, each instruction class it counts alone in a loop on
+  the GPU (checked in the SASS) and the fit, run as ``plan_choice.py calibrate``.
+* ``stock_shared_oracle``: stock's shared-memory instructions as ``lowering/choosing/stock_shared.py``
+  predicts them, against Triton's PTX (CPU, triton 3.6), run as ``plan_choice.py stock-shared``.
 * ``compile_time_fuzz``: compile time of random large-register conversions, run as
   ``compile_time.py fuzz`` (each mode in a fresh process of this module).
 * ``compile_time_corpus``: compile time of Liger-Kernel's TTGIR files (or the held-out
@@ -37,12 +41,16 @@ GPU machine: the project's wheel, ``pip install --no-deps``); nothing here adds 
 * ``gluon_forms``, ``gluon_forms_cases``, ``gluon_forms_builtin``: for ``gluon_forms_gpu.py``, the
   rule that writes a file's auto and newcomer forms, which tutorial kernels are taken, and our
   two built-in kernels.
-* ``gluon_matmul_kernel``: the expert's Gluon ``mma_v2`` matmul that ``gluon_matmul_gpu.py`` times,
-  a file of its own so that ``peer_gluon_forms.load_kernels`` can write its automatic form.
+* ``gluon_matmul``: ``gluon_forms_gpu.py matmul``, an expert's Gluon ``mma_v2`` matmul stock, with
+  ``enable()`` and with inline-PTX shared accesses, each mode in its own process (of this module);
+  ``gluon_matmul_kernel``: that kernel, a file of its own so that ``peer_gluon_forms.load_kernels``
+  can write its automatic form.
 * ``peer_gluon_forms``, ``peer_gluon_cases``: for ``peer_gluon_gpu.py``, the automatic form's rule
   and the kernels-only source of another project's file, and which of its kernels are taken and
   how each is launched.
-* ``hopper_kernels``, ``hopper_cases``: for ``hopper_gluon_gpu.py``, our Hopper-class Gluon kernels
+* ``hopper_gluon``: ``peer_gluon_gpu.py hopper``, Hopper-class Gluon kernels in every mode in one
+  process, the expert's own binary timed again as a mode (the A/A run).
+* ``hopper_kernels``, ``hopper_cases``: for ``hopper_gluon``, our Hopper-class Gluon kernels
   (TMA, mbarrier, wgmma, persistent loops and their epilogues; the tests compile them too, as
   ``support.hopper_gluon_kernels``) and the cases of others: Triton's Hopper tutorials and the
   Hopper kernels of other projects, their automatic form and how each is launched.

@@ -1,8 +1,8 @@
 """Calibration microbenchmarks: what each instruction class the cost model counts costs on the
-GPU, and the cost model's constants fitted to it.
+GPU, and the cost model's constants fitted to it (run as ``plan_choice.py calibrate``).
 
-    python benchmarks/calibrate.py --out benchmarks/results          # on a GPU (sm_90)
-    python benchmarks/calibrate.py --dry-run                          # CPU: compile and check SASS
+    python benchmarks/plan_choice.py calibrate --out benchmarks/results   # on a GPU (sm_90)
+    python benchmarks/plan_choice.py calibrate --dry-run                   # CPU: compile and check SASS
 
 The cost model (``lowering/cost.py``, constants in ``lowering/cost_weights.py``) ranks candidate
 plans by a weighted count of instructions per warp: shuffles, ALU selects and byte permutes,
@@ -311,7 +311,7 @@ def write_report(results: dict, fit: dict, environment: dict, out: str) -> None:
     lines = ["# Calibration: what each instruction class costs", "",
              f"GPU: {environment['gpu']}; triton {environment['triton']}; torch {environment['torch']}; "
              f"{environment['sms']} SMs.", "",
-             "Produced by `python benchmarks/calibrate.py --out benchmarks/results`.", "",
+             "Produced by `python benchmarks/plan_choice.py calibrate --out benchmarks/results`.", "",
              f"Throughput probes: {CTAS_PER_SM} CTAs per SM, {UNROLL} instructions per loop iteration over "
              f"{CHAINS} independent registers, {ITERATIONS} iterations; ns per warp-instruction per SM. "
              "Latency probes: one warp per SM, one dependent chain; ns per instruction.", "",
@@ -347,7 +347,7 @@ def write_weights(fit: dict, environment: dict, path: str, target: str = "sm_90"
     """Record the fit as ``target``'s constants (``lowering.cost_weights`` loads the file)."""
     data = json.load(open(path)) if os.path.exists(path) else {}
     data[target] = {"weights": {name.lower(): round(value, 2) for name, value in fit["weights"].items()},
-                    "source": f"benchmarks/calibrate.py on an {environment['gpu']}, triton {environment['triton']}"}
+                    "source": f"benchmarks/plan_choice.py calibrate on an {environment['gpu']}, triton {environment['triton']}"}
     with open(path, "w") as f:
         json.dump(data, f, indent=1, sort_keys=True)
         f.write("\n")
@@ -449,7 +449,7 @@ def summary(args, env, probes, ran) -> int:
 
 def main(argv=None) -> int:
     return skeleton.main("calibrate", __doc__, argv, options=options, cases=cases, run=run, summary=summary,
-                         dry_run="compile every probe and check its SASS (no GPU)",
+                         dry_run="compile every probe and check its SASS (no GPU)", prog="plan_choice.py calibrate",
                          no_gpu=lambda args: bool(args.results))
 
 

@@ -1,4 +1,4 @@
-"""Put the Hopper Gluon kernels of other projects where ``hopper_gluon_gpu.py`` reads them (issue 74, item 5).
+"""Put the Hopper Gluon kernels of other projects where ``peer_gluon_gpu.py hopper`` reads them (issue 74, item 5).
 
     python benchmarks/harness/carry_hopper_sources.py --mirrors /work/.mirror      # write them (owner+name/repo)
     python benchmarks/harness/carry_hopper_sources.py --from-git lmdeploy=/path/to/lmdeploy/.git ...

@@ -7,7 +7,7 @@ a third-party library's sm_90 files (``held_out_kernel_cases``: Liger-Kernel's o
 flash-linear-attention's, never used to fit anything).
 ``kernel_ttgir`` writes the kernel ``conversions.py`` times (the convert run ``ITERATIONS`` times
 in a loop, data staged through shared memory in a plain blocked layout; that script's docstring
-draws it); ``plan_choice.py``, ``kernel_choice.py`` and ``plan_contexts`` build on the same cases,
+draws it); ``plan_choice.py`` (``kernels`` too) and ``plan_contexts`` build on the same cases,
 and ``_wrap`` is the exact result every one of them checks (integers of the element's width).
 """
 

@@ -17,8 +17,8 @@ rounds (``harness/mode_rounds.py``):
 
 Outputs are compared with stock's bit for bit; times are medians of ``triton.testing.do_bench``.
 
-    python benchmarks/gluon_matmul_gpu.py --rounds 3 --out benchmarks/results   # GPU
-    python benchmarks/gluon_matmul_gpu.py --dry-run                             # CPU: compiles, islands
+    python benchmarks/gluon_forms_gpu.py matmul --rounds 3 --out benchmarks/results   # GPU
+    python benchmarks/gluon_forms_gpu.py matmul --dry-run                             # CPU: compiles, islands
 
 ``--auto`` also times the kernel's automatic form (``harness/gluon_matmul_kernel.py`` through
 ``harness.peer_gluon_forms``' rule: its blocked and slice layouts become ``AutoLayout``, its
@@ -45,13 +45,13 @@ from harness.common import publish, require_package
 
 MODES = ("stock", "ours", "ours_asm")
 # --per-conversion: ours with one of the kernel's conversions left to stock Triton (candidate_for=KEY:stock),
-# to see which island costs what (as kernel_choice.py does for the suite's kernels)
+# to see which island costs what (as ``plan_choice.py kernels`` does for the suite's kernels)
 PER_CONVERSION = ("ours_a_stock", "ours_b_stock", "ours_c_stock")
 SHAPES = ((1024, 1024, 1024), (4096, 4096, 4096))
 BLOCK_M, BLOCK_N, BLOCK_K, WARPS = 128, 128, 32, 4
 
 
-KERNEL_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "harness", "gluon_matmul_kernel.py")
+KERNEL_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gluon_matmul_kernel.py")
 # the automatic form (``--auto``): ours resolves its layouts (``enable()``), or Triton's own resolution does
 AUTO_MODES = ("auto_ours", "auto_triton")
 IN_PLACE_MODES = ("ours_in_place",)
@@ -265,7 +265,7 @@ def summary(runs: dict, rounds: int) -> str:
     lines = ["# A Gluon mma_v2 matmul: stock Triton, the plugin, the plugin's inline-PTX form"
              + (", the automatic form" if any(mode in AUTO_MODES for mode in runs) else ""), "",
              f"- {torch.cuda.get_device_name()}; triton {triton.__version__}, torch {torch.__version__}",
-             f"- command: `{environment_prefix()}python benchmarks/gluon_matmul_gpu.py --rounds {rounds}{flags}`; tiles "
+             f"- command: `{environment_prefix()}python benchmarks/gluon_forms_gpu.py matmul --rounds {rounds}{flags}`; tiles "
              f"{BLOCK_M}x{BLOCK_N}x{BLOCK_K}, {WARPS} warps, fp16 in, fp32 accumulate; each mode in its own process, "
              f"{rounds} rounds, order rotated; median of `do_bench` medians; `stock` is the kernel as written "
              "under Triton alone (the expert's layouts)", "",
@@ -340,7 +340,8 @@ def main(argv=None) -> int:
         return child(*argv[1:3])
     return skeleton.main("gluon_matmul_gpu", __doc__, argv, options=options, cases=cases, run=run,
                          summary=write_summary, dry_run="compile for sm_90 in each mode (CPU), no timing",
-                         rounds=3, out_default="", out_help="write the report here too (default: print it only)")
+                         rounds=3, out_default="", out_help="write the report here too (default: print it only)",
+                         prog="gluon_forms_gpu.py matmul")
 
 
 if __name__ == "__main__":

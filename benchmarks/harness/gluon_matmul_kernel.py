@@ -1,4 +1,4 @@
-"""The Gluon mma_v2 matmul of ``benchmarks/gluon_matmul_gpu.py``, as an expert writes it for
+"""The Gluon mma_v2 matmul of ``benchmarks/gluon_forms_gpu.py matmul``, as an expert writes it for
 Ampere-style tensor cores: fp16 tiles loaded in a 16-byte ``BlockedLayout``, converted to
 ``mma_v2``'s dot-operand layouts, an fp32 accumulator, the result converted back and stored.
 

@@ -1,5 +1,5 @@
 """The Hopper-class Gluon kernels of Triton's tutorials and of other projects that
-``hopper_gluon_gpu.py`` measures beside our own four (issue 74, item 5), and how each is launched.
+``peer_gluon_gpu.py hopper`` measures beside our own four (issue 74, item 5), and how each is launched.
 
 The selection rule, stated before measuring:
 
@@ -28,7 +28,7 @@ The automatic form: one rule, the one ``peer_gluon_forms.py`` states (issue 52) 
 distributed layout the author wrote that the hardware does not force - each ``<gl>.BlockedLayout``,
 ``<gl>.SliceLayout`` (``DistributedLinearLayout``: none occurs in these sources) - becomes
 ``<gl>.AutoLayout()``; the layout of every ``<gl>.arange`` becomes ``<gl>.CoalescedLayout()``
-(``AutoLayout()`` where Gluon's front end rejects that: ``hopper_gluon_gpu.compile_case``, as
+(``AutoLayout()`` where Gluon's front end rejects that: ``hopper_gluon.compile_case``, as
 ``peer_gluon_forms.by_the_arange_rule``); a
 ``<gl>.convert_layout(x, L)`` to such a layout becomes ``x``, and so does a
 ``<gl>.set_auto_layout(x, L)`` (one clause added here, ``_AutoForm``: LMDeploy writes one, and an

@@ -1,8 +1,8 @@
 """Hopper-class Gluon kernels (TMA, mbarrier, wgmma, persistent loops) in every mode, side by side,
 with the timing method's own noise measured in the same run.
 
-    python benchmarks/hopper_gluon_gpu.py --out benchmarks/results      # GPU (H100/H200): check and time
-    python benchmarks/hopper_gluon_gpu.py --dry                         # CPU: compile every mode for its target
+    python benchmarks/peer_gluon_gpu.py hopper --out benchmarks/results   # GPU (H100/H200): check and time
+    python benchmarks/peer_gluon_gpu.py hopper --dry                      # CPU: compile every mode for its target
 
 The kernels: our own four, ``benchmarks/harness/hopper_kernels.py`` (written for this check, none
 tuned on), each with an expert form (every layout spelled out) and an automatic form (one rule:
@@ -51,7 +51,7 @@ import time
 import warnings
 
 os.environ.setdefault("TRITON_ALWAYS_COMPILE", "1")
-HERE = os.path.dirname(os.path.abspath(__file__))
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))    # benchmarks/
 
 from harness.common import require_package  # noqa: E402
 
@@ -296,7 +296,7 @@ def table(results: dict) -> str:
              "",
              f"{results.get('device', 'CPU (compile only, sm_90)')}, triton {results['triton']}; "
              f"{results.get('rounds', 0)} rounds, modes rotated; "
-             "`python benchmarks/hopper_gluon_gpu.py --out benchmarks/results`"
+             "`python benchmarks/peer_gluon_gpu.py hopper --out benchmarks/results`"
              + (" --dry" if "device" not in results else "") + ".",
              "",
              "A ratio is the median over rounds of the mode's time over the expert's in the same round; "
@@ -369,7 +369,7 @@ def read_results(path: str) -> dict:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="peer_gluon_gpu.py hopper", description=__doc__.split("\n\n")[0])
     parser.add_argument("--dry", action="store_true", help="no GPU: compile every mode for sm_90 and print the table")
     parser.add_argument("--rounds", type=int, default=5, help="timing rounds (modes rotated)")
     parser.add_argument("--out", default="", help="folder to write hopper_gluon_gpu[_dry_<triton>].md and .json.gz to")

@@ -100,15 +100,15 @@ REMOVED: tuple[Removed, ...] = (
     Removed("fuzz_gpu_seed9_h200.json", f"{_FUZZ} --seed 9 {_OUT}", needs="an H200 GPU",
             note="fuzz_gpu.json of that run, renamed"),
     Removed("gpu_conversions.json", f"python benchmarks/gpu_conversions.py {_OUT}"),
-    Removed("hopper_gluon_gpu_dry_3.6.0.md", f"python benchmarks/hopper_gluon_gpu.py --dry {_OUT}",
+    Removed("hopper_gluon_gpu_dry_3.6.0.md", f"python benchmarks/peer_gluon_gpu.py hopper --dry {_OUT}",
             needs="no GPU, triton 3.6.0 and the carried sources (harness/carry_hopper_sources.py)",
             note="the CPU compile of every mode; the GPU run (hopper_gluon_gpu.md) says the same of what compiles"),
-    Removed("hopper_gluon_gpu_dry_3.6.0.json", f"python benchmarks/hopper_gluon_gpu.py --dry {_OUT}",
+    Removed("hopper_gluon_gpu_dry_3.6.0.json", f"python benchmarks/peer_gluon_gpu.py hopper --dry {_OUT}",
             needs="no GPU, triton 3.6.0 and the carried sources (harness/carry_hopper_sources.py)",
             note="written beside hopper_gluon_gpu_dry_3.6.0.md, now as .json.gz"),
-    Removed("kernel_choice.json", f"python benchmarks/kernel_choice.py {_OUT} --rounds 5"),
+    Removed("kernel_choice.json", f"python benchmarks/plan_choice.py kernels {_OUT} --rounds 5"),
     Removed("kernel_choice_paper.json",
-            f"python benchmarks/kernel_choice.py --paper template_attention --rounds 3 --stem kernel_choice_paper {_OUT}"),
+            f"python benchmarks/plan_choice.py kernels --paper template_attention --rounds 3 --stem kernel_choice_paper {_OUT}"),
     Removed("kernels.json", f"python benchmarks/kernels.py {_OUT} --rounds 4"),
     Removed("kernels_h200.json", f"python benchmarks/kernels.py {_OUT} --rounds 5", needs="an H200 GPU",
             note="kernels.json of that run, renamed"),
@@ -333,7 +333,7 @@ REMOVED: tuple[Removed, ...] = (
     Removed("peer_gluon_gpu_1round_check.md", f"python benchmarks/peer_gluon_gpu.py --rounds 1 --no-tests {_OUT}",
             note="a one-round check of the paths a refactor touched (commit a127887): enable 0.998, advice 0.979, "
                  "auto 0.835; peer_gluon_gpu.md is the full run"),
-    Removed("gluon_matmul_auto_gpu_1round_check.md", "python benchmarks/gluon_matmul_gpu.py --rounds 1 --auto",
+    Removed("gluon_matmul_auto_gpu_1round_check.md", "python benchmarks/gluon_forms_gpu.py matmul --rounds 1 --auto",
             note="a one-round check of the same refactor: the automatic matmul 0.710 / 0.637 x the expert's"),
     *(Removed(f"assign_fuzz_gpu_seed{name}.md", f"python benchmarks/assign_fuzz_gpu.py {flags} {_OUT}",
               note="assign_fuzz_gpu.md of that run, renamed: " + (
@@ -432,7 +432,7 @@ REMOVED: tuple[Removed, ...] = (
            "an H200 GPU"))),
     Removed("fuzz_gpu_seed79.md", f"python benchmarks/fuzz_gpu.py --cases 500 --seed 79 {_OUT}",
             note="fuzz_gpu.md of that run, renamed: PASS, 500 cases, 0 failures; no page cites it"),
-    Removed("gluon_matmul_gpu_guards.md", "python benchmarks/gluon_matmul_gpu.py --rounds 3",
+    Removed("gluon_matmul_gpu_guards.md", "python benchmarks/gluon_forms_gpu.py matmul --rounds 3",
             note="gluon_matmul_gpu.md of the run with guard pruning, renamed: no page cites it"),
 )
 

@@ -24,7 +24,7 @@ A harness gives four functions and ``skeleton.main`` does the rest, in this orde
 target, torch, the capability) is what the reports record, ``env.arch`` the target compiled for,
 ``env.seconds()`` the time since the start.  Without a usable GPU (and no ``--dry-run``) the
 harness exits with status 2 and one line saying why.  A run that needs no GPU although it is no
-dry run (``calibrate.py --from JSON`` fits recorded times again) says so with
+dry run (``plan_choice.py calibrate --from JSON`` fits recorded times again) says so with
 ``no_gpu(args) -> bool``: it gets the dry run's environment.
 """
 
@@ -64,12 +64,14 @@ class Environment:
 
 def parser(doc: str, *, dry_run: str = "compile only (no GPU needed)", rounds: int | None = None,
            jobs: bool = False, seed: int | None = None, out_help: str | None = None,
-           out_default: str | None = RESULTS, dry_run_prints: bool = False) -> argparse.ArgumentParser:
-    """An ArgumentParser with the shared options (the first line of ``doc`` as its description).
+           out_default: str | None = RESULTS, dry_run_prints: bool = False,
+           prog: str | None = None) -> argparse.ArgumentParser:
+    """An ArgumentParser with the shared options (the first line of ``doc`` as its description;
+    ``prog``: a subcommand's spelling for its usage line, ``plan_choice.py calibrate``).
     ``out_default``: None or "" for a harness that prints its report and writes it only where
     ``--out`` says; ``dry_run_prints``: that for the dry run only (``--out`` is left None here and
     :func:`main` decides).  ``--dry`` is the hidden older spelling of ``--dry-run``."""
-    p = argparse.ArgumentParser(description=(doc or "").strip().split("\n")[0])
+    p = argparse.ArgumentParser(prog=prog, description=(doc or "").strip().split("\n")[0])
     p.add_argument("--out", default=None if dry_run_prints else out_default, help=out_help or "folder for the reports (default: benchmarks/results)")
     if dry_run:
         p.add_argument("--dry-run", action="store_true", help=dry_run)

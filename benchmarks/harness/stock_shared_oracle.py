@@ -1,10 +1,10 @@
 """Stock Triton's shared-memory instructions for a conversion, predicted
 (``lowering/choosing/stock_shared.py``) against Triton's own PTX (CPU only; run it with the
-triton release the prediction describes, 3.6).
+triton release the prediction describes, 3.6; run as ``plan_choice.py stock-shared``).
 
-    python benchmarks/stock_shared_oracle.py --seed 977 --count 300 \
+    python benchmarks/plan_choice.py stock-shared --seed 977 --count 300 \
         --out benchmarks/results/stock_shared_oracle_977_3.6.0.md
-    python benchmarks/stock_shared_oracle.py --corpus test/lit/corpus/fla --count 0 \
+    python benchmarks/plan_choice.py stock-shared --corpus test/lit/corpus/fla --count 0 \
         --out benchmarks/results/stock_shared_oracle_fla_3.6.0.md
 
 Two questions, per conversion that stock lowers through shared memory:
@@ -165,7 +165,7 @@ def report(tally: Tally, command: str, seconds: float) -> str:
 
     m, t = tally.matrix, tally.twin
     lines = ["# Stock Triton's shared-memory instructions: predicted against its PTX", "",
-             f"Produced by `python benchmarks/stock_shared_oracle.py {command}` with triton "
+             f"Produced by `python benchmarks/plan_choice.py stock-shared {command}` with triton "
              f"{triton.__version__} ({seconds:.0f} s, CPU).  What it checks: the study's docstring.", "",
              f"Conversions stock lowers through shared memory: {sum(m.values())} "
              f"(and {tally.unfollowed} whose register directions are not single bits, not followed).", "",
@@ -184,7 +184,7 @@ def report(tally: Tally, command: str, seconds: float) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="plan_choice.py stock-shared", description=__doc__.split("\n")[0])
     parser.add_argument("--seed", type=int, default=919)
     parser.add_argument("--count", type=int, default=300, help="fresh conversions (0: none)")
     parser.add_argument("--corpus", default="", help="a folder of *.cuda90.ttgir kernels")

@@ -47,7 +47,7 @@ The model answers for the target and Triton release it was fitted on (``applies_
 rank 0 is kept only where it provably gains: it needs no more of any costly instruction than
 stock's lowering of the pair issues at least, and fewer of some kind (``choose_dominant``,
 ``lowering.choosing.stock_bounds``; checked against both final codes by
-``benchmarks/stock_dominance.py``); a tie costs an island's compile time for no gain.  On the measured rows that rule is no better
+``benchmarks/studies/stock_dominance.py``); a tie costs an island's compile time for no gain.  On the measured rows that rule is no better
 than the family gate (``benchmarks/results/choice_dominance_eval.md``), so the gate stays where
 it answers.
 """

@@ -3,7 +3,7 @@ plan provably gains on it: no more of any kind, fewer of some (the choice where 
 measured: ``lowering.choosing.fitted_model``).
 
 Costly kinds, counted per thread's program (per warp) the way the final code is counted
-(``benchmarks/stock_dominance.py`` reads them off PTX / AMDGCN):
+(``benchmarks/studies/stock_dominance.py`` reads them off PTX / AMDGCN):
 
 * ``shuffles``: ``shfl.sync`` / ``ds_bpermute``;
 * ``store_wavefronts`` / ``load_wavefronts``: per shared-memory instruction, the wavefronts its

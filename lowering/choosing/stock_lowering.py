@@ -111,7 +111,7 @@ def stock_moves_nothing(src: LinearLayout, dst: LinearLayout, bits: int, target=
     where our island forwards each distinct register once.  Example (sm_80, triton 3.6):
     ``blocked<[8, 2], [4, 8]> -> blocked<[8, 2], [8, 4]>`` of a 1x1 i1 tensor, one warp: stock 16
     selects, ours 1.  Everywhere else stock's i1 kernel and ours are the same instructions
-    (``benchmarks/i1_forwarding.py``: 130 pairs a release, identical but for such copies)."""
+    (``benchmarks/studies/i1_forwarding.py``: 130 pairs a release, identical but for such copies)."""
     if bits == 1 and not unique_struct and (holds_register_copies(src) or holds_register_copies(dst)):
         return None
     target = target_named(target) if isinstance(target, str) else target

@@ -33,7 +33,7 @@ on source registers or lanes, which they are not: stock stores and loads ``.v2.b
 Our plain-vector candidate does the same: a twin.  Our ``stmatrix`` candidate (a plan Triton
 does not build for this pair) is not.
 
-Checked against Triton's PTX: ``benchmarks/stock_shared_oracle.py``.
+Checked against Triton's PTX: ``benchmarks/plan_choice.py stock-shared``.
 """
 
 from __future__ import annotations

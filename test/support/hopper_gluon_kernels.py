@@ -1,7 +1,7 @@
 """The Hopper-class Gluon kernels the tests compile (TMA, mbarrier, wgmma, persistent loops,
 their epilogues), each in an expert and an automatic form.
 
-Their home is ``benchmarks/harness/hopper_kernels.py``: ``benchmarks/hopper_gluon_gpu.py`` times
+Their home is ``benchmarks/harness/hopper_kernels.py``: ``benchmarks/peer_gluon_gpu.py hopper`` times
 them on a GPU, and a benchmark imports nothing of ``test/``.  This module is that one, under the
 name the tests import (``from support import hopper_gluon_kernels as H``)."""
 

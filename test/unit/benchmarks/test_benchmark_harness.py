@@ -18,7 +18,6 @@ ROOT = str(REPO)
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 import conversions  # noqa: E402
 from harness import conversion_cases  # noqa: E402
-import kernel_choice  # noqa: E402,F401  (imported: a broken import fails here, not on the GPU)
 import plan_choice  # noqa: E402
 
 
@@ -86,7 +85,7 @@ def test_calibration_probes_keep_their_instructions_in_the_sass():
     value and unused loads; the probes are written so that it cannot)."""
     import tempfile
 
-    import calibrate
+    from harness import calibrate
 
     directory = tempfile.mkdtemp()
     for name in ("shfl.sync.idx.b32", "ld.shared.v4.b32", "ldmatrix.x4.trans", "stmatrix.x2"):
@@ -100,7 +99,7 @@ def test_calibration_probes_keep_their_instructions_in_the_sass():
 def test_calibration_fit_recovers_known_costs():
     """Synthetic probe times from known constants come back out of the fit: a shared access
     of 2 ns + 1 ns per wavefront (3 ns conflict-free: the unit is 2 ns), shuffles 4 ns."""
-    import calibrate
+    from harness import calibrate
 
     results = {}
     for p in calibrate.PROBES:

@@ -1,4 +1,4 @@
-"""``benchmarks/gluon_matmul_gpu.py --dry``: the expert's mma_v2 matmul compiles for sm_90 in every
+"""``benchmarks/gluon_forms_gpu.py matmul --dry``: the expert's mma_v2 matmul compiles for sm_90 in every
 mode, stock with no island and the plugin's modes with its conversions as islands: three, but
 under the release the measured table was timed with (``lowering/choosing/measured_choices.json``)
 the B operand's conversion is stock's (measured faster inside this kernel)."""
@@ -18,7 +18,7 @@ from linear_layouts.lowering.choosing import measured_choices  # noqa: E402
 
 
 def test_the_matmul_compiles_in_every_mode_with_three_islands_of_ours():
-    run = subprocess.run([sys.executable, str(REPO / "benchmarks" / "gluon_matmul_gpu.py"), "--dry"],
+    run = subprocess.run([sys.executable, str(REPO / "benchmarks" / "gluon_forms_gpu.py"), "matmul", "--dry"],
                          capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, run.stderr[-3000:]
     rows = {line.split("|")[1].strip(): [cell.strip() for cell in line.split("|")[2:-1]]

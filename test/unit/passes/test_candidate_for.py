@@ -1,6 +1,6 @@
 """``ll-lower-conversions{candidate_for=KEY:RANK}``: one conversion of a kernel takes another
 verified candidate while every other conversion is planned as usual (what
-benchmarks/kernel_choice.py needs to time the conversions of a kernel one at a time)."""
+benchmarks/plan_choice.py kernels needs to time the conversions of a kernel one at a time)."""
 
 from support import REPO
 

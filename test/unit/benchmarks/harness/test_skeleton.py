@@ -58,7 +58,7 @@ def test_no_usable_gpu_exits_2_with_one_line(monkeypatch, capsys):
 
 
 def test_a_run_that_needs_no_gpu_gets_the_dry_runs_environment(monkeypatch):
-    """``no_gpu(args)`` (``calibrate.py --from JSON``): no GPU looked for, the dry run's target."""
+    """``no_gpu(args)`` (``plan_choice.py calibrate --from JSON``): no GPU looked for, the dry run's target."""
     seen = []
 
     def options(parser):

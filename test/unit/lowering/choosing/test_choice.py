@@ -375,7 +375,7 @@ def test_a_sixteen_bit_pick_with_a_stock_pair_goes_to_stock_as_a_twin():
 
 def test_a_sixteen_bit_pick_in_fewer_rounds_than_triton_is_not_the_rules():
     """A pick in fewer rounds waits at fewer barriers than stock: not this rule (the Gluon matmul's
-    A tile, benchmarks/gluon_matmul_gpu.py, gains that way).  Held-out fresh9811/44: 1024 i16
+    A tile, benchmarks/gluon_forms_gpu.py matmul, gains that way).  Held-out fresh9811/44: 1024 i16
     slices over 4 warps (stock's search finds a matrix pair, the pick stores and loads plain
     vectors), Triton's 4 rounds merged into one."""
     from linear_layouts.lowering.planner import with_fewer_rounds

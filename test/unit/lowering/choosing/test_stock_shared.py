@@ -150,12 +150,12 @@ def test_examples_against_tritons_ptx(src, dst, shape, bits, pairs, vector, ptx)
 
 def test_no_false_twin_on_fresh_conversions(tmp_path):
     """Oracle on 40 conversions drawn fresh (seed 1201, never used to write the rules), by
-    benchmarks/stock_shared_oracle.py in a subprocess: every predicted twin has stock's
+    ``benchmarks/plan_choice.py stock-shared`` in a subprocess: every predicted twin has stock's
     instructions, and where no matrix pair is predicted stock uses none (the direction a twin
     rests on; a pair predicted where stock uses none only keeps an island)."""
     _triton_36()
     out = tmp_path / "tally.json"
-    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "stock_shared_oracle.py"), "--seed", "1201",
+    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "plan_choice.py"), "stock-shared", "--seed", "1201",
                            "--count", "40", "--json", str(out)], capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-2000:]
     tally = json.loads(out.read_text())
