@@ -18,7 +18,11 @@ kernel compiled and writes a report of their layout conversions when the process
 (``python -m linear_layouts report prog.py`` does the same for one program).
 """
 
-from .passes.version import __version__
+# Absolute imports, here only: pytest imports this file as a test package's ``__init__`` under
+# the name of the folder it sits in, which is no Python name when the clone's folder is named
+# like the repository (``linear-layouts``); a relative import then has no parent to start from
+# and every test errors at setup (``test_first_use.py`` imports the file as pytest does).
+from linear_layouts.passes.version import __version__
 
 __all__ = ["LayoutError", "LinearLayout", "__version__", "enable", "disable", "enabled", "stats"]
 
@@ -27,38 +31,38 @@ def __getattr__(name):
     # The algebra is imported on first use: ``import linear_layouts`` runs in every process of a
     # program where LINEAR_LAYOUTS is set (the start-up hook), and must cost next to nothing there.
     if name in ("LayoutError", "LinearLayout"):
-        from . import dialect
+        from linear_layouts import dialect
         return getattr(dialect, name)
     raise AttributeError(f"module 'linear_layouts' has no attribute {name!r}")
 
 
 def enable(mode: str = "linear", **options):
-    from .passes.drop_in import hook
+    from linear_layouts.passes.drop_in import hook
     return hook.enable(mode, **options)
 
 
 def disable() -> None:
     """Back to stock Triton for kernels compiled from now on."""
-    from .passes.drop_in import hook
+    from linear_layouts.passes.drop_in import hook
     hook.disable()
 
 
 def stats():
     """What the drop-in did: kernels seen, kernels with islands, and every kernel compiled
     without our islands after a failure (``stats().fallbacks``, ``stats().summary()``)."""
-    from .passes.drop_in import hook
+    from linear_layouts.passes.drop_in import hook
     return hook.stats()
 
 
 def enabled(mode: str = "linear", **options):
-    from .passes.drop_in import hook
+    from linear_layouts.passes.drop_in import hook
     return hook.enabled(mode, **options)
 
 
 def _with_the_options(function, first_line: str) -> None:
     """``function``'s signature and docstring from the one definition of the options
     (``passes.drop_in.enable_options``): ``help(linear_layouts.enable)`` lists every option."""
-    from .passes.drop_in import enable_options
+    from linear_layouts.passes.drop_in import enable_options
 
     function.__signature__ = enable_options.signature()
     function.__doc__ = enable_options.docstring(first_line)
@@ -73,14 +77,14 @@ def _turn_on_from_environment(mode: str) -> None:
     import warnings
 
     if mode == "report":   # LINEAR_LAYOUTS_REPORT_* options (tools.report)
-        from .tools import report
+        from linear_layouts.tools import report
 
         try:
             report.start_from_environment()
         except (report.ReportSetupError, OSError) as error:
             warnings.warn(f"linear-layouts report stays off: {error}", RuntimeWarning, stacklevel=2)
         return
-    from .passes.drop_in import hook
+    from linear_layouts.passes.drop_in import hook
 
     try:
         hook.enable_from_environment()
@@ -91,7 +95,7 @@ def _turn_on_from_environment(mode: str) -> None:
 def _read_environment() -> None:
     """``LINEAR_LAYOUTS`` set: the plugin turns on as soon as triton is imported (now, if it is).
     A value we cannot read is a warning, never an error: importing us must not break a program."""
-    from .passes.drop_in import environment
+    from linear_layouts.passes.drop_in import environment
 
     try:
         mode = environment.requested_mode()
@@ -105,7 +109,7 @@ def _read_environment() -> None:
         warnings.warn(f"linear-layouts stays off: {error}", RuntimeWarning, stacklevel=3)
         return
     if mode is not None:
-        from .passes.drop_in.after_triton import call_after_triton_import
+        from linear_layouts.passes.drop_in.after_triton import call_after_triton_import
 
         call_after_triton_import(lambda: _turn_on_from_environment(mode))
 

@@ -133,3 +133,22 @@ def test_ttir_gets_one_answer(name, tmp_path):
     assert done.returncode == 1
     assert done.stderr.startswith(f"linear_layouts: error: {name} is a TTIR module"), done.stderr
     assert "name it .ttgir" not in done.stderr and "give the kernel's TTGIR" in done.stderr
+
+
+def test_the_suite_runs_in_a_clone_named_like_the_repository():
+    """``git clone .../linear-layouts`` gives a folder whose name is no Python name.  pytest then
+    imports the repository's ``__init__.py`` (the root is a package) as a top-level module named
+    ``__init__``; with relative imports there every test errored at setup (``attempted relative
+    import with no known parent package``).  Imported that way it must load."""
+    repo = Path(__file__).resolve().parents[3]
+    code = textwrap.dedent(f"""
+        import importlib.util
+        spec = importlib.util.spec_from_file_location("__init__", {str(repo / "__init__.py")!r})
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        print(module.__version__)
+    """)
+    env = {k: v for k, v in os.environ.items() if k != "LINEAR_LAYOUTS"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd="/")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == __version__
