@@ -55,6 +55,8 @@ from ..assign.pointer_contiguity import PointerAnalysis
 from ..assign.layout_solver import assignment_work, solve
 from ..ir.module_lines import ModuleLines, TextMismatch
 from ..ir.module_target import module_target
+from .epilogue_stores import met_stores, write_auto_epilogue
+from .kernel_price import kernel_price
 from .resolution_record import Resolution, group_remarks
 from .priced_as_emitted import folded_loads, local_load_layouts, priced_as_emitted
 from .rematerialize import rematerialize_conversions, rematerialized
@@ -175,7 +177,7 @@ def _inline_if_needed(module: Module) -> bool:
 
 
 def resolve_module(module: Module, target: "str | Target | None" = None, compare: bool = True,
-                   price: bool = True) -> Resolution:
+                   price: bool = True, epilogues: bool = True) -> Resolution:
     """Resolve every automatic layout of ``module`` in place (see the module docstring).
     ``compare``: price Triton's own resolution too (a subprocess); ``price``: the resolved
     module's modelled cost (``Resolution.cost_ours``; always where ``compare``), which costs a
@@ -211,7 +213,14 @@ def resolve_module(module: Module, target: "str | Target | None" = None, compare
     the canonicalized module's print (one print, shared with the price).  With calls to inline
     (``ll-opt``, a module of its own): one parse (the copy the inliner runs on) and one print
     more.  The drop-in then hands the last module parsed to Triton as it is
-    (``Module.handle_for``)."""
+    (``Module.handle_for``).
+
+    ``epilogues``: where a store's pointers were automatic and meet a value in a layout the
+    hardware forces (an accumulator's) only by a ``gluon.set_auto_layout`` (:mod:`.epilogue_stores`),
+    the alternative too -- the store and the work that only feeds it automatic behind one
+    conversion of the forced value -- resolved on a copy (a parse and a resolution more, only for
+    such modules); the module becomes the one of the two the whole kernel's price
+    (:mod:`.kernel_price`) says is cheaper, and the result describes the module so kept."""
     result = Resolution()
     original = module.print(debuginfo=True)
     if not has_auto_layouts(original):
@@ -221,27 +230,78 @@ def resolve_module(module: Module, target: "str | Target | None" = None, compare
         hw_target = module_target(module, target)
     except UnknownTarget as error:
         raise PassFailure(None, f"ll-resolve-auto-layouts: {error}") from None
+    alternative = _epilogue_alternative(module, original, hw_target) if epilogues else None
     authors = _conversions(module, fixed_only=True)
     triton = _triton_resolution(original, module.filename) if compare else None
+    _resolve_in_place(module, original, hw_target, result, authors, price or compare)
+    if alternative is not None:
+        _keep_the_cheaper(module, result, alternative, hw_target)
+    if result.resolved and triton is not None:
+        _price_triton_resolution(result, triton, module, hw_target)
+    return result
+
+
+def _resolve_in_place(module: Module, original: str, hw_target: Target, result: Resolution, authors: int,
+                      price: bool) -> None:
+    """Steps 1 to 3 on ``module``; ``result`` says what was done (or why not)."""
     try:
         _choose_check_and_canonicalize(module, original, hw_target, result)
     except (Unresolvable, TextMismatch, IRError) as error:
         result.reason = str(error).splitlines()[0]
-        return result
+        return
     conversions = _conversions(module) - authors
     # (priced before the locations are set, which it does not read: the print, where made, is
     # the one _locate_inserted_conversions reads)
-    cost = modelled_cost(module, hw_target) if price or compare else None
+    cost = modelled_cost(module, hw_target) if price else None
     try:
         _locate_inserted_conversions(module)
     except (TextMismatch, IRError) as error:
         result.reason = str(error).splitlines()[0]
-        return result
+        return
     result.resolved = True
     result.conversions, result.cost_ours = conversions, cost
-    if triton is not None:
-        _price_triton_resolution(result, triton, module, hw_target)
-    return result
+
+
+def _epilogue_alternative(module: Module, original: str, hw_target: Target) -> Optional[tuple[Module, Resolution]]:
+    """The module with its stores that meet an accumulator only by a ``set_auto_layout``
+    (:func:`.epilogue_stores.met_stores`) written automatic behind a conversion, resolved on a
+    copy: (that module, its resolution); None where there are no such stores or it does not
+    resolve.  Made before ``module`` is resolved in place (it reads the original's ops)."""
+    stores = met_stores(module)
+    if not stores:
+        return None
+    try:
+        lines = ModuleLines(module, original)
+        write_auto_epilogue(module, lines, stores, users_of(module))
+        trial = parse_module(lines.text(), module.filename, safe=module.safe, context=module.context, marked=False)
+    except (TextMismatch, IRError):
+        return None
+    resolution = resolve_module(trial, hw_target, compare=False, price=True, epilogues=False)
+    return (trial, resolution) if resolution.resolved else None
+
+
+def _keep_the_cheaper(module: Module, result: Resolution, alternative: tuple[Module, Resolution],
+                      hw_target: Target) -> None:
+    """``module`` (resolved in place, ``result``) becomes the alternative where the whole
+    kernel's price is lower there and it spills no more (or where ``module`` did not resolve);
+    ``result`` then describes the alternative, its stores' groups saying why."""
+    trial, resolution = alternative
+    if result.resolved:
+        kept, other = kernel_price(module, hw_target), kernel_price(trial, hw_target)
+        if not other.cost < kept.cost or other.spills_where(kept, hw_target):
+            return
+        why = (f"; stored behind a conversion from the accumulator's layout: the whole kernel's modelled "
+               f"cost {other.cost:.1f}, {kept.cost:.1f} stored in the accumulator's layout")
+    else:
+        why = f"; stored behind a conversion from the accumulator's layout (stored in it: {result.reason})"
+    module.replace_text(trial.text_for_triton())
+    for name in ("resolved", "reason", "groups", "conversions", "recomputed", "cost_ours"):
+        setattr(result, name, getattr(resolution, name))
+    for group in result.groups:
+        if group.op == "tt.store":
+            group.why += why
+        group.others = [(op, location, layout, reason + why if op == "tt.store" else reason)
+                        for op, location, layout, reason in group.others]
 
 
 def _choose_check_and_canonicalize(module: Module, original: str, hw_target: Target, result: Resolution) -> None:

@@ -1,0 +1,43 @@
+"""What a whole kernel costs: the cost model ``ll-resolve-auto-layouts`` minimizes
+(:func:`.resolve_auto_layouts.modelled_cost`: every op the model prices, loop-weighted), plus
+the register limit of ``ll-assign-layouts`` (``passes.assign.register_budget``): a layout that
+makes a loop carry more registers than a thread has, where another does not, would spill.  The
+advice prices an edit so (``advice.kernel_price``, which says why the whole kernel), and the
+resolution so weighs the alternative for a store meeting an accumulator (:mod:`.epilogue_stores`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...lowering.target import Target
+from ..assign.assign_layouts import make_costs
+from ..assign.layout_graph import build_graph
+from ..assign.layout_solver import assignment_work
+from ..ir.module_lines import ModuleLines
+from ..assign.register_budget import peak_registers
+from ..ir.snapshot import Module
+
+
+@dataclass(frozen=True)
+class KernelPrice:
+    cost: float            # the modelled cost of the whole module, loop-weighted
+    registers: float       # the most registers per thread the data its loops carry needs
+
+    def spills_where(self, before: "KernelPrice", target: Target) -> bool:
+        """Whether this kernel surely spills where ``before`` did not (the target's limit)."""
+        limit = target.registers_per_thread
+        return limit > 0 and self.registers > limit >= before.registers
+
+
+def kernel_price(module: Module, target: Target) -> KernelPrice:
+    """The module's :class:`KernelPrice` under its own layouts.  The cost is
+    ``modelled_cost(module, target)`` (the same graph, costs and sum; a test holds them equal)."""
+    lines = ModuleLines(module, module.print(debuginfo=True))
+    total, peak = 0.0, 0.0
+    for function in [op for op in module.walk() if op.name in ("tt.func", "func.func") and op.regions]:
+        graph = build_graph(function, lines, reorder_reductions=True, memory_ops=True, shared_ops=True)
+        keys = graph.stock_keys()
+        total += assignment_work(graph, keys, make_costs(graph, target)).total
+        peak = max(peak, peak_registers(graph, keys)[0])
+    return KernelPrice(total, peak)
