@@ -70,10 +70,11 @@ test-lit:
 	$(VENV)/bin/python -c "import triton; print('triton', triton.__version__)"
 	$(VENV)/bin/lit $(LIT_ARGS) test/lit
 
+# --durations: the largest tests of each run in CI's log, where its time goes (docs/development.md).
 UNIT_TESTS ?= test/unit
 test-unit:
 	$(VENV)/bin/python -m pytest -q -p no:cacheprovider -n $(PYTEST_WORKERS) --maxprocesses=4 \
-	    $(PYTEST_ARGS) $(UNIT_TESTS)
+	    --durations=15 --durations-min=5 $(PYTEST_ARGS) $(UNIT_TESTS)
 
 venv: $(VENV)/.installed
 venv-compat: $(COMPAT_VENV)/.installed
