@@ -112,7 +112,7 @@ def modelled(epilogue: str) -> dict:
     """The model's whole-kernel price of one epilogue's TTGIR for sm_90, its store instructions
     in the PTX, and the advice's findings on it."""
     from linear_layouts.lowering.target import target_named
-    from linear_layouts.passes.advice.kernel_price import kernel_price
+    from linear_layouts.passes.gluon.kernel_price import kernel_price
     from linear_layouts.passes.advice.layout_advice import advise
     from linear_layouts.passes.ir.snapshot import parse_module
     import re

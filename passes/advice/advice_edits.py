@@ -46,7 +46,7 @@ from ..ir.edited_snapshot import SnapshotEditor
 from ..ir.op_locations import users_of
 from ..ir.snapshot import Module, Operation, Value, ops_under, parse_module
 from ..ir.text_edits import mlir_string_literal
-from .kernel_price import kernel_price
+from ..gluon.kernel_price import kernel_price
 from .epilogue_edit import epilogue_trial
 from .findings import EPILOGUE_STORE, SHARED_ACCESS, Finding, access_cost, gluon_expression, has_copies, op_keys
 

@@ -60,7 +60,7 @@ from ..options import OptionError
 from ..ir.diagnostics import IRError
 from ..ir.module_target import module_target
 from ..ir.snapshot import Module
-from .kernel_price import KernelPrice, kernel_price
+from ..gluon.kernel_price import KernelPrice, kernel_price
 from .advice_edits import Trials
 from .findings import APPLIED, Finding, parse_finding_keys
 from .layout_advice import advise_module, without_resolved

@@ -81,7 +81,7 @@ from .advice_edits import Trials
 from .epilogue_edit import forced_layout
 from .findings import (APPLIED, CONVERSION_IN_LOOP, EPILOGUE_STORE, GLOBAL_ACCESS, LOOPS, MIN_GAIN, MIN_KERNEL_GAIN,  # noqa: F401
                        REPLICATED, SHARED_ACCESS, Finding, access_cost, gluon_expression, has_copies, op_keys)
-from .kernel_price import kernel_price
+from ..gluon.kernel_price import kernel_price
 
 def advise(ttgir: str, target: "str | Target", filename: str = "<kernel>", merged: bool = True) -> list[Finding]:
     """Every finding for the module ``ttgir`` compiled for ``target`` (see the module docstring);

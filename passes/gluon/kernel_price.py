@@ -1,11 +1,17 @@
 """What a whole kernel costs: the cost model ``ll-resolve-auto-layouts`` minimizes
-(:func:`.resolve_auto_layouts.modelled_cost`: every op the model prices, loop-weighted), plus
-the register limit of ``ll-assign-layouts`` (``passes.assign.register_budget``): a layout that
-makes a loop carry more registers than a thread has, where another does not, would spill.  The
-advice prices an edit so (``advice.kernel_price``, which says why the whole kernel), and the
-resolution so weighs the alternative for a store meeting an accumulator (:mod:`.epilogue_stores`).
-"""
+(:func:`.resolve_auto_layouts.modelled_cost`: every op the model prices, loop-weighted:
+``passes.assign.layout_graph.loop_weight``), plus the register limit of ``ll-assign-layouts``
+(``passes.assign.register_budget``): a layout that makes a loop carry more registers than a
+thread has, where another does not, would spill.
 
+Two users.  The resolution weighs the alternative for a store meeting an accumulator by it
+(:mod:`.epilogue_stores`).  The advice prices each edit by it (``passes.advice``): an edit of a
+layout variable reaches every op laid out in that variable, inside loops too (a store after a
+loop advised 4-byte accesses, if its layout is the loop's loads' layout, makes those loads
+narrower on every iteration); pricing the one store would call that a gain, only the kernel
+before and after the edit, priced by one model, says what the edit does.  A layout the
+resolution chose is then one the advice, priced the same way, finds no cheaper edit of.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -1,4 +1,4 @@
-"""The advice priced on the whole kernel (``passes/advice/kernel_price.py``, ``layout_advice``,
+"""The advice priced on the whole kernel (``passes/gluon/kernel_price.py``, ``layout_advice``,
 ``apply_advice``): a finding's gain is the kernel's modelled cost as written over its cost with
 the suggestion applied as ``ll-apply-advice`` applies it; a suggestion for one op that makes
 the kernel costlier elsewhere (a store after a loop whose layout the loop's loads share) is no
@@ -22,7 +22,7 @@ import linear_layouts  # noqa: E402
 from linear_layouts.lowering.target import target_named  # noqa: E402
 from linear_layouts.passes.advice import layout_advice  # noqa: E402
 from linear_layouts.passes.advice.apply_advice import apply_advice  # noqa: E402
-from linear_layouts.passes.advice.kernel_price import kernel_price  # noqa: E402
+from linear_layouts.passes.gluon.kernel_price import kernel_price  # noqa: E402
 from linear_layouts.passes.advice.layout_advice import GLOBAL_ACCESS, advise, without_resolved  # noqa: E402
 from linear_layouts.passes.gluon.resolution_record import METADATA_KEY, Resolution  # noqa: E402
 from linear_layouts.passes.gluon.resolve_auto_layouts import modelled_cost  # noqa: E402
