@@ -477,7 +477,7 @@ def _compiled_before(measurement: Measurement, mode: str) -> str:
 def advice_gain(ours, advised) -> Optional[float]:
     """The advice's modelled gain for one kernel: the cost model's loop-weighted cost of its
     TTGIR as compiled by ours over that of its TTGIR with the advice applied
-    (``passes.gluon.resolve_auto_layouts.modelled_cost``, what ``ll-apply-advice`` reports);
+    (``passes.gluon.kernel_price.modelled_cost``, what ``ll-apply-advice`` reports);
     None where either TTGIR or its target is missing or does not parse."""
     texts = [getattr(k, "asm", {}).get("ttgir") if k is not None else None for k in (ours, advised)]
     target = getattr(getattr(ours, "metadata", None), "target", None)
@@ -491,7 +491,7 @@ def modelled_gain(written: str, advised: str, target: str) -> Optional[float]:
     (``cuda:90``, ``sm_90``, ...); None where a text does not parse or the target is unknown."""
     from linear_layouts.lowering import UnknownTarget, target_named
     from linear_layouts.passes.framework import PassFailure
-    from linear_layouts.passes.gluon.resolve_auto_layouts import modelled_cost
+    from linear_layouts.passes.gluon.kernel_price import modelled_cost
     from linear_layouts.passes.ir.diagnostics import IRError
     from linear_layouts.passes.ir.snapshot import parse_module
     try:

@@ -1,5 +1,5 @@
 """What a whole kernel costs: the cost model ``ll-resolve-auto-layouts`` minimizes
-(:func:`.resolve_auto_layouts.modelled_cost`: every op the model prices, loop-weighted:
+(:func:`modelled_cost`: every op the model prices, loop-weighted:
 ``passes.assign.layout_graph.loop_weight``), plus the register limit of ``ll-assign-layouts``
 (``passes.assign.register_budget``): a layout that makes a loop carry more registers than a
 thread has, where another does not, would spill.
@@ -23,6 +23,7 @@ from ..assign.layout_solver import assignment_work
 from ..ir.module_lines import ModuleLines
 from ..assign.register_budget import peak_registers
 from ..ir.snapshot import Module
+from .backend_check import functions_of
 
 
 @dataclass(frozen=True)
@@ -36,14 +37,26 @@ class KernelPrice:
         return limit > 0 and self.registers > limit >= before.registers
 
 
+def modelled_cost(module: Module, target: Target) -> float:
+    """The whole module's modelled cost under its own layouts (loop-weighted, every op the
+    model prices), as ``ll-assign-layouts`` prices Triton's assignment: what the resolution
+    minimizes and reports against Triton's own resolution."""
+    return _priced(module, target, registers=False).cost
+
+
 def kernel_price(module: Module, target: Target) -> KernelPrice:
-    """The module's :class:`KernelPrice` under its own layouts.  The cost is
-    ``modelled_cost(module, target)`` (the same graph, costs and sum; a test holds them equal)."""
-    lines = ModuleLines(module, module.print(debuginfo=True))
+    """The module's :class:`KernelPrice` under its own layouts: :func:`modelled_cost` and the
+    register peak of its loops."""
+    return _priced(module, target, registers=True)
+
+
+def _priced(module: Module, target: Target, registers: bool) -> KernelPrice:
+    lines = ModuleLines(module, module.print(debuginfo=True))     # one print per snapshot
     total, peak = 0.0, 0.0
-    for function in [op for op in module.walk() if op.name in ("tt.func", "func.func") and op.regions]:
+    for function in functions_of(module):
         graph = build_graph(function, lines, reorder_reductions=True, memory_ops=True, shared_ops=True)
         keys = graph.stock_keys()
         total += assignment_work(graph, keys, make_costs(graph, target)).total
-        peak = max(peak, peak_registers(graph, keys)[0])
+        if registers:
+            peak = max(peak, peak_registers(graph, keys)[0])
     return KernelPrice(total, peak)

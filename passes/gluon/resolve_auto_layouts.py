@@ -35,10 +35,7 @@ op Failed to infer return type"); this pass gives the load, the store and the in
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -49,21 +46,20 @@ from .auto_seeds import AUTO_ENCODINGS, SET_AUTO_LAYOUT, Seeding, Unresolvable, 
 from ..ir.diagnostics import IRError
 from ..framework import ModulePass, PassContext, PassFailure
 from ..assign.layout_graph import build_graph, enforce_requirements, propose_candidates
-from ..assign.backend_requirements import layout_problem, requirement_facts
-from ..assign.layout_rules import encoding_of, global_access
-from ..assign.pointer_contiguity import PointerAnalysis
-from ..assign.layout_solver import assignment_work, solve
+from ..assign.layout_solver import solve
 from ..ir.module_lines import ModuleLines, TextMismatch
 from ..ir.module_target import module_target
+from . import backend_check, stock_resolution
+from .backend_check import functions_of
 from .epilogue_stores import met_stores, write_auto_epilogue
-from .kernel_price import kernel_price
+from .kernel_price import kernel_price, modelled_cost
 from .resolution_record import Resolution, group_remarks
 from .priced_as_emitted import folded_loads, local_load_layouts, priced_as_emitted
 from .rematerialize import rematerialize_conversions, rematerialized
 from ..ir.op_locations import no_result_locations
 from ..ir.op_locations import users_of
 from ..ir.edited_snapshot import SnapshotEditor
-from ..ir.snapshot import Module, Operation, Value, ops_under, parse_module
+from ..ir.snapshot import Module, Operation, Value, parse_module
 
 INSERTED = "ll-resolve-auto"          # the location of the conversions step 1 inserts
 INSERTED_AT = f"{INSERTED}:0:0"       # (as an op's location reads it)
@@ -152,10 +148,6 @@ def _retype(lines: ModuleLines, op: Operation, entries: list[tuple[str, str]], a
 
 # --------------------------------------------------------------------------- the driver
 
-def _functions(module: Module) -> list[Operation]:
-    return [op for op in module.walk() if op.name in ("tt.func", "func.func") and op.regions]
-
-
 def _conversions(module: Module, fixed_only: bool = False) -> int:
     """The module's ``ttg.convert_layout`` ops; ``fixed_only``: those into a layout the author
     wrote (a conversion into an automatic layout asks us to choose: it is ours to place or drop,
@@ -232,7 +224,7 @@ def resolve_module(module: Module, target: "str | Target | None" = None, compare
         raise PassFailure(None, f"ll-resolve-auto-layouts: {error}") from None
     alternative = _epilogue_alternative(module, original, hw_target) if epilogues else None
     authors = _conversions(module, fixed_only=True)
-    triton = _triton_resolution(original, module.filename) if compare else None
+    triton = stock_resolution.triton_resolution(original, module.filename) if compare else None
     _resolve_in_place(module, original, hw_target, result, authors, price or compare)
     if alternative is not None:
         _keep_the_cheaper(module, result, alternative, hw_target)
@@ -320,14 +312,14 @@ def _choose_check_and_canonicalize(module: Module, original: str, hw_target: Tar
     # print): the canonicalizer changes neither the layouts of the checked ops' operands (its
     # patterns replace a conversion by an op of the same result type) nor the function's
     # arguments
-    checked = _check_backend_requirements_on(module, new_text)
+    checked = backend_check.check_on_parsed_text(module, new_text)
     chosen_loads = local_load_layouts(module)
     module.canonicalize_and_cse()
     _describe_folds(result, folded_loads(chosen_loads, local_load_layouts(module)))
     if not checked:
         # on the canonicalized module as printed, before the locations of the conversions step 1
         # inserted are set (which it does not read): a text edit there leaves a module to parse
-        _check_backend_requirements(module, ModuleLines(module, module.print(debuginfo=True)))
+        backend_check.check_backend_requirements(module, ModuleLines(module, module.print(debuginfo=True)))
 
 
 def _describe_folds(result: Resolution, folds: list[tuple[str, str]]) -> None:
@@ -373,7 +365,7 @@ def _seed(module: Module, original: str) -> Seeded:
     counter = [0]
     seedings = []
     lanes = module.threads_per_warp or 32
-    for function in _functions(module):
+    for function in functions_of(module):
         seeding = seed_layouts(function, lines, module.num_warps or 4, lanes)
         _write_seeding(lines, editor, seeding, counter)
         seedings.append(seeding)
@@ -421,7 +413,7 @@ def _choose_on(seeded_module: Module, lines: ModuleLines, seeded: Seeded, target
                editor: Optional[SnapshotEditor] = None) -> str:
     free_ops, free_loop_positions, original_of = _free_ops(seeded_module, seeded.walk)
     counter = [0]
-    for function, seeding in zip(_functions(seeded_module), seeded.seedings):
+    for function, seeding in zip(functions_of(seeded_module), seeded.seedings):
         graph = build_graph(function, lines, reorder_reductions=True, memory_ops=True, shared_ops=True)
         pinned = frozenset(n.index for n in graph.nodes
                            if not (id(n.op) in free_ops if n.position < 0
@@ -546,81 +538,6 @@ def _locate_inserted_conversions(module: Module) -> bool:
             lines.lines[placed.header] = _TRAILING_LOCATION.sub(" " + found.group(0).strip(), line)
     module.replace_text(lines.text())
     return True
-
-
-def _check_backend_requirements_on(module: Module, text: Optional[str]) -> bool:
-    """:func:`_check_backend_requirements` on ``module`` read with ``text``, the text it was
-    just parsed from; whether it was checked (False where there is no such text, or the module
-    does not line up with it: the caller checks the module as printed)."""
-    if text is None:
-        return False
-    try:
-        lines = ModuleLines(module, text)
-    except TextMismatch:
-        return False
-    _check_backend_requirements(module, lines)
-    return True
-
-
-def _check_backend_requirements(module: Module, lines: ModuleLines) -> None:
-    """Every ``cp.async`` of the resolved module copies at least 4 bytes a thread (on AMD,
-    every direct-to-LDS load loads a width the target has, its whole run in the buffer; every
-    packed f16 / bf16 buffer atomic updates 2 elements at a time), as the backend's lowering
-    will compute it on this very module (:mod:`..assign.backend_requirements`): the last word
-    before a kernel is handed on, whatever chose its layouts.  ``lines``: the module's lines
-    (its print, or the text it was parsed from)."""
-    for function in _functions(module):
-        pointers = PointerAnalysis.of_function(lines, function)
-        for op in ops_under(function):
-            facts = requirement_facts(op, pointers)
-            access = global_access(op) if facts is not None else None
-            if access is None or encoding_of(access.addresses) is None:
-                continue
-            problem = layout_problem(encoding_of(access.addresses), facts)
-            if problem is not None:
-                raise Unresolvable(op, f"{problem} (left to Triton's resolution)")
-
-
-def modelled_cost(module: Module, target: Target) -> float:
-    """The whole module's modelled cost under its own layouts (loop-weighted, every op the
-    model prices), as ``ll-assign-layouts`` prices Triton's assignment; reads the module's print
-    (made once per snapshot)."""
-    lines = ModuleLines(module, module.print(debuginfo=True))
-    total = 0.0
-    for function in _functions(module):
-        graph = build_graph(function, lines, reorder_reductions=True, memory_ops=True, shared_ops=True)
-        costs = make_costs(graph, target)
-        total += assignment_work(graph, graph.stock_keys(), costs).total
-    return total
-
-
-# --------------------------------------------------------------------------- Triton's resolution
-
-# sys.argv[1]: the folder this process imports the package from, put where PYTHONPATH would put it
-_STOCK_SCRIPT = """
-import sys
-sys.path.insert(1, sys.argv.pop(1))
-from linear_layouts.passes.gluon.stock_resolution import main
-main()
-"""
-
-
-def _triton_resolution(text: str, filename: str) -> tuple[Optional[str], str]:
-    """Triton's own resolution of ``text`` (in a subprocess: it may abort): (resolved text,
-    "") or (None, Triton's first error line)."""
-    # the child imports this package from where this process did (an installed copy, or the
-    # benchmarks' symlink to a checkout)
-    package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-    try:
-        run = subprocess.run([sys.executable, "-c", _STOCK_SCRIPT, package_parent], input=text, capture_output=True,
-                             text=True, timeout=120)
-    except subprocess.TimeoutExpired:
-        return None, "timed out"
-    if run.returncode == 0:
-        return run.stdout, ""
-    errors = [line for line in run.stderr.splitlines() if "error:" in line]
-    message = errors[0] if errors else (run.stderr.strip().splitlines() or [f"exit status {run.returncode}"])[-1]
-    return None, message.split("error: ", 1)[-1].rstrip(":")     # "... for value:" (the value on the next line)
 
 
 # --------------------------------------------------------------------------- the pass

@@ -2,14 +2,17 @@
 ``gluon-infer-coalesced-encodings``, ``gluon-resolve-auto-encodings``, the canonicalizer and CSE,
 as the ``ttgir`` stage of a Gluon compile runs them (CSE too: the stage runs a loop-aware CSE
 next, and our own resolution's module is priced after CSE, so both are priced alike).  Run as a child process
-(:func:`.resolve_auto_layouts._triton_resolution`): Triton's pass may abort the process.
+(:func:`triton_resolution`, the parent's side): Triton's pass may abort the process.
 
 Reads module text on stdin; prints the resolved module (exit 0) or Triton's diagnostics on
 stderr (exit 1)."""
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
+from typing import Optional
 
 
 def resolve_like_triton(text: str, filename: str = "<stdin>") -> str:
@@ -29,3 +32,32 @@ def main() -> None:
     except IRError as error:
         sys.stderr.write(str(error) + "\n")
         sys.exit(1)
+
+
+# --------------------------------------------------------------------------- the parent's side
+
+# sys.argv[1]: the folder this process imports the package from, put where PYTHONPATH would put it
+_STOCK_SCRIPT = """
+import sys
+sys.path.insert(1, sys.argv.pop(1))
+from linear_layouts.passes.gluon.stock_resolution import main
+main()
+"""
+
+
+def triton_resolution(text: str, filename: str) -> tuple[Optional[str], str]:
+    """Triton's own resolution of ``text`` (in a subprocess: it may abort): (resolved text,
+    "") or (None, Triton's first error line)."""
+    # the child imports this package from where this process did (an installed copy, or the
+    # benchmarks' symlink to a checkout)
+    package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    try:
+        run = subprocess.run([sys.executable, "-c", _STOCK_SCRIPT, package_parent], input=text, capture_output=True,
+                             text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        return None, "timed out"
+    if run.returncode == 0:
+        return run.stdout, ""
+    errors = [line for line in run.stderr.splitlines() if "error:" in line]
+    message = errors[0] if errors else (run.stderr.strip().splitlines() or [f"exit status {run.returncode}"])[-1]
+    return None, message.split("error: ", 1)[-1].rstrip(":")     # "... for value:" (the value on the next line)

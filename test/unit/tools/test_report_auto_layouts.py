@@ -17,7 +17,7 @@ triton = pytest.importorskip("triton")
 pytest.importorskip("triton.experimental.gluon")
 import linear_layouts  # noqa: E402
 from linear_layouts.passes.drop_in import recorder# noqa: E402
-from linear_layouts.passes.gluon import resolve_auto_layouts  # noqa: E402
+from linear_layouts.passes.gluon import stock_resolution  # noqa: E402
 from linear_layouts.passes.gluon.layout_expression import gluon_layout_expression  # noqa: E402
 from linear_layouts.passes.gluon.resolution_record import GroupRemark, Resolution  # noqa: E402
 from linear_layouts.tools.report_html import index_page, kernel_page  # noqa: E402
@@ -147,8 +147,8 @@ def test_kernels_without_automatic_layouts_get_no_section(tmp_path):
 
 def test_triton_resolution_runs_only_for_the_report_or_remarks(tmp_path, monkeypatch):
     calls = []
-    real = resolve_auto_layouts._triton_resolution
-    monkeypatch.setattr(resolve_auto_layouts, "_triton_resolution", lambda *a: calls.append(1) or real(*a))
+    real = stock_resolution.triton_resolution
+    monkeypatch.setattr(stock_resolution, "triton_resolution", lambda *a: calls.append(1) or real(*a))
     with triton.knobs.compilation.scope():
         triton.knobs.compilation.always_compile = True     # the second compile must not come from the cache
         linear_layouts.enable()

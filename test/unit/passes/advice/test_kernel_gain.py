@@ -25,7 +25,7 @@ from linear_layouts.passes.advice.apply_advice import apply_advice  # noqa: E402
 from linear_layouts.passes.gluon.kernel_price import kernel_price  # noqa: E402
 from linear_layouts.passes.advice.layout_advice import GLOBAL_ACCESS, advise, without_resolved  # noqa: E402
 from linear_layouts.passes.gluon.resolution_record import METADATA_KEY, Resolution  # noqa: E402
-from linear_layouts.passes.gluon.resolve_auto_layouts import modelled_cost  # noqa: E402
+from linear_layouts.passes.gluon.kernel_price import modelled_cost  # noqa: E402
 from linear_layouts.passes.ir.snapshot import parse_module  # noqa: E402
 from support import REPO  # noqa: E402
 

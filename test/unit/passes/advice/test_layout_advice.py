@@ -42,7 +42,7 @@ def _kernel_gain(kernel, constexprs, finding):
     ll-apply-advice applies it), priced independently of the advice's own pricing."""
     from linear_layouts.lowering.target import target_named
     from linear_layouts.passes.advice.advice_edits import advised_module
-    from linear_layouts.passes.gluon.resolve_auto_layouts import modelled_cost
+    from linear_layouts.passes.gluon.kernel_price import modelled_cost
     from linear_layouts.passes.ir.snapshot import parse_module
     compiled = triton.compile(GluonASTSource(kernel, POINTERS, constexprs, attrs=example.ALIGNED), target=TARGET)
     module = parse_module(compiled.asm["ttgir"], "<kernel>")

@@ -116,19 +116,19 @@ def _last_check_events(monkeypatch, lines_up: bool) -> tuple[list, str]:
     that the last check (before the module is handed on) is what rejects it: (the order in
     which it checked and canonicalized, the reason); ``lines_up=False``: as where the chosen
     text does not line up with the module parsed from it."""
-    from linear_layouts.passes.gluon import resolve_auto_layouts
+    from linear_layouts.passes.gluon import backend_check, resolve_auto_layouts
     from linear_layouts.passes.ir.snapshot import Module
 
     events = []
     monkeypatch.setattr(resolve_auto_layouts, "enforce_requirements", lambda graph, pinned: [])
-    check = resolve_auto_layouts._check_backend_requirements
-    monkeypatch.setattr(resolve_auto_layouts, "_check_backend_requirements",
+    check = backend_check.check_backend_requirements
+    monkeypatch.setattr(backend_check, "check_backend_requirements",
                         lambda module, lines: events.append("checked") or check(module, lines))
     canonicalize = Module.canonicalize_and_cse
     monkeypatch.setattr(Module, "canonicalize_and_cse",
                         lambda module: events.append("canonicalized") or canonicalize(module))
     if not lines_up:
-        monkeypatch.setattr(resolve_auto_layouts, "_check_backend_requirements_on", lambda module, text: False)
+        monkeypatch.setattr(backend_check, "check_on_parsed_text", lambda module, text: False)
     resolution = resolve_module(_copy_module(0), compare=False)
     assert not resolution.resolved
     return events, resolution.reason
@@ -147,14 +147,14 @@ def test_the_last_check_reads_the_parsed_module_before_canonicalization_or_else_
 
 
 def test_the_last_check_takes_only_the_text_its_module_was_parsed_from():
-    from linear_layouts.passes.gluon.resolve_auto_layouts import _check_backend_requirements_on
+    from linear_layouts.passes.gluon.backend_check import check_on_parsed_text
 
     module = _copy_module(16)
     assert resolve_module(module, compare=False).resolved
     text = module.print(debuginfo=True)
-    assert _check_backend_requirements_on(module, text)
-    assert not _check_backend_requirements_on(module, None)
-    assert not _check_backend_requirements_on(module, text.replace("tt.store", "tt.load"))
+    assert check_on_parsed_text(module, text)
+    assert not check_on_parsed_text(module, None)
+    assert not check_on_parsed_text(module, text.replace("tt.store", "tt.load"))
 
 
 # --------------------------------------------------------------------------- the backend's vector
