@@ -1,9 +1,9 @@
 """The CPU fuzz through emission (``ll-fuzz``, ``tools/conversion_fuzz.py``), run in CI under
 both Triton releases of the suite (3.9 and 3.6).
 
-* ``LL_FUZZ_EMIT_CASES`` (default 3000) random conversions are planned, emitted and executed by
+* ``LL_FUZZ_EMIT_CASES`` (default 1500) random conversions are planned, emitted and executed by
   the emitted-code simulator, with the layouts and LLVM structs of the installed Triton;
-* ``LL_FUZZ_EMIT_COMPILE`` (default 100) of them are compiled to cubin / hsaco with stock Triton
+* ``LL_FUZZ_EMIT_COMPILE`` (default 50) of them are compiled to cubin / hsaco with stock Triton
   and with our islands: stock compiling a case that we fail on is a failure;
 * every other target of ``lowering.target`` (sm_86, sm_89, sm_100, sm_120, gfx950, gfx1100,
   gfx1201; the run above keeps the first four so that its recorded (seed, index) still name the
@@ -11,8 +11,9 @@ both Triton releases of the suite (3.9 and 3.6).
   (default 2) of them compiled: few, to keep CI short (bigger runs by hand:
   ``benchmarks/results/fuzz_targets.md``);
 * the seed is fixed for each Triton release (``support.release_seed``: the two releases of CI
-  draw different cases; ``LL_FUZZ_SEED`` overrides it) so a failure is reproducible from the
-  printed (seed, index): ``conversion_fuzz.case_at(seed, index)``.
+  draw different cases, so each draws half: 3,000 simulated and 100 compiled between them;
+  ``LL_FUZZ_SEED`` overrides it) so a failure is reproducible from the printed (seed, index):
+  ``conversion_fuzz.case_at(seed, index)``.
 """
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ from linear_layouts.tools import conversion_fuzz as fuzz
 from support.release_seed import seed_for_this_release
 
 SEED = int(os.environ.get("LL_FUZZ_SEED", seed_for_this_release(20261122)))
-CASES = int(os.environ.get("LL_FUZZ_EMIT_CASES", "3000"))
-COMPILE = int(os.environ.get("LL_FUZZ_EMIT_COMPILE", "100"))
+CASES = int(os.environ.get("LL_FUZZ_EMIT_CASES", "1500"))
+COMPILE = int(os.environ.get("LL_FUZZ_EMIT_COMPILE", "50"))
 TARGET_CASES = int(os.environ.get("LL_FUZZ_TARGET_CASES", "30"))
 TARGET_COMPILE = int(os.environ.get("LL_FUZZ_TARGET_COMPILE", "2"))
 NEW_TARGETS = tuple(t for t in fuzz.ALL_TARGETS if t not in fuzz.TARGETS)
