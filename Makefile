@@ -18,6 +18,13 @@
 # The venv's own pip does every install (Python >= 3.11 brings pip >= 22.3, which installs a
 # pyproject.toml package editable); upgrading it in every venv cost a download and 13 s each.
 
+# Python writes each module's bytecode once and reuses it.  An environment that turns that off
+# (PYTHONDONTWRITEBYTECODE, set on some CI machines to keep checkouts clean) makes every process
+# of a run compile the package from source again: each ll-opt a test starts, each compile
+# worker, and pytest's assertion rewriting of every test module in every xdist worker (on a
+# clean clone, 0.84 s an ll-opt became 1.6 s, and collecting the suite 11 s became 18-23 s).
+unexport PYTHONDONTWRITEBYTECODE
+
 PYTHON        ?= python3
 VENV          ?= .venv
 COMPAT_VENV   ?= .venv-compat

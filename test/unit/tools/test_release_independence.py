@@ -49,8 +49,31 @@ def test_a_module_s_imports_decide(tmp_path, text, independent):
     assert is_release_independent(_module(tmp_path, "test_example.py", text)) is independent
 
 
-def test_the_suite_marks_them(request):
-    """conftest.py marks the tests of independent modules: this one's reaches only the standard
-    library and the classifier."""
+def test_the_suite_marks_them_where_a_run_selects_by_the_mark():
+    """conftest.py marks the tests of independent modules (this one's reaches only the standard
+    library and the classifier) in a run whose ``-m`` names the mark, as ``make test-compat``'s
+    does; a run that does not select by it (``make test``) does not pay for reading the imports."""
+    import importlib.util
+    from pathlib import Path
+    spec = importlib.util.spec_from_file_location("unit_conftest", UNIT / "conftest.py")
+    conftest = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conftest)
+
+    class Item:
+        path, keywords = Path(__file__), {}
+
+        def __init__(self):
+            self.marks = []
+
+        def add_marker(self, mark):
+            self.marks.append(mark.name)
+
+    def marks_under(markexpr):
+        config = type("Config", (), {"option": type("Option", (), {"markexpr": markexpr})()})()
+        item = Item()
+        conftest.pytest_collection_modifyitems(config, [item])
+        return item.marks
+
     assert is_release_independent(__file__)
-    assert request.node.get_closest_marker("release_independent") is not None
+    assert marks_under("not commands and not release_independent") == ["release_independent"]
+    assert marks_under("") == [] and marks_under(None) == []
