@@ -546,15 +546,18 @@ def _locate_inserted_conversions(module: Module) -> bool:
 class ResolveAutoLayouts(ModulePass):
     name = "ll-resolve-auto-layouts"
     description = "Give Gluon's automatic layouts (AutoLayout, CoalescedLayout) concrete ones by modelled cost"
-    compare: bool = True          # price Triton's own resolution too (a subprocess per module)
+    compare: bool = True          # price Triton's own resolution too, for the remarks (a subprocess per module)
     report: bool = False
 
     def apply(self, module: Module, context: PassContext) -> None:
-        resolution = resolve_module(module, context.target, compare=self.compare)
+        # Triton's resolution is priced only for the remarks: without them no one reads it, and
+        # its subprocess (a second Python with Triton) is most of a small module's time
+        told = context.remarks or self.report
+        resolution = resolve_module(module, context.target, compare=self.compare and told)
         if not resolution.resolved and resolution.reason != "no automatic layouts":
-            if context.remarks or self.report:       # why, also where Triton's resolution fails too
+            if told:       # why, also where Triton's resolution fails too
                 context.report(f"{module.filename}: remark: [{self.name}] {resolution.remarks()[0]}")
             raise PassFailure(None, resolution.reason)
-        if context.remarks or self.report:
+        if told:
             for line in resolution.remarks():
                 context.report(f"{module.filename}: remark: [{self.name}] {line}")
