@@ -404,7 +404,7 @@ def test_noinline_helper_calls_are_separated_by_a_barrier(caller, tmp_path):
 
 # ------------------------------------------------------------ soundness on random control flow
 
-from hypothesis import find, given, settings  # noqa: E402
+from hypothesis import Phase, find, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from linear_layouts.passes.barriers import guard_barriers  # noqa: E402
@@ -522,13 +522,19 @@ def test_pruning_with_recursion_never_leaves_a_conflicting_pair_unseparated(func
 
 def _unsound_example(mutation, monkeypatch):
     """A random program on which pruning, broken by ``mutation``, leaves a pair unseparated
-    (``hypothesis.find`` raises if it finds none)."""
+    (``hypothesis.find`` raises if it finds none).  The first one found, unshrunk (the tests ask
+    only that one exists: shrinking it took most of their time, 6 to 33 s a run), from a fixed
+    seed."""
     with monkeypatch.context() as patch:
         mutation(patch)
         return find(_programs(), lambda functions: not _pruning_is_sound(functions),
-                    settings=settings(max_examples=2000, deadline=None, database=None))
+                    settings=settings(max_examples=2000, deadline=None, database=None, derandomize=True,
+                                      phases=[Phase.generate]))
 
 
+# The two tests below check the property's power on pruning alone (our Python over LLVM IR text,
+# nothing of Triton): the same answer under every release, so make test-compat leaves them out.
+@pytest.mark.release_independent
 def test_the_property_fails_if_walks_stop_at_function_boundaries(monkeypatch):
     """The bug this guards against (issue 24): walks that stop at a function's entry or ``ret``
     instead of going on at its call sites.  The property test must catch it."""
@@ -540,6 +546,7 @@ def test_the_property_fails_if_walks_stop_at_function_boundaries(monkeypatch):
     assert len(example) >= 2
 
 
+@pytest.mark.release_independent
 def test_the_property_fails_if_calls_are_met_as_nothing(monkeypatch):
     """Calls of functions of the module crossed as if they did nothing (empty, transparent
     summaries) instead of what the callee does: caught too."""
