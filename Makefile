@@ -15,6 +15,9 @@
 # Each target creates or refreshes its virtual environment first: the stamp file is rebuilt
 # whenever pyproject.toml or this Makefile changes.  The editable installs get the start-up
 # hook that a wheel installs by itself (tools/install/startup_hook.py).
+# --no-compile: pip byte-compiles every module of what it installs (numpy, scipy, matplotlib and
+# hypothesis from wheels: 22 s CPU with it, 5 without); the suites import a small part of them,
+# compiled at first import and reused (bytecode is on: see PYTHONDONTWRITEBYTECODE below).
 # The venv's own pip does every install (Python >= 3.11 brings pip >= 22.3, which installs a
 # pyproject.toml package editable); upgrading it in every venv cost a download and 13 s each.
 
@@ -97,22 +100,22 @@ check-python-3.11:
 
 $(VENV)/.installed: pyproject.toml Makefile | check-python-3.11
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/python -m pip install -q --upgrade "triton>=3.9,<3.10"
-	$(QUIET_EDITABLE) $(VENV)/bin/python -m pip install -q -e ".[test,viz]"
+	$(VENV)/bin/python -m pip install -q --no-compile --upgrade "triton>=3.9,<3.10"
+	$(QUIET_EDITABLE) $(VENV)/bin/python -m pip install -q --no-compile -e ".[test,viz]"
 	$(VENV)/bin/python tools/install/startup_hook.py install
 	touch $@
 
 $(COMPAT_VENV)/.installed: pyproject.toml Makefile
 	test -x $(COMPAT_VENV)/bin/python || $(PYTHON) -m venv $(COMPAT_VENV)
-	$(COMPAT_VENV)/bin/python -m pip install -q "triton==3.6.0"
-	$(QUIET_EDITABLE) $(COMPAT_VENV)/bin/python -m pip install -q -e ".[test,viz]"
+	$(COMPAT_VENV)/bin/python -m pip install -q --no-compile "triton==3.6.0"
+	$(QUIET_EDITABLE) $(COMPAT_VENV)/bin/python -m pip install -q --no-compile -e ".[test,viz]"
 	$(COMPAT_VENV)/bin/python tools/install/startup_hook.py install
 	touch $@
 
 .venv-%/.installed: pyproject.toml Makefile
 	test -x .venv-$*/bin/python || $(PYTHON) -m venv .venv-$*
-	.venv-$*/bin/python -m pip install -q "triton==$*.*"
-	$(QUIET_EDITABLE) .venv-$*/bin/python -m pip install -q -e ".[test,viz]"
+	.venv-$*/bin/python -m pip install -q --no-compile "triton==$*.*"
+	$(QUIET_EDITABLE) .venv-$*/bin/python -m pip install -q --no-compile -e ".[test,viz]"
 	.venv-$*/bin/python tools/install/startup_hook.py install
 	touch $@
 
@@ -122,9 +125,9 @@ smoke:
 	rm -rf $(SMOKE_VENV) dist
 	$(PYTHON) -m venv $(SMOKE_VENV)
 	$(SMOKE_VENV)/bin/python -m pip wheel -q --no-deps --wheel-dir dist .
-	$(SMOKE_VENV)/bin/python -m pip install -q "triton==$(SMOKE_TRITON).*" dist/linear_layouts-*.whl
+	$(SMOKE_VENV)/bin/python -m pip install -q --no-compile "triton==$(SMOKE_TRITON).*" dist/linear_layouts-*.whl
 	cd /tmp && $(CURDIR)/$(SMOKE_VENV)/bin/python $(CURDIR)/test/smoke/installed_package.py
-	$(SMOKE_VENV)/bin/python -m pip install -q matplotlib
+	$(SMOKE_VENV)/bin/python -m pip install -q --no-compile matplotlib
 	cd /tmp && $(CURDIR)/$(SMOKE_VENV)/bin/python $(CURDIR)/test/smoke/installed_package.py --pictures
 
 # Every wheel the targets above install, downloaded once: the package's dependencies with its
