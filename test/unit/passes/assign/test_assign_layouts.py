@@ -157,9 +157,11 @@ def test_a_known_program_is_improved():
     """At least a quarter of 40 fixed random programs get a cheaper assignment (guards against a
     pass that never accepts anything, which the property above would not notice)."""
     accepted = 0
-    for seed in range(40):
+    for seed in range(40):      # (an existence check: it stops at the tenth, the verdict the same)
         module = parse_module(random_program(random.Random(seed)))
         accepted += assign_module(module, "sm_90").accepted
+        if accepted >= 10:
+            break
     assert accepted >= 10
 
 
@@ -494,6 +496,8 @@ def test_a_transpose_changes_layout_when_that_removes_conversions():
             continue
         after = trans_operands(parse_module(module.print()))
         changed += bool(after) and after != before
+        if changed >= 3:        # (an existence check: it stops once it holds, the verdict the same)
+            break
     assert changed >= 3, changed
 
 
@@ -675,6 +679,8 @@ def test_shape_ops_change_layout_when_that_removes_conversions():
         after = shape_op_operands(parse_module(module.print()))
         for name in names:
             changed[name] += [e for n, e in after if n == name] != [e for n, e in before if n == name]
+        if all(count >= 2 for count in changed.values()):   # (an existence check: it stops once it holds)
+            break
     assert all(count >= 2 for count in changed.values()), changed
 
 
@@ -747,6 +753,8 @@ def test_a_while_changes_its_carried_layout_when_that_removes_conversions():
             continue
         after = carried(parse_module(module.print()))
         changed += bool(after) and after != before
+        if changed >= 5:        # (an existence check: it stops once it holds, the verdict the same)
+            break
     assert changed >= 5, changed         # 13 of the 40 when written
 
 
