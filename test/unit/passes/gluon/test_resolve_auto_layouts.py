@@ -286,3 +286,19 @@ def test_a_conversion_step_one_inserted_takes_its_users_location():
     assert resolve_module(module, compare=False).resolved
     (convert,) = [op for op in module.walk() if op.name == "ttg.convert_layout"]
     assert convert.location == "c.mlir:52:7"
+
+
+@pytest.mark.parametrize("remarks", [False, True])
+def test_tritons_resolution_runs_only_for_the_remarks(monkeypatch, remarks):
+    """ll-resolve-auto-layouts prices Triton's own resolution (a second Python with Triton) only
+    where a remark prints that price: ll-opt without --remarks starts no such process."""
+    import io
+    from linear_layouts.passes.gluon import stock_resolution
+    calls = []
+    real = stock_resolution.triton_resolution
+    monkeypatch.setattr(stock_resolution, "triton_resolution", lambda *a: calls.append(1) or real(*a))
+    report = io.StringIO()
+    run_pipeline(parse_module(_lit_input("copy-no-layout.mlir"), "r.mlir"), [ResolveAutoLayouts()],
+                 PassContext(report_stream=report, remarks=remarks))
+    assert calls == ([1] if remarks else [])
+    assert ("Triton's resolution fails" in report.getvalue()) is remarks
