@@ -66,7 +66,7 @@ from ..ir.module_lines import ModuleLines, TextMismatch
 from .register_budget import register_overflow
 from .scratch_budget import scratch_overflow
 from ..ir.module_target import module_target
-from ..ir.snapshot import Module, Operation, parse_module
+from ..ir.snapshot import Module, Operation, functions_with_bodies, parse_module
 
 DEFAULT_MARGIN = 0.10
 
@@ -295,10 +295,6 @@ def _retype_convert(lines: ModuleLines, use, provided: str, required: str) -> No
 
 # --------------------------------------------------------------------------- the driver
 
-def _functions(module: Module) -> list[Operation]:
-    return [op for op in module.walk() if op.name in ("tt.func", "func.func") and op.regions]
-
-
 # Why an op keeps Triton's layout, by op name (see layout_rules: these have no rule).
 _FIXED_BECAUSE = {
     "tt.dot": "an MMA accumulator", "ttng.warp_group_dot": "an MMA accumulator", "ttng.tc_gen5_mma": "an MMA",
@@ -384,7 +380,7 @@ def assign_module(module: Module, target: "str | Target | None" = None, margin: 
         lines = ModuleLines(module, text)
         state["lines"] = lines
         counter = [0]
-        for function in _functions(module):
+        for function in functions_with_bodies(module):
             started = time.perf_counter()
             outcome = _assign_function(function, lines, hw_target, options, num_warps, counter)
             outcome.seconds = time.perf_counter() - started

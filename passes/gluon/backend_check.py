@@ -13,13 +13,8 @@ from ..assign.backend_requirements import layout_problem, requirement_facts
 from ..assign.layout_rules import encoding_of, global_access
 from ..assign.pointer_contiguity import PointerAnalysis
 from ..ir.module_lines import ModuleLines, TextMismatch
-from ..ir.snapshot import Module, Operation, ops_under
+from ..ir.snapshot import Module, functions_with_bodies, ops_under
 from .auto_seeds import Unresolvable
-
-
-def functions_of(module: Module) -> list[Operation]:
-    """The module's functions with a body (``tt.func`` / ``func.func``)."""
-    return [op for op in module.walk() if op.name in ("tt.func", "func.func") and op.regions]
 
 
 def check_on_parsed_text(module: Module, text: Optional[str]) -> bool:
@@ -43,7 +38,7 @@ def check_backend_requirements(module: Module, lines: ModuleLines) -> None:
     will compute it on this very module (:mod:`..assign.backend_requirements`): the last word
     before a kernel is handed on, whatever chose its layouts.  ``lines``: the module's lines
     (its print, or the text it was parsed from)."""
-    for function in functions_of(module):
+    for function in functions_with_bodies(module):
         pointers = PointerAnalysis.of_function(lines, function)
         for op in ops_under(function):
             facts = requirement_facts(op, pointers)

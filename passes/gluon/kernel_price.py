@@ -22,8 +22,7 @@ from ..assign.layout_graph import build_graph
 from ..assign.layout_solver import assignment_work
 from ..ir.module_lines import ModuleLines
 from ..assign.register_budget import peak_registers
-from ..ir.snapshot import Module
-from .backend_check import functions_of
+from ..ir.snapshot import Module, functions_with_bodies
 
 
 @dataclass(frozen=True)
@@ -53,7 +52,7 @@ def kernel_price(module: Module, target: Target) -> KernelPrice:
 def _priced(module: Module, target: Target, registers: bool) -> KernelPrice:
     lines = ModuleLines(module, module.print(debuginfo=True))     # one print per snapshot
     total, peak = 0.0, 0.0
-    for function in functions_of(module):
+    for function in functions_with_bodies(module):
         graph = build_graph(function, lines, reorder_reductions=True, memory_ops=True, shared_ops=True)
         keys = graph.stock_keys()
         total += assignment_work(graph, keys, make_costs(graph, target)).total

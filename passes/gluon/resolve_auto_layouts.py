@@ -50,7 +50,6 @@ from ..assign.layout_solver import solve
 from ..ir.module_lines import ModuleLines, TextMismatch
 from ..ir.module_target import module_target
 from . import backend_check, stock_resolution
-from .backend_check import functions_of
 from .epilogue_stores import met_stores, write_auto_epilogue
 from .kernel_price import kernel_price, modelled_cost
 from .resolution_record import Resolution, group_remarks
@@ -59,7 +58,7 @@ from .rematerialize import rematerialize_conversions, rematerialized
 from ..ir.op_locations import no_result_locations
 from ..ir.op_locations import users_of
 from ..ir.edited_snapshot import SnapshotEditor
-from ..ir.snapshot import Module, Operation, Value, parse_module
+from ..ir.snapshot import Module, Operation, Value, functions_with_bodies, parse_module
 
 INSERTED = "ll-resolve-auto"          # the location of the conversions step 1 inserts
 INSERTED_AT = f"{INSERTED}:0:0"       # (as an op's location reads it)
@@ -365,7 +364,7 @@ def _seed(module: Module, original: str) -> Seeded:
     counter = [0]
     seedings = []
     lanes = module.threads_per_warp or 32
-    for function in functions_of(module):
+    for function in functions_with_bodies(module):
         seeding = seed_layouts(function, lines, module.num_warps or 4, lanes)
         _write_seeding(lines, editor, seeding, counter)
         seedings.append(seeding)
@@ -413,7 +412,7 @@ def _choose_on(seeded_module: Module, lines: ModuleLines, seeded: Seeded, target
                editor: Optional[SnapshotEditor] = None) -> str:
     free_ops, free_loop_positions, original_of = _free_ops(seeded_module, seeded.walk)
     counter = [0]
-    for function, seeding in zip(functions_of(seeded_module), seeded.seedings):
+    for function, seeding in zip(functions_with_bodies(seeded_module), seeded.seedings):
         graph = build_graph(function, lines, reorder_reductions=True, memory_ops=True, shared_ops=True)
         pinned = frozenset(n.index for n in graph.nodes
                            if not (id(n.op) in free_ops if n.position < 0

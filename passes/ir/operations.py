@@ -99,6 +99,12 @@ def ops_under(op: Operation):
                               for child in block.operations]))
 
 
+def functions_with_bodies(module) -> list[Operation]:
+    """The functions of a module (a :class:`.snapshot.Module`) that have a body (``tt.func`` /
+    ``func.func``; declarations of external functions have none), in text order."""
+    return [op for op in module.walk() if op.name in ("tt.func", "func.func") and op.regions]
+
+
 def in_loop(op: Operation) -> bool:
     """Whether the op runs inside an ``scf.for`` or ``scf.while`` (at any depth)."""
     parent = op.parent_op

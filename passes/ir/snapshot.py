@@ -30,7 +30,8 @@ from .bindings import bindings
 from .diagnostics import CapturedStderr, IRError, location_text, rewrite_diagnostics
 from .parsing import parse_handle, reject_reserved_attributes
 from .text_edits import MARKER, add_function_attributes, mlir_string_literal, printed_symbol, replace_markers
-from .operations import Block, Operation, Region, Value, in_loop, ops_under  # noqa: F401  (the snapshot's API)
+from .operations import (Block, Operation, Region, Value, functions_with_bodies, in_loop,  # noqa: F401
+                         ops_under)  # (the snapshot's API)
 from .types import alias_pattern
 
 def parse_module(text: str, filename: str = "<stdin>", first_line: int = 1, safe: bool = True,

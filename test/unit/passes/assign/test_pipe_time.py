@@ -63,7 +63,7 @@ def _reduce_op(text: str):
 
 
 def _walk(module):
-    from linear_layouts.passes.assign.assign_layouts import _functions
+    from linear_layouts.passes.ir.snapshot import functions_with_bodies as _functions
     from linear_layouts.passes.ir.snapshot import ops_under
     for function in _functions(module):
         yield from ops_under(function)
