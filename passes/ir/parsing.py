@@ -10,7 +10,7 @@ import tempfile
 
 from .bindings import bindings, new_context
 from .diagnostics import CapturedStderr, IRError, rewrite_diagnostics
-from .sandbox import run_in_child
+from .parse_checker import parse_first
 from .text_edits import MARKER
 
 # Attributes our passes use for their own bookkeeping while they rewrite a module: never read
@@ -73,14 +73,15 @@ def _nesting_depth(text: str) -> int:
 
 
 def _parse_file_in_child(path: str, text: str) -> tuple[bool, str]:
-    """Parse ``path`` (holding ``text``) in a forked child: (ok, diagnostics).  If Triton aborts
-    on the input, only the child dies."""
+    """Parse ``path`` (holding ``text``) in a forked child, or in the checker where forking costs
+    more (``parse_checker``): (ok, diagnostics).  If Triton aborts on the input, only the child
+    or the checker dies."""
     def parse() -> str:
         bindings().parse_mlir_module(path, new_context())
         return ""
 
     # Triton's diagnostics say what is wrong; the exception the bindings raise adds nothing.
-    outcome = run_in_child(parse, report_exception=False)
+    outcome = parse_first(path, parse)
     diagnostics = outcome.output
     if outcome.signal is not None:
         # An abort has no MLIR location: say so first, then what Triton printed, if anything.
