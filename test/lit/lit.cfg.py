@@ -56,21 +56,22 @@ try:
 except ImportError:
     pass
 
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "support"))
+import tool_server  # noqa: E402
+del sys.path[0]
+
 # `ll-opt` and `ll-viz` through a fork server (test/support/tool_server.py): one Python that has
 # imported Triton and our passes once forks each RUN line's process, instead of each RUN line
 # starting a Python that imports them (about 0.6 s of CPU each, some 200 a release).  The RUN
 # line's process is the same `main()` with the same argv, environment, working directory and
 # streams.  LL_LIT_TOOL_SERVER=0 runs the console scripts themselves (as `make smoke` does from
 # the wheel).
-if os.environ.get("LL_LIT_TOOL_SERVER", "1") != "0" and hasattr(os, "fork"):
-    import atexit
-    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "support"))
-    import tool_server
-    del sys.path[0]
+if os.environ.get("LL_LIT_TOOL_SERVER", "1") != "0" and tool_server.tool_server_works():
     _server = tool_server.ToolServer(
         tools={"ll-opt": "linear_layouts.tools.ll_opt:main", "ll-viz": "linear_layouts.tools.viz:main"},
         env=dict(config.environment),
         preload=["linear_layouts.tools.ll_opt", "linear_layouts.tools.viz", "linear_layouts.passes.registry",
                  "linear_layouts.passes.ir.snapshot"])
+    import atexit
     atexit.register(_server.stop)
     config.environment["PATH"] = _server.shims + os.pathsep + config.environment["PATH"]

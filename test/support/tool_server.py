@@ -51,6 +51,11 @@ IDLE_EXIT_S = 900
 HEADER = struct.Struct("!I")   # the length of the JSON request that follows
 
 
+def tool_server_works() -> bool:
+    """The server forks, passes descriptors over a Unix socket and waits on a pidfd (Linux 5.3+)."""
+    return hasattr(os, "fork") and hasattr(os, "pidfd_open") and hasattr(socket, "send_fds")
+
+
 # --------------------------------------------------------------------------- the shim
 
 SHIM = '''#!{python} -IS

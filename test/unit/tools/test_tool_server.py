@@ -17,7 +17,8 @@ import pytest
 
 from support import tool_server
 
-pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the tool server forks (POSIX only)")
+pytestmark = pytest.mark.skipif(not tool_server.tool_server_works(),
+                                reason="the tool server needs fork, descriptor passing and pidfds (Linux)")
 
 MODULE = """#blocked = #ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
 #blocked1 = #ttg.blocked<{sizePerThread = [4, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 4], order = [0, 1]}>
