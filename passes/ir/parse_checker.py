@@ -24,7 +24,9 @@ which parses each module (into a context it renews every few dozen parses) and a
 Triton accepted it.  Triton's printout goes to a file the caller reads, as a forked child's goes
 to a pipe.  If Triton aborts,
 the checker dies of the signal; the caller reports it exactly as a forked child's death, and the
-next parse starts a new checker.  The checker serves one process (a forked child of the caller
+next parse starts a new checker.  (A checker that dies before its first answer leaves the module
+to a forked child, which tells an abort from a checker that cannot start here; after the latter,
+the process forks as it did before the checker.)  The checker serves one process (a forked child of the caller
 starts its own) and exits when the caller closes its end (or exits).
 
 A process that runs threads besides the main one does not fork here either: a thread may hold a
@@ -77,9 +79,19 @@ def parse_first(path: str, parse_in_child: Callable[[], str]) -> ChildOutcome:
     in a forked child where forking is cheap, the checker elsewhere.  The outcome is a forked
     child's either way: ``ok`` when Triton accepted the module, ``output`` what it printed,
     ``signal`` what killed the parse, if anything."""
-    if forking_is_cheap():
+    checker = None if forking_is_cheap() else _checker()
+    if checker is None or not checker.usable:
         return run_in_child(parse_in_child, report_exception=False)
-    return _checker().parse(path)
+    outcome = checker.parse(path)
+    if outcome is not None:
+        return outcome
+    # The checker died before its first answer: Triton aborted on this module, or the checker
+    # cannot start here (an interpreter that cannot import the package as this one did).  A
+    # forked child tells which, and answers.
+    forked = run_in_child(parse_in_child, report_exception=False)
+    if forked.ok:
+        checker.usable = False      # not the module's doing: fork from now on, as before the checker
+    return forked
 
 
 # --------------------------------------------------------------------------- the caller's side
@@ -98,7 +110,9 @@ class Checker:
     """The checker process of this process, started on first use."""
 
     def __init__(self, context_parses: int = CONTEXT_PARSES):
+        self.usable = True            # False once it failed to start (parse_first)
         self._context_parses = context_parses
+        self._answered = 0            # by the running process
         self._lock = threading.Lock()
         self._process: Optional[subprocess.Popen] = None
         self._owner = os.getpid()
@@ -106,13 +120,14 @@ class Checker:
 
     def _start(self) -> subprocess.Popen:
         package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-        return subprocess.Popen([sys.executable, "-c", _CHECKER_SCRIPT, package_parent, str(self._context_parses)], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, text=True)
+        return subprocess.Popen([sys.executable, "-c", _CHECKER_SCRIPT, package_parent, str(self._context_parses)],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
 
-    def parse(self, path: str) -> ChildOutcome:
+    def parse(self, path: str) -> Optional[ChildOutcome]:
+        """The outcome of parsing ``path``; None if the checker died before it answered once."""
         with self._lock:
             if self._process is None:
-                self._process = self._start()
+                self._process, self._answered = self._start(), 0
             fd, printed_path = tempfile.mkstemp(prefix="ll_parse_check_", suffix=".txt")
             os.close(fd)
             try:
@@ -122,8 +137,11 @@ class Checker:
             finally:
                 os.unlink(printed_path)
             if answer is not None:
+                self._answered += 1
                 return ChildOutcome("" if answer["ok"] else None, printed, None)
             status, self._process = self._process.wait(), None     # Triton took the checker down
+            if not self._answered:
+                return None
             return ChildOutcome(None, printed, -status if status < 0 else None)
 
     def _ask(self, request: dict) -> Optional[dict]:

@@ -6,6 +6,8 @@ the rule sends big or threaded processes to the checker and small ones to a fork
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -28,11 +30,16 @@ ABORTS = VALID.replace("#ttg.blocked<{sizePerThread = [2], threadsPerWarp = [32]
                        "#ttg.linear<{register = [[64]], lane = [[1], [2], [4], [8], [16]], warp = [], block = []}>")
 
 
-def _forked(path: str):
+def _parse_in_child(path: str):
+    """What parsing.parse_handle hands to parse_first: a parse in a fresh context."""
     def parse() -> str:
         bindings().parse_mlir_module(path, new_context())
         return ""
-    return run_in_child(parse, report_exception=False)
+    return parse
+
+
+def _forked(path: str):
+    return run_in_child(_parse_in_child(path), report_exception=False)
 
 
 @pytest.fixture
@@ -46,6 +53,8 @@ def checker():
 def test_the_checker_answers_as_a_forked_child(name, checker, tmp_path):
     path = tmp_path / f"{name}.mlir"
     path.write_text({"valid": VALID, "malformed": MALFORMED, "aborts": ABORTS}[name])
+    (tmp_path / "first.mlir").write_text(VALID)
+    assert checker.parse(str(tmp_path / "first.mlir")).ok     # (a death before the first answer: below)
     forked, checked = _forked(str(path)), checker.parse(str(path))
     assert checked == forked
     assert checked.ok == (name == "valid")
@@ -80,6 +89,40 @@ def test_a_checker_that_triton_took_down_is_replaced(checker, tmp_path):
     assert checker._process is None
     assert checker.parse(str(tmp_path / "valid.mlir")).ok
     assert checker._process.pid != first
+
+
+@pytest.fixture
+def big_process(monkeypatch):
+    """parse_first's rule says "checker"; a fresh checker for the test."""
+    monkeypatch.setattr(parse_checker, "forking_is_cheap", lambda: False)
+    made = parse_checker.Checker()
+    monkeypatch.setattr(parse_checker, "_checker", lambda: made)
+    yield made
+    made.close()
+
+
+def test_an_abort_on_a_fresh_checkers_first_parse_is_the_forked_childs_answer(big_process, tmp_path):
+    path = tmp_path / "aborts.mlir"
+    path.write_text(ABORTS)
+    outcome = parse_checker.parse_first(str(path), _parse_in_child(str(path)))
+    assert outcome == _forked(str(path)) and outcome.signal is not None
+    assert big_process.usable                      # the module's doing: the checker serves on
+    (tmp_path / "valid.mlir").write_text(VALID)
+    assert parse_checker.parse_first(str(tmp_path / "valid.mlir"), _parse_in_child(str(tmp_path / "valid.mlir"))).ok
+    assert big_process._process is not None
+
+
+def test_a_checker_that_cannot_start_leaves_every_parse_to_a_fork(big_process, tmp_path, monkeypatch):
+    """An interpreter that cannot run the checker (here: one that exits at once) costs one
+    failed start; the process then forks, as it did before the checker."""
+    starts = []
+    monkeypatch.setattr(parse_checker.Checker, "_start", lambda self: starts.append(1) or subprocess.Popen(
+        [sys.executable, "-c", "import sys; sys.exit(3)"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True))
+    for name, text in (("valid", VALID), ("malformed", MALFORMED), ("valid2", VALID)):
+        path = tmp_path / f"{name}.mlir"
+        path.write_text(text)
+        assert parse_checker.parse_first(str(path), _parse_in_child(str(path))) == _forked(str(path))
+    assert starts == [1] and not big_process.usable
 
 
 def test_the_rule_forks_only_a_small_single_threaded_process(monkeypatch):
