@@ -48,11 +48,10 @@ import json
 import os
 import random
 import sys
-import tempfile
 from concurrent.futures import ProcessPoolExecutor
 
 from harness import skeleton  # noqa: E402
-from harness.common import require_package  # noqa: E402
+from harness.common import require_package, scratch_directory  # noqa: E402
 
 require_package()
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
@@ -348,7 +347,7 @@ def options(parser) -> None:
 def cases(args, env) -> list:
     """One compile job per case: (index, seed, work folder, the options of the draw)."""
     assert 0 <= LAUNCH_N <= random_programs().MAX_TRIPS, "the buffers and the input bounds assume n <= MAX_TRIPS"
-    directory = tempfile.mkdtemp(prefix="ll_assign_fuzz_")
+    directory = scratch_directory("ll_assign_fuzz_")
     return [(i, args.seed, directory, args.memory_ops, args.transposes, args.shape_ops, args.whiles, args.loop_loads,
              args.calls) for i in range(args.cases)]
 

@@ -44,12 +44,11 @@ import json
 import os
 import statistics
 import sys
-import tempfile
 
 from harness import gluon_forms  # noqa: E402
 from harness import skeleton  # noqa: E402
 from harness.carry_gluon_tutorials import check_tutorials  # noqa: E402
-from harness.common import require_package, publish  # noqa: E402
+from harness.common import require_package, publish, scratch_directory  # noqa: E402
 from harness.gluon_forms_cases import TUTORIALS_DIR, Descriptor, Layout, cases  # noqa: E402
 from harness.gluon_modes import FORM_OF, MODES, enable_for  # noqa: E402
 from harness.quiet_compile import access_text, compile_for_sm90, first_line, launch_quietly  # noqa: E402
@@ -146,7 +145,7 @@ def dry_compile(case, mode: str) -> str:
 def dry_run(chosen: list) -> list[dict]:
     require_package()
     # an empty cache: a kernel served from the cache would not say whether ours resolved it
-    os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="ll_gluon_forms_dry_")
+    os.environ["TRITON_CACHE_DIR"] = scratch_directory("ll_gluon_forms_dry_")
     return [{"name": c.name, **{mode: dry_compile(c, mode) for mode in MODES}} for c in chosen]
 
 
@@ -304,7 +303,7 @@ def render_gpu(rows: list[dict], why, rounds: int, device: str, versions: str, c
 
 
 def gpu_run(args, chosen: list, why: str | None, argv=None) -> int:
-    os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="ll_gluon_forms_")   # empty: see dry_run
+    os.environ["TRITON_CACHE_DIR"] = scratch_directory("ll_gluon_forms_")   # empty: see dry_run
     require_package()
     import torch
     import triton

@@ -53,7 +53,6 @@ import contextlib  # noqa: E402
 import json  # noqa: E402
 import math  # noqa: E402
 import re  # noqa: E402
-import tempfile  # noqa: E402
 import time  # noqa: E402
 from collections import Counter  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
@@ -64,7 +63,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from harness import skeleton  # noqa: E402
-from harness.common import geomean, save_chart  # noqa: E402
+from harness.common import geomean, save_chart, scratch_directory  # noqa: E402
 import kernels as suite  # noqa: E402  (the kernel suite's harness: run_mode, MODES)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -678,7 +677,7 @@ def dry_run(cases: list, local_ops: bool = False) -> int:
     fails, a stock/linear/legacy TTGIR differs in its counts, or the mma v2 gemm is not."""
     import warnings
 
-    workdir = tempfile.mkdtemp(prefix="ll_paper_kernels_dry_")
+    workdir = scratch_directory("ll_paper_kernels_dry_")
     header = (f"{'case':52} {'mma':5} {'convert':>7} {'ours':>4} {'legacy':>6} {'local_load':>10} "
               f"{'local_store':>11} {'local_alloc':>11} {'cp.async':>8} {'fallbacks':>9} {'compile s':>9}")
     print(f"triton {triton.__version__}, sm_90, modes {', '.join(DRY_MODES)} "
@@ -1047,7 +1046,7 @@ def gpu_run(cases: list, out: str, rounds: int = 3, local_ops: bool = False, onl
     import torch
 
     start = time.perf_counter()
-    cache_root = tempfile.mkdtemp(prefix="ll_paper_kernels_cache_")
+    cache_root = scratch_directory("ll_paper_kernels_cache_")
     rows = []
     for number, case in enumerate(cases):
         rows.append(run_case(case, cache_root, rounds, LOCAL_OPS_ONLY if local_ops else None))

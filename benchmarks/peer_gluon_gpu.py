@@ -58,13 +58,12 @@ import re
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 
 from harness import peer_gluon_cases as cases_module  # noqa: E402
 from harness import skeleton  # noqa: E402
 from harness.carry_peer_gluon import source_named, why_not_carried  # noqa: E402
-from harness.common import publish, require_package  # noqa: E402
+from harness.common import publish, require_package, scratch_directory  # noqa: E402
 from harness.peer_gluon_forms import by_the_arange_rule, install_api_shims, load_kernels  # noqa: E402
 from harness.quiet_compile import access_text, compile_for_sm90, first_line, launch_quietly  # noqa: E402
 
@@ -243,7 +242,7 @@ def render_dry(rows: dict, missing: list, version: str, command: str) -> str:
 
 
 def dry_run(chosen: list, names=None) -> dict:
-    work = tempfile.mkdtemp(prefix="ll_peer_gluon_dry_")
+    work = scratch_directory("ll_peer_gluon_dry_")
     rows = {c.name: {} for c in chosen}
     for mode in DRY_MODES:
         out = os.path.join(work, f"{mode}.json")
@@ -344,7 +343,7 @@ def gpu_child(mode: str, round_: int, out: str, work: str, names=None) -> int:
 
 def run_rounds(rounds: int, names=None, child_timeout: int = 300) -> tuple[dict, list]:
     """{case: {mode: {"rounds": [the child's record of each round]}}}."""
-    work = tempfile.mkdtemp(prefix="ll_peer_gluon_")
+    work = scratch_directory("ll_peer_gluon_")
     chosen, missing = selected_cases(names)
     rows = {c.name: {m: {"rounds": []} for m in MODES} for c in chosen}
     env = {k: v for k, v in os.environ.items() if not k.startswith("LINEAR_LAYOUTS")}
@@ -380,7 +379,7 @@ def run_project_tests(quick: bool, workers: int, timeout: int, modes=("stock", "
     folder = source_named("fla").folder
     results = {}
     for mode in modes:
-        records = tempfile.mkdtemp(prefix=f"ll_peer_gluon_tests_{mode}_")
+        records = scratch_directory(f"ll_peer_gluon_tests_{mode}_")
         env = {k: v for k, v in os.environ.items() if not k.startswith("LINEAR_LAYOUTS")}
         env.update(FLA_ATTNRES_GLUON="1", LL_PEER_MODE=mode, LL_PEER_OUT=records, PYTHONDONTWRITEBYTECODE="1",
                    TRITON_CACHE_DIR=os.path.join(records, "cache"),

@@ -9,8 +9,11 @@ the checkout (``python -m pip wheel --no-deps --wheel-dir dist .``), then
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import sys
+import tempfile
 from math import exp, log
 
 BENCHMARKS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -18,6 +21,16 @@ REPO_ROOT = os.path.dirname(BENCHMARKS)
 INSTALL_HINT = ("linear_layouts is not installed in this Python: from a clone run `make` or `pip install -e .`; "
                 "on a machine without network, build the wheel elsewhere (`python -m pip wheel --no-deps "
                 "--wheel-dir dist .`) and `python3 -m pip install --no-deps dist/linear_layouts-*.whl`")
+
+
+def scratch_directory(prefix: str) -> str:
+    """A fresh temporary directory, removed when this process exits (not before: gluon.jit reads
+    a kernel's source from its file whenever it compiles, and Triton's cache lives as long as the
+    process).  A forked child that exits leaves it to the process that made it."""
+    path = tempfile.mkdtemp(prefix=prefix)
+    maker = os.getpid()
+    atexit.register(lambda: os.getpid() == maker and shutil.rmtree(path, ignore_errors=True))
+    return path
 
 
 def require_package() -> None:

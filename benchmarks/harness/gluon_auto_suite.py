@@ -41,7 +41,7 @@ import warnings
 
 BENCHMARKS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-from harness.common import require_package, publish
+from harness.common import require_package, publish, scratch_directory
 from harness.gluon_forms import gap_recovery
 from harness.gluon_modes import FORM_OF, MODES, enable_for
 
@@ -200,14 +200,12 @@ def render(rows: list[dict], rounds: int, device: str, versions: str) -> str:
 def dry() -> list[dict]:
     """Compile every mode's form of every case for sm_90 on the CPU (no launch)."""
     require_package()
-    import tempfile
-
     from triton.experimental.gluon._runtime import GluonASTSource
 
     import linear_layouts
     from harness.gluon_auto_kernels import cases
     from harness.quiet_compile import compile_for_sm90
-    os.environ.setdefault("TRITON_CACHE_DIR", tempfile.mkdtemp(prefix="ll_gluon_auto_dry_"))
+    os.environ.setdefault("TRITON_CACHE_DIR", scratch_directory("ll_gluon_auto_dry_"))
     rows = []
     for case in cases():
         aligned = {(i,): [["tt.divisibility", 16]] for i in range(len(case.signature))}

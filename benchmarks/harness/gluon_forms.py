@@ -31,7 +31,8 @@ import importlib.util
 import itertools
 import os
 import sys
-import tempfile
+
+from harness.common import scratch_directory
 
 FORMS = ("expert", "auto", "newcomer")
 AUTHOR_LAYOUTS = {"BlockedLayout", "SliceLayout", "DistributedLinearLayout"}
@@ -191,7 +192,7 @@ def load_form(path: str, form: str, kernels_only: bool = False):
         text = form_source(f.read(), form, kernels_only)
     stem = os.path.splitext(os.path.basename(path))[0].replace("-", "_")
     name = f"ll_gluon_form_{stem}_{form}_{_LOADED}"
-    folder = tempfile.mkdtemp(prefix="ll_gluon_forms_")
+    folder = scratch_directory("ll_gluon_forms_")
     file = os.path.join(folder, name + ".py")
     with open(file, "w") as f:
         f.write(text)

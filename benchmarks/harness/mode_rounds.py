@@ -12,14 +12,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import tempfile
 
-from harness.common import module_command
+from harness.common import module_command, scratch_directory
 
 
 def run_mode_rounds(script: str, modes: tuple[str, ...], rounds: int, prefix: str) -> dict[str, list]:
     """{mode: [the child's JSON of each round]}."""
-    work = tempfile.mkdtemp(prefix=prefix)
+    work = scratch_directory(prefix)
     runs: dict = {m: [] for m in modes}
     for round_ in range(rounds):
         shift = round_ % len(modes)

@@ -35,8 +35,8 @@ import ast
 import importlib.util
 import os
 import sys
-import tempfile
 
+from harness.common import scratch_directory
 from harness.gluon_forms import _argument, _call_of, _hardware_layout_names, _layout_call, _set_argument
 
 AUTO_LAYOUTS = {"BlockedLayout", "SliceLayout"}
@@ -207,7 +207,7 @@ def load_kernels(path: str, form: str = "as_written", arange: str = "coalesced")
         text, lines = _kernel_source_and_lines(f.read(), form, arange)
     stem = os.path.splitext(os.path.basename(path))[0].replace("-", "_")
     name = f"ll_peer_gluon_{stem}_{form}_{arange}_{_LOADED}"
-    file = os.path.join(tempfile.mkdtemp(prefix="ll_peer_gluon_"), name + ".py")
+    file = os.path.join(scratch_directory("ll_peer_gluon_"), name + ".py")
     with open(file, "w") as f:
         f.write(text)
     ORIGIN[file] = (path, lines)
