@@ -27,15 +27,15 @@ MODULE = os.path.join(HERE, "..", "..", "test", "lit", "attach-layouts", "amd-mf
 def _cpu() -> float:
     """This process's CPU seconds, its waited-for children's (the forked parses), and the
     checker's (running: read from /proc)."""
-    from linear_layouts.passes.ir.parse_checker import _checkers
+    from linear_layouts.passes.ir import parse_checker
 
     t = os.times()
     total = t.user + t.system + t.children_user + t.children_system
-    for checker in _checkers.values():
-        if checker._process is not None:
-            with open(f"/proc/{checker._process.pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    checker = parse_checker._the_checker
+    if checker is not None and checker._process is not None:
+        with open(f"/proc/{checker._process.pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     return total
 
 

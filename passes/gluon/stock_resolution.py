@@ -9,10 +9,11 @@ stderr (exit 1)."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from typing import Optional
+
+from ..ir.sandbox import package_python
 
 
 def resolve_like_triton(text: str, filename: str = "<stdin>") -> str:
@@ -36,23 +37,11 @@ def main() -> None:
 
 # --------------------------------------------------------------------------- the parent's side
 
-# sys.argv[1]: the folder this process imports the package from, put where PYTHONPATH would put it
-_STOCK_SCRIPT = """
-import sys
-sys.path.insert(1, sys.argv.pop(1))
-from linear_layouts.passes.gluon.stock_resolution import main
-main()
-"""
-
-
 def triton_resolution(text: str, filename: str) -> tuple[Optional[str], str]:
     """Triton's own resolution of ``text`` (in a subprocess: it may abort): (resolved text,
     "") or (None, Triton's first error line)."""
-    # the child imports this package from where this process did (an installed copy, or the
-    # benchmarks' symlink to a checkout)
-    package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     try:
-        run = subprocess.run([sys.executable, "-c", _STOCK_SCRIPT, package_parent], input=text, capture_output=True,
+        run = subprocess.run(package_python(__name__, "main"), input=text, capture_output=True,
                              text=True, timeout=120)
     except subprocess.TimeoutExpired:
         return None, "timed out"

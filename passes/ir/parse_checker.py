@@ -22,12 +22,12 @@ A long-lived process parses many modules, so there the parse goes to the *checke
 its own, started on the first parse that needs it (about 0.4 s: it imports Triton's bindings),
 which parses each module (into a context it renews every few dozen parses) and answers whether
 Triton accepted it.  Triton's printout goes to a file the caller reads, as a forked child's goes
-to a pipe.  If Triton aborts,
-the checker dies of the signal; the caller reports it exactly as a forked child's death, and the
-next parse starts a new checker.  (A checker that dies before its first answer leaves the module
-to a forked child, which tells an abort from a checker that cannot start here; after the latter,
-the process forks as it did before the checker.)  The checker serves one process (a forked child of the caller
-starts its own) and exits when the caller closes its end (or exits).
+to a pipe.  If Triton aborts, the checker dies of the signal; the caller reports it exactly as a
+forked child's death, and the next parse starts a new checker.  (A checker that dies before its
+first answer leaves the module to a forked child, which tells an abort from a checker that
+cannot start here; after the latter, the process forks as it did before the checker.)  The
+checker serves one process (a forked child of the caller starts its own) and exits when the
+caller closes its end (or exits).
 
 A process that runs threads besides the main one does not fork here either: a thread may hold a
 lock (in malloc, in CUDA's runtime) that the child would wait on forever.
@@ -44,7 +44,7 @@ import tempfile
 import threading
 from typing import Callable, Optional
 
-from .sandbox import ChildOutcome, run_in_child
+from .sandbox import ChildOutcome, package_python, run_in_child
 
 # Above this much private memory (resident, not backed by a file) a process is one that lives long
 # and parses often (a pytest worker holds 200-1000 MB), and the checker's start pays for itself;
@@ -96,16 +96,6 @@ def parse_first(path: str, parse_in_child: Callable[[], str]) -> ChildOutcome:
 
 # --------------------------------------------------------------------------- the caller's side
 
-# sys.argv[1]: the folder this process imports the package from, put where PYTHONPATH would put
-# it (as passes.gluon.stock_resolution's child does); sys.argv[2]: the context's parses.
-_CHECKER_SCRIPT = """
-import sys
-sys.path.insert(1, sys.argv.pop(1))
-from linear_layouts.passes.ir.parse_checker import serve
-serve(int(sys.argv[1]))
-"""
-
-
 class Checker:
     """The checker process of this process, started on first use."""
 
@@ -115,12 +105,11 @@ class Checker:
         self._answered = 0            # by the running process
         self._lock = threading.Lock()
         self._process: Optional[subprocess.Popen] = None
-        self._owner = os.getpid()
+        self.owner = os.getpid()     # the process it serves
         atexit.register(self.close)
 
     def _start(self) -> subprocess.Popen:
-        package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-        return subprocess.Popen([sys.executable, "-c", _CHECKER_SCRIPT, package_parent, str(self._context_parses)],
+        return subprocess.Popen(package_python(__name__, "serve_from_argv", str(self._context_parses)),
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
 
     def parse(self, path: str) -> Optional[ChildOutcome]:
@@ -156,24 +145,28 @@ class Checker:
     def close(self) -> None:
         """End the checker (at exit; its stdin closing is its signal to go)."""
         process, self._process = self._process, None
-        if process is not None and os.getpid() == self._owner:
+        if process is not None and os.getpid() == self.owner:
             process.stdin.close()
             process.wait()
 
 
-_checkers: dict[int, Checker] = {}
+_the_checker: Optional[Checker] = None
 
 
 def _checker() -> Checker:
     """This process's checker (a forked child of a process with one makes its own)."""
-    pid = os.getpid()
-    if pid not in _checkers:
-        _checkers.clear()
-        _checkers[pid] = Checker()
-    return _checkers[pid]
+    global _the_checker
+    if _the_checker is None or _the_checker.owner != os.getpid():
+        _the_checker = Checker()
+    return _the_checker
 
 
 # --------------------------------------------------------------------------- the checker
+
+def serve_from_argv() -> None:
+    """The checker's entry (:meth:`Checker._start`): ``sys.argv[1]`` is its context's parses."""
+    serve(int(sys.argv[1]))
+
 
 def serve(context_parses: int = CONTEXT_PARSES) -> None:
     """The checker's loop: one JSON request a line on stdin (``path``: the module's file,

@@ -48,7 +48,7 @@ def parse_handle(text: str, filename: str, first_line: int, safe: bool, context=
         # (ll-opt parses each input in a child: about 0.3 s less a run, most of a small file's parse).
         ctx = new_context() if context is None else context
         if safe and hasattr(os, "fork"):
-            ok, diagnostics = _parse_file_in_child(temp_path, text)
+            ok, diagnostics = _parse_file_first(temp_path, text)
             if not ok:
                 raise IRError(rewrite_diagnostics(diagnostics, temp_path, filename)
                               or f"{filename}: error: Triton could not parse the module")
@@ -72,7 +72,7 @@ def _nesting_depth(text: str) -> int:
     return deepest
 
 
-def _parse_file_in_child(path: str, text: str) -> tuple[bool, str]:
+def _parse_file_first(path: str, text: str) -> tuple[bool, str]:
     """Parse ``path`` (holding ``text``) in a forked child, or in the checker where forking costs
     more (``parse_checker``): (ok, diagnostics).  If Triton aborts on the input, only the child
     or the checker dies."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import faulthandler
 import os
+import sys
 import tempfile
 from dataclasses import dataclass
 from typing import Callable, Optional
@@ -86,3 +87,13 @@ def run_forked(function: Callable[[], str]) -> str:
     if not outcome.ok:
         raise IRError(outcome.output.strip() or "Triton's back end failed")
     return outcome.returned
+
+
+def package_python(module: str, function: str, *arguments: str) -> list[str]:
+    """The command line of a new Python that calls ``function()`` of ``module`` (a module of this
+    package, as its ``__name__`` names it), with ``arguments`` as ``sys.argv[1:]``.  The child
+    imports the package from where this process did (an installed copy, or a checkout some
+    folder above maps): that folder goes where PYTHONPATH would put it."""
+    package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    script = f"import sys\nsys.path.insert(1, sys.argv.pop(1))\nfrom {module} import {function}\n{function}()\n"
+    return [sys.executable, "-c", script, package_parent, *arguments]

@@ -63,9 +63,8 @@ def _reduce_op(text: str):
 
 
 def _walk(module):
-    from linear_layouts.passes.ir.snapshot import functions_with_bodies as _functions
-    from linear_layouts.passes.ir.snapshot import ops_under
-    for function in _functions(module):
+    from linear_layouts.passes.ir.snapshot import functions_with_bodies, ops_under
+    for function in functions_with_bodies(module):
         yield from ops_under(function)
 
 
