@@ -24,7 +24,7 @@ kernel compiled and writes a report of their layout conversions when the process
 # and every test errors at setup (``test_first_use.py`` imports the file as pytest does).
 from linear_layouts.passes.version import __version__
 
-__all__ = ["LayoutError", "LinearLayout", "__version__", "enable", "disable", "enabled", "stats"]
+__all__ = ["LayoutError", "LinearLayout", "__version__", "enable", "disable", "enabled", "stats", "port"]
 
 
 def __getattr__(name):
@@ -34,6 +34,13 @@ def __getattr__(name):
         from linear_layouts import dialect
         return getattr(dialect, name)
     raise AttributeError(f"module 'linear_layouts' has no attribute {name!r}")
+
+
+def port(kernel, target: str = "sm90", **launch):
+    """A ``@triton.jit`` kernel as Gluon source with every layout written out (``passes.port``):
+    ``port(kernel, target="sm90", num_warps=4, x_ptr="*fp16", n="i32", BLOCK=1024)``."""
+    from linear_layouts.passes.port.port import port as port_kernel
+    return port_kernel(kernel, target, **launch)
 
 
 def enable(mode: str = "linear", **options):

@@ -1,0 +1,159 @@
+"""A port checked against its original.
+
+On any machine: the port compiles for the target; its argument list is the original's; every
+global load and store it emits is at least as wide as the original's (counted from the assembly:
+as many instructions or fewer for the same kernel); the original's matrix instruction is kept;
+the conversions it keeps are counted beside the original's.  On a GPU, with sample tensors and a
+``grid``: both kernels run on copies of the same inputs and every tensor argument is compared
+afterwards (bits, or ``atol``/``rtol`` where the reduction order may differ).
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from dataclasses import dataclass, field
+
+from .translation import PortError
+
+_NVIDIA_ACCESS = re.compile(r"\b(ld|st)\.global(?:\.[a-z]+)*?(?:\.v(\d))?\.[bfsu](\d+)\b")
+_AMD_ACCESS = re.compile(r"\b(global|buffer)_(load|store)_(dwordx(\d)|dword|short|ushort|byte|ubyte|b(\d+))\b")
+_MMA = ("wgmma.mma_async", "mma.sync", "tcgen05.mma", "v_mfma", "v_wmma")
+
+
+@dataclass
+class Accesses:
+    loads: list = field(default_factory=list)    # bytes per instruction
+    stores: list = field(default_factory=list)
+
+    def describe(self) -> str:
+        def one(widths):
+            if not widths:
+                return "none"
+            counts = {}
+            for width in widths:
+                counts[width] = counts.get(width, 0) + 1
+            return ", ".join(f"{n} x {w} B" for w, n in sorted(counts.items(), reverse=True))
+        return f"loads {one(self.loads)}; stores {one(self.stores)}"
+
+
+def global_accesses(assembly: str) -> Accesses:
+    """The global loads and stores of PTX or AMDGCN text, each with its width in bytes."""
+    found = Accesses()
+    for kind, vector, bits in _NVIDIA_ACCESS.findall(assembly):
+        (found.loads if kind == "ld" else found.stores).append(int(vector or 1) * int(bits) // 8)
+    for _, kind, _, dwords, bits in _AMD_ACCESS.findall(assembly):
+        width = int(dwords) * 4 if dwords else (int(bits) // 8 if bits else 4)
+        (found.loads if kind == "load" else found.stores).append(width)
+    return found
+
+
+def mma_instructions(assembly: str) -> set:
+    return {name for name in _MMA if name in assembly}
+
+
+@dataclass
+class PortCheck:
+    compiled: bool = False
+    same_arguments: bool = False
+    original: Accesses = None
+    ported: Accesses = None
+    as_wide: bool = False
+    original_mma: set = field(default_factory=set)
+    ported_mma: set = field(default_factory=set)
+    original_conversions: int = 0
+    ported_conversions: int = 0
+    outputs: str = "not run (no GPU or no sample tensors)"
+
+    @property
+    def ok(self) -> bool:
+        return self.compiled and self.same_arguments and self.as_wide and self.original_mma <= self.ported_mma and \
+            not self.outputs.startswith("differ")
+
+    def summary(self) -> str:
+        lines = [f"compiled for the target: {'yes' if self.compiled else 'no'}",
+                 f"same arguments as the original: {'yes' if self.same_arguments else 'no'}",
+                 f"global accesses, original: {self.original.describe()}",
+                 f"global accesses, port:     {self.ported.describe()}  "
+                 f"({'at least as wide' if self.as_wide else 'NARROWER than the original'})",
+                 f"layout conversions: original {self.original_conversions}, port {self.ported_conversions}"]
+        if self.original_mma or self.ported_mma:
+            lines.append(f"matrix instructions: original {sorted(self.original_mma)}, port {sorted(self.ported_mma)}")
+        lines.append(f"outputs: {self.outputs}")
+        return "\n".join(lines)
+
+
+def compile_port(source: str, kernel_name: str, launch):
+    """Compile the port's source for ``launch``; (compiled kernel, the Gluon kernel object)."""
+    import triton
+
+    from .launch import gpu_target
+    from .port import _loaded
+    try:
+        from triton.experimental.gluon._runtime import GluonASTSource
+    except ImportError:   # pragma: no cover
+        from triton.experimental.gluon import GluonASTSource
+    with _loaded(source) as (module, _):
+        kernel = getattr(module, kernel_name)
+        compiled = triton.compile(GluonASTSource(kernel, dict(launch.signature), dict(launch.constexprs),
+                                                 attrs=launch.attrs),
+                                  target=gpu_target(launch.target),
+                                  options={"num_warps": launch.num_warps, "num_stages": launch.num_stages})
+    return compiled, kernel
+
+
+def check_port(made, jit_fn, launch_arguments, grid=None, atol=None, rtol=None) -> PortCheck:
+    result = PortCheck()
+    launch = made.launch
+    try:
+        compiled, kernel = compile_port(made.source, made.kernel_name, launch)
+    except Exception as error:
+        lines = str(error).strip().splitlines()
+        raise PortError(f"the port of {made.kernel_name} does not compile for {launch.target}: "
+                        f"{lines[-1] if lines else type(error).__name__}") from None
+    result.compiled = True
+    result.same_arguments = list(inspect.signature(kernel.fn).parameters) == list(inspect.signature(jit_fn.fn).parameters)
+    assembly = compiled.asm.get("ptx", "") or compiled.asm.get("amdgcn", "")
+    result.original = global_accesses(made.original.ptx)
+    result.ported = global_accesses(assembly)
+    result.as_wide = (len(result.ported.loads) <= len(result.original.loads) and
+                      len(result.ported.stores) <= len(result.original.stores))
+    result.original_mma = mma_instructions(made.original.ptx)
+    result.ported_mma = mma_instructions(assembly)
+    result.original_conversions = made.original.ttgir.count("ttg.convert_layout")
+    result.ported_conversions = compiled.asm["ttgir"].count("ttg.convert_layout")
+    if grid is not None:
+        result.outputs = run_both(jit_fn, made.source, made.kernel_name, launch_arguments, grid, launch, atol, rtol)
+    return result
+
+
+def run_both(jit_fn, source, kernel_name, arguments, grid, launch, atol=None, rtol=None) -> str:
+    """Run the original and the port on copies of the same tensors; compare every tensor after."""
+    try:
+        import torch
+    except ImportError:
+        return "not run (no torch)"
+    if not torch.cuda.is_available():
+        return "not run (no GPU)"
+    from .port import _loaded
+    tensors = [name for name, value in arguments.items() if hasattr(value, "data_ptr")]
+    if not tensors:
+        return "not run (no sample tensors)"
+    first = {name: (value.clone() if name in tensors else value) for name, value in arguments.items()}
+    second = {name: (value.clone() if name in tensors else value) for name, value in arguments.items()}
+    options = {"num_warps": launch.num_warps}
+    jit_fn[grid](**first, **options)
+    with _loaded(source) as (module, _):
+        getattr(module, kernel_name)[grid](**second, **options)
+        torch.cuda.synchronize()
+    worst = 0.0
+    for name in tensors:
+        a, b = first[name], second[name]
+        if torch.equal(a, b):
+            continue
+        if atol is None and rtol is None:
+            return f"differ in {name} (bits; give atol/rtol where the order of a reduction may differ)"
+        if not torch.allclose(a.float(), b.float(), atol=atol or 0, rtol=rtol or 0, equal_nan=True):
+            return f"differ in {name} beyond atol={atol} rtol={rtol}"
+        worst = max(worst, (a.float() - b.float()).abs().max().item())
+    return "equal (bits)" if worst == 0 else f"equal within tolerance (largest difference {worst:g})"

@@ -1,0 +1,407 @@
+"""The edited kernel built by Gluon's own front end, which tells the port where layouts go.
+
+Gluon's front end is the authority on what a Gluon kernel may be: it gives every tensor a
+layout by the same rules for every op (a reduction's result is a slice of its input's layout,
+``x[:, None]`` needs a slice along that dimension, two operands must have one layout) and it
+refuses two different layouts meeting in one op.  So the port does not re-implement those rules:
+it builds the edited kernel (``tl`` -> ``gl``, no layout written) with Gluon's front end and
+answers, at the few places a layout is chosen, what Triton's compile of the original chose there
+(:class:`~.original.TritonCompile`):
+
+* a tensor made from nothing (``arange``, ``full``, ``zeros``) gets the layout Triton gave the op
+  at that position; where Triton gave it several (it recomputes index arithmetic in each layout
+  it is needed in), the first, and a use that needs another converts; where none (CSE merged it
+  with an equal op elsewhere), the first of an equal op; else it stays automatic, and Gluon's
+  resolution carries a layout to it from the ops it meets;
+* a load, store or atomic gets the layout Triton's coalescing chose for it: an automatic pointer
+  is set to it, a pointer with another layout is converted;
+* two operands with different layouts (a broadcast, a ``where``, a store's value against its
+  pointer) and an ``expand_dims`` of a slice along another dimension: the operand whose layout is
+  not Triton's at that position is converted (a recorded :class:`Conversion`, which the port writes
+  into the source as ``gl.convert_layout``).
+
+After the front end, Triton's ``gluon-resolve-auto-encodings`` gives every automatic value its
+layout, and each source's layout is read back from its value.
+
+Where the ops of a position are: Triton's locations put an op at the source expression that made
+it; under triton 3.6 an op is at the last sub-expression visited before it (the location is not
+restored after a visit), from 3.7 at the expression itself, and columns count from the ``def``'s
+column.  :class:`Positions` answers both ways, for the original and for the edited text alike.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import os
+from dataclasses import dataclass, field
+from typing import Optional
+
+from ..gluon.layout_expression import advice_layout_expression
+from .translation import PortError
+
+ANCHORED_OPS = ("tt.load", "tt.store", "tt.atomic_rmw", "tt.atomic_cas")
+SOURCE_OPS = ("tt.make_range", "tt.splat", "arith.constant")
+
+
+@dataclass
+class Conversion:
+    """A ``gl.convert_layout`` the port writes: the operand expression (an AST node of the
+    edited text and its function) converted to ``encoding`` (MLIR text) at its use."""
+
+    span: tuple                       # (line, col, end line, end col) in the edited module
+    function: str                     # the edited function it is in
+    encoding: str
+    shape: tuple
+    why: str
+
+
+@dataclass
+class Source:
+    """A tensor made from nothing, and the value that tells its layout once resolved."""
+
+    span: tuple
+    function: str
+    value: object
+    encoding: str = ""
+    shape: tuple = ()
+
+
+@dataclass
+class Trial:
+    conversions: list = field(default_factory=list)
+    sources: list = field(default_factory=list)
+    module_text: str = ""
+
+
+def _version_restores_locations() -> bool:
+    """From triton 3.7 a visit restores the location it found; under 3.6 it does not."""
+    import triton
+    major, minor = (int(x) for x in triton.__version__.split(".")[:2])
+    return (major, minor) >= (3, 7)
+
+
+_KNOWN_LAYOUTS = []    # (Gluon layout object, MLIR text) of every layout made from Triton's text
+
+
+def layout_object(encoding: str, shape: tuple):
+    """The Gluon layout object of an MLIR layout attribute."""
+    import triton.experimental.gluon.language as gl
+    expression = advice_layout_expression(encoding, shape)
+    if expression is None:
+        raise PortError(f"no Gluon expression for the layout {encoding}")
+    layout = eval(expression, {"gl": gl})   # our own expression text: gl.BlockedLayout(...) and the like
+    if not any(known == layout for known, _ in _KNOWN_LAYOUTS):
+        _KNOWN_LAYOUTS.append((layout, encoding))
+    return layout
+
+
+def layout_text(layout) -> str:
+    """The MLIR text of a Gluon layout object the port made or Gluon derived from one."""
+    from triton.experimental.gluon.language._layouts import BlockedLayout, SliceLayout
+    for known, text in _KNOWN_LAYOUTS:
+        if known == layout:
+            return text
+    if isinstance(layout, SliceLayout):
+        return f"#ttg.slice<{{dim = {layout.dim}, parent = {layout_text(layout.parent)}}}>"
+    if isinstance(layout, BlockedLayout):
+        return (f"#ttg.blocked<{{sizePerThread = {list(layout.size_per_thread)}, threadsPerWarp = "
+                f"{list(layout.threads_per_warp)}, warpsPerCTA = {list(layout.warps_per_cta)}, order = {list(layout.order)}}}>")
+    raise PortError(f"the port cannot write the layout {layout}")
+
+
+class _Recorder:
+    """The state of one trial build (what the patched front end saw and did)."""
+
+    def __init__(self, original, positions, files):
+        self.original = original          # TritonCompile
+        self.positions = positions        # (codegen file, node) -> the original's (file, line, col) key
+        self.files = files                # the edited files (where user nodes are)
+        self.stack = []                   # (codegen, node) of visits under way, user files only
+        self.last_started = None          # the last user node whose visit started (3.6's location)
+        self.origins = {}                 # id(value) -> (value, codegen, node)
+        self.trial = Trial()
+        self.restores = _version_restores_locations()
+
+    # -- where the op being made is, as Triton's locations say
+    def current_key(self):
+        if self.restores:
+            if not self.stack:
+                return None
+            codegen, node = self.stack[-1]
+        else:
+            if self.last_started is None:
+                return None
+            codegen, node = self.last_started
+        return self.positions(codegen, node)
+
+    def current_function(self) -> str:
+        return self.stack[-1][0].jit_fn.__name__ if self.stack else "?"
+
+    def triton_layouts(self, *names, shape=None) -> list:
+        key = self.current_key()
+        if key is None:
+            return []
+        found = []
+        for op in self.original.at(key, *names):
+            if shape is not None and tuple(op.shape) != tuple(shape):
+                continue
+            if op.encoding not in found:
+                found.append(op.encoding)
+        return found
+
+    def anywhere(self, name: str, shape: tuple, text: str = "") -> list:
+        """The layouts of ``name`` ops of ``shape`` anywhere in the original (where CSE merged
+        the op of this position into an equal one elsewhere), in program order."""
+        found = []
+        for _, op in self.original.ops:
+            if op.name == name and tuple(op.shape) == tuple(shape) and text in op.text and op.encoding not in found:
+                found.append(op.encoding)
+        return found
+
+    def convert(self, semantic, value, layout, why: str):
+        """Convert ``value`` (a tensor the user's text made) to ``layout``; record it."""
+        origin = self.origins.get(id(value))
+        if origin is None or origin[0] is not value:
+            raise PortError(f"{self.where()}: two layouts meet on a value the port cannot name in the source ({why})")
+        _, codegen, node = origin
+        shape = tuple(value.type.shape)
+        converted = semantic.convert_layout(value, layout)
+        self.trial.conversions.append(Conversion(span_of(codegen, node), codegen.jit_fn.__name__, layout_text(layout),
+                                                 shape, why))
+        self.origins[id(converted)] = (converted, codegen, node)
+        return converted
+
+    def where(self) -> str:
+        key = self.current_key()
+        return f"{os.path.basename(key[0])}:{key[1]}" if key else "the kernel"
+
+
+def span_of(codegen, node) -> tuple:
+    """``node``'s span in the edited module's lines (columns from 0, as ``ast`` counts)."""
+    return (codegen.begin_line + node.lineno, node.col_offset,
+            codegen.begin_line + node.end_lineno, node.end_col_offset)
+
+
+def _is_auto(layout) -> bool:
+    from triton.experimental.gluon.language._layouts import AutoLayout
+    return isinstance(layout, AutoLayout)
+
+
+def _distributed(value) -> bool:
+    ty = getattr(value, "type", None)
+    return ty is not None and hasattr(ty, "layout") and ty.is_block()
+
+
+@contextlib.contextmanager
+def _patched_front_end(recorder: _Recorder):
+    from triton.compiler import code_generator
+    from triton.experimental.gluon.language import _semantic
+
+    Generator = code_generator.CodeGenerator
+    Semantic = _semantic.GluonSemantic
+    saved = {name: getattr(Semantic, name) for name in
+             ("broadcast_impl_value", "expand_dims", "load", "store", "arange", "full", "atomic_rmw", "atomic_cas")
+             if hasattr(Semantic, name)}
+    saved_visit = Generator.visit
+
+    def visit(self, node):
+        ours = os.path.realpath(self.file_name or "") in recorder.files and hasattr(node, "lineno")
+        if ours:
+            recorder.stack.append((self, node))
+            recorder.last_started = (self, node)
+        try:
+            result = saved_visit(self, node)
+        finally:
+            if ours:
+                recorder.stack.pop()
+        if ours and isinstance(node, ast.expr) and _distributed(result):
+            recorder.origins[id(result)] = (result, self, node)
+        return result
+
+    def prefer(semantic, first, second, why):
+        """(first, second) with one layout: the one Triton had here, else the first's."""
+        shape = semantic._broadcast_shapes(first.type.get_block_shapes(), second.type.get_block_shapes())
+        chosen = None
+        for encoding in recorder.triton_layouts(shape=shape):
+            candidate = layout_object(encoding, shape)
+            if candidate in (first.type.layout, second.type.layout):
+                chosen = candidate
+                break
+        if chosen is None or chosen == first.type.layout:
+            return first, recorder.convert(semantic, second, first.type.layout, why)
+        return recorder.convert(semantic, first, chosen, why), second
+
+    def broadcast_impl_value(self, lhs, rhs):
+        if _distributed(lhs) and _distributed(rhs):
+            left, right = lhs.type.layout, rhs.type.layout
+            if not _is_auto(left) and not _is_auto(right) and left != right:
+                lhs, rhs = prefer(self, lhs, rhs, "operands in two layouts")
+        return saved["broadcast_impl_value"](self, lhs, rhs)
+
+    def expand_dims(self, input, axis):
+        from triton.experimental.gluon.language._layouts import SliceLayout
+        if _distributed(input) and not _is_auto(input.type.layout):
+            layout = input.type.layout
+            if not (isinstance(layout, SliceLayout) and layout.dim == axis):
+                shape = list(input.type.shape)
+                shape.insert(axis, 1)
+                parents = recorder.triton_layouts("tt.expand_dims", shape=tuple(shape))
+                if parents:
+                    parent = layout_object(parents[0], tuple(shape))
+                elif isinstance(layout, SliceLayout):
+                    parent = layout.parent
+                else:
+                    raise PortError(f"{recorder.where()}: expand_dims of a tensor that is not a slice "
+                                    "and no layout of Triton's to expand it to")
+                input = recorder.convert(self, input, SliceLayout(axis, parent), "expand_dims needs a slice")
+        return saved["expand_dims"](self, input, axis)
+
+    def anchored(semantic, ptr, names, why):
+        if not _distributed(ptr):
+            return ptr
+        shape = tuple(ptr.type.shape)
+        chosen = recorder.triton_layouts(*names, shape=shape)
+        if not chosen:
+            return ptr
+        layout = layout_object(chosen[0], shape)
+        if _is_auto(ptr.type.layout):
+            result = semantic.set_auto_layout(ptr, layout)
+            if id(ptr) in recorder.origins:    # the same expression of the source, now laid out
+                recorder.origins[id(result)] = (result,) + recorder.origins[id(ptr)][1:]
+            return result
+        if ptr.type.layout != layout:
+            return recorder.convert(semantic, ptr, layout, why)
+        return ptr
+
+    def follow(semantic, value, ptr, why):
+        """A store's value (an atomic's operand) in its pointer's layout."""
+        if not _distributed(value) or not _distributed(ptr):
+            return value
+        if _is_auto(value.type.layout):
+            return semantic.set_auto_layout(value, ptr.type.layout) if not _is_auto(ptr.type.layout) else value
+        if value.type.layout != ptr.type.layout and not _is_auto(ptr.type.layout):
+            return recorder.convert(semantic, value, ptr.type.layout, why)
+        return value
+
+    def load(self, ptr, *args, **kwargs):
+        ptr = anchored(self, ptr, ("tt.load",), "the load's layout as Triton coalesced it")
+        return saved["load"](self, ptr, *args, **kwargs)
+
+    def store(self, ptr, val, *args, **kwargs):
+        ptr = anchored(self, ptr, ("tt.store",), "the store's layout as Triton coalesced it")
+        val = follow(self, val, ptr, "the stored value in its pointer's layout")
+        return saved["store"](self, ptr, val, *args, **kwargs)
+
+    def atomic_rmw(self, op, ptr, val, *args, **kwargs):
+        ptr = anchored(self, ptr, ("tt.atomic_rmw",), "the atomic's layout as Triton chose it")
+        val = follow(self, val, ptr, "the atomic's value in its pointer's layout")
+        return saved["atomic_rmw"](self, op, ptr, val, *args, **kwargs)
+
+    def arange(self, start, end, layout=None, *args, **kwargs):
+        if layout is None or _is_auto(layout):
+            chosen = recorder.triton_layouts("tt.make_range", shape=(end - start,)) or recorder.anywhere(
+                "tt.make_range", (end - start,), f"end = {end} : i32, start = {start} : i32")
+            if chosen:
+                layout = layout_object(chosen[0], (end - start,))
+        result = saved["arange"](self, start, end, layout, *args, **kwargs)
+        record_source(result)
+        return result
+
+    def full(self, shape, value, dtype, layout=None, *args, **kwargs):
+        if shape and (layout is None or _is_auto(layout)):
+            chosen = recorder.triton_layouts(*SOURCE_OPS, shape=tuple(shape)) or recorder.anywhere(
+                "tt.splat", tuple(shape)) or recorder.anywhere("arith.constant", tuple(shape))
+            if chosen:
+                layout = layout_object(chosen[0], tuple(shape))
+        result = saved["full"](self, shape, value, dtype, layout, *args, **kwargs)
+        if shape:
+            record_source(result)
+        return result
+
+    def record_source(result):
+        if recorder.stack:
+            codegen, node = recorder.stack[-1]
+            recorder.trial.sources.append(Source(span_of(codegen, node), codegen.jit_fn.__name__, result))
+
+    replacements = {"broadcast_impl_value": broadcast_impl_value, "expand_dims": expand_dims, "load": load,
+                    "store": store, "arange": arange, "full": full, "atomic_rmw": atomic_rmw}
+    try:
+        Generator.visit = visit
+        for name, function in replacements.items():
+            if name in saved:
+                setattr(Semantic, name, function)
+        yield
+    finally:
+        Generator.visit = saved_visit
+        for name, function in saved.items():
+            setattr(Semantic, name, function)
+
+
+def build_trial(kernel, launch, original, positions, files) -> Trial:
+    """Build ``kernel`` (the edited ``gluon.jit`` function) for ``launch`` with the front end
+    patched as the module docstring says, resolve what stayed automatic, and read back the
+    layouts of its tensor sources."""
+    from triton._C.libtriton import ir, passes
+    from triton.compiler.compiler import make_backend
+    from triton.compiler.errors import CompilationError
+
+    from .launch import gpu_target
+    try:
+        from triton.experimental.gluon._runtime import GluonASTSource
+    except ImportError:   # pragma: no cover - every supported release has it
+        from triton.experimental.gluon import GluonASTSource
+
+    target = gpu_target(launch.target)
+    backend = make_backend(target)
+    options = backend.parse_options({"num_warps": launch.num_warps, "num_stages": launch.num_stages})
+    context = ir.context()
+    ir.load_dialects(context)
+    backend.load_dialects(context)
+    source = GluonASTSource(kernel, dict(launch.signature), dict(launch.constexprs), attrs=launch.attrs)
+    recorder = _Recorder(original, positions, files)
+    try:
+        with _patched_front_end(recorder):
+            module = source.make_ir(target, options, backend.get_codegen_implementation(options),
+                                    backend.get_module_map(), context)
+    except CompilationError as error:
+        cause = error.__cause__ or error.__context__
+        if isinstance(cause, PortError):
+            raise cause from None
+        message = str(error).strip().splitlines()
+        raise PortError(f"Gluon's front end rejected the port: {message[-1] if message else error}") from None
+    manager = ir.pass_manager(context)
+    passes.gluon.add_inliner(manager)
+    passes.gluon.add_resolve_auto_encodings(manager)
+    import inspect as _inspect
+    try:
+        takes_name = "str" in (_inspect.getdoc(manager.run) or "")    # 3.9: run(module, name)
+        manager.run(module, "port") if takes_name else manager.run(module)
+    except RuntimeError as error:
+        raise PortError(f"the layouts Triton chose do not resolve in Gluon: {str(error).splitlines()[0]}") from None
+    trial = recorder.trial
+    trial.module_text = str(module)
+    for item in trial.sources:
+        type_text = str(item.value.handle.get_type())
+        item.shape = tuple(item.value.type.shape)
+        item.encoding = _encoding_of(type_text, trial.module_text)
+    return trial
+
+
+def _encoding_of(type_text: str, module_text: str) -> str:
+    """The layout attribute of a printed tensor type, aliases expanded from the module's text."""
+    import re
+    match = re.search(r",\s*(#.*)>$", type_text)
+    if not match:
+        raise PortError(f"no layout in {type_text}")
+    encoding = match.group(1)
+    aliases = dict(re.findall(r"^(#[\w.]+) = (#ttg\..*)$", module_text, flags=re.M))
+    for _ in range(8):
+        expanded = re.sub(r"#(?!ttg\.|ttng\.|gluon\.|amdgpu\.)[\w.]+\b", lambda m: aliases.get(m.group(0), m.group(0)),
+                          encoding)
+        if expanded == encoding:
+            break
+        encoding = expanded
+    if "gluon.auto_encoding" in encoding:
+        raise PortError("a tensor's layout stayed automatic after Gluon's resolution")
+    return encoding

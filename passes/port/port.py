@@ -1,0 +1,406 @@
+"""``port()``: a ``@triton.jit`` kernel as a Gluon module with every layout written out.
+
+The steps (each in its own module):
+
+1. the launch (:mod:`.launch`) and Triton's compile of the original for it (:mod:`.original`);
+2. the kernel and every ``@triton.jit`` function it calls, edited into Gluon (:mod:`.translation`);
+3. the edited module built by Gluon's front end with Triton's choices at the places a layout is
+   chosen (:mod:`.gluon_build`): which layout each tensor source gets, where a conversion goes;
+4. the module written: the kernel's own text, its layouts named once at the top of its body with
+   a comment of where each comes from, ``gl.convert_layout`` where two layouts meet, ``tl.dot`` as
+   the target's matrix instruction (:mod:`.matmul`);
+5. checked (:mod:`.check`): the written module compiled for the target, its global accesses at
+   least as wide as the original's, its argument list the original's.
+
+Example (a row softmax, 4 warps, sm_90)::
+
+    @gluon.jit
+    def softmax_kernel(out_ptr, in_ptr, in_stride, out_stride, n_cols, BLOCK: gl.constexpr):
+        COLS: gl.constexpr = gl.BlockedLayout([4], [32], [4], [0])  # Triton's layout for cols ...
+        row = gl.program_id(0)
+        cols = gl.arange(0, BLOCK, layout=COLS)
+        ...
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import sys
+import tempfile
+from dataclasses import dataclass, field
+
+from ..gluon.layout_expression import advice_layout_expression
+from .gluon_build import build_trial
+from .launch import LaunchError, launch_for
+from .original import compile_original
+from .text_edits import EditedText
+from .translation import PortError, translate
+
+__all__ = ["PortError", "port", "Port"]
+
+
+@dataclass
+class Port:
+    """A port and what it was made from (``port(..., details=True)``)."""
+
+    source: str
+    kernel_name: str
+    launch: object
+    original: object = None             # TritonCompile
+    conversions: list = field(default_factory=list)
+    layouts: dict = field(default_factory=dict)       # name -> (expression, why)
+    check: object = None
+
+
+def unwrap(kernel):
+    """The ``triton.jit`` function under ``@triton.autotune`` / ``@triton.heuristics``, and the
+    autotuner's configs (or None)."""
+    from triton.runtime.jit import JITFunction
+    configs = None
+    seen = kernel
+    for _ in range(8):
+        if isinstance(seen, JITFunction):
+            if getattr(seen, "is_gluon", lambda: False)():
+                raise PortError(f"{seen.fn.__name__} is a Gluon kernel already")
+            return seen, configs
+        if hasattr(seen, "configs") and configs is None:
+            configs = list(seen.configs)
+        if not hasattr(seen, "fn"):
+            break
+        seen = seen.fn
+    raise PortError(f"{getattr(kernel, '__name__', type(kernel).__name__)} is not a @triton.jit function")
+
+
+def port(kernel, target: str = "sm90", *, num_warps: int = None, num_stages: int = None, config: int = None,
+         check: bool = False, details: bool = False, **launch_arguments):
+    """Port ``kernel`` (a ``@triton.jit`` function, also under ``@triton.autotune`` or
+    ``@triton.heuristics``) to Gluon for ``target`` (sm80, sm90, sm100, sm120, gfx942, gfx950)
+    and the launch its keyword arguments describe: a type string (``"*fp16"``, ``"i32"``) or a
+    sample value for each argument, the value of each ``tl.constexpr``, ``num_warps`` and
+    ``num_stages``.  Under ``@triton.autotune``, ``config`` picks the configuration (default:
+    the first) whose constexprs, warps and stages the port takes.
+
+    Returns the Gluon module's source: a kernel of the same name and the same parameters, so the
+    original's launch line launches the port.  ``check=True`` compiles it for the target and
+    compares it with the original (:mod:`.check`; on a GPU, outputs too when sample tensors are
+    given); ``details=True`` returns a :class:`Port` instead of the text."""
+    jit_fn, configs = unwrap(kernel)
+    if configs:
+        chosen = configs[config or 0]
+        for name, value in chosen.kwargs.items():
+            launch_arguments.setdefault(name, value)
+        num_warps = num_warps or chosen.num_warps
+        num_stages = num_stages or chosen.num_stages
+    try:
+        launch = launch_for(jit_fn, target, num_warps or 4, num_stages or 3, **launch_arguments)
+    except LaunchError as error:
+        raise PortError(str(error)) from None
+    made = _port(jit_fn, launch, configs is not None)
+    if check:
+        from .check import check_port
+        made.check = check_port(made, jit_fn, launch_arguments)
+    return made if details else made.source
+
+
+def _port(jit_fn, launch, autotuned: bool) -> Port:
+    translations = _translations(jit_fn)
+    files = {t.source.file for t in translations}
+    try:
+        original = compile_original(jit_fn, launch, files)
+    except Exception as error:   # Triton's own compile of the original failed: nothing to port from
+        lines = str(error).strip().splitlines()
+        raise PortError(f"Triton does not compile {jit_fn.fn.__name__} for {launch.describe()}: "
+                        f"{lines[-1] if lines else type(error).__name__}") from None
+    from .matmul import plan_dots
+    dots = plan_dots(translations, original, launch)
+    trial_text, placement = _module_text(translations, launch, dots, final=False)
+    with _loaded(trial_text) as (module, path):
+        positions = _positions(placement, path)
+        trial = build_trial(getattr(module, jit_fn.fn.__name__), launch, original, positions, {path})
+    result = Port("", jit_fn.fn.__name__, launch, original)
+    _write_layouts(translations, placement, trial, result, positions)
+    result.source, _ = _module_text(translations, launch, dots, final=True, layouts=result.layouts)
+    return result
+
+
+def _translations(jit_fn) -> list:
+    """The kernel's translation and its helpers', helpers first (each once)."""
+    done, order = {}, []
+
+    def visit(fn, name=None):
+        key = (fn.fn.__module__, fn.fn.__qualname__, name)
+        if key in done:
+            return
+        done[key] = True
+        translation = translate(fn, helper_name=name)
+        for helper_name, helper in translation.helpers.items():
+            visit(helper, helper_name if helper_name.startswith("_tl_") else None)
+        order.append(translation)
+
+    visit(jit_fn)
+    return order
+
+
+# --------------------------------------------------------------------------- the module text
+
+_HEADER = '''"""Gluon port of {name} for {launch} (written by linear_layouts.port).
+
+Each layout is Triton's own choice for the original at that line, named once at the top of the
+kernel; gl.convert_layout stands where two layouts meet, as Triton's compile of the original
+converts there.  Launch it exactly as the original: the same name, the same arguments, the same
+num_warps ({warps}).
+"""
+
+import triton
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+'''
+
+
+def _module_text(translations, launch, dots, final: bool, layouts=None):
+    """The module: header, imports the functions need, constants, helpers, the kernel.  Returns
+    (text, placement: [(translation, first line of its text in the module)])."""
+    parts = [_HEADER.format(name=translations[-1].name, launch=launch.describe(), warps=launch.num_warps)]
+    imports, constants = [], []
+    for t in translations:
+        for name, module in t.modules.items():
+            line = f"import {module.__name__} as {name}" if module.__name__.rsplit(".", 1)[-1] != name or \
+                "." in module.__name__ else f"import {name}"
+            if "." in module.__name__ and module.__name__.rsplit(".", 1)[-1] == name:
+                line = f"from {module.__name__.rsplit('.', 1)[0]} import {name}"
+            if line not in imports:
+                imports.append(line)
+        for name, value in t.constants.items():
+            line = f"{name} = gl.constexpr({value!r})"
+            if line not in constants:
+                constants.append(line)
+    imports += dots.imports
+    text = parts[0] + "".join(line + "\n" for line in imports)
+    if constants:
+        text += "\n" + "".join(line + "\n" for line in constants)
+    if dots.helpers:
+        text += "\n\n" + dots.helpers
+    placement = []
+    for t in translations:
+        text += "\n\n"
+        first = text.count("\n") + 1
+        edits = t.edits if not final else t.final_edits
+        body = edits.text()
+        lines = body.split("\n")
+        if t.source.indent:
+            lines = [line[t.source.indent:] if line[:t.source.indent].strip() == "" else line for line in lines]
+        text += "\n".join(lines).rstrip("\n") + "\n"
+        placement.append((t, first))
+    return text, placement
+
+
+class _loaded:
+    """The module text written to a temporary file and imported (Gluon reads a kernel's source
+    from its file); the file is removed afterwards."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def __enter__(self):
+        handle, self.path = tempfile.mkstemp(prefix="ll_port_", suffix=".py")
+        with os.fdopen(handle, "w") as out:
+            out.write(self.text)
+        self.path = os.path.realpath(self.path)
+        name = os.path.basename(self.path)[:-3]
+        spec = importlib.util.spec_from_file_location(name, self.path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        try:
+            spec.loader.exec_module(module)
+        except Exception as error:
+            sys.modules.pop(name, None)
+            os.unlink(self.path)
+            raise PortError(f"the ported module does not load: {type(error).__name__}: {error}") from None
+        self.name = name
+        return module, self.path
+
+    def __exit__(self, *exc):
+        sys.modules.pop(self.name, None)
+        os.unlink(self.path)
+        return False
+
+
+def _restores() -> bool:
+    from .gluon_build import _version_restores_locations
+    return _version_restores_locations()
+
+
+def _positions(placement, path):
+    """codegen, node of the module at ``path`` -> the original's (file, line, col) key, as
+    Triton's locations of the original give it (see :mod:`.gluon_build`)."""
+    restores = _restores()
+
+    def locate(codegen, node):
+        line = codegen.begin_line + node.lineno
+        col = node.col_offset
+        return _original_position(placement, line, col, restores)
+    return locate
+
+
+def _original_position(placement, line, col, restores, raw=False):
+    for translation, first in reversed(placement):
+        if line >= first:
+            text = translation.source
+            original_line = text.first_line + (line - first)
+            _, original_col = translation.edits.original_position(original_line, col + text.indent)
+            if raw:
+                return translation, original_line, original_col
+            base = text.indent + 1 if restores else 0
+            return text.file, original_line, original_col - text.indent + base
+    return None
+
+
+# --------------------------------------------------------------------------- layouts written out
+
+def _write_layouts(translations, placement, trial, result: Port, positions) -> None:
+    """Each translation's final edits: a layout keyword on every source, conversions, names."""
+    for t in translations:
+        t.final_edits = EditedText(list(t.edits.lines), t.edits.first_line)
+        t.final_edits._replacements = list(t.edits._replacements)
+        t.final_edits._inserts = list(t.edits._inserts)
+        t.layout_names = {}
+    namer = _Namer()
+    seen_sources = {}
+    for item in trial.sources:
+        span = _span(placement, item.span)
+        if span is None:
+            continue
+        translation, start, end = span
+        key = (id(translation), start)
+        if seen_sources.get(key, item.encoding) != item.encoding:
+            raise PortError(f"{os.path.basename(translation.source.file)}:{start[0]}: one source line makes "
+                            "tensors of two layouts (a loop unrolled over layouts)")
+        if key in seen_sources:
+            continue
+        seen_sources[key] = item.encoding
+        if re.match(r"gl\.(zeros|full)_like\b", translation.edits.lines[start[0] - translation.edits.first_line][start[1]:]):
+            continue
+        hint = (_assigned_name(translation, start) or "tensor") + "_layout"
+        name = namer.name(item.encoding, item.shape, hint, translation, f"Triton's layout for {hint[:-7]} (line {start[0]})")
+        result.sources = getattr(result, "sources", 0) + 1
+        translation.final_edits.insert(end[0], end[1] - 1, f", layout={name}")
+    seen_conversions = {}
+    for conversion in trial.conversions:
+        span = _span(placement, conversion.span)
+        if span is None:
+            raise PortError("a conversion the port needs has no place in the source")
+        translation, start, end = span
+        key = (id(translation), start, end)
+        if key in seen_conversions:
+            if seen_conversions[key] != conversion.encoding:
+                raise PortError(f"{os.path.basename(translation.source.file)}:{start[0]}: one expression needs two "
+                                "conversions (a loop unrolled over layouts)")
+            continue
+        seen_conversions[key] = conversion.encoding
+        hint = "converted"
+        name = namer.name(conversion.encoding, conversion.shape, hint, translation,
+                          f"converted to at line {start[0]}: {conversion.why}")
+        translation.final_edits.wrap(start, end, "gl.convert_layout(", f", {name})")
+        result.conversions.append((start[0], conversion.why))
+    result.layouts = namer.definitions
+    for t in translations:
+        _place_definitions(t, namer, t is translations[-1])
+
+
+def _span(placement, span):
+    """(translation, start, end) in the original's file coordinates of a generated-text span."""
+    line, col, end_line, end_col = span
+    start = _original_position(placement, line, col, _restores(), raw=True)
+    end = _original_position(placement, end_line, end_col, _restores(), raw=True)
+    if start is None or end is None or start[0] is not end[0]:
+        return None
+    return start[0], start[1:], end[1:]
+
+
+def _assigned_name(translation, start) -> str:
+    """The variable of the innermost assignment whose value holds the expression at ``start``."""
+    import ast
+    text = translation.source
+    best, best_start = "", None
+    for node in ast.walk(text.tree):
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if len(targets) != 1 or not isinstance(targets[0], ast.Name):
+                continue
+            if text.start(node.value) <= start < text.end(node.value) and (best_start is None or
+                                                                          text.start(node) > best_start):
+                best, best_start = targets[0].id, text.start(node)
+    return best
+
+
+def _place_definitions(translation, namer, is_kernel: bool) -> None:
+    """``NAME: gl.constexpr = ...  # why`` lines at the top of the function's body."""
+    import ast
+    used = [name for name, users in namer.users.items() if id(translation) in users]
+    if not used:
+        return
+    body = translation.source.tree.body
+    first = body[0]
+    if isinstance(first, ast.Expr) and isinstance(getattr(first, "value", None), ast.Constant) and \
+            isinstance(first.value.value, str) and len(body) > 1:
+        first = body[1]
+    line, col = translation.source.start(first)
+    indent = " " * col
+    lines = []
+    for name in used:
+        expression, why = namer.definitions[name]
+        lines.append(f"{name}: gl.constexpr = {expression}  # {why}\n{indent}")
+    translation.final_edits.insert(line, col, "".join(lines))
+
+
+class _Namer:
+    """One name per layout: from the variable it first lays out (``cols`` -> ``COLS``), a slice
+    written as a slice of its named parent."""
+
+    def __init__(self):
+        self.names = {}           # encoding -> name
+        self.definitions = {}     # name -> (expression, why, translation ids using it)
+        self.users = {}           # name -> set of translation ids
+
+    def name(self, encoding: str, shape: tuple, hint: str, translation, why: str) -> str:
+        from ...dialect.attribute_parser import parse_attribute
+        from ...dialect.attributes import SliceEncoding
+        if encoding in self.names:
+            name = self.names[encoding]
+            self.users[name].add(id(translation))
+            return name
+        expression = None
+        try:
+            attr = parse_attribute(encoding)
+        except Exception:
+            attr = None
+        if type(attr) is SliceEncoding:
+            parent_text = _parent_text(encoding)
+            parent_shape = tuple(list(shape[:attr.dim]) + [1] + list(shape[attr.dim:]))
+            stem = hint[:-len("_layout")] if hint.endswith("_layout") else hint
+            parent = self.name(parent_text, parent_shape, f"{stem}_{len(parent_shape)}d_layout", translation,
+                               f"{stem} is a slice of this {len(parent_shape)}-D layout")
+            expression = f"gl.SliceLayout({attr.dim}, {parent})"
+        if expression is None:
+            expression = advice_layout_expression(encoding, shape)
+        if expression is None:
+            raise PortError(f"no Gluon expression for the layout {encoding}")
+        base = re.sub(r"[^A-Za-z0-9]+", "_", hint).strip("_").upper() or "LAYOUT"
+        if base[0].isdigit():
+            base = "L_" + base
+        name, k = base, 2
+        while name in self.definitions:
+            name, k = f"{base}_{k}", k + 1
+        self.names[encoding] = name
+        self.definitions[name] = (expression, why)
+        self.users[name] = {id(translation)}
+        return name
+
+
+def _parent_text(encoding: str) -> str:
+    match = re.match(r"#ttg\.slice<\{dim = \d+, parent = (.*)\}>$", encoding.strip())
+    if not match:
+        raise PortError(f"cannot read the parent of {encoding}")
+    return match.group(1)

@@ -1,0 +1,242 @@
+"""A ``@triton.jit`` function's own text, edited into Gluon.
+
+What changes, and nothing else (comments and formatting stay):
+
+* ``@triton.jit`` becomes ``@gluon.jit``; ``tl.X`` becomes ``gl.X`` where Gluon has ``X``
+  (``tl.math.exp`` -> ``gl.exp``, ``tl.debug_barrier`` -> ``gl.barrier``, ``tl.trans(x)`` ->
+  ``gl.permute(x, (1, 0))``, ``tl.range(a, b)`` -> ``range(a, b)``);
+* a function of ``triton.language`` written in Triton itself that Gluon lacks (``tl.sigmoid``,
+  ``tl.argmax``, ``tl.cumsum`` under 3.6) is ported as a helper beside the kernel, as is every
+  ``@triton.jit`` function of the user's that the kernel calls;
+* the calls that make a tensor from nothing (``tl.arange``, ``tl.full``, ``tl.zeros``) are
+  recorded: the port gives each its layout (:mod:`.port`); ``tl.dot`` calls are recorded for
+  :mod:`.matmul`.
+
+A construct with no Gluon form here (block pointers, tensor descriptors, ``tl.cat``, random
+numbers) is a :class:`PortError` naming it and its line.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import os
+import textwrap
+import types
+from dataclasses import dataclass, field
+
+from .text_edits import EditedText
+
+
+class PortError(Exception):
+    """What the port cannot do, with where: one line for the user, nothing written."""
+
+
+TENSOR_SOURCES = {"arange", "full", "zeros", "zeros_like", "full_like"}
+_RENAMED = {"debug_barrier": "barrier", "view": "reshape"}
+_UNSUPPORTED = {
+    "make_block_ptr": "block pointers (tl.make_block_ptr)",
+    "advance": "block pointers (tl.advance)",
+    "make_tensor_descriptor": "tensor descriptors (tl.make_tensor_descriptor)",
+    "load_tensor_descriptor": "tensor descriptors",
+    "store_tensor_descriptor": "tensor descriptors",
+    "cat": "tl.cat",
+    "rand": "random numbers (tl.rand)", "randn": "random numbers (tl.randn)", "randint": "random numbers (tl.randint)",
+    "dot_scaled": "tl.dot_scaled",
+}
+
+
+def _is_triton_language(value) -> bool:
+    return isinstance(value, types.ModuleType) and (value.__name__ == "triton.language" or
+                                                    value.__name__.startswith("triton.language."))
+
+
+def _jit_function(value):
+    from triton.runtime.jit import JITFunction
+    return value if isinstance(value, JITFunction) else None
+
+
+@dataclass
+class FunctionText:
+    """One function's source and where it sits in its file."""
+
+    fn: object                      # the Python function
+    file: str
+    first_line: int
+    indent: int
+    tree: ast.FunctionDef
+    lines: list
+
+    @classmethod
+    def of(cls, fn) -> "FunctionText":
+        try:
+            lines, first = inspect.getsourcelines(fn)
+        except (OSError, TypeError) as error:
+            raise PortError(f"cannot read the source of {getattr(fn, '__name__', fn)}: {error}") from None
+        text = "".join(lines)
+        dedented = textwrap.dedent(text)
+        indent = len(lines[0]) - len(lines[0].lstrip()) if dedented != text else 0
+        tree = ast.parse(dedented).body[0]
+        return cls(fn, os.path.realpath(inspect.getsourcefile(fn)), first, indent, tree,
+                   [line.rstrip("\n") for line in lines])
+
+    def position(self, node) -> tuple:
+        """(file, line, 0-based col) of ``node``'s start."""
+        return self.file, self.first_line + node.lineno - 1, node.col_offset + self.indent
+
+    def end(self, node) -> tuple:
+        return self.first_line + node.end_lineno - 1, node.end_col_offset + self.indent
+
+    def start(self, node) -> tuple:
+        return self.first_line + node.lineno - 1, node.col_offset + self.indent
+
+    def mlir_position(self, node) -> tuple:
+        """The position Triton's locations give ``node`` (columns from 1)."""
+        file, line, col = self.position(node)
+        return file, line, col + 1
+
+
+@dataclass
+class Translation:
+    """One function edited into Gluon (:func:`translate`)."""
+
+    source: FunctionText
+    edits: EditedText
+    tensor_sources: list = field(default_factory=list)   # ast.Call nodes making a tensor from nothing
+    dots: list = field(default_factory=list)             # ast.Call nodes of tl.dot
+    helpers: dict = field(default_factory=dict)          # name in the port -> JITFunction to port too
+    constants: dict = field(default_factory=dict)        # global name -> value (numbers, constexprs)
+    modules: dict = field(default_factory=dict)          # global name -> module (libdevice and the like)
+
+    @property
+    def name(self) -> str:
+        return self.source.tree.name
+
+
+def translate(jit_fn, helper_name: str = None) -> Translation:
+    """Edit ``jit_fn`` (a ``triton.jit`` function) into Gluon text; ``helper_name`` renames it
+    (a function of ``triton.language`` ported beside the kernel)."""
+    import triton.experimental.gluon.language as gl
+
+    text = FunctionText.of(jit_fn.fn)
+    edits = EditedText(list(text.lines), text.first_line)
+    result = Translation(text, edits)
+    scope = jit_fn.fn.__globals__
+    tree = text.tree
+    local_names = {arg.arg for arg in tree.args.args} | {
+        node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
+
+    # the decorators: one @gluon.jit
+    if tree.decorator_list:
+        first, last = tree.decorator_list[0], tree.decorator_list[-1]
+        (line, col), (end_line, end_col) = text.start(first), text.end(last)
+        if line != end_line:
+            for extra in range(line + 1, end_line + 1):
+                edits.replace(extra, 0, len(text.lines[extra - text.first_line]), "")
+            end_col = len(text.lines[line - text.first_line])
+        edits.replace(line, col, end_col, "gluon.jit")
+    if helper_name:
+        line, _ = text.start(tree)
+        source_line = text.lines[line - text.first_line + len(tree.decorator_list)]
+        at = source_line.index("def ") + 4
+        row = line + len(tree.decorator_list)
+        edits.replace(row, at, at + len(tree.name), helper_name)
+
+    def root_module(node):
+        """The triton.language module an attribute chain starts from, or None."""
+        if isinstance(node, ast.Name) and node.id not in local_names:
+            value = scope.get(node.id)
+            return value if _is_triton_language(value) else None
+        return None
+
+    def line_of(node) -> int:
+        return text.first_line + node.lineno - 1
+
+    def language_name(node):
+        """``tl.X`` / ``tl.math.X`` / ``core.X`` -> "X"; None for other expressions."""
+        if isinstance(node, ast.Attribute):
+            if root_module(node.value) is not None:
+                return node.attr
+            if isinstance(node.value, ast.Attribute) and root_module(node.value.value) is not None and \
+                    node.value.attr in ("math", "core", "standard", "semantic"):
+                return node.attr
+        if isinstance(node, ast.Name) and node.id not in local_names:
+            value = scope.get(node.id)
+            import triton.language as tl
+            if value is not None and getattr(tl, node.id, None) is value and not isinstance(value, types.ModuleType):
+                return node.id     # from triton.language import sum
+        return None
+
+    handled = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            name = language_name(node.func)
+            if name in TENSOR_SOURCES:
+                result.tensor_sources.append(node)
+            elif name == "dot":
+                result.dots.append(node)
+                handled.update(id(sub) for sub in ast.walk(node.func))
+            elif name == "trans":
+                # tl.trans(x) / tl.trans(x, 1, 0) -> gl.permute(x, (1, 0))
+                handled.update(id(sub) for sub in ast.walk(node.func))
+                dims = [ast.unparse(a) for a in node.args[1:]]
+                order = "(" + ", ".join(dims) + ")" if dims else "(1, 0)"
+                start, end = text.start(node), text.end(node)
+                arg_end = text.end(node.args[0])
+                edits.replace(start[0], start[1], text.start(node.args[0])[1] if start[0] == text.start(node.args[0])[0]
+                              else start[1], "gl.permute(")
+                if arg_end[0] == end[0]:
+                    edits.replace(end[0], arg_end[1], end[1], f", {order})")
+                else:
+                    raise PortError(f"{text.file}:{line_of(node)}: tl.trans over several lines")
+            elif name == "range":
+                handled.update(id(sub) for sub in ast.walk(node.func))
+                start, end = text.start(node.func), text.end(node.func)
+                edits.replace(start[0], start[1], end[1], "range")
+                dropped = [kw for kw in node.keywords if kw.arg not in (None, "step")]
+                for keyword in dropped:   # num_stages, loop_unroll_factor...: a plain loop in the port
+                    pass
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and id(node) not in handled:
+            name = language_name(node)
+            if name is None:
+                continue
+            handled.update(id(sub) for sub in ast.walk(node))
+            start, end = text.start(node), text.end(node)
+            if name in _UNSUPPORTED:
+                raise PortError(f"{text.file}:{line_of(node)}: the port cannot express {_UNSUPPORTED[name]} yet")
+            if name == "range":
+                edits.replace(start[0], start[1], end[1], "range")
+            elif name in _RENAMED:
+                edits.replace(start[0], start[1], end[1], f"gl.{_RENAMED[name]}")
+            elif hasattr(gl, name):
+                edits.replace(start[0], start[1], end[1], f"gl.{name}")
+            else:
+                import triton.language as tl
+                helper = _jit_function(getattr(tl, name, None)) or _jit_function(getattr(tl.standard, name, None))
+                if helper is None:
+                    raise PortError(f"{text.file}:{line_of(node)}: tl.{name} has no Gluon form the port knows")
+                result.helpers[f"_tl_{name}"] = helper
+                edits.replace(start[0], start[1], end[1], f"_tl_{name}")
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in local_names:
+            value = scope.get(node.id)
+            if value is None or id(node) in handled:
+                continue
+            if language_name(node) is not None:
+                start, end = text.start(node), text.end(node)
+                edits.replace(start[0], start[1], end[1], f"gl.{node.id}")
+                continue
+            helper = _jit_function(value)
+            if helper is not None:
+                result.helpers[node.id] = helper
+            elif isinstance(value, types.ModuleType):
+                if value.__name__ == "triton" or _is_triton_language(value):
+                    continue
+                result.modules[node.id] = value
+            elif isinstance(value, (int, float, bool)) or type(value).__name__ == "constexpr":
+                result.constants[node.id] = getattr(value, "value", value)
+            elif node.id in dir(__builtins__) if isinstance(__builtins__, dict) else hasattr(__builtins__, node.id):
+                continue
+            else:
+                raise PortError(f"{text.file}:{line_of(node)}: the port cannot carry the global {node.id!r} "
+                                f"({type(value).__name__})")
+    return result
