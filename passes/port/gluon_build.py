@@ -37,7 +37,6 @@ import os
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ..gluon.layout_expression import advice_layout_expression
 from .translation import PortError
 
 ANCHORED_OPS = ("tt.load", "tt.store", "tt.atomic_rmw", "tt.atomic_cas")
@@ -87,9 +86,8 @@ _KNOWN_LAYOUTS = []    # (Gluon layout object, MLIR text) of every layout made f
 def layout_object(encoding: str, shape: tuple):
     """The Gluon layout object of an MLIR layout attribute."""
     import triton.experimental.gluon.language as gl
-    expression = advice_layout_expression(encoding, shape)
-    if expression is None:
-        raise PortError(f"no Gluon expression for the layout {encoding}")
+    from .matmul import gluon_layout_expression
+    expression = gluon_layout_expression(encoding, shape)
     layout = eval(expression, {"gl": gl})   # our own expression text: gl.BlockedLayout(...) and the like
     if not any(known == layout for known, _ in _KNOWN_LAYOUTS):
         _KNOWN_LAYOUTS.append((layout, encoding))
@@ -159,6 +157,11 @@ class _Recorder:
                 found.append(op.encoding)
         return found
 
+    def dot_results(self, shape: tuple) -> list:
+        return [op.encoding for _, op in self.original.ops
+                if op.name in ("ttng.warp_group_dot", "tt.dot", "ttng.tc_gen5_mma", "ttng.tmem_load")
+                and tuple(op.shape) == shape]
+
     def convert(self, semantic, value, layout, why: str):
         """Convert ``value`` (a tensor the user's text made) to ``layout``; record it."""
         origin = self.origins.get(id(value))
@@ -190,7 +193,7 @@ def _is_auto(layout) -> bool:
 
 def _distributed(value) -> bool:
     ty = getattr(value, "type", None)
-    return ty is not None and hasattr(ty, "layout") and ty.is_block()
+    return ty is not None and hasattr(ty, "layout") and getattr(ty, "is_block", lambda: False)()
 
 
 @contextlib.contextmanager
@@ -310,8 +313,10 @@ def _patched_front_end(recorder: _Recorder):
 
     def full(self, shape, value, dtype, layout=None, *args, **kwargs):
         if shape and (layout is None or _is_auto(layout)):
-            chosen = recorder.triton_layouts(*SOURCE_OPS, shape=tuple(shape)) or recorder.anywhere(
-                "tt.splat", tuple(shape)) or recorder.anywhere("arith.constant", tuple(shape))
+            # a dot's accumulator layout first (the loop it is carried through keeps it), then
+            # Triton's layout here, then a constant Triton hoisted (no position)
+            chosen = recorder.dot_results(tuple(shape))[:1] or recorder.triton_layouts(*SOURCE_OPS, shape=tuple(shape)) \
+                or recorder.anywhere("arith.constant", tuple(shape)) + recorder.anywhere("tt.splat", tuple(shape))
             if chosen:
                 layout = layout_object(chosen[0], tuple(shape))
         result = saved["full"](self, shape, value, dtype, layout, *args, **kwargs)
@@ -368,8 +373,8 @@ def build_trial(kernel, launch, original, positions, files) -> Trial:
         cause = error.__cause__ or error.__context__
         if isinstance(cause, PortError):
             raise cause from None
-        message = str(error).strip().splitlines()
-        raise PortError(f"Gluon's front end rejected the port: {message[-1] if message else error}") from None
+        lines = [line for line in str(error).strip().splitlines() if line.strip() and line.strip() != "^"]
+        raise PortError(f"Gluon's front end rejected the port: {lines[-1] if lines else error}") from None
     manager = ir.pass_manager(context)
     passes.gluon.add_inliner(manager)
     passes.gluon.add_resolve_auto_encodings(manager)

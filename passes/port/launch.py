@@ -106,6 +106,11 @@ def launch_for(kernel, target: str, num_warps: int = 4, num_stages: int = 3, div
             launch.signature[name] = "constexpr"
             launch.constexprs[name] = value
             continue
+        if isinstance(value, int) and not isinstance(value, bool) and value == 1:
+            # a launch specializes an integer equal to 1 as the constant 1 (a unit stride)
+            launch.signature[name] = "constexpr"
+            launch.constexprs[name] = 1
+            continue
         launch.signature[name], divides = _argument_type(name, value)
         if divisible and divides:
             launch.divisible.add(name)

@@ -1,21 +1,244 @@
-"""``tl.dot`` as the target's matrix instruction."""
+"""``tl.dot`` as the target's matrix instruction, with the layouts Triton chose for it.
+
+Triton lowers ``tl.dot(a, b, acc)`` by target; the port writes the same in Gluon, as a small
+``@gluon.jit`` helper beside the kernel (inlined by Gluon) called where ``tl.dot`` stood:
+
+* sm_90 (``ttng.warp_group_dot`` in Triton's TTGIR): both operands stored to shared memory in
+  Triton's NVMMA shared layouts, ``fence_async_shared``, ``warpgroup_mma`` and its wait, the
+  accumulator in Triton's ``NVMMADistributedLayout`` (version 3);
+* sm_80, sm_120 and sm_90 shapes wgmma cannot take (``tt.dot`` on ``#ttg.nvidia_mma`` version 2):
+  ``mma_v2`` on the operands converted to Triton's dot-operand layouts;
+* gfx942 / gfx950 (``tt.dot`` on ``#ttg.amd_mfma``): ``mfma`` likewise;
+* sm_100 (``ttng.tc_gen5_mma``): the operands in shared memory, the accumulator in tensor memory,
+  ``tcgen05_mma``, a commit to an mbarrier and its wait, the result loaded back in the register
+  layout Triton reads tensor memory with.
+
+The layouts are named once at the top of the module (``DOT_<line>_...``).  Pipelining
+(``num_stages``) is not written: each iteration loads, then multiplies.
+"""
 
 from __future__ import annotations
 
+import ast
+import re
 from dataclasses import dataclass, field
 
+from ..gluon.layout_expression import advice_layout_expression
 from .translation import PortError
+
+_DOT_OPS = ("ttng.warp_group_dot", "tt.dot", "ttng.tc_gen5_mma")
+_ALIAS = re.compile(r"^(#[\w.]+) = (#.*)$", re.M)
 
 
 @dataclass
 class DotPlan:
     imports: list = field(default_factory=list)
     helpers: str = ""
+    definitions: list = field(default_factory=list)    # (name, expression, why) at the module's top
+
+
+_WGMMA = '''
+@gluon.jit
+def _dot_wgmma(a, b, acc, A_SHARED: gl.constexpr, B_SHARED: gl.constexpr, ACC: gl.constexpr):
+    """acc + a @ b with Hopper's warpgroup MMA: both operands through shared memory."""
+    if acc is None:
+        acc = gl.zeros([a.shape[0], b.shape[1]], gl.float32, ACC)
+    a_smem = gl.allocate_shared_memory(a.dtype, a.shape, A_SHARED, a)
+    b_smem = gl.allocate_shared_memory(b.dtype, b.shape, B_SHARED, b)
+    fence_async_shared()
+    acc = warpgroup_mma(a_smem, b_smem, gl.convert_layout(acc, ACC), is_async=True)
+    done = warpgroup_mma_wait(num_outstanding=0, deps=[acc, a_smem, b_smem])
+    return done[0]
+'''
+
+_MMA_V2 = '''
+@gluon.jit
+def _dot_mma_v2(a, b, acc, A_OPERAND: gl.constexpr, B_OPERAND: gl.constexpr, ACC: gl.constexpr):
+    """acc + a @ b with mma.sync: the operands in Triton's dot-operand layouts."""
+    if acc is None:
+        acc = gl.zeros([a.shape[0], b.shape[1]], gl.float32, ACC)
+    return mma_v2(gl.convert_layout(a, A_OPERAND), gl.convert_layout(b, B_OPERAND), gl.convert_layout(acc, ACC))
+'''
+
+_MFMA = '''
+@gluon.jit
+def _dot_mfma(a, b, acc, A_OPERAND: gl.constexpr, B_OPERAND: gl.constexpr, ACC: gl.constexpr):
+    """acc + a @ b with AMD's MFMA: the operands in Triton's dot-operand layouts."""
+    if acc is None:
+        acc = gl.zeros([a.shape[0], b.shape[1]], gl.float32, ACC)
+    return mfma(gl.convert_layout(a, A_OPERAND), gl.convert_layout(b, B_OPERAND), gl.convert_layout(acc, ACC))
+'''
+
+_TCGEN05 = '''
+@gluon.jit
+def _dot_tcgen05(a, b, acc, A_SHARED: gl.constexpr, B_SHARED: gl.constexpr, ACC_TMEM: gl.constexpr,
+                 ACC: gl.constexpr):
+    """acc + a @ b with Blackwell's tcgen05: operands in shared memory, the accumulator in tensor memory."""
+    if acc is None:
+        acc = gl.zeros([a.shape[0], b.shape[1]], gl.float32, ACC)
+    a_smem = gl.allocate_shared_memory(a.dtype, a.shape, A_SHARED, a)
+    b_smem = gl.allocate_shared_memory(b.dtype, b.shape, B_SHARED, b)
+    acc_tmem = allocate_tensor_memory(gl.float32, [a.shape[0], b.shape[1]], ACC_TMEM, gl.convert_layout(acc, ACC))
+    done = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    mbarrier.init(done, count=1)
+    fence_async_shared()
+    tcgen05_mma(a_smem, b_smem, acc_tmem)
+    tcgen05_commit(done)
+    mbarrier.wait(done, 0)
+    mbarrier.invalidate(done)
+    return acc_tmem.load(ACC)
+'''
+
+
+def _expand(encoding: str, aliases: dict) -> str:
+    for _ in range(8):
+        expanded = re.sub(r"#(?!ttg\.|ttng\.|gluon\.|amdgpu\.)[\w.]+\b", lambda m: aliases.get(m.group(0), m.group(0)),
+                          encoding)
+        if expanded == encoding:
+            return expanded
+        encoding = expanded
+    return encoding
+
+
+def gluon_layout_expression(encoding: str, shape=None) -> str:
+    """Gluon text of a layout a dot needs (the advice's expressions, and AMD's MFMA ones)."""
+    mfma = re.match(r"#ttg\.amd_mfma<\{version = (\d+), warpsPerCTA = \[([\d, ]+)\], "
+                    r"(?:tilesPerWarp = \[[\d, ]+\], )?instrShape = \[([\d, ]+)\], isTransposed = (\w+)", encoding)
+    if mfma:
+        return (f"gl.amd.AMDMFMALayout(version={mfma.group(1)}, instr_shape=[{mfma.group(3)}], "
+                f"transposed={mfma.group(4) == 'true'}, warps_per_cta=[{mfma.group(2)}])")
+    operand = re.match(r"#ttg\.dot_op<\{opIdx = (\d), parent = (.*), kWidth = (\d+)\}>$", encoding)
+    if operand and "amd_mfma" in operand.group(2):
+        return (f"gl.DotOperandLayout(operand_index={operand.group(1)}, parent={gluon_layout_expression(operand.group(2))}, "
+                f"k_width={operand.group(3)})")
+    tmem = re.match(r"#ttng\.tensor_memory_encoding<\{?blockM = (\d+), blockN = (\d+), colStride = (\d+)", encoding)
+    if tmem:
+        return f"TensorMemoryLayout(block=({tmem.group(1)}, {tmem.group(2)}), col_stride={tmem.group(3)})"
+    expression = advice_layout_expression(encoding, shape)
+    if expression is None:
+        raise PortError(f"no Gluon expression for the dot layout {encoding}")
+    return expression
+
+
+def _dot_ops(original, translation, call) -> list:
+    """Triton's dot ops made by ``call`` (a tl.dot node): those whose position lies in its span."""
+    text = translation.source
+    (line, col), (end_line, end_col) = text.start(call), text.end(call)
+    found = []
+    for position, op in original.ops:
+        if position is None:
+            continue
+        file, op_line, op_col = position
+        if file != text.file or op.name not in _DOT_OPS:
+            continue
+        # columns as Triton counts them: from 1 past the def's column (3.7 on) or from 0 (3.6)
+        for base in (text.indent + 1, 0):
+            c = op_col - base + text.indent
+            if (line, col) <= (op_line, c) <= (end_line, end_col):
+                found.append(op)
+                break
+    return found
 
 
 def plan_dots(translations, original, launch) -> DotPlan:
+    """Rewrite every ``tl.dot`` call of ``translations`` (their edits) into a helper call."""
     plan = DotPlan()
-    for t in translations:
-        if t.dots:
-            raise PortError("tl.dot is not ported yet")
+    aliases = dict(_ALIAS.findall(original.ttgir))
+    kinds = set()
+    for translation in translations:
+        for call in translation.dots:
+            ops = _dot_ops(original, translation, call)
+            line = translation.source.start(call)[0]
+            if not ops:
+                raise PortError(f"{translation.source.file}:{line}: no matrix op in Triton's compile for this tl.dot")
+            op = ops[0]
+            loads = [o for _, o in original.ops if o.name == "ttng.tmem_load" and len(o.shape) == 2]
+            layouts = _dot_layouts(op, aliases, line, (_expand(loads[0].encoding, aliases), loads[0].shape) if loads else None)
+            kind = {"ttng.warp_group_dot": "wgmma", "ttng.tc_gen5_mma": "tcgen05"}.get(op.name)
+            if kind is None:
+                kind = "mfma" if "amd_mfma" in op.encoding else "mma_v2"
+            kinds.add(kind)
+            names = []
+            for role, (encoding, shape, why) in layouts.items():
+                name = f"DOT_{line}_{role}"
+                plan.definitions.append((name, gluon_layout_expression(encoding, shape), why))
+                names.append(name)
+            _rewrite_call(translation, call, f"_dot_{kind}", names)
+    if not kinds:
+        return plan
+    plan.imports.append("")
+    for kind in sorted(kinds):
+        plan.imports += {
+            "wgmma": ["from triton.experimental.gluon.language.nvidia.hopper import (fence_async_shared, warpgroup_mma,",
+                      "                                                          warpgroup_mma_wait)"],
+            "mma_v2": ["from triton.experimental.gluon.language.nvidia.ampere import mma_v2"],
+            "mfma": ["from triton.experimental.gluon.language.amd.cdna3 import mfma"],
+            "tcgen05": ["from triton.experimental.gluon.language.nvidia.blackwell import (TensorMemoryLayout, "
+                        "allocate_tensor_memory,", "    fence_async_shared, mbarrier, tcgen05_commit, tcgen05_mma)"],
+        }[kind]
+    helpers = "".join({"wgmma": _WGMMA, "mma_v2": _MMA_V2, "mfma": _MFMA, "tcgen05": _TCGEN05}[k] for k in sorted(kinds))
+    constants = "".join(f"{name} = gl.constexpr({expression})  # {why}\n" for name, expression, why in plan.definitions)
+    plan.helpers = constants + "\n" + helpers.lstrip("\n")
     return plan
+
+
+def _dot_layouts(op, aliases, line, tmem_register_layout=None) -> dict:
+    """role -> (encoding, shape, why) of one dot op of Triton's."""
+    text = _expand(op.text, aliases)
+    acc = (op.encoding, op.shape, f"Triton's accumulator layout for the tl.dot at line {line}")
+    if op.name in ("ttng.warp_group_dot", "ttng.tc_gen5_mma"):
+        shared = re.findall(r"!ttg\.memdesc<([0-9x]+)x\w+, (#ttg\.nvmma_shared<\{[^}]*\}>)", text)
+        if len(shared) < 2:
+            raise PortError(f"line {line}: Triton's wgmma keeps an operand in registers, which the port does not write yet")
+        result = {"A_SHARED": (shared[0][1], None, f"Triton's shared layout of the tl.dot's a (line {line})"),
+                  "B_SHARED": (shared[1][1], None, f"Triton's shared layout of the tl.dot's b (line {line})")}
+        if op.name == "ttng.tc_gen5_mma":
+            tmem = re.search(r"(#ttng\.tensor_memory_encoding<[^>]*>)", text)
+            if not tmem:
+                raise PortError(f"line {line}: no tensor-memory layout in Triton's tcgen05 op")
+            result["ACC_TMEM"] = (tmem.group(1), None, f"Triton's tensor-memory layout of the accumulator (line {line})")
+            if tmem_register_layout is None:
+                raise PortError(f"line {line}: Triton's compile reads no accumulator back from tensor memory")
+            acc = (*tmem_register_layout, f"the registers Triton reads the accumulator into (line {line})")
+        result["ACC"] = acc
+        return result
+    operands = re.findall(r"tensor<([0-9x]+)x\w+, (#ttg\.dot_op<\{opIdx = (\d).*?kWidth = \d+\}>)>", text)
+    by_index = {index: (encoding, tuple(int(d) for d in shape.split("x"))) for shape, encoding, index in operands}
+    if "0" not in by_index or "1" not in by_index:
+        raise PortError(f"line {line}: Triton's tl.dot here is not a matrix instruction the port writes (FMA)")
+    return {"A_OPERAND": (*by_index["0"], f"Triton's layout of the tl.dot's a (line {line})"),
+            "B_OPERAND": (*by_index["1"], f"Triton's layout of the tl.dot's b (line {line})"),
+            "ACC": acc}
+
+
+def _rewrite_call(translation, call: ast.Call, helper: str, layout_names: list) -> None:
+    """``tl.dot(a, b[, acc])`` -> ``helper(a, b, acc_or_None, LAYOUTS...)``."""
+    text = translation.source
+    edits = translation.edits
+    start, end = text.start(call.func), text.end(call.func)
+    edits.replace(start[0], start[1], end[1], helper)
+    arguments = list(call.args)
+    keywords = {kw.arg: kw for kw in call.keywords}
+    unknown = set(keywords) - {"acc", "input_precision", "allow_tf32", "out_dtype", "max_num_imprecise_acc"}
+    if unknown:
+        raise PortError(f"{text.file}:{start[0]}: tl.dot's {sorted(unknown)[0]}= is not ported")
+    if "out_dtype" in keywords and "float32" not in ast.unparse(keywords["out_dtype"].value):
+        raise PortError(f"{text.file}:{start[0]}: tl.dot with out_dtype other than float32 is not ported")
+    if len(arguments) > 3:
+        raise PortError(f"{text.file}:{start[0]}: tl.dot with positional precision arguments is not ported")
+    # drop keywords the helper does not take; an acc= keyword stays as the third argument
+    for name, keyword in keywords.items():
+        kw_start = (text.first_line + keyword.lineno - 1, keyword.col_offset + text.indent)
+        kw_end = text.end(keyword.value)
+        if kw_start[0] != kw_end[0]:
+            raise PortError(f"{text.file}:{start[0]}: tl.dot keyword over several lines")
+        if name == "acc" and len(arguments) == 2:
+            edits.replace(kw_start[0], kw_start[1], kw_start[1] + len("acc="), "")
+            arguments.append(keyword.value)
+        else:
+            line_text = text.lines[kw_start[0] - text.first_line]
+            before = line_text.rfind(",", 0, kw_start[1])
+            edits.replace(kw_start[0], before, kw_end[1], "")
+    closing = text.end(call)
+    extra = (", None" if len(arguments) == 2 else "") + "".join(f", {name}" for name in layout_names)
+    edits.insert(closing[0], closing[1] - 1, extra)

@@ -47,7 +47,7 @@ class TritonCompile:
     ttgir: str
     ptx: str                       # the assembly ("" where the target gives none we read)
     by_position: dict = field(default_factory=dict)   # (file, line, col) -> [OpAt]
-    ops: list = field(default_factory=list)           # every OpAt with a position, in program order
+    ops: list = field(default_factory=list)           # (position or None, OpAt) of every op, in program order
 
     def at(self, position: tuple, *names: str) -> list:
         """The ops at ``position`` ((file, line, col), col 1-based as MLIR counts), of ``names``."""
@@ -70,7 +70,8 @@ def compile_original(kernel, launch, extra_files=()) -> TritonCompile:
     result = TritonCompile(ttgir, asm.get("ptx", "") or asm.get("amdgcn", ""))
     files = {os.path.realpath(kernel.fn.__code__.co_filename)} | set(extra_files)
     for position, op in read_positions(ttgir, files):
-        result.by_position.setdefault(position, []).append(op)
+        if position is not None:
+            result.by_position.setdefault(position, []).append(op)
         result.ops.append((position, op))
     return result
 
@@ -120,9 +121,7 @@ def read_positions(ttgir: str, files):
         op = _OP.match(line)
         if not loc or not op or line.lstrip().startswith(("#", "}", "tt.func", "module")):
             continue
-        where = position(loc.group(1))
-        if where is None:
-            continue
+        where = position(loc.group(1))   # None: no source position (constants hoisted by Triton)
         body = line[:loc.start()]
         types = body.rsplit(" : ", 1)[-1] if " : " in body else body
         tensors = _TENSOR.findall(types) or _MEMDESC.findall(types)

@@ -31,7 +31,6 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 
-from ..gluon.layout_expression import advice_layout_expression
 from .gluon_build import build_trial
 from .launch import LaunchError, launch_for
 from .original import compile_original
@@ -384,9 +383,8 @@ class _Namer:
                                f"{stem} is a slice of this {len(parent_shape)}-D layout")
             expression = f"gl.SliceLayout({attr.dim}, {parent})"
         if expression is None:
-            expression = advice_layout_expression(encoding, shape)
-        if expression is None:
-            raise PortError(f"no Gluon expression for the layout {encoding}")
+            from .matmul import gluon_layout_expression
+            expression = gluon_layout_expression(encoding, shape)
         base = re.sub(r"[^A-Za-z0-9]+", "_", hint).strip("_").upper() or "LAYOUT"
         if base[0].isdigit():
             base = "L_" + base
