@@ -42,6 +42,7 @@ USAGE = ("usage: python -m linear_layouts run PROGRAM.py|-m MODULE [ARGS...]\n"
          "              [--pictures N] [--no-compare] [--measure] [--append] PROGRAM.py|-m MODULE [ARGS...]\n"
          "       python -m linear_layouts report [-o DIR] [--format html|md] kernel.ttgir\n"
          "       python -m linear_layouts report --help\n"
+         "       python -m linear_layouts port FILE.py:KERNEL --target sm90 --arg NAME=VALUE ... [-o OUT.py] [--check]\n"
          "       python -m linear_layouts --version")
 MODULE_SUFFIXES = (".ttgir", ".mlir")   # TTGIR modules, not programs
 TTIR_SUFFIX = ".ttir"                   # Triton's IR before layouts: no conversions to report yet
@@ -411,6 +412,9 @@ def main(argv=None) -> int:
         from .tools.cli import version_text
         print(version_text("python -m linear_layouts"))
         return 0
+    if argv and argv[0] == "port":
+        from linear_layouts.tools.port_command import main as port_main
+        return port_main(argv[1:])
     if not argv or argv[0] not in ("run", "report"):
         what = f"unknown command '{argv[0]}'" if argv else "no command given"
         return _error(f"{what}\n{USAGE}")

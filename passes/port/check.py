@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from .translation import PortError
 
 _NVIDIA_ACCESS = re.compile(r"\b(ld|st)\.global(?:\.[a-z]+)*?(?:\.v(\d))?\.[bfsu](\d+)\b")
+_CP_ASYNC = re.compile(r"\bcp\.async\.c[ag]\.shared\.global(?:\.[\w:]+)*\s+\[[^\]]*\],\s*\[[^\]]*\],\s*(0x[0-9a-fA-F]+|\d+)")
 _AMD_ACCESS = re.compile(r"\b(global|buffer)_(load|store)_(dwordx(\d)|dword|short|ushort|byte|ubyte|b(\d+))\b")
 _MMA = ("wgmma.mma_async", "mma.sync", "tcgen05.mma", "v_mfma", "v_wmma")
 
@@ -38,12 +39,15 @@ class Accesses:
 
 
 def global_accesses(assembly: str) -> Accesses:
-    """The global loads and stores of PTX or AMDGCN text, each with its width in bytes."""
+    """The global loads and stores of PTX or AMDGCN text, each with its width in bytes (an
+    asynchronous copy global -> shared, ``cp.async``, counts as a load)."""
     found = Accesses()
     for kind, vector, bits in _NVIDIA_ACCESS.findall(assembly):
         (found.loads if kind == "ld" else found.stores).append(int(vector or 1) * int(bits) // 8)
-    for _, kind, _, dwords, bits in _AMD_ACCESS.findall(assembly):
-        width = int(dwords) * 4 if dwords else (int(bits) // 8 if bits else 4)
+    found.loads += [int(size, 0) for size in _CP_ASYNC.findall(assembly)]   # asynchronous copies to shared memory
+    for _, kind, size, dwords, bits in _AMD_ACCESS.findall(assembly):
+        width = int(dwords) * 4 if dwords else int(bits) // 8 if bits else {"short": 2, "ushort": 2, "byte": 1,
+                                                                            "ubyte": 1}.get(size, 4)
         (found.loads if kind == "load" else found.stores).append(width)
     return found
 

@@ -136,10 +136,8 @@ def translate(jit_fn, helper_name: str = None) -> Translation:
             end_col = len(text.lines[line - text.first_line])
         edits.replace(line, col, end_col, "gluon.jit")
     if helper_name:
-        line, _ = text.start(tree)
-        source_line = text.lines[line - text.first_line + len(tree.decorator_list)]
-        at = source_line.index("def ") + 4
-        row = line + len(tree.decorator_list)
+        row, _ = text.start(tree)      # the def line (decorators stand above it)
+        at = text.lines[row - text.first_line].index("def ") + 4
         edits.replace(row, at, at + len(tree.name), helper_name)
 
     def root_module(node):
@@ -167,7 +165,7 @@ def translate(jit_fn, helper_name: str = None) -> Translation:
                 return node.id     # from triton.language import sum
         return None
 
-    handled = set()
+    handled = {id(sub) for decorator in tree.decorator_list for sub in ast.walk(decorator)}
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             name = language_name(node.func)

@@ -1,0 +1,111 @@
+"""The port (passes/port): Triton kernels as Gluon source, each construct compiled for the
+targets it names and read back against Triton's compile of the original."""
+
+import inspect
+import os
+import subprocess
+import sys
+
+import pytest
+
+from linear_layouts.passes.port.check import global_accesses
+from linear_layouts.passes.port.port import PortError, port
+
+from . import port_kernels as k
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ADD = dict(x_ptr="*fp32", y_ptr="*fp32", out_ptr="*fp32", n="i32", BLOCK=1024)
+MATMUL = dict(a_ptr="*fp16", b_ptr="*fp16", c_ptr="*fp16", M="i32", N="i32", K="i32", stride_am="i32",
+              stride_bk="i32", stride_cm="i32", BLOCK_M=128, BLOCK_N=128, BLOCK_K=64)
+
+
+def _ported(kernel, target, **launch):
+    made = port(kernel, target, check=True, details=True, **launch)
+    assert made.check.compiled and made.check.same_arguments, made.check.summary()
+    assert made.check.as_wide, made.check.summary()
+    return made
+
+
+def test_elementwise_kernel_keeps_its_text_and_names_its_layout():
+    made = _ported(k.add_kernel, "sm90", **ADD)
+    source = made.source
+    assert "@gluon.jit\ndef add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: gl.constexpr):" in source
+    assert "OFFS_LAYOUT: gl.constexpr = gl.BlockedLayout([4], [32], [4], [0])" in source
+    assert "gl.arange(0, BLOCK, layout=OFFS_LAYOUT)" in source
+    assert "SCALE = gl.constexpr(2)" in source
+    assert "tl." not in source.replace("tl.dot", "")
+    assert made.check.ported.loads == [16, 16, 16, 16] and made.check.ported.stores == [16, 16]
+    assert made.check.ported_conversions == 0
+
+
+def test_helpers_and_triton_library_functions_are_ported_beside_the_kernel():
+    made = _ported(k.bias_gelu_kernel, "sm90", x_ptr="*fp16", b_ptr="*fp32", out_ptr="*fp16", n="i32", BLOCK=512)
+    assert "def _gelu(x):" in made.source and "def _tl_sigmoid(" in made.source
+    assert "gl.where(x > 0, _gelu(x + b), _tl_sigmoid(x) * 0.0)" in made.source
+
+
+@pytest.mark.parametrize("target", ["sm80", "sm90", "gfx942"])
+def test_reductions_and_atomics(target):
+    made = _ported(k.row_sum_kernel, target, x_ptr="*fp32", out_ptr="*fp32", n_cols="i32", ROWS=16, COLS=256)
+    assert "gl.sum(x, axis=1)" in made.source and "gl.atomic_add(" in made.source
+
+
+def test_transpose_converts_where_two_layouts_meet():
+    made = _ported(k.transpose_kernel, "sm90", x_ptr="*fp16", y_ptr="*fp16", M="i32", N="i32", BM=64, BN=64)
+    assert "gl.convert_layout(gl.permute(x, (1, 0)), RM_2D_LAYOUT)" in made.source
+    assert made.check.ported.loads == made.check.original.loads == [16] * 4
+    assert made.check.ported.stores == made.check.original.stores == [16] * 4
+
+
+@pytest.mark.parametrize("target, instruction, helper", [
+    ("sm80", "mma.sync", "_dot_mma_v2"), ("sm90", "wgmma.mma_async", "_dot_wgmma"),
+    ("sm100", "tcgen05.mma", "_dot_tcgen05"), ("gfx942", "v_mfma", "_dot_mfma")])
+def test_dot_becomes_the_targets_matrix_instruction(target, instruction, helper):
+    made = _ported(k.matmul_kernel, target, num_warps=4, **MATMUL)
+    assert f"acc = {helper}(a, b, acc, DOT_" in made.source
+    assert made.check.original_mma == made.check.ported_mma == {instruction}
+
+
+def test_argument_list_is_the_originals():
+    from linear_layouts.passes.port.port import _loaded
+    made = _ported(k.matmul_kernel, "sm90", **MATMUL)
+    with _loaded(made.source) as (module, _):
+        ported = module.matmul_kernel.fn
+        assert ported.__name__ == "matmul_kernel"
+        assert list(inspect.signature(ported).parameters) == list(inspect.signature(k.matmul_kernel.fn).parameters)
+
+
+def test_bad_input_gets_one_clear_error():
+    with pytest.raises(PortError, match="not a @triton.jit function"):
+        port(k.not_a_kernel, "sm90")
+    with pytest.raises(PortError, match="unknown target 'sm91'"):
+        port(k.add_kernel, "sm91", **ADD)
+    with pytest.raises(PortError, match="missing launch constexpr 'BLOCK'"):
+        port(k.add_kernel, "sm90", **{name: v for name, v in ADD.items() if name != "BLOCK"})
+    with pytest.raises(PortError, match=r"port_kernels.py:\d+: the port cannot express block pointers"):
+        port(k.block_pointer_kernel, "sm90", x_ptr="*fp32", n="i32", BLOCK=128)
+
+
+def test_the_command_writes_nothing_on_error(tmp_path):
+    out = tmp_path / "port.py"
+    kernels = os.path.join(HERE, "port_kernels.py")
+    run = subprocess.run([sys.executable, "-m", "linear_layouts", "port", f"{kernels}:block_pointer_kernel",
+                          "--arg", "x_ptr=*fp32", "--arg", "n=i32", "--arg", "BLOCK=128", "-o", str(out)],
+                         capture_output=True, text=True)
+    assert run.returncode == 1 and not out.exists()
+    assert run.stderr.count("\n") == 1 and run.stderr.startswith("ll-port: error: ")
+    assert "Traceback" not in run.stderr
+    run = subprocess.run([sys.executable, "-m", "linear_layouts", "port", f"{kernels}:add_kernel", "--check",
+                          *[f"--arg={name}={value}" for name, value in ADD.items()], "-o", str(out)],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert "def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: gl.constexpr):" in out.read_text()
+
+
+def test_access_widths_are_read_from_the_assembly():
+    ptx = ("ld.global.v4.b32 {%r1, %r2, %r3, %r4}, [%rd1];\n st.global.b16 [%rd2], %rs1;\n ld.global.nc.v2.f32 {%f1,%f2}\n"
+           "cp.async.cg.shared.global [ %r5 + 0 ], [ %rd3 + 0 ], 0x10, %r6;\n"
+           "cp.async.cg.shared.global [ %r5 + 0 ], [ %rd3 + 0 ], 16, %r6;")
+    assert global_accesses(ptx).loads == [16, 8, 16, 16] and global_accesses(ptx).stores == [2]
+    amd = "global_load_dwordx4 v[0:3], v[4:5], off\n buffer_store_short v1\n global_store_dword v2"
+    assert global_accesses(amd).loads == [16] and global_accesses(amd).stores == [2, 4]
