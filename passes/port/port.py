@@ -34,7 +34,6 @@ from dataclasses import dataclass, field
 from .gluon_build import build_trial
 from .launch import LaunchError, launch_for
 from .original import compile_original
-from .text_edits import EditedText
 from .translation import PortError, translate
 
 __all__ = ["PortError", "port", "Port"]
@@ -114,14 +113,87 @@ def _port(jit_fn, launch, autotuned: bool) -> Port:
                         f"{lines[-1] if lines else type(error).__name__}") from None
     from .matmul import plan_dots
     dots = plan_dots(translations, original, launch)
-    trial_text, placement = _module_text(translations, launch, dots, final=False)
-    with _loaded(trial_text) as (module, path):
-        positions = _positions(placement, path)
-        trial = build_trial(getattr(module, jit_fn.fn.__name__), launch, original, positions, {path})
+    for t in translations:
+        t.trial_edits, t.rematerialized = t.edits.copy(), []
+    trial, placement = _build(translations, launch, dots, original, jit_fn)
+    moves = _index_conversions(translations, placement, trial)
+    if moves:
+        # Round two: the index vectors of those pointers converted instead of the pointers
+        # themselves (a 1-D vector of indices for each 2-D tile of pointers), as Triton's
+        # compile recomputes them in the access's layout.  Kept where it builds and converts
+        # fewer pointer tiles.
+        from .matmul import gluon_layout_expression
+        for t, start, end, encoding, shape in moves:
+            t.trial_edits.wrap(start, end, "gl.convert_layout(", f", {gluon_layout_expression(encoding, shape)})")
+            t.rematerialized.append((start, end, encoding, shape))
+        try:
+            second, second_placement = _build(translations, launch, dots, original, jit_fn)
+        except PortError:
+            second = None
+        if second is not None and _pointer_tiles(second) < _pointer_tiles(trial):
+            trial, placement = second, second_placement
+        else:
+            for t in translations:
+                t.trial_edits, t.rematerialized = t.edits.copy(), []
     result = Port("", jit_fn.fn.__name__, launch, original)
-    _write_layouts(translations, placement, trial, result, positions)
+    _write_layouts(translations, placement, trial, result)
     result.source, _ = _module_text(translations, launch, dots, final=True, layouts=result.layouts)
     return result
+
+
+def _build(translations, launch, dots, original, jit_fn):
+    """One trial build of the module as ``translations``' trial edits make it."""
+    text, placement = _module_text(translations, launch, dots, final=False)
+    with _loaded(text) as (module, path):
+        trial = build_trial(getattr(module, jit_fn.fn.__name__), launch, original, _positions(placement, path), {path})
+    return trial, placement
+
+
+_ACCESS_REASONS = ("the load's", "the store's", "the atomic's")
+
+
+def _pointer_tiles(trial) -> int:
+    """Conversions of pointer tensors of rank 2 or more (each moves a whole tile of 64-bit pointers)."""
+    return sum(1 for c in trial.conversions if c.why.startswith(_ACCESS_REASONS) and len(c.shape) >= 2)
+
+
+def _index_conversions(translations, placement, trial) -> list:
+    """For each pointer tile a load or store converts: the index vectors its expression expands
+    (``offs[:, None]``, ``offs[None, :]``), each with the slice of the access's layout it must
+    have for the expression to build in that layout: [(translation, start, end, encoding, shape)]."""
+    import ast
+    moves = []
+    for conversion in trial.conversions:
+        if not conversion.why.startswith(_ACCESS_REASONS) or len(conversion.shape) < 2:
+            continue
+        span = _span(placement, conversion.span)
+        if span is None:
+            continue
+        translation, start, end = span
+        text = translation.source
+        expression = next((node for node in ast.walk(text.tree) if isinstance(node, ast.expr)
+                           and text.start(node) == start and text.end(node) == end), None)
+        if expression is None:
+            continue
+        found = []
+        for node in ast.walk(expression):
+            if not isinstance(node, ast.Subscript) or not isinstance(node.slice, ast.Tuple):
+                continue
+            elements = node.slice.elts
+            nones = [i for i, e in enumerate(elements) if isinstance(e, ast.Constant) and e.value is None]
+            full = all(isinstance(e, ast.Slice) and e.lower is None and e.upper is None and e.step is None
+                       for i, e in enumerate(elements) if i not in nones)
+            if len(elements) != len(conversion.shape) or len(nones) != 1 or not full:
+                continue
+            axis = nones[0]
+            shape = tuple(d for i, d in enumerate(conversion.shape) if i != axis)
+            found.append((translation, text.start(node.value), text.end(node.value),
+                          f"#ttg.slice<{{dim = {axis}, parent = {conversion.encoding}}}>", shape))
+        moves += found
+    unique = {}
+    for move in moves:
+        unique.setdefault((id(move[0]), move[1], move[2]), move)
+    return list(unique.values())
 
 
 def _translations(jit_fn) -> list:
@@ -185,7 +257,7 @@ def _module_text(translations, launch, dots, final: bool, layouts=None):
     for t in translations:
         text += "\n\n"
         first = text.count("\n") + 1
-        edits = t.edits if not final else t.final_edits
+        edits = t.trial_edits if not final else t.final_edits
         body = edits.text()
         lines = body.split("\n")
         if t.source.indent:
@@ -248,7 +320,7 @@ def _original_position(placement, line, col, restores, raw=False):
         if line >= first:
             text = translation.source
             original_line = text.first_line + (line - first)
-            _, original_col = translation.edits.original_position(original_line, col + text.indent)
+            _, original_col = translation.trial_edits.original_position(original_line, col + text.indent)
             if raw:
                 return translation, original_line, original_col
             base = text.indent + 1 if restores else 0
@@ -258,14 +330,17 @@ def _original_position(placement, line, col, restores, raw=False):
 
 # --------------------------------------------------------------------------- layouts written out
 
-def _write_layouts(translations, placement, trial, result: Port, positions) -> None:
+def _write_layouts(translations, placement, trial, result: Port) -> None:
     """Each translation's final edits: a layout keyword on every source, conversions, names."""
     for t in translations:
-        t.final_edits = EditedText(list(t.edits.lines), t.edits.first_line)
-        t.final_edits._replacements = list(t.edits._replacements)
-        t.final_edits._inserts = list(t.edits._inserts)
-        t.layout_names = {}
+        t.final_edits = t.edits.copy()
     namer = _Namer()
+    for t in translations:
+        for start, end, encoding, shape in t.rematerialized:
+            name = namer.name(encoding, shape, "index_layout", t,
+                              f"the index vector at line {start[0]} in the layout of the access it addresses")
+            t.final_edits.wrap(start, end, "gl.convert_layout(", f", {name})")
+            result.conversions.append((start[0], "index vector in its access's layout"))
     seen_sources = {}
     for item in trial.sources:
         span = _span(placement, item.span)

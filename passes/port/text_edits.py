@@ -24,6 +24,9 @@ class EditedText:
     _replacements: list = field(default_factory=list)   # (line, start, end, text)
     _inserts: list = field(default_factory=list)        # (line, col, order, text)
 
+    def copy(self) -> "EditedText":
+        return EditedText(list(self.lines), self.first_line, list(self._replacements), list(self._inserts))
+
     def replace(self, line: int, start: int, end: int, text: str) -> None:
         """Replace columns [start, end) of file line ``line`` (0-based columns)."""
         for other in self._replacements:
