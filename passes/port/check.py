@@ -92,12 +92,12 @@ def compile_port(source: str, kernel_name: str, launch):
     import triton
 
     from .launch import gpu_target
-    from .port import _loaded
+    from .module_file import loaded_module
     try:
         from triton.experimental.gluon._runtime import GluonASTSource
     except ImportError:   # pragma: no cover
         from triton.experimental.gluon import GluonASTSource
-    with _loaded(source) as (module, _):
+    with loaded_module(source) as (module, _):
         kernel = getattr(module, kernel_name)
         compiled = triton.compile(GluonASTSource(kernel, dict(launch.signature), dict(launch.constexprs),
                                                  attrs=launch.attrs),
@@ -139,7 +139,7 @@ def run_both(jit_fn, source, kernel_name, arguments, grid, launch, atol=None, rt
         return "not run (no torch)"
     if not torch.cuda.is_available():
         return "not run (no GPU)"
-    from .port import _loaded
+    from .module_file import loaded_module
     tensors = [name for name, value in arguments.items() if hasattr(value, "data_ptr")]
     if not tensors:
         return "not run (no sample tensors)"
@@ -147,7 +147,7 @@ def run_both(jit_fn, source, kernel_name, arguments, grid, launch, atol=None, rt
     second = {name: (value.clone() if name in tensors else value) for name, value in arguments.items()}
     options = {"num_warps": launch.num_warps}
     jit_fn[grid](**first, **options)
-    with _loaded(source) as (module, _):
+    with loaded_module(source) as (module, _):
         getattr(module, kernel_name)[grid](**second, **options)
         torch.cuda.synchronize()
     worst = 0.0

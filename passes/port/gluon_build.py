@@ -196,16 +196,138 @@ def _distributed(value) -> bool:
     return ty is not None and hasattr(ty, "layout") and getattr(ty, "is_block", lambda: False)()
 
 
+class _FrontEndAnswers:
+    """What the patched front end answers at each place a layout is chosen (one method each,
+    called in place of Gluon's own, which each then calls)."""
+
+    def __init__(self, recorder: _Recorder, saved: dict):
+        self.recorder = recorder
+        self.saved = saved          # Gluon's own methods, by name
+
+    def prefer(self, semantic, first, second, why):
+        """(first, second) with one layout: the one Triton had here, else the first's."""
+        shape = semantic._broadcast_shapes(first.type.get_block_shapes(), second.type.get_block_shapes())
+        chosen = None
+        for encoding in self.recorder.triton_layouts(shape=shape):
+            candidate = layout_object(encoding, shape)
+            if candidate in (first.type.layout, second.type.layout):
+                chosen = candidate
+                break
+        if chosen is None or chosen == first.type.layout:
+            return first, self.recorder.convert(semantic, second, first.type.layout, why)
+        return self.recorder.convert(semantic, first, chosen, why), second
+
+    def broadcast_impl_value(self, semantic, lhs, rhs):
+        if _distributed(lhs) and _distributed(rhs):
+            left, right = lhs.type.layout, rhs.type.layout
+            if not _is_auto(left) and not _is_auto(right) and left != right:
+                lhs, rhs = self.prefer(semantic, lhs, rhs, "operands in two layouts")
+        return self.saved["broadcast_impl_value"](semantic, lhs, rhs)
+
+    def expand_dims(self, semantic, input, axis):
+        from triton.experimental.gluon.language._layouts import SliceLayout
+        if _distributed(input) and not _is_auto(input.type.layout):
+            layout = input.type.layout
+            if not (isinstance(layout, SliceLayout) and layout.dim == axis):
+                shape = list(input.type.shape)
+                shape.insert(axis, 1)
+                parents = self.recorder.triton_layouts("tt.expand_dims", shape=tuple(shape))
+                if parents:
+                    parent = layout_object(parents[0], tuple(shape))
+                elif isinstance(layout, SliceLayout):
+                    parent = layout.parent
+                else:
+                    raise PortError(f"{self.recorder.where()}: expand_dims of a tensor that is not a slice "
+                                    "and no layout of Triton's to expand it to")
+                input = self.recorder.convert(semantic, input, SliceLayout(axis, parent), "expand_dims needs a slice")
+        return self.saved["expand_dims"](semantic, input, axis)
+
+    def anchored(self, semantic, ptr, names, why):
+        """``ptr`` in the layout Triton gave the access here (set if automatic, else converted)."""
+        if not _distributed(ptr):
+            return ptr
+        shape = tuple(ptr.type.shape)
+        chosen = self.recorder.triton_layouts(*names, shape=shape)
+        if not chosen:
+            return ptr
+        layout = layout_object(chosen[0], shape)
+        if _is_auto(ptr.type.layout):
+            result = semantic.set_auto_layout(ptr, layout)
+            if id(ptr) in self.recorder.origins:    # the same expression of the source, now laid out
+                self.recorder.origins[id(result)] = (result,) + self.recorder.origins[id(ptr)][1:]
+            return result
+        if ptr.type.layout != layout:
+            return self.recorder.convert(semantic, ptr, layout, why)
+        return ptr
+
+    def follow(self, semantic, value, ptr, why):
+        """A store's value (an atomic's operand) in its pointer's layout."""
+        if not _distributed(value) or not _distributed(ptr) or _is_auto(ptr.type.layout):
+            return value
+        if _is_auto(value.type.layout):
+            return semantic.set_auto_layout(value, ptr.type.layout)
+        if value.type.layout != ptr.type.layout:
+            return self.recorder.convert(semantic, value, ptr.type.layout, why)
+        return value
+
+    def load(self, semantic, ptr, *args, **kwargs):
+        ptr = self.anchored(semantic, ptr, ("tt.load",), "the load's layout as Triton coalesced it")
+        return self.saved["load"](semantic, ptr, *args, **kwargs)
+
+    def store(self, semantic, ptr, val, *args, **kwargs):
+        ptr = self.anchored(semantic, ptr, ("tt.store",), "the store's layout as Triton coalesced it")
+        val = self.follow(semantic, val, ptr, "the stored value in its pointer's layout")
+        return self.saved["store"](semantic, ptr, val, *args, **kwargs)
+
+    def atomic_rmw(self, semantic, op, ptr, val, *args, **kwargs):
+        ptr = self.anchored(semantic, ptr, ("tt.atomic_rmw",), "the atomic's layout as Triton chose it")
+        val = self.follow(semantic, val, ptr, "the atomic's value in its pointer's layout")
+        return self.saved["atomic_rmw"](semantic, op, ptr, val, *args, **kwargs)
+
+    def arange(self, semantic, start, end, layout=None, *args, **kwargs):
+        if layout is None or _is_auto(layout):
+            chosen = self.recorder.triton_layouts("tt.make_range", shape=(end - start,)) or self.recorder.anywhere(
+                "tt.make_range", (end - start,), f"end = {end} : i32, start = {start} : i32")
+            if chosen:
+                layout = layout_object(chosen[0], (end - start,))
+        result = self.saved["arange"](semantic, start, end, layout, *args, **kwargs)
+        self.record_source(result)
+        return result
+
+    def full(self, semantic, shape, value, dtype, layout=None, *args, **kwargs):
+        if shape and (layout is None or _is_auto(layout)):
+            # a dot's accumulator layout first (the loop it is carried through keeps it), then
+            # Triton's layout here, then a constant Triton hoisted (no position)
+            recorder = self.recorder
+            chosen = recorder.dot_results(tuple(shape))[:1] or recorder.triton_layouts(*SOURCE_OPS, shape=tuple(shape)) \
+                or recorder.anywhere("arith.constant", tuple(shape)) + recorder.anywhere("tt.splat", tuple(shape))
+            if chosen:
+                layout = layout_object(chosen[0], tuple(shape))
+        result = self.saved["full"](semantic, shape, value, dtype, layout, *args, **kwargs)
+        if shape:
+            self.record_source(result)
+        return result
+
+    def record_source(self, result):
+        if self.recorder.stack:
+            codegen, node = self.recorder.stack[-1]
+            self.recorder.trial.sources.append(Source(span_of(codegen, node), codegen.jit_fn.__name__, result))
+
+
+_ANSWERED = ("broadcast_impl_value", "expand_dims", "load", "store", "arange", "full", "atomic_rmw")
+
+
 @contextlib.contextmanager
 def _patched_front_end(recorder: _Recorder):
+    """Gluon's front end with :class:`_FrontEndAnswers` in place and every visit of the
+    edited module's nodes recorded (which expression made which value)."""
     from triton.compiler import code_generator
     from triton.experimental.gluon.language import _semantic
 
     Generator = code_generator.CodeGenerator
     Semantic = _semantic.GluonSemantic
-    saved = {name: getattr(Semantic, name) for name in
-             ("broadcast_impl_value", "expand_dims", "load", "store", "arange", "full", "atomic_rmw", "atomic_cas")
-             if hasattr(Semantic, name)}
+    saved = {name: getattr(Semantic, name) for name in _ANSWERED if hasattr(Semantic, name)}
+    answers = _FrontEndAnswers(recorder, saved)
     saved_visit = Generator.visit
 
     def visit(self, node):
@@ -222,120 +344,14 @@ def _patched_front_end(recorder: _Recorder):
             recorder.origins[id(result)] = (result, self, node)
         return result
 
-    def prefer(semantic, first, second, why):
-        """(first, second) with one layout: the one Triton had here, else the first's."""
-        shape = semantic._broadcast_shapes(first.type.get_block_shapes(), second.type.get_block_shapes())
-        chosen = None
-        for encoding in recorder.triton_layouts(shape=shape):
-            candidate = layout_object(encoding, shape)
-            if candidate in (first.type.layout, second.type.layout):
-                chosen = candidate
-                break
-        if chosen is None or chosen == first.type.layout:
-            return first, recorder.convert(semantic, second, first.type.layout, why)
-        return recorder.convert(semantic, first, chosen, why), second
+    def answering(name):
+        method = getattr(answers, name)
+        return lambda semantic, *args, **kwargs: method(semantic, *args, **kwargs)
 
-    def broadcast_impl_value(self, lhs, rhs):
-        if _distributed(lhs) and _distributed(rhs):
-            left, right = lhs.type.layout, rhs.type.layout
-            if not _is_auto(left) and not _is_auto(right) and left != right:
-                lhs, rhs = prefer(self, lhs, rhs, "operands in two layouts")
-        return saved["broadcast_impl_value"](self, lhs, rhs)
-
-    def expand_dims(self, input, axis):
-        from triton.experimental.gluon.language._layouts import SliceLayout
-        if _distributed(input) and not _is_auto(input.type.layout):
-            layout = input.type.layout
-            if not (isinstance(layout, SliceLayout) and layout.dim == axis):
-                shape = list(input.type.shape)
-                shape.insert(axis, 1)
-                parents = recorder.triton_layouts("tt.expand_dims", shape=tuple(shape))
-                if parents:
-                    parent = layout_object(parents[0], tuple(shape))
-                elif isinstance(layout, SliceLayout):
-                    parent = layout.parent
-                else:
-                    raise PortError(f"{recorder.where()}: expand_dims of a tensor that is not a slice "
-                                    "and no layout of Triton's to expand it to")
-                input = recorder.convert(self, input, SliceLayout(axis, parent), "expand_dims needs a slice")
-        return saved["expand_dims"](self, input, axis)
-
-    def anchored(semantic, ptr, names, why):
-        if not _distributed(ptr):
-            return ptr
-        shape = tuple(ptr.type.shape)
-        chosen = recorder.triton_layouts(*names, shape=shape)
-        if not chosen:
-            return ptr
-        layout = layout_object(chosen[0], shape)
-        if _is_auto(ptr.type.layout):
-            result = semantic.set_auto_layout(ptr, layout)
-            if id(ptr) in recorder.origins:    # the same expression of the source, now laid out
-                recorder.origins[id(result)] = (result,) + recorder.origins[id(ptr)][1:]
-            return result
-        if ptr.type.layout != layout:
-            return recorder.convert(semantic, ptr, layout, why)
-        return ptr
-
-    def follow(semantic, value, ptr, why):
-        """A store's value (an atomic's operand) in its pointer's layout."""
-        if not _distributed(value) or not _distributed(ptr):
-            return value
-        if _is_auto(value.type.layout):
-            return semantic.set_auto_layout(value, ptr.type.layout) if not _is_auto(ptr.type.layout) else value
-        if value.type.layout != ptr.type.layout and not _is_auto(ptr.type.layout):
-            return recorder.convert(semantic, value, ptr.type.layout, why)
-        return value
-
-    def load(self, ptr, *args, **kwargs):
-        ptr = anchored(self, ptr, ("tt.load",), "the load's layout as Triton coalesced it")
-        return saved["load"](self, ptr, *args, **kwargs)
-
-    def store(self, ptr, val, *args, **kwargs):
-        ptr = anchored(self, ptr, ("tt.store",), "the store's layout as Triton coalesced it")
-        val = follow(self, val, ptr, "the stored value in its pointer's layout")
-        return saved["store"](self, ptr, val, *args, **kwargs)
-
-    def atomic_rmw(self, op, ptr, val, *args, **kwargs):
-        ptr = anchored(self, ptr, ("tt.atomic_rmw",), "the atomic's layout as Triton chose it")
-        val = follow(self, val, ptr, "the atomic's value in its pointer's layout")
-        return saved["atomic_rmw"](self, op, ptr, val, *args, **kwargs)
-
-    def arange(self, start, end, layout=None, *args, **kwargs):
-        if layout is None or _is_auto(layout):
-            chosen = recorder.triton_layouts("tt.make_range", shape=(end - start,)) or recorder.anywhere(
-                "tt.make_range", (end - start,), f"end = {end} : i32, start = {start} : i32")
-            if chosen:
-                layout = layout_object(chosen[0], (end - start,))
-        result = saved["arange"](self, start, end, layout, *args, **kwargs)
-        record_source(result)
-        return result
-
-    def full(self, shape, value, dtype, layout=None, *args, **kwargs):
-        if shape and (layout is None or _is_auto(layout)):
-            # a dot's accumulator layout first (the loop it is carried through keeps it), then
-            # Triton's layout here, then a constant Triton hoisted (no position)
-            chosen = recorder.dot_results(tuple(shape))[:1] or recorder.triton_layouts(*SOURCE_OPS, shape=tuple(shape)) \
-                or recorder.anywhere("arith.constant", tuple(shape)) + recorder.anywhere("tt.splat", tuple(shape))
-            if chosen:
-                layout = layout_object(chosen[0], tuple(shape))
-        result = saved["full"](self, shape, value, dtype, layout, *args, **kwargs)
-        if shape:
-            record_source(result)
-        return result
-
-    def record_source(result):
-        if recorder.stack:
-            codegen, node = recorder.stack[-1]
-            recorder.trial.sources.append(Source(span_of(codegen, node), codegen.jit_fn.__name__, result))
-
-    replacements = {"broadcast_impl_value": broadcast_impl_value, "expand_dims": expand_dims, "load": load,
-                    "store": store, "arange": arange, "full": full, "atomic_rmw": atomic_rmw}
     try:
         Generator.visit = visit
-        for name, function in replacements.items():
-            if name in saved:
-                setattr(Semantic, name, function)
+        for name in saved:
+            setattr(Semantic, name, answering(name))
         yield
     finally:
         Generator.visit = saved_visit

@@ -24,15 +24,13 @@ Example (a row softmax, 4 warps, sm_90)::
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
-import sys
-import tempfile
 from dataclasses import dataclass, field
 
 from .gluon_build import build_trial
 from .launch import LaunchError, launch_for
+from .module_file import loaded_module
 from .original import compile_original
 from .translation import PortError, translate
 
@@ -144,7 +142,7 @@ def _port(jit_fn, launch, autotuned: bool) -> Port:
 def _build(translations, launch, dots, original, jit_fn):
     """One trial build of the module as ``translations``' trial edits make it."""
     text, placement = _module_text(translations, launch, dots, final=False)
-    with _loaded(text) as (module, path):
+    with loaded_module(text) as (module, path):
         trial = build_trial(getattr(module, jit_fn.fn.__name__), launch, original, _positions(placement, path), {path})
     return trial, placement
 
@@ -265,37 +263,6 @@ def _module_text(translations, launch, dots, final: bool, layouts=None):
         text += "\n".join(lines).rstrip("\n") + "\n"
         placement.append((t, first))
     return text, placement
-
-
-class _loaded:
-    """The module text written to a temporary file and imported (Gluon reads a kernel's source
-    from its file); the file is removed afterwards."""
-
-    def __init__(self, text: str):
-        self.text = text
-
-    def __enter__(self):
-        handle, self.path = tempfile.mkstemp(prefix="ll_port_", suffix=".py")
-        with os.fdopen(handle, "w") as out:
-            out.write(self.text)
-        self.path = os.path.realpath(self.path)
-        name = os.path.basename(self.path)[:-3]
-        spec = importlib.util.spec_from_file_location(name, self.path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        try:
-            spec.loader.exec_module(module)
-        except Exception as error:
-            sys.modules.pop(name, None)
-            os.unlink(self.path)
-            raise PortError(f"the ported module does not load: {type(error).__name__}: {error}") from None
-        self.name = name
-        return module, self.path
-
-    def __exit__(self, *exc):
-        sys.modules.pop(self.name, None)
-        os.unlink(self.path)
-        return False
 
 
 def _restores() -> bool:

@@ -116,125 +116,156 @@ class Translation:
 def translate(jit_fn, helper_name: str = None) -> Translation:
     """Edit ``jit_fn`` (a ``triton.jit`` function) into Gluon text; ``helper_name`` renames it
     (a function of ``triton.language`` ported beside the kernel)."""
-    import triton.experimental.gluon.language as gl
+    return _Translator(jit_fn, helper_name).run()
 
-    text = FunctionText.of(jit_fn.fn)
-    edits = EditedText(list(text.lines), text.first_line)
-    result = Translation(text, edits)
-    scope = jit_fn.fn.__globals__
-    tree = text.tree
-    local_names = {arg.arg for arg in tree.args.args} | {
-        node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
 
-    # the decorators: one @gluon.jit
-    if tree.decorator_list:
-        first, last = tree.decorator_list[0], tree.decorator_list[-1]
-        (line, col), (end_line, end_col) = text.start(first), text.end(last)
-        if line != end_line:
-            for extra in range(line + 1, end_line + 1):
-                edits.replace(extra, 0, len(text.lines[extra - text.first_line]), "")
-            end_col = len(text.lines[line - text.first_line])
-        edits.replace(line, col, end_col, "gluon.jit")
-    if helper_name:
-        row, _ = text.start(tree)      # the def line (decorators stand above it)
-        at = text.lines[row - text.first_line].index("def ") + 4
-        edits.replace(row, at, at + len(tree.name), helper_name)
+class _Translator:
+    """One function's edits (see the module docstring), made in one walk of its tree."""
 
-    def root_module(node):
+    def __init__(self, jit_fn, helper_name):
+        self.text = FunctionText.of(jit_fn.fn)
+        self.edits = EditedText(list(self.text.lines), self.text.first_line)
+        self.result = Translation(self.text, self.edits)
+        self.scope = jit_fn.fn.__globals__
+        self.helper_name = helper_name
+        tree = self.text.tree
+        self.local_names = {arg.arg for arg in tree.args.args} | {
+            node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
+        # nodes already edited (with everything under them), decorators included
+        self.handled = {id(sub) for decorator in tree.decorator_list for sub in ast.walk(decorator)}
+
+    def run(self) -> Translation:
+        self.rewrite_header()
+        for node in ast.walk(self.text.tree):
+            if isinstance(node, ast.Call):
+                self.rewrite_call(node)
+            if id(node) in self.handled:
+                continue
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+                self.rewrite_attribute(node)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in self.local_names:
+                self.record_global(node)
+        return self.result
+
+    def line_of(self, node) -> int:
+        return self.text.first_line + node.lineno - 1
+
+    def rewrite_header(self) -> None:
+        """The decorators become one ``@gluon.jit``; a ported library function gets its new name."""
+        text, tree, edits = self.text, self.text.tree, self.edits
+        if tree.decorator_list:
+            first, last = tree.decorator_list[0], tree.decorator_list[-1]
+            (line, col), (end_line, end_col) = text.start(first), text.end(last)
+            if line != end_line:
+                for extra in range(line + 1, end_line + 1):
+                    edits.replace(extra, 0, len(text.lines[extra - text.first_line]), "")
+                end_col = len(text.lines[line - text.first_line])
+            edits.replace(line, col, end_col, "gluon.jit")
+        if self.helper_name:
+            row, _ = text.start(tree)      # the def line (decorators stand above it)
+            at = text.lines[row - text.first_line].index("def ") + 4
+            edits.replace(row, at, at + len(tree.name), self.helper_name)
+
+    def root_module(self, node):
         """The triton.language module an attribute chain starts from, or None."""
-        if isinstance(node, ast.Name) and node.id not in local_names:
-            value = scope.get(node.id)
+        if isinstance(node, ast.Name) and node.id not in self.local_names:
+            value = self.scope.get(node.id)
             return value if _is_triton_language(value) else None
         return None
 
-    def line_of(node) -> int:
-        return text.first_line + node.lineno - 1
-
-    def language_name(node):
-        """``tl.X`` / ``tl.math.X`` / ``core.X`` -> "X"; None for other expressions."""
+    def language_name(self, node):
+        """``tl.X`` / ``tl.math.X`` / ``core.X`` / ``X`` imported from triton.language -> "X"."""
         if isinstance(node, ast.Attribute):
-            if root_module(node.value) is not None:
+            if self.root_module(node.value) is not None:
                 return node.attr
-            if isinstance(node.value, ast.Attribute) and root_module(node.value.value) is not None and \
+            if isinstance(node.value, ast.Attribute) and self.root_module(node.value.value) is not None and \
                     node.value.attr in ("math", "core", "standard", "semantic"):
                 return node.attr
-        if isinstance(node, ast.Name) and node.id not in local_names:
-            value = scope.get(node.id)
+        if isinstance(node, ast.Name) and node.id not in self.local_names:
             import triton.language as tl
+            value = self.scope.get(node.id)
             if value is not None and getattr(tl, node.id, None) is value and not isinstance(value, types.ModuleType):
                 return node.id     # from triton.language import sum
         return None
 
-    handled = {id(sub) for decorator in tree.decorator_list for sub in ast.walk(decorator)}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
-            name = language_name(node.func)
-            if name in TENSOR_SOURCES:
-                result.tensor_sources.append(node)
-            elif name == "dot":
-                result.dots.append(node)
-                handled.update(id(sub) for sub in ast.walk(node.func))
-            elif name == "trans":
-                # tl.trans(x) / tl.trans(x, 1, 0) -> gl.permute(x, (1, 0))
-                handled.update(id(sub) for sub in ast.walk(node.func))
-                dims = [ast.unparse(a) for a in node.args[1:]]
-                order = "(" + ", ".join(dims) + ")" if dims else "(1, 0)"
-                start, end = text.start(node), text.end(node)
-                arg_end = text.end(node.args[0])
-                edits.replace(start[0], start[1], text.start(node.args[0])[1] if start[0] == text.start(node.args[0])[0]
-                              else start[1], "gl.permute(")
-                if arg_end[0] == end[0]:
-                    edits.replace(end[0], arg_end[1], end[1], f", {order})")
-                else:
-                    raise PortError(f"{text.file}:{line_of(node)}: tl.trans over several lines")
-            elif name == "range":
-                handled.update(id(sub) for sub in ast.walk(node.func))
-                start, end = text.start(node.func), text.end(node.func)
-                edits.replace(start[0], start[1], end[1], "range")
-                dropped = [kw for kw in node.keywords if kw.arg not in (None, "step")]
-                for keyword in dropped:   # num_stages, loop_unroll_factor...: a plain loop in the port
-                    pass
-        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and id(node) not in handled:
-            name = language_name(node)
-            if name is None:
-                continue
-            handled.update(id(sub) for sub in ast.walk(node))
+    def rewrite_call(self, node: ast.Call) -> None:
+        """Tensor sources and dots recorded; ``tl.trans`` and ``tl.range`` rewritten."""
+        name = self.language_name(node.func)
+        text, edits = self.text, self.edits
+        if name in TENSOR_SOURCES:
+            self.result.tensor_sources.append(node)
+        elif name == "dot":
+            self.result.dots.append(node)
+            self.handled.update(id(sub) for sub in ast.walk(node.func))
+        elif name == "trans":      # tl.trans(x) / tl.trans(x, 1, 0) -> gl.permute(x, (1, 0))
+            self.handled.update(id(sub) for sub in ast.walk(node.func))
+            dims = [ast.unparse(a) for a in node.args[1:]]
+            order = "(" + ", ".join(dims) + ")" if dims else "(1, 0)"
             start, end = text.start(node), text.end(node)
-            if name in _UNSUPPORTED:
-                raise PortError(f"{text.file}:{line_of(node)}: the port cannot express {_UNSUPPORTED[name]} yet")
-            if name == "range":
-                edits.replace(start[0], start[1], end[1], "range")
-            elif name in _RENAMED:
-                edits.replace(start[0], start[1], end[1], f"gl.{_RENAMED[name]}")
-            elif hasattr(gl, name):
-                edits.replace(start[0], start[1], end[1], f"gl.{name}")
-            else:
-                import triton.language as tl
-                helper = _jit_function(getattr(tl, name, None)) or _jit_function(getattr(tl.standard, name, None))
-                if helper is None:
-                    raise PortError(f"{text.file}:{line_of(node)}: tl.{name} has no Gluon form the port knows")
-                result.helpers[f"_tl_{name}"] = helper
-                edits.replace(start[0], start[1], end[1], f"_tl_{name}")
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in local_names:
-            value = scope.get(node.id)
-            if value is None or id(node) in handled:
-                continue
-            if language_name(node) is not None:
-                start, end = text.start(node), text.end(node)
-                edits.replace(start[0], start[1], end[1], f"gl.{node.id}")
-                continue
-            helper = _jit_function(value)
-            if helper is not None:
-                result.helpers[node.id] = helper
-            elif isinstance(value, types.ModuleType):
-                if value.__name__ == "triton" or _is_triton_language(value):
-                    continue
-                result.modules[node.id] = value
-            elif isinstance(value, (int, float, bool)) or type(value).__name__ == "constexpr":
-                result.constants[node.id] = getattr(value, "value", value)
-            elif node.id in dir(__builtins__) if isinstance(__builtins__, dict) else hasattr(__builtins__, node.id):
-                continue
-            else:
-                raise PortError(f"{text.file}:{line_of(node)}: the port cannot carry the global {node.id!r} "
-                                f"({type(value).__name__})")
-    return result
+            argument, argument_end = text.start(node.args[0]), text.end(node.args[0])
+            if argument[0] != start[0] or argument_end[0] != end[0]:
+                raise PortError(f"{text.file}:{self.line_of(node)}: tl.trans over several lines")
+            edits.replace(start[0], start[1], argument[1], "gl.permute(")
+            edits.replace(end[0], argument_end[1], end[1], f", {order})")
+        elif name == "range":      # a plain loop: the port writes no pipelining (num_stages, unrolling)
+            self.handled.update(id(sub) for sub in ast.walk(node.func))
+            start, end = text.start(node.func), text.end(node.func)
+            edits.replace(start[0], start[1], end[1], "range")
+            for keyword in node.keywords:
+                if keyword.arg not in (None, "step"):
+                    self.drop_keyword(node, keyword)
+
+    def drop_keyword(self, call, keyword) -> None:
+        text = self.text
+        start = (text.first_line + keyword.lineno - 1, keyword.col_offset + text.indent)
+        end = text.end(keyword.value)
+        if start[0] != end[0]:
+            raise PortError(f"{text.file}:{start[0]}: a keyword over several lines")
+        before = text.lines[start[0] - text.first_line].rfind(",", 0, start[1])
+        self.edits.replace(start[0], before, end[1], "")
+
+    def rewrite_attribute(self, node: ast.Attribute) -> None:
+        """``tl.X`` -> ``gl.X`` (or the name Gluon gives it, or a ported library helper)."""
+        name = self.language_name(node)
+        if name is None:
+            return
+        self.handled.update(id(sub) for sub in ast.walk(node))
+        start, end = self.text.start(node), self.text.end(node)
+        if name in _UNSUPPORTED:
+            raise PortError(f"{self.text.file}:{self.line_of(node)}: the port cannot express {_UNSUPPORTED[name]} yet")
+        self.edits.replace(start[0], start[1], end[1], self.gluon_name(name, node))
+
+    def gluon_name(self, name: str, node) -> str:
+        import triton.experimental.gluon.language as gl
+        import triton.language as tl
+        if name == "range":
+            return "range"
+        if name in _RENAMED:
+            return f"gl.{_RENAMED[name]}"
+        if hasattr(gl, name):
+            return f"gl.{name}"
+        helper = _jit_function(getattr(tl, name, None)) or _jit_function(getattr(tl.standard, name, None))
+        if helper is None:
+            raise PortError(f"{self.text.file}:{self.line_of(node)}: tl.{name} has no Gluon form the port knows")
+        self.result.helpers[f"_tl_{name}"] = helper
+        return f"_tl_{name}"
+
+    def record_global(self, node: ast.Name) -> None:
+        """A global the function reads: a library name, a helper to port, a module to import,
+        a constant to write; anything else cannot be carried."""
+        value = self.scope.get(node.id)
+        if value is None:
+            return            # a builtin (range, min, float...)
+        if self.language_name(node) is not None:
+            start, end = self.text.start(node), self.text.end(node)
+            self.edits.replace(start[0], start[1], end[1], self.gluon_name(node.id, node))
+        elif _jit_function(value) is not None:
+            self.result.helpers[node.id] = value
+        elif isinstance(value, types.ModuleType):
+            if value.__name__ != "triton" and not _is_triton_language(value):
+                self.result.modules[node.id] = value
+        elif isinstance(value, (int, float, bool)) or type(value).__name__ == "constexpr":
+            self.result.constants[node.id] = getattr(value, "value", value)
+        else:
+            raise PortError(f"{self.text.file}:{self.line_of(node)}: the port cannot carry the global {node.id!r} "
+                            f"({type(value).__name__})")

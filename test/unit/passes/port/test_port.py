@@ -67,9 +67,9 @@ def test_dot_becomes_the_targets_matrix_instruction(target, instruction, helper)
 
 
 def test_argument_list_is_the_originals():
-    from linear_layouts.passes.port.port import _loaded
+    from linear_layouts.passes.port.module_file import loaded_module
     made = _ported(k.matmul_kernel, "sm90", **MATMUL)
-    with _loaded(made.source) as (module, _):
+    with loaded_module(made.source) as (module, _):
         ported = module.matmul_kernel.fn
         assert ported.__name__ == "matmul_kernel"
         assert list(inspect.signature(ported).parameters) == list(inspect.signature(k.matmul_kernel.fn).parameters)
