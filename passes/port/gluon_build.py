@@ -86,7 +86,7 @@ _KNOWN_LAYOUTS = []    # (Gluon layout object, MLIR text) of every layout made f
 def layout_object(encoding: str, shape: tuple):
     """The Gluon layout object of an MLIR layout attribute."""
     import triton.experimental.gluon.language as gl
-    from .matmul import gluon_layout_expression
+    from .layouts import gluon_layout_expression
     expression = gluon_layout_expression(encoding, shape)
     layout = eval(expression, {"gl": gl})   # our own expression text: gl.BlockedLayout(...) and the like
     if not any(known == layout for known, _ in _KNOWN_LAYOUTS):

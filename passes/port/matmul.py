@@ -23,7 +23,7 @@ import ast
 import re
 from dataclasses import dataclass, field
 
-from ..gluon.layout_expression import advice_layout_expression
+from .layouts import NamedLayout, gluon_layout_expression
 from .translation import PortError
 
 _DOT_OPS = ("ttng.warp_group_dot", "tt.dot", "ttng.tc_gen5_mma")
@@ -35,6 +35,7 @@ class DotPlan:
     imports: list = field(default_factory=list)
     helpers: str = ""
     definitions: list = field(default_factory=list)    # (name, expression, why) at the module's top
+    layouts: list = field(default_factory=list)        # the same as port.NamedLayout
 
 
 _WGMMA = '''
@@ -100,26 +101,6 @@ def _expand(encoding: str, aliases: dict) -> str:
     return encoding
 
 
-def gluon_layout_expression(encoding: str, shape=None) -> str:
-    """Gluon text of a layout a dot needs (the advice's expressions, and AMD's MFMA ones)."""
-    mfma = re.match(r"#ttg\.amd_mfma<\{version = (\d+), warpsPerCTA = \[([\d, ]+)\], "
-                    r"(?:tilesPerWarp = \[[\d, ]+\], )?instrShape = \[([\d, ]+)\], isTransposed = (\w+)", encoding)
-    if mfma:
-        return (f"gl.amd.AMDMFMALayout(version={mfma.group(1)}, instr_shape=[{mfma.group(3)}], "
-                f"transposed={mfma.group(4) == 'true'}, warps_per_cta=[{mfma.group(2)}])")
-    operand = re.match(r"#ttg\.dot_op<\{opIdx = (\d), parent = (.*), kWidth = (\d+)\}>$", encoding)
-    if operand and "amd_mfma" in operand.group(2):
-        return (f"gl.DotOperandLayout(operand_index={operand.group(1)}, parent={gluon_layout_expression(operand.group(2))}, "
-                f"k_width={operand.group(3)})")
-    tmem = re.match(r"#ttng\.tensor_memory_encoding<\{?blockM = (\d+), blockN = (\d+), colStride = (\d+)", encoding)
-    if tmem:
-        return f"TensorMemoryLayout(block=({tmem.group(1)}, {tmem.group(2)}), col_stride={tmem.group(3)})"
-    expression = advice_layout_expression(encoding, shape)
-    if expression is None:
-        raise PortError(f"no Gluon expression for the dot layout {encoding}")
-    return expression
-
-
 def _dot_ops(original, translation, call) -> list:
     """Triton's dot ops made by ``call`` (a tl.dot node): those whose position lies in its span."""
     text = translation.source
@@ -161,7 +142,9 @@ def plan_dots(translations, original, launch) -> DotPlan:
             names = []
             for role, (encoding, shape, why) in layouts.items():
                 name = f"DOT_{line}_{role}"
-                plan.definitions.append((name, gluon_layout_expression(encoding, shape), why))
+                expression = gluon_layout_expression(encoding, shape)
+                plan.definitions.append((name, expression, why))
+                plan.layouts.append(NamedLayout(name, expression, why, encoding, tuple(shape or ())))
                 names.append(name)
             _rewrite_call(translation, call, f"_dot_{kind}", names)
     if not kinds:

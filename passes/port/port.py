@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 
 from .gluon_build import build_trial
 from .launch import LaunchError, launch_for
+from .layouts import NamedLayout, gluon_layout_expression
 from .module_file import loaded_module
 from .original import compile_original
 from .translation import PortError, translate
@@ -46,7 +47,8 @@ class Port:
     launch: object
     original: object = None             # TritonCompile
     conversions: list = field(default_factory=list)
-    layouts: dict = field(default_factory=dict)       # name -> (expression, why)
+    layouts: list = field(default_factory=list)       # NamedLayout, the kernel's and its dots'
+    translations: list = field(default_factory=list)
     check: object = None
 
 
@@ -120,7 +122,6 @@ def _port(jit_fn, launch, autotuned: bool) -> Port:
         # themselves (a 1-D vector of indices for each 2-D tile of pointers), as Triton's
         # compile recomputes them in the access's layout.  Kept where it builds and converts
         # fewer pointer tiles.
-        from .matmul import gluon_layout_expression
         for t, start, end, encoding, shape in moves:
             t.trial_edits.wrap(start, end, "gl.convert_layout(", f", {gluon_layout_expression(encoding, shape)})")
             t.rematerialized.append((start, end, encoding, shape))
@@ -135,7 +136,9 @@ def _port(jit_fn, launch, autotuned: bool) -> Port:
                 t.trial_edits, t.rematerialized = t.edits.copy(), []
     result = Port("", jit_fn.fn.__name__, launch, original)
     _write_layouts(translations, placement, trial, result)
-    result.source, _ = _module_text(translations, launch, dots, final=True, layouts=result.layouts)
+    result.source, _ = _module_text(translations, launch, dots, final=True)
+    result.layouts += dots.layouts
+    result.translations = translations
     return result
 
 
@@ -228,7 +231,7 @@ from triton.experimental.gluon import language as gl
 '''
 
 
-def _module_text(translations, launch, dots, final: bool, layouts=None):
+def _module_text(translations, launch, dots, final: bool):
     """The module: header, imports the functions need, constants, helpers, the kernel.  Returns
     (text, placement: [(translation, first line of its text in the module)])."""
     parts = [_HEADER.format(name=translations[-1].name, launch=launch.describe(), warps=launch.num_warps)]
@@ -345,7 +348,7 @@ def _write_layouts(translations, placement, trial, result: Port) -> None:
                           f"converted to at line {start[0]}: {conversion.why}")
         translation.final_edits.wrap(start, end, "gl.convert_layout(", f", {name})")
         result.conversions.append((start[0], conversion.why))
-    result.layouts = namer.definitions
+    result.layouts = list(namer.definitions.values())
     for t in translations:
         _place_definitions(t, namer, t is translations[-1])
 
@@ -391,7 +394,8 @@ def _place_definitions(translation, namer, is_kernel: bool) -> None:
     indent = " " * col
     lines = []
     for name in used:
-        expression, why = namer.definitions[name]
+        named = namer.definitions[name]
+        expression, why = named.expression, named.why
         lines.append(f"{name}: gl.constexpr = {expression}  # {why}\n{indent}")
     translation.final_edits.insert(line, col, "".join(lines))
 
@@ -402,7 +406,7 @@ class _Namer:
 
     def __init__(self):
         self.names = {}           # encoding -> name
-        self.definitions = {}     # name -> (expression, why, translation ids using it)
+        self.definitions = {}     # name -> NamedLayout
         self.users = {}           # name -> set of translation ids
 
     def name(self, encoding: str, shape: tuple, hint: str, translation, why: str) -> str:
@@ -425,7 +429,6 @@ class _Namer:
                                f"{stem} is a slice of this {len(parent_shape)}-D layout")
             expression = f"gl.SliceLayout({attr.dim}, {parent})"
         if expression is None:
-            from .matmul import gluon_layout_expression
             expression = gluon_layout_expression(encoding, shape)
         base = re.sub(r"[^A-Za-z0-9]+", "_", hint).strip("_").upper() or "LAYOUT"
         if base[0].isdigit():
@@ -434,7 +437,7 @@ class _Namer:
         while name in self.definitions:
             name, k = f"{base}_{k}", k + 1
         self.names[encoding] = name
-        self.definitions[name] = (expression, why)
+        self.definitions[name] = NamedLayout(name, expression, why, encoding, tuple(shape))
         self.users[name] = {id(translation)}
         return name
 
