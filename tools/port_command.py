@@ -4,6 +4,7 @@
         --arg out_ptr='*fp32' --arg in_ptr='*fp32' --arg in_stride=i32 --arg out_stride=i32 \\
         --arg n_cols=i32 --arg BLOCK=1024 -o softmax_gluon.py
     ll-port kernels.py:softmax_kernel ... --check      # also compile it and compare with the original
+    ll-port kernels.py:softmax_kernel ... --report port-report/   # report.txt and index.html
 
 ``FILE.py:KERNEL`` names a ``@triton.jit`` function (also one under ``@triton.autotune``:
 ``--config N`` picks the configuration).  Each ``--arg NAME=VALUE`` gives one argument: a
@@ -32,6 +33,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--arg", action="append", default=[], metavar="NAME=VALUE",
                         help="an argument's type ('*fp16', 'i32') or a constexpr's value (repeat per argument)")
     parser.add_argument("--check", action="store_true", help="compile the port and compare it with the original")
+    parser.add_argument("--report", metavar="DIR", help="write the port's report here (report.txt, index.html "
+                        "with a picture of each layout)")
     parser.add_argument("-o", "--output", help="write the Gluon module here (default: print it)")
     return parser
 
@@ -92,6 +95,10 @@ def main(argv=None) -> int:
             print("ll-port: error: the port does not hold against the original (above); nothing written",
                   file=sys.stderr)
             return 1
+    if args.report:
+        from .port_report import write_report
+        written = write_report(made, kernel, args.report)
+        print(f"ll-port: report in {args.report} ({len(written)} files)", file=sys.stderr)
     if args.output:
         with open(args.output, "w") as out:
             out.write(made.source)
@@ -101,5 +108,15 @@ def main(argv=None) -> int:
     return 0
 
 
+def console_main() -> None:
+    """The ``ll-port`` console script.  Ends the process without Python's teardown: Triton's
+    Gluon keeps layout attributes in module-level caches, and nanobind then prints a page of
+    "leaked instance" warnings at exit after every Gluon compile, none of which concerns the user."""
+    code = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    console_main()

@@ -35,7 +35,6 @@ import ast
 import contextlib
 import os
 from dataclasses import dataclass, field
-from typing import Optional
 
 from .translation import PortError
 
@@ -402,6 +401,8 @@ def build_trial(kernel, launch, original, positions, files) -> Trial:
         raise PortError(f"the layouts Triton chose do not resolve in Gluon: {str(error).splitlines()[0]}") from None
     trial = recorder.trial
     trial.module_text = str(module)
+    recorder.origins.clear()        # the values hold the module's IR: let both go with this build
+    _KNOWN_LAYOUTS.clear()
     for item in trial.sources:
         type_text = str(item.value.handle.get_type())
         item.shape = tuple(item.value.type.shape)

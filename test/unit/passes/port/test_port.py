@@ -109,3 +109,16 @@ def test_access_widths_are_read_from_the_assembly():
     assert global_accesses(ptx).loads == [16, 8, 16, 16] and global_accesses(ptx).stores == [2]
     amd = "global_load_dwordx4 v[0:3], v[4:5], off\n buffer_store_short v1\n global_store_dword v2"
     assert global_accesses(amd).loads == [16] and global_accesses(amd).stores == [2, 4]
+
+
+def test_report_sets_the_port_beside_triton_and_its_translation(tmp_path):
+    from linear_layouts.tools.port_report import write_report
+    made = _ported(k.transpose_kernel, "sm90", x_ptr="*fp16", y_ptr="*fp16", M="i32", N="i32", BM=64, BN=64)
+    written = write_report(made, k.transpose_kernel, str(tmp_path))
+    text = (tmp_path / "report.txt").read_text()
+    assert "Triton (the original): modelled cost" in text and "Triton's translation: modelled cost" in text
+    assert "the port: modelled cost" in text and "global loads 4 x 16 B; stores 4 x 16 B" in text
+    assert "RM_LAYOUT = gl.SliceLayout(1, RM_2D_LAYOUT)" in text and "expand_dims needs a slice" in text
+    page = (tmp_path / "index.html").read_text()
+    assert "<h2>Layouts the port names</h2>" in page and "def transpose_kernel" in page
+    assert str(tmp_path / "rm_layout.png") in written      # a picture per layout (matplotlib is a test extra)
