@@ -54,9 +54,8 @@ def write_report(made, jit_fn, directory: str) -> list:
 
 def _pictures(made, directory: str) -> dict:
     """name -> picture path of every distributed layout with a shape (none without matplotlib)."""
-    try:
-        import matplotlib  # noqa: F401  (pictures need it)
-    except ImportError:
+    import importlib.util
+    if importlib.util.find_spec("matplotlib") is None:
         return {}
     from ..passes.ir.layouts import tensor_layout_of
     from .viz import VizError, draw

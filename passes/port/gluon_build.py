@@ -69,6 +69,7 @@ class Source:
 class Trial:
     conversions: list = field(default_factory=list)
     sources: list = field(default_factory=list)
+    expansions: list = field(default_factory=list)    # (span, n): write n x gl.expand_dims(..., 0)
     module_text: str = ""
 
 
@@ -116,9 +117,11 @@ class _Recorder:
         self.files = files                # the edited files (where user nodes are)
         self.stack = []                   # (codegen, node) of visits under way, user files only
         self.last_started = None          # the last user node whose visit started (3.6's location)
-        self.origins = {}                 # id(value) -> (value, codegen, node)
+        self.origins = {}                 # id(value) -> (value, [(codegen, node) of each visit giving it])
         self.trial = Trial()
         self.restores = _version_restores_locations()
+        self.dry = 0                      # > 0 inside a loop body's first, discarded visit
+        self.laid_out = {}                # id -> value: values given a layout on purpose (kept alive)
 
     # -- where the op being made is, as Triton's locations say
     def current_key(self):
@@ -161,22 +164,65 @@ class _Recorder:
                 if op.name in ("ttng.warp_group_dot", "tt.dot", "ttng.tc_gen5_mma", "ttng.tmem_load")
                 and tuple(op.shape) == shape]
 
+    def saw(self, value, codegen, node) -> None:
+        """``node`` (of ``codegen``'s function) gave ``value``."""
+        entry = self.origins.get(id(value))
+        if entry is None or entry[0] is not value:
+            entry = self.origins[id(value)] = (value, [])
+        entry[1].append((codegen, node))
+
+    def origin_of(self, value):
+        """The expression of the source ``value`` comes from at the op being built: of the
+        expressions that gave it (a variable is read in several places), an operand of that op,
+        else the last one."""
+        entry = self.origins.get(id(value))
+        if entry is None or entry[0] is not value:
+            return None
+        visits = entry[1]
+        if self.stack:
+            operands = {id(node) for node in _operand_nodes(self.stack[-1][1])}
+            for codegen, node in reversed(visits):
+                if id(node) in operands:
+                    return codegen, node
+        return visits[-1]
+
     def convert(self, semantic, value, layout, why: str):
         """Convert ``value`` (a tensor the user's text made) to ``layout``; record it."""
-        origin = self.origins.get(id(value))
-        if origin is None or origin[0] is not value:
+        origin = self.origin_of(value)
+        if origin is None:
             raise PortError(f"{self.where()}: two layouts meet on a value the port cannot name in the source ({why})")
-        _, codegen, node = origin
+        codegen, node = origin
         shape = tuple(value.type.shape)
         converted = semantic.convert_layout(value, layout)
-        self.trial.conversions.append(Conversion(span_of(codegen, node), codegen.jit_fn.__name__, layout_text(layout),
-                                                 shape, why))
-        self.origins[id(converted)] = (converted, codegen, node)
+        self.laid_out[id(converted)] = converted
+        if not self.dry:
+            self.trial.conversions.append(Conversion(span_of(codegen, node), codegen.jit_fn.__name__,
+                                                     layout_text(layout), shape, why))
+        self.saw(converted, codegen, node)
         return converted
 
     def where(self) -> str:
         key = self.current_key()
         return f"{os.path.basename(key[0])}:{key[1]}" if key else "the kernel"
+
+
+def _operand_nodes(node) -> list:
+    """The expressions an op made at ``node`` takes as operands."""
+    if isinstance(node, ast.Call):
+        return list(node.args) + [keyword.value for keyword in node.keywords]
+    if isinstance(node, ast.BinOp):
+        return [node.left, node.right]
+    if isinstance(node, ast.Compare):
+        return [node.left] + list(node.comparators)
+    if isinstance(node, ast.BoolOp):
+        return list(node.values)
+    if isinstance(node, (ast.UnaryOp,)):
+        return [node.operand]
+    if isinstance(node, ast.AugAssign):
+        return [node.target, node.value]
+    if isinstance(node, (ast.Subscript, ast.Attribute)):
+        return [node.value]
+    return list(ast.iter_child_nodes(node))
 
 
 def span_of(codegen, node) -> tuple:
@@ -205,6 +251,12 @@ class _FrontEndAnswers:
 
     def prefer(self, semantic, first, second, why):
         """(first, second) with one layout: the one Triton had here, else the first's."""
+        # a value already laid out on purpose (an access's pointer, a conversion) keeps its layout
+        fixed = self.recorder.laid_out
+        if id(first) in fixed and id(second) not in fixed:
+            return first, self.recorder.convert(semantic, second, first.type.layout, why)
+        if id(second) in fixed and id(first) not in fixed:
+            return self.recorder.convert(semantic, first, second.type.layout, why), second
         shape = semantic._broadcast_shapes(first.type.get_block_shapes(), second.type.get_block_shapes())
         chosen = None
         for encoding in self.recorder.triton_layouts(shape=shape):
@@ -216,7 +268,32 @@ class _FrontEndAnswers:
             return first, self.recorder.convert(semantic, second, first.type.layout, why)
         return self.recorder.convert(semantic, first, chosen, why), second
 
+    def expand_rank(self, semantic, value, rank: int, other_layout):
+        """``value`` with leading dimensions added up to ``rank``, as Triton broadcasts and
+        Gluon does not: written ``gl.expand_dims(value, 0)`` (in a slice of the other
+        operand's layout, converted first where it is not)."""
+        from triton.experimental.gluon.language._layouts import SliceLayout
+        origin = self.recorder.origin_of(value)
+        if origin is None:
+            raise PortError(f"{self.recorder.where()}: operands of two ranks on a value the port cannot name")
+        codegen, node = origin
+        if not self.recorder.dry:
+            self.recorder.trial.expansions.append((span_of(codegen, node), rank - len(value.type.shape)))
+        while len(value.type.shape) < rank:
+            parent = other_layout
+            for _ in range(rank - len(value.type.shape) - 1):
+                parent = SliceLayout(0, parent)
+            if not _is_auto(value.type.layout) and value.type.layout != SliceLayout(0, parent):
+                value = self.recorder.convert(semantic, value, SliceLayout(0, parent), "a slice of the operand it meets")
+            value = self.saved["expand_dims"](semantic, value, 0)
+        return value
+
     def broadcast_impl_value(self, semantic, lhs, rhs):
+        if _distributed(lhs) and _distributed(rhs) and len(lhs.type.shape) != len(rhs.type.shape):
+            if len(lhs.type.shape) < len(rhs.type.shape):
+                lhs = self.expand_rank(semantic, lhs, len(rhs.type.shape), rhs.type.layout)
+            else:
+                rhs = self.expand_rank(semantic, rhs, len(lhs.type.shape), lhs.type.layout)
         if _distributed(lhs) and _distributed(rhs):
             left, right = lhs.type.layout, rhs.type.layout
             if not _is_auto(left) and not _is_auto(right) and left != right:
@@ -230,7 +307,8 @@ class _FrontEndAnswers:
             if not (isinstance(layout, SliceLayout) and layout.dim == axis):
                 shape = list(input.type.shape)
                 shape.insert(axis, 1)
-                parents = self.recorder.triton_layouts("tt.expand_dims", shape=tuple(shape))
+                parents = self.recorder.triton_layouts("tt.expand_dims", shape=tuple(shape)) or \
+                    self.recorder.anywhere("tt.expand_dims", tuple(shape))
                 if parents:
                     parent = layout_object(parents[0], tuple(shape))
                 elif isinstance(layout, SliceLayout):
@@ -252,12 +330,15 @@ class _FrontEndAnswers:
         layout = layout_object(chosen[0], shape)
         if _is_auto(ptr.type.layout):
             result = semantic.set_auto_layout(ptr, layout)
-            if id(ptr) in self.recorder.origins:    # the same expression of the source, now laid out
-                self.recorder.origins[id(result)] = (result,) + self.recorder.origins[id(ptr)][1:]
-            return result
-        if ptr.type.layout != layout:
-            return self.recorder.convert(semantic, ptr, layout, why)
-        return ptr
+            origin = self.recorder.origin_of(ptr)
+            if origin is not None:    # the same expression of the source, now laid out
+                self.recorder.saw(result, *origin)
+        elif ptr.type.layout != layout:
+            result = self.recorder.convert(semantic, ptr, layout, why)
+        else:
+            result = ptr
+        self.recorder.laid_out[id(result)] = result
+        return result
 
     def follow(self, semantic, value, ptr, why):
         """A store's value (an atomic's operand) in its pointer's layout."""
@@ -289,9 +370,7 @@ class _FrontEndAnswers:
                 "tt.make_range", (end - start,), f"end = {end} : i32, start = {start} : i32")
             if chosen:
                 layout = layout_object(chosen[0], (end - start,))
-        result = self.saved["arange"](semantic, start, end, layout, *args, **kwargs)
-        self.record_source(result)
-        return result
+        return self.saved["arange"](semantic, start, end, layout, *args, **kwargs)
 
     def full(self, semantic, shape, value, dtype, layout=None, *args, **kwargs):
         if shape and (layout is None or _is_auto(layout)):
@@ -302,17 +381,10 @@ class _FrontEndAnswers:
                 or recorder.anywhere("arith.constant", tuple(shape)) + recorder.anywhere("tt.splat", tuple(shape))
             if chosen:
                 layout = layout_object(chosen[0], tuple(shape))
-        result = self.saved["full"](semantic, shape, value, dtype, layout, *args, **kwargs)
-        if shape:
-            self.record_source(result)
-        return result
-
-    def record_source(self, result):
-        if self.recorder.stack:
-            codegen, node = self.recorder.stack[-1]
-            self.recorder.trial.sources.append(Source(span_of(codegen, node), codegen.jit_fn.__name__, result))
+        return self.saved["full"](semantic, shape, value, dtype, layout, *args, **kwargs)
 
 
+_SOURCE_CALLS = {"gl.arange", "gl.full", "gl.zeros", "gl.full_like", "gl.zeros_like"}
 _ANSWERED = ("broadcast_impl_value", "expand_dims", "load", "store", "arange", "full", "atomic_rmw")
 
 
@@ -340,8 +412,23 @@ def _patched_front_end(recorder: _Recorder):
             if ours:
                 recorder.stack.pop()
         if ours and isinstance(node, ast.expr) and _distributed(result):
-            recorder.origins[id(result)] = (result, self, node)
+            recorder.saw(result, self, node)
+            if isinstance(node, ast.Call) and ast.unparse(node.func) in _SOURCE_CALLS and not recorder.dry:
+                # recorded here, not inside gl.zeros: Gluon builds a jit function's body once per
+                # argument types, and a second equal call reuses it
+                recorder.trial.sources.append(Source(span_of(self, node), self.jit_fn.__name__, result))
         return result
+
+    saved_find_carries = Generator._find_carries
+
+    def find_carries(self, *args, **kwargs):
+        # a loop body is visited once to find what it carries, then discarded and visited
+        # again: what the first visit needs is not written
+        recorder.dry += 1
+        try:
+            return saved_find_carries(self, *args, **kwargs)
+        finally:
+            recorder.dry -= 1
 
     def answering(name):
         method = getattr(answers, name)
@@ -349,11 +436,13 @@ def _patched_front_end(recorder: _Recorder):
 
     try:
         Generator.visit = visit
+        Generator._find_carries = find_carries
         for name in saved:
             setattr(Semantic, name, answering(name))
         yield
     finally:
         Generator.visit = saved_visit
+        Generator._find_carries = saved_find_carries
         for name, function in saved.items():
             setattr(Semantic, name, function)
 
@@ -390,6 +479,10 @@ def build_trial(kernel, launch, original, positions, files) -> Trial:
             raise cause from None
         lines = [line for line in str(error).strip().splitlines() if line.strip() and line.strip() != "^"]
         raise PortError(f"Gluon's front end rejected the port: {lines[-1] if lines else error}") from None
+    for item in recorder.trial.sources:   # concrete layouts as the front end typed them
+        item.shape = tuple(item.value.type.shape)
+        if not _is_auto(item.value.type.layout):
+            item.encoding = layout_text(item.value.type.layout)
     manager = ir.pass_manager(context)
     passes.gluon.add_inliner(manager)
     passes.gluon.add_resolve_auto_encodings(manager)
@@ -402,28 +495,21 @@ def build_trial(kernel, launch, original, positions, files) -> Trial:
     trial = recorder.trial
     trial.module_text = str(module)
     recorder.origins.clear()        # the values hold the module's IR: let both go with this build
+    recorder.laid_out.clear()
     _KNOWN_LAYOUTS.clear()
+    # an automatic one as Triton's resolution left it: the value may be gone (the inliner
+    # replaces a call's results), so it is read from the module's text by its line and shape
+    resolved = None
     for item in trial.sources:
-        type_text = str(item.value.handle.get_type())
-        item.shape = tuple(item.value.type.shape)
-        item.encoding = _encoding_of(type_text, trial.module_text)
+        item.value = None
+        if item.encoding:
+            continue
+        if resolved is None:
+            from .original import read_positions
+            resolved = list(read_positions(trial.module_text, files))
+        found = [op.encoding for position, op in resolved if position is not None and position[1] == item.span[0]
+                 and op.name in SOURCE_OPS and tuple(op.shape) == item.shape]
+        if not found or "auto_encoding" in found[0]:
+            raise PortError(f"line {item.span[0]}: a tensor's layout stayed automatic after Gluon's resolution")
+        item.encoding = found[0]
     return trial
-
-
-def _encoding_of(type_text: str, module_text: str) -> str:
-    """The layout attribute of a printed tensor type, aliases expanded from the module's text."""
-    import re
-    match = re.search(r",\s*(#.*)>$", type_text)
-    if not match:
-        raise PortError(f"no layout in {type_text}")
-    encoding = match.group(1)
-    aliases = dict(re.findall(r"^(#[\w.]+) = (#ttg\..*)$", module_text, flags=re.M))
-    for _ in range(8):
-        expanded = re.sub(r"#(?!ttg\.|ttng\.|gluon\.|amdgpu\.)[\w.]+\b", lambda m: aliases.get(m.group(0), m.group(0)),
-                          encoding)
-        if expanded == encoding:
-            break
-        encoding = expanded
-    if "gluon.auto_encoding" in encoding:
-        raise PortError("a tensor's layout stayed automatic after Gluon's resolution")
-    return encoding

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass, field
-from typing import Any
 
 # target name -> (backend, architecture, threads per warp)
 TARGETS = {
@@ -84,8 +83,10 @@ def _torch_type(value) -> str | None:
 
 
 def launch_for(kernel, target: str, num_warps: int = 4, num_stages: int = 3, divisible: bool = True,
-               **arguments: Any) -> Launch:
-    """The :class:`Launch` of ``kernel`` (a ``triton.jit`` function) for ``arguments``."""
+               arguments: dict = None) -> Launch:
+    """The :class:`Launch` of ``kernel`` (a ``triton.jit`` function) for ``arguments`` (a dict:
+    a kernel may have parameters named ``num_warps`` or ``num_stages`` too)."""
+    arguments = dict(arguments or {})
     parameters = list(inspect.signature(kernel.fn).parameters.values())
     constexpr_names = {parameters[i].name for i in kernel.constexprs}
     launch = Launch(target_name(target), int(num_warps), int(num_stages))
@@ -105,6 +106,11 @@ def launch_for(kernel, target: str, num_warps: int = 4, num_stages: int = 3, div
         if name in constexpr_names:
             launch.signature[name] = "constexpr"
             launch.constexprs[name] = value
+            continue
+        if value is None:
+            # a launch specializes None as the constant None (an optional pointer left out)
+            launch.signature[name] = "constexpr"
+            launch.constexprs[name] = None
             continue
         if isinstance(value, int) and not isinstance(value, bool) and value == 1:
             # a launch specializes an integer equal to 1 as the constant 1 (a unit stride)

@@ -85,6 +85,12 @@ def port(kernel, target: str = "sm90", *, num_warps: int = None, num_stages: int
     compares it with the original (:mod:`.check`; on a GPU, outputs too when sample tensors are
     given); ``details=True`` returns a :class:`Port` instead of the text."""
     jit_fn, configs = unwrap(kernel)
+    import inspect
+    parameters = inspect.signature(jit_fn.fn).parameters
+    # a kernel parameter named like a launch option gets the option's value, as a launch gives it
+    for name, value in (("num_warps", num_warps), ("num_stages", num_stages)):
+        if name in parameters and value is not None:
+            launch_arguments.setdefault(name, value)
     if configs:
         chosen = configs[config or 0]
         for name, value in chosen.kwargs.items():
@@ -92,7 +98,7 @@ def port(kernel, target: str = "sm90", *, num_warps: int = None, num_stages: int
         num_warps = num_warps or chosen.num_warps
         num_stages = num_stages or chosen.num_stages
     try:
-        launch = launch_for(jit_fn, target, num_warps or 4, num_stages or 3, **launch_arguments)
+        launch = launch_for(jit_fn, target, num_warps or 4, num_stages or 3, arguments=launch_arguments)
     except LaunchError as error:
         raise PortError(str(error)) from None
     made = _port(jit_fn, launch, configs is not None)
@@ -244,6 +250,9 @@ def _module_text(translations, launch, dots, final: bool):
                 line = f"from {module.__name__.rsplit('.', 1)[0]} import {name}"
             if line not in imports:
                 imports.append(line)
+        for line in t.imports.values():
+            if line not in imports:
+                imports.append(line)
         for name, value in t.constants.items():
             line = f"{name} = gl.constexpr({value!r})"
             if line not in constants:
@@ -330,6 +339,14 @@ def _write_layouts(translations, placement, trial, result: Port) -> None:
         name = namer.name(item.encoding, item.shape, hint, translation, f"Triton's layout for {hint[:-7]} (line {start[0]})")
         result.sources = getattr(result, "sources", 0) + 1
         translation.final_edits.insert(end[0], end[1] - 1, f", layout={name}")
+    for span, times in dict.fromkeys(trial.expansions):   # outside any conversion of the same operand
+        found = _span(placement, span)
+        if found is None:
+            raise PortError("an operand the port must give a leading dimension has no place in the source")
+        translation, start, end = found
+        for _ in range(times):
+            translation.final_edits.wrap(start, end, "gl.expand_dims(", ", 0)")
+        result.conversions.append((start[0], "a leading dimension Triton's broadcast adds and Gluon's does not"))
     seen_conversions = {}
     for conversion in trial.conversions:
         span = _span(placement, conversion.span)

@@ -4,7 +4,7 @@ The port writes the user's own kernel text with small edits (``tl`` -> ``gl``, a
 ``gl.convert_layout(`` ... ``, L)`` around an operand), so that comments and formatting stay.
 Edits are kept in the original's coordinates and applied together; where several insert text at
 one position, closings go before openings, an inner wrap closes before an outer one and an outer
-wrap opens before an inner one::
+wrap opens before an inner one (of two wraps of the same span, the one made first is the outer)::
 
     x + y          wrap (1, 4)-(1, 5) in "cv(" ... ", L)"     ->  x + cv(y, L)
 
@@ -40,11 +40,12 @@ class EditedText:
     def wrap(self, start: tuple, end: tuple, before: str, after: str) -> None:
         """Put ``before`` at ``start`` and ``after`` at ``end`` ((line, col) each)."""
         extent = (end[0] - start[0]) * 100000 + (end[1] - start[1])
-        self._inserts.append((start[0], start[1], (1, -extent), before))
-        self._inserts.append((end[0], end[1], (0, extent), after))
+        sequence = len(self._inserts)    # of two wraps of one span, the first made is the outer
+        self._inserts.append((start[0], start[1], (1, -extent, sequence), before))
+        self._inserts.append((end[0], end[1], (0, extent, -sequence), after))
 
     def insert(self, line: int, col: int, text: str) -> None:
-        self._inserts.append((line, col, (0, 0), text))
+        self._inserts.append((line, col, (0, 0, 0), text))
 
     def text(self) -> str:
         return "\n".join(self._edited_lines()[0]) + "\n"

@@ -51,6 +51,20 @@ def _is_triton_language(value) -> bool:
                                                     value.__name__.startswith("triton.language."))
 
 
+def _extra_import(name: str, value) -> str:
+    """The import of a function of ``triton.language.extra`` (libdevice): from the module that
+    picks the target's library where it has the function, else from where it is defined."""
+    import importlib
+    function = getattr(value, "__name__", name)
+    module = value.__module__
+    try:
+        if hasattr(importlib.import_module("triton.language.extra.libdevice"), function):
+            module = "triton.language.extra.libdevice"
+    except ImportError:
+        pass
+    return f"from {module} import {function}" + (f" as {name}" if name != function else "")
+
+
 def _jit_function(value):
     from triton.runtime.jit import JITFunction
     return value if isinstance(value, JITFunction) else None
@@ -107,6 +121,7 @@ class Translation:
     helpers: dict = field(default_factory=dict)          # name in the port -> JITFunction to port too
     constants: dict = field(default_factory=dict)        # global name -> value (numbers, constexprs)
     modules: dict = field(default_factory=dict)          # global name -> module (libdevice and the like)
+    imports: dict = field(default_factory=dict)          # global name -> the import line that defines it
 
     @property
     def name(self) -> str:
@@ -264,6 +279,8 @@ class _Translator:
         elif isinstance(value, types.ModuleType):
             if value.__name__ != "triton" and not _is_triton_language(value):
                 self.result.modules[node.id] = value
+        elif getattr(value, "__module__", "").startswith("triton.language.extra"):
+            self.result.imports[node.id] = _extra_import(node.id, value)     # libdevice's rsqrt, tanh...
         elif isinstance(value, (int, float, bool)) or type(value).__name__ == "constexpr":
             self.result.constants[node.id] = getattr(value, "value", value)
         else:
