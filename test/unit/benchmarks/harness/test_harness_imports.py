@@ -77,6 +77,8 @@ OFF_THE_SKELETON = {
     "algebra": "CPU only: no GPU, no dry run",
     "compile_time": "CPU only, with subcommands (corpus, fuzz)",
     "triton_language_tests": "runs Triton's own test suite, not cases of ours",
+    "port_gpu": "third-party kernels ported, each in a child process; its CPU mode is the dry run",
+    "port_corpus": "the port benchmark's corpus: data, no script",
 }
 
 

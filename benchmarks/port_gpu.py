@@ -1,0 +1,304 @@
+"""The port (``linear_layouts.passes.port.port.port``) on real third-party Triton kernels.
+
+    python benchmarks/port_gpu.py --out benchmarks/results             # GPU (H100/H200, triton 3.6, torch)
+    python benchmarks/port_gpu.py --cpu --out benchmarks/results       # any machine, no torch needed
+    python benchmarks/port_gpu.py --cpu --only liger_rms_norm_fwd,fla_swish_fwd
+
+The kernels and their launches are ``benchmarks/port_corpus.py`` (Triton's tutorials,
+Liger-Kernel 0.8.5, flash-linear-attention 0.5.2, carried in ``benchmarks/port_corpus/``).
+
+GPU: for each case, the port for sm90 with the case's warps and stages; the original and the
+port run on copies of the same inputs (``check.run_both``: every tensor compared, bit for bit or
+within the case's tolerance); then, in ``--rounds`` interleaved rounds, ``triton.testing.do_bench``
+(median) of the original, the port, Triton's own translator's Gluon (``triton_to_gluon_translater``
+in 3.6, ``triton_to_gluon_translator`` for sm90 in 3.8+; its failures reported, not raised) and
+the original a second time (the A/A run: the median of original/original over rounds, and its
+spread, max - min, is the noise floor of the ratios beside it).  Writes
+``port_gpu_<triton>.md`` (a table: kernel, project, correct?, original us, port/original,
+translation/original, A/A; and geomeans) and ``port_gpu_<triton>.jsonl`` (one row a case,
+written as each case ends).  A case's failure is its row's text; the run goes on.  Past
+``--budget`` seconds (default 420) the remaining cases are only checked, not timed.
+
+CPU (``--cpu``): for each case, the port for sm80, sm90, sm100 and gfx942 with ``check=True``
+(the port compiled for the target, its global accesses at least as wide as the original's),
+from ``port_corpus.cpu_launch`` (type strings for tensors: no torch).  Writes
+``port_cpu_<triton>.md`` and ``.jsonl``: per case and target ``ok``, ``narrower`` or the error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import statistics
+import sys
+import time
+import traceback
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import port_corpus  # noqa: E402  (benchmarks/ on the path, as for every script here)
+
+CPU_TARGETS = ("sm80", "sm90", "sm100", "gfx942")
+
+
+def _one_line(error: BaseException) -> str:
+    lines = [line for line in str(error).strip().splitlines() if line.strip()]
+    return f"{type(error).__name__}: {lines[-1] if lines else ''}".strip()
+
+
+def _geomean(values):
+    values = [v for v in values if isinstance(v, (int, float)) and v > 0 and math.isfinite(v)]
+    return math.exp(sum(map(math.log, values)) / len(values)) if values else float("nan")
+
+
+def _port_arguments(case, kernel, arguments):
+    """port()'s keywords: the launch, with a kernel parameter named num_warps / num_stages taken
+    out (port() has keywords of those names) and given as port()'s own."""
+    import inspect
+    names = set(inspect.signature(kernel.fn).parameters)
+    launch = dict(arguments)
+    warps, stages = case.num_warps, case.num_stages
+    if "num_stages" in names:
+        stages = launch.pop("num_stages")
+    if "num_warps" in names:
+        warps = launch.pop("num_warps")
+    return warps, stages, launch
+
+
+# --------------------------------------------------------------------------- CPU mode
+
+def _in_child(mode, case, timeout, targets=None, budget_left=None, rounds=None):
+    """One case in a fresh process (a crash or a hang costs that case only): its row."""
+    import subprocess
+    command = [sys.executable, os.path.abspath(__file__), "--worker", mode, "--only", case.name]
+    if targets:
+        command += ["--targets", ",".join(targets)]
+    if budget_left is not None:
+        command += ["--budget", str(budget_left)]
+    if rounds is not None:
+        command += ["--rounds", str(rounds)]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"error": f"timed out after {timeout} s"}
+    for line in reversed(done.stdout.splitlines()):
+        if line.startswith("ROW "):
+            return json.loads(line[4:])
+    tail = [line for line in (done.stderr or done.stdout).strip().splitlines() if line.strip()][-1:]
+    return {"error": f"the case's process ended with status {done.returncode}" + (f": {tail[0][:200]}" if tail else "")}
+
+
+def cpu_row(case, targets=CPU_TARGETS):
+    """The port of one case for each target, checked: ``ok``, ``narrower (...)``, or the error."""
+    from linear_layouts.passes.port.port import port
+    row = {"kernel": case.name, "project": case.project}
+    started = time.time()
+    try:
+        kernel = case.kernel()
+    except Exception as error:          # noqa: BLE001
+        kernel, row["load"] = None, _one_line(error)
+    for target in targets:
+        if kernel is None:
+            row[target] = "not loaded: " + row["load"]
+            continue
+        try:
+            warps, stages, launch = _port_arguments(case, kernel, port_corpus.cpu_launch(case))
+            made = port(kernel, target, num_warps=warps, num_stages=stages, check=True, details=True, **launch)
+            check = made.check
+            if check.ok:
+                row[target] = "ok"
+            elif check.compiled and not check.as_wide:
+                row[target] = f"narrower ({check.ported.describe()} vs {check.original.describe()})"
+            else:
+                row[target] = "check: " + check.summary().replace("\n", "; ")
+        except Exception as error:      # noqa: BLE001
+            row[target] = _one_line(error)
+    row["seconds"] = round(time.time() - started, 1)
+    return row
+
+
+def run_cpu(cases, out, version):
+    rows = []
+    jsonl = os.path.join(out, f"port_cpu_{version}.jsonl")
+    open(jsonl, "w").close()
+    for case in cases:
+        row = {"kernel": case.name, "project": case.project, **{t: "" for t in CPU_TARGETS}}
+        found = _in_child("cpu", case, 600)
+        if "error" in found:            # a crash: each target alone, to tell which one crashes
+            found = {}
+            for target in CPU_TARGETS:
+                alone = _in_child("cpu", case, 300, [target])
+                found[target] = alone.get(target, alone.get("error", "?"))
+        row.update(found)
+        rows.append(row)
+        with open(jsonl, "a") as handle:
+            handle.write(json.dumps(row) + "\n")
+        print(f"{case.name:34s} " + "  ".join(f"{t}: {row[t][:60]}" for t in CPU_TARGETS), flush=True)
+    lines = [f"# The port on the CPU: {len(cases)} kernels x {len(CPU_TARGETS)} targets (triton {version})", "",
+             f"`python benchmarks/port_gpu.py --cpu`; Python {platform.python_version()}, {platform.machine()}. "
+             "ok: compiles for the target, same arguments, global accesses at least as wide as the original's.", "",
+             "| kernel | project | " + " | ".join(CPU_TARGETS) + " |", "|---|---|" + "---|" * len(CPU_TARGETS)]
+    for row in rows:
+        lines.append(f"| {row['kernel']} | {row['project']} | " +
+                     " | ".join(row[t].replace("|", "\\|") for t in CPU_TARGETS) + " |")
+    lines += ["", "ok per target: " + ", ".join(f"{t} {sum(r[t] == 'ok' for r in rows)}/{len(rows)}" for t in CPU_TARGETS)]
+    path = os.path.join(out, f"port_cpu_{version}.md")
+    with open(path, "w") as handle:
+        handle.write("\n".join(lines) + "\n")
+    print("\n" + lines[-1] + f"\nwrote {path}")
+    return 0
+
+
+# --------------------------------------------------------------------------- GPU mode
+
+def _translation(kernel):
+    """Triton's own translator's Gluon source for ``kernel`` (3.6's or 3.8+'s spelling)."""
+    try:
+        from triton.tools.triton_to_gluon_translator.target import TranslatorTarget
+        from triton.tools.triton_to_gluon_translator.translator import convert_triton_to_gluon
+        return convert_triton_to_gluon([kernel], target=TranslatorTarget("sm90"))
+    except ImportError:
+        from triton.tools.triton_to_gluon_translater.translator import convert_triton_to_gluon
+        return convert_triton_to_gluon([kernel])
+
+
+def gpu_row(case, rounds, time_left):
+    """One case on the GPU: the port checked against the original, and timed (unless ``time_left`` <= 0)."""
+    import torch
+    from triton.testing import do_bench
+
+    from linear_layouts.passes.port.check import run_both
+    from linear_layouts.passes.port.module_file import loaded_module
+    from linear_layouts.passes.port.port import port
+
+    device = "cuda"
+    row = {"kernel": case.name, "project": case.project, "correct": "", "original_us": None, "port": None,
+           "translation": None, "aa": None, "aa_spread": None, "error": ""}
+    contexts = []
+    try:
+        kernel = case.kernel()
+        arguments = case.launch(device)
+        warps, stages, launch = _port_arguments(case, kernel, arguments)
+        made = port(kernel, "sm90", num_warps=warps, num_stages=stages, details=True, **launch)
+        atol, rtol = case.tol if case.tol else (None, None)
+        row["correct"] = run_both(kernel, made.source, made.kernel_name, arguments, case.grid, made.launch, atol, rtol)
+        context = loaded_module(made.source)
+        contexts.append(context)
+        ported = getattr(context.__enter__()[0], made.kernel_name)
+        options = case.options(kernel)
+        timed = {"original": lambda: kernel[case.grid](**arguments, **options),
+                 "port": lambda: ported[case.grid](**arguments, num_warps=warps)}
+        try:
+            context = loaded_module(_translation(kernel))
+            contexts.append(context)
+            translated = getattr(context.__enter__()[0], kernel.fn.__name__)
+            translated[case.grid](**case.launch(device), num_warps=warps)       # compiles and runs, or raises
+            torch.cuda.synchronize()
+            timed["translation"] = lambda: translated[case.grid](**arguments, num_warps=warps)
+        except Exception as error:      # noqa: BLE001
+            row["translation"] = "fails: " + _one_line(error)[:160]
+        if time_left <= 0:
+            row["error"] = "not timed (past --budget)"
+            return row
+        order = list(timed) + ["original_again"]
+        times = {name: [] for name in order}
+        for r in range(rounds):        # interleaved, each round starting one mode later
+            for name in order[r % len(order):] + order[:r % len(order)]:
+                fn = timed["original"] if name == "original_again" else timed[name]
+                times[name].append(do_bench(fn, warmup=10, rep=40, return_mode="median") * 1000)
+        base = times["original"]
+        row["original_us"] = round(statistics.median(base), 2)
+        row["port"] = round(statistics.median(p / o for p, o in zip(times["port"], base)), 4)
+        if times.get("translation"):
+            row["translation"] = round(statistics.median(p / o for p, o in zip(times["translation"], base)), 4)
+        aa = [a / o for a, o in zip(times["original_again"], base)]
+        row["aa"], row["aa_spread"] = round(statistics.median(aa), 4), round(max(aa) - min(aa), 4)
+    except Exception as error:          # noqa: BLE001
+        row["error"] = _one_line(error)[:300]
+        if os.environ.get("PORT_GPU_TRACEBACK"):
+            traceback.print_exc()
+    finally:
+        for context in reversed(contexts):
+            try:
+                context.__exit__(None, None, None)
+            except Exception:           # noqa: BLE001
+                pass
+    return row
+
+
+def run_gpu(cases, out, version, rounds, budget):
+    import torch
+    gpu = torch.cuda.get_device_name()
+    started = time.time()
+    rows = []
+    jsonl = os.path.join(out, f"port_gpu_{version}.jsonl")
+    open(jsonl, "w").close()
+    for case in cases:
+        row = {"kernel": case.name, "project": case.project, "correct": "", "original_us": None, "port": None,
+               "translation": None, "aa": None, "aa_spread": None, "error": ""}
+        row.update(_in_child("gpu", case, 240, budget_left=budget - (time.time() - started), rounds=rounds))
+        rows.append(row)
+        with open(jsonl, "a") as handle:
+            handle.write(json.dumps(row) + "\n")
+        print(f"{case.name:34s} {str(row['correct'])[:40]:40s} orig {row['original_us']} us  port {row['port']}  "
+              f"translation {str(row['translation'])[:50]}  A/A {row['aa']}  {row['error'][:120]}", flush=True)
+
+    def cell(value):
+        return f"{value:.3f}" if isinstance(value, float) else (str(value).replace("|", "\\|") if value else "")
+
+    lines = [f"# The port on the GPU: {len(rows)} kernels (triton {version}, torch {torch.__version__}, {gpu})", "",
+             f"`python benchmarks/port_gpu.py --rounds {rounds}`; {round(time.time() - started)} s. Times: "
+             "`triton.testing.do_bench` medians; ratios: the median over rounds of each round's ratio to the "
+             "original; A/A: the original timed again (median ratio, and max - min over rounds).", "",
+             "| kernel | project | correct? | original us | port / original | translation / original | A/A (spread) | error |",
+             "|---|---|---|---|---|---|---|---|"]
+    for row in rows:
+        aa = f"{row['aa']:.3f} ({row['aa_spread']:.3f})" if row["aa"] is not None else ""
+        lines.append(f"| {row['kernel']} | {row['project']} | {cell(row['correct'])} | {cell(row['original_us'])} | "
+                     f"{cell(row['port'])} | {cell(row['translation'])} | {aa} | {cell(row['error'])} |")
+    correct = sum(str(r["correct"]).startswith("equal") for r in rows)
+    lines += ["", f"correct: {correct}/{len(rows)}; geomean port/original "
+                  f"{_geomean([r['port'] for r in rows]):.3f} over {sum(isinstance(r['port'], float) for r in rows)}; "
+                  f"translation/original {_geomean([r['translation'] for r in rows]):.3f} over "
+                  f"{sum(isinstance(r['translation'], float) for r in rows)}; A/A {_geomean([r['aa'] for r in rows]):.3f}"]
+    path = os.path.join(out, f"port_gpu_{version}.md")
+    with open(path, "w") as handle:
+        handle.write("\n".join(lines) + "\n")
+    print("\n" + lines[-1] + f"\nwrote {path}")
+    return 0
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").strip().split("\n")[0])
+    parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
+    parser.add_argument("--cpu", action="store_true", help="port for sm80/sm90/sm100/gfx942 on the CPU (no torch)")
+    parser.add_argument("--only", default="", help="comma-separated case names (default: every case)")
+    parser.add_argument("--rounds", type=int, default=3, help="timing rounds, interleaved (default: %(default)s)")
+    parser.add_argument("--budget", type=float, default=420, help="seconds after which cases are checked, not timed")
+    parser.add_argument("--targets", default=",".join(CPU_TARGETS), help=argparse.SUPPRESS)
+    parser.add_argument("--worker", choices=("cpu", "gpu"), help=argparse.SUPPRESS)   # one case, in a child process
+    args = parser.parse_args(argv)
+    cases = port_corpus.CASES
+    if args.only:
+        wanted = set(args.only.split(","))
+        unknown = wanted - {c.name for c in cases}
+        if unknown:
+            parser.error(f"no case {sorted(unknown)[0]!r}")
+        cases = [c for c in cases if c.name in wanted]
+    if args.worker:
+        row = (cpu_row(cases[0], args.targets.split(",")) if args.worker == "cpu"
+               else gpu_row(cases[0], max(1, args.rounds), args.budget))
+        print("ROW " + json.dumps(row), flush=True)
+        return 0
+    os.makedirs(args.out, exist_ok=True)
+    import triton
+    if args.cpu:
+        return run_cpu(cases, args.out, triton.__version__)
+    return run_gpu(cases, args.out, triton.__version__, max(1, args.rounds), args.budget)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
