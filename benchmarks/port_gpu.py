@@ -4,7 +4,7 @@
     python benchmarks/port_gpu.py --cpu --out benchmarks/results       # any machine, no torch needed
     python benchmarks/port_gpu.py --cpu --only liger_rms_norm_fwd,fla_swish_fwd
 
-The kernels and their launches are ``benchmarks/port_corpus.py`` (Triton's tutorials,
+The kernels and their launches are ``benchmarks/harness/port_corpus.py`` (Triton's tutorials,
 Liger-Kernel 0.8.5, flash-linear-attention 0.5.2, carried in ``benchmarks/port_corpus/``).
 
 GPU: for each case, the port for sm90 with the case's warps and stages; the original and the
@@ -37,9 +37,7 @@ import sys
 import time
 import traceback
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-import port_corpus  # noqa: E402  (benchmarks/ on the path, as for every script here)
+from harness import port_corpus
 
 CPU_TARGETS = ("sm80", "sm90", "sm100", "gfx942")
 
@@ -165,6 +163,31 @@ def _translation(kernel):
         return convert_triton_to_gluon([kernel])
 
 
+def translation_row(case) -> dict:
+    """Whether Triton's translation of the case compiles for sm90 (in a child: under 3.6 it emits
+    tcgen05 for a dot on sm90 and LLVM aborts the process)."""
+    import triton
+
+    from linear_layouts.passes.port.launch import launch_for
+    from linear_layouts.passes.port.module_file import loaded_module
+    try:
+        from triton.experimental.gluon._runtime import GluonASTSource
+    except ImportError:
+        from triton.experimental.gluon import GluonASTSource
+    kernel = case.kernel()
+    warps, stages, launch_arguments = _port_arguments(case, kernel, port_corpus.cpu_launch(case))
+    launch = launch_for(kernel, "sm90", warps, stages, arguments=launch_arguments)
+    try:
+        with loaded_module(_translation(kernel)) as (module, _):
+            translated = getattr(module, kernel.fn.__name__)
+            triton.compile(GluonASTSource(translated, dict(launch.signature), dict(launch.constexprs), attrs=launch.attrs),
+                           target=triton.backends.compiler.GPUTarget("cuda", 90, 32),
+                           options={"num_warps": warps, "num_stages": stages})
+    except Exception as error:          # noqa: BLE001
+        return {"translation": "fails: " + _one_line(error)[:160]}
+    return {"translation": "compiles"}
+
+
 def gpu_row(case, rounds, time_left):
     """One case on the GPU: the port checked against the original, and timed (unless ``time_left`` <= 0)."""
     import torch
@@ -191,7 +214,10 @@ def gpu_row(case, rounds, time_left):
         options = case.options(kernel)
         timed = {"original": lambda: kernel[case.grid](**arguments, **options),
                  "port": lambda: ported[case.grid](**arguments, num_warps=warps)}
+        verdict = _in_child("translation", case, 180)      # Triton's translation may abort its process
         try:
+            if verdict.get("translation") != "compiles":
+                raise RuntimeError(verdict.get("translation") or verdict.get("error") or "no answer")
             context = loaded_module(_translation(kernel))
             contexts.append(context)
             translated = getattr(context.__enter__()[0], kernel.fn.__name__)
@@ -279,7 +305,8 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=int, default=3, help="timing rounds, interleaved (default: %(default)s)")
     parser.add_argument("--budget", type=float, default=420, help="seconds after which cases are checked, not timed")
     parser.add_argument("--targets", default=",".join(CPU_TARGETS), help=argparse.SUPPRESS)
-    parser.add_argument("--worker", choices=("cpu", "gpu"), help=argparse.SUPPRESS)   # one case, in a child process
+    parser.add_argument("--worker", choices=("cpu", "gpu", "translation"),
+                        help=argparse.SUPPRESS)   # one case, in a child process
     args = parser.parse_args(argv)
     cases = port_corpus.CASES
     if args.only:
@@ -290,6 +317,7 @@ def main(argv=None) -> int:
         cases = [c for c in cases if c.name in wanted]
     if args.worker:
         row = (cpu_row(cases[0], args.targets.split(",")) if args.worker == "cpu"
+               else translation_row(cases[0]) if args.worker == "translation"
                else gpu_row(cases[0], max(1, args.rounds), args.budget))
         print("ROW " + json.dumps(row), flush=True)
         return 0

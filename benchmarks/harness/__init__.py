@@ -70,4 +70,6 @@ Two commands keep the harnesses' inputs and outputs:
   one from git history.
 
 Nothing here imports a script one folder up: the scripts import these.
+* ``port_corpus``: the port benchmark's corpus (``port_gpu.py``): 35 third-party Triton kernels carried
+  in ``benchmarks/port_corpus/``, each with one realistic launch.
 """

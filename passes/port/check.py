@@ -156,7 +156,9 @@ def run_both(jit_fn, source, kernel_name, arguments, grid, launch, atol=None, rt
         if torch.equal(a, b):
             continue
         if atol is None and rtol is None:
-            return f"differ in {name} (bits; give atol/rtol where the order of a reduction may differ)"
+            largest = (a.float() - b.float()).abs().nan_to_num(float("inf")).max().item()
+            return (f"differ in {name} (bits; largest difference {largest:g}; give atol/rtol where the order "
+                    "of a reduction or a fused multiply-add may differ)")
         if not torch.allclose(a.float(), b.float(), atol=atol or 0, rtol=rtol or 0, equal_nan=True):
             return f"differ in {name} beyond atol={atol} rtol={rtol}"
         worst = max(worst, (a.float() - b.float()).abs().max().item())

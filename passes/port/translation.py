@@ -33,7 +33,7 @@ class PortError(Exception):
 
 
 TENSOR_SOURCES = {"arange", "full", "zeros", "zeros_like", "full_like"}
-_RENAMED = {"debug_barrier": "barrier", "view": "reshape"}
+_RENAMED = {"view": "reshape"}
 _UNSUPPORTED = {
     "make_block_ptr": "block pointers (tl.make_block_ptr)",
     "advance": "block pointers (tl.advance)",
@@ -255,6 +255,8 @@ class _Translator:
         import triton.language as tl
         if name == "range":
             return "range"
+        if name == "debug_barrier":   # gl.barrier from 3.7; gl.thread_barrier in 3.6
+            return "gl.barrier" if hasattr(gl, "barrier") else "gl.thread_barrier"
         if name in _RENAMED:
             return f"gl.{_RENAMED[name]}"
         if hasattr(gl, name):

@@ -56,14 +56,14 @@ def test_the_package_says_what_it_holds():
 # subcommand, its body a module of harness/ (``plan_choice.py calibrate`` runs harness/calibrate.py,
 # as ``compile_time.py corpus`` runs harness/compile_time_corpus.py), a helper of a script goes to
 # harness/.
-TOP_LEVEL_GOAL = 15
+TOP_LEVEL_GOAL = 16     # 15, and port_gpu.py: the port's benchmark
 
 
 def _top_level_scripts() -> list[str]:
     return sorted(p.name for p in BENCHMARKS.glob("*.py"))
 
 
-def test_the_top_of_benchmarks_holds_at_most_15_scripts():
+def test_the_top_of_benchmarks_holds_at_most_16_scripts():
     assert len(_top_level_scripts()) <= TOP_LEVEL_GOAL, _top_level_scripts()
 
 
@@ -78,7 +78,6 @@ OFF_THE_SKELETON = {
     "compile_time": "CPU only, with subcommands (corpus, fuzz)",
     "triton_language_tests": "runs Triton's own test suite, not cases of ours",
     "port_gpu": "third-party kernels ported, each in a child process; its CPU mode is the dry run",
-    "port_corpus": "the port benchmark's corpus: data, no script",
 }
 
 

@@ -1,6 +1,6 @@
 """Real third-party Triton kernels, each with one realistic launch: the corpus of ``port_gpu.py``.
 
-    from port_corpus import CASES, cpu_launch        # (benchmarks/ on sys.path)
+    from harness.port_corpus import CASES, cpu_launch   # (benchmarks/ on sys.path, as for every script)
     case = CASES[0]
     kernel = case.kernel()                           # the @triton.jit function (autotune/heuristics unwrapped)
     arguments = case.launch("cuda")                  # tensors (seeded) + scalars + constexprs, by name
@@ -42,7 +42,7 @@ import tempfile
 import zipfile
 from dataclasses import dataclass, field
 
-CORPUS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "port_corpus")
+CORPUS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "port_corpus")
 WHEELS = os.path.join(CORPUS, "wheels")
 SM_COUNT = 132          # H100 SXM / H200: the grid of the kernels that launch one program per SM
 
@@ -138,7 +138,8 @@ class _EmptyPackage(importlib.abc.Loader):
         return None
 
     def exec_module(self, module):
-        pass
+        if module.__name__ == "fla":      # fla.utils reads the package's version
+            module.__version__ = "0.5.2"
 
 
 class _Finder(importlib.abc.MetaPathFinder):
@@ -174,10 +175,11 @@ def install() -> _Finder:
     global _FINDER
     if _FINDER is None:
         wheels = _wheel_root()
-        _FINDER = _Finder({"triton_tutorials": CORPUS, "fla": CORPUS, "liger_kernel": wheels}, not _has_torch())
-        sys.meta_path.insert(0, _FINDER)
+        roots = {"triton_tutorials": CORPUS, "fla": CORPUS, "liger_kernel": wheels}
         if importlib.util.find_spec("packaging") is None:      # liger and fla import it at their top
-            sys.path.append(wheels)
+            roots["packaging"] = wheels
+        _FINDER = _Finder(roots, not _has_torch())
+        sys.meta_path.insert(0, _FINDER)
     return _FINDER
 
 
