@@ -87,7 +87,9 @@ def launch_for(kernel, target: str, num_warps: int = 4, num_stages: int = 3, div
     """The :class:`Launch` of ``kernel`` (a ``triton.jit`` function) for ``arguments`` (a dict:
     a kernel may have parameters named ``num_warps`` or ``num_stages`` too)."""
     arguments = dict(arguments or {})
+    from .translation import not_specialized
     parameters = list(inspect.signature(kernel.fn).parameters.values())
+    unspecialized = not_specialized(kernel)
     constexpr_names = {parameters[i].name for i in kernel.constexprs}
     launch = Launch(target_name(target), int(num_warps), int(num_stages))
     unknown = sorted(set(arguments) - {p.name for p in parameters})
@@ -112,13 +114,13 @@ def launch_for(kernel, target: str, num_warps: int = 4, num_stages: int = 3, div
             launch.signature[name] = "constexpr"
             launch.constexprs[name] = None
             continue
-        if isinstance(value, int) and not isinstance(value, bool) and value == 1:
+        if isinstance(value, int) and not isinstance(value, bool) and value == 1 and name not in unspecialized:
             # a launch specializes an integer equal to 1 as the constant 1 (a unit stride)
             launch.signature[name] = "constexpr"
             launch.constexprs[name] = 1
             continue
         launch.signature[name], divides = _argument_type(name, value)
-        if divisible and divides:
+        if divisible and divides and name not in unspecialized:
             launch.divisible.add(name)
     if launch.num_warps < 1 or launch.num_warps & (launch.num_warps - 1):
         raise LaunchError(f"num_warps must be a power of two, not {num_warps}")

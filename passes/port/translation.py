@@ -51,6 +51,33 @@ def _is_triton_language(value) -> bool:
                                                     value.__name__.startswith("triton.language."))
 
 
+def _jit_options(jit_fn) -> str:
+    """The original's own ``triton.jit`` options the port keeps, as ``gluon.jit``'s arguments:
+    an integer it does not specialize (``do_not_specialize=["T"]``) must not be specialized by
+    the port either, or the port would be faster for a reason the original declined."""
+    parameters = list(inspect.signature(jit_fn.fn).parameters)
+
+    def names(values):
+        return [parameters[v] if isinstance(v, int) else v for v in values or ()]
+    options = []
+    for option in ("do_not_specialize", "do_not_specialize_on_alignment"):
+        if names(getattr(jit_fn, option, None)):
+            options.append(f"{option}={names(getattr(jit_fn, option))!r}")
+    if getattr(jit_fn, "noinline", None):
+        options.append("noinline=True")
+    return f"({', '.join(options)})" if options else ""
+
+
+def not_specialized(jit_fn) -> set:
+    """The parameters ``jit_fn``'s launches do not specialize (divisibility, equal to 1)."""
+    parameters = list(inspect.signature(jit_fn.fn).parameters)
+    found = set()
+    for option in ("do_not_specialize", "do_not_specialize_on_alignment"):
+        for value in getattr(jit_fn, option, None) or ():
+            found.add(parameters[value] if isinstance(value, int) else value)
+    return found
+
+
 def _extra_import(name: str, value) -> str:
     """The import of a function of ``triton.language.extra`` (libdevice): from the module that
     picks the target's library where it has the function, else from where it is defined."""
@@ -138,6 +165,7 @@ class _Translator:
     """One function's edits (see the module docstring), made in one walk of its tree."""
 
     def __init__(self, jit_fn, helper_name):
+        self.jit_fn = jit_fn
         self.text = FunctionText.of(jit_fn.fn)
         self.edits = EditedText(list(self.text.lines), self.text.first_line)
         self.result = Translation(self.text, self.edits)
@@ -175,7 +203,7 @@ class _Translator:
                 for extra in range(line + 1, end_line + 1):
                     edits.replace(extra, 0, len(text.lines[extra - text.first_line]), "")
                 end_col = len(text.lines[line - text.first_line])
-            edits.replace(line, col, end_col, "gluon.jit")
+            edits.replace(line, col, end_col, "gluon.jit" + _jit_options(self.jit_fn))
         if self.helper_name:
             row, _ = text.start(tree)      # the def line (decorators stand above it)
             at = text.lines[row - text.first_line].index("def ") + 4
@@ -262,6 +290,11 @@ class _Translator:
         if hasattr(gl, name):
             return f"gl.{name}"
         helper = _jit_function(getattr(tl, name, None)) or _jit_function(getattr(tl.standard, name, None))
+        if helper is None and getattr(getattr(tl.core, name, None), "__triton_builtin__", False):
+            # a builtin of Triton's core that Gluon does not re-export (a ported library function
+            # of Triton's uses it): Gluon's semantics are Triton's, it takes Gluon's tensors
+            self.result.modules["tl"] = tl
+            return f"tl.core.{name}"
         if helper is None:
             raise PortError(f"{self.text.file}:{self.line_of(node)}: tl.{name} has no Gluon form the port knows")
         self.result.helpers[f"_tl_{name}"] = helper
@@ -283,6 +316,10 @@ class _Translator:
                 self.result.modules[node.id] = value
         elif getattr(value, "__module__", "").startswith("triton.language.extra"):
             self.result.imports[node.id] = _extra_import(node.id, value)     # libdevice's rsqrt, tanh...
+        elif getattr(getattr(value, "fn", None), "__module__", "").startswith("triton.language"):
+            # a constexpr function of Triton's library (a ported library function uses it)
+            self.result.imports[node.id] = f"from {value.fn.__module__} import {value.fn.__name__}" + (
+                f" as {node.id}" if node.id != value.fn.__name__ else "")
         elif isinstance(value, (int, float, bool)) or type(value).__name__ == "constexpr":
             self.result.constants[node.id] = getattr(value, "value", value)
         else:
