@@ -3,6 +3,7 @@
     python benchmarks/port_gpu.py --out benchmarks/results             # GPU (H100/H200, triton 3.6, torch)
     python benchmarks/port_gpu.py --cpu --out benchmarks/results       # any machine, no torch needed
     python benchmarks/port_gpu.py --cpu --only liger_rms_norm_fwd,fla_swish_fwd
+    python benchmarks/port_gpu.py --merge run1.jsonl run2.jsonl --machine "..." --command "..."   # one summary
 
 The kernels and their launches are ``benchmarks/harness/port_corpus.py`` (Triton's tutorials,
 Liger-Kernel 0.8.5, flash-linear-attention 0.5.2, carried in ``benchmarks/port_corpus/``).
@@ -278,31 +279,45 @@ def run_gpu(cases, out, version, rounds, budget):
         print(f"{case.name:34s} {str(row['correct'])[:40]:40s} orig {row['original_us']} us  port {row['port']}  "
               f"translation {str(row['translation'])[:50]}  A/A {row['aa']}  {row['error'][:120]}", flush=True)
 
+    machine = f"{gpu}, triton {version}, torch {torch.__version__}"
+    command = f"python benchmarks/port_gpu.py --rounds {rounds}; {round(time.time() - started)} s"
+    write_summary(rows, out, version, machine, command)
+    return 0
+
+
+def write_summary(rows, out, version, machine, command) -> str:
+    """``port_gpu_<version>.md`` from the rows (a run's, or several runs' merged: ``--merge``)."""
     def cell(value):
         return f"{value:.3f}" if isinstance(value, float) else (str(value).replace("|", "\\|") if value else "")
 
-    lines = [f"# The port on the GPU: {len(rows)} kernels (triton {version}, torch {torch.__version__}, {gpu})", "",
-             f"`python benchmarks/port_gpu.py --rounds {rounds}`; {round(time.time() - started)} s. Times: "
-             "`triton.testing.do_bench` medians; ratios: the median over rounds of each round's ratio to the "
-             "original; A/A: the original timed again (median ratio, and max - min over rounds).", "",
+    lines = [f"# The port on the GPU: {len(rows)} kernels ({machine})", "",
+             f"`{command}`. Times: `triton.testing.do_bench` medians; ratios: the median over rounds of each "
+             "round's ratio to the original; A/A: the original timed again (median ratio, and max - min over "
+             "rounds).", "",
              "| kernel | project | correct? | original us | port / original | translation / original | A/A (spread) | error |",
              "|---|---|---|---|---|---|---|---|"]
     for row in rows:
-        aa = f"{row['aa']:.3f} ({row['aa_spread']:.3f})" if row["aa"] is not None else ""
+        aa = f"{row['aa']:.3f} ({row['aa_spread']:.3f})" if row.get("aa") is not None else ""
         lines.append(f"| {row['kernel']} | {row['project']} | {cell(row['correct'])} | {cell(row['original_us'])} | "
                      f"{cell(row['port'])} | {cell(row['translation'])} | {aa} | {cell(row['error'])} |")
+    lines += [""] + [f"- {row['kernel']}: the original with num_stages=1 (no software pipelining, which the port does "
+                     f"not write yet) runs at {row['unpipelined']:.3f}x its own time" for row in rows if row.get("unpipelined")]
     correct = sum(str(r["correct"]).startswith("equal") for r in rows)
-    lines += [f"- {row['kernel']}: the original with num_stages=1 (no software pipelining, which the port does "
-              f"not write yet) runs at {row['unpipelined']:.3f}x its own time" for row in rows if row.get("unpipelined")]
-    lines += ["", f"correct: {correct}/{len(rows)}; geomean port/original "
-                  f"{_geomean([r['port'] for r in rows]):.3f} over {sum(isinstance(r['port'], float) for r in rows)}; "
-                  f"translation/original {_geomean([r['translation'] for r in rows]):.3f} over "
-                  f"{sum(isinstance(r['translation'], float) for r in rows)}; A/A {_geomean([r['aa'] for r in rows]):.3f}"]
+    timed = [r["port"] for r in rows if isinstance(r["port"], float)]
+    lines += ["", f"correct: {correct}/{len(rows)}; geomean port/original {_geomean(timed):.3f} over {len(timed)} "
+                  f"(worst {max(timed, default=float('nan')):.3f}); translation/original "
+                  f"{_geomean([r['translation'] for r in rows]):.3f} over "
+                  f"{sum(isinstance(r['translation'], float) for r in rows)} it compiles; "
+                  f"A/A {_geomean([r['aa'] for r in rows]):.3f}"]
+    no_dot = [r["port"] for r in rows if isinstance(r["port"], float) and not r.get("unpipelined")]
+    lines.append(f"without the dot kernels (no pipelining written yet): geomean port/original {_geomean(no_dot):.3f} "
+                 f"over {len(no_dot)} (worst {max(no_dot, default=float('nan')):.3f}, best "
+                 f"{min(no_dot, default=float('nan')):.3f})")
     path = os.path.join(out, f"port_gpu_{version}.md")
     with open(path, "w") as handle:
         handle.write("\n".join(lines) + "\n")
     print("\n" + lines[-1] + f"\nwrote {path}")
-    return 0
+    return path
 
 
 def main(argv=None) -> int:
@@ -313,6 +328,10 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=int, default=3, help="timing rounds, interleaved (default: %(default)s)")
     parser.add_argument("--budget", type=float, default=420, help="seconds after which cases are checked, not timed")
     parser.add_argument("--targets", default=",".join(CPU_TARGETS), help=argparse.SUPPRESS)
+    parser.add_argument("--merge", nargs="+", metavar="JSONL",
+                        help="write the summary of these runs' rows (with --machine and --command)")
+    parser.add_argument("--machine", default="", help="with --merge: the GPU, Triton and torch the rows come from")
+    parser.add_argument("--command", default="", help="with --merge: the commands that made the rows")
     parser.add_argument("--worker", choices=("cpu", "gpu", "translation"),
                         help=argparse.SUPPRESS)   # one case, in a child process
     args = parser.parse_args(argv)
@@ -323,6 +342,14 @@ def main(argv=None) -> int:
         if unknown:
             parser.error(f"no case {sorted(unknown)[0]!r}")
         cases = [c for c in cases if c.name in wanted]
+    if args.merge:
+        rows = [json.loads(line) for path in args.merge for line in open(path) if line.strip()]
+        os.makedirs(args.out, exist_ok=True)
+        version = os.path.basename(args.merge[0]).rsplit("_", 1)[-1].rsplit(".", 1)[0]
+        with open(os.path.join(args.out, f"port_gpu_{version}.jsonl"), "w") as handle:
+            handle.writelines(json.dumps(row) + "\n" for row in rows)
+        write_summary(rows, args.out, version, args.machine, args.command)
+        return 0
     if args.worker:
         row = (cpu_row(cases[0], args.targets.split(",")) if args.worker == "cpu"
                else translation_row(cases[0]) if args.worker == "translation"
