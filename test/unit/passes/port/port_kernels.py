@@ -73,3 +73,45 @@ def block_pointer_kernel(x_ptr, n, BLOCK: tl.constexpr):
 
 def not_a_kernel(x):
     return x
+
+
+@triton.jit
+def two_loops_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    # two equal tl.zeros calls (Gluon builds gl.zeros' body once) carried through loops
+    first = tl.zeros([BLOCK], dtype=tl.float32)
+    for start in range(0, n, BLOCK):
+        offs = start + tl.arange(0, BLOCK)
+        first += tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    second = tl.zeros([BLOCK], dtype=tl.float32)
+    for start in range(0, n, BLOCK):
+        offs = start + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+        second += x * x
+    tl.store(out_ptr, tl.sum(first, axis=0) + tl.sum(second, axis=0))
+
+
+@triton.jit
+def row_scale_kernel(x_ptr, scale_ptr, out_ptr, ROWS: tl.constexpr, COLS: tl.constexpr):
+    # a 2-D tile times a 1-D row: Triton broadcasts the ranks, Gluon needs the leading dimension
+    rows = tl.arange(0, ROWS)
+    cols = tl.arange(0, COLS)
+    x = tl.load(x_ptr + rows[:, None] * COLS + cols[None, :])
+    scale = tl.load(scale_ptr + cols)
+    tl.debug_barrier()
+    tl.store(out_ptr + rows[:, None] * COLS + cols[None, :], x * scale)
+
+
+@triton.jit(do_not_specialize=["n"])
+def unspecialized_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    tl.store(out_ptr + offs, x, mask=offs < n)
+
+
+@triton.jit
+def optional_bias_kernel(x_ptr, bias_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    if bias_ptr is not None:
+        x += tl.load(bias_ptr + offs, mask=offs < n)
+    tl.store(out_ptr + offs, x, mask=offs < n)

@@ -122,3 +122,28 @@ def test_report_sets_the_port_beside_triton_and_its_translation(tmp_path):
     page = (tmp_path / "index.html").read_text()
     assert "<h2>Layouts the port names</h2>" in page and "def transpose_kernel" in page
     assert str(tmp_path / "rm_layout.png") in written      # a picture per layout (matplotlib is a test extra)
+
+
+def test_equal_zeros_in_two_loops_each_get_their_layout():
+    made = _ported(k.two_loops_kernel, "sm90", x_ptr="*fp32", out_ptr="*fp32", n="i32", BLOCK=1024)
+    assert made.source.count("gl.zeros([BLOCK], dtype=gl.float32, layout=") == 2
+
+
+def test_rank_broadcast_and_barrier():
+    made = _ported(k.row_scale_kernel, "sm90", x_ptr="*fp32", scale_ptr="*fp32", out_ptr="*fp32", ROWS=16, COLS=128)
+    assert "x * gl.expand_dims(" in made.source
+    import triton.experimental.gluon.language as gl
+    assert ("gl.barrier()" if hasattr(gl, "barrier") else "gl.thread_barrier()") in made.source
+
+
+def test_the_originals_jit_options_are_kept():
+    made = _ported(k.unspecialized_kernel, "sm90", x_ptr="*fp32", out_ptr="*fp32", n=4096, BLOCK=1024)
+    assert "@gluon.jit(do_not_specialize=['n'])" in made.source
+    assert "n" not in made.launch.divisible and made.launch.signature["n"] == "i32"
+    # as the original: the mask's bound is not known divisible, so neither compile vectorizes
+    assert made.check.ported.loads == made.check.original.loads
+
+
+def test_none_is_a_constant_of_the_launch():
+    made = _ported(k.optional_bias_kernel, "sm90", x_ptr="*fp32", bias_ptr=None, out_ptr="*fp32", n="i32", BLOCK=1024)
+    assert made.launch.constexprs["bias_ptr"] is None and made.check.ported.loads == [16] * 2
