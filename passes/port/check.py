@@ -145,10 +145,12 @@ def run_both(jit_fn, source, kernel_name, arguments, grid, launch, atol=None, rt
         return "not run (no sample tensors)"
     first = {name: (value.clone() if name in tensors else value) for name, value in arguments.items()}
     second = {name: (value.clone() if name in tensors else value) for name, value in arguments.items()}
-    options = {"num_warps": launch.num_warps}
+    parameters = inspect.signature(jit_fn.fn).parameters
+    options = {name: value for name, value in (("num_warps", launch.num_warps), ("num_stages", launch.num_stages))
+               if name not in parameters}
     jit_fn[grid](**first, **options)
     with loaded_module(source) as (module, _):
-        getattr(module, kernel_name)[grid](**second, **options)
+        getattr(module, kernel_name)[grid](**second, **{k: v for k, v in options.items() if k == "num_warps"})
         torch.cuda.synchronize()
     worst = 0.0
     for name in tensors:

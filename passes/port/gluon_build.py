@@ -24,8 +24,8 @@ After the front end, Triton's ``gluon-resolve-auto-encodings`` gives every autom
 layout, and each source's layout is read back from its value.
 
 Where the ops of a position are: Triton's locations put an op at the source expression that made
-it; under triton 3.6 an op is at the last sub-expression visited before it (the location is not
-restored after a visit), from 3.7 at the expression itself, and columns count from the ``def``'s
+it; under triton 3.6 an op is at the sub-expression whose visit set the location last (a visit
+sets it when it starts and again, to its own node, when it ends), from 3.7 at the expression itself, and columns count from the ``def``'s
 column.  :class:`Positions` answers both ways, for the original and for the edited text alike.
 """
 
@@ -116,7 +116,7 @@ class _Recorder:
         self.positions = positions        # (codegen file, node) -> the original's (file, line, col) key
         self.files = files                # the edited files (where user nodes are)
         self.stack = []                   # (codegen, node) of visits under way, user files only
-        self.last_started = None          # the last user node whose visit started (3.6's location)
+        self.last_started = None          # the user node whose visit set the location last (3.6's location)
         self.origins = {}                 # id(value) -> (value, [(codegen, node) of each visit giving it])
         self.trial = Trial()
         self.restores = _version_restores_locations()
@@ -411,6 +411,9 @@ def _patched_front_end(recorder: _Recorder):
         finally:
             if ours:
                 recorder.stack.pop()
+                # under 3.6 a visit ends by setting the location to its own node's (not restoring
+                # its caller's): an op made next is at the sub-expression visited last
+                recorder.last_started = (self, node)
         if ours and isinstance(node, ast.expr) and _distributed(result):
             recorder.saw(result, self, node)
             if isinstance(node, ast.Call) and ast.unparse(node.func) in _SOURCE_CALLS and not recorder.dry:

@@ -72,7 +72,8 @@ def unwrap(kernel):
 
 
 def port(kernel, target: str = "sm90", *, num_warps: int = None, num_stages: int = None, config: int = None,
-         check: bool = False, details: bool = False, **launch_arguments):
+         check: bool = False, grid=None, atol: float = None, rtol: float = None, details: bool = False,
+         **launch_arguments):
     """Port ``kernel`` (a ``@triton.jit`` function, also under ``@triton.autotune`` or
     ``@triton.heuristics``) to Gluon for ``target`` (sm80, sm90, sm100, sm120, gfx942, gfx950)
     and the launch its keyword arguments describe: a type string (``"*fp16"``, ``"i32"``) or a
@@ -82,8 +83,10 @@ def port(kernel, target: str = "sm90", *, num_warps: int = None, num_stages: int
 
     Returns the Gluon module's source: a kernel of the same name and the same parameters, so the
     original's launch line launches the port.  ``check=True`` compiles it for the target and
-    compares it with the original (:mod:`.check`; on a GPU, outputs too when sample tensors are
-    given); ``details=True`` returns a :class:`Port` instead of the text."""
+    compares it with the original (:mod:`.check`); on a GPU, with sample tensors and a ``grid``,
+    both kernels also run on copies of the tensors and every tensor is compared afterwards (bit
+    for bit, or within ``atol``/``rtol`` where a reduction's order may differ).  ``details=True``
+    returns a :class:`Port` instead of the text."""
     jit_fn, configs = unwrap(kernel)
     import inspect
     parameters = inspect.signature(jit_fn.fn).parameters
@@ -104,7 +107,7 @@ def port(kernel, target: str = "sm90", *, num_warps: int = None, num_stages: int
     made = _port(jit_fn, launch, configs is not None)
     if check:
         from .check import check_port
-        made.check = check_port(made, jit_fn, launch_arguments)
+        made.check = check_port(made, jit_fn, launch_arguments, grid, atol, rtol)
     return made if details else made.source
 
 
