@@ -414,10 +414,8 @@ def main(argv=None) -> int:
         return 0
     if argv and argv[0] == "port":
         from linear_layouts.tools.port_command import main as port_main
-        code = port_main(argv[1:])
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)      # as ll-port: no teardown warnings of Triton's bindings (tools/port_command.py)
+        from linear_layouts.tools.cli import end_process
+        end_process(port_main(argv[1:]))     # as ll-port: no teardown warnings of Triton's bindings
     if not argv or argv[0] not in ("run", "report"):
         what = f"unknown command '{argv[0]}'" if argv else "no command given"
         return _error(f"{what}\n{USAGE}")

@@ -77,3 +77,12 @@ def print_output(text: str) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
     return 0
+
+
+def end_process(code: int) -> None:
+    """Exit with ``code`` without Python's teardown, for a console script that compiled Gluon:
+    Triton's Gluon keeps layout attributes in module-level caches, and nanobind then prints a
+    page of "leaked instance" warnings at exit that concern no user."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

@@ -270,9 +270,42 @@ def main_job(args) -> int:
     print()
     for line in summary(results):
         print(line)
+    if not args.no_port:
+        print()
+        for line in port_section(None if args.no_pictures or matplotlib_missing() else args.out):
+            print(line)
     if args.timing:
         print(f"done in {time.time() - started:.1f} s")
     return 0
+
+
+def port_section(out) -> list:
+    """The port of one bundled kernel (``linear_layouts.port``): the transpose for sm_90 as
+    written in Triton, then in Gluon with its layouts written out, and the port's report (also
+    written, with its pictures, to ``OUT/port-transpose/`` where the demo draws: ``out`` given)."""
+    import inspect
+
+    from linear_layouts.examples.kernels import transpose
+    from ..passes.port.port import PortError, port
+    from .port_report import report_text, write_report
+    launch = dict(X="*fp32", Y="*fp32", M=64, N=64)
+    lines = ["Porting to Gluon (ll-port examples/kernels.py:transpose --target sm90 --arg X='*fp32' "
+             "--arg Y='*fp32' --arg M=64 --arg N=64):", "", "The Triton kernel:"]
+    lines += ["    " + line for line in inspect.getsource(transpose.fn).rstrip().splitlines()]
+    try:
+        made = port(transpose, "sm90", details=True, **launch)
+    except PortError as error:
+        return lines + [f"ll-demo: the port failed: {error}"]
+    kernel = made.source[made.source.index("@gluon.jit\ndef transpose"):]
+    lines += ["", "Its port, every layout Triton chose written out:"] + ["    " + line for line in kernel.rstrip().splitlines()]
+    if out is None:
+        lines += ["", "The port's report:"]
+    else:
+        folder = os.path.join(out, "port-transpose")
+        write_report(made, transpose, folder)
+        lines += ["", f"The port's report (also {folder}/index.html, with a picture of each layout):"]
+    lines += ["    " + line for line in report_text(made, transpose).rstrip().splitlines()]
+    return lines
 
 
 # ----------------------------------------------------------------------------- the algebra tour
@@ -402,6 +435,7 @@ def build_parser() -> ArgumentParser:
     p.add_argument("--no-pictures", action="store_true", help="draw nothing")
     p.add_argument("--no-compare", action="store_true",
                    help="skip compiling with linear_layouts.enable() (no final-code comparison)")
+    p.add_argument("--no-port", action="store_true", help="leave out the port of one kernel to Gluon")
     p.add_argument("--timing", action="store_true", help="print the total time at the end")
     return p
 
@@ -422,5 +456,13 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
 
+def console_main() -> None:
+    """The ``ll-demo`` console script: ``main`` and no teardown warnings of Triton's bindings
+    after the Gluon port (``cli.end_process``)."""
+    from .cli import end_process
+    end_process(main())
+
+
 if __name__ == "__main__":
     sys.exit(main())
+

@@ -15,15 +15,16 @@ float, ``True``/``False``, or a dtype such as ``tl.float16``).  The port is writ
 
 from __future__ import annotations
 
-import argparse
 import ast
 import importlib.util
 import os
 import sys
 
+from .cli import ArgumentParser, UsageError, end_process
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="ll-port", description="Port a @triton.jit kernel to Gluon, "
+
+def _parser() -> ArgumentParser:
+    parser = ArgumentParser(prog="ll-port", description="Port a @triton.jit kernel to Gluon, "
                                      "every layout chosen by Triton's compile of it and written out.")
     parser.add_argument("kernel", help="FILE.py:KERNEL, the @triton.jit function to port")
     parser.add_argument("--target", default="sm90", help="sm80, sm90, sm100, sm120, gfx942 or gfx950 (default sm90)")
@@ -74,7 +75,11 @@ def _load_kernel(spec: str):
 
 
 def main(argv=None) -> int:
-    args = _parser().parse_args(argv)
+    try:
+        args = _parser().parse_args(argv)
+    except UsageError as error:
+        print(f"ll-port: error: {error}", file=sys.stderr)
+        return 1
     from ..passes.port.port import PortError, port
     try:
         kernel = _load_kernel(args.kernel)
@@ -109,13 +114,8 @@ def main(argv=None) -> int:
 
 
 def console_main() -> None:
-    """The ``ll-port`` console script.  Ends the process without Python's teardown: Triton's
-    Gluon keeps layout attributes in module-level caches, and nanobind then prints a page of
-    "leaked instance" warnings at exit after every Gluon compile, none of which concerns the user."""
-    code = main()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
+    """The ``ll-port`` console script (no teardown warnings of Triton's bindings: ``cli.end_process``)."""
+    end_process(main())
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ TOOLS = {  # what a page writes -> the module whose main() runs it
     "ll-viz": "linear_layouts.tools.viz",
     "ll-demo": "linear_layouts.tools.demo",
     "ll-fuzz": "linear_layouts.tools.conversion_fuzz",
+    "ll-port": "linear_layouts.tools.port_command",
 }
 TOP_FOLDERS = ("dialect", "passes", "lowering", "tools", "test", "benchmarks", "examples", "docs")
 FILE_KINDS = "py|md|json|txt|png|gz|mlir|test|html|toml|ttgir|svg|cfg"
@@ -83,7 +84,7 @@ def _commands():
 
 def test_the_pages_show_commands():
     tools = {tool for _, tool, _ in _commands()}
-    assert tools == {"ll-opt", "ll-viz", "ll-demo", "ll-fuzz", "report"}
+    assert tools == {"ll-opt", "ll-viz", "ll-demo", "ll-fuzz", "ll-port", "report"}
 
 
 @pytest.mark.parametrize("tool", sorted([*TOOLS, "report"]))

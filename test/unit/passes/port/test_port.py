@@ -147,3 +147,11 @@ def test_the_originals_jit_options_are_kept():
 def test_none_is_a_constant_of_the_launch():
     made = _ported(k.optional_bias_kernel, "sm90", x_ptr="*fp32", bias_ptr=None, out_ptr="*fp32", n="i32", BLOCK=1024)
     assert made.launch.constexprs["bias_ptr"] is None and made.check.ported.loads == [16] * 2
+
+
+def test_the_demo_shows_a_port_before_and_after():
+    from linear_layouts.tools.demo import port_section
+    text = "\n".join(port_section(None))
+    assert "The Triton kernel:\n    @triton.jit\n    def transpose(" in text
+    assert "Its port, every layout Triton chose written out:\n    @gluon.jit\n    def transpose(" in text
+    assert "Triton's translation: modelled cost" in text and "the port: modelled cost" in text
