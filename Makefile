@@ -46,7 +46,8 @@ LIT_ARGS      ?= -q
 RELEASE_TESTS ?= test/unit/passes/test_hook.py test/unit/passes/test_hook_fallback.py \
                  test/unit/passes/test_startup.py test/unit/passes/gluon test/unit/passes/advice \
                  test/unit/tools/test_report.py test/unit/tools/test_report_cli.py \
-                 test/unit/tools/test_report_auto_layouts.py test/unit/tools/test_packaging.py
+                 test/unit/tools/test_report_auto_layouts.py test/unit/tools/test_packaging.py \
+                 test/unit/passes/port
 
 .PHONY: demo test test-compat test-releases test-release test-unit test-lit check-lit venv venv-compat \
         smoke wheelhouse bench-algebra clean check-python-3.11

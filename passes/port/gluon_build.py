@@ -24,9 +24,10 @@ After the front end, Triton's ``gluon-resolve-auto-encodings`` gives every autom
 layout, and each source's layout is read back from its value.
 
 Where the ops of a position are: Triton's locations put an op at the source expression that made
-it; under triton 3.6 an op is at the sub-expression whose visit set the location last (a visit
-sets it when it starts and again, to its own node, when it ends), from 3.7 at the expression itself, and columns count from the ``def``'s
-column.  :class:`Positions` answers both ways, for the original and for the edited text alike.
+it.  Under triton 3.6 and 3.7 an op is at the sub-expression whose visit set the location last (a
+visit sets it when it starts and again, to its own node, when it ends); from 3.8 at the
+expression itself, with columns counted from the ``def``'s.  The recorder follows the visits the
+same way, so a position of the edited text and one of the original's compile name the same node.
 """
 
 from __future__ import annotations
@@ -74,10 +75,13 @@ class Trial:
 
 
 def _version_restores_locations() -> bool:
-    """From triton 3.7 a visit restores the location it found; under 3.6 it does not."""
-    import triton
-    major, minor = (int(x) for x in triton.__version__.split(".")[:2])
-    return (major, minor) >= (3, 7)
+    """Whether this Triton's visit restores the location it found (3.8 on, which also counts
+    columns from the ``def``'s), or leaves the one of the node it visited last (3.6, 3.7): read
+    from the code generator itself, as the two behaviours differ by release."""
+    import inspect
+
+    from triton.compiler.code_generator import CodeGenerator
+    return "self.begin_col + node.col_offset" in inspect.getsource(CodeGenerator.visit)
 
 
 _KNOWN_LAYOUTS = []    # (Gluon layout object, MLIR text) of every layout made from Triton's text

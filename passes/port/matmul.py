@@ -112,7 +112,7 @@ def _dot_ops(original, translation, call) -> list:
         file, op_line, op_col = position
         if file != text.file or op.name not in _DOT_OPS:
             continue
-        # columns as Triton counts them: from 1 past the def's column (3.7 on) or from 0 (3.6)
+        # columns as Triton counts them: from 1 past the def's column (3.8 on) or from 0 (3.6, 3.7)
         for base in (text.indent + 1, 0):
             c = op_col - base + text.indent
             if (line, col) <= (op_line, c) <= (end_line, end_col):
