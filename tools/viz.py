@@ -702,6 +702,11 @@ def run_plan(src_text: str, dst_text: str, shape: list[int] | None, bits: int, t
                            f"(give both layouts the same {'warpsPerCTA product' if dim == 'warp' else 'CTAsPerCGA product'})")
     if output and not output.endswith((".png", ".svg", ".pdf")):
         raise VizError(f"-o {output}: the picture must be .png, .svg or .pdf")
+    if output:
+        try:   # before planning: a plan's picture is drawn by plan_view, another by draw()
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise VizError("pictures need matplotlib: pip install matplotlib") from None
     shape_text = "x".join(str(s) for s in src.out_dims.values())
     what = f"{shape_text} x {bits}-bit elements on {target.name}\nSRC: {src_text}\nDST: {dst_text}"
     plan = plan_conversion(src, dst, bits, target)

@@ -196,3 +196,23 @@ def test_plan_pictures_fit_the_largest_picture_size(tmp_path, capsys):
         code, _, _ = run(args + ["-o", str(path)], capsys)
         assert code == 0
         assert max(matplotlib.image.imread(str(path)).shape[:2]) <= MAX_PICTURE_PIXELS
+
+
+def test_a_plan_picture_without_matplotlib_is_one_error_line(tmp_path):
+    """``ll-viz --plan ... -o plan.png`` in an environment without matplotlib: the one line the
+    other picture commands give, no traceback, no file (it was a ModuleNotFoundError raised from
+    plan_view.draw_plan)."""
+    import os
+    import subprocess
+    import sys
+    out = tmp_path / "plan.png"
+    blocked = "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>"
+    other = "#ttg.blocked<{sizePerThread = [4, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 4], order = [0, 1]}>"
+    script = ("import sys; sys.modules['matplotlib'] = None\n"
+              "from linear_layouts.tools import viz\n"
+              f"sys.exit(viz.main(['--plan', {blocked!r}, {other!r}, '--shape', '64,64', '--bits', '16', "
+              f"'--target', 'sm_90', '-o', {str(out)!r}]))\n")
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                         env=dict(os.environ, TRITON_DEFAULT_FP_FUSION="1"))
+    assert run.returncode == 1 and "Traceback" not in run.stderr and not out.exists()
+    assert run.stderr.strip() == "ll-viz: error: pictures need matplotlib: pip install matplotlib"
