@@ -1,6 +1,6 @@
 """Gluon kernels with hand-picked layouts a newcomer might write, for the report's advice.
 
-In Gluon the author writes every layout; these three compile and run, but each of their
+In Gluon the author writes every layout; these four compile and run, but each of their
 layouts costs something the report's advice names (``passes/advice/layout_advice.py``), with the
 layout to write instead::
 

@@ -97,3 +97,17 @@ def test_the_algebra_page_shows_how_to_read_an_attribute():
                               "warpsPerCTA = [4, 1], order = [1, 0]}>", [32, 32])
     assert f"# {dict(layout.in_dims)}" in page
     assert f"# {layout.apply({'register': 1, 'lane': 1, 'warp': 0, 'block': 0})}" in page
+
+
+def test_an_example_counts_its_kernels_as_it_has_them():
+    """A bundled example that says how many kernels it holds says the number it holds."""
+    words = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8}
+    wrong = []
+    for path in sorted((REPO / "examples").glob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        kernels = len(re.findall(r"^@(?:gluon|triton)\.jit\b", text, flags=re.M))
+        docstring = ast.get_docstring(ast.parse(text)) or ""
+        for word in re.findall(r"\bthese (two|three|four|five|six|seven|eight)\b", docstring):
+            if words[word] != kernels:
+                wrong.append(f"{path.name}: 'these {word}', {kernels} kernels")
+    assert wrong == []
