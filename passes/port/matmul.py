@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass, field
 
 from .layouts import NamedLayout, gluon_layout_expression
+from .original import expand_aliases
 from .translation import PortError
 
 _DOT_OPS = ("ttng.warp_group_dot", "tt.dot", "ttng.tc_gen5_mma")
@@ -52,23 +53,16 @@ def _dot_wgmma(a, b, acc, A_SHARED: gl.constexpr, B_SHARED: gl.constexpr, ACC: g
     return done[0]
 '''
 
-_MMA_V2 = '''
+_REGISTER_OPERANDS = '''
 @gluon.jit
-def _dot_mma_v2(a, b, acc, A_OPERAND: gl.constexpr, B_OPERAND: gl.constexpr, ACC: gl.constexpr):
-    """acc + a @ b with mma.sync: the operands in Triton's dot-operand layouts."""
+def _dot_{name}(a, b, acc, A_OPERAND: gl.constexpr, B_OPERAND: gl.constexpr, ACC: gl.constexpr):
+    """acc + a @ b with {what}: the operands in Triton's dot-operand layouts."""
     if acc is None:
         acc = gl.zeros([a.shape[0], b.shape[1]], gl.float32, ACC)
-    return mma_v2(gl.convert_layout(a, A_OPERAND), gl.convert_layout(b, B_OPERAND), gl.convert_layout(acc, ACC))
+    return {name}(gl.convert_layout(a, A_OPERAND), gl.convert_layout(b, B_OPERAND), gl.convert_layout(acc, ACC))
 '''
-
-_MFMA = '''
-@gluon.jit
-def _dot_mfma(a, b, acc, A_OPERAND: gl.constexpr, B_OPERAND: gl.constexpr, ACC: gl.constexpr):
-    """acc + a @ b with AMD's MFMA: the operands in Triton's dot-operand layouts."""
-    if acc is None:
-        acc = gl.zeros([a.shape[0], b.shape[1]], gl.float32, ACC)
-    return mfma(gl.convert_layout(a, A_OPERAND), gl.convert_layout(b, B_OPERAND), gl.convert_layout(acc, ACC))
-'''
+_MMA_V2 = _REGISTER_OPERANDS.format(name="mma_v2", what="mma.sync")
+_MFMA = _REGISTER_OPERANDS.format(name="mfma", what="AMD's MFMA")
 
 _TCGEN05 = '''
 @gluon.jit
@@ -89,16 +83,6 @@ def _dot_tcgen05(a, b, acc, A_SHARED: gl.constexpr, B_SHARED: gl.constexpr, ACC_
     mbarrier.invalidate(done)
     return acc_tmem.load(ACC)
 '''
-
-
-def _expand(encoding: str, aliases: dict) -> str:
-    for _ in range(8):
-        expanded = re.sub(r"#(?!ttg\.|ttng\.|gluon\.|amdgpu\.)[\w.]+\b", lambda m: aliases.get(m.group(0), m.group(0)),
-                          encoding)
-        if expanded == encoding:
-            return expanded
-        encoding = expanded
-    return encoding
 
 
 def _dot_ops(original, translation, call) -> list:
@@ -134,7 +118,7 @@ def plan_dots(translations, original, launch) -> DotPlan:
                 raise PortError(f"{translation.source.file}:{line}: no matrix op in Triton's compile for this tl.dot")
             op = ops[0]
             loads = [o for _, o in original.ops if o.name == "ttng.tmem_load" and len(o.shape) == 2]
-            layouts = _dot_layouts(op, aliases, line, (_expand(loads[0].encoding, aliases), loads[0].shape) if loads else None)
+            layouts = _dot_layouts(op, aliases, line, (expand_aliases(loads[0].encoding, aliases), loads[0].shape) if loads else None)
             kind = {"ttng.warp_group_dot": "wgmma", "ttng.tc_gen5_mma": "tcgen05"}.get(op.name)
             if kind is None:
                 kind = "mfma" if "amd_mfma" in op.encoding else "mma_v2"
@@ -167,7 +151,7 @@ def plan_dots(translations, original, launch) -> DotPlan:
 
 def _dot_layouts(op, aliases, line, tmem_register_layout=None) -> dict:
     """role -> (encoding, shape, why) of one dot op of Triton's."""
-    text = _expand(op.text, aliases)
+    text = expand_aliases(op.text, aliases)
     acc = (op.encoding, op.shape, f"Triton's accumulator layout for the tl.dot at line {line}")
     if op.name in ("ttng.warp_group_dot", "ttng.tc_gen5_mma"):
         shared = re.findall(r"!ttg\.memdesc<([0-9x]+)x\w+, (#ttg\.nvmma_shared<\{[^}]*\}>)", text)

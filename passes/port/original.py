@@ -76,6 +76,18 @@ def compile_original(kernel, launch, extra_files=()) -> TritonCompile:
     return result
 
 
+def expand_aliases(text: str, aliases: dict) -> str:
+    """``text`` with every layout alias (``#blocked1``, ``#mma``) replaced by its attribute, from
+    ``aliases`` (alias -> text, as the module's header defines them), nested ones too."""
+    for _ in range(8):
+        replaced = re.sub(r"#(?!ttg\.|ttng\.|gluon\.|amdgpu\.)[\w.]+\b", lambda m: aliases.get(m.group(0), m.group(0)),
+                          text)
+        if replaced == text:
+            break
+        text = replaced
+    return text
+
+
 def read_positions(ttgir: str, files):
     """Yield ((file, line, col), OpAt) for every one-line op of ``ttgir`` with a source position
     in one of ``files`` (paths as :func:`os.path.realpath` gives them); an op of an inlined
@@ -86,15 +98,6 @@ def read_positions(ttgir: str, files):
         if match:
             aliases[match.group(1)] = match.group(2)
     encodings = {name: text for name, text in aliases.items() if not name.startswith("#loc")}
-
-    def expand(encoding: str) -> str:
-        for _ in range(8):
-            replaced = re.sub(r"#(?!ttg\.|ttng\.|gluon\.|amdgpu\.)[\w.]+\b",
-                              lambda m: encodings.get(m.group(0), m.group(0)), encoding)
-            if replaced == encoding:
-                break
-            encoding = replaced
-        return encoding
 
     def position(loc: str, depth: int = 0):
         if depth > 30:
@@ -129,4 +132,4 @@ def read_positions(ttgir: str, files):
             continue
         shape_text, encoding = tensors[-1]
         shape = tuple(int(d) for d in shape_text.split("x"))
-        yield where, OpAt(op.group(2), expand(encoding), shape, body.strip())
+        yield where, OpAt(op.group(2), expand_aliases(encoding, encodings), shape, body.strip())
