@@ -233,6 +233,27 @@ def read_input(path: str, name: str) -> "str | None":
     return None
 
 
+_MODULE_WORDS = re.compile(r"\b(module|tt\.func|builtin\.module)\b")
+_PYTHON_START = re.compile(r"(import |from \S+ import |def |class |@|\"\"\"|'\'\'|#!)")
+
+
+def not_a_module(text: str, name: str) -> "str | None":
+    """Why ``text`` is no TTGIR at all (empty, or without a module or a function: a Python file,
+    notes), or None; MLIR's own parser explains what is wrong inside a module."""
+    content = [line for line in text.splitlines() if line.strip() and not line.strip().startswith("//")]
+    where = ("Triton writes one per kernel: its cache holds a .ttgir file for each, and "
+             "compiled.asm['ttgir'] is the same text in Python")
+    if not content:
+        return f"{name} is empty: ll-opt reads a TTGIR module ({where})"
+    python = name.endswith(".py") or bool(_PYTHON_START.match(content[0]))
+    if _MODULE_WORDS.search(text) and not python:
+        return None
+    hint = (" For the kernels of a Python program: python -m linear_layouts report FILE.py reports them, "
+            "ll-port FILE.py:KERNEL ports one to Gluon." if python else "")
+    what = "Python, not TTGIR" if python else "not a TTGIR module (no 'module' or 'tt.func' in it)"
+    return f"{name}:1:1: {what}: ll-opt reads TTGIR ({where}).{hint}"
+
+
 def input_modules(text: str, name: str, args) -> "list[Chunk] | None":
     """The modules to run on: the input's (split on ``// -----`` with --split-input-file), or
     the one picked from an MLIR_ENABLE_DUMP dump; None after printing why there is none."""
@@ -242,6 +263,10 @@ def input_modules(text: str, name: str, args) -> "list[Chunk] | None":
         if dump_option is not None:
             print(f"ll-opt: error: {dump_option}: {name} is not an MLIR_ENABLE_DUMP=1 dump (no "
                   "'// -----// IR Dump' header lines)", file=sys.stderr)
+            return None
+        problem = not_a_module(text, name)
+        if problem:
+            print(f"ll-opt: error: {problem}", file=sys.stderr)
             return None
         return split_input(text, args.split_input_file)
     if args.split_input_file:
