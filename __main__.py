@@ -383,12 +383,14 @@ def report_module_command(args) -> int:
 def _write_report(options, records=None) -> int:
     """Write the report (of ``records``, else of the run's); print it for ``--format md``.
     0, or 1 with one error line where it cannot be written."""
-    from .tools.report import write_report
+    from .tools.report import NothingToReport, write_report
 
     try:
         path = write_report(options, records)
     except OSError as e:
         return _error(f"cannot write the report: {e}")
+    except NothingToReport as e:
+        return _error(str(e))
     if options.format == "md":
         with open(path, encoding="utf-8") as f:
             sys.stdout.write(f.read())

@@ -39,6 +39,9 @@ def write_report(options: ReportOptions, records: Optional[list[dict]] = None) -
     """Write the report of ``options.directory``'s records (or ``records``); returns the path of
     the main file.  Processes writing into one directory take turns (a lock file), and each
     writes everything recorded so far, so the last one to finish leaves the complete report."""
+    if records is None and not recorder.read_records(options.directory, None if options.append else options.run):
+        raise NothingToReport("the program compiled no Triton kernel: there is nothing to report (a kernel "
+                              "compiles when it is first launched, or through triton.compile)")
     os.makedirs(options.directory, exist_ok=True)
     with _directory_lock(options.directory):
         if records is None:
@@ -115,6 +118,10 @@ WRITER_VARIABLE = "LINEAR_LAYOUTS_REPORT_WRITER"
 
 class ReportSetupError(ValueError):
     """A report option (from the command line or the environment) that makes no sense."""
+
+
+class NothingToReport(Exception):
+    """A run that recorded no kernel: no report is written."""
 
 
 def options_from_environment() -> tuple[ReportOptions, str]:

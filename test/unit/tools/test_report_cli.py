@@ -178,3 +178,15 @@ def test_the_summary_is_printed_when_the_program_exits_with_a_status(tmp_path):
     (tmp_path / "program.py").write_text("import sys\nsys.exit(3)\n")
     run = linear_layouts(tmp_path, "run", "program.py")
     assert run.returncode == 3 and "linear-layouts: 0 kernels" in run.stderr
+
+
+def test_a_program_that_compiles_no_kernel_gets_one_line_and_no_report(tmp_path):
+    program = tmp_path / "empty.py"
+    program.write_text("x = 1\n")
+    out = tmp_path / "report"
+    run = subprocess.run([sys.executable, "-m", "linear_layouts", "report", "-o", str(out), str(program)],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 1 and "Traceback" not in run.stderr
+    assert run.stderr.strip() == ("linear_layouts: error: the program compiled no Triton kernel: there is nothing to "
+                                  "report (a kernel compiles when it is first launched, or through triton.compile)")
+    assert not (out / "index.html").exists()
