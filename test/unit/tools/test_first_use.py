@@ -73,10 +73,25 @@ def test_the_summary_gives_each_fallbacks_reason():
 # ----------------------------------------------------------------------------- report and run
 
 PRINTING_PROGRAM = "print('the program talks')\n"
+# A program that prints and compiles one small kernel for sm_90 (a report needs a kernel).
+COMPILING_PROGRAM = PRINTING_PROGRAM + """
+import triton
+import triton.language as tl
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+
+@triton.jit
+def copy(x, y, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    tl.store(y + offs, tl.load(x + offs))
+
+triton.compile(ASTSource(copy, {"x": "*fp32", "y": "*fp32", "N": "constexpr"}, {"N": 128}),
+               target=GPUTarget("cuda", 90, 32))
+"""
 
 
 def test_report_md_writes_the_report_alone_to_stdout(tmp_path):
-    (tmp_path / "prog.py").write_text(PRINTING_PROGRAM)
+    (tmp_path / "prog.py").write_text(COMPILING_PROGRAM)
     done = run(COMMANDS[-1], tmp_path, "report", "--format", "md", "prog.py")
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("# linear-layouts report"), done.stdout[:200]
@@ -87,8 +102,11 @@ def test_report_md_writes_the_report_alone_to_stdout(tmp_path):
 def test_a_module_runs_as_python_m_runs_it(command, tmp_path):
     (tmp_path / "mine.py").write_text("import sys\nprint('module ran with', sys.argv[1:])\n")
     done = run(COMMANDS[-1], tmp_path, command, "-m", "mine", "--flag", "x")
-    assert done.returncode == 0, done.stderr
     assert "module ran with ['--flag', 'x']" in done.stdout + done.stderr
+    if command == "run":
+        assert done.returncode == 0, done.stderr
+    else:   # the module compiles no kernel: nothing to report, said in one line
+        assert done.returncode == 1 and "the program compiled no Triton kernel" in done.stderr
 
 
 def test_an_unknown_module_is_one_error_line(tmp_path):
