@@ -10,12 +10,12 @@ variables of other programs that we need (Triton's and Inductor's cache director
 
 ``LINEAR_LAYOUTS``:
 
-======================  ===========================================================
+======================  =================================================================================
 unset, ``""``, ``0``    off (also ``off``, ``false``)
 ``1``                   ``enable()`` (also ``on``, ``true``, ``linear``)
-``legacy``              ``enable("legacy")``: Triton as it was before linear layouts
+``legacy``              ``enable("legacy")``: our lowering of the plans Triton made before linear layouts
 ``report``              record every kernel for ``python -m linear_layouts report``
-======================  ===========================================================
+======================  =================================================================================
 
 ``LINEAR_LAYOUTS_OPTIONS``: ``enable()``'s keyword arguments as a JSON object, e.g.
 ``{"only": "shuffle,shared", "remarks": true}``.  ``enable()`` writes both variables itself
