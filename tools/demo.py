@@ -215,16 +215,23 @@ def counted(number: int, noun: str) -> str:
     return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
-def summary(results: list[KernelResult]) -> list[str]:
+def summary(results: list[KernelResult], plugin=None) -> list[str]:
+    """The closing lines: conversions, the verified plans by kind, and (``plugin``: the drop-in's
+    ``stats()`` after the same kernels compiled with ``enable()``) how many the plugin lowered,
+    the rest left to Triton by the same decision a remark of ``enable(remarks=True)`` explains."""
     rows = [r for res in results for r in res.rows]
     lowered = Counter(r.lowering for r in rows if r.plan is not None)
-    left = sum(1 for r in rows if r.plan is None)
+    unplanned = sum(1 for r in rows if r.plan is None)
     noops = sum(1 for r in rows if r.is_noop)
     by_lowering = ", ".join(f"{name} {count}" for name, count in sorted(lowered.items(), key=lambda kv: -kv[1]))
     kernels, targets = len({r.kernel for r in results}), len({r.target for r in results})
     lines = [f"{counted(len(rows), 'conversion')} in {counted(kernels, 'kernel')} x {counted(targets, 'target')}; "
              f"{noops} {'is a no-op' if noops == 1 else 'are no-ops'} (the same linear map: nothing to do)",
-             f"by lowering: {by_lowering or 'none'}; left to Triton: {left}"]
+             f"verified plans: {by_lowering or 'none'}; no plan: {unplanned}"]
+    if plugin is not None:
+        lines.append(f"with linear_layouts.enable(): {plugin.islands} of {plugin.conversions} lowered by us, "
+                     f"{plugin.conversions - plugin.islands} left to Triton by the lowering choice "
+                     "(enable(remarks=True) says why for each)")
     failed = [r for r in results if r.error or r.ours_problem]
     for r in failed:
         lines.append(f"note: {r.kernel} on {r.target}: {r.error or r.ours_problem}")
@@ -241,6 +248,8 @@ def main_job(args) -> int:
     print(f"ll-demo: {len(kernels)} bundled kernels (examples/kernels.py) compiled for {', '.join(targets)} "
           f"on the CPU; one row per ttg.convert_layout in Triton's TTGIR")
     results = []
+    from ..passes.drop_in import plugin_stats
+    plugin_stats.reset_stats()
     with tempfile.TemporaryDirectory(prefix="ll-demo-") as workdir:
         for target in targets:
             for kernel in kernels:
@@ -268,7 +277,7 @@ def main_job(args) -> int:
             for line in draw_pictures(results, args.out):
                 print(f"  {line}")
     print()
-    for line in summary(results):
+    for line in summary(results, plugin_stats.stats() if with_ours else None):
         print(line)
     if not args.no_port:
         print()
