@@ -7,7 +7,7 @@ and 3.9).  Run it with that environment's interpreter, from outside the source t
                                                                       # the pictures only
 
 Every entry point is run the way a user runs it, as a separate process, in a temporary
-directory: ``ll-opt --list-passes``, ``ll-demo`` (pictures or one clear line), ``ll-viz``,
+directory: ``ll-opt --list-passes``, ``ll-demo`` (pictures or one clear line), ``ll-port`` on a bundled kernel, ``ll-viz``,
 ``python -m linear_layouts run --help`` and ``report --format md``, ``enable()`` on a Triton
 kernel and on Gluon kernels with and without layouts, and the start-up hook (``LINEAR_LAYOUTS=1``
 reaches a process that imports triton, and costs a process that does not nothing of Triton).
@@ -173,6 +173,10 @@ def main(argv: list[str]) -> int:
             return 1 if checks.failed else 0
         checks.run("python -m linear_layouts run --help", [sys.executable, "-m", "linear_layouts", "run", "--help"],
                    expect="usage")
+        checks.run("ll-port a bundled kernel to Gluon", [tool("ll-port"), os.path.join(examples, "kernels.py") + ":transpose",
+                                                         "--target", "sm90", "--arg", "X=*fp32", "--arg", "Y=*fp32",
+                                                         "--arg", "M=64", "--arg", "N=64", "--check"],
+                   expect="def transpose(X, Y, M: gl.constexpr, N: gl.constexpr):")
         checks.run("report --format md", [sys.executable, "-m", "linear_layouts", "report", "--format", "md",
                                           "--no-compare", os.path.join(examples, "report_example.py")],
                    expect="linear-layouts report: wrote")
