@@ -98,12 +98,20 @@ def compile_port(source: str, kernel_name: str, launch):
     except ImportError:   # pragma: no cover
         from triton.experimental.gluon import GluonASTSource
     with loaded_module(source) as (module, _):
-        kernel = getattr(module, kernel_name)
+        kernel = gluon_function(getattr(module, kernel_name))
         compiled = triton.compile(GluonASTSource(kernel, dict(launch.signature), dict(launch.constexprs),
                                                  attrs=launch.attrs),
                                   target=gpu_target(launch.target),
                                   options={"num_warps": launch.num_warps, "num_stages": launch.num_stages})
     return compiled, kernel
+
+
+def gluon_function(kernel):
+    """The ``gluon.jit`` function under a port's ``@triton.autotune`` (the kernel itself if none)."""
+    from triton.runtime.jit import JITFunction
+    while not isinstance(kernel, JITFunction) and hasattr(kernel, "fn"):
+        kernel = kernel.fn
+    return kernel
 
 
 def check_port(made, jit_fn, launch_arguments, grid=None, atol=None, rtol=None) -> PortCheck:
@@ -150,7 +158,8 @@ def run_both(jit_fn, source, kernel_name, arguments, grid, launch, atol=None, rt
                if name not in parameters}
     jit_fn[grid](**first, **options)
     with loaded_module(source) as (module, _):
-        getattr(module, kernel_name)[grid](**second, **{k: v for k, v in options.items() if k == "num_warps"})
+        gluon_function(getattr(module, kernel_name))[grid](**second, **{k: v for k, v in options.items()
+                                                                         if k == "num_warps"})
         torch.cuda.synchronize()
     worst = 0.0
     for name in tensors:

@@ -105,10 +105,24 @@ def port(kernel, target: str = "sm90", *, num_warps: int = None, num_stages: int
     except LaunchError as error:
         raise PortError(str(error)) from None
     made = _port(jit_fn, launch, configs is not None)
+    if configs:     # the launch line of an autotuned kernel passes no block sizes: the port keeps the config
+        made.source = _with_autotune(made.source, made.kernel_name, chosen, list(getattr(kernel, "keys", [])), launch)
     if check:
         from .check import check_port
         made.check = check_port(made, jit_fn, launch_arguments, grid, atol, rtol)
     return made if details else made.source
+
+
+def _with_autotune(source: str, kernel_name: str, config, keys: list, launch) -> str:
+    """``source`` with its kernel under ``@triton.autotune`` of the one configuration it was
+    ported for, so that the original's launch line (no block sizes, no warps) launches it."""
+    values = ", ".join(f"{name!r}: {value!r}" for name, value in config.kwargs.items())
+    decorator = (f"@triton.autotune(configs=[triton.Config({{{values}}}, num_warps={launch.num_warps}, "
+                 f"num_stages={launch.num_stages})], key={keys!r})  # the configuration this port is for\n")
+    marker = re.search(rf"^@gluon\.jit(\(.*\))?\n(?=def {re.escape(kernel_name)}\()", source, flags=re.M)
+    if marker is None:
+        raise PortError(f"cannot find the kernel {kernel_name} in its port")
+    return source[:marker.start()] + decorator + source[marker.start():]
 
 
 def _port(jit_fn, launch, autotuned: bool) -> Port:
@@ -277,6 +291,8 @@ def _module_text(translations, launch, dots, final: bool):
             lines = [line[t.source.indent:] if line[:t.source.indent].strip() == "" else line for line in lines]
         text += "\n".join(lines).rstrip("\n") + "\n"
         placement.append((t, first))
+    if final:   # a decorator the port removed left its lines empty (the trial text keeps them: positions)
+        text = re.sub(r"^(@gluon\.jit[^\n]*\n)\n+(?=def )", r"\1", text, flags=re.M)
     return text, placement
 
 

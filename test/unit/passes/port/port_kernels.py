@@ -115,3 +115,11 @@ def optional_bias_kernel(x_ptr, bias_ptr, out_ptr, n, BLOCK: tl.constexpr):
     if bias_ptr is not None:
         x += tl.load(bias_ptr + offs, mask=offs < n)
     tl.store(out_ptr + offs, x, mask=offs < n)
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 256}, num_warps=2), triton.Config({"BLOCK": 1024}, num_warps=4)],
+                 key=["n"])
+@triton.jit
+def autotuned_copy_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)

@@ -155,3 +155,17 @@ def test_the_demo_shows_a_port_before_and_after():
     assert "The Triton kernel:\n    @triton.jit\n    def transpose(" in text
     assert "Its port, every layout Triton chose written out:\n    @gluon.jit\n    def transpose(" in text
     assert "Triton's translation: modelled cost" in text and "the port: modelled cost" in text
+
+
+def test_an_autotuned_kernel_keeps_its_launch_line():
+    from linear_layouts.passes.port.check import gluon_function
+    from linear_layouts.passes.port.module_file import loaded_module
+    made = port(k.autotuned_copy_kernel, "sm90", config=1, check=True, details=True,
+                x_ptr="*fp32", out_ptr="*fp32", n="i32")
+    assert made.check.ok, made.check.summary()
+    assert ("@triton.autotune(configs=[triton.Config({'BLOCK': 1024}, num_warps=4, num_stages=3)], key=['n'])"
+            in made.source)
+    with loaded_module(made.source) as (module, _):
+        tuner = module.autotuned_copy_kernel
+        assert [c.kwargs for c in tuner.configs] == [{"BLOCK": 1024}] and tuner.keys == ["n"]
+        assert gluon_function(tuner).is_gluon()
