@@ -316,15 +316,18 @@ def report_command(argv: list) -> int:
                         "PYTHONPATH": os.pathsep.join(filter(None, [site, environment.variable("PYTHONPATH")]))}.items():
         environment.set_variable(name, value)
     launches = _start_measuring(options)
-    status = 0
+    status, said_why = 0, False
     try:
         with _program_output_to_stderr(args.format == "md"):
             _run_program(args.program, args.args, args.module)
     except SystemExit as e:   # the program's own exit: still write the report of what it compiled
         status = _exit_status(e.code)
-    except BaseException:     # the program failed (no GPU, a bug): its traceback, then the report
-        traceback.print_exc()
-        status = 130 if isinstance(sys.exc_info()[1], KeyboardInterrupt) else 1
+    except BaseException as error:     # the program failed (no GPU, a bug): its traceback, then the report
+        if _no_gpu(error):
+            said_why = _error(NO_GPU.format(program=args.module or args.program))
+        else:
+            traceback.print_exc()
+        status = 130 if isinstance(error, KeyboardInterrupt) else 1
     finally:
         recorder.stop()
         if launches is not None:
@@ -336,7 +339,7 @@ def report_command(argv: list) -> int:
         print(f"linear-layouts report: timing {len(launches.launches)} launch(es) stock and ours (Gluon kernels "
               f"also with their best findings alone and all applied)", file=sys.stderr)
         options.measured = MeasureResult(time_launches(launches))
-    return _write_report(options) or status
+    return _write_report(options, empty_said=said_why) or status
 
 
 @contextlib.contextmanager
@@ -361,6 +364,18 @@ def _program_output_to_stderr(divert: bool):
         os.close(saved)
 
 
+# A program that launches a kernel on a machine without a GPU: Triton finds no driver.
+NO_GPU = ("{program} launched a Triton kernel, and this machine has no GPU (Triton found no active driver); "
+          "without one, compile the kernels for a target instead of launching them: "
+          "triton.compile(ASTSource(kernel, signature, constexprs), target=GPUTarget(\"cuda\", 90, 32)) in the "
+          "program, as docs/report.md shows, then report that program")
+
+
+def _no_gpu(error: BaseException) -> bool:
+    """Triton's answer to a launch where no GPU driver is active (3.6 to 3.9)."""
+    return isinstance(error, RuntimeError) and "active drivers" in str(error)
+
+
 def report_module_command(args) -> int:
     """``report kernel.ttgir``: the report of one TTGIR module, read instead of recorded (no
     program runs, so no program arguments, no --measure; --mode is what a program runs with)."""
@@ -380,9 +395,10 @@ def report_module_command(args) -> int:
     return _write_report(options, [record])
 
 
-def _write_report(options, records=None) -> int:
+def _write_report(options, records=None, empty_said: bool = False) -> int:
     """Write the report (of ``records``, else of the run's); print it for ``--format md``.
-    0, or 1 with one error line where it cannot be written."""
+    0, or 1 with one error line where it cannot be written (none more where nothing was recorded
+    and ``empty_said``: the error that stopped the program said why)."""
     from .tools.report import NothingToReport, write_report
 
     try:
@@ -390,7 +406,7 @@ def _write_report(options, records=None) -> int:
     except OSError as e:
         return _error(f"cannot write the report: {e}")
     except NothingToReport as e:
-        return _error(str(e))
+        return 1 if empty_said else _error(str(e))
     if options.format == "md":
         with open(path, encoding="utf-8") as f:
             sys.stdout.write(f.read())

@@ -190,3 +190,35 @@ def test_a_program_that_compiles_no_kernel_gets_one_line_and_no_report(tmp_path)
     assert run.stderr.strip() == ("linear_layouts: error: the program compiled no Triton kernel: there is nothing to "
                                   "report (a kernel compiles when it is first launched, or through triton.compile)")
     assert not (out / "index.html").exists()
+
+
+def _gpu_driver_active() -> bool:
+    try:
+        from triton.runtime import driver
+        driver.active.get_current_target()
+        return True
+    except Exception:
+        return False
+
+
+@pytest.mark.skipif(_gpu_driver_active(), reason="a GPU is present: the launch runs")
+def test_a_program_launching_a_kernel_without_a_gpu_gets_one_line_with_the_way_out(tmp_path):
+    program = tmp_path / "launch.py"
+    program.write_text(textwrap.dedent("""
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def fill(x, n, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            tl.store(x + offs, offs, mask=offs < n)
+
+        fill[(1,)](0, 4, BLOCK=128)
+    """))
+    out = tmp_path / "report"
+    run = subprocess.run([sys.executable, "-m", "linear_layouts", "report", "-o", str(out), str(program)],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 1 and "Traceback" not in run.stderr
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("linear_layouts: error: ") and "launch.py launched a Triton kernel" in lines[0]
+    assert 'target=GPUTarget("cuda", 90, 32)' in lines[0] and not (out / "index.html").exists()
