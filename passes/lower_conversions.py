@@ -308,6 +308,10 @@ class LowerConversions(ModulePass):
         # before planning (the same decisions; the reason then names the scope, not the pick's family).
         outcomes = lower_module(module, options, gate_first=not remarks, plans=context.plans)
         if remarks:
+            if module.num_warps is None:   # TTIR: a remark says why there is nothing, not silence
+                context.report("remark: the module is TTIR (no ttg.num-warps: Triton has not assigned layouts yet), "
+                               "so it has no layout conversions to lower; give the kernel's TTGIR "
+                               "(kernel.asm[\"ttgir\"], or the .ttgir file in Triton's cache)")
             for outcome in outcomes:
                 context.report(outcome.remark())
 
