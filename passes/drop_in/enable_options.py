@@ -66,8 +66,9 @@ class EnableOption:
 
 
 ENABLE_OPTIONS = (
-    EnableOption("mode", "linear", "str", "`linear`: our layout engine; `legacy`: Triton as it was before linear "
-                 "layouts, for comparisons", "legacy"),
+    EnableOption("mode", "linear", "str", "`linear`: our layout engine; `legacy`: our lowering of the conversion "
+                 "plans Triton made before linear layouts, a baseline for comparisons (not stock Triton: that is "
+                 "`disable()`; its kernels count as ours in `stats()`)", "legacy"),
     EnableOption("only", None, "str | Sequence[Method] | None",
                  "the lowerings we own, e.g. `\"shuffle,shared\"` (as `ll-lower-conversions{only=...}`); "
                  "add `local_load,local_store,local_alloc` for the shared-memory ops (opt-in)", "shuffle,shared"),

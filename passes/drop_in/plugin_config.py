@@ -139,9 +139,9 @@ def in_place_mark() -> str:
 def default_passes(mode: Mode, only: Sequence[Method] = (), report: bool = False, remarks: bool = False,
                    verify: VerifyLevel = VerifyLevel.EMITTED, assign_layouts: bool = False) -> tuple[ModulePass, ...]:
     """The pipeline of a mode.  ``linear``: our lowering of every conversion we own (``only``
-    narrows it, e.g. ``(Method.SHUFFLE, Method.SHARED)``).  ``legacy``: Triton as it was before
-    linear layouts (padded, unswizzled shared memory for every conversion that is not a register
-    renaming).  ``assign_layouts``: first choose the kernel's layouts by cost
+    narrows it, e.g. ``(Method.SHUFFLE, Method.SHARED)``).  ``legacy``: our lowering of the plans
+    Triton made before linear layouts (padded, unswizzled shared memory for every conversion that
+    is not a register renaming).  ``assign_layouts``: first choose the kernel's layouts by cost
     (``ll-assign-layouts``)."""
     if assign_layouts:
         from ..assign.assign_layouts import AssignLayouts

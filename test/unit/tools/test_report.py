@@ -380,10 +380,10 @@ def run_report(tmp_path, body, *options, env_extra=None, name="prog.py"):
 def test_report_written_when_the_program_raises(tmp_path):
     run, out = run_report(tmp_path, """
         compile_transpose()
-        raise RuntimeError("0 active drivers: no GPU here")
+        raise RuntimeError("the weights are missing")
     """)
     assert run.returncode == 1
-    assert "RuntimeError: 0 active drivers: no GPU here" in run.stderr       # the program's traceback
+    assert "RuntimeError: the weights are missing" in run.stderr       # the program's traceback
     assert "1 kernel (1 compile), 1 with layout conversions" in (out / "report.md").read_text()
     assert "linear-layouts report: wrote" in run.stderr
 
