@@ -169,3 +169,23 @@ def test_an_autotuned_kernel_keeps_its_launch_line():
         tuner = module.autotuned_copy_kernel
         assert [c.kwargs for c in tuner.configs] == [{"BLOCK": 1024}] and tuner.keys == ["n"]
         assert gluon_function(tuner).is_gluon()
+
+
+def test_the_port_page_states_what_its_result_files_say():
+    """docs/port.md's numbers are the committed results' (GPU: the geomean, worst and best without
+    the dot kernel, the matmul and its unpipelined original; CPU: 35 of 35 on each target, both releases)."""
+    import re
+    from pathlib import Path
+    repo = Path(__file__).resolve().parents[4]
+    page = " ".join((repo / "docs" / "port.md").read_text().split())
+    gpu = (repo / "benchmarks" / "results" / "port_gpu_3.6.0.md").read_text()
+    found = re.search(r"without the dot kernels .*?geomean port/original ([\d.]+) over (\d+) \(worst ([\d.]+), best ([\d.]+)\)", gpu)
+    geomean, count, worst, best = found.groups()
+    assert f"geomean {geomean} over the {count} kernels without `tl.dot` (worst {worst}, best {best})" in page
+    matmul = re.search(r"\| tutorial_matmul \|[^|]*\|[^|]*\|[^|]*\| ([\d.]+) \|", gpu).group(1)
+    unpipelined = re.search(r"tutorial_matmul: the original with num_stages=1 .* runs at ([\d.]+)x", gpu).group(1)
+    assert f"runs at {float(matmul):.2f}x the original's time" in page
+    assert f"(`num_stages=1`) runs at {float(unpipelined):.2f}x" in page
+    for release in ("3.9.0", "3.6.0"):
+        cpu = (repo / "benchmarks" / "results" / f"port_cpu_{release}.md").read_text()
+        assert "ok per target: sm80 35/35, sm90 35/35, sm100 35/35, gfx942 35/35" in cpu
