@@ -379,8 +379,8 @@ def _write_layouts(translations, placement, trial, result: Port) -> None:
                                 "conversions (a loop unrolled over layouts)")
             continue
         seen_conversions[key] = conversion.encoding
-        hint = "converted"
-        name = namer.name(conversion.encoding, conversion.shape, hint, translation,
+        name = namer.name(conversion.encoding, conversion.shape, _conversion_hint(translation, start, end, conversion),
+                          translation,
                           f"converted to at line {start[0]}: {conversion.why}")
         translation.final_edits.wrap(start, end, "gl.convert_layout(", f", {name})")
         result.conversions.append((start[0], conversion.why))
@@ -397,6 +397,17 @@ def _span(placement, span):
     if start is None or end is None or start[0] is not end[0]:
         return None
     return start[0], start[1:], end[1:]
+
+
+def _conversion_hint(translation, start, end, conversion) -> str:
+    """A name for the layout a conversion goes to: after the access it serves (``STORE_LAYOUT``),
+    else after the variable it converts (``RN_CONVERTED``), else ``CONVERTED``."""
+    for access in ("load", "store", "atomic"):
+        if conversion.why.startswith(f"the {access}'s"):
+            return f"{access}_layout"
+    line = translation.edits.lines[start[0] - translation.edits.first_line]
+    operand = line[start[1]:end[1]] if start[0] == end[0] else ""
+    return f"{operand}_converted" if operand.isidentifier() else "converted"
 
 
 def _assigned_name(translation, start) -> str:
@@ -464,6 +475,10 @@ class _Namer:
             parent = self.name(parent_text, parent_shape, f"{stem}_{len(parent_shape)}d_layout", translation,
                                f"{stem} is a slice of this {len(parent_shape)}-D layout")
             expression = f"gl.SliceLayout({attr.dim}, {parent})"
+            if hint.endswith("_converted") and len(parent_shape) == 2:
+                # a conversion's slice of a named tile layout is named for what it indexes: a
+                # vector along the tile's rows (a slice along dim 1) or along its columns
+                hint = f"{parent.removesuffix('_LAYOUT')}_{'ROWS' if attr.dim == 1 else 'COLS'}"
         if expression is None:
             expression = gluon_layout_expression(encoding, shape)
         base = re.sub(r"[^A-Za-z0-9]+", "_", hint).strip("_").upper() or "LAYOUT"
