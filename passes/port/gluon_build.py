@@ -37,7 +37,7 @@ import contextlib
 import os
 from dataclasses import dataclass, field
 
-from .translation import PortError
+from .translation import TENSOR_SOURCES, PortError
 
 ANCHORED_OPS = ("tt.load", "tt.store", "tt.atomic_rmw", "tt.atomic_cas")
 SOURCE_OPS = ("tt.make_range", "tt.splat", "arith.constant")
@@ -45,11 +45,10 @@ SOURCE_OPS = ("tt.make_range", "tt.splat", "arith.constant")
 
 @dataclass
 class Conversion:
-    """A ``gl.convert_layout`` the port writes: the operand expression (an AST node of the
-    edited text and its function) converted to ``encoding`` (MLIR text) at its use."""
+    """A ``gl.convert_layout`` the port writes: the operand expression (a span of the
+    edited module) converted to ``encoding`` (MLIR text) at its use."""
 
     span: tuple                       # (line, col, end line, end col) in the edited module
-    function: str                     # the edited function it is in
     encoding: str
     shape: tuple
     why: str
@@ -60,7 +59,6 @@ class Source:
     """A tensor made from nothing, and the value that tells its layout once resolved."""
 
     span: tuple
-    function: str
     value: object
     encoding: str = ""
     shape: tuple = ()
@@ -200,7 +198,7 @@ class _Recorder:
         converted = semantic.convert_layout(value, layout)
         self.laid_out[id(converted)] = converted
         if not self.dry:
-            self.trial.conversions.append(Conversion(span_of(codegen, node), codegen.jit_fn.__name__,
+            self.trial.conversions.append(Conversion(span_of(codegen, node),
                                                      layout_text(layout), shape, why))
         self.saw(converted, codegen, node)
         return converted
@@ -388,7 +386,7 @@ class _FrontEndAnswers:
         return self.saved["full"](semantic, shape, value, dtype, layout, *args, **kwargs)
 
 
-_SOURCE_CALLS = {"gl.arange", "gl.full", "gl.zeros", "gl.full_like", "gl.zeros_like"}
+_SOURCE_CALLS = {f"gl.{name}" for name in TENSOR_SOURCES}
 _ANSWERED = ("broadcast_impl_value", "expand_dims", "load", "store", "arange", "full", "atomic_rmw")
 
 
@@ -423,7 +421,7 @@ def _patched_front_end(recorder: _Recorder):
             if isinstance(node, ast.Call) and ast.unparse(node.func) in _SOURCE_CALLS and not recorder.dry:
                 # recorded here, not inside gl.zeros: Gluon builds a jit function's body once per
                 # argument types, and a second equal call reuses it
-                recorder.trial.sources.append(Source(span_of(self, node), self.jit_fn.__name__, result))
+                recorder.trial.sources.append(Source(span_of(self, node), result))
         return result
 
     saved_find_carries = Generator._find_carries

@@ -35,8 +35,7 @@ _ALIAS = re.compile(r"^(#[\w.]+) = (#.*)$", re.M)
 class DotPlan:
     imports: list = field(default_factory=list)
     helpers: str = ""
-    definitions: list = field(default_factory=list)    # (name, expression, why) at the module's top
-    layouts: list = field(default_factory=list)        # the same as port.NamedLayout
+    layouts: list = field(default_factory=list)        # NamedLayout, defined at the module's top
 
 
 _WGMMA = '''
@@ -127,7 +126,6 @@ def plan_dots(translations, original, launch) -> DotPlan:
             for role, (encoding, shape, why) in layouts.items():
                 name = f"DOT_{line}_{role}"
                 expression = gluon_layout_expression(encoding, shape)
-                plan.definitions.append((name, expression, why))
                 plan.layouts.append(NamedLayout(name, expression, why, encoding, tuple(shape or ())))
                 names.append(name)
             _rewrite_call(translation, call, f"_dot_{kind}", names)
@@ -144,7 +142,7 @@ def plan_dots(translations, original, launch) -> DotPlan:
                         "allocate_tensor_memory,", "    fence_async_shared, mbarrier, tcgen05_commit, tcgen05_mma)"],
         }[kind]
     helpers = "".join({"wgmma": _WGMMA, "mma_v2": _MMA_V2, "mfma": _MFMA, "tcgen05": _TCGEN05}[k] for k in sorted(kinds))
-    constants = "".join(f"{name} = gl.constexpr({expression})  # {why}\n" for name, expression, why in plan.definitions)
+    constants = "".join(f"{named.name} = gl.constexpr({named.expression})  # {named.why}\n" for named in plan.layouts)
     plan.helpers = constants + "\n" + helpers.lstrip("\n")
     return plan
 

@@ -104,7 +104,7 @@ def port(kernel, target: str = "sm90", *, num_warps: int = None, num_stages: int
         launch = launch_for(jit_fn, target, num_warps or 4, num_stages or 3, arguments=launch_arguments)
     except LaunchError as error:
         raise PortError(str(error)) from None
-    made = _port(jit_fn, launch, configs is not None)
+    made = _port(jit_fn, launch)
     if configs:     # the launch line of an autotuned kernel passes no block sizes: the port keeps the config
         made.source = _with_autotune(made.source, made.kernel_name, chosen, list(getattr(kernel, "keys", [])), launch)
     if check:
@@ -125,7 +125,7 @@ def _with_autotune(source: str, kernel_name: str, config, keys: list, launch) ->
     return source[:marker.start()] + decorator + source[marker.start():]
 
 
-def _port(jit_fn, launch, autotuned: bool) -> Port:
+def _port(jit_fn, launch) -> Port:
     translations = _translations(jit_fn)
     files = {t.source.file for t in translations}
     try:
@@ -356,7 +356,6 @@ def _write_layouts(translations, placement, trial, result: Port) -> None:
             continue
         hint = (_assigned_name(translation, start) or "tensor") + "_layout"
         name = namer.name(item.encoding, item.shape, hint, translation, f"Triton's layout for {hint[:-7]} (line {start[0]})")
-        result.sources = getattr(result, "sources", 0) + 1
         translation.final_edits.insert(end[0], end[1] - 1, f", layout={name}")
     for span, times in dict.fromkeys(trial.expansions):   # outside any conversion of the same operand
         found = _span(placement, span)
@@ -386,7 +385,7 @@ def _write_layouts(translations, placement, trial, result: Port) -> None:
         result.conversions.append((start[0], conversion.why))
     result.layouts = list(namer.definitions.values())
     for t in translations:
-        _place_definitions(t, namer, t is translations[-1])
+        _place_definitions(t, namer)
 
 
 def _span(placement, span):
@@ -426,7 +425,7 @@ def _assigned_name(translation, start) -> str:
     return best
 
 
-def _place_definitions(translation, namer, is_kernel: bool) -> None:
+def _place_definitions(translation, namer) -> None:
     """``NAME: gl.constexpr = ...  # why`` lines at the top of the function's body."""
     import ast
     used = [name for name, users in namer.users.items() if id(translation) in users]

@@ -8,9 +8,9 @@ What changes, and nothing else (comments and formatting stay):
 * a function of ``triton.language`` written in Triton itself that Gluon lacks (``tl.sigmoid``,
   ``tl.argmax``, ``tl.cumsum`` under 3.6) is ported as a helper beside the kernel, as is every
   ``@triton.jit`` function of the user's that the kernel calls;
-* the calls that make a tensor from nothing (``tl.arange``, ``tl.full``, ``tl.zeros``) are
-  recorded: the port gives each its layout (:mod:`.port`); ``tl.dot`` calls are recorded for
-  :mod:`.matmul`.
+* ``tl.dot`` calls are recorded for :mod:`.matmul`; the calls that make a tensor from nothing
+  (``TENSOR_SOURCES``: ``tl.arange``, ``tl.full``, ``tl.zeros``...) get their layouts from the
+  Gluon build (:mod:`.gluon_build`).
 
 A construct with no Gluon form here (block pointers, tensor descriptors, ``tl.cat``, random
 numbers) is a :class:`PortError` naming it and its line.
@@ -143,7 +143,6 @@ class Translation:
 
     source: FunctionText
     edits: EditedText
-    tensor_sources: list = field(default_factory=list)   # ast.Call nodes making a tensor from nothing
     dots: list = field(default_factory=list)             # ast.Call nodes of tl.dot
     helpers: dict = field(default_factory=dict)          # name in the port -> JITFunction to port too
     constants: dict = field(default_factory=dict)        # global name -> value (numbers, constexprs)
@@ -232,12 +231,10 @@ class _Translator:
         return None
 
     def rewrite_call(self, node: ast.Call) -> None:
-        """Tensor sources and dots recorded; ``tl.trans`` and ``tl.range`` rewritten."""
+        """Dots recorded; ``tl.trans`` and ``tl.range`` rewritten."""
         name = self.language_name(node.func)
         text, edits = self.text, self.edits
-        if name in TENSOR_SOURCES:
-            self.result.tensor_sources.append(node)
-        elif name == "dot":
+        if name == "dot":
             self.result.dots.append(node)
             self.handled.update(id(sub) for sub in ast.walk(node.func))
         elif name == "trans":      # tl.trans(x) / tl.trans(x, 1, 0) -> gl.permute(x, (1, 0))
