@@ -59,12 +59,17 @@ def compile_original(kernel, launch, extra_files=()) -> TritonCompile:
     """Triton's compile of ``kernel`` for ``launch`` (a :class:`~.launch.Launch`), read back;
     positions in the kernel's file and in ``extra_files`` (its helpers') are kept."""
     import triton
+    from triton import knobs
     from triton.compiler import ASTSource
 
     from .launch import gpu_target
     source = ASTSource(kernel, dict(launch.signature), dict(launch.constexprs), attrs=launch.attrs)
     options = {"num_warps": launch.num_warps, "num_stages": launch.num_stages}
-    compiled = triton.compile(source, target=gpu_target(launch.target), options=options)
+    # Compiled afresh: Triton's cache keys a kernel by its source and first line, not its file, so
+    # a cached compile of the same text from another file would carry that file's positions.
+    with knobs.compilation.scope():
+        knobs.compilation.always_compile = True
+        compiled = triton.compile(source, target=gpu_target(launch.target), options=options)
     asm = compiled.asm
     ttgir = asm["ttgir"]
     result = TritonCompile(ttgir, asm.get("ptx", "") or asm.get("amdgcn", ""))

@@ -189,3 +189,22 @@ def test_the_port_page_states_what_its_result_files_say():
     for release in ("3.9.0", "3.6.0"):
         cpu = (repo / "benchmarks" / "results" / f"port_cpu_{release}.md").read_text()
         assert "ok per target: sm80 35/35, sm90 35/35, sm100 35/35, gfx942 35/35" in cpu
+
+
+def test_a_cached_compile_of_the_same_text_from_another_file_does_not_mislead_the_port(tmp_path, monkeypatch):
+    # Triton's cache keys a kernel by its text and first line, not its file: compiled first from a
+    # copy, the original's positions would name the copy and the port would miss the store's layout.
+    import importlib.util
+    from linear_layouts.passes.port.launch import launch_for
+    from linear_layouts.passes.port.original import compile_original
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "cache"))
+    copy_path = tmp_path / "port_kernels.py"
+    copy_path.write_text(open(os.path.join(HERE, "port_kernels.py")).read())
+    spec = importlib.util.spec_from_file_location("port_kernels_copy", copy_path)
+    copy = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(copy)
+    assert copy.row_sum_kernel.cache_key == k.row_sum_kernel.cache_key
+    arguments = dict(x_ptr="*fp32", out_ptr="*fp32", n_cols="i32", ROWS=16, COLS=256)
+    compile_original(copy.row_sum_kernel, launch_for(copy.row_sum_kernel, "sm90", arguments=arguments))
+    made = _ported(k.row_sum_kernel, "sm90", x_ptr="*fp32", out_ptr="*fp32", n_cols="i32", ROWS=16, COLS=256)
+    assert made.check.ported_conversions == 2
