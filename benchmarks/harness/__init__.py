@@ -67,7 +67,7 @@ Two commands keep the harnesses' inputs and outputs:
   checked against the MANIFEST's commits and blob hashes;
 * ``python benchmarks/harness/regenerate_results.py [--restore NAME]``: the raw result files taken
   out of ``benchmarks/results`` (to keep it small), the command that writes each, and restoring
-  one from git history.
+  one from git history (the list itself: ``harness/removed_results.jsonl``, one file a line).
 
 Nothing here imports a script one folder up: the scripts import these.
 * ``port_corpus``: the port benchmark's corpus (``port_gpu.py``): 35 third-party Triton kernels carried
