@@ -1,6 +1,6 @@
-"""Islands grow linearly with the registers they move (issue 43, compile time that scales).
+"""Islands grow linearly with the registers they move, so compile time scales with them.
 
-The case of issue 43: a bf16 slice of a blocked layout whose lanes all hold the same data
+The case: a bf16 slice of a blocked layout whose lanes all hold the same data
 (``sizePerThread = [8, 8]``, ``threadsPerWarp = [1, 32]``, 8 warps, sliced along dim 1), R
 registers a thread, converted to a permutation layout (``#ttg.linear``, R / 32 registers).  LLVM's
 optimizer is fast on an island when its code is straight-line work per register with no
@@ -95,14 +95,16 @@ def test_more_registers_than_the_limit_are_left_to_triton():
     assert "MAX_ELEMENTS_PER_THREAD" in outcome.reason
 
 
-# ------------------------------------------------------------------------------ issue 53: the bound on every island
+# ------------------------------------------------------------------------------ the bound on every island
 
-ISSUE_53 = os.path.join(str(REPO), "test", "lit", "lower-conversions", "Inputs", "replicated-slice-round-trips.ttgir")
+# A kernel that loads the replicated slice, converts it there and back twice and stores.
+ROUND_TRIPS = os.path.join(str(REPO), "test", "lit", "lower-conversions", "Inputs",
+                           "replicated-slice-round-trips.ttgir")
 
 
-def _issue_53_single(direction: str) -> str:
-    """One conversion of issue 53's kernel (``there``: source to destination; ``back``)."""
-    text = open(ISSUE_53).read()
+def _round_trip_single(direction: str) -> str:
+    """One conversion of the round-trip kernel (``there``: source to destination; ``back``)."""
+    text = open(ROUND_TRIPS).read()
     src = re.search(r"^#src = (.*)$", text, re.M).group(1)
     dst = re.search(r"^#dst = (.*)$", text, re.M).group(1)
     a, b = (src, dst) if direction == "there" else (dst, src)
@@ -110,9 +112,9 @@ def _issue_53_single(direction: str) -> str:
 
 
 @pytest.mark.parametrize("direction", ["there", "back"])
-def test_issue_53_islands_are_within_the_bound(direction):
+def test_replicated_slice_islands_are_within_the_bound(direction):
     from linear_layouts.lowering.compile_cost import MAX_INSTRUCTIONS_PER_VALUE, island_work
-    _, outcomes = lower_text(_issue_53_single(direction), filename="issue53", stock_gate=False, verify="plan")
+    _, outcomes = lower_text(_round_trip_single(direction), filename="round_trips", stock_gate=False, verify="plan")
     assert outcomes[0].lowered, outcomes[0].reason
     work = island_work(outcomes[0].plan)
     assert work.values == 1024 + 32
@@ -126,7 +128,7 @@ def test_a_plan_over_the_bound_is_left_to_triton(monkeypatch):
     from linear_layouts.lowering import compile_cost
     monkeypatch.setattr(compile_cost, "MAX_INSTRUCTIONS_PER_VALUE", 0)
     monkeypatch.setattr(compile_cost, "INSTRUCTION_SLACK", 0)
-    _, outcomes = lower_text(_issue_53_single("there"), filename="issue53", stock_gate=False, verify="plan")
+    _, outcomes = lower_text(_round_trip_single("there"), filename="round_trips", stock_gate=False, verify="plan")
     assert not outcomes[0].lowered
     assert "MAX_INSTRUCTIONS_PER_VALUE" in outcomes[0].reason
     assert "values moved" in outcomes[0].reason
@@ -151,7 +153,7 @@ def test_select_heavy_work_is_counted_with_per_warp_choices():
 
 
 def _compile_seconds(mode: str) -> float:
-    """A cold compile of issue 53's kernel in a fresh process (Triton's cache empty and off)."""
+    """A cold compile of the round-trip kernel in a fresh process (Triton's cache empty and off)."""
     code = ("import os, sys, time, json, triton, linear_layouts\n"
             "from linear_layouts.lowering.target import target_named\n"
             "if sys.argv[1] != 'stock': linear_layouts.enable()\n"
@@ -160,14 +162,14 @@ def _compile_seconds(mode: str) -> float:
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, TRITON_ALWAYS_COMPILE="1", TRITON_CACHE_DIR=cache, LINEAR_LAYOUTS_CACHE="off",
                    TRITON_DEFAULT_FP_FUSION="1", LINEAR_LAYOUTS_STOCK_GATE="off")
-        done = subprocess.run([sys.executable, "-c", code, mode, ISSUE_53], env=env, capture_output=True,
+        done = subprocess.run([sys.executable, "-c", code, mode, ROUND_TRIPS], env=env, capture_output=True,
                               text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     return float(done.stdout.strip().splitlines()[-1])
 
 
-def test_issue_53_compiles_within_twice_stock():
-    """Issue 53's kernel (four conversions of 1,024 replicated registers, our islands with the
+def test_replicated_slice_round_trips_compile_within_twice_stock():
+    """The round-trip kernel (four conversions of 1,024 replicated registers, our islands with the
     stock gate off) compiles cold within 2x stock's time + 5 s (docs/compile-time.md)."""
     pytest.importorskip("triton")
     stock = _compile_seconds("stock")

@@ -19,10 +19,12 @@ def _gate_on(monkeypatch):
     monkeypatch.delenv("LINEAR_LAYOUTS_STOCK_GATE", raising=False)
 
 
-ISSUE_53_SRC = ("#ttg.slice<{dim = 1, parent = #ttg.blocked<{sizePerThread = [8, 8], threadsPerWarp = [1, 32], "
-                "warpsPerCTA = [8, 1], order = [1, 0]}>}>")
-ISSUE_53_DST = ("#ttg.linear<{register = [[512], [256], [64], [4096], [1024]], lane = [[16], [2048], [8], [32], [4]], "
-                "warp = [[128], [2], [1]], block = []}>")
+# A bf16 slice whose lanes all hold the same 1,024 registers, to a 32-register linear layout
+# (test/lit/lower-conversions/Inputs/replicated-slice-round-trips.ttgir).
+REPLICATED_SRC = ("#ttg.slice<{dim = 1, parent = #ttg.blocked<{sizePerThread = [8, 8], threadsPerWarp = [1, 32], "
+                  "warpsPerCTA = [8, 1], order = [1, 0]}>}>")
+REPLICATED_DST = ("#ttg.linear<{register = [[512], [256], [64], [4096], [1024]], "
+                  "lane = [[16], [2048], [8], [32], [4]], warp = [[128], [2], [1]], block = []}>")
 
 
 def _blocked(size, threads, warps, order):
@@ -34,8 +36,8 @@ def _layouts(src, dst, shape):
     return to_linear_layout(src, shape), to_linear_layout(dst, shape)
 
 
-def test_issue_53_case_holds_1056_values_and_goes_to_stock():
-    a, b = _layouts(ISSUE_53_SRC, ISSUE_53_DST, (8192,))
+def test_the_replicated_slice_holds_1056_values_and_goes_to_stock():
+    a, b = _layouts(REPLICATED_SRC, REPLICATED_DST, (8192,))
     assert (registers_held(a, 16), registers_held(b, 16)) == (1024, 32)
     reason = past_register_file(a, b, 16, target_named("sm_90"))
     assert reason.startswith("stock Triton's lowering: the two layouts hold 1056 32-bit values a thread (1024 + 32), "
@@ -52,7 +54,7 @@ CASES = [
     (*ONE_WARP_64x64, (64, 64), 16, "sm_80", 256, True),
     (*ONE_WARP_64x64, (64, 64), 16, "gfx942", 256, False),      # CDNA: 512 registers a lane
     (_blocked([32], [32], [1], [0]), _blocked([8], [32], [1], [0]), (1024,), 32, "sm_90", 64, False),
-    (ISSUE_53_SRC, ISSUE_53_DST, (8192,), 16, "gfx942", 1056, True),
+    (REPLICATED_SRC, REPLICATED_DST, (8192,), 16, "gfx942", 1056, True),
 ]
 
 
@@ -71,7 +73,7 @@ def test_the_limit_is_the_targets_and_an_unknown_register_file_takes_nothing():
     assert not past_register_file(a, b, 16, dataclasses.replace(sm_90, registers_per_thread=0))
 
 
-def _choice(policy, src=ISSUE_53_SRC, dst=ISSUE_53_DST, shape=(8192,), bits=16, target="sm_90"):
+def _choice(policy, src=REPLICATED_SRC, dst=REPLICATED_DST, shape=(8192,), bits=16, target="sm_90"):
     a, b = _layouts(src, dst, shape)
     return choose_conversion(Conversion(a, b, bits, target_named(target)), policy, ModulePlans(None))
 
@@ -101,7 +103,7 @@ def test_a_stock_hazard_overrules_it(monkeypatch):
 
 def test_legacy_mode_and_a_named_rank_are_not_gated():
     assert "registers a thread has" not in _choice(Policy(triton="3.6.0", legacy=True)).reason
-    a, b = _layouts(ISSUE_53_SRC, ISSUE_53_DST, (8192,))
+    a, b = _layouts(REPLICATED_SRC, REPLICATED_DST, (8192,))
     from linear_layouts.lowering.choosing.measured_choices import conversion_key
     ranks = {conversion_key(a, b, 16, "sm_90"): 0}
     assert _choice(Policy(triton="3.6.0", ranks=ranks)).ours
