@@ -1,4 +1,4 @@
-"""Put the Hopper Gluon kernels of other projects where ``peer_gluon_gpu.py hopper`` reads them (issue 74, item 5).
+"""Put the Hopper Gluon kernels of other projects where ``peer_gluon_gpu.py hopper`` reads them.
 
     python benchmarks/harness/carry_hopper_sources.py --mirrors /work/.mirror      # write them (owner+name/repo)
     python benchmarks/harness/carry_hopper_sources.py --from-git lmdeploy=/path/to/lmdeploy/.git ...
@@ -32,14 +32,13 @@ v3.6.0, MIT).  Exit status 1 when something is missing or differs.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
 if __package__:                 # imported as harness.carry_hopper_sources
-    from .carry_peer_gluon import PEER_DIR, Source, carry_source, check_source, mirror_git_dir
+    from .carry_peer_gluon import Source, carry_command, check_source
 else:                           # run as a command: its own folder, harness/, is first on the path
-    from carry_peer_gluon import PEER_DIR, Source, carry_source, check_source, mirror_git_dir
+    from carry_peer_gluon import Source, carry_command, check_source
 
 SOURCES = (
     Source("flagdnn", "flagos-ai/FlagDNN", "c56a33ae403e756e6a436db8efecc658df303897", "Apache-2.0",
@@ -70,35 +69,7 @@ def why_not_carried(project: str) -> str | None:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--from-git", action="append", default=[], metavar="PROJECT=GIT_DIR",
-                        help="a git repository of PROJECT that has its pinned commit (repeatable)")
-    parser.add_argument("--mirrors", metavar="DIR", help="a folder of <owner>+<name>/repo git directories")
-    args = parser.parse_args(argv)
-    git_dirs = {}
-    for item in args.from_git:
-        project, _, git_dir = item.partition("=")
-        if project not in {s.project for s in SOURCES} or not git_dir:
-            parser.error(f"--from-git {item!r}: expected PROJECT=GIT_DIR, PROJECT one of "
-                         f"{', '.join(s.project for s in SOURCES)}")
-        git_dirs[project] = git_dir
-    if args.mirrors:
-        for s in SOURCES:
-            git_dirs.setdefault(s.project, mirror_git_dir(args.mirrors, s.repo))
-    problems = []
-    for s in SOURCES:
-        if s.project not in git_dirs:
-            problems += check_source(s)
-        elif not os.path.isdir(git_dirs[s.project]):
-            problems.append(f"{s.project}: no git directory at {git_dirs[s.project]}")
-        else:
-            problems += carry_source(s, git_dirs[s.project])
-    for p in problems:
-        print(f"carry_hopper_sources: {p}", file=sys.stderr)
-    if not problems:
-        print("carried as pinned: " + ", ".join(f"{s.project} ({s.repo} {s.commit[:10]}, {s.license})" for s in SOURCES)
-              + f" in {os.path.relpath(PEER_DIR)}")
-    return 1 if problems else 0
+    return carry_command(SOURCES, argv, __doc__, "carry_hopper_sources")
 
 
 if __name__ == "__main__":

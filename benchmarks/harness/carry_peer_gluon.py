@@ -1,4 +1,4 @@
-"""Put the Gluon kernels of other projects where ``peer_gluon_gpu.py`` reads them (issue 52, item 5).
+"""Put the Gluon kernels of other projects where ``peer_gluon_gpu.py`` reads them.
 
     python benchmarks/harness/carry_peer_gluon.py --mirrors /work/.mirror     # write them (from owner+name/repo)
     python benchmarks/harness/carry_peer_gluon.py --from-git fla=/path/to/flash-linear-attention/.git \\
@@ -171,8 +171,10 @@ def mirror_git_dir(mirrors: str, repo: str) -> str:
     return os.path.join(mirrors, repo.replace("/", "+"), "repo")
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def carry_command(sources, argv=None, doc: str = __doc__, prog: str = "carry_peer_gluon") -> int:
+    """The command line of a carrier: ``--from-git``/``--mirrors`` write ``sources`` and check them,
+    nothing (or ``--check``) checks what is there; exit status 1 when something is missing or differs."""
+    parser = argparse.ArgumentParser(prog=prog, description=doc.split("\n")[0])
     parser.add_argument("--from-git", action="append", default=[], metavar="PROJECT=GIT_DIR",
                         help="a git repository of PROJECT that has its pinned commit (repeatable)")
     parser.add_argument("--mirrors", metavar="DIR", help="a folder of <owner>+<name>/repo git directories")
@@ -181,31 +183,35 @@ def main(argv=None) -> int:
     git_dirs = {}
     for item in args.from_git:
         project, _, git_dir = item.partition("=")
-        if project not in {s.project for s in SOURCES} or not git_dir:
+        if project not in {s.project for s in sources} or not git_dir:
             parser.error(f"--from-git {item!r}: expected PROJECT=GIT_DIR, PROJECT one of "
-                         f"{', '.join(s.project for s in SOURCES)}")
+                         f"{', '.join(s.project for s in sources)}")
         git_dirs[project] = git_dir
     if args.mirrors:
-        for s in SOURCES:
+        for s in sources:
             git_dirs.setdefault(s.project, mirror_git_dir(args.mirrors, s.repo))
     problems = []
     if git_dirs and not args.check:
-        for s in SOURCES:
+        for s in sources:
             if s.project not in git_dirs:
                 continue
             if not os.path.isdir(git_dirs[s.project]):
                 problems.append(f"{s.project}: no git directory at {git_dirs[s.project]}")
                 continue
             problems += carry_source(s, git_dirs[s.project])
-        problems += check([s for s in SOURCES if s.project not in git_dirs])
+        problems += check([s for s in sources if s.project not in git_dirs])
     else:
-        problems = check()
+        problems = check(sources)
     for p in problems:
-        print(f"carry_peer_gluon: {p}", file=sys.stderr)
+        print(f"{prog}: {p}", file=sys.stderr)
     if not problems:
-        print("carried as pinned: " + ", ".join(f"{s.project} ({s.repo} {s.commit[:10]}, {s.license})" for s in SOURCES)
+        print("carried as pinned: " + ", ".join(f"{s.project} ({s.repo} {s.commit[:10]}, {s.license})" for s in sources)
               + f" in {os.path.relpath(PEER_DIR)}")
     return 1 if problems else 0
+
+
+def main(argv=None) -> int:
+    return carry_command(SOURCES, argv)
 
 
 if __name__ == "__main__":
