@@ -38,7 +38,8 @@ def _blocked(size, threads, warps, order):
             f"order = {order}}}>")
 
 
-# Issue 25's first pair: 64x128 f16, sizePerThread [1, 8] -> [1, 4], 4 warps.
+# The f16 pair: 64x128 f16, sizePerThread [1, 8] -> [1, 4], 4 warps; stock shuffles, the planner
+# picks shared memory.
 SPT8 = _blocked([1, 8], [4, 8], [4, 1], [1, 0])
 SPT4 = _blocked([1, 4], [4, 8], [4, 1], [1, 0])
 # column_sum's accumulator: a row sum broadcast over the 4 warps -> one element per thread.
@@ -71,7 +72,7 @@ def test_plan_features_count_the_plan():
     assert features["shuffles"] == 2 and features["shared_accesses"] == 0 and features["scratch_kb"] == 0
 
 
-def test_the_shipped_model_leaves_issue_25s_pair_to_stock_under_its_release():
+def test_the_shipped_model_leaves_the_f16_pair_to_stock_under_its_release():
     plan = _pick(SPT8, SPT4, (64, 128), 16)
     choice.load_model.cache_clear()
     decision = choice.decide(plan, "sm_90", "3.6.0")
@@ -134,7 +135,7 @@ def test_sub_word_shuffles_have_their_own_family(tmp_path):
 
 def test_the_shipped_rule_keeps_a_shuffle_pick_with_at_most_stocks_shuffles():
     """Lane scope where stock shuffles: a shuffle pick with half (HALVED: 32 against 64) or as many
-    (AS_MANY: 32 against 32) is ours; a shared-memory pick (issue 25's pair) is stock's."""
+    (AS_MANY: 32 against 32) is ours; a shared-memory pick (the f16 pair's) is stock's."""
     choice.load_model.cache_clear()
     halved, as_many = _pick(*HALVED), _pick(*AS_MANY)
     decision = choice.decide(halved, "sm_90", "3.6.0")
@@ -175,7 +176,7 @@ def test_the_gate_takes_stock_when_the_family_showed_no_gain(tmp_path):
 def test_another_release_or_target_is_decided_by_dominance(target, release):
     """The model was fitted on sm_90 against triton 3.6's stock lowering: elsewhere our pick is
     kept only where it needs no more of any costly instruction than stock's lowering
-    (lowering/choosing/stock_bounds.py).  Issue 25's pair goes through shared memory where stock
+    (lowering/choosing/stock_bounds.py).  The f16 pair goes through shared memory where stock
     shuffles: stock, the remark says why."""
     plan = _pick(SPT8, SPT4, (64, 128), 16)
     choice.load_model.cache_clear()

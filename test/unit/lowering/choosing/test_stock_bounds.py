@@ -38,8 +38,8 @@ def test_the_docstring_example_crosses_warps_through_shared_memory():
 
 
 def test_a_shuffle_conversion_floors_at_stocks_shuffles():
-    """Issue 25's pair (f16): stock shuffles 32 words per thread each way (64 in the measured
-    round trip) and nothing else."""
+    """The f16 pair (64x128, sizePerThread [1, 8] -> [1, 4]): stock shuffles 32 words per thread
+    each way (64 in the measured round trip) and nothing else."""
     shape = (64, 128)
     src, dst = layout(blocked([1, 8], [4, 8], [4, 1]), shape), layout(blocked([1, 4], [4, 8], [4, 1]), shape)
     assert stock_floor(src, dst, 16, "sm_90") == Costly(shuffles=32)
@@ -76,7 +76,7 @@ def test_barriers_compare_as_cta_then_all_together():
 
 
 def test_where_nothing_was_measured_a_plan_needing_more_goes_to_stock():
-    """Issue 25's pair on sm_80 (no model): our pick goes through shared memory where stock
+    """The f16 pair on sm_80 (no model): our pick goes through shared memory where stock
     shuffles; the remark names what ours needs more of."""
     shape = (64, 128)
     plan = plan_conversion(layout(blocked([1, 8], [4, 8], [4, 1]), shape),
@@ -163,7 +163,7 @@ def test_the_unplanned_example_is_decided_on_the_floor_alone():
 
 
 def test_a_shuffle_floor_rules_out_shared_memory_plans():
-    """Issue 25's pair: stock shuffles 32 words a thread; a conversion with only shared-memory
+    """The f16 pair: stock shuffles 32 words a thread; a conversion with only shared-memory
     candidates cannot gain on it (stores, which stock has none of), one with shuffles might."""
     from linear_layouts.lowering.choosing.stock_bounds import why_no_plan_gains
     from linear_layouts.lowering.plan import Method, Scope

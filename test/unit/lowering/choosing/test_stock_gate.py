@@ -1,4 +1,4 @@
-"""Stock Triton's lowering as a candidate (issue 25): ll-lower-conversions leaves a convert to
+"""Stock Triton's lowering as a candidate: ll-lower-conversions leaves a convert to
 Triton where the choice model (lowering/choosing/fitted_model.py) cannot show a gain, under the Triton release
 the model was fitted on, and says so; stock_gate=false keeps our plan."""
 
@@ -13,7 +13,7 @@ def _gate_on(monkeypatch):
     """The suite turns the gate off (test/unit/conftest.py); these tests are about the gate."""
     monkeypatch.delenv("LINEAR_LAYOUTS_STOCK_GATE", raising=False)
 
-# Issue 25's first pair (64x128 f16, sizePerThread [1, 8] -> [1, 4], 4 warps): our old pick, a
+# The f16 pair (64x128 f16, sizePerThread [1, 8] -> [1, 4], 4 warps): the planner's pick, a
 # shared-memory plan, ran 1.24x stock's 64 shuffles in a dependent chain on an H100.
 PAIR = """
 #A = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>

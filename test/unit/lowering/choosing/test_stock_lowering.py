@@ -37,7 +37,7 @@ EXAMPLES = [
     (_blocked([1, 8], [2, 16], [2, 2], [1, 0]), _blocked([1, 4], [2, 16], [2, 2], [1, 0]), (32, 16), 32, 64),
     # the other lanes stay put: the swap is a butterfly, one shuffle per register pair
     (_blocked([1, 8], [4, 8], [2, 2], [1, 0]), _blocked([1, 4], [4, 8], [2, 2], [1, 0]), (64, 8), 32, 32),
-    # issue 25's first pair: 16-bit elements packed two to a word
+    # the f16 pair of test_stock_gate.py: 16-bit elements packed two to a word
     (_blocked([1, 8], [4, 8], [4, 1], [1, 0]), _blocked([1, 4], [4, 8], [4, 1], [1, 0]), (64, 128), 16, 32),
     # a transpose inside one warp: several register/lane swaps, shared memory
     (_blocked([1, 4], [8, 4], [1, 1], [1, 0]), _blocked([4, 1], [4, 8], [1, 1], [0, 1]), (32, 32), 32, None),

@@ -1,7 +1,7 @@
 """How shuffle islands spell their selects and packing, so that LLVM can fold them with the code
 Triton emits around the island (``benchmarks/studies/sass_twins.py`` measures the effect in SASS).
 
-The conversions are shuffle twins of stock Triton's lowering from the training runs (issue 25):
+The conversions are shuffle twins of stock Triton's lowering from the choice model's training runs:
 ``fresh404/69`` (i32, selects on lane bit 0), ``fresh303/2`` (i64), ``fresh404/133`` (i16
 pairs), ``fresh303/143`` (i8)."""
 
