@@ -19,9 +19,9 @@ Four limits, each checked before an island is emitted, each naming itself in the
   spends its time in the machine scheduler's high-pressure stages, growing with the spills: on
   gfx942 under triton 3.6, a 1,024-register bf16 slice converted there and back twice compiled in
   5x stock's time with our islands (ours spilled 2,003 VGPRs, stock 1,325), and in 1.07x under
-  3.9 (docs/compile-time.md, "Issue 53").  Such a kernel spills whoever lowers the conversion, so
-  stock's lowering is kept; by default the floor hands these conversions to Triton anyway, so
-  the limit shows with the stock gate off.
+  3.9 (docs/compile-time.md, the bound on every island).  Such a kernel spills whoever lowers the
+  conversion, so stock's lowering is kept; by default the floor hands these conversions to
+  Triton anyway, so the limit shows with the stock gate off.
 * the compile-cost bound of ``lowering.compile_cost`` (``work_problem``): the plan's predicted
   instructions per value moved, so that LLVM's optimizer time stays linear in the island.
 

@@ -15,10 +15,10 @@ Counting: an element of 32 bits or fewer takes one 32-bit register (Triton's LLV
 value per element; ptxas packs 16-bit values into one register only where an instruction works on
 pairs), a 64-bit element two.
 
-Example (sm_90): issue 53's bf16 slice, 1,024 registers a thread, to a linear layout of 32: 1,056
-values against 255 registers, stock's.  A 64x64 f16 accumulator over one warp (128 registers) to
-a blocked layout of 128: 256 against 255, stock's.  A 1,024-element i32 slice over one warp (128
-registers) to a blocked layout of 32: 160, planned as any other.
+Example (sm_90): a bf16 slice whose lanes hold the same 1,024 registers, to a linear layout of
+32: 1,056 values against 255 registers, stock's.  A 64x64 f16 accumulator over one warp (128
+registers) to a blocked layout of 128: 256 against 255, stock's.  A 1,024-element i32 slice over
+one warp (128 registers) to a blocked layout of 32: 160, planned as any other.
 """
 
 from __future__ import annotations

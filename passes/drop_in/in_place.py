@@ -207,7 +207,7 @@ def not_worth_a_text_route(op, tensor, threads: int, kernel_loops: bool) -> bool
 
     Why: the text route prints the whole module, parses it into a snapshot and back after
     splicing: on FLA's ``gla_bwd_inter`` under triton 3.6, 33 of the plugin's 52 ms, its compile
-    +13% over stock's where issue 53's bound is +10%
+    +13% over stock's where the compile-time target is at most +10% a kernel
     (``benchmarks/results/compile_time_heldout_islands_repeats11_3.6.0.md``).  Such a conversion
     runs once a program while the loop runs many times, so its island's gain is a small share of
     the kernel's time; in a kernel without a loop the same conversion can be a visible share, and
