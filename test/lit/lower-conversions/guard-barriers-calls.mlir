@@ -1,11 +1,11 @@
 // RUN: ll-opt %s --split-input-file -p "ll-lower-conversions{stock_gate=false}" --remarks 2>&1 >/dev/null | FileCheck %s
 // RUN: ll-opt %s --split-input-file -p "ll-lower-conversions{stock_gate=false}" --emit ptx | FileCheck %s --check-prefix=PTX
 
-// Guard barriers and calls (issue 24, "calls race").  A noinline helper whose island goes
+// Guard barriers and calls (two calls racing on shared memory).  A noinline helper whose island goes
 // through shared memory, called twice in a row: the second call's stores may overwrite bytes
 // the first call's loads still read, and Triton's barrier analysis cannot see either.  The
 // helper may be called, so its island gets both guards, whichever function comes first in the
-// text (before: the guard after the island depended on it).  In the LLVM IR the pruning
+// text (the guard after the island must not depend on that order).  In the LLVM IR the pruning
 // (passes/barriers/guard_barriers.py) follows the calls: the entry guard goes (nothing before the first
 // call, and the first call ends with the exit guard), the exit guard stays - the one barrier
 // between the two calls, where stock Triton has one in the kernel.

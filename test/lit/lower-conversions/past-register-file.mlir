@@ -1,11 +1,12 @@
 // RUN: ll-opt %s -p 'll-lower-conversions' --remarks 2>&1 | FileCheck %s --check-prefix=DEFAULT
 // RUN: ll-opt %s -p 'll-lower-conversions{stock_gate=false}' --remarks 2>&1 | FileCheck %s --check-prefix=OFF
 
-// Past the register file (lowering/choosing/register_file.py).  Issue 53's layouts: the bf16
-// slice holds 1,024 registers a thread, the linear layout 32; together 1,056 values, more than
-// the 255 registers an sm_90 thread has, so the kernel spills whoever lowers the conversion and
-// the default leaves both directions to Triton without planning.  With the gate off the planner
-// lowers them (one round through shared memory each way).
+// Past the register file (lowering/choosing/register_file.py).  The replicated slice's layouts
+// (Inputs/replicated-slice-round-trips.ttgir): the bf16 slice holds 1,024 registers a thread,
+// the linear layout 32; together 1,056 values, more than the 255 registers an sm_90 thread has,
+// so the kernel spills whoever lowers the conversion and the default leaves both directions to
+// Triton without planning.  With the gate off the planner lowers them (one round through shared
+// memory each way).
 
 // DEFAULT: remark: [ll-lower-conversions] left to Triton: stock Triton's lowering: the two layouts hold 1056 32-bit values a thread (1024 + 32), more than the 255 registers a thread has on sm_90
 // DEFAULT: remark: [ll-lower-conversions] left to Triton: stock Triton's lowering: the two layouts hold 1056 32-bit values a thread (32 + 1024), more than the 255 registers a thread has on sm_90

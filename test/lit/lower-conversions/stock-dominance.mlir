@@ -5,8 +5,8 @@
 // least, and fewer of some kind (lowering/choosing/stock_bounds.py); otherwise it is left to Triton and the
 // remark names what ours needs more of, or that it needs just as much.  docs/lowering-choice.md.
 
-// Issue 25's pair: stock shuffles 32 words a thread and nothing else; our pick goes through
-// shared memory.
+// The 64x128 f16 pair, sizePerThread [1, 8] -> [1, 4]: stock shuffles 32 words a thread and
+// nothing else; our pick goes through shared memory.
 #A = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
 #B = #ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
 module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.target = "cuda:80", "ttg.threads-per-warp" = 32 : i32} {
