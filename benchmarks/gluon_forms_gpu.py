@@ -1,5 +1,5 @@
 """Triton's Gluon tutorials in three forms - the expert's layouts, automatic layouts, a newcomer's -
-compiled and timed side by side (issue 44, Build 3).
+compiled and timed side by side.
 
     python benchmarks/gluon_forms_gpu.py --out benchmarks/results     # GPU (H100): run, check, time
     python benchmarks/gluon_forms_gpu.py --dry-run                    # CPU: compile every form for sm_90 (printed;

@@ -1,4 +1,4 @@
-"""Gluon kernels of other projects as written, with the plugin, its advice, automatic (issue 52, item 5).
+"""Gluon kernels of other projects as written, with the plugin, its advice, automatic.
 
 Each is compiled, its outputs compared with stock's and timed, in every mode below.
 

@@ -58,7 +58,7 @@ from harness.conversion_cases import (ITERATIONS, Case, _wrap, corpus_cases, ker
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STOCK = -1               # the "rank" of stock Triton's own lowering
 CHOSEN = -2              # what the plugin emits by default (the cost model, overruled by measurements)
-WITHIN = 1.03            # "close to the fastest": the issue's 3%
+WITHIN = 1.03            # "close to the fastest": within 3%
 NOT_SLOWER_THAN_STOCK = 1.05
 # A measured choice needs the model's pick slower by at least this much per kernel (1024
 # conversions), beside the 3%: kernels of a few microseconds vary by up to 10% run to run.
@@ -767,8 +767,8 @@ def options(parser) -> None:
     parser.add_argument("--fla-kernels", action="store_true",
                         help="--fresh: add flash-linear-attention's sm_90 conversions (test/lit/corpus/fla: "
                              "no choice was fitted on them)")
-    parser.add_argument("--issue-pairs", action="store_true", help="--fresh: add the three pairs of issue 25")
-    parser.add_argument("--issue-53", action="store_true", help="--fresh: add issue 53's case as reported")
+    parser.add_argument("--issue-pairs", action="store_true", help="--fresh: add three pairs that lose only in a dependent chain")
+    parser.add_argument("--issue-53", action="store_true", help="--fresh: add the round-trip case of compile_time.py fuzz --issue-53")
     parser.add_argument("--structured", type=int, nargs="*", default=None, metavar="SEED",
                         help="--fresh: add large-register conversions (256 to 1,024 registers a thread) drawn from "
                              "these seeds as the compile-time fuzz draws them (plan_contexts.structured_cases)")

@@ -66,8 +66,8 @@ require_package()
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CORPUS = os.path.join(REPO, "test", "lit", "corpus", "liger_kernel")
-TOO_SLOW = 0.15          # issue 43's bound for a single kernel
-PER_KERNEL_BOUND = 0.10  # issue 53's: no kernel above +10%
+TOO_SLOW = 0.15          # the bound for a single kernel
+PER_KERNEL_BOUND = 0.10  # no kernel above +10%
 REPORT_NAME = "compile_time_corpus"
 
 
@@ -103,7 +103,7 @@ class FunctionClock:
     """Adds up, by label, the wall time and the calls of functions of the package while it is
     entered.  ``stages``: (module under ``linear_layouts.``, attribute, label) rows; each function
     is wrapped where its callers look it up and put back on exit (an attribute may be a class's
-    method, ``Class.method``).  A row whose function this tree does not have is skipped (an older
+    method, ``Class.method``).  A row whose function this checkout does not have is skipped (an older
     tree, compared).  Several rows may share a label; a row that names where an older tree's
     callers looked a function up is harmless (nothing calls it there now)."""
 

@@ -1,8 +1,8 @@
 """Compile-time fuzz: random large-register conversions, stock Triton vs the plugin, cold compiles.
 
     python benchmarks/compile_time.py fuzz --seed 1                    # 8 cases per target, minutes
-    python benchmarks/compile_time.py fuzz --issue-case --repeats 3    # issue 43's 25x case only
-    python benchmarks/compile_time.py fuzz --issue-53 --repeats 2      # issue 53's case (round trips)
+    python benchmarks/compile_time.py fuzz --issue-case --repeats 3    # the 25x case only
+    python benchmarks/compile_time.py fuzz --issue-53 --repeats 2      # the round-trip case
     python benchmarks/compile_time.py fuzz --structured --seed 1       # destinations built from the source
 
 (``compile_time.py``'s ``fuzz`` suite; this module also runs as its own child process.)
@@ -52,7 +52,7 @@ ELEMENT_TYPES = ("bf16", "f16", "f32", "i8")
 MODES = ("stock", "off", "default")
 LIMIT = 2.0          # the issue's bound: no kernel compiles more than 2x stock's time
 
-# Issue 43's case: bf16, 8,192 elements, 1,024 registers per thread, every lane the same data.
+# The 25x case: bf16, 8,192 elements, 1,024 registers per thread, every lane the same data.
 ISSUE_SOURCE = ("#ttg.slice<{dim = 1, parent = #ttg.blocked<{sizePerThread = [8, 8], threadsPerWarp = [1, 32], "
                 "warpsPerCTA = [8, 1], order = [1, 0]}>}>")
 
@@ -172,21 +172,21 @@ def structured_case(rng: random.Random, target: str) -> dict:
 
 def _structured_case(rng: random.Random, target: str) -> dict:
     """A large-register conversion whose destination is built from the source's own bases (module
-    docstring of this file; issue 53): random permutations rarely make the lanes of a replicated
+    docstring of this file): random permutations rarely make the lanes of a replicated
     source pick different subsets of its registers, which is what these do.
 
-    Sources (256 to 4,096 registers a thread): a slice whose lanes hold the same data (issue 43's
+    Sources (256 to 4,096 registers a thread): a slice whose lanes hold the same data (the 25x case's
     and 53's kind), a slice whose lanes *and* warps all hold the same data (every thread holds
     the whole tensor), or a blocked layout repeated over a larger tensor.  Destinations:
 
     * ``lane-picks``: the source's warp bases kept, the lanes take random register bits of the
       source (each lane picks its own subset of the replicated registers), the rest registers;
-    * ``mixed``: issue 53's shape, lanes from register and warp bits, warps from register bits;
+    * ``mixed``: the round-trip case's shape, lanes from register and warp bits, warps from register bits;
     * ``broadcast``: ``lane-picks`` with one or two lanes broadcasting (zero bases);
     * ``swap``: the source's bases with a few register bits traded for lane or warp bits.
 
     Half the kernels convert to the destination and back twice and store in the source layout
-    (issue 53's kernel), the others convert once.
+    (the round-trip case's kernel), the others convert once.
     """
     from linear_layouts.lowering.target import target_named
     from linear_layouts.passes.ir.layouts import tensor_layout_of
@@ -245,7 +245,7 @@ def _structured_case(rng: random.Random, target: str) -> dict:
 
 
 def issue53_case() -> dict:
-    """Issue 53's case, as reported: issue 43's source to a destination whose lanes pick
+    """The round-trip case, as reported: the 25x case's source to a destination whose lanes pick
     different subsets of the replicated registers, converted there and back twice."""
     dst = ("#ttg.linear<{register = [[512], [256], [64], [4096], [1024]], lane = [[16], [2048], [8], [32], [4]], "
            "warp = [[128], [2], [1]], block = []}>")
@@ -254,7 +254,7 @@ def issue53_case() -> dict:
 
 
 def issue_case() -> dict:
-    """Issue 43's case: the source above to a random 32-register permutation (seed 43)."""
+    """The 25x case: the source above to a random 32-register permutation (seed 43)."""
     rng = random.Random(43)
     bits = [[1 << i] for i in range(13)]
     rng.shuffle(bits)
@@ -265,7 +265,7 @@ def issue_case() -> dict:
 
 def round_trip_ttgir(shape, element: str, src: str, dst: str, num_warps: int, target: str, trips: int,
                      name: str = "k") -> str:
-    """``load X in src; (convert to dst; convert to src) x trips; store Y in src`` (issue 53's kernel)."""
+    """``load X in src; (convert to dst; convert to src) x trips; store Y in src`` (the round-trip case's kernel)."""
     from linear_layouts.lowering.target import target_named
     from linear_layouts.tools.testcases import _offsets
     t = target_named(target)
@@ -446,8 +446,8 @@ def main(argv=None) -> int:
     parser.add_argument("--timeout", type=float, default=150.0, help="seconds a compile may take")
     parser.add_argument("--retries", type=int, default=2, help="re-measurements of a flagged time")
     parser.add_argument("--repeats", type=int, default=1, help="compiles per mode, the fastest kept")
-    parser.add_argument("--issue-case", action="store_true", help="issue 43's case only")
-    parser.add_argument("--issue-53", action="store_true", help="issue 53's case only (round trips)")
+    parser.add_argument("--issue-case", action="store_true", help="the 25x case only (replicated lanes to a random 32-register destination)")
+    parser.add_argument("--issue-53", action="store_true", help="the round-trip case only, as reported")
     parser.add_argument("--structured", action="store_true",
                         help="destinations built from the source's bases (structured_case), not random ones")
     parser.add_argument("--indices", default="", help="measure only these cases (comma-separated), e.g. to "

@@ -2,7 +2,7 @@
 and *newcomer*.
 
 Each kernel takes its layouts as ``gl.constexpr`` parameters, so the three forms are one source
-with three sets of layouts, made by one rule stated before measuring (issue 44):
+with three sets of layouts, made by one rule stated before measuring:
 
 * **expert**: the layouts written by hand (vectorized, coalesced loads; warps on rows where a
   row is reduced; a transpose converts between a row- and a column-coalesced layout);

@@ -1,5 +1,5 @@
 """Four Gluon kernels of our own written with automatic layouts, resolved by us and by Triton,
-against an expert's layouts and a newcomer's: on the GPU (issue 44, Build 3).  Run through
+against an expert's layouts and a newcomer's: on the GPU.  Run through
 ``gluon_forms_gpu.py`` (the Gluon harness; this is its ``kernels`` suite):
 
     python benchmarks/gluon_forms_gpu.py kernels --out benchmarks/results   # H100/H200: times

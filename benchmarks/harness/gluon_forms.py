@@ -1,4 +1,4 @@
-"""The three forms of a Gluon program, made from its source by one AST rule (issue 44, Build 3).
+"""The three forms of a Gluon program, made from its source by one AST rule.
 
 The rule, stated before anything was measured; it applies to a whole file, kernels and host code
 alike (a tutorial often builds a kernel's layout on the host and passes it as a constexpr):

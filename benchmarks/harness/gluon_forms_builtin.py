@@ -5,7 +5,7 @@ the same rule (``gluon_forms.py``) as the tutorials and run where the tutorials 
 * ``copy_kernel``: a 1-D copy, 4 consecutive fp32 per thread (16-byte accesses);
 * ``transpose_kernel``: a tile transpose, loaded with a layout coalesced along the input's rows,
   converted, stored with one coalesced along the output's rows (the case where one element per
-  thread was measured 5.9x slower: issue 44).
+  thread was measured 5.9x slower).
 """
 
 import pytest

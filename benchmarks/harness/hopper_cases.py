@@ -1,5 +1,5 @@
 """The Hopper-class Gluon kernels of Triton's tutorials and of other projects that
-``peer_gluon_gpu.py hopper`` measures beside our own four (issue 74, item 5), and how each is launched.
+``peer_gluon_gpu.py hopper`` measures beside our own four, and how each is launched.
 
 The selection rule, stated before measuring:
 
@@ -23,7 +23,7 @@ Each launch has the shapes of the project's own benchmark or test (``shapes`` sa
 inputs are random (``torch.Generator`` seeded 0) or, where the project's test builds them a
 particular way (LMDeploy's FP8 quantization), built that way.
 
-The automatic form: one rule, the one ``peer_gluon_forms.py`` states (issue 52) and
+The automatic form: one rule, the one ``peer_gluon_forms.py`` states and
 ``gluon_forms.py``'s auto form shares, applied mechanically to the kernel source: every
 distributed layout the author wrote that the hardware does not force - each ``<gl>.BlockedLayout``,
 ``<gl>.SliceLayout`` (``DistributedLinearLayout``: none occurs in these sources) - becomes

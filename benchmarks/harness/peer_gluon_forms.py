@@ -1,4 +1,4 @@
-"""Gluon kernels of other projects, loaded as written or in the automatic form (issue 52, item 5).
+"""Gluon kernels of other projects, loaded as written or in the automatic form.
 
 The automatic form: one rule, stated before anything was measured, applied mechanically to the
 kernel source (and to the layout expressions a launch passes as constexpr arguments):
@@ -14,7 +14,7 @@ kernel source (and to the layout expressions a launch passes as constexpr argume
   (``by_the_arange_rule`` tries them, for every script that compiles or launches a form);
 * a ``<gl>.convert_layout(x, L)`` whose ``L`` is one of the replaced calls, or a name the file
   never binds to another layout call, becomes ``x`` (between two automatic layouts it names
-  nothing: the same clause as ``gluon_forms.py``'s auto form, issue 44).
+  nothing: the same clause as ``gluon_forms.py``'s auto form).
 
 ``kernel_source`` keeps of a file only what compiling its kernels needs, without torch or the
 project's own package: ``from __future__`` and Triton imports (a ``try`` block of Triton imports

@@ -1,4 +1,4 @@
-"""Conversions timed the way a kernel sees them (issue 25), and fresh conversions no table has seen.
+"""Conversions timed the way a kernel sees them, and fresh conversions no table has seen.
 
     python benchmarks/plan_choice.py --fresh 101 --count 220      # stock vs ours, a fresh seed
     python benchmarks/plan_choice.py --train --fresh 1 --count 150  # every candidate, for the fit
@@ -11,7 +11,7 @@ direction A -> B is timed.  A kernel sees conversions on its critical path: the 
 A -> B -> A of an epilogue or a reduction, where each conversion waits for the one before.  A
 shared-memory plan pays its whole latency (stores, barrier, loads: ~0.5 us) once per conversion
 there; a shuffle plan pays a few shuffle latencies.  So a plan that wins in the independent
-harness can lose 2x on the dependent chain (the pair of issue 25: 0.57 vs 0.71 ms independent,
+harness can lose 2x on the dependent chain (a pair of ``issue_pairs()``: 0.57 vs 0.71 ms independent,
 528 vs 285 ns per round trip in a chain).
 
 The contexts timed here, each on the same compiled kernels:
@@ -251,7 +251,7 @@ def modes_of(case: Case, train: bool, table: bool, pick: bool = True, shared_asm
              own_direction: bool = False) -> dict:
     """mode name -> pipeline (None: stock).  ``ours``: the plugin's default with the measured
     table off (the model and its stock gate alone); ``ours_table``: table on; ``pick``: the
-    cost model's rank 0 in both directions, ungated (what the plugin did before issue 25);
+    cost model's rank 0 in both directions, ungated (the plugin's rule before the chain contexts);
     ``cand<K>``: the forward conversion's candidate K, the return trip left to stock.  ``pick``
     False leaves the ungated pick out (a shorter run when only ours vs stock is asked).
     ``shared_asm``: also ``ours_asm``, ``ours`` with NVIDIA shared-memory accesses as the inline
@@ -437,7 +437,7 @@ def measure(cases, train=False, table=False, independent=False, jobs=15, rep=20,
     modes = [modes_of(c, train, table, pick, shared_asm, in_place, text, rounds, every_pair, own_direction) for c in cases]
     kinds = ["chain", "independent"]
 
-    def kinds_of(case):   # the old harness only where asked, and always for the pairs of issue 25
+    def kinds_of(case):   # the old harness only where asked, and always for ``issue_pairs()``
         return kinds if independent or case.origin == "issue25" else ["chain"]
     work = [(i, c, m, p, k, directory, usage) for i, c in enumerate(cases) for m, p in modes[i].items()
             if m != "stock_again" for k in kinds_of(c)]
@@ -803,7 +803,7 @@ def structured_cases(seed: int, count: int) -> list[Case]:
 
 
 def issue53_pair() -> Case:
-    """Issue 53's case as reported (bf16, 8,192 elements, 8 warps: a slice of a blocked parent
+    """The round-trip case as reported (bf16, 8,192 elements, 8 warps: a slice of a blocked parent
     to a linear layout whose lanes pick different subsets of the replicated registers), the
     layouts of ``harness.compile_time_fuzz.issue53_case``."""
     from harness.compile_time_fuzz import issue53_case
@@ -812,7 +812,7 @@ def issue53_pair() -> Case:
                 "issue53")
 
 
-# The three pairs of issue 25 (64x128 f16 spt 8 <-> 4; 64 f32 one warp spt 2 -> 1; 1024 f16 spt 8 -> 4).
+# Three pairs that win independent and lose in a dependent chain (64x128 f16 spt 8 <-> 4; 64 f32 one warp spt 2 -> 1; 1024 f16 spt 8 -> 4).
 def issue_pairs() -> list[Case]:
     b = _blocked
     return [Case("issue25/64x128:i16:spt8-spt4", "", b([1, 8], [4, 8], [4, 1], [1, 0]), b([1, 4], [4, 8], [4, 1], [1, 0]),

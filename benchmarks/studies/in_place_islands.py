@@ -3,7 +3,7 @@ islands' code (CPU; run under triton 3.6, where sm_90 keeps islands)?
 
     .venv-compat/bin/python benchmarks/studies/in_place_islands.py --out benchmarks/results/in_place_islands_3.6.0.md
 
-The question (issue 53, the compile-time bound): a compile with an island pays Triton's print of
+The question (the compile-time bound): a compile with an island pays Triton's print of
 the module, our snapshot of it, the island's emission and simulation and the re-parse of the
 edited text (docs/compile-time.md, "The floor the text round trip puts under a compile with an
 island").  Triton's bindings create no LLVM-dialect ops, but ``gluon_ir.GluonOpBuilder`` does

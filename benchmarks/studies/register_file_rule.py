@@ -5,7 +5,7 @@ A conversion whose two layouts hold more 32-bit values a thread than the target 
 goes to stock.  Two H100 runs (triton 3.6, ``benchmarks/plan_choice.py``) time such conversions:
 
 * ``plan_structured_5301_5409_5517``, before the rule: large-register conversions drawn as the
-  compile-time fuzz draws them (``--structured``) and issue 53's case, with the plugin's default
+  compile-time fuzz draws them (``--structured``) and the round-trip case (``--issue-53``), with the plugin's default
   of then (``ours``: islands) and its rounds modes.  The rule was written after this run.
 * ``plan_registers_6301_6407_structured_6101_6203``, after the rule, on seeds drawn for it: more
   structured conversions, and fresh conversions whose larger layout holds 65 to 255 registers
@@ -15,7 +15,7 @@ goes to stock.  Two H100 runs (triton 3.6, ``benchmarks/plan_choice.py``) time s
 Each row is decided again here with the rule as shipped (``past_register_file``), so the report
 shows what the rule takes and what those conversions ran as islands.  It also checks the rule on
 the committed held-out draws of ordinary conversions (``plan_fresh_*``), where it must take
-nothing but issue 53's case (a row some draws add) (their layouts hold at most 64 registers a thread), and groups the
+nothing but the round-trip case (a row some draws add) (their layouts hold at most 64 registers a thread), and groups the
 conversions it takes by what ``ptxas -v`` says the islands' kernel spills against stock's (the
 held-out run's kernels compiled again on a CPU, ``plan_choice.py ... --ptxas-usage --dry-run``).
 

@@ -12,7 +12,7 @@ counted as "partly".
 
 * ``WRITTEN_ON``: the five draws looked at while the rule was written (the last, 11003/11117,
   was timed on an H200 the same day);
-* ``TIMED_BOTH_WAYS``: a draw made afterwards (12007/12113, H200), timed twice in one GPU session,
+* ``TIMED_BOTH_WAYS``: a draw made afterwards (12007/12113, H200), timed twice in one GPU run,
   with the wheel before the rule and with the rule: the rows it changes, as each run measured them.
 
     python benchmarks/studies/sixteen_bit_matrix_rule.py --out benchmarks/results/sixteen_bit_matrix_rule.md

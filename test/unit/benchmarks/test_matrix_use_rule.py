@@ -28,7 +28,7 @@ def test_the_totals_the_docs_quote(monkeypatch):
             "to stock, which had run 1.008x stock in geomean, 26 above 1.05") in text
     assert ("* matrix use: above 1.05 over the 7 draws it was written on: 70 measured, 35 gated; 182 conversions taken to "
             "stock, which had run 0.996x stock in geomean, 35 above 1.05") in text
-    # the draw made after the gates (issue 53's case left out)
+    # the draw made after the gates (the round-trip case left out)
     assert ("| plan_fresh_9001_9109 (drawn after the gates) | matrices where stock has none | 129 | 0.951 / 6 | 0.952 / 4 "
             "| 17, 0.994, 2 | 2 |") in text
     # the later gate, not shipped: on the draw it was tried on first it takes no round trip whole

@@ -1,5 +1,4 @@
-"""peer_gluon_gpu.py and harness/{carry_peer_gluon,peer_gluon_forms,peer_gluon_cases}.py (issue 52,
-item 5): the automatic form's rule (exact output), the kernels-only source, the carry's blob and tree
+"""peer_gluon_gpu.py and harness/{carry_peer_gluon,peer_gluon_forms,peer_gluon_cases}.py: the automatic form's rule (exact output), the kernels-only source, the carry's blob and tree
 hashes against git's own and its check of what is carried, the compile signatures, and the GPU
 report's table from fake rows - all without a GPU."""
 

@@ -180,7 +180,7 @@ def test_the_round_trip_mode_compiles_stock_from_its_module_printed_and_parsed(m
 def test_per_kernel_bound_apart_from_the_noise():
     """A kernel the plugin left untouched (only its types-first pass ran: Triton compiled its own
     module) costs the plugin's own work whatever the two noisy totals say; a kernel it changed is
-    judged by its measured ratio, against issue 53's +10%."""
+    judged by its measured ratio, against the +10% bound."""
     def row(name, ratio, share, phases):
         return {"file": name, "converts": 2, "stock": 1.0, "ours": ratio, "ratio": ratio, "stock_cpu": 1.0,
                 "ours_cpu": ratio, "ratio_cpu": ratio, "ours_plugin": share, "plugin_share": share,

@@ -27,7 +27,7 @@ def test_no_harness_module_imports_a_script_or_a_study():
 
 
 def test_no_script_edits_sys_path_links_the_checkout_or_imports_the_tests():
-    """The scripts import the installed package and harness/ (issue 54): none adds to ``sys.path``
+    """The scripts import the installed package and harness/: none adds to ``sys.path``
     (but for the folder of Triton's own Gluon tutorials, which import one another by name), links
     the checkout somewhere importable, or imports test/'s helpers as a module."""
     found = []
@@ -51,7 +51,7 @@ def test_the_package_says_what_it_holds():
     assert sorted(m for m in modules if f"``{m}``" not in text and f"harness/{m}.py" not in text) == []
 
 
-# Issue 76: at most 15 scripts at the top of benchmarks/ (the benchmarks a user runs to see how the
+# At most 15 scripts at the top of benchmarks/ (the benchmarks a user runs to see how the
 # product does); a study goes to studies/, a measurement that belongs with a script becomes its
 # subcommand, its body a module of harness/ (``plan_choice.py calibrate`` runs harness/calibrate.py,
 # as ``compile_time.py corpus`` runs harness/compile_time_corpus.py), a helper of a script goes to
@@ -101,7 +101,7 @@ def skeleton_problems(folder=BENCHMARKS) -> list[str]:
 
 
 def test_every_harness_is_written_in_the_skeleton():
-    # 9 scripts at the top; calibrate and gluon_matmul, on it too, are harness/ modules since issue 76
+    # 9 scripts at the top; calibrate and gluon_matmul, on it too, are harness/ modules
     assert len([p for p in BENCHMARKS.glob("*.py") if _calls_the_skeleton(p)]) >= 9
     assert all(_calls_the_skeleton(BENCHMARKS / "harness" / f"{name}.py") for name in ("calibrate", "gluon_matmul"))
     assert skeleton_problems() == []

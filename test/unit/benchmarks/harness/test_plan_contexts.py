@@ -310,7 +310,7 @@ def test_the_held_out_kernel_conversions_as_timed():
     0.958x (1 above) with it; with it 22 run stock's exact mix and the other 11 range 0.62-1.08x;
     the 32 rows the rule leaves alone at 0.960 and 0.957 in the two runs; a third run with twice
     the timing at 0.958x, none above 1.05; the two fresh draws of
-    that session at 0.964 and 0.990x, the second's four above 1.05 all 8-bit."""
+    that run at 0.964 and 0.990x, the second's four above 1.05 all 8-bit."""
     import gzip
     import json
     results = os.path.join(str(REPO), "benchmarks", "results")
@@ -404,7 +404,7 @@ def test_structured_draws_hold_256_to_1024_registers_and_fit_shared_memory():
 
 
 def test_ptxas_usage_reads_registers_and_spills(tmp_path):
-    """A dry compile with --ptxas-usage records what ptxas -v says: issue 53's case as stock
+    """A dry compile with --ptxas-usage records what ptxas -v says: the round-trip case as stock
     lowers it spills (1,024 registers a thread of the source alone)."""
     case = plan_contexts.issue53_pair()
     _, _, _, result = plan_contexts.compile_one((0, case, "stock", None, "chain", str(tmp_path), True))

@@ -13,7 +13,7 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 from harness import regenerate_results  # noqa: E402
 
 RESULTS = REPO / "benchmarks" / "results"
-LIMIT_BYTES = 1_500_000          # issue 76: committed results under 1.5 MB (what `du -sb` counts, less its folders)
+LIMIT_BYTES = 1_500_000          # committed results under 1.5 MB (what `du -sb` counts, less its folders)
 
 
 def test_results_stay_small():
