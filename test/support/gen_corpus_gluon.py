@@ -1,6 +1,6 @@
-"""Generate the Gluon TTGIR corpus under test/lit/corpus/gluon/<release>/ (issue 74, item 1): the
-printed modules of Hopper- and Blackwell-class Gluon kernels that the ``ModuleLines`` walk and
-every pass of ours must read (``test/unit/passes/ir/test_gluon_corpus_walk.py``).
+"""Generate the Gluon TTGIR corpus under test/lit/corpus/gluon/<release>/: the printed modules of
+Hopper- and Blackwell-class Gluon kernels that the ``ModuleLines`` walk and every pass of ours must
+read (``test/unit/passes/ir/test_gluon_corpus_walk.py``).
 
     .venv/bin/python test/support/gen_corpus_gluon.py            # writes test/lit/corpus/gluon/triton-3.9/
     .venv-compat/bin/python test/support/gen_corpus_gluon.py     # writes test/lit/corpus/gluon/triton-3.6/

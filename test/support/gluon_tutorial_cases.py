@@ -1,6 +1,6 @@
-"""Triton's own Gluon tutorials and examples in the Gluon corpus (``gen_corpus_gluon.py``; issue 74,
-item 1): each kernel a tutorial or example launches, written out as the launch of its own test or
-benchmark, for a compile without a GPU.
+"""Triton's own Gluon tutorials and examples in the Gluon corpus (``gen_corpus_gluon.py``): each
+kernel a tutorial or example launches, written out as the launch of its own test or benchmark,
+for a compile without a GPU.
 
 Two sets, carried by ``benchmarks/harness/carry_gluon_tutorials.py`` (never committed):
 

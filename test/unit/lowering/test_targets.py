@@ -1,4 +1,4 @@
-"""The target table (``lowering.target``, issue 29): each target's facts, how Triton spells it,
+"""The target table (``lowering.target``): each target's facts, how Triton spells it,
 and per target that plans for it emit islands the simulator passes and never use an instruction
 the target lacks (``ldmatrix``/``stmatrix`` on AMD, ``stmatrix`` before sm_90, clusters on
 sm_120 and before sm_90)."""

@@ -1,8 +1,8 @@
 """On AMD, before triton 3.9, a conversion whose island would hold more elements a thread than a
 lane has registers is left to Triton (``island_limits.register_file_problem``): past the register
 file the kernel spills whoever lowers it, and those releases' AMDGPU back end took 5x stock's
-compile time on our islands' spills (docs/compile-time.md, "Issue 53", the structured fuzz's
-gfx942 case 12).  Structural, no timing: which plans the limit hands back, on which releases."""
+compile time on our islands' spills (docs/compile-time.md, the bound on every island; the
+structured fuzz's gfx942 case 12).  Structural, no timing: which plans the limit hands back, on which releases."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from linear_layouts.tools.testcases import single_convert_ttgir
 GFX942 = target_named("gfx942")
 
 
-# A slice whose every lane holds the same registers (issue 53's source, for 64 lanes), 8 warps:
+# A slice whose every lane holds the same registers (the replicated slice, for 64 lanes), 8 warps:
 # a thread holds an eighth of the tensor (8,192 elements: 1,024 registers; 4,096: 512).
 SLICE = ("#ttg.slice<{dim = 1, parent = #ttg.blocked<{sizePerThread = [8, 8], threadsPerWarp = [1, 64], "
          "warpsPerCTA = [8, 1], order = [1, 0]}>}>")

@@ -1,4 +1,4 @@
-"""A Blackwell kernel's own conversions (issue 29): a tcgen05 matmul for sm_100 with an epilogue
+"""A Blackwell kernel's own conversions: a tcgen05 matmul for sm_100 with an epilogue
 (bias row, row-sum normalization, f16 store), compiled by the installed Triton (3.6 or 3.9) on
 the CPU.  Its final TTGIR reads the accumulator from tensor memory (``ttng.tmem_load`` into a
 ``#ttg.linear`` layout) and converts it for the store; every ``ttg.convert_layout`` of it must be

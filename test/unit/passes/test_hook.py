@@ -377,8 +377,9 @@ def compile_once(runs, *hooks, expect):
 
 
 def test_enable_again_under_a_hook_that_wraps_ours(pipeline_runs):
-    """Issue 24: enable(), a profiler wraps our hook, enable(only=...) once recorded the wrapper
-    as the hook below ours, and every compile recursed until RecursionError."""
+    """enable(), a profiler wraps our hook, enable(only=...): the wrapper must not be recorded as
+    the hook below ours (the failure guarded against: every compile recursed until
+    RecursionError)."""
     linear_layouts.enable()
     profiler = ThirdPartyHook().install()
     linear_layouts.enable(only="shuffle")

@@ -1,6 +1,6 @@
 """A conversion whose shared-memory island would make more than ``MAX_SHARED_ACCESSES_PER_THREAD``
 accesses a thread is left to Triton on NVIDIA from triton 3.9 on, with a remark naming the limit
-(issue 43: LLVM's SLP vectorizer took about 6x stock's compile time on such a module; see
+(LLVM's SLP vectorizer took about 6x stock's compile time on such a module; see
 docs/compile-time.md).  Structural, no timing: which plans the limit hands back.
 
 The case is the one the compile-time fuzz flagged (``benchmarks/compile_time.py fuzz --seed 1``,

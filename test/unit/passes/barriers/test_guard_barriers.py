@@ -370,11 +370,11 @@ def _guards_per_function(ttgir: str) -> dict[str, int]:
 
 @pytest.mark.parametrize("caller", CALLERS)
 def test_noinline_helper_calls_are_separated_by_a_barrier(caller, tmp_path):
-    """Issue 24 ("calls race"): a noinline helper whose store goes through our shared-memory
+    """Calls racing on shared memory: a noinline helper whose store goes through our shared-memory
     island, called once, twice in a row, in a loop, or followed by a cross-warp reduction.
     In the PTX a barrier must lie on every path between one call's shared-memory accesses and
     the next call's (or the reduction's), as in stock's, where Triton puts one in the kernel;
-    before this, ours had none (both guards of the helper pruned).  Checked on the drop-in's
+    the failure guarded against: both guards of the helper pruned, no barrier.  Checked on the drop-in's
     PTX and on our lowering of stock's TTGIR with its functions in either order, which must
     come out the same; and never more barriers than stock."""
     kernel_fn, signature, calls = CALLERS[caller]
@@ -536,7 +536,7 @@ def _unsound_example(mutation, monkeypatch):
 # nothing of Triton): the same answer under every release, so make test-compat leaves them out.
 @pytest.mark.release_independent
 def test_the_property_fails_if_walks_stop_at_function_boundaries(monkeypatch):
-    """The bug this guards against (issue 24): walks that stop at a function's entry or ``ret``
+    """The bug this guards against: walks that stop at a function's entry or ``ret``
     instead of going on at its call sites.  The property test must catch it."""
     walk = guard_barriers._Program.walk
     example = _unsound_example(lambda patch: patch.setattr(

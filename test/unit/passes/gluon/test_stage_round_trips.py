@@ -1,4 +1,4 @@
-"""How often the drop-in's Gluon ``ttgir`` stage prints and parses a module (issue 54): each
+"""How often the drop-in's Gluon ``ttgir`` stage prints and parses a module: each
 print or parse of a large kernel costs milliseconds, and Triton's bindings cannot create ops or
 change types, so every edit of ours is a round trip through text.
 
@@ -17,11 +17,9 @@ priced):
   module, which is handed to Triton as it is.
 
 So 1 print and 1 parse for the copy, the transpose (rematerialized) and the column sum
-(inlined).  Before issue 54 a plain copy took 13 prints and 5 parses; with the seeded and
-chosen modules parsed and calls inlined in a copy, 2/2, 2/3, 3/3; then 2/1 each while the
-canonicalized module was printed for the backend check and the modelled cost (the cost is now
-priced only for the remarks or the report: one print more, forced, ``resolve_module``'s
-docstring says why; the test after the default path's).  The advice stage
+(inlined): a round trip added anywhere on the path shows here.  The modelled cost is priced only
+for the remarks or the report (one print more, forced, ``resolve_module``'s docstring says why;
+the test after the default path's).  The advice stage
 (``enable(apply_advice=True)``), on a kernel it finds nothing to change in, adds one print (its
 input) and no parse; where it applies a round, see the last test.
 """
@@ -162,9 +160,7 @@ def test_the_advice_stage_where_it_applies_a_round(monkeypatch, name, prints, pa
     the module Triton's canonicalizer and CSE made, see ``advice_edits.Trials``); a trial asked
     for again (one finding: priced alone, then tried as the round) is taken as it was made.
     The kept trial is taken over as it is and handed to Triton: no print and no parse of its
-    text again, and the stage's input is printed once.  The transpose took 42 prints and 14
-    parses before issue 54, 6 and 5 before its trials were built in Python; the copy and the
-    row softmax 4 and 3."""
+    text again, and the stage's input is printed once."""
     counted = StageCounts(monkeypatch)
     linear_layouts.enable(apply_advice=True)
     try:
