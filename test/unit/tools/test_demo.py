@@ -94,7 +94,7 @@ def test_a_failing_plugin_compile_is_reported_not_raised(monkeypatch):
 
 
 def test_readme_excerpt_is_the_demo_output(tmp_path, monkeypatch):
-    # issue 27: every line of the README's ll-demo excerpt is a line ll-demo prints today (both
+    # every line of the README's ll-demo excerpt is a line ll-demo prints today (both
     # Triton releases: the excerpt keeps to rows they agree on)
     monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("LINEAR_LAYOUTS_STOCK_GATE", raising=False)   # as a user runs it: the lowering choice on

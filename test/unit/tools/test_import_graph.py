@@ -169,8 +169,8 @@ def test_no_arrow_points_up_the_layers():
 
 
 def test_the_report_model_imports_no_renderer():
-    """issue 27: the report's data model and its renderers are apart, without an import circle
-    (tools/report.py and tools/report_html.py imported each other, one of them lazily)."""
+    """The report's data model and its renderers are apart, without an import circle (the
+    failure guarded against: the report and its HTML renderer importing each other, one lazily)."""
     graph = import_graph()
     report = {m for m in graph if m.startswith("linear_layouts.tools.report")}
     within = {m: {t for t in graph[m] if t in report} for m in report}
@@ -184,7 +184,7 @@ def test_the_report_model_imports_no_renderer():
 
 
 def test_the_ir_layer_imports_nothing_above_it():
-    """issue 54: ``passes/ir`` (the bindings, the snapshot, the text editor ``module_lines``) is
+    """``passes/ir`` (the bindings, the snapshot, the text editor ``module_lines``) is
     the bottom of ``passes``: it imports only itself, ``lowering`` and ``dialect``, never another
     part of ``passes`` (``framework``, ``barriers``, ``assign``, ...)."""
     graph = import_graph()
@@ -235,7 +235,7 @@ def environment_uses(path: Path) -> list[int]:
 
 
 def test_only_the_configuration_module_reads_the_environment():
-    """issue 76: every setting the package honours is read in one place,
+    """Every setting the package honours is read in one place,
     ``passes/drop_in/environment.py`` (typed, checked, handed to workers as one JSON); every other
     module, the tools included, asks it (``environment.settings()``, ``lowering.settings.current()``,
     ``environment.variable``)."""

@@ -1,4 +1,4 @@
-"""``report --measure`` with the advice applied, and "same binary" (issue 44): the final-code
+"""``report --measure`` with the advice applied, and "same binary": the final-code
 comparison, the third mode in the timing rounds, and the table and sentences the report gives,
 all with fakes (no GPU)."""
 

@@ -1,4 +1,4 @@
-"""The report's "Automatic layouts" section (issue 44): for each Gluon kernel whose automatic
+"""The report's "Automatic layouts" section: for each Gluon kernel whose automatic
 layouts ``linear_layouts.enable()`` resolved, which layout each group got and why, and the
 kernel's modelled cost with ours against Triton's own resolution (or Triton's error).
 
