@@ -1,4 +1,4 @@
-"""Every command the README and the docs show still works as shown (issue 45).
+"""Every command the README and the docs show still works as shown.
 
 What a page shows is checked against what the code accepts today, cheaply (no kernel is
 compiled): each flag of an ``ll-*`` or ``python -m linear_layouts`` command appears in that
@@ -26,9 +26,6 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 from harness import regenerate_results  # noqa: E402
 
 PAGES = sorted([REPO / "README.md", REPO / "benchmarks" / "README.md", *(REPO / "docs").glob("*.md")])
-# Pages written on other branches of this wave (compile time, the lowering choice, Gluon's auto
-# layouts): the index links to them before they are merged; once present they are checked.
-PAGES_FROM_OTHER_BRANCHES = {"compile-time.md", "lowering-choice.md", "gluon-auto-layouts.md"}
 
 TOOLS = {  # what a page writes -> the module whose main() runs it
     "ll-opt": "linear_layouts.tools.ll_opt",
@@ -205,7 +202,7 @@ def test_every_path_shown_exists():
                     missing.append((page, path))
             elif snippet.strip() == token and re.fullmatch(r"\w[\w.-]*\.(md|json|txt|png|gz)", path):
                 # a result file named on its own (an output name inside a command is not one)
-                if path not in _tracked_names() and path not in removed and path not in PAGES_FROM_OTHER_BRANCHES:
+                if path not in _tracked_names() and path not in removed:
                     missing.append((page, path))
     assert missing == []
 
@@ -218,8 +215,6 @@ def test_every_relative_link_leads_to_a_file():
             if target.startswith(("http://", "https://", "#", "mailto:")):
                 continue
             path, _, anchor = target.partition("#")
-            if path.rsplit("/", 1)[-1] in PAGES_FROM_OTHER_BRANCHES and not (page.parent / path).exists():
-                continue
             if not (page.parent / path).exists():
                 broken.append((page.name, target))
             elif anchor and path.endswith(".md") and anchor not in _anchors(page.parent / path):

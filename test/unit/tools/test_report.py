@@ -37,7 +37,7 @@ def stop_recording():
 
 def child_environment(tmp_path, **extra):
     """The environment of a program a test runs: its own Triton cache, and none of the outer
-    pytest-xdist session's variables (the report merges the workers of one xdist run, so a
+    pytest-xdist run's variables (the report merges the workers of one xdist run, so a
     child that inherited ``PYTEST_XDIST_TESTRUNUID`` would join the suite's run, not start its own)."""
     env = {name: value for name, value in os.environ.items() if not name.startswith("PYTEST_XDIST")}
     env.update(TRITON_CACHE_DIR=str(tmp_path / "cache"), TRITON_DEFAULT_FP_FUSION="1", **extra)
@@ -349,7 +349,7 @@ def test_counts_are_spelled_in_the_singular_for_one():
     assert [count_text(n, "conversion") for n in (0, 1, 2)] == ["0 conversions", "1 conversion", "2 conversions"]
 
 
-# ----------------------------------------------------------------------------- robust runs (issue 27)
+# ----------------------------------------------------------------------------- robust runs
 
 PROGRAM_HEAD = textwrap.dedent(f"""
     import os, sys
@@ -508,7 +508,7 @@ def test_module_help_prints_usage():
     assert "unknown command" not in run.stdout
 
 
-# ----------------------------------------------------------------------------- smaller items (issue 27, point 8)
+# ----------------------------------------------------------------------------- Markdown code spans and fences
 
 BACKTICK_PROGRAM = textwrap.dedent("""
     import triton
@@ -550,7 +550,7 @@ def test_md_code_fences():
     assert md_code("plain") == "`plain`"
 
 
-# ----------------------------------------------------------------------------- loop weights (issue 27, item 2)
+# ----------------------------------------------------------------------------- loop weights
 
 def test_loop_weights_read_trip_counts_from_the_ttgir():
     from linear_layouts.tools.loop_weights import ASSUMED_TRIPS, conversion_weights

@@ -263,7 +263,7 @@ def test_access_with_an_unknown_target_is_an_error(capsys):
     assert code == 1 and "unknown target 'sm_1'" in err
 
 
-# ----------------------------------------------------------------------------- issue 27, point 8
+# ----------------------------------------------------------------------------- element widths, scalar accesses, a closed pipe
 
 NVMMA_F16 = "#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16}>"
 
