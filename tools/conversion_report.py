@@ -29,7 +29,7 @@ from linear_layouts.lowering.emit import emit_amd, emit_nvidia
 from linear_layouts.lowering.conversion import conversion_scope
 from linear_layouts.lowering.describe import instruction_counts
 from linear_layouts.lowering.plan import Scope
-from linear_layouts.tools.plan_view import lowering_name
+from linear_layouts.tools.viewers.plan_view import lowering_name
 
 
 @dataclass

@@ -202,7 +202,7 @@ def matplotlib_missing() -> bool:
 
 
 def draw_pictures(results: list[KernelResult], out_dir: str) -> list[str]:
-    from linear_layouts.tools.plan_view import draw_plan
+    from linear_layouts.tools.viewers.plan_view import draw_plan
 
     os.makedirs(out_dir, exist_ok=True)
     written = []

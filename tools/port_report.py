@@ -58,7 +58,7 @@ def _pictures(made, directory: str) -> dict:
     if importlib.util.find_spec("matplotlib") is None:
         return {}
     from ..passes.ir.layouts import tensor_layout_of
-    from .viz import VizError, draw
+    from .viewers.viz import VizError, draw
     drawn = {}
     for layout in made.layouts:
         if not layout.shape or "shared" in layout.encoding or "tensor_memory" in layout.encoding:

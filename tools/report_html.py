@@ -118,8 +118,8 @@ def draw_pictures(kernel: KernelEntry, directory: str, max_pictures: int) -> Non
     matplotlib.rcParams["font.sans-serif"] = ["DejaVu Sans"]
     matplotlib.rcParams["svg.hashsalt"] = "linear-layouts"   # the same picture, the same file
 
-    from linear_layouts.tools.plan_view import draw_plan
-    from linear_layouts.tools.viz import draw, moved_elements
+    from linear_layouts.tools.viewers.plan_view import draw_plan
+    from linear_layouts.tools.viewers.viz import draw, moved_elements
 
     os.makedirs(os.path.join(directory, "img"), exist_ok=True)
     reasons = picture_choice(kernel, max_pictures)
@@ -301,8 +301,8 @@ def listing_html(kernels: list[KernelEntry]) -> list[str]:
 
 
 def _conversion_section(c: ConversionEntry) -> list[str]:
-    from linear_layouts.tools.plan_view import plan_text
-    from linear_layouts.tools.viz import grid_text
+    from linear_layouts.tools.viewers.plan_view import plan_text
+    from linear_layouts.tools.viewers.viz import grid_text
 
     out = [f'<section class="conversion" id="c{c.number}">',
            f"<h3>#{c.number} {_e(c.row.types)}</h3>",

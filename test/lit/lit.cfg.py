@@ -68,9 +68,9 @@ del sys.path[0]
 # the wheel).
 if os.environ.get("LL_LIT_TOOL_SERVER", "1") != "0" and tool_server.tool_server_works():
     _server = tool_server.ToolServer(
-        tools={"ll-opt": "linear_layouts.tools.ll_opt:main", "ll-viz": "linear_layouts.tools.viz:main"},
+        tools={"ll-opt": "linear_layouts.tools.ll_opt:main", "ll-viz": "linear_layouts.tools.viewers.viz:main"},
         env=dict(config.environment),
-        preload=["linear_layouts.tools.ll_opt", "linear_layouts.tools.viz", "linear_layouts.passes.registry",
+        preload=["linear_layouts.tools.ll_opt", "linear_layouts.tools.viewers.viz", "linear_layouts.passes.registry",
                  "linear_layouts.passes.ir.snapshot"])
     import atexit
     atexit.register(_server.stop)

@@ -28,7 +28,7 @@ from linear_layouts.lowering.element_type import storage_bits_of
 from linear_layouts.lowering.emit.emit_llvm import mnemonic
 from linear_layouts.lowering.instructions import AccessKind, AccessShape
 from linear_layouts.lowering.plan import Barrier, ConversionPlan, Method, SharedAccess, Unsupported
-from linear_layouts.tools.layout_view import MARK_COLOUR, MAX_PICTURE_PIXELS, PICTURE_DPI, bank_colours
+from linear_layouts.tools.viewers.layout_view import MARK_COLOUR, MAX_PICTURE_PIXELS, PICTURE_DPI, bank_colours
 from linear_layouts.lowering.target import Target
 
 # ----------------------------------------------------------------------------- naming

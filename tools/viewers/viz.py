@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from linear_layouts.dialect import LayoutError, LinearLayout
 from linear_layouts.lowering.element_type import storage_bits_of
 from linear_layouts.lowering.shared_conflicts import access_conflicts, access_vector  # noqa: F401
-from linear_layouts.tools import layout_view as view
+from linear_layouts.tools.viewers import layout_view as view
 from linear_layouts.tools.cli import ArgumentParser, UsageError, decode_utf8, print_output
 
 
@@ -686,7 +686,7 @@ def run_plan(src_text: str, dst_text: str, shape: list[int] | None, bits: int, t
     No plan is an answer too (the reason is printed, exit 0): Triton keeps that conversion."""
     from linear_layouts.lowering import plan_conversion
     from linear_layouts.lowering.plan import Method
-    from linear_layouts.tools import plan_view
+    from linear_layouts.tools.viewers import plan_view
 
     src = check_viewable(layout_from_attribute(src_text, shape), "SRC", grid=False)
     dst = check_viewable(layout_from_attribute(dst_text, shape), "DST", grid=False)

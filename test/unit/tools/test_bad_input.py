@@ -70,7 +70,7 @@ class Row:
 
 
 LL_OPT = [sys.executable, "-m", "linear_layouts.tools.ll_opt"]
-LL_VIZ = [sys.executable, "-m", "linear_layouts.tools.viz"]
+LL_VIZ = [sys.executable, "-m", "linear_layouts.tools.viewers.viz"]
 LL_DEMO = [sys.executable, "-m", "linear_layouts.tools.demo"]
 RUNNER = [sys.executable, "-m", "linear_layouts"]
 

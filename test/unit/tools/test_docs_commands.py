@@ -29,7 +29,7 @@ PAGES = sorted([REPO / "README.md", REPO / "benchmarks" / "README.md", *(REPO / 
 
 TOOLS = {  # what a page writes -> the module whose main() runs it
     "ll-opt": "linear_layouts.tools.ll_opt",
-    "ll-viz": "linear_layouts.tools.viz",
+    "ll-viz": "linear_layouts.tools.viewers.viz",
     "ll-demo": "linear_layouts.tools.demo",
     "ll-fuzz": "linear_layouts.tools.conversion_fuzz",
     "ll-port": "linear_layouts.tools.port_command",

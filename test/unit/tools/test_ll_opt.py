@@ -212,7 +212,7 @@ def _one_line(text: str) -> str:
 def test_every_tool_takes_both_spellings_of_every_target():
     from linear_layouts.lowering.target import TARGETS
     from linear_layouts.passes.pipeline import parse_pipeline
-    from linear_layouts.tools import viz
+    from linear_layouts.tools.viewers import viz
     from linear_layouts.tools.ll_opt import _argument_parser
 
     for target in TARGETS.values():
@@ -226,7 +226,7 @@ def test_every_tool_takes_both_spellings_of_every_target():
 def test_help_and_errors_list_the_same_targets(capsys):
     from linear_layouts.lowering.target import known_target_names
     from linear_layouts.passes.pipeline import PipelineError, parse_pipeline
-    from linear_layouts.tools import viz
+    from linear_layouts.tools.viewers import viz
     from linear_layouts.tools.ll_opt import _argument_parser
 
     known = known_target_names()

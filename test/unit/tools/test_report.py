@@ -912,14 +912,14 @@ def test_pictures_only_for_the_costliest_conversions_that_move_data():
 
 def test_bank_colours_are_32_distinct():
     pytest.importorskip("matplotlib")
-    from linear_layouts.tools.layout_view import bank_colours
+    from linear_layouts.tools.viewers.layout_view import bank_colours
     assert len(set(bank_colours(32))) == 32
     assert len(set(bank_colours(40))) == 40
 
 
 def test_copies_mark_is_explained(tmp_path):
     pytest.importorskip("matplotlib")
-    from linear_layouts.tools.viz import draw, layout_from_attribute
+    from linear_layouts.tools.viewers.viz import draw, layout_from_attribute
     blocked = "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [32, 1], warpsPerCTA = [4, 1], order = [0, 1]}>"
     sliced = layout_from_attribute(f"#ttg.slice<{{dim = 1, parent = {blocked}}}>", [16])
     path = str(tmp_path / "slice.svg")

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from linear_layouts.tools import layout_view, viz
+from linear_layouts.tools.viewers import layout_view, viz
 from support import REPO  # noqa: E402
 
 ROOT = str(REPO)
@@ -246,7 +246,7 @@ def test_64_bit_column_reads_conflict_per_phase(capsys):
 
 def test_access_conflicts_on_amd_use_its_wave64_phases():
     from linear_layouts.dialect import to_linear_layout
-    from linear_layouts.tools.viz import access_conflicts, access_vector
+    from linear_layouts.tools.viewers.viz import access_conflicts, access_vector
     shared = to_linear_layout(ROW_SHARED, [64, 64])
     reader = to_linear_layout("#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [64, 1], warpsPerCTA = [1, 1], "
                               "order = [0, 1]}>", [64, 64])
@@ -288,7 +288,7 @@ def test_access_without_vectors_stays_scalar(capsys):
 def test_output_into_a_closed_pipe_ends_quietly():
     # ll-viz ... | head -1: the reader stops early; no BrokenPipeError traceback
     script = ("import subprocess, sys\n"
-              "p = subprocess.Popen([sys.executable, '-m', 'linear_layouts.tools.viz', sys.argv[1], '--shape', '64,64'],"
+              "p = subprocess.Popen([sys.executable, '-m', 'linear_layouts.tools.viewers.viz', sys.argv[1], '--shape', '64,64'],"
               " stdout=subprocess.PIPE, stderr=subprocess.PIPE)\n"
               "p.stdout.readline(); p.stdout.close()\n"
               "err = p.stderr.read().decode(); p.wait()\n"

@@ -6,7 +6,7 @@ from linear_layouts.dialect import LinearLayout, to_linear_layout
 from linear_layouts.lowering import plan_conversion
 from linear_layouts.lowering.instructions import AccessKind
 from linear_layouts.lowering.plan import SharedAccess, ThreadAffine
-from linear_layouts.tools import plan_view, viz
+from linear_layouts.tools.viewers import plan_view, viz
 
 PAIRS = "#ttg.blocked<{sizePerThread = [2], threadsPerWarp = [32], warpsPerCTA = [1], order = [0]}>"
 SINGLES = "#ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [1], order = [0]}>"
@@ -147,7 +147,7 @@ def test_bank_conflicts_are_marked_in_no_bank_colour():
     from matplotlib.colors import to_rgba
     from matplotlib.patches import PathPatch
 
-    from linear_layouts.tools.layout_view import MARK_COLOUR, bank_colours
+    from linear_layouts.tools.viewers.layout_view import MARK_COLOUR, bank_colours
 
     plan = plan_conversion(to_linear_layout(ROWS_64, [32, 32]), to_linear_layout(COLUMNS_64, [32, 32]), 32, "gfx942")
     column = SharedAccess(AccessKind.STORE, (0,), ThreadAffine(0, lane=(32, 64, 128, 256, 512, 1024)))  # all bank 0
@@ -184,7 +184,7 @@ def test_plan_pictures_fit_the_largest_picture_size(tmp_path, capsys):
     pytest.importorskip("matplotlib")
     import matplotlib.image
 
-    from linear_layouts.tools.layout_view import MAX_PICTURE_PIXELS
+    from linear_layouts.tools.viewers.layout_view import MAX_PICTURE_PIXELS
 
     one_warp_rows = ROWS_64.replace("warpsPerCTA = [2, 1]", "warpsPerCTA = [1, 1]")
     one_warp_columns = COLUMNS_64.replace("warpsPerCTA = [1, 2]", "warpsPerCTA = [1, 1]")
@@ -209,7 +209,7 @@ def test_a_plan_picture_without_matplotlib_is_one_error_line(tmp_path):
     blocked = "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>"
     other = "#ttg.blocked<{sizePerThread = [4, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 4], order = [0, 1]}>"
     script = ("import sys; sys.modules['matplotlib'] = None\n"
-              "from linear_layouts.tools import viz\n"
+              "from linear_layouts.tools.viewers import viz\n"
               f"sys.exit(viz.main(['--plan', {blocked!r}, {other!r}, '--shape', '64,64', '--bits', '16', "
               f"'--target', 'sm_90', '-o', {str(out)!r}]))\n")
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
