@@ -26,7 +26,7 @@ training conversions all ran faster than stock: docs/lowering-choice.md, 'What t
 Worked example (the model fitted on an H100, triton 3.6): ``blocked<[1, 8]> -> blocked<[1, 4]>``
 of 64x128 f16, 4 warps is a lane-scope conversion whose pick goes through shared memory, family
 ``lane/shared/warps``; that family's picks ran slower than stock in a chain: left to Triton,
-whose 64 shuffles beat our old pick (same page).
+whose 64 shuffles beat the shared-memory pick (same page).
 
 Which of the two parts decides is the model file's ``rule``.  The shipped model for sm_90 +
 triton 3.6 now decides **per conversion** (``STOCK_SHUFFLES``, ``choose_by_stock_shuffles``): the
