@@ -656,7 +656,7 @@ def test_environment_mode_writes_a_fresh_report_per_run(tmp_path):
     assert len(os.listdir(out / "records")) == 1
 
 
-# ----------------------------------------------------------------------------- why a conversion exists (item 4)
+# ----------------------------------------------------------------------------- why a conversion exists
 
 def test_each_conversion_says_why_it_exists(tmp_path):
     records = record_bundled(tmp_path, ["transpose", "rotary", "attention"])
@@ -683,7 +683,7 @@ def test_each_conversion_says_why_it_exists(tmp_path):
                      r"kernels\.py:116:\d+`\n", markdown(kernels))
 
 
-# ----------------------------------------------------------------------------- stock vs ours per conversion (item 3)
+# ----------------------------------------------------------------------------- stock vs ours per conversion
 
 def test_stock_and_ours_final_code_per_conversion(tmp_path, monkeypatch):
     from linear_layouts.tools.report_text import stock_vs_ours_rows, verdict_counts
@@ -803,7 +803,7 @@ def test_a_store_with_unknown_contiguity_gets_a_hint(tmp_path):
         ("arith.maxnumf at epilogue.py:14", line), ("tt.store at epilogue.py:14", line)]
 
 
-# ----------------------------------------------------------------------------- index: chart and source (item 3)
+# ----------------------------------------------------------------------------- index: chart and source
 
 def record_example(directory):
     sys.path.insert(0, os.path.join(ROOT, "examples"))
@@ -851,7 +851,7 @@ def test_index_chart_and_source_listing(tmp_path):
             '</span>') in page
 
 
-# ----------------------------------------------------------------------------- pictures (item 6)
+# ----------------------------------------------------------------------------- pictures
 
 EPILOGUE_PROGRAM = HINT_PROGRAM + textwrap.dedent("""
 
@@ -928,7 +928,7 @@ def test_copies_mark_is_explained(tmp_path):
     assert "×N: the element is held by N threads (copies: a broadcast layout)" in text and "×8" in text
 
 
-# ----------------------------------------------------------------------------- report --measure (item 3)
+# ----------------------------------------------------------------------------- report --measure
 
 class FakeTensor:
     """What the launch recorder needs of a torch tensor: clone, data_ptr, dtype, shape."""
