@@ -42,15 +42,14 @@ of those kernels at once in the per-kernel table.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
 import tempfile
 import time
 
-from harness.op_rounds import (IN_PLACE, ROUTES, TEXT, closing, enable_route, one_config_each, op_table, run_child,
-                               publish, run_rounds, time_forward_backward)
+from harness.op_rounds import (ROUTES, closing, enable_route, mode_options, modes_of, one_config_each,
+                               op_table, publish, rows_writer, run_child, run_rounds, time_forward_backward)
 
 OPS = ("chunk_gla", "chunk_simple_gla", "parallel_attn", "chunk_rwkv6", "chunk_gated_delta_rule")
 
@@ -205,18 +204,12 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--timeout", type=int, default=240, help="seconds a child may take")
     parser.add_argument("--out", default="")
-    parser.add_argument("--child", nargs=2, metavar=("OP", "MODE"), help=argparse.SUPPRESS)
-    parser.add_argument("--json", default="", help=argparse.SUPPRESS)
     parser.add_argument("--per-kernel", action="store_true", help="also time every kernel of the op (torch.profiler)")
     parser.add_argument("--profile-steps", type=int, default=20, help="steps the per-kernel profile averages")
     parser.add_argument("--keep-ir", default="", help="copy the first round's compiled kernels here, per op and mode")
     parser.add_argument("--variants", default="",
                         help="NAME=KEY,KEY:RANK;...: enable() with those conversions left to Triton (KEY:RANK: ours)")
-    parser.add_argument("--name", default="fla_ops_gpu", help="the results' file stem")
-    parser.add_argument("--in-place", action="store_true",
-                        help="also a mode in_place: enable() with LINEAR_LAYOUTS_IN_PLACE=1 (passes/drop_in/in_place.py)")
-    parser.add_argument("--text", action="store_true",
-                        help="also a mode text: enable() with LINEAR_LAYOUTS_IN_PLACE=0 (every island spliced as text)")
+    mode_options(parser, "fla_ops_gpu")
     parser.add_argument("--warps", type=int, default=0,
                         help="each kernel's first configuration with this many warps (default: its first)")
     args = parser.parse_args(argv)
@@ -226,7 +219,7 @@ def main(argv=None) -> int:
     if args.child:
         child(*args.child, args.tokens, args.json, variants, args.profile_steps, args.warps)
         return 0
-    modes = ["stock", "ours", *([IN_PLACE] if args.in_place else []), *([TEXT] if args.text else []), *variants]
+    modes = [*modes_of(args), *variants]
     import torch
     import triton
 
@@ -238,13 +231,7 @@ def main(argv=None) -> int:
         return _run_child(op, mode, args.tokens, fla, out_file, args.timeout, child_args,
                           args.keep_ir if round_ == 0 else "")
 
-    def write_rows(rows):      # the rows so far, in case a time limit stops the run
-        if args.out:
-            os.makedirs(args.out, exist_ok=True)
-            with open(os.path.join(args.out, f"{args.name}.jsonl"), "w") as f:
-                f.writelines(json.dumps(r) + "\n" for r in rows)
-
-    rows, failures, exact = run_rounds(args.ops.split(","), modes, args.rounds, start, work, write_rows)
+    rows, failures, exact = run_rounds(args.ops.split(","), modes, args.rounds, start, work, rows_writer(args.out, args.name))
     lines = [f"# flash-linear-attention's ops, whole: stock against `enable()`", "",
              f"Produced by `python benchmarks/fla_ops_gpu.py {' '.join(argv if argv is not None else sys.argv[1:])}` "
              f"on {torch.cuda.get_device_name()}, triton {triton.__version__}, torch {torch.__version__} "

@@ -57,14 +57,13 @@ missing from 0.8.5.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import tempfile
 import time
 
-from harness.op_rounds import (IN_PLACE, TEXT, closing, enable_route, one_config_each, op_table, run_child,
-                               publish, run_rounds, time_forward_backward)
+from harness.op_rounds import (closing, enable_route, mode_options, modes_of, one_config_each, op_table, publish,
+                               rows_writer, run_child, run_rounds, time_forward_backward)
 
 # op -> (Liger's autograd Function, liger_kernel.ops.<module>.<name>; the shapes, dtype last)
 OPS_AND_SHAPES = {
@@ -283,14 +282,8 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--timeout", type=int, default=300, help="seconds a child may take")
     parser.add_argument("--out", default="", help="folder for <name>.md and <name>.jsonl (default: print only)")
-    parser.add_argument("--name", default="liger_ops_gpu", help="the results' file stem")
-    parser.add_argument("--in-place", action="store_true",
-                        help="also a mode in_place: enable() with LINEAR_LAYOUTS_IN_PLACE=1 (passes/drop_in/in_place.py)")
-    parser.add_argument("--text", action="store_true",
-                        help="also a mode text: enable() with LINEAR_LAYOUTS_IN_PLACE=0 (every island spliced as text)")
+    mode_options(parser, "liger_ops_gpu")
     parser.add_argument("--list", action="store_true", help="print the ops, their Liger symbols and shapes, and exit")
-    parser.add_argument("--child", nargs=2, metavar=("OP", "MODE"), help=argparse.SUPPRESS)
-    parser.add_argument("--json", default="", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     ops = [op for op in args.ops.split(",") if op]
     unknown = [op for op in ops if op not in OPS_AND_SHAPES]
@@ -311,7 +304,7 @@ def main(argv=None) -> int:
         print("liger_ops_gpu: liger_kernel is not installed: python3 -m pip download --no-deps liger-kernel==0.8.5 "
               "(no network: its wheel, and packaging's, with pip install --no-deps)", file=sys.stderr)
         return 2
-    modes = ["stock", "ours", *([IN_PLACE] if args.in_place else []), *([TEXT] if args.text else [])]
+    modes = modes_of(args)
     import torch
     import triton
 
@@ -322,13 +315,7 @@ def main(argv=None) -> int:
         command = [sys.executable, os.path.abspath(__file__), "--child", op, mode, "--json", out_file]
         return run_child(command, args.timeout, f"liger_{op}_{mode}_")
 
-    def write_rows(rows):      # the rows so far, in case a time limit stops the run
-        if args.out:
-            os.makedirs(args.out, exist_ok=True)
-            with open(os.path.join(args.out, f"{args.name}.jsonl"), "w") as f:
-                f.writelines(json.dumps(r) + "\n" for r in rows)
-
-    rows, failures, exact = run_rounds(ops, modes, args.rounds, start, work, write_rows, stock_twice=True)
+    rows, failures, exact = run_rounds(ops, modes, args.rounds, start, work, rows_writer(args.out, args.name), stock_twice=True)
     header = (f"{torch.cuda.get_device_name()}, triton {triton.__version__}, torch {torch.__version__}, "
               f"liger-kernel {version('liger-kernel')} ({time.time() - began:.0f} s)")
     command = " ".join(argv if argv is not None else sys.argv[1:])

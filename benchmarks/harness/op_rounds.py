@@ -14,6 +14,7 @@ of the per-op medians and every failure).  Nothing here imports torch or triton 
 
 from __future__ import annotations
 
+import argparse
 import glob
 import json
 import os
@@ -219,3 +220,31 @@ def publish(text: str, out: str, name: str) -> None:
         os.makedirs(out, exist_ok=True)
         with open(os.path.join(out, f"{name}.md"), "w") as f:
             f.write(text)
+
+
+def mode_options(parser, name: str) -> None:
+    """The options both op scripts share: the results' file stem, the routes' extra modes, and the
+    child's own (hidden) arguments."""
+    parser.add_argument("--name", default=name, help="the results' file stem")
+    parser.add_argument("--in-place", action="store_true",
+                        help="also a mode in_place: enable() with LINEAR_LAYOUTS_IN_PLACE=1 (passes/drop_in/in_place.py)")
+    parser.add_argument("--text", action="store_true",
+                        help="also a mode text: enable() with LINEAR_LAYOUTS_IN_PLACE=0 (every island spliced as text)")
+    parser.add_argument("--child", nargs=2, metavar=("OP", "MODE"), help=argparse.SUPPRESS)
+    parser.add_argument("--json", default="", help=argparse.SUPPRESS)
+
+
+def modes_of(args) -> list[str]:
+    """stock, ours, and the modes ``--in-place`` and ``--text`` add."""
+    return ["stock", "ours", *([IN_PLACE] if args.in_place else []), *([TEXT] if args.text else [])]
+
+
+def rows_writer(out: str, name: str):
+    """``write_rows(rows)`` for ``run_rounds``: the rows so far as ``out/<name>.jsonl`` (in case a
+    time limit stops the run); nothing without ``out``."""
+    def write_rows(rows):
+        if out:
+            os.makedirs(out, exist_ok=True)
+            with open(os.path.join(out, f"{name}.jsonl"), "w") as f:
+                f.writelines(json.dumps(r) + "\n" for r in rows)
+    return write_rows
