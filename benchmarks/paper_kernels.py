@@ -364,11 +364,7 @@ def _normal(shape, dtype="float16", scale=1.0):
 
 def _strides(shape):
     """Element strides of a contiguous array."""
-    out, step = [], 1
-    for size in reversed(shape):
-        out.append(step)
-        step *= size
-    return tuple(reversed(out))
+    return tuple(int(np.prod(shape[i + 1:])) for i in range(len(shape)))
 
 
 def _as_f32(x):
@@ -729,7 +725,7 @@ COUNTED_OPS_SHORT = tuple(op.split(".", 1)[1] for op in COUNTED_OPS)
 class HostTensor:
     """A numpy array dressed as the few ``torch.Tensor`` methods Triton's interpreter calls:
     the interpreter reads and writes host memory at ``data_ptr()``, so the kernel works on the
-    array itself."""
+    array itself (the storage calls answer the tensor itself, the copies back do nothing)."""
 
     def __init__(self, array: np.ndarray):
         self.array = np.ascontiguousarray(array)
@@ -741,20 +737,10 @@ class HostTensor:
     def data_ptr(self) -> int:
         return self.array.ctypes.data
 
-    def untyped_storage(self):
+    def _itself(self, *args, **kwargs):
         return self
 
-    def cpu(self):
-        return self
-
-    def copy_(self, other):
-        return self
-
-    def new_empty(self, *args, **kwargs):
-        return self
-
-    def set_(self, *args):
-        return self
+    untyped_storage = cpu = copy_ = new_empty = set_ = _itself
 
     def storage_offset(self) -> int:
         return 0
