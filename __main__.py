@@ -431,7 +431,7 @@ def main(argv=None) -> int:
         print(version_text("python -m linear_layouts"))
         return 0
     if argv and argv[0] == "port":
-        from linear_layouts.tools.port_command import main as port_main
+        from linear_layouts.tools.port.command import main as port_main
         from linear_layouts.tools.cli import end_process
         end_process(port_main(argv[1:]))     # as ll-port: no teardown warnings of Triton's bindings
     if not argv or argv[0] not in ("run", "report"):

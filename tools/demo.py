@@ -299,7 +299,7 @@ def port_section(out) -> list:
 
     from linear_layouts.examples.kernels import transpose
     from ..passes.port.port import PortError, port
-    from .port_report import report_text, write_report
+    from .port.report import report_text, write_report
     launch = dict(X="*fp32", Y="*fp32", M=64, N=64)
     lines = ["Porting to Gluon (ll-port examples/kernels.py:transpose --target sm90 --arg X='*fp32' "
              "--arg Y='*fp32' --arg M=64 --arg N=64):", "", "The Triton kernel:"]

@@ -1,6 +1,6 @@
 """The port: a ``@triton.jit`` kernel rewritten as a Gluon module whose layouts are written out.
 
-``linear_layouts.port(kernel, target=..., **launch)`` (``tools/port_command.py`` is its command)
+``linear_layouts.port(kernel, target=..., **launch)`` (``tools/port/command.py`` is its command)
 reads what Triton's own compile of the kernel chose and writes the same kernel in Gluon:
 
 * :mod:`.launch`       - the launch a port is made for (target, warps, stages, argument types, constexprs);
@@ -12,7 +12,7 @@ reads what Triton's own compile of the kernel chose and writes the same kernel i
 * :mod:`.layouts`      - each layout as the Gluon expression an author writes, and a named one;
 * :mod:`.check`        - the port compiled for the target and read back against the original;
 * :mod:`.comparison`   - Triton's compile, Triton's translator (:mod:`.triton_translator`) and the port,
-  priced alike, for the report (``tools/port_report.py``);
+  priced alike, for the report (``tools/port/report.py``);
 * :mod:`.module_file`  - generated text loaded as a module (Gluon reads a kernel's source from its file);
 * :mod:`.port`         - the whole port, entered through :func:`port`.
 

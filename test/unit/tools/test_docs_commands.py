@@ -32,7 +32,7 @@ TOOLS = {  # what a page writes -> the module whose main() runs it
     "ll-viz": "linear_layouts.tools.viewers.viz",
     "ll-demo": "linear_layouts.tools.demo",
     "ll-fuzz": "linear_layouts.tools.conversion_fuzz",
-    "ll-port": "linear_layouts.tools.port_command",
+    "ll-port": "linear_layouts.tools.port.command",
 }
 TOP_FOLDERS = ("dialect", "passes", "lowering", "tools", "test", "benchmarks", "examples", "docs")
 FILE_KINDS = "py|md|json|txt|png|gz|mlir|test|html|toml|ttgir|svg|cfg"

@@ -112,7 +112,7 @@ def test_access_widths_are_read_from_the_assembly():
 
 
 def test_report_sets_the_port_beside_triton_and_its_translation(tmp_path):
-    from linear_layouts.tools.port_report import write_report
+    from linear_layouts.tools.port.report import write_report
     made = _ported(k.transpose_kernel, "sm90", x_ptr="*fp16", y_ptr="*fp16", M="i32", N="i32", BM=64, BN=64)
     written = write_report(made, k.transpose_kernel, str(tmp_path))
     text = (tmp_path / "report.txt").read_text()

@@ -18,7 +18,7 @@ from __future__ import annotations
 import html
 import os
 
-from ..passes.port.comparison import compare
+from ...passes.port.comparison import compare
 
 
 def report_text(made, jit_fn, rows=None) -> str:
@@ -57,8 +57,8 @@ def _pictures(made, directory: str) -> dict:
     import importlib.util
     if importlib.util.find_spec("matplotlib") is None:
         return {}
-    from ..passes.ir.layouts import tensor_layout_of
-    from .viewers.viz import VizError, draw
+    from ...passes.ir.layouts import tensor_layout_of
+    from ..viewers.viz import VizError, draw
     drawn = {}
     for layout in made.layouts:
         if not layout.shape or "shared" in layout.encoding or "tensor_memory" in layout.encoding:

@@ -20,7 +20,7 @@ import importlib.util
 import os
 import sys
 
-from .cli import ArgumentParser, UsageError, end_process
+from ..cli import ArgumentParser, UsageError, end_process
 
 
 def _parser() -> ArgumentParser:
@@ -80,7 +80,7 @@ def main(argv=None) -> int:
     except UsageError as error:
         print(f"ll-port: error: {error}", file=sys.stderr)
         return 1
-    from ..passes.port.port import PortError, port
+    from ...passes.port.port import PortError, port
     try:
         kernel = _load_kernel(args.kernel)
         arguments = {}
@@ -101,7 +101,7 @@ def main(argv=None) -> int:
                   file=sys.stderr)
             return 1
     if args.report:
-        from .port_report import write_report
+        from .report import write_report
         written = write_report(made, kernel, args.report)
         print(f"ll-port: report in {args.report} ({len(written)} files)", file=sys.stderr)
     if args.output:
