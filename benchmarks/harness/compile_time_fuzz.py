@@ -485,7 +485,7 @@ def main(argv=None) -> int:
     command = "python benchmarks/compile_time.py fuzz " + " ".join(argv if argv is not None else sys.argv[1:])
     lines, bad = report(rows, command.strip(), args.seed, args.timeout)
     os.makedirs(args.out, exist_ok=True)
-    name = ("compile_time_fuzz_issue_case" if args.issue_case else "compile_time_fuzz_issue53_case" if args.issue_53
+    name = ("compile_time_fuzz_issue_case" if args.issue_case else "compile_time_fuzz_replicated_round_trips" if args.issue_53
             else f"compile_time_fuzz_structured_seed{args.seed}" if args.structured else "compile_time_fuzz")
     if args.structured and len(targets) == 1:
         name += f"_{targets[0]}"
