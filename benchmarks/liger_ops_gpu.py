@@ -8,7 +8,7 @@ islands the plugin keeps in Liger's kernels pay for themselves in the whole op?
     python benchmarks/liger_ops_gpu.py --list         # the ops, their Liger symbols and shapes (CPU)
 
 Liger comes from its wheel on PyPI, ``liger-kernel==0.8.5``, the version ``test/lit/corpus/liger_kernel``
-was compiled from (``SOURCES.md`` there; ``tools/gen_corpus_thirdparty.py`` calls the same kernels):
+was compiled from (``SOURCES.md`` there; ``tools/corpus/gen_corpus_thirdparty.py`` calls the same kernels):
 ``python3 -m pip download --no-deps liger-kernel==0.8.5 -d build/fla_carry/wheels``.  The wheel
 declares torch and triton only, but ``liger_kernel/ops/utils.py``, which every op imports, imports
 ``packaging`` at module level: install that wheel too where it is missing.  The ops are taken from

@@ -6,7 +6,7 @@ types (``signature``), its compile-time constants (``constexprs``) and its launc
 every ``ttg.convert_layout`` Triton's layout passes left in it.
 
 Plain Triton as in tutorials and libraries (nothing here knows about linear layouts); the lit
-corpus (``tools/gen_corpus.py``) compiles these and the kernels below the bundle's.
+corpus (``tools/corpus/gen_corpus.py``) compiles these and the kernels below the bundle's.
 """
 
 from __future__ import annotations
@@ -145,7 +145,7 @@ def int4_weight_matmul(A, Wq, C, M: tl.constexpr, N: tl.constexpr, K: tl.constex
 
 
 # --------------------------------------------------------------------------- more, for the lit corpus
-# (``tools/gen_corpus.py`` compiles these and the kernels above into ``test/lit/corpus``.)
+# (``tools/corpus/gen_corpus.py`` compiles these and the kernels above into ``test/lit/corpus``.)
 
 @triton.jit
 def matmul_int8(A, B, C, K: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):

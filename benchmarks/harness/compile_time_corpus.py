@@ -5,7 +5,7 @@
     python benchmarks/compile_time.py corpus --corpus test/lit/corpus/fla --name compile_time_heldout
 
 The kernels are ``test/lit/corpus/liger_kernel/`` (compiled from Liger-Kernel 0.8.5 by
-``tools/gen_corpus_thirdparty.py``; a file's name says its target, ``cuda90`` or ``cuda80``), or
+``tools/corpus/gen_corpus_thirdparty.py``; a file's name says its target, ``cuda90`` or ``cuda80``), or
 the folder ``--corpus`` names: ``test/lit/corpus/fla/`` is a held-out one (flash-linear-attention,
 ``gen_corpus_thirdparty.py --library fla``), which no benchmark or tuning of the project used.
 Each file is compiled by ``triton.compile(path)`` from its TTGIR to a cubin, two ways, the

@@ -66,7 +66,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 GLUON_CORPUS = os.path.join(REPO, "test", "lit", "corpus", "gluon")
 sys.path[:0] = [os.path.join(REPO, "test"), os.path.join(REPO, "benchmarks"), REPO]
 
-from tools.gen_corpus_thirdparty import strip_locations  # noqa: E402
+from tools.corpus.gen_corpus_thirdparty import strip_locations  # noqa: E402
 
 TARGETS = {"sm80": ("cuda", 80, 32), "sm90": ("cuda", 90, 32), "sm100": ("cuda", 100, 32),
            "gfx942": ("hip", "gfx942", 64), "gfx950": ("hip", "gfx950", 64)}

@@ -1,7 +1,7 @@
 """Generate the TTGIR corpus of test/lit/corpus/ from real kernels compiled by Triton.
 
-    python -m linear_layouts.tools.gen_corpus            # rewrite test/lit/corpus/
-    python -m linear_layouts.tools.gen_corpus --check    # list what would be generated
+    python -m linear_layouts.tools.corpus.gen_corpus            # rewrite test/lit/corpus/
+    python -m linear_layouts.tools.corpus.gen_corpus --check    # list what would be generated
 
 Each case below (a kernel of ``examples/kernels.py``, the one home of the project's Triton
 kernels, with its argument types and constants) is compiled for cuda:80, cuda:90 and hip:gfx942
@@ -12,7 +12,7 @@ changes.  Locations keep line numbers but name the kernels' file relative to the
 (files made before the kernels moved there name ``tools/gen_corpus.py``).
 
 ``test/lit/corpus/liger_kernel/`` (a third-party library's kernels, compiled by us with the same
-Triton) is made by ``tools/gen_corpus_thirdparty.py``, not by this script.
+Triton) is made by ``tools/corpus/gen_corpus_thirdparty.py``, not by this script.
 
 The kernels cover what produces interesting layout conversions: matmul (1 to 8 warps, fp16,
 int8, fp64), softmax, layer norm, attention forward, sum and max along each axis, transposes,
@@ -29,11 +29,11 @@ import triton
 import triton.language as tl
 from triton.compiler import ASTSource
 
-from ..examples.kernels import (attention_forward, gather_rows, int4_weight_matmul, layer_norm, matmul, matmul_int8,
+from ...examples.kernels import (attention_forward, gather_rows, int4_weight_matmul, layer_norm, matmul, matmul_int8,
                                permute_3d, reduce_2d, softmax, split_interleave, transpose)
-from ..lowering.target import GFX942, SM80, SM90
+from ...lowering.target import GFX942, SM80, SM90
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CORPUS = os.path.join(REPO, "test", "lit", "corpus")
 TARGETS = {"cuda80": SM80, "cuda90": SM90, "gfx942": GFX942}  # corpus folder -> target
 KERNELS_FILE = os.path.join(REPO, "examples", "kernels.py")
@@ -87,7 +87,7 @@ def main(argv=None) -> int:
     parser.add_argument("--check", action="store_true", help="list the files without compiling")
     parser.add_argument("--out", default=CORPUS, help="corpus directory (default: test/lit/corpus)")
     args = parser.parse_args(argv)
-    from ..passes.drop_in import environment
+    from ...passes.drop_in import environment
     environment.set_default("TRITON_DEFAULT_FP_FUSION", "1")
     count = 0
     for target_name, target in TARGETS.items():

@@ -20,15 +20,15 @@ them into a scratch folder outside the repository and put it on ``PYTHONPATH``::
     python -m pip install --no-deps --target /tmp/ll_scratch/site torch==2.13.0 \\
         /tmp/ll_scratch/dl/liger_kernel-0.8.5-py3-none-any.whl
     python -m pip install --target /tmp/ll_scratch/site2 typing_extensions sympy networkx jinja2 fsspec filelock
-    PYTHONPATH=/tmp/ll_scratch/site:/tmp/ll_scratch/site2 .venv/bin/python tools/gen_corpus_thirdparty.py
-    PYTHONPATH=... .venv/bin/python tools/gen_corpus_thirdparty.py --check   # list the files only
+    PYTHONPATH=/tmp/ll_scratch/site:/tmp/ll_scratch/site2 .venv/bin/python tools/corpus/gen_corpus_thirdparty.py
+    PYTHONPATH=... .venv/bin/python tools/corpus/gen_corpus_thirdparty.py --check   # list the files only
 
     # flash-linear-attention: its source at the pinned commit (no wheel of that commit), plus einops
     git clone https://github.com/fla-org/flash-linear-attention /tmp/ll_scratch/fla_git
     git -C /tmp/ll_scratch/fla_git archive COMMIT fla LICENSE | tar -x -C /tmp/ll_scratch/fla
     python -m pip install --target /tmp/ll_scratch/site2 einops
     PYTHONPATH=/tmp/ll_scratch/fla:/tmp/ll_scratch/site:/tmp/ll_scratch/site2 \\
-        .venv/bin/python tools/gen_corpus_thirdparty.py --library fla
+        .venv/bin/python tools/corpus/gen_corpus_thirdparty.py --library fla
 
 flash-linear-attention's ``fla/__init__.py`` and ``fla/ops/__init__.py`` import every operator,
 and some of those modules are rejected by Triton 3.9 at import (an autotune key that names no
@@ -58,7 +58,7 @@ import sys
 import types
 from typing import Callable, NamedTuple
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CORPUS = os.path.join(REPO, "test", "lit", "corpus")
 
 
@@ -518,7 +518,7 @@ def record_parsers(out: str, ll_opts: list[str]) -> int:
     import subprocess
 
     files = sorted(f for f in os.listdir(out) if f.endswith(".ttgir"))
-    section = [PARSERS_MARK, "`ll-opt FILE` (parse, print; no pass), by `tools/gen_corpus_thirdparty.py --parsers`:\n"]
+    section = [PARSERS_MARK, "`ll-opt FILE` (parse, print; no pass), by `tools/corpus/gen_corpus_thirdparty.py --parsers`:\n"]
     first_failed = 0
     for index, ll_opt in enumerate(ll_opts):
         version = subprocess.run([os.path.join(os.path.dirname(ll_opt), "python"), "-c",
@@ -564,7 +564,7 @@ def main(argv=None) -> int:
     minimum = library.minimum if args.min is None else args.min
     if args.parsers:
         return record_parsers(out, args.parsers)
-    from ..passes.drop_in import environment
+    from ...passes.drop_in import environment
     environment.set_default("TRITON_DEFAULT_FP_FUSION", "1")
     import triton
 
@@ -611,7 +611,7 @@ def main(argv=None) -> int:
                 f"- license: {library.license}\n"
                 f"- compiled by: triton {triton.__version__} (see ../VERSION), `triton.compile(ASTSource(...), "
                 f"target=GPUTarget('cuda', 90|80, 32))`, no GPU, `TRITON_DEFAULT_FP_FUSION=1`\n"
-                f"- generator: `tools/gen_corpus_thirdparty.py --library {library.key}` (its docstring says how to "
+                f"- generator: `tools/corpus/gen_corpus_thirdparty.py --library {library.key}` (its docstring says how to "
                 f"rerun it); `loc(...)` stripped\n"
                 f"- data type: the type of the data pointers ({DATA_TYPES[library.key]})\n\n"
                 f"{len(rows)} files.\n\n"
