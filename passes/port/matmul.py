@@ -13,8 +13,9 @@ Triton lowers ``tl.dot(a, b, acc)`` by target; the port writes the same in Gluon
   ``tcgen05_mma``, a commit to an mbarrier and its wait, the result loaded back in the register
   layout Triton reads tensor memory with.
 
-The layouts are named once at the top of the module (``DOT_<line>_...``).  Pipelining
-(``num_stages``) is not written: each iteration loads, then multiplies.
+The layouts are named once at the top of the module (``DOT_<line>_...``).  The loads of a
+pipelined loop (``num_stages``) are written by :mod:`.pipelining`, which may hand the helper its
+operands already in shared memory (``_dot_wgmma_shared``, ``_dot_tcgen05_shared``).
 """
 
 from __future__ import annotations
@@ -32,10 +33,22 @@ _ALIAS = re.compile(r"^(#[\w.]+) = (#.*)$", re.M)
 
 
 @dataclass
+class DotCall:
+    """One ``tl.dot`` call as the port writes it: the helper kind and its layouts' names, in the
+    helper's order (the operands' first)."""
+
+    translation: object
+    node: ast.Call
+    kind: str                 # wgmma, mma_v2, mfma, tcgen05
+    layouts: list
+
+
+@dataclass
 class DotPlan:
     imports: list = field(default_factory=list)
     helpers: str = ""
     layouts: list = field(default_factory=list)        # NamedLayout, defined at the module's top
+    calls: list = field(default_factory=list)          # DotCall
 
 
 _WGMMA = '''
@@ -129,6 +142,7 @@ def plan_dots(translations, original, launch) -> DotPlan:
                 plan.layouts.append(NamedLayout(name, expression, why, encoding, tuple(shape or ())))
                 names.append(name)
             _rewrite_call(translation, call, f"_dot_{kind}", names)
+            plan.calls.append(DotCall(translation, call, kind, names))
     if not kinds:
         return plan
     plan.imports.append("")

@@ -49,6 +49,7 @@ class Port:
     conversions: list = field(default_factory=list)
     layouts: list = field(default_factory=list)       # NamedLayout, the kernel's and its dots'
     translations: list = field(default_factory=list)
+    pipelines: object = None            # pipelining.Pipelines: the loops written pipelined, and why others are not
     check: object = None
 
 
@@ -159,6 +160,12 @@ def _port(jit_fn, launch) -> Port:
                 t.trial_edits, t.rematerialized = t.edits.copy(), []
     result = Port("", jit_fn.fn.__name__, launch, original)
     _write_layouts(translations, placement, trial, result)
+    from .pipelining import pipeline_loops
+    result.pipelines = pipeline_loops(translations, original, dots.calls, launch)
+    dots.imports += result.pipelines.imports
+    dots.helpers += "".join(f"{named.name} = gl.constexpr({named.expression})  # {named.why}\n"
+                            for named in result.pipelines.layouts) + result.pipelines.helpers
+    dots.layouts += result.pipelines.layouts
     result.source, _ = _module_text(translations, launch, dots, final=True)
     result.layouts += dots.layouts
     result.translations = translations

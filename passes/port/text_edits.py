@@ -50,6 +50,54 @@ class EditedText:
     def text(self) -> str:
         return "\n".join(self._edited_lines()[0]) + "\n"
 
+    def span_text(self, start: tuple, end: tuple) -> str:
+        """The edited text of the original span [start, end) ((line, col) each): the edits inside
+        it, and the wraps that open and close within it (a wrap of the whole span included)."""
+        def inside(line, col, order):
+            if (start[0], start[1]) < (line, col) < (end[0], end[1]):
+                return True
+            opening, extent = order[0] == 1, abs(order[1])
+            if (line, col) == start and opening:       # a wrap that opens here and closes by the end
+                return extent == 0 or (start[0] == end[0] and col + extent <= end[1])
+            if (line, col) == end and not opening and extent:   # a wrap that closes here, opened at or after start
+                return start[0] == end[0] and col - extent >= start[1]
+            return False
+        trimmed = EditedText(self.lines, self.first_line,
+                             [r for r in self._replacements if start <= (r[0], r[1]) and (r[0], r[2]) <= end],
+                             [i for i in self._inserts if inside(i[0], i[1], i[2])])
+        lines, maps = trimmed._edited_lines()
+        pieces = []
+        for number in range(start[0], end[0] + 1):
+            index = number - self.first_line
+            text, breakpoints = lines[index], maps[index]
+
+            def edited_col(col, at_end):
+                found = 0
+                for new_col, old_col in breakpoints:
+                    if old_col < col or (old_col == col and at_end):
+                        found = new_col + (col - old_col)
+                    elif old_col == col and found == 0:
+                        found = new_col
+                return found
+            first = edited_col(start[1], False) if number == start[0] else 0
+            last = edited_col(end[1], True) if number == end[0] else len(text)
+            pieces.append(text[first:last])
+        return "\n".join(pieces)
+
+    def replace_span(self, start: tuple, end: tuple, text: str) -> None:
+        """Replace the original span [start, end) (over one or more lines) by ``text``, dropping
+        every edit inside it; lines the span covered after its first are left empty."""
+        self._replacements = [r for r in self._replacements
+                              if not ((start[0], start[1]) <= (r[0], r[2]) and (r[0], r[1]) <= (end[0], end[1]))]
+        self._inserts = [i for i in self._inserts if not (start <= (i[0], i[1]) <= end)]
+        if start[0] == end[0]:
+            self._replacements.append((start[0], start[1], end[1], text))
+            return
+        self._replacements.append((start[0], start[1], len(self.lines[start[0] - self.first_line]), text))
+        for line in range(start[0] + 1, end[0]):
+            self._replacements.append((line, 0, len(self.lines[line - self.first_line]), ""))
+        self._replacements.append((end[0], 0, end[1], ""))
+
     def _edited_lines(self):
         out, maps = [], []
         for index, original in enumerate(self.lines):

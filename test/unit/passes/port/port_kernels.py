@@ -66,6 +66,24 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
 
 
 @triton.jit
+def matmul_store_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
+                        BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :]
+    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :]
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        a = tl.load(a_ptrs)
+        b = tl.load(b_ptrs)
+        acc = tl.dot(a, b, acc)
+        tl.store(c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :], acc.to(tl.float16))
+        a_ptrs += BLOCK_K
+        b_ptrs += BLOCK_K * stride_bk
+
+
+@triton.jit
 def block_pointer_kernel(x_ptr, n, BLOCK: tl.constexpr):
     block = tl.make_block_ptr(x_ptr, (n,), (1,), (0,), (BLOCK,), (0,))
     tl.store(block, tl.load(block) + 1)

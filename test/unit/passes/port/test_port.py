@@ -58,12 +58,36 @@ def test_transpose_converts_where_two_layouts_meet():
 
 
 @pytest.mark.parametrize("target, instruction, helper", [
-    ("sm80", "mma.sync", "_dot_mma_v2"), ("sm90", "wgmma.mma_async", "_dot_wgmma"),
-    ("sm100", "tcgen05.mma", "_dot_tcgen05"), ("gfx942", "v_mfma", "_dot_mfma")])
+    ("sm80", "mma.sync", "_dot_mma_v2"), ("sm90", "wgmma.mma_async", "_dot_wgmma_shared"),
+    ("sm100", "tcgen05.mma", "_dot_tcgen05_shared"), ("gfx942", "v_mfma", "_dot_mfma")])
 def test_dot_becomes_the_targets_matrix_instruction(target, instruction, helper):
     made = _ported(k.matmul_kernel, target, num_warps=4, **MATMUL)
     assert f"acc = {helper}(a, b, acc, DOT_" in made.source
     assert made.check.original_mma == made.check.ported_mma == {instruction}
+
+
+@pytest.mark.parametrize("target, read", [("sm80", "a_ring.index((k - k_first) % 2).load(DOT_"),
+                                          ("sm90", "a = a_ring.index((k - k_first) % 3)\n"),
+                                          ("sm100", "a = a_ring.index((k - k_first) % 3)\n")])
+def test_a_dot_loop_is_pipelined_as_triton_pipelines_it(target, read):
+    # Triton keeps a ring of num_stages (sm_80 here: 2) tiles per operand in shared memory and
+    # copies ahead; the port writes the same ring, copies and waits in the source.
+    made = _ported(k.matmul_kernel, target, num_warps=4, **MATMUL)
+    stages = 2 if target == "sm80" else 3
+    assert [(stages, names) for _, stages, names in made.pipelines.loops] == [(stages, ["a", "b"])]
+    assert f"a_ring = gl.allocate_shared_memory(gl.float16, [{stages}, 128, 64], A_RING_LAYOUT)" in made.source
+    assert f"for stage in gl.static_range({stages - 1}):" in made.source
+    assert f"async_copy.wait_group({stages - 2})" in made.source and "async_copy.wait_group(0)" in made.source
+    assert read in made.source
+    assert set(made.check.ported.loads) == {16}      # every copy 16 bytes, as Triton's
+
+
+def test_a_loop_that_stores_is_left_unpipelined_with_the_reason():
+    made = _ported(k.matmul_store_kernel, "sm90", num_warps=4, **MATMUL)
+    assert made.pipelines.loops == []
+    assert list(made.pipelines.skipped.values()) == [
+        "the loop stores to memory (a load ahead could read before the store)"]
+    assert "async_copy" not in made.source
 
 
 def test_argument_list_is_the_originals():
