@@ -48,8 +48,9 @@ import sys
 import tempfile
 import time
 
-from harness.op_rounds import (ROUTES, closing, enable_route, mode_options, modes_of, one_config_each,
-                               op_table, publish, rows_writer, run_child, run_rounds, time_forward_backward)
+from harness.op_rounds import mode_options, modes_of, rows_writer
+from harness.op_rounds import (ROUTES, closing, enable_route, one_config_each, op_table, publish, run_child, run_rounds,
+                               time_forward_backward)
 
 OPS = ("chunk_gla", "chunk_simple_gla", "parallel_attn", "chunk_rwkv6", "chunk_gated_delta_rule")
 

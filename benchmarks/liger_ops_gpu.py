@@ -62,8 +62,9 @@ import sys
 import tempfile
 import time
 
-from harness.op_rounds import (closing, enable_route, mode_options, modes_of, one_config_each, op_table, publish,
-                               rows_writer, run_child, run_rounds, time_forward_backward)
+from harness.op_rounds import mode_options, modes_of, rows_writer
+from harness.op_rounds import (closing, enable_route, one_config_each, op_table, publish, run_child, run_rounds,
+                               time_forward_backward)
 
 # op -> (Liger's autograd Function, liger_kernel.ops.<module>.<name>; the shapes, dtype last)
 OPS_AND_SHAPES = {
