@@ -141,7 +141,7 @@ def report() -> list:
             lines.append(f"| {stem} | {row['case']} | {a} + {b} | {x:.3f} | {'' if y is None else f'{y:.3f}'} | {spilled} |")
     taken = [(stem, case) for stem, case in draws_taken() if not case.startswith("issue53/")]
     lines += ["", "## The committed held-out draws of ordinary conversions", "",
-              f"Rows the rule takes over every `plan_fresh_*` draw, issue 53's case aside: {len(taken)} "
+              f"Rows the rule takes over every `plan_fresh_*` draw, the replicated round-trip case aside: {len(taken)} "
               f"({', '.join(sorted({case for _, case in taken})) or 'none'})."]
     return lines
 

@@ -127,7 +127,7 @@ def report() -> list[str]:
              "benchmarks/results/sixteen_bit_matrix_rule.md` (CPU; the docstring says how a row is scored).", "",
              "## The draws it was written on", ""] + written_on_lines()
             + ["", f"## A draw timed before and with it ({TIMED_BOTH_WAYS[0].replace('plan_fresh_', '').replace('_before', '')}, "
-                   "H200, one GPU session)", ""] + timed_both_ways_lines())
+                   "H200, one GPU run)", ""] + timed_both_ways_lines())
 
 
 def main(argv=None) -> int:

@@ -31,7 +31,7 @@ def test_the_totals_the_docs_quote():
     assert ("* islands spilling less than stock's kernel: 7 timed, geomean 0.488, 0.031 to 1.050, above 1.05: 1, "
             "below 0.95: 4") in text
     # the ordinary held-out draws hold at most 64 registers a layout: the rule takes only the round-trip case
-    assert "Rows the rule takes over every `plan_fresh_*` draw, issue 53's case aside: 0 (none)." in text
+    assert "Rows the rule takes over every `plan_fresh_*` draw, the replicated round-trip case aside: 0 (none)." in text
 
 
 def test_the_committed_report_is_the_study_run_now():
