@@ -262,6 +262,11 @@ def _pipeline(translation, original, loop, calls, result) -> set:
             continue
         loads.append((statement, statement.targets[0].id, call.args[0], keywords.get("mask"), rings[0][1]))
     if not loads:
+        in_registers = [op for op in original.ops if op[0] is not None and op[1].name == "ttg.local_store"
+                        and loop.lineno <= op[0][1] - text.first_line + 1 <= loop.end_lineno]
+        if in_registers:
+            raise _NotPipelined("Triton's compile pipelines this loop through registers and a shared-memory store "
+                                "(AMD's stream pipelining), which the port does not write")
         raise _NotPipelined("Triton's compile loads nothing of this loop ahead")
     stages = {ring.shape[0] for *_, ring in loads}
     if len(stages) != 1 or min(stages) < 2:

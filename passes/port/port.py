@@ -74,7 +74,7 @@ def unwrap(kernel):
 
 def port(kernel, target: str = "sm90", *, num_warps: int = None, num_stages: int = None, config: int = None,
          check: bool = False, grid=None, atol: float = None, rtol: float = None, details: bool = False,
-         **launch_arguments):
+         pipeline: bool = True, **launch_arguments):
     """Port ``kernel`` (a ``@triton.jit`` function, also under ``@triton.autotune`` or
     ``@triton.heuristics``) to Gluon for ``target`` (sm80, sm90, sm100, sm120, gfx942, gfx950)
     and the launch its keyword arguments describe: a type string (``"*fp16"``, ``"i32"``) or a
@@ -87,7 +87,8 @@ def port(kernel, target: str = "sm90", *, num_warps: int = None, num_stages: int
     compares it with the original (:mod:`.check`); on a GPU, with sample tensors and a ``grid``,
     both kernels also run on copies of the tensors and every tensor is compared afterwards (bit
     for bit, or within ``atol``/``rtol`` where a reduction's order may differ).  ``details=True``
-    returns a :class:`Port` instead of the text."""
+    returns a :class:`Port` instead of the text.  ``pipeline=False`` writes every ``tl.dot`` loop
+    as it stands (each iteration loads, then multiplies) where Triton's compile pipelines it."""
     jit_fn, configs = unwrap(kernel)
     import inspect
     parameters = inspect.signature(jit_fn.fn).parameters
@@ -105,7 +106,7 @@ def port(kernel, target: str = "sm90", *, num_warps: int = None, num_stages: int
         launch = launch_for(jit_fn, target, num_warps or 4, num_stages or 3, arguments=launch_arguments)
     except LaunchError as error:
         raise PortError(str(error)) from None
-    made = _port(jit_fn, launch)
+    made = _port(jit_fn, launch, pipeline)
     if configs:     # the launch line of an autotuned kernel passes no block sizes: the port keeps the config
         made.source = _with_autotune(made.source, made.kernel_name, chosen, list(getattr(kernel, "keys", [])), launch)
     if check:
@@ -126,7 +127,7 @@ def _with_autotune(source: str, kernel_name: str, config, keys: list, launch) ->
     return source[:marker.start()] + decorator + source[marker.start():]
 
 
-def _port(jit_fn, launch) -> Port:
+def _port(jit_fn, launch, pipeline: bool = True) -> Port:
     translations = _translations(jit_fn)
     files = {t.source.file for t in translations}
     try:
@@ -161,7 +162,7 @@ def _port(jit_fn, launch) -> Port:
     result = Port("", jit_fn.fn.__name__, launch, original)
     _write_layouts(translations, placement, trial, result)
     from .pipelining import pipeline_loops
-    result.pipelines = pipeline_loops(translations, original, dots.calls, launch)
+    result.pipelines = pipeline_loops(translations, original, dots.calls if pipeline else [], launch)
     dots.imports += result.pipelines.imports
     dots.helpers += "".join(f"{named.name} = gl.constexpr({named.expression})  # {named.why}\n"
                             for named in result.pipelines.layouts) + result.pipelines.helpers

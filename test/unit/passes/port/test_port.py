@@ -232,3 +232,12 @@ def test_a_cached_compile_of_the_same_text_from_another_file_does_not_mislead_th
     compile_original(copy.row_sum_kernel, launch_for(copy.row_sum_kernel, "sm90", arguments=arguments))
     made = _ported(k.row_sum_kernel, "sm90", x_ptr="*fp32", out_ptr="*fp32", n_cols="i32", ROWS=16, COLS=256)
     assert made.check.ported_conversions == 2
+
+
+def test_pipelining_can_be_declined_and_amds_register_pipelining_is_named():
+    made = _ported(k.matmul_kernel, "sm90", num_warps=4, pipeline=False, **MATMUL)
+    assert made.pipelines.loops == [] and "async_copy" not in made.source
+    assert "acc = _dot_wgmma(a, b, acc, DOT_" in made.source
+    made = _ported(k.matmul_kernel, "gfx942", num_warps=4, **MATMUL)
+    assert made.pipelines.loops == []
+    assert "through registers and a shared-memory store" in " ".join(made.pipelines.skipped.values())
