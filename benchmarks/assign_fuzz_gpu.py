@@ -4,7 +4,7 @@
     python benchmarks/assign_fuzz_gpu.py --cases 20 --dry-run --out /tmp/dry            # CPU: compile only
     python benchmarks/assign_fuzz_gpu.py --cases 60 --seed 83 --memory-ops --loop-loads  # loads in loops
 
-Each case is a kernel from ``linear_layouts.tools.random_programs`` (``random_program(kernel=True)``): it
+Each case is a kernel from ``linear_layouts.tools.fuzz.random_programs`` (``random_program(kernel=True)``): it
 loads a 32x64 and a 32-element i32 tensor in random layouts, combines them through elementwise
 ops, expand_dims + broadcast, max-reductions, make_range, splats and an ``scf.for`` whose
 accumulator is converted back and forth (with ``--transposes``, also ``tt.trans`` there and
@@ -63,9 +63,9 @@ VARIANTS = ("stock", "assigned", "ours")
 
 
 def random_programs():
-    """The random kernel generator the unit tests draw from too (``linear_layouts.tools.random_programs``,
+    """The random kernel generator the unit tests draw from too (``linear_layouts.tools.fuzz.random_programs``,
     in the installed package: imported when first needed)."""
-    from linear_layouts.tools import random_programs as generator
+    from linear_layouts.tools.fuzz import random_programs as generator
     return generator
 
 

@@ -71,7 +71,7 @@ def compile_case(args):
             kernel = triton.compile(path, target=GPUTarget("cuda", 90, 32))
         finally:
             hook.disable()
-        from linear_layouts.tools.testcases import instruction_classes
+        from linear_layouts.tools.fuzz.testcases import instruction_classes
 
         result = {"ok": True, "compile_s": time.perf_counter() - start, "shared_bytes": kernel.metadata.shared,
                   **instruction_classes(kernel.asm["ptx"])}

@@ -4,7 +4,7 @@
     python benchmarks/fuzz_gpu.py --cases 50 --dry-run --out /tmp/dry              # CPU: compile only
     python benchmarks/fuzz_gpu.py --cases 3000 --seed 101 --in-place --out DIR     # ours built in place
 
-The cases come from ``tools/conversion_fuzz.py`` (``ll-fuzz``'s generator, the CUDA target of
+The cases come from ``tools/fuzz/conversion_fuzz.py`` (``ll-fuzz``'s generator, the CUDA target of
 the GPU): random ``#ttg.linear`` layouts with broadcast bases, tiny tensors, blocked tiles larger
 than the tensor, slices of blocked and MMA layouts, MMA accumulators, dot operands and pairs
 from real kernels; every element type (i1, i8, i16, i32, i64, fp8, f16, bf16, f32, pointers)
@@ -57,7 +57,7 @@ def compile_case(job):
     import triton
     from triton.backends.compiler import GPUTarget
 
-    from linear_layouts.tools.testcases import single_convert_ttgir
+    from linear_layouts.tools.fuzz.testcases import single_convert_ttgir
     from linear_layouts.passes.ir.sandbox import run_forked
     from linear_layouts.passes.drop_in.in_place import in_place_enabled, in_place_module_text
     from linear_layouts.passes.lower_conversions import lower_text
@@ -260,7 +260,7 @@ def options(parser) -> None:
 
 def cases(args, env) -> list:
     from linear_layouts.passes.drop_in.in_place import IN_PLACE_VARIABLE
-    from linear_layouts.tools.conversion_fuzz import case_at
+    from linear_layouts.tools.fuzz.conversion_fuzz import case_at
     # The compile workers inherit it: ours is the text route's island unless --in-place.
     os.environ[IN_PLACE_VARIABLE] = "1" if args.in_place else "0"
     if args.in_place:

@@ -67,7 +67,7 @@ def _warp_split(num_warps):
 
 def layout_zoo(num_warps: int, arch: int, rng: random.Random, shape=(64, 64)) -> list[tuple[str, str]]:
     """(name, attribute) of layouts for a ``shape`` tensor on ``num_warps`` warps of 32 lanes."""
-    from linear_layouts.tools.testcases import random_linear_encoding
+    from linear_layouts.tools.fuzz.testcases import random_linear_encoding
     tall, square = _warp_split(num_warps)
     wide = tall[::-1]
     zoo = [
@@ -90,7 +90,7 @@ def layout_zoo(num_warps: int, arch: int, rng: random.Random, shape=(64, 64)) ->
 
 def build_cases(arch: int, seed: int, pairs_per_group: int):
     """Every (dtype, warps) group gets ``pairs_per_group`` distinct ordered layout pairs."""
-    from linear_layouts.tools.testcases import related_linear_pairs, single_convert_ttgir
+    from linear_layouts.tools.fuzz.testcases import related_linear_pairs, single_convert_ttgir
     rng = random.Random(seed)
     cases = []
     target = "sm_90" if arch >= 90 else "sm_80"
@@ -132,7 +132,7 @@ def compile_case(job):
     """Worker: lower with our pass (owning ``case["only"]``, default our defaults) and compile
     both variants; returns what the report needs."""
     index, case, arch, directory = job
-    from linear_layouts.tools.testcases import ptx_mix
+    from linear_layouts.tools.fuzz.testcases import ptx_mix
     from linear_layouts.passes.lower_conversions import lower_text
     out = {"index": index}
     for variant in ("stock", "ours"):

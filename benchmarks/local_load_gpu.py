@@ -64,7 +64,7 @@ def shared_layouts(bits: int) -> list[tuple[str, str]]:
 
 
 def result_layouts(num_warps: int, bits: int, rng: random.Random, shape=SHAPE) -> list[tuple[str, str]]:
-    from linear_layouts.tools.testcases import random_linear_encoding
+    from linear_layouts.tools.fuzz.testcases import random_linear_encoding
     tall, square = gpu_conversions._warp_split(num_warps)
     zoo = [("blocked-row-v4", blocked([1, 4], [4, 8], tall, [1, 0])),
            ("blocked-col-v4", blocked([4, 1], [8, 4], tall[::-1], [0, 1])),
@@ -90,7 +90,7 @@ def case_groups():
 
 
 def build_cases(arch: int, seed: int, per_group: int, buffers: int = 0, only: str = "local_load"):
-    from linear_layouts.tools.testcases import single_convert_ttgir
+    from linear_layouts.tools.fuzz.testcases import single_convert_ttgir
     rng = random.Random(seed)
     target = "sm_90" if arch >= 90 else "sm_80"
     cases = []

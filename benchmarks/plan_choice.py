@@ -181,7 +181,7 @@ def compile_candidate(args):
             kernel = triton.compile(path, target=GPUTarget("cuda", 90, 32))
         finally:
             hook.disable()
-        from linear_layouts.tools.testcases import instruction_classes
+        from linear_layouts.tools.fuzz.testcases import instruction_classes
 
         result = {"ok": True, "compile_s": time.perf_counter() - start, **instruction_classes(kernel.asm["ptx"]),
                   "ptx_sha": ptx_digest(kernel.asm["ptx"])}

@@ -97,7 +97,7 @@ class FinalInstruction:
     """One row of an emitter's table of final-code instructions (``emit_nvidia`` /
     ``emit_amd.FINAL_CODE_INSTRUCTIONS``: the one table tools count with).  ``pattern`` matches
     the start of every line holding the instruction, in any form; where group ``detail`` matched
-    too, the groups name its form (``tools.testcases.ptx_mix``: ``st.shared.b128``), and a form
+    too, the groups name its form (``tools.fuzz.testcases.ptx_mix``: ``st.shared.b128``), and a form
     without it (``ld.shared::cluster``) is counted by name only (``detail`` 0: no groups)."""
 
     name: str

@@ -7,7 +7,7 @@
 
 (``compile_time.py``'s ``fuzz`` suite; this module also runs as its own child process.)
 
-Each case is the kernel ``load X in A; convert to B; store Y in B`` (``tools.testcases.
+Each case is the kernel ``load X in A; convert to B; store Y in B`` (``tools.fuzz.testcases.
 single_convert_ttgir``) whose source layout holds 256 to 4,096 registers per thread (a slice of
 a blocked layout whose lanes all hold the same data, a blocked layout repeated over a tensor
 larger than its tile, a random ``#ttg.linear`` with many register bits) and whose destination
@@ -116,7 +116,7 @@ def _dense_layouts_parse() -> bool:
 def random_case(rng: random.Random, target: str) -> dict:
     """One conversion whose source has 256 to 4,096 registers per thread (module docstring)."""
     from linear_layouts.lowering.target import target_named
-    from linear_layouts.tools.testcases import random_linear_encoding
+    from linear_layouts.tools.fuzz.testcases import random_linear_encoding
     warp_size = target_named(target).warp_size
     num_warps = rng.choice((4, 8))
     element = rng.choice(ELEMENT_TYPES)
@@ -190,7 +190,7 @@ def _structured_case(rng: random.Random, target: str) -> dict:
     """
     from linear_layouts.lowering.target import target_named
     from linear_layouts.passes.ir.layouts import tensor_layout_of
-    from linear_layouts.tools.testcases import linear_encoding_text
+    from linear_layouts.tools.fuzz.testcases import linear_encoding_text
     warp_size = target_named(target).warp_size
     num_warps = rng.choice((4, 8))
     element = rng.choice(ELEMENT_TYPES)
@@ -267,7 +267,7 @@ def round_trip_ttgir(shape, element: str, src: str, dst: str, num_warps: int, ta
                      name: str = "k") -> str:
     """``load X in src; (convert to dst; convert to src) x trips; store Y in src`` (the round-trip case's kernel)."""
     from linear_layouts.lowering.target import target_named
-    from linear_layouts.tools.testcases import _offsets
+    from linear_layouts.tools.fuzz.testcases import _offsets
     t = target_named(target)
     dims = "x".join(map(str, shape))
     ptr = f"!tt.ptr<{element}>"
@@ -289,7 +289,7 @@ def round_trip_ttgir(shape, element: str, src: str, dst: str, num_warps: int, ta
 
 
 def case_text(case: dict) -> str:
-    from linear_layouts.tools.testcases import single_convert_ttgir
+    from linear_layouts.tools.fuzz.testcases import single_convert_ttgir
     if case.get("round_trips"):
         return round_trip_ttgir(tuple(case["shape"]), case["element"], case["src"], case["dst"], case["num_warps"],
                                 case["target"], case["round_trips"])

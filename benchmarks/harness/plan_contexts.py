@@ -389,7 +389,7 @@ def compile_one(job):
     from triton.backends.compiler import GPUTarget
     import linear_layouts
     from linear_layouts.passes.drop_in import hook
-    from linear_layouts.tools.testcases import instruction_classes
+    from linear_layouts.tools.fuzz.testcases import instruction_classes
 
     path = _kernel_path(directory, index, mode, kind)
     with open(path, "w") as f:

@@ -8,7 +8,7 @@ only where it needs fewer of some costly kind than stock's floor
 (``lowering.choosing.stock_bounds``).  Where no candidate can, ``stock_bounds.why_no_plan_gains``
 answers from the conversion's scope and its candidates' methods, and no plan is built.  This
 script draws ``--count`` random conversions under each of ``--seeds``
-(``tools.random_layouts.planned_random_cases``, every target), builds every candidate anyway, and
+(``tools.fuzz.random_layouts.planned_random_cases``, every target), builds every candidate anyway, and
 counts:
 
 * the conversions decided before planning, by the floor's reason;
@@ -36,7 +36,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 def random_counts(seeds, count: int, triton: str) -> list[dict]:
     from linear_layouts.lowering.choosing.lowering_choice import Conversion, Policy, gate_reason_without_plan
     from linear_layouts.lowering.choosing.stock_bounds import dominance
-    from linear_layouts.tools.random_layouts import planned_random_cases
+    from linear_layouts.tools.fuzz.random_layouts import planned_random_cases
 
     policy = Policy(triton=triton)
     rows = []

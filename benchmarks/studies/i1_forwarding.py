@@ -11,7 +11,7 @@ hold selects ours did not).  This script asks that question of every release, on
 
 * the conversions: every distinct i1 conversion of the committed corpus (``test/lit/corpus``:
   the project's kernels, Liger-Kernel's and flash-linear-attention's), and ``--count`` random
-  ones per target (``tools.conversion_fuzz.random_case`` drawn from ``--seed``, made i1), kept
+  ones per target (``tools.fuzz.conversion_fuzz.random_case`` drawn from ``--seed``, made i1), kept
   where stock moves nothing;
 * each one's single-conversion kernel (load, convert, store) is compiled for its target twice in
   a forked child: stock Triton, and the plugin's pipeline with the choice off
@@ -65,7 +65,7 @@ def candidate_rows(seed: int, count: int):
     from linear_layouts.lowering.choosing.stock_lowering import holds_register_copies, stock_moves_nothing
     from linear_layouts.passes.ir.bindings import installed_conventions
     from linear_layouts.passes.ir.layouts import tensor_layout_of
-    from linear_layouts.tools.conversion_fuzz import random_case
+    from linear_layouts.tools.fuzz.conversion_fuzz import random_case
 
     rows = []
     root = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "test", "lit", "corpus")
@@ -105,7 +105,7 @@ def compare(row, workdir: str) -> "tuple[dict, dict, dict] | str":
     import stock_dominance as sd
     from linear_layouts.lowering.target import target_named
     from linear_layouts.tools.final_code import lower_pipeline, mark_conversions
-    from linear_layouts.tools.testcases import single_convert_ttgir
+    from linear_layouts.tools.fuzz.testcases import single_convert_ttgir
 
     target = target_named(row.target)
     text = single_convert_ttgir(row.shape, row.element_type, row.src, row.dst, row.num_warps, row.target)

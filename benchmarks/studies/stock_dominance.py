@@ -5,7 +5,7 @@
     .venv-compat/bin/python benchmarks/studies/stock_dominance.py --seed 4301 --count 30 --kernels \
         --json /tmp/stock_dominance_3.6.0.jsonl --out benchmarks/results/stock_dominance_3.6.0.md
 
-For each conversion (fresh random ones, ``tools.conversion_fuzz.random_case`` drawn from
+For each conversion (fresh random ones, ``tools.fuzz.conversion_fuzz.random_case`` drawn from
 ``--seed``; with ``--kernels`` also every distinct conversion of the committed corpus,
 ``test/lit/corpus``: the demo's kernels and Liger-Kernel's), a single-conversion kernel (load, convert, store) is compiled
 for the target twice in a forked child:
@@ -172,7 +172,7 @@ def check(row: Row, workdir: str) -> Row:
     from linear_layouts.passes.ir.layouts import tensor_layout_of
     from linear_layouts.passes.lower_conversions import lower_text
     from linear_layouts.tools.final_code import lower_pipeline, mark_conversions
-    from linear_layouts.tools.testcases import single_convert_ttgir
+    from linear_layouts.tools.fuzz.testcases import single_convert_ttgir
 
     target = target_named(row.target)
     text = single_convert_ttgir(row.shape, row.element_type, row.src, row.dst, row.num_warps, row.target)
@@ -204,7 +204,7 @@ def check(row: Row, workdir: str) -> Row:
 
 
 def random_rows(seed: int, count: int, targets) -> list[Row]:
-    from linear_layouts.tools.conversion_fuzz import random_case
+    from linear_layouts.tools.fuzz.conversion_fuzz import random_case
 
     rows = []
     for i in range(count):

@@ -1,5 +1,5 @@
 """What a plan must become in the final code, and what the final code holds, in the keys of
-``tools.testcases.ptx_mix`` / ``amdgcn_mix``: the compile tests compare the two."""
+``tools.fuzz.testcases.ptx_mix`` / ``amdgcn_mix``: the compile tests compare the two."""
 
 from collections import Counter
 

@@ -25,7 +25,7 @@ def random_view_registers(seed: int, buffer_shape, shrink, warps: int, lanes: in
     threads (no layout without a thread holding nothing)."""
     import random
 
-    from linear_layouts.tools.testcases import linear_encoding_text, random_linear_bases
+    from linear_layouts.tools.fuzz.testcases import linear_encoding_text, random_linear_bases
 
     view_shape = tuple(a >> k for a, k in zip(buffer_shape, shrink))
     if view_shape[0] * view_shape[1] < lanes * warps:

@@ -17,7 +17,7 @@ from support import REPO  # noqa: E402
 sys.path.insert(0, os.path.join(str(REPO), "benchmarks"))
 import assign_fuzz_gpu  # noqa: E402
 
-from linear_layouts.tools.random_programs import random_program  # noqa: E402
+from linear_layouts.tools.fuzz.random_programs import random_program  # noqa: E402
 
 
 def test_transposes_only_where_asked():
@@ -69,7 +69,7 @@ def test_input_buffers_cover_the_loops_and_stay_in_the_bound():
     storing loop, outputs poisoned; the kernel's arguments in the signature's order."""
     import numpy as np
 
-    from linear_layouts.tools.random_programs import MAX_TRIPS, M, N
+    from linear_layouts.tools.fuzz.random_programs import MAX_TRIPS, M, N
     rng = np.random.default_rng(1)
     buffers = assign_fuzz_gpu.input_buffers({"input_bound": 5, "loop_store_tiles": 2}, True, rng)
     assert list(buffers) == ["X", "V", "OUT", "OUT1", "L", "S"]

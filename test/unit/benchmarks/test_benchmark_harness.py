@@ -116,7 +116,7 @@ def test_calibration_fit_recovers_known_costs():
 
 
 def test_instruction_classes_count_every_width_and_form():
-    from linear_layouts.tools.testcases import instruction_classes
+    from linear_layouts.tools.fuzz.testcases import instruction_classes
 
     ptx = "\n".join(["  shfl.sync.idx.b32 %r1, %r2, 1, 31, -1;", "  shfl.sync.bfly.b32 %r1, %r2, 1, 31, -1;",
                      "  st.shared.v4.b32 [%r3], {%r1, %r2, %r4, %r5};", "  st.shared.b16 [%r3], %rs1;",

@@ -4,7 +4,7 @@ plan's equality, hash and print do not change."""
 import dataclasses
 
 from linear_layouts.lowering import cost
-from linear_layouts.tools.random_layouts import planned_random_cases
+from linear_layouts.tools.fuzz.random_layouts import planned_random_cases
 
 
 def test_the_kept_cost_is_the_cost():

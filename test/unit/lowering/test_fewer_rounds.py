@@ -27,7 +27,7 @@ from linear_layouts.lowering.sim.island_sim import check_emitted
 from linear_layouts.lowering.swizzle import Swizzle
 from linear_layouts.lowering.target import target_named
 from linear_layouts.lowering.verify import verify_plan
-from linear_layouts.tools.testcases import random_linear_encoding
+from linear_layouts.tools.fuzz.testcases import random_linear_encoding
 
 # The worked example of ``with_fewer_rounds``: 32x256 i32 over 4 warps, a held-out conversion
 # (fresh5113/30) that Triton converts in 4 rounds through 8 KB.

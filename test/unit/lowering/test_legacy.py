@@ -28,7 +28,7 @@ from linear_layouts.lowering.local_memory import plan_local_load, plan_local_sto
 from linear_layouts.lowering.plan import Barrier, Unsupported
 from linear_layouts.lowering.target import target_named
 from linear_layouts.lowering.verify import verify_plan
-from linear_layouts.tools.random_layouts import layout_of, random_encoding_case
+from linear_layouts.tools.fuzz.random_layouts import layout_of, random_encoding_case
 
 ZOO_CASES = 300
 
@@ -161,7 +161,7 @@ def test_lane_scope_conversion_uses_shared_memory_and_a_cta_barrier():
 
 
 def test_pass_option_mode_legacy():
-    from linear_layouts.tools.testcases import single_convert_ttgir
+    from linear_layouts.tools.fuzz.testcases import single_convert_ttgir
     from linear_layouts.passes.pipeline import PipelineError, parse_pipeline
     from linear_layouts.passes.lower_conversions import lower_text
     text = single_convert_ttgir((128,), "f16", blocked([4], [32], [1], [0]), blocked([1], [32], [1], [0]), 1)

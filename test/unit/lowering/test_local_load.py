@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from linear_layouts.dialect import to_linear_layout  # noqa: E402
 from linear_layouts.lowering.describe import cost_text  # noqa: E402
 from linear_layouts.lowering.emit.emit_llvm import IslandSite, emit_local_load_island  # noqa: E402
-from linear_layouts.tools.testcases import linear_encoding_text, random_linear_bases, single_convert_ttgir  # noqa: E402
+from linear_layouts.tools.fuzz.testcases import linear_encoding_text, random_linear_bases, single_convert_ttgir  # noqa: E402
 from linear_layouts.lowering.instructions import AccessForm  # noqa: E402
 from linear_layouts.lowering.sim.sim_local_memory import check_emitted_local_load  # noqa: E402
 from linear_layouts.lowering.local_memory import plan_local_load  # noqa: E402

@@ -63,7 +63,7 @@ def test_lowering_imports_have_no_cycle():
 
 # Instruction names of either vendor, as string literals.  island_sim reads emitted text back,
 # so it parses vendor text too.  (Counting instructions in compiled assembly is a tool's job:
-# tools/testcases.py.)
+# tools/fuzz/testcases.py.)
 MNEMONIC = re.compile(r"^(st\.shared|ld\.shared|ldmatrix|stmatrix|ds_write|ds_read|ds_bpermute|s_barrier|bar\.sync|"
                       r"bar\.warp|barrier\.cluster|shfl\.)")
 SPELLERS = {"emit_nvidia", "emit_amd", "island_sim", "sim_ptx"}   # sim_ptx: island_sim's PTX handlers

@@ -2,7 +2,7 @@
 and blocked layouts spread over clusters of 2 or 4 CTAs (cross-CTA conversions: distributed
 shared memory on sm_90, ``Unsupported`` on sm_80).
 
-Random pairs of layouts of one tensor shape and warp count (``linear_layouts.tools.random_layouts``), converted
+Random pairs of layouts of one tensor shape and warp count (``linear_layouts.tools.fuzz.random_layouts``), converted
 with ``dialect.encodings.to_linear_layout``: a plan must exist for every pair (cross-CTA pairs
 may be ``Unsupported`` only without distributed shared memory), and a sample of the plans is
 emitted and executed by the emitted-code simulator (``test_plan_fuzz.py`` says why the plan
@@ -25,7 +25,7 @@ from linear_layouts.dialect.linear_layout import LayoutError
 from linear_layouts.lowering.plan import Unsupported
 from linear_layouts.lowering.planner import plan_conversion
 from linear_layouts.lowering.target import TARGETS
-from linear_layouts.tools.random_layouts import layout_of, random_encoding_case
+from linear_layouts.tools.fuzz.random_layouts import layout_of, random_encoding_case
 from support.release_seed import seed_for_this_release
 from support.simulation import simulate
 

@@ -1,5 +1,5 @@
 """Fuzzing the planner: random (source, destination, element width, warps, target) cases from
-``linear_layouts.tools.random_layouts.random_case``.
+``linear_layouts.tools.fuzz.random_layouts.random_case``.
 
 The planner returns only plans its own exhaustive verifier passed, so re-running that verifier
 here would prove nothing.  What is checked instead: a plan exists for every case (a cross-CTA
@@ -21,7 +21,7 @@ from collections import Counter
 
 from linear_layouts.lowering.planner import plan_conversion
 from linear_layouts.lowering.plan import Unsupported
-from linear_layouts.tools.random_layouts import random_case
+from linear_layouts.tools.fuzz.random_layouts import random_case
 from support.release_seed import seed_for_this_release
 from support.simulation import simulate
 

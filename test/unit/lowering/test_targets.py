@@ -15,8 +15,8 @@ from linear_layouts.lowering.emit.emit_llvm import IslandSite, emit_island
 from linear_layouts.lowering.sim.island_sim import check_emitted
 from linear_layouts.lowering.planner import plan_conversion
 from linear_layouts.lowering.target import ORIGINAL_TARGETS, TARGETS, target_named
-from linear_layouts.tools.random_layouts import amd_layouts, blocked, layout_of, nvidia_layouts
-from linear_layouts.tools.testcases import random_linear_encoding
+from linear_layouts.tools.fuzz.random_layouts import amd_layouts, blocked, layout_of, nvidia_layouts
+from linear_layouts.tools.fuzz.testcases import random_linear_encoding
 
 NEW_TARGETS = ("sm_86", "sm_89", "sm_100", "sm_120", "gfx950", "gfx1100", "gfx1201")
 

@@ -18,7 +18,7 @@ from linear_layouts.lowering.sim.island_sim import check_emitted
 from linear_layouts.lowering.planner import plan_conversion
 from linear_layouts.lowering.target import target_named
 from linear_layouts.lowering.thread_group import ThreadGroup
-from linear_layouts.tools.testcases import random_linear_encoding
+from linear_layouts.tools.fuzz.testcases import random_linear_encoding
 
 
 def blocked(size, threads, warps, order):

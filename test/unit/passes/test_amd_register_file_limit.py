@@ -11,7 +11,7 @@ from linear_layouts.lowering.planner import plan_conversion
 from linear_layouts.lowering.target import target_named
 from linear_layouts.passes.ir.layouts import tensor_layout_of
 from linear_layouts.passes.lower_conversions import lower_text
-from linear_layouts.tools.testcases import single_convert_ttgir
+from linear_layouts.tools.fuzz.testcases import single_convert_ttgir
 
 GFX942 = target_named("gfx942")
 

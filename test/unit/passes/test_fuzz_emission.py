@@ -1,4 +1,4 @@
-"""The CPU fuzz through emission (``ll-fuzz``, ``tools/conversion_fuzz.py``), run in CI under
+"""The CPU fuzz through emission (``ll-fuzz``, ``tools/fuzz/conversion_fuzz.py``), run in CI under
 both Triton releases of the suite (3.9 and 3.6).
 
 * ``LL_FUZZ_EMIT_CASES`` (default 1500) random conversions are planned, emitted and executed by
@@ -24,7 +24,7 @@ from collections import Counter
 
 import pytest
 
-from linear_layouts.tools import conversion_fuzz as fuzz
+from linear_layouts.tools.fuzz import conversion_fuzz as fuzz
 from support.release_seed import seed_for_this_release
 
 SEED = int(os.environ.get("LL_FUZZ_SEED", seed_for_this_release(20261122)))

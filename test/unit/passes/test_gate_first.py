@@ -29,7 +29,7 @@ from linear_layouts.lowering.target import target_named
 from linear_layouts.passes import lower_conversions
 from linear_layouts.passes.ir.diagnostics import IRError
 from linear_layouts.passes.lower_conversions import lower_text
-from linear_layouts.tools.random_layouts import planned_random_cases, random_case
+from linear_layouts.tools.fuzz.random_layouts import planned_random_cases, random_case
 
 CORPORA = os.path.join(os.path.dirname(__file__), "..", "..", "lit", "corpus")
 CORPUS = os.path.join(CORPORA, "liger_kernel")

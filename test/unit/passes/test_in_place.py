@@ -252,7 +252,7 @@ def test_each_element_type_is_built_with_its_own_buffer(in_place_on_3_6, monkeyp
     """One conversion (blocked -> mma v3, 64x64, 4 warps) of each byte-wide element type, every
     plan ours (the gate off): built in place, through a buffer of the type's bytes (i1 as i8,
     each fp8 as itself), and compiled by Triton to a kernel that stores through shared memory."""
-    from linear_layouts.tools.testcases import single_convert_ttgir
+    from linear_layouts.tools.fuzz.testcases import single_convert_ttgir
 
     monkeypatch.setenv("LINEAR_LAYOUTS_STOCK_GATE", "off")
     text = single_convert_ttgir((64, 64), element,

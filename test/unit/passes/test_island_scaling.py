@@ -24,7 +24,7 @@ import pytest
 
 from linear_layouts.lowering.choosing.island_limits import MAX_ELEMENTS_PER_THREAD
 from linear_layouts.passes.lower_conversions import lower_text
-from linear_layouts.tools.testcases import single_convert_ttgir
+from linear_layouts.tools.fuzz.testcases import single_convert_ttgir
 from support import REPO
 
 SOURCE = ("#ttg.slice<{dim = 1, parent = #ttg.blocked<{sizePerThread = [8, 8], threadsPerWarp = [1, 32], "

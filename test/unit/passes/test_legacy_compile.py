@@ -19,7 +19,7 @@ from triton.backends.compiler import GPUTarget  # noqa: E402
 
 import linear_layouts  # noqa: E402
 from linear_layouts.lowering.describe import describe_plan  # noqa: E402
-from linear_layouts.tools.testcases import amdgcn_mix, ptx_mix, single_convert_ttgir  # noqa: E402
+from linear_layouts.tools.fuzz.testcases import amdgcn_mix, ptx_mix, single_convert_ttgir  # noqa: E402
 from linear_layouts.passes.drop_in import hook# noqa: E402
 from linear_layouts.passes.lower_conversions import lower_text  # noqa: E402
 from support.instruction_mix import expected_mix, measured_mix  # noqa: E402

@@ -27,7 +27,7 @@ from concurrent.futures import ProcessPoolExecutor
 
 import pytest
 
-from linear_layouts.tools.testcases import (amdgcn_mix, ptx_mix, random_blocked_encoding,
+from linear_layouts.tools.fuzz.testcases import (amdgcn_mix, ptx_mix, random_blocked_encoding,
                                                    random_linear_encoding, single_convert_ttgir)
 from linear_layouts.lowering.describe import describe_plan
 from support.instruction_mix import expected_mix, measured_mix

@@ -32,7 +32,7 @@ from triton.backends.compiler import GPUTarget  # noqa: E402
 
 from linear_layouts.lowering.plan import Barrier  # noqa: E402
 from linear_layouts.passes.lower_conversions import lower_text  # noqa: E402
-from linear_layouts.tools.testcases import ptx_mix, single_convert_ttgir  # noqa: E402
+from linear_layouts.tools.fuzz.testcases import ptx_mix, single_convert_ttgir  # noqa: E402
 from support.instruction_mix import expected_mix, measured_mix  # noqa: E402
 
 # (target, shape, element, warps, source layout, destination layout): the plan's accesses in the comment

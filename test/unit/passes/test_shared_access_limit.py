@@ -21,7 +21,7 @@ from linear_layouts.lowering.choosing.island_limits import (MAX_SHARED_ACCESSES_
                                                             shared_accesses_problem)
 from linear_layouts.passes.ir.bindings import triton_version
 from linear_layouts.passes.lower_conversions import lower_text
-from linear_layouts.tools.testcases import single_convert_ttgir
+from linear_layouts.tools.fuzz.testcases import single_convert_ttgir
 
 FLAGGED_SOURCE = ("#ttg.linear<{register = [[16, 0], [0, 64], [2, 0], [64, 0], [0, 128], [0, 1], [1, 0], [0, 8], "
                   "[8, 0]], lane = [[128, 0], [32, 0], [0, 2], [0, 16], [0, 32]], warp = [[0, 4], [4, 0]], "

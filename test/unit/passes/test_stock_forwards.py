@@ -12,8 +12,8 @@ import pytest
 from linear_layouts.lowering.choosing.stock_lowering import stock_moves_nothing
 from linear_layouts.lowering.plan import Method, Scope
 from linear_layouts.passes.lower_conversions import lower_text
-from linear_layouts.tools.testcases import single_convert_ttgir
-from linear_layouts.tools.random_layouts import planned_random_cases
+from linear_layouts.tools.fuzz.testcases import single_convert_ttgir
+from linear_layouts.tools.fuzz.random_layouts import planned_random_cases
 
 BLOCKED = "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>"
 # BLOCKED on a 16x32 tensor, written as a linear layout: the same map (a no-op)

@@ -23,7 +23,7 @@ import sys
 
 import pytest
 
-from linear_layouts.tools.random_programs import random_program
+from linear_layouts.tools.fuzz.random_programs import random_program
 from support.release_seed import seed_for_this_release
 
 TARGETS = {"cuda:80": "ptx", "cuda:90": "ptx", "cuda:100": "ptx", "cuda:120": "ptx", "hip:gfx1100": "amdgcn",

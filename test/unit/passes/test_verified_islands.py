@@ -9,7 +9,7 @@ import os
 import pytest
 
 from linear_layouts.lowering.sim import island_sim
-from linear_layouts.tools.testcases import single_convert_ttgir
+from linear_layouts.tools.fuzz.testcases import single_convert_ttgir
 from linear_layouts.lowering.verify import VerificationResult
 from linear_layouts.lowering.choosing import plan_memory
 from linear_layouts.lowering.choosing.plan_memory import PROCESS_PLANS

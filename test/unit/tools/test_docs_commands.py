@@ -31,7 +31,7 @@ TOOLS = {  # what a page writes -> the module whose main() runs it
     "ll-opt": "linear_layouts.tools.ll_opt",
     "ll-viz": "linear_layouts.tools.viewers.viz",
     "ll-demo": "linear_layouts.tools.demo",
-    "ll-fuzz": "linear_layouts.tools.conversion_fuzz",
+    "ll-fuzz": "linear_layouts.tools.fuzz.conversion_fuzz",
     "ll-port": "linear_layouts.tools.port.command",
 }
 TOP_FOLDERS = ("dialect", "passes", "lowering", "tools", "test", "benchmarks", "examples", "docs")

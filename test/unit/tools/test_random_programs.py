@@ -1,4 +1,4 @@
-"""tools/random_programs.py's ``loop_loads`` option and its value bounds: every scf.for body
+"""tools/fuzz/random_programs.py's ``loop_loads`` option and its value bounds: every scf.for body
 loads tile ``iv`` of L (and stores to its own part of S) in a layout other than its
 accumulator's, every access stays inside the buffers the harness allocates, and the bound on
 the program's values (``Magnitude``, ``input_bound``) is what the ops compute."""
@@ -13,7 +13,7 @@ import pytest
 
 from linear_layouts.passes.assign.layout_rules import encoding_of
 from linear_layouts.passes.ir.snapshot import in_loop, parse_module
-from linear_layouts.tools.random_programs import (INT32_MAX, LOADED, MAX_TRIPS, M, N, Magnitude, RandomKernel,
+from linear_layouts.tools.fuzz.random_programs import (INT32_MAX, LOADED, MAX_TRIPS, M, N, Magnitude, RandomKernel,
                                      random_kernel, random_program)
 
 SEEDS = range(8)

@@ -27,7 +27,7 @@ def test_a_harness_module_runs_as_a_module_and_a_script_by_its_path(tmp_path):
 def test_compile_time_fuzz_child_starts_as_a_module(tmp_path):
     pytest.importorskip("triton")
     from harness import compile_time_fuzz
-    from linear_layouts.tools.testcases import single_convert_ttgir
+    from linear_layouts.tools.fuzz.testcases import single_convert_ttgir
 
     blocked = "#ttg.blocked<{{sizePerThread = [1, {0}], threadsPerWarp = [{1}, {2}], warpsPerCTA = [4, 1], order = [1, 0]}}>"
     text = single_convert_ttgir((64, 64), "f32", blocked.format(4, 2, 16), blocked.format(1, 1, 32), 4, "sm_90")

@@ -7,7 +7,7 @@ simulator (the suite's strict check turns a failing island into an error)."""
 from __future__ import annotations
 
 from linear_layouts.passes.lower_conversions import lower_text
-from linear_layouts.tools.testcases import single_convert_ttgir
+from linear_layouts.tools.fuzz.testcases import single_convert_ttgir
 
 # an i8 conversion through shared memory whose words hold four bytes a thread
 SRC = "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [2, 16], warpsPerCTA = [2, 2], order = [0, 1]}>"

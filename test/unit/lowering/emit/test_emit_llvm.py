@@ -14,7 +14,7 @@ import pytest
 
 from linear_layouts.lowering.element_type import ElementType
 from linear_layouts.lowering.emit.emit_llvm import IslandSite, EmitError, emit_island, island_element_type, struct_registers
-from linear_layouts.tools.testcases import random_linear_encoding
+from linear_layouts.tools.fuzz.testcases import random_linear_encoding
 from linear_layouts.lowering.hardware import HardwareLayout
 from linear_layouts.lowering.sim.island_sim import check_emitted
 from linear_layouts.lowering.describe import describe_plan

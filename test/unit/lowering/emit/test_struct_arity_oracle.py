@@ -20,7 +20,7 @@ import pytest
 
 pytest.importorskip("triton")
 
-from linear_layouts.tools.testcases import random_linear_encoding, single_convert_ttgir  # noqa: E402
+from linear_layouts.tools.fuzz.testcases import random_linear_encoding, single_convert_ttgir  # noqa: E402
 from linear_layouts.passes.lower_conversions import lower_text  # noqa: E402
 from support import ORACLES  # noqa: E402
 

@@ -20,7 +20,7 @@ from linear_layouts.lowering.cost import plan_cost
 from linear_layouts.lowering.emit import emit_amd, emit_llvm, emit_nvidia, island_writer
 from linear_layouts.lowering.describe import describe_plan
 from linear_layouts.lowering.emit.emit_llvm import IslandSite, emit_island
-from linear_layouts.tools.testcases import random_linear_encoding
+from linear_layouts.tools.fuzz.testcases import random_linear_encoding
 from linear_layouts.lowering.instructions import AccessForm, BarrierScope, ShuffleMode
 from linear_layouts.lowering.sim.island_sim import check_emitted
 from linear_layouts.lowering.sim.sim_machine import prmt

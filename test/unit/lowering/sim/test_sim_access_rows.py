@@ -16,7 +16,7 @@ from linear_layouts.lowering.emit.emit_llvm import IslandSite, emit_island
 from linear_layouts.lowering.planner import plan_conversion
 from linear_layouts.lowering.sim import sim_machine
 from linear_layouts.lowering.sim.island_sim import check_emitted
-from linear_layouts.tools.random_layouts import random_case
+from linear_layouts.tools.fuzz.random_layouts import random_case
 
 ELEMENT_TYPES = {1: "i1", 8: "i8", 16: "f16", 32: "f32", 64: "i64"}
 

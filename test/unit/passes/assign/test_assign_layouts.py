@@ -26,7 +26,7 @@ from linear_layouts.passes.assign.layout_solver import assignment_cost, assignme
 from linear_layouts.passes.ir.module_lines import ModuleLines
 from linear_layouts.passes.ir.diagnostics import IRError
 from linear_layouts.passes.ir.snapshot import parse_module
-from linear_layouts.tools.random_programs import random_program, structure
+from linear_layouts.tools.fuzz.random_programs import random_program, structure
 from support.release_seed import examples_split_between_releases
 
 SM90 = target_named("sm_90")
@@ -398,8 +398,8 @@ def test_transpose_encoding_is_what_tritons_verifier_infers(seed):
     verifier of tt.trans, and permuting a blocked layout's order like its other lists (the
     mistake the rule avoids) is rejected wherever it gives another layout."""
     from linear_layouts.passes.assign.layout_rules import transpose_encoding
-    from linear_layouts.tools.random_layouts import blocked
-    from linear_layouts.tools.testcases import random_linear_encoding
+    from linear_layouts.tools.fuzz.random_layouts import blocked
+    from linear_layouts.tools.fuzz.testcases import random_linear_encoding
     rng = random.Random(seed)
     rank = rng.choice([2, 2, 3])
     shape = [rng.choice([4, 8, 16, 32]) for _ in range(rank)]
@@ -519,8 +519,8 @@ def _one_op_module(arguments: list[tuple[tuple, str]], line: str, result: tuple[
 
 def _random_key(rng, shape) -> str:
     """A blocked, linear, slice or (2-D) MMA layout for a tensor of ``shape``, 4 warps."""
-    from linear_layouts.tools.random_layouts import blocked
-    from linear_layouts.tools.testcases import random_linear_encoding
+    from linear_layouts.tools.fuzz.random_layouts import blocked
+    from linear_layouts.tools.fuzz.testcases import random_linear_encoding
     kind = rng.choice(["blocked", "blocked", "linear", "slice"] + (["mma"] if len(shape) == 2 else []))
     if kind == "blocked":
         return blocked(rng, len(shape), 4, 32)

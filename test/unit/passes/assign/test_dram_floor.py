@@ -13,7 +13,7 @@ from linear_layouts.passes.assign.assign_layouts import assign_module
 from linear_layouts.passes.assign.dram_floor import bytes_moved, dram_byte_cost, dram_floor
 from linear_layouts.passes.ir.module_lines import ModuleLines
 from linear_layouts.passes.ir.snapshot import parse_module
-from linear_layouts.tools.random_programs import random_program
+from linear_layouts.tools.fuzz.random_programs import random_program
 
 BLOCKED = "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>"
 BLOCKED_1D = "#ttg.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>"

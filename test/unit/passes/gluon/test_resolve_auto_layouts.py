@@ -203,7 +203,7 @@ _BLOCKED = re.compile(r"#ttg\.blocked<\{[^}]*\}>")
 
 
 def _made_automatic(text):
-    """Every layout of a random program (tools/random_programs.py: blocked and slices of blocked)
+    """Every layout of a random program (tools/fuzz/random_programs.py: blocked and slices of blocked)
     made #gluon.auto_encoding; its conversions become conversions to an automatic layout,
     which the resolution places or drops."""
     return _BLOCKED.sub("#gluon.auto_encoding", _SLICE.sub("#gluon.auto_encoding", text))
@@ -216,7 +216,7 @@ def test_random_programs_made_automatic_compute_the_same(seed):
     and what every store computes is the original program's (conversions looked through)."""
     import random
 
-    from linear_layouts.tools.random_programs import random_program, structure
+    from linear_layouts.tools.fuzz.random_programs import random_program, structure
     text = random_program(random.Random(seed), steps=8, kernel=True, transposes=True, loop_loads=True, whiles=True)
     module = parse_module(_made_automatic(text), f"auto{seed}.mlir", safe=False)
     resolution = resolve_module(module, compare=False)
@@ -231,7 +231,7 @@ def test_random_programs_made_automatic_compile_to_ptx(seed, tmp_path):
     import subprocess
     import sys
 
-    from linear_layouts.tools.random_programs import random_program
+    from linear_layouts.tools.fuzz.random_programs import random_program
     text = random_program(random.Random(seed), steps=8, kernel=True, transposes=True, loop_loads=True, whiles=True)
     path = tmp_path / f"auto{seed}.mlir"
     path.write_text(_made_automatic(text))

@@ -1,7 +1,7 @@
 """Single-convert test kernels as TTGIR text, random layouts to convert, and instruction
 counting in PTX / AMDGCN.
 
-Used by ``ll-fuzz`` (``tools/conversion_fuzz.py``), the compile tests
+Used by ``ll-fuzz`` (``tools/fuzz/conversion_fuzz.py``), the compile tests
 (``test/unit/passes/test_lower_conversions*.py``) and the GPU checks (``benchmarks/gpu_conversions.py``,
 ``benchmarks/fuzz_gpu.py``); pure text, no Triton import.
 
@@ -19,8 +19,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from ..lowering.emit import emit_amd, emit_nvidia
-from ..lowering.target import target_named
+from ...lowering.emit import emit_amd, emit_nvidia
+from ...lowering.target import target_named
 
 
 def _offsets(lines: list[str], shape: tuple[int, ...], enc: str, tag: str) -> str:

@@ -1,6 +1,6 @@
 """Random TTGIR functions for testing ``ll-assign-layouts`` (the unit tests and
 ``benchmarks/assign_fuzz_gpu.py`` draw from here; nothing in the passes uses it), and what must
-not change under it.  It ships in the package, as ``tools/conversion_fuzz.py`` does, so that the
+not change under it.  It ships in the package, as ``tools/fuzz/conversion_fuzz.py`` does, so that the
 GPU harness draws the same programs from an installed wheel.
 
 :func:`random_program` writes one function over i32 tensors (so every reduction is order-free

@@ -29,9 +29,9 @@ import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 
-from ..lowering.target import ORIGINAL_TARGETS
-from ..lowering.target import TARGETS as KNOWN_TARGETS
-from .cli import ArgumentParser, UsageError
+from ...lowering.target import ORIGINAL_TARGETS
+from ...lowering.target import TARGETS as KNOWN_TARGETS
+from ..cli import ArgumentParser, UsageError
 
 ELEMENT_TYPES = ("i1", "i8", "i16", "i32", "i64", "f8E4M3FN", "f8E5M2", "f16", "bf16", "f32", "!tt.ptr<f32>")
 # The default targets: the project's first four, so that (seed, index) names the same case as in
@@ -77,7 +77,7 @@ def _random_blocked(rng, rank: int, num_warps: int, warp_size: int, max_spt: int
 
 
 def _warp_size(target: str) -> int:
-    from ..lowering.target import target_named
+    from ...lowering.target import target_named
     return target_named(target).warp_size
 
 
@@ -85,7 +85,7 @@ def _wmma_warps(warps) -> str:
     """``warpsPerCTA = [a, b]`` as the installed Triton spells it in ``#ttg.amd_wmma``: up to 3.6
     that way, from 3.7 as ``ctaLayout = {warp = bases}`` (dimension 1 first, as Triton 3.9 prints
     the layout of ``tl.dot`` on gfx1100: warpsPerCTA [2, 2] is ``warp = [[0, 1], [1, 0]]``)."""
-    from ..passes.ir.bindings import installed_conventions
+    from ...passes.ir.bindings import installed_conventions
     if installed_conventions().release < (3, 7):
         return f"warpsPerCTA = {list(warps)}"
     bases = [[0, 1 << k] for k in range(warps[1].bit_length() - 1)] + \
@@ -96,7 +96,7 @@ def _wmma_warps(warps) -> str:
 def _mma(rng, num_warps: int, target: str, shape) -> str:
     """An MMA accumulator layout for the target: nvidia_mma v2 (v3 on sm_90) on CUDA, amd_mfma on
     AMD CDNA (the target's MFMA version), amd_wmma on RDNA."""
-    from ..lowering.target import target_named
+    from ...lowering.target import target_named
     t = target_named(target)
     if t.wmma_version:
         transpose, warps = str(rng.random() < 0.5).lower(), _split(rng, num_warps, 2)
@@ -161,8 +161,8 @@ def _real_kernel_pairs(num_warps: int, target: str, rng) -> list[tuple]:
 
 def random_case(rng: random.Random, target: str) -> FuzzCase:
     """One random conversion for ``target`` (see the module docstring)."""
-    from ..dialect import LayoutError
-    from ..passes.ir.layouts import tensor_layout_of
+    from ...dialect import LayoutError
+    from ...passes.ir.layouts import tensor_layout_of
     warp_size = _warp_size(target)
     for _ in range(200):
         num_warps = rng.choice(WARPS)
@@ -249,12 +249,12 @@ class CaseResult:
 
 def check_case(index: int, case: FuzzCase) -> CaseResult:
     """Plan, emit and simulate the conversion, with the layouts the installed Triton gives."""
-    from ..lowering.emit.emit_llvm import IslandSite, EmitError, emit_island, island_element_type
-    from ..lowering.sim.island_sim import check_emitted
-    from ..lowering.planner import plan_conversion, with_fewer_rounds
-    from ..lowering.target import target_named
-    from ..passes.ir.bindings import installed_conventions
-    from ..passes.ir.layouts import tensor_layout_of
+    from ...lowering.emit.emit_llvm import IslandSite, EmitError, emit_island, island_element_type
+    from ...lowering.sim.island_sim import check_emitted
+    from ...lowering.planner import plan_conversion, with_fewer_rounds
+    from ...lowering.target import target_named
+    from ...passes.ir.bindings import installed_conventions
+    from ...passes.ir.layouts import tensor_layout_of
 
     result = CaseResult(index, case)
     try:
@@ -289,15 +289,15 @@ def compile_case(job) -> tuple[int, str, str]:
     """(index, verdict, detail): compile the single-convert kernel with stock Triton, then with
     our islands (``lower_text``), for the case's target."""
     index, case = job
-    from ..passes.drop_in import environment
+    from ...passes.drop_in import environment
     environment.set_default("TRITON_DEFAULT_FP_FUSION", "1")
     import triton
 
     from .testcases import single_convert_ttgir
-    from ..lowering.target import target_named
-    from ..passes.lower_conversions import lower_text
-    from ..passes.ir.diagnostics import IRError
-    from ..passes.ir.sandbox import run_forked
+    from ...lowering.target import target_named
+    from ...passes.lower_conversions import lower_text
+    from ...passes.ir.diagnostics import IRError
+    from ...passes.ir.sandbox import run_forked
     target = target_named(case.target).gpu_target()
     text = single_convert_ttgir(case.shape, case.element_type, case.src, case.dst, case.num_warps, case.target)
     directory = tempfile.mkdtemp(prefix="ll_fuzz_")
