@@ -33,7 +33,20 @@ def report_text(made, jit_fn, rows=None) -> str:
         lines.append(f"      {layout.why}")
     lines += ["", "Conversions the port writes where Triton's compile has none (one layout per expression in Gluon):"]
     lines += [f"  line {line}: {why}" for line, why in made.conversions] or ["  none"]
+    lines += ["", "Loops over tl.dot, pipelined as Triton's compile pipelines them:"]
+    lines += _pipelined_loops(made) or ["  none"]
     return "\n".join(lines) + "\n"
+
+
+def _pipelined_loops(made) -> list:
+    """One line per tl.dot loop: pipelined (its ring depth and tiles) or written as it stands, and why."""
+    pipelines = getattr(made, "pipelines", None)
+    if pipelines is None:
+        return []
+    lines = [f"  line {line}: {stages} tiles of {', '.join(names)} in shared memory, copied {stages - 1} "
+             f"iteration{'s' if stages > 2 else ''} ahead" for line, stages, names in pipelines.loops]
+    lines += [f"  line {line}: written as it stands: {why}" for line, why in sorted(pipelines.skipped.items())]
+    return lines
 
 
 def write_report(made, jit_fn, directory: str) -> list:
@@ -83,6 +96,7 @@ def _page(made, rows, pictures: dict) -> str:
         + (f'<img src="{escape(os.path.basename(pictures[layout.name]))}" alt="{escape(layout.name)}">'
            if layout.name in pictures else "") for layout in made.layouts)
     conversions = "".join(f"<li>line {line}: {escape(why)}</li>" for line, why in made.conversions) or "<li>none</li>"
+    loops = "".join(f"<li>{escape(line.strip())}</li>" for line in _pipelined_loops(made)) or "<li>none</li>"
     source = escape(made.source)
     title = escape(f"Port of {made.kernel_name} for {made.launch.describe()}")
     return f"""<!doctype html>
@@ -94,6 +108,7 @@ table{{border-collapse:collapse}} pre{{background:#f6f6f6;padding:1em;overflow-x
 <table><tr><th>kernel</th><th>compiles</th><th>modelled cost</th><th>conversions</th><th>global accesses</th></tr>{table}</table>
 <h2>Layouts the port names</h2>{layouts}
 <h2>Conversions the port writes where Triton's compile has none</h2><ul>{conversions}</ul>
+<h2>Loops over tl.dot, pipelined as Triton's compile pipelines them</h2><ul>{loops}</ul>
 <h2>The port</h2><pre>{source}</pre>
 </body></html>
 """

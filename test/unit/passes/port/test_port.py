@@ -90,6 +90,15 @@ def test_a_loop_that_stores_is_left_unpipelined_with_the_reason():
     assert "async_copy" not in made.source
 
 
+def test_the_report_says_which_dot_loops_are_pipelined():
+    from linear_layouts.tools.port.report import report_text
+    made = _ported(k.matmul_kernel, "sm90", num_warps=4, **MATMUL)
+    line = made.pipelines.loops[0][0]
+    assert f"  line {line}: 3 tiles of a, b in shared memory, copied 2 iterations ahead" in report_text(made, k.matmul_kernel, rows=[])
+    made = _ported(k.matmul_store_kernel, "sm90", num_warps=4, **MATMUL)
+    assert "written as it stands: the loop stores to memory" in report_text(made, k.matmul_store_kernel, rows=[])
+
+
 def test_argument_list_is_the_originals():
     from linear_layouts.passes.port.module_file import loaded_module
     made = _ported(k.matmul_kernel, "sm90", **MATMUL)
