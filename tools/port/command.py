@@ -34,6 +34,8 @@ def _parser() -> ArgumentParser:
     parser.add_argument("--arg", action="append", default=[], metavar="NAME=VALUE",
                         help="an argument's type ('*fp16', 'i32') or a constexpr's value (repeat per argument)")
     parser.add_argument("--check", action="store_true", help="compile the port and compare it with the original")
+    parser.add_argument("--no-pipeline", action="store_true", help="write each tl.dot loop as it stands (each "
+                        "iteration loads, then multiplies), where Triton's compile pipelines it")
     parser.add_argument("--report", metavar="DIR", help="write the port's report here (report.txt, index.html "
                         "with a picture of each layout)")
     parser.add_argument("-o", "--output", help="write the Gluon module here (default: print it)")
@@ -90,7 +92,7 @@ def main(argv=None) -> int:
                 raise ValueError(f"--arg {item!r}: give NAME=VALUE")
             arguments[name.strip()] = _value(value.strip())
         made = port(kernel, args.target, num_warps=args.num_warps, num_stages=args.num_stages, config=args.config,
-                    check=args.check, details=True, **arguments)
+                    check=args.check, details=True, pipeline=not args.no_pipeline, **arguments)
     except (PortError, ValueError) as error:
         print(f"ll-port: error: {error}", file=sys.stderr)
         return 1

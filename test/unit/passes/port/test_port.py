@@ -133,6 +133,12 @@ def test_the_command_writes_nothing_on_error(tmp_path):
                          capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     assert "def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: gl.constexpr):" in out.read_text()
+    arguments = [f"--arg={name}={value}" for name, value in MATMUL.items()]
+    for flags, pipelined in (([], True), (["--no-pipeline"], False)):
+        run = subprocess.run([sys.executable, "-m", "linear_layouts", "port", f"{kernels}:matmul_kernel", *arguments,
+                              *flags, "-o", str(out)], capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr
+        assert ("async_copy.wait_group" in out.read_text()) is pipelined
 
 
 def test_access_widths_are_read_from_the_assembly():
