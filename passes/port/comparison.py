@@ -10,7 +10,7 @@ translator's does not, on some kernels) says why.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional
 
 from .check import Accesses, compile_port, global_accesses
@@ -26,6 +26,7 @@ class Priced:
     cost: Optional[float] = None   # the modelled cost of its TTGIR
     accesses: Accesses = None
     conversions: int = 0
+    findings: list = field(default_factory=list)   # the advice on its layouts (Finding), by modelled gain
 
     def describe(self) -> str:
         if not self.compiled:
@@ -54,6 +55,19 @@ def read_back(title: str, ttgir: str, assembly: str, target: str) -> Priced:
     return Priced(title, True, why, cost, global_accesses(assembly), ttgir.count("ttg.convert_layout"))
 
 
+def advice_on(ttgir: str, target: str) -> list:
+    """The advice's findings on a compiled Gluon kernel (``ttgir``), those that price the whole
+    kernel lower first: where the cost model would change the port's layouts (Triton's choices)."""
+    from ..advice.layout_advice import advise
+    from ..ir.diagnostics import IRError
+    from ...dialect.linear_layout import LayoutError
+    try:
+        findings = advise(ttgir, f"sm_{target[2:]}" if target.startswith("sm") else target, "<port>")
+    except (IRError, LayoutError, ValueError, KeyError):
+        return []
+    return sorted(findings, key=lambda f: -f.gain)
+
+
 def compare(made, jit_fn) -> list:
     """[Triton's choice, Triton's translation, the port], each :class:`Priced`."""
     from .triton_translator import triton_translation
@@ -61,11 +75,11 @@ def compare(made, jit_fn) -> list:
     rows = [read_back("Triton (the original)", made.original.ttgir, made.original.ptx, launch.target)]
     translation, why = triton_translation(jit_fn, launch.target)
     rows.append(_compiled("Triton's translation", translation, why, made.kernel_name, launch))
-    rows.append(_compiled("the port", made.source, "", made.kernel_name, launch))
+    rows.append(_compiled("the port", made.source, "", made.kernel_name, launch, advised=True))
     return rows
 
 
-def _compiled(title, source, why, kernel_name, launch) -> Priced:
+def _compiled(title, source, why, kernel_name, launch, advised: bool = False) -> Priced:
     if source is None:
         return Priced(title, False, why)
     try:
@@ -74,4 +88,7 @@ def _compiled(title, source, why, kernel_name, launch) -> Priced:
         lines = [line for line in str(error).strip().splitlines() if line.strip()]
         return Priced(title, False, lines[-1][:200] if lines else type(error).__name__)
     asm = compiled.asm
-    return read_back(title, asm["ttgir"], asm.get("ptx", "") or asm.get("amdgcn", ""), launch.target)
+    row = read_back(title, asm["ttgir"], asm.get("ptx", "") or asm.get("amdgcn", ""), launch.target)
+    if advised:
+        row.findings = advice_on(asm["ttgir"], launch.target)
+    return row

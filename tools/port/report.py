@@ -35,7 +35,23 @@ def report_text(made, jit_fn, rows=None) -> str:
     lines += [f"  line {line}: {why}" for line, why in made.conversions] or ["  none"]
     lines += ["", "Loops over tl.dot, pipelined as Triton's compile pipelines them:"]
     lines += _pipelined_loops(made) or ["  none"]
+    lines += ["", "Changed from Triton's choice: nothing (every layout above is Triton's). The advice on the port, "
+                  "where the cost model prices another layout lower:"]
+    lines += _advice(rows) or ["  none: no layout of the port's prices the whole kernel lower changed"]
     return "\n".join(lines) + "\n"
+
+
+def _advice(rows) -> list:
+    """The advice's findings on the port (its row of ``rows``), with the port's line of each."""
+    port_rows = [row for row in rows if row.title == "the port" and row.compiled]
+    if not port_rows:
+        return []
+    found = []
+    for finding in port_rows[0].findings:
+        line = finding.location.rsplit(":", 2)[-2] if finding.location.count(":") >= 2 else "?"
+        gain = f" (the kernel's modelled cost {finding.gain:.2f}x lower)" if finding.gain > 1.0 else ""
+        found.append(f"  port line {line}: {finding.kind}: {finding.finding}; instead: {finding.suggestion}{gain}")
+    return found
 
 
 def _pipelined_loops(made) -> list:
@@ -97,6 +113,8 @@ def _page(made, rows, pictures: dict) -> str:
            if layout.name in pictures else "") for layout in made.layouts)
     conversions = "".join(f"<li>line {line}: {escape(why)}</li>" for line, why in made.conversions) or "<li>none</li>"
     loops = "".join(f"<li>{escape(line.strip())}</li>" for line in _pipelined_loops(made)) or "<li>none</li>"
+    advice = "".join(f"<li>{escape(line.strip())}</li>" for line in _advice(rows)) or \
+        "<li>none: no layout of the port's prices the whole kernel lower changed</li>"
     source = escape(made.source)
     title = escape(f"Port of {made.kernel_name} for {made.launch.describe()}")
     return f"""<!doctype html>
@@ -109,6 +127,8 @@ table{{border-collapse:collapse}} pre{{background:#f6f6f6;padding:1em;overflow-x
 <h2>Layouts the port names</h2>{layouts}
 <h2>Conversions the port writes where Triton's compile has none</h2><ul>{conversions}</ul>
 <h2>Loops over tl.dot, pipelined as Triton's compile pipelines them</h2><ul>{loops}</ul>
+<h2>Changed from Triton's choice</h2><p>Nothing: every layout above is Triton's. The advice on the port,
+where the cost model prices another layout lower:</p><ul>{advice}</ul>
 <h2>The port</h2><pre>{source}</pre>
 </body></html>
 """

@@ -158,6 +158,8 @@ def test_report_sets_the_port_beside_triton_and_its_translation(tmp_path):
     assert "Triton (the original): modelled cost" in text and "Triton's translation: modelled cost" in text
     assert "the port: modelled cost" in text and "global loads 4 x 16 B; stores 4 x 16 B" in text
     assert "RM_LAYOUT = gl.SliceLayout(1, RM_2D_LAYOUT)" in text and "expand_dims needs a slice" in text
+    assert "Changed from Triton's choice: nothing" in text    # the advice on the port finds no cheaper layout
+    assert "  none: no layout of the port's prices the whole kernel lower changed" in text
     page = (tmp_path / "index.html").read_text()
     assert "<h2>Layouts the port names</h2>" in page and "def transpose_kernel" in page
     assert str(tmp_path / "rm_layout.png") in written      # a picture per layout (matplotlib is a test extra)
@@ -256,3 +258,13 @@ def test_pipelining_can_be_declined_and_amds_register_pipelining_is_named():
     made = _ported(k.matmul_kernel, "gfx942", num_warps=4, **MATMUL)
     assert made.pipelines.loops == []
     assert "through registers and a shared-memory store" in " ".join(made.pipelines.skipped.values())
+
+
+def test_the_report_places_the_advice_on_the_ports_lines():
+    from linear_layouts.passes.advice.findings import Finding
+    from linear_layouts.passes.port.comparison import Priced
+    from linear_layouts.tools.port.report import _advice
+    finding = Finding("/tmp/ll_port_x.py:42:17", "tt.store", "GLOBAL_ACCESS", "4-byte stores", "gl.BlockedLayout([4], [32], [4], [0])", 1.25)
+    rows = [Priced("the port", True, findings=[finding])]
+    assert _advice(rows) == ["  port line 42: GLOBAL_ACCESS: 4-byte stores; instead: gl.BlockedLayout([4], [32], [4], [0]) "
+                             "(the kernel's modelled cost 1.25x lower)"]
