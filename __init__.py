@@ -83,8 +83,8 @@ def _turn_on_from_environment(mode: str) -> None:
     """``LINEAR_LAYOUTS``, once triton is imported: record for a report, or ``enable()``."""
     import warnings
 
-    if mode == "report":   # LINEAR_LAYOUTS_REPORT_* options (tools.report)
-        from linear_layouts.tools import report
+    if mode == "report":   # LINEAR_LAYOUTS_REPORT_* options (tools.report.run)
+        from linear_layouts.tools.report import run as report
 
         try:
             report.start_from_environment()

@@ -231,7 +231,7 @@ def report_parser():
     import argparse
 
     from .tools.cli import ArgumentParser
-    from .tools.report import DEFAULT_DIRECTORY, DEFAULT_PICTURES, ENVIRONMENT_HELP
+    from .tools.report.run import DEFAULT_DIRECTORY, DEFAULT_PICTURES, ENVIRONMENT_HELP
 
     p = ArgumentParser(prog="python -m linear_layouts report",
                        description="Run a Triton program, record every kernel it compiles, and explain "
@@ -276,7 +276,7 @@ def _start_measuring(options):
     """``--measure``: record the program's launches (a ``LaunchRecorder``), or say why not."""
     if not options.measure:
         return None
-    from .tools.launch_timing import LaunchRecorder, MeasureResult, gpu_problem
+    from .tools.report.launch_timing import LaunchRecorder, MeasureResult, gpu_problem
 
     problem = gpu_problem()
     if problem:
@@ -290,7 +290,7 @@ def _start_measuring(options):
 
 def report_command(argv: list) -> int:
     from .passes.drop_in import environment, recorder
-    from .tools.report import ReportOptions, ReportSetupError, is_writer, start
+    from .tools.report.run import ReportOptions, ReportSetupError, is_writer, start
 
     args, problem = _program_arguments(report_parser(), argv)
     if problem:
@@ -309,8 +309,8 @@ def report_command(argv: list) -> int:
     except (ReportSetupError, OSError) as e:
         return _error(f"cannot record into {args.out}: {e}" if isinstance(e, OSError) else str(e))
     # Workers the program starts (multiprocessing's spawn, subprocesses) record into the same run
-    # once they import triton (tools/report_site/sitecustomize.py); the report is written here, once.
-    site = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tools", "report_site")
+    # once they import triton (tools/report/site/sitecustomize.py); the report is written here, once.
+    site = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tools", "report", "site")
     for name, value in {"LINEAR_LAYOUTS": "report", "LINEAR_LAYOUTS_REPORT_DIR": os.path.abspath(args.out),
                         "LINEAR_LAYOUTS_REPORT_MODE": args.mode, "LINEAR_LAYOUTS_REPORT_APPEND": "1",
                         "PYTHONPATH": os.pathsep.join(filter(None, [site, environment.variable("PYTHONPATH")]))}.items():
@@ -335,7 +335,7 @@ def report_command(argv: list) -> int:
     if not is_writer():       # a forked child of the program: its kernels are recorded, the parent reports
         return status
     if launches is not None:
-        from .tools.launch_timing import MeasureResult, time_launches
+        from .tools.report.launch_timing import MeasureResult, time_launches
         print(f"linear-layouts report: timing {len(launches.launches)} launch(es) stock and ours (Gluon kernels "
               f"also with their best findings alone and all applied)", file=sys.stderr)
         options.measured = MeasureResult(time_launches(launches))
@@ -379,7 +379,7 @@ def _no_gpu(error: BaseException) -> bool:
 def report_module_command(args) -> int:
     """``report kernel.ttgir``: the report of one TTGIR module, read instead of recorded (no
     program runs, so no program arguments, no --measure; --mode is what a program runs with)."""
-    from .tools.report import ReportOptions, ReportSetupError, check_options, module_record
+    from .tools.report.run import ReportOptions, ReportSetupError, check_options, module_record
 
     if args.args:
         return _error(f"{args.program} is a TTGIR module: it takes no arguments (got: {' '.join(args.args)})")
@@ -399,7 +399,7 @@ def _write_report(options, records=None, empty_said: bool = False) -> int:
     """Write the report (of ``records``, else of the run's); print it for ``--format md``.
     0, or 1 with one error line where it cannot be written (none more where nothing was recorded
     and ``empty_said``: the error that stopped the program said why)."""
-    from .tools.report import NothingToReport, write_report
+    from .tools.report.run import NothingToReport, write_report
 
     try:
         path = write_report(options, records)

@@ -101,7 +101,7 @@ def _enable_mode(mode: str, variants: dict) -> None:
     if enable_route(mode):
         return
     import linear_layouts
-    from linear_layouts.tools.final_code import lower_pipeline
+    from linear_layouts.tools.report.final_code import lower_pipeline
     linear_layouts.enable(pipeline=lower_pipeline(",".join(key if ":" in key else f"{key}:stock"
                                                            for key in variants[mode])))
 

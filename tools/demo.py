@@ -5,7 +5,7 @@ The main job:
 1. compile every bundled kernel (``examples/kernels.py``: softmax, layer norm, matmul,
    attention, ...) for sm_90 and gfx942 with ``triton.compile`` - no GPU needed;
 2. for every ``ttg.convert_layout`` Triton's layout passes left in the TTGIR, print one row
-   (``tools.conversion_report``): where it is, its types, how far the data moves (scope), the
+   (``tools.report.conversion_report``): where it is, its types, how far the data moves (scope), the
    lowering our planner chose, its cost per warp, and whether the plan is verified;
 3. when ``ll-lower-conversions`` is available, compile each kernel again with
    ``linear_layouts.enable()`` and count the data-movement instructions of the final PTX /
@@ -120,7 +120,7 @@ def run_kernel(kernel, target: str, with_ours: bool, workdir: str) -> KernelResu
     """Compile ``kernel`` for ``target``, report its conversions, and (``with_ours``) count the
     final code's instructions with and without our lowering.  Never raises: problems are
     recorded in the result (the demo's table says what went wrong, per kernel)."""
-    from linear_layouts.tools.conversion_report import count_instructions, report_conversions
+    from linear_layouts.tools.report.conversion_report import count_instructions, report_conversions
 
     result = KernelResult(kernel.name, target)
     code_stage, vendor = target_named(target).assembly_stage, target_named(target).vendor
@@ -148,7 +148,7 @@ CONVERSION_HEADER = ["kernel", "location", "types", "scope", "lowering", "instru
 
 def conversion_table(results: list[KernelResult]) -> list[str]:
     """One row per convert of the kernels of one target (``results`` are all for one target)."""
-    from linear_layouts.tools.conversion_report import format_table
+    from linear_layouts.tools.report.conversion_report import format_table
 
     rows = []
     for result in results:
@@ -165,7 +165,7 @@ def conversion_table(results: list[KernelResult]) -> list[str]:
 
 
 def final_code_table(results: list[KernelResult]) -> list[str]:
-    from linear_layouts.tools.conversion_report import counts_text, format_table
+    from linear_layouts.tools.report.conversion_report import counts_text, format_table
 
     rows = []
     for result in results:

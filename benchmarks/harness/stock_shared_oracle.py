@@ -20,7 +20,7 @@ Conversions: ``--seed``/``--count``, drawn by ``harness.plan_contexts.fresh_case
 generator of the timed draws), each in the kernel that times it (``conversion_cases.kernel_ttgir``);
 ``--corpus DIR``, every ``*.cuda90.ttgir`` kernel there.  Each kernel is compiled by
 ``triton.compile`` from its TTGIR with its conversions marked, and each conversion's instructions
-are read off the PTX by its mark (``tools.final_code``).  ``--json PATH`` writes the tally.
+are read off the PTX by its mark (``tools.report.final_code``).  ``--json PATH`` writes the tally.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def plan_mix(plan) -> tuple[Counter, Counter]:
 
 
 def code_mix(mix) -> tuple[Counter, Counter]:
-    """A ``tools.final_code.CodeMix`` of one conversion as a mix."""
+    """A ``tools.report.final_code.CodeMix`` of one conversion as a mix."""
     return (Counter({n: c for n, c in mix.counts.items() if n in NAMES and c}),
             Counter({b: c for b, c in mix.shared_bits.items() if c}))
 
@@ -103,10 +103,10 @@ class Tally:
 
 
 def conversion_mixes_of(ttgir: str) -> list:
-    """The per-conversion instructions (``tools.final_code.CodeMix``) of stock's PTX for a TTGIR
+    """The per-conversion instructions (``tools.report.final_code.CodeMix``) of stock's PTX for a TTGIR
     module, in the order of its conversions; raises what ``triton.compile`` raises."""
     from triton.backends.compiler import GPUTarget
-    from linear_layouts.tools.final_code import compile_ttgir, conversion_mixes, mark_conversions
+    from linear_layouts.tools.report.final_code import compile_ttgir, conversion_mixes, mark_conversions
 
     marked, count = mark_conversions(ttgir)
     with tempfile.TemporaryDirectory() as tmp:

@@ -104,7 +104,7 @@ def compare(row, workdir: str) -> "tuple[dict, dict, dict] | str":
     why it could not be compiled."""
     import stock_dominance as sd
     from linear_layouts.lowering.target import target_named
-    from linear_layouts.tools.final_code import lower_pipeline, mark_conversions
+    from linear_layouts.tools.report.final_code import lower_pipeline, mark_conversions
     from linear_layouts.tools.fuzz.testcases import single_convert_ttgir
 
     target = target_named(row.target)

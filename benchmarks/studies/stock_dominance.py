@@ -124,7 +124,7 @@ def costly_of_code(code: str, target, line: "int | None" = None) -> dict:
     """Costly instructions of PTX / AMDGCN (``lowering.choosing.stock_bounds`` kinds), of the whole code
     or of the instructions under ``.loc`` line ``line``.  PTX selects and permutes count where
     they work on tensor data (``_ptx_data_registers``)."""
-    from linear_layouts.tools.final_code import _LOC_DIRECTIVE, _classify
+    from linear_layouts.tools.report.final_code import _LOC_DIRECTIVE, _classify
     from linear_layouts.lowering.choosing.stock_bounds import Costly
 
     counts = Counter({kind: 0 for kind in Costly.kinds()})
@@ -159,7 +159,7 @@ def costly_of_code(code: str, target, line: "int | None" = None) -> dict:
 
 def _compile(path: str, target, pipeline) -> str:
     from linear_layouts.passes.ir.sandbox import run_forked
-    from linear_layouts.tools.final_code import compile_ttgir
+    from linear_layouts.tools.report.final_code import compile_ttgir
 
     return run_forked(lambda: compile_ttgir(path, target.gpu_target(), pipeline).asm[target.assembly_stage])
 
@@ -171,7 +171,7 @@ def check(row: Row, workdir: str) -> Row:
     from linear_layouts.lowering.target import target_named
     from linear_layouts.passes.ir.layouts import tensor_layout_of
     from linear_layouts.passes.lower_conversions import lower_text
-    from linear_layouts.tools.final_code import lower_pipeline, mark_conversions
+    from linear_layouts.tools.report.final_code import lower_pipeline, mark_conversions
     from linear_layouts.tools.fuzz.testcases import single_convert_ttgir
 
     target = target_named(row.target)

@@ -50,7 +50,7 @@ COUNTING_SITECUSTOMIZE = textwrap.dedent('''
     """Counts every kernel Triton compiles in this process (benchmarks/studies/torch_compile_gpu.py)."""
     import os
 
-    from linear_layouts.tools.report_site import run_shadowed_sitecustomize
+    from linear_layouts.tools.report.site import run_shadowed_sitecustomize
 
 
     def _install_listener():

@@ -9,7 +9,7 @@ What is emitted, per kind (the same text on triton 3.6 and 3.9; PTX from the LLV
   ``!llvm.ptr<3>`` (a ``getelementptr`` of i8 from the buffer's base), claiming the access's
   natural alignment (``island_writer.shared_store``): the NVPTX back end selects exactly
   ``st.shared.b8/.b16/.b32``, ``st.shared.v2.b32`` / ``.v4.b32`` and the same ``ld.shared``
-  (the type suffix is LLVM's to pick, ``.b`` or ``.u``: ``tools.final_code`` counts by width),
+  (the type suffix is LLVM's to pick, ``.b`` or ``.u``: ``tools.report.final_code`` counts by width),
   with constant offsets folded (``[%r+512]``).  That is Triton's own form (its ``local_load`` / conversions: ``store <4 x
   i32>, ptr addrspace(3)``, align 16), which LLVM can schedule, see through and fold with the
   code around the island; inline PTX it could not.  The alignment is what the plan proves: the

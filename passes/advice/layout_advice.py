@@ -50,7 +50,7 @@ share would make those loads narrower on every iteration, and the kernel's price
 the store's alone would not.  A finding whose whole-kernel gain is under ``MIN_KERNEL_GAIN``,
 or whose edit would make a loop's data spill (``passes.assign.register_budget``), is dropped.
 Modelled; ``report --measure`` on a GPU also times each Gluon kernel with its advice applied
-(``tools.launch_timing``).
+(``tools.report.launch_timing``).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Ops without results (``tt.store``) have no location in the parsed snapshot;
 ``text_locations`` reads theirs from the TTGIR text (the k-th ``tt.store`` line is the k-th
-``tt.store`` op).  Used by the report (``tools.conversion_why``) and the layout advice
+``tt.store`` op).  Used by the report (``tools.report.conversion_why``) and the layout advice
 (``passes.advice``).
 """
 

@@ -64,7 +64,7 @@ def test_main_job_reports_every_conversion_of_a_kernel(tmp_path):
 def test_report_conversions_reads_a_ttgir_file():
     # The committed corpus: no compile needed.  Location and types come from the module.
     import os
-    from linear_layouts.tools.conversion_report import report_conversions
+    from linear_layouts.tools.report.conversion_report import report_conversions
     root = str(REPO)
     with open(os.path.join(root, "test", "lit", "corpus", "gfx942", "transpose_32bit.ttgir")) as f:
         rows = report_conversions(f.read(), "gfx942", kernel="t")
@@ -74,7 +74,7 @@ def test_report_conversions_reads_a_ttgir_file():
 
 
 def test_final_code_counts():
-    from linear_layouts.tools.conversion_report import count_instructions, counts_text
+    from linear_layouts.tools.report.conversion_report import count_instructions, counts_text
     ptx = "  shfl.sync.idx.b32 %r1, %r2, 1, 31, -1;\n  st.shared.v4.b32 [%r3], {%r4};\n  ldmatrix.sync.x4 {..}\n"
     counts = count_instructions(ptx, "nvidia")
     assert counts == {"shfl": 1, "st.shared": 1, "ld.shared": 0, "stmatrix": 0, "ldmatrix": 1}
@@ -138,7 +138,7 @@ def test_demo_without_matplotlib_runs_and_says_pictures_need_it(tmp_path):
 
 def test_final_code_reads_the_cta_spelling_of_shared_accesses():
     # triton 3.8's PTX writes st.shared::cta / ld.shared::cta where 3.6 and 3.9 write st.shared / ld.shared
-    from linear_layouts.tools.final_code import whole_mix
+    from linear_layouts.tools.report.final_code import whole_mix
     ptx = ("  st.shared::cta.v4.b32 [%r1 + 0], {%r2, %r3, %r4, %r5};\n  ld.shared::cta.v2.b32 {%r1, %r2}, [%r3];\n"
            "  st.shared.b16 [%r1], %rs1;\n")
     mix = whole_mix(ptx, "nvidia")

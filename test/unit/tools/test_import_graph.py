@@ -86,7 +86,7 @@ def import_graph() -> dict[str, set[str]]:
 # Files Python runs at a process's start, before any of our layers (report's sitecustomize, put on
 # the PYTHONPATH of a reported program's children): they stand with the root package, whose
 # import is all they do.
-START_UP_FILES = {"linear_layouts.tools.report_site.sitecustomize"}
+START_UP_FILES = {"linear_layouts.tools.report.site.sitecustomize"}
 
 
 def layer_of(module: str) -> str:
@@ -175,12 +175,12 @@ def test_the_report_model_imports_no_renderer():
     report = {m for m in graph if m.startswith("linear_layouts.tools.report")}
     within = {m: {t for t in graph[m] if t in report} for m in report}
     assert not cycles(within)
-    renderers = {"linear_layouts.tools.report_md", "linear_layouts.tools.report_html"}
-    assert not graph["linear_layouts.tools.report_model"] & (renderers | {"linear_layouts.tools.report",
-                                                                          "linear_layouts.tools.report_text"})
-    assert not graph["linear_layouts.tools.report_text"] & (renderers | {"linear_layouts.tools.report"})
+    renderers = {"linear_layouts.tools.report.markdown", "linear_layouts.tools.report.html_pages"}
+    assert not graph["linear_layouts.tools.report.model"] & (renderers | {"linear_layouts.tools.report.run",
+                                                                          "linear_layouts.tools.report.text"})
+    assert not graph["linear_layouts.tools.report.text"] & (renderers | {"linear_layouts.tools.report.run"})
     for renderer in renderers:
-        assert "linear_layouts.tools.report" not in graph[renderer]
+        assert "linear_layouts.tools.report.run" not in graph[renderer]
 
 
 def test_the_ir_layer_imports_nothing_above_it():

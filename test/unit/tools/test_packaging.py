@@ -46,7 +46,7 @@ def test_regular_install_contains_every_subpackage(tmp_path):
                         "--target", str(target), ROOT], check=True, capture_output=True)
     for sub in ("dialect", "passes", "lowering", "tools"):
         assert (target / "linear_layouts" / sub / "__init__.py").exists(), sub
-    assert (target / "linear_layouts" / "tools" / "report_site" / "sitecustomize.py").exists()
+    assert (target / "linear_layouts" / "tools" / "report" / "site" / "sitecustomize.py").exists()
     # The installed copy imports on its own, from outside the source tree.
     code = "import linear_layouts, linear_layouts.dialect as d; print(linear_layouts.__file__); print(d.LinearLayout.empty())"
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, check=True, capture_output=True, text=True,
@@ -85,7 +85,7 @@ def test_wheel_installs_the_startup_hook_at_the_top_of_site_packages(tmp_path):
         built = subprocess.run([sys.executable, "-m", "pip", "wheel", "-v", "--no-deps", "--wheel-dir", str(tmp_path),
                                 ROOT], check=True, capture_output=True, text=True)
     # setuptools names every folder of .py files it would ship as data rather than as a package
-    # (it did so for tools/report_site, about 40 lines at every `make`)
+    # (it did so for tools/report/site, about 40 lines at every `make`)
     assert "is absent from the `packages` configuration" not in built.stdout + built.stderr
     import zipfile
 

@@ -18,9 +18,9 @@ from triton.compiler import ASTSource  # noqa: E402
 from linear_layouts.passes.drop_in import hook, recorder# noqa: E402
 from support import REPO  # noqa: E402
 from linear_layouts.tools.demo import bundled_kernels, compile_stock  # noqa: E402
-from linear_layouts.tools.report_md import markdown  # noqa: E402
-from linear_layouts.tools.report_model import ReportOptions, build_kernels, count_text  # noqa: E402
-from linear_layouts.tools.report_text import conversion_table_rows, kernel_table_rows, summary_lines  # noqa: E402
+from linear_layouts.tools.report.markdown import markdown  # noqa: E402
+from linear_layouts.tools.report.model import ReportOptions, build_kernels, count_text  # noqa: E402
+from linear_layouts.tools.report.text import conversion_table_rows, kernel_table_rows, summary_lines  # noqa: E402
 
 ROOT = str(REPO)
 EXAMPLE = os.path.join(ROOT, "examples", "report_example.py")
@@ -138,7 +138,7 @@ def test_compare_counts_final_code_stock_and_ours(tmp_path):
 
 
 def test_verdict_names_kernels_where_ours_has_more():
-    from linear_layouts.tools.report_model import KernelEntry
+    from linear_layouts.tools.report.model import KernelEntry
     kernels = [KernelEntry("layer_norm", "sm_90", "cuda", "", 4, 1, "", "a", stock_counts={"shfl": 56},
                            ours_counts={"shfl": 58}),
                KernelEntry("copy", "sm_90", "cuda", "", 4, 1, "", "b", stock_counts={"st.shared": 2},
@@ -544,7 +544,7 @@ def test_markdown_code_spans_hold_backticks(tmp_path):
 
 
 def test_md_code_fences():
-    from linear_layouts.tools.report_md import md_code
+    from linear_layouts.tools.report.markdown import md_code
     assert md_code("a`b") == "``a`b``"
     assert md_code("`a``") == "``` `a`` ```"
     assert md_code("plain") == "`plain`"
@@ -553,7 +553,7 @@ def test_md_code_fences():
 # ----------------------------------------------------------------------------- loop weights
 
 def test_loop_weights_read_trip_counts_from_the_ttgir():
-    from linear_layouts.tools.loop_weights import ASSUMED_TRIPS, conversion_weights
+    from linear_layouts.tools.report.loop_weights import ASSUMED_TRIPS, conversion_weights
     ttgir = textwrap.dedent("""
         tt.func public @k(%n: i32) {
           %c0_i32 = arith.constant 0 : i32
@@ -686,7 +686,7 @@ def test_each_conversion_says_why_it_exists(tmp_path):
 # ----------------------------------------------------------------------------- stock vs ours per conversion
 
 def test_stock_and_ours_final_code_per_conversion(tmp_path, monkeypatch):
-    from linear_layouts.tools.report_text import stock_vs_ours_rows, verdict_counts
+    from linear_layouts.tools.report.text import stock_vs_ours_rows, verdict_counts
     monkeypatch.setenv("LINEAR_LAYOUTS_IN_PLACE", "1")     # triton 3.6's default, on every release here
     records = record_bundled(tmp_path, ["transpose", "rotary", "matmul"])
     kernels = build_kernels(records, ReportOptions(str(tmp_path), compare=True, progress=False))
@@ -713,7 +713,7 @@ def test_stock_and_ours_final_code_per_conversion(tmp_path, monkeypatch):
 
 def test_final_code_marks_each_conversion_and_prices_the_mix():
     from linear_layouts.lowering import target_named
-    from linear_layouts.tools.final_code import MARK_LINE, CodeMix, mark_conversions, mix_by_line, modelled_cost
+    from linear_layouts.tools.report.final_code import MARK_LINE, CodeMix, mark_conversions, mix_by_line, modelled_cost
     ttgir = ('    %a = ttg.convert_layout %x : tensor<16xf32, #b0> -> tensor<16xf32, #b1> loc(#loc3)\n'
              '    %b:2 = ttg.convert_layout %y : tensor<16xf32, #b0> -> tensor<16xf32, #b1> loc(callsite(#loc1 at #loc2))\n'
              '    %c = ttg.convert_layout %z : tensor<16xf32, #b0> -> tensor<16xf32, #b1>\n'
@@ -826,8 +826,8 @@ def record_example(directory):
 
 
 def test_index_chart_and_source_listing(tmp_path):
-    from linear_layouts.tools.report_html import index_page
-    from linear_layouts.tools.report_text import kernel_chart_rows, source_listing
+    from linear_layouts.tools.report.html_pages import index_page
+    from linear_layouts.tools.report.text import kernel_chart_rows, source_listing
     kernels = build_kernels(record_example(tmp_path), ReportOptions(str(tmp_path), compare=True, progress=False))
     # the whole kernel's data movement, priced: normalize_rows' reduction shuffles are in both (Triton 3.6
     # lowers the reduction with fewer instructions than 3.9; the conversion's share, 15.1, is the same)
@@ -892,10 +892,10 @@ def test_pictures_are_tiles_of_large_tensors_rows_for_1d_and_small(tmp_path):
 
 def test_pictures_only_for_the_costliest_conversions_that_move_data():
     from linear_layouts.lowering.plan import Scope
-    from linear_layouts.tools.conversion_report import ConversionRow
-    from linear_layouts.tools.loop_weights import LoopWeight
-    from linear_layouts.tools.report_model import ConversionEntry, KernelEntry
-    from linear_layouts.tools.report_html import picture_choice
+    from linear_layouts.tools.report.conversion_report import ConversionRow
+    from linear_layouts.tools.report.loop_weights import LoopWeight
+    from linear_layouts.tools.report.model import ConversionEntry, KernelEntry
+    from linear_layouts.tools.report.html_pages import picture_choice
 
     def entry(number, scope, cost, runs=1):
         row = ConversionRow("k", "f.py:1", "t", scope, "shared", "-", 0, 0, "yes")
@@ -962,7 +962,7 @@ class FakeJIT:
 
 
 def test_launches_are_recorded_once_with_cloned_inputs_and_replayed_on_fresh_clones():
-    from linear_layouts.tools.launch_timing import LaunchRecorder
+    from linear_layouts.tools.report.launch_timing import LaunchRecorder
     FakeJIT.log = []
     original_run = FakeJIT.run
     recorder = LaunchRecorder()
@@ -997,8 +997,8 @@ def test_launches_are_recorded_once_with_cloned_inputs_and_replayed_on_fresh_clo
 def test_time_launches_gives_stock_ours_and_the_ratio():
     import contextlib
 
-    from linear_layouts.tools.launch_timing import LaunchRecorder, MeasureResult, time_launches
-    from linear_layouts.tools.report_text import measure_lines, measure_rows
+    from linear_layouts.tools.report.launch_timing import LaunchRecorder, MeasureResult, time_launches
+    from linear_layouts.tools.report.text import measure_lines, measure_rows
     recorder = LaunchRecorder()
     recorder.install(FakeJIT)
     try:
@@ -1051,7 +1051,7 @@ def test_measure_without_a_gpu_says_so(tmp_path):
     run, out = run_report(tmp_path, "compile_transpose()\n", "--measure")
     assert run.returncode == 0, run.stderr
     text = (out / "report.md").read_text()
-    from linear_layouts.tools.launch_timing import gpu_problem
+    from linear_layouts.tools.report.launch_timing import gpu_problem
     assert gpu_problem()                                       # this test runs where there is no GPU
     assert f"--measure: nothing timed: {gpu_problem()}." in text
 
@@ -1086,7 +1086,7 @@ def test_why_names_each_kind_of_reason(tmp_path):
     """explain() on small stand-ins for parsed ops: each reason the issue lists."""
     from types import SimpleNamespace
 
-    from linear_layouts.tools.conversion_why import explain, text_locations
+    from linear_layouts.tools.report.conversion_why import explain, text_locations
     source = tmp_path / "k.py"
     source.write_text("x = tl.sum(a, axis=1)\ny = tl.convert_layout(x, layout)\nz = x[:, None]\n")
 
@@ -1124,8 +1124,8 @@ def test_why_names_each_kind_of_reason(tmp_path):
 
 
 def test_index_charts_the_measured_launches():
-    from linear_layouts.tools.launch_timing import MeasureResult, Measurement
-    from linear_layouts.tools.report_html import index_page
+    from linear_layouts.tools.report.launch_timing import MeasureResult, Measurement
+    from linear_layouts.tools.report.html_pages import index_page
     measured = MeasureResult([Measurement("softmax_kernel", "float32[4, 8]", [0.02], [0.01]),
                               Measurement("matmul_kernel", "float16[8, 8]", [0.5], [0.4]),
                               Measurement("broken", "", problem="ours: out of resources")])
@@ -1137,7 +1137,7 @@ def test_index_charts_the_measured_launches():
 
 
 def test_target_names_come_from_the_target_table():
-    from linear_layouts.tools.report_model import target_name
+    from linear_layouts.tools.report.model import target_name
     assert target_name({"backend": "cuda", "arch": 90}) == "sm_90"
     assert target_name({"backend": "cuda", "arch": 120}) == "sm_120"
     assert target_name({"backend": "hip", "arch": "gfx942"}) == "gfx942"

@@ -20,9 +20,9 @@ from linear_layouts.passes.drop_in import recorder# noqa: E402
 from linear_layouts.passes.gluon import stock_resolution  # noqa: E402
 from linear_layouts.passes.gluon.layout_expression import gluon_layout_expression  # noqa: E402
 from linear_layouts.passes.gluon.resolution_record import GroupRemark, Resolution  # noqa: E402
-from linear_layouts.tools.report_html import index_page, kernel_page  # noqa: E402
-from linear_layouts.tools.report_md import auto_layout_lines, markdown  # noqa: E402
-from linear_layouts.tools.report_model import ReportOptions, build_kernels  # noqa: E402
+from linear_layouts.tools.report.html_pages import index_page, kernel_page  # noqa: E402
+from linear_layouts.tools.report.markdown import auto_layout_lines, markdown  # noqa: E402
+from linear_layouts.tools.report.model import ReportOptions, build_kernels  # noqa: E402
 from linear_layouts.tools.demo import bundled_kernels, compile_stock  # noqa: E402
 import support.gluon_auto_kernels as auto_kernels  # noqa: E402
 
@@ -70,7 +70,7 @@ COALESCED = "coalesced for its pointers (dim {} contiguous, 4 elements per acces
 
 
 def expected_table(rows):
-    from linear_layouts.tools.conversion_report import format_table
+    from linear_layouts.tools.report.conversion_report import format_table
     return format_table(["kernel", "group", "ops", "op", "location", "layout", "why"], rows)
 
 

@@ -5,9 +5,9 @@ stock bar."""
 
 from types import SimpleNamespace
 
-from linear_layouts.tools.final_code import ConversionCode
-from linear_layouts.tools.report_model import ConversionEntry, KernelEntry, rule_of
-from linear_layouts.tools.report_text import kernel_chart_rows, summary_lines
+from linear_layouts.tools.report.final_code import ConversionCode
+from linear_layouts.tools.report.model import ConversionEntry, KernelEntry, rule_of
+from linear_layouts.tools.report.text import kernel_chart_rows, summary_lines
 
 BOUNDS_REASON = ("stock Triton's lowering: our plan needs more shuffles (1 > 0), selects (15 > 0) than stock Triton's "
                  "lowering needs at least (ours: shuffles=1 selects=15; stock at least: store_wavefronts=16; "

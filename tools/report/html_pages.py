@@ -18,9 +18,9 @@ import html
 import os
 from typing import Optional
 
-from linear_layouts.tools.report_model import (ConversionEntry, KernelEntry, ReportOptions, costliest_conversions,
+from linear_layouts.tools.report.model import (ConversionEntry, KernelEntry, ReportOptions, costliest_conversions,
                                                count_text, worth_a_look, write_atomically)
-from linear_layouts.tools.report_text import (CONVERSION_HEADER, KERNEL_HEADER, STOCK_VS_OURS_HEADER,
+from linear_layouts.tools.report.text import (CONVERSION_HEADER, KERNEL_HEADER, STOCK_VS_OURS_HEADER,
                                               STOCK_VS_OURS_NOTE, conversion_table_rows, kernel_chart_rows,
                                               kernel_table_rows, run_lines, source_listing, stock_vs_ours_rows,
                                               summary_lines, weights_line, MEASURE_HEADER, measure_lines,

@@ -1,19 +1,19 @@
 """``python -m linear_layouts report PROG.py``: what layout conversions a user's own program has.
 
 The recorder (``passes.drop_in.recorder``) stores every kernel the program compiled.  This module runs
-the report: the data model (``tools.report_model``) turns the records into an explanation,
-kernel by kernel, and a renderer (``tools.report_md``, ``tools.report_html``) writes it:
+the report: the data model (``tools.report.model``) turns the records into an explanation,
+kernel by kernel, and a renderer (``tools.report.markdown``, ``tools.report.html_pages``) writes it:
 
 1. merge the records of every process (``pytest -n`` workers each write their own file) and
    keep one entry per distinct kernel (name, target, TTGIR), counting how often it compiled;
 2. for each ``ttg.convert_layout``: where it is in the user's source, its layouts, how far the
-   data moves, the plan ours would emit and its cost per warp (``tools.conversion_report``), and
+   data moves, the plan ours would emit and its cost per warp (``tools.report.conversion_report``), and
    what ``ll-lower-conversions`` does with it: owns it, or leaves it to Triton and why
    (``passes.lower_conversions.plan_module``, measured choices included);
 3. compile each kernel's TTGIR stock and with our lowering, and count the data-movement
    instructions of the final PTX / AMDGCN, per kernel and per conversion (``--no-compare`` skips this);
 4. with ``--measure`` and a GPU, time each kernel stock and ours with the program's own launches;
-5. write the result: ``index.html`` + one page per kernel + pictures (``tools.report_html``), or
+5. write the result: ``index.html`` + one page per kernel + pictures (``tools.report.html_pages``), or
    ``report.md`` (``--format md``, also printed, for terminals and CI logs).
 
 Everything here is linear in the number of conversions; pictures are drawn only for the first
@@ -29,10 +29,10 @@ import time
 from typing import Optional
 
 from linear_layouts.passes.drop_in import environment, recorder
-from linear_layouts.tools import report_html
-from linear_layouts.tools.report_model import (DEFAULT_DIRECTORY, DEFAULT_PICTURES, ReportOptions,
+from linear_layouts.tools.report import html_pages
+from linear_layouts.tools.report.model import (DEFAULT_DIRECTORY, DEFAULT_PICTURES, ReportOptions,
                                                attach_measurements, build_kernels, write_atomically)
-from linear_layouts.tools.report_md import markdown
+from linear_layouts.tools.report.markdown import markdown
 
 
 def write_report(options: ReportOptions, records: Optional[list[dict]] = None) -> str:
@@ -52,7 +52,7 @@ def write_report(options: ReportOptions, records: Optional[list[dict]] = None) -
             path = os.path.join(options.directory, "report.md")
             write_atomically(path, markdown(kernels, options))
             return path
-        return report_html.write_html(kernels, options)
+        return html_pages.write_html(kernels, options)
 
 
 MODULE_MODE = "ttgir"   # a record's mode when it was read from a TTGIR file, not recorded from a run

@@ -1,18 +1,18 @@
 """The report's data model: records -> kernels -> conversions, analysed.
 
-Nothing here renders: ``tools.report_text`` derives the tables and sentences both renderers
-show, ``tools.report_md`` and ``tools.report_html`` write them, ``tools.report`` runs it all.
+Nothing here renders: ``tools.report.text`` derives the tables and sentences both renderers
+show, ``tools.report.markdown`` and ``tools.report.html_pages`` write them, ``tools.report.run`` runs it all.
 
 1. merge the records of every process (``pytest -n`` workers each write their own file) and
    keep one entry per distinct kernel (name, target, TTGIR), counting how often it compiled;
 2. for each ``ttg.convert_layout``: where it is in the user's source, its layouts, how far the
-   data moves, the plan ours would emit and its cost per warp (``tools.conversion_report``), and
+   data moves, the plan ours would emit and its cost per warp (``tools.report.conversion_report``), and
    what ``ll-lower-conversions`` does with it: owns it, or leaves it to Triton and why
    (``passes.lower_conversions.plan_module``, measured choices included);
 3. compile each kernel's TTGIR stock and with our lowering, and count the data-movement
    instructions of the final PTX / AMDGCN, for the whole kernel and per conversion
-   (``tools.final_code``; ``--no-compare`` skips this);
-4. with ``--measure``, the program's own launches timed stock and ours (``tools.launch_timing``).
+   (``tools.report.final_code``; ``--no-compare`` skips this);
+4. with ``--measure``, the program's own launches timed stock and ours (``tools.report.launch_timing``).
 """
 
 from __future__ import annotations
@@ -27,11 +27,11 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Optional
 
-from linear_layouts.tools.conversion_why import Why, explain, kernel_signature, no_result_locations, users_of
-from linear_layouts.tools.final_code import CodeMix, ConversionCode
-from linear_layouts.tools.launch_timing import MeasureResult
-from linear_layouts.tools.loop_weights import LoopWeight, conversion_weights
-from linear_layouts.tools.conversion_report import ConversionRow, counts_text, report_conversions
+from linear_layouts.tools.report.conversion_why import Why, explain, kernel_signature, no_result_locations, users_of
+from linear_layouts.tools.report.final_code import CodeMix, ConversionCode
+from linear_layouts.tools.report.launch_timing import MeasureResult
+from linear_layouts.tools.report.loop_weights import LoopWeight, conversion_weights
+from linear_layouts.tools.report.conversion_report import ConversionRow, counts_text, report_conversions
 
 DEFAULT_DIRECTORY = "ll-report"
 DEFAULT_PICTURES = 3
@@ -56,8 +56,8 @@ class ConversionEntry:
     pictures: dict = field(default_factory=dict)   # "layouts" / "plan" -> file name under the report dir
     picture_notes: list = field(default_factory=list)
     weight: LoopWeight = field(default_factory=lambda: LoopWeight(1))   # runs per program instance
-    why: Optional[Why] = None         # producer, consumers, reason, hint (tools.conversion_why)
-    code: Optional[ConversionCode] = None   # stock's final code and ours for it (tools.final_code)
+    why: Optional[Why] = None         # producer, consumers, reason, hint (tools.report.conversion_why)
+    code: Optional[ConversionCode] = None   # stock's final code and ours for it (tools.report.final_code)
 
     def verdict(self) -> str:
         """``ours better`` / ``same`` / ``ours worse`` by the modelled cost of each final code;
@@ -102,7 +102,7 @@ class KernelEntry:
     stock_mix: Optional[CodeMix] = None   # the whole kernel's final code, barriers and widths included
     ours_mix: Optional[CodeMix] = None
     compare_problem: str = ""
-    measurements: list = field(default_factory=list)   # tools.launch_timing.Measurement of its launches
+    measurements: list = field(default_factory=list)   # tools.report.launch_timing.Measurement of its launches
     problem: str = ""                 # why the kernel could not be analysed
     advice: list = field(default_factory=list)   # passes.advice.layout_advice.Finding: layouts worth changing
     advice_problem: str = ""          # why no advice could be given
@@ -330,11 +330,11 @@ def advise_kernel(kernel: KernelEntry, target: str) -> None:
 def compare_final_code(kernel: KernelEntry, record: dict, workdir: str) -> None:
     """Compile the kernel's TTGIR with stock Triton and with our lowering and count the
     data-movement instructions of each final code, for the whole kernel and per conversion
-    (``tools.final_code``).  Problems are recorded, never raised."""
+    (``tools.report.final_code``).  Problems are recorded, never raised."""
     from linear_layouts.lowering import UnknownTarget, target_named
     from linear_layouts.lowering.choosing.measured_choices import conversion_key
     from linear_layouts.passes.drop_in import hook
-    from linear_layouts.tools.final_code import compare_conversions
+    from linear_layouts.tools.report.final_code import compare_conversions
 
     try:
         target = target_named(kernel.target)
@@ -365,7 +365,7 @@ def compare_final_code(kernel: KernelEntry, record: dict, workdir: str) -> None:
 
 def _kind_counts(mix: CodeMix, vendor: str) -> dict:
     """The whole kernel's counts by ``conversion_report.FINAL_CODE_PATTERNS`` (barriers left out)."""
-    from linear_layouts.tools.conversion_report import FINAL_CODE_PATTERNS
+    from linear_layouts.tools.report.conversion_report import FINAL_CODE_PATTERNS
     return {name: mix.counts.get(name, 0) for name in FINAL_CODE_PATTERNS[vendor]}
 
 
@@ -381,7 +381,7 @@ class ReportOptions:
     append: bool = False              # keep the records of earlier runs in the directory
     run: Optional[str] = None         # this run's id (``start`` sets it)
     measure: bool = False             # --measure: time the program's launches stock and ours
-    measured: Optional[MeasureResult] = None   # what --measure found (tools.launch_timing)
+    measured: Optional[MeasureResult] = None   # what --measure found (tools.report.launch_timing)
 
 
 def attach_measurements(kernels: list, measured: Optional[MeasureResult]) -> None:

@@ -1,4 +1,4 @@
-"""What both renderers of the report show, derived from the data model (``tools.report_model``):
+"""What both renderers of the report show, derived from the data model (``tools.report.model``):
 the tables' rows and the summary's sentences, as plain text."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ from collections import Counter
 from typing import Optional
 
 from linear_layouts.passes.gluon.layout_expression import gluon_layout_expression
-from linear_layouts.tools import launch_timing
-from linear_layouts.tools.launch_timing import ADVISED, NOISE_FLOOR, run_noise
-from linear_layouts.tools.loop_weights import ASSUMED_TRIPS
-from linear_layouts.tools.report_model import (MODE_TEXT, KernelEntry, ReportOptions,
+from linear_layouts.tools.report import launch_timing
+from linear_layouts.tools.report.launch_timing import ADVISED, NOISE_FLOOR, run_noise
+from linear_layouts.tools.report.loop_weights import ASSUMED_TRIPS
+from linear_layouts.tools.report.model import (MODE_TEXT, KernelEntry, ReportOptions,
                                                _counter_text, count_text)
 
 
@@ -215,7 +215,7 @@ STOCK_VS_OURS_HEADER = ["#", "location", "stock final code", "ours final code", 
 
 def stock_vs_ours_rows(kernel: KernelEntry) -> list[list[str]]:
     """Per conversion: stock Triton's final code and ours (data-movement instructions per warp,
-    ``tools.final_code``), each priced by the cost model, and the verdict; [] when not compared."""
+    ``tools.report.final_code``), each priced by the cost model, and the verdict; [] when not compared."""
     rows = []
     for c in kernel.conversions:
         if c.code is None:
@@ -250,10 +250,10 @@ STOCK_VS_OURS_NOTE = ("Stock: the instructions Triton's lowering of the conversi
 
 def kernel_chart_rows(kernels: list[KernelEntry]) -> list[tuple[str, float, float]]:
     """Per compared kernel: (``name on target``, stock's final code, ours), the data-movement
-    instructions of the whole kernel priced by the cost model (``tools.final_code.modelled_cost``).
+    instructions of the whole kernel priced by the cost model (``tools.report.final_code.modelled_cost``).
     A Gluon kernel stock Triton rejects (``KernelEntry.stock_rejects``) has no bar."""
     from linear_layouts.lowering import UnknownTarget, target_named
-    from linear_layouts.tools.final_code import modelled_cost
+    from linear_layouts.tools.report.final_code import modelled_cost
 
     rows = []
     for k in kernels:

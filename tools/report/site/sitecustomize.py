@@ -10,7 +10,7 @@ import os
 import sys
 
 try:
-    from linear_layouts.tools.report_site import run_shadowed_sitecustomize
+    from linear_layouts.tools.report.site import run_shadowed_sitecustomize
     run_shadowed_sitecustomize(os.path.dirname(os.path.abspath(__file__)))
 except ImportError:   # linear_layouts not importable here: nothing of ours to do
     pass

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..passes.assign.layout_graph import ASSUMED_TRIPS, trip_count   # one assumption for the report and the pass
+from ...passes.assign.layout_graph import ASSUMED_TRIPS, trip_count   # one assumption for the report and the pass
 
 _CONSTANT = re.compile(r"^\s*(%[\w.$-]+) = arith\.constant (-?\d+) : (?:i\d+|index)\b")
 _FOR = re.compile(r"\bscf\.for (%[\w.$-]+) = (%[\w.$-]+) to (%[\w.$-]+) step (%[\w.$-]+)")

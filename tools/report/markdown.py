@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from linear_layouts.tools.conversion_report import format_table
-from linear_layouts.tools.report_model import KernelEntry, ReportOptions, costliest_conversions, worth_a_look
-from linear_layouts.tools.report_text import (CONVERSION_HEADER, KERNEL_HEADER, STOCK_VS_OURS_HEADER,
+from linear_layouts.tools.report.conversion_report import format_table
+from linear_layouts.tools.report.model import KernelEntry, ReportOptions, costliest_conversions, worth_a_look
+from linear_layouts.tools.report.text import (CONVERSION_HEADER, KERNEL_HEADER, STOCK_VS_OURS_HEADER,
                                               STOCK_VS_OURS_NOTE, conversion_table_rows, kernel_chart_rows,
                                               kernel_table_rows, run_lines, source_listing, stock_vs_ours_rows,
                                               summary_lines, weights_line, MEASURE_HEADER, measure_lines,
