@@ -217,6 +217,22 @@ def test_the_top_of_passes_holds_the_framework_and_the_passes_only():
     assert (ROOT / "passes" / "drop_in" / "hook.py").is_file()
 
 
+TOOLS_TOP_LEVEL_LIMIT = 12
+TOOLS_ROOMS = ("corpus", "fuzz", "port", "report", "viewers")
+
+
+def test_the_top_of_tools_holds_what_the_commands_share_and_ll_opt_and_ll_demo():
+    """At most 12 modules at ``tools/``'s top (its ``__init__`` counted): what every command
+    shares (``cli``), ``ll-opt`` with its dump reader, and ``ll-demo``; the rest have rooms named
+    for what they are: ``report/`` (the report, its renderers and the parts they compute from),
+    ``viewers/`` (``ll-viz``), ``port/`` (``ll-port``), ``fuzz/`` (``ll-fuzz`` and the random
+    inputs the tests draw), ``corpus/`` (the lit corpus's generators)."""
+    top = sorted(path.name for path in (ROOT / "tools").glob("*.py"))
+    assert len(top) <= TOOLS_TOP_LEVEL_LIMIT, f"{len(top)} modules at tools/'s top: {top}"
+    for room in TOOLS_ROOMS:
+        assert (ROOT / "tools" / room / "__init__.py").is_file(), room
+
+
 ENVIRONMENT_MODULE = "linear_layouts.passes.drop_in.environment"
 
 
