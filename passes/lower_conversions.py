@@ -49,6 +49,7 @@ from ..lowering.cost_weights import CALIBRATED as CALIBRATED_WEIGHTS
 from ..lowering.emit.emit_llvm import Island
 from ..lowering.local_memory import LOCAL_ALLOC, LOCAL_LOAD, LOCAL_STORE
 from ..lowering.plan import ConversionPlan, Method
+from ..lowering.remark_words import in_words, with_detail
 from ..lowering.target import Target, Vendor
 from ..lowering.thread_group import ThreadGroup
 from .barriers.guard_placement import GuardPlacement
@@ -60,8 +61,8 @@ from .ir.snapshot import Module, Operation
 from .islands.island_checks import CACHEABLE_PREFIX, IslandChecks, site_for
 from .islands.island_splicing import SPLICED_OPS, OpPositions, splice_islands
 from .op_requests import OP_OF_METHOD, read_conversion, read_local_access, values_joined_at_region_ends
-from .options import (CandidateRanks, Methods, Mode, VerifyLevel, parse_candidate_for, parse_methods,
-                      parse_target, parse_word)
+from .options import (CandidateRanks, Methods, Mode, RemarkLevel, VerifyLevel, parse_candidate_for, parse_methods,
+                      parse_remarks, parse_target, parse_word)
 
 
 @dataclass
@@ -72,19 +73,34 @@ class LoweringOutcome:
     method: Optional[Method] = None   # the plan's method, once there is a plan
     plan: Optional[ConversionPlan] = None
     island: Optional[Island] = None
-    reason: str = ""
+    # Why it was left to Triton, with the parts only the detail level shows marked
+    # (``lowering.remark_words``); ``reason`` reads it whole.
+    reason_text: str = ""
     emitted_check: Optional[object] = None   # the simulator's VerificationResult (None: not run)
     threads: Optional[ThreadGroup] = None    # the warp group that runs it (None: the whole CTA)
-    note: str = ""    # why a measurement or a hazard changed the model's pick (lowering_choice)
+    # Why a measurement or a hazard changed the model's pick (lowering_choice), marked the same way.
+    note_text: str = ""
 
     @property
     def lowered(self) -> bool:
         return self.island is not None
 
-    def take(self, choice: LoweringChoice) -> None:
-        self.plan, self.reason, self.method, self.note = choice.plan, choice.reason, choice.method, choice.note
+    @property
+    def reason(self) -> str:
+        """Why it was left to Triton, the detail level's parts included (the report, the studies)."""
+        return with_detail(self.reason_text)
 
-    def remark(self) -> str:
+    @property
+    def note(self) -> str:
+        return with_detail(self.note_text)
+
+    def take(self, choice: LoweringChoice) -> None:
+        self.plan, self.method = choice.plan, choice.method
+        self.reason_text, self.note_text = choice.reason, choice.note
+
+    def remark(self, level: RemarkLevel = RemarkLevel.WORDS) -> str:
+        """The remark line: in the user's words, or with our internals at ``RemarkLevel.DETAIL``."""
+        said = with_detail if level is RemarkLevel.DETAIL else in_words
         if self.lowered:
             counts = ", ".join(f"{k}={v}" for k, v in sorted(self.island.counts.items()) if k != "select")
             selects = self.island.counts.get("select", 0)
@@ -92,9 +108,9 @@ class LoweringOutcome:
                                            f"scratch={self.island.scratch_bytes}B" if self.island.scratch_bytes
                                            else "") if x)
             return f"{self.location}: remark: [ll-lower-conversions] lowered: {self.method}" + \
-                (f", {detail}" if detail else "") + (f"; {self.note}" if self.note else "") + \
+                (f", {detail}" if detail else "") + (f"; {said(self.note_text)}" if self.note_text else "") + \
                 _estimated_weights_note(self.plan)
-        return f"{self.location}: remark: [ll-lower-conversions] left to Triton: {self.reason}"
+        return f"{self.location}: remark: [ll-lower-conversions] left to Triton: {said(self.reason_text)}"
 
 
 def _estimated_weights_note(plan) -> str:
@@ -131,9 +147,9 @@ def plan_module(module: Module, options: "LowerConversions", gate_first: bool = 
         outcome = LoweringOutcome(op.location)
         results.append((op, outcome))
         if hw_target is None:
-            outcome.reason = target_problem
+            outcome.reason_text = target_problem
         elif any(id(result) in joined for result in op.results):
-            outcome.reason = (f"on AMD ({hw_target.name}) the result is joined with another value where a loop "
+            outcome.reason_text = (f"on AMD ({hw_target.name}) the result is joined with another value where a loop "
                               "or branch begins or ends (an scf.yield, scf.condition or loop's initial value): "
                               "Triton's AMD lowering cannot analyse an island's result there (an assertion in "
                               "its axis analysis)")
@@ -225,7 +241,7 @@ def lower_module(module: Module, options: Optional["LowerConversions"] = None, *
         island, outcome.emitted_check, why_not = checks.checked_island(op, outcome.plan,
                                                                        site_for(op, outcome.threads, guards))
         if island is None:
-            outcome.plan, outcome.reason = None, why_not
+            outcome.plan, outcome.reason_text = None, why_not
             continue
         island.text = island.text.replace(f"%{CACHEABLE_PREFIX}_", f"%ll{number}_")
         outcome.island = islands[number] = island
@@ -245,7 +261,7 @@ class LowerConversions(ModulePass):
     name = "ll-lower-conversions"
     description = "Replace each verified ttg.convert_layout plan by an LLVM-dialect island (NVIDIA PTX / AMD)"
     only: Methods = Methods()          # the plan methods we own; empty: DEFAULT_METHODS
-    remarks: bool = False
+    remarks: RemarkLevel = RemarkLevel.OFF   # true: remarks in words; detail: with our internals
     target: Optional[Target] = None    # None: the module's ttg.target (or the driver's, ll-opt --target)
     mode: Mode = Mode.LINEAR           # LEGACY: plan like Triton before linear layouts (lowering.legacy)
     verify: VerifyLevel = VerifyLevel.EMITTED   # EMITTED: simulate every island; PLAN: the plan verifier only
@@ -271,7 +287,8 @@ class LowerConversions(ModulePass):
                  "target": parse_target(self.target, "target"),
                  "mode": parse_word(Mode, self.mode, "mode", "mode"),
                  "verify": parse_word(VerifyLevel, self.verify, "verify", "verify level"),
-                 "candidate_for": parse_candidate_for(self.candidate_for, "candidate_for")}
+                 "candidate_for": parse_candidate_for(self.candidate_for, "candidate_for"),
+                 "remarks": parse_remarks(self.remarks, "remarks")}
         for name, value in typed.items():
             object.__setattr__(self, name, value)   # a frozen dataclass: set once, here
 
@@ -303,7 +320,9 @@ class LowerConversions(ModulePass):
     def apply(self, module: Module, context: PassContext) -> None:
         options = self if self.target is not None or context.target is None else \
             dataclasses.replace(self, target=context.target)
-        remarks = self.remarks or getattr(context, "remarks", False)
+        # The pass's option or the driver's (ll-opt --remarks), the more detailed of the two.
+        remarks = max(self.remarks, parse_remarks(getattr(context, "remarks", False), "--remarks"),
+                      key=list(RemarkLevel).index)
         # Without remarks no one reads why a conversion went to Triton: the gate may decide
         # before planning (the same decisions; the reason then names the scope, not the pick's family).
         outcomes = lower_module(module, options, gate_first=not remarks, plans=context.plans)
@@ -313,7 +332,7 @@ class LowerConversions(ModulePass):
                                "so it has no layout conversions to lower; give the kernel's TTGIR "
                                "(kernel.asm[\"ttgir\"], or the .ttgir file in Triton's cache)")
             for outcome in outcomes:
-                context.report(outcome.remark())
+                context.report(outcome.remark(remarks))
 
 
 def lower_text(text: str, filename: str = "<module>", **options) -> tuple[str, list[LoweringOutcome]]:

@@ -42,6 +42,33 @@ class VerifyLevel(Word):
     PLAN = "plan"         # the plan verifier only: cheaper compiles
 
 
+class RemarkLevel(Word):
+    """What a remark says (option ``remarks``).  Given as ``True`` / ``False`` from Python and
+    ``true`` / ``false`` in a pipeline, as before there were levels; false is falsy."""
+
+    OFF = "false"       # no remarks
+    WORDS = "true"      # what was found and done, in the user's words (``lowering.remark_words``)
+    DETAIL = "detail"   # and our internals: the cost model's fields by name, the deciding rule's source file
+
+    def __bool__(self) -> bool:
+        return self is not RemarkLevel.OFF
+
+
+def parse_remarks(value: Union[None, bool, str, RemarkLevel], option: str = "remarks") -> RemarkLevel:
+    """``True``, ``False``, ``"detail"`` (or a pipeline's ``true``, ``on``, ``1``, ``false``, ``off``,
+    ``0``) -> a :class:`RemarkLevel`; anything else is an :class:`OptionError`."""
+    if isinstance(value, RemarkLevel):
+        return value
+    if isinstance(value, bool) or value is None:
+        return RemarkLevel.WORDS if value else RemarkLevel.OFF
+    words = {"true": RemarkLevel.WORDS, "on": RemarkLevel.WORDS, "1": RemarkLevel.WORDS,
+             "false": RemarkLevel.OFF, "off": RemarkLevel.OFF, "0": RemarkLevel.OFF, "detail": RemarkLevel.DETAIL}
+    level = words.get(value.lower()) if isinstance(value, str) else None
+    if level is None:
+        raise OptionError(f"{option}={value!r}: expected True, False or \"detail\"")
+    return level
+
+
 def parse_word(kind: type[Word], value: Union[str, Word], option: str, what: str) -> Word:
     """``value`` (a member of ``kind`` or its word) as a member of ``kind``; ``option`` and
     ``what`` name it in the error (``option mode='fast': unknown mode 'fast' (known: ...)``)."""

@@ -60,7 +60,7 @@ def _argument_parser() -> ArgumentParser:
     p.add_argument("--emit", choices=("ttgir",) + EMIT_STAGES, default="ttgir",
                    help="ttgir (default), or hand the result to Triton's back end: llir, ptx, amdgcn")
     p.add_argument("--mlir-print-debuginfo", action="store_true", help="print locations in the output IR")
-    p.add_argument("--remarks", action="store_true",
+    p.add_argument("--remarks", nargs="?", const=True, default=False, choices=(True, "detail"), metavar="detail",
                    help="passes print remarks on stderr (e.g. why a convert is left to Triton)")
     return p
 

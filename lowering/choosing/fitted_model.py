@@ -63,6 +63,7 @@ from typing import Optional
 from ..cost import plan_cost
 from ..instructions import AccessShape, BarrierScope, ShuffleMode
 from ..plan import STOCK, Method, Scope, SharedAccess, Stock
+from ..remark_words import detail
 from .measured_choices import same_release
 from .stock_bounds import dominance
 from .stock_lowering import stock_warp_shuffles
@@ -207,8 +208,8 @@ def stock_shuffles_reason(stock: int, why_not_ours: str, model: Model) -> str:
     """The remark of rule ``STOCK_SHUFFLES`` leaving a conversion to stock, which moves it with
     ``stock`` warp shuffles a thread; ``why_not_ours`` says what our side needs."""
     return (f"stock Triton's lowering: it moves this lane-scope conversion with {stock} warp shuffle(s) a thread, "
-            f"{why_not_ours} (rule {STOCK_SHUFFLES} of lowering/choosing/choice_model.json, chosen on "
-            f"{model.measured_on}, triton {model.triton})")
+            f"{why_not_ours} (a rule chosen on timings on {model.measured_on}, triton {model.triton})"
+            + detail(f"rule {STOCK_SHUFFLES} of lowering/choosing/choice_model.json"))
 
 
 ONE_WARP_MEASURED = ("in a CTA of one warp our shared-memory picks ran 1.17x stock (76 conversions) and 1.06x "
@@ -251,7 +252,7 @@ def one_warp_choice(plan, rank: int, family: str) -> Optional[Choice]:
 
 TWIN_MEASURED = ("alone, with stock's exact instructions, our islands ran 1.043x stock (251 measured conversions, "
                  "docs/lowering-choice.md, 'Twins of stock's code on sm_90 with triton 3.6') and cost an island's compile time; it stays ours only in a "
-                 "kernel with other islands (lowering_choice.kept_among_islands)")
+                 "kernel with other islands" + detail("lowering_choice.kept_among_islands"))
 
 
 BYTE_MATRIX_MEASURED = ("on the six committed held-out draws (H100 and H200, triton 3.6), our 8-bit picks with ldmatrix/stmatrix "
@@ -331,8 +332,9 @@ def shuffles_only_broadcast(plan) -> bool:
 
 
 SHARED_IN_ONE_DIRECTION_MEASURED = (
-    "timed in the direction a kernel converts (the return trip left to stock: plan_choice.py --forward, H200, "
-    "triton 3.6), such picks ran 1.085x stock on 120 fresh conversions (17 picks, 10 above 1.05x, best 0.917x) and "
+    "timed in the direction a kernel converts (the return trip left to stock" + detail("plan_choice.py --forward")
+    + ", H200, triton 3.6), such picks ran 1.085x stock on 120 fresh conversions (17 picks, 10 above 1.05x, best "
+    "0.917x) and "
     "1.071x on the 33 conversions of flash-linear-attention's and Liger-Kernel's kernels (5 picks, 2 above 1.05x); "
     "docs/lowering-choice.md, 'One direction at a time'")
 
@@ -407,7 +409,8 @@ STOCK_RULES = (
      f"{BROADCAST_SHUFFLES_MEASURED}", _never_a_twin),
     ("is_stock_twin",
      "stock Triton's lowering: our pick stores and loads shared memory as stock does (plain vectors of its width, "
-     f"no matrix instruction fits: lowering/choosing/stock_shared.py); {TWIN_MEASURED}", _always_a_twin),
+     "no matrix instruction fits)" + detail("lowering/choosing/stock_shared.py") + f"; {TWIN_MEASURED}",
+     _always_a_twin),
 )
 
 # Asked after the lane-scope rule of ``choose_by_stock_shuffles`` (where stock shuffles, that
@@ -465,8 +468,8 @@ def choose_by_stock_shuffles(plan, rank: int, model: Model) -> Choice:
               or stock_shared_choice(plan, family, STOCK_RULES_AFTER_SHUFFLES))
     if answer is not None:
         return answer
-    return Choice(plan, rank, family, "" if rank == 0 else f"candidate {rank} by the fitted model "
-                                                           f"(lowering/choosing/choice_model.json)",
+    return Choice(plan, rank, family, "" if rank == 0 else f"candidate {rank} by the fitted model"
+                                                           + detail("lowering/choosing/choice_model.json"),
                   answered_by="choose_by_stock_shuffles")
 
 
@@ -496,17 +499,21 @@ def choose(plans: list, scope: str, model: Model) -> Choice:
     gate = model.gates.get(family)
     if gate is None or gate["decision"] != "ours":
         if gate is None:
-            why = f"no measured conversion of family {family}"
+            why, words = f"no measured conversion of family {family}", "no conversion like it was timed"
         elif gate["n"] < MIN_FAMILY:
             why = f"family {family}: {gate['n']} measured conversion(s), too few to show a gain"
+            words = f"{gate['n']} conversion(s) like it were timed, too few to show a gain"
         else:
             why = (f"family {family}: the model's picks ran {gate['geomean_pick_over_stock']:.2f}x stock "
                    f"(spread x{gate['spread']}) over {gate['n']} measured conversions")
+            words = (f"on the {gate['n']} conversions like it that were timed, its picks ran "
+                     f"{gate['geomean_pick_over_stock']:.2f}x stock's time (spread x{gate['spread']})")
         return Choice(None, STOCK, family, "stock Triton's lowering: the cost model cannot show a gain larger than "
-                                        f"its own error here ({why}; lowering/choosing/choice_model.json, fitted on "
-                                        f"{model.measured_on}, triton {model.triton})", answered_by="choose")
-    return Choice(plan, rank, family, "" if rank == 0 else f"candidate {rank} by the fitted model "
-                                                           f"(lowering/choosing/choice_model.json)",
+                                        f"its own error here ({words}; timed on {model.measured_on}, triton "
+                                        f"{model.triton})" + detail(f"{why}; lowering/choosing/choice_model.json"),
+                      answered_by="choose")
+    return Choice(plan, rank, family, "" if rank == 0 else f"candidate {rank} by the fitted model"
+                                                           + detail("lowering/choosing/choice_model.json"),
                   answered_by="choose")
 
 

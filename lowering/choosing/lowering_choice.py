@@ -33,6 +33,7 @@ from ...dialect.linear_layout import LinearLayout
 from ..legacy import plan_legacy_conversion, plan_legacy_local_load, plan_legacy_local_store
 from ..local_memory import LOCAL_LOAD, LOCAL_STORE, plan_local_load, plan_local_store
 from ..plan import STOCK, Method, Scope
+from ..remark_words import detail
 from ..planner import INVALID_CONVERSION_ERRORS, candidate_methods, with_fewer_rounds
 from ..target import Target
 from . import fitted_model, measured_choices
@@ -296,9 +297,9 @@ class _GateQuestion:
                                                       model)
         kinds = "/".join(sorted(str(m) for m in self.methods))
         return ("stock Triton's lowering: the cost model cannot show a gain larger than its own error for any "
-                f"{self.scope}-scope {kinds} plan over {self.warps} warp(s) (no such family is kept by "
-                f"lowering/choosing/choice_model.json, fitted on {model.measured_on}, triton {model.triton}; "
-                "remarks=true names the planned pick's family)")
+                f"{self.scope}-scope {kinds} plan over {self.warps} warp(s) (timed on {model.measured_on}, "
+                f"triton {model.triton})" + detail("no such family is kept by lowering/choosing/choice_model.json; "
+                                                  "remarks=detail names the planned pick's family"))
 
 
 def _planned(conversion: Conversion, policy: Policy, plans: ModulePlans) -> LoweringChoice:
@@ -416,10 +417,10 @@ def _method_not_owned(choice: LoweringChoice, target: Target, policy: Policy) ->
     return stock(f"a {choice.method} plan, and this run owns only {','.join(policy.owned)}", choice.method)
 
 
-TWIN_AMONG_ISLANDS = ("stock's own code (lowering/choosing/stock_shared.py), or a pick the choice leaves to stock "
-                      "when alone (fitted_model.STOCK_RULES), kept as an island because the kernel has islands of "
-                      "ours: stock's conversions among our islands cost up to 5% in FLA's chunk_gla_bwd_kernel_intra "
-                      "(docs/lowering-choice.md, 'Twins of stock's code on sm_90 with triton 3.6')")
+TWIN_AMONG_ISLANDS = ("stock's own code, or a pick the choice leaves to stock when alone, kept as an island because "
+                      "the kernel has islands of ours: stock's conversions among our islands cost up to 5% in FLA's "
+                      "chunk_gla_bwd_kernel_intra (docs/lowering-choice.md, 'Twins of stock's code on sm_90 with "
+                      "triton 3.6')" + detail("lowering/choosing/stock_shared.py; fitted_model.STOCK_RULES"))
 
 
 def kept_among_islands(choices: list) -> list:

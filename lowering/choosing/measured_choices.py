@@ -32,6 +32,7 @@ from typing import Optional
 
 from ...dialect.conventions import release_of
 from ..plan import STOCK, Stock
+from ..remark_words import detail
 
 TABLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "measured_choices.json")
 
@@ -56,8 +57,8 @@ class MeasuredChoice:
     def explain(self) -> str:
         what = "stock Triton's lowering" if self.fastest is STOCK else f"candidate {self.fastest}"
         return (f"measured on {self.measured_on} with triton {self.triton}: {what} took {self.fastest_ms:.4f} ms "
-                f"where the cost model's pick took {self.model_pick_ms:.4f} ms "
-                f"(lowering/choosing/measured_choices.json, from benchmarks/plan_choice.py)")
+                f"where the cost model's pick took {self.model_pick_ms:.4f} ms"
+                + detail("lowering/choosing/measured_choices.json, from benchmarks/plan_choice.py"))
 
 
 @lru_cache(maxsize=4)

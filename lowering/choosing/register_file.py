@@ -24,6 +24,7 @@ one warp (128 registers) to a blocked layout of 32: 160, planned as any other.
 from __future__ import annotations
 
 from ...dialect.linear_layout import LinearLayout
+from ..remark_words import detail
 from ..target import Target
 
 
@@ -42,4 +43,4 @@ def past_register_file(src: LinearLayout, dst: LinearLayout, bits: int, target: 
     return (f"stock Triton's lowering: the two layouts hold {held} 32-bit values a thread "
             f"({registers_held(src, bits)} + {registers_held(dst, bits)}), more than the {limit} registers a "
             f"thread has on {target.name}: the kernel spills whoever lowers the conversion, and where the spills "
-            f"go, not the conversion's instructions, decides its time (lowering/choosing/register_file.py)")
+            f"go, not the conversion's instructions, decides its time" + detail("lowering/choosing/register_file.py"))

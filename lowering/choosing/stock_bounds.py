@@ -53,7 +53,12 @@ from ..instructions import BarrierScope
 from ..plan import Method, Scope
 from ..shuffle import selects_with_warp_choices
 from .stock_lowering import stock_warp_shuffles
+from ..remark_words import detail
 from ..target import Target, Vendor, target_named
+
+
+# The rule's source, named at the detail level of a remark (``lowering.remark_words``).
+_RULE_SOURCE = "lowering/choosing/stock_bounds.py"
 
 
 @dataclass(frozen=True)
@@ -75,7 +80,31 @@ class Costly:
         return ((name, getattr(self, name)) for name in self.kinds())
 
     def text(self) -> str:
+        """The counts by field name, as the detail level of a remark shows them:
+        ``store_wavefronts=8 load_wavefronts=8 cta_barriers=1``."""
         return " ".join(f"{name}={n}" for name, n in self.items() if n) or "-"
+
+    def words(self) -> str:
+        """The counts in words, as a remark says them: ``8 store and 8 load wavefronts, 1 barrier``."""
+        parts = [_counted(self.shuffles, "warp shuffle")]
+        if self.store_wavefronts and self.load_wavefronts:
+            parts.append(f"{self.store_wavefronts} store and {self.load_wavefronts} load wavefronts")
+        else:
+            parts += [_counted(self.store_wavefronts, "store wavefront"),
+                      _counted(self.load_wavefronts, "load wavefront")]
+        parts += [_counted(self.cta_barriers, "barrier"), _counted(self.warp_barriers, "warp barrier"),
+                  _counted(self.selects, "register select")]
+        return ", ".join(part for part in parts if part) or "no instruction that moves data"
+
+
+# Each kind as a remark names it (``more_than``).
+_KIND_WORDS = {"shuffles": "warp shuffles", "store_wavefronts": "store wavefronts",
+               "load_wavefronts": "load wavefronts", "cta_barriers": "barriers", "selects": "register selects"}
+
+
+def _counted(n: int, noun: str) -> str:
+    """``1 barrier``, ``3 barriers``; "" for none."""
+    return "" if not n else f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def more_than(ours: Costly, stock: Costly) -> list[str]:
@@ -87,6 +116,12 @@ def more_than(ours: Costly, stock: Costly) -> list[str]:
     if ours_barriers > stock_barriers:
         more.append(f"barriers ({ours_barriers} > {stock_barriers})")
     return more
+
+
+def _more_in_words(more: tuple[str, ...]) -> str:
+    """``more_than``'s kinds as a remark names them: ``store wavefronts, load wavefronts and barriers``."""
+    kinds = list(dict.fromkeys(_KIND_WORDS.get(item.split(" ", 1)[0], "barriers") for item in more))
+    return " and ".join(filter(None, (", ".join(kinds[:-1]), kinds[-1])))
 
 
 def plan_costly(plan) -> Costly:
@@ -210,20 +245,22 @@ def why_no_plan_gains(src: LinearLayout, dst: LinearLayout, bits, target, scope:
     floor = stock_floor(src, dst, bits, target) if scope in (Scope.LANE, Scope.WARP) and methods else None
     if floor is None or (Method.SHUFFLE in methods and floor != Costly()):
         return ""
-    return f"stock Triton's lowering: {_floor_no_plan_beats(floor, scope)} (lowering/choosing/stock_bounds.py)"
+    counts = f"stock at least: {floor.text()}; " if floor != Costly() else ""
+    return f"stock Triton's lowering: {_floor_no_plan_beats(floor, scope)}" + detail(counts + _RULE_SOURCE)
 
 
 def _floor_no_plan_beats(floor: Costly, scope: Scope) -> str:
     """Why no plan of shared-memory candidates (any plan, for a floor of nothing) beats ``floor``."""
     if floor == Costly():
-        return (f"every {scope}-scope plan of ours moves data (a shuffle or a shared-memory access at least), and "
-                "stock's lowering moves it within each warp, so no floor of its instructions is known that ours "
-                "could show to be below")
+        return (f"every {scope}-scope plan of ours moves data (a warp shuffle or a shared-memory access at least), "
+                "and stock Triton moves it within each warp (each warp already holds the data it needs), so no "
+                "floor of its instructions is known that ours could be shown to stay below")
     if floor.shuffles:
         return (f"it moves this {scope}-scope conversion with {floor.shuffles} warp shuffle(s) a thread and no "
                 "shared-memory access, and every plan of ours goes through shared memory")
-    return (f"every {scope}-scope plan of ours goes through shared memory, and needs at least what stock's lowering "
-            f"needs at least ({floor.text()}): no gain to show for the island's compile time")
+    return (f"every {scope}-scope plan of ours goes through shared memory and needs at least what stock "
+            f"Triton's shared-memory round trip needs at least ({floor.words()}): no gain to show for the "
+            "island's compile time")
 
 
 @dataclass(frozen=True)
@@ -255,16 +292,19 @@ class Dominance:
         if self.floor_says_nothing:
             # A floor of zero in every kind is no measure of stock: it issues shuffles or shared
             # accesses and barriers here, so "ours needs more shuffles (2 > 0)" would be false.
-            return (f"our plan ({self.ours.text()}) cannot be shown to need no more than stock Triton's lowering: "
-                    "each warp already holds the data it needs, which stock moves with shuffles inside each warp "
-                    "or through shared memory (by release and layouts), so no floor of its instructions is known "
-                    "to compare with (lowering/choosing/stock_bounds.py)")
-        stock_text = self.stock.text() if self.stock != Costly() else "no data movement (a renaming of registers)"
+            return (f"our plan ({self.ours.words()})" + detail(self.ours.text()) + " cannot be shown to need less "
+                    "than stock Triton's lowering: each warp already holds the data it needs, which stock moves with "
+                    "shuffles inside each warp or through shared memory (by release and layouts), so no floor of its "
+                    "instructions is known to compare with" + detail(_RULE_SOURCE))
         if not self.more:
-            return (f"our plan needs just what stock Triton's lowering needs at least ({self.ours.text()}), no fewer "
-                    "of any kind: no gain to show for the island's compile time (lowering/choosing/stock_bounds.py)")
-        return ("our plan needs more " + ", ".join(self.more) + " than stock Triton's lowering needs at least "
-                f"(ours: {self.ours.text()}; stock at least: {stock_text}; lowering/choosing/stock_bounds.py)")
+            return (f"our plan needs just what stock Triton's lowering needs at least ({self.ours.words()}) and no "
+                    "fewer of anything: no gain to show for the island's compile time"
+                    + detail(f"{self.ours.text()}; {_RULE_SOURCE}"))
+        stock_words = self.stock.words() if self.stock != Costly() else "no data movement (a renaming of registers)"
+        return (f"our plan needs {self.ours.words()}: more {_more_in_words(self.more)} than stock Triton's "
+                f"lowering needs at least ({stock_words})"
+                + detail(f"needs more {', '.join(self.more)}; ours: {self.ours.text()}; stock at least: "
+                         f"{self.stock.text()}; {_RULE_SOURCE}"))
 
 
 def dominance(plan) -> Dominance:

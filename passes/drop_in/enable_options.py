@@ -73,7 +73,9 @@ ENABLE_OPTIONS = (
                  "the lowerings we own, e.g. `\"shuffle,shared\"` (as `ll-lower-conversions{only=...}`); "
                  "add `local_load,local_store,local_alloc` for the shared-memory ops (opt-in)", "shuffle,shared"),
     EnableOption("report", False, "bool", "print one line per conversion (its scope and element width)", True),
-    EnableOption("remarks", False, "bool", "say on stderr why each conversion was left to Triton", True),
+    EnableOption("remarks", False, "bool | str", "say on stderr why each conversion was left to Triton, in words; "
+                 "`\"detail\"` adds our internals (the cost model's counts by name, the deciding rule's source "
+                 "file)", True),
     EnableOption("pipeline", None, "str | None", "replace the whole pipeline (an `ll-opt -p` string)",
                  "ll-lower-conversions"),
     EnableOption("verify", "emitted", "str",

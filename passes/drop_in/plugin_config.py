@@ -16,7 +16,7 @@ from ...lowering.plan import Method
 from ..classify_conversions import ClassifyConversions
 from ..framework import ModulePass
 from ..lower_conversions import LowerConversions
-from ..options import Mode, OptionError, VerifyLevel, parse_flag, parse_methods, parse_word
+from ..options import Mode, OptionError, RemarkLevel, VerifyLevel, parse_flag, parse_methods, parse_remarks, parse_word
 from ..pipeline import PipelineError, parse_pipeline, pipeline_text
 from ..islands.verified_islands import source_fingerprint
 from ..version import __version__
@@ -34,7 +34,7 @@ class PluginConfig:
 
     mode: Mode
     passes: tuple[ModulePass, ...]
-    remarks: bool = False
+    remarks: RemarkLevel = RemarkLevel.OFF
     # Gluon kernels: our ll-resolve-auto-layouts gives their automatic layouts concrete ones
     # before Triton's resolution (which then finds nothing left), in the ``ttgir`` stage.  On by
     # default: it met its goals on the GPU (docs/gluon-auto-layouts.md); where it fails, Triton's
@@ -136,7 +136,8 @@ def in_place_mark() -> str:
     return "" if enabled == default else ("-in-place" if enabled else "-text-islands")
 
 
-def default_passes(mode: Mode, only: Sequence[Method] = (), report: bool = False, remarks: bool = False,
+def default_passes(mode: Mode, only: Sequence[Method] = (), report: bool = False,
+                   remarks: RemarkLevel = RemarkLevel.OFF,
                    verify: VerifyLevel = VerifyLevel.EMITTED, assign_layouts: bool = False) -> tuple[ModulePass, ...]:
     """The pipeline of a mode.  ``linear``: our lowering of every conversion we own (``only``
     narrows it, e.g. ``(Method.SHUFFLE, Method.SHARED)``).  ``legacy``: our lowering of the plans
@@ -145,7 +146,7 @@ def default_passes(mode: Mode, only: Sequence[Method] = (), report: bool = False
     (``ll-assign-layouts``)."""
     if assign_layouts:
         from ..assign.assign_layouts import AssignLayouts
-    assign = (AssignLayouts(report=remarks or report),) if assign_layouts else ()
+    assign = (AssignLayouts(report=bool(remarks) or report),) if assign_layouts else ()
     classify = (ClassifyConversions(report=True),) if report else ()
     return assign + classify + (LowerConversions(only=only, mode=mode, verify=verify, remarks=remarks),)
 def non_default_options(given: dict, defaults: dict) -> dict:
@@ -170,6 +171,7 @@ def config_from(mode, only, pipeline, verify, advice_findings=None, **flags: boo
         from ..advice.findings import parse_finding_keys
         findings = parse_finding_keys(advice_findings)
     verify = parse_word(VerifyLevel, verify, "verify", "verify level")
+    remarks = parse_remarks(flags.pop("remarks", False), "remarks")
     flags = {name: parse_flag(value, name) for name, value in flags.items()}
     resolve = flags.pop("resolve_auto_layouts", True)
     advice = flags.pop("apply_advice", False)
@@ -182,7 +184,7 @@ def config_from(mode, only, pipeline, verify, advice_findings=None, **flags: boo
             raise OptionError(f"only={given!r}: expected a comma-separated list of "
                               f"{', '.join(m.value for m in Method)}")
     if pipeline is None:
-        passes = default_passes(mode, only or (), verify=verify, **flags)
+        passes = default_passes(mode, only or (), verify=verify, remarks=remarks, **flags)
     elif not isinstance(pipeline, str):
         raise OptionError(f"pipeline must be a pipeline string such as 'll-lower-conversions', "
                           f"got {type(pipeline).__name__}")
@@ -191,4 +193,4 @@ def config_from(mode, only, pipeline, verify, advice_findings=None, **flags: boo
             passes = tuple(parse_pipeline(pipeline))
         except PipelineError as e:
             raise PipelineError(f"pipeline '{pipeline}': {e}") from None
-    return PluginConfig(mode, passes, flags["remarks"], resolve, advice, findings)
+    return PluginConfig(mode, passes, remarks, resolve, advice, findings)

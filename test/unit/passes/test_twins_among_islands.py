@@ -62,7 +62,7 @@ def test_a_twin_alone_is_left_to_triton():
 def test_a_twin_beside_an_island_is_an_island_too():
     text, (twin, gains) = lower_text(TOGETHER, measured=False)
     assert gains.lowered and twin.lowered and "ttg.convert_layout" not in text
-    assert twin.note == TWIN_AMONG_ISLANDS and not gains.note
+    assert twin.note_text == TWIN_AMONG_ISLANDS and not gains.note
     assert "stock's own code" in twin.remark()
     assert {op.form for op in twin.plan.shared.ops if hasattr(op, "form")} == {AccessForm.VECTOR}
 
