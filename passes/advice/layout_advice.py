@@ -55,7 +55,7 @@ Modelled; ``report --measure`` on a GPU also times each Gluon kernel with its ad
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from math import prod
 from typing import Optional
 
@@ -65,7 +65,7 @@ from ...dialect.linear_layout import LayoutError
 from ...lowering.shared_conflicts import access_conflicts
 from ...lowering.target import Target, target_named
 from ..assign.backend_requirements import AsyncCopyFacts, layout_problem, requirement_facts
-from ..assign.layout_costs import access_vector, conversion_cost
+from ..assign.layout_costs import SECTOR_BYTES, _sectors_touched, access_vector, conversion_cost
 from ..assign.layout_graph import loop_weight
 from ..assign.layout_rules import ASYNC_COPY, encoding_of, global_access
 from ..assign.layout_seeds import _deal, blocked_encoding, coalesced
@@ -191,6 +191,8 @@ def _priced_on_the_kernel(module, groups: list[list[Finding]], target: Target,
             if after.spills_where(before, target):
                 continue
             gain = before.cost / after.cost if after.cost > 0 else 1.0
+            whole = _whole_kernel_words(module, trial, before.cost, after.cost, target)
+            group = [replace(f, finding=f"{f.finding}; {whole}") for f in group]
             if group[0].kind == EPILOGUE_STORE and gain >= MIN_KERNEL_GAIN:
                 group = [_epilogue_said(f, trial) for f in group]
                 converted |= {f.op_key for f in group}
@@ -203,6 +205,35 @@ def _priced_on_the_kernel(module, groups: list[list[Finding]], target: Target,
         if gain >= MIN_KERNEL_GAIN:
             out.append((index, _shown(group, gain)))
     return [f for _, f in sorted(out, key=lambda item: item[0])]
+
+
+def _whole_kernel_words(module, trial, before: float, after: float, target: Target) -> str:
+    """What an edit does to the whole kernel, in words: its modelled cost before and after, and
+    its layout conversions where the edit changes them (a conversion an edit removes, adds or
+    makes cheaper is often most of a finding's gain).  Example: ``the whole kernel: modelled cost
+    41.3 -> 32.2, its layout conversions 1 costing 26.2 -> 1 costing 17.1``."""
+    said = f"the whole kernel: modelled cost {before:.1f} -> {after:.1f}"
+    (count_before, cost_before), (count_after, cost_after) = _conversions(module, target), _conversions(trial, target)
+    if count_before != count_after or abs(cost_before - cost_after) > 0.05:
+        said += (f", its layout conversions {count_before} costing {cost_before:.1f} -> {count_after} costing "
+                 f"{cost_after:.1f}")
+    return said
+
+
+def _conversions(module, target: Target) -> tuple[int, float]:
+    """The ``ttg.convert_layout`` ops of ``module`` that move data, and their modelled cost (once each)."""
+    count, total = 0, 0.0
+    for op in module.ops_named("ttg.convert_layout"):
+        source, result = op.operands[0].tensor_type, op.results[0].tensor_type
+        if source is None or result is None or source.encoding is None or result.encoding is None:
+            continue
+        try:
+            cost = conversion_cost(source.encoding, result.encoding, tuple(result.shape), result.element.logical_bits,
+                                   target)
+        except LayoutError:
+            continue
+        count, total = count + (cost > 0), total + cost
+    return count, total
 
 
 def _epilogue_store(op: Operation, accesses: list[Finding]) -> list[Finding]:
@@ -218,7 +249,7 @@ def _epilogue_store(op: Operation, accesses: list[Finding]) -> list[Finding]:
     access = accesses[0]
     shape = tuple(op.operands[1].tensor_type.shape)
     finding = (f"stored in the layout the hardware gives the accumulator, {_short(forced, shape)}: "
-               f"{access.finding.split(' in ', 1)[0]}; {access.finding.split('; ', 1)[-1]}")
+               + access.finding.replace(f" in {_short(op.operands[0].tensor_type.encoding, shape)}", "", 1))
     return [Finding(op.location, op.name, EPILOGUE_STORE, finding,
                     f"y = gl.convert_layout(y, {access.suggestion}) before the store", access.gain,
                     layout=access.layout, changes=(forced,))]
@@ -276,12 +307,12 @@ def _global_access(op: Operation, pointers: PointerAnalysis, lines: ModuleLines,
         return []
     if then <= 0 or now / then < MIN_GAIN:
         return []
-    vector_now = _vector_bytes(encoding, shape, contiguity.dim, contiguity.vector, element_bytes)
-    vector_best = _vector_bytes(best, shape, contiguity.dim, contiguity.vector, element_bytes)
+    as_written = _WarpAccesses.of(encoding, shape, contiguity.dim, contiguity.vector, element_bytes)
+    suggested = _WarpAccesses.of(best, shape, contiguity.dim, contiguity.vector, element_bytes)
     allowed = min(contiguity.vector * element_bytes, 16)
-    finding = (f"{vector_now}-byte accesses in {_short(encoding, shape)}; its pointers are contiguous along dim "
-               f"{contiguity.dim} and {_allow(contiguity, shape, element_bytes)} (the suggestion: "
-               f"{vector_best}-byte, no copies)")
+    finding = (f"{as_written.vector_bytes}-byte accesses in {_short(encoding, shape)}: "
+               f"{as_written.what_is_wrong(allowed)}; its pointers are contiguous along dim {contiguity.dim} and "
+               f"{_allow(contiguity, shape, element_bytes)} (the suggestion: {suggested.instead_of(as_written)})")
     return [Finding(op.location, op.name, GLOBAL_ACCESS, finding, gluon_expression(best, shape), now / then,
                     layout=best, changes=(encoding,))]
 
@@ -349,9 +380,69 @@ def _with_warps_kept(best: str, encoding: str, shape: tuple, dim: int, vector: i
     return kept
 
 
-def _vector_bytes(encoding: str, shape: tuple, dim: int, vector: int, element_bytes: int) -> int:
-    """Bytes one thread accesses at once (``layout_costs.access_vector``, as the cost model prices it)."""
-    return access_vector(tensor_layout_of(encoding, shape), dim, vector, 8 * element_bytes) * element_bytes
+@dataclass(frozen=True)
+class _WarpAccesses:
+    """One warp's global loads or stores of a tensor in a layout, counted as the cost model
+    counts them (``layout_costs.memory_work``), to say in a finding what is wrong with them and
+    what a suggestion changes.  Example: a 32x32 f32 tile in ``[1, 4], [4, 8], [4, 1]`` with
+    unknown alignment: 4-byte accesses, 8 a warp, each spreading its 128 bytes over 16 sectors
+    (a lane's 4 elements of a row are not one access, so the row's lanes are 16 bytes apart)."""
+
+    vector_bytes: int    # bytes a thread accesses at once
+    accesses: int        # warp instructions
+    sectors: int         # 32-byte sectors they touch, summed over instructions
+    bytes: int           # bytes a warp moves, copies included
+    copies: int          # how many times the kernel accesses each element (1: once)
+
+    @classmethod
+    def of(cls, encoding: str, shape: tuple, dim: int, vector: int, element_bytes: int) -> "_WarpAccesses":
+        layout = tensor_layout_of(encoding, shape)
+        registers = [basis for basis in layout.bases.get("register", ()) if any(basis)]
+        lanes = layout.bases.get("lane", ())
+        elements = access_vector(layout, dim, vector, 8 * element_bytes)
+        accesses = (1 << len(registers)) // elements
+        sectors = _sectors_touched(registers, lanes, len(layout.out_dim_names), accesses, elements, dim, element_bytes)
+        # a register repeating another is not accessed again (as the model counts); a lane or a
+        # warp holding a copy accesses it again
+        held = (1 << (len(registers) + len(lanes) + len(layout.bases.get("warp", ())))) // prod(shape)
+        moved = accesses * (1 << len(lanes)) * elements * element_bytes
+        return cls(elements * element_bytes, accesses, sectors, moved, max(1, held))
+
+    @property
+    def tight_sectors(self) -> int:
+        """The fewest sectors that hold what one access moves."""
+        return -(-self.bytes // self.accesses // SECTOR_BYTES)
+
+    def what_is_wrong(self, allowed_bytes: int) -> str:
+        """What these accesses waste, in words (the first half of a global-access finding)."""
+        wrong = []
+        if self.vector_bytes < allowed_bytes:
+            wrong.append(f"narrower than its pointers allow, so a warp needs {_counted(self.accesses, 'access')} "
+                         f"for its {self.bytes} bytes")
+        if self.sectors > self.accesses * self.tight_sectors:
+            wrong.append(f"each warp access spreads its {self.bytes // self.accesses} bytes over "
+                         f"{self.sectors // self.accesses} 32-byte sectors, where {self.tight_sectors} would hold them")
+        if self.copies > 1:
+            wrong.append(f"each element is accessed {self.copies} times (the layout's tile is larger than the tensor)")
+        return ", and ".join(wrong) or f"{_counted(self.accesses, 'access')} a warp touching {self.sectors} sectors"
+
+    def instead_of(self, now: "_WarpAccesses") -> str:
+        """What these (suggested) accesses change on ``now``, and why they are better as a whole:
+        where they are narrower, what the kernel gains in exchange."""
+        said = [f"{self.vector_bytes}-byte accesses"]
+        if now.copies > 1 and self.copies == 1:
+            said.append("each element once")
+        if now.sectors > now.accesses * now.tight_sectors and self.sectors <= self.accesses * self.tight_sectors:
+            said.append(f"{self.bytes // self.accesses} bytes in {self.sectors // self.accesses} sectors an access")
+        counts = (f"a warp moves {self.bytes} bytes in {_counted(self.accesses, 'access')} over "
+                  f"{_counted(self.sectors, 'sector')} instead of {now.bytes} in {now.accesses} over {now.sectors}")
+        if self.vector_bytes < now.vector_bytes:
+            return ", ".join(said) + f": narrower, but {counts}"
+        return ", ".join(said) + f": {counts}"
+
+
+def _counted(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "es" if noun.endswith("s") else "s")
 
 
 def _short(encoding: str, shape: Optional[tuple] = None) -> str:
@@ -439,8 +530,10 @@ def _shared_buffers(module, users: dict, target: Target) -> list[tuple[Operation
         if best is None or best_cost >= now[0]:
             continue
         kinds = ", ".join(sorted({name for name, _ in accesses}))
+        _, extra_then, accesses_then = _shared_cost(best[1], shape, bits, accesses, target)
         finding = (f"{now[1]} extra wavefronts (bank conflicts) over {now[2]} accesses ({kinds}) of a "
-                   f"{'x'.join(map(str, shape))} buffer in {gluon_expression(encoding)}")
+                   f"{'x'.join(map(str, shape))} buffer in {gluon_expression(encoding)} (the suggestion: "
+                   f"{extra_then} extra wavefronts over {accesses_then} accesses)")
         out.append((alloc, Finding(alloc.location, alloc.name, SHARED_ACCESS, finding, best[0], now[0] / best_cost,
                                    layout=best[1], changes=(encoding,) + tuple(e for _, e in accesses))))
     return out
