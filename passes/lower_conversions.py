@@ -24,7 +24,8 @@ the option ``remarks=true``).  Remarks look like::
 Options (the fields of :class:`LowerConversions`): ``only=noop,rename,shuffle,shared,
 local_load,local_store,local_alloc`` (the plan methods we own; default all but the three
 shared-memory ops, ``lowering_choice.DEFAULT_METHODS``), ``verify=emitted|plan``,
-``remarks=true``, ``mode=linear|legacy`` (``legacy``: plan like Triton before linear layouts,
+``remarks=true|detail`` (``detail``: the cost model's field names and the deciding rule's source
+file too), ``mode=linear|legacy`` (``legacy``: plan like Triton before linear layouts,
 ``lowering.legacy``), ``candidate``, ``candidate_for``, ``measured``, ``stock_gate``.
 
 Scratch memory.  A shared-memory plan's buffer is a ``ttg.local_alloc`` of the plan's size, freed

@@ -19,7 +19,7 @@ Like ``passes.drop_in.environment`` this module imports nothing of Triton or of 
 ``import linear_layouts`` builds ``enable()``'s signature from it and must cost next to nothing.
 
 Example: ``enable(remark=True)`` is answered ``unknown option 'remark' (did you mean remarks?
-valid options: ...)``, as ``enable(remarks="yes")`` is answered ``expected True or False``.
+valid options: ...)``, as ``enable(report="yes")`` is answered ``expected True or False``.
 """
 
 from __future__ import annotations
