@@ -5,9 +5,9 @@ how to install it, and a report printed and written.
 A study imports the installed package and its neighbours here, not ``benchmarks/harness`` (the
 scripts' helpers one folder up), so these few lines live beside the studies that read
 ``benchmarks/results/<run>.json.gz``: ``matrix_use_rule.py``, ``register_file_rule.py``,
-``measured_mix_dominance.py``, ``one_warp_choice.py``, ``twin_choice.py``; ``require_package``
-and ``publish`` (as ``harness/common.py`` has them) serve the studies that were scripts at the
-top of ``benchmarks/`` before (``floor_first.py``, ``stock_dominance.py``, ``i1_forwarding.py``).
+``measured_mix_dominance.py``, ``one_warp_choice.py``; ``require_package`` and ``publish`` (as
+``harness/common.py`` has them) serve ``floor_first.py``, ``stock_dominance.py`` and
+``i1_forwarding.py`` too.
 """
 
 from __future__ import annotations
