@@ -121,11 +121,11 @@ class _Load:
     name: str
     pointer: ast.expr
     mask: ast.expr
-    ring: str = ""
+    ring: object             # OpAt: Triton's ring (ttg.local_alloc of stages x tile)
+    buffer: str = ""         # the ring's variable in the port
     ring_layout: str = ""
     element: str = ""
-    shape: tuple = ()
-    read: str = ""           # how the iteration reads its tile: the buffer, or .load(LAYOUT)
+    read: str = ""           # how the iteration reads its tile: "buffer", or ".load(LAYOUT)"
 
 
 def pipeline_loops(translations, original, dot_calls, launch) -> Pipelines:
@@ -134,20 +134,21 @@ def pipeline_loops(translations, original, dot_calls, launch) -> Pipelines:
     result = Pipelines()
     kinds = set()
     for translation in translations:
-        calls = [c for c in dot_calls if c.translation is translation]
         loops = {}
-        for call in calls:
+        for call in (c for c in dot_calls if c.translation is translation):
             loop = _enclosing_loop(translation.source.tree, call.node)
             if loop is not None:
                 loops.setdefault(id(loop), (loop, []))[1].append(call)
-        for loop, loop_calls in loops.values():
+        for loop, calls in loops.values():
             line = translation.source.start(loop)[0]
             try:
-                written = _pipeline(translation, original, loop, loop_calls, result)
+                rewrite = _LoopRewrite(translation, original, loop, calls)
+                rewrite.plan()
             except _NotPipelined as why:
                 result.skipped[line] = str(why)
                 continue
-            kinds |= written
+            kinds |= rewrite.write(result)
+            result.loops.append((line, rewrite.stages, [load.name for load in rewrite.loads]))
     if result.loops:
         import triton.experimental.gluon.language.nvidia.ampere.async_copy as async_copy
         copy = "async_load" if hasattr(async_copy, "async_load") else "async_copy_global_to_shared"
@@ -175,7 +176,7 @@ def _enclosing_loop(tree, node):
 
 
 def _names(node) -> set:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} if node is not None else set()
 
 
 def _assigned(statements) -> dict:
@@ -186,9 +187,7 @@ def _assigned(statements) -> dict:
             targets = []
             if isinstance(node, ast.Assign):
                 targets = node.targets
-            elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
-                targets = [node.target]
-            elif isinstance(node, ast.For):
+            elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For)):
                 targets = [node.target]
             for target in targets:
                 for name in ast.walk(target):
@@ -212,224 +211,243 @@ def _is_zero(node) -> bool:
     return node is None or (isinstance(node, ast.Constant) and node.value in (0, 0.0, None))
 
 
-def _pipeline(translation, original, loop, calls, result) -> set:
-    text = translation.source
-    edits = translation.final_edits
-    line = text.start(loop)[0]
-    if not isinstance(loop.target, ast.Name) or not isinstance(loop.iter, ast.Call) or loop.orelse:
-        raise _NotPipelined("the loop is not `for i in range(...)`")
-    func = loop.iter.func
-    if not ((isinstance(func, ast.Name) and func.id == "range") or (isinstance(func, ast.Attribute) and func.attr == "range")):
-        raise _NotPipelined("the loop is not over range(...)")
-    bounds = list(loop.iter.args)
-    step = next((kw.value for kw in loop.iter.keywords if kw.arg == "step"), None)
-    if len(bounds) == 3:
-        step = bounds.pop()
-    if not 1 <= len(bounds) <= 2:
-        raise _NotPipelined("the loop's range has no bounds the port reads")
-    if step is not None and not (isinstance(step, ast.Constant) and isinstance(step.value, int) and step.value > 0):
-        if not isinstance(step, ast.Name):
-            raise _NotPipelined("the loop's step is not a positive number or a name")
-    index = loop.target.id
-    assigned = _assigned(loop.body)
-    for node in ast.walk(loop):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
-                (node.func.attr == "store" or node.func.attr.startswith("atomic")):
-            raise _NotPipelined("the loop stores to memory (a load ahead could read before the store)")
-
-    dot_operands = {}
-    for call in calls:
-        for position, argument in enumerate(call.node.args[:2]):
-            if isinstance(argument, ast.Name):
-                dot_operands.setdefault(argument.id, []).append((call, position))
-    loads = []
-    for statement in loop.body:
-        if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1 and
-                isinstance(statement.targets[0], ast.Name) and isinstance(statement.value, ast.Call)):
-            continue
-        call = statement.value
-        if not (isinstance(call.func, ast.Attribute) and call.func.attr == "load"):
-            continue
-        keywords = {kw.arg: kw.value for kw in call.keywords}
-        if set(keywords) - {"mask", "other"} or len(call.args) != 1 or not _is_zero(keywords.get("other")):
-            continue
-        position = text.mlir_position(call)
-        copies = [op for op in original.ops if op[0] is not None and op[0][:2] == position[:2]
-                  and op[1].name == "ttg.async_copy_global_to_local"]
-        rings = [op for op in original.ops if op[0] is not None and op[0][:2] == position[:2]
-                 and op[1].name == "ttg.local_alloc" and len(op[1].shape) == 3]
-        if not copies or not rings:
-            continue
-        loads.append((statement, statement.targets[0].id, call.args[0], keywords.get("mask"), rings[0][1]))
-    if not loads:
-        in_registers = [op for op in original.ops if op[0] is not None and op[1].name == "ttg.local_store"
-                        and loop.lineno <= op[0][1] - text.first_line + 1 <= loop.end_lineno]
-        if in_registers:
-            raise _NotPipelined("Triton's compile pipelines this loop through registers and a shared-memory store "
-                                "(AMD's stream pipelining), which the port does not write")
-        raise _NotPipelined("Triton's compile loads nothing of this loop ahead")
-    stages = {ring.shape[0] for *_, ring in loads}
-    if len(stages) != 1 or min(stages) < 2:
-        raise _NotPipelined("Triton's rings for this loop differ in depth")
-    stages = stages.pop()
-
-    # what the loads read: the index, values from outside the loop, pointers the loop only advances
-    advanced = {}
-    for _, name, pointer, mask, _ in loads:
-        for used in _names(pointer) | (_names(mask) if mask is not None else set()):
-            if used == index or used not in assigned:
-                continue
-            statements = assigned[used]
-            steps = [_advance(s, used) for s in statements]
-            if any(step_ is None for step_ in steps) or any(s not in loop.body for s in statements):
-                raise _NotPipelined(f"`{used}` is computed in the loop, not only advanced")
-            for step_ in steps:
-                if _names(step_) & (set(assigned) | {index}):
-                    raise _NotPipelined(f"`{used}` advances by a step the loop computes")
-            advanced[used] = statements
-    load_statements = [s for s, *_ in loads]
-    advance_statements = [s for statements in advanced.values() for s in statements]
-    for name in advanced:
-        for statement in loop.body:
-            if statement in load_statements or statement in advance_statements:
-                continue
-            if name in _names(statement):
-                raise _NotPipelined(f"the loop reads `{name}` elsewhere")
-    after = [node for node in ast.walk(text.tree) if getattr(node, "lineno", 0) > loop.end_lineno]
-    read_after = {n.id for n in after if isinstance(n, ast.Name)}
-    if set(advanced) & read_after:
-        raise _NotPipelined(f"`{sorted(set(advanced) & read_after)[0]}` is read after the loop")
-    loaded_names = {name for _, name, *_ in loads}
-    if loaded_names & read_after:
-        raise _NotPipelined(f"`{sorted(loaded_names & read_after)[0]}` is read after the loop")
-
-    # how each iteration reads its tile
-    function_names = _names(text.tree) | {a.arg for a in text.tree.args.args}
-    taken = set(function_names)
-
-    def fresh(name):
-        candidate, n = name, 2
-        while candidate in taken:
-            candidate, n = f"{name}_{n}", n + 1
-        taken.add(candidate)
-        return candidate
-
-    kinds = set()
-    built = []
-    for statement, name, pointer, mask, ring in loads:
-        uses = [n for stmt in loop.body if stmt is not statement for n in ast.walk(stmt)
-                if isinstance(n, ast.Name) and n.id == name]
-        operand = dot_operands.get(name, [])
-        direct = len(operand) == 1 and len(uses) == 1 and uses[0] is operand[0][0].node.args[operand[0][1]]
-        element = _RING.search(ring.text)
-        if element is None or element.group(3) not in _ELEMENT_TYPES:
-            raise _NotPipelined(f"Triton's ring for `{name}` has an element type the port does not write")
-        load = _Load(statement, name, pointer, mask, fresh(f"{name}_ring"), "", _ELEMENT_TYPES[element.group(3)],
-                     ring.shape)
-        layout_name = f"{name.upper()}_RING_LAYOUT"
-        while layout_name in taken:
-            layout_name = "_" + layout_name
-        taken.add(layout_name)
-        encoding = expand_aliases(ring.encoding, _aliases(original.ttgir))
-        result.layouts.append(NamedLayout(layout_name, gluon_layout_expression(encoding, ring.shape[1:]),
-                                          f"Triton's ring of {stages} tiles for `{name}` (line {text.start(statement)[0]})",
-                                          encoding, ring.shape[1:]))
-        load.ring_layout = layout_name
-        if direct:
-            call, position = operand[0]
-            if call.kind in ("wgmma", "tcgen05"):
-                load.read = "buffer"
-            else:
-                load.read = f".load({call.layouts[position]})"
-        elif isinstance(pointer, ast.Name):
-            load.read = f".load({pointer.id}.type.layout)"
-        else:
-            raise _NotPipelined(f"`{name}` is used beyond the dot and its pointers are an expression")
-        built.append(load)
-    for call in calls:          # a shared-memory MMA takes the ring's buffers when both operands are there
-        if call.kind not in ("wgmma", "tcgen05"):
-            continue
-        operands = [next((load for load in built if isinstance(argument, ast.Name) and argument.id == load.name), None)
-                    for argument in call.node.args[:2]]
-        if all(load is not None and load.read == "buffer" for load in operands):
-            start, end = text.start(call.node.func), text.end(call.node.func)
-            edits.replace(start[0], start[1], end[1], f"_dot_{call.kind}_shared")
-            kinds.add(call.kind)
-        else:
-            for load in operands:
-                if load is not None and load.read == "buffer":
-                    load.read = f".load({load.pointer.id}.type.layout)" if isinstance(load.pointer, ast.Name) else ""
-                    if not load.read:
-                        raise _NotPipelined(f"`{load.name}` must reach the dot in registers")
-
-    _write(translation, loop, index, bounds, step, stages, built, advance_statements, fresh)
-    result.loops.append((line, stages, [load.name for load in built]))
-    return kinds
-
-
 def _aliases(ttgir: str) -> dict:
     return dict(re.findall(r"^(#[\w.]+) = (#.*)$", ttgir, flags=re.M))
 
 
-def _write(translation, loop, index, bounds, step, stages, loads, advance_statements, fresh) -> None:
-    text = translation.source
-    edits = translation.final_edits
-    loop_start = text.start(loop)
-    outer = " " * loop_start[1]
-    inner = " " * text.start(loop.body[0])[1]
+class _LoopRewrite:
+    """One ``tl.dot`` loop: :meth:`plan` reads whether and how it can be pipelined (or raises
+    :class:`_NotPipelined`), :meth:`write` edits it."""
 
-    def source(node):
-        return edits.span_text(text.start(node), text.end(node))
+    def __init__(self, translation, original, loop, calls):
+        self.translation, self.original, self.loop, self.calls = translation, original, loop, calls
+        self.text = translation.source
+        self.index = ""
+        self.bounds, self.step = [], None
+        self.stages = 0
+        self.loads = []              # _Load, in the body's order
+        self.advances = []           # the statements that advance the loads' pointers
+        self.shared_dots = []        # the dots that take both operands straight from the rings
+        self.first = self.end = self.step_text = ""
+        self.taken = _names(self.text.tree) | {a.arg for a in self.text.tree.args.args}
 
-    def at(node, value):   # the node's text with the loop's index replaced by ``value``
-        return re.sub(rf"(?<![\w.]){re.escape(index)}(?![\w])", f"({value})", source(node))
+    # -- reading the loop
+    def plan(self) -> None:
+        self._read_range()
+        for node in ast.walk(self.loop):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                    (node.func.attr == "store" or node.func.attr.startswith("atomic")):
+                raise _NotPipelined("the loop stores to memory (a load ahead could read before the store)")
+        self._find_loads()
+        self._find_advances()
+        for load in self.loads:
+            self._plan_read(load)
+        self._hand_rings_to_dots()
 
-    first, end = fresh(f"{index}_first"), fresh(f"{index}_end")
-    step_text = "" if step is None or (isinstance(step, ast.Constant) and step.value == 1) else source(step)
-    times = (lambda n: f"{n} * {step_text}") if step_text else (lambda n: f"{n}")
-    ahead = stages - 1
+    def _read_range(self) -> None:
+        loop = self.loop
+        if not isinstance(loop.target, ast.Name) or not isinstance(loop.iter, ast.Call) or loop.orelse:
+            raise _NotPipelined("the loop is not `for i in range(...)`")
+        func = loop.iter.func
+        if not ((isinstance(func, ast.Name) and func.id == "range") or
+                (isinstance(func, ast.Attribute) and func.attr == "range")):
+            raise _NotPipelined("the loop is not over range(...)")
+        self.bounds = list(loop.iter.args)
+        self.step = next((kw.value for kw in loop.iter.keywords if kw.arg == "step"), None)
+        if len(self.bounds) == 3:
+            self.step = self.bounds.pop()
+        if not 1 <= len(self.bounds) <= 2:
+            raise _NotPipelined("the loop's range has no bounds the port reads")
+        step = self.step
+        if step is not None and not isinstance(step, ast.Name) and \
+                not (isinstance(step, ast.Constant) and isinstance(step.value, int) and step.value > 0):
+            raise _NotPipelined("the loop's step is not a positive number or a name")
+        self.index = loop.target.id
 
-    def load_ahead(load, buffer, wanted, value):
-        mask = at(load.mask, value) if load.mask is not None else "None"
-        return f"_load_ahead({load.ring}.index({buffer}), {wanted}, {at(load.pointer, value)}, {mask})"
+    def _find_loads(self) -> None:
+        """The body's ``x = tl.load(ptrs, mask=..., other=0)`` statements Triton copies ahead."""
+        ops = [op for position, op in self.original.ops if position is not None]
+        positions = [position for position, _ in self.original.ops if position is not None]
+        for statement in self.loop.body:
+            if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1 and
+                    isinstance(statement.targets[0], ast.Name) and isinstance(statement.value, ast.Call)):
+                continue
+            call = statement.value
+            if not (isinstance(call.func, ast.Attribute) and call.func.attr == "load"):
+                continue
+            keywords = {kw.arg: kw.value for kw in call.keywords}
+            if set(keywords) - {"mask", "other"} or len(call.args) != 1 or not _is_zero(keywords.get("other")):
+                continue
+            here = self.text.mlir_position(call)[:2]
+            at_line = [op for position, op in zip(positions, ops) if position[:2] == here]
+            copies = [op for op in at_line if op.name == "ttg.async_copy_global_to_local"]
+            rings = [op for op in at_line if op.name == "ttg.local_alloc" and len(op.shape) == 3]
+            if copies and rings:
+                self.loads.append(_Load(statement, statement.targets[0].id, call.args[0], keywords.get("mask"),
+                                        rings[0]))
+        if not self.loads:
+            raise _NotPipelined(self._why_no_loads())
+        stages = {load.ring.shape[0] for load in self.loads}
+        if len(stages) != 1 or min(stages) < 2:
+            raise _NotPipelined("Triton's rings for this loop differ in depth")
+        self.stages = stages.pop()
 
-    # before the loop: the rings, the bounds, the first tiles, the pointers run ahead
-    stage = fresh("stage")
-    lines = [f"# the loop below, pipelined as Triton's compile pipelines it: {stages} tiles of "
-             f"{', '.join(load.name for load in loads)} in shared memory, copies {ahead} iteration"
-             f"{'s' if ahead > 1 else ''} ahead"]
-    for load in loads:
-        lines.append(f"{load.ring} = gl.allocate_shared_memory({load.element}, {list(load.shape)}, {load.ring_layout})")
-    lines.append(f"{first} = {source(bounds[0]) if len(bounds) == 2 else '0'}")
-    lines.append(f"{end} = {source(bounds[-1])}")
-    lines.append(f"for {stage} in gl.static_range({ahead}):")
-    body = []
-    order = sorted([(text.start(s), "load", s) for s in (load.statement for load in loads)] +
-                   [(text.start(s), "advance", s) for s in advance_statements], key=lambda item: item[0])
-    by_statement = {id(load.statement): load for load in loads}
-    value = f"{first} + {times(stage)}"
-    for _, kind, statement in order:
-        if kind == "load":
-            body.append(load_ahead(by_statement[id(statement)], stage, f"{value} < {end}", value))
+    def _why_no_loads(self) -> str:
+        first, loop = self.text.first_line, self.loop
+        in_registers = [op for position, op in self.original.ops if position is not None
+                        and op.name == "ttg.local_store" and position[0] == self.text.file
+                        and loop.lineno <= position[1] - first + 1 <= loop.end_lineno]
+        if in_registers:
+            return ("Triton's compile pipelines this loop through registers and a shared-memory store "
+                    "(AMD's stream pipelining), which the port does not write")
+        return "Triton's compile loads nothing of this loop ahead"
+
+    def _find_advances(self) -> None:
+        """What the loads read: the index, values from outside the loop, and pointers the loop
+        only advances (by a step read from outside it) and reads nowhere else, nor after it."""
+        assigned = _assigned(self.loop.body)
+        advanced = {}
+        for load in self.loads:
+            for used in (_names(load.pointer) | _names(load.mask)) - {self.index}:
+                if used not in assigned:
+                    continue
+                statements = assigned[used]
+                steps = [_advance(s, used) for s in statements]
+                if any(step is None for step in steps) or any(s not in self.loop.body for s in statements):
+                    raise _NotPipelined(f"`{used}` is computed in the loop, not only advanced")
+                if any(_names(step) & (set(assigned) | {self.index}) for step in steps):
+                    raise _NotPipelined(f"`{used}` advances by a step the loop computes")
+                advanced[used] = statements
+        self.advances = [s for statements in advanced.values() for s in statements]
+        own = [load.statement for load in self.loads] + self.advances
+        for name in advanced:
+            if any(name in _names(s) for s in self.loop.body if s not in own):
+                raise _NotPipelined(f"the loop reads `{name}` elsewhere")
+        after = {n.id for n in ast.walk(self.text.tree)
+                 if isinstance(n, ast.Name) and getattr(n, "lineno", 0) > self.loop.end_lineno}
+        for name in sorted(set(advanced) | {load.name for load in self.loads}):
+            if name in after:
+                raise _NotPipelined(f"`{name}` is read after the loop")
+
+    # -- how each iteration reads its tile
+    def fresh(self, name: str) -> str:
+        candidate, n = name, 2
+        while candidate in self.taken:
+            candidate, n = f"{name}_{n}", n + 1
+        self.taken.add(candidate)
+        return candidate
+
+    def _plan_read(self, load) -> None:
+        element = _RING.search(load.ring.text)
+        if element is None or element.group(3) not in _ELEMENT_TYPES:
+            raise _NotPipelined(f"Triton's ring for `{load.name}` has an element type the port does not write")
+        load.element = _ELEMENT_TYPES[element.group(3)]
+        load.buffer = self.fresh(f"{load.name}_ring")
+        load.ring_layout = self.fresh(f"{load.name.upper()}_RING_LAYOUT")
+        uses = [n for statement in self.loop.body if statement is not load.statement for n in ast.walk(statement)
+                if isinstance(n, ast.Name) and n.id == load.name]
+        operand = [(call, position) for call in self.calls for position, argument in enumerate(call.node.args[:2])
+                   if isinstance(argument, ast.Name) and argument.id == load.name]
+        if len(operand) == 1 and len(uses) == 1 and uses[0] is operand[0][0].node.args[operand[0][1]]:
+            call, position = operand[0]
+            load.read = "buffer" if call.kind in ("wgmma", "tcgen05") else f".load({call.layouts[position]})"
         else:
-            body.append(source(statement))
-    body.insert(len(body), "async_copy.commit_group()")
-    lines += ["    " + line for line in body]
-    edits.insert(loop_start[0], 0, "".join(f"{outer}{line}\n" for line in lines))
+            load.read = self._in_registers(load)
 
-    # in the loop: wait for this iteration's tiles, read them, copy the tiles `ahead` iterations on
-    iteration = f"({index} - {first}) // {step_text}" if step_text else f"{index} - {first}"
-    value = f"{index} + {times(ahead)}"
-    for number, load in enumerate(loads):
-        parts = []
-        if number == 0:
-            parts.append(f"async_copy.wait_group({ahead - 1})  # this iteration's tiles have landed")
-            for other in loads:
-                read = "" if other.read == "buffer" else other.read
-                parts.append(f"{other.name} = {other.ring}.index(({iteration}) % {stages}){read}")
-        parts.append(load_ahead(load, f"({iteration} + {ahead}) % {stages}", f"{value} < {end}", value))
-        if number == len(loads) - 1:
-            parts.append("async_copy.commit_group()")
-        edits.replace_span(text.start(load.statement), text.end(load.statement), f"\n{inner}".join(parts))
-    last = text.end(loop)
-    edits.insert(last[0], last[1], f"\n{outer}async_copy.wait_group(0)  # no copy outlives the loop")
+    def _in_registers(self, load) -> str:
+        if not isinstance(load.pointer, ast.Name):
+            raise _NotPipelined(f"`{load.name}` is used beyond the dot and its pointers are an expression")
+        return f".load({load.pointer.id}.type.layout)"
+
+    def _hand_rings_to_dots(self) -> None:
+        """A shared-memory MMA takes the ring's buffers where both its operands are there; else
+        each operand is read into registers (its pointers' layout)."""
+        for call in (c for c in self.calls if c.kind in ("wgmma", "tcgen05")):
+            operands = [next((load for load in self.loads if isinstance(argument, ast.Name)
+                              and argument.id == load.name), None) for argument in call.node.args[:2]]
+            if all(load is not None and load.read == "buffer" for load in operands):
+                self.shared_dots.append(call)
+                continue
+            for load in operands:
+                if load is not None and load.read == "buffer":
+                    load.read = self._in_registers(load)
+
+    # -- writing it
+    def write(self, result) -> set:
+        """Edit the loop in the translation's final edits; the rings' layouts go to ``result``."""
+        edits = self.translation.final_edits
+        for call in self.shared_dots:
+            start, end = self.text.start(call.node.func), self.text.end(call.node.func)
+            edits.replace(start[0], start[1], end[1], f"_dot_{call.kind}_shared")
+        aliases = _aliases(self.original.ttgir)
+        for load in self.loads:
+            encoding = expand_aliases(load.ring.encoding, aliases)
+            tile = load.ring.shape[1:]
+            result.layouts.append(NamedLayout(load.ring_layout, gluon_layout_expression(encoding, tile),
+                                              f"Triton's ring of {self.stages} tiles for `{load.name}` "
+                                              f"(line {self.text.start(load.statement)[0]})", encoding, tile))
+        self.first, self.end = self.fresh(f"{self.index}_first"), self.fresh(f"{self.index}_end")
+        step = self.step
+        self.step_text = "" if step is None or (isinstance(step, ast.Constant) and step.value == 1) \
+            else self._source(step)
+        self._write_prologue()
+        self._write_body()
+        return {call.kind for call in self.shared_dots}
+
+    def _source(self, node) -> str:
+        return self.translation.final_edits.span_text(self.text.start(node), self.text.end(node))
+
+    def _at(self, node, value: str) -> str:
+        """``node``'s text with the loop's index replaced by ``value``."""
+        return re.sub(rf"(?<![\w.]){re.escape(self.index)}(?![\w])", f"({value})", self._source(node))
+
+    def _times(self, n: str) -> str:
+        return f"{n} * {self.step_text}" if self.step_text else n
+
+    def _load_ahead(self, load, buffer: str, value: str) -> str:
+        mask = self._at(load.mask, value) if load.mask is not None else "None"
+        return (f"_load_ahead({load.buffer}.index({buffer}), {value} < {self.end}, "
+                f"{self._at(load.pointer, value)}, {mask})")
+
+    def _write_prologue(self) -> None:
+        """Before the loop: the rings, the bounds, the first tiles; the pointers run ahead."""
+        ahead, outer = self.stages - 1, " " * self.text.start(self.loop)[1]
+        stage = self.fresh("stage")
+        lines = [f"# the loop below, pipelined as Triton's compile pipelines it: {self.stages} tiles of "
+                 f"{', '.join(load.name for load in self.loads)} in shared memory, copies {ahead} iteration"
+                 f"{'s' if ahead > 1 else ''} ahead"]
+        lines += [f"{load.buffer} = gl.allocate_shared_memory({load.element}, {list(load.ring.shape)}, "
+                  f"{load.ring_layout})" for load in self.loads]
+        lines.append(f"{self.first} = {self._source(self.bounds[0]) if len(self.bounds) == 2 else '0'}")
+        lines.append(f"{self.end} = {self._source(self.bounds[-1])}")
+        lines.append(f"for {stage} in gl.static_range({ahead}):")
+        by_statement = {id(load.statement): load for load in self.loads}
+        in_order = sorted([load.statement for load in self.loads] + self.advances, key=self.text.start)
+        value = f"{self.first} + {self._times(stage)}"
+        for statement in in_order:
+            load = by_statement.get(id(statement))
+            lines.append("    " + (self._load_ahead(load, stage, value) if load else self._source(statement)))
+        lines.append("    async_copy.commit_group()")
+        line = self.text.start(self.loop)[0]
+        self.translation.final_edits.insert(line, 0, "".join(f"{outer}{text}\n" for text in lines))
+
+    def _write_body(self) -> None:
+        """In the loop: wait for this iteration's tiles, read them, copy the tiles ``stages - 1``
+        iterations on; after it, no copy outstanding."""
+        edits, ahead = self.translation.final_edits, self.stages - 1
+        inner, outer = " " * self.text.start(self.loop.body[0])[1], " " * self.text.start(self.loop)[1]
+        iteration = f"({self.index} - {self.first}) // {self.step_text}" if self.step_text \
+            else f"{self.index} - {self.first}"
+        value = f"{self.index} + {self._times(str(ahead))}"
+        for number, load in enumerate(self.loads):
+            parts = []
+            if number == 0:
+                parts.append(f"async_copy.wait_group({ahead - 1})  # this iteration's tiles have landed")
+                parts += [f"{other.name} = {other.buffer}.index(({iteration}) % {self.stages})"
+                          f"{'' if other.read == 'buffer' else other.read}" for other in self.loads]
+            parts.append(self._load_ahead(load, f"({iteration} + {ahead}) % {self.stages}", value))
+            if number == len(self.loads) - 1:
+                parts.append("async_copy.commit_group()")
+            edits.replace_span(self.text.start(load.statement), self.text.end(load.statement), f"\n{inner}".join(parts))
+        last = self.text.end(self.loop)
+        edits.insert(last[0], last[1], f"\n{outer}async_copy.wait_group(0)  # no copy outlives the loop")
