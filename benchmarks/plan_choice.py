@@ -767,14 +767,16 @@ def options(parser) -> None:
     parser.add_argument("--fla-kernels", action="store_true",
                         help="--fresh: add flash-linear-attention's sm_90 conversions (test/lit/corpus/fla: "
                              "no choice was fitted on them)")
-    parser.add_argument("--issue-pairs", action="store_true", help="--fresh: add three pairs that lose only in a dependent chain")
-    parser.add_argument("--issue-53", action="store_true", help="--fresh: add the round-trip case of compile_time.py fuzz --issue-53")
+    parser.add_argument("--first-pairs", action="store_true",
+                        help="--fresh: add three pairs that lose only in a dependent chain (plan_contexts.first_pairs)")
+    parser.add_argument("--replicated-round-trips", action="store_true",
+                        help="--fresh: add the round-trip case of compile_time.py fuzz --replicated-round-trips")
     parser.add_argument("--structured", type=int, nargs="*", default=None, metavar="SEED",
                         help="--fresh: add large-register conversions (256 to 1,024 registers a thread) drawn from "
                              "these seeds as the compile-time fuzz draws them (plan_contexts.structured_cases)")
     parser.add_argument("--structured-count", type=int, default=12, help="--structured: conversions per seed")
     parser.add_argument("--independent", action="store_true",
-                        help="--fresh: also the old harness (one direction, independent conversions)")
+                        help="--fresh: also conversions.py's harness (one direction, independent conversions)")
     parser.add_argument("--rep", type=int, default=20, help="--fresh: do_bench's rep (ms)")
     parser.add_argument("--stem", default="", help="--fresh: the result files' name")
     parser.add_argument("--no-pick", action="store_true", help="--fresh: leave out the ungated pick (ours vs stock only)")

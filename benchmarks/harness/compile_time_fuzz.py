@@ -1,8 +1,8 @@
 """Compile-time fuzz: random large-register conversions, stock Triton vs the plugin, cold compiles.
 
     python benchmarks/compile_time.py fuzz --seed 1                    # 8 cases per target, minutes
-    python benchmarks/compile_time.py fuzz --issue-case --repeats 3    # the 25x case only
-    python benchmarks/compile_time.py fuzz --issue-53 --repeats 2      # the round-trip case
+    python benchmarks/compile_time.py fuzz --replicated-to-permutation --repeats 3   # one case: replicated lanes to a permutation
+    python benchmarks/compile_time.py fuzz --replicated-round-trips --repeats 2       # one case: replicated lanes there and back
     python benchmarks/compile_time.py fuzz --structured --seed 1       # destinations built from the source
 
 (``compile_time.py``'s ``fuzz`` suite; this module also runs as its own child process.)
@@ -50,10 +50,10 @@ require_package()
 TARGETS = ("sm_90", "gfx942")
 ELEMENT_TYPES = ("bf16", "f16", "f32", "i8")
 MODES = ("stock", "off", "default")
-LIMIT = 2.0          # the issue's bound: no kernel compiles more than 2x stock's time
+LIMIT = 2.0          # the bound: no kernel compiles more than 2x stock's time
 
-# The 25x case: bf16, 8,192 elements, 1,024 registers per thread, every lane the same data.
-ISSUE_SOURCE = ("#ttg.slice<{dim = 1, parent = #ttg.blocked<{sizePerThread = [8, 8], threadsPerWarp = [1, 32], "
+# The source of the two fixed cases: bf16, 8,192 elements, 1,024 registers per thread, every lane the same data.
+REPLICATED_SOURCE = ("#ttg.slice<{dim = 1, parent = #ttg.blocked<{sizePerThread = [8, 8], threadsPerWarp = [1, 32], "
                 "warpsPerCTA = [8, 1], order = [1, 0]}>}>")
 
 
@@ -175,8 +175,8 @@ def _structured_case(rng: random.Random, target: str) -> dict:
     docstring of this file): random permutations rarely make the lanes of a replicated
     source pick different subsets of its registers, which is what these do.
 
-    Sources (256 to 4,096 registers a thread): a slice whose lanes hold the same data (the 25x case's
-    and 53's kind), a slice whose lanes *and* warps all hold the same data (every thread holds
+    Sources (256 to 4,096 registers a thread): a slice whose lanes hold the same data (the two fixed
+    cases' kind), a slice whose lanes *and* warps all hold the same data (every thread holds
     the whole tensor), or a blocked layout repeated over a larger tensor.  Destinations:
 
     * ``lane-picks``: the source's warp bases kept, the lanes take random register bits of the
@@ -244,23 +244,23 @@ def _structured_case(rng: random.Random, target: str) -> dict:
             "num_warps": num_warps, "src": src, "dst": dst, "round_trips": rng.choice((0, 2))}
 
 
-def issue53_case() -> dict:
-    """The round-trip case, as reported: the 25x case's source to a destination whose lanes pick
-    different subsets of the replicated registers, converted there and back twice."""
+def replicated_round_trips_case() -> dict:
+    """The round-trip case: the replicated source to a destination whose lanes pick different
+    subsets of the replicated registers, converted there and back twice."""
     dst = ("#ttg.linear<{register = [[512], [256], [64], [4096], [1024]], lane = [[16], [2048], [8], [32], [4]], "
            "warp = [[128], [2], [1]], block = []}>")
-    return {"kind": "issue-53", "target": "sm_90", "shape": [8192], "element": "bf16", "num_warps": 8,
-            "src": ISSUE_SOURCE, "dst": dst, "round_trips": 2}
+    return {"kind": "replicated-round-trips", "target": "sm_90", "shape": [8192], "element": "bf16", "num_warps": 8,
+            "src": REPLICATED_SOURCE, "dst": dst, "round_trips": 2}
 
 
-def issue_case() -> dict:
-    """The 25x case: the source above to a random 32-register permutation (seed 43)."""
+def replicated_to_permutation_case() -> dict:
+    """The replicated source to a random 32-register permutation (seed 43)."""
     rng = random.Random(43)
     bits = [[1 << i] for i in range(13)]
     rng.shuffle(bits)
     dst = f"#ttg.linear<{{register = {bits[:5]}, lane = {bits[5:10]}, warp = {bits[10:]}, block = []}}>"
-    return {"kind": "issue-43", "target": "sm_90", "shape": [8192], "element": "bf16", "num_warps": 8,
-            "src": ISSUE_SOURCE, "dst": dst}
+    return {"kind": "replicated-to-permutation", "target": "sm_90", "shape": [8192], "element": "bf16", "num_warps": 8,
+            "src": REPLICATED_SOURCE, "dst": dst}
 
 
 def round_trip_ttgir(shape, element: str, src: str, dst: str, num_warps: int, target: str, trips: int,
@@ -446,8 +446,10 @@ def main(argv=None) -> int:
     parser.add_argument("--timeout", type=float, default=150.0, help="seconds a compile may take")
     parser.add_argument("--retries", type=int, default=2, help="re-measurements of a flagged time")
     parser.add_argument("--repeats", type=int, default=1, help="compiles per mode, the fastest kept")
-    parser.add_argument("--issue-case", action="store_true", help="the 25x case only (replicated lanes to a random 32-register destination)")
-    parser.add_argument("--issue-53", action="store_true", help="the round-trip case only, as reported")
+    parser.add_argument("--replicated-to-permutation", action="store_true",
+                        help="one case only: replicated lanes to a random 32-register permutation")
+    parser.add_argument("--replicated-round-trips", action="store_true",
+                        help="one case only: replicated lanes to lanes picking subsets of them, there and back twice")
     parser.add_argument("--structured", action="store_true",
                         help="destinations built from the source's bases (structured_case), not random ones")
     parser.add_argument("--indices", default="", help="measure only these cases (comma-separated), e.g. to "
@@ -460,10 +462,10 @@ def main(argv=None) -> int:
 
     import triton
     targets = [t.strip() for t in args.targets.split(",") if t.strip()]
-    if args.issue_case:
-        cases = [issue_case()]
-    elif args.issue_53:
-        cases = [issue53_case()]
+    if args.replicated_to_permutation:
+        cases = [replicated_to_permutation_case()]
+    elif args.replicated_round_trips:
+        cases = [replicated_round_trips_case()]
     else:
         draw = structured_case if args.structured else random_case
         cases = []
@@ -485,7 +487,8 @@ def main(argv=None) -> int:
     command = "python benchmarks/compile_time.py fuzz " + " ".join(argv if argv is not None else sys.argv[1:])
     lines, bad = report(rows, command.strip(), args.seed, args.timeout)
     os.makedirs(args.out, exist_ok=True)
-    name = ("compile_time_fuzz_issue_case" if args.issue_case else "compile_time_fuzz_replicated_round_trips" if args.issue_53
+    name = ("compile_time_fuzz_replicated_to_permutation" if args.replicated_to_permutation
+            else "compile_time_fuzz_replicated_round_trips" if args.replicated_round_trips
             else f"compile_time_fuzz_structured_seed{args.seed}" if args.structured else "compile_time_fuzz")
     if args.structured and len(targets) == 1:
         name += f"_{targets[0]}"

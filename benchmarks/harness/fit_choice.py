@@ -106,7 +106,7 @@ def load(paths):
             continue
         origin = row["family"]
         out.append({"case": row["case"], "origin": origin, "cands": cands, "stock": stock,
-                    "layout_family": origin if origin.startswith("fresh:") or origin == "issue25" else "corpus"})
+                    "layout_family": origin if origin.startswith("fresh:") or origin == "first_pairs" else "corpus"})
     return out, {**data["environment"], "stock_mimic": mimic}
 
 

@@ -11,7 +11,7 @@ direction A -> B is timed.  A kernel sees conversions on its critical path: the 
 A -> B -> A of an epilogue or a reduction, where each conversion waits for the one before.  A
 shared-memory plan pays its whole latency (stores, barrier, loads: ~0.5 us) once per conversion
 there; a shuffle plan pays a few shuffle latencies.  So a plan that wins in the independent
-harness can lose 2x on the dependent chain (a pair of ``issue_pairs()``: 0.57 vs 0.71 ms independent,
+harness can lose 2x on the dependent chain (a pair of ``first_pairs()``: 0.57 vs 0.71 ms independent,
 528 vs 285 ns per round trip in a chain).
 
 The contexts timed here, each on the same compiled kernels:
@@ -19,7 +19,7 @@ The contexts timed here, each on the same compiled kernels:
 * ``chain``: A -> B -> A, each conversion depending on the one before (``CHAIN_ITERATIONS``
   round trips), grid full (4 programs per SM): throughput and latency together;
 * ``latency``: the same kernel with one program per SM: the round trip's latency alone;
-* ``independent``: the old harness (one direction, independent iterations), only where asked
+* ``independent``: ``conversions.py``'s harness (one direction, independent iterations), only where asked
   (``--independent``), to show the disagreement.
 
 A choice is judged by its worst context: a win in one and a loss of more than 3% in another is
@@ -437,8 +437,8 @@ def measure(cases, train=False, table=False, independent=False, jobs=15, rep=20,
     modes = [modes_of(c, train, table, pick, shared_asm, in_place, text, rounds, every_pair, own_direction) for c in cases]
     kinds = ["chain", "independent"]
 
-    def kinds_of(case):   # the old harness only where asked, and always for ``issue_pairs()``
-        return kinds if independent or case.origin == "issue25" else ["chain"]
+    def kinds_of(case):   # the independent harness only where asked, and always for ``first_pairs()``
+        return kinds if independent or case.origin == "first_pairs" else ["chain"]
     work = [(i, c, m, p, k, directory, usage) for i, c in enumerate(cases) for m, p in modes[i].items()
             if m != "stock_again" for k in kinds_of(c)]
     compiled = {}
@@ -730,10 +730,10 @@ def main_fresh(args, argv) -> int:
     if args.corpus:
         cases += [c for c in corpus_cases() if usable(c.src_resolved, c.dst_resolved, c.shape, c.bits)]
     cases += held_out_cases(liger=getattr(args, "held_out_kernels", False), fla=getattr(args, "fla_kernels", False))
-    if args.issue_pairs:
-        cases = issue_pairs() + cases
-    if getattr(args, "issue_53", False):
-        cases = [issue53_pair()] + cases
+    if args.first_pairs:
+        cases = first_pairs() + cases
+    if getattr(args, "replicated_round_trips", False):
+        cases = [replicated_round_trips_pair()] + cases
     for seed in getattr(args, "structured", None) or ():
         cases += structured_cases(seed, args.structured_count)
     if args.match:
@@ -802,24 +802,26 @@ def structured_cases(seed: int, count: int) -> list[Case]:
     return cases
 
 
-def issue53_pair() -> Case:
-    """The round-trip case as reported (bf16, 8,192 elements, 8 warps: a slice of a blocked parent
-    to a linear layout whose lanes pick different subsets of the replicated registers), the
-    layouts of ``harness.compile_time_fuzz.issue53_case``."""
-    from harness.compile_time_fuzz import issue53_case
-    case = issue53_case()
-    return Case("issue53/8192:i16:w8", "", case["src"], case["dst"], tuple(case["shape"]), 16, case["num_warps"],
-                "issue53")
+def replicated_round_trips_pair() -> Case:
+    """The round-trip case (bf16, 8,192 elements, 8 warps: a slice of a blocked parent to a linear
+    layout whose lanes pick different subsets of the replicated registers), the layouts of
+    ``harness.compile_time_fuzz.replicated_round_trips_case``."""
+    from harness.compile_time_fuzz import replicated_round_trips_case
+    case = replicated_round_trips_case()
+    return Case("replicated_round_trips/8192:i16:w8", "", case["src"], case["dst"], tuple(case["shape"]), 16,
+                case["num_warps"], "replicated_round_trips")
 
 
-# Three pairs that win independent and lose in a dependent chain (64x128 f16 spt 8 <-> 4; 64 f32 one warp spt 2 -> 1; 1024 f16 spt 8 -> 4).
-def issue_pairs() -> list[Case]:
+# The first pairs the contexts were built on: three that win independent and lose in a dependent
+# chain (64x128 f16 spt 8 <-> 4; 64 f32 one warp spt 2 -> 1; 1024 f16 spt 8 -> 4).
+def first_pairs() -> list[Case]:
     b = _blocked
-    return [Case("issue25/64x128:i16:spt8-spt4", "", b([1, 8], [4, 8], [4, 1], [1, 0]), b([1, 4], [4, 8], [4, 1], [1, 0]),
-                 (64, 128), 16, 4, "issue25"),
-            Case("issue25/64:i32:w1:spt2-spt1", "", b([2], [32], [1], [0]), b([1], [32], [1], [0]), (64,), 32, 1, "issue25"),
-            Case("issue25/1024:i16:spt8-spt4", "", b([8], [32], [4], [0]), b([4], [32], [4], [0]), (1024,), 16, 4,
-                 "issue25")]
+    return [Case("first_pairs/64x128:i16:spt8-spt4", "", b([1, 8], [4, 8], [4, 1], [1, 0]),
+                 b([1, 4], [4, 8], [4, 1], [1, 0]), (64, 128), 16, 4, "first_pairs"),
+            Case("first_pairs/64:i32:w1:spt2-spt1", "", b([2], [32], [1], [0]), b([1], [32], [1], [0]), (64,), 32, 1,
+                 "first_pairs"),
+            Case("first_pairs/1024:i16:spt8-spt4", "", b([8], [32], [4], [0]), b([4], [32], [4], [0]), (1024,), 16, 4,
+                 "first_pairs")]
 
 
 if __name__ == "__main__":

@@ -37,8 +37,8 @@ from timed_rows import geomean, rows_of, rules_taken_out, worst_ratio, write_rep
 
 DRAWS = ("plan_fresh_2741_2857", "plan_fresh_3001_3109", "plan_fresh_4111_4219", "plan_fresh_5003_5113_hybrid",
          "plan_fresh_6007_6113_hybrid", "plan_fresh_7001_7109_rounds", "plan_fresh_8101_8209")
-# Drawn after the gates were written (the last also times the round-trip case ``--issue-53``, left out here: it is
-# no draw): scored apart, the held-out test of the gates.
+# Drawn after the gates were written (the last also times the round-trip case ``--replicated-round-trips``, left
+# out here: it is no draw): scored apart, the held-out test of the gates.
 HELD_OUT = ("plan_fresh_9001_9109",)
 RELEASE = TritonConventions((3, 6))
 
@@ -127,7 +127,7 @@ def score(rows, gate) -> dict:
 
 
 def draw_rows(stem: str) -> list:
-    return [row for row in rows_of(stem) if not row["case"].startswith("issue53/")]
+    return [row for row in rows_of(stem) if not row["case"].startswith("replicated_round_trips/")]
 
 
 def report(draws=DRAWS, held_out=HELD_OUT) -> list[str]:

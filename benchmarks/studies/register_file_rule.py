@@ -5,8 +5,8 @@ A conversion whose two layouts hold more 32-bit values a thread than the target 
 goes to stock.  Two H100 runs (triton 3.6, ``benchmarks/plan_choice.py``) time such conversions:
 
 * ``plan_structured_5301_5409_5517``, before the rule: large-register conversions drawn as the
-  compile-time fuzz draws them (``--structured``) and the round-trip case (``--issue-53``), with the plugin's default
-  of then (``ours``: islands) and its rounds modes.  The rule was written after this run.
+  compile-time fuzz draws them (``--structured``) and the round-trip case (``--replicated-round-trips``), with the
+  plugin's default of then (``ours``: islands) and its rounds modes.  The rule was written after this run.
 * ``plan_registers_6301_6407_structured_6101_6203``, after the rule, on seeds drawn for it: more
   structured conversions, and fresh conversions whose larger layout holds 65 to 255 registers
   (``--registers 64 255``), on both sides of the limit; ``ours`` is the default with the rule,
@@ -20,7 +20,7 @@ conversions it takes by what ``ptxas -v`` says the islands' kernel spills agains
 held-out run's kernels compiled again on a CPU, ``plan_choice.py ... --ptxas-usage --dry-run``).
 
     .venv-compat/bin/python benchmarks/plan_choice.py --fresh 6301 6407 --registers 64 255 --count 12 \
-        --structured 6101 6203 --structured-count 8 --issue-53 --ptxas-usage --dry-run --jobs 2 \
+        --structured 6101 6203 --structured-count 8 --replicated-round-trips --ptxas-usage --dry-run --jobs 2 \
         --stem plan_registers_6301_6407_structured_6101_6203_ptxas --out benchmarks/results   # then gzip it
     python benchmarks/studies/register_file_rule.py --out benchmarks/results/register_file_rule.md
 """
@@ -139,7 +139,7 @@ def report() -> list:
             mine, stock = spills.get((row["case"], islands)), spills.get((row["case"], "stock"))
             spilled = f"{mine} / {stock}" if stem == HELD_OUT and mine is not None and stock is not None else ""
             lines.append(f"| {stem} | {row['case']} | {a} + {b} | {x:.3f} | {'' if y is None else f'{y:.3f}'} | {spilled} |")
-    taken = [(stem, case) for stem, case in draws_taken() if not case.startswith("issue53/")]
+    taken = [(stem, case) for stem, case in draws_taken() if not case.startswith("replicated_round_trips/")]
     lines += ["", "## The committed held-out draws of ordinary conversions", "",
               f"Rows the rule takes over every `plan_fresh_*` draw, the replicated round-trip case aside: {len(taken)} "
               f"({', '.join(sorted({case for _, case in taken})) or 'none'})."]

@@ -1,4 +1,4 @@
-"""The issue-25 harness without a GPU (benchmarks/harness/plan_contexts.py, benchmarks/harness/fit_choice.py):
+"""The contexts harness without a GPU (benchmarks/harness/plan_contexts.py, benchmarks/harness/fit_choice.py):
 the chain kernel converts A -> B -> A once per iteration, each conversion depending on the one
 before; fresh draws are reproducible, cover every family and the stated ranges; the gate's
 decision rule on exact numbers."""
@@ -27,7 +27,7 @@ COMMITTED_EVIDENCE = pytest.mark.release_independent
 
 
 def test_chain_kernel_is_a_dependent_round_trip():
-    case = plan_contexts.issue_pairs()[0]
+    case = plan_contexts.first_pairs()[0]
     text = plan_contexts.chain_ttgir(case, iterations=7)
     loop = text[text.index("scf.for"):text.index("scf.yield")]
     converts = re.findall(r"(%\w+) = ttg\.convert_layout (%\w+) : tensor<64x128xi16, (#ttg\.blocked<[^>]*>)> -> "
@@ -406,7 +406,7 @@ def test_structured_draws_hold_256_to_1024_registers_and_fit_shared_memory():
 def test_ptxas_usage_reads_registers_and_spills(tmp_path):
     """A dry compile with --ptxas-usage records what ptxas -v says: the round-trip case as stock
     lowers it spills (1,024 registers a thread of the source alone)."""
-    case = plan_contexts.issue53_pair()
+    case = plan_contexts.replicated_round_trips_pair()
     _, _, _, result = plan_contexts.compile_one((0, case, "stock", None, "chain", str(tmp_path), True))
     assert result["ok"], result
     usage = result["ptxas"]
