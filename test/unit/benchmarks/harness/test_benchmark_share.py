@@ -5,7 +5,7 @@ third-party sources carried in ``benchmarks/port_corpus/`` (others' code, carrie
 Our own benchmarks stay at most 20% of our own Python (measured 19.7%): a new benchmark pays for its
 lines by folding older code into ``harness/`` or retiring an answered study (docs/studies.md says
 how).  The share with the carried sources counted too is reported in the failure message and
-held only under a loose ceiling (measured 23.4%)."""
+held only under a loose ceiling (measured 23.5%)."""
 
 import subprocess
 
