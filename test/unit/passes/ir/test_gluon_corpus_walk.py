@@ -56,7 +56,7 @@ DECLINES = {
 # read the module (the walk of the module is checked all the same).
 NOT_RUN = {
     ("aiter.", "ll-apply-advice"):
-        "the advice's shared-swizzle search (layout_advice._best_swizzle) prices each candidate by "
+        "the advice's shared-swizzle search (shared_findings._best_swizzle) prices each candidate by "
         "enumerating every shared access: minutes on aiter's 256x256x128 int8/fp8 tiles with 8 warps",
 }
 
