@@ -32,6 +32,7 @@ from linear_layouts.tools.report.final_code import CodeMix, ConversionCode
 from linear_layouts.tools.report.launch_timing import MeasureResult
 from linear_layouts.tools.report.loop_weights import LoopWeight, conversion_weights
 from linear_layouts.tools.report.conversion_report import ConversionRow, counts_text, report_conversions
+from linear_layouts.lowering.remark_words import in_words
 
 DEFAULT_DIRECTORY = "ll-report"
 DEFAULT_PICTURES = 3
@@ -58,6 +59,7 @@ class ConversionEntry:
     weight: LoopWeight = field(default_factory=lambda: LoopWeight(1))   # runs per program instance
     why: Optional[Why] = None         # producer, consumers, reason, hint (tools.report.conversion_why)
     code: Optional[ConversionCode] = None   # stock's final code and ours for it (tools.report.final_code)
+    rule: str = ""                    # the rule of the lowering choice that left it to Triton ("" if ours)
 
     def verdict(self) -> str:
         """``ours better`` / ``same`` / ``ours worse`` by the modelled cost of each final code;
@@ -67,7 +69,7 @@ class ConversionEntry:
         contradiction)."""
         if not self.owned:
             reason = self.outcome.removeprefix("left to Triton: ")
-            text = f"left to Triton by {rule_of(reason)}"
+            text = f"left to Triton by {self.rule or rule_of(reason)}"
             if self.code is not None and 0 < round(self.cost, 1) < round(self.code.stock_cost, 1):
                 text += (f", not by the cost model's price (our plan {self.cost:.1f} against stock's "
                          f"{self.code.stock_cost:.1f})")
@@ -306,7 +308,10 @@ def analyse_kernel(record: dict, compiles: int, slug: str) -> KernelEntry:
         kernel.problem = f"ll-lower-conversions failed: {getattr(error, 'message', error)}"
     for entry, outcome in zip(kernel.conversions, outcomes):
         entry.owned = outcome.lowered
-        entry.outcome = f"ours: {outcome.method}" if outcome.lowered else f"left to Triton: {outcome.reason}"
+        # the reason in the user's words, as a remark says it; the rule named from its detail
+        entry.outcome = f"ours: {outcome.method}" if outcome.lowered else \
+            f"left to Triton: {in_words(outcome.reason_text)}"
+        entry.rule = "" if outcome.lowered else rule_of(outcome.reason)
         entry.remark = outcome.remark()
     return kernel
 

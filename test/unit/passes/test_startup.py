@@ -97,7 +97,7 @@ def test_installed_startup_hook_reaches_a_plain_python_process():
         print(hook.active_config().mode.value, hook.active_config().remarks)
     """, env={"LINEAR_LAYOUTS": "legacy", "LINEAR_LAYOUTS_OPTIONS": '{"remarks": true}'})
     assert run.returncode == 0, run.stderr
-    assert run.stdout.split() == ["legacy", "True"]
+    assert run.stdout.split() == ["legacy", "true"]        # remarks in words (RemarkLevel.WORDS)
 
 
 # -- the environment ----------------------------------------------------------------------------
@@ -143,7 +143,7 @@ def test_enable_writes_the_environment_for_later_processes_and_disable_restores_
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()
     assert lines[0] == "linear True"
-    assert lines[1] == "True ll-lower-conversions{only=shuffle,shared remarks=true}"
+    assert lines[1] == "true ll-lower-conversions{only=shuffle,shared remarks=true}"
     assert lines[2] == "None None"
 
 

@@ -53,6 +53,9 @@ def test_the_excerpt_is_what_the_installed_release_reports(tmp_path):
             assert any(shown.startswith(line[:-len(CUT)]) for shown in lines), line
         else:
             assert line.rstrip() in lines, line
+    # the report speaks as a remark does: no cost-model field names, none of our source files
+    internals = [line for line in lines if re.search(r"\b(store|load)_wavefronts=|cta_barriers=|lowering/\w+", line)]
+    assert internals == []
 
 
 def test_what_the_page_says_of_triton_3_6_is_what_3_6_reports(tmp_path):
