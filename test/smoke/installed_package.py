@@ -92,7 +92,7 @@ CHILD_OF_ENABLE = textwrap.dedent("""
     import subprocess, sys
     import triton, linear_layouts
     linear_layouts.enable(remarks=True)
-    child = "import triton; from linear_layouts.passes.drop_in import hook; c = hook.active_config(); print(c.remarks)"
+    child = "import triton; from linear_layouts.passes.drop_in import hook; c = hook.active_config(); print(bool(c.remarks))"
     print(subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, check=True).stdout.strip())
 """)
 
