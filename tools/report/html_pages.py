@@ -168,7 +168,8 @@ def index_page(kernels: list[KernelEntry], options: ReportOptions, note: str = "
     look = worth_a_look(kernels)
     if look:
         body.append("<h2>Worth a look first</h2><p class=\"note\">by the cost model's weight of the kernel's "
-                    "conversions per warp (MIO issue units), times how often each runs (its loops)</p><ol>")
+                    "conversions per warp (the instructions a warp issues to shared memory and the shuffle unit), "
+                    "times how often each runs (its loops)</p><ol>")
         for k in look:
             left = sum(1 for c in k.conversions if not c.owned)
             body.append(f'<li><a href="kernels/{_e(k.slug)}.html">{_e(k.name)}</a> on {_e(k.target)}: '
