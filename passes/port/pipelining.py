@@ -75,9 +75,10 @@ def _load_ahead(buffer, wanted, pointer, mask):
 _WGMMA_SHARED = '''
 @gluon.jit
 def _dot_wgmma_shared(a_smem, b_smem, acc, A_SHARED: gl.constexpr, B_SHARED: gl.constexpr, ACC: gl.constexpr):
-    """acc + a @ b with Hopper's warpgroup MMA, both operands already in shared memory."""
+    """acc + a @ b with Hopper's warpgroup MMA, both operands already in shared memory (a shared
+    descriptor's shape holds plain ints under some releases: each made a constexpr)."""
     if acc is None:
-        acc = gl.zeros([a_smem.shape[0], b_smem.shape[1]], gl.float32, ACC)
+        acc = gl.zeros([gl.constexpr(a_smem.shape[0]), gl.constexpr(b_smem.shape[1])], gl.float32, ACC)
     fence_async_shared()
     acc = warpgroup_mma(a_smem, b_smem, gl.convert_layout(acc, ACC), is_async=True)
     done = warpgroup_mma_wait(num_outstanding=0, deps=[acc, a_smem, b_smem])
@@ -90,8 +91,8 @@ def _dot_tcgen05_shared(a_smem, b_smem, acc, A_SHARED: gl.constexpr, B_SHARED: g
                         ACC_TMEM: gl.constexpr, ACC: gl.constexpr):
     """acc + a @ b with Blackwell's tcgen05, both operands already in shared memory."""
     if acc is None:
-        acc = gl.zeros([a_smem.shape[0], b_smem.shape[1]], gl.float32, ACC)
-    acc_tmem = allocate_tensor_memory(gl.float32, [a_smem.shape[0], b_smem.shape[1]], ACC_TMEM,
+        acc = gl.zeros([gl.constexpr(a_smem.shape[0]), gl.constexpr(b_smem.shape[1])], gl.float32, ACC)
+    acc_tmem = allocate_tensor_memory(gl.float32, [gl.constexpr(a_smem.shape[0]), gl.constexpr(b_smem.shape[1])], ACC_TMEM,
                                       gl.convert_layout(acc, ACC))
     done = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
     mbarrier.init(done, count=1)
@@ -228,6 +229,7 @@ class _LoopRewrite:
         self.loads = []              # _Load, in the body's order
         self.advances = []           # the statements that advance the loads' pointers
         self.shared_dots = []        # the dots that take both operands straight from the rings
+        self.computed = {}           # name -> value: what the loop computes from its index alone, for the loads
         self.first = self.end = self.step_text = ""
         self.taken = _names(self.text.tree) | {a.arg for a in self.text.tree.args.args}
 
@@ -303,22 +305,29 @@ class _LoopRewrite:
         return "Triton's compile loads nothing of this loop ahead"
 
     def _find_advances(self) -> None:
-        """What the loads read: the index, values from outside the loop, and pointers the loop
-        only advances (by a step read from outside it) and reads nowhere else, nor after it."""
+        """What the loads read: the index, values from outside the loop, values the loop computes
+        from those alone (``offs_k = k * BLOCK_K + tl.arange(0, BLOCK_K)``: written into the load
+        ahead, the index replaced), and pointers the loop only advances (by a step read from
+        outside it) and reads nowhere else, nor after it."""
         assigned = _assigned(self.loop.body)
         advanced = {}
+        read = set()
         for load in self.loads:
-            for used in (_names(load.pointer) | _names(load.mask)) - {self.index}:
-                if used not in assigned:
-                    continue
-                statements = assigned[used]
-                steps = [_advance(s, used) for s in statements]
-                if any(step is None for step in steps) or any(s not in self.loop.body for s in statements):
-                    raise _NotPipelined(f"`{used}` is computed in the loop, not only advanced")
-                if any(_names(step) & (set(assigned) | {self.index}) for step in steps):
-                    raise _NotPipelined(f"`{used}` advances by a step the loop computes")
-                advanced[used] = statements
+            read |= (_names(load.pointer) | _names(load.mask)) - {self.index}
+        read = self._find_computed(read, assigned)
+        for used in sorted(read):
+            if used not in assigned or used in self.computed:
+                continue
+            statements = assigned[used]
+            steps = [_advance(s, used) for s in statements]
+            if any(step is None for step in steps) or any(s not in self.loop.body for s in statements):
+                raise _NotPipelined(f"`{used}` is computed in the loop, not only advanced")
+            if any(_names(step) & (set(assigned) | {self.index}) for step in steps):
+                raise _NotPipelined(f"`{used}` advances by a step the loop computes")
+            advanced[used] = statements
         self.advances = [s for statements in advanced.values() for s in statements]
+        if set(advanced) & set(self.computed):
+            raise _NotPipelined(f"`{sorted(set(advanced) & set(self.computed))[0]}` is both computed and advanced")
         own = [load.statement for load in self.loads] + self.advances
         for name in advanced:
             if any(name in _names(s) for s in self.loop.body if s not in own):
@@ -328,6 +337,31 @@ class _LoopRewrite:
         for name in sorted(set(advanced) | {load.name for load in self.loads}):
             if name in after:
                 raise _NotPipelined(f"`{name}` is read after the loop")
+
+    def _find_computed(self, read: set, assigned: dict) -> set:
+        """Of the names ``read``, those the loop computes afresh each iteration before its first
+        load, from the index and values from outside the loop (and earlier such names), go to
+        ``self.computed`` (name -> its value); returns ``read`` with their own reads added."""
+        first_load = min(self.text.start(load.statement) for load in self.loads)
+        pending, seen = list(read), set(read)
+        while pending:
+            name = pending.pop()
+            statements = assigned.get(name, [])
+            if len(statements) != 1 or statements[0] not in self.loop.body:
+                continue
+            statement = statements[0]
+            if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1 and
+                    isinstance(statement.targets[0], ast.Name)) or self.text.start(statement) >= first_load:
+                continue
+            self.computed[name] = statement.value
+            for more in _names(statement.value) - {self.index} - seen:
+                seen.add(more)
+                pending.append(more)
+        for name, value in self.computed.items():
+            outside = _names(value) - {self.index} - set(self.computed)
+            if outside & set(assigned):
+                raise _NotPipelined(f"`{name}` is computed in the loop from values the loop changes")
+        return seen
 
     # -- how each iteration reads its tile
     def fresh(self, name: str) -> str:
@@ -398,8 +432,13 @@ class _LoopRewrite:
         return self.translation.final_edits.span_text(self.text.start(node), self.text.end(node))
 
     def _at(self, node, value: str) -> str:
-        """``node``'s text with the loop's index replaced by ``value``."""
-        return re.sub(rf"(?<![\w.]){re.escape(self.index)}(?![\w])", f"({value})", self._source(node))
+        """``node``'s text with each value the loop computes written out and the loop's index
+        replaced by ``value``."""
+        text = self._source(node)
+        for _ in range(len(self.computed) + 1):
+            for name, computed in self.computed.items():
+                text = re.sub(rf"(?<![\w.]){re.escape(name)}(?![\w])(?!\s*=[^=])", f"({self._source(computed)})", text)
+        return re.sub(rf"(?<![\w.]){re.escape(self.index)}(?![\w])(?!\s*=[^=])", f"({value})", text)
 
     def _times(self, n: str) -> str:
         return f"{n} * {self.step_text}" if self.step_text else n

@@ -82,6 +82,16 @@ def test_a_dot_loop_is_pipelined_as_triton_pipelines_it(target, read):
     assert set(made.check.ported.loads) == {16}      # every copy 16 bytes, as Triton's
 
 
+@pytest.mark.parametrize("target", ["sm80", "sm90"])
+def test_offsets_the_loop_computes_from_its_index_are_written_into_the_load_ahead(target):
+    # offs_k = k + tl.arange(...) each iteration: the copy two iterations ahead reads it at k + 2 steps
+    made = _ported(k.matmul_offsets_kernel, target, num_warps=4, **MATMUL)
+    assert [names for _, _, names in made.pipelines.loops] == [["a", "b"]]
+    ahead = "(k + 2 * BLOCK_K)" if target == "sm90" else "(k + 1 * BLOCK_K)"
+    assert f"a_ptr + offs_m[:, None] * stride_am + ({ahead} + gl.arange(0, BLOCK_K, layout=" in made.source
+    assert set(made.check.ported.loads) == {16}
+
+
 def test_a_loop_that_stores_is_left_unpipelined_with_the_reason():
     made = _ported(k.matmul_store_kernel, "sm90", num_warps=4, **MATMUL)
     assert made.pipelines.loops == []
