@@ -37,7 +37,7 @@ def report_text(made, jit_fn, rows=None) -> str:
     lines += _pipelined_loops(made) or ["  none"]
     lines += ["", "Changed from Triton's choice: nothing (every layout above is Triton's). The advice on the port, "
                   "where the cost model prices another layout lower:"]
-    lines += _advice(rows) or ["  none: no layout of the port's prices the whole kernel lower changed"]
+    lines += _advice(rows) or ["  none: no change of the port's layouts prices the whole kernel lower"]
     return "\n".join(lines) + "\n"
 
 
@@ -114,7 +114,7 @@ def _page(made, rows, pictures: dict) -> str:
     conversions = "".join(f"<li>line {line}: {escape(why)}</li>" for line, why in made.conversions) or "<li>none</li>"
     loops = "".join(f"<li>{escape(line.strip())}</li>" for line in _pipelined_loops(made)) or "<li>none</li>"
     advice = "".join(f"<li>{escape(line.strip())}</li>" for line in _advice(rows)) or \
-        "<li>none: no layout of the port's prices the whole kernel lower changed</li>"
+        "<li>none: no change of the port's layouts prices the whole kernel lower</li>"
     source = escape(made.source)
     title = escape(f"Port of {made.kernel_name} for {made.launch.describe()}")
     return f"""<!doctype html>

@@ -169,7 +169,7 @@ def test_report_sets_the_port_beside_triton_and_its_translation(tmp_path):
     assert "the port: modelled cost" in text and "global loads 4 x 16 B; stores 4 x 16 B" in text
     assert "RM_LAYOUT = gl.SliceLayout(1, RM_2D_LAYOUT)" in text and "expand_dims needs a slice" in text
     assert "Changed from Triton's choice: nothing" in text    # the advice on the port finds no cheaper layout
-    assert "  none: no layout of the port's prices the whole kernel lower changed" in text
+    assert "  none: no change of the port's layouts prices the whole kernel lower" in text
     page = (tmp_path / "index.html").read_text()
     assert "<h2>Layouts the port names</h2>" in page and "def transpose_kernel" in page
     assert str(tmp_path / "rm_layout.png") in written      # a picture per layout (matplotlib is a test extra)
