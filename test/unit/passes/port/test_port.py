@@ -92,6 +92,14 @@ def test_offsets_the_loop_computes_from_its_index_are_written_into_the_load_ahea
     assert set(made.check.ported.loads) == {16}
 
 
+def test_the_inner_loop_of_a_persistent_kernel_is_pipelined_in_place():
+    made = _ported(k.persistent_matmul_kernel, "sm90", num_warps=4, **MATMUL)
+    assert [(stages, names) for _, stages, names in made.pipelines.loops] == [(3, ["a", "b"])]
+    assert "\n        a_ring = gl.allocate_shared_memory(" in made.source       # inside the tile loop
+    assert "\n        async_copy.wait_group(0)  # no copy outlives the loop\n        gl.store(" in made.source
+    assert set(made.check.ported.loads) == {16} and made.check.ported_mma == {"wgmma.mma_async"}
+
+
 def test_a_loop_that_stores_is_left_unpipelined_with_the_reason():
     made = _ported(k.matmul_store_kernel, "sm90", num_warps=4, **MATMUL)
     assert made.pipelines.loops == []
