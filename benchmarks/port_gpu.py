@@ -2,6 +2,7 @@
 
     python benchmarks/port_gpu.py --out benchmarks/results             # GPU (H100/H200, triton 3.6, torch)
     python benchmarks/port_gpu.py --cpu --out benchmarks/results       # any machine, no torch needed
+    python benchmarks/port_gpu.py --priced --out benchmarks/results    # the cost model's prices and the advice
     python benchmarks/port_gpu.py --cpu --only liger_rms_norm_fwd,fla_swish_fwd
     python benchmarks/port_gpu.py --merge run1.jsonl run2.jsonl --machine "..." --command "..."   # one summary
 
@@ -24,6 +25,10 @@ CPU (``--cpu``): for each case, the port for sm80, sm90, sm100 and gfx942 with `
 (the port compiled for the target, its global accesses at least as wide as the original's),
 from ``port_corpus.cpu_launch`` (type strings for tensors: no torch).  Writes
 ``port_cpu_<triton>.md`` and ``.jsonl``: per case and target ``ok``, ``narrower`` or the error.
+
+Priced (``--priced``): for each case, the port for sm90 beside Triton's compile and Triton's
+translation, each priced by the cost model (``comparison.compare``), and the advice's findings on
+the port.  Writes ``port_priced_<triton>.md``.
 """
 
 from __future__ import annotations
@@ -117,6 +122,45 @@ def cpu_row(case, targets=CPU_TARGETS):
             row[target] = _one_line(error)
     row["seconds"] = round(time.time() - started, 1)
     return row
+
+
+def priced_row(case):
+    """One case for sm_90 on the CPU: the modelled cost of Triton's compile, Triton's translation
+    and the port, and the advice's findings on the port (where the cost model prices another
+    layout of the port's lower)."""
+    from linear_layouts.passes.port.comparison import compare
+    from linear_layouts.passes.port.port import port
+    row = {"kernel": case.name, "project": case.project}
+    try:
+        kernel = case.kernel()
+        warps, stages, launch = _port_arguments(case, kernel, port_corpus.cpu_launch(case))
+        made = port(kernel, "sm90", num_warps=warps, num_stages=stages, details=True, **launch)
+        original, translation, ported = compare(made, kernel)
+        row.update(original=original.cost, translation=translation.cost if translation.compiled else None,
+                   port=ported.cost, findings=[f.text() for f in ported.findings])
+    except Exception as error:          # noqa: BLE001
+        row["error"] = _one_line(error)
+    return row
+
+
+def run_priced(cases, out, version):
+    rows = [_in_child("priced", case, 600) for case in cases]
+    lines = [f"# The port priced: {len(cases)} kernels for sm_90 (triton {version})", "",
+             "`python benchmarks/port_gpu.py --priced`: the cost model's price of each compile (loop-weighted), "
+             "and the advice on the port: each layout of the port's it prices lower.", "",
+             "| kernel | Triton | Triton's translation | the port | the advice on the port |", "|---|---:|---:|---:|---|"]
+    for row in rows:
+        cost = {k: f"{row[k]:,.0f}" if isinstance(row.get(k), float) else "-" for k in ("original", "translation", "port")}
+        advice = "; ".join(row.get("findings", [])) or row.get("error", "none")
+        lines.append(f"| {row.get('kernel', '?')} | {cost['original']} | {cost['translation']} | {cost['port']} | "
+                     f"{advice.replace('|', '/')} |")
+    found = sum(bool(row.get("findings")) for row in rows)
+    lines += ["", f"the advice finds a cheaper layout in {found} of {len(rows)} ports"]
+    path = os.path.join(out, f"port_priced_{version}.md")
+    with open(path, "w") as handle:
+        handle.write("\n".join(lines) + "\n")
+    print("\n".join(lines[-1:]) + f"\nwrote {path}")
+    return 0
 
 
 def run_cpu(cases, out, version):
@@ -336,6 +380,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").strip().split("\n")[0])
     parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
     parser.add_argument("--cpu", action="store_true", help="port for sm80/sm90/sm100/gfx942 on the CPU (no torch)")
+    parser.add_argument("--priced", action="store_true", help="on the CPU: the three compiles priced by the cost "
+                        "model, and the advice on each port (sm90)")
     parser.add_argument("--only", default="", help="comma-separated case names (default: every case)")
     parser.add_argument("--rounds", type=int, default=3, help="timing rounds, interleaved (default: %(default)s)")
     parser.add_argument("--budget", type=float, default=420, help="seconds after which cases are checked, not timed")
@@ -344,7 +390,7 @@ def main(argv=None) -> int:
                         help="write the summary of these runs' rows (with --machine and --command)")
     parser.add_argument("--machine", default="", help="with --merge: the GPU, Triton and torch the rows come from")
     parser.add_argument("--command", default="", help="with --merge: the commands that made the rows")
-    parser.add_argument("--worker", choices=("cpu", "gpu", "translation"),
+    parser.add_argument("--worker", choices=("cpu", "gpu", "translation", "priced"),
                         help=argparse.SUPPRESS)   # one case, in a child process
     args = parser.parse_args(argv)
     cases = port_corpus.CASES
@@ -365,6 +411,7 @@ def main(argv=None) -> int:
     if args.worker:
         row = (cpu_row(cases[0], args.targets.split(",")) if args.worker == "cpu"
                else translation_row(cases[0]) if args.worker == "translation"
+               else priced_row(cases[0]) if args.worker == "priced"
                else gpu_row(cases[0], max(1, args.rounds), args.budget))
         print("ROW " + json.dumps(row), flush=True)
         return 0
@@ -372,6 +419,8 @@ def main(argv=None) -> int:
     import triton
     if args.cpu:
         return run_cpu(cases, args.out, triton.__version__)
+    if args.priced:
+        return run_priced(cases, args.out, triton.__version__)
     return run_gpu(cases, args.out, triton.__version__, max(1, args.rounds), args.budget)
 
 
