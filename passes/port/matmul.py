@@ -5,7 +5,9 @@ Triton lowers ``tl.dot(a, b, acc)`` by target; the port writes the same in Gluon
 
 * sm_90 (``ttng.warp_group_dot`` in Triton's TTGIR): both operands stored to shared memory in
   Triton's NVMMA shared layouts, ``fence_async_shared``, ``warpgroup_mma`` and its wait, the
-  accumulator in Triton's ``NVMMADistributedLayout`` (version 3);
+  accumulator in Triton's ``NVMMADistributedLayout`` (version 3); where Triton keeps ``a`` in
+  registers (an attention's softmax), ``a`` in Triton's dot-operand layout and ``b`` through
+  shared memory (``_dot_wgmma_registers``);
 * sm_80, sm_120 and sm_90 shapes wgmma cannot take (``tt.dot`` on ``#ttg.nvidia_mma`` version 2):
   ``mma_v2`` on the operands converted to Triton's dot-operand layouts;
 * gfx942 / gfx950 (``tt.dot`` on ``#ttg.amd_mfma``): ``mfma`` likewise;
@@ -39,8 +41,9 @@ class DotCall:
 
     translation: object
     node: ast.Call
-    kind: str                 # wgmma, mma_v2, mfma, tcgen05
+    kind: str                 # wgmma, wgmma_registers, mma_v2, mfma, tcgen05
     layouts: list
+    encodings: list = field(default_factory=list)     # the layouts' MLIR text, in the same order
 
 
 @dataclass
@@ -62,6 +65,20 @@ def _dot_wgmma(a, b, acc, A_SHARED: gl.constexpr, B_SHARED: gl.constexpr, ACC: g
     fence_async_shared()
     acc = warpgroup_mma(a_smem, b_smem, gl.convert_layout(acc, ACC), is_async=True)
     done = warpgroup_mma_wait(num_outstanding=0, deps=[acc, a_smem, b_smem])
+    return done[0]
+'''
+
+_WGMMA_REGISTERS = '''
+@gluon.jit
+def _dot_wgmma_registers(a, b, acc, A_OPERAND: gl.constexpr, B_SHARED: gl.constexpr, ACC: gl.constexpr):
+    """acc + a @ b with Hopper's warpgroup MMA: a in registers, in Triton's dot-operand layout; b
+    through shared memory."""
+    if acc is None:
+        acc = gl.zeros([a.shape[0], b.shape[1]], gl.float32, ACC)
+    b_smem = gl.allocate_shared_memory(b.dtype, b.shape, B_SHARED, b)
+    fence_async_shared()
+    acc = warpgroup_mma(gl.convert_layout(a, A_OPERAND), b_smem, gl.convert_layout(acc, ACC), is_async=True)
+    done = warpgroup_mma_wait(num_outstanding=0, deps=[acc, b_smem])
     return done[0]
 '''
 
@@ -132,22 +149,26 @@ def plan_dots(translations, original, launch) -> DotPlan:
             loads = [o for _, o in original.ops if o.name == "ttng.tmem_load" and len(o.shape) == 2]
             layouts = _dot_layouts(op, aliases, line, (expand_aliases(loads[0].encoding, aliases), loads[0].shape) if loads else None)
             kind = {"ttng.warp_group_dot": "wgmma", "ttng.tc_gen5_mma": "tcgen05"}.get(op.name)
+            if kind == "wgmma" and "A_OPERAND" in layouts:
+                kind = "wgmma_registers"
             if kind is None:
                 kind = "mfma" if "amd_mfma" in op.encoding else "mma_v2"
             kinds.add(kind)
-            names = []
+            names, encodings = [], []
             for role, (encoding, shape, why) in layouts.items():
                 name = f"DOT_{line}_{role}"
                 expression = gluon_layout_expression(encoding, shape)
                 plan.layouts.append(NamedLayout(name, expression, why, encoding, tuple(shape or ())))
                 names.append(name)
+                encodings.append(encoding)
             _rewrite_call(translation, call, f"_dot_{kind}", names)
-            plan.calls.append(DotCall(translation, call, kind, names))
+            plan.calls.append(DotCall(translation, call, kind, names, encodings))
     if not kinds:
         return plan
     plan.imports.append("")
-    for kind in sorted(kinds):
+    for kind in sorted(kinds | ({"wgmma"} if "wgmma_registers" in kinds else set())):
         plan.imports += {
+            "wgmma_registers": [],
             "wgmma": ["from triton.experimental.gluon.language.nvidia.hopper import (fence_async_shared, warpgroup_mma,",
                       "                                                          warpgroup_mma_wait)"],
             "mma_v2": ["from triton.experimental.gluon.language.nvidia.ampere import mma_v2"],
@@ -155,7 +176,8 @@ def plan_dots(translations, original, launch) -> DotPlan:
             "tcgen05": ["from triton.experimental.gluon.language.nvidia.blackwell import (TensorMemoryLayout, "
                         "allocate_tensor_memory,", "    fence_async_shared, mbarrier, tcgen05_commit, tcgen05_mma)"],
         }[kind]
-    helpers = "".join({"wgmma": _WGMMA, "mma_v2": _MMA_V2, "mfma": _MFMA, "tcgen05": _TCGEN05}[k] for k in sorted(kinds))
+    helpers = "".join({"wgmma": _WGMMA, "wgmma_registers": _WGMMA_REGISTERS, "mma_v2": _MMA_V2, "mfma": _MFMA,
+                       "tcgen05": _TCGEN05}[k] for k in sorted(kinds))
     constants = "".join(f"{named.name} = gl.constexpr({named.expression})  # {named.why}\n" for named in plan.layouts)
     plan.helpers = constants + "\n" + helpers.lstrip("\n")
     return plan
@@ -167,8 +189,15 @@ def _dot_layouts(op, aliases, line, tmem_register_layout=None) -> dict:
     acc = (op.encoding, op.shape, f"Triton's accumulator layout for the tl.dot at line {line}")
     if op.name in ("ttng.warp_group_dot", "ttng.tc_gen5_mma"):
         shared = re.findall(r"!ttg\.memdesc<([0-9x]+)x\w+, (#ttg\.nvmma_shared<\{[^}]*\}>)", text)
+        in_registers = re.match(r".*?: tensor<([0-9x]+)x\w+, (#ttg\.dot_op<\{opIdx = 0, .*?kWidth = \d+\}>)> \* ", text)
+        if op.name == "ttng.warp_group_dot" and len(shared) == 1 and in_registers:
+            shape = tuple(int(d) for d in in_registers.group(1).split("x"))
+            return {"A_OPERAND": (in_registers.group(2), shape, f"Triton's layout of the tl.dot's a, in registers (line {line})"),
+                    "B_SHARED": (shared[0][1], None, f"Triton's shared layout of the tl.dot's b (line {line})"),
+                    "ACC": acc}
         if len(shared) < 2:
-            raise PortError(f"line {line}: Triton's wgmma keeps an operand in registers, which the port does not write yet")
+            raise PortError(f"line {line}: Triton's {'wgmma' if op.name == 'ttng.warp_group_dot' else 'tcgen05'} "
+                            "keeps an operand in registers or tensor memory, which the port does not write yet")
         result = {"A_SHARED": (shared[0][1], None, f"Triton's shared layout of the tl.dot's a (line {line})"),
                   "B_SHARED": (shared[1][1], None, f"Triton's shared layout of the tl.dot's b (line {line})")}
         if op.name == "ttng.tc_gen5_mma":

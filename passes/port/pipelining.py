@@ -85,6 +85,21 @@ def _dot_wgmma_shared(a_smem, b_smem, acc, A_SHARED: gl.constexpr, B_SHARED: gl.
     return done[0]
 '''
 
+_WGMMA_REGISTERS_SHARED = '''
+@gluon.jit
+def _dot_wgmma_registers_shared(a, b_smem, acc, A_OPERAND: gl.constexpr, B_SHARED: gl.constexpr, ACC: gl.constexpr):
+    """acc + a @ b with Hopper's warpgroup MMA: a in registers, b already in shared memory."""
+    if acc is None:
+        acc = gl.zeros([gl.constexpr(a.shape[0]), gl.constexpr(b_smem.shape[1])], gl.float32, ACC)
+    fence_async_shared()
+    acc = warpgroup_mma(gl.convert_layout(a, A_OPERAND), b_smem, gl.convert_layout(acc, ACC), is_async=True)
+    done = warpgroup_mma_wait(num_outstanding=0, deps=[acc, b_smem])
+    return done[0]
+'''
+
+# The operands (0: a, 1: b) each matrix instruction reads from shared memory.
+_SHARED_OPERANDS = {"wgmma": (0, 1), "tcgen05": (0, 1), "wgmma_registers": (1,)}
+
 _TCGEN05_SHARED = '''
 @gluon.jit
 def _dot_tcgen05_shared(a_smem, b_smem, acc, A_SHARED: gl.constexpr, B_SHARED: gl.constexpr,
@@ -157,6 +172,8 @@ def pipeline_loops(translations, original, dot_calls, launch) -> Pipelines:
         result.helpers = _LOAD_AHEAD.format(copy=copy)
         if "wgmma" in kinds:
             result.helpers += _WGMMA_SHARED
+        if "wgmma_registers" in kinds:
+            result.helpers += _WGMMA_REGISTERS_SHARED
         if "tcgen05" in kinds:
             result.helpers += _TCGEN05_SHARED
     return result
@@ -216,6 +233,11 @@ def _aliases(ttgir: str) -> dict:
     return dict(re.findall(r"^(#[\w.]+) = (#.*)$", ttgir, flags=re.M))
 
 
+def _same_layout(one: str, other: str, ttgir: str) -> bool:
+    aliases = _aliases(ttgir)
+    return expand_aliases(one, aliases).replace(" ", "") == expand_aliases(other, aliases).replace(" ", "")
+
+
 class _LoopRewrite:
     """One ``tl.dot`` loop: :meth:`plan` reads whether and how it can be pipelined (or raises
     :class:`_NotPipelined`), :meth:`write` edits it."""
@@ -228,7 +250,8 @@ class _LoopRewrite:
         self.stages = 0
         self.loads = []              # _Load, in the body's order
         self.advances = []           # the statements that advance the loads' pointers
-        self.shared_dots = []        # the dots that take both operands straight from the rings
+        self.shared_dots = []        # (dot, [(operand, layout) stored once before the loop]): from shared memory
+        self.hoisted_lines = []      # the stores of those operands, before the loop
         self.computed = {}           # name -> value: what the loop computes from its index alone, for the loads
         self.first = self.end = self.step_text = ""
         self.taken = _names(self.text.tree) | {a.arg for a in self.text.tree.args.args}
@@ -384,7 +407,12 @@ class _LoopRewrite:
                    if isinstance(argument, ast.Name) and argument.id == load.name]
         if len(operand) == 1 and len(uses) == 1 and uses[0] is operand[0][0].node.args[operand[0][1]]:
             call, position = operand[0]
-            load.read = "buffer" if call.kind in ("wgmma", "tcgen05") else f".load({call.layouts[position]})"
+            if position not in _SHARED_OPERANDS.get(call.kind, ()):
+                load.read = f".load({call.layouts[position]})"
+            elif _same_layout(load.ring.encoding, call.encodings[position], self.original.ttgir):
+                load.read = "buffer"          # the MMA reads Triton's ring as it is
+            else:
+                load.read = self._in_registers(load)
         else:
             load.read = self._in_registers(load)
 
@@ -394,25 +422,43 @@ class _LoopRewrite:
         return f".load({load.pointer.id}.type.layout)"
 
     def _hand_rings_to_dots(self) -> None:
-        """A shared-memory MMA takes the ring's buffers where both its operands are there; else
-        each operand is read into registers (its pointers' layout)."""
-        for call in (c for c in self.calls if c.kind in ("wgmma", "tcgen05")):
-            operands = [next((load for load in self.loads if isinstance(argument, ast.Name)
-                              and argument.id == load.name), None) for argument in call.node.args[:2]]
-            if all(load is not None and load.read == "buffer" for load in operands):
-                self.shared_dots.append(call)
-                continue
-            for load in operands:
+        """A shared-memory MMA takes its operands from shared memory where each it reads there is
+        a ring's buffer or a value the loop does not change (stored to shared memory once, before
+        the loop, as Triton's compile does); else each ring's tile is read into registers."""
+        assigned = _assigned(self.loop.body)
+        for call in (c for c in self.calls if c.kind in _SHARED_OPERANDS):
+            rings, hoisted = [], []
+            for position in _SHARED_OPERANDS[call.kind]:
+                argument = call.node.args[position]
+                load = next((load for load in self.loads if isinstance(argument, ast.Name) and argument.id == load.name),
+                            None)
                 if load is not None and load.read == "buffer":
+                    rings.append(load)
+                elif isinstance(argument, ast.Name) and argument.id not in assigned and load is None:
+                    hoisted.append((argument, call.layouts[position]))
+                else:
+                    rings = hoisted = None
+                    break
+            if rings is not None:
+                self.shared_dots.append((call, hoisted))
+                continue
+            for load in self.loads:
+                if load.read == "buffer" and any(isinstance(a, ast.Name) and a.id == load.name for a in call.node.args[:2]):
                     load.read = self._in_registers(load)
 
     # -- writing it
     def write(self, result) -> set:
         """Edit the loop in the translation's final edits; the rings' layouts go to ``result``."""
         edits = self.translation.final_edits
-        for call in self.shared_dots:
+        self.hoisted_lines = []
+        for call, hoisted in self.shared_dots:
             start, end = self.text.start(call.node.func), self.text.end(call.node.func)
             edits.replace(start[0], start[1], end[1], f"_dot_{call.kind}_shared")
+            for argument, layout in hoisted:
+                name = self.fresh(f"{argument.id}_shared")
+                self.hoisted_lines.append(f"{name} = gl.allocate_shared_memory({argument.id}.dtype, {argument.id}.shape, "
+                                          f"{layout}, {argument.id})  # the loop does not change it: stored once")
+                edits.replace_span(self.text.start(argument), self.text.end(argument), name)
         aliases = _aliases(self.original.ttgir)
         for load in self.loads:
             encoding = expand_aliases(load.ring.encoding, aliases)
@@ -426,7 +472,7 @@ class _LoopRewrite:
             else self._source(step)
         self._write_prologue()
         self._write_body()
-        return {call.kind for call in self.shared_dots}
+        return {call.kind for call, _ in self.shared_dots}
 
     def _source(self, node) -> str:
         return self.translation.final_edits.span_text(self.text.start(node), self.text.end(node))
@@ -457,6 +503,7 @@ class _LoopRewrite:
                  f"{'s' if ahead > 1 else ''} ahead"]
         lines += [f"{load.buffer} = gl.allocate_shared_memory({load.element}, {list(load.ring.shape)}, "
                   f"{load.ring_layout})" for load in self.loads]
+        lines += self.hoisted_lines
         lines.append(f"{self.first} = {self._source(self.bounds[0]) if len(self.bounds) == 2 else '0'}")
         lines.append(f"{self.end} = {self._source(self.bounds[-1])}")
         lines.append(f"for {stage} in gl.static_range({ahead}):")

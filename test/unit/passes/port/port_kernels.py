@@ -114,6 +114,35 @@ def persistent_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk,
 
 
 @triton.jit
+def attention_kernel(q_ptr, k_ptr, v_ptr, o_ptr, N_CTX, stride_m,
+                     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, HEAD: tl.constexpr):
+    offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, HEAD)
+    q = tl.load(q_ptr + offs_m[:, None] * stride_m + offs_d[None, :])
+    m_i = tl.zeros([BLOCK_M], dtype=tl.float32) - float("inf")
+    l_i = tl.zeros([BLOCK_M], dtype=tl.float32) + 1.0
+    acc = tl.zeros([BLOCK_M, HEAD], dtype=tl.float32)
+    k_ptrs = k_ptr + offs_d[:, None] + offs_n[None, :] * stride_m
+    v_ptrs = v_ptr + offs_n[:, None] * stride_m + offs_d[None, :]
+    for start_n in range(0, N_CTX, BLOCK_N):
+        k = tl.load(k_ptrs)
+        qk = tl.dot(q, k)
+        m_ij = tl.maximum(m_i, tl.max(qk, 1))
+        p = tl.math.exp2(qk - m_ij[:, None])
+        alpha = tl.math.exp2(m_i - m_ij)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        acc = acc * alpha[:, None]
+        v = tl.load(v_ptrs)
+        acc = tl.dot(p.to(tl.float16), v, acc)
+        m_i = m_ij
+        k_ptrs += BLOCK_N * stride_m
+        v_ptrs += BLOCK_N * stride_m
+    acc = acc / l_i[:, None]
+    tl.store(o_ptr + offs_m[:, None] * stride_m + offs_d[None, :], acc.to(tl.float16))
+
+
+@triton.jit
 def block_pointer_kernel(x_ptr, n, BLOCK: tl.constexpr):
     block = tl.make_block_ptr(x_ptr, (n,), (1,), (0,), (BLOCK,), (0,))
     tl.store(block, tl.load(block) + 1)

@@ -100,6 +100,29 @@ def test_the_inner_loop_of_a_persistent_kernel_is_pipelined_in_place():
     assert set(made.check.ported.loads) == {16} and made.check.ported_mma == {"wgmma.mma_async"}
 
 
+ATTENTION = dict(q_ptr="*fp16", k_ptr="*fp16", v_ptr="*fp16", o_ptr="*fp16", N_CTX="i32", stride_m="i32",
+                 BLOCK_M=128, BLOCK_N=64, HEAD=64)
+
+
+@pytest.mark.parametrize("target", ["sm80", "sm90"])
+def test_an_attention_loop_pipelines_k_and_v_and_keeps_q_in_shared_memory(target):
+    # Triton's sm_90 compile stores q to shared memory once and keeps p (the softmax) in registers
+    # for the second wgmma; the port writes the same
+    made = _ported(k.attention_kernel, target, num_warps=4, **ATTENTION)
+    assert [names for _, _, names in made.pipelines.loops] == [["k", "v"]]
+    if target == "sm90":
+        assert "q_shared = gl.allocate_shared_memory(q.dtype, q.shape, DOT_" in made.source
+        assert "qk = _dot_wgmma_shared(q_shared, k, None, DOT_" in made.source
+        assert "acc = _dot_wgmma_registers_shared(p.to(gl.float16), v, acc, DOT_" in made.source
+        assert made.check.ported_mma == {"wgmma.mma_async"}
+    assert set(made.check.ported.loads) == {16}
+
+
+def test_tcgen05_with_an_operand_in_tensor_memory_is_named_in_one_line():
+    with pytest.raises(PortError, match=r"line \d+: Triton's tcgen05 keeps an operand in registers or tensor memory"):
+        port(k.attention_kernel, "sm100", num_warps=4, **ATTENTION)
+
+
 def test_a_loop_that_stores_is_left_unpipelined_with_the_reason():
     made = _ported(k.matmul_store_kernel, "sm90", num_warps=4, **MATMUL)
     assert made.pipelines.loops == []
