@@ -22,9 +22,9 @@ oldest copy, multiplies it, and starts the copy of the iteration two ahead
     for stage in gl.static_range(2):                       # the first two tiles, before the loop
         _load_ahead(a_ring.index(stage), k_first + stage < k_end, a_ptrs, offs_k[None, :] < K - (k_first + stage) * BLOCK_K)
         ...
-        async_copy.commit_group()
         a_ptrs += BLOCK_K * stride_ak                      # the pointers run two iterations ahead
         ...
+        async_copy.commit_group()
     for k in range(0, gl.cdiv(K, BLOCK_K)):
         async_copy.wait_group(1)                           # this iteration's tiles have landed
         a = a_ring.index((k - k_first) % 3)
@@ -37,15 +37,19 @@ oldest copy, multiplies it, and starts the copy of the iteration two ahead
         b_ptrs += BLOCK_K * stride_bk
     async_copy.wait_group(0)
 
-A tile the dot takes from shared memory (wgmma, tcgen05) is handed over as the ring's buffer; one
-it takes in registers (mma_v2, MFMA) is read from the ring in the dot-operand layout Triton reads
-it in; a tile used otherwise is read in its pointers' layout.
+A tile the dot takes from shared memory (wgmma, tcgen05; wgmma's ``b`` where Triton keeps ``a`` in
+registers) is handed over as the ring's buffer, where the ring's layout is the one the MMA reads;
+one it takes in registers (mma_v2, MFMA) is read from the ring in the dot-operand layout Triton
+reads it in; a tile used otherwise is read in its pointers' layout.  An operand of a
+shared-memory MMA that the loop does not change (an attention's ``q``) is stored to shared memory
+once, before the loop.
 
 A loop is pipelined where Triton's compile pipelined it (asynchronous copies at the load's line)
 and its text allows the rotation: each pipelined load is a statement ``x = tl.load(ptrs, mask=...,
 other=0)`` of the loop's body; what its pointers and mask read is the loop's index, values the loop
-does not assign, and pointers the loop only advances (``ptrs += step``, the step read from values
-the loop does not assign) and reads nowhere else, nor after the loop; the loop stores nothing.
+does not assign, values it computes from those alone before its loads (written into the copy
+ahead), and pointers the loop only advances (``ptrs += step``, the step read from values the loop
+does not assign) and reads nowhere else, nor after the loop; the loop stores nothing.
 Any other loop stays as written (each iteration loads, then multiplies), and
 :attr:`Pipelines.skipped` says why.
 """
