@@ -1,0 +1,69 @@
+"""The pipelined ports run on a GPU: each dot loop the port writes pipelined (a ring of tiles in
+shared memory, copies ahead, the waits) computes what the original computes, on the GPU's own
+target.  Skipped where there is no GPU; on the CPU ``test_port.py`` checks the same ports compile,
+keep every access as wide and keep the matrix instruction.
+
+    python -m pytest -m gpu test/unit/passes/port/test_port_gpu.py
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from linear_layouts import port
+from support.gpu import cuda_gpu_missing
+
+from . import port_kernels as k
+
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(cuda_gpu_missing() is not None, reason=str(cuda_gpu_missing()))]
+
+
+def _target() -> str:
+    import torch
+    major, minor = torch.cuda.get_device_capability()
+    return {8: "sm80", 9: "sm90", 10: "sm100", 12: "sm120"}.get(major, f"sm{major}{minor}")
+
+
+def _tensor(*shape, zeros=False):
+    import torch
+    torch.manual_seed(len(shape) * 1000 + shape[0])
+    made = torch.zeros(shape, dtype=torch.float16, device="cuda") if zeros else \
+        torch.randn(shape, dtype=torch.float16, device="cuda") / 8
+    return made
+
+
+def _checked(kernel, grid, **arguments):
+    made = port(kernel, _target(), num_warps=4, num_stages=3, check=True, grid=grid, details=True,
+                atol=1e-2, rtol=1e-2, **arguments)
+    assert made.pipelines.loops, made.pipelines.skipped
+    assert made.check.outputs.startswith("equal"), made.check.summary()
+    return made
+
+
+@pytest.mark.parametrize("K", [1024, 1000])      # a whole number of tiles, and a masked last tile
+def test_a_pipelined_matmul_with_computed_offsets_computes_the_originals_product(K):
+    M, N = 256, 256
+    _checked(k.matmul_offsets_kernel, (M // 128, N // 128), a_ptr=_tensor(M, K), b_ptr=_tensor(K, N),
+             c_ptr=_tensor(M, N, zeros=True), M=M, N=N, K=K, stride_am=K, stride_bk=N, stride_cm=N,
+             BLOCK_M=128, BLOCK_N=128, BLOCK_K=64)
+
+
+def test_a_pipelined_matmul_with_advanced_pointers_computes_the_originals_product():
+    M, N, K = 256, 256, 1024
+    _checked(k.matmul_kernel, (M // 128, N // 128), a_ptr=_tensor(M, K), b_ptr=_tensor(K, N),
+             c_ptr=_tensor(M, N, zeros=True), M=M, N=N, K=K, stride_am=K, stride_bk=N, stride_cm=N,
+             BLOCK_M=128, BLOCK_N=128, BLOCK_K=64)
+
+
+def test_a_pipelined_persistent_matmul_computes_the_originals_product():
+    M, N, K = 512, 512, 640
+    _checked(k.persistent_matmul_kernel, (3,), a_ptr=_tensor(M, K), b_ptr=_tensor(K, N),
+             c_ptr=_tensor(M, N, zeros=True), M=M, N=N, K=K, stride_am=K, stride_bk=N, stride_cm=N,
+             BLOCK_M=128, BLOCK_N=128, BLOCK_K=64)
+
+
+def test_a_pipelined_attention_computes_the_originals_output():
+    n_ctx, head = 1024, 64
+    _checked(k.attention_kernel, (n_ctx // 128,), q_ptr=_tensor(n_ctx, head), k_ptr=_tensor(n_ctx, head),
+             v_ptr=_tensor(n_ctx, head), o_ptr=_tensor(n_ctx, head, zeros=True), N_CTX=n_ctx, stride_m=head,
+             BLOCK_M=128, BLOCK_N=64, HEAD=head)
