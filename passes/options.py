@@ -44,7 +44,7 @@ class VerifyLevel(Word):
 
 class RemarkLevel(Word):
     """What a remark says (option ``remarks``).  Given as ``True`` / ``False`` from Python and
-    ``true`` / ``false`` in a pipeline, as before there were levels; false is falsy."""
+    ``true`` / ``false`` in a pipeline (words, or none); ``detail`` in either.  Off is falsy."""
 
     OFF = "false"       # no remarks
     WORDS = "true"      # what was found and done, in the user's words (``lowering.remark_words``)

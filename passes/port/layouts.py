@@ -45,3 +45,8 @@ def gluon_layout_expression(encoding: str, shape=None) -> str:
     if expression is None:
         raise PortError(f"no Gluon expression for the dot layout {encoding}")
     return expression
+
+
+def module_constants(named_layouts) -> str:
+    """``NAME = gl.constexpr(<expression>)  # why`` lines, one per layout, for a module's top."""
+    return "".join(f"{named.name} = gl.constexpr({named.expression})  # {named.why}\n" for named in named_layouts)

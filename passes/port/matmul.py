@@ -26,12 +26,11 @@ import ast
 import re
 from dataclasses import dataclass, field
 
-from .layouts import NamedLayout, gluon_layout_expression
+from .layouts import NamedLayout, gluon_layout_expression, module_constants
 from .original import expand_aliases
 from .translation import PortError
 
 _DOT_OPS = ("ttng.warp_group_dot", "tt.dot", "ttng.tc_gen5_mma")
-_ALIAS = re.compile(r"^(#[\w.]+) = (#.*)$", re.M)
 
 
 @dataclass
@@ -54,32 +53,48 @@ class DotPlan:
     calls: list = field(default_factory=list)          # DotCall
 
 
+# Each shared-memory MMA as one helper that reads its operands from shared memory (what a
+# pipelined loop hands it from its rings, :mod:`.pipelining`), and one that stores its register
+# operands there first and calls it.  Under 3.6 a shared descriptor's shape holds plain ints:
+# each made a constexpr.
 _WGMMA = '''
 @gluon.jit
-def _dot_wgmma(a, b, acc, A_SHARED: gl.constexpr, B_SHARED: gl.constexpr, ACC: gl.constexpr):
-    """acc + a @ b with Hopper's warpgroup MMA: both operands through shared memory."""
+def _dot_wgmma_shared(a_smem, b_smem, acc, A_SHARED: gl.constexpr, B_SHARED: gl.constexpr, ACC: gl.constexpr):
+    """acc + a @ b with Hopper's warpgroup MMA, both operands in shared memory."""
     if acc is None:
-        acc = gl.zeros([a.shape[0], b.shape[1]], gl.float32, ACC)
-    a_smem = gl.allocate_shared_memory(a.dtype, a.shape, A_SHARED, a)
-    b_smem = gl.allocate_shared_memory(b.dtype, b.shape, B_SHARED, b)
+        acc = gl.zeros([gl.constexpr(a_smem.shape[0]), gl.constexpr(b_smem.shape[1])], gl.float32, ACC)
     fence_async_shared()
     acc = warpgroup_mma(a_smem, b_smem, gl.convert_layout(acc, ACC), is_async=True)
     done = warpgroup_mma_wait(num_outstanding=0, deps=[acc, a_smem, b_smem])
     return done[0]
+
+
+@gluon.jit
+def _dot_wgmma(a, b, acc, A_SHARED: gl.constexpr, B_SHARED: gl.constexpr, ACC: gl.constexpr):
+    """acc + a @ b with Hopper's warpgroup MMA: both operands stored to shared memory first."""
+    a_smem = gl.allocate_shared_memory(a.dtype, a.shape, A_SHARED, a)
+    b_smem = gl.allocate_shared_memory(b.dtype, b.shape, B_SHARED, b)
+    return _dot_wgmma_shared(a_smem, b_smem, acc, A_SHARED, B_SHARED, ACC)
 '''
 
 _WGMMA_REGISTERS = '''
 @gluon.jit
-def _dot_wgmma_registers(a, b, acc, A_OPERAND: gl.constexpr, B_SHARED: gl.constexpr, ACC: gl.constexpr):
+def _dot_wgmma_registers_shared(a, b_smem, acc, A_OPERAND: gl.constexpr, B_SHARED: gl.constexpr, ACC: gl.constexpr):
     """acc + a @ b with Hopper's warpgroup MMA: a in registers, in Triton's dot-operand layout; b
-    through shared memory."""
+    in shared memory."""
     if acc is None:
-        acc = gl.zeros([a.shape[0], b.shape[1]], gl.float32, ACC)
-    b_smem = gl.allocate_shared_memory(b.dtype, b.shape, B_SHARED, b)
+        acc = gl.zeros([gl.constexpr(a.shape[0]), gl.constexpr(b_smem.shape[1])], gl.float32, ACC)
     fence_async_shared()
     acc = warpgroup_mma(gl.convert_layout(a, A_OPERAND), b_smem, gl.convert_layout(acc, ACC), is_async=True)
     done = warpgroup_mma_wait(num_outstanding=0, deps=[acc, b_smem])
     return done[0]
+
+
+@gluon.jit
+def _dot_wgmma_registers(a, b, acc, A_OPERAND: gl.constexpr, B_SHARED: gl.constexpr, ACC: gl.constexpr):
+    """acc + a @ b with Hopper's warpgroup MMA: a in registers, b stored to shared memory first."""
+    b_smem = gl.allocate_shared_memory(b.dtype, b.shape, B_SHARED, b)
+    return _dot_wgmma_registers_shared(a, b_smem, acc, A_OPERAND, B_SHARED, ACC)
 '''
 
 _REGISTER_OPERANDS = '''
@@ -95,14 +110,13 @@ _MFMA = _REGISTER_OPERANDS.format(name="mfma", what="AMD's MFMA")
 
 _TCGEN05 = '''
 @gluon.jit
-def _dot_tcgen05(a, b, acc, A_SHARED: gl.constexpr, B_SHARED: gl.constexpr, ACC_TMEM: gl.constexpr,
-                 ACC: gl.constexpr):
+def _dot_tcgen05_shared(a_smem, b_smem, acc, A_SHARED: gl.constexpr, B_SHARED: gl.constexpr,
+                        ACC_TMEM: gl.constexpr, ACC: gl.constexpr):
     """acc + a @ b with Blackwell's tcgen05: operands in shared memory, the accumulator in tensor memory."""
     if acc is None:
-        acc = gl.zeros([a.shape[0], b.shape[1]], gl.float32, ACC)
-    a_smem = gl.allocate_shared_memory(a.dtype, a.shape, A_SHARED, a)
-    b_smem = gl.allocate_shared_memory(b.dtype, b.shape, B_SHARED, b)
-    acc_tmem = allocate_tensor_memory(gl.float32, [a.shape[0], b.shape[1]], ACC_TMEM, gl.convert_layout(acc, ACC))
+        acc = gl.zeros([gl.constexpr(a_smem.shape[0]), gl.constexpr(b_smem.shape[1])], gl.float32, ACC)
+    acc_tmem = allocate_tensor_memory(gl.float32, [gl.constexpr(a_smem.shape[0]), gl.constexpr(b_smem.shape[1])],
+                                      ACC_TMEM, gl.convert_layout(acc, ACC))
     done = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
     mbarrier.init(done, count=1)
     fence_async_shared()
@@ -111,6 +125,15 @@ def _dot_tcgen05(a, b, acc, A_SHARED: gl.constexpr, B_SHARED: gl.constexpr, ACC_
     mbarrier.wait(done, 0)
     mbarrier.invalidate(done)
     return acc_tmem.load(ACC)
+
+
+@gluon.jit
+def _dot_tcgen05(a, b, acc, A_SHARED: gl.constexpr, B_SHARED: gl.constexpr, ACC_TMEM: gl.constexpr,
+                 ACC: gl.constexpr):
+    """acc + a @ b with Blackwell's tcgen05: both operands stored to shared memory first."""
+    a_smem = gl.allocate_shared_memory(a.dtype, a.shape, A_SHARED, a)
+    b_smem = gl.allocate_shared_memory(b.dtype, b.shape, B_SHARED, b)
+    return _dot_tcgen05_shared(a_smem, b_smem, acc, A_SHARED, B_SHARED, ACC_TMEM, ACC)
 '''
 
 
@@ -137,7 +160,7 @@ def _dot_ops(original, translation, call) -> list:
 def plan_dots(translations, original, launch) -> DotPlan:
     """Rewrite every ``tl.dot`` call of ``translations`` (their edits) into a helper call."""
     plan = DotPlan()
-    aliases = dict(_ALIAS.findall(original.ttgir))
+    aliases = original.aliases
     kinds = set()
     for translation in translations:
         for call in translation.dots:
@@ -178,8 +201,7 @@ def plan_dots(translations, original, launch) -> DotPlan:
         }[kind]
     helpers = "".join({"wgmma": _WGMMA, "wgmma_registers": _WGMMA_REGISTERS, "mma_v2": _MMA_V2, "mfma": _MFMA,
                        "tcgen05": _TCGEN05}[k] for k in sorted(kinds))
-    constants = "".join(f"{named.name} = gl.constexpr({named.expression})  # {named.why}\n" for named in plan.layouts)
-    plan.helpers = constants + "\n" + helpers.lstrip("\n")
+    plan.helpers = module_constants(plan.layouts) + "\n" + helpers.lstrip("\n")
     return plan
 
 

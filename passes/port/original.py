@@ -46,6 +46,7 @@ class TritonCompile:
 
     ttgir: str
     ptx: str                       # the assembly ("" where the target gives none we read)
+    aliases: dict = field(default_factory=dict)       # layout alias (#blocked1, #mma) -> its attribute
     by_position: dict = field(default_factory=dict)   # (file, line, col) -> [OpAt]
     ops: list = field(default_factory=list)           # (position or None, OpAt) of every op, in program order
 
@@ -72,7 +73,8 @@ def compile_original(kernel, launch, extra_files=()) -> TritonCompile:
         compiled = triton.compile(source, target=gpu_target(launch.target), options=options)
     asm = compiled.asm
     ttgir = asm["ttgir"]
-    result = TritonCompile(ttgir, asm.get("ptx", "") or asm.get("amdgcn", ""))
+    layouts = {name: text for name, text in module_aliases(ttgir).items() if not name.startswith("#loc")}
+    result = TritonCompile(ttgir, asm.get("ptx", "") or asm.get("amdgcn", ""), layouts)
     files = {os.path.realpath(kernel.fn.__code__.co_filename)} | set(extra_files)
     for position, op in read_positions(ttgir, files):
         if position is not None:
@@ -93,15 +95,21 @@ def expand_aliases(text: str, aliases: dict) -> str:
     return text
 
 
-def read_positions(ttgir: str, files):
-    """Yield ((file, line, col), OpAt) for every one-line op of ``ttgir`` with a source position
-    in one of ``files`` (paths as :func:`os.path.realpath` gives them); an op of an inlined
-    function outside them is placed at its call."""
+def module_aliases(ttgir: str) -> dict:
+    """alias -> text of every ``#name = ...`` line of ``ttgir`` (layouts and locations)."""
     aliases = {}
     for line in ttgir.splitlines():
         match = _ALIAS.match(line)
         if match:
             aliases[match.group(1)] = match.group(2)
+    return aliases
+
+
+def read_positions(ttgir: str, files):
+    """Yield ((file, line, col), OpAt) for every one-line op of ``ttgir`` with a source position
+    in one of ``files`` (paths as :func:`os.path.realpath` gives them); an op of an inlined
+    function outside them is placed at its call."""
+    aliases = module_aliases(ttgir)
     encodings = {name: text for name, text in aliases.items() if not name.startswith("#loc")}
 
     def position(loc: str, depth: int = 0):

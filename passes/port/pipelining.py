@@ -61,7 +61,6 @@ import re
 from dataclasses import dataclass, field
 
 from .layouts import NamedLayout, gluon_layout_expression
-from .original import expand_aliases
 
 _ELEMENT_TYPES = {"f16": "gl.float16", "bf16": "gl.bfloat16", "f32": "gl.float32", "f64": "gl.float64",
                   "i8": "gl.int8", "i16": "gl.int16", "i32": "gl.int32", "f8E4M3FN": "gl.float8e4nv",
@@ -76,53 +75,9 @@ def _load_ahead(buffer, wanted, pointer, mask):
         async_copy.{copy}(buffer, pointer, mask)
 '''
 
-_WGMMA_SHARED = '''
-@gluon.jit
-def _dot_wgmma_shared(a_smem, b_smem, acc, A_SHARED: gl.constexpr, B_SHARED: gl.constexpr, ACC: gl.constexpr):
-    """acc + a @ b with Hopper's warpgroup MMA, both operands already in shared memory (a shared
-    descriptor's shape holds plain ints under some releases: each made a constexpr)."""
-    if acc is None:
-        acc = gl.zeros([gl.constexpr(a_smem.shape[0]), gl.constexpr(b_smem.shape[1])], gl.float32, ACC)
-    fence_async_shared()
-    acc = warpgroup_mma(a_smem, b_smem, gl.convert_layout(acc, ACC), is_async=True)
-    done = warpgroup_mma_wait(num_outstanding=0, deps=[acc, a_smem, b_smem])
-    return done[0]
-'''
-
-_WGMMA_REGISTERS_SHARED = '''
-@gluon.jit
-def _dot_wgmma_registers_shared(a, b_smem, acc, A_OPERAND: gl.constexpr, B_SHARED: gl.constexpr, ACC: gl.constexpr):
-    """acc + a @ b with Hopper's warpgroup MMA: a in registers, b already in shared memory."""
-    if acc is None:
-        acc = gl.zeros([gl.constexpr(a.shape[0]), gl.constexpr(b_smem.shape[1])], gl.float32, ACC)
-    fence_async_shared()
-    acc = warpgroup_mma(gl.convert_layout(a, A_OPERAND), b_smem, gl.convert_layout(acc, ACC), is_async=True)
-    done = warpgroup_mma_wait(num_outstanding=0, deps=[acc, b_smem])
-    return done[0]
-'''
-
-# The operands (0: a, 1: b) each matrix instruction reads from shared memory.
+# The operands (0: a, 1: b) each matrix instruction reads from shared memory: its helper
+# ``_dot_<kind>_shared`` (:mod:`.matmul`) takes them there, as a pipelined loop's rings hold them.
 _SHARED_OPERANDS = {"wgmma": (0, 1), "tcgen05": (0, 1), "wgmma_registers": (1,)}
-
-_TCGEN05_SHARED = '''
-@gluon.jit
-def _dot_tcgen05_shared(a_smem, b_smem, acc, A_SHARED: gl.constexpr, B_SHARED: gl.constexpr,
-                        ACC_TMEM: gl.constexpr, ACC: gl.constexpr):
-    """acc + a @ b with Blackwell's tcgen05, both operands already in shared memory."""
-    if acc is None:
-        acc = gl.zeros([gl.constexpr(a_smem.shape[0]), gl.constexpr(b_smem.shape[1])], gl.float32, ACC)
-    acc_tmem = allocate_tensor_memory(gl.float32, [gl.constexpr(a_smem.shape[0]), gl.constexpr(b_smem.shape[1])], ACC_TMEM,
-                                      gl.convert_layout(acc, ACC))
-    done = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
-    mbarrier.init(done, count=1)
-    fence_async_shared()
-    tcgen05_mma(a_smem, b_smem, acc_tmem)
-    tcgen05_commit(done)
-    mbarrier.wait(done, 0)
-    mbarrier.invalidate(done)
-    return acc_tmem.load(ACC)
-'''
-
 
 @dataclass
 class Pipelines:
@@ -148,11 +103,10 @@ class _Load:
     read: str = ""           # how the iteration reads its tile: "buffer", or ".load(LAYOUT)"
 
 
-def pipeline_loops(translations, original, dot_calls, launch) -> Pipelines:
+def pipeline_loops(translations, original, dot_calls) -> Pipelines:
     """Rewrite, in each translation's final edits, every ``tl.dot`` loop Triton pipelined and
     whose text allows it (see the module's docstring)."""
     result = Pipelines()
-    kinds = set()
     for translation in translations:
         loops = {}
         for call in (c for c in dot_calls if c.translation is translation):
@@ -167,19 +121,13 @@ def pipeline_loops(translations, original, dot_calls, launch) -> Pipelines:
             except _NotPipelined as why:
                 result.skipped[line] = str(why)
                 continue
-            kinds |= rewrite.write(result)
+            rewrite.write(result)
             result.loops.append((line, rewrite.stages, [load.name for load in rewrite.loads]))
     if result.loops:
         import triton.experimental.gluon.language.nvidia.ampere.async_copy as async_copy
         copy = "async_load" if hasattr(async_copy, "async_load") else "async_copy_global_to_shared"
         result.imports.append("from triton.experimental.gluon.language.nvidia.ampere import async_copy")
         result.helpers = _LOAD_AHEAD.format(copy=copy)
-        if "wgmma" in kinds:
-            result.helpers += _WGMMA_SHARED
-        if "wgmma_registers" in kinds:
-            result.helpers += _WGMMA_REGISTERS_SHARED
-        if "tcgen05" in kinds:
-            result.helpers += _TCGEN05_SHARED
     return result
 
 
@@ -233,13 +181,9 @@ def _is_zero(node) -> bool:
     return node is None or (isinstance(node, ast.Constant) and node.value in (0, 0.0, None))
 
 
-def _aliases(ttgir: str) -> dict:
-    return dict(re.findall(r"^(#[\w.]+) = (#.*)$", ttgir, flags=re.M))
-
-
-def _same_layout(one: str, other: str, ttgir: str) -> bool:
-    aliases = _aliases(ttgir)
-    return expand_aliases(one, aliases).replace(" ", "") == expand_aliases(other, aliases).replace(" ", "")
+def _same_layout(one: str, other: str) -> bool:
+    """Two layout attributes (aliases expanded, as :mod:`.original` and :mod:`.matmul` give them) alike."""
+    return one.replace(" ", "") == other.replace(" ", "")
 
 
 class _LoopRewrite:
@@ -295,8 +239,6 @@ class _LoopRewrite:
 
     def _find_loads(self) -> None:
         """The body's ``x = tl.load(ptrs, mask=..., other=0)`` statements Triton copies ahead."""
-        ops = [op for position, op in self.original.ops if position is not None]
-        positions = [position for position, _ in self.original.ops if position is not None]
         for statement in self.loop.body:
             if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1 and
                     isinstance(statement.targets[0], ast.Name) and isinstance(statement.value, ast.Call)):
@@ -308,7 +250,7 @@ class _LoopRewrite:
             if set(keywords) - {"mask", "other"} or len(call.args) != 1 or not _is_zero(keywords.get("other")):
                 continue
             here = self.text.mlir_position(call)[:2]
-            at_line = [op for position, op in zip(positions, ops) if position[:2] == here]
+            at_line = [op for position, op in self.original.ops if position is not None and position[:2] == here]
             copies = [op for op in at_line if op.name == "ttg.async_copy_global_to_local"]
             rings = [op for op in at_line if op.name == "ttg.local_alloc" and len(op.shape) == 3]
             if copies and rings:
@@ -413,7 +355,7 @@ class _LoopRewrite:
             call, position = operand[0]
             if position not in _SHARED_OPERANDS.get(call.kind, ()):
                 load.read = f".load({call.layouts[position]})"
-            elif _same_layout(load.ring.encoding, call.encodings[position], self.original.ttgir):
+            elif _same_layout(load.ring.encoding, call.encodings[position]):
                 load.read = "buffer"          # the MMA reads Triton's ring as it is
             else:
                 load.read = self._in_registers(load)
@@ -451,7 +393,7 @@ class _LoopRewrite:
                     load.read = self._in_registers(load)
 
     # -- writing it
-    def write(self, result) -> set:
+    def write(self, result) -> None:
         """Edit the loop in the translation's final edits; the rings' layouts go to ``result``."""
         edits = self.translation.final_edits
         self.hoisted_lines = []
@@ -463,10 +405,8 @@ class _LoopRewrite:
                 self.hoisted_lines.append(f"{name} = gl.allocate_shared_memory({argument.id}.dtype, {argument.id}.shape, "
                                           f"{layout}, {argument.id})  # the loop does not change it: stored once")
                 edits.replace_span(self.text.start(argument), self.text.end(argument), name)
-        aliases = _aliases(self.original.ttgir)
         for load in self.loads:
-            encoding = expand_aliases(load.ring.encoding, aliases)
-            tile = load.ring.shape[1:]
+            encoding, tile = load.ring.encoding, load.ring.shape[1:]
             result.layouts.append(NamedLayout(load.ring_layout, gluon_layout_expression(encoding, tile),
                                               f"Triton's ring of {self.stages} tiles for `{load.name}` "
                                               f"(line {self.text.start(load.statement)[0]})", encoding, tile))
@@ -476,7 +416,6 @@ class _LoopRewrite:
             else self._source(step)
         self._write_prologue()
         self._write_body()
-        return {call.kind for call, _ in self.shared_dots}
 
     def _source(self, node) -> str:
         return self.translation.final_edits.span_text(self.text.start(node), self.text.end(node))

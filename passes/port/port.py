@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 from .gluon_build import build_trial
 from .launch import LaunchError, launch_for
-from .layouts import NamedLayout, gluon_layout_expression
+from .layouts import NamedLayout, gluon_layout_expression, module_constants
 from .module_file import loaded_module
 from .original import compile_original
 from .translation import PortError, translate
@@ -162,10 +162,9 @@ def _port(jit_fn, launch, pipeline: bool = True) -> Port:
     result = Port("", jit_fn.fn.__name__, launch, original)
     _write_layouts(translations, placement, trial, result)
     from .pipelining import pipeline_loops
-    result.pipelines = pipeline_loops(translations, original, dots.calls if pipeline else [], launch)
+    result.pipelines = pipeline_loops(translations, original, dots.calls if pipeline else [])
     dots.imports += result.pipelines.imports
-    dots.helpers += "".join(f"{named.name} = gl.constexpr({named.expression})  # {named.why}\n"
-                            for named in result.pipelines.layouts) + result.pipelines.helpers
+    dots.helpers += module_constants(result.pipelines.layouts) + result.pipelines.helpers
     dots.layouts += result.pipelines.layouts
     result.source, _ = _module_text(translations, launch, dots, final=True)
     result.layouts += dots.layouts
