@@ -138,6 +138,8 @@ def priced_row(case):
         original, translation, ported = compare(made, kernel)
         row.update(original=original.cost, translation=translation.cost if translation.compiled else None,
                    port=ported.cost, findings=[f.text() for f in ported.findings])
+        if ported.advice_problem:
+            row["error"] = f"the advice could not read the port: {ported.advice_problem}"
     except Exception as error:          # noqa: BLE001
         row["error"] = _one_line(error)
     return row
@@ -151,7 +153,7 @@ def run_priced(cases, out, version):
              "| kernel | Triton | Triton's translation | the port | the advice on the port |", "|---|---:|---:|---:|---|"]
     for row in rows:
         cost = {k: f"{row[k]:,.0f}" if isinstance(row.get(k), float) else "-" for k in ("original", "translation", "port")}
-        advice = "; ".join(row.get("findings", [])) or row.get("error", "none")
+        advice = "; ".join(row.get("findings", [])) or row.get("error") or "none"
         lines.append(f"| {row.get('kernel', '?')} | {cost['original']} | {cost['translation']} | {cost['port']} | "
                      f"{advice.replace('|', '/')} |")
     found = sum(bool(row.get("findings")) for row in rows)

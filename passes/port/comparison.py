@@ -27,6 +27,7 @@ class Priced:
     accesses: Accesses = None
     conversions: int = 0
     findings: list = field(default_factory=list)   # the advice on its layouts (Finding), by modelled gain
+    advice_problem: str = ""       # why the advice could not read it ("" where it did)
 
     def describe(self) -> str:
         if not self.compiled:
@@ -55,17 +56,21 @@ def read_back(title: str, ttgir: str, assembly: str, target: str) -> Priced:
     return Priced(title, True, why, cost, global_accesses(assembly), ttgir.count("ttg.convert_layout"))
 
 
-def advice_on(ttgir: str, target: str) -> list:
-    """The advice's findings on a compiled Gluon kernel (``ttgir``), those that price the whole
-    kernel lower first: where the cost model would change the port's layouts (Triton's choices)."""
-    from ..advice.layout_advice import advise
+def advice_on(ttgir: str) -> tuple:
+    """(the advice's findings on a compiled Gluon kernel, ``ttgir``, which names its target, those
+    that price the whole kernel lower first: where the cost model would change the port's layouts;
+    "" or why the advice could not read the kernel)."""
+    from ..advice.layout_advice import advise_module
     from ..ir.diagnostics import IRError
+    from ..ir.module_target import module_target
+    from ..ir.snapshot import parse_module
     from ...dialect.linear_layout import LayoutError
     try:
-        findings = advise(ttgir, f"sm_{target[2:]}" if target.startswith("sm") else target, "<port>")
-    except (IRError, LayoutError, ValueError, KeyError):
-        return []
-    return sorted(findings, key=lambda f: -f.gain)
+        module = parse_module(ttgir, "<port>")
+        findings = advise_module(module, ttgir, module_target(module, None))
+    except (IRError, LayoutError, ValueError, KeyError) as error:
+        return [], str(error).splitlines()[0] if str(error) else type(error).__name__
+    return sorted(findings, key=lambda f: -f.gain), ""
 
 
 def compare(made, jit_fn) -> list:
@@ -90,5 +95,5 @@ def _compiled(title, source, why, kernel_name, launch, advised: bool = False) ->
     asm = compiled.asm
     row = read_back(title, asm["ttgir"], asm.get("ptx", "") or asm.get("amdgcn", ""), launch.target)
     if advised:
-        row.findings = advice_on(asm["ttgir"], launch.target)
+        row.findings, row.advice_problem = advice_on(asm["ttgir"])
     return row

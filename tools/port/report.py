@@ -46,6 +46,8 @@ def _advice(rows) -> list:
     port_rows = [row for row in rows if row.title == "the port" and row.compiled]
     if not port_rows:
         return []
+    if port_rows[0].advice_problem:
+        return [f"  the advice could not read the port: {port_rows[0].advice_problem}"]
     found = []
     for finding in port_rows[0].findings:
         line = finding.location.rsplit(":", 2)[-2] if finding.location.count(":") >= 2 else "?"

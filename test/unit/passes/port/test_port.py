@@ -309,3 +309,5 @@ def test_the_report_places_the_advice_on_the_ports_lines():
     rows = [Priced("the port", True, findings=[finding])]
     assert _advice(rows) == ["  port line 42: GLOBAL_ACCESS: 4-byte stores; instead: gl.BlockedLayout([4], [32], [4], [0]) "
                              "(the kernel's modelled cost 1.25x lower)"]
+    assert _advice([Priced("the port", True, advice_problem="no layout rule for tt.foo")]) == [
+        "  the advice could not read the port: no layout rule for tt.foo"]
