@@ -39,3 +39,8 @@ def with_detail(text: str) -> str:
     """``text`` with its detail parts (the detail level, and every reader that shows all of a
     reason: the report, the studies)."""
     return text.replace(_OPEN, "").replace(_CLOSE, "")
+
+
+def counted(n: int, noun: str) -> str:
+    """``1 barrier``, ``3 barriers``, ``2 accesses``."""
+    return f"{n} {noun}" + ("" if n == 1 else "es" if noun.endswith("s") else "s")

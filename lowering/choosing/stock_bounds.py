@@ -53,7 +53,7 @@ from ..instructions import BarrierScope
 from ..plan import Method, Scope
 from ..shuffle import selects_with_warp_choices
 from .stock_lowering import stock_warp_shuffles
-from ..remark_words import detail
+from ..remark_words import counted, detail
 from ..target import Target, Vendor, target_named
 
 
@@ -104,7 +104,7 @@ _KIND_WORDS = {"shuffles": "warp shuffles", "store_wavefronts": "store wavefront
 
 def _counted(n: int, noun: str) -> str:
     """``1 barrier``, ``3 barriers``; "" for none."""
-    return "" if not n else f"{n} {noun}" + ("" if n == 1 else "s")
+    return counted(n, noun) if n else ""
 
 
 def more_than(ours: Costly, stock: Costly) -> list[str]:

@@ -61,6 +61,7 @@ from typing import Optional
 
 from ...dialect.attributes import BlockedEncoding
 from ...dialect.linear_layout import LayoutError
+from ...lowering.remark_words import counted
 from ...lowering.target import Target, target_named
 from ..assign.backend_requirements import AsyncCopyFacts, layout_problem, requirement_facts
 from ..assign.layout_costs import SECTOR_BYTES, _sectors_touched, access_vector, conversion_cost
@@ -416,14 +417,14 @@ class _WarpAccesses:
         """What these accesses waste, in words (the first half of a global-access finding)."""
         wrong = []
         if self.vector_bytes < allowed_bytes:
-            wrong.append(f"narrower than its pointers allow, so a warp needs {_counted(self.accesses, 'access')} "
+            wrong.append(f"narrower than its pointers allow, so a warp needs {counted(self.accesses, 'access')} "
                          f"for its {self.bytes} bytes")
         if self.sectors > self.accesses * self.tight_sectors:
             wrong.append(f"each warp access spreads its {self.bytes // self.accesses} bytes over "
                          f"{self.sectors // self.accesses} 32-byte sectors, where {self.tight_sectors} would hold them")
         if self.copies > 1:
             wrong.append(f"each element is accessed {self.copies} times (the layout's tile is larger than the tensor)")
-        return ", and ".join(wrong) or f"{_counted(self.accesses, 'access')} a warp touching {self.sectors} sectors"
+        return ", and ".join(wrong) or f"{counted(self.accesses, 'access')} a warp touching {self.sectors} sectors"
 
     def instead_of(self, now: "_WarpAccesses") -> str:
         """What these (suggested) accesses change on ``now``, and why they are better as a whole:
@@ -433,15 +434,11 @@ class _WarpAccesses:
             said.append("each element once")
         if now.sectors > now.accesses * now.tight_sectors and self.sectors <= self.accesses * self.tight_sectors:
             said.append(f"{self.bytes // self.accesses} bytes in {self.sectors // self.accesses} sectors an access")
-        counts = (f"a warp moves {self.bytes} bytes in {_counted(self.accesses, 'access')} over "
-                  f"{_counted(self.sectors, 'sector')} instead of {now.bytes} in {now.accesses} over {now.sectors}")
+        counts = (f"a warp moves {self.bytes} bytes in {counted(self.accesses, 'access')} over "
+                  f"{counted(self.sectors, 'sector')} instead of {now.bytes} in {now.accesses} over {now.sectors}")
         if self.vector_bytes < now.vector_bytes:
             return ", ".join(said) + f": narrower, but {counts}"
         return ", ".join(said) + f": {counts}"
-
-
-def _counted(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "es" if noun.endswith("s") else "s")
 
 
 def _short(encoding: str, shape: Optional[tuple] = None) -> str:
