@@ -3,7 +3,9 @@
 On any machine: the port compiles for the target; its argument list is the original's; every
 global load and store it emits is at least as wide as the original's (counted from the assembly:
 as many instructions or fewer for the same kernel); the original's matrix instruction is kept;
-the conversions it keeps are counted beside the original's.  On a GPU, with sample tensors and a
+the conversions it keeps are counted beside the original's; on NVIDIA targets, the port's
+assembler warnings of lost performance (``ptxas``: a wgmma serialized) are none the original does
+not have.  On a GPU, with sample tensors and a
 ``grid``: both kernels run on copies of the same inputs and every tensor argument is compared
 afterwards (bits, or ``atol``/``rtol`` where the reduction order may differ).
 """
@@ -56,6 +58,31 @@ def mma_instructions(assembly: str) -> set:
     return {name for name in _MMA if name in assembly}
 
 
+def ptxas_performance_warnings(ptx: str, target: str) -> list:
+    """The warnings ``ptxas -v`` (Triton's own) gives on ``ptx`` for ``target`` that say code runs
+    slower than written, such as "(C7515) Potential Performance Loss: wgmma.mma_async instructions
+    are serialized ..." (a wgmma's accumulator touched between its start and its wait); [] for
+    targets that are not NVIDIA's."""
+    import os
+    import subprocess
+    import tempfile
+
+    from .launch import gpu_target
+    gpu = gpu_target(target)
+    if gpu.backend != "cuda" or not ptx:
+        return []
+    from triton.backends.nvidia.compiler import get_ptxas
+    arch = f"sm_{gpu.arch}{'a' if gpu.arch >= 90 else ''}"
+    with tempfile.TemporaryDirectory() as folder:
+        source = os.path.join(folder, "kernel.ptx")
+        with open(source, "w") as handle:
+            handle.write(ptx)
+        done = subprocess.run([get_ptxas(gpu.arch).path, "-v", f"--gpu-name={arch}", source, "-o",
+                               os.path.join(folder, "kernel.cubin")], capture_output=True, text=True)
+    return [re.sub(r" in line \d+$", "", line[line.index("("):].strip()) for line in done.stderr.splitlines()
+            if "Performance Loss" in line and "(" in line]
+
+
 @dataclass
 class PortCheck:
     compiled: bool = False
@@ -67,12 +94,13 @@ class PortCheck:
     ported_mma: set = field(default_factory=set)
     original_conversions: int = 0
     ported_conversions: int = 0
+    slower_assembly: list = field(default_factory=list)    # ptxas warnings of the port's the original has not
     outputs: str = "not run (no GPU or no sample tensors)"
 
     @property
     def ok(self) -> bool:
         return self.compiled and self.same_arguments and self.as_wide and self.original_mma <= self.ported_mma and \
-            not self.outputs.startswith("differ")
+            not self.slower_assembly and not self.outputs.startswith("differ")
 
     def summary(self) -> str:
         lines = [f"compiled for the target: {'yes' if self.compiled else 'no'}",
@@ -83,6 +111,7 @@ class PortCheck:
                  f"layout conversions: original {self.original_conversions}, port {self.ported_conversions}"]
         if self.original_mma or self.ported_mma:
             lines.append(f"matrix instructions: original {sorted(self.original_mma)}, port {sorted(self.ported_mma)}")
+        lines += [f"assembler warning of the port's, not the original's: {warning}" for warning in self.slower_assembly]
         lines.append(f"outputs: {self.outputs}")
         return "\n".join(lines)
 
@@ -134,6 +163,10 @@ def check_port(made, jit_fn, launch_arguments, grid=None, atol=None, rtol=None) 
     result.ported_mma = mma_instructions(assembly)
     result.original_conversions = made.original.ttgir.count("ttg.convert_layout")
     result.ported_conversions = compiled.asm["ttgir"].count("ttg.convert_layout")
+    if result.ported_mma:
+        original_warnings = set(ptxas_performance_warnings(made.original.ptx, launch.target))
+        result.slower_assembly = [warning for warning in ptxas_performance_warnings(assembly, launch.target)
+                                  if warning not in original_warnings]
     if grid is not None:
         result.outputs = run_both(jit_fn, made.source, made.kernel_name, launch_arguments, grid, launch, atol, rtol)
     return result

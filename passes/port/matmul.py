@@ -70,6 +70,18 @@ def _dot_wgmma_shared(a_smem, b_smem, acc, A_SHARED: gl.constexpr, B_SHARED: gl.
 
 
 @gluon.jit
+def _dot_wgmma_shared_overlapped(a_smem, b_smem, acc, A_SHARED: gl.constexpr, B_SHARED: gl.constexpr,
+                                 ACC: gl.constexpr):
+    """acc + a @ b with Hopper's warpgroup MMA, left running: returns once the MMA before it has
+    finished (its operands' buffers free again), as Triton's pipelined loop keeps one MMA in
+    flight.  The result may be handed only to the next such call or to a wait for none."""
+    fence_async_shared()
+    acc = warpgroup_mma(a_smem, b_smem, gl.convert_layout(acc, ACC), is_async=True)
+    done = warpgroup_mma_wait(num_outstanding=1, deps=[acc, a_smem, b_smem])
+    return done[0]
+
+
+@gluon.jit
 def _dot_wgmma(a, b, acc, A_SHARED: gl.constexpr, B_SHARED: gl.constexpr, ACC: gl.constexpr):
     """acc + a @ b with Hopper's warpgroup MMA: both operands stored to shared memory first."""
     a_smem = gl.allocate_shared_memory(a.dtype, a.shape, A_SHARED, a)

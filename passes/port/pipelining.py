@@ -70,9 +70,12 @@ _RING = re.compile(r"!ttg\.memdesc<(\d+)x([0-9x]+)x(\w+), (#[\w.]+)")
 _LOAD_AHEAD = '''
 @gluon.jit
 def _load_ahead(buffer, wanted, pointer, mask):
-    """Start copying the tile at ``pointer`` into ``buffer`` (masked-off elements zero), if ``wanted``."""
-    if wanted:
-        async_copy.{copy}(buffer, pointer, mask)
+    """Start copying the tile at ``pointer`` into ``buffer`` where ``wanted`` (masked-off elements
+    zero).  ``wanted`` goes into the mask, as Triton predicates its copies: no branch in the loop."""
+    if mask is None:
+        async_copy.{copy}(buffer, pointer, wanted)
+    else:
+        async_copy.{copy}(buffer, pointer, mask & wanted)
 '''
 
 # The operands (0: a, 1: b) each matrix instruction reads from shared memory: its helper
@@ -177,6 +180,21 @@ def _advance(statement, name):
     return None
 
 
+def _accumulated(statement, call):
+    """The name ``statement`` accumulates ``call`` into (``acc = call(a, b, acc)``,
+    ``acc = call(a, b, acc=acc)`` or ``acc += call(a, b)``), else None."""
+    if isinstance(statement, ast.AugAssign) and isinstance(statement.op, ast.Add) and \
+            isinstance(statement.target, ast.Name) and len(call.args) == 2 and \
+            not any(kw.arg == "acc" for kw in call.keywords):
+        return statement.target.id
+    if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
+        target = statement.targets[0].id
+        given = call.args[2] if len(call.args) == 3 else next((kw.value for kw in call.keywords if kw.arg == "acc"), None)
+        if isinstance(given, ast.Name) and given.id == target:
+            return target
+    return None
+
+
 def _is_zero(node) -> bool:
     return node is None or (isinstance(node, ast.Constant) and node.value in (0, 0.0, None))
 
@@ -198,10 +216,12 @@ class _LoopRewrite:
         self.stages = 0
         self.loads = []              # _Load, in the body's order
         self.advances = []           # the statements that advance the loads' pointers
-        self.shared_dots = []        # (dot, [(operand, layout) stored once before the loop]): from shared memory
+        self.shared_dots = []        # (dot, [(operand, layout) stored once before the loop], [(operand, layout)
+        #                              stored each iteration]): MMAs reading their operands from shared memory
         self.hoisted_lines = []      # the stores of those operands, before the loop
         self.computed = {}           # name -> value: what the loop computes from its index alone, for the loads
         self.first = self.end = self.step_text = ""
+        self.overlapped = None       # (dot call, its statement, accumulator): the MMA left running, see _plan_overlap
         self.taken = _names(self.text.tree) | {a.arg for a in self.text.tree.args.args}
 
     # -- reading the loop
@@ -216,6 +236,7 @@ class _LoopRewrite:
         for load in self.loads:
             self._plan_read(load)
         self._hand_rings_to_dots()
+        self._plan_overlap()
 
     def _read_range(self) -> None:
         loop = self.loop
@@ -373,7 +394,7 @@ class _LoopRewrite:
         the loop, as Triton's compile does); else each ring's tile is read into registers."""
         assigned = _assigned(self.loop.body)
         for call in (c for c in self.calls if c.kind in _SHARED_OPERANDS):
-            rings, hoisted = [], []
+            rings, hoisted, stored = [], [], []
             for position in _SHARED_OPERANDS[call.kind]:
                 argument = call.node.args[position]
                 load = next((load for load in self.loads if isinstance(argument, ast.Name) and argument.id == load.name),
@@ -382,22 +403,49 @@ class _LoopRewrite:
                     rings.append(load)
                 elif isinstance(argument, ast.Name) and argument.id not in assigned and load is None:
                     hoisted.append((argument, call.layouts[position]))
+                elif isinstance(argument, ast.Name) and load is None:
+                    stored.append((argument, call.layouts[position]))
                 else:
-                    rings = hoisted = None
+                    rings = None
                     break
-            if rings is not None:
-                self.shared_dots.append((call, hoisted))
+            if rings:
+                self.shared_dots.append((call, hoisted, stored))
                 continue
             for load in self.loads:
                 if load.read == "buffer" and any(isinstance(a, ast.Name) and a.id == load.name for a in call.node.args[:2]):
                     load.read = self._in_registers(load)
+
+    def _plan_overlap(self) -> None:
+        """Keep one wgmma in flight, as Triton's pipelined loop does (``warp_group_dot_wait
+        {pendings = 1}``): each iteration starts its MMA, waits for the previous one, and only
+        then copies into the ring's slot that MMA read.  Written where the loop's one dot is a
+        shared-memory wgmma accumulating into a value nothing else in the loop reads
+        (``acc = tl.dot(a, b, acc)`` or ``acc += tl.dot(a, b)``), after the loads, with no
+        pointer advanced between the loads and the dot (the copies move after the dot)."""
+        if len(self.calls) != 1 or not self.shared_dots or self.shared_dots[0][0].kind != "wgmma" or \
+                self.shared_dots[0][2]:      # an operand stored each iteration: one buffer, the MMA must be done with it
+            return
+        call = self.calls[0]
+        statement = next((s for s in self.loop.body if getattr(s, "value", None) is call.node), None)
+        accumulator = _accumulated(statement, call.node)
+        if accumulator is None:
+            return
+        body = self.loop.body
+        where = body.index(statement)
+        loads = [body.index(load.statement) for load in self.loads]
+        if max(loads) > where or any(min(loads) < body.index(s) < where for s in self.advances if s in body):
+            return
+        for other in body:
+            if other is not statement and accumulator in _names(other):
+                return
+        self.overlapped = (call, statement, accumulator)
 
     # -- writing it
     def write(self, result) -> None:
         """Edit the loop in the translation's final edits; the rings' layouts go to ``result``."""
         edits = self.translation.final_edits
         self.hoisted_lines = []
-        for call, hoisted in self.shared_dots:
+        for call, hoisted, stored in self.shared_dots:
             start, end = self.text.start(call.node.func), self.text.end(call.node.func)
             edits.replace(start[0], start[1], end[1], f"_dot_{call.kind}_shared")
             for argument, layout in hoisted:
@@ -405,6 +453,10 @@ class _LoopRewrite:
                 self.hoisted_lines.append(f"{name} = gl.allocate_shared_memory({argument.id}.dtype, {argument.id}.shape, "
                                           f"{layout}, {argument.id})  # the loop does not change it: stored once")
                 edits.replace_span(self.text.start(argument), self.text.end(argument), name)
+            for argument, layout in stored:      # loaded by the loop but not copied ahead: stored as Triton does
+                edits.replace_span(self.text.start(argument), self.text.end(argument),
+                                   f"gl.allocate_shared_memory({argument.id}.dtype, {argument.id}.shape, {layout}, "
+                                   f"{argument.id})")
         for load in self.loads:
             encoding, tile = load.ring.encoding, load.ring.shape[1:]
             result.layouts.append(NamedLayout(load.ring_layout, gluon_layout_expression(encoding, tile),
@@ -468,15 +520,30 @@ class _LoopRewrite:
         iteration = f"({self.index} - {self.first}) // {self.step_text}" if self.step_text \
             else f"{self.index} - {self.first}"
         value = f"{self.index} + {self._times(str(ahead))}"
+        copies = [self._load_ahead(load, f"({iteration} + {ahead}) % {self.stages}", value) for load in self.loads]
+        copies.append("async_copy.commit_group()")
+        if self.overlapped:
+            call, statement, accumulator = self.overlapped
+            operands = ", ".join(self._source(argument) for argument in call.node.args[:2])
+            started = (f"{accumulator} = _dot_wgmma_shared_overlapped({operands}, {accumulator}, "
+                       f"{', '.join(call.layouts)})  # left running; the one before it has finished")
+            copies = [started, "# the slots the MMA before read are free: copy into them"] + copies
+            edits.replace_span(self.text.start(statement), self.text.end(statement), f"\n{inner}".join(copies))
+            copies = []
         for number, load in enumerate(self.loads):
             parts = []
             if number == 0:
                 parts.append(f"async_copy.wait_group({ahead - 1})  # this iteration's tiles have landed")
                 parts += [f"{other.name} = {other.buffer}.index(({iteration}) % {self.stages})"
                           f"{'' if other.read == 'buffer' else other.read}" for other in self.loads]
-            parts.append(self._load_ahead(load, f"({iteration} + {ahead}) % {self.stages}", value))
-            if number == len(self.loads) - 1:
-                parts.append("async_copy.commit_group()")
+            if copies:
+                parts.append(copies[number])
+                if number == len(self.loads) - 1:
+                    parts.append(copies[-1])
             edits.replace_span(self.text.start(load.statement), self.text.end(load.statement), f"\n{inner}".join(parts))
         last = self.text.end(self.loop)
-        edits.insert(last[0], last[1], f"\n{outer}async_copy.wait_group(0)  # no copy outlives the loop")
+        after = f"\n{outer}async_copy.wait_group(0)  # no copy outlives the loop"
+        if self.overlapped:
+            accumulator = self.overlapped[2]
+            after += f"\n{outer}{accumulator} = warpgroup_mma_wait(num_outstanding=0, deps=[{accumulator}])  # nor an MMA"
+        edits.insert(last[0], last[1], after)

@@ -23,6 +23,7 @@ def _ported(kernel, target, **launch):
     made = port(kernel, target, check=True, details=True, **launch)
     assert made.check.compiled and made.check.same_arguments, made.check.summary()
     assert made.check.as_wide, made.check.summary()
+    assert not made.check.slower_assembly, made.check.summary()
     return made
 
 
@@ -58,7 +59,7 @@ def test_transpose_converts_where_two_layouts_meet():
 
 
 @pytest.mark.parametrize("target, instruction, helper", [
-    ("sm80", "mma.sync", "_dot_mma_v2"), ("sm90", "wgmma.mma_async", "_dot_wgmma_shared"),
+    ("sm80", "mma.sync", "_dot_mma_v2"), ("sm90", "wgmma.mma_async", "_dot_wgmma_shared_overlapped"),
     ("sm100", "tcgen05.mma", "_dot_tcgen05_shared"), ("gfx942", "v_mfma", "_dot_mfma")])
 def test_dot_becomes_the_targets_matrix_instruction(target, instruction, helper):
     made = _ported(k.matmul_kernel, target, num_warps=4, **MATMUL)
@@ -96,7 +97,8 @@ def test_the_inner_loop_of_a_persistent_kernel_is_pipelined_in_place():
     made = _ported(k.persistent_matmul_kernel, "sm90", num_warps=4, **MATMUL)
     assert [(stages, names) for _, stages, names in made.pipelines.loops] == [(3, ["a", "b"])]
     assert "\n        a_ring = gl.allocate_shared_memory(" in made.source       # inside the tile loop
-    assert "\n        async_copy.wait_group(0)  # no copy outlives the loop\n        gl.store(" in made.source
+    assert ("\n        async_copy.wait_group(0)  # no copy outlives the loop\n"
+            "        acc = warpgroup_mma_wait(num_outstanding=0, deps=[acc])  # nor an MMA\n        gl.store(") in made.source
     assert set(made.check.ported.loads) == {16} and made.check.ported_mma == {"wgmma.mma_async"}
 
 
@@ -116,6 +118,37 @@ def test_an_attention_loop_pipelines_k_and_v_and_keeps_q_in_shared_memory(target
         assert "acc = _dot_wgmma_registers_shared(p.to(gl.float16), v, acc, DOT_" in made.source
         assert made.check.ported_mma == {"wgmma.mma_async"}
     assert set(made.check.ported.loads) == {16}
+
+
+def test_the_wgmma_is_left_running_and_the_copy_waits_for_the_one_before():
+    # Triton's pipelined sm_90 loop keeps one wgmma in flight (warp_group_dot_wait {pendings = 1})
+    # and copies into the slot the previous MMA read only after that wait: the port writes the
+    # copies after the dot, and waits for the last MMA after the loop
+    made = _ported(k.matmul_kernel, "sm90", num_warps=4, **MATMUL)
+    body = made.source[made.source.index("    for k in range("):]
+    started = body.index("acc = _dot_wgmma_shared_overlapped(a, b, acc, DOT_")
+    assert body.index("async_copy.wait_group(1)") < started < body.index("_load_ahead(a_ring.index(") \
+        < body.index("async_copy.commit_group()") < body.index("a_ptrs += BLOCK_K")
+    assert "warpgroup_mma_wait(num_outstanding=1, deps=[acc, a_smem, b_smem])" in made.source
+    assert "acc = warpgroup_mma_wait(num_outstanding=0, deps=[acc])  # nor an MMA" in body
+    assert made.check.ported.loads == made.check.original.loads
+
+
+def test_a_loop_whose_accumulator_is_read_in_the_loop_keeps_the_mma_synchronous():
+    # attention reads qk in the loop (the softmax): each wgmma there is waited for at once
+    made = _ported(k.attention_kernel, "sm90", num_warps=4, **ATTENTION)
+    assert "= _dot_wgmma_shared_overlapped(" not in made.source and "num_outstanding=0, deps=[acc])" not in made.source
+
+
+def test_an_operand_triton_loads_into_registers_is_stored_beside_the_ring():
+    # K = 1000: a's rows are not 16-byte aligned, so Triton copies only b ahead and stores a to
+    # shared memory each iteration; the port does the same, and keeps that wgmma synchronous
+    arguments = dict(MATMUL, K=1000, stride_am=1000)
+    made = _ported(k.matmul_offsets_kernel, "sm90", num_warps=4, **arguments)
+    assert [names for _, _, names in made.pipelines.loops] == [["b"]]
+    assert "_dot_wgmma_shared(gl.allocate_shared_memory(a.dtype, a.shape, DOT_" in made.source
+    assert "= _dot_wgmma_shared_overlapped(" not in made.source
+    assert made.check.ported_mma == {"wgmma.mma_async"}
 
 
 def test_tcgen05_with_an_operand_in_tensor_memory_is_named_in_one_line():
