@@ -159,6 +159,28 @@ def _port(jit_fn, launch, pipeline: bool = True) -> Port:
         else:
             for t in translations:
                 t.trial_edits, t.rematerialized = t.edits.copy(), []
+    vectors = _index_vector_conversions(translations, placement, trial)
+    if vectors:
+        # Round three: a 1-D access's offsets (``cols = pid * BLOCK + tl.arange(...)``) converted
+        # once, where the pointers, the mask and the value each were (as Triton's compile computes
+        # the offsets afresh in the access's layout).  Kept where it builds and converts fewer
+        # distinct tensors.
+        kept = [list(t.rematerialized) for t in translations]
+        trials = [t.trial_edits.copy() for t in translations]
+        for t, start, end, encoding, shape, access in vectors:
+            t.trial_edits.wrap(start, end, "gl.convert_layout(", f", {gluon_layout_expression(encoding, shape)})")
+            t.rematerialized.append((start, end, encoding, shape, access))
+        try:
+            third, third_placement = _build(translations, launch, dots, original, jit_fn)
+        except PortError:
+            third = None
+        moved = {(id(t), t.source.lines[start[0] - t.source.first_line][start[1]:end[1]], encoding)
+                 for t, start, end, encoding, _, _ in vectors}
+        if third is not None and len(third.conversions) + len(moved) < len(trial.conversions):
+            trial, placement = third, third_placement
+        else:
+            for t, edits, rematerialized in zip(translations, trials, kept):
+                t.trial_edits, t.rematerialized = edits, rematerialized
     result = Port("", jit_fn.fn.__name__, launch, original)
     _write_layouts(translations, placement, trial, result)
     from .pipelining import pipeline_loops
@@ -225,6 +247,36 @@ def _index_conversions(translations, placement, trial) -> list:
     for move in moves:
         unique.setdefault((id(move[0]), move[1], move[2]), move)
     return list(unique.values())
+
+
+def _index_vector_conversions(translations, placement, trial) -> list:
+    """For each 1-D pointer or mask converted to a load's or store's layout: the offset vectors in its
+    expression (names the function assigns from a ``tl.arange``), each in the access's layout:
+    [(translation, start, end, encoding, shape)].  ``FINAL_DW + cols`` and ``cols < N`` then build
+    in the store's layout from one conversion of ``cols``, where each was converted before."""
+    import ast
+    moves = {}
+    accesses = {c.encoding: c.why.split("'")[0].split()[-1] for c in trial.conversions     # encoding -> load / store
+                if c.why.startswith(_ACCESS_REASONS) and len(c.shape) == 1}
+    for conversion in trial.conversions:
+        if conversion.encoding not in accesses or len(conversion.shape) != 1:     # the mask's too
+            continue
+        span = _span(placement, conversion.span)
+        if span is None:
+            continue
+        translation, start, end = span
+        text = translation.source
+        offsets = {node.targets[0].id for node in ast.walk(text.tree)
+                   if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                   and any(isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and
+                           call.func.attr == "arange" for call in ast.walk(node.value))}
+        for node in ast.walk(text.tree):
+            if isinstance(node, ast.Name) and node.id in offsets and isinstance(node.ctx, ast.Load) and \
+                    start <= text.start(node) and text.end(node) <= end:
+                moves.setdefault((id(translation), text.start(node)),
+                                 (translation, text.start(node), text.end(node), conversion.encoding, conversion.shape,
+                                  accesses[conversion.encoding]))
+    return list(moves.values())
 
 
 def _translations(jit_fn) -> list:
@@ -341,9 +393,14 @@ def _write_layouts(translations, placement, trial, result: Port) -> None:
         t.final_edits = t.edits.copy()
     namer = _Namer()
     for t in translations:
-        for start, end, encoding, shape in t.rematerialized:
-            name = namer.name(encoding, shape, "index_layout", t,
-                              f"the index vector at line {start[0]} in the layout of the access it addresses")
+        for start, end, encoding, shape, *access in t.rematerialized:
+            if access:     # 1-D offsets (round three)
+                name = namer.name(encoding, shape, f"{access[0]}_layout", t,
+                                  f"the {access[0]}'s layout as Triton coalesced it; the offsets at line {start[0]} "
+                                  "converted once, the pointers and mask built from them")
+            else:
+                name = namer.name(encoding, shape, "index_layout", t,
+                                  f"the index vector at line {start[0]} in the layout of the access it addresses")
             t.final_edits.wrap(start, end, "gl.convert_layout(", f", {name})")
             result.conversions.append((start[0], "index vector in its access's layout"))
     seen_sources = {}

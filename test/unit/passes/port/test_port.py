@@ -151,6 +151,17 @@ def test_an_operand_triton_loads_into_registers_is_stored_beside_the_ring():
     assert made.check.ported_mma == {"wgmma.mma_async"}
 
 
+def test_a_1d_stores_offsets_are_converted_once_for_its_pointers_and_mask():
+    # the column sums come out of the reduction in a slice of the tile's layout, the store wants
+    # Triton's coalesced 1-D layout: cols is converted once (one tensor of i32) and the pointers
+    # and mask build from it, where the pointers (i64) and the mask would each be converted
+    made = _ported(k.column_sums_kernel, "sm90", num_warps=4, X="*fp32", OUT="*fp32", M="i32", N="i32",
+                   BLOCK_M=32, BLOCK_N=128)
+    assert ("gl.store(OUT + gl.convert_layout(cols, STORE_LAYOUT), gl.convert_layout(gl.sum(acc, axis=0), "
+            "STORE_LAYOUT), mask=gl.convert_layout(cols, STORE_LAYOUT) < N)") in made.source
+    assert made.check.ported_conversions == 2       # cols and the sums (Triton's compile converts the sums)
+
+
 def test_tcgen05_with_an_operand_in_tensor_memory_is_named_in_one_line():
     with pytest.raises(PortError, match=r"line \d+: Triton's tcgen05 keeps an operand in registers or tensor memory"):
         port(k.attention_kernel, "sm100", num_warps=4, **ATTENTION)
