@@ -4,7 +4,7 @@
     python benchmarks/port_gpu.py --cpu --out benchmarks/results       # any machine, no torch needed
     python benchmarks/port_gpu.py --priced --out benchmarks/results    # the cost model's prices and the advice
     python benchmarks/port_gpu.py --cpu --only liger_rms_norm_fwd,fla_swish_fwd
-    python benchmarks/port_gpu.py --merge run1.jsonl run2.jsonl --machine "..." --command "..."   # one summary
+    python benchmarks/port_gpu.py --merge run1.jsonl run2.jsonl --machine "..." --command "..."   # one summary (a kernel in a later file: its later row)
 
 The kernels and their launches are ``benchmarks/harness/port_corpus.py`` (Triton's tutorials,
 Liger-Kernel 0.8.5, flash-linear-attention 0.5.2, carried in ``benchmarks/port_corpus/``).
@@ -403,7 +403,16 @@ def main(argv=None) -> int:
             parser.error(f"no case {sorted(unknown)[0]!r}")
         cases = [c for c in cases if c.name in wanted]
     if args.merge:
-        rows = [json.loads(line) for path in args.merge for line in open(path) if line.strip()]
+        # a kernel measured again in a later file takes its later row; rows in the corpus's order
+        by_kernel = {}
+        for path in args.merge:
+            for line in open(path):
+                if line.strip():
+                    row = json.loads(line)
+                    if not (by_kernel.get(row["kernel"]) and row.get("error", "").startswith("not timed")):
+                        by_kernel[row["kernel"]] = row
+        order = [case.name for case in port_corpus.CASES]
+        rows = sorted(by_kernel.values(), key=lambda r: order.index(r["kernel"]) if r["kernel"] in order else len(order))
         os.makedirs(args.out, exist_ok=True)
         version = os.path.basename(args.merge[0]).rsplit("_", 1)[-1].rsplit(".", 1)[0]
         with open(os.path.join(args.out, f"port_gpu_{version}.jsonl"), "w") as handle:

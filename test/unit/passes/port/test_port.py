@@ -305,13 +305,17 @@ def test_the_port_page_states_what_its_result_files_say():
     repo = Path(__file__).resolve().parents[4]
     page = " ".join((repo / "docs" / "port.md").read_text().split())
     gpu = (repo / "benchmarks" / "results" / "port_gpu_3.6.0.md").read_text()
-    found = re.search(r"without the dot kernels .*?geomean port/original ([\d.]+) over (\d+) \(worst ([\d.]+), best ([\d.]+)\)", gpu)
+    found = re.search(r"without the dot kernels\b.*?geomean port/original ([\d.]+) over (\d+) \(worst ([\d.]+), best ([\d.]+)\)", gpu)
     geomean, count, worst, best = found.groups()
     assert f"geomean {geomean} over the {count} kernels without `tl.dot` (worst {worst}, best {best})" in page
     matmul = re.search(r"\| tutorial_matmul \|[^|]*\|[^|]*\|[^|]*\| ([\d.]+) \|", gpu).group(1)
     unpipelined = re.search(r"tutorial_matmul: the original with num_stages=1 .* runs at ([\d.]+)x", gpu).group(1)
     assert f"runs at {float(matmul):.2f}x the original's time" in page
     assert f"(`num_stages=1`) runs at {float(unpipelined):.2f}x" in page
+    aa, spread = re.search(r"\| tutorial_matmul \|(?:[^|]*\|){5} ([\d.]+) \(([\d.]+)\)", gpu).groups()
+    assert f"the original timed against itself gives {float(aa):.2f} (spread {float(spread):.2f})" in page
+    overall = re.search(r"geomean port/original ([\d.]+) over (\d+) \(worst ([\d.]+)\)", gpu).groups()
+    assert "geomean {} over all {} (worst {}".format(*overall) in page
     for release in ("3.9.0", "3.6.0"):
         cpu = (repo / "benchmarks" / "results" / f"port_cpu_{release}.md").read_text()
         assert "ok per target: sm80 35/35, sm90 35/35, sm100 35/35, gfx942 35/35" in cpu
