@@ -20,7 +20,7 @@ from .translation import PortError
 
 _NVIDIA_ACCESS = re.compile(r"\b(ld|st)\.global(?:\.[a-z]+)*?(?:\.v(\d))?\.[bfsu](\d+)\b")
 _CP_ASYNC = re.compile(r"\bcp\.async\.c[ag]\.shared\.global(?:\.[\w:]+)*\s+\[[^\]]*\],\s*\[[^\]]*\],\s*(0x[0-9a-fA-F]+|\d+)")
-_AMD_ACCESS = re.compile(r"\b(global|buffer)_(load|store)_(dwordx(\d)|dword|short|ushort|byte|ubyte|b(\d+))\b")
+_AMD_ACCESS = re.compile(r"\b(global|buffer)_(load|store)_(?:lds_)?(dwordx(\d)|dword|short|ushort|byte|ubyte|b(\d+))\b")
 _MMA = ("wgmma.mma_async", "mma.sync", "tcgen05.mma", "v_mfma", "v_wmma")
 
 
@@ -42,7 +42,8 @@ class Accesses:
 
 def global_accesses(assembly: str) -> Accesses:
     """The global loads and stores of PTX or AMDGCN text, each with its width in bytes (an
-    asynchronous copy global -> shared, ``cp.async``, counts as a load)."""
+    asynchronous copy global -> shared, ``cp.async``, and AMD's direct load to LDS,
+    ``global_load_lds_dwordx4``, count as loads)."""
     found = Accesses()
     for kind, vector, bits in _NVIDIA_ACCESS.findall(assembly):
         (found.loads if kind == "ld" else found.stores).append(int(vector or 1) * int(bits) // 8)

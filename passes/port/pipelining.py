@@ -127,6 +127,7 @@ def pipeline_loops(translations, original, dot_calls) -> Pipelines:
     """Rewrite, in each translation's final edits, every ``tl.dot`` loop Triton pipelined and
     whose text allows it (see the module's docstring)."""
     result = Pipelines()
+    copies = False        # whether a loop copies asynchronously (NVIDIA): the copy helper and its import
     for translation in translations:
         loops = {}
         for call in (c for c in dot_calls if c.translation is translation):
@@ -143,7 +144,8 @@ def pipeline_loops(translations, original, dot_calls) -> Pipelines:
                 continue
             rewrite.write(result)
             result.loops.append((line, rewrite.stages, [load.name for load in rewrite.loads]))
-    if result.loops:
+            copies = copies or not rewrite.through_registers
+    if copies:
         import triton.experimental.gluon.language.nvidia.ampere.async_copy as async_copy
         copy = "async_load" if hasattr(async_copy, "async_load") else "async_copy_global_to_shared"
         result.imports.append("from triton.experimental.gluon.language.nvidia.ampere import async_copy")
@@ -212,6 +214,26 @@ def _accumulated(statement, call):
     return None
 
 
+def _ring_layout_expression(encoding: str, tile) -> str:
+    """Gluon text of a ring's shared layout (one tile's; the ring's index is the allocation's
+    leading dimension).  AMD's rotating swizzle (``#ttg.amd_rotating_shared``: the phase also
+    turns every ``maxPhase`` rows) has no Gluon class and is written as the linear layout it is
+    (``gl.SharedLinearLayout``: for a 64x128 tile, 13 offset bases ``[row, col]``); gfx950's padded
+    layout (``#ttg.padded_shared<[512:+8] {offset = [...]}>``) as ``gl.PaddedSharedLayout``."""
+    if encoding.startswith("#ttg.amd_rotating_shared"):
+        from ...dialect import to_linear_layout
+        layout = to_linear_layout(encoding, list(tile))
+        names = [f"dim{d}" for d in range(len(tile))]
+        bases = [[layout.get_basis("offset", i, name) for name in names]
+                 for i in range(layout.in_dim_size_log2("offset"))]
+        return f"gl.SharedLinearLayout({bases})"
+    padded = re.match(r"#ttg\.padded_shared<\[([\d:+, ]+)\] \{offset = (\[[\[\]\d, ]*\]), block = \[\]\}>$", encoding)
+    if padded:
+        pairs = [[int(n) for n in pair.split(":+")] for pair in padded.group(1).split(", ")]
+        return f"gl.PaddedSharedLayout({pairs}, {padded.group(2)}, [], {list(tile)})"
+    return gluon_layout_expression(encoding, tile)
+
+
 def _is_zero(node) -> bool:
     return node is None or (isinstance(node, ast.Constant) and node.value in (0, 0.0, None))
 
@@ -230,7 +252,9 @@ class _LoopRewrite:
         self.text = translation.source
         self.index = ""
         self.bounds, self.step = [], None
-        self.stages = 0
+        self.stages = 0              # tiles in each ring
+        self.ahead = 0               # iterations a tile is loaded ahead of its use
+        self.through_registers = False   # AMD: loaded into registers ahead, stored to the ring (see _find_loads)
         self.loads = []              # _Load, in the body's order
         self.advances = []           # the statements that advance the loads' pointers
         self.shared_dots = []        # (dot, [(operand, layout) stored once before the loop], [(operand, layout)
@@ -289,27 +313,25 @@ class _LoopRewrite:
                 continue
             here = self.text.mlir_position(call)[:2]
             at_line = [op for position, op in self.original.ops if position is not None and position[:2] == here]
-            copies = [op for op in at_line if op.name == "ttg.async_copy_global_to_local"]
+            copies = [op for op in at_line if op.name in ("ttg.async_copy_global_to_local", "ttg.local_store")]
             rings = [op for op in at_line if op.name == "ttg.local_alloc" and len(op.shape) == 3]
             if copies and rings:
                 self.loads.append(_Load(statement, statement.targets[0].id, call.args[0], keywords.get("mask"),
                                         rings[0]))
         if not self.loads:
-            raise _NotPipelined(self._why_no_loads())
+            raise _NotPipelined("Triton's compile loads nothing of this loop ahead")
         stages = {load.ring.shape[0] for load in self.loads}
-        if len(stages) != 1 or min(stages) < 2:
+        if len(stages) != 1:
             raise _NotPipelined("Triton's rings for this loop differ in depth")
         self.stages = stages.pop()
-
-    def _why_no_loads(self) -> str:
-        first, loop = self.text.first_line, self.loop
-        in_registers = [op for position, op in self.original.ops if position is not None
-                        and op.name == "ttg.local_store" and position[0] == self.text.file
-                        and loop.lineno <= position[1] - first + 1 <= loop.end_lineno]
-        if in_registers:
-            return ("Triton's compile pipelines this loop through registers and a shared-memory store "
-                    "(AMD's stream pipelining), which the port does not write")
-        return "Triton's compile loads nothing of this loop ahead"
+        # On AMD, Triton's stream pipelining loads the tiles of the iterations ahead into registers
+        # and stores each to its ring's slot after the dot (gfx950's direct copies to shared memory
+        # are written the same way: Gluon's asynchronous copy is NVIDIA's); a ring of D tiles is
+        # loaded D iterations ahead.  On NVIDIA, a ring of S tiles is copied S - 1 ahead.
+        self.through_registers = any(call.kind == "mfma" for call in self.calls)
+        self.ahead = self.stages if self.through_registers else self.stages - 1
+        if self.ahead < 1:
+            raise _NotPipelined("Triton's ring for this loop holds one tile")
 
     def _find_advances(self) -> None:
         """What the loads read: the index, values from outside the loop, values the loop computes
@@ -476,9 +498,13 @@ class _LoopRewrite:
                                    f"{argument.id})")
         for load in self.loads:
             encoding, tile = load.ring.encoding, load.ring.shape[1:]
-            result.layouts.append(NamedLayout(load.ring_layout, gluon_layout_expression(encoding, tile),
-                                              f"Triton's ring of {self.stages} tiles for `{load.name}` "
-                                              f"(line {self.text.start(load.statement)[0]})", encoding, tile))
+            expression, how = _ring_layout_expression(encoding, tile), ""
+            if encoding.startswith("#ttg.amd_rotating_shared"):
+                how = ", its rotating swizzle written as the linear layout it is"
+            result.layouts.append(NamedLayout(load.ring_layout, expression,
+                                              f"Triton's ring of {self.stages} tile{'s' if self.stages > 1 else ''} "
+                                              f"for `{load.name}` (line {self.text.start(load.statement)[0]}){how}",
+                                              encoding, tile))
         self.first, self.end = self.fresh(f"{self.index}_first"), self.fresh(f"{self.index}_end")
         step = self.step
         self.step_text = "" if step is None or (isinstance(step, ast.Constant) and step.value == 1) \
@@ -506,13 +532,41 @@ class _LoopRewrite:
         return (f"_load_ahead({load.buffer}.index({buffer}), {value} < {self.end}, "
                 f"{self._at(load.pointer, value)}, {mask})")
 
+    def _load_now(self, load, value: str) -> str:
+        """``gl.load`` of ``load``'s tile at iteration ``value``, zero past the loop's end."""
+        wanted = f"({value} < {self.end})"
+        mask = f"({self._at(load.mask, value)}) & {wanted}" if load.mask is not None else wanted
+        return f"gl.load({self._at(load.pointer, value)}, mask={mask}, other=0)"
+
+    def _write_body_through_registers(self) -> None:
+        """In the loop (AMD): read this iteration's tiles from the rings, load the tiles ``ahead``
+        iterations on into registers, and store them to their slots at the end of the body."""
+        edits, ahead = self.translation.final_edits, self.ahead
+        inner = " " * self.text.start(self.loop.body[0])[1]
+        iteration = f"({self.index} - {self.first}) // {self.step_text}" if self.step_text \
+            else f"{self.index} - {self.first}"
+        value = f"{self.index} + {self._times(str(ahead))}"
+        stores = []
+        for number, load in enumerate(self.loads):
+            parts = []
+            if number == 0:
+                parts += [f"{other.name} = {other.buffer}.index(({iteration}) % {self.stages}){other.read}"
+                          f"  # this iteration's tile" for other in self.loads]
+            ahead_name = self.fresh(f"{load.name}_ahead")
+            parts.append(f"{ahead_name} = {self._load_now(load, value)}")
+            stores.append(f"{load.buffer}.index(({iteration} + {ahead}) % {self.stages}).store({ahead_name})")
+            edits.replace_span(self.text.start(load.statement), self.text.end(load.statement), f"\n{inner}".join(parts))
+        last = self.text.end(self.loop)
+        edits.insert(last[0], last[1], "".join(f"\n{inner}{line}" for line in stores))
+
     def _write_prologue(self) -> None:
         """Before the loop: the rings, the bounds, the first tiles; the pointers run ahead."""
-        ahead, outer = self.stages - 1, " " * self.text.start(self.loop)[1]
+        ahead, outer = self.ahead, " " * self.text.start(self.loop)[1]
         stage = self.fresh("stage")
-        lines = [f"# the loop below, pipelined as Triton's compile pipelines it: {self.stages} tiles of "
-                 f"{', '.join(load.name for load in self.loads)} in shared memory, copies {ahead} iteration"
-                 f"{'s' if ahead > 1 else ''} ahead"]
+        how = "loads into registers, each stored to its slot after the dot," if self.through_registers else "copies"
+        lines = [f"# the loop below, pipelined as Triton's compile pipelines it: {self.stages} tile"
+                 f"{'s' if self.stages > 1 else ''} of {', '.join(load.name for load in self.loads)} in shared "
+                 f"memory, {how} {ahead} iteration{'s' if ahead > 1 else ''} ahead"]
         lines += [f"{load.buffer} = gl.allocate_shared_memory({load.element}, {list(load.ring.shape)}, "
                   f"{load.ring_layout})" for load in self.loads]
         lines += self.hoisted_lines
@@ -524,15 +578,24 @@ class _LoopRewrite:
         value = f"{self.first} + {self._times(stage)}"
         for statement in in_order:
             load = by_statement.get(id(statement))
-            lines.append("    " + (self._load_ahead(load, stage, value) if load else self._source(statement)))
-        lines.append("    async_copy.commit_group()")
+            if load is None:
+                lines.append("    " + self._source(statement))
+            elif self.through_registers:
+                lines.append(f"    {load.buffer}.index({stage}).store({self._load_now(load, value)})")
+            else:
+                lines.append("    " + self._load_ahead(load, stage, value))
+        if not self.through_registers:
+            lines.append("    async_copy.commit_group()")
         line = self.text.start(self.loop)[0]
         self.translation.final_edits.insert(line, 0, "".join(f"{outer}{text}\n" for text in lines))
 
     def _write_body(self) -> None:
         """In the loop: wait for this iteration's tiles, read them, copy the tiles ``stages - 1``
         iterations on; after it, no copy outstanding."""
-        edits, ahead = self.translation.final_edits, self.stages - 1
+        if self.through_registers:
+            self._write_body_through_registers()
+            return
+        edits, ahead = self.translation.final_edits, self.ahead
         inner, outer = " " * self.text.start(self.loop.body[0])[1], " " * self.text.start(self.loop)[1]
         iteration = f"({self.index} - {self.first}) // {self.step_text}" if self.step_text \
             else f"{self.index} - {self.first}"

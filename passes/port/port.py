@@ -533,7 +533,7 @@ class _Namer:
             attr = None
         if type(attr) is SliceEncoding:
             parent_text = _parent_text(encoding)
-            parent_shape = tuple(list(shape[:attr.dim]) + [1] + list(shape[attr.dim:]))
+            parent_shape = tuple(list(shape[:attr.dim]) + [_sliced_size(parent_text, attr.dim)] + list(shape[attr.dim:]))
             stem = hint[:-len("_layout")] if hint.endswith("_layout") else hint
             parent = self.name(parent_text, parent_shape, f"{stem}_{len(parent_shape)}d_layout", translation,
                                f"{stem} is a slice of this {len(parent_shape)}-D layout")
@@ -554,6 +554,22 @@ class _Namer:
         self.definitions[name] = NamedLayout(name, expression, why, encoding, tuple(shape))
         self.users[name] = {id(translation)}
         return name
+
+
+def _sliced_size(parent: str, dim: int) -> int:
+    """The size along ``dim`` a slice's parent layout is written with: 1, but for a linear layout
+    the size its own bases span there.  ``#ttg.linear<{register = [[0, 1], [64, 0]], lane =
+    [[1, 0], ...]}>`` spans 128 rows: written with 1 row, the lanes and registers that walk the
+    rows would read as copies of one row, and every tensor built from the slice would hold the
+    whole tile in each thread."""
+    if not parent.lstrip().startswith("#ttg.linear"):
+        return 1
+    spanned = 0
+    for basis in re.findall(r"\[(\d+(?:, \d+)+)\]", parent):
+        values = [int(v) for v in basis.split(", ")]
+        if dim < len(values):
+            spanned |= values[dim]
+    return 1 << spanned.bit_length() if spanned else 1
 
 
 def _parent_text(encoding: str) -> str:

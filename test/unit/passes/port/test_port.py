@@ -340,13 +340,38 @@ def test_a_cached_compile_of_the_same_text_from_another_file_does_not_mislead_th
     assert made.check.ported_conversions == 2
 
 
-def test_pipelining_can_be_declined_and_amds_register_pipelining_is_named():
+def test_pipelining_can_be_declined():
     made = _ported(k.matmul_kernel, "sm90", num_warps=4, pipeline=False, **MATMUL)
     assert made.pipelines.loops == [] and "async_copy" not in made.source
     assert "acc = _dot_wgmma(a, b, acc, DOT_" in made.source
-    made = _ported(k.matmul_kernel, "gfx942", num_warps=4, **MATMUL)
-    assert made.pipelines.loops == []
-    assert "through registers and a shared-memory store" in " ".join(made.pipelines.skipped.values())
+
+
+@pytest.mark.parametrize("target, stages, ring", [("gfx942", 2, "gl.SharedLinearLayout("),
+                                                  ("gfx942", 3, "gl.SharedLinearLayout("),
+                                                  ("gfx950", 2, None)])
+def test_an_amd_dot_loop_is_pipelined_through_registers_as_triton_pipelines_it(target, stages, ring):
+    # Triton's AMD stream pipelining: the tiles of the iterations ahead loaded into registers and
+    # stored to a ring of num_stages - 1 slots after the dot (gfx950 copies straight to shared
+    # memory; Gluon's asynchronous copy is NVIDIA's, so the port loads through registers there)
+    made = _ported(k.matmul_kernel, target, num_warps=4, num_stages=stages, **MATMUL)
+    [(_, depth, names)] = made.pipelines.loops
+    assert names == ["a", "b"] and f"ttg.local_alloc : () -> !ttg.memdesc<{depth}x128x64xf16" in made.original.ttgir
+    assert f"a = a_ring.index((k - k_first) % {depth}).load(DOT_" in made.source
+    assert f"a_ahead = gl.load(a_ptrs, mask=(k + {depth} < k_end), other=0)" in made.source
+    assert f"a_ring.index((k - k_first + {depth}) % {depth}).store(a_ahead)" in made.source
+    assert "async_copy" not in made.source and made.check.ported_mma == {"v_mfma"}
+    if ring:     # Triton's rotating swizzle for b, written as the linear layout it is
+        assert f"B_RING_LAYOUT = gl.constexpr({ring}" in made.source
+    assert made.check.ported.loads == [16] * len(made.check.ported.loads)
+
+
+def test_a_slice_of_a_linear_layout_keeps_the_rows_its_parent_spans():
+    # gfx950's b tile is a linear layout whose lanes walk 32 rows: offs_n, a slice of it, is
+    # written with a parent of those rows (written with one, every tile built from it held the
+    # whole tile in each thread: 512 registers, 3,084 spilled, 512 stores where Triton has 8)
+    made = _ported(k.matmul_kernel, "gfx950", num_warps=4, num_stages=2, pipeline=False, **MATMUL)
+    assert "shape=[1, 128]" not in made.source
+    assert made.check.ported.stores == made.check.original.stores == [16] * 8
 
 
 def test_the_report_places_the_advice_on_the_ports_lines():
