@@ -69,6 +69,16 @@ ahead), and pointers the loop only advances (``ptrs += step``, the step read fro
 does not assign) and reads nowhere else, nor after the loop; the loop stores nothing.
 Any other loop stays as written (each iteration loads, then multiplies), and
 :attr:`Pipelines.skipped` says why.
+
+On AMD (MFMA), Triton's stream pipelining keeps a ring of ``num_stages - 1`` tiles filled through
+registers; the port writes the same (:meth:`_LoopRewrite._write_body_through_registers`)::
+
+    for k in range(0, gl.cdiv(K, BLOCK_K)):
+        a = a_ring.index((k - k_first) % 2).load(DOT_A_OPERAND)     # this iteration's tile
+        a_ahead = gl.load(a_ptrs, mask=... & (k + 2 < k_end), other=0)
+        ...
+        acc = _dot_mfma(a, b, acc, ...)
+        a_ring.index((k - k_first + 2) % 2).store(a_ahead)
 """
 
 from __future__ import annotations
@@ -107,6 +117,7 @@ class Pipelines:
     helpers: str = ""
     layouts: list = field(default_factory=list)        # NamedLayout of each ring, at the module's top
     loops: list = field(default_factory=list)          # (line of the loop, stages, names of the loads)
+    described: dict = field(default_factory=dict)      # line of the loop -> how it is pipelined, in words
     skipped: dict = field(default_factory=dict)
 
 
@@ -144,6 +155,7 @@ def pipeline_loops(translations, original, dot_calls) -> Pipelines:
                 continue
             rewrite.write(result)
             result.loops.append((line, rewrite.stages, [load.name for load in rewrite.loads]))
+            result.described[line] = rewrite.describe()
             copies = copies or not rewrite.through_registers
     if copies:
         import triton.experimental.gluon.language.nvidia.ampere.async_copy as async_copy
@@ -478,6 +490,15 @@ class _LoopRewrite:
             if other is not statement and accumulator in _names(other):
                 return
         self.overlapped = (call, statement, accumulator)
+
+    def describe(self) -> str:
+        """``3 tiles of a, b in shared memory, copied 2 iterations ahead`` (and how the MMA runs)."""
+        names, ahead = ", ".join(load.name for load in self.loads), self.ahead
+        iterations = f"{ahead} iteration{'s' if ahead > 1 else ''} ahead"
+        tiles = f"{self.stages} tile{'s' if self.stages > 1 else ''} of {names} in shared memory"
+        if self.through_registers:
+            return f"{tiles}, loaded into registers {iterations} and stored there after the dot"
+        return f"{tiles}, copied {iterations}" + ("; the wgmma left running, one in flight" if self.overlapped else "")
 
     # -- writing it
     def write(self, result) -> None:

@@ -61,8 +61,7 @@ def _pipelined_loops(made) -> list:
     pipelines = getattr(made, "pipelines", None)
     if pipelines is None:
         return []
-    lines = [f"  line {line}: {stages} tiles of {', '.join(names)} in shared memory, copied {stages - 1} "
-             f"iteration{'s' if stages > 2 else ''} ahead" for line, stages, names in pipelines.loops]
+    lines = [f"  line {line}: {pipelines.described[line]}" for line, _, _ in pipelines.loops]
     lines += [f"  line {line}: written as it stands: {why}" for line, why in sorted(pipelines.skipped.items())]
     return lines
 

@@ -179,7 +179,11 @@ def test_the_report_says_which_dot_loops_are_pipelined():
     from linear_layouts.tools.port.report import report_text
     made = _ported(k.matmul_kernel, "sm90", num_warps=4, **MATMUL)
     line = made.pipelines.loops[0][0]
-    assert f"  line {line}: 3 tiles of a, b in shared memory, copied 2 iterations ahead" in report_text(made, k.matmul_kernel, rows=[])
+    assert (f"  line {line}: 3 tiles of a, b in shared memory, copied 2 iterations ahead; the wgmma left running, "
+            "one in flight") in report_text(made, k.matmul_kernel, rows=[])
+    made = _ported(k.matmul_kernel, "gfx942", num_warps=4, num_stages=2, **MATMUL)
+    assert (f"  line {line}: 1 tile of a, b in shared memory, loaded into registers 1 iteration ahead and "
+            "stored there after the dot") in report_text(made, k.matmul_kernel, rows=[])
     made = _ported(k.matmul_store_kernel, "sm90", num_warps=4, **MATMUL)
     assert "written as it stands: the loop stores to memory" in report_text(made, k.matmul_store_kernel, rows=[])
 
