@@ -41,6 +41,7 @@ from .translation import TENSOR_SOURCES, PortError
 
 ANCHORED_OPS = ("tt.load", "tt.store", "tt.atomic_rmw", "tt.atomic_cas")
 SOURCE_OPS = ("tt.make_range", "tt.splat", "arith.constant")
+OPERANDS_MEET = "operands in two layouts"     # why a binary op's operand is converted to the other's layout
 
 
 @dataclass
@@ -299,7 +300,7 @@ class _FrontEndAnswers:
         if _distributed(lhs) and _distributed(rhs):
             left, right = lhs.type.layout, rhs.type.layout
             if not _is_auto(left) and not _is_auto(right) and left != right:
-                lhs, rhs = self.prefer(semantic, lhs, rhs, "operands in two layouts")
+                lhs, rhs = self.prefer(semantic, lhs, rhs, OPERANDS_MEET)
         return self.saved["broadcast_impl_value"](semantic, lhs, rhs)
 
     def expand_dims(self, semantic, input, axis):

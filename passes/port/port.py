@@ -28,7 +28,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from .gluon_build import build_trial
+from .gluon_build import OPERANDS_MEET, build_trial
 from .launch import LaunchError, launch_for
 from .layouts import NamedLayout, gluon_layout_expression, module_constants
 from .module_file import loaded_module
@@ -250,16 +250,25 @@ def _index_conversions(translations, placement, trial) -> list:
 
 
 def _index_vector_conversions(translations, placement, trial) -> list:
-    """For each 1-D pointer or mask converted to a load's or store's layout: the offset vectors in its
-    expression (names the function assigns from a ``tl.arange``), each in the access's layout:
-    [(translation, start, end, encoding, shape)].  ``FINAL_DW + cols`` and ``cols < N`` then build
-    in the store's layout from one conversion of ``cols``, where each was converted before."""
+    """The offset vectors (names the function assigns from a ``tl.arange``) to convert in place of
+    what they build: [(translation, start, end, encoding, shape, access or None)].
+
+    * A 1-D pointer or mask converted to a load's or store's layout: each offset vector in its
+      expression, in the access's layout.  ``FINAL_DW + cols`` and ``cols < N`` then build in
+      the store's layout from one conversion of ``cols``, where each was converted before.
+    * A 2-D operand converted because the operands of one op meet in two layouts
+      (``c_ptr + stride_cm * offs_cm[:, None]`` beside ``offs_cn[None, :]``): each offset vector
+      it expands (``offs_cm[:, None]``), in the slice of the layout the operand goes to; the
+      pointers and the mask ``offs_cm[:, None] < M`` then build from one conversion of 128 i32
+      where each converted a 128x1 tile (of i64 pointers, of i1)."""
     import ast
     moves = {}
     accesses = {c.encoding: c.why.split("'")[0].split()[-1] for c in trial.conversions     # encoding -> load / store
                 if c.why.startswith(_ACCESS_REASONS) and len(c.shape) == 1}
     for conversion in trial.conversions:
-        if conversion.encoding not in accesses or len(conversion.shape) != 1:     # the mask's too
+        one_d = conversion.encoding in accesses and len(conversion.shape) == 1     # the mask's too
+        meeting = conversion.why == OPERANDS_MEET and len(conversion.shape) == 2
+        if not (one_d or meeting):
             continue
         span = _span(placement, conversion.span)
         if span is None:
@@ -271,12 +280,30 @@ def _index_vector_conversions(translations, placement, trial) -> list:
                    and any(isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and
                            call.func.attr == "arange" for call in ast.walk(node.value))}
         for node in ast.walk(text.tree):
-            if isinstance(node, ast.Name) and node.id in offsets and isinstance(node.ctx, ast.Load) and \
-                    start <= text.start(node) and text.end(node) <= end:
+            if not hasattr(node, "lineno") or not (start <= text.start(node) and text.end(node) <= end):
+                continue
+            if one_d and isinstance(node, ast.Name) and node.id in offsets and isinstance(node.ctx, ast.Load):
                 moves.setdefault((id(translation), text.start(node)),
                                  (translation, text.start(node), text.end(node), conversion.encoding, conversion.shape,
                                   accesses[conversion.encoding]))
+            axis = _expanded_axis(node) if meeting else None
+            if axis is not None and isinstance(node.value, ast.Name) and node.value.id in offsets:
+                shape = tuple(d for i, d in enumerate(conversion.shape) if i != axis)
+                moves.setdefault((id(translation), text.start(node.value)),
+                                 (translation, text.start(node.value), text.end(node.value),
+                                  f"#ttg.slice<{{dim = {axis}, parent = {conversion.encoding}}}>", shape, None))
     return list(moves.values())
+
+
+def _expanded_axis(node):
+    """The axis ``x[:, None]`` (1) or ``x[None, :]`` (0) adds, else None."""
+    import ast
+    if not isinstance(node, ast.Subscript) or not isinstance(node.slice, ast.Tuple) or len(node.slice.elts) != 2:
+        return None
+    nones = [i for i, e in enumerate(node.slice.elts) if isinstance(e, ast.Constant) and e.value is None]
+    full = [e for e in node.slice.elts if isinstance(e, ast.Slice) and e.lower is None and e.upper is None
+            and e.step is None]
+    return nones[0] if len(nones) == 1 and len(full) == 1 else None
 
 
 def _translations(jit_fn) -> list:
@@ -392,17 +419,6 @@ def _write_layouts(translations, placement, trial, result: Port) -> None:
     for t in translations:
         t.final_edits = t.edits.copy()
     namer = _Namer()
-    for t in translations:
-        for start, end, encoding, shape, *access in t.rematerialized:
-            if access:     # 1-D offsets (round three)
-                name = namer.name(encoding, shape, f"{access[0]}_layout", t,
-                                  f"the {access[0]}'s layout as Triton coalesced it; the offsets at line {start[0]} "
-                                  "converted once, the pointers and mask built from them")
-            else:
-                name = namer.name(encoding, shape, "index_layout", t,
-                                  f"the index vector at line {start[0]} in the layout of the access it addresses")
-            t.final_edits.wrap(start, end, "gl.convert_layout(", f", {name})")
-            result.conversions.append((start[0], "index vector in its access's layout"))
     seen_sources = {}
     for item in trial.sources:
         span = _span(placement, item.span)
@@ -421,6 +437,20 @@ def _write_layouts(translations, placement, trial, result: Port) -> None:
         hint = (_assigned_name(translation, start) or "tensor") + "_layout"
         name = namer.name(item.encoding, item.shape, hint, translation, f"Triton's layout for {hint[:-7]} (line {start[0]})")
         translation.final_edits.insert(end[0], end[1] - 1, f", layout={name}")
+    # the index vectors converted in place of what they build, named after the sources (whose
+    # layouts they are slices of, where the parent is a source's: OFFS_BN_2D_LAYOUT -> OFFS_BN_2D_ROWS)
+    for t in translations:
+        for start, end, encoding, shape, *access in t.rematerialized:
+            if access and access[0]:     # 1-D offsets of an access (round three)
+                name = namer.name(encoding, shape, f"{access[0]}_layout", t,
+                                  f"the {access[0]}'s layout as Triton coalesced it; the offsets at line {start[0]} "
+                                  "converted once, the pointers and mask built from them")
+            else:
+                variable = t.source.lines[start[0] - t.source.first_line][start[1]:end[1]] if start[0] == end[0] else ""
+                name = namer.name(encoding, shape, f"{variable}_converted" if variable.isidentifier() else "index_layout",
+                                  t, f"the index vector at line {start[0]} in the layout of the tile it builds")
+            t.final_edits.wrap(start, end, "gl.convert_layout(", f", {name})")
+            result.conversions.append((start[0], "index vector in its access's layout"))
     for span, times in dict.fromkeys(trial.expansions):   # outside any conversion of the same operand
         found = _span(placement, span)
         if found is None:

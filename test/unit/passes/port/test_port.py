@@ -3,6 +3,7 @@ targets it names and read back against Triton's compile of the original."""
 
 import inspect
 import os
+import re
 import subprocess
 import sys
 
@@ -160,6 +161,17 @@ def test_a_1d_stores_offsets_are_converted_once_for_its_pointers_and_mask():
     assert ("gl.store(OUT + gl.convert_layout(cols, STORE_LAYOUT), gl.convert_layout(gl.sum(acc, axis=0), "
             "STORE_LAYOUT), mask=gl.convert_layout(cols, STORE_LAYOUT) < N)") in made.source
     assert made.check.ported_conversions == 2       # cols and the sums (Triton's compile converts the sums)
+
+
+def test_an_epilogues_row_offsets_are_converted_where_its_pointer_tile_was():
+    # c_ptr + offs_m[:, None] * stride_cm meets offs_n[None, :] in another layout: offs_m (128 i32)
+    # is converted once and the pointers and the mask build from it, where the 128x1 pointer tile
+    # and the mask's rows were each converted (6 conversions in the port before, 5 now)
+    made = _ported(k.matmul_masked_store_kernel, "sm90", num_warps=4, **MATMUL)
+    rows = re.search(r"c_ptrs = c_ptr \+ gl\.convert_layout\(offs_m, (\w+)\)\[:, None\] \* stride_cm", made.source)
+    assert rows, made.source
+    assert f"mask=(gl.convert_layout(offs_m, {rows.group(1)})[:, None] < M)" in made.source
+    assert made.check.ported_conversions == 5
 
 
 def test_tcgen05_with_an_operand_in_tensor_memory_is_named_in_one_line():
