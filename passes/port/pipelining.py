@@ -88,6 +88,7 @@ import re
 from dataclasses import dataclass, field
 
 from .layouts import NamedLayout, gluon_layout_expression
+from . import loop_text
 
 _ELEMENT_TYPES = {"f16": "gl.float16", "bf16": "gl.bfloat16", "f32": "gl.float32", "f64": "gl.float64",
                   "i8": "gl.int8", "i16": "gl.int16", "i32": "gl.int32", "f8E4M3FN": "gl.float8e4nv",
@@ -142,7 +143,7 @@ def pipeline_loops(translations, original, dot_calls) -> Pipelines:
     for translation in translations:
         loops = {}
         for call in (c for c in dot_calls if c.translation is translation):
-            loop = _enclosing_loop(translation.source.tree, call.node)
+            loop = loop_text.enclosing_loop(translation.source.tree, call.node)
             if loop is not None:
                 loops.setdefault(id(loop), (loop, []))[1].append(call)
         for loop, calls in loops.values():
@@ -169,63 +170,6 @@ class _NotPipelined(Exception):
     pass
 
 
-def _enclosing_loop(tree, node):
-    """The innermost ``for`` whose body holds ``node``."""
-    found = None
-    for candidate in ast.walk(tree):
-        if isinstance(candidate, ast.For) and any(sub is node for stmt in candidate.body for sub in ast.walk(stmt)):
-            if found is None or candidate.lineno >= found.lineno:
-                found = candidate
-    return found
-
-
-def _names(node) -> set:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} if node is not None else set()
-
-
-def _assigned(statements) -> dict:
-    """name -> [statements assigning it], over ``statements`` and everything nested in them."""
-    found = {}
-    for statement in statements:
-        for node in ast.walk(statement):
-            targets = []
-            if isinstance(node, ast.Assign):
-                targets = node.targets
-            elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For)):
-                targets = [node.target]
-            for target in targets:
-                for name in ast.walk(target):
-                    if isinstance(name, ast.Name):
-                        found.setdefault(name.id, []).append(node)
-    return found
-
-
-def _advance(statement, name):
-    """The step of ``name += step`` / ``name = name + step``, else None."""
-    if isinstance(statement, ast.AugAssign) and isinstance(statement.op, ast.Add):
-        return statement.value
-    if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.BinOp) and \
-            isinstance(statement.value.op, ast.Add) and isinstance(statement.value.left, ast.Name) and \
-            statement.value.left.id == name:
-        return statement.value.right
-    return None
-
-
-def _accumulated(statement, call):
-    """The name ``statement`` accumulates ``call`` into (``acc = call(a, b, acc)``,
-    ``acc = call(a, b, acc=acc)`` or ``acc += call(a, b)``), else None."""
-    if isinstance(statement, ast.AugAssign) and isinstance(statement.op, ast.Add) and \
-            isinstance(statement.target, ast.Name) and len(call.args) == 2 and \
-            not any(kw.arg == "acc" for kw in call.keywords):
-        return statement.target.id
-    if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
-        target = statement.targets[0].id
-        given = call.args[2] if len(call.args) == 3 else next((kw.value for kw in call.keywords if kw.arg == "acc"), None)
-        if isinstance(given, ast.Name) and given.id == target:
-            return target
-    return None
-
-
 def _ring_layout_expression(encoding: str, tile) -> str:
     """Gluon text of a ring's shared layout (one tile's; the ring's index is the allocation's
     leading dimension).  AMD's rotating swizzle (``#ttg.amd_rotating_shared``: the phase also
@@ -244,10 +188,6 @@ def _ring_layout_expression(encoding: str, tile) -> str:
         pairs = [[int(n) for n in pair.split(":+")] for pair in padded.group(1).split(", ")]
         return f"gl.PaddedSharedLayout({pairs}, {padded.group(2)}, [], {list(tile)})"
     return gluon_layout_expression(encoding, tile)
-
-
-def _is_zero(node) -> bool:
-    return node is None or (isinstance(node, ast.Constant) and node.value in (0, 0.0, None))
 
 
 def _same_layout(one: str, other: str) -> bool:
@@ -275,7 +215,7 @@ class _LoopRewrite:
         self.computed = {}           # name -> value: what the loop computes from its index alone, for the loads
         self.first = self.end = self.step_text = ""
         self.overlapped = None       # (dot call, its statement, accumulator): the MMA left running, see _plan_overlap
-        self.taken = _names(self.text.tree) | {a.arg for a in self.text.tree.args.args}
+        self.taken = loop_text.names(self.text.tree) | {a.arg for a in self.text.tree.args.args}
 
     # -- reading the loop
     def plan(self) -> None:
@@ -321,7 +261,7 @@ class _LoopRewrite:
             if not (isinstance(call.func, ast.Attribute) and call.func.attr == "load"):
                 continue
             keywords = {kw.arg: kw.value for kw in call.keywords}
-            if set(keywords) - {"mask", "other"} or len(call.args) != 1 or not _is_zero(keywords.get("other")):
+            if set(keywords) - {"mask", "other"} or len(call.args) != 1 or not loop_text.is_zero(keywords.get("other")):
                 continue
             here = self.text.mlir_position(call)[:2]
             at_line = [op for position, op in self.original.ops if position is not None and position[:2] == here]
@@ -350,20 +290,20 @@ class _LoopRewrite:
         from those alone (``offs_k = k * BLOCK_K + tl.arange(0, BLOCK_K)``: written into the load
         ahead, the index replaced), and pointers the loop only advances (by a step read from
         outside it) and reads nowhere else, nor after it."""
-        assigned = _assigned(self.loop.body)
+        assigned = loop_text.assigned(self.loop.body)
         advanced = {}
         read = set()
         for load in self.loads:
-            read |= (_names(load.pointer) | _names(load.mask)) - {self.index}
+            read |= (loop_text.names(load.pointer) | loop_text.names(load.mask)) - {self.index}
         read = self._find_computed(read, assigned)
         for used in sorted(read):
             if used not in assigned or used in self.computed:
                 continue
             statements = assigned[used]
-            steps = [_advance(s, used) for s in statements]
+            steps = [loop_text.advance(s, used) for s in statements]
             if any(step is None for step in steps) or any(s not in self.loop.body for s in statements):
                 raise _NotPipelined(f"`{used}` is computed in the loop, not only advanced")
-            if any(_names(step) & (set(assigned) | {self.index}) for step in steps):
+            if any(loop_text.names(step) & (set(assigned) | {self.index}) for step in steps):
                 raise _NotPipelined(f"`{used}` advances by a step the loop computes")
             advanced[used] = statements
         self.advances = [s for statements in advanced.values() for s in statements]
@@ -371,7 +311,7 @@ class _LoopRewrite:
             raise _NotPipelined(f"`{sorted(set(advanced) & set(self.computed))[0]}` is both computed and advanced")
         own = [load.statement for load in self.loads] + self.advances
         for name in advanced:
-            if any(name in _names(s) for s in self.loop.body if s not in own):
+            if any(name in loop_text.names(s) for s in self.loop.body if s not in own):
                 raise _NotPipelined(f"the loop reads `{name}` elsewhere")
         after = {n.id for n in ast.walk(self.text.tree)
                  if isinstance(n, ast.Name) and getattr(n, "lineno", 0) > self.loop.end_lineno}
@@ -395,11 +335,11 @@ class _LoopRewrite:
                     isinstance(statement.targets[0], ast.Name)) or self.text.start(statement) >= first_load:
                 continue
             self.computed[name] = statement.value
-            for more in _names(statement.value) - {self.index} - seen:
+            for more in loop_text.names(statement.value) - {self.index} - seen:
                 seen.add(more)
                 pending.append(more)
         for name, value in self.computed.items():
-            outside = _names(value) - {self.index} - set(self.computed)
+            outside = loop_text.names(value) - {self.index} - set(self.computed)
             if outside & set(assigned):
                 raise _NotPipelined(f"`{name}` is computed in the loop from values the loop changes")
         return seen
@@ -443,7 +383,7 @@ class _LoopRewrite:
         """A shared-memory MMA takes its operands from shared memory where each it reads there is
         a ring's buffer or a value the loop does not change (stored to shared memory once, before
         the loop, as Triton's compile does); else each ring's tile is read into registers."""
-        assigned = _assigned(self.loop.body)
+        assigned = loop_text.assigned(self.loop.body)
         for call in (c for c in self.calls if c.kind in _SHARED_OPERANDS):
             rings, hoisted, stored = [], [], []
             for position in _SHARED_OPERANDS[call.kind]:
@@ -478,7 +418,7 @@ class _LoopRewrite:
             return
         call = self.calls[0]
         statement = next((s for s in self.loop.body if getattr(s, "value", None) is call.node), None)
-        accumulator = _accumulated(statement, call.node)
+        accumulator = loop_text.accumulated(statement, call.node)
         if accumulator is None:
             return
         body = self.loop.body
@@ -487,7 +427,7 @@ class _LoopRewrite:
         if max(loads) > where or any(min(loads) < body.index(s) < where for s in self.advances if s in body):
             return
         for other in body:
-            if other is not statement and accumulator in _names(other):
+            if other is not statement and accumulator in loop_text.names(other):
                 return
         self.overlapped = (call, statement, accumulator)
 

@@ -28,7 +28,8 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from .gluon_build import OPERANDS_MEET, build_trial
+from . import index_vectors
+from .gluon_build import build_trial
 from .launch import LaunchError, launch_for
 from .layouts import NamedLayout, gluon_layout_expression, module_constants
 from .module_file import loaded_module
@@ -141,7 +142,7 @@ def _port(jit_fn, launch, pipeline: bool = True) -> Port:
     for t in translations:
         t.trial_edits, t.rematerialized = t.edits.copy(), []
     trial, placement = _build(translations, launch, dots, original, jit_fn)
-    moves = _index_conversions(translations, placement, trial)
+    moves = index_vectors.index_conversions(translations, placement, trial, _span)
     if moves:
         # Round two: the index vectors of those pointers converted instead of the pointers
         # themselves (a 1-D vector of indices for each 2-D tile of pointers), as Triton's
@@ -154,12 +155,12 @@ def _port(jit_fn, launch, pipeline: bool = True) -> Port:
             second, second_placement = _build(translations, launch, dots, original, jit_fn)
         except PortError:
             second = None
-        if second is not None and _pointer_tiles(second) < _pointer_tiles(trial):
+        if second is not None and index_vectors.pointer_tiles(second) < index_vectors.pointer_tiles(trial):
             trial, placement = second, second_placement
         else:
             for t in translations:
                 t.trial_edits, t.rematerialized = t.edits.copy(), []
-    vectors = _index_vector_conversions(translations, placement, trial)
+    vectors = index_vectors.index_vector_conversions(translations, placement, trial, _span)
     if vectors:
         # Round three: a 1-D access's offsets (``cols = pid * BLOCK + tl.arange(...)``) converted
         # once, where the pointers, the mask and the value each were (as Triton's compile computes
@@ -200,110 +201,6 @@ def _build(translations, launch, dots, original, jit_fn):
     with loaded_module(text) as (module, path):
         trial = build_trial(getattr(module, jit_fn.fn.__name__), launch, original, _positions(placement, path), {path})
     return trial, placement
-
-
-_ACCESS_REASONS = ("the load's", "the store's", "the atomic's")
-
-
-def _pointer_tiles(trial) -> int:
-    """Conversions of pointer tensors of rank 2 or more (each moves a whole tile of 64-bit pointers)."""
-    return sum(1 for c in trial.conversions if c.why.startswith(_ACCESS_REASONS) and len(c.shape) >= 2)
-
-
-def _index_conversions(translations, placement, trial) -> list:
-    """For each pointer tile a load or store converts: the index vectors its expression expands
-    (``offs[:, None]``, ``offs[None, :]``), each with the slice of the access's layout it must
-    have for the expression to build in that layout: [(translation, start, end, encoding, shape)]."""
-    import ast
-    moves = []
-    for conversion in trial.conversions:
-        if not conversion.why.startswith(_ACCESS_REASONS) or len(conversion.shape) < 2:
-            continue
-        span = _span(placement, conversion.span)
-        if span is None:
-            continue
-        translation, start, end = span
-        text = translation.source
-        expression = next((node for node in ast.walk(text.tree) if isinstance(node, ast.expr)
-                           and text.start(node) == start and text.end(node) == end), None)
-        if expression is None:
-            continue
-        found = []
-        for node in ast.walk(expression):
-            if not isinstance(node, ast.Subscript) or not isinstance(node.slice, ast.Tuple):
-                continue
-            elements = node.slice.elts
-            nones = [i for i, e in enumerate(elements) if isinstance(e, ast.Constant) and e.value is None]
-            full = all(isinstance(e, ast.Slice) and e.lower is None and e.upper is None and e.step is None
-                       for i, e in enumerate(elements) if i not in nones)
-            if len(elements) != len(conversion.shape) or len(nones) != 1 or not full:
-                continue
-            axis = nones[0]
-            shape = tuple(d for i, d in enumerate(conversion.shape) if i != axis)
-            found.append((translation, text.start(node.value), text.end(node.value),
-                          f"#ttg.slice<{{dim = {axis}, parent = {conversion.encoding}}}>", shape))
-        moves += found
-    unique = {}
-    for move in moves:
-        unique.setdefault((id(move[0]), move[1], move[2]), move)
-    return list(unique.values())
-
-
-def _index_vector_conversions(translations, placement, trial) -> list:
-    """The offset vectors (names the function assigns from a ``tl.arange``) to convert in place of
-    what they build: [(translation, start, end, encoding, shape, access or None)].
-
-    * A 1-D pointer or mask converted to a load's or store's layout: each offset vector in its
-      expression, in the access's layout.  ``FINAL_DW + cols`` and ``cols < N`` then build in
-      the store's layout from one conversion of ``cols``, where each was converted before.
-    * A 2-D operand converted because the operands of one op meet in two layouts
-      (``c_ptr + stride_cm * offs_cm[:, None]`` beside ``offs_cn[None, :]``): each offset vector
-      it expands (``offs_cm[:, None]``), in the slice of the layout the operand goes to; the
-      pointers and the mask ``offs_cm[:, None] < M`` then build from one conversion of 128 i32
-      where each converted a 128x1 tile (of i64 pointers, of i1)."""
-    import ast
-    moves = {}
-    accesses = {c.encoding: c.why.split("'")[0].split()[-1] for c in trial.conversions     # encoding -> load / store
-                if c.why.startswith(_ACCESS_REASONS) and len(c.shape) == 1}
-    for conversion in trial.conversions:
-        one_d = conversion.encoding in accesses and len(conversion.shape) == 1     # the mask's too
-        meeting = conversion.why == OPERANDS_MEET and len(conversion.shape) == 2
-        if not (one_d or meeting):
-            continue
-        span = _span(placement, conversion.span)
-        if span is None:
-            continue
-        translation, start, end = span
-        text = translation.source
-        offsets = {node.targets[0].id for node in ast.walk(text.tree)
-                   if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-                   and any(isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and
-                           call.func.attr == "arange" for call in ast.walk(node.value))}
-        for node in ast.walk(text.tree):
-            if not hasattr(node, "lineno") or not (start <= text.start(node) and text.end(node) <= end):
-                continue
-            if one_d and isinstance(node, ast.Name) and node.id in offsets and isinstance(node.ctx, ast.Load):
-                moves.setdefault((id(translation), text.start(node)),
-                                 (translation, text.start(node), text.end(node), conversion.encoding, conversion.shape,
-                                  accesses[conversion.encoding]))
-            axis = _expanded_axis(node) if meeting else None
-            if axis is not None and isinstance(node.value, ast.Name) and node.value.id in offsets:
-                shape = tuple(d for i, d in enumerate(conversion.shape) if i != axis)
-                moves.setdefault((id(translation), text.start(node.value)),
-                                 (translation, text.start(node.value), text.end(node.value),
-                                  f"#ttg.slice<{{dim = {axis}, parent = {conversion.encoding}}}>", shape, None))
-    return list(moves.values())
-
-
-def _expanded_axis(node):
-    """The axis ``x[:, None]`` (1) or ``x[None, :]`` (0) adds, else None."""
-    import ast
-    if not isinstance(node, ast.Subscript) or not isinstance(node.slice, ast.Tuple) or len(node.slice.elts) != 2:
-        return None
-    nones = [i for i, e in enumerate(node.slice.elts) if isinstance(e, ast.Constant) and e.value is None]
-    full = [e for e in node.slice.elts if isinstance(e, ast.Slice) and e.lower is None and e.upper is None
-            and e.step is None]
-    return nones[0] if len(nones) == 1 and len(full) == 1 else None
 
 
 def _translations(jit_fn) -> list:
