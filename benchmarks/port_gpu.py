@@ -4,6 +4,7 @@
     python benchmarks/port_gpu.py --cpu --out benchmarks/results       # any machine, no torch needed
     python benchmarks/port_gpu.py --priced --out benchmarks/results    # the cost model's prices and the advice
     python benchmarks/port_gpu.py --cpu --only liger_rms_norm_fwd,fla_swish_fwd
+    python benchmarks/port_gpu.py --cpu --targets sm120,gfx950 --out benchmarks/results   # the other two targets
     python benchmarks/port_gpu.py --merge run1.jsonl run2.jsonl --machine "..." --command "..."   # one summary (a kernel in a later file: its later row)
 
 The kernels and their launches are ``benchmarks/harness/port_corpus.py`` (Triton's tutorials,
@@ -165,32 +166,33 @@ def run_priced(cases, out, version):
     return 0
 
 
-def run_cpu(cases, out, version):
+def run_cpu(cases, out, version, targets=CPU_TARGETS):
     rows = []
-    jsonl = os.path.join(out, f"port_cpu_{version}.jsonl")
+    name = f"port_cpu_{version}" + ("" if tuple(targets) == CPU_TARGETS else "_" + "_".join(targets))
+    jsonl = os.path.join(out, name + ".jsonl")
     open(jsonl, "w").close()
     for case in cases:
-        row = {"kernel": case.name, "project": case.project, **{t: "" for t in CPU_TARGETS}}
-        found = _in_child("cpu", case, 600)
+        row = {"kernel": case.name, "project": case.project, **{t: "" for t in targets}}
+        found = _in_child("cpu", case, 600, list(targets))
         if "error" in found:            # a crash: each target alone, to tell which one crashes
             found = {}
-            for target in CPU_TARGETS:
+            for target in targets:
                 alone = _in_child("cpu", case, 300, [target])
                 found[target] = alone.get(target, alone.get("error", "?"))
         row.update(found)
         rows.append(row)
         with open(jsonl, "a") as handle:
             handle.write(json.dumps(row) + "\n")
-        print(f"{case.name:34s} " + "  ".join(f"{t}: {row[t][:60]}" for t in CPU_TARGETS), flush=True)
-    lines = [f"# The port on the CPU: {len(cases)} kernels x {len(CPU_TARGETS)} targets (triton {version})", "",
-             f"`python benchmarks/port_gpu.py --cpu`; Python {platform.python_version()}, {platform.machine()}. "
+        print(f"{case.name:34s} " + "  ".join(f"{t}: {row[t][:60]}" for t in targets), flush=True)
+    lines = [f"# The port on the CPU: {len(cases)} kernels x {len(targets)} targets (triton {version})", "",
+             f"`python benchmarks/port_gpu.py --cpu{'' if tuple(targets) == CPU_TARGETS else ' --targets ' + ','.join(targets)}`; Python {platform.python_version()}, {platform.machine()}. "
              "ok: compiles for the target, same arguments, global accesses at least as wide as the original's.", "",
-             "| kernel | project | " + " | ".join(CPU_TARGETS) + " |", "|---|---|" + "---|" * len(CPU_TARGETS)]
+             "| kernel | project | " + " | ".join(targets) + " |", "|---|---|" + "---|" * len(targets)]
     for row in rows:
         lines.append(f"| {row['kernel']} | {row['project']} | " +
-                     " | ".join(row[t].replace("|", "\\|") for t in CPU_TARGETS) + " |")
-    lines += ["", "ok per target: " + ", ".join(f"{t} {sum(r[t] == 'ok' for r in rows)}/{len(rows)}" for t in CPU_TARGETS)]
-    path = os.path.join(out, f"port_cpu_{version}.md")
+                     " | ".join(row[t].replace("|", "\\|") for t in targets) + " |")
+    lines += ["", "ok per target: " + ", ".join(f"{t} {sum(r[t] == 'ok' for r in rows)}/{len(rows)}" for t in targets)]
+    path = os.path.join(out, name + ".md")
     with open(path, "w") as handle:
         handle.write("\n".join(lines) + "\n")
     print("\n" + lines[-1] + f"\nwrote {path}")
@@ -387,7 +389,8 @@ def main(argv=None) -> int:
     parser.add_argument("--only", default="", help="comma-separated case names (default: every case)")
     parser.add_argument("--rounds", type=int, default=3, help="timing rounds, interleaved (default: %(default)s)")
     parser.add_argument("--budget", type=float, default=420, help="seconds after which cases are checked, not timed")
-    parser.add_argument("--targets", default=",".join(CPU_TARGETS), help=argparse.SUPPRESS)
+    parser.add_argument("--targets", default=",".join(CPU_TARGETS),
+                        help="with --cpu: the targets (default: %(default)s; sm120 and gfx950 also ported)")
     parser.add_argument("--merge", nargs="+", metavar="JSONL",
                         help="write the summary of these runs' rows (with --machine and --command)")
     parser.add_argument("--machine", default="", help="with --merge: the GPU, Triton and torch the rows come from")
@@ -429,7 +432,7 @@ def main(argv=None) -> int:
     os.makedirs(args.out, exist_ok=True)
     import triton
     if args.cpu:
-        return run_cpu(cases, args.out, triton.__version__)
+        return run_cpu(cases, args.out, triton.__version__, tuple(args.targets.split(",")))
     if args.priced:
         return run_priced(cases, args.out, triton.__version__)
     return run_gpu(cases, args.out, triton.__version__, max(1, args.rounds), args.budget)

@@ -207,6 +207,7 @@ class _LoopRewrite:
         self.stages = 0              # tiles in each ring
         self.ahead = 0               # iterations a tile is loaded ahead of its use
         self.through_registers = False   # AMD: loaded into registers ahead, stored to the ring (see _find_loads)
+        self.copied = False          # Triton's compile copies the tiles asynchronously (else: through registers)
         self.loads = []              # _Load, in the body's order
         self.advances = []           # the statements that advance the loads' pointers
         self.shared_dots = []        # (dot, [(operand, layout) stored once before the loop], [(operand, layout)
@@ -270,6 +271,7 @@ class _LoopRewrite:
             if copies and rings:
                 self.loads.append(_Load(statement, statement.targets[0].id, call.args[0], keywords.get("mask"),
                                         rings[0]))
+                self.copied = self.copied or any(op.name == "ttg.async_copy_global_to_local" for op in copies)
         if not self.loads:
             raise _NotPipelined("Triton's compile loads nothing of this loop ahead")
         stages = {load.ring.shape[0] for load in self.loads}
@@ -277,11 +279,12 @@ class _LoopRewrite:
             raise _NotPipelined("Triton's rings for this loop differ in depth")
         self.stages = stages.pop()
         # On AMD, Triton's stream pipelining loads the tiles of the iterations ahead into registers
-        # and stores each to its ring's slot after the dot (gfx950's direct copies to shared memory
-        # are written the same way: Gluon's asynchronous copy is NVIDIA's); a ring of D tiles is
-        # loaded D iterations ahead.  On NVIDIA, a ring of S tiles is copied S - 1 ahead.
+        # and stores each to its ring's slot after the dot: a ring of D tiles, loaded D iterations
+        # ahead.  Where Triton copies asynchronously (NVIDIA; gfx950's direct copies to shared
+        # memory, which the port writes through registers too, Gluon's asynchronous copy being
+        # NVIDIA's), a ring of S tiles is filled S - 1 iterations ahead.
         self.through_registers = any(call.kind == "mfma" for call in self.calls)
-        self.ahead = self.stages if self.through_registers else self.stages - 1
+        self.ahead = self.stages - 1 if self.copied else self.stages
         if self.ahead < 1:
             raise _NotPipelined("Triton's ring for this loop holds one tile")
 

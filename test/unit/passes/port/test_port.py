@@ -372,9 +372,12 @@ def test_an_amd_dot_loop_is_pipelined_through_registers_as_triton_pipelines_it(t
     made = _ported(k.matmul_kernel, target, num_warps=4, num_stages=stages, **MATMUL)
     [(_, depth, names)] = made.pipelines.loops
     assert names == ["a", "b"] and f"ttg.local_alloc : () -> !ttg.memdesc<{depth}x128x64xf16" in made.original.ttgir
+    # a ring Triton fills through registers is loaded as many iterations ahead as it has tiles;
+    # one it copies straight to shared memory (gfx950 under the newer releases), one fewer
+    ahead = depth - 1 if "ttg.async_copy_global_to_local" in made.original.ttgir else depth
     assert f"a = a_ring.index((k - k_first) % {depth}).load(DOT_" in made.source
-    assert f"a_ahead = gl.load(a_ptrs, mask=(k + {depth} < k_end), other=0)" in made.source
-    assert f"a_ring.index((k - k_first + {depth}) % {depth}).store(a_ahead)" in made.source
+    assert f"a_ahead = gl.load(a_ptrs, mask=(k + {ahead} < k_end), other=0)" in made.source
+    assert f"a_ring.index((k - k_first + {ahead}) % {depth}).store(a_ahead)" in made.source
     assert "async_copy" not in made.source and made.check.ported_mma == {"v_mfma"}
     if ring:     # Triton's rotating swizzle for b, written as the linear layout it is
         assert f"B_RING_LAYOUT = gl.constexpr({ring}" in made.source
