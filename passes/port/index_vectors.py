@@ -34,13 +34,8 @@ def index_conversions(translations, placement, trial, span_of) -> list:
     (``offs[:, None]``, ``offs[None, :]``), each with the slice of the access's layout it must
     have for the expression to build in that layout: [(translation, start, end, encoding, shape)]."""
     moves = []
-    for conversion in trial.conversions:
-        if not conversion.why.startswith(_ACCESS_REASONS) or len(conversion.shape) < 2:
-            continue
-        span = span_of(placement, conversion.span)
-        if span is None:
-            continue
-        translation, start, end = span
+    tiles = [c for c in trial.conversions if c.why.startswith(_ACCESS_REASONS) and len(c.shape) >= 2]
+    for conversion, translation, start, end in _in_source(tiles, placement, span_of):
         text = translation.source
         expression = next((node for node in ast.walk(text.tree) if isinstance(node, ast.expr)
                            and text.start(node) == start and text.end(node) == end), None)
@@ -48,15 +43,9 @@ def index_conversions(translations, placement, trial, span_of) -> list:
             continue
         found = []
         for node in ast.walk(expression):
-            if not isinstance(node, ast.Subscript) or not isinstance(node.slice, ast.Tuple):
+            axis = _expanded_axis(node, len(conversion.shape))
+            if axis is None:
                 continue
-            elements = node.slice.elts
-            nones = [i for i, e in enumerate(elements) if isinstance(e, ast.Constant) and e.value is None]
-            full = all(isinstance(e, ast.Slice) and e.lower is None and e.upper is None and e.step is None
-                       for i, e in enumerate(elements) if i not in nones)
-            if len(elements) != len(conversion.shape) or len(nones) != 1 or not full:
-                continue
-            axis = nones[0]
             shape = tuple(d for i, d in enumerate(conversion.shape) if i != axis)
             found.append((translation, text.start(node.value), text.end(node.value),
                           f"#ttg.slice<{{dim = {axis}, parent = {conversion.encoding}}}>", shape))
@@ -82,15 +71,11 @@ def index_vector_conversions(translations, placement, trial, span_of) -> list:
     moves = {}
     accesses = {c.encoding: c.why.split("'")[0].split()[-1] for c in trial.conversions     # encoding -> load / store
                 if c.why.startswith(_ACCESS_REASONS) and len(c.shape) == 1}
-    for conversion in trial.conversions:
+    for conversion, translation, start, end in _in_source(trial.conversions, placement, span_of):
         one_d = conversion.encoding in accesses and len(conversion.shape) == 1     # the mask's too
         meeting = conversion.why == OPERANDS_MEET and len(conversion.shape) == 2
         if not (one_d or meeting):
             continue
-        span = span_of(placement, conversion.span)
-        if span is None:
-            continue
-        translation, start, end = span
         text = translation.source
         offsets = {node.targets[0].id for node in ast.walk(text.tree)
                    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
@@ -103,7 +88,7 @@ def index_vector_conversions(translations, placement, trial, span_of) -> list:
                 moves.setdefault((id(translation), text.start(node)),
                                  (translation, text.start(node), text.end(node), conversion.encoding, conversion.shape,
                                   accesses[conversion.encoding]))
-            axis = _expanded_axis(node) if meeting else None
+            axis = _expanded_axis(node, 2) if meeting else None
             if axis is not None and isinstance(node.value, ast.Name) and node.value.id in offsets:
                 shape = tuple(d for i, d in enumerate(conversion.shape) if i != axis)
                 moves.setdefault((id(translation), text.start(node.value)),
@@ -112,11 +97,20 @@ def index_vector_conversions(translations, placement, trial, span_of) -> list:
     return list(moves.values())
 
 
-def _expanded_axis(node):
-    """The axis ``x[:, None]`` (1) or ``x[None, :]`` (0) adds, else None."""
-    if not isinstance(node, ast.Subscript) or not isinstance(node.slice, ast.Tuple) or len(node.slice.elts) != 2:
+def _in_source(conversions, placement, span_of):
+    """Each of ``conversions`` that has a place in the source: (conversion, translation, start, end)."""
+    for conversion in conversions:
+        span = span_of(placement, conversion.span)
+        if span is not None:
+            yield (conversion, *span)
+
+
+def _expanded_axis(node, rank: int):
+    """The axis an index of ``rank`` entries, one ``None`` and the rest ``:``, adds (``x[:, None]``:
+    1, ``x[None, :]``: 0), else None."""
+    if not isinstance(node, ast.Subscript) or not isinstance(node.slice, ast.Tuple) or len(node.slice.elts) != rank:
         return None
     nones = [i for i, e in enumerate(node.slice.elts) if isinstance(e, ast.Constant) and e.value is None]
     full = [e for e in node.slice.elts if isinstance(e, ast.Slice) and e.lower is None and e.upper is None
             and e.step is None]
-    return nones[0] if len(nones) == 1 and len(full) == 1 else None
+    return nones[0] if len(nones) == 1 and len(full) == rank - 1 else None
