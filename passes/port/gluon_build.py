@@ -419,9 +419,11 @@ def _patched_front_end(recorder: _Recorder):
                 recorder.last_started = (self, node)
         if ours and isinstance(node, ast.expr) and _distributed(result):
             recorder.saw(result, self, node)
-            if isinstance(node, ast.Call) and ast.unparse(node.func) in _SOURCE_CALLS and not recorder.dry:
+            if isinstance(node, ast.Call) and ast.unparse(node.func) in _SOURCE_CALLS and not recorder.dry and \
+                    recorder.positions(self, node) is not None:
                 # recorded here, not inside gl.zeros: Gluon builds a jit function's body once per
-                # argument types, and a second equal call reuses it
+                # argument types, and a second equal call reuses it.  Only the user's text: the
+                # port's own helpers write their layouts out.
                 recorder.trial.sources.append(Source(span_of(self, node), result))
         return result
 

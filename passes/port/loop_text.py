@@ -44,9 +44,15 @@ def assigned(statements) -> dict:
 
 
 def advance(statement, name):
-    """The step of ``name += step`` / ``name = name + step``, else None."""
+    """The step of ``name += step`` / ``name = name + step`` / ``name = tl.advance(name, step)``
+    (a block pointer), else None."""
     if isinstance(statement, ast.AugAssign) and isinstance(statement.op, ast.Add):
         return statement.value
+    value = getattr(statement, "value", None)
+    if isinstance(statement, ast.Assign) and isinstance(value, ast.Call) and len(value.args) == 2 and \
+            getattr(value.func, "attr", getattr(value.func, "id", None)) == "advance" and \
+            isinstance(value.args[0], ast.Name) and value.args[0].id == name:
+        return value.args[1]
     if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.BinOp) and \
             isinstance(statement.value.op, ast.Add) and isinstance(statement.value.left, ast.Name) and \
             statement.value.left.id == name:
@@ -67,6 +73,11 @@ def accumulated(statement, call):
         if isinstance(given, ast.Name) and given.id == target:
             return target
     return None
+
+
+def constant(node):
+    """The value of a constant expression (``"zero"``), else None."""
+    return node.value if isinstance(node, ast.Constant) else None
 
 
 def is_zero(node) -> bool:

@@ -133,6 +133,7 @@ class _Load:
     ring_layout: str = ""
     element: str = ""
     read: str = ""           # how the iteration reads its tile: "buffer", or ".load(LAYOUT)"
+    block: object = None     # block_pointers.BlockAccess where it loads through a block pointer (pointer: that)
 
 
 def pipeline_loops(translations, original, dot_calls) -> Pipelines:
@@ -262,7 +263,12 @@ class _LoopRewrite:
             if not (isinstance(call.func, ast.Attribute) and call.func.attr == "load"):
                 continue
             keywords = {kw.arg: kw.value for kw in call.keywords}
-            if set(keywords) - {"mask", "other"} or len(call.args) != 1 or not loop_text.is_zero(keywords.get("other")):
+            block = next((a for a in self.translation.block_accesses if a.node is call), None)
+            if block is not None:      # out of bounds read as zero, as the copies fill it
+                if set(keywords) - {"boundary_check", "padding_option"} or len(call.args) != 1 or \
+                        loop_text.constant(keywords.get("padding_option")) not in (None, "", "zero"):
+                    continue
+            elif set(keywords) - {"mask", "other"} or len(call.args) != 1 or not loop_text.is_zero(keywords.get("other")):
                 continue
             here = self.text.mlir_position(call)[:2]
             at_line = [op for position, op in self.original.ops if position is not None and position[:2] == here]
@@ -270,7 +276,7 @@ class _LoopRewrite:
             rings = [op for op in at_line if op.name == "ttg.local_alloc" and len(op.shape) == 3]
             if copies and rings:
                 self.loads.append(_Load(statement, statement.targets[0].id, call.args[0], keywords.get("mask"),
-                                        rings[0]))
+                                        rings[0], block=block))
                 self.copied = self.copied or any(op.name == "ttg.async_copy_global_to_local" for op in copies)
         if not self.loads:
             raise _NotPipelined("Triton's compile loads nothing of this loop ahead")
@@ -378,6 +384,8 @@ class _LoopRewrite:
             load.read = self._in_registers(load)
 
     def _in_registers(self, load) -> str:
+        if load.block is not None:
+            return f".load({load.block.layout})"
         if not isinstance(load.pointer, ast.Name):
             raise _NotPipelined(f"`{load.name}` is used beyond the dot and its pointers are an expression")
         return f".load({load.pointer.id}.type.layout)"
@@ -491,16 +499,30 @@ class _LoopRewrite:
     def _times(self, n: str) -> str:
         return f"{n} * {self.step_text}" if self.step_text else n
 
+    def _pointers_at(self, load, value: str) -> str:
+        """The text of ``load``'s pointers at iteration ``value`` (a block pointer's tile of them)."""
+        if load.block is not None:
+            return f"{self._at(load.pointer, value)}.pointers({load.block.layout})"
+        return self._at(load.pointer, value)
+
+    def _mask_at(self, load, value: str):
+        """The text of ``load``'s mask at iteration ``value``, or None."""
+        if load.block is not None:
+            checks = load.block.boundary_check
+            return f"{self._at(load.pointer, value)}.mask({checks}, {load.block.layout})" if checks else None
+        return self._at(load.mask, value) if load.mask is not None else None
+
     def _load_ahead(self, load, buffer: str, value: str) -> str:
-        mask = self._at(load.mask, value) if load.mask is not None else "None"
+        mask = self._mask_at(load, value) or "None"
         return (f"_load_ahead({load.buffer}.index({buffer}), {value} < {self.end}, "
-                f"{self._at(load.pointer, value)}, {mask})")
+                f"{self._pointers_at(load, value)}, {mask})")
 
     def _load_now(self, load, value: str) -> str:
         """``gl.load`` of ``load``'s tile at iteration ``value``, zero past the loop's end."""
         wanted = f"({value} < {self.end})"
-        mask = f"({self._at(load.mask, value)}) & {wanted}" if load.mask is not None else wanted
-        return f"gl.load({self._at(load.pointer, value)}, mask={mask}, other=0)"
+        mask = self._mask_at(load, value)
+        mask = f"({mask}) & {wanted}" if mask is not None else wanted
+        return f"gl.load({self._pointers_at(load, value)}, mask={mask}, other=0)"
 
     def _write_body_through_registers(self) -> None:
         """In the loop (AMD): read this iteration's tiles from the rings, load the tiles ``ahead``

@@ -29,6 +29,7 @@ import re
 from dataclasses import dataclass, field
 
 from . import index_vectors
+from .block_pointers import plan_block_pointers
 from .gluon_build import build_trial
 from .launch import LaunchError, launch_for
 from .layouts import NamedLayout, gluon_layout_expression, module_constants
@@ -139,6 +140,10 @@ def _port(jit_fn, launch, pipeline: bool = True) -> Port:
                         f"{lines[-1] if lines else type(error).__name__}") from None
     from .matmul import plan_dots
     dots = plan_dots(translations, original, launch)
+    blocks = plan_block_pointers(translations, original)
+    dots.imports += blocks.imports
+    dots.helpers += blocks.helpers
+    dots.layouts += blocks.layouts
     for t in translations:
         t.trial_edits, t.rematerialized = t.edits.copy(), []
     trial, placement = _build(translations, launch, dots, original, jit_fn)

@@ -12,8 +12,8 @@ What changes, and nothing else (comments and formatting stay):
   (``TENSOR_SOURCES``: ``tl.arange``, ``tl.full``, ``tl.zeros``...) get their layouts from the
   Gluon build (:mod:`.gluon_build`).
 
-A construct with no Gluon form here (block pointers, tensor descriptors, ``tl.cat``, random
-numbers) is a :class:`PortError` naming it and its line.
+Block pointers become calls of helpers beside the kernel (:mod:`.block_pointers`).  A
+construct with no Gluon form here (tensor descriptors, ``tl.cat``, random numbers) is a :class:`PortError` naming it and its line.
 """
 
 from __future__ import annotations
@@ -35,8 +35,6 @@ class PortError(Exception):
 TENSOR_SOURCES = {"arange", "full", "zeros", "zeros_like", "full_like"}
 _RENAMED = {"view": "reshape"}
 _UNSUPPORTED = {
-    "make_block_ptr": "block pointers (tl.make_block_ptr)",
-    "advance": "block pointers (tl.advance)",
     "make_tensor_descriptor": "tensor descriptors (tl.make_tensor_descriptor)",
     "load_tensor_descriptor": "tensor descriptors",
     "store_tensor_descriptor": "tensor descriptors",
@@ -148,6 +146,8 @@ class Translation:
     constants: dict = field(default_factory=dict)        # global name -> value (numbers, constexprs)
     modules: dict = field(default_factory=dict)          # global name -> module (libdevice and the like)
     imports: dict = field(default_factory=dict)          # global name -> the import line that defines it
+    block_pointers: bool = False                         # uses tl.make_block_ptr (see .block_pointers)
+    block_accesses: list = field(default_factory=list)   # block_pointers.BlockAccess of each load / store
 
     @property
     def name(self) -> str:
@@ -175,6 +175,8 @@ class _Translator:
             node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
         # nodes already edited (with everything under them), decorators included
         self.handled = {id(sub) for decorator in tree.decorator_list for sub in ast.walk(decorator)}
+        from .block_pointers import RENAMED, block_pointer_names
+        self.block_pointer_names = block_pointer_names(tree, lambda func: self.language_name(func) in RENAMED)
 
     def run(self) -> Translation:
         self.rewrite_header()
@@ -231,10 +233,19 @@ class _Translator:
         return None
 
     def rewrite_call(self, node: ast.Call) -> None:
-        """Dots recorded; ``tl.trans`` and ``tl.range`` rewritten."""
+        """Dots recorded; ``tl.trans``, ``tl.range`` and block pointers rewritten."""
+        from .block_pointers import RENAMED, BlockAccess, is_block_access
         name = self.language_name(node.func)
         text, edits = self.text, self.edits
-        if name == "dot":
+        block_access = name in ("load", "store") and is_block_access(node, self.block_pointer_names)
+        if name in RENAMED or block_access:
+            self.handled.update(id(sub) for sub in ast.walk(node.func))
+            start, end = text.start(node.func), text.end(node.func)
+            edits.replace(start[0], start[1], end[1], RENAMED.get(name, f"_{name}_block"))
+            self.result.block_pointers = True
+            if block_access:
+                self.result.block_accesses.append(BlockAccess(self.result, node, name))
+        elif name == "dot":
             self.result.dots.append(node)
             self.handled.update(id(sub) for sub in ast.walk(node.func))
         elif name == "trans":      # tl.trans(x) / tl.trans(x, 1, 0) -> gl.permute(x, (1, 0))

@@ -67,3 +67,22 @@ def test_a_pipelined_attention_computes_the_originals_output():
     _checked(k.attention_kernel, (n_ctx // 128,), q_ptr=_tensor(n_ctx, head), k_ptr=_tensor(n_ctx, head),
              v_ptr=_tensor(n_ctx, head), o_ptr=_tensor(n_ctx, head, zeros=True), N_CTX=n_ctx, stride_m=head,
              BLOCK_M=128, BLOCK_N=64, HEAD=head)
+
+
+def test_a_block_pointer_matmul_with_ragged_edges_computes_the_originals_product():
+    from . import block_pointer_kernels as bk
+    M, N, K = 200, 328, 1000      # the last tile of each dimension out of bounds: masked, padded with zeros
+    made = _checked(bk.block_matmul_kernel, (2, 3), a_ptr=_tensor(M, K), b_ptr=_tensor(K, N),
+                    c_ptr=_tensor(M, N, zeros=True), M=M, N=N, K=K, stride_am=K, stride_ak=1, stride_bk=N,
+                    stride_bn=1, stride_cm=N, stride_cn=1, BM=128, BN=128, BK=64)
+    assert "a_bp.mask((0, 1), " in made.source
+
+
+def test_a_rank_three_block_pointer_checks_the_dimensions_asked_on_the_gpu():
+    import torch
+    from . import block_pointer_kernels as bk
+    B, M, N = 5, 48, 32      # the last block of batches out of bounds (checked), the rest whole
+    x = torch.randn(B, M, N, device="cuda")
+    made = port(bk.block_scale_3d_kernel, _target(), num_warps=4, check=True, grid=(3, 3), details=True,
+                x_ptr=x, y_ptr=torch.zeros_like(x), B=B, M=M, N=N, stride_b=M * N, stride_m=N, BB=2, BM=16, BN=32)
+    assert made.check.outputs.startswith("equal"), made.check.summary()
