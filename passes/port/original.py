@@ -26,6 +26,7 @@ _TRAILING_LOC = re.compile(r"\sloc\((.*)\)\s*$")
 _OP = re.compile(r"^\s*(?:(%[\w#.:, %]+?)\s*=\s*)?\"?([a-z_]+\.[\w.]+)\"?")
 _FILE_POSITION = re.compile(r'^"([^"]*)":(\d+):(\d+)$')
 _TENSOR = re.compile(r"tensor<([0-9x]+)x[^,<>]*(?:<[^<>]*>)?,\s*(#[\w.]+(?:<(?:[^<>]|<(?:[^<>]|<[^<>]*>)*>)*>)?)>")
+_TENSORDESC = re.compile(r"!tt\.tensordesc<([0-9x]+)x\w+,\s*(#[\w.]+(?:<(?:[^<>]|<(?:[^<>]|<[^<>]*>)*>)*>)?)")  # 3.8 on
 _MEMDESC = re.compile(r"!ttg\.memdesc<([0-9x]+)x\w+,\s*(#[\w.]+(?:<(?:[^<>]|<(?:[^<>]|<[^<>]*>)*>)*>)?)")
 
 
@@ -140,7 +141,7 @@ def read_positions(ttgir: str, files):
         where = position(loc.group(1))   # None: no source position (constants hoisted by Triton)
         body = line[:loc.start()]
         types = body.rsplit(" : ", 1)[-1] if " : " in body else body
-        tensors = _TENSOR.findall(types) or _MEMDESC.findall(types)
+        tensors = _TENSOR.findall(types) or _MEMDESC.findall(types) or _TENSORDESC.findall(types)
         if not tensors:
             continue
         shape_text, encoding = tensors[-1]

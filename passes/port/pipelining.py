@@ -264,7 +264,12 @@ class _LoopRewrite:
                 continue
             keywords = {kw.arg: kw.value for kw in call.keywords}
             block = next((a for a in self.translation.block_accesses if a.node is call), None)
-            if block is not None:      # out of bounds read as zero, as the copies fill it
+            descriptor = next((c for c in self.translation.descriptor_calls if c.node is call), None)
+            if descriptor is not None:    # a tensor descriptor read through pointers: a block, every dimension checked
+                if keywords or len(call.args) != 1 or not descriptor.boundary_check or self._pads_with_nan(descriptor):
+                    continue
+                block, pointer, offsets = descriptor, descriptor.descriptor, descriptor.offsets
+            elif block is not None:      # out of bounds read as zero, as the copies fill it
                 if set(keywords) - {"boundary_check", "padding_option"} or len(call.args) != 1 or \
                         loop_text.constant(keywords.get("padding_option")) not in (None, "", "zero"):
                     continue
@@ -274,7 +279,9 @@ class _LoopRewrite:
             at_line = [op for position, op in self.original.ops if position is not None and position[:2] == here]
             copies = [op for op in at_line if op.name in ("ttg.async_copy_global_to_local", "ttg.local_store")]
             rings = [op for op in at_line if op.name == "ttg.local_alloc" and len(op.shape) == 3]
-            if copies and rings:
+            if copies and rings and descriptor is not None:    # pointer: the descriptor; mask: the offsets
+                self.loads.append(_Load(statement, statement.targets[0].id, pointer, offsets, rings[0], block=block))
+            elif copies and rings:
                 self.loads.append(_Load(statement, statement.targets[0].id, call.args[0], keywords.get("mask"),
                                         rings[0], block=block))
                 self.copied = self.copied or any(op.name == "ttg.async_copy_global_to_local" for op in copies)
@@ -290,7 +297,10 @@ class _LoopRewrite:
         # memory, which the port writes through registers too, Gluon's asynchronous copy being
         # NVIDIA's), a ring of S tiles is filled S - 1 iterations ahead.
         self.through_registers = any(call.kind == "mfma" for call in self.calls)
-        self.ahead = self.stages - 1 if self.copied else self.stages
+        # (An NVIDIA ring Triton fills through registers, a descriptor read through pointers, is
+        # copied asynchronously by the port all the same: S - 1 ahead, or a copy would land in the
+        # slot being read.)
+        self.ahead = self.stages - 1 if self.copied or not self.through_registers else self.stages
         if self.ahead < 1:
             raise _NotPipelined("Triton's ring for this loop holds one tile")
 
@@ -499,17 +509,28 @@ class _LoopRewrite:
     def _times(self, n: str) -> str:
         return f"{n} * {self.step_text}" if self.step_text else n
 
+    def _pads_with_nan(self, descriptor) -> bool:
+        """Whether the descriptor read at ``descriptor`` was made with ``padding_option="nan"``."""
+        made = [c for c in self.translation.descriptor_calls if c.kind == "make"]
+        return any("nan" in ast.unparse(c.node) for c in made)
+
+    def _block_at(self, load, value: str) -> str:
+        """The block pointer ``load`` reads at iteration ``value`` (a descriptor's: at its offsets)."""
+        if load.block is not None and hasattr(load.block, "offsets"):
+            return f"{self._at(load.pointer, value)}._block({self._at(load.mask, value)})"
+        return self._at(load.pointer, value)
+
     def _pointers_at(self, load, value: str) -> str:
         """The text of ``load``'s pointers at iteration ``value`` (a block pointer's tile of them)."""
         if load.block is not None:
-            return f"{self._at(load.pointer, value)}.pointers({load.block.layout})"
+            return f"{self._block_at(load, value)}.pointers({load.block.layout})"
         return self._at(load.pointer, value)
 
     def _mask_at(self, load, value: str):
         """The text of ``load``'s mask at iteration ``value``, or None."""
         if load.block is not None:
             checks = load.block.boundary_check
-            return f"{self._at(load.pointer, value)}.mask({checks}, {load.block.layout})" if checks else None
+            return f"{self._block_at(load, value)}.mask({checks}, {load.block.layout})" if checks else None
         return self._at(load.mask, value) if load.mask is not None else None
 
     def _load_ahead(self, load, buffer: str, value: str) -> str:

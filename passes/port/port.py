@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 
 from . import index_vectors
 from .block_pointers import plan_block_pointers
+from .tensor_descriptors import plan_tensor_descriptors
 from .gluon_build import build_trial
 from .launch import LaunchError, launch_for
 from .layouts import NamedLayout, gluon_layout_expression, module_constants
@@ -141,9 +142,11 @@ def _port(jit_fn, launch, pipeline: bool = True) -> Port:
     from .matmul import plan_dots
     dots = plan_dots(translations, original, launch)
     blocks = plan_block_pointers(translations, original)
-    dots.imports += blocks.imports
-    dots.helpers += blocks.helpers
-    dots.layouts += blocks.layouts
+    descriptors = plan_tensor_descriptors(translations, original, uses_block_pointers=bool(blocks.helpers))
+    for plan in (blocks, descriptors):
+        dots.imports += plan.imports
+        dots.helpers += plan.helpers
+        dots.layouts += plan.layouts
     for t in translations:
         t.trial_edits, t.rematerialized = t.edits.copy(), []
     trial, placement = _build(translations, launch, dots, original, jit_fn)

@@ -12,8 +12,9 @@ What changes, and nothing else (comments and formatting stay):
   (``TENSOR_SOURCES``: ``tl.arange``, ``tl.full``, ``tl.zeros``...) get their layouts from the
   Gluon build (:mod:`.gluon_build`).
 
-Block pointers become calls of helpers beside the kernel (:mod:`.block_pointers`).  A
-construct with no Gluon form here (tensor descriptors, ``tl.cat``, random numbers) is a :class:`PortError` naming it and its line.
+Block pointers and tensor descriptors made in the kernel become calls of helpers beside it
+(:mod:`.block_pointers`, :mod:`.tensor_descriptors`).  A construct with no Gluon form here
+(``tl.cat``, random numbers) is a :class:`PortError` naming it and its line.
 """
 
 from __future__ import annotations
@@ -35,9 +36,8 @@ class PortError(Exception):
 TENSOR_SOURCES = {"arange", "full", "zeros", "zeros_like", "full_like"}
 _RENAMED = {"view": "reshape"}
 _UNSUPPORTED = {
-    "make_tensor_descriptor": "tensor descriptors (tl.make_tensor_descriptor)",
-    "load_tensor_descriptor": "tensor descriptors",
-    "store_tensor_descriptor": "tensor descriptors",
+    "load_tensor_descriptor": "tl.load_tensor_descriptor (desc.load is ported)",
+    "store_tensor_descriptor": "tl.store_tensor_descriptor (desc.store is ported)",
     "cat": "tl.cat",
     "rand": "random numbers (tl.rand)", "randn": "random numbers (tl.randn)", "randint": "random numbers (tl.randint)",
     "dot_scaled": "tl.dot_scaled",
@@ -148,6 +148,7 @@ class Translation:
     imports: dict = field(default_factory=dict)          # global name -> the import line that defines it
     block_pointers: bool = False                         # uses tl.make_block_ptr (see .block_pointers)
     block_accesses: list = field(default_factory=list)   # block_pointers.BlockAccess of each load / store
+    descriptor_calls: list = field(default_factory=list)  # tensor_descriptors.DescriptorCall of each make / load / store
 
     @property
     def name(self) -> str:
@@ -177,6 +178,7 @@ class _Translator:
         self.handled = {id(sub) for decorator in tree.decorator_list for sub in ast.walk(decorator)}
         from .block_pointers import RENAMED, block_pointer_names
         self.block_pointer_names = block_pointer_names(tree, lambda func: self.language_name(func) in RENAMED)
+        self.descriptor_names = block_pointer_names(tree, lambda func: self.language_name(func) == "make_tensor_descriptor")
 
     def run(self) -> Translation:
         self.rewrite_header()
@@ -237,8 +239,18 @@ class _Translator:
         from .block_pointers import RENAMED, BlockAccess, is_block_access
         name = self.language_name(node.func)
         text, edits = self.text, self.edits
+        from .tensor_descriptors import DescriptorCall
         block_access = name in ("load", "store") and is_block_access(node, self.block_pointer_names)
-        if name in RENAMED or block_access:
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in ("load", "store") and isinstance(func.value, ast.Name) \
+                and func.value.id in self.descriptor_names:
+            self.result.descriptor_calls.append(DescriptorCall(self.result, node, func.attr))
+        elif name == "make_tensor_descriptor":
+            self.handled.update(id(sub) for sub in ast.walk(node.func))
+            start, end = text.start(node.func), text.end(node.func)
+            edits.replace(start[0], start[1], end[1], "_make_tensor_descriptor")
+            self.result.descriptor_calls.append(DescriptorCall(self.result, node, "make"))
+        elif name in RENAMED or block_access:
             self.handled.update(id(sub) for sub in ast.walk(node.func))
             start, end = text.start(node.func), text.end(node.func)
             edits.replace(start[0], start[1], end[1], RENAMED.get(name, f"_{name}_block"))

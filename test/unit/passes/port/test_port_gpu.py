@@ -86,3 +86,15 @@ def test_a_rank_three_block_pointer_checks_the_dimensions_asked_on_the_gpu():
     made = port(bk.block_scale_3d_kernel, _target(), num_warps=4, check=True, grid=(3, 3), details=True,
                 x_ptr=x, y_ptr=torch.zeros_like(x), B=B, M=M, N=N, stride_b=M * N, stride_m=N, BB=2, BM=16, BN=32)
     assert made.check.outputs.startswith("equal"), made.check.summary()
+
+
+def test_a_tensor_descriptor_port_computes_the_originals_output():
+    import torch
+    import triton
+    from . import descriptor_kernels as dk
+    # descriptors made in the kernel live in global scratch memory the launch allocates
+    triton.set_allocator(lambda size, alignment, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
+    M, N = 200, 328      # ragged edges: the copies clip them, as the original's do
+    made = port(dk.descriptor_scale_kernel, _target(), num_warps=4, check=True, grid=(4,), details=True,
+                x_ptr=_tensor(M, N), y_ptr=_tensor(M, N, zeros=True), M=M, N=N, BM=64, BN=64)
+    assert made.check.outputs.startswith("equal"), made.check.summary()
