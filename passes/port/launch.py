@@ -129,6 +129,9 @@ def launch_for(kernel, target: str, num_warps: int = 4, num_stages: int = 3, div
 
 def _argument_type(name: str, value) -> tuple[str, bool]:
     """(type string, may be divisible by 16) of one runtime argument."""
+    if (isinstance(value, str) and value.strip().startswith("tensordesc")) or type(value).__name__ == "TensorDescriptor":
+        raise LaunchError(f"argument {name!r} is a tensor descriptor made on the host (TensorDescriptor), which the "
+                          "port does not write yet: Gluon's carry their shared layout from the host")
     if isinstance(value, str):
         text = value.strip()
         if text.startswith("*") and (text[1:] in _SCALAR_TYPES or text[1:].startswith("fp8")):

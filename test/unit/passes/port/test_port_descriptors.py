@@ -56,3 +56,8 @@ def test_a_tma_ring_feeding_a_matrix_instruction_is_one_clear_error():
     with pytest.raises(PortError, match=r"descriptor_kernels.py:\d+: Triton's compile keeps this descriptor's tile in "
                                          r"shared memory .*pipelined TMA ring"):
         port(k.descriptor_matmul_kernel, "sm90", **MATMUL)
+
+
+def test_a_descriptor_made_on_the_host_is_one_clear_error():
+    with pytest.raises(PortError, match=r"argument 'x_desc' is a tensor descriptor made on the host"):
+        port(k.host_descriptor_kernel, "sm90", x_desc="tensordesc<fp16[64, 64]>", y_ptr="*fp16", BM=64, BN=64)
