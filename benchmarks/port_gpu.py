@@ -431,6 +431,10 @@ def main(argv=None) -> int:
         return 0
     os.makedirs(args.out, exist_ok=True)
     import triton
+    left_out = [c.name for c in cases if not port_corpus.compiles_under(c, triton.__version__)]
+    if left_out:            # their Triton constructs are gone from this release (block pointers from 3.9)
+        print(f"left out under triton {triton.__version__}, which cannot compile them: {', '.join(left_out)}")
+        cases = [c for c in cases if c.name not in left_out]
     if args.cpu:
         return run_cpu(cases, args.out, triton.__version__, tuple(args.targets.split(",")))
     if args.priced:

@@ -11,7 +11,9 @@ The kernels are the projects' own files, pinned and unmodified, in ``benchmarks/
 (where each comes from, its licence, and what was left out: ``port_corpus/SOURCES.md``):
 Triton's tutorials (``triton_tutorials.py``: the tutorials' kernel definitions, verbatim),
 Liger-Kernel 0.8.5 (its wheel, ``port_corpus/wheels/``, unpacked once into a temporary folder)
-and flash-linear-attention 0.5.2 at bc3b101 (``port_corpus/fla/``, the files its kernels need).
+and flash-linear-attention 0.5.2 at bc3b101 (``port_corpus/fla/``, the files its kernels need).  A
+case whose kernel a Triton release cannot compile (block pointers: 3.9 and later) says so in
+``triton_below``; ``compiles_under`` tells, and ``port_gpu.py`` leaves such a case out under that release.
 
 Each case gives its launch as the project's own wrapper makes it (the wrapper's block sizes and
 warps; an autotuned kernel gets one of its own configurations, named in ``note``), with sizes
@@ -256,6 +258,7 @@ class Case:
     tol: tuple | None = None     # (atol, rtol); None: bit for bit
     note: str = ""
     seed: int = 0
+    triton_below: str = ""       # the first Triton release that cannot compile the kernel ("3.9": block pointers)
     _kernel: object = field(default=None, repr=False, compare=False)
 
     def kernel(self):
@@ -284,6 +287,14 @@ class Case:
         import inspect
         names = set(inspect.signature((kernel or self.kernel()).fn).parameters)
         return {k: v for k, v in (("num_warps", self.num_warps), ("num_stages", self.num_stages)) if k not in names}
+
+
+def compiles_under(case: Case, version: str) -> bool:
+    """Whether Triton ``version`` (``triton.__version__``) compiles the case's kernel: every release
+    before the case's ``triton_below``."""
+    def release(text):
+        return tuple(int(part) for part in text.split("+")[0].split(".")[:2])
+    return not case.triton_below or release(version) < release(case.triton_below)
 
 
 def cpu_launch(case: Case, int_types: bool = False) -> dict:
@@ -521,6 +532,7 @@ def _cases() -> list:
              {"B": Bv, "H": Hv, "S": Sv, "BT": 64, "BS": 32, "REVERSE": False, "HAS_SCALE": False, "IS_VARLEN": False},
              (_cdiv(Sv, 32), _cdiv(Tv, 64), Bv * Hv), 4, 3, ("o",), (1e-4, 1e-5),
              note="autotuned: BS=32, 4 warps; a [BT, BS] tl.cumsum over the chunk"))
+
     return cases
 
 
