@@ -11,9 +11,10 @@ The kernels are the projects' own files, pinned and unmodified, in ``benchmarks/
 (where each comes from, its licence, and what was left out: ``port_corpus/SOURCES.md``):
 Triton's tutorials (``triton_tutorials.py``: the tutorials' kernel definitions, verbatim),
 Liger-Kernel 0.8.5 (its wheel, ``port_corpus/wheels/``, unpacked once into a temporary folder)
-and flash-linear-attention 0.5.2 at bc3b101 (``port_corpus/fla/``, the files its kernels need).  A
-case whose kernel a Triton release cannot compile (block pointers: 3.9 and later) says so in
-``triton_below``; ``compiles_under`` tells, and ``port_gpu.py`` leaves such a case out under that release.
+and flash-linear-attention 0.5.2 at bc3b101 (``port_corpus/fla/``, the files its kernels need; its
+block-pointer kernels from 7e46dff, before FLA moved off block pointers).  A case whose kernel a
+Triton release cannot compile (block pointers: 3.9 and later) says so in ``triton_below``;
+``compiles_under`` tells, and ``port_gpu.py`` leaves such a case out under that release.
 
 Each case gives its launch as the project's own wrapper makes it (the wrapper's block sizes and
 warps; an autotuned kernel gets one of its own configurations, named in ``note``), with sizes
@@ -142,6 +143,17 @@ class _EmptyPackage(importlib.abc.Loader):
     def exec_module(self, module):
         if module.__name__ == "fla":      # fla.utils reads the package's version
             module.__version__ = "0.5.2"
+        elif module.__name__ == "fla.ops.utils":
+            module.__getattr__ = _fla_ops_utils_name
+
+
+def _fla_ops_utils_name(name):
+    """``from fla.ops.utils import prepare_chunk_indices`` (``gla/chunk.py``, ``common/chunk_h.py``):
+    FLA's ``fla/ops/utils/__init__.py`` re-exports ``index.py``'s ``prepare_*`` helpers; the empty
+    package takes them from ``index.py`` when asked."""
+    if name.startswith("prepare_"):
+        return getattr(importlib.import_module("fla.ops.utils.index"), name)
+    raise AttributeError(f"module 'fla.ops.utils' has no attribute {name!r}")
 
 
 class _Finder(importlib.abc.MetaPathFinder):
@@ -533,6 +545,48 @@ def _cases() -> list:
              (_cdiv(Sv, 32), _cdiv(Tv, 64), Bv * Hv), 4, 3, ("o",), (1e-4, 1e-5),
              note="autotuned: BS=32, 4 warps; a [BT, BS] tl.cumsum over the chunk"))
 
+    # flash-linear-attention's block-pointer kernels (tl.make_block_ptr, boundary_check, padding_option):
+    # its files as at 7e46dff, the last commit before FLA moved its GPU kernels off block pointers,
+    # which Triton 3.9 removed (port_corpus/SOURCES.md); Triton 3.6-3.8 compile them.
+    Bg, Tg, Hg, Kg = 2, 4096, 16, 128
+    add(Case("fla_chunk_gla_fwd_A_intra", FL, "fla.ops.gla.chunk", "chunk_gla_fwd_A_kernel_intra_sub_intra",
+             {"q": T((Bg, Tg, Hg, Kg), "bf16"), "k": T((Bg, Tg, Hg, Kg), "bf16"), "g": T((Bg, Tg, Hg, Kg), init="logp"),
+              "A": T((Bg, Tg, Hg, 64), init="zeros")},
+             {"cu_seqlens": None, "chunk_indices": None, "scale": Kg ** -0.5, "T": Tg},
+             {"H": Hg, "K": Kg, "BT": 64, "BC": 16, "BK": Kg, "IS_VARLEN": False},
+             (_cdiv(Tg, 64), 4, Bg * Hg), 4, 2, ("A",), (1e-4, 1e-4),
+             triton_below="3.9",
+             note="GLA's diagonal 16x16 blocks of the gated q k^T (K <= 256); autotuned: 4 warps, 2 stages; "
+                  "two boundary-checked [BC, BK] block loads, then a row of k a step"))
+    NK = 4
+    add(Case("fla_chunk_gla_fwd_A_merge", FL, "fla.ops.gla.chunk", "chunk_gla_fwd_A_kernel_intra_sub_intra_merge",
+             {"A": T((NK, Bg, Tg, Hg, 16)), "A2": T((Bg, Tg, Hg, 64), init="zeros")},
+             {"cu_seqlens": None, "chunk_indices": None, "T": Tg},
+             {"B": Bg, "H": Hg, "BT": 64, "BC": 16, "NK": NK, "IS_VARLEN": False},
+             (_cdiv(Tg, 64), 4, Bg * Hg), 4, 3, ("A2",),
+             triton_below="3.9",
+             note="GLA's K > 256 path (K = 512: NK = 4 partial blocks summed); autotuned: 4 warps; "
+                  "a block pointer made and loaded each step of the loop"))
+    Na, Da = Bg * Tg, 2048
+    add(Case("fla_attnres_bwd_dqdw", FL, "fla.ops.attnres.fused", "attnres_bwd_kernel_dqdw",
+             {"q": T((Da,)), "w": T((Da,), init="rand"), "dqw": T((Na, Da)), "dow_partial": T((Na, Da)),
+              "dq": T((Da,), init="zeros"), "dw": T((Da,), init="zeros"), "dow": T((Da,), init="zeros")},
+             {"N": Na}, {"D": Da, "BN": 2048, "BD": 32, "HAS_ONORM": True},
+             (_cdiv(Da, 32),), 4, 3, ("dq", "dw", "dow"), (1e-3, 1e-4),
+             triton_below="3.9",
+             note="attention residuals' backward, the column sums over 8192 tokens (fp32 parameters, the output "
+                  "RMSNorm fused); autotuned: BN=2048, BD=32, 4 warps, 3 stages; zero-padded block loads in a loop"))
+    add(Case("fla_kda_intra_token_parallel", FL, "fla.ops.kda.chunk_intra_token_parallel",
+             "chunk_kda_fwd_kernel_intra_token_parallel",
+             {"q": T((Bg, Tg, Hg, Kg), "bf16"), "k": T((Bg, Tg, Hg, Kg), "bf16"), "g": T((Bg, Tg, Hg, Kg), init="logp"),
+              "beta": T((Bg, Tg, Hg), "bf16", "rand"), "Aqk": T((Bg, Tg, Hg, 64), "bf16", "zeros"),
+              "Akk": T((Bg, Tg, Hg, 16), init="zeros")},
+             {"scale": Kg ** -0.5, "cu_seqlens": None, "N": Bg, "T": Tg},
+             {"H": Hg, "HV": Hg, "K": Kg, "BT": 64, "BC": 16, "BH": 4, "IS_VARLEN": False},
+             (Bg * Tg, _cdiv(Hg, 4)), 4, 3, ("Aqk", "Akk"), (1e-2, 1e-2),
+             triton_below="3.9",
+             note="KDA's diagonal blocks, one program a token; autotuned: BH=4, 4 warps; [BH, K] and [BH] "
+                  "block pointers, one made each step of the loop; Aqk in bf16"))
     return cases
 
 
