@@ -96,6 +96,8 @@ class PortCheck:
     original_conversions: int = 0
     ported_conversions: int = 0
     slower_assembly: list = field(default_factory=list)    # ptxas warnings of the port's the original has not
+    original_tma_copies: int = 0      # TMA copies (cp.async.bulk.tensor) in the assembly: a whole tile each
+    ported_tma_copies: int = 0
     outputs: str = "not run (no GPU or no sample tensors)"
 
     @property
@@ -110,6 +112,8 @@ class PortCheck:
                  f"global accesses, port:     {self.ported.describe()}  "
                  f"({'at least as wide' if self.as_wide else 'NARROWER than the original'})",
                  f"layout conversions: original {self.original_conversions}, port {self.ported_conversions}"]
+        if self.original_tma_copies or self.ported_tma_copies:
+            lines.append(f"TMA copies: original {self.original_tma_copies}, port {self.ported_tma_copies}")
         if self.original_mma or self.ported_mma:
             lines.append(f"matrix instructions: original {sorted(self.original_mma)}, port {sorted(self.ported_mma)}")
         lines += [f"assembler warning of the port's, not the original's: {warning}" for warning in self.slower_assembly]
@@ -160,6 +164,8 @@ def check_port(made, jit_fn, launch_arguments, grid=None, atol=None, rtol=None) 
     result.ported = global_accesses(assembly)
     result.as_wide = (len(result.ported.loads) <= len(result.original.loads) and
                       len(result.ported.stores) <= len(result.original.stores))
+    result.original_tma_copies = made.original.ptx.count("cp.async.bulk.tensor")
+    result.ported_tma_copies = assembly.count("cp.async.bulk.tensor")
     result.original_mma = mma_instructions(made.original.ptx)
     result.ported_mma = mma_instructions(assembly)
     result.original_conversions = moving_conversions(made.original.ttgir)

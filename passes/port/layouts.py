@@ -50,3 +50,23 @@ def gluon_layout_expression(encoding: str, shape=None) -> str:
 def module_constants(named_layouts) -> str:
     """``NAME = gl.constexpr(<expression>)  # why`` lines, one per layout, for a module's top."""
     return "".join(f"{named.name} = gl.constexpr({named.expression})  # {named.why}\n" for named in named_layouts)
+
+
+def ring_layout_expression(encoding: str, tile) -> str:
+    """Gluon text of a ring's shared layout (one tile's; the ring's index is the allocation's
+    leading dimension).  AMD's rotating swizzle (``#ttg.amd_rotating_shared``: the phase also
+    turns every ``maxPhase`` rows) has no Gluon class and is written as the linear layout it is
+    (``gl.SharedLinearLayout``: for a 64x128 tile, 13 offset bases ``[row, col]``); gfx950's padded
+    layout (``#ttg.padded_shared<[512:+8] {offset = [...]}>``) as ``gl.PaddedSharedLayout``."""
+    if encoding.startswith("#ttg.amd_rotating_shared"):
+        from ...dialect import to_linear_layout
+        layout = to_linear_layout(encoding, list(tile))
+        names = [f"dim{d}" for d in range(len(tile))]
+        bases = [[layout.get_basis("offset", i, name) for name in names]
+                 for i in range(layout.in_dim_size_log2("offset"))]
+        return f"gl.SharedLinearLayout({bases})"
+    padded = re.match(r"#ttg\.padded_shared<\[([\d:+, ]+)\] \{offset = (\[[\[\]\d, ]*\]), block = \[\]\}>$", encoding)
+    if padded:
+        pairs = [[int(n) for n in pair.split(":+")] for pair in padded.group(1).split(", ")]
+        return f"gl.PaddedSharedLayout({pairs}, {padded.group(2)}, [], {list(tile)})"
+    return gluon_layout_expression(encoding, tile)

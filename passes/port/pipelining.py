@@ -87,24 +87,14 @@ import ast
 import re
 from dataclasses import dataclass, field
 
-from .layouts import NamedLayout, gluon_layout_expression
+from .layouts import NamedLayout, ring_layout_expression
 from . import loop_text
+from .ring_copies import RingCopies, load_ahead_helper, tma_ahead_helper
 
 _ELEMENT_TYPES = {"f16": "gl.float16", "bf16": "gl.bfloat16", "f32": "gl.float32", "f64": "gl.float64",
                   "i8": "gl.int8", "i16": "gl.int16", "i32": "gl.int32", "f8E4M3FN": "gl.float8e4nv",
                   "f8E5M2": "gl.float8e5"}
 _RING = re.compile(r"!ttg\.memdesc<(\d+)x([0-9x]+)x(\w+), (#[\w.]+)")
-
-_LOAD_AHEAD = '''
-@gluon.jit
-def _load_ahead(buffer, wanted, pointer, mask):
-    """Start copying the tile at ``pointer`` into ``buffer`` where ``wanted`` (masked-off elements
-    zero).  ``wanted`` goes into the mask, as Triton predicates its copies: no branch in the loop."""
-    if mask is None:
-        async_copy.{copy}(buffer, pointer, wanted)
-    else:
-        async_copy.{copy}(buffer, pointer, mask & wanted)
-'''
 
 # The operands (0: a, 1: b) each matrix instruction reads from shared memory: its helper
 # ``_dot_<kind>_shared`` (:mod:`.matmul`) takes them there, as a pipelined loop's rings hold them.
@@ -134,6 +124,7 @@ class _Load:
     element: str = ""
     read: str = ""           # how the iteration reads its tile: "buffer", or ".load(LAYOUT)"
     block: object = None     # block_pointers.BlockAccess where it loads through a block pointer (pointer: that)
+    ready: str = ""          # a TMA ring's barriers (ring_copies)
 
 
 def pipeline_loops(translations, original, dot_calls) -> Pipelines:
@@ -141,6 +132,7 @@ def pipeline_loops(translations, original, dot_calls) -> Pipelines:
     whose text allows it (see the module's docstring)."""
     result = Pipelines()
     copies = False        # whether a loop copies asynchronously (NVIDIA): the copy helper and its import
+    tma = False           # whether a loop copies with the TMA: its helper
     for translation in translations:
         loops = {}
         for call in (c for c in dot_calls if c.translation is translation):
@@ -158,37 +150,19 @@ def pipeline_loops(translations, original, dot_calls) -> Pipelines:
             rewrite.write(result)
             result.loops.append((line, rewrite.stages, [load.name for load in rewrite.loads]))
             result.described[line] = rewrite.describe()
-            copies = copies or not rewrite.through_registers
+            copies = copies or not (rewrite.through_registers or rewrite.tma)
+            tma = tma or rewrite.tma
     if copies:
-        import triton.experimental.gluon.language.nvidia.ampere.async_copy as async_copy
-        copy = "async_load" if hasattr(async_copy, "async_load") else "async_copy_global_to_shared"
-        result.imports.append("from triton.experimental.gluon.language.nvidia.ampere import async_copy")
-        result.helpers = _LOAD_AHEAD.format(copy=copy)
+        line, helper = load_ahead_helper()
+        result.imports.append(line)
+        result.helpers += helper
+    if tma:          # mbarrier and tma are imported with the descriptors (.tensor_descriptors)
+        result.helpers += tma_ahead_helper()
     return result
 
 
 class _NotPipelined(Exception):
     pass
-
-
-def _ring_layout_expression(encoding: str, tile) -> str:
-    """Gluon text of a ring's shared layout (one tile's; the ring's index is the allocation's
-    leading dimension).  AMD's rotating swizzle (``#ttg.amd_rotating_shared``: the phase also
-    turns every ``maxPhase`` rows) has no Gluon class and is written as the linear layout it is
-    (``gl.SharedLinearLayout``: for a 64x128 tile, 13 offset bases ``[row, col]``); gfx950's padded
-    layout (``#ttg.padded_shared<[512:+8] {offset = [...]}>``) as ``gl.PaddedSharedLayout``."""
-    if encoding.startswith("#ttg.amd_rotating_shared"):
-        from ...dialect import to_linear_layout
-        layout = to_linear_layout(encoding, list(tile))
-        names = [f"dim{d}" for d in range(len(tile))]
-        bases = [[layout.get_basis("offset", i, name) for name in names]
-                 for i in range(layout.in_dim_size_log2("offset"))]
-        return f"gl.SharedLinearLayout({bases})"
-    padded = re.match(r"#ttg\.padded_shared<\[([\d:+, ]+)\] \{offset = (\[[\[\]\d, ]*\]), block = \[\]\}>$", encoding)
-    if padded:
-        pairs = [[int(n) for n in pair.split(":+")] for pair in padded.group(1).split(", ")]
-        return f"gl.PaddedSharedLayout({pairs}, {padded.group(2)}, [], {list(tile)})"
-    return gluon_layout_expression(encoding, tile)
 
 
 def _same_layout(one: str, other: str) -> bool:
@@ -209,6 +183,8 @@ class _LoopRewrite:
         self.ahead = 0               # iterations a tile is loaded ahead of its use
         self.through_registers = False   # AMD: loaded into registers ahead, stored to the ring (see _find_loads)
         self.copied = False          # Triton's compile copies the tiles asynchronously (else: through registers)
+        self.tma = False             # ... with the TMA, from tensor descriptors
+        self.copies = RingCopies(self)
         self.loads = []              # _Load, in the body's order
         self.advances = []           # the statements that advance the loads' pointers
         self.shared_dots = []        # (dot, [(operand, layout) stored once before the loop], [(operand, layout)
@@ -265,8 +241,9 @@ class _LoopRewrite:
             keywords = {kw.arg: kw.value for kw in call.keywords}
             block = next((a for a in self.translation.block_accesses if a.node is call), None)
             descriptor = next((c for c in self.translation.descriptor_calls if c.node is call), None)
-            if descriptor is not None:    # a tensor descriptor read through pointers: a block, every dimension checked
-                if keywords or len(call.args) != 1 or not descriptor.boundary_check or self._pads_with_nan(descriptor):
+            if descriptor is not None:    # a tensor descriptor: copied by the TMA, or read through pointers as a block
+                if keywords or len(call.args) != 1 or \
+                        (not descriptor.tma and (not descriptor.boundary_check or self._pads_with_nan(descriptor))):
                     continue
                 block, pointer, offsets = descriptor, descriptor.descriptor, descriptor.offsets
             elif block is not None:      # out of bounds read as zero, as the copies fill it
@@ -277,7 +254,8 @@ class _LoopRewrite:
                 continue
             here = self.text.mlir_position(call)[:2]
             at_line = [op for position, op in self.original.ops if position is not None and position[:2] == here]
-            copies = [op for op in at_line if op.name in ("ttg.async_copy_global_to_local", "ttg.local_store")]
+            copies = [op for op in at_line if op.name in ("ttg.async_copy_global_to_local", "ttg.local_store",
+                                                          "ttng.async_tma_copy_global_to_local")]
             rings = [op for op in at_line if op.name == "ttg.local_alloc" and len(op.shape) == 3]
             if copies and rings and descriptor is not None:    # pointer: the descriptor; mask: the offsets
                 self.loads.append(_Load(statement, statement.targets[0].id, pointer, offsets, rings[0], block=block))
@@ -287,6 +265,10 @@ class _LoopRewrite:
                 self.copied = self.copied or any(op.name == "ttg.async_copy_global_to_local" for op in copies)
         if not self.loads:
             raise _NotPipelined("Triton's compile loads nothing of this loop ahead")
+        through_tma = {bool(getattr(load.block, "tma", False)) for load in self.loads}
+        if len(through_tma) > 1:
+            raise _NotPipelined("the loop copies some tiles with the TMA and others through pointers")
+        self.tma = through_tma.pop()
         stages = {load.ring.shape[0] for load in self.loads}
         if len(stages) != 1:
             raise _NotPipelined("Triton's rings for this loop differ in depth")
@@ -480,7 +462,7 @@ class _LoopRewrite:
                                    f"{argument.id})")
         for load in self.loads:
             encoding, tile = load.ring.encoding, load.ring.shape[1:]
-            expression, how = _ring_layout_expression(encoding, tile), ""
+            expression, how = ring_layout_expression(encoding, tile), ""
             if encoding.startswith("#ttg.amd_rotating_shared"):
                 how = ", its rotating swizzle written as the linear layout it is"
             result.layouts.append(NamedLayout(load.ring_layout, expression,
@@ -514,37 +496,6 @@ class _LoopRewrite:
         made = [c for c in self.translation.descriptor_calls if c.kind == "make"]
         return any("nan" in ast.unparse(c.node) for c in made)
 
-    def _block_at(self, load, value: str) -> str:
-        """The block pointer ``load`` reads at iteration ``value`` (a descriptor's: at its offsets)."""
-        if load.block is not None and hasattr(load.block, "offsets"):
-            return f"{self._at(load.pointer, value)}._block({self._at(load.mask, value)})"
-        return self._at(load.pointer, value)
-
-    def _pointers_at(self, load, value: str) -> str:
-        """The text of ``load``'s pointers at iteration ``value`` (a block pointer's tile of them)."""
-        if load.block is not None:
-            return f"{self._block_at(load, value)}.pointers({load.block.layout})"
-        return self._at(load.pointer, value)
-
-    def _mask_at(self, load, value: str):
-        """The text of ``load``'s mask at iteration ``value``, or None."""
-        if load.block is not None:
-            checks = load.block.boundary_check
-            return f"{self._block_at(load, value)}.mask({checks}, {load.block.layout})" if checks else None
-        return self._at(load.mask, value) if load.mask is not None else None
-
-    def _load_ahead(self, load, buffer: str, value: str) -> str:
-        mask = self._mask_at(load, value) or "None"
-        return (f"_load_ahead({load.buffer}.index({buffer}), {value} < {self.end}, "
-                f"{self._pointers_at(load, value)}, {mask})")
-
-    def _load_now(self, load, value: str) -> str:
-        """``gl.load`` of ``load``'s tile at iteration ``value``, zero past the loop's end."""
-        wanted = f"({value} < {self.end})"
-        mask = self._mask_at(load, value)
-        mask = f"({mask}) & {wanted}" if mask is not None else wanted
-        return f"gl.load({self._pointers_at(load, value)}, mask={mask}, other=0)"
-
     def _write_body_through_registers(self) -> None:
         """In the loop (AMD): read this iteration's tiles from the rings, load the tiles ``ahead``
         iterations on into registers, and store them to their slots at the end of the body."""
@@ -560,7 +511,7 @@ class _LoopRewrite:
                 parts += [f"{other.name} = {other.buffer}.index(({iteration}) % {self.stages}){other.read}"
                           f"  # this iteration's tile" for other in self.loads]
             ahead_name = self.fresh(f"{load.name}_ahead")
-            parts.append(f"{ahead_name} = {self._load_now(load, value)}")
+            parts.append(f"{ahead_name} = {self.copies.now(load, value)}")
             stores.append(f"{load.buffer}.index(({iteration} + {ahead}) % {self.stages}).store({ahead_name})")
             edits.replace_span(self.text.start(load.statement), self.text.end(load.statement), f"\n{inner}".join(parts))
         last = self.text.end(self.loop)
@@ -576,7 +527,7 @@ class _LoopRewrite:
                  f"memory, {how} {ahead} iteration{'s' if ahead > 1 else ''} ahead"]
         lines += [f"{load.buffer} = gl.allocate_shared_memory({load.element}, {list(load.ring.shape)}, "
                   f"{load.ring_layout})" for load in self.loads]
-        lines += self.hoisted_lines
+        lines += self.hoisted_lines + self.copies.before()
         lines.append(f"{self.first} = {self._source(self.bounds[0]) if len(self.bounds) == 2 else '0'}")
         lines.append(f"{self.end} = {self._source(self.bounds[-1])}")
         lines.append(f"for {stage} in gl.static_range({ahead}):")
@@ -588,11 +539,11 @@ class _LoopRewrite:
             if load is None:
                 lines.append("    " + self._source(statement))
             elif self.through_registers:
-                lines.append(f"    {load.buffer}.index({stage}).store({self._load_now(load, value)})")
+                lines.append(f"    {load.buffer}.index({stage}).store({self.copies.now(load, value)})")
             else:
-                lines.append("    " + self._load_ahead(load, stage, value))
+                lines.append("    " + self.copies.ahead(load, stage, value))
         if not self.through_registers:
-            lines.append("    async_copy.commit_group()")
+            lines += ["    " + line for line in self.copies.commit()]
         line = self.text.start(self.loop)[0]
         self.translation.final_edits.insert(line, 0, "".join(f"{outer}{text}\n" for text in lines))
 
@@ -607,32 +558,32 @@ class _LoopRewrite:
         iteration = f"({self.index} - {self.first}) // {self.step_text}" if self.step_text \
             else f"{self.index} - {self.first}"
         value = f"{self.index} + {self._times(str(ahead))}"
-        copies = [self._load_ahead(load, f"({iteration} + {ahead}) % {self.stages}", value) for load in self.loads]
-        copies.append("async_copy.commit_group()")
+        copies = [self.copies.ahead(load, f"({iteration} + {ahead}) % {self.stages}", value) for load in self.loads]
+        commit = self.copies.commit()
         if self.overlapped:
             call, statement, accumulator = self.overlapped
             operands = ", ".join(self._source(argument) for argument in call.node.args[:2])
             started = (f"{accumulator} = _dot_wgmma_shared_overlapped({operands}, {accumulator}, "
                        f"{', '.join(call.layouts)})  # left running; the one before it has finished")
-            copies = [started, "# the slots the MMA before read are free: copy into them"] + copies
+            copies = [started, "# the slots the MMA before read are free: copy into them"] + copies + commit
             edits.replace_span(self.text.start(statement), self.text.end(statement), f"\n{inner}".join(copies))
             copies = []
         for number, load in enumerate(self.loads):
             parts = []
             if number == 0:
-                parts.append(f"async_copy.wait_group({ahead - 1})  # this iteration's tiles have landed")
+                parts += self.copies.wait(iteration)
                 parts += [f"{other.name} = {other.buffer}.index(({iteration}) % {self.stages})"
                           f"{'' if other.read == 'buffer' else other.read}" for other in self.loads]
             if copies:
                 parts.append(copies[number])
                 if number == len(self.loads) - 1:
-                    parts.append(copies[-1])
+                    parts += commit
             start = self.text.start(load.statement)
             if not parts:      # its copy moved after the dot: the line left empty, its indent too
                 start = (start[0], 0)
             edits.replace_span(start, self.text.end(load.statement), f"\n{inner}".join(parts))
         last = self.text.end(self.loop)
-        after = f"\n{outer}async_copy.wait_group(0)  # no copy outlives the loop"
+        after = "".join(f"\n{outer}{line}" for line in self.copies.after())
         if self.overlapped:
             accumulator = self.overlapped[2]
             after += f"\n{outer}{accumulator} = warpgroup_mma_wait(num_outstanding=0, deps=[{accumulator}])  # nor an MMA"

@@ -142,7 +142,7 @@ def _port(jit_fn, launch, pipeline: bool = True) -> Port:
     from .matmul import plan_dots
     dots = plan_dots(translations, original, launch)
     blocks = plan_block_pointers(translations, original)
-    descriptors = plan_tensor_descriptors(translations, original, uses_block_pointers=bool(blocks.helpers))
+    descriptors = plan_tensor_descriptors(translations, original, bool(blocks.helpers), launch.num_warps)
     for plan in (blocks, descriptors):
         dots.imports += plan.imports
         dots.helpers += plan.helpers

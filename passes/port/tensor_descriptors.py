@@ -25,6 +25,7 @@ such name); ``.load`` / ``.store`` on it are its accesses.  Descriptors passed i
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 
 from .block_pointers import HELPERS as BLOCK_POINTER_HELPERS
@@ -148,6 +149,7 @@ class DescriptorCall:
     node: object                   # ast.Call
     kind: str                      # make, load, store
     layout: str = ""               # the name of the tile's layout (LOAD_<line>), once planned
+    tma: bool = False              # copied by the TMA (else read through pointers)
     boundary_check: str = ""       # through pointers: every dimension, as a block pointer's load checks them
 
     @property
@@ -180,7 +182,27 @@ def _where(translation, node) -> str:
     return f"{os.path.basename(translation.source.file)}:{translation.source.start(node)[0]}"
 
 
-def plan_tensor_descriptors(translations, original, uses_block_pointers: bool) -> DescriptorPlan:
+def _rows_of_16_bytes(copy, num_warps: int):
+    """A stand-in for Triton's register layout of a TMA copy's tile that Triton never reads into
+    registers: each thread 16 bytes of a row, a warp's threads along the rows, warps down the
+    tile (an :class:`~.original.OpAt` like the ones Triton's compile gives)."""
+    from .original import OpAt
+    element = re.search(r"tensordesc<(?:tensor<)?[0-9x]+x(\w+?)(\d+)\b", copy.text)
+    bits = int(element.group(2)) if element else 16
+    shape = tuple(copy.shape)
+    per_thread = [1] * (len(shape) - 1) + [max(1, min(shape[-1], 128 // bits))]
+    along = min(32, max(1, shape[-1] // per_thread[-1]))
+    threads = [1] * (len(shape) - 2) + ([32 // along] if len(shape) > 1 else []) + [along]
+    if len(shape) == 1:
+        threads = [32]
+    warps = [num_warps] + [1] * (len(shape) - 1)
+    order = list(range(len(shape) - 1, -1, -1))
+    encoding = (f"#ttg.blocked<{{sizePerThread = {per_thread}, threadsPerWarp = {threads}, warpsPerCTA = {warps}, "
+                f"order = {order}}}>")
+    return OpAt("ttg.local_load", encoding, shape, "")
+
+
+def plan_tensor_descriptors(translations, original, uses_block_pointers: bool, num_warps: int = 4) -> DescriptorPlan:
     """Write every descriptor call of ``translations`` with the layouts Triton chose for it."""
     plan = DescriptorPlan()
     calls = [call for t in translations for call in t.descriptor_calls]
@@ -203,10 +225,15 @@ def plan_tensor_descriptors(translations, original, uses_block_pointers: bool) -
             how = "tma" if plan.through_tma else "pointers"
             found = [op for op in _ops_on_lines(original, translation, call.node, _ACCESS_OPS[(how, call.kind)])
                      if "shared<" not in op.encoding]       # not a buffer's allocation: the value's registers
+            call.tma = plan.through_tma
             if not found and how == "tma" and call.kind == "load":
-                raise PortError(f"{_where(translation, call.node)}: Triton's compile keeps this descriptor's tile in "
-                                "shared memory for a matrix instruction (a pipelined TMA ring), which the port does not "
-                                "write yet")
+                # Triton's compile keeps the tile in shared memory, where a matrix instruction reads
+                # it (a pipelined TMA ring, :mod:`.pipelining`); read into registers only where the
+                # loop is left as written: in a blocked layout of the tile's 16-byte rows
+                copy = _ops_on_lines(original, translation, call.node, ("ttng.async_tma_copy_global_to_local",))
+                if not copy:
+                    raise PortError(f"{_where(translation, call.node)}: Triton's compile has no TMA copy for this load")
+                found = [_rows_of_16_bytes(copy[0], num_warps)]
             if not found:
                 raise PortError(f"{_where(translation, call.node)}: Triton's compile has no {call.kind} for this "
                                 "descriptor (the value is never used?)")

@@ -102,3 +102,16 @@ def test_a_tensor_descriptor_port_computes_the_originals_output():
     made = port(dk.descriptor_scale_kernel, _target(), num_warps=4, check=True, grid=(4,), details=True,
                 x_ptr=_tensor(M, N), y_ptr=_tensor(M, N, zeros=True), M=M, N=N, BM=64, BN=64)
     assert made.check.outputs.startswith("equal"), made.check.summary()
+
+
+@pytest.mark.parametrize("M, N, K", [(256, 256, 1024), (200, 328, 1000)])   # whole tiles; ragged edges (clipped)
+def test_a_descriptor_matmul_pipelined_with_the_tma_computes_the_originals_product(M, N, K):
+    import torch
+    import triton
+    from . import descriptor_kernels as dk
+    triton.set_allocator(lambda size, alignment, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
+    made = port(dk.descriptor_matmul_kernel, _target(), num_warps=8, num_stages=3, check=True,
+                grid=((M + 127) // 128, (N + 127) // 128), details=True, atol=1e-2, rtol=1e-2, a_ptr=_tensor(M, K),
+                b_ptr=_tensor(K, N), c_ptr=_tensor(M, N, zeros=True), M=M, N=N, K=K, BM=128, BN=128, BK=64)
+    assert made.check.outputs.startswith("equal"), made.check.summary()
+    assert made.pipelines.loops, made.pipelines.skipped
