@@ -60,10 +60,12 @@ class _BlockPointer:
     strides: gl.tuple
     offsets: gl.tuple
     block_shape: gl.constexpr
+    dtype: gl.constexpr          # the base's pointer type: ``p.dtype.element_ty`` is the element type
 
     @gluon.constexpr_function
     def __init__(self, base, shape, strides, offsets, block_shape):
         self.base = base
+        self.dtype = gl.constexpr(base.dtype)
         self.shape = _values(shape)
         self.strides = _values(strides)
         self.offsets = _values(offsets)
@@ -232,9 +234,8 @@ def _tile_layout(original, translation, access: BlockAccess):
     found = [op for position, op in original.ops if position is not None and position[0] == text.file
              and line <= position[1] <= end_line and op.name in names]
     found.sort(key=lambda op: names.index(op.name))
-    if not found:
-        raise PortError(f"{os.path.basename(text.file)}:{line}: Triton's compile has no {access.kind} for this "
-                        "block pointer (the value is never used?)")
+    if not found:      # in a branch Triton did not compile (a constexpr condition): nor will Gluon
+        return None, None
     return found[0].encoding, tuple(found[0].shape)
 
 
@@ -248,6 +249,11 @@ def plan_block_pointers(translations, original) -> BlockPointerPlan:
         text = translation.source
         for access in translation.block_accesses:
             encoding, shape = _tile_layout(original, translation, access)
+            closing = text.end(access.node)
+            if encoding is None:
+                access.layout = "None"
+                translation.edits.insert(closing[0], closing[1] - 1, ", layout=None")
+                continue
             if not 1 <= len(shape) <= 3:
                 raise PortError(f"{os.path.basename(text.file)}:{text.start(access.node)[0]}: a block pointer of "
                                 f"rank {len(shape)} (the port writes ranks 1 to 3)")
@@ -260,7 +266,6 @@ def plan_block_pointers(translations, original) -> BlockPointerPlan:
             access.layout = name
             checks = next((k.value for k in access.node.keywords if k.arg == "boundary_check"), None)
             access.boundary_check = ast.unparse(checks) if checks is not None else ""
-            closing = text.end(access.node)
             translation.edits.insert(closing[0], closing[1] - 1, f", layout={name}")
     plan.imports = [IMPORT]
     plan.helpers = module_constants(plan.layouts) + HELPERS

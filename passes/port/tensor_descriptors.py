@@ -234,9 +234,10 @@ def plan_tensor_descriptors(translations, original, uses_block_pointers: bool, n
                 if not copy:
                     raise PortError(f"{_where(translation, call.node)}: Triton's compile has no TMA copy for this load")
                 found = [_rows_of_16_bytes(copy[0], num_warps)]
-            if not found:
-                raise PortError(f"{_where(translation, call.node)}: Triton's compile has no {call.kind} for this "
-                                "descriptor (the value is never used?)")
+            if not found:      # in a branch Triton did not compile (a constexpr condition): nor will Gluon
+                closing = text.end(call.node)
+                translation.edits.insert(closing[0], closing[1] - 1, ", layout=None")
+                continue
             name = f"{call.kind.upper()}_{line}"
             why = f"Triton's layout for the tensor descriptor's {call.kind} at line {line}"
             encoding, shape = found[0].encoding, tuple(found[0].shape)

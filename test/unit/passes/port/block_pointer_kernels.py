@@ -40,3 +40,14 @@ def block_scale_3d_kernel(x_ptr, y_ptr, B, M, N, stride_b, stride_m, BB: tl.cons
                           (BB, BM, BN), (2, 1, 0))
     v = tl.load(x, boundary_check=(0, 2), padding_option="nan")
     tl.store(y, v * 2, boundary_check=(0, 1, 2))
+
+
+@triton.jit
+def block_cast_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr, NEVER: tl.constexpr):
+    x = tl.make_block_ptr(x_ptr, (n,), (1,), (tl.program_id(0) * BLOCK,), (BLOCK,), (0,))
+    y = tl.make_block_ptr(y_ptr, (n,), (1,), (tl.program_id(0) * BLOCK,), (BLOCK,), (0,))
+    v = tl.load(x, boundary_check=(0,)).to(tl.float32) * 2
+    if NEVER:     # a branch Triton never compiles: no layout of Triton's to give its access
+        tl.store(y, v.to(y.dtype.element_ty) + 1, boundary_check=(0,))
+    else:
+        tl.store(y, v.to(y.dtype.element_ty), boundary_check=(0,))

@@ -73,3 +73,12 @@ def test_rank_three_blocks_check_the_dimensions_asked():
     assert re.search(r"v = _load_block\(x, boundary_check=\(0, 2\), padding_option=\"nan\", layout=LOAD_\d+\)",
                      made.source)
     assert re.search(r"_store_block\(y, v \* 2, boundary_check=\(0, 1, 2\), layout=STORE_\d+\)", made.source)
+
+
+@needs_block_pointers
+def test_a_block_pointers_element_type_and_an_access_triton_never_compiles():
+    made = _ported(k.block_cast_kernel, "sm90", x_ptr="*fp16", y_ptr="*bf16", n="i32", BLOCK=1024, NEVER=False)
+    assert re.search(r"_store_block\(y, v\.to\(y\.dtype\.element_ty\) \+ 1, boundary_check=\(0,\), layout=None\)",
+                     made.source), made.source
+    assert re.search(r"_store_block\(y, v\.to\(y\.dtype\.element_ty\), boundary_check=\(0,\), layout=STORE_\d+\)",
+                     made.source)
