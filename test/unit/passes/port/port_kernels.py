@@ -230,3 +230,18 @@ def matmul_masked_store_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_b
         b_ptrs += BLOCK_K * stride_bk
     c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :]
     tl.store(c_ptrs, acc.to(tl.float16), mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+
+
+@triton.jit
+def row_scores_kernel(q_ptr, k_ptr, out_ptr, n, K: tl.constexpr, BC: tl.constexpr):
+    o_i = tl.arange(0, BC)
+    o_k = tl.arange(0, K)
+    b_q = tl.load(q_ptr + o_i[:, None] * K + o_k[None, :]).to(tl.float32)
+    p_k = k_ptr + o_k
+    m_i = o_i < n
+    for j in range(0, n):
+        b_k = tl.load(p_k).to(tl.float32)
+        b_s = tl.sum(b_q * b_k[None, :], 1)
+        tl.store(out_ptr + o_i * n + j, b_s, mask=m_i)
+        p_k += K
+    tl.store(out_ptr + BC * n + o_i[:, None] * K + o_k[None, :], b_q * 2, mask=m_i[:, None])

@@ -403,3 +403,34 @@ def test_the_report_places_the_advice_on_the_ports_lines():
                              "(the kernel's modelled cost 1.25x lower)"]
     assert _advice([Priced("the port", True, advice_problem="no layout rule for tt.foo")]) == [
         "  the advice could not read the port: no layout rule for tt.foo"]
+
+
+def test_a_variable_converted_at_every_read_is_converted_where_assigned_or_above_the_loop():
+    from types import SimpleNamespace
+
+    from linear_layouts.passes.port.converted_names import assigned_conversions
+    from linear_layouts.passes.port.translation import translate
+    t = translate(k.row_scores_kernel)
+    text = t.source
+    reads = {}
+    for node in __import__("ast").walk(text.tree):
+        if getattr(node, "id", None) in ("p_k", "m_i") and type(node.ctx).__name__ == "Load":
+            reads.setdefault(node.id, []).append((text.start(node), text.end(node)))
+    loop_line = next(n for n in __import__("ast").walk(text.tree) if type(n).__name__ == "For").lineno + text.first_line - 1
+    inside = [r for r in reads["m_i"] if r[0][0] < loop_line + 5]
+    converted = [(t, *r) for r in reads["p_k"] + inside]
+    trial = SimpleNamespace(conversions=[SimpleNamespace(span=span, encoding="L", shape=(128,), why="the load's layout")
+                                         for span in converted])
+    moves = assigned_conversions([t], None, trial, lambda placement, span: span)
+    kinds = {(text.lines[start[0] - text.first_line][start[1]:end[1]], why[0]) for _, start, end, _, _, why in moves}
+    # p_k (assigned once, then only advanced) converted where assigned; m_i (read after the loop
+    # in another layout) converted once above the loop
+    assert kinds == {("k_ptr + o_k", "assigned"), ("m_i", "hoisted")}
+    assert next(why for *_, why in moves if why[0] == "hoisted")[2] == loop_line
+
+
+def test_the_loop_reads_a_converted_mask_made_above_it():
+    made = _ported(k.row_scores_kernel, "sm90", q_ptr="*fp16", k_ptr="*fp16", out_ptr="*fp32", n="i32", K=128, BC=16)
+    assert re.search(r"\n    m_i_converted = gl.convert_layout\(m_i, \w+\)  # once, above the loop that reads it\n"
+                     r"    for j in range\(0, n\):\n", made.source), made.source
+    assert "mask=m_i_converted)" in made.source
