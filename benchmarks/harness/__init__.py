@@ -70,6 +70,6 @@ Two commands keep the harnesses' inputs and outputs:
   one from git history (the list itself: ``harness/removed_results.jsonl``, one file a line).
 
 Nothing here imports a script one folder up: the scripts import these.
-* ``port_corpus``: the port benchmark's corpus (``port_gpu.py``): 39 third-party Triton kernels carried
+* ``port_corpus``: the port benchmark's corpus (``port_gpu.py``): 43 third-party Triton kernels carried
   in ``benchmarks/port_corpus/``, each with one realistic launch.
 """

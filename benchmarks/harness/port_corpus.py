@@ -587,6 +587,55 @@ def _cases() -> list:
              triton_below="3.9",
              note="KDA's diagonal blocks, one program a token; autotuned: BH=4, 4 warps; [BH, K] and [BH] "
                   "block pointers, one made each step of the loop; Aqk in bf16"))
+    # tl.dot over block pointers in a loop: the chunked linear-attention kernels' main products
+    Vg, NTg = 128, _cdiv(Tg, 64)
+    add(Case("fla_chunk_bwd_dh", FL, "fla.ops.common.chunk_h", "chunk_bwd_kernel_dh",
+             {"q": T((Bg, Tg, Hg, Kg), "bf16"), "gk": T((Bg, Tg, Hg, Kg), init="logp"),
+              "do": T((Bg, Tg, Hg, Vg), "bf16"), "dh": T((Bg, NTg, Hg, Kg, Vg), init="zeros")},
+             {"g": None, "g_gamma": None, "gv": None, "dht": None, "dh0": None, "cu_seqlens": None,
+              "split_offsets": None, "scale": Kg ** -0.5, "T": Tg},
+             {"HQ": Hg, "H": Hg, "K": Kg, "V": Vg, "BT": 64, "BS": 64, "BK": 64, "BV": 64, "NG": 1, "USE_G": False,
+              "USE_G_GAMMA": False, "USE_GK": True, "USE_GV": False, "STORE_INITIAL_STATE_GRADIENT": False,
+              "USE_FINAL_STATE_GRADIENT": False, "IS_VARLEN": False, "STATE_V_FIRST": False},
+             (_cdiv(Kg, 64), _cdiv(Vg, 64), Bg * Hg), 4, 2, ("dh",), (1e-2, 1e-2),
+             triton_below="3.9",
+             note="GLA's backward chunk states (chunk_gla_bwd's launch: gk, states in fp32, no initial or final "
+                  "state); autotuned: BK=BV=64, 4 warps, 2 stages; dh += q^T do, a tl.dot each chunk from the "
+                  "last; on sm100 Triton's tcgen05 keeps an operand of that dot in registers or tensor memory, "
+                  "which the port does not write yet (sm80, sm90 and gfx942 port)"))
+    add(Case("fla_simple_gla_fwd_h", FL, "fla.ops.common.chunk_h", "chunk_fwd_kernel_h",
+             {"k": T((Bg, Tg, Hg, Kg), "bf16"), "v": T((Bg, Tg, Hg, Vg), "bf16"),
+              "h": T((Bg, NTg, Hg, Kg, Vg), "bf16", "zeros"), "g": T((Bg, Tg, Hg), init="logp"),
+              "ht": T((Bg, Hg, Kg, Vg), init="zeros")},
+             {"g_gamma": None, "gk": None, "gv": None, "h0": None, "cu_seqlens": None, "split_offsets": None, "T": Tg},
+             {"H": Hg, "K": Kg, "V": Vg, "BT": 64, "BS": 64, "BK": 64, "BV": 64, "USE_G": True, "USE_G_GAMMA": False,
+              "USE_GK": False, "USE_GV": False, "USE_INITIAL_STATE": False, "STORE_FINAL_STATE": True,
+              "IS_VARLEN": False, "STATE_V_FIRST": False},
+             (_cdiv(Kg, 64), _cdiv(Vg, 64), Bg * Hg), 4, 2, ("h", "ht"), (1e-2, 1e-2),
+             triton_below="3.9",
+             note="simple GLA's chunk states (its chunk_fwd's launch: the scalar gate g, final state kept); "
+                  "autotuned: BK=BV=64, 4 warps, 2 stages; h += k^T v, a tl.dot each of the 64 chunks"))
+    add(Case("fla_chunk_gla_bwd_dA", FL, "fla.ops.gla.chunk", "chunk_gla_bwd_kernel_dA",
+             {"v": T((Bg, Tg, Hg, Vg), "bf16"), "do": T((Bg, Tg, Hg, Vg), "bf16"), "dA": T((Bg, Tg, Hg, 64), init="zeros")},
+             {"cu_seqlens": None, "chunk_indices": None, "scale": Kg ** -0.5, "T": Tg},
+             {"H": Hg, "V": Vg, "BT": 64, "BV": 64, "IS_VARLEN": False},
+             (NTg, Bg * Hg), 4, 2, ("dA",), (1e-2, 1e-2),
+             triton_below="3.9",
+             note="GLA's dA = do v^T within each chunk; autotuned: 4 warps, 2 stages; a tl.dot a step of the "
+                  "loop over V"))
+    add(Case("fla_parallel_simple_gla_fwd", FL, "fla.ops.simple_gla.parallel", "parallel_simple_gla_fwd_kernel",
+             {"q": T((Bg, Tg, Hg, Kg), "bf16"), "k": T((Bg, Tg, Hg, Kg), "bf16"), "v": T((Bg, Tg, Hg, Vg), "bf16"),
+              "g": T((Bg, Tg, Hg), init="logp"), "o": T((1, Bg, Tg, Hg, Vg), "bf16", "zeros")},
+             {"attn": None, "scale": Kg ** -0.5, "cu_seqlens": None, "chunk_indices": None, "T": Tg},
+             {"B": Bg, "H": Hg, "K": Kg, "V": Vg, "BT": 128, "BS": 32, "BK": 128, "BV": 128, "NV": 1,
+              "OUTPUT_ATTENTIONS": False, "IS_VARLEN": False, "USE_G": True},
+             (1, _cdiv(Tg, 128), Bg * Hg), 4, 2, ("o",), (1e-2, 1e-2),
+             triton_below="3.9",
+             note="simple GLA's parallel (attention-like) forward, as parallel_simple_gla_fwd launches it on an "
+                  "H100 (BT=128, BS=32, BK=BV=128); autotuned: 4 warps, 2 stages; two loops of two tl.dot, "
+                  "the diagonal block masked, the earlier blocks with a running decay; on sm100 Triton's tcgen05 "
+                  "keeps an operand of a dot in registers or tensor memory, which the port does not write yet "
+                  "(sm80, sm90 and gfx942 port)"))
     return cases
 
 
