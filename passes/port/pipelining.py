@@ -90,6 +90,7 @@ from dataclasses import dataclass, field
 from .layouts import NamedLayout, ring_layout_expression
 from . import loop_text
 from .ring_copies import RingCopies, load_ahead_helper, tma_ahead_helper
+from .tensor_descriptors import pads_with_nan
 
 _ELEMENT_TYPES = {"f16": "gl.float16", "bf16": "gl.bfloat16", "f32": "gl.float32", "f64": "gl.float64",
                   "i8": "gl.int8", "i16": "gl.int16", "i32": "gl.int32", "f8E4M3FN": "gl.float8e4nv",
@@ -192,16 +193,15 @@ class _LoopRewrite:
         self.hoisted_lines = []      # the stores of those operands, before the loop
         self.computed = {}           # name -> value: what the loop computes from its index alone, for the loads
         self.first = self.end = self.step_text = ""
+        self.descending = False      # the loop counts down (a negative step)
         self.overlapped = None       # (dot call, its statement, accumulator): the MMA left running, see _plan_overlap
         self.taken = loop_text.names(self.text.tree) | {a.arg for a in self.text.tree.args.args}
 
     # -- reading the loop
     def plan(self) -> None:
+        # (A loop that also stores is pipelined all the same where Triton's compile pipelines it:
+        # its loads then run ahead of the stores as the original's compiled loads do.)
         self._read_range()
-        for node in ast.walk(self.loop):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
-                    (node.func.attr == "store" or node.func.attr.startswith("atomic")):
-                raise _NotPipelined("the loop stores to memory (a load ahead could read before the store)")
         self._find_loads()
         self._find_advances()
         for load in self.loads:
@@ -224,9 +224,12 @@ class _LoopRewrite:
         if not 1 <= len(self.bounds) <= 2:
             raise _NotPipelined("the loop's range has no bounds the port reads")
         step = self.step
-        if step is not None and not isinstance(step, ast.Name) and \
-                not (isinstance(step, ast.Constant) and isinstance(step.value, int) and step.value > 0):
-            raise _NotPipelined("the loop's step is not a positive number or a name")
+        negated = isinstance(step, ast.UnaryOp) and isinstance(step.op, ast.USub)
+        size = step.operand if negated else step
+        if step is not None and not isinstance(size, ast.Name) and \
+                not (isinstance(size, ast.Constant) and isinstance(size.value, int) and size.value > 0):
+            raise _NotPipelined("the loop's step is not a number or a name, or minus one")
+        self.descending = negated          # range(NT - 1, -1, -1): the tiles ahead lie below
         self.index = loop.target.id
 
     def _find_loads(self) -> None:
@@ -243,7 +246,7 @@ class _LoopRewrite:
             descriptor = next((c for c in self.translation.descriptor_calls if c.node is call), None)
             if descriptor is not None:    # a tensor descriptor: copied by the TMA, or read through pointers as a block
                 if keywords or len(call.args) != 1 or \
-                        (not descriptor.tma and (not descriptor.boundary_check or self._pads_with_nan(descriptor))):
+                        (not descriptor.tma and (not descriptor.boundary_check or pads_with_nan(self.translation))):
                     continue
                 block, pointer, offsets = descriptor, descriptor.descriptor, descriptor.offsets
             elif block is not None:      # out of bounds read as zero, as the copies fill it
@@ -269,10 +272,10 @@ class _LoopRewrite:
         if len(through_tma) > 1:
             raise _NotPipelined("the loop copies some tiles with the TMA and others through pointers")
         self.tma = through_tma.pop()
-        stages = {load.ring.shape[0] for load in self.loads}
-        if len(stages) != 1:
-            raise _NotPipelined("Triton's rings for this loop differ in depth")
-        self.stages = stages.pop()
+        # Rings of different depths (Triton keeps one tile of a value it reads into registers,
+        # two of a dot's operand): the deepest are written, the others load in the loop as written.
+        self.stages = max(load.ring.shape[0] for load in self.loads)
+        self.loads = [load for load in self.loads if load.ring.shape[0] == self.stages]
         # On AMD, Triton's stream pipelining loads the tiles of the iterations ahead into registers
         # and stores each to its ring's slot after the dot: a ring of D tiles, loaded D iterations
         # ahead.  Where Triton copies asynchronously (NVIDIA; gfx950's direct copies to shared
@@ -314,10 +317,15 @@ class _LoopRewrite:
         for name in advanced:
             if any(name in loop_text.names(s) for s in self.loop.body if s not in own):
                 raise _NotPipelined(f"the loop reads `{name}` elsewhere")
-        after = {n.id for n in ast.walk(self.text.tree)
-                 if isinstance(n, ast.Name) and getattr(n, "lineno", 0) > self.loop.end_lineno}
+        # read after the loop: its first use there reads it (a later loop that assigns it first does not)
+        later = sorted((n for n in ast.walk(self.text.tree) if isinstance(n, ast.Name) and
+                        (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)) > (self.loop.end_lineno, 1 << 30)),
+                       key=lambda n: (n.lineno, isinstance(n.ctx, ast.Store), n.col_offset))
+        first = {}
+        for n in later:
+            first.setdefault(n.id, n)
         for name in sorted(set(advanced) | {load.name for load in self.loads}):
-            if name in after:
+            if name in first and isinstance(first[name].ctx, ast.Load):
                 raise _NotPipelined(f"`{name}` is read after the loop")
 
     def _find_computed(self, read: set, assigned: dict) -> set:
@@ -488,13 +496,12 @@ class _LoopRewrite:
                 text = re.sub(rf"(?<![\w.]){re.escape(name)}(?![\w])(?!\s*=[^=])", f"({self._source(computed)})", text)
         return re.sub(rf"(?<![\w.]){re.escape(self.index)}(?![\w])(?!\s*=[^=])", f"({value})", text)
 
+    def within(self, value: str) -> str:
+        """Whether iteration ``value`` is one the loop runs (``value < end``; ``>`` counting down)."""
+        return f"{value} {'>' if self.descending else '<'} {self.end}"
+
     def _times(self, n: str) -> str:
         return f"{n} * {self.step_text}" if self.step_text else n
-
-    def _pads_with_nan(self, descriptor) -> bool:
-        """Whether the descriptor read at ``descriptor`` was made with ``padding_option="nan"``."""
-        made = [c for c in self.translation.descriptor_calls if c.kind == "make"]
-        return any("nan" in ast.unparse(c.node) for c in made)
 
     def _write_body_through_registers(self) -> None:
         """In the loop (AMD): read this iteration's tiles from the rings, load the tiles ``ahead``

@@ -92,7 +92,7 @@ class RingCopies:
     def ahead(self, load, slot: str, value: str) -> str:
         """Start copying ``load``'s tile of iteration ``value`` into its ring's ``slot``."""
         rewrite = self.rewrite
-        wanted = f"{value} < {rewrite.end}"
+        wanted = rewrite.within(value)
         if self.tma:
             return (f"_tma_ahead({rewrite._at(load.pointer, value)}.tma, {rewrite._at(load.mask, value)}, "
                     f"{load.buffer}.index({slot}), {load.ready}.index({slot}), {wanted})")
@@ -101,7 +101,7 @@ class RingCopies:
 
     def now(self, load, value: str) -> str:
         """``gl.load`` of ``load``'s tile at iteration ``value``, zero past the loop's end."""
-        wanted = f"({value} < {self.rewrite.end})"
+        wanted = f"({self.rewrite.within(value)})"
         mask = self.mask_at(load, value)
         mask = f"({mask}) & {wanted}" if mask is not None else wanted
         return f"gl.load({self.pointers_at(load, value)}, mask={mask}, other=0)"

@@ -24,6 +24,7 @@ such name); ``.load`` / ``.store`` on it are its accesses.  Descriptors passed i
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 from dataclasses import dataclass, field
@@ -168,6 +169,12 @@ class DescriptorPlan:
     helpers: str = ""
     layouts: list = field(default_factory=list)
     through_tma: bool = False
+
+
+def pads_with_nan(translation) -> bool:
+    """Whether a descriptor ``translation`` makes is made with ``padding_option="nan"`` (its
+    out-of-bounds elements are not the zeros a pipelined loop's copies fill in)."""
+    return any("nan" in ast.unparse(c.node) for c in translation.descriptor_calls if c.kind == "make")
 
 
 def _ops_on_lines(original, translation, node, names):

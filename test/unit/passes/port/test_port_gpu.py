@@ -115,3 +115,10 @@ def test_a_descriptor_matmul_pipelined_with_the_tma_computes_the_originals_produ
                 b_ptr=_tensor(K, N), c_ptr=_tensor(M, N, zeros=True), M=M, N=N, K=K, BM=128, BN=128, BK=64)
     assert made.check.outputs.startswith("equal"), made.check.summary()
     assert made.pipelines.loops, made.pipelines.skipped
+
+
+def test_a_pipelined_loop_counting_down_computes_the_originals_product():
+    M, N, K = 256, 256, 1000
+    _checked(k.matmul_descending_kernel, (M // 128, N // 128), a_ptr=_tensor(M, K), b_ptr=_tensor(K, N),
+             c_ptr=_tensor(M, N, zeros=True), M=M, N=N, K=K, stride_am=K, stride_bk=N, stride_cm=N,
+             BLOCK_M=128, BLOCK_N=128, BLOCK_K=64)
