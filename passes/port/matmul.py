@@ -284,3 +284,47 @@ def _rewrite_call(translation, call: ast.Call, helper: str, layout_names: list) 
     closing = text.end(call)
     extra = (", None" if len(arguments) == 2 else "") + "".join(f", {name}" for name in layout_names)
     edits.insert(closing[0], closing[1] - 1, extra)
+
+
+# The operands each helper takes in registers, converted to Triton's dot-operand layout inside it.
+_REGISTER_ROLES = {"wgmma_registers": (0,), "mma_v2": (0, 1), "mfma": (0, 1)}
+
+
+def hoist_invariant_operands(calls) -> list:
+    """A register operand of a ``tl.dot`` in a loop that the loop does not change (an attention's
+    ``q``) converted to its dot-operand layout once, above the outermost such loop, as Triton's
+    compile converts it before the loop, where the helper would convert it every iteration::
+
+        b_q_operand = gl.convert_layout(b_q, DOT_124_A_OPERAND)  # the loop does not change it: converted once
+        for i_s in range(...):
+            b_s = _dot_wgmma_registers(b_q_operand, b_k, None, DOT_124_A_OPERAND, ...)
+
+    Edits each call's translation's final edits; returns the lines hoisted (for the report)."""
+    from . import loop_text
+    done, hoisted = {}, []
+    for call in calls:
+        text, edits = call.translation.source, call.translation.final_edits
+        loops = [node for node in ast.walk(text.tree) if isinstance(node, ast.For)
+                 and any(sub is call.node for sub in ast.walk(node))]
+        for position in _REGISTER_ROLES.get(call.kind, ()):
+            argument = call.node.args[position] if position < len(call.node.args) else None
+            if not isinstance(argument, ast.Name):
+                continue
+            # the outermost loop that does not assign it (the loops inside it do not either)
+            loop = min((loop for loop in loops if argument.id not in loop_text.assigned([loop])), key=text.start,
+                       default=None)
+            if loop is None:
+                continue
+            key = (id(call.translation), argument.id, call.layouts[position], text.start(loop))
+            if key not in done:
+                taken = loop_text.names(text.tree)
+                name, n = f"{argument.id}_operand", 2
+                while name in taken or name in {v for v in done.values()}:
+                    name, n = f"{argument.id}_operand_{n}", n + 1
+                done[key] = name
+                line, col = text.start(loop)
+                edits.insert(line, 0, f"{' ' * col}{name} = gl.convert_layout({argument.id}, {call.layouts[position]})"
+                                      "  # the loop does not change it: converted once\n")
+                hoisted.append((line, name))
+            edits.replace_span(text.start(argument), text.end(argument), done[key])
+    return hoisted

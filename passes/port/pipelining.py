@@ -272,10 +272,13 @@ class _LoopRewrite:
         if len(through_tma) > 1:
             raise _NotPipelined("the loop copies some tiles with the TMA and others through pointers")
         self.tma = through_tma.pop()
-        # Rings of different depths (Triton keeps one tile of a value it reads into registers,
-        # two of a dot's operand): the deepest are written, the others load in the loop as written.
-        self.stages = max(load.ring.shape[0] for load in self.loads)
-        self.loads = [load for load in self.loads if load.ring.shape[0] == self.stages]
+        # (Rings of different depths, where Triton keeps one tile of a value it reads into
+        # registers and two of a dot's operand: writing only the deepest, the others loaded in the
+        # loop as written, measured slower than not pipelining on FLA's chunk_bwd_kernel_dh.)
+        stages = {load.ring.shape[0] for load in self.loads}
+        if len(stages) != 1:
+            raise _NotPipelined("Triton's rings for this loop differ in depth")
+        self.stages = stages.pop()
         # On AMD, Triton's stream pipelining loads the tiles of the iterations ahead into registers
         # and stores each to its ring's slot after the dot: a ring of D tiles, loaded D iterations
         # ahead.  Where Triton copies asynchronously (NVIDIA; gfx950's direct copies to shared

@@ -195,6 +195,9 @@ def _port(jit_fn, launch, pipeline: bool = True) -> Port:
     _write_layouts(translations, placement, trial, result)
     from .pipelining import pipeline_loops
     result.pipelines = pipeline_loops(translations, original, dots.calls if pipeline else [])
+    from .matmul import hoist_invariant_operands
+    result.conversions += [(line, "a dot's operand the loop does not change, converted above it")
+                           for line, _ in hoist_invariant_operands(dots.calls)]
     dots.imports += result.pipelines.imports
     dots.helpers += module_constants(result.pipelines.layouts) + result.pipelines.helpers
     dots.layouts += result.pipelines.layouts

@@ -437,3 +437,10 @@ def test_the_loop_reads_a_converted_mask_made_above_it():
     assert re.search(r"\n    m_i_converted = gl.convert_layout\(m_i, \w+\)  # once, above the loop that reads it\n"
                      r"    for j in range\(0, n\):\n", made.source), made.source
     assert "mask=m_i_converted)" in made.source
+
+
+def test_a_dot_operand_the_loop_does_not_change_is_converted_once_above_it():
+    made = _ported(k.attention_kernel, "sm80", num_warps=4, **ATTENTION)
+    assert re.search(r"\n    q_operand = gl.convert_layout\(q, (DOT_\d+_A_OPERAND)\)  # the loop does not change it: "
+                     r"converted once\n(?:.*\n)*?    for .*\n(?:.*\n)*?        qk = _dot_mma_v2\(q_operand, k, None, \1, ",
+                     made.source), made.source
