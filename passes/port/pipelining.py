@@ -89,13 +89,8 @@ from dataclasses import dataclass, field
 
 from .layouts import NamedLayout, ring_layout_expression
 from . import loop_text
-from .ring_copies import RingCopies, load_ahead_helper, tma_ahead_helper
+from .ring_copies import ELEMENT_TYPES as _ELEMENT_TYPES, RING as _RING, RingCopies, load_ahead_helper, tma_ahead_helper
 from .tensor_descriptors import pads_with_nan
-
-_ELEMENT_TYPES = {"f16": "gl.float16", "bf16": "gl.bfloat16", "f32": "gl.float32", "f64": "gl.float64",
-                  "i8": "gl.int8", "i16": "gl.int16", "i32": "gl.int32", "f8E4M3FN": "gl.float8e4nv",
-                  "f8E5M2": "gl.float8e5"}
-_RING = re.compile(r"!ttg\.memdesc<(\d+)x([0-9x]+)x(\w+), (#[\w.]+)")
 
 # The operands (0: a, 1: b) each matrix instruction reads from shared memory: its helper
 # ``_dot_<kind>_shared`` (:mod:`.matmul`) takes them there, as a pipelined loop's rings hold them.
@@ -199,14 +194,15 @@ class _LoopRewrite:
 
     # -- reading the loop
     def plan(self) -> None:
-        # (A loop that also stores is pipelined all the same where Triton's compile pipelines it:
-        # its loads then run ahead of the stores as the original's compiled loads do.)
+        # (A loop that also stores is pipelined where Triton's is: loads ahead of stores, as its.)
         self._read_range()
         self._find_loads()
         self._find_advances()
         for load in self.loads:
             self._plan_read(load)
         self._hand_rings_to_dots()
+        if any(load.ring.shape[0] == self.ahead and load.read == "buffer" for load in self.loads):
+            raise _NotPipelined("a one-tile ring the matrix instruction reads in place")
         self._plan_overlap()
 
     def _read_range(self) -> None:
@@ -272,22 +268,21 @@ class _LoopRewrite:
         if len(through_tma) > 1:
             raise _NotPipelined("the loop copies some tiles with the TMA and others through pointers")
         self.tma = through_tma.pop()
-        # (Rings of different depths, where Triton keeps one tile of a value it reads into
-        # registers and two of a dot's operand: writing only the deepest, the others loaded in the
-        # loop as written, measured slower than not pipelining on FLA's chunk_bwd_kernel_dh.)
+        # Rings of different depths (one tile of a value read into registers, two of a dot's
+        # operand): all filled S - 1 ahead; a one-tile ring is read into registers before the
+        # copy into its slot (asynchronous copies only; checked in :meth:`plan`).
         stages = {load.ring.shape[0] for load in self.loads}
-        if len(stages) != 1:
+        self.stages = max(stages)
+        if len(stages) > 1 and (self.tma or any(call.kind == "mfma" for call in self.calls) or
+                                min(stages) < self.stages - 1):
             raise _NotPipelined("Triton's rings for this loop differ in depth")
-        self.stages = stages.pop()
         # On AMD, Triton's stream pipelining loads the tiles of the iterations ahead into registers
         # and stores each to its ring's slot after the dot: a ring of D tiles, loaded D iterations
         # ahead.  Where Triton copies asynchronously (NVIDIA; gfx950's direct copies to shared
         # memory, which the port writes through registers too, Gluon's asynchronous copy being
         # NVIDIA's), a ring of S tiles is filled S - 1 iterations ahead.
         self.through_registers = any(call.kind == "mfma" for call in self.calls)
-        # (An NVIDIA ring Triton fills through registers, a descriptor read through pointers, is
-        # copied asynchronously by the port all the same: S - 1 ahead, or a copy would land in the
-        # slot being read.)
+        # (NVIDIA rings Triton fills through registers are copied asynchronously all the same.)
         self.ahead = self.stages - 1 if self.copied or not self.through_registers else self.stages
         if self.ahead < 1:
             raise _NotPipelined("Triton's ring for this loop holds one tile")
@@ -447,9 +442,12 @@ class _LoopRewrite:
 
     def describe(self) -> str:
         """``3 tiles of a, b in shared memory, copied 2 iterations ahead`` (and how the MMA runs)."""
-        names, ahead = ", ".join(load.name for load in self.loads), self.ahead
+        ahead = self.ahead
         iterations = f"{ahead} iteration{'s' if ahead > 1 else ''} ahead"
-        tiles = f"{self.stages} tile{'s' if self.stages > 1 else ''} of {names} in shared memory"
+        tiles = " and ".join(f"{depth} tile{'s' if depth > 1 else ''} of " +
+                             ", ".join(load.name for load in self.loads if load.ring.shape[0] == depth)
+                             for depth in sorted({load.ring.shape[0] for load in self.loads}, reverse=True))
+        tiles += " in shared memory"
         if self.through_registers:
             return f"{tiles}, loaded into registers {iterations} and stored there after the dot"
         return f"{tiles}, copied {iterations}" + ("; the wgmma left running, one in flight" if self.overlapped else "")
@@ -568,7 +566,8 @@ class _LoopRewrite:
         iteration = f"({self.index} - {self.first}) // {self.step_text}" if self.step_text \
             else f"{self.index} - {self.first}"
         value = f"{self.index} + {self._times(str(ahead))}"
-        copies = [self.copies.ahead(load, f"({iteration} + {ahead}) % {self.stages}", value) for load in self.loads]
+        copies = [self.copies.ahead(load, f"({iteration} + {ahead}) % {load.ring.shape[0]}", value)
+                  for load in self.loads]
         commit = self.copies.commit()
         if self.overlapped:
             call, statement, accumulator = self.overlapped
@@ -582,7 +581,7 @@ class _LoopRewrite:
             parts = []
             if number == 0:
                 parts += self.copies.wait(iteration)
-                parts += [f"{other.name} = {other.buffer}.index(({iteration}) % {self.stages})"
+                parts += [f"{other.name} = {other.buffer}.index(({iteration}) % {other.ring.shape[0]})"
                           f"{'' if other.read == 'buffer' else other.read}" for other in self.loads]
             if copies:
                 parts.append(copies[number])

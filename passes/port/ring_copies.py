@@ -24,6 +24,15 @@ descriptor read through pointers (``a_desc._block([off_m, k])``, :mod:`.tensor_d
 
 from __future__ import annotations
 
+import re
+
+# A ring's element types as Gluon names them, and the ring's type as Triton's TTGIR writes it
+# (``!ttg.memdesc<3x128x64xf16, #shared, ...>``: depth, tile, element, layout).
+ELEMENT_TYPES = {"f16": "gl.float16", "bf16": "gl.bfloat16", "f32": "gl.float32", "f64": "gl.float64",
+                 "i8": "gl.int8", "i16": "gl.int16", "i32": "gl.int32", "f8E4M3FN": "gl.float8e4nv",
+                 "f8E5M2": "gl.float8e5"}
+RING = re.compile(r"!ttg\.memdesc<(\d+)x([0-9x]+)x(\w+), (#[\w.]+)")
+
 LOAD_AHEAD = '''
 @gluon.jit
 def _load_ahead(buffer, wanted, pointer, mask):

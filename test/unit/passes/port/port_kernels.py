@@ -259,3 +259,22 @@ def row_scores_kernel(q_ptr, k_ptr, out_ptr, n, K: tl.constexpr, BC: tl.constexp
         tl.store(out_ptr + o_i * n + j, b_s, mask=m_i)
         p_k += K
     tl.store(out_ptr + BC * n + o_i[:, None] * K + o_k[None, :], b_q * 2, mask=m_i[:, None])
+
+
+@triton.jit
+def matmul_scaled_b_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
+                           BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :]
+    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :]
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        a = tl.load(a_ptrs)
+        b_raw = tl.load(b_ptrs)
+        b = (b_raw * 0.5).to(tl.float16)         # read into registers before the dot
+        acc = tl.dot(a, b, acc)
+        a_ptrs += BLOCK_K
+        b_ptrs += BLOCK_K * stride_bk
+    tl.store(c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :], acc.to(tl.float16))

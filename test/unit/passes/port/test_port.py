@@ -444,3 +444,14 @@ def test_a_dot_operand_the_loop_does_not_change_is_converted_once_above_it():
     assert re.search(r"\n    q_operand = gl.convert_layout\(q, (DOT_\d+_A_OPERAND)\)  # the loop does not change it: "
                      r"converted once\n(?:.*\n)*?    for .*\n(?:.*\n)*?        qk = _dot_mma_v2\(q_operand, k, None, \1, ",
                      made.source), made.source
+
+
+def test_rings_of_two_depths_are_filled_as_far_ahead_as_the_deeper_allows():
+    # Triton keeps 3 tiles of a (the wgmma reads them in place) and 2 of b_raw (read into
+    # registers, scaled): b_raw's tile is read at the top of the iteration, then the copy two
+    # iterations ahead lands in the slot it came from
+    made = _ported(k.matmul_scaled_b_kernel, "sm90", num_warps=4, **MATMUL)
+    assert list(made.pipelines.described.values()) == [
+        "3 tiles of a and 2 tiles of b_raw in shared memory, copied 2 iterations ahead"]
+    assert "        b_raw = b_raw_ring.index((k - k_first) % 2).load(" in made.source
+    assert "_load_ahead(b_raw_ring.index((k - k_first + 2) % 2), k + 2 < k_end, b_ptrs, None)" in made.source

@@ -122,3 +122,11 @@ def test_a_pipelined_loop_counting_down_computes_the_originals_product():
     _checked(k.matmul_descending_kernel, (M // 128, N // 128), a_ptr=_tensor(M, K), b_ptr=_tensor(K, N),
              c_ptr=_tensor(M, N, zeros=True), M=M, N=N, K=K, stride_am=K, stride_bk=N, stride_cm=N,
              BLOCK_M=128, BLOCK_N=128, BLOCK_K=64)
+
+
+def test_rings_of_two_depths_compute_the_originals_product():
+    M, N, K = 256, 256, 1024
+    made = _checked(k.matmul_scaled_b_kernel, (M // 128, N // 128), a_ptr=_tensor(M, K), b_ptr=_tensor(K, N),
+                    c_ptr=_tensor(M, N, zeros=True), M=M, N=N, K=K, stride_am=K, stride_bk=N, stride_cm=N,
+                    BLOCK_M=128, BLOCK_N=128, BLOCK_K=64)
+    assert "2 tiles of b_raw" in str(made.pipelines.described) or "tiles of a, b_raw" in str(made.pipelines.described)
