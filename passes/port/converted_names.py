@@ -53,6 +53,7 @@ def assigned_conversions(translations, placement, trial, span_of) -> list:
             elif isinstance(node, (ast.AnnAssign, ast.For, ast.NamedExpr)):     # assigned some other way
                 other.update(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name))
         parameters = {a.arg for a in text.tree.args.args}
+        handled = set()        # names converted where assigned, or through their index vectors
         for name, assignments in plain.items():
             if len(assignments) != 1 or name in other or name in parameters or not reads.get(name):
                 continue
@@ -61,10 +62,84 @@ def assigned_conversions(translations, placement, trial, span_of) -> list:
                 continue
             encoding, shape, why = found[0]
             value = assignments[0].value
+            expanded = _expanded_vectors(value, len(shape)) if len(shape) == 2 else []
+            handled.add(name)
+            if expanded:        # a tile built from index vectors: they are converted instead
+                moves += _vector_moves(translation, assignments[0], expanded, encoding, shape, why)
+                continue
             moves.append((translation, text.start(value), text.end(value), encoding, shape, ("assigned", why)))
-        assigned_here = {name for name, assignments in plain.items()
-                         if any(m[0] is translation and m[1] == text.start(assignments[0].value) for m in moves)}
-        moves += _hoisted(translation, converted, assigned_here)
+        moves += _tiles_in_blocks(translation, converted, handled, plain)
+        moves += _hoisted(translation, converted, handled)
+    return moves
+
+
+def _tiles_in_blocks(translation, converted, handled, plain) -> list:
+    """The vector moves (:func:`_vector_moves`) of a 2-D variable assigned more than once, each
+    assignment on its own: where, in one block of statements (a loop's body), ``x = <tile of index
+    vectors>`` is followed by reads of ``x`` each converted to one layout, up to the block's end or
+    the next assignment of ``x``."""
+    text = translation.source
+    moves = []
+    blocks = [node.body for node in ast.walk(text.tree) if isinstance(node, (ast.For, ast.While, ast.If))]
+    for body in blocks:
+        for index, statement in enumerate(body):
+            if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1 and
+                    isinstance(statement.targets[0], ast.Name)):
+                continue
+            name = statement.targets[0].id
+            if name in handled or len(plain.get(name, [])) < 2:
+                continue
+            later = []
+            for following in body[index + 1:]:
+                stores = [n for n in ast.walk(following) if isinstance(n, ast.Name) and n.id == name
+                          and isinstance(n.ctx, ast.Store)]
+                later += [n for n in ast.walk(following) if isinstance(n, ast.Name) and n.id == name
+                          and isinstance(n.ctx, ast.Load)]
+                if stores:
+                    break
+            found = [converted.get((text.start(n), text.end(n))) for n in later]
+            if not found or None in found or len({(e, s) for e, s, _ in found}) != 1 or len(found[0][1]) != 2:
+                continue
+            expanded = _expanded_vectors(statement.value, 2)
+            if expanded:
+                encoding, shape, why = found[0]
+                moves += _vector_moves(translation, statement, expanded, encoding, shape, why)
+    return moves
+
+
+def _expanded_vectors(value, rank: int) -> list:
+    """The ``(name node, axis)`` of each 1-D variable ``value`` expands (``o_q[:, None]``: axis 1),
+    where every variable it reads is read so; else []."""
+    from .index_vectors import _expanded_axis
+    found, inside = [], set()
+    for node in ast.walk(value):
+        axis = _expanded_axis(node, rank)
+        if axis is not None and isinstance(node.value, ast.Name):
+            found.append((node.value, axis))
+            inside.add(id(node.value))
+    names = [n for n in ast.walk(value) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+    return found if found and all(id(n) in inside for n in names) else []
+
+
+def _vector_moves(translation, assignment, expanded, encoding, shape, why) -> list:
+    """A 2-D tile of ``encoding`` built from index vectors (``m_s = (o_q[:, None] >= o_k[None, :]) &
+    ...``, read only in that layout): each vector converted to the slice of ``encoding`` it
+    expands into, above the loops that do not change it, so that the tile builds in ``encoding``
+    (as Triton's compile recomputes the index arithmetic in its consumer's layout)."""
+    text = translation.source
+    loops = [node for node in ast.walk(text.tree) if isinstance(node, (ast.For, ast.While))
+             and text.start(node) < text.start(assignment) and text.end(assignment) <= text.end(node)]
+    moves = []
+    for node, axis in expanded:
+        slice_encoding = f"#ttg.slice<{{dim = {axis}, parent = {encoding}}}>"
+        vector = tuple(d for i, d in enumerate(shape) if i != axis)
+        invariant = [loop for loop in loops if node.id not in _assigned_in(loop)]
+        if loops and len(invariant) == len(loops):
+            loop = min(invariant, key=text.start)
+            kind = ("hoisted", why, text.start(loop)[0], text.start(loop)[1])
+        else:
+            kind = ("vector", why)
+        moves.append((translation, text.start(node), text.end(node), slice_encoding, vector, kind))
     return moves
 
 
@@ -99,8 +174,16 @@ def _assigned_in(loop) -> set:
     return names
 
 
+def _elements(shape) -> int:
+    count = 1
+    for size in shape:
+        count *= size
+    return count
+
+
 def in_loops(translations, placement, trial, span_of) -> int:
-    """How many of ``trial``'s conversions stand in a loop's body (each runs every iteration)."""
+    """The elements ``trial``'s conversions in a loop's body move (each runs every iteration): a
+    128x32 mask converted costs 4,096, the 32 offsets it is built from 32."""
     loops = []
     for translation in translations:
         text = translation.source
@@ -110,5 +193,51 @@ def in_loops(translations, placement, trial, span_of) -> int:
     for conversion in trial.conversions:
         span = span_of(placement, conversion.span)
         if span is not None and any(t is span[0] and start <= span[1] and span[2] <= end for t, start, end in loops):
-            count += 1
+            count += _elements(conversion.shape)
     return count
+
+
+def moved(trial) -> int:
+    """The elements all of ``trial``'s conversions move."""
+    return sum(_elements(conversion.shape) for conversion in trial.conversions)
+
+
+def write_move(t, namer, result, start, end, encoding, shape, move, hoisted, assigned_name) -> None:
+    """Write one of round four's moves (``move``: its kind and why) into ``t``'s final edits, its
+    layout named by ``namer``; the conversion noted in ``result``."""
+    variable = t.source.lines[start[0] - t.source.first_line][start[1]:end[1]]
+    if move[0] == "hoisted":
+        name = namer.name(encoding, shape, f"{variable}_converted", t, f"{move[1]}; `{variable}` converted once, "
+                          "above the loop that reads it")
+        hoist_read(t, t.final_edits, start, end, move, name, hoisted)
+        result.conversions.append((start[0], "a variable the loop does not change, converted above it"))
+        return
+    if move[0] == "vector":
+        name = namer.name(encoding, shape, f"{variable}_converted", t, f"{move[1]}; the index vector "
+                          f"`{variable}` converted so that the tile it builds is in that layout")
+        t.final_edits.wrap(start, end, "gl.convert_layout(", f", {name})")
+        result.conversions.append((start[0], "an index vector in the layout of the tile it builds"))
+        return
+    variable = assigned_name(t, start)
+    hint = next((f"{a}_layout" for a in ("load", "store", "atomic") if move[1].startswith(f"the {a}'s")),
+                f"{variable}_converted" if variable else "converted")
+    name = namer.name(encoding, shape, hint, t, f"{move[1]}; `{variable}` converted where it is assigned, once, "
+                      "not at each read")
+    t.final_edits.wrap(start, end, "gl.convert_layout(", f", {name})")
+    result.conversions.append((start[0], "a variable converted where it is assigned"))
+
+
+def hoist_read(translation, edits, start, end, why, layout, hoisted) -> None:
+    """The read of a variable at ``start`` replaced by its conversion to ``layout`` made once above
+    the loop at ``why[2]`` (one for each variable, loop and layout: ``hoisted`` remembers them)."""
+    variable = translation.source.lines[start[0] - translation.source.first_line][start[1]:end[1]]
+    key = (id(edits), variable, why[2], layout)
+    if key not in hoisted:
+        taken = {n.id for n in ast.walk(translation.source.tree) if hasattr(n, "id")}
+        name, n = f"{variable}_converted", 2
+        while name in taken or name in {v for k, v in hoisted.items() if k[0] == id(edits)}:
+            name, n = f"{variable}_converted_{n}", n + 1
+        hoisted[key] = name
+        edits.insert(why[2], 0, f"{' ' * why[3]}{name} = gl.convert_layout({variable}, {layout})  "
+                                f"# once, above the loop that reads it\n")
+    edits.replace_span(start, end, hoisted[key])

@@ -209,45 +209,51 @@ def _port(jit_fn, launch, pipeline: bool = True) -> Port:
 
 def _round_four(translations, launch, dots, original, jit_fn, trial, placement):
     """Round four: a variable every read of which is converted to one layout converted where it
-    is assigned instead (:mod:`.converted_names`); kept where fewer conversions stand in loops
-    (or as many, and fewer in all)."""
+    is assigned instead, or above the loop that does not change it, or through the index vectors
+    it is built from (:mod:`.converted_names`).  Tried all together, then a source line's moves
+    at a time (at most 12), each kept where the conversions in loops move fewer elements (or as
+    many, and all of them fewer)."""
     moves = converted_names.assigned_conversions(translations, placement, trial, _span)
     if not moves:
         return trial, placement
-    kept = [(t.trial_edits.copy(), list(t.rematerialized)) for t in translations]
-    for t, start, end, encoding, shape, why in moves:
-        # (a hoisted conversion is built where the read is: the trial's lines must stay the
-        # original's; the written port converts above the loop, :func:`_write_layouts`)
-        t.trial_edits.wrap(start, end, "gl.convert_layout(", f", {gluon_layout_expression(encoding, shape)})")
-        t.rematerialized.append((start, end, encoding, shape, why))
-    try:
-        fourth, fourth_placement = _build(translations, launch, dots, original, jit_fn)
-    except PortError:
-        fourth = None
 
     def cost(built, where):
-        return converted_names.in_loops(translations, where, built, _span), len(built.conversions)
-    if fourth is not None and cost(fourth, fourth_placement) < cost(trial, placement):
-        return fourth, fourth_placement
-    for t, (edits, rematerialized) in zip(translations, kept):
-        t.trial_edits, t.rematerialized = edits, rematerialized
+        return converted_names.in_loops(translations, where, built, _span), converted_names.moved(built)
+
+    def attempt(group, base, base_placement):
+        kept = [(t.trial_edits.copy(), list(t.rematerialized)) for t in translations]
+        for t in translations:
+            # a move replaces an earlier round's conversion of the same expression; the trial's
+            # edits are replayed from the translation's own.  (A hoisted conversion is built where
+            # the read is: the trial's lines must stay the original's; the written port converts
+            # above the loop, :func:`_write_layouts`.)
+            mine = [(start, end, encoding, shape, why) for m, start, end, encoding, shape, why in group if m is t]
+            spans = {(start, end) for start, end, *_ in mine}
+            t.rematerialized = [entry for entry in t.rematerialized if (entry[0], entry[1]) not in spans] + mine
+            t.trial_edits = t.edits.copy()
+            for start, end, encoding, shape, *_ in t.rematerialized:
+                t.trial_edits.wrap(start, end, "gl.convert_layout(", f", {gluon_layout_expression(encoding, shape)})")
+        try:
+            built, where = _build(translations, launch, dots, original, jit_fn)
+        except PortError:
+            built = None
+        if built is not None and cost(built, where) < cost(base, base_placement):
+            return built, where
+        for t, (edits, rematerialized) in zip(translations, kept):
+            t.trial_edits, t.rematerialized = edits, rematerialized
+        return None
+
+    together = attempt(moves, trial, placement)
+    if together is not None:
+        return together
+    groups = {}
+    for move in moves:
+        groups.setdefault((id(move[0]), move[1][0]), []).append(move)
+    for group in list(groups.values())[:12]:
+        better = attempt(group, trial, placement)
+        if better is not None:
+            trial, placement = better
     return trial, placement
-
-
-def _hoist(translation, edits, start, end, why, layout, hoisted) -> None:
-    """The read of a variable at ``start`` replaced by its conversion to ``layout`` made once above
-    the loop at ``why[2]`` (one for each variable, loop and layout: ``hoisted`` remembers them)."""
-    variable = translation.source.lines[start[0] - translation.source.first_line][start[1]:end[1]]
-    key = (id(edits), variable, why[2], layout)
-    if key not in hoisted:
-        taken = {n.id for n in __import__("ast").walk(translation.source.tree) if hasattr(n, "id")}
-        name, n = f"{variable}_converted", 2
-        while name in taken or name in {v for k, v in hoisted.items() if k[0] == id(edits)}:
-            name, n = f"{variable}_converted_{n}", n + 1
-        hoisted[key] = name
-        edits.insert(why[2], 0, f"{' ' * why[3]}{name} = gl.convert_layout({variable}, {layout})  "
-                                f"# once, above the loop that reads it\n")
-    edits.replace_span(start, end, hoisted[key])
 
 
 def _build(translations, launch, dots, original, jit_fn):
@@ -394,20 +400,11 @@ def _write_layouts(translations, placement, trial, result: Port) -> None:
     for t in translations:
         hoisted = {}
         for start, end, encoding, shape, *access in t.rematerialized:
-            if access and isinstance(access[0], tuple) and access[0][0] == "hoisted":    # round four
-                variable = t.source.lines[start[0] - t.source.first_line][start[1]:end[1]]
-                name = namer.name(encoding, shape, f"{variable}_converted", t, f"{access[0][1]}; `{variable}` "
-                                  "converted once, above the loop that reads it")
-                _hoist(t, t.final_edits, start, end, access[0], name, hoisted)
-                result.conversions.append((start[0], "a variable the loop does not change, converted above it"))
+            if access and isinstance(access[0], tuple):      # round four's moves
+                converted_names.write_move(t, namer, result, start, end, encoding, shape, access[0], hoisted,
+                                           _assigned_name)
                 continue
-            if access and isinstance(access[0], tuple):      # a variable converted where assigned (round four)
-                variable = _assigned_name(t, start)
-                hint = next((f"{a}_layout" for a in ("load", "store", "atomic") if access[0][1].startswith(f"the {a}'s")),
-                            f"{variable}_converted" if variable else "converted")
-                name = namer.name(encoding, shape, hint, t, f"{access[0][1]}; `{variable}` converted where it is "
-                                  "assigned, once, not at each read")
-            elif access and access[0]:     # 1-D offsets of an access (round three)
+            if access and access[0]:     # 1-D offsets of an access (round three)
                 name = namer.name(encoding, shape, f"{access[0]}_layout", t,
                                   f"the {access[0]}'s layout as Triton coalesced it; the offsets at line {start[0]} "
                                   "converted once, the pointers and mask built from them")
