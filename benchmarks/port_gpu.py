@@ -370,9 +370,11 @@ def write_summary(rows, out, version, machine, command) -> str:
                   f"{sum(isinstance(r['translation'], float) for r in rows)} it compiles; "
                   f"A/A {_geomean([r['aa'] for r in rows]):.3f}"]
     no_dot = [r["port"] for r in rows if isinstance(r["port"], float) and not r.get("unpipelined")]
-    lines.append(f"without the dot kernels: geomean port/original {_geomean(no_dot):.3f} "
-                 f"over {len(no_dot)} (worst {max(no_dot, default=float('nan')):.3f}, best "
-                 f"{min(no_dot, default=float('nan')):.3f})")
+    if no_dot:
+        lines.append(f"without the dot kernels: geomean port/original {_geomean(no_dot):.3f} "
+                     f"over {len(no_dot)} (worst {max(no_dot):.3f}, best {min(no_dot):.3f})")
+    else:
+        lines.append("without the dot kernels: none timed")
     path = os.path.join(out, f"port_gpu_{version}.md")
     with open(path, "w") as handle:
         handle.write("\n".join(lines) + "\n")
