@@ -70,6 +70,34 @@ def assigned_conversions(translations, placement, trial, span_of) -> list:
             moves.append((translation, text.start(value), text.end(value), encoding, shape, ("assigned", why)))
         moves += _tiles_in_blocks(translation, converted, handled, plain)
         moves += _hoisted(translation, converted, handled)
+        moves += _offsets_in_loops(translation, converted, plain)
+    return moves
+
+
+def _offsets_in_loops(translation, converted, plain) -> list:
+    """A 1-D expression a loop converts (``A + o_A + j`` to a store's layout), built from offset
+    vectors the loop does not change (names assigned from a ``tl.arange``): each such vector
+    converted once above the loop instead, the expression then built in that layout."""
+    text = translation.source
+    offsets = {name for name, assignments in plain.items() if len(assignments) == 1 and any(
+        isinstance(call, ast.Call) and getattr(call.func, "attr", "") == "arange" for call in ast.walk(assignments[0].value))}
+    loops = [node for node in ast.walk(text.tree) if isinstance(node, (ast.For, ast.While))]
+    moves = []
+    for node in ast.walk(text.tree):
+        if not isinstance(node, (ast.BinOp, ast.Compare)) or not hasattr(node, "lineno"):
+            continue
+        where = (text.start(node), text.end(node))
+        if where not in converted or len(converted[where][1]) != 1:
+            continue
+        around = [loop for loop in loops if text.start(loop) < where[0] and where[1] <= text.end(loop)]
+        if not around:
+            continue
+        encoding, shape, why = converted[where]
+        for name in (n for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in offsets):
+            if all(name.id not in _assigned_in(loop) for loop in around):
+                loop = min(around, key=text.start)
+                moves.append((translation, text.start(name), text.end(name), encoding, shape,
+                              ("hoisted", why, text.start(loop)[0], text.start(loop)[1])))
     return moves
 
 
@@ -241,3 +269,18 @@ def hoist_read(translation, edits, start, end, why, layout, hoisted) -> None:
         edits.insert(why[2], 0, f"{' ' * why[3]}{name} = gl.convert_layout({variable}, {layout})  "
                                 f"# once, above the loop that reads it\n")
     edits.replace_span(start, end, hoisted[key])
+
+
+def invariant_loop(translation, start, end):
+    """(line, indent) of the outermost loop around the variable read at ``start``..``end`` that
+    does not assign it (nor do the loops inside it), else None (not a variable, or no such loop)."""
+    text = translation.source
+    node = next((n for n in ast.walk(text.tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+                 and text.start(n) == start and text.end(n) == end), None)
+    if node is None:
+        return None
+    around = [loop for loop in ast.walk(text.tree) if isinstance(loop, (ast.For, ast.While))
+              and text.start(loop) < start and end <= text.end(loop)]
+    if not around or any(node.id in _assigned_in(loop) for loop in around):
+        return None
+    return text.start(min(around, key=text.start))

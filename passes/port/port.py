@@ -412,6 +412,10 @@ def _write_layouts(translations, placement, trial, result: Port) -> None:
                 variable = t.source.lines[start[0] - t.source.first_line][start[1]:end[1]] if start[0] == end[0] else ""
                 name = namer.name(encoding, shape, f"{variable}_converted" if variable.isidentifier() else "index_layout",
                                   t, f"the index vector at line {start[0]} in the layout of the tile it builds")
+            loop = converted_names.invariant_loop(t, start, end)
+            if loop is not None:       # a vector the loop does not change: converted once, above it
+                converted_names.hoist_read(t, t.final_edits, start, end, ("hoisted", "", *loop), name, hoisted)
+                continue
             t.final_edits.wrap(start, end, "gl.convert_layout(", f", {name})")
             result.conversions.append((start[0], "index vector in its access's layout"))
     for span, times in dict.fromkeys(trial.expansions):   # outside any conversion of the same operand

@@ -457,3 +457,12 @@ def test_rings_of_two_depths_are_filled_as_far_ahead_as_the_deeper_allows():
         "3 tiles of a and 2 tiles of b_raw in shared memory, copied 2 iterations ahead"]
     assert "        b_raw = b_raw_ring.index((k - k_first) % 2).load(" in made.source
     assert "_load_ahead(b_raw_ring.index((k - k_first + 2) % 2), k + 2 < k_end, b_ptrs, None)" in made.source
+
+
+def test_offsets_a_loop_does_not_change_are_converted_above_it_not_the_pointers_they_build():
+    # out_ptr + o_i * n + j in the loop: o_i (16 i32) converted once above the loop, the store's
+    # pointers built from it, where the loop converted a tile of pointers each iteration
+    made = _ported(k.row_scores_kernel, "sm90", q_ptr="*fp16", k_ptr="*fp16", out_ptr="*fp32", n="i32", K=128, BC=16)
+    assert re.search(r"\n    o_i_converted = gl.convert_layout\(o_i, \w+\)  # once, above the loop that reads it\n",
+                     made.source), made.source
+    assert "gl.store(out_ptr + o_i_converted * n + j, " in made.source
