@@ -29,9 +29,15 @@ import ast
 
 
 def assigned_conversions(translations, placement, trial, span_of) -> list:
-    """[(translation, start, end, encoding, shape, ("assigned", why))]: the value of each variable
-    assigned once (``x = ...``, then only ``x += ...``) every read of which ``trial`` converts
-    to one layout, to convert there instead."""
+    """Round four's moves, [(translation, start, end, encoding, shape, (kind, why, ...))]:
+
+    * ``assigned``: the value of a variable assigned once (``x = ...``, then only ``x += ...``)
+      every read of which ``trial`` converts to one layout, converted there instead;
+    * ``vector``: the index vectors of such a 2-D tile (one assigned once, or in each of its
+      blocks), converted to the slices of that layout, so the tile builds in it;
+    * ``hoisted`` (with the loop's line and indent): a converted read of a variable the loops
+      around it do not change, or of an offset vector in an expression a loop converts, converted
+      once above the outermost such loop."""
     moves = []
     for translation in translations:
         text = translation.source
