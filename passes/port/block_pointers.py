@@ -33,7 +33,6 @@ from dataclasses import dataclass, field
 from .layouts import NamedLayout, gluon_layout_expression, module_constants
 from .translation import PortError
 
-RENAMED = {"make_block_ptr": "_make_block_ptr", "advance": "_advance"}
 _ACCESS_OPS = {     # AMD's buffer ops print as amdgpu.* under 3.6 and 3.7, amdg.* from 3.8
     "load": ("tt.load", "ttg.async_copy_global_to_local", "amdgpu.buffer_load", "amdg.buffer_load",
              "amdgpu.buffer_load_to_local", "amdg.buffer_load_to_local"),
@@ -180,53 +179,13 @@ IMPORT = "from triton.language.core import _aggregate as aggregate"
 
 
 @dataclass
-class BlockAccess:
-    """A ``tl.load`` / ``tl.store`` of a block pointer, written as ``_load_block`` / ``_store_block``."""
-
-    translation: object
-    node: ast.Call
-    kind: str                        # load, store
-    layout: str = ""                 # the name of its tile's layout (LOAD_<line>)
-    boundary_check: str = ""         # the text of its boundary_check argument ("" where none)
-
-
-@dataclass
 class BlockPointerPlan:
     imports: list = field(default_factory=list)
     helpers: str = ""
     layouts: list = field(default_factory=list)        # NamedLayout: each access's tile layout
 
 
-def block_pointer_names(tree: ast.FunctionDef, is_block_pointer_call) -> set:
-    """The local names ``tree`` assigns a block pointer to: from a call ``is_block_pointer_call``
-    accepts (``tl.make_block_ptr``, ``tl.advance``), or from another such name."""
-    names = set()
-    changed = True
-    while changed:
-        changed = False
-        for node in ast.walk(tree):
-            if not isinstance(node, (ast.Assign, ast.AnnAssign)) or node.value is None:
-                continue
-            value = node.value
-            if (isinstance(value, ast.Call) and is_block_pointer_call(value.func)) or \
-                    (isinstance(value, ast.Name) and value.id in names):
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                for target in targets:
-                    if isinstance(target, ast.Name) and target.id not in names:
-                        names.add(target.id)
-                        changed = True
-    return names
-
-
-def is_block_access(call: ast.Call, names: set) -> bool:
-    """Whether a ``tl.load`` / ``tl.store`` call reads or writes through a block pointer."""
-    if any(keyword.arg in ("boundary_check", "padding_option") for keyword in call.keywords):
-        return True
-    pointer = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "pointer"), None)
-    return isinstance(pointer, ast.Name) and pointer.id in names
-
-
-def _tile_layout(original, translation, access: BlockAccess):
+def _tile_layout(original, translation, access):
     """(encoding, shape) Triton's compile gave the tile of ``access``: its access op on the call's lines."""
     text = translation.source
     (line, _), (end_line, _) = text.start(access.node), text.end(access.node)

@@ -143,27 +143,6 @@ def _tma_helpers() -> str:
 
 
 @dataclass
-class DescriptorCall:
-    """A ``tl.make_tensor_descriptor`` call, or a ``.load`` / ``.store`` of a descriptor."""
-
-    translation: object
-    node: object                   # ast.Call
-    kind: str                      # make, load, store
-    layout: str = ""               # the name of the tile's layout (LOAD_<line>), once planned
-    tma: bool = False              # copied by the TMA (else read through pointers)
-    boundary_check: str = ""       # through pointers: every dimension, as a block pointer's load checks them
-
-    @property
-    def descriptor(self):
-        """The descriptor's expression (``a_desc`` of ``a_desc.load([m, k])``)."""
-        return self.node.func.value
-
-    @property
-    def offsets(self):
-        return self.node.args[0] if self.node.args else None
-
-
-@dataclass
 class DescriptorPlan:
     imports: list = field(default_factory=list)
     helpers: str = ""

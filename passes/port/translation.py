@@ -147,8 +147,8 @@ class Translation:
     modules: dict = field(default_factory=dict)          # global name -> module (libdevice and the like)
     imports: dict = field(default_factory=dict)          # global name -> the import line that defines it
     block_pointers: bool = False                         # uses tl.make_block_ptr (see .block_pointers)
-    block_accesses: list = field(default_factory=list)   # block_pointers.BlockAccess of each load / store
-    descriptor_calls: list = field(default_factory=list)  # tensor_descriptors.DescriptorCall of each make / load / store
+    block_accesses: list = field(default_factory=list)   # access_calls.BlockAccess of each load / store
+    descriptor_calls: list = field(default_factory=list)  # access_calls.DescriptorCall of each make / load / store
 
     @property
     def name(self) -> str:
@@ -176,7 +176,7 @@ class _Translator:
             node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
         # nodes already edited (with everything under them), decorators included
         self.handled = {id(sub) for decorator in tree.decorator_list for sub in ast.walk(decorator)}
-        from .block_pointers import RENAMED, block_pointer_names
+        from .access_calls import RENAMED, block_pointer_names
         self.block_pointer_names = block_pointer_names(tree, lambda func: self.language_name(func) in RENAMED)
         self.descriptor_names = block_pointer_names(tree, lambda func: self.language_name(func) == "make_tensor_descriptor")
 
@@ -236,10 +236,10 @@ class _Translator:
 
     def rewrite_call(self, node: ast.Call) -> None:
         """Dots recorded; ``tl.trans``, ``tl.range`` and block pointers rewritten."""
-        from .block_pointers import RENAMED, BlockAccess, is_block_access
+        from .access_calls import RENAMED, BlockAccess, is_block_access
         name = self.language_name(node.func)
         text, edits = self.text, self.edits
-        from .tensor_descriptors import DescriptorCall
+        from .access_calls import DescriptorCall
         block_access = name in ("load", "store") and is_block_access(node, self.block_pointer_names)
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr in ("load", "store") and isinstance(func.value, ast.Name) \
