@@ -261,19 +261,20 @@ def write_move(t, namer, result, start, end, encoding, shape, move, hoisted, ass
     result.conversions.append((start[0], "a variable converted where it is assigned"))
 
 
-def hoist_read(translation, edits, start, end, why, layout, hoisted) -> None:
+def hoist_read(translation, edits, start, end, why, layout, hoisted, suffix="converted",
+               note="once, above the loop that reads it") -> None:
     """The read of a variable at ``start`` replaced by its conversion to ``layout`` made once above
-    the loop at ``why[2]`` (one for each variable, loop and layout: ``hoisted`` remembers them)."""
+    the loop at ``why[2]`` (indent ``why[3]``), as ``<variable>_<suffix>`` (one for each variable,
+    loop and layout: ``hoisted`` remembers them)."""
     variable = translation.source.lines[start[0] - translation.source.first_line][start[1]:end[1]]
     key = (id(edits), variable, why[2], layout)
     if key not in hoisted:
         taken = {n.id for n in ast.walk(translation.source.tree) if hasattr(n, "id")}
-        name, n = f"{variable}_converted", 2
+        name, n = f"{variable}_{suffix}", 2
         while name in taken or name in {v for k, v in hoisted.items() if k[0] == id(edits)}:
-            name, n = f"{variable}_converted_{n}", n + 1
+            name, n = f"{variable}_{suffix}_{n}", n + 1
         hoisted[key] = name
-        edits.insert(why[2], 0, f"{' ' * why[3]}{name} = gl.convert_layout({variable}, {layout})  "
-                                f"# once, above the loop that reads it\n")
+        edits.insert(why[2], 0, f"{' ' * why[3]}{name} = gl.convert_layout({variable}, {layout})  # {note}\n")
     edits.replace_span(start, end, hoisted[key])
 
 

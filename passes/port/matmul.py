@@ -301,6 +301,7 @@ def hoist_invariant_operands(calls) -> list:
 
     Edits each call's translation's final edits; returns the lines hoisted (for the report)."""
     from . import loop_text
+    from .converted_names import hoist_read
     done, hoisted = {}, []
     for call in calls:
         text, edits = call.translation.source, call.translation.final_edits
@@ -315,16 +316,11 @@ def hoist_invariant_operands(calls) -> list:
                        default=None)
             if loop is None:
                 continue
-            key = (id(call.translation), argument.id, call.layouts[position], text.start(loop))
-            if key not in done:
-                taken = loop_text.names(text.tree)
-                name, n = f"{argument.id}_operand", 2
-                while name in taken or name in {v for v in done.values()}:
-                    name, n = f"{argument.id}_operand_{n}", n + 1
-                done[key] = name
-                line, col = text.start(loop)
-                edits.insert(line, 0, f"{' ' * col}{name} = gl.convert_layout({argument.id}, {call.layouts[position]})"
-                                      "  # the loop does not change it: converted once\n")
-                hoisted.append((line, name))
-            edits.replace_span(text.start(argument), text.end(argument), done[key])
+            before = len(done)
+            line, col = text.start(loop)
+            hoist_read(call.translation, edits, text.start(argument), text.end(argument), ("hoisted", "", line, col),
+                       call.layouts[position], done, suffix="operand",
+                       note="the loop does not change it: converted once")
+            if len(done) > before:
+                hoisted.append((line, done[(id(edits), argument.id, line, call.layouts[position])]))
     return hoisted
