@@ -194,7 +194,7 @@ class _LoopRewrite:
 
     # -- reading the loop
     def plan(self) -> None:
-        # (A loop that also stores is pipelined where Triton's is: loads ahead of stores, as its.)
+        # (A loop that also stores is pipelined where Triton's is: its loads run ahead of its stores.)
         self._read_range()
         self._find_loads()
         self._find_advances()
@@ -224,7 +224,7 @@ class _LoopRewrite:
         size = step.operand if negated else step
         if step is not None and not isinstance(size, ast.Name) and \
                 not (isinstance(size, ast.Constant) and isinstance(size.value, int) and size.value > 0):
-            raise _NotPipelined("the loop's step is not a number or a name, or minus one")
+            raise _NotPipelined("the loop's step is not a number or a name (or its negation)")
         self.descending = negated          # range(NT - 1, -1, -1): the tiles ahead lie below
         self.index = loop.target.id
 
